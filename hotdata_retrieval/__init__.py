@@ -1,0 +1,77 @@
+"""hotdata-retrieval: compile retrieval plans — BM25, vector nearest-neighbour search and
+their reciprocal rank fusion — into one SQL statement, and run them.
+
+>>> from hotdata_retrieval import Bm25Search, NearestNeighborSearch, ReciprocalRankFusion
+>>> from hotdata_retrieval import SearchPlan, to_sql
+>>> plan = SearchPlan(
+...     source=ReciprocalRankFusion(branches=[
+...         Bm25Search(table="docs", column="body", query_text="error E1234"),
+...         NearestNeighborSearch(table="docs", column="embedding", query_vector=[0.1, 0.2]),
+...     ]),
+...     limit=5,
+... )
+>>> sql = to_sql(plan)
+>>> "bm25_search('default.public.docs', 'body', 'error E1234', 20)" in sql
+True
+"""
+
+from hotdata_retrieval.compile import compile_plan, get_dialect, known_dialects, to_sql
+from hotdata_retrieval.errors import (
+    HotdataRetrievalError,
+    PlanError,
+    TableNameError,
+    UnknownDialectError,
+    UnsupportedFeatureError,
+)
+from hotdata_retrieval.fusion import FusedHit, reciprocal_rank_fusion
+from hotdata_retrieval.plan import (
+    And,
+    Bm25Search,
+    Comparison,
+    ComparisonOperator,
+    DistanceMetric,
+    InList,
+    IsNull,
+    NearestNeighborSearch,
+    Not,
+    Or,
+    ReciprocalRankFusion,
+    SearchPlan,
+    TableName,
+    VectorSearch,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # plans
+    "SearchPlan",
+    "Bm25Search",
+    "VectorSearch",
+    "NearestNeighborSearch",
+    "DistanceMetric",
+    "ReciprocalRankFusion",
+    "TableName",
+    # filters
+    "Comparison",
+    "ComparisonOperator",
+    "InList",
+    "IsNull",
+    "And",
+    "Or",
+    "Not",
+    # compiling
+    "to_sql",
+    "compile_plan",
+    "get_dialect",
+    "known_dialects",
+    # reference fusion
+    "reciprocal_rank_fusion",
+    "FusedHit",
+    # errors
+    "HotdataRetrievalError",
+    "PlanError",
+    "TableNameError",
+    "UnknownDialectError",
+    "UnsupportedFeatureError",
+]

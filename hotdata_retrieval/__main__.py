@@ -1,0 +1,5 @@
+"""``python -m hotdata_retrieval`` runs the ``hdq`` command line."""
+
+from hotdata_retrieval.cli import main
+
+main()

@@ -1,0 +1,432 @@
+"""Plan → sqlglot expression tree.
+
+One visitor turns a :class:`~hotdata_retrieval.plan.SearchPlan` into a single ``SELECT``.
+Every dialect difference comes from the :class:`DialectProfile`; every caller-supplied value
+comes from a *binder*, which either makes real literal nodes (:class:`LiteralBinder`) or
+value slots for a reusable statement template (:class:`SlotBinder`).
+
+The shapes, and why (engine contract §1-3, ``shared/reference/engine-contract.md``):
+
+- text: ``bm25_search(t, col, q, k) ... ORDER BY score DESC LIMIT k`` — the function returns
+  rowid order, and k must be the 4th argument to bound the index scan (§1.1).
+- semantic: ``vector_search(t, col, q, k) ... ORDER BY _distance ASC`` and no LIMIT without
+  that sort (§1.2).
+- nearest neighbour: ``SELECT key, fn(col, ARRAY[...]) AS _distance FROM c.s.t [WHERE ...]
+  ORDER BY _distance ASC LIMIT n`` — unaliased 3-part table, filter in the same WHERE, vector
+  column never in the output, no tie-break in this ORDER BY: the index rewrite's preconditions
+  (§2.2, §2.3).
+- fusion: one statement; each branch's hits in a CTE of the shape above, ranked outside it
+  with ``ROW_NUMBER() OVER (ORDER BY raw, key ASC)``, combined by ``FULL OUTER JOIN`` on the
+  key, joined back to the base table, ordered by fused score DESC then key ASC (§3).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from sqlglot import exp
+
+from hotdata_retrieval.compile.dialect import DialectProfile
+from hotdata_retrieval.compile.nodes import ValueSlot, VectorLiteral
+from hotdata_retrieval.errors import UnsupportedFeatureError
+from hotdata_retrieval.plan.filters import (
+    And,
+    Comparison,
+    ComparisonOperator,
+    InList,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+)
+from hotdata_retrieval.plan.names import TableName, is_bare_identifier
+from hotdata_retrieval.plan.search import (
+    Bm25Search,
+    Branch,
+    NearestNeighborSearch,
+    SearchPlan,
+    VectorSearch,
+    debug_columns,
+)
+
+__all__ = ["Binder", "LiteralBinder", "PlanCompiler", "SlotBinder", "RANK_COLUMN"]
+
+RANK_COLUMN = "branch_rank"
+"""Column holding a branch's 1-based rank inside the fused statement's CTEs."""
+
+FUSED = "fused"
+BASE = "base"
+
+_COMPARISONS: dict[ComparisonOperator, type[exp.Binary]] = {
+    ComparisonOperator.EQUAL: exp.EQ,
+    ComparisonOperator.NOT_EQUAL: exp.NEQ,
+    ComparisonOperator.LESS: exp.LT,
+    ComparisonOperator.LESS_OR_EQUAL: exp.LTE,
+    ComparisonOperator.GREATER: exp.GT,
+    ComparisonOperator.GREATER_OR_EQUAL: exp.GTE,
+}
+
+
+class Binder(Protocol):
+    """Turns a caller-supplied value of the plan into an expression node."""
+
+    def text(self, node: object, field: str) -> exp.Expression:
+        """A string literal: ``getattr(node, field)``."""
+        ...
+
+    def vector(self, node: object, field: str) -> exp.Expression:
+        """A vector literal: ``getattr(node, field)``."""
+        ...
+
+    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expression:
+        """A filter literal: ``getattr(node, field)`` (or its ``index``-th element)."""
+        ...
+
+
+def literal_node(value: Any) -> exp.Expression:
+    """The sqlglot node for a filter literal or query text (strings are never numbers)."""
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    return exp.convert(value)
+
+
+class LiteralBinder:
+    """Binds values as real literal nodes (the query vector as one :class:`VectorLiteral`)."""
+
+    def __init__(self, profile: DialectProfile) -> None:
+        self._profile = profile
+
+    def text(self, node: object, field: str) -> exp.Expression:
+        return exp.Literal.string(getattr(node, field))
+
+    def vector(self, node: object, field: str) -> exp.Expression:
+        return VectorLiteral(this=self._profile.vector_literal(getattr(node, field)))
+
+    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expression:
+        value = getattr(node, field)
+        return literal_node(value if index is None else value[index])
+
+
+class SlotBinder:
+    """Binds values as :class:`ValueSlot` nodes numbered by ``slots``.
+
+    ``slots`` maps ``(id(node), field, index)`` to a slot number; see
+    :func:`hotdata_retrieval.compile.render.plan_shape`.
+    """
+
+    def __init__(self, slots: dict[tuple[int, str, int | None], int]) -> None:
+        self._slots = slots
+
+    def text(self, node: object, field: str) -> exp.Expression:
+        return ValueSlot(this=self._slots[(id(node), field, None)])
+
+    def vector(self, node: object, field: str) -> exp.Expression:
+        return ValueSlot(this=self._slots[(id(node), field, None)])
+
+    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expression:
+        return ValueSlot(this=self._slots[(id(node), field, index)])
+
+
+def identifier(name: str) -> exp.Identifier:
+    """An identifier node, quoted when ``name`` is not a bare identifier.
+
+    Keywords are quoted by the dialect's generator (its ``RESERVED_KEYWORDS``).
+    """
+    return exp.Identifier(this=name, quoted=not is_bare_identifier(name))
+
+
+def column(name: str, table: str | None = None) -> exp.Column:
+    """A column node, optionally qualified by a table or CTE name."""
+    return exp.Column(
+        this=identifier(name), table=identifier(table) if table is not None else None
+    )
+
+
+def table_reference(table: TableName, alias: str | None = None) -> exp.Table:
+    """The fully qualified ``catalog.schema.table`` reference (never shortened)."""
+    return exp.Table(
+        this=identifier(table.name),
+        db=identifier(table.schema),
+        catalog=identifier(table.catalog),
+        alias=exp.TableAlias(this=identifier(alias)) if alias is not None else None,
+    )
+
+
+def _ordered(expression: exp.Expression, *, descending: bool) -> exp.Ordered:
+    """``expr ASC`` or ``expr DESC``, with each direction's default NULL placement (NULLS
+    LAST ascending, NULLS FIRST descending, as in PostgreSQL and DataFusion), so no NULLS
+    clause is written. Scores and distances in these sorts are never NULL."""
+    return exp.Ordered(this=expression, desc=descending, nulls_first=descending)
+
+
+def _number(value: int | float) -> exp.Literal:
+    return exp.Literal.number(repr(value))
+
+
+class PlanCompiler:
+    """Compiles plans for one dialect, binding values with one binder.
+
+    Raises (from :meth:`compile`):
+        UnsupportedFeatureError: the plan needs a function or join the dialect lacks.
+    """
+
+    def __init__(self, profile: DialectProfile, binder: Binder) -> None:
+        self.profile = profile
+        self.binder = binder
+
+    # -- entry point -----------------------------------------------------------------------
+
+    def compile(self, plan: SearchPlan) -> exp.Select:
+        """Return the plan as one ``SELECT`` tree."""
+        if plan.fusion is None:
+            return self._single(plan, plan.branches[0])
+        return self._fusion(plan)
+
+    # -- filters ---------------------------------------------------------------------------
+
+    def predicate(self, predicate: Predicate) -> exp.Expression:
+        """The boolean expression for a filter tree."""
+        if isinstance(predicate, Comparison):
+            node = _COMPARISONS[predicate.operator]
+            return node(
+                this=column(predicate.column),
+                expression=self.binder.literal(predicate, "value"),
+            )
+        if isinstance(predicate, InList):
+            if not predicate.values:
+                return exp.true() if predicate.negated else exp.false()
+            membership = exp.In(
+                this=column(predicate.column),
+                expressions=[
+                    self.binder.literal(predicate, "values", index)
+                    for index in range(len(predicate.values))
+                ],
+            )
+            return exp.Not(this=membership) if predicate.negated else membership
+        if isinstance(predicate, IsNull):
+            return exp.Is(this=column(predicate.column), expression=exp.Null(), negate=predicate.negated or None)
+        if isinstance(predicate, (And, Or)):
+            connective = exp.And if isinstance(predicate, And) else exp.Or
+            operands = [self._grouped(self.predicate(operand)) for operand in predicate.operands]
+            combined = operands[0]
+            for operand in operands[1:]:
+                combined = connective(this=combined, expression=operand)
+            return combined
+        if isinstance(predicate, Not):
+            return exp.Not(this=self._grouped(self.predicate(predicate.operand)))
+        raise TypeError(f"not a predicate: {predicate!r}")  # unreachable: plans are validated
+
+    @staticmethod
+    def _grouped(expression: exp.Expression) -> exp.Expression:
+        if isinstance(expression, (exp.And, exp.Or)):
+            return exp.Paren(this=expression)
+        return expression
+
+    def _where(self, plan: SearchPlan) -> exp.Where | None:
+        if plan.filter is None:
+            return None
+        return exp.Where(this=self.predicate(plan.filter))
+
+    # -- branch sources --------------------------------------------------------------------
+
+    def _table_function(self, name: str, branch: Bm25Search | VectorSearch, k: int) -> exp.Table:
+        arguments = [
+            exp.Literal.string(str(branch.table)),
+            exp.Literal.string(branch.column),
+            self.binder.text(branch, "query_text"),
+            exp.Literal.number(k),
+        ]
+        return exp.Table(this=exp.Anonymous(this=name, expressions=arguments))
+
+    def _source(self, branch: Branch, k: int) -> exp.Table:
+        if isinstance(branch, Bm25Search):
+            function = self.profile.require(self.profile.text_search_function, "bm25_search")
+            return self._table_function(function, branch, k)
+        if isinstance(branch, VectorSearch):
+            function = self.profile.require(
+                self.profile.semantic_search_function, "vector_search"
+            )
+            return self._table_function(function, branch, k)
+        return table_reference(branch.table)
+
+    def _distance(self, branch: NearestNeighborSearch) -> exp.Expression:
+        return exp.Anonymous(
+            this=self.profile.distance_function(branch.metric),
+            expressions=[column(branch.column), self.binder.vector(branch, "query_vector")],
+        )
+
+    def _raw_score(self, branch: Branch) -> exp.Expression:
+        """The branch's raw-score select item: ``score``, ``_distance`` or ``fn(...) AS _distance``."""
+        if isinstance(branch, NearestNeighborSearch):
+            return exp.Alias(this=self._distance(branch), alias=identifier(branch.raw_score_column))
+        return column(branch.raw_score_column)
+
+    def _branch_select(
+        self,
+        plan: SearchPlan,
+        branch: Branch,
+        projection: list[exp.Expression],
+        *,
+        k: int,
+        limit: int | None,
+        offset: int,
+    ) -> exp.Select:
+        """``SELECT <projection>, <raw> FROM <source> [WHERE] ORDER BY <raw> <dir> [LIMIT] [OFFSET]``.
+
+        A semantic branch never gets a LIMIT: its k argument is the bound (engine contract
+        §1.2, test vector 6).
+        """
+        select = exp.Select(
+            expressions=[*projection, self._raw_score(branch)],
+            from_=exp.From(this=self._source(branch, k)),
+            where=self._where(plan),
+            order=exp.Order(
+                expressions=[
+                    _ordered(
+                        column(branch.raw_score_column), descending=branch.higher_is_better
+                    )
+                ]
+            ),
+        )
+        if limit is not None and not isinstance(branch, VectorSearch):
+            select.set("limit", exp.Limit(expression=exp.Literal.number(limit)))
+        if offset:
+            select.set("offset", exp.Offset(expression=exp.Literal.number(offset)))
+        return select
+
+    # -- single branch ---------------------------------------------------------------------
+
+    def _single(self, plan: SearchPlan, branch: Branch) -> exp.Select:
+        return self._branch_select(
+            plan,
+            branch,
+            [column(name) for name in plan.projection],
+            k=plan.limit + plan.offset,
+            limit=plan.limit,
+            offset=plan.offset,
+        )
+
+    # -- fusion ----------------------------------------------------------------------------
+
+    def _fusion(self, plan: SearchPlan) -> exp.Select:
+        fusion = plan.fusion
+        assert fusion is not None
+        if not self.profile.supports_full_outer_join:
+            raise UnsupportedFeatureError("FULL OUTER JOIN (rank fusion)", self.profile.name)
+        key = plan.key_column
+        depth = plan.depth
+        names = plan.branch_names
+        ctes: list[exp.CTE] = []
+        for name, branch in zip(names, fusion.branches):
+            hits = self._branch_select(
+                plan, branch, [column(key)], k=depth, limit=depth, offset=0
+            )
+            ctes.append(_cte(f"{name}_hits", hits))
+            ranked = exp.Select(
+                expressions=[
+                    column(key),
+                    column(branch.raw_score_column),
+                    exp.Alias(
+                        this=exp.Window(
+                            this=exp.RowNumber(),
+                            order=exp.Order(
+                                expressions=[
+                                    _ordered(
+                                        column(branch.raw_score_column),
+                                        descending=branch.higher_is_better,
+                                    ),
+                                    _ordered(column(key), descending=False),
+                                ]
+                            ),
+                        ),
+                        alias=identifier(RANK_COLUMN),
+                    ),
+                ],
+                from_=exp.From(this=exp.Table(this=identifier(f"{name}_hits"))),
+            )
+            ctes.append(_cte(f"{name}_ranked", ranked))
+        ctes.append(_cte(FUSED, self._fused(plan)))
+
+        projection: list[exp.Expression] = [column(name, BASE) for name in plan.projection]
+        projection.extend(column(name, FUSED) for name in plan.result_columns)
+        return exp.Select(
+            expressions=projection,
+            with_=exp.With(expressions=ctes),
+            from_=exp.From(this=exp.Table(this=identifier(FUSED))),
+            joins=[
+                exp.Join(
+                    this=table_reference(plan.table, alias=BASE),
+                    on=exp.EQ(this=column(key, BASE), expression=column(key, FUSED)),
+                )
+            ],
+            order=exp.Order(
+                expressions=[
+                    _ordered(column("score", FUSED), descending=True),
+                    _ordered(column(key, FUSED), descending=False),
+                ]
+            ),
+            limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
+            offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
+        )
+
+    def _fused(self, plan: SearchPlan) -> exp.Select:
+        """``SELECT COALESCE(keys) AS key, Σ COALESCE(w / (k + rank), 0) AS score [, debug]``
+        over the ranked CTEs, FULL OUTER JOINed on the key."""
+        fusion = plan.fusion
+        assert fusion is not None
+        key = plan.key_column
+        ranked = [f"{name}_ranked" for name in plan.branch_names]
+        keys = [column(key, name) for name in ranked]
+
+        def coalesce(expressions: list[exp.Column]) -> exp.Expression:
+            if len(expressions) == 1:
+                return expressions[0]
+            return exp.Coalesce(this=expressions[0], expressions=expressions[1:])
+
+        score: exp.Expression | None = None
+        for name, weight in zip(ranked, fusion.weights):
+            term = exp.Coalesce(
+                this=exp.Div(
+                    this=_number(float(weight)),
+                    expression=exp.Paren(
+                        this=exp.Add(
+                            this=_number(fusion.rank_constant),
+                            expression=column(RANK_COLUMN, name),
+                        )
+                    ),
+                    typed=True,
+                ),
+                expressions=[exp.Literal.number(0)],
+            )
+            score = term if score is None else exp.Add(this=score, expression=term)
+        assert score is not None
+
+        items: list[exp.Expression] = [
+            exp.Alias(this=coalesce(keys), alias=identifier(key)),
+            exp.Alias(this=score, alias=identifier("score")),
+        ]
+        if plan.include_branch_scores:
+            for name, branch, cte in zip(plan.branch_names, fusion.branches, ranked):
+                rank_name, raw_name = debug_columns(name, branch)
+                items.append(exp.Alias(this=column(RANK_COLUMN, cte), alias=identifier(rank_name)))
+                items.append(
+                    exp.Alias(this=column(branch.raw_score_column, cte), alias=identifier(raw_name))
+                )
+        joins = [
+            exp.Join(
+                this=exp.Table(this=identifier(cte)),
+                side="FULL",
+                kind="OUTER",
+                on=exp.EQ(this=coalesce(keys[:position]), expression=keys[position]),
+            )
+            for position, cte in enumerate(ranked[1:], start=1)
+        ]
+        return exp.Select(
+            expressions=items,
+            from_=exp.From(this=exp.Table(this=identifier(ranked[0]))),
+            joins=joins,
+        )
+
+
+def _cte(name: str, select: exp.Select) -> exp.CTE:
+    return exp.CTE(this=select, alias=exp.TableAlias(this=identifier(name)))

@@ -1,0 +1,94 @@
+"""The Hotdata engine's dialect: DataFusion SQL, close to PostgreSQL.
+
+Differences from sqlglot's ``postgres`` dialect, each with its source:
+
+- Function names are emitted exactly as written. DataFusion looks table functions up
+  case-sensitively: sqlglot's default upper-casing produces ``BM25_SEARCH(``, which fails with
+  ``table function 'BM25_SEARCH' not found`` (measured, ``shared/reference/local-engines.md``
+  §A).
+- ``cosine_distance``, ``l2_distance`` and ``negative_dot_product`` keep their names; sqlglot
+  would otherwise turn a parsed ``cosine_distance`` into another vendor's function (Snowflake's
+  is a *similarity*, engine contract / local-engines §E).
+- Keywords used as identifiers are quoted. Quoting a lower-case name is safe on the engine
+  (engine contract §4: a parquet column named ``all`` resolves when quoted).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+
+from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
+from hotdata_retrieval.compile.nodes import (
+    ValueSlot,
+    VectorLiteral,
+    value_slot_sql,
+    vector_literal_sql,
+)
+from hotdata_retrieval.plan.search import DistanceMetric
+
+__all__ = ["HOTDATA", "Hotdata"]
+
+
+RESERVED_WORDS = frozenset(
+    """
+    all analyse analyze and any array as asc asymmetric authorization binary both case cast
+    check collate collation column concurrently constraint create cross current_catalog
+    current_date current_role current_schema current_time current_timestamp current_user
+    default deferrable desc distinct do else end except false fetch for foreign freeze from
+    full grant group having ilike in initially inner intersect into is isnull join lateral
+    leading left like limit localtime localtimestamp natural not notnull null offset on only
+    or order outer overlaps placing primary references returning right select session_user
+    similar some symmetric system_user table tablesample then to trailing true union unique
+    user using variadic verbose when where window with
+    qualify sort cluster distribute pivot unpivot anti semi over partition
+    """.split()
+)
+"""Words quoted when used as identifiers: PostgreSQL's reserved key words (PostgreSQL
+documentation, Appendix C "SQL Key Words", columns marked *reserved*), plus clause words the
+DataFusion SQL parser (sqlparser-rs) also treats as reserved after a relation."""
+
+
+class Hotdata(Postgres):
+    """sqlglot dialect for the Hotdata engine (registered with sqlglot as ``hotdata``)."""
+
+    NORMALIZE_FUNCTIONS: ClassVar[Any] = False
+
+    class Generator(Postgres.Generator):  # type: ignore[name-defined,misc]
+        RESERVED_KEYWORDS: ClassVar[set[str]] = set(RESERVED_WORDS)
+        TRANSFORMS: ClassVar[dict[Any, Any]] = {
+            **Postgres.Generator.TRANSFORMS,
+            VectorLiteral: vector_literal_sql,
+            ValueSlot: value_slot_sql,
+            exp.CosineDistance: lambda self, e: self.func(
+                "cosine_distance", e.this, e.expression
+            ),
+        }
+
+        def paren_sql(self, expression: exp.Paren) -> str:
+            """Keep a short parenthesised expression on one line, even when pretty."""
+            inner = self.sql(expression, "this")
+            if "\n" not in inner:
+                return f"({inner})"
+            return super().paren_sql(expression)  # type: ignore[no-any-return]
+
+
+HOTDATA = register_dialect(
+    DialectProfile(
+        name="hotdata",
+        sqlglot_dialect=Hotdata,
+        distance_functions={
+            DistanceMetric.COSINE: "cosine_distance",
+            DistanceMetric.L2: "l2_distance",
+            DistanceMetric.DOT: "negative_dot_product",
+        },
+        text_search_function="bm25_search",
+        semantic_search_function="vector_search",
+        vector_literal_open="ARRAY[",
+        vector_literal_close="]",
+        supports_full_outer_join=True,
+    )
+)
+"""The Hotdata engine profile: the primary, default dialect."""

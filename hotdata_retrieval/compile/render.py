@@ -1,0 +1,189 @@
+"""SQL text out: the one public door, with statement templates reused across calls.
+
+Building and rendering a fused sqlglot tree costs about a millisecond, more than formatting
+a 1536-value query vector. Plans that differ only in their *values* (query text, query
+vector, filter literals) share one statement shape, so the shape is compiled and rendered
+once, with a :class:`~hotdata_retrieval.compile.nodes.ValueSlot` where each value goes, and
+kept as a template. Each call then renders only its values — string and scalar literals
+through the dialect's sqlglot generator, the vector through the dialect's vector-literal
+form — and splices them into the template's fixed text. The fixed text and every value's
+text both come from sqlglot, so a template fill is byte-identical to a fresh render.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import attrs
+from sqlglot import exp
+
+from hotdata_retrieval.compile.compiler import LiteralBinder, PlanCompiler, SlotBinder, literal_node
+from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
+from hotdata_retrieval.compile.nodes import SLOT_DELIMITER
+from hotdata_retrieval.plan.search import SearchPlan
+
+__all__ = ["compile_plan", "plan_shape", "to_sql"]
+
+_TEMPLATE_CACHE_SIZE = 512
+
+
+class _Slot:
+    """Marks where a bound value sits in a shape key."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<slot>"
+
+
+_SLOT = _Slot()
+_VECTOR = "vector"
+_TEXT = "text"
+_LITERAL = "literal"
+
+
+@attrs.frozen
+class _Shape:
+    key: tuple[Any, ...]
+    values: tuple[tuple[str, Any], ...]
+    slots: dict[tuple[int, str, int | None], int] = attrs.field(eq=False, hash=False)
+
+
+def _kind(field: attrs.Attribute[Any]) -> str:
+    if field.name == "query_vector":
+        return _VECTOR
+    if field.name == "query_text":
+        return _TEXT
+    return _LITERAL
+
+
+def plan_shape(plan: SearchPlan) -> _Shape:
+    """Split a plan into its shape (hashable, values replaced by markers) and its values.
+
+    Two plans with equal shapes compile to the same SQL up to their values. Scalars are keyed
+    with their type so that, e.g., ``60`` and ``60.0`` (rendered differently) never share a
+    template. A value reached twice through the same node object keeps one slot.
+    """
+    key: list[Any] = []
+    values: list[tuple[str, Any]] = []
+    slots: dict[tuple[int, str, int | None], int] = {}
+
+    def bind(node: object, field: str, index: int | None, kind: str, value: Any) -> None:
+        slot_key = (id(node), field, index)
+        if slot_key in slots:
+            key.append(("again", slots[slot_key]))
+            return
+        slots[slot_key] = len(values)
+        values.append((kind, value))
+        key.append(_SLOT)
+
+    def walk(value: Any) -> None:
+        cls = type(value)
+        if attrs.has(cls):
+            key.append(cls)
+            for field in attrs.fields(cls):
+                item = getattr(value, field.name)
+                if field.metadata.get("bound"):
+                    bind(value, field.name, None, _kind(field), item)
+                elif field.metadata.get("bound_each"):
+                    key.append(len(item))
+                    for index, element in enumerate(item):
+                        bind(value, field.name, index, _LITERAL, element)
+                else:
+                    walk(item)
+        elif cls is tuple:
+            key.append((tuple, len(value)))
+            for item in value:
+                walk(item)
+        else:
+            key.append((cls, value))
+
+    walk(plan)
+    return _Shape(key=tuple(key), values=tuple(values), slots=slots)
+
+
+@attrs.frozen
+class _Template:
+    """A rendered statement split at its slots: ``fixed[0] v0 fixed[1] v1 ... fixed[n]``."""
+
+    fixed: tuple[str, ...]
+    order: tuple[int, ...]
+
+    @classmethod
+    def from_text(cls, text: str) -> _Template:
+        pieces = text.split(SLOT_DELIMITER)
+        return cls(fixed=tuple(pieces[0::2]), order=tuple(int(piece) for piece in pieces[1::2]))
+
+    def fill(self, rendered: list[str]) -> str:
+        parts = [self.fixed[0]]
+        for slot, fixed in zip(self.order, self.fixed[1:]):
+            parts.append(rendered[slot])
+            parts.append(fixed)
+        return "".join(parts)
+
+
+_templates: OrderedDict[tuple[Any, ...], _Template] = OrderedDict()
+_templates_lock = threading.Lock()
+
+
+def _render_value(profile: DialectProfile, kind: str, value: Any) -> str:
+    if kind == _VECTOR:
+        return profile.vector_literal(value)
+    node = exp.Literal.string(value) if kind == _TEXT else literal_node(value)
+    return profile.sqlglot_dialect().generate(node, copy=False)  # type: ignore[no-any-return]
+
+
+def to_sql(plan: SearchPlan, dialect: str | DialectProfile = "hotdata", *, pretty: bool = True) -> str:
+    """Compile ``plan`` to SQL text for ``dialect``: ONE statement, one round trip.
+
+    The same plan always gives byte-identical SQL. Plans that differ only in their values
+    reuse a cached template, so repeated searches cost little more than formatting the query
+    vector.
+
+    Args:
+        plan: the search to compile.
+        dialect: a registered dialect name (default ``"hotdata"``) or profile.
+        pretty: indent the statement over several lines (default) or keep it on one line.
+
+    Raises:
+        UnknownDialectError: ``dialect`` is not registered.
+        UnsupportedFeatureError: the plan needs something the dialect cannot express.
+
+    >>> from hotdata_retrieval.plan import Bm25Search, SearchPlan
+    >>> plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="it's"),
+    ...                   limit=5)
+    >>> print(to_sql(plan, pretty=False))
+    SELECT id, body, score FROM bm25_search('default.public.docs', 'body', 'it''s', 5) ORDER BY score DESC LIMIT 5
+    """
+    profile = get_dialect(dialect)
+    shape = plan_shape(plan)
+    cache_key = (profile.name, pretty, shape.key)
+    with _templates_lock:
+        template = _templates.get(cache_key)
+        if template is not None:
+            _templates.move_to_end(cache_key)
+    if template is None:
+        tree = PlanCompiler(profile, SlotBinder(shape.slots)).compile(plan)
+        text = profile.sqlglot_dialect().generate(tree, copy=False, pretty=pretty)
+        template = _Template.from_text(text)
+        with _templates_lock:
+            _templates[cache_key] = template
+            while len(_templates) > _TEMPLATE_CACHE_SIZE:
+                _templates.popitem(last=False)
+    return template.fill([_render_value(profile, kind, value) for kind, value in shape.values])
+
+
+def compile_plan(plan: SearchPlan, dialect: str | DialectProfile = "hotdata") -> exp.Select:
+    """Compile ``plan`` to a sqlglot ``SELECT`` tree with its values as literal nodes.
+
+    The query vector is one opaque node. Use :func:`to_sql` for text: it is the one door that
+    guarantees byte-identical output.
+
+    Raises:
+        UnknownDialectError: ``dialect`` is not registered.
+        UnsupportedFeatureError: the plan needs something the dialect cannot express.
+    """
+    profile = get_dialect(dialect)
+    return PlanCompiler(profile, LiteralBinder(profile)).compile(plan)

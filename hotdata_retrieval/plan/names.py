@@ -1,0 +1,243 @@
+"""Identifiers and fully qualified table names.
+
+The Hotdata engine stores every identifier in lower case (a source column ``driverId`` is
+exposed as ``driverid``, and quoting the mixed-case form fails: engine contract §4, from
+hotdata-langchain ``docs/engine-contract.md``). Its vector-index rewrite builds its lookup key
+from the table reference *as written*, so a 2-part or bare reference silently misses an index
+registered under ``catalog::schema::table`` (engine contract §2.4, datafusion-vector-search-ext
+``src/rule.rs`` ``table_ref_to_str``; ext issue #32). Hence every identifier here is
+lower-cased, and every table name is completed to three parts before any SQL is produced.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+
+from hotdata_retrieval.errors import PlanError, TableNameError
+
+__all__ = [
+    "DEFAULT_CATALOG",
+    "DEFAULT_SCHEMA",
+    "TableName",
+    "is_bare_identifier",
+    "normalize_identifier",
+]
+
+DEFAULT_CATALOG = "default"
+"""Catalog a managed Hotdata database's tables answer to (engine contract §4)."""
+
+DEFAULT_SCHEMA = "public"
+"""Default schema of managed tables in hotdata-framework (``databases.DEFAULT_SCHEMA``)."""
+
+_BARE_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def is_bare_identifier(text: str) -> bool:
+    """Return whether ``text`` (already lower-cased) can be written without quotes.
+
+    Reserved words are a dialect matter: the compiler quotes them even when this is true.
+    """
+    return _BARE_IDENTIFIER.fullmatch(text) is not None
+
+
+def normalize_identifier(value: Any, *, label: str = "identifier") -> str:
+    """Validate one identifier and return it lower-cased, as the engine stores it.
+
+    Args:
+        value: the identifier as given (a column name, one part of a table name, ...).
+        label: how to name the value in an error message, e.g. ``"column"``.
+
+    Returns:
+        The lower-cased identifier. Whether it needs quoting is decided when rendering.
+
+    Raises:
+        PlanError: ``value`` is not a string, is empty, or holds a double quote, a NUL byte or
+            another control character (none can appear inside a quoted identifier).
+    """
+    if not isinstance(value, str):
+        raise PlanError(f"{label} must be a string, got {value!r}", field=label, value=value)
+    if value == "":
+        raise PlanError(f"{label} must not be empty", field=label, value=value)
+    if "\x00" in value:
+        raise PlanError(f"{label} must not contain a NUL byte, got {value!r}", field=label, value=value)
+    if '"' in value:
+        raise PlanError(
+            f"{label} must not contain a double quote, got {value!r}", field=label, value=value
+        )
+    if any(ord(character) < 0x20 or ord(character) == 0x7F for character in value):
+        raise PlanError(
+            f"{label} must not contain control characters, got {value!r}",
+            field=label,
+            value=value,
+        )
+    return value.lower()
+
+
+def _table_part(label: str) -> Any:
+    def convert(value: Any) -> str:
+        try:
+            return normalize_identifier(value, label=label)
+        except PlanError as error:
+            raise TableNameError(str(error), field=label, value=value) from None
+
+    return convert
+
+
+def _split_reference(text: str) -> list[str]:
+    """Split ``a.b."c.d"`` into its parts, honouring double-quoted parts."""
+    parts: list[str] = []
+    current: list[str] = []
+    position = 0
+    quoted_part = False
+    while position < len(text):
+        character = text[position]
+        if character == '"':
+            if current or quoted_part:
+                raise TableNameError(
+                    f"table name {text!r}: a double quote may only open a part",
+                    field="table",
+                    value=text,
+                )
+            closing = text.find('"', position + 1)
+            if closing == -1:
+                raise TableNameError(
+                    f"table name {text!r} has an unterminated quoted part", field="table", value=text
+                )
+            inner = text[position + 1 : closing]
+            if closing + 1 < len(text) and text[closing + 1] == '"':
+                raise TableNameError(
+                    f"table name {text!r}: a part may not contain a double quote",
+                    field="table",
+                    value=text,
+                )
+            if inner == "":
+                raise TableNameError(
+                    f"table name {text!r} has an empty part", field="table", value=text
+                )
+            current.append(inner)
+            quoted_part = True
+            position = closing + 1
+            if position < len(text) and text[position] != ".":
+                raise TableNameError(
+                    f"table name {text!r}: expected '.' after a quoted part",
+                    field="table",
+                    value=text,
+                )
+            continue
+        if character == ".":
+            parts.append("".join(current))
+            current = []
+            quoted_part = False
+        else:
+            current.append(character)
+        position += 1
+    parts.append("".join(current))
+    return parts
+
+
+@attrs.frozen(kw_only=True)
+class TableName:
+    """A fully qualified table reference: ``catalog.schema.name``.
+
+    Every part is lower-cased, as the engine stores identifiers. A part that is not a bare
+    identifier (``[a-z_][a-z0-9_]*``) is quoted when rendered; a part holding a double quote
+    or a NUL byte, or an empty part, is rejected.
+
+    Build one from text with :meth:`parse`; construct it directly when the three parts are
+    already known.
+
+    Raises:
+        TableNameError: a part is empty, not a string, or holds ``"`` or NUL.
+
+    >>> TableName.parse("Docs")
+    TableName(catalog='default', schema='public', name='docs')
+    >>> str(TableName.parse('analytics."Support Tickets"'))
+    'default.analytics."support tickets"'
+    """
+
+    catalog: str = attrs.field(converter=_table_part("catalog"))
+    schema: str = attrs.field(converter=_table_part("schema"))
+    name: str = attrs.field(converter=_table_part("table"))
+
+    @classmethod
+    def parse(
+        cls,
+        text: str | TableName,
+        *,
+        default_catalog: str = DEFAULT_CATALOG,
+        default_schema: str = DEFAULT_SCHEMA,
+    ) -> TableName:
+        """Parse a 1-, 2- or 3-part reference and complete it from the defaults.
+
+        ``docs`` becomes ``default.public.docs``; ``sales.docs`` becomes
+        ``default.sales.docs``. Parts may be double-quoted (``"my table"``); quoting does not
+        preserve case, since the engine stores lower case.
+
+        Args:
+            text: the reference; a :class:`TableName` is returned unchanged.
+            default_catalog: catalog for 1- and 2-part references (the engine's ``default``).
+            default_schema: schema for 1-part references (``public``).
+
+        Raises:
+            TableNameError: empty text, an empty part, more than three parts, a part holding a
+                double quote or NUL byte, or an unterminated quote.
+        """
+        if isinstance(text, TableName):
+            return text
+        if not isinstance(text, str):
+            raise TableNameError(
+                f"table name must be a string, got {text!r}", field="table", value=text
+            )
+        if "\x00" in text:
+            raise TableNameError(
+                f"table name must not contain a NUL byte, got {text!r}", field="table", value=text
+            )
+        parts = _split_reference(text)
+        if any(part == "" for part in parts):
+            raise TableNameError(
+                f"table name {text!r} has an empty part; expected 'catalog.schema.table', "
+                "'schema.table' or 'table'",
+                field="table",
+                value=text,
+            )
+        if len(parts) > 3:
+            raise TableNameError(
+                f"table name {text!r} has {len(parts)} parts; at most three "
+                "('catalog.schema.table') are allowed",
+                field="table",
+                value=text,
+            )
+        if len(parts) == 1:
+            return cls(catalog=default_catalog, schema=default_schema, name=parts[0])
+        if len(parts) == 2:
+            return cls(catalog=default_catalog, schema=parts[0], name=parts[1])
+        return cls(catalog=parts[0], schema=parts[1], name=parts[2])
+
+    @property
+    def parts(self) -> tuple[str, str, str]:
+        """The three parts, ``(catalog, schema, name)``."""
+        return (self.catalog, self.schema, self.name)
+
+    def __str__(self) -> str:
+        """The dotted form, quoting each part that is not a bare identifier.
+
+        ``TableName.parse(str(name)) == name`` for every valid name.
+        """
+        return ".".join(part if is_bare_identifier(part) else f'"{part}"' for part in self.parts)
+
+
+def coerce_table_name(value: Any) -> TableName:
+    """Accept a :class:`TableName` or a 1-3 part string (completed from the defaults)."""
+    return TableName.parse(value)
+
+
+def check_identifier(label: str) -> Any:
+    """An attrs converter that applies :func:`normalize_identifier` with ``label``."""
+
+    def convert(value: Any) -> str:
+        return normalize_identifier(value, label=label)
+
+    return convert

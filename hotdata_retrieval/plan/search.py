@@ -1,0 +1,542 @@
+"""Search branches, reciprocal rank fusion and the root :class:`SearchPlan`.
+
+Nothing here knows SQL: the compiler (``hotdata_retrieval.compile``) turns these nodes into
+sqlglot trees. Every node is frozen, keyword-only and validated at construction, so an
+invalid plan cannot be built.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from typing import Any, ClassVar, Union
+
+import attrs
+
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate_columns
+from hotdata_retrieval.plan.names import TableName, check_identifier, coerce_table_name
+from hotdata_retrieval.plan.values import (
+    check_positive_int,
+    check_query_text,
+    check_query_vector,
+)
+
+__all__ = [
+    "DEFAULT_DEPTH_FLOOR",
+    "DEFAULT_DEPTH_MULTIPLIER",
+    "DEFAULT_RANK_CONSTANT",
+    "Bm25Search",
+    "Branch",
+    "DistanceMetric",
+    "NearestNeighborSearch",
+    "ReciprocalRankFusion",
+    "SearchPlan",
+    "VectorSearch",
+]
+
+DEFAULT_RANK_CONSTANT = 60
+"""RRF's rank constant k, as in Cormack, Clarke & Buettcher (SIGIR 2009)."""
+
+DEFAULT_DEPTH_MULTIPLIER = 4
+DEFAULT_DEPTH_FLOOR = 20
+"""Default candidates per branch: ``max(4 * limit, 20)`` (hotdata-langchain ``fetch_depth``)."""
+
+_BRANCH_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_RESERVED_BRANCH_NAMES = frozenset({"fused", "base"})
+
+
+class DistanceMetric(str, enum.Enum):
+    """How a nearest-neighbour branch measures distance; lower is always nearer.
+
+    The engine's functions (engine contract §1.4, datafusion-vector-search-ext ``src/udf.rs``):
+    ``cosine`` → ``cosine_distance`` (``1 - cos``; 1.0 against a zero vector), ``l2`` →
+    ``l2_distance`` (the *squared* Euclidean distance), ``dot`` → ``negative_dot_product``
+    (``-(a·b)``). The metric must match the vector index's, or the engine silently scans.
+    """
+
+    COSINE = "cosine"
+    L2 = "l2"
+    DOT = "dot"
+
+    @classmethod
+    def parse(cls, value: Any) -> DistanceMetric:
+        """Accept a metric or its name; ``euclidean`` means ``l2``, ``ip`` and
+        ``inner_product`` mean ``dot``. Case-insensitive.
+
+        Raises:
+            PlanError: an unknown metric name.
+        """
+        if isinstance(value, DistanceMetric):
+            return value
+        if isinstance(value, str):
+            name = value.strip().lower()
+            name = _METRIC_ALIASES.get(name, name)
+            for member in cls:
+                if member.value == name:
+                    return member
+        known = ", ".join([*(member.value for member in cls), *_METRIC_ALIASES])
+        raise PlanError(
+            f"unknown metric {value!r}; expected one of {known}", field="metric", value=value
+        )
+
+
+_METRIC_ALIASES = {"euclidean": "l2", "ip": "dot", "inner_product": "dot"}
+
+
+def _branch_name(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or _BRANCH_NAME.fullmatch(value) is None:
+        raise PlanError(
+            f"branch name must match [a-z][a-z0-9_]*, got {value!r}", field="name", value=value
+        )
+    if value in _RESERVED_BRANCH_NAMES:
+        raise PlanError(
+            f"branch name {value!r} is reserved; choose another", field="name", value=value
+        )
+    return value
+
+
+@attrs.frozen(kw_only=True)
+class Bm25Search:
+    """Full-text search: BM25 over a column that has a BM25 index.
+
+    Compiles to the engine's ``bm25_search('<catalog>.<schema>.<table>', '<column>',
+    '<query>', k)`` table function, always with ``k`` as the 4th argument and
+    ``ORDER BY score DESC LIMIT k``: the function returns rows in rowid order, and the trailing
+    LIMIT alone is not pushed into the index (engine contract §1.1).
+
+    Its raw score is the engine's ``score`` column (Float32, higher is better).
+
+    Attributes:
+        table: the table (a string is parsed and completed to three parts).
+        column: the BM25-indexed text column.
+        query_text: the user's query, passed verbatim.
+        name: the branch's name in fused SQL and debug columns (default ``text``).
+    """
+
+    kind: ClassVar[str] = "text"
+    raw_score_column: ClassVar[str] = "score"
+    higher_is_better: ClassVar[bool] = True
+
+    table: TableName = attrs.field(converter=coerce_table_name)
+    column: str = attrs.field(converter=check_identifier("text column"))
+    query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
+    name: str | None = attrs.field(default=None, converter=_branch_name)
+
+
+@attrs.frozen(kw_only=True)
+class VectorSearch:
+    """Semantic search embedded by the engine, over a provider-backed vector index.
+
+    Compiles to ``vector_search('<catalog>.<schema>.<table>', '<source column>', '<query>',
+    k) ... ORDER BY _distance ASC`` with no trailing LIMIT: the function returns rows in rowid
+    order and a LIMIT without the sort takes the lowest rowids (engine contract §1.2).
+
+    Its raw score is the engine's ``_distance`` column (lower is nearer).
+
+    Attributes:
+        table: the table (a string is parsed and completed to three parts).
+        column: the *text* column the provider-backed index was built over.
+        query_text: the text the engine embeds with the index's own provider.
+        name: the branch's name in fused SQL and debug columns (default ``semantic``).
+    """
+
+    kind: ClassVar[str] = "semantic"
+    raw_score_column: ClassVar[str] = "_distance"
+    higher_is_better: ClassVar[bool] = False
+
+    table: TableName = attrs.field(converter=coerce_table_name)
+    column: str = attrs.field(converter=check_identifier("source text column"))
+    query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
+    name: str | None = attrs.field(default=None, converter=_branch_name)
+
+
+@attrs.frozen(kw_only=True, eq=True)
+class NearestNeighborSearch:
+    """Nearest-neighbour search with a caller-supplied query vector.
+
+    Compiles to the vector-index fast-path shape: ``SELECT <key>, <distance>(<column>,
+    ARRAY[...]) AS _distance FROM <catalog>.<schema>.<table> [WHERE ...] ORDER BY _distance ASC
+    LIMIT n`` over the unaliased base table, never projecting the vector column (engine
+    contract §2.2-2.3). Without a vector index the same SQL is an exact scan.
+
+    Attributes:
+        table: the table (a string is parsed and completed to three parts).
+        column: the vector column (``list<float>``); never projected.
+        query_vector: the query embedding; finite, non-empty, from the same model as the column.
+        metric: ``cosine`` (default), ``l2`` or ``dot``; must match the index's metric.
+        name: the branch's name in fused SQL and debug columns (default ``nearest``).
+    """
+
+    kind: ClassVar[str] = "nearest"
+    raw_score_column: ClassVar[str] = "_distance"
+    higher_is_better: ClassVar[bool] = False
+
+    table: TableName = attrs.field(converter=coerce_table_name)
+    column: str = attrs.field(converter=check_identifier("vector column"))
+    query_vector: tuple[float, ...] = attrs.field(
+        converter=check_query_vector, metadata={"bound": True}, repr=False
+    )
+    metric: DistanceMetric = attrs.field(
+        default=DistanceMetric.COSINE, converter=DistanceMetric.parse
+    )
+    name: str | None = attrs.field(default=None, converter=_branch_name)
+
+
+Branch = Union[Bm25Search, VectorSearch, NearestNeighborSearch]
+"""One ranked list of candidates."""
+
+_BRANCH_TYPES = (Bm25Search, VectorSearch, NearestNeighborSearch)
+
+
+def _check_branch(value: Any) -> Branch:
+    if not isinstance(value, _BRANCH_TYPES):
+        raise PlanError(
+            "expected a search branch (Bm25Search, VectorSearch or NearestNeighborSearch), "
+            f"got {value!r}",
+            field="branch",
+            value=value,
+        )
+    return value
+
+
+def _branches(values: Any) -> tuple[Branch, ...]:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise PlanError(
+            f"branches must be a sequence of search branches, got {values!r}",
+            field="branches",
+            value=values,
+        )
+    branches = tuple(_check_branch(value) for value in values)
+    if len(branches) < 2:
+        raise PlanError(
+            f"fusion needs at least two branches, got {len(branches)}",
+            field="branches",
+            value=values,
+        )
+    tables = {branch.table for branch in branches}
+    if len(tables) != 1:
+        names = ", ".join(sorted(str(table) for table in tables))
+        raise PlanError(
+            f"all fused branches must search the same table, got {names}",
+            field="branches",
+            value=values,
+        )
+    names = [branch.name for branch in branches if branch.name is not None]
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise PlanError(
+            f"branch names must be unique, {duplicated[0]!r} is used twice",
+            field="name",
+            value=duplicated[0],
+        )
+    return branches
+
+
+def _finite_number(label: str) -> Any:
+    def convert(value: Any) -> float | int:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise PlanError(f"{label} must be a number, got {value!r}", field=label, value=value)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
+        return value
+
+    return convert
+
+
+def _weights(values: Any) -> tuple[float | int, ...] | None:
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise PlanError(
+            f"weights must be a sequence of numbers, got {values!r}", field="weights", value=values
+        )
+    weights = tuple(_finite_number("weight")(value) for value in values)
+    for weight in weights:
+        if weight < 0:
+            raise PlanError(f"weight must be >= 0, got {weight!r}", field="weight", value=weight)
+    return weights
+
+
+def _rank_constant(value: Any) -> float | int:
+    number = _finite_number("rank_constant")(value)
+    if number <= 0:
+        raise PlanError(
+            f"rank_constant must be > 0, got {value!r}", field="rank_constant", value=value
+        )
+    return number
+
+
+def _optional_depth(value: Any) -> int | None:
+    if value is None:
+        return None
+    return check_positive_int(value, label="depth")
+
+
+@attrs.frozen(kw_only=True)
+class ReciprocalRankFusion:
+    """Weighted reciprocal rank fusion of two or more branches over one table.
+
+    Each candidate scores ``sum_i weights[i] / (rank_constant + rank_i)`` over the branches
+    that returned it, with ranks 1-based (Cormack, Clarke & Buettcher, SIGIR 2009; the
+    weighted form multiplies the reciprocal term, as Elasticsearch, OpenSearch and LangChain
+    do). Within a branch, rows tied on their raw score are ranked by the key column ascending,
+    and the final order breaks fused-score ties by the key ascending, so results are
+    deterministic.
+
+    Attributes:
+        branches: two or more branches over the same table; names must be unique.
+        weights: one finite weight >= 0 per branch, at least one > 0 (default all 1).
+        rank_constant: RRF's k, > 0 (default 60).
+        depth: candidates fetched per branch; default ``max(4 * limit, 20, limit + offset)``.
+            A depth below ``limit + offset`` is rejected by :class:`SearchPlan`.
+    """
+
+    branches: tuple[Branch, ...] = attrs.field(converter=_branches)
+    weights: tuple[float | int, ...] = attrs.field(
+        default=None,
+        converter=_weights,
+    )
+    rank_constant: float | int = attrs.field(default=DEFAULT_RANK_CONSTANT, converter=_rank_constant)
+    depth: int | None = attrs.field(default=None, converter=_optional_depth)
+
+    def __attrs_post_init__(self) -> None:
+        if self.weights is None:
+            object.__setattr__(self, "weights", (1,) * len(self.branches))
+            return
+        if len(self.weights) != len(self.branches):
+            raise PlanError(
+                f"got {len(self.weights)} weights for {len(self.branches)} branches; "
+                "give one weight per branch",
+                field="weights",
+                value=self.weights,
+            )
+        if not any(weight > 0 for weight in self.weights):
+            raise PlanError(
+                f"at least one weight must be > 0, got {self.weights!r}",
+                field="weights",
+                value=self.weights,
+            )
+
+    @property
+    def table(self) -> TableName:
+        """The table every branch searches."""
+        return self.branches[0].table
+
+
+Source = Union[Bm25Search, VectorSearch, NearestNeighborSearch, ReciprocalRankFusion]
+
+
+def _source(value: Any) -> Source:
+    if isinstance(value, ReciprocalRankFusion):
+        return value
+    return _check_branch(value)
+
+
+def _optional_predicate(value: Any) -> Predicate | None:
+    if value is None:
+        return None
+    return check_predicate(value)
+
+
+def _columns(values: Any) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise PlanError(
+            f"columns must be a sequence of column names, got {values!r}",
+            field="columns",
+            value=values,
+        )
+    columns = tuple(check_identifier("column")(value) for value in values)
+    if not columns:
+        raise PlanError("columns must not be empty", field="columns", value=values)
+    duplicated = sorted({column for column in columns if columns.count(column) > 1})
+    if duplicated:
+        raise PlanError(
+            f"column {duplicated[0]!r} is projected twice", field="columns", value=duplicated[0]
+        )
+    return columns
+
+
+def branch_names(source: Source) -> tuple[str, ...]:
+    """The name of each branch: its own, else its kind, numbered when a kind repeats.
+
+    >>> fusion = ReciprocalRankFusion(branches=[
+    ...     Bm25Search(table="t", column="title", query_text="q"),
+    ...     Bm25Search(table="t", column="body", query_text="q")])
+    >>> branch_names(fusion)
+    ('text', 'text_2')
+    """
+    branches = source.branches if isinstance(source, ReciprocalRankFusion) else (source,)
+    taken = {branch.name for branch in branches if branch.name is not None}
+    names: list[str] = []
+    counts: dict[str, int] = {}
+    for branch in branches:
+        if branch.name is not None:
+            names.append(branch.name)
+            continue
+        counts[branch.kind] = counts.get(branch.kind, 0) + 1
+        candidate = branch.kind if counts[branch.kind] == 1 else f"{branch.kind}_{counts[branch.kind]}"
+        while candidate in taken:
+            counts[branch.kind] += 1
+            candidate = f"{branch.kind}_{counts[branch.kind]}"
+        taken.add(candidate)
+        names.append(candidate)
+    return tuple(names)
+
+
+def debug_columns(name: str, branch: Branch) -> tuple[str, str]:
+    """The rank and raw-score result columns of one fused branch.
+
+    >>> debug_columns("text", Bm25Search(table="t", column="body", query_text="q"))
+    ('text_rank', 'text_score')
+    """
+    return (f"{name}_rank", f"{name}_{branch.raw_score_column.lstrip('_')}")
+
+
+@attrs.frozen(kw_only=True)
+class SearchPlan:
+    """A whole search: one branch or a fusion, its filter, projection and page.
+
+    Attributes:
+        source: a single branch, or a :class:`ReciprocalRankFusion`.
+        columns: table columns to return, in order. Default: the key column, then the searched
+            text column (first text or semantic branch), if any. A vector column searched by a
+            nearest-neighbour branch is never projected (it would forfeit the index fast path
+            and flood the output); a name equal to a result column (``score``, ``_distance``,
+            the debug columns) is rejected rather than silently shadowed.
+        limit: rows returned (top-k), >= 1. Default 10.
+        offset: rows skipped before them, >= 0. Default 0.
+        filter: a predicate applied inside every branch, before ranking.
+        key_column: the unique key that fused branches are joined and tie-broken on
+            (default ``id``). It must be unique in the table: a duplicated key multiplies rows.
+        include_branch_scores: for a fusion, also return each branch's rank and raw score
+            (``<branch>_rank``, ``<branch>_score`` or ``<branch>_distance``); NULL where the
+            branch did not return the row. A single branch already returns its raw score.
+
+    Raises:
+        PlanError: on any invalid part, naming the bad value.
+    """
+
+    source: Source = attrs.field(converter=_source)
+    columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
+    limit: int = attrs.field(
+        default=10, converter=lambda value: check_positive_int(value, label="limit")
+    )
+    offset: int = attrs.field(
+        default=0, converter=lambda value: check_positive_int(value, label="offset", minimum=0)
+    )
+    filter: Predicate | None = attrs.field(default=None, converter=_optional_predicate)
+    key_column: str = attrs.field(default="id", converter=check_identifier("key column"))
+    include_branch_scores: bool = attrs.field(
+        default=False, validator=attrs.validators.instance_of(bool)
+    )
+
+    def __attrs_post_init__(self) -> None:
+        fusion = self.fusion
+        if fusion is not None and fusion.depth is not None:
+            if fusion.depth < self.limit + self.offset:
+                raise PlanError(
+                    f"depth {fusion.depth} is below limit + offset = {self.limit + self.offset}; "
+                    "each branch must fetch every row the page can show",
+                    field="depth",
+                    value=fusion.depth,
+                )
+        reserved = set(self.result_columns)
+        for column in self.projection:
+            if column in reserved:
+                raise PlanError(
+                    f"column {column!r} collides with the result column of the same name; "
+                    "it would be shadowed, so it cannot be projected",
+                    field="columns",
+                    value=column,
+                )
+            if column in self.vector_columns:
+                raise PlanError(
+                    f"column {column!r} is the searched vector column and is never projected "
+                    "(it forfeits the vector-index fast path and floods the output)",
+                    field="columns",
+                    value=column,
+                )
+        if self.filter is not None:
+            for column in sorted(predicate_columns(self.filter) & self.vector_columns):
+                raise PlanError(
+                    f"filter column {column!r} is a searched vector column",
+                    field="filter",
+                    value=column,
+                )
+
+    @property
+    def branches(self) -> tuple[Branch, ...]:
+        """The plan's branches, in order (one for a single-branch plan)."""
+        if isinstance(self.source, ReciprocalRankFusion):
+            return self.source.branches
+        return (self.source,)
+
+    @property
+    def fusion(self) -> ReciprocalRankFusion | None:
+        """The fusion node, or ``None`` for a single-branch plan."""
+        return self.source if isinstance(self.source, ReciprocalRankFusion) else None
+
+    @property
+    def table(self) -> TableName:
+        """The table the plan searches."""
+        return self.branches[0].table
+
+    @property
+    def branch_names(self) -> tuple[str, ...]:
+        """Each branch's name, as used in CTE and debug-column names."""
+        return branch_names(self.source)
+
+    @property
+    def depth(self) -> int:
+        """Candidates fetched per branch of a fusion (``limit + offset`` for one branch)."""
+        page_end = self.limit + self.offset
+        fusion = self.fusion
+        if fusion is None:
+            return page_end
+        if fusion.depth is not None:
+            return fusion.depth
+        return max(DEFAULT_DEPTH_MULTIPLIER * self.limit, DEFAULT_DEPTH_FLOOR, page_end)
+
+    @property
+    def vector_columns(self) -> frozenset[str]:
+        """Vector columns searched by nearest-neighbour branches."""
+        return frozenset(
+            branch.column for branch in self.branches if isinstance(branch, NearestNeighborSearch)
+        )
+
+    @property
+    def projection(self) -> tuple[str, ...]:
+        """The table columns returned: ``columns``, or the default described above."""
+        if self.columns is not None:
+            return self.columns
+        text_columns = [
+            branch.column
+            for branch in self.branches
+            if isinstance(branch, (Bm25Search, VectorSearch))
+        ]
+        default = [self.key_column]
+        if text_columns and text_columns[0] != self.key_column:
+            default.append(text_columns[0])
+        return tuple(default)
+
+    @property
+    def result_columns(self) -> tuple[str, ...]:
+        """Columns the search appends after the projection, in output order.
+
+        A single branch appends its raw score (``score`` or ``_distance``); a fusion appends
+        ``score`` (the fused score, higher is better), then, with ``include_branch_scores``,
+        ``<branch>_rank`` and ``<branch>_score``/``<branch>_distance`` for each branch.
+        """
+        if self.fusion is None:
+            return (self.branches[0].raw_score_column,)
+        columns = ["score"]
+        if self.include_branch_scores:
+            for name, branch in zip(self.branch_names, self.branches):
+                columns.extend(debug_columns(name, branch))
+        return tuple(columns)

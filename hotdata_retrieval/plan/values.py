@@ -1,0 +1,126 @@
+"""Validated values a plan carries: query text, query vectors, filter literals, counts."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Union
+
+from hotdata_retrieval.errors import PlanError
+
+__all__ = [
+    "LiteralValue",
+    "check_literal",
+    "check_positive_int",
+    "check_query_text",
+    "check_query_vector",
+]
+
+LiteralValue = Union[str, int, float, bool]
+"""A filter literal: text, integer, finite float or boolean. ``NULL`` is tested with ``IsNull``."""
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+
+
+def check_query_text(value: Any, *, label: str = "query_text") -> str:
+    """Return ``value`` if it is usable query text.
+
+    The text is passed to the engine exactly as given (quotes, backslashes, ``--`` and ``;``
+    are safe: the renderer escapes them). Only NUL bytes, which no SQL string literal may hold,
+    and text with nothing but white space are rejected.
+
+    Raises:
+        PlanError: not a string, empty or only white space, or holding a NUL byte.
+    """
+    if not isinstance(value, str):
+        raise PlanError(f"{label} must be a string, got {value!r}", field=label, value=value)
+    if "\x00" in value:
+        raise PlanError(
+            f"{label} must not contain a NUL byte, got {value!r}", field=label, value=value
+        )
+    if value.strip() == "":
+        raise PlanError(f"{label} must not be empty, got {value!r}", field=label, value=value)
+    return value
+
+
+def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[float, ...]:
+    """Return the query vector as a tuple of Python floats.
+
+    Accepts any iterable of real numbers (a list, a tuple, a NumPy array, ...). Values are kept
+    at full precision; the renderer writes each with the shortest text that round-trips.
+
+    Raises:
+        PlanError: not a sequence of numbers, empty, or holding NaN or an infinity (the
+            message names the first bad position).
+    """
+    if isinstance(value, (str, bytes)) or value is None:
+        raise PlanError(
+            f"{label} must be a sequence of numbers, got {value!r}", field=label, value=value
+        )
+    to_list = getattr(value, "tolist", None)
+    items = to_list() if callable(to_list) else value
+    try:
+        vector = tuple(map(float, items))
+    except (TypeError, ValueError):
+        raise PlanError(
+            f"{label} must be a sequence of numbers, got {value!r}", field=label, value=value
+        ) from None
+    if not vector:
+        raise PlanError(f"{label} must not be empty", field=label, value=value)
+    if not all(map(math.isfinite, vector)):
+        position = next(i for i, x in enumerate(vector) if not math.isfinite(x))
+        raise PlanError(
+            f"{label} must hold finite numbers; position {position} is {vector[position]!r}",
+            field=label,
+            value=value,
+        )
+    return vector
+
+
+def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
+    """Return ``value`` if it is an integer (not a bool) of at least ``minimum``.
+
+    Raises:
+        PlanError: not an integer, or below ``minimum``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PlanError(f"{label} must be an integer, got {value!r}", field=label, value=value)
+    if value < minimum:
+        raise PlanError(f"{label} must be >= {minimum}, got {value!r}", field=label, value=value)
+    if value > _INT64_MAX:
+        raise PlanError(f"{label} must fit in 64 bits, got {value!r}", field=label, value=value)
+    return value
+
+
+def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
+    """Return ``value`` if it can be a filter literal.
+
+    Raises:
+        PlanError: ``None`` (use ``IsNull``), a NaN or infinite float, an integer outside
+            64 bits, a string with a NUL byte, or any other type.
+    """
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise PlanError(f"{label} must fit in 64 bits, got {value!r}", field=label, value=value)
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
+        return value
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise PlanError(
+                f"{label} must not contain a NUL byte, got {value!r}", field=label, value=value
+            )
+        return value
+    if value is None:
+        raise PlanError(
+            f"{label} must not be None; test for NULL with IsNull", field=label, value=value
+        )
+    raise PlanError(
+        f"{label} must be a string, integer, float or boolean, got {value!r}",
+        field=label,
+        value=value,
+    )
