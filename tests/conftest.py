@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 settings.register_profile("dev", max_examples=100)
 settings.register_profile(
@@ -14,3 +17,16 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+class SqlSnapshotExtension(SingleFileSnapshotExtension):
+    """Stores each snapshot as one reviewable ``.sql`` file."""
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "sql"
+
+
+@pytest.fixture
+def sql_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """A snapshot fixture that writes ``tests/__snapshots__/<module>/<test>.sql``."""
+    return snapshot.use_extension(SqlSnapshotExtension)

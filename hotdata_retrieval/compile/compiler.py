@@ -207,7 +207,12 @@ class PlanCompiler:
             return exp.Is(this=column(predicate.column), expression=exp.Null(), negate=predicate.negated or None)
         if isinstance(predicate, (And, Or)):
             connective = exp.And if isinstance(predicate, And) else exp.Or
-            operands = [self._grouped(self.predicate(operand)) for operand in predicate.operands]
+            operands = [
+                compiled
+                if isinstance(compiled, connective)
+                else self._grouped(compiled)
+                for compiled in map(self.predicate, predicate.operands)
+            ]
             combined = operands[0]
             for operand in operands[1:]:
                 combined = connective(this=combined, expression=operand)
@@ -218,6 +223,7 @@ class PlanCompiler:
 
     @staticmethod
     def _grouped(expression: exp.Expression) -> exp.Expression:
+        """Parenthesise a nested AND/OR (a chain of the same connective needs none)."""
         if isinstance(expression, (exp.And, exp.Or)):
             return exp.Paren(this=expression)
         return expression

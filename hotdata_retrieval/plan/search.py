@@ -44,6 +44,8 @@ DEFAULT_DEPTH_FLOOR = 20
 """Default candidates per branch: ``max(4 * limit, 20)`` (hotdata-langchain ``fetch_depth``)."""
 
 _BRANCH_NAME = re.compile(r"[a-z][a-z0-9_]*")
+INTERNAL_COLUMNS = frozenset({"score", "_distance", "branch_rank"})
+"""Column names the compiled SQL uses for its own values; never a key column."""
 _RESERVED_BRANCH_NAMES = frozenset({"fused", "base"})
 
 
@@ -446,6 +448,13 @@ class SearchPlan:
                     field="depth",
                     value=fusion.depth,
                 )
+        if self.key_column in INTERNAL_COLUMNS:
+            raise PlanError(
+                f"key column {self.key_column!r} collides with a column the search computes; "
+                "use the table's unique key",
+                field="key_column",
+                value=self.key_column,
+            )
         reserved = set(self.result_columns)
         for column in self.projection:
             if column in reserved:

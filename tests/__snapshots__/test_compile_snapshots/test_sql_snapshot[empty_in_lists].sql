@@ -1,0 +1,10 @@
+SELECT
+  id,
+  body,
+  score
+FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 10)
+WHERE
+  FALSE OR NOT TRUE
+ORDER BY
+  score DESC
+LIMIT 10

@@ -1,0 +1,8 @@
+SELECT
+  id,
+  body,
+  score
+FROM bm25_search('default.public.docs', 'body', 'x', 10)
+ORDER BY
+  score DESC
+LIMIT 10

@@ -1,0 +1,8 @@
+SELECT
+  id,
+  body,
+  score
+FROM bm25_search('default.support.tickets', 'body', 'x', 10)
+ORDER BY
+  score DESC
+LIMIT 10

@@ -1,0 +1,9 @@
+SELECT
+  id,
+  title,
+  cosine_distance(embedding, ARRAY[0.12, -0.5, 0.33, 1e-05]) AS _distance
+FROM "default".public.docs
+ORDER BY
+  _distance ASC
+LIMIT 3
+OFFSET 6

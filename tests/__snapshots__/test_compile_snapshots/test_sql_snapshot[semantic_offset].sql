@@ -1,0 +1,8 @@
+SELECT
+  id,
+  body,
+  _distance
+FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 10)
+ORDER BY
+  _distance ASC
+OFFSET 5

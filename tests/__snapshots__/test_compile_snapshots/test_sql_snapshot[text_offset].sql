@@ -1,0 +1,9 @@
+SELECT
+  id,
+  body,
+  score
+FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 15)
+ORDER BY
+  score DESC
+LIMIT 5
+OFFSET 10

@@ -1,0 +1,131 @@
+"""Named example plans: every branch kind, filters, weights, three branches, offsets, debug
+columns and every name form. Snapshot tests pin their SQL; engine tests execute them."""
+
+from __future__ import annotations
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    InList,
+    IsNull,
+    NearestNeighborSearch,
+    Not,
+    ReciprocalRankFusion,
+    SearchPlan,
+    TableName,
+    VectorSearch,
+)
+
+VECTOR = (0.12, -0.5, 0.33, 1e-05)
+
+TEXT = Bm25Search(table="docs", column="body", query_text="error E1234 after upgrade")
+SEMANTIC = VectorSearch(table="docs", column="body", query_text="the app crashes on start")
+NEAREST = NearestNeighborSearch(table="docs", column="embedding", query_vector=VECTOR)
+
+FILTER = (
+    Comparison(column="lang", operator="=", value="en")
+    & (
+        Comparison(column="year", operator=">=", value=2020)
+        | InList(column="tag", values=["billing", "login"])
+    )
+    & IsNull(column="deleted_at")
+    & ~InList(column="status", values=["spam"])
+)
+
+PLANS: dict[str, SearchPlan] = {
+    "text": SearchPlan(source=TEXT, limit=5),
+    "text_offset": SearchPlan(source=TEXT, limit=5, offset=10),
+    "text_filtered": SearchPlan(source=TEXT, filter=FILTER),
+    "semantic": SearchPlan(source=SEMANTIC, limit=5),
+    "semantic_offset": SearchPlan(source=SEMANTIC, limit=5, offset=5),
+    "nearest_cosine": SearchPlan(source=NEAREST, limit=3),
+    "nearest_l2": SearchPlan(
+        source=NearestNeighborSearch(
+            table="docs", column="embedding", query_vector=VECTOR, metric="euclidean"
+        ),
+        limit=3,
+    ),
+    "nearest_dot": SearchPlan(
+        source=NearestNeighborSearch(
+            table="docs", column="embedding", query_vector=VECTOR, metric="ip"
+        ),
+        limit=3,
+    ),
+    "nearest_filtered": SearchPlan(
+        source=NEAREST, limit=3, filter=Comparison(column="category", operator="=", value="x")
+    ),
+    "nearest_offset": SearchPlan(source=NEAREST, limit=3, offset=6, columns=["id", "title"]),
+    "hybrid": SearchPlan(source=ReciprocalRankFusion(branches=[TEXT, NEAREST]), limit=10),
+    "hybrid_weighted": SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[TEXT, NEAREST], weights=[2, 0.5], rank_constant=10, depth=50
+        ),
+        limit=10,
+    ),
+    "hybrid_offset": SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, NEAREST]), limit=10, offset=40
+    ),
+    "hybrid_filtered": SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, NEAREST]), limit=5, filter=FILTER
+    ),
+    "hybrid_debug_columns": SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, NEAREST]),
+        limit=5,
+        include_branch_scores=True,
+        columns=["id", "title", "body"],
+    ),
+    "text_and_semantic": SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, SEMANTIC]), limit=5
+    ),
+    "three_branches": SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                TEXT,
+                Bm25Search(table="docs", column="title", query_text="E1234", name="title"),
+                NEAREST,
+            ],
+            weights=[1, 0.5, 1],
+        ),
+        limit=5,
+        include_branch_scores=True,
+    ),
+    "empty_in_lists": SearchPlan(
+        source=TEXT,
+        filter=InList(column="tag", values=[]) | Not(operand=InList(column="tag", values=[], negated=True)),
+    ),
+    "names_one_part": SearchPlan(source=Bm25Search(table="Docs", column="Body", query_text="x")),
+    "names_two_part": SearchPlan(
+        source=Bm25Search(table="support.tickets", column="body", query_text="x")
+    ),
+    "names_three_part": SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="f1.public.results", column="notes", query_text="x"),
+                NearestNeighborSearch(
+                    table="F1.Public.Results", column="notes_embedding", query_vector=VECTOR
+                ),
+            ]
+        ),
+        key_column="result_id",
+    ),
+    "names_quoted": SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(
+                    table='analytics."Support Tickets"', column="Ticket Body", query_text="x"
+                ),
+                NearestNeighborSearch(
+                    table=TableName(catalog="default", schema="analytics", name="support tickets"),
+                    column="body vector",
+                    query_vector=VECTOR,
+                ),
+            ]
+        ),
+        columns=["id", "ticket body", "order", "select"],
+    ),
+    "names_keywords": SearchPlan(
+        source=NearestNeighborSearch(table="order.table", column="select", query_vector=VECTOR),
+        key_column="from",
+        columns=["from", "group", "user"],
+    ),
+}

@@ -1,0 +1,330 @@
+"""Plan construction: defaults, derived values, and every invalid input's typed error."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from hotdata_retrieval import (
+    And,
+    Bm25Search,
+    Comparison,
+    ComparisonOperator,
+    DistanceMetric,
+    InList,
+    IsNull,
+    NearestNeighborSearch,
+    Not,
+    Or,
+    PlanError,
+    ReciprocalRankFusion,
+    SearchPlan,
+    TableName,
+    VectorSearch,
+)
+from hotdata_retrieval.plan.search import branch_names
+
+
+def text(**overrides: Any) -> Bm25Search:
+    return Bm25Search(**{"table": "docs", "column": "body", "query_text": "q", **overrides})
+
+
+def nearest(**overrides: Any) -> NearestNeighborSearch:
+    values = {"table": "docs", "column": "embedding", "query_vector": [0.5, 0.25], **overrides}
+    return NearestNeighborSearch(**values)
+
+
+def fusion(**overrides: Any) -> ReciprocalRankFusion:
+    return ReciprocalRankFusion(**{"branches": [text(), nearest()], **overrides})
+
+
+def raises(field: str, call: Any) -> PlanError:
+    with pytest.raises(PlanError) as caught:
+        call()
+    assert caught.value.field == field, str(caught.value)
+    return caught.value
+
+
+# -- defaults and derived values -------------------------------------------------------------
+
+
+def test_branch_table_names_are_completed_to_three_parts() -> None:
+    assert text(table="sales.docs").table == TableName(
+        catalog="default", schema="sales", name="docs"
+    )
+
+
+def test_default_depth_is_four_times_limit_with_a_floor_of_twenty() -> None:
+    assert SearchPlan(source=fusion(), limit=3).depth == 20
+    assert SearchPlan(source=fusion(), limit=10).depth == 40
+    assert SearchPlan(source=fusion(), limit=5, offset=100).depth == 105
+
+
+def test_explicit_depth_is_used() -> None:
+    assert SearchPlan(source=fusion(depth=7), limit=5, offset=2).depth == 7
+
+
+def test_single_branch_depth_is_the_page_end() -> None:
+    assert SearchPlan(source=text(), limit=5, offset=3).depth == 8
+
+
+def test_default_weights_are_one_per_branch() -> None:
+    assert fusion().weights == (1, 1)
+
+
+def test_default_projection_is_key_then_searched_text_column() -> None:
+    assert SearchPlan(source=fusion()).projection == ("id", "body")
+    assert SearchPlan(source=nearest()).projection == ("id",)
+    assert SearchPlan(source=text(column="id")).projection == ("id",)
+
+
+def test_result_columns() -> None:
+    assert SearchPlan(source=text()).result_columns == ("score",)
+    assert SearchPlan(source=nearest()).result_columns == ("_distance",)
+    plan = SearchPlan(source=fusion(), include_branch_scores=True)
+    assert plan.result_columns == (
+        "score",
+        "text_rank",
+        "text_score",
+        "nearest_rank",
+        "nearest_distance",
+    )
+
+
+def test_branch_names_number_repeated_kinds_and_skip_taken_names() -> None:
+    source = ReciprocalRankFusion(
+        branches=[text(), text(column="title"), text(column="tags", name="text_2")]
+    )
+    assert branch_names(source) == ("text", "text_3", "text_2")
+
+
+@pytest.mark.parametrize(
+    ("alias", "metric"),
+    [
+        ("cosine", DistanceMetric.COSINE),
+        ("COSINE", DistanceMetric.COSINE),
+        ("l2", DistanceMetric.L2),
+        ("euclidean", DistanceMetric.L2),
+        ("dot", DistanceMetric.DOT),
+        ("ip", DistanceMetric.DOT),
+        ("inner_product", DistanceMetric.DOT),
+        (DistanceMetric.L2, DistanceMetric.L2),
+    ],
+)
+def test_metric_aliases(alias: Any, metric: DistanceMetric) -> None:
+    assert nearest(metric=alias).metric is metric
+
+
+def test_query_vector_accepts_any_sequence_of_numbers_and_keeps_full_precision() -> None:
+    assert nearest(query_vector=(1, 2.5)).query_vector == (1.0, 2.5)
+    assert nearest(query_vector=[0.1]).query_vector == (0.1,)
+
+
+def test_numpy_vectors_are_accepted() -> None:
+    numpy = pytest.importorskip("numpy")
+    vector = numpy.array([0.1, 0.2], dtype=numpy.float32)
+    assert nearest(query_vector=vector).query_vector == tuple(float(x) for x in vector)
+
+
+def test_predicates_compose_with_operators() -> None:
+    a = Comparison(column="a", operator="=", value=1)
+    b = IsNull(column="b")
+    assert (a & b) == And(operands=(a, b))
+    assert (a | b) == Or(operands=(a, b))
+    assert ~a == Not(operand=a)
+
+
+def test_comparison_operator_spellings() -> None:
+    assert Comparison(column="a", operator="<>", value=1).operator is ComparisonOperator.NOT_EQUAL
+    assert Comparison(column="a", operator="==", value=1).operator is ComparisonOperator.EQUAL
+
+
+def test_plans_are_frozen() -> None:
+    plan = SearchPlan(source=text())
+    with pytest.raises(AttributeError):
+        plan.limit = 3  # type: ignore[misc]
+
+
+# -- invalid inputs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("vector", "message"),
+    [
+        ([], "must not be empty"),
+        ([0.1, math.nan], "position 1 is nan"),
+        ([math.inf], "position 0 is inf"),
+        ([-math.inf, 1.0], "position 0 is -inf"),
+        ("0.1,0.2", "sequence of numbers"),
+        (None, "sequence of numbers"),
+        ([0.1, "x"], "sequence of numbers"),
+        ([[0.1]], "sequence of numbers"),
+    ],
+)
+def test_bad_query_vectors(vector: Any, message: str) -> None:
+    error = raises("query_vector", lambda: nearest(query_vector=vector))
+    assert message in str(error)
+
+
+@pytest.mark.parametrize("value", ["", "   ", "a\x00b", None, 5])
+def test_bad_query_text(value: Any) -> None:
+    raises("query_text", lambda: text(query_text=value))
+    raises("query_text", lambda: VectorSearch(table="docs", column="body", query_text=value))
+
+
+def test_query_text_keeps_quotes_and_comment_markers() -> None:
+    tricky = "it's -- ; DROP TABLE x; \\ \"q\" \n ünï"
+    assert text(query_text=tricky).query_text == tricky
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1.5, True, "10", None])
+def test_bad_limit(limit: Any) -> None:
+    raises("limit", lambda: SearchPlan(source=text(), limit=limit))
+
+
+@pytest.mark.parametrize("offset", [-1, 0.5, False])
+def test_bad_offset(offset: Any) -> None:
+    raises("offset", lambda: SearchPlan(source=text(), offset=offset))
+
+
+def test_limit_beyond_64_bits() -> None:
+    raises("limit", lambda: SearchPlan(source=text(), limit=2**63))
+
+
+@pytest.mark.parametrize("metric", ["jaccard", "", None, 3, "hamming"])
+def test_unknown_metric(metric: Any) -> None:
+    error = raises("metric", lambda: nearest(metric=metric))
+    assert "cosine" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("weights", "field"),
+    [
+        ([1.0], "weights"),
+        ([1.0, 1.0, 1.0], "weights"),
+        ([1.0, -0.5], "weight"),
+        ([1.0, math.nan], "weight"),
+        ([math.inf, 1.0], "weight"),
+        ([0, 0], "weights"),
+        (["1", 1], "weight"),
+        ([True, 1], "weight"),
+        (1.0, "weights"),
+    ],
+)
+def test_bad_weights(weights: Any, field: str) -> None:
+    raises(field, lambda: fusion(weights=weights))
+
+
+@pytest.mark.parametrize("rank_constant", [0, -1, -0.5, math.nan, math.inf, "60", None])
+def test_bad_rank_constant(rank_constant: Any) -> None:
+    raises("rank_constant", lambda: fusion(rank_constant=rank_constant))
+
+
+@pytest.mark.parametrize("depth", [0, -3, 2.5])
+def test_bad_depth(depth: Any) -> None:
+    raises("depth", lambda: fusion(depth=depth))
+
+
+def test_depth_below_the_page_end_is_rejected() -> None:
+    error = raises("depth", lambda: SearchPlan(source=fusion(depth=10), limit=8, offset=3))
+    assert "11" in str(error)
+
+
+def test_fusion_needs_two_branches() -> None:
+    raises("branches", lambda: ReciprocalRankFusion(branches=[text()]))
+    raises("branches", lambda: ReciprocalRankFusion(branches=[]))
+
+
+def test_fusion_branches_must_share_a_table() -> None:
+    error = raises("branches", lambda: fusion(branches=[text(), nearest(table="other")]))
+    assert "default.public.other" in str(error)
+
+
+def test_fusion_rejects_non_branches() -> None:
+    raises("branch", lambda: fusion(branches=[text(), "nearest"]))
+
+
+def test_branch_names_must_be_unique_and_not_reserved() -> None:
+    raises("name", lambda: fusion(branches=[text(name="a"), nearest(name="a")]))
+    raises("name", lambda: text(name="fused"))
+    raises("name", lambda: text(name="Bad Name"))
+    raises("name", lambda: text(name="9lives"))
+
+
+@pytest.mark.parametrize("column", ["", 'a"b', "a\x00", "new\nline", 7])
+def test_bad_column_names(column: Any) -> None:
+    with pytest.raises(PlanError):
+        text(column=column)
+    with pytest.raises(PlanError):
+        SearchPlan(source=text(), columns=["id", column])
+
+
+def test_vector_column_is_never_projected() -> None:
+    error = raises(
+        "columns", lambda: SearchPlan(source=fusion(), columns=["id", "embedding"])
+    )
+    assert "fast path" in str(error)
+
+
+@pytest.mark.parametrize("column", ["score", "_distance"])
+def test_result_column_collisions_are_rejected(column: str) -> None:
+    source = text() if column == "score" else nearest()
+    raises("columns", lambda: SearchPlan(source=source, columns=["id", column]))
+
+
+def test_debug_column_collisions_are_rejected() -> None:
+    raises(
+        "columns",
+        lambda: SearchPlan(source=fusion(), columns=["id", "text_rank"], include_branch_scores=True),
+    )
+    assert SearchPlan(source=fusion(), columns=["id", "text_rank"]).projection == ("id", "text_rank")
+
+
+def test_projection_rules() -> None:
+    raises("columns", lambda: SearchPlan(source=text(), columns=[]))
+    raises("columns", lambda: SearchPlan(source=text(), columns=["id", "ID"]))
+    raises("columns", lambda: SearchPlan(source=text(), columns="id"))
+
+
+@pytest.mark.parametrize("key", ["score", "_distance", "branch_rank"])
+def test_key_column_cannot_be_a_computed_column(key: str) -> None:
+    raises("key_column", lambda: SearchPlan(source=fusion(), key_column=key))
+
+
+def test_filter_on_the_vector_column_is_rejected() -> None:
+    raises(
+        "filter", lambda: SearchPlan(source=nearest(), filter=IsNull(column="embedding"))
+    )
+
+
+def test_source_must_be_a_branch_or_fusion() -> None:
+    raises("branch", lambda: SearchPlan(source="docs"))
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: Comparison(column="a", operator="~", value=1), "operator"),
+        (lambda: Comparison(column="a", operator="=", value=None), "filter value"),
+        (lambda: Comparison(column="a", operator="=", value=math.nan), "filter value"),
+        (lambda: Comparison(column="a", operator="=", value="x\x00"), "filter value"),
+        (lambda: Comparison(column="a", operator="=", value=[1]), "filter value"),
+        (lambda: Comparison(column="a", operator="=", value=2**64), "filter value"),
+        (lambda: InList(column="a", values="abc"), "values"),
+        (lambda: InList(column="a", values=[1, None]), "IN list value"),
+        (lambda: And(operands=[IsNull(column="a")]), "operands"),
+        (lambda: Or(operands=[IsNull(column="a"), "b = 1"]), "filter"),
+        (lambda: Not(operand="a"), "filter"),
+        (lambda: SearchPlan(source=text(), filter="a = 1"), "filter"),
+    ],
+)
+def test_bad_filters(build: Any, field: str) -> None:
+    raises(field, build)
+
+
+def test_errors_carry_the_bad_value() -> None:
+    error = raises("limit", lambda: SearchPlan(source=text(), limit=-4))
+    assert error.value == -4
+    assert "-4" in str(error)
