@@ -6,9 +6,10 @@ Differences from sqlglot's ``postgres`` dialect, each with its source:
   case-sensitively: sqlglot's default upper-casing produces ``BM25_SEARCH(``, which fails with
   ``table function 'BM25_SEARCH' not found`` (measured, ``shared/reference/local-engines.md``
   §A).
-- ``cosine_distance``, ``l2_distance`` and ``negative_dot_product`` keep their names; sqlglot
-  would otherwise turn a parsed ``cosine_distance`` into another vendor's function (Snowflake's
-  is a *similarity*, engine contract / local-engines §E).
+- ``cosine_distance``, ``l2_distance``, ``negative_dot_product`` and ``vector_search`` parse as
+  plain calls and keep their names; sqlglot would otherwise turn a parsed ``cosine_distance``
+  into a generic node that other dialects rename (Snowflake's is a *similarity*,
+  local-engines §E) and ``vector_search`` into BigQuery's ``VECTOR_SEARCH``.
 - Keywords used as identifiers are quoted. Quoting a lower-case name is safe on the engine
   (engine contract §4: a parquet column named ``all`` resolves when quoted).
 """
@@ -51,10 +52,23 @@ documentation, Appendix C "SQL Key Words", columns marked *reserved*), plus clau
 DataFusion SQL parser (sqlparser-rs) also treats as reserved after a relation."""
 
 
+_ENGINE_FUNCTIONS = frozenset({"COSINE_DISTANCE", "VECTOR_SEARCH", "SEARCH", "DOT_PRODUCT"})
+"""Names sqlglot would parse into other vendors' nodes (BigQuery's ``VECTOR_SEARCH`` and
+``SEARCH``, a generic ``COSINE_DISTANCE``); on this engine they are its own functions, so
+they parse as plain calls that keep their name and arguments."""
+
+
 class Hotdata(Postgres):
     """sqlglot dialect for the Hotdata engine (registered with sqlglot as ``hotdata``)."""
 
     NORMALIZE_FUNCTIONS: ClassVar[Any] = False
+
+    class Parser(Postgres.Parser):  # type: ignore[name-defined,misc]
+        FUNCTIONS: ClassVar[dict[str, Any]] = {
+            name: builder
+            for name, builder in Postgres.Parser.FUNCTIONS.items()
+            if name not in _ENGINE_FUNCTIONS
+        }
 
     class Generator(Postgres.Generator):  # type: ignore[name-defined,misc]
         RESERVED_KEYWORDS: ClassVar[set[str]] = set(RESERVED_WORDS)
@@ -62,9 +76,6 @@ class Hotdata(Postgres):
             **Postgres.Generator.TRANSFORMS,
             VectorLiteral: vector_literal_sql,
             ValueSlot: value_slot_sql,
-            exp.CosineDistance: lambda self, e: self.func(
-                "cosine_distance", e.this, e.expression
-            ),
         }
 
         def paren_sql(self, expression: exp.Paren) -> str:

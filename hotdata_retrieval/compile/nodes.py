@@ -1,8 +1,8 @@
 """sqlglot nodes the compiler adds: an opaque query-vector literal and a value slot.
 
-A 384-value ``ARRAY[...]`` held as 384 sqlglot literal nodes costs 15 ms to parse and 4.9 ms
-to render (measured with sqlglot 30.30, see ``docs/benchmarks.md``), so the query vector is
-ONE node whose text is produced once. A :class:`ValueSlot` stands for a value in a cached
+A 384-value ``ARRAY[...]`` held as 384 sqlglot literal nodes costs 10-15 ms to parse and
+3-5 ms to render with sqlglot 30.30 (``docs/benchmarks.md``), so the query vector is ONE node
+whose text is produced once. A :class:`ValueSlot` stands for a value in a cached
 statement template; the renderer fills it.
 """
 

@@ -51,12 +51,33 @@ class _Shape:
     slots: dict[tuple[int, str, int | None], int] = attrs.field(eq=False, hash=False)
 
 
-def _kind(field: attrs.Attribute[Any]) -> str:
-    if field.name == "query_vector":
-        return _VECTOR
-    if field.name == "query_text":
-        return _TEXT
-    return _LITERAL
+_EACH = "each"
+_FIELDS: dict[type, tuple[tuple[str, str | None], ...] | None] = {}
+
+
+def _fields_of(cls: type) -> tuple[tuple[str, str | None], ...] | None:
+    """``(name, mode)`` for each attrs field of ``cls`` (``None`` if not an attrs class).
+
+    ``mode`` is ``None`` for a field that is part of the shape, else how its value binds:
+    a vector, query text, a literal, or each element of a tuple as a literal.
+    """
+    try:
+        return _FIELDS[cls]
+    except KeyError:
+        pass
+    fields: tuple[tuple[str, str | None], ...] | None = None
+    if attrs.has(cls):
+        described = []
+        for field in attrs.fields(cls):
+            mode: str | None = None
+            if field.metadata.get("bound_each"):
+                mode = _EACH
+            elif field.metadata.get("bound"):
+                mode = {"query_vector": _VECTOR, "query_text": _TEXT}.get(field.name, _LITERAL)
+            described.append((field.name, mode))
+        fields = tuple(described)
+    _FIELDS[cls] = fields
+    return fields
 
 
 def plan_shape(plan: SearchPlan) -> _Shape:
@@ -81,18 +102,19 @@ def plan_shape(plan: SearchPlan) -> _Shape:
 
     def walk(value: Any) -> None:
         cls = type(value)
-        if attrs.has(cls):
+        fields = _fields_of(cls)
+        if fields is not None:
             key.append(cls)
-            for field in attrs.fields(cls):
-                item = getattr(value, field.name)
-                if field.metadata.get("bound"):
-                    bind(value, field.name, None, _kind(field), item)
-                elif field.metadata.get("bound_each"):
+            for name, mode in fields:
+                item = getattr(value, name)
+                if mode is None:
+                    walk(item)
+                elif mode == _EACH:
                     key.append(len(item))
                     for index, element in enumerate(item):
-                        bind(value, field.name, index, _LITERAL, element)
+                        bind(value, name, index, _LITERAL, element)
                 else:
-                    walk(item)
+                    bind(value, name, None, mode, item)
         elif cls is tuple:
             key.append((tuple, len(value)))
             for item in value:
@@ -128,11 +150,22 @@ _templates: OrderedDict[tuple[Any, ...], _Template] = OrderedDict()
 _templates_lock = threading.Lock()
 
 
+_dialects: dict[str, Any] = {}
+
+
+def _sqlglot_dialect(profile: DialectProfile) -> Any:
+    """One sqlglot ``Dialect`` instance per profile (they hold no per-statement state)."""
+    dialect = _dialects.get(profile.name)
+    if dialect is None:
+        dialect = _dialects[profile.name] = profile.sqlglot_dialect()
+    return dialect
+
+
 def _render_value(profile: DialectProfile, kind: str, value: Any) -> str:
     if kind == _VECTOR:
         return profile.vector_literal(value)
     node = exp.Literal.string(value) if kind == _TEXT else literal_node(value)
-    return profile.sqlglot_dialect().generate(node, copy=False)  # type: ignore[no-any-return]
+    return _sqlglot_dialect(profile).generate(node, copy=False)  # type: ignore[no-any-return]
 
 
 def to_sql(plan: SearchPlan, dialect: str | DialectProfile = "hotdata", *, pretty: bool = True) -> str:
@@ -166,7 +199,7 @@ def to_sql(plan: SearchPlan, dialect: str | DialectProfile = "hotdata", *, prett
             _templates.move_to_end(cache_key)
     if template is None:
         tree = PlanCompiler(profile, SlotBinder(shape.slots)).compile(plan)
-        text = profile.sqlglot_dialect().generate(tree, copy=False, pretty=pretty)
+        text = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
         template = _Template.from_text(text)
         with _templates_lock:
             _templates[cache_key] = template

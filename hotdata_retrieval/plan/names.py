@@ -33,6 +33,7 @@ DEFAULT_SCHEMA = "public"
 """Default schema of managed tables in hotdata-framework (``databases.DEFAULT_SCHEMA``)."""
 
 _BARE_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
+_FORBIDDEN_IN_IDENTIFIER = re.compile(r'[\x00-\x1f\x7f"]')
 
 
 def is_bare_identifier(text: str) -> bool:
@@ -61,17 +62,15 @@ def normalize_identifier(value: Any, *, label: str = "identifier") -> str:
         raise PlanError(f"{label} must be a string, got {value!r}", field=label, value=value)
     if value == "":
         raise PlanError(f"{label} must not be empty", field=label, value=value)
-    if "\x00" in value:
-        raise PlanError(f"{label} must not contain a NUL byte, got {value!r}", field=label, value=value)
-    if '"' in value:
+    if _FORBIDDEN_IN_IDENTIFIER.search(value) is not None:
+        if "\x00" in value:
+            problem = "a NUL byte"
+        elif '"' in value:
+            problem = "a double quote"
+        else:
+            problem = "control characters"
         raise PlanError(
-            f"{label} must not contain a double quote, got {value!r}", field=label, value=value
-        )
-    if any(ord(character) < 0x20 or ord(character) == 0x7F for character in value):
-        raise PlanError(
-            f"{label} must not contain control characters, got {value!r}",
-            field=label,
-            value=value,
+            f"{label} must not contain {problem}, got {value!r}", field=label, value=value
         )
     return value.lower()
 

@@ -1,0 +1,131 @@
+"""Hypothesis strategies for plans and their parts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from hotdata_retrieval import (
+    And,
+    Bm25Search,
+    Comparison,
+    InList,
+    IsNull,
+    NearestNeighborSearch,
+    Not,
+    Or,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+)
+
+# Text a user might type: any unicode but NUL and lone surrogates, including quotes,
+# backslashes, comment markers, semicolons and newlines.
+query_texts = st.text(
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+    min_size=1,
+    max_size=40,
+).filter(lambda text: text.strip() != "")
+
+tricky_texts = st.sampled_from(
+    ["it's", "'; DROP TABLE docs; --", "a\\'b", "--", "/* x */", "x\n\r\ty", "ü é 漢字 🎉", "''", "\\"]
+)
+
+identifiers = st.one_of(
+    st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True),
+    st.sampled_from(["select", "order", "from", "Title", "my column", "1st", "user", "default"]),
+)
+
+finite_floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
+vectors = st.lists(finite_floats, min_size=1, max_size=8)
+
+literals = st.one_of(
+    st.text(
+        alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+        max_size=12,
+    ),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    finite_floats,
+    st.booleans(),
+)
+
+filter_columns = st.sampled_from(["lang", "year", "category", "status", "select"])
+
+
+def _leaf() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.builds(
+            Comparison,
+            column=filter_columns,
+            operator=st.sampled_from(["=", "!=", "<", "<=", ">", ">="]),
+            value=literals,
+        ),
+        st.builds(
+            InList,
+            column=filter_columns,
+            values=st.lists(literals, max_size=4),
+            negated=st.booleans(),
+        ),
+        st.builds(IsNull, column=filter_columns, negated=st.booleans()),
+    )
+
+
+predicates = st.recursive(
+    _leaf(),
+    lambda children: st.one_of(
+        st.builds(And, operands=st.lists(children, min_size=2, max_size=3)),
+        st.builds(Or, operands=st.lists(children, min_size=2, max_size=3)),
+        st.builds(Not, operand=children),
+    ),
+    max_leaves=6,
+)
+
+tables = st.sampled_from(["docs", "support.tickets", "f1.public.results", '"My Table"'])
+
+
+def branches(table: str) -> st.SearchStrategy[Any]:
+    text = st.one_of(query_texts, tricky_texts)
+    return st.one_of(
+        st.builds(Bm25Search, table=st.just(table), column=st.just("body"), query_text=text),
+        st.builds(VectorSearch, table=st.just(table), column=st.just("body"), query_text=text),
+        st.builds(
+            NearestNeighborSearch,
+            table=st.just(table),
+            column=st.just("embedding"),
+            query_vector=vectors,
+            metric=st.sampled_from(["cosine", "l2", "dot"]),
+        ),
+    )
+
+
+@st.composite
+def fusions(draw: st.DrawFn, table: str) -> ReciprocalRankFusion:
+    chosen = draw(st.lists(branches(table), min_size=2, max_size=4))
+    weights = draw(
+        st.none()
+        | st.lists(
+            st.floats(min_value=0, max_value=10, allow_nan=False),
+            min_size=len(chosen),
+            max_size=len(chosen),
+        ).filter(lambda ws: any(w > 0 for w in ws))
+    )
+    rank_constant = draw(
+        st.integers(min_value=1, max_value=100)
+        | st.floats(min_value=0.5, max_value=100, allow_nan=False)
+    )
+    return ReciprocalRankFusion(branches=chosen, weights=weights, rank_constant=rank_constant)
+
+
+@st.composite
+def plans(draw: st.DrawFn) -> SearchPlan:
+    table = draw(tables)
+    source = draw(branches(table) | fusions(table))
+    return SearchPlan(
+        source=source,
+        limit=draw(st.integers(min_value=1, max_value=50)),
+        offset=draw(st.integers(min_value=0, max_value=20)),
+        filter=draw(st.none() | predicates),
+        columns=draw(st.none() | st.just(["id", "title"])),
+        include_branch_scores=draw(st.booleans()),
+    )

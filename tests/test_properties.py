@@ -1,0 +1,233 @@
+"""Invariants of compilation, checked over generated plans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import sqlglot
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlglot import exp
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    InList,
+    NearestNeighborSearch,
+    PlanError,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+    compile_plan,
+    to_sql,
+)
+from hotdata_retrieval.compile import render
+from hotdata_retrieval.plan.filters import And, Not, Or
+from tests.strategies import plans, query_texts, tricky_texts, vectors
+
+
+def _caller_strings(plan: SearchPlan) -> set[str]:
+    strings = {str(plan.table)}
+    for branch in plan.branches:
+        if isinstance(branch, (Bm25Search, VectorSearch)):
+            strings.update({branch.query_text, branch.column})
+
+    def walk(predicate: Any) -> None:
+        if isinstance(predicate, (And, Or)):
+            for operand in predicate.operands:
+                walk(operand)
+        elif isinstance(predicate, Not):
+            walk(predicate.operand)
+        elif isinstance(predicate, Comparison):
+            if isinstance(predicate.value, str):
+                strings.add(predicate.value)
+        elif isinstance(predicate, InList):
+            strings.update(value for value in predicate.values if isinstance(value, str))
+
+    if plan.filter is not None:
+        walk(plan.filter)
+    return strings
+
+
+@given(plans())
+def test_sql_parses_as_exactly_one_select(plan: SearchPlan) -> None:
+    sql = to_sql(plan)
+    for dialect in ("hotdata", "postgres"):
+        statements = sqlglot.parse(sql, read=dialect)
+        assert len(statements) == 1
+        assert isinstance(statements[0], exp.Select)
+
+
+@given(plans())
+def test_every_string_literal_is_the_callers_text_exactly(plan: SearchPlan) -> None:
+    tree = sqlglot.parse_one(to_sql(plan, pretty=False), read="hotdata")
+    found = {node.this for node in tree.find_all(exp.Literal) if node.is_string}
+    expected = _caller_strings(plan)
+    query_texts_used = {
+        branch.query_text
+        for branch in plan.branches
+        if isinstance(branch, (Bm25Search, VectorSearch))
+    }
+    assert query_texts_used <= found
+    assert found <= expected
+
+
+@given(st.one_of(query_texts, tricky_texts))
+def test_query_text_round_trips_through_sql(text: str) -> None:
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text=text))
+    call = sqlglot.parse_one(to_sql(plan), read="hotdata").find(exp.Anonymous)
+    assert call is not None and call.name == "bm25_search"
+    assert [argument.this for argument in call.expressions[:3]] == [
+        "default.public.docs",
+        "body",
+        text,
+    ]
+    assert call.expressions[3].this == "10"
+
+
+@given(vectors)
+def test_query_vector_round_trips_exactly(vector: list[float]) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="embedding", query_vector=vector)
+    )
+    array = sqlglot.parse_one(to_sql(plan), read="hotdata").find(exp.Array)
+    assert array is not None
+    assert [float(element.sql()) for element in array.expressions] == [float(x) for x in vector]
+
+
+@given(plans())
+def test_compilation_is_deterministic(plan: SearchPlan) -> None:
+    first = to_sql(plan)
+    rebuilt = SearchPlan(
+        source=plan.source,
+        columns=plan.columns,
+        limit=plan.limit,
+        offset=plan.offset,
+        filter=plan.filter,
+        key_column=plan.key_column,
+        include_branch_scores=plan.include_branch_scores,
+    )
+    render._templates.clear()
+    assert to_sql(rebuilt) == first
+    assert to_sql(plan) == first
+
+
+@given(plans())
+def test_template_fill_equals_a_direct_render(plan: SearchPlan) -> None:
+    direct = compile_plan(plan).sql(dialect="hotdata")
+    via_template = to_sql(plan, pretty=False)
+    assert sqlglot.parse_one(via_template, read="hotdata") == sqlglot.parse_one(
+        direct, read="hotdata"
+    )
+
+
+@given(plans(), plans())
+def test_plans_sharing_a_template_keep_their_own_values(first: SearchPlan, second: SearchPlan) -> None:
+    render._templates.clear()
+    sql_second_cold = to_sql(second)
+    render._templates.clear()
+    to_sql(first)
+    assert to_sql(second) == sql_second_cold
+
+
+@given(plans())
+def test_every_table_is_fully_qualified(plan: SearchPlan) -> None:
+    tree = sqlglot.parse_one(to_sql(plan), read="hotdata")
+    cte_names = {cte.alias for cte in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        if isinstance(table.this, exp.Anonymous) or table.name in cte_names:
+            continue
+        assert (table.catalog, table.db, table.name) == plan.table.parts
+
+
+@given(plans())
+def test_nearest_branches_keep_the_fast_path_shape(plan: SearchPlan) -> None:
+    tree = sqlglot.parse_one(to_sql(plan), read="hotdata")
+    for select in tree.find_all(exp.Select):
+        distance_calls = [
+            call
+            for call in select.expressions
+            if isinstance(call, exp.Alias) and isinstance(call.this, exp.Anonymous)
+        ]
+        if not distance_calls:
+            continue
+        source = select.args["from_"].this
+        assert isinstance(source, exp.Table) and source.alias == ""
+        assert select.args.get("limit") is not None
+        (ordered,) = select.args["order"].expressions
+        assert ordered.args.get("desc") is False
+        assert ordered.this.name == "_distance"
+        projected = {column.name for column in select.expressions if isinstance(column, exp.Column)}
+        assert "embedding" not in projected
+
+
+# -- invalid inputs raise the library's typed errors -----------------------------------------
+
+
+bad_vectors = st.one_of(
+    st.just([]),
+    st.lists(st.floats(), min_size=1, max_size=6).filter(
+        lambda xs: any(x != x or x in (float("inf"), float("-inf")) for x in xs)
+    ),
+)
+
+
+@given(bad_vectors)
+def test_bad_vectors_raise_plan_error(vector: list[float]) -> None:
+    with pytest.raises(PlanError):
+        NearestNeighborSearch(table="docs", column="embedding", query_vector=vector)
+
+
+@given(st.integers(max_value=0))
+def test_non_positive_limits_raise_plan_error(limit: int) -> None:
+    with pytest.raises(PlanError):
+        SearchPlan(source=Bm25Search(table="docs", column="body", query_text="q"), limit=limit)
+
+
+@given(
+    st.lists(st.floats(), min_size=1, max_size=4).filter(
+        lambda ws: len(ws) != 2 or any(not (w >= 0) or w == float("inf") for w in ws)
+    )
+)
+def test_bad_weights_raise_plan_error(weights: list[float]) -> None:
+    with pytest.raises(PlanError):
+        ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="docs", column="body", query_text="q"),
+                NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0]),
+            ],
+            weights=weights,
+        )
+
+
+@given(st.one_of(st.integers(max_value=0), st.floats(max_value=0), st.just(float("nan"))))
+def test_bad_rank_constants_raise_plan_error(rank_constant: float) -> None:
+    with pytest.raises(PlanError):
+        ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="docs", column="body", query_text="q"),
+                Bm25Search(table="docs", column="title", query_text="q"),
+            ],
+            rank_constant=rank_constant,
+        )
+
+
+@given(st.text(min_size=0, max_size=10), st.text(min_size=0, max_size=10))
+def test_nul_bytes_raise_plan_error(before: str, after: str) -> None:
+    with pytest.raises(PlanError):
+        Bm25Search(table="docs", column="body", query_text=f"{before}\x00{after}")
+    with pytest.raises(PlanError):
+        Comparison(column="lang", operator="=", value=f"{before}\x00{after}")
+
+
+@given(
+    st.one_of(
+        st.lists(st.from_regex(r"[a-z]{1,5}", fullmatch=True), min_size=4, max_size=6).map(".".join),
+        st.from_regex(r"[a-z]{0,3}\.\.[a-z]{0,3}", fullmatch=True),
+        st.from_regex(r'[a-z]{0,3}"[a-z]{0,3}', fullmatch=True),
+    )
+)
+def test_bad_table_names_raise_plan_error(name: str) -> None:
+    with pytest.raises(PlanError):
+        Bm25Search(table=name, column="body", query_text="q")
