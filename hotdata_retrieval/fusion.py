@@ -79,7 +79,9 @@ def reciprocal_rank_fusion(
         )
     for weight in weights:
         if not math.isfinite(weight) or weight < 0:
-            raise PlanError(f"weight must be finite and >= 0, got {weight!r}", field="weight", value=weight)
+            raise PlanError(
+                f"weight must be finite and >= 0, got {weight!r}", field="weight", value=weight
+            )
     if not math.isfinite(rank_constant) or rank_constant <= 0:
         raise PlanError(
             f"rank_constant must be > 0, got {rank_constant!r}",

@@ -91,7 +91,8 @@ PLANS: dict[str, SearchPlan] = {
     ),
     "empty_in_lists": SearchPlan(
         source=TEXT,
-        filter=InList(column="tag", values=[]) | Not(operand=InList(column="tag", values=[], negated=True)),
+        filter=InList(column="tag", values=[])
+        | Not(operand=InList(column="tag", values=[], negated=True)),
     ),
     "names_one_part": SearchPlan(source=Bm25Search(table="Docs", column="Body", query_text="x")),
     "names_two_part": SearchPlan(

@@ -29,7 +29,17 @@ query_texts = st.text(
 ).filter(lambda text: text.strip() != "")
 
 tricky_texts = st.sampled_from(
-    ["it's", "'; DROP TABLE docs; --", "a\\'b", "--", "/* x */", "x\n\r\ty", "ü é 漢字 🎉", "''", "\\"]
+    [
+        "it's",
+        "'; DROP TABLE docs; --",
+        "a\\'b",
+        "--",
+        "/* x */",
+        "x\n\r\ty",
+        "ü é 漢字 🎉",
+        "''",
+        "\\",
+    ]
 )
 
 identifiers = st.one_of(

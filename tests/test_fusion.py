@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -56,7 +57,7 @@ def test_scores_are_non_increasing_and_every_key_appears_once(
 ) -> None:
     hits = reciprocal_rank_fusion(lists, rank_constant=rank_constant)
     assert len({hit.key for hit in hits}) == len(hits) == len(set().union(*map(set, lists)))
-    for before, after in zip(hits, hits[1:]):
+    for before, after in itertools.pairwise(hits):
         assert (before.score, -before.key) >= (after.score, -after.key)
 
 

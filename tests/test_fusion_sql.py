@@ -41,7 +41,9 @@ DISTANCE_FUNCTIONS = {"cosine_distance", "l2_distance", "negative_dot_product"}
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     document_count = draw(st.integers(min_value=1, max_value=25))
     ids = draw(st.permutations(range(1, document_count + 1)).map(lambda xs: [x * 7 for x in xs]))
-    categories = draw(st.lists(st.sampled_from("ab"), min_size=document_count, max_size=document_count))
+    categories = draw(
+        st.lists(st.sampled_from("ab"), min_size=document_count, max_size=document_count)
+    )
     kinds = draw(st.lists(st.sampled_from(["text", "semantic", "nearest"]), min_size=2, max_size=3))
     limit = draw(st.integers(min_value=1, max_value=8))
     offset = draw(st.integers(min_value=0, max_value=5))

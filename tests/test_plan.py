@@ -175,7 +175,7 @@ def test_bad_query_text(value: Any) -> None:
 
 
 def test_query_text_keeps_quotes_and_comment_markers() -> None:
-    tricky = "it's -- ; DROP TABLE x; \\ \"q\" \n ünï"
+    tricky = 'it\'s -- ; DROP TABLE x; \\ "q" \n ünï'
     assert text(query_text=tricky).query_text == tricky
 
 
@@ -262,9 +262,7 @@ def test_bad_column_names(column: Any) -> None:
 
 
 def test_vector_column_is_never_projected() -> None:
-    error = raises(
-        "columns", lambda: SearchPlan(source=fusion(), columns=["id", "embedding"])
-    )
+    error = raises("columns", lambda: SearchPlan(source=fusion(), columns=["id", "embedding"]))
     assert "fast path" in str(error)
 
 
@@ -277,9 +275,14 @@ def test_result_column_collisions_are_rejected(column: str) -> None:
 def test_debug_column_collisions_are_rejected() -> None:
     raises(
         "columns",
-        lambda: SearchPlan(source=fusion(), columns=["id", "text_rank"], include_branch_scores=True),
+        lambda: SearchPlan(
+            source=fusion(), columns=["id", "text_rank"], include_branch_scores=True
+        ),
     )
-    assert SearchPlan(source=fusion(), columns=["id", "text_rank"]).projection == ("id", "text_rank")
+    assert SearchPlan(source=fusion(), columns=["id", "text_rank"]).projection == (
+        "id",
+        "text_rank",
+    )
 
 
 def test_projection_rules() -> None:
@@ -294,9 +297,7 @@ def test_key_column_cannot_be_a_computed_column(key: str) -> None:
 
 
 def test_filter_on_the_vector_column_is_rejected() -> None:
-    raises(
-        "filter", lambda: SearchPlan(source=nearest(), filter=IsNull(column="embedding"))
-    )
+    raises("filter", lambda: SearchPlan(source=nearest(), filter=IsNull(column="embedding")))
 
 
 def test_source_must_be_a_branch_or_fusion() -> None:

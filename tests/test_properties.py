@@ -123,7 +123,9 @@ def test_template_fill_equals_a_direct_render(plan: SearchPlan) -> None:
 
 
 @given(plans(), plans())
-def test_plans_sharing_a_template_keep_their_own_values(first: SearchPlan, second: SearchPlan) -> None:
+def test_plans_sharing_a_template_keep_their_own_values(
+    first: SearchPlan, second: SearchPlan
+) -> None:
     render._templates.clear()
     sql_second_cold = to_sql(second)
     render._templates.clear()
@@ -223,7 +225,9 @@ def test_nul_bytes_raise_plan_error(before: str, after: str) -> None:
 
 @given(
     st.one_of(
-        st.lists(st.from_regex(r"[a-z]{1,5}", fullmatch=True), min_size=4, max_size=6).map(".".join),
+        st.lists(st.from_regex(r"[a-z]{1,5}", fullmatch=True), min_size=4, max_size=6).map(
+            ".".join
+        ),
         st.from_regex(r"[a-z]{0,3}\.\.[a-z]{0,3}", fullmatch=True),
         st.from_regex(r'[a-z]{0,3}"[a-z]{0,3}', fullmatch=True),
     )

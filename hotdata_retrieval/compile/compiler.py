@@ -70,20 +70,20 @@ _COMPARISONS: dict[ComparisonOperator, type[exp.Binary]] = {
 class Binder(Protocol):
     """Turns a caller-supplied value of the plan into an expression node."""
 
-    def text(self, node: object, field: str) -> exp.Expression:
+    def text(self, node: object, field: str) -> exp.Expr:
         """A string literal: ``getattr(node, field)``."""
         ...
 
-    def vector(self, node: object, field: str) -> exp.Expression:
+    def vector(self, node: object, field: str) -> exp.Expr:
         """A vector literal: ``getattr(node, field)``."""
         ...
 
-    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expression:
+    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expr:
         """A filter literal: ``getattr(node, field)`` (or its ``index``-th element)."""
         ...
 
 
-def literal_node(value: Any) -> exp.Expression:
+def literal_node(value: Any) -> exp.Expr:
     """The sqlglot node for a filter literal or query text (strings are never numbers)."""
     if isinstance(value, str):
         return exp.Literal.string(value)
@@ -96,13 +96,13 @@ class LiteralBinder:
     def __init__(self, profile: DialectProfile) -> None:
         self._profile = profile
 
-    def text(self, node: object, field: str) -> exp.Expression:
+    def text(self, node: object, field: str) -> exp.Expr:
         return exp.Literal.string(getattr(node, field))
 
-    def vector(self, node: object, field: str) -> exp.Expression:
+    def vector(self, node: object, field: str) -> exp.Expr:
         return VectorLiteral(this=self._profile.vector_literal(getattr(node, field)))
 
-    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expression:
+    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expr:
         value = getattr(node, field)
         return literal_node(value if index is None else value[index])
 
@@ -117,13 +117,13 @@ class SlotBinder:
     def __init__(self, slots: dict[tuple[int, str, int | None], int]) -> None:
         self._slots = slots
 
-    def text(self, node: object, field: str) -> exp.Expression:
+    def text(self, node: object, field: str) -> exp.Expr:
         return ValueSlot(this=self._slots[(id(node), field, None)])
 
-    def vector(self, node: object, field: str) -> exp.Expression:
+    def vector(self, node: object, field: str) -> exp.Expr:
         return ValueSlot(this=self._slots[(id(node), field, None)])
 
-    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expression:
+    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expr:
         return ValueSlot(this=self._slots[(id(node), field, index)])
 
 
@@ -137,9 +137,7 @@ def identifier(name: str) -> exp.Identifier:
 
 def column(name: str, table: str | None = None) -> exp.Column:
     """A column node, optionally qualified by a table or CTE name."""
-    return exp.Column(
-        this=identifier(name), table=identifier(table) if table is not None else None
-    )
+    return exp.Column(this=identifier(name), table=identifier(table) if table is not None else None)
 
 
 def table_reference(table: TableName, alias: str | None = None) -> exp.Table:
@@ -152,14 +150,14 @@ def table_reference(table: TableName, alias: str | None = None) -> exp.Table:
     )
 
 
-def _ordered(expression: exp.Expression, *, descending: bool) -> exp.Ordered:
+def _ordered(expression: exp.Expr, *, descending: bool) -> exp.Ordered:
     """``expr ASC`` or ``expr DESC``, with each direction's default NULL placement (NULLS
     LAST ascending, NULLS FIRST descending, as in PostgreSQL and DataFusion), so no NULLS
     clause is written. Scores and distances in these sorts are never NULL."""
     return exp.Ordered(this=expression, desc=descending, nulls_first=descending)
 
 
-def _number(value: int | float) -> exp.Literal:
+def _number(value: int | float) -> exp.Expr:
     return exp.Literal.number(repr(value))
 
 
@@ -184,7 +182,7 @@ class PlanCompiler:
 
     # -- filters ---------------------------------------------------------------------------
 
-    def predicate(self, predicate: Predicate) -> exp.Expression:
+    def predicate(self, predicate: Predicate) -> exp.Expr:
         """The boolean expression for a filter tree."""
         if isinstance(predicate, Comparison):
             node = _COMPARISONS[predicate.operator]
@@ -204,13 +202,15 @@ class PlanCompiler:
             )
             return exp.Not(this=membership) if predicate.negated else membership
         if isinstance(predicate, IsNull):
-            return exp.Is(this=column(predicate.column), expression=exp.Null(), negate=predicate.negated or None)
+            return exp.Is(
+                this=column(predicate.column),
+                expression=exp.Null(),
+                negate=predicate.negated or None,
+            )
         if isinstance(predicate, (And, Or)):
             connective = exp.And if isinstance(predicate, And) else exp.Or
             operands = [
-                compiled
-                if isinstance(compiled, connective)
-                else self._grouped(compiled)
+                compiled if isinstance(compiled, connective) else self._grouped(compiled)
                 for compiled in map(self.predicate, predicate.operands)
             ]
             combined = operands[0]
@@ -222,7 +222,7 @@ class PlanCompiler:
         raise TypeError(f"not a predicate: {predicate!r}")  # unreachable: plans are validated
 
     @staticmethod
-    def _grouped(expression: exp.Expression) -> exp.Expression:
+    def _grouped(expression: exp.Expr) -> exp.Expr:
         """Parenthesise a nested AND/OR (a chain of the same connective needs none)."""
         if isinstance(expression, (exp.And, exp.Or)):
             return exp.Paren(this=expression)
@@ -249,20 +249,19 @@ class PlanCompiler:
             function = self.profile.require(self.profile.text_search_function, "bm25_search")
             return self._table_function(function, branch, k)
         if isinstance(branch, VectorSearch):
-            function = self.profile.require(
-                self.profile.semantic_search_function, "vector_search"
-            )
+            function = self.profile.require(self.profile.semantic_search_function, "vector_search")
             return self._table_function(function, branch, k)
         return table_reference(branch.table)
 
-    def _distance(self, branch: NearestNeighborSearch) -> exp.Expression:
+    def _distance(self, branch: NearestNeighborSearch) -> exp.Expr:
         return exp.Anonymous(
             this=self.profile.distance_function(branch.metric),
             expressions=[column(branch.column), self.binder.vector(branch, "query_vector")],
         )
 
-    def _raw_score(self, branch: Branch) -> exp.Expression:
-        """The branch's raw-score select item: ``score``, ``_distance`` or ``fn(...) AS _distance``."""
+    def _raw_score(self, branch: Branch) -> exp.Expr:
+        """The branch's raw-score select item: ``score``, ``_distance`` or
+        ``fn(...) AS _distance``."""
         if isinstance(branch, NearestNeighborSearch):
             return exp.Alias(this=self._distance(branch), alias=identifier(branch.raw_score_column))
         return column(branch.raw_score_column)
@@ -271,13 +270,14 @@ class PlanCompiler:
         self,
         plan: SearchPlan,
         branch: Branch,
-        projection: list[exp.Expression],
+        projection: list[exp.Expr],
         *,
         k: int,
         limit: int | None,
         offset: int,
     ) -> exp.Select:
-        """``SELECT <projection>, <raw> FROM <source> [WHERE] ORDER BY <raw> <dir> [LIMIT] [OFFSET]``.
+        """``SELECT <projection>, <raw> FROM <source> [WHERE] ORDER BY <raw> <dir>`` with
+        ``LIMIT`` and ``OFFSET`` as needed.
 
         A semantic branch never gets a LIMIT: its k argument is the bound (engine contract
         §1.2, test vector 6).
@@ -288,9 +288,7 @@ class PlanCompiler:
             where=self._where(plan),
             order=exp.Order(
                 expressions=[
-                    _ordered(
-                        column(branch.raw_score_column), descending=branch.higher_is_better
-                    )
+                    _ordered(column(branch.raw_score_column), descending=branch.higher_is_better)
                 ]
             ),
         )
@@ -324,9 +322,7 @@ class PlanCompiler:
         names = plan.branch_names
         ctes: list[exp.CTE] = []
         for name, branch in zip(names, fusion.branches):
-            hits = self._branch_select(
-                plan, branch, [column(key)], k=depth, limit=depth, offset=0
-            )
+            hits = self._branch_select(plan, branch, [column(key)], k=depth, limit=depth, offset=0)
             ctes.append(_cte(f"{name}_hits", hits))
             ranked = exp.Select(
                 expressions=[
@@ -353,7 +349,7 @@ class PlanCompiler:
             ctes.append(_cte(f"{name}_ranked", ranked))
         ctes.append(_cte(FUSED, self._fused(plan)))
 
-        projection: list[exp.Expression] = [column(name, BASE) for name in plan.projection]
+        projection: list[exp.Expr] = [column(name, BASE) for name in plan.projection]
         projection.extend(column(name, FUSED) for name in plan.result_columns)
         return exp.Select(
             expressions=projection,
@@ -384,12 +380,12 @@ class PlanCompiler:
         ranked = [f"{name}_ranked" for name in plan.branch_names]
         keys = [column(key, name) for name in ranked]
 
-        def coalesce(expressions: list[exp.Column]) -> exp.Expression:
+        def coalesce(expressions: list[exp.Column]) -> exp.Expr:
             if len(expressions) == 1:
                 return expressions[0]
             return exp.Coalesce(this=expressions[0], expressions=expressions[1:])
 
-        score: exp.Expression | None = None
+        score: exp.Expr | None = None
         for name, weight in zip(ranked, fusion.weights):
             term = exp.Coalesce(
                 this=exp.Div(
@@ -407,7 +403,7 @@ class PlanCompiler:
             score = term if score is None else exp.Add(this=score, expression=term)
         assert score is not None
 
-        items: list[exp.Expression] = [
+        items: list[exp.Expr] = [
             exp.Alias(this=coalesce(keys), alias=identifier(key)),
             exp.Alias(this=score, alias=identifier("score")),
         ]

@@ -8,7 +8,7 @@ statement template; the renderer fills it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
@@ -25,13 +25,13 @@ class VectorLiteral(exp.Expression):
     ``this`` holds the finished text; generators emit it verbatim.
     """
 
-    arg_types: dict[str, Any] = {"this": True}
+    arg_types: ClassVar[dict[str, Any]] = {"this": True}
 
 
 class ValueSlot(exp.Expression):
     """Stands for bound value number ``this`` in a statement template."""
 
-    arg_types: dict[str, Any] = {"this": True}
+    arg_types: ClassVar[dict[str, Any]] = {"this": True}
 
 
 def vector_literal_sql(generator: Any, expression: VectorLiteral) -> str:

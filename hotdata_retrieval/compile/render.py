@@ -168,7 +168,9 @@ def _render_value(profile: DialectProfile, kind: str, value: Any) -> str:
     return _sqlglot_dialect(profile).generate(node, copy=False)  # type: ignore[no-any-return]
 
 
-def to_sql(plan: SearchPlan, dialect: str | DialectProfile = "hotdata", *, pretty: bool = True) -> str:
+def to_sql(
+    plan: SearchPlan, dialect: str | DialectProfile = "hotdata", *, pretty: bool = True
+) -> str:
     """Compile ``plan`` to SQL text for ``dialect``: ONE statement, one round trip.
 
     The same plan always gives byte-identical SQL. Plans that differ only in their values
@@ -187,8 +189,15 @@ def to_sql(plan: SearchPlan, dialect: str | DialectProfile = "hotdata", *, prett
     >>> from hotdata_retrieval.plan import Bm25Search, SearchPlan
     >>> plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="it's"),
     ...                   limit=5)
-    >>> print(to_sql(plan, pretty=False))
-    SELECT id, body, score FROM bm25_search('default.public.docs', 'body', 'it''s', 5) ORDER BY score DESC LIMIT 5
+    >>> print(to_sql(plan))
+    SELECT
+      id,
+      body,
+      score
+    FROM bm25_search('default.public.docs', 'body', 'it''s', 5)
+    ORDER BY
+      score DESC
+    LIMIT 5
     """
     profile = get_dialect(dialect)
     shape = plan_shape(plan)

@@ -10,19 +10,20 @@ An empty ``IN`` list matches no row and an empty ``NOT IN`` list matches every r
 
 Predicates compose with ``&``, ``|`` and ``~``:
 
->>> (Comparison(column="lang", operator="=", value="en") & IsNull(column="deleted_at"))
-And(operands=(Comparison(column='lang', operator=<ComparisonOperator.EQUAL: '='>, value='en'), IsNull(column='deleted_at', negated=False)))
+>>> both = Comparison(column="lang", operator="=", value="en") & IsNull(column="deleted_at")
+>>> [type(operand).__name__ for operand in both.operands]
+['Comparison', 'IsNull']
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any, Union
+from typing import Any
 
 import attrs
 
 from hotdata_retrieval.errors import PlanError
-from hotdata_retrieval.plan.names import check_identifier
+from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.values import LiteralValue, check_literal
 
 __all__ = [
@@ -76,25 +77,34 @@ class _Composable:
     """``&``, ``|`` and ``~`` for every predicate node."""
 
     def __and__(self, other: Predicate) -> And:
-        return And(operands=(self, other))  # type: ignore[arg-type]
+        return And(operands=(self, other))
 
     def __or__(self, other: Predicate) -> Or:
-        return Or(operands=(self, other))  # type: ignore[arg-type]
+        return Or(operands=(self, other))
 
     def __invert__(self) -> Not:
-        return Not(operand=self)  # type: ignore[arg-type]
+        return Not(operand=self)
+
+
+def _operator(value: Any) -> ComparisonOperator:
+    return ComparisonOperator.parse(value)
+
+
+def _filter_value(value: Any) -> LiteralValue:
+    return check_literal(value, label="filter value")
+
+
+def _filter_column(value: Any) -> str:
+    return normalize_identifier(value, label="filter column")
 
 
 @attrs.frozen(kw_only=True)
 class Comparison(_Composable):
     """``column <operator> value``; NULL column values never match (SQL semantics)."""
 
-    column: str = attrs.field(converter=check_identifier("filter column"))
-    operator: ComparisonOperator = attrs.field(converter=ComparisonOperator.parse)
-    value: LiteralValue = attrs.field(
-        converter=lambda value: check_literal(value, label="filter value"),
-        metadata={"bound": True},
-    )
+    column: str = attrs.field(converter=_filter_column)
+    operator: ComparisonOperator = attrs.field(converter=_operator)
+    value: LiteralValue = attrs.field(converter=_filter_value, metadata={"bound": True})
 
 
 def _literal_tuple(values: Any) -> tuple[LiteralValue, ...]:
@@ -114,7 +124,7 @@ class InList(_Composable):
     not valid SQL).
     """
 
-    column: str = attrs.field(converter=check_identifier("filter column"))
+    column: str = attrs.field(converter=_filter_column)
     values: tuple[LiteralValue, ...] = attrs.field(
         converter=_literal_tuple, metadata={"bound_each": True}
     )
@@ -125,7 +135,7 @@ class InList(_Composable):
 class IsNull(_Composable):
     """``column IS NULL``, or ``IS NOT NULL`` when ``negated``."""
 
-    column: str = attrs.field(converter=check_identifier("filter column"))
+    column: str = attrs.field(converter=_filter_column)
     negated: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
 
@@ -180,7 +190,7 @@ class Not(_Composable):
     operand: Predicate = attrs.field(converter=check_predicate)
 
 
-Predicate = Union[Comparison, InList, IsNull, And, Or, Not]
+Predicate = Comparison | InList | IsNull | And | Or | Not
 """Any filter node."""
 
 

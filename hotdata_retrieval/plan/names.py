@@ -75,14 +75,11 @@ def normalize_identifier(value: Any, *, label: str = "identifier") -> str:
     return value.lower()
 
 
-def _table_part(label: str) -> Any:
-    def convert(value: Any) -> str:
-        try:
-            return normalize_identifier(value, label=label)
-        except PlanError as error:
-            raise TableNameError(str(error), field=label, value=value) from None
-
-    return convert
+def _normalize_table_part(value: Any, label: str) -> str:
+    try:
+        return normalize_identifier(value, label=label)
+    except PlanError as error:
+        raise TableNameError(str(error), field=label, value=value) from None
 
 
 def _split_reference(text: str) -> list[str]:
@@ -103,7 +100,9 @@ def _split_reference(text: str) -> list[str]:
             closing = text.find('"', position + 1)
             if closing == -1:
                 raise TableNameError(
-                    f"table name {text!r} has an unterminated quoted part", field="table", value=text
+                    f"table name {text!r} has an unterminated quoted part",
+                    field="table",
+                    value=text,
                 )
             inner = text[position + 1 : closing]
             if closing + 1 < len(text) and text[closing + 1] == '"':
@@ -137,6 +136,18 @@ def _split_reference(text: str) -> list[str]:
     return parts
 
 
+def _catalog_part(value: Any) -> str:
+    return _normalize_table_part(value, "catalog")
+
+
+def _schema_part(value: Any) -> str:
+    return _normalize_table_part(value, "schema")
+
+
+def _name_part(value: Any) -> str:
+    return _normalize_table_part(value, "table")
+
+
 @attrs.frozen(kw_only=True)
 class TableName:
     """A fully qualified table reference: ``catalog.schema.name``.
@@ -157,9 +168,9 @@ class TableName:
     'default.analytics."support tickets"'
     """
 
-    catalog: str = attrs.field(converter=_table_part("catalog"))
-    schema: str = attrs.field(converter=_table_part("schema"))
-    name: str = attrs.field(converter=_table_part("table"))
+    catalog: str = attrs.field(converter=_catalog_part)
+    schema: str = attrs.field(converter=_schema_part)
+    name: str = attrs.field(converter=_name_part)
 
     @classmethod
     def parse(
@@ -231,12 +242,3 @@ class TableName:
 def coerce_table_name(value: Any) -> TableName:
     """Accept a :class:`TableName` or a 1-3 part string (completed from the defaults)."""
     return TableName.parse(value)
-
-
-def check_identifier(label: str) -> Any:
-    """An attrs converter that applies :func:`normalize_identifier` with ``label``."""
-
-    def convert(value: Any) -> str:
-        return normalize_identifier(value, label=label)
-
-    return convert

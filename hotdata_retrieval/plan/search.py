@@ -10,13 +10,13 @@ from __future__ import annotations
 import enum
 import math
 import re
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate_columns
-from hotdata_retrieval.plan.names import TableName, check_identifier, coerce_table_name
+from hotdata_retrieval.plan.names import TableName, coerce_table_name, normalize_identifier
 from hotdata_retrieval.plan.values import (
     check_positive_int,
     check_query_text,
@@ -87,6 +87,10 @@ class DistanceMetric(str, enum.Enum):
 _METRIC_ALIASES = {"euclidean": "l2", "ip": "dot", "inner_product": "dot"}
 
 
+def _metric(value: Any) -> DistanceMetric:
+    return DistanceMetric.parse(value)
+
+
 def _branch_name(value: Any) -> str | None:
     if value is None:
         return None
@@ -99,6 +103,22 @@ def _branch_name(value: Any) -> str | None:
             f"branch name {value!r} is reserved; choose another", field="name", value=value
         )
     return value
+
+
+def _key_column(value: Any) -> str:
+    return normalize_identifier(value, label="key column")
+
+
+def _source_text_column(value: Any) -> str:
+    return normalize_identifier(value, label="source text column")
+
+
+def _text_column(value: Any) -> str:
+    return normalize_identifier(value, label="text column")
+
+
+def _vector_column(value: Any) -> str:
+    return normalize_identifier(value, label="vector column")
 
 
 @attrs.frozen(kw_only=True)
@@ -124,7 +144,7 @@ class Bm25Search:
     higher_is_better: ClassVar[bool] = True
 
     table: TableName = attrs.field(converter=coerce_table_name)
-    column: str = attrs.field(converter=check_identifier("text column"))
+    column: str = attrs.field(converter=_text_column)
     query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
 
@@ -151,7 +171,7 @@ class VectorSearch:
     higher_is_better: ClassVar[bool] = False
 
     table: TableName = attrs.field(converter=coerce_table_name)
-    column: str = attrs.field(converter=check_identifier("source text column"))
+    column: str = attrs.field(converter=_source_text_column)
     query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
 
@@ -178,17 +198,15 @@ class NearestNeighborSearch:
     higher_is_better: ClassVar[bool] = False
 
     table: TableName = attrs.field(converter=coerce_table_name)
-    column: str = attrs.field(converter=check_identifier("vector column"))
+    column: str = attrs.field(converter=_vector_column)
     query_vector: tuple[float, ...] = attrs.field(
         converter=check_query_vector, metadata={"bound": True}, repr=False
     )
-    metric: DistanceMetric = attrs.field(
-        default=DistanceMetric.COSINE, converter=DistanceMetric.parse
-    )
+    metric: DistanceMetric = attrs.field(default=DistanceMetric.COSINE, converter=_metric)
     name: str | None = attrs.field(default=None, converter=_branch_name)
 
 
-Branch = Union[Bm25Search, VectorSearch, NearestNeighborSearch]
+Branch = Bm25Search | VectorSearch | NearestNeighborSearch
 """One ranked list of candidates."""
 
 _BRANCH_TYPES = (Bm25Search, VectorSearch, NearestNeighborSearch)
@@ -227,8 +245,8 @@ def _branches(values: Any) -> tuple[Branch, ...]:
             field="branches",
             value=values,
         )
-    names = [branch.name for branch in branches if branch.name is not None]
-    duplicated = sorted({name for name in names if names.count(name) > 1})
+    given_names = [branch.name for branch in branches if branch.name is not None]
+    duplicated = sorted({name for name in given_names if given_names.count(name) > 1})
     if duplicated:
         raise PlanError(
             f"branch names must be unique, {duplicated[0]!r} is used twice",
@@ -238,15 +256,12 @@ def _branches(values: Any) -> tuple[Branch, ...]:
     return branches
 
 
-def _finite_number(label: str) -> Any:
-    def convert(value: Any) -> float | int:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise PlanError(f"{label} must be a number, got {value!r}", field=label, value=value)
-        if isinstance(value, float) and not math.isfinite(value):
-            raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
-        return value
-
-    return convert
+def _finite_number(value: Any, label: str) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PlanError(f"{label} must be a number, got {value!r}", field=label, value=value)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
+    return value
 
 
 def _weights(values: Any) -> tuple[float | int, ...] | None:
@@ -256,7 +271,7 @@ def _weights(values: Any) -> tuple[float | int, ...] | None:
         raise PlanError(
             f"weights must be a sequence of numbers, got {values!r}", field="weights", value=values
         )
-    weights = tuple(_finite_number("weight")(value) for value in values)
+    weights = tuple(_finite_number(value, "weight") for value in values)
     for weight in weights:
         if weight < 0:
             raise PlanError(f"weight must be >= 0, got {weight!r}", field="weight", value=weight)
@@ -264,7 +279,7 @@ def _weights(values: Any) -> tuple[float | int, ...] | None:
 
 
 def _rank_constant(value: Any) -> float | int:
-    number = _finite_number("rank_constant")(value)
+    number = _finite_number(value, "rank_constant")
     if number <= 0:
         raise PlanError(
             f"rank_constant must be > 0, got {value!r}", field="rank_constant", value=value
@@ -302,7 +317,9 @@ class ReciprocalRankFusion:
         default=None,
         converter=_weights,
     )
-    rank_constant: float | int = attrs.field(default=DEFAULT_RANK_CONSTANT, converter=_rank_constant)
+    rank_constant: float | int = attrs.field(
+        default=DEFAULT_RANK_CONSTANT, converter=_rank_constant
+    )
     depth: int | None = attrs.field(default=None, converter=_optional_depth)
 
     def __attrs_post_init__(self) -> None:
@@ -329,7 +346,7 @@ class ReciprocalRankFusion:
         return self.branches[0].table
 
 
-Source = Union[Bm25Search, VectorSearch, NearestNeighborSearch, ReciprocalRankFusion]
+Source = Bm25Search | VectorSearch | NearestNeighborSearch | ReciprocalRankFusion
 
 
 def _source(value: Any) -> Source:
@@ -353,7 +370,7 @@ def _columns(values: Any) -> tuple[str, ...] | None:
             field="columns",
             value=values,
         )
-    columns = tuple(check_identifier("column")(value) for value in values)
+    columns = tuple(normalize_identifier(value, label="column") for value in values)
     if not columns:
         raise PlanError("columns must not be empty", field="columns", value=values)
     duplicated = sorted({column for column in columns if columns.count(column) > 1})
@@ -362,6 +379,14 @@ def _columns(values: Any) -> tuple[str, ...] | None:
             f"column {duplicated[0]!r} is projected twice", field="columns", value=duplicated[0]
         )
     return columns
+
+
+def _limit(value: Any) -> int:
+    return check_positive_int(value, label="limit")
+
+
+def _offset(value: Any) -> int:
+    return check_positive_int(value, label="offset", minimum=0)
 
 
 def branch_names(source: Source) -> tuple[str, ...]:
@@ -382,7 +407,9 @@ def branch_names(source: Source) -> tuple[str, ...]:
             names.append(branch.name)
             continue
         counts[branch.kind] = counts.get(branch.kind, 0) + 1
-        candidate = branch.kind if counts[branch.kind] == 1 else f"{branch.kind}_{counts[branch.kind]}"
+        candidate = (
+            branch.kind if counts[branch.kind] == 1 else f"{branch.kind}_{counts[branch.kind]}"
+        )
         while candidate in taken:
             counts[branch.kind] += 1
             candidate = f"{branch.kind}_{counts[branch.kind]}"
@@ -426,28 +453,24 @@ class SearchPlan:
 
     source: Source = attrs.field(converter=_source)
     columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
-    limit: int = attrs.field(
-        default=10, converter=lambda value: check_positive_int(value, label="limit")
-    )
-    offset: int = attrs.field(
-        default=0, converter=lambda value: check_positive_int(value, label="offset", minimum=0)
-    )
+    limit: int = attrs.field(default=10, converter=_limit)
+    offset: int = attrs.field(default=0, converter=_offset)
     filter: Predicate | None = attrs.field(default=None, converter=_optional_predicate)
-    key_column: str = attrs.field(default="id", converter=check_identifier("key column"))
+    key_column: str = attrs.field(default="id", converter=_key_column)
     include_branch_scores: bool = attrs.field(
         default=False, validator=attrs.validators.instance_of(bool)
     )
 
     def __attrs_post_init__(self) -> None:
         fusion = self.fusion
-        if fusion is not None and fusion.depth is not None:
-            if fusion.depth < self.limit + self.offset:
-                raise PlanError(
-                    f"depth {fusion.depth} is below limit + offset = {self.limit + self.offset}; "
-                    "each branch must fetch every row the page can show",
-                    field="depth",
-                    value=fusion.depth,
-                )
+        page_end = self.limit + self.offset
+        if fusion is not None and fusion.depth is not None and fusion.depth < page_end:
+            raise PlanError(
+                f"depth {fusion.depth} is below limit + offset = {page_end}; "
+                "each branch must fetch every row the page can show",
+                field="depth",
+                value=fusion.depth,
+            )
         if self.key_column in INTERNAL_COLUMNS:
             raise PlanError(
                 f"key column {self.key_column!r} collides with a column the search computes; "

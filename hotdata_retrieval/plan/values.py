@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Union
+from typing import Any
 
 from hotdata_retrieval.errors import PlanError
 
@@ -15,7 +15,7 @@ __all__ = [
     "check_query_vector",
 ]
 
-LiteralValue = Union[str, int, float, bool]
+LiteralValue = str | int | float | bool
 """A filter literal: text, integer, finite float or boolean. ``NULL`` is tested with ``IsNull``."""
 
 _INT64_MIN = -(2**63)

@@ -1,0 +1,751 @@
+"""The JSON form of a :class:`~hotdata_retrieval.plan.search.SearchPlan`.
+
+A *plan document* is plain JSON data (objects, arrays, strings, numbers, booleans, null) that
+describes one search. It is what ``hdq explain --plan`` reads and ``--format json`` writes, and
+what a service can accept over the wire. :data:`PLAN_JSON_SCHEMA` describes it as a JSON
+Schema (draft 2020-12); ``docs/plans.md`` documents it.
+
+>>> document = {
+...     "table": "docs",
+...     "branches": [
+...         {"kind": "text", "column": "body", "query_text": "error E1234"},
+...         {"kind": "nearest", "column": "embedding", "query_vector": [0.1, 0.2]},
+...     ],
+...     "filter": {"column": "lang", "op": "=", "value": "en"},
+...     "limit": 5,
+... }
+>>> plan = plan_from_document(document)
+>>> plan.fusion is not None, str(plan.table), plan.limit
+(True, 'default.public.docs', 5)
+>>> plan_from_document(plan_to_document(plan)) == plan
+True
+
+Decoding is strict: an unknown key, a missing key or a value of the wrong JSON type raises
+:class:`~hotdata_retrieval.errors.PlanError` with a one-line message that names where in the
+document the bad value is (``branches[1].query_vector``, ``filter.and[0]``, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, NoReturn
+
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import (
+    And,
+    Comparison,
+    ComparisonOperator,
+    InList,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+)
+from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
+from hotdata_retrieval.plan.search import (
+    DEFAULT_RANK_CONSTANT,
+    Bm25Search,
+    Branch,
+    DistanceMetric,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+)
+
+__all__ = ["PLAN_JSON_SCHEMA", "plan_from_document", "plan_to_document"]
+
+_PLAN_KEYS = (
+    "table",
+    "branches",
+    "fusion",
+    "columns",
+    "limit",
+    "offset",
+    "filter",
+    "key_column",
+    "include_branch_scores",
+)
+_TEXT_BRANCH_KEYS = ("kind", "name", "table", "column", "query_text")
+_NEAREST_BRANCH_KEYS = ("kind", "name", "table", "column", "query_vector", "metric")
+_BRANCH_KEYS: dict[str, tuple[str, ...]] = {
+    Bm25Search.kind: _TEXT_BRANCH_KEYS,
+    VectorSearch.kind: _TEXT_BRANCH_KEYS,
+    NearestNeighborSearch.kind: _NEAREST_BRANCH_KEYS,
+}
+_FUSION_KEYS = ("weights", "rank_constant", "depth")
+_PREDICATE_TESTS = ("op", "in", "not_in", "is_null")
+_CONNECTIVES = ("and", "or", "not")
+_PREDICATE_FORMS = (
+    '{"column", "op", "value"}, {"column", "in"}, {"column", "not_in"}, '
+    '{"column", "is_null"}, {"and"}, {"or"} or {"not"}'
+)
+
+_INT64_MAX = 2**63 - 1
+
+
+# -- JSON Schema --------------------------------------------------------------------------
+
+_IDENTIFIER: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    "pattern": r'^[^"\u0000-\u001F\u007F]+$',
+    "description": "An identifier; stored lower-cased. No double quote, NUL or control character.",
+}
+
+_LITERAL: dict[str, Any] = {
+    "type": ["string", "number", "boolean"],
+    "description": "A filter literal. NULL is tested with is_null, never compared.",
+}
+
+_QUERY_TEXT: dict[str, Any] = {
+    "type": "string",
+    "pattern": r"\S",
+    "description": "The query, passed to the engine verbatim; not only white space, no NUL.",
+}
+
+_BRANCH_COMMON: dict[str, Any] = {
+    "name": {
+        "description": "The branch's name in fused SQL and debug columns; default: its kind, "
+        "numbered when a kind repeats.",
+        "anyOf": [
+            {
+                "type": "string",
+                "pattern": "^[a-z][a-z0-9_]*$",
+                "not": {"enum": ["fused", "base"]},
+            },
+            {"type": "null"},
+        ],
+    },
+    "table": {
+        "$ref": "#/$defs/table",
+        "description": "Overrides the plan's table for this branch; fused branches must all "
+        "search the same table.",
+    },
+    "column": {"$ref": "#/$defs/identifier"},
+}
+
+
+def _text_branch(kind: str, description: str, column: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {
+            "kind": {"const": kind},
+            **_BRANCH_COMMON,
+            "column": {"$ref": "#/$defs/identifier", "description": column},
+            "query_text": {"$ref": "#/$defs/query_text"},
+        },
+        "required": ["kind", "column", "query_text"],
+        "additionalProperties": False,
+    }
+
+
+PLAN_JSON_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "hotdata-retrieval search plan",
+    "description": "One search: a single branch, or the reciprocal rank fusion of several, "
+    "with its filter, projection and page. Every branch needs a table: the plan's 'table', "
+    "or its own.",
+    "type": "object",
+    "properties": {
+        "table": {
+            "$ref": "#/$defs/table",
+            "description": "The table every branch searches, unless a branch names its own.",
+        },
+        "branches": {
+            "type": "array",
+            "minItems": 1,
+            "items": {"$ref": "#/$defs/branch"},
+            "description": "One branch: a single-branch search. Two or more: their reciprocal "
+            "rank fusion.",
+        },
+        "fusion": {
+            "description": "How two or more branches are fused; only with two or more "
+            "branches. Omitted or null: the defaults.",
+            "anyOf": [{"$ref": "#/$defs/fusion"}, {"type": "null"}],
+        },
+        "columns": {
+            "description": "Table columns to return, in order. Null: the key column, then the "
+            "first text or semantic branch's column.",
+            "anyOf": [
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "uniqueItems": True,
+                    "items": {"$ref": "#/$defs/identifier"},
+                },
+                {"type": "null"},
+            ],
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": _INT64_MAX,
+            "default": 10,
+            "description": "Rows returned (top-k), written without a fraction.",
+        },
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": _INT64_MAX,
+            "default": 0,
+            "description": "Rows skipped before them.",
+        },
+        "filter": {
+            "description": "Applied inside every branch, before ranking. Null: no filter.",
+            "anyOf": [{"$ref": "#/$defs/predicate"}, {"type": "null"}],
+        },
+        "key_column": {
+            "$ref": "#/$defs/identifier",
+            "default": "id",
+            "description": "The table's unique key: fused branches are joined and tie-broken "
+            "on it.",
+        },
+        "include_branch_scores": {
+            "type": "boolean",
+            "default": False,
+            "description": "For a fusion, also return each branch's rank and raw score.",
+        },
+    },
+    "required": ["branches"],
+    "additionalProperties": False,
+    "$defs": {
+        "identifier": _IDENTIFIER,
+        "table": {
+            "type": "string",
+            "minLength": 1,
+            "description": "'table', 'schema.table' or 'catalog.schema.table'; completed from "
+            "the default catalog ('default') and schema ('public'). Parts may be "
+            "double-quoted.",
+        },
+        "query_text": _QUERY_TEXT,
+        "literal": _LITERAL,
+        "branch": {
+            "oneOf": [
+                {"$ref": "#/$defs/text_branch"},
+                {"$ref": "#/$defs/semantic_branch"},
+                {"$ref": "#/$defs/nearest_branch"},
+            ]
+        },
+        "text_branch": _text_branch(
+            "text",
+            "BM25 full-text search (the engine's bm25_search).",
+            "The BM25-indexed text column.",
+        ),
+        "semantic_branch": _text_branch(
+            "semantic",
+            "Semantic search embedded by the engine (vector_search).",
+            "The text column the provider-backed vector index was built over.",
+        ),
+        "nearest_branch": {
+            "type": "object",
+            "description": "Nearest-neighbour search with a caller-supplied query vector.",
+            "properties": {
+                "kind": {"const": "nearest"},
+                **_BRANCH_COMMON,
+                "column": {
+                    "$ref": "#/$defs/identifier",
+                    "description": "The vector column; never projected.",
+                },
+                "query_vector": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": "number"},
+                    "description": "The query embedding: finite numbers, from the same model "
+                    "as the column.",
+                },
+                "metric": {
+                    "enum": ["cosine", "l2", "dot", "euclidean", "ip", "inner_product"],
+                    "default": "cosine",
+                    "description": "Must match the vector index's metric; 'euclidean' means "
+                    "l2, 'ip' and 'inner_product' mean dot.",
+                },
+            },
+            "required": ["kind", "column", "query_vector"],
+            "additionalProperties": False,
+        },
+        "fusion": {
+            "type": "object",
+            "properties": {
+                "weights": {
+                    "anyOf": [
+                        {"type": "array", "items": {"type": "number", "minimum": 0}},
+                        {"type": "null"},
+                    ],
+                    "description": "One weight per branch, at least one > 0; null: all 1.",
+                },
+                "rank_constant": {
+                    "type": "number",
+                    "exclusiveMinimum": 0,
+                    "default": DEFAULT_RANK_CONSTANT,
+                    "description": "RRF's k.",
+                },
+                "depth": {
+                    "anyOf": [
+                        {"type": "integer", "minimum": 1, "maximum": _INT64_MAX},
+                        {"type": "null"},
+                    ],
+                    "description": "Candidates fetched per branch, at least limit + offset; "
+                    "null: max(4 * limit, 20, limit + offset).",
+                },
+            },
+            "additionalProperties": False,
+        },
+        "predicate": {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "description": "column <op> value",
+                    "properties": {
+                        "column": {"$ref": "#/$defs/identifier"},
+                        "op": {"enum": ["=", "==", "!=", "<>", "<", "<=", ">", ">="]},
+                        "value": {"$ref": "#/$defs/literal"},
+                    },
+                    "required": ["column", "op", "value"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "description": "column IN (values); an empty list matches no row.",
+                    "properties": {
+                        "column": {"$ref": "#/$defs/identifier"},
+                        "in": {"type": "array", "items": {"$ref": "#/$defs/literal"}},
+                    },
+                    "required": ["column", "in"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "description": "column NOT IN (values); an empty list matches every row.",
+                    "properties": {
+                        "column": {"$ref": "#/$defs/identifier"},
+                        "not_in": {"type": "array", "items": {"$ref": "#/$defs/literal"}},
+                    },
+                    "required": ["column", "not_in"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "description": "column IS NULL (true) or IS NOT NULL (false).",
+                    "properties": {
+                        "column": {"$ref": "#/$defs/identifier"},
+                        "is_null": {"type": "boolean"},
+                    },
+                    "required": ["column", "is_null"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "description": "Every operand holds.",
+                    "properties": {
+                        "and": {
+                            "type": "array",
+                            "minItems": 2,
+                            "items": {"$ref": "#/$defs/predicate"},
+                        }
+                    },
+                    "required": ["and"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "description": "At least one operand holds.",
+                    "properties": {
+                        "or": {
+                            "type": "array",
+                            "minItems": 2,
+                            "items": {"$ref": "#/$defs/predicate"},
+                        }
+                    },
+                    "required": ["or"],
+                    "additionalProperties": False,
+                },
+                {
+                    "type": "object",
+                    "description": "The operand does not hold.",
+                    "properties": {"not": {"$ref": "#/$defs/predicate"}},
+                    "required": ["not"],
+                    "additionalProperties": False,
+                },
+            ]
+        },
+    },
+}
+"""JSON Schema (draft 2020-12) of a plan document.
+
+It states the document's shape; a few rules it cannot state are checked when decoding: a
+fusion's weights count, ``depth >= limit + offset``, that fused branches share one table,
+unique branch names, and the columns a plan may project.
+"""
+
+
+# -- decoding -----------------------------------------------------------------------------
+
+
+def _json_type(value: Any) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def _fail(message: str, *, field: str, value: Any) -> NoReturn:
+    raise PlanError(message, field=field, value=value)
+
+
+@contextmanager
+def _at(where: str) -> Iterator[None]:
+    """Prefix the message of a :class:`PlanError` raised inside with ``where``."""
+    try:
+        yield
+    except PlanError as error:
+        raise type(error)(f"{where}: {error}", field=error.field, value=error.value) from None
+
+
+def _object(value: Any, where: str, allowed: Sequence[str]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        _fail(f"{where} must be an object, got {_json_type(value)}", field=where, value=value)
+    for key in value:
+        if not isinstance(key, str):
+            _fail(f"{where} has a non-string key {key!r}", field=where, value=key)
+        if key not in allowed:
+            _fail(
+                f"unknown key {key!r} in {where}; expected one of {', '.join(allowed)}",
+                field=key,
+                value=value[key],
+            )
+    return value
+
+
+def _required(obj: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in obj:
+        _fail(f"{where} is missing the required key {key!r}", field=key, value=None)
+    return obj[key]
+
+
+def _array(value: Any, where: str) -> Sequence[Any]:
+    if not isinstance(value, (list, tuple)):
+        _fail(f"{where} must be an array, got {_json_type(value)}", field=where, value=value)
+    return value
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        _fail(f"{where} must be a string, got {_json_type(value)}", field=where, value=value)
+    return value
+
+
+def _boolean(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        _fail(f"{where} must be true or false, got {value!r}", field=where, value=value)
+    return value
+
+
+def _number(value: Any, where: str) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(f"{where} must be a number, got {_json_type(value)}", field=where, value=value)
+    return value
+
+
+def _literal(value: Any, where: str) -> Any:
+    if value is None:
+        _fail(
+            f'{where} must not be null; test for NULL with {{"column": ..., "is_null": true}}',
+            field=where,
+            value=value,
+        )
+    if not isinstance(value, (str, int, float)):
+        _fail(
+            f"{where} must be a string, number or boolean, got {_json_type(value)}",
+            field=where,
+            value=value,
+        )
+    return value
+
+
+def _table(value: Any, where: str, *, default_catalog: str, default_schema: str) -> TableName:
+    text = _string(value, where)
+    if where == "table":
+        return TableName.parse(text, default_catalog=default_catalog, default_schema=default_schema)
+    with _at(where):
+        return TableName.parse(text, default_catalog=default_catalog, default_schema=default_schema)
+
+
+def _branch(
+    value: Any,
+    where: str,
+    *,
+    table: TableName | None,
+    default_catalog: str,
+    default_schema: str,
+) -> Branch:
+    if not isinstance(value, Mapping):
+        _fail(f"{where} must be an object, got {_json_type(value)}", field=where, value=value)
+    kind = _required(value, "kind", where)
+    if not isinstance(kind, str) or kind not in _BRANCH_KEYS:
+        known = ", ".join(repr(name) for name in _BRANCH_KEYS)
+        _fail(f"{where}.kind must be one of {known}, got {kind!r}", field="kind", value=kind)
+    branch = _object(value, f"{where} (kind {kind!r})", _BRANCH_KEYS[kind])
+    if branch.get("table") is not None:
+        table = _table(
+            branch["table"],
+            f"{where}.table",
+            default_catalog=default_catalog,
+            default_schema=default_schema,
+        )
+    if table is None:
+        _fail(
+            f"{where} has no table; give 'table' at the top level of the document or in the branch",
+            field="table",
+            value=None,
+        )
+    column = _required(branch, "column", where)
+    name = branch.get("name")
+    with _at(where):
+        if kind == NearestNeighborSearch.kind:
+            vector = _array(_required(branch, "query_vector", where), "query_vector")
+            for position, item in enumerate(vector):
+                _number(item, f"query_vector[{position}]")
+            metric = branch.get("metric")
+            return NearestNeighborSearch(
+                table=table,
+                column=column,
+                query_vector=vector,
+                metric=DistanceMetric.COSINE if metric is None else _string(metric, "metric"),
+                name=name,
+            )
+        query_text = _required(branch, "query_text", where)
+        if kind == Bm25Search.kind:
+            return Bm25Search(table=table, column=column, query_text=query_text, name=name)
+        return VectorSearch(table=table, column=column, query_text=query_text, name=name)
+
+
+def _predicate(value: Any, where: str) -> Predicate:
+    if not isinstance(value, Mapping):
+        _fail(f"{where} must be an object, got {_json_type(value)}", field=where, value=value)
+    connectives = [key for key in _CONNECTIVES if key in value]
+    if connectives:
+        if len(value) != 1:
+            others = ", ".join(repr(key) for key in value if key != connectives[0])
+            _fail(
+                f"{where}: {connectives[0]!r} must be the only key of its object, "
+                f"found {others} beside it",
+                field=connectives[0],
+                value=value,
+            )
+        connective = connectives[0]
+        if connective == "not":
+            return Not(operand=_predicate(value["not"], f"{where}.not"))
+        operands = _array(value[connective], f"{where}.{connective}")
+        if len(operands) < 2:
+            _fail(
+                f"{where}.{connective} needs at least two operands, got {len(operands)}",
+                field=connective,
+                value=operands,
+            )
+        parsed = [
+            _predicate(operand, f"{where}.{connective}[{index}]")
+            for index, operand in enumerate(operands)
+        ]
+        return And(operands=parsed) if connective == "and" else Or(operands=parsed)
+    tests = [key for key in _PREDICATE_TESTS if key in value]
+    if "column" not in value or len(tests) != 1:
+        found = ", ".join(repr(key) for key in value) or "no keys"
+        _fail(
+            f"{where} must be one of {_PREDICATE_FORMS}; found {found}",
+            field=where,
+            value=value,
+        )
+    test = tests[0]
+    allowed = ("column", "op", "value") if test == "op" else ("column", test)
+    predicate = _object(value, where, allowed)
+    column = predicate["column"]
+    with _at(where):
+        if test == "op":
+            operator = _string(predicate["op"], "op")
+            literal = _literal(_required(predicate, "value", where), "value")
+            return Comparison(column=column, operator=operator, value=literal)
+        if test == "is_null":
+            is_null = _boolean(predicate["is_null"], "is_null")
+            return IsNull(column=column, negated=not is_null)
+        values = _array(predicate[test], test)
+        literals = [_literal(item, f"{test}[{index}]") for index, item in enumerate(values)]
+        return InList(column=column, values=literals, negated=test == "not_in")
+
+
+def _fusion(value: Any, branches: list[Branch]) -> ReciprocalRankFusion:
+    if value is None:
+        value = {}
+    fusion = _object(value, "fusion", _FUSION_KEYS)
+    weights = fusion.get("weights")
+    if weights is not None:
+        for index, weight in enumerate(_array(weights, "fusion.weights")):
+            _number(weight, f"fusion.weights[{index}]")
+    rank_constant = fusion.get("rank_constant")
+    if rank_constant is None:
+        rank_constant = DEFAULT_RANK_CONSTANT
+    with _at("fusion"):
+        return ReciprocalRankFusion(
+            branches=branches,
+            weights=weights,
+            rank_constant=rank_constant,
+            depth=fusion.get("depth"),
+        )
+
+
+def plan_from_document(
+    data: Mapping[str, Any],
+    *,
+    default_catalog: str = DEFAULT_CATALOG,
+    default_schema: str = DEFAULT_SCHEMA,
+) -> SearchPlan:
+    """Build a :class:`SearchPlan` from a plan document (parsed JSON).
+
+    The document's shape is :data:`PLAN_JSON_SCHEMA`: ``{"table": ..., "branches": [...],
+    "fusion": {...}, "columns": [...], "limit": ..., "offset": ..., "filter": {...},
+    "key_column": ..., "include_branch_scores": ...}``; only ``branches`` is required. One
+    branch gives a single-branch plan, two or more a :class:`ReciprocalRankFusion`. A key
+    whose value is ``null`` takes its default.
+
+    Args:
+        data: the document, e.g. from :func:`json.loads`; arrays may be lists or tuples.
+        default_catalog: catalog that completes 1- and 2-part table names.
+        default_schema: schema that completes 1-part table names.
+
+    Returns:
+        The plan; ``plan_from_document(plan_to_document(plan)) == plan`` for every plan.
+
+    Raises:
+        PlanError: an unknown key, a missing required key, a value of the wrong JSON type, or
+            any value the plan itself rejects; the one-line message names where the bad value
+            is, e.g. ``branches[1]: query_vector must not be empty``.
+            :class:`~hotdata_retrieval.errors.TableNameError` (a ``PlanError``) for a bad
+            table name.
+    """
+    document = _object(data, "the plan document", _PLAN_KEYS)
+    table = None
+    if document.get("table") is not None:
+        table = _table(
+            document["table"],
+            "table",
+            default_catalog=default_catalog,
+            default_schema=default_schema,
+        )
+    raw_branches = _array(_required(document, "branches", "the plan document"), "branches")
+    if not raw_branches:
+        _fail("branches must hold at least one branch, got 0", field="branches", value=[])
+    branches = [
+        _branch(
+            value,
+            f"branches[{index}]",
+            table=table,
+            default_catalog=default_catalog,
+            default_schema=default_schema,
+        )
+        for index, value in enumerate(raw_branches)
+    ]
+    source: Branch | ReciprocalRankFusion
+    if len(branches) == 1:
+        if document.get("fusion") is not None:
+            _fail(
+                "'fusion' needs at least two branches; this document has one",
+                field="fusion",
+                value=document["fusion"],
+            )
+        source = branches[0]
+    else:
+        source = _fusion(document.get("fusion"), branches)
+
+    options: dict[str, Any] = {}
+    columns = document.get("columns")
+    if columns is not None:
+        options["columns"] = _array(columns, "columns")
+    for key in ("limit", "offset", "key_column"):
+        if document.get(key) is not None:
+            options[key] = document[key]
+    if document.get("include_branch_scores") is not None:
+        options["include_branch_scores"] = _boolean(
+            document["include_branch_scores"], "include_branch_scores"
+        )
+    if document.get("filter") is not None:
+        options["filter"] = _predicate(document["filter"], "filter")
+    return SearchPlan(source=source, **options)
+
+
+# -- encoding -----------------------------------------------------------------------------
+
+
+def _branch_document(branch: Branch) -> dict[str, Any]:
+    document: dict[str, Any] = {"kind": branch.kind, "name": branch.name, "column": branch.column}
+    if isinstance(branch, NearestNeighborSearch):
+        document["query_vector"] = list(branch.query_vector)
+        document["metric"] = branch.metric.value
+    else:
+        document["query_text"] = branch.query_text
+    return document
+
+
+def _predicate_document(predicate: Predicate) -> dict[str, Any]:
+    if isinstance(predicate, Comparison):
+        operator: ComparisonOperator = predicate.operator
+        return {"column": predicate.column, "op": operator.value, "value": predicate.value}
+    if isinstance(predicate, InList):
+        return {
+            "column": predicate.column,
+            "not_in" if predicate.negated else "in": list(predicate.values),
+        }
+    if isinstance(predicate, IsNull):
+        return {"column": predicate.column, "is_null": not predicate.negated}
+    if isinstance(predicate, And):
+        return {"and": [_predicate_document(operand) for operand in predicate.operands]}
+    if isinstance(predicate, Or):
+        return {"or": [_predicate_document(operand) for operand in predicate.operands]}
+    return {"not": _predicate_document(predicate.operand)}
+
+
+def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
+    """The plan document of ``plan``: a dict ready for :func:`json.dumps`.
+
+    Every key is written, defaults included (``"fusion"`` only for a fusion); the table is
+    written once, at the top level, fully qualified. Query vectors keep full precision
+    (``json.dumps`` writes each float with the shortest text that round-trips).
+
+    Returns:
+        ``{"table", "branches", ["fusion",] "columns", "limit", "offset", "filter",
+        "key_column", "include_branch_scores"}``; see :data:`PLAN_JSON_SCHEMA`.
+
+    >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
+    >>> plan_to_document(SearchPlan(source=Bm25Search(table="docs", column="body",
+    ...                                               query_text="q")))["branches"]
+    [{'kind': 'text', 'name': None, 'column': 'body', 'query_text': 'q'}]
+    """
+    document: dict[str, Any] = {
+        "table": str(plan.table),
+        "branches": [_branch_document(branch) for branch in plan.branches],
+    }
+    fusion = plan.fusion
+    if fusion is not None:
+        document["fusion"] = {
+            "weights": list(fusion.weights),
+            "rank_constant": fusion.rank_constant,
+            "depth": fusion.depth,
+        }
+    document["columns"] = None if plan.columns is None else list(plan.columns)
+    document["limit"] = plan.limit
+    document["offset"] = plan.offset
+    document["filter"] = None if plan.filter is None else _predicate_document(plan.filter)
+    document["key_column"] = plan.key_column
+    document["include_branch_scores"] = plan.include_branch_scores
+    return document
