@@ -1,0 +1,103 @@
+"""BM25 over one text column of one table, backed by tantivy.
+
+The index stores each row's position (its rowid) and the column's text, analysed by tantivy's
+own analyzer: the ``simple`` tokenizer (split on non-alphanumeric characters), lower-casing,
+English stop words and the English (Snowball) stemmer. Query text goes through the same
+analyzer and becomes a disjunction of term queries, so user text is never parsed as tantivy
+query syntax (``crash: "x`` is just words). tantivy scores with BM25 (k1 = 1.2, b = 0.75).
+
+The Hotdata engine's own analyzer is not public (engine contract §0); this one is documented
+here so that local scores are reproducible.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import tantivy
+
+__all__ = ["ANALYZER_NAME", "Bm25Index", "build_bm25_index"]
+
+ANALYZER_NAME = "hdq_english"
+_ROWID = "rowid"
+_TEXT = "text"
+_WRITER_HEAP_BYTES = 128 * 1024 * 1024
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field(_ROWID, stored=True, fast=True, indexed=False)
+    builder.add_text_field(_TEXT, stored=False, tokenizer_name=ANALYZER_NAME)
+    return builder.build()
+
+
+def build_bm25_index(directory: Path, texts: Iterable[str | None]) -> None:
+    """Write a fresh index of ``texts`` (row ``i`` is rowid ``i``; ``None`` rows are skipped)."""
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    index = tantivy.Index(_schema(), path=str(directory))
+    index.register_tokenizer(ANALYZER_NAME, _analyzer())
+    writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=1)
+    for rowid, text in enumerate(texts):
+        if text is None:
+            continue
+        document = tantivy.Document()
+        document.add_unsigned(_ROWID, rowid)
+        document.add_text(_TEXT, text)
+        writer.add_document(document)
+    writer.commit()
+    writer.wait_merging_threads()
+
+
+class Bm25Index:
+    """A read-only BM25 index opened from ``directory``."""
+
+    def __init__(self, directory: Path) -> None:
+        self._index = tantivy.Index.open(str(directory))
+        self._index.register_tokenizer(ANALYZER_NAME, _analyzer())
+        self._analyzer = _analyzer()
+        self._schema = self._index.schema
+        self._searcher = self._index.searcher()
+
+    def terms(self, text: str) -> list[str]:
+        """The analysed terms of ``text`` (empty for only punctuation or stop words)."""
+        return list(self._analyzer.analyze(text))
+
+    def search(self, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The top ``k`` rows for ``text``: ``(rowids, scores)`` in rowid order.
+
+        Rowid order, not score order, as the engine returns them (engine contract §1.1):
+        the caller must sort. A text with no terms matches nothing.
+        """
+        terms = self.terms(text)
+        if not terms or k <= 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        query = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, _TEXT, term))
+                for term in terms
+            ]
+        )
+        hits = self._searcher.search(query, limit=k).hits
+        rowids = np.fromiter(
+            (self._searcher.doc(address)[_ROWID][0] for _, address in hits),
+            dtype=np.int64,
+            count=len(hits),
+        )
+        scores = np.fromiter((score for score, _ in hits), dtype=np.float32, count=len(hits))
+        order = np.argsort(rowids, kind="stable")
+        return rowids[order], scores[order]

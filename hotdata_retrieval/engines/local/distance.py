@@ -1,0 +1,106 @@
+"""The engine's distance functions as vectorised NumPy scalar UDFs.
+
+Semantics follow datafusion-vector-search-ext ``src/udf.rs`` (engine contract §1.4):
+
+- ``l2_distance(a, b)`` is the *squared* Euclidean distance ``Σ (aᵢ - bᵢ)²`` (no square root),
+- ``cosine_distance(a, b)`` is ``1 - a·b / (‖a‖ ‖b‖)``, and 1.0 when either norm is 0,
+- ``negative_dot_product(a, b)`` is ``-(a·b)``,
+
+all lower-is-nearer, all returning Float32; a NULL vector row gives a NULL distance, and a
+query vector whose length differs from a row's raises an error naming both lengths:
+``<udf>: query vector length (N) must match row i dimensionality (D)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["DISTANCE_KERNELS", "DimensionMismatchError", "distance_udf_arrays"]
+
+
+class DimensionMismatchError(ValueError):
+    """A query vector's length differs from a stored vector's (raised inside the engine)."""
+
+
+def _matrix(name: str, vectors: pa.Array, role: str) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of a list array as a float64 matrix, plus a validity mask.
+
+    Raises:
+        DimensionMismatchError: rows of different lengths.
+    """
+    if isinstance(vectors, pa.ChunkedArray):
+        vectors = vectors.combine_chunks()
+    valid = np.asarray(vectors.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    lengths = pc.list_value_length(vectors).to_numpy(zero_copy_only=False)
+    present = lengths[valid] if valid.any() else np.array([], dtype=np.int64)
+    if present.size and (present != present[0]).any():
+        row = int(np.flatnonzero(valid)[np.argmax(present != present[0])])
+        raise DimensionMismatchError(
+            f"{name}: {role} row {row} has length {int(lengths[row])}, "
+            f"expected {int(present[0])}"
+        )
+    dimension = int(present[0]) if present.size else 0
+    flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    matrix = np.zeros((len(vectors), dimension), dtype=np.float64)
+    if dimension:
+        matrix[valid] = flat.reshape(-1, dimension)
+    return matrix, valid
+
+
+def _pair(name: str, left: pa.Array, right: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    columns, column_valid = _matrix(name, left, "column")
+    queries, query_valid = _matrix(name, right, "query")
+    if queries.shape[0] == 1 and columns.shape[0] != 1:
+        queries = np.broadcast_to(queries, (columns.shape[0], queries.shape[1]))
+        query_valid = np.broadcast_to(query_valid, (columns.shape[0],))
+    valid = column_valid & query_valid
+    if valid.any() and columns.shape[1] != queries.shape[1]:
+        row = int(np.flatnonzero(valid)[0])
+        raise DimensionMismatchError(
+            f"{name}: query vector length ({queries.shape[1]}) must match row {row} "
+            f"dimensionality ({columns.shape[1]})"
+        )
+    return columns, queries, valid
+
+
+def _cosine(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    dots = np.einsum("ij,ij->i", columns, queries)
+    norms = np.linalg.norm(columns, axis=1) * np.linalg.norm(queries, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        distances = 1.0 - dots / norms
+    distances[norms == 0] = 1.0
+    return distances
+
+
+def _l2(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    difference = columns - queries
+    return np.einsum("ij,ij->i", difference, difference)
+
+
+def _negative_dot(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    return -np.einsum("ij,ij->i", columns, queries)
+
+
+DISTANCE_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "cosine_distance": _cosine,
+    "l2_distance": _l2,
+    "negative_dot_product": _negative_dot,
+}
+"""Kernel per SQL function name: ``(n, d)`` column rows and ``(n, d)`` queries → ``(n,)``."""
+
+
+def distance_udf_arrays(name: str, left: pa.Array, right: pa.Array) -> pa.Array:
+    """Evaluate distance function ``name`` row-wise; Float32 out, NULL where either is NULL.
+
+    Raises:
+        DimensionMismatchError: the vectors' lengths differ (the message names both).
+    """
+    columns, queries, valid = _pair(name, left, right)
+    distances = np.zeros(columns.shape[0], dtype=np.float64)
+    if valid.any():
+        distances[valid] = DISTANCE_KERNELS[name](columns[valid], queries[valid])
+    return pa.array(distances.astype(np.float32), type=pa.float32(), mask=~valid)
