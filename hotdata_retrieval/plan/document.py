@@ -82,6 +82,10 @@ _PREDICATE_FORMS = (
     '{"column", "is_null"}, {"and"}, {"or"} or {"not"}'
 )
 
+_METRIC_NAMES = ("cosine", "l2", "dot", "euclidean", "ip", "inner_product")
+"""Metric names a document may use (exactly, in lower case); the aliases map as in
+:meth:`DistanceMetric.parse`."""
+
 _INT64_MAX = 2**63 - 1
 
 
@@ -119,7 +123,7 @@ _BRANCH_COMMON: dict[str, Any] = {
         ],
     },
     "table": {
-        "$ref": "#/$defs/table",
+        "anyOf": [{"$ref": "#/$defs/table"}, {"type": "null"}],
         "description": "Overrides the plan's table for this branch; fused branches must all "
         "search the same table.",
     },
@@ -147,11 +151,11 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
     "title": "hotdata-retrieval search plan",
     "description": "One search: a single branch, or the reciprocal rank fusion of several, "
     "with its filter, projection and page. Every branch needs a table: the plan's 'table', "
-    "or its own.",
+    "or its own. An optional key whose value is null takes its default.",
     "type": "object",
     "properties": {
         "table": {
-            "$ref": "#/$defs/table",
+            "anyOf": [{"$ref": "#/$defs/table"}, {"type": "null"}],
             "description": "The table every branch searches, unless a branch names its own.",
         },
         "branches": {
@@ -180,14 +184,14 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
             ],
         },
         "limit": {
-            "type": "integer",
+            "type": ["integer", "null"],
             "minimum": 1,
             "maximum": _INT64_MAX,
             "default": 10,
             "description": "Rows returned (top-k), written without a fraction.",
         },
         "offset": {
-            "type": "integer",
+            "type": ["integer", "null"],
             "minimum": 0,
             "maximum": _INT64_MAX,
             "default": 0,
@@ -198,13 +202,13 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
             "anyOf": [{"$ref": "#/$defs/predicate"}, {"type": "null"}],
         },
         "key_column": {
-            "$ref": "#/$defs/identifier",
+            "anyOf": [{"$ref": "#/$defs/identifier"}, {"type": "null"}],
             "default": "id",
             "description": "The table's unique key: fused branches are joined and tie-broken "
             "on it.",
         },
         "include_branch_scores": {
-            "type": "boolean",
+            "type": ["boolean", "null"],
             "default": False,
             "description": "For a fusion, also return each branch's rank and raw score.",
         },
@@ -257,7 +261,7 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
                     "as the column.",
                 },
                 "metric": {
-                    "enum": ["cosine", "l2", "dot", "euclidean", "ip", "inner_product"],
+                    "enum": [*_METRIC_NAMES, None],
                     "default": "cosine",
                     "description": "Must match the vector index's metric; 'euclidean' means "
                     "l2, 'ip' and 'inner_product' mean dot.",
@@ -277,7 +281,7 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
                     "description": "One weight per branch, at least one > 0; null: all 1.",
                 },
                 "rank_constant": {
-                    "type": "number",
+                    "type": ["number", "null"],
                     "exclusiveMinimum": 0,
                     "default": DEFAULT_RANK_CONSTANT,
                     "description": "RRF's k.",
@@ -513,20 +517,28 @@ def _branch(
         )
     column = _required(branch, "column", where)
     name = branch.get("name")
-    with _at(where):
-        if kind == NearestNeighborSearch.kind:
-            vector = _array(_required(branch, "query_vector", where), "query_vector")
+    if kind == NearestNeighborSearch.kind:
+        raw_vector = _required(branch, "query_vector", where)
+        with _at(where):
+            vector = _array(raw_vector, "query_vector")
             for position, item in enumerate(vector):
                 _number(item, f"query_vector[{position}]")
             metric = branch.get("metric")
+            if metric is not None and metric not in _METRIC_NAMES:
+                _fail(
+                    f"metric must be one of {', '.join(_METRIC_NAMES)}, got {metric!r}",
+                    field="metric",
+                    value=metric,
+                )
             return NearestNeighborSearch(
                 table=table,
                 column=column,
                 query_vector=vector,
-                metric=DistanceMetric.COSINE if metric is None else _string(metric, "metric"),
+                metric=DistanceMetric.COSINE if metric is None else metric,
                 name=name,
             )
-        query_text = _required(branch, "query_text", where)
+    query_text = _required(branch, "query_text", where)
+    with _at(where):
         if kind == Bm25Search.kind:
             return Bm25Search(table=table, column=column, query_text=query_text, name=name)
         return VectorSearch(table=table, column=column, query_text=query_text, name=name)
@@ -572,10 +584,12 @@ def _predicate(value: Any, where: str) -> Predicate:
     allowed = ("column", "op", "value") if test == "op" else ("column", test)
     predicate = _object(value, where, allowed)
     column = predicate["column"]
+    if test == "op":
+        raw_value = _required(predicate, "value", where)
     with _at(where):
         if test == "op":
             operator = _string(predicate["op"], "op")
-            literal = _literal(_required(predicate, "value", where), "value")
+            literal = _literal(raw_value, "value")
             return Comparison(column=column, operator=operator, value=literal)
         if test == "is_null":
             is_null = _boolean(predicate["is_null"], "is_null")
@@ -680,7 +694,10 @@ def plan_from_document(
             document["include_branch_scores"], "include_branch_scores"
         )
     if document.get("filter") is not None:
-        options["filter"] = _predicate(document["filter"], "filter")
+        try:
+            options["filter"] = _predicate(document["filter"], "filter")
+        except RecursionError:
+            _fail("filter is nested too deeply", field="filter", value=None)
     return SearchPlan(source=source, **options)
 
 
