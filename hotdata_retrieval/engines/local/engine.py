@@ -20,6 +20,7 @@ rendered with function names exactly as written.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import tempfile
@@ -31,6 +32,7 @@ import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.feather as feather
 import pyarrow.parquet as pq
 from datafusion import SessionConfig, SessionContext, udf, udtf
 from datafusion.catalog import Table
@@ -434,7 +436,7 @@ class LocalEngine:
             index = loaded.bm25[column] = Bm25Index(directory)
         rowids, scores = index.search(query, k)
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
-        return Table(ds.dataset(rows.append_column("score", pa.array(scores, type=pa.float32()))))
+        return self._relation(rows.append_column("score", pa.array(scores, type=pa.float32())))
 
     def _vector_search(self, *arguments: Any) -> Table:
         reference, column, query, k = _arguments("vector_search", arguments, minimum=4, maximum=4)
@@ -468,7 +470,20 @@ class LocalEngine:
         rowids = np.sort(nearest)
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
         values = pa.array(distances[rowids].astype(np.float32), type=pa.float32())
-        return Table(ds.dataset(rows.append_column("_distance", values)))
+        return self._relation(rows.append_column("_distance", values))
+
+    def _relation(self, rows: pa.Table) -> Table:
+        """A table function's result. An in-memory dataset of zero rows has no fragments,
+        which DataFusion 55 rejects when sorting it (``SanityCheckPlan``), so an empty result
+        is served from an empty Arrow IPC file instead."""
+        if rows.num_rows:
+            return Table(ds.dataset(rows))
+        key = hashlib.blake2b(rows.schema.serialize().to_pybytes(), digest_size=12).hexdigest()
+        path = self.root / ".scratch" / f"empty-{key}.arrow"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            feather.write_feather(rows, str(path))
+        return Table(ds.dataset(str(path), format="ipc"))
 
 
 def _distance_udf(name: str) -> Callable[[pa.Array, pa.Array], pa.Array]:

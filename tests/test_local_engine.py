@@ -1,0 +1,404 @@
+"""The embedded local engine: engine semantics, every snapshot plan executed, fusion checked
+against separately executed branches, persistence and bad inputs."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    NearestNeighborSearch,
+    PlanError,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+    reciprocal_rank_fusion,
+)
+from hotdata_retrieval.embed import HashingEmbedder
+from hotdata_retrieval.engines.local import EngineError, LocalEngine
+from hotdata_retrieval.plan.filters import predicate_columns
+from tests.plans import PLANS, VECTOR
+
+WORDS = "error crash login billing upgrade version timeout refund password sync disk fox".split()
+FILTER_VALUES: dict[str, Any] = {
+    "lang": ["en", "de"],
+    "year": [2019, 2020, 2021],
+    "tag": ["billing", "login", "other"],
+    "deleted_at": [None, "2024-01-01"],
+    "status": ["open", "spam"],
+    "category": ["x", "y"],
+}
+
+
+def _vector(rng: random.Random, dimensions: int) -> list[float]:
+    return [rng.uniform(-1, 1) for _ in range(dimensions)]
+
+
+def _table_for(plan: SearchPlan, rows: int = 30, seed: int = 7) -> tuple[pa.Table, list[str], list[str]]:
+    """A table holding every column ``plan`` reads, with text and embed columns named."""
+    rng = random.Random(seed)
+    text_columns = sorted(
+        {b.column for b in plan.branches if isinstance(b, (Bm25Search, VectorSearch))}
+    )
+    embed_columns = sorted({b.column for b in plan.branches if isinstance(b, VectorSearch)})
+    vector_columns = sorted(
+        {b.column for b in plan.branches if isinstance(b, NearestNeighborSearch)}
+    )
+    filters = predicate_columns(plan.filter) if plan.filter is not None else set()
+    data: dict[str, Any] = {plan.key_column: list(range(1, rows + 1))}
+    for column in text_columns:
+        data[column] = [" ".join(rng.choices(WORDS, k=6)) + " E1234" * (i % 3 == 0) for i in range(rows)]
+    for column in vector_columns:
+        data[column] = pa.array(
+            [_vector(rng, len(VECTOR)) for _ in range(rows)], type=pa.list_(pa.float32())
+        )
+    for column in sorted(filters):
+        data[column] = [rng.choice(FILTER_VALUES[column]) for _ in range(rows)]
+    for column in plan.projection:
+        data.setdefault(column, [f"{column} {i}" for i in range(rows)])
+    return pa.table(data), text_columns, embed_columns
+
+
+@pytest.fixture
+def engine() -> Iterator[LocalEngine]:
+    with LocalEngine(embedder=HashingEmbedder(dimensions=32)) as local:
+        yield local
+
+
+# -- engine semantics (engine contract §1, test vectors of §6) --------------------------------
+
+
+def test_distance_udfs_match_the_engine(engine: LocalEngine) -> None:
+    engine.load_table(
+        "vectors",
+        pa.table(
+            {
+                "id": [1, 2, 3],
+                "v": pa.array([[1, 0, 0, 0], [0, 0, 0, 0], None], type=pa.list_(pa.float32())),
+            }
+        ),
+    )
+    result = engine.sql(
+        "SELECT id, l2_distance(v, ARRAY[0.0, 1.0, 0.0, 0.0]) AS l2, "
+        "cosine_distance(v, ARRAY[0.0, 1.0, 0.0, 0.0]) AS cosine, "
+        "negative_dot_product(v, ARRAY[2.0, 1.0, 0.0, 0.0]) AS dot FROM vectors ORDER BY id"
+    )
+    assert result.column("l2").to_pylist() == [2.0, 1.0, None]  # squared, not 1.414
+    assert result.column("cosine").to_pylist() == [1.0, 1.0, None]  # zero vector: 1.0
+    assert result.column("dot").to_pylist() == [-2.0, -0.0, None]
+    assert {result.schema.field(name).type for name in ("l2", "cosine", "dot")} == {pa.float32()}
+
+
+def test_dimension_mismatch_names_both_lengths(engine: LocalEngine) -> None:
+    engine.load_table(
+        "vectors", pa.table({"id": [1], "v": pa.array([[1.0, 0.0]], type=pa.list_(pa.float32()))})
+    )
+    with pytest.raises(EngineError, match=r"query vector length \(3\) must match row 0 dimensionality \(2\)"):
+        engine.sql("SELECT l2_distance(v, ARRAY[1.0, 2.0, 3.0]) FROM vectors")
+
+
+def test_bm25_search_returns_rowid_order_and_needs_an_index(engine: LocalEngine) -> None:
+    engine.load_table(
+        "docs",
+        pa.table({"id": [1, 2, 3], "body": ["fox", "fox fox fox", "fox fox"], "title": ["a", "b", "c"]}),
+        text_columns=["body"],
+    )
+    unsorted = engine.sql("SELECT id, score FROM bm25_search('default.public.docs', 'body', 'fox', 5)")
+    assert unsorted.column("id").to_pylist() == [1, 2, 3]
+    ranked = engine.sql(
+        "SELECT id FROM bm25_search('default.public.docs', 'body', 'fox', 5) ORDER BY score DESC"
+    )
+    assert ranked.column("id").to_pylist() == [2, 3, 1]
+    assert unsorted.schema.field("score").type == pa.float32()
+    with pytest.raises(
+        EngineError, match=r"No BM25 index found on column 'title' for default.public.docs"
+    ):
+        engine.sql("SELECT * FROM bm25_search('default.public.docs', 'title', 'a', 5)")
+
+
+def test_bm25_search_k_bounds_the_rows(engine: LocalEngine) -> None:
+    engine.load_table(
+        "docs", pa.table({"id": list(range(10)), "body": ["fox"] * 10}), text_columns=["body"]
+    )
+    assert engine.sql("SELECT id FROM bm25_search('docs', 'body', 'fox', 3)").num_rows == 3
+    assert engine.sql("SELECT id FROM bm25_search('docs', 'body', 'fox')").num_rows == 10
+
+
+def test_vector_search_limit_without_sort_takes_the_lowest_rowids(engine: LocalEngine) -> None:
+    bodies = [f"{word} report" for word in WORDS]
+    engine.load_table(
+        "docs", pa.table({"id": list(range(len(bodies))), "body": bodies}), embed_columns=["body"]
+    )
+    unsorted = engine.sql("SELECT id FROM vector_search('default.public.docs', 'body', 'crash', 8) LIMIT 3")
+    nearest = engine.sql(
+        "SELECT id FROM vector_search('default.public.docs', 'body', 'crash', 8) "
+        "ORDER BY _distance ASC LIMIT 3"
+    )
+    everything = engine.sql(
+        "SELECT id FROM vector_search('default.public.docs', 'body', 'crash', 8)"
+    ).column("id").to_pylist()
+    assert everything == sorted(everything)
+    assert unsorted.column("id").to_pylist() == everything[:3]
+    assert nearest.column("id").to_pylist()[0] == WORDS.index("crash")
+
+
+# -- every snapshot plan runs ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_every_snapshot_plan_executes(name: str) -> None:
+    plan = PLANS[name]
+    table, text_columns, embed_columns = _table_for(plan)
+    catalog, schema, table_name = plan.table.parts
+    with LocalEngine(embedder=HashingEmbedder(dimensions=16), catalog=catalog, schema=schema) as local:
+        local.load_table(
+            table_name,
+            table,
+            key_column=plan.key_column,
+            text_columns=text_columns,
+            embed_columns=embed_columns,
+        )
+        result = local.search(plan)
+    assert len(result) <= plan.limit
+    assert len(set(result.keys)) == len(result)
+    scores = [hit.score for hit in result]
+    descending = plan.fusion is not None or plan.branches[0].higher_is_better
+    assert scores == sorted(scores, reverse=descending)
+    for hit in result:
+        assert set(hit.columns) == set(plan.projection)
+        assert set(hit.branches) == set(plan.branch_names)
+
+
+# -- fused SQL equals the reference fusion of separately executed branches --------------------
+
+
+corpora = st.lists(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(
+    corpus=corpora,
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3).map(" ".join),
+    limit=st.integers(1, 8),
+    offset=st.integers(0, 4),
+    filtered=st.booleans(),
+    weights=st.sampled_from([None, [1.0, 2.0], [0.5, 1.0]]),
+    seed=st.integers(0, 1000),
+)
+def test_fused_sql_equals_reference_fusion_of_branches(
+    corpus: list[str], query: str, limit: int, offset: int, filtered: bool, weights: Any, seed: int
+) -> None:
+    rng = random.Random(seed)
+    table = pa.table(
+        {
+            "id": list(range(1, len(corpus) + 1)),
+            "body": corpus,
+            "category": [rng.choice("ab") for _ in corpus],
+            "embedding": pa.array([_vector(rng, 4) for _ in corpus], type=pa.list_(pa.float32())),
+        }
+    )
+    branches = [
+        Bm25Search(table="docs", column="body", query_text=query),
+        NearestNeighborSearch(table="docs", column="embedding", query_vector=_vector(rng, 4)),
+    ]
+    where = Comparison(column="category", operator="=", value="a") if filtered else None
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(branches=branches, weights=weights),
+        limit=limit,
+        offset=offset,
+        filter=where,
+        columns=["id"],
+    )
+    with LocalEngine() as local:
+        local.load_table("docs", table, text_columns=["body"])
+        fused = local.search(plan)
+        ranked_lists = []
+        for branch in branches:
+            alone = local.search(
+                SearchPlan(source=branch, limit=plan.depth, filter=where, columns=["id"])
+            )
+            sign = -1 if branch.higher_is_better else 1
+            ordered = sorted(alone, key=lambda hit: (sign * hit.score, hit.key))
+            ranked_lists.append([hit.key for hit in ordered])
+    expected = reciprocal_rank_fusion(
+        ranked_lists, weights=weights, limit=limit, offset=offset
+    )
+    assert fused.keys == [hit.key for hit in expected]
+    for hit, reference in zip(fused, expected):
+        assert hit.score == pytest.approx(reference.score, abs=1e-9)
+        assert tuple(branch.rank for branch in hit.branches.values()) == reference.ranks
+
+
+# -- bad inputs --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def docs(engine: LocalEngine) -> LocalEngine:
+    engine.load_table(
+        "docs",
+        pa.table(
+            {
+                "id": [1, 2, 3],
+                "body": ["red fox", "blue sky", "fox den"],
+                "embedding": pa.array([[1, 0], [0, 1], [1, 1]], type=pa.list_(pa.float32())),
+            }
+        ),
+        text_columns=["body"],
+        embed_columns=["body"],
+    )
+    return engine
+
+
+def test_missing_table(docs: LocalEngine) -> None:
+    with pytest.raises(EngineError, match="table 'default.public.nope' not found"):
+        docs.search(SearchPlan(source=Bm25Search(table="nope", column="body", query_text="x")))
+
+
+def test_missing_bm25_index(docs: LocalEngine) -> None:
+    docs.load_table("plain", pa.table({"id": [1], "body": ["fox"]}))
+    with pytest.raises(EngineError, match="No BM25 index found on column 'body'"):
+        docs.search(SearchPlan(source=Bm25Search(table="plain", column="body", query_text="fox")))
+
+
+def test_missing_column(docs: LocalEngine) -> None:
+    with pytest.raises(EngineError, match="column 'title' not found"):
+        docs.search(
+            SearchPlan(source=Bm25Search(table="docs", column="body", query_text="x"), columns=["title"])
+        )
+
+
+def test_wrong_vector_dimension(docs: LocalEngine) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 2.0, 3.0])
+    )
+    with pytest.raises(EngineError, match=r"query vector length \(3\)"):
+        docs.search(plan)
+    semantic_dimensions = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="body_embedding", query_vector=[1.0])
+    )
+    with pytest.raises(PlanError, match="holds 32"):
+        docs.search(semantic_dimensions)
+
+
+def test_k_larger_than_the_table_returns_every_match(docs: LocalEngine) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0]),
+        limit=100,
+    )
+    assert docs.search(plan).keys == [1, 3, 2]
+
+
+@pytest.mark.parametrize("query", ["!!! ... ???", "the and of", "-- ;"])
+def test_punctuation_or_stop_word_queries_return_nothing(docs: LocalEngine, query: str) -> None:
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text=query))
+    assert docs.search(plan).keys == []
+
+
+def test_quotes_in_queries_are_text(docs: LocalEngine) -> None:
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="fox' OR 1=1 --"))
+    assert sorted(docs.search(plan).keys) == [1, 3]
+
+
+def test_empty_corpus(engine: LocalEngine) -> None:
+    engine.load_table(
+        "empty", pa.table({"id": pa.array([], pa.int64()), "body": pa.array([], pa.string())}),
+        text_columns=["body"],
+    )
+    plan = SearchPlan(source=Bm25Search(table="empty", column="body", query_text="fox"))
+    assert engine.search(plan).keys == []
+
+
+def test_semantic_search_needs_the_embedding_model(docs: LocalEngine) -> None:
+    plan = SearchPlan(source=VectorSearch(table="docs", column="body", query_text="fox"), limit=2)
+    assert len(docs.search(plan)) == 2
+    docs.embedder = HashingEmbedder(dimensions=32, seed=1)
+    with pytest.raises(EngineError, match="was embedded by"):
+        docs.search(plan)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"key_column": "nope"}, "key column 'nope' not found"),
+        ({"text_columns": ["nope"]}, "column 'nope' not found"),
+        ({"text_columns": ["id"]}, "not text"),
+    ],
+)
+def test_bad_loads(engine: LocalEngine, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(EngineError, match=message):
+        engine.load_table("docs", pa.table({"id": [1], "body": ["x"]}), **kwargs)
+
+
+def test_duplicated_or_null_keys_are_rejected(engine: LocalEngine) -> None:
+    with pytest.raises(EngineError, match="not unique"):
+        engine.load_table("docs", pa.table({"id": [1, 1], "body": ["x", "y"]}))
+    with pytest.raises(EngineError, match="NULL"):
+        engine.load_table("docs", pa.table({"id": [1, None], "body": ["x", "y"]}))
+
+
+# -- persistence and reloads --------------------------------------------------------------------
+
+
+class CountingEmbedder(HashingEmbedder):
+    """Counts how many texts it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__(dimensions=8)
+        self.embedded = 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.embedded += len(texts)
+        return super().embed_documents(texts)
+
+
+def test_reopening_keeps_tables_and_reloading_replaces(tmp_path: Any) -> None:
+    table = pa.table({"id": [1, 2], "body": ["red fox", "blue sky"]})
+    with LocalEngine(tmp_path) as first:
+        first.load_table("docs", table, text_columns=["body"])
+        first.load_table("docs", table, text_columns=["body"])
+    with LocalEngine(tmp_path) as second:
+        assert second.sql("SELECT count(*) AS n FROM docs").column("n").to_pylist() == [2]
+        plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="fox"))
+        assert second.search(plan).keys == [1]
+    versions = list((tmp_path / "tables" / "docs").iterdir())
+    assert len([v for v in versions if v.name != "embeddings"]) == 1
+
+
+def test_reload_embeds_only_changed_rows(tmp_path: Any) -> None:
+    embedder = CountingEmbedder()
+    with LocalEngine(tmp_path, embedder=embedder) as local:
+        local.load_table("docs", pa.table({"id": [1, 2], "body": ["a b", "c d"]}), embed_columns=["body"])
+        assert embedder.embedded == 2
+        local.load_table(
+            "docs", pa.table({"id": [1, 2, 3], "body": ["a b", "c d changed", "e"]}), embed_columns=["body"]
+        )
+        assert embedder.embedded == 4
+
+
+class FailingEmbedder(HashingEmbedder):
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        raise RuntimeError("model crashed")
+
+
+def test_a_failed_load_leaves_the_previous_table(tmp_path: Any) -> None:
+    with LocalEngine(tmp_path, embedder=FailingEmbedder(dimensions=8)) as local:
+        local.load_table("docs", pa.table({"id": [1], "body": ["red fox"]}), text_columns=["body"])
+        with pytest.raises(RuntimeError, match="model crashed"):
+            local.load_table(
+                "docs", pa.table({"id": [1, 2], "body": ["x", "y"]}), embed_columns=["body"]
+            )
+        assert local.sql("SELECT body FROM docs").column("body").to_pylist() == ["red fox"]
+    with LocalEngine(tmp_path) as reopened:
+        assert reopened.sql("SELECT body FROM docs").column("body").to_pylist() == ["red fox"]
