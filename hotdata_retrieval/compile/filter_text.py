@@ -1,0 +1,329 @@
+"""Filters written as SQL text, parsed into the typed predicate tree.
+
+:func:`parse_filter` reads a boolean SQL expression with sqlglot's parser (in the ``hotdata``
+dialect) and translates it, node by node, into
+:class:`~hotdata_retrieval.plan.filters.Predicate` nodes. Nothing is passed through as text:
+the result compiles like any hand-built filter, with every value a bound literal.
+
+The grammar is deliberately small, the same as the predicate tree's:
+
+- ``column = | != | <> | < | <= | > | >= literal`` (or ``literal <op> column``, flipped);
+- ``column [NOT] IN (literal, ...)``;
+- ``column IS [NOT] NULL``;
+- ``AND``, ``OR``, ``NOT`` and parentheses, with SQL's precedence (NOT, then AND, then OR).
+
+Columns are bare names (double quotes allowed; stored lower-cased). Literals are
+single-quoted strings, integers, decimals (``1.5``, ``1e-3``), negative numbers, ``TRUE`` and
+``FALSE``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NoReturn
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, SqlglotError
+
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import (
+    And,
+    Comparison,
+    ComparisonOperator,
+    InList,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+)
+from hotdata_retrieval.plan.values import LiteralValue
+
+__all__ = ["parse_filter"]
+
+_READ_DIALECT = "hotdata"
+
+_SUPPORTED = "=, !=, <>, <, <=, >, >=, [NOT] IN, IS [NOT] NULL, AND, OR, NOT and parentheses"
+
+_COMPARISONS: dict[type[exp.Expr], ComparisonOperator] = {
+    exp.EQ: ComparisonOperator.EQUAL,
+    exp.NEQ: ComparisonOperator.NOT_EQUAL,
+    exp.LT: ComparisonOperator.LESS,
+    exp.LTE: ComparisonOperator.LESS_OR_EQUAL,
+    exp.GT: ComparisonOperator.GREATER,
+    exp.GTE: ComparisonOperator.GREATER_OR_EQUAL,
+}
+
+_FLIPPED: dict[ComparisonOperator, ComparisonOperator] = {
+    ComparisonOperator.EQUAL: ComparisonOperator.EQUAL,
+    ComparisonOperator.NOT_EQUAL: ComparisonOperator.NOT_EQUAL,
+    ComparisonOperator.LESS: ComparisonOperator.GREATER,
+    ComparisonOperator.LESS_OR_EQUAL: ComparisonOperator.GREATER_OR_EQUAL,
+    ComparisonOperator.GREATER: ComparisonOperator.LESS,
+    ComparisonOperator.GREATER_OR_EQUAL: ComparisonOperator.LESS_OR_EQUAL,
+}
+"""``literal <op> column`` means ``column <flipped op> literal``."""
+
+_DESCRIPTIONS: tuple[tuple[type[exp.Expr], str], ...] = (
+    (exp.Like, "LIKE"),
+    (exp.ILike, "ILIKE"),
+    (exp.SimilarTo, "SIMILAR TO"),
+    (exp.RegexpLike, "a regular expression match"),
+    (exp.Between, "BETWEEN"),
+    (exp.Select, "a query"),
+    (exp.Subquery, "a subquery"),
+    (exp.Exists, "EXISTS"),
+    (exp.Placeholder, "a placeholder"),
+    (exp.Parameter, "a parameter"),
+    (exp.Cast, "a cast"),
+    (exp.Case, "CASE"),
+    (exp.Alias, "an alias"),
+    (exp.Star, "*"),
+    (exp.Array, "an array"),
+    (exp.ByteString, "an escape string (E'...')"),
+    (exp.HexString, "a hexadecimal literal"),
+    (exp.BitString, "a bit-string literal"),
+    (exp.RawString, "a dollar-quoted string"),
+    (exp.Neg, "arithmetic"),
+    (exp.Add, "arithmetic"),
+    (exp.Sub, "arithmetic"),
+    (exp.Mul, "arithmetic"),
+    (exp.Div, "arithmetic"),
+    (exp.Mod, "arithmetic"),
+    (exp.Binary, "this operator"),
+)
+
+_HINTS: dict[type[exp.Expr], str] = {
+    exp.Between: "write column >= low AND column <= high",
+    exp.Placeholder: "write the value itself",
+    exp.Parameter: "write the value itself",
+    exp.ByteString: "write a plain 'quoted' string",
+    exp.RawString: "write a plain 'quoted' string",
+}
+
+_CLASS_NAME = re.compile(r"<class '(?:[\w.]+\.)?(\w+)'>")
+_INTEGER = re.compile(r"[0-9]+")
+
+
+def _piece(node: exp.Expr) -> str:
+    """The SQL text of one part of the filter, on one line."""
+    return node.sql(dialect=_READ_DIALECT)
+
+
+def _describe(node: exp.Expr) -> str:
+    for node_type, description in _DESCRIPTIONS:
+        if isinstance(node, node_type):
+            return description
+    if isinstance(node, exp.Anonymous):
+        return f"the function {node.name}()"
+    if isinstance(node, exp.Func):
+        return f"the function {node.sql_name()}()"
+    return f"the expression {node.key.upper()}"
+
+
+def _unsupported(node: exp.Expr, reason: str | None = None) -> NoReturn:
+    piece = _piece(node)
+    if reason is None:
+        reason = f"{_describe(node)} is not supported"
+        hint = _HINTS.get(type(node))
+        if hint is not None:
+            reason = f"{reason}; {hint}"
+    raise PlanError(
+        f"unsupported filter {piece!r}: {reason}; filters allow {_SUPPORTED}",
+        field="filter",
+        value=piece,
+    )
+
+
+def _unparenthesized(node: exp.Expr) -> exp.Expr:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _column_name(node: exp.Expr) -> str | None:
+    """The bare column name ``node`` references, or ``None`` if it is not a column."""
+    node = _unparenthesized(node)
+    if not isinstance(node, exp.Column):
+        return None
+    if node.table or isinstance(node.this, exp.Star):
+        _unsupported(node, "columns must be bare names, without a table or schema")
+    return str(node.name)
+
+
+def _literal(node: exp.Expr, context: exp.Expr) -> LiteralValue:
+    """The Python value of a literal node: str, int, float or bool.
+
+    Raises:
+        PlanError: ``node`` is not a plain literal (NULL included: use IS NULL).
+    """
+    node = _unparenthesized(node)
+    negative = False
+    if isinstance(node, exp.Neg):
+        negative = True
+        node = _unparenthesized(node.this)
+    if isinstance(node, exp.Literal) and not node.is_string:
+        text = str(node.this)
+        number: int | float
+        try:
+            number = int(text) if _INTEGER.fullmatch(text) else float(text)
+        except ValueError:
+            _unsupported(node, "this number cannot be read")
+        return -number if negative else number
+    if negative:
+        _unsupported(context, "only a number can be negative")
+    if isinstance(node, exp.Literal):
+        return str(node.this)
+    if isinstance(node, exp.Boolean):
+        return bool(node.this)
+    if isinstance(node, exp.Null):
+        _unsupported(context, "NULL is not a value here; test for it with IS NULL or IS NOT NULL")
+    if isinstance(node, exp.Column):
+        _unsupported(context, "a column may only be compared with a literal, not a column")
+    _unsupported(node, f"{_describe(node)} is not a literal")
+
+
+def _is_literal(node: exp.Expr) -> bool:
+    node = _unparenthesized(node)
+    if isinstance(node, exp.Neg):
+        node = _unparenthesized(node.this)
+    return isinstance(node, (exp.Literal, exp.Boolean, exp.Null))
+
+
+def _comparison(node: exp.Expr, operator: ComparisonOperator) -> Comparison:
+    left, right = node.this, node.expression
+    column = _column_name(left)
+    if column is not None:
+        return Comparison(column=column, operator=operator, value=_literal(right, node))
+    column = _column_name(right)
+    if column is not None:
+        return Comparison(column=column, operator=_FLIPPED[operator], value=_literal(left, node))
+    for side in (left, right):
+        if not _is_literal(side):
+            _unsupported(_unparenthesized(side))
+    _unsupported(node, "one side of a comparison must be a column and the other a literal")
+
+
+def _in_list(node: exp.In, *, negated: bool) -> InList:
+    column = _column_name(node.this)
+    if column is None:
+        _unsupported(node, "the left side of IN must be a column")
+    if node.args.get("query") is not None or node.args.get("unnest") is not None:
+        _unsupported(node, "IN takes a list of literals, not a query")
+    if node.args.get("field") is not None:
+        _unsupported(node)
+    values = [_literal(item, node) for item in node.expressions]
+    return InList(column=column, values=values, negated=negated)
+
+
+def _is_null(node: exp.Is) -> IsNull:
+    if not isinstance(node.expression, exp.Null):
+        _unsupported(node, "IS only tests for NULL; compare with = TRUE or = FALSE instead")
+    column = _column_name(node.this)
+    if column is None:
+        _unsupported(node, "the left side of IS NULL must be a column")
+    return IsNull(column=column, negated=bool(node.args.get("negate")))
+
+
+def _operands(node: exp.Connector, connective: type[exp.Connector]) -> list[exp.Expr]:
+    """The operands of a chain ``a AND b AND c``; a parenthesised group stays one operand."""
+    operands: list[exp.Expr] = []
+    for side in (node.this, node.expression):
+        if type(side) is connective:
+            operands.extend(_operands(side, connective))
+        else:
+            operands.append(side)
+    return operands
+
+
+def _translate(node: exp.Expr) -> Predicate:
+    if isinstance(node, exp.Paren):
+        return _translate(node.this)
+    if isinstance(node, (exp.And, exp.Or)):
+        connective = type(node)
+        operands = [_translate(operand) for operand in _operands(node, connective)]
+        return And(operands=operands) if connective is exp.And else Or(operands=operands)
+    if isinstance(node, exp.Not):
+        operand = node.this
+        if isinstance(operand, exp.In):
+            # ``a NOT IN (...)`` parses as NOT over IN; ``NOT (a IN (...))`` keeps the group.
+            return _in_list(operand, negated=True)
+        return Not(operand=_translate(operand))
+    operator = _COMPARISONS.get(type(node))
+    if operator is not None:
+        return _comparison(node, operator)
+    if isinstance(node, exp.In):
+        return _in_list(node, negated=False)
+    if isinstance(node, exp.Is):
+        return _is_null(node)
+    if isinstance(node, exp.Column):
+        _unsupported(node, "a bare column is not a condition; compare it, e.g. = TRUE")
+    if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
+        _unsupported(node, "a constant is not a condition; compare a column with it")
+    _unsupported(node)
+
+
+def _parse_error(text: str, error: SqlglotError) -> NoReturn:
+    detail: Any = None
+    if isinstance(error, ParseError) and error.errors:
+        first = error.errors[0]
+        detail = f"{first.get('description')} (line {first.get('line')}, column {first.get('col')})"
+    if not detail:
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+    detail = _CLASS_NAME.sub(r"\1", str(detail))
+    raise PlanError(f"cannot parse filter {text!r}: {detail}", field="filter", value=text)
+
+
+def parse_filter(text: str) -> Predicate:
+    """Parse one SQL boolean expression into a typed filter predicate.
+
+    ``AND``/``OR`` chains become one :class:`And`/:class:`Or` with every operand; a
+    parenthesised group stays a nested node. ``a NOT IN (...)`` is
+    ``InList(negated=True)`` and ``a IS NOT NULL`` is ``IsNull(negated=True)``; any other
+    ``NOT`` is a :class:`Not`.
+
+    Args:
+        text: e.g. ``"lang = 'en' AND (year >= 2020 OR tag IN ('a', 'b'))"``.
+
+    Returns:
+        The predicate tree (:class:`Comparison`, :class:`InList`, :class:`IsNull`,
+        :class:`And`, :class:`Or` or :class:`Not`).
+
+    Raises:
+        PlanError: the text does not parse, holds more or fewer than one expression, or uses
+            anything outside the grammar above (functions, subqueries, LIKE, BETWEEN,
+            arithmetic, casts, two columns compared, NULL compared with ``=``, ...). The
+            one-line message quotes the unsupported part of the text.
+
+    >>> parse_filter("lang = 'en' AND (year >= 2020 OR tag IN ('a', 'b'))")
+    ... # doctest: +NORMALIZE_WHITESPACE
+    And(operands=(Comparison(column='lang', operator=<ComparisonOperator.EQUAL: '='>,
+    value='en'), Or(operands=(Comparison(column='year',
+    operator=<ComparisonOperator.GREATER_OR_EQUAL: '>='>, value=2020), InList(column='tag',
+    values=('a', 'b'), negated=False)))))
+    >>> parse_filter("2020 < year")
+    Comparison(column='year', operator=<ComparisonOperator.GREATER: '>'>, value=2020)
+    """
+    if not isinstance(text, str):
+        raise PlanError(f"filter must be a string, got {text!r}", field="filter", value=text)
+    if "\x00" in text:
+        raise PlanError(
+            f"filter must not contain a NUL byte, got {text!r}", field="filter", value=text
+        )
+    if text.strip() == "":
+        raise PlanError(f"filter must not be empty, got {text!r}", field="filter", value=text)
+    try:
+        statements = [
+            statement
+            for statement in sqlglot.parse(text, read=_READ_DIALECT)
+            if statement is not None
+        ]
+    except SqlglotError as error:
+        _parse_error(text, error)
+    if len(statements) != 1:
+        raise PlanError(
+            f"filter {text!r} must be one expression, got {len(statements)} statements",
+            field="filter",
+            value=text,
+        )
+    return _translate(statements[0])
