@@ -1,8 +1,15 @@
-"""The ``hdq`` command line."""
+"""The ``hdq`` command line.
+
+Every command prints only its artefact on stdout, notes on stderr, and exits with one of the
+codes in :mod:`hotdata_retrieval.cli.exit_codes`: 0 ok, 1 invalid plan, 2 usage error.
+"""
 
 from __future__ import annotations
 
 import click
+
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
+from hotdata_retrieval.cli.explain import explain
 
 
 @click.group()
@@ -11,4 +18,6 @@ def main() -> None:
     """hdq: compile and run BM25, vector and fused retrieval plans as SQL."""
 
 
-__all__ = ["main"]
+main.add_command(explain)
+
+__all__ = ["EXIT_INVALID_PLAN", "EXIT_OK", "EXIT_USAGE", "main"]

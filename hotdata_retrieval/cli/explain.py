@@ -1,0 +1,495 @@
+"""``hdq explain``: print the one SQL statement a search compiles to.
+
+The plan is built from options (``--mode``, ``--table``, ``--query``, ``--vector``, ...) or read
+from a JSON plan document (``--plan``). Standard output carries only the requested artefact:
+the SQL, or with ``--format json`` one JSON object. Notes go to standard error, as SQL
+comments. Exit codes: :mod:`hotdata_retrieval.cli.exit_codes`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+import click
+from click.core import ParameterSource
+
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
+from hotdata_retrieval.compile import get_dialect, to_sql
+from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError, UnknownDialectError
+from hotdata_retrieval.plan.document import (
+    PLAN_JSON_SCHEMA,
+    plan_from_document,
+    plan_to_document,
+)
+from hotdata_retrieval.plan.filters import And, Predicate
+from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
+from hotdata_retrieval.plan.search import (
+    DEFAULT_RANK_CONSTANT,
+    Bm25Search,
+    Branch,
+    DistanceMetric,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+)
+
+__all__ = ["MODES", "InvalidPlanError", "explain"]
+
+MODES = ("text", "semantic", "nearest", "hybrid")
+"""``--mode`` values: BM25, engine-embedded semantic, nearest-neighbour, and BM25 + nearest
+fused by reciprocal rank fusion."""
+
+_BRANCH_OPTIONS = ("text_column", "query", "vector_column", "vector", "metric")
+_FUSION_OPTIONS = ("weights", "rank_constant", "depth", "include_branch_scores")
+_BUILDING_OPTIONS = (
+    "table",
+    "mode",
+    *_BRANCH_OPTIONS,
+    "filters",
+    "columns",
+    "key_column",
+    "limit",
+    "offset",
+    *_FUSION_OPTIONS,
+)
+"""Options that build a plan; none may be combined with ``--plan``."""
+
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "text": ("text_column", "query"),
+    "semantic": ("text_column", "query"),
+    "nearest": ("vector_column", "vector"),
+    "hybrid": ("text_column", "query", "vector_column", "vector"),
+}
+_USES: dict[str, frozenset[str]] = {
+    "text": frozenset(_NEEDS["text"]),
+    "semantic": frozenset(_NEEDS["semantic"]),
+    "nearest": frozenset((*_NEEDS["nearest"], "metric")),
+    "hybrid": frozenset((*_NEEDS["hybrid"], "metric", *_FUSION_OPTIONS)),
+}
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+class InvalidPlanError(click.ClickException):
+    """The plan is invalid or cannot be compiled: exit 1, one line on stderr."""
+
+    exit_code = EXIT_INVALID_PLAN
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(message.splitlines()))
+
+
+def _number(text: str) -> int | float:
+    """``"2"`` → 2, ``"0.5"`` → 0.5 (so integers render as written). Raises ValueError."""
+    text = text.strip()
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    return float(text)
+
+
+def _parse_number(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return _number(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a number", ctx=ctx, param=param) from None
+
+
+def _parse_numbers(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    try:
+        return tuple(_number(item) for item in value.split(","))
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is not a comma-separated list of numbers", ctx=ctx, param=param
+        ) from None
+
+
+def _parse_names(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    return tuple(item.strip() for item in value.split(","))
+
+
+def _check_dialect(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        return get_dialect(value).name
+    except UnknownDialectError as error:
+        raise click.BadParameter(str(error), ctx=ctx, param=param) from None
+
+
+def _print_schema(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(json.dumps(PLAN_JSON_SCHEMA, indent=2, ensure_ascii=False))
+    ctx.exit(EXIT_OK)
+
+
+def _flag(ctx: click.Context, name: str) -> str:
+    for param in ctx.command.params:
+        if param.name == name and param.opts:
+            return next((opt for opt in param.opts if opt.startswith("--")), param.opts[0])
+    return name
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "null" if value is None else type(value).__name__
+
+
+def _read_vector(text: str) -> list[int | float]:
+    """``--vector``: a JSON array, ``@path`` to a file holding one, or ``@-`` for stdin."""
+    source = "--vector"
+    if text.startswith("@"):
+        path = text[1:]
+        source = "--vector from stdin" if path == "-" else f"--vector file {path!r}"
+        try:
+            if path == "-":
+                text = sys.stdin.read()
+            else:
+                with open(path, encoding="utf-8") as handle:
+                    text = handle.read()
+        except OSError as error:
+            raise click.BadParameter(
+                f"cannot read {path!r}: {error.strerror or error}", param_hint="'--vector'"
+            ) from None
+        except UnicodeDecodeError as error:
+            raise PlanError(
+                f"{source} is not UTF-8 text: {error.reason}", field="query_vector", value=path
+            ) from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PlanError(
+            f"{source} is not a JSON array of numbers: {error}", field="query_vector", value=text
+        ) from None
+    if not isinstance(value, list):
+        raise PlanError(
+            f"{source} must be a JSON array of numbers, got a JSON {_json_type(value)}",
+            field="query_vector",
+            value=value,
+        )
+    for position, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise PlanError(
+                f"{source}: position {position} must be a number, got {item!r}",
+                field="query_vector",
+                value=item,
+            )
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise PlanError(f"duplicate key {key!r} in the plan document", field=key, value=value)
+        result[key] = value
+    return result
+
+
+def _read_document(handle: TextIO) -> Mapping[str, Any]:
+    name = "stdin" if handle.name in ("-", "<stdin>") else repr(handle.name)
+    try:
+        text = handle.read()
+    except UnicodeDecodeError as error:
+        raise PlanError(f"--plan {name} is not UTF-8 text: {error.reason}", field="plan") from None
+    try:
+        document = json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as error:
+        raise PlanError(f"--plan {name} is not valid JSON: {error}", field="plan") from None
+    return document  # type: ignore[no-any-return]
+
+
+def _mode(ctx: click.Context, params: Mapping[str, Any]) -> str:
+    """The mode asked for, or inferred: both --query and --vector → hybrid, one → that one."""
+    mode: str | None = params["mode"]
+    if mode is None:
+        has_query, has_vector = params["query"] is not None, params["vector"] is not None
+        if has_query and has_vector:
+            mode = "hybrid"
+        elif has_query:
+            mode = "text"
+        elif has_vector:
+            mode = "nearest"
+        else:
+            raise click.UsageError(
+                "give --query (text search), --vector (nearest-neighbour search) or both "
+                "(hybrid), or --mode, or a plan document with --plan",
+                ctx=ctx,
+            )
+    for name in _NEEDS[mode]:
+        if params[name] is None:
+            raise click.UsageError(f"--mode {mode} needs {_flag(ctx, name)}", ctx=ctx)
+    for name in (*_BRANCH_OPTIONS, *_FUSION_OPTIONS):
+        if name not in _USES[mode] and _given(ctx, name):
+            raise click.UsageError(f"{_flag(ctx, name)} does not apply to --mode {mode}", ctx=ctx)
+    return mode
+
+
+def _filter(texts: Sequence[str]) -> Predicate | None:
+    predicates = [parse_filter(text) for text in texts]
+    if not predicates:
+        return None
+    if len(predicates) == 1:
+        return predicates[0]
+    return And(operands=predicates)
+
+
+def _build_plan(mode: str, params: Mapping[str, Any]) -> SearchPlan:
+    table = TableName.parse(
+        params["table"],
+        default_catalog=params["catalog"],
+        default_schema=params["schema_name"],
+    )
+    branches: list[Branch] = []
+    if mode in ("text", "hybrid"):
+        branches.append(
+            Bm25Search(table=table, column=params["text_column"], query_text=params["query"])
+        )
+    if mode == "semantic":
+        branches.append(
+            VectorSearch(table=table, column=params["text_column"], query_text=params["query"])
+        )
+    if mode in ("nearest", "hybrid"):
+        metric = params["metric"]
+        branches.append(
+            NearestNeighborSearch(
+                table=table,
+                column=params["vector_column"],
+                query_vector=_read_vector(params["vector"]),
+                metric=DistanceMetric.COSINE if metric is None else metric,
+            )
+        )
+    source: Branch | ReciprocalRankFusion = branches[0]
+    if len(branches) > 1:
+        rank_constant = params["rank_constant"]
+        source = ReciprocalRankFusion(
+            branches=branches,
+            weights=params["weights"],
+            rank_constant=DEFAULT_RANK_CONSTANT if rank_constant is None else rank_constant,
+            depth=params["depth"],
+        )
+    options: dict[str, Any] = {
+        name: params[name]
+        for name in ("columns", "limit", "offset", "key_column")
+        if params[name] is not None
+    }
+    if params["include_branch_scores"]:
+        options["include_branch_scores"] = True
+    return SearchPlan(source=source, filter=_filter(params["filters"]), **options)
+
+
+def _describe(branch: Branch) -> str:
+    if isinstance(branch, Bm25Search):
+        return f"BM25 full-text search over {branch.column}"
+    if isinstance(branch, VectorSearch):
+        return f"semantic search over {branch.column} (the engine embeds the query)"
+    return (
+        f"{branch.metric.value} nearest-neighbour search over {branch.column} "
+        f"({len(branch.query_vector)} dimensions)"
+    )
+
+
+def _notes(plan: SearchPlan, dialect: str) -> list[str]:
+    lines = [f"-- table {plan.table}, dialect {dialect}"]
+    for name, branch in zip(plan.branch_names, plan.branches):
+        lines.append(f"-- branch {name}: {_describe(branch)}")
+    fusion = plan.fusion
+    if fusion is None:
+        lines.append(f"-- fetches limit + offset = {plan.depth} rows")
+    else:
+        weights = ", ".join(repr(weight) for weight in fusion.weights)
+        lines.append(
+            f"-- reciprocal rank fusion: rank constant {fusion.rank_constant!r}, "
+            f"weights {weights}; {plan.depth} candidates per branch"
+        )
+    return lines
+
+
+@click.command("explain")
+@click.option(
+    "--plan",
+    "plan_file",
+    type=click.File("r", encoding="utf-8"),
+    metavar="FILE",
+    help="Read a JSON plan document from FILE ('-' for stdin) instead of building the plan "
+    "from the options below. See --print-schema.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    help="text: BM25 over --text-column. semantic: vector_search over --text-column (the "
+    "engine embeds --query). nearest: nearest neighbours of --vector in --vector-column. "
+    "hybrid: text and nearest fused by reciprocal rank fusion. Default: hybrid with both "
+    "--query and --vector, else text with --query, nearest with --vector.",
+)
+@click.option(
+    "--table",
+    metavar="NAME",
+    help="Table to search: 'table', 'schema.table' or 'catalog.schema.table'.",
+)
+@click.option("--text-column", metavar="COLUMN", help="Text column (text, semantic, hybrid).")
+@click.option(
+    "--vector-column", metavar="COLUMN", help="Vector column (nearest, hybrid); never projected."
+)
+@click.option("--query", metavar="TEXT", help="Query text, passed to the engine verbatim.")
+@click.option(
+    "--vector",
+    metavar="JSON|@FILE",
+    help="Query vector: a JSON array of numbers, '@path' to a file holding one, or '@-' for stdin.",
+)
+@click.option(
+    "--metric",
+    metavar="NAME",
+    help="Distance of the nearest-neighbour branch: cosine (default), l2 or dot; also "
+    "euclidean (= l2), ip and inner_product (= dot). Must match the vector index.",
+)
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="SQL",
+    help="A SQL condition applied inside every branch, e.g. \"lang = 'en' AND year >= 2020\". "
+    "Repeat to AND several.",
+)
+@click.option(
+    "--columns",
+    metavar="COL,COL,...",
+    callback=_parse_names,
+    help="Table columns to return, comma-separated. Default: the key column, then the text column.",
+)
+@click.option("--key-column", metavar="COLUMN", help="The table's unique key.  [default: id]")
+@click.option("--limit", type=int, help="Rows returned (top-k).  [default: 10]")
+@click.option("--offset", type=int, help="Rows skipped before them.  [default: 0]")
+@click.option(
+    "--weights",
+    metavar="W,W,...",
+    callback=_parse_numbers,
+    help="Hybrid: one fusion weight per branch, text first, e.g. 1,0.5.  [default: 1,1]",
+)
+@click.option(
+    "--rank-constant",
+    metavar="NUMBER",
+    callback=_parse_number,
+    help=f"Hybrid: RRF's rank constant k.  [default: {DEFAULT_RANK_CONSTANT}]",
+)
+@click.option(
+    "--depth",
+    type=int,
+    help="Hybrid: candidates per branch, at least limit + offset.  "
+    "[default: max(4 * limit, 20, limit + offset)]",
+)
+@click.option(
+    "--include-branch-scores",
+    is_flag=True,
+    help="Hybrid: also return each branch's rank and raw score.",
+)
+@click.option(
+    "--catalog",
+    default=DEFAULT_CATALOG,
+    show_default=True,
+    help="Catalog that completes 1- and 2-part table names.",
+)
+@click.option(
+    "--schema",
+    "schema_name",
+    default=DEFAULT_SCHEMA,
+    show_default=True,
+    help="Schema that completes 1-part table names.",
+)
+@click.option(
+    "--dialect",
+    default="hotdata",
+    show_default=True,
+    callback=_check_dialect,
+    help="SQL dialect to compile to.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["sql", "json"]),
+    default="sql",
+    show_default=True,
+    help="sql: the statement alone. json: {sql, plan, dialect, depth, result_columns}.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print no notes on stderr.")
+@click.option(
+    "--print-schema",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_print_schema,
+    help="Print the JSON Schema of plan documents and exit.",
+)
+@click.pass_context
+def explain(ctx: click.Context, /, **params: Any) -> None:
+    """Print the SQL statement a search compiles to, without running it.
+
+    \b
+    Exit codes: 0 ok; 1 invalid plan (one line on stderr names the bad
+    value); 2 usage error.
+    """
+    plan_file: TextIO | None = params["plan_file"]
+    if plan_file is not None:
+        given = [_flag(ctx, name) for name in _BUILDING_OPTIONS if _given(ctx, name)]
+        if given:
+            raise click.UsageError(
+                f"--plan cannot be combined with {', '.join(given)}: the plan document holds "
+                "the whole search",
+                ctx=ctx,
+            )
+    elif params["table"] is None:
+        raise click.UsageError("--table is required (or give a plan document with --plan)", ctx=ctx)
+    mode = None if plan_file is not None else _mode(ctx, params)
+    dialect: str = params["dialect"]
+
+    try:
+        if plan_file is not None:
+            plan = plan_from_document(
+                _read_document(plan_file),
+                default_catalog=params["catalog"],
+                default_schema=params["schema_name"],
+            )
+        else:
+            assert mode is not None
+            plan = _build_plan(mode, params)
+        sql = to_sql(plan, dialect, pretty=True)
+    except HotdataRetrievalError as error:
+        raise InvalidPlanError(str(error)) from None
+    except RecursionError:
+        raise InvalidPlanError("the plan is nested too deeply") from None
+
+    if not params["quiet"]:
+        for line in _notes(plan, dialect):
+            click.secho(line, err=True, dim=True)
+    if params["output_format"] == "json":
+        payload = {
+            "sql": sql,
+            "plan": plan_to_document(plan),
+            "dialect": dialect,
+            "depth": plan.depth,
+            "result_columns": list(plan.result_columns),
+        }
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
+    else:
+        click.echo(sql)
