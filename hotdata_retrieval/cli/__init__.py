@@ -9,7 +9,10 @@ from __future__ import annotations
 import click
 
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
+from hotdata_retrieval.cli.demo import demo
 from hotdata_retrieval.cli.explain import explain
+from hotdata_retrieval.cli.load import load
+from hotdata_retrieval.cli.search import search
 
 
 @click.group()
@@ -19,5 +22,8 @@ def main() -> None:
 
 
 main.add_command(explain)
+main.add_command(load)
+main.add_command(search)
+main.add_command(demo)
 
 __all__ = ["EXIT_INVALID_PLAN", "EXIT_OK", "EXIT_USAGE", "main"]

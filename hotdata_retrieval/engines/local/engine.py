@@ -45,7 +45,8 @@ from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, distance_
 from hotdata_retrieval.engines.results import SearchResult, hits_from_rows
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
-from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan, VectorSearch
+from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.routing import TableIndexes, VectorIndex
 
 __all__ = ["DEFAULT_BM25_BOUND", "EngineError", "LocalEngine"]
 
@@ -199,6 +200,31 @@ class LocalEngine:
     def table_name(self, name: str) -> TableName:
         """``name`` completed with this engine's catalog and schema."""
         return TableName.parse(name, default_catalog=self.catalog, default_schema=self.schema)
+
+    def indexes(self, table: str | TableName) -> TableIndexes:
+        """What ``table`` can be searched by: its BM25 columns and vector columns.
+
+        Raises:
+            EngineError: no such table.
+        """
+        entry = self._entry(table)
+        return TableIndexes(
+            table=TableName(catalog=self.catalog, schema=self.schema, name=entry.name),
+            bm25_columns=entry.text_indexes,
+            vectors=tuple(
+                VectorIndex(column=v.name, source_column=v.source_column, metric=v.metric)
+                for v in entry.vector_columns
+            ),
+            key_column=entry.key_column or "id",
+        )
+
+    def embedder_for(self, table: str | TableName) -> Any:
+        """The embedder that made ``table``'s vectors, if this engine has it (else ``None``)."""
+        entry = self._entry(table)
+        models = {vector.model for vector in entry.vector_columns}
+        if self.embedder is not None and str(self.embedder.name) in models:
+            return self.embedder
+        return None
 
     def _entry(self, reference: str | TableName) -> TableEntry:
         name = self.table_name(reference) if isinstance(reference, str) else reference

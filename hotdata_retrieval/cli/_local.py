@@ -1,0 +1,95 @@
+"""Shared pieces of the commands that use the local engine: the database option, embedders,
+and turning library errors into one line on stderr."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN
+from hotdata_retrieval.errors import HotdataRetrievalError
+
+__all__ = [
+    "DATABASE_ENVIRONMENT_VARIABLE",
+    "DEFAULT_DATABASE",
+    "database_option",
+    "embedder_for_model",
+    "embedder_named",
+    "reports_errors",
+]
+
+DEFAULT_DATABASE = ".hdq"
+"""The local database directory, relative to the current directory."""
+
+DATABASE_ENVIRONMENT_VARIABLE = "HDQ_DATABASE"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+database_option = click.option(
+    "--database",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_DATABASE,
+    envvar=DATABASE_ENVIRONMENT_VARIABLE,
+    show_default=True,
+    show_envvar=True,
+    help="The local database directory.",
+)
+
+_HASHING_NAME = re.compile(r"hashing-v\d+:blake2b:d(?P<dimensions>\d+):seed(?P<seed>\d+)")
+
+
+def embedder_named(choice: str) -> Any:
+    """The embedder for ``--embedder``: ``default`` (the offline model) or ``hashing``.
+
+    Raises:
+        EmbedderUnavailableError: the default model's packages are not installed.
+    """
+    from hotdata_retrieval.embed import HashingEmbedder, default_embedder
+
+    if choice == "hashing":
+        return HashingEmbedder()
+    return default_embedder()
+
+
+def embedder_for_model(model: str) -> Any:
+    """The embedder that made vectors recorded under ``model``.
+
+    Raises:
+        click.ClickException: no installed embedder has that name.
+    """
+    from hotdata_retrieval.embed import HashingEmbedder, default_embedder
+
+    match = _HASHING_NAME.fullmatch(model)
+    if match is not None:
+        return HashingEmbedder(
+            dimensions=int(match.group("dimensions")), seed=int(match.group("seed"))
+        )
+    embedder = default_embedder()
+    if embedder.name != model:
+        raise HotdataRetrievalError(
+            f"the table's vectors were made by {model!r}, but the installed default model is "
+            f"{embedder.name!r}; reload the table to re-embed it"
+        )
+    return embedder
+
+
+def reports_errors(command: F) -> F:
+    """Turn the library's errors into one line on stderr and exit code 1 (never a traceback)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except HotdataRetrievalError as error:
+            click.echo(f"error: {error}", err=True)
+            raise SystemExit(EXIT_INVALID_PLAN) from None
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            raise SystemExit(130) from None
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,164 @@
+"""``hdq search``: build a plan for a table of the local database, run it, print the hits."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.engines.results import SearchResult
+from hotdata_retrieval.plan.filters import And, Predicate
+from hotdata_retrieval.routing import SearchMode, plan_search
+
+__all__ = ["render_hits", "search"]
+
+_PREVIEW_CHARACTERS = 90
+
+
+def _filter(texts: Sequence[str]) -> Predicate | None:
+    from hotdata_retrieval.compile.filter_text import parse_filter
+
+    predicates = [parse_filter(text) for text in texts]
+    if not predicates:
+        return None
+    return predicates[0] if len(predicates) == 1 else And(operands=predicates)
+
+
+def _preview(value: Any) -> str:
+    text = "" if value is None else str(value)
+    text = " ".join(text.split())
+    if len(text) > _PREVIEW_CHARACTERS:
+        return text[: _PREVIEW_CHARACTERS - 1] + "…"
+    return text
+
+
+def render_hits(result: SearchResult, *, title: str | None = None, ranks: bool = False) -> Table:
+    """A rich table of hits: position, key, score, the columns, and optionally branch ranks."""
+    table = Table(title=title, title_justify="left", expand=False)
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("key", justify="right")
+    table.add_column("score", justify="right")
+    first = result.hits[0] if result.hits else None
+    columns = [c for c in (first.columns if first else {}) if first and c != "id"]
+    branch_names = list(first.branches) if first else []
+    if ranks:
+        for name in branch_names:
+            table.add_column(f"{name} rank", justify="right")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for position, hit in enumerate(result.hits, start=1):
+        cells = [str(position), str(hit.key), f"{hit.score:.4f}"]
+        if ranks:
+            cells.extend(
+                "-" if hit.branches[name].rank is None else str(hit.branches[name].rank)
+                for name in branch_names
+            )
+        cells.extend(_preview(hit.columns[column]) for column in columns)
+        table.add_row(*cells)
+    return table
+
+
+def _hit_json(hit: Any) -> dict[str, Any]:
+    return {
+        "key": hit.key,
+        "score": hit.score,
+        "columns": dict(hit.columns),
+        "branches": {
+            name: {"rank": branch.rank, "raw_score": branch.raw_score}
+            for name, branch in hit.branches.items()
+        },
+    }
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--table", required=True, help="The table to search (1-3 part name).")
+@database_option
+@click.option(
+    "--mode",
+    type=click.Choice([mode.value for mode in SearchMode]),
+    default=SearchMode.AUTO.value,
+    show_default=True,
+    help="auto: hybrid when the table has BM25 and vectors, else what it has.",
+)
+@click.option("-k", "--limit", "limit", type=int, default=10, show_default=True, help="Top-k.")
+@click.option("--offset", type=int, default=0, show_default=True)
+@click.option(
+    "--filter",
+    "filters",
+    multiple=True,
+    metavar="SQL",
+    help="A SQL condition such as \"lang = 'en'\" (repeatable; joined with AND).",
+)
+@click.option("--columns", metavar="A,B", help="Columns to return (comma-separated).")
+@click.option("--text-column", metavar="COLUMN", help="The text column to search.")
+@click.option("--explain", is_flag=True, help="Also show the SQL and each branch's rank.")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+)
+@reports_errors
+def search(
+    query: str,
+    table: str,
+    database: Path,
+    mode: str,
+    limit: int,
+    offset: int,
+    filters: Sequence[str],
+    columns: str | None,
+    text_column: str | None,
+    explain: bool,
+    output_format: str,
+) -> None:
+    """Search TABLE of the local database for QUERY and print the hits, best first."""
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    if not (database / "catalog.json").exists():
+        raise click.UsageError(
+            f"no database at {database}; create one with 'hdq load' or 'hdq demo'"
+        )
+    with LocalEngine(database) as engine:
+        indexes = engine.indexes(table)
+        models = {v.model for v in engine.tables[indexes.table.name].vector_columns}
+        if models:
+            engine.embedder = embedder_for_model(sorted(models)[0])
+        plan = plan_search(
+            indexes,
+            query,
+            mode=mode,
+            limit=limit,
+            offset=offset,
+            filter=_filter(filters),
+            columns=None if columns is None else [c.strip() for c in columns.split(",")],
+            text_column=text_column,
+            embed_query=engine.embedder.embed_query if engine.embedder is not None else None,
+        )
+        result = engine.search(plan)
+    if output_format == "json":
+        document: dict[str, Any] = {
+            "table": str(indexes.table),
+            "branches": list(plan.branch_names),
+            "hits": [_hit_json(hit) for hit in result],
+        }
+        if explain:
+            document["sql"] = result.sql
+        click.echo(json.dumps(document, indent=2, default=str))
+        return
+    console = Console()
+    if explain:
+        console.print(result.sql, markup=False, highlight=False)
+        console.print()
+    if not result.hits:
+        click.echo("no results", err=True)
+        return
+    console.print(render_hits(result, ranks=explain or plan.fusion is not None))
