@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import click
 
-from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
 from hotdata_retrieval.cli.demo import demo
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
 from hotdata_retrieval.cli.explain import explain
 from hotdata_retrieval.cli.load import load
 from hotdata_retrieval.cli.search import search
