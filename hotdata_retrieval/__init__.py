@@ -15,7 +15,13 @@ their reciprocal rank fusion — into one SQL statement, and run them.
 True
 """
 
-from hotdata_retrieval.compile import compile_plan, get_dialect, known_dialects, to_sql
+from hotdata_retrieval.compile import (
+    compile_plan,
+    get_dialect,
+    known_dialects,
+    parse_filter,
+    to_sql,
+)
 from hotdata_retrieval.errors import (
     HotdataRetrievalError,
     PlanError,
@@ -39,6 +45,8 @@ from hotdata_retrieval.plan import (
     SearchPlan,
     TableName,
     VectorSearch,
+    plan_from_document,
+    plan_to_document,
 )
 
 __version__ = "0.1.0"
@@ -60,6 +68,9 @@ __all__ = [
     "And",
     "Or",
     "Not",
+    "plan_from_document",
+    "plan_to_document",
+    "parse_filter",
     # compiling
     "to_sql",
     "compile_plan",

@@ -50,6 +50,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     ties = draw(st.booleans())
     # With ties allowed, every candidate must fit in the depth: the engine may cut a tie at
     # the depth boundary either way, so only the key tie-break inside the depth is defined.
+    # Table functions apply their k (the depth) before the WHERE, as the engine does.
     depth = (
         max(document_count, limit + offset)
         if ties
@@ -145,7 +146,9 @@ def _run(scenario: dict[str, Any], plan: SearchPlan) -> list[tuple[Any, ...]]:
     )
     for name, kind, raw in zip(plan.branch_names, scenario["kinds"], scenario["raw"]):
         connection.execute(f"CREATE TABLE raw_{name} (id INTEGER, value REAL)")
-        connection.executemany(f"INSERT INTO raw_{name} VALUES (?, ?)", list(raw.items()))
+        connection.executemany(
+            f"INSERT INTO raw_{name} VALUES (?, ?)", _table_function_rows(kind, raw, plan.depth)
+        )
         connection.execute(
             f"CREATE VIEW src_{name} AS SELECT docs.*, raw_{name}.value AS {RAW_COLUMN[kind]} "
             f"FROM docs JOIN raw_{name} ON raw_{name}.id = docs.id"
@@ -153,17 +156,29 @@ def _run(scenario: dict[str, Any], plan: SearchPlan) -> list[tuple[Any, ...]]:
     return connection.execute(_sqlite_statement(plan)).fetchall()
 
 
+def _ranked(kind: str, items: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    sign = -1 if kind == "text" else 1
+    return sorted(items, key=lambda item: (sign * item[1], item[0]))
+
+
+def _table_function_rows(kind: str, raw: dict[int, float], depth: int) -> list[tuple[int, float]]:
+    """What the branch's source returns: a table function (``bm25_search``,
+    ``vector_search``) returns only its k = depth best rows, before any WHERE; the base table
+    of a nearest-neighbour branch returns every row."""
+    if kind == "nearest":
+        return list(raw.items())
+    return _ranked(kind, list(raw.items()))[:depth]
+
+
 def _reference(scenario: dict[str, Any], plan: SearchPlan) -> list[Any]:
     ranked_lists = []
     for kind, raw in zip(scenario["kinds"], scenario["raw"]):
         candidates = [
             (key, value)
-            for key, value in raw.items()
+            for key, value in _table_function_rows(kind, raw, plan.depth)
             if not scenario["filtered"] or scenario["categories"][key] == "a"
         ]
-        sign = -1 if kind == "text" else 1
-        candidates.sort(key=lambda item: (sign * item[1], item[0]))
-        ranked_lists.append([key for key, _ in candidates[: plan.depth]])
+        ranked_lists.append([key for key, _ in _ranked(kind, candidates)[: plan.depth]])
     fusion = plan.fusion
     assert fusion is not None
     return reciprocal_rank_fusion(

@@ -11,6 +11,7 @@ from hotdata_retrieval.compile.dialect import (
     known_dialects,
     register_dialect,
 )
+from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.compile.hotdata import HOTDATA, Hotdata
 from hotdata_retrieval.compile.render import compile_plan, to_sql
 
@@ -21,6 +22,7 @@ __all__ = [
     "compile_plan",
     "get_dialect",
     "known_dialects",
+    "parse_filter",
     "register_dialect",
     "to_sql",
 ]

@@ -22,6 +22,7 @@ The shapes, and why (engine contract §1-3, ``shared/reference/engine-contract.m
 
 from __future__ import annotations
 
+import math
 from typing import Any, Protocol
 
 from sqlglot import exp
@@ -84,9 +85,17 @@ class Binder(Protocol):
 
 
 def literal_node(value: Any) -> exp.Expr:
-    """The sqlglot node for a filter literal or query text (strings are never numbers)."""
+    """The sqlglot node for a filter literal or query text (strings are never numbers).
+
+    A float is written with the shortest text that round-trips (``repr``), so it stays a
+    float in SQL: ``exp.convert`` would write ``-2.9e16`` as the integer
+    ``-29121896746011604``.
+    """
     if isinstance(value, str):
         return exp.Literal.string(value)
+    if isinstance(value, float):
+        magnitude = exp.Literal.number(repr(abs(value)))
+        return exp.Neg(this=magnitude) if math.copysign(1.0, value) < 0 else magnitude
     return exp.convert(value)
 
 

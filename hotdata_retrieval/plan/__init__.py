@@ -4,6 +4,11 @@ Frozen, keyword-only attrs nodes validated at construction. This package never i
 sqlglot or any engine: :mod:`hotdata_retrieval.compile` turns plans into SQL.
 """
 
+from hotdata_retrieval.plan.document import (
+    PLAN_JSON_SCHEMA,
+    plan_from_document,
+    plan_to_document,
+)
 from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
@@ -26,6 +31,9 @@ from hotdata_retrieval.plan.search import (
 )
 
 __all__ = [
+    "PLAN_JSON_SCHEMA",
+    "plan_from_document",
+    "plan_to_document",
     "DEFAULT_CATALOG",
     "DEFAULT_SCHEMA",
     "And",
