@@ -1,0 +1,53 @@
+"""Errors raised by the linter: SQL that does not parse, and index catalogs that do not load.
+
+Both derive from :class:`~hotdata_retrieval.errors.HotdataRetrievalError`, carry the offending
+value as attributes, and say what went wrong in their message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hotdata_retrieval.errors import HotdataRetrievalError
+
+__all__ = ["CatalogError", "SqlParseError"]
+
+
+class SqlParseError(HotdataRetrievalError, ValueError):
+    """The SQL text cannot be parsed in the Hotdata dialect.
+
+    Attributes:
+        description: the parser's message, without position or context.
+        line: 1-based line of the offending token (``None`` when the parser gave none).
+        column: 1-based column of the offending token's first character.
+        start: 0-based offset of the offending token in the SQL text, when known.
+    """
+
+    def __init__(
+        self,
+        description: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        start: int | None = None,
+    ) -> None:
+        where = f"line {line}, column {column}: " if line is not None else ""
+        super().__init__(f"{where}{description}")
+        self.description = description
+        self.line = line
+        self.column = column
+        self.start = start
+
+
+class CatalogError(HotdataRetrievalError, ValueError):
+    """An index catalog document is malformed.
+
+    Attributes:
+        field: where in the document the problem is, e.g. ``"indexes[2].kind"``.
+        value: the offending value, as read.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value

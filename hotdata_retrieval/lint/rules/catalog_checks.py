@@ -1,0 +1,273 @@
+"""Rules that need the index catalog: HDQ003, HDQ020-HDQ024.
+
+Indexes are invisible in SQL (engine contract §1.7), so these rules read the catalog given
+beside the SQL (:mod:`hotdata_retrieval.lint.catalog`) and stay silent without one.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from hotdata_retrieval.compile.hotdata import HOTDATA
+from hotdata_retrieval.lint.catalog import IndexCatalog
+from hotdata_retrieval.lint.findings import Severity
+from hotdata_retrieval.lint.model import (
+    BM25_SEARCH,
+    VECTOR_SEARCH,
+    Analysis,
+    ColumnOrigin,
+)
+from hotdata_retrieval.lint.rules.base import Report, Rule
+from hotdata_retrieval.plan.names import TableName
+
+__all__ = ["RULES"]
+
+
+def _vector_rankings(
+    analysis: Analysis,
+) -> list[tuple[exp.Anonymous, TableName, str, object]]:
+    """``(call, table, vector column, ranking)`` for each distance ranking over one table."""
+    found: list[tuple[exp.Anonymous, TableName, str, object]] = []
+    for ranking in analysis.rankings():
+        table = analysis.scan_table(ranking)
+        arguments = ranking.call.expressions
+        if table is None or table.table is None or not arguments:
+            continue
+        if not isinstance(arguments[0], exp.Column):
+            continue
+        found.append((ranking.call, table.table, arguments[0].name.lower(), ranking))
+    return found
+
+
+def metric_mismatch(analysis: Analysis, report: Report) -> None:
+    """The distance function must match the index's metric — ``l2_distance`` ↔ ``l2``,
+    ``cosine_distance`` ↔ ``cosine``, ``negative_dot_product`` ↔ ``dot`` — or the rewrite is
+    declined: a full scan, ranked by a metric the index was not built for. Engine contract
+    §2.2 item 6, §2.3, §3.3 item 7, test vector 9; datafusion-vector-search-ext ``rule.rs``
+    and its six ``*_no_rewrite`` metric tests."""
+    catalog = analysis.catalog
+    if catalog is None:
+        return
+    for ranking in analysis.rankings():
+        table = analysis.scan_table(ranking)
+        arguments = ranking.call.expressions
+        if table is None or table.table is None or not arguments:
+            continue
+        if not isinstance(arguments[0], exp.Column):
+            continue
+        index = catalog.vector_index(table.table, arguments[0].name)
+        if index is None or index.metric is None or index.metric is ranking.metric:
+            continue
+        expected = HOTDATA.distance_function(index.metric)
+        report(
+            ranking.call,
+            f"{ranking.call.name}() does not match the {index.metric.value} index on "
+            f"{table.table}.{arguments[0].name.lower()}: the index is not used, and the "
+            "ranking is not the one the index serves",
+            f"use {expected}()",
+        )
+
+
+def _missing(catalog: IndexCatalog, table: TableName) -> str:
+    return "no index" if not catalog.indexes_on(table) else "no such index"
+
+
+def search_without_index(analysis: Analysis, report: Report) -> None:
+    """``bm25_search`` needs a BM25 index on the column — there is no brute-force fallback:
+    ``No BM25 index found on column '<col>' for <conn>.<schema>.<table>``. Engine contract
+    §1.1, test vector 3; hotdata-langchain ``docs/engine-contract.md``."""
+    catalog = analysis.catalog
+    if catalog is None:
+        return
+    for _, source in analysis.search_sources():
+        if source.function.name != BM25_SEARCH or source.table is None or not source.column:
+            continue
+        if catalog.bm25_index(source.table, source.column) is None:
+            report(
+                source.call,
+                f"the catalog lists no BM25 index on {source.table}.{source.column}: "
+                f"{source.function.name}() fails (No BM25 index found on column "
+                f"'{source.column}')",
+                f"create a bm25 index on {source.column}, or search an indexed column",
+            )
+
+
+def semantic_without_index(analysis: Analysis, report: Report) -> None:
+    """``vector_search`` takes the *text* column a provider-backed vector index was built over
+    (its ``source_column``) and embeds the query with the index's provider; a plain vector
+    index, or none, cannot serve it. ``vector_search_vector`` needs a loaded vector index on
+    the vector column (``no loaded vector index for '<key>'``). Engine contract §1.2, §1.5,
+    §1.7; hotdata-langchain 0.10.0 changelog, ``indexes.py``."""
+    catalog = analysis.catalog
+    if catalog is None:
+        return
+    for _, source in analysis.search_sources():
+        if source.table is None or not source.column:
+            continue
+        name = source.function.name
+        if name == VECTOR_SEARCH:
+            if catalog.provider_index(source.table, source.column) is not None:
+                continue
+            plain = catalog.vector_index(source.table, source.column)
+            detail = (
+                f"{source.column} is the vector column of a plain index; {name}() takes the "
+                "text column a provider-backed index embeds"
+                if plain is not None
+                else f"the catalog lists no provider-backed vector index over "
+                f"{source.table}.{source.column}"
+            )
+            report(
+                source.call,
+                f"{detail}: {name}() cannot run",
+                "create a provider-backed vector index over the text column, or rank by a "
+                "distance function over the vector column",
+            )
+        elif (
+            source.function.vector_argument
+            and catalog.vector_index(source.table, source.column) is None
+        ):
+            report(
+                source.call,
+                f"the catalog lists no vector index on {source.table}.{source.column}: "
+                f"{name}() fails with 'no loaded vector index'",
+                f"create a vector index on {source.column}",
+            )
+
+
+def pending_index(analysis: Analysis, report: Report) -> None:
+    """An index whose status is ``pending`` is not built yet: a search against it fails, and
+    a distance ranking over its column scans. Engine contract §1.7 (``IndexStatus``:
+    ``ready`` / ``pending``; "A search against a pending index fails");
+    hotdata-langchain ``indexes.py`` (only ready indexes are offered)."""
+    catalog = analysis.catalog
+    if catalog is None:
+        return
+    for _, source in analysis.search_sources():
+        if source.table is None or not source.column:
+            continue
+        name = source.function.name
+        if name == BM25_SEARCH:
+            index = catalog.bm25_index(source.table, source.column)
+        elif name == VECTOR_SEARCH:
+            index = catalog.provider_index(source.table, source.column)
+        else:
+            index = catalog.vector_index(source.table, source.column)
+        if index is not None and not index.ready:
+            report(
+                source.call,
+                f"the {index.kind.value} index on {source.table}.{source.column} is pending: "
+                f"{name}() fails until it is ready",
+                "wait for the index to be ready, or search another route",
+            )
+    for call, table, column, _ in _vector_rankings(analysis):
+        index = catalog.vector_index(table, column)
+        if index is not None and not index.ready:
+            report(
+                call,
+                f"the vector index on {table}.{column} is pending: {call.name}() scans every "
+                "row until it is ready",
+                "wait for the index to be ready",
+                severity=Severity.WARNING,
+            )
+
+
+def distance_without_index(analysis: Analysis, report: Report) -> None:
+    """The distance functions work with no index at all — by full brute-force scan, always
+    correct, at full-scan speed. A ranking over a column the catalog lists no vector index for
+    is that scan. Engine contract §1.4 ("They work with no index at all"); hotdata-framework
+    ``create_index`` docstring."""
+    catalog = analysis.catalog
+    if catalog is None:
+        return
+    for call, table, column, _ in _vector_rankings(analysis):
+        if catalog.vector_index(table, column) is None:
+            report(
+                call,
+                f"the catalog lists no vector index on {table}.{column}: {call.name}() "
+                "scores every row",
+                f"create a vector index on {column} (metric matching {call.name})",
+            )
+
+
+def fusion_key_not_unique(analysis: Analysis, report: Report) -> None:
+    """A fusion joins its branches with ``FULL OUTER JOIN`` on a key; a key that is not
+    unique multiplies rows through the join and surfaces as *more than k rows*, not as an
+    error. Uniqueness cannot be checked from SQL, so the catalog must declare it. Engine
+    contract §3.3 item 10; hotdata-langchain ``hybrid_search_sql`` docstring."""
+    catalog = analysis.catalog
+    if catalog is None:
+        return
+    for join in analysis.find(exp.Join):
+        if str(join.side or "").upper() != "FULL":
+            continue
+        condition = join.args.get("on")
+        select = join.parent
+        if not isinstance(condition, exp.Expr) or not isinstance(select, exp.Select):
+            continue
+        keys: dict[tuple[TableName, str], None] = {}
+        for equality in condition.find_all(exp.EQ):
+            for column in equality.find_all(exp.Column):
+                origin = analysis.resolve(select, column, aliases=False)
+                if isinstance(origin, ColumnOrigin) and origin.table is not None:
+                    keys[(origin.table, origin.column)] = None
+        for table, key in keys:
+            if catalog.is_unique(table, [key]):
+                continue
+            report(
+                condition,
+                f"the fusion joins on {key}, which the catalog does not declare unique "
+                f"for {table}: duplicate keys multiply rows, and more than k rows come back",
+                f"join on a unique key, or declare {key} in the catalog's unique_keys for {table}",
+            )
+
+
+RULES = [
+    Rule(
+        code="HDQ003",
+        name="metric-mismatch",
+        severity=Severity.ERROR,
+        summary="a distance function that does not match the vector index's metric",
+        check=metric_mismatch,
+        needs_catalog=True,
+    ),
+    Rule(
+        code="HDQ020",
+        name="bm25-without-index",
+        severity=Severity.ERROR,
+        summary="bm25_search on a column with no BM25 index",
+        check=search_without_index,
+        needs_catalog=True,
+    ),
+    Rule(
+        code="HDQ021",
+        name="vector-search-without-index",
+        severity=Severity.ERROR,
+        summary="vector_search on a column with no provider-backed vector index",
+        check=semantic_without_index,
+        needs_catalog=True,
+    ),
+    Rule(
+        code="HDQ022",
+        name="pending-index",
+        severity=Severity.ERROR,
+        summary="a search or ranking served by a pending index",
+        check=pending_index,
+        needs_catalog=True,
+    ),
+    Rule(
+        code="HDQ023",
+        name="distance-without-index",
+        severity=Severity.WARNING,
+        summary="a distance ranking over a column with no vector index",
+        check=distance_without_index,
+        needs_catalog=True,
+    ),
+    Rule(
+        code="HDQ024",
+        name="fusion-key-not-unique",
+        severity=Severity.ERROR,
+        summary="a fusion join on a key the catalog does not declare unique",
+        check=fusion_key_not_unique,
+        needs_catalog=True,
+    ),
+]
