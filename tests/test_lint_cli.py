@@ -207,3 +207,12 @@ def test_local_database_catalog(tmp_path: Path) -> None:
     assert result.exit_code == EXIT_FINDINGS and "HDQ020" in result.stdout
     missing = run("-", "--local-db", str(tmp_path / "nothing"), stdin=sql)
     assert missing.exit_code == EXIT_ERROR and "no local database" in missing.stderr
+
+
+def test_fix_write_with_json_writes_and_reports(bad_file: Path) -> None:
+    result = run(str(bad_file), "--fix", "--write", "--format", "json", "-q")
+    assert result.exit_code == EXIT_CLEAN
+    payload = json.loads(result.stdout)
+    assert payload["sql"] == bad_file.read_text()
+    assert len(payload["applied"]) == 2 and payload["findings"] == []
+    assert result.stderr == ""

@@ -89,6 +89,9 @@ NOT_FIXED = {
     "ORDER BY is not added under DISTINCT": (
         "SELECT DISTINCT id FROM bm25_search('default.public.docs', 'body', 'q', 5) LIMIT 5"
     ),
+    "k is not added under an ascending sort": (
+        "SELECT id FROM bm25_search('default.public.docs', 'body', 'q') ORDER BY score LIMIT 5"
+    ),
     "DESC is not flipped": (
         f"SELECT id FROM c.s.t ORDER BY cosine_distance(emb, {VEC}) DESC LIMIT 3"
     ),

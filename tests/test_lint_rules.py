@@ -663,6 +663,11 @@ QUIET = [
         "HDQ031",
         "SELECT * FROM (SELECT id, lang FROM docs ORDER BY id LIMIT 10) AS x WHERE x.lang = 'en'",
     ),
+    (
+        "HDQ031",
+        f"SELECT * FROM (SELECT id, cosine_distance(emb, {VEC}) AS d FROM c.s.t "
+        "ORDER BY d LIMIT 10) AS x WHERE x.d < 0.3",
+    ),
     # HDQ040-HDQ042: the engine's own functions
     ("HDQ040", "SELECT id FROM docs WHERE body ILIKE '%refund%'"),
     ("HDQ041", "SELECT to_char(created_at, '%Y-%m-%d'), to_timestamp(1700000000) FROM docs"),

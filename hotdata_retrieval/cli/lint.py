@@ -244,6 +244,12 @@ def lint_command(ctx: click.Context, /, **params: Any) -> None:
         _fail(f"{path}: internal error while linting ({type(error).__name__}: {error})")
 
     if params["apply_fixes"]:
+        if params["write"] and result.changed:
+            try:
+                with open(source, "w", encoding="utf-8") as handle:
+                    handle.write(result.sql)
+            except OSError as error:
+                _fail(f"cannot write {source!r}: {error.strerror or error}")
         if params["output_format"] == "json":
             payload = {
                 "sql": result.sql,
@@ -251,14 +257,7 @@ def lint_command(ctx: click.Context, /, **params: Any) -> None:
                 "findings": [finding.to_dict() for finding in findings],
             }
             click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
-        elif params["write"]:
-            if result.changed:
-                try:
-                    with open(source, "w", encoding="utf-8") as handle:
-                        handle.write(result.sql)
-                except OSError as error:
-                    _fail(f"cannot write {source!r}: {error.strerror or error}")
-        else:
+        elif not params["write"]:
             click.echo(result.sql, nl=not result.sql.endswith("\n"))
         if params["output_format"] == "text":
             for finding in findings:
@@ -270,7 +269,8 @@ def lint_command(ctx: click.Context, /, **params: Any) -> None:
                 note += f"; wrote {os.fspath(source)}"
             click.echo(note, err=True)
     elif params["output_format"] == "json":
-        click.echo(json.dumps([finding.to_dict() for finding in findings], indent=2))
+        payload_list = [finding.to_dict() for finding in findings]
+        click.echo(json.dumps(payload_list, indent=2, ensure_ascii=False))
     else:
         for finding in findings:
             click.echo(format_finding(finding, path))

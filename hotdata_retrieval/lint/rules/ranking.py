@@ -120,6 +120,17 @@ def _top_k(analysis: Analysis, source: Source) -> exp.Select | None:
     return None
 
 
+def _is_ranking(analysis: Analysis, select: exp.Select, column: exp.Column) -> bool:
+    """The column is the top-k's own score or distance: a threshold on it after the top-k
+    (``WHERE x._distance < 0.3``) is a deliberate cut, not a misplaced filter."""
+    origin = analysis.resolve(select, column, aliases=False)
+    if isinstance(origin, ScoreOrigin):
+        return True
+    return isinstance(origin, ExpressionOrigin) and (
+        analysis.distance_in(origin.select, origin.expression) is not None
+    )
+
+
 def filter_after_top_k(analysis: Analysis, report: Report) -> None:
     """A WHERE applied outside a computed top-k (``SELECT ... FROM (... ORDER BY dist LIMIT
     k) WHERE cond``) filters the k rows already chosen: fewer than k come back, silently.
@@ -139,7 +150,7 @@ def filter_after_top_k(analysis: Analysis, report: Report) -> None:
             else:
                 sources = analysis.sources(select)
                 source = sources[0] if len(sources) == 1 else None
-            if source is None or id(source) in reported:
+            if source is None or id(source) in reported or _is_ranking(analysis, select, column):
                 continue
             inner = _top_k(analysis, source)
             if inner is None:

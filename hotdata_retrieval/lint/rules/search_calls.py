@@ -25,7 +25,6 @@ from hotdata_retrieval.lint.model import (
     string_literal,
 )
 from hotdata_retrieval.lint.rules.base import Fix, Report, Rule
-from hotdata_retrieval.plan.names import _split_reference
 
 __all__ = ["RULES"]
 
@@ -157,7 +156,7 @@ def bm25_without_k(analysis: Analysis, report: Report) -> None:
             "score with a LIMIT: the LIMIT is not pushed down, so the search runs to the "
             "engine's default bound",
             f"pass k = {k} as the 4th argument" if k is not None else "pass k as the 4th argument",
-            fix=_add_k(analysis, select, source, k),
+            fix=_add_k(analysis, select, source, k) if keys[0].args.get("desc") else None,
         )
 
 
@@ -173,8 +172,9 @@ def _bound(select: exp.Select) -> int | None:
 def _add_k(
     analysis: Analysis, select: exp.Select, source: SearchSource, k: int | None
 ) -> Fix | None:
-    """Adding k = LIMIT + OFFSET is exact only when the select reads the function alone and
-    filters nothing: a WHERE over a k-bounded search can leave fewer rows than the LIMIT."""
+    """Adding k = LIMIT + OFFSET is exact only when the select ranks by score descending,
+    reads the function alone and filters nothing: a WHERE over a k-bounded search can leave
+    fewer rows than the LIMIT."""
     if k is None or k < 1:
         return None
     if analysis.sources(select) != [source] or select.args.get("where") is not None:
@@ -207,12 +207,17 @@ def k_below_limit(analysis: Analysis, report: Report) -> None:
         )
 
 
-def _table_parts(text: str) -> int | None:
-    try:
-        parts = _split_reference(text)
-    except ValueError:
-        return None
-    return len(parts)
+def _table_parts(text: str) -> int:
+    """How many dot-separated parts a table string has (dots inside double quotes do not
+    separate). Its validity is :class:`~hotdata_retrieval.plan.names.TableName`'s concern."""
+    parts = 1
+    quoted = False
+    for character in text:
+        if character == '"':
+            quoted = not quoted
+        elif character == "." and not quoted:
+            parts += 1
+    return parts
 
 
 def unqualified_search_table(analysis: Analysis, report: Report) -> None:
@@ -227,8 +232,7 @@ def unqualified_search_table(analysis: Analysis, report: Report) -> None:
         text = string_literal(arguments[0]) if arguments else None
         if text is None:
             continue
-        parts = _table_parts(text)
-        if parts is None or parts == 3 or source.table is None:
+        if source.table is None or _table_parts(text) == 3:
             continue
         completed = str(source.table)
         literal = arguments[0]
