@@ -235,7 +235,8 @@ def test_dialect_option() -> None:
 def test_json_format() -> None:
     sql = ok(*HYBRID, "--limit", "5").stdout
     data = json.loads(ok(*HYBRID, "--limit", "5", "--format", "json").stdout)
-    assert set(data) == {"sql", "plan", "dialect", "depth", "result_columns"}
+    assert set(data) == {"sql", "plan", "dialect", "depth", "result_columns", "findings"}
+    assert data["findings"] == []
     assert data["sql"] + "\n" == sql
     assert data["dialect"] == "hotdata"
     assert data["depth"] == 20
@@ -576,3 +577,13 @@ def test_help_lists_every_option_documented() -> None:
         for option in param.opts:
             if option.startswith("--") and option != "--help":
                 assert f"`{option}" in text, f"docs/cli.md does not document {option}"
+
+
+def test_compiled_sql_has_no_lint_findings_in_the_notes() -> None:
+    result = CliRunner().invoke(
+        main,
+        ["explain", "--mode", "hybrid", "--table", "docs", "--text-column", "body",
+         "--vector-column", "embedding", "--query", "q", "--vector", "[1, 2]"],
+    )
+    assert result.exit_code == 0
+    assert "HDQ" not in result.stderr

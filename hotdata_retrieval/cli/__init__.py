@@ -11,6 +11,7 @@ import click
 from hotdata_retrieval.cli.demo import demo
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
 from hotdata_retrieval.cli.explain import explain
+from hotdata_retrieval.cli.lint import lint
 from hotdata_retrieval.cli.load import load
 from hotdata_retrieval.cli.search import search
 
@@ -22,6 +23,7 @@ def main() -> None:
 
 
 main.add_command(explain)
+main.add_command(lint)
 main.add_command(load)
 main.add_command(search)
 main.add_command(demo)

@@ -21,6 +21,8 @@ from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
 from hotdata_retrieval.compile import get_dialect, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError, UnknownDialectError
+from hotdata_retrieval.lint import format_finding
+from hotdata_retrieval.lint import lint as lint_sql
 from hotdata_retrieval.plan.document import (
     PLAN_JSON_SCHEMA,
     plan_from_document,
@@ -474,6 +476,7 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
             assert mode is not None
             plan = _build_plan(mode, params)
         sql = to_sql(plan, dialect, pretty=True)
+        findings = lint_sql(sql) if dialect == "hotdata" else []
     except HotdataRetrievalError as error:
         raise InvalidPlanError(str(error)) from None
     except RecursionError:
@@ -482,6 +485,8 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
     if not params["quiet"]:
         for line in _notes(plan, dialect):
             click.secho(line, err=True, dim=True)
+        for finding in findings:
+            click.secho(f"-- {format_finding(finding, 'lint')}", err=True)
     if params["output_format"] == "json":
         payload = {
             "sql": sql,
@@ -489,6 +494,7 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
             "dialect": dialect,
             "depth": plan.depth,
             "result_columns": list(plan.result_columns),
+            "findings": [finding.to_dict() for finding in findings],
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
     else:
