@@ -136,6 +136,10 @@ RESERVED_WORDS = frozenset(
         "where",
         "window",
         "with",
+        "interval",
+        "struct",
+        "exists",
+        "trim",
         "qualify",
         "sort",
         "cluster",
@@ -149,8 +153,9 @@ RESERVED_WORDS = frozenset(
     ]
 )
 """Words quoted when used as identifiers: PostgreSQL's reserved key words (PostgreSQL
-documentation, Appendix C "SQL Key Words", columns marked *reserved*), plus clause words the
-DataFusion SQL parser (sqlparser-rs) also treats as reserved after a relation."""
+documentation, Appendix C "SQL Key Words", columns marked *reserved*), plus words the DataFusion
+SQL parser (sqlparser-rs) rejects as bare column names: clause words after a relation, and
+``interval``, ``struct``, ``exists`` and ``trim`` (measured: each fails to parse unquoted)."""
 
 
 _ENGINE_FUNCTIONS = frozenset({"COSINE_DISTANCE", "VECTOR_SEARCH", "SEARCH", "DOT_PRODUCT"})

@@ -8,7 +8,6 @@ invalid plan cannot be built.
 from __future__ import annotations
 
 import enum
-import math
 import re
 from typing import Any, ClassVar
 
@@ -18,6 +17,7 @@ from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate_columns
 from hotdata_retrieval.plan.names import TableName, coerce_table_name, normalize_identifier
 from hotdata_retrieval.plan.values import (
+    check_finite_number,
     check_positive_int,
     check_query_text,
     check_query_vector,
@@ -45,6 +45,7 @@ DEFAULT_DEPTH_FLOOR = 20
 
 _BRANCH_NAME = re.compile(r"[a-z][a-z0-9_]*")
 INTERNAL_COLUMNS = frozenset({"score", "_distance", "branch_rank"})
+_INT64_MAX = 2**63 - 1
 """Column names the compiled SQL uses for its own values; never a key column."""
 _RESERVED_BRANCH_NAMES = frozenset({"fused", "base"})
 
@@ -257,11 +258,9 @@ def _branches(values: Any) -> tuple[Branch, ...]:
 
 
 def _finite_number(value: Any, label: str) -> float | int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PlanError(f"{label} must be a number, got {value!r}", field=label, value=value)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
-    return value
+    number = check_finite_number(value, label=label)
+    # -0.0 and 0.0 are equal (and share a statement template): keep one spelling.
+    return number + 0 if number == 0 else number
 
 
 def _weights(values: Any) -> tuple[float | int, ...] | None:
@@ -280,6 +279,8 @@ def _weights(values: Any) -> tuple[float | int, ...] | None:
 
 def _rank_constant(value: Any) -> float | int:
     number = _finite_number(value, "rank_constant")
+    if isinstance(number, float) and number.is_integer():
+        number = int(number)  # 60.0 equals 60: one plan, one SQL text
     if number <= 0:
         raise PlanError(
             f"rank_constant must be > 0, got {value!r}", field="rank_constant", value=value
@@ -471,7 +472,14 @@ class SearchPlan:
                 field="depth",
                 value=fusion.depth,
             )
-        if self.key_column in INTERNAL_COLUMNS:
+        if self.depth > _INT64_MAX:
+            raise PlanError(
+                f"limit {self.limit} and offset {self.offset} need {self.depth} candidates per "
+                "branch, which does not fit in 64 bits",
+                field="limit",
+                value=self.limit,
+            )
+        if self.key_column in INTERNAL_COLUMNS or self.key_column in self.result_columns:
             raise PlanError(
                 f"key column {self.key_column!r} collides with a column the search computes; "
                 "use the table's unique key",

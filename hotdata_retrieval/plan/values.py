@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import numbers
+from collections.abc import Mapping, Set
 from typing import Any
 
 from hotdata_retrieval.errors import PlanError
@@ -53,14 +55,20 @@ def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[floa
         PlanError: not a sequence of numbers, empty, or holding NaN or an infinity (the
             message names the first bad position).
     """
-    if isinstance(value, (str, bytes)) or value is None:
+    if isinstance(value, (str, bytes, Mapping, Set)) or value is None:
         raise PlanError(
-            f"{label} must be a sequence of numbers, got {value!r}", field=label, value=value
+            f"{label} must be an ordered sequence of numbers, got {value!r}",
+            field=label,
+            value=value,
         )
     to_list = getattr(value, "tolist", None)
     items = to_list() if callable(to_list) else value
     try:
         vector = tuple(map(float, items))
+    except OverflowError:
+        raise PlanError(
+            f"{label} holds a number too large for a float", field=label, value=value
+        ) from None
     except (TypeError, ValueError):
         raise PlanError(
             f"{label} must be a sequence of numbers, got {value!r}", field=label, value=value
@@ -83,13 +91,37 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     Raises:
         PlanError: not an integer, or below ``minimum``.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise PlanError(f"{label} must be an integer, got {value!r}", field=label, value=value)
+    value = int(value)  # a plain int: an int subclass's own repr never reaches the SQL
     if value < minimum:
         raise PlanError(f"{label} must be >= {minimum}, got {value!r}", field=label, value=value)
     if value > _INT64_MAX:
         raise PlanError(f"{label} must fit in 64 bits, got {value!r}", field=label, value=value)
     return value
+
+
+def _numpy() -> Any:
+    """NumPy if it is already imported (its ``bool_`` is not a ``bool``), else ``None``."""
+    import sys
+
+    return sys.modules.get("numpy")
+
+
+def check_finite_number(value: Any, *, label: str) -> float | int:
+    """Return ``value`` as a plain, finite ``int`` or ``float``.
+
+    Raises:
+        PlanError: a boolean, a non-number, NaN or an infinity.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise PlanError(f"{label} must be a number, got {value!r}", field=label, value=value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    number = float(value)
+    if not math.isfinite(number):
+        raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
+    return number
 
 
 def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
@@ -99,22 +131,24 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         PlanError: ``None`` (use ``IsNull``), a NaN or infinite float, an integer outside
             64 bits, a string with a NUL byte, or any other type.
     """
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        if not _INT64_MIN <= value <= _INT64_MAX:
+    if isinstance(value, (bool, getattr(_numpy(), "bool_", bool))):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        number = int(value)  # plain int: a subclass's own repr never reaches the SQL
+        if not _INT64_MIN <= number <= _INT64_MAX:
             raise PlanError(f"{label} must fit in 64 bits, got {value!r}", field=label, value=value)
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
+        return number
+    if isinstance(value, numbers.Real):
+        real = float(value)
+        if not math.isfinite(real):
             raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
-        return value
+        return real
     if isinstance(value, str):
         if "\x00" in value:
             raise PlanError(
                 f"{label} must not contain a NUL byte, got {value!r}", field=label, value=value
             )
-        return value
+        return str(value)
     if value is None:
         raise PlanError(
             f"{label} must not be None; test for NULL with IsNull", field=label, value=value
