@@ -78,6 +78,11 @@ def embedder_for_model(model: str) -> Any:
     return embedder
 
 
+def one_line(message: str) -> str:
+    """``message`` with its line breaks folded into spaces (engine errors span lines)."""
+    return " ".join(message.split())
+
+
 def reports_errors(command: F) -> F:
     """Turn the library's errors into one line on stderr and exit code 1 (never a traceback)."""
 
@@ -86,7 +91,7 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except HotdataRetrievalError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {one_line(str(error))}", err=True)
             raise SystemExit(EXIT_INVALID_PLAN) from None
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
 from hotdata_retrieval.engines.results import SearchResult
+from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.routing import SearchMode, plan_search
 
@@ -53,7 +54,8 @@ def render_hits(result: SearchResult, *, title: str | None = None, ranks: bool =
     for column in columns:
         table.add_column(column, overflow="fold")
     for position, hit in enumerate(result.hits, start=1):
-        cells = [str(position), str(hit.key), f"{hit.score:.4f}"]
+        score = "-" if hit.score is None else f"{hit.score:.4f}"
+        cells = [str(position), str(hit.key), score]
         if ranks:
             cells.extend(
                 "-" if hit.branches[name].rank is None else str(hit.branches[name].rank)
@@ -131,7 +133,11 @@ def search(
         indexes = engine.indexes(table)
         models = {v.model for v in engine.tables[indexes.table.name].vector_columns}
         if models:
-            engine.embedder = embedder_for_model(sorted(models)[0])
+            try:
+                engine.embedder = embedder_for_model(sorted(models)[0])
+            except HotdataRetrievalError:
+                if mode != SearchMode.TEXT.value:
+                    raise  # text search needs no embedder; the others do
         plan = plan_search(
             indexes,
             query,

@@ -34,13 +34,14 @@ class SearchHit:
         key: the row's key (the plan's ``key_column``).
         columns: the requested table columns, by name (the key included if requested).
         score: the fused RRF score (higher is better) for a fusion; for a single branch its
-            raw score (BM25 ``score``, higher is better, or ``_distance``, lower is nearer).
+            raw score (BM25 ``score``, higher is better, or ``_distance``, lower is nearer),
+            ``None`` for a row whose vector is NULL (it has no distance; such rows come last).
         branches: per branch name, its rank and raw score.
     """
 
     key: Any
     columns: Mapping[str, Any]
-    score: float
+    score: float | None
     branches: Mapping[str, BranchScore]
 
 
@@ -89,7 +90,7 @@ def hits_from_rows(
             SearchHit(
                 key=row[plan.key_column],
                 columns={column: row[column] for column in requested},
-                score=float(score),
+                score=None if score is None else float(score),
                 branches=branches,
             )
         )

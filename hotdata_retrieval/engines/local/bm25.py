@@ -81,10 +81,14 @@ class Bm25Index:
         """The top ``k`` rows for ``text``: ``(rowids, scores)`` in rowid order.
 
         Rowid order, not score order, as the engine returns them (engine contract §1.1):
-        the caller must sort. A text with no terms matches nothing.
+        the caller must sort. A text with no terms matches nothing. ``k`` is capped at the
+        number of rows, and rows tied on score at the k-th place are cut by rowid, so the
+        same search always returns the same rows.
         """
         terms = self.terms(text)
-        if not terms or k <= 0:
+        documents = self._searcher.num_docs
+        limit = min(k, documents)
+        if not terms or limit <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         query = tantivy.Query.boolean_query(
             [
@@ -92,12 +96,16 @@ class Bm25Index:
                 for term in terms
             ]
         )
-        hits = self._searcher.search(query, limit=k).hits
-        rowids = np.fromiter(
-            (self._searcher.doc(address)[_ROWID][0] for _, address in hits),
-            dtype=np.int64,
-            count=len(hits),
-        )
-        scores = np.fromiter((score for score, _ in hits), dtype=np.float32, count=len(hits))
-        order = np.argsort(rowids, kind="stable")
-        return rowids[order], scores[order]
+        fetch = limit
+        hits = self._searcher.search(query, limit=fetch).hits
+        if len(hits) == fetch and fetch < documents:
+            boundary = hits[-1][0]
+            while len(hits) == fetch and fetch < documents and hits[-1][0] >= boundary:
+                fetch = min(2 * fetch, documents)
+                hits = self._searcher.search(query, limit=fetch).hits
+        found = [(score, self._searcher.doc(address)[_ROWID][0]) for score, address in hits]
+        found.sort(key=lambda hit: (-hit[0], hit[1]))
+        kept = sorted(found[:limit], key=lambda hit: hit[1])
+        rowids = np.fromiter((rowid for _, rowid in kept), dtype=np.int64, count=len(kept))
+        scores = np.fromiter((score for score, _ in kept), dtype=np.float32, count=len(kept))
+        return rowids, scores

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from hotdata_retrieval.errors import HotdataRetrievalError
 
-__all__ = ["LoadError", "Source", "read_source"]
+__all__ = ["LoadError", "Source", "normalize_text_types", "read_source"]
 
 
 class LoadError(HotdataRetrievalError):
@@ -63,9 +63,9 @@ def _jsonl_records(path: Path) -> Iterator[dict[str, object]]:
 def _beir(directory: Path) -> Source:
     corpus_path = directory / "corpus.jsonl"
     ids, titles, texts = [], [], []
-    for record in _jsonl_records(corpus_path):
+    for number, record in enumerate(_jsonl_records(corpus_path), start=1):
         if "_id" not in record:
-            raise LoadError(f"{corpus_path}: a document has no '_id'")
+            raise LoadError(f"{corpus_path}: document {number} has no '_id'")
         ids.append(str(record["_id"]))
         titles.append(str(record.get("title") or ""))
         texts.append(str(record.get("text") or ""))
@@ -76,6 +76,9 @@ def _beir(directory: Path) -> Source:
     queries_path = directory / "queries.jsonl"
     if queries_path.exists():
         query_records = list(_jsonl_records(queries_path))
+        for number, record in enumerate(query_records, start=1):
+            if "_id" not in record:
+                raise LoadError(f"{queries_path}: query {number} has no '_id'")
         tables["queries"] = pa.table(
             {
                 "id": [str(record["_id"]) for record in query_records],
@@ -84,7 +87,12 @@ def _beir(directory: Path) -> Source:
         )
     qrels_directory = directory / "qrels"
     if qrels_directory.is_dir():
-        columns: dict[str, list[object]] = {"query_id": [], "corpus_id": [], "score": [], "split": []}
+        columns: dict[str, list[object]] = {
+            "query_id": [],
+            "corpus_id": [],
+            "score": [],
+            "split": [],
+        }
         for split_file in sorted(qrels_directory.glob("*.tsv")):
             with split_file.open(encoding="utf-8") as lines:
                 for number, line in enumerate(lines, start=1):
@@ -93,9 +101,15 @@ def _beir(directory: Path) -> Source:
                         continue  # the header line
                     if len(parts) != 3:
                         raise LoadError(f"{split_file}:{number}: expected 3 tab-separated fields")
+                    try:
+                        score = int(float(parts[2]))
+                    except ValueError:
+                        raise LoadError(
+                            f"{split_file}:{number}: relevance {parts[2]!r} is not a number"
+                        ) from None
                     columns["query_id"].append(parts[0])
                     columns["corpus_id"].append(parts[1])
-                    columns["score"].append(int(parts[2]))
+                    columns["score"].append(score)
                     columns["split"].append(split_file.stem)
         tables["qrels"] = pa.table(columns)
     return Source(tables=tables, search_table="corpus", key_column="id", text_columns=("body",))
@@ -128,13 +142,32 @@ def read_source(path: str | Path, *, table: str | None = None) -> Source:
         elif suffix == ".parquet":
             data = pq.read_table(location)
         else:
-            raise LoadError(f"{location}: unknown file type {suffix!r}; use .jsonl, .csv or .parquet")
+            raise LoadError(
+                f"{location}: unknown file type {suffix!r}; use .jsonl, .csv or .parquet"
+            )
     except (pa.ArrowInvalid, OSError) as error:
         raise LoadError(f"{location}: {error}") from None
+    data = normalize_text_types(data)
     key = "id" if "id" in [c.lower() for c in data.column_names] else None
     texts = tuple(
         field.name.lower()
         for field in data.schema
-        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
+        if pa.types.is_string(field.type) and field.name.lower() != key
     )
     return Source(tables={name: data}, search_table=name, key_column=key, text_columns=texts[:1])
+
+
+def normalize_text_types(data: pa.Table) -> pa.Table:
+    """Cast dictionary-encoded, large and view strings to plain ``string`` columns, so that
+    every text column can be indexed and searched the same way."""
+    for position, field in enumerate(data.schema):
+        if _is_other_text(field.type):
+            data = data.set_column(position, field.name, data.column(position).cast(pa.string()))
+    return data
+
+
+def _is_other_text(kind: pa.DataType) -> bool:
+    if pa.types.is_dictionary(kind):
+        return _is_other_text(kind.value_type) or pa.types.is_string(kind.value_type)
+    is_view = getattr(pa.types, "is_string_view", None)
+    return pa.types.is_large_string(kind) or (is_view is not None and is_view(kind))
