@@ -1,0 +1,24 @@
+"""The error every engine raises when it rejects or fails a statement.
+
+It lives apart from any one engine so that code handling it needs neither engine's
+dependencies: the local engine needs DataFusion and tantivy, the Hotdata engine needs the
+Hotdata client, and ``except EngineError`` should work with either installed alone.
+"""
+
+from __future__ import annotations
+
+from hotdata_retrieval.errors import HotdataRetrievalError
+
+__all__ = ["EngineError"]
+
+
+class EngineError(HotdataRetrievalError):
+    """The engine rejected or failed a statement; the message is the engine's own.
+
+    Attributes:
+        sql: the statement that failed, if a statement was being run.
+    """
+
+    def __init__(self, message: str, *, sql: str | None = None) -> None:
+        super().__init__(message)
+        self.sql = sql

@@ -1,0 +1,912 @@
+"""The Hotdata engine: compiled plans run on a Hotdata workspace through hotdata-framework.
+
+:class:`HotdataEngine` has the local engine's surface — ``search(plan) -> SearchResult``,
+``sql(text) -> pyarrow.Table``, ``indexes(table) -> TableIndexes``, ``embedder_for(table)``
+— over hotdata-framework's ``HotdataClient``. Needs the ``hotdata`` extra; the module imports
+without it, and constructing an engine then says what to install.
+
+What it does that a hand-written client call does not (engine contract §5, §5.1, §8):
+
+- **One statement per search.** A plan compiles to one SQL statement (a fusion included),
+  sent in one ``POST /v1/query``.
+- **The database is resolved once**, when the engine is made, and the resolved
+  ``ManagedDatabase`` is handed to every ``execute_sql`` call. Given a name or id string,
+  ``execute_sql`` re-resolves it on every call — an extra ``GET /v1/databases/{id}`` per query
+  (hotdata-framework 0.14.1 ``execute_sql`` docstring; contract §5.1).
+- **The engine's own message.** hotdata-framework raises ``RuntimeError(e.reason)`` — the bare
+  HTTP reason, ``"Bad Request"`` — and keeps the response body on ``__cause__.body``
+  (contract §5, §8). :class:`HotdataApiError` carries the message from that body
+  (``{"error": {"code", "message"}}``, the SDK's ``ApiErrorResponse``).
+- **Indexes from the control plane.** Indexes are not visible in SQL (contract §1.7); they
+  are read with ``IndexesApi.list_indexes(connection_id, schema, table)`` using the database's
+  ``default_connection_id``. A ``pending`` index is never offered (a search against one fails).
+
+Routing (:func:`route_search`): text → BM25; semantic → the engine-embedded
+``vector_search`` over a provider-backed index, or a caller-embedded nearest-neighbour search
+over a plain index (needs an embedder); hybrid → BM25 fused with a *plain* vector index,
+caller-embedded, because a provider-backed index cannot share its table with any other index
+(contract §1.2, hotdata-langchain CHANGELOG 0.10.0).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from hotdata_retrieval.compile import to_sql
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.results import SearchResult, hits_from_rows
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.lint.catalog import IndexCatalog, IndexEntry, IndexKind
+from hotdata_retrieval.plan.filters import Predicate
+from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
+from hotdata_retrieval.plan.search import (
+    Bm25Search,
+    Branch,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+)
+from hotdata_retrieval.routing import SearchMode, TableIndexes, VectorIndex
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from hotdata_framework import HotdataClient, ManagedDatabase, QueryResult
+
+__all__ = [
+    "DEFAULT_VECTOR_METRIC",
+    "EngineError",
+    "HotdataApiError",
+    "HotdataConfigError",
+    "HotdataEngine",
+    "engine_error_message",
+    "result_table",
+    "route_search",
+    "table_indexes",
+]
+
+DEFAULT_VECTOR_METRIC = "l2"
+"""The metric of a vector index whose listing names none: the server picks ``l2`` when a
+vector index is created without one (engine contract §1.7, hotdata-framework ``create_index``
+docstring)."""
+
+_INSTALL_HINT = (
+    "the Hotdata engine needs the hotdata extra: pip install 'hotdata-retrieval[hotdata]'"
+)
+_MAX_DATABASE_PAGES = 100
+_MAX_MESSAGE = 2000
+_QUOTED_MIXED_CASE = re.compile(r'"[^"]*[A-Z][^"]*"')
+
+
+class HotdataApiError(EngineError):
+    """The Hotdata API refused a request or the engine failed a statement.
+
+    The message is the API's own (the ``message`` of its error body) when it sent one.
+
+    Attributes:
+        sql: the statement that failed, if one was being run.
+        status: the HTTP status, if the API answered.
+        code: the machine-readable ``error.code`` of the API's error body, if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        sql: str | None = None,
+        status: int | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message, sql=sql)
+        self.status = status
+        self.code = code
+
+
+class HotdataConfigError(HotdataRetrievalError, ValueError):
+    """The engine cannot be set up as asked: no API key, no such database (or several with
+    that name), a catalog the database does not have, or the ``hotdata`` extra missing."""
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+def _api_exception(error: BaseException) -> Any:
+    """The SDK ``ApiException`` behind ``error`` (itself, or along its cause chain)."""
+    from hotdata.exceptions import ApiException
+
+    node: BaseException | None = error
+    seen: set[int] = set()
+    while node is not None and id(node) not in seen:
+        if isinstance(node, ApiException):
+            return node
+        seen.add(id(node))
+        node = node.__cause__ or node.__context__
+    return None
+
+
+def _body_text(body: Any) -> str:
+    if isinstance(body, (bytes, bytearray)):
+        return bytes(body).decode("utf-8", errors="replace")
+    return "" if body is None else str(body)
+
+
+def _message_and_code(body: str) -> tuple[str | None, str | None]:
+    """``(message, code)`` from an API error body: ``{"error": {"code", "message"}}``
+    (``ApiErrorResponse``), ``{"error": "<code>"}`` (the workspaces API's ``Error``), or
+    ``{"message": ...}``."""
+    try:
+        document = json.loads(body)
+    except ValueError:
+        return None, None
+    if not isinstance(document, Mapping):
+        return None, None
+    error = document.get("error")
+    if isinstance(error, Mapping):
+        message, code = error.get("message"), error.get("code")
+        return (
+            message if isinstance(message, str) and message else None,
+            code if isinstance(code, str) else None,
+        )
+    message = document.get("message")
+    if isinstance(message, str) and message:
+        return message, error if isinstance(error, str) else None
+    if isinstance(error, str) and error:
+        return None, error
+    return None, None
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
+
+
+def engine_error_message(error: BaseException, *, sql: str | None = None) -> str:
+    """The readable message behind an error raised by hotdata-framework or the SDK.
+
+    hotdata-framework raises ``RuntimeError("Bad Request")`` for a rejected query and keeps
+    the SDK's ``ApiException`` — whose ``body`` holds the engine's message — as its cause.
+    This returns that message; failing that, the body's text; failing that, the status, with
+    a hint when ``sql`` quotes a mixed-case identifier (the engine answers that with an
+    empty-body 400: engine contract §4).
+    """
+    api_error = _api_exception(error)
+    if api_error is None:
+        return _clip(str(error)) or type(error).__name__
+    body = _body_text(getattr(api_error, "body", None))
+    message, code = _message_and_code(body)
+    if message:
+        return _clip(message)
+    status = getattr(api_error, "status", None)
+    reason = getattr(api_error, "reason", None) or "error"
+    if body.strip():
+        return _clip(f"HTTP {status} {reason}: {code or body}")
+    text = f"the Hotdata API answered HTTP {status} ({reason}) with no message"
+    if sql is not None and _QUOTED_MIXED_CASE.search(sql):
+        text += (
+            "; the engine stores identifiers in lower case and rejects a quoted mixed-case "
+            "identifier this way: write it unquoted or in lower case"
+        )
+    return text
+
+
+def _api_error(error: BaseException, *, sql: str | None = None) -> HotdataApiError:
+    api_error = _api_exception(error)
+    status = None if api_error is None else getattr(api_error, "status", None)
+    code = None
+    if api_error is not None:
+        _, code = _message_and_code(_body_text(getattr(api_error, "body", None)))
+    return HotdataApiError(
+        engine_error_message(error, sql=sql),
+        sql=sql,
+        status=int(status) if status is not None else None,
+        code=code,
+    )
+
+
+def _client_failures() -> tuple[type[BaseException], ...]:
+    """What the client raises for a failed request: the framework's ``RuntimeError``
+    (``HotdataError`` included), the SDK's ``OpenApiException``, urllib3's ``HTTPError``
+    (connection refused, too many retries), timeouts, socket errors, and pydantic's
+    ``ValidationError`` (a ``ValueError``) for a response that does not parse."""
+    from hotdata.exceptions import OpenApiException
+    from urllib3.exceptions import HTTPError
+
+    return (RuntimeError, OpenApiException, HTTPError, TimeoutError, OSError, ValueError)
+
+
+# -- results -------------------------------------------------------------------------------
+
+
+def _column(values: list[Any]) -> pa.Array:
+    import pyarrow as pa
+
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        # JSON values of mixed kinds (a column of numbers and text): keep them as text.
+        return pa.array([_as_text(value) for value in values], type=pa.string())
+
+
+def _as_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def result_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Table:
+    """A ``QueryResult``'s columns and rows (JSON values) as an Arrow table.
+
+    Types are inferred from the values — the API's response carries none — so a column of
+    whole numbers is ``int64``, one mixing whole and fractional numbers is ``double``, and a
+    vector is ``list<double>``. A column mixing numbers with text is returned as text.
+    """
+    import pyarrow as pa
+
+    names = list(columns)
+    width = len(names)
+    for position, row in enumerate(rows):
+        if len(row) != width:
+            raise EngineError(
+                f"row {position} of the API's answer has {len(row)} values for {width} columns"
+            )
+    arrays = [_column([row[index] for row in rows]) for index in range(width)]
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+# -- routing -------------------------------------------------------------------------------
+
+
+def _is_provider_backed(vector: VectorIndex) -> bool:
+    return bool(vector.source_column)
+
+
+def _pick_text_column(indexes: TableIndexes, text_column: str | None) -> str:
+    if text_column is not None:
+        column = text_column.lower()
+        if column not in indexes.bm25_columns:
+            raise PlanError(
+                f"column '{column}' of '{indexes.table}' has no ready BM25 index; ready: "
+                f"{', '.join(indexes.bm25_columns) or 'none'}",
+                field="text_column",
+                value=text_column,
+            )
+        return column
+    if not indexes.bm25_columns:
+        raise PlanError(
+            f"table '{indexes.table}' has no ready BM25 index", field="mode", value="text"
+        )
+    return indexes.bm25_columns[0]
+
+
+def _pick_vector(
+    indexes: TableIndexes,
+    *,
+    vector_column: str | None,
+    text_column: str | None,
+    plain_only: bool,
+) -> VectorIndex:
+    candidates = [v for v in indexes.vectors if not (plain_only and _is_provider_backed(v))]
+    if vector_column is not None:
+        wanted = vector_column.lower()
+        for vector in indexes.vectors:
+            if vector.column == wanted:
+                if plain_only and _is_provider_backed(vector):
+                    break
+                return vector
+        kind = "plain vector index" if plain_only else "vector index"
+        raise PlanError(
+            f"column '{wanted}' of '{indexes.table}' has no ready {kind}",
+            field="vector_column",
+            value=vector_column,
+        )
+    if text_column is not None and not plain_only:
+        for vector in candidates:
+            if vector.source_column == text_column.lower():
+                return vector
+    if plain_only:
+        if len(candidates) == 1:
+            return candidates[0]
+        if not candidates:
+            provider = [v.column for v in indexes.vectors if _is_provider_backed(v)]
+            extra = (
+                f" (its engine-embedded index on '{provider[0]}' cannot be fused: a "
+                "provider-backed index cannot share its table with a BM25 index)"
+                if provider
+                else ""
+            )
+            raise PlanError(
+                f"table '{indexes.table}' has no ready plain vector index{extra}",
+                field="mode",
+                value="hybrid",
+            )
+        raise PlanError(
+            f"table '{indexes.table}' has {len(candidates)} plain vector indexes "
+            f"({', '.join(v.column for v in candidates)}) and the engine records no link from "
+            "a vector column to its text; name one with vector_column=",
+            field="vector_column",
+            value=None,
+        )
+    provider_backed = [v for v in candidates if _is_provider_backed(v)]
+    if provider_backed:
+        return provider_backed[0]
+    if candidates:
+        return candidates[0]
+    raise PlanError(
+        f"table '{indexes.table}' has no ready vector index", field="mode", value="semantic"
+    )
+
+
+def _nearest(
+    indexes: TableIndexes,
+    vector: VectorIndex,
+    query: str,
+    embed_query: Callable[[str], Sequence[float]] | None,
+    mode: SearchMode,
+) -> NearestNeighborSearch:
+    if embed_query is None:
+        raise PlanError(
+            f"{mode.value} search over the plain vector index on '{vector.column}' of "
+            f"'{indexes.table}' embeds the query on this side and needs an embedder "
+            "(HotdataEngine(embedder=...)) made with the model that wrote the column",
+            field="embedder",
+            value=None,
+        )
+    return NearestNeighborSearch(
+        table=indexes.table,
+        column=vector.column,
+        query_vector=embed_query(query),
+        metric=vector.metric,
+    )
+
+
+def route_search(
+    indexes: TableIndexes,
+    query: str,
+    *,
+    mode: SearchMode | str = SearchMode.AUTO,
+    limit: int = 10,
+    offset: int = 0,
+    filter: Predicate | None = None,
+    columns: Sequence[str] | None = None,
+    text_column: str | None = None,
+    vector_column: str | None = None,
+    embed_query: Callable[[str], Sequence[float]] | None = None,
+    include_branch_scores: bool = False,
+) -> SearchPlan:
+    """Build the plan that answers ``query`` on a Hotdata table with ``indexes``.
+
+    A vector index with a ``source_column`` is provider-backed (the engine embeds the query
+    text); one without is plain (the caller embeds it with ``embed_query``). The rules:
+
+    - ``text``: BM25 over ``text_column`` (default: the first ready BM25 column).
+    - ``semantic``: over a provider-backed index, ``vector_search`` on its text column; over a
+      plain index, a nearest-neighbour search with the query embedded by ``embed_query``.
+      Provider-backed is preferred; ``vector_column`` or ``text_column`` pick one.
+    - ``nearest``: a nearest-neighbour search on a vector column (either kind), embedded by
+      ``embed_query``.
+    - ``hybrid``: BM25 fused by reciprocal rank fusion with a nearest-neighbour search over a
+      *plain* vector index, embedded by ``embed_query``: a provider-backed index cannot share
+      its table with a BM25 index (engine contract §1.2). With several plain indexes,
+      ``vector_column`` names the one to fuse (the engine records no link from a vector
+      column to the text it came from: contract §3.3 item 14).
+    - ``auto``: hybrid when the table has a BM25 index, exactly one plain vector index (or
+      ``vector_column``) and ``embed_query``; else text when it has a BM25 index; else
+      semantic.
+
+    ``routing.plan_search`` serves the local engine, whose every vector column is
+    engine-embedded; this function adds the plain-index semantic route.
+
+    Raises:
+        PlanError: an unknown mode, no ready index for it, or a plain index without
+            ``embed_query``.
+    """
+    try:
+        chosen = SearchMode(mode)
+    except ValueError:
+        known = ", ".join(member.value for member in SearchMode)
+        raise PlanError(
+            f"unknown mode {mode!r}; expected one of {known}", field="mode", value=mode
+        ) from None
+    plain = [v for v in indexes.vectors if not _is_provider_backed(v)]
+    if chosen is SearchMode.AUTO:
+        fusable = vector_column is not None or len(plain) == 1
+        if indexes.bm25_columns and plain and fusable and embed_query is not None:
+            chosen = SearchMode.HYBRID
+        elif indexes.bm25_columns:
+            chosen = SearchMode.TEXT
+        elif indexes.vectors:
+            chosen = SearchMode.SEMANTIC
+        else:
+            raise PlanError(
+                f"table '{indexes.table}' has no ready BM25 or vector index",
+                field="mode",
+                value="auto",
+            )
+
+    source: Branch | ReciprocalRankFusion
+    if chosen is SearchMode.TEXT:
+        column = _pick_text_column(indexes, text_column)
+        source = Bm25Search(table=indexes.table, column=column, query_text=query)
+    elif chosen is SearchMode.SEMANTIC:
+        vector = _pick_vector(
+            indexes, vector_column=vector_column, text_column=text_column, plain_only=False
+        )
+        if _is_provider_backed(vector):
+            source = VectorSearch(
+                table=indexes.table, column=vector.source_column, query_text=query
+            )
+        else:
+            source = _nearest(indexes, vector, query, embed_query, chosen)
+    elif chosen is SearchMode.NEAREST:
+        vector = _pick_vector(
+            indexes, vector_column=vector_column, text_column=text_column, plain_only=False
+        )
+        source = _nearest(indexes, vector, query, embed_query, chosen)
+    else:
+        column = _pick_text_column(indexes, text_column)
+        vector = _pick_vector(
+            indexes, vector_column=vector_column, text_column=None, plain_only=True
+        )
+        source = ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table=indexes.table, column=column, query_text=query),
+                _nearest(indexes, vector, query, embed_query, chosen),
+            ]
+        )
+    return SearchPlan(
+        source=source,
+        columns=columns,
+        limit=limit,
+        offset=offset,
+        filter=filter,
+        key_column=indexes.key_column,
+        include_branch_scores=include_branch_scores,
+    )
+
+
+# -- index metadata ------------------------------------------------------------------------
+
+
+def _index_records(listing: Any) -> list[dict[str, Any]]:
+    """Control-plane index records as plain dicts, leaving out index types this library
+    does not know (so a new kind of index does not break reading the others)."""
+    known = {kind.value for kind in IndexKind}
+    records = []
+    for info in listing.indexes:
+        kind = str(getattr(info.index_type, "value", info.index_type)).lower()
+        if kind not in known:
+            continue
+        records.append(
+            {
+                "index_name": info.index_name,
+                "index_type": kind,
+                "columns": list(info.columns),
+                "metric": info.metric,
+                "source_column": info.source_column,
+                "status": str(getattr(info.status, "value", info.status)),
+            }
+        )
+    return records
+
+
+def table_indexes(
+    catalog: IndexCatalog, table: TableName, *, key_column: str = "id"
+) -> TableIndexes:
+    """What ``table`` can be searched by, from its index catalog: ready indexes only.
+
+    BM25 columns are every column of a ready BM25 index. A vector index becomes a
+    :class:`~hotdata_retrieval.routing.VectorIndex` on its (first) column with its metric
+    (``l2`` when the listing names none, the server's default) and, for a provider-backed
+    index, its source text column; a plain index has no source column (``None``).
+    """
+    ready = [entry for entry in catalog.indexes_on(table) if entry.ready]
+    bm25 = tuple(
+        dict.fromkeys(
+            column for entry in ready if entry.kind is IndexKind.BM25 for column in entry.columns
+        )
+    )
+    vectors = tuple(_vector_index(entry) for entry in ready if entry.kind is IndexKind.VECTOR)
+    return TableIndexes(table=table, bm25_columns=bm25, vectors=vectors, key_column=key_column)
+
+
+def _vector_index(entry: IndexEntry) -> VectorIndex:
+    metric = entry.metric.value if entry.metric is not None else DEFAULT_VECTOR_METRIC
+    # A plain index has no source column. routing.VectorIndex declares ``source_column: str``
+    # because every local vector column is engine-embedded; ``None`` marks a plain one here.
+    return VectorIndex(
+        column=entry.columns[0],
+        source_column=entry.source_column,  # type: ignore[arg-type]
+        metric=metric,
+    )
+
+
+def _describe_pending(entries: Iterable[IndexEntry]) -> str:
+    return ", ".join(
+        f"{entry.kind.value} on {', '.join(entry.columns)}"
+        + (f" (over {entry.source_column})" if entry.source_column else "")
+        for entry in entries
+    )
+
+
+# -- the engine ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _ResolvedDatabase:
+    database: ManagedDatabase
+    catalog: str
+    connections: Mapping[str, str]
+
+
+def _require_framework() -> None:
+    try:
+        import hotdata_framework  # noqa: F401
+    except ImportError:
+        raise HotdataConfigError(_INSTALL_HINT) from None
+
+
+class HotdataEngine:
+    """Search a Hotdata database with compiled plans, or run raw SQL on it.
+
+    Args:
+        client: a ``hotdata_framework.HotdataClient``. The engine does not close a client it
+            was given.
+        database: a resolved ``ManagedDatabase`` (used as is), or a database id or name,
+            resolved here once. A name must be unique in the workspace.
+        embedder: embeds query text for plain (caller-embedded) vector indexes; it must be
+            the model that wrote the vectors. Not needed for BM25 or provider-backed indexes.
+
+    Raises:
+        HotdataConfigError: no such database, or several with that name.
+        HotdataApiError: the API refused to read the database.
+
+    ::
+
+        from hotdata_retrieval.engines.hotdata import HotdataEngine
+
+        with HotdataEngine.from_env(database="support") as engine:
+            plan = engine.plan_search("tickets", "login fails after upgrade", limit=5)
+            for hit in engine.search(plan):
+                print(hit.key, hit.score)
+    """
+
+    def __init__(
+        self,
+        client: HotdataClient,
+        database: str | ManagedDatabase,
+        *,
+        embedder: Any = None,
+    ) -> None:
+        _require_framework()
+        self._client = client
+        self._owns_client = False
+        self.embedder = embedder
+        resolved = _resolve_database(client, database)
+        self._database = resolved.database
+        self.catalog = resolved.catalog
+        self.schema = DEFAULT_SCHEMA
+        self._connections = dict(resolved.connections)
+
+    # -- construction --------------------------------------------------------------------
+
+    @classmethod
+    def connect(
+        cls,
+        database: str | ManagedDatabase,
+        *,
+        api_key: str,
+        workspace_id: str,
+        host: str | None = None,
+        request_timeout: float | tuple[float, float] | None = None,
+        embedder: Any = None,
+    ) -> HotdataEngine:
+        """An engine over a new client for ``workspace_id`` at ``host`` (default: the
+        ``HOTDATA_API_URL`` environment variable, else ``https://api.hotdata.dev``).
+
+        The engine owns the client and closes it in :meth:`close`.
+        """
+        _require_framework()
+        from hotdata_framework import HotdataClient
+
+        if not api_key:
+            raise HotdataConfigError("api_key must be a non-empty string")
+        if not workspace_id:
+            raise HotdataConfigError("workspace_id must be a non-empty string")
+        client = HotdataClient(api_key, workspace_id, host=host, request_timeout=request_timeout)
+        return cls._owning(client, database, embedder)
+
+    @classmethod
+    def from_env(cls, database: str | ManagedDatabase, *, embedder: Any = None) -> HotdataEngine:
+        """An engine configured from the environment, as ``HotdataClient.from_env()`` reads it:
+        ``HOTDATA_API_KEY`` (required), ``HOTDATA_API_URL`` (default
+        ``https://api.hotdata.dev``) and ``HOTDATA_WORKSPACE`` — if that is unset, the first
+        active workspace the key can see is used (engine contract §5).
+
+        The engine owns the client and closes it in :meth:`close`.
+
+        Raises:
+            HotdataConfigError: ``HOTDATA_API_KEY`` is unset, the key sees no workspace, or
+                the database does not exist.
+            HotdataApiError: the API refused a request.
+        """
+        _require_framework()
+        from hotdata_framework import HotdataClient
+
+        try:
+            client = HotdataClient.from_env()
+        except _client_failures() as error:
+            if _api_exception(error) is None and isinstance(error, RuntimeError):
+                raise HotdataConfigError(
+                    f"{error} (configure with HOTDATA_API_KEY, HOTDATA_API_URL and "
+                    "HOTDATA_WORKSPACE)"
+                ) from error
+            raise _api_error(error) from error
+        return cls._owning(client, database, embedder)
+
+    @classmethod
+    def _owning(
+        cls, client: HotdataClient, database: str | ManagedDatabase, embedder: Any
+    ) -> HotdataEngine:
+        try:
+            engine = cls(client, database, embedder=embedder)
+        except BaseException:
+            client.close()
+            raise
+        engine._owns_client = True
+        return engine
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    @property
+    def client(self) -> HotdataClient:
+        """The hotdata-framework client."""
+        return self._client
+
+    @property
+    def database(self) -> ManagedDatabase:
+        """The resolved database every statement is scoped to."""
+        return self._database
+
+    @property
+    def workspace_id(self) -> str:
+        """The workspace the client talks to."""
+        return self._client.workspace_id
+
+    def close(self) -> None:
+        """Close the client if this engine made it."""
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> HotdataEngine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- tables and indexes --------------------------------------------------------------
+
+    def table_name(self, name: str | TableName) -> TableName:
+        """``name`` completed with the database's catalog and the ``public`` schema."""
+        return TableName.parse(name, default_catalog=self.catalog, default_schema=self.schema)
+
+    def _connection_for(self, table: TableName) -> str:
+        connection = self._connections.get(table.catalog)
+        if connection is None:
+            known = ", ".join(sorted(self._connections))
+            raise HotdataConfigError(
+                f"catalog '{table.catalog}' of '{table}' is not one this database answers to; "
+                f"known: {known}"
+            )
+        return connection
+
+    def index_catalog(self, table: str | TableName) -> IndexCatalog:
+        """Every index on ``table`` as the control plane lists it, pending ones included.
+
+        One ``GET /v1/connections/{connection_id}/tables/{schema}/{table}/indexes``.
+
+        Raises:
+            HotdataApiError: the API refused the listing (no such table, for one).
+            HotdataConfigError: the table's catalog is not one the database answers to.
+        """
+        from hotdata.api.indexes_api import IndexesApi
+
+        name = self.table_name(table)
+        connection = self._connection_for(name)
+        try:
+            listing = IndexesApi(self._client.api).list_indexes(connection, name.schema, name.name)
+        except _client_failures() as error:
+            raise _api_error(error) from error
+        return IndexCatalog.from_index_records(name, _index_records(listing))
+
+    def indexes(self, table: str | TableName, *, key_column: str = "id") -> TableIndexes:
+        """What ``table`` can be searched by: its ready BM25 columns and vector indexes
+        (a plain one with ``source_column=None``). Pending indexes are never offered.
+
+        Args:
+            table: the table, completed with the database's catalog and ``public``.
+            key_column: the table's unique key (the control plane does not list keys).
+
+        Raises:
+            HotdataApiError: the API refused the listing (no such table, for one).
+        """
+        name = self.table_name(table)
+        return table_indexes(self.index_catalog(name), name, key_column=key_column)
+
+    def embedder_for(self, table: str | TableName) -> Any:
+        """The embedder a search of ``table`` needs on this side: :attr:`embedder` when the
+        table has a ready plain vector index, else ``None`` (BM25 and provider-backed indexes
+        embed nothing here). The engine cannot check which model wrote a plain column."""
+        indexes = self.indexes(table)
+        if any(not _is_provider_backed(vector) for vector in indexes.vectors):
+            return self.embedder
+        return None
+
+    def plan_search(
+        self,
+        table: str | TableName,
+        query: str,
+        *,
+        mode: SearchMode | str = SearchMode.AUTO,
+        limit: int = 10,
+        offset: int = 0,
+        filter: Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        key_column: str = "id",
+        include_branch_scores: bool = False,
+    ) -> SearchPlan:
+        """Read ``table``'s indexes (one listing request) and route ``query`` by
+        :func:`route_search`, embedding with :attr:`embedder` where a plain index needs it.
+
+        Raises:
+            PlanError: no ready index serves ``mode`` (pending indexes are named), or a plain
+                index needs an embedder this engine lacks.
+            HotdataApiError: the API refused the listing.
+        """
+        name = self.table_name(table)
+        catalog = self.index_catalog(name)
+        indexes = table_indexes(catalog, name, key_column=key_column)
+        embed_query = self.embedder.embed_query if self.embedder is not None else None
+        try:
+            return route_search(
+                indexes,
+                query,
+                mode=mode,
+                limit=limit,
+                offset=offset,
+                filter=filter,
+                columns=columns,
+                text_column=text_column,
+                vector_column=vector_column,
+                embed_query=embed_query,
+                include_branch_scores=include_branch_scores,
+            )
+        except PlanError as error:
+            pending = [entry for entry in catalog.indexes_on(name) if not entry.ready]
+            if not pending:
+                raise
+            raise PlanError(
+                f"{error}; still building, so not offered: {_describe_pending(pending)}",
+                field=error.field,
+                value=error.value,
+            ) from None
+
+    # -- queries -------------------------------------------------------------------------
+
+    def _execute(self, text: str) -> QueryResult:
+        try:
+            return self._client.execute_sql(text, database=self._database)
+        except _client_failures() as error:
+            raise _api_error(error, sql=text) from error
+
+    def sql(self, text: str) -> pa.Table:
+        """Run one SQL statement in the database and return its rows as an Arrow table.
+
+        Column types are inferred from the JSON values (the API sends none).
+
+        Raises:
+            HotdataApiError: the engine's own message (planning or execution), or the API's.
+        """
+        result = self._execute(text)
+        return result_table(result.columns, result.rows)
+
+    def search(self, plan: SearchPlan) -> SearchResult:
+        """Compile ``plan`` to one statement, run it, and return typed hits, best first.
+
+        The statement projects the key and, for a fusion, each branch's rank and raw score
+        (as the local engine's ``search`` does); each hit keeps only the plan's columns.
+
+        Raises:
+            HotdataApiError: the engine's own message — a missing table, column or index.
+        """
+        requested = plan.projection
+        columns = requested if plan.key_column in requested else (plan.key_column, *requested)
+        internal = attrs.evolve(
+            plan, columns=columns, include_branch_scores=plan.fusion is not None
+        )
+        statement = to_sql(internal)
+        result = self._execute(statement)
+        missing = [
+            name
+            for name in (*internal.projection, *internal.result_columns)
+            if name not in result.columns
+        ]
+        if missing:
+            raise EngineError(
+                f"the engine's answer lacks column '{missing[0]}'; it returned "
+                f"{', '.join(result.columns) or 'no columns'}",
+                sql=statement,
+            )
+        rows = [dict(zip(result.columns, row)) for row in result.rows]
+        return SearchResult(hits=hits_from_rows(internal, requested, rows), sql=to_sql(plan))
+
+
+def _resolve_database(client: HotdataClient, database: str | ManagedDatabase) -> _ResolvedDatabase:
+    """Resolve ``database`` once: an id with one ``GET /v1/databases/{id}``; a name (when the
+    id lookup answers 404) through the paged listing, which must hold exactly one database of
+    that name, then one GET. A ``ManagedDatabase`` costs no request."""
+    from hotdata.api.databases_api import DatabasesApi
+    from hotdata_framework import ManagedDatabase
+
+    if isinstance(database, ManagedDatabase):
+        return _ResolvedDatabase(
+            database=database,
+            catalog=DEFAULT_CATALOG,
+            connections={DEFAULT_CATALOG: database.default_connection_id},
+        )
+    if not isinstance(database, str) or not database.strip():
+        raise HotdataConfigError(
+            f"database must be a ManagedDatabase or a non-empty id or name, got {database!r}"
+        )
+    api = DatabasesApi(client.api)
+    failures = _client_failures()
+    try:
+        detail = api.get_database(database)
+    except failures as error:
+        api_error = _api_exception(error)
+        if api_error is None or getattr(api_error, "status", None) != 404:
+            raise _api_error(error) from error
+        detail = None
+    if detail is None:
+        matches: list[str] = []
+        cursor: str | None = None
+        try:
+            for _ in range(_MAX_DATABASE_PAGES):
+                page = api.list_databases(search=database, cursor=cursor, limit=100)
+                matches.extend(item.id for item in page.databases if item.name == database)
+                if not page.has_more or not page.next_cursor:
+                    break
+                cursor = page.next_cursor
+        except failures as error:
+            raise _api_error(error) from error
+        if not matches:
+            raise HotdataConfigError(f"no database with id or name {database!r}")
+        if len(matches) > 1:
+            raise HotdataConfigError(
+                f"{len(matches)} databases are named {database!r} ({', '.join(matches)}); "
+                "database names are not unique, pass the id"
+            )
+        try:
+            detail = api.get_database(matches[0])
+        except failures as error:
+            raise _api_error(error) from error
+    catalog = (detail.default_catalog or DEFAULT_CATALOG).lower()
+    connections = {catalog: str(detail.default_connection_id)}
+    for attachment in detail.attachments or ():
+        if attachment.alias:
+            connections.setdefault(attachment.alias.lower(), str(attachment.connection_id))
+    return _ResolvedDatabase(
+        database=ManagedDatabase(
+            id=str(detail.id),
+            description=detail.name,
+            default_connection_id=str(detail.default_connection_id),
+        ),
+        catalog=catalog,
+        connections=connections,
+    )
