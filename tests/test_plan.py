@@ -329,3 +329,87 @@ def test_errors_carry_the_bad_value() -> None:
     error = raises("limit", lambda: SearchPlan(source=text(), limit=-4))
     assert error.value == -4
     assert "-4" in str(error)
+
+
+# -- numbers reach the SQL only as plain Python numbers --------------------------------------
+
+
+class SneakyInt(int):
+    def __repr__(self) -> str:
+        return "1; DROP TABLE docs --"
+
+    __str__ = __repr__
+
+
+class SneakyFloat(float):
+    def __repr__(self) -> str:
+        return "1.0; DROP TABLE docs --"
+
+    __str__ = __repr__
+
+
+def test_number_subclasses_become_plain_numbers() -> None:
+    from hotdata_retrieval import to_sql
+
+    plan = SearchPlan(
+        source=fusion(rank_constant=SneakyFloat(60.5), weights=[SneakyInt(1), SneakyFloat(2.5)]),
+        filter=Comparison(column="n", operator="=", value=SneakyInt(3)),
+        limit=SneakyInt(5),
+    )
+    sql = to_sql(plan)
+    assert "DROP" not in sql
+    assert type(plan.limit) is int
+    assert type(plan.source.rank_constant) is float  # type: ignore[union-attr]
+
+
+def test_numpy_numbers_become_plain_numbers() -> None:
+    numpy = pytest.importorskip("numpy")
+    from hotdata_retrieval import to_sql
+
+    comparison = Comparison(column="price", operator="<", value=numpy.float64(9.5))
+    assert type(comparison.value) is float
+    assert type(Comparison(column="n", operator="=", value=numpy.int64(3)).value) is int
+    assert Comparison(column="b", operator="=", value=numpy.bool_(True)).value is True
+    source = fusion(rank_constant=numpy.float64(60.0), weights=[numpy.float32(1), 1])
+    assert source.rank_constant == 60 and type(source.rank_constant) is int
+    sql = to_sql(SearchPlan(source=source, filter=comparison))
+    assert "np." not in sql and "price < 9.5" in sql
+
+
+def test_equal_spellings_give_one_sql_text() -> None:
+    from hotdata_retrieval import to_sql
+
+    first = to_sql(SearchPlan(source=fusion(rank_constant=60.0, weights=[0.0, 1])))
+    second = to_sql(SearchPlan(source=fusion(rank_constant=60, weights=[-0.0, 1])))
+    assert first == second
+    assert "-0.0" not in second
+
+
+def test_depth_must_fit_in_64_bits() -> None:
+    raises("limit", lambda: SearchPlan(source=fusion(), limit=2**62))
+    raises("limit", lambda: SearchPlan(source=text(), limit=2**63 - 1, offset=5))
+
+
+@pytest.mark.parametrize("vector", [{1.0, 2.0}, {"a": 1.0}, frozenset([1.0])])
+def test_unordered_vectors_are_rejected(vector: Any) -> None:
+    raises("query_vector", lambda: nearest(query_vector=vector))
+
+
+def test_a_huge_integer_in_a_vector_is_a_plan_error() -> None:
+    error = raises("query_vector", lambda: nearest(query_vector=[10**400]))
+    assert "too large" in str(error)
+
+
+@pytest.mark.parametrize("word", ["interval", "struct", "exists", "trim", "order", "default"])
+def test_words_the_engine_reserves_are_quoted(word: str) -> None:
+    from hotdata_retrieval import to_sql
+
+    sql = to_sql(SearchPlan(source=text(), columns=["id", word]), pretty=False)
+    assert f'"{word}"' in sql
+
+
+def test_key_column_cannot_collide_with_a_debug_column() -> None:
+    raises(
+        "key_column",
+        lambda: SearchPlan(source=fusion(), key_column="text_rank", include_branch_scores=True),
+    )
