@@ -441,7 +441,11 @@ class SearchPlan:
             the debug columns) is rejected rather than silently shadowed.
         limit: rows returned (top-k), >= 1. Default 10.
         offset: rows skipped before them, >= 0. Default 0.
-        filter: a predicate applied inside every branch, before ranking.
+        filter: a predicate applied inside every branch, in the same query as the branch's
+            ``ORDER BY ... LIMIT`` (never after fusion). A nearest-neighbour branch filters
+            before its top-k; ``bm25_search`` and ``vector_search`` apply their k first (the
+            engine bounds them inside the function), so a selective filter can leave such a
+            branch with fewer rows than asked for.
         key_column: the unique key that fused branches are joined and tie-broken on
             (default ``id``). It must be unique in the table: a duplicated key multiplies rows.
         include_branch_scores: for a fusion, also return each branch's rank and raw score
