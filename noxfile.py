@@ -33,7 +33,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the package."""
-    session.install("-e", ".", "mypy")
+    session.install("-e", ".[local,hotdata]", "mypy")
     session.run("mypy")
 
 

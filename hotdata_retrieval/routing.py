@@ -41,10 +41,18 @@ class SearchMode(str, enum.Enum):
 
 @attrs.frozen(kw_only=True)
 class VectorIndex:
-    """A vector column and the text column it embeds."""
+    """A vector column, and the text column it embeds when the engine embeds queries itself.
+
+    Attributes:
+        column: the vector column.
+        source_column: the text column of a provider-backed index (``vector_search`` embeds
+            the query on the engine); ``None`` for a plain index, whose queries the caller
+            embeds.
+        metric: the index's metric.
+    """
 
     column: str
-    source_column: str
+    source_column: str | None = None
     metric: str = "cosine"
 
 
@@ -81,9 +89,7 @@ def _text_column(indexes: TableIndexes, text_column: str | None) -> str:
             )
         return text_column
     if not indexes.bm25_columns:
-        raise PlanError(
-            f"table '{indexes.table}' has no BM25 index", field="mode", value="text"
-        )
+        raise PlanError(f"table '{indexes.table}' has no BM25 index", field="mode", value="text")
     return indexes.bm25_columns[0]
 
 
@@ -122,7 +128,9 @@ def plan_search(
         chosen = SearchMode(mode)
     except ValueError:
         known = ", ".join(member.value for member in SearchMode)
-        raise PlanError(f"unknown mode {mode!r}; expected one of {known}", field="mode", value=mode) from None
+        raise PlanError(
+            f"unknown mode {mode!r}; expected one of {known}", field="mode", value=mode
+        ) from None
     if chosen is SearchMode.AUTO:
         if indexes.bm25_columns and indexes.vectors and embed_query is not None:
             chosen = SearchMode.HYBRID
@@ -150,7 +158,12 @@ def plan_search(
         source = Bm25Search(table=indexes.table, column=column, query_text=query)
     elif chosen is SearchMode.SEMANTIC:
         vector = _first_vector(indexes, text_column)
-        source = VectorSearch(table=indexes.table, column=vector.source_column, query_text=query)
+        if vector.source_column is not None:
+            source = VectorSearch(
+                table=indexes.table, column=vector.source_column, query_text=query
+            )
+        else:
+            source = nearest(None)
     elif chosen is SearchMode.NEAREST:
         source = nearest(text_column)
     else:

@@ -78,8 +78,12 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
                 )
                 result = engine.search(plan)
                 entry["modes"][mode] = [
-                    {"key": hit.key, "ticket": hit.columns["ticket"], "title": hit.columns["title"],
-                     "score": hit.score}
+                    {
+                        "key": hit.key,
+                        "ticket": hit.columns["ticket"],
+                        "title": hit.columns["title"],
+                        "score": hit.score,
+                    }
                     for hit in result
                 ]
                 if output_format == "table":
@@ -91,6 +95,6 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
         return
     console.rule()
     console.print(
-        f"Done in {elapsed:.1f} s. Try: hdq search \"sync stopped working\" --table {DEMO_TABLE}"
+        f'Done in {elapsed:.1f} s. Try: hdq search "sync stopped working" --table {DEMO_TABLE}'
         f" --database {database} --explain"
     )

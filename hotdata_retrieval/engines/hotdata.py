@@ -520,7 +520,7 @@ def _vector_index(entry: IndexEntry) -> VectorIndex:
     # because every local vector column is engine-embedded; ``None`` marks a plain one here.
     return VectorIndex(
         column=entry.columns[0],
-        source_column=entry.source_column,  # type: ignore[arg-type]
+        source_column=entry.source_column,
         metric=metric,
     )
 

@@ -93,12 +93,12 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise PlanError(f"{label} must be an integer, got {value!r}", field=label, value=value)
-    value = int(value)  # a plain int: an int subclass's own repr never reaches the SQL
-    if value < minimum:
+    number = int(value)  # a plain int: an int subclass's own repr never reaches the SQL
+    if number < minimum:
         raise PlanError(f"{label} must be >= {minimum}, got {value!r}", field=label, value=value)
-    if value > _INT64_MAX:
+    if number > _INT64_MAX:
         raise PlanError(f"{label} must fit in 64 bits, got {value!r}", field=label, value=value)
-    return value
+    return number
 
 
 def _numpy() -> Any:

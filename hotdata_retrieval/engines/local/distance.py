@@ -73,16 +73,16 @@ def _cosine(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         distances = 1.0 - dots / norms
     distances[norms == 0] = 1.0
-    return distances
+    return np.asarray(distances, dtype=np.float64)
 
 
 def _l2(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
     difference = columns - queries
-    return np.einsum("ij,ij->i", difference, difference)
+    return np.asarray(np.einsum("ij,ij->i", difference, difference), dtype=np.float64)
 
 
 def _negative_dot(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    return -np.einsum("ij,ij->i", columns, queries)
+    return np.asarray(-np.einsum("ij,ij->i", columns, queries), dtype=np.float64)
 
 
 DISTANCE_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
