@@ -1,0 +1,39 @@
+"""Agent-facing adapters: the same search and SQL tools for LangChain and for MCP.
+
+- :mod:`hotdata_retrieval.adapters.langchain` (needs ``langchain-core``): ``make_search_tools``
+  and ``HotdataRetriever``.
+- :mod:`hotdata_retrieval.adapters.mcp` (needs ``mcp``): ``create_server``; ``hdq mcp`` serves it
+  over stdio.
+- :mod:`hotdata_retrieval.adapters.toolkit`: what the tools do and say, for any engine.
+- :mod:`hotdata_retrieval.adapters.envelope`: the one result shape, ``{metadata, rows}``.
+
+Adapters only translate: they build plans and call ``engine.search`` or run agent SQL with
+``engine.sql``; they never write SQL. Importing this package imports neither framework.
+"""
+
+from hotdata_retrieval.adapters.envelope import ToolWarning, envelope, jsonable, to_json
+from hotdata_retrieval.adapters.toolkit import (
+    DEFAULT_K,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_NAME_PREFIX,
+    FORBIDDEN_DESCRIPTION_WORDS,
+    SearchEngine,
+    SearchRoute,
+    SearchToolkit,
+    ToolError,
+)
+
+__all__ = [
+    "SearchToolkit",
+    "SearchEngine",
+    "SearchRoute",
+    "ToolError",
+    "ToolWarning",
+    "envelope",
+    "jsonable",
+    "to_json",
+    "DEFAULT_K",
+    "DEFAULT_MAX_ROWS",
+    "DEFAULT_NAME_PREFIX",
+    "FORBIDDEN_DESCRIPTION_WORDS",
+]

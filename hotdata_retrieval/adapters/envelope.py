@@ -1,0 +1,130 @@
+"""The one result shape every tool returns: ``{"metadata": {...}, "rows": [...]}``.
+
+``rows`` are the engine's rows as plain JSON values, under the engine's own column names
+(``score`` for a relevance or fused score, ``_distance`` for a distance). ``metadata`` always
+holds:
+
+- ``tool``: the tool that answered;
+- ``row_count``: how many rows the query produced;
+- ``returned``: how many of them are in ``rows``;
+- ``truncated``: whether the tool's row ceiling left rows out (a clamped ``k``, or a SQL
+  result longer than the ceiling);
+- ``warnings``: a list of ``{"code", "severity", "message", ...}`` objects; the linter's
+  findings keep all their fields (``suggestion``, ``line``, ``column``, ...).
+
+Search tools add ``table``, ``k``, ``ranked_by`` (the ranking column) and ``order``
+(``descending`` or ``ascending``); a clamped call adds ``k_requested``.
+
+>>> document = envelope(
+...     [{"id": 1, "score": 0.5}], tool="search", row_count=1,
+...     warnings=[ToolWarning(code="k_clamped", message="k=90 was reduced to 50")],
+... )
+>>> document["metadata"]["warnings"][0]["code"]
+'k_clamped'
+>>> print(to_json(envelope([{"when": datetime.date(2024, 1, 2)}], tool="sql"))[-33:])
+"rows": [{"when": "2024-01-02"}]}
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import decimal
+import enum
+import json
+import math
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+__all__ = ["ToolWarning", "envelope", "jsonable", "to_json"]
+
+
+@attrs.frozen(kw_only=True)
+class ToolWarning:
+    """One entry of ``metadata.warnings`` that is not a lint finding.
+
+    Attributes:
+        code: a stable, lower-case code, e.g. ``k_clamped`` or ``rows_truncated``.
+        message: one or two sentences written for the model that reads the result.
+        severity: ``warning`` (default) or ``error``.
+    """
+
+    code: str
+    message: str
+    severity: str = "warning"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The warning as plain JSON values."""
+        return {"code": self.code, "severity": self.severity, "message": self.message}
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as plain JSON values: dates and times in ISO 8601, decimals and UUIDs as
+    strings, bytes in base64, NaN and infinities as ``null``, tuples and arrays as lists.
+
+    >>> jsonable({"t": (1.5, float("nan")), "d": decimal.Decimal("2.50")})
+    {'t': [1.5, None], 'd': '2.50'}
+    """
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value)
+    if isinstance(value, Mapping):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, datetime.timedelta):
+        return value.total_seconds()
+    if isinstance(value, (decimal.Decimal, uuid.UUID)):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return jsonable(to_dict())
+    tolist = getattr(value, "tolist", None)  # NumPy scalars and arrays
+    if callable(tolist):
+        return jsonable(tolist())
+    if isinstance(value, Iterable):
+        return [jsonable(item) for item in value]
+    return str(value)
+
+
+def envelope(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    tool: str,
+    row_count: int | None = None,
+    truncated: bool = False,
+    warnings: Iterable[Any] = (),
+    **metadata: Any,
+) -> dict[str, Any]:
+    """Build a result document.
+
+    Args:
+        rows: the rows to return, already cut to the tool's ceiling.
+        tool: the answering tool's name.
+        row_count: rows the query produced (default ``len(rows)``).
+        truncated: whether the ceiling left rows out.
+        warnings: :class:`ToolWarning` objects, lint findings, or dictionaries.
+        metadata: more metadata fields, after the standard ones.
+    """
+    header: dict[str, Any] = {
+        "tool": tool,
+        "row_count": len(rows) if row_count is None else row_count,
+        "returned": len(rows),
+        "truncated": truncated,
+        "warnings": [jsonable(warning) for warning in warnings],
+    }
+    header.update(jsonable(metadata))
+    return {"metadata": header, "rows": [jsonable(dict(row)) for row in rows]}
+
+
+def to_json(document: Mapping[str, Any]) -> str:
+    """A result document as JSON text (the text a model reads); never ``NaN``."""
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, default=str)

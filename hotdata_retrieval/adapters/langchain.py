@@ -1,0 +1,387 @@
+"""LangChain tools and a retriever over any engine. Needs ``langchain-core``.
+
+- :func:`make_search_tools`: the agent's tool set for one table — a text search that fuses
+  underneath when the table allows, a semantic search when the table can be searched by
+  meaning, and a SQL tool that runs agent-written SQL and returns the linter's findings as
+  warnings beside the rows. Each returns ``(JSON text, envelope)`` (``content_and_artifact``).
+- :func:`make_text_search_tool`, :func:`make_semantic_search_tool`, :func:`make_sql_tool`:
+  one tool each.
+- :class:`HotdataRetriever`: a ``BaseRetriever`` whose Documents carry the fused score and
+  each branch's rank in their metadata.
+
+A failed call — a bad ``k``, a query the engine rejects — comes back to the agent as an error
+message (``ToolException`` with ``handle_tool_error``; argument errors with
+``handle_validation_error``); it never ends the agent's run.
+
+>>> import pyarrow as pa
+>>> from hotdata_retrieval.engines.local import LocalEngine
+>>> engine = LocalEngine()
+>>> _ = engine.load_table("docs", pa.table({"id": [1, 2], "body": ["red fox", "blue sky"]}),
+...                       text_columns=["body"])
+>>> [tool.name for tool in make_search_tools(engine, table="docs")]
+['hotdata_search_text', 'hotdata_execute_sql']
+>>> tool = make_search_tools(engine, table="docs")[0]
+>>> import json
+>>> json.loads(tool.invoke({"query": "fox"}))["rows"]  # doctest: +ELLIPSIS
+[{'id': 1, 'body': 'red fox', 'score': ...}]
+>>> engine.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+try:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.documents import Document
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.tools import BaseTool, StructuredTool, ToolException
+    from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "the LangChain adapter needs langchain-core: pip install 'hotdata-retrieval[langchain]'"
+    ) from error
+
+from hotdata_retrieval.adapters.envelope import jsonable, to_json
+from hotdata_retrieval.adapters.toolkit import (
+    DEFAULT_MAX_ROWS,
+    DEFAULT_NAME_PREFIX,
+    SearchToolkit,
+    ToolError,
+)
+from hotdata_retrieval.engines.results import SearchHit
+from hotdata_retrieval.plan.filters import Predicate
+from hotdata_retrieval.plan.search import SearchPlan, debug_columns
+from hotdata_retrieval.routing import SearchMode, TableIndexes, plan_search
+
+__all__ = [
+    "HotdataRetriever",
+    "make_search_tools",
+    "make_semantic_search_tool",
+    "make_sql_tool",
+    "make_text_search_tool",
+]
+
+
+def _validation_message(error: ValidationError | Any) -> str:
+    if not isinstance(error, ValidationError):
+        return f"Error: invalid arguments: {error}"
+    problems = [
+        f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
+        for item in error.errors()
+    ]
+    return "Error: invalid arguments: " + "; ".join(problems)
+
+
+def _tool_error_message(error: ToolException) -> str:
+    return f"Error: {error}"
+
+
+def _search_arguments(toolkit: SearchToolkit, name: str) -> type[BaseModel]:
+    return create_model(
+        name,
+        query=(str, Field(description=toolkit.query_help, min_length=1)),
+        k=(int | None, Field(default=None, ge=1, description=toolkit.k_help)),
+    )
+
+
+def _tool(
+    toolkit: SearchToolkit,
+    *,
+    name: str,
+    description: str,
+    arguments: type[BaseModel],
+    call: Callable[..., dict[str, Any]],
+) -> StructuredTool:
+    def run(**kwargs: Any) -> tuple[str, dict[str, Any]]:
+        try:
+            document = call(**kwargs)
+        except ToolError as error:
+            raise ToolException(str(error)) from error
+        return to_json(document), document
+
+    return StructuredTool.from_function(
+        func=run,
+        name=name,
+        description=description,
+        args_schema=arguments,
+        infer_schema=False,
+        response_format="content_and_artifact",
+        handle_tool_error=_tool_error_message,
+        handle_validation_error=_validation_message,
+        metadata={"table": str(toolkit.table), "max_rows": toolkit.max_rows},
+    )
+
+
+def _toolkit(engine: Any, toolkit: SearchToolkit | None, options: dict[str, Any]) -> SearchToolkit:
+    if toolkit is not None:
+        return toolkit
+    return SearchToolkit(engine, **options)
+
+
+def make_text_search_tool(
+    engine: Any = None, *, toolkit: SearchToolkit | None = None, **options: Any
+) -> StructuredTool:
+    """The tool that finds rows whose text is relevant; fused when the table allows.
+
+    Args:
+        engine: the engine (or pass ``toolkit``).
+        toolkit: a :class:`~hotdata_retrieval.adapters.toolkit.SearchToolkit` to share.
+        options: :class:`~hotdata_retrieval.adapters.toolkit.SearchToolkit` arguments
+            (``table`` is required).
+
+    Raises:
+        ToolError: the table has nothing to search by, or a bad option.
+    """
+    kit = _toolkit(engine, toolkit, options)
+    return _tool(
+        kit,
+        name=kit.text_tool_name,
+        description=kit.describe_text_search(),
+        arguments=_search_arguments(kit, "SearchTextArguments"),
+        call=kit.search_text,
+    )
+
+
+def make_semantic_search_tool(
+    engine: Any = None, *, toolkit: SearchToolkit | None = None, **options: Any
+) -> StructuredTool:
+    """The tool that finds rows closest in meaning to the query.
+
+    Raises:
+        ToolError: the table cannot be searched by meaning, or a bad option.
+    """
+    kit = _toolkit(engine, toolkit, options)
+    return _tool(
+        kit,
+        name=kit.semantic_tool_name,
+        description=kit.describe_semantic_search(),
+        arguments=_search_arguments(kit, "SearchSemanticArguments"),
+        call=kit.search_semantic,
+    )
+
+
+def make_sql_tool(
+    engine: Any = None, *, toolkit: SearchToolkit | None = None, **options: Any
+) -> StructuredTool:
+    """The tool that runs agent-written SQL, with the linter's findings as warnings."""
+    kit = _toolkit(engine, toolkit, options)
+    arguments = create_model(
+        "ExecuteSqlArguments", sql=(str, Field(description=kit.sql_help, min_length=1))
+    )
+    return _tool(
+        kit,
+        name=kit.sql_tool_name,
+        description=kit.describe_sql(),
+        arguments=arguments,
+        call=kit.execute_sql,
+    )
+
+
+def make_search_tools(
+    engine: Any,
+    *,
+    table: str,
+    k: int | None = None,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    columns: Sequence[str] | None = None,
+    text_column: str | None = None,
+    key_column: str | None = None,
+    embedder: Any = None,
+    name_prefix: str = DEFAULT_NAME_PREFIX,
+    semantic: bool = True,
+    sql: bool = True,
+    read_only: bool = True,
+) -> list[BaseTool]:
+    """The agent's tools for one table: text search, semantic search, SQL.
+
+    The text search is offered when the table has a searchable text column, and fuses word
+    matching with meaning when the table has both and an embedder is at hand (routing
+    ``auto``). The semantic search is offered when the table can be searched by meaning and
+    the text search does not already answer by meaning alone. The SQL tool is always offered
+    (``sql=False`` leaves it out).
+
+    Args:
+        engine: an engine with ``search``, ``sql``, ``indexes`` and ``embedder_for``.
+        table: the table to search (1-3 part name).
+        k: rows a search returns when the model gives no ``k`` (default 5, or ``max_rows``
+            when smaller).
+        max_rows: the ceiling on rows any tool returns; a model's larger ``k`` is clamped to
+            it before the query runs, and the result says so.
+        columns: the columns a search row carries (default: the key and the searched text).
+        text_column: the text column to search (default: the first searchable one).
+        key_column: the table's unique key (default: what the engine reports).
+        embedder: embeds queries on this side (default: ``engine.embedder_for(table)``).
+        name_prefix: the tools' name prefix (default ``hotdata_``).
+        semantic: offer the semantic search when the table allows.
+        sql: offer the SQL tool.
+        read_only: the SQL tool refuses anything but queries.
+
+    Raises:
+        ToolError: a bad ``k`` or ``max_rows``.
+        HotdataRetrievalError: the engine does not know the table, or an option does not fit.
+    """
+    kit = SearchToolkit(
+        engine,
+        table=table,
+        k=k,
+        max_rows=max_rows,
+        columns=columns,
+        text_column=text_column,
+        key_column=key_column,
+        embedder=embedder,
+        name_prefix=name_prefix,
+        read_only=read_only,
+    )
+    tools: list[BaseTool] = []
+    if kit.text_route is not None:
+        tools.append(make_text_search_tool(toolkit=kit))
+    if semantic and kit.offers_semantic_search:
+        tools.append(make_semantic_search_tool(toolkit=kit))
+    if sql:
+        tools.append(make_sql_tool(toolkit=kit))
+    return tools
+
+
+# -- retriever ------------------------------------------------------------------------------
+
+
+class HotdataRetriever(BaseRetriever):
+    """Documents whose text is relevant to the query, best first, from one table.
+
+    Each Document's ``page_content`` is the searched text column (or ``content_column``),
+    its ``id`` the row's key, and its ``metadata`` the key, the other columns (the searched
+    one when it is not the content, and ``columns``), the ranking
+    column under the engine's own name (``score``: the fused or relevance score, higher is
+    better; ``_distance`` for a semantic search, lower is nearer), and each branch's rank and
+    raw score (``text_rank``, ``text_score``, ``nearest_rank``, ``nearest_distance``, ...).
+
+    Args:
+        engine: an engine with ``search``, ``indexes`` and ``embedder_for``.
+        table: the table to search.
+        k: Documents returned (also accepted by ``invoke(query, k=...)``).
+        mode: ``auto`` (default: fused when the table allows), ``text``, ``semantic``,
+            ``nearest`` or ``hybrid``.
+        text_column: the text column to search.
+        content_column: the column that becomes ``page_content`` (default: the searched one).
+        columns: more columns to carry in ``metadata``.
+        key_column: the table's unique key (default: what the engine reports).
+        filter: a predicate, or SQL text such as ``"lang = 'en'"``, applied before ranking.
+        embedder: embeds queries on this side (default: ``engine.embedder_for(table)``).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    engine: Any
+    table: str
+    k: int = Field(default=4, ge=1)
+    mode: str = SearchMode.AUTO.value
+    text_column: str | None = None
+    content_column: str | None = None
+    columns: list[str] | None = None
+    key_column: str | None = None
+    filter: Any = None
+    embedder: Any = None
+
+    _indexes: TableIndexes | None = PrivateAttr(default=None)
+
+    def _table_indexes(self) -> TableIndexes:
+        if self._indexes is None:
+            indexes = self.engine.indexes(self.table)
+            if self.key_column is not None:
+                indexes = attrs.evolve(indexes, key_column=self.key_column)
+            self._indexes = indexes
+        return self._indexes
+
+    def _predicate(self) -> Predicate | None:
+        if self.filter is None or not isinstance(self.filter, str):
+            return self.filter
+        from hotdata_retrieval.compile.filter_text import parse_filter
+
+        return parse_filter(self.filter)
+
+    def _searched_column(self, indexes: TableIndexes) -> str:
+        if self.text_column is not None:
+            return self.text_column
+        if indexes.bm25_columns:
+            return indexes.bm25_columns[0]
+        for vector in indexes.vectors:
+            if vector.source_column is not None:
+                return vector.source_column
+        return indexes.key_column
+
+    def _content_column(self, indexes: TableIndexes) -> str:
+        if self.content_column is not None:
+            return self.content_column
+        return self._searched_column(indexes)
+
+    def plan(self, query: str, k: int | None = None) -> SearchPlan:
+        """The plan one call runs (useful to see its SQL with ``to_sql``): the engine's own
+        routing when it has one (``engine.plan_search``) and no ``embedder`` is given here,
+        else :func:`~hotdata_retrieval.routing.plan_search`."""
+        indexes = self._table_indexes()
+        content = self._content_column(indexes)
+        searched = self._searched_column(indexes)
+        columns = list(
+            dict.fromkeys([indexes.key_column, content, searched, *(self.columns or ())])
+        )
+        limit = self.k if k is None else k
+        planner = getattr(self.engine, "plan_search", None)
+        if self.embedder is None and callable(planner):
+            plan: SearchPlan = planner(
+                indexes.table,
+                query,
+                mode=self.mode,
+                limit=limit,
+                filter=self._predicate(),
+                columns=columns,
+                text_column=self.text_column,
+                key_column=indexes.key_column,
+            )
+            return plan
+        embedder = (
+            self.embedder if self.embedder is not None else self.engine.embedder_for(indexes.table)
+        )
+        return plan_search(
+            indexes,
+            query,
+            mode=self.mode,
+            limit=limit,
+            filter=self._predicate(),
+            columns=columns,
+            text_column=self.text_column,
+            embed_query=None if embedder is None else embedder.embed_query,
+        )
+
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        plan = self.plan(query, k)
+        result = self.engine.search(plan)
+        content = self._content_column(self._table_indexes())
+        return [self._document(plan, content, hit) for hit in result]
+
+    @staticmethod
+    def _document(plan: SearchPlan, content: str, hit: SearchHit) -> Document:
+        metadata: dict[str, Any] = {
+            column: value for column, value in hit.columns.items() if column != content
+        }
+        metadata[plan.result_columns[0]] = hit.score
+        for name, branch in zip(plan.branch_names, plan.branches):
+            rank_column, raw_column = debug_columns(name, branch)
+            metadata[rank_column] = hit.branches[name].rank
+            metadata[raw_column] = hit.branches[name].raw_score
+        text = hit.columns.get(content)
+        return Document(
+            id=str(hit.key),
+            page_content="" if text is None else str(text),
+            metadata=jsonable(metadata),
+        )

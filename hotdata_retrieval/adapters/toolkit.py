@@ -1,0 +1,607 @@
+"""What the agent tools do and what their descriptions say, for any engine and any framework.
+
+:class:`SearchToolkit` holds one engine and one table and answers three calls — a text search
+that fuses underneath when the table allows, a semantic search, and agent-written SQL — each
+returning the :mod:`~hotdata_retrieval.adapters.envelope` document. The LangChain and MCP
+adapters are thin shells over it: they declare the arguments their framework wants and turn
+:class:`ToolError` into that framework's tool error.
+
+The toolkit only translates: searches become plans through :func:`~hotdata_retrieval.routing.
+plan_search` and run with ``engine.search``; agent SQL runs unchanged with ``engine.sql``, after
+the linter (:func:`~hotdata_retrieval.lint.lint`) has read it. It never writes SQL.
+
+Descriptions are the whole briefing a model gets, so each one states what is true of the route
+the table allows: what the search matches, which column ranks the rows and which way, the
+ceiling on ``k``, and where counting questions go. None of them names the mechanism underneath
+(the words ``bm25``, ``tantivy``, ``vector``, ``hnsw`` and ``embedding`` never appear), so the
+strategy can change without changing the contract.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import attrs
+
+from hotdata_retrieval.adapters.envelope import ToolWarning, envelope
+from hotdata_retrieval.engines.results import SearchResult
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.lint import RULES_BY_CODE, Finding, IndexCatalog, format_finding
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import Bm25Search, SearchPlan, VectorSearch
+from hotdata_retrieval.routing import SearchMode, TableIndexes, plan_search
+
+__all__ = [
+    "DEFAULT_K",
+    "DEFAULT_MAX_ROWS",
+    "DEFAULT_NAME_PREFIX",
+    "FORBIDDEN_DESCRIPTION_WORDS",
+    "SearchEngine",
+    "SearchRoute",
+    "SearchToolkit",
+    "ToolError",
+]
+
+DEFAULT_K = 5
+"""Rows a search tool returns when the model gives no ``k`` (unless the ceiling is lower)."""
+
+DEFAULT_MAX_ROWS = 50
+"""The ceiling on rows any tool returns: a larger ``k`` is clamped to it, longer SQL results
+are cut to it. Model-chosen row counts make aggregate answers wrong and flood the context."""
+
+DEFAULT_NAME_PREFIX = "hotdata_"
+
+FORBIDDEN_DESCRIPTION_WORDS = ("bm25", "tantivy", "vector", "hnsw", "embedding")
+"""Words no tool description may contain: they name a mechanism, not a capability."""
+
+_READ_ONLY_STATEMENTS = frozenset(
+    {"select", "union", "intersect", "except", "subquery", "describe"}
+)
+
+
+class SearchEngine(Protocol):
+    """What the tools need from an engine (``LocalEngine`` and the Hotdata engine have it)."""
+
+    def search(self, plan: SearchPlan) -> SearchResult: ...
+
+    def sql(self, text: str) -> Any: ...
+
+    def indexes(self, table: str | TableName) -> TableIndexes: ...
+
+    def embedder_for(self, table: str | TableName) -> Any: ...
+
+
+class ToolError(HotdataRetrievalError):
+    """A tool call that cannot be answered: a bad argument or a failed query.
+
+    The message is written for the model that made the call, so it can correct itself.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class SearchRoute:
+    """How a search tool answers, read from the plan it builds.
+
+    Attributes:
+        mode: the routing mode the tool asks for.
+        branches: the kind of each branch (``text``, ``semantic``, ``nearest``).
+        fused: whether several rankings are fused.
+        ranked_by: the engine's ranking column, ``score`` or ``_distance``.
+        descending: whether higher values rank first (``score``) or lower (``_distance``).
+        columns: the table columns each row carries.
+        searched_column: the text column searched, when known (a plain vector column records
+            no link to the text it came from).
+    """
+
+    mode: SearchMode
+    branches: tuple[str, ...]
+    fused: bool
+    ranked_by: str
+    descending: bool
+    columns: tuple[str, ...]
+    searched_column: str | None = None
+
+    @classmethod
+    def of(cls, mode: SearchMode, plan: SearchPlan, indexes: TableIndexes) -> SearchRoute:
+        """The route ``plan`` takes over a table with ``indexes``."""
+        fused = plan.fusion is not None
+        searched = None
+        for branch in plan.branches:
+            if isinstance(branch, (Bm25Search, VectorSearch)):
+                searched = branch.column
+                break
+            vector = next((v for v in indexes.vectors if v.column == branch.column), None)
+            if searched is None and vector is not None and vector.source_column:
+                searched = vector.source_column
+        return cls(
+            mode=mode,
+            branches=tuple(branch.kind for branch in plan.branches),
+            fused=fused,
+            ranked_by=plan.result_columns[0],
+            descending=fused or plan.branches[0].higher_is_better,
+            columns=plan.projection,
+            searched_column=searched,
+        )
+
+    @property
+    def matches_words(self) -> bool:
+        """Whether some branch matches the query's words."""
+        return "text" in self.branches
+
+    @property
+    def matches_meaning(self) -> bool:
+        """Whether some branch matches the query's meaning."""
+        return any(kind in ("semantic", "nearest") for kind in self.branches)
+
+
+def _positive(value: Any, label: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ToolError(f"{label} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def _code(name: str) -> str:
+    return f"`{name}`"
+
+
+class SearchToolkit:
+    """The tools over one table of one engine.
+
+    Args:
+        engine: an engine (``search``, ``sql``, ``indexes``, ``embedder_for``).
+        table: the table the search tools search (1-3 part name).
+        k: rows a search returns when the model gives no ``k`` (default 5, or ``max_rows``
+            when smaller).
+        max_rows: the ceiling on rows any tool returns (default 50); ``k`` must not exceed it.
+        columns: the columns a search row carries (default: the key and the searched text).
+        text_column: the text column to search (default: the first searchable one).
+        key_column: the table's unique key (default: what the engine reports).
+        embedder: turns query text into the table's vectors on this side, for fusion and for
+            the semantic search (default: ``engine.embedder_for(table)``). Without one, the
+            text search does not fuse and the semantic search asks the engine to embed.
+        name_prefix: prefix of the tool names (default ``hotdata_``): ``<prefix>search_text``,
+            ``<prefix>search_semantic``, ``<prefix>execute_sql``.
+        read_only: refuse SQL other than queries (default ``True``).
+        catalog: the index catalog the SQL tool's linter reads (default: built from the
+            engine; see :meth:`_lint_catalog`).
+
+    Raises:
+        ToolError: a bad ``k``, ``max_rows`` or ``name_prefix``.
+        HotdataRetrievalError: the engine does not know the table, or ``columns`` or
+            ``text_column`` do not fit it.
+    """
+
+    def __init__(
+        self,
+        engine: SearchEngine,
+        *,
+        table: str | TableName,
+        k: int | None = None,
+        max_rows: int = DEFAULT_MAX_ROWS,
+        columns: Sequence[str] | None = None,
+        text_column: str | None = None,
+        key_column: str | None = None,
+        embedder: Any = None,
+        name_prefix: str = DEFAULT_NAME_PREFIX,
+        read_only: bool = True,
+        catalog: IndexCatalog | None = None,
+    ) -> None:
+        self.max_rows = _positive(max_rows, "max_rows")
+        self.k = min(DEFAULT_K, self.max_rows) if k is None else _positive(k, "k")
+        if self.k > self.max_rows:
+            raise ToolError(f"k ({self.k}) must not exceed max_rows ({self.max_rows})")
+        if not isinstance(name_prefix, str):
+            raise ToolError(f"name_prefix must be a string, got {name_prefix!r}")
+        self.engine = engine
+        indexes = engine.indexes(table)
+        if key_column is not None:
+            indexes = attrs.evolve(indexes, key_column=key_column)
+        self.indexes = indexes
+        self.table = indexes.table
+        self.columns = None if columns is None else tuple(columns)
+        self.text_column = text_column
+        planner = getattr(engine, "plan_search", None)
+        self._engine_plans = embedder is None and callable(planner)
+        self.embedder = embedder if embedder is not None else engine.embedder_for(self.table)
+        self.read_only = read_only
+        self.text_tool_name = f"{name_prefix}search_text"
+        self.semantic_tool_name = f"{name_prefix}search_semantic"
+        self.sql_tool_name = f"{name_prefix}execute_sql"
+        self._catalog = catalog
+        self._lock = threading.Lock()
+        self.text_route = self._route(SearchMode.AUTO) if self._searchable else None
+        self.semantic_route: SearchRoute | None = None
+        if indexes.vectors:
+            semantic = (
+                SearchMode.NEAREST
+                if self.embedder is not None and not self._engine_plans
+                else SearchMode.SEMANTIC
+            )
+            try:
+                self.semantic_route = self._route(semantic)
+            except PlanError:  # e.g. only a vector index whose queries need an embedder
+                self.semantic_route = None
+
+    # -- routes ------------------------------------------------------------------------------
+
+    @property
+    def _searchable(self) -> bool:
+        return bool(self.indexes.bm25_columns or self.indexes.vectors)
+
+    @property
+    def offers_semantic_search(self) -> bool:
+        """Whether a separate semantic tool adds anything: the table has a semantic route and
+        the text search does not already answer by meaning alone."""
+        if self.semantic_route is None:
+            return False
+        return self.text_route is None or self.text_route.matches_words
+
+    def _embed_query(self) -> Callable[[str], Sequence[float]] | None:
+        if self.embedder is None:
+            return None
+        embed: Callable[[str], Sequence[float]] = self.embedder.embed_query
+        return embed
+
+    def _plan(
+        self,
+        mode: SearchMode,
+        query: str,
+        k: int,
+        embed_query: Callable[[str], Sequence[float]] | None,
+    ) -> SearchPlan:
+        """The plan for one search: the engine's own routing when it has one (it knows which
+        vector indexes embed queries themselves), else :func:`plan_search`."""
+        text_column = self.text_column
+        if mode in (SearchMode.SEMANTIC, SearchMode.NEAREST) and not any(
+            vector.source_column == text_column for vector in self.indexes.vectors
+        ):
+            text_column = None
+        if self._engine_plans:
+            plan: SearchPlan = self.engine.plan_search(  # type: ignore[attr-defined]
+                self.table,
+                query,
+                mode=mode,
+                limit=k,
+                columns=self.columns,
+                text_column=text_column,
+                key_column=self.indexes.key_column,
+            )
+            return plan
+        return plan_search(
+            self.indexes,
+            query,
+            mode=mode,
+            limit=k,
+            columns=self.columns,
+            text_column=text_column,
+            embed_query=embed_query,
+        )
+
+    def _route(self, mode: SearchMode) -> SearchRoute:
+        # Read from a plan built now, for a stand-in query. With plan_search a stand-in query
+        # vector is used too, so nothing is embedded; the engine's own routing may embed it.
+        stand_in = None if self.embedder is None else (lambda _text: (1.0,))
+        return SearchRoute.of(mode, self._plan(mode, "route", self.k, stand_in), self.indexes)
+
+    # -- descriptions ------------------------------------------------------------------------
+
+    def _columns_sentence(self, route: SearchRoute) -> str:
+        columns = ", ".join(_code(column) for column in route.columns)
+        if route.descending:
+            ranking = (
+                f"{_code(route.ranked_by)}: higher is more relevant, and rows come highest "
+                "first. Scores compare rows within one result only"
+            )
+        else:
+            ranking = (
+                f"{_code(route.ranked_by)}: smaller is closer in meaning, and rows come "
+                "smallest first"
+            )
+        return f"Each row has the columns {columns} and {ranking}."
+
+    def _k_sentence(self) -> str:
+        return (
+            f"`k` is how many rows to return: 1 to {self.max_rows}, default {self.k}. A larger "
+            f"k is reduced to {self.max_rows} before the search runs, and the result's metadata "
+            "says so."
+        )
+
+    def _counting_sentence(self) -> str:
+        return (
+            "It returns the best-matching rows only, never every match: for how many rows, "
+            f"totals, averages or every row meeting a condition, use {self.sql_tool_name}."
+        )
+
+    def describe_text_search(self) -> str:
+        """The text search tool's description.
+
+        Raises:
+            ToolError: the table has nothing to search by.
+        """
+        route = self.text_route
+        if route is None:
+            raise ToolError(f"table {self.table} has no searchable text column")
+        searching = (
+            f", searching their {_code(route.searched_column)} column"
+            if route.searched_column
+            else ""
+        )
+        if route.matches_words and route.matches_meaning:
+            matching = (
+                "It matches both the words of the query and what it means, so it finds rows "
+                "worded differently from the query as well as rows holding rare exact terms "
+                "(names, ids, codes)."
+            )
+        elif route.matches_words:
+            matching = (
+                "It matches the words of the query: rows that say the same thing in other "
+                "words are not found, so try other wording when the results are thin."
+            )
+        else:
+            matching = (
+                "It matches what the query means, so rows worded differently are found; rare "
+                "exact terms such as ids or codes may rank low."
+            )
+        return " ".join(
+            [
+                f"Find the rows of {self.table} whose text is relevant to a question, phrase or "
+                f"keywords{searching}.",
+                matching,
+                self._columns_sentence(route),
+                self._k_sentence(),
+                "To find rows by what their text says, use this tool rather than LIKE, ILIKE or "
+                "regular expressions in SQL: pattern matching misses rows worded differently "
+                "and puts the rows it finds in no order of relevance.",
+                self._counting_sentence(),
+            ]
+        )
+
+    def describe_semantic_search(self) -> str:
+        """The semantic search tool's description.
+
+        Raises:
+            ToolError: the table has no semantic route.
+        """
+        route = self.semantic_route
+        if route is None:
+            raise ToolError(f"table {self.table} cannot be searched by meaning")
+        column = _code(route.searched_column) if route.searched_column else "text"
+        return " ".join(
+            [
+                f"Find the rows of {self.table} whose {column} is closest in meaning to the "
+                "query, even when worded differently: a question, a paraphrase, a description "
+                "of a problem.",
+                f"Rare exact terms such as ids, codes or names are better found with "
+                f"{self.text_tool_name}.",
+                self._columns_sentence(route),
+                self._k_sentence(),
+                "Use it rather than LIKE or ILIKE in SQL, which only finds literal wording.",
+                self._counting_sentence(),
+            ]
+        )
+
+    def describe_sql(self) -> str:
+        """The SQL tool's description."""
+        search = (
+            f" To find rows by what their text says, use {self.text_tool_name} instead of "
+            "LIKE or ILIKE."
+            if self.text_route is not None
+            else ""
+        )
+        statement = "one read-only query (SELECT)" if self.read_only else "one SQL statement"
+        return (
+            f"Run {statement} on the database and get its rows back as JSON. Use it for "
+            "counts, totals, averages, grouping, filters on exact values or dates, and joins. "
+            f"Write table names in full, as {self.table}. To see a table's columns, run SELECT "
+            "column_name, data_type FROM information_schema.columns WHERE table_name = "
+            f"'{self.table.name}'.{search} At most {self.max_rows} rows come back: "
+            "metadata.row_count is how many rows the query produced and metadata.truncated "
+            "says whether some were left out, so let SQL do the counting (COUNT(*), GROUP BY) "
+            "instead of counting rows. metadata.warnings lists problems found in the query, "
+            "such as rows that look ranked but are not, each with a suggested fix: when one "
+            "applies, rewrite the query and run it again."
+        )
+
+    @property
+    def query_help(self) -> str:
+        """The description of a search tool's ``query`` argument."""
+        return "What to look for, in natural language or keywords."
+
+    @property
+    def k_help(self) -> str:
+        """The description of a search tool's ``k`` argument."""
+        return (
+            f"How many rows to return, 1 to {self.max_rows} (default {self.k}); a larger value "
+            f"is reduced to {self.max_rows}."
+        )
+
+    @property
+    def sql_help(self) -> str:
+        """The description of the SQL tool's ``sql`` argument."""
+        return f"One SQL query; write table names in full, as {self.table}."
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def _k(self, k: Any) -> tuple[int, list[ToolWarning], dict[str, Any]]:
+        if k is None:
+            return self.k, [], {}
+        requested = _positive(k, "k")
+        if requested <= self.max_rows:
+            return requested, [], {}
+        warning = ToolWarning(
+            code="k_clamped",
+            message=(
+                f"k={requested} is above this tool's ceiling of {self.max_rows}, so the "
+                f"{self.max_rows} best rows were searched for instead. For counts or totals "
+                f"over every matching row, use {self.sql_tool_name}."
+            ),
+        )
+        return self.max_rows, [warning], {"k_requested": requested}
+
+    def _run_search(
+        self, tool: str, route: SearchRoute | None, query: Any, k: Any
+    ) -> dict[str, Any]:
+        if route is None:
+            raise ToolError(f"{tool} is not available: table {self.table} cannot be searched")
+        if not isinstance(query, str) or not query.strip():
+            raise ToolError("query must be non-empty text")
+        used, warnings, extra = self._k(k)
+        with self._lock:
+            plan = self._plan(route.mode, query, used, self._embed_query())
+            result = self.engine.search(plan)
+        rows = [{**hit.columns, route.ranked_by: hit.score} for hit in result]
+        return envelope(
+            rows,
+            tool=tool,
+            truncated=bool(warnings) and len(rows) >= used,
+            warnings=warnings,
+            table=str(self.table),
+            k=used,
+            **extra,
+            ranked_by=route.ranked_by,
+            order="descending" if route.descending else "ascending",
+        )
+
+    def search_text(self, query: Any, k: Any = None) -> dict[str, Any]:
+        """Rows whose text is relevant to ``query``, best first (fused when the table allows).
+
+        Raises:
+            ToolError: a bad argument, or the engine failed; the message says which.
+        """
+        return self._guard(lambda: self._run_search(self.text_tool_name, self.text_route, query, k))
+
+    def search_semantic(self, query: Any, k: Any = None) -> dict[str, Any]:
+        """Rows closest in meaning to ``query``, nearest first.
+
+        Raises:
+            ToolError: a bad argument, or the engine failed; the message says which.
+        """
+        return self._guard(
+            lambda: self._run_search(self.semantic_tool_name, self.semantic_route, query, k)
+        )
+
+    def execute_sql(self, sql: Any) -> dict[str, Any]:
+        """Run agent-written SQL unchanged; rows up to the ceiling, lint findings as warnings.
+
+        Raises:
+            ToolError: a refused statement, or the engine failed; the message says which.
+        """
+        return self._guard(lambda: self._run_sql(sql))
+
+    def _run_sql(self, sql: Any) -> dict[str, Any]:
+        from hotdata_retrieval.lint import SqlParseError, lint
+        from hotdata_retrieval.lint.parsing import parse_statements
+
+        if not isinstance(sql, str) or not sql.strip():
+            raise ToolError("sql must be a non-empty SQL query")
+        warnings: list[Any] = []
+        try:
+            statements = parse_statements(sql)
+        except SqlParseError as error:
+            if self.read_only:
+                raise ToolError(f"the query does not parse: {error}") from None
+            statements = []
+            warnings.append(
+                ToolWarning(code="not_checked", message=f"the query was not checked: {error}")
+            )
+        if self.read_only:
+            _check_read_only(statements)
+        if statements:
+            try:
+                catalog, complete = self._lint_catalog()
+                findings = lint(
+                    sql,
+                    catalog,
+                    default_catalog=self.table.catalog,
+                    default_schema=self.table.schema,
+                )
+            except Exception as error:  # the query still runs when it cannot be checked
+                message = f"the query was not checked: {type(error).__name__}: {error}"
+                warnings.append(ToolWarning(code="not_checked", message=message))
+            else:
+                if not complete:
+                    findings = [f for f in findings if self._about_this_table(sql, f)]
+                warnings.extend(findings)
+        try:
+            with self._lock:
+                table = self.engine.sql(sql)
+        except HotdataRetrievalError as error:
+            notes = [
+                format_finding(warning, "lint")
+                for warning in warnings
+                if isinstance(warning, Finding)
+            ]
+            raise ToolError("\n".join([str(error), *notes])) from error
+        row_count = int(table.num_rows)
+        rows = table.slice(0, self.max_rows).to_pylist()
+        truncated = row_count > len(rows)
+        if truncated:
+            warnings.append(
+                ToolWarning(
+                    code="rows_truncated",
+                    message=(
+                        f"the query produced {row_count} rows; only the first {len(rows)} are "
+                        "shown. Aggregate or filter in SQL to answer about all of them."
+                    ),
+                )
+            )
+        return envelope(
+            rows,
+            tool=self.sql_tool_name,
+            row_count=row_count,
+            truncated=truncated,
+            warnings=warnings,
+        )
+
+    def _lint_catalog(self) -> tuple[IndexCatalog, bool]:
+        """The index catalog the linter reads, and whether it covers every table.
+
+        An explicit ``catalog`` is taken as complete; so is one built from every table of an
+        engine that lists its tables (``engine.tables``, as the local engine has). Otherwise
+        the catalog covers the searched table only (``engine.index_catalog(table)`` when the
+        engine has it: the control plane's own records).
+        """
+        if self._catalog is not None:
+            return self._catalog, True
+        tables = getattr(self.engine, "tables", None)
+        if isinstance(tables, Mapping):
+            indexes = [self.indexes]
+            for name in tables:
+                other = self.engine.indexes(str(name))
+                if other.table != self.table:
+                    indexes.append(other)
+            return IndexCatalog.from_table_indexes(indexes), True
+        own = getattr(self.engine, "index_catalog", None)
+        if callable(own):
+            return own(self.table), False
+        return IndexCatalog.from_table_indexes([self.indexes]), False
+
+    def _about_this_table(self, sql: str, finding: Finding) -> bool:
+        """Whether a finding can be trusted with a catalog of the searched table only: rules
+        that read no catalog always can; the others only when the flagged text names it."""
+        rule = RULES_BY_CODE.get(finding.code)
+        if rule is None or not rule.needs_catalog:
+            return True
+        return self.table.name in sql[finding.start : finding.end].lower()
+
+    @staticmethod
+    def _guard(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return call()
+        except ToolError:
+            raise
+        except HotdataRetrievalError as error:
+            raise ToolError(str(error)) from error
+        except Exception as error:  # an agent run must get a message, not a crash
+            raise ToolError(f"{type(error).__name__}: {error}") from error
+
+
+def _check_read_only(statements: Sequence[Any]) -> None:
+    if len(statements) != 1:
+        raise ToolError(f"send one query at a time, got {len(statements)} statements")
+    tree = statements[0].tree
+    if tree.key not in _READ_ONLY_STATEMENTS or tree.args.get("into") is not None:
+        kind = "SELECT ... INTO" if tree.key == "select" else tree.key.upper()
+        raise ToolError(f"only read-only queries (SELECT) run here, got {kind}")

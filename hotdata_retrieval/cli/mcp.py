@@ -1,0 +1,143 @@
+"""``hdq mcp``: serve a table's search and SQL tools to an MCP client over stdio.
+
+The command opens an engine (:data:`ENGINE_OPENERS`, by ``--engine``), builds the server with
+:func:`hotdata_retrieval.adapters.mcp.create_server` and runs it until the client closes
+stdin. stdout carries only the protocol; logs and errors go to stderr.
+
+An MCP client starts it as a subprocess, for example::
+
+    {"mcpServers": {"docs": {"command": "hdq",
+                             "args": ["mcp", "--database", ".hdq", "--table", "docs"]}}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS, DEFAULT_NAME_PREFIX
+from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+
+__all__ = ["ENGINE_OPENERS", "EngineOpener", "mcp", "open_local_engine", "serve"]
+
+EngineOpener = Callable[[str, str], Any]
+"""Opens an engine for ``(database, table)``; the engine may have a ``close()``."""
+
+
+def open_local_engine(database: str, table: str) -> Any:
+    """The local engine over the database directory ``database``, with the embedder that made
+    ``table``'s vectors (so the search tools can fuse and search by meaning).
+
+    Raises:
+        click.UsageError: no database in that directory.
+        HotdataRetrievalError: no such table, or its vectors' model is not installed.
+    """
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    directory = Path(database)
+    if not (directory / "catalog.json").exists():
+        raise click.UsageError(
+            f"no database at {directory}; create one with 'hdq load' or 'hdq demo'"
+        )
+    engine = LocalEngine(directory)
+    try:
+        name = engine.indexes(table).table.name
+        models = sorted({vector.model for vector in engine.tables[name].vector_columns})
+        if models:
+            engine.embedder = embedder_for_model(models[0])
+    except BaseException:
+        engine.close()
+        raise
+    return engine
+
+
+ENGINE_OPENERS: dict[str, EngineOpener] = {"local": open_local_engine}
+"""The engines ``--engine`` can name. Another engine with the same surface (``search``,
+``sql``, ``indexes``, ``embedder_for``) is served by adding its opener here."""
+
+
+def serve(
+    engine: Any,
+    *,
+    table: str,
+    k: int | None = None,
+    max_rows: int = DEFAULT_MAX_ROWS,
+    name_prefix: str = DEFAULT_NAME_PREFIX,
+    sql: bool = True,
+) -> None:
+    """Build the server for ``table`` of ``engine`` and run it over stdio until the client
+    closes it."""
+    from hotdata_retrieval.adapters.mcp import create_server
+
+    server = create_server(
+        engine, table=table, k=k, max_rows=max_rows, name_prefix=name_prefix, sql=sql
+    )
+    server.run("stdio")
+
+
+@click.command("mcp")
+@database_option
+@click.option("--table", required=True, help="The table to search (1-3 part name).")
+@click.option(
+    "--max-rows",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_ROWS,
+    show_default=True,
+    help="The ceiling on rows any tool returns; a larger k from the model is reduced to it.",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(min=1),
+    help=f"Rows a search returns when the model gives no k.  [default: {DEFAULT_K}, or "
+    "--max-rows when smaller]",
+)
+@click.option(
+    "--name-prefix",
+    default=DEFAULT_NAME_PREFIX,
+    show_default=True,
+    help="Prefix of the tool names.",
+)
+@click.option("--no-sql", is_flag=True, help="Serve the search tools only.")
+@click.option(
+    "--engine",
+    "engine_name",
+    type=click.Choice(sorted(ENGINE_OPENERS)),
+    default="local",
+    show_default=True,
+    help="The engine to open.",
+)
+@reports_errors
+def mcp(
+    database: Path,
+    table: str,
+    max_rows: int,
+    k: int | None,
+    name_prefix: str,
+    no_sql: bool,
+    engine_name: str,
+) -> None:
+    """Serve TABLE's search and SQL tools to an MCP client over stdio."""
+    try:
+        import mcp as _sdk  # noqa: F401
+    except ImportError:
+        raise click.ClickException(
+            "hdq mcp needs the mcp SDK: pip install 'hotdata-retrieval[mcp]'"
+        ) from None
+    engine = ENGINE_OPENERS[engine_name](str(database), table)
+    try:
+        serve(
+            engine,
+            table=table,
+            k=k,
+            max_rows=max_rows,
+            name_prefix=name_prefix,
+            sql=not no_sql,
+        )
+    finally:
+        close = getattr(engine, "close", None)
+        if callable(close):
+            close()
