@@ -13,6 +13,7 @@ from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_US
 from hotdata_retrieval.cli.explain import explain
 from hotdata_retrieval.cli.lint import lint
 from hotdata_retrieval.cli.load import load
+from hotdata_retrieval.cli.mcp import mcp
 from hotdata_retrieval.cli.search import search
 
 
@@ -27,5 +28,6 @@ main.add_command(lint)
 main.add_command(load)
 main.add_command(search)
 main.add_command(demo)
+main.add_command(mcp)
 
 __all__ = ["EXIT_INVALID_PLAN", "EXIT_OK", "EXIT_USAGE", "main"]
