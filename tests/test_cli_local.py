@@ -168,3 +168,40 @@ def test_demo_with_the_default_model_shows_branches_disagreeing(tmp_path: Path) 
         if [h["key"] for h in modes["text"]] != [h["key"] for h in modes["semantic"]]
     ]
     assert differs
+
+
+def test_a_file_without_an_id_gets_one(tmp_path: Path) -> None:
+    path = tmp_path / "notes.csv"
+    path.write_text("body\nred fox\nblue fox\n")
+    database = str(tmp_path / "db")
+    code, _, err = run("load", str(path), "--database", database, "--no-embed")
+    assert code == EXIT_OK
+    assert "added one" in err
+    code, out, _ = run("search", "fox", "--table", "notes", "--database", database, "--format", "json")
+    assert code == EXIT_OK
+    assert sorted(hit["key"] for hit in json.loads(out)["hits"]) == [1, 2]
+
+
+def test_text_search_works_when_the_embedding_model_is_unknown(tmp_path: Path) -> None:
+    from hotdata_retrieval.embed import HashingEmbedder
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    class Custom(HashingEmbedder):
+        @property
+        def name(self) -> str:
+            return "my-model-v1"
+
+    database = tmp_path / "db"
+    with LocalEngine(database, embedder=Custom(dimensions=8)) as engine:
+        engine.load_table(
+            "docs", pa.table({"id": [1], "body": ["red fox"]}), text_columns=["body"],
+            embed_columns=["body"],
+        )
+    code, out, err = run("search", "fox", "--table", "docs", "--database", str(database),
+                         "--mode", "text", "--format", "json")
+    assert code == EXIT_OK, err
+    assert json.loads(out)["hits"][0]["key"] == 1
+    code, _, err = run("search", "fox", "--table", "docs", "--database", str(database),
+                       "--mode", "hybrid")
+    assert code == EXIT_INVALID_PLAN
+    assert "my-model-v1" in err

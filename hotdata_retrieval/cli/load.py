@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import pyarrow as pa
 
 from hotdata_retrieval.cli._local import database_option, embedder_named, reports_errors
 
@@ -83,6 +84,13 @@ def load(
             key = key_column if (searchable and key_column) else read.key_column
             if not searchable:
                 key = "id" if "id" in data.column_names else None
+            elif key is None:
+                data = data.append_column("id", pa.array(range(1, data.num_rows + 1), pa.int64()))
+                key = "id"
+                click.echo(
+                    f"note: {source} has no 'id' column; added one numbering the rows from 1",
+                    err=True,
+                )
             entry = engine.load_table(
                 name,
                 data,
