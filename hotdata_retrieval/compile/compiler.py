@@ -18,6 +18,9 @@ The shapes, and why (engine contract §1-3, ``shared/reference/engine-contract.m
 - fusion: one statement; each branch's hits in a CTE of the shape above, ranked outside it
   with ``ROW_NUMBER() OVER (ORDER BY raw, key ASC)``, combined by ``FULL OUTER JOIN`` on the
   key, joined back to the base table, ordered by fused score DESC then key ASC (§3).
+- native fusion: for a dialect whose profile names a ``native_hybrid_search`` function, a
+  fusion of one text branch and one vector branch is one call of it, ordered by score DESC then
+  key ASC (``docs/spec/hybrid_search.md``); any other plan keeps the CTE form.
 """
 
 from __future__ import annotations
@@ -50,13 +53,28 @@ from hotdata_retrieval.plan.search import (
     debug_columns,
 )
 
-__all__ = ["Binder", "LiteralBinder", "PlanCompiler", "SlotBinder", "RANK_COLUMN"]
+__all__ = [
+    "HYBRID_DEBUG_COLUMNS",
+    "Binder",
+    "LiteralBinder",
+    "PlanCompiler",
+    "SlotBinder",
+    "RANK_COLUMN",
+    "filter_text",
+    "native_hybrid_misfit",
+]
 
 RANK_COLUMN = "branch_rank"
 """Column holding a branch's 1-based rank inside the fused statement's CTEs."""
 
 FUSED = "fused"
 BASE = "base"
+
+HYBRID_DEBUG_COLUMNS = {
+    "text": ("text_rank", "text_score"),
+    "vector": ("vector_rank", "vector_distance"),
+}
+"""The rank and raw-score columns ``hybrid_search`` adds with ``'debug', TRUE``, per branch."""
 
 _COMPARISONS: dict[ComparisonOperator, type[exp.Binary]] = {
     ComparisonOperator.EQUAL: exp.EQ,
@@ -187,6 +205,9 @@ class PlanCompiler:
         """Return the plan as one ``SELECT`` tree."""
         if plan.fusion is None:
             return self._single(plan, plan.branches[0])
+        native = self.profile.native_hybrid_search
+        if native is not None and native_hybrid_misfit(plan) is None:
+            return self._native_hybrid(plan, native)
         return self._fusion(plan)
 
     # -- filters ---------------------------------------------------------------------------
@@ -437,6 +458,127 @@ class PlanCompiler:
             from_=exp.From(this=exp.Table(this=identifier(ranked[0]))),
             joins=joins,
         )
+
+    # -- native fusion ---------------------------------------------------------------------
+
+    def _native_hybrid(self, plan: SearchPlan, function: str) -> exp.Select:
+        """``SELECT <projection>, score [, debug] FROM hybrid_search(...) ORDER BY score DESC,
+        key ASC``: the call returns the page itself, so no LIMIT or OFFSET follows it."""
+        fusion = plan.fusion
+        assert fusion is not None
+        text_at = 0 if isinstance(plan.branches[0], Bm25Search) else 1
+        text, vector = plan.branches[text_at], plan.branches[1 - text_at]
+        key = plan.key_column
+        arguments: list[exp.Expr] = [
+            exp.Literal.string(str(plan.table)),
+            exp.Literal.string(text.column),
+            exp.Literal.string(vector.column),
+            self.binder.text(text, "query_text"),
+            self.binder.vector(vector, "query_vector")
+            if isinstance(vector, NearestNeighborSearch)
+            else exp.Null(),
+            exp.Literal.number(plan.limit),
+        ]
+        options: list[tuple[str, exp.Expr]] = [
+            ("depth", exp.Literal.number(plan.depth)),
+            ("rank_constant", _number(fusion.rank_constant)),
+            ("text_weight", _number(float(fusion.weights[text_at]))),
+            ("vector_weight", _number(float(fusion.weights[1 - text_at]))),
+        ]
+        if isinstance(vector, NearestNeighborSearch):
+            options.append(("metric", exp.Literal.string(vector.metric.value)))
+        if plan.offset:
+            options.append(("offset", exp.Literal.number(plan.offset)))
+        options.append(("key", exp.Literal.string(key)))
+        if plan.filter is not None:
+            options.append(("filter", exp.Literal.string(filter_text(plan.filter, self.profile))))
+        if plan.include_branch_scores:
+            options.append(("debug", exp.true()))
+        for name, value in options:
+            arguments.extend([exp.Literal.string(name), value])
+
+        projection: list[exp.Expr] = [column(name) for name in plan.projection]
+        projection.append(column("score"))
+        if plan.include_branch_scores:
+            for name, branch in zip(plan.branch_names, plan.branches):
+                side = "text" if branch is text else "vector"
+                for native, wanted in zip(HYBRID_DEBUG_COLUMNS[side], debug_columns(name, branch)):
+                    item = column(native)
+                    projection.append(
+                        item if native == wanted else exp.Alias(this=item, alias=identifier(wanted))
+                    )
+        return exp.Select(
+            expressions=projection,
+            from_=exp.From(
+                this=exp.Table(this=exp.Anonymous(this=function, expressions=arguments))
+            ),
+            order=exp.Order(
+                expressions=[
+                    _ordered(column("score"), descending=True),
+                    _ordered(column(key), descending=False),
+                ]
+            ),
+        )
+
+
+def native_hybrid_misfit(plan: SearchPlan) -> str | None:
+    """Why ``plan`` cannot be one ``hybrid_search`` call, or ``None`` when it can.
+
+    The call fuses exactly one text (BM25) branch with one vector branch — nearest-neighbour,
+    or engine-embedded semantic search of the same query text.
+
+    >>> plan = SearchPlan(source=Bm25Search(table="t", column="body", query_text="q"))
+    >>> native_hybrid_misfit(plan)
+    'a single branch is not a fusion'
+    """
+    fusion = plan.fusion
+    if fusion is None:
+        return "a single branch is not a fusion"
+    if len(fusion.branches) != 2:
+        return f"hybrid_search fuses two branches, the plan has {len(fusion.branches)}"
+    texts = [branch for branch in fusion.branches if isinstance(branch, Bm25Search)]
+    vectors = [branch for branch in fusion.branches if not isinstance(branch, Bm25Search)]
+    if len(texts) != 1:
+        kinds = " + ".join(branch.kind for branch in fusion.branches)
+        return f"hybrid_search fuses one text branch with one vector branch, not {kinds}"
+    vector = vectors[0]
+    if isinstance(vector, VectorSearch) and vector.query_text != texts[0].query_text:
+        return "hybrid_search takes one query text, and the semantic branch's differs"
+    return None
+
+
+def filter_text(predicate: Predicate, profile: DialectProfile) -> str:
+    """``predicate`` as filter text that ``parse_filter`` reads back to an equal tree; an
+    empty list stays ``col IN ()`` (it matches no row; ``NOT IN ()`` matches every row).
+
+    >>> from hotdata_retrieval.compile import get_dialect
+    >>> from hotdata_retrieval.plan.filters import Comparison, InList
+    >>> filter_text(Comparison(column="lang", operator="=", value="it's")
+    ...             & InList(column="year", values=[]), get_dialect("hotdata"))
+    "lang = 'it''s' AND year IN ()"
+    """
+    compiler = PlanCompiler(profile, LiteralBinder(profile))
+
+    def tree(node: Predicate) -> exp.Expr:
+        if isinstance(node, InList) and not node.values:
+            empty = exp.In(this=column(node.column), expressions=[])
+            return exp.Not(this=empty) if node.negated else empty
+        if isinstance(node, (And, Or)):
+            connective = exp.And if isinstance(node, And) else exp.Or
+            operands = [
+                part if isinstance(part, connective) else PlanCompiler._grouped(part)
+                for part in map(tree, node.operands)
+            ]
+            combined = operands[0]
+            for operand in operands[1:]:
+                combined = connective(this=combined, expression=operand)
+            return combined
+        if isinstance(node, Not):
+            return exp.Not(this=PlanCompiler._grouped(tree(node.operand)))
+        return compiler.predicate(node)
+
+    dialect = profile.sqlglot_dialect()
+    return str(dialect.generate(tree(predicate), copy=False))
 
 
 def _cte(name: str, select: exp.Select) -> exp.CTE:

@@ -33,6 +33,9 @@ class DialectProfile:
         vector_literal_close: text that closes it (``]``).
         vector_literal_separator: text between two components (``, ``).
         supports_full_outer_join: whether fusion may use ``FULL OUTER JOIN``.
+        native_hybrid_search: the engine's native ``hybrid_search`` table function
+            (``docs/spec/hybrid_search.md``), or ``None``. When set, a fusion of one text
+            branch and one vector branch compiles to one call of it instead of the CTE form.
     """
 
     name: str
@@ -44,6 +47,7 @@ class DialectProfile:
     vector_literal_close: str = "]"
     vector_literal_separator: str = ", "
     supports_full_outer_join: bool = True
+    native_hybrid_search: str | None = None
 
     def distance_function(self, metric: DistanceMetric) -> str:
         """The function computing ``metric``.

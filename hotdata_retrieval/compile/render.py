@@ -19,7 +19,13 @@ from typing import Any
 import attrs
 from sqlglot import exp
 
-from hotdata_retrieval.compile.compiler import LiteralBinder, PlanCompiler, SlotBinder, literal_node
+from hotdata_retrieval.compile.compiler import (
+    LiteralBinder,
+    PlanCompiler,
+    SlotBinder,
+    literal_node,
+    native_hybrid_misfit,
+)
 from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
 from hotdata_retrieval.compile.nodes import SLOT_DELIMITER
 from hotdata_retrieval.plan.search import SearchPlan
@@ -200,6 +206,15 @@ def to_sql(
     LIMIT 5
     """
     profile = get_dialect(dialect)
+    if (
+        plan.filter is not None
+        and profile.native_hybrid_search is not None
+        and native_hybrid_misfit(plan) is None
+    ):
+        # The native call carries its filter as one text argument, values inside: no template.
+        tree = PlanCompiler(profile, LiteralBinder(profile)).compile(plan)
+        text: str = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
+        return text
     shape = plan_shape(plan)
     cache_key = (profile.name, pretty, shape.key)
     with _templates_lock:

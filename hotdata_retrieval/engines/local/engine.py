@@ -11,7 +11,10 @@ module reproduces the engine's SQL surface (engine contract §1.1-1.5):
 - ``vector_search('<c>.<s>.<t>', '<text column>', '<query>', k)``: embeds the query with the
   model that embedded the column, returns the table's columns plus ``_distance`` for the k
   nearest rows, in rowid order;
-- ``cosine_distance``, ``l2_distance`` (squared), ``negative_dot_product``: scalar UDFs.
+- ``cosine_distance``, ``l2_distance`` (squared), ``negative_dot_product``: scalar UDFs;
+- ``hybrid_search(...)``: the native fused search of ``docs/spec/hybrid_search.md``, which the
+  Hotdata engine does not have (engine contract §1.6); see
+  :attr:`LocalEngine.native_hybrid_search`.
 
 The Python UDF/UDTF traps measured in local-engines §A are respected: table functions return a
 ``datafusion.catalog.Table`` over a pyarrow dataset (never ``ctx.from_arrow``), and SQL is
@@ -26,7 +29,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import numpy as np
@@ -42,6 +45,7 @@ from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import Bm25Index, build_bm25_index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry, VectorColumn
 from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, distance_udf_arrays
+from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.results import SearchResult, hits_from_rows
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
@@ -129,6 +133,10 @@ class LocalEngine:
     [1]
     """
 
+    native_hybrid_search: ClassVar[str | None] = HYBRID_SEARCH
+    """The engine's native ``hybrid_search`` table function (``docs/spec/hybrid_search.md``):
+    compile for a dialect whose profile names it to use it instead of the CTE form."""
+
     def __init__(
         self,
         path: str | Path | None = None,
@@ -180,6 +188,7 @@ class LocalEngine:
             )
         context.register_udtf(udtf(self._bm25_search, "bm25_search"))
         context.register_udtf(udtf(self._vector_search, "vector_search"))
+        context.register_udtf(udtf(HybridSearch(self), HYBRID_SEARCH))
         for entry in self._entries.values():
             self._register(context, entry)
         return context

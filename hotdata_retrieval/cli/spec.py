@@ -1,0 +1,105 @@
+"""``hdq spec``: the conformance kit of the ``hybrid_search`` spec (``docs/spec/hybrid_search.md``).
+
+``hdq spec export DIR`` writes every case as JSON (fixture corpus with vectors, the plan, and
+the expected keys, fused scores and per-branch ranks). ``hdq spec verify --engine local`` runs
+every case on an engine as the compiled CTE statement and, where the engine has it, as one
+native ``hybrid_search(...)`` call, and reports each difference.
+
+Exit codes: 0 every case passed; 1 a case failed, or the engine or the cases could not be
+opened (one line on stderr); 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hotdata_retrieval.cli._local import reports_errors
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
+
+__all__ = ["EXIT_NONCONFORMING", "spec"]
+
+EXIT_NONCONFORMING = EXIT_INVALID_PLAN
+"""``hdq spec verify``: at least one case failed (the same code as every other failure)."""
+
+
+@click.group(name="spec")
+def spec() -> None:
+    """The hybrid_search spec's conformance cases: export them, verify an engine."""
+
+
+@spec.command(name="export")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@reports_errors
+def export(directory: Path) -> None:
+    """Write every conformance case to DIRECTORY as <case>.json, plus index.json.
+
+    Standard output lists the case files written, one per line.
+    """
+    from hotdata_retrieval.spec import export_cases
+
+    written = export_cases(directory)
+    for path in written:
+        click.echo(str(path))
+    click.echo(f"wrote {len(written)} cases and index.json to {directory}", err=True)
+
+
+@spec.command(name="verify")
+@click.option(
+    "--engine",
+    "engine_name",
+    default="local",
+    show_default=True,
+    help="local, hotdata, or package.module:factory (called with no arguments).",
+)
+@click.option(
+    "--cases",
+    "cases_directory",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A directory written by 'hdq spec export' (default: the built-in cases).",
+)
+@click.option("--case", "names", multiple=True, help="Run only this case (repeatable).")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: one block per case and a summary. json: the whole report as one object.",
+)
+@reports_errors
+def verify_command(
+    engine_name: str, cases_directory: Path | None, names: tuple[str, ...], output_format: str
+) -> None:
+    """Run every case on an engine in both forms and report each difference.
+
+    The CTE form is the plan compiled for the hotdata dialect; the native form is the same plan
+    compiled to one hybrid_search(...) call, run only when the engine declares
+    native_hybrid_search. Declared divergences of the CTE form are reported, not failed.
+    """
+    from hotdata_retrieval.spec import build_cases, load_cases, open_engine, verify
+
+    cases = build_cases() if cases_directory is None else load_cases(cases_directory)
+    if names:
+        known = {case.name for case in cases}
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise click.UsageError(
+                f"unknown case {unknown[0]!r}; cases: {', '.join(sorted(known))}"
+            )
+        cases = [case for case in cases if case.name in names]
+    engine = open_engine(engine_name)
+    try:
+        report = verify(engine, cases, engine_name=engine_name)
+    finally:
+        close = getattr(engine, "close", None)
+        if callable(close):
+            close()
+    if output_format == "json":
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(report.text())
+    raise SystemExit(EXIT_OK if report.passed else EXIT_NONCONFORMING)

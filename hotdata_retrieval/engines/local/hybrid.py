@@ -1,0 +1,582 @@
+"""``hybrid_search``: the native fused search of ``docs/spec/hybrid_search.md``, for the local
+engine.
+
+The reference implementation of the spec. It shares no code with the compiled CTE form: it
+parses its own arguments, runs the two branches itself — BM25 over every match of the tantivy
+index, distances with the engine's distance kernels — applies the filter inside each branch
+before ranking, ranks each branch by raw score then key, cuts each at the depth, and fuses the
+two ranked key lists with the reference fusion (:func:`hotdata_retrieval.fusion.
+reciprocal_rank_fusion`).
+
+Call form (DataFusion 55 table functions take no ``name => value`` arguments, so options are
+name/value pairs after the six positional arguments)::
+
+    hybrid_search('<catalog>.<schema>.<table>', '<text column>', '<vector column>',
+                  '<query text>', ARRAY[...] | NULL, k
+                  [, 'depth', n] [, 'rank_constant', c] [, 'text_weight', w]
+                  [, 'vector_weight', w] [, 'metric', 'cosine'|'l2'|'dot'] [, 'offset', m]
+                  [, 'key', '<key column>'] [, 'filter', '<filter text>'] [, 'debug', TRUE])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from datafusion.catalog import Table
+
+from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
+from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.engines.local import database
+from hotdata_retrieval.engines.local.bm25 import Bm25Index
+from hotdata_retrieval.engines.local.distance import (
+    DISTANCE_KERNELS,
+    DimensionMismatchError,
+    distance_udf_arrays,
+)
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.fusion import reciprocal_rank_fusion
+from hotdata_retrieval.plan.filters import (
+    And,
+    Comparison,
+    ComparisonOperator,
+    InList,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+    predicate_columns,
+)
+from hotdata_retrieval.plan.names import TableName, normalize_identifier
+from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH_FLOOR,
+    DEFAULT_DEPTH_MULTIPLIER,
+    DEFAULT_RANK_CONSTANT,
+    DistanceMetric,
+)
+
+if TYPE_CHECKING:
+    from hotdata_retrieval.engines.local.engine import LocalEngine, _LoadedTable
+
+__all__ = [
+    "HYBRID_SEARCH",
+    "OPTIONS",
+    "SIGNATURE",
+    "HybridSearch",
+    "HybridSearchCall",
+    "HybridSearchError",
+    "parse_call",
+]
+
+HYBRID_SEARCH = "hybrid_search"
+"""The table function's SQL name."""
+
+SIGNATURE = (
+    "hybrid_search('catalog.schema.table', 'text column', 'vector column', 'query text', "
+    "ARRAY[...] or NULL, k [, 'option', value]...)"
+)
+
+OPTIONS = (
+    "debug",
+    "depth",
+    "filter",
+    "key",
+    "metric",
+    "offset",
+    "rank_constant",
+    "text_weight",
+    "vector_weight",
+)
+"""Option names, in the order error messages list them."""
+
+SCORE_COLUMN = "score"
+
+_DISTANCE_FUNCTION = {
+    DistanceMetric.COSINE: "cosine_distance",
+    DistanceMetric.L2: "l2_distance",
+    DistanceMetric.DOT: "negative_dot_product",
+}
+
+_COMPARE = {
+    ComparisonOperator.EQUAL: pc.equal,
+    ComparisonOperator.NOT_EQUAL: pc.not_equal,
+    ComparisonOperator.LESS: pc.less,
+    ComparisonOperator.LESS_OR_EQUAL: pc.less_equal,
+    ComparisonOperator.GREATER: pc.greater,
+    ComparisonOperator.GREATER_OR_EQUAL: pc.greater_equal,
+}
+
+
+class HybridSearchError(ValueError):
+    """``hybrid_search`` rejected its arguments or its table; the message is the engine's."""
+
+
+def _fail(message: str) -> NoReturn:
+    raise HybridSearchError(f"{HYBRID_SEARCH}: {message}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _string(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        _fail(f"{what} must be a string literal, got {value!r}")
+    return value
+
+
+def _identifier(value: Any, what: str) -> str:
+    text = _string(value, what)
+    try:
+        return normalize_identifier(text, label=what)
+    except PlanError as error:
+        _fail(str(error))
+
+
+def _query_text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        _fail(f"the query text must be a non-blank string literal, got {value!r}")
+    if "\x00" in value:
+        _fail("the query text must not contain a NUL byte")
+    return str(value)
+
+
+def _query_vector(value: Any) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(_is_number(x) and math.isfinite(x) for x in value)
+    ):
+        _fail(
+            f"the query vector must be NULL or a non-empty ARRAY of finite numbers, got {value!r}"
+        )
+    return tuple(float(x) for x in value)
+
+
+def _positive_int(value: Any, what: str, *, minimum: int = 1) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        adjective = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+        _fail(f"{what} must be {adjective}, got {value!r}")
+    return int(value)
+
+
+def _weight(value: Any, what: str) -> float:
+    if not _is_number(value) or not math.isfinite(value) or value < 0:
+        _fail(f"{what} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+@attrs.frozen(kw_only=True)
+class HybridSearchCall:
+    """One call's arguments, checked.
+
+    Attributes:
+        table: the ``catalog.schema.table`` string, as written.
+        text_column: the BM25-indexed text column.
+        vector_column: the vector column; with no query vector, the source text column of a
+            vector index (the engine embeds the query text).
+        query_text: the text the BM25 branch (and an engine-side embedding) searches.
+        query_vector: the caller's query vector, or ``None``.
+        k: rows returned.
+        depth: candidates per branch, or ``None`` for the default.
+        offset: fused rows skipped before the ``k`` returned.
+        rank_constant: RRF's constant, > 0.
+        text_weight: the BM25 branch's weight, >= 0.
+        vector_weight: the vector branch's weight, >= 0.
+        metric: the distance metric, or ``None`` (cosine; the index's with no query vector).
+        key: the unique key column.
+        filter: the predicate every branch applies before ranking, or ``None``.
+        debug: add each branch's rank and raw score.
+    """
+
+    table: str
+    text_column: str
+    vector_column: str
+    query_text: str
+    query_vector: tuple[float, ...] | None
+    k: int
+    depth: int | None = None
+    offset: int = 0
+    rank_constant: float | int = DEFAULT_RANK_CONSTANT
+    text_weight: float = 1.0
+    vector_weight: float = 1.0
+    metric: DistanceMetric | None = None
+    key: str = "id"
+    filter: Predicate | None = None
+    debug: bool = False
+
+    @property
+    def branch_depth(self) -> int:
+        """Candidates each branch ranks: ``depth``, else ``max(4·k, 20, k + offset)``."""
+        if self.depth is not None:
+            return self.depth
+        return max(DEFAULT_DEPTH_MULTIPLIER * self.k, DEFAULT_DEPTH_FLOOR, self.k + self.offset)
+
+
+def parse_call(values: Sequence[Any]) -> HybridSearchCall:
+    """Check a call's literal argument values (SQL NULL is ``None``).
+
+    Raises:
+        HybridSearchError: the message names the bad argument and what was expected.
+    """
+    if len(values) < 6:
+        _fail(f"expected at least 6 arguments, got {len(values)}: {SIGNATURE}")
+    table = _string(values[0], "the table")
+    text_column = _identifier(values[1], "the text column")
+    vector_column = _identifier(values[2], "the vector column")
+    query_text = _query_text(values[3])
+    query_vector = _query_vector(values[4])
+    k = _positive_int(values[5], "k")
+    rest = values[6:]
+    if len(rest) % 2:
+        _fail(f"option {rest[-1]!r} has no value; options are 'name', value pairs")
+    options: dict[str, Any] = {}
+    for name, value in zip(rest[0::2], rest[1::2]):
+        if not isinstance(name, str) or name not in OPTIONS:
+            _fail(f"unknown option {name!r}; options: {', '.join(OPTIONS)}")
+        if name in options:
+            _fail(f"option {name!r} is given twice")
+        options[name] = value
+
+    arguments: dict[str, Any] = {}
+    if "offset" in options:
+        arguments["offset"] = _positive_int(options["offset"], "offset", minimum=0)
+    offset = arguments.get("offset", 0)
+    if "depth" in options:
+        depth = arguments["depth"] = _positive_int(options["depth"], "depth")
+        if depth < k + offset:
+            _fail(
+                f"depth {depth} is below k + offset = {k + offset}; "
+                "each branch must fetch every row the page can show"
+            )
+    if "rank_constant" in options:
+        constant = options["rank_constant"]
+        if not _is_number(constant) or not math.isfinite(constant) or constant <= 0:
+            _fail(f"rank_constant must be a finite number > 0, got {constant!r}")
+        arguments["rank_constant"] = constant
+    for name in ("text_weight", "vector_weight"):
+        if name in options:
+            arguments[name] = _weight(options[name], name)
+    if arguments.get("text_weight", 1.0) == 0 and arguments.get("vector_weight", 1.0) == 0:
+        _fail("text_weight and vector_weight are both 0; at least one must be > 0")
+    if "metric" in options:
+        try:
+            arguments["metric"] = DistanceMetric.parse(_string(options["metric"], "metric"))
+        except PlanError as error:
+            _fail(str(error))
+    if "key" in options:
+        arguments["key"] = _identifier(options["key"], "key")
+    if "filter" in options:
+        try:
+            arguments["filter"] = parse_filter(_string(options["filter"], "filter"))
+        except PlanError as error:
+            _fail(f"filter: {error}")
+    if "debug" in options:
+        if not isinstance(options["debug"], bool):
+            _fail(f"debug must be TRUE or FALSE, got {options['debug']!r}")
+        arguments["debug"] = options["debug"]
+    return HybridSearchCall(
+        table=table,
+        text_column=text_column,
+        vector_column=vector_column,
+        query_text=query_text,
+        query_vector=query_vector,
+        k=k,
+        **arguments,
+    )
+
+
+@attrs.frozen
+class _Ranked:
+    """One branch's ranked candidates: rowids, raw scores and keys, best first."""
+
+    rowids: list[int]
+    raw: list[float]
+    keys: list[Any]
+
+
+def _rank(
+    rowids: np.ndarray,
+    raw: np.ndarray,
+    keys: pa.ChunkedArray,
+    *,
+    higher_is_better: bool,
+    depth: int,
+    key: str,
+    branch: str,
+) -> _Ranked:
+    """Order candidates by raw score (best first), then key ascending; keep ``depth``.
+
+    Raises:
+        HybridSearchError: a candidate's key is NULL or repeated.
+    """
+    candidate_keys = keys.take(pa.array(rowids, type=pa.int64())).to_pylist()
+    seen: set[Any] = set()
+    for value in candidate_keys:
+        if value is None:
+            _fail(f"key column '{key}' is NULL in a candidate row of the {branch} branch")
+        if value in seen:
+            _fail(
+                f"key column '{key}' is not unique: {value!r} appears twice in the {branch} branch"
+            )
+        seen.add(value)
+    scores = [float(value) for value in raw]
+    sign = -1.0 if higher_is_better else 1.0
+    order = sorted(range(len(scores)), key=lambda i: (sign * scores[i], candidate_keys[i]))[:depth]
+    return _Ranked(
+        rowids=[int(rowids[i]) for i in order],
+        raw=[scores[i] for i in order],
+        keys=[candidate_keys[i] for i in order],
+    )
+
+
+def _mask(predicate: Predicate, data: pa.Table) -> pa.Array:
+    """The predicate over every row, with SQL's three-valued logic (NULL where unknown)."""
+    rows = data.num_rows
+    if isinstance(predicate, Comparison):
+        return _COMPARE[predicate.operator](
+            data.column(predicate.column), pa.scalar(predicate.value)
+        )
+    if isinstance(predicate, InList):
+        if not predicate.values:  # the compiled form: FALSE, or TRUE for NOT IN ()
+            return pa.array(np.full(rows, predicate.negated), type=pa.bool_())
+        column = data.column(predicate.column)
+        member: pa.Array = pc.equal(column, pa.scalar(predicate.values[0]))
+        for value in predicate.values[1:]:
+            member = pc.or_kleene(member, pc.equal(column, pa.scalar(value)))
+        return pc.invert(member) if predicate.negated else member
+    if isinstance(predicate, IsNull):
+        column = data.column(predicate.column)
+        return pc.is_valid(column) if predicate.negated else pc.is_null(column)
+    if isinstance(predicate, (And, Or)):
+        combine = pc.and_kleene if isinstance(predicate, And) else pc.or_kleene
+        result = _mask(predicate.operands[0], data)
+        for operand in predicate.operands[1:]:
+            result = combine(result, _mask(operand, data))
+        return result
+    if isinstance(predicate, Not):
+        return pc.invert(_mask(predicate.operand, data))
+    raise TypeError(f"not a predicate: {predicate!r}")  # unreachable: parsed filters are trees
+
+
+class HybridSearch:
+    """The ``hybrid_search`` table function over one :class:`LocalEngine`'s tables.
+
+    Register it with ``context.register_udtf(udtf(HybridSearch(engine), "hybrid_search"))``;
+    :meth:`run` gives the same rows without SQL.
+    """
+
+    def __init__(self, engine: LocalEngine) -> None:
+        self._engine = engine
+
+    def __call__(self, *arguments: Any) -> Table:
+        values = []
+        for argument in arguments:
+            try:
+                values.append(argument.python_value().as_py())
+            except Exception:  # a column or expression, not a literal
+                _fail(f"every argument must be a literal, got {argument}")
+        return self._engine._relation(self.run(parse_call(values)))
+
+    # -- the search --------------------------------------------------------------------------
+
+    def run(self, call: HybridSearchCall) -> pa.Table:
+        """The call's rows: the table's columns but the searched vector column, then ``score``
+        (and with ``debug`` each branch's rank and raw score), best first, one page.
+
+        Raises:
+            HybridSearchError: a missing table, column or index, a bad filter, a query vector
+                of the wrong length, or a NULL or repeated key among a branch's candidates.
+            EngineError: no such table.
+        """
+        engine = self._engine
+        try:
+            name = TableName.parse(
+                call.table, default_catalog=engine.catalog, default_schema=engine.schema
+            )
+        except PlanError as error:
+            _fail(str(error))
+        loaded = engine._loaded(engine._entry(name))
+        data, entry = loaded.data, loaded.entry
+        full_name = f"{engine.catalog}.{engine.schema}.{entry.name}"
+        columns = set(data.column_names)
+        if call.key not in columns:
+            _fail(f"key column '{call.key}' not found in table '{full_name}'")
+        if call.filter is not None:
+            for column in sorted(predicate_columns(call.filter)):
+                if column not in columns:
+                    _fail(f"filter column '{column}' not found in table '{full_name}'")
+        hidden = self._vector_column_of(call, loaded, full_name)
+        if call.filter is not None and hidden in predicate_columns(call.filter):
+            _fail(f"filter column '{hidden}' is the searched vector column")
+
+        passes = np.ones(data.num_rows, dtype=bool)
+        if call.filter is not None:
+            try:
+                mask = _mask(call.filter, data)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
+                _fail(f"filter cannot be evaluated: {error}")
+            passes = np.asarray(
+                pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool
+            )
+        depth = call.branch_depth
+        keys = data.column(call.key)
+        text = self._text_branch(call, loaded, full_name, passes)
+        text_ranked = _rank(
+            *text, keys, higher_is_better=True, depth=depth, key=call.key, branch="text"
+        )
+        vector = self._vector_branch(call, loaded, full_name, passes)
+        vector_ranked = _rank(
+            *vector, keys, higher_is_better=False, depth=depth, key=call.key, branch="vector"
+        )
+        hits = reciprocal_rank_fusion(
+            [text_ranked.keys, vector_ranked.keys],
+            weights=[call.text_weight, call.vector_weight],
+            rank_constant=call.rank_constant,
+            limit=call.k,
+            offset=call.offset,
+        )
+
+        rowid_of = dict(zip(text_ranked.keys, text_ranked.rowids))
+        rowid_of.update(zip(vector_ranked.keys, vector_ranked.rowids))
+        output = data.drop_columns([hidden]) if hidden in columns else data
+        added = [SCORE_COLUMN]
+        if call.debug:
+            added.extend([*HYBRID_DEBUG_COLUMNS["text"], *HYBRID_DEBUG_COLUMNS["vector"]])
+        for column in added:
+            if column in output.column_names:
+                _fail(
+                    f"table column '{column}' collides with the output column of the same "
+                    f"name; hybrid_search cannot return both"
+                )
+        rows = output.take(pa.array([rowid_of[hit.key] for hit in hits], type=pa.int64()))
+        rows = rows.append_column(
+            pa.field(SCORE_COLUMN, pa.float64(), nullable=False),
+            pa.array([hit.score for hit in hits], type=pa.float64()),
+        )
+        if call.debug:
+            for ranked, at, (rank_name, raw_name) in (
+                (text_ranked, 0, HYBRID_DEBUG_COLUMNS["text"]),
+                (vector_ranked, 1, HYBRID_DEBUG_COLUMNS["vector"]),
+            ):
+                raw_of = dict(zip(ranked.keys, ranked.raw))
+                ranks = [hit.ranks[at] for hit in hits]
+                rows = rows.append_column(rank_name, pa.array(ranks, type=pa.uint64()))
+                rows = rows.append_column(
+                    raw_name,
+                    pa.array([raw_of.get(hit.key) for hit in hits], type=pa.float32()),
+                )
+        return rows
+
+    # -- branches ----------------------------------------------------------------------------
+
+    def _text_branch(
+        self, call: HybridSearchCall, loaded: _LoadedTable, full_name: str, passes: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every row the BM25 index matches and the filter passes: ``(rowids, scores)``.
+
+        Scores are BM25 over the whole table (document frequencies and lengths of every row,
+        not only the filtered ones), exactly as ``bm25_search`` scores them.
+        """
+        entry = loaded.entry
+        column = call.text_column
+        if column not in entry.text_indexes:
+            raise HybridSearchError(f"No BM25 index found on column '{column}' for {full_name}")
+        index = loaded.bm25.get(column)
+        if index is None:
+            directory = database.version_directory(self._engine.root, entry) / "bm25" / column
+            index = loaded.bm25[column] = Bm25Index(directory)
+        rowids, scores = index.search(call.query_text, entry.rows)
+        keep = passes[rowids] if rowids.size else np.zeros(0, dtype=bool)
+        return rowids[keep], scores[keep]
+
+    def _vector_column_of(
+        self, call: HybridSearchCall, loaded: _LoadedTable, full_name: str
+    ) -> str:
+        """The vector column the vector branch reads (never returned)."""
+        entry = loaded.entry
+        column = call.vector_column
+        if call.query_vector is None:
+            vector = entry.vector_for_source(column)
+            if vector is None:
+                raise HybridSearchError(
+                    f"No vector index found on column '{column}' for {full_name}"
+                )
+            if call.metric is not None and call.metric.value != vector.metric:
+                _fail(
+                    f"the vector index on '{column}' ranks by {vector.metric}; "
+                    f"metric '{call.metric.value}' does not match it"
+                )
+            return vector.name
+        if column not in loaded.data.column_names:
+            _fail(f"vector column '{column}' not found in table '{full_name}'")
+        kind = loaded.data.schema.field(column).type
+        if not (
+            pa.types.is_list(kind)
+            or pa.types.is_large_list(kind)
+            or pa.types.is_fixed_size_list(kind)
+        ) or not pa.types.is_floating(kind.value_type):
+            _fail(f"column '{column}' holds {kind}, not a vector (a list of floats)")
+        return column
+
+    def _vector_branch(
+        self, call: HybridSearchCall, loaded: _LoadedTable, full_name: str, passes: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every row with a vector that the filter passes: ``(rowids, distances)``.
+
+        A caller's vector is compared with the engine's distance function on Float32 vectors
+        (the SQL ``ARRAY[...]`` literal is coerced to the column's ``list<float32>``), so
+        distances are bit-identical to the distance UDFs'. With no query vector, the query
+        text is embedded by the column's model and ranked as ``vector_search`` ranks it.
+        """
+        rowids = np.flatnonzero(passes)
+        if call.query_vector is None:
+            distances = self._semantic_distances(call, loaded, full_name)
+            return rowids, distances[rowids]
+        metric = call.metric or DistanceMetric.COSINE
+        vectors = loaded.data.column(call.vector_column).combine_chunks()
+        vectors = vectors.cast(pa.list_(pa.float32())).take(pa.array(rowids, type=pa.int64()))
+        present = vectors.is_valid().to_numpy(zero_copy_only=False)
+        lengths = pc.list_value_length(vectors).to_numpy(zero_copy_only=False)
+        dimensions = lengths[present]
+        if dimensions.size and dimensions[0] != len(call.query_vector):
+            _fail(
+                f"query vector length ({len(call.query_vector)}) must match column "
+                f"dimensionality ({int(dimensions[0])})"
+            )
+        query = pa.array([list(call.query_vector)], type=pa.list_(pa.float32()))
+        try:
+            distances = distance_udf_arrays(_DISTANCE_FUNCTION[metric], vectors, query)
+        except DimensionMismatchError as error:
+            _fail(str(error))
+        values = distances.to_numpy(zero_copy_only=False)
+        return rowids[present], np.asarray(values, dtype=np.float32)[present]
+
+    def _semantic_distances(
+        self, call: HybridSearchCall, loaded: _LoadedTable, full_name: str
+    ) -> np.ndarray:
+        entry = loaded.entry
+        vector = entry.vector_for_source(call.vector_column)
+        assert vector is not None  # checked by _vector_column_of
+        embedder = self._engine.embedder
+        if embedder is None or str(embedder.name) != vector.model:
+            _fail(
+                f"column '{call.vector_column}' was embedded by '{vector.model}'; "
+                "open the engine with that embedder"
+            )
+        matrix = loaded.vectors.get(vector.name)
+        if matrix is None:
+            flat = loaded.data.column(vector.name).combine_chunks().flatten()
+            matrix = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32)
+            matrix = loaded.vectors[vector.name] = matrix.reshape(entry.rows, vector.dimensions)
+        query = np.asarray(embedder.embed_query(call.query_text), dtype=np.float64)
+        queries = np.broadcast_to(query, (matrix.shape[0], query.shape[0]))
+        distances = DISTANCE_KERNELS["cosine_distance"](matrix.astype(np.float64), queries)
+        return np.asarray(distances.astype(np.float32))
