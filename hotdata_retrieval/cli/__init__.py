@@ -15,6 +15,7 @@ from hotdata_retrieval.cli.lint import lint
 from hotdata_retrieval.cli.load import load
 from hotdata_retrieval.cli.mcp import mcp
 from hotdata_retrieval.cli.search import search
+from hotdata_retrieval.cli.spec import spec
 
 
 @click.group()
@@ -29,5 +30,6 @@ main.add_command(load)
 main.add_command(search)
 main.add_command(demo)
 main.add_command(mcp)
+main.add_command(spec)
 
 __all__ = ["EXIT_INVALID_PLAN", "EXIT_OK", "EXIT_USAGE", "main"]
