@@ -305,22 +305,25 @@ class PlanCompiler:
         k: int,
         limit: int | None,
         offset: int,
+        tie_break: str | None = None,
     ) -> exp.Select:
         """``SELECT <projection>, <raw> FROM <source> [WHERE] ORDER BY <raw> <dir>`` with
         ``LIMIT`` and ``OFFSET`` as needed.
 
         A semantic branch never gets a LIMIT: its k argument is the bound (engine contract
-        §1.2, test vector 6).
+        §1.2, test vector 6). ``tie_break`` adds ``<key> ASC`` after the raw score for a
+        table-function branch, whose rows are already bounded by k, so that pages of a single
+        branch neither repeat nor skip tied rows; a nearest-neighbour branch never gets one
+        (it would cost the index fast path, engine contract §2.3).
         """
+        order = [_ordered(column(branch.raw_score_column), descending=branch.higher_is_better)]
+        if tie_break is not None and not isinstance(branch, NearestNeighborSearch):
+            order.append(_ordered(column(tie_break), descending=False))
         select = exp.Select(
             expressions=[*projection, self._raw_score(branch)],
             from_=exp.From(this=self._source(branch, k)),
             where=self._where(plan),
-            order=exp.Order(
-                expressions=[
-                    _ordered(column(branch.raw_score_column), descending=branch.higher_is_better)
-                ]
-            ),
+            order=exp.Order(expressions=order),
         )
         if limit is not None and not isinstance(branch, VectorSearch):
             select.set("limit", exp.Limit(expression=exp.Literal.number(limit)))
@@ -338,6 +341,7 @@ class PlanCompiler:
             k=plan.limit + plan.offset,
             limit=plan.limit,
             offset=plan.offset,
+            tie_break=plan.key_column,
         )
 
     # -- fusion ----------------------------------------------------------------------------
@@ -376,6 +380,17 @@ class PlanCompiler:
                 ],
                 from_=exp.From(this=exp.Table(this=identifier(f"{name}_hits"))),
             )
+            if isinstance(branch, NearestNeighborSearch):
+                # A row whose vector is NULL has no distance: it is no candidate. Dropped here,
+                # outside the fast-path query, where the sort already put it last.
+                ranked.set(
+                    "where",
+                    exp.Where(
+                        this=exp.Is(
+                            this=column(branch.raw_score_column), expression=exp.Null(), negate=True
+                        )
+                    ),
+                )
             ctes.append(_cte(f"{name}_ranked", ranked))
         ctes.append(_cte(FUSED, self._fused(plan)))
 

@@ -202,7 +202,8 @@ def to_sql(
       score
     FROM bm25_search('default.public.docs', 'body', 'it''s', 5)
     ORDER BY
-      score DESC
+      score DESC,
+      id ASC
     LIMIT 5
     """
     profile = get_dialect(dialect)

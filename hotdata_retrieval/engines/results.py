@@ -80,6 +80,9 @@ def hits_from_rows(
         else:
             branches = {}
             for name, branch in zip(names, plan.branches):
+                if not plan.include_branch_scores:
+                    branches[name] = BranchScore(rank=None, raw_score=None)
+                    continue
                 rank_column, raw_column = debug_columns(name, branch)
                 rank = row[rank_column]
                 branches[name] = BranchScore(

@@ -41,13 +41,16 @@ from datafusion import SessionConfig, SessionContext, udf, udtf
 from datafusion.catalog import Table
 
 from hotdata_retrieval.compile import to_sql
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import Bm25Index, build_bm25_index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry, VectorColumn
 from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, distance_udf_arrays
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
+from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.results import SearchResult, hits_from_rows
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.plan.filters import predicate_columns
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.routing import TableIndexes, VectorIndex
@@ -60,18 +63,6 @@ DEFAULT_BM25_BOUND = 10_000
 choice."""
 
 _PYERR_VALUE = re.compile(r'value: \w+\((?P<quote>["\'])(?P<message>.*?)(?P=quote)\)', re.DOTALL)
-
-
-class EngineError(HotdataRetrievalError):
-    """The engine rejected or failed a statement; the message is the engine's own.
-
-    Attributes:
-        sql: the statement that failed.
-    """
-
-    def __init__(self, message: str, *, sql: str | None = None) -> None:
-        super().__init__(message)
-        self.sql = sql
 
 
 def _engine_message(error: BaseException) -> str:
@@ -286,7 +277,20 @@ class LocalEngine:
                 table name, or embed columns without an embedder.
         """
         table = normalize_identifier(name, label="table")
-        data = _lowercase_columns(data)
+        if any(character in table for character in "./\\") or table.strip() != table:
+            raise EngineError(
+                f"table name {name!r} may not contain '.', '/' or '\\' or surrounding spaces: "
+                "it names a table of the session and a directory of the database"
+            )
+        data = normalize_text_types(_lowercase_columns(data))
+        if text_columns or embed_columns:
+            for reserved in ("score", "_distance"):
+                if reserved in data.column_names:
+                    raise EngineError(
+                        f"column {reserved!r} is reserved in a searchable table: bm25_search "
+                        "and vector_search add a column of that name to their results; "
+                        "rename it before loading"
+                    )
         key = None if key_column is None else normalize_identifier(key_column, label="key column")
         if key is not None:
             _check_key(data, key)
@@ -300,9 +304,11 @@ class LocalEngine:
         vectors: list[VectorColumn] = []
         for column in embeds:
             vector_name = f"{column}_embedding"
-            matrix = self._embed_column(table, column, data.column(column).to_pylist(), progress, batch_size)
+            texts_to_embed = data.column(column).to_pylist()
+            matrix = self._embed_column(table, column, texts_to_embed, progress, batch_size)
+            missing = pa.array([text is None for text in texts_to_embed], type=pa.bool_())
             array = pa.FixedSizeListArray.from_arrays(
-                pa.array(matrix.reshape(-1), type=pa.float32()), matrix.shape[1]
+                pa.array(matrix.reshape(-1), type=pa.float32()), matrix.shape[1], mask=missing
             ).cast(_vector_column_type())
             if vector_name in data.column_names:
                 data = data.drop_columns([vector_name])
@@ -333,11 +339,20 @@ class LocalEngine:
             text_indexes=texts,
             vector_columns=tuple(vectors),
         )
+        previous = self._entries.get(table)
+        try:
+            self._register(self._context, entry)
+        except Exception as error:
+            shutil.rmtree(directory, ignore_errors=True)
+            if previous is not None:
+                self._register(self._context, previous)
+            raise EngineError(
+                f"cannot register table {table!r}: {_engine_message(error)}"
+            ) from None
         entries = {**self._entries, table: entry}
         database.write_catalog(self.root, entries)
         self._entries = entries
         self._tables.pop(table, None)
-        self._register(self._context, entry)
         database.remove_stale_versions(self.root, entries)
         return entry
 
@@ -409,9 +424,14 @@ class LocalEngine:
         self._check_plan(plan)
         requested = plan.projection
         columns = requested if plan.key_column in requested else (plan.key_column, *requested)
-        internal = attrs.evolve(
-            plan, columns=columns, include_branch_scores=plan.fusion is not None
-        )
+        try:
+            internal = attrs.evolve(
+                plan, columns=columns, include_branch_scores=plan.fusion is not None
+            )
+        except PlanError:
+            # A projected column is named like a debug column (say ``text_rank``): keep the
+            # user's column; branch ranks are then not reported.
+            internal = attrs.evolve(plan, columns=columns)
         statement = to_sql(internal)
         rows = self.sql(statement).to_pylist()
         return SearchResult(hits=hits_from_rows(internal, requested, rows), sql=to_sql(plan))
@@ -420,6 +440,8 @@ class LocalEngine:
         entry = self._entry(plan.table)
         known = set(entry.columns)
         needed = {*plan.projection, plan.key_column}
+        if plan.filter is not None:
+            needed |= predicate_columns(plan.filter)
         missing = sorted(needed - known)
         if missing:
             raise EngineError(
@@ -445,7 +467,9 @@ class LocalEngine:
         if not isinstance(reference, str) or not isinstance(column, str):
             raise ValueError(f"{function}: table and column must be string literals")
         try:
-            name = TableName.parse(reference, default_catalog=self.catalog, default_schema=self.schema)
+            name = TableName.parse(
+                reference, default_catalog=self.catalog, default_schema=self.schema
+            )
         except PlanError as error:
             raise ValueError(f"{function}: {error}") from None
         entry = self._entry(name)
@@ -500,9 +524,12 @@ class LocalEngine:
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
         queries = np.broadcast_to(query_vector, (matrix.shape[0], query_vector.shape[0]))
         distances = DISTANCE_KERNELS["cosine_distance"](matrix.astype(np.float64), queries)
-        count = min(k, distances.shape[0])
-        nearest = np.argpartition(distances, count - 1)[:count] if count else np.empty(0, int)
-        rowids = np.sort(nearest)
+        present = np.flatnonzero(
+            loaded.data.column(vector.name).is_valid().to_numpy(zero_copy_only=False)
+        )
+        # The k nearest rows that have a vector; a tie at the k-th place is cut by rowid.
+        order = present[np.lexsort((present, distances[present]))]
+        rowids = np.sort(order[: min(k, order.shape[0])])
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
         values = pa.array(distances[rowids].astype(np.float32), type=pa.float32())
         return self._relation(rows.append_column("_distance", values))
@@ -541,9 +568,7 @@ def _lowercase_columns(data: pa.Table) -> pa.Table:
 
 def _check_key(data: pa.Table, key: str) -> None:
     if key not in data.column_names:
-        raise EngineError(
-            f"key column '{key}' not found; columns: {', '.join(data.column_names)}"
-        )
+        raise EngineError(f"key column '{key}' not found; columns: {', '.join(data.column_names)}")
     values = data.column(key)
     if values.null_count:
         raise EngineError(f"key column '{key}' has {values.null_count} NULL values")
@@ -553,9 +578,7 @@ def _check_key(data: pa.Table, key: str) -> None:
 
 def _check_text_column(data: pa.Table, column: str) -> None:
     if column not in data.column_names:
-        raise EngineError(
-            f"column '{column}' not found; columns: {', '.join(data.column_names)}"
-        )
+        raise EngineError(f"column '{column}' not found; columns: {', '.join(data.column_names)}")
     kind = data.schema.field(column).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
         raise EngineError(f"column '{column}' holds {kind}, not text")

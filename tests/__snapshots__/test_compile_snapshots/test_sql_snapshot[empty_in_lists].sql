@@ -6,5 +6,6 @@ FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 10)
 WHERE
   FALSE OR NOT TRUE
 ORDER BY
-  score DESC
+  score DESC,
+  id ASC
 LIMIT 10

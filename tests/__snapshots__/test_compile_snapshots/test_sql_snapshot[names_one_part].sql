@@ -4,5 +4,6 @@ SELECT
   score
 FROM bm25_search('default.public.docs', 'body', 'x', 10)
 ORDER BY
-  score DESC
+  score DESC,
+  id ASC
 LIMIT 10

@@ -26,6 +26,8 @@ WITH text_hits AS (
     _distance,
     ROW_NUMBER() OVER (ORDER BY _distance ASC, result_id ASC) AS branch_rank
   FROM nearest_hits
+  WHERE
+    _distance IS NOT NULL
 ), fused AS (
   SELECT
     COALESCE(text_ranked.result_id, nearest_ranked.result_id) AS result_id,

@@ -4,4 +4,5 @@ SELECT
   _distance
 FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 5)
 ORDER BY
-  _distance ASC
+  _distance ASC,
+  id ASC

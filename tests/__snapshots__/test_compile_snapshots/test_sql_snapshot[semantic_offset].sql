@@ -4,5 +4,6 @@ SELECT
   _distance
 FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 10)
 ORDER BY
-  _distance ASC
+  _distance ASC,
+  id ASC
 OFFSET 5

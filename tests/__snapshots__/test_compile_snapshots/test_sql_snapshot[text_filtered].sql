@@ -9,5 +9,6 @@ WHERE
   AND deleted_at IS NULL
   AND NOT status IN ('spam')
 ORDER BY
-  score DESC
+  score DESC,
+  id ASC
 LIMIT 10

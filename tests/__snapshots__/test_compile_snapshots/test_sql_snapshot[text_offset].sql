@@ -4,6 +4,7 @@ SELECT
   score
 FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 15)
 ORDER BY
-  score DESC
+  score DESC,
+  id ASC
 LIMIT 5
 OFFSET 10
