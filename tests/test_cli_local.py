@@ -39,7 +39,9 @@ def run(*arguments: str) -> tuple[int, str, str]:
 
 def test_load_beir_then_search_every_mode(beir: Path, tmp_path: Path) -> None:
     database = str(tmp_path / "db")
-    code, out, _ = run("load", str(beir), "--database", database, "--embedder", "hashing", "--format", "json")
+    code, out, _ = run(
+        "load", str(beir), "--database", database, "--embedder", "hashing", "--format", "json"
+    )
     assert code == EXIT_OK
     tables = {item["table"]: item for item in json.loads(out)["tables"]}
     assert tables["default.public.corpus"]["rows"] == 4
@@ -47,15 +49,32 @@ def test_load_beir_then_search_every_mode(beir: Path, tmp_path: Path) -> None:
     assert tables["default.public.qrels"]["rows"] == 1
     for mode in ("auto", "text", "semantic", "nearest", "hybrid"):
         code, out, err = run(
-            "search", "E4012 crash", "--table", "corpus", "--database", database,
-            "--mode", mode, "-k", "2", "--format", "json",
+            "search",
+            "E4012 crash",
+            "--table",
+            "corpus",
+            "--database",
+            database,
+            "--mode",
+            mode,
+            "-k",
+            "2",
+            "--format",
+            "json",
         )
         assert code == EXIT_OK, err
         document = json.loads(out)
         assert len(document["hits"]) <= 2
         assert document["hits"][0]["key"] == "d1"
     code, out, _ = run(
-        "search", "E4012", "--table", "corpus", "--database", database, "--format", "json",
+        "search",
+        "E4012",
+        "--table",
+        "corpus",
+        "--database",
+        database,
+        "--format",
+        "json",
         "--explain",
     )
     document = json.loads(out)
@@ -68,8 +87,18 @@ def test_load_is_idempotent(beir: Path, tmp_path: Path) -> None:
     for _ in range(2):
         code, _, _ = run("load", str(beir), "--database", database, "--embedder", "hashing")
         assert code == EXIT_OK
-    code, out, _ = run("search", "crash", "--table", "corpus", "--database", database, "--mode",
-                       "text", "--format", "json")
+    code, out, _ = run(
+        "search",
+        "crash",
+        "--table",
+        "corpus",
+        "--database",
+        database,
+        "--mode",
+        "text",
+        "--format",
+        "json",
+    )
     keys = [hit["key"] for hit in json.loads(out)["hits"]]
     assert keys == sorted(set(keys), key=keys.index)
 
@@ -77,15 +106,31 @@ def test_load_is_idempotent(beir: Path, tmp_path: Path) -> None:
 def test_load_a_parquet_file_and_filter(tmp_path: Path) -> None:
     path = tmp_path / "tickets.parquet"
     pq.write_table(
-        pa.table({"id": [1, 2, 3], "body": ["fox one", "fox two", "fox three"], "lang": ["en", "de", "en"]}),
+        pa.table(
+            {
+                "id": [1, 2, 3],
+                "body": ["fox one", "fox two", "fox three"],
+                "lang": ["en", "de", "en"],
+            }
+        ),
         path,
     )
     database = str(tmp_path / "db")
     code, _, err = run("load", str(path), "--database", database, "--no-embed")
     assert code == EXIT_OK, err
     code, out, err = run(
-        "search", "fox", "--table", "tickets", "--database", database, "--filter", "lang = 'en'",
-        "--format", "json", "--columns", "id,lang",
+        "search",
+        "fox",
+        "--table",
+        "tickets",
+        "--database",
+        database,
+        "--filter",
+        "lang = 'en'",
+        "--format",
+        "json",
+        "--columns",
+        "id,lang",
     )
     assert code == EXIT_OK, err
     hits = json.loads(out)["hits"]
@@ -105,9 +150,16 @@ def test_table_output_is_readable(beir: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("arguments", "code", "message"),
     [
-        (["search", "x", "--table", "nope"], EXIT_INVALID_PLAN, "table 'default.public.nope' not found"),
-        (["search", "x", "--table", "corpus", "--mode", "text", "--text-column", "title"],
-         EXIT_INVALID_PLAN, "has no BM25 index"),
+        (
+            ["search", "x", "--table", "nope"],
+            EXIT_INVALID_PLAN,
+            "table 'default.public.nope' not found",
+        ),
+        (
+            ["search", "x", "--table", "corpus", "--mode", "text", "--text-column", "title"],
+            EXIT_INVALID_PLAN,
+            "has no BM25 index",
+        ),
         (["search", "x", "--table", "corpus", "-k", "0"], EXIT_INVALID_PLAN, "limit must be >= 1"),
         (["search", "x", "--table", "corpus", "--filter", "lower(x) = 'a'"], EXIT_INVALID_PLAN, ""),
         (["search", "\x00", "--table", "corpus"], EXIT_INVALID_PLAN, "NUL"),
@@ -146,8 +198,9 @@ def test_load_errors(tmp_path: Path) -> None:
 
 
 def test_demo_with_the_hashing_embedder(tmp_path: Path) -> None:
-    code, out, _ = run("demo", "--database", str(tmp_path / "db"), "--embedder", "hashing",
-                       "--format", "json")
+    code, out, _ = run(
+        "demo", "--database", str(tmp_path / "db"), "--embedder", "hashing", "--format", "json"
+    )
     assert code == EXIT_OK
     queries = json.loads(out)["queries"]
     assert len(queries) == 3
@@ -164,7 +217,8 @@ def test_demo_with_the_default_model_shows_branches_disagreeing(tmp_path: Path) 
     exact = queries["E6004"]
     assert all(hit["title"].startswith("PDF export") for hit in exact["text"])
     differs = [
-        modes for modes in queries.values()
+        modes
+        for modes in queries.values()
         if [h["key"] for h in modes["text"]] != [h["key"] for h in modes["semantic"]]
     ]
     assert differs
@@ -177,7 +231,9 @@ def test_a_file_without_an_id_gets_one(tmp_path: Path) -> None:
     code, _, err = run("load", str(path), "--database", database, "--no-embed")
     assert code == EXIT_OK
     assert "added one" in err
-    code, out, _ = run("search", "fox", "--table", "notes", "--database", database, "--format", "json")
+    code, out, _ = run(
+        "search", "fox", "--table", "notes", "--database", database, "--format", "json"
+    )
     assert code == EXIT_OK
     assert sorted(hit["key"] for hit in json.loads(out)["hits"]) == [1, 2]
 
@@ -194,14 +250,27 @@ def test_text_search_works_when_the_embedding_model_is_unknown(tmp_path: Path) -
     database = tmp_path / "db"
     with LocalEngine(database, embedder=Custom(dimensions=8)) as engine:
         engine.load_table(
-            "docs", pa.table({"id": [1], "body": ["red fox"]}), text_columns=["body"],
+            "docs",
+            pa.table({"id": [1], "body": ["red fox"]}),
+            text_columns=["body"],
             embed_columns=["body"],
         )
-    code, out, err = run("search", "fox", "--table", "docs", "--database", str(database),
-                         "--mode", "text", "--format", "json")
+    code, out, err = run(
+        "search",
+        "fox",
+        "--table",
+        "docs",
+        "--database",
+        str(database),
+        "--mode",
+        "text",
+        "--format",
+        "json",
+    )
     assert code == EXIT_OK, err
     assert json.loads(out)["hits"][0]["key"] == 1
-    code, _, err = run("search", "fox", "--table", "docs", "--database", str(database),
-                       "--mode", "hybrid")
+    code, _, err = run(
+        "search", "fox", "--table", "docs", "--database", str(database), "--mode", "hybrid"
+    )
     assert code == EXIT_INVALID_PLAN
     assert "my-model-v1" in err

@@ -27,7 +27,20 @@ from hotdata_retrieval.engines.local import EngineError, LocalEngine
 from hotdata_retrieval.plan.filters import predicate_columns
 from tests.plans import PLANS, VECTOR
 
-WORDS = "error crash login billing upgrade version timeout refund password sync disk fox".split()
+WORDS = [
+    "error",
+    "crash",
+    "login",
+    "billing",
+    "upgrade",
+    "version",
+    "timeout",
+    "refund",
+    "password",
+    "sync",
+    "disk",
+    "fox",
+]
 FILTER_VALUES: dict[str, Any] = {
     "lang": ["en", "de"],
     "year": [2019, 2020, 2021],
@@ -42,7 +55,9 @@ def _vector(rng: random.Random, dimensions: int) -> list[float]:
     return [rng.uniform(-1, 1) for _ in range(dimensions)]
 
 
-def _table_for(plan: SearchPlan, rows: int = 30, seed: int = 7) -> tuple[pa.Table, list[str], list[str]]:
+def _table_for(
+    plan: SearchPlan, rows: int = 30, seed: int = 7
+) -> tuple[pa.Table, list[str], list[str]]:
     """A table holding every column ``plan`` reads, with text and embed columns named."""
     rng = random.Random(seed)
     text_columns = sorted(
@@ -55,7 +70,9 @@ def _table_for(plan: SearchPlan, rows: int = 30, seed: int = 7) -> tuple[pa.Tabl
     filters = predicate_columns(plan.filter) if plan.filter is not None else set()
     data: dict[str, Any] = {plan.key_column: list(range(1, rows + 1))}
     for column in text_columns:
-        data[column] = [" ".join(rng.choices(WORDS, k=6)) + " E1234" * (i % 3 == 0) for i in range(rows)]
+        data[column] = [
+            " ".join(rng.choices(WORDS, k=6)) + " E1234" * (i % 3 == 0) for i in range(rows)
+        ]
     for column in vector_columns:
         data[column] = pa.array(
             [_vector(rng, len(VECTOR)) for _ in range(rows)], type=pa.list_(pa.float32())
@@ -101,17 +118,23 @@ def test_dimension_mismatch_names_both_lengths(engine: LocalEngine) -> None:
     engine.load_table(
         "vectors", pa.table({"id": [1], "v": pa.array([[1.0, 0.0]], type=pa.list_(pa.float32()))})
     )
-    with pytest.raises(EngineError, match=r"query vector length \(3\) must match row 0 dimensionality \(2\)"):
+    with pytest.raises(
+        EngineError, match=r"query vector length \(3\) must match row 0 dimensionality \(2\)"
+    ):
         engine.sql("SELECT l2_distance(v, ARRAY[1.0, 2.0, 3.0]) FROM vectors")
 
 
 def test_bm25_search_returns_rowid_order_and_needs_an_index(engine: LocalEngine) -> None:
     engine.load_table(
         "docs",
-        pa.table({"id": [1, 2, 3], "body": ["fox", "fox fox fox", "fox fox"], "title": ["a", "b", "c"]}),
+        pa.table(
+            {"id": [1, 2, 3], "body": ["fox", "fox fox fox", "fox fox"], "title": ["a", "b", "c"]}
+        ),
         text_columns=["body"],
     )
-    unsorted = engine.sql("SELECT id, score FROM bm25_search('default.public.docs', 'body', 'fox', 5)")
+    unsorted = engine.sql(
+        "SELECT id, score FROM bm25_search('default.public.docs', 'body', 'fox', 5)"
+    )
     assert unsorted.column("id").to_pylist() == [1, 2, 3]
     ranked = engine.sql(
         "SELECT id FROM bm25_search('default.public.docs', 'body', 'fox', 5) ORDER BY score DESC"
@@ -137,14 +160,18 @@ def test_vector_search_limit_without_sort_takes_the_lowest_rowids(engine: LocalE
     engine.load_table(
         "docs", pa.table({"id": list(range(len(bodies))), "body": bodies}), embed_columns=["body"]
     )
-    unsorted = engine.sql("SELECT id FROM vector_search('default.public.docs', 'body', 'crash', 8) LIMIT 3")
+    unsorted = engine.sql(
+        "SELECT id FROM vector_search('default.public.docs', 'body', 'crash', 8) LIMIT 3"
+    )
     nearest = engine.sql(
         "SELECT id FROM vector_search('default.public.docs', 'body', 'crash', 8) "
         "ORDER BY _distance ASC LIMIT 3"
     )
-    everything = engine.sql(
-        "SELECT id FROM vector_search('default.public.docs', 'body', 'crash', 8)"
-    ).column("id").to_pylist()
+    everything = (
+        engine.sql("SELECT id FROM vector_search('default.public.docs', 'body', 'crash', 8)")
+        .column("id")
+        .to_pylist()
+    )
     assert everything == sorted(everything)
     assert unsorted.column("id").to_pylist() == everything[:3]
     assert nearest.column("id").to_pylist()[0] == WORDS.index("crash")
@@ -158,7 +185,9 @@ def test_every_snapshot_plan_executes(name: str) -> None:
     plan = PLANS[name]
     table, text_columns, embed_columns = _table_for(plan)
     catalog, schema, table_name = plan.table.parts
-    with LocalEngine(embedder=HashingEmbedder(dimensions=16), catalog=catalog, schema=schema) as local:
+    with LocalEngine(
+        embedder=HashingEmbedder(dimensions=16), catalog=catalog, schema=schema
+    ) as local:
         local.load_table(
             table_name,
             table,
@@ -232,9 +261,7 @@ def test_fused_sql_equals_reference_fusion_of_branches(
             sign = -1 if branch.higher_is_better else 1
             ordered = sorted(alone, key=lambda hit: (sign * hit.score, hit.key))
             ranked_lists.append([hit.key for hit in ordered])
-    expected = reciprocal_rank_fusion(
-        ranked_lists, weights=weights, limit=limit, offset=offset
-    )
+    expected = reciprocal_rank_fusion(ranked_lists, weights=weights, limit=limit, offset=offset)
     assert fused.keys == [hit.key for hit in expected]
     for hit, reference in zip(fused, expected):
         assert hit.score == pytest.approx(reference.score, abs=1e-9)
@@ -262,7 +289,7 @@ def docs(engine: LocalEngine) -> LocalEngine:
 
 
 def test_missing_table(docs: LocalEngine) -> None:
-    with pytest.raises(EngineError, match="table 'default.public.nope' not found"):
+    with pytest.raises(EngineError, match=r"table 'default\.public\.nope' not found"):
         docs.search(SearchPlan(source=Bm25Search(table="nope", column="body", query_text="x")))
 
 
@@ -275,7 +302,9 @@ def test_missing_bm25_index(docs: LocalEngine) -> None:
 def test_missing_column(docs: LocalEngine) -> None:
     with pytest.raises(EngineError, match="column 'title' not found"):
         docs.search(
-            SearchPlan(source=Bm25Search(table="docs", column="body", query_text="x"), columns=["title"])
+            SearchPlan(
+                source=Bm25Search(table="docs", column="body", query_text="x"), columns=["title"]
+            )
         )
 
 
@@ -313,7 +342,8 @@ def test_quotes_in_queries_are_text(docs: LocalEngine) -> None:
 
 def test_empty_corpus(engine: LocalEngine) -> None:
     engine.load_table(
-        "empty", pa.table({"id": pa.array([], pa.int64()), "body": pa.array([], pa.string())}),
+        "empty",
+        pa.table({"id": pa.array([], pa.int64()), "body": pa.array([], pa.string())}),
         text_columns=["body"],
     )
     plan = SearchPlan(source=Bm25Search(table="empty", column="body", query_text="fox"))
@@ -379,10 +409,14 @@ def test_reopening_keeps_tables_and_reloading_replaces(tmp_path: Any) -> None:
 def test_reload_embeds_only_changed_rows(tmp_path: Any) -> None:
     embedder = CountingEmbedder()
     with LocalEngine(tmp_path, embedder=embedder) as local:
-        local.load_table("docs", pa.table({"id": [1, 2], "body": ["a b", "c d"]}), embed_columns=["body"])
+        local.load_table(
+            "docs", pa.table({"id": [1, 2], "body": ["a b", "c d"]}), embed_columns=["body"]
+        )
         assert embedder.embedded == 2
         local.load_table(
-            "docs", pa.table({"id": [1, 2, 3], "body": ["a b", "c d changed", "e"]}), embed_columns=["body"]
+            "docs",
+            pa.table({"id": [1, 2, 3], "body": ["a b", "c d changed", "e"]}),
+            embed_columns=["body"],
         )
         assert embedder.embedded == 4
 
@@ -402,3 +436,133 @@ def test_a_failed_load_leaves_the_previous_table(tmp_path: Any) -> None:
         assert local.sql("SELECT body FROM docs").column("body").to_pylist() == ["red fox"]
     with LocalEngine(tmp_path) as reopened:
         assert reopened.sql("SELECT body FROM docs").column("body").to_pylist() == ["red fox"]
+
+
+# -- hardening: names, reserved columns, NULLs, ties, big k --------------------------------------
+
+
+@pytest.mark.parametrize("name", ["a.b", "a/b", "../../escaped", ".", "x\\y", " padded"])
+def test_unsafe_table_names_are_rejected_and_the_database_stays_usable(
+    tmp_path: Any, name: str
+) -> None:
+    table = pa.table({"id": [1], "body": ["red fox"]})
+    with LocalEngine(tmp_path / "db") as local:
+        local.load_table("docs", table, text_columns=["body"])
+        with pytest.raises((EngineError, PlanError)):
+            local.load_table(name, table, text_columns=["body"])
+    assert not (tmp_path / "escaped").exists()
+    with LocalEngine(tmp_path / "db") as reopened:
+        plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="fox"))
+        assert reopened.search(plan).keys == [1]
+
+
+@pytest.mark.parametrize("column", ["score", "_distance"])
+def test_searchable_tables_may_not_hold_result_column_names(
+    engine: LocalEngine, column: str
+) -> None:
+    with pytest.raises(EngineError, match=f"column '{column}' is reserved"):
+        engine.load_table(
+            "docs", pa.table({"id": [1], "body": ["x"], column: [1.0]}), text_columns=["body"]
+        )
+    engine.load_table("judgments", pa.table({"id": [1], column: [1.0]}))  # not searchable: fine
+
+
+def test_null_text_gets_a_null_vector_and_is_never_a_vector_candidate(engine: LocalEngine) -> None:
+    engine.load_table(
+        "docs",
+        pa.table({"id": [1, 2, 3], "body": ["red fox", None, "blue fox"]}),
+        text_columns=["body"],
+        embed_columns=["body"],
+    )
+    vectors = engine.sql("SELECT id, body_embedding IS NULL AS missing FROM docs ORDER BY id")
+    assert vectors.column("missing").to_pylist() == [False, True, False]
+    embedder = engine.embedder
+    semantic = SearchPlan(source=VectorSearch(table="docs", column="body", query_text="fox"))
+    nearest = NearestNeighborSearch(
+        table="docs", column="body_embedding", query_vector=embedder.embed_query("fox")
+    )
+    assert 2 not in engine.search(semantic).keys
+    fused = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[Bm25Search(table="docs", column="body", query_text="fox"), nearest]
+        )
+    )
+    assert 2 not in engine.search(fused).keys
+    alone = engine.search(SearchPlan(source=nearest))
+    assert alone.keys[-1] == 2 and alone.hits[-1].score is None  # NULL distance, sorted last
+
+
+def test_ties_at_the_k_cut_are_broken_by_rowid_and_pages_tile(engine: LocalEngine) -> None:
+    bodies = ["fox"] * 12
+    engine.load_table(
+        "docs",
+        pa.table({"id": list(range(100, 112)), "body": bodies}),
+        text_columns=["body"],
+        embed_columns=["body"],
+    )
+    for source in (
+        Bm25Search(table="docs", column="body", query_text="fox"),
+        VectorSearch(table="docs", column="body", query_text="fox"),
+    ):
+        pages = [
+            engine.search(SearchPlan(source=source, limit=4, offset=offset)).keys
+            for offset in (0, 4, 8)
+        ]
+        assert [key for page in pages for key in page] == list(range(100, 112))
+        first = engine.sql(
+            f"SELECT id FROM {'bm25_search' if source.kind == 'text' else 'vector_search'}"
+            "('docs', 'body', 'fox', 3)"
+        )
+        assert first.column("id").to_pylist() == [100, 101, 102]
+
+
+def test_a_huge_k_is_capped_at_the_row_count(engine: LocalEngine) -> None:
+    engine.load_table(
+        "docs", pa.table({"id": [1, 2], "body": ["fox", "fox den"]}), text_columns=["body"]
+    )
+    rows = engine.sql("SELECT id FROM bm25_search('docs', 'body', 'fox', 9223372036854775807)")
+    assert sorted(rows.column("id").to_pylist()) == [1, 2]
+
+
+def test_an_unknown_filter_column_is_named(docs: LocalEngine) -> None:
+    plan = SearchPlan(
+        source=Bm25Search(table="docs", column="body", query_text="fox"),
+        filter=Comparison(column="lang", operator="=", value="en"),
+    )
+    with pytest.raises(EngineError, match="column 'lang' not found"):
+        docs.search(plan)
+
+
+def test_a_column_named_like_a_debug_column_can_be_projected(docs: LocalEngine) -> None:
+    docs.load_table(
+        "ranked",
+        pa.table(
+            {
+                "id": [1, 2],
+                "body": ["red fox", "blue sky"],
+                "text_rank": ["gold", "silver"],
+                "embedding": pa.array([[1, 0], [0, 1]], type=pa.list_(pa.float32())),
+            }
+        ),
+        text_columns=["body"],
+    )
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="ranked", column="body", query_text="fox"),
+                NearestNeighborSearch(table="ranked", column="embedding", query_vector=[1.0, 0.0]),
+            ]
+        ),
+        columns=["id", "text_rank"],
+    )
+    result = docs.search(plan)
+    assert result.keys[0] == 1
+    assert result.hits[0].columns["text_rank"] == "gold"
+    assert result.hits[0].branches["text"].rank is None  # not reported: the name is the user's
+
+
+def test_dictionary_encoded_text_is_searchable(engine: LocalEngine) -> None:
+    body = pa.array(["red fox", "blue sky"]).dictionary_encode()
+    engine.load_table("docs", pa.table({"id": [1, 2], "body": body}), text_columns=["body"])
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="fox"))
+    assert engine.search(plan).keys == [1]

@@ -19,14 +19,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["DISTANCE_KERNELS", "DimensionMismatchError", "distance_udf_arrays"]
+__all__ = [
+    "DISTANCE_KERNELS",
+    "DimensionMismatchError",
+    "cached_vector_matrix",
+    "distance_udf_arrays",
+    "vector_matrix",
+]
 
 
 class DimensionMismatchError(ValueError):
     """A query vector's length differs from a stored vector's (raised inside the engine)."""
 
 
-def _matrix(name: str, vectors: pa.Array, role: str) -> tuple[np.ndarray, np.ndarray]:
+def vector_matrix(name: str, vectors: pa.Array, role: str) -> tuple[np.ndarray, np.ndarray]:
     """Rows of a list array as a float64 matrix, plus a validity mask.
 
     Raises:
@@ -40,8 +46,7 @@ def _matrix(name: str, vectors: pa.Array, role: str) -> tuple[np.ndarray, np.nda
     if present.size and (present != present[0]).any():
         row = int(np.flatnonzero(valid)[np.argmax(present != present[0])])
         raise DimensionMismatchError(
-            f"{name}: {role} row {row} has length {int(lengths[row])}, "
-            f"expected {int(present[0])}"
+            f"{name}: {role} row {row} has length {int(lengths[row])}, expected {int(present[0])}"
         )
     dimension = int(present[0]) if present.size else 0
     flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
@@ -51,9 +56,26 @@ def _matrix(name: str, vectors: pa.Array, role: str) -> tuple[np.ndarray, np.nda
     return matrix, valid
 
 
+def cached_vector_matrix(
+    cache: dict[str, tuple[np.ndarray, np.ndarray]], name: str, vectors: pa.ChunkedArray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A stored vector column as ``(matrix, rowids that have a vector)``, built once per
+    column into ``cache``: rows with a NULL vector are zero rows of the float64 matrix and are
+    left out of the rowids.
+
+    Raises:
+        DimensionMismatchError: rows of different lengths.
+    """
+    cached = cache.get(name)
+    if cached is None:
+        matrix, valid = vector_matrix(name, vectors.combine_chunks(), "column")
+        cached = cache[name] = (matrix, np.flatnonzero(valid))
+    return cached
+
+
 def _pair(name: str, left: pa.Array, right: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    columns, column_valid = _matrix(name, left, "column")
-    queries, query_valid = _matrix(name, right, "query")
+    columns, column_valid = vector_matrix(name, left, "column")
+    queries, query_valid = vector_matrix(name, right, "query")
     if queries.shape[0] == 1 and columns.shape[0] != 1:
         queries = np.broadcast_to(queries, (columns.shape[0], queries.shape[1]))
         query_valid = np.broadcast_to(query_valid, (columns.shape[0],))

@@ -45,7 +45,11 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import Bm25Index, build_bm25_index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry, VectorColumn
-from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, distance_udf_arrays
+from hotdata_retrieval.engines.local.distance import (
+    DISTANCE_KERNELS,
+    cached_vector_matrix,
+    distance_udf_arrays,
+)
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.results import SearchResult, hits_from_rows
@@ -98,7 +102,7 @@ class _LoadedTable:
     entry: TableEntry
     data: pa.Table
     bm25: dict[str, Bm25Index]
-    vectors: dict[str, np.ndarray]
+    vectors: dict[str, tuple[np.ndarray, np.ndarray]]
 
 
 class LocalEngine:
@@ -516,17 +520,12 @@ class LocalEngine:
                 f"vector_search: column '{column}' was embedded by '{vector.model}'; "
                 "open the engine with that embedder"
             )
-        matrix = loaded.vectors.get(vector.name)
-        if matrix is None:
-            flat = loaded.data.column(vector.name).combine_chunks().flatten()
-            matrix = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32)
-            matrix = loaded.vectors[vector.name] = matrix.reshape(entry.rows, vector.dimensions)
+        matrix, present = cached_vector_matrix(
+            loaded.vectors, vector.name, loaded.data.column(vector.name)
+        )
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
         queries = np.broadcast_to(query_vector, (matrix.shape[0], query_vector.shape[0]))
-        distances = DISTANCE_KERNELS["cosine_distance"](matrix.astype(np.float64), queries)
-        present = np.flatnonzero(
-            loaded.data.column(vector.name).is_valid().to_numpy(zero_copy_only=False)
-        )
+        distances = DISTANCE_KERNELS["cosine_distance"](matrix, queries)
         # The k nearest rows that have a vector; a tie at the k-th place is cut by rowid.
         order = present[np.lexsort((present, distances[present]))]
         rowids = np.sort(order[: min(k, order.shape[0])])

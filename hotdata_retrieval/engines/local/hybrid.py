@@ -37,6 +37,7 @@ from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.distance import (
     DISTANCE_KERNELS,
     DimensionMismatchError,
+    cached_vector_matrix,
     distance_udf_arrays,
 )
 from hotdata_retrieval.errors import PlanError
@@ -571,12 +572,10 @@ class HybridSearch:
                 f"column '{call.vector_column}' was embedded by '{vector.model}'; "
                 "open the engine with that embedder"
             )
-        matrix = loaded.vectors.get(vector.name)
-        if matrix is None:
-            flat = loaded.data.column(vector.name).combine_chunks().flatten()
-            matrix = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32)
-            matrix = loaded.vectors[vector.name] = matrix.reshape(entry.rows, vector.dimensions)
+        matrix, _ = cached_vector_matrix(
+            loaded.vectors, vector.name, loaded.data.column(vector.name)
+        )
         query = np.asarray(embedder.embed_query(call.query_text), dtype=np.float64)
         queries = np.broadcast_to(query, (matrix.shape[0], query.shape[0]))
-        distances = DISTANCE_KERNELS["cosine_distance"](matrix.astype(np.float64), queries)
+        distances = DISTANCE_KERNELS["cosine_distance"](matrix, queries)
         return np.asarray(distances.astype(np.float32))
