@@ -115,12 +115,45 @@ DISTANCE_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 """Kernel per SQL function name: ``(n, d)`` column rows and ``(n, d)`` queries → ``(n,)``."""
 
 
+def _dense(vectors: pa.Array) -> np.ndarray | None:
+    """Rows of a NULL-free list array of one length as a float64 ``(n, d)`` matrix (``None``
+    when the rows differ in length)."""
+    lengths = pc.list_value_length(vectors)
+    bounds = pc.min_max(lengths).as_py()
+    if bounds["min"] != bounds["max"]:
+        return None
+    dimension = int(bounds["min"] or 0)
+    flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float64).reshape(len(vectors), dimension)
+
+
 def distance_udf_arrays(name: str, left: pa.Array, right: pa.Array) -> pa.Array:
     """Evaluate distance function ``name`` row-wise; Float32 out, NULL where either is NULL.
+
+    The common case — no NULLs and one query vector repeated on every row, as DataFusion
+    passes an ``ARRAY[...]`` literal — skips the NULL masks and broadcasts the one query row
+    instead of copying it per row; the arithmetic is the general path's, so results are
+    bit-identical either way.
 
     Raises:
         DimensionMismatchError: the vectors' lengths differ (the message names both).
     """
+    if isinstance(left, pa.ChunkedArray):
+        left = left.combine_chunks()
+    if isinstance(right, pa.ChunkedArray):
+        right = right.combine_chunks()
+    if left.null_count == 0 and right.null_count == 0 and len(left) and len(right):
+        columns = _dense(left)
+        queries = _dense(right)
+        if (
+            columns is not None
+            and queries is not None
+            and columns.shape[1] == queries.shape[1]
+            and (queries.shape[0] == 1 or bool((queries == queries[0]).all()))
+        ):
+            query = np.broadcast_to(queries[0], columns.shape)
+            result = DISTANCE_KERNELS[name](columns, query)
+            return pa.array(result.astype(np.float32), type=pa.float32())
     columns, queries, valid = _pair(name, left, right)
     distances = np.zeros(columns.shape[0], dtype=np.float64)
     if valid.any():

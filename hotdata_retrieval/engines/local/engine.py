@@ -188,11 +188,20 @@ class LocalEngine:
             self._register(context, entry)
         return context
 
-    def _register(self, context: SessionContext, entry: TableEntry) -> None:
-        path = database.version_directory(self.root, entry) / "data.parquet"
+    def _register(
+        self, context: SessionContext, entry: TableEntry, data: pa.Table | None = None
+    ) -> None:
+        """Register ``entry`` from memory. Registering the Parquet file instead would make
+        DataFusion 55 decode every vector on every scan (about 0.8 s for 100,000 x 384
+        floats) and keep roughly the column's size of resident memory per scan (measured,
+        ``docs/benchmarks.md``); from memory the same scan takes milliseconds."""
+        loaded = self._loaded(entry, data)
         if context.table_exist(entry.name):
             context.deregister_table(entry.name)
-        context.register_parquet(entry.name, str(path))
+        batches = loaded.data.combine_chunks().to_batches() or [
+            pa.RecordBatch.from_pylist([], schema=loaded.data.schema)
+        ]
+        context.register_record_batches(entry.name, [batches])
 
     # -- tables ------------------------------------------------------------------------------
 
@@ -238,12 +247,13 @@ class LocalEngine:
             raise EngineError(f"table '{name}' not found")
         return self._entries[name.name]
 
-    def _loaded(self, entry: TableEntry) -> _LoadedTable:
+    def _loaded(self, entry: TableEntry, data: pa.Table | None = None) -> _LoadedTable:
         loaded = self._tables.get(entry.name)
         if loaded is not None and loaded.entry.version == entry.version:
             return loaded
-        directory = database.version_directory(self.root, entry)
-        data = pq.read_table(directory / "data.parquet")
+        if data is None:
+            directory = database.version_directory(self.root, entry)
+            data = pq.read_table(directory / "data.parquet")
         loaded = _LoadedTable(entry=entry, data=data, bm25={}, vectors={})
         self._tables[entry.name] = loaded
         return loaded
@@ -344,11 +354,15 @@ class LocalEngine:
             vector_columns=tuple(vectors),
         )
         previous = self._entries.get(table)
+        previous_loaded = self._tables.pop(table, None)
         try:
-            self._register(self._context, entry)
+            self._register(self._context, entry, data)
         except Exception as error:
             shutil.rmtree(directory, ignore_errors=True)
+            self._tables.pop(table, None)
             if previous is not None:
+                if previous_loaded is not None:
+                    self._tables[table] = previous_loaded
                 self._register(self._context, previous)
             raise EngineError(
                 f"cannot register table {table!r}: {_engine_message(error)}"
@@ -356,7 +370,6 @@ class LocalEngine:
         entries = {**self._entries, table: entry}
         database.write_catalog(self.root, entries)
         self._entries = entries
-        self._tables.pop(table, None)
         database.remove_stale_versions(self.root, entries)
         return entry
 
