@@ -1,0 +1,460 @@
+"""Local engine benchmark: text, nearest-neighbour and hybrid search on synthetic tables.
+
+Run from the repository root::
+
+    python benchmarks/bench_engine.py [--sizes 10000 100000] [--rounds N] \
+        [--write docs/benchmarks.md]
+
+For each table size (10,000 and 100,000 rows by default) it builds a seeded synthetic table:
+
+- ``id``: int64, 0 .. n-1;
+- ``body``: about 30 tokens per row (uniform 20 to 40) drawn from ``w0`` .. ``w4999`` with
+  Zipf-like frequencies (the token of rank r has probability proportional to 1 / (r + 1));
+- ``embedding``: 384 float32 components per row, standard normal;
+
+loads it with :meth:`LocalEngine.load_table` (BM25 index on ``body``; no embedding model: the
+vectors are given and the queries are random vectors too), and times four contenders, each
+answering the same query (3 tokens drawn from the same Zipf-like distribution, plus a fresh
+standard-normal query vector) with ``limit`` 10:
+
+- ``text``: a :class:`Bm25Search` plan;
+- ``nearest``: a :class:`NearestNeighborSearch` plan, cosine, an exact scan;
+- ``hybrid``: the reciprocal rank fusion of both, as one SQL statement;
+- ``two queries + client RRF``: the two branches run as separate single-branch plans with
+  ``limit`` = the fusion's depth (40), then fused on the client with
+  :func:`hotdata_retrieval.reciprocal_rank_fusion`, each branch ranked by its raw score, then
+  key, as the SQL ranks it. Its keys are checked against the one-statement result every round.
+
+Every contender goes through :meth:`LocalEngine.search` (compile, run, typed hits), in rounds
+that interleave the four contenders with a rotating order, so machine noise lands on all
+alike; the first round is a warm-up and is dropped. Reported: the median latency of each, and
+the median of the per-round ratios ``hybrid / slower single branch`` and ``hybrid / two queries
++ client RRF``. Setup: data generation, :meth:`LocalEngine.load_table` (Parquet write plus the
+tantivy index build, which is also timed on its own), the first (cold) hybrid search, and the
+process's peak resident set size (``resource.getrusage``; a high-water mark for the whole
+process, so the largest size's figure includes the smaller ones').
+
+This script reports; it asserts nothing about time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import resource
+import shlex
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # measure the checked-out tree
+
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+
+from hotdata_retrieval import reciprocal_rank_fusion  # noqa: E402
+from hotdata_retrieval.engines.local import LocalEngine  # noqa: E402
+from hotdata_retrieval.engines.local.bm25 import build_bm25_index  # noqa: E402
+from hotdata_retrieval.plan.search import (  # noqa: E402
+    DEFAULT_RANK_CONSTANT,
+    Bm25Search,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+)
+
+SIZES = (10_000, 100_000)
+DIMENSIONS = 384
+VOCABULARY = 5_000
+TOKENS = (20, 40)
+QUERY_TOKENS = 3
+LIMIT = 10
+SEED = 20240601
+TARGET_RATIO = 1.3
+TABLE = "docs"
+CONTENDERS = ("text", "nearest", "hybrid", "client")
+LABELS = {
+    "text": "text (BM25)",
+    "nearest": "nearest (cosine, exact)",
+    "hybrid": "hybrid, one statement",
+    "client": "two queries + client RRF",
+}
+MARK_START = "<!-- engine-benchmark:start -->"
+MARK_END = "<!-- engine-benchmark:end -->"
+
+
+# -- data ----------------------------------------------------------------------------------
+
+
+def zipf_probabilities() -> np.ndarray:
+    weights = 1.0 / np.arange(1, VOCABULARY + 1, dtype=np.float64)
+    return weights / weights.sum()
+
+
+def make_table(rows: int, seed: int = SEED) -> pa.Table:
+    """The seeded synthetic table: ``id``, ``body`` and a 384-d ``embedding``."""
+    rng = np.random.default_rng(seed + rows)
+    lengths = rng.integers(TOKENS[0], TOKENS[1] + 1, size=rows)
+    tokens = rng.choice(VOCABULARY, size=int(lengths.sum()), p=zipf_probabilities())
+    words = np.array([f"w{index}" for index in range(VOCABULARY)], dtype=object)
+    ends = np.cumsum(lengths)
+    bodies = [" ".join(chunk) for chunk in np.split(words[tokens], ends[:-1])]
+    vectors = rng.standard_normal((rows, DIMENSIONS), dtype=np.float32)
+    embedding = pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), DIMENSIONS)
+    return pa.table(
+        {
+            "id": pa.array(np.arange(rows, dtype=np.int64)),
+            "body": pa.array(bodies, type=pa.string()),
+            "embedding": embedding.cast(pa.list_(pa.float32())),
+        }
+    )
+
+
+def make_queries(count: int, seed: int = SEED) -> list[tuple[str, list[float]]]:
+    """``count`` (query text, query vector) pairs, seeded."""
+    rng = np.random.default_rng(seed - 1)
+    probabilities = zipf_probabilities()
+    queries = []
+    for _ in range(count):
+        terms = rng.choice(VOCABULARY, size=QUERY_TOKENS, replace=False, p=probabilities)
+        vector = rng.standard_normal(DIMENSIONS).tolist()
+        queries.append((" ".join(f"w{term}" for term in terms), vector))
+    return queries
+
+
+# -- plans ---------------------------------------------------------------------------------
+
+
+def text_branch(query: str) -> Bm25Search:
+    return Bm25Search(table=TABLE, column="body", query_text=query)
+
+
+def nearest_branch(vector: Sequence[float]) -> NearestNeighborSearch:
+    return NearestNeighborSearch(table=TABLE, column="embedding", query_vector=vector)
+
+
+def hybrid_plan(query: str, vector: Sequence[float], limit: int = LIMIT) -> SearchPlan:
+    return SearchPlan(
+        source=ReciprocalRankFusion(branches=[text_branch(query), nearest_branch(vector)]),
+        columns=["id"],
+        limit=limit,
+    )
+
+
+Runner = Callable[[str, list[float]], list[Any]]
+
+
+def contenders(engine: LocalEngine, depth: int) -> dict[str, Runner]:
+    """Each contender: (query text, query vector) → the keys it returns, best first."""
+
+    def text(query: str, vector: list[float]) -> list[Any]:
+        plan = SearchPlan(source=text_branch(query), columns=["id"], limit=LIMIT)
+        return engine.search(plan).keys
+
+    def nearest(query: str, vector: list[float]) -> list[Any]:
+        plan = SearchPlan(source=nearest_branch(vector), columns=["id"], limit=LIMIT)
+        return engine.search(plan).keys
+
+    def hybrid(query: str, vector: list[float]) -> list[Any]:
+        return engine.search(hybrid_plan(query, vector)).keys
+
+    def client(query: str, vector: list[float]) -> list[Any]:
+        texts = engine.search(SearchPlan(source=text_branch(query), columns=["id"], limit=depth))
+        nearest = engine.search(
+            SearchPlan(source=nearest_branch(vector), columns=["id"], limit=depth)
+        )
+        # rank each branch as the SQL does: raw score (best first), then key ascending
+        text_keys = [hit.key for hit in sorted(texts, key=lambda hit: (-hit.score, hit.key))]
+        nearest_keys = [hit.key for hit in sorted(nearest, key=lambda hit: (hit.score, hit.key))]
+        fused = reciprocal_rank_fusion(
+            [text_keys, nearest_keys], rank_constant=DEFAULT_RANK_CONSTANT, limit=LIMIT
+        )
+        return [hit.key for hit in fused]
+
+    return {"text": text, "nearest": nearest, "hybrid": hybrid, "client": client}
+
+
+# -- measuring -----------------------------------------------------------------------------
+
+
+def peak_rss_mb() -> float:
+    """The process's peak resident set size so far, in MiB (Linux reports KiB)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / 1024 / 1024
+
+
+def rss_mb() -> float | None:
+    """The process's current resident set size in MiB (``None`` where /proc is missing)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            pages = int(statm.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def quantile(values: Sequence[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
+    clock = time.perf_counter
+    print(f"{rows:,} rows: generating ...", file=sys.stderr)
+    start = clock()
+    data = make_table(rows)
+    generate_s = clock() - start
+
+    start = clock()
+    build_bm25_index(directory / "bm25-alone", data.column("body").to_pylist())
+    index_s = clock() - start
+
+    engine = LocalEngine(directory / "db")
+    try:
+        print(f"{rows:,} rows: loading ...", file=sys.stderr)
+        start = clock()
+        engine.load_table(TABLE, data, key_column="id", text_columns=["body"])
+        load_s = clock() - start
+        table_mb = data.nbytes / 2**20
+        del data
+        rss_loaded = rss_mb()
+
+        probe = hybrid_plan("w1", [1.0] * DIMENSIONS)
+        depth = probe.depth
+        runners = contenders(engine, depth)
+        queries = make_queries(rounds + 1)
+
+        start = clock()
+        runners["hybrid"](*queries[0])
+        cold_ms = (clock() - start) * 1000
+
+        print(f"{rows:,} rows: {rounds} rounds of {len(runners)} contenders ...", file=sys.stderr)
+        samples: dict[str, list[float]] = {name: [] for name in CONTENDERS}
+        mismatches = 0
+        for index, (query, vector) in enumerate(queries):
+            order = CONTENDERS[index % 4 :] + CONTENDERS[: index % 4]
+            keys: dict[str, list[Any]] = {}
+            for name in order:
+                start = clock()
+                keys[name] = runners[name](query, vector)
+                elapsed = clock() - start
+                if index:  # round 0 is the warm-up
+                    samples[name].append(elapsed * 1000)
+            if keys["hybrid"] != keys["client"]:
+                mismatches += 1
+                print(
+                    f"  round {index}: one statement {keys['hybrid']} != client {keys['client']}",
+                    file=sys.stderr,
+                )
+        rss_after = rss_mb()
+    finally:
+        engine.close()
+
+    slower = [max(t, n) for t, n in zip(samples["text"], samples["nearest"], strict=True)]
+    versus_branch = [h / s for h, s in zip(samples["hybrid"], slower, strict=True)]
+    versus_client = [h / c for h, c in zip(samples["hybrid"], samples["client"], strict=True)]
+    return {
+        "rows": rows,
+        "rounds": rounds,
+        "depth": depth,
+        "median_ms": {name: statistics.median(values) for name, values in samples.items()},
+        "p25_ms": {name: quantile(values, 0.25) for name, values in samples.items()},
+        "p75_ms": {name: quantile(values, 0.75) for name, values in samples.items()},
+        "versus_branch": statistics.median(versus_branch),
+        "versus_branch_iqr": (quantile(versus_branch, 0.25), quantile(versus_branch, 0.75)),
+        "versus_client": statistics.median(versus_client),
+        "versus_client_iqr": (quantile(versus_client, 0.25), quantile(versus_client, 0.75)),
+        "mismatches": mismatches,
+        "checked": len(queries),
+        "generate_s": generate_s,
+        "index_s": index_s,
+        "load_s": load_s,
+        "cold_ms": cold_ms,
+        "table_mb": table_mb,
+        "searches": sum(len(values) for values in samples.values()) + len(CONTENDERS) + 1,
+        "rss_loaded_mb": rss_loaded,
+        "rss_after_mb": rss_after,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+# -- report --------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    import datafusion
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        from importlib.metadata import version
+
+        tantivy_version = version("tantivy")
+    except Exception:  # pragma: no cover - metadata missing
+        tantivy_version = "?"
+    return (
+        f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}, DataFusion {datafusion.__version__}, "
+        f"tantivy {tantivy_version}, NumPy {np.__version__}, pyarrow {pa.__version__}"
+    )
+
+
+def load_average() -> str:
+    """The 1-minute load average (other processes compete for the same cores)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "unknown"
+
+
+def command() -> str:
+    script = Path(sys.argv[0]).resolve()
+    try:
+        shown = str(script.relative_to(ROOT))
+    except ValueError:
+        shown = sys.argv[0]
+    return shlex.join(["python", shown, *sys.argv[1:]])
+
+
+def report(results: list[dict[str, Any]], when: str, load: str) -> str:
+    lines = [
+        f"Measured {when} on {machine()}; load average {load} at the start.",
+        f"Command: `{command()}`, from the repository root.",
+        "",
+        "Warm latency, median ms (25th to 75th percentile), `limit` 10:",
+        "",
+        "| rows | " + " | ".join(LABELS[name] for name in CONTENDERS) + " |",
+        "|---:|" + "---:|" * len(CONTENDERS),
+    ]
+    for row in results:
+        cells = [
+            f"{row['median_ms'][name]:,.1f} ({row['p25_ms'][name]:,.1f} to "
+            f"{row['p75_ms'][name]:,.1f})"
+            for name in CONTENDERS
+        ]
+        lines.append(f"| {row['rows']:,} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "| rows | hybrid / slower branch | target | hybrid / two queries + client RRF "
+        "| keys equal |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for row in results:
+        verdict = "met" if row["versus_branch"] <= TARGET_RATIO else "not met"
+        target = f"<= {TARGET_RATIO}x ({verdict})" if row["rows"] >= 100_000 else "-"
+        lines.append(
+            f"| {row['rows']:,} | {row['versus_branch']:.2f}x "
+            f"({row['versus_branch_iqr'][0]:.2f} to {row['versus_branch_iqr'][1]:.2f}) "
+            f"| {target} "
+            f"| {row['versus_client']:.2f}x "
+            f"({row['versus_client_iqr'][0]:.2f} to {row['versus_client_iqr'][1]:.2f}) "
+            f"| {row['checked'] - row['mismatches']}/{row['checked']} |"
+        )
+    lines += [
+        "",
+        "- ratios: median of the per-round ratios (25th to 75th percentile); the slower branch "
+        "is the slower of text and nearest in the same round.",
+        "- keys equal: rounds (warm-up included) in which the one statement and the client-side "
+        "fusion returned the same keys in the same order.",
+    ]
+    for row in results:
+        lines.append(
+            f"- {row['rows']:,} rows: {row['rounds']} rounds after one warm-up round, each "
+            f"contender once per round; fusion depth {row['depth']} per branch."
+        )
+    lines += [
+        "",
+        "Setup:",
+        "",
+        "| rows | Arrow table MiB | generate s | `load_table` s | tantivy index alone s "
+        "| first hybrid search ms | RSS after load MiB | RSS after the rounds MiB "
+        "| peak RSS MiB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in results:
+        lines.append(
+            f"| {row['rows']:,} | {row['table_mb']:,.0f} | {row['generate_s']:.2f} "
+            f"| {row['load_s']:.2f} | {row['index_s']:.2f} | {row['cold_ms']:,.0f} "
+            f"| {megabytes(row['rss_loaded_mb'])} | {megabytes(row['rss_after_mb'])} "
+            f"| {row['peak_rss_mb']:,.0f} |"
+        )
+    lines += [
+        "",
+        "- `load_table`: key check, Parquet write and the tantivy BM25 index build.",
+        "- first hybrid search: opening the index and reading the table into memory for the "
+        "table function, then the query.",
+        "- RSS: the whole process's resident set size right after `load_table`, and after the "
+        "timed rounds (the cold search, the warm-up round and the timed rounds: "
+        + ", ".join(f"{row['searches']} plans at {row['rows']:,} rows" for row in results)
+        + "; the client contender counts as one); peak RSS: the process's high-water mark "
+        "after that size (sizes run in order, in one process).",
+    ]
+    return "\n".join(lines)
+
+
+def megabytes(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def write_section(path: Path, body: str) -> None:
+    """Replace the marked section of ``path`` with ``body`` (append it if unmarked)."""
+    section = f"{MARK_START}\n{body}\n{MARK_END}"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    pattern = re.compile(re.escape(MARK_START) + r".*?" + re.escape(MARK_END), re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _match: section, text, count=1)
+    else:
+        text = (text.rstrip("\n") + "\n\n" if text else "") + section + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=list(SIZES), help="table sizes (rows)"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="timed rounds per size (default: 60 below 100,000 rows, else 30)",
+    )
+    parser.add_argument(
+        "--write", type=Path, metavar="PATH", help="rewrite the marked section of this file"
+    )
+    options = parser.parse_args(argv)
+    if options.rounds is not None and options.rounds < 2:
+        parser.error("--rounds must be at least 2")
+
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    load = load_average()
+    results = []
+    for rows in options.sizes:
+        rounds = options.rounds or (60 if rows < 100_000 else 30)
+        with tempfile.TemporaryDirectory(prefix="hdq-bench-") as directory:
+            results.append(measure(rows, rounds, Path(directory)))
+
+    body = report(results, when, load)
+    print(body)
+    if options.write is not None:
+        write_section(options.write, body)
+        print(f"wrote {options.write}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
