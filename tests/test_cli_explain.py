@@ -582,8 +582,21 @@ def test_help_lists_every_option_documented() -> None:
 def test_compiled_sql_has_no_lint_findings_in_the_notes() -> None:
     result = CliRunner().invoke(
         main,
-        ["explain", "--mode", "hybrid", "--table", "docs", "--text-column", "body",
-         "--vector-column", "embedding", "--query", "q", "--vector", "[1, 2]"],
+        [
+            "explain",
+            "--mode",
+            "hybrid",
+            "--table",
+            "docs",
+            "--text-column",
+            "body",
+            "--vector-column",
+            "embedding",
+            "--query",
+            "q",
+            "--vector",
+            "[1, 2]",
+        ],
     )
     assert result.exit_code == 0
     assert "HDQ" not in result.stderr

@@ -716,7 +716,10 @@ def test_d1_the_cte_form_filters_a_table_function_after_its_k() -> None:
         )
         cte = local.sql(to_sql(plan)).to_pylist()
         native = local.sql(to_sql(plan, HOTDATA_NATIVE)).to_pylist()
-    assert sorted(row["text_rank"] for row in cte if row["text_rank"]) == [1]
+    # D1 is closed for bm25_search: with a filter the CTE form leaves out k, so the
+    # function's bound no longer comes before the WHERE, and both forms rank the same rows.
+    assert "bm25_search('default.public.t', 'body', 'zebra')" in to_sql(plan, pretty=False)
+    assert sorted(row["text_rank"] for row in cte if row["text_rank"]) == [1, 2, 3]
     assert sorted(row["text_rank"] for row in native if row["text_rank"]) == [1, 2, 3]
 
 

@@ -78,10 +78,6 @@ NOT_FIXED = {
         f"WITH near AS (SELECT id, emb, cosine_distance(emb, {VEC}) AS d FROM c.s.t "
         "ORDER BY d LIMIT 3) SELECT id, emb FROM near"
     ),
-    "k is not added over a filter": (
-        "SELECT id FROM bm25_search('default.public.docs', 'body', 'q') WHERE lang = 'en' "
-        "ORDER BY score DESC LIMIT 5"
-    ),
     "ORDER BY is not added over a join": (
         "SELECT b.id FROM bm25_search('default.public.docs', 'body', 'q', 5) AS b "
         "JOIN default.public.meta AS m ON b.id = m.id LIMIT 5"
@@ -107,6 +103,16 @@ def test_fix_leaves_unsafe_findings(sql: str) -> None:
     assert result.sql == sql
     assert not result.changed
     assert list(result.findings) == before
+
+
+def test_a_filtered_search_without_k_is_left_as_written() -> None:
+    # k would be applied before the WHERE and drop rows the filter keeps: not a finding.
+    sql = (
+        "SELECT id FROM bm25_search('default.public.docs', 'body', 'q') WHERE lang = 'en' "
+        "ORDER BY score DESC LIMIT 5"
+    )
+    assert lint(sql) == []
+    assert not fix(sql).changed
 
 
 def test_fix_keeps_untouched_statements_and_comments_as_written() -> None:

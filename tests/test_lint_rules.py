@@ -355,8 +355,8 @@ FIRES = [
     # HDQ012
     (
         "HDQ012",
-        "SELECT id FROM bm25_search('default.public.docs', 'body', 'q') WHERE lang = 'en' "
-        "ORDER BY score DESC LIMIT 10",
+        "SELECT id FROM bm25_search('default.public.docs', 'body', 'q') "
+        "ORDER BY score DESC, id ASC LIMIT 10",
     ),
     # HDQ013
     (
@@ -593,6 +593,12 @@ QUIET = [
     (
         "HDQ012",
         "SELECT id FROM bm25_search('default.public.docs', 'body', 'q') ORDER BY score DESC",
+    ),
+    (
+        # a filter in the same SELECT: k would be applied before it and drop rows it keeps
+        "HDQ012",
+        "SELECT id FROM bm25_search('default.public.docs', 'body', 'q') WHERE lang = 'en' "
+        "ORDER BY score DESC LIMIT 10",
     ),
     # HDQ013: k covers LIMIT + OFFSET
     (

@@ -265,19 +265,26 @@ class PlanCompiler:
 
     # -- branch sources --------------------------------------------------------------------
 
-    def _table_function(self, name: str, branch: Bm25Search | VectorSearch, k: int) -> exp.Table:
+    def _table_function(
+        self, name: str, branch: Bm25Search | VectorSearch, k: int | None
+    ) -> exp.Table:
         arguments = [
             exp.Literal.string(str(branch.table)),
             exp.Literal.string(branch.column),
             self.binder.text(branch, "query_text"),
-            exp.Literal.number(k),
         ]
+        if k is not None:
+            arguments.append(exp.Literal.number(k))
         return exp.Table(this=exp.Anonymous(this=name, expressions=arguments))
 
-    def _source(self, branch: Branch, k: int) -> exp.Table:
+    def _source(self, branch: Branch, k: int, *, filtered: bool = False) -> exp.Table:
         if isinstance(branch, Bm25Search):
             function = self.profile.require(self.profile.text_search_function, "bm25_search")
-            return self._table_function(function, branch, k)
+            # bm25_search applies its k before any WHERE (engine contract §1.1): with a
+            # filter, k would cut rows the filter keeps and return fewer than asked. Without
+            # k the search runs to the engine's larger default bound, then the WHERE, then
+            # ORDER BY score DESC LIMIT k — the same top-k the filter asks for.
+            return self._table_function(function, branch, None if filtered else k)
         if isinstance(branch, VectorSearch):
             function = self.profile.require(self.profile.semantic_search_function, "vector_search")
             return self._table_function(function, branch, k)
@@ -321,7 +328,7 @@ class PlanCompiler:
             order.append(_ordered(column(tie_break), descending=False))
         select = exp.Select(
             expressions=[*projection, self._raw_score(branch)],
-            from_=exp.From(this=self._source(branch, k)),
+            from_=exp.From(this=self._source(branch, k, filtered=plan.filter is not None)),
             where=self._where(plan),
             order=exp.Order(expressions=order),
         )

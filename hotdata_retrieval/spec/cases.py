@@ -70,9 +70,9 @@ COLUMN_TYPES = {"id": "int64", "body": "string", "category": "string", "embeddin
 
 DIVERGENCES = {
     "filter_after_k": (
-        "the CTE form's bm25_search(..., depth) keeps the depth best rows of the whole table "
-        "and its WHERE filters them afterwards, so the text branch ranks fewer candidates than "
-        "the spec's filter-then-rank (spec D1)"
+        "the CTE form's vector_search(..., depth) keeps the depth nearest rows of the whole "
+        "table and its WHERE filters them afterwards, so a filtered semantic branch ranks fewer "
+        "candidates than the spec's filter-then-rank (spec D1)"
     ),
 }
 """Why the CTE form's rows differ from the spec's, by the name cases use."""
@@ -206,8 +206,9 @@ def _check_separated(distances: Sequence[float], where: str) -> None:
 def _text_ranking(
     docs: Sequence[Doc], branch: Bm25Search, plan: SearchPlan, *, cte: bool
 ) -> list[dict[str, Any]]:
-    """Rows matching the term, by term frequency descending then key; cut at the depth. The
-    spec filters first; the CTE form (``cte``) cuts the whole table first, then filters."""
+    """Rows matching the term that pass the filter, by term frequency descending then key;
+    cut at the depth. The CTE form does the same: with a filter it leaves out
+    ``bm25_search``'s k, so the function's bound does not come before the WHERE (spec D1)."""
     term = branch.query_text.strip().lower()
     if term.split() != [term]:
         raise CaseError("fixture text branches search one term")
@@ -217,13 +218,10 @@ def _text_ranking(
         assert doc.body is not None
         return doc.body.split().count(term)
 
-    if not cte:
-        matching = [doc for doc in matching if _passes(plan.filter, doc.values())]
+    matching = [doc for doc in matching if _passes(plan.filter, doc.values())]
     ordered = sorted(matching, key=lambda doc: (-tf(doc), doc.key))
     _check_cut([tf(doc) for doc in ordered], plan.depth, "text branch")
     kept = ordered[: plan.depth]
-    if cte:
-        kept = [doc for doc in kept if _passes(plan.filter, doc.values())]
     return [
         {"key": doc.key, "rank": rank, "term_frequency": tf(doc)}
         for rank, doc in enumerate(kept, start=1)
@@ -635,7 +633,7 @@ def build_cases() -> list[Case]:
         (
             "filter_before_depth",
             "The filter comes before the depth cut: the text branch ranks the depth best "
-            "matching rows that pass it. The CTE form filters after bm25_search's k.",
+            "matching rows that pass it, in both forms.",
             ["R8", "D1"],
             truncating,
             _plan("filter_before_depth", limit=2, depth=3, filter=_category("a")),

@@ -133,12 +133,15 @@ def bm25_without_k(analysis: Analysis, report: Report) -> None:
     the 4th argument tantivy searches the engine's much larger default bound. The rows are
     the same, the work is not. Engine contract §1.1, §3.3 item 4, test vector 4;
     hotdata-langchain ``bm25_search_sql`` ("k is emitted twice, and both are
-    load-bearing")."""
+    load-bearing"). A query that filters the results in the same SELECT is left alone: the
+    function applies k before the WHERE, so a k would drop rows the filter keeps."""
     seen: set[int] = set()
     for select in analysis.selects:
         keys = order_keys(select)
         limit = limit_expression(select)
         if not keys or limit is None or not isinstance(keys[0].this, exp.Column):
+            continue
+        if select.args.get("where") is not None:
             continue
         origin = analysis.resolve(select, keys[0].this, pure_only=True)
         if not isinstance(origin, ScoreOrigin):

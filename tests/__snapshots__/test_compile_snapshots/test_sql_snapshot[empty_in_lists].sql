@@ -2,7 +2,7 @@ SELECT
   id,
   body,
   score
-FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 10)
+FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade')
 WHERE
   FALSE OR NOT TRUE
 ORDER BY

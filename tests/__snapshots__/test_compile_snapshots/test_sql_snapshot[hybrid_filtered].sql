@@ -2,7 +2,7 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 20)
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade')
   WHERE
     lang = 'en'
     AND (year >= 2020 OR tag IN ('billing', 'login'))
