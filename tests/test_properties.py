@@ -167,11 +167,17 @@ def test_nearest_branches_keep_the_fast_path_shape(plan: SearchPlan) -> None:
 # -- invalid inputs raise the library's typed errors -----------------------------------------
 
 
+def _with_one(bad: float) -> st.SearchStrategy[list[float]]:
+    """Finite numbers with ``bad`` inserted at a drawn position."""
+    return st.tuples(
+        st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=5),
+        st.integers(min_value=0, max_value=5),
+    ).map(lambda pair: [*pair[0][: pair[1]], bad, *pair[0][pair[1] :]])
+
+
 bad_vectors = st.one_of(
     st.just([]),
-    st.lists(st.floats(), min_size=1, max_size=6).filter(
-        lambda xs: any(x != x or x in (float("inf"), float("-inf")) for x in xs)
-    ),
+    st.sampled_from([float("nan"), float("inf"), float("-inf")]).flatmap(_with_one),
 )
 
 
@@ -188,8 +194,12 @@ def test_non_positive_limits_raise_plan_error(limit: int) -> None:
 
 
 @given(
-    st.lists(st.floats(), min_size=1, max_size=4).filter(
-        lambda ws: len(ws) != 2 or any(not (w >= 0) or w == float("inf") for w in ws)
+    st.one_of(
+        st.sampled_from([-1.0, -1e-300, float("nan"), float("inf")]).flatmap(
+            lambda bad: st.permutations([bad, 1.0])
+        ),
+        st.lists(st.floats(min_value=0, max_value=10), min_size=1, max_size=1),
+        st.lists(st.floats(min_value=0, max_value=10), min_size=3, max_size=4),
     )
 )
 def test_bad_weights_raise_plan_error(weights: list[float]) -> None:
