@@ -113,6 +113,8 @@ def floor_sql(query_text: str, vector: list[float], limit: int = LIMIT) -> str:
     _distance,
     ROW_NUMBER() OVER (ORDER BY _distance ASC, id ASC) AS branch_rank
   FROM nearest_hits
+  WHERE
+    _distance IS NOT NULL
 ), fused AS (
   SELECT
     COALESCE(text_ranked.id, nearest_ranked.id) AS id,
