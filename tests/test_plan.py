@@ -413,3 +413,17 @@ def test_key_column_cannot_collide_with_a_debug_column() -> None:
         "key_column",
         lambda: SearchPlan(source=fusion(), key_column="text_rank", include_branch_scores=True),
     )
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: text(query_text="a\ud800b"), "query_text"),
+        (lambda: Comparison(column="lang", operator="=", value="\udfff"), "filter value"),
+        (lambda: text(column="bo\ud800dy"), "text column"),
+        (lambda: TableName.parse("docs\ud800"), "table"),
+    ],
+)
+def test_lone_surrogates_are_rejected(build: Any, field: str) -> None:
+    error = raises(field, build)
+    assert "lone surrogate" in str(error)

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.errors import PlanError, TableNameError
+from hotdata_retrieval.plan.values import check_encodable
 
 __all__ = [
     "DEFAULT_CATALOG",
@@ -72,6 +73,7 @@ def normalize_identifier(value: Any, *, label: str = "identifier") -> str:
         raise PlanError(
             f"{label} must not contain {problem}, got {value!r}", field=label, value=value
         )
+    check_encodable(value, label=label)
     return value.lower()
 
 

@@ -42,6 +42,7 @@ def check_query_text(value: Any, *, label: str = "query_text") -> str:
         )
     if value.strip() == "":
         raise PlanError(f"{label} must not be empty, got {value!r}", field=label, value=value)
+    check_encodable(value, label=label)
     return value
 
 
@@ -101,6 +102,22 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     return number
 
 
+def check_encodable(value: str, *, label: str) -> None:
+    """Reject text that cannot be sent as UTF-8 (a lone surrogate such as ``"\\ud800"``).
+
+    Raises:
+        PlanError: the text holds a lone surrogate.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise PlanError(
+            f"{label} is not valid Unicode: a lone surrogate at position {error.start}",
+            field=label,
+            value=value,
+        ) from None
+
+
 def _numpy() -> Any:
     """NumPy if it is already imported (its ``bool_`` is not a ``bool``), else ``None``."""
     import sys
@@ -148,6 +165,7 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
             raise PlanError(
                 f"{label} must not contain a NUL byte, got {value!r}", field=label, value=value
             )
+        check_encodable(value, label=label)
         return str(value)
     if value is None:
         raise PlanError(
