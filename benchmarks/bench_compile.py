@@ -27,17 +27,15 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
-import platform
 import random
-import re
-import shlex
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import _report  # the scripts' shared reporting helpers
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure the checked-out tree
@@ -179,11 +177,6 @@ def check_identical(dimension: int) -> None:
 # -- timing --------------------------------------------------------------------------------
 
 
-def quantile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def side_by_side(dimension: int, rounds: int) -> dict[str, Any]:
     """Time both contenders ``rounds`` times each, alternating which goes first."""
     vectors = make_vectors(dimension)
@@ -222,8 +215,8 @@ def side_by_side(dimension: int, rounds: int) -> dict[str, Any]:
         "floor_us": statistics.median(floor_ns) / 1000,
         "hotdata_us": statistics.median(hotdata_ns) / 1000,
         "ratio": statistics.median(ratios),
-        "ratio_p25": quantile(ratios, 0.25),
-        "ratio_p75": quantile(ratios, 0.75),
+        "ratio_p25": _report.quantile(ratios, 0.25),
+        "ratio_p75": _report.quantile(ratios, 0.75),
         "ratio_halves": (statistics.median(first), statistics.median(second)),
     }
 
@@ -284,36 +277,10 @@ def context(dimension: int, rounds: int) -> dict[str, Any]:
 # -- report --------------------------------------------------------------------------------
 
 
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (
-        f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()} ({platform.python_implementation()}), "
-        f"sqlglot {sqlglot.__version__}"
-    )
-
-
-def command() -> str:
-    script = Path(sys.argv[0]).resolve()
-    try:
-        shown = str(script.relative_to(ROOT))
-    except ValueError:
-        shown = sys.argv[0]
-    return shlex.join(["python", shown, *sys.argv[1:]])
-
-
 def report(results: list[dict[str, Any]], contexts: list[dict[str, Any]], when: str) -> str:
     lines = [
-        f"Measured {when} on {machine()}.",
-        f"Command: `{command()}`, from the repository root.",
+        f"Measured {when} on {_report.machine('sqlglot')}.",
+        f"Command: `{_report.command()}`, from the repository root.",
         "",
         "| dimension | floor median µs | hotdata_retrieval median µs | ratio | target |",
         "|---:|---:|---:|---:|---:|",
@@ -363,18 +330,6 @@ def report(results: list[dict[str, Any]], contexts: list[dict[str, Any]], when: 
     return "\n".join(lines)
 
 
-def write_section(path: Path, body: str) -> None:
-    """Replace the marked section of ``path`` with ``body`` (append it if unmarked)."""
-    section = f"{MARK_START}\n{body}\n{MARK_END}"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    pattern = re.compile(re.escape(MARK_START) + r".*?" + re.escape(MARK_END), re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _match: section, text, count=1)
-    else:
-        text = (text.rstrip("\n") + "\n\n" if text else "") + section + "\n"
-    path.write_text(text, encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
@@ -406,7 +361,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     body = report(results, contexts, when)
     print(body)
     if options.write is not None:
-        write_section(options.write, body)
+        _report.write_section(options.write, body, MARK_START, MARK_END)
         print(f"wrote {options.write}", file=sys.stderr)
 
 

@@ -42,10 +42,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
-import re
 import resource
-import shlex
 import statistics
 import sys
 import tempfile
@@ -53,6 +50,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import _report  # the scripts' shared reporting helpers
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure the checked-out tree
@@ -201,11 +200,6 @@ def rss_mb() -> float | None:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def quantile(values: Sequence[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
     clock = time.perf_counter
     print(f"{rows:,} rows: generating ...", file=sys.stderr)
@@ -266,12 +260,18 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
         "rounds": rounds,
         "depth": depth,
         "median_ms": {name: statistics.median(values) for name, values in samples.items()},
-        "p25_ms": {name: quantile(values, 0.25) for name, values in samples.items()},
-        "p75_ms": {name: quantile(values, 0.75) for name, values in samples.items()},
+        "p25_ms": {name: _report.quantile(values, 0.25) for name, values in samples.items()},
+        "p75_ms": {name: _report.quantile(values, 0.75) for name, values in samples.items()},
         "versus_branch": statistics.median(versus_branch),
-        "versus_branch_iqr": (quantile(versus_branch, 0.25), quantile(versus_branch, 0.75)),
+        "versus_branch_iqr": (
+            _report.quantile(versus_branch, 0.25),
+            _report.quantile(versus_branch, 0.75),
+        ),
         "versus_client": statistics.median(versus_client),
-        "versus_client_iqr": (quantile(versus_client, 0.25), quantile(versus_client, 0.75)),
+        "versus_client_iqr": (
+            _report.quantile(versus_client, 0.25),
+            _report.quantile(versus_client, 0.75),
+        ),
         "mismatches": mismatches,
         "checked": len(queries),
         "generate_s": generate_s,
@@ -289,52 +289,11 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
 # -- report --------------------------------------------------------------------------------
 
 
-def machine() -> str:
-    import datafusion
-
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        from importlib.metadata import version
-
-        tantivy_version = version("tantivy")
-    except Exception:  # pragma: no cover - metadata missing
-        tantivy_version = "?"
-    return (
-        f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()}, DataFusion {datafusion.__version__}, "
-        f"tantivy {tantivy_version}, NumPy {np.__version__}, pyarrow {pa.__version__}"
-    )
-
-
-def load_average() -> str:
-    """The 1-minute load average (other processes compete for the same cores)."""
-    try:
-        return f"{os.getloadavg()[0]:.1f}"
-    except OSError:
-        return "unknown"
-
-
-def command() -> str:
-    script = Path(sys.argv[0]).resolve()
-    try:
-        shown = str(script.relative_to(ROOT))
-    except ValueError:
-        shown = sys.argv[0]
-    return shlex.join(["python", shown, *sys.argv[1:]])
-
-
 def report(results: list[dict[str, Any]], when: str, load: str) -> str:
     lines = [
-        f"Measured {when} on {machine()}; load average {load} at the start.",
-        f"Command: `{command()}`, from the repository root.",
+        f"Measured {when} on {_report.machine('datafusion', 'tantivy', 'numpy', 'pyarrow')}; "
+        f"load average {load} at the start.",
+        f"Command: `{_report.command()}`, from the repository root.",
         "",
         "Warm latency, median ms (25th to 75th percentile), `limit` 10:",
         "",
@@ -411,18 +370,6 @@ def megabytes(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
-def write_section(path: Path, body: str) -> None:
-    """Replace the marked section of ``path`` with ``body`` (append it if unmarked)."""
-    section = f"{MARK_START}\n{body}\n{MARK_END}"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    pattern = re.compile(re.escape(MARK_START) + r".*?" + re.escape(MARK_END), re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _match: section, text, count=1)
-    else:
-        text = (text.rstrip("\n") + "\n\n" if text else "") + section + "\n"
-    path.write_text(text, encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
@@ -442,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         parser.error("--rounds must be at least 2")
 
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    load = load_average()
+    load = _report.load_average()
     results = []
     for rows in options.sizes:
         rounds = options.rounds or (60 if rows < 100_000 else 30)
@@ -452,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     body = report(results, when, load)
     print(body)
     if options.write is not None:
-        write_section(options.write, body)
+        _report.write_section(options.write, body, MARK_START, MARK_END)
         print(f"wrote {options.write}", file=sys.stderr)
 
 

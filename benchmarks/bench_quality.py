@@ -42,16 +42,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
-import platform
-import re
-import shlex
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import _report  # the scripts' shared reporting helpers
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure the checked-out tree
@@ -190,55 +188,14 @@ def evaluate(qrels: dict[str, dict[str, int]], ranked: dict[str, list[str]]) -> 
 # -- report --------------------------------------------------------------------------------
 
 
-def machine() -> str:
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    model = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return (
-        f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()}"
-    )
-
-
-def package_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "?"
-
-
-def load_average() -> str:
-    """The 1-minute load average (other processes compete for the same cores)."""
-    try:
-        return f"{os.getloadavg()[0]:.1f}"
-    except OSError:
-        return "unknown"
-
-
-def command() -> str:
-    script = Path(sys.argv[0]).resolve()
-    try:
-        shown = str(script.relative_to(ROOT))
-    except ValueError:
-        shown = sys.argv[0]
-    return shlex.join(["python", shown, *sys.argv[1:]])
-
-
 def report(results: dict[str, Any], when: str) -> str:
     rows = results["rows"]
     lines = [
-        f"Measured {when} on {machine()}; load average {results['load_average']} at the start.",
+        f"Measured {when} on {_report.machine()}; "
+        f"load average {results['load_average']} at the start.",
         f"Embedder `{results['embedder']}`; metrics by ir-measures "
-        f"{package_version('ir-measures')} (pytrec_eval provider).",
-        f"Command: `{command()}`, from the repository root.",
+        f"{_report.package_version('ir-measures')} (pytrec_eval provider).",
+        f"Command: `{_report.command()}`, from the repository root.",
         "",
         f"BEIR SciFact test split: {results['queries']} claims, {results['documents']:,} "
         "abstracts, every search through `LocalEngine.search`.",
@@ -274,18 +231,6 @@ def report(results: dict[str, Any], when: str) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, body: str) -> None:
-    """Replace the marked section of ``path`` with ``body`` (append it if unmarked)."""
-    section = f"{MARK_START}\n{body}\n{MARK_END}"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    pattern = re.compile(re.escape(MARK_START) + r".*?" + re.escape(MARK_END), re.DOTALL)
-    if pattern.search(text):
-        text = pattern.sub(lambda _match: section, text, count=1)
-    else:
-        text = (text.rstrip("\n") + "\n\n" if text else "") + section + "\n"
-    path.write_text(text, encoding="utf-8")
-
-
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -304,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     from hotdata_retrieval.embed import default_embedder
 
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    load = load_average()
+    load = _report.load_average()
     source = read_source(options.data)
     corpus = source.tables["corpus"]
     qrels = read_qrels(options.data / "qrels" / "test.tsv")
@@ -515,7 +460,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if options.json is not None:
         options.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
     if options.write is not None:
-        write_section(options.write, body)
+        _report.write_section(options.write, body, MARK_START, MARK_END)
         print(f"wrote {options.write}", file=sys.stderr)
 
 
