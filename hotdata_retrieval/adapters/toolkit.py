@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
+from sqlglot import exp
 
 from hotdata_retrieval.adapters.envelope import ToolWarning, envelope
 from hotdata_retrieval.engines.results import SearchResult
@@ -55,6 +56,18 @@ DEFAULT_NAME_PREFIX = "hotdata_"
 
 FORBIDDEN_DESCRIPTION_WORDS = ("bm25", "tantivy", "vector", "hnsw", "embedding")
 """Words no tool description may contain: they name a mechanism, not a capability."""
+
+_WRITING_NODES = (
+    exp.Insert,
+    exp.Update,
+    exp.Delete,
+    exp.Merge,
+    exp.Create,
+    exp.Drop,
+    exp.Copy,
+    exp.Alter,
+)
+"""Statements that change data or schema, refused wherever they appear in a query."""
 
 _READ_ONLY_STATEMENTS = frozenset(
     {"select", "union", "intersect", "except", "subquery", "describe"}
@@ -535,7 +548,10 @@ class SearchToolkit:
             ]
             raise ToolError("\n".join([str(error), *notes])) from error
         row_count = int(table.num_rows)
-        rows = table.slice(0, self.max_rows).to_pylist()
+        # A table with no columns reports any slice length as its row count: cap by the rows.
+        rows = table.slice(0, min(self.max_rows, table.num_rows)).to_pylist()
+        if not table.num_columns:
+            rows = []
         truncated = row_count > len(rows)
         if truncated:
             warnings.append(
@@ -605,3 +621,9 @@ def _check_read_only(statements: Sequence[Any]) -> None:
     if tree.key not in _READ_ONLY_STATEMENTS or tree.args.get("into") is not None:
         kind = "SELECT ... INTO" if tree.key == "select" else tree.key.upper()
         raise ToolError(f"only read-only queries (SELECT) run here, got {kind}")
+    # A data-changing statement can hide inside a CTE: WITH x AS (DELETE ... RETURNING *) ...
+    for node in tree.walk():
+        if isinstance(node, _WRITING_NODES):
+            raise ToolError(
+                f"only read-only queries (SELECT) run here, got {node.key.upper()} inside it"
+            )

@@ -40,7 +40,10 @@ def export(directory: Path) -> None:
     """
     from hotdata_retrieval.spec import export_cases
 
-    written = export_cases(directory)
+    try:
+        written = export_cases(directory)
+    except OSError as error:
+        raise click.ClickException(f"cannot write cases to {directory}: {error}") from None
     for path in written:
         click.echo(str(path))
     click.echo(f"wrote {len(written)} cases and index.json to {directory}", err=True)
@@ -82,7 +85,10 @@ def verify_command(
     """
     from hotdata_retrieval.spec import build_cases, load_cases, open_engine, verify
 
-    cases = build_cases() if cases_directory is None else load_cases(cases_directory)
+    try:
+        cases = build_cases() if cases_directory is None else load_cases(cases_directory)
+    except RecursionError:
+        raise click.ClickException("a case file is nested too deeply") from None
     if names:
         known = {case.name for case in cases}
         unknown = [name for name in names if name not in known]

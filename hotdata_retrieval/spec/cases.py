@@ -372,12 +372,35 @@ class Case:
                 key_type=str(corpus["column_types"]["id"]),
                 rows=tuple(corpus["rows"]),
                 plan=plan_from_document(document["plan"]),
-                expected=document["expected"],
+                expected=_expected(document["expected"], "expected"),
                 cte_divergences=divergences,
-                cte_expected=cte_form.get("expected"),
+                cte_expected=(
+                    None
+                    if cte_form.get("expected") is None
+                    else _expected(cte_form["expected"], "cte_form.expected")
+                ),
             )
         except (KeyError, TypeError) as error:
             raise CaseError(f"case document is missing {error}") from None
+
+
+def _expected(value: Any, label: str) -> dict[str, Any]:
+    """Check the shape of an expected result: ``{"rows": [{"key", "score", "ranks"}...]}``.
+
+    Raises:
+        CaseError: anything else.
+    """
+    rows = value.get("rows") if isinstance(value, Mapping) else None
+    if not isinstance(rows, list) or not all(
+        isinstance(row, Mapping)
+        and {"key", "score", "ranks"} <= set(row)
+        and isinstance(row["ranks"], Mapping)
+        for row in rows
+    ):
+        raise CaseError(
+            f"{label} must be an object whose 'rows' list holds objects with key, score and ranks"
+        )
+    return dict(value)
 
 
 def _plan(
