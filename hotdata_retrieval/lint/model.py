@@ -419,6 +419,7 @@ class Analysis:
         self._aggregate: dict[int, bool] = {}
         self._sources: dict[int, list[Source]] = {}
         self._feeding: dict[int, list[SearchSource]] = {}
+        self._enclosing: dict[int, exp.Select | None] = {}
         self._rankings: list[DistanceRanking] | None = None
 
     def find(self, *types: type[_Node]) -> list[_Node]:
@@ -680,9 +681,26 @@ class Analysis:
     # -- derived facts ---------------------------------------------------------------------
 
     def enclosing_select(self, node: exp.Expr) -> exp.Select | None:
-        """The innermost select containing ``node``."""
-        found = node.find_ancestor(exp.Select)
-        return found if isinstance(found, exp.Select) else None
+        """The innermost select containing ``node``.
+
+        Remembered for every node on the way up, so asking for each node of a long
+        expression costs linear, not quadratic, time."""
+        path: list[int] = []
+        current = node.parent
+        found: exp.Select | None = None
+        while current is not None:
+            key = id(current)
+            if key in self._enclosing:
+                found = self._enclosing[key]
+                break
+            if isinstance(current, exp.Select):
+                found = current
+                break
+            path.append(key)
+            current = current.parent
+        for key in path:
+            self._enclosing[key] = found
+        return found
 
     def feeding_searches(self, select: exp.Select) -> list[SearchSource]:
         """Search functions whose rows reach ``select`` in rowid order: read directly, or
