@@ -7,8 +7,16 @@ adapters are thin shells over it: they declare the arguments their framework wan
 :class:`ToolError` into that framework's tool error.
 
 The toolkit only translates: searches become plans through :func:`~hotdata_retrieval.routing.
-plan_search` and run with ``engine.search``; agent SQL runs unchanged with ``engine.sql``, after
-the linter (:func:`~hotdata_retrieval.lint.lint`) has read it. It never writes SQL.
+plan_search` and run with ``engine.search``; agent SQL runs unchanged, after the linter
+(:func:`~hotdata_retrieval.lint.lint`) has read it. It never writes SQL.
+
+Agent SQL is guarded where it executes (``docs/adapters.md``, "Security model"): on an engine
+with ``stream_sql`` (the local engine) it runs read-only whatever the text says, under
+:class:`~hotdata_retrieval.engines.limits.SqlLimits` (a time limit that cancels it, a memory
+pool, no recursive queries), and its rows are read batch by batch under the row and byte
+ceilings (:func:`~hotdata_retrieval.adapters.bounded.read_bounded`). The check that the text is
+one SELECT, made here with a second parser, only gives an early, friendly message: parsers
+disagree on where comments and statements end, so it is never the guard.
 
 Descriptions are the whole briefing a model gets, so each one states what is true of the route
 the table allows: what the search matches, which column ranks the rows and which way, the
@@ -19,14 +27,20 @@ strategy can change without changing the contract.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
 from sqlglot import exp
 
+from hotdata_retrieval.adapters.bounded import (
+    DEFAULT_COUNT_LIMIT,
+    DEFAULT_MAX_BYTES,
+    BoundedResult,
+    read_bounded,
+)
 from hotdata_retrieval.adapters.envelope import ToolWarning, envelope
+from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.lint import RULES_BY_CODE, Finding, IndexCatalog, format_finding
@@ -75,7 +89,12 @@ _READ_ONLY_STATEMENTS = frozenset(
 
 
 class SearchEngine(Protocol):
-    """What the tools need from an engine (``LocalEngine`` and the Hotdata engine have it)."""
+    """What the tools need from an engine (``LocalEngine`` and the Hotdata engine have it).
+
+    An engine may also offer ``stream_sql(text, *, limits)`` (an iterator of record batches
+    that enforces :class:`~hotdata_retrieval.engines.limits.SqlLimits`); the SQL tool then
+    uses it instead of ``sql``.
+    """
 
     def search(self, plan: SearchPlan) -> SearchResult: ...
 
@@ -176,12 +195,17 @@ class SearchToolkit:
             text search does not fuse and the semantic search asks the engine to embed.
         name_prefix: prefix of the tool names (default ``hotdata_``): ``<prefix>search_text``,
             ``<prefix>search_semantic``, ``<prefix>execute_sql``.
-        read_only: refuse SQL other than queries (default ``True``).
+        read_only: refuse SQL other than queries (default ``True``). On the local engine SQL
+            is read-only whatever this says; see the module docstring.
         catalog: the index catalog the SQL tool's linter reads (default: built from the
             engine; see :meth:`_lint_catalog`).
+        sql_limits: the time and memory limits of one SQL call (default
+            :class:`~hotdata_retrieval.engines.limits.SqlLimits`: 30 s, 1 GiB, no recursion),
+            on engines that enforce them (``stream_sql``).
+        max_bytes: the ceiling on a SQL reply's rows, as JSON text (default 256 KiB).
 
     Raises:
-        ToolError: a bad ``k``, ``max_rows`` or ``name_prefix``.
+        ToolError: a bad ``k``, ``max_rows``, ``max_bytes`` or ``name_prefix``.
         HotdataRetrievalError: the engine does not know the table, or ``columns`` or
             ``text_column`` do not fit it.
     """
@@ -200,8 +224,14 @@ class SearchToolkit:
         name_prefix: str = DEFAULT_NAME_PREFIX,
         read_only: bool = True,
         catalog: IndexCatalog | None = None,
+        sql_limits: SqlLimits | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self.max_rows = _positive(max_rows, "max_rows")
+        self.max_bytes = _positive(max_bytes, "max_bytes")
+        if sql_limits is not None and not isinstance(sql_limits, SqlLimits):
+            raise ToolError(f"sql_limits must be a SqlLimits, got {sql_limits!r}")
+        self.sql_limits = SqlLimits() if sql_limits is None else sql_limits
         self.k = min(DEFAULT_K, self.max_rows) if k is None else _positive(k, "k")
         if self.k > self.max_rows:
             raise ToolError(f"k ({self.k}) must not exceed max_rows ({self.max_rows})")
@@ -223,7 +253,6 @@ class SearchToolkit:
         self.semantic_tool_name = f"{name_prefix}search_semantic"
         self.sql_tool_name = f"{name_prefix}execute_sql"
         self._catalog = catalog
-        self._lock = threading.Lock()
         self.text_route = self._route(SearchMode.AUTO) if self._searchable else None
         self.semantic_route: SearchRoute | None = None
         if indexes.vectors:
@@ -461,9 +490,8 @@ class SearchToolkit:
         if not isinstance(query, str) or not query.strip():
             raise ToolError("query must be non-empty text")
         used, warnings, extra = self._k(k)
-        with self._lock:
-            plan = self._plan(route.mode, query, used, self._embed_query())
-            result = self.engine.search(plan)
+        plan = self._plan(route.mode, query, used, self._embed_query())
+        result = self.engine.search(plan)
         rows = [{**hit.columns, route.ranked_by: hit.score} for hit in result]
         return envelope(
             rows,
@@ -538,8 +566,12 @@ class SearchToolkit:
                     findings = [f for f in findings if self._about_this_table(sql, f)]
                 warnings.extend(findings)
         try:
-            with self._lock:
-                table = self.engine.sql(sql)
+            result = read_bounded(
+                self._sql_batches(sql),
+                max_rows=self.max_rows,
+                max_bytes=self.max_bytes,
+                count_limit=max(DEFAULT_COUNT_LIMIT, self.max_rows),
+            )
         except HotdataRetrievalError as error:
             notes = [
                 format_finding(warning, "lint")
@@ -547,29 +579,48 @@ class SearchToolkit:
                 if isinstance(warning, Finding)
             ]
             raise ToolError("\n".join([str(error), *notes])) from error
-        row_count = int(table.num_rows)
-        # A table with no columns reports any slice length as its row count: cap by the rows.
-        rows = table.slice(0, min(self.max_rows, table.num_rows)).to_pylist()
-        if not table.num_columns:
-            rows = []
-        truncated = row_count > len(rows)
-        if truncated:
-            warnings.append(
-                ToolWarning(
-                    code="rows_truncated",
-                    message=(
-                        f"the query produced {row_count} rows; only the first {len(rows)} are "
-                        "shown. Aggregate or filter in SQL to answer about all of them."
-                    ),
-                )
-            )
+        if result.truncated:
+            warnings.append(self._truncation_warning(result))
+        extra = {} if result.row_count_exact else {"row_count_exact": False}
         return envelope(
-            rows,
+            result.rows,
             tool=self.sql_tool_name,
-            row_count=row_count,
-            truncated=truncated,
+            row_count=result.row_count,
+            truncated=result.truncated,
             warnings=warnings,
+            **extra,
         )
+
+    def _sql_batches(self, sql: str) -> Any:
+        """The statement's result, batch by batch: streamed under the limits where the engine
+        can (``stream_sql``), else the engine's whole result cut into batches."""
+        stream = getattr(self.engine, "stream_sql", None)
+        if callable(stream):
+            return stream(sql, limits=self.sql_limits)
+        return self.engine.sql(sql).to_batches()
+
+    def _truncation_warning(self, result: BoundedResult) -> ToolWarning:
+        count = f"{result.row_count}" if result.row_count_exact else f"at least {result.row_count}"
+        shown = len(result.rows)
+        if result.oversized_row_bytes is not None:
+            message = (
+                f"the query produced {count} rows, and the first alone is about "
+                f"{result.oversized_row_bytes:,} bytes, over this tool's reply ceiling of "
+                f"{self.max_bytes:,} bytes, so no row is shown. Select fewer or shorter "
+                "columns (for example substr(column, 1, 200))."
+            )
+        elif result.stopped_by == "max_bytes":
+            message = (
+                f"the query produced {count} rows; only the first {shown} are shown, which "
+                f"fill this tool's reply ceiling of {self.max_bytes:,} bytes. Select fewer or "
+                "shorter columns, or aggregate in SQL."
+            )
+        else:
+            message = (
+                f"the query produced {count} rows; only the first {shown} are shown. "
+                "Aggregate or filter in SQL to answer about all of them."
+            )
+        return ToolWarning(code="rows_truncated", message=message)
 
     def _lint_catalog(self) -> tuple[IndexCatalog, bool]:
         """The index catalog the linter reads, and whether it covers every table.

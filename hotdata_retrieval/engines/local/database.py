@@ -8,21 +8,41 @@ Layout::
       tables/<table>/<version>/bm25/<column>/          tantivy index, one per text column
       tables/<table>/embeddings/<column>.<model>.parquet   cache: text hash -> vector
 
-A load writes a complete new version directory, then replaces ``catalog.json`` atomically
-(``os.replace``): that rename is the commit. An interrupted load leaves the previous catalog,
-and so the previous table, intact; stale version directories are removed on the next load.
+      staging/<id>/                     a version being written (never read)
+      .writer.lock                      held by the one process writing at a time
+
+Durability (``docs/engines.md``):
+
+- **Writers take turns.** A load or drop holds the database's writer lock (``filelock``, an
+  OS-level lock released when its process dies) from before it reads the catalog until after
+  it commits; a second writer waits for it. Readers never wait.
+- **A commit is a compare-and-swap.** Under the lock the catalog is read again, each table the
+  write touches must still be at the version the write started from (else
+  :class:`ConcurrentWriteError`), and only those tables change: a writer never writes back a
+  catalog it read earlier, so concurrent loads of different tables both land.
+- **The commit is one rename.** New versions are written complete under ``staging/``, moved
+  into ``tables/``, then ``catalog.json`` is replaced atomically (``os.replace``): a crash at
+  any point leaves the previous catalog, and so every previous table, intact. A multi-table
+  load commits all its tables in that one rename.
+- **Old versions go only after the commit**, and a reader that finds its version gone reads
+  the catalog again (:class:`~hotdata_retrieval.engines.local.LocalEngine` does so before
+  each query when ``catalog.json`` changed).
+
 Vectors are cached by the hash of their source text and the model's name, so reloading a table
-re-embeds only rows whose text changed.
+re-embeds only rows whose text changed; a cache that cannot be read is discarded and rebuilt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import shutil
+import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,20 +55,49 @@ from hotdata_retrieval.errors import HotdataRetrievalError
 
 __all__ = [
     "CATALOG_FILE",
+    "ConcurrentWriteError",
     "DatabaseError",
     "TableEntry",
     "VectorColumn",
+    "catalog_signature",
+    "commit",
     "read_catalog",
     "text_hashes",
-    "write_catalog",
+    "writer_lock",
 ]
 
 CATALOG_FILE = "catalog.json"
 FORMAT_VERSION = 1
+LOCK_FILE = ".writer.lock"
+STAGING = "staging"
+STALE_STAGING_SECONDS = 24 * 3600
+"""A staging directory this old belongs to a load that died; the next commit removes it."""
+
+logger = logging.getLogger(__name__)
 
 
 class DatabaseError(HotdataRetrievalError):
     """The local database directory is missing, unreadable or inconsistent."""
+
+
+class ConcurrentWriteError(DatabaseError):
+    """Another writer changed a table between the start of this write and its commit.
+
+    Attributes:
+        table: the table.
+        expected: the version this write started from (``None``: no table).
+        found: the version the catalog holds now.
+    """
+
+    def __init__(self, table: str, expected: str | None, found: str | None) -> None:
+        super().__init__(
+            f"table {table!r} was changed by another writer while this write ran "
+            f"(version {expected or 'none'} became {found or 'none'}); nothing was written, "
+            "run the write again"
+        )
+        self.table = table
+        self.expected = expected
+        self.found = found
 
 
 @attrs.frozen(kw_only=True)
@@ -123,24 +172,127 @@ def read_catalog(root: Path) -> dict[str, TableEntry]:
         raise DatabaseError(f"cannot read the database catalog {path}: {error}") from None
 
 
-def write_catalog(root: Path, tables: Mapping[str, TableEntry]) -> None:
-    """Replace ``root/catalog.json`` atomically."""
-    root.mkdir(parents=True, exist_ok=True)
+def catalog_signature(root: Path) -> tuple[int, int, int] | None:
+    """What identifies the current ``catalog.json`` (inode, size, modification time): it
+    changes with every commit, since a commit replaces the file. ``None``: no catalog."""
+    try:
+        status = (root / CATALOG_FILE).stat()
+    except FileNotFoundError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def _fsync_directory(directory: Path) -> None:
+    with contextlib.suppress(OSError):  # not every platform can open a directory
+        descriptor = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def _write_catalog(root: Path, tables: Mapping[str, TableEntry]) -> None:
     document = {
         "format": FORMAT_VERSION,
         "tables": {name: _entry_to_json(entry) for name, entry in sorted(tables.items())},
     }
     temporary = root / f".{CATALOG_FILE}.{uuid.uuid4().hex}"
-    temporary.write_text(json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temporary, root / CATALOG_FILE)
+    try:
+        with temporary.open("w", encoding="utf-8") as handle:
+            handle.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, root / CATALOG_FILE)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise DatabaseError(
+            f"cannot write the database catalog {root / CATALOG_FILE}: "
+            f"{error.strerror or error}; the previous catalog is intact"
+        ) from None
+    _fsync_directory(root)
 
 
-def new_version_directory(root: Path, table: str) -> tuple[str, Path]:
-    """A fresh, empty version directory for ``table``."""
-    version = uuid.uuid4().hex[:16]
-    directory = root / "tables" / table / version
+@contextlib.contextmanager
+def writer_lock(root: Path, *, timeout: float | None = None) -> Iterator[None]:
+    """Hold the database's writer lock: one writer at a time, across processes.
+
+    The lock is an OS file lock (``filelock``) on ``<root>/.writer.lock``; the OS releases it
+    when the holding process dies, so a killed load never blocks the database.
+
+    Args:
+        timeout: seconds to wait for another writer (``None``: wait as long as it takes).
+
+    Raises:
+        DatabaseError: the lock was not free within ``timeout``.
+    """
+    from filelock import FileLock, Timeout
+
+    root.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(root / LOCK_FILE), timeout=-1 if timeout is None else timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise DatabaseError(
+            f"another process is writing to the database {root}; try again when it finishes"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def new_staging_directory(root: Path) -> Path:
+    """A fresh, empty directory under ``staging/`` to write a table version into."""
+    directory = root / STAGING / uuid.uuid4().hex
     directory.mkdir(parents=True)
-    return version, directory
+    return directory
+
+
+def commit(
+    root: Path,
+    expected: Mapping[str, str | None],
+    written: Mapping[str, tuple[TableEntry, Path]],
+    dropped: Sequence[str] = (),
+) -> dict[str, TableEntry]:
+    """Publish a write: move each staged version into place and replace the catalog once.
+
+    Call it holding :func:`writer_lock`. The catalog is read again here; every table in
+    ``expected`` must still be at the version given (``None``: absent), and only the tables in
+    ``written`` and ``dropped`` change — the rest of the catalog is whatever it holds now.
+
+    Args:
+        expected: table → the version the write started from.
+        written: table → (its new entry, the staging directory holding that version).
+        dropped: tables to remove.
+
+    Returns:
+        The catalog as committed.
+
+    Raises:
+        ConcurrentWriteError: a table moved on since the write started.
+        DatabaseError: the catalog or a version cannot be written.
+    """
+    current = read_catalog(root)
+    for table, version in expected.items():
+        found = current[table].version if table in current else None
+        if found != version:
+            raise ConcurrentWriteError(table, version, found)
+    entries = {name: entry for name, entry in current.items() if name not in dropped}
+    moved: list[Path] = []
+    try:
+        for table, (entry, staged) in written.items():
+            target = version_directory(root, entry)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged, target)
+            moved.append(target)
+            entries[table] = entry
+        _write_catalog(root, entries)
+    except BaseException:
+        for directory in moved:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
+    remove_stale_versions(root, entries)
+    return entries
 
 
 def version_directory(root: Path, entry: TableEntry) -> Path:
@@ -149,7 +301,15 @@ def version_directory(root: Path, entry: TableEntry) -> Path:
 
 
 def remove_stale_versions(root: Path, tables: Mapping[str, TableEntry]) -> None:
-    """Delete version directories the catalog no longer points to."""
+    """Delete version directories the catalog no longer points to, and staging directories
+    of loads that died (older than :data:`STALE_STAGING_SECONDS`). Call it holding
+    :func:`writer_lock`: a version being written lives under ``staging/``, never here."""
+    staging = root / STAGING
+    if staging.exists():
+        for child in staging.iterdir():
+            with contextlib.suppress(OSError):
+                if time.time() - child.stat().st_mtime > STALE_STAGING_SECONDS:
+                    shutil.rmtree(child, ignore_errors=True)
     base = root / "tables"
     if not base.exists():
         return
@@ -186,13 +346,18 @@ def read_embedding_cache(
     path = _cache_path(root, table, column, model)
     if not path.exists():
         return {}
-    cached = pq.read_table(path)
-    hashes = cached.column("text_hash").to_pylist()
-    vectors = np.asarray(
-        cached.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False),
-        dtype=np.float32,
-    )
-    if vectors.size != len(hashes) * dimensions:
+    try:
+        cached = pq.read_table(path)
+        hashes = cached.column("text_hash").to_pylist()
+        vectors = np.asarray(
+            cached.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False),
+            dtype=np.float32,
+        )
+    except Exception as error:  # any damage: the cache is only a cache
+        logger.warning("discarding the unreadable embedding cache %s: %s", path, error)
+        return {}
+    if vectors.size != len(hashes) * dimensions or not np.isfinite(vectors).all():
+        logger.warning("discarding the embedding cache %s: it does not fit the model", path)
         return {}
     matrix = vectors.reshape(len(hashes), dimensions)
     return dict(zip(hashes, matrix))
@@ -216,5 +381,9 @@ def write_embedding_cache(
         }
     )
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    pq.write_table(table_data, temporary)
-    os.replace(temporary, path)
+    try:
+        pq.write_table(table_data, temporary)
+        os.replace(temporary, path)
+    except OSError as error:  # a cache that cannot be written costs only time next load
+        temporary.unlink(missing_ok=True)
+        logger.warning("cannot write the embedding cache %s: %s", path, error)

@@ -19,6 +19,13 @@ module reproduces the engine's SQL surface (engine contract §1.1-1.5):
 The Python UDF/UDTF traps measured in local-engines §A are respected: table functions return a
 ``datafusion.catalog.Table`` over a pyarrow dataset (never ``ctx.from_arrow``), and SQL is
 rendered with function names exactly as written.
+
+SQL is read-only on every path: statements run with DataFusion's ``SQLOptions`` refusing DDL,
+DML and other statements (``CREATE``, ``COPY``, ``INSERT``, ``SET``, ...), whatever the text
+says, and the session reads no file by path (URL tables are off, no external tables). The
+database changes only through :meth:`LocalEngine.load_table` and :meth:`LocalEngine.drop_table`.
+Agent SQL (:meth:`LocalEngine.stream_sql`) also runs in a session of its own with a memory pool,
+no spilling, no recursive queries, and a time limit that cancels the query.
 """
 
 from __future__ import annotations
@@ -27,7 +34,9 @@ import hashlib
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,13 +46,14 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
-from datafusion import SessionConfig, SessionContext, udf, udtf
+from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext, SQLOptions, udf, udtf
 from datafusion.catalog import Table
 
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.engines.local import database
-from hotdata_retrieval.engines.local.bm25 import Bm25Index, build_bm25_index
+from hotdata_retrieval.engines.local.bm25 import build_bm25_index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry, VectorColumn
 from hotdata_retrieval.engines.local.distance import (
     DISTANCE_KERNELS,
@@ -52,6 +62,8 @@ from hotdata_retrieval.engines.local.distance import (
 )
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
+from hotdata_retrieval.engines.local.streaming import DeadlineExceeded, stream_batches
+from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
 from hotdata_retrieval.engines.results import SearchResult, hits_from_rows
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.filters import predicate_columns
@@ -59,12 +71,22 @@ from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.routing import TableIndexes, VectorIndex
 
-__all__ = ["DEFAULT_BM25_BOUND", "EngineError", "LocalEngine"]
+__all__ = ["DEFAULT_BM25_BOUND", "EngineError", "LocalEngine", "TableLoad"]
 
 DEFAULT_BM25_BOUND = 10_000
 """Rows ``bm25_search`` considers without a 4th argument. The Hotdata engine's own default is
 "much larger" than a typical k but not published (engine contract §1.1); this is the local
 choice."""
+
+READ_ONLY = SQLOptions().with_allow_ddl(False).with_allow_dml(False).with_allow_statements(False)
+"""Every statement the engine runs is planned with these options: DataFusion refuses DDL
+(``CREATE``/``DROP``, external tables, views), DML (``INSERT``, ``COPY ... TO``) and other
+statements (``SET``, ``PREPARE``, transactions) at planning time, before anything executes."""
+
+_REFUSED_STATEMENT = re.compile(r"\b(DDL|DML|Statement) not supported\b")
+
+_REFRESH_ATTEMPTS = 5
+"""Times a reader reads the catalog again when a version it was about to open is replaced."""
 
 _PYERR_VALUE = re.compile(r'value: \w+\((?P<quote>["\'])(?P<message>.*?)(?P=quote)\)', re.DOTALL)
 
@@ -97,16 +119,43 @@ def _vector_column_type() -> pa.DataType:
     return pa.list_(pa.float32())
 
 
-@attrs.define
-class _LoadedTable:
-    entry: TableEntry
+@attrs.frozen(kw_only=True)
+class TableLoad:
+    """One table of a :meth:`LocalEngine.load_tables` call.
+
+    Attributes:
+        name: a bare table name (the engine's catalog and schema are implied).
+        data: the rows, as an Arrow table.
+        key_column: the unique key column (checked), or ``None``.
+        text_columns: string columns to index for ``bm25_search``.
+        embed_columns: string columns to embed into ``<column>_embedding`` for
+            ``vector_search`` (needs the engine's embedder).
+    """
+
+    name: str
     data: pa.Table
-    bm25: dict[str, Bm25Index]
-    vectors: dict[str, tuple[np.ndarray, np.ndarray]]
+    key_column: str | None = "id"
+    text_columns: Sequence[str] = ()
+    embed_columns: Sequence[str] = ()
+
+
+@attrs.frozen
+class _Prepared:
+    name: str
+    data: pa.Table
+    key: str | None
+    texts: tuple[str, ...]
+    embeds: tuple[str, ...]
 
 
 class LocalEngine:
     """An embedded database directory you can search with compiled plans or raw SQL.
+
+    Several engines, in several processes, may open one database directory at once: writes
+    take turns under the database's writer lock and commit atomically; an open engine sees
+    another process's commit at its next query (it reads the catalog again when
+    ``catalog.json`` changed). A table whose files are damaged reports its error; the others
+    serve (:attr:`damaged_tables`).
 
     Args:
         path: the database directory (created if missing). ``None``: a temporary directory,
@@ -116,6 +165,11 @@ class LocalEngine:
             (semantic search then needs one).
         catalog: the catalog name three-part references use (default ``default``).
         schema: the schema name (default ``public``).
+        lock_timeout: seconds a write waits for another process's write (``None``: as long as
+            it takes).
+
+    Raises:
+        DatabaseError: ``path`` is not a directory, or its catalog cannot be read.
 
     >>> import pyarrow as pa
     >>> from hotdata_retrieval import Bm25Search, SearchPlan
@@ -139,24 +193,37 @@ class LocalEngine:
         embedder: Any = None,
         catalog: str = "default",
         schema: str = "public",
+        lock_timeout: float | None = None,
     ) -> None:
         self._temporary = path is None
         self.root = Path(tempfile.mkdtemp(prefix="hdq-")) if path is None else Path(path)
         if self.root.exists() and not self.root.is_dir():
             raise DatabaseError(f"database path {self.root} exists and is not a directory")
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise DatabaseError(
+                f"cannot create the database directory {self.root}: {error.strerror or error}"
+            ) from None
         self.embedder = embedder
         self.catalog = normalize_identifier(catalog, label="catalog")
         self.schema = normalize_identifier(schema, label="schema")
-        self._tables: dict[str, _LoadedTable] = {}
-        self._entries = database.read_catalog(self.root)
-        self._context = self._new_context()
+        self.lock_timeout = lock_timeout
+        self._state = threading.RLock()
+        self._tables: dict[str, LoadedTable] = {}
+        self._damaged: dict[str, str] = {}
+        self._entries: dict[str, TableEntry] = {}
+        self._signature: tuple[int, int, int] | None = None
+        self._context = self._new_context(SessionConfig())
+        self._sandboxes: dict[tuple[int, bool], SessionContext] = {}
+        self._refresh()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
         """Release the session; a temporary database directory is deleted."""
         self._tables.clear()
+        self._sandboxes.clear()
         if self._temporary:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -166,11 +233,13 @@ class LocalEngine:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    # -- session -----------------------------------------------------------------------------
+    # -- sessions ----------------------------------------------------------------------------
 
-    def _new_context(self) -> SessionContext:
-        config = SessionConfig().with_default_catalog_and_schema(self.catalog, self.schema)
-        context = SessionContext(config.with_information_schema(True))
+    def _new_context(
+        self, config: SessionConfig, runtime: RuntimeEnvBuilder | None = None
+    ) -> SessionContext:
+        config = config.with_default_catalog_and_schema(self.catalog, self.schema)
+        context = SessionContext(config.with_information_schema(True), runtime)
         for function in DISTANCE_KERNELS:
             context.register_udf(
                 udf(
@@ -184,31 +253,113 @@ class LocalEngine:
         context.register_udtf(udtf(self._bm25_search, "bm25_search"))
         context.register_udtf(udtf(self._vector_search, "vector_search"))
         context.register_udtf(udtf(HybridSearch(self), HYBRID_SEARCH))
-        for entry in self._entries.values():
-            self._register(context, entry)
+        for loaded in self._tables.values():
+            _register(context, loaded)
         return context
 
-    def _register(
-        self, context: SessionContext, entry: TableEntry, data: pa.Table | None = None
-    ) -> None:
-        """Register ``entry`` from memory. Registering the Parquet file instead would make
-        DataFusion 55 decode every vector on every scan (about 0.8 s for 100,000 x 384
-        floats) and keep roughly the column's size of resident memory per scan (measured,
-        ``docs/benchmarks.md``); from memory the same scan takes milliseconds."""
-        loaded = self._loaded(entry, data)
-        if context.table_exist(entry.name):
-            context.deregister_table(entry.name)
-        batches = loaded.data.combine_chunks().to_batches() or [
-            pa.RecordBatch.from_pylist([], schema=loaded.data.schema)
-        ]
-        context.register_record_batches(entry.name, [batches])
+    def _sandbox(self, limits: SqlLimits) -> SessionContext:
+        """The session agent SQL runs in: ``limits.memory_bytes`` of memory pool shared by
+        its statements, no disk manager (nothing spills to disk), recursive queries only when
+        the limits allow them. One per distinct pair of those settings."""
+        key = (limits.memory_bytes, limits.allow_recursive_queries)
+        with self._state:
+            context = self._sandboxes.get(key)
+            if context is None:
+                runtime = (
+                    RuntimeEnvBuilder()
+                    .with_greedy_memory_pool(limits.memory_bytes)
+                    .with_disk_manager_disabled()
+                )
+                config = SessionConfig().set(
+                    "datafusion.execution.enable_recursive_ctes",
+                    "true" if limits.allow_recursive_queries else "false",
+                )
+                context = self._sandboxes[key] = self._new_context(config, runtime)
+            return context
+
+    def _contexts(self) -> list[SessionContext]:
+        return [self._context, *self._sandboxes.values()]
+
+    # -- the catalog -------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        """Follow ``catalog.json`` when another writer (or process) committed since it was
+        last read: open the tables whose version changed, forget the dropped ones. A table
+        whose files cannot be opened is recorded in :attr:`damaged_tables`; the rest serve.
+
+        Raises:
+            DatabaseError: the catalog itself cannot be read.
+        """
+        with self._state:
+            for _ in range(_REFRESH_ATTEMPTS):
+                signature = database.catalog_signature(self.root)
+                if signature == self._signature:
+                    return
+                entries = database.read_catalog(self.root)
+                if self._open_entries(entries, signature):
+                    self._signature = signature
+                    return
+            raise DatabaseError(
+                f"the database {self.root} changed {_REFRESH_ATTEMPTS} times while it was "
+                "being opened; try again"
+            )
+
+    def _open_entries(
+        self, entries: dict[str, TableEntry], signature: tuple[int, int, int] | None
+    ) -> bool:
+        """Hold ``entries`` (read from the catalog at ``signature``) open; ``False`` when a
+        version vanished because a newer commit replaced it."""
+        for name in [name for name in self._tables if name not in entries]:
+            self._forget(name)
+        for name in [name for name in self._damaged if name not in entries]:
+            del self._damaged[name]
+        for name, entry in entries.items():
+            current = self._tables.get(name)
+            if current is not None and current.entry.version == entry.version:
+                continue
+            try:
+                loaded = open_table(self.root, entry)
+            except FileNotFoundError:
+                if database.catalog_signature(self.root) != signature:
+                    return False  # replaced meanwhile: read the newer catalog
+                self._damage(name, f"its version directory {entry.version} is missing")
+                continue
+            except DatabaseError as error:
+                self._damage(name, str(error))
+                continue
+            self._install(loaded)
+        self._entries = dict(entries)
+        return True
+
+    def _damage(self, name: str, message: str) -> None:
+        self._forget(name)
+        self._damaged[name] = message
+
+    def _install(self, loaded: LoadedTable) -> None:
+        for context in self._contexts():
+            _register(context, loaded)
+        self._tables[loaded.entry.name] = loaded
+        self._damaged.pop(loaded.entry.name, None)
+
+    def _forget(self, name: str) -> None:
+        self._tables.pop(name, None)
+        for context in self._contexts():
+            if context.table_exist(name):
+                context.deregister_table(name)
 
     # -- tables ------------------------------------------------------------------------------
 
     @property
     def tables(self) -> dict[str, TableEntry]:
-        """The database's tables, by name."""
+        """The database's tables, by name (damaged ones included)."""
+        self._refresh()
         return dict(self._entries)
+
+    @property
+    def damaged_tables(self) -> dict[str, str]:
+        """Tables whose files cannot be read, with the reason; loading one again repairs it."""
+        self._refresh()
+        return dict(self._damaged)
 
     def table_name(self, name: str) -> TableName:
         """``name`` completed with this engine's catalog and schema."""
@@ -218,8 +369,9 @@ class LocalEngine:
         """What ``table`` can be searched by: its BM25 columns and vector columns.
 
         Raises:
-            EngineError: no such table.
+            EngineError: no such table, or it is damaged.
         """
+        self._refresh()
         entry = self._entry(table)
         return TableIndexes(
             table=TableName(catalog=self.catalog, schema=self.schema, name=entry.name),
@@ -233,6 +385,7 @@ class LocalEngine:
 
     def embedder_for(self, table: str | TableName) -> Any:
         """The embedder that made ``table``'s vectors, if this engine has it (else ``None``)."""
+        self._refresh()
         entry = self._entry(table)
         models = {vector.model for vector in entry.vector_columns}
         if self.embedder is not None and str(self.embedder.name) in models:
@@ -240,23 +393,25 @@ class LocalEngine:
         return None
 
     def _entry(self, reference: str | TableName) -> TableEntry:
-        name = self.table_name(reference) if isinstance(reference, str) else reference
-        if (name.catalog, name.schema) != (self.catalog, self.schema) or (
-            name.name not in self._entries
-        ):
-            raise EngineError(f"table '{name}' not found")
-        return self._entries[name.name]
+        return self._loaded(reference).entry
 
-    def _loaded(self, entry: TableEntry, data: pa.Table | None = None) -> _LoadedTable:
-        loaded = self._tables.get(entry.name)
-        if loaded is not None and loaded.entry.version == entry.version:
-            return loaded
-        if data is None:
-            directory = database.version_directory(self.root, entry)
-            data = pq.read_table(directory / "data.parquet")
-        loaded = _LoadedTable(entry=entry, data=data, bm25={}, vectors={})
-        self._tables[entry.name] = loaded
-        return loaded
+    def _loaded(self, reference: str | TableName) -> LoadedTable:
+        """The open table ``reference`` names.
+
+        Raises:
+            EngineError: no such table in this engine's catalog and schema, or it is damaged.
+        """
+        name = self.table_name(reference) if isinstance(reference, str) else reference
+        if (name.catalog, name.schema) == (self.catalog, self.schema):
+            loaded = self._tables.get(name.name)
+            if loaded is not None:
+                return loaded
+            if name.name in self._damaged:
+                raise EngineError(
+                    f"table '{name}' cannot be read: {self._damaged[name.name]}; load it again "
+                    "to repair it"
+                )
+        raise EngineError(f"table '{name}' not found")
 
     def load_table(
         self,
@@ -271,11 +426,7 @@ class LocalEngine:
     ) -> TableEntry:
         """Store ``data`` as table ``name`` (replacing any previous version), build a BM25
         index on each of ``text_columns`` and embed each of ``embed_columns`` into
-        ``<column>_embedding``.
-
-        The previous version stays readable until the new one is complete; if anything fails,
-        it is left intact. Vectors of texts seen in an earlier load by the same model are
-        reused instead of recomputed.
+        ``<column>_embedding``. One table of :meth:`load_tables`; see there.
 
         Args:
             name: a bare table name (the engine's catalog and schema are implied).
@@ -289,15 +440,79 @@ class LocalEngine:
         Raises:
             EngineError: a missing or non-text column, a duplicated or NULL key, an empty
                 table name, or embed columns without an embedder.
+            DatabaseError: the database cannot be written (the message names the file);
+                nothing was committed.
         """
-        table = normalize_identifier(name, label="table")
+        load = TableLoad(
+            name=name,
+            data=data,
+            key_column=key_column,
+            text_columns=tuple(text_columns),
+            embed_columns=tuple(embed_columns),
+        )
+        return self.load_tables([load], progress=progress, batch_size=batch_size)[0]
+
+    def load_tables(
+        self, loads: Sequence[TableLoad], *, progress: bool = False, batch_size: int = 64
+    ) -> list[TableEntry]:
+        """Store several tables in one commit: after it every one of them is replaced, and if
+        anything fails none is (a BEIR directory's ``corpus``, ``queries`` and ``qrels``).
+
+        Every table is checked before anything is embedded or written. The write holds the
+        database's writer lock from start to commit, so concurrent writers take turns and
+        none loses another's tables; vectors of texts seen in an earlier load by the same
+        model are reused instead of recomputed.
+
+        Args:
+            loads: the tables; names must be distinct.
+            progress: show a progress bar while embedding.
+            batch_size: texts per embedding batch.
+
+        Returns:
+            The new catalog entries, in the order of ``loads``.
+
+        Raises:
+            EngineError: a table that fails its checks (see :meth:`load_table`).
+            DatabaseError: the database cannot be written, or another process holds the
+                writer lock past ``lock_timeout``; nothing was committed.
+        """
+        prepared = [self._prepare(load) for load in loads]
+        names = [item.name for item in prepared]
+        if len(set(names)) != len(names):
+            raise EngineError(f"a load names table {_first_repeat(names)!r} twice")
+        with database.writer_lock(self.root, timeout=self.lock_timeout):
+            current = database.read_catalog(self.root)
+            expected = {n: current[n].version if n in current else None for n in names}
+            staged: dict[str, tuple[TableEntry, Path, pa.Table]] = {}
+            try:
+                for item in prepared:
+                    staged[item.name] = self._write_version(item, progress, batch_size)
+                self._check_registrable([(entry, data) for entry, _, data in staged.values()])
+                database.commit(
+                    self.root,
+                    expected,
+                    {name: (entry, path) for name, (entry, path, _) in staged.items()},
+                )
+            except BaseException:
+                for _, path, _ in staged.values():
+                    shutil.rmtree(path, ignore_errors=True)
+                raise
+            with self._state:
+                for entry, _, data in staged.values():
+                    self._install(open_table(self.root, entry, data))
+                self._signature = None  # read the committed catalog at the next query
+                self._refresh()
+        return [staged[name][0] for name in names]
+
+    def _prepare(self, load: TableLoad) -> _Prepared:
+        table = normalize_identifier(load.name, label="table")
         if any(character in table for character in "./\\") or table.strip() != table:
             raise EngineError(
-                f"table name {name!r} may not contain '.', '/' or '\\' or surrounding spaces: "
-                "it names a table of the session and a directory of the database"
+                f"table name {load.name!r} may not contain '.', '/' or '\\' or surrounding "
+                "spaces: it names a table of the session and a directory of the database"
             )
-        data = normalize_text_types(_lowercase_columns(data))
-        if text_columns or embed_columns:
+        data = normalize_text_types(_lowercase_columns(load.data))
+        if load.text_columns or load.embed_columns:
             for reserved in ("score", "_distance"):
                 if reserved in data.column_names:
                     raise EngineError(
@@ -305,21 +520,31 @@ class LocalEngine:
                         "and vector_search add a column of that name to their results; "
                         "rename it before loading"
                     )
-        key = None if key_column is None else normalize_identifier(key_column, label="key column")
+        key = (
+            None
+            if load.key_column is None
+            else normalize_identifier(load.key_column, label="key column")
+        )
         if key is not None:
             _check_key(data, key)
-        texts = tuple(normalize_identifier(c, label="text column") for c in text_columns)
-        embeds = tuple(normalize_identifier(c, label="embed column") for c in embed_columns)
+        texts = tuple(normalize_identifier(c, label="text column") for c in load.text_columns)
+        embeds = tuple(normalize_identifier(c, label="embed column") for c in load.embed_columns)
         for column in (*texts, *embeds):
             _check_text_column(data, column)
         if embeds and self.embedder is None:
             raise EngineError("embed_columns need an embedder: LocalEngine(embedder=...)")
+        return _Prepared(name=table, data=data, key=key, texts=texts, embeds=embeds)
 
+    def _write_version(
+        self, item: _Prepared, progress: bool, batch_size: int
+    ) -> tuple[TableEntry, Path, pa.Table]:
+        """Embed ``item`` and write it complete into a staging directory."""
+        data = item.data
         vectors: list[VectorColumn] = []
-        for column in embeds:
+        for column in item.embeds:
             vector_name = f"{column}_embedding"
             texts_to_embed = data.column(column).to_pylist()
-            matrix = self._embed_column(table, column, texts_to_embed, progress, batch_size)
+            matrix = self._embed_column(item.name, column, texts_to_embed, progress, batch_size)
             missing = pa.array([text is None for text in texts_to_embed], type=pa.bool_())
             array = pa.FixedSizeListArray.from_arrays(
                 pa.array(matrix.reshape(-1), type=pa.float32()), matrix.shape[1], mask=missing
@@ -335,43 +560,40 @@ class LocalEngine:
                     dimensions=int(matrix.shape[1]),
                 )
             )
-
-        version, directory = database.new_version_directory(self.root, table)
+        directory = database.new_staging_directory(self.root)
         try:
             pq.write_table(data, directory / "data.parquet")
-            for column in texts:
+            for column in item.texts:
                 build_bm25_index(directory / "bm25" / column, data.column(column).to_pylist())
-        except BaseException:
-            shutil.rmtree(directory, ignore_errors=True)
-            raise
-        entry = TableEntry(
-            name=table,
-            version=version,
-            rows=data.num_rows,
-            key_column=key,
-            columns=tuple(data.column_names),
-            text_indexes=texts,
-            vector_columns=tuple(vectors),
-        )
-        previous = self._entries.get(table)
-        previous_loaded = self._tables.pop(table, None)
-        try:
-            self._register(self._context, entry, data)
         except Exception as error:
             shutil.rmtree(directory, ignore_errors=True)
-            self._tables.pop(table, None)
-            if previous is not None:
-                if previous_loaded is not None:
-                    self._tables[table] = previous_loaded
-                self._register(self._context, previous)
-            raise EngineError(
-                f"cannot register table {table!r}: {_engine_message(error)}"
+            message = getattr(error, "strerror", None) or " ".join(str(error).split())
+            raise DatabaseError(
+                f"cannot write table {item.name!r} to {directory}: {message}; nothing was "
+                "committed, the previous version is intact"
             ) from None
-        entries = {**self._entries, table: entry}
-        database.write_catalog(self.root, entries)
-        self._entries = entries
-        database.remove_stale_versions(self.root, entries)
-        return entry
+        entry = TableEntry(
+            name=item.name,
+            version=directory.name[:16],
+            rows=data.num_rows,
+            key_column=item.key,
+            columns=tuple(data.column_names),
+            text_indexes=item.texts,
+            vector_columns=tuple(vectors),
+        )
+        return entry, directory, data
+
+    def _check_registrable(self, tables: Sequence[tuple[TableEntry, pa.Table]]) -> None:
+        """Register each new table in a scratch session first: a table DataFusion cannot
+        hold is refused before the commit."""
+        scratch = SessionContext()
+        for entry, data in tables:
+            try:
+                _register_data(scratch, entry.name, data)
+            except Exception as error:
+                raise EngineError(
+                    f"cannot register table {entry.name!r}: {_engine_message(error)}"
+                ) from None
 
     def _embed_column(
         self, table: str, column: str, texts: list[Any], progress: bool, batch_size: int
@@ -401,33 +623,105 @@ class LocalEngine:
         return matrix
 
     def drop_table(self, name: str) -> None:
-        """Remove table ``name``.
+        """Remove table ``name`` (a damaged one too).
 
         Raises:
             EngineError: no such table.
+            DatabaseError: the catalog cannot be written; nothing changed.
         """
-        entry = self._entry(name)
-        entries = {key: value for key, value in self._entries.items() if key != entry.name}
-        database.write_catalog(self.root, entries)
-        self._entries = entries
-        self._tables.pop(entry.name, None)
-        self._context.deregister_table(entry.name)
-        database.remove_stale_versions(self.root, entries)
+        self._refresh()
+        table = self.table_name(name)
+        if (table.catalog, table.schema) != (self.catalog, self.schema) or (
+            table.name not in self._entries
+        ):
+            raise EngineError(f"table '{table}' not found")
+        with database.writer_lock(self.root, timeout=self.lock_timeout):
+            current = database.read_catalog(self.root)
+            if table.name not in current:
+                raise EngineError(f"table '{table}' not found")
+            database.commit(
+                self.root, {table.name: current[table.name].version}, {}, dropped=[table.name]
+            )
+            with self._state:
+                self._signature = None
+                self._refresh()
 
     # -- queries -----------------------------------------------------------------------------
 
     def sql(self, text: str) -> pa.Table:
-        """Run one SQL statement and return its rows as an Arrow table.
+        """Run one read-only SQL statement and return its rows as an Arrow table.
+
+        DDL, DML and other statements are refused by DataFusion at planning time
+        (:data:`READ_ONLY`); nothing bounds the time or memory the statement takes: for SQL
+        from an untrusted author use :meth:`stream_sql`.
 
         Raises:
             EngineError: the engine's own message (planning or execution).
         """
+        self._refresh()
         try:
-            return self._context.sql(text).to_arrow_table()
+            return self._context.sql_with_options(text, READ_ONLY).to_arrow_table()
         except HotdataRetrievalError:
             raise
         except Exception as error:
-            raise EngineError(_engine_message(error), sql=text) from None
+            raise EngineError(self._explain_failure(error), sql=text) from None
+
+    def stream_sql(self, text: str, *, limits: SqlLimits | None = None) -> Iterator[pa.RecordBatch]:
+        """Run one read-only SQL statement under ``limits`` and yield its result batch by batch.
+
+        The statement runs in a session of its own (see :class:`~hotdata_retrieval.engines.
+        limits.SqlLimits`): a memory pool of ``limits.memory_bytes`` shared by all statements
+        run with those limits, nothing spilled to disk, recursive queries refused unless
+        allowed, DDL, DML and other statements refused (:data:`READ_ONLY`). Read only what you
+        need, then close the iterator: closing it, or the time limit passing, cancels the
+        query — the engine stops computing.
+
+        Args:
+            text: one SQL statement.
+            limits: the bounds (default :class:`~hotdata_retrieval.engines.limits.SqlLimits`).
+
+        Yields:
+            ``pyarrow.RecordBatch`` objects, in result order.
+
+        Raises:
+            SqlLimitError: the time limit passed, the memory pool ran out, or the statement is
+                recursive and recursion is not allowed; ``limit`` names which.
+            EngineError: the engine's own message (planning or execution).
+        """
+        limits = SqlLimits() if limits is None else limits
+        self._refresh()
+        deadline = time.monotonic() + limits.timeout_seconds
+        context = self._sandbox(limits)
+        try:
+            stream = context.sql_with_options(text, READ_ONLY).execute_stream()
+            batches = stream_batches(stream, deadline=deadline)
+            del stream  # the generator holds the only reference: closing it drops the query
+            yield from batches
+        except DeadlineExceeded:
+            raise SqlLimitError(
+                f"the query ran longer than the time limit of {limits.timeout_seconds:g} "
+                "seconds and was cancelled; make it cheaper (filter first, aggregate, LIMIT)",
+                limit="timeout_seconds",
+                value=limits.timeout_seconds,
+                sql=text,
+            ) from None
+        except HotdataRetrievalError:
+            raise
+        except Exception as error:
+            raise _limit_error(error, limits, text) or EngineError(
+                self._explain_failure(error), sql=text
+            ) from None
+
+    def _explain_failure(self, error: BaseException) -> str:
+        """The engine's message, saying why when it refuses a statement kind or names a
+        damaged table."""
+        message = _engine_message(error)
+        if _REFUSED_STATEMENT.search(message):
+            return f"only read-only queries run here; the engine refused: {message}"
+        for name, reason in self._damaged.items():
+            if f"'{name}'" in message or f".{name}'" in message:
+                return f"{message} (table '{name}' cannot be read: {reason})"
+        return message
 
     def search(self, plan: SearchPlan) -> SearchResult:
         """Compile ``plan``, run it, and return typed hits, best first.
@@ -438,6 +732,7 @@ class LocalEngine:
         Raises:
             EngineError: a missing table, column or index, or an engine failure.
         """
+        self._refresh()
         self._check_plan(plan)
         requested = plan.projection
         columns = requested if plan.key_column in requested else (plan.key_column, *requested)
@@ -480,7 +775,7 @@ class LocalEngine:
 
     # -- table functions ---------------------------------------------------------------------
 
-    def _resolve(self, function: str, reference: Any, column: Any) -> tuple[_LoadedTable, str]:
+    def _resolve(self, function: str, reference: Any, column: Any) -> tuple[LoadedTable, str]:
         if not isinstance(reference, str) or not isinstance(column, str):
             raise ValueError(f"{function}: table and column must be string literals")
         try:
@@ -489,8 +784,7 @@ class LocalEngine:
             )
         except PlanError as error:
             raise ValueError(f"{function}: {error}") from None
-        entry = self._entry(name)
-        return self._loaded(entry), column.lower()
+        return self._loaded(name), column.lower()
 
     def _bm25_search(self, *arguments: Any) -> Table:
         reference, column, query, *rest = _arguments("bm25_search", arguments, minimum=3, maximum=4)
@@ -506,11 +800,7 @@ class LocalEngine:
                 f"No BM25 index found on column '{column}' for "
                 f"{self.catalog}.{self.schema}.{entry.name}"
             )
-        index = loaded.bm25.get(column)
-        if index is None:
-            directory = database.version_directory(self.root, entry) / "bm25" / column
-            index = loaded.bm25[column] = Bm25Index(directory)
-        rowids, scores = index.search(query, k)
+        rowids, scores = loaded.bm25[column].search(query, k)
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
         return self._relation(rows.append_column("score", pa.array(scores, type=pa.float32())))
 
@@ -566,6 +856,50 @@ def _distance_udf(name: str) -> Callable[[pa.Array, pa.Array], pa.Array]:
 
     evaluate.__name__ = name
     return evaluate
+
+
+def _register(context: SessionContext, loaded: LoadedTable) -> None:
+    """Register ``loaded`` in ``context`` from memory. Registering the Parquet file instead
+    would make DataFusion 55 decode every vector on every scan (about 0.8 s for 100,000 x 384
+    floats) and keep roughly the column's size of resident memory per scan (measured,
+    ``docs/benchmarks.md``); from memory the same scan takes milliseconds."""
+    _register_data(context, loaded.entry.name, loaded.data)
+
+
+def _register_data(context: SessionContext, name: str, data: pa.Table) -> None:
+    if context.table_exist(name):
+        context.deregister_table(name)
+    batches = data.combine_chunks().to_batches() or [
+        pa.RecordBatch.from_pylist([], schema=data.schema)
+    ]
+    context.register_record_batches(name, [batches])
+
+
+def _limit_error(error: BaseException, limits: SqlLimits, text: str) -> SqlLimitError | None:
+    """The limit a DataFusion failure reports, if it is one."""
+    message = _engine_message(error)
+    if "Resources exhausted" in message:
+        return SqlLimitError(
+            f"the query needed more than its memory limit of {limits.memory_bytes:,} bytes "
+            "and was stopped; make it cheaper (filter first, aggregate, fewer columns): "
+            f"{' '.join(message.split())}",
+            limit="memory_bytes",
+            value=limits.memory_bytes,
+            sql=text,
+        )
+    if "Recursive CTEs are not enabled" in message:
+        return SqlLimitError(
+            "recursive queries (WITH RECURSIVE) are not allowed here: nothing would bound "
+            "their depth",
+            limit="allow_recursive_queries",
+            value=limits.allow_recursive_queries,
+            sql=text,
+        )
+    return None
+
+
+def _first_repeat(names: Sequence[str]) -> str:
+    return next(name for name in names if names.count(name) > 1)
 
 
 def _lowercase_columns(data: pa.Table) -> pa.Table:

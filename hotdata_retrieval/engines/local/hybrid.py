@@ -32,8 +32,6 @@ from datafusion.catalog import Table
 
 from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
 from hotdata_retrieval.compile.filter_text import parse_filter
-from hotdata_retrieval.engines.local import database
-from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.distance import (
     DISTANCE_KERNELS,
     DimensionMismatchError,
@@ -62,7 +60,8 @@ from hotdata_retrieval.plan.search import (
 )
 
 if TYPE_CHECKING:
-    from hotdata_retrieval.engines.local.engine import LocalEngine, _LoadedTable
+    from hotdata_retrieval.engines.local.engine import LocalEngine
+    from hotdata_retrieval.engines.local.tables import LoadedTable
 
 __all__ = [
     "HYBRID_SEARCH",
@@ -404,7 +403,7 @@ class HybridSearch:
             )
         except PlanError as error:
             _fail(str(error))
-        loaded = engine._loaded(engine._entry(name))
+        loaded = engine._loaded(name)
         data, entry = loaded.data, loaded.entry
         full_name = f"{engine.catalog}.{engine.schema}.{entry.name}"
         columns = set(data.column_names)
@@ -479,7 +478,7 @@ class HybridSearch:
     # -- branches ----------------------------------------------------------------------------
 
     def _text_branch(
-        self, call: HybridSearchCall, loaded: _LoadedTable, full_name: str, passes: np.ndarray
+        self, call: HybridSearchCall, loaded: LoadedTable, full_name: str, passes: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every row the BM25 index matches and the filter passes: ``(rowids, scores)``.
 
@@ -490,17 +489,11 @@ class HybridSearch:
         column = call.text_column
         if column not in entry.text_indexes:
             raise HybridSearchError(f"No BM25 index found on column '{column}' for {full_name}")
-        index = loaded.bm25.get(column)
-        if index is None:
-            directory = database.version_directory(self._engine.root, entry) / "bm25" / column
-            index = loaded.bm25[column] = Bm25Index(directory)
-        rowids, scores = index.search(call.query_text, entry.rows)
+        rowids, scores = loaded.bm25[column].search(call.query_text, entry.rows)
         keep = passes[rowids] if rowids.size else np.zeros(0, dtype=bool)
         return rowids[keep], scores[keep]
 
-    def _vector_column_of(
-        self, call: HybridSearchCall, loaded: _LoadedTable, full_name: str
-    ) -> str:
+    def _vector_column_of(self, call: HybridSearchCall, loaded: LoadedTable, full_name: str) -> str:
         """The vector column the vector branch reads (never returned)."""
         entry = loaded.entry
         column = call.vector_column
@@ -528,7 +521,7 @@ class HybridSearch:
         return column
 
     def _vector_branch(
-        self, call: HybridSearchCall, loaded: _LoadedTable, full_name: str, passes: np.ndarray
+        self, call: HybridSearchCall, loaded: LoadedTable, full_name: str, passes: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """Every row with a vector that the filter passes: ``(rowids, distances)``.
 
@@ -561,7 +554,7 @@ class HybridSearch:
         return rowids[present], np.asarray(values, dtype=np.float32)[present]
 
     def _semantic_distances(
-        self, call: HybridSearchCall, loaded: _LoadedTable, full_name: str
+        self, call: HybridSearchCall, loaded: LoadedTable, full_name: str
     ) -> np.ndarray:
         entry = loaded.entry
         vector = entry.vector_for_source(call.vector_column)

@@ -1,0 +1,83 @@
+"""A table of the local database as the engine holds it open: rows, BM25 indexes, vectors.
+
+Shared by the engine (:mod:`~hotdata_retrieval.engines.local.engine`) and the native
+``hybrid_search`` (:mod:`~hotdata_retrieval.engines.local.hybrid`), so neither imports the
+other's internals.
+
+Everything a table needs from its version directory is opened here, at once: the Parquet rows
+are read into memory and each BM25 index is opened (tantivy maps its files). A table held open
+therefore keeps working when a later load replaces its version and removes the directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hotdata_retrieval.engines.local import database
+from hotdata_retrieval.engines.local.bm25 import Bm25Index
+from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
+
+__all__ = ["LoadedTable", "open_table"]
+
+
+@attrs.define
+class LoadedTable:
+    """One table held open.
+
+    Attributes:
+        entry: its catalog entry (the version it was opened at).
+        data: its rows; row ``i`` is rowid ``i`` of its BM25 indexes.
+        bm25: text column → its open BM25 index.
+        vectors: vector column → (float64 matrix, rowids with a vector), built on first use.
+    """
+
+    entry: TableEntry
+    data: pa.Table
+    bm25: dict[str, Bm25Index]
+    vectors: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
+
+
+def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> LoadedTable:
+    """Open ``entry``'s version: its rows (``data`` when the caller has them in memory) and its
+    BM25 indexes.
+
+    Raises:
+        DatabaseError: a file is missing, truncated or does not match the catalog; the message
+            names the file. ``FileNotFoundError`` when the version directory itself is gone
+            (another writer replaced the table: read the catalog again).
+    """
+    directory = database.version_directory(root, entry)
+    if not directory.is_dir():
+        raise FileNotFoundError(directory)
+    if data is None:
+        path = directory / "data.parquet"
+        try:
+            data = pq.read_table(path)
+        except FileNotFoundError:
+            raise DatabaseError(f"table '{entry.name}': {path} is missing") from None
+        except Exception as error:  # ArrowInvalid, OSError: any damage names the file
+            raise DatabaseError(
+                f"table '{entry.name}': cannot read {path}: {' '.join(str(error).split())}"
+            ) from None
+        if data.num_rows != entry.rows or tuple(data.column_names) != entry.columns:
+            raise DatabaseError(
+                f"table '{entry.name}': {path} holds {data.num_rows} rows of "
+                f"{', '.join(data.column_names)}; the catalog records {entry.rows} rows of "
+                f"{', '.join(entry.columns)}"
+            )
+    indexes: dict[str, Bm25Index] = {}
+    for column in entry.text_indexes:
+        location = directory / "bm25" / column
+        try:
+            indexes[column] = Bm25Index(location)
+        except Exception as error:  # tantivy raises ValueError for any damage
+            raise DatabaseError(
+                f"table '{entry.name}': cannot open the BM25 index {location}: "
+                f"{' '.join(str(error).split())}"
+            ) from None
+    return LoadedTable(entry=entry, data=data, bm25=indexes)
