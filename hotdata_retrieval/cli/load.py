@@ -71,14 +71,16 @@ def load(
     one intact, and unchanged texts are not embedded again.
     """
     from hotdata_retrieval.engines.local import LocalEngine
+    from hotdata_retrieval.engines.local.engine import TableLoad
     from hotdata_retrieval.engines.local.loading import read_source
 
-    read = read_source(source, table=table)
+    read = read_source(source, table=table, key_column=key_column)
     texts = tuple(text_columns) or read.text_columns
     embeds: tuple[str, ...] = () if no_embed else (tuple(embed_columns) or texts)
     model = embedder_named(embedder) if embeds else None
     summary: list[dict[str, Any]] = []
     with LocalEngine(database, embedder=model) as engine:
+        loads: list[TableLoad] = []
         for name, data in read.tables.items():
             searchable = name == read.search_table
             key = key_column if (searchable and key_column) else read.key_column
@@ -91,15 +93,17 @@ def load(
                     f"note: {source} has no 'id' column; added one numbering the rows from 1",
                     err=True,
                 )
-            entry = engine.load_table(
-                name,
-                data,
-                key_column=key,
-                text_columns=texts if searchable else (),
-                embed_columns=embeds if searchable else (),
-                progress=searchable,
-                batch_size=batch_size,
+            loads.append(
+                TableLoad(
+                    name=name,
+                    data=data,
+                    key_column=key,
+                    text_columns=texts if searchable else (),
+                    embed_columns=embeds if searchable else (),
+                )
             )
+        # One commit for every table of the source: a BEIR directory lands whole or not at all.
+        for entry in engine.load_tables(loads, progress=True, batch_size=batch_size):
             summary.append(
                 {
                     "table": f"{engine.catalog}.{engine.schema}.{entry.name}",

@@ -1,13 +1,25 @@
 """The embedded local engine (DataFusion + tantivy + NumPy). Needs the ``local`` extra."""
 
-from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry, VectorColumn
-from hotdata_retrieval.engines.local.engine import DEFAULT_BM25_BOUND, EngineError, LocalEngine
+from hotdata_retrieval.engines.local.database import (
+    ConcurrentWriteError,
+    DatabaseError,
+    TableEntry,
+    VectorColumn,
+)
+from hotdata_retrieval.engines.local.engine import (
+    DEFAULT_BM25_BOUND,
+    EngineError,
+    LocalEngine,
+    TableLoad,
+)
 
 __all__ = [
     "DEFAULT_BM25_BOUND",
+    "ConcurrentWriteError",
     "DatabaseError",
     "EngineError",
     "LocalEngine",
     "TableEntry",
+    "TableLoad",
     "VectorColumn",
 ]

@@ -6,10 +6,17 @@ A BEIR directory (Thakur et al., NeurIPS 2021 Datasets and Benchmarks) holds ``c
 tables: ``corpus`` (``id``, ``title``, ``text`` and ``body`` = title + " " + text, the text
 BEIR's own baselines index), ``queries`` (``id``, ``text``) and ``qrels`` (``query_id``,
 ``corpus_id``, ``score``, ``split``).
+
+Every text file is read as strict UTF-8: a byte that is not UTF-8 is an error naming the file,
+the line and the byte (never a silently replaced character, never a text column turned binary).
+Lines of any length load (the readers' block size grows to the longest line). CSV key columns
+are read as text, so ``001`` and ``1e3`` stay what they are written as.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,18 +53,51 @@ class Source:
     text_columns: tuple[str, ...]
 
 
+_MINIMUM_BLOCK_BYTES = 1 << 20
+"""pyarrow's default block size for its CSV and JSON readers; a row must fit in one block."""
+
+
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of each line of ``path``, decoded as strict UTF-8.
+
+    Raises:
+        LoadError: the file cannot be read, or a line is not UTF-8 (the message names the
+            line and the byte).
+    """
+    try:
+        with path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                try:
+                    yield number, raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise LoadError(
+                        f"{path}:{number}: byte {error.start + 1} of the line "
+                        f"(0x{raw[error.start]:02x}) is not UTF-8; re-encode the file as UTF-8"
+                    ) from None
+    except OSError as error:
+        raise LoadError(f"{path}: {error.strerror or error}") from None
+
+
+def _block_size(path: Path) -> int:
+    """A reader block size that holds ``path``'s longest line (checking it is UTF-8)."""
+    longest = max((len(line.encode("utf-8")) for _, line in _text_lines(path)), default=0)
+    size = _MINIMUM_BLOCK_BYTES
+    while size <= longest + 1:
+        size *= 2
+    return size
+
+
 def _jsonl_records(path: Path) -> Iterator[dict[str, object]]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise LoadError(f"{path}:{number}: not JSON ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise LoadError(f"{path}:{number}: expected a JSON object")
-            yield record
+    for number, line in _text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise LoadError(f"{path}:{number}: not JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise LoadError(f"{path}:{number}: expected a JSON object")
+        yield record
 
 
 def _beir(directory: Path) -> Source:
@@ -94,36 +134,40 @@ def _beir(directory: Path) -> Source:
             "split": [],
         }
         for split_file in sorted(qrels_directory.glob("*.tsv")):
-            with split_file.open(encoding="utf-8") as lines:
-                for number, line in enumerate(lines, start=1):
-                    parts = line.rstrip("\n").split("\t")
-                    if number == 1 and not parts[-1].lstrip("-").isdigit():
-                        continue  # the header line
-                    if len(parts) != 3:
-                        raise LoadError(f"{split_file}:{number}: expected 3 tab-separated fields")
-                    try:
-                        score = int(float(parts[2]))
-                    except ValueError:
-                        raise LoadError(
-                            f"{split_file}:{number}: relevance {parts[2]!r} is not a number"
-                        ) from None
-                    columns["query_id"].append(parts[0])
-                    columns["corpus_id"].append(parts[1])
-                    columns["score"].append(score)
-                    columns["split"].append(split_file.stem)
+            for number, line in _text_lines(split_file):
+                parts = line.rstrip("\n").split("\t")
+                if number == 1 and not parts[-1].lstrip("-").isdigit():
+                    continue  # the header line
+                if len(parts) != 3:
+                    raise LoadError(f"{split_file}:{number}: expected 3 tab-separated fields")
+                try:
+                    score = int(float(parts[2]))
+                except ValueError:
+                    raise LoadError(
+                        f"{split_file}:{number}: relevance {parts[2]!r} is not a number"
+                    ) from None
+                columns["query_id"].append(parts[0])
+                columns["corpus_id"].append(parts[1])
+                columns["score"].append(score)
+                columns["split"].append(split_file.stem)
         tables["qrels"] = pa.table(columns)
     return Source(tables=tables, search_table="corpus", key_column="id", text_columns=("body",))
 
 
-def read_source(path: str | Path, *, table: str | None = None) -> Source:
+def read_source(
+    path: str | Path, *, table: str | None = None, key_column: str | None = None
+) -> Source:
     """Read a BEIR directory or a ``.jsonl``/``.json``, ``.csv`` or ``.parquet`` file.
 
     Args:
         path: the directory or file.
         table: the table name for a single file (default: the file's stem).
+        key_column: the key column of a single file (default ``id`` when the file has one);
+            read as text from a CSV file.
 
     Raises:
-        LoadError: a missing path, an unknown file type, or a malformed file.
+        LoadError: a missing path, an unknown file type, or a malformed file (the message
+            names the file, and the line where there is one).
     """
     location = Path(path)
     if not location.exists():
@@ -136,9 +180,16 @@ def read_source(path: str | Path, *, table: str | None = None) -> Source:
     suffix = location.suffix.lower()
     try:
         if suffix in (".jsonl", ".json", ".ndjson"):
-            data = pa_json.read_json(location)
+            options = pa_json.ReadOptions(block_size=_block_size(location))
+            data = pa_json.read_json(location, read_options=options)
         elif suffix == ".csv":
-            data = pa_csv.read_csv(location)
+            data = pa_csv.read_csv(
+                location,
+                read_options=pa_csv.ReadOptions(block_size=_block_size(location)),
+                convert_options=pa_csv.ConvertOptions(
+                    column_types=_csv_key_types(location, key_column)
+                ),
+            )
         elif suffix == ".parquet":
             data = pq.read_table(location)
         else:
@@ -148,13 +199,25 @@ def read_source(path: str | Path, *, table: str | None = None) -> Source:
     except (pa.ArrowInvalid, OSError) as error:
         raise LoadError(f"{location}: {error}") from None
     data = normalize_text_types(data)
-    key = "id" if "id" in [c.lower() for c in data.column_names] else None
+    names = [c.lower() for c in data.column_names]
+    if key_column is not None:
+        key: str | None = key_column.lower()
+    else:
+        key = "id" if "id" in names else None
     texts = tuple(
         field.name.lower()
         for field in data.schema
         if pa.types.is_string(field.type) and field.name.lower() != key
     )
     return Source(tables={name: data}, search_table=name, key_column=key, text_columns=texts[:1])
+
+
+def _csv_key_types(path: Path, key_column: str | None) -> dict[str, pa.DataType]:
+    """Read the key column (``key_column``, else ``id``, in any case) of a CSV file as text."""
+    wanted = (key_column or "id").lower()
+    header = next(_text_lines(path), (1, ""))[1]
+    names = next(csv.reader(io.StringIO(header)), [])
+    return {name: pa.string() for name in names if name.strip().lower() == wanted}
 
 
 def normalize_text_types(data: pa.Table) -> pa.Table:
