@@ -315,3 +315,19 @@ def test_read_bounded_closes_the_stream_when_it_stops() -> None:
     assert [row["n"] for row in result.rows] == [0, 1, 2, 3, 4]
     assert (result.row_count, result.row_count_exact, result.stopped_by) == (300, False, "max_rows")
     assert closed == [True]
+
+
+def test_the_langchain_sql_tool_cannot_copy_either(
+    engine: LocalEngine, places: dict[str, Path]
+) -> None:
+    from hotdata_retrieval.adapters.langchain import make_sql_tool
+
+    tool = make_sql_tool(engine, table="docs")
+    before = _snapshot(engine)
+    statement = f"--x\rSELECT 1 /*\nCOPY (SELECT 1 AS a) TO '{places['drop']}/lc.csv' -- */"
+    answer = tool.invoke({"sql": statement})
+    assert "read-only" in str(answer)
+    unchecked = make_sql_tool(engine, table="docs", read_only=False)
+    answer = unchecked.invoke({"sql": f"COPY (SELECT 1 AS a) TO '{places['drop']}/lc.csv'"})
+    assert "read-only" in str(answer)
+    _assert_untouched(engine, places, before)

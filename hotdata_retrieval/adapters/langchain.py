@@ -45,6 +45,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "the LangChain adapter needs langchain-core: pip install 'hotdata-retrieval[langchain]'"
     ) from error
 
+from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
 from hotdata_retrieval.adapters.envelope import jsonable, to_json
 from hotdata_retrieval.adapters.toolkit import (
     DEFAULT_MAX_ROWS,
@@ -52,6 +53,7 @@ from hotdata_retrieval.adapters.toolkit import (
     SearchToolkit,
     ToolError,
 )
+from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchHit
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
@@ -195,6 +197,8 @@ def make_search_tools(
     semantic: bool = True,
     sql: bool = True,
     read_only: bool = True,
+    sql_limits: SqlLimits | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> list[BaseTool]:
     """The agent's tools for one table: text search, semantic search, SQL.
 
@@ -218,10 +222,14 @@ def make_search_tools(
         name_prefix: the tools' name prefix (default ``hotdata_``).
         semantic: offer the semantic search when the table allows.
         sql: offer the SQL tool.
-        read_only: the SQL tool refuses anything but queries.
+        read_only: the SQL tool refuses anything but queries (on the local engine SQL is
+            read-only whatever this says: ``docs/adapters.md``, "Security model").
+        sql_limits: the SQL tool's time and memory limits (default 30 s, 1 GiB, no recursive
+            queries), on engines that enforce them.
+        max_bytes: the ceiling on a SQL reply's rows, as JSON text (default 256 KiB).
 
     Raises:
-        ToolError: a bad ``k`` or ``max_rows``.
+        ToolError: a bad ``k``, ``max_rows`` or ``max_bytes``.
         HotdataRetrievalError: the engine does not know the table, or an option does not fit.
     """
     kit = SearchToolkit(
@@ -235,6 +243,8 @@ def make_search_tools(
         embedder=embedder,
         name_prefix=name_prefix,
         read_only=read_only,
+        sql_limits=sql_limits,
+        max_bytes=max_bytes,
     )
     tools: list[BaseTool] = []
     if kit.text_route is not None:
