@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 
 import attrs
 
 from hotdata_retrieval.lint.catalog import IndexCatalog
+from hotdata_retrieval.lint.errors import SqlParseError
 from hotdata_retrieval.lint.findings import Finding, format_finding
 from hotdata_retrieval.lint.model import Analysis
-from hotdata_retrieval.lint.parsing import Positions, Statement, parse_statements, render
+from hotdata_retrieval.lint.parsing import Positions, Statement, parse_statements
 from hotdata_retrieval.lint.rules import RULES, RULES_BY_CODE, Issue, Rule
-from hotdata_retrieval.lint.rules.base import Reporter
+from hotdata_retrieval.lint.rules.base import Edit, FixContext, Reporter
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA
 
 __all__ = ["FixResult", "fix", "lint", "lint_notes"]
@@ -32,6 +33,7 @@ def _analyses(
     catalog: IndexCatalog | None,
     default_catalog: str,
     default_schema: str,
+    statements: Sequence[Statement] | None = None,
 ) -> list[tuple[Statement, Analysis]]:
     positions = Positions(sql)
     return [
@@ -48,7 +50,7 @@ def _analyses(
                 statement_end=statement.end,
             ),
         )
-        for statement in parse_statements(sql)
+        for statement in (parse_statements(sql) if statements is None else statements)
     ]
 
 
@@ -101,10 +103,11 @@ class FixResult:
     """What :func:`fix` did.
 
     Attributes:
-        sql: the repaired SQL text; statements that needed no repair keep their text.
+        sql: the repaired SQL text: the input with each fix's edits spliced in; every other
+            character (line endings, comments, literals, a byte order mark) is unchanged.
         applied: the findings that were repaired (positions refer to the text they were
             found in).
-        findings: the findings left in ``sql`` (none of them fixable).
+        findings: the findings left in ``sql``.
     """
 
     sql: str
@@ -115,6 +118,65 @@ class FixResult:
     def changed(self) -> bool:
         """Whether anything was repaired."""
         return bool(self.applied)
+
+
+_Repair = tuple[Finding, Sequence[Edit]]
+
+
+def _splice(sql: str, edits: Iterable[Edit]) -> str:
+    """``sql`` with non-conflicting ``edits`` applied, each at its offsets in ``sql``."""
+    pieces: list[str] = []
+    cursor = 0
+    for edit in sorted(edits, key=lambda edit: (edit.start, edit.end)):
+        pieces.append(sql[cursor : edit.start])
+        pieces.append(edit.text)
+        cursor = edit.end
+    pieces.append(sql[cursor:])
+    return "".join(pieces)
+
+
+def _compatible(repairs: Iterable[_Repair]) -> list[_Repair]:
+    """The repairs (in order) whose edits conflict with no earlier one's: a repair whose
+    edits touch text another repair edits waits for the next pass."""
+    kept: list[_Repair] = []
+    taken: list[Edit] = []
+    for finding, edits in repairs:
+        if any(edit.conflicts(other) for edit in edits for other in taken) or any(
+            first.conflicts(second)
+            for index, first in enumerate(edits)
+            for second in edits[index + 1 :]
+        ):
+            continue
+        kept.append((finding, edits))
+        taken.extend(edits)
+    return kept
+
+
+def _reparsed(sql: str, count: int) -> list[Statement] | None:
+    """The statements of ``sql`` when it parses as ``count`` of them, else ``None``."""
+    try:
+        statements = parse_statements(sql)
+    except SqlParseError:
+        return None
+    return statements if len(statements) == count else None
+
+
+def _apply(
+    text: str, repairs: list[_Repair], count: int
+) -> tuple[str, list[Statement], list[_Repair]] | None:
+    """Splice ``repairs`` into ``text``. A repair must leave ``count`` statements that parse;
+    should the repairs together not, each is tried alone and only those that pass are kept.
+    ``None`` when none can be applied."""
+    edited = _splice(text, (edit for _, edits in repairs for edit in edits))
+    statements = _reparsed(edited, count)
+    if statements is not None:
+        return edited, statements, repairs
+    if len(repairs) == 1:
+        return None
+    sound = [repair for repair in repairs if _reparsed(_splice(text, repair[1]), count) is not None]
+    if not sound:
+        return None
+    return _apply(text, sound if len(sound) < len(repairs) else sound[:1], count)
 
 
 def fix(
@@ -129,8 +191,11 @@ def fix(
     BY, add the missing k, drop the vector column from the output, lower-case quoted
     identifiers.
 
-    Only the statements that change are re-rendered (in the Hotdata dialect, pretty-printed
-    if they spanned several lines); the rest of the text is kept as it was.
+    Each repair is a few text edits placed by the statement's token offsets and spliced into
+    the text: only the repaired statements' text changes, and within them only the names,
+    arguments and clauses a repair touches. Everything else — other statements, the text
+    between statements, comments, line endings, string literals, a leading byte order mark
+    — is returned byte for byte as given. New text follows the statement's line endings.
 
     Raises:
         SqlParseError: the text does not parse.
@@ -141,35 +206,35 @@ def fix(
     """
     rules = _rules(ignore)
     text = sql
+    statements = parse_statements(text)
     applied: list[Finding] = []
+    remaining: list[Finding] | None = None
     for _ in range(_MAX_FIX_PASSES):
-        pieces: list[str] = []
-        cursor = 0
-        repaired: list[Finding] = []
-        for statement, analysis in _analyses(text, catalog, default_catalog, default_schema):
-            repairs = [issue for issue in _issues(analysis, rules) if issue.fix is not None]
-            if not repairs:
-                continue
-            for issue in repairs:
-                assert issue.fix is not None
-                issue.fix()
-                repaired.append(issue.finding)
-            original = text[statement.start : statement.end]
-            pieces.append(text[cursor : statement.region_start])
-            pieces.append(render(statement.tree, pretty="\n" in original))
-            cursor = statement.region_end
-        if not repaired:
+        found: list[Finding] = []
+        repairs: list[_Repair] = []
+        for statement, analysis in _analyses(
+            text, catalog, default_catalog, default_schema, statements
+        ):
+            context = FixContext(text, statement.tokens)
+            planned: list[_Repair] = []
+            for issue in _issues(analysis, rules):
+                found.append(issue.finding)
+                edits = issue.fix(context) if issue.fix is not None else None
+                if edits:
+                    planned.append((issue.finding, tuple(edits)))
+            repairs.extend(_compatible(planned))
+        outcome = _apply(text, repairs, len(statements)) if repairs else None
+        if outcome is None:
+            remaining = found
             break
-        pieces.append(text[cursor:])
-        text = "".join(pieces)
-        applied.extend(repaired)
-    remaining = lint(
-        text,
-        catalog,
-        default_catalog=default_catalog,
-        default_schema=default_schema,
-        ignore=ignore,
-    )
+        text, statements, done = outcome
+        applied.extend(finding for finding, _ in done)
+    if remaining is None:  # the passes ran out: what is left in the text as it now is
+        remaining = [
+            issue.finding
+            for _, analysis in _analyses(text, catalog, default_catalog, default_schema, statements)
+            for issue in _issues(analysis, rules)
+        ]
     return FixResult(sql=text, applied=tuple(applied), findings=tuple(remaining))
 
 

@@ -10,6 +10,10 @@ milliseconds to tokenize and parse as one literal node per component (engine not
 ``docs/benchmarks.md``). Such a literal is cut out of the text before tokenizing and comes
 back as one opaque :class:`~hotdata_retrieval.compile.nodes.VectorLiteral` node holding its
 exact text, with positions mapped back to the original text.
+
+Every offset (tokens, node ``meta``, :class:`Statement` bounds) points into the text as given,
+byte order mark and line endings included, so a fix can splice its replacement into that text
+and leave every other character as it was.
 """
 
 from __future__ import annotations
@@ -60,11 +64,18 @@ _LONG_VECTOR = re.compile(
 _TOKEN_REPR = re.compile(r"<Token token_type: [^,]+, text: (.*?), line: \d+, col: \d+, start: .*?>")
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""A line break: ``\\r\\n``, a lone ``\\r`` or ``\\n``."""
+
+_BOM = "\ufeff"
+
+
 class Positions:
-    """Maps offsets in a text to 1-based line and column numbers."""
+    """Maps offsets in a text to 1-based line and column numbers (lines end at ``\\r\\n``,
+    ``\\r`` or ``\\n``)."""
 
     def __init__(self, text: str) -> None:
-        self._line_starts = [0, *(match.end() for match in re.finditer("\n", text))]
+        self._line_starts = [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
 
     def line_column(self, offset: int) -> tuple[int, int]:
         """``(line, column)`` of the character at ``offset``, both 1-based."""
@@ -81,7 +92,10 @@ class Statement:
         start: offset of its first token in the whole text.
         end: offset just past its last token.
         region_start / region_end: the text the statement owns between its semicolons,
-            comments included and surrounding whitespace excluded (what a fix replaces).
+            comments included and surrounding whitespace excluded.
+        tokens: its tokens in text order; each token's ``start`` and ``end`` (inclusive)
+            are offsets into the whole text (a long vector literal is four tokens: ``ARRAY``,
+            ``[``, its first number and ``]``). Fixes place their edits with them.
     """
 
     tree: exp.Expr
@@ -89,6 +103,7 @@ class Statement:
     end: int
     region_start: int
     region_end: int
+    tokens: tuple[Token, ...]
 
 
 @attrs.frozen
@@ -260,12 +275,15 @@ def _parse_chunk(chunk: list[Token], sql: str) -> list[exp.Expr | None]:
 
 def parse_statements(sql: str) -> list[Statement]:
     """Parse every statement of ``sql`` in the Hotdata dialect (the query of an ``EXPLAIN``
-    is parsed as that query).
+    is parsed as that query). A leading byte order mark is read as white space; offsets
+    still count it.
 
     Raises:
         SqlParseError: the text does not tokenize or parse; carries the parser's message and
             the offending token's line and column.
     """
+    if sql.startswith(_BOM):  # same length, so every offset still points into ``sql``
+        sql = " " + sql[1:]
     positions = Positions(sql)
     try:
         tokens, cuts = _tokenize(sql)
@@ -299,6 +317,7 @@ def parse_statements(sql: str) -> list[Statement]:
                     end=chunk[-1].end + 1,
                     region_start=region[0],
                     region_end=region[1],
+                    tokens=tuple(chunk),
                 )
             )
     return statements
@@ -324,6 +343,7 @@ def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else "cannot parse the SQL"
 
 
-def render(tree: exp.Expr, *, pretty: bool) -> str:
-    """SQL text for a (fixed) statement tree, in the Hotdata dialect."""
+def render(tree: exp.Expr, *, pretty: bool = False) -> str:
+    """SQL text for a node, in the Hotdata dialect (fixes render only the new text they
+    insert: a name, a literal, a sort key)."""
     return _DIALECT.generate(tree, pretty=pretty)

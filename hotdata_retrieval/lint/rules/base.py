@@ -2,26 +2,166 @@
 
 A check function receives the statement's :class:`~hotdata_retrieval.lint.model.Analysis` and
 a :class:`Report` callable; it calls ``report(node, message, suggestion, fix=...)`` once per
-finding. ``fix``, when given, is a function that rewrites the statement tree in place so the
-finding goes away without changing what the query means.
+finding. ``fix``, when given, is a function that returns the text edits (:class:`Edit`) that
+make the finding go away without changing what the query means. Edits are placed by the
+statement's tokens (:class:`FixContext`) and spliced into the original text by offset, so
+everything a fix does not touch — layout, line endings, comments, literals — stays byte for
+byte as written; only the new text a fix inserts (a name, a literal, a sort key) is rendered.
 """
 
 from __future__ import annotations
 
+import bisect
 import inspect
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import attrs
 from sqlglot import exp
+from sqlglot.tokenizer_core import Token
 
 from hotdata_retrieval.lint.findings import Finding, Severity
 from hotdata_retrieval.lint.model import Analysis, shorten
 
-__all__ = ["Check", "Fix", "Issue", "Report", "Rule", "shorten"]
+__all__ = ["Check", "Edit", "Fix", "FixContext", "Issue", "Report", "Rule", "shorten"]
 
-Fix = Callable[[], None]
-"""Rewrites the statement tree in place."""
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@attrs.frozen
+class Edit:
+    """Replace ``sql[start:end]`` with ``text`` (``start == end``: insert ``text`` there)."""
+
+    start: int
+    end: int
+    text: str
+
+    def conflicts(self, other: Edit) -> bool:
+        """Whether the two edits touch the same text, so that applying both is ambiguous: two
+        overlapping ranges, an insertion strictly inside the other's range, or two insertions
+        at one offset. Edits that only meet at a boundary do not conflict."""
+        if self.start == self.end and other.start == other.end:
+            return self.start == other.start
+        if self.start == self.end:
+            return other.start < self.start < other.end
+        if other.start == other.end:
+            return self.start < other.start < self.end
+        return self.start < other.end and other.start < self.end
+
+
+class FixContext:
+    """The text a fix edits: the whole SQL text and the tokens of the statement being fixed.
+
+    Token offsets (``start``, inclusive ``end``) point into :attr:`sql`, as do the ``meta``
+    offsets of the statement tree's nodes.
+    """
+
+    def __init__(self, sql: str, tokens: Sequence[Token]) -> None:
+        self.sql = sql
+        self.tokens = tokens
+        self._starts = [token.start for token in tokens]
+        self._by_end = {token.end: index for index, token in enumerate(tokens)}
+
+    @property
+    def newline(self) -> str:
+        """The statement's line ending (``\\r\\n``, ``\\r`` or ``\\n``): its first line
+        break, else the text's first, else ``\\n``."""
+        if self.tokens:
+            inside = _LINE_BREAK.search(self.sql, self.tokens[0].start, self.tokens[-1].end)
+            if inside is not None:
+                return inside.group()
+        anywhere = _LINE_BREAK.search(self.sql)
+        return anywhere.group() if anywhere is not None else "\n"
+
+    def index(self, offset: int) -> int | None:
+        """The index of the token that starts at ``offset``, or ``None``."""
+        position = bisect.bisect_left(self._starts, offset)
+        if position < len(self._starts) and self._starts[position] == offset:
+            return position
+        return None
+
+    def bounds(self, node: exp.Expr) -> tuple[int, int] | None:
+        """The indexes of the first and the last token of ``node`` that carry a position
+        (identifiers, literals, function names), or ``None`` when it has none or they are
+        not tokens of this statement."""
+        start: int | None = None
+        end: int | None = None
+        for child in node.walk():
+            meta = child._meta  # read without creating an empty dict
+            if not meta or "start" not in meta:
+                continue
+            child_end = meta.get("end", meta["start"])
+            start = meta["start"] if start is None else min(start, meta["start"])
+            end = child_end if end is None else max(end, child_end)
+        if start is None or end is None:
+            return None
+        first = self.index(start)
+        last = self._by_end.get(end)
+        if first is None or last is None or last < first:
+            return None
+        return first, last
+
+    def gap(self, index: int) -> str:
+        """The text between token ``index`` and the next one (white space and comments;
+        after the last token: up to the end of the text)."""
+        start = self.tokens[index].end + 1
+        end = self.tokens[index + 1].start if index + 1 < len(self.tokens) else len(self.sql)
+        return self.sql[start:end]
+
+    def delete(self, first: int, last: int, *, trailing_space: bool = False) -> list[Edit]:
+        """Edits deleting tokens ``first``..``last`` and the white space between them; a
+        comment between them is kept. With ``trailing_space``, the white space after the last
+        token goes too (up to the next token or comment)."""
+        edits: list[Edit] = []
+        start = self.tokens[first].start
+        for index in range(first, last):
+            between = self.gap(index)
+            if between and not between.isspace():  # a comment: keep it
+                edits.append(Edit(start, self.tokens[index].end + 1, ""))
+                start = self.tokens[index + 1].start
+        end = self.tokens[last].end + 1
+        if trailing_space:
+            following = self.gap(last)
+            end += len(following) - len(following.lstrip())
+        edits.append(Edit(start, end, ""))
+        return edits
+
+    def line_end_after(self, offset: int) -> int | None:
+        """The offset of the line break that ends the line at ``offset`` when only white
+        space and comments follow ``offset`` on that line (the end of the text when it has no
+        line break after them); ``None`` when code follows on the same line."""
+        sql = self.sql
+        position = offset
+        while position < len(sql):
+            character = sql[position]
+            if character in "\r\n":
+                return position
+            if character.isspace():
+                position += 1
+            elif sql.startswith("--", position):
+                found = _LINE_BREAK.search(sql, position)
+                return found.start() if found is not None else len(sql)
+            elif sql.startswith("/*", position):
+                close = sql.find("*/", position + 2)
+                if close == -1:
+                    return None
+                position = close + 2
+            else:
+                return None
+        return len(sql)
+
+    def indentation(self, index: int) -> str:
+        """The spaces and tabs that open the line token ``index`` is on."""
+        offset = self.tokens[index].start
+        line_start = max(self.sql.rfind("\n", 0, offset), self.sql.rfind("\r", 0, offset)) + 1
+        line = self.sql[line_start:offset]
+        return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+Fix = Callable[[FixContext], Sequence[Edit] | None]
+"""Returns the edits that repair one finding, or ``None`` when they cannot be placed (the
+finding is then left as it is)."""
 
 
 class Report(Protocol):

@@ -11,6 +11,7 @@ fall back to an exact full scan — the same rows, far slower, with no warning (
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.tokenizer_core import TokenType
 
 from hotdata_retrieval.compile.compiler import identifier
 from hotdata_retrieval.lint.findings import Severity
@@ -26,7 +27,8 @@ from hotdata_retrieval.lint.model import (
     limit_expression,
     order_keys,
 )
-from hotdata_retrieval.lint.rules.base import Fix, Report, Rule
+from hotdata_retrieval.lint.parsing import render
+from hotdata_retrieval.lint.rules.base import Edit, Fix, FixContext, Report, Rule
 from hotdata_retrieval.plan.names import TableName
 
 __all__ = ["RULES"]
@@ -61,9 +63,16 @@ def unqualified_table(analysis: Analysis, report: Report) -> None:
 
 
 def _qualify(node: exp.Table, name: TableName) -> Fix:
-    def apply() -> None:
-        node.set("db", identifier(name.schema))
-        node.set("catalog", identifier(name.catalog))
+    """Insert the missing catalog (and schema) before the name as written."""
+    written = node.args.get("db") or node.this
+    missing = [name.catalog] if node.args.get("db") else [name.catalog, name.schema]
+
+    def apply(context: FixContext) -> list[Edit] | None:
+        bounds = context.bounds(written)
+        if bounds is None:
+            return None
+        start = context.tokens[bounds[0]].start
+        return [Edit(start, start, "".join(f"{render(identifier(part))}." for part in missing))]
 
     return apply
 
@@ -137,8 +146,17 @@ def _drop_item(analysis: Analysis, select: exp.Select, item: exp.Expr) -> Fix | 
             continue
         return None
 
-    def apply() -> None:
-        item.pop()
+    def apply(context: FixContext) -> list[Edit] | None:
+        bounds = context.bounds(item)
+        if bounds is None:
+            return None
+        first, last = bounds
+        tokens = context.tokens
+        if last + 1 < len(tokens) and tokens[last + 1].token_type == TokenType.COMMA:
+            return context.delete(first, last + 1, trailing_space=True)  # "emb, "
+        if first > 0 and tokens[first - 1].token_type == TokenType.COMMA:
+            return context.delete(first - 1, last)  # ", emb" (the last item)
+        return None
 
     return apply
 

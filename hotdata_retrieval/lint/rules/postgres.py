@@ -12,7 +12,8 @@ from sqlglot import exp
 
 from hotdata_retrieval.lint.findings import Severity
 from hotdata_retrieval.lint.model import Analysis, string_literal
-from hotdata_retrieval.lint.rules.base import Fix, Report, Rule
+from hotdata_retrieval.lint.parsing import render
+from hotdata_retrieval.lint.rules.base import Edit, Fix, FixContext, Report, Rule
 from hotdata_retrieval.plan.names import is_bare_identifier
 
 __all__ = ["RULES", "strftime_template"]
@@ -166,11 +167,16 @@ def _defined_names(analysis: Analysis) -> set[str]:
 
 
 def _lowercase(identifier: exp.Identifier) -> Fix:
+    """Replace the quoted name with its lower-case form (unquoted when it can be)."""
     lowered = identifier.name.lower()
 
-    def apply() -> None:
-        identifier.set("this", lowered)
-        identifier.set("quoted", not is_bare_identifier(lowered))
+    def apply(context: FixContext) -> list[Edit] | None:
+        bounds = context.bounds(identifier)
+        if bounds is None or bounds[0] != bounds[1]:
+            return None
+        token = context.tokens[bounds[0]]
+        text = render(exp.Identifier(this=lowered, quoted=not is_bare_identifier(lowered)))
+        return [Edit(token.start, token.end + 1, text)]
 
     return apply
 

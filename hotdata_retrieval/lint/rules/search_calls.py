@@ -8,6 +8,7 @@ with the ranking column (``score``, ``_distance``) unsorted; only ``ORDER BY sco
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.tokenizer_core import TokenType
 
 from hotdata_retrieval.compile.compiler import column as column_node
 from hotdata_retrieval.lint.findings import Severity
@@ -24,7 +25,8 @@ from hotdata_retrieval.lint.model import (
     order_keys,
     string_literal,
 )
-from hotdata_retrieval.lint.rules.base import Fix, Report, Rule
+from hotdata_retrieval.lint.parsing import render
+from hotdata_retrieval.lint.rules.base import Edit, Fix, FixContext, Report, Rule
 
 __all__ = ["RULES"]
 
@@ -78,15 +80,99 @@ def _add_order(analysis: Analysis, select: exp.Select, source: SearchSource) -> 
             return None
     descending = source.function.descending
 
-    def apply() -> None:
+    def apply(context: FixContext) -> list[Edit] | None:
         key = exp.Ordered(
             this=column_node(score, source.alias),
             desc=descending,
             nulls_first=descending,
         )
-        select.set("order", exp.Order(expressions=[key]))
+        return _insert_order(context, select, source, render(exp.Order(expressions=[key])))
 
     return apply
+
+
+_CUT_KEYWORDS = (TokenType.LIMIT, TokenType.OFFSET, TokenType.FETCH)
+_SELECT_ENDS = (TokenType.UNION, TokenType.INTERSECT, TokenType.EXCEPT, TokenType.SEMICOLON)
+
+
+def _cut_keywords(context: FixContext, select: exp.Select) -> list[int] | None:
+    """The token indexes of ``select``'s ``LIMIT``/``OFFSET``/``FETCH`` keywords (empty when
+    it has none), or ``None`` when one cannot be placed."""
+    found: list[int] = []
+    for count in (limit_expression(select), offset_expression(select)):
+        if count is None:
+            continue
+        bounds = context.bounds(count)
+        if bounds is None:
+            return None
+        keyword = next(
+            (
+                index  # LIMIT n, OFFSET n, FETCH FIRST n
+                for index in range(bounds[0] - 1, max(bounds[0] - 3, -1), -1)
+                if context.tokens[index].token_type in _CUT_KEYWORDS
+            ),
+            None,
+        )
+        if keyword is None:
+            return None
+        found.append(keyword)
+    return found
+
+
+def _select_tail(context: FixContext, call: exp.Expr) -> tuple[int, int] | None:
+    """The token indexes of the ``FROM`` before ``call`` and of the last token of the select
+    it belongs to (scanning on from the call to the bracket that closes the select, a set
+    operation or the end), or ``None`` when ``call`` does not directly follow ``FROM``."""
+    bounds = context.bounds(call)
+    tokens = context.tokens
+    if bounds is None or bounds[0] == 0 or tokens[bounds[0] - 1].token_type != TokenType.FROM:
+        return None
+    depth = 0
+    last = bounds[0]
+    for index in range(bounds[0], len(tokens)):
+        kind = tokens[index].token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+            if depth < 0:
+                break
+        elif depth == 0 and kind in _SELECT_ENDS:
+            break
+        last = index
+    return bounds[0] - 1, last
+
+
+def _insert_order(
+    context: FixContext, select: exp.Select, source: SearchSource, clause: str
+) -> list[Edit] | None:
+    """Place the ``ORDER BY``: just before the ``LIMIT``/``OFFSET``, laid out like it (on a
+    line of its own when the ``LIMIT`` is); without one, at the end of the select — on a line
+    of its own, indented like the ``FROM``, when the statement spans several lines and only
+    comments follow on that line, else after a space."""
+    tokens = context.tokens
+    keywords = _cut_keywords(context, select)
+    if keywords is None:
+        return None
+    if keywords:
+        keyword = min(keywords)
+        at = tokens[keyword].start
+        before = context.gap(keyword - 1) if keyword > 0 else ""
+        separator = before[len(before.rstrip()) :] or " "
+        return [Edit(at, at, clause + separator)]
+    tail = _select_tail(context, source.call)
+    if tail is None:
+        return None
+    from_keyword, last = tail
+    end = tokens[last].end + 1
+    if any(character in "\r\n" for character in context.sql[tokens[0].start : end]):
+        line_end = context.line_end_after(end)
+        if line_end is not None:
+            following = context.sql[line_end : line_end + 2]
+            newline = "\r\n" if following == "\r\n" else following[:1] or context.newline
+            indent = context.indentation(from_keyword)
+            return [Edit(line_end, line_end, newline + indent + clause)]
+    return [Edit(end, end, " " + clause)]
 
 
 def unsorted_results(analysis: Analysis, report: Report) -> None:
@@ -183,8 +269,14 @@ def _add_k(
     if analysis.sources(select) != [source] or select.args.get("where") is not None:
         return None
 
-    def apply() -> None:
-        source.call.append("expressions", exp.Literal.number(k))
+    arguments = source.call.expressions
+
+    def apply(context: FixContext) -> list[Edit] | None:
+        bounds = context.bounds(arguments[-1])
+        if bounds is None:
+            return None
+        end = context.tokens[bounds[1]].end + 1
+        return [Edit(end, end, f", {k}")]
 
     return apply
 
@@ -240,8 +332,14 @@ def unqualified_search_table(analysis: Analysis, report: Report) -> None:
         completed = str(source.table)
         literal = arguments[0]
 
-        def apply(literal: exp.Expr = literal, completed: str = completed) -> None:
-            literal.replace(exp.Literal.string(completed))
+        def apply(
+            context: FixContext, literal: exp.Expr = literal, completed: str = completed
+        ) -> list[Edit] | None:
+            bounds = context.bounds(literal)
+            if bounds is None or bounds[0] != bounds[1]:
+                return None
+            token = context.tokens[bounds[0]]
+            return [Edit(token.start, token.end + 1, render(exp.Literal.string(completed)))]
 
         report(
             literal,
