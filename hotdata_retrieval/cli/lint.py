@@ -6,13 +6,21 @@ Standard output carries the findings (``--format text``: one line each,
 objects). With ``--fix`` it carries the fixed SQL instead (text) or ``{"sql", "applied",
 "findings"}`` (json), and the findings left over go to standard error. Exit codes:
 :data:`EXIT_CLEAN`, :data:`EXIT_FINDINGS`, :data:`EXIT_ERROR`.
+
+``--fix --write`` changes only the fixed statements' text: the file is read as bytes (no
+newline translation), a UTF-8 byte order mark is kept, and the result is written to a
+temporary file in the same directory, flushed to disk and renamed over the original
+(:func:`write_atomically`), so a failed write leaves the original as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 import sys
+import tempfile
 from typing import Any, NoReturn
 
 import click
@@ -30,7 +38,7 @@ from hotdata_retrieval.lint import (
 from hotdata_retrieval.lint import lint as lint_sql
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA
 
-__all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "lint"]
+__all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "lint", "write_atomically"]
 
 EXIT_CLEAN = 0
 """No findings (with ``--fix``: none left after fixing)."""
@@ -43,6 +51,7 @@ EXIT_ERROR = 2
 message with its line and column on standard error)."""
 
 _STDIN = "-"
+_BOM = "\ufeff"
 
 
 def _parse_codes(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -78,17 +87,54 @@ def _fail(message: str) -> NoReturn:
 
 
 def _read_source(source: str) -> str:
+    """The text of ``source`` exactly as stored: decoded from UTF-8 with no newline
+    translation (``\\r\\n`` and a lone ``\\r`` stay as they are)."""
     try:
         if source == _STDIN:
-            text = sys.stdin.buffer.read().decode("utf-8")
+            data = sys.stdin.buffer.read()
         else:
-            with open(source, encoding="utf-8") as handle:
-                text = handle.read()
+            with open(source, "rb") as handle:
+                data = handle.read()
+        return data.decode("utf-8")
     except OSError as error:
         _fail(f"cannot read {source!r}: {error.strerror or error}")
     except UnicodeDecodeError as error:
         _fail(f"{_display(source)} is not UTF-8 text: {error.reason}")
-    return text
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """Replace the file at ``path`` with ``data`` atomically: write a temporary file in the
+    same directory, flush and ``fsync`` it, give it the original's permission bits, then
+    ``os.replace`` it over the original (the target of a symbolic link, when ``path`` is
+    one). On failure the temporary file is removed and the original is untouched.
+
+    Raises:
+        OSError: the file cannot be read, written, synced or replaced (``ENOSPC`` on a full
+            disk, ``EACCES`` ...).
+    """
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target)
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable, where supported
+        directory_descriptor = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(directory_descriptor)
+        finally:
+            os.close(directory_descriptor)
 
 
 def _display(source: str) -> str:
@@ -228,6 +274,8 @@ def lint_command(ctx: click.Context, /, **params: Any) -> None:
     if params["write"] and source == _STDIN:
         raise click.UsageError("--write needs a FILE, not stdin", ctx=ctx)
     sql = _read_source(source)
+    bom = _BOM if sql.startswith(_BOM) else ""  # kept on write; not part of the SQL
+    sql = sql[len(bom) :]
     path = _display(source)
     try:
         if params["apply_fixes"]:
@@ -246,10 +294,9 @@ def lint_command(ctx: click.Context, /, **params: Any) -> None:
     if params["apply_fixes"]:
         if params["write"] and result.changed:
             try:
-                with open(source, "w", encoding="utf-8") as handle:
-                    handle.write(result.sql)
+                write_atomically(source, (bom + result.sql).encode("utf-8"))
             except OSError as error:
-                _fail(f"cannot write {source!r}: {error.strerror or error}")
+                _fail(f"cannot write {source!r}: {error.strerror or error}; the file is unchanged")
         if params["output_format"] == "json":
             payload = {
                 "sql": result.sql,
