@@ -39,7 +39,7 @@ from hotdata_retrieval.engines.hotdata import (
     route_search,
 )
 from hotdata_retrieval.engines.local import LocalEngine
-from hotdata_retrieval.engines.results import SearchResult
+from hotdata_retrieval.engines.results import SearchResult, executed_plan
 from hotdata_retrieval.lint.catalog import IndexStatus
 from hotdata_retrieval.routing import TableIndexes, VectorIndex
 from tests.hotdata_api import FakeHotdataApi
@@ -127,7 +127,7 @@ def _search_once(fake: FakeHotdataApi, engine: HotdataEngine, plan: SearchPlan) 
     assert counts == {"POST /v1/query": 1}, counts
     statement = fake.queries[-1]
     assert ";" not in statement
-    assert result.sql == to_sql(plan)
+    assert result.sql == statement == to_sql(executed_plan(plan))  # the statement that ran
     return result
 
 
@@ -159,7 +159,7 @@ def test_semantic_search_over_a_provider_backed_index_lets_the_engine_embed(
         result = _search_once(fake, engine, plan)
     assert "vector_search('default.public.kb', 'body', 'refund invoice', 4)" in fake.queries[-1]
     assert result.hits == local.search(plan).hits
-    distances = [hit.score for hit in result]
+    distances = [hit.distance for hit in result]
     assert len(distances) == 4 and distances == sorted(distances)
 
 

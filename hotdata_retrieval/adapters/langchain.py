@@ -384,7 +384,7 @@ class HotdataRetriever(BaseRetriever):
         metadata: dict[str, Any] = {
             column: value for column, value in hit.columns.items() if column != content
         }
-        metadata[plan.result_columns[0]] = hit.score
+        metadata[plan.result_columns[0]] = hit.ranking_value
         for name, branch in zip(plan.branch_names, plan.branches):
             rank_column, raw_column = debug_columns(name, branch)
             metadata[rank_column] = hit.branches[name].rank

@@ -492,7 +492,7 @@ class SearchToolkit:
         used, warnings, extra = self._k(k)
         plan = self._plan(route.mode, query, used, self._embed_query())
         result = self.engine.search(plan)
-        rows = [{**hit.columns, route.ranked_by: hit.score} for hit in result]
+        rows = [{**hit.columns, route.ranked_by: hit.ranking_value} for hit in result]
         return envelope(
             rows,
             tool=tool,

@@ -82,7 +82,7 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
                         "key": hit.key,
                         "ticket": hit.columns["ticket"],
                         "title": hit.columns["title"],
-                        "score": hit.score,
+                        result.ranked_by.lstrip("_"): hit.ranking_value,
                     }
                     for hit in result
                 ]

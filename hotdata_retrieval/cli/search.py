@@ -20,6 +20,8 @@ from hotdata_retrieval.routing import SearchMode, plan_search
 __all__ = ["render_hits", "search"]
 
 _PREVIEW_CHARACTERS = 90
+_COMMENT_WIDTH = 200
+"""Columns of the hits table written as SQL comments (``--explain`` into a file or pipe)."""
 
 
 def _filter(texts: Sequence[str]) -> Predicate | None:
@@ -44,7 +46,10 @@ def render_hits(result: SearchResult, *, title: str | None = None, ranks: bool =
     table = Table(title=title, title_justify="left", expand=False)
     table.add_column("#", justify="right", style="dim")
     table.add_column("key", justify="right")
-    table.add_column("score", justify="right")
+    table.add_column(
+        "score (higher is better)" if result.descending else "distance (lower is nearer)",
+        justify="right",
+    )
     first = result.hits[0] if result.hits else None
     columns = [c for c in (first.columns if first else {}) if first and c != "id"]
     branch_names = list(first.branches) if first else []
@@ -54,7 +59,8 @@ def render_hits(result: SearchResult, *, title: str | None = None, ranks: bool =
     for column in columns:
         table.add_column(column, overflow="fold")
     for position, hit in enumerate(result.hits, start=1):
-        score = "-" if hit.score is None else f"{hit.score:.4f}"
+        value = hit.ranking_value
+        score = "-" if value is None else f"{value:.4f}"
         cells = [str(position), str(hit.key), score]
         if ranks:
             cells.extend(
@@ -66,10 +72,10 @@ def render_hits(result: SearchResult, *, title: str | None = None, ranks: bool =
     return table
 
 
-def _hit_json(hit: Any) -> dict[str, Any]:
+def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     return {
         "key": hit.key,
-        "score": hit.score,
+        ranked_by.lstrip("_"): hit.ranking_value,
         "columns": dict(hit.columns),
         "branches": {
             name: {"rank": branch.rank, "raw_score": branch.raw_score}
@@ -154,17 +160,33 @@ def search(
         document: dict[str, Any] = {
             "table": str(indexes.table),
             "branches": list(plan.branch_names),
-            "hits": [_hit_json(hit) for hit in result],
+            "ranked_by": result.ranked_by.lstrip("_"),
+            "order": "descending" if result.descending else "ascending",
+            "hits": [_hit_json(hit, result.ranked_by) for hit in result],
         }
         if explain:
             document["sql"] = result.sql
         click.echo(json.dumps(document, indent=2, default=str))
         return
     console = Console()
+    hits = render_hits(result, ranks=explain or plan.fusion is not None)
+    if explain and not console.is_terminal:
+        # Written to a file or a pipe: the statement exactly as it ran, then the hits as SQL
+        # comments, so the output is a SQL script that hdq lint (or the engine) can read.
+        click.echo(f"{result.sql};")
+        if result.hits:
+            capture = Console(width=_COMMENT_WIDTH, no_color=True, highlight=False)
+            with capture.capture() as captured:
+                capture.print(hits)
+            for line in captured.get().rstrip("\n").split("\n"):
+                click.echo(f"-- {line}".rstrip())
+        else:
+            click.echo("-- no results")
+        return
     if explain:
-        console.print(result.sql, markup=False, highlight=False)
+        console.print(result.sql, markup=False, highlight=False, soft_wrap=True)
         console.print()
     if not result.hits:
         click.echo("no results", err=True)
         return
-    console.print(render_hits(result, ranks=explain or plan.fusion is not None))
+    console.print(hits)

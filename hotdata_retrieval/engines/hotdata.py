@@ -39,7 +39,7 @@ import attrs
 
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.results import SearchResult, hits_from_rows
+from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.lint.catalog import IndexCatalog, IndexEntry, IndexKind
 from hotdata_retrieval.plan.filters import Predicate
@@ -825,16 +825,12 @@ class HotdataEngine:
         Raises:
             HotdataApiError: the engine's own message — a missing table, column or index.
         """
-        requested = plan.projection
-        columns = requested if plan.key_column in requested else (plan.key_column, *requested)
-        internal = attrs.evolve(
-            plan, columns=columns, include_branch_scores=plan.fusion is not None
-        )
-        statement = to_sql(internal)
+        executed = executed_plan(plan)
+        statement = to_sql(executed)
         result = self._execute(statement)
         missing = [
             name
-            for name in (*internal.projection, *internal.result_columns)
+            for name in (*executed.projection, *executed.result_columns)
             if name not in result.columns
         ]
         if missing:
@@ -844,7 +840,7 @@ class HotdataEngine:
                 sql=statement,
             )
         rows = [dict(zip(result.columns, row)) for row in result.rows]
-        return SearchResult(hits=hits_from_rows(internal, requested, rows), sql=to_sql(plan))
+        return search_result(plan, executed, rows, statement)
 
 
 def _resolve_database(client: HotdataClient, database: str | ManagedDatabase) -> _ResolvedDatabase:

@@ -7,9 +7,17 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
 
-__all__ = ["BranchScore", "SearchHit", "SearchResult", "hits_from_rows"]
+__all__ = [
+    "BranchScore",
+    "SearchHit",
+    "SearchResult",
+    "executed_plan",
+    "hits_from_rows",
+    "search_result",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -30,27 +38,45 @@ class BranchScore:
 class SearchHit:
     """One result row.
 
+    A hit carries either a score or a distance, never a distance under the name of a score:
+
     Attributes:
         key: the row's key (the plan's ``key_column``).
         columns: the requested table columns, by name (the key included if requested).
-        score: the fused RRF score (higher is better) for a fusion; for a single branch its
-            raw score (BM25 ``score``, higher is better, or ``_distance``, lower is nearer),
-            ``None`` for a row whose vector is NULL (it has no distance; such rows come last).
+        score: higher is better — the fused score of a fusion, or a single text branch's BM25
+            score; ``None`` for a single vector branch.
+        distance: lower is nearer — a single vector branch's distance (the engine's
+            ``_distance``); ``None`` otherwise.
         branches: per branch name, its rank and raw score.
     """
 
     key: Any
     columns: Mapping[str, Any]
-    score: float | None
+    score: float | None = None
+    distance: float | None = None
     branches: Mapping[str, BranchScore]
+
+    @property
+    def ranking_value(self) -> float | None:
+        """The value the hits are ordered by: :attr:`score` (descending) or :attr:`distance`
+        (ascending)."""
+        return self.distance if self.score is None else self.score
 
 
 @attrs.frozen(kw_only=True)
 class SearchResult:
-    """The hits of one search, best first, with the SQL that produced them."""
+    """The hits of one search, best first, with the SQL that produced them.
+
+    Attributes:
+        hits: best first.
+        sql: the statement.
+        ranked_by: the engine's name of the ranking value: ``score`` (higher is better) or
+            ``_distance`` (lower is nearer).
+    """
 
     hits: tuple[SearchHit, ...]
     sql: str
+    ranked_by: str = "score"
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.hits)
@@ -63,20 +89,38 @@ class SearchResult:
         """The hits' keys, best first."""
         return [hit.key for hit in self.hits]
 
+    @property
+    def descending(self) -> bool:
+        """Whether higher values rank first (a score) rather than lower (a distance)."""
+        return self.ranked_by != "_distance"
+
 
 def hits_from_rows(
     plan: SearchPlan, requested: tuple[str, ...], rows: list[dict[str, Any]]
 ) -> tuple[SearchHit, ...]:
     """Turn result rows of ``plan`` (compiled with the key projected and, for a fusion, with
-    branch scores included) into hits carrying only the ``requested`` columns."""
+    branch scores included) into hits carrying only the ``requested`` columns.
+
+    A row of a single vector branch whose distance is NULL (its vector is NULL) is no
+    candidate and is left out; the SQL sorts such rows after every row with a distance, so
+    leaving them out never leaves a gap (``docs/sql-shapes.md``, "Undefined distances").
+    """
     names = plan.branch_names
     hits = []
+    single = plan.fusion is None
     for position, row in enumerate(rows, start=plan.offset + 1):
-        if plan.fusion is None:
+        score: float | None = None
+        distance: float | None = None
+        if single:
             branch = plan.branches[0]
             raw = row[branch.raw_score_column]
+            if raw is None and not branch.higher_is_better:
+                continue
             branches = {names[0]: BranchScore(rank=position, raw_score=raw)}
-            score = raw
+            if branch.higher_is_better:
+                score = None if raw is None else float(raw)
+            else:
+                distance = float(raw)
         else:
             branches = {}
             for name, branch in zip(names, plan.branches):
@@ -88,13 +132,46 @@ def hits_from_rows(
                 branches[name] = BranchScore(
                     rank=None if rank is None else int(rank), raw_score=row[raw_column]
                 )
-            score = row["score"]
+            score = None if row["score"] is None else float(row["score"])
         hits.append(
             SearchHit(
                 key=row[plan.key_column],
                 columns={column: row[column] for column in requested},
-                score=None if score is None else float(score),
+                score=score,
+                distance=distance,
                 branches=branches,
             )
         )
     return tuple(hits)
+
+
+def executed_plan(plan: SearchPlan) -> SearchPlan:
+    """The plan an engine runs for :meth:`search`: ``plan`` with its key projected and, for a
+    fusion, each branch's rank and raw score included — unless a projected column is named
+    like one of those debug columns (say ``text_rank``), in which case the user's column wins
+    and branch ranks are not reported. Every engine expands a plan through this one function,
+    so engines cannot differ in what they accept."""
+    requested = plan.projection
+    columns = requested if plan.key_column in requested else (plan.key_column, *requested)
+    try:
+        return attrs.evolve(plan, columns=columns, include_branch_scores=plan.fusion is not None)
+    except PlanError:
+        return attrs.evolve(plan, columns=columns)
+
+
+def search_result(
+    plan: SearchPlan, executed: SearchPlan, rows: list[dict[str, Any]], statement: str
+) -> SearchResult:
+    """The typed result of running ``executed`` (from :func:`executed_plan`) for ``plan``.
+
+    Args:
+        plan: the caller's plan (its projection is what each hit carries).
+        executed: the plan that ran.
+        rows: the result rows, as mappings of column name to value.
+        statement: the SQL that ran (:attr:`SearchResult.sql`).
+    """
+    return SearchResult(
+        hits=hits_from_rows(executed, plan.projection, rows),
+        sql=statement,
+        ranked_by=plan.result_columns[0],
+    )

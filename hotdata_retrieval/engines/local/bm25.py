@@ -1,10 +1,14 @@
 """BM25 over one text column of one table, backed by tantivy.
 
-The index stores each row's position (its rowid) and the column's text, analysed by tantivy's
-own analyzer: the ``simple`` tokenizer (split on non-alphanumeric characters), lower-casing,
-English stop words and the English (Snowball) stemmer. Query text goes through the same
-analyzer and becomes a disjunction of term queries, so user text is never parsed as tantivy
-query syntax (``crash: "x`` is just words). tantivy scores with BM25 (k1 = 1.2, b = 0.75).
+The index stores each row's position (its rowid) and the column's text, analysed in two
+steps: Unicode normalization — NFKC, then case folding (Python's ``unicodedata`` and
+``str.casefold``), so a decomposed ``é`` (NFD), a full-width ``fox`` (U+FF46...) or a
+ligature ``fi`` (U+FB01) is the same text as its composed, half-width or plain form — then
+tantivy's own analyzer: the ``simple`` tokenizer (split on non-alphanumeric characters),
+lower-casing, English stop words and the English (Snowball) stemmer. Query text goes through
+the same two steps and becomes a disjunction of term queries, so user text is never parsed as
+tantivy query syntax (``crash: "x`` is just words). tantivy scores with BM25 (k1 = 1.2,
+b = 0.75).
 
 The Hotdata engine's own analyzer is not public (engine contract §0); this one is documented
 here so that local scores are reproducible.
@@ -13,13 +17,14 @@ here so that local scores are reproducible.
 from __future__ import annotations
 
 import shutil
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
 import tantivy
 
-__all__ = ["ANALYZER_NAME", "Bm25Index", "build_bm25_index"]
+__all__ = ["ANALYZER_NAME", "Bm25Index", "build_bm25_index", "normalize_text"]
 
 ANALYZER_NAME = "hdq_english"
 _ROWID = "rowid"
@@ -35,6 +40,15 @@ def _analyzer() -> tantivy.TextAnalyzer:
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )
+
+
+def normalize_text(text: str) -> str:
+    """The analyzer's first step, at index and query time alike: NFKC, then case folding.
+
+    >>> normalize_text("Cafe\u0301 \uff26\uff2f\uff38 \ufb01sh")
+    'café fox fish'
+    """
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def _schema() -> tantivy.Schema:
@@ -57,7 +71,7 @@ def build_bm25_index(directory: Path, texts: Iterable[str | None]) -> None:
             continue
         document = tantivy.Document()
         document.add_unsigned(_ROWID, rowid)
-        document.add_text(_TEXT, text)
+        document.add_text(_TEXT, normalize_text(text))
         writer.add_document(document)
     writer.commit()
     writer.wait_merging_threads()
@@ -75,7 +89,7 @@ class Bm25Index:
 
     def terms(self, text: str) -> list[str]:
         """The analysed terms of ``text`` (empty for only punctuation or stop words)."""
-        return list(self._analyzer.analyze(text))
+        return list(self._analyzer.analyze(normalize_text(text)))
 
     def search(self, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The top ``k`` rows for ``text``: ``(rowids, scores)`` in rowid order.

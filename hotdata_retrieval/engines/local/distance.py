@@ -24,6 +24,7 @@ __all__ = [
     "DimensionMismatchError",
     "cached_vector_matrix",
     "distance_udf_arrays",
+    "query_distances",
     "vector_matrix",
 ]
 
@@ -71,6 +72,25 @@ def cached_vector_matrix(
         matrix, valid = vector_matrix(name, vectors.combine_chunks(), "column")
         cached = cache[name] = (matrix, np.flatnonzero(valid))
     return cached
+
+
+def query_distances(name: str, matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Distance function ``name`` from each row of ``matrix`` to one ``query`` vector.
+
+    A matrix with no columns comes from a column that holds no vector at all (an empty table,
+    or NULL in every row): every row is then without a distance (NaN), whatever the query.
+
+    Raises:
+        DimensionMismatchError: the query's length differs from the matrix's rows.
+    """
+    if matrix.shape[1] == 0:
+        return np.full(matrix.shape[0], np.nan)
+    if query.shape[0] != matrix.shape[1]:
+        raise DimensionMismatchError(
+            f"{name}: query vector length ({query.shape[0]}) must match column "
+            f"dimensionality ({matrix.shape[1]})"
+        )
+    return DISTANCE_KERNELS[name](matrix, np.broadcast_to(query, matrix.shape))
 
 
 def _pair(name: str, left: pa.Array, right: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

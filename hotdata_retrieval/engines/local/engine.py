@@ -59,12 +59,13 @@ from hotdata_retrieval.engines.local.distance import (
     DISTANCE_KERNELS,
     cached_vector_matrix,
     distance_udf_arrays,
+    query_distances,
 )
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.streaming import DeadlineExceeded, stream_batches
 from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
-from hotdata_retrieval.engines.results import SearchResult, hits_from_rows
+from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.filters import predicate_columns
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
@@ -734,19 +735,10 @@ class LocalEngine:
         """
         self._refresh()
         self._check_plan(plan)
-        requested = plan.projection
-        columns = requested if plan.key_column in requested else (plan.key_column, *requested)
-        try:
-            internal = attrs.evolve(
-                plan, columns=columns, include_branch_scores=plan.fusion is not None
-            )
-        except PlanError:
-            # A projected column is named like a debug column (say ``text_rank``): keep the
-            # user's column; branch ranks are then not reported.
-            internal = attrs.evolve(plan, columns=columns)
-        statement = to_sql(internal)
+        executed = executed_plan(plan)
+        statement = to_sql(executed)
         rows = self.sql(statement).to_pylist()
-        return SearchResult(hits=hits_from_rows(internal, requested, rows), sql=to_sql(plan))
+        return search_result(plan, executed, rows, statement)
 
     def _check_plan(self, plan: SearchPlan) -> None:
         entry = self._entry(plan.table)
@@ -827,8 +819,7 @@ class LocalEngine:
             loaded.vectors, vector.name, loaded.data.column(vector.name)
         )
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
-        queries = np.broadcast_to(query_vector, (matrix.shape[0], query_vector.shape[0]))
-        distances = DISTANCE_KERNELS["cosine_distance"](matrix, queries)
+        distances = query_distances("cosine_distance", matrix, query_vector)
         # The k nearest rows that have a vector; a tie at the k-th place is cut by rowid.
         order = present[np.lexsort((present, distances[present]))]
         rowids = np.sort(order[: min(k, order.shape[0])])

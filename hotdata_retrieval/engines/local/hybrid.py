@@ -33,10 +33,10 @@ from datafusion.catalog import Table
 from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.engines.local.distance import (
-    DISTANCE_KERNELS,
     DimensionMismatchError,
     cached_vector_matrix,
     distance_udf_arrays,
+    query_distances,
 )
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.fusion import reciprocal_rank_fusion
@@ -569,6 +569,5 @@ class HybridSearch:
             loaded.vectors, vector.name, loaded.data.column(vector.name)
         )
         query = np.asarray(embedder.embed_query(call.query_text), dtype=np.float64)
-        queries = np.broadcast_to(query, (matrix.shape[0], query.shape[0]))
-        distances = DISTANCE_KERNELS["cosine_distance"](matrix, queries)
+        distances = query_distances("cosine_distance", matrix, query)
         return np.asarray(distances.astype(np.float32))
