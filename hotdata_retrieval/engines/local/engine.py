@@ -43,6 +43,7 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
@@ -528,6 +529,8 @@ class LocalEngine:
         )
         if key is not None:
             _check_key(data, key)
+        for name in data.column_names:
+            _check_vector_column(data, name, key)
         texts = tuple(normalize_identifier(c, label="text column") for c in load.text_columns)
         embeds = tuple(normalize_identifier(c, label="embed column") for c in load.embed_columns)
         for column in (*texts, *embeds):
@@ -911,6 +914,55 @@ def _check_key(data: pa.Table, key: str) -> None:
         raise EngineError(f"key column '{key}' has {values.null_count} NULL values")
     if len(values.unique()) != len(values):
         raise EngineError(f"key column '{key}' is not unique")
+
+
+def _is_vector_type(kind: pa.DataType) -> bool:
+    return (
+        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    ) and (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type))
+
+
+def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
+    """A vector column (a list of numbers) must hold, in every non-NULL row, a non-empty
+    vector of finite numbers, all of one length: otherwise a distance is undefined (NaN or
+    infinity would rank first or last at random, a length mismatch fails every search), so the
+    load is refused naming the row. A NULL row is allowed: it has no distance and is never a
+    candidate."""
+    kind = data.schema.field(column).type
+    if not _is_vector_type(kind):
+        return
+    values = data.column(column).combine_chunks()
+    valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    lengths = pc.list_value_length(values).to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(valid)
+    if not rows.size:
+        return
+
+    def name_row(row: int) -> str:
+        if key is None:
+            return f"row {row}"
+        return f"row {row} ({key} = {data.column(key)[row].as_py()!r})"
+
+    empty = rows[lengths[rows] == 0]
+    if empty.size:
+        raise EngineError(f"column '{column}': {name_row(int(empty[0]))} holds an empty vector")
+    other = rows[lengths[rows] != lengths[rows[0]]]
+    if other.size:
+        raise EngineError(
+            f"column '{column}': {name_row(int(other[0]))} has {int(lengths[other[0]])} "
+            f"dimensions, {name_row(int(rows[0]))} has {int(lengths[rows[0]])}; every vector "
+            "of a column must have the same length"
+        )
+    flat = np.asarray(
+        pc.list_flatten(values).to_numpy(zero_copy_only=False), dtype=np.float64
+    ).reshape(-1, int(lengths[rows[0]]))
+    finite = np.isfinite(flat).all(axis=1)
+    if not finite.all():
+        row = int(rows[int(np.argmin(finite))])
+        raise EngineError(
+            f"column '{column}': {name_row(row)} holds NaN or an infinite value; a distance "
+            "to it would be undefined"
+        )
 
 
 def _check_text_column(data: pa.Table, column: str) -> None:

@@ -532,7 +532,8 @@ class HybridSearch:
         """
         rowids = np.flatnonzero(passes)
         if call.query_vector is None:
-            distances = self._semantic_distances(call, loaded, full_name)
+            distances, with_vector = self._semantic_distances(call, loaded, full_name)
+            rowids = np.intersect1d(rowids, with_vector, assume_unique=True)
             return rowids, distances[rowids]
         metric = call.metric or DistanceMetric.COSINE
         vectors = loaded.data.column(call.vector_column).combine_chunks()
@@ -555,7 +556,9 @@ class HybridSearch:
 
     def _semantic_distances(
         self, call: HybridSearchCall, loaded: LoadedTable, full_name: str
-    ) -> np.ndarray:
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The distance of every row to the embedded query text, and the rowids that have a
+        vector (a NULL text has none, and is no candidate)."""
         entry = loaded.entry
         vector = entry.vector_for_source(call.vector_column)
         assert vector is not None  # checked by _vector_column_of
@@ -565,9 +568,9 @@ class HybridSearch:
                 f"column '{call.vector_column}' was embedded by '{vector.model}'; "
                 "open the engine with that embedder"
             )
-        matrix, _ = cached_vector_matrix(
+        matrix, present = cached_vector_matrix(
             loaded.vectors, vector.name, loaded.data.column(vector.name)
         )
         query = np.asarray(embedder.embed_query(call.query_text), dtype=np.float64)
         distances = query_distances("cosine_distance", matrix, query)
-        return np.asarray(distances.astype(np.float32))
+        return np.asarray(distances.astype(np.float32)), present

@@ -1,0 +1,296 @@
+"""Right answers on hostile data, on every path: the CTE form and the native ``hybrid_search``
+on the local engine, the reference fusion, the agent tools, the retriever and ``hdq search``.
+
+Each test names the kind of fault it pins (issue "Right answers on hostile data").
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from hotdata_retrieval import (
+    Bm25Search,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+    to_sql,
+)
+from hotdata_retrieval.adapters.langchain import HotdataRetriever
+from hotdata_retrieval.adapters.toolkit import SearchToolkit
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.embed import HashingEmbedder
+from hotdata_retrieval.engines.local import EngineError, LocalEngine
+from hotdata_retrieval.lint import lint
+from hotdata_retrieval.spec.native import HOTDATA_NATIVE
+
+EMBEDDER = HashingEmbedder(dimensions=8)
+
+
+def _engine() -> LocalEngine:
+    return LocalEngine(embedder=EMBEDDER)
+
+
+# -- empty inputs ----------------------------------------------------------------------------
+
+
+def _sources(table: str) -> list[Any]:
+    text = Bm25Search(table=table, column="body", query_text="fox")
+    semantic = VectorSearch(table=table, column="body", query_text="fox")
+    nearest = NearestNeighborSearch(
+        table=table, column="body_embedding", query_vector=EMBEDDER.embed_query("fox")
+    )
+    return [
+        text,
+        semantic,
+        nearest,
+        ReciprocalRankFusion(branches=[text, semantic]),
+        ReciprocalRankFusion(branches=[text, nearest]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def empty_engine() -> Iterator[LocalEngine]:
+    with _engine() as engine:
+        engine.load_table(
+            "empty",
+            pa.table({"id": pa.array([], pa.int64()), "body": pa.array([], pa.string())}),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        engine.load_table(
+            "nulls",
+            pa.table({"id": [1, 2, 3], "body": pa.array([None, None, None], pa.string())}),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        yield engine
+
+
+@pytest.mark.parametrize("table", ["empty", "nulls"])
+@pytest.mark.parametrize("position", range(5))
+def test_an_empty_table_or_all_null_texts_give_an_empty_result_on_every_form(
+    empty_engine: LocalEngine, table: str, position: int
+) -> None:
+    plan = SearchPlan(source=_sources(table)[position])
+    assert empty_engine.search(plan).hits == ()
+    rows = empty_engine.sql(to_sql(plan)).to_pylist()
+    if isinstance(plan.source, NearestNeighborSearch):
+        # The fast-path shape cannot filter NULL vectors out without leaving the index's
+        # plan: their NULL distances sort last, and search() leaves them out.
+        assert all(row["_distance"] is None for row in rows)
+    else:
+        assert rows == []
+    if plan.fusion is not None:
+        assert empty_engine.sql(to_sql(plan, HOTDATA_NATIVE)).num_rows == 0
+
+
+@pytest.mark.parametrize("table", ["empty", "nulls"])
+def test_the_agent_tools_and_the_retriever_answer_an_empty_table_with_nothing(
+    empty_engine: LocalEngine, table: str
+) -> None:
+    toolkit = SearchToolkit(empty_engine, table=table)
+    assert toolkit.search_text("fox")["rows"] == []
+    assert toolkit.search_semantic("fox")["rows"] == []
+    for mode in ("text", "semantic", "hybrid"):
+        retriever = HotdataRetriever(engine=empty_engine, table=table, mode=mode)
+        assert retriever.invoke("fox") == []
+
+
+def test_hdq_search_on_an_empty_table_says_no_results(tmp_path: Path) -> None:
+    source = tmp_path / "docs.parquet"
+    pq.write_table(
+        pa.table({"id": ["1", "2"], "body": pa.array([None, None], pa.string())}), source
+    )
+    database = tmp_path / "db"
+    runner = CliRunner()
+    loaded = runner.invoke(
+        main, ["load", str(source), "--database", str(database), "--embedder", "hashing"]
+    )
+    assert loaded.exit_code == 0, loaded.stderr
+    for mode in ("text", "semantic", "hybrid"):
+        result = runner.invoke(
+            main, ["search", "fox", "--table", "docs", "--mode", mode, "--database", str(database)]
+        )
+        assert result.exit_code == 0, result.stderr
+        assert "no results" in result.stderr
+
+
+# -- vectors that make a distance undefined -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("vectors", "message"),
+    [
+        ([[1.0, 2.0], [1.0]], r"row 1 \(id = 'b'\) has 1 dimensions, row 0 \(id = 'a'\) has 2"),
+        ([[1.0, float("nan")], [1.0, 2.0]], r"row 0 \(id = 'a'\) holds NaN or an infinite"),
+        ([[1.0, 2.0], [float("inf"), 2.0]], r"row 1 \(id = 'b'\) holds NaN or an infinite"),
+        ([[1.0, 2.0], [-float("inf"), 2.0]], r"row 1 \(id = 'b'\) holds NaN or an infinite"),
+        ([[], [1.0]], r"row 0 \(id = 'a'\) holds an empty vector"),
+    ],
+)
+def test_a_stored_vector_that_makes_a_distance_undefined_is_refused_at_load(
+    vectors: list[list[float]], message: str
+) -> None:
+    with _engine() as engine, pytest.raises(EngineError, match=message):
+        engine.load_table(
+            "v", pa.table({"id": ["a", "b"], "emb": pa.array(vectors, pa.list_(pa.float64()))})
+        )
+
+
+def test_a_null_vector_is_no_candidate_on_any_path() -> None:
+    with _engine() as engine:
+        engine.load_table(
+            "v",
+            pa.table(
+                {
+                    "id": [1, 2, 3],
+                    "body": ["red fox", "fox den", "fox"],
+                    "emb": pa.array([[1.0, 0.0], None, [0.0, 1.0]], pa.list_(pa.float32())),
+                }
+            ),
+            text_columns=["body"],
+        )
+        nearest = NearestNeighborSearch(table="v", column="emb", query_vector=[1.0, 0.0])
+        text = Bm25Search(table="v", column="body", query_text="fox")
+        single = engine.search(SearchPlan(source=nearest))
+        assert single.keys == [1, 3]
+        assert [hit.distance for hit in single] == pytest.approx([0.0, 1.0])
+        fused = SearchPlan(source=ReciprocalRankFusion(branches=[text, nearest]))
+        ranks = {hit.key: hit.branches["nearest"].rank for hit in engine.search(fused)}
+        assert ranks[2] is None and sorted(r for r in ranks.values() if r) == [1, 2]
+        native = engine.sql(to_sql(fused, HOTDATA_NATIVE)).to_pylist()
+        assert {row["id"] for row in native} == {1, 2, 3}  # 2 through its text branch only
+
+
+# -- Unicode forms --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("document", "query"),
+    [
+        ("café crème", unicodedata.normalize("NFD", "café")),
+        (unicodedata.normalize("NFD", "café crème"), "café"),
+        ("red fox", "\uff52\uff45\uff44 \uff26\uff2f\uff38"),  # full-width RED FOX
+        ("\uff46\uff4f\uff58 den", "fox"),
+        ("the \ufb01le", "file"),  # the fi ligature
+        ("STRASSE", "straße"),
+    ],
+)
+def test_text_matches_across_unicode_forms(document: str, query: str) -> None:
+    with _engine() as engine:
+        engine.load_table(
+            "u",
+            pa.table({"id": [1, 2], "body": [document, "unrelated words"]}),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        text = Bm25Search(table="u", column="body", query_text=query)
+        assert engine.search(SearchPlan(source=text)).keys == [1]
+        fused = SearchPlan(
+            source=ReciprocalRankFusion(
+                branches=[text, VectorSearch(table="u", column="body", query_text=query)]
+            )
+        )
+        native = engine.sql(to_sql(fused, HOTDATA_NATIVE)).to_pylist()
+        assert native[0]["id"] == 1
+
+
+# -- scores and labels ----------------------------------------------------------------------
+
+
+def test_a_single_vector_result_names_its_distance(tmp_path: Path) -> None:
+    with _engine() as engine:
+        engine.load_table(
+            "d",
+            pa.table({"id": [1, 2, 3], "body": ["red fox", "blue sky", "fox den"]}),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        result = engine.search(
+            SearchPlan(source=VectorSearch(table="d", column="body", query_text="fox"))
+        )
+        assert result.ranked_by == "_distance" and not result.descending
+        assert all(hit.score is None and hit.distance is not None for hit in result)
+        distances = [hit.distance for hit in result]
+        assert distances == sorted(distances)
+        fused = engine.search(
+            SearchPlan(
+                source=ReciprocalRankFusion(
+                    branches=[
+                        Bm25Search(table="d", column="body", query_text="fox"),
+                        VectorSearch(table="d", column="body", query_text="fox"),
+                    ]
+                )
+            )
+        )
+        assert fused.ranked_by == "score" and fused.descending
+        assert all(hit.distance is None and hit.score is not None for hit in fused)
+
+
+def test_hdq_search_labels_a_distance_in_table_and_json(tmp_path: Path) -> None:
+    source = tmp_path / "docs.jsonl"
+    rows = [{"id": str(i), "body": f"fox number {i}"} for i in range(5)]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    database = tmp_path / "db"
+    runner = CliRunner()
+    assert (
+        runner.invoke(
+            main, ["load", str(source), "--database", str(database), "--embedder", "hashing"]
+        ).exit_code
+        == 0
+    )
+    base = ["search", "fox", "--table", "docs", "--database", str(database)]
+    table = runner.invoke(main, [*base, "--mode", "semantic"])
+    assert "distance (lower is nearer)" in table.stdout
+    assert "score" not in table.stdout
+    document = json.loads(
+        runner.invoke(main, [*base, "--mode", "semantic", "--format", "json"]).stdout
+    )
+    assert document["ranked_by"] == "distance" and document["order"] == "ascending"
+    assert all("distance" in hit and "score" not in hit for hit in document["hits"])
+    fused = json.loads(runner.invoke(main, [*base, "--mode", "hybrid", "--format", "json"]).stdout)
+    assert fused["ranked_by"] == "score" and fused["order"] == "descending"
+
+
+# -- hdq search --explain when piped --------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["text", "semantic", "nearest", "hybrid"])
+def test_explain_into_a_file_is_the_exact_statement_and_lints_clean(
+    tmp_path: Path, mode: str
+) -> None:
+    source = tmp_path / "docs.jsonl"
+    rows = [{"id": str(i), "body": f"fox number {i} " + "word " * 30} for i in range(8)]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    database = tmp_path / "db"
+    runner = CliRunner()
+    assert (
+        runner.invoke(
+            main,
+            ["load", str(source), "--database", str(database), "--embedder", "hashing"],
+        ).exit_code
+        == 0
+    )
+    arguments = ["search", "fox", "--table", "docs", "--mode", mode, "--database", str(database)]
+    piped = runner.invoke(main, [*arguments, "--explain"])
+    assert piped.exit_code == 0, piped.stderr
+    statement = json.loads(
+        runner.invoke(main, [*arguments, "--explain", "--format", "json"]).stdout
+    )["sql"]
+    assert piped.stdout.startswith(statement + ";\n")  # not wrapped, not cut
+    assert all(line.startswith("-- ") for line in piped.stdout[len(statement) + 2 :].splitlines())
+    script = tmp_path / "f.sql"
+    script.write_text(piped.stdout)
+    assert lint(script.read_text()) == []
+    linted = runner.invoke(main, ["lint", str(script)])
+    assert linted.exit_code == 0, linted.stdout + linted.stderr
