@@ -69,13 +69,14 @@ def serve(
     sql: bool = True,
 ) -> None:
     """Build the server for ``table`` of ``engine`` and run it over stdio until the client
-    closes it."""
-    from hotdata_retrieval.adapters.mcp import create_server
+    closes it. Every request gets a reply, even a line that is not JSON or holds a lone
+    surrogate (see :func:`hotdata_retrieval.adapters.mcp.run_stdio`)."""
+    from hotdata_retrieval.adapters.mcp import create_server, run_stdio
 
     server = create_server(
         engine, table=table, k=k, max_rows=max_rows, name_prefix=name_prefix, sql=sql
     )
-    server.run("stdio")
+    run_stdio(server)
 
 
 @click.command("mcp")

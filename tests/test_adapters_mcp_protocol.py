@@ -1,0 +1,687 @@
+"""Malformed MCP requests, in process and over stdio: every one gets an error reply — a JSON-RPC
+error or a tool result with ``isError`` and a one-line message naming the bad argument — and
+the server answers the next call. Arguments are checked exactly as the listed input schema says.
+
+Over stdio the requests are written as raw JSON lines (the SDK's client cannot send a lone
+surrogate), and a reply that does not come within :data:`REPLY_TIMEOUT` fails the test rather
+than hanging it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("mcp")
+
+from jsonschema import Draft202012Validator
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+from mcp.server.mcpserver.exceptions import UnexpectedToolError
+
+from hotdata_retrieval.adapters import SearchToolkit
+from hotdata_retrieval.adapters.mcp import add_tools, create_server
+from hotdata_retrieval.cli.mcp import open_local_engine
+from hotdata_retrieval.embed import HashingEmbedder
+from hotdata_retrieval.engines.local import LocalEngine
+from tests.test_adapters_mcp import TOOLS, _load
+
+REPLY_TIMEOUT = 30.0
+"""Seconds a reply may take before the test fails (the server starts in about 4 s)."""
+
+SEARCH = "hotdata_search_text"
+SQL = "hotdata_execute_sql"
+MODES = ["auto", "legacy"]  # the SDK's client: per-request envelope, and initialize handshake
+
+
+def _tool_error(tool: str, message: str) -> str:
+    return f"Error executing tool {tool}: {message}"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("hdq")
+    with LocalEngine(directory, embedder=HashingEmbedder()) as engine:
+        _load(engine)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def engine(database: Path) -> Iterator[Any]:
+    local = open_local_engine(str(database), "docs")
+    yield local
+    local.close()
+
+
+@pytest.fixture(scope="module")
+def server(engine: Any) -> MCPServer:
+    return create_server(engine, table="docs", k=2, max_rows=4)
+
+
+# -- the faults --------------------------------------------------------------------------------
+
+# (tool, arguments, message after "Error executing tool <tool>: ") for the tool-level checks
+ARGUMENT_FAULTS = [
+    pytest.param(
+        SEARCH,
+        {"query": "crash", "k": True},
+        "argument 'k': Input should be a valid integer, got a boolean (true)",
+        id="k-true",
+    ),
+    pytest.param(
+        SEARCH,
+        {"query": "crash", "k": "5"},
+        "argument 'k': Input should be a valid integer, got a string (\"5\")",
+        id="k-numeric-string",
+    ),
+    pytest.param(
+        SEARCH,
+        {"query": "crash", "k": 1.5},
+        "argument 'k': Input should be a valid integer, got a number (1.5)",
+        id="k-fraction",
+    ),
+    pytest.param(
+        SEARCH,
+        {"query": "crash", "k": 0},
+        "argument 'k': Input should be greater than or equal to 1, got a number (0)",
+        id="k-zero",
+    ),
+    pytest.param(
+        SEARCH,
+        {"query": "crash", "k": [3]},
+        "argument 'k': Input should be a valid integer, got an array",
+        id="k-array",
+    ),
+    pytest.param(
+        SEARCH,
+        {"query": "crash", "limit": 3},
+        "unknown argument 'limit' (the arguments are 'query' and 'k')",
+        id="unknown-argument",
+    ),
+    pytest.param(
+        SQL,
+        {"sql": "SELECT 1", "k": 3},
+        "unknown argument 'k' (the arguments are 'sql')",
+        id="sql-unknown-argument",
+    ),
+    pytest.param(
+        SEARCH,
+        {"query": ["crash"]},
+        "argument 'query': Input should be a valid string, got an array",
+        id="query-array",
+    ),
+    pytest.param(
+        SQL,
+        {"sql": ""},
+        "argument 'sql': String should have at least 1 character, got a string (\"\")",
+        id="sql-empty",
+    ),
+    pytest.param(
+        SEARCH,
+        {"k": 2, "size": 1, "page": 2},
+        "missing argument 'query'; unknown arguments 'size', 'page' (the arguments are 'query' "
+        "and 'k')",
+        id="several-problems",
+    ),
+]
+
+# Lone surrogates reach the tool in process; over stdio the SDK cannot read the line at all.
+SURROGATE_FAULTS = [
+    pytest.param(
+        SEARCH,
+        {"query": "\ud800"},
+        "argument 'query' is not valid Unicode text: a lone surrogate (\\ud800) at character 0",
+        "params.arguments.query holds a lone surrogate (\\ud800), which is not Unicode text",
+        id="query",
+    ),
+    pytest.param(
+        SQL,
+        {"sql": "SELECT '\udc00'"},
+        "argument 'sql' is not valid Unicode text: a lone surrogate (\\udc00) at character 8",
+        "params.arguments.sql holds a lone surrogate (\\udc00), which is not Unicode text",
+        id="sql",
+    ),
+    pytest.param(
+        SEARCH,
+        {"query": "crash", "k": "\ud800"},
+        "argument 'k': Input should be a valid integer, got a string (\"\\ud800\")",
+        "params.arguments.k holds a lone surrogate (\\ud800), which is not Unicode text",
+        id="k",
+    ),
+    pytest.param(
+        SEARCH,
+        {"query": "crash", "\ud800": 1},
+        "unknown argument '\\ud800' (the arguments are 'query' and 'k')",
+        "params.arguments has a key, '\\ud800', holding a lone surrogate (\\ud800), which is "
+        "not Unicode text",
+        id="argument-name",
+    ),
+]
+
+
+# -- in process --------------------------------------------------------------------------------
+
+
+async def _answers_a_valid_call(client: Any) -> None:
+    result = await client.call_tool(SEARCH, {"query": "crash"})
+    assert result.is_error is False, result.content
+    assert result.structured_content["metadata"]["row_count"] == 2
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("tool", "arguments", "message"), ARGUMENT_FAULTS)
+async def test_a_bad_argument_is_a_one_line_tool_error(
+    server: MCPServer, mode: str, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    with anyio.fail_after(REPLY_TIMEOUT):
+        async with Client(server, mode=mode) as client:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error is True
+            assert result.structured_content is None
+            assert [block.text for block in result.content] == [_tool_error(tool, message)]
+            await _answers_a_valid_call(client)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("tool", "arguments", "message", "_wire"), SURROGATE_FAULTS)
+async def test_a_lone_surrogate_is_a_tool_error_at_the_tool(
+    server: MCPServer, tool: str, arguments: dict[str, Any], message: str, _wire: str
+) -> None:
+    # MCPServer.call_tool: the arguments reach the tool exactly as given
+    with pytest.raises(McpToolError) as raised:
+        await server.call_tool(tool, arguments)
+    assert not isinstance(raised.value, UnexpectedToolError)
+    assert str(raised.value) == _tool_error(tool, message)
+    async with Client(server) as client:
+        await _answers_a_valid_call(client)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message", "_wire"),
+    # The SDK's client sends a lone surrogate in a value as it is, but replaces one in an
+    # argument name before sending (that case is checked at the tool, above, and over stdio).
+    [fault for fault in SURROGATE_FAULTS if fault.id != "argument-name"],
+)
+async def test_a_lone_surrogate_is_a_tool_error_through_the_client(
+    server: MCPServer, mode: str, tool: str, arguments: dict[str, Any], message: str, _wire: str
+) -> None:
+    with anyio.fail_after(REPLY_TIMEOUT):
+        async with Client(server, mode=mode) as client:
+            result = await client.call_tool(tool, arguments)
+            assert result.is_error is True
+            assert [block.text for block in result.content] == [_tool_error(tool, message)]
+            await _answers_a_valid_call(client)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", MODES)
+async def test_k_null_is_the_default_and_a_whole_float_is_an_integer(
+    server: MCPServer, mode: str
+) -> None:
+    async with Client(server, mode=mode) as client:
+        default = await client.call_tool(SEARCH, {"query": "crash", "k": None})
+        whole = await client.call_tool(SEARCH, {"query": "crash", "k": 3.0})
+    assert default.is_error is False and default.structured_content["metadata"]["k"] == 2
+    assert whole.is_error is False and whole.structured_content["metadata"]["k"] == 3
+
+
+@pytest.mark.anyio
+async def test_the_listed_schemas_are_closed_and_strict(server: MCPServer) -> None:
+    async with Client(server) as client:
+        listed = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    assert sorted(listed) == sorted(TOOLS)
+    for name in (SEARCH, "hotdata_search_semantic"):
+        schema = listed[name]
+        assert schema["additionalProperties"] is False
+        assert schema["required"] == ["query"]
+        assert schema["properties"]["query"]["type"] == "string"
+        assert schema["properties"]["query"]["minLength"] == 1
+        assert schema["properties"]["k"]["anyOf"] == [
+            {"minimum": 1, "type": "integer"},
+            {"type": "null"},
+        ]
+        assert schema["properties"]["k"]["default"] is None
+    sql = listed[SQL]
+    assert (sql["additionalProperties"], sql["required"]) == (False, ["sql"])
+    assert sql["properties"]["sql"]["type"] == "string"
+    assert sql["properties"]["sql"]["minLength"] == 1
+    # the schema the server keeps is the one it lists
+    kept = {tool.name: tool.input_schema for tool in await server.list_tools()}
+    assert kept == listed
+
+
+@pytest.mark.anyio
+async def test_tools_added_to_a_server_of_ones_own_check_their_arguments(engine: Any) -> None:
+    own = MCPServer(name="mine")
+    add_tools(own, SearchToolkit(engine, table="docs", name_prefix="kb_"), sql=False)
+    async with Client(own) as client:
+        result = await client.call_tool("kb_search_text", {"query": "crash", "k": True})
+        listed = (await client.list_tools()).tools
+    message = "argument 'k': Input should be a valid integer, got a boolean (true)"
+    assert [block.text for block in result.content] == [_tool_error("kb_search_text", message)]
+    assert all(tool.input_schema["additionalProperties"] is False for tool in listed)
+
+
+@pytest.mark.anyio
+async def test_a_python_call_is_checked_the_same_way(server: MCPServer) -> None:
+    with pytest.raises(McpToolError) as raised:
+        await server.call_tool(SEARCH, {"query": "crash", "extra": 1})
+    assert str(raised.value) == _tool_error(
+        SEARCH, "unknown argument 'extra' (the arguments are 'query' and 'k')"
+    )
+
+
+# -- any arguments at all ----------------------------------------------------------------------
+
+_SURROGATES = st.sampled_from(["\ud800", "\udbff", "\udc00", "\udfff"])
+_TEXT = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=12),
+    st.sampled_from(["", " ", "crash", "5", "true", "null", "[1]", '{"k": 1}', "SELECT 1"]),
+    st.tuples(st.text(max_size=4), _SURROGATES, st.text(max_size=4)).map("".join),
+)
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-3, max_value=9),
+    st.floats(),
+    st.floats(min_value=-3, max_value=9).map(round).map(float),
+    _TEXT,
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(_TEXT, children, max_size=3)
+    ),
+    max_leaves=6,
+)
+_NAMES = st.one_of(st.sampled_from(["query", "k", "sql"]), _TEXT)
+_COUNTS = st.one_of(
+    st.none(), st.integers(min_value=-2, max_value=60), st.floats(-2, 60).map(round).map(float)
+)
+_CALLS = st.one_of(
+    # anything at all
+    st.tuples(st.sampled_from(TOOLS), st.dictionaries(_NAMES, _VALUES, max_size=4)),
+    st.tuples(
+        st.sampled_from(TOOLS),
+        st.fixed_dictionaries({"query": _VALUES}, optional={"k": _VALUES, "sql": _VALUES}),
+    ),
+    # close to what each tool takes, so that many calls run
+    st.tuples(
+        st.sampled_from(TOOLS[:2]),
+        st.fixed_dictionaries({"query": _TEXT}, optional={"k": st.one_of(_COUNTS, _SCALARS)}),
+    ),
+    st.tuples(st.just(SQL), st.fixed_dictionaries({"sql": _TEXT})),
+)
+
+
+class Schemas(dict[str, Draft202012Validator]):
+    """The listed input schema of each tool, as a JSON Schema validator."""
+
+    def __repr__(self) -> str:  # hypothesis prints the arguments of a failing example
+        return f"Schemas({sorted(self)})"
+
+
+@pytest.fixture(scope="module")
+def schemas(server: MCPServer) -> Schemas:
+    tools = anyio.run(server.list_tools)
+    return Schemas((tool.name, Draft202012Validator(tool.input_schema)) for tool in tools)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any(0xD800 <= ord(character) <= 0xDFFF for character in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False
+
+
+def _is_plain_json(value: Any) -> bool:
+    """No lone surrogate and no NaN or infinity: what the SDK's client sends unchanged."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_is_plain_json(k) and _is_plain_json(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_is_plain_json(item) for item in value)
+    return not _has_lone_surrogate(value)
+
+
+_ARGUMENT_PROBLEM = ("argument ", "unknown argument", "missing argument", "the arguments must")
+
+
+def _expected(schemas: Schemas, tool: str, arguments: Any) -> str:
+    """``refused``: the arguments break the listed schema or hold a lone surrogate;
+    ``answered``: a search runs on them; ``checked``: they pass, and the tool may still fail
+    (a SQL query that does not run; a query of spaces only, or with a NUL character, which the
+    search refuses)."""
+    if _has_lone_surrogate(arguments) or not schemas[tool].is_valid(arguments):
+        return "refused"
+    if tool != SQL and arguments["query"].strip() and "\x00" not in arguments["query"]:
+        return "answered"
+    return "checked"
+
+
+def _assert_reply(expected: str, tool: str, is_error: bool, text: str) -> None:
+    text.encode("utf-8")  # never a lone surrogate in a reply
+    problem = text.removeprefix(_tool_error(tool, ""))
+    if expected == "refused":
+        assert is_error, text
+        assert text.startswith(_tool_error(tool, "")), text
+        assert problem.startswith(_ARGUMENT_PROBLEM), text
+        assert "\n" not in text
+        return
+    assert not (is_error and problem.startswith(_ARGUMENT_PROBLEM)), text
+    if expected == "answered":
+        assert not is_error, text
+
+
+async def _at_the_tool(server: MCPServer, tool: str, arguments: Any) -> tuple[bool, str]:
+    try:
+        with anyio.fail_after(REPLY_TIMEOUT):
+            result = await server.call_tool(tool, arguments)
+    except McpToolError as error:
+        assert not isinstance(error, UnexpectedToolError), repr(error.__cause__)
+        return True, str(error)
+    (block,) = result.content
+    return bool(result.is_error), block.text
+
+
+async def _through_the_client(
+    server: MCPServer, mode: str, tool: str, arguments: Any
+) -> tuple[bool, str]:
+    with anyio.fail_after(REPLY_TIMEOUT):
+        async with Client(server, mode=mode) as client:
+            result = await client.call_tool(tool, arguments)
+    (block,) = result.content
+    return bool(result.is_error), block.text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(call=_CALLS, mode=st.sampled_from(MODES))
+def test_any_json_arguments_in_process_get_a_result_or_an_error_reply(
+    server: MCPServer,
+    schemas: Schemas,
+    call: tuple[str, dict[str, Any]],
+    mode: str,
+) -> None:
+    tool, arguments = call
+    expected = _expected(schemas, tool, arguments)
+    at_the_tool = anyio.run(_at_the_tool, server, tool, arguments)
+    _assert_reply(expected, tool, *at_the_tool)
+    if _is_plain_json(arguments):
+        assert anyio.run(_through_the_client, server, mode, tool, arguments) == at_the_tool
+
+
+# -- over stdio --------------------------------------------------------------------------------
+
+COMMAND = "from hotdata_retrieval.cli.mcp import mcp; mcp()"
+SERVED = ["--table", "docs", "--max-rows", "3"]
+
+
+class RawStdio:
+    """``hdq mcp`` as a subprocess, spoken to one raw line at a time."""
+
+    def __init__(self, database: Path, errors: IO[bytes]) -> None:
+        self.errors = errors
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", COMMAND, "--database", str(database), *SERVED],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.next_id = 0
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def send_line(self, text: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(text.encode("utf-8") + b"\n")
+        self.process.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        # json.dumps escapes a lone surrogate as \ud800, as a JavaScript client would
+        self.send_line(json.dumps(message))
+
+    def reply(self) -> dict[str, Any]:
+        try:
+            line = self.lines.get(timeout=REPLY_TIMEOUT)
+        except queue.Empty:
+            self.errors.flush()
+            pytest.fail(
+                f"no reply within {REPLY_TIMEOUT} s; the server's stderr ends: "
+                f"{Path(self.errors.name).read_text(errors='replace')[-2000:]}"
+            )
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def request_id(self) -> int:
+        self.next_id += 1
+        return self.next_id
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        request_id = self.request_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        reply = self.reply()
+        assert reply.get("id") == request_id, reply
+        return reply
+
+    def call(self, tool: str, arguments: Any) -> dict[str, Any]:
+        return self.request("tools/call", {"name": tool, "arguments": arguments})
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=REPLY_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def stdio(database: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawStdio]:
+    with (tmp_path_factory.mktemp("stdio") / "stderr.txt").open("w+b") as errors:
+        client = RawStdio(database, errors)
+        try:
+            initialized = client.request(
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            )
+            assert "result" in initialized, initialized
+            client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            yield client
+        finally:
+            client.close()
+    assert client.process.returncode == 0
+
+
+def _answers_a_valid_call_over_stdio(stdio: RawStdio) -> None:
+    reply = stdio.call(SEARCH, {"query": "crash"})
+    assert reply["result"]["isError"] is False
+    assert reply["result"]["structuredContent"]["metadata"]["k"] == 3
+
+
+def _tool_error_reply(request_id: int, tool: str, message: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "result": {
+            "content": [{"type": "text", "text": _tool_error(tool, message)}],
+            "isError": True,
+        },
+    }
+
+
+@pytest.mark.parametrize(("tool", "arguments", "message"), ARGUMENT_FAULTS)
+def test_a_bad_argument_over_stdio_is_a_one_line_tool_error(
+    stdio: RawStdio, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    reply = stdio.call(tool, arguments)
+    assert reply == _tool_error_reply(stdio.next_id, tool, message)
+    _answers_a_valid_call_over_stdio(stdio)
+
+
+@pytest.mark.parametrize(("tool", "arguments", "_message", "where"), SURROGATE_FAULTS)
+def test_a_lone_surrogate_over_stdio_is_a_json_rpc_error(
+    stdio: RawStdio, tool: str, arguments: dict[str, Any], _message: str, where: str
+) -> None:
+    reply = stdio.call(tool, arguments)
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": stdio.next_id,
+        "error": {"code": -32602, "message": f"Invalid params: {where}"},
+    }
+    _answers_a_valid_call_over_stdio(stdio)
+
+
+def test_k_null_over_stdio_is_the_default(stdio: RawStdio) -> None:
+    reply = stdio.call(SEARCH, {"query": "crash", "k": None})
+    assert reply["result"]["isError"] is False
+    assert reply["result"]["structuredContent"]["metadata"]["k"] == 3
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        pytest.param(
+            '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "\\ud800"}}',
+            {
+                "id": 7,
+                "code": -32602,
+                "message": "Invalid params: params.name holds a lone surrogate (\\ud800), "
+                "which is not Unicode text",
+            },
+            id="surrogate-in-tool-name",
+        ),
+        pytest.param(
+            '{"jsonrpc": "2.0", "id": 8, "method": "tools/\\udfff"}',
+            {
+                "id": 8,
+                "code": -32600,
+                "message": "Invalid Request: method holds a lone surrogate (\\udfff), which is "
+                "not Unicode text",
+            },
+            id="surrogate-in-method",
+        ),
+        pytest.param(
+            '{"jsonrpc": "2.0", "id": "a\\ud800", "method": "ping"}',
+            {
+                "id": None,
+                "code": -32600,
+                "message": "Invalid Request: id holds a lone surrogate (\\ud800), which is not "
+                "Unicode text",
+            },
+            id="surrogate-in-id",
+        ),
+        pytest.param(
+            '{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": '
+            '"hotdata_search_text", "arguments": {"query": "crash", "k": {"x": ["\\udc00"]}}}}',
+            {
+                "id": 9,
+                "code": -32602,
+                "message": "Invalid params: params.arguments.k.x[0] holds a lone surrogate "
+                "(\\udc00), which is not Unicode text",
+            },
+            id="surrogate-nested",
+        ),
+        pytest.param(
+            '{"jsonrpc": "2.0", "id": 10, "method": "ping"',
+            {
+                "id": None,
+                "code": -32700,
+                "message": "Parse error: Invalid JSON: EOF while parsing an object at line 1 "
+                "column 45",
+            },
+            id="not-json",
+        ),
+        pytest.param(
+            "[1, 2]",
+            {
+                "id": None,
+                "code": -32600,
+                "message": 'Invalid Request: not a JSON-RPC 2.0 request: it needs "jsonrpc": '
+                '"2.0", a string "method" and a string or integer "id"',
+            },
+            id="not-an-object",
+        ),
+        pytest.param(
+            '{"id": 11, "method": "ping"}',
+            {
+                "id": 11,
+                "code": -32600,
+                "message": 'Invalid Request: not a JSON-RPC 2.0 request: it needs "jsonrpc": '
+                '"2.0", a string "method" and a string or integer "id"',
+            },
+            id="no-jsonrpc-version",
+        ),
+    ],
+)
+def test_a_line_the_sdk_cannot_read_gets_a_json_rpc_error(
+    stdio: RawStdio, line: str, error: dict[str, Any]
+) -> None:
+    stdio.send_line(line)
+    expected_id = error.pop("id")
+    assert stdio.reply() == {"jsonrpc": "2.0", "id": expected_id, "error": error}
+    _answers_a_valid_call_over_stdio(stdio)
+
+
+def test_notifications_and_blank_lines_get_no_reply_even_when_malformed(stdio: RawStdio) -> None:
+    stdio.send_line('{"jsonrpc": "2.0", "method": "notifications/\\ud800"}')
+    stdio.send_line('{"jsonrpc": "2.0", "id": 99, "result": {"x": "\\ud800"}}')
+    stdio.send_line("   ")
+    # the next reply is the ping's: nothing answered the three lines before it
+    assert stdio.request("ping") == {"jsonrpc": "2.0", "id": stdio.next_id, "result": {}}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(call=_CALLS)
+def test_any_json_arguments_over_stdio_get_a_reply(
+    stdio: RawStdio, schemas: Schemas, call: tuple[str, dict[str, Any]]
+) -> None:
+    tool, arguments = call
+    reply = stdio.call(tool, arguments)  # NaN and Infinity go as such, surrogates as escapes
+    if _has_lone_surrogate(arguments):
+        assert reply["error"]["code"] == -32602, reply
+        assert reply["error"]["message"].startswith("Invalid params: params.arguments")
+        return
+    (block,) = reply["result"]["content"]
+    _assert_reply(
+        _expected(schemas, tool, arguments), tool, reply["result"]["isError"], block["text"]
+    )
