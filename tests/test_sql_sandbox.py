@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hotdata_retrieval.adapters.bounded import read_bounded
 from hotdata_retrieval.adapters.envelope import to_json
 from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
+from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import InvalidLimitError, SqlLimitError, SqlLimits
 from hotdata_retrieval.engines.local import LocalEngine
@@ -331,3 +332,61 @@ def test_the_langchain_sql_tool_cannot_copy_either(
     answer = unchecked.invoke({"sql": f"COPY (SELECT 1 AS a) TO '{places['drop']}/lc.csv'"})
     assert "read-only" in str(answer)
     _assert_untouched(engine, places, before)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda kit: kit.execute_sql("SELECT '\ud800'"), "sql is not valid Unicode"),
+        (lambda kit: kit.search_text("fox \udc00"), "query is not valid Unicode"),
+        (lambda kit: kit.search_semantic("fox \udc00"), "query is not valid Unicode"),
+        (lambda kit: kit.search_text("fox\x00"), "query must not contain a NUL byte"),
+    ],
+)
+def test_text_that_cannot_be_sent_is_a_tool_error_on_every_tool(call: Any, message: str) -> None:
+    with LocalEngine(embedder=HashingEmbedder(dimensions=8)) as engine:
+        engine.load_table(
+            "docs",
+            pa.table({"id": [1, 2], "body": ["red fox", "blue sky"]}),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        with pytest.raises(ToolError, match=message):
+            call(SearchToolkit(engine, table="docs"))
+
+
+def test_a_k_too_long_to_print_is_clamped_with_a_readable_warning(engine: LocalEngine) -> None:
+    result = SearchToolkit(engine, table="docs", max_rows=3).search_text("fox", k=10**5000)
+    assert len(result["rows"]) == 3
+    assert "k=a very large number" in result["metadata"]["warnings"][0]["message"]
+
+
+def test_hdq_mcp_passes_its_sql_limits_to_the_toolkit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import importlib
+
+    from hotdata_retrieval.cli import main
+
+    mcp_command = importlib.import_module("hotdata_retrieval.cli.mcp")
+
+    seen: dict[str, Any] = {}
+    monkeypatch.setitem(mcp_command.ENGINE_OPENERS, "local", lambda database, table: object())
+    monkeypatch.setattr(mcp_command, "serve", lambda engine, **options: seen.update(options))
+    result = CliRunner().invoke(
+        main,
+        [
+            "mcp",
+            "--table",
+            "docs",
+            "--sql-timeout",
+            "2.5",
+            "--sql-memory",
+            "64",
+            "--max-bytes",
+            "999",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert seen["sql_limits"] == SqlLimits(timeout_seconds=2.5, memory_bytes=64 * 1024 * 1024)
+    assert seen["max_bytes"] == 999

@@ -32,6 +32,7 @@ import sys
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
+from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
 from hotdata_retrieval.adapters.toolkit import (
     DEFAULT_MAX_ROWS,
     DEFAULT_NAME_PREFIX,
@@ -39,6 +40,7 @@ from hotdata_retrieval.adapters.toolkit import (
     SearchToolkit,
     ToolError,
 )
+from hotdata_retrieval.engines.limits import SqlLimits
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -346,6 +348,8 @@ def create_server(
     semantic: bool = True,
     sql: bool = True,
     read_only: bool = True,
+    sql_limits: SqlLimits | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     name: str = SERVER_NAME,
     log_level: str = "WARNING",
 ) -> "MCPServer":
@@ -356,7 +360,7 @@ def create_server(
 
     Raises:
         ImportError: the mcp SDK is not installed (the message says how to install it).
-        ToolError: a bad ``k`` or ``max_rows``.
+        ToolError: a bad ``k``, ``max_rows`` or ``max_bytes``.
         HotdataRetrievalError: the engine does not know the table, or an option does not fit.
     """
     server_class = _sdk()
@@ -371,6 +375,8 @@ def create_server(
         embedder=embedder,
         name_prefix=name_prefix,
         read_only=read_only,
+        sql_limits=sql_limits,
+        max_bytes=max_bytes,
     )
     server: MCPServer = server_class(
         name=name,

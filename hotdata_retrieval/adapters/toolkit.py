@@ -46,6 +46,7 @@ from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.lint import RULES_BY_CODE, Finding, IndexCatalog, format_finding
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import Bm25Search, SearchPlan, VectorSearch
+from hotdata_retrieval.plan.values import check_encodable, check_query_text
 from hotdata_retrieval.routing import SearchMode, TableIndexes, plan_search
 
 __all__ = [
@@ -472,15 +473,16 @@ class SearchToolkit:
         requested = _positive(k, "k")
         if requested <= self.max_rows:
             return requested, [], {}
+        shown = requested if requested < 10**18 else "a very large number"
         warning = ToolWarning(
             code="k_clamped",
             message=(
-                f"k={requested} is above this tool's ceiling of {self.max_rows}, so the "
+                f"k={shown} is above this tool's ceiling of {self.max_rows}, so the "
                 f"{self.max_rows} best rows were searched for instead. For counts or totals "
                 f"over every matching row, use {self.sql_tool_name}."
             ),
         )
-        return self.max_rows, [warning], {"k_requested": requested}
+        return self.max_rows, [warning], {"k_requested": min(requested, 2**63 - 1)}
 
     def _run_search(
         self, tool: str, route: SearchRoute | None, query: Any, k: Any
@@ -489,6 +491,10 @@ class SearchToolkit:
             raise ToolError(f"{tool} is not available: table {self.table} cannot be searched")
         if not isinstance(query, str) or not query.strip():
             raise ToolError("query must be non-empty text")
+        try:
+            check_query_text(query, label="query")
+        except PlanError as error:
+            raise ToolError(str(error)) from None
         used, warnings, extra = self._k(k)
         plan = self._plan(route.mode, query, used, self._embed_query())
         result = self.engine.search(plan)
@@ -537,6 +543,10 @@ class SearchToolkit:
 
         if not isinstance(sql, str) or not sql.strip():
             raise ToolError("sql must be a non-empty SQL query")
+        try:
+            check_encodable(sql, label="sql")
+        except PlanError as error:
+            raise ToolError(str(error)) from None
         warnings: list[Any] = []
         try:
             statements = parse_statements(sql)

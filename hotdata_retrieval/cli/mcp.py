@@ -18,8 +18,14 @@ from typing import Any
 
 import click
 
+from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
 from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS, DEFAULT_NAME_PREFIX
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.engines.limits import (
+    DEFAULT_MEMORY_BYTES,
+    DEFAULT_TIMEOUT_SECONDS,
+    SqlLimits,
+)
 
 __all__ = ["ENGINE_OPENERS", "EngineOpener", "mcp", "open_local_engine", "serve"]
 
@@ -67,6 +73,8 @@ def serve(
     max_rows: int = DEFAULT_MAX_ROWS,
     name_prefix: str = DEFAULT_NAME_PREFIX,
     sql: bool = True,
+    sql_limits: SqlLimits | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> None:
     """Build the server for ``table`` of ``engine`` and run it over stdio until the client
     closes it. Every request gets a reply, even a line that is not JSON or holds a lone
@@ -74,7 +82,14 @@ def serve(
     from hotdata_retrieval.adapters.mcp import create_server, run_stdio
 
     server = create_server(
-        engine, table=table, k=k, max_rows=max_rows, name_prefix=name_prefix, sql=sql
+        engine,
+        table=table,
+        k=k,
+        max_rows=max_rows,
+        name_prefix=name_prefix,
+        sql=sql,
+        sql_limits=sql_limits,
+        max_bytes=max_bytes,
     )
     run_stdio(server)
 
@@ -104,6 +119,29 @@ def serve(
 )
 @click.option("--no-sql", is_flag=True, help="Serve the search tools only.")
 @click.option(
+    "--sql-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT_SECONDS,
+    show_default=True,
+    metavar="SECONDS",
+    help="Cancel an agent's SQL query that runs longer.",
+)
+@click.option(
+    "--sql-memory",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MEMORY_BYTES // (1024 * 1024),
+    show_default=True,
+    metavar="MiB",
+    help="Working memory all agent SQL queries may hold at once; past it a query fails.",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_BYTES,
+    show_default=True,
+    help="The ceiling on a SQL reply's rows, as JSON text.",
+)
+@click.option(
     "--engine",
     "engine_name",
     type=click.Choice(sorted(ENGINE_OPENERS)),
@@ -119,6 +157,9 @@ def mcp(
     k: int | None,
     name_prefix: str,
     no_sql: bool,
+    sql_timeout: float,
+    sql_memory: int,
+    max_bytes: int,
     engine_name: str,
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
@@ -137,6 +178,10 @@ def mcp(
             max_rows=max_rows,
             name_prefix=name_prefix,
             sql=not no_sql,
+            sql_limits=SqlLimits(
+                timeout_seconds=sql_timeout, memory_bytes=sql_memory * 1024 * 1024
+            ),
+            max_bytes=max_bytes,
         )
     finally:
         close = getattr(engine, "close", None)

@@ -917,7 +917,7 @@ def _check_key(data: pa.Table, key: str) -> None:
 
 
 def _is_vector_type(kind: pa.DataType) -> bool:
-    return (
+    return bool(
         pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
     ) and (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type))
 
