@@ -185,11 +185,17 @@ class Hotdata(Postgres):
         }
 
         def paren_sql(self, expression: exp.Paren) -> str:
-            """Keep a short parenthesised expression on one line, even when pretty."""
+            """Keep a short parenthesised expression on one line, even when pretty.
+
+            A multi-line one is laid out as sqlglot's own ``paren_sql`` does, from the text
+            already rendered: rendering it a second time (by calling the parent method) made
+            each nested group cost twice its child, exponential in the filter's depth.
+            """
             inner = self.sql(expression, "this")
             if "\n" not in inner:
                 return f"({inner})"
-            return super().paren_sql(expression)  # type: ignore[no-any-return]
+            body = self.seg(self.indent(inner), sep="")
+            return f"({body}{self.seg(')', sep='')}"
 
 
 HOTDATA = register_dialect(
