@@ -17,7 +17,9 @@ The shapes, and why (engine contract §1-3, ``shared/reference/engine-contract.m
   (§2.2, §2.3).
 - fusion: one statement; each branch's hits in a CTE of the shape above, ranked outside it
   with ``ROW_NUMBER() OVER (ORDER BY raw, key ASC)``, combined by ``FULL OUTER JOIN`` on the
-  key, joined back to the base table, ordered by fused score DESC then key ASC (§3).
+  key (past :data:`JOIN_CHAIN_MAX_BRANCHES` branches, one ``LEFT JOIN`` per branch onto the
+  ``UNION`` of their keys, so the statement stays linear in the branch count), joined back to
+  the base table, ordered by fused score DESC then key ASC (§3).
 - native fusion: for a dialect whose profile names a ``native_hybrid_search`` function, a
   fusion of one text branch and one vector branch is one call of it, ordered by score DESC then
   key ASC (``docs/spec/hybrid_search.md``); any other plan keeps the CTE form.
@@ -55,6 +57,7 @@ from hotdata_retrieval.plan.search import (
 
 __all__ = [
     "HYBRID_DEBUG_COLUMNS",
+    "JOIN_CHAIN_MAX_BRANCHES",
     "Binder",
     "LiteralBinder",
     "PlanCompiler",
@@ -69,6 +72,21 @@ RANK_COLUMN = "branch_rank"
 
 FUSED = "fused"
 BASE = "base"
+FUSED_KEYS = "fused_keys"
+"""The CTE holding every candidate key once, in fusions of more than
+:data:`JOIN_CHAIN_MAX_BRANCHES` branches (no branch's CTE can take this name: theirs end in
+``_hits`` or ``_ranked``)."""
+
+JOIN_CHAIN_MAX_BRANCHES = 4
+"""Fusions of up to this many branches chain ``FULL OUTER JOIN``s; larger ones join a keys CTE.
+
+Joining branch *i* onto the chain needs ``ON COALESCE(<keys of branches 1..i-1>) = <key i>``:
+``n (n - 1) / 2`` key references for ``n`` branches, so the statement, and the time to build,
+render, parse and lint it, grows with the square of the branch count (400 branches wrote 2.2
+MB of SQL). Beyond four branches (six references, fewer than the ``2 n`` the keys form takes)
+the fused CTE selects ``FROM fused_keys``, the ``UNION`` of every branch's keys, and joins each
+ranked CTE to it with ``LEFT JOIN`` on the key: linear in the branch count, with the same rows
+and the same scores (the terms are added in the same order)."""
 
 HYBRID_DEBUG_COLUMNS = {
     "text": ("text_rank", "text_score"),
@@ -399,6 +417,8 @@ class PlanCompiler:
                     ),
                 )
             ctes.append(_cte(f"{name}_ranked", ranked))
+        if len(names) > JOIN_CHAIN_MAX_BRANCHES:
+            ctes.append(_cte(FUSED_KEYS, self._fused_keys(plan)))
         ctes.append(_cte(FUSED, self._fused(plan)))
 
         projection: list[exp.Expr] = [column(name, BASE) for name in plan.projection]
@@ -423,14 +443,32 @@ class PlanCompiler:
             offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
         )
 
+    def _fused_keys(self, plan: SearchPlan) -> exp.Query:
+        """``SELECT key FROM a_ranked UNION SELECT key FROM b_ranked UNION ...``: every
+        candidate key once (the keys CTE of a fusion past :data:`JOIN_CHAIN_MAX_BRANCHES`)."""
+        key = plan.key_column
+        selects = [
+            exp.Select(
+                expressions=[column(key)],
+                from_=exp.From(this=exp.Table(this=identifier(f"{name}_ranked"))),
+            )
+            for name in plan.branch_names
+        ]
+        union: exp.Query = selects[0]
+        for select in selects[1:]:
+            union = exp.Union(this=union, expression=select, distinct=True)
+        return union
+
     def _fused(self, plan: SearchPlan) -> exp.Select:
-        """``SELECT COALESCE(keys) AS key, Σ COALESCE(w / (k + rank), 0) AS score [, debug]``
-        over the ranked CTEs, FULL OUTER JOINed on the key."""
+        """``SELECT <key>, Σ COALESCE(w / (k + rank), 0) AS score [, debug]`` over the ranked
+        CTEs: FULL OUTER JOINed on the key (the key is the COALESCE of theirs) for up to
+        :data:`JOIN_CHAIN_MAX_BRANCHES` branches, else each LEFT JOINed to the keys CTE."""
         fusion = plan.fusion
         assert fusion is not None
         key = plan.key_column
         ranked = [f"{name}_ranked" for name in plan.branch_names]
         keys = [column(key, name) for name in ranked]
+        chained = len(ranked) <= JOIN_CHAIN_MAX_BRANCHES
 
         def coalesce(expressions: list[exp.Column]) -> exp.Expr:
             if len(expressions) == 1:
@@ -455,8 +493,9 @@ class PlanCompiler:
             score = term if score is None else exp.Add(this=score, expression=term)
         assert score is not None
 
+        fused_key = coalesce(keys) if chained else column(key, FUSED_KEYS)
         items: list[exp.Expr] = [
-            exp.Alias(this=coalesce(keys), alias=identifier(key)),
+            exp.Alias(this=fused_key, alias=identifier(key)),
             exp.Alias(this=score, alias=identifier("score")),
         ]
         if plan.include_branch_scores:
@@ -466,6 +505,19 @@ class PlanCompiler:
                 items.append(
                     exp.Alias(this=column(branch.raw_score_column, cte), alias=identifier(raw_name))
                 )
+        if not chained:
+            return exp.Select(
+                expressions=items,
+                from_=exp.From(this=exp.Table(this=identifier(FUSED_KEYS))),
+                joins=[
+                    exp.Join(
+                        this=exp.Table(this=identifier(cte)),
+                        side="LEFT",
+                        on=exp.EQ(this=column(key, cte), expression=column(key, FUSED_KEYS)),
+                    )
+                    for cte in ranked
+                ],
+            )
         joins = [
             exp.Join(
                 this=exp.Table(this=identifier(cte)),
@@ -603,5 +655,5 @@ def filter_text(predicate: Predicate, profile: DialectProfile) -> str:
     return str(dialect.generate(tree(predicate), copy=False))
 
 
-def _cte(name: str, select: exp.Select) -> exp.CTE:
+def _cte(name: str, select: exp.Query) -> exp.CTE:
     return exp.CTE(this=select, alias=exp.TableAlias(this=identifier(name)))
