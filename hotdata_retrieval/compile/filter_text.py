@@ -22,12 +22,14 @@ from __future__ import annotations
 import re
 from typing import Any, NoReturn
 
-import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, SqlglotError
+from sqlglot.tokenizer_core import Token, TokenType
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
+    MAX_FILTER_DEPTH,
     And,
     Comparison,
     ComparisonOperator,
@@ -226,11 +228,18 @@ def _is_null(node: exp.Is) -> IsNull:
 
 
 def _operands(node: exp.Connector, connective: type[exp.Connector]) -> list[exp.Expr]:
-    """The operands of a chain ``a AND b AND c``; a parenthesised group stays one operand."""
+    """The operands of a chain ``a AND b AND c``; a parenthesised group stays one operand.
+
+    sqlglot parses a chain of ``n`` operands into ``n - 1`` nested binary nodes, so they are
+    collected with an explicit stack: a 10,000-term chain is no deeper than a 2-term one.
+    """
     operands: list[exp.Expr] = []
-    for side in (node.this, node.expression):
+    pending: list[exp.Expr] = [node]
+    while pending:
+        side = pending.pop()
         if type(side) is connective:
-            operands.extend(_operands(side, connective))
+            pending.append(side.expression)
+            pending.append(side.this)
         else:
             operands.append(side)
     return operands
@@ -261,6 +270,50 @@ def _translate(node: exp.Expr) -> Predicate:
     if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)):
         _unsupported(node, "a constant is not a condition; compare a column with it")
     _unsupported(node)
+
+
+_OPEN = frozenset({TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.L_BRACE})
+_CLOSE = frozenset({TokenType.R_PAREN, TokenType.R_BRACKET, TokenType.R_BRACE})
+_BEFORE_PREFIX_NOT = frozenset({None, *_OPEN, TokenType.AND, TokenType.OR, TokenType.NOT})
+
+MAX_TEXT_NESTING = MAX_FILTER_DEPTH + 4
+"""How deep filter text may nest brackets and prefix ``NOT`` operators before it is parsed.
+
+sqlglot's parser is recursive descent: about 21 Python frames per parenthesised group and 10
+per ``NOT``, so text nested a few hundred deep would exhaust Python's stack inside the parser.
+A filter within :data:`~hotdata_retrieval.plan.filters.MAX_FILTER_DEPTH` nests no deeper than
+its depth when written with the fewest parentheses (as the compiler writes it); four spare
+levels allow redundant ones, such as a tool wrapping the whole filter in a pair or two. At
+this bound the parser needs about 430 frames."""
+
+
+def _nesting(tokens: list[Token]) -> int:
+    """How deep ``tokens`` nest: open brackets, plus the prefix ``NOT`` operators in force.
+
+    A prefix ``NOT`` binds tighter than ``AND`` and ``OR``, so it is in force until the next
+    ``AND``/``OR`` of its bracket level, or until that bracket closes; ``a NOT IN`` and
+    ``IS NOT NULL`` are not prefixes. One pass over the tokens.
+    """
+    negations = [0]  # prefix NOTs in force at each open bracket level
+    in_force = 0
+    deepest = 0
+    previous: TokenType | None = None
+    for token in tokens:
+        kind = token.token_type
+        if kind in _OPEN:
+            negations.append(0)
+        elif kind in _CLOSE:
+            if len(negations) > 1:
+                in_force -= negations.pop()
+        elif kind in (TokenType.AND, TokenType.OR):
+            in_force -= negations[-1]
+            negations[-1] = 0
+        elif kind is TokenType.NOT and previous in _BEFORE_PREFIX_NOT:
+            negations[-1] += 1
+            in_force += 1
+        deepest = max(deepest, len(negations) - 1 + in_force)
+        previous = kind
+    return deepest
 
 
 def _parse_error(text: str, error: SqlglotError) -> NoReturn:
@@ -312,14 +365,29 @@ def parse_filter(text: str) -> Predicate:
         )
     if text.strip() == "":
         raise PlanError(f"filter must not be empty, got {text!r}", field="filter", value=text)
+    dialect = Dialect.get_or_raise(_READ_DIALECT)
     try:
+        tokens = dialect.tokenize(text)
+        nesting = _nesting(tokens)
+        if nesting > MAX_TEXT_NESTING:
+            raise PlanError(
+                f"cannot parse filter {text!r}: it nests parentheses and NOTs {nesting} deep, "
+                f"at most {MAX_TEXT_NESTING} (the filter is nested too deeply: AND/OR/NOT "
+                f"may nest {MAX_FILTER_DEPTH} levels)",
+                field="filter",
+                value=text,
+            )
         statements = [
-            statement
-            for statement in sqlglot.parse(text, read=_READ_DIALECT)
-            if statement is not None
+            statement for statement in dialect.parser().parse(tokens, text) if statement is not None
         ]
     except SqlglotError as error:
         _parse_error(text, error)
+    except RecursionError:
+        # Only text outside the grammar gets here (e.g. thousands of unary minus signs or
+        # nested CASEs, which _nesting does not count): the parser ran out of stack.
+        raise PlanError(
+            f"cannot parse filter {text!r}: it is nested too deeply", field="filter", value=text
+        ) from None
     if len(statements) != 1:
         raise PlanError(
             f"filter {text!r} must be one expression, got {len(statements)} statements",

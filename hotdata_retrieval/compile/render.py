@@ -65,7 +65,8 @@ def _fields_of(cls: type) -> tuple[tuple[str, str | None], ...] | None:
     """``(name, mode)`` for each attrs field of ``cls`` (``None`` if not an attrs class).
 
     ``mode`` is ``None`` for a field that is part of the shape, else how its value binds:
-    a vector, query text, a literal, or each element of a tuple as a literal.
+    a vector, query text, a literal, or each element of a tuple as a literal. A field the
+    node derives itself (``init=False``, e.g. a filter's recorded depth) is left out.
     """
     try:
         return _FIELDS[cls]
@@ -75,6 +76,8 @@ def _fields_of(cls: type) -> tuple[tuple[str, str | None], ...] | None:
     if attrs.has(cls):
         described = []
         for field in attrs.fields(cls):
+            if not field.init:
+                continue
             mode: str | None = None
             if field.metadata.get("bound_each"):
                 mode = _EACH

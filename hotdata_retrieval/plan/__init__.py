@@ -10,6 +10,7 @@ from hotdata_retrieval.plan.document import (
     plan_to_document,
 )
 from hotdata_retrieval.plan.filters import (
+    MAX_FILTER_DEPTH,
     And,
     Comparison,
     ComparisonOperator,
@@ -21,6 +22,7 @@ from hotdata_retrieval.plan.filters import (
 )
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import (
+    MAX_FUSION_BRANCHES,
     Bm25Search,
     Branch,
     DistanceMetric,
@@ -31,6 +33,8 @@ from hotdata_retrieval.plan.search import (
 )
 
 __all__ = [
+    "MAX_FILTER_DEPTH",
+    "MAX_FUSION_BRANCHES",
     "PLAN_JSON_SCHEMA",
     "plan_from_document",
     "plan_to_document",

@@ -22,7 +22,11 @@ True
 
 Decoding is strict: an unknown key, a missing key or a value of the wrong JSON type raises
 :class:`~hotdata_retrieval.errors.PlanError` with a one-line message that names where in the
-document the bad value is (``branches[1].query_vector``, ``filter.and[0]``, ...).
+document the bad value is (``branches[1].query_vector``, ``filter.and[0]``, ...). So does a
+document past the plan's limits: more than
+:data:`~hotdata_retrieval.plan.search.MAX_FUSION_BRANCHES` branches, or a filter nested deeper
+than :data:`~hotdata_retrieval.plan.filters.MAX_FILTER_DEPTH`, refused before the rest of it is
+read.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import Any, NoReturn
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
+    MAX_FILTER_DEPTH,
     And,
     Comparison,
     ComparisonOperator,
@@ -41,10 +46,12 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    too_deep_message,
 )
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import (
     DEFAULT_RANK_CONSTANT,
+    MAX_FUSION_BRANCHES,
     Bm25Search,
     Branch,
     DistanceMetric,
@@ -161,9 +168,10 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
         "branches": {
             "type": "array",
             "minItems": 1,
+            "maxItems": MAX_FUSION_BRANCHES,
             "items": {"$ref": "#/$defs/branch"},
             "description": "One branch: a single-branch search. Two or more: their reciprocal "
-            "rank fusion.",
+            f"rank fusion (at most {MAX_FUSION_BRANCHES}).",
         },
         "fusion": {
             "description": "How two or more branches are fused; only with two or more "
@@ -198,7 +206,8 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
             "description": "Rows skipped before them.",
         },
         "filter": {
-            "description": "Applied inside every branch, before ranking. Null: no filter.",
+            "description": "Applied inside every branch, before ranking. Null: no filter. "
+            f"'and', 'or' and 'not' nest at most {MAX_FILTER_DEPTH} levels deep.",
             "anyOf": [{"$ref": "#/$defs/predicate"}, {"type": "null"}],
         },
         "key_column": {
@@ -544,11 +553,19 @@ def _branch(
         return VectorSearch(table=table, column=column, query_text=query_text, name=name)
 
 
-def _predicate(value: Any, where: str) -> Predicate:
+def _predicate(value: Any, where: str, depth: int = 0) -> Predicate:
+    """Decode the predicate at ``where``, under ``depth`` AND/OR/NOT objects.
+
+    A connective one level past :data:`MAX_FILTER_DEPTH` is refused before its operands are
+    read, so a document nested thousands deep costs no more than one at the limit.
+    """
     if not isinstance(value, Mapping):
         _fail(f"{where} must be an object, got {_json_type(value)}", field=where, value=value)
     connectives = [key for key in _CONNECTIVES if key in value]
     if connectives:
+        depth += 1
+        if depth > MAX_FILTER_DEPTH:
+            _fail(f"{where}: {too_deep_message(depth)}", field="filter", value=depth)
         if len(value) != 1:
             others = ", ".join(repr(key) for key in value if key != connectives[0])
             _fail(
@@ -559,7 +576,7 @@ def _predicate(value: Any, where: str) -> Predicate:
             )
         connective = connectives[0]
         if connective == "not":
-            return Not(operand=_predicate(value["not"], f"{where}.not"))
+            return Not(operand=_predicate(value["not"], f"{where}.not", depth))
         operands = _array(value[connective], f"{where}.{connective}")
         if len(operands) < 2:
             _fail(
@@ -568,7 +585,7 @@ def _predicate(value: Any, where: str) -> Predicate:
                 value=operands,
             )
         parsed = [
-            _predicate(operand, f"{where}.{connective}[{index}]")
+            _predicate(operand, f"{where}.{connective}[{index}]", depth)
             for index, operand in enumerate(operands)
         ]
         return And(operands=parsed) if connective == "and" else Or(operands=parsed)
@@ -660,6 +677,13 @@ def plan_from_document(
     raw_branches = _array(_required(document, "branches", "the plan document"), "branches")
     if not raw_branches:
         _fail("branches must hold at least one branch, got 0", field="branches", value=[])
+    if len(raw_branches) > MAX_FUSION_BRANCHES:
+        _fail(
+            f"branches holds {len(raw_branches)} branches; at most {MAX_FUSION_BRANCHES} "
+            "(MAX_FUSION_BRANCHES)",
+            field="branches",
+            value=len(raw_branches),
+        )
     branches = [
         _branch(
             value,
@@ -694,10 +718,7 @@ def plan_from_document(
             document["include_branch_scores"], "include_branch_scores"
         )
     if document.get("filter") is not None:
-        try:
-            options["filter"] = _predicate(document["filter"], "filter")
-        except RecursionError:
-            _fail("filter is nested too deeply", field="filter", value=None)
+        options["filter"] = _predicate(document["filter"], "filter")
     return SearchPlan(source=source, **options)
 
 

@@ -8,11 +8,19 @@ silently returns fewer rows (engine contract §3.3 item 11, hotdata-langchain
 An empty ``IN`` list matches no row and an empty ``NOT IN`` list matches every row (see
 :class:`InList`).
 
-Predicates compose with ``&``, ``|`` and ``~``:
+Predicates compose with ``&``, ``|`` and ``~``; chaining one connective extends one node
+rather than nesting a new one, so ``functools.reduce(operator.and_, predicates)`` gives one flat
+:class:`And`:
 
 >>> both = Comparison(column="lang", operator="=", value="en") & IsNull(column="deleted_at")
 >>> [type(operand).__name__ for operand in both.operands]
 ['Comparison', 'IsNull']
+>>> len((both & Comparison(column="year", operator=">", value=2020)).operands)
+3
+
+AND, OR and NOT nest at most :data:`MAX_FILTER_DEPTH` levels deep (``docs/plans.md``,
+"Limits"); a deeper filter is refused with :class:`~hotdata_retrieval.errors.PlanError` when it
+is built.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.values import LiteralValue, check_literal
 
 __all__ = [
+    "MAX_FILTER_DEPTH",
     "And",
     "Comparison",
     "ComparisonOperator",
@@ -35,8 +44,25 @@ __all__ = [
     "Not",
     "Or",
     "Predicate",
+    "filter_depth",
     "is_predicate",
+    "predicate_columns",
 ]
+
+MAX_FILTER_DEPTH = 16
+"""The deepest a filter may nest AND, OR and NOT: the most such nodes on one path from the root
+to a comparison (``a = 1`` is depth 0, ``a = 1 AND b = 2`` depth 1, ``NOT (a = 1 OR b = 2)``
+depth 2). Chaining one connective does not nest: ``a AND b AND c`` is one AND node.
+
+Why 16: a compiled filter is read back by recursive-descent code that spends Python stack per
+level — sqlglot's parser (``sqlglot.parse_one``, the linter ``hotdata_retrieval.lint.lint``,
+:func:`~hotdata_retrieval.compile.parse_filter`) about 21 frames per parenthesised AND/OR
+group, sqlglot's generator about 6, the plan's own walks 2 to 4. Measured with sqlglot 30.30,
+parsing alternating AND/OR groups fails at about 45 levels under Python's default limit of
+1,000 frames; at 16 levels parsing the compiled statement takes about 350 frames, leaving
+two-thirds of the stack to the caller, whatever it is. No real filter comes near: hand-written
+and generated ones nest a few levels, and Elasticsearch 7 capped bool queries at 20 levels for
+the same reason (``indices.query.bool.max_nested_depth``)."""
 
 
 class ComparisonOperator(str, enum.Enum):
@@ -74,16 +100,61 @@ class ComparisonOperator(str, enum.Enum):
 
 
 class _Composable:
-    """``&``, ``|`` and ``~`` for every predicate node."""
+    """``&``, ``|`` and ``~`` for every predicate node.
+
+    ``&`` of an :class:`And` (either side) extends its operands instead of nesting it, and
+    ``|`` of an :class:`Or` likewise: the same filter, one level shallower.
+    """
 
     def __and__(self, other: Predicate) -> And:
-        return And(operands=(self, other))
+        return And(operands=(*_spread(self, And), *_spread(other, And)))
 
     def __or__(self, other: Predicate) -> Or:
-        return Or(operands=(self, other))
+        return Or(operands=(*_spread(self, Or), *_spread(other, Or)))
 
     def __invert__(self) -> Not:
         return Not(operand=self)
+
+
+def _spread(value: Any, connective: type[And] | type[Or]) -> tuple[Any, ...]:
+    """The operands of ``value`` if it is a ``connective`` node, else ``(value,)``."""
+    if isinstance(value, connective):
+        return value.operands
+    return (value,)
+
+
+def filter_depth(predicate: Predicate) -> int:
+    """How deep ``predicate`` nests AND, OR and NOT (0 for a single comparison).
+
+    See :data:`MAX_FILTER_DEPTH`. Constant time: each node records its depth when it is built.
+
+    >>> a, b = Comparison(column="a", operator="=", value=1), IsNull(column="b")
+    >>> filter_depth(a), filter_depth(a & b), filter_depth(~(a | b))
+    (0, 1, 2)
+    """
+    if isinstance(predicate, (And, Or, Not)):
+        return predicate._depth
+    return 0
+
+
+def too_deep_message(depth: int) -> str:
+    """The message of the :class:`PlanError` for a filter ``depth`` levels deep."""
+    return (
+        f"filter is nested too deeply: AND/OR/NOT {depth} levels, at most {MAX_FILTER_DEPTH} "
+        "(MAX_FILTER_DEPTH); a chain of one connective is one level (a AND b AND c)"
+    )
+
+
+def _nested(operands: tuple[Predicate, ...]) -> int:
+    """The depth of a connective over ``operands``.
+
+    Raises:
+        PlanError: deeper than :data:`MAX_FILTER_DEPTH`.
+    """
+    depth = 1 + max(filter_depth(operand) for operand in operands)
+    if depth > MAX_FILTER_DEPTH:
+        raise PlanError(too_deep_message(depth), field="filter", value=depth)
+    return depth
 
 
 def _operator(value: Any) -> ComparisonOperator:
@@ -158,18 +229,39 @@ def _operands(values: Any) -> tuple[Predicate, ...]:
     return operands
 
 
+_DEPTH = attrs.field(init=False, eq=False, repr=False)
+"""A connective's nesting depth (:func:`filter_depth`), set once it is built."""
+
+
 @attrs.frozen(kw_only=True)
 class And(_Composable):
-    """All operands hold (two or more)."""
+    """All operands hold (two or more).
+
+    Raises:
+        PlanError: an operand is not a predicate, fewer than two operands, or the result nests
+            deeper than :data:`MAX_FILTER_DEPTH`.
+    """
 
     operands: tuple[Predicate, ...] = attrs.field(converter=_operands)
+    _depth: int = _DEPTH
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_depth", _nested(self.operands))
 
 
 @attrs.frozen(kw_only=True)
 class Or(_Composable):
-    """At least one operand holds (two or more)."""
+    """At least one operand holds (two or more).
+
+    Raises:
+        PlanError: as :class:`And`.
+    """
 
     operands: tuple[Predicate, ...] = attrs.field(converter=_operands)
+    _depth: int = _DEPTH
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_depth", _nested(self.operands))
 
 
 def check_predicate(value: Any) -> Predicate:
@@ -185,9 +277,18 @@ def check_predicate(value: Any) -> Predicate:
 
 @attrs.frozen(kw_only=True)
 class Not(_Composable):
-    """The operand does not hold."""
+    """The operand does not hold.
+
+    Raises:
+        PlanError: the operand is not a predicate, or the result nests deeper than
+            :data:`MAX_FILTER_DEPTH`.
+    """
 
     operand: Predicate = attrs.field(converter=check_predicate)
+    _depth: int = _DEPTH
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_depth", _nested((self.operand,)))
 
 
 Predicate = Comparison | InList | IsNull | And | Or | Not
@@ -200,9 +301,15 @@ def is_predicate(value: Any) -> bool:
 
 
 def predicate_columns(predicate: Predicate) -> set[str]:
-    """Every column a predicate reads."""
-    if isinstance(predicate, (And, Or)):
-        return set().union(*(predicate_columns(operand) for operand in predicate.operands))
-    if isinstance(predicate, Not):
-        return predicate_columns(predicate.operand)
-    return {predicate.column}
+    """Every column a predicate reads (one pass, no recursion)."""
+    columns: set[str] = set()
+    pending: list[Predicate] = [predicate]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (And, Or)):
+            pending.extend(node.operands)
+        elif isinstance(node, Not):
+            pending.append(node.operand)
+        else:
+            columns.add(node.column)
+    return columns
