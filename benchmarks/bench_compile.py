@@ -1,8 +1,10 @@
-"""Compile benchmark: a hybrid (BM25 + nearest-neighbour, RRF) plan against an f-string floor.
+"""Compile benchmark: a hybrid (BM25 + nearest-neighbour, RRF) plan against an f-string floor,
+and how compile time grows with pathological plans.
 
 Run from the repository root::
 
-    python benchmarks/bench_compile.py [--repeat N] [--write docs/benchmarks.md]
+    python benchmarks/bench_compile.py [--repeat N] [--rounds N] [--only floor|pathological]
+        [--write docs/benchmarks.md]
 
 Two contenders, measured side by side in one run, interleaved round by round (their order
 alternates each round, so machine noise lands on both alike), each call timed with
@@ -20,6 +22,13 @@ Reported: the median of each, and the median of the per-round ratios. For contex
 first (cold) ``to_sql`` call with the template cache cleared, and sqlglot parsing and
 rendering the same statement with the vector held as one literal node per component.
 
+Pathological plans (its own section of the report): the cold ``to_sql`` time (template cache
+cleared before each call, so the plan is compiled and rendered in full) of plans that grow in
+one direction — a filter of alternating AND/OR groups 1 to ``MAX_FILTER_DEPTH`` levels deep, a
+fusion of 1 to 1,000 branches, an OR of 1 to 1,000 comparisons — each set run side by side,
+interleaved round by round with a rotating order. Each size's cost per unit (predicate,
+branch, operand) is given as a ratio to the smallest size's: flat means linear.
+
 This script reports; it asserts nothing about time.
 """
 
@@ -27,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import random
 import statistics
 import sys
@@ -50,6 +60,14 @@ from hotdata_retrieval import (  # noqa: E402
     to_sql,
 )
 from hotdata_retrieval.compile import render  # noqa: E402
+from hotdata_retrieval.plan import (  # noqa: E402
+    MAX_FILTER_DEPTH,
+    MAX_FUSION_BRANCHES,
+    And,
+    Comparison,
+    Or,
+    Predicate,
+)
 
 DIMENSIONS = (384, 1536)
 TARGET_RATIO = 1.5
@@ -59,6 +77,11 @@ VECTOR_POOL = 8
 WARMUP = 200
 MARK_START = "<!-- compile-benchmark:start -->"
 MARK_END = "<!-- compile-benchmark:end -->"
+PATHOLOGICAL_START = "<!-- compile-pathological:start -->"
+PATHOLOGICAL_END = "<!-- compile-pathological:end -->"
+NESTING_LEVELS = tuple(sorted({1, 4, 8, MAX_FILTER_DEPTH}))
+BRANCH_COUNTS = (1, 10, 100, 1000)
+OR_WIDTHS = (1, 10, 100, 1000)
 
 
 # -- the contenders ------------------------------------------------------------------------
@@ -274,6 +297,189 @@ def context(dimension: int, rounds: int) -> dict[str, Any]:
     }
 
 
+# -- pathological plans ---------------------------------------------------------------------
+
+
+def comparison(index: int) -> Comparison:
+    return Comparison(column=f"c{index}", operator="=", value=index)
+
+
+def alternating_filter(levels: int) -> Predicate:
+    """``((c0 = 0 AND c1 = 1) OR c2 = 2) AND ...``: ``levels`` nested groups, ``levels + 1``
+    comparisons (the issue's shape)."""
+    predicate: Predicate = comparison(0)
+    for level in range(1, levels + 1):
+        connective = And if level % 2 else Or
+        predicate = connective(operands=[predicate, comparison(level)])
+    return predicate
+
+
+def text_branch(index: int = 0) -> Bm25Search:
+    return Bm25Search(table="docs", column="body", query_text=f"query {index}")
+
+
+def nesting_plan(levels: int) -> SearchPlan:
+    """A BM25 search filtered ``levels`` deep."""
+    return SearchPlan(source=text_branch(), filter=alternating_filter(levels))
+
+
+def fusion_plan(count: int) -> SearchPlan:
+    """``count`` BM25 branches fused (1: a single-branch search)."""
+    if count == 1:
+        return SearchPlan(source=text_branch())
+    return SearchPlan(
+        source=ReciprocalRankFusion(branches=[text_branch(index) for index in range(count)])
+    )
+
+
+def wide_plan(width: int) -> SearchPlan:
+    """A BM25 search filtered by an OR of ``width`` comparisons."""
+    if width == 1:
+        return SearchPlan(source=text_branch(), filter=comparison(0))
+    return SearchPlan(
+        source=text_branch(), filter=Or(operands=[comparison(index) for index in range(width)])
+    )
+
+
+def cold_side_by_side(
+    plans: Sequence[SearchPlan], rounds: int, *, collector: bool = True
+) -> list[list[int]]:
+    """Nanoseconds of a cold ``to_sql`` of each plan, ``rounds`` times, interleaved: each round
+    runs every plan once, starting one further along each round. Garbage is collected
+    (untimed) before each call; with ``collector`` false, Python's cyclic garbage collector is
+    otherwise paused for the whole run."""
+    clock = time.perf_counter_ns
+    samples: list[list[int]] = [[] for _ in plans]
+    for plan in plans:  # warm up sqlglot's and the library's own caches
+        clear_templates()
+        to_sql(plan)
+    gc.collect()
+    if not collector:
+        gc.disable()
+    try:
+        for round_index in range(rounds):
+            for offset in range(len(plans)):
+                position = (round_index + offset) % len(plans)
+                clear_templates()
+                gc.collect()  # untimed: no call pays for collecting another's garbage
+                start = clock()
+                to_sql(plans[position])
+                samples[position].append(clock() - start)
+    finally:
+        gc.enable()
+    clear_templates()
+    return samples
+
+
+def growth(
+    name: str,
+    unit: tuple[str, str],
+    sizes: Sequence[int],
+    plan_of: Callable[[int], SearchPlan],
+    units_of: Callable[[int], int],
+    rounds: int,
+) -> dict[str, Any]:
+    """Cold compile time of ``plan_of(size)`` for each size, its cost per unit, and that cost
+    as a ratio to the smallest size's; measured twice, the second time with the garbage
+    collector paused."""
+    plans = [plan_of(size) for size in sizes]
+    samples = cold_side_by_side(plans, rounds)
+    paused = [
+        statistics.median(times) for times in cold_side_by_side(plans, rounds, collector=False)
+    ]
+    rows = []
+    for size, plan, times, paused_ns in zip(sizes, plans, samples, paused):
+        units = units_of(size)
+        median = statistics.median(times) / 1000
+        rows.append(
+            {
+                "size": size,
+                "units": units,
+                "median_us": median,
+                "p25_us": _report.quantile(times, 0.25) / 1000,
+                "p75_us": _report.quantile(times, 0.75) / 1000,
+                "per_unit_us": median / units,
+                "paused_per_unit_us": paused_ns / 1000 / units,
+                "bytes": len(to_sql(plan).encode("utf-8")),
+            }
+        )
+    for row in rows:
+        row["ratio"] = row["per_unit_us"] / rows[0]["per_unit_us"]
+        row["paused_ratio"] = row["paused_per_unit_us"] / rows[0]["paused_per_unit_us"]
+    return {"name": name, "unit": unit, "rows": rows, "rounds": rounds}
+
+
+def pathological(rounds: int) -> list[dict[str, Any]]:
+    """The three growth series: nesting depth, fusion branches, OR width."""
+    print(f"pathological plans: {rounds} rounds per series, twice ...", file=sys.stderr)
+    return [
+        growth(
+            "Alternating AND/OR nesting",
+            ("predicate", "predicates"),
+            NESTING_LEVELS,
+            nesting_plan,
+            lambda levels: levels + 1,
+            rounds,
+        ),
+        growth(
+            "Fused BM25 branches",
+            ("branch", "branches"),
+            BRANCH_COUNTS,
+            fusion_plan,
+            lambda count: count,
+            rounds,
+        ),
+        growth(
+            "OR of comparisons",
+            ("operand", "operands"),
+            OR_WIDTHS,
+            wide_plan,
+            lambda width: width,
+            rounds,
+        ),
+    ]
+
+
+def pathological_report(series: list[dict[str, Any]], when: str) -> str:
+    lines = [
+        f"Measured {when} on {_report.machine('sqlglot')}; load average "
+        f"{_report.load_average()} at the start.",
+        f"Command: `{_report.command()}`, from the repository root.",
+        "",
+        "Cold `to_sql` (template cache cleared before each call): medians of "
+        f"{series[0]['rounds']} rounds per size, the sizes of a series interleaved round by "
+        "round. Per unit: the time divided by the predicates, branches or operands; ratio: "
+        "that over the smallest size's. "
+        "Paused: the same series run again with Python's garbage collector paused.",
+    ]
+    for entry in series:
+        unit, units = entry["unit"]
+        lines += [
+            "",
+            f"**{entry['name']}**",
+            "",
+            f"| size | {units} | median ms (25th to 75th percentile) | µs per {unit} | ratio "
+            f"| ratio, paused | SQL bytes per {unit} |",
+            "|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for row in entry["rows"]:
+            lines.append(
+                f"| {row['size']:,} | {row['units']:,} | {row['median_us'] / 1000:,.2f} "
+                f"({row['p25_us'] / 1000:,.2f} to {row['p75_us'] / 1000:,.2f}) "
+                f"| {row['per_unit_us']:,.1f} | {row['ratio']:.2f}x "
+                f"| {row['paused_ratio']:.2f}x | {row['bytes'] / row['units']:,.0f} |"
+            )
+    lines += [
+        "",
+        f"- Nesting stops at `MAX_FILTER_DEPTH` = {MAX_FILTER_DEPTH}: a deeper filter is refused "
+        f"when built. Fusions stop at `MAX_FUSION_BRANCHES` = {MAX_FUSION_BRANCHES:,}.",
+        "- Size 1 is a plan with one comparison and no connective, or a single-branch search: "
+        "the rest of the statement is shared by fewer units, so its cost per unit is the "
+        "highest when growth is linear.",
+    ]
+    return "\n".join(lines)
+
+
 # -- report --------------------------------------------------------------------------------
 
 
@@ -339,30 +545,48 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="rounds per dimension; each contender runs once per round (default 4000)",
     )
     parser.add_argument(
-        "--write", type=Path, metavar="PATH", help="rewrite the marked section of this file"
+        "--rounds",
+        type=int,
+        default=30,
+        help="rounds per pathological-plan series; each size runs once per round (default 30)",
+    )
+    parser.add_argument(
+        "--only",
+        choices=("floor", "pathological"),
+        help="run one part: the floor comparison or the pathological plans (default both)",
+    )
+    parser.add_argument(
+        "--write", type=Path, metavar="PATH", help="rewrite the marked sections of this file"
     )
     options = parser.parse_args(argv)
     if options.repeat < 2:
         parser.error("--repeat must be at least 2")
-
-    for dimension in DIMENSIONS:
-        check_identical(dimension)
-    print("floor and hotdata_retrieval give byte-identical SQL", file=sys.stderr)
+    if options.rounds < 1:
+        parser.error("--rounds must be at least 1")
 
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    results = []
-    contexts = []
-    for dimension in DIMENSIONS:
-        print(f"{dimension}-d: {options.repeat:,} rounds side by side ...", file=sys.stderr)
-        results.append(side_by_side(dimension, options.repeat))
-        print(f"{dimension}-d: context ...", file=sys.stderr)
-        contexts.append(context(dimension, options.repeat))
-
-    body = report(results, contexts, when)
-    print(body)
-    if options.write is not None:
-        _report.write_section(options.write, body, MARK_START, MARK_END)
-        print(f"wrote {options.write}", file=sys.stderr)
+    if options.only != "pathological":
+        for dimension in DIMENSIONS:
+            check_identical(dimension)
+        print("floor and hotdata_retrieval give byte-identical SQL", file=sys.stderr)
+        results = []
+        contexts = []
+        for dimension in DIMENSIONS:
+            print(f"{dimension}-d: {options.repeat:,} rounds side by side ...", file=sys.stderr)
+            results.append(side_by_side(dimension, options.repeat))
+            print(f"{dimension}-d: context ...", file=sys.stderr)
+            contexts.append(context(dimension, options.repeat))
+        body = report(results, contexts, when)
+        print(body)
+        if options.write is not None:
+            _report.write_section(options.write, body, MARK_START, MARK_END)
+            print(f"wrote {options.write}", file=sys.stderr)
+    if options.only != "floor":
+        body = pathological_report(pathological(options.rounds), when)
+        print(body)
+        if options.write is not None:
+            _report.write_section(options.write, body, PATHOLOGICAL_START, PATHOLOGICAL_END)
+            print(f"wrote {options.write}", file=sys.stderr)
 
 
 if __name__ == "__main__":
