@@ -29,7 +29,13 @@ from hotdata_retrieval.errors import (
     UnknownDialectError,
     UnsupportedFeatureError,
 )
-from hotdata_retrieval.fusion import FusedHit, reciprocal_rank_fusion
+from hotdata_retrieval.fusion import (
+    FusedHit,
+    KeyTypeError,
+    competition_ranks,
+    rank_branch,
+    reciprocal_rank_fusion,
+)
 from hotdata_retrieval.plan import (
     And,
     Bm25Search,
@@ -78,7 +84,10 @@ __all__ = [
     "known_dialects",
     # reference fusion
     "reciprocal_rank_fusion",
+    "rank_branch",
+    "competition_ranks",
     "FusedHit",
+    "KeyTypeError",
     # errors
     "HotdataRetrievalError",
     "PlanError",

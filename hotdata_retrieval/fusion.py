@@ -6,15 +6,23 @@ test oracle for every engine, and the fusion used by any adapter that fuses on t
 A candidate's fused score is ``sum_i weights[i] / (rank_constant + rank_i)`` over the
 branches that returned it, ranks 1-based (Cormack, Clarke & Buettcher, "Reciprocal Rank
 Fusion outperforms Condorcet and individual Rank Learning Methods", SIGIR 2009, pp. 758-759).
-Terms are added in branch order, exactly as the SQL adds its ``COALESCE(...)`` terms, so
-the floating-point sums are bit-identical and ties compare equal in both. The result is
-ordered by fused score descending, then key ascending.
+Rows tied on a branch's raw score share that branch's rank — competition ranking, SQL's
+``RANK()``: scores 9, 7, 7, 5 rank 1, 2, 2, 4 (:func:`competition_ranks`) — so a tie inside a
+branch leaves the order to the other branches instead of to the key. Terms are added in branch
+order, exactly as the SQL adds its ``COALESCE(...)`` terms, so the floating-point sums are
+bit-identical and ties compare equal in both. The result is ordered by fused score
+descending, then key ascending.
+
+Keys must be of one kind across all lists — numbers (``int``/``float``, which compare and
+hash as numbers: ``1 == 1.0``), or text, or another single type — and never ``None``: in SQL a
+key column has one type, and mixing ``1`` with ``"1"`` would either fail to sort or keep one
+document as two (:class:`KeyTypeError`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -22,7 +30,57 @@ import attrs
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.search import DEFAULT_RANK_CONSTANT
 
-__all__ = ["FusedHit", "reciprocal_rank_fusion"]
+__all__ = [
+    "FusedHit",
+    "KeyTypeError",
+    "competition_ranks",
+    "rank_branch",
+    "reciprocal_rank_fusion",
+]
+
+
+class KeyTypeError(PlanError):
+    """Keys given to a fusion are ``None`` or of different kinds (say ``1`` and ``"1"``)."""
+
+
+def _key_kind(key: Any) -> str:
+    if isinstance(key, bool):
+        return "bool"
+    if isinstance(key, (int, float)):
+        return "number"
+    return type(key).__name__
+
+
+def competition_ranks(scores: Sequence[float], *, higher_is_better: bool = True) -> list[int]:
+    """1-based competition ranks of ``scores``, already ordered best first: equal scores share
+    the rank of the first of them, and the next distinct score skips as many ranks ("1224"),
+    as SQL's ``RANK()`` does.
+
+    Raises:
+        PlanError: the scores are not ordered best first, or one is NaN.
+
+    >>> competition_ranks([9.0, 7.0, 7.0, 5.0])
+    [1, 2, 2, 4]
+    >>> competition_ranks([0.1, 0.1, 0.3], higher_is_better=False)
+    [1, 1, 3]
+    """
+    ranks: list[int] = []
+    for position, score in enumerate(scores, start=1):
+        if math.isnan(score):
+            raise PlanError(f"score {position} is NaN", field="scores", value=score)
+        if position > 1:
+            previous = scores[position - 2]
+            if (score > previous) if higher_is_better else (score < previous):
+                raise PlanError(
+                    f"scores must be ordered best first; {score!r} follows {previous!r}",
+                    field="scores",
+                    value=score,
+                )
+            if score == previous:
+                ranks.append(ranks[-1])
+                continue
+        ranks.append(position)
+    return ranks
 
 
 @attrs.frozen(kw_only=True)
@@ -40,6 +98,31 @@ class FusedHit:
     ranks: tuple[int | None, ...]
 
 
+def rank_branch(
+    candidates: Iterable[tuple[Hashable, float]],
+    *,
+    higher_is_better: bool,
+    depth: int | None = None,
+) -> tuple[list[Any], list[int]]:
+    """One branch's ranking from ``(key, raw score)`` pairs, as the compiled SQL ranks it.
+
+    Candidates are ordered best first (then by key ascending, which decides only the order of
+    tied rows and which of them a ``depth`` cut keeps), cut to ``depth``, and given
+    competition ranks: tied rows share a rank.
+
+    Returns:
+        ``(keys, ranks)``, ready for :func:`reciprocal_rank_fusion`'s ``ranked_lists`` and
+        ``ranks``.
+
+    >>> rank_branch([("c", 2.0), ("a", 5.0), ("b", 2.0)], higher_is_better=True)
+    (['a', 'b', 'c'], [1, 2, 2])
+    """
+    sign = -1.0 if higher_is_better else 1.0
+    ordered = sorted(candidates, key=lambda item: (sign * item[1], item[0]))[:depth]
+    ranks = competition_ranks([float(raw) for _, raw in ordered], higher_is_better=higher_is_better)
+    return [key for key, _ in ordered], ranks
+
+
 def reciprocal_rank_fusion(
     ranked_lists: Sequence[Sequence[Hashable]],
     *,
@@ -47,12 +130,16 @@ def reciprocal_rank_fusion(
     rank_constant: float = DEFAULT_RANK_CONSTANT,
     limit: int | None = None,
     offset: int = 0,
+    ranks: Sequence[Sequence[int]] | None = None,
 ) -> list[FusedHit]:
     """Fuse ranked key lists with weighted reciprocal rank fusion.
 
     Args:
         ranked_lists: one list of keys per branch, best first (already cut to the branch
             depth). A key may appear at most once per list.
+        ranks: each list's 1-based ranks, parallel to its keys — :func:`competition_ranks`
+            of the branch's raw scores, so tied rows share a rank. Default: the positions
+            (1, 2, 3, ...: no ties).
         weights: one finite weight >= 0 per list (default all 1.0).
         rank_constant: RRF's k, > 0 (default 60).
         limit: number of hits to return after ``offset`` (default: all).
@@ -63,8 +150,9 @@ def reciprocal_rank_fusion(
 
     Raises:
         PlanError: a weight count that does not match the lists, a negative or non-finite
-            weight, a rank constant <= 0, a negative offset or limit, or a key repeated within
-            one list (in SQL that would multiply rows).
+            weight, a rank constant <= 0, a negative offset or limit, a key repeated within
+            one list (in SQL that would multiply rows), or ranks that do not fit their list.
+        KeyTypeError: a ``None`` key, or keys of different kinds.
 
     >>> [hit.key for hit in reciprocal_rank_fusion([["a", "b"], ["b", "c"]])]
     ['b', 'a', 'c']
@@ -91,18 +179,39 @@ def reciprocal_rank_fusion(
     if offset < 0 or (limit is not None and limit < 0):
         raise PlanError(f"limit and offset must be >= 0, got {limit!r}, {offset!r}", field="limit")
 
-    ranks: dict[Hashable, list[int | None]] = {}
+    if ranks is not None and len(ranks) != len(ranked_lists):
+        raise PlanError(
+            f"got {len(ranks)} rank lists for {len(ranked_lists)} ranked lists",
+            field="ranks",
+            value=ranks,
+        )
+    first_key: Any = None
+    by_key: dict[Hashable, list[int | None]] = {}
     for branch, keys in enumerate(ranked_lists):
-        for position, key in enumerate(keys, start=1):
-            entry = ranks.setdefault(key, [None] * len(ranked_lists))
+        branch_ranks = list(range(1, len(keys) + 1)) if ranks is None else list(ranks[branch])
+        _check_ranks(branch_ranks, len(keys), branch)
+        for key, rank in zip(keys, branch_ranks):
+            if key is None:
+                raise KeyTypeError(f"ranked list {branch} holds a None key", field="key")
+            if first_key is None:
+                first_key = key
+            elif _key_kind(key) != _key_kind(first_key):
+                raise KeyTypeError(
+                    f"keys of different kinds cannot be fused: {first_key!r} "
+                    f"({type(first_key).__name__}) and {key!r} ({type(key).__name__}); "
+                    "give every key the type of the key column",
+                    field="key",
+                    value=key,
+                )
+            entry = by_key.setdefault(key, [None] * len(ranked_lists))
             if entry[branch] is not None:
                 raise PlanError(
                     f"key {key!r} appears twice in ranked list {branch}", field="key", value=key
                 )
-            entry[branch] = position
+            entry[branch] = rank
 
     hits = []
-    for key, key_ranks in ranks.items():
+    for key, key_ranks in by_key.items():
         terms = [
             float(weights[branch]) / (rank_constant + rank) if rank is not None else 0.0
             for branch, rank in enumerate(key_ranks)
@@ -114,3 +223,30 @@ def reciprocal_rank_fusion(
     hits.sort(key=lambda hit: (-hit.score, hit.key))
     end = None if limit is None else offset + limit
     return hits[offset:end]
+
+
+def _check_ranks(ranks: Sequence[int], length: int, branch: int) -> None:
+    """Competition ranks of a list of ``length``: 1-based, non-decreasing, each at most its
+    position, and a new rank only where its position starts (``1, 1, 3``, never
+    ``1, 1, 2``)."""
+    if len(ranks) != length:
+        raise PlanError(
+            f"ranked list {branch} has {length} keys and {len(ranks)} ranks",
+            field="ranks",
+            value=ranks,
+        )
+    for position, rank in enumerate(ranks, start=1):
+        previous = ranks[position - 2] if position > 1 else None
+        valid = (
+            isinstance(rank, int)
+            and not isinstance(rank, bool)
+            and (rank == 1 if previous is None else rank in (previous, position))
+        )
+        if not valid:
+            raise PlanError(
+                f"rank {rank!r} at position {position} of ranked list {branch} is not a "
+                "competition rank (1-based; a tie repeats the rank, the next row takes its "
+                "position)",
+                field="ranks",
+                value=ranks,
+            )

@@ -26,6 +26,7 @@ from hotdata_retrieval import (
     SearchPlan,
     VectorSearch,
     compile_plan,
+    rank_branch,
     reciprocal_rank_fusion,
 )
 
@@ -172,17 +173,23 @@ def _table_function_rows(kind: str, raw: dict[int, float], depth: int) -> list[t
 
 def _reference(scenario: dict[str, Any], plan: SearchPlan) -> list[Any]:
     ranked_lists = []
+    ranks = []
     for kind, raw in zip(scenario["kinds"], scenario["raw"]):
         candidates = [
             (key, value)
             for key, value in _table_function_rows(kind, raw, plan.depth)
             if not scenario["filtered"] or scenario["categories"][key] == "a"
         ]
-        ranked_lists.append([key for key, _ in _ranked(kind, candidates)[: plan.depth]])
+        keys, branch_ranks = rank_branch(
+            candidates, higher_is_better=kind == "text", depth=plan.depth
+        )
+        ranked_lists.append(keys)
+        ranks.append(branch_ranks)
     fusion = plan.fusion
     assert fusion is not None
     return reciprocal_rank_fusion(
         ranked_lists,
+        ranks=ranks,
         weights=[float(w) for w in fusion.weights],
         rank_constant=fusion.rank_constant,
         limit=plan.limit,
@@ -203,7 +210,7 @@ def test_fused_sql_equals_the_reference_fusion(scenario: dict[str, Any]) -> None
             assert tuple(row[3::2]) == hit.ranks
 
 
-def test_ties_are_broken_by_key_ascending() -> None:
+def test_rows_tied_in_every_branch_share_ranks_and_fused_ties_go_by_key() -> None:
     scenario = {
         "ids": [30, 10, 20],
         "categories": {30: "a", 10: "a", 20: "a"},
@@ -220,7 +227,29 @@ def test_ties_are_broken_by_key_ascending() -> None:
     plan = _plan(scenario)
     rows = _run(scenario, plan)
     assert [row[0] for row in rows] == [10, 20, 30]
-    assert [row[3] for row in rows] == [1, 2, 3]
+    assert [row[3] for row in rows] == [1, 1, 1]  # competition ranking: a tie shares rank 1
+    assert [row[5] for row in rows] == [1, 1, 1]
+
+
+def test_a_tie_in_one_branch_leaves_the_order_to_the_other() -> None:
+    # Issue example: ids 3, 13 and 19 tie in the text branch; the nearest order is 13, 19, 3.
+    scenario = {
+        "ids": [3, 13, 19],
+        "categories": {3: "a", 13: "a", 19: "a"},
+        "kinds": ["text", "nearest"],
+        "raw": [{3: 2.5, 13: 2.5, 19: 2.5}, {13: 0.1, 19: 0.2, 3: 0.3}],
+        "limit": 3,
+        "offset": 0,
+        "depth": 20,
+        "weights": None,
+        "rank_constant": 60,
+        "filtered": False,
+        "debug": True,
+    }
+    rows = _run(scenario, _plan(scenario))
+    assert [row[0] for row in rows] == [13, 19, 3]
+    assert [row[3] for row in rows] == [1, 1, 1]
+    assert [row[5] for row in rows] == [1, 2, 3]
 
 
 def test_a_branch_weighted_zero_still_reports_its_rank() -> None:

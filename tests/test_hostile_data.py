@@ -19,10 +19,14 @@ from click.testing import CliRunner
 
 from hotdata_retrieval import (
     Bm25Search,
+    KeyTypeError,
     NearestNeighborSearch,
+    PlanError,
     ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
+    rank_branch,
+    reciprocal_rank_fusion,
     to_sql,
 )
 from hotdata_retrieval.adapters.langchain import HotdataRetriever
@@ -294,3 +298,31 @@ def test_explain_into_a_file_is_the_exact_statement_and_lints_clean(
     assert lint(script.read_text()) == []
     linted = runner.invoke(main, ["lint", str(script)])
     assert linted.exit_code == 0, linted.stdout + linted.stderr
+
+
+# -- ties and key types in the reference fusion ---------------------------------------------
+
+
+def test_the_reference_fusion_refuses_keys_of_different_kinds() -> None:
+    with pytest.raises(KeyTypeError, match=r"1 \(int\) and '1' \(str\)"):
+        reciprocal_rank_fusion([[1, 2], ["1", "3"]])
+    with pytest.raises(KeyTypeError, match="None key"):
+        reciprocal_rank_fusion([[1, None]])
+    with pytest.raises(KeyTypeError, match="True"):
+        reciprocal_rank_fusion([[1], [True]])
+
+
+def test_numbers_are_one_kind_of_key() -> None:
+    hits = reciprocal_rank_fusion([[1, 2], [1.0, 3]])
+    assert [hit.key for hit in hits] == [1, 2, 3]
+    assert hits[0].ranks == (1, 1)
+
+
+def test_the_reference_fusion_gives_tied_rows_one_rank() -> None:
+    keys, ranks = rank_branch([(3, 2.5), (13, 2.5), (19, 2.5)], higher_is_better=True)
+    assert (keys, ranks) == ([3, 13, 19], [1, 1, 1])
+    nearest, nearest_ranks = rank_branch([(13, 0.1), (19, 0.2), (3, 0.3)], higher_is_better=False)
+    fused = reciprocal_rank_fusion([keys, nearest], ranks=[ranks, nearest_ranks])
+    assert [hit.key for hit in fused] == [13, 19, 3]
+    with pytest.raises(PlanError, match="not a competition rank"):
+        reciprocal_rank_fusion([[1, 2, 3]], ranks=[[1, 1, 2]])

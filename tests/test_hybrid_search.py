@@ -20,6 +20,7 @@ from hotdata_retrieval import (
     NearestNeighborSearch,
     ReciprocalRankFusion,
     SearchPlan,
+    rank_branch,
     reciprocal_rank_fusion,
     to_sql,
 )
@@ -194,23 +195,34 @@ def test_fused_score_is_weighted_rrf_with_one_based_ranks(
 # -- R4 branch ranking and its ties -----------------------------------------------------------
 
 
-def test_branch_ties_break_by_key(engine: LocalEngine) -> None:
+def test_rows_tied_in_a_branch_share_its_rank(engine: LocalEngine) -> None:
     docs = [Doc(12, 1, "a", (1, 1)), Doc(10, 1, "b", (1, 1)), Doc(11, 1, "a", (1, 1))]
     engine.load_table("ties", _table(docs), text_columns=["body"])
     rows = hybrid(engine, table="ties", debug=True)
     by_key = {row["id"]: row for row in rows}
-    assert [by_key[key]["text_rank"] for key in (10, 11, 12)] == [1, 2, 3]
-    assert [by_key[key]["vector_rank"] for key in (10, 11, 12)] == [1, 2, 3]
+    assert [by_key[key]["text_rank"] for key in (10, 11, 12)] == [1, 1, 1]
+    assert [by_key[key]["vector_rank"] for key in (10, 11, 12)] == [1, 1, 1]
+    assert [row["id"] for row in rows] == [10, 11, 12]  # equal fused scores: by key
     assert len({row["text_score"] for row in rows}) == 1
     assert len({row["vector_distance"] for row in rows}) == 1
 
 
-def test_branch_ranks_are_consecutive(engine: LocalEngine) -> None:
+def test_a_tie_in_one_branch_leaves_the_order_to_the_other(engine: LocalEngine) -> None:
+    # Equal text scores (tf 1 each); the vector branch orders 13, 19, 3.
+    docs = [Doc(3, 1, "a", (1, 3)), Doc(13, 1, "a", (1, 0)), Doc(19, 1, "a", (1, 1))]
+    engine.load_table("tie_one", _table(docs), text_columns=["body"])
+    rows = hybrid(engine, table="tie_one", debug=True)
+    assert [row["id"] for row in rows] == [13, 19, 3]
+    assert [row["text_rank"] for row in rows] == [1, 1, 1]
+    assert [row["vector_rank"] for row in rows] == [1, 2, 3]
+
+
+def test_branch_ranks_are_competition_ranks(engine: LocalEngine) -> None:
     rows = hybrid(engine, debug=True)
     text_ranks = sorted(row["text_rank"] for row in rows if row["text_rank"] is not None)
-    assert text_ranks == [1, 2, 3, 4, 5]  # tf 3, 2, 2, 1, 1: ties get distinct ranks
+    assert text_ranks == [1, 2, 2, 4, 4]  # tf 3, 2, 2, 1, 1: ties share a rank
     scores = {row["text_rank"]: row["text_score"] for row in rows if row["text_rank"]}
-    assert [scores[rank] for rank in range(1, 6)] == sorted(scores.values(), reverse=True)
+    assert [scores[rank] for rank in (1, 2, 4)] == sorted(scores.values(), reverse=True)
 
 
 # -- R5 one-sided rows ------------------------------------------------------------------------
@@ -317,7 +329,7 @@ def test_the_filter_applies_inside_each_branch_before_ranking_and_depth() -> Non
         ).to_pylist()
     assert {row["category"] for row in rows} == {"a"}
     text = sorted((row["text_rank"], row["id"]) for row in rows if row["text_rank"])
-    assert text == [(1, 3), (2, 5), (3, 7)]  # ranked among passing rows, consecutively
+    assert text == [(1, 3), (2, 5), (2, 7)]  # ranked among passing rows; 5 and 7 tie
     vector = sorted((row["vector_rank"], row["id"]) for row in rows if row["vector_rank"])
     assert vector == [(1, 8), (2, 3), (3, 5), (4, 7)]
     bm25 = {row["id"]: row["score"] for row in whole}
@@ -669,18 +681,28 @@ def test_native_rows_are_the_reference_fusion_of_separately_run_branches(
     with LocalEngine() as local:
         local.load_table("docs", table, text_columns=["body"])
         native = local.sql(call_sql(k, query=query, vector=vector, **options)).to_pylist()
-        # Each branch on its own: every match, filtered, ranked by raw score then key.
+        # Each branch on its own: every match, filtered, with its raw score.
         text = local.sql(
-            f"SELECT id FROM bm25_search('docs', 'body', {_literal(query)}, {count}) "
-            f"WHERE {where} ORDER BY score DESC, id ASC"
+            f"SELECT id, score AS raw FROM bm25_search('docs', 'body', {_literal(query)}, "
+            f"{count}) WHERE {where}"
         ).to_pylist()
         near = local.sql(
-            f"SELECT id FROM docs WHERE {where} "
-            f"ORDER BY cosine_distance(embedding, {_literal(vector)}) ASC, id ASC"
+            f"SELECT id, cosine_distance(embedding, {_literal(vector)}) AS raw FROM docs "
+            f"WHERE {where}"
         ).to_pylist()
-    ranked = [[row["id"] for row in rows][:branch_depth] for rows in (text, near)]
+    rankings = [
+        rank_branch(
+            [(row["id"], row["raw"]) for row in rows], higher_is_better=better, depth=branch_depth
+        )
+        for rows, better in ((text, True), (near, False))
+    ]
     expected = reciprocal_rank_fusion(
-        ranked, weights=list(weights), rank_constant=rank_constant, limit=k, offset=offset
+        [keys for keys, _ in rankings],
+        ranks=[ranks for _, ranks in rankings],
+        weights=list(weights),
+        rank_constant=rank_constant,
+        limit=k,
+        offset=offset,
     )
     assert keys(native) == [hit.key for hit in expected]
     for row, hit in zip(native, expected):
@@ -719,8 +741,8 @@ def test_d1_the_cte_form_filters_a_table_function_after_its_k() -> None:
     # D1 is closed for bm25_search: with a filter the CTE form leaves out k, so the
     # function's bound no longer comes before the WHERE, and both forms rank the same rows.
     assert "bm25_search('default.public.t', 'body', 'zebra')" in to_sql(plan, pretty=False)
-    assert sorted(row["text_rank"] for row in cte if row["text_rank"]) == [1, 2, 3]
-    assert sorted(row["text_rank"] for row in native if row["text_rank"]) == [1, 2, 3]
+    assert sorted(row["text_rank"] for row in cte if row["text_rank"]) == [1, 2, 2]
+    assert sorted(row["text_rank"] for row in native if row["text_rank"]) == [1, 2, 2]
 
 
 def test_d2_the_cte_form_ranks_null_vectors_last() -> None:

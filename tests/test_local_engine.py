@@ -20,6 +20,7 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
+    rank_branch,
     reciprocal_rank_fusion,
 )
 from hotdata_retrieval.embed import HashingEmbedder
@@ -253,15 +254,24 @@ def test_fused_sql_equals_reference_fusion_of_branches(
     with LocalEngine() as local:
         local.load_table("docs", table, text_columns=["body"])
         fused = local.search(plan)
-        ranked_lists = []
+        rankings = []
         for branch in branches:
             alone = local.search(
                 SearchPlan(source=branch, limit=plan.depth, filter=where, columns=["id"])
             )
-            sign = -1 if branch.higher_is_better else 1
-            ordered = sorted(alone, key=lambda hit: (sign * hit.ranking_value, hit.key))
-            ranked_lists.append([hit.key for hit in ordered])
-    expected = reciprocal_rank_fusion(ranked_lists, weights=weights, limit=limit, offset=offset)
+            rankings.append(
+                rank_branch(
+                    [(hit.key, hit.ranking_value) for hit in alone],
+                    higher_is_better=branch.higher_is_better,
+                )
+            )
+    expected = reciprocal_rank_fusion(
+        [keys for keys, _ in rankings],
+        ranks=[ranks for _, ranks in rankings],
+        weights=weights,
+        limit=limit,
+        offset=offset,
+    )
     assert fused.keys == [hit.key for hit in expected]
     for hit, reference in zip(fused, expected):
         assert hit.score == pytest.approx(reference.score, abs=1e-9)

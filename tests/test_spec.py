@@ -13,7 +13,7 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from hotdata_retrieval import reciprocal_rank_fusion
+from hotdata_retrieval import competition_ranks, reciprocal_rank_fusion
 from hotdata_retrieval.cli.spec import spec
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.spec import (
@@ -73,10 +73,14 @@ def test_expected_rows_are_the_reference_fusion_of_the_branch_rankings(case: Cas
         branches = expected["branches"]
         assert list(branches) == list(case.plan.branch_names)
         for ranking in branches.values():
-            assert [entry["rank"] for entry in ranking] == list(range(1, len(ranking) + 1))
+            raw = [entry.get("distance", -entry.get("term_frequency", 0)) for entry in ranking]
+            assert [entry["rank"] for entry in ranking] == competition_ranks(
+                raw, higher_is_better=False
+            )
             assert len(ranking) <= case.plan.depth
         hits = reciprocal_rank_fusion(
             [[entry["key"] for entry in ranking] for ranking in branches.values()],
+            ranks=[[entry["rank"] for entry in ranking] for ranking in branches.values()],
             weights=[float(w) for w in fusion.weights],
             rank_constant=fusion.rank_constant,
             limit=case.plan.limit,

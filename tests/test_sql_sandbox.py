@@ -362,9 +362,9 @@ def test_a_k_too_long_to_print_is_clamped_with_a_readable_warning(engine: LocalE
 
 
 def test_hdq_mcp_passes_its_sql_limits_to_the_toolkit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from click.testing import CliRunner
-
     import importlib
+
+    from click.testing import CliRunner
 
     from hotdata_retrieval.cli import main
 

@@ -388,15 +388,16 @@ class PlanCompiler:
                     column(key),
                     column(branch.raw_score_column),
                     exp.Alias(
+                        # Competition ranking: rows tied on the raw score share a rank, so a
+                        # tie inside a branch leaves the order to the other branches.
                         this=exp.Window(
-                            this=exp.RowNumber(),
+                            this=exp.Rank(),
                             order=exp.Order(
                                 expressions=[
                                     _ordered(
                                         column(branch.raw_score_column),
                                         descending=branch.higher_is_better,
-                                    ),
-                                    _ordered(column(key), descending=False),
+                                    )
                                 ]
                             ),
                         ),

@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.errors import HotdataRetrievalError
-from hotdata_retrieval.fusion import reciprocal_rank_fusion
+from hotdata_retrieval.fusion import competition_ranks, reciprocal_rank_fusion
 from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
 from hotdata_retrieval.plan.filters import (
     And,
@@ -222,9 +222,9 @@ def _text_ranking(
     ordered = sorted(matching, key=lambda doc: (-tf(doc), doc.key))
     _check_cut([tf(doc) for doc in ordered], plan.depth, "text branch")
     kept = ordered[: plan.depth]
+    ranks = competition_ranks([float(tf(doc)) for doc in kept])
     return [
-        {"key": doc.key, "rank": rank, "term_frequency": tf(doc)}
-        for rank, doc in enumerate(kept, start=1)
+        {"key": doc.key, "rank": rank, "term_frequency": tf(doc)} for rank, doc in zip(ranks, kept)
     ]
 
 
@@ -241,13 +241,11 @@ def _vector_ranking(
     ]
     measured.sort(key=lambda item: (item[0], item[1].key))
     _check_separated([value for value, _ in measured], "vector branch")
-    ranked: list[tuple[float | None, Doc]] = list(measured)
-    _check_cut(
-        [math.inf if value is None else value for value, _ in ranked], plan.depth, "vector branch"
-    )
+    _check_cut([value for value, _ in measured], plan.depth, "vector branch")
+    kept = measured[: plan.depth]
+    ranks = competition_ranks([value for value, _ in kept], higher_is_better=False)
     return [
-        {"key": doc.key, "rank": rank, "distance": value}
-        for rank, (value, doc) in enumerate(ranked[: plan.depth], start=1)
+        {"key": doc.key, "rank": rank, "distance": value} for rank, (value, doc) in zip(ranks, kept)
     ]
 
 
@@ -266,6 +264,7 @@ def expected_result(docs: Sequence[Doc], plan: SearchPlan, *, cte: bool = False)
             raise CaseError("fixture vector branches carry their query vector")
     hits = reciprocal_rank_fusion(
         [[entry["key"] for entry in ranking] for ranking in branches.values()],
+        ranks=[[entry["rank"] for entry in ranking] for ranking in branches.values()],
         weights=[float(weight) for weight in fusion.weights],
         rank_constant=fusion.rank_constant,
         limit=plan.limit,

@@ -39,7 +39,7 @@ from hotdata_retrieval.engines.local.distance import (
     query_distances,
 )
 from hotdata_retrieval.errors import PlanError
-from hotdata_retrieval.fusion import reciprocal_rank_fusion
+from hotdata_retrieval.fusion import competition_ranks, reciprocal_rank_fusion
 from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
@@ -300,6 +300,7 @@ class _Ranked:
     rowids: list[int]
     raw: list[float]
     keys: list[Any]
+    ranks: list[int]
 
 
 def _rank(
@@ -312,7 +313,8 @@ def _rank(
     key: str,
     branch: str,
 ) -> _Ranked:
-    """Order candidates by raw score (best first), then key ascending; keep ``depth``.
+    """Order candidates by raw score (best first), then key ascending; keep ``depth``; rank
+    them by competition ranking (rows tied on the raw score share a rank).
 
     Raises:
         HybridSearchError: a candidate's key is NULL or repeated.
@@ -330,10 +332,12 @@ def _rank(
     scores = [float(value) for value in raw]
     sign = -1.0 if higher_is_better else 1.0
     order = sorted(range(len(scores)), key=lambda i: (sign * scores[i], candidate_keys[i]))[:depth]
+    raw_kept = [scores[i] for i in order]
     return _Ranked(
         rowids=[int(rowids[i]) for i in order],
-        raw=[scores[i] for i in order],
+        raw=raw_kept,
         keys=[candidate_keys[i] for i in order],
+        ranks=competition_ranks(raw_kept, higher_is_better=higher_is_better),
     )
 
 
@@ -438,6 +442,7 @@ class HybridSearch:
         )
         hits = reciprocal_rank_fusion(
             [text_ranked.keys, vector_ranked.keys],
+            ranks=[text_ranked.ranks, vector_ranked.ranks],
             weights=[call.text_weight, call.vector_weight],
             rank_constant=call.rank_constant,
             limit=call.k,

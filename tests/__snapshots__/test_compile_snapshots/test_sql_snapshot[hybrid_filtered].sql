@@ -15,7 +15,7 @@ WITH text_hits AS (
   SELECT
     id,
     score,
-    ROW_NUMBER() OVER (ORDER BY score DESC, id ASC) AS branch_rank
+    RANK() OVER (ORDER BY score DESC) AS branch_rank
   FROM text_hits
 ), nearest_hits AS (
   SELECT
@@ -34,7 +34,7 @@ WITH text_hits AS (
   SELECT
     id,
     _distance,
-    ROW_NUMBER() OVER (ORDER BY _distance ASC, id ASC) AS branch_rank
+    RANK() OVER (ORDER BY _distance ASC) AS branch_rank
   FROM nearest_hits
   WHERE
     _distance IS NOT NULL
