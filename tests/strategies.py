@@ -48,7 +48,12 @@ identifiers = st.one_of(
 )
 
 finite_floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
-vectors = st.lists(finite_floats, min_size=1, max_size=8)
+float32_range = st.floats(
+    min_value=-3.4028234663852886e38, max_value=3.4028234663852886e38, allow_nan=False
+)
+vectors = st.lists(float32_range, min_size=1, max_size=8).map(
+    lambda vector: vector if any(vector) else [1.0, *vector[1:]]  # cosine needs a non-zero one
+)
 
 literals = st.one_of(
     st.text(

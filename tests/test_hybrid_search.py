@@ -550,7 +550,16 @@ ERRORS = [
     (call_sql(query="  "), "hybrid_search: the query text must be a non-blank string literal"),
     (
         "SELECT * FROM hybrid_search('docs', 'body', 'embedding', 'q', ARRAY[]::DOUBLE[], 5)",
-        "hybrid_search: the query vector must be NULL or a non-empty ARRAY of finite numbers",
+        "hybrid_search: the query vector must not be empty",
+    ),
+    (
+        "SELECT * FROM hybrid_search('docs', 'body', 'embedding', 'q', ARRAY[0.0, 0.0], 5)",
+        "hybrid_search: the query vector is all zeros, and cosine distance to a zero vector "
+        "is undefined",
+    ),
+    (
+        "SELECT * FROM hybrid_search('docs', 'body', 'embedding', 'q', ARRAY[1e39, 1.0], 5)",
+        "hybrid_search: the query vector must fit in Float32",
     ),
     (call_sql(0), "hybrid_search: k must be a positive integer, got 0"),
     (call_sql(depth=0), "hybrid_search: depth must be a positive integer, got 0"),

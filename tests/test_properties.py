@@ -177,14 +177,26 @@ def _with_one(bad: float) -> st.SearchStrategy[list[float]]:
 
 bad_vectors = st.one_of(
     st.just([]),
-    st.sampled_from([float("nan"), float("inf"), float("-inf")]).flatmap(_with_one),
+    st.sampled_from([float("nan"), float("inf"), float("-inf"), 3.5e38, -1e300]).flatmap(_with_one),
 )
 
 
-@given(bad_vectors)
-def test_bad_vectors_raise_plan_error(vector: list[float]) -> None:
+@given(bad_vectors, st.sampled_from(["cosine", "l2", "dot"]))
+def test_bad_vectors_raise_plan_error(vector: list[float], metric: str) -> None:
     with pytest.raises(PlanError):
-        NearestNeighborSearch(table="docs", column="embedding", query_vector=vector)
+        NearestNeighborSearch(table="docs", column="embedding", query_vector=vector, metric=metric)
+
+
+@given(st.integers(min_value=1, max_value=16))
+def test_a_zero_query_vector_is_refused_for_cosine_only(dimensions: int) -> None:
+    zero = [0.0] * dimensions
+    with pytest.raises(PlanError, match="all zeros"):
+        NearestNeighborSearch(table="docs", column="embedding", query_vector=zero)
+    for metric in ("l2", "dot"):
+        branch = NearestNeighborSearch(
+            table="docs", column="embedding", query_vector=zero, metric=metric
+        )
+        assert branch.query_vector == tuple(zero)
 
 
 @given(st.integers(max_value=0))

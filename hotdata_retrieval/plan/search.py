@@ -18,6 +18,7 @@ from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate_columns
 from hotdata_retrieval.plan.names import TableName, coerce_table_name, normalize_identifier
 from hotdata_retrieval.plan.values import (
+    check_cosine_query,
     check_finite_number,
     check_positive_int,
     check_query_text,
@@ -219,6 +220,10 @@ class NearestNeighborSearch:
     )
     metric: DistanceMetric = attrs.field(default=DistanceMetric.COSINE, converter=_metric)
     name: str | None = attrs.field(default=None, converter=_branch_name)
+
+    def __attrs_post_init__(self) -> None:
+        if self.metric is DistanceMetric.COSINE:
+            check_cosine_query(self.query_vector)
 
 
 Branch = Bm25Search | VectorSearch | NearestNeighborSearch

@@ -10,7 +10,9 @@ from typing import Any
 from hotdata_retrieval.errors import PlanError
 
 __all__ = [
+    "FLOAT32_MAX",
     "LiteralValue",
+    "check_cosine_query",
     "check_literal",
     "check_positive_int",
     "check_query_text",
@@ -22,6 +24,10 @@ LiteralValue = str | int | float | bool
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest finite Float32 (IEEE 754 binary32)."""
 
 
 def check_query_text(value: Any, *, label: str = "query_text") -> str:
@@ -53,8 +59,10 @@ def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[floa
     at full precision; the renderer writes each with the shortest text that round-trips.
 
     Raises:
-        PlanError: not a sequence of numbers, empty, or holding NaN or an infinity (the
-            message names the first bad position).
+        PlanError: not a sequence of numbers, empty, holding NaN or an infinity, or a
+            number beyond Float32's range (the engines compute distances in Float32, where
+            it would be an infinity and every distance NaN); the message names the first bad
+            position.
     """
     if isinstance(value, (str, bytes, Mapping, Set)) or value is None:
         raise PlanError(
@@ -83,7 +91,32 @@ def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[floa
             field=label,
             value=value,
         )
+    if not all(abs(x) <= FLOAT32_MAX for x in vector):
+        position = next(i for i, x in enumerate(vector) if abs(x) > FLOAT32_MAX)
+        raise PlanError(
+            f"{label} must fit in Float32 (magnitude at most {FLOAT32_MAX:.6g}); position "
+            f"{position} is {vector[position]!r}",
+            field=label,
+            value=value,
+        )
     return vector
+
+
+def check_cosine_query(vector: tuple[float, ...], *, label: str = "query_vector") -> None:
+    """Refuse a zero query vector for cosine distance: ``1 - a·b / (‖a‖ ‖b‖)`` is undefined
+    for it, and the engine's function then returns 1.0 for every row (engine contract §1.4),
+    an arbitrary order.
+
+    Raises:
+        PlanError: every component is zero.
+    """
+    if not any(vector):
+        raise PlanError(
+            f"{label} is all zeros, and cosine distance to a zero vector is undefined; use a "
+            "non-zero vector or another metric",
+            field=label,
+            value=vector,
+        )
 
 
 def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:

@@ -58,6 +58,7 @@ from hotdata_retrieval.plan.search import (
     DEFAULT_RANK_CONSTANT,
     DistanceMetric,
 )
+from hotdata_retrieval.plan.values import check_cosine_query, check_query_vector
 
 if TYPE_CHECKING:
     from hotdata_retrieval.engines.local.engine import LocalEngine
@@ -149,15 +150,14 @@ def _query_text(value: Any) -> str:
 def _query_vector(value: Any) -> tuple[float, ...] | None:
     if value is None:
         return None
-    if (
-        not isinstance(value, list)
-        or not value
-        or not all(_is_number(x) and math.isfinite(x) for x in value)
-    ):
+    if not isinstance(value, list) or not all(_is_number(x) for x in value):
         _fail(
             f"the query vector must be NULL or a non-empty ARRAY of finite numbers, got {value!r}"
         )
-    return tuple(float(x) for x in value)
+    try:
+        return check_query_vector(value, label="the query vector")
+    except PlanError as error:
+        _fail(str(error))
 
 
 def _positive_int(value: Any, what: str, *, minimum: int = 1) -> int:
@@ -282,6 +282,12 @@ def parse_call(values: Sequence[Any]) -> HybridSearchCall:
         if not isinstance(options["debug"], bool):
             _fail(f"debug must be TRUE or FALSE, got {options['debug']!r}")
         arguments["debug"] = options["debug"]
+    metric = arguments.get("metric") or DistanceMetric.COSINE
+    if query_vector is not None and metric is DistanceMetric.COSINE:
+        try:
+            check_cosine_query(query_vector, label="the query vector")
+        except PlanError as error:
+            _fail(str(error))
     return HybridSearchCall(
         table=table,
         text_column=text_column,
