@@ -11,7 +11,7 @@ their reciprocal rank fusion — into one SQL statement, and run them.
 ...     limit=5,
 ... )
 >>> sql = to_sql(plan)
->>> "bm25_search('default.public.docs', 'body', 'error E1234', 20)" in sql
+>>> "bm25_search('default.public.docs', 'body', 'error E1234', 100)" in sql
 True
 """
 

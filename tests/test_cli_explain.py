@@ -142,7 +142,7 @@ def test_hybrid_sql_is_one_select_over_the_qualified_table() -> None:
         "'default.public.docs'",
         "'body'",
         "'error E1234'",
-        "20",
+        "100",
     ]
 
 
@@ -239,7 +239,7 @@ def test_json_format() -> None:
     assert data["findings"] == []
     assert data["sql"] + "\n" == sql
     assert data["dialect"] == "hotdata"
-    assert data["depth"] == 20
+    assert data["depth"] == 100
     assert data["result_columns"] == ["score"]
     plan = SearchPlan(source=ReciprocalRankFusion(branches=[BM25, KNN]), limit=5)
     assert plan_from_document(data["plan"]) == plan
@@ -260,7 +260,7 @@ def test_notes_go_to_stderr_only() -> None:
     assert (
         "-- branch nearest: cosine nearest-neighbour search over embedding (3 dimensions)" in notes
     )
-    assert any("20 candidates per branch" in line for line in notes)
+    assert any("100 candidates per branch" in line for line in notes)
     assert any("default.public.docs" in line for line in notes)
 
 
@@ -423,7 +423,7 @@ def test_vector_keeps_full_precision() -> None:
         ([*HYBRID, "--weights", "0,0"], r"^at least one weight must be > 0"),
         ([*HYBRID, "--weights", "1,nan"], r"^weight must be finite, got nan$"),
         ([*HYBRID, "--rank-constant", "0"], r"^rank_constant must be > 0, got 0$"),
-        ([*HYBRID, "--depth", "5"], r"^depth 5 is below limit \+ offset = 10"),
+        ([*HYBRID, "--depth", "5"], r"^limit \+ offset = 10 reaches past depth 5"),
         ([*HYBRID, "--depth", "0"], r"^depth must be >= 1, got 0$"),
         ([*TEXT, "--columns", "id,,body"], r"^column must not be empty$"),
         ([*TEXT, "--columns", "id,id"], r"^column 'id' is projected twice$"),

@@ -79,7 +79,7 @@ def test_load_beir_then_search_every_mode(beir: Path, tmp_path: Path) -> None:
     )
     document = json.loads(out)
     assert document["branches"] == ["text", "nearest"]
-    assert "bm25_search('default.public.corpus', 'body', 'E4012', 40)" in document["sql"]
+    assert "bm25_search('default.public.corpus', 'body', 'E4012', 100)" in document["sql"]
 
 
 def test_load_is_idempotent(beir: Path, tmp_path: Path) -> None:

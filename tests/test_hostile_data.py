@@ -16,9 +16,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hotdata_retrieval import (
     Bm25Search,
+    Comparison,
     KeyTypeError,
     NearestNeighborSearch,
     PlanError,
@@ -326,3 +329,80 @@ def test_the_reference_fusion_gives_tied_rows_one_rank() -> None:
     assert [hit.key for hit in fused] == [13, 19, 3]
     with pytest.raises(PlanError, match="not a competition rank"):
         reciprocal_rank_fusion([[1, 2, 3]], ranks=[[1, 1, 2]])
+
+
+# -- pages are slices of one ranking --------------------------------------------------------
+
+WORDS = ["fox", "den", "red", "sky", "fox fox", "blue fox"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    bodies=st.lists(st.sampled_from([*WORDS, None]), min_size=1, max_size=40),
+    vectors=st.data(),
+    page=st.integers(min_value=1, max_value=7),
+    depth=st.integers(min_value=1, max_value=30),
+    filtered=st.booleans(),
+)
+def test_concatenated_pages_are_the_unpaged_ranking(
+    bodies: list[str | None], vectors: st.DataObject, page: int, depth: int, filtered: bool
+) -> None:
+    count = len(bodies)
+    stored = vectors.draw(
+        st.lists(
+            st.none() | st.lists(st.sampled_from([-1.0, 0.0, 1.0, 2.0]), min_size=2, max_size=2),
+            min_size=count,
+            max_size=count,
+        )
+    )
+    table = pa.table(
+        {
+            "id": list(range(count)),
+            "body": pa.array(bodies, pa.string()),
+            "category": ["a" if i % 3 else "b" for i in range(count)],
+            "emb": pa.array(stored, pa.list_(pa.float32())),
+        }
+    )
+    text = Bm25Search(table="p", column="body", query_text="fox")
+    nearest = NearestNeighborSearch(table="p", column="emb", query_vector=[1.0, 0.5], metric="l2")
+    where = Comparison(column="category", operator="=", value="a") if filtered else None
+
+    def plan(limit: int, offset: int) -> SearchPlan:
+        return SearchPlan(
+            source=ReciprocalRankFusion(branches=[text, nearest], depth=depth),
+            limit=limit,
+            offset=offset,
+            filter=where,
+            include_branch_scores=True,
+            columns=["id"],
+        )
+
+    with _engine() as engine:
+        engine.load_table("p", table, text_columns=["body"])
+        unpaged = engine.search(plan(depth, 0))
+        for dialect in ("hotdata", HOTDATA_NATIVE):
+            rows = []
+            for offset in range(0, depth, page):
+                limit = min(page, depth - offset)
+                statement = to_sql(plan(limit, offset), dialect)
+                rows.extend(row["id"] for row in engine.sql(statement).to_pylist())
+            assert rows == unpaged.keys
+        # ... and the unpaged ranking is the reference fusion of the branches run alone.
+        rankings = []
+        for branch in (text, nearest):
+            alone = engine.search(SearchPlan(source=branch, limit=count, filter=where))
+            rankings.append(
+                rank_branch(
+                    [(hit.key, hit.ranking_value) for hit in alone],
+                    higher_is_better=branch.higher_is_better,
+                    depth=depth,
+                )
+            )
+    expected = reciprocal_rank_fusion(
+        [keys for keys, _ in rankings], ranks=[ranks for _, ranks in rankings], limit=depth
+    )
+    assert unpaged.keys == [hit.key for hit in expected]
+    assert [hit.score for hit in unpaged] == [hit.score for hit in expected]
+    assert [tuple(b.rank for b in hit.branches.values()) for hit in unpaged] == [
+        hit.ranks for hit in expected
+    ]

@@ -26,8 +26,8 @@ from hotdata_retrieval import (
 )
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.local import EngineError, LocalEngine
-from hotdata_retrieval.engines.local.hybrid import HybridSearchCall, parse_call
-from hotdata_retrieval.plan.search import DistanceMetric
+from hotdata_retrieval.engines.local.hybrid import HybridSearchCall, HybridSearchError, parse_call
+from hotdata_retrieval.plan.search import DEFAULT_DEPTH, DistanceMetric
 from hotdata_retrieval.spec.cases import BASE, Doc, distance
 from hotdata_retrieval.spec.native import HOTDATA_NATIVE
 
@@ -259,16 +259,19 @@ def test_default_depth() -> None:
     def call(k: int, offset: int = 0) -> HybridSearchCall:
         return parse_call(["t", "b", "v", "q", [1.0], k, "offset", offset])
 
-    assert call(2).branch_depth == 20
-    assert call(10).branch_depth == 40
-    assert call(10, offset=35).branch_depth == 45
+    # One constant for every page: the ranking never depends on k or offset.
+    assert call(2).branch_depth == DEFAULT_DEPTH == 100
+    assert call(10).branch_depth == 100
+    assert call(10, offset=90).branch_depth == 100
+    with pytest.raises(HybridSearchError, match=r"k \+ offset = 101 reaches past the default"):
+        call(10, offset=91)
 
 
 def test_the_default_depth_bounds_each_branch() -> None:
-    # Key i sits at vector rank i (squared distance i² from the origin); only 25 and 21 match
-    # the text. Depth 20 drops both from the vector branch; depth 30 keeps them, and the
-    # order flips.
-    docs = [Doc(i, {25: 2, 21: 1}.get(i, 0), "a", (i, 0)) for i in range(1, 31)]
+    # Key i sits at vector rank i (squared distance i² from the origin); only 125 and 121
+    # match the text. The default depth (100) drops both from the vector branch; depth 130
+    # keeps them, and the order flips.
+    docs = [Doc(i, {125: 2, 121: 1}.get(i, 0), "a", (i, 0)) for i in range(1, 131)]
     with LocalEngine() as local:
         local.load_table("deep", _table(docs), text_columns=["body"])
         options: dict[str, Any] = {
@@ -276,15 +279,16 @@ def test_the_default_depth_bounds_each_branch() -> None:
             "metric": "l2",
             "vector": (0.0, 0.0),
             "vector_weight": 0.5,
+            "rank_constant": 1000,  # large, so vector ranks 121 and 125 still differ enough
         }
         default = local.sql(call_sql(2, **options, debug=True)).to_pylist()
-        explicit = local.sql(call_sql(2, **options, depth=20, debug=True)).to_pylist()
-        deeper = local.sql(call_sql(2, **options, depth=30, debug=True)).to_pylist()
+        explicit = local.sql(call_sql(2, **options, depth=100, debug=True)).to_pylist()
+        deeper = local.sql(call_sql(2, **options, depth=130, debug=True)).to_pylist()
     assert default == explicit
-    assert keys(default) == [25, 21]
+    assert keys(default) == [125, 121]
     assert [row["vector_rank"] for row in default] == [None, None]
-    assert keys(deeper) == [21, 25]
-    assert [row["vector_rank"] for row in deeper] == [21, 25]
+    assert keys(deeper) == [121, 125]
+    assert [row["vector_rank"] for row in deeper] == [121, 125]
 
 
 def test_pages_with_one_depth_tile_the_fused_list(engine: LocalEngine) -> None:
@@ -294,7 +298,7 @@ def test_pages_with_one_depth_tile_the_fused_list(engine: LocalEngine) -> None:
 
 
 def test_depth_below_the_page_end_is_an_error(engine: LocalEngine) -> None:
-    with pytest.raises(EngineError, match=r"depth 5 is below k \+ offset = 6"):
+    with pytest.raises(EngineError, match=r"k \+ offset = 6 reaches past depth 5"):
         hybrid(engine, 3, depth=5, offset=3)
 
 
@@ -464,7 +468,7 @@ def test_both_weights_zero_is_an_error(engine: LocalEngine) -> None:
 
 
 def test_k_larger_than_the_table_returns_every_candidate_once(engine: LocalEngine) -> None:
-    rows = hybrid(engine, 1000)
+    rows = hybrid(engine, 1000, depth=1000)
     assert sorted(keys(rows)) == list(range(1, 9))
 
 
@@ -564,7 +568,7 @@ ERRORS = [
     (call_sql(0), "hybrid_search: k must be a positive integer, got 0"),
     (call_sql(depth=0), "hybrid_search: depth must be a positive integer, got 0"),
     (call_sql(offset=-1), r"hybrid_search: offset must be an integer >= 0, got -1"),
-    (call_sql(3, depth=4, offset=2), r"hybrid_search: depth 4 is below k \+ offset = 5"),
+    (call_sql(3, depth=4, offset=2), r"hybrid_search: k \+ offset = 5 reaches past depth 4"),
     (
         call_sql(rank_constant=0),
         "hybrid_search: rank_constant must be a finite number > 0, got 0",

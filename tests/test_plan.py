@@ -24,7 +24,7 @@ from hotdata_retrieval import (
     TableName,
     VectorSearch,
 )
-from hotdata_retrieval.plan.search import branch_names
+from hotdata_retrieval.plan.search import DEFAULT_DEPTH, branch_names
 
 
 def text(**overrides: Any) -> Bm25Search:
@@ -56,10 +56,17 @@ def test_branch_table_names_are_completed_to_three_parts() -> None:
     )
 
 
-def test_default_depth_is_four_times_limit_with_a_floor_of_twenty() -> None:
-    assert SearchPlan(source=fusion(), limit=3).depth == 20
-    assert SearchPlan(source=fusion(), limit=10).depth == 40
-    assert SearchPlan(source=fusion(), limit=5, offset=100).depth == 105
+def test_the_default_depth_is_one_constant_for_every_page() -> None:
+    assert DEFAULT_DEPTH == 100
+    for limit, offset in [(3, 0), (10, 0), (10, 90), (50, 50)]:
+        assert SearchPlan(source=fusion(), limit=limit, offset=offset).depth == DEFAULT_DEPTH
+
+
+def test_a_page_past_the_default_depth_is_a_plan_error_that_says_what_to_do() -> None:
+    error = raises("depth", lambda: SearchPlan(source=fusion(), limit=5, offset=100))
+    assert "limit + offset = 105 reaches past the default depth 100" in str(error)
+    assert "Pass depth >= 105" in str(error)
+    assert SearchPlan(source=fusion(depth=105), limit=5, offset=100).depth == 105
 
 
 def test_explicit_depth_is_used() -> None:
@@ -386,7 +393,7 @@ def test_equal_spellings_give_one_sql_text() -> None:
 
 
 def test_depth_must_fit_in_64_bits() -> None:
-    raises("limit", lambda: SearchPlan(source=fusion(), limit=2**62))
+    raises("depth", lambda: SearchPlan(source=fusion(), limit=2**62))
     raises("limit", lambda: SearchPlan(source=text(), limit=2**63 - 1, offset=5))
 
 

@@ -22,6 +22,7 @@ from hotdata_retrieval.plan.document import (
 from hotdata_retrieval.plan.filters import And, Comparison, InList, IsNull, Not, Or
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
     Bm25Search,
     DistanceMetric,
     NearestNeighborSearch,
@@ -125,7 +126,11 @@ def generated_plans(draw: st.DrawFn) -> SearchPlan:
                 st.integers(min_value=1, max_value=100)
                 | st.floats(min_value=0.01, max_value=100, allow_nan=False)
             ),
-            depth=draw(st.none() | st.integers(min_value=limit + offset, max_value=500)),
+            depth=draw(
+                st.integers(min_value=limit + offset, max_value=500)
+                if limit + offset > DEFAULT_DEPTH
+                else st.none() | st.integers(min_value=limit + offset, max_value=500)
+            ),
         )
     return SearchPlan(
         source=source,
@@ -600,7 +605,7 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "depth below the page",
         document(fusion={"depth": 5}, limit=10),
-        r"^depth 5 is below limit \+ offset = 10",
+        r"^limit \+ offset = 10 reaches past depth 5",
     ),
     (
         "duplicate branch names",

@@ -399,7 +399,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     "--depth",
     type=int,
     help="Hybrid: candidates per branch, at least limit + offset.  "
-    "[default: max(4 * limit, 20, limit + offset)]",
+    "[default: 100, the same for every page]",
 )
 @click.option(
     "--include-branch-scores",

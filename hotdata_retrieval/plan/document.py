@@ -300,8 +300,8 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
                         {"type": "integer", "minimum": 1, "maximum": _INT64_MAX},
                         {"type": "null"},
                     ],
-                    "description": "Candidates fetched per branch, at least limit + offset; "
-                    "null: max(4 * limit, 20, limit + offset).",
+                    "description": "Candidates each branch ranks, at least limit + offset; "
+                    "null: 100, the same for every page.",
                 },
             },
             "additionalProperties": False,

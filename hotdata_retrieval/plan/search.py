@@ -26,8 +26,7 @@ from hotdata_retrieval.plan.values import (
 )
 
 __all__ = [
-    "DEFAULT_DEPTH_FLOOR",
-    "DEFAULT_DEPTH_MULTIPLIER",
+    "DEFAULT_DEPTH",
     "DEFAULT_RANK_CONSTANT",
     "MAX_FUSION_BRANCHES",
     "Bm25Search",
@@ -42,9 +41,13 @@ __all__ = [
 DEFAULT_RANK_CONSTANT = 60
 """RRF's rank constant k, as in Cormack, Clarke & Buettcher (SIGIR 2009)."""
 
-DEFAULT_DEPTH_MULTIPLIER = 4
-DEFAULT_DEPTH_FLOOR = 20
-"""Default candidates per branch: ``max(4 * limit, 20)`` (hotdata-langchain ``fetch_depth``)."""
+DEFAULT_DEPTH = 100
+"""Candidates each branch of a fusion ranks when the plan sets no ``depth``: one constant, so
+the fused ranking depends on the query and the depth only, never on the page asked for, and
+pages are slices of one ranking. The anchors keep the window constant across pages likewise:
+OpenSearch's ``pagination_depth`` (hybrid query, 2.19) and Elasticsearch's
+``rank_window_size`` (RRF retriever); 100 is Weaviate's ``QUERY_HYBRID_MAXIMUM_RESULTS`` and
+Vespa's default ``rerank-count``. A page reaching past the depth is a :class:`PlanError`."""
 
 MAX_FUSION_BRANCHES = 1024
 """The most branches one :class:`ReciprocalRankFusion` may fuse.
@@ -336,8 +339,9 @@ class ReciprocalRankFusion:
         branches: two or more branches over the same table; names must be unique.
         weights: one finite weight >= 0 per branch, at least one > 0 (default all 1).
         rank_constant: RRF's k, > 0 (default 60).
-        depth: candidates fetched per branch; default ``max(4 * limit, 20, limit + offset)``.
-            A depth below ``limit + offset`` is rejected by :class:`SearchPlan`.
+        depth: candidates each branch ranks, the same for every page (default
+            :data:`DEFAULT_DEPTH`, 100). A page reaching past it (``limit + offset > depth``)
+            is rejected by :class:`SearchPlan`.
     """
 
     branches: tuple[Branch, ...] = attrs.field(converter=_branches)
@@ -496,12 +500,15 @@ class SearchPlan:
     def __attrs_post_init__(self) -> None:
         fusion = self.fusion
         page_end = self.limit + self.offset
-        if fusion is not None and fusion.depth is not None and fusion.depth < page_end:
+        if fusion is not None and self.depth < page_end:
+            given = "depth" if fusion.depth is not None else "the default depth"
             raise PlanError(
-                f"depth {fusion.depth} is below limit + offset = {page_end}; "
-                "each branch must fetch every row the page can show",
+                f"limit + offset = {page_end} reaches past {given} {self.depth}: the fused "
+                "ranking holds only depth candidates per branch. Pass depth >= "
+                f"{page_end} and keep it the same for every page, so pages stay slices of one "
+                "ranking",
                 field="depth",
-                value=fusion.depth,
+                value=fusion.depth if fusion.depth is not None else self.depth,
             )
         if self.depth > _INT64_MAX:
             raise PlanError(
@@ -566,14 +573,12 @@ class SearchPlan:
 
     @property
     def depth(self) -> int:
-        """Candidates fetched per branch of a fusion (``limit + offset`` for one branch)."""
-        page_end = self.limit + self.offset
+        """Candidates each branch of a fusion ranks (its ``depth``, else
+        :data:`DEFAULT_DEPTH`); ``limit + offset`` for a single branch."""
         fusion = self.fusion
         if fusion is None:
-            return page_end
-        if fusion.depth is not None:
-            return fusion.depth
-        return max(DEFAULT_DEPTH_MULTIPLIER * self.limit, DEFAULT_DEPTH_FLOOR, page_end)
+            return self.limit + self.offset
+        return DEFAULT_DEPTH if fusion.depth is None else fusion.depth
 
     @property
     def vector_columns(self) -> frozenset[str]:

@@ -53,8 +53,7 @@ from hotdata_retrieval.plan.filters import (
 )
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
-    DEFAULT_DEPTH_FLOOR,
-    DEFAULT_DEPTH_MULTIPLIER,
+    DEFAULT_DEPTH,
     DEFAULT_RANK_CONSTANT,
     DistanceMetric,
 )
@@ -214,10 +213,8 @@ class HybridSearchCall:
 
     @property
     def branch_depth(self) -> int:
-        """Candidates each branch ranks: ``depth``, else ``max(4·k, 20, k + offset)``."""
-        if self.depth is not None:
-            return self.depth
-        return max(DEFAULT_DEPTH_MULTIPLIER * self.k, DEFAULT_DEPTH_FLOOR, self.k + self.offset)
+        """Candidates each branch ranks: ``depth``, else :data:`DEFAULT_DEPTH` (100)."""
+        return DEFAULT_DEPTH if self.depth is None else self.depth
 
 
 def parse_call(values: Sequence[Any]) -> HybridSearchCall:
@@ -250,12 +247,14 @@ def parse_call(values: Sequence[Any]) -> HybridSearchCall:
         arguments["offset"] = _positive_int(options["offset"], "offset", minimum=0)
     offset = arguments.get("offset", 0)
     if "depth" in options:
-        depth = arguments["depth"] = _positive_int(options["depth"], "depth")
-        if depth < k + offset:
-            _fail(
-                f"depth {depth} is below k + offset = {k + offset}; "
-                "each branch must fetch every row the page can show"
-            )
+        arguments["depth"] = _positive_int(options["depth"], "depth")
+    depth = arguments.get("depth", DEFAULT_DEPTH)
+    if depth < k + offset:
+        given = "depth" if "depth" in options else "the default depth"
+        _fail(
+            f"k + offset = {k + offset} reaches past {given} {depth}: each branch ranks only "
+            f"depth candidates; pass 'depth' >= {k + offset} and keep it for every page"
+        )
     if "rank_constant" in options:
         constant = options["rank_constant"]
         if not _is_number(constant) or not math.isfinite(constant) or constant <= 0:

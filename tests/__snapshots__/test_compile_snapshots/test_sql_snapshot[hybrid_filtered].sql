@@ -10,7 +10,7 @@ WITH text_hits AS (
     AND NOT status IN ('spam')
   ORDER BY
     score DESC
-  LIMIT 20
+  LIMIT 100
 ), text_ranked AS (
   SELECT
     id,
@@ -29,7 +29,7 @@ WITH text_hits AS (
     AND NOT status IN ('spam')
   ORDER BY
     _distance ASC
-  LIMIT 20
+  LIMIT 100
 ), nearest_ranked AS (
   SELECT
     id,

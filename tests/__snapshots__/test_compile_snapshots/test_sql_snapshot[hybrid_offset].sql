@@ -2,10 +2,10 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 50)
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
   ORDER BY
     score DESC
-  LIMIT 50
+  LIMIT 100
 ), text_ranked AS (
   SELECT
     id,
@@ -19,7 +19,7 @@ WITH text_hits AS (
   FROM "default".public.docs
   ORDER BY
     _distance ASC
-  LIMIT 50
+  LIMIT 100
 ), nearest_ranked AS (
   SELECT
     id,

@@ -2,10 +2,10 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.analytics."support tickets"', 'ticket body', 'x', 40)
+  FROM bm25_search('default.analytics."support tickets"', 'ticket body', 'x', 100)
   ORDER BY
     score DESC
-  LIMIT 40
+  LIMIT 100
 ), text_ranked AS (
   SELECT
     id,
@@ -19,7 +19,7 @@ WITH text_hits AS (
   FROM "default".analytics."support tickets"
   ORDER BY
     _distance ASC
-  LIMIT 40
+  LIMIT 100
 ), nearest_ranked AS (
   SELECT
     id,

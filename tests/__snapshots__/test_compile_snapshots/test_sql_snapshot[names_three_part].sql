@@ -2,10 +2,10 @@ WITH text_hits AS (
   SELECT
     result_id,
     score
-  FROM bm25_search('f1.public.results', 'notes', 'x', 40)
+  FROM bm25_search('f1.public.results', 'notes', 'x', 100)
   ORDER BY
     score DESC
-  LIMIT 40
+  LIMIT 100
 ), text_ranked AS (
   SELECT
     result_id,
@@ -19,7 +19,7 @@ WITH text_hits AS (
   FROM f1.public.results
   ORDER BY
     _distance ASC
-  LIMIT 40
+  LIMIT 100
 ), nearest_ranked AS (
   SELECT
     result_id,

@@ -2,10 +2,10 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 20)
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
   ORDER BY
     score DESC
-  LIMIT 20
+  LIMIT 100
 ), text_ranked AS (
   SELECT
     id,
@@ -16,7 +16,7 @@ WITH text_hits AS (
   SELECT
     id,
     _distance
-  FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 20)
+  FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 100)
   ORDER BY
     _distance ASC
 ), semantic_ranked AS (

@@ -2,10 +2,10 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 20)
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
   ORDER BY
     score DESC
-  LIMIT 20
+  LIMIT 100
 ), text_ranked AS (
   SELECT
     id,
@@ -16,10 +16,10 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.public.docs', 'title', 'E1234', 20)
+  FROM bm25_search('default.public.docs', 'title', 'E1234', 100)
   ORDER BY
     score DESC
-  LIMIT 20
+  LIMIT 100
 ), title_ranked AS (
   SELECT
     id,
@@ -33,7 +33,7 @@ WITH text_hits AS (
   FROM "default".public.docs
   ORDER BY
     _distance ASC
-  LIMIT 20
+  LIMIT 100
 ), nearest_ranked AS (
   SELECT
     id,
