@@ -33,10 +33,11 @@ from hotdata_retrieval import (
     to_sql,
 )
 from hotdata_retrieval.adapters.langchain import HotdataRetriever
-from hotdata_retrieval.adapters.toolkit import SearchToolkit
+from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.local import EngineError, LocalEngine
+from hotdata_retrieval.engines.results import executed_plan, search_result
 from hotdata_retrieval.lint import lint
 from hotdata_retrieval.spec.native import HOTDATA_NATIVE
 
@@ -406,3 +407,73 @@ def test_concatenated_pages_are_the_unpaged_ranking(
     assert [tuple(b.rank for b in hit.branches.values()) for hit in unpaged] == [
         hit.ranks for hit in expected
     ]
+
+
+# -- a key that is not unique ---------------------------------------------------------------
+
+
+@pytest.fixture
+def chunks() -> Iterator[LocalEngine]:
+    with _engine() as engine:
+        engine.load_table(
+            "chunks",
+            pa.table(
+                {
+                    "chunk_id": ["c1", "c2", "c3"],
+                    "doc_id": ["X", "Y", "X"],
+                    "body": ["fox one", "fox two", "fox three"],
+                }
+            ),
+            key_column="chunk_id",
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        yield engine
+
+
+def _chunk_plan(key: str) -> SearchPlan:
+    return SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="chunks", column="body", query_text="fox"),
+                VectorSearch(table="chunks", column="body", query_text="fox"),
+            ]
+        ),
+        key_column=key,
+        columns=[key],
+    )
+
+
+def test_a_key_column_that_is_not_unique_is_refused_naming_both_columns(
+    chunks: LocalEngine,
+) -> None:
+    with pytest.raises(EngineError) as caught:
+        chunks.search(_chunk_plan("doc_id"))
+    message = str(caught.value)
+    assert "key column 'doc_id' is not unique" in message
+    assert "the table's key is 'chunk_id'" in message
+    assert chunks.search(_chunk_plan("chunk_id")).keys == ["c1", "c2", "c3"]
+    # A unique column other than the loaded key is fine.
+    assert sorted(chunks.search(_chunk_plan("body")).keys) == ["fox one", "fox three", "fox two"]
+
+
+def test_the_native_form_refuses_a_repeated_key_too(chunks: LocalEngine) -> None:
+    with pytest.raises(EngineError, match="key column 'doc_id' is not unique"):
+        chunks.sql(to_sql(_chunk_plan("doc_id"), HOTDATA_NATIVE))
+
+
+def test_the_retriever_and_tools_refuse_a_repeated_key(chunks: LocalEngine) -> None:
+    retriever = HotdataRetriever(engine=chunks, table="chunks", key_column="doc_id")
+    with pytest.raises(EngineError, match="not unique"):
+        retriever.invoke("fox")
+    toolkit = SearchToolkit(chunks, table="chunks", key_column="doc_id")
+    with pytest.raises(ToolError, match="not unique"):
+        toolkit.search_text("fox")
+
+
+def test_any_engine_refuses_a_key_that_comes_back_twice() -> None:
+    plan = _chunk_plan("doc_id")
+    debug = {"text_rank": 1, "text_score": 2.0, "semantic_rank": 1, "semantic_distance": 0.5}
+    rows = [{"doc_id": key, "score": 0.1, **debug} for key in ["Y", "X", "X"]]
+    with pytest.raises(EngineError, match="key 'X' of key column 'doc_id' came back twice"):
+        search_result(plan, executed_plan(plan), rows, "SELECT ...")

@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
 
@@ -169,9 +170,19 @@ def search_result(
         executed: the plan that ran.
         rows: the result rows, as mappings of column name to value.
         statement: the SQL that ran (:attr:`SearchResult.sql`).
+
+    Raises:
+        EngineError: a key came back twice (the plan's key column is not unique).
     """
-    return SearchResult(
-        hits=hits_from_rows(executed, plan.projection, rows),
-        sql=statement,
-        ranked_by=plan.result_columns[0],
-    )
+    hits = hits_from_rows(executed, plan.projection, rows)
+    seen: set[Any] = set()
+    for hit in hits:
+        if hit.key in seen:
+            raise EngineError(
+                f"key {hit.key!r} of key column '{plan.key_column}' came back twice: the key "
+                "is not unique in the table, so the search would return a row more than once; "
+                "search with the table's unique key",
+                sql=statement,
+            )
+        seen.add(hit.key)
+    return SearchResult(hits=hits, sql=statement, ranked_by=plan.result_columns[0])

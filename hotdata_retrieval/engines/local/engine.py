@@ -744,7 +744,8 @@ class LocalEngine:
         return search_result(plan, executed, rows, statement)
 
     def _check_plan(self, plan: SearchPlan) -> None:
-        entry = self._entry(plan.table)
+        loaded = self._loaded(plan.table)
+        entry = loaded.entry
         known = set(entry.columns)
         needed = {*plan.projection, plan.key_column}
         if plan.filter is not None:
@@ -754,6 +755,18 @@ class LocalEngine:
             raise EngineError(
                 f"column '{missing[0]}' not found in table '{plan.table}'; "
                 f"columns: {', '.join(entry.columns)}"
+            )
+        if plan.key_column != entry.key_column and not loaded.is_unique(plan.key_column):
+            checked = (
+                f"the table's key is '{entry.key_column}'"
+                if entry.key_column
+                else "the table was loaded without a key"
+            )
+            raise EngineError(
+                f"key column '{plan.key_column}' is not unique in table '{plan.table}' "
+                f"({checked}): a search merges and returns rows by key, so a repeated key "
+                f"would return a row more than once; search with key_column="
+                f"'{entry.key_column or 'a unique column'}'"
             )
         for branch in plan.branches:
             if isinstance(branch, NearestNeighborSearch):

@@ -16,6 +16,7 @@ from pathlib import Path
 import attrs
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotdata_retrieval.engines.local import database
@@ -34,12 +35,23 @@ class LoadedTable:
         data: its rows; row ``i`` is rowid ``i`` of its BM25 indexes.
         bm25: text column → its open BM25 index.
         vectors: vector column → (float64 matrix, rowids with a vector), built on first use.
+        unique: column → whether it is a unique key, computed on first use.
     """
 
     entry: TableEntry
     data: pa.Table
     bm25: dict[str, Bm25Index]
     vectors: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
+    unique: dict[str, bool] = attrs.Factory(dict)
+
+    def is_unique(self, column: str) -> bool:
+        """Whether ``column`` holds no NULL and no repeated value (computed once)."""
+        known = self.unique.get(column)
+        if known is None:
+            values = self.data.column(column)
+            known = values.null_count == 0 and pc.count_distinct(values).as_py() == len(values)
+            self.unique[column] = known
+        return known
 
 
 def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> LoadedTable:
