@@ -127,6 +127,8 @@ def _sqlite_statement(plan: SearchPlan) -> str:
             return exp.Table(this=exp.to_identifier(f"src_{branch_of(node)}"))
         if isinstance(node, exp.Anonymous) and node.name in DISTANCE_FUNCTIONS:
             return exp.column(RAW_COLUMN["nearest"])
+        if isinstance(node, exp.Anonymous) and node.name == "vector_distance":
+            return exp.column(RAW_COLUMN["semantic"])
         if isinstance(node, exp.Table) and node.name == "docs":
             if node.alias:
                 return exp.Table(this=exp.to_identifier("docs"), alias=node.args["alias"])
@@ -148,7 +150,8 @@ def _run(scenario: dict[str, Any], plan: SearchPlan) -> list[tuple[Any, ...]]:
     for name, kind, raw in zip(plan.branch_names, scenario["kinds"], scenario["raw"]):
         connection.execute(f"CREATE TABLE raw_{name} (id INTEGER, value REAL)")
         connection.executemany(
-            f"INSERT INTO raw_{name} VALUES (?, ?)", _table_function_rows(kind, raw, plan.depth)
+            f"INSERT INTO raw_{name} VALUES (?, ?)",
+            _table_function_rows(kind, raw, plan.depth, filtered=scenario["filtered"]),
         )
         connection.execute(
             f"CREATE VIEW src_{name} AS SELECT docs.*, raw_{name}.value AS {RAW_COLUMN[kind]} "
@@ -162,11 +165,15 @@ def _ranked(kind: str, items: list[tuple[int, float]]) -> list[tuple[int, float]
     return sorted(items, key=lambda item: (sign * item[1], item[0]))
 
 
-def _table_function_rows(kind: str, raw: dict[int, float], depth: int) -> list[tuple[int, float]]:
+def _table_function_rows(
+    kind: str, raw: dict[int, float], depth: int, *, filtered: bool
+) -> list[tuple[int, float]]:
     """What the branch's source returns: a table function (``bm25_search``,
-    ``vector_search``) returns only its k = depth best rows, before any WHERE; the base table
-    of a nearest-neighbour branch returns every row."""
-    if kind == "nearest":
+    ``vector_search``) returns only its k = depth best rows, before any WHERE. Every row comes
+    back from the base table of a nearest-neighbour branch; with a filter, from a semantic
+    branch (the scalar ``vector_distance`` shape) and from ``bm25_search`` (called without
+    k), so the WHERE comes before the bound."""
+    if kind == "nearest" or filtered:
         return list(raw.items())
     return _ranked(kind, list(raw.items()))[:depth]
 
@@ -177,7 +184,9 @@ def _reference(scenario: dict[str, Any], plan: SearchPlan) -> list[Any]:
     for kind, raw in zip(scenario["kinds"], scenario["raw"]):
         candidates = [
             (key, value)
-            for key, value in _table_function_rows(kind, raw, plan.depth)
+            for key, value in _table_function_rows(
+                kind, raw, plan.depth, filtered=scenario["filtered"]
+            )
             if not scenario["filtered"] or scenario["categories"][key] == "a"
         ]
         keys, branch_ranks = rank_branch(

@@ -28,6 +28,7 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
+    competition_ranks,
     rank_branch,
     reciprocal_rank_fusion,
     to_sql,
@@ -477,3 +478,123 @@ def test_any_engine_refuses_a_key_that_comes_back_twice() -> None:
     rows = [{"doc_id": key, "score": 0.1, **debug} for key in ["Y", "X", "X"]]
     with pytest.raises(EngineError, match="key 'X' of key column 'doc_id' came back twice"):
         search_result(plan, executed_plan(plan), rows, "SELECT ...")
+
+
+# -- filtered searches never under-fill silently ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def thousand() -> Iterator[LocalEngine]:
+    with _engine() as engine:
+        engine.load_table(
+            "big",
+            pa.table(
+                {
+                    "id": list(range(1000)),
+                    "body": [f"fox {i % 53} den {i % 7}" for i in range(1000)],
+                    "category": ["x" if i % 100 == 37 else "y" for i in range(1000)],
+                }
+            ),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        yield engine
+
+
+def _expected_semantic(engine: LocalEngine, query: str) -> list[int]:
+    """The x rows by the engine's own distance, nearest first, then by key."""
+    rows = engine.sql(
+        "SELECT id, _distance FROM vector_search('big', 'body', "
+        f"'{query}', 1000) WHERE category = 'x'"
+    ).to_pylist()
+    return [row["id"] for row in sorted(rows, key=lambda row: (row["_distance"], row["id"]))]
+
+
+def test_a_filtered_semantic_search_fills_its_page(thousand: LocalEngine) -> None:
+    x = Comparison(column="category", operator="=", value="x")
+    semantic = VectorSearch(table="big", column="body", query_text="fox 3 den 2")
+    result = thousand.search(SearchPlan(source=semantic, filter=x, limit=10))
+    assert result.keys == _expected_semantic(thousand, "fox 3 den 2")
+    assert len(result) == 10 and result.underfilled is None
+    assert "vector_distance(body, 'fox 3 den 2')" in result.sql
+    short = thousand.search(SearchPlan(source=semantic, filter=x, limit=20))
+    assert len(short) == 10
+    assert short.underfilled == (
+        "10 rows for a limit of 20: only 10 rows have a vector and pass the filter"
+    )
+
+
+def test_a_filtered_fusion_ranks_every_row_the_filter_keeps(thousand: LocalEngine) -> None:
+    x = Comparison(column="category", operator="=", value="x")
+    fused = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="big", column="body", query_text="fox 3"),
+                VectorSearch(table="big", column="body", query_text="fox 3 den 2"),
+            ]
+        ),
+        filter=x,
+        limit=10,
+    )
+    result = thousand.search(fused)
+    assert len(result) == 10
+    # The whole filtered branch is ranked: all ten rows that pass, ties sharing a rank.
+    distances = sorted(
+        (hit.branches["semantic"].raw_score, hit.branches["semantic"].rank) for hit in result
+    )
+    assert [rank for _, rank in distances] == competition_ranks(
+        [distance for distance, _ in distances], higher_is_better=False
+    )
+    native = thousand.sql(to_sql(fused, HOTDATA_NATIVE)).to_pylist()
+    assert [row["id"] for row in native] == result.keys
+
+
+def test_the_retriever_and_tools_fill_a_filtered_semantic_page(thousand: LocalEngine) -> None:
+    x = Comparison(column="category", operator="=", value="x")
+    retriever = HotdataRetriever(engine=thousand, table="big", mode="semantic", k=10, filter=x)
+    documents = retriever.invoke("fox 3 den 2")
+    assert [document.id for document in documents] == [
+        str(key) for key in _expected_semantic(thousand, "fox 3 den 2")
+    ]
+
+
+def test_a_filtered_text_search_is_exact_past_any_bound() -> None:
+    # 12,000 rows all match 'fox'; the 20 that pass the filter score lowest.
+    count = 12_000
+    bodies = [f"fox fox {'word ' * (i % 5)}" for i in range(count - 20)]
+    bodies += ["fox " + "filler " * 40 for _ in range(20)]
+    with _engine() as engine:
+        engine.load_table(
+            "many",
+            pa.table(
+                {
+                    "id": list(range(count)),
+                    "body": bodies,
+                    "category": ["y"] * (count - 20) + ["x"] * 20,
+                }
+            ),
+            text_columns=["body"],
+        )
+        text = Bm25Search(table="many", column="body", query_text="fox")
+        x = Comparison(column="category", operator="=", value="x")
+        result = engine.search(SearchPlan(source=text, filter=x, limit=10))
+    assert result.keys == list(range(count - 20, count - 10))
+    assert result.underfilled is None
+
+
+def test_hdq_search_says_when_a_page_is_short(tmp_path: Path) -> None:
+    source = tmp_path / "docs.jsonl"
+    rows = [{"id": str(i), "body": f"fox {i}" if i < 3 else f"sky {i}"} for i in range(8)]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    database = tmp_path / "db"
+    runner = CliRunner()
+    assert (
+        runner.invoke(
+            main, ["load", str(source), "--database", str(database), "--no-embed"]
+        ).exit_code
+        == 0
+    )
+    result = runner.invoke(
+        main, ["search", "fox", "--table", "docs", "--mode", "text", "--database", str(database)]
+    )
+    assert "note: 3 rows for a limit of 10: only 3 rows match the query" in result.stderr

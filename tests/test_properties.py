@@ -150,7 +150,9 @@ def test_nearest_branches_keep_the_fast_path_shape(plan: SearchPlan) -> None:
         distance_calls = [
             call
             for call in select.expressions
-            if isinstance(call, exp.Alias) and isinstance(call.this, exp.Anonymous)
+            if isinstance(call, exp.Alias)
+            and isinstance(call.this, exp.Anonymous)
+            and call.this.name in {"cosine_distance", "l2_distance", "negative_dot_product"}
         ]
         if not distance_calls:
             continue

@@ -499,6 +499,8 @@ class SearchToolkit:
         plan = self._plan(route.mode, query, used, self._embed_query())
         result = self.engine.search(plan)
         rows = [{**hit.columns, route.ranked_by: hit.ranking_value} for hit in result]
+        if result.underfilled and not warnings:
+            warnings.append(ToolWarning(code="underfilled", message=result.underfilled))
         return envelope(
             rows,
             tool=tool,

@@ -163,6 +163,7 @@ def search(
             "ranked_by": result.ranked_by.lstrip("_"),
             "order": "descending" if result.descending else "ascending",
             "hits": [_hit_json(hit, result.ranked_by) for hit in result],
+            "underfilled": result.underfilled,
         }
         if explain:
             document["sql"] = result.sql
@@ -190,3 +191,5 @@ def search(
         click.echo("no results", err=True)
         return
     console.print(hits)
+    if result.underfilled:
+        click.echo(f"note: {result.underfilled}", err=True)

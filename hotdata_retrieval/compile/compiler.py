@@ -11,6 +11,9 @@ The shapes, and why (engine contract §1-3, ``shared/reference/engine-contract.m
   rowid order, and k must be the 4th argument to bound the index scan (§1.1).
 - semantic: ``vector_search(t, col, q, k) ... ORDER BY _distance ASC`` and no LIMIT without
   that sort (§1.2).
+- filtered semantic: ``SELECT key, vector_distance(col, q) AS _distance FROM c.s.t WHERE ...
+  ORDER BY _distance ASC LIMIT n`` — the filter applies before the bound, which
+  ``vector_search``'s k would otherwise cut first (§1.2, §1.3).
 - nearest neighbour: ``SELECT key, fn(col, ARRAY[...]) AS _distance FROM c.s.t [WHERE ...]
   ORDER BY _distance ASC LIMIT n`` — unaliased 3-part table, filter in the same WHERE, vector
   column never in the output, no tie-break in this ORDER BY: the index rewrite's preconditions
@@ -295,6 +298,19 @@ class PlanCompiler:
             arguments.append(exp.Literal.number(k))
         return exp.Table(this=exp.Anonymous(this=name, expressions=arguments))
 
+    def _scalar_semantic(self, plan: SearchPlan, branch: Branch) -> bool:
+        """Whether ``branch`` is a filtered semantic branch compiled to the scalar
+        ``vector_distance`` shape: ``vector_search`` applies its k before any WHERE (engine
+        contract §1.2), so a selective filter would leave the branch with fewer rows than
+        exist; the scalar distance is computed for the rows the WHERE keeps, then ordered
+        and bounded (contract §1.3: the engine embeds the query with the index's model and
+        ranks by its metric)."""
+        return (
+            isinstance(branch, VectorSearch)
+            and plan.filter is not None
+            and self.profile.semantic_distance_function is not None
+        )
+
     def _source(self, branch: Branch, k: int, *, filtered: bool = False) -> exp.Table:
         if isinstance(branch, Bm25Search):
             function = self.profile.require(self.profile.text_search_function, "bm25_search")
@@ -314,12 +330,25 @@ class PlanCompiler:
             expressions=[column(branch.column), self.binder.vector(branch, "query_vector")],
         )
 
-    def _raw_score(self, branch: Branch) -> exp.Expr:
+    def _raw_score(self, branch: Branch, *, scalar: bool = False) -> exp.Expr:
         """The branch's raw-score select item: ``score``, ``_distance`` or
-        ``fn(...) AS _distance``."""
+        ``fn(...) AS _distance`` (``scalar``: a semantic branch's ``vector_distance``)."""
         if isinstance(branch, NearestNeighborSearch):
             return exp.Alias(this=self._distance(branch), alias=identifier(branch.raw_score_column))
+        if scalar and isinstance(branch, VectorSearch):
+            function = self.profile.require(
+                self.profile.semantic_distance_function, "vector_distance"
+            )
+            distance = exp.Anonymous(
+                this=function,
+                expressions=[column(branch.column), self.binder.text(branch, "query_text")],
+            )
+            return exp.Alias(this=distance, alias=identifier(branch.raw_score_column))
         return column(branch.raw_score_column)
+
+    def computes_distance(self, plan: SearchPlan, branch: Branch) -> bool:
+        """Whether the branch's distance is computed per row (a NULL vector gives NULL)."""
+        return isinstance(branch, NearestNeighborSearch) or self._scalar_semantic(plan, branch)
 
     def _branch_select(
         self,
@@ -341,16 +370,22 @@ class PlanCompiler:
         branch neither repeat nor skip tied rows; a nearest-neighbour branch never gets one
         (it would cost the index fast path, engine contract §2.3).
         """
+        scalar = self._scalar_semantic(plan, branch)
         order = [_ordered(column(branch.raw_score_column), descending=branch.higher_is_better)]
         if tie_break is not None and not isinstance(branch, NearestNeighborSearch):
             order.append(_ordered(column(tie_break), descending=False))
+        source = (
+            table_reference(branch.table)
+            if scalar
+            else self._source(branch, k, filtered=plan.filter is not None)
+        )
         select = exp.Select(
-            expressions=[*projection, self._raw_score(branch)],
-            from_=exp.From(this=self._source(branch, k, filtered=plan.filter is not None)),
+            expressions=[*projection, self._raw_score(branch, scalar=scalar)],
+            from_=exp.From(this=source),
             where=self._where(plan),
             order=exp.Order(expressions=order),
         )
-        if limit is not None and not isinstance(branch, VectorSearch):
+        if limit is not None and (scalar or not isinstance(branch, VectorSearch)):
             select.set("limit", exp.Limit(expression=exp.Literal.number(limit)))
         if offset:
             select.set("offset", exp.Offset(expression=exp.Literal.number(offset)))
@@ -406,7 +441,7 @@ class PlanCompiler:
                 ],
                 from_=exp.From(this=exp.Table(this=identifier(f"{name}_hits"))),
             )
-            if isinstance(branch, NearestNeighborSearch):
+            if self.computes_distance(plan, branch):
                 # A row whose vector is NULL has no distance: it is no candidate. Dropped here,
                 # outside the fast-path query, where the sort already put it last.
                 ranked.set(

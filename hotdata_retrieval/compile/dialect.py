@@ -29,6 +29,9 @@ class DialectProfile:
         distance_functions: the scalar distance function per metric (lower is nearer).
         text_search_function: the BM25 table function, or ``None`` if there is none.
         semantic_search_function: the engine-embedded semantic table function, or ``None``.
+        semantic_distance_function: the engine-embedded semantic *scalar* distance
+            (``vector_distance(<text column>, '<query>')``), or ``None``. A filtered semantic
+            branch uses it, so the filter applies before the bound.
         vector_literal_open: text that opens a vector literal (``ARRAY[``).
         vector_literal_close: text that closes it (``]``).
         vector_literal_separator: text between two components (``, ``).
@@ -43,6 +46,7 @@ class DialectProfile:
     distance_functions: Mapping[DistanceMetric, str] = attrs.field(eq=False)
     text_search_function: str | None = None
     semantic_search_function: str | None = None
+    semantic_distance_function: str | None = None
     vector_literal_open: str = "ARRAY["
     vector_literal_close: str = "]"
     vector_literal_separator: str = ", "

@@ -89,6 +89,8 @@ HOTDATA = register_dialect(
         },
         text_search_function="bm25_search",
         semantic_search_function="vector_search",
+        # Contract §1.3: resolves the index's model and metric and embeds the query itself.
+        semantic_distance_function="vector_distance",
         vector_literal_open="ARRAY[",
         vector_literal_close="]",
         supports_full_outer_join=True,

@@ -73,11 +73,15 @@ class SearchResult:
         sql: the statement.
         ranked_by: the engine's name of the ranking value: ``score`` (higher is better) or
             ``_distance`` (lower is nearer).
+        underfilled: why the page holds fewer rows than the plan's ``limit``, or ``None``
+            when it is full. Every shape the compiler writes lets a filter apply before a
+            branch's bound (``docs/sql-shapes.md``), so a short page means no more rows match.
     """
 
     hits: tuple[SearchHit, ...]
     sql: str
     ranked_by: str = "score"
+    underfilled: str | None = None
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.hits)
@@ -185,4 +189,24 @@ def search_result(
                 sql=statement,
             )
         seen.add(hit.key)
-    return SearchResult(hits=hits, sql=statement, ranked_by=plan.result_columns[0])
+    return SearchResult(
+        hits=hits,
+        sql=statement,
+        ranked_by=plan.result_columns[0],
+        underfilled=_underfilled(plan, len(hits)),
+    )
+
+
+def _underfilled(plan: SearchPlan, returned: int) -> str | None:
+    if returned >= plan.limit:
+        return None
+    passing = " and pass the filter" if plan.filter is not None else ""
+    if plan.fusion is None:
+        branch = plan.branches[0]
+        what = "match the query" if branch.higher_is_better else "have a vector"
+        found = plan.offset + returned
+        return f"{returned} rows for a limit of {plan.limit}: only {found} rows {what}{passing}"
+    return (
+        f"{returned} rows for a limit of {plan.limit}: the branches found only "
+        f"{plan.offset + returned} candidates in all{passing}"
+    )

@@ -7,14 +7,12 @@ from hotdata_retrieval.engines.local.database import (
     VectorColumn,
 )
 from hotdata_retrieval.engines.local.engine import (
-    DEFAULT_BM25_BOUND,
     EngineError,
     LocalEngine,
     TableLoad,
 )
 
 __all__ = [
-    "DEFAULT_BM25_BOUND",
     "ConcurrentWriteError",
     "DatabaseError",
     "EngineError",

@@ -73,12 +73,7 @@ from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.routing import TableIndexes, VectorIndex
 
-__all__ = ["DEFAULT_BM25_BOUND", "EngineError", "LocalEngine", "TableLoad"]
-
-DEFAULT_BM25_BOUND = 10_000
-"""Rows ``bm25_search`` considers without a 4th argument. The Hotdata engine's own default is
-"much larger" than a typical k but not published (engine contract §1.1); this is the local
-choice."""
+__all__ = ["EngineError", "LocalEngine", "TableLoad"]
 
 READ_ONLY = SQLOptions().with_allow_ddl(False).with_allow_dml(False).with_allow_statements(False)
 """Every statement the engine runs is planned with these options: DataFusion refuses DDL
@@ -218,6 +213,7 @@ class LocalEngine:
         self._signature: tuple[int, int, int] | None = None
         self._context = self._new_context(SessionConfig())
         self._sandboxes: dict[tuple[int, bool], SessionContext] = {}
+        self._text_vectors: tuple[Any, dict[str, np.ndarray]] | None = None
         self._refresh()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -254,6 +250,15 @@ class LocalEngine:
             )
         context.register_udtf(udtf(self._bm25_search, "bm25_search"))
         context.register_udtf(udtf(self._vector_search, "vector_search"))
+        context.register_udf(
+            udf(
+                self._vector_distance,
+                [pa.string(), pa.string()],
+                pa.float32(),
+                "stable",
+                "vector_distance",
+            )
+        )
         context.register_udtf(udtf(HybridSearch(self), HYBRID_SEARCH))
         for loaded in self._tables.values():
             _register(context, loaded)
@@ -796,13 +801,18 @@ class LocalEngine:
 
     def _bm25_search(self, *arguments: Any) -> Table:
         reference, column, query, *rest = _arguments("bm25_search", arguments, minimum=3, maximum=4)
-        k = rest[0] if rest else DEFAULT_BM25_BOUND
-        if not isinstance(k, int) or isinstance(k, bool) or k <= 0:
+        k = rest[0] if rest else None
+        if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k <= 0):
             raise ValueError(f"bm25_search: k must be a positive integer, got {k!r}")
         if not isinstance(query, str):
             raise ValueError("bm25_search: the query must be a string literal")
         loaded, column = self._resolve("bm25_search", reference, column)
         entry = loaded.entry
+        if k is None:
+            # Without k every matching row comes back, so a WHERE over the result sees them
+            # all (exact; the Hotdata engine's own default bound is "much larger" than a
+            # typical k but not published, engine contract §1.1).
+            k = max(1, entry.rows)
         if column not in entry.text_indexes:
             raise ValueError(
                 f"No BM25 index found on column '{column}' for "
@@ -842,6 +852,75 @@ class LocalEngine:
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
         values = pa.array(distances[rowids].astype(np.float32), type=pa.float32())
         return self._relation(rows.append_column("_distance", values))
+
+    def _vector_distance(self, texts: pa.Array, queries: pa.Array) -> pa.Array:
+        """``vector_distance(<text column>, '<query>')``: the cosine distance from each row's
+        stored vector to the embedded query, as ``vector_search`` computes it (the same
+        float64 kernel, then Float32), for the rows the statement's WHERE keeps.
+
+        A scalar function sees only the texts, so each text is looked up among the vectors
+        this engine's embedder made (any table: the same model maps the same text to the same
+        vector). A NULL text gives a NULL distance; so does a text no column embedded.
+
+        Raises:
+            ValueError: no embedder, or not one text of the column was embedded by it.
+        """
+        if isinstance(texts, pa.ChunkedArray):
+            texts = texts.combine_chunks()
+        if self.embedder is None:
+            raise ValueError(
+                "vector_distance: the engine has no embedder; open it with the embedder that "
+                "made the column's vectors"
+            )
+        present = [text for text in texts.to_pylist()]
+        query = next((value for value in queries.to_pylist() if value is not None), None)
+        if not isinstance(query, str) or not present:
+            return pa.nulls(len(present), type=pa.float32())
+        vectors = self._embedded_texts()
+        rows = [vectors.get(text) if text is not None else None for text in present]
+        found = [row for row in rows if row is not None]
+        if not found and any(text is not None for text in present):
+            raise ValueError(
+                "vector_distance: the column's texts were not embedded by "
+                f"'{self.embedder.name}'; load the column with embed_columns to search it by "
+                "meaning"
+            )
+        distances = np.full(len(rows), np.nan)
+        if found:
+            matrix = np.stack(found)
+            query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
+            at = np.array([i for i, row in enumerate(rows) if row is not None], dtype=np.int64)
+            distances[at] = query_distances("cosine_distance", matrix, query_vector)
+        mask = np.isnan(distances)
+        return pa.array(distances.astype(np.float32), type=pa.float32(), mask=mask)
+
+    def _embedded_texts(self) -> dict[str, np.ndarray]:
+        """Each text an open table's vector column embedded with this engine's embedder,
+        mapped to its float64 vector (built once per set of table versions)."""
+        model = str(self.embedder.name)
+        sources = tuple(
+            sorted(
+                (loaded.entry.name, loaded.entry.version, vector.source_column, vector.name)
+                for loaded in list(self._tables.values())
+                for vector in loaded.entry.vector_columns
+                if vector.model == model
+            )
+        )
+        key = (model, sources)
+        cached = self._text_vectors
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        mapping: dict[str, np.ndarray] = {}
+        for name, _, source_column, vector_column in sources:
+            loaded = self._tables[name]
+            matrix, present = cached_vector_matrix(
+                loaded.vectors, vector_column, loaded.data.column(vector_column)
+            )
+            texts = loaded.data.column(source_column).to_pylist()
+            for rowid in present.tolist():
+                mapping.setdefault(texts[rowid], matrix[rowid])
+        self._text_vectors = (key, mapping)
+        return mapping
 
     def _relation(self, rows: pa.Table) -> Table:
         """A table function's result. An in-memory dataset of zero rows has no fragments,
