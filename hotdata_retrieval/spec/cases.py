@@ -70,9 +70,10 @@ COLUMN_TYPES = {"id": "int64", "body": "string", "category": "string", "embeddin
 
 DIVERGENCES = {
     "filter_after_k": (
-        "the CTE form's vector_search(..., depth) keeps the depth nearest rows of the whole "
-        "table and its WHERE filters them afterwards, so a filtered semantic branch ranks fewer "
-        "candidates than the spec's filter-then-rank (spec D1)"
+        "in a dialect with no scalar semantic distance, the CTE form's vector_search(..., "
+        "depth) keeps the depth nearest rows of the whole table and its WHERE filters them "
+        "afterwards, so a filtered semantic branch ranks fewer candidates than the spec's "
+        "filter-then-rank (spec D1)"
     ),
 }
 """Why the CTE form's rows differ from the spec's, by the name cases use."""
