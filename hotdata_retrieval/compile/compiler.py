@@ -416,7 +416,11 @@ class PlanCompiler:
         names = plan.branch_names
         ctes: list[exp.CTE] = []
         for name, branch in zip(names, fusion.branches):
-            hits = self._branch_select(plan, branch, [column(key)], k=depth, limit=depth, offset=0)
+            # A table-function branch's depth cut breaks score ties by key (free: its rows are
+            # already bounded by k); a nearest branch keeps the fast-path shape (§2.3).
+            hits = self._branch_select(
+                plan, branch, [column(key)], k=depth, limit=depth, offset=0, tie_break=key
+            )
             ctes.append(_cte(f"{name}_hits", hits))
             ranked = exp.Select(
                 expressions=[

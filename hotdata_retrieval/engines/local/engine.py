@@ -47,10 +47,12 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
+import sqlglot
 from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext, SQLOptions, udf, udtf
 from datafusion.catalog import Table
 
-from hotdata_retrieval.compile import to_sql
+from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
+from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.engines.local import database
@@ -58,12 +60,20 @@ from hotdata_retrieval.engines.local.bm25 import build_bm25_index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry, VectorColumn
 from hotdata_retrieval.engines.local.distance import (
     DISTANCE_KERNELS,
+    DimensionMismatchError,
     cached_vector_matrix,
     distance_udf_arrays,
     query_distances,
 )
+from hotdata_retrieval.engines.local.fastpath import (
+    DISTANCE_FUNCTIONS,
+    NEAREST_SCAN,
+    ROWID_COLUMN,
+    rewrite_fast_paths,
+)
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
+from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.engines.local.streaming import DeadlineExceeded, stream_batches
 from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
@@ -250,6 +260,7 @@ class LocalEngine:
             )
         context.register_udtf(udtf(self._bm25_search, "bm25_search"))
         context.register_udtf(udtf(self._vector_search, "vector_search"))
+        context.register_udtf(udtf(self._nearest_scan, NEAREST_SCAN))
         context.register_udf(
             udf(
                 self._vector_distance,
@@ -668,12 +679,52 @@ class LocalEngine:
             EngineError: the engine's own message (planning or execution).
         """
         self._refresh()
+        return self._run(self._optimized(text), text)
+
+    def _run(self, statement: str, reported: str) -> pa.Table:
         try:
-            return self._context.sql_with_options(text, READ_ONLY).to_arrow_table()
+            return self._context.sql_with_options(statement, READ_ONLY).to_arrow_table()
         except HotdataRetrievalError:
             raise
         except Exception as error:
-            raise EngineError(self._explain_failure(error), sql=text) from None
+            raise EngineError(self._explain_failure(error), sql=reported) from None
+
+    def _optimized(self, text: str) -> str:
+        """``text`` with its nearest-neighbour fast-path shapes answered natively
+        (:mod:`~hotdata_retrieval.engines.local.fastpath`); unchanged when it has none or does
+        not parse."""
+        lowered = text.lower()
+        if not any(function in lowered for function in DISTANCE_FUNCTIONS):
+            return text
+        try:
+            tree = sqlglot.parse_one(text, read=HOTDATA.sqlglot_dialect)
+        except sqlglot.errors.SqlglotError:
+            return text
+        return self._rewritten(tree) or text
+
+    def _rewritten(self, tree: Any) -> str | None:
+        """The tree rendered with its fast-path shapes rewritten, or ``None`` if it has none."""
+        tree, count = rewrite_fast_paths(tree, self._fast_path_table)
+        if not count:
+            return None
+        return str(tree.sql(dialect=HOTDATA.sqlglot_dialect))
+
+    def _fast_path_table(self, table: Any) -> tuple[TableName, frozenset[str]] | None:
+        parts = [part for part in (table.catalog, table.db, table.name) if part]
+        try:
+            name = TableName.parse(
+                ".".join(_quoted(part) for part in parts),
+                default_catalog=self.catalog,
+                default_schema=self.schema,
+            )
+        except PlanError:
+            return None
+        if (name.catalog, name.schema) != (self.catalog, self.schema):
+            return None
+        loaded = self._tables.get(name.name)
+        if loaded is None:
+            return None
+        return name, frozenset(loaded.entry.columns)
 
     def stream_sql(self, text: str, *, limits: SqlLimits | None = None) -> Iterator[pa.RecordBatch]:
         """Run one read-only SQL statement under ``limits`` and yield its result batch by batch.
@@ -745,7 +796,8 @@ class LocalEngine:
         self._check_plan(plan)
         executed = executed_plan(plan)
         statement = to_sql(executed)
-        rows = self.sql(statement).to_pylist()
+        optimized = self._rewritten(compile_plan(executed)) if executed.vector_columns else None
+        rows = self._run(optimized or statement, statement).to_pylist()
         return search_result(plan, executed, rows, statement)
 
     def _check_plan(self, plan: SearchPlan) -> None:
@@ -852,6 +904,35 @@ class LocalEngine:
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
         values = pa.array(distances[rowids].astype(np.float32), type=pa.float32())
         return self._relation(rows.append_column("_distance", values))
+
+    def _nearest_scan(self, *arguments: Any) -> Table:
+        """``nearest_scan('<table>', '<vector column>', '<distance function>', ARRAY[...], k,
+        '<filter>' | NULL)``: the k rows nearest the vector among those the filter keeps, with
+        every table column, ``_distance`` (Float32, as the distance function returns it) and
+        the rowid (the tie-break). What the fast-path rewrite reads; see
+        :mod:`~hotdata_retrieval.engines.local.fastpath`."""
+        reference, column, function, vector, k, filter_text = _arguments(
+            NEAREST_SCAN, arguments, minimum=6, maximum=6
+        )
+        loaded, column = self._resolve(NEAREST_SCAN, reference, column)
+        mask = None
+        if filter_text is not None:
+            mask = np.asarray(
+                pc.fill_null(
+                    predicate_mask(parse_filter(filter_text), loaded.data), False
+                ).to_numpy(zero_copy_only=False),
+                dtype=bool,
+            )
+        index = loaded.vector_index(column)
+        try:
+            rowids, distances = index.nearest(function, vector, int(k), mask=mask)
+        except DimensionMismatchError as error:
+            raise ValueError(str(error)) from None
+        rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
+        rows = rows.append_column(
+            "_distance", pa.array(distances.astype(np.float32), type=pa.float32())
+        )
+        return self._relation(rows.append_column(ROWID_COLUMN, pa.array(rowids, pa.int64())))
 
     def _vector_distance(self, texts: pa.Array, queries: pa.Array) -> pa.Array:
         """``vector_distance(<text column>, '<query>')``: the cosine distance from each row's
@@ -982,6 +1063,10 @@ def _limit_error(error: BaseException, limits: SqlLimits, text: str) -> SqlLimit
             sql=text,
         )
     return None
+
+
+def _quoted(part: str) -> str:
+    return '"' + part.replace('"', '""') + '"'
 
 
 def _first_repeat(names: Sequence[str]) -> str:

@@ -38,16 +38,10 @@ from hotdata_retrieval.engines.local.distance import (
     distance_udf_arrays,
     query_distances,
 )
+from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.fusion import competition_ranks, reciprocal_rank_fusion
 from hotdata_retrieval.plan.filters import (
-    And,
-    Comparison,
-    ComparisonOperator,
-    InList,
-    IsNull,
-    Not,
-    Or,
     Predicate,
     predicate_columns,
 )
@@ -100,15 +94,6 @@ _DISTANCE_FUNCTION = {
     DistanceMetric.COSINE: "cosine_distance",
     DistanceMetric.L2: "l2_distance",
     DistanceMetric.DOT: "negative_dot_product",
-}
-
-_COMPARE = {
-    ComparisonOperator.EQUAL: pc.equal,
-    ComparisonOperator.NOT_EQUAL: pc.not_equal,
-    ComparisonOperator.LESS: pc.less,
-    ComparisonOperator.LESS_OR_EQUAL: pc.less_equal,
-    ComparisonOperator.GREATER: pc.greater,
-    ComparisonOperator.GREATER_OR_EQUAL: pc.greater_equal,
 }
 
 
@@ -346,35 +331,6 @@ def _rank(
     )
 
 
-def _mask(predicate: Predicate, data: pa.Table) -> pa.Array:
-    """The predicate over every row, with SQL's three-valued logic (NULL where unknown)."""
-    rows = data.num_rows
-    if isinstance(predicate, Comparison):
-        return _COMPARE[predicate.operator](
-            data.column(predicate.column), pa.scalar(predicate.value)
-        )
-    if isinstance(predicate, InList):
-        if not predicate.values:  # the compiled form: FALSE, or TRUE for NOT IN ()
-            return pa.array(np.full(rows, predicate.negated), type=pa.bool_())
-        column = data.column(predicate.column)
-        member: pa.Array = pc.equal(column, pa.scalar(predicate.values[0]))
-        for value in predicate.values[1:]:
-            member = pc.or_kleene(member, pc.equal(column, pa.scalar(value)))
-        return pc.invert(member) if predicate.negated else member
-    if isinstance(predicate, IsNull):
-        column = data.column(predicate.column)
-        return pc.is_valid(column) if predicate.negated else pc.is_null(column)
-    if isinstance(predicate, (And, Or)):
-        combine = pc.and_kleene if isinstance(predicate, And) else pc.or_kleene
-        result = _mask(predicate.operands[0], data)
-        for operand in predicate.operands[1:]:
-            result = combine(result, _mask(operand, data))
-        return result
-    if isinstance(predicate, Not):
-        return pc.invert(_mask(predicate.operand, data))
-    raise TypeError(f"not a predicate: {predicate!r}")  # unreachable: parsed filters are trees
-
-
 class HybridSearch:
     """The ``hybrid_search`` table function over one :class:`LocalEngine`'s tables.
 
@@ -429,7 +385,7 @@ class HybridSearch:
         passes = np.ones(data.num_rows, dtype=bool)
         if call.filter is not None:
             try:
-                mask = _mask(call.filter, data)
+                mask = predicate_mask(call.filter, data)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
                 _fail(f"filter cannot be evaluated: {error}")
             passes = np.asarray(

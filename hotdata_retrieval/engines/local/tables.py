@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
+from hotdata_retrieval.engines.local.nearest import VectorColumnIndex
 
 __all__ = ["LoadedTable", "open_table"]
 
@@ -36,6 +37,8 @@ class LoadedTable:
         bm25: text column → its open BM25 index.
         vectors: vector column → (float64 matrix, rowids with a vector), built on first use.
         unique: column → whether it is a unique key, computed on first use.
+        vector_indexes: vector column → its float32 matrix for exact search, built on first
+            use.
     """
 
     entry: TableEntry
@@ -43,6 +46,19 @@ class LoadedTable:
     bm25: dict[str, Bm25Index]
     vectors: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
     unique: dict[str, bool] = attrs.Factory(dict)
+    vector_indexes: dict[str, VectorColumnIndex] = attrs.Factory(dict)
+
+    def vector_index(self, column: str) -> VectorColumnIndex:
+        """The search-ready form of vector column ``column`` (built on first use).
+
+        Raises:
+            DimensionMismatchError: the column's vectors differ in length.
+        """
+        index = self.vector_indexes.get(column)
+        if index is None:
+            index = VectorColumnIndex(self.data.column(column))
+            self.vector_indexes[column] = index
+        return index
 
     def is_unique(self, column: str) -> bool:
         """Whether ``column`` holds no NULL and no repeated value (computed once)."""

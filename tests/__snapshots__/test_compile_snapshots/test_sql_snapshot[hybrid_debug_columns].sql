@@ -4,7 +4,8 @@ WITH text_hits AS (
     score
   FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
   ORDER BY
-    score DESC
+    score DESC,
+    id ASC
   LIMIT 100
 ), text_ranked AS (
   SELECT

@@ -9,7 +9,8 @@ WITH text_hits AS (
     AND deleted_at IS NULL
     AND NOT status IN ('spam')
   ORDER BY
-    score DESC
+    score DESC,
+    id ASC
   LIMIT 100
 ), text_ranked AS (
   SELECT

@@ -4,7 +4,8 @@ WITH text_hits AS (
     score
   FROM bm25_search('default.analytics."support tickets"', 'ticket body', 'x', 100)
   ORDER BY
-    score DESC
+    score DESC,
+    id ASC
   LIMIT 100
 ), text_ranked AS (
   SELECT

@@ -4,7 +4,8 @@ WITH text_hits AS (
     score
   FROM bm25_search('f1.public.results', 'notes', 'x', 100)
   ORDER BY
-    score DESC
+    score DESC,
+    result_id ASC
   LIMIT 100
 ), text_ranked AS (
   SELECT

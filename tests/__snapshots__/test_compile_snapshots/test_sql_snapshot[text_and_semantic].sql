@@ -4,7 +4,8 @@ WITH text_hits AS (
     score
   FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
   ORDER BY
-    score DESC
+    score DESC,
+    id ASC
   LIMIT 100
 ), text_ranked AS (
   SELECT
@@ -18,7 +19,8 @@ WITH text_hits AS (
     _distance
   FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 100)
   ORDER BY
-    _distance ASC
+    _distance ASC,
+    id ASC
 ), semantic_ranked AS (
   SELECT
     id,

@@ -1,0 +1,208 @@
+"""The local engine's fast path for nearest-neighbour queries: the shape the Hotdata engine's
+index rule rewrites, answered natively.
+
+The Hotdata engine's ``USearchRule`` (engine contract §2.2-2.3) recognizes one query shape and
+replaces its scan with a vector-index lookup::
+
+    SELECT <columns>, cosine_distance(<vector column>, ARRAY[...]) AS <alias>
+    FROM <catalog>.<schema>.<table> [WHERE <filter>]
+    ORDER BY <alias> ASC LIMIT n [OFFSET m]
+
+The local engine does the same, before planning: each ``SELECT`` of that shape — alone, or as a
+CTE of a fused statement — becomes a read of the engine's ``nearest_scan`` table function,
+which answers it from the column's float32 matrix with one BLAS product, a partial sort and a
+float64 re-score (:class:`~hotdata_retrieval.engines.local.nearest.VectorColumnIndex`), the
+filter applied as a row mask before the bound. Rows come back ordered by distance, then rowid,
+so equal distances are ordered the same way on every page. A shape that does not match exactly
+(another ``ORDER BY``, no ``LIMIT``, a join, an unparsable filter, a projected vector column)
+is left alone and runs as written, with the row-by-row distance functions; the results are the
+same rows either way.
+
+This is a rewrite of the engine's own plan, as an optimizer rule is: the statement a caller
+sent (and ``SearchResult.sql``) is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlglot import exp
+
+from hotdata_retrieval.compile import get_dialect
+from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.compile.nodes import VectorLiteral
+from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.plan.names import TableName
+
+__all__ = ["DISTANCE_FUNCTIONS", "NEAREST_SCAN", "ROWID_COLUMN", "rewrite_fast_paths"]
+
+NEAREST_SCAN = "nearest_scan"
+"""The table function the rewritten shape reads (local engine only)."""
+
+ROWID_COLUMN = "__hdq_rowid"
+"""The row position ``nearest_scan`` adds, the tie-break after the distance."""
+
+DISTANCE_COLUMN = "_distance"
+
+DISTANCE_FUNCTIONS = frozenset({"cosine_distance", "l2_distance", "negative_dot_product"})
+
+
+def _literal_number(node: Any) -> int | None:
+    if isinstance(node, exp.Literal) and not node.is_string:
+        try:
+            value = int(node.this)
+        except ValueError:
+            return None
+        return value if value >= 0 else None
+    return None
+
+
+def _vector_argument(node: exp.Expr) -> exp.Expr | None:
+    """The query vector, when it is a literal: a compiled ``VectorLiteral`` or an ``ARRAY[...]``
+    of number literals (possibly negated)."""
+    if isinstance(node, VectorLiteral):
+        return node
+    if isinstance(node, exp.Array) and node.expressions:
+        for item in node.expressions:
+            inner = item.this if isinstance(item, exp.Neg) else item
+            if not (isinstance(inner, exp.Literal) and not inner.is_string):
+                return None
+        return node
+    return None
+
+
+def _distance_call(node: exp.Expr) -> tuple[str, str, exp.Expr] | None:
+    """``(function, vector column, query vector node)`` of a distance call, or ``None``."""
+    if not isinstance(node, exp.Anonymous) or node.name.lower() not in DISTANCE_FUNCTIONS:
+        return None
+    arguments = node.expressions
+    if len(arguments) != 2 or not isinstance(arguments[0], exp.Column):
+        return None
+    if arguments[0].table:
+        return None
+    vector = _vector_argument(arguments[1])
+    if vector is None:
+        return None
+    return node.name.lower(), arguments[0].name, vector
+
+
+def _match(
+    select: exp.Select, resolve: Callable[[exp.Table], tuple[TableName, frozenset[str]] | None]
+) -> exp.Select | None:
+    """The rewritten select, or ``None`` when ``select`` is not exactly the fast-path shape."""
+    for unsupported in ("joins", "group", "having", "distinct", "qualify", "windows", "with_"):
+        if select.args.get(unsupported):
+            return None
+    source = select.args.get("from_")
+    if source is None or not isinstance(source.this, exp.Table):
+        return None
+    table = source.this
+    if not isinstance(table.this, exp.Identifier) or table.alias:
+        return None
+    resolved = resolve(table)
+    if resolved is None:
+        return None
+    name, columns = resolved
+    if DISTANCE_COLUMN in columns or ROWID_COLUMN in columns:
+        return None
+    distance: tuple[str, str, exp.Expr] | None = None
+    alias = ""
+    projected: list[exp.Expr] = []
+    for item in select.expressions:
+        if isinstance(item, exp.Column) and not item.table and item.name in columns:
+            projected.append(item.copy())
+            continue
+        if isinstance(item, exp.Alias) and distance is None:
+            call = _distance_call(item.this)
+            if call is not None:
+                distance, alias = call, item.alias
+                projected.append(
+                    exp.column(DISTANCE_COLUMN)
+                    if alias == DISTANCE_COLUMN
+                    else exp.Alias(this=exp.column(DISTANCE_COLUMN), alias=exp.to_identifier(alias))
+                )
+                continue
+        return None
+    if distance is None:
+        return None
+    function, vector_column, vector = distance
+    if vector_column not in columns or any(
+        isinstance(item, exp.Column) and item.name == vector_column for item in select.expressions
+    ):
+        return None  # a projected vector column declines the rewrite, as the index rule does
+    order = select.args.get("order")
+    if order is None or len(order.expressions) != 1:
+        return None
+    (ordered,) = order.expressions
+    if ordered.args.get("desc") or not isinstance(ordered.this, exp.Column):
+        return None
+    if ordered.this.table or ordered.this.name != alias:
+        return None
+    limit = select.args.get("limit")
+    count = _literal_number(limit.expression) if isinstance(limit, exp.Limit) else None
+    offset_node = select.args.get("offset")
+    offset = 0 if offset_node is None else _literal_number(offset_node.expression)
+    if count is None or offset is None:
+        return None
+    filter_text: exp.Expr = exp.Null()
+    where = select.args.get("where")
+    if where is not None:
+        text = where.this.sql(dialect=get_dialect("hotdata").sqlglot_dialect())
+        try:
+            parse_filter(text)
+        except HotdataRetrievalError:
+            return None
+        filter_text = exp.Literal.string(text)
+    scan = exp.Anonymous(
+        this=NEAREST_SCAN,
+        expressions=[
+            exp.Literal.string(str(name)),
+            exp.Literal.string(vector_column),
+            exp.Literal.string(function),
+            vector.copy(),
+            exp.Literal.number(count + offset),
+            filter_text,
+        ],
+    )
+    rewritten = exp.Select(
+        expressions=projected,
+        from_=exp.From(this=exp.Table(this=scan)),
+        order=exp.Order(
+            expressions=[
+                exp.Ordered(this=exp.column(alias), desc=False, nulls_first=False),
+                exp.Ordered(this=exp.column(ROWID_COLUMN), desc=False, nulls_first=False),
+            ]
+        ),
+        limit=exp.Limit(expression=exp.Literal.number(count)),
+    )
+    if offset:
+        rewritten.set("offset", exp.Offset(expression=exp.Literal.number(offset)))
+    return rewritten
+
+
+def rewrite_fast_paths(
+    tree: exp.Expr, resolve: Callable[[exp.Table], tuple[TableName, frozenset[str]] | None]
+) -> tuple[exp.Expr, int]:
+    """Replace every ``SELECT`` of the nearest-neighbour fast-path shape in ``tree`` with a read
+    of ``nearest_scan``.
+
+    Args:
+        tree: a parsed or compiled statement (it is modified in place).
+        resolve: a table reference → its full name and its columns, or ``None`` when it is not
+            a table of the engine.
+
+    Returns:
+        The tree and how many selects were rewritten.
+    """
+    rewritten = 0
+    for select in list(tree.find_all(exp.Select)):
+        replacement = _match(select, resolve)
+        if replacement is None:
+            continue
+        if select is tree:
+            tree = replacement
+        else:
+            select.replace(replacement)
+        rewritten += 1
+    return tree, rewritten
