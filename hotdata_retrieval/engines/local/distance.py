@@ -22,7 +22,6 @@ import pyarrow.compute as pc
 __all__ = [
     "DISTANCE_KERNELS",
     "DimensionMismatchError",
-    "cached_vector_matrix",
     "distance_udf_arrays",
     "query_distances",
     "vector_matrix",
@@ -55,23 +54,6 @@ def vector_matrix(name: str, vectors: pa.Array, role: str) -> tuple[np.ndarray, 
     if dimension:
         matrix[valid] = flat.reshape(-1, dimension)
     return matrix, valid
-
-
-def cached_vector_matrix(
-    cache: dict[str, tuple[np.ndarray, np.ndarray]], name: str, vectors: pa.ChunkedArray
-) -> tuple[np.ndarray, np.ndarray]:
-    """A stored vector column as ``(matrix, rowids that have a vector)``, built once per
-    column into ``cache``: rows with a NULL vector are zero rows of the float64 matrix and are
-    left out of the rowids.
-
-    Raises:
-        DimensionMismatchError: rows of different lengths.
-    """
-    cached = cache.get(name)
-    if cached is None:
-        matrix, valid = vector_matrix(name, vectors.combine_chunks(), "column")
-        cached = cache[name] = (matrix, np.flatnonzero(valid))
-    return cached
 
 
 def query_distances(name: str, matrix: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -61,7 +61,6 @@ from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry, 
 from hotdata_retrieval.engines.local.distance import (
     DISTANCE_KERNELS,
     DimensionMismatchError,
-    cached_vector_matrix,
     distance_udf_arrays,
     query_distances,
 )
@@ -893,16 +892,15 @@ class LocalEngine:
                 f"vector_search: column '{column}' was embedded by '{vector.model}'; "
                 "open the engine with that embedder"
             )
-        matrix, present = cached_vector_matrix(
-            loaded.vectors, vector.name, loaded.data.column(vector.name)
-        )
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
-        distances = query_distances("cosine_distance", matrix, query_vector)
         # The k nearest rows that have a vector; a tie at the k-th place is cut by rowid.
-        order = present[np.lexsort((present, distances[present]))]
-        rowids = np.sort(order[: min(k, order.shape[0])])
+        nearest, distances = loaded.vector_index(vector.name).nearest(
+            "cosine_distance", query_vector, k
+        )
+        order = np.argsort(nearest, kind="stable")  # rowid order, as the engine returns them
+        rowids = nearest[order]
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
-        values = pa.array(distances[rowids].astype(np.float32), type=pa.float32())
+        values = pa.array(distances[order].astype(np.float32), type=pa.float32())
         return self._relation(rows.append_column("_distance", values))
 
     def _nearest_scan(self, *arguments: Any) -> Table:
@@ -968,7 +966,7 @@ class LocalEngine:
             )
         distances = np.full(len(rows), np.nan)
         if found:
-            matrix = np.stack(found)
+            matrix = np.stack(found).astype(np.float64)
             query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
             at = np.array([i for i, row in enumerate(rows) if row is not None], dtype=np.int64)
             distances[at] = query_distances("cosine_distance", matrix, query_vector)
@@ -994,12 +992,10 @@ class LocalEngine:
         mapping: dict[str, np.ndarray] = {}
         for name, _, source_column, vector_column in sources:
             loaded = self._tables[name]
-            matrix, present = cached_vector_matrix(
-                loaded.vectors, vector_column, loaded.data.column(vector_column)
-            )
+            index = loaded.vector_index(vector_column)
             texts = loaded.data.column(source_column).to_pylist()
-            for rowid in present.tolist():
-                mapping.setdefault(texts[rowid], matrix[rowid])
+            for rowid in index.present.tolist():
+                mapping.setdefault(texts[rowid], index.matrix[rowid])
         self._text_vectors = (key, mapping)
         return mapping
 

@@ -34,9 +34,6 @@ from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.engines.local.distance import (
     DimensionMismatchError,
-    cached_vector_matrix,
-    distance_udf_arrays,
-    query_distances,
 )
 from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.errors import PlanError
@@ -496,35 +493,34 @@ class HybridSearch:
         distances are bit-identical to the distance UDFs'. With no query vector, the query
         text is embedded by the column's model and ranked as ``vector_search`` ranks it.
         """
-        rowids = np.flatnonzero(passes)
         if call.query_vector is None:
-            distances, with_vector = self._semantic_distances(call, loaded, full_name)
-            rowids = np.intersect1d(rowids, with_vector, assume_unique=True)
-            return rowids, distances[rowids]
+            return self._semantic_distances(call, loaded, passes)
         metric = call.metric or DistanceMetric.COSINE
-        vectors = loaded.data.column(call.vector_column).combine_chunks()
-        vectors = vectors.cast(pa.list_(pa.float32())).take(pa.array(rowids, type=pa.int64()))
-        present = vectors.is_valid().to_numpy(zero_copy_only=False)
-        lengths = pc.list_value_length(vectors).to_numpy(zero_copy_only=False)
-        dimensions = lengths[present]
-        if dimensions.size and dimensions[0] != len(call.query_vector):
-            _fail(
-                f"query vector length ({len(call.query_vector)}) must match column "
-                f"dimensionality ({int(dimensions[0])})"
-            )
-        query = pa.array([list(call.query_vector)], type=pa.list_(pa.float32()))
         try:
-            distances = distance_udf_arrays(_DISTANCE_FUNCTION[metric], vectors, query)
+            index = loaded.vector_index(call.vector_column)
         except DimensionMismatchError as error:
             _fail(str(error))
-        values = distances.to_numpy(zero_copy_only=False)
-        return rowids[present], np.asarray(values, dtype=np.float32)[present]
+        if index.present.size and index.dimensions != len(call.query_vector):
+            _fail(
+                f"query vector length ({len(call.query_vector)}) must match column "
+                f"dimensionality ({index.dimensions})"
+            )
+        # The depth nearest passing rows, with every row tied at the cut (ranked by key next).
+        rowids, distances = index.nearest(
+            _DISTANCE_FUNCTION[metric],
+            np.asarray(call.query_vector, dtype=np.float64),
+            call.branch_depth,
+            mask=passes,
+            with_ties=True,
+        )
+        return rowids, distances.astype(np.float32)
 
     def _semantic_distances(
-        self, call: HybridSearchCall, loaded: LoadedTable, full_name: str
+        self, call: HybridSearchCall, loaded: LoadedTable, passes: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The distance of every row to the embedded query text, and the rowids that have a
-        vector (a NULL text has none, and is no candidate)."""
+        """The depth passing rows nearest the embedded query text (with every row tied at the
+        cut) and their distances, as ``vector_search`` ranks them; a row without a vector (a
+        NULL text) is no candidate."""
         entry = loaded.entry
         vector = entry.vector_for_source(call.vector_column)
         assert vector is not None  # checked by _vector_column_of
@@ -534,9 +530,8 @@ class HybridSearch:
                 f"column '{call.vector_column}' was embedded by '{vector.model}'; "
                 "open the engine with that embedder"
             )
-        matrix, present = cached_vector_matrix(
-            loaded.vectors, vector.name, loaded.data.column(vector.name)
-        )
         query = np.asarray(embedder.embed_query(call.query_text), dtype=np.float64)
-        distances = query_distances("cosine_distance", matrix, query)
-        return np.asarray(distances.astype(np.float32)), present
+        rowids, distances = loaded.vector_index(vector.name).nearest(
+            "cosine_distance", query, call.branch_depth, mask=passes, with_ties=True
+        )
+        return rowids, distances.astype(np.float32)

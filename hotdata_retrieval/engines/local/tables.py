@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -35,7 +34,6 @@ class LoadedTable:
         entry: its catalog entry (the version it was opened at).
         data: its rows; row ``i`` is rowid ``i`` of its BM25 indexes.
         bm25: text column → its open BM25 index.
-        vectors: vector column → (float64 matrix, rowids with a vector), built on first use.
         unique: column → whether it is a unique key, computed on first use.
         vector_indexes: vector column → its float32 matrix for exact search, built on first
             use.
@@ -44,7 +42,6 @@ class LoadedTable:
     entry: TableEntry
     data: pa.Table
     bm25: dict[str, Bm25Index]
-    vectors: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
     unique: dict[str, bool] = attrs.Factory(dict)
     vector_indexes: dict[str, VectorColumnIndex] = attrs.Factory(dict)
 
