@@ -35,6 +35,13 @@ __all__ = ["load"]
     help="Embed COLUMN into COLUMN_embedding (repeatable).  [default: the text columns]",
 )
 @click.option("--no-embed", is_flag=True, help="Build BM25 indexes only; no vectors.")
+@click.option(
+    "--vector-index",
+    type=click.Choice(["hnsw"]),
+    help="Also build an approximate (HNSW) index of each vector column: unfiltered "
+    "nearest-neighbour queries use it, all others scan exactly. Needs the ann extra.  "
+    "[default: exact search only]",
+)
 @click.option("--key-column", metavar="COLUMN", help="The unique key.  [default: id]")
 @click.option(
     "--embedder",
@@ -59,6 +66,7 @@ def load(
     text_columns: Sequence[str],
     embed_columns: Sequence[str],
     no_embed: bool,
+    vector_index: str | None,
     key_column: str | None,
     embedder: str,
     batch_size: int,
@@ -100,6 +108,7 @@ def load(
                     key_column=key,
                     text_columns=texts if searchable else (),
                     embed_columns=embeds if searchable else (),
+                    vector_index=vector_index if searchable else None,
                 )
             )
         # One commit for every table of the source: a BEIR directory lands whole or not at all.
@@ -110,6 +119,10 @@ def load(
                     "rows": entry.rows,
                     "key_column": entry.key_column,
                     "bm25_columns": list(entry.text_indexes),
+                    "ann_indexes": [
+                        {"column": index.column, "function": index.function}
+                        for index in entry.ann_indexes
+                    ],
                     "vector_columns": [
                         {
                             "column": vector.name,

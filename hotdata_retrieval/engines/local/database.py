@@ -55,6 +55,7 @@ from hotdata_retrieval.errors import HotdataRetrievalError
 
 __all__ = [
     "CATALOG_FILE",
+    "AnnIndex",
     "ConcurrentWriteError",
     "DatabaseError",
     "TableEntry",
@@ -120,6 +121,21 @@ class VectorColumn:
 
 
 @attrs.frozen(kw_only=True)
+class AnnIndex:
+    """An approximate nearest-neighbour (HNSW) index of one vector column, stored with the
+    table version at ``tables/<table>/<version>/hnsw/<column>.usearch``.
+
+    Attributes:
+        column: the vector column.
+        function: the distance function it serves (``cosine_distance``, ``l2_distance`` or
+            ``negative_dot_product``); a query by another function scans exactly.
+    """
+
+    column: str
+    function: str
+
+
+@attrs.frozen(kw_only=True)
 class TableEntry:
     """One table of the database, as recorded in ``catalog.json``."""
 
@@ -130,6 +146,11 @@ class TableEntry:
     columns: tuple[str, ...]
     text_indexes: tuple[str, ...] = ()
     vector_columns: tuple[VectorColumn, ...] = ()
+    ann_indexes: tuple[AnnIndex, ...] = ()
+
+    def ann_index(self, column: str) -> AnnIndex | None:
+        """The HNSW index of ``column``, if it has one."""
+        return next((index for index in self.ann_indexes if index.column == column), None)
 
     def vector_for_source(self, source_column: str) -> VectorColumn | None:
         """The vector column embedding ``source_column``, if any."""
@@ -153,6 +174,7 @@ def _entry_from_json(data: Mapping[str, Any]) -> TableEntry:
         columns=tuple(data["columns"]),
         text_indexes=tuple(data.get("text_indexes", ())),
         vector_columns=vectors,
+        ann_indexes=tuple(AnnIndex(**index) for index in data.get("ann_indexes", ())),
     )
 
 
@@ -293,6 +315,11 @@ def commit(
         raise
     remove_stale_versions(root, entries)
     return entries
+
+
+def ann_index_path(directory: Path, column: str) -> Path:
+    """Where a version directory keeps the HNSW index of ``column``."""
+    return directory / "hnsw" / f"{column}.usearch"
 
 
 def version_directory(root: Path, entry: TableEntry) -> Path:

@@ -57,7 +57,12 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import build_bm25_index
-from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry, VectorColumn
+from hotdata_retrieval.engines.local.database import (
+    AnnIndex,
+    DatabaseError,
+    TableEntry,
+    VectorColumn,
+)
 from hotdata_retrieval.engines.local.distance import (
     DISTANCE_KERNELS,
     DimensionMismatchError,
@@ -73,13 +78,14 @@ from hotdata_retrieval.engines.local.fastpath import (
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import predicate_mask
+from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
 from hotdata_retrieval.engines.local.streaming import DeadlineExceeded, stream_batches
 from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.filters import predicate_columns
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
-from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.routing import TableIndexes, VectorIndex
 
 __all__ = ["EngineError", "LocalEngine", "TableLoad"]
@@ -136,6 +142,11 @@ class TableLoad:
         text_columns: string columns to index for ``bm25_search``.
         embed_columns: string columns to embed into ``<column>_embedding`` for
             ``vector_search`` (needs the engine's embedder).
+        vector_index: ``"hnsw"``: also build an approximate (HNSW, usearch) index of every
+            vector column, used for unfiltered nearest-neighbour queries of its metric; default
+            ``None``: exact search only.
+        vector_metric: the metric the HNSW index of a caller's vector column serves
+            (``cosine``, ``l2`` or ``dot``); embedded columns' indexes serve cosine.
     """
 
     name: str
@@ -143,6 +154,8 @@ class TableLoad:
     key_column: str | None = "id"
     text_columns: Sequence[str] = ()
     embed_columns: Sequence[str] = ()
+    vector_index: str | None = None
+    vector_metric: str = "cosine"
 
 
 @attrs.frozen
@@ -152,6 +165,7 @@ class _Prepared:
     key: str | None
     texts: tuple[str, ...]
     embeds: tuple[str, ...]
+    hnsw_function: str | None
 
 
 class LocalEngine:
@@ -438,6 +452,8 @@ class LocalEngine:
         key_column: str | None = "id",
         text_columns: Sequence[str] = (),
         embed_columns: Sequence[str] = (),
+        vector_index: str | None = None,
+        vector_metric: str = "cosine",
         progress: bool = False,
         batch_size: int = 64,
     ) -> TableEntry:
@@ -451,7 +467,10 @@ class LocalEngine:
             key_column: the unique key column (checked), or ``None``.
             text_columns: string columns to index for ``bm25_search``.
             embed_columns: string columns to embed for ``vector_search`` (needs ``embedder``).
-            progress: show a progress bar while embedding.
+            vector_index: ``"hnsw"`` to build an approximate index of each vector column
+                (see :class:`TableLoad`); default exact search only.
+            vector_metric: the metric a caller's vector column's HNSW index serves.
+            progress: show a progress bar while embedding and building an index.
             batch_size: texts per embedding batch.
 
         Raises:
@@ -466,6 +485,8 @@ class LocalEngine:
             key_column=key_column,
             text_columns=tuple(text_columns),
             embed_columns=tuple(embed_columns),
+            vector_index=vector_index,
+            vector_metric=vector_metric,
         )
         return self.load_tables([load], progress=progress, batch_size=batch_size)[0]
 
@@ -552,7 +573,27 @@ class LocalEngine:
             _check_text_column(data, column)
         if embeds and self.embedder is None:
             raise EngineError("embed_columns need an embedder: LocalEngine(embedder=...)")
-        return _Prepared(name=table, data=data, key=key, texts=texts, embeds=embeds)
+        hnsw_function = None
+        if load.vector_index is not None:
+            if load.vector_index != "hnsw":
+                raise EngineError(
+                    f"unknown vector index {load.vector_index!r}; the local engine builds "
+                    "'hnsw' (or none: exact search)"
+                )
+            try:
+                import usearch  # noqa: F401
+            except ImportError:
+                raise EngineError(
+                    "an HNSW index needs usearch: pip install 'hotdata-retrieval[ann]'"
+                ) from None
+            try:
+                metric = DistanceMetric.parse(load.vector_metric)
+            except PlanError as error:
+                raise EngineError(str(error)) from None
+            hnsw_function = HOTDATA.distance_function(metric)
+        return _Prepared(
+            name=table, data=data, key=key, texts=texts, embeds=embeds, hnsw_function=hnsw_function
+        )
 
     def _write_version(
         self, item: _Prepared, progress: bool, batch_size: int
@@ -584,6 +625,7 @@ class LocalEngine:
             pq.write_table(data, directory / "data.parquet")
             for column in item.texts:
                 build_bm25_index(directory / "bm25" / column, data.column(column).to_pylist())
+            ann_indexes = self._build_ann_indexes(item, data, directory, vectors, progress)
         except Exception as error:
             shutil.rmtree(directory, ignore_errors=True)
             message = getattr(error, "strerror", None) or " ".join(str(error).split())
@@ -599,8 +641,36 @@ class LocalEngine:
             columns=tuple(data.column_names),
             text_indexes=item.texts,
             vector_columns=tuple(vectors),
+            ann_indexes=ann_indexes,
         )
         return entry, directory, data
+
+    @staticmethod
+    def _build_ann_indexes(
+        item: _Prepared,
+        data: pa.Table,
+        directory: Path,
+        embedded: Sequence[VectorColumn],
+        progress: bool,
+    ) -> tuple[AnnIndex, ...]:
+        """An HNSW index per vector column, when the load asks for one: an embedded column's
+        serves cosine (how ``vector_search`` ranks), a caller's column the load's metric."""
+        if item.hnsw_function is None:
+            return ()
+        functions = {vector.name: "cosine_distance" for vector in embedded}
+        built = []
+        for field in data.schema:
+            if not _is_vector_type(field.type):
+                continue
+            function = functions.get(field.name, item.hnsw_function)
+            build_hnsw(
+                VectorColumnIndex(data.column(field.name)),
+                function,
+                database.ann_index_path(directory, field.name),
+                progress=progress,
+            )
+            built.append(AnnIndex(column=field.name, function=function))
+        return tuple(built)
 
     def _check_registrable(self, tables: Sequence[tuple[TableEntry, pa.Table]]) -> None:
         """Register each new table in a scratch session first: a table DataFusion cannot
@@ -914,6 +984,7 @@ class LocalEngine:
         )
         loaded, column = self._resolve(NEAREST_SCAN, reference, column)
         mask = None
+        approximate = filter_text is None  # an HNSW index serves only unfiltered queries
         if filter_text is not None:
             mask = np.asarray(
                 pc.fill_null(
@@ -923,12 +994,15 @@ class LocalEngine:
             )
         index = loaded.vector_index(column)
         try:
-            rowids, distances = index.nearest(function, vector, int(k), mask=mask)
+            rowids, distances = index.nearest(
+                function, vector, int(k), mask=mask, approximate=approximate, with_nulls=True
+            )
         except DimensionMismatchError as error:
             raise ValueError(str(error)) from None
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
         rows = rows.append_column(
-            "_distance", pa.array(distances.astype(np.float32), type=pa.float32())
+            "_distance",
+            pa.array(distances.astype(np.float32), type=pa.float32(), mask=np.isnan(distances)),
         )
         return self._relation(rows.append_column(ROWID_COLUMN, pa.array(rowids, pa.int64())))
 

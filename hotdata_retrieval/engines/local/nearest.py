@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, DimensionMismatchError
 
-__all__ = ["HNSW_METRICS", "VectorColumnIndex", "build_hnsw"]
+__all__ = ["HNSW_METRICS", "VectorColumnIndex", "build_hnsw", "open_hnsw"]
 
 _TOLERANCE = 1e-4
 """Relative float32 error budget when picking rows to re-score in float64. float32 dot products
@@ -139,6 +139,7 @@ class VectorColumnIndex:
         mask: np.ndarray | None = None,
         with_ties: bool = False,
         approximate: bool = False,
+        with_nulls: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` rows nearest to ``query`` by distance function ``function``.
 
@@ -150,6 +151,8 @@ class VectorColumnIndex:
             mask: rows that may be candidates (a boolean array over rowids); default all.
             with_ties: also return every row tied with the k-th (the caller cuts them).
             approximate: use the HNSW index when it serves ``function`` and there is no mask.
+            with_nulls: fill a short answer with rows whose vector is NULL (distance NaN), in
+                rowid order, as ``ORDER BY <distance> ASC`` sorts their NULL distances last.
 
         Returns:
             ``(rowids, distances)``: int64 rowids and float64 distances, ordered as SQL orders
@@ -165,6 +168,23 @@ class VectorColumnIndex:
                 f"{function}: query vector length ({vector.shape[0]}) must match column "
                 f"dimensionality ({self.dimensions})"
             )
+        rowids, distances = self._nearest(function, vector, k, mask, with_ties, approximate)
+        if with_nulls and rowids.size < k:
+            nulls = ~self._valid if mask is None else (~self._valid & mask)
+            extra = np.flatnonzero(nulls)[: k - rowids.size]
+            rowids = np.concatenate([rowids, extra])
+            distances = np.concatenate([distances, np.full(extra.size, np.nan)])
+        return rowids, distances
+
+    def _nearest(
+        self,
+        function: str,
+        vector: np.ndarray,
+        k: int,
+        mask: np.ndarray | None,
+        with_ties: bool,
+        approximate: bool,
+    ) -> tuple[np.ndarray, np.ndarray]:
         allowed = self._valid if mask is None else (self._valid & mask)
         candidates_total = int(allowed.sum())
         if k <= 0 or candidates_total == 0:
@@ -223,14 +243,30 @@ def build_hnsw(
         else:
             from rich.progress import Progress
 
+            # Added in slices so the bar moves (usearch's own progress callback is not
+            # usable from Python in 2.26); the graph is the same as one call's.
+            step = max(1_000, len(rows) // 100)
             with Progress(transient=True) as bar:
                 task = bar.add_task(f"building the HNSW index ({function})", total=len(rows))
-
-                def report(done: int, total: int) -> bool:
-                    bar.update(task, completed=done, total=total)
-                    return True
-
-                hnsw.add(index.present, rows, progress=report)
+                for start in range(0, len(rows), step):
+                    stop = min(start + step, len(rows))
+                    hnsw.add(index.present[start:stop], rows[start:stop])
+                    bar.update(task, completed=stop)
     path.parent.mkdir(parents=True, exist_ok=True)
     hnsw.save(str(path))
     return hnsw
+
+
+def open_hnsw(path: Path) -> Any:
+    """Open a saved HNSW index, memory-mapped (``usearch`` ``Index.restore(view=True)``).
+
+    Raises:
+        ImportError: usearch is not installed.
+        ValueError: the file is not an index.
+    """
+    from usearch.index import Index
+
+    index = Index.restore(str(path), view=True)
+    if index is None:
+        raise ValueError(f"{path} is not a usearch index")
+    return index

@@ -11,7 +11,9 @@ therefore keeps working when a later load replaces its version and removes the d
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pyarrow as pa
@@ -21,9 +23,11 @@ import pyarrow.parquet as pq
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
-from hotdata_retrieval.engines.local.nearest import VectorColumnIndex
+from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, open_hnsw
 
 __all__ = ["LoadedTable", "open_table"]
+
+logger = logging.getLogger(__name__)
 
 
 @attrs.define
@@ -37,6 +41,7 @@ class LoadedTable:
         unique: column → whether it is a unique key, computed on first use.
         vector_indexes: vector column → its float32 matrix for exact search, built on first
             use.
+        hnsw: vector column → (its open HNSW index, the distance function it serves).
     """
 
     entry: TableEntry
@@ -45,15 +50,19 @@ class LoadedTable:
     unique: dict[str, bool] = attrs.Factory(dict)
     vector_indexes: dict[str, VectorColumnIndex] = attrs.Factory(dict)
 
+    hnsw: dict[str, tuple[Any, str]] = attrs.Factory(dict)
+
     def vector_index(self, column: str) -> VectorColumnIndex:
-        """The search-ready form of vector column ``column`` (built on first use).
+        """The search-ready form of vector column ``column`` (built on first use), with its
+        HNSW index when the table has one.
 
         Raises:
             DimensionMismatchError: the column's vectors differ in length.
         """
         index = self.vector_indexes.get(column)
         if index is None:
-            index = VectorColumnIndex(self.data.column(column))
+            hnsw, function = self.hnsw.get(column, (None, ""))
+            index = VectorColumnIndex(self.data.column(column), hnsw=hnsw, hnsw_metric=function)
             self.vector_indexes[column] = index
         return index
 
@@ -95,6 +104,21 @@ def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> L
                 f"{', '.join(data.column_names)}; the catalog records {entry.rows} rows of "
                 f"{', '.join(entry.columns)}"
             )
+    hnsw: dict[str, tuple[Any, str]] = {}
+    for ann in entry.ann_indexes:
+        location = database.ann_index_path(directory, ann.column)
+        try:
+            hnsw[ann.column] = (open_hnsw(location), ann.function)
+        except ImportError:
+            logger.warning(
+                "table %r has an HNSW index but usearch is not installed: exact search",
+                entry.name,
+            )
+        except Exception as error:  # usearch raises RuntimeError/ValueError for any damage
+            raise DatabaseError(
+                f"table '{entry.name}': cannot open the HNSW index {location}: "
+                f"{' '.join(str(error).split())}"
+            ) from None
     indexes: dict[str, Bm25Index] = {}
     for column in entry.text_indexes:
         location = directory / "bm25" / column
@@ -105,4 +129,4 @@ def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> L
                 f"table '{entry.name}': cannot open the BM25 index {location}: "
                 f"{' '.join(str(error).split())}"
             ) from None
-    return LoadedTable(entry=entry, data=data, bm25=indexes)
+    return LoadedTable(entry=entry, data=data, bm25=indexes, hnsw=hnsw)

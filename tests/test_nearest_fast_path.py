@@ -1,0 +1,258 @@
+"""The local engine answers the nearest-neighbour fast-path shape natively, with the same rows
+and the same Float32 distances as the row-by-row distance functions, and pages that are
+slices of one ranking; an optional HNSW index serves unfiltered queries of its metric."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import sqlglot
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    to_sql,
+)
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.compile import HOTDATA
+from hotdata_retrieval.engines.local import EngineError, LocalEngine
+from hotdata_retrieval.engines.local.fastpath import NEAREST_SCAN, rewrite_fast_paths
+from hotdata_retrieval.engines.results import executed_plan
+
+VECTOR_TYPE = pa.list_(pa.float32())
+
+
+def _table(vectors: list[list[float] | None], categories: list[str] | None = None) -> pa.Table:
+    count = len(vectors)
+    return pa.table(
+        {
+            "id": list(range(count)),
+            "body": [f"fox {i % 4}" for i in range(count)],
+            "category": categories or ["a" if i % 3 else "b" for i in range(count)],
+            "emb": pa.array(vectors, VECTOR_TYPE),
+        }
+    )
+
+
+def _as_written(engine: LocalEngine, sql: str) -> list[dict[str, object]]:
+    """The statement run without the fast path: the row-by-row distance functions."""
+    return engine._run(sql, sql).to_pylist()
+
+
+def test_the_fast_path_is_taken_for_single_and_fused_plans() -> None:
+    with LocalEngine() as engine:
+        engine.load_table("t", _table([[1.0, 0.0], [0.0, 1.0]]), text_columns=["body"])
+        nearest = NearestNeighborSearch(table="t", column="emb", query_vector=[1.0, 0.5])
+        text = Bm25Search(table="t", column="body", query_text="fox")
+        for source in (nearest, ReciprocalRankFusion(branches=[text, nearest])):
+            plan = SearchPlan(source=source)
+            sql = to_sql(executed_plan(plan))
+            optimized = engine._optimized(sql)
+            assert NEAREST_SCAN in optimized and NEAREST_SCAN not in sql
+            assert engine.search(plan).sql == sql  # the statement as given is what is reported
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    vectors=st.lists(
+        st.none()
+        | st.lists(st.sampled_from([-2.0, -1.0, 0.0, 0.5, 1.0, 3.0]), min_size=3, max_size=3),
+        min_size=1,
+        max_size=40,
+    ),
+    query=st.lists(st.sampled_from([-1.0, 0.25, 1.0, 2.0]), min_size=3, max_size=3),
+    metric=st.sampled_from(["cosine", "l2", "dot"]),
+    limit=st.integers(1, 12),
+    offset=st.integers(0, 6),
+    filtered=st.booleans(),
+)
+def test_the_native_answer_equals_the_distance_functions(
+    vectors: list[list[float] | None],
+    query: list[float],
+    metric: str,
+    limit: int,
+    offset: int,
+    filtered: bool,
+) -> None:
+    if metric == "cosine" and not any(query):
+        query = [1.0, *query[1:]]
+    with LocalEngine() as engine:
+        engine.load_table("t", _table(vectors))
+        plan = SearchPlan(
+            source=NearestNeighborSearch(
+                table="t", column="emb", query_vector=query, metric=metric
+            ),
+            limit=limit,
+            offset=offset,
+            filter=Comparison(column="category", operator="=", value="a") if filtered else None,
+            columns=["id"],
+        )
+        sql = to_sql(plan)
+        native = engine.sql(sql).to_pylist()
+        written = _as_written(engine, sql)
+        whole = engine.sql(
+            to_sql(SearchPlan(source=plan.source, limit=64, filter=plan.filter, columns=["id"]))
+        ).to_pylist()
+    # Same distances, in the same (Float32) order; equal distances may differ in the order
+    # the row-by-row scan's sort leaves them, never in their values.
+    assert [row["_distance"] for row in native] == [row["_distance"] for row in written]
+    # The native page is a slice of the native whole ranking (ties ordered by rowid).
+    assert native == whole[offset : offset + limit]
+    distances = [row["_distance"] for row in whole]
+    assert distances == sorted(distances, key=lambda value: (value is None, value))
+
+
+def test_pages_of_tied_distances_are_slices_of_one_ranking() -> None:
+    # 40 identical vectors: every distance ties; pages of 5 must neither repeat nor skip.
+    with LocalEngine() as engine:
+        engine.load_table("t", _table([[1.0, 2.0]] * 40))
+        nearest = NearestNeighborSearch(table="t", column="emb", query_vector=[1.0, 0.0])
+        pages = [
+            engine.search(SearchPlan(source=nearest, limit=5, offset=offset)).keys
+            for offset in range(0, 40, 5)
+        ]
+        assert [key for page in pages for key in page] == list(range(40))
+        assert engine.search(SearchPlan(source=nearest, limit=40)).keys == list(range(40))
+
+
+def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> None:
+    with LocalEngine() as engine:
+        engine.load_table("t", _table([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+        shape = (
+            "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t "
+            "WHERE category = 'a' ORDER BY d ASC LIMIT 2"
+        )
+        assert NEAREST_SCAN in engine._optimized(shape)
+        assert engine.sql(shape).to_pylist() == [{"id": 1, "d": 2.0}, {"id": 2, "d": 1.0}][::-1]
+        for other in (
+            "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t ORDER BY d DESC LIMIT 2",
+            "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t ORDER BY d",
+            "SELECT id, emb, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t ORDER BY d LIMIT 1",
+            "SELECT t.id, l2_distance(t.emb, ARRAY[1.0, 0.0]) AS d FROM t JOIN t AS u "
+            "ON t.id = u.id ORDER BY d LIMIT 1",
+        ):
+            assert engine._optimized(other) == other
+            assert engine.sql(other).num_rows >= 1
+
+
+def test_a_table_with_a_reserved_column_keeps_the_row_by_row_scan() -> None:
+    tree = sqlglot.parse_one(
+        "SELECT id, cosine_distance(emb, ARRAY[1.0]) AS _distance FROM t ORDER BY _distance "
+        "LIMIT 1",
+        read=HOTDATA.sqlglot_dialect,
+    )
+    _, rewritten = rewrite_fast_paths(tree, lambda table: None)
+    assert rewritten == 0
+
+
+# -- the HNSW index -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def clustered() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(7)
+    centres = rng.standard_normal((40, 32)).astype(np.float32)
+    rows = centres[rng.integers(0, 40, 3000)] + 0.3 * rng.standard_normal((3000, 32))
+    queries = centres[rng.integers(0, 40, 50)] + 0.3 * rng.standard_normal((50, 32))
+    return rows.astype(np.float32), queries.astype(np.float32)
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, clustered: tuple[np.ndarray, np.ndarray]) -> Iterator[Path]:
+    rows, _ = clustered
+    with LocalEngine(tmp_path / "db") as engine:
+        entry = engine.load_table("v", _table(rows.tolist()), vector_index="hnsw")
+        assert [(a.column, a.function) for a in entry.ann_indexes] == [("emb", "cosine_distance")]
+    yield tmp_path / "db"
+
+
+def test_an_hnsw_index_is_stored_with_the_version_and_reaches_high_recall(
+    indexed: Path, clustered: tuple[np.ndarray, np.ndarray]
+) -> None:
+    _, queries = clustered
+    catalog = json.loads((indexed / "catalog.json").read_text())
+    version = catalog["tables"]["v"]["version"]
+    assert (indexed / "tables" / "v" / version / "hnsw" / "emb.usearch").is_file()
+    with LocalEngine(indexed) as engine:  # reopened: the index is read back
+        loaded = engine._loaded("v")
+        assert loaded.vector_index("emb").hnsw is not None
+        found = 0
+        for query in queries:
+            plan = SearchPlan(
+                source=NearestNeighborSearch(table="v", column="emb", query_vector=query.tolist()),
+                limit=10,
+                columns=["id"],
+            )
+            approximate = set(engine.search(plan).keys)
+            exact = {row["id"] for row in _as_written(engine, to_sql(plan))}
+            found += len(approximate & exact)
+    assert found / (10 * len(queries)) >= 0.95
+
+
+def test_filtered_or_other_metric_queries_scan_exactly(indexed: Path) -> None:
+    with LocalEngine(indexed) as engine:
+        for plan in (
+            SearchPlan(
+                source=NearestNeighborSearch(table="v", column="emb", query_vector=[1.0] * 32),
+                filter=Comparison(column="category", operator="=", value="a"),
+                columns=["id"],
+            ),
+            SearchPlan(
+                source=NearestNeighborSearch(
+                    table="v", column="emb", query_vector=[1.0] * 32, metric="l2"
+                ),
+                columns=["id"],
+            ),
+        ):
+            sql = to_sql(plan)
+            assert engine.sql(sql).to_pylist() == _as_written(engine, sql)
+
+
+def test_a_damaged_hnsw_file_reports_the_table(indexed: Path) -> None:
+    catalog = json.loads((indexed / "catalog.json").read_text())
+    version = catalog["tables"]["v"]["version"]
+    (indexed / "tables" / "v" / version / "hnsw" / "emb.usearch").write_bytes(b"garbage")
+    with LocalEngine(indexed) as engine:
+        assert "emb.usearch" in engine.damaged_tables["v"]
+
+
+def test_an_unknown_vector_index_is_refused() -> None:
+    with LocalEngine() as engine, pytest.raises(EngineError, match="unknown vector index 'ivf'"):
+        engine.load_table("t", _table([[1.0]]), vector_index="ivf")
+    with LocalEngine() as engine, pytest.raises(EngineError, match="unknown metric 'hamming'"):
+        engine.load_table("t", _table([[1.0]]), vector_index="hnsw", vector_metric="hamming")
+
+
+def test_hdq_load_builds_the_index(tmp_path: Path) -> None:
+    source = tmp_path / "docs.jsonl"
+    rows = [{"id": str(i), "body": f"fox number {i}"} for i in range(20)]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = CliRunner().invoke(
+        main,
+        [
+            "load",
+            str(source),
+            "--database",
+            str(tmp_path / "db"),
+            "--embedder",
+            "hashing",
+            "--vector-index",
+            "hnsw",
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    (table,) = json.loads(result.stdout)["tables"]
+    assert table["ann_indexes"] == [{"column": "body_embedding", "function": "cosine_distance"}]
