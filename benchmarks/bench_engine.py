@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))  # measure the checked-out tree
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
-from hotdata_retrieval import reciprocal_rank_fusion  # noqa: E402
+from hotdata_retrieval import rank_branch, reciprocal_rank_fusion  # noqa: E402
 from hotdata_retrieval.engines.local import LocalEngine  # noqa: E402
 from hotdata_retrieval.engines.local.bm25 import build_bm25_index  # noqa: E402
 from hotdata_retrieval.plan.search import (  # noqa: E402
@@ -78,13 +78,18 @@ QUERY_TOKENS = 3
 LIMIT = 10
 SEED = 20240601
 TARGET_RATIO = 1.3
+FLOOR_TARGET = 2.0
 TABLE = "docs"
-CONTENDERS = ("text", "nearest", "hybrid", "client")
+ANN_TABLE = "docs_hnsw"
+CONTENDERS = ("text", "nearest", "hybrid", "client", "ann", "floor", "duckdb")
 LABELS = {
     "text": "text (BM25)",
     "nearest": "nearest (cosine, exact)",
     "hybrid": "hybrid, one statement",
     "client": "two queries + client RRF",
+    "ann": "nearest (cosine, HNSW)",
+    "floor": "NumPy float32 floor",
+    "duckdb": "DuckDB exact",
 }
 MARK_START = "<!-- engine-benchmark:start -->"
 MARK_END = "<!-- engine-benchmark:end -->"
@@ -151,8 +156,16 @@ def hybrid_plan(query: str, vector: Sequence[float], limit: int = LIMIT) -> Sear
 Runner = Callable[[str, list[float]], list[Any]]
 
 
-def contenders(engine: LocalEngine, depth: int) -> dict[str, Runner]:
-    """Each contender: (query text, query vector) → the keys it returns, best first."""
+def contenders(
+    engine: LocalEngine, depth: int, floor_matrix: np.ndarray, duck: Any
+) -> dict[str, Runner]:
+    """Each contender: (query text, query vector) → the keys it returns, best first.
+
+    ``floor``: the same cosine top-k with nothing but NumPy — one float32 matrix-vector product
+    over the row-normalised matrix and a partial sort, no SQL, no result rows — the floor any
+    exact engine is measured against. ``duckdb``: the same query in DuckDB, a peer engine,
+    brute force over a ``FLOAT[384]`` column with ``array_cosine_distance``.
+    """
 
     def text(query: str, vector: list[float]) -> list[Any]:
         plan = SearchPlan(source=text_branch(query), columns=["id"], limit=LIMIT)
@@ -170,15 +183,46 @@ def contenders(engine: LocalEngine, depth: int) -> dict[str, Runner]:
         nearest = engine.search(
             SearchPlan(source=nearest_branch(vector), columns=["id"], limit=depth)
         )
-        # rank each branch as the SQL does: raw score (best first), then key ascending
-        text_keys = [hit.key for hit in sorted(texts, key=lambda hit: (-hit.score, hit.key))]
-        nearest_keys = [hit.key for hit in sorted(nearest, key=lambda hit: (hit.score, hit.key))]
+        # rank each branch as the SQL does: raw score (best first), ties sharing a rank
+        rankings = [
+            rank_branch([(hit.key, hit.ranking_value) for hit in hits], higher_is_better=better)
+            for hits, better in ((texts, True), (nearest, False))
+        ]
         fused = reciprocal_rank_fusion(
-            [text_keys, nearest_keys], rank_constant=DEFAULT_RANK_CONSTANT, limit=LIMIT
+            [keys for keys, _ in rankings],
+            ranks=[ranks for _, ranks in rankings],
+            rank_constant=DEFAULT_RANK_CONSTANT,
+            limit=LIMIT,
         )
         return [hit.key for hit in fused]
 
-    return {"text": text, "nearest": nearest, "hybrid": hybrid, "client": client}
+    def ann(query: str, vector: list[float]) -> list[Any]:
+        branch = NearestNeighborSearch(table=ANN_TABLE, column="embedding", query_vector=vector)
+        return engine.search(SearchPlan(source=branch, columns=["id"], limit=LIMIT)).keys
+
+    def floor(query: str, vector: list[float]) -> list[Any]:
+        query32 = np.asarray(vector, dtype=np.float32)
+        scores = floor_matrix @ (query32 / np.linalg.norm(query32))
+        top = np.argpartition(-scores, LIMIT)[:LIMIT]
+        return top[np.argsort(-scores[top], kind="stable")].tolist()
+
+    def duckdb(query: str, vector: list[float]) -> list[Any]:
+        rows = duck.execute(
+            "SELECT id FROM docs ORDER BY array_cosine_distance(embedding, "
+            f"$vector::FLOAT[{DIMENSIONS}]) LIMIT {LIMIT}",
+            {"vector": vector},
+        ).fetchall()
+        return [row[0] for row in rows]
+
+    return {
+        "text": text,
+        "nearest": nearest,
+        "hybrid": hybrid,
+        "client": client,
+        "ann": ann,
+        "floor": floor,
+        "duckdb": duckdb,
+    }
 
 
 # -- measuring -----------------------------------------------------------------------------
@@ -211,19 +255,39 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
     build_bm25_index(directory / "bm25-alone", data.column("body").to_pylist())
     index_s = clock() - start
 
+    import duckdb
+
     engine = LocalEngine(directory / "db")
+    duck = duckdb.connect()
     try:
         print(f"{rows:,} rows: loading ...", file=sys.stderr)
         start = clock()
         engine.load_table(TABLE, data, key_column="id", text_columns=["body"])
         load_s = clock() - start
         table_mb = data.nbytes / 2**20
-        del data
         rss_loaded = rss_mb()
+        print(f"{rows:,} rows: building the HNSW index ...", file=sys.stderr)
+        start = clock()
+        engine.load_table(
+            ANN_TABLE, data.select(["id", "embedding"]), key_column="id", vector_index="hnsw"
+        )
+        ann_load_s = clock() - start
+        fixed = data.select(["id"]).append_column(
+            "embedding",
+            data.column("embedding").cast(pa.list_(pa.float32(), DIMENSIONS)),
+        )
+        duck.register("arrow_docs", fixed)
+        duck.execute("CREATE TABLE docs AS SELECT * FROM arrow_docs")
+        duck.unregister("arrow_docs")
+        vectors = np.asarray(
+            data.column("embedding").combine_chunks().flatten().to_numpy(), dtype=np.float32
+        ).reshape(rows, DIMENSIONS)
+        floor_matrix = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        del data, vectors, fixed
 
         probe = hybrid_plan("w1", [1.0] * DIMENSIONS)
         depth = probe.depth
-        runners = contenders(engine, depth)
+        runners = contenders(engine, depth, floor_matrix, duck)
         queries = make_queries(rounds + 1)
 
         start = clock()
@@ -233,8 +297,11 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
         print(f"{rows:,} rows: {rounds} rounds of {len(runners)} contenders ...", file=sys.stderr)
         samples: dict[str, list[float]] = {name: [] for name in CONTENDERS}
         mismatches = 0
+        recall_hits = 0
+        exact_mismatches = 0
         for index, (query, vector) in enumerate(queries):
-            order = CONTENDERS[index % 4 :] + CONTENDERS[: index % 4]
+            shift = index % len(CONTENDERS)
+            order = CONTENDERS[shift:] + CONTENDERS[:shift]
             keys: dict[str, list[Any]] = {}
             for name in order:
                 start = clock()
@@ -248,14 +315,34 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
                     f"  round {index}: one statement {keys['hybrid']} != client {keys['client']}",
                     file=sys.stderr,
                 )
+            recall_hits += len(set(keys["ann"]) & set(keys["nearest"]))
+            if set(keys["nearest"]) != set(keys["floor"]):
+                exact_mismatches += 1
         rss_after = rss_mb()
     finally:
         engine.close()
+        duck.close()
 
     slower = [max(t, n) for t, n in zip(samples["text"], samples["nearest"], strict=True)]
     versus_branch = [h / s for h, s in zip(samples["hybrid"], slower, strict=True)]
     versus_client = [h / c for h, c in zip(samples["hybrid"], samples["client"], strict=True)]
+    ratios = {
+        name: [n / other for n, other in zip(samples["nearest"], samples[name], strict=True)]
+        for name in ("floor", "duckdb")
+    }
     return {
+        "versus_floor": statistics.median(ratios["floor"]),
+        "versus_floor_iqr": (
+            _report.quantile(ratios["floor"], 0.25),
+            _report.quantile(ratios["floor"], 0.75),
+        ),
+        "versus_duckdb": statistics.median(ratios["duckdb"]),
+        "ann_versus_exact": statistics.median(
+            [a / n for a, n in zip(samples["ann"], samples["nearest"], strict=True)]
+        ),
+        "ann_recall": recall_hits / (LIMIT * len(queries)),
+        "exact_mismatches": exact_mismatches,
+        "ann_load_s": ann_load_s,
         "rows": rows,
         "rounds": rounds,
         "depth": depth,
@@ -307,6 +394,26 @@ def report(results: list[dict[str, Any]], when: str, load: str) -> str:
             for name in CONTENDERS
         ]
         lines.append(f"| {row['rows']:,} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Exact nearest neighbours against the NumPy float32 floor and a peer, and the HNSW "
+        "index (median of the per-round ratios):",
+        "",
+        "| rows | exact / NumPy floor | target | exact / DuckDB | HNSW / exact "
+        "| HNSW recall@10 vs exact | exact top-10 = floor top-10 | HNSW build s |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in results:
+        verdict = "met" if row["versus_floor"] <= FLOOR_TARGET else "not met"
+        target = f"<= {FLOOR_TARGET:g}x ({verdict})" if row["rows"] >= 100_000 else "-"
+        lines.append(
+            f"| {row['rows']:,} | {row['versus_floor']:.2f}x "
+            f"({row['versus_floor_iqr'][0]:.2f} to {row['versus_floor_iqr'][1]:.2f}) "
+            f"| {target} | {row['versus_duckdb']:.2f}x | {row['ann_versus_exact']:.2f}x "
+            f"| {row['ann_recall']:.3f} "
+            f"| {row['checked'] - row['exact_mismatches']}/{row['checked']} "
+            f"| {row['ann_load_s']:.1f} |"
+        )
     lines += [
         "",
         "| rows | hybrid / slower branch | target | hybrid / two queries + client RRF "
