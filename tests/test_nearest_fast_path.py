@@ -58,7 +58,7 @@ def test_the_fast_path_is_taken_for_single_and_fused_plans() -> None:
         for source in (nearest, ReciprocalRankFusion(branches=[text, nearest])):
             plan = SearchPlan(source=source)
             sql = to_sql(executed_plan(plan))
-            optimized = engine._optimized(sql)
+            optimized = engine._optimized(sql, str)
             assert NEAREST_SCAN in optimized and NEAREST_SCAN not in sql
             assert engine.search(plan).sql == sql  # the statement as given is what is reported
 
@@ -133,7 +133,7 @@ def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> 
             "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t "
             "WHERE category = 'a' ORDER BY d ASC LIMIT 2"
         )
-        assert NEAREST_SCAN in engine._optimized(shape)
+        assert NEAREST_SCAN in engine._optimized(shape, str)
         assert engine.sql(shape).to_pylist() == [{"id": 1, "d": 2.0}, {"id": 2, "d": 1.0}][::-1]
         for other in (
             "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t ORDER BY d DESC LIMIT 2",
@@ -142,7 +142,7 @@ def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> 
             "SELECT t.id, l2_distance(t.emb, ARRAY[1.0, 0.0]) AS d FROM t JOIN t AS u "
             "ON t.id = u.id ORDER BY d LIMIT 1",
         ):
-            assert engine._optimized(other) == other
+            assert engine._optimized(other, str) == other
             assert engine.sql(other).num_rows >= 1
 
 
@@ -152,7 +152,7 @@ def test_a_table_with_a_reserved_column_keeps_the_row_by_row_scan() -> None:
         "LIMIT 1",
         read=HOTDATA.sqlglot_dialect,
     )
-    _, rewritten = rewrite_fast_paths(tree, lambda table: None)
+    _, rewritten = rewrite_fast_paths(tree, lambda table: None, str)
     assert rewritten == 0
 
 

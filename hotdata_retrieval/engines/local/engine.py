@@ -30,7 +30,9 @@ no spilling, no recursive queries, and a time limit that cancels the query.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import re
 import shutil
 import tempfile
@@ -240,6 +242,8 @@ class LocalEngine:
         self._context = self._new_context(SessionConfig())
         self._sandboxes: dict[tuple[int, bool], SessionContext] = {}
         self._text_vectors: tuple[Any, dict[str, np.ndarray]] | None = None
+        self._vectors: dict[str, np.ndarray] = {}
+        self._vector_keys = itertools.count()
         self._refresh()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -751,7 +755,8 @@ class LocalEngine:
             EngineError: the engine's own message (planning or execution).
         """
         self._refresh()
-        return self._run(self._optimized(text), text)
+        with self._stashed_vectors() as stash:
+            return self._run(self._optimized(text, stash), text)
 
     def _run(self, statement: str, reported: str) -> pa.Table:
         try:
@@ -761,7 +766,24 @@ class LocalEngine:
         except Exception as error:
             raise EngineError(self._explain_failure(error), sql=reported) from None
 
-    def _optimized(self, text: str) -> str:
+    @contextlib.contextmanager
+    def _stashed_vectors(self) -> Iterator[Callable[[list[float]], str]]:
+        """A stash for one statement's query vectors, emptied when it has run."""
+        keys: list[str] = []
+
+        def stash(values: list[float]) -> str:
+            key = f"hdq-vector:{next(self._vector_keys)}"
+            self._vectors[key] = np.asarray(values, dtype=np.float64)
+            keys.append(key)
+            return key
+
+        try:
+            yield stash
+        finally:
+            for key in keys:
+                self._vectors.pop(key, None)
+
+    def _optimized(self, text: str, stash: Callable[[list[float]], str]) -> str:
         """``text`` with its nearest-neighbour fast-path shapes answered natively
         (:mod:`~hotdata_retrieval.engines.local.fastpath`); unchanged when it has none or does
         not parse."""
@@ -772,11 +794,11 @@ class LocalEngine:
             tree = sqlglot.parse_one(text, read=HOTDATA.sqlglot_dialect)
         except sqlglot.errors.SqlglotError:
             return text
-        return self._rewritten(tree) or text
+        return self._rewritten(tree, stash) or text
 
-    def _rewritten(self, tree: Any) -> str | None:
+    def _rewritten(self, tree: Any, stash: Callable[[list[float]], str]) -> str | None:
         """The tree rendered with its fast-path shapes rewritten, or ``None`` if it has none."""
-        tree, count = rewrite_fast_paths(tree, self._fast_path_table)
+        tree, count = rewrite_fast_paths(tree, self._fast_path_table, stash)
         if not count:
             return None
         # The tree is ours (parsed or compiled for this call): render it without sqlglot's
@@ -870,8 +892,11 @@ class LocalEngine:
         self._check_plan(plan)
         executed = executed_plan(plan)
         statement = to_sql(executed)
-        optimized = self._rewritten(compile_plan(executed)) if executed.vector_columns else None
-        rows = self._run(optimized or statement, statement).to_pylist()
+        with self._stashed_vectors() as stash:
+            optimized = (
+                self._rewritten(compile_plan(executed), stash) if executed.vector_columns else None
+            )
+            rows = self._run(optimized or statement, statement).to_pylist()
         return search_result(plan, executed, rows, statement)
 
     def _check_plan(self, plan: SearchPlan) -> None:
@@ -987,6 +1012,11 @@ class LocalEngine:
         reference, column, function, vector, k, filter_text = _arguments(
             NEAREST_SCAN, arguments, minimum=6, maximum=6
         )
+        if isinstance(vector, str):  # a stashed vector (the rewrite's own statements)
+            try:
+                vector = self._vectors[vector]
+            except KeyError:
+                raise ValueError(f"{NEAREST_SCAN}: no query vector {vector!r}") from None
         loaded, column = self._resolve(NEAREST_SCAN, reference, column)
         mask = None
         approximate = filter_text is None  # an HNSW index serves only unfiltered queries

@@ -35,7 +35,13 @@ from hotdata_retrieval.compile.nodes import VectorLiteral
 from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.plan.names import TableName
 
-__all__ = ["DISTANCE_FUNCTIONS", "NEAREST_SCAN", "ROWID_COLUMN", "rewrite_fast_paths"]
+__all__ = [
+    "DISTANCE_FUNCTIONS",
+    "NEAREST_SCAN",
+    "ROWID_COLUMN",
+    "rewrite_fast_paths",
+    "vector_values",
+]
 
 NEAREST_SCAN = "nearest_scan"
 """The table function the rewritten shape reads (local engine only)."""
@@ -56,6 +62,25 @@ def _literal_number(node: Any) -> int | None:
             return None
         return value if value >= 0 else None
     return None
+
+
+def vector_values(node: exp.Expr) -> list[float]:
+    """The numbers of a query-vector node from :func:`_vector_argument`.
+
+    >>> vector_values(VectorLiteral(this="ARRAY[0.5, -1.0, 2e-05]"))
+    [0.5, -1.0, 2e-05]
+    """
+    if isinstance(node, VectorLiteral):
+        text = str(node.this)
+        inner = text[text.index("[") + 1 : text.rindex("]")]
+        return [float(part) for part in inner.split(",")]
+    values = []
+    for item in node.expressions:
+        if isinstance(item, exp.Neg):
+            values.append(-float(item.this.this))
+        else:
+            values.append(float(item.this))
+    return values
 
 
 def _vector_argument(node: exp.Expr) -> exp.Expr | None:
@@ -88,7 +113,9 @@ def _distance_call(node: exp.Expr) -> tuple[str, str, exp.Expr] | None:
 
 
 def _match(
-    select: exp.Select, resolve: Callable[[exp.Table], tuple[TableName, frozenset[str]] | None]
+    select: exp.Select,
+    resolve: Callable[[exp.Table], tuple[TableName, frozenset[str]] | None],
+    stash: Callable[[list[float]], str],
 ) -> exp.Select | None:
     """The rewritten select, or ``None`` when ``select`` is not exactly the fast-path shape."""
     for unsupported in ("joins", "group", "having", "distinct", "qualify", "windows", "with_"):
@@ -160,7 +187,9 @@ def _match(
             exp.Literal.string(str(name)),
             exp.Literal.string(vector_column),
             exp.Literal.string(function),
-            vector.copy(),
+            # The vector is handed over by reference: DataFusion spends milliseconds parsing,
+            # folding and converting a 384-number ARRAY literal.
+            exp.Literal.string(stash(vector_values(vector))),
             exp.Literal.number(count + offset),
             filter_text,
         ],
@@ -182,7 +211,9 @@ def _match(
 
 
 def rewrite_fast_paths(
-    tree: exp.Expr, resolve: Callable[[exp.Table], tuple[TableName, frozenset[str]] | None]
+    tree: exp.Expr,
+    resolve: Callable[[exp.Table], tuple[TableName, frozenset[str]] | None],
+    stash: Callable[[list[float]], str],
 ) -> tuple[exp.Expr, int]:
     """Replace every ``SELECT`` of the nearest-neighbour fast-path shape in ``tree`` with a read
     of ``nearest_scan``.
@@ -191,13 +222,15 @@ def rewrite_fast_paths(
         tree: a parsed or compiled statement (it is modified in place).
         resolve: a table reference → its full name and its columns, or ``None`` when it is not
             a table of the engine.
+        stash: keeps a query vector for the statement's run and returns the key
+            ``nearest_scan`` receives instead of the vector.
 
     Returns:
         The tree and how many selects were rewritten.
     """
     rewritten = 0
     for select in list(tree.find_all(exp.Select)):
-        replacement = _match(select, resolve)
+        replacement = _match(select, resolve, stash)
         if replacement is None:
             continue
         if select is tree:
