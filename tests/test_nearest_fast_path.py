@@ -5,6 +5,7 @@ slices of one ranking; an optional HNSW index serves unfiltered queries of its m
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -101,6 +102,7 @@ def test_the_native_answer_equals_the_distance_functions(
         sql = to_sql(plan)
         native = engine.sql(sql).to_pylist()
         written = _as_written(engine, sql)
+        hits = engine.search(plan)
         whole = engine.sql(
             to_sql(SearchPlan(source=plan.source, limit=64, filter=plan.filter, columns=["id"]))
         ).to_pylist()
@@ -111,6 +113,11 @@ def test_the_native_answer_equals_the_distance_functions(
     assert native == whole[offset : offset + limit]
     distances = [row["_distance"] for row in whole]
     assert distances == sorted(distances, key=lambda value: (value is None, value))
+    # No path puts an undefined distance before a defined one: search() returns only finite
+    # distances, nearest first.
+    found = [hit.distance for hit in hits]
+    assert all(value is not None and math.isfinite(value) for value in found)
+    assert found == sorted(found)
 
 
 def test_pages_of_tied_distances_are_slices_of_one_ranking() -> None:
