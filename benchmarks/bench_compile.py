@@ -68,6 +68,7 @@ from hotdata_retrieval.plan import (  # noqa: E402
     Or,
     Predicate,
 )
+from hotdata_retrieval.plan.search import DEFAULT_DEPTH  # noqa: E402
 
 DIMENSIONS = (384, 1536)
 TARGET_RATIO = 1.5
@@ -103,7 +104,7 @@ def hotdata_sql(query_text: str, vector: list[float], limit: int = LIMIT) -> str
 
 def floor_sql(query_text: str, vector: list[float], limit: int = LIMIT) -> str:
     """Contender B, the floor: the same statement written by hand with one f-string."""
-    depth = max(4 * limit, 20)
+    depth = DEFAULT_DEPTH
     text = query_text.replace("'", "''")
     array = ", ".join(map(repr, vector))
     return f"""WITH text_hits AS (
@@ -112,13 +113,14 @@ def floor_sql(query_text: str, vector: list[float], limit: int = LIMIT) -> str:
     score
   FROM bm25_search('default.public.docs', 'body', '{text}', {depth})
   ORDER BY
-    score DESC
+    score DESC,
+    id ASC
   LIMIT {depth}
 ), text_ranked AS (
   SELECT
     id,
     score,
-    ROW_NUMBER() OVER (ORDER BY score DESC, id ASC) AS branch_rank
+    RANK() OVER (ORDER BY score DESC) AS branch_rank
   FROM text_hits
 ), nearest_hits AS (
   SELECT
@@ -132,7 +134,7 @@ def floor_sql(query_text: str, vector: list[float], limit: int = LIMIT) -> str:
   SELECT
     id,
     _distance,
-    ROW_NUMBER() OVER (ORDER BY _distance ASC, id ASC) AS branch_rank
+    RANK() OVER (ORDER BY _distance ASC) AS branch_rank
   FROM nearest_hits
   WHERE
     _distance IS NOT NULL

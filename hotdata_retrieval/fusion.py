@@ -17,25 +17,40 @@ Keys must be of one kind across all lists — numbers (``int``/``float``, which 
 hash as numbers: ``1 == 1.0``), or text, or another single type — and never ``None``: in SQL a
 key column has one type, and mixing ``1`` with ``"1"`` would either fail to sort or keep one
 document as two (:class:`KeyTypeError`).
+
+Every fusion method has a reference here. :func:`reference_fusion` computes the reference
+result of any plan fusion (a :class:`~hotdata_retrieval.plan.search.Fusion`), dispatching on
+its class to the function :func:`register_reference_fusion` registered for it; reciprocal rank
+fusion is registered. A method that combines per-branch ranks (or raw scores) can build on
+:func:`fuse_candidates`, which does the bookkeeping every method shares: the checks on keys and
+ranks, the candidates' ranks per branch, and the final order.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
-from hotdata_retrieval.errors import PlanError
-from hotdata_retrieval.plan.search import DEFAULT_RANK_CONSTANT
+from hotdata_retrieval.errors import PlanError, UnsupportedFeatureError
+from hotdata_retrieval.plan.search import (
+    DEFAULT_RANK_CONSTANT,
+    Fusion,
+    ReciprocalRankFusion,
+)
 
 __all__ = [
     "FusedHit",
     "KeyTypeError",
+    "ReferenceFusion",
     "competition_ranks",
+    "fuse_candidates",
     "rank_branch",
     "reciprocal_rank_fusion",
+    "reference_fusion",
+    "register_reference_fusion",
 ]
 
 
@@ -176,21 +191,79 @@ def reciprocal_rank_fusion(
             field="rank_constant",
             value=rank_constant,
         )
+
+    def score(key_ranks: Sequence[int | None], raw: Sequence[float | None]) -> float:
+        terms = [
+            float(weights[branch]) / (rank_constant + rank) if rank is not None else 0.0
+            for branch, rank in enumerate(key_ranks)
+        ]
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        return total
+
+    return fuse_candidates(ranked_lists, score, ranks=ranks, limit=limit, offset=offset)
+
+
+def fuse_candidates(
+    ranked_lists: Sequence[Sequence[Hashable]],
+    score: Callable[[Sequence[int | None], Sequence[float | None]], float],
+    *,
+    ranks: Sequence[Sequence[int]] | None = None,
+    scores: Sequence[Sequence[float]] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[FusedHit]:
+    """Fuse ranked key lists with any per-candidate score: the shared half of every method.
+
+    Each candidate (a key in at least one list) gets ``score(ranks, raw)``: its 1-based rank
+    in each list and its raw score there (``None`` where a list misses it, and every raw score
+    ``None`` when ``scores`` is not given). Hits are ordered by that score descending, then
+    key ascending, and sliced to the page.
+
+    Args:
+        ranked_lists: one list of keys per branch, best first (cut to the branch depth); a key
+            at most once per list.
+        score: the fused score of one candidate.
+        ranks: each list's competition ranks (default: the positions 1, 2, 3, ...).
+        scores: each list's raw scores, parallel to its keys (for score-based methods).
+        limit: number of hits to return after ``offset`` (default: all).
+        offset: number of leading hits to skip.
+
+    Raises:
+        PlanError: a negative offset or limit, a key repeated within one list, ranks or
+            scores that do not fit their list.
+        KeyTypeError: a ``None`` key, or keys of different kinds.
+
+    >>> hits = fuse_candidates([["a", "b"], ["b"]], lambda ranks, raw: -min(
+    ...     rank for rank in ranks if rank is not None))
+    >>> [(hit.key, hit.score, hit.ranks) for hit in hits]
+    [('a', -1, (1, None)), ('b', -1, (2, 1))]
+    """
     if offset < 0 or (limit is not None and limit < 0):
         raise PlanError(f"limit and offset must be >= 0, got {limit!r}, {offset!r}", field="limit")
-
     if ranks is not None and len(ranks) != len(ranked_lists):
         raise PlanError(
             f"got {len(ranks)} rank lists for {len(ranked_lists)} ranked lists",
             field="ranks",
             value=ranks,
         )
+    if scores is not None and (
+        len(scores) != len(ranked_lists)
+        or any(len(raw) != len(keys) for raw, keys in zip(scores, ranked_lists))
+    ):
+        raise PlanError(
+            "scores must give one raw score per key of each ranked list",
+            field="scores",
+            value=scores,
+        )
     first_key: Any = None
     by_key: dict[Hashable, list[int | None]] = {}
+    raw_by_key: dict[Hashable, list[float | None]] = {}
     for branch, keys in enumerate(ranked_lists):
         branch_ranks = list(range(1, len(keys) + 1)) if ranks is None else list(ranks[branch])
         _check_ranks(branch_ranks, len(keys), branch)
-        for key, rank in zip(keys, branch_ranks):
+        for position, (key, rank) in enumerate(zip(keys, branch_ranks)):
             if key is None:
                 raise KeyTypeError(f"ranked list {branch} holds a None key", field="key")
             if first_key is None:
@@ -209,20 +282,121 @@ def reciprocal_rank_fusion(
                     f"key {key!r} appears twice in ranked list {branch}", field="key", value=key
                 )
             entry[branch] = rank
+            if scores is not None:
+                raw = raw_by_key.setdefault(key, [None] * len(ranked_lists))
+                raw[branch] = scores[branch][position]
 
-    hits = []
-    for key, key_ranks in by_key.items():
-        terms = [
-            float(weights[branch]) / (rank_constant + rank) if rank is not None else 0.0
-            for branch, rank in enumerate(key_ranks)
-        ]
-        score = terms[0]
-        for term in terms[1:]:
-            score = score + term
-        hits.append(FusedHit(key=key, score=score, ranks=tuple(key_ranks)))
+    unknown: list[float | None] = [None] * len(ranked_lists)
+    hits = [
+        FusedHit(
+            key=key,
+            score=score(key_ranks, raw_by_key.get(key, unknown)),
+            ranks=tuple(key_ranks),
+        )
+        for key, key_ranks in by_key.items()
+    ]
     hits.sort(key=lambda hit: (-hit.score, hit.key))
     end = None if limit is None else offset + limit
     return hits[offset:end]
+
+
+FusionT = TypeVar("FusionT", bound=Fusion, contravariant=True)
+
+
+class ReferenceFusion(Protocol[FusionT]):
+    """The reference semantics of one fusion method (see :func:`reference_fusion`)."""
+
+    def __call__(
+        self,
+        fusion: FusionT,
+        ranked_lists: Sequence[Sequence[Hashable]],
+        *,
+        ranks: Sequence[Sequence[int]] | None,
+        scores: Sequence[Sequence[float]] | None,
+        limit: int | None,
+        offset: int,
+    ) -> list[FusedHit]:
+        """The fused hits of ``fusion`` over the branches' ranked key lists."""
+        ...
+
+
+_REFERENCES: dict[type[Fusion], ReferenceFusion[Any]] = {}
+
+
+def register_reference_fusion(
+    fusion_type: type[Fusion], function: ReferenceFusion[Any]
+) -> ReferenceFusion[Any]:
+    """Make ``function`` the reference of ``fusion_type`` (and of its subclasses that have no
+    reference of their own); returns ``function``.
+
+    Raises:
+        PlanError: ``fusion_type`` is not a :class:`~hotdata_retrieval.plan.search.Fusion`
+            subclass.
+    """
+    if not (isinstance(fusion_type, type) and issubclass(fusion_type, Fusion)):
+        raise PlanError(f"{fusion_type!r} is not a Fusion subclass", field="fusion")
+    _REFERENCES[fusion_type] = function
+    return function
+
+
+def reference_fusion(
+    fusion: Fusion,
+    ranked_lists: Sequence[Sequence[Hashable]],
+    *,
+    ranks: Sequence[Sequence[int]] | None = None,
+    scores: Sequence[Sequence[float]] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[FusedHit]:
+    """The reference result of a plan's ``fusion`` over its branches' ranked key lists, one
+    list per branch in ``fusion.branches`` order (as :func:`rank_branch` gives them).
+
+    Args:
+        fusion: the plan's fusion; its class picks the registered reference function.
+        ranked_lists: one list of keys per branch, best first, cut to the depth.
+        ranks: each list's competition ranks (default: positions).
+        scores: each list's raw scores, for methods that use them.
+        limit: number of hits to return after ``offset`` (default: all).
+        offset: number of leading hits to skip.
+
+    Returns:
+        Hits ordered by fused score descending, then key ascending.
+
+    Raises:
+        UnsupportedFeatureError: no reference function is registered for the fusion's class.
+        PlanError: as the method's function raises.
+    """
+    for cls in type(fusion).__mro__:
+        function = _REFERENCES.get(cls)
+        if function is not None:
+            return function(
+                fusion, ranked_lists, ranks=ranks, scores=scores, limit=limit, offset=offset
+            )
+    raise UnsupportedFeatureError(
+        f"fusion method {type(fusion).method!r} ({type(fusion).__name__})", "the reference fusion"
+    )
+
+
+def _reciprocal_rank_reference(
+    fusion: ReciprocalRankFusion,
+    ranked_lists: Sequence[Sequence[Hashable]],
+    *,
+    ranks: Sequence[Sequence[int]] | None,
+    scores: Sequence[Sequence[float]] | None,
+    limit: int | None,
+    offset: int,
+) -> list[FusedHit]:
+    return reciprocal_rank_fusion(
+        ranked_lists,
+        weights=[float(weight) for weight in fusion.weights],
+        rank_constant=fusion.rank_constant,
+        limit=limit,
+        offset=offset,
+        ranks=ranks,
+    )
+
+
+register_reference_fusion(ReciprocalRankFusion, _reciprocal_rank_reference)
 
 
 def _check_ranks(ranks: Sequence[int], length: int, branch: int) -> None:

@@ -1,11 +1,19 @@
-"""Plan → sqlglot expression tree.
+"""Plan → sqlglot expression tree, by visitor dispatch.
 
-One visitor turns a :class:`~hotdata_retrieval.plan.SearchPlan` into a single ``SELECT``.
-Every dialect difference comes from the :class:`DialectProfile`; every caller-supplied value
-comes from a *binder*, which either makes real literal nodes (:class:`LiteralBinder`) or
+:class:`PlanCompiler` turns a :class:`~hotdata_retrieval.plan.SearchPlan` into a single
+``SELECT``. It has one ``visit_<name>`` method per plan node (:mod:`hotdata_retrieval.plan.
+visitor`): one per branch kind, one per fusion method, one per filter node. A dialect whose
+engine needs another shape subclasses it and overrides those methods, and names the subclass
+in its :class:`~hotdata_retrieval.compile.dialect.DialectProfile` (``compiler``). What a
+branch searches is emitted as a dialect-neutral search node
+(:mod:`hotdata_retrieval.compile.nodes`) that each dialect's generator lowers to its own SQL;
+a node the dialect cannot express is refused here, while compiling, with
+:class:`~hotdata_retrieval.compile.nodes.UnsupportedOnDialectError`. Every caller-supplied
+value comes from a *binder*, which either makes real literal nodes (:class:`LiteralBinder`) or
 value slots for a reusable statement template (:class:`SlotBinder`).
 
-The shapes, and why (engine contract §1-3, ``shared/reference/engine-contract.md``):
+The shapes, and why (engine contract §1-3, ``shared/reference/engine-contract.md``), as the
+Hotdata dialect spells them:
 
 - text: ``bm25_search(t, col, q, k) ... ORDER BY score DESC LIMIT k`` — the function returns
   rowid order, and k must be the 4th argument to bound the index scan (§1.1).
@@ -19,25 +27,38 @@ The shapes, and why (engine contract §1-3, ``shared/reference/engine-contract.m
   column never in the output, no tie-break in this ORDER BY: the index rewrite's preconditions
   (§2.2, §2.3).
 - fusion: one statement; each branch's hits in a CTE of the shape above, ranked outside it
-  with ``ROW_NUMBER() OVER (ORDER BY raw, key ASC)``, combined by ``FULL OUTER JOIN`` on the
-  key (past :data:`JOIN_CHAIN_MAX_BRANCHES` branches, one ``LEFT JOIN`` per branch onto the
-  ``UNION`` of their keys, so the statement stays linear in the branch count), joined back to
-  the base table, ordered by fused score DESC then key ASC (§3).
+  with ``RANK() OVER (ORDER BY raw)`` (rows tied on the raw score share a rank), combined by
+  ``FULL OUTER JOIN`` on the key (past :data:`JOIN_CHAIN_MAX_BRANCHES` branches, one ``LEFT
+  JOIN`` per branch onto the ``UNION`` of their keys, so the statement stays linear in the
+  branch count), joined back to the base table, ordered by fused score DESC then key ASC
+  (§3). The hits and ranked CTEs are the same for every fusion method; the method's visitor
+  gives the fused score (and may add window columns to the ranked CTEs).
 - native fusion: for a dialect whose profile names a ``native_hybrid_search`` function, a
-  fusion of one text branch and one vector branch is one call of it, ordered by score DESC then
-  key ASC (``docs/spec/hybrid_search.md``); any other plan keeps the CTE form.
+  reciprocal rank fusion of one text branch and one vector branch is one call of it, ordered
+  by score DESC then key ASC (``docs/spec/hybrid_search.md``); any other plan keeps the CTE
+  form.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
 
+import attrs
 from sqlglot import exp
 
 from hotdata_retrieval.compile.dialect import DialectProfile
-from hotdata_retrieval.compile.nodes import ValueSlot, VectorLiteral
-from hotdata_retrieval.errors import UnsupportedFeatureError
+from hotdata_retrieval.compile.nodes import (
+    SearchNode,
+    SemanticDistance,
+    SemanticSearch,
+    TextSearch,
+    UnsupportedOnDialectError,
+    ValueSlot,
+    VectorDistance,
+    VectorLiteral,
+)
 from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
@@ -47,25 +68,34 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateVisitor,
 )
 from hotdata_retrieval.plan.names import TableName, is_bare_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     Branch,
+    Fusion,
     NearestNeighborSearch,
+    ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
     debug_columns,
 )
+from hotdata_retrieval.plan.visitor import visit_name_of
 
 __all__ = [
     "HYBRID_DEBUG_COLUMNS",
     "JOIN_CHAIN_MAX_BRANCHES",
+    "RANK_COLUMN",
     "Binder",
+    "BranchRequest",
+    "CompiledBranch",
+    "FusedBranch",
+    "FusedScore",
     "LiteralBinder",
     "PlanCompiler",
     "SlotBinder",
-    "RANK_COLUMN",
+    "compiler_for",
     "filter_text",
     "native_hybrid_misfit",
 ]
@@ -198,79 +228,218 @@ def table_reference(table: TableName, alias: str | None = None) -> exp.Table:
     )
 
 
-def _ordered(expression: exp.Expr, *, descending: bool) -> exp.Ordered:
+def ordered(expression: exp.Expr, *, descending: bool) -> exp.Ordered:
     """``expr ASC`` or ``expr DESC``, with each direction's default NULL placement (NULLS
     LAST ascending, NULLS FIRST descending, as in PostgreSQL and DataFusion), so no NULLS
     clause is written. Scores and distances in these sorts are never NULL."""
     return exp.Ordered(this=expression, desc=descending, nulls_first=descending)
 
 
-def _number(value: int | float) -> exp.Expr:
+def number(value: int | float) -> exp.Expr:
+    """A numeric literal written as ``repr(value)`` (``1.0`` stays a float, ``60`` an int)."""
     return exp.Literal.number(repr(value))
 
 
-class PlanCompiler:
-    """Compiles plans for one dialect, binding values with one binder.
+@attrs.frozen(kw_only=True)
+class BranchRequest:
+    """What a branch visitor compiles: one branch's ``SELECT`` of the plan.
 
-    Raises (from :meth:`compile`):
-        UnsupportedFeatureError: the plan needs a function or join the dialect lacks.
+    Attributes:
+        plan: the plan (its filter applies inside the branch).
+        projection: the select items before the raw score (the key alone in a fusion).
+        k: the rows the search must produce (the bound of a table-function search).
+        limit: the ``LIMIT``, or ``None``.
+        offset: the ``OFFSET`` (0: none).
+        tie_break: a column that breaks raw-score ties (``<column> ASC``) where the shape
+            allows one, or ``None``.
     """
 
-    def __init__(self, profile: DialectProfile, binder: Binder) -> None:
+    plan: SearchPlan
+    projection: tuple[exp.Expr, ...]
+    k: int
+    limit: int | None
+    offset: int = 0
+    tie_break: str | None = None
+
+    @property
+    def filtered(self) -> bool:
+        """Whether the plan has a filter."""
+        return self.plan.filter is not None
+
+
+@attrs.frozen(kw_only=True)
+class CompiledBranch:
+    """A branch visitor's result.
+
+    Attributes:
+        select: ``SELECT <projection>, <raw score> FROM ... [WHERE] ORDER BY ... [LIMIT]``.
+        nullable: whether the raw score is computed per row and so NULL where the row has no
+            vector (a fusion's ranked CTE then drops those rows).
+    """
+
+    select: exp.Select
+    nullable: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class FusedBranch:
+    """One branch as a fusion visitor sees it: its ranked CTE.
+
+    Attributes:
+        name: the branch's name.
+        branch: the branch node.
+        cte: the ranked CTE's name (``<name>_ranked``), which holds the key, the raw score,
+            :data:`RANK_COLUMN` and any columns the fusion adds (:class:`FusedScore`).
+    """
+
+    name: str
+    branch: Branch
+    cte: str
+
+    def column(self, name: str) -> exp.Column:
+        """``<cte>.<name>``."""
+        return column(name, self.cte)
+
+    @property
+    def rank(self) -> exp.Column:
+        """The branch's 1-based competition rank, NULL where it missed the row."""
+        return column(RANK_COLUMN, self.cte)
+
+    @property
+    def raw(self) -> exp.Column:
+        """The branch's raw score (``score`` or ``_distance``), NULL where it missed the row."""
+        return column(self.branch.raw_score_column, self.cte)
+
+
+@attrs.frozen(kw_only=True)
+class FusedScore:
+    """A fusion visitor's result.
+
+    Attributes:
+        score: the fused score of a row of the fused CTE (higher is better), built from the
+            branches' :class:`FusedBranch` columns; a branch that missed the row has NULLs.
+        ranked_columns: per branch, extra select items for its ranked CTE, for methods that
+            need window aggregates over the branch, such as ``MIN(score) OVER () AS
+            score_min`` for a score-normalised fusion (empty: none).
+    """
+
+    score: exp.Expr
+    ranked_columns: tuple[tuple[exp.Expr, ...], ...] = ()
+
+
+class PlanCompiler(PredicateVisitor[exp.Expr]):
+    """Compiles plans for one dialect, binding values with one binder.
+
+    Dispatch is by the plan node's ``visit_name``: ``visit_bm25_search``,
+    ``visit_vector_search`` and ``visit_nearest_neighbor_search`` compile one branch
+    (:class:`BranchRequest` → :class:`CompiledBranch`); ``visit_reciprocal_rank_fusion``
+    gives the fused score (:class:`FusedBranch` list → :class:`FusedScore`); the six predicate
+    methods compile the filter. A node with no method is unsupported on the dialect.
+
+    Raises (from :meth:`compile`):
+        UnsupportedOnDialectError: the plan needs a search, function, join or fusion method
+            the dialect cannot express.
+    """
+
+    def __init__(
+        self, profile: DialectProfile, binder: Binder, *, empty_lists_as_written: bool = False
+    ) -> None:
         self.profile = profile
         self.binder = binder
+        self.empty_lists_as_written = empty_lists_as_written
+        """Write an empty ``IN`` list as ``col IN ()`` instead of its constant (filter text)."""
+
+    def generic_visit(self, node: Any, *args: Any) -> Any:
+        """A plan node this compiler has no ``visit_<name>`` method for.
+
+        Raises:
+            UnsupportedOnDialectError: always.
+        """
+        name = visit_name_of(type(node)) or type(node).__name__
+        method = getattr(type(node), "method", None)
+        what = f"the fusion method {method!r}" if isinstance(method, str) and method else name
+        raise UnsupportedOnDialectError(what, self.profile.name)
+
+    def search(self, node: SearchNode) -> SearchNode:
+        """Return ``node`` if the dialect can express it.
+
+        Raises:
+            UnsupportedOnDialectError: it cannot.
+        """
+        return self.profile.check(node)
 
     # -- entry point -----------------------------------------------------------------------
 
     def compile(self, plan: SearchPlan) -> exp.Select:
-        """Return the plan as one ``SELECT`` tree."""
-        if plan.fusion is None:
-            return self._single(plan, plan.branches[0])
+        """Return the plan as one ``SELECT`` tree (search nodes not yet lowered).
+
+        Raises:
+            UnsupportedOnDialectError: the plan needs something the dialect cannot express.
+        """
+        fusion = plan.fusion
+        if fusion is None:
+            request = BranchRequest(
+                plan=plan,
+                projection=tuple(column(name) for name in plan.projection),
+                k=plan.limit + plan.offset,
+                limit=plan.limit,
+                offset=plan.offset,
+                tie_break=plan.key_column,
+            )
+            return self.branch(plan.branches[0], request).select
         native = self.profile.native_hybrid_search
         if native is not None and native_hybrid_misfit(plan) is None:
-            return self._native_hybrid(plan, native)
-        return self._fusion(plan)
+            return self.native_hybrid(plan, native)
+        return self.fused(plan, fusion)
+
+    def branch(self, branch: Branch, request: BranchRequest) -> CompiledBranch:
+        """Compile one branch (dispatched on its ``visit_name``)."""
+        return cast(CompiledBranch, self.visit(branch, request))
 
     # -- filters ---------------------------------------------------------------------------
 
-    def predicate(self, predicate: Predicate) -> exp.Expr:
-        """The boolean expression for a filter tree."""
-        if isinstance(predicate, Comparison):
-            node = _COMPARISONS[predicate.operator]
-            return node(
-                this=column(predicate.column),
-                expression=self.binder.literal(predicate, "value"),
-            )
-        if isinstance(predicate, InList):
-            if not predicate.values:
-                return exp.true() if predicate.negated else exp.false()
-            membership = exp.In(
-                this=column(predicate.column),
-                expressions=[
-                    self.binder.literal(predicate, "values", index)
-                    for index in range(len(predicate.values))
-                ],
-            )
-            return exp.Not(this=membership) if predicate.negated else membership
-        if isinstance(predicate, IsNull):
-            return exp.Is(
-                this=column(predicate.column),
-                expression=exp.Null(),
-                negate=predicate.negated or None,
-            )
-        if isinstance(predicate, (And, Or)):
-            connective = exp.And if isinstance(predicate, And) else exp.Or
-            operands = [
-                compiled if isinstance(compiled, connective) else self._grouped(compiled)
-                for compiled in map(self.predicate, predicate.operands)
-            ]
-            combined = operands[0]
-            for operand in operands[1:]:
-                combined = connective(this=combined, expression=operand)
-            return combined
-        if isinstance(predicate, Not):
-            return exp.Not(this=self._grouped(self.predicate(predicate.operand)))
-        raise TypeError(f"not a predicate: {predicate!r}")  # unreachable: plans are validated
+    def visit_comparison(self, node: Comparison) -> exp.Expr:
+        return _COMPARISONS[node.operator](
+            this=column(node.column), expression=self.binder.literal(node, "value")
+        )
+
+    def visit_in_list(self, node: InList) -> exp.Expr:
+        if not node.values:
+            if self.empty_lists_as_written:
+                empty = exp.In(this=column(node.column), expressions=[])
+                return exp.Not(this=empty) if node.negated else empty
+            return exp.true() if node.negated else exp.false()
+        membership = exp.In(
+            this=column(node.column),
+            expressions=[
+                self.binder.literal(node, "values", index) for index in range(len(node.values))
+            ],
+        )
+        return exp.Not(this=membership) if node.negated else membership
+
+    def visit_is_null(self, node: IsNull) -> exp.Expr:
+        return exp.Is(this=column(node.column), expression=exp.Null(), negate=node.negated or None)
+
+    def visit_and(self, node: And) -> exp.Expr:
+        return self._connective(exp.And, node.operands)
+
+    def visit_or(self, node: Or) -> exp.Expr:
+        return self._connective(exp.Or, node.operands)
+
+    def visit_not(self, node: Not) -> exp.Expr:
+        return exp.Not(this=self._grouped(self.predicate(node.operand)))
+
+    def _connective(
+        self, connective: type[exp.And] | type[exp.Or], operands: Sequence[Predicate]
+    ) -> exp.Expr:
+        compiled = [
+            part if isinstance(part, connective) else self._grouped(part)
+            for part in map(self.predicate, operands)
+        ]
+        combined = compiled[0]
+        for operand in compiled[1:]:
+            combined = connective(this=combined, expression=operand)
+        return combined
 
     @staticmethod
     def _grouped(expression: exp.Expr) -> exp.Expr:
@@ -279,149 +448,189 @@ class PlanCompiler:
             return exp.Paren(this=expression)
         return expression
 
-    def _where(self, plan: SearchPlan) -> exp.Where | None:
+    def where(self, plan: SearchPlan) -> exp.Where | None:
+        """The plan's filter as a ``WHERE`` clause, or ``None``."""
         if plan.filter is None:
             return None
         return exp.Where(this=self.predicate(plan.filter))
 
-    # -- branch sources --------------------------------------------------------------------
+    # -- branches --------------------------------------------------------------------------
 
-    def _table_function(
-        self, name: str, branch: Bm25Search | VectorSearch, k: int | None
-    ) -> exp.Table:
-        arguments = [
-            exp.Literal.string(str(branch.table)),
-            exp.Literal.string(branch.column),
-            self.binder.text(branch, "query_text"),
-        ]
-        if k is not None:
-            arguments.append(exp.Literal.number(k))
-        return exp.Table(this=exp.Anonymous(this=name, expressions=arguments))
-
-    def _scalar_semantic(self, plan: SearchPlan, branch: Branch) -> bool:
-        """Whether ``branch`` is a filtered semantic branch compiled to the scalar
-        ``vector_distance`` shape: ``vector_search`` applies its k before any WHERE (engine
-        contract §1.2), so a selective filter would leave the branch with fewer rows than
-        exist; the scalar distance is computed for the rows the WHERE keeps, then ordered
-        and bounded (contract §1.3: the engine embeds the query with the index's model and
-        ranks by its metric)."""
-        return (
-            isinstance(branch, VectorSearch)
-            and plan.filter is not None
-            and self.profile.semantic_distance_function is not None
-        )
-
-    def _source(self, branch: Branch, k: int, *, filtered: bool = False) -> exp.Table:
-        if isinstance(branch, Bm25Search):
-            function = self.profile.require(self.profile.text_search_function, "bm25_search")
-            # bm25_search applies its k before any WHERE (engine contract §1.1): with a
-            # filter, k would cut rows the filter keeps and return fewer than asked. Without
-            # k the search runs to the engine's larger default bound, then the WHERE, then
-            # ORDER BY score DESC LIMIT k — the same top-k the filter asks for.
-            return self._table_function(function, branch, None if filtered else k)
-        if isinstance(branch, VectorSearch):
-            function = self.profile.require(self.profile.semantic_search_function, "vector_search")
-            return self._table_function(function, branch, k)
-        return table_reference(branch.table)
-
-    def _distance(self, branch: NearestNeighborSearch) -> exp.Expr:
-        return exp.Anonymous(
-            this=self.profile.distance_function(branch.metric),
-            expressions=[column(branch.column), self.binder.vector(branch, "query_vector")],
-        )
-
-    def _raw_score(self, branch: Branch, *, scalar: bool = False) -> exp.Expr:
-        """The branch's raw-score select item: ``score``, ``_distance`` or
-        ``fn(...) AS _distance`` (``scalar``: a semantic branch's ``vector_distance``)."""
-        if isinstance(branch, NearestNeighborSearch):
-            return exp.Alias(this=self._distance(branch), alias=identifier(branch.raw_score_column))
-        if scalar and isinstance(branch, VectorSearch):
-            function = self.profile.require(
-                self.profile.semantic_distance_function, "vector_distance"
-            )
-            distance = exp.Anonymous(
-                this=function,
-                expressions=[column(branch.column), self.binder.text(branch, "query_text")],
-            )
-            return exp.Alias(this=distance, alias=identifier(branch.raw_score_column))
-        return column(branch.raw_score_column)
-
-    def computes_distance(self, plan: SearchPlan, branch: Branch) -> bool:
-        """Whether the branch's distance is computed per row (a NULL vector gives NULL)."""
-        return isinstance(branch, NearestNeighborSearch) or self._scalar_semantic(plan, branch)
-
-    def _branch_select(
+    def branch_select(
         self,
-        plan: SearchPlan,
-        branch: Branch,
-        projection: list[exp.Expr],
+        request: BranchRequest,
         *,
-        k: int,
-        limit: int | None,
-        offset: int,
-        tie_break: str | None = None,
+        raw: exp.Expr,
+        source: exp.Expr,
+        raw_column: str,
+        higher_is_better: bool,
+        tie_break: bool,
+        bounded: bool,
     ) -> exp.Select:
-        """``SELECT <projection>, <raw> FROM <source> [WHERE] ORDER BY <raw> <dir>`` with
-        ``LIMIT`` and ``OFFSET`` as needed.
+        """``SELECT <projection>, <raw> FROM <source> [WHERE] ORDER BY <raw_column> <dir>
+        [, <tie break> ASC] [LIMIT] [OFFSET]`` for one branch.
 
-        A semantic branch never gets a LIMIT: its k argument is the bound (engine contract
-        §1.2, test vector 6). ``tie_break`` adds ``<key> ASC`` after the raw score for a
-        table-function branch, whose rows are already bounded by k, so that pages of a single
-        branch neither repeat nor skip tied rows; a nearest-neighbour branch never gets one
-        (it would cost the index fast path, engine contract §2.3).
+        Args:
+            request: the branch's request.
+            raw: the raw-score select item (a column, or ``<expr> AS <raw_column>``).
+            source: the ``FROM`` item.
+            raw_column: the raw score's column name.
+            higher_is_better: sort the raw score descending.
+            tie_break: add the request's tie-break column, if it has one.
+            bounded: add the request's ``LIMIT``, if it has one.
         """
-        scalar = self._scalar_semantic(plan, branch)
-        order = [_ordered(column(branch.raw_score_column), descending=branch.higher_is_better)]
-        if tie_break is not None and not isinstance(branch, NearestNeighborSearch):
-            order.append(_ordered(column(tie_break), descending=False))
-        source = (
-            table_reference(branch.table)
-            if scalar
-            else self._source(branch, k, filtered=plan.filter is not None)
-        )
+        order = [ordered(column(raw_column), descending=higher_is_better)]
+        if tie_break and request.tie_break is not None:
+            order.append(ordered(column(request.tie_break), descending=False))
         select = exp.Select(
-            expressions=[*projection, self._raw_score(branch, scalar=scalar)],
+            expressions=[*request.projection, raw],
             from_=exp.From(this=source),
-            where=self._where(plan),
+            where=self.where(request.plan),
             order=exp.Order(expressions=order),
         )
-        if limit is not None and (scalar or not isinstance(branch, VectorSearch)):
-            select.set("limit", exp.Limit(expression=exp.Literal.number(limit)))
-        if offset:
-            select.set("offset", exp.Offset(expression=exp.Literal.number(offset)))
+        if bounded and request.limit is not None:
+            select.set("limit", exp.Limit(expression=exp.Literal.number(request.limit)))
+        if request.offset:
+            select.set("offset", exp.Offset(expression=exp.Literal.number(request.offset)))
         return select
 
-    # -- single branch ---------------------------------------------------------------------
-
-    def _single(self, plan: SearchPlan, branch: Branch) -> exp.Select:
-        return self._branch_select(
-            plan,
-            branch,
-            [column(name) for name in plan.projection],
-            k=plan.limit + plan.offset,
-            limit=plan.limit,
-            offset=plan.offset,
-            tie_break=plan.key_column,
+    def _table_search(
+        self, node_type: type[TextSearch] | type[SemanticSearch], branch: Branch, k: int | None
+    ) -> exp.Table:
+        node = node_type(
+            this=table_reference(branch.table),
+            column=identifier(branch.column),
+            query=self.binder.text(branch, "query_text"),
+            k=exp.Literal.number(k) if k is not None else None,
         )
+        return exp.Table(this=self.search(node))
+
+    def visit_bm25_search(self, branch: Bm25Search, request: BranchRequest) -> CompiledBranch:
+        """``SELECT ..., score FROM <text search> [WHERE] ORDER BY score DESC, key ASC LIMIT``.
+
+        The text search applies its k before any WHERE (engine contract §1.1): with a filter,
+        k would cut rows the filter keeps and return fewer than asked. Without k the search
+        runs to the engine's larger default bound, then the WHERE, then ``ORDER BY score DESC
+        LIMIT k`` — the same top-k the filter asks for.
+        """
+        source = self._table_search(TextSearch, branch, None if request.filtered else request.k)
+        select = self.branch_select(
+            request,
+            raw=column(branch.raw_score_column),
+            source=source,
+            raw_column=branch.raw_score_column,
+            higher_is_better=branch.higher_is_better,
+            tie_break=True,
+            bounded=True,
+        )
+        return CompiledBranch(select=select)
+
+    def scalar_semantic(self, request: BranchRequest) -> bool:
+        """Whether a semantic branch of ``request`` compiles to the scalar distance shape:
+        with a filter, when the dialect has a scalar semantic distance.
+
+        The table function applies its k before any WHERE (engine contract §1.2), so a
+        selective filter would leave the branch with fewer rows than exist; the scalar
+        distance is computed for the rows the WHERE keeps, then ordered and bounded (contract
+        §1.3: the engine embeds the query with the index's model and ranks by its metric).
+        """
+        return request.filtered and self.profile.renders(SemanticDistance)
+
+    def visit_vector_search(self, branch: VectorSearch, request: BranchRequest) -> CompiledBranch:
+        """The semantic table function ``... ORDER BY _distance ASC, key ASC`` with no LIMIT
+        (its k is the bound: a LIMIT without the sort takes the lowest rowids, contract §1.2);
+        filtered, the scalar shape ``SELECT ..., <semantic distance> AS _distance FROM c.s.t
+        WHERE ... ORDER BY _distance ASC, key ASC LIMIT n`` (:meth:`scalar_semantic`)."""
+        if self.scalar_semantic(request):
+            distance = self.search(
+                SemanticDistance(
+                    this=column(branch.column), query=self.binder.text(branch, "query_text")
+                )
+            )
+            select = self.branch_select(
+                request,
+                raw=exp.Alias(this=distance, alias=identifier(branch.raw_score_column)),
+                source=table_reference(branch.table),
+                raw_column=branch.raw_score_column,
+                higher_is_better=branch.higher_is_better,
+                tie_break=True,
+                bounded=True,
+            )
+            return CompiledBranch(select=select, nullable=True)
+        select = self.branch_select(
+            request,
+            raw=column(branch.raw_score_column),
+            source=self._table_search(SemanticSearch, branch, request.k),
+            raw_column=branch.raw_score_column,
+            higher_is_better=branch.higher_is_better,
+            tie_break=True,
+            bounded=False,
+        )
+        return CompiledBranch(select=select)
+
+    def visit_nearest_neighbor_search(
+        self, branch: NearestNeighborSearch, request: BranchRequest
+    ) -> CompiledBranch:
+        """``SELECT ..., <distance>(col, <vector>) AS _distance FROM c.s.t [WHERE] ORDER BY
+        _distance ASC LIMIT n``: the vector-index fast-path shape, with no tie-break in the
+        ORDER BY (it would cost the index fast path, engine contract §2.3)."""
+        distance = self.search(
+            VectorDistance(
+                this=column(branch.column),
+                expression=self.binder.vector(branch, "query_vector"),
+                metric=branch.metric.value,
+            )
+        )
+        select = self.branch_select(
+            request,
+            raw=exp.Alias(this=distance, alias=identifier(branch.raw_score_column)),
+            source=table_reference(branch.table),
+            raw_column=branch.raw_score_column,
+            higher_is_better=branch.higher_is_better,
+            tie_break=False,
+            bounded=True,
+        )
+        return CompiledBranch(select=select, nullable=True)
 
     # -- fusion ----------------------------------------------------------------------------
 
-    def _fusion(self, plan: SearchPlan) -> exp.Select:
-        fusion = plan.fusion
-        assert fusion is not None
+    def fused(self, plan: SearchPlan, fusion: Fusion) -> exp.Select:
+        """The fused statement: per branch a hits CTE and a ranked CTE (the same for every
+        fusion method), the fused CTE scored by the fusion's visitor, joined back to the
+        table.
+
+        Raises:
+            UnsupportedOnDialectError: no ``FULL OUTER JOIN``, a branch or fusion method the
+                dialect has no visitor for, or a search it cannot express.
+        """
         if not self.profile.supports_full_outer_join:
-            raise UnsupportedFeatureError("FULL OUTER JOIN (rank fusion)", self.profile.name)
+            raise UnsupportedOnDialectError("FULL OUTER JOIN (rank fusion)", self.profile.name)
         key = plan.key_column
         depth = plan.depth
         names = plan.branch_names
+        fused_branches = tuple(
+            FusedBranch(name=name, branch=branch, cte=f"{name}_ranked")
+            for name, branch in zip(names, fusion.branches)
+        )
+        scored = cast(FusedScore, self.visit(fusion, fused_branches))
+        extra = scored.ranked_columns or ((),) * len(fused_branches)
         ctes: list[exp.CTE] = []
-        for name, branch in zip(names, fusion.branches):
+        for fused_branch, ranked_columns in zip(fused_branches, extra):
+            branch = fused_branch.branch
             # A table-function branch's depth cut breaks score ties by key (free: its rows are
             # already bounded by k); a nearest branch keeps the fast-path shape (§2.3).
-            hits = self._branch_select(
-                plan, branch, [column(key)], k=depth, limit=depth, offset=0, tie_break=key
+            compiled = self.branch(
+                branch,
+                BranchRequest(
+                    plan=plan,
+                    projection=(column(key),),
+                    k=depth,
+                    limit=depth,
+                    offset=0,
+                    tie_break=key,
+                ),
             )
-            ctes.append(_cte(f"{name}_hits", hits))
+            ctes.append(_cte(f"{fused_branch.name}_hits", compiled.select))
             ranked = exp.Select(
                 expressions=[
                     column(key),
@@ -433,7 +642,7 @@ class PlanCompiler:
                             this=exp.Rank(),
                             order=exp.Order(
                                 expressions=[
-                                    _ordered(
+                                    ordered(
                                         column(branch.raw_score_column),
                                         descending=branch.higher_is_better,
                                     )
@@ -442,10 +651,11 @@ class PlanCompiler:
                         ),
                         alias=identifier(RANK_COLUMN),
                     ),
+                    *ranked_columns,
                 ],
-                from_=exp.From(this=exp.Table(this=identifier(f"{name}_hits"))),
+                from_=exp.From(this=exp.Table(this=identifier(f"{fused_branch.name}_hits"))),
             )
-            if self.computes_distance(plan, branch):
+            if compiled.nullable:
                 # A row whose vector is NULL has no distance: it is no candidate. Dropped here,
                 # outside the fast-path query, where the sort already put it last.
                 ranked.set(
@@ -456,10 +666,10 @@ class PlanCompiler:
                         )
                     ),
                 )
-            ctes.append(_cte(f"{name}_ranked", ranked))
+            ctes.append(_cte(fused_branch.cte, ranked))
         if len(names) > JOIN_CHAIN_MAX_BRANCHES:
             ctes.append(_cte(FUSED_KEYS, self._fused_keys(plan)))
-        ctes.append(_cte(FUSED, self._fused(plan)))
+        ctes.append(_cte(FUSED, self._fused(plan, fused_branches, scored.score)))
 
         projection: list[exp.Expr] = [column(name, BASE) for name in plan.projection]
         projection.extend(column(name, FUSED) for name in plan.result_columns)
@@ -475,13 +685,35 @@ class PlanCompiler:
             ],
             order=exp.Order(
                 expressions=[
-                    _ordered(column("score", FUSED), descending=True),
-                    _ordered(column(key, FUSED), descending=False),
+                    ordered(column("score", FUSED), descending=True),
+                    ordered(column(key, FUSED), descending=False),
                 ]
             ),
             limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
             offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
         )
+
+    def visit_reciprocal_rank_fusion(
+        self, fusion: ReciprocalRankFusion, branches: Sequence[FusedBranch]
+    ) -> FusedScore:
+        """``Σ COALESCE(w / (k + rank), 0)`` over the branches, added in branch order."""
+        score: exp.Expr | None = None
+        for fused_branch, weight in zip(branches, fusion.weights):
+            term = exp.Coalesce(
+                this=exp.Div(
+                    this=number(float(weight)),
+                    expression=exp.Paren(
+                        this=exp.Add(
+                            this=number(fusion.rank_constant), expression=fused_branch.rank
+                        )
+                    ),
+                    typed=True,
+                ),
+                expressions=[exp.Literal.number(0)],
+            )
+            score = term if score is None else exp.Add(this=score, expression=term)
+        assert score is not None
+        return FusedScore(score=score)
 
     def _fused_keys(self, plan: SearchPlan) -> exp.Query:
         """``SELECT key FROM a_ranked UNION SELECT key FROM b_ranked UNION ...``: every
@@ -499,14 +731,14 @@ class PlanCompiler:
             union = exp.Union(this=union, expression=select, distinct=True)
         return union
 
-    def _fused(self, plan: SearchPlan) -> exp.Select:
-        """``SELECT <key>, Σ COALESCE(w / (k + rank), 0) AS score [, debug]`` over the ranked
-        CTEs: FULL OUTER JOINed on the key (the key is the COALESCE of theirs) for up to
+    def _fused(
+        self, plan: SearchPlan, branches: Sequence[FusedBranch], score: exp.Expr
+    ) -> exp.Select:
+        """``SELECT <key>, <score> AS score [, debug]`` over the ranked CTEs: FULL OUTER
+        JOINed on the key (the key is the COALESCE of theirs) for up to
         :data:`JOIN_CHAIN_MAX_BRANCHES` branches, else each LEFT JOINed to the keys CTE."""
-        fusion = plan.fusion
-        assert fusion is not None
         key = plan.key_column
-        ranked = [f"{name}_ranked" for name in plan.branch_names]
+        ranked = [fused_branch.cte for fused_branch in branches]
         keys = [column(key, name) for name in ranked]
         chained = len(ranked) <= JOIN_CHAIN_MAX_BRANCHES
 
@@ -515,36 +747,16 @@ class PlanCompiler:
                 return expressions[0]
             return exp.Coalesce(this=expressions[0], expressions=expressions[1:])
 
-        score: exp.Expr | None = None
-        for name, weight in zip(ranked, fusion.weights):
-            term = exp.Coalesce(
-                this=exp.Div(
-                    this=_number(float(weight)),
-                    expression=exp.Paren(
-                        this=exp.Add(
-                            this=_number(fusion.rank_constant),
-                            expression=column(RANK_COLUMN, name),
-                        )
-                    ),
-                    typed=True,
-                ),
-                expressions=[exp.Literal.number(0)],
-            )
-            score = term if score is None else exp.Add(this=score, expression=term)
-        assert score is not None
-
         fused_key = coalesce(keys) if chained else column(key, FUSED_KEYS)
         items: list[exp.Expr] = [
             exp.Alias(this=fused_key, alias=identifier(key)),
             exp.Alias(this=score, alias=identifier("score")),
         ]
         if plan.include_branch_scores:
-            for name, branch, cte in zip(plan.branch_names, fusion.branches, ranked):
-                rank_name, raw_name = debug_columns(name, branch)
-                items.append(exp.Alias(this=column(RANK_COLUMN, cte), alias=identifier(rank_name)))
-                items.append(
-                    exp.Alias(this=column(branch.raw_score_column, cte), alias=identifier(raw_name))
-                )
+            for fused_branch in branches:
+                rank_name, raw_name = debug_columns(fused_branch.name, fused_branch.branch)
+                items.append(exp.Alias(this=fused_branch.rank, alias=identifier(rank_name)))
+                items.append(exp.Alias(this=fused_branch.raw, alias=identifier(raw_name)))
         if not chained:
             return exp.Select(
                 expressions=items,
@@ -575,11 +787,12 @@ class PlanCompiler:
 
     # -- native fusion ---------------------------------------------------------------------
 
-    def _native_hybrid(self, plan: SearchPlan, function: str) -> exp.Select:
+    def native_hybrid(self, plan: SearchPlan, function: str) -> exp.Select:
         """``SELECT <projection>, score [, debug] FROM hybrid_search(...) ORDER BY score DESC,
-        key ASC``: the call returns the page itself, so no LIMIT or OFFSET follows it."""
+        key ASC``: the call returns the page itself, so no LIMIT or OFFSET follows it.
+        Only for plans :func:`native_hybrid_misfit` accepts."""
         fusion = plan.fusion
-        assert fusion is not None
+        assert isinstance(fusion, ReciprocalRankFusion)
         text_at = 0 if isinstance(plan.branches[0], Bm25Search) else 1
         text, vector = plan.branches[text_at], plan.branches[1 - text_at]
         key = plan.key_column
@@ -595,9 +808,9 @@ class PlanCompiler:
         ]
         options: list[tuple[str, exp.Expr]] = [
             ("depth", exp.Literal.number(plan.depth)),
-            ("rank_constant", _number(fusion.rank_constant)),
-            ("text_weight", _number(float(fusion.weights[text_at]))),
-            ("vector_weight", _number(float(fusion.weights[1 - text_at]))),
+            ("rank_constant", number(fusion.rank_constant)),
+            ("text_weight", number(float(fusion.weights[text_at]))),
+            ("vector_weight", number(float(fusion.weights[1 - text_at]))),
         ]
         if isinstance(vector, NearestNeighborSearch):
             options.append(("metric", exp.Literal.string(vector.metric.value)))
@@ -628,18 +841,26 @@ class PlanCompiler:
             ),
             order=exp.Order(
                 expressions=[
-                    _ordered(column("score"), descending=True),
-                    _ordered(column(key), descending=False),
+                    ordered(column("score"), descending=True),
+                    ordered(column(key), descending=False),
                 ]
             ),
         )
 
 
+def compiler_for(
+    profile: DialectProfile, binder: Binder, *, empty_lists_as_written: bool = False
+) -> PlanCompiler:
+    """A compiler of the profile's class (``profile.compiler``, else :class:`PlanCompiler`)."""
+    cls = profile.compiler or PlanCompiler
+    return cls(profile, binder, empty_lists_as_written=empty_lists_as_written)
+
+
 def native_hybrid_misfit(plan: SearchPlan) -> str | None:
     """Why ``plan`` cannot be one ``hybrid_search`` call, or ``None`` when it can.
 
-    The call fuses exactly one text (BM25) branch with one vector branch — nearest-neighbour,
-    or engine-embedded semantic search of the same query text.
+    The call is a reciprocal rank fusion of exactly one text (BM25) branch with one vector
+    branch — nearest-neighbour, or engine-embedded semantic search of the same query text.
 
     >>> plan = SearchPlan(source=Bm25Search(table="t", column="body", query_text="q"))
     >>> native_hybrid_misfit(plan)
@@ -648,6 +869,8 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
     fusion = plan.fusion
     if fusion is None:
         return "a single branch is not a fusion"
+    if not isinstance(fusion, ReciprocalRankFusion):
+        return f"hybrid_search fuses by reciprocal rank fusion, not {fusion.method!r}"
     if len(fusion.branches) != 2:
         return f"hybrid_search fuses two branches, the plan has {len(fusion.branches)}"
     texts = [branch for branch in fusion.branches if isinstance(branch, Bm25Search)]
@@ -665,34 +888,17 @@ def filter_text(predicate: Predicate, profile: DialectProfile) -> str:
     """``predicate`` as filter text that ``parse_filter`` reads back to an equal tree; an
     empty list stays ``col IN ()`` (it matches no row; ``NOT IN ()`` matches every row).
 
+    It is the dialect compiler's own filter SQL, values inline, with empty lists as written.
+
     >>> from hotdata_retrieval.compile import get_dialect
     >>> from hotdata_retrieval.plan.filters import Comparison, InList
     >>> filter_text(Comparison(column="lang", operator="=", value="it's")
     ...             & InList(column="year", values=[]), get_dialect("hotdata"))
     "lang = 'it''s' AND year IN ()"
     """
-    compiler = PlanCompiler(profile, LiteralBinder(profile))
-
-    def tree(node: Predicate) -> exp.Expr:
-        if isinstance(node, InList) and not node.values:
-            empty = exp.In(this=column(node.column), expressions=[])
-            return exp.Not(this=empty) if node.negated else empty
-        if isinstance(node, (And, Or)):
-            connective = exp.And if isinstance(node, And) else exp.Or
-            operands = [
-                part if isinstance(part, connective) else PlanCompiler._grouped(part)
-                for part in map(tree, node.operands)
-            ]
-            combined = operands[0]
-            for operand in operands[1:]:
-                combined = connective(this=combined, expression=operand)
-            return combined
-        if isinstance(node, Not):
-            return exp.Not(this=PlanCompiler._grouped(tree(node.operand)))
-        return compiler.predicate(node)
-
+    compiler = compiler_for(profile, LiteralBinder(profile), empty_lists_as_written=True)
     dialect = profile.sqlglot_dialect()
-    return str(dialect.generate(tree(predicate), copy=False))
+    return str(dialect.generate(compiler.predicate(predicate), copy=False))
 
 
 def _cte(name: str, select: exp.Query) -> exp.CTE:

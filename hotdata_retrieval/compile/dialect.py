@@ -1,77 +1,152 @@
-"""Per-dialect tables: everything that differs between SQL targets, as data.
+"""Per-dialect tables: everything that differs between SQL targets, as data plus overrides.
 
-A dialect is one :class:`DialectProfile` (function names, literal forms, capability flags)
-plus the sqlglot dialect that renders it. Adding a target is one small module that builds a
-profile and calls :func:`register_dialect`. A plan that needs a capability the profile lacks
-raises :class:`~hotdata_retrieval.errors.UnsupportedFeatureError` naming the dialect.
+A dialect is three things, the way sqlglot and ibis split them:
+
+- a sqlglot ``Dialect`` whose ``Generator`` renders the compiled tree: its ``TRANSFORMS`` hold
+  :data:`~hotdata_retrieval.compile.nodes.COMPILER_TRANSFORMS`, and its ``SEARCH_NODES`` table
+  lowers each search node the dialect can express to its own SQL (function names live there);
+- a :class:`DialectProfile`: the dialect's name, that sqlglot dialect, the compiler class, the
+  vector-literal form and the capability flags that change the statement's shape;
+- optionally a compiler subclass (``DialectProfile.compiler``) overriding the ``visit_<node>``
+  methods whose shape differs on that engine.
+
+Adding a target is one small module that builds these and calls :func:`register_dialect`
+(``docs/architecture.md``, "How to add a dialect"). A plan that needs something the dialect
+cannot express raises :class:`~hotdata_retrieval.compile.nodes.UnsupportedOnDialectError`
+("unsupported on <dialect>: <what>") while it is compiled, before any SQL is written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from hotdata_retrieval.errors import UnknownDialectError, UnsupportedFeatureError
+from hotdata_retrieval.compile.nodes import (
+    DistanceFunctions,
+    SearchNode,
+    SemanticDistance,
+    SemanticSearch,
+    TextSearch,
+    UnsupportedOnDialectError,
+    VectorDistance,
+    search_lowerings,
+    unsupported,
+)
+from hotdata_retrieval.errors import UnknownDialectError
 from hotdata_retrieval.plan.search import DistanceMetric
+
+if TYPE_CHECKING:
+    from hotdata_retrieval.compile.compiler import PlanCompiler
 
 __all__ = ["DialectProfile", "get_dialect", "known_dialects", "register_dialect"]
 
 
-@attrs.frozen(kw_only=True)
+def _function_name(profile: DialectProfile, node: type[SearchNode]) -> str | None:
+    name = getattr(search_lowerings(profile.sqlglot_dialect).get(node), "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _distance_functions(profile: DialectProfile) -> Mapping[DistanceMetric, str]:
+    lowering = search_lowerings(profile.sqlglot_dialect).get(VectorDistance)
+    return dict(lowering.functions) if isinstance(lowering, DistanceFunctions) else {}
+
+
+@attrs.frozen(kw_only=True, eq=False)
 class DialectProfile:
     """What one SQL target can express and how it spells it.
 
+    Profiles compare (and hash) by identity: two profiles are the same dialect only if they
+    are the same object, so a profile evolved from another (``attrs.evolve``) never shares the
+    other's cached statements.
+
     Attributes:
         name: the dialect's name, as passed to ``to_sql(..., dialect=name)``.
-        sqlglot_dialect: the sqlglot ``Dialect`` subclass that renders trees for it.
-        distance_functions: the scalar distance function per metric (lower is nearer).
-        text_search_function: the BM25 table function, or ``None`` if there is none.
-        semantic_search_function: the engine-embedded semantic table function, or ``None``.
-        semantic_distance_function: the engine-embedded semantic *scalar* distance
-            (``vector_distance(<text column>, '<query>')``), or ``None``. A filtered semantic
-            branch uses it, so the filter applies before the bound.
+        sqlglot_dialect: the sqlglot ``Dialect`` subclass that renders trees for it; its
+            generator's ``SEARCH_NODES`` table says which search nodes it can express.
+        compiler: the :class:`~hotdata_retrieval.compile.compiler.PlanCompiler` subclass that
+            compiles plans for it (``None``: ``PlanCompiler`` itself).
         vector_literal_open: text that opens a vector literal (``ARRAY[``).
         vector_literal_close: text that closes it (``]``).
         vector_literal_separator: text between two components (``, ``).
         supports_full_outer_join: whether fusion may use ``FULL OUTER JOIN``.
         native_hybrid_search: the engine's native ``hybrid_search`` table function
-            (``docs/spec/hybrid_search.md``), or ``None``. When set, a fusion of one text
-            branch and one vector branch compiles to one call of it instead of the CTE form.
+            (``docs/spec/hybrid_search.md``), or ``None``. When set, a reciprocal rank fusion
+            of one text branch and one vector branch compiles to one call of it instead of
+            the CTE form.
+        text_search_function: (derived from the generator) the function full-text search
+            lowers to, or ``None``; read by tools that read the SQL, such as the linter.
+        semantic_search_function: (derived) likewise for engine-embedded semantic search.
+        semantic_distance_function: (derived) likewise for the scalar semantic distance
+            (``vector_distance(<text column>, '<query>')``); without it, a filtered semantic
+            branch falls back to the table function, which bounds before it filters.
+        distance_functions: (derived) the scalar distance function per metric (lower is
+            nearer).
     """
 
     name: str
-    sqlglot_dialect: Any = attrs.field(eq=False)
-    distance_functions: Mapping[DistanceMetric, str] = attrs.field(eq=False)
-    text_search_function: str | None = None
-    semantic_search_function: str | None = None
-    semantic_distance_function: str | None = None
+    sqlglot_dialect: Any
+    compiler: type[PlanCompiler] | None = None
     vector_literal_open: str = "ARRAY["
     vector_literal_close: str = "]"
     vector_literal_separator: str = ", "
     supports_full_outer_join: bool = True
     native_hybrid_search: str | None = None
+    text_search_function: str | None = attrs.field(init=False)
+    semantic_search_function: str | None = attrs.field(init=False)
+    semantic_distance_function: str | None = attrs.field(init=False)
+    distance_functions: Mapping[DistanceMetric, str] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        derived = {
+            "text_search_function": _function_name(self, TextSearch),
+            "semantic_search_function": _function_name(self, SemanticSearch),
+            "semantic_distance_function": _function_name(self, SemanticDistance),
+            "distance_functions": _distance_functions(self),
+        }
+        for field, value in derived.items():
+            object.__setattr__(self, field, value)
+
+    @property
+    def generator(self) -> Any:
+        """The sqlglot generator class that renders this dialect."""
+        return self.sqlglot_dialect.generator_class
+
+    def renders(self, node: type[SearchNode]) -> bool:
+        """Whether the dialect's generator has a lowering for search nodes of class ``node``."""
+        return node in search_lowerings(self.sqlglot_dialect)
+
+    def check(self, node: SearchNode) -> SearchNode:
+        """Return ``node`` if the dialect can express it.
+
+        Raises:
+            UnsupportedOnDialectError: it cannot ("unsupported on <name>: <what>").
+        """
+        reason = unsupported(self.sqlglot_dialect, node)
+        if reason is not None:
+            raise UnsupportedOnDialectError(reason, self.name)
+        return node
 
     def distance_function(self, metric: DistanceMetric) -> str:
         """The function computing ``metric``.
 
         Raises:
-            UnsupportedFeatureError: the dialect has no function for it.
+            UnsupportedOnDialectError: the dialect has no function for it.
         """
         try:
             return self.distance_functions[metric]
         except KeyError:
-            raise UnsupportedFeatureError(f"the {metric.value} distance", self.name) from None
+            raise UnsupportedOnDialectError(f"the {metric.value} distance", self.name) from None
 
     def require(self, function: str | None, feature: str) -> str:
         """Return ``function``, or raise if the dialect lacks ``feature``.
 
         Raises:
-            UnsupportedFeatureError: ``function`` is ``None``.
+            UnsupportedOnDialectError: ``function`` is ``None``.
         """
         if function is None:
-            raise UnsupportedFeatureError(feature, self.name)
+            raise UnsupportedOnDialectError(feature, self.name)
         return function
 
     def vector_literal(self, vector: tuple[float, ...]) -> str:
@@ -93,7 +168,7 @@ _REGISTRY: dict[str, DialectProfile] = {}
 
 
 def register_dialect(profile: DialectProfile) -> DialectProfile:
-    """Make ``profile`` available by name; returns it."""
+    """Make ``profile`` available by name (replacing any profile of that name); returns it."""
     _REGISTRY[profile.name] = profile
     return profile
 

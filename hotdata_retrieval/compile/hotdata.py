@@ -12,26 +12,54 @@ Differences from sqlglot's ``postgres`` dialect, each with its source:
   local-engines §E) and ``vector_search`` into BigQuery's ``VECTOR_SEARCH``.
 - Keywords used as identifiers are quoted. Quoting a lower-case name is safe on the engine
   (engine contract §4: a parquet column named ``all`` resolves when quoted).
+
+The generator's ``SEARCH_NODES`` table spells the compiler's search nodes as the engine's
+functions (``bm25_search``, ``vector_search``, ``vector_distance`` and the three distance
+functions). Two profiles render with it: ``hotdata`` (:data:`HOTDATA`, the default) and
+``hotdata-native`` (:data:`HOTDATA_NATIVE`), the same dialect with the native
+``hybrid_search`` of ``docs/spec/hybrid_search.md`` declared.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+import attrs
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
-from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
+from hotdata_retrieval.compile.dialect import (
+    DialectProfile,
+    get_dialect,
+    known_dialects,
+    register_dialect,
+)
 from hotdata_retrieval.compile.keywords import QUOTED_WORDS
 from hotdata_retrieval.compile.nodes import (
-    ValueSlot,
-    VectorLiteral,
-    value_slot_sql,
-    vector_literal_sql,
+    COMPILER_TRANSFORMS,
+    DistanceFunctions,
+    Lowering,
+    ScalarFunction,
+    SearchNode,
+    SemanticDistance,
+    SemanticSearch,
+    TableFunction,
+    TextSearch,
+    VectorDistance,
 )
 from hotdata_retrieval.plan.search import DistanceMetric
 
-__all__ = ["HOTDATA", "Hotdata"]
+__all__ = [
+    "HOTDATA",
+    "HOTDATA_NATIVE",
+    "HYBRID_SEARCH_FUNCTION",
+    "Hotdata",
+    "native_profile",
+]
+
+HYBRID_SEARCH_FUNCTION = "hybrid_search"
+"""The native fused search's table function, as ``docs/spec/hybrid_search.md`` names it."""
 
 
 RESERVED_WORDS = QUOTED_WORDS
@@ -60,9 +88,22 @@ class Hotdata(Postgres):
         RESERVED_KEYWORDS: ClassVar[set[str]] = set(RESERVED_WORDS)
         TRANSFORMS: ClassVar[dict[Any, Any]] = {
             **Postgres.Generator.TRANSFORMS,
-            VectorLiteral: vector_literal_sql,
-            ValueSlot: value_slot_sql,
+            **COMPILER_TRANSFORMS,
         }
+        SEARCH_NODES: ClassVar[Mapping[type[SearchNode], Lowering]] = {
+            TextSearch: TableFunction("bm25_search"),
+            SemanticSearch: TableFunction("vector_search"),
+            # Contract §1.3: resolves the index's model and metric and embeds the query itself.
+            SemanticDistance: ScalarFunction("vector_distance"),
+            VectorDistance: DistanceFunctions(
+                {
+                    DistanceMetric.COSINE: "cosine_distance",
+                    DistanceMetric.L2: "l2_distance",
+                    DistanceMetric.DOT: "negative_dot_product",
+                }
+            ),
+        }
+        """How each search node is spelled on the engine (engine contract §1)."""
 
         def paren_sql(self, expression: exp.Paren) -> str:
             """Keep a short parenthesised expression on one line, even when pretty.
@@ -82,18 +123,35 @@ HOTDATA = register_dialect(
     DialectProfile(
         name="hotdata",
         sqlglot_dialect=Hotdata,
-        distance_functions={
-            DistanceMetric.COSINE: "cosine_distance",
-            DistanceMetric.L2: "l2_distance",
-            DistanceMetric.DOT: "negative_dot_product",
-        },
-        text_search_function="bm25_search",
-        semantic_search_function="vector_search",
-        # Contract §1.3: resolves the index's model and metric and embeds the query itself.
-        semantic_distance_function="vector_distance",
         vector_literal_open="ARRAY[",
         vector_literal_close="]",
         supports_full_outer_join=True,
     )
 )
 """The Hotdata engine profile: the primary, default dialect."""
+
+HOTDATA_NATIVE = register_dialect(
+    attrs.evolve(HOTDATA, name="hotdata-native", native_hybrid_search=HYBRID_SEARCH_FUNCTION)
+)
+"""``hotdata`` with ``native_hybrid_search = "hybrid_search"``, for engines that implement
+``docs/spec/hybrid_search.md`` (the local engine does; the Hotdata engine has no
+``hybrid_search`` today, engine contract §1.6): a reciprocal rank fusion of one text branch and
+one vector branch compiles to one ``hybrid_search(...)`` call; every other plan compiles
+exactly as for ``hotdata``."""
+
+
+def native_profile(function: str = HYBRID_SEARCH_FUNCTION) -> DialectProfile:
+    """The Hotdata dialect with a native fused-search function called ``function``,
+    registered as ``hotdata-native`` (for ``hybrid_search``) or ``hotdata-native-<function>``.
+
+    >>> native_profile().name
+    'hotdata-native'
+    >>> native_profile("fused_search").native_hybrid_search
+    'fused_search'
+    """
+    if function == HYBRID_SEARCH_FUNCTION:
+        return HOTDATA_NATIVE
+    name = f"hotdata-native-{function}"
+    if name in known_dialects():
+        return get_dialect(name)
+    return register_dialect(attrs.evolve(HOTDATA, name=name, native_hybrid_search=function))

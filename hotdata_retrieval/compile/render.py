@@ -8,6 +8,9 @@ kept as a template. Each call then renders only its values — string and scalar
 through the dialect's sqlglot generator, the vector through the dialect's vector-literal
 form — and splices them into the template's fixed text. The fixed text and every value's
 text both come from sqlglot, so a template fill is byte-identical to a fresh render.
+
+Templates are keyed on the dialect's profile object itself (profiles compare by identity), so
+two profiles never share a statement, even under one name.
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ from sqlglot import exp
 
 from hotdata_retrieval.compile.compiler import (
     LiteralBinder,
-    PlanCompiler,
     SlotBinder,
+    compiler_for,
     literal_node,
     native_hybrid_misfit,
 )
 from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
-from hotdata_retrieval.compile.nodes import SLOT_DELIMITER
+from hotdata_retrieval.compile.nodes import SLOT_DELIMITER, lower_search_nodes
 from hotdata_retrieval.plan.search import SearchPlan
 
 __all__ = ["compile_plan", "plan_shape", "to_sql"]
@@ -159,14 +162,14 @@ _templates: OrderedDict[tuple[Any, ...], _Template] = OrderedDict()
 _templates_lock = threading.Lock()
 
 
-_dialects: dict[str, Any] = {}
+_dialects: dict[DialectProfile, Any] = {}
 
 
 def _sqlglot_dialect(profile: DialectProfile) -> Any:
     """One sqlglot ``Dialect`` instance per profile (they hold no per-statement state)."""
-    dialect = _dialects.get(profile.name)
+    dialect = _dialects.get(profile)
     if dialect is None:
-        dialect = _dialects[profile.name] = profile.sqlglot_dialect()
+        dialect = _dialects[profile] = profile.sqlglot_dialect()
     return dialect
 
 
@@ -193,7 +196,8 @@ def to_sql(
 
     Raises:
         UnknownDialectError: ``dialect`` is not registered.
-        UnsupportedFeatureError: the plan needs something the dialect cannot express.
+        UnsupportedOnDialectError: (an ``UnsupportedFeatureError``) the plan needs something
+            the dialect cannot express; raised while compiling, before any text is written.
 
     >>> from hotdata_retrieval.plan import Bm25Search, SearchPlan
     >>> plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="it's"),
@@ -216,17 +220,17 @@ def to_sql(
         and native_hybrid_misfit(plan) is None
     ):
         # The native call carries its filter as one text argument, values inside: no template.
-        tree = PlanCompiler(profile, LiteralBinder(profile)).compile(plan)
+        tree = compiler_for(profile, LiteralBinder(profile)).compile(plan)
         text: str = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
         return text
     shape = plan_shape(plan)
-    cache_key = (profile.name, pretty, shape.key)
+    cache_key = (profile, pretty, shape.key)
     with _templates_lock:
         template = _templates.get(cache_key)
         if template is not None:
             _templates.move_to_end(cache_key)
     if template is None:
-        tree = PlanCompiler(profile, SlotBinder(shape.slots)).compile(plan)
+        tree = compiler_for(profile, SlotBinder(shape.slots)).compile(plan)
         text = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
         template = _Template.from_text(text)
         with _templates_lock:
@@ -239,12 +243,19 @@ def to_sql(
 def compile_plan(plan: SearchPlan, dialect: str | DialectProfile = "hotdata") -> exp.Select:
     """Compile ``plan`` to a sqlglot ``SELECT`` tree with its values as literal nodes.
 
-    The query vector is one opaque node. Use :func:`to_sql` for text: it is the one door that
-    guarantees byte-identical output.
+    The tree is in the dialect's own nodes: each search node the compiler emitted is lowered
+    as the dialect's generator spells it (``bm25_search(...)``, ``cosine_distance(...)`` for
+    Hotdata), so tools that rewrite or transpile the tree see plain sqlglot. The query vector
+    is one opaque node. Use :func:`to_sql` for text: it is the one door that guarantees
+    byte-identical output.
 
     Raises:
         UnknownDialectError: ``dialect`` is not registered.
-        UnsupportedFeatureError: the plan needs something the dialect cannot express.
+        UnsupportedOnDialectError: (an ``UnsupportedFeatureError``) the plan needs something
+            the dialect cannot express.
     """
     profile = get_dialect(dialect)
-    return PlanCompiler(profile, LiteralBinder(profile)).compile(plan)
+    tree = compiler_for(profile, LiteralBinder(profile)).compile(plan)
+    lowered = lower_search_nodes(tree, profile.generator)
+    assert isinstance(lowered, exp.Select)
+    return lowered

@@ -27,10 +27,18 @@ document past the plan's limits: more than
 :data:`~hotdata_retrieval.plan.search.MAX_FUSION_BRANCHES` branches, or a filter nested deeper
 than :data:`~hotdata_retrieval.plan.filters.MAX_FILTER_DEPTH`, refused before the rest of it is
 read.
+
+A fusion's ``"method"`` names its class among the registered fusion methods
+(:func:`~hotdata_retrieval.plan.search.register_fusion`); absent, it is ``"rrf"``, so documents
+written before there were methods read as they always did, and a reciprocal rank fusion is
+written without it. The other keys of ``"fusion"`` are the method's options, read and written
+generically from the class's fields, so a new method needs no code here:
+:func:`plan_json_schema` describes every registered method.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -40,28 +48,31 @@ from hotdata_retrieval.plan.filters import (
     MAX_FILTER_DEPTH,
     And,
     Comparison,
-    ComparisonOperator,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
+    PredicateVisitor,
     too_deep_message,
 )
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import (
-    DEFAULT_RANK_CONSTANT,
+    DEFAULT_FUSION_METHOD,
     MAX_FUSION_BRANCHES,
     Bm25Search,
     Branch,
     DistanceMetric,
+    Fusion,
     NearestNeighborSearch,
-    ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
+    fusion_class,
+    fusion_methods,
+    fusion_options,
 )
 
-__all__ = ["PLAN_JSON_SCHEMA", "plan_from_document", "plan_to_document"]
+__all__ = ["PLAN_JSON_SCHEMA", "plan_from_document", "plan_json_schema", "plan_to_document"]
 
 _PLAN_KEYS = (
     "table",
@@ -81,7 +92,7 @@ _BRANCH_KEYS: dict[str, tuple[str, ...]] = {
     VectorSearch.kind: _TEXT_BRANCH_KEYS,
     NearestNeighborSearch.kind: _NEAREST_BRANCH_KEYS,
 }
-_FUSION_KEYS = ("weights", "rank_constant", "depth")
+_METHOD_KEY = "method"
 _PREDICATE_TESTS = ("op", "in", "not_in", "is_null")
 _CONNECTIVES = ("and", "or", "not")
 _PREDICATE_FORMS = (
@@ -153,12 +164,50 @@ def _text_branch(kind: str, description: str, column: str) -> dict[str, Any]:
     }
 
 
-PLAN_JSON_SCHEMA: dict[str, Any] = {
+def _fusion_schema(cls: type[Fusion]) -> dict[str, Any]:
+    """The JSON Schema of one fusion method's ``"fusion"`` object, from its fields."""
+    default = cls.method == DEFAULT_FUSION_METHOD
+    method: dict[str, Any] = (
+        {"enum": [cls.method, None], "description": "The fusion method; may be omitted."}
+        if default
+        else {"const": cls.method, "description": f"The fusion method ({cls.__name__})."}
+    )
+    schema: dict[str, Any] = {
+        "type": "object",
+        "description": " ".join((cls.__doc__ or cls.__name__).strip().split("\n\n")[0].split()),
+        "properties": {
+            _METHOD_KEY: method,
+            **{field.name: field.metadata["schema"] for field in fusion_options(cls)},
+        },
+        "additionalProperties": False,
+    }
+    if not default:
+        schema["required"] = [_METHOD_KEY]
+    return schema
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of a plan document, with every fusion method registered
+    now (:data:`PLAN_JSON_SCHEMA` is the schema of the built-in methods)."""
+    schema = copy.deepcopy(_BASE_SCHEMA)
+    methods = [fusion_class(method) for method in fusion_methods()]
+    schema["$defs"]["fusion"] = {
+        "description": "How two or more branches are fused: one of the fusion methods, "
+        f"chosen by 'method' (default '{DEFAULT_FUSION_METHOD}').",
+        "oneOf": [{"$ref": f"#/$defs/fusion_{cls.method}"} for cls in methods],
+    }
+    for cls in methods:
+        schema["$defs"][f"fusion_{cls.method}"] = _fusion_schema(cls)
+    return schema
+
+
+_BASE_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "hotdata-retrieval search plan",
-    "description": "One search: a single branch, or the reciprocal rank fusion of several, "
-    "with its filter, projection and page. Every branch needs a table: the plan's 'table', "
-    "or its own. An optional key whose value is null takes its default.",
+    "description": "One search: a single branch, or the fusion of several (reciprocal rank "
+    "fusion unless 'fusion' names another method), with its filter, projection and page. "
+    "Every branch needs a table: the plan's 'table', or its own. An optional key whose value "
+    "is null takes its default.",
     "type": "object",
     "properties": {
         "table": {
@@ -170,8 +219,8 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
             "minItems": 1,
             "maxItems": MAX_FUSION_BRANCHES,
             "items": {"$ref": "#/$defs/branch"},
-            "description": "One branch: a single-branch search. Two or more: their reciprocal "
-            f"rank fusion (at most {MAX_FUSION_BRANCHES}).",
+            "description": "One branch: a single-branch search. Two or more: their fusion "
+            f"(at most {MAX_FUSION_BRANCHES}).",
         },
         "fusion": {
             "description": "How two or more branches are fused; only with two or more "
@@ -279,33 +328,6 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
             "required": ["kind", "column", "query_vector"],
             "additionalProperties": False,
         },
-        "fusion": {
-            "type": "object",
-            "properties": {
-                "weights": {
-                    "anyOf": [
-                        {"type": "array", "items": {"type": "number", "minimum": 0}},
-                        {"type": "null"},
-                    ],
-                    "description": "One weight per branch, at least one > 0; null: all 1.",
-                },
-                "rank_constant": {
-                    "type": ["number", "null"],
-                    "exclusiveMinimum": 0,
-                    "default": DEFAULT_RANK_CONSTANT,
-                    "description": "RRF's k.",
-                },
-                "depth": {
-                    "anyOf": [
-                        {"type": "integer", "minimum": 1, "maximum": _INT64_MAX},
-                        {"type": "null"},
-                    ],
-                    "description": "Candidates each branch ranks, at least limit + offset; "
-                    "null: 100, the same for every page.",
-                },
-            },
-            "additionalProperties": False,
-        },
         "predicate": {
             "oneOf": [
                 {
@@ -386,7 +408,11 @@ PLAN_JSON_SCHEMA: dict[str, Any] = {
         },
     },
 }
-"""JSON Schema (draft 2020-12) of a plan document.
+"""The parts of the schema that do not depend on the registered fusion methods."""
+
+PLAN_JSON_SCHEMA: dict[str, Any] = plan_json_schema()
+"""JSON Schema (draft 2020-12) of a plan document, with the built-in fusion methods
+(:func:`plan_json_schema` includes methods registered later).
 
 It states the document's shape; a few rules it cannot state are checked when decoding: a
 fusion's weights count, ``depth >= limit + offset``, that fused branches share one table,
@@ -427,13 +453,17 @@ def _at(where: str) -> Iterator[None]:
         raise type(error)(f"{where}: {error}", field=error.field, value=error.value) from None
 
 
-def _object(value: Any, where: str, allowed: Sequence[str]) -> Mapping[str, Any]:
+def _object(
+    value: Any, where: str, allowed: Sequence[str], *, also: Sequence[str] = ()
+) -> Mapping[str, Any]:
+    """``value`` if it is an object whose keys are all in ``allowed`` (or ``also``, keys the
+    message does not list)."""
     if not isinstance(value, Mapping):
         _fail(f"{where} must be an object, got {_json_type(value)}", field=where, value=value)
     for key in value:
         if not isinstance(key, str):
             _fail(f"{where} has a non-string key {key!r}", field=where, value=key)
-        if key not in allowed:
+        if key not in allowed and key not in also:
             _fail(
                 f"unknown key {key!r} in {where}; expected one of {', '.join(allowed)}",
                 field=key,
@@ -616,24 +646,51 @@ def _predicate(value: Any, where: str, depth: int = 0) -> Predicate:
         return InList(column=column, values=literals, negated=test == "not_in")
 
 
-def _fusion(value: Any, branches: list[Branch]) -> ReciprocalRankFusion:
+def _array_items(schema: Mapping[str, Any]) -> str | bool | None:
+    """What a fusion option's schema says of arrays: ``False`` if the value need not be an
+    array, else the JSON type of its items (``None``: any)."""
+    alternatives = [
+        alternative
+        for alternative in schema.get("anyOf", [schema])
+        if alternative.get("type") != "null"
+    ]
+    if not alternatives or any(alternative.get("type") != "array" for alternative in alternatives):
+        return False
+    items = alternatives[0].get("items", {})
+    kind = items.get("type") if isinstance(items, Mapping) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _fusion(value: Any, branches: list[Branch]) -> Fusion:
+    """Decode ``"fusion"``: its ``"method"`` picks the registered class, whose options are the
+    other keys (an option that is null or absent takes its default)."""
     if value is None:
         value = {}
-    fusion = _object(value, "fusion", _FUSION_KEYS)
-    weights = fusion.get("weights")
-    if weights is not None:
-        for index, weight in enumerate(_array(weights, "fusion.weights")):
-            _number(weight, f"fusion.weights[{index}]")
-    rank_constant = fusion.get("rank_constant")
-    if rank_constant is None:
-        rank_constant = DEFAULT_RANK_CONSTANT
+    if not isinstance(value, Mapping):
+        _fail(f"fusion must be an object, got {_json_type(value)}", field="fusion", value=value)
+    method = value.get(_METHOD_KEY)
+    if method is None:
+        method = DEFAULT_FUSION_METHOD
+    if not isinstance(method, str) or method not in fusion_methods():
+        known = ", ".join(repr(name) for name in fusion_methods())
+        _fail(f"fusion.method must be one of {known}, got {method!r}", field="method", value=method)
+    cls = fusion_class(method)
+    options = fusion_options(cls)
+    fusion = _object(value, "fusion", [field.name for field in options], also=[_METHOD_KEY])
+    arguments: dict[str, Any] = {}
+    for field in options:
+        option = fusion.get(field.name)
+        if option is None:
+            continue
+        items = _array_items(field.metadata["schema"])
+        if items is not False:
+            where = f"fusion.{field.name}"
+            for index, item in enumerate(_array(option, where)):
+                if items == "number":
+                    _number(item, f"{where}[{index}]")
+        arguments[field.name] = option
     with _at("fusion"):
-        return ReciprocalRankFusion(
-            branches=branches,
-            weights=weights,
-            rank_constant=rank_constant,
-            depth=fusion.get("depth"),
-        )
+        return cls(branches=branches, **arguments)
 
 
 def plan_from_document(
@@ -647,8 +704,9 @@ def plan_from_document(
     The document's shape is :data:`PLAN_JSON_SCHEMA`: ``{"table": ..., "branches": [...],
     "fusion": {...}, "columns": [...], "limit": ..., "offset": ..., "filter": {...},
     "key_column": ..., "include_branch_scores": ...}``; only ``branches`` is required. One
-    branch gives a single-branch plan, two or more a :class:`ReciprocalRankFusion`. A key
-    whose value is ``null`` takes its default.
+    branch gives a single-branch plan, two or more a fusion: the registered method that
+    ``fusion.method`` names, :class:`~hotdata_retrieval.plan.search.ReciprocalRankFusion`
+    (``"rrf"``) when it names none. A key whose value is ``null`` takes its default.
 
     Args:
         data: the document, e.g. from :func:`json.loads`; arrays may be lists or tuples.
@@ -694,7 +752,7 @@ def plan_from_document(
         )
         for index, value in enumerate(raw_branches)
     ]
-    source: Branch | ReciprocalRankFusion
+    source: Branch | Fusion
     if len(branches) == 1:
         if document.get("fusion") is not None:
             _fail(
@@ -735,29 +793,52 @@ def _branch_document(branch: Branch) -> dict[str, Any]:
     return document
 
 
-def _predicate_document(predicate: Predicate) -> dict[str, Any]:
-    if isinstance(predicate, Comparison):
-        operator: ComparisonOperator = predicate.operator
-        return {"column": predicate.column, "op": operator.value, "value": predicate.value}
-    if isinstance(predicate, InList):
-        return {
-            "column": predicate.column,
-            "not_in" if predicate.negated else "in": list(predicate.values),
-        }
-    if isinstance(predicate, IsNull):
-        return {"column": predicate.column, "is_null": not predicate.negated}
-    if isinstance(predicate, And):
-        return {"and": [_predicate_document(operand) for operand in predicate.operands]}
-    if isinstance(predicate, Or):
-        return {"or": [_predicate_document(operand) for operand in predicate.operands]}
-    return {"not": _predicate_document(predicate.operand)}
+class _PredicateDocument(PredicateVisitor[dict[str, Any]]):
+    """The document form of a predicate (the inverse of :func:`_predicate`)."""
+
+    def visit_comparison(self, node: Comparison) -> dict[str, Any]:
+        return {"column": node.column, "op": node.operator.value, "value": node.value}
+
+    def visit_in_list(self, node: InList) -> dict[str, Any]:
+        return {"column": node.column, "not_in" if node.negated else "in": list(node.values)}
+
+    def visit_is_null(self, node: IsNull) -> dict[str, Any]:
+        return {"column": node.column, "is_null": not node.negated}
+
+    def visit_and(self, node: And) -> dict[str, Any]:
+        return {"and": [self.predicate(operand) for operand in node.operands]}
+
+    def visit_or(self, node: Or) -> dict[str, Any]:
+        return {"or": [self.predicate(operand) for operand in node.operands]}
+
+    def visit_not(self, node: Not) -> dict[str, Any]:
+        return {"not": self.predicate(node.operand)}
+
+
+def _json_value(value: Any) -> Any:
+    """A fusion option as JSON data (tuples become lists)."""
+    if isinstance(value, tuple):
+        return [_json_value(item) for item in value]
+    return value
+
+
+def _fusion_document(fusion: Fusion) -> dict[str, Any]:
+    """``{["method",] <option>: <value>, ...}``: the method unless it is the default."""
+    cls = type(fusion)
+    document: dict[str, Any] = {}
+    if cls.method != DEFAULT_FUSION_METHOD:
+        document[_METHOD_KEY] = cls.method
+    for field in fusion_options(cls):
+        document[field.name] = _json_value(getattr(fusion, field.name))
+    return document
 
 
 def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     """The plan document of ``plan``: a dict ready for :func:`json.dumps`.
 
-    Every key is written, defaults included (``"fusion"`` only for a fusion); the table is
-    written once, at the top level, fully qualified. Query vectors keep full precision
+    Every key is written, defaults included (``"fusion"`` only for a fusion, and its
+    ``"method"`` only when it is not ``"rrf"``); the table is written once, at the top level,
+    fully qualified. Query vectors keep full precision
     (``json.dumps`` writes each float with the shortest text that round-trips).
 
     Returns:
@@ -775,15 +856,13 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     }
     fusion = plan.fusion
     if fusion is not None:
-        document["fusion"] = {
-            "weights": list(fusion.weights),
-            "rank_constant": fusion.rank_constant,
-            "depth": fusion.depth,
-        }
+        document["fusion"] = _fusion_document(fusion)
     document["columns"] = None if plan.columns is None else list(plan.columns)
     document["limit"] = plan.limit
     document["offset"] = plan.offset
-    document["filter"] = None if plan.filter is None else _predicate_document(plan.filter)
+    document["filter"] = (
+        None if plan.filter is None else _PredicateDocument().predicate(plan.filter)
+    )
     document["key_column"] = plan.key_column
     document["include_branch_scores"] = plan.include_branch_scores
     return document

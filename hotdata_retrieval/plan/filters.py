@@ -26,13 +26,14 @@ is built.
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.values import LiteralValue, check_literal
+from hotdata_retrieval.plan.visitor import NodeVisitor
 
 __all__ = [
     "MAX_FILTER_DEPTH",
@@ -44,6 +45,7 @@ __all__ = [
     "Not",
     "Or",
     "Predicate",
+    "PredicateVisitor",
     "filter_depth",
     "is_predicate",
     "predicate_columns",
@@ -173,6 +175,8 @@ def _filter_column(value: Any) -> str:
 class Comparison(_Composable):
     """``column <operator> value``; NULL column values never match (SQL semantics)."""
 
+    visit_name: ClassVar[str] = "comparison"
+
     column: str = attrs.field(converter=_filter_column)
     operator: ComparisonOperator = attrs.field(converter=_operator)
     value: LiteralValue = attrs.field(converter=_filter_value, metadata={"bound": True})
@@ -195,6 +199,8 @@ class InList(_Composable):
     not valid SQL).
     """
 
+    visit_name: ClassVar[str] = "in_list"
+
     column: str = attrs.field(converter=_filter_column)
     values: tuple[LiteralValue, ...] = attrs.field(
         converter=_literal_tuple, metadata={"bound_each": True}
@@ -205,6 +211,8 @@ class InList(_Composable):
 @attrs.frozen(kw_only=True)
 class IsNull(_Composable):
     """``column IS NULL``, or ``IS NOT NULL`` when ``negated``."""
+
+    visit_name: ClassVar[str] = "is_null"
 
     column: str = attrs.field(converter=_filter_column)
     negated: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
@@ -242,6 +250,8 @@ class And(_Composable):
             deeper than :data:`MAX_FILTER_DEPTH`.
     """
 
+    visit_name: ClassVar[str] = "and"
+
     operands: tuple[Predicate, ...] = attrs.field(converter=_operands)
     _depth: int = _DEPTH
 
@@ -256,6 +266,8 @@ class Or(_Composable):
     Raises:
         PlanError: as :class:`And`.
     """
+
+    visit_name: ClassVar[str] = "or"
 
     operands: tuple[Predicate, ...] = attrs.field(converter=_operands)
     _depth: int = _DEPTH
@@ -284,6 +296,8 @@ class Not(_Composable):
             :data:`MAX_FILTER_DEPTH`.
     """
 
+    visit_name: ClassVar[str] = "not"
+
     operand: Predicate = attrs.field(converter=check_predicate)
     _depth: int = _DEPTH
 
@@ -300,16 +314,103 @@ def is_predicate(value: Any) -> bool:
     return isinstance(value, (Comparison, InList, IsNull, And, Or, Not))
 
 
+R = TypeVar("R")
+
+
+class PredicateVisitor(NodeVisitor, Generic[R]):
+    """One interpretation of the filter tree: a ``visit_<name>`` method per predicate node.
+
+    Subclasses implement all six methods (each returns the interpretation of its node, ``R``)
+    and call :meth:`predicate` on operands; the connectives recurse at most
+    :data:`MAX_FILTER_DEPTH` levels. The library's interpretations: SQL (the compiler's
+    :class:`~hotdata_retrieval.compile.compiler.PlanCompiler`), filter text (``filter_text``),
+    the JSON document (``plan.document``), the columns read (:func:`predicate_columns`) and
+    SQL's three-valued truth for one Python row (``spec.cases``). An Arrow row mask is the same
+    six methods over pyarrow compute kernels.
+
+    >>> class Text(PredicateVisitor[str]):
+    ...     def visit_comparison(self, node):
+    ...         return f"{node.column} {node.operator.value} {node.value!r}"
+    ...     def visit_in_list(self, node):
+    ...         return f"{node.column} {'NOT IN' if node.negated else 'IN'} {list(node.values)}"
+    ...     def visit_is_null(self, node):
+    ...         return f"{node.column} IS {'NOT ' if node.negated else ''}NULL"
+    ...     def visit_and(self, node):
+    ...         return "(" + " AND ".join(map(self.predicate, node.operands)) + ")"
+    ...     def visit_or(self, node):
+    ...         return "(" + " OR ".join(map(self.predicate, node.operands)) + ")"
+    ...     def visit_not(self, node):
+    ...         return f"NOT {self.predicate(node.operand)}"
+    >>> Text().predicate(~IsNull(column="a") & Comparison(column="b", operator=">", value=1))
+    '(NOT a IS NULL AND b > 1)'
+    """
+
+    def predicate(self, node: Predicate) -> R:
+        """The interpretation of ``node`` (dispatched on its ``visit_name``).
+
+        Raises:
+            UnvisitableNodeError: ``node`` is not a predicate this visitor knows.
+        """
+        return cast(R, self.visit(node))
+
+    def visit_comparison(self, node: Comparison) -> R:
+        """``column <operator> value``."""
+        raise NotImplementedError
+
+    def visit_in_list(self, node: InList) -> R:
+        """``column [NOT] IN (values)``; ``values`` may be empty."""
+        raise NotImplementedError
+
+    def visit_is_null(self, node: IsNull) -> R:
+        """``column IS [NOT] NULL``."""
+        raise NotImplementedError
+
+    def visit_and(self, node: And) -> R:
+        """Every operand holds."""
+        raise NotImplementedError
+
+    def visit_or(self, node: Or) -> R:
+        """At least one operand holds."""
+        raise NotImplementedError
+
+    def visit_not(self, node: Not) -> R:
+        """The operand does not hold."""
+        raise NotImplementedError
+
+
+class _Columns(PredicateVisitor[None]):
+    """Collects the columns a predicate reads into ``columns``."""
+
+    def __init__(self) -> None:
+        self.columns: set[str] = set()
+
+    def visit_comparison(self, node: Comparison) -> None:
+        self.columns.add(node.column)
+
+    def visit_in_list(self, node: InList) -> None:
+        self.columns.add(node.column)
+
+    def visit_is_null(self, node: IsNull) -> None:
+        self.columns.add(node.column)
+
+    def visit_and(self, node: And) -> None:
+        for operand in node.operands:
+            self.predicate(operand)
+
+    def visit_or(self, node: Or) -> None:
+        for operand in node.operands:
+            self.predicate(operand)
+
+    def visit_not(self, node: Not) -> None:
+        self.predicate(node.operand)
+
+
 def predicate_columns(predicate: Predicate) -> set[str]:
-    """Every column a predicate reads (one pass, no recursion)."""
-    columns: set[str] = set()
-    pending: list[Predicate] = [predicate]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (And, Or)):
-            pending.extend(node.operands)
-        elif isinstance(node, Not):
-            pending.append(node.operand)
-        else:
-            columns.add(node.column)
-    return columns
+    """Every column a predicate reads.
+
+    >>> sorted(predicate_columns(~IsNull(column="b") | InList(column="a", values=[])))
+    ['a', 'b']
+    """
+    visitor = _Columns()
+    visitor.predicate(predicate)
+    return visitor.columns

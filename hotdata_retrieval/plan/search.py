@@ -1,8 +1,16 @@
-"""Search branches, reciprocal rank fusion and the root :class:`SearchPlan`.
+"""Search branches, fusions and the root :class:`SearchPlan`.
 
 Nothing here knows SQL: the compiler (``hotdata_retrieval.compile``) turns these nodes into
 sqlglot trees. Every node is frozen, keyword-only and validated at construction, so an
-invalid plan cannot be built.
+invalid plan cannot be built. Every node class has a stable ``visit_name``
+(:mod:`hotdata_retrieval.plan.visitor`): each interpretation of a plan dispatches on it.
+
+Fusions form a family: :class:`Fusion` holds what every method shares (the branches and the
+depth); :class:`ReciprocalRankFusion` is its first member. A new method is one more
+:class:`Fusion` subclass registered with :func:`register_fusion` (plan documents then read and
+write it), one ``visit_<name>`` method on the compiler and one reference function
+(:func:`hotdata_retrieval.fusion.register_reference_fusion`); ``docs/architecture.md``,
+"How to add a fusion".
 """
 
 from __future__ import annotations
@@ -10,7 +18,7 @@ from __future__ import annotations
 import enum
 import re
 from collections import Counter
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
@@ -27,15 +35,22 @@ from hotdata_retrieval.plan.values import (
 
 __all__ = [
     "DEFAULT_DEPTH",
+    "DEFAULT_FUSION_METHOD",
     "DEFAULT_RANK_CONSTANT",
     "MAX_FUSION_BRANCHES",
     "Bm25Search",
     "Branch",
     "DistanceMetric",
+    "Fusion",
     "NearestNeighborSearch",
     "ReciprocalRankFusion",
     "SearchPlan",
+    "Source",
     "VectorSearch",
+    "fusion_class",
+    "fusion_methods",
+    "fusion_options",
+    "register_fusion",
 ]
 
 DEFAULT_RANK_CONSTANT = 60
@@ -50,7 +65,7 @@ OpenSearch's ``pagination_depth`` (hybrid query, 2.19) and Elasticsearch's
 Vespa's default ``rerank-count``. A page reaching past the depth is a :class:`PlanError`."""
 
 MAX_FUSION_BRANCHES = 1024
-"""The most branches one :class:`ReciprocalRankFusion` may fuse.
+"""The most branches one :class:`Fusion` may fuse.
 
 Why 1,024: real fusions have two to a handful of branches (one per field or embedding), so
 the cap only stops runaway input, such as a list of queries fused by mistake instead of
@@ -158,6 +173,7 @@ class Bm25Search:
         name: the branch's name in fused SQL and debug columns (default ``text``).
     """
 
+    visit_name: ClassVar[str] = "bm25_search"
     kind: ClassVar[str] = "text"
     raw_score_column: ClassVar[str] = "score"
     higher_is_better: ClassVar[bool] = True
@@ -185,6 +201,7 @@ class VectorSearch:
         name: the branch's name in fused SQL and debug columns (default ``semantic``).
     """
 
+    visit_name: ClassVar[str] = "vector_search"
     kind: ClassVar[str] = "semantic"
     raw_score_column: ClassVar[str] = "_distance"
     higher_is_better: ClassVar[bool] = False
@@ -212,6 +229,7 @@ class NearestNeighborSearch:
         name: the branch's name in fused SQL and debug columns (default ``nearest``).
     """
 
+    visit_name: ClassVar[str] = "nearest_neighbor_search"
     kind: ClassVar[str] = "nearest"
     raw_score_column: ClassVar[str] = "_distance"
     higher_is_better: ClassVar[bool] = False
@@ -324,16 +342,82 @@ def _optional_depth(value: Any) -> int | None:
     return check_positive_int(value, label="depth")
 
 
+_DEPTH_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "integer", "minimum": 1, "maximum": _INT64_MAX},
+        {"type": "null"},
+    ],
+    "description": "Candidates each branch ranks, at least limit + offset; null: 100, the "
+    "same for every page.",
+}
+
+
 @attrs.frozen(kw_only=True)
-class ReciprocalRankFusion:
+class Fusion:
+    """What every fusion method shares: two or more branches over one table, and a depth.
+
+    A fusion is abstract: each method is a subclass with a stable ``visit_name`` (the
+    compiler's ``visit_<name>`` computes its fused score from the branches' ranked CTEs), a
+    ``method`` name (its ``"method"`` in plan documents), its own options as further attrs
+    fields (each with its JSON Schema in ``metadata["schema"]``, which plan documents use), and
+    :func:`register_fusion`. The branches' hits and ranks are computed the same way for every
+    method: within a branch, rows tied on the raw score share a rank (``RANK()``), and the final
+    order breaks fused-score ties by the key ascending.
+
+    Attributes:
+        branches: two or more branches over the same table; names must be unique.
+        depth: candidates each branch ranks, the same for every page (default
+            :data:`DEFAULT_DEPTH`, 100). A page reaching past it (``limit + offset > depth``)
+            is rejected by :class:`SearchPlan`.
+
+    Raises:
+        PlanError: fewer than two or more than :data:`MAX_FUSION_BRANCHES` branches, branches
+            over different tables, a repeated branch name, a depth below 1, or
+            ``Fusion`` itself instantiated (pick a method).
+    """
+
+    visit_name: ClassVar[str] = "fusion"
+    method: ClassVar[str] = ""
+
+    branches: tuple[Branch, ...] = attrs.field(converter=_branches)
+    depth: int | None = attrs.field(
+        default=None, converter=_optional_depth, metadata={"schema": _DEPTH_SCHEMA}
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if not type(self).method:
+            raise PlanError(
+                f"{type(self).__name__} names no fusion method; use ReciprocalRankFusion or "
+                f"another registered method ({', '.join(fusion_methods())})",
+                field="fusion",
+                value=type(self).__name__,
+            )
+
+    @property
+    def table(self) -> TableName:
+        """The table every branch searches."""
+        return self.branches[0].table
+
+    def describe(self) -> str:
+        """One line saying how the branches are fused, for people (``hdq explain``)."""
+        options = ", ".join(
+            f"{field.name.replace('_', ' ')} {getattr(self, field.name)!r}"
+            for field in fusion_options(type(self))
+            if field.name != "depth"
+        )
+        return f"{self.method} fusion" + (f": {options}" if options else "")
+
+
+@attrs.frozen(kw_only=True)
+class ReciprocalRankFusion(Fusion):
     """Weighted reciprocal rank fusion of two or more branches over one table.
 
     Each candidate scores ``sum_i weights[i] / (rank_constant + rank_i)`` over the branches
     that returned it, with ranks 1-based (Cormack, Clarke & Buettcher, SIGIR 2009; the
     weighted form multiplies the reciprocal term, as Elasticsearch, OpenSearch and LangChain
-    do). Within a branch, rows tied on their raw score are ranked by the key column ascending,
-    and the final order breaks fused-score ties by the key ascending, so results are
-    deterministic.
+    do). Within a branch, rows tied on their raw score share a rank (competition ranking,
+    ``RANK()``), and the final order breaks fused-score ties by the key ascending, so results
+    are deterministic. Its document method name is ``"rrf"``.
 
     Attributes:
         branches: two or more branches over the same table; names must be unique.
@@ -342,19 +426,48 @@ class ReciprocalRankFusion:
         depth: candidates each branch ranks, the same for every page (default
             :data:`DEFAULT_DEPTH`, 100). A page reaching past it (``limit + offset > depth``)
             is rejected by :class:`SearchPlan`.
+
+    Raises:
+        PlanError: as :class:`Fusion`, or a weight count that is not the branch count, a
+            negative or non-finite weight, all weights 0, or a rank constant <= 0.
     """
 
-    branches: tuple[Branch, ...] = attrs.field(converter=_branches)
+    visit_name: ClassVar[str] = "reciprocal_rank_fusion"
+    method: ClassVar[str] = "rrf"
+
     weights: tuple[float | int, ...] = attrs.field(
         default=None,
         converter=_weights,
+        metadata={
+            "schema": {
+                "anyOf": [
+                    {"type": "array", "items": {"type": "number", "minimum": 0}},
+                    {"type": "null"},
+                ],
+                "description": "One weight per branch, at least one > 0; null: all 1.",
+            }
+        },
     )
     rank_constant: float | int = attrs.field(
-        default=DEFAULT_RANK_CONSTANT, converter=_rank_constant
+        default=DEFAULT_RANK_CONSTANT,
+        converter=_rank_constant,
+        metadata={
+            "schema": {
+                "type": ["number", "null"],
+                "exclusiveMinimum": 0,
+                "default": DEFAULT_RANK_CONSTANT,
+                "description": "RRF's k.",
+            }
+        },
     )
-    depth: int | None = attrs.field(default=None, converter=_optional_depth)
+
+    def describe(self) -> str:
+        """``reciprocal rank fusion: rank constant 60, weights 1, 1``."""
+        weights = ", ".join(repr(weight) for weight in self.weights)
+        return f"reciprocal rank fusion: rank constant {self.rank_constant!r}, weights {weights}"
 
     def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
         if self.weights is None:
             object.__setattr__(self, "weights", (1,) * len(self.branches))
             return
@@ -372,17 +485,99 @@ class ReciprocalRankFusion:
                 value=self.weights,
             )
 
-    @property
-    def table(self) -> TableName:
-        """The table every branch searches."""
-        return self.branches[0].table
+
+DEFAULT_FUSION_METHOD = ReciprocalRankFusion.method
+"""The method of a plan document's fusion that names none: ``"rrf"``."""
+
+_FUSIONS: dict[str, type[Fusion]] = {}
+_METHOD_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+F = TypeVar("F", bound=type[Fusion])
 
 
-Source = Bm25Search | VectorSearch | NearestNeighborSearch | ReciprocalRankFusion
+def register_fusion(cls: F) -> F:
+    """Make a fusion method known to plan documents (and :func:`fusion_class`) by its
+    ``method`` name; returns the class, so it decorates one. Registering the same class again
+    is harmless.
+
+    Raises:
+        PlanError: ``cls`` is not a :class:`Fusion` subclass, its ``method`` or
+            ``visit_name`` is not a lower-case name, one of its options has no
+            ``metadata["schema"]``, or another class has the method name.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Fusion)) or cls is Fusion:
+        raise PlanError(f"{cls!r} is not a Fusion subclass", field="fusion", value=cls)
+    method = cls.__dict__.get("method")
+    for label, name in (("method", method), ("visit_name", cls.__dict__.get("visit_name"))):
+        if not isinstance(name, str) or _METHOD_NAME.fullmatch(name) is None:
+            raise PlanError(
+                f"{cls.__name__} must set its own {label}, a name matching [a-z][a-z0-9_]*; "
+                f"got {name!r}",
+                field=label,
+                value=name,
+            )
+    assert isinstance(method, str)
+    for field in fusion_options(cls):
+        if not isinstance(field.metadata.get("schema"), dict):
+            raise PlanError(
+                f"{cls.__name__}.{field.name} has no JSON Schema (metadata['schema'])",
+                field=field.name,
+                value=cls,
+            )
+    known = _FUSIONS.get(method)
+    if known is not None and known is not cls:
+        raise PlanError(
+            f"fusion method {method!r} is already {known.__name__}", field="method", value=method
+        )
+    _FUSIONS[method] = cls
+    return cls
+
+
+def fusion_methods() -> tuple[str, ...]:
+    """The registered fusion method names, in registration order (``"rrf"`` first)."""
+    return tuple(_FUSIONS)
+
+
+def fusion_class(method: str) -> type[Fusion]:
+    """The fusion class registered under ``method``.
+
+    Raises:
+        PlanError: no method of that name is registered.
+    """
+    try:
+        return _FUSIONS[method]
+    except (KeyError, TypeError):
+        known = ", ".join(repr(name) for name in _FUSIONS)
+        raise PlanError(
+            f"unknown fusion method {method!r}; known methods: {known}",
+            field="method",
+            value=method,
+        ) from None
+
+
+def fusion_options(cls: type[Fusion]) -> tuple[attrs.Attribute[Any], ...]:
+    """A fusion class's options: its attrs init fields but ``branches``, the method's own
+    first (in declaration order), then those every fusion shares (``depth``).
+
+    >>> [field.name for field in fusion_options(ReciprocalRankFusion)]
+    ['weights', 'rank_constant', 'depth']
+    """
+    fields = [field for field in attrs.fields(cls) if field.init and field.name != "branches"]
+    return (
+        *(field for field in fields if not field.inherited),
+        *(field for field in fields if field.inherited),
+    )
+
+
+register_fusion(ReciprocalRankFusion)
+
+
+Source = Bm25Search | VectorSearch | NearestNeighborSearch | Fusion
+"""What a plan searches: one branch, or a fusion of several."""
 
 
 def _source(value: Any) -> Source:
-    if isinstance(value, ReciprocalRankFusion):
+    if isinstance(value, Fusion):
         return value
     return _check_branch(value)
 
@@ -430,7 +625,7 @@ def branch_names(source: Source) -> tuple[str, ...]:
     >>> branch_names(fusion)
     ('text', 'text_2')
     """
-    branches = source.branches if isinstance(source, ReciprocalRankFusion) else (source,)
+    branches = source.branches if isinstance(source, Fusion) else (source,)
     taken = {branch.name for branch in branches if branch.name is not None}
     names: list[str] = []
     counts: dict[str, int] = {}
@@ -464,7 +659,8 @@ class SearchPlan:
     """A whole search: one branch or a fusion, its filter, projection and page.
 
     Attributes:
-        source: a single branch, or a :class:`ReciprocalRankFusion`.
+        source: a single branch, or a :class:`Fusion` of several (such as
+            :class:`ReciprocalRankFusion`).
         columns: table columns to return, in order. Default: the key column, then the searched
             text column (first text or semantic branch), if any. A vector column searched by a
             nearest-neighbour branch is never projected (it would forfeit the index fast path
@@ -552,14 +748,15 @@ class SearchPlan:
     @property
     def branches(self) -> tuple[Branch, ...]:
         """The plan's branches, in order (one for a single-branch plan)."""
-        if isinstance(self.source, ReciprocalRankFusion):
+        if isinstance(self.source, Fusion):
             return self.source.branches
         return (self.source,)
 
     @property
-    def fusion(self) -> ReciprocalRankFusion | None:
-        """The fusion node, or ``None`` for a single-branch plan."""
-        return self.source if isinstance(self.source, ReciprocalRankFusion) else None
+    def fusion(self) -> Fusion | None:
+        """The fusion node (any :class:`Fusion` method), or ``None`` for a single-branch
+        plan."""
+        return self.source if isinstance(self.source, Fusion) else None
 
     @property
     def table(self) -> TableName:

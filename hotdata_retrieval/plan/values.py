@@ -91,7 +91,8 @@ def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[floa
             field=label,
             value=value,
         )
-    if not all(abs(x) <= FLOAT32_MAX for x in vector):
+    # min and max run in C: a generator of abs() calls cost about a third of a warm to_sql.
+    if min(vector) < -FLOAT32_MAX or max(vector) > FLOAT32_MAX:
         position = next(i for i, x in enumerate(vector) if abs(x) > FLOAT32_MAX)
         raise PlanError(
             f"{label} must fit in Float32 (magnitude at most {FLOAT32_MAX:.6g}); position "

@@ -29,7 +29,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.errors import HotdataRetrievalError
-from hotdata_retrieval.fusion import competition_ranks, reciprocal_rank_fusion
+from hotdata_retrieval.fusion import competition_ranks, reference_fusion
 from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
 from hotdata_retrieval.plan.filters import (
     And,
@@ -40,6 +40,7 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateVisitor,
 )
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -139,42 +140,57 @@ ORIGIN = (1.0, 0.0)
 # -- semantics, computed directly ------------------------------------------------------------
 
 
+_COMPARE: dict[ComparisonOperator, Callable[[Any, Any], bool]] = {
+    ComparisonOperator.EQUAL: lambda a, b: a == b,
+    ComparisonOperator.NOT_EQUAL: lambda a, b: a != b,
+    ComparisonOperator.LESS: lambda a, b: a < b,
+    ComparisonOperator.LESS_OR_EQUAL: lambda a, b: a <= b,
+    ComparisonOperator.GREATER: lambda a, b: a > b,
+    ComparisonOperator.GREATER_OR_EQUAL: lambda a, b: a >= b,
+}
+
+
+class _Truth(PredicateVisitor[bool | None]):
+    """SQL's three-valued truth of a predicate for one row (``None`` is unknown)."""
+
+    def __init__(self, row: Mapping[str, Any]) -> None:
+        self.row = row
+
+    def visit_comparison(self, node: Comparison) -> bool | None:
+        value = self.row[node.column]
+        return None if value is None else _COMPARE[node.operator](value, node.value)
+
+    def visit_in_list(self, node: InList) -> bool | None:
+        if not node.values:
+            return node.negated
+        value = self.row[node.column]
+        return None if value is None else (value in node.values) != node.negated
+
+    def visit_is_null(self, node: IsNull) -> bool | None:
+        return (self.row[node.column] is None) != node.negated
+
+    def _connective(self, operands: Sequence[Predicate], decisive: bool) -> bool | None:
+        truths = [self.predicate(operand) for operand in operands]
+        if decisive in truths:
+            return decisive
+        return None if None in truths else not decisive
+
+    def visit_and(self, node: And) -> bool | None:
+        return self._connective(node.operands, False)
+
+    def visit_or(self, node: Or) -> bool | None:
+        return self._connective(node.operands, True)
+
+    def visit_not(self, node: Not) -> bool | None:
+        truth = self.predicate(node.operand)
+        return None if truth is None else not truth
+
+
 def _passes(predicate: Predicate | None, row: Mapping[str, Any]) -> bool | None:
     """SQL's three-valued truth of ``predicate`` for ``row`` (``None`` is unknown)."""
     if predicate is None:
         return True
-    if isinstance(predicate, Comparison):
-        value = row[predicate.column]
-        if value is None:
-            return None
-        compare: dict[ComparisonOperator, Callable[[Any, Any], bool]] = {
-            ComparisonOperator.EQUAL: lambda a, b: a == b,
-            ComparisonOperator.NOT_EQUAL: lambda a, b: a != b,
-            ComparisonOperator.LESS: lambda a, b: a < b,
-            ComparisonOperator.LESS_OR_EQUAL: lambda a, b: a <= b,
-            ComparisonOperator.GREATER: lambda a, b: a > b,
-            ComparisonOperator.GREATER_OR_EQUAL: lambda a, b: a >= b,
-        }
-        return compare[predicate.operator](value, predicate.value)
-    if isinstance(predicate, InList):
-        if not predicate.values:
-            return predicate.negated
-        value = row[predicate.column]
-        if value is None:
-            return None
-        return (value in predicate.values) != predicate.negated
-    if isinstance(predicate, IsNull):
-        return (row[predicate.column] is None) != predicate.negated
-    if isinstance(predicate, (And, Or)):
-        truths = [_passes(operand, row) for operand in predicate.operands]
-        decisive = isinstance(predicate, Or)
-        if decisive in truths:
-            return decisive
-        return None if None in truths else not decisive
-    if isinstance(predicate, Not):
-        truth = _passes(predicate.operand, row)
-        return None if truth is None else not truth
-    raise TypeError(f"not a predicate: {predicate!r}")
+    return _Truth(row).predicate(predicate)
 
 
 def distance(metric: DistanceMetric, vector: Sequence[float], query: Sequence[float]) -> float:
@@ -263,11 +279,10 @@ def expected_result(docs: Sequence[Doc], plan: SearchPlan, *, cte: bool = False)
             branches[name] = _vector_ranking(docs, branch, plan, cte=cte)
         else:
             raise CaseError("fixture vector branches carry their query vector")
-    hits = reciprocal_rank_fusion(
+    hits = reference_fusion(
+        fusion,
         [[entry["key"] for entry in ranking] for ranking in branches.values()],
         ranks=[[entry["rank"] for entry in ranking] for ranking in branches.values()],
-        weights=[float(weight) for weight in fusion.weights],
-        rank_constant=fusion.rank_constant,
         limit=plan.limit,
         offset=plan.offset,
     )
