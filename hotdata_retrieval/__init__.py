@@ -35,6 +35,8 @@ from hotdata_retrieval.fusion import (
     competition_ranks,
     rank_branch,
     reciprocal_rank_fusion,
+    reference_fusion,
+    register_reference_fusion,
 )
 from hotdata_retrieval.plan import (
     And,
@@ -42,6 +44,7 @@ from hotdata_retrieval.plan import (
     Comparison,
     ComparisonOperator,
     DistanceMetric,
+    Fusion,
     InList,
     IsNull,
     NearestNeighborSearch,
@@ -53,6 +56,7 @@ from hotdata_retrieval.plan import (
     VectorSearch,
     plan_from_document,
     plan_to_document,
+    register_fusion,
 )
 
 __version__ = "0.1.0"
@@ -64,7 +68,9 @@ __all__ = [
     "VectorSearch",
     "NearestNeighborSearch",
     "DistanceMetric",
+    "Fusion",
     "ReciprocalRankFusion",
+    "register_fusion",
     "TableName",
     # filters
     "Comparison",
@@ -84,6 +90,8 @@ __all__ = [
     "known_dialects",
     # reference fusion
     "reciprocal_rank_fusion",
+    "reference_fusion",
+    "register_reference_fusion",
     "rank_branch",
     "competition_ranks",
     "FusedHit",

@@ -95,9 +95,15 @@ __all__ = [
     "LiteralBinder",
     "PlanCompiler",
     "SlotBinder",
+    "column",
     "compiler_for",
     "filter_text",
+    "identifier",
+    "literal_node",
     "native_hybrid_misfit",
+    "number",
+    "ordered",
+    "table_reference",
 ]
 
 RANK_COLUMN = "branch_rank"

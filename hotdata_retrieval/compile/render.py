@@ -16,6 +16,7 @@ two profiles never share a statement, even under one name.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -162,7 +163,7 @@ _templates: OrderedDict[tuple[Any, ...], _Template] = OrderedDict()
 _templates_lock = threading.Lock()
 
 
-_dialects: dict[DialectProfile, Any] = {}
+_dialects: weakref.WeakKeyDictionary[DialectProfile, Any] = weakref.WeakKeyDictionary()
 
 
 def _sqlglot_dialect(profile: DialectProfile) -> Any:

@@ -1,12 +1,15 @@
 """The typed retrieval-plan AST.
 
 Frozen, keyword-only attrs nodes validated at construction. This package never imports
-sqlglot or any engine: :mod:`hotdata_retrieval.compile` turns plans into SQL.
+sqlglot or any engine: :mod:`hotdata_retrieval.compile` turns plans into SQL. Every node class
+has a stable ``visit_name``, and :class:`NodeVisitor` (:class:`PredicateVisitor` for filters)
+dispatches on it: each interpretation of a plan is one visitor class.
 """
 
 from hotdata_retrieval.plan.document import (
     PLAN_JSON_SCHEMA,
     plan_from_document,
+    plan_json_schema,
     plan_to_document,
 )
 from hotdata_retrieval.plan.filters import (
@@ -19,24 +22,34 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateVisitor,
+    predicate_columns,
 )
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
     MAX_FUSION_BRANCHES,
     Bm25Search,
     Branch,
     DistanceMetric,
+    Fusion,
     NearestNeighborSearch,
     ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
+    fusion_class,
+    fusion_methods,
+    register_fusion,
 )
+from hotdata_retrieval.plan.visitor import NodeVisitor, UnvisitableNodeError
 
 __all__ = [
+    "DEFAULT_DEPTH",
     "MAX_FILTER_DEPTH",
     "MAX_FUSION_BRANCHES",
     "PLAN_JSON_SCHEMA",
     "plan_from_document",
+    "plan_json_schema",
     "plan_to_document",
     "DEFAULT_CATALOG",
     "DEFAULT_SCHEMA",
@@ -46,14 +59,22 @@ __all__ = [
     "Comparison",
     "ComparisonOperator",
     "DistanceMetric",
+    "Fusion",
     "InList",
     "IsNull",
     "NearestNeighborSearch",
+    "NodeVisitor",
     "Not",
     "Or",
     "Predicate",
+    "PredicateVisitor",
     "ReciprocalRankFusion",
     "SearchPlan",
     "TableName",
+    "UnvisitableNodeError",
     "VectorSearch",
+    "fusion_class",
+    "fusion_methods",
+    "predicate_columns",
+    "register_fusion",
 ]

@@ -1,0 +1,257 @@
+"""The compiler's dispatch and its dialect tables: visitor methods per plan node, search nodes
+lowered by the dialect's generator, profiles as cache keys, every dialect registered by
+``hotdata_retrieval.compile``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any, ClassVar
+
+import attrs
+import pytest
+from hypothesis import given
+from sqlglot import exp
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    HotdataRetrievalError,
+    InList,
+    IsNull,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    UnsupportedFeatureError,
+    VectorSearch,
+    compile_plan,
+    to_sql,
+)
+from hotdata_retrieval.compile import (
+    HOTDATA,
+    HOTDATA_NATIVE,
+    DialectProfile,
+    Hotdata,
+    PlanCompiler,
+    SearchNode,
+    SemanticDistance,
+    TextSearch,
+    UnsupportedOnDialectError,
+    VectorDistance,
+)
+from hotdata_retrieval.compile.compiler import LiteralBinder
+from hotdata_retrieval.compile.nodes import lower_search_nodes
+from hotdata_retrieval.plan.document import plan_to_document
+from hotdata_retrieval.plan.filters import Predicate, PredicateVisitor, predicate_columns
+from hotdata_retrieval.plan.search import Fusion
+from hotdata_retrieval.plan.visitor import NodeVisitor, UnvisitableNodeError
+from hotdata_retrieval.spec.cases import _passes
+from tests.plans import PLANS
+from tests.strategies import plans, predicates
+
+TEXT = Bm25Search(table="docs", column="body", query_text="q")
+NEAREST = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.5])
+
+
+# -- dialects are registered by compile, and profiles are cache keys ---------------------------
+
+
+def test_every_dialect_is_registered_by_importing_compile_alone() -> None:
+    code = (
+        "import sys; from hotdata_retrieval.compile import known_dialects; "
+        "assert 'hotdata_retrieval.spec' not in sys.modules; print(' '.join(known_dialects()))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert set(run.stdout.split()) >= {"hotdata", "hotdata-native"}
+
+
+def test_spec_native_still_exports_the_native_profile() -> None:
+    from hotdata_retrieval.spec.native import HOTDATA_NATIVE as from_spec
+    from hotdata_retrieval.spec.native import native_profile
+
+    assert from_spec is HOTDATA_NATIVE
+    assert native_profile() is HOTDATA_NATIVE
+
+
+def test_templates_are_keyed_on_the_profile_not_its_name() -> None:
+    plan = SearchPlan(source=ReciprocalRankFusion(branches=[TEXT, NEAREST]))
+    plain = to_sql(plan, HOTDATA)
+    # The same name, another capability: it must not be served the first profile's statement.
+    evolved = attrs.evolve(HOTDATA, native_hybrid_search="hybrid_search")
+    assert evolved.name == HOTDATA.name and evolved != HOTDATA
+    native = to_sql(plan, evolved)
+    assert "hybrid_search(" in native and "hybrid_search(" not in plain
+    assert to_sql(plan, HOTDATA) == plain
+    assert native == to_sql(plan, HOTDATA_NATIVE)
+
+    class Louder(PlanCompiler):
+        def visit_bm25_search(self, branch: Bm25Search, request: Any) -> Any:
+            compiled = super().visit_bm25_search(branch, request)
+            compiled.select.set("distinct", exp.Distinct())
+            return compiled
+
+    louder = attrs.evolve(HOTDATA, compiler=Louder)
+    assert "SELECT DISTINCT" in to_sql(plan, louder) and "DISTINCT" not in plain
+
+
+def test_profiles_derive_their_function_names_from_the_generator() -> None:
+    assert HOTDATA.text_search_function == "bm25_search"
+    assert HOTDATA.semantic_search_function == "vector_search"
+    assert HOTDATA.semantic_distance_function == "vector_distance"
+    assert set(HOTDATA.distance_functions.values()) == {
+        "cosine_distance",
+        "l2_distance",
+        "negative_dot_product",
+    }
+    assert HOTDATA_NATIVE.distance_functions == HOTDATA.distance_functions
+
+
+# -- search nodes ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_the_abstract_tree_renders_through_the_generator_as_to_sql(name: str) -> None:
+    plan = PLANS[name]
+    tree = PlanCompiler(HOTDATA, LiteralBinder(HOTDATA)).compile(plan)
+    kinds = {type(node) for node in tree.find_all(SearchNode)}
+    assert kinds, "the compiler emits search nodes"
+    assert tree.sql(dialect=Hotdata, pretty=True) == to_sql(plan)
+    lowered = compile_plan(plan)
+    assert not list(lowered.find_all(SearchNode))
+    assert lowered.sql(dialect=Hotdata, pretty=True) == to_sql(plan)
+
+
+def test_search_nodes_carry_what_they_search_as_data() -> None:
+    filtered = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[TEXT, NEAREST, VectorSearch(table="docs", column="body", query_text="s")]
+        ),
+        filter=IsNull(column="deleted_at"),
+    )
+    tree = PlanCompiler(HOTDATA, LiteralBinder(HOTDATA)).compile(filtered)
+    (text,) = tree.find_all(TextSearch)
+    assert text.args["k"] is None  # filtered: the bound comes after the WHERE
+    assert text.args["column"].name == "body"
+    (distance,) = tree.find_all(VectorDistance)
+    assert distance.args["metric"] == "cosine"
+    assert len(list(tree.find_all(SemanticDistance))) == 1
+
+
+def test_an_unsupported_search_is_a_typed_error_naming_the_dialect() -> None:
+    class NoDistance(Hotdata):
+        class Generator(Hotdata.Generator):  # type: ignore[misc]
+            SEARCH_NODES: ClassVar[dict[Any, Any]] = {
+                node: lowering
+                for node, lowering in Hotdata.Generator.SEARCH_NODES.items()
+                if node is not VectorDistance
+            }
+
+    profile = DialectProfile(name="no-distance", sqlglot_dialect=NoDistance)
+    with pytest.raises(UnsupportedOnDialectError) as raised:
+        compile_plan(SearchPlan(source=NEAREST), profile)
+    error = raised.value
+    assert isinstance(error, UnsupportedFeatureError) and isinstance(error, HotdataRetrievalError)
+    assert str(error) == "unsupported on no-distance: nearest-neighbour search (vector distance)"
+    assert (error.dialect, error.feature) == (
+        "no-distance",
+        "nearest-neighbour search (vector distance)",
+    )
+    # What the generator still lowers compiles: a filtered semantic branch's scalar distance.
+    assert "vector_distance(" in to_sql(
+        SearchPlan(
+            source=VectorSearch(table="docs", column="body", query_text="s"),
+            filter=IsNull(column="x"),
+        ),
+        profile,
+    )
+
+
+def test_a_missing_metric_is_unsupported() -> None:
+    from hotdata_retrieval.compile import DistanceFunctions
+    from hotdata_retrieval.plan.search import DistanceMetric
+
+    class CosineOnly(Hotdata):
+        class Generator(Hotdata.Generator):  # type: ignore[misc]
+            SEARCH_NODES: ClassVar[dict[Any, Any]] = {
+                **Hotdata.Generator.SEARCH_NODES,
+                VectorDistance: DistanceFunctions({DistanceMetric.COSINE: "cosine_distance"}),
+            }
+
+    profile = DialectProfile(name="cosine-only", sqlglot_dialect=CosineOnly)
+    assert "cosine_distance(" in to_sql(SearchPlan(source=NEAREST), profile)
+    l2 = attrs.evolve(NEAREST, metric="l2")
+    with pytest.raises(UnsupportedOnDialectError, match=r"^unsupported on cosine-only: the l2"):
+        to_sql(SearchPlan(source=l2), profile)
+
+
+def test_full_outer_join_is_a_capability() -> None:
+    profile = attrs.evolve(HOTDATA, name="no-joins", supports_full_outer_join=False)
+    plan = SearchPlan(source=ReciprocalRankFusion(branches=[TEXT, NEAREST]))
+    with pytest.raises(UnsupportedOnDialectError, match=r"^unsupported on no-joins: FULL OUTER"):
+        to_sql(plan, profile)
+
+
+def test_lowering_replaces_a_root_search_node() -> None:
+    node = VectorDistance(this=exp.column("v"), expression=exp.Literal.number(1), metric="dot")
+    assert lower_search_nodes(node, Hotdata.Generator).sql() == "NEGATIVE_DOT_PRODUCT(v, 1)"
+
+
+# -- dispatch ----------------------------------------------------------------------------------
+
+
+def test_a_fusion_is_abstract() -> None:
+    with pytest.raises(HotdataRetrievalError, match="names no fusion method"):
+        Fusion(branches=[TEXT, NEAREST])
+
+
+def test_a_node_without_a_visitor_method() -> None:
+    class Leaf:
+        visit_name = "leaf"
+
+    with pytest.raises(UnvisitableNodeError, match="NodeVisitor has no visit_leaf for Leaf"):
+        NodeVisitor().visit(Leaf())
+    assert not NodeVisitor.visits(Leaf) and PlanCompiler.visits(Bm25Search)
+
+
+class _Count(PredicateVisitor[int]):
+    """Counts leaves: a sixth interpretation, to check every node dispatches."""
+
+    def visit_comparison(self, node: Any) -> int:
+        return 1
+
+    visit_in_list = visit_is_null = visit_comparison
+
+    def visit_and(self, node: Any) -> int:
+        return sum(map(self.predicate, node.operands))
+
+    visit_or = visit_and
+
+    def visit_not(self, node: Any) -> int:
+        return self.predicate(node.operand)
+
+
+@given(predicates)
+def test_every_predicate_interpretation_dispatches_every_node(predicate: Predicate) -> None:
+    leaves = _Count().predicate(predicate)
+    assert 1 <= len(predicate_columns(predicate)) <= leaves
+    assert plan_to_document(SearchPlan(source=TEXT, filter=predicate))["filter"] is not None
+    row = dict.fromkeys(predicate_columns(predicate))  # every column NULL
+    assert _passes(predicate, row) in (True, False, None)
+    compiler = PlanCompiler(HOTDATA, LiteralBinder(HOTDATA))
+    assert isinstance(compiler.predicate(predicate), exp.Expr)
+
+
+def test_three_valued_truth_of_a_row() -> None:
+    lang = Comparison(column="lang", operator="=", value="en")
+    assert _passes(lang | InList(column="tag", values=[]), {"lang": None, "tag": "x"}) is None
+    assert _passes(~InList(column="tag", values=[]), {"tag": None}) is True  # NOT FALSE
+    assert _passes(~InList(column="tag", values=["x"]), {"tag": None}) is None
+    assert _passes(lang & IsNull(column="tag"), {"lang": "de", "tag": None}) is False
+
+
+SAME_AS_HOTDATA = attrs.evolve(HOTDATA, name="same-as-hotdata", compiler=PlanCompiler)
+
+
+@given(plans())
+def test_generated_plans_compile_through_the_profile_compiler(plan: SearchPlan) -> None:
+    assert to_sql(plan, SAME_AS_HOTDATA) == to_sql(plan)
