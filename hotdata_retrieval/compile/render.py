@@ -174,11 +174,31 @@ def _sqlglot_dialect(profile: DialectProfile) -> Any:
     return dialect
 
 
+_local = threading.local()
+
+
+def _value_generator(profile: DialectProfile) -> Any:
+    """This thread's sqlglot generator for the profile's values (one-line, no pretty).
+
+    A generator holds per-statement state, so each thread keeps its own; reusing one saves
+    building a generator for every value of every call.
+    """
+    generators: weakref.WeakKeyDictionary[DialectProfile, Any] | None = getattr(
+        _local, "generators", None
+    )
+    if generators is None:
+        generators = _local.generators = weakref.WeakKeyDictionary()
+    generator = generators.get(profile)
+    if generator is None:
+        generator = generators[profile] = _sqlglot_dialect(profile).generator()
+    return generator
+
+
 def _render_value(profile: DialectProfile, kind: str, value: Any) -> str:
     if kind == _VECTOR:
         return profile.vector_literal(value)
     node = exp.Literal.string(value) if kind == _TEXT else literal_node(value)
-    return _sqlglot_dialect(profile).generate(node, copy=False)  # type: ignore[no-any-return]
+    return _value_generator(profile).generate(node, copy=False)  # type: ignore[no-any-return]
 
 
 def to_sql(

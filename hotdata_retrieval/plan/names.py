@@ -11,6 +11,7 @@ lower-cased, and every table name is completed to three parts before any SQL is 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -241,6 +242,20 @@ class TableName:
         return ".".join(part if is_bare_identifier(part) else f'"{part}"' for part in self.parts)
 
 
+@functools.lru_cache(maxsize=1024)
+def _parse_default(text: str) -> TableName:
+    return TableName.parse(text)
+
+
 def coerce_table_name(value: Any) -> TableName:
-    """Accept a :class:`TableName` or a 1-3 part string (completed from the defaults)."""
+    """Accept a :class:`TableName` or a 1-3 part string (completed from the defaults).
+
+    Parsed strings are cached (table names are immutable, and every branch of every plan
+    names its table): a repeated name costs a dictionary lookup instead of a parse.
+
+    Raises:
+        TableNameError: as :meth:`TableName.parse`.
+    """
+    if type(value) is str:
+        return _parse_default(value)
     return TableName.parse(value)
