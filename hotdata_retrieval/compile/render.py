@@ -32,6 +32,7 @@ from hotdata_retrieval.compile.compiler import (
 )
 from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
 from hotdata_retrieval.compile.nodes import SLOT_DELIMITER, lower_search_nodes
+from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
 
 __all__ = ["compile_plan", "plan_shape", "to_sql"]
@@ -62,7 +63,9 @@ class _Shape:
 
 
 _EACH = "each"
-_FIELDS: dict[type, tuple[tuple[str, str | None], ...] | None] = {}
+_FIELDS: dict[type, tuple[tuple[str, str | None], ...] | None] = {TableName: None}
+"""Per attrs class, its fields as :func:`_fields_of` describes them; ``None`` marks a class
+whose instances are keyed as whole values (``TableName``: three strings, no bound value)."""
 
 
 def _fields_of(cls: type) -> tuple[tuple[str, str | None], ...] | None:

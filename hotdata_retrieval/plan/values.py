@@ -64,7 +64,9 @@ def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[floa
             it would be an infinity and every distance NaN); the message names the first bad
             position.
     """
-    if isinstance(value, (str, bytes, Mapping, Set)) or value is None:
+    if type(value) not in (list, tuple) and (  # the common types skip the ABC checks
+        isinstance(value, (str, bytes, Mapping, Set)) or value is None
+    ):
         raise PlanError(
             f"{label} must be an ordered sequence of numbers, got {value!r}",
             field=label,
@@ -137,7 +139,9 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     Raises:
         PlanError: not an integer, or below ``minimum``.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+    if type(value) is not int and (  # a plain int skips the ABC check
+        isinstance(value, bool) or not isinstance(value, numbers.Integral)
+    ):
         raise PlanError(f"{label} must be an integer, got {value!r}", field=label, value=value)
     number = int(value)  # a plain int: an int subclass's own repr never reaches the SQL
     if number < minimum:
@@ -176,6 +180,8 @@ def check_finite_number(value: Any, *, label: str) -> float | int:
     Raises:
         PlanError: a boolean, a non-number, NaN or an infinity.
     """
+    if type(value) is int:  # the common case, without the ABC checks
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise PlanError(f"{label} must be a number, got {value!r}", field=label, value=value)
     if isinstance(value, numbers.Integral):
