@@ -53,11 +53,13 @@ from hotdata_retrieval.adapters.toolkit import (
     SearchToolkit,
     ToolError,
 )
+from hotdata_retrieval.engines.base import Engine, query_embedder
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchHit
+from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
-from hotdata_retrieval.routing import SearchMode, TableIndexes, plan_search
+from hotdata_retrieval.routing import SearchMode, plan_search
 
 __all__ = [
     "HotdataRetriever",
@@ -209,7 +211,8 @@ def make_search_tools(
     (``sql=False`` leaves it out).
 
     Args:
-        engine: an engine with ``search``, ``sql``, ``indexes`` and ``embedder_for``.
+        engine: an engine (the contract: ``search``, ``sql``, ``indexes``, ``plan_search``;
+            :class:`~hotdata_retrieval.adapters.toolkit.SearchEngine` says what is optional).
         table: the table to search (1-3 part name).
         k: rows a search returns when the model gives no ``k`` (default 5, or ``max_rows``
             when smaller).
@@ -270,7 +273,7 @@ class HotdataRetriever(BaseRetriever):
     raw score (``text_rank``, ``text_score``, ``nearest_rank``, ``nearest_distance``, ...).
 
     Args:
-        engine: an engine with ``search``, ``indexes`` and ``embedder_for``.
+        engine: an engine (the contract: ``search``, ``indexes``, ``plan_search``).
         table: the table to search.
         k: Documents returned (also accepted by ``invoke(query, k=...)``).
         mode: ``auto`` (default: fused when the table allows), ``text``, ``semantic``,
@@ -280,7 +283,8 @@ class HotdataRetriever(BaseRetriever):
         columns: more columns to carry in ``metadata``.
         key_column: the table's unique key (default: what the engine reports).
         filter: a predicate, or SQL text such as ``"lang = 'en'"``, applied before ranking.
-        embedder: embeds queries on this side (default: ``engine.embedder_for(table)``).
+        embedder: embeds queries on this side (default: the engine's embedder for the table,
+            as its ``plan_search`` picks it).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -329,9 +333,10 @@ class HotdataRetriever(BaseRetriever):
         return self._searched_column(indexes)
 
     def plan(self, query: str, k: int | None = None) -> SearchPlan:
-        """The plan one call runs (useful to see its SQL with ``to_sql``): the engine's own
-        routing when it has one (``engine.plan_search``) and no ``embedder`` is given here,
-        else :func:`~hotdata_retrieval.routing.plan_search`."""
+        """The plan one call runs (useful to see its SQL with ``to_sql``): routed by the
+        engine's ``plan_search`` (the engine contract), embedding with ``embedder`` when one is
+        given here; for an engine without ``plan_search``, by
+        :func:`~hotdata_retrieval.routing.plan_search`."""
         indexes = self._table_indexes()
         content = self._content_column(indexes)
         searched = self._searched_column(indexes)
@@ -339,9 +344,8 @@ class HotdataRetriever(BaseRetriever):
             dict.fromkeys([indexes.key_column, content, searched, *(self.columns or ())])
         )
         limit = self.k if k is None else k
-        planner = getattr(self.engine, "plan_search", None)
-        if self.embedder is None and callable(planner):
-            plan: SearchPlan = planner(
+        if isinstance(self.engine, Engine):
+            return self.engine.plan_search(
                 indexes.table,
                 query,
                 mode=self.mode,
@@ -350,11 +354,11 @@ class HotdataRetriever(BaseRetriever):
                 columns=columns,
                 text_column=self.text_column,
                 key_column=indexes.key_column,
+                embed_query=query_embedder(self.embedder),
             )
-            return plan
-        embedder = (
-            self.embedder if self.embedder is not None else self.engine.embedder_for(indexes.table)
-        )
+        embedder = self.embedder
+        if embedder is None and callable(getattr(self.engine, "embedder_for", None)):
+            embedder = self.engine.embedder_for(indexes.table)
         return plan_search(
             indexes,
             query,
@@ -363,7 +367,7 @@ class HotdataRetriever(BaseRetriever):
             filter=self._predicate(),
             columns=columns,
             text_column=self.text_column,
-            embed_query=None if embedder is None else embedder.embed_query,
+            embed_query=query_embedder(embedder),
         )
 
     def _get_relevant_documents(

@@ -6,9 +6,10 @@ returning the :mod:`~hotdata_retrieval.adapters.envelope` document. The LangChai
 adapters are thin shells over it: they declare the arguments their framework wants and turn
 :class:`ToolError` into that framework's tool error.
 
-The toolkit only translates: searches become plans through :func:`~hotdata_retrieval.routing.
-plan_search` and run with ``engine.search``; agent SQL runs unchanged, after the linter
-(:func:`~hotdata_retrieval.lint.lint`) has read it. It never writes SQL.
+The toolkit only translates: searches become plans through the engine's ``plan_search`` (the
+engine contract, :class:`~hotdata_retrieval.engines.base.Engine`: the library's one router under
+the engine's routing policy) and run with ``engine.search``; agent SQL runs unchanged, after the
+linter (:func:`~hotdata_retrieval.lint.lint`) has read it. It never writes SQL.
 
 Agent SQL is guarded where it executes (``docs/adapters.md``, "Security model"): on an engine
 with ``stream_sql`` (the local engine) it runs read-only whatever the text says, under
@@ -27,6 +28,7 @@ strategy can change without changing the contract.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -40,14 +42,16 @@ from hotdata_retrieval.adapters.bounded import (
     read_bounded,
 )
 from hotdata_retrieval.adapters.envelope import ToolWarning, envelope
+from hotdata_retrieval.engines.base import Engine, query_embedder
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
-from hotdata_retrieval.lint import RULES_BY_CODE, Finding, IndexCatalog, format_finding
+from hotdata_retrieval.indexes import IndexCatalog, TableIndexes
+from hotdata_retrieval.lint import RULES_BY_CODE, Finding, format_finding
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import Bm25Search, SearchPlan, VectorSearch
 from hotdata_retrieval.plan.values import check_encodable, check_query_text
-from hotdata_retrieval.routing import SearchMode, TableIndexes, plan_search
+from hotdata_retrieval.routing import SearchMode, plan_search
 
 __all__ = [
     "DEFAULT_K",
@@ -59,6 +63,8 @@ __all__ = [
     "SearchToolkit",
     "ToolError",
 ]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_K = 5
 """Rows a search tool returns when the model gives no ``k`` (unless the ceiling is lower)."""
@@ -90,11 +96,18 @@ _READ_ONLY_STATEMENTS = frozenset(
 
 
 class SearchEngine(Protocol):
-    """What the tools need from an engine (``LocalEngine`` and the Hotdata engine have it).
+    """The least the tools need from an engine: ``search``, ``sql`` and ``indexes``.
 
-    An engine may also offer ``stream_sql(text, *, limits)`` (an iterator of record batches
-    that enforces :class:`~hotdata_retrieval.engines.limits.SqlLimits`); the SQL tool then
-    uses it instead of ``sql``.
+    Every engine of the library meets the full contract
+    (:class:`~hotdata_retrieval.engines.base.Engine`), whose ``plan_search`` routes the
+    searches under the engine's own routing policy. For an engine without ``plan_search``, the
+    tools route with :func:`~hotdata_retrieval.routing.plan_search` and its default policy.
+
+    Optional capabilities the tools use when present
+    (:data:`~hotdata_retrieval.engines.base.OPTIONAL_CAPABILITIES`): ``embedder_for(table)``
+    (the embedder a search needs on this side), ``stream_sql(text, *, limits)`` (an iterator
+    of record batches that enforces :class:`~hotdata_retrieval.engines.limits.SqlLimits`,
+    used instead of ``sql``), ``tables`` and ``index_catalog(table)`` (the linter's catalog).
     """
 
     def search(self, plan: SearchPlan) -> SearchResult: ...
@@ -102,8 +115,6 @@ class SearchEngine(Protocol):
     def sql(self, text: str) -> Any: ...
 
     def indexes(self, table: str | TableName) -> TableIndexes: ...
-
-    def embedder_for(self, table: str | TableName) -> Any: ...
 
 
 class ToolError(HotdataRetrievalError):
@@ -183,7 +194,8 @@ class SearchToolkit:
     """The tools over one table of one engine.
 
     Args:
-        engine: an engine (``search``, ``sql``, ``indexes``, ``embedder_for``).
+        engine: an engine (the contract: ``search``, ``sql``, ``indexes``, ``plan_search``;
+            see :class:`SearchEngine` for what is optional).
         table: the table the search tools search (1-3 part name).
         k: rows a search returns when the model gives no ``k`` (default 5, or ``max_rows``
             when smaller).
@@ -246,9 +258,7 @@ class SearchToolkit:
         self.table = indexes.table
         self.columns = None if columns is None else tuple(columns)
         self.text_column = text_column
-        planner = getattr(engine, "plan_search", None)
-        self._engine_plans = embedder is None and callable(planner)
-        self.embedder = embedder if embedder is not None else engine.embedder_for(self.table)
+        self.embedder = embedder if embedder is not None else _embedder_for(engine, self.table)
         self.read_only = read_only
         self.text_tool_name = f"{name_prefix}search_text"
         self.semantic_tool_name = f"{name_prefix}search_semantic"
@@ -257,11 +267,9 @@ class SearchToolkit:
         self.text_route = self._route(SearchMode.AUTO) if self._searchable else None
         self.semantic_route: SearchRoute | None = None
         if indexes.vectors:
-            semantic = (
-                SearchMode.NEAREST
-                if self.embedder is not None and not self._engine_plans
-                else SearchMode.SEMANTIC
-            )
+            # With an embedder at hand the query is embedded here (the same model wrote the
+            # column); without one, the route lets the engine embed where it can.
+            semantic = SearchMode.NEAREST if self.embedder is not None else SearchMode.SEMANTIC
             try:
                 self.semantic_route = self._route(semantic)
             except PlanError:  # e.g. only a vector index whose queries need an embedder
@@ -282,10 +290,7 @@ class SearchToolkit:
         return self.text_route is None or self.text_route.matches_words
 
     def _embed_query(self) -> Callable[[str], Sequence[float]] | None:
-        if self.embedder is None:
-            return None
-        embed: Callable[[str], Sequence[float]] = self.embedder.embed_query
-        return embed
+        return query_embedder(self.embedder)
 
     def _plan(
         self,
@@ -294,15 +299,15 @@ class SearchToolkit:
         k: int,
         embed_query: Callable[[str], Sequence[float]] | None,
     ) -> SearchPlan:
-        """The plan for one search: the engine's own routing when it has one (it knows which
-        vector indexes embed queries themselves), else :func:`plan_search`."""
+        """The plan for one search: the engine's ``plan_search`` (the contract: it routes
+        under the engine's policy), else :func:`plan_search` for an engine without one."""
         text_column = self.text_column
         if mode in (SearchMode.SEMANTIC, SearchMode.NEAREST) and not any(
             vector.source_column == text_column for vector in self.indexes.vectors
         ):
             text_column = None
-        if self._engine_plans:
-            plan: SearchPlan = self.engine.plan_search(  # type: ignore[attr-defined]
+        if isinstance(self.engine, Engine):
+            return self.engine.plan_search(
                 self.table,
                 query,
                 mode=mode,
@@ -310,8 +315,8 @@ class SearchToolkit:
                 columns=self.columns,
                 text_column=text_column,
                 key_column=self.indexes.key_column,
+                embed_query=embed_query,
             )
-            return plan
         return plan_search(
             self.indexes,
             query,
@@ -323,8 +328,8 @@ class SearchToolkit:
         )
 
     def _route(self, mode: SearchMode) -> SearchRoute:
-        # Read from a plan built now, for a stand-in query. With plan_search a stand-in query
-        # vector is used too, so nothing is embedded; the engine's own routing may embed it.
+        # Read from a plan built now, for a stand-in query and a stand-in query vector, so
+        # nothing is embedded (without an embedder here, the engine's own may embed it).
         stand_in = None if self.embedder is None else (lambda _text: (1.0,))
         return SearchRoute.of(mode, self._plan(mode, "route", self.k, stand_in), self.indexes)
 
@@ -571,6 +576,7 @@ class SearchToolkit:
                     default_schema=self.table.schema,
                 )
             except Exception as error:  # the query still runs when it cannot be checked
+                logger.warning("the linter failed on agent SQL; it runs unchecked", exc_info=True)
                 message = f"the query was not checked: {type(error).__name__}: {error}"
                 warnings.append(ToolWarning(code="not_checked", message=message))
             else:
@@ -674,6 +680,7 @@ class SearchToolkit:
         except HotdataRetrievalError as error:
             raise ToolError(str(error)) from error
         except Exception as error:  # an agent run must get a message, not a crash
+            logger.warning("a tool call failed unexpectedly", exc_info=True)
             raise ToolError(f"{type(error).__name__}: {error}") from error
 
 
@@ -690,3 +697,9 @@ def _check_read_only(statements: Sequence[Any]) -> None:
             raise ToolError(
                 f"only read-only queries (SELECT) run here, got {node.key.upper()} inside it"
             )
+
+
+def _embedder_for(engine: Any, table: TableName) -> Any:
+    """``engine.embedder_for(table)`` where the engine has it (an optional capability)."""
+    embedder_for = getattr(engine, "embedder_for", None)
+    return embedder_for(table) if callable(embedder_for) else None

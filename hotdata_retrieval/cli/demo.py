@@ -42,7 +42,6 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
     rank differently."""
     from hotdata_retrieval.demo import DEMO_QUERIES, support_tickets
     from hotdata_retrieval.engines.local import LocalEngine
-    from hotdata_retrieval.routing import plan_search
 
     console = Console(stderr=output_format == "json")
     started = time.perf_counter()
@@ -61,15 +60,14 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
             embed_columns=["body"],
             progress=True,
         )
-        indexes = engine.indexes(DEMO_TABLE)
         for query in DEMO_QUERIES:
             if output_format == "table":
                 console.rule(f"[bold]{query.text}")
                 console.print(query.point)
             entry: dict[str, Any] = {"query": query.text, "point": query.point, "modes": {}}
             for mode in ("text", "semantic", "hybrid"):
-                plan = plan_search(
-                    indexes,
+                plan = engine.plan_search(
+                    DEMO_TABLE,
                     query.text,
                     mode=mode,
                     limit=limit,

@@ -61,8 +61,8 @@ def open_local_engine(database: str, table: str) -> Any:
 
 
 ENGINE_OPENERS: dict[str, EngineOpener] = {"local": open_local_engine}
-"""The engines ``--engine`` can name. Another engine with the same surface (``search``,
-``sql``, ``indexes``, ``embedder_for``) is served by adding its opener here."""
+"""The engines ``--engine`` can name. Another engine that meets the engine contract
+(:class:`~hotdata_retrieval.engines.base.Engine`) is served by adding its opener here."""
 
 
 def serve(

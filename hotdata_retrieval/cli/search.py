@@ -15,7 +15,7 @@ from hotdata_retrieval.cli._local import database_option, embedder_for_model, re
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.plan.filters import And, Predicate
-from hotdata_retrieval.routing import SearchMode, plan_search
+from hotdata_retrieval.routing import SearchMode
 
 __all__ = ["render_hits", "search"]
 
@@ -144,8 +144,8 @@ def search(
             except HotdataRetrievalError:
                 if mode != SearchMode.TEXT.value:
                     raise  # text search needs no embedder; the others do
-        plan = plan_search(
-            indexes,
+        plan = engine.plan_search(
+            indexes.table,
             query,
             mode=mode,
             limit=limit,
@@ -153,7 +153,6 @@ def search(
             filter=_filter(filters),
             columns=None if columns is None else [c.strip() for c in columns.split(",")],
             text_column=text_column,
-            embed_query=engine.embedder.embed_query if engine.embedder is not None else None,
         )
         result = engine.search(plan)
     if output_format == "json":

@@ -1,9 +1,11 @@
 """The Hotdata engine: compiled plans run on a Hotdata workspace through hotdata-framework.
 
-:class:`HotdataEngine` has the local engine's surface — ``search(plan) -> SearchResult``,
-``sql(text) -> pyarrow.Table``, ``indexes(table) -> TableIndexes``, ``embedder_for(table)``
-— over hotdata-framework's ``HotdataClient``. Needs the ``hotdata`` extra; the module imports
-without it, and constructing an engine then says what to install.
+:class:`HotdataEngine` meets the engine contract (:class:`~hotdata_retrieval.engines.base.
+Engine`: ``search(plan) -> SearchResult``, ``sql(text) -> pyarrow.Table``, ``indexes(table)
+-> TableIndexes``, ``plan_search(table, query, ...) -> SearchPlan``) and has ``embedder_for``
+and ``index_catalog`` besides, over hotdata-framework's ``HotdataClient``. Needs the
+``hotdata`` extra; the module imports without it, and constructing an engine then says what
+to install.
 
 What it does that a hand-written client call does not (engine contract §5, §5.1, §8):
 
@@ -21,11 +23,13 @@ What it does that a hand-written client call does not (engine contract §5, §5.
   are read with ``IndexesApi.list_indexes(connection_id, schema, table)`` using the database's
   ``default_connection_id``. A ``pending`` index is never offered (a search against one fails).
 
-Routing (:func:`route_search`): text → BM25; semantic → the engine-embedded
-``vector_search`` over a provider-backed index, or a caller-embedded nearest-neighbour search
-over a plain index (needs an embedder); hybrid → BM25 fused with a *plain* vector index,
-caller-embedded, because a provider-backed index cannot share its table with any other index
-(contract §1.2, hotdata-langchain CHANGELOG 0.10.0).
+Routing (:meth:`HotdataEngine.plan_search`): the library's one router,
+:func:`hotdata_retrieval.routing.plan_search`, under :data:`~hotdata_retrieval.routing.
+HOTDATA_ROUTING`: text → BM25; semantic → the engine-embedded ``vector_search`` over a
+provider-backed index, or a caller-embedded nearest-neighbour search over a plain index (needs
+an embedder); hybrid → BM25 fused with a *plain* vector index, caller-embedded, because a
+provider-backed index cannot share its table with any other index (contract §1.2,
+hotdata-langchain CHANGELOG 0.10.0).
 """
 
 from __future__ import annotations
@@ -33,26 +37,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
 from hotdata_retrieval.compile import to_sql
+from hotdata_retrieval.engines.base import query_embedder
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
-from hotdata_retrieval.lint.catalog import IndexCatalog, IndexEntry, IndexKind
+from hotdata_retrieval.indexes import (
+    IndexCatalog,
+    IndexEntry,
+    IndexKind,
+    TableIndexes,
+    VectorIndex,
+)
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
-from hotdata_retrieval.plan.search import (
-    Bm25Search,
-    Branch,
-    NearestNeighborSearch,
-    ReciprocalRankFusion,
-    SearchPlan,
-    VectorSearch,
-)
-from hotdata_retrieval.routing import SearchMode, TableIndexes, VectorIndex
+from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.routing import HOTDATA_ROUTING, RoutingPolicy, SearchMode, plan_search
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -261,212 +265,17 @@ def result_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Ta
 # -- routing -------------------------------------------------------------------------------
 
 
-def _is_provider_backed(vector: VectorIndex) -> bool:
-    return bool(vector.source_column)
-
-
-def _pick_text_column(indexes: TableIndexes, text_column: str | None) -> str:
-    if text_column is not None:
-        column = text_column.lower()
-        if column not in indexes.bm25_columns:
-            raise PlanError(
-                f"column '{column}' of '{indexes.table}' has no ready BM25 index; ready: "
-                f"{', '.join(indexes.bm25_columns) or 'none'}",
-                field="text_column",
-                value=text_column,
-            )
-        return column
-    if not indexes.bm25_columns:
-        raise PlanError(
-            f"table '{indexes.table}' has no ready BM25 index", field="mode", value="text"
-        )
-    return indexes.bm25_columns[0]
-
-
-def _pick_vector(
-    indexes: TableIndexes,
-    *,
-    vector_column: str | None,
-    text_column: str | None,
-    plain_only: bool,
-) -> VectorIndex:
-    candidates = [v for v in indexes.vectors if not (plain_only and _is_provider_backed(v))]
-    if vector_column is not None:
-        wanted = vector_column.lower()
-        for vector in indexes.vectors:
-            if vector.column == wanted:
-                if plain_only and _is_provider_backed(vector):
-                    break
-                return vector
-        kind = "plain vector index" if plain_only else "vector index"
-        raise PlanError(
-            f"column '{wanted}' of '{indexes.table}' has no ready {kind}",
-            field="vector_column",
-            value=vector_column,
-        )
-    if text_column is not None and not plain_only:
-        for vector in candidates:
-            if vector.source_column == text_column.lower():
-                return vector
-    if plain_only:
-        if len(candidates) == 1:
-            return candidates[0]
-        if not candidates:
-            provider = [v.column for v in indexes.vectors if _is_provider_backed(v)]
-            extra = (
-                f" (its engine-embedded index on '{provider[0]}' cannot be fused: a "
-                "provider-backed index cannot share its table with a BM25 index)"
-                if provider
-                else ""
-            )
-            raise PlanError(
-                f"table '{indexes.table}' has no ready plain vector index{extra}",
-                field="mode",
-                value="hybrid",
-            )
-        raise PlanError(
-            f"table '{indexes.table}' has {len(candidates)} plain vector indexes "
-            f"({', '.join(v.column for v in candidates)}) and the engine records no link from "
-            "a vector column to its text; name one with vector_column=",
-            field="vector_column",
-            value=None,
-        )
-    provider_backed = [v for v in candidates if _is_provider_backed(v)]
-    if provider_backed:
-        return provider_backed[0]
-    if candidates:
-        return candidates[0]
-    raise PlanError(
-        f"table '{indexes.table}' has no ready vector index", field="mode", value="semantic"
-    )
-
-
-def _nearest(
-    indexes: TableIndexes,
-    vector: VectorIndex,
-    query: str,
-    embed_query: Callable[[str], Sequence[float]] | None,
-    mode: SearchMode,
-) -> NearestNeighborSearch:
-    if embed_query is None:
-        raise PlanError(
-            f"{mode.value} search over the plain vector index on '{vector.column}' of "
-            f"'{indexes.table}' embeds the query on this side and needs an embedder "
-            "(HotdataEngine(embedder=...)) made with the model that wrote the column",
-            field="embedder",
-            value=None,
-        )
-    return NearestNeighborSearch(
-        table=indexes.table,
-        column=vector.column,
-        query_vector=embed_query(query),
-        metric=vector.metric,
-    )
-
-
-def route_search(
-    indexes: TableIndexes,
-    query: str,
-    *,
-    mode: SearchMode | str = SearchMode.AUTO,
-    limit: int = 10,
-    offset: int = 0,
-    filter: Predicate | None = None,
-    columns: Sequence[str] | None = None,
-    text_column: str | None = None,
-    vector_column: str | None = None,
-    embed_query: Callable[[str], Sequence[float]] | None = None,
-    include_branch_scores: bool = False,
-) -> SearchPlan:
-    """Build the plan that answers ``query`` on a Hotdata table with ``indexes``.
-
-    A vector index with a ``source_column`` is provider-backed (the engine embeds the query
-    text); one without is plain (the caller embeds it with ``embed_query``). The rules:
-
-    - ``text``: BM25 over ``text_column`` (default: the first ready BM25 column).
-    - ``semantic``: over a provider-backed index, ``vector_search`` on its text column; over a
-      plain index, a nearest-neighbour search with the query embedded by ``embed_query``.
-      Provider-backed is preferred; ``vector_column`` or ``text_column`` pick one.
-    - ``nearest``: a nearest-neighbour search on a vector column (either kind), embedded by
-      ``embed_query``.
-    - ``hybrid``: BM25 fused by reciprocal rank fusion with a nearest-neighbour search over a
-      *plain* vector index, embedded by ``embed_query``: a provider-backed index cannot share
-      its table with a BM25 index (engine contract §1.2). With several plain indexes,
-      ``vector_column`` names the one to fuse (the engine records no link from a vector
-      column to the text it came from: contract §3.3 item 14).
-    - ``auto``: hybrid when the table has a BM25 index, exactly one plain vector index (or
-      ``vector_column``) and ``embed_query``; else text when it has a BM25 index; else
-      semantic.
-
-    ``routing.plan_search`` serves the local engine, whose every vector column is
-    engine-embedded; this function adds the plain-index semantic route.
+def route_search(indexes: TableIndexes, query: str, **options: Any) -> SearchPlan:
+    """:func:`hotdata_retrieval.routing.plan_search` under the Hotdata engine's policy
+    (:data:`~hotdata_retrieval.routing.HOTDATA_ROUTING`: hybrid fuses BM25 with a plain vector
+    index only). Takes the same keyword arguments, ``policy`` aside. Kept so that code written
+    against earlier releases runs unchanged; new code calls :meth:`HotdataEngine.plan_search`,
+    or ``plan_search(indexes, query, ..., policy=HOTDATA_ROUTING)`` on indexes it has.
 
     Raises:
-        PlanError: an unknown mode, no ready index for it, or a plain index without
-            ``embed_query``.
+        PlanError: as :func:`~hotdata_retrieval.routing.plan_search`.
     """
-    try:
-        chosen = SearchMode(mode)
-    except ValueError:
-        known = ", ".join(member.value for member in SearchMode)
-        raise PlanError(
-            f"unknown mode {mode!r}; expected one of {known}", field="mode", value=mode
-        ) from None
-    plain = [v for v in indexes.vectors if not _is_provider_backed(v)]
-    if chosen is SearchMode.AUTO:
-        fusable = vector_column is not None or len(plain) == 1
-        if indexes.bm25_columns and plain and fusable and embed_query is not None:
-            chosen = SearchMode.HYBRID
-        elif indexes.bm25_columns:
-            chosen = SearchMode.TEXT
-        elif indexes.vectors:
-            chosen = SearchMode.SEMANTIC
-        else:
-            raise PlanError(
-                f"table '{indexes.table}' has no ready BM25 or vector index",
-                field="mode",
-                value="auto",
-            )
-
-    source: Branch | ReciprocalRankFusion
-    if chosen is SearchMode.TEXT:
-        column = _pick_text_column(indexes, text_column)
-        source = Bm25Search(table=indexes.table, column=column, query_text=query)
-    elif chosen is SearchMode.SEMANTIC:
-        vector = _pick_vector(
-            indexes, vector_column=vector_column, text_column=text_column, plain_only=False
-        )
-        if _is_provider_backed(vector):
-            source = VectorSearch(
-                table=indexes.table, column=vector.source_column, query_text=query
-            )
-        else:
-            source = _nearest(indexes, vector, query, embed_query, chosen)
-    elif chosen is SearchMode.NEAREST:
-        vector = _pick_vector(
-            indexes, vector_column=vector_column, text_column=text_column, plain_only=False
-        )
-        source = _nearest(indexes, vector, query, embed_query, chosen)
-    else:
-        column = _pick_text_column(indexes, text_column)
-        vector = _pick_vector(
-            indexes, vector_column=vector_column, text_column=None, plain_only=True
-        )
-        source = ReciprocalRankFusion(
-            branches=[
-                Bm25Search(table=indexes.table, column=column, query_text=query),
-                _nearest(indexes, vector, query, embed_query, chosen),
-            ]
-        )
-    return SearchPlan(
-        source=source,
-        columns=columns,
-        limit=limit,
-        offset=offset,
-        filter=filter,
-        key_column=indexes.key_column,
-        include_branch_scores=include_branch_scores,
-    )
+    return plan_search(indexes, query, policy=HOTDATA_ROUTING, **options)
 
 
 # -- index metadata ------------------------------------------------------------------------
@@ -500,7 +309,7 @@ def table_indexes(
     """What ``table`` can be searched by, from its index catalog: ready indexes only.
 
     BM25 columns are every column of a ready BM25 index. A vector index becomes a
-    :class:`~hotdata_retrieval.routing.VectorIndex` on its (first) column with its metric
+    :class:`~hotdata_retrieval.indexes.VectorIndex` on its (first) column with its metric
     (``l2`` when the listing names none, the server's default) and, for a provider-backed
     index, its source text column; a plain index has no source column (``None``).
     """
@@ -516,8 +325,7 @@ def table_indexes(
 
 def _vector_index(entry: IndexEntry) -> VectorIndex:
     metric = entry.metric.value if entry.metric is not None else DEFAULT_VECTOR_METRIC
-    # A plain index has no source column. routing.VectorIndex declares ``source_column: str``
-    # because every local vector column is engine-embedded; ``None`` marks a plain one here.
+    # A plain index has no source column (``None``); a provider-backed one names its text.
     return VectorIndex(
         column=entry.columns[0],
         source_column=entry.source_column,
@@ -742,9 +550,12 @@ class HotdataEngine:
         table has a ready plain vector index, else ``None`` (BM25 and provider-backed indexes
         embed nothing here). The engine cannot check which model wrote a plain column."""
         indexes = self.indexes(table)
-        if any(not _is_provider_backed(vector) for vector in indexes.vectors):
+        if any(not vector.provider_backed for vector in indexes.vectors):
             return self.embedder
         return None
+
+    routing_policy: ClassVar[RoutingPolicy] = HOTDATA_ROUTING
+    """How :meth:`plan_search` routes: hybrid fuses BM25 with a plain vector index only."""
 
     def plan_search(
         self,
@@ -758,11 +569,28 @@ class HotdataEngine:
         columns: Sequence[str] | None = None,
         text_column: str | None = None,
         vector_column: str | None = None,
-        key_column: str = "id",
+        key_column: str | None = None,
+        embed_query: Callable[[str], Sequence[float]] | None = None,
         include_branch_scores: bool = False,
     ) -> SearchPlan:
-        """Read ``table``'s indexes (one listing request) and route ``query`` by
-        :func:`route_search`, embedding with :attr:`embedder` where a plain index needs it.
+        """Read ``table``'s indexes (one listing request) and route ``query`` with
+        :func:`hotdata_retrieval.routing.plan_search` under :attr:`routing_policy`.
+
+        Args:
+            table: the table, completed with the database's catalog and ``public``.
+            query: the user's text.
+            mode: ``auto``, ``text``, ``semantic``, ``nearest`` or ``hybrid``.
+            limit: top-k.
+            offset: rows to skip.
+            filter: applied inside every branch.
+            columns: the columns to return (default: the key and the searched text column).
+            text_column: the text column to search.
+            vector_column: the vector column to use (to pick one of several plain indexes).
+            key_column: the table's unique key (default ``id``: the control plane lists no
+                keys).
+            embed_query: embeds the query here for a plain index (default:
+                :attr:`embedder`'s ``embed_query``).
+            include_branch_scores: return each branch's rank and raw score.
 
         Raises:
             PlanError: no ready index serves ``mode`` (pending indexes are named), or a plain
@@ -771,10 +599,9 @@ class HotdataEngine:
         """
         name = self.table_name(table)
         catalog = self.index_catalog(name)
-        indexes = table_indexes(catalog, name, key_column=key_column)
-        embed_query = self.embedder.embed_query if self.embedder is not None else None
+        indexes = table_indexes(catalog, name, key_column=key_column or "id")
         try:
-            return route_search(
+            return plan_search(
                 indexes,
                 query,
                 mode=mode,
@@ -784,8 +611,9 @@ class HotdataEngine:
                 columns=columns,
                 text_column=text_column,
                 vector_column=vector_column,
-                embed_query=embed_query,
+                embed_query=embed_query or query_embedder(self.embedder),
                 include_branch_scores=include_branch_scores,
+                policy=self.routing_policy,
             )
         except PlanError as error:
             pending = [entry for entry in catalog.indexes_on(name) if not entry.ready]

@@ -1,0 +1,141 @@
+"""The engine contract: what every engine offers, whatever runs its SQL.
+
+:class:`Engine` is a runtime-checkable :class:`typing.Protocol`. ``LocalEngine`` and
+``HotdataEngine`` satisfy it, and everything built on engines — the agent toolkit, the
+LangChain and MCP adapters, ``hdq search`` — asks for no more than it:
+
+- ``search(plan) -> SearchResult``: compile the plan to one statement, run it, return typed
+  hits. Every engine expands the plan through
+  :func:`~hotdata_retrieval.engines.results.executed_plan` and builds the result with
+  :func:`~hotdata_retrieval.engines.results.search_result`, so engines accept the same plans and
+  answer in the same shape; ``SearchResult.sql`` is the statement that ran.
+- ``sql(text) -> pyarrow.Table``: run one statement.
+- ``indexes(table) -> TableIndexes``: what the table can be searched by.
+- ``plan_search(table, query, ...) -> SearchPlan``: read the table's indexes and route the query
+  with :func:`hotdata_retrieval.routing.plan_search` under the engine's
+  :class:`~hotdata_retrieval.routing.RoutingPolicy`.
+
+Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_CAPABILITIES`):
+
+- ``stream_sql(text, *, limits)``: the result batch by batch under
+  :class:`~hotdata_retrieval.engines.limits.SqlLimits` (the local engine); the agent SQL tool
+  prefers it to ``sql``.
+- ``embedder_for(table)``: the embedder a search of the table needs on the caller's side, or
+  ``None``.
+- ``tables``: a mapping of every table's name (the local engine); the SQL tool's linter then
+  reads every table's indexes.
+- ``index_catalog(table)``: the table's indexes as an
+  :class:`~hotdata_retrieval.indexes.IndexCatalog`, pending ones included (the Hotdata engine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from hotdata_retrieval.engines.results import SearchResult
+from hotdata_retrieval.indexes import TableIndexes
+from hotdata_retrieval.plan.filters import Predicate
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.routing import SearchMode
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from hotdata_retrieval.engines.hotdata import HotdataEngine
+    from hotdata_retrieval.engines.local import LocalEngine
+
+__all__ = ["OPTIONAL_CAPABILITIES", "Engine", "query_embedder"]
+
+OPTIONAL_CAPABILITIES = ("stream_sql", "embedder_for", "tables", "index_catalog")
+"""Members an engine may have beyond :class:`Engine`; callers check for them before use."""
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """The contract every engine meets: ``search``, ``sql``, ``indexes`` and ``plan_search``.
+
+    ``isinstance(engine, Engine)`` checks that the four methods exist (not their signatures;
+    ``tests/test_engine_contract.py`` checks those for the library's engines).
+    """
+
+    def search(self, plan: SearchPlan) -> SearchResult:
+        """Compile ``plan`` to one statement, run it, and return typed hits, best first.
+
+        Raises:
+            EngineError: the engine rejected or failed the statement (a missing table, column
+                or index), or a key came back twice.
+        """
+        ...
+
+    def sql(self, text: str) -> pa.Table:
+        """Run one SQL statement and return its rows as an Arrow table.
+
+        Raises:
+            EngineError: the engine's own message (planning or execution).
+        """
+        ...
+
+    def indexes(self, table: str | TableName) -> TableIndexes:
+        """What ``table`` can be searched by: its ready BM25 columns and vector indexes.
+
+        Raises:
+            EngineError: no such table (or the engine cannot list its indexes).
+        """
+        ...
+
+    def plan_search(
+        self,
+        table: str | TableName,
+        query: str,
+        *,
+        mode: SearchMode | str = SearchMode.AUTO,
+        limit: int = 10,
+        offset: int = 0,
+        filter: Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        key_column: str | None = None,
+        embed_query: Callable[[str], Sequence[float]] | None = None,
+        include_branch_scores: bool = False,
+    ) -> SearchPlan:
+        """Read ``table``'s indexes and route ``query`` (:func:`~hotdata_retrieval.routing.
+        plan_search`, with the engine's routing policy).
+
+        Args:
+            table: the table (1-3 part name, completed with the engine's defaults).
+            query: the user's text.
+            mode: ``auto``, ``text``, ``semantic``, ``nearest`` or ``hybrid``.
+            limit: top-k.
+            offset: rows to skip.
+            filter: applied inside every branch.
+            columns: the columns to return (default: the key and the searched text column).
+            text_column: the text column to search.
+            vector_column: the vector column to use.
+            key_column: the table's unique key (default: what the engine knows of the table).
+            embed_query: embeds the query on the caller's side where the route needs it
+                (default: the engine's embedder for the table, if it has one).
+            include_branch_scores: return each branch's rank and raw score.
+
+        Raises:
+            PlanError: no index serves ``mode``, or the route needs an embedder and there is
+                none.
+            EngineError: no such table (or the engine cannot list its indexes).
+        """
+        ...
+
+
+def query_embedder(embedder: Any) -> Callable[[str], Sequence[float]] | None:
+    """``embedder.embed_query``, or ``None`` without an embedder."""
+    if embedder is None:
+        return None
+    embed: Callable[[str], Sequence[float]] = embedder.embed_query
+    return embed
+
+
+if TYPE_CHECKING:  # mypy checks that the library's engines meet the contract
+
+    def _engines_meet_the_contract(local: LocalEngine, hotdata: HotdataEngine) -> list[Engine]:
+        return [local, hotdata]
