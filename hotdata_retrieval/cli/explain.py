@@ -78,8 +78,13 @@ _USES: dict[str, frozenset[str]] = {
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-class InvalidPlanError(click.ClickException):
-    """The plan is invalid or cannot be compiled: exit 1, one line on stderr."""
+class InvalidPlanError(HotdataRetrievalError, click.ClickException):
+    """The plan is invalid or cannot be compiled: exit 1, one line on stderr.
+
+    A :class:`~hotdata_retrieval.errors.HotdataRetrievalError` like every error of the
+    library, and a ``click.ClickException`` so that click prints it and exits with
+    :data:`~hotdata_retrieval.cli.exit_codes.EXIT_INVALID_PLAN`.
+    """
 
     exit_code = EXIT_INVALID_PLAN
 
@@ -319,12 +324,14 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     fusion = plan.fusion
     if fusion is None:
         lines.append(f"-- fetches limit + offset = {plan.depth} rows")
-    else:
+    elif isinstance(fusion, ReciprocalRankFusion):
         weights = ", ".join(repr(weight) for weight in fusion.weights)
         lines.append(
             f"-- reciprocal rank fusion: rank constant {fusion.rank_constant!r}, "
             f"weights {weights}; {plan.depth} candidates per branch"
         )
+    else:
+        lines.append(f"-- {fusion.describe()}; {plan.depth} candidates per branch")
     return lines
 
 

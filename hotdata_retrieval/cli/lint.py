@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import stat
 import sys
@@ -39,6 +40,8 @@ from hotdata_retrieval.lint import lint as lint_sql
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA
 
 __all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "lint", "write_atomically"]
+
+logger = logging.getLogger(__name__)
 
 EXIT_CLEAN = 0
 """No findings (with ``--fix``: none left after fixing)."""
@@ -289,6 +292,7 @@ def lint_command(ctx: click.Context, /, **params: Any) -> None:
     except RecursionError:
         _fail(f"{path}: the SQL is nested too deeply to lint")
     except Exception as error:  # a bug must not surface as a traceback on bad input
+        logger.debug("the linter failed on %s", path, exc_info=True)
         _fail(f"{path}: internal error while linting ({type(error).__name__}: {error})")
 
     if params["apply_fixes"]:

