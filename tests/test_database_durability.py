@@ -315,3 +315,149 @@ def test_a_row_over_a_megabyte_loads(tmp_path: Path, suffix: str) -> None:
             "SELECT id, length(body) AS n FROM default.public.docs ORDER BY id"
         ).to_pylist()
         assert lengths == [{"id": "1", "n": 5}, {"id": "2", "n": len(long_text)}]
+
+
+def test_a_truncated_index_segment_marks_only_its_table_damaged(tmp_path: Path) -> None:
+    root = tmp_path / "db"
+    with LocalEngine(root) as engine:
+        broken = engine.load_table("broken", _table(), text_columns=["body"])
+        engine.load_table("fine", _table(), text_columns=["body"])
+    index = root / "tables" / "broken" / broken.version / "bm25" / "body"
+    for segment_file in index.iterdir():
+        if segment_file.suffix in (".term", ".idx", ".pos", ".fast", ".fieldnorm", ".store"):
+            segment_file.write_bytes(segment_file.read_bytes()[:5])  # tantivy panics on these
+    with LocalEngine(root) as engine:
+        assert set(engine.damaged_tables) == {"broken"}
+        assert _search(engine, "fine", "fox") == [0, 1, 2]
+        engine.load_table("broken", _table(word="again"), text_columns=["body"])
+        assert _search(engine, "broken", "again") == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "catalog",
+    [
+        '{"format": 1, "tables": null}',
+        '{"format": 1, "tables": []}',
+        '{"format": 1, "tables": {"docs": "text"}}',
+        '{"format": 99, "tables": {}}',
+        '{"format": 1, "tables": {"docs": {"name": "docs", "version": "v", "rows": 1e400, '
+        '"key_column": "id", "columns": ["id"]}}}',
+        "[" * 200_000 + "]" * 200_000,
+        "not json",
+    ],
+)
+def test_a_damaged_catalog_is_one_line_naming_it(tmp_path: Path, catalog: str) -> None:
+    root = tmp_path / "db"
+    root.mkdir()
+    (root / "catalog.json").write_text(catalog)
+    with pytest.raises(DatabaseError) as caught:
+        LocalEngine(root)
+    assert "\n" not in str(caught.value)
+    assert str(root / "catalog.json") in str(caught.value)
+    result = CliRunner().invoke(main, ["search", "fox", "--table", "docs", "--database", str(root)])
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1 and "catalog.json" in result.stderr
+
+
+def test_no_inodes_left_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with LocalEngine(tmp_path / "db") as engine:
+        real_mkdir = Path.mkdir
+
+        def no_inodes(self: Path, *args: object, **kwargs: object) -> None:
+            if "staging" in self.parts:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Path, "mkdir", no_inodes)
+        with pytest.raises(DatabaseError, match="No space left on device; nothing was written"):
+            engine.load_table("docs", _table(), text_columns=["body"])
+
+
+def test_a_read_only_index_directory_is_searched_from_a_private_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tantivy
+
+    root = tmp_path / "db"
+    with LocalEngine(root) as engine:
+        engine.load_table("docs", _table(), text_columns=["body"])
+    real_open = tantivy.Index.open
+    opened: list[str] = []
+
+    def locked(path: str) -> object:
+        opened.append(path)
+        if path.startswith(str(root)):
+            raise ValueError("Failed to acquire Lockfile: Read-only file system")
+        return real_open(path)
+
+    monkeypatch.setattr(tantivy.Index, "open", locked)
+    with LocalEngine(root) as engine:
+        assert engine.damaged_tables == {}
+        assert _search(engine, "docs", "fox") == [0, 1, 2]
+        assert _search(engine, "docs", "absent") == []  # an empty result writes nothing here
+    assert not opened[-1].startswith(str(root))
+    assert not (root / ".scratch").exists()
+
+
+def test_a_csv_with_a_byte_order_mark_keeps_its_keys(tmp_path: Path) -> None:
+    path = tmp_path / "docs.csv"
+    path.write_bytes(b"\xef\xbb\xbfid,body\r\n001,red fox\r\n1e3,blue fox\r\n")
+    assert _load(path, tmp_path / "db", "--no-embed").exit_code == 0  # type: ignore[attr-defined]
+    with LocalEngine(tmp_path / "db") as engine:
+        keys = engine.sql("SELECT id FROM default.public.docs ORDER BY body").column("id")
+        assert keys.to_pylist() == ["1e3", "001"]
+
+
+def _beir_directory(tmp_path: Path, qrels: bytes) -> Path:
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    (beir / "corpus.jsonl").write_text(
+        '{"_id": "d1", "title": "t", "text": "fox"}\n{"_id": "d2", "title": "t", "text": "den"}\n'
+    )
+    (beir / "qrels" / "test.tsv").write_bytes(qrels)
+    return beir
+
+
+def test_qrels_with_crlf_and_no_header_keep_every_judgment(tmp_path: Path) -> None:
+    beir = _beir_directory(tmp_path, b"q1\td1\t1\r\nq1\td2\t2\r\n")
+    assert _load(beir, tmp_path / "db", "--no-embed").exit_code == 0  # type: ignore[attr-defined]
+    with LocalEngine(tmp_path / "db") as engine:
+        rows = engine.sql("SELECT corpus_id, score FROM qrels ORDER BY corpus_id").to_pylist()
+    assert rows == [{"corpus_id": "d1", "score": 1}, {"corpus_id": "d2", "score": 2}]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("qrels", b"q1\td1\tinf\n", "relevance 'inf' is not a whole number"),
+        ("qrels", b"q1\td1\t1e999\n", "relevance '1e999' is not a whole number"),
+        ("corpus", b'{"_id": null, "text": "x"}\n', "document 1 has no '_id' (got None)"),
+        ("corpus", b'{"_id": "d", "text": ' + b"[" * 5000 + b"]" * 5000 + b"}\n", "nested"),
+    ],
+)
+def test_hostile_beir_values_are_one_line(
+    tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
+    beir = _beir_directory(tmp_path, b"q1\td1\t1\n")
+    target = beir / ("qrels/test.tsv" if name == "qrels" else "corpus.jsonl")
+    target.write_bytes(content)
+    result = _load(beir, tmp_path / "db", "--no-embed")
+    assert result.exit_code == 1  # type: ignore[attr-defined]
+    assert result.stderr.count("\n") == 1  # type: ignore[attr-defined]
+    assert message in result.stderr  # type: ignore[attr-defined]
+
+
+def test_a_deeply_nested_jsonl_line_is_refused_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"id": "1", "body": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    result = _load(path, tmp_path / "db", "--no-embed")
+    assert result.exit_code == 1  # type: ignore[attr-defined]
+    assert f"{path}:1: JSON nested more than 64 levels" in result.stderr  # type: ignore[attr-defined]
+
+
+def test_a_jsonl_key_that_is_not_an_exact_integer_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text('{"id": 99999999999999999999, "body": "fox"}\n{"id": 2, "body": "den"}\n')
+    result = _load(path, tmp_path / "db", "--no-embed")
+    assert result.exit_code == 1  # type: ignore[attr-defined]
+    assert "write keys as strings" in result.stderr  # type: ignore[attr-defined]

@@ -390,3 +390,32 @@ def test_hdq_mcp_passes_its_sql_limits_to_the_toolkit(monkeypatch: pytest.Monkey
     assert result.exit_code == 0, result.output
     assert seen["sql_limits"] == SqlLimits(timeout_seconds=2.5, memory_bytes=64 * 1024 * 1024)
     assert seen["max_bytes"] == 999
+
+
+# -- what only a worker process can stop -------------------------------------------------------
+
+
+def test_planning_work_is_stopped_at_the_time_limit(engine: LocalEngine) -> None:
+    # Constant folding happens before any batch: only stopping the worker can end it in time.
+    limits = SqlLimits(timeout_seconds=1)
+    toolkit = SearchToolkit(engine, table="docs", sql_limits=limits)
+    with pytest.raises(ToolError, match=r"time limit of 1 seconds"):
+        toolkit.execute_sql("SELECT length(repeat(md5('x'), 50000000)) AS n")
+    assert toolkit.execute_sql("SELECT 1 AS one")["rows"] == [{"one": 1}]
+
+
+def test_a_huge_scalar_is_stopped_at_the_memory_limit(engine: LocalEngine) -> None:
+    limits = SqlLimits(memory_bytes=64 * 1024 * 1024, timeout_seconds=60)
+    toolkit = SearchToolkit(engine, table="docs", sql_limits=limits)
+    with pytest.raises(ToolError, match="memory limit of 67,108,864 bytes"):
+        toolkit.execute_sql("SELECT length(repeat('x', 1500000000)) AS n")
+    assert toolkit.execute_sql("SELECT 2 AS two")["rows"] == [{"two": 2}]
+
+
+def test_a_statement_that_crashes_the_planner_ends_only_the_worker(engine: LocalEngine) -> None:
+    toolkit = SearchToolkit(engine, table="docs", read_only=False)
+    deep = "SELECT " + "+".join(["1"] * 60_000) + " AS n"
+    with pytest.raises(ToolError) as caught:
+        toolkit.execute_sql(deep)
+    assert "\n" not in str(caught.value).split("\n")[0]
+    assert toolkit.execute_sql("SELECT 3 AS three")["rows"] == [{"three": 3}]

@@ -17,7 +17,9 @@ here so that local scores are reproducible.
 from __future__ import annotations
 
 import shutil
+import tempfile
 import unicodedata
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -78,10 +80,23 @@ def build_bm25_index(directory: Path, texts: Iterable[str | None]) -> None:
 
 
 class Bm25Index:
-    """A read-only BM25 index opened from ``directory``."""
+    """A read-only BM25 index opened from ``directory``.
+
+    tantivy takes a lock file in the index directory when it opens an index, which a read-only
+    directory (a read-only mount, another user's database) refuses; the index is then opened
+    from a private temporary copy, removed when this object is.
+    """
 
     def __init__(self, directory: Path) -> None:
-        self._index = tantivy.Index.open(str(directory))
+        try:
+            self._index = tantivy.Index.open(str(directory))
+        except ValueError as error:
+            if "Lockfile" not in str(error):
+                raise
+            copy = Path(tempfile.mkdtemp(prefix="hdq-bm25-")) / "index"
+            shutil.copytree(directory, copy)
+            weakref.finalize(self, shutil.rmtree, copy.parent, True)
+            self._index = tantivy.Index.open(str(copy))
         self._index.register_tokenizer(ANALYZER_NAME, _analyzer())
         self._analyzer = _analyzer()
         self._schema = self._index.schema

@@ -189,9 +189,27 @@ def read_catalog(root: Path) -> dict[str, TableEntry]:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return {name: _entry_from_json(entry) for name, entry in data["tables"].items()}
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise DatabaseError(f"cannot read the database catalog {path}: {error}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("tables"), dict):
+            raise ValueError("expected an object with a 'tables' object")
+        version = data.get("format", FORMAT_VERSION)
+        if version != FORMAT_VERSION:
+            raise ValueError(
+                f"format {version!r}; this version of hotdata-retrieval reads format "
+                f"{FORMAT_VERSION}"
+            )
+        tables = {}
+        for name, entry in data["tables"].items():
+            if not isinstance(entry, dict):
+                raise ValueError(f"table {name!r} is not an object")
+            tables[name] = _entry_from_json(entry)
+        return tables
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError) as error:
+        message = " ".join(str(error).split()) or type(error).__name__
+        raise DatabaseError(f"cannot read the database catalog {path}: {message}") from None
+    except RecursionError:
+        raise DatabaseError(
+            f"cannot read the database catalog {path}: it is nested too deeply"
+        ) from None
 
 
 def catalog_signature(root: Path) -> tuple[int, int, int] | None:
@@ -249,13 +267,17 @@ def writer_lock(root: Path, *, timeout: float | None = None) -> Iterator[None]:
     """
     from filelock import FileLock, Timeout
 
-    root.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(root / LOCK_FILE), timeout=-1 if timeout is None else timeout)
     try:
+        root.mkdir(parents=True, exist_ok=True)
         lock.acquire()
     except Timeout:
         raise DatabaseError(
             f"another process is writing to the database {root}; try again when it finishes"
+        ) from None
+    except OSError as error:
+        raise DatabaseError(
+            f"cannot write to the database {root}: {error.strerror or error}"
         ) from None
     try:
         yield
@@ -264,9 +286,18 @@ def writer_lock(root: Path, *, timeout: float | None = None) -> Iterator[None]:
 
 
 def new_staging_directory(root: Path) -> Path:
-    """A fresh, empty directory under ``staging/`` to write a table version into."""
+    """A fresh, empty directory under ``staging/`` to write a table version into.
+
+    Raises:
+        DatabaseError: it cannot be created (no space or inodes left, a read-only disk).
+    """
     directory = root / STAGING / uuid.uuid4().hex
-    directory.mkdir(parents=True)
+    try:
+        directory.mkdir(parents=True)
+    except OSError as error:
+        raise DatabaseError(
+            f"cannot create {directory}: {error.strerror or error}; nothing was written"
+        ) from None
     return directory
 
 

@@ -30,15 +30,18 @@ no spilling, no recursive queries, and a time limit that cancels the query.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import hashlib
 import itertools
+import os
 import re
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -82,7 +85,7 @@ from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
-from hotdata_retrieval.engines.local.streaming import DeadlineExceeded, stream_batches
+from hotdata_retrieval.engines.local.sandbox import SqlWorker
 from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
@@ -251,13 +254,18 @@ class LocalEngine:
         self._sandboxes: dict[tuple[int, bool], SessionContext] = {}
         self._text_vectors: tuple[Any, dict[str, np.ndarray]] | None = None
         self._vectors: dict[str, np.ndarray] = {}
+        self._worker: SqlWorker | None = None
         self._vector_keys = itertools.count()
         self._refresh()
 
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the session; a temporary database directory is deleted."""
+        """Release the session and stop the SQL worker; a temporary database directory is
+        deleted."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
         self._tables.clear()
         self._sandboxes.clear()
         if self._temporary:
@@ -879,14 +887,18 @@ class LocalEngine:
         return name, frozenset(loaded.entry.columns)
 
     def stream_sql(self, text: str, *, limits: SqlLimits | None = None) -> Iterator[pa.RecordBatch]:
-        """Run one read-only SQL statement under ``limits`` and yield its result batch by batch.
+        """Run one read-only SQL statement from an untrusted author under ``limits`` and yield
+        its result batch by batch.
 
-        The statement runs in a session of its own (see :class:`~hotdata_retrieval.engines.
-        limits.SqlLimits`): a memory pool of ``limits.memory_bytes`` shared by all statements
-        run with those limits, nothing spilled to disk, recursive queries refused unless
-        allowed, DDL, DML and other statements refused (:data:`READ_ONLY`). Read only what you
-        need, then close the iterator: closing it, or the time limit passing, cancels the
-        query — the engine stops computing.
+        The statement runs in the engine's SQL worker process
+        (:mod:`~hotdata_retrieval.engines.local.sandbox`), so its limits hold whatever it does:
+        past the time limit, or past the memory limit (its resident set beyond its size at
+        rest), the worker is stopped; a crash ends only the worker; the next statement starts
+        a fresh one. Inside, a session of its own refuses DDL, DML and other statements
+        (:data:`READ_ONLY`), refuses recursive queries unless allowed, and fails sorts, joins
+        and aggregates that outgrow a DataFusion memory pool of ``limits.memory_bytes``
+        (nothing spills to disk). Batches are computed as they are read; closing the iterator
+        stops the query.
 
         Args:
             text: one SQL statement.
@@ -896,27 +908,40 @@ class LocalEngine:
             ``pyarrow.RecordBatch`` objects, in result order.
 
         Raises:
-            SqlLimitError: the time limit passed, the memory pool ran out, or the statement is
-                recursive and recursion is not allowed; ``limit`` names which.
-            EngineError: the engine's own message (planning or execution).
+            SqlLimitError: the time or memory limit was passed, or the statement is recursive
+                and recursion is not allowed; ``limit`` names which.
+            EngineError: the engine's own message (planning or execution), or the worker
+                stopped.
         """
         limits = SqlLimits() if limits is None else limits
+        with self._state:
+            if self._worker is None:
+                self._worker = SqlWorker(
+                    self.root, catalog=self.catalog, schema=self.schema, embedder=self.embedder
+                )
+            worker = self._worker
+        yield from worker.stream(text, limits)
+
+    def _stream_here(
+        self, text: str, *, limits: SqlLimits
+    ) -> Generator[pa.RecordBatch, None, None]:
+        """``stream_sql``'s statement, run in this process: what the SQL worker calls. The
+        time limit is checked between batches only (the worker's owner enforces it fully)."""
         self._refresh()
         deadline = time.monotonic() + limits.timeout_seconds
         context = self._sandbox(limits)
         try:
-            stream = context.sql_with_options(text, READ_ONLY).execute_stream()
-            batches = stream_batches(stream, deadline=deadline)
-            del stream  # the generator holds the only reference: closing it drops the query
-            yield from batches
-        except DeadlineExceeded:
-            raise SqlLimitError(
-                f"the query ran longer than the time limit of {limits.timeout_seconds:g} "
-                "seconds and was cancelled; make it cheaper (filter first, aggregate, LIMIT)",
-                limit="timeout_seconds",
-                value=limits.timeout_seconds,
-                sql=text,
-            ) from None
+            for batch in context.sql_with_options(text, READ_ONLY).execute_stream():
+                yield batch.to_pyarrow()
+                if time.monotonic() > deadline:
+                    raise SqlLimitError(
+                        f"the query ran longer than the time limit of "
+                        f"{limits.timeout_seconds:g} seconds and was cancelled; make it cheaper "
+                        "(filter first, aggregate, LIMIT)",
+                        limit="timeout_seconds",
+                        value=limits.timeout_seconds,
+                        sql=text,
+                    )
         except HotdataRetrievalError:
             raise
         except Exception as error:
@@ -1167,15 +1192,25 @@ class LocalEngine:
     def _relation(self, rows: pa.Table) -> Table:
         """A table function's result. An in-memory dataset of zero rows has no fragments,
         which DataFusion 55 rejects when sorting it (``SanityCheckPlan``), so an empty result
-        is served from an empty Arrow IPC file instead."""
+        is served from an empty Arrow IPC file instead, written once per schema into a
+        private temporary directory (never into the database, which may be read-only)."""
         if rows.num_rows:
             return Table(ds.dataset(rows))
         key = hashlib.blake2b(rows.schema.serialize().to_pybytes(), digest_size=12).hexdigest()
-        path = self.root / ".scratch" / f"empty-{key}.arrow"
+        path = _scratch_directory() / f"empty-{key}.arrow"
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            feather.write_feather(rows, str(path))
+            temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+            feather.write_feather(rows, str(temporary))
+            os.replace(temporary, path)
         return Table(ds.dataset(str(path), format="ipc"))
+
+
+@functools.cache
+def _scratch_directory() -> Path:
+    """A private temporary directory for this process's empty table-function results."""
+    directory = Path(tempfile.mkdtemp(prefix="hdq-scratch-"))
+    atexit.register(shutil.rmtree, directory, True)
+    return directory
 
 
 def _distance_udf(name: str) -> Callable[[pa.Array, pa.Array], pa.Array]:

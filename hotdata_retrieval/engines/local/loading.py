@@ -78,9 +78,52 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise LoadError(f"{path}: {error.strerror or error}") from None
 
 
-def _block_size(path: Path) -> int:
-    """A reader block size that holds ``path``'s longest line (checking it is UTF-8)."""
-    longest = max((len(line.encode("utf-8")) for _, line in _text_lines(path)), default=0)
+MAX_JSON_NESTING = 64
+"""The deepest a JSON value in a loaded file may nest arrays and objects. pyarrow's JSON reader
+recurses per level and crashes the process on a line nested about 100,000 deep; no table
+column nests anywhere near this."""
+
+
+def _json_nesting(line: str) -> int:
+    """How deep ``line``'s arrays and objects nest (brackets inside strings do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for character in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif character == "\\":
+                escaped = True
+            elif character == '"':
+                in_string = False
+        elif character == '"':
+            in_string = True
+        elif character in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif character in "]}":
+            depth -= 1
+    return deepest
+
+
+def _check_nesting(path: Path, number: int, line: str) -> None:
+    if line.count("[") + line.count("{") > MAX_JSON_NESTING and (
+        _json_nesting(line) > MAX_JSON_NESTING
+    ):
+        raise LoadError(
+            f"{path}:{number}: JSON nested more than {MAX_JSON_NESTING} levels deep; "
+            "table rows hold flat values"
+        )
+
+
+def _block_size(path: Path, *, json_lines: bool = False) -> int:
+    """A reader block size that holds ``path``'s longest line (checking it is UTF-8, and for
+    JSON lines that they do not nest too deeply)."""
+    longest = 0
+    for number, line in _text_lines(path):
+        longest = max(longest, len(line.encode("utf-8")))
+        if json_lines:
+            _check_nesting(path, number, line)
     size = _MINIMUM_BLOCK_BYTES
     while size <= longest + 1:
         size *= 2
@@ -91,6 +134,7 @@ def _jsonl_records(path: Path) -> Iterator[dict[str, object]]:
     for number, line in _text_lines(path):
         if not line.strip():
             continue
+        _check_nesting(path, number, line)
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
@@ -104,9 +148,7 @@ def _beir(directory: Path) -> Source:
     corpus_path = directory / "corpus.jsonl"
     ids, titles, texts = [], [], []
     for number, record in enumerate(_jsonl_records(corpus_path), start=1):
-        if "_id" not in record:
-            raise LoadError(f"{corpus_path}: document {number} has no '_id'")
-        ids.append(str(record["_id"]))
+        ids.append(_beir_id(record, corpus_path, f"document {number}"))
         titles.append(str(record.get("title") or ""))
         texts.append(str(record.get("text") or ""))
     bodies = [f"{title} {text}".strip() for title, text in zip(titles, texts)]
@@ -116,12 +158,13 @@ def _beir(directory: Path) -> Source:
     queries_path = directory / "queries.jsonl"
     if queries_path.exists():
         query_records = list(_jsonl_records(queries_path))
-        for number, record in enumerate(query_records, start=1):
-            if "_id" not in record:
-                raise LoadError(f"{queries_path}: query {number} has no '_id'")
+        query_ids = [
+            _beir_id(record, queries_path, f"query {number}")
+            for number, record in enumerate(query_records, start=1)
+        ]
         tables["queries"] = pa.table(
             {
-                "id": [str(record["_id"]) for record in query_records],
+                "id": query_ids,
                 "text": [str(record.get("text") or "") for record in query_records],
             }
         )
@@ -135,16 +178,16 @@ def _beir(directory: Path) -> Source:
         }
         for split_file in sorted(qrels_directory.glob("*.tsv")):
             for number, line in _text_lines(split_file):
-                parts = line.rstrip("\n").split("\t")
-                if number == 1 and not parts[-1].lstrip("-").isdigit():
-                    continue  # the header line
+                parts = line.rstrip("\r\n").split("\t")
+                if number == 1 and _is_qrels_header(parts):
+                    continue
                 if len(parts) != 3:
                     raise LoadError(f"{split_file}:{number}: expected 3 tab-separated fields")
                 try:
                     score = int(float(parts[2]))
-                except ValueError:
+                except (ValueError, OverflowError):
                     raise LoadError(
-                        f"{split_file}:{number}: relevance {parts[2]!r} is not a number"
+                        f"{split_file}:{number}: relevance {parts[2]!r} is not a whole number"
                     ) from None
                 columns["query_id"].append(parts[0])
                 columns["corpus_id"].append(parts[1])
@@ -180,7 +223,7 @@ def read_source(
     suffix = location.suffix.lower()
     try:
         if suffix in (".jsonl", ".json", ".ndjson"):
-            options = pa_json.ReadOptions(block_size=_block_size(location))
+            options = pa_json.ReadOptions(block_size=_block_size(location, json_lines=True))
             data = pa_json.read_json(location, read_options=options)
         elif suffix == ".csv":
             data = pa_csv.read_csv(
@@ -204,6 +247,14 @@ def read_source(
         key: str | None = key_column.lower()
     else:
         key = "id" if "id" in names else None
+    if key is not None and key in names:
+        kind = data.schema.field(names.index(key)).type
+        if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+            raise LoadError(
+                f"{location}: key column '{key}' holds numbers that are not exact integers "
+                f"(read as {kind}: a key such as 99999999999999999999 or 1.5 would change); "
+                "write keys as strings"
+            )
     texts = tuple(
         field.name.lower()
         for field in data.schema
@@ -215,9 +266,33 @@ def read_source(
 def _csv_key_types(path: Path, key_column: str | None) -> dict[str, pa.DataType]:
     """Read the key column (``key_column``, else ``id``, in any case) of a CSV file as text."""
     wanted = (key_column or "id").lower()
-    header = next(_text_lines(path), (1, ""))[1]
+    header = next(_text_lines(path), (1, ""))[1].removeprefix("\ufeff")  # Excel's UTF-8 BOM
     names = next(csv.reader(io.StringIO(header)), [])
     return {name: pa.string() for name in names if name.strip().lower() == wanted}
+
+
+def _is_qrels_header(parts: list[str]) -> bool:
+    """Whether a qrels file's first line is its header (``query-id  corpus-id  score``)
+    rather than a judgment: its last field is a word, not a number."""
+    last = parts[-1].strip().lower()
+    return (
+        bool(last)
+        and last.replace("-", "").replace("_", "").isalpha()
+        and last
+        not in (
+            "inf",
+            "infinity",
+            "nan",
+        )
+    )
+
+
+def _beir_id(record: dict[str, object], path: Path, what: str) -> str:
+    """A BEIR record's ``_id`` as text; a missing or null one is an error."""
+    value = record.get("_id")
+    if value is None or isinstance(value, (dict, list)):
+        raise LoadError(f"{path}: {what} has no '_id' (got {value!r})")
+    return str(value)
 
 
 def normalize_text_types(data: pa.Table) -> pa.Table:

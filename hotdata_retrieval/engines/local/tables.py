@@ -30,6 +30,17 @@ __all__ = ["LoadedTable", "open_table"]
 logger = logging.getLogger(__name__)
 
 
+_NOT_DAMAGE = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+def _reraise_unless_damage(error: BaseException) -> None:
+    """Re-raise ``error`` unless reading a damaged file can raise it. A Rust panic (tantivy
+    panics on some truncated index files) surfaces as pyo3's ``PanicException``, which derives
+    from ``BaseException``, not ``Exception``, and is not importable by name."""
+    if isinstance(error, _NOT_DAMAGE):
+        raise error
+
+
 @attrs.define
 class LoadedTable:
     """One table held open.
@@ -94,7 +105,8 @@ def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> L
             data = pq.read_table(path)
         except FileNotFoundError:
             raise DatabaseError(f"table '{entry.name}': {path} is missing") from None
-        except Exception as error:  # ArrowInvalid, OSError: any damage names the file
+        except BaseException as error:  # ArrowInvalid, OSError: any damage names the file
+            _reraise_unless_damage(error)
             raise DatabaseError(
                 f"table '{entry.name}': cannot read {path}: {' '.join(str(error).split())}"
             ) from None
@@ -114,7 +126,8 @@ def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> L
                 "table %r has an HNSW index but usearch is not installed: exact search",
                 entry.name,
             )
-        except Exception as error:  # usearch raises RuntimeError/ValueError for any damage
+        except BaseException as error:  # usearch raises RuntimeError/ValueError for any damage
+            _reraise_unless_damage(error)
             raise DatabaseError(
                 f"table '{entry.name}': cannot open the HNSW index {location}: "
                 f"{' '.join(str(error).split())}"
@@ -124,7 +137,8 @@ def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> L
         location = directory / "bm25" / column
         try:
             indexes[column] = Bm25Index(location)
-        except Exception as error:  # tantivy raises ValueError for any damage
+        except BaseException as error:  # tantivy raises ValueError, or panics, for any damage
+            _reraise_unless_damage(error)
             raise DatabaseError(
                 f"table '{entry.name}': cannot open the BM25 index {location}: "
                 f"{' '.join(str(error).split())}"
