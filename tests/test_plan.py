@@ -434,3 +434,59 @@ def test_key_column_cannot_collide_with_a_debug_column() -> None:
 def test_lone_surrogates_are_rejected(build: Any, field: str) -> None:
     error = raises(field, build)
     assert "lone surrogate" in str(error)
+
+
+def test_a_filter_with_too_many_terms_is_refused() -> None:
+    from hotdata_retrieval.compile import parse_filter
+    from hotdata_retrieval.plan.filters import (
+        MAX_FILTER_TERMS,
+        MAX_IN_LIST_VALUES,
+        InList,
+        Or,
+        filter_terms,
+    )
+
+    at_limit = Or(
+        operands=[Comparison(column="id", operator="=", value=i) for i in range(MAX_FILTER_TERMS)]
+    )
+    assert filter_terms(at_limit) == MAX_FILTER_TERMS
+    error = raises(
+        "filter",
+        lambda: Or(
+            operands=[
+                Comparison(column="id", operator="=", value=i) for i in range(MAX_FILTER_TERMS + 1)
+            ]
+        ),
+    )
+    assert error.value == MAX_FILTER_TERMS + 1
+    with pytest.raises(PlanError, match="MAX_FILTER_TERMS"):
+        at_limit | Comparison(column="id", operator="=", value=-1)
+    with pytest.raises(PlanError, match="MAX_FILTER_TERMS"):
+        parse_filter(" OR ".join(f"id = {i}" for i in range(20_000)))
+    assert len(InList(column="id", values=range(MAX_IN_LIST_VALUES)).values) == MAX_IN_LIST_VALUES
+    error = raises("values", lambda: InList(column="id", values=range(MAX_IN_LIST_VALUES + 1)))
+    assert error.value == MAX_IN_LIST_VALUES + 1
+
+
+def test_a_filter_at_the_term_limit_runs_on_the_engine() -> None:
+    import pyarrow as pa
+
+    from hotdata_retrieval.engines.local import LocalEngine
+    from hotdata_retrieval.plan.filters import MAX_FILTER_TERMS, Or
+
+    wide = Or(
+        operands=[
+            Comparison(column="id" if i % 2 else "n", operator="=", value=i)
+            for i in range(MAX_FILTER_TERMS)
+        ]
+    )
+    with LocalEngine() as engine:
+        engine.load_table(
+            "docs",
+            pa.table({"id": [1, 2, 3], "n": [0, 5, 7], "body": ["fox", "fox", "fox"]}),
+            text_columns=["body"],
+        )
+        plan = SearchPlan(
+            source=Bm25Search(table="docs", column="body", query_text="fox"), filter=wide
+        )
+        assert sorted(engine.search(plan).keys) == [1, 3]

@@ -37,6 +37,8 @@ from hotdata_retrieval.plan.visitor import NodeVisitor
 
 __all__ = [
     "MAX_FILTER_DEPTH",
+    "MAX_FILTER_TERMS",
+    "MAX_IN_LIST_VALUES",
     "And",
     "Comparison",
     "ComparisonOperator",
@@ -47,9 +49,20 @@ __all__ = [
     "Predicate",
     "PredicateVisitor",
     "filter_depth",
+    "filter_terms",
     "is_predicate",
     "predicate_columns",
 ]
+
+MAX_FILTER_TERMS = 1_024
+"""The most comparisons, ``IN`` lists and ``IS NULL`` tests one filter may hold. A long flat
+chain nests no deeper, but the engine's planner walks each ``AND``/``OR`` operand recursively:
+DataFusion 55 overflows its stack on a chain of about 10,000 terms (the process dies) and plans
+thousands slowly. For a long list of values use one ``IN`` list."""
+
+MAX_IN_LIST_VALUES = 10_000
+"""The most values one ``IN`` list may hold: DataFusion plans a 1,000,000-value list in about a
+minute. To filter by more keys, load them into a table and join in SQL."""
 
 MAX_FILTER_DEPTH = 16
 """The deepest a filter may nest AND, OR and NOT: the most such nodes on one path from the root
@@ -139,6 +152,19 @@ def filter_depth(predicate: Predicate) -> int:
     return 0
 
 
+def filter_terms(predicate: Predicate) -> int:
+    """How many comparisons, ``IN`` lists and ``IS NULL`` tests ``predicate`` holds (see
+    :data:`MAX_FILTER_TERMS`). Constant time: each connective records its count when built.
+
+    >>> a, b = Comparison(column="a", operator="=", value=1), IsNull(column="b")
+    >>> filter_terms(a), filter_terms(a & b), filter_terms(~(a | b | a))
+    (1, 2, 3)
+    """
+    if isinstance(predicate, (And, Or, Not)):
+        return predicate._terms
+    return 1
+
+
 def too_deep_message(depth: int) -> str:
     """The message of the :class:`PlanError` for a filter ``depth`` levels deep."""
     return (
@@ -157,6 +183,23 @@ def _nested(operands: tuple[Predicate, ...]) -> int:
     if depth > MAX_FILTER_DEPTH:
         raise PlanError(too_deep_message(depth), field="filter", value=depth)
     return depth
+
+
+def _counted(operands: tuple[Predicate, ...]) -> int:
+    """The number of terms of a connective over ``operands``.
+
+    Raises:
+        PlanError: more than :data:`MAX_FILTER_TERMS`.
+    """
+    terms = sum(filter_terms(operand) for operand in operands)
+    if terms > MAX_FILTER_TERMS:
+        raise PlanError(
+            f"filter has {terms} terms, at most {MAX_FILTER_TERMS} (MAX_FILTER_TERMS); put a "
+            "long list of values for one column into one IN list",
+            field="filter",
+            value=terms,
+        )
+    return terms
 
 
 def _operator(value: Any) -> ComparisonOperator:
@@ -187,7 +230,15 @@ def _literal_tuple(values: Any) -> tuple[LiteralValue, ...]:
         raise PlanError(
             f"IN list values must be a sequence, got {values!r}", field="values", value=values
         )
-    return tuple(check_literal(value, label="IN list value") for value in values)
+    checked = tuple(check_literal(value, label="IN list value") for value in values)
+    if len(checked) > MAX_IN_LIST_VALUES:
+        raise PlanError(
+            f"IN list has {len(checked)} values, at most {MAX_IN_LIST_VALUES} "
+            "(MAX_IN_LIST_VALUES); to filter by more, load them into a table and join in SQL",
+            field="values",
+            value=len(checked),
+        )
+    return checked
 
 
 @attrs.frozen(kw_only=True)
@@ -240,6 +291,9 @@ def _operands(values: Any) -> tuple[Predicate, ...]:
 _DEPTH = attrs.field(init=False, eq=False, repr=False)
 """A connective's nesting depth (:func:`filter_depth`), set once it is built."""
 
+_TERMS = attrs.field(init=False, eq=False, repr=False)
+"""A connective's number of terms (:func:`filter_terms`), set once it is built."""
+
 
 @attrs.frozen(kw_only=True)
 class And(_Composable):
@@ -254,9 +308,11 @@ class And(_Composable):
 
     operands: tuple[Predicate, ...] = attrs.field(converter=_operands)
     _depth: int = _DEPTH
+    _terms: int = _TERMS
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_depth", _nested(self.operands))
+        object.__setattr__(self, "_terms", _counted(self.operands))
 
 
 @attrs.frozen(kw_only=True)
@@ -271,9 +327,11 @@ class Or(_Composable):
 
     operands: tuple[Predicate, ...] = attrs.field(converter=_operands)
     _depth: int = _DEPTH
+    _terms: int = _TERMS
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_depth", _nested(self.operands))
+        object.__setattr__(self, "_terms", _counted(self.operands))
 
 
 def check_predicate(value: Any) -> Predicate:
@@ -300,9 +358,11 @@ class Not(_Composable):
 
     operand: Predicate = attrs.field(converter=check_predicate)
     _depth: int = _DEPTH
+    _terms: int = _TERMS
 
     def __attrs_post_init__(self) -> None:
         object.__setattr__(self, "_depth", _nested((self.operand,)))
+        object.__setattr__(self, "_terms", _counted((self.operand,)))
 
 
 Predicate = Comparison | InList | IsNull | And | Or | Not
