@@ -46,7 +46,12 @@ from hotdata_retrieval.plan import (
     plan_from_document,
     plan_to_document,
 )
-from hotdata_retrieval.plan.filters import Predicate, filter_depth, predicate_columns
+from hotdata_retrieval.plan.filters import (
+    MAX_FILTER_TERMS,
+    Predicate,
+    filter_depth,
+    predicate_columns,
+)
 from hotdata_retrieval.spec.native import HOTDATA_NATIVE
 
 TEXT = Bm25Search(table="docs", column="body", query_text="q")
@@ -305,9 +310,11 @@ def test_filter_text_nested_too_deeply_is_a_plan_error(text: str) -> None:
 def test_filter_text_may_be_long_when_it_is_flat() -> None:
     negations = " AND ".join(f"NOT c{i} = {i}" for i in range(200))
     assert filter_depth(parse_filter(negations)) == 2
-    chain = " OR ".join(f"c{i} = {i}" for i in range(5000))
+    chain = " OR ".join(f"c{i} = {i}" for i in range(MAX_FILTER_TERMS))
     parsed = parse_filter(chain)
-    assert isinstance(parsed, Or) and len(parsed.operands) == 5000
+    assert isinstance(parsed, Or) and len(parsed.operands) == MAX_FILTER_TERMS
+    with pytest.raises(PlanError, match="MAX_FILTER_TERMS"):
+        parse_filter(chain + f" OR c{MAX_FILTER_TERMS} = 0")
     mixed = "a NOT IN (1, 2) AND b IS NOT NULL AND NOT c = 1"
     assert parse_filter(mixed) == And(
         operands=[
