@@ -14,7 +14,15 @@ query vector has ``--dimensions`` components (default 384), written on one line 
 
 Reported, each as the median of ``--repeat`` runs timed with ``time.perf_counter_ns``:
 ``lint`` without and with an index catalog, ``fix``, and parsing alone. The first run is
-reported separately (cold). This script reports; it asserts nothing about time.
+reported separately (cold).
+
+Then the cost of many CTEs: fused statements as ``to_sql`` compiles them, of 2, 256 and
+:data:`~hotdata_retrieval.plan.search.MAX_FUSION_BRANCHES` (1,024) branches alternating
+between BM25 and nearest-neighbour search (``--dimensions`` vectors), each branch two CTEs.
+``lint`` and parsing alone are timed on each (median of ``--repeat`` runs for the 2-branch
+statement, of ``--fusion-repeat`` runs for the others), and each ``lint`` is given as a ratio
+to the 2-branch statement's in the same run: linear growth is a ratio near the ratio of branch
+counts (512 for 1,024 branches). This script reports; it asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from hotdata_retrieval import (  # noqa: E402
 )
 from hotdata_retrieval.lint import IndexCatalog, fix, lint  # noqa: E402
 from hotdata_retrieval.lint.parsing import parse_statements  # noqa: E402
+from hotdata_retrieval.plan import MAX_FUSION_BRANCHES  # noqa: E402
 
 TARGET_LINES = 200
 SEED = 20240601
@@ -151,6 +160,30 @@ def build_file(dimensions: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+FUSION_BRANCHES = (2, 256, MAX_FUSION_BRANCHES)
+"""Branch counts of the fused statements timed; the first is the baseline of the ratios."""
+
+
+def fused_statement(branches: int, dimensions: int) -> str:
+    """A fusion of ``branches`` branches alternating BM25 and nearest-neighbour search, as
+    ``to_sql`` compiles it (from five branches on: the ``fused_keys`` form)."""
+    rng = random.Random(SEED + branches)
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="docs", column="body", query_text=f"error E{index}")
+                if index % 2 == 0
+                else NearestNeighborSearch(
+                    table="docs", column="embedding", query_vector=_vector(rng, dimensions)
+                )
+                for index in range(branches)
+            ]
+        ),
+        limit=10,
+    )
+    return to_sql(plan)
+
+
 def _median_ms(action: Callable[[], object], repeat: int) -> tuple[float, float]:
     timings = []
     for _ in range(repeat):
@@ -164,6 +197,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=50, help="runs per measurement")
     parser.add_argument("--dimensions", type=int, default=384, help="query vector length")
+    parser.add_argument(
+        "--fusion-repeat", type=int, default=3, help="runs per fused-statement measurement"
+    )
     parser.add_argument("--show", action="store_true", help="print the SQL file and exit")
     options = parser.parse_args(argv)
 
@@ -194,6 +230,33 @@ def main(argv: list[str] | None = None) -> None:
     ]:
         first, median = _median_ms(action, options.repeat)
         print(f"| {label} | {median:.1f} | {first:.1f} |")
+
+    print()
+    print(
+        f"fused statements: branches alternating BM25 and nearest-neighbour search, "
+        f"{options.dimensions}-dimension vectors; median of {options.repeat} runs (2 branches), "
+        f"{options.fusion_repeat} runs (the others)"
+    )
+    print()
+    print(
+        "| branches | CTEs | characters | parse only (ms) | lint (ms) | lint ratio to 2 branches |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    baseline: float | None = None
+    for branches in FUSION_BRANCHES:
+        fused = fused_statement(branches, options.dimensions)
+        (tree,) = (statement.tree for statement in parse_statements(fused))
+        ctes = len(tree.args["with_"].expressions)
+        if lint(fused):
+            raise SystemExit(f"the compiled {branches}-branch fusion does not lint clean")
+        repeat = options.repeat if baseline is None else options.fusion_repeat
+        _, parse_ms = _median_ms(lambda fused=fused: parse_statements(fused), repeat)
+        _, lint_ms = _median_ms(lambda fused=fused: lint(fused), repeat)
+        baseline = baseline or lint_ms
+        print(
+            f"| {branches:,} | {ctes:,} | {len(fused):,} | {parse_ms:,.1f} | {lint_ms:,.1f} "
+            f"| {lint_ms / baseline:,.0f} |"
+        )
 
 
 if __name__ == "__main__":

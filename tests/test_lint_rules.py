@@ -13,6 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from hotdata_retrieval import (
+    Bm25Search,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    to_sql,
+)
+from hotdata_retrieval.compile.compiler import JOIN_CHAIN_MAX_BRANCHES
 from hotdata_retrieval.lint import RULES, IndexCatalog, SqlParseError, lint
 
 VEC = "ARRAY[0.1, -0.2, 0.3]"
@@ -56,6 +64,26 @@ CATALOG = IndexCatalog.from_dict(
 
 def codes(sql: str, catalog: IndexCatalog | None = CATALOG) -> list[str]:
     return sorted({finding.code for finding in lint(sql, catalog)})
+
+
+def gathered_fusion(key: str, branches: int = 5) -> str:
+    """A fusion of five or more branches as the compiler writes it: every candidate key
+    gathered once (``fused_keys``, a UNION of each branch's keys) and each branch LEFT JOINed
+    to it (``docs/sql-shapes.md``, Fusion)."""
+    names = [f"b{index}" for index in range(branches)]
+    ctes = [
+        f"{name} AS (SELECT {key}, RANK() OVER (ORDER BY score DESC) AS branch_rank FROM "
+        f"bm25_search('default.public.docs', 'body', 'q{index}', 20))"
+        for index, name in enumerate(names)
+    ]
+    keys = " UNION ".join(f"SELECT {key} FROM {name}" for name in names)
+    score = " + ".join(f"COALESCE(1.0 / (60 + {name}.branch_rank), 0)" for name in names)
+    joins = " ".join(f"LEFT JOIN {name} ON {name}.{key} = fused_keys.{key}" for name in names)
+    return (
+        f"WITH {', '.join(ctes)}, fused_keys AS ({keys}), fused AS (SELECT fused_keys.{key} "
+        f"AS {key}, {score} AS score FROM fused_keys {joins}) "
+        f"SELECT {key}, score FROM fused ORDER BY score DESC, {key} ASC LIMIT 10"
+    )
 
 
 # -- engine contract §2.3: the shape table -------------------------------------------------
@@ -453,6 +481,8 @@ FIRES = [
         "AS n) SELECT COALESCE(a.doc_id, b.doc_id) AS doc_id FROM a FULL OUTER JOIN b "
         "ON a.doc_id = b.doc_id",
     ),
+    ("HDQ024", gathered_fusion("doc_id")),
+    ("HDQ024", gathered_fusion("doc_id", branches=2)),
     # HDQ030
     (
         "HDQ030",
@@ -643,6 +673,19 @@ QUIET = [
         f"cosine_distance(embedding, {VEC}) AS d FROM default.public.docs ORDER BY d LIMIT 20) "
         "AS n) SELECT COALESCE(a.id, b.id) AS id FROM a FULL OUTER JOIN b ON a.id = b.id",
     ),
+    ("HDQ024", gathered_fusion("id")),
+    # HDQ024: a LEFT JOIN that joins no branch to the gathered keys is not a fusion
+    (
+        "HDQ024",
+        "SELECT d.id FROM default.public.docs AS d "
+        "LEFT JOIN default.public.notes AS n ON n.doc_id = d.id",
+    ),
+    (
+        "HDQ024",
+        "WITH a AS (SELECT doc_id FROM bm25_search('default.public.docs', 'body', 'q', 20)), "
+        "k AS (SELECT doc_id FROM a UNION SELECT doc_id FROM default.public.notes) "
+        "SELECT k.doc_id FROM k LEFT JOIN default.public.notes AS n ON n.doc_id = k.doc_id",
+    ),
     # HDQ030: fusing ranks is right; one scale alone is fine
     (
         "HDQ030",
@@ -708,6 +751,100 @@ def test_catalog_rules_are_silent_without_a_catalog() -> None:
     )
     assert codes(sql, None) == []
     assert codes(sql) == ["HDQ003", "HDQ020"]
+
+
+HITS = "vector_search('default.public.notes', 'body', 'q', 5)"
+
+CTE_VISIBILITY = {
+    "a CTE read by a later one": (
+        f"WITH a AS (SELECT * FROM {HITS}), b AS (SELECT * FROM a) SELECT * FROM b LIMIT 2",
+        ["HDQ011"],
+    ),
+    "a CTE written later is a table": (
+        f"WITH b AS (SELECT * FROM a), a AS (SELECT * FROM {HITS}) SELECT * FROM b LIMIT 2",
+        [],
+    ),
+    "RECURSIVE: a CTE written later": (
+        f"WITH RECURSIVE b AS (SELECT * FROM a), a AS (SELECT * FROM {HITS}) "
+        "SELECT * FROM b LIMIT 2",
+        ["HDQ011"],
+    ),
+    "RECURSIVE: a CTE reading itself": (
+        f"WITH RECURSIVE a AS (SELECT * FROM {HITS} UNION ALL SELECT * FROM a) "
+        "SELECT * FROM a LIMIT 2",
+        ["HDQ011"],
+    ),
+    "unquoted names fold to lower case": (
+        f"WITH Hits AS (SELECT * FROM {HITS}) SELECT * FROM HITS LIMIT 3",
+        ["HDQ011"],
+    ),
+    "an outer CTE read in a subquery": (
+        f"WITH a AS (SELECT * FROM {HITS}) SELECT * FROM (SELECT * FROM a) AS x LIMIT 2",
+        ["HDQ011"],
+    ),
+    "an outer CTE read in a WHERE subquery": (
+        f"WITH a AS (SELECT id FROM {HITS}) "
+        "SELECT id FROM docs WHERE id IN (SELECT id FROM a LIMIT 3)",
+        ["HDQ011"],
+    ),
+    "an inner WITH hides the outer CTE of that name": (
+        f"WITH a AS (SELECT * FROM {HITS}) "
+        "SELECT * FROM (WITH a AS (SELECT id FROM docs) SELECT * FROM a) AS x LIMIT 2",
+        [],
+    ),
+    "a CTE's own name in its body is the table": (
+        f"WITH t AS (SELECT id, cosine_distance(emb, {VEC}) AS d FROM t) "
+        "SELECT id FROM t ORDER BY d LIMIT 3",
+        ["HDQ001"],
+    ),
+    "the WITH of an INSERT": (
+        f"INSERT INTO t WITH a AS (SELECT id FROM {HITS}) SELECT * FROM a LIMIT 2",
+        ["HDQ011"],
+    ),
+}
+
+
+@pytest.mark.parametrize(("sql", "expected"), CTE_VISIBILITY.values(), ids=list(CTE_VISIBILITY))
+def test_a_name_in_from_reads_the_cte_it_can_see(sql: str, expected: list[str]) -> None:
+    """Which relation a name reads follows SQL's scoping of CTEs (the lineage the rules use
+    runs through them): of every enclosing WITH, the nearest first; inside a CTE only those
+    written before it, unless the WITH is RECURSIVE; unquoted names without case."""
+    assert codes(sql, None) == expected
+
+
+@pytest.mark.parametrize(
+    "count", [2, JOIN_CHAIN_MAX_BRANCHES, JOIN_CHAIN_MAX_BRANCHES + 1, 3 * JOIN_CHAIN_MAX_BRANCHES]
+)
+def test_a_compiled_fusion_on_a_key_not_declared_unique_is_caught_in_either_form(
+    count: int,
+) -> None:
+    """Up to four branches chain FULL OUTER JOINs; from five on each branch is LEFT JOINed
+    to the gathered keys. HDQ024 reads both: one finding per join when the catalog does not
+    declare the key unique, none when it does."""
+    branches = [
+        Bm25Search(table="docs", column="body", query_text=f"q{index}")
+        if index % 2 == 0
+        else NearestNeighborSearch(table="docs", column="embedding", query_vector=[0.1, 0.2])
+        for index in range(count)
+    ]
+    sql = to_sql(SearchPlan(source=ReciprocalRankFusion(branches=branches), limit=10))
+    gathered = count > JOIN_CHAIN_MAX_BRANCHES
+    assert ("fused_keys" in sql) == gathered
+    assert ("FULL OUTER JOIN" in sql) != gathered
+    indexes = [
+        {"table": "docs", "columns": ["body"], "kind": "bm25"},
+        {"table": "docs", "columns": ["embedding"], "kind": "vector", "metric": "cosine"},
+    ]
+    unique = IndexCatalog.from_dict(
+        {"indexes": indexes, "tables": [{"table": "docs", "unique_keys": ["id"]}]}
+    )
+    assert lint(sql, unique) == []
+    findings = lint(sql, IndexCatalog.from_dict({"indexes": indexes}))
+    assert [finding.code for finding in findings] == ["HDQ024"] * (count if gathered else count - 1)
+    for finding in findings:
+        assert finding.message.startswith("the fusion joins on id, which the catalog does not")
+        assert "default.public.docs" in finding.message
+        assert re.fullmatch(r"\S.* = \w+\.id", sql[finding.start : finding.end])  # the ON
 
 
 def test_pending_distance_index_is_a_warning_and_a_pending_search_an_error() -> None:

@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable, Sequence
 
 import attrs
 
-from hotdata_retrieval.lint.catalog import IndexCatalog
+from hotdata_retrieval.indexes import IndexCatalog
 from hotdata_retrieval.lint.errors import SqlParseError
 from hotdata_retrieval.lint.findings import Finding, format_finding
 from hotdata_retrieval.lint.model import Analysis

@@ -3,9 +3,27 @@
 The rules ask the same questions again and again — what does ``FROM`` name here (a table, a
 search function, a CTE, a subquery)? where does this column come from? which ``ORDER BY`` ranks
 by a distance function? — so :class:`Analysis` answers them once per statement and caches the
-answers. Lineage follows columns through CTEs and subqueries by name; it is best effort: a
-column it cannot place (an ambiguous unqualified name over a join of base tables, a correlated
-reference) resolves to ``None`` and no rule fires on it.
+answers.
+
+Which relation a name in ``FROM``/``JOIN`` reads — a CTE (only those visible there: of every
+enclosing ``WITH``, the nearest first; inside a CTE, those written before it unless the ``WITH``
+is ``RECURSIVE``) or a base table of that name — is sqlglot's answer: the statement's scope tree
+is built once (:func:`sqlglot.optimizer.scope.traverse_scope`) and each ``SELECT`` reads its
+CTEs from its :class:`~sqlglot.optimizer.scope.Scope`'s ``cte_sources``: a dictionary read
+per relation, where walking up to every enclosing ``WITH`` for each ``SELECT`` was quadratic in
+the number of CTEs. (sqlglot's builder gives each scope its own copy of the CTEs visible there,
+so building the tree still grows with scopes times CTEs, in dictionary copies: for the 2,050 CTEs
+of a 1,024-branch fusion, about a second; ``docs/benchmarks.md``.)
+
+Lineage follows columns through those sources by name: a qualified column to the source of
+that name, an unqualified one to the only source that can hold it, a select-list item to the
+expression it names. ``sqlglot.lineage`` does not fit here: it wants a qualified tree (it
+qualifies a copy, with a schema the linter does not have, and sets the qualifier of a column
+it guesses in place) and traces output columns only, while the rules ask about any column
+reference — a sort key, a window's ``ORDER BY``, a join condition — and need the very nodes of
+the tree they report on. The walk is best effort: a column it cannot place (an ambiguous
+unqualified name over a join of base tables, a correlated reference) resolves to ``None`` and
+no rule fires on it.
 
 Engine facts used here (each from ``engine-contract.md``):
 
@@ -19,17 +37,20 @@ Engine facts used here (each from ``engine-contract.md``):
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
 import attrs
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from hotdata_retrieval.compile.hotdata import HOTDATA
 from hotdata_retrieval.compile.nodes import VectorLiteral
 from hotdata_retrieval.errors import PlanError
-from hotdata_retrieval.lint.catalog import IndexCatalog
+from hotdata_retrieval.indexes import IndexCatalog
 from hotdata_retrieval.lint.parsing import Positions
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import Bm25Search, DistanceMetric, VectorSearch
@@ -280,21 +301,28 @@ class SearchSource:
 
 @attrs.frozen(eq=False, kw_only=True)
 class DerivedSource:
-    """A CTE reference or a subquery in FROM/JOIN."""
+    """A CTE reference or a subquery in FROM/JOIN.
+
+    Attributes:
+        node: the ``exp.Table`` naming the CTE, or the ``exp.Subquery``.
+        query: the query it reads (the CTE's, or the subquery's).
+        alias: the name columns qualify it by (a CTE's own name when it has no alias).
+        cte: it names a CTE.
+        scope: sqlglot's scope of ``query`` (``None`` when the statement has no scope tree).
+        select: the query's SELECT, or the first SELECT of a set operation (``None`` if it
+            has none).
+    """
 
     node: exp.Expr
     query: exp.Expr
     alias: str | None
     cte: bool
+    scope: Scope | None = None
+    select: exp.Select | None = None
 
     @property
     def name(self) -> str:
         return self.alias or ""
-
-    @property
-    def select(self) -> exp.Select | None:
-        """The query's (first) SELECT."""
-        return _first_select(self.query)
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -347,11 +375,75 @@ class ExpressionOrigin:
 
 Origin = ColumnOrigin | ScoreOrigin | ExpressionOrigin
 
+_LOG = logging.getLogger(__name__)
 _Node = TypeVar("_Node", bound=exp.Expr)
 _MAX_DEPTH = 48
 _DIALECT_NAME = "hotdata"
 _CAST_BEFORE = re.compile(r"\bCAST\s*\(\s*\Z", re.IGNORECASE)
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+
+
+@attrs.frozen(eq=False, kw_only=True)
+class _Projection:
+    """A select list, indexed once for lineage (a fused statement's final SELECT can list two
+    thousand columns, and every column read through it is looked up by name).
+
+    Attributes:
+        aliases: alias (lower case) → the expression it names, the first of each name.
+        outputs: output name (lower case) → its expression (an alias's, unwrapped), the first
+            of each name; stars left out.
+        star: the first ``*`` or ``t.*``, if any.
+        window: some item computes a window function.
+        ranking_window: some item computes an ordered window (``ROW_NUMBER() OVER (ORDER BY
+            ...)``).
+        aggregate: some item aggregates the select's rows (an aggregate function of this
+            select, not a window's).
+    """
+
+    aliases: dict[str, exp.Expr]
+    outputs: dict[str, exp.Expr]
+    star: exp.Expr | None
+    window: bool
+    ranking_window: bool
+    aggregate: bool
+
+
+def _projection(select: exp.Select) -> _Projection:
+    """Index ``select``'s list, walking each item once."""
+    aliases: dict[str, exp.Expr] = {}
+    outputs: dict[str, exp.Expr] = {}
+    star: exp.Expr | None = None
+    window = ranking_window = aggregate = False
+    for item in select.expressions:
+        if isinstance(item, exp.Star) or (
+            isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
+        ):
+            star = star or item
+            continue
+        if isinstance(item, exp.Alias):
+            aliases.setdefault(item.alias.lower(), item.this)
+        outputs.setdefault(
+            item.alias_or_name.lower(), item.this if isinstance(item, exp.Alias) else item
+        )
+        for node in _breadth_first(item):
+            if isinstance(node, exp.Window):
+                window = True
+                ranking_window = ranking_window or bool(order_keys(node))
+            elif (
+                not aggregate
+                and isinstance(node, exp.AggFunc)
+                and not isinstance(node.parent, exp.Window)  # a window keeps every row
+            ):
+                owner = node.find_ancestor(exp.Select)
+                aggregate = owner is select or owner is None
+    return _Projection(
+        aliases=aliases,
+        outputs=outputs,
+        star=star,
+        window=window,
+        ranking_window=ranking_window,
+        aggregate=aggregate,
+    )
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -413,14 +505,20 @@ class Analysis:
         self.default_schema = default_schema
         self.statement_start = statement_start
         self.statement_end = len(sql) if statement_end is None else statement_end
-        self.nodes: list[exp.Expr] = list(tree.walk())
+        self.nodes: list[exp.Expr] = _breadth_first(tree)
         self._found: dict[tuple[type, ...], list[exp.Expr]] = {}
         self.selects: list[exp.Select] = self.find(exp.Select)
-        self._aggregate: dict[int, bool] = {}
         self._sources: dict[int, list[Source]] = {}
         self._feeding: dict[int, list[SearchSource]] = {}
         self._enclosing: dict[int, exp.Select | None] = {}
         self._rankings: list[DistanceRanking] | None = None
+        self._scopes: dict[int, Scope] | None = None
+        self._cte_names: frozenset[str] | None = None
+        self._named: dict[int, dict[str, Source]] = {}
+        self._first: dict[int, exp.Select | None] = {}
+        self._outputs: dict[int, frozenset[str] | None] = {}
+        self._projections: dict[int, _Projection] = {}
+        self._resolved: dict[tuple[int, int, bool, bool], Origin | None] = {}
 
     def find(self, *types: type[_Node]) -> list[_Node]:
         """Every node of the statement that is an instance of one of ``types`` (breadth
@@ -432,12 +530,19 @@ class Analysis:
         return found  # type: ignore[return-value]
 
     def is_aggregate(self, select: exp.Select) -> bool:
-        """:func:`is_aggregate`, cached."""
+        """:func:`is_aggregate`, from the select list indexed once."""
+        return select.args.get("group") is not None or self._projection(select).aggregate
+
+    def _projection(self, select: exp.Select) -> _Projection:
         key = id(select)
-        cached = self._aggregate.get(key)
+        cached = self._projections.get(key)
         if cached is None:
-            cached = self._aggregate[key] = is_aggregate(select)
+            cached = self._projections[key] = _projection(select)
         return cached
+
+    def has_ranking_window(self, select: exp.Select) -> bool:
+        """:func:`has_ranking_window`, from the select list indexed once."""
+        return self._projection(select).ranking_window
 
     def is_pure_projection(self, select: exp.Select) -> bool:
         """A select that only projects and filters (no sort, limit, grouping or window)."""
@@ -445,7 +550,7 @@ class Analysis:
             return False
         if select.args.get("distinct") is not None or self.is_aggregate(select):
             return False
-        return not any(item.find(exp.Window) for item in select.expressions)
+        return not self._projection(select).window
 
     # -- names -----------------------------------------------------------------------------
 
@@ -465,28 +570,16 @@ class Analysis:
         except PlanError:
             return None
 
-    def _visible_ctes(self, node: exp.Expr) -> dict[str, exp.Expr]:
-        """CTE name → query for the CTEs ``node`` can read: those of every enclosing WITH,
-        the nearest first; inside a CTE, only the CTEs written before it (unless the WITH is
-        RECURSIVE), so ``WITH docs AS (SELECT * FROM docs)`` reads the table."""
-        visible: dict[str, exp.Expr] = {}
-        within: exp.CTE | None = None
-        current: exp.Expr | None = node
-        while current is not None:
-            if isinstance(current, exp.CTE):
-                within = current
-            with_ = current.args.get("with_")
-            if isinstance(with_, exp.With):
-                for cte in with_.expressions:
-                    if cte is within and not with_.args.get("recursive"):
-                        break
-                    if isinstance(cte, exp.CTE) and cte.alias:
-                        visible.setdefault(cte.alias.lower(), cte.this)
-                within = None
-            current = current.parent
-        return visible
-
     # -- sources ---------------------------------------------------------------------------
+
+    def scope(self, query: exp.Expr) -> Scope | None:
+        """sqlglot's scope of a query of the statement (a ``SELECT``, a set operation, a CTE's
+        or a subquery's query): the scope tree is built once, by
+        :func:`~sqlglot.optimizer.scope.traverse_scope`, on first use. ``None`` for a query
+        outside every scope (the statement is not one sqlglot can traverse)."""
+        if self._scopes is None:
+            self._scopes = {id(scope.expression): scope for scope in _scopes(self.tree)}
+        return self._scopes.get(id(query))
 
     def sources(self, select: exp.Select) -> list[Source]:
         """The relations ``select`` reads, in FROM/JOIN order."""
@@ -499,15 +592,55 @@ class Analysis:
                 relations.append(from_.this)
             for join in select.args.get("joins") or ():
                 relations.append(join.this)
-            ctes = self._visible_ctes(select) if relations else {}
-            cached = [self._source(relation, ctes) for relation in relations]
+            scope = self.scope(select) if relations else None
+            cached = [self._source(relation, scope) for relation in relations]
             self._sources[key] = cached
         return cached
 
-    def _source(self, node: exp.Expr, ctes: dict[str, exp.Expr]) -> Source:
+    def _cte(self, scope: Scope | None, name: str) -> Scope | None:
+        """The scope of the CTE a one-part table name read in ``scope`` names, or ``None`` for
+        a base table.
+
+        The CTEs visible there are the scope's ``cte_sources``: of every enclosing ``WITH``,
+        an inner one's over the outer ones; inside a CTE, those written before it (and itself,
+        when a ``RECURSIVE`` one is a UNION). Two gaps of sqlglot's are filled here:
+
+        - Inside a ``RECURSIVE`` ``WITH`` a CTE may read any CTE of the list, one written
+          after it too (PostgreSQL's ``SELECT``: "WITH queries need not be ordered"): a name
+          not visible otherwise is looked up among every CTE of each enclosing recursive
+          ``WITH``, the nearest first (its scope's ``cte_sources`` once built).
+        - sqlglot compares names exactly as written; the engine folds unquoted names to lower
+          case, so a name that matches no CTE exactly is compared without case (and only when
+          some CTE of the statement has that name, so a base table costs a set look-up).
+        """
+        if scope is None:
+            return None
+        if self._cte_names is None:
+            self._cte_names = frozenset(cte.alias.lower() for cte in self.find(exp.CTE))
+        if name not in scope.cte_sources and name.lower() not in self._cte_names:
+            return None
+        found = _named(scope.cte_sources, name)
+        current: Scope | None = scope
+        while found is None and current is not None:
+            owner = current.parent
+            if current.is_cte and owner is not None:
+                with_ = owner.expression.args.get("with_")
+                if isinstance(with_, exp.With) and with_.args.get("recursive"):
+                    found = _named(owner.cte_sources, name)
+            current = owner
+        return found
+
+    def _source(self, node: exp.Expr, scope: Scope | None) -> Source:
         alias = (node.alias or None) if isinstance(node, (exp.Table, exp.Subquery)) else None
         if isinstance(node, exp.Subquery):
-            return DerivedSource(node=node, query=node.this, alias=alias, cte=False)
+            return DerivedSource(
+                node=node,
+                query=node.this,
+                alias=alias,
+                cte=False,
+                scope=self.scope(node.unnest()),
+                select=self.first_select(node.this),
+            )
         if isinstance(node, exp.Table):
             inner = node.this
             if isinstance(inner, exp.Anonymous):
@@ -531,35 +664,53 @@ class Analysis:
                     for part in (node.args.get("catalog"), node.args.get("db"), inner)
                     if isinstance(part, exp.Identifier)
                 )
-                if len(parts) == 1 and parts[0] in ctes:
+                cte = self._cte(scope, inner.name) if len(parts) == 1 else None
+                if cte is not None:
                     return DerivedSource(
-                        node=node, query=ctes[parts[0]], alias=alias or parts[0], cte=True
+                        node=node,
+                        query=cte.expression,
+                        alias=alias or parts[0],
+                        cte=True,
+                        scope=cte,
+                        select=self.first_select(cte.expression),
                     )
                 return TableSource(
                     node=node, alias=alias, parts=parts, table=self.table_name(parts)
                 )
         return OtherSource(node=node, alias=alias)
 
-    def source_named(self, select: exp.Select, qualifier: str) -> Source | None:
-        """The source a column qualifier (``t0`` in ``t0.id``) refers to."""
-        qualifier = qualifier.lower()
-        for source in self.sources(select):
-            if source.name.lower() == qualifier:
-                return source
-        return None
+    def first_select(self, query: exp.Expr) -> exp.Select | None:
+        """The query's SELECT, or the first SELECT of a set operation (remembered: a UNION of
+        a thousand arms is walked once)."""
+        key = id(query)
+        if key not in self._first:
+            self._first[key] = _first_select(query)
+        return self._first[key]
 
-    def output_names(self, query: exp.Expr) -> set[str] | None:
+    def source_named(self, select: exp.Select, qualifier: str) -> Source | None:
+        """The source a column qualifier (``t0`` in ``t0.id``) refers to (the first of that
+        name, without case)."""
+        key = id(select)
+        named = self._named.get(key)
+        if named is None:
+            named = {}
+            for source in self.sources(select):
+                named.setdefault(source.name.lower(), source)
+            self._named[key] = named
+        return named.get(qualifier.lower())
+
+    def output_names(self, query: exp.Expr) -> frozenset[str] | None:
         """The column names a derived query outputs (``None`` if a star hides some)."""
-        select = _first_select(query)
-        if select is None:
-            return None
-        names: set[str] = set()
-        for item in select.expressions:
-            if isinstance(item, exp.Star) or (
-                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
-            ):
-                return None
-            names.add(item.alias_or_name.lower())
+        key = id(query)
+        if key in self._outputs:
+            return self._outputs[key]
+        select = self.first_select(query)
+        names: frozenset[str] | None = None
+        if select is not None:
+            projection = self._projection(select)
+            if projection.star is None:
+                names = frozenset(projection.outputs)
+        self._outputs[key] = names
         return names
 
     def _unqualified_source(self, select: exp.Select, name: str) -> Source | None:
@@ -596,8 +747,13 @@ class Analysis:
         """
         if isinstance(column.this, exp.Star):
             return None
-        qualifier = column.table or None
-        return self._resolve(select, column.name.lower(), qualifier, aliases, pure_only, (), 0)
+        key = (id(select), id(column), aliases, pure_only)
+        if key not in self._resolved:  # several rules ask after the same columns
+            qualifier = column.table or None
+            self._resolved[key] = self._resolve(
+                select, column.name.lower(), qualifier, aliases, pure_only, (), 0
+            )
+        return self._resolved[key]
 
     def _resolve(
         self,
@@ -613,9 +769,9 @@ class Analysis:
             return None
         path = (*path, select)
         if qualifier is None and aliases:
-            for item in select.expressions:
-                if isinstance(item, exp.Alias) and item.alias.lower() == name:
-                    return self._origin(select, item.this, pure_only, path, depth)
+            aliased = self._projection(select).aliases.get(name)
+            if aliased is not None:
+                return self._origin(select, aliased, pure_only, path, depth)
         source = (
             self.source_named(select, qualifier)
             if qualifier is not None
@@ -663,16 +819,11 @@ class Analysis:
             inner = source.select
             if inner is None or (pure_only and not self.is_pure_projection(inner)):
                 return None
-            star: exp.Expr | None = None
-            for item in inner.expressions:
-                if isinstance(item, exp.Star) or (
-                    isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
-                ):
-                    star = star or item
-                    continue
-                if item.alias_or_name.lower() == name:
-                    expression = item.this if isinstance(item, exp.Alias) else item
-                    return self._origin(inner, expression, pure_only, (*path, inner), depth + 1)
+            projection = self._projection(inner)
+            expression = projection.outputs.get(name)
+            if expression is not None:
+                return self._origin(inner, expression, pure_only, (*path, inner), depth + 1)
+            star = projection.star
             if star is not None:
                 qualifier = star.table if isinstance(star, exp.Column) and star.table else None
                 return self._resolve(inner, name, qualifier, False, pure_only, path, depth + 1)
@@ -719,7 +870,7 @@ class Analysis:
                         inner is not None
                         and not order_keys(inner)
                         and not self.is_aggregate(inner)
-                        and not has_ranking_window(inner)
+                        and not self.has_ranking_window(inner)
                     ):
                         found.extend(self.feeding_searches(inner))
             self._feeding[key] = cached = found
@@ -879,6 +1030,43 @@ class Analysis:
                 position = closing
             position += 1
         return end
+
+
+def _breadth_first(tree: exp.Expr) -> list[exp.Expr]:
+    """Every node of ``tree`` in the order of ``tree.walk()`` (breadth first), read from the
+    nodes' arguments directly: no generator per node."""
+    nodes = [tree]
+    position = 0
+    while position < len(nodes):
+        for value in nodes[position].args.values():
+            if isinstance(value, exp.Expr):
+                nodes.append(value)
+            elif isinstance(value, list):
+                nodes.extend(item for item in value if isinstance(item, exp.Expr))
+        position += 1
+    return nodes
+
+
+def _named(ctes: Mapping[str, exp.Table | Scope], name: str) -> Scope | None:
+    """The CTE scope of that name in ``cte_sources``: as written, else without case (the last
+    match: the nearest ``WITH``'s, whose CTEs come after the outer ones)."""
+    found = ctes.get(name)
+    if found is None:
+        lowered = name.lower()
+        for written, scope in ctes.items():
+            if written.lower() == lowered:
+                found = scope
+    return found if isinstance(found, Scope) else None
+
+
+def _scopes(tree: exp.Expr) -> list[Scope]:
+    """Every scope of the statement (none for one sqlglot cannot traverse: a command, or a
+    tree its scope builder refuses)."""
+    try:
+        return traverse_scope(tree)
+    except SqlglotError as error:
+        _LOG.debug("no scope tree for %s: %s", type(tree).__name__, error)
+        return []
 
 
 def shorten(text: str, limit: int = 60) -> str:

@@ -6,16 +6,20 @@ beside the SQL (:mod:`hotdata_retrieval.lint.catalog`) and stay silent without o
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from sqlglot import exp
 
 from hotdata_retrieval.compile.hotdata import HOTDATA
-from hotdata_retrieval.lint.catalog import IndexCatalog
+from hotdata_retrieval.indexes import IndexCatalog
 from hotdata_retrieval.lint.findings import Severity
 from hotdata_retrieval.lint.model import (
     BM25_SEARCH,
     VECTOR_SEARCH,
     Analysis,
     ColumnOrigin,
+    DerivedSource,
+    Source,
 )
 from hotdata_retrieval.lint.rules.base import Report, Rule
 from hotdata_retrieval.plan.names import TableName
@@ -189,21 +193,73 @@ def distance_without_index(analysis: Analysis, report: Report) -> None:
             )
 
 
+def _gathered_branches(analysis: Analysis, select: exp.Select) -> frozenset[int]:
+    """When ``select`` reads its FROM from a UNION of SELECTs — the gathered candidate keys of
+    a fusion (``fused_keys``) — the queries (by ``id``) of the CTEs and subqueries that UNION's
+    arms read; empty otherwise."""
+    sources = analysis.sources(select)
+    if not isinstance(select.args.get("from_"), exp.From) or not sources:
+        return frozenset()
+    first = sources[0]
+    query = first.query.unnest() if isinstance(first, DerivedSource) else None
+    if not isinstance(query, exp.Union):
+        return frozenset()
+    read: set[int] = set()
+    pending: list[exp.Expr] = [query]
+    while pending:  # a UNION of a thousand arms nests a thousand deep: no recursion
+        node = pending.pop()
+        if isinstance(node, exp.Union):
+            pending.extend((node.expression, node.this))
+        elif isinstance(node, exp.Subquery):
+            pending.append(node.this)
+        elif isinstance(node, exp.Select):
+            read.update(
+                id(source.query)
+                for source in analysis.sources(node)
+                if isinstance(source, DerivedSource)
+            )
+    return frozenset(read)
+
+
+def _fusion_conditions(analysis: Analysis) -> Iterator[tuple[exp.Select, exp.Expr]]:
+    """The ON conditions that join a fusion's branches, with the select holding them.
+
+    Two to four branches chain ``FULL OUTER JOIN``s, every one of which counts; five or
+    more gather every candidate key once (a ``fused_keys`` CTE: a UNION of each branch's
+    keys) and ``LEFT JOIN`` each branch to it (``docs/sql-shapes.md``, Fusion): a ``LEFT
+    JOIN`` counts when the select reads its FROM from such a UNION and the joined relation is
+    one that UNION's arms read — a branch, not some other table."""
+    for select in analysis.selects:
+        joins = select.args.get("joins") or []
+        gathered: frozenset[int] | None = None
+        by_node: dict[int, Source] | None = None
+        for join in joins:
+            condition = join.args.get("on")
+            if not isinstance(condition, exp.Expr):
+                continue
+            side = str(join.side or "").upper()
+            if side == "FULL":
+                yield select, condition
+            elif side == "LEFT":
+                if gathered is None or by_node is None:
+                    gathered = _gathered_branches(analysis, select)
+                    by_node = {id(source.node): source for source in analysis.sources(select)}
+                source = by_node.get(id(join.this))
+                if isinstance(source, DerivedSource) and id(source.query) in gathered:
+                    yield select, condition
+
+
 def fusion_key_not_unique(analysis: Analysis, report: Report) -> None:
-    """A fusion joins its branches with ``FULL OUTER JOIN`` on a key; a key that is not
-    unique multiplies rows through the join and surfaces as *more than k rows*, not as an
-    error. Uniqueness cannot be checked from SQL, so the catalog must declare it. Engine
-    contract §3.3 item 10; hotdata-langchain ``hybrid_search_sql`` docstring."""
+    """A fusion joins its branches on a key — each to the next with ``FULL OUTER JOIN``, or,
+    from five branches on, each with ``LEFT JOIN`` to the UNION of every branch's keys; a key
+    that is not unique multiplies rows through the join and surfaces as *more than k rows*,
+    not as an error. Uniqueness cannot be checked from SQL, so the catalog must declare it.
+    Engine contract §3.3 item 10; hotdata-langchain ``hybrid_search_sql`` docstring;
+    ``docs/sql-shapes.md`` (Fusion: five or more branches)."""
     catalog = analysis.catalog
     if catalog is None:
         return
-    for join in analysis.find(exp.Join):
-        if str(join.side or "").upper() != "FULL":
-            continue
-        condition = join.args.get("on")
-        select = join.parent
-        if not isinstance(condition, exp.Expr) or not isinstance(select, exp.Select):
-            continue
+    for select, condition in _fusion_conditions(analysis):
         keys: dict[tuple[TableName, str], None] = {}
         for equality in condition.find_all(exp.EQ):
             for column in equality.find_all(exp.Column):
@@ -266,7 +322,8 @@ RULES = [
         code="HDQ024",
         name="fusion-key-not-unique",
         severity=Severity.ERROR,
-        summary="a fusion join on a key the catalog does not declare unique",
+        summary="a fusion join (FULL OUTER, or LEFT to the gathered keys) on a key the "
+        "catalog does not declare unique",
         check=fusion_key_not_unique,
         needs_catalog=True,
     ),

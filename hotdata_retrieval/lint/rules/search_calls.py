@@ -17,7 +17,6 @@ from hotdata_retrieval.lint.model import (
     Analysis,
     ScoreOrigin,
     SearchSource,
-    has_ranking_window,
     int_literal,
     is_literal_vector,
     limit_expression,
@@ -52,7 +51,11 @@ def _unsorted_reads(analysis: Analysis) -> list[tuple[exp.Select, SearchSource, 
     outputs = analysis.output_selects()
     found: list[tuple[exp.Select, SearchSource, bool]] = []
     for select in analysis.selects:
-        if order_keys(select) or analysis.is_aggregate(select) or has_ranking_window(select):
+        if (
+            order_keys(select)
+            or analysis.is_aggregate(select)
+            or analysis.has_ranking_window(select)
+        ):
             continue
         cut = limit_expression(select) is not None or offset_expression(select) is not None
         output = any(select is candidate for candidate in outputs)
