@@ -10,20 +10,6 @@ import pkgutil
 import hotdata_retrieval
 from hotdata_retrieval.errors import HotdataRetrievalError
 
-INTERNAL = {
-    # Control flow inside the local engine, turned into SqlLimitError before it leaves.
-    "hotdata_retrieval.engines.local.streaming.DeadlineExceeded",
-}
-"""Exceptions that never leave the library."""
-
-OPEN = {
-    # Raised inside DataFusion UDFs of the local engine (which wrap them in EngineError), but
-    # public names of modules owned elsewhere; they should derive from the base error too.
-    "hotdata_retrieval.engines.local.distance.DimensionMismatchError",
-    "hotdata_retrieval.engines.local.hybrid.HybridSearchError",
-}
-"""Known exceptions still to move under the base error."""
-
 
 def _library_exceptions() -> dict[str, type[BaseException]]:
     found: dict[str, type[BaseException]] = {}
@@ -46,9 +32,7 @@ def test_every_error_class_derives_from_the_base_error() -> None:
     exceptions = _library_exceptions()
     assert "hotdata_retrieval.cli.explain.InvalidPlanError" in exceptions
     strays = sorted(
-        name
-        for name, cls in exceptions.items()
-        if not issubclass(cls, HotdataRetrievalError) and name not in INTERNAL | OPEN
+        name for name, cls in exceptions.items() if not issubclass(cls, HotdataRetrievalError)
     )
     assert strays == []
 

@@ -19,6 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hotdata_retrieval.errors import HotdataRetrievalError
+
 __all__ = [
     "DISTANCE_KERNELS",
     "DimensionMismatchError",
@@ -28,7 +30,7 @@ __all__ = [
 ]
 
 
-class DimensionMismatchError(ValueError):
+class DimensionMismatchError(HotdataRetrievalError, ValueError):
     """A query vector's length differs from a stored vector's (raised inside the engine)."""
 
 

@@ -36,7 +36,7 @@ from hotdata_retrieval.engines.local.distance import (
     DimensionMismatchError,
 )
 from hotdata_retrieval.engines.local.masks import predicate_mask
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.fusion import competition_ranks, reciprocal_rank_fusion
 from hotdata_retrieval.plan.filters import (
     Predicate,
@@ -94,7 +94,7 @@ _DISTANCE_FUNCTION = {
 }
 
 
-class HybridSearchError(ValueError):
+class HybridSearchError(HotdataRetrievalError, ValueError):
     """``hybrid_search`` rejected its arguments or its table; the message is the engine's."""
 
 
