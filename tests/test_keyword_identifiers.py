@@ -31,7 +31,7 @@ from hotdata_retrieval.cli import main
 from hotdata_retrieval.compile.keywords import QUOTED_WORDS
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.lint import lint
-from hotdata_retrieval.plan.filters import And
+from hotdata_retrieval.plan.filters import MAX_FILTER_TERMS, And
 from hotdata_retrieval.spec.native import HOTDATA_NATIVE
 
 DATA = Path(__file__).parent / "data" / "sqlparser_keywords.txt"
@@ -102,8 +102,18 @@ def _branches(table: str = "t") -> tuple[Bm25Search, NearestNeighborSearch]:
     )
 
 
+FILTER_CHUNKS = [
+    WORDS[start : start + MAX_FILTER_TERMS] for start in range(0, len(WORDS), MAX_FILTER_TERMS)
+]
+"""The keywords in groups a filter may hold (at most MAX_FILTER_TERMS terms each)."""
+
+
+@pytest.mark.parametrize("chunk", range(len(FILTER_CHUNKS)))
 @pytest.mark.parametrize("shape", ["fusion", "native", "nearest", "text"])
-def test_every_keyword_as_a_column_and_in_the_filter(engine: LocalEngine, shape: str) -> None:
+def test_every_keyword_as_a_column_and_in_the_filter(
+    engine: LocalEngine, shape: str, chunk: int
+) -> None:
+    words = FILTER_CHUNKS[chunk]
     text, nearest = _branches()
     source = {
         "fusion": ReciprocalRankFusion(branches=[text, nearest]),
@@ -113,13 +123,13 @@ def test_every_keyword_as_a_column_and_in_the_filter(engine: LocalEngine, shape:
     }[shape]
     plan = SearchPlan(
         source=source,
-        columns=["id", *WORDS],
-        filter=And(operands=[Comparison(column=w, operator="=", value="x") for w in WORDS]),
+        columns=["id", *words],
+        filter=And(operands=[Comparison(column=w, operator="=", value="x") for w in words]),
         include_branch_scores=shape in ("fusion", "native"),
     )
     rows = _check(engine, to_sql(plan, HOTDATA_NATIVE if shape == "native" else "hotdata"))
     assert {row["id"] for row in rows} == ({1} if shape == "text" else {1, 3})
-    assert all(row[word] == "x" for row in rows for word in WORDS)
+    assert all(row[word] == "x" for row in rows for word in words)
 
 
 @pytest.mark.parametrize("word", WORDS)

@@ -384,9 +384,9 @@ class PredicateVisitor(NodeVisitor, Generic[R]):
     and call :meth:`predicate` on operands; the connectives recurse at most
     :data:`MAX_FILTER_DEPTH` levels. The library's interpretations: SQL (the compiler's
     :class:`~hotdata_retrieval.compile.compiler.PlanCompiler`), filter text (``filter_text``),
-    the JSON document (``plan.document``), the columns read (:func:`predicate_columns`) and
-    SQL's three-valued truth for one Python row (``spec.cases``). An Arrow row mask is the same
-    six methods over pyarrow compute kernels.
+    the JSON document (``plan.document``), the columns read (:func:`predicate_columns`),
+    SQL's three-valued truth for one Python row (``spec.cases``) and the local engine's row
+    mask over pyarrow compute kernels (``engines.local.masks.ArrowMask``).
 
     >>> class Text(PredicateVisitor[str]):
     ...     def visit_comparison(self, node):

@@ -8,6 +8,8 @@ comparison with NULL is unknown), ``col IN ()`` FALSE and ``col NOT IN ()`` TRUE
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,9 +23,10 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateVisitor,
 )
 
-__all__ = ["predicate_mask"]
+__all__ = ["ArrowMask", "predicate_mask"]
 
 _COMPARE = {
     ComparisonOperator.EQUAL: pc.equal,
@@ -35,6 +38,43 @@ _COMPARE = {
 }
 
 
+class ArrowMask(PredicateVisitor[pa.Array]):
+    """The predicate tree as pyarrow compute kernels over one table: each node's method
+    returns a boolean array of ``data.num_rows`` values, NULL where the predicate is unknown.
+
+    Args:
+        data: the table whose rows the predicate is evaluated on.
+    """
+
+    def __init__(self, data: pa.Table) -> None:
+        self.data = data
+
+    def visit_comparison(self, node: Comparison) -> pa.Array:
+        return _COMPARE[node.operator](self.data.column(node.column), pa.scalar(node.value))
+
+    def visit_in_list(self, node: InList) -> pa.Array:
+        if not node.values:  # the compiled form: FALSE, or TRUE for NOT IN ()
+            return pa.array(np.full(self.data.num_rows, node.negated), type=pa.bool_())
+        column = self.data.column(node.column)
+        member: pa.Array = pc.equal(column, pa.scalar(node.values[0]))
+        for value in node.values[1:]:
+            member = pc.or_kleene(member, pc.equal(column, pa.scalar(value)))
+        return pc.invert(member) if node.negated else member
+
+    def visit_is_null(self, node: IsNull) -> pa.Array:
+        column = self.data.column(node.column)
+        return pc.is_valid(column) if node.negated else pc.is_null(column)
+
+    def visit_and(self, node: And) -> pa.Array:
+        return functools.reduce(pc.and_kleene, map(self.predicate, node.operands))
+
+    def visit_or(self, node: Or) -> pa.Array:
+        return functools.reduce(pc.or_kleene, map(self.predicate, node.operands))
+
+    def visit_not(self, node: Not) -> pa.Array:
+        return pc.invert(self.predicate(node.operand))
+
+
 def predicate_mask(predicate: Predicate, data: pa.Table) -> pa.Array:
     """The predicate over every row of ``data``, with SQL's three-valued logic: a boolean
     array, NULL where the predicate is unknown (a comparison with NULL).
@@ -43,28 +83,4 @@ def predicate_mask(predicate: Predicate, data: pa.Table) -> pa.Array:
         pyarrow.ArrowInvalid, pyarrow.ArrowNotImplementedError, pyarrow.ArrowTypeError: a
             comparison between types Arrow cannot compare.
     """
-    rows = data.num_rows
-    if isinstance(predicate, Comparison):
-        return _COMPARE[predicate.operator](
-            data.column(predicate.column), pa.scalar(predicate.value)
-        )
-    if isinstance(predicate, InList):
-        if not predicate.values:  # the compiled form: FALSE, or TRUE for NOT IN ()
-            return pa.array(np.full(rows, predicate.negated), type=pa.bool_())
-        column = data.column(predicate.column)
-        member: pa.Array = pc.equal(column, pa.scalar(predicate.values[0]))
-        for value in predicate.values[1:]:
-            member = pc.or_kleene(member, pc.equal(column, pa.scalar(value)))
-        return pc.invert(member) if predicate.negated else member
-    if isinstance(predicate, IsNull):
-        column = data.column(predicate.column)
-        return pc.is_valid(column) if predicate.negated else pc.is_null(column)
-    if isinstance(predicate, (And, Or)):
-        combine = pc.and_kleene if isinstance(predicate, And) else pc.or_kleene
-        result = predicate_mask(predicate.operands[0], data)
-        for operand in predicate.operands[1:]:
-            result = combine(result, predicate_mask(operand, data))
-        return result
-    if isinstance(predicate, Not):
-        return pc.invert(predicate_mask(predicate.operand, data))
-    raise TypeError(f"not a predicate: {predicate!r}")  # unreachable: parsed filters are trees
+    return ArrowMask(data).predicate(predicate)
