@@ -983,3 +983,18 @@ def test_rule_codes_are_stable_and_documented() -> None:
         assert rule.code in docs, rule.code
         assert "engine contract" in rule.rationale.lower() or "§" in rule.rationale, rule.code
         assert rule.summary and "\n" not in rule.summary
+
+
+def test_lint_silences_only_its_own_sqlglot_warnings(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    import sqlglot
+
+    sqlglot_logger = logging.getLogger("sqlglot")
+    level = sqlglot_logger.level
+    with caplog.at_level(logging.WARNING, logger="sqlglot"):
+        assert lint("SHOW TABLES;\nSELECT 1;\n") == []
+        assert [r for r in caplog.records if r.name == "sqlglot"] == []
+        sqlglot.parse_one("SHOW TABLES", read="postgres")  # outside lint: still logged
+    assert any("SHOW TABLES" in r.getMessage() for r in caplog.records if r.name == "sqlglot")
+    assert sqlglot_logger.level == level

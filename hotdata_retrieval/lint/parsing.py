@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import contextvars
 import logging
 import re
 from collections.abc import Iterator
@@ -246,17 +247,31 @@ def _explained(
     return tokens, shifted, start
 
 
+_PARSING: contextvars.ContextVar[bool] = contextvars.ContextVar("hdq_lint_parsing", default=False)
+"""True while this context parses a chunk for the linter."""
+
+
+class _CommandFallbackFilter(logging.Filter):
+    """Drops sqlglot's records only while the linter parses in the same context (thread or
+    task); the logger's level and every other record are left as they are."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not _PARSING.get()
+
+
+logging.getLogger("sqlglot").addFilter(_CommandFallbackFilter())
+
+
 @contextlib.contextmanager
 def _quiet_parser() -> Iterator[None]:
     """sqlglot logs a warning for each statement it keeps as an opaque command (``SHOW
-    TABLES``); the linter has nothing to say about those, and says nothing."""
-    logger = logging.getLogger("sqlglot")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
+    TABLES``); the linter has nothing to say about those, and says nothing. Scoped by a context
+    variable, so another thread's sqlglot warnings are still logged."""
+    token = _PARSING.set(True)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        _PARSING.reset(token)
 
 
 def _parse_chunk(chunk: list[Token], sql: str) -> list[exp.Expr | None]:
