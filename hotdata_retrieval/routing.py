@@ -20,6 +20,9 @@ itself (``vector_search``). One without is *plain*: the caller embeds the query
   several and no way to tell, the router refuses rather than guess.
 - ``auto``: hybrid when the table has a BM25 index, a vector column hybrid can use and
   ``embed_query``; else text when it has a BM25 index; else semantic.
+- ``weights``, ``rank_constant`` and ``depth`` set hybrid's reciprocal rank fusion; given to
+  a search that is not hybrid (``auto`` included, once it has chosen), they are refused
+  rather than ignored.
 
 The one rule that differs between engines is the :class:`RoutingPolicy`: on the local engine
 every vector column is provider-backed (engine-embedded at load time) and an ordinary column of
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -270,6 +274,9 @@ def plan_search(
     vector_column: str | None = None,
     embed_query: Callable[[str], Sequence[float]] | None = None,
     include_branch_scores: bool = False,
+    weights: Sequence[float] | None = None,
+    rank_constant: float | None = None,
+    depth: int | None = None,
     policy: RoutingPolicy = LOCAL_ROUTING,
 ) -> SearchPlan:
     """Build the plan that answers ``query`` on a table with ``indexes`` (rules: module doc).
@@ -288,12 +295,16 @@ def plan_search(
         embed_query: turns the query into a vector; needed by ``nearest``, ``hybrid`` and a
             ``semantic`` search over a plain index.
         include_branch_scores: return each branch's rank and raw score.
+        weights: ``hybrid``: the reciprocal rank fusion weights, BM25 first (default all 1).
+        rank_constant: ``hybrid``: RRF's rank constant k (default 60).
+        depth: ``hybrid``: candidates per branch, at least ``limit + offset`` (default 100).
         policy: the engine's :class:`RoutingPolicy` (default :data:`LOCAL_ROUTING`).
 
     Raises:
         PlanError: an unknown mode; no index for the mode (or, for hybrid, none the policy can
             fuse, or several and no way to tell which); a mode that needs ``embed_query``
-            without it.
+            without it; a fusion option (``weights``, ``rank_constant``, ``depth``) for a
+            search that is not hybrid, or one :class:`ReciprocalRankFusion` refuses.
     """
     try:
         chosen = SearchMode(mode)
@@ -305,8 +316,20 @@ def plan_search(
     text_column = _identifier(text_column, "text_column")
     vector_column = _identifier(vector_column, "vector_column")
     router = _Router(indexes, policy, query, embed_query)
-    if chosen is SearchMode.AUTO:
+    automatic = chosen is SearchMode.AUTO
+    if automatic:
         chosen = router.auto(vector_column, text_column)
+    given = {"weights": weights, "rank_constant": rank_constant, "depth": depth}
+    fusion_options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    if fusion_options and chosen is not SearchMode.HYBRID:
+        name = next(iter(fusion_options))
+        raise PlanError(
+            f"{name} applies only to hybrid search, which fuses BM25 with nearest-neighbour "
+            f"search; this search is {chosen.value}"
+            + (" (chosen by mode auto from the table's indexes)" if automatic else ""),
+            field=name,
+            value=fusion_options[name],
+        )
 
     source: Branch | ReciprocalRankFusion
     if chosen is SearchMode.TEXT:
@@ -329,7 +352,8 @@ def plan_search(
             branches=[
                 Bm25Search(table=indexes.table, column=column, query_text=query),
                 router.nearest(vector, chosen),
-            ]
+            ],
+            **fusion_options,
         )
     default_columns = None
     if columns is None:

@@ -9,7 +9,6 @@ comments. Exit codes: :mod:`hotdata_retrieval.cli.exit_codes`.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -17,6 +16,7 @@ from typing import Any, TextIO
 import click
 from click.core import ParameterSource
 
+from hotdata_retrieval.cli._options import FUSION_OPTION_NAMES, fusion_options
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
 from hotdata_retrieval.compile import get_dialect, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
@@ -48,7 +48,7 @@ MODES = ("text", "semantic", "nearest", "hybrid")
 fused by reciprocal rank fusion."""
 
 _BRANCH_OPTIONS = ("text_column", "query", "vector_column", "vector", "metric")
-_FUSION_OPTIONS = ("weights", "rank_constant", "depth", "include_branch_scores")
+_FUSION_OPTIONS = (*FUSION_OPTION_NAMES, "include_branch_scores")
 _BUILDING_OPTIONS = (
     "table",
     "mode",
@@ -75,8 +75,6 @@ _USES: dict[str, frozenset[str]] = {
     "hybrid": frozenset((*_NEEDS["hybrid"], "metric", *_FUSION_OPTIONS)),
 }
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-
 
 class InvalidPlanError(HotdataRetrievalError, click.ClickException):
     """The plan is invalid or cannot be compiled: exit 1, one line on stderr.
@@ -90,34 +88,6 @@ class InvalidPlanError(HotdataRetrievalError, click.ClickException):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.splitlines()))
-
-
-def _number(text: str) -> int | float:
-    """``"2"`` → 2, ``"0.5"`` → 0.5 (so integers render as written). Raises ValueError."""
-    text = text.strip()
-    if _INTEGER.fullmatch(text):
-        return int(text)
-    return float(text)
-
-
-def _parse_number(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-    if value is None:
-        return None
-    try:
-        return _number(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a number", ctx=ctx, param=param) from None
-
-
-def _parse_numbers(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-    if value is None:
-        return None
-    try:
-        return tuple(_number(item) for item in value.split(","))
-    except ValueError:
-        raise click.BadParameter(
-            f"{value!r} is not a comma-separated list of numbers", ctx=ctx, param=param
-        ) from None
 
 
 def _parse_names(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -390,24 +360,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
 @click.option("--key-column", metavar="COLUMN", help="The table's unique key.  [default: id]")
 @click.option("--limit", type=int, help="Rows returned (top-k).  [default: 10]")
 @click.option("--offset", type=int, help="Rows skipped before them.  [default: 0]")
-@click.option(
-    "--weights",
-    metavar="W,W,...",
-    callback=_parse_numbers,
-    help="Hybrid: one fusion weight per branch, text first, e.g. 1,0.5.  [default: 1,1]",
-)
-@click.option(
-    "--rank-constant",
-    metavar="NUMBER",
-    callback=_parse_number,
-    help=f"Hybrid: RRF's rank constant k.  [default: {DEFAULT_RANK_CONSTANT}]",
-)
-@click.option(
-    "--depth",
-    type=int,
-    help="Hybrid: candidates per branch, at least limit + offset.  "
-    "[default: 100, the same for every page]",
-)
+@fusion_options
 @click.option(
     "--include-branch-scores",
     is_flag=True,

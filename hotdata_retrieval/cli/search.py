@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.cli._options import fusion_options
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.plan.filters import And, Predicate
@@ -106,6 +107,7 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
 )
 @click.option("--columns", metavar="A,B", help="Columns to return (comma-separated).")
 @click.option("--text-column", metavar="COLUMN", help="The text column to search.")
+@fusion_options
 @click.option("--explain", is_flag=True, help="Also show the SQL and each branch's rank.")
 @click.option(
     "--format",
@@ -125,6 +127,9 @@ def search(
     filters: Sequence[str],
     columns: str | None,
     text_column: str | None,
+    weights: tuple[float, ...] | None,
+    rank_constant: float | None,
+    depth: int | None,
     explain: bool,
     output_format: str,
 ) -> None:
@@ -153,6 +158,9 @@ def search(
             filter=_filter(filters),
             columns=None if columns is None else [c.strip() for c in columns.split(",")],
             text_column=text_column,
+            weights=weights,
+            rank_constant=rank_constant,
+            depth=depth,
         )
         result = engine.search(plan)
     if output_format == "json":

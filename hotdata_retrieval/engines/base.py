@@ -100,6 +100,9 @@ class Engine(Protocol):
         key_column: str | None = None,
         embed_query: Callable[[str], Sequence[float]] | None = None,
         include_branch_scores: bool = False,
+        weights: Sequence[float] | None = None,
+        rank_constant: float | None = None,
+        depth: int | None = None,
     ) -> SearchPlan:
         """Read ``table``'s indexes and route ``query`` (:func:`~hotdata_retrieval.routing.
         plan_search`, with the engine's routing policy).
@@ -118,6 +121,8 @@ class Engine(Protocol):
             embed_query: embeds the query on the caller's side where the route needs it
                 (default: the engine's embedder for the table, if it has one).
             include_branch_scores: return each branch's rank and raw score.
+            weights, rank_constant, depth: ``hybrid``'s reciprocal rank fusion (default
+                all 1, 60 and 100); refused for a search that is not hybrid.
 
         Raises:
             PlanError: no index serves ``mode``, or the route needs an embedder and there is

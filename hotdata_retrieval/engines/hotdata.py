@@ -572,6 +572,9 @@ class HotdataEngine:
         key_column: str | None = None,
         embed_query: Callable[[str], Sequence[float]] | None = None,
         include_branch_scores: bool = False,
+        weights: Sequence[float] | None = None,
+        rank_constant: float | None = None,
+        depth: int | None = None,
     ) -> SearchPlan:
         """Read ``table``'s indexes (one listing request) and route ``query`` with
         :func:`hotdata_retrieval.routing.plan_search` under :attr:`routing_policy`.
@@ -591,6 +594,8 @@ class HotdataEngine:
             embed_query: embeds the query here for a plain index (default:
                 :attr:`embedder`'s ``embed_query``).
             include_branch_scores: return each branch's rank and raw score.
+            weights, rank_constant, depth: ``hybrid``'s reciprocal rank fusion (default
+                all 1, 60 and 100); refused for a search that is not hybrid.
 
         Raises:
             PlanError: no ready index serves ``mode`` (pending indexes are named), or a plain
@@ -613,6 +618,9 @@ class HotdataEngine:
                 vector_column=vector_column,
                 embed_query=embed_query or query_embedder(self.embedder),
                 include_branch_scores=include_branch_scores,
+                weights=weights,
+                rank_constant=rank_constant,
+                depth=depth,
                 policy=self.routing_policy,
             )
         except PlanError as error:

@@ -1,0 +1,163 @@
+"""``hdq search --weights/--rank-constant/--depth``: the fusion options of ``hdq explain``,
+defined once, parsed and refused the same way, and applied to the search that runs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
+from hotdata_retrieval.cli.explain import explain
+from hotdata_retrieval.cli.search import search
+
+BODIES = [
+    "the desktop app crashes on start with error E4012",
+    "sign in fails after the upgrade",
+    "files stop syncing between devices",
+    "charged twice for one month",
+    "the app crashes when opening settings",
+    "sync stopped after the upgrade",
+]
+
+
+def invoke(*arguments: str) -> Result:
+    return CliRunner().invoke(main, list(arguments))
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> str:
+    directory = tmp_path_factory.mktemp("fusion")
+    source = directory / "tickets.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"id": f"t{number}", "body": body}) + "\n"
+            for number, body in enumerate(BODIES, start=1)
+        ),
+        encoding="utf-8",
+    )
+    path = str(directory / "db")
+    result = invoke("load", str(source), "--database", path, "--embedder", "hashing")
+    assert result.exit_code == EXIT_OK, result.stderr
+    return path
+
+
+def search_json(database: str, *options: str) -> dict[str, object]:
+    result = invoke(
+        "search", "app crashes", "--table", "tickets", "--database", database,
+        "--format", "json", *options,
+    )  # fmt: skip
+    assert result.exit_code == EXIT_OK, result.stderr
+    document: dict[str, object] = json.loads(result.stdout)
+    return document
+
+
+def _option(command: click.Command, name: str) -> click.Option:
+    for param in command.params:
+        if param.name == name and isinstance(param, click.Option):
+            return param
+    raise AssertionError(f"{command.name} has no option {name}")
+
+
+@pytest.mark.parametrize("name", ["weights", "rank_constant", "depth"])
+def test_search_and_explain_share_one_definition_of_each_fusion_option(name: str) -> None:
+    ours, theirs = _option(search, name), _option(explain, name)
+    assert ours.opts == theirs.opts
+    assert ours.help == theirs.help
+    assert ours.metavar == theirs.metavar
+    assert ours.callback is theirs.callback
+    assert type(ours.type) is type(theirs.type)
+
+
+def test_weights_and_rank_constant_set_the_fused_score(database: str) -> None:
+    document = search_json(
+        database, "--mode", "hybrid", "--weights", "2,0.5", "--rank-constant", "10", "-k", "6"
+    )
+    hits = document["hits"]
+    assert isinstance(hits, list) and hits
+    weights = {"text": 2, "nearest": 0.5}
+    for hit in hits:
+        # Weighted RRF from the ranks the search itself reports: Σ wᵢ / (k + rankᵢ).
+        expected = sum(
+            weights[name] / (10 + branch["rank"])
+            for name, branch in hit["branches"].items()
+            if branch["rank"] is not None
+        )
+        assert hit["score"] == pytest.approx(expected)
+
+
+def test_a_zero_weight_leaves_the_other_branchs_order(database: str) -> None:
+    text = search_json(database, "--mode", "text", "-k", "3")
+    fused = search_json(database, "--mode", "hybrid", "--weights", "1,0", "-k", "3")
+    text_keys = [hit["key"] for hit in text["hits"]]  # type: ignore[attr-defined]
+    fused_keys = [hit["key"] for hit in fused["hits"]]  # type: ignore[attr-defined]
+    # Rows only the zero-weighted branch found score 0 and follow BM25's matches.
+    assert text_keys and fused_keys[: len(text_keys)] == text_keys
+
+
+def test_depth_lets_a_page_reach_past_the_default(database: str) -> None:
+    result = invoke(
+        "search", "app", "--table", "tickets", "--database", database, "--mode", "hybrid",
+        "-k", "150",
+    )  # fmt: skip
+    assert result.exit_code == EXIT_INVALID_PLAN
+    assert "depth >= 150" in result.stderr
+    document = search_json(database, "--mode", "hybrid", "-k", "150", "--depth", "150")
+    assert len(document["hits"]) == len(BODIES)  # type: ignore[arg-type]
+    explained = search_json(database, "--mode", "hybrid", "--depth", "150", "--explain")
+    assert "LIMIT 150" in str(explained["sql"])
+
+
+def test_fusion_options_outside_hybrid_search_are_refused(database: str) -> None:
+    for mode in ("text", "semantic", "auto"):
+        result = invoke(
+            "search", "app", "--table", "tickets", "--database", database, "--mode", mode,
+            "--rank-constant", "5", *(["--text-column", "body"] if mode == "auto" else []),
+        )  # fmt: skip
+        if mode == "auto":  # auto is hybrid on this table: the option applies
+            assert result.exit_code == EXIT_OK, result.stderr
+            continue
+        assert result.exit_code == EXIT_INVALID_PLAN
+        assert "only to hybrid search" in result.stderr
+        assert f"this search is {mode}" in result.stderr
+
+
+def _message(result: Result) -> str:
+    """The error line, without its prefix."""
+    lines = [line for line in result.stderr.splitlines() if re.search(r"[Ee]rror: ", line)]
+    assert len(lines) == 1, result.stderr
+    return re.split(r"[Ee]rror: ", lines[0], maxsplit=1)[1]
+
+
+@pytest.mark.parametrize(
+    ("options", "code"),
+    [
+        (["--weights", "1,x"], EXIT_USAGE),
+        (["--rank-constant", "k"], EXIT_USAGE),
+        (["--depth", "1.5"], EXIT_USAGE),
+        (["--weights", "1,2,3"], EXIT_INVALID_PLAN),
+        (["--weights", "0,0"], EXIT_INVALID_PLAN),
+        (["--weights", "1,-1"], EXIT_INVALID_PLAN),
+        (["--weights", "1,inf"], EXIT_INVALID_PLAN),
+        (["--rank-constant", "0"], EXIT_INVALID_PLAN),
+        (["--depth", "0"], EXIT_INVALID_PLAN),
+        (["--depth", "5"], EXIT_INVALID_PLAN),
+    ],
+)
+def test_search_refuses_what_explain_refuses_with_the_same_message(
+    database: str, options: list[str], code: int
+) -> None:
+    explained = invoke(
+        "explain", "--table", "tickets", "--text-column", "body", "--vector-column",
+        "body_embedding", "--query", "app", "--vector", "[0.1, 0.2]", *options,
+    )  # fmt: skip
+    searched = invoke(
+        "search", "app", "--table", "tickets", "--database", database, "--mode", "hybrid",
+        *options,
+    )  # fmt: skip
+    assert explained.exit_code == searched.exit_code == code
+    assert _message(searched) == _message(explained)
