@@ -211,3 +211,31 @@ def test_without_a_clash_both_engines_report_branch_ranks(
     on_local = local.search(plan)
     assert hotdata.search(plan).hits == on_local.hits
     assert any(hit.branches["text"].rank == 1 for hit in on_local)
+
+
+def test_the_local_engine_modules_do_not_import_each_other_in_a_cycle() -> None:
+    # engine.py imports hybrid, fastpath, tables, ...; none of those imports engine.py back at
+    # module level, not even for type checking (hybrid_search sees the engine as a HybridHost
+    # protocol). The SQL worker's entry point opens an engine in the child process, inside a
+    # function: that is not a cycle.
+    import ast
+    from pathlib import Path
+
+    import hotdata_retrieval.engines.local as local_package
+
+    package = Path(local_package.__file__).parent
+    importers = []
+    for module in sorted(package.glob("*.py")):
+        if module.name in ("engine.py", "__init__.py"):
+            continue
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        top_level = [
+            *tree.body,
+            *(child for node in tree.body if isinstance(node, ast.If) for child in node.body),
+        ]
+        for node in top_level:
+            if isinstance(node, ast.ImportFrom) and node.module == (
+                "hotdata_retrieval.engines.local.engine"
+            ):
+                importers.append(module.name)
+    assert importers == []

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import attrs
 import numpy as np
@@ -51,13 +51,35 @@ from hotdata_retrieval.plan.search import (
 from hotdata_retrieval.plan.values import check_cosine_query, check_query_vector
 
 if TYPE_CHECKING:
-    from hotdata_retrieval.engines.local.engine import LocalEngine
+    from datafusion import Table
+
     from hotdata_retrieval.engines.local.tables import LoadedTable
+
+
+class HybridHost(Protocol):
+    """What ``hybrid_search`` needs of the engine that registers it (the local engine meets it):
+    the default catalog and schema of two-part names, the embedder of text queries, the open
+    tables, and how a result becomes a DataFusion table. Kept as a protocol so this module does
+    not import the engine."""
+
+    catalog: str
+    schema: str
+    embedder: Any
+
+    def _loaded(self, reference: str | TableName) -> LoadedTable:
+        """The open table ``reference`` names (raises the engine's error when there is none)."""
+        ...
+
+    def _relation(self, rows: pa.Table) -> Table:
+        """``rows`` as a table function's result."""
+        ...
+
 
 __all__ = [
     "HYBRID_SEARCH",
     "OPTIONS",
     "SIGNATURE",
+    "HybridHost",
     "HybridSearch",
     "HybridSearchCall",
     "HybridSearchError",
@@ -329,13 +351,14 @@ def _rank(
 
 
 class HybridSearch:
-    """The ``hybrid_search`` table function over one :class:`LocalEngine`'s tables.
+    """The ``hybrid_search`` table function over one engine's tables (a :class:`HybridHost`:
+    the local engine).
 
     Register it with ``context.register_udtf(udtf(HybridSearch(engine), "hybrid_search"))``;
     :meth:`run` gives the same rows without SQL.
     """
 
-    def __init__(self, engine: LocalEngine) -> None:
+    def __init__(self, engine: HybridHost) -> None:
         self._engine = engine
 
     def __call__(self, *arguments: Any) -> Table:
