@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
-import pyarrow as pa
+
+from hotdata_retrieval.extras import MissingExtraError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["DEMO_QUERIES", "DemoQuery", "Problem", "PROBLEMS", "support_tickets"]
 
@@ -176,7 +181,17 @@ def support_tickets(count: int = 144, seed: int = 20_241) -> pa.Table:
 
     Roughly half of the tickets quote their error code, a third their version, and every
     ticket uses one of four phrasings of its problem.
+
+    Raises:
+        MissingExtraError: pyarrow (the ``local`` extra) is not installed.
     """
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise MissingExtraError(
+            "local", missing=["pyarrow"], needed_by="support_tickets()"
+        ) from None
+
     rng = random.Random(seed)
     rows: dict[str, list[object]] = {
         key: [] for key in ("id", "ticket", "title", "body", "component", "version", "priority")

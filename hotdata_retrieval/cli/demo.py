@@ -13,6 +13,7 @@ from rich.console import Console
 
 from hotdata_retrieval.cli._local import database_option, embedder_named, reports_errors
 from hotdata_retrieval.cli.search import render_hits
+from hotdata_retrieval.extras import require_extra
 
 __all__ = ["demo"]
 
@@ -40,6 +41,7 @@ DEMO_TABLE = "tickets"
 def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
     """Load generated support tickets and run searches where text, semantic and hybrid
     rank differently."""
+    require_extra("local", needed_by="hdq demo")
     from hotdata_retrieval.demo import DEMO_QUERIES, support_tickets
     from hotdata_retrieval.engines.local import LocalEngine
 

@@ -27,6 +27,7 @@ from typing import Any, NoReturn
 import click
 
 from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.lint import (
     RULES,
     CatalogError,
@@ -156,11 +157,12 @@ def _load_catalog(path: str | None, **defaults: str) -> IndexCatalog | None:
 def _local_catalog(path: str) -> IndexCatalog:
     """The index catalog of a local database (``hdq load``): its BM25 and vector indexes and
     the key columns it checked unique on load."""
-    from hotdata_retrieval.engines.local import LocalEngine
-
     if not os.path.isfile(os.path.join(path, "catalog.json")):
         _fail(f"--local-db: no local database at {path!r}")
     try:
+        require_extra("local", needed_by="hdq lint --local-db")
+        from hotdata_retrieval.engines.local import LocalEngine
+
         with LocalEngine(path) as engine:
             tables = [engine.indexes(name) for name in sorted(engine.tables)]
             keyed = {name for name, entry in engine.tables.items() if entry.key_column}

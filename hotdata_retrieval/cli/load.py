@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-import pyarrow as pa
 
 from hotdata_retrieval.cli._local import database_option, embedder_named, reports_errors
+from hotdata_retrieval.extras import require_extra
 
 __all__ = ["load"]
 
@@ -78,6 +78,9 @@ def load(
     .parquet file. Loading again replaces the table; an interrupted load leaves the previous
     one intact, and unchanged texts are not embedded again.
     """
+    require_extra("local", needed_by="hdq load")
+    import pyarrow as pa
+
     from hotdata_retrieval.engines.local import LocalEngine
     from hotdata_retrieval.engines.local.engine import TableLoad
     from hotdata_retrieval.engines.local.loading import read_source

@@ -26,6 +26,7 @@ from hotdata_retrieval.engines.limits import (
     DEFAULT_TIMEOUT_SECONDS,
     SqlLimits,
 )
+from hotdata_retrieval.extras import require_extra
 
 __all__ = ["ENGINE_OPENERS", "EngineOpener", "mcp", "open_local_engine", "serve"]
 
@@ -39,8 +40,10 @@ def open_local_engine(database: str, table: str) -> Any:
 
     Raises:
         click.UsageError: no database in that directory.
-        HotdataRetrievalError: no such table, or its vectors' model is not installed.
+        HotdataRetrievalError: no such table, or its vectors' model is not installed; the
+            local extra is not installed (``MissingExtraError``).
     """
+    require_extra("local", needed_by="hdq mcp --engine local")
     from hotdata_retrieval.engines.local import LocalEngine
 
     directory = Path(database)
@@ -163,12 +166,7 @@ def mcp(
     engine_name: str,
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
-    try:
-        import mcp as _sdk  # noqa: F401
-    except ImportError:
-        raise click.ClickException(
-            "hdq mcp needs the mcp SDK: pip install 'hotdata-retrieval[mcp]'"
-        ) from None
+    require_extra("mcp", needed_by="hdq mcp")
     engine = ENGINE_OPENERS[engine_name](str(database), table)
     try:
         serve(

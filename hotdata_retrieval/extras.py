@@ -1,0 +1,91 @@
+"""The optional extras of the package, the modules each one brings, and the one-line error
+raised when a feature needs an extra that is not installed.
+
+``pip install hotdata-retrieval`` installs only the core (sqlglot, attrs, click, rich): plans,
+the compiler, the linter, the conformance cases and ``hdq explain`` / ``hdq lint`` /
+``hdq spec export``. Everything that runs a search needs an extra; the extras and what they
+bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), and
+:data:`EXTRA_MODULES` names the modules of each that the library imports.
+
+>>> install_command("local")
+"pip install 'hotdata-retrieval[local]'"
+>>> sorted(EXTRA_MODULES)
+['ann', 'hotdata', 'langchain', 'local', 'mcp']
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+
+from hotdata_retrieval.errors import HotdataRetrievalError
+
+__all__ = ["EXTRA_MODULES", "MissingExtraError", "install_command", "require_extra"]
+
+DISTRIBUTION = "hotdata-retrieval"
+
+EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
+    # the embedded engine: DataFusion, tantivy's BM25, Arrow tables, numpy vectors, the writer
+    # lock. The offline embedding model of the same extra is checked by default_embedder().
+    "local": ("datafusion", "tantivy", "numpy", "pyarrow", "filelock"),
+    "ann": ("usearch",),
+    "hotdata": ("hotdata_framework", "hotdata", "pyarrow"),
+    "langchain": ("langchain_core",),
+    "mcp": ("mcp",),
+}
+"""For each extra, the top-level modules the library imports from it (``pyproject.toml``
+lists the distributions that provide them)."""
+
+
+def install_command(extra: str) -> str:
+    """The shell command that installs ``extra``, e.g. ``pip install
+    'hotdata-retrieval[local]'`` (quoted for POSIX shells)."""
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
+class MissingExtraError(HotdataRetrievalError, ImportError):
+    """A feature needs an optional extra whose modules are not installed.
+
+    An :class:`ImportError` as well, so code that guards an optional import with
+    ``except ImportError`` still works.
+
+    Attributes:
+        extra: the extra to install, e.g. ``"local"``.
+        missing: the modules of that extra that could not be imported, in
+            :data:`EXTRA_MODULES` order.
+        needed_by: what needs it, e.g. ``"hdq search"``.
+    """
+
+    def __init__(self, extra: str, *, missing: Sequence[str], needed_by: str) -> None:
+        super().__init__(
+            f"{needed_by} needs the {extra} extra, which is not installed (no module "
+            f"{', '.join(missing)}): {install_command(extra)}"
+        )
+        self.extra = extra
+        self.missing = tuple(missing)
+        self.needed_by = needed_by
+
+
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def require_extra(extra: str, *, needed_by: str) -> None:
+    """Check that every module of ``extra`` imports; the modules stay imported.
+
+    Args:
+        extra: a key of :data:`EXTRA_MODULES`.
+        needed_by: what needs the extra, as the message should name it (``"hdq search"``).
+
+    Raises:
+        MissingExtraError: a module of the extra does not import; the message names the
+            extra, the missing modules and the install command, on one line.
+        KeyError: ``extra`` is not a known extra (a programming error, not user input).
+    """
+    missing = [module for module in EXTRA_MODULES[extra] if not _importable(module)]
+    if missing:
+        raise MissingExtraError(extra, missing=missing, needed_by=needed_by)
