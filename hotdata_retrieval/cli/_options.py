@@ -3,7 +3,8 @@
 ``hdq explain`` and ``hdq search`` take the same fusion options (:func:`fusion_options`:
 ``--weights``, ``--rank-constant``, ``--depth``), parsed here and validated by the plan
 itself (:class:`~hotdata_retrieval.plan.search.ReciprocalRankFusion`), so the two commands
-accept and refuse exactly the same values.
+accept and refuse exactly the same values. They also share :func:`full_vectors_option`, which
+says how the SQL they show writes query vectors.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ import click
 
 from hotdata_retrieval.plan.search import DEFAULT_RANK_CONSTANT
 
-__all__ = ["FUSION_OPTION_NAMES", "fusion_options", "parse_number", "parse_numbers"]
+__all__ = [
+    "FUSION_OPTION_NAMES",
+    "VECTORS_ABBREVIATED_NOTE",
+    "full_vectors_option",
+    "fusion_options",
+    "parse_number",
+    "parse_numbers",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -97,3 +105,22 @@ def fusion_options(command: F) -> F:
     for option in reversed(_FUSION_OPTIONS):
         command = option(command)
     return command
+
+
+full_vectors_option = click.option(
+    "--full-vectors/--short-vectors",
+    "full_vectors",
+    default=None,
+    help="How the SQL shown writes each query vector: whole, or its first components, its "
+    "dimension and a hash (not runnable).  [default: short on a terminal; whole into a file, "
+    "a pipe or JSON]",
+)
+"""``--full-vectors/--short-vectors``: the command receives ``full_vectors`` (``None`` when
+neither is given: whole unless the SQL goes to a terminal)."""
+
+VECTORS_ABBREVIATED_NOTE = (
+    "-- query vectors shortened (first components, dimension, sha256 of the exact literal): "
+    "not runnable SQL; --full-vectors prints the exact statement"
+)
+"""The line printed above SQL whose query vectors :func:`~hotdata_retrieval.compile.render.
+to_display_sql` shortened."""

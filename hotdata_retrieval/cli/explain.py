@@ -16,10 +16,16 @@ from typing import Any, TextIO
 import click
 from click.core import ParameterSource
 
-from hotdata_retrieval.cli._options import FUSION_OPTION_NAMES, fusion_options
+from hotdata_retrieval.cli._options import (
+    FUSION_OPTION_NAMES,
+    VECTORS_ABBREVIATED_NOTE,
+    full_vectors_option,
+    fusion_options,
+)
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
 from hotdata_retrieval.compile import get_dialect, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.compile.render import to_display_sql
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError, UnknownDialectError
 from hotdata_retrieval.lint import format_finding
 from hotdata_retrieval.lint import lint as lint_sql
@@ -394,6 +400,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     show_default=True,
     help="sql: the statement alone. json: {sql, plan, dialect, depth, result_columns}.",
 )
+@full_vectors_option
 @click.option("-q", "--quiet", is_flag=True, help="Print no notes on stderr.")
 @click.option(
     "--print-schema",
@@ -458,4 +465,10 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
         }
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
     else:
-        click.echo(sql)
+        full: bool | None = params["full_vectors"]
+        shown = sql
+        if full is False or (full is None and sys.stdout.isatty()):
+            shown = to_display_sql(plan, dialect, pretty=True)
+        if shown != sql:
+            click.echo(VECTORS_ABBREVIATED_NOTE)
+        click.echo(shown)

@@ -12,11 +12,15 @@ from rich.console import Console
 from rich.table import Table
 
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
-from hotdata_retrieval.cli._options import fusion_options
+from hotdata_retrieval.cli._options import (
+    VECTORS_ABBREVIATED_NOTE,
+    full_vectors_option,
+    fusion_options,
+)
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError
-from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.filters import And, Predicate
+from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.routing import SearchMode
 
 __all__ = ["render_hits", "search"]
@@ -74,6 +78,20 @@ def render_hits(result: SearchResult, *, title: str | None = None, ranks: bool =
     return table
 
 
+def _shown_sql(plan: SearchPlan, sql: str) -> str:
+    """``sql`` (the statement that ran for ``plan``) with its query vectors shortened
+    (:func:`~hotdata_retrieval.compile.render.to_display_sql`); ``sql`` itself when it is not
+    the plan's statement as :func:`~hotdata_retrieval.compile.to_sql` writes it."""
+    from hotdata_retrieval.compile import to_sql
+    from hotdata_retrieval.compile.render import to_display_sql
+    from hotdata_retrieval.engines.results import executed_plan
+
+    executed = executed_plan(plan)
+    if to_sql(executed) != sql:
+        return sql
+    return to_display_sql(executed)
+
+
 def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     return {
         "key": hit.key,
@@ -110,6 +128,7 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
 @click.option("--text-column", metavar="COLUMN", help="The text column to search.")
 @fusion_options
 @click.option("--explain", is_flag=True, help="Also show the SQL and each branch's rank.")
+@full_vectors_option
 @click.option(
     "--format",
     "output_format",
@@ -132,10 +151,10 @@ def search(
     rank_constant: float | None,
     depth: int | None,
     explain: bool,
+    full_vectors: bool | None,
     output_format: str,
 ) -> None:
     """Search TABLE of the local database for QUERY and print the hits, best first."""
-    require_extra("local", needed_by="hdq search")
     from hotdata_retrieval.engines.local import LocalEngine
 
     if not (database / "catalog.json").exists():
@@ -180,10 +199,16 @@ def search(
         return
     console = Console()
     hits = render_hits(result, ranks=explain or plan.fusion is not None)
+    shown = result.sql
+    if explain and (full_vectors is False or (full_vectors is None and console.is_terminal)):
+        shown = _shown_sql(plan, result.sql)
+    note = VECTORS_ABBREVIATED_NOTE if shown != result.sql else None
     if explain and not console.is_terminal:
         # Written to a file or a pipe: the statement exactly as it ran, then the hits as SQL
         # comments, so the output is a SQL script that hdq lint (or the engine) can read.
-        click.echo(f"{result.sql};")
+        if note is not None:
+            click.echo(note)
+        click.echo(f"{shown};")
         if result.hits:
             capture = Console(width=_COMMENT_WIDTH, no_color=True, highlight=False)
             with capture.capture() as captured:
@@ -194,7 +219,9 @@ def search(
             click.echo("-- no results")
         return
     if explain:
-        console.print(result.sql, markup=False, highlight=False, soft_wrap=True)
+        if note is not None:
+            console.print(note, style="dim", markup=False, highlight=False)
+        console.print(shown, markup=False, highlight=False, soft_wrap=True)
         console.print()
     if not result.hits:
         click.echo("no results", err=True)

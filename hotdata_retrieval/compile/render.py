@@ -15,9 +15,11 @@ two profiles never share a statement, even under one name.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -31,11 +33,18 @@ from hotdata_retrieval.compile.compiler import (
     native_hybrid_misfit,
 )
 from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
-from hotdata_retrieval.compile.nodes import SLOT_DELIMITER, lower_search_nodes
+from hotdata_retrieval.compile.nodes import SLOT_DELIMITER, VectorLiteral, lower_search_nodes
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
 
-__all__ = ["compile_plan", "plan_shape", "to_sql"]
+__all__ = [
+    "DISPLAY_COMPONENTS",
+    "abbreviate_vector",
+    "compile_plan",
+    "plan_shape",
+    "to_display_sql",
+    "to_sql",
+]
 
 _TEMPLATE_CACHE_SIZE = 512
 
@@ -237,7 +246,78 @@ def to_sql(
       id ASC
     LIMIT 5
     """
+    return _render(plan, get_dialect(dialect), pretty, None)
+
+
+DISPLAY_COMPONENTS = 3
+"""The components :func:`to_display_sql` shows of each query vector."""
+
+
+def abbreviate_vector(
+    vector: Sequence[float], dialect: str | DialectProfile = "hotdata", *, components: int = 3
+) -> str:
+    """A short stand-in for a query vector, for people: its first ``components`` components
+    (4 significant digits), its dimension, and the first 8 hex digits of the SHA-256 of its
+    exact SQL literal (UTF-8), so two displays of the same vector can be told apart from two
+    of different ones. It is *not* SQL (the ``…`` does not parse), so it cannot run by mistake.
+
+    A vector of at most ``components`` components is returned whole, as :func:`to_sql`
+    writes it.
+
+    >>> abbreviate_vector([0.012345, -0.5, 0.33, 0.25, 1.0])
+    'ARRAY[0.01235, -0.5, 0.33, … 5 values, sha256 9b243ee2]'
+
+    Raises:
+        UnknownDialectError: ``dialect`` is not registered.
+    """
     profile = get_dialect(dialect)
+    values = tuple(vector)
+    exact = profile.vector_literal(values)
+    if len(values) <= components:
+        return exact
+    digest = hashlib.sha256(exact.encode("utf-8")).hexdigest()[:8]
+    shown = [format(value, ".4g") for value in values[:components]]
+    return (
+        profile.vector_literal_open
+        + profile.vector_literal_separator.join(
+            [*shown, f"… {len(values)} values, sha256 {digest}"]
+        )
+        + profile.vector_literal_close
+    )
+
+
+def to_display_sql(
+    plan: SearchPlan,
+    dialect: str | DialectProfile = "hotdata",
+    *,
+    pretty: bool = True,
+    components: int = DISPLAY_COMPONENTS,
+) -> str:
+    """:func:`to_sql`'s text with each query vector shortened by :func:`abbreviate_vector`,
+    for a terminal: everything else is byte-identical to :func:`to_sql` (the same template,
+    filled with a different vector text). Not runnable SQL when a vector was shortened; use
+    :func:`to_sql` for anything that runs, is stored or is compared.
+
+    Raises:
+        UnknownDialectError: ``dialect`` is not registered.
+        UnsupportedOnDialectError: as :func:`to_sql`.
+    """
+    profile = get_dialect(dialect)
+    return _render(
+        plan,
+        profile,
+        pretty,
+        lambda vector: abbreviate_vector(vector, profile, components=components),
+    )
+
+
+def _render(
+    plan: SearchPlan,
+    profile: DialectProfile,
+    pretty: bool,
+    vector_text: Callable[[tuple[float, ...]], str] | None,
+) -> str:
+    """:func:`to_sql`, with each query vector written by ``vector_text`` when given."""
     if (
         plan.filter is not None
         and profile.native_hybrid_search is not None
@@ -245,6 +325,14 @@ def to_sql(
     ):
         # The native call carries its filter as one text argument, values inside: no template.
         tree = compiler_for(profile, LiteralBinder(profile)).compile(plan)
+        if vector_text is not None:
+            shortened = {
+                profile.vector_literal(vector): vector_text(vector)
+                for vector in (getattr(branch, "query_vector", None) for branch in plan.branches)
+                if vector is not None
+            }
+            for node in tree.find_all(VectorLiteral):
+                node.set("this", shortened.get(node.this, node.this))
         text: str = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
         return text
     shape = plan_shape(plan)
@@ -261,7 +349,14 @@ def to_sql(
             _templates[cache_key] = template
             while len(_templates) > _TEMPLATE_CACHE_SIZE:
                 _templates.popitem(last=False)
-    return template.fill([_render_value(profile, kind, value) for kind, value in shape.values])
+    return template.fill(
+        [
+            vector_text(value)
+            if vector_text is not None and kind == _VECTOR
+            else _render_value(profile, kind, value)
+            for kind, value in shape.values
+        ]
+    )
 
 
 def compile_plan(plan: SearchPlan, dialect: str | DialectProfile = "hotdata") -> exp.Select:
