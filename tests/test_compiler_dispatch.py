@@ -185,10 +185,12 @@ def test_a_missing_metric_is_unsupported() -> None:
 
 
 def test_full_outer_join_is_a_capability() -> None:
+    """Without FULL OUTER JOIN, two branches join to the UNION of their keys instead."""
     profile = attrs.evolve(HOTDATA, name="no-joins", supports_full_outer_join=False)
     plan = SearchPlan(source=ReciprocalRankFusion(branches=[TEXT, NEAREST]))
-    with pytest.raises(UnsupportedOnDialectError, match=r"^unsupported on no-joins: FULL OUTER"):
-        to_sql(plan, profile)
+    sql = to_sql(plan, profile)
+    assert "FULL OUTER JOIN" not in sql and "FULL OUTER JOIN" in to_sql(plan, HOTDATA)
+    assert "fused_keys AS (" in sql and sql.count("LEFT JOIN") == 2
 
 
 def test_lowering_replaces_a_root_search_node() -> None:

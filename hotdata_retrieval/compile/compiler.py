@@ -181,7 +181,10 @@ class LiteralBinder:
         self._profile = profile
 
     def text(self, node: object, field: str) -> exp.Expr:
-        return exp.Literal.string(getattr(node, field))
+        value = getattr(node, field)
+        if isinstance(node, Bm25Search) and field == "query_text":
+            value = self._profile.full_text(value)
+        return exp.Literal.string(value)
 
     def vector(self, node: object, field: str) -> exp.Expr:
         return VectorLiteral(this=self._profile.vector_literal(getattr(node, field)))
@@ -606,11 +609,9 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         table.
 
         Raises:
-            UnsupportedOnDialectError: no ``FULL OUTER JOIN``, a branch or fusion method the
-                dialect has no visitor for, or a search it cannot express.
+            UnsupportedOnDialectError: a branch or fusion method the dialect has no visitor
+                for, or a search it cannot express.
         """
-        if not self.profile.supports_full_outer_join:
-            raise UnsupportedOnDialectError("FULL OUTER JOIN (rank fusion)", self.profile.name)
         key = plan.key_column
         depth = plan.depth
         names = plan.branch_names
@@ -673,7 +674,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                     ),
                 )
             ctes.append(_cte(fused_branch.cte, ranked))
-        if len(names) > JOIN_CHAIN_MAX_BRANCHES:
+        if not self.chains_joins(len(names)):
             ctes.append(_cte(FUSED_KEYS, self._fused_keys(plan)))
         ctes.append(_cte(FUSED, self._fused(plan, fused_branches, scored.score)))
 
@@ -698,6 +699,13 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
             offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
         )
+
+    def chains_joins(self, branches: int) -> bool:
+        """Whether a fusion of ``branches`` branches chains ``FULL OUTER JOIN``s (up to
+        :data:`JOIN_CHAIN_MAX_BRANCHES`, on a dialect that has the join) rather than joining
+        each ranked CTE with ``LEFT JOIN`` to the ``UNION`` of their keys (the same rows and
+        scores, and the only form on a dialect without ``FULL OUTER JOIN``)."""
+        return self.profile.supports_full_outer_join and branches <= JOIN_CHAIN_MAX_BRANCHES
 
     def visit_reciprocal_rank_fusion(
         self, fusion: ReciprocalRankFusion, branches: Sequence[FusedBranch]
@@ -746,7 +754,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         key = plan.key_column
         ranked = [fused_branch.cte for fused_branch in branches]
         keys = [column(key, name) for name in ranked]
-        chained = len(ranked) <= JOIN_CHAIN_MAX_BRANCHES
+        chained = self.chains_joins(len(ranked))
 
         def coalesce(expressions: list[exp.Column]) -> exp.Expr:
             if len(expressions) == 1:

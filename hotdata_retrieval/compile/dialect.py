@@ -18,7 +18,7 @@ cannot express raises :class:`~hotdata_retrieval.compile.nodes.UnsupportedOnDial
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -70,7 +70,11 @@ class DialectProfile:
         vector_literal_open: text that opens a vector literal (``ARRAY[``).
         vector_literal_close: text that closes it (``]``).
         vector_literal_separator: text between two components (``, ``).
-        supports_full_outer_join: whether fusion may use ``FULL OUTER JOIN``.
+        supports_full_outer_join: whether fusion may use ``FULL OUTER JOIN``; without it, a
+            fusion joins each branch with ``LEFT JOIN`` to the ``UNION`` of their keys.
+        full_text_query: turns a text branch's query text into the text the dialect's
+            full-text search reads (SQLite's FTS5 query syntax, where user text must be
+            quoted to stay data), or ``None`` to pass it as written.
         native_hybrid_search: the engine's native ``hybrid_search`` table function
             (``docs/spec/hybrid_search.md``), or ``None``. When set, a reciprocal rank fusion
             of one text branch and one vector branch compiles to one call of it instead of
@@ -93,6 +97,7 @@ class DialectProfile:
     vector_literal_separator: str = ", "
     supports_full_outer_join: bool = True
     native_hybrid_search: str | None = None
+    full_text_query: Callable[[str], str] | None = None
     text_search_function: str | None = attrs.field(init=False)
     semantic_search_function: str | None = attrs.field(init=False)
     semantic_distance_function: str | None = attrs.field(init=False)
@@ -148,6 +153,15 @@ class DialectProfile:
         if function is None:
             raise UnsupportedOnDialectError(feature, self.name)
         return function
+
+    def full_text(self, query_text: str) -> str:
+        """``query_text`` as the dialect's full-text search reads it (:attr:`full_text_query`).
+
+        >>> from hotdata_retrieval.compile import get_dialect
+        >>> get_dialect("hotdata").full_text("error E1234")
+        'error E1234'
+        """
+        return query_text if self.full_text_query is None else self.full_text_query(query_text)
 
     def vector_literal(self, vector: tuple[float, ...]) -> str:
         """Render a query vector once, each component with the shortest text that

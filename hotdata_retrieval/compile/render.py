@@ -35,7 +35,7 @@ from hotdata_retrieval.compile.compiler import (
 from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
 from hotdata_retrieval.compile.nodes import SLOT_DELIMITER, VectorLiteral, lower_search_nodes
 from hotdata_retrieval.plan.names import TableName
-from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
 
 __all__ = [
     "DISPLAY_COMPONENTS",
@@ -62,6 +62,8 @@ _SLOT = _Slot()
 _VECTOR = "vector"
 _TEXT = "text"
 _LITERAL = "literal"
+_FULL_TEXT = "full text"
+"""A text branch's query text: written through the dialect's ``full_text_query``."""
 
 
 @attrs.frozen
@@ -99,6 +101,8 @@ def _fields_of(cls: type) -> tuple[tuple[str, str | None], ...] | None:
                 mode = _EACH
             elif field.metadata.get("bound"):
                 mode = {"query_vector": _VECTOR, "query_text": _TEXT}.get(field.name, _LITERAL)
+                if mode == _TEXT and issubclass(cls, Bm25Search):
+                    mode = _FULL_TEXT
             described.append((field.name, mode))
         fields = tuple(described)
     _FIELDS[cls] = fields
@@ -209,7 +213,10 @@ def _value_generator(profile: DialectProfile) -> Any:
 def _render_value(profile: DialectProfile, kind: str, value: Any) -> str:
     if kind == _VECTOR:
         return profile.vector_literal(value)
-    node = exp.Literal.string(value) if kind == _TEXT else literal_node(value)
+    if kind == _FULL_TEXT:
+        node: exp.Expr = exp.Literal.string(profile.full_text(value))
+    else:
+        node = exp.Literal.string(value) if kind == _TEXT else literal_node(value)
     return _value_generator(profile).generate(node, copy=False)  # type: ignore[no-any-return]
 
 

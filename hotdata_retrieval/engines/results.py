@@ -15,6 +15,7 @@ __all__ = [
     "BranchScore",
     "SearchHit",
     "SearchResult",
+    "VectorScan",
     "executed_plan",
     "hits_from_rows",
     "search_result",
@@ -65,6 +66,27 @@ class SearchHit:
 
 
 @attrs.frozen(kw_only=True)
+class VectorScan:
+    """What one nearest-neighbour branch scanned and left out, where an engine reports it
+    (the SQLite engine, whose vectors may be JSON text of any quality).
+
+    Attributes:
+        branch: the branch's name.
+        column: the vector column.
+        scanned: rows that passed the plan's filter.
+        without_vector: of those, rows whose vector is NULL (no candidate on any engine).
+        skipped: of those, rows whose vector has no distance to the query: malformed JSON,
+            a non-number or non-finite component, another dimension than the query's.
+    """
+
+    branch: str
+    column: str
+    scanned: int
+    without_vector: int
+    skipped: int
+
+
+@attrs.frozen(kw_only=True)
 class SearchResult:
     """The hits of one search, best first, with the SQL that produced them.
 
@@ -76,12 +98,15 @@ class SearchResult:
         underfilled: why the page holds fewer rows than the plan's ``limit``, or ``None``
             when it is full. Every shape the compiler writes lets a filter apply before a
             branch's bound (``docs/sql-shapes.md``), so a short page means no more rows match.
+        vector_scans: per nearest-neighbour branch, the rows it scanned and left out, where
+            the engine reports them (empty otherwise).
     """
 
     hits: tuple[SearchHit, ...]
     sql: str
     ranked_by: str = "score"
     underfilled: str | None = None
+    vector_scans: tuple[VectorScan, ...] = ()
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.hits)

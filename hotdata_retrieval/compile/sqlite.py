@@ -1,0 +1,506 @@
+"""The SQLite dialect: FTS5 for text search, sqlite-vec for nearest-neighbour search.
+
+The target is SQLite with the FTS5 module and the sqlite-vec extension (``vec_f32``,
+``vec_length``, ``vec_distance_cosine``, ``vec_distance_l2``; sqlite-vec 0.1.9). Python's
+standard ``sqlite3`` often cannot load extensions (no ``enable_load_extension`` in the build
+measured, ``shared/reference/local-engines.md`` §C), so the engine
+(:mod:`hotdata_retrieval.engines.sqlite`) runs it through ``sqlean.py``, which bundles SQLite
+3.50 with extension loading.
+
+How each search is written, and why:
+
+- **Text**: a subquery over the FTS5 table of the column (:func:`fts_table_name`, an
+  external-content table over the base table's rowid), scored ``-bm25(<fts>)``: FTS5's
+  ``bm25()`` is *lower* is better (SQLite FTS5 documentation, §5.1.1), so the negation makes
+  ``score`` higher-is-better as on every other dialect (a match scores above 0). User text is
+  never FTS5 syntax: each white-space-separated piece becomes one double-quoted FTS5 string
+  (``"`` doubled inside) and the pieces are joined with ``OR`` (:func:`fts5_query`), so
+  hyphens, apostrophes, parentheses and words such as ``NEAR`` or ``AND`` are data; FTS5's
+  own tokenizer splits each string into a phrase (``ERR-DIM-384`` matches those three tokens
+  in a row). The subquery is not bounded by ``k``: the branch's ``ORDER BY score DESC, key
+  ASC LIMIT k`` cuts it, so rows tied at the cut are kept by key as on the local engine.
+- **Nearest neighbour**: ``vec_distance_cosine`` / ``vec_distance_l2`` of the column against
+  ``vec_f32('[...]')``. The query vector is written once as ``vec_f32`` of a constant, which
+  SQLite evaluates once per statement; a bare JSON string would be parsed again for every row
+  (measured 922 ms instead of 19 ms at 10k rows, local-engines §C). A row's vector may be a
+  float32 BLOB (what the engine writes) or **JSON text** (a plain SQL table of vectors): a row
+  whose JSON is malformed, holds a non-number or a value beyond float32's range, or has
+  another dimension than the query — or a BLOB of the wrong length — gets no distance (NULL),
+  so it is no candidate; :func:`vector_scan_select` counts such rows, and the engine reports
+  them (``SearchResult.vector_scans``). A NULL vector is no candidate either, as on every
+  engine.
+- **Metrics**: the plan's ``l2`` is the *squared* Euclidean distance (the Hotdata engine's
+  ``l2_distance``); sqlite-vec's ``vec_distance_l2`` is the Euclidean distance itself, so
+  ``l2`` is written ``POWER(vec_distance_l2(...), 2)`` and reports the same numbers.
+  ``cosine`` is ``vec_distance_cosine``, which has no value against a zero vector; a stored
+  zero vector gets 1.0, as on the Hotdata engine. sqlite-vec has no dot product, so ``dot``
+  is refused while compiling. sqlite-vec computes in float32 (the Hotdata engine returns
+  float32 distances too).
+- **Names**: SQLite has no catalogs; a table's schema ``public`` is SQLite's ``main``, any other
+  schema an attached database of that name. Every identifier is quoted (a keyword-named
+  column needs no list of SQLite's keywords). SQLite reads a double-quoted name that matches
+  no column as a string (its "double-quoted string literal" compatibility), so the engine
+  checks every column a plan names before running it.
+- **Fusion**: ``FULL OUTER JOIN`` exists from SQLite 3.39.0 (:data:`SQLITE`); for older
+  versions, :data:`SQLITE_BEFORE_FULL_JOIN` joins each branch with ``LEFT JOIN`` to the
+  ``UNION`` of their keys (same rows and scores).
+- Engine-embedded semantic search (``vector_search``) does not exist here and is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+from sqlglot import exp
+from sqlglot.dialects.sqlite import SQLite
+
+from hotdata_retrieval.compile.compiler import (
+    BranchRequest,
+    CompiledBranch,
+    LiteralBinder,
+    PlanCompiler,
+    column,
+    identifier,
+    table_reference,
+)
+from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
+from hotdata_retrieval.compile.nodes import (
+    COMPILER_TRANSFORMS,
+    Lowering,
+    SearchNode,
+    TextSearch,
+    UnsupportedOnDialectError,
+    VectorDistance,
+)
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
+
+__all__ = [
+    "FLOAT32_MAX",
+    "FULL_OUTER_JOIN_VERSION",
+    "SQLITE",
+    "SQLITE_BEFORE_FULL_JOIN",
+    "SqliteCompiler",
+    "SqliteDialect",
+    "fts5_query",
+    "fts_table_name",
+    "sqlite_profile",
+    "sqlite_schema",
+    "vector_scan_select",
+]
+
+FULL_OUTER_JOIN_VERSION = (3, 39, 0)
+"""The first SQLite version with ``RIGHT`` and ``FULL OUTER JOIN`` (SQLite release notes,
+3.39.0, 2022-06-25)."""
+
+FLOAT32_MAX = 3.4028234663852886e38
+"""The largest finite float32: a JSON component beyond it becomes infinite in ``vec_f32``."""
+
+_DISTANCE_FUNCTIONS: Mapping[DistanceMetric, str] = {
+    DistanceMetric.COSINE: "vec_distance_cosine",
+    DistanceMetric.L2: "vec_distance_l2",
+}
+"""sqlite-vec's distance functions (sqlite-vec API reference, "Distance functions");
+``vec_distance_l2`` is the Euclidean distance, squared by the lowering for the plan's ``l2``."""
+
+
+def fts_table_name(table: str, column: str) -> str:
+    """The FTS5 table that indexes ``column`` of ``table`` (in the table's schema): the one
+    name the compiler reads and the engine writes.
+
+    >>> fts_table_name("docs", "body")
+    'docs__body__fts'
+    """
+    return f"{table}__{column}__fts"
+
+
+def fts5_query(query_text: str) -> str:
+    '''User text as an FTS5 query in which nothing is syntax: each white-space-separated piece
+    a double-quoted FTS5 string (``"`` doubled), the pieces joined with ``OR`` (any piece
+    matches; BM25 ranks rows matching more of them higher).
+
+    FTS5 tokenizes the inside of each string itself (SQLite FTS5 documentation, §3.1: a
+    string is a phrase of the tokens the table's tokenizer finds in it), so no tokenizer is
+    written here; a piece with no token (``-``) matches nothing.
+
+    >>> fts5_query('ERR-DIM-384 "quoted" NEAR(a b)')
+    '"ERR-DIM-384" OR """quoted""" OR "NEAR(a" OR "b)"'
+    '''
+    return " OR ".join('"' + piece.replace('"', '""') + '"' for piece in query_text.split())
+
+
+def sqlite_schema(table: TableName) -> str:
+    """The SQLite schema of ``table``: ``main`` for the plan's default ``public``, else the
+    attached database of the schema's name.
+
+    >>> sqlite_schema(TableName.parse("docs"))
+    'main'
+    """
+    return "main" if table.schema == "public" else table.schema
+
+
+def _sqlite_table(table: exp.Table) -> exp.Table:
+    """``catalog.schema.table`` as SQLite names it: ``<schema>.<table>`` (schema mapped)."""
+    schema = table.db
+    return exp.Table(
+        this=identifier(table.name),
+        db=identifier("main" if schema in ("", "public") else schema),
+        alias=table.args.get("alias"),
+    )
+
+
+def _text_search(node: TextSearch) -> exp.Expr:
+    """``(SELECT base.*, -bm25(fts) AS score FROM <schema>.<fts> JOIN <schema>.<table> AS
+    base ON base.rowid = <fts>.rowid WHERE <fts> MATCH <query>)``."""
+    table: exp.Table = node.this
+    fts = fts_table_name(table.name, node.args["column"].name)
+    fts_column = exp.Column(this=identifier(fts))
+    fts_table = _sqlite_table(exp.Table(this=identifier(fts), db=identifier(table.db)))
+    base = _sqlite_table(table)
+    base.set("alias", exp.TableAlias(this=identifier("base")))
+    select = exp.Select(
+        expressions=[
+            exp.Column(this=exp.Star(), table=identifier("base")),
+            exp.Alias(
+                this=exp.Neg(this=exp.Anonymous(this="bm25", expressions=[fts_column])),
+                alias=identifier("score"),
+            ),
+        ],
+        from_=exp.From(this=fts_table),
+        joins=[
+            exp.Join(
+                this=base,
+                on=exp.EQ(
+                    this=column("rowid", "base"),
+                    expression=exp.Column(this=identifier("rowid"), table=identifier(fts)),
+                ),
+            )
+        ],
+        where=exp.Where(this=exp.Match(this=fts_column, expression=node.args["query"])),
+    )
+    return exp.Subquery(this=select)
+
+
+def _vector_valid(vector: exp.Expr, query: exp.Expr) -> exp.Expr:
+    """Whether a row's ``vector`` has a distance to ``query``: a float32 BLOB of the query's
+    length, or JSON text of an array of as many finite float32 numbers."""
+
+    def call(name: str, *arguments: exp.Expr) -> exp.Expr:
+        return exp.Anonymous(this=name, expressions=list(arguments))
+
+    def text(value: str) -> exp.Expr:
+        return exp.Literal.string(value)
+
+    dimension = call("vec_length", query.copy())
+    blob = exp.and_(
+        exp.EQ(this=call("typeof", vector.copy()), expression=text("blob")),
+        exp.EQ(
+            this=call("length", vector.copy()),
+            expression=exp.Mul(this=exp.Literal.number(4), expression=dimension.copy()),
+        ),
+    )
+    element_type = exp.Column(this=identifier("type"), table=identifier("element"))
+    element_value = exp.Column(this=identifier("value"), table=identifier("element"))
+    bad_element = exp.Select(
+        expressions=[exp.Literal.number(1)],
+        from_=exp.From(
+            this=exp.Table(
+                this=call("json_each", vector.copy()),
+                alias=exp.TableAlias(this=identifier("element")),
+            )
+        ),
+        where=exp.Where(
+            this=exp.Not(
+                this=exp.Paren(
+                    this=exp.and_(
+                        exp.In(this=element_type, expressions=[text("integer"), text("real")]),
+                        exp.LTE(
+                            this=call("abs", element_value),
+                            expression=exp.Literal.number(repr(FLOAT32_MAX)),
+                        ),
+                    )
+                )
+            )
+        ),
+    )
+    json = exp.and_(
+        exp.EQ(this=call("typeof", vector.copy()), expression=text("text")),
+        call("json_valid", vector.copy()),
+        exp.EQ(this=call("json_type", vector.copy()), expression=text("array")),
+        exp.EQ(this=call("json_array_length", vector.copy()), expression=dimension.copy()),
+        exp.Not(this=exp.Exists(this=bad_element)),
+    )
+    return exp.or_(exp.Paren(this=blob), exp.Paren(this=json))
+
+
+def _vector_distance(node: VectorDistance) -> exp.Expr:
+    """``CASE WHEN <valid> THEN <distance> END``: ``COALESCE(vec_distance_cosine(v, q), 1.0)``
+    or ``POWER(vec_distance_l2(v, q), 2)``; a row without a valid vector gets NULL."""
+    metric = node.metric
+    vector, query = node.this, node.expression
+    distance: exp.Expr = exp.Anonymous(
+        this=_DISTANCE_FUNCTIONS[metric], expressions=[vector.copy(), query.copy()]
+    )
+    if metric is DistanceMetric.COSINE:
+        distance = exp.Coalesce(this=distance, expressions=[exp.Literal.number("1.0")])
+    else:
+        distance = exp.Anonymous(this="POWER", expressions=[distance, exp.Literal.number(2)])
+    return exp.Case(ifs=[exp.If(this=_vector_valid(vector, query), true=distance)])
+
+
+@attrs.frozen
+class _SqliteVecDistance:
+    """Lowers :class:`VectorDistance` for sqlite-vec (cosine and squared L2 only)."""
+
+    functions: Mapping[DistanceMetric, str]
+
+    def __call__(self, node: VectorDistance) -> exp.Expr:
+        return _vector_distance(node)
+
+    def missing(self, node: VectorDistance) -> str | None:
+        """``dot``: sqlite-vec has no inner-product distance."""
+        if node.metric in self.functions:
+            return None
+        return f"the {node.metric.value} distance (sqlite-vec has cosine and l2 only)"
+
+
+class SqliteDialect(SQLite):
+    """sqlglot's SQLite, with function names kept as written and every identifier quoted."""
+
+    NORMALIZE_FUNCTIONS = False
+
+    class Generator(SQLite.Generator):  # type: ignore[valid-type,misc]  # sqlglot nests classes
+        TRANSFORMS: ClassVar[dict[Any, Any]] = {
+            **SQLite.Generator.TRANSFORMS,
+            **COMPILER_TRANSFORMS,
+        }
+        SEARCH_NODES: ClassVar[Mapping[type[SearchNode], Lowering]] = {
+            TextSearch: _text_search,
+            VectorDistance: _SqliteVecDistance(_DISTANCE_FUNCTIONS),
+        }
+        """FTS5 for text, sqlite-vec for distances; no engine-embedded semantic search."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["identify"] = True
+            super().__init__(*args, **kwargs)
+
+
+class SqliteCompiler(PlanCompiler):
+    """Plans for SQLite: tables named ``<schema>.<table>``, a nearest branch ordered by
+    distance then key (no vector index serves it, so the tie-break costs nothing and pages
+    of tied rows are slices of one order), vector columns qualified by their table."""
+
+    def compile(self, plan: SearchPlan) -> exp.Select:
+        """The plan as one ``SELECT`` for SQLite.
+
+        Raises:
+            UnsupportedOnDialectError: a table in a catalog other than ``default`` (SQLite has
+                none), a semantic branch, the ``dot`` metric.
+        """
+        if plan.table.catalog != "default":
+            raise UnsupportedOnDialectError(
+                f"the catalog {plan.table.catalog!r} (SQLite has schemas only: main, temp and "
+                "attached databases)",
+                self.profile.name,
+            )
+        tree = super().compile(plan)
+        for table in list(tree.find_all(exp.Table)):
+            if table.args.get("catalog") is not None:
+                table.replace(_sqlite_table(table))
+        return tree
+
+    def visit_nearest_neighbor_search(
+        self, branch: NearestNeighborSearch, request: BranchRequest
+    ) -> CompiledBranch:
+        """``SELECT ..., CASE WHEN <valid> THEN <distance> END AS _distance FROM <table>
+        [WHERE] ORDER BY _distance ASC NULLS LAST, key ASC LIMIT n`` (exact scan)."""
+        distance = self.search(
+            VectorDistance(
+                this=column(branch.column, branch.table.name),
+                expression=self.binder.vector(branch, "query_vector"),
+                metric=branch.metric.value,
+            )
+        )
+        select = self.branch_select(
+            request,
+            raw=exp.Alias(this=distance, alias=identifier(branch.raw_score_column)),
+            source=table_reference(branch.table),
+            raw_column=branch.raw_score_column,
+            higher_is_better=branch.higher_is_better,
+            tie_break=True,
+            bounded=True,
+        )
+        return CompiledBranch(select=select, nullable=True)
+
+
+def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.Select:
+    """``SELECT COUNT(*) AS scanned, <rows with no vector> AS without_vector, <rows whose
+    vector has no distance> AS skipped FROM <table> [WHERE <filter>]``: what a nearest
+    branch of ``plan`` scanned and left out, for the engine to report.
+
+    ``skipped`` counts malformed JSON, non-numbers, values beyond float32, another dimension
+    than the query's, and BLOBs of the wrong length.
+
+    Raises:
+        UnsupportedOnDialectError: as compiling the plan does.
+    """
+    compiler = SqliteCompiler(SQLITE, LiteralBinder(SQLITE))
+    vector = column(branch.column, branch.table.name)
+    query = compiler.binder.vector(branch, "query_vector")
+    present = exp.Not(this=exp.Is(this=vector.copy(), expression=exp.Null()))
+
+    def count_when(condition: exp.Expr) -> exp.Expr:
+        return exp.Sum(
+            this=exp.Case(
+                ifs=[exp.If(this=condition, true=exp.Literal.number(1))],
+                default=exp.Literal.number(0),
+            )
+        )
+
+    valid = _vector_valid(vector, query)
+    tree = exp.Select(
+        expressions=[
+            exp.Alias(this=exp.Count(this=exp.Star()), alias=identifier("scanned")),
+            exp.Alias(
+                this=count_when(exp.Is(this=vector.copy(), expression=exp.Null())),
+                alias=identifier("without_vector"),
+            ),
+            exp.Alias(
+                this=count_when(exp.and_(present, exp.Not(this=exp.Paren(this=valid)))),
+                alias=identifier("skipped"),
+            ),
+        ],
+        from_=exp.From(this=_sqlite_table(table_reference(branch.table))),
+        where=compiler.where(plan),
+    )
+    return tree
+
+
+SQLITE = register_dialect(
+    DialectProfile(
+        name="sqlite",
+        sqlglot_dialect=SqliteDialect,
+        compiler=SqliteCompiler,
+        vector_literal_open="vec_f32('[",
+        vector_literal_close="]')",
+        supports_full_outer_join=True,
+        full_text_query=fts5_query,
+    )
+)
+"""SQLite 3.39 and later with FTS5 and sqlite-vec."""
+
+SQLITE_BEFORE_FULL_JOIN = register_dialect(
+    attrs.evolve(SQLITE, name="sqlite-before-3.39", supports_full_outer_join=False)
+)
+"""SQLite before 3.39.0: fusion without ``FULL OUTER JOIN``."""
+
+
+def sqlite_profile(version: tuple[int, ...]) -> DialectProfile:
+    """The profile for a SQLite library of ``version`` (``sqlite3.sqlite_version_info``).
+
+    >>> sqlite_profile((3, 38, 5)).name
+    'sqlite-before-3.39'
+    >>> sqlite_profile((3, 50, 4)).name
+    'sqlite'
+    """
+    return SQLITE if tuple(version) >= FULL_OUTER_JOIN_VERSION else SQLITE_BEFORE_FULL_JOIN
+
+
+# -- the engine's other statements -------------------------------------------------------------
+
+FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
+"""The FTS5 tokenizer the engine indexes with: Unicode 6.1 word characters, case and
+diacritics folded, Porter-stemmed (FTS5 documentation, §4.3), the nearest FTS5 has to the
+local engine's lower-cased, stemmed analyzer (FTS5 has no stop words)."""
+
+
+def _quoted_table(schema: str, name: str) -> exp.Table:
+    return exp.Table(
+        this=exp.Identifier(this=name, quoted=True), db=exp.Identifier(this=schema, quoted=True)
+    )
+
+
+def _render(tree: exp.Expr) -> str:
+    text: str = SqliteDialect().generate(tree, copy=False)
+    return text
+
+
+def create_fts_index(table: TableName, column_name: str) -> str:
+    """``CREATE VIRTUAL TABLE <schema>.<fts> USING fts5("<column>", content = '<table>',
+    content_rowid = 'rowid', tokenize = '...')``: an external-content FTS5 table over the
+    base table's rows (FTS5 documentation, §4.4.3), filled by :func:`rebuild_fts_index`."""
+    options = [
+        exp.Identifier(this=column_name, quoted=True),
+        exp.EQ(this=exp.var("content"), expression=exp.Literal.string(table.name)),
+        exp.EQ(this=exp.var("content_rowid"), expression=exp.Literal.string("rowid")),
+        exp.EQ(this=exp.var("tokenize"), expression=exp.Literal.string(FTS5_TOKENIZER)),
+    ]
+    tree = exp.Create(
+        kind="TABLE",
+        this=_quoted_table(sqlite_schema(table), fts_table_name(table.name, column_name)),
+        properties=exp.Properties(
+            expressions=[
+                exp.VirtualProperty(),
+                exp.ModuleProperty(this=exp.var("fts5"), expressions=options),
+            ]
+        ),
+    )
+    return _render(tree)
+
+
+def rebuild_fts_index(table: TableName, column_name: str) -> str:
+    """``INSERT INTO <fts>(<fts>) VALUES ('rebuild')``: index every row of the content table
+    (FTS5 documentation, §6.7, the 'rebuild' command)."""
+    fts = fts_table_name(table.name, column_name)
+    tree = exp.Insert(
+        this=exp.Schema(
+            this=_quoted_table(sqlite_schema(table), fts),
+            expressions=[exp.Identifier(this=fts, quoted=True)],
+        ),
+        expression=exp.Values(expressions=[exp.Tuple(expressions=[exp.Literal.string("rebuild")])]),
+    )
+    return _render(tree)
+
+
+def table_columns_select(table: TableName) -> str:
+    """``SELECT "name" FROM pragma_table_info('<table>', '<schema>') ORDER BY "cid"``."""
+    tree = exp.Select(
+        expressions=[exp.column(exp.Identifier(this="name", quoted=True))],
+        from_=exp.From(
+            this=exp.Table(
+                this=exp.Anonymous(
+                    this="pragma_table_info",
+                    expressions=[
+                        exp.Literal.string(table.name),
+                        exp.Literal.string(sqlite_schema(table)),
+                    ],
+                )
+            )
+        ),
+        order=exp.Order(
+            expressions=[exp.Ordered(this=exp.column(exp.Identifier(this="cid", quoted=True)))]
+        ),
+    )
+    return _render(tree)
+
+
+def schema_tables_select(schema: str) -> str:
+    """``SELECT "name" FROM "<schema>"."sqlite_master" WHERE "type" = 'table'``."""
+    tree = exp.Select(
+        expressions=[exp.column(exp.Identifier(this="name", quoted=True))],
+        from_=exp.From(this=_quoted_table(schema, "sqlite_master")),
+        where=exp.Where(
+            this=exp.EQ(
+                this=exp.column(exp.Identifier(this="type", quoted=True)),
+                expression=exp.Literal.string("table"),
+            )
+        ),
+    )
+    return _render(tree)
+
+
+def vector_scan_sql(plan: SearchPlan, branch: NearestNeighborSearch) -> str:
+    """:func:`vector_scan_select` as SQL text."""
+    return _render(vector_scan_select(plan, branch))

@@ -1,0 +1,176 @@
+"""The statements a SQL store's engine runs besides searches, built with sqlglot.
+
+Engines never build SQL (``docs/architecture.md``): the tables and catalog rows a store's
+``load_table`` writes, and the lookups its ``indexes`` reads, are written here, as sqlglot
+trees rendered by the store's dialect, with every identifier quoted and every value a sqlglot
+literal or a driver placeholder.
+
+The catalog: a store keeps what a table *is* — its key column and its vector columns
+(dimensions, metric, how vectors are stored) — in one table of its own,
+:data:`CATALOG_TABLE`, with one row per (table, column, role).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlglot import exp
+
+from hotdata_retrieval.compile.dialect import DialectProfile
+from hotdata_retrieval.plan.names import TableName
+
+__all__ = [
+    "CATALOG_COLUMNS",
+    "CATALOG_TABLE",
+    "catalog_create",
+    "catalog_delete",
+    "catalog_insert",
+    "catalog_select",
+    "create_table",
+    "drop_table",
+    "insert_rows",
+    "quoted",
+    "render",
+    "table_node",
+]
+
+CATALOG_TABLE = "hdq_columns"
+"""The catalog table's name, in the store's default schema."""
+
+CATALOG_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("table_name", "TEXT"),
+    ("column_name", "TEXT"),
+    ("role", "TEXT"),
+    ("dimensions", "INTEGER"),
+    ("metric", "TEXT"),
+    ("storage", "TEXT"),
+)
+"""``(name, type)`` of the catalog's columns. ``role`` is ``key`` or ``vector``; ``storage``
+is how a vector column holds its vectors (a store-specific word: ``blob``, ``json``,
+``vector``, ``array``)."""
+
+
+def quoted(name: str) -> exp.Identifier:
+    """A quoted identifier: the name exactly, whatever words the store reserves."""
+    return exp.Identifier(this=name, quoted=True)
+
+
+def table_node(table: TableName | str, schema: str | None = None) -> exp.Table:
+    """``"schema"."table"`` (``schema`` given, or the name's own), never with a catalog."""
+    if isinstance(table, TableName):
+        return exp.Table(this=quoted(table.name), db=quoted(schema or table.schema))
+    return exp.Table(this=quoted(table), db=quoted(schema) if schema is not None else None)
+
+
+def render(profile: DialectProfile, tree: exp.Expr) -> str:
+    """``tree`` as the profile's SQL, on one line."""
+    text: str = profile.sqlglot_dialect().generate(tree, copy=False)
+    return text
+
+
+def create_table(
+    profile: DialectProfile, table: exp.Table, columns: Sequence[tuple[str, str]]
+) -> str:
+    """``CREATE TABLE <table> ("c1" T1, ...)``; ``columns`` as ``(name, type text)``, the type
+    read by the store's sqlglot dialect (``FLOAT[4]``, ``vector(4)``, ``BLOB``)."""
+    dialect = profile.sqlglot_dialect
+    schema = exp.Schema(
+        this=table,
+        expressions=[
+            exp.ColumnDef(this=quoted(name), kind=exp.DataType.build(kind, dialect=dialect))
+            for name, kind in columns
+        ],
+    )
+    return render(profile, exp.Create(kind="TABLE", this=schema))
+
+
+def drop_table(profile: DialectProfile, table: exp.Table) -> str:
+    """``DROP TABLE IF EXISTS <table>``."""
+    return render(profile, exp.Drop(kind="TABLE", tables=[table], exists=True))
+
+
+def insert_rows(
+    profile: DialectProfile, table: exp.Table, columns: Sequence[str], placeholder: str | None
+) -> str:
+    """``INSERT INTO <table> ("c1", ...) VALUES (<p>, ...)`` with one driver placeholder per
+    column: ``placeholder`` is its text (``%s`` for psycopg), ``None`` for the dialect's own
+    (``?``)."""
+    values = [exp.Placeholder() if placeholder is None else exp.var(placeholder) for _ in columns]
+    tree = exp.Insert(
+        this=exp.Schema(this=table, expressions=[quoted(name) for name in columns]),
+        expression=exp.Values(expressions=[exp.Tuple(expressions=values)]),
+    )
+    return render(profile, tree)
+
+
+def catalog_create(profile: DialectProfile, schema: str | None) -> str:
+    """``CREATE TABLE IF NOT EXISTS`` the catalog table."""
+    dialect = profile.sqlglot_dialect
+    tree = exp.Create(
+        kind="TABLE",
+        exists=True,
+        this=exp.Schema(
+            this=table_node(CATALOG_TABLE, schema),
+            expressions=[
+                exp.ColumnDef(this=quoted(name), kind=exp.DataType.build(kind, dialect=dialect))
+                for name, kind in CATALOG_COLUMNS
+            ],
+        ),
+    )
+    return render(profile, tree)
+
+
+def catalog_delete(profile: DialectProfile, schema: str | None, table: str) -> str:
+    """``DELETE FROM <catalog> WHERE table_name = '<table>'``."""
+    tree = exp.Delete(
+        this=table_node(CATALOG_TABLE, schema),
+        where=exp.Where(
+            this=exp.EQ(this=exp.column(quoted("table_name")), expression=exp.Literal.string(table))
+        ),
+    )
+    return render(profile, tree)
+
+
+def catalog_insert(
+    profile: DialectProfile, schema: str | None, rows: Sequence[Sequence[Any]]
+) -> str:
+    """``INSERT INTO <catalog> VALUES (...), ...`` of ``rows`` (one value per catalog column,
+    as literals)."""
+
+    def literal(value: Any) -> exp.Expr:
+        if value is None:
+            return exp.Null()
+        if isinstance(value, str):
+            return exp.Literal.string(value)
+        return exp.Literal.number(int(value))
+
+    tree = exp.Insert(
+        this=exp.Schema(
+            this=table_node(CATALOG_TABLE, schema),
+            expressions=[quoted(name) for name, _ in CATALOG_COLUMNS],
+        ),
+        expression=exp.Values(
+            expressions=[exp.Tuple(expressions=[literal(value) for value in row]) for row in rows]
+        ),
+    )
+    return render(profile, tree)
+
+
+def catalog_select(profile: DialectProfile, schema: str | None, table: str) -> str:
+    """``SELECT <catalog columns> FROM <catalog> WHERE table_name = '<table>' ORDER BY
+    role, column_name``."""
+    tree = exp.Select(
+        expressions=[exp.column(quoted(name)) for name, _ in CATALOG_COLUMNS],
+        from_=exp.From(this=table_node(CATALOG_TABLE, schema)),
+        where=exp.Where(
+            this=exp.EQ(this=exp.column(quoted("table_name")), expression=exp.Literal.string(table))
+        ),
+        order=exp.Order(
+            expressions=[
+                exp.Ordered(this=exp.column(quoted(name)), nulls_first=False)
+                for name in ("role", "column_name")
+            ]
+        ),
+    )
+    return render(profile, tree)

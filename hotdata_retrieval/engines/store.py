@@ -1,0 +1,452 @@
+"""What every SQL store's engine shares: the engine contract over a DB-API connection.
+
+A *store* is a database the library does not embed — SQLite, PostgreSQL, DuckDB — reached
+through its Python driver. :class:`SqlStoreEngine` implements the engine contract
+(:class:`~hotdata_retrieval.engines.base.Engine`) once for all of them:
+
+- ``search(plan)`` checks the plan against the table (every column it names exists, the
+  text branches' columns have a full-text index, a query vector has the column's dimensions),
+  compiles it for the store's dialect with :func:`~hotdata_retrieval.compile.to_sql`, runs it
+  and builds the result with :func:`~hotdata_retrieval.engines.results.search_result`, as
+  every engine does;
+- ``sql(text)`` runs one statement and returns an Arrow table;
+- ``indexes(table)`` reads the store's full-text indexes and the library's catalog table
+  (:data:`~hotdata_retrieval.compile.statements.CATALOG_TABLE`: key and vector columns);
+- ``plan_search`` routes with :func:`hotdata_retrieval.routing.plan_search`;
+- ``load_table(name, data, ...)`` writes an Arrow table, its full-text indexes and its
+  catalog rows.
+
+A subclass gives the driver calls and the store's facts (types, index statements); the SQL
+comes from the compile layer (the store's dialect module and
+:mod:`hotdata_retrieval.compile.statements`).
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+
+from hotdata_retrieval.compile import to_sql
+from hotdata_retrieval.compile.dialect import DialectProfile
+from hotdata_retrieval.engines.base import query_embedder
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.indexes import TableIndexes, VectorIndex
+from hotdata_retrieval.plan.filters import Predicate, predicate_columns
+from hotdata_retrieval.plan.names import TableName, normalize_identifier
+from hotdata_retrieval.plan.search import (
+    Bm25Search,
+    DistanceMetric,
+    NearestNeighborSearch,
+    SearchPlan,
+    VectorSearch,
+)
+from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy, SearchMode, plan_search
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["StoreColumn", "StoreTable", "SqlStoreEngine", "vector_columns_of"]
+
+
+@attrs.frozen(kw_only=True)
+class StoreColumn:
+    """A vector column as the catalog records it.
+
+    Attributes:
+        name: the column.
+        dimensions: the vectors' length.
+        metric: the metric searches of it use by default (and its index serves).
+        storage: how the store holds the vectors (store-specific: ``blob``, ``json``, ...).
+    """
+
+    name: str
+    dimensions: int
+    metric: str = "cosine"
+    storage: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class StoreTable:
+    """What a store knows of one table.
+
+    Attributes:
+        name: the table, completed to ``catalog.schema.table``.
+        columns: every column, lower-cased, in table order.
+        key_column: the key the catalog records, or ``None``.
+        text_indexes: columns with a full-text index.
+        vectors: the catalog's vector columns.
+    """
+
+    name: TableName
+    columns: tuple[str, ...]
+    key_column: str | None
+    text_indexes: tuple[str, ...]
+    vectors: tuple[StoreColumn, ...]
+
+
+def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
+    """The columns of ``data`` that hold lists of floating-point numbers (vectors)."""
+    import pyarrow as pa
+
+    names = []
+    for field in data.schema:
+        kind = field.type
+        if (
+            pa.types.is_list(kind)
+            or pa.types.is_large_list(kind)
+            or pa.types.is_fixed_size_list(kind)
+        ) and pa.types.is_floating(kind.value_type):
+            names.append(field.name)
+    return tuple(names)
+
+
+def _vector_dimensions(data: pa.Table, column: str) -> int:
+    """The one length of the non-NULL vectors of ``column``.
+
+    Raises:
+        EngineError: vectors of different lengths, an empty vector, or a non-finite component.
+    """
+    lengths = set()
+    for position, value in enumerate(data.column(column).to_pylist()):
+        if value is None:
+            continue
+        if not value or any(x is None or not math.isfinite(x) for x in value):
+            raise EngineError(
+                f"row {position} of vector column '{column}' is not a vector of finite "
+                f"numbers: {value[:8]!r}"
+            )
+        lengths.add(len(value))
+    if len(lengths) > 1:
+        raise EngineError(
+            f"vector column '{column}' holds vectors of {len(lengths)} lengths "
+            f"({', '.join(map(str, sorted(lengths)))}); a column's vectors share one length"
+        )
+    return lengths.pop() if lengths else 0
+
+
+class SqlStoreEngine(abc.ABC):
+    """The engine contract over a SQL store (module docstring). Subclasses implement the
+    driver calls (:meth:`_query`, :meth:`_execute`, :meth:`_insert`) and the store's facts."""
+
+    routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
+    """Vector columns are plain (the caller embeds queries) and share the table with the
+    full-text index, so hybrid fuses BM25 with a caller-embedded search of them."""
+
+    engine_name: ClassVar[str] = "store"
+    """The engine's name in messages (``sqlite``, ``postgres``, ``duckdb``)."""
+
+    default_catalog: ClassVar[str] = "default"
+    default_schema: ClassVar[str] = "public"
+
+    def __init__(self, profile: DialectProfile, *, embedder: Any = None) -> None:
+        self.profile = profile
+        self.embedder = embedder
+
+    # -- the driver ------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run a statement that returns rows: ``(column names, rows)``.
+
+        Raises:
+            EngineError: the store's own message.
+        """
+
+    @abc.abstractmethod
+    def _execute(self, statement: str) -> None:
+        """Run a statement that returns no rows, in the current transaction.
+
+        Raises:
+            EngineError: the store's own message.
+        """
+
+    @abc.abstractmethod
+    def _read_only_query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run a caller's statement with writes refused: ``(column names, rows)``.
+
+        Raises:
+            EngineError: the store's own message, or a write refused.
+        """
+
+    @abc.abstractmethod
+    def _describe(self, table: TableName) -> StoreTable | None:
+        """What the store knows of ``table``, or ``None`` when it has no such table."""
+
+    @abc.abstractmethod
+    def _write_table(
+        self,
+        table: TableName,
+        data: pa.Table,
+        *,
+        key_column: str | None,
+        text_columns: Sequence[str],
+        vectors: Sequence[StoreColumn],
+    ) -> None:
+        """Replace ``table`` with ``data`` in one transaction: its rows, its full-text
+        indexes on ``text_columns``, its vector indexes, its catalog rows."""
+
+    def close(self) -> None:  # noqa: B027  (optional for subclasses)
+        """Release the connection."""
+
+    def __enter__(self) -> SqlStoreEngine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- the contract ----------------------------------------------------------------------
+
+    def table_name(self, name: str | TableName) -> TableName:
+        """``name`` completed with this engine's catalog and schema."""
+        if isinstance(name, TableName):
+            return name
+        return TableName.parse(
+            name, default_catalog=self.default_catalog, default_schema=self.default_schema
+        )
+
+    def describe(self, table: str | TableName) -> StoreTable:
+        """What the store knows of ``table``.
+
+        Raises:
+            EngineError: no such table.
+        """
+        name = self.table_name(table)
+        described = self._describe(name)
+        if described is None:
+            raise EngineError(f"table '{name}' not found in the {self.engine_name} database")
+        return described
+
+    def indexes(self, table: str | TableName) -> TableIndexes:
+        """What ``table`` can be searched by: its full-text indexed columns and the catalog's
+        vector columns (plain: the caller embeds queries).
+
+        Raises:
+            EngineError: no such table.
+        """
+        described = self.describe(table)
+        return TableIndexes(
+            table=described.name,
+            bm25_columns=described.text_indexes,
+            vectors=tuple(
+                VectorIndex(column=vector.name, metric=vector.metric)
+                for vector in described.vectors
+            ),
+            key_column=described.key_column or "id",
+        )
+
+    def embedder_for(self, table: str | TableName) -> Any:
+        """The engine's embedder (given at construction), or ``None``."""
+        return self.embedder
+
+    def plan_search(
+        self,
+        table: str | TableName,
+        query: str,
+        *,
+        mode: SearchMode | str = SearchMode.AUTO,
+        limit: int = 10,
+        offset: int = 0,
+        filter: Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        key_column: str | None = None,
+        embed_query: Callable[[str], Sequence[float]] | None = None,
+        include_branch_scores: bool = False,
+        **routing: Any,
+    ) -> SearchPlan:
+        """Read ``table``'s indexes and route ``query`` with
+        :func:`hotdata_retrieval.routing.plan_search` (arguments as there; further keyword
+        arguments, such as fusion weights, are passed to it).
+
+        Raises:
+            PlanError: no index serves ``mode``, or the route needs an embedder and there is
+                none.
+            EngineError: no such table.
+        """
+        indexes = self.indexes(table)
+        if key_column is not None:
+            indexes = attrs.evolve(indexes, key_column=key_column)
+        return plan_search(
+            indexes,
+            query,
+            mode=mode,
+            limit=limit,
+            offset=offset,
+            filter=filter,
+            columns=columns,
+            text_column=text_column,
+            vector_column=vector_column,
+            embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
+            include_branch_scores=include_branch_scores,
+            policy=self.routing_policy,
+            **routing,
+        )
+
+    def check_plan(self, plan: SearchPlan) -> StoreTable:
+        """Check ``plan`` against its table before it runs.
+
+        Raises:
+            EngineError: no such table, a column the plan names that the table lacks, a text
+                branch over a column with no full-text index.
+            PlanError: a query vector whose length differs from the column's vectors.
+        """
+        described = self.describe(plan.table)
+        known = set(described.columns)
+        needed = {*plan.projection, plan.key_column}
+        if plan.filter is not None:
+            needed |= predicate_columns(plan.filter)
+        needed |= {branch.column for branch in plan.branches}
+        missing = sorted(needed - known)
+        if missing:
+            raise EngineError(
+                f"column '{missing[0]}' not found in table '{plan.table}'; "
+                f"columns: {', '.join(described.columns)}"
+            )
+        for branch in plan.branches:
+            if isinstance(branch, Bm25Search) and branch.column not in described.text_indexes:
+                raise EngineError(
+                    f"column '{branch.column}' of table '{plan.table}' has no full-text index "
+                    f"on {self.engine_name}; load the table with text_columns="
+                    f"['{branch.column}']"
+                )
+            if isinstance(branch, VectorSearch):
+                continue  # refused by the dialect while compiling
+            if isinstance(branch, NearestNeighborSearch):
+                vector = next((v for v in described.vectors if v.name == branch.column), None)
+                if (
+                    vector is not None
+                    and vector.dimensions
+                    and vector.dimensions != len(branch.query_vector)
+                ):
+                    raise PlanError(
+                        f"query vector has {len(branch.query_vector)} dimensions; column "
+                        f"'{branch.column}' holds {vector.dimensions}",
+                        field="query_vector",
+                        value=len(branch.query_vector),
+                    )
+        return described
+
+    def search(self, plan: SearchPlan) -> SearchResult:
+        """Check ``plan`` against its table, compile it for the store's dialect, run it, and
+        return typed hits, best first (:func:`~hotdata_retrieval.engines.results.
+        search_result`).
+
+        Raises:
+            EngineError: a missing table, column or full-text index, or a store failure.
+            UnsupportedOnDialectError: the plan needs what the dialect cannot express.
+        """
+        self.check_plan(plan)
+        executed = executed_plan(plan)
+        statement = to_sql(executed, self.profile)
+        names, rows = self._query(statement)
+        result = search_result(plan, executed, [dict(zip(names, row)) for row in rows], statement)
+        return self._finish(plan, result)
+
+    def _finish(self, plan: SearchPlan, result: SearchResult) -> SearchResult:
+        """Add what the store reports beside the hits (default: nothing)."""
+        return result
+
+    def sql(self, text: str) -> pa.Table:
+        """Run one statement, writes refused, and return its rows as an Arrow table.
+
+        Raises:
+            EngineError: the store's own message.
+        """
+        import pyarrow as pa
+
+        names, rows = self._read_only_query(text)
+        columns = list(zip(*rows)) if rows else [()] * len(names)
+        try:
+            return pa.table({name: list(values) for name, values in zip(names, columns)})
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+            raise EngineError(f"the result cannot be read as a table: {error}", sql=text) from None
+
+    def load_table(
+        self,
+        name: str,
+        data: pa.Table,
+        *,
+        key_column: str | None = "id",
+        text_columns: Sequence[str] = (),
+        vector_metric: str = "cosine",
+        vector_storage: str | None = None,
+    ) -> StoreTable:
+        """Store ``data`` as table ``name`` (replacing any previous table of that name), with a
+        full-text index on each of ``text_columns`` and every column of lists of floats as a
+        vector column.
+
+        Args:
+            name: the table (1-3 part name).
+            data: the rows, as an Arrow table.
+            key_column: the unique key column (checked), or ``None``.
+            text_columns: string columns to index for full-text search.
+            vector_metric: the metric the vector columns are searched (and indexed) by.
+            vector_storage: how vectors are held, where the store offers a choice (SQLite:
+                ``blob``, the default, or ``json``); ``None`` for the store's default.
+
+        Raises:
+            EngineError: a missing or non-text column, a duplicated or NULL key, vectors of
+                different lengths; the store's own message if it refuses the data.
+        """
+        import pyarrow as pa
+
+        table = self.table_name(name)
+        columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        if columns != list(data.column_names):
+            data = data.rename_columns(columns)
+        key = None if key_column is None else normalize_identifier(key_column, label="key column")
+        if key is not None:
+            if key not in columns:
+                raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
+            keys = data.column(key)
+            if keys.null_count:
+                raise EngineError(f"key column '{key}' holds NULL")
+            if len(set(keys.to_pylist())) != len(keys):
+                raise EngineError(f"key column '{key}' holds a value twice")
+        texts = [normalize_identifier(column, label="text column") for column in text_columns]
+        for column in texts:
+            if column not in columns:
+                raise EngineError(
+                    f"text column '{column}' not found; columns: {', '.join(columns)}"
+                )
+            if not (
+                pa.types.is_string(data.schema.field(column).type)
+                or pa.types.is_large_string(data.schema.field(column).type)
+            ):
+                raise EngineError(
+                    f"text column '{column}' holds {data.schema.field(column).type}, not text"
+                )
+        metric = DistanceMetric.parse(vector_metric).value
+        vectors = [
+            StoreColumn(
+                name=column,
+                dimensions=_vector_dimensions(data, column),
+                metric=metric,
+                storage=vector_storage or "",
+            )
+            for column in vector_columns_of(data)
+        ]
+        self._write_table(table, data, key_column=key, text_columns=texts, vectors=vectors)
+        return self.describe(table)
+
+    @staticmethod
+    def rows_of(
+        data: pa.Table, convert: Mapping[str, Callable[[Any], Any]]
+    ) -> Iterable[tuple[Any, ...]]:
+        """``data``'s rows as tuples, each value of a column in ``convert`` passed through its
+        function (NULL stays ``None``)."""
+        columns = []
+        for name in data.column_names:
+            values = data.column(name).to_pylist()
+            function = convert.get(name)
+            if function is not None:
+                values = [None if value is None else function(value) for value in values]
+            columns.append(values)
+        return zip(*columns)

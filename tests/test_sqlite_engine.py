@@ -1,0 +1,353 @@
+"""The SQLite dialect and engine: FTS5 text search with user text as data, sqlite-vec
+distances, JSON-text vectors whose bad rows are skipped and counted, fusion with and without
+FULL OUTER JOIN, and what the dialect refuses while compiling."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    NearestNeighborSearch,
+    PlanError,
+    ReciprocalRankFusion,
+    SearchPlan,
+    UnsupportedFeatureError,
+    VectorSearch,
+    to_sql,
+)
+from hotdata_retrieval.compile.sqlite import SQLITE, SQLITE_BEFORE_FULL_JOIN, fts5_query
+from hotdata_retrieval.engines import Engine
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.sqlite import SqliteEngine
+from hotdata_retrieval.fusion import rank_branch, reference_fusion
+
+BODIES = [
+    "error ERR-DIM-384 after the upgrade",
+    "don't panic: the upgrade (v1.1.6) worked",
+    "fix/release-repo is NEAR the AND gate",
+    "the quick brown fox",
+    None,
+    'a "quoted" word and an apostrophe\'s end',
+]
+
+
+@pytest.fixture
+def engine() -> Iterator[SqliteEngine]:
+    engine = SqliteEngine()
+    vectors: list[list[float] | None] = [
+        [1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.5, 0.5, 0.0],
+        None,
+        [0.0, 0.0, 1.0],
+        [1.0, 1.0, 1.0],
+    ]
+    data = pa.table(
+        {
+            "id": list(range(1, 7)),
+            "body": BODIES,
+            "lang": ["en", "fr", "en", "en", None, "it's"],
+            "embedding": vectors,
+        }
+    )
+    engine.load_table("docs", data, text_columns=["body"])
+    yield engine
+    engine.close()
+
+
+def test_it_meets_the_engine_contract(engine: SqliteEngine) -> None:
+    assert isinstance(engine, Engine)
+    indexes = engine.indexes("docs")
+    assert indexes.bm25_columns == ("body",)
+    assert [vector.column for vector in indexes.vectors] == ["embedding"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("ERR-DIM-384", {1}),
+        ("v1.1.6", {2}),
+        ("fix/release-repo", {3}),
+        ("NEAR", {3}),
+        ("AND", {3, 6}),
+        ('"quoted"', {6}),
+        ("apostrophe's", {6}),
+        ("don't", {2}),
+        ("(upgrade", {1, 2}),
+        ("* - ^ :", set()),
+    ],
+)
+def test_user_text_is_data_never_fts5_syntax(
+    engine: SqliteEngine, query: str, expected: set[int]
+) -> None:
+    result = engine.search(
+        SearchPlan(source=Bm25Search(table="docs", column="body", query_text=query))
+    )
+    assert set(result.keys) == expected
+
+
+@given(st.text(min_size=1).filter(lambda text: text.strip() and "\x00" not in text))
+def test_any_text_is_a_valid_fts5_query(text: str) -> None:
+    engine = _text_engine()
+    engine.search(SearchPlan(source=Bm25Search(table="docs", column="body", query_text=text)))
+
+
+_TEXT_ENGINE: list[SqliteEngine] = []
+
+
+def _text_engine() -> SqliteEngine:
+    if not _TEXT_ENGINE:
+        engine = SqliteEngine()
+        engine.load_table(
+            "docs", pa.table({"id": [1, 2], "body": ["alpha beta", "gamma"]}), text_columns=["body"]
+        )
+        _TEXT_ENGINE.append(engine)
+    return _TEXT_ENGINE[0]
+
+
+def test_text_scores_are_higher_is_better_and_ordered(engine: SqliteEngine) -> None:
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="upgrade error"))
+    result = engine.search(plan)
+    scores = [hit.score for hit in result]
+    assert all(score is not None and score > 0 for score in scores)
+    assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+    # the row matching two of the terms ranks above rows matching one
+    assert result.keys[0] == 1
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    x, y = np.asarray(a), np.asarray(b)
+    return float(1 - x @ y / (np.linalg.norm(x) * np.linalg.norm(y)))
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2"])
+def test_distances_match_numpy(engine: SqliteEngine, metric: str) -> None:
+    query = [0.9, 0.2, 0.1]
+    plan = SearchPlan(
+        source=NearestNeighborSearch(
+            table="docs", column="embedding", query_vector=query, metric=metric
+        )
+    )
+    result = engine.search(plan)
+    stored = {1: [1.0, 0.0, 0.0], 2: [0.0, 1.0, 0.0], 3: [0.5, 0.5, 0.0], 5: [0.0, 0.0, 1.0],
+              6: [1.0, 1.0, 1.0]}  # fmt: skip
+
+    def reference(vector: list[float]) -> float:
+        if metric == "cosine":
+            return _cosine(vector, query)
+        return float(np.sum((np.asarray(vector) - np.asarray(query)) ** 2))  # squared L2
+
+    expected = sorted(stored, key=lambda key: (reference(stored[key]), key))
+    assert result.keys == expected
+    for hit in result:
+        assert hit.distance == pytest.approx(reference(stored[hit.key]), rel=1e-5, abs=1e-6)
+    assert result.vector_scans[0].scanned == 6
+    assert result.vector_scans[0].without_vector == 1
+    assert result.vector_scans[0].skipped == 0
+
+
+def test_dot_and_semantic_search_are_refused_while_compiling() -> None:
+    dot = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0], metric="dot")
+    with pytest.raises(UnsupportedFeatureError, match=r"^unsupported on sqlite: the dot distance"):
+        to_sql(SearchPlan(source=dot), "sqlite")
+    semantic = VectorSearch(table="docs", column="body", query_text="q")
+    with pytest.raises(UnsupportedFeatureError, match=r"^unsupported on sqlite: engine-embedded"):
+        to_sql(SearchPlan(source=semantic), "sqlite")
+    other_catalog = Bm25Search(table="other.public.docs", column="body", query_text="q")
+    with pytest.raises(UnsupportedFeatureError, match=r"^unsupported on sqlite: the catalog"):
+        to_sql(SearchPlan(source=other_catalog), "sqlite")
+
+
+def test_the_query_vector_is_converted_once_per_statement() -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[0.25, -1.5])
+    )
+    sql = to_sql(plan, "sqlite")
+    # every use of the query vector is vec_f32 of a constant, which SQLite evaluates once;
+    # never a bare JSON string that sqlite-vec would parse for every row
+    assert sql.count("'[0.25, -1.5]'") == sql.count("vec_f32('[0.25, -1.5]')") > 0
+
+
+# -- JSON-text vectors --------------------------------------------------------------------------
+
+JSON_ROWS: list[tuple[int, Any]] = [
+    (1, "[1.0, 0.0]"),
+    (2, "[0.0, 1.0]"),
+    (3, "[0.6, 0.8]"),
+    (4, "[1.0, 0.0, 0.0]"),  # another dimension
+    (5, "[1.0, "),  # malformed
+    (6, '[1.0, "a"]'),  # a non-number
+    (7, "[1e400, 1.0]"),  # infinite
+    (8, "[1e39, 1.0]"),  # beyond float32
+    (9, None),  # no vector
+    (10, "{}"),  # not an array
+    (11, "[Infinity, 1.0]"),  # not JSON
+    (12, "[0.0, 0.0]"),  # a zero vector: cosine 1.0, as on the Hotdata engine
+]
+
+
+@pytest.fixture
+def json_engine() -> Iterator[SqliteEngine]:
+    engine = SqliteEngine()
+    data = pa.table(
+        {
+            "id": [key for key, _ in JSON_ROWS],
+            "lang": ["en"] * 6 + ["fr"] * 6,
+            "embedding": [[1.0, 0.0]] * len(JSON_ROWS),
+        }
+    )
+    engine.load_table("vectors", data, vector_storage="json")
+    for key, text in JSON_ROWS:
+        engine._execute("UPDATE vectors SET embedding = ? WHERE id = ?", (text, key))
+    yield engine
+    engine.close()
+
+
+def test_json_vectors_that_cannot_be_used_are_skipped_and_counted(
+    json_engine: SqliteEngine,
+) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="vectors", column="embedding", query_vector=[1.0, 0.0])
+    )
+    result = json_engine.search(plan)
+    assert result.keys == [1, 3, 2, 12]
+    assert [hit.distance for hit in result] == pytest.approx([0.0, 0.4, 1.0, 1.0], abs=1e-6)
+    (scan,) = result.vector_scans
+    assert (scan.scanned, scan.without_vector, scan.skipped) == (12, 1, 7)
+
+
+def test_the_count_follows_the_filter(json_engine: SqliteEngine) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="vectors", column="embedding", query_vector=[1.0, 0.0]),
+        filter=Comparison(column="lang", operator="=", value="en"),
+    )
+    (scan,) = json_engine.search(plan).vector_scans
+    assert (scan.scanned, scan.without_vector, scan.skipped) == (6, 0, 3)
+
+
+def test_a_fusion_with_json_vectors_still_runs(json_engine: SqliteEngine) -> None:
+    nearest = NearestNeighborSearch(table="vectors", column="embedding", query_vector=[0.0, 1.0])
+    other = NearestNeighborSearch(
+        table="vectors", column="embedding", query_vector=[1.0, 1.0], metric="l2"
+    )
+    result = json_engine.search(SearchPlan(source=ReciprocalRankFusion(branches=[nearest, other])))
+    assert set(result.keys) == {1, 2, 3, 12}
+    assert len(result.vector_scans) == 2
+
+
+# -- fusion, with and without FULL OUTER JOIN ---------------------------------------------------
+
+
+@pytest.mark.parametrize("profile", [SQLITE, SQLITE_BEFORE_FULL_JOIN], ids=lambda p: p.name)
+def test_fusion_equals_the_reference_fusion_of_the_branches(
+    engine: SqliteEngine, profile: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "profile", profile)
+    text = Bm25Search(table="docs", column="body", query_text="the upgrade fox")
+    nearest = NearestNeighborSearch(table="docs", column="embedding", query_vector=[0.3, 0.3, 0.9])
+    fusion = ReciprocalRankFusion(branches=[text, nearest], weights=[1.0, 2.0], rank_constant=5)
+    result = engine.search(SearchPlan(source=fusion, limit=4))
+    lists, ranks = [], []
+    for branch in (text, nearest):
+        hits = engine.search(SearchPlan(source=branch, limit=100))
+        keys, branch_ranks = rank_branch(
+            [(hit.key, hit.branches[next(iter(hit.branches))].raw_score) for hit in hits],
+            higher_is_better=branch.higher_is_better,
+        )
+        lists.append(keys)
+        ranks.append(branch_ranks)
+    expected = reference_fusion(fusion, lists, ranks=ranks, limit=4)
+    assert result.keys == [hit.key for hit in expected]
+    assert [hit.score for hit in result] == [hit.score for hit in expected]
+    assert ("FULL OUTER JOIN" in result.sql) is profile.supports_full_outer_join
+
+
+# -- what the engine checks ---------------------------------------------------------------------
+
+
+def test_a_missing_column_is_an_error_not_a_string(engine: SqliteEngine) -> None:
+    """SQLite reads a double-quoted name that is no column as a string; the engine checks."""
+    plan = SearchPlan(
+        source=Bm25Search(table="docs", column="body", query_text="fox"),
+        filter=Comparison(column="langue", operator="=", value="en"),
+    )
+    with pytest.raises(EngineError, match="column 'langue' not found"):
+        engine.search(plan)
+
+
+def test_a_text_branch_needs_a_full_text_index(engine: SqliteEngine) -> None:
+    plan = SearchPlan(source=Bm25Search(table="docs", column="lang", query_text="en"))
+    with pytest.raises(EngineError, match="no full-text index"):
+        engine.search(plan)
+
+
+def test_a_query_vector_of_another_dimension_is_refused(engine: SqliteEngine) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0])
+    )
+    with pytest.raises(PlanError, match="query vector has 2 dimensions; column 'embedding'"):
+        engine.search(plan)
+
+
+def test_sql_refuses_writes(engine: SqliteEngine) -> None:
+    with pytest.raises(EngineError, match=r"readonly"):
+        engine.sql("DELETE FROM docs")
+    assert engine.sql("SELECT COUNT(*) AS n FROM docs").column("n").to_pylist() == [6]
+
+
+def test_a_table_is_replaced_whole(engine: SqliteEngine) -> None:
+    engine.load_table("docs", pa.table({"id": [7], "body": ["fox"]}), text_columns=["body"])
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="fox"))
+    assert engine.search(plan).keys == [7]
+    assert engine.indexes("docs").vectors == ()
+
+
+def test_a_file_database_keeps_its_tables(tmp_path: Any) -> None:
+    path = tmp_path / "store.db"
+    with SqliteEngine(path) as engine:
+        engine.load_table(
+            "docs",
+            pa.table({"id": [1, 2], "body": ["a fox", "a dog"], "v": [[1.0, 0.0], [0.0, 1.0]]}),
+            text_columns=["body"],
+        )
+    with SqliteEngine(path) as engine:
+        plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="fox"))
+        assert engine.search(plan).keys == [1]
+        assert engine.indexes("docs").vectors[0].column == "v"
+
+
+def test_load_refuses_vectors_of_two_lengths() -> None:
+    with SqliteEngine() as engine, pytest.raises(EngineError, match="2 lengths"):
+        engine.load_table("t", pa.table({"id": [1, 2], "v": [[1.0], [1.0, 2.0]]}))
+
+
+def test_json_storage_round_trips() -> None:
+    with SqliteEngine() as engine:
+        engine.load_table("t", pa.table({"id": [1], "v": [[0.1, 2.5]]}), vector_storage="json")
+        stored = engine.sql("SELECT v FROM t").column("v").to_pylist()[0]
+        assert json.loads(stored) == [0.1, 2.5]
+        assert not math.isnan(
+            engine.search(
+                SearchPlan(
+                    source=NearestNeighborSearch(table="t", column="v", query_vector=[1.0, 0.0])
+                )
+            )
+            .hits[0]
+            .distance
+            or 0.0
+        )
+
+
+def test_fts5_query_doubles_quotes() -> None:
+    assert fts5_query('a"b c') == '"a""b" OR "c"'
