@@ -263,3 +263,40 @@ def test_hdq_load_builds_the_index(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     (table,) = json.loads(result.stdout)["tables"]
     assert table["ann_indexes"] == [{"column": "body_embedding", "function": "cosine_distance"}]
+
+
+def test_prefetched_scans_give_the_rows_an_inline_scan_gives() -> None:
+    # The rewrite starts each nearest_scan on a background thread; nearest_scan collects it.
+    rng = np.random.default_rng(7)
+    vectors = [[float(x) for x in row] for row in rng.standard_normal((60, 4))]
+    with LocalEngine() as prefetching, LocalEngine() as inline:
+        inline._prefetch_scans = lambda tree: None  # type: ignore[method-assign]
+        threads: list[str] = []
+        original = prefetching._nearest_rows
+
+        def recording(*arguments: object) -> pa.Table:
+            import threading
+
+            threads.append(threading.current_thread().name)
+            return original(*arguments)
+
+        prefetching._nearest_rows = recording  # type: ignore[method-assign]
+        for engine in (prefetching, inline):
+            engine.load_table("t", _table(vectors), text_columns=["body"])
+        nearest = NearestNeighborSearch(table="t", column="emb", query_vector=vectors[3])
+        other = NearestNeighborSearch(table="t", column="emb", query_vector=vectors[9])
+        text = Bm25Search(table="t", column="body", query_text="fox 1")
+        plans = [
+            SearchPlan(source=nearest, limit=7),
+            SearchPlan(source=ReciprocalRankFusion(branches=[text, nearest]), limit=9),
+            SearchPlan(source=ReciprocalRankFusion(branches=[nearest, other, text]), offset=3),
+            SearchPlan(
+                source=ReciprocalRankFusion(branches=[text, nearest]),
+                filter=Comparison(column="category", operator="=", value="a"),
+                include_branch_scores=True,
+            ),
+        ]
+        for plan in plans:
+            assert prefetching.search(plan).hits == inline.search(plan).hits
+        assert threads and all(name.startswith("hdq-nearest") for name in threads)
+        assert prefetching._prefetched == {} and prefetching._vectors == {}

@@ -31,6 +31,7 @@ no spilling, no recursive queries, and a time limit that cancels the query.
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
 import functools
 import hashlib
@@ -79,6 +80,7 @@ from hotdata_retrieval.engines.local.fastpath import (
     DISTANCE_FUNCTIONS,
     NEAREST_SCAN,
     ROWID_COLUMN,
+    nearest_scan_calls,
     rewrite_fast_paths,
 )
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
@@ -254,6 +256,8 @@ class LocalEngine:
         self._sandboxes: dict[tuple[int, bool], SessionContext] = {}
         self._text_vectors: tuple[Any, dict[str, np.ndarray]] | None = None
         self._vectors: dict[str, np.ndarray] = {}
+        self._prefetched: dict[str, concurrent.futures.Future[pa.Table]] = {}
+        self._prefetcher: concurrent.futures.ThreadPoolExecutor | None = None
         self._worker: SqlWorker | None = None
         self._vector_keys = itertools.count()
         self._refresh()
@@ -266,6 +270,9 @@ class LocalEngine:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
+        if self._prefetcher is not None:
+            self._prefetcher.shutdown(wait=True, cancel_futures=True)
+            self._prefetcher = None
         self._tables.clear()
         self._sandboxes.clear()
         if self._temporary:
@@ -852,6 +859,9 @@ class LocalEngine:
         finally:
             for key in keys:
                 self._vectors.pop(key, None)
+                prefetched = self._prefetched.pop(key, None)
+                if prefetched is not None:
+                    prefetched.cancel()
 
     def _optimized(self, text: str, stash: Callable[[list[float]], str]) -> str:
         """``text`` with its nearest-neighbour fast-path shapes answered natively
@@ -871,6 +881,7 @@ class LocalEngine:
         tree, count = rewrite_fast_paths(tree, self._fast_path_table, stash)
         if not count:
             return None
+        self._prefetch_scans(tree)
         # The tree is ours (parsed or compiled for this call): render it without sqlglot's
         # defensive deep copy, which costs more than the rest of the rewrite.
         return str(_GENERATOR_DIALECT.generate(tree, copy=False))
@@ -1090,6 +1101,23 @@ class LocalEngine:
         values = pa.array(distances[order].astype(np.float32), type=pa.float32())
         return self._relation(rows.append_column("_distance", values))
 
+    def _prefetch_scans(self, tree: Any) -> None:
+        """Start the nearest-neighbour scans of a rewritten statement on a background thread,
+        so their BLAS work (which releases the GIL) overlaps with rendering, DataFusion's
+        planning and the statement's other branches; ``nearest_scan`` collects the result.
+        Only the rewrite's own calls (the vector passed by stash key) are prefetched."""
+        for reference, column, function, key, k, filter_text in nearest_scan_calls(tree):
+            vector = self._vectors.get(key)
+            if vector is None or key in self._prefetched:
+                continue
+            if self._prefetcher is None:
+                self._prefetcher = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="hdq-nearest"
+                )
+            self._prefetched[key] = self._prefetcher.submit(
+                self._nearest_rows, reference, column, function, vector, k, filter_text
+            )
+
     def _nearest_scan(self, *arguments: Any) -> Table:
         """``nearest_scan('<table>', '<vector column>', '<distance function>', ARRAY[...], k,
         '<filter>' | NULL)``: the k rows nearest the vector among those the filter keeps, with
@@ -1100,10 +1128,21 @@ class LocalEngine:
             NEAREST_SCAN, arguments, minimum=6, maximum=6
         )
         if isinstance(vector, str):  # a stashed vector (the rewrite's own statements)
+            prefetched = self._prefetched.pop(vector, None)
+            if prefetched is not None and not prefetched.cancelled():
+                return self._relation(prefetched.result())
             try:
                 vector = self._vectors[vector]
             except KeyError:
                 raise ValueError(f"{NEAREST_SCAN}: no query vector {vector!r}") from None
+        return self._relation(
+            self._nearest_rows(reference, column, function, vector, k, filter_text)
+        )
+
+    def _nearest_rows(
+        self, reference: Any, column: Any, function: Any, vector: Any, k: Any, filter_text: Any
+    ) -> pa.Table:
+        """The rows ``nearest_scan`` returns, as an Arrow table (see :meth:`_nearest_scan`)."""
         loaded, column = self._resolve(NEAREST_SCAN, reference, column)
         mask = None
         approximate = filter_text is None  # an HNSW index serves only unfiltered queries
@@ -1126,7 +1165,7 @@ class LocalEngine:
             "_distance",
             pa.array(distances.astype(np.float32), type=pa.float32(), mask=np.isnan(distances)),
         )
-        return self._relation(rows.append_column(ROWID_COLUMN, pa.array(rowids, pa.int64())))
+        return rows.append_column(ROWID_COLUMN, pa.array(rowids, pa.int64()))
 
     def _vector_distance(self, texts: pa.Array, queries: pa.Array) -> pa.Array:
         """``vector_distance(<text column>, '<query>')``: the cosine distance from each row's

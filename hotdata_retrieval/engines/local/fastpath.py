@@ -39,6 +39,7 @@ __all__ = [
     "DISTANCE_FUNCTIONS",
     "NEAREST_SCAN",
     "ROWID_COLUMN",
+    "nearest_scan_calls",
     "rewrite_fast_paths",
     "vector_values",
 ]
@@ -239,3 +240,37 @@ def rewrite_fast_paths(
             select.replace(replacement)
         rewritten += 1
     return tree, rewritten
+
+
+def nearest_scan_calls(tree: exp.Expr) -> list[tuple[str, str, str, str, int, str | None]]:
+    """The ``nearest_scan`` calls :func:`rewrite_fast_paths` wrote into ``tree``, as their
+    literal arguments: (table, vector column, distance function, stash key, k, filter text or
+    ``None``). Calls written by hand (a vector given as an array, an argument that is not a
+    literal) are left out."""
+    calls = []
+    for call in tree.find_all(exp.Anonymous):
+        if str(call.this).lower() != NEAREST_SCAN or len(call.expressions) != 6:
+            continue
+        reference, column, function, key, k, filter_node = call.expressions
+        strings = (reference, column, function, key)
+        if not all(isinstance(node, exp.Literal) and node.is_string for node in strings):
+            continue
+        if not (isinstance(k, exp.Literal) and k.is_int):
+            continue
+        if isinstance(filter_node, exp.Null):
+            filter_text = None
+        elif isinstance(filter_node, exp.Literal) and filter_node.is_string:
+            filter_text = str(filter_node.this)
+        else:
+            continue
+        calls.append(
+            (
+                str(reference.this),
+                str(column.this),
+                str(function.this),
+                str(key.this),
+                int(k.this),
+                filter_text,
+            )
+        )
+    return calls
