@@ -531,6 +531,9 @@ FIRES = [
     ("HDQ043", 'SELECT "Title" FROM docs'),
     ("HDQ043", 'SELECT id FROM "Default"."Public"."Docs"'),
     ("HDQ043", 'SELECT d."raceId" FROM docs AS d WHERE d."driverId" = 1'),
+    # HDQ050: the engine reads the lines after a `--` comment ended by a lone \r as comment
+    ("HDQ050", "SELECT 1 AS a -- note\r, 2 AS b"),
+    ("HDQ050", "-- all queries\rSELECT 1"),
 ]
 
 
@@ -726,6 +729,9 @@ QUIET = [
     ("HDQ043", 'SELECT "title", "my column", "select" FROM docs'),
     ("HDQ043", 'SELECT score AS "Fused Score" FROM fused ORDER BY "Fused Score" DESC'),
     ("HDQ043", 'WITH "Hits" AS (SELECT id FROM docs) SELECT "Hits".id FROM "Hits"'),
+    # HDQ050: a comment ended at a line feed, a \r inside a block comment or a string
+    ("HDQ050", "SELECT 1 AS a -- note\r\n, 2 AS b"),
+    ("HDQ050", "SELECT 1 AS a /* note\r */, 2 AS b, 'x -- y\rz' AS c"),
 ]
 
 

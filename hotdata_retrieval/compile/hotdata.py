@@ -77,6 +77,15 @@ class Hotdata(Postgres):
 
     NORMALIZE_FUNCTIONS = False
 
+    class Tokenizer(Postgres.Tokenizer):
+        COMMENTS_TERMINATE_AT_NEWLINE_ONLY = True
+        """A ``--`` comment ends at a line feed, never at a carriage return alone: DataFusion's
+        SQL parser in its default ``generic`` dialect (``datafusion.sql_parser.dialect``)
+        reads ``SELECT 1 AS a -- c\\r, 2 AS b`` as one column (observed with datafusion 55;
+        its ``postgresql`` dialect, like sqlglot's, ends the comment at the ``\\r``). The
+        linter, the local engine's fast-path rewrite and every other parse of engine SQL
+        must see the statement the engine runs."""
+
     class Parser(Postgres.Parser):  # type: ignore[valid-type,misc]  # sqlglot nests classes as attributes
         FUNCTIONS: ClassVar[dict[str, Any]] = {
             name: builder

@@ -10,7 +10,13 @@ from hotdata_retrieval.indexes import IndexCatalog
 from hotdata_retrieval.lint.errors import SqlParseError
 from hotdata_retrieval.lint.findings import Finding, format_finding
 from hotdata_retrieval.lint.model import Analysis
-from hotdata_retrieval.lint.parsing import Positions, Statement, parse_statements
+from hotdata_retrieval.lint.parsing import (
+    HiddenText,
+    Positions,
+    Statement,
+    hidden_by_line_comments,
+    parse_statements,
+)
 from hotdata_retrieval.lint.rules import RULES, RULES_BY_CODE, Issue, Rule
 from hotdata_retrieval.lint.rules.base import Edit, FixContext, Reporter
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA
@@ -57,13 +63,42 @@ def _analyses(
 def _issues(analysis: Analysis, rules: Iterable[Rule]) -> list[Issue]:
     issues: list[Issue] = []
     for rule in rules:
-        if rule.needs_catalog and analysis.catalog is None:
+        if rule.check is None or (rule.needs_catalog and analysis.catalog is None):
             continue
         rule.check(analysis, Reporter(rule, analysis, issues))
     unique: dict[Finding, Issue] = {}
     for issue in issues:
         unique.setdefault(issue.finding, issue)
     return sorted(unique.values(), key=lambda issue: (issue.finding.start, issue.finding.code))
+
+
+def _text_findings(sql: str, rules: Iterable[Rule]) -> list[Finding]:
+    """The findings of the rules that check the whole text (:attr:`Rule.text_check`)."""
+    findings: list[Finding] = []
+    positions: Positions | None = None
+    for rule in rules:
+        if rule.text_check is None:
+            continue
+        for found in rule.text_check(sql):
+            positions = positions or Positions(sql)
+            line, column = positions.line_column(found.start)
+            findings.append(
+                Finding(
+                    code=rule.code,
+                    severity=rule.severity,
+                    message=found.message,
+                    line=line,
+                    column=column,
+                    start=found.start,
+                    end=found.end,
+                    suggestion=found.suggestion,
+                )
+            )
+    return findings
+
+
+def _in_text_order(findings: Iterable[Finding]) -> list[Finding]:
+    return sorted(findings, key=lambda finding: (finding.start, finding.code))
 
 
 def lint(
@@ -92,10 +127,10 @@ def lint(
     ['HDQ011']
     """
     rules = _rules(ignore)
-    findings: list[Finding] = []
+    findings = _text_findings(sql, rules)
     for _, analysis in _analyses(sql, catalog, default_catalog, default_schema):
         findings.extend(issue.finding for issue in _issues(analysis, rules))
-    return findings
+    return _in_text_order(findings)
 
 
 @attrs.frozen(kw_only=True)
@@ -191,6 +226,9 @@ def fix(
     BY, add the missing k, drop the vector column from the output, lower-case quoted
     identifiers.
 
+    A statement part of whose text the engine reads as a ``--`` comment (HDQ050) is not
+    repaired: what it runs is not what the text shows.
+
     Each repair is a few text edits placed by the statement's token offsets and spliced into
     the text: only the repaired statements' text changes, and within them only the names,
     arguments and clauses a repair touches. Everything else — other statements, the text
@@ -209,17 +247,19 @@ def fix(
     statements = parse_statements(text)
     applied: list[Finding] = []
     remaining: list[Finding] | None = None
+    hidden = hidden_by_line_comments(text)
     for _ in range(_MAX_FIX_PASSES):
-        found: list[Finding] = []
+        found = _text_findings(text, rules)
         repairs: list[_Repair] = []
         for statement, analysis in _analyses(
             text, catalog, default_catalog, default_schema, statements
         ):
             context = FixContext(text, statement.tokens)
+            fixable = not _hides_code(statement, hidden)
             planned: list[_Repair] = []
             for issue in _issues(analysis, rules):
                 found.append(issue.finding)
-                edits = issue.fix(context) if issue.fix is not None else None
+                edits = issue.fix(context) if fixable and issue.fix is not None else None
                 if edits:
                     planned.append((issue.finding, tuple(edits)))
             repairs.extend(_compatible(planned))
@@ -228,14 +268,22 @@ def fix(
             remaining = found
             break
         text, statements, done = outcome
+        hidden = hidden_by_line_comments(text)
         applied.extend(finding for finding, _ in done)
     if remaining is None:  # the passes ran out: what is left in the text as it now is
-        remaining = [
+        remaining = _text_findings(text, rules) + [
             issue.finding
             for _, analysis in _analyses(text, catalog, default_catalog, default_schema, statements)
             for issue in _issues(analysis, rules)
         ]
-    return FixResult(sql=text, applied=tuple(applied), findings=tuple(remaining))
+    return FixResult(sql=text, applied=tuple(applied), findings=tuple(_in_text_order(remaining)))
+
+
+def _hides_code(statement: Statement, hidden: Sequence[HiddenText]) -> bool:
+    """Whether the engine reads part of what the statement's text shows as a ``--`` comment
+    (:func:`~hotdata_retrieval.lint.parsing.hidden_by_line_comments`): a fix would edit a
+    statement other than the one the engine runs."""
+    return any(statement.region_start <= text.start < statement.region_end for text in hidden)
 
 
 def lint_notes(sql: str, catalog: IndexCatalog | None = None) -> list[str]:

@@ -36,7 +36,15 @@ from hotdata_retrieval.compile.hotdata import Hotdata
 from hotdata_retrieval.compile.nodes import VectorLiteral
 from hotdata_retrieval.lint.errors import SqlParseError
 
-__all__ = ["LintDialect", "Positions", "Statement", "parse_statements", "render"]
+__all__ = [
+    "HiddenText",
+    "LintDialect",
+    "Positions",
+    "Statement",
+    "hidden_by_line_comments",
+    "parse_statements",
+    "render",
+]
 
 _VERBATIM_FUNCTIONS = frozenset({"TO_CHAR", "TO_DATE", "TO_TIMESTAMP", "DATE_SUB", "DATEDIFF"})
 """Calls kept as written (plain calls) instead of being translated by the postgres parser."""
@@ -54,6 +62,17 @@ class LintDialect(Hotdata):
 
 
 _DIALECT = LintDialect()
+
+
+class _LinesAsShown(LintDialect):
+    """:class:`LintDialect` with a ``--`` comment ending at a carriage return too, as an
+    editor shows the lines (and as sqlglot's PostgreSQL tokenizer reads them)."""
+
+    class Tokenizer(LintDialect.Tokenizer):
+        COMMENTS_TERMINATE_AT_NEWLINE_ONLY = False
+
+
+_LINES_AS_SHOWN = _LinesAsShown()
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _LONG_VECTOR = re.compile(
@@ -291,12 +310,43 @@ def _parse_chunk(chunk: list[Token], sql: str) -> list[exp.Expr | None]:
 def parse_statements(sql: str) -> list[Statement]:
     """Parse every statement of ``sql`` in the Hotdata dialect (the query of an ``EXPLAIN``
     is parsed as that query). A leading byte order mark is read as white space; offsets
-    still count it.
+    still count it. A ``--`` comment ends at a line feed only, as the engine reads it.
 
     Raises:
         SqlParseError: the text does not tokenize or parse; carries the parser's message and
-            the offending token's line and column.
+            the offending token's line and column. When the text would parse with every
+            ``--`` comment ending at a carriage return or a Unicode line separator too, the
+            message says so: the engine reads the lines after such a comment as comment.
     """
+    try:
+        return _parse_statements(sql)
+    except SqlParseError as error:
+        if "--" not in sql or _SHOWN_LINE_BREAK.search(sql) is None or not _parses_as_shown(sql):
+            raise
+        raise SqlParseError(
+            f"{error.description} (a `--` comment ends only at a line feed (\\n) on the "
+            "engine, and one here ends at a carriage return alone or a Unicode line "
+            "separator, so the engine reads the lines after it as comment; see HDQ050)",
+            line=error.line,
+            column=error.column,
+            start=error.start,
+        ) from None
+
+
+def _parses_as_shown(sql: str) -> bool:
+    """Whether ``sql`` parses when a carriage return alone or a line separator ends a ``--``
+    comment."""
+    if sql.startswith(_BOM):
+        sql = " " + sql[1:]
+    try:
+        with _quiet_parser():
+            _LINES_AS_SHOWN.parse(sql.translate(_AS_CARRIAGE_RETURN))
+    except (ParseError, TokenError):
+        return False
+    return True
+
+
+def _parse_statements(sql: str) -> list[Statement]:
     if sql.startswith(_BOM):  # same length, so every offset still points into ``sql``
         sql = " " + sql[1:]
     positions = Positions(sql)
@@ -336,6 +386,98 @@ def parse_statements(sql: str) -> list[Statement]:
                 )
             )
     return statements
+
+
+_SHOWN_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+"""What an editor may show as a line break but the engine does not take to end a ``--``
+comment: a carriage return alone, U+0085 (next line), U+2028 and U+2029 (line and paragraph
+separators)."""
+
+_AS_CARRIAGE_RETURN = {ord(character): "\r" for character in "\x85\u2028\u2029"}
+
+
+@attrs.frozen
+class HiddenText:
+    """Text that reads as code on a line of its own but that the engine reads as part of a
+    ``--`` comment.
+
+    Attributes:
+        start / end: ``sql[start:end]`` is the hidden text (offsets into the text given).
+        line_break: the character that ends the comment's line as shown (``"\r"``,
+            ``"\x85"``, ``"\u2028"`` or ``"\u2029"``).
+    """
+
+    start: int
+    end: int
+    line_break: str
+
+
+def hidden_by_line_comments(sql: str) -> list[HiddenText]:
+    """The stretches of ``sql`` that read as code when a carriage return alone or a Unicode
+    line separator ends a line, but that the engine reads as part of a ``--`` comment: the
+    engine ends such a comment only at a line feed (see
+    :class:`~hotdata_retrieval.compile.hotdata.Hotdata`'s tokenizer), so everything up to the
+    next ``\n`` is comment. Each stretch runs from the first token the engine does not see
+    to the end of the last one (or, when the lines as shown do not tokenize, to the end of
+    the engine's comment), in text order.
+
+    Only the white space and comments between the engine's tokens are read again, each
+    stretch by itself, so a stretch never runs past the next token the engine does see.
+    Empty when the text does not tokenize (:func:`parse_statements` reports that).
+    """
+    if "--" not in sql or _SHOWN_LINE_BREAK.search(sql) is None:
+        return []
+    if sql.startswith(_BOM):
+        sql = " " + sql[1:]
+    try:
+        tokens, _ = _tokenize(sql)
+        bounds: list[tuple[int, int]] = []
+        for chunk, _start, region_end in _split(tokens, len(sql)):
+            explained = _explained(chunk, sql, region_end)
+            inner = chunk if explained is None else [chunk[0], *explained[0]]
+            bounds.extend((token.start, token.end + 1) for token in inner)
+    except TokenError:
+        return []
+    bounds.extend(
+        (token.start, token.end + 1) for token in tokens if token.token_type == TokenType.SEMICOLON
+    )
+    bounds.sort()
+    hidden: list[HiddenText] = []
+    previous = 0
+    for start, end in [*bounds, (len(sql), len(sql))]:
+        if start > previous:
+            stretch = _hidden_in(sql, previous, start)
+            if stretch is not None:
+                hidden.append(stretch)
+        previous = max(previous, end)
+    return hidden
+
+
+def _hidden_in(sql: str, start: int, end: int) -> HiddenText | None:
+    """The hidden stretch of ``sql[start:end]``, text the engine reads as white space and
+    comments (or, after ``EXPLAIN``, its options)."""
+    gap = sql[start:end]
+    comment = gap.find("--")
+    if comment == -1 or _SHOWN_LINE_BREAK.search(gap, comment) is None:
+        return None
+    engine = {(token.start, token.end) for token in _DIALECT.tokenize(gap)}
+    try:
+        shown = _LINES_AS_SHOWN.tokenize(gap.translate(_AS_CARRIAGE_RETURN))
+    except TokenError:  # e.g. an apostrophe in the comment's prose: hidden from there on
+        after = _SHOWN_LINE_BREAK.search(gap, comment)
+        assert after is not None
+        text = gap[after.end() :].split("\n", 1)[0]
+        first = after.end() + len(text) - len(text.lstrip())
+        last = after.end() + len(text.rstrip())
+        if last <= first:
+            return None
+        return HiddenText(start + first, start + last, after.group())
+    unseen = [token for token in shown if (token.start, token.end) not in engine]
+    if not unseen:
+        return None
+    breaks = list(_SHOWN_LINE_BREAK.finditer(gap, comment, unseen[0].start))
+    line_break = breaks[-1].group() if breaks else "\r"
+    return HiddenText(start + unseen[0].start, start + unseen[-1].end + 1, line_break)
 
 
 def _token_error(error: TokenError, sql: str, positions: Positions) -> SqlParseError:

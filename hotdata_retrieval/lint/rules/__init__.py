@@ -8,11 +8,19 @@ One module per rule family:
 - :mod:`.catalog_checks` — rules that need the index catalog (HDQ003, HDQ020-HDQ024).
 - :mod:`.ranking` — scores and distances combined, filters after a top-k (HDQ030-HDQ031).
 - :mod:`.postgres` — PostgreSQL habits the engine rejects (HDQ040-HDQ043).
+- :mod:`.comments` — text the engine reads differently from how it looks (HDQ050).
 """
 
 from __future__ import annotations
 
-from hotdata_retrieval.lint.rules import catalog_checks, fast_path, postgres, ranking, search_calls
+from hotdata_retrieval.lint.rules import (
+    catalog_checks,
+    comments,
+    fast_path,
+    postgres,
+    ranking,
+    search_calls,
+)
 from hotdata_retrieval.lint.rules.base import Issue, Report, Rule
 
 __all__ = ["RULES", "RULES_BY_CODE", "Issue", "Report", "Rule"]
@@ -25,6 +33,7 @@ RULES: tuple[Rule, ...] = tuple(
             *catalog_checks.RULES,
             *ranking.RULES,
             *postgres.RULES,
+            *comments.RULES,
         ),
         key=lambda rule: rule.code,
     )

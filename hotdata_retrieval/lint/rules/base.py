@@ -24,7 +24,18 @@ from sqlglot.tokenizer_core import Token
 from hotdata_retrieval.lint.findings import Finding, Severity
 from hotdata_retrieval.lint.model import Analysis, shorten
 
-__all__ = ["Check", "Edit", "Fix", "FixContext", "Issue", "Report", "Rule", "shorten"]
+__all__ = [
+    "Check",
+    "Edit",
+    "Fix",
+    "FixContext",
+    "Issue",
+    "Report",
+    "Rule",
+    "TextCheck",
+    "TextFinding",
+    "shorten",
+]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -130,7 +141,10 @@ class FixContext:
     def line_end_after(self, offset: int) -> int | None:
         """The offset of the line break that ends the line at ``offset`` when only white
         space and comments follow ``offset`` on that line (the end of the text when it has no
-        line break after them); ``None`` when code follows on the same line."""
+        line break after them); ``None`` when code follows on the same line. A ``--`` comment
+        runs to a line feed, as the engine reads it (a carriage return alone does not end
+        it); one that runs to the end of the text gives ``None`` when the statement's line
+        ending is a lone ``\\r``, since text after it would still be comment."""
         sql = self.sql
         position = offset
         while position < len(sql):
@@ -140,8 +154,11 @@ class FixContext:
             if character.isspace():
                 position += 1
             elif sql.startswith("--", position):
-                found = _LINE_BREAK.search(sql, position)
-                return found.start() if found is not None else len(sql)
+                # the engine ends a ``--`` comment only at a line feed (compile.hotdata)
+                found = sql.find("\n", position)
+                if found == -1:  # to the end of the text: a new line needs a line feed
+                    return len(sql) if "\n" in self.newline else None
+                return found - 1 if sql[found - 1] == "\r" else found
             elif sql.startswith("/*", position):
                 close = sql.find("*/", position + 2)
                 if close == -1:
@@ -182,6 +199,21 @@ Check = Callable[[Analysis, Report], None]
 
 
 @attrs.frozen(kw_only=True)
+class TextFinding:
+    """What a text check found: ``sql[start:end]``, a message and a suggestion."""
+
+    start: int
+    end: int
+    message: str
+    suggestion: str
+
+
+TextCheck = Callable[[str], Sequence[TextFinding]]
+"""A check of the whole SQL text rather than of one parsed statement (for text no statement
+owns, such as a file the engine reads as one comment)."""
+
+
+@attrs.frozen(kw_only=True)
 class Rule:
     """One lint rule.
 
@@ -190,7 +222,9 @@ class Rule:
         name: a short kebab-case name.
         severity: the severity of its findings (a finding may state another).
         summary: one line: what it finds.
-        check: the check function; its docstring states the engine fact and its source.
+        check: the check function, run on each statement; its docstring states the engine
+            fact and its source.
+        text_check: instead of ``check``, a function run once on the whole text.
         needs_catalog: it only fires when an index catalog is given.
         fixable: some of its findings can be fixed automatically.
     """
@@ -199,14 +233,19 @@ class Rule:
     name: str
     severity: Severity
     summary: str
-    check: Check = attrs.field(eq=False, repr=False)
+    check: Check | None = attrs.field(default=None, eq=False, repr=False)
+    text_check: TextCheck | None = attrs.field(default=None, eq=False, repr=False)
     needs_catalog: bool = False
     fixable: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if (self.check is None) == (self.text_check is None):
+            raise ValueError(f"rule {self.code} needs exactly one of check and text_check")
 
     @property
     def rationale(self) -> str:
         """The check function's docstring: the engine fact and where it comes from."""
-        return inspect.getdoc(self.check) or ""
+        return inspect.getdoc(self.check or self.text_check) or ""
 
 
 @attrs.frozen(kw_only=True)
