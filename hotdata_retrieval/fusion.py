@@ -1,4 +1,5 @@
-"""Reference reciprocal rank fusion in pure Python.
+"""Reference fusions in pure Python: reciprocal rank fusion, min-max convex combination and
+distribution-based score fusion.
 
 This is the semantics the compiled SQL must reproduce, written as plainly as possible: the
 test oracle for every engine, and the fusion used by any adapter that fuses on the client.
@@ -21,7 +22,9 @@ document as two (:class:`KeyTypeError`).
 Every fusion method has a reference here. :func:`reference_fusion` computes the reference
 result of any plan fusion (a :class:`~hotdata_retrieval.plan.search.Fusion`), dispatching on
 its class to the function :func:`register_reference_fusion` registered for it; reciprocal rank
-fusion is registered. A method that combines per-branch ranks (or raw scores) can build on
+fusion, :func:`min_max_fusion` and :func:`distribution_based_score_fusion` are registered
+(``docs/fusion.md`` defines each exactly; the score-normalized ones use no NumPy, and share no
+code with the SQL). A method that combines per-branch ranks (or raw scores) can build on
 :func:`fuse_candidates`, which does the bookkeeping every method shares: the checks on keys and
 ranks, the candidates' ranks per branch, and the final order.
 """
@@ -29,6 +32,7 @@ ranks, the candidates' ranks per branch, and the final order.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -37,7 +41,10 @@ import attrs
 from hotdata_retrieval.errors import PlanError, UnsupportedFeatureError
 from hotdata_retrieval.plan.search import (
     DEFAULT_RANK_CONSTANT,
+    DistributionBasedScoreFusion,
     Fusion,
+    MinMaxFusion,
+    NormalizedScoreFusion,
     ReciprocalRankFusion,
 )
 
@@ -46,7 +53,9 @@ __all__ = [
     "KeyTypeError",
     "ReferenceFusion",
     "competition_ranks",
+    "distribution_based_score_fusion",
     "fuse_candidates",
+    "min_max_fusion",
     "rank_branch",
     "reciprocal_rank_fusion",
     "reference_fusion",
@@ -397,6 +406,204 @@ def _reciprocal_rank_reference(
 
 
 register_reference_fusion(ReciprocalRankFusion, _reciprocal_rank_reference)
+
+
+def _similarities(raw: Sequence[float], higher_is_better: bool) -> list[float]:
+    """A branch's raw scores as Float64 similarities: a score as is, a distance negated."""
+    return [float(value) if higher_is_better else -float(value) for value in raw]
+
+
+def _min_max_bounds(similarities: Sequence[float]) -> tuple[float, float]:
+    return min(similarities), max(similarities)
+
+
+def _distribution_bounds(similarities: Sequence[float]) -> tuple[float, float]:
+    mean = statistics.fmean(similarities)
+    deviation = statistics.stdev(similarities) if len(similarities) > 1 else 0.0
+    spread = DistributionBasedScoreFusion.standard_deviations * deviation
+    return mean - spread, mean + spread
+
+
+def _normalized_fusion(
+    ranked_lists: Sequence[Sequence[Hashable]],
+    scores: Sequence[Sequence[float]],
+    *,
+    higher_is_better: Sequence[bool],
+    weights: Sequence[float],
+    bounds: Callable[[Sequence[float]], tuple[float, float]],
+    equal_scores_value: float,
+    ranks: Sequence[Sequence[int]] | None,
+    limit: int | None,
+    offset: int,
+) -> list[FusedHit]:
+    """The shared half of the score-normalized methods: similarities, per-branch bounds,
+    ``(s - low) / (high - low)`` (``equal_scores_value`` when ``high == low``), weighted and
+    added in branch order with 0 for a missed branch."""
+    if len(higher_is_better) != len(ranked_lists) or len(weights) != len(ranked_lists):
+        raise PlanError(
+            f"got {len(weights)} weights and {len(higher_is_better)} score directions for "
+            f"{len(ranked_lists)} ranked lists",
+            field="weights",
+            value=weights,
+        )
+    for weight in weights:
+        if not math.isfinite(weight) or weight < 0:
+            raise PlanError(
+                f"weight must be finite and >= 0, got {weight!r}", field="weight", value=weight
+            )
+    for position, raw in enumerate(scores):
+        for value in raw:
+            if not math.isfinite(value):
+                raise PlanError(
+                    f"ranked list {position} has a score that is not finite: {value!r}",
+                    field="scores",
+                    value=value,
+                )
+    ranges: list[tuple[float, float] | None] = [
+        bounds(_similarities(raw, better)) if raw else None
+        for raw, better in zip(scores, higher_is_better)
+    ]
+
+    def score(key_ranks: Sequence[int | None], raw: Sequence[float | None]) -> float:
+        total: float | None = None
+        for branch, value in enumerate(raw):
+            term = 0.0
+            extent = ranges[branch]
+            if value is not None and extent is not None:
+                low, high = extent
+                similarity = float(value) if higher_is_better[branch] else -float(value)
+                normalized = (
+                    equal_scores_value if high == low else (similarity - low) / (high - low)
+                )
+                term = float(weights[branch]) * normalized
+            total = term if total is None else total + term
+        assert total is not None
+        return total
+
+    return fuse_candidates(
+        ranked_lists, score, ranks=ranks, scores=scores, limit=limit, offset=offset
+    )
+
+
+def min_max_fusion(
+    ranked_lists: Sequence[Sequence[Hashable]],
+    scores: Sequence[Sequence[float]],
+    *,
+    higher_is_better: Sequence[bool],
+    weights: Sequence[float],
+    ranks: Sequence[Sequence[int]] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[FusedHit]:
+    """Fuse ranked lists by min-max normalized, weighted scores
+    (:class:`~hotdata_retrieval.plan.search.MinMaxFusion`).
+
+    Each list's raw scores become similarities (a score as is; a distance, lower is nearer,
+    negated), are normalized to ``(s - min) / (max - min)`` over the list, 1 for every key
+    of a list whose scores are all equal, and ``score = Σ weights[i] · normalized_i`` with 0
+    for a list that misses the key, added in list order in Float64.
+
+    Args:
+        ranked_lists: one list of keys per branch, best first, cut to the depth.
+        scores: each list's raw scores, parallel to its keys.
+        higher_is_better: per list, whether its raw score is a score (``True``) or a
+            distance.
+        weights: the multiplier of each list's normalized score (a plan's
+            ``branch_weights``: convex, summing to 1).
+        ranks: each list's competition ranks (reported in the hits; default positions).
+        limit: number of hits to return after ``offset`` (default: all).
+        offset: number of leading hits to skip.
+
+    Raises:
+        PlanError: counts that do not match the lists, a negative or non-finite weight or
+            score, and as :func:`fuse_candidates`.
+
+    >>> hits = min_max_fusion([["a", "b"], ["b", "c"]], [[3.0, 1.0], [0.1, 0.5]],
+    ...                       higher_is_better=[True, False], weights=[0.25, 0.75])
+    >>> [(hit.key, hit.score) for hit in hits]
+    [('b', 0.75), ('a', 0.25), ('c', 0.0)]
+    """
+    return _normalized_fusion(
+        ranked_lists,
+        scores,
+        higher_is_better=higher_is_better,
+        weights=weights,
+        bounds=_min_max_bounds,
+        equal_scores_value=MinMaxFusion.equal_scores_value,
+        ranks=ranks,
+        limit=limit,
+        offset=offset,
+    )
+
+
+def distribution_based_score_fusion(
+    ranked_lists: Sequence[Sequence[Hashable]],
+    scores: Sequence[Sequence[float]],
+    *,
+    higher_is_better: Sequence[bool],
+    weights: Sequence[float],
+    ranks: Sequence[Sequence[int]] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[FusedHit]:
+    """Fuse ranked lists by distribution-based score fusion
+    (:class:`~hotdata_retrieval.plan.search.DistributionBasedScoreFusion`, Qdrant's
+    ``dbsf``).
+
+    As :func:`min_max_fusion`, but each list is normalized over ``mean ∓ 3 sd`` with sd the
+    sample standard deviation (:func:`statistics.stdev`, divisor ``n - 1``), unclamped, and
+    a list of one key, or of equal scores, gives 0.5.
+
+    >>> hits = distribution_based_score_fusion([["a", "b", "c"], ["b"]],
+    ...     [[2.0, 1.0, 0.0], [0.3]], higher_is_better=[True, False], weights=[1.0, 1.0])
+    >>> [(hit.key, round(hit.score, 4)) for hit in hits]
+    [('b', 1.0), ('a', 0.6667), ('c', 0.3333)]
+    """
+    return _normalized_fusion(
+        ranked_lists,
+        scores,
+        higher_is_better=higher_is_better,
+        weights=weights,
+        bounds=_distribution_bounds,
+        equal_scores_value=DistributionBasedScoreFusion.equal_scores_value,
+        ranks=ranks,
+        limit=limit,
+        offset=offset,
+    )
+
+
+def _normalized_score_reference(
+    fusion: NormalizedScoreFusion,
+    ranked_lists: Sequence[Sequence[Hashable]],
+    *,
+    ranks: Sequence[Sequence[int]] | None,
+    scores: Sequence[Sequence[float]] | None,
+    limit: int | None,
+    offset: int,
+) -> list[FusedHit]:
+    if scores is None:
+        raise PlanError(
+            f"the {fusion.method!r} fusion needs each ranked list's raw scores",
+            field="scores",
+        )
+    function = (
+        distribution_based_score_fusion
+        if isinstance(fusion, DistributionBasedScoreFusion)
+        else min_max_fusion
+    )
+    return function(
+        ranked_lists,
+        scores,
+        higher_is_better=[branch.higher_is_better for branch in fusion.branches],
+        weights=fusion.branch_weights,
+        ranks=ranks,
+        limit=limit,
+        offset=offset,
+    )
+
+
+register_reference_fusion(MinMaxFusion, _normalized_score_reference)
+register_reference_fusion(DistributionBasedScoreFusion, _normalized_score_reference)
 
 
 def _check_ranks(ranks: Sequence[int], length: int, branch: int) -> None:

@@ -6,8 +6,10 @@ from __future__ import annotations
 from hotdata_retrieval import (
     Bm25Search,
     Comparison,
+    DistributionBasedScoreFusion,
     InList,
     IsNull,
+    MinMaxFusion,
     NearestNeighborSearch,
     Not,
     ReciprocalRankFusion,
@@ -88,6 +90,30 @@ PLANS: dict[str, SearchPlan] = {
         ),
         limit=5,
         include_branch_scores=True,
+    ),
+    "min_max": SearchPlan(source=MinMaxFusion(branches=[TEXT, NEAREST]), limit=10),
+    "min_max_alpha": SearchPlan(
+        source=MinMaxFusion(branches=[TEXT, NEAREST], alpha=0.75, depth=50),
+        limit=5,
+        offset=5,
+        include_branch_scores=True,
+    ),
+    "min_max_three_branches_filtered": SearchPlan(
+        source=MinMaxFusion(
+            branches=[
+                TEXT,
+                Bm25Search(table="docs", column="title", query_text="E1234", name="title"),
+                SEMANTIC,
+            ],
+            weights=[2, 1, 1],
+        ),
+        limit=5,
+        filter=Comparison(column="lang", operator="=", value="en"),
+    ),
+    "dbsf": SearchPlan(source=DistributionBasedScoreFusion(branches=[TEXT, NEAREST]), limit=10),
+    "dbsf_weighted": SearchPlan(
+        source=DistributionBasedScoreFusion(branches=[NEAREST, TEXT], weights=[1, 0.5], depth=40),
+        limit=10,
     ),
     "empty_in_lists": SearchPlan(
         source=TEXT,

@@ -203,16 +203,17 @@ register_reference_fusion(MaxRankFusion, max_rank_reference)
 
 @register_fusion
 @attrs.frozen(kw_only=True)
-class MinMaxFusion(Fusion):
+class ToyMinMaxFusion(Fusion):
     """Score-normalised fusion: each branch's raw scores scaled to [0, 1] over its
-    candidates (best 1), summed over the branches that found the row."""
+    candidates (best 1), summed over the branches that found the row (the library's own
+    ``MinMaxFusion`` is a weighted convex combination; this toy stays unweighted)."""
 
-    visit_name: ClassVar[str] = "min_max_fusion"
-    method: ClassVar[str] = "min_max"
+    visit_name: ClassVar[str] = "toy_min_max_fusion"
+    method: ClassVar[str] = "toy_min_max"
 
 
 def min_max_reference(
-    fusion: MinMaxFusion,
+    fusion: ToyMinMaxFusion,
     ranked_lists: Sequence[Sequence[Hashable]],
     *,
     ranks: Sequence[Sequence[int]] | None,
@@ -237,7 +238,7 @@ def min_max_reference(
     )
 
 
-register_reference_fusion(MinMaxFusion, min_max_reference)
+register_reference_fusion(ToyMinMaxFusion, min_max_reference)
 
 
 class FusionsCompiler(PlanCompiler):
@@ -255,8 +256,8 @@ class FusionsCompiler(PlanCompiler):
         ]
         return FusedScore(score=exp.Greatest(this=terms[0], expressions=terms[1:]))
 
-    def visit_min_max_fusion(
-        self, fusion: MinMaxFusion, branches: Sequence[FusedBranch]
+    def visit_toy_min_max_fusion(
+        self, fusion: ToyMinMaxFusion, branches: Sequence[FusedBranch]
     ) -> FusedScore:
         ranked_columns = []
         terms: list[exp.Expr] = []
@@ -301,7 +302,7 @@ FUSIONS = attrs.evolve(HOTDATA, name="hotdata-toy-fusions", compiler=FusionsComp
 
 
 def test_the_toy_fusion_is_a_plan_document_method() -> None:
-    assert {"rrf", "max_rank", "min_max"} <= set(fusion_methods())
+    assert {"rrf", "max_rank", "toy_min_max"} <= set(fusion_methods())
     plan = SearchPlan(source=MaxRankFusion(branches=[TEXT, NEAREST], depth=40))
     document = plan_to_document(plan)
     assert document["fusion"] == {"method": "max_rank", "depth": 40}
@@ -424,7 +425,7 @@ def test_a_score_normalised_fusion_uses_window_columns_of_the_ranked_ctes(
     rng = random.Random(100 + seed)
     depth = rng.choice([8, 20])
     plan = SearchPlan(
-        source=MinMaxFusion(branches=_random_branches(rng), depth=depth),
+        source=ToyMinMaxFusion(branches=_random_branches(rng), depth=depth),
         limit=depth,
         columns=["id"],
     )

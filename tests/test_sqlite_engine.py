@@ -349,5 +349,6 @@ def test_json_storage_round_trips() -> None:
         )
 
 
-def test_fts5_query_doubles_quotes() -> None:
-    assert fts5_query('a"b c') == '"a""b" OR "c"'
+def test_fts5_query_keeps_only_words() -> None:
+    assert fts5_query('a"b c') == '"a" OR "b" OR "c"'
+    assert fts5_query("NOT x*") == '"NOT" OR "x"'

@@ -42,7 +42,7 @@ Hotdata dialect spells them:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
 
 import attrs
@@ -74,8 +74,11 @@ from hotdata_retrieval.plan.names import TableName, is_bare_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     Branch,
+    DistributionBasedScoreFusion,
     Fusion,
+    MinMaxFusion,
     NearestNeighborSearch,
+    NormalizedScoreFusion,
     ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
@@ -87,6 +90,8 @@ __all__ = [
     "HYBRID_DEBUG_COLUMNS",
     "JOIN_CHAIN_MAX_BRANCHES",
     "RANK_COLUMN",
+    "SIMILARITY_HIGH",
+    "SIMILARITY_LOW",
     "Binder",
     "BranchRequest",
     "CompiledBranch",
@@ -108,6 +113,11 @@ __all__ = [
 
 RANK_COLUMN = "branch_rank"
 """Column holding a branch's 1-based rank inside the fused statement's CTEs."""
+
+SIMILARITY_LOW = "similarity_low"
+SIMILARITY_HIGH = "similarity_high"
+"""Columns a score-normalized fusion adds to each ranked CTE: the ends of the range its
+similarities are normalized over (min and max; mean ∓ 3 standard deviations)."""
 
 FUSED = "fused"
 BASE = "base"
@@ -728,6 +738,113 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             score = term if score is None else exp.Add(this=score, expression=term)
         assert score is not None
         return FusedScore(score=score)
+
+    def visit_min_max_fusion(
+        self, fusion: MinMaxFusion, branches: Sequence[FusedBranch]
+    ) -> FusedScore:
+        """``Σ COALESCE(w * CASE WHEN high = low THEN 1.0 ELSE (s - low) / (high - low) END,
+        0)`` with ``low = MIN(s) OVER ()`` and ``high = MAX(s) OVER ()`` in each ranked CTE,
+        ``s`` the similarity (:class:`~hotdata_retrieval.plan.search.NormalizedScoreFusion`)."""
+        return self.normalized_score(
+            fusion,
+            branches,
+            lambda similarity: (
+                exp.Window(this=exp.Min(this=similarity())),
+                exp.Window(this=exp.Max(this=similarity())),
+            ),
+        )
+
+    def visit_distribution_based_score_fusion(
+        self, fusion: DistributionBasedScoreFusion, branches: Sequence[FusedBranch]
+    ) -> FusedScore:
+        """As :meth:`visit_min_max_fusion` with ``low, high = AVG(s) OVER () ∓ 3 *
+        COALESCE(STDDEV_SAMP(s) OVER (), 0)`` (one candidate: a deviation of 0) and 0.5 where
+        they are equal."""
+
+        def bounds(similarity: Callable[[], exp.Expr]) -> tuple[exp.Expr, exp.Expr]:
+            def spread() -> exp.Expr:
+                return exp.Mul(
+                    this=number(fusion.standard_deviations),
+                    expression=exp.Coalesce(
+                        this=exp.Window(this=exp.StddevSamp(this=similarity())),
+                        expressions=[exp.Literal.number(0)],
+                    ),
+                )
+
+            def mean() -> exp.Expr:
+                return exp.Window(this=exp.Avg(this=similarity()))
+
+            return (
+                exp.Sub(this=mean(), expression=spread()),
+                exp.Add(this=mean(), expression=spread()),
+            )
+
+        return self.normalized_score(fusion, branches, bounds)
+
+    def normalized_score(
+        self,
+        fusion: NormalizedScoreFusion,
+        branches: Sequence[FusedBranch],
+        bounds: Callable[[Callable[[], exp.Expr]], tuple[exp.Expr, exp.Expr]],
+    ) -> FusedScore:
+        """The fused score of a score-normalized method: per branch, ``bounds(similarity)``
+        gives the window aggregates added to its ranked CTE as :data:`SIMILARITY_LOW` and
+        :data:`SIMILARITY_HIGH`; each row's term is ``w * CASE WHEN high = low THEN <equal
+        scores value> ELSE (s - low) / (high - low) END``, 0 where the branch missed the row,
+        added in branch order.
+
+        ``similarity`` builds a fresh ``CAST(raw AS DOUBLE)`` (a BM25 score) or
+        ``-CAST(raw AS DOUBLE)`` (a distance) over the ranked CTE's unqualified raw column.
+        """
+        ranked_columns: list[tuple[exp.Expr, ...]] = []
+        score: exp.Expr | None = None
+        for fused_branch, weight in zip(branches, fusion.branch_weights):
+            branch = fused_branch.branch
+
+            def similarity(
+                raw: exp.Expr | None = None,
+                raw_column: str = branch.raw_score_column,
+                higher_is_better: bool = branch.higher_is_better,
+            ) -> exp.Expr:
+                widened = exp.Cast(
+                    this=raw if raw is not None else column(raw_column),
+                    to=exp.DataType.build("DOUBLE"),
+                )
+                return widened if higher_is_better else exp.Neg(this=widened)
+
+            low, high = bounds(similarity)
+            ranked_columns.append(
+                (
+                    exp.Alias(this=low, alias=identifier(SIMILARITY_LOW)),
+                    exp.Alias(this=high, alias=identifier(SIMILARITY_HIGH)),
+                )
+            )
+            low_column = fused_branch.column(SIMILARITY_LOW)
+            high_column = fused_branch.column(SIMILARITY_HIGH)
+            normalized = exp.Case(
+                ifs=[
+                    exp.If(
+                        this=exp.EQ(this=high_column, expression=low_column.copy()),
+                        true=number(fusion.equal_scores_value),
+                    )
+                ],
+                default=exp.Div(
+                    this=exp.Paren(
+                        this=exp.Sub(this=similarity(fused_branch.raw), expression=low_column)
+                    ),
+                    expression=exp.Paren(
+                        this=exp.Sub(this=high_column.copy(), expression=low_column.copy())
+                    ),
+                    typed=True,
+                ),
+            )
+            term = exp.Coalesce(
+                this=exp.Mul(this=number(weight), expression=normalized),
+                expressions=[exp.Literal.number(0)],
+            )
+            score = term if score is None else exp.Add(this=score, expression=term)
+        assert score is not None
+        return FusedScore(score=score, ranked_columns=tuple(ranked_columns))
 
     def _fused_keys(self, plan: SearchPlan) -> exp.Query:
         """``SELECT key FROM a_ranked UNION SELECT key FROM b_ranked UNION ...``: every

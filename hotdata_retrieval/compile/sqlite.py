@@ -13,12 +13,12 @@ How each search is written, and why:
   external-content table over the base table's rowid), scored ``-bm25(<fts>)``: FTS5's
   ``bm25()`` is *lower* is better (SQLite FTS5 documentation, §5.1.1), so the negation makes
   ``score`` higher-is-better as on every other dialect (a match scores above 0). User text is
-  never FTS5 syntax: each white-space-separated piece becomes one double-quoted FTS5 string
-  (``"`` doubled inside) and the pieces are joined with ``OR`` (:func:`fts5_query`), so
-  hyphens, apostrophes, parentheses and words such as ``NEAR`` or ``AND`` are data; FTS5's
-  own tokenizer splits each string into a phrase (``ERR-DIM-384`` matches those three tokens
-  in a row). The subquery is not bounded by ``k``: the branch's ``ORDER BY score DESC, key
-  ASC LIMIT k`` cuts it, so rows tied at the cut are kept by key as on the local engine.
+  never FTS5 syntax: it is split into words as the local engine's analyzer splits it (runs
+  of alphanumeric characters), each word becomes one double-quoted FTS5 string and the words
+  are joined with ``OR`` (:func:`fts5_query`), so hyphens, apostrophes, quotes, parentheses
+  and words such as ``NEAR`` or ``AND`` are data. The subquery is not bounded by ``k``: the
+  branch's ``ORDER BY score DESC, key ASC LIMIT k`` cuts it, so rows tied at the cut are kept
+  by key as on the local engine.
 - **Nearest neighbour**: ``vec_distance_cosine`` / ``vec_distance_l2`` of the column against
   ``vec_f32('[...]')``. The query vector is written once as ``vec_f32`` of a constant, which
   SQLite evaluates once per statement; a bare JSON string would be parsed again for every row
@@ -117,18 +117,24 @@ def fts_table_name(table: str, column: str) -> str:
 
 
 def fts5_query(query_text: str) -> str:
-    '''User text as an FTS5 query in which nothing is syntax: each white-space-separated piece
-    a double-quoted FTS5 string (``"`` doubled), the pieces joined with ``OR`` (any piece
-    matches; BM25 ranks rows matching more of them higher).
+    """User text as an FTS5 query in which nothing is syntax: its words, each a double-quoted
+    FTS5 string, joined with ``OR`` (any word matches; BM25 ranks rows matching more of them
+    higher).
 
-    FTS5 tokenizes the inside of each string itself (SQLite FTS5 documentation, §3.1: a
-    string is a phrase of the tokens the table's tokenizer finds in it), so no tokenizer is
-    written here; a piece with no token (``-``) matches nothing.
+    The words are what the local engine's analyzer splits the text into: runs of
+    alphanumeric characters (tantivy's ``simple`` tokenizer splits on every character that
+    is not alphanumeric, :mod:`hotdata_retrieval.engines.local.bm25`), so a query means the
+    same on both engines: ``ERR-DIM-384`` is ``err OR dim OR 384`` there and here. FTS5 then
+    tokenizes each string with the table's own tokenizer (FTS5 documentation, §3.1). Text
+    with no word at all is the empty string ``""``, which matches no row.
 
-    >>> fts5_query('ERR-DIM-384 "quoted" NEAR(a b)')
-    '"ERR-DIM-384" OR """quoted""" OR "NEAR(a" OR "b)"'
-    '''
-    return " OR ".join('"' + piece.replace('"', '""') + '"' for piece in query_text.split())
+    >>> fts5_query("ERR-DIM-384 it's NEAR(a b)")
+    '"ERR" OR "DIM" OR "384" OR "it" OR "s" OR "NEAR" OR "a" OR "b"'
+    >>> fts5_query("* - ^")
+    '""'
+    """
+    words = "".join(character if character.isalnum() else " " for character in query_text)
+    return " OR ".join(f'"{word}"' for word in words.split()) or '""'
 
 
 def sqlite_schema(table: TableName) -> str:

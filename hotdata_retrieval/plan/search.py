@@ -16,6 +16,7 @@ write it), one ``visit_<name>`` method on the compiler and one reference functio
 from __future__ import annotations
 
 import enum
+import math
 import re
 from collections import Counter
 from typing import Any, ClassVar, TypeVar
@@ -41,8 +42,11 @@ __all__ = [
     "Bm25Search",
     "Branch",
     "DistanceMetric",
+    "DistributionBasedScoreFusion",
     "Fusion",
+    "MinMaxFusion",
     "NearestNeighborSearch",
+    "NormalizedScoreFusion",
     "ReciprocalRankFusion",
     "SearchPlan",
     "Source",
@@ -50,6 +54,7 @@ __all__ = [
     "fusion_class",
     "fusion_methods",
     "fusion_options",
+    "is_vector_branch",
     "register_fusion",
 ]
 
@@ -486,6 +491,235 @@ class ReciprocalRankFusion(Fusion):
             )
 
 
+def _alpha(value: Any) -> float | int | None:
+    if value is None:
+        return None
+    number = _finite_number(value, "alpha")
+    if not 0 <= number <= 1:
+        raise PlanError(f"alpha must be between 0 and 1, got {value!r}", field="alpha", value=value)
+    return number
+
+
+def is_vector_branch(branch: Branch) -> bool:
+    """Whether ``branch`` ranks by a vector distance (semantic or nearest-neighbour search),
+    the side ``alpha`` weighs in a score-normalized fusion."""
+    return isinstance(branch, (VectorSearch, NearestNeighborSearch))
+
+
+_SCORE_WEIGHTS_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "array", "items": {"type": "number", "minimum": 0}},
+        {"type": "null"},
+    ],
+    "description": "One weight per branch, at least one > 0; null: equal weights (or alpha).",
+}
+
+_ALPHA_SCHEMA: dict[str, Any] = {
+    "type": ["number", "null"],
+    "minimum": 0,
+    "maximum": 1,
+    "description": "Two branches, one text and one vector: the vector branch's weight; the "
+    "text branch weighs 1 - alpha. Not with weights.",
+}
+
+
+@attrs.frozen(kw_only=True)
+class NormalizedScoreFusion(Fusion):
+    """What the score-normalized fusion methods share: each branch's raw scores are turned
+    into similarities, normalized over the branch's candidates to a common scale, weighted and
+    added; a branch that missed a row adds 0.
+
+    **Similarity.** Before any arithmetic a raw score becomes a similarity, higher is better:
+    a BM25 score is its own similarity; a distance ``d`` (lower is nearer) becomes ``-d``, for
+    every metric: ``cosine`` gives ``cos - 1`` (the cosine similarity less 1), ``dot`` the
+    inner product ``a·b`` (the engine's ``negative_dot_product`` negated back), ``l2`` minus
+    the squared Euclidean distance, and an engine-embedded semantic search minus its index's
+    distance. Both normalizations below are unchanged by adding a constant to every score of a
+    branch, so ``1 - d`` would normalize the same; negation is exact in floating point, so the
+    conversion adds no rounding. Arithmetic is Float64 (raw scores are Float32, widened
+    exactly).
+
+    **Normalization** maps a branch's similarity ``s`` to ``(s - low) / (high - low)`` with the
+    method's ``low`` and ``high`` computed over that branch's candidates (the rows its ranked
+    list holds: at most ``depth``, after the filter, rows with an undefined distance left out).
+    When ``high = low`` (every candidate scores the same, or there is one) the division is
+    never made: every candidate of the branch gets the method's :attr:`equal_scores_value`.
+
+    **Fusion.** ``score(d) = Σ_i weight_i · normalized_i(d)`` over the branches, added in
+    branch order; a branch that did not return ``d`` adds 0, the worst score a min-max
+    normalized branch gives. Rows tied on every branch's raw score tie on the fused score;
+    fused ties are broken by the key ascending, as for every method.
+
+    Attributes:
+        weights: one finite weight >= 0 per branch, at least one > 0 (default: equal).
+        alpha: for two branches, one BM25 and one vector branch: the vector branch's weight
+            in [0, 1], the text branch's being ``1 - alpha`` (Bruch et al., ACM TOIS 2023,
+            and Weaviate's ``alpha``: 1 is the vector branch alone). Not with ``weights``.
+
+    Raises:
+        PlanError: as :class:`Fusion`, or a weight count that is not the branch count, a
+            negative or non-finite weight, all weights 0, an ``alpha`` outside [0, 1], given
+            with ``weights``, or on branches that are not one text and one vector branch.
+    """
+
+    title: ClassVar[str] = ""
+    """The method's name for people (``hdq explain``)."""
+    equal_scores_value: ClassVar[float] = 1.0
+    """The normalized score of every candidate of a branch whose ``high`` equals its ``low``."""
+
+    weights: tuple[float | int, ...] | None = attrs.field(
+        default=None, converter=_weights, metadata={"schema": _SCORE_WEIGHTS_SCHEMA}
+    )
+    alpha: float | int | None = attrs.field(
+        default=None, converter=_alpha, metadata={"schema": _ALPHA_SCHEMA}
+    )
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        if self.alpha is not None:
+            if self.weights is not None:
+                raise PlanError(
+                    "give alpha or weights, not both: alpha is shorthand for the weights "
+                    "1 - alpha (text) and alpha (vector)",
+                    field="alpha",
+                    value=self.alpha,
+                )
+            kinds = sorted(is_vector_branch(branch) for branch in self.branches)
+            if kinds != [False, True]:
+                names = " + ".join(branch.kind for branch in self.branches)
+                raise PlanError(
+                    f"alpha weighs one text branch against one vector branch, not {names}; "
+                    "give one weight per branch instead",
+                    field="alpha",
+                    value=self.alpha,
+                )
+        if self.weights is not None:
+            if len(self.weights) != len(self.branches):
+                raise PlanError(
+                    f"got {len(self.weights)} weights for {len(self.branches)} branches; "
+                    "give one weight per branch",
+                    field="weights",
+                    value=self.weights,
+                )
+            if not any(weight > 0 for weight in self.weights):
+                raise PlanError(
+                    f"at least one weight must be > 0, got {self.weights!r}",
+                    field="weights",
+                    value=self.weights,
+                )
+
+    def alpha_weights(self) -> tuple[float, ...] | None:
+        """``(1 - alpha, alpha)`` placed on the text and the vector branch, or ``None``."""
+        if self.alpha is None:
+            return None
+        alpha = float(self.alpha)
+        return tuple(alpha if is_vector_branch(branch) else 1.0 - alpha for branch in self.branches)
+
+    @property
+    def branch_weights(self) -> tuple[float, ...]:
+        """The Float64 multiplier of each branch's normalized score, in branch order: what the
+        SQL writes and the reference fusion multiplies by."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """``min-max normalized convex combination: weights text 0.5, nearest 0.5``."""
+        names = branch_names(self)
+        weights = ", ".join(
+            f"{name} {weight!r}" for name, weight in zip(names, self.branch_weights)
+        )
+        return f"{self.title}: weights {weights}"
+
+
+@attrs.frozen(kw_only=True)
+class MinMaxFusion(NormalizedScoreFusion):
+    """Min-max normalized convex combination of two or more branches over one table.
+
+    Each branch's similarities (:class:`NormalizedScoreFusion`: raw BM25 scores, negated
+    distances) are scaled to [0, 1] over its candidates by min-max normalization, ``low`` the
+    smallest and ``high`` the largest similarity: its best candidate scores 1, its worst 0. A
+    branch whose candidates all score the same (one candidate included) gives each of them 1,
+    as Weaviate's ``relativeScoreFusion`` does. The fused score is the convex combination
+    ``Σ_i w_i · normalized_i(d)`` with ``w_i`` the weights divided by their sum (``alpha``:
+    ``1 - alpha`` and ``alpha``; neither: ``1 / n`` each), so it lies in [0, 1]; a row a
+    branch did not return takes that branch's worst normalized score, 0 (as OpenSearch's
+    normalization processor does). Convex combination of normalized scores, and its ``alpha``,
+    follow Bruch, Gai & Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", ACM
+    TOIS 2023. Its document method name is ``"min_max"``.
+
+    Attributes:
+        weights: one finite weight >= 0 per branch, at least one > 0; only their ratios
+            matter (default: equal).
+        alpha: the vector branch's weight in [0, 1] for one text and one vector branch.
+        depth: candidates each branch ranks and normalizes over, the same for every page
+            (default :data:`DEFAULT_DEPTH`).
+
+    Raises:
+        PlanError: as :class:`NormalizedScoreFusion`.
+    """
+
+    visit_name: ClassVar[str] = "min_max_fusion"
+    method: ClassVar[str] = "min_max"
+    title: ClassVar[str] = "min-max normalized convex combination"
+    equal_scores_value: ClassVar[float] = 1.0
+
+    @property
+    def branch_weights(self) -> tuple[float, ...]:
+        """The convex weights: ``alpha``'s pair, else the weights over their sum, else
+        ``1 / n`` each; they sum to 1 up to rounding."""
+        by_alpha = self.alpha_weights()
+        if by_alpha is not None:
+            return by_alpha
+        if self.weights is None:
+            return (1.0 / len(self.branches),) * len(self.branches)
+        total = math.fsum(float(weight) for weight in self.weights)
+        return tuple(float(weight) / total for weight in self.weights)
+
+
+@attrs.frozen(kw_only=True)
+class DistributionBasedScoreFusion(NormalizedScoreFusion):
+    """Distribution-based score fusion (DBSF) of two or more branches over one table, as
+    Qdrant defines it.
+
+    Each branch's similarities (:class:`NormalizedScoreFusion`) are normalized with ``low =
+    mean - 3 sd`` and ``high = mean + 3 sd`` over its candidates, where ``sd`` is the *sample*
+    standard deviation (divisor ``n - 1``), so a candidate at the mean scores 0.5. Values are
+    not clamped: a candidate more than 3 sd from the mean (possible from 11 candidates up)
+    scores below 0 or above 1. A branch with one candidate, or whose candidates all score the
+    same (sd = 0), gives each of them 0.5. The fused score is ``Σ_i w_i · normalized_i(d)``
+    with the weights as given (default 1 each); a branch that missed the row adds 0. This is
+    Qdrant's ``dbsf`` fusion (``lib/segment/src/common/score_fusion.rs``: Welford mean and
+    sample variance, ``mean ± 3·std`` as the extremes, 0.5 for one point or equal extremes, no
+    clamping, weights multiply and sum; https://qdrant.tech/documentation/search/hybrid-queries/
+    ); Qdrant computes in Float32, here in Float64. Its document method name is ``"dbsf"``.
+
+    Attributes:
+        weights: one finite weight >= 0 per branch, at least one > 0 (default 1 each).
+        alpha: for one text and one vector branch, weights ``1 - alpha`` and ``alpha``.
+        depth: candidates each branch ranks and normalizes over (default
+            :data:`DEFAULT_DEPTH`).
+
+    Raises:
+        PlanError: as :class:`NormalizedScoreFusion`.
+    """
+
+    visit_name: ClassVar[str] = "distribution_based_score_fusion"
+    method: ClassVar[str] = "dbsf"
+    title: ClassVar[str] = "distribution-based score fusion"
+    equal_scores_value: ClassVar[float] = 0.5
+    standard_deviations: ClassVar[float] = 3.0
+    """The half-width of the normalization range, in standard deviations (Qdrant: 3)."""
+
+    @property
+    def branch_weights(self) -> tuple[float, ...]:
+        """``alpha``'s pair, else the weights as given, else 1 each."""
+        by_alpha = self.alpha_weights()
+        if by_alpha is not None:
+            return by_alpha
+        if self.weights is None:
+            return (1.0,) * len(self.branches)
+        return tuple(float(weight) for weight in self.weights)
+
+
 DEFAULT_FUSION_METHOD = ReciprocalRankFusion.method
 """The method of a plan document's fusion that names none: ``"rrf"``."""
 
@@ -557,19 +791,25 @@ def fusion_class(method: str) -> type[Fusion]:
 
 def fusion_options(cls: type[Fusion]) -> tuple[attrs.Attribute[Any], ...]:
     """A fusion class's options: its attrs init fields but ``branches``, the method's own
-    first (in declaration order), then those every fusion shares (``depth``).
+    first (in declaration order, a base method class's before its subclass's), then those
+    every fusion shares (:class:`Fusion`'s: ``depth``).
 
     >>> [field.name for field in fusion_options(ReciprocalRankFusion)]
     ['weights', 'rank_constant', 'depth']
+    >>> [field.name for field in fusion_options(MinMaxFusion)]
+    ['weights', 'alpha', 'depth']
     """
+    shared = {field.name for field in attrs.fields(Fusion)}
     fields = [field for field in attrs.fields(cls) if field.init and field.name != "branches"]
     return (
-        *(field for field in fields if not field.inherited),
-        *(field for field in fields if field.inherited),
+        *(field for field in fields if field.name not in shared),
+        *(field for field in fields if field.name in shared),
     )
 
 
 register_fusion(ReciprocalRankFusion)
+register_fusion(MinMaxFusion)
+register_fusion(DistributionBasedScoreFusion)
 
 
 Source = Bm25Search | VectorSearch | NearestNeighborSearch | Fusion

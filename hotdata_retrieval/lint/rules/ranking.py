@@ -63,6 +63,14 @@ class _Scales:
             return frozenset({_DISTANCE})
         if isinstance(node, exp.Window) and isinstance(node.this, _RANKS):
             return _NONE  # a rank, not a raw scale: fusing ranks is right
+        if isinstance(node, exp.If):
+            return self.of(select, node.args["true"], depth + 1)  # the condition is no value
+        if isinstance(node, exp.Div):
+            numerator = self.of(select, node.this, depth + 1)
+            if numerator and numerator == self.of(select, node.expression, depth + 1):
+                # A ratio of one scale, such as min-max normalization (s - low) / (high -
+                # low): dimensionless, so weighting and adding it to another is right.
+                return _NONE
         if isinstance(node, exp.Column):
             origin = self.analysis.resolve(select, node)
             if isinstance(origin, ScoreOrigin):

@@ -1,0 +1,1 @@
+"""The parity suite: one plan, every engine, one fixture corpus."""

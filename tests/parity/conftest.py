@@ -1,0 +1,57 @@
+"""Engines for the parity suite: each loads the fixture corpus once per module.
+
+Every engine the library runs is here, and each runs with no skip: its extra is part of the
+``test`` extra (``pyproject.toml``), so ``.ci/run`` installs it from the package index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.parity.corpus import corpus_table, empty_table
+
+
+def _local(directory: Path) -> Any:
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    engine = LocalEngine(directory / "local")
+    engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
+    engine.load_table("empty", empty_table(), key_column="id", text_columns=["body"])
+    return engine
+
+
+def _sqlite(directory: Path) -> Any:
+    from hotdata_retrieval.engines.sqlite import SqliteEngine
+
+    engine = SqliteEngine(directory / "store.sqlite")
+    engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
+    engine.load_table("empty", empty_table(), key_column="id", text_columns=["body"])
+    return engine
+
+
+FACTORIES: dict[str, Callable[[Path], Any]] = {
+    "local": _local,
+    "sqlite": _sqlite,
+}
+"""Engine name → a factory loading ``docs`` and ``empty`` into a fresh database."""
+
+EXACT = frozenset(FACTORIES)
+"""Engines whose nearest-neighbour search is exact (no approximate index in the suite)."""
+
+
+@pytest.fixture(scope="module", params=sorted(FACTORIES))
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    """One engine with the corpus loaded, for every test of a module."""
+    name = request.param
+    instance = FACTORIES[name](tmp_path_factory.mktemp(f"parity-{name}"))
+    instance.parity_name = name
+    yield instance
+    close = getattr(instance, "close", None)
+    if close is not None:
+        close()

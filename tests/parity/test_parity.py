@@ -1,0 +1,292 @@
+"""One plan, every engine: the same semantics on the fixture corpus.
+
+For each engine (``conftest.FACTORIES``):
+
+- each vector branch's top-k equals a NumPy brute-force reference (exact engines), distances
+  within float32 rounding, ties in key order;
+- each text branch's order is that engine's own scores sorted (descending, ties by key), and a
+  top-k is the head of a longer ranking;
+- a fused result equals the reference fusion (:func:`hotdata_retrieval.fusion.reference_fusion`)
+  of that engine's own branch results;
+- pages are slices of one ranking;
+- filters mean the same: equality, membership (an empty list matches nothing), ranges, NULL
+  tests, booleans, strings with quotes, keyword-named columns, against SQL's three-valued
+  truth evaluated in Python;
+- the hostile cases: ties, rows without a vector, an empty table, a filter leaving few rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    InList,
+    IsNull,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    UnsupportedFeatureError,
+)
+from hotdata_retrieval.fusion import rank_branch, reference_fusion
+from hotdata_retrieval.plan.filters import Predicate
+from hotdata_retrieval.plan.search import Branch
+from tests.parity.conftest import EXACT
+from tests.parity.corpus import (
+    ROWS,
+    TIED,
+    WITHOUT_VECTOR,
+    passing,
+    reference_distances,
+    vector,
+)
+
+QUERY_VECTOR = [0.3, -1.2, 0.8, 0.05, -0.4, 1.1]
+QUERY_TEXT = "error upgrade crash"
+TOLERANCE = 1e-5
+"""Relative and absolute tolerance on a distance: engines compute in float32 (sqlite-vec,
+pgvector, DuckDB's FLOAT arrays) or float64."""
+
+METRICS = {"local": ("cosine", "l2", "dot"), "sqlite": ("cosine", "l2")}
+"""The metrics each engine's dialect expresses (the others are refused while compiling)."""
+
+
+def text(query: str = QUERY_TEXT, table: str = "docs") -> Bm25Search:
+    return Bm25Search(table=table, column="body", query_text=query)
+
+
+def nearest(
+    query: list[float] | None = None, metric: str = "cosine", table: str = "docs"
+) -> NearestNeighborSearch:
+    return NearestNeighborSearch(
+        table=table, column="embedding", query_vector=query or QUERY_VECTOR, metric=metric
+    )
+
+
+def raw_scores(result: Any) -> list[tuple[Any, float]]:
+    """``(key, raw score)`` of a single branch's hits."""
+    return [(hit.key, next(iter(hit.branches.values())).raw_score) for hit in result]
+
+
+def assert_nearest(result: Any, reference: dict[int, float], limit: int, offset: int = 0) -> None:
+    """The hits are the reference's ranks ``offset+1 .. offset+limit`` (ties by key), their
+    distances the reference's within :data:`TOLERANCE`."""
+    expected = sorted(reference, key=lambda key: (reference[key], key))[offset : offset + limit]
+    for hit in result:
+        assert hit.distance == pytest.approx(reference[hit.key], rel=TOLERANCE, abs=TOLERANCE)
+    assert len(result.keys) == len(expected)
+    # keys may trade places only where their reference distances agree within tolerance
+    for got, want in zip(result.keys, expected):
+        assert got == want or reference[got] == pytest.approx(
+            reference[want], rel=TOLERANCE, abs=TOLERANCE
+        )
+    distances = [hit.distance for hit in result]
+    assert distances == sorted(distances)
+
+
+# -- vector branches ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2", "dot"])
+@pytest.mark.parametrize("limit", [1, 10, 58])
+def test_nearest_top_k_equals_brute_force(engine: Any, metric: str, limit: int) -> None:
+    plan = SearchPlan(source=nearest(metric=metric), limit=limit)
+    if metric not in METRICS[engine.parity_name]:
+        with pytest.raises(UnsupportedFeatureError, match=f"the {metric} distance"):
+            engine.search(plan)
+        return
+    result = engine.search(plan)
+    assert_nearest(result, reference_distances(QUERY_VECTOR, metric), limit)
+
+
+def test_tied_distances_come_in_key_order(engine: Any) -> None:
+    tied = vector(TIED[0])
+    assert tied is not None
+    result = engine.search(SearchPlan(source=nearest(query=tied), limit=len(TIED)))
+    assert result.keys == list(TIED)
+    assert [hit.distance for hit in result] == pytest.approx([0.0] * len(TIED), abs=TOLERANCE)
+
+
+def test_rows_without_a_vector_are_never_candidates(engine: Any) -> None:
+    result = engine.search(SearchPlan(source=nearest(), limit=ROWS))
+    assert not set(result.keys) & set(WITHOUT_VECTOR)
+    assert len(result) == ROWS - len(WITHOUT_VECTOR)
+    assert result.underfilled is not None
+
+
+# -- text branches ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("query", [QUERY_TEXT, "vector", "login-timeout", "it's disk's"])
+def test_text_order_is_the_engines_own_scores_sorted(engine: Any, query: str) -> None:
+    result = engine.search(SearchPlan(source=text(query), limit=ROWS))
+    pairs = raw_scores(result)
+    assert pairs, "the query matches rows on every engine"
+    assert pairs == sorted(pairs, key=lambda pair: (-pair[1], pair[0]))
+    assert all(score > 0 for _, score in pairs)
+    head = engine.search(SearchPlan(source=text(query), limit=5))
+    assert raw_scores(head) == pairs[:5]
+
+
+# -- fusion -------------------------------------------------------------------------------------
+
+
+def branch_ranking(engine: Any, branch: Branch, depth: int, plan_filter: Predicate | None) -> Any:
+    """The engine's own ranking of one branch, cut to ``depth``, as reference fusion reads it."""
+    result = engine.search(SearchPlan(source=branch, limit=depth, filter=plan_filter))
+    return rank_branch(raw_scores(result), higher_is_better=branch.higher_is_better)
+
+
+FUSIONS = {
+    "rrf": lambda: ReciprocalRankFusion(branches=[text(), nearest()]),
+    "weighted": lambda: ReciprocalRankFusion(
+        branches=[text(), nearest(metric="l2")], weights=[0.5, 2.0], rank_constant=10
+    ),
+    "shallow": lambda: ReciprocalRankFusion(branches=[text("vector"), nearest()], depth=16),
+    "three": lambda: ReciprocalRankFusion(
+        branches=[text(), text("memory disk"), nearest(query=[1.0] * 6)]
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUSIONS))
+@pytest.mark.parametrize(
+    "plan_filter",
+    [None, Comparison(column="lang", operator="=", value="en")],
+    ids=["unfiltered", "filtered"],
+)
+def test_fusion_equals_the_reference_fusion_of_the_engines_branches(
+    engine: Any, name: str, plan_filter: Predicate | None
+) -> None:
+    fusion = FUSIONS[name]()
+    plan = SearchPlan(source=fusion, limit=15, filter=plan_filter)
+    result = engine.search(plan)
+    lists, ranks = [], []
+    for branch in fusion.branches:
+        keys, branch_ranks = branch_ranking(engine, branch, plan.depth, plan_filter)
+        lists.append(keys)
+        ranks.append(branch_ranks)
+    expected = reference_fusion(fusion, lists, ranks=ranks, limit=15)
+    assert result.keys == [hit.key for hit in expected]
+    assert [hit.score for hit in result] == pytest.approx([hit.score for hit in expected])
+    for hit, want in zip(result, expected):
+        assert tuple(score.rank for score in hit.branches.values()) == want.ranks
+
+
+def test_a_filter_applies_inside_every_branch_never_after_fusion(engine: Any) -> None:
+    """A filter that excludes each branch's best rows: the survivors are ranked 1, 2, ...
+    among the filtered rows (bug-cases B17), not left with the ranks they had before."""
+    unfiltered = engine.search(
+        SearchPlan(source=ReciprocalRankFusion(branches=[text(), nearest()]))
+    )
+    excluded = unfiltered.keys[0]
+    kept = ~InList(column="id", values=[excluded])
+    filtered = engine.search(
+        SearchPlan(source=ReciprocalRankFusion(branches=[text(), nearest()]), filter=kept)
+    )
+    assert excluded not in filtered.keys
+    for name in filtered.hits[0].branches:
+        ranks = sorted(
+            hit.branches[name].rank for hit in filtered if hit.branches[name].rank is not None
+        )
+        assert ranks[0] == 1
+
+
+# -- pages ----------------------------------------------------------------------------------------
+
+
+PAGED = {
+    "text": lambda: text(),
+    "nearest": lambda: nearest(),
+    "tied nearest": lambda: nearest(query=vector(TIED[0])),
+    "fusion": lambda: ReciprocalRankFusion(branches=[text(), nearest()]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAGED))
+def test_pages_are_slices_of_one_ranking(engine: Any, name: str) -> None:
+    source = PAGED[name]()
+    whole = engine.search(SearchPlan(source=source, limit=12)).keys
+    pages: list[Any] = []
+    for offset in (0, 3, 6, 9):
+        pages.extend(engine.search(SearchPlan(source=source, limit=3, offset=offset)).keys)
+    assert pages == whole
+
+
+# -- filters ------------------------------------------------------------------------------------
+
+FILTERS: dict[str, Predicate] = {
+    "equality": Comparison(column="lang", operator="=", value="en"),
+    "string with a quote": Comparison(column="lang", operator="=", value="it's"),
+    "inequality": Comparison(column="lang", operator="!=", value="en"),
+    "membership": InList(column="lang", values=["en", "fr"]),
+    "empty membership": InList(column="lang", values=[]),
+    "not in an empty list": ~InList(column="lang", values=[]),
+    "not in": ~InList(column="year", values=[2016, 2017]),
+    "range": Comparison(column="year", operator=">=", value=2018)
+    & Comparison(column="year", operator="<", value=2022),
+    "is null": IsNull(column="year"),
+    "is not null": ~IsNull(column="lang"),
+    "boolean true": Comparison(column="active", operator="=", value=True),
+    "boolean false": Comparison(column="active", operator="=", value=False),
+    "keyword column": Comparison(column="order", operator=">", value=5),
+    "keyword column membership": InList(column="group", values=["g1", "g3"]),
+    "negation with nulls": ~(
+        Comparison(column="lang", operator="=", value="en")
+        | Comparison(column="year", operator="<", value=2017)
+    ),
+    "few rows": InList(column="id", values=[3, 7, 20]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FILTERS))
+def test_a_filter_keeps_exactly_the_rows_sql_says(engine: Any, name: str) -> None:
+    predicate = FILTERS[name]
+    expected = passing(predicate) - set(WITHOUT_VECTOR)
+    result = engine.search(SearchPlan(source=nearest(), limit=ROWS, filter=predicate))
+    assert set(result.keys) == expected
+    matching = set(engine.search(SearchPlan(source=text(), limit=ROWS)).keys)
+    filtered = engine.search(SearchPlan(source=text(), limit=ROWS, filter=predicate))
+    assert set(filtered.keys) == matching & passing(predicate)
+
+
+def test_keyword_named_columns_can_be_returned(engine: Any) -> None:
+    plan = SearchPlan(source=text(), limit=3, columns=["id", "order", "group"])
+    for hit in engine.search(plan):
+        assert hit.columns["order"] == hit.key % 11
+        assert hit.columns["group"] == f"g{hit.key % 4}"
+
+
+def test_a_selective_filter_fills_the_page_with_every_row_it_keeps(engine: Any) -> None:
+    """Filters apply before the bound: 2 of the 3 kept rows have a vector, and both come."""
+    plan = SearchPlan(source=nearest(), limit=10, filter=FILTERS["few rows"])
+    assert engine.search(plan).keys == sorted(
+        [3, 7], key=lambda key: reference_distances(QUERY_VECTOR, "cosine")[key]
+    )
+
+
+# -- an empty table -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        lambda: text(table="empty"),
+        lambda: nearest(table="empty"),
+        lambda: ReciprocalRankFusion(branches=[text(table="empty"), nearest(table="empty")]),
+    ],
+    ids=["text", "nearest", "fusion"],
+)
+def test_an_empty_table_gives_an_empty_page(engine: Any, source: Any) -> None:
+    result = engine.search(SearchPlan(source=source(), limit=5))
+    assert result.keys == []
+    assert result.underfilled is not None
+
+
+def test_the_suite_covers_only_exact_engines_for_brute_force(engine: Any) -> None:
+    """The brute-force comparison above is exact; an engine with an approximate index would
+    be compared by recall instead."""
+    assert engine.parity_name in EXACT
