@@ -19,6 +19,7 @@ from hotdata_retrieval.cli._options import (
 )
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.routing import SearchMode
@@ -155,6 +156,7 @@ def search(
     output_format: str,
 ) -> None:
     """Search TABLE of the local database for QUERY and print the hits, best first."""
+    require_extra("local", needed_by="hdq search")
     from hotdata_retrieval.engines.local import LocalEngine
 
     if not (database / "catalog.json").exists():
