@@ -229,7 +229,7 @@ def test_hdq_mcp_without_a_database_is_a_usage_error(tmp_path: Path) -> None:
 def test_hdq_mcp_with_an_unknown_table_fails_in_one_line(database: Path) -> None:
     result = CliRunner().invoke(mcp, ["--database", str(database), "--table", "nope"])
     assert result.exit_code == 1
-    assert result.stderr.strip() == "error: table 'default.public.nope' not found"
+    assert result.stderr.strip() == "hdq mcp: error: table 'default.public.nope' not found"
 
 
 def test_hdq_mcp_rejects_a_k_above_the_ceiling(database: Path) -> None:

@@ -61,9 +61,9 @@ def invalid(*args: str, input: str | None = None) -> str:
     assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("Error: ")
+    assert lines[0].startswith("hdq explain: error: ")
     assert "Traceback" not in result.stderr
-    return lines[0].removeprefix("Error: ")
+    return lines[0].removeprefix("hdq explain: error: ")
 
 
 def usage(*args: str, input: str | None = None) -> str:
@@ -379,19 +379,19 @@ def test_vector_keeps_full_precision() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ([*TEXT, "--limit", "0"], r"^limit must be >= 1, got 0$"),
-        ([*TEXT, "--offset", "-1"], r"^offset must be >= 0, got -1$"),
+        ([*TEXT, "--limit", "0"], r"^--limit must be >= 1, got 0$"),
+        ([*TEXT, "--offset", "-1"], r"^--offset must be >= 0, got -1$"),
         (
             ["--table", "docs", "--vector-column", "e", "--vector", "[0.5, NaN]"],
-            r"^query_vector must hold finite numbers; position 1 is nan$",
+            r"^--vector must hold finite numbers; position 1 is nan$",
         ),
         (
             ["--table", "docs", "--vector-column", "e", "--vector", "[1, Infinity]"],
-            r"^query_vector must hold finite numbers; position 1 is inf$",
+            r"^--vector must hold finite numbers; position 1 is inf$",
         ),
         (
             ["--table", "docs", "--vector-column", "e", "--vector", "[]"],
-            r"^query_vector must not be empty$",
+            r"^--vector must not be empty$",
         ),
         (
             ["--table", "docs", "--vector-column", "e", "--vector", "[1, 2"],
@@ -405,31 +405,31 @@ def test_vector_keeps_full_precision() -> None:
             ["--table", "docs", "--vector-column", "e", "--vector", '[1, "2"]'],
             r"^--vector: position 1 must be a number, got '2'$",
         ),
-        ([*NEAREST, "--metric", "hamming"], r"^unknown metric 'hamming'; expected one of cosine"),
+        ([*NEAREST, "--metric", "hamming"], r"^unknown --metric 'hamming'; expected one of cosine"),
         (
             ["--table", "a.b.c.d", "--text-column", "body", "--query", "q"],
             r"^table name 'a\.b\.c\.d' has 4 parts",
         ),
         (["--table", "a..b", "--text-column", "body", "--query", "q"], r"has an empty part"),
         ([*TEXT, "--catalog", 'x"y'], r"catalog must not contain a double quote"),
-        ([*TEXT, "--filter", "title LIKE 'a%'"], r"^unsupported filter \"title LIKE 'a%'\""),
+        ([*TEXT, "--filter", "title LIKE 'a%'"], r"^unsupported --filter \"title LIKE 'a%'\""),
         ([*TEXT, "--filter", "a = b"], r"a column may only be compared with a literal"),
-        ([*TEXT, "--filter", "lang = "], r"^cannot parse filter 'lang = '"),
+        ([*TEXT, "--filter", "lang = "], r"^cannot parse --filter 'lang = '"),
         ([*TEXT, "--filter", "a = 1; DROP TABLE docs"], r"must be one expression, got 2"),
-        ([*TEXT, "--filter", "a = 'x\nb' AND"], r"^cannot parse filter"),
-        ([*HYBRID, "--weights", "1,2,3"], r"^got 3 weights for 2 branches"),
-        ([*HYBRID, "--weights", "1"], r"^got 1 weights for 2 branches"),
+        ([*TEXT, "--filter", "a = 'x\nb' AND"], r"^cannot parse --filter"),
+        ([*HYBRID, "--weights", "1,2,3"], r"^got 3 --weights for 2 branches"),
+        ([*HYBRID, "--weights", "1"], r"^got 1 --weights for 2 branches"),
         ([*HYBRID, "--weights", "1,-1"], r"^weight must be >= 0, got -1$"),
         ([*HYBRID, "--weights", "0,0"], r"^at least one weight must be > 0"),
         ([*HYBRID, "--weights", "1,nan"], r"^weight must be finite, got nan$"),
-        ([*HYBRID, "--rank-constant", "0"], r"^rank_constant must be > 0, got 0$"),
-        ([*HYBRID, "--depth", "5"], r"^limit \+ offset = 10 reaches past depth 5"),
-        ([*HYBRID, "--depth", "0"], r"^depth must be >= 1, got 0$"),
+        ([*HYBRID, "--rank-constant", "0"], r"^--rank-constant must be > 0, got 0$"),
+        ([*HYBRID, "--depth", "5"], r"^limit \+ offset = 10 reaches past --depth 5"),
+        ([*HYBRID, "--depth", "0"], r"^--depth must be >= 1, got 0$"),
         ([*TEXT, "--columns", "id,,body"], r"^column must not be empty$"),
         ([*TEXT, "--columns", "id,id"], r"^column 'id' is projected twice$"),
         ([*TEXT, "--columns", "id,score"], r"^column 'score' collides with the result column"),
         ([*HYBRID, "--columns", "id,embedding"], r"^column 'embedding' is the searched vector"),
-        ([*HYBRID, "--filter", "embedding IS NULL"], r"^filter column 'embedding' is a searched"),
+        ([*HYBRID, "--filter", "embedding IS NULL"], r"^--filter column 'embedding' is a searched"),
         ([*TEXT, "--key-column", ""], r"^key column must not be empty$"),
         (["--table", "docs", "--text-column", "body", "--query", "  "], r"must not be empty"),
         (["--table", "docs", "--text-column", 'a"b', "--query", "q"], r"double quote"),
@@ -444,7 +444,7 @@ def test_invalid_vector_file(tmp_path: Path) -> None:
     path = tmp_path / "vector.json"
     path.write_text("[]", encoding="utf-8")
     line = invalid("--table", "docs", "--vector-column", "e", "--vector", f"@{path}")
-    assert line == "query_vector must not be empty"
+    assert line == "--vector must not be empty"
     path.write_text("nope", encoding="utf-8")
     line = invalid("--table", "docs", "--vector-column", "e", "--vector", f"@{path}")
     assert line.startswith(f"--vector file {str(path)!r} is not a JSON array of numbers")
@@ -518,7 +518,7 @@ def test_python_dash_m_invalid_plan_prints_one_line_and_no_traceback() -> None:
     process = run_module(*NEAREST, "--limit", "0")
     assert process.returncode == EXIT_INVALID_PLAN
     assert process.stdout == ""
-    assert process.stderr == "Error: limit must be >= 1, got 0\n"
+    assert process.stderr == "hdq explain: error: --limit must be >= 1, got 0\n"
 
 
 def test_python_dash_m_usage_error() -> None:

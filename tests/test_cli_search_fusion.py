@@ -105,7 +105,7 @@ def test_depth_lets_a_page_reach_past_the_default(database: str) -> None:
         "-k", "150",
     )  # fmt: skip
     assert result.exit_code == EXIT_INVALID_PLAN
-    assert "depth >= 150" in result.stderr
+    assert "Pass --depth >= 150" in result.stderr
     document = search_json(database, "--mode", "hybrid", "-k", "150", "--depth", "150")
     assert len(document["hits"]) == len(BODIES)  # type: ignore[arg-type]
     explained = search_json(database, "--mode", "hybrid", "--depth", "150", "--explain")

@@ -328,7 +328,7 @@ def test_hdq_spec_verify_failures_and_usage(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.delenv("HOTDATA_DATABASE", raising=False)
     hotdata = runner.invoke(spec, ["verify", "--engine", "hotdata"])
     assert hotdata.exit_code == 1
-    assert hotdata.stderr.startswith("error: engine 'hotdata' is not available")
+    assert hotdata.stderr.startswith("hdq spec verify: error: engine 'hotdata' is not available")
     broken = runner.invoke(spec, ["verify", "--engine", "tests.test_spec:_broken_engine"])
     assert broken.exit_code == 1
     assert "FAIL  basic" in broken.stdout

@@ -1,17 +1,17 @@
 """Shared pieces of the commands that use the local engine: the database option, embedders,
-and turning library errors into one line on stderr."""
+and turning library errors into one line on stderr (:mod:`hotdata_retrieval.cli._errors`)."""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import click
 
-from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN
+from hotdata_retrieval.cli._errors import CommandError, in_option_terms, one_line
 from hotdata_retrieval.errors import HotdataRetrievalError
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "database_option",
     "embedder_for_model",
     "embedder_named",
+    "one_line",
     "reports_errors",
 ]
 
@@ -78,23 +79,37 @@ def embedder_for_model(model: str) -> Any:
     return embedder
 
 
-def one_line(message: str) -> str:
-    """``message`` with its line breaks folded into spaces (engine errors span lines)."""
-    return " ".join(message.split())
+@overload
+def reports_errors(command: F, /) -> F: ...
 
 
-def reports_errors(command: F) -> F:
-    """Turn the library's errors into one line on stderr and exit code 1 (never a traceback)."""
+@overload
+def reports_errors(*, options: Mapping[str, str]) -> Callable[[F], F]: ...
 
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except HotdataRetrievalError as error:
-            click.echo(f"error: {one_line(str(error))}", err=True)
-            raise SystemExit(EXIT_INVALID_PLAN) from None
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            raise SystemExit(130) from None
 
-    return wrapper  # type: ignore[return-value]
+def reports_errors(
+    command: F | None = None, /, *, options: Mapping[str, str] | None = None
+) -> F | Callable[[F], F]:
+    """Turn the library's errors into one line on stderr, ``hdq <command>: error: <message>``,
+    and exit code 1 (never a traceback). ``options`` maps a
+    :class:`~hotdata_retrieval.errors.PlanError`'s field to the command's option or argument,
+    so the message names what the user typed (:func:`~hotdata_retrieval.cli._errors.
+    in_option_terms`). Use it bare (``@reports_errors``) or with ``options``."""
+    names: Mapping[str, str] = options or {}
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return function(*args, **kwargs)
+            except CommandError:
+                raise  # already in the format, with its own exit code
+            except HotdataRetrievalError as error:
+                raise CommandError(in_option_terms(error, names)) from None
+            except KeyboardInterrupt:
+                click.echo("interrupted", err=True)
+                raise SystemExit(130) from None
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate if command is None else decorate(command)

@@ -16,13 +16,14 @@ from typing import Any, TextIO
 import click
 from click.core import ParameterSource
 
+from hotdata_retrieval.cli._errors import CommandError, in_option_terms
 from hotdata_retrieval.cli._options import (
     FUSION_OPTION_NAMES,
     VECTORS_ABBREVIATED_NOTE,
     full_vectors_option,
     fusion_options,
 )
-from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
+from hotdata_retrieval.cli.exit_codes import EXIT_OK
 from hotdata_retrieval.compile import get_dialect, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.compile.render import to_display_sql
@@ -47,7 +48,7 @@ from hotdata_retrieval.plan.search import (
     VectorSearch,
 )
 
-__all__ = ["MODES", "InvalidPlanError", "explain"]
+__all__ = ["MODES", "OPTION_NAMES", "InvalidPlanError", "explain"]
 
 MODES = ("text", "semantic", "nearest", "hybrid")
 """``--mode`` values: BM25, engine-embedded semantic, nearest-neighbour, and BM25 + nearest
@@ -82,18 +83,38 @@ _USES: dict[str, frozenset[str]] = {
 }
 
 
-class InvalidPlanError(HotdataRetrievalError, click.ClickException):
-    """The plan is invalid or cannot be compiled: exit 1, one line on stderr.
+OPTION_NAMES: dict[str, str] = {
+    "query_text": "--query",
+    "query_vector": "--vector",
+    "text_column": "--text-column",
+    "vector_column": "--vector-column",
+    "key_column": "--key-column",
+    "columns": "--columns",
+    "filter": "--filter",
+    "limit": "--limit",
+    "offset": "--offset",
+    "metric": "--metric",
+    "weights": "--weights",
+    "rank_constant": "--rank-constant",
+    "depth": "--depth",
+    "catalog": "--catalog",
+    "schema": "--schema",
+    "mode": "--mode",
+}
+"""A plan field (:attr:`PlanError.field <hotdata_retrieval.errors.PlanError.field>`) → the
+option that sets it, for messages about a plan built from options. A plan document's errors
+keep the field names: they are the document's own keys."""
+
+
+class InvalidPlanError(CommandError):
+    """The plan is invalid or cannot be compiled: exit 1, one line on stderr,
+    ``hdq explain: error: <message>``.
 
     A :class:`~hotdata_retrieval.errors.HotdataRetrievalError` like every error of the
-    library, and a ``click.ClickException`` so that click prints it and exits with
+    library, and a :class:`~hotdata_retrieval.cli._errors.CommandError` (a
+    ``click.ClickException``) so that click prints it and exits with
     :data:`~hotdata_retrieval.cli.exit_codes.EXIT_INVALID_PLAN`.
     """
-
-    exit_code = EXIT_INVALID_PLAN
-
-    def __init__(self, message: str) -> None:
-        super().__init__(" ".join(message.splitlines()))
 
 
 def _parse_names(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -445,7 +466,8 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
         sql = to_sql(plan, dialect, pretty=True)
         findings = lint_sql(sql) if dialect == "hotdata" else []
     except HotdataRetrievalError as error:
-        raise InvalidPlanError(str(error)) from None
+        names = OPTION_NAMES if plan_file is None else {}
+        raise InvalidPlanError(in_option_terms(error, names)) from None
     except RecursionError:
         raise InvalidPlanError("the plan is nested too deeply") from None
 

@@ -26,6 +26,7 @@ from typing import Any, NoReturn
 
 import click
 
+from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.lint import (
@@ -86,8 +87,8 @@ def _list_rules(ctx: click.Context, param: click.Parameter, value: bool) -> None
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"hdq lint: {message}", err=True)
-    raise click.exceptions.Exit(EXIT_ERROR)
+    """Stop with ``hdq lint: error: <message>`` on stderr and :data:`EXIT_ERROR`."""
+    raise CommandError(message, exit_code=EXIT_ERROR)
 
 
 def _read_source(source: str) -> str:

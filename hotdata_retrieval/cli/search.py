@@ -24,7 +24,22 @@ from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.routing import SearchMode
 
-__all__ = ["render_hits", "search"]
+__all__ = ["OPTION_NAMES", "render_hits", "search"]
+
+OPTION_NAMES: dict[str, str] = {
+    "query_text": "QUERY",
+    "text_column": "--text-column",
+    "columns": "--columns",
+    "filter": "--filter",
+    "limit": "-k/--limit",
+    "offset": "--offset",
+    "weights": "--weights",
+    "rank_constant": "--rank-constant",
+    "depth": "--depth",
+    "mode": "--mode",
+}
+"""A plan field (:attr:`PlanError.field <hotdata_retrieval.errors.PlanError.field>`) → the
+option or argument of ``hdq search`` that sets it, for its error messages."""
 
 _PREVIEW_CHARACTERS = 90
 _COMMENT_WIDTH = 200
@@ -137,7 +152,7 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     default="table",
     show_default=True,
 )
-@reports_errors
+@reports_errors(options=OPTION_NAMES)
 def search(
     query: str,
     table: str,

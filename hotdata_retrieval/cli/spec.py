@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from hotdata_retrieval.cli._errors import HdqGroup
 from hotdata_retrieval.cli._local import reports_errors
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
 
@@ -25,7 +26,7 @@ EXIT_NONCONFORMING = EXIT_INVALID_PLAN
 """``hdq spec verify``: at least one case failed (the same code as every other failure)."""
 
 
-@click.group(name="spec")
+@click.group(name="spec", cls=HdqGroup)
 def spec() -> None:
     """The hybrid_search spec's conformance cases: export them, verify an engine."""
 

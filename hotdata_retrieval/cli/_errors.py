@@ -1,0 +1,195 @@
+"""One way for every ``hdq`` command to report an error.
+
+Every error a command reports — a bad value, an unreadable file, a usage error found by click
+— starts with one line on standard error::
+
+    hdq <command>: error: <message>
+
+(``hdq spec verify: error: ...``, ``hdq: error: No such command 'serch'.``). A usage error
+(exit 2) follows it with the command's usage line and where to find its help. The message
+names the user's option or argument (``--query``, ``QUERY``), never a plan's internal field
+(``query_text``): each command maps :attr:`PlanError.field
+<hotdata_retrieval.errors.PlanError.field>` to its options in one table, applied by
+:func:`in_option_terms`.
+
+:class:`HdqGroup` (the ``hdq`` group and its subgroups) turns whatever click exception a
+command raises into a :class:`CommandError`, whose ``show`` writes that format; commands raise
+:class:`CommandError` themselves for their own errors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+import click
+
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+
+__all__ = ["PROGRAM", "CommandError", "HdqGroup", "command_name", "in_option_terms", "one_line"]
+
+PROGRAM = "hdq"
+"""The name every error line starts with, however the program was started (``hdq``,
+``python -m hotdata_retrieval``)."""
+
+_COMMAND_PATH = "hotdata_retrieval.cli.command_path"
+"""``ctx.meta`` key (shared by a context and its children): the subcommand names resolved so
+far, outermost first."""
+
+_NO_ARGS_IS_HELP: tuple[type[BaseException], ...] = tuple(
+    kind
+    for kind in (getattr(click.exceptions, "NoArgsIsHelpError", None),)
+    if isinstance(kind, type)
+)
+"""click (8.2 and later) raises this to print a group's help when it is given no arguments:
+not an error to reformat."""
+
+_QUOTED = re.compile(r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
+"""A quoted value in a message (``'...'`` or ``"..."``): left as written."""
+
+
+def one_line(message: str) -> str:
+    """``message`` with its line breaks folded into spaces (engine errors span lines)."""
+    return " ".join(message.split())
+
+
+def command_name(ctx: click.Context | None) -> str:
+    """``hdq`` followed by the subcommands of ``ctx``'s command path (``hdq spec verify``),
+    whatever the program was called; ``hdq`` alone without a context."""
+    names: list[str] = []
+    while ctx is not None:
+        name = ctx.info_name or ctx.command.name or ""
+        if ctx.parent is not None or ctx.command.name != PROGRAM:  # the group itself: "hdq"
+            names.append(name)
+        ctx = ctx.parent
+    return " ".join([PROGRAM, *reversed([name for name in names if name])])
+
+
+def in_option_terms(error: BaseException, options: Mapping[str, str]) -> str:
+    """``error``'s message on one line, with a :class:`~hotdata_retrieval.errors.PlanError`'s
+    field named as the command's option: each whole-word occurrence of ``error.field``
+    outside quoted values becomes ``options[error.field]`` (``query_text must not be empty``
+    → ``QUERY must not be empty``). Other errors, and fields ``options`` does not name, keep
+    their message."""
+    message = one_line(str(error))
+    field = error.field if isinstance(error, PlanError) else None
+    if not field or field not in options:
+        return message
+    word = re.compile(rf"(?<![\w-]){re.escape(field)}(?![\w-])")
+    parts = _QUOTED.split(message)  # odd positions hold the quoted values
+    return "".join(
+        part if position % 2 else word.sub(lambda _: options[field], part)
+        for position, part in enumerate(parts)
+    )
+
+
+class CommandError(HotdataRetrievalError, click.ClickException):
+    """An error a command reports (a library error, and a ``click.ClickException``):
+    ``hdq <command>: error: <message>`` on standard error, then ``details`` lines, and exit
+    ``exit_code``.
+
+    Args:
+        message: one line (line breaks are folded).
+        exit_code: the exit status (default 1, :data:`~hotdata_retrieval.cli.exit_codes.
+            EXIT_INVALID_PLAN`).
+        command: the command to name (default: the command running, from click's context).
+        details: lines printed after the error line (a usage error's usage and help hint).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        exit_code: int = EXIT_INVALID_PLAN,
+        command: str | None = None,
+        details: Sequence[str] = (),
+    ) -> None:
+        super().__init__(one_line(message))
+        setattr(self, "exit_code", exit_code)  # noqa: B010  (a class variable in click's stubs)
+        self.command = command or command_name(click.get_current_context(silent=True))
+        self.details = tuple(details)
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        """Write the error line and the details to ``file`` (default: standard error)."""
+        click.echo(f"{self.command}: error: {self.format_message()}", file=file, err=True)
+        for line in self.details:
+            click.echo(line, file=file, err=True)
+
+    @classmethod
+    def from_click(cls, error: click.ClickException, ctx: click.Context) -> CommandError:
+        """The :class:`CommandError` for an exception click raised (or a command raised as
+        click's): a usage error names the command it was found in and adds its usage line
+        and help hint; others name the command resolved last under ``ctx``."""
+        if isinstance(error, click.UsageError):
+            where = error.ctx or ctx
+            details = []
+            usage = where.get_usage()
+            if usage:
+                details.append(usage)
+            if where.command.get_help_option(where) is not None:
+                details.append(f"Try '{command_name(where)} --help' for help.")
+            return cls(
+                error.format_message(),
+                exit_code=error.exit_code,
+                command=command_name(where),
+                details=details,
+            )
+        path: list[str] = ctx.meta.get(_COMMAND_PATH, [])
+        return cls(
+            error.format_message(),
+            exit_code=error.exit_code,
+            command=" ".join([command_name(ctx), *path]),
+        )
+
+
+_PASS_THROUGH: tuple[type[BaseException], ...] = (CommandError, *_NO_ARGS_IS_HELP)
+"""Exceptions :class:`HdqGroup` lets through as they are: already in the format, or not
+errors."""
+
+
+class HdqGroup(click.Group):
+    """A click group whose errors, and its subcommands', are reported as
+    :class:`CommandError` (one format for every command; see the module doc)."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except _PASS_THROUGH:
+            raise
+        except click.ClickException as error:
+            raise CommandError.from_click(error, error_context(error, parent)) from None
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None and not isinstance(command, HdqGroup):
+            ctx.meta[_COMMAND_PATH] = [command.name or name or ""]
+        return name, command, rest
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _PASS_THROUGH:
+            raise
+        except click.ClickException as error:
+            raise CommandError.from_click(error, ctx) from None
+
+
+def error_context(error: click.ClickException, parent: click.Context | None) -> click.Context:
+    """The context an error was found in: its own (a usage error's), else ``parent``, else a
+    bare one for the ``hdq`` group."""
+    own = getattr(error, "ctx", None)
+    if isinstance(own, click.Context):
+        return own
+    if parent is not None:
+        return parent
+    return click.Context(click.Group(PROGRAM))

@@ -1,0 +1,189 @@
+"""Every ``hdq`` command reports an error the same way: ``hdq <command>: error: <message>`` on
+the first line of standard error (a usage error then adds its usage line and help hint),
+naming the user's options and arguments, never a plan's internal fields."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.cli._errors import in_option_terms
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_USAGE
+from hotdata_retrieval.cli.lint import EXIT_ERROR
+from hotdata_retrieval.errors import PlanError
+
+INTERNAL_FIELDS = (
+    "query_text",
+    "query_vector",
+    "text_column",
+    "vector_column",
+    "key_column",
+    "rank_constant",
+    "embed_query",
+)
+"""Names of plan fields and library arguments that the command line spells otherwise."""
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("errors")
+    source = directory / "notes.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"id": number, "body": body}) + "\n"
+            for number, body in enumerate(["red fox", "blue fox", "green owl"], start=1)
+        )
+    )
+    path = directory / "db"
+    result = CliRunner().invoke(
+        main, ["load", str(source), "--database", str(path), "--embedder", "hashing"]
+    )
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+NEAREST = ["--table", "docs", "--vector-column", "embedding"]
+SEARCH = ["--table", "notes"]
+
+# (command path, arguments after it, exit code, a piece the message must hold)
+CASES: list[tuple[str, list[str], int, str]] = [
+    ("explain", ["--table", "docs", "--text-column", "body", "--query", " "], 1, "--query"),
+    ("explain", [*NEAREST, "--vector", "[0.5, NaN]"], 1, "--vector must hold finite"),
+    ("explain", [*NEAREST, "--vector", "[]"], 1, "--vector must not be empty"),
+    ("explain", [*NEAREST, "--vector", "[1, 2]", "--key-column", ""], 1, "key column"),
+    ("explain", ["--table", "docs", "--query", "q", "--text-column", "b", "--limit", "0"], 1,
+     "--limit must be >= 1"),
+    ("explain", ["--mode", "text", "--table", "docs"], 2, "--mode text needs --text-column"),
+    ("explain", ["--table", "docs", "--query", "q", "--text-column", "b", "--limit", "x"], 2,
+     "'--limit'"),
+    ("search", ["", *SEARCH], 1, "QUERY must not be empty"),
+    ("search", ["fox", *SEARCH, "-k", "0"], 1, "--limit must be >= 1"),
+    ("search", ["fox", *SEARCH, "--filter", "body LIKE 'a%'"], 1, "--filter"),
+    ("search", ["fox", *SEARCH, "--mode", "hybrid", "--rank-constant", "0"], 1,
+     "--rank-constant must be > 0"),
+    ("search", ["fox", *SEARCH, "--mode", "text", "--text-column", "nope"], 1, "'nope'"),
+    ("search", ["fox", "--table", "nope"], 1, "'default.public.nope' not found"),
+    ("search", ["fox", *SEARCH, "--mode", "fuzzy"], 2, "'--mode'"),
+    ("load", ["missing.jsonl"], 2, "'SOURCE'"),
+    ("load", ["{bad}"], 1, "bad.jsonl"),
+    ("demo", ["-k", "0"], 2, "'--limit'"),
+    ("lint", ["missing.sql"], EXIT_ERROR, "cannot read 'missing.sql'"),
+    ("lint", ["{unparsable}"], EXIT_ERROR, "parse error"),
+    ("mcp", ["--table", "nope"], 1, "'default.public.nope' not found"),
+    ("spec export", ["{file}/cases"], 1, "cannot write cases"),
+    ("spec verify", ["--cases", "{file}"], 2, "'--cases'"),
+    ("", ["serch"], 2, "No such command 'serch'"),
+    ("", ["--bogus"], 2, "No such option"),
+]  # fmt: skip
+
+
+def _arguments(command: str, arguments: list[str], database: Path, tmp_path: Path) -> list[str]:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "body": "x"}\nnot json\n')
+    unparsable = tmp_path / "q.sql"
+    unparsable.write_text("SELECT FROM WHERE (")
+    regular = tmp_path / "file"
+    regular.write_text("x")
+    replaced = [
+        item.replace("{bad}", str(bad))
+        .replace("{unparsable}", str(unparsable))
+        .replace("{file}", str(regular))
+        for item in arguments
+    ]
+    needs_database = command in ("search", "load", "demo", "mcp")
+    return [
+        *command.split(),
+        *replaced,
+        *(["--database", str(database)] if needs_database else []),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments", "code", "piece"),
+    CASES,
+    ids=[f"{c or 'hdq'}:{'_'.join(a)[:30]}" for c, a, _, _ in CASES],
+)
+def test_every_error_has_one_prefix_and_names_the_users_option(
+    database: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    arguments: list[str],
+    code: int,
+    piece: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    full = _arguments(command, arguments, database, tmp_path)
+    result = CliRunner().invoke(main, full)
+    assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
+    assert not isinstance(result.exception, Exception) or isinstance(
+        result.exception, SystemExit
+    ), result.exception
+    first, *rest = result.stderr.splitlines()
+    prefix = " ".join(["hdq", *command.split()]) + ": error: "
+    assert first.startswith(prefix), result.stderr
+    assert piece in first
+    for field in INTERNAL_FIELDS:
+        assert field not in first
+    assert "Error:" not in result.stderr and "Traceback" not in result.stderr
+    if code == EXIT_USAGE and command != "lint":
+        assert rest[0].startswith("Usage: ")
+        assert rest[-1] == f"Try '{prefix.removesuffix(': error: ')} --help' for help."
+    elif command != "lint":
+        assert rest == [], result.stderr
+
+
+def _command_paths(group: click.Group, prefix: str = "") -> set[str]:
+    paths = set()
+    for name, command in group.commands.items():
+        path = f"{prefix}{name}"
+        if isinstance(command, click.Group):
+            paths |= _command_paths(command, f"{path} ")
+        else:
+            paths.add(path)
+    return paths
+
+
+def test_the_cases_cover_every_command() -> None:
+    assert _command_paths(main) <= {command for command, _, _, _ in CASES}
+
+
+def test_the_prefix_names_hdq_however_it_was_started(tmp_path: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "hotdata_retrieval", "search", "x", "--table", "t",
+         "--database", str(tmp_path / "none")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert process.returncode == EXIT_USAGE
+    first = process.stderr.splitlines()[0]
+    assert first == f"hdq search: error: no database at {tmp_path / 'none'}; create one with " + (
+        "'hdq load' or 'hdq demo'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("message", "field", "expected"),
+    [
+        ("query_text must not be empty", "query_text", "QUERY must not be empty"),
+        # a quoted value is the user's own text: left as written
+        ("query_text 'query_text' is\nbad", "query_text", "QUERY 'query_text' is bad"),
+        ('filter "a filter" is bad', "filter", '--filter "a filter" is bad'),
+        ("the text_column_x and text_column", "text_column", "the text_column_x and --text"),
+        ("limit must be >= 1", "offset", "limit must be >= 1"),  # another field: unchanged
+    ],
+)
+def test_in_option_terms(message: str, field: str, expected: str) -> None:
+    options = {"query_text": "QUERY", "filter": "--filter", "text_column": "--text"}
+    assert in_option_terms(PlanError(message, field=field), options) == expected
+
+
+def test_in_option_terms_leaves_other_errors_alone() -> None:
+    assert in_option_terms(ValueError("query_text\nx"), {"query_text": "Q"}) == "query_text x"
+    assert EXIT_INVALID_PLAN == 1
