@@ -145,6 +145,10 @@ def test_hdq_search_on_an_empty_table_says_no_results(tmp_path: Path) -> None:
         ([[1.0, 2.0], [float("inf"), 2.0]], r"row 1 \(id = 'b'\) holds NaN or an infinite"),
         ([[1.0, 2.0], [-float("inf"), 2.0]], r"row 1 \(id = 'b'\) holds NaN or an infinite"),
         ([[], [1.0]], r"row 0 \(id = 'a'\) holds an empty vector"),
+        # Finite in Float64, an infinity in Float32 (where the distance functions compute).
+        ([[1.0, 2.0], [1e39, 2.0]], r"row 1 \(id = 'b'\) holds a value beyond Float32's range"),
+        ([[1.0, 2.0], [2.0, -3.5e38]], r"row 1 \(id = 'b'\) holds a value beyond Float32's"),
+        ([[1.0, None], [1.0, 2.0]], r"row 0 \(id = 'a'\) holds a NULL component"),
     ],
 )
 def test_a_stored_vector_that_makes_a_distance_undefined_is_refused_at_load(

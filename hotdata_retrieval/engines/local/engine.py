@@ -94,6 +94,7 @@ from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.filters import Predicate, predicate_columns
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.plan.values import FLOAT32_MAX
 from hotdata_retrieval.routing import (
     LOCAL_ROUTING,
     RoutingPolicy,
@@ -1342,10 +1343,11 @@ def _is_vector_type(kind: pa.DataType) -> bool:
 
 def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
     """A vector column (a list of numbers) must hold, in every non-NULL row, a non-empty
-    vector of finite numbers, all of one length: otherwise a distance is undefined (NaN or
-    infinity would rank first or last at random, a length mismatch fails every search), so the
-    load is refused naming the row. A NULL row is allowed: it has no distance and is never a
-    candidate."""
+    vector of finite numbers within Float32's range, none NULL, all of one length: otherwise a
+    distance is undefined (NaN or infinity would rank first or last at random, a Float64 value
+    beyond Float32's range is an infinity once the distance functions convert it, a length
+    mismatch fails every search), so the load is refused naming the row. A NULL row is allowed:
+    it has no distance and is never a candidate."""
     kind = data.schema.field(column).type
     if not _is_vector_type(kind):
         return
@@ -1371,15 +1373,33 @@ def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
             f"dimensions, {name_row(int(rows[0]))} has {int(lengths[rows[0]])}; every vector "
             "of a column must have the same length"
         )
-    flat = np.asarray(
-        pc.list_flatten(values).to_numpy(zero_copy_only=False), dtype=np.float64
-    ).reshape(-1, int(lengths[rows[0]]))
+    components = pc.list_flatten(values)
+    flat = np.asarray(components.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(
+        -1, int(lengths[rows[0]])
+    )
+    if components.null_count:
+        missing = np.asarray(
+            components.is_null().to_numpy(zero_copy_only=False), dtype=bool
+        ).reshape(flat.shape)
+        row = int(rows[int(np.argmax(missing.any(axis=1)))])
+        raise EngineError(
+            f"column '{column}': {name_row(row)} holds a NULL component; a distance to it "
+            "would be undefined (a row without a vector is NULL as a whole)"
+        )
     finite = np.isfinite(flat).all(axis=1)
     if not finite.all():
         row = int(rows[int(np.argmin(finite))])
         raise EngineError(
             f"column '{column}': {name_row(row)} holds NaN or an infinite value; a distance "
             "to it would be undefined"
+        )
+    in_range = (np.abs(flat) <= FLOAT32_MAX).all(axis=1)
+    if not in_range.all():
+        row = int(rows[int(np.argmin(in_range))])
+        raise EngineError(
+            f"column '{column}': {name_row(row)} holds a value beyond Float32's range "
+            f"(magnitude at most {FLOAT32_MAX:.6g}); distances are computed on Float32 "
+            "vectors, where it would be an infinity"
         )
 
 
