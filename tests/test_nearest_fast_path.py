@@ -120,6 +120,53 @@ def test_the_native_answer_equals_the_distance_functions(
     assert found == sorted(found)
 
 
+EXTREME = [-3e38, -2e19, -1.0, 0.0, 1e-30, 3e-21, 0.5, 1.0, 1e19, 3.4e38]
+"""Components whose float32 squared norms overflow (beyond about 1.8e19) or underflow (below
+about 1e-19), among ordinary ones: all finite in Float32, so a load accepts them."""
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    vectors=st.lists(
+        st.none() | st.lists(st.sampled_from(EXTREME), min_size=2, max_size=2),
+        min_size=1,
+        max_size=30,
+    ),
+    query=st.lists(st.sampled_from(EXTREME), min_size=2, max_size=2),
+    metric=st.sampled_from(["cosine", "l2", "dot"]),
+    limit=st.integers(1, 8),
+    offset=st.integers(0, 4),
+    filtered=st.booleans(),
+)
+def test_vectors_of_extreme_magnitude_rank_as_the_distance_functions_do(
+    vectors: list[list[float] | None],
+    query: list[float],
+    metric: str,
+    limit: int,
+    offset: int,
+    filtered: bool,
+) -> None:
+    if metric == "cosine" and not any(query):
+        query = [1.0, query[1]]
+    where = Comparison(column="category", operator="=", value="a") if filtered else None
+    nearest = NearestNeighborSearch(table="t", column="emb", query_vector=query, metric=metric)
+    with LocalEngine() as engine:
+        engine.load_table("t", _table(vectors))
+        hits = engine.search(
+            SearchPlan(source=nearest, limit=limit, offset=offset, filter=where, columns=["id"])
+        )
+        # The reference: every row's distance by the row-by-row distance function, ordered by
+        # (Float32 distance, rowid) in Python; rows without a vector are no candidates.
+        every = SearchPlan(source=nearest, limit=len(vectors), filter=where, columns=["id"])
+        rows = _as_written(engine, to_sql(every))
+    ranked = sorted(
+        ((row["_distance"], row["id"]) for row in rows if row["_distance"] is not None),
+        key=lambda pair: (pair[0], pair[1]),
+    )[offset : offset + limit]
+    assert hits.keys == [key for _, key in ranked]
+    assert [float(np.float32(hit.distance)) for hit in hits] == [value for value, _ in ranked]
+
+
 def test_pages_of_tied_distances_are_slices_of_one_ranking() -> None:
     # 40 identical vectors: every distance ties; pages of 5 must neither repeat nor skip.
     with LocalEngine() as engine:

@@ -157,9 +157,16 @@ def distance_udf_arrays(name: str, left: pa.Array, right: pa.Array) -> pa.Array:
         ):
             query = np.broadcast_to(queries[0], columns.shape)
             result = DISTANCE_KERNELS[name](columns, query)
-            return pa.array(result.astype(np.float32), type=pa.float32())
+            return pa.array(_float32(result), type=pa.float32())
     columns, queries, valid = _pair(name, left, right)
     distances = np.zeros(columns.shape[0], dtype=np.float64)
     if valid.any():
         distances[valid] = DISTANCE_KERNELS[name](columns[valid], queries[valid])
-    return pa.array(distances.astype(np.float32), type=pa.float32(), mask=~valid)
+    return pa.array(_float32(distances), type=pa.float32(), mask=~valid)
+
+
+def _float32(distances: np.ndarray) -> np.ndarray:
+    """Float64 distances as the functions' Float32 results: a distance beyond Float32's range
+    (vectors of enormous magnitude) is an infinity there, without a warning."""
+    with np.errstate(over="ignore"):
+        return distances.astype(np.float32)

@@ -1162,9 +1162,10 @@ class LocalEngine:
         except DimensionMismatchError as error:
             raise ValueError(str(error)) from None
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
+        with np.errstate(over="ignore"):  # a distance beyond Float32 is an infinity there
+            rounded = distances.astype(np.float32)
         rows = rows.append_column(
-            "_distance",
-            pa.array(distances.astype(np.float32), type=pa.float32(), mask=np.isnan(distances)),
+            "_distance", pa.array(rounded, type=pa.float32(), mask=np.isnan(distances))
         )
         return rows.append_column(ROWID_COLUMN, pa.array(rowids, pa.int64()))
 

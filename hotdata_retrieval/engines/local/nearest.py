@@ -12,6 +12,11 @@ top-k far faster:
    within a tolerance far wider than float32 rounding — is re-scored with the UDFs' own float64
    kernel, and the final order is (float64 distance, rowid), so the rows *and* their distances
    equal an exact float64 scan's.
+3. a row the float32 screen cannot rank — one whose squared norm overflows or underflows
+   Float32 (components beyond about 1.8e19, or all below about 1e-19), or whose screened
+   distance is not finite — is always re-scored in float64, and so is every row when the query
+   itself is such a vector: a huge but finite vector never drops a row from the answer or
+   reorders it.
 
 A filter is a boolean mask over rowids applied before the bound. Rows with a NULL vector are
 never candidates.
@@ -100,22 +105,50 @@ class VectorColumnIndex:
             distances[~self._row_nonzero()] = 1.0
             return distances, _TOLERANCE
         if function == "l2_distance":
-            if self._squared_norms is None:
-                self._squared_norms = np.einsum("ij,ij->i", self.matrix, self.matrix)
+            squared_norms = self._squared_norms_or_compute()
             query_norm = float(query32 @ query32)
-            distances = self._squared_norms - 2.0 * (self.matrix @ query32) + query_norm
-            scale = float(self._squared_norms.max(initial=0.0)) + query_norm
+            distances = squared_norms - 2.0 * (self.matrix @ query32) + query_norm
+            scale = self._screenable_scale() + query_norm
             return distances, _TOLERANCE * max(1.0, scale)
         if function == "negative_dot_product":
             distances = -(self.matrix @ query32)
-            scale = math.sqrt(float(self._squared_norms_or_compute().max(initial=0.0)))
+            scale = math.sqrt(self._screenable_scale())
             return distances, _TOLERANCE * max(1.0, scale * float(np.linalg.norm(query32)))
         raise ValueError(f"unknown distance function {function!r}")
 
     def _squared_norms_or_compute(self) -> np.ndarray:
         if self._squared_norms is None:
-            self._squared_norms = np.einsum("ij,ij->i", self.matrix, self.matrix)
+            with np.errstate(over="ignore", under="ignore"):
+                self._squared_norms = np.einsum("ij,ij->i", self.matrix, self.matrix)
         return self._squared_norms
+
+    def _screenable_scale(self) -> float:
+        """The largest float32 squared norm among the rows the screen can rank."""
+        squared = self._squared_norms_or_compute()
+        return float(squared[np.isfinite(squared)].max(initial=0.0))
+
+    def _unscreenable(
+        self, function: str, query: np.ndarray, approximate: np.ndarray
+    ) -> np.ndarray:
+        """Rows whose float32 screened distance cannot be trusted to rank them: their squared
+        norm overflows Float32 (an infinity, so ``inf - inf`` or a normalised zero), or, for
+        cosine, underflows below Float32's smallest normal number while the vector is not zero
+        (its norm, hence its direction, is then imprecise), or their screened distance is not
+        finite. Every row when the query is such a vector."""
+        query32 = query.astype(np.float32)
+        with np.errstate(over="ignore", under="ignore"):
+            query_squared = float(np.dot(query32, query32))
+        tiny = float(np.finfo(np.float32).tiny)
+        cosine = function == "cosine_distance"
+        if not math.isfinite(query_squared) or (
+            cosine and query_squared < tiny and bool(query32.any())
+        ):
+            return np.ones(self.rows, dtype=bool)
+        squared = self._squared_norms_or_compute()
+        unsure = ~np.isfinite(squared) | ~np.isfinite(approximate)
+        if cosine:
+            unsure |= (squared < tiny) & self.matrix.any(axis=1)
+        return np.asarray(unsure)
 
     def _row_nonzero(self) -> np.ndarray:
         return np.asarray(self._squared_norms_or_compute() > 0)
@@ -191,19 +224,27 @@ class VectorColumnIndex:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
         if approximate and mask is None and self.hnsw is not None and self.hnsw_metric == function:
             return self._hnsw_nearest(function, vector, k)
-        approximate_distances, tolerance = self._approximate(function, vector)
-        if mask is not None or candidates_total < self.rows:
-            approximate_distances = np.where(allowed, approximate_distances, np.inf)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            approximate_distances, tolerance = self._approximate(function, vector)
+        unsure = self._unscreenable(function, vector, approximate_distances) & allowed
+        sure = allowed & ~unsure
+        ranked = np.where(sure, approximate_distances, np.inf)
         width = min(k, candidates_total)
-        if width < self.rows:
-            head = np.argpartition(approximate_distances, width - 1)[:width]
+        head_width = min(width, candidates_total - int(np.count_nonzero(unsure)))
+        if head_width:
+            if head_width < self.rows:
+                head = np.argpartition(ranked, head_width - 1)[:head_width]
+            else:
+                head = np.arange(self.rows)
+            boundary = float(ranked[head].max())
+            # Every row that float32 rounding could move into the top k, re-scored exactly,
+            # with every row the screen cannot rank.
+            screened = np.flatnonzero((sure & (ranked <= boundary + tolerance)) | unsure)
         else:
-            head = np.arange(self.rows)
-        boundary = float(approximate_distances[head].max())
-        # Every row that float32 rounding could move into the top k, re-scored exactly.
-        screened = np.flatnonzero(approximate_distances <= boundary + tolerance)
+            screened = np.flatnonzero(unsure)
         distances = self.exact(function, vector, screened)
-        rounded = distances.astype(np.float32)
+        with np.errstate(over="ignore"):  # a distance beyond Float32 is an infinity there
+            rounded = distances.astype(np.float32)
         order = np.lexsort((screened, rounded))
         rowids, distances, rounded = screened[order], distances[order], rounded[order]
         if with_ties and rowids.size > width:
@@ -218,7 +259,8 @@ class VectorColumnIndex:
         found = self.hnsw.search(vector.astype(np.float32), k)
         keys = np.asarray(found.keys, dtype=np.int64)
         distances = self.exact(function, vector, keys)
-        order = np.lexsort((keys, distances.astype(np.float32)))
+        with np.errstate(over="ignore"):
+            order = np.lexsort((keys, distances.astype(np.float32)))
         return keys[order], distances[order]
 
 
