@@ -57,10 +57,7 @@ from sqlglot import exp
 from sqlglot.dialects.sqlite import SQLite
 
 from hotdata_retrieval.compile.compiler import (
-    BranchRequest,
-    CompiledBranch,
     LiteralBinder,
-    PlanCompiler,
     column,
     identifier,
     table_reference,
@@ -71,9 +68,9 @@ from hotdata_retrieval.compile.nodes import (
     Lowering,
     SearchNode,
     TextSearch,
-    UnsupportedOnDialectError,
     VectorDistance,
 )
+from hotdata_retrieval.compile.stores import StoreCompiler
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 
@@ -293,52 +290,11 @@ class SqliteDialect(SQLite):
             super().__init__(*args, **kwargs)
 
 
-class SqliteCompiler(PlanCompiler):
-    """Plans for SQLite: tables named ``<schema>.<table>``, a nearest branch ordered by
-    distance then key (no vector index serves it, so the tie-break costs nothing and pages
-    of tied rows are slices of one order), vector columns qualified by their table."""
+class SqliteCompiler(StoreCompiler):
+    """Plans for SQLite: tables named ``<schema>.<table>`` (``public`` is ``main``), a
+    nearest branch an exact scan ordered by distance then key (:class:`StoreCompiler`)."""
 
-    def compile(self, plan: SearchPlan) -> exp.Select:
-        """The plan as one ``SELECT`` for SQLite.
-
-        Raises:
-            UnsupportedOnDialectError: a table in a catalog other than ``default`` (SQLite has
-                none), a semantic branch, the ``dot`` metric.
-        """
-        if plan.table.catalog != "default":
-            raise UnsupportedOnDialectError(
-                f"the catalog {plan.table.catalog!r} (SQLite has schemas only: main, temp and "
-                "attached databases)",
-                self.profile.name,
-            )
-        tree = super().compile(plan)
-        for table in list(tree.find_all(exp.Table)):
-            if table.args.get("catalog") is not None:
-                table.replace(_sqlite_table(table))
-        return tree
-
-    def visit_nearest_neighbor_search(
-        self, branch: NearestNeighborSearch, request: BranchRequest
-    ) -> CompiledBranch:
-        """``SELECT ..., CASE WHEN <valid> THEN <distance> END AS _distance FROM <table>
-        [WHERE] ORDER BY _distance ASC NULLS LAST, key ASC LIMIT n`` (exact scan)."""
-        distance = self.search(
-            VectorDistance(
-                this=column(branch.column, branch.table.name),
-                expression=self.binder.vector(branch, "query_vector"),
-                metric=branch.metric.value,
-            )
-        )
-        select = self.branch_select(
-            request,
-            raw=exp.Alias(this=distance, alias=identifier(branch.raw_score_column)),
-            source=table_reference(branch.table),
-            raw_column=branch.raw_score_column,
-            higher_is_better=branch.higher_is_better,
-            tie_break=True,
-            bounded=True,
-        )
-        return CompiledBranch(select=select, nullable=True)
+    default_schema = "main"
 
 
 def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.Select:

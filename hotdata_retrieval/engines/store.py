@@ -107,7 +107,8 @@ def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
 
 
 def _vector_dimensions(data: pa.Table, column: str) -> int:
-    """The one length of the non-NULL vectors of ``column``.
+    """The one length of the non-NULL vectors of ``column`` (with none, the list size of a
+    fixed-size list column, else 0).
 
     Raises:
         EngineError: vectors of different lengths, an empty vector, or a non-finite component.
@@ -127,7 +128,10 @@ def _vector_dimensions(data: pa.Table, column: str) -> int:
             f"vector column '{column}' holds vectors of {len(lengths)} lengths "
             f"({', '.join(map(str, sorted(lengths)))}); a column's vectors share one length"
         )
-    return lengths.pop() if lengths else 0
+    if lengths:
+        return lengths.pop()
+    kind = data.schema.field(column).type
+    return int(kind.list_size) if hasattr(kind, "list_size") else 0
 
 
 class SqlStoreEngine(abc.ABC):

@@ -10,9 +10,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
-from tests.parity.corpus import corpus_table, empty_table
+from tests.parity.corpus import DIMENSIONS, corpus_table, empty_table
 
 
 def _local(directory: Path) -> Any:
@@ -33,9 +34,25 @@ def _sqlite(directory: Path) -> Any:
     return engine
 
 
+def _duckdb(directory: Path) -> Any:
+    from hotdata_retrieval.engines.duckdb import DuckdbEngine
+
+    engine = DuckdbEngine(directory / "store.duckdb")
+    engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
+    # FLOAT[n] needs n: an empty table's vector column says it in its type
+    empty = empty_table()
+    fixed = pa.list_(pa.float32(), DIMENSIONS)
+    empty = empty.set_column(
+        empty.schema.get_field_index("embedding"), "embedding", pa.array([], fixed)
+    )
+    engine.load_table("empty", empty, key_column="id", text_columns=["body"])
+    return engine
+
+
 FACTORIES: dict[str, Callable[[Path], Any]] = {
     "local": _local,
     "sqlite": _sqlite,
+    "duckdb": _duckdb,
 }
 """Engine name → a factory loading ``docs`` and ``empty`` into a fresh database."""
 

@@ -50,7 +50,11 @@ TOLERANCE = 1e-5
 """Relative and absolute tolerance on a distance: engines compute in float32 (sqlite-vec,
 pgvector, DuckDB's FLOAT arrays) or float64."""
 
-METRICS = {"local": ("cosine", "l2", "dot"), "sqlite": ("cosine", "l2")}
+METRICS = {
+    "local": ("cosine", "l2", "dot"),
+    "sqlite": ("cosine", "l2"),
+    "duckdb": ("cosine", "l2", "dot"),
+}
 """The metrics each engine's dialect expresses (the others are refused while compiling)."""
 
 

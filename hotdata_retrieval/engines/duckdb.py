@@ -1,0 +1,264 @@
+"""The DuckDB engine: plans compiled for the ``duckdb`` dialect, run by DuckDB with its
+``fts`` extension loaded offline from the ``duckdb-extension-fts`` wheel (the ``duckdb``
+extra).
+
+The extension wheels ship the binary for exactly one DuckDB version and an empty module, and a
+plain ``LOAD fts`` looks in ``~/.duckdb/extensions`` and downloads; so the engine finds the
+file in the wheel (``duckdb_extension_fts/extensions/v<version>/fts.duckdb_extension``) and
+loads it by path (``shared/reference/local-engines.md`` §B). A DuckDB of another version than
+the wheel's is an :class:`~hotdata_retrieval.engines.errors.EngineError` naming both.
+
+``load_table`` writes the rows (vectors as ``FLOAT[n]``, the array functions' type) and the
+catalog rows in one transaction, then one FTS index over the text columns (``PRAGMA
+create_fts_index``, keyed by ``rowid``): rows inserted in an open transaction have temporary
+rowids, which the index would keep. ``sql(text)`` runs inside a transaction that is always
+rolled back, so it cannot change the database.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hotdata_retrieval.compile.duckdb import (
+    DUCKDB,
+    create_fts_index,
+    fields_select,
+    fts_index_select,
+    insert_from,
+    load_extension,
+    set_threads,
+    table_columns_select,
+)
+from hotdata_retrieval.compile.statements import (
+    CATALOG_TABLE,
+    catalog_create,
+    catalog_delete,
+    catalog_insert,
+    catalog_select,
+    create_table,
+    drop_table,
+    table_node,
+)
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.store import SqlStoreEngine, StoreColumn, StoreTable
+from hotdata_retrieval.plan.names import TableName
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["DuckdbEngine", "fts_extension_path"]
+
+_EXTRA_HINT = "pip install 'hotdata-retrieval[duckdb]'"
+_LOADING = "hdq_loading"
+"""The name an Arrow table being loaded is registered under, for one INSERT."""
+
+
+def fts_extension_path() -> Path:
+    """The fts extension's file in the ``duckdb-extension-fts`` wheel, for the installed
+    DuckDB.
+
+    Raises:
+        EngineError: the wheel is not installed, or holds no build for this DuckDB version.
+    """
+    import duckdb
+
+    spec = importlib.util.find_spec("duckdb_extension_fts")
+    if spec is None or spec.origin is None:
+        raise EngineError(f"the DuckDB engine needs duckdb-extension-fts: {_EXTRA_HINT}")
+    root = Path(spec.origin).parent / "extensions"
+    version = f"v{duckdb.__version__}"
+    path = root / version / "fts.duckdb_extension"
+    if not path.is_file():
+        built = sorted(child.name for child in root.iterdir()) if root.is_dir() else []
+        raise EngineError(
+            f"duckdb-extension-fts has no build for DuckDB {duckdb.__version__} "
+            f"(it has {', '.join(built) or 'none'}); install matching versions: {_EXTRA_HINT}"
+        )
+    return path
+
+
+def _duckdb_type(kind: pa.DataType) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_boolean(kind):
+        return "BOOLEAN"
+    if pa.types.is_integer(kind):
+        return "BIGINT"
+    if pa.types.is_floating(kind):
+        return "DOUBLE"
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "VARCHAR"
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return "BLOB"
+    if pa.types.is_timestamp(kind):
+        return "TIMESTAMP"
+    if pa.types.is_date(kind):
+        return "DATE"
+    raise EngineError(f"the DuckDB engine cannot store a column of type {kind}")
+
+
+class DuckdbEngine(SqlStoreEngine):
+    """DuckDB + its fts extension behind the engine contract (module docstring).
+
+    Args:
+        database: the database file (created if missing), or ``":memory:"``.
+        embedder: embeds query text for ``plan_search`` routes that need a vector.
+        threads: DuckDB's thread count (``SET threads``); ``None`` keeps DuckDB's default
+            (one per core). Default 1: ``match_bm25`` sums a row's term scores in parallel, in
+            an order that varies between runs, so the same row's score differs in its last
+            bit from one run to the next and rows with equal scores trade places (measured
+            with DuckDB 1.5.5 on the parity corpus); with one thread every run gives the same
+            ranking.
+
+    Raises:
+        EngineError: the ``duckdb`` extra is missing or of mismatched versions, or the file
+            cannot be opened.
+    """
+
+    engine_name = "duckdb"
+
+    def __init__(
+        self, database: str | Path = ":memory:", *, embedder: Any = None, threads: int | None = 1
+    ) -> None:
+        try:
+            import duckdb
+        except ImportError:
+            raise EngineError(f"the DuckDB engine needs duckdb: {_EXTRA_HINT}") from None
+        extension = fts_extension_path()
+        self.database = str(database)
+        try:
+            self._connection = duckdb.connect(self.database)
+        except duckdb.Error as error:
+            raise EngineError(f"cannot open DuckDB database {self.database!r}: {error}") from None
+        super().__init__(DUCKDB, embedder=embedder)
+        self._execute(load_extension(str(extension)))
+        if threads is not None:
+            self._execute(set_threads(threads))
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._connection.close()
+
+    # -- the driver ------------------------------------------------------------------------
+
+    def _query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        import duckdb
+
+        try:
+            cursor = self._connection.execute(statement)
+            rows = cursor.fetchall()
+        except duckdb.Error as error:
+            raise EngineError(f"duckdb: {error}", sql=statement) from None
+        names = [column[0] for column in cursor.description or ()]
+        return names, rows
+
+    def _execute(self, statement: str) -> None:
+        import duckdb
+
+        try:
+            self._connection.execute(statement)
+        except duckdb.Error as error:
+            raise EngineError(f"duckdb: {error}", sql=statement) from None
+
+    def _read_only_query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        self._execute("BEGIN TRANSACTION")
+        try:
+            return self._query(statement)
+        finally:
+            self._execute("ROLLBACK")
+
+    def _describe(self, table: TableName) -> StoreTable | None:
+        if table.catalog != self.default_catalog:
+            raise EngineError(
+                f"table '{table}': the DuckDB engine reads the current database only "
+                "(tables are <schema>.<table>)"
+            )
+        columns = tuple(row[0].lower() for row in self._query(table_columns_select(table))[1])
+        if not columns:
+            return None
+        text_indexes: tuple[str, ...] = ()
+        if self._query(fts_index_select(table))[1]:
+            indexed = {row[0].lower() for row in self._query(fields_select(table))[1]}
+            text_indexes = tuple(column for column in columns if column in indexed)
+        key: str | None = None
+        vectors: list[StoreColumn] = []
+        catalog = table_columns_select(TableName.parse(CATALOG_TABLE))
+        if self._query(catalog)[1]:
+            for _, column, role, dimensions, metric, storage in self._query(
+                catalog_select(self.profile, "main", table.name)
+            )[1]:
+                if role == "key":
+                    key = column
+                elif role == "vector":
+                    vectors.append(
+                        StoreColumn(
+                            name=column,
+                            dimensions=int(dimensions or 0),
+                            metric=metric or "cosine",
+                            storage=storage or "",
+                        )
+                    )
+        return StoreTable(
+            name=table,
+            columns=columns,
+            key_column=key,
+            text_indexes=text_indexes,
+            vectors=tuple(vectors),
+        )
+
+    def _write_table(
+        self,
+        table: TableName,
+        data: pa.Table,
+        *,
+        key_column: str | None,
+        text_columns: Sequence[str],
+        vectors: Sequence[StoreColumn],
+    ) -> None:
+        dimensions = {vector.name: vector.dimensions for vector in vectors}
+        for name, size in dimensions.items():
+            if size == 0:
+                raise EngineError(
+                    f"vector column '{name}' holds no vector, so its length (FLOAT[n]) is "
+                    "unknown; load at least one row with a vector"
+                )
+        columns = [
+            (
+                field.name,
+                f"FLOAT[{dimensions[field.name]}]"
+                if field.name in dimensions
+                else _duckdb_type(field.type),
+            )
+            for field in data.schema
+        ]
+        target = table_node(table, "main" if table.schema == "public" else table.schema)
+        self._execute("BEGIN TRANSACTION")
+        try:
+            self._execute(drop_table(self.profile, target.copy()))
+            self._execute(create_table(self.profile, target.copy(), columns))
+            self._connection.register(_LOADING, data)
+            try:
+                self._execute(insert_from(table, _LOADING))
+            finally:
+                self._connection.unregister(_LOADING)
+            self._execute(catalog_create(self.profile, "main"))
+            self._execute(catalog_delete(self.profile, "main", table.name))
+            rows: list[tuple[Any, ...]] = []
+            if key_column is not None:
+                rows.append((table.name, key_column, "key", None, None, None))
+            rows.extend(
+                (table.name, v.name, "vector", v.dimensions, v.metric, "array") for v in vectors
+            )
+            if rows:
+                self._execute(catalog_insert(self.profile, "main", rows))
+            self._execute("COMMIT")
+        except BaseException:
+            self._execute("ROLLBACK")
+            raise
+        if text_columns:
+            # After the commit: rows inserted in an open transaction carry temporary rowids,
+            # and the index would key them by those (observed with DuckDB 1.5.5).
+            self._execute(create_fts_index(table, text_columns))

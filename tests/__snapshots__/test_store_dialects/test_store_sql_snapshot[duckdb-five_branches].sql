@@ -1,0 +1,173 @@
+WITH "text_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      *
+    FROM (
+      SELECT
+        "base".*,
+        "fts_main_docs".match_bm25("base"."rowid", 'error E1234 it''s NEAR-"x"', "fields" := 'body') AS "score"
+      FROM "main"."docs" AS "base"
+    )
+    WHERE
+      NOT "score" IS NULL
+  )
+  ORDER BY
+    "score" DESC NULLS FIRST,
+    "id" ASC
+  LIMIT 100
+), "text_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    RANK() OVER (ORDER BY "score" DESC NULLS FIRST) AS "branch_rank"
+  FROM "text_hits"
+), "title_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      *
+    FROM (
+      SELECT
+        "base".*,
+        "fts_main_docs".match_bm25("base"."rowid", 'E1234', "fields" := 'title') AS "score"
+      FROM "main"."docs" AS "base"
+    )
+    WHERE
+      NOT "score" IS NULL
+  )
+  ORDER BY
+    "score" DESC NULLS FIRST,
+    "id" ASC
+  LIMIT 100
+), "title_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    RANK() OVER (ORDER BY "score" DESC NULLS FIRST) AS "branch_rank"
+  FROM "title_hits"
+), "nearest_hits" AS (
+  SELECT
+    "id",
+    CASE
+      WHEN array_inner_product("docs"."embedding", "docs"."embedding") = 0
+      THEN 1.0
+      ELSE array_cosine_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+    END AS "_distance"
+  FROM "main"."docs"
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "nearest_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    RANK() OVER (ORDER BY "_distance" ASC) AS "branch_rank"
+  FROM "nearest_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "l2_hits" AS (
+  SELECT
+    "id",
+    POWER(array_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4])), 2) AS "_distance"
+  FROM "main"."docs"
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "l2_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    RANK() OVER (ORDER BY "_distance" ASC) AS "branch_rank"
+  FROM "l2_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "notes_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      *
+    FROM (
+      SELECT
+        "base".*,
+        "fts_main_docs".match_bm25("base"."rowid", 'x', "fields" := 'notes') AS "score"
+      FROM "main"."docs" AS "base"
+    )
+    WHERE
+      NOT "score" IS NULL
+  )
+  ORDER BY
+    "score" DESC NULLS FIRST,
+    "id" ASC
+  LIMIT 100
+), "notes_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    RANK() OVER (ORDER BY "score" DESC NULLS FIRST) AS "branch_rank"
+  FROM "notes_hits"
+), "fused_keys" AS (
+  SELECT
+    "id"
+  FROM "text_ranked"
+  UNION
+  SELECT
+    "id"
+  FROM "title_ranked"
+  UNION
+  SELECT
+    "id"
+  FROM "nearest_ranked"
+  UNION
+  SELECT
+    "id"
+  FROM "l2_ranked"
+  UNION
+  SELECT
+    "id"
+  FROM "notes_ranked"
+), "fused" AS (
+  SELECT
+    "fused_keys"."id" AS "id",
+    COALESCE(1.0 / (
+      60 + "text_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "title_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "nearest_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "l2_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "notes_ranked"."branch_rank"
+    ), 0) AS "score"
+  FROM "fused_keys"
+  LEFT JOIN "text_ranked"
+    ON "text_ranked"."id" = "fused_keys"."id"
+  LEFT JOIN "title_ranked"
+    ON "title_ranked"."id" = "fused_keys"."id"
+  LEFT JOIN "nearest_ranked"
+    ON "nearest_ranked"."id" = "fused_keys"."id"
+  LEFT JOIN "l2_ranked"
+    ON "l2_ranked"."id" = "fused_keys"."id"
+  LEFT JOIN "notes_ranked"
+    ON "notes_ranked"."id" = "fused_keys"."id"
+)
+SELECT
+  "base"."id",
+  "base"."body",
+  "fused"."score"
+FROM "fused"
+JOIN "main"."docs" AS "base"
+  ON "base"."id" = "fused"."id"
+ORDER BY
+  "fused"."score" DESC NULLS FIRST,
+  "fused"."id" ASC
+LIMIT 5

@@ -1,0 +1,93 @@
+WITH "text_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      *
+    FROM (
+      SELECT
+        "base".*,
+        "fts_main_docs".match_bm25("base"."rowid", 'error E1234 it''s NEAR-"x"', "fields" := 'body') AS "score"
+      FROM "main"."docs" AS "base"
+    )
+    WHERE
+      NOT "score" IS NULL
+  )
+  WHERE
+    "lang" = 'it''s'
+    AND (
+      "year" >= 2020 OR "order" IN ('a', 'b')
+    )
+    AND "deleted_at" IS NULL
+    AND NOT FALSE
+  ORDER BY
+    "score" DESC NULLS FIRST,
+    "id" ASC
+  LIMIT 100
+), "text_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    RANK() OVER (ORDER BY "score" DESC NULLS FIRST) AS "branch_rank"
+  FROM "text_hits"
+), "nearest_hits" AS (
+  SELECT
+    "id",
+    CASE
+      WHEN array_inner_product("docs"."embedding", "docs"."embedding") = 0
+      THEN 1.0
+      ELSE array_cosine_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+    END AS "_distance"
+  FROM "main"."docs"
+  WHERE
+    "lang" = 'it''s'
+    AND (
+      "year" >= 2020 OR "order" IN ('a', 'b')
+    )
+    AND "deleted_at" IS NULL
+    AND NOT FALSE
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "nearest_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    RANK() OVER (ORDER BY "_distance" ASC) AS "branch_rank"
+  FROM "nearest_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "fused" AS (
+  SELECT
+    COALESCE("text_ranked"."id", "nearest_ranked"."id") AS "id",
+    COALESCE(2.0 / (
+      10 + "text_ranked"."branch_rank"
+    ), 0) + COALESCE(0.5 / (
+      10 + "nearest_ranked"."branch_rank"
+    ), 0) AS "score",
+    "text_ranked"."branch_rank" AS "text_rank",
+    "text_ranked"."score" AS "text_score",
+    "nearest_ranked"."branch_rank" AS "nearest_rank",
+    "nearest_ranked"."_distance" AS "nearest_distance"
+  FROM "text_ranked"
+  FULL OUTER JOIN "nearest_ranked"
+    ON "text_ranked"."id" = "nearest_ranked"."id"
+)
+SELECT
+  "base"."id",
+  "base"."order",
+  "base"."group",
+  "fused"."score",
+  "fused"."text_rank",
+  "fused"."text_score",
+  "fused"."nearest_rank",
+  "fused"."nearest_distance"
+FROM "fused"
+JOIN "main"."docs" AS "base"
+  ON "base"."id" = "fused"."id"
+ORDER BY
+  "fused"."score" DESC NULLS FIRST,
+  "fused"."id" ASC
+LIMIT 5

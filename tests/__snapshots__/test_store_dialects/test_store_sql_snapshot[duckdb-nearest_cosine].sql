@@ -1,0 +1,12 @@
+SELECT
+  "id",
+  CASE
+    WHEN array_inner_product("docs"."embedding", "docs"."embedding") = 0
+    THEN 1.0
+    ELSE array_cosine_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+  END AS "_distance"
+FROM "main"."docs"
+ORDER BY
+  "_distance" ASC,
+  "id" ASC
+LIMIT 3

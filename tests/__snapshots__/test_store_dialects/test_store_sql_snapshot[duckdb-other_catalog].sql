@@ -1,0 +1,1 @@
+-- unsupported on duckdb: the catalog 'f1' (tables are <schema>.<table> here)

@@ -1,0 +1,1 @@
+-- unsupported on duckdb: engine-embedded semantic search

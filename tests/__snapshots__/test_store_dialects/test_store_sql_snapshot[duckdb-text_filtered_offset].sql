@@ -1,0 +1,28 @@
+SELECT
+  "id",
+  "body",
+  "score"
+FROM (
+  SELECT
+    *
+  FROM (
+    SELECT
+      "base".*,
+      "fts_main_docs".match_bm25("base"."rowid", 'error E1234 it''s NEAR-"x"', "fields" := 'body') AS "score"
+    FROM "main"."docs" AS "base"
+  )
+  WHERE
+    NOT "score" IS NULL
+)
+WHERE
+  "lang" = 'it''s'
+  AND (
+    "year" >= 2020 OR "order" IN ('a', 'b')
+  )
+  AND "deleted_at" IS NULL
+  AND NOT FALSE
+ORDER BY
+  "score" DESC NULLS FIRST,
+  "id" ASC
+LIMIT 5
+OFFSET 5

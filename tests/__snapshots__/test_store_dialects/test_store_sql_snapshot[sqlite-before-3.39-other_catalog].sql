@@ -1,0 +1,1 @@
+-- unsupported on sqlite-before-3.39: the catalog 'f1' (tables are <schema>.<table> here)

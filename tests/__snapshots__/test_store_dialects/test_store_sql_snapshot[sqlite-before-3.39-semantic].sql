@@ -1,0 +1,1 @@
+-- unsupported on sqlite-before-3.39: engine-embedded semantic search

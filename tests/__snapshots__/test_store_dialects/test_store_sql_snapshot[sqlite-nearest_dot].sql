@@ -1,0 +1,1 @@
+-- unsupported on sqlite: the dot distance (sqlite-vec has cosine and l2 only)

@@ -1,0 +1,1 @@
+-- unsupported on sqlite: engine-embedded semantic search

@@ -1,0 +1,26 @@
+SELECT
+  "id",
+  "body",
+  "score"
+FROM (
+  SELECT
+    "base".*,
+    -bm25("docs__body__fts") AS "score"
+  FROM "main"."docs__body__fts"
+  JOIN "main"."docs" AS "base"
+    ON "base"."rowid" = "docs__body__fts"."rowid"
+  WHERE
+    "docs__body__fts" MATCH '"error" OR "E1234" OR "it" OR "s" OR "NEAR" OR "x"'
+)
+WHERE
+  "lang" = 'it''s'
+  AND (
+    "year" >= 2020 OR "order" IN ('a', 'b')
+  )
+  AND "deleted_at" IS NULL
+  AND NOT FALSE
+ORDER BY
+  "score" DESC NULLS FIRST,
+  "id" ASC NULLS LAST
+LIMIT 5
+OFFSET 5

@@ -1,0 +1,77 @@
+"""The DuckDB engine: the fts extension loaded offline by file path, read-only SQL, and what
+it refuses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval import Bm25Search, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.engines import Engine
+from hotdata_retrieval.engines.duckdb import DuckdbEngine, fts_extension_path
+from hotdata_retrieval.engines.errors import EngineError
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[DuckdbEngine]:
+    # no home directory to find a downloaded extension in: the wheel's file is the only one
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    engine = DuckdbEngine()
+    engine.load_table(
+        "docs",
+        pa.table(
+            {
+                "id": [1, 2, 3],
+                "body": ["disk error", "memory error", "network"],
+                "v": pa.array([[1.0, 0.0], [0.0, 0.0], None], pa.list_(pa.float32())),
+            }
+        ),
+        text_columns=["body"],
+    )
+    yield engine
+    engine.close()
+
+
+def test_the_extension_comes_from_the_wheel() -> None:
+    import duckdb
+
+    path = fts_extension_path()
+    assert path.is_file() and f"v{duckdb.__version__}" in path.parts
+
+
+def test_it_meets_the_engine_contract(engine: DuckdbEngine) -> None:
+    assert isinstance(engine, Engine)
+    assert engine.indexes("docs").bm25_columns == ("body",)
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="error"))
+    assert sorted(engine.search(plan).keys) == [1, 2]
+
+
+def test_a_zero_vector_is_at_cosine_distance_one(engine: DuckdbEngine) -> None:
+    """DuckDB's array_cosine_distance gives 2.0 against a zero vector; the Hotdata engine 1.0."""
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="v", query_vector=[0.0, 1.0])
+    )
+    result = engine.search(plan)
+    assert result.keys == [1, 2]
+    assert [hit.distance for hit in result] == pytest.approx([1.0, 1.0])
+
+
+def test_sql_cannot_change_the_database(engine: DuckdbEngine) -> None:
+    engine.sql("DELETE FROM docs")
+    assert engine.sql("SELECT COUNT(*) AS n FROM docs").column("n").to_pylist() == [3]
+
+
+def test_a_vector_column_without_vectors_needs_its_length() -> None:
+    with DuckdbEngine() as engine, pytest.raises(EngineError, match=r"FLOAT\[n\]"):
+        engine.load_table("t", pa.table({"id": [1], "v": pa.array([None], pa.list_(pa.float32()))}))
+
+
+def test_a_mismatched_wheel_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    import duckdb
+
+    monkeypatch.setattr(duckdb, "__version__", "0.0.1")
+    with pytest.raises(EngineError, match=r"no build for DuckDB 0\.0\.1 \(it has v1"):
+        fts_extension_path()
