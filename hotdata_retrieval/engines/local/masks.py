@@ -3,7 +3,10 @@
 The local engine's native searches (``hybrid_search``, the nearest-neighbour fast path) apply a
 plan's filter before their bound, as a boolean mask over rowids, with the meaning the compiled
 SQL gives it: SQL's three-valued logic (a row passes only when the predicate is TRUE; a
-comparison with NULL is unknown), ``col IN ()`` FALSE and ``col NOT IN ()`` TRUE.
+comparison with NULL is unknown), ``col IN ()`` FALSE and ``col NOT IN ()`` TRUE, and a NaN
+in a floating-point column greater than every number, as DataFusion compares floats (and
+PostgreSQL: NaN sorts above every non-NaN value), where Arrow's IEEE 754 kernels make every
+ordering comparison with NaN false.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ _COMPARE = {
     ComparisonOperator.GREATER_OR_EQUAL: pc.greater_equal,
 }
 
+_NAN_PASSES = frozenset({ComparisonOperator.GREATER, ComparisonOperator.GREATER_OR_EQUAL})
+"""The comparisons a NaN passes in SQL: it is greater than every number (and equals no filter
+value, since filter values are finite)."""
+
 
 class ArrowMask(PredicateVisitor[pa.Array]):
     """The predicate tree as pyarrow compute kernels over one table: each node's method
@@ -50,7 +57,11 @@ class ArrowMask(PredicateVisitor[pa.Array]):
         self.data = data
 
     def visit_comparison(self, node: Comparison) -> pa.Array:
-        return _COMPARE[node.operator](self.data.column(node.column), pa.scalar(node.value))
+        column = self.data.column(node.column)
+        compared: pa.Array = _COMPARE[node.operator](column, pa.scalar(node.value))
+        if node.operator in _NAN_PASSES and pa.types.is_floating(column.type):
+            compared = pc.or_kleene(compared, pc.is_nan(column))
+        return compared
 
     def visit_in_list(self, node: InList) -> pa.Array:
         if not node.values:  # the compiled form: FALSE, or TRUE for NOT IN ()

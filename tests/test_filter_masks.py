@@ -1,0 +1,105 @@
+"""The local engine's filter mask (``ArrowMask``) keeps the rows the compiled SQL keeps.
+
+The reference is DataFusion itself running the compiled ``WHERE`` over the same table: the
+native searches (the nearest-neighbour fast path, ``hybrid_search``) apply the mask where the
+statement as written would apply the ``WHERE``, so both must keep the same rows. Floating-point
+columns are the hard case: DataFusion orders NaN above every number (as PostgreSQL does), where
+Arrow's IEEE 754 kernels make every ordering comparison with NaN false. (Negative zero is left
+out: DataFusion itself disagrees with itself there — ``f = 0`` keeps ``-0.0`` where ``f IN (0,
+7.0)`` on a float32 column does not.)
+"""
+
+from __future__ import annotations
+
+import datafusion
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval import (
+    Comparison,
+    InList,
+    IsNull,
+    NearestNeighborSearch,
+    SearchPlan,
+)
+from hotdata_retrieval.compile import HOTDATA, Hotdata
+from hotdata_retrieval.compile.compiler import LiteralBinder, PlanCompiler
+from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.local.masks import predicate_mask
+from hotdata_retrieval.plan.filters import Predicate
+
+NAN = float("nan")
+INFINITY = float("inf")
+VALUES = [NAN, 0.0, 1.5, -2.0, 7.0, INFINITY, -INFINITY, None, NAN]
+OPERATORS = ["=", "!=", "<", "<=", ">", ">="]
+LITERALS = [0, 1.5, 5, -3.0, 1e308]
+
+
+def _data() -> pa.Table:
+    return pa.table(
+        {
+            "id": list(range(len(VALUES))),
+            "x": pa.array(VALUES, pa.float64()),
+            "f": pa.array(VALUES, pa.float32()),
+        }
+    )
+
+
+def _kept_by_sql(data: pa.Table, predicate: Predicate) -> list[int]:
+    """The ids DataFusion's ``WHERE`` keeps, the predicate compiled as the Hotdata dialect."""
+    where = PlanCompiler(HOTDATA, LiteralBinder(HOTDATA)).predicate(predicate).sql(dialect=Hotdata)
+    context = datafusion.SessionContext()
+    context.register_record_batches("t", [data.to_batches()])
+    rows = context.sql(f"SELECT id FROM t WHERE {where} ORDER BY id").to_arrow_table()
+    return list(rows.column("id").to_pylist())
+
+
+def _kept_by_mask(data: pa.Table, predicate: Predicate) -> list[int]:
+    mask = predicate_mask(predicate, data).to_pylist()
+    return [index for index, passes in enumerate(mask) if passes is True]
+
+
+PREDICATES = [
+    *(
+        Comparison(column=column, operator=operator, value=value)
+        for column in ("x", "f")
+        for operator in OPERATORS
+        for value in LITERALS
+    ),
+    *(
+        InList(column=column, values=values, negated=negated)
+        for column in ("x", "f")
+        for values in ([0, 7.0], [1.5], [])
+        for negated in (False, True)
+    ),
+    IsNull(column="x"),
+    IsNull(column="f", negated=True),
+    ~Comparison(column="x", operator=">", value=5),
+    ~Comparison(column="f", operator="<=", value=5),
+    Comparison(column="x", operator=">=", value=0) & IsNull(column="f", negated=True),
+    Comparison(column="x", operator="<", value=0) | Comparison(column="f", operator=">", value=2),
+]
+
+
+@pytest.mark.parametrize("predicate", PREDICATES, ids=repr)
+def test_the_mask_keeps_the_rows_the_sql_keeps(predicate: Predicate) -> None:
+    data = _data()
+    assert _kept_by_mask(data, predicate) == _kept_by_sql(data, predicate)
+
+
+def test_a_filtered_nearest_search_keeps_nan_rows_as_its_sql_does() -> None:
+    data = _data().append_column(
+        "emb", pa.array([[1.0, float(i)] for i in range(len(VALUES))], pa.list_(pa.float32()))
+    )
+    with LocalEngine() as engine:
+        engine.load_table("t", data)
+        for predicate in (
+            Comparison(column="x", operator=">", value=5),
+            Comparison(column="f", operator=">=", value=-1),
+        ):
+            plan = SearchPlan(
+                source=NearestNeighborSearch(table="t", column="emb", query_vector=[1.0, 0.5]),
+                filter=predicate,
+                limit=len(VALUES),
+            )
+            assert sorted(engine.search(plan).keys) == _kept_by_sql(data, predicate)
