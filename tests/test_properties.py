@@ -194,6 +194,13 @@ def test_a_zero_query_vector_is_refused_for_cosine_only(dimensions: int) -> None
     zero = [0.0] * dimensions
     with pytest.raises(PlanError, match="all zeros"):
         NearestNeighborSearch(table="docs", column="embedding", query_vector=zero)
+    # Zero once converted to Float32, where the distance functions compute: 2**-150 rounds
+    # to 0 (half to even), anything larger to the smallest subnormal.
+    tiny = [1e-46, -(2.0**-150), *[0.0] * dimensions][:dimensions]
+    with pytest.raises(PlanError, match="all zeros once converted to Float32"):
+        NearestNeighborSearch(table="docs", column="embedding", query_vector=tiny)
+    smallest = [2.0**-149, *[0.0] * (dimensions - 1)]
+    assert NearestNeighborSearch(table="docs", column="embedding", query_vector=smallest)
     for metric in ("l2", "dot"):
         branch = NearestNeighborSearch(
             table="docs", column="embedding", query_vector=zero, metric=metric

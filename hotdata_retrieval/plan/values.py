@@ -116,18 +116,32 @@ def _check_components(vector: tuple[float, ...], *, label: str, value: Any) -> N
             )
 
 
+FLOAT32_ZERO_BOUND = 2.0**-150
+"""Half the smallest positive Float32 (a subnormal, 2**-149): a number of at most this
+magnitude is zero once converted to Float32 (round half to even)."""
+
+
 def check_cosine_query(vector: tuple[float, ...], *, label: str = "query_vector") -> None:
     """Refuse a zero query vector for cosine distance: ``1 - a·b / (‖a‖ ‖b‖)`` is undefined
     for it, and the engine's function then returns 1.0 for every row (engine contract §1.4),
-    an arbitrary order.
+    an arbitrary order. The distance functions compute on Float32 vectors, so a vector whose
+    every component rounds to zero there (``[1e-46, 0.0]``) is a zero vector too.
 
     Raises:
-        PlanError: every component is zero.
+        PlanError: every component is zero, or zero once converted to Float32.
     """
     if not any(vector):
         raise PlanError(
             f"{label} is all zeros, and cosine distance to a zero vector is undefined; use a "
             "non-zero vector or another metric",
+            field=label,
+            value=vector,
+        )
+    if all(abs(component) <= FLOAT32_ZERO_BOUND for component in vector):
+        raise PlanError(
+            f"{label} is all zeros once converted to Float32 (every component is at most "
+            f"{FLOAT32_ZERO_BOUND:.6g} in magnitude), and cosine distance to a zero vector is "
+            "undefined; use a non-zero vector or another metric",
             field=label,
             value=vector,
         )
