@@ -10,18 +10,27 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hotdata_retrieval import (
     Bm25Search,
+    HotdataRetrievalError,
     NearestNeighborSearch,
     ReciprocalRankFusion,
     SearchPlan,
     to_sql,
 )
 from hotdata_retrieval.compile.compiler import JOIN_CHAIN_MAX_BRANCHES
-from hotdata_retrieval.lint import RULES, IndexCatalog, SqlParseError, lint
+from hotdata_retrieval.lint import (
+    RULES,
+    IndexCatalog,
+    SqlParseError,
+    UnknownRuleError,
+    fix,
+    lint,
+)
 
 VEC = "ARRAY[0.1, -0.2, 0.3]"
 
@@ -970,6 +979,22 @@ def test_ignore_skips_rules_and_rejects_unknown_codes() -> None:
     assert {f.code for f in lint(sql, ignore=["hdq001"])} == {"HDQ005"}
     with pytest.raises(ValueError, match="HDQ999"):
         lint(sql, ignore=["HDQ999"])
+
+
+@pytest.mark.parametrize(
+    ("ignore", "codes", "message"),
+    [
+        (["HDQ001", "HDQ999"], ["HDQ999"], r"^unknown rule code\(s\): HDQ999; see hdq lint"),
+        ([1], [1], r"^unknown rule code\(s\): 1;"),
+        ("HDQ001", ["HDQ001"], r"^ignore takes a collection of rule codes, got the string"),
+    ],
+)
+def test_unknown_rule_codes_are_a_typed_error(ignore: Any, codes: list[Any], message: str) -> None:
+    for run in (lint, fix):
+        with pytest.raises(UnknownRuleError, match=message) as raised:
+            run("SELECT 1", ignore=ignore)
+        assert isinstance(raised.value, HotdataRetrievalError)
+        assert raised.value.codes == codes
 
 
 def test_defaults_complete_names_in_suggestions_and_catalog_lookups() -> None:

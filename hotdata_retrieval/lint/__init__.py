@@ -21,7 +21,7 @@ from hotdata_retrieval.lint.catalog import (
     IndexStatus,
     TableKeys,
 )
-from hotdata_retrieval.lint.errors import CatalogError, SqlParseError
+from hotdata_retrieval.lint.errors import CatalogError, SqlParseError, UnknownRuleError
 from hotdata_retrieval.lint.findings import Finding, Severity, format_finding
 from hotdata_retrieval.lint.linter import FixResult, fix, lint, lint_notes
 from hotdata_retrieval.lint.rules import RULES, RULES_BY_CODE, Rule
@@ -45,4 +45,5 @@ __all__ = [
     "CATALOG_JSON_SCHEMA",
     "SqlParseError",
     "CatalogError",
+    "UnknownRuleError",
 ]

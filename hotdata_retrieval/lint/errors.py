@@ -1,6 +1,7 @@
-"""Errors raised by the linter: SQL that does not parse, and index catalogs that do not load.
+"""Errors raised by the linter: SQL that does not parse, index catalogs that do not load, and
+rule codes that do not exist.
 
-Both derive from :class:`~hotdata_retrieval.errors.HotdataRetrievalError`, carry the offending
+All derive from :class:`~hotdata_retrieval.errors.HotdataRetrievalError`, carry the offending
 value as attributes, and say what went wrong in their message.
 """
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from hotdata_retrieval.errors import HotdataRetrievalError
 
-__all__ = ["CatalogError", "SqlParseError"]
+__all__ = ["CatalogError", "SqlParseError", "UnknownRuleError"]
 
 
 class SqlParseError(HotdataRetrievalError, ValueError):
@@ -51,3 +52,16 @@ class CatalogError(HotdataRetrievalError, ValueError):
         super().__init__(message)
         self.field = field
         self.value = value
+
+
+class UnknownRuleError(HotdataRetrievalError, ValueError):
+    """A rule code passed to the linter (``ignore=``) names no rule.
+
+    Attributes:
+        codes: the codes that name no rule, as passed.
+    """
+
+    def __init__(self, codes: list[Any], message: str | None = None) -> None:
+        listed = ", ".join(code if isinstance(code, str) else repr(code) for code in codes)
+        super().__init__(message or f"unknown rule code(s): {listed}; see hdq lint --list-rules")
+        self.codes = codes

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Sequence
 import attrs
 
 from hotdata_retrieval.indexes import IndexCatalog
-from hotdata_retrieval.lint.errors import SqlParseError
+from hotdata_retrieval.lint.errors import SqlParseError, UnknownRuleError
 from hotdata_retrieval.lint.findings import Finding, format_finding
 from hotdata_retrieval.lint.model import Analysis
 from hotdata_retrieval.lint.parsing import (
@@ -27,9 +27,15 @@ _MAX_FIX_PASSES = 4
 
 
 def _rules(ignore: Collection[str]) -> list[Rule]:
-    unknown = sorted(code for code in ignore if code.upper() not in RULES_BY_CODE)
+    if isinstance(ignore, str):
+        raise UnknownRuleError(
+            [ignore], f"ignore takes a collection of rule codes, got the string {ignore!r}"
+        )
+    unknown = [
+        code for code in ignore if not isinstance(code, str) or code.upper() not in RULES_BY_CODE
+    ]
     if unknown:
-        raise ValueError(f"unknown rule code(s): {', '.join(unknown)}")
+        raise UnknownRuleError(unknown)
     ignored = {code.upper() for code in ignore}
     return [rule for rule in RULES if rule.code not in ignored]
 
@@ -120,7 +126,8 @@ def lint(
 
     Raises:
         SqlParseError: the text does not parse; the error carries line and column.
-        ValueError: ``ignore`` names a code that does not exist.
+        UnknownRuleError: ``ignore`` names a code that does not exist (or is one string, not
+            a collection of codes).
 
     >>> sql = "SELECT * FROM vector_search('default.public.docs', 'body', 'q', 20) LIMIT 3"
     >>> [finding.code for finding in lint(sql)]
@@ -237,7 +244,8 @@ def fix(
 
     Raises:
         SqlParseError: the text does not parse.
-        ValueError: ``ignore`` names a code that does not exist.
+        UnknownRuleError: ``ignore`` names a code that does not exist (or is one string, not
+            a collection of codes).
 
     >>> print(fix("SELECT id FROM bm25_search('docs', 'body', 'q', 5) LIMIT 5").sql)
     SELECT id FROM bm25_search('default.public.docs', 'body', 'q', 5) ORDER BY score DESC LIMIT 5
