@@ -84,8 +84,10 @@ def test_load_beir_then_search_every_mode(beir: Path, tmp_path: Path) -> None:
 
 def test_load_is_idempotent(beir: Path, tmp_path: Path) -> None:
     database = str(tmp_path / "db")
-    for _ in range(2):
-        code, _, _ = run("load", str(beir), "--database", database, "--embedder", "hashing")
+    for replace in ([], ["--replace"]):
+        code, _, _ = run(
+            "load", str(beir), "--database", database, "--embedder", "hashing", *replace
+        )
         assert code == EXIT_OK
     code, out, _ = run(
         "search",

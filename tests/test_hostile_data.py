@@ -476,6 +476,55 @@ def test_the_retriever_and_tools_refuse_a_repeated_key(chunks: LocalEngine) -> N
         toolkit.search_text("fox")
 
 
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        # SQL's = and Python's == take -0.0 and 0.0 for one key; Arrow's hash does not.
+        ([0.0, -0.0, 1.0], r"key column 'id' is not unique: 0\.0 appears 2 times"),
+        # NaN equals no key: the fusion would return its row once per branch.
+        ([2.0, float("nan"), 1.0], r"key column 'id' holds NaN in row 1"),
+    ],
+)
+def test_float_keys_that_sql_compares_differently_are_refused_at_load(
+    keys: list[float], message: str
+) -> None:
+    with _engine() as engine, pytest.raises(EngineError, match=message):
+        engine.load_table(
+            "f",
+            pa.table({"id": keys, "body": ["fox a", "fox b", "fox c"]}),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+
+
+def test_a_search_keyed_on_a_column_holding_nan_is_refused() -> None:
+    with _engine() as engine:
+        engine.load_table(
+            "f",
+            pa.table(
+                {
+                    "id": [1, 2, 3],
+                    "ref": [float("nan"), 2.0, 1.0],
+                    "body": ["fox a", "fox b", "fox c"],
+                }
+            ),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        plan = SearchPlan(
+            source=ReciprocalRankFusion(
+                branches=[
+                    Bm25Search(table="f", column="body", query_text="fox"),
+                    VectorSearch(table="f", column="body", query_text="fox"),
+                ]
+            ),
+            key_column="ref",
+            columns=["ref"],
+        )
+        with pytest.raises(EngineError, match="key column 'ref' is not unique in table"):
+            engine.search(plan)
+
+
 def test_any_engine_refuses_a_key_that_comes_back_twice() -> None:
     plan = _chunk_plan("doc_id")
     debug = {"text_rank": 1, "text_score": 2.0, "semantic_rank": 1, "semantic_distance": 0.5}

@@ -9,10 +9,47 @@ from typing import Any
 
 import click
 
+from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._local import database_option, embedder_named, reports_errors
 from hotdata_retrieval.extras import require_extra
 
 __all__ = ["load"]
+
+
+def _text_column_note(
+    source: Path, lengths: dict[str, float], chosen: Sequence[str], embedded: bool
+) -> str:
+    """The note saying which text column a file is indexed on by default, and how to change
+    it."""
+    what = "BM25 index and embeddings" if embedded else "BM25 index"
+    if not chosen:
+        return (
+            f"note: {source} has no text column, so no {what}: hdq search cannot search it "
+            "(text search needs a text column)"
+        )
+    (column,) = chosen
+    if len(lengths) == 1:
+        return f"note: {what} on '{column}', the only text column"
+    others = ", ".join(
+        f"'{name}' {length:.0f}" for name, length in lengths.items() if name != column
+    )
+    return (
+        f"note: {what} on '{column}', the longest text column (mean {lengths[column]:.0f} "
+        f"characters; {others}); choose others with --text-column COLUMN (repeatable)"
+    )
+
+
+def _taken_message(tables: Sequence[str], database: Path, *, single: bool) -> str:
+    """The error for a load into tables that already exist."""
+    where = database.resolve()
+    if len(tables) == 1:
+        message = f"table '{tables[0]}' already exists in {where}; pass --replace to replace it"
+    else:
+        names = ", ".join(f"'{table}'" for table in tables)
+        message = f"tables {names} already exist in {where}; pass --replace to replace them"
+    if single:
+        message += ", or --table NAME to load the file as another table"
+    return message
 
 
 @click.command("load")
@@ -25,7 +62,7 @@ __all__ = ["load"]
     multiple=True,
     metavar="COLUMN",
     help="Build a BM25 index on COLUMN (repeatable).  [default: body for BEIR, else the "
-    "first text column]",
+    "longest text column, by mean length]",
 )
 @click.option(
     "--embed-column",
@@ -52,6 +89,12 @@ __all__ = ["load"]
 )
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace tables of the same name (the file's stem or --table; corpus, queries and "
+    "qrels for BEIR). Without it, loading into an existing table is an error.",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["text", "json"]),
@@ -70,13 +113,16 @@ def load(
     key_column: str | None,
     embedder: str,
     batch_size: int,
+    replace: bool,
     output_format: str,
 ) -> None:
     """Load SOURCE into the local database, index it for BM25 and embed it.
 
     SOURCE is a BEIR directory (corpus.jsonl, queries.jsonl, qrels/*.tsv) or a .jsonl, .csv or
-    .parquet file. Loading again replaces the table; an interrupted load leaves the previous
-    one intact, and unchanged texts are not embedded again.
+    .parquet file. A file's BM25 index and embeddings go on its longest text column (by mean
+    length) unless --text-column names others. Loading into an existing table needs --replace;
+    an interrupted load leaves the previous one intact, and unchanged texts are not embedded
+    again.
     """
     require_extra("local", needed_by="hdq load")
     import pyarrow as pa
@@ -90,7 +136,18 @@ def load(
     embeds: tuple[str, ...] = () if no_embed else (tuple(embed_columns) or texts)
     model = embedder_named(embedder) if embeds else None
     summary: list[dict[str, Any]] = []
+    default_text = not text_columns and bool(read.text_lengths or not read.text_columns)
     with LocalEngine(database, embedder=model) as engine:
+        taken = [
+            str(engine.table_name(name))
+            for name in read.tables
+            if engine.table_name(name).name in engine.tables
+        ]
+        if taken and not replace:
+            raise CommandError(_taken_message(taken, database, single=len(read.tables) == 1))
+        if default_text:
+            note = _text_column_note(source, read.text_lengths, texts, bool(embeds))
+            click.echo(note, err=True)
         loads: list[TableLoad] = []
         for name, data in read.tables.items():
             searchable = name == read.search_table
@@ -138,8 +195,15 @@ def load(
                 }
             )
     if output_format == "json":
-        click.echo(json.dumps({"database": str(database), "tables": summary}, indent=2))
+        document: dict[str, Any] = {"database": str(database), "tables": summary}
+        document["replaced"] = taken
+        document["default_text_column"] = (
+            {"columns": list(texts), "mean_characters": read.text_lengths} if default_text else None
+        )
+        click.echo(json.dumps(document, indent=2))
         return
+    for name in taken:
+        click.echo(f"note: replaced the previous {name}", err=True)
     for item in summary:
         parts = [f"{item['table']}: {item['rows']} rows"]
         if item["bm25_columns"]:

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
 from hotdata_retrieval.cli._options import (
     VECTORS_ABBREVIATED_NOTE,
@@ -22,7 +23,7 @@ from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.search import SearchPlan
-from hotdata_retrieval.routing import SearchMode
+from hotdata_retrieval.routing import SearchMode, TableIndexes
 
 __all__ = ["OPTION_NAMES", "render_hits", "search"]
 
@@ -108,6 +109,53 @@ def _shown_sql(plan: SearchPlan, sql: str) -> str:
     return to_display_sql(executed)
 
 
+_TEXT_NEEDS = (
+    "text search needs a BM25 index on a text column (load the table again with "
+    "'hdq load SOURCE --replace --text-column COLUMN')"
+)
+
+
+def _vector_needs(kind: str) -> str:
+    return (
+        f"{kind} search needs a vector column, a text column embedded at load (load the table "
+        "again with 'hdq load SOURCE --replace --embed-column COLUMN', without --no-embed)"
+    )
+
+
+def _check_indexes(indexes: TableIndexes, mode: str) -> None:
+    """Refuse a search the table has no index for, saying what each mode needs and what the
+    table has.
+
+    Raises:
+        CommandError: ``mode`` (or, for ``auto``, every mode) needs an index the table lacks.
+    """
+    has_text, has_vectors = bool(indexes.bm25_columns), bool(indexes.vectors)
+    text_needs = [] if has_text else [_TEXT_NEEDS]
+    vector_needs = [] if has_vectors else [_vector_needs("semantic")]
+    missing = {
+        SearchMode.AUTO.value: [] if has_text or has_vectors else [*text_needs, *vector_needs],
+        SearchMode.TEXT.value: text_needs,
+        SearchMode.SEMANTIC.value: vector_needs,
+        SearchMode.NEAREST.value: [] if has_vectors else [_vector_needs("nearest-neighbour")],
+        SearchMode.HYBRID.value: [*text_needs, *vector_needs],
+    }[mode]
+    if mode == SearchMode.HYBRID.value and missing:
+        missing = ["hybrid search fuses text and semantic search", *missing]
+    if not missing:
+        return
+    has = []
+    if has_text:
+        has.append(f"a BM25 index on {', '.join(indexes.bm25_columns)}")
+    if has_vectors:
+        has.append(f"vector columns {', '.join(vector.column for vector in indexes.vectors)}")
+    if has:
+        lacks = "no BM25 index" if not has_text else "no vector column"
+        lacks += f" (it has {' and '.join(has)})"
+    else:
+        lacks = "neither a BM25 index nor a vector column"
+    raise CommandError(f"table '{indexes.table}' has {lacks}: {'; '.join(missing)}")
+
+
 def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     return {
         "key": hit.key,
@@ -180,6 +228,7 @@ def search(
         )
     with LocalEngine(database) as engine:
         indexes = engine.indexes(table)
+        _check_indexes(indexes, mode)
         models = {v.model for v in engine.tables[indexes.table.name].vector_columns}
         if models:
             try:

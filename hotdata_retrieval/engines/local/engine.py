@@ -88,7 +88,7 @@ from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
 from hotdata_retrieval.engines.local.sandbox import SqlWorker
-from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
+from hotdata_retrieval.engines.local.tables import LoadedTable, key_problem, open_table
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.filters import Predicate, predicate_columns
@@ -1329,11 +1329,9 @@ def _lowercase_columns(data: pa.Table) -> pa.Table:
 def _check_key(data: pa.Table, key: str) -> None:
     if key not in data.column_names:
         raise EngineError(f"key column '{key}' not found; columns: {', '.join(data.column_names)}")
-    values = data.column(key)
-    if values.null_count:
-        raise EngineError(f"key column '{key}' has {values.null_count} NULL values")
-    if len(values.unique()) != len(values):
-        raise EngineError(f"key column '{key}' is not unique")
+    problem = key_problem(data.column(key))
+    if problem is not None:
+        raise EngineError(f"key column '{key}' {problem}")
 
 
 def _is_vector_type(kind: pa.DataType) -> bool:

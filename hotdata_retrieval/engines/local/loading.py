@@ -11,6 +11,12 @@ Every text file is read as strict UTF-8: a byte that is not UTF-8 is an error na
 the line and the byte (never a silently replaced character, never a text column turned binary).
 Lines of any length load (the readers' block size grows to the longest line). CSV key columns
 are read as text, so ``001`` and ``1e3`` stay what they are written as.
+
+A single file's default text column — indexed for BM25 and embedded unless the caller names
+others — is its *longest* text column: the text column (other than the key) with the greatest
+mean length in characters per row (a null counts 0, so a mostly empty column does not win on
+a few long values), the first of them on a tie. A file with ``title`` and ``body`` is searched
+by its body, not by whichever column comes first.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
@@ -45,12 +52,16 @@ class Source:
         key_column: the key column of the searchable table.
         search_table: the table to index and search (``corpus`` for BEIR).
         text_columns: the default columns to index for BM25 and to embed.
+        text_lengths: for a single file, each text column's mean length in characters (the
+            default text column is the longest; see the module doc), in column order; empty
+            for a BEIR directory, whose text column is fixed.
     """
 
     tables: dict[str, pa.Table]
     search_table: str
     key_column: str | None
     text_columns: tuple[str, ...]
+    text_lengths: dict[str, float] = attrs.field(factory=dict)
 
 
 _MINIMUM_BLOCK_BYTES = 1 << 20
@@ -255,12 +266,26 @@ def read_source(
                 f"(read as {kind}: a key such as 99999999999999999999 or 1.5 would change); "
                 "write keys as strings"
             )
-    texts = tuple(
-        field.name.lower()
-        for field in data.schema
+    lengths = {
+        field.name.lower(): _mean_length(data.column(position))
+        for position, field in enumerate(data.schema)
         if pa.types.is_string(field.type) and field.name.lower() != key
+    }
+    longest = max(lengths, key=lambda column: lengths[column], default=None)  # first on a tie
+    return Source(
+        tables={name: data},
+        search_table=name,
+        key_column=key,
+        text_columns=() if longest is None else (longest,),
+        text_lengths=lengths,
     )
-    return Source(tables={name: data}, search_table=name, key_column=key, text_columns=texts[:1])
+
+
+def _mean_length(column: pa.ChunkedArray) -> float:
+    """The mean length in characters of a text column's values, a null counting 0 (0 for no
+    rows)."""
+    mean = pc.mean(pc.fill_null(pc.utf8_length(column), 0)).as_py()
+    return 0.0 if mean is None else float(mean)
 
 
 def _csv_key_types(path: Path, key_column: str | None) -> dict[str, pa.DataType]:

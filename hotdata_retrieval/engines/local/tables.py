@@ -25,7 +25,7 @@ from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, open_hnsw
 
-__all__ = ["LoadedTable", "open_table"]
+__all__ = ["LoadedTable", "key_problem", "open_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,13 +78,41 @@ class LoadedTable:
         return index
 
     def is_unique(self, column: str) -> bool:
-        """Whether ``column`` holds no NULL and no repeated value (computed once)."""
+        """Whether ``column`` can be a key: no NULL, no NaN and no value twice, as SQL's ``=``
+        compares them (computed once; see :func:`key_problem`)."""
         known = self.unique.get(column)
         if known is None:
-            values = self.data.column(column)
-            known = values.null_count == 0 and pc.count_distinct(values).as_py() == len(values)
+            known = key_problem(self.data.column(column)) is None
             self.unique[column] = known
         return known
+
+
+def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
+    """Why ``values`` cannot be a key column, or ``None`` when every row has a distinct,
+    comparable key.
+
+    Keys are compared as SQL's ``=`` and Python's ``==`` compare them — the fusion joins and
+    merges on them — so ``-0.0`` and ``0.0`` are one key (Arrow's hash would keep them apart),
+    and NaN, which equals no key (not even itself), is none: a search would return its row
+    once per branch.
+    """
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if values.null_count:
+        return f"has {values.null_count} NULL values"
+    if pa.types.is_floating(values.type):
+        nan = pc.is_nan(values)
+        if pc.any(nan).as_py():
+            row = int(pc.index(nan, True).as_py())
+            return f"holds NaN in row {row}; NaN equals no key, not even itself"
+        values = pc.add(values, pa.scalar(0.0, values.type))  # -0.0 + 0.0 is 0.0
+    if pc.count_distinct(values).as_py() == len(values):
+        return None
+    counts = pc.value_counts(values)
+    repeated = counts.filter(pc.greater(counts.field("counts"), 1))[0]
+    return (
+        f"is not unique: {repeated['values'].as_py()!r} appears {repeated['counts'].as_py()} times"
+    )
 
 
 def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> LoadedTable:
