@@ -155,6 +155,7 @@ def reciprocal_rank_fusion(
     limit: int | None = None,
     offset: int = 0,
     ranks: Sequence[Sequence[int]] | None = None,
+    min_score: float | None = None,
 ) -> list[FusedHit]:
     """Fuse ranked key lists with weighted reciprocal rank fusion.
 
@@ -168,6 +169,7 @@ def reciprocal_rank_fusion(
         rank_constant: RRF's k, > 0 (default 60).
         limit: number of hits to return after ``offset`` (default: all).
         offset: number of leading hits to skip.
+        min_score: drop hits scoring below it before the page is cut (default: keep all).
 
     Returns:
         Hits ordered by fused score descending, then key ascending.
@@ -211,7 +213,9 @@ def reciprocal_rank_fusion(
             total = total + term
         return total
 
-    return fuse_candidates(ranked_lists, score, ranks=ranks, limit=limit, offset=offset)
+    return fuse_candidates(
+        ranked_lists, score, ranks=ranks, limit=limit, offset=offset, min_score=min_score
+    )
 
 
 def fuse_candidates(
@@ -222,6 +226,7 @@ def fuse_candidates(
     scores: Sequence[Sequence[float]] | None = None,
     limit: int | None = None,
     offset: int = 0,
+    min_score: float | None = None,
 ) -> list[FusedHit]:
     """Fuse ranked key lists with any per-candidate score: the shared half of every method.
 
@@ -238,6 +243,7 @@ def fuse_candidates(
         scores: each list's raw scores, parallel to its keys (for score-based methods).
         limit: number of hits to return after ``offset`` (default: all).
         offset: number of leading hits to skip.
+        min_score: drop hits scoring below it before the page is cut (default: keep all).
 
     Raises:
         PlanError: a negative offset or limit, a key repeated within one list, ranks or
@@ -304,6 +310,8 @@ def fuse_candidates(
         )
         for key, key_ranks in by_key.items()
     ]
+    if min_score is not None:
+        hits = [hit for hit in hits if hit.score >= min_score]
     hits.sort(key=lambda hit: (-hit.score, hit.key))
     end = None if limit is None else offset + limit
     return hits[offset:end]
@@ -402,6 +410,7 @@ def _reciprocal_rank_reference(
         limit=limit,
         offset=offset,
         ranks=ranks,
+        min_score=fusion.min_score,
     )
 
 
@@ -435,6 +444,7 @@ def _normalized_fusion(
     ranks: Sequence[Sequence[int]] | None,
     limit: int | None,
     offset: int,
+    min_score: float | None,
 ) -> list[FusedHit]:
     """The shared half of the score-normalized methods: similarities, per-branch bounds,
     ``(s - low) / (high - low)`` (``equal_scores_value`` when ``high == low``), weighted and
@@ -481,7 +491,13 @@ def _normalized_fusion(
         return total
 
     return fuse_candidates(
-        ranked_lists, score, ranks=ranks, scores=scores, limit=limit, offset=offset
+        ranked_lists,
+        score,
+        ranks=ranks,
+        scores=scores,
+        limit=limit,
+        offset=offset,
+        min_score=min_score,
     )
 
 
@@ -494,6 +510,7 @@ def min_max_fusion(
     ranks: Sequence[Sequence[int]] | None = None,
     limit: int | None = None,
     offset: int = 0,
+    min_score: float | None = None,
 ) -> list[FusedHit]:
     """Fuse ranked lists by min-max normalized, weighted scores
     (:class:`~hotdata_retrieval.plan.search.MinMaxFusion`).
@@ -513,6 +530,7 @@ def min_max_fusion(
         ranks: each list's competition ranks (reported in the hits; default positions).
         limit: number of hits to return after ``offset`` (default: all).
         offset: number of leading hits to skip.
+        min_score: drop hits scoring below it before the page is cut (default: keep all).
 
     Raises:
         PlanError: counts that do not match the lists, a negative or non-finite weight or
@@ -533,6 +551,7 @@ def min_max_fusion(
         ranks=ranks,
         limit=limit,
         offset=offset,
+        min_score=min_score,
     )
 
 
@@ -545,6 +564,7 @@ def distribution_based_score_fusion(
     ranks: Sequence[Sequence[int]] | None = None,
     limit: int | None = None,
     offset: int = 0,
+    min_score: float | None = None,
 ) -> list[FusedHit]:
     """Fuse ranked lists by distribution-based score fusion
     (:class:`~hotdata_retrieval.plan.search.DistributionBasedScoreFusion`, Qdrant's
@@ -569,6 +589,7 @@ def distribution_based_score_fusion(
         ranks=ranks,
         limit=limit,
         offset=offset,
+        min_score=min_score,
     )
 
 
@@ -599,6 +620,7 @@ def _normalized_score_reference(
         ranks=ranks,
         limit=limit,
         offset=offset,
+        min_score=fusion.min_score,
     )
 
 

@@ -110,6 +110,12 @@ PLANS: dict[str, SearchPlan] = {
         limit=5,
         filter=Comparison(column="lang", operator="=", value="en"),
     ),
+    "min_max_min_score": SearchPlan(
+        source=MinMaxFusion(branches=[TEXT, NEAREST], min_score=0.4), limit=10, offset=10
+    ),
+    "hybrid_min_score": SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, NEAREST], min_score=0.02), limit=10
+    ),
     "dbsf": SearchPlan(source=DistributionBasedScoreFusion(branches=[TEXT, NEAREST]), limit=10),
     "dbsf_weighted": SearchPlan(
         source=DistributionBasedScoreFusion(branches=[NEAREST, TEXT], weights=[1, 0.5], depth=40),

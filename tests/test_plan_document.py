@@ -393,7 +393,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
                 "metric": "cosine",
             },
         ],
-        "fusion": {"weights": [1, 1], "rank_constant": 60, "depth": None},
+        "fusion": {"weights": [1, 1], "rank_constant": 60, "depth": None, "min_score": None},
         "columns": None,
         "limit": 10,
         "offset": 0,
@@ -560,7 +560,7 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "unknown fusion key",
         document(fusion={"k": 60}),
-        r"^unknown key 'k' in fusion; expected one of weights, rank_constant, depth$",
+        r"^unknown key 'k' in fusion; expected one of weights, rank_constant, depth, min_score$",
     ),
     (
         "weights not an array",

@@ -6,7 +6,10 @@ compiled SQL executed by DataFusion (the local engine's SQL engine) against the 
 - on random raw scores, ties included, fed to the compiled statement in place of the search
   functions (every window aggregate, CASE, join and the final order run as compiled);
 - on the local engine itself, over a random corpus, where BM25 and the distance functions
-  produce the raw scores.
+  produce the raw scores, in both local forms: the CTE statement and the native
+  ``hybrid_search`` call.
+
+The optional minimum fused score (``min_score``, every method) is checked the same ways.
 
 Min-max and reciprocal rank fusion are compared exactly: the SQL and the reference do the
 same Float64 operations in the same order. Distribution-based score fusion sums for its mean
@@ -274,6 +277,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             st.sampled_from([0.0, 0.5, 1.0, 3.0]), min_size=len(kinds), max_size=len(kinds)
         ).filter(lambda ws: any(w > 0 for w in ws))
     )
+    minimum = {"rrf": [0.01, 0.02], "min_max": [0.0, 0.25, 0.5], "dbsf": [0.5, 1.0]}[method]
     return {
         "ids": ids,
         "kinds": kinds,
@@ -284,12 +288,17 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "method": method,
         "weights": weights,
         "debug": draw(st.booleans()),
+        "min_score": draw(st.none() | st.sampled_from(minimum)),
     }
 
 
 def _scenario_plan(scenario: dict[str, Any]) -> SearchPlan:
     branches = [_branch(kind, f"b{i}") for i, kind in enumerate(scenario["kinds"])]
-    options: dict[str, Any] = {"weights": scenario["weights"], "depth": scenario["depth"]}
+    options: dict[str, Any] = {
+        "weights": scenario["weights"],
+        "depth": scenario["depth"],
+        "min_score": scenario.get("min_score"),
+    }
     cls = {
         "rrf": ReciprocalRankFusion,
         "min_max": MinMaxFusion,
@@ -367,6 +376,13 @@ def assert_matches_reference(
     """The SQL page equals the reference's page: exactly (keys, scores, ranks), or, where
     the engine sums in its own order, each row's score to :data:`TOLERANCE` and the row at
     each position one the reference puts within that tolerance of the same place."""
+    fusion = plan.fusion
+    assert fusion is not None
+    if fusion.min_score is not None and not exact:
+        # Rows within the tolerance of the minimum may fall either side of it.
+        assert all(row["score"] >= fusion.min_score for row in rows)
+        if any(abs(hit.score - fusion.min_score) <= TOLERANCE for hit in whole):
+            return
     page = list(whole[plan.offset : plan.offset + plan.limit])
     rank_columns = [f"{name}_rank" for name in plan.branch_names]
     if exact:
@@ -495,6 +511,7 @@ def engine_plans(draw: st.DrawFn, methods: Sequence[str] = ("min_max", "dbsf")) 
             st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=2, max_size=2).filter(any)
         )
     cls = MinMaxFusion if method == "min_max" else DistributionBasedScoreFusion
+    options["min_score"] = draw(st.none() | st.sampled_from([0.2, 0.5, 0.9]))
     return SearchPlan(
         source=cls(branches=branches, depth=depth, **options),
         columns=["id"],
@@ -507,10 +524,15 @@ def engine_plans(draw: st.DrawFn, methods: Sequence[str] = ("min_max", "dbsf")) 
 
 @settings(max_examples=60, deadline=None)
 @given(plan=engine_plans())
-def test_the_local_engine_equals_the_reference(engine: LocalEngine, plan: SearchPlan) -> None:
-    rows = engine.sql(to_sql(plan)).to_pylist()
+def test_both_local_forms_equal_the_reference(engine: LocalEngine, plan: SearchPlan) -> None:
+    whole = engine_reference(engine, plan)
     exact = isinstance(plan.fusion, MinMaxFusion)
-    assert_matches_reference(rows, engine_reference(engine, plan), plan, exact=exact)
+    cte = to_sql(plan)
+    native = to_sql(plan, "hotdata-native")
+    assert "WITH" in cte and "hybrid_search(" not in cte
+    assert "FROM hybrid_search(" in native and "WITH" not in native
+    assert_matches_reference(engine.sql(cte).to_pylist(), whole, plan, exact=exact)
+    assert_matches_reference(engine.sql(native).to_pylist(), whole, plan, exact=exact)
 
 
 def test_search_returns_the_fused_scores(engine: LocalEngine) -> None:
@@ -525,3 +547,82 @@ def test_search_returns_the_fused_scores(engine: LocalEngine) -> None:
 def test_the_linter_finds_nothing_to_fault(cls: type[Any], branches: list[Any]) -> None:
     branches = [attrs.evolve(branch, name=f"b{index}") for index, branch in enumerate(branches)]
     assert lint(to_sql(SearchPlan(source=cls(branches=branches)))) == []
+
+
+# -- the minimum fused score ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cls", [ReciprocalRankFusion, MinMaxFusion, DistributionBasedScoreFusion])
+def test_min_score_is_a_finite_number(cls: type[Any]) -> None:
+    assert cls(branches=[TEXT, NEAREST], min_score=0.5).min_score == 0.5
+    assert cls(branches=[TEXT, NEAREST], min_score=-0.0).min_score == 0
+    for bad, message in (
+        ("0.5", r"^min_score must be a number, got '0\.5'$"),
+        (float("inf"), r"^min_score must be finite, got inf$"),
+        (False, r"^min_score must be a number, got False$"),
+    ):
+        with pytest.raises(PlanError, match=message):
+            cls(branches=[TEXT, NEAREST], min_score=bad)
+
+
+def test_min_score_drops_rows_before_the_page_in_the_reference() -> None:
+    hits = min_max_fusion(
+        [["a", "b", "c", "d"], []],
+        [[4.0, 3.0, 2.0, 0.0], []],
+        higher_is_better=[True, False],
+        weights=[1.0, 1.0],
+        min_score=0.5,
+        offset=1,
+    )
+    assert [(hit.key, hit.score) for hit in hits] == [("b", 0.75), ("c", 0.5)]
+
+
+def test_min_score_is_a_where_after_fusion_on_both_forms(engine: LocalEngine) -> None:
+    fusion = MinMaxFusion(branches=[TEXT, NEAREST], depth=90, min_score=0.6)
+    plan = SearchPlan(source=fusion, limit=50, columns=["id"])
+    assert "WHERE\n  fused.score >= 0.6\nORDER BY" in to_sql(plan)
+    assert "'min_score',\n  0.6\n)" in to_sql(plan, "hotdata-native")
+    whole = engine_reference(engine, plan)
+    assert whole and all(hit.score >= 0.6 for hit in whole)
+    assert len(whole) < len(
+        engine_reference(engine, attrs.evolve(plan, source=attrs.evolve(fusion, min_score=None)))
+    )
+    for sql in (to_sql(plan), to_sql(plan, "hotdata-native")):
+        assert_matches_reference(engine.sql(sql).to_pylist(), whole, plan, exact=True)
+    result = engine.search(plan)
+    assert result.underfilled == (
+        f"{len(whole)} rows for a limit of 50: only {len(whole)} fused rows score at least "
+        "the minimum 0.6"
+    )
+
+
+# -- the native call's own arguments -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["fusion", "linear"], r"fusion must be one of 'rrf', 'min_max', 'dbsf', got 'linear'"),
+        (["fusion", "dbsf", "rank_constant", 60], r"rank_constant applies to 'rrf' only"),
+        (["min_score", "high"], r"min_score must be a finite number, got 'high'"),
+        (["min_score", float("nan")], r"min_score must be a finite number, got nan"),
+    ],
+)
+def test_the_native_call_checks_fusion_and_min_score(options: list[Any], message: str) -> None:
+    from hotdata_retrieval.engines.local.hybrid import HybridSearchError, parse_call
+
+    with pytest.raises(HybridSearchError, match=message):
+        parse_call(["docs", "body", "embedding", "q", [1.0, 0.0], 3, *options])
+
+
+def test_the_native_call_takes_the_plan_weights_as_multipliers() -> None:
+    from hotdata_retrieval.engines.local.hybrid import parse_call
+
+    plan = SearchPlan(source=MinMaxFusion(branches=[NEAREST, TEXT], weights=[3, 1]))
+    sql = to_sql(plan, "hotdata-native")
+    assert "'fusion',\n  'min_max',\n  'text_weight',\n  0.25,\n  'vector_weight',\n  0.75" in sql
+    assert "rank_constant" not in sql
+    call = parse_call(
+        ["docs", "body", "embedding", "q", [1.0], 1, "fusion", "dbsf", "min_score", 2]
+    )
+    assert (call.fusion, call.min_score, call.text_weight) == ("dbsf", 2.0, 1.0)

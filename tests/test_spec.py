@@ -13,7 +13,15 @@ import attrs
 import pytest
 from click.testing import CliRunner
 
-from hotdata_retrieval import competition_ranks, reciprocal_rank_fusion
+from hotdata_retrieval import (
+    DistributionBasedScoreFusion,
+    MinMaxFusion,
+    ReciprocalRankFusion,
+    competition_ranks,
+    distribution_based_score_fusion,
+    min_max_fusion,
+    reciprocal_rank_fusion,
+)
 from hotdata_retrieval.cli.spec import spec
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.spec import (
@@ -60,6 +68,10 @@ def test_cases_cover_what_the_spec_promises() -> None:
         "filter_inside_branches",
         "filter_before_depth",
         "k_larger_than_table",
+        "min_max",
+        "dbsf",
+        "dbsf_one_text_row",
+        "min_score",
     ):
         assert topic in names
     assert len(names) == len(CASES)
@@ -78,14 +90,38 @@ def test_expected_rows_are_the_reference_fusion_of_the_branch_rankings(case: Cas
                 raw, higher_is_better=False
             )
             assert len(ranking) <= case.plan.depth
-        hits = reciprocal_rank_fusion(
-            [[entry["key"] for entry in ranking] for ranking in branches.values()],
-            ranks=[[entry["rank"] for entry in ranking] for ranking in branches.values()],
-            weights=[float(w) for w in fusion.weights],
-            rank_constant=fusion.rank_constant,
-            limit=case.plan.limit,
-            offset=case.plan.offset,
-        )
+        lists = [[entry["key"] for entry in ranking] for ranking in branches.values()]
+        ranks = [[entry["rank"] for entry in ranking] for ranking in branches.values()]
+        if isinstance(fusion, ReciprocalRankFusion):
+            hits = reciprocal_rank_fusion(
+                lists,
+                ranks=ranks,
+                weights=[float(w) for w in fusion.weights],
+                rank_constant=fusion.rank_constant,
+                limit=case.plan.limit,
+                offset=case.plan.offset,
+            )
+        else:
+            assert isinstance(fusion, (MinMaxFusion, DistributionBasedScoreFusion))
+            function = (
+                min_max_fusion if fusion.method == "min_max" else (distribution_based_score_fusion)
+            )
+            hits = function(
+                lists,
+                [
+                    [float(entry.get("term_frequency", entry.get("distance"))) for entry in ranking]
+                    for ranking in branches.values()
+                ],
+                higher_is_better=[
+                    "term_frequency" in ranking[0] if ranking else True
+                    for ranking in branches.values()
+                ],
+                weights=fusion.branch_weights,
+                ranks=ranks,
+                limit=case.plan.limit,
+                offset=case.plan.offset,
+                min_score=fusion.min_score,
+            )
         assert [row["key"] for row in expected["rows"]] == [hit.key for hit in hits]
         assert [row["score"] for row in expected["rows"]] == [hit.score for hit in hits]
         assert [tuple(row["ranks"].values()) for row in expected["rows"]] == [
@@ -347,7 +383,7 @@ def test_every_rule_of_the_spec_points_to_tests_that_exist() -> None:
     text = SPEC.read_text(encoding="utf-8")
     sections = re.split(r"^#### ", text, flags=re.MULTILINE)[1:]
     rules = {section.split(" ", 1)[0].rstrip("."): section for section in sections}
-    expected = {f"R{n}" for n in range(1, 18)} | {f"D{n}" for n in range(1, 6)}
+    expected = {f"R{n}" for n in range(1, 22)} | {f"D{n}" for n in range(1, 6)}
     assert expected <= set(rules)
     for rule, body in rules.items():
         references = REFERENCE.findall(body)

@@ -34,7 +34,8 @@ Hotdata dialect spells them:
   (§3). The hits and ranked CTEs are the same for every fusion method; the method's visitor
   gives the fused score (and may add window columns to the ranked CTEs).
 - native fusion: for a dialect whose profile names a ``native_hybrid_search`` function, a
-  reciprocal rank fusion of one text branch and one vector branch is one call of it, ordered
+  fusion (reciprocal rank, min-max or distribution-based score) of one text branch and one
+  vector branch is one call of it, ordered
   by score DESC then key ASC (``docs/spec/hybrid_search.md``); any other plan keeps the CTE
   form.
 """
@@ -700,6 +701,12 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                     on=exp.EQ(this=column(key, BASE), expression=column(key, FUSED)),
                 )
             ],
+            # The minimum fused score applies after fusion, before the page is cut.
+            where=None
+            if fusion.min_score is None
+            else exp.Where(
+                this=exp.GTE(this=column("score", FUSED), expression=literal_node(fusion.min_score))
+            ),
             order=exp.Order(
                 expressions=[
                     ordered(column("score", FUSED), descending=True),
@@ -923,7 +930,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         key ASC``: the call returns the page itself, so no LIMIT or OFFSET follows it.
         Only for plans :func:`native_hybrid_misfit` accepts."""
         fusion = plan.fusion
-        assert isinstance(fusion, ReciprocalRankFusion)
+        assert isinstance(fusion, (ReciprocalRankFusion, NormalizedScoreFusion))
         text_at = 0 if isinstance(plan.branches[0], Bm25Search) else 1
         text, vector = plan.branches[text_at], plan.branches[1 - text_at]
         key = plan.key_column
@@ -937,17 +944,24 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             else exp.Null(),
             exp.Literal.number(plan.limit),
         ]
-        options: list[tuple[str, exp.Expr]] = [
-            ("depth", exp.Literal.number(plan.depth)),
-            ("rank_constant", number(fusion.rank_constant)),
-            ("text_weight", number(float(fusion.weights[text_at]))),
-            ("vector_weight", number(float(fusion.weights[1 - text_at]))),
-        ]
+        options: list[tuple[str, exp.Expr]] = [("depth", exp.Literal.number(plan.depth))]
+        if isinstance(fusion, ReciprocalRankFusion):
+            options.append(("rank_constant", number(fusion.rank_constant)))
+            weights = tuple(float(weight) for weight in fusion.weights)
+        else:
+            # The call multiplies each normalized score by its weight as given: the plan's
+            # own multipliers (convex for min-max) are written.
+            options.append(("fusion", exp.Literal.string(fusion.method)))
+            weights = fusion.branch_weights
+        options.append(("text_weight", number(weights[text_at])))
+        options.append(("vector_weight", number(weights[1 - text_at])))
         if isinstance(vector, NearestNeighborSearch):
             options.append(("metric", exp.Literal.string(vector.metric.value)))
         if plan.offset:
             options.append(("offset", exp.Literal.number(plan.offset)))
         options.append(("key", exp.Literal.string(key)))
+        if fusion.min_score is not None:
+            options.append(("min_score", literal_node(fusion.min_score)))
         if plan.filter is not None:
             options.append(("filter", exp.Literal.string(filter_text(plan.filter, self.profile))))
         if plan.include_branch_scores:
@@ -990,8 +1004,9 @@ def compiler_for(
 def native_hybrid_misfit(plan: SearchPlan) -> str | None:
     """Why ``plan`` cannot be one ``hybrid_search`` call, or ``None`` when it can.
 
-    The call is a reciprocal rank fusion of exactly one text (BM25) branch with one vector
-    branch — nearest-neighbour, or engine-embedded semantic search of the same query text.
+    The call is a reciprocal rank fusion, min-max convex combination or distribution-based
+    score fusion of exactly one text (BM25) branch with one vector branch — nearest-neighbour,
+    or engine-embedded semantic search of the same query text.
 
     >>> plan = SearchPlan(source=Bm25Search(table="t", column="body", query_text="q"))
     >>> native_hybrid_misfit(plan)
@@ -1000,8 +1015,13 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
     fusion = plan.fusion
     if fusion is None:
         return "a single branch is not a fusion"
-    if not isinstance(fusion, ReciprocalRankFusion):
-        return f"hybrid_search fuses by reciprocal rank fusion, not {fusion.method!r}"
+    if not isinstance(
+        fusion, (ReciprocalRankFusion, MinMaxFusion, DistributionBasedScoreFusion)
+    ):
+        return (
+            "hybrid_search fuses by reciprocal rank fusion, min-max or distribution-based "
+            f"score fusion, not {fusion.method!r}"
+        )
     if len(fusion.branches) != 2:
         return f"hybrid_search fuses two branches, the plan has {len(fusion.branches)}"
     texts = [branch for branch in fusion.branches if isinstance(branch, Bm25Search)]

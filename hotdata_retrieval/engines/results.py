@@ -231,6 +231,11 @@ def _underfilled(plan: SearchPlan, returned: int) -> str | None:
         what = "match the query" if branch.higher_is_better else "have a vector"
         found = plan.offset + returned
         return f"{returned} rows for a limit of {plan.limit}: only {found} rows {what}{passing}"
+    if plan.fusion.min_score is not None:
+        return (
+            f"{returned} rows for a limit of {plan.limit}: only {plan.offset + returned} fused "
+            f"rows score at least the minimum {plan.fusion.min_score!r}{passing}"
+        )
     return (
         f"{returned} rows for a limit of {plan.limit}: the branches found only "
         f"{plan.offset + returned} candidates in all{passing}"

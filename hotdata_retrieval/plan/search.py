@@ -357,6 +357,19 @@ _DEPTH_SCHEMA: dict[str, Any] = {
 }
 
 
+def _optional_min_score(value: Any) -> float | int | None:
+    if value is None:
+        return None
+    return _finite_number(value, "min_score")
+
+
+_MIN_SCORE_SCHEMA: dict[str, Any] = {
+    "type": ["number", "null"],
+    "description": "Drop fused rows scoring below it, after fusion and before the page; "
+    "null: keep every row.",
+}
+
+
 @attrs.frozen(kw_only=True)
 class Fusion:
     """What every fusion method shares: two or more branches over one table, and a depth.
@@ -374,11 +387,16 @@ class Fusion:
         depth: candidates each branch ranks, the same for every page (default
             :data:`DEFAULT_DEPTH`, 100). A page reaching past it (``limit + offset > depth``)
             is rejected by :class:`SearchPlan`.
+        min_score: a finite number: fused rows scoring below it are dropped after fusion,
+            before the page is cut (``WHERE fused.score >= min_score``), so pages are slices
+            of the kept rows and may come back short. ``None`` (default) keeps every row.
+            The scale is the method's: reciprocal rank fusion's ``Σ w / (k + rank)``, [0, 1]
+            for the min-max convex combination.
 
     Raises:
         PlanError: fewer than two or more than :data:`MAX_FUSION_BRANCHES` branches, branches
-            over different tables, a repeated branch name, a depth below 1, or
-            ``Fusion`` itself instantiated (pick a method).
+            over different tables, a repeated branch name, a depth below 1, a ``min_score``
+            that is not a finite number, or ``Fusion`` itself instantiated (pick a method).
     """
 
     visit_name: ClassVar[str] = "fusion"
@@ -387,6 +405,9 @@ class Fusion:
     branches: tuple[Branch, ...] = attrs.field(converter=_branches)
     depth: int | None = attrs.field(
         default=None, converter=_optional_depth, metadata={"schema": _DEPTH_SCHEMA}
+    )
+    min_score: float | int | None = attrs.field(
+        default=None, converter=_optional_min_score, metadata={"schema": _MIN_SCORE_SCHEMA}
     )
 
     def __attrs_post_init__(self) -> None:
@@ -408,7 +429,7 @@ class Fusion:
         options = ", ".join(
             f"{field.name.replace('_', ' ')} {getattr(self, field.name)!r}"
             for field in fusion_options(type(self))
-            if field.name != "depth"
+            if field.name not in ("depth", "min_score")
         )
         return f"{self.method} fusion" + (f": {options}" if options else "")
 
@@ -792,12 +813,12 @@ def fusion_class(method: str) -> type[Fusion]:
 def fusion_options(cls: type[Fusion]) -> tuple[attrs.Attribute[Any], ...]:
     """A fusion class's options: its attrs init fields but ``branches``, the method's own
     first (in declaration order, a base method class's before its subclass's), then those
-    every fusion shares (:class:`Fusion`'s: ``depth``).
+    every fusion shares (:class:`Fusion`'s: ``depth``, ``min_score``).
 
     >>> [field.name for field in fusion_options(ReciprocalRankFusion)]
-    ['weights', 'rank_constant', 'depth']
+    ['weights', 'rank_constant', 'depth', 'min_score']
     >>> [field.name for field in fusion_options(MinMaxFusion)]
-    ['weights', 'alpha', 'depth']
+    ['weights', 'alpha', 'depth', 'min_score']
     """
     shared = {field.name for field in attrs.fields(Fusion)}
     fields = [field for field in attrs.fields(cls) if field.init and field.name != "branches"]

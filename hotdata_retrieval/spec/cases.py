@@ -12,8 +12,12 @@ Every corpus is built so that its rankings follow from the spec alone, on any en
 - no tie straddles a branch's depth cut, so the cut is defined for both forms.
 
 Expected rows come from the reference fusion (:func:`hotdata_retrieval.fusion.
-reciprocal_rank_fusion`) over those branch rankings. Where the compiled CTE form cannot follow
-the spec (a table function applies its k before the filter; a NULL vector sorts last instead
+reference_fusion`, of the plan's method) over those branch rankings. A score-normalized
+method (min-max, distribution-based) also reads raw scores: the text branch's are its term
+counts, which stand for any BM25 only where they take at most two distinct values (both
+normalizations are unchanged by a positive affine map of a branch's scores, and any two
+levels map onto any other two), so those cases keep to two. Where the compiled CTE form cannot
+follow the spec (a table function applies its k before the filter; a NULL vector sorts last instead
 of being excluded), the case also carries the CTE form's own expected rows, computed the same
 way with the CTE form's rules, and says why they differ.
 """
@@ -45,7 +49,10 @@ from hotdata_retrieval.plan.filters import (
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     DistanceMetric,
+    DistributionBasedScoreFusion,
+    MinMaxFusion,
     NearestNeighborSearch,
+    NormalizedScoreFusion,
     ReciprocalRankFusion,
     SearchPlan,
 )
@@ -279,10 +286,24 @@ def expected_result(docs: Sequence[Doc], plan: SearchPlan, *, cte: bool = False)
             branches[name] = _vector_ranking(docs, branch, plan, cte=cte)
         else:
             raise CaseError("fixture vector branches carry their query vector")
+    scores = None
+    if isinstance(fusion, NormalizedScoreFusion):
+        scores = [
+            [float(entry.get("term_frequency", entry.get("distance"))) for entry in ranking]
+            for ranking in branches.values()
+        ]
+        for name, ranking in branches.items():
+            levels = {entry["term_frequency"] for entry in ranking if "term_frequency" in entry}
+            if len(levels) > 2:
+                raise CaseError(
+                    f"text branch {name} has {len(levels)} distinct term counts: its normalized "
+                    "BM25 scores would depend on the engine's BM25"
+                )
     hits = reference_fusion(
         fusion,
         [[entry["key"] for entry in ranking] for ranking in branches.values()],
         ranks=[[entry["rank"] for entry in ranking] for ranking in branches.values()],
+        scores=scores,
         limit=plan.limit,
         offset=plan.offset,
     )
@@ -431,19 +452,22 @@ def _plan(
     rank_constant: float = 60,
     filter: Predicate | None = None,
     vector_first: bool = False,
+    method: type[ReciprocalRankFusion | NormalizedScoreFusion] = ReciprocalRankFusion,
+    alpha: float | None = None,
+    min_score: float | None = None,
 ) -> SearchPlan:
     table = f"spec_{name}"
     text = Bm25Search(table=table, column="body", query_text=query)
     nearest = NearestNeighborSearch(
         table=table, column="embedding", query_vector=vector, metric=metric
     )
+    options: dict[str, Any] = {"weights": weights, "depth": depth, "min_score": min_score}
+    if method is ReciprocalRankFusion:
+        options["rank_constant"] = rank_constant
+    else:
+        options["alpha"] = alpha
     return SearchPlan(
-        source=ReciprocalRankFusion(
-            branches=[nearest, text] if vector_first else [text, nearest],
-            weights=weights,
-            rank_constant=rank_constant,
-            depth=depth,
-        ),
+        source=method(branches=[nearest, text] if vector_first else [text, nearest], **options),
         columns=["id", "category"],
         limit=limit,
         offset=offset,
@@ -532,6 +556,23 @@ def build_cases() -> list[Case]:
             (4, 1, "a", (1, 2)),
             (5, 3, "a", (3, 2)),
         ]
+    )
+    two_levels = _docs(
+        [
+            (1, 2, "a", (3, 2)),
+            (2, 1, "b", (4, 1)),
+            (3, 2, "a", (1, 4)),
+            (4, 1, "b", (1, 0)),
+            (5, 0, "a", (0, 1)),
+            (6, 1, "a", (1, 1)),
+            (7, 0, "b", (-1, 1)),
+        ]
+    )
+    """Term counts 2 and 1 only, so any BM25 normalizes them alike; by squared L2 from (1, 0)
+    (integers, exact in Float32, so the normalized scores are exact too): 4, 6, 5, 7, 1, 2,
+    3."""
+    one_text_row = _docs(
+        [(1, 0, "a", (3, 2)), (2, 1, "b", (4, 1)), (3, 0, "a", (1, 4)), (4, 0, "b", (1, 0))]
     )
     specs: list[tuple[str, str, Sequence[str], Sequence[Doc], SearchPlan]] = [
         (
@@ -703,6 +744,52 @@ def build_cases() -> list[Case]:
             ["R3", "R17"],
             BASE,
             _plan("vector_branch_first", vector_first=True, weights=[2.0, 1.0], limit=8),
+        ),
+        (
+            "min_max",
+            "Min-max convex combination, equal weights: each branch scaled to [0, 1], a row a "
+            "branch missed takes 0 from it.",
+            ["R20"],
+            two_levels,
+            _plan("min_max", method=MinMaxFusion, metric="l2", limit=7),
+        ),
+        (
+            "min_max_alpha",
+            "Min-max with alpha 0.75: the vector branch weighs 0.75, the text branch 0.25; the "
+            "vector branch listed first.",
+            ["R20"],
+            two_levels,
+            _plan(
+                "min_max_alpha",
+                method=MinMaxFusion,
+                metric="l2",
+                alpha=0.75,
+                vector_first=True,
+                limit=7,
+            ),
+        ),
+        (
+            "dbsf",
+            "Distribution-based score fusion: mean +- 3 sample standard deviations per branch.",
+            ["R20"],
+            two_levels,
+            _plan("dbsf", method=DistributionBasedScoreFusion, metric="l2", limit=7),
+        ),
+        (
+            "dbsf_one_text_row",
+            "Distribution-based score fusion where the text branch finds one row: it scores "
+            "0.5 there.",
+            ["R20"],
+            one_text_row,
+            _plan("dbsf_one_text_row", method=DistributionBasedScoreFusion, metric="l2", limit=4),
+        ),
+        (
+            "min_score",
+            "Min-max with a minimum fused score of 0.5: lower rows are dropped before the "
+            "page, which comes back short.",
+            ["R19", "R21"],
+            two_levels,
+            _plan("min_score", method=MinMaxFusion, metric="l2", min_score=0.5, limit=7),
         ),
     ]
     cases = [_case(*spec) for spec in specs]

@@ -6,16 +6,18 @@ parses its own arguments, runs the two branches itself — BM25 over every match
 index, distances with the engine's distance kernels — applies the filter inside each branch
 before ranking, ranks each branch by raw score then key, cuts each at the depth, and fuses the
 two ranked key lists with the reference fusion (:func:`hotdata_retrieval.fusion.
-reciprocal_rank_fusion`).
+reciprocal_rank_fusion`, or with ``'fusion'`` the min-max convex combination or
+distribution-based score fusion of the same module).
 
 Call form (DataFusion 55 table functions take no ``name => value`` arguments, so options are
 name/value pairs after the six positional arguments)::
 
     hybrid_search('<catalog>.<schema>.<table>', '<text column>', '<vector column>',
                   '<query text>', ARRAY[...] | NULL, k
-                  [, 'depth', n] [, 'rank_constant', c] [, 'text_weight', w]
-                  [, 'vector_weight', w] [, 'metric', 'cosine'|'l2'|'dot'] [, 'offset', m]
-                  [, 'key', '<key column>'] [, 'filter', '<filter text>'] [, 'debug', TRUE])
+                  [, 'depth', n] [, 'fusion', 'rrf'|'min_max'|'dbsf'] [, 'rank_constant', c]
+                  [, 'text_weight', w] [, 'vector_weight', w]
+                  [, 'metric', 'cosine'|'l2'|'dot'] [, 'offset', m] [, 'key', '<key column>']
+                  [, 'min_score', s] [, 'filter', '<filter text>'] [, 'debug', TRUE])
 """
 
 from __future__ import annotations
@@ -37,7 +39,13 @@ from hotdata_retrieval.engines.local.distance import (
 )
 from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
-from hotdata_retrieval.fusion import competition_ranks, reciprocal_rank_fusion
+from hotdata_retrieval.fusion import (
+    FusedHit,
+    competition_ranks,
+    distribution_based_score_fusion,
+    min_max_fusion,
+    reciprocal_rank_fusion,
+)
 from hotdata_retrieval.plan.filters import (
     Predicate,
     predicate_columns,
@@ -98,8 +106,10 @@ OPTIONS = (
     "debug",
     "depth",
     "filter",
+    "fusion",
     "key",
     "metric",
+    "min_score",
     "offset",
     "rank_constant",
     "text_weight",
@@ -108,6 +118,10 @@ OPTIONS = (
 """Option names, in the order error messages list them."""
 
 SCORE_COLUMN = "score"
+
+FUSIONS = ("rrf", "min_max", "dbsf")
+"""``'fusion'`` values: reciprocal rank fusion (the default), the min-max normalized convex
+combination, distribution-based score fusion (``docs/fusion.md``)."""
 
 _DISTANCE_FUNCTION = {
     DistanceMetric.COSINE: "cosine_distance",
@@ -190,9 +204,13 @@ class HybridSearchCall:
         k: rows returned.
         depth: candidates per branch, or ``None`` for the default.
         offset: fused rows skipped before the ``k`` returned.
-        rank_constant: RRF's constant, > 0.
-        text_weight: the BM25 branch's weight, >= 0.
-        vector_weight: the vector branch's weight, >= 0.
+        fusion: ``rrf``, ``min_max`` or ``dbsf``.
+        rank_constant: RRF's constant, > 0 (``rrf`` only).
+        text_weight: the BM25 branch's weight, >= 0: the multiplier of its reciprocal rank
+            term, or of its normalized score as given (the plan's convex weights for
+            ``min_max`` are passed already divided by their sum).
+        vector_weight: the vector branch's weight, >= 0, likewise.
+        min_score: fused rows scoring below it are dropped before the page, or ``None``.
         metric: the distance metric, or ``None`` (cosine; the index's with no query vector).
         key: the unique key column.
         filter: the predicate every branch applies before ranking, or ``None``.
@@ -207,9 +225,11 @@ class HybridSearchCall:
     k: int
     depth: int | None = None
     offset: int = 0
+    fusion: str = "rrf"
     rank_constant: float | int = DEFAULT_RANK_CONSTANT
     text_weight: float = 1.0
     vector_weight: float = 1.0
+    min_score: float | None = None
     metric: DistanceMetric | None = None
     key: str = "id"
     filter: Predicate | None = None
@@ -259,6 +279,18 @@ def parse_call(values: Sequence[Any]) -> HybridSearchCall:
             f"k + offset = {k + offset} reaches past {given} {depth}: each branch ranks only "
             f"depth candidates; pass 'depth' >= {k + offset} and keep it for every page"
         )
+    if "fusion" in options:
+        method = options["fusion"]
+        if method not in FUSIONS:
+            _fail(f"fusion must be one of {', '.join(repr(f) for f in FUSIONS)}, got {method!r}")
+        arguments["fusion"] = method
+    if "rank_constant" in options and arguments.get("fusion", "rrf") != "rrf":
+        _fail(f"rank_constant applies to 'rrf' only, not to fusion {arguments['fusion']!r}")
+    if "min_score" in options:
+        minimum = options["min_score"]
+        if not _is_number(minimum) or not math.isfinite(minimum):
+            _fail(f"min_score must be a finite number, got {minimum!r}")
+        arguments["min_score"] = float(minimum)
     if "rank_constant" in options:
         constant = options["rank_constant"]
         if not _is_number(constant) or not math.isfinite(constant) or constant <= 0:
@@ -350,6 +382,34 @@ def _rank(
     )
 
 
+def _fuse(call: HybridSearchCall, text: _Ranked, vector: _Ranked) -> list[FusedHit]:
+    """The page of fused hits: the reference fusion the call names, over the two rankings."""
+    lists = [text.keys, vector.keys]
+    ranks = [text.ranks, vector.ranks]
+    weights = [call.text_weight, call.vector_weight]
+    if call.fusion == "rrf":
+        return reciprocal_rank_fusion(
+            lists,
+            ranks=ranks,
+            weights=weights,
+            rank_constant=call.rank_constant,
+            limit=call.k,
+            offset=call.offset,
+            min_score=call.min_score,
+        )
+    function = min_max_fusion if call.fusion == "min_max" else distribution_based_score_fusion
+    return function(
+        lists,
+        [text.raw, vector.raw],
+        higher_is_better=[True, False],
+        weights=weights,
+        ranks=ranks,
+        limit=call.k,
+        offset=call.offset,
+        min_score=call.min_score,
+    )
+
+
 class HybridSearch:
     """The ``hybrid_search`` table function over one engine's tables (a :class:`HybridHost`:
     the local engine).
@@ -421,14 +481,7 @@ class HybridSearch:
         vector_ranked = _rank(
             *vector, keys, higher_is_better=False, depth=depth, key=call.key, branch="vector"
         )
-        hits = reciprocal_rank_fusion(
-            [text_ranked.keys, vector_ranked.keys],
-            ranks=[text_ranked.ranks, vector_ranked.ranks],
-            weights=[call.text_weight, call.vector_weight],
-            rank_constant=call.rank_constant,
-            limit=call.k,
-            offset=call.offset,
-        )
+        hits = _fuse(call, text_ranked, vector_ranked)
 
         rowid_of = dict(zip(text_ranked.keys, text_ranked.rowids))
         rowid_of.update(zip(vector_ranked.keys, vector_ranked.rowids))
