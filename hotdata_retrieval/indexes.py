@@ -40,7 +40,9 @@ a provider-backed vector index has a ``source_column`` (the text column it embed
 :meth:`IndexCatalog.from_index_records` builds entries from those records directly.
 
 These classes used to live in :mod:`hotdata_retrieval.lint.catalog` and
-:mod:`hotdata_retrieval.routing`; both still export them.
+:mod:`hotdata_retrieval.routing`; both still export them. This module imports neither the
+linter nor any engine: its one error, :class:`CatalogError`, lives here, and
+:mod:`hotdata_retrieval.lint` exports it too.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from hotdata_retrieval.plan.names import (
 from hotdata_retrieval.plan.search import DistanceMetric
 
 __all__ = [
+    "CatalogError",
     "TableIndexes",
     "VectorIndex",
     "IndexCatalog",
@@ -121,16 +124,23 @@ class TableIndexes:
 # -- the index catalog ---------------------------------------------------------------------
 
 
-def _catalog_error(
-    message: str, *, field: str | None = None, value: Any = None
-) -> HotdataRetrievalError:
-    """A :class:`~hotdata_retrieval.lint.CatalogError` (the class callers already catch).
+class CatalogError(HotdataRetrievalError, ValueError):
+    """An index catalog document is malformed.
 
-    Imported when an error is raised, not with this module: the lint package imports this
-    module, and this module must not import the linter.
+    Also exported as ``hotdata_retrieval.lint.CatalogError`` (the same class).
+
+    Attributes:
+        field: where in the document the problem is, e.g. ``"indexes[2].kind"``.
+        value: the offending value, as read.
     """
-    from hotdata_retrieval.lint.errors import CatalogError
 
+    def __init__(self, message: str, *, field: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
+
+
+def _catalog_error(message: str, *, field: str | None = None, value: Any = None) -> CatalogError:
     return CatalogError(message, field=field, value=value)
 
 

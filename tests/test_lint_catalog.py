@@ -227,3 +227,25 @@ def test_from_a_local_engines_table_indexes() -> None:
     assert catalog.bm25_index(DOCS, "title") is not None
     assert catalog.is_unique(DOCS, ["doc_id"])
     assert IndexCatalog.from_table_indexes([], keys_unique=False) == IndexCatalog()
+
+
+def test_the_index_module_refuses_a_catalog_without_importing_the_linter() -> None:
+    """``hotdata_retrieval.indexes`` is neutral: its own error class, no import of ``lint``
+    (an engine or the router reading index metadata must not pull in the SQL analyzer)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from hotdata_retrieval.indexes import CatalogError, IndexCatalog\n"
+        "try:\n"
+        "    IndexCatalog.loads('{\"version\": 7}')\n"
+        "except CatalogError as error:\n"
+        "    print(type(error).__module__, error.field)\n"
+        "print(sorted(name for name in sys.modules if name.startswith('hotdata_retrieval.lint')))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.split("\n")[:2] == ["hotdata_retrieval.indexes version", "[]"]
+    from hotdata_retrieval import indexes
+
+    assert CatalogError is indexes.CatalogError  # the linter's name for the same class

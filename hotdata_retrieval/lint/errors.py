@@ -1,4 +1,5 @@
-"""Errors raised by the linter: SQL that does not parse, index catalogs that do not load, and
+"""Errors raised by the linter: SQL that does not parse, index catalogs that do not load
+(:class:`CatalogError`, defined beside the catalog in :mod:`hotdata_retrieval.indexes`), and
 rule codes that do not exist.
 
 All derive from :class:`~hotdata_retrieval.errors.HotdataRetrievalError`, carry the offending
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.indexes import CatalogError
 
 __all__ = ["CatalogError", "SqlParseError", "UnknownRuleError"]
 
@@ -38,20 +40,6 @@ class SqlParseError(HotdataRetrievalError, ValueError):
         self.line = line
         self.column = column
         self.start = start
-
-
-class CatalogError(HotdataRetrievalError, ValueError):
-    """An index catalog document is malformed.
-
-    Attributes:
-        field: where in the document the problem is, e.g. ``"indexes[2].kind"``.
-        value: the offending value, as read.
-    """
-
-    def __init__(self, message: str, *, field: str | None = None, value: Any = None) -> None:
-        super().__init__(message)
-        self.field = field
-        self.value = value
 
 
 class UnknownRuleError(HotdataRetrievalError, ValueError):
