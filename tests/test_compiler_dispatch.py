@@ -31,6 +31,7 @@ from hotdata_retrieval.compile import (
     HOTDATA,
     HOTDATA_NATIVE,
     DialectProfile,
+    FusedScore,
     Hotdata,
     PlanCompiler,
     SearchNode,
@@ -213,6 +214,50 @@ def test_a_node_without_a_visitor_method() -> None:
     with pytest.raises(UnvisitableNodeError, match="NodeVisitor has no visit_leaf for Leaf"):
         NodeVisitor().visit(Leaf())
     assert not NodeVisitor.visits(Leaf) and PlanCompiler.visits(Bm25Search)
+
+
+def test_a_visit_method_added_or_replaced_after_a_first_dispatch_is_used(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Leaf:
+        visit_name = "leaf"
+
+    class Visitor(NodeVisitor):
+        pass
+
+    visitor = Visitor()
+    with pytest.raises(UnvisitableNodeError):
+        visitor.visit(Leaf())
+    monkeypatch.setattr(Visitor, "visit_leaf", lambda self, node: "added", raising=False)
+    assert Visitor.visits(Leaf) and visitor.visit(Leaf()) == "added"
+    monkeypatch.setattr(Visitor, "visit_leaf", lambda self, node: "replaced")
+    assert visitor.visit(Leaf()) == "replaced"
+
+    # The same for a compiler: a fusion visitor given to a compiler class after a plan with that
+    # fusion was refused compiles the next plan.
+    class Later(PlanCompiler):
+        pass
+
+    profile = attrs.evolve(HOTDATA, name="later", compiler=Later)
+    plan = SearchPlan(source=_FirstRankFusion(branches=[TEXT, NEAREST]))
+    with pytest.raises(UnsupportedOnDialectError, match="'first_rank'"):
+        to_sql(plan, profile)
+    monkeypatch.setattr(
+        Later,
+        "visit_first_rank_fusion",
+        lambda self, fusion, branches: FusedScore(score=branches[0].rank),
+        raising=False,
+    )
+    assert "text_ranked.branch_rank AS score" in to_sql(plan, profile)
+
+
+@attrs.frozen(kw_only=True)
+class _FirstRankFusion(Fusion):
+    """A fusion no compiler knows: the first branch's rank (only compiled, never run; not
+    registered, so plan documents never see it)."""
+
+    visit_name: ClassVar[str] = "first_rank_fusion"
+    method: ClassVar[str] = "first_rank"
 
 
 class _Count(PredicateVisitor[int]):

@@ -28,8 +28,7 @@ This module is pure Python: it knows nothing of sqlglot, Arrow or any engine.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from hotdata_retrieval.errors import HotdataRetrievalError
 
@@ -64,20 +63,31 @@ def visit_name_of(node_type: type) -> str | None:
     return name if isinstance(name, str) else None
 
 
+_METHOD_NAMES: dict[type, str | None] = {}
+"""Per node class, the name of the method that visits it (``visit_<visit_name>``; ``None``: the
+class has no visit name). Names, not methods: a visitor class, or an instance, may gain or
+replace a ``visit_<name>`` method after its first dispatch, and the next dispatch uses it."""
+
+
+def _method_name(node_type: type) -> str | None:
+    try:
+        return _METHOD_NAMES[node_type]
+    except KeyError:
+        name = visit_name_of(node_type)
+        method = _METHOD_NAMES[node_type] = f"visit_{name}" if name is not None else None
+        return method
+
+
 class NodeVisitor:
     """Calls ``self.visit_<node.visit_name>(node, *args)`` for each node it visits.
 
-    The method a node class resolves to is looked up once per visitor class and cached, so
-    dispatch costs one dictionary lookup. Methods take the node and whatever extra arguments
-    the caller of :meth:`visit` passes; what they return is the visitor's business (typed
-    visitors such as :class:`~hotdata_retrieval.plan.filters.PredicateVisitor` declare it).
+    The method's name is worked out once per node class; the method itself is looked up on the
+    visitor at each dispatch (Python caches attribute lookups per class), so a method added to
+    a visitor class, or replaced (say by a test's monkeypatch), after a first dispatch is the one
+    called next. Methods take the node and whatever extra arguments the caller of :meth:`visit`
+    passes; what they return is the visitor's business (typed visitors such as
+    :class:`~hotdata_retrieval.plan.filters.PredicateVisitor` declare it).
     """
-
-    _visit_methods: ClassVar[dict[type, Callable[..., Any]]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._visit_methods = {}  # each class resolves its own methods (overrides differ)
 
     def visit(self, node: Any, *args: Any) -> Any:
         """Dispatch ``node`` to its ``visit_<name>`` method.
@@ -85,25 +95,17 @@ class NodeVisitor:
         Raises:
             UnvisitableNodeError: from :meth:`generic_visit`, when there is no such method.
         """
-        method = self._visit_methods.get(type(node))
-        if method is None:
-            method = self._resolve(type(node))
-        return method(self, node, *args)
-
-    @classmethod
-    def _resolve(cls, node_type: type) -> Callable[..., Any]:
-        name = visit_name_of(node_type)
-        method = getattr(cls, f"visit_{name}", None) if name is not None else None
+        name = _method_name(type(node))
+        method = getattr(self, name, None) if name is not None else None
         if not callable(method):
-            method = cls.generic_visit
-        cls._visit_methods[node_type] = method
-        return method
+            return self.generic_visit(node, *args)
+        return method(node, *args)
 
     @classmethod
     def visits(cls, node_type: type) -> bool:
         """Whether this visitor has a ``visit_<name>`` method for ``node_type``."""
-        name = visit_name_of(node_type)
-        return name is not None and callable(getattr(cls, f"visit_{name}", None))
+        name = _method_name(node_type)
+        return name is not None and callable(getattr(cls, name, None))
 
     def generic_visit(self, node: Any, *args: Any) -> Any:
         """Called for a node with no ``visit_<name>`` method; raises by default.
