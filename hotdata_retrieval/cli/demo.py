@@ -50,10 +50,12 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
     model = embedder_named(embedder)
     tickets = support_tickets()
     report: list[dict[str, Any]] = []
+    distinct = len(set(tickets.column("body").to_pylist()))
     with LocalEngine(database, embedder=model) as engine:
         console.print(
-            f"Loading {tickets.num_rows} support tickets into {database} "
-            f"(BM25 index on body, {model.name} embeddings)…"
+            f"Loading {tickets.num_rows} support tickets into {database}: a BM25 index on "
+            f"body and {model.name} embeddings of its {distinct} distinct texts…",
+            markup=False,
         )
         engine.load_table(
             DEMO_TABLE,
@@ -91,7 +93,9 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
             report.append(entry)
     elapsed = time.perf_counter() - started
     if output_format == "json":
-        click.echo(json.dumps({"database": str(database), "queries": report}, indent=2))
+        loaded = {"table": DEMO_TABLE, "rows": tickets.num_rows, "distinct_texts": distinct}
+        document = {"database": str(database), "loaded": loaded, "queries": report}
+        click.echo(json.dumps(document, indent=2))
         return
     console.rule()
     console.print(

@@ -146,6 +146,21 @@ def _arguments(name: str, arguments: Sequence[Any], *, minimum: int, maximum: in
     return values
 
 
+def _embedding_label(table: str, column: str, hashes: Sequence[str | None], count: int) -> str:
+    """The progress bar's label for embedding ``count`` texts of a column whose rows have
+    ``hashes`` (``None`` for a null). The bar counts the distinct texts not embedded before,
+    so when that is not the row count the label says both: ``embedding tickets.body (143 texts
+    of 144 rows)``, or ``(12 new texts of 5183 rows)`` when the others were embedded before."""
+    label = f"embedding {table}.{column}"
+    if count == len(hashes):
+        return label
+    distinct = len({value for value in hashes if value})
+    new = "new " if count < distinct else ""
+    texts = "text" if count == 1 else "texts"
+    rows = "row" if len(hashes) == 1 else "rows"
+    return f"{label} ({count} {new}{texts} of {len(hashes)} {rows})"
+
+
 def _vector_column_type() -> pa.DataType:
     return pa.list_(pa.float32())
 
@@ -786,7 +801,7 @@ class LocalEngine:
                 [first_text[h] for h in missing],
                 batch_size=batch_size,
                 progress=progress,
-                description=f"embedding {table}.{column}",
+                description=_embedding_label(table, column, hashes, len(missing)),
             )
             cached.update(zip(missing, fresh))
         matrix = np.zeros((len(texts), dimensions), dtype=np.float32)
