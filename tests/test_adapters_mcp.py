@@ -16,6 +16,8 @@ from click.testing import CliRunner
 pytest.importorskip("mcp")
 
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
 
 from hotdata_retrieval.adapters import FORBIDDEN_DESCRIPTION_WORDS, SearchToolkit, ToolError
 from hotdata_retrieval.adapters.mcp import add_tools, create_server
@@ -172,7 +174,6 @@ async def test_a_larger_k_is_clamped_and_the_result_says_so(server: Any) -> None
         ("hotdata_execute_sql", {"sql": "SELECT nope FROM default.public.docs"}, "nope"),
         ("hotdata_execute_sql", {"sql": "DROP TABLE docs"}, "got DROP"),
         ("hotdata_execute_sql", {}, "sql"),
-        ("hotdata_search_everything", {"query": "crash"}, "Unknown tool"),
     ],
 )
 async def test_bad_calls_come_back_as_tool_errors(
@@ -182,6 +183,23 @@ async def test_bad_calls_come_back_as_tool_errors(
         text = _error(await client.call_tool(tool, arguments))
         assert message in text
         # the server is still there
+        assert _document(await client.call_tool("hotdata_search_text", {"query": "crash"}))
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_an_unknown_tool_or_prompt_is_invalid_params(server: Any, mode: str) -> None:
+    """The MCP specification's tools section (2025-11-25, "Error Handling"): an unknown tool
+    is a protocol error, -32602; the SDK alone answered it with a tool result, and an unknown
+    prompt with code 0."""
+    async with Client(server, mode=mode) as client:
+        with pytest.raises(MCPError) as tool:
+            await client.call_tool("hotdata_search_everything", {"query": "crash"})
+        assert tool.value.error.code == INVALID_PARAMS
+        assert tool.value.error.message.startswith("Unknown tool: 'hotdata_search_everything' (")
+        with pytest.raises(MCPError) as prompt:
+            await client.get_prompt("summary")
+        assert prompt.value.error.code == INVALID_PARAMS
+        assert prompt.value.error.message == "Unknown prompt: 'summary' (the server has no prompts)"
         assert _document(await client.call_tool("hotdata_search_text", {"query": "crash"}))
 
 

@@ -670,6 +670,271 @@ def test_notifications_and_blank_lines_get_no_reply_even_when_malformed(stdio: R
     assert stdio.request("ping") == {"jsonrpc": "2.0", "id": stdio.next_id, "result": {}}
 
 
+# -- JSON-RPC 2.0 conformance over stdio (issue 9) ----------------------------------------------
+
+NOT_AN_ID = "Invalid Request: the id must be a string or an integer, got "
+
+
+def _stderr(stdio: RawStdio) -> str:
+    stdio.errors.flush()
+    return Path(stdio.errors.name).read_text(errors="replace")
+
+
+def _error_reply(request_id: str | int | None, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+@pytest.mark.parametrize(
+    ("id_text", "shown"),
+    [
+        ("1.5", "a number (1.5)"),
+        ("1.0", "a number (1.0)"),
+        ("true", "a boolean (true)"),
+        ("false", "a boolean (false)"),
+        ("{}", "an object"),
+        ('{"a": 1}', "an object"),
+        ("[]", "an array"),
+        ("[1]", "an array"),
+        ("null", "null"),
+        ("9" * 5000, "an integer of 5,000 digits"),
+    ],
+    ids=[
+        "fraction",
+        "whole-float",
+        "true",
+        "false",
+        "object",
+        "object-1",
+        "array",
+        "array-1",
+        "null",
+        "long-integer",
+    ],
+)
+def test_an_id_that_is_not_a_string_or_an_integer_is_an_invalid_request(
+    stdio: RawStdio, id_text: str, shown: str
+) -> None:
+    """JSON-RPC 2.0 §4/§5: the id of a request is a string or a number, and an error whose id
+    cannot be read has id null; MCP narrows it to a string or an integer, never null. The
+    SDK took these lines for notifications and never answered."""
+    stdio.send_line(f'{{"jsonrpc": "2.0", "id": {id_text}, "method": "ping"}}')
+    assert stdio.reply() == _error_reply(None, -32600, NOT_AN_ID + shown)
+    _answers_a_valid_call_over_stdio(stdio)
+
+
+def test_a_long_integer_in_params_is_invalid_params_with_the_request_id(
+    stdio: RawStdio,
+) -> None:
+    arguments = '{"query": "crash", "k": ' + "9" * 5000 + "}"
+    stdio.send_line(
+        '{"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": '
+        f'{{"name": "{SEARCH}", "arguments": {arguments}}}}}'
+    )
+    assert stdio.reply() == _error_reply(
+        41,
+        -32602,
+        "Invalid params: params.arguments.k is an integer of 5,000 digits; at most 4,300 can "
+        "be read",
+    )
+    _answers_a_valid_call_over_stdio(stdio)
+
+
+def test_a_long_integer_outside_params_is_an_invalid_request_with_the_id(
+    stdio: RawStdio,
+) -> None:
+    stdio.send_line('{"jsonrpc": "2.0", "id": "x", "method": "ping", "extra": -' + "1" * 4301 + "}")
+    assert stdio.reply() == _error_reply(
+        "x",
+        -32600,
+        "Invalid Request: extra is an integer of 4,301 digits; at most 4,300 can be read",
+    )
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"], ids=["ls", "ps", "nel"])
+def test_a_unicode_line_separator_inside_a_string_is_part_of_the_message(
+    stdio: RawStdio, separator: str
+) -> None:
+    """JSON allows these unescaped in a string; ``str.splitlines`` would cut the line there."""
+    request_id = stdio.request_id()
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": SQL, "arguments": {"sql": f"SELECT 'a{separator}b' AS s"}},
+    }
+    line = json.dumps(message, ensure_ascii=False)
+    assert separator in line
+    stdio.send_line(line)
+    reply = stdio.reply()
+    assert reply["id"] == request_id
+    assert reply["result"]["structuredContent"]["rows"] == [{"s": f"a{separator}b"}]
+
+
+def test_a_carriage_return_between_tokens_does_not_end_the_message(stdio: RawStdio) -> None:
+    """A ``\\r`` is JSON white space: the message goes on to the line feed (the SDK read
+    stdin with universal newlines and split it into two lines, two parse errors)."""
+    stdio.send_line('{"jsonrpc": "2.0",\r"id": 42,\r"method": "ping"}')
+    assert stdio.reply() == {"jsonrpc": "2.0", "id": 42, "result": {}}
+    stdio.send_line('{"jsonrpc": "2.0", "id": 43, "method": "ping"}\r')
+    assert stdio.reply() == {"jsonrpc": "2.0", "id": 43, "result": {}}
+
+
+def test_a_raw_carriage_return_inside_a_string_is_one_parse_error(stdio: RawStdio) -> None:
+    stdio.send_line('{"jsonrpc": "2.0", "id": 44, "method": "ping", "params": {"a": "x\ry"}}')
+    reply = stdio.reply()
+    assert reply["id"] is None and reply["error"]["code"] == -32700, reply
+    assert "control character" in reply["error"]["message"]
+    # one reply, not one per piece: the next reply is the ping's
+    assert stdio.request("ping") == {"jsonrpc": "2.0", "id": stdio.next_id, "result": {}}
+
+
+@pytest.mark.parametrize(
+    ("data", "bad", "reason"),
+    [
+        (
+            b'{"jsonrpc": "2.0", "id": 45, "method": "ping", "params": {"a": "\xff"}}',
+            b"\xff",
+            "invalid start byte",
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 46, "method": "ping", "params": {"a": "\xed\xa0\x80"}}',
+            b"\xed",
+            "invalid continuation byte",
+        ),
+        (b"\xef\xbb", b"\xef", "unexpected end of data"),
+    ],
+    ids=["invalid-start-byte", "encoded-surrogate", "truncated"],
+)
+def test_bytes_that_are_not_utf8_are_a_parse_error(
+    stdio: RawStdio, data: bytes, bad: bytes, reason: str
+) -> None:
+    assert stdio.process.stdin is not None
+    stdio.process.stdin.write(data + b"\n")
+    stdio.process.stdin.flush()
+    where = f"byte 0x{bad[0]:02x} at byte {data.index(bad) + 1}"
+    message = f"Parse error: the line is not UTF-8: {where} ({reason})"
+    assert stdio.reply() == _error_reply(None, -32700, message)
+    _answers_a_valid_call_over_stdio(stdio)
+
+
+METHOD_FAULTS = [
+    pytest.param(
+        "prompts/get",
+        {"name": "nope"},
+        -32602,
+        "Unknown prompt: 'nope' (the server has no prompts)",
+        id="unknown-prompt",
+    ),
+    pytest.param(
+        "tools/call",
+        {"name": "hotdata_search_everything", "arguments": {"query": "crash"}},
+        -32602,
+        f"Unknown tool: 'hotdata_search_everything' (the tools are '{SEARCH}', "
+        f"'hotdata_search_semantic', '{SQL}')",
+        id="unknown-tool",
+    ),
+    pytest.param("tools/call", None, -32602, "Invalid params: params is missing", id="no-params"),
+    pytest.param(
+        "tools/call", {}, -32602, "Invalid params: params.name is missing", id="no-tool-name"
+    ),
+    pytest.param(
+        "tools/call",
+        {"name": 5},
+        -32602,
+        "Invalid params: params.name: Input should be a valid string",
+        id="tool-name-number",
+    ),
+    pytest.param(
+        "tools/call",
+        {"name": SEARCH, "arguments": ["crash"]},
+        -32602,
+        "Invalid params: params.arguments: Input should be a valid dictionary",
+        id="arguments-array",
+    ),
+    pytest.param(
+        "tools/call",
+        [SEARCH],
+        -32602,
+        "Invalid params: params must be an object, got an array",
+        id="params-array",
+    ),
+    pytest.param(
+        "tools/list",
+        "all",
+        -32600,
+        'Invalid Request: params must be an object, got a string ("all")',
+        id="params-string",
+    ),
+    pytest.param(
+        "prompts/get", {}, -32602, "Invalid params: params.name is missing", id="no-prompt-name"
+    ),
+    pytest.param(
+        "prompts/list",
+        {"cursor": 5},
+        -32602,
+        "Invalid params: params.cursor: Input should be a valid string",
+        id="cursor-number",
+    ),
+    pytest.param(
+        "resources/read",
+        {"uri": "file:///etc/passwd"},
+        -32602,
+        "Unknown resource: file:///etc/passwd",
+        id="unknown-resource",
+    ),
+    pytest.param("tools/nothing", {}, -32601, "Method not found", id="unknown-method"),
+]
+
+
+@pytest.mark.parametrize(("method", "params", "code", "message"), METHOD_FAULTS)
+def test_a_bad_method_call_over_stdio_is_a_json_rpc_error(
+    stdio: RawStdio, method: str, params: Any, code: int, message: str
+) -> None:
+    """Each with its JSON-RPC code and a one-line message naming the bad value; never code 0,
+    never a traceback on stderr (the SDK answered an unknown prompt with code 0 and logged a
+    traceback, and an unknown tool with a tool result)."""
+    before = len(_stderr(stdio))
+    message_line: dict[str, Any] = {"jsonrpc": "2.0", "id": stdio.request_id(), "method": method}
+    if params is not None:
+        message_line["params"] = params
+    stdio.send(message_line)
+    reply = stdio.reply()
+    assert reply["id"] == stdio.next_id
+    assert reply["error"]["code"] == code
+    assert reply["error"]["message"] == message
+    _answers_a_valid_call_over_stdio(stdio)
+    assert _stderr(stdio)[before:] == ""
+
+
+def test_a_batch_is_one_invalid_request(stdio: RawStdio) -> None:
+    stdio.send_line(
+        '[{"jsonrpc": "2.0", "id": 47, "method": "ping"}, '
+        '{"jsonrpc": "2.0", "id": 48, "method": "ping"}]'
+    )
+    assert stdio.reply() == _error_reply(
+        None,
+        -32600,
+        "Invalid Request: a batch (a JSON array of requests) is not supported: MCP has no "
+        "batches since protocol version 2025-06-18; send one request per line",
+    )
+    _answers_a_valid_call_over_stdio(stdio)
+
+
+def test_notifications_never_get_a_reply(stdio: RawStdio) -> None:
+    before = len(_stderr(stdio))
+    for line in [
+        '{"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "nope"}}',
+        '{"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": []}}',
+        '{"jsonrpc": "2.0", "method": "notifications/nothing"}',
+        '{"jsonrpc": "2.0", "method": "prompts/get", "params": {"name": "nope"}}',
+        '{"jsonrpc": "2.0", "method": "ping", "params": {"k": ' + "1" * 5000 + "}}",
+    ]:
+        stdio.send_line(line)
+    # the next reply is the ping's: nothing answered the lines before it
+    assert stdio.request("ping") == {"jsonrpc": "2.0", "id": stdio.next_id, "result": {}}
+    assert "Traceback" not in _stderr(stdio)[before:]
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(call=_CALLS)
 def test_any_json_arguments_over_stdio_get_a_reply(

@@ -17,16 +17,19 @@ Unicode text and could not be sent back as UTF-8. A refused call names each bad 
 one line. :func:`add_tools` gives each tool that schema and that check, in place of what
 ``MCPServer.add_tool`` derives from a function's signature (a model that ignores unknown
 arguments, takes ``true`` and ``"5"`` for integers and reports pydantic's multi-line text), so
-they hold on any transport. :func:`run_stdio` serves over stdio and answers, with a JSON-RPC
-error, every request line the SDK cannot read (not JSON, a lone surrogate escape), which the
-SDK's own stdio transport drops without a reply.
+they hold on any transport. :func:`conform_errors` gives each malformed request the JSON-RPC
+error its kind calls for (an unknown tool or prompt, params of the wrong shape: ``-32602``;
+a failure: ``-32603``, never the SDK's code ``0``). :func:`run_stdio` serves over stdio,
+reading one message per line feed as strict UTF-8, and answers, with a JSON-RPC error, every
+request line the SDK cannot read or would mistake for a notification (not UTF-8, not JSON, an
+id that is not a string or an integer, a batch, a lone surrogate escape, an integer too long
+to read), which the SDK's own stdio transport drops without a reply.
 
 The SDK is imported when a server is built, so this module imports without it.
 """
 
-import contextlib
-import io
 import json
+import logging
 import re
 import sys
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
@@ -43,16 +46,19 @@ from hotdata_retrieval.adapters.toolkit import (
 from hotdata_retrieval.engines.limits import SqlLimits
 
 if TYPE_CHECKING:
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
     from mcp.types import JSONRPCError
     from pydantic import ValidationError
 
-__all__ = ["INSTALL_HINT", "add_tools", "create_server", "run_stdio"]
+__all__ = ["INSTALL_HINT", "add_tools", "conform_errors", "create_server", "run_stdio"]
 
 INSTALL_HINT = "the MCP adapter needs the mcp SDK: pip install 'hotdata-retrieval[mcp]'"
 
 SERVER_NAME = "hotdata-retrieval"
+
+_LOGGER = logging.getLogger(__name__)
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 """A UTF-16 surrogate code point: never Unicode text on its own, and not encodable as UTF-8."""
@@ -357,6 +363,7 @@ def create_server(
 
     The arguments are those of :func:`~hotdata_retrieval.adapters.langchain.
     make_search_tools`, plus the server's ``name`` and ``log_level`` (logs go to stderr).
+    Malformed requests get the JSON-RPC errors of :func:`conform_errors`.
 
     Raises:
         ImportError: the mcp SDK is not installed (the message says how to install it).
@@ -384,6 +391,7 @@ def create_server(
         log_level=log_level,
     )
     add_tools(server, toolkit, semantic=semantic, sql=sql)
+    conform_errors(server)
     return server
 
 
@@ -400,19 +408,138 @@ def _instructions(toolkit: SearchToolkit) -> str:
     )
 
 
+# -- errors of the JSON-RPC layer --------------------------------------------------------------
+
+
+def conform_errors(server: "MCPServer") -> None:
+    """Make ``server`` answer every malformed request with a JSON-RPC error of the right code and
+    a one-line message, on any transport (a middleware added to ``server.middleware``):
+
+    - ``tools/call`` or ``prompts/get`` naming a tool or prompt the server does not have:
+      ``-32602`` (invalid params), ``Unknown tool: 'name'`` (the tools are listed), as the MCP
+      specification's tools section shows (2025-11-25, "Error Handling"). The SDK alone
+      answers an unknown tool with a tool result and an unknown prompt with error code ``0``
+      and a traceback on stderr.
+    - params that do not fit the method (missing, or of the wrong type): ``-32602`` naming
+      each bad field (``params.name is missing``), where the SDK says only "Invalid request
+      parameters".
+    - any other failure of a handler: ``-32603`` (internal error) in one line, where the SDK
+      sends code ``0``; the traceback is logged at debug level only.
+    - a notification never gets a reply; one that fails is logged in one line.
+
+    :func:`create_server` calls it; call it on a server of your own.
+    """
+    server.middleware.append(_ConformingErrors(server))
+
+
+class _ConformingErrors:
+    """The middleware of :func:`conform_errors`."""
+
+    def __init__(self, server: "MCPServer") -> None:
+        self._server = server
+
+    async def __call__(
+        self, ctx: "ServerRequestContext[Any, Any]", call_next: "CallNext"
+    ) -> "HandlerResult":
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
+        from pydantic import ValidationError
+
+        notification = ctx.request_id is None
+        try:
+            if not notification:
+                await self._check_name(ctx.method, ctx.params)
+            return await call_next(ctx)
+        except MCPError:
+            if notification:
+                return None
+            raise
+        except ValidationError as error:
+            if notification:
+                _LOGGER.warning("notification %s: invalid params", _printable(ctx.method))
+                return None
+            raise MCPError(INVALID_PARAMS, f"Invalid params: {_fields(error)}") from None
+        except Exception as error:  # every failure becomes one error reply
+            _LOGGER.debug("handler for %s failed", _printable(ctx.method), exc_info=True)
+            described = _printable(" ".join(f"{type(error).__name__}: {error}".split()))
+            if notification:
+                _LOGGER.warning("notification %s failed: %s", ctx.method, described)
+                return None
+            raise MCPError(INTERNAL_ERROR, f"Internal error: {_clip(described, 200)}") from None
+
+    async def _check_name(self, method: str, params: Any) -> None:
+        """Refuse a ``tools/call`` or ``prompts/get`` that names no tool or prompt of the
+        server."""
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INVALID_PARAMS
+
+        if method not in ("tools/call", "prompts/get") or not isinstance(params, Mapping):
+            return
+        name = params.get("name")
+        if not isinstance(name, str):
+            return  # the params check names the problem
+        if method == "tools/call":
+            kind, names = "tool", [tool.name for tool in await self._server.list_tools()]
+        else:
+            kind, names = "prompt", [prompt.name for prompt in await self._server.list_prompts()]
+        if name in names:
+            return
+        listed = ", ".join(f"'{known}'" for known in names[:_MAX_UNKNOWN])
+        known_names = f"the {kind}s are {listed}" if names else f"the server has no {kind}s"
+        raise MCPError(INVALID_PARAMS, f"Unknown {kind}: {_quoted(name)} ({known_names})")
+
+
+def _fields(error: "ValidationError") -> str:
+    """Each bad field of a params validation error, in one line (``params.name is missing``,
+    ``params.cursor: Input should be a valid string``); pydantic's own text is several lines
+    and shows the input."""
+    parts: list[str] = []
+    details = error.errors()
+    for detail in details[:3]:
+        location = [str(part) for part in detail["loc"]]
+        if not location or location[0] != "params":
+            location.insert(0, "params")
+        where = _clip(".".join(location), 60)
+        if detail["type"] == "missing":
+            parts.append(f"{where} is missing")
+        else:
+            parts.append(f"{where}: {_printable(detail['msg'])}")
+    if len(details) > 3:
+        parts.append(f"and {len(details) - 3} more")
+    return "; ".join(parts)
+
+
 # -- stdio -------------------------------------------------------------------------------------
 
 
 def run_stdio(server: "MCPServer") -> None:
     """Serve ``server`` over stdin and stdout until the client closes stdin.
 
-    As ``server.run("stdio")``, except that every request line the SDK cannot read is answered
-    with a JSON-RPC error instead of not at all: text that is not JSON (``-32700``), a lone
-    surrogate such as ``"\\ud800"`` anywhere in the message (``-32602`` inside ``params``,
-    ``-32600`` elsewhere), JSON that is not a JSON-RPC request (``-32600``). The SDK parses
-    each line with pydantic's JSON parser, which refuses lone surrogate escapes as invalid JSON,
-    and its stdio transport drops a line it cannot parse, so the client would wait forever.
-    Notifications and replies are never answered, malformed or not.
+    As ``server.run("stdio")``, except for how stdin is read. A message is one line ending at a
+    line feed (``\\n``) alone, read as bytes and decoded as strict UTF-8: a carriage return,
+    U+2028 or U+0085 inside a message does not end it (the SDK reads stdin as text with
+    universal newlines, so a ``\\r`` split a message in two). Every request line the SDK cannot
+    read, or would read as something other than what it is, is answered here with a JSON-RPC
+    2.0 error, where the SDK answers none (the client would wait forever):
+
+    - bytes that are not UTF-8, or text that is not JSON: ``-32700`` (parse error), id
+      ``null`` (JSON-RPC 2.0 §5.1). A raw control character inside a string is not JSON.
+    - a request whose ``id`` is not a string or an integer (``1.5``, ``1.0``, ``true``,
+      ``{}``, ``[]``, ``null``, or an integer of more than 4,300 digits): ``-32600`` (invalid
+      request), id ``null`` (§5: the id could not be read). The SDK took such a line for a
+      notification and said nothing. ``"id": null`` is refused too: MCP requires a string or
+      an integer id and forbids null (JSON-RPC 2.0 itself only discourages it).
+    - a batch (a JSON array of request objects): ``-32600``, id ``null``; MCP has no batches
+      since protocol version 2025-06-18, and a batch would need its replies in one array.
+    - a request the SDK cannot parse though its id can be read — a lone surrogate
+      (``"\\ud800"``) or an integer of more than 4,300 digits (the SDK's JSON parser's limit)
+      in ``params``, or ``params`` an array: ``-32602`` (invalid params) with the request's
+      id, naming where; elsewhere in the message: ``-32600`` with the id.
+    - any other JSON that is not a JSON-RPC request: ``-32600``, with the id when it has one.
+
+    Notifications (no ``id``) and replies from the client are never answered, malformed or not.
+    Errors of the methods themselves (unknown tool, bad params) are :func:`conform_errors`'s;
+    :func:`create_server` installs it.
     """
     import anyio
 
@@ -431,26 +558,23 @@ async def _serve_stdio(server: "MCPServer") -> None:
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
-class _UnownedTextWrapper(io.TextIOWrapper):
-    """Text over ``sys.stdin.buffer`` that leaves the buffer open when it is closed."""
-
-    def close(self) -> None:
-        with contextlib.suppress(ValueError):  # already detached
-            self.detach()
-
-
-def _stdin_lines() -> AsyncIterable[str]:
+def _stdin_lines() -> AsyncIterable[bytes]:
+    """The lines of stdin as bytes, each ending at a line feed (a binary file's lines)."""
     import anyio
 
-    text = _UnownedTextWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-    return cast(AsyncIterable[str], anyio.wrap_file(text))
+    return cast(AsyncIterable[bytes], anyio.wrap_file(sys.stdin.buffer))
+
+
+_JSON_WHITESPACE = b" \t\r\n"
+"""What JSON allows around a value (RFC 8259 §2), which the SDK skips too."""
 
 
 class _LineGate:
-    """The lines of stdin for the SDK's stdio transport: a line the SDK can read passes; any
-    other is answered here, on the transport's write stream, and goes no further."""
+    """The lines of stdin for the SDK's stdio transport: a line the SDK reads as what it is
+    passes, decoded; any other is answered here, on the transport's write stream, and goes no
+    further."""
 
-    def __init__(self, lines: AsyncIterable[str]) -> None:
+    def __init__(self, lines: AsyncIterable[bytes]) -> None:
         import anyio
 
         self._lines = lines
@@ -470,14 +594,13 @@ class _LineGate:
         from mcp.shared.message import SessionMessage
 
         async for line in self._lines:
-            text = line.strip(" \t\r\n")  # JSON's whitespace, which the SDK skips too
-            if not text:
+            data = line.strip(_JSON_WHITESPACE)
+            if not data:
                 continue
-            problem = _unreadable(text)
-            if problem is None:
-                yield line
+            reply, text = _screened(data)
+            if text is not None:
+                yield text
                 continue
-            reply = _error_reply(text, problem)
             if reply is None:
                 continue
             await self._bound.wait()
@@ -485,6 +608,138 @@ class _LineGate:
                 await self._replies.send(SessionMessage(reply))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
+
+
+def _screened(data: bytes) -> "tuple[JSONRPCError | None, str | None]":
+    """``(None, text)`` for a line to hand to the SDK; ``(error, None)`` for one answered with
+    ``error``; ``(None, None)`` for one dropped without a reply."""
+    from mcp.types import PARSE_ERROR
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return _rpc_error(
+            None,
+            PARSE_ERROR,
+            f"Parse error: the line is not UTF-8: byte 0x{data[error.start]:02x} at byte "
+            f"{error.start + 1} ({error.reason})",
+        ), None
+    problem = _unreadable(text)
+    try:
+        message = _decoded(text)
+    except (ValueError, RecursionError) as error:
+        if problem is None:  # the SDK reads it, so it is JSON
+            return None, text
+        return _rpc_error(None, PARSE_ERROR, f"Parse error: {problem[1] or error}"), None
+    reply = _error_reply(message, problem)
+    if reply is _PASS:
+        return None, text
+    return cast("JSONRPCError | None", reply), None
+
+
+class _LongInteger:
+    """An integer in the JSON text with more digits than the SDK's JSON parser reads."""
+
+    def __init__(self, digits: str) -> None:
+        self.digits = digits
+
+
+_MAX_INTEGER_DIGITS = 4300
+"""The longest integer (in digits) the SDK's JSON parser (pydantic-core) reads; a longer one
+is "number out of range" (observed with pydantic-core 2; Python's own default limit,
+``sys.get_int_max_str_digits()``, is the same)."""
+
+
+def _integer(text: str) -> Any:
+    if len(text.lstrip("-")) > _MAX_INTEGER_DIGITS:
+        return _LongInteger(text)
+    return int(text)
+
+
+def _decoded(text: str) -> Any:
+    """``text`` as JSON, integers too long for the SDK kept as :class:`_LongInteger`.
+
+    Raises:
+        ValueError: not JSON (a raw control character in a string included).
+        RecursionError: nested too deep to decode.
+    """
+    return json.loads(text, parse_int=_integer)
+
+
+_PASS = object()
+"""What :func:`_error_reply` returns for a line the SDK reads as what it is."""
+
+_NOT_A_REQUEST = (
+    'not a JSON-RPC 2.0 request: it needs "jsonrpc": "2.0", a string "method" and a string '
+    'or integer "id"'
+)
+
+
+def _error_reply(message: Any, problem: "tuple[str, str] | None") -> Any:
+    """The JSON-RPC error answering a decoded line, ``None`` when no reply is due (a
+    notification, or a reply from the client) or :data:`_PASS` when the SDK reads it as what
+    it is. ``problem`` is why the SDK cannot read it, if it cannot."""
+    from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+
+    if isinstance(message, list) and message and all(isinstance(item, dict) for item in message):
+        return _rpc_error(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: a batch (a JSON array of requests) is not supported: MCP has no "
+            "batches since protocol version 2025-06-18; send one request per line",
+        )
+    if not isinstance(message, dict):
+        return _rpc_error(None, INVALID_REQUEST, f"Invalid Request: {_NOT_A_REQUEST}")
+    if "method" not in message and ("result" in message or "error" in message):
+        return _PASS if problem is None else None
+    if "method" in message and "id" not in message:
+        return _PASS if problem is None else None
+    request_id, id_problem = _request_id(message)
+    if id_problem is not None:
+        return _rpc_error(None, INVALID_REQUEST, f"Invalid Request: {id_problem}")
+    found = _unreadable_value_in(message)
+    if found is not None:
+        path, where = found
+        if path == "params" or path.startswith(("params.", "params[")):
+            return _rpc_error(request_id, INVALID_PARAMS, f"Invalid params: {where}")
+        return _rpc_error(request_id, INVALID_REQUEST, f"Invalid Request: {where}")
+    params = message.get("params")
+    if isinstance(params, list):
+        return _rpc_error(
+            request_id, INVALID_PARAMS, "Invalid params: params must be an object, got an array"
+        )
+    if params is not None and not isinstance(params, dict):
+        return _rpc_error(
+            request_id,
+            INVALID_REQUEST,
+            f"Invalid Request: params must be an object, got {_described(params)}",
+        )
+    if problem is None:
+        return _PASS
+    kind, reason = problem
+    if kind == "json_invalid":
+        return _rpc_error(request_id, PARSE_ERROR, f"Parse error: {reason}")
+    return _rpc_error(request_id, INVALID_REQUEST, f"Invalid Request: {_NOT_A_REQUEST}")
+
+
+def _request_id(message: Mapping[str, Any]) -> tuple[str | int | None, str | None]:
+    """The request's id, or why it cannot be echoed: MCP requires a string or an integer
+    (never null, never a boolean)."""
+    value = message.get("id")
+    if isinstance(value, str):
+        found = _LONE_SURROGATE.search(value)
+        if found is None:
+            return value, None
+        return None, (
+            f"id holds a lone surrogate ({_printable(found.group())}), which is not Unicode text"
+        )
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, None
+    if isinstance(value, _LongInteger):
+        shown = f"an integer of {len(value.digits.lstrip('-')):,} digits"
+    else:
+        shown = _described(value)
+    return None, f"the id must be a string or an integer, got {shown}"
 
 
 def _unreadable(line: str) -> "tuple[str, str] | None":
@@ -500,54 +755,11 @@ def _unreadable(line: str) -> "tuple[str, str] | None":
     return None
 
 
-_NOT_A_REQUEST = (
-    'not a JSON-RPC 2.0 request: it needs "jsonrpc": "2.0", a string "method" and a string '
-    'or integer "id"'
-)
-
-
-def _error_reply(line: str, problem: tuple[str, str]) -> "JSONRPCError | None":
-    """The JSON-RPC error answering an unreadable line, or ``None`` when none is due (a
-    notification, or a reply from the client)."""
-    from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
-
-    kind, reason = problem
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return _rpc_error(None, PARSE_ERROR, f"Parse error: {reason}")
-    if not isinstance(message, dict):
-        return _rpc_error(None, INVALID_REQUEST, f"Invalid Request: {_NOT_A_REQUEST}")
-    if "method" not in message and ("result" in message or "error" in message):
-        return None
-    if "method" in message and "id" not in message:
-        return None
-    request_id = _request_id(message)
-    found = _lone_surrogate_in(message)
-    if found is not None:
-        path, where = found
-        if path == "params" or path.startswith(("params.", "params[")):
-            return _rpc_error(request_id, INVALID_PARAMS, f"Invalid params: {where}")
-        return _rpc_error(request_id, INVALID_REQUEST, f"Invalid Request: {where}")
-    if kind == "json_invalid":
-        return _rpc_error(request_id, PARSE_ERROR, f"Parse error: {reason}")
-    return _rpc_error(request_id, INVALID_REQUEST, f"Invalid Request: {_NOT_A_REQUEST}")
-
-
-def _request_id(message: Mapping[str, Any]) -> str | int | None:
-    """The request's id when it can be echoed (a string or an integer), else ``None``."""
-    value = message.get("id")
-    if isinstance(value, str) and not _LONE_SURROGATE.search(value):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return None
-
-
-def _lone_surrogate_in(message: Any) -> tuple[str, str] | None:
-    """Where a decoded message holds a lone surrogate: the path (``params.arguments.query``) and
-    a sentence fragment naming it (``params.arguments.query holds a lone surrogate
-    (\\ud800)...``); ``None`` when it holds none."""
+def _unreadable_value_in(message: Any) -> tuple[str, str] | None:
+    """Where a decoded message holds a value the SDK cannot read — a lone surrogate, an
+    integer of too many digits: the path (``params.arguments.query``) and a sentence fragment
+    naming it (``params.arguments.query holds a lone surrogate (\\ud800)...``); ``None`` when it
+    holds none."""
     stack: list[tuple[str, Any]] = [("", message)]
     while stack:
         path, value = stack.pop()
@@ -558,6 +770,12 @@ def _lone_surrogate_in(message: Any) -> tuple[str, str] | None:
                     f"{path or 'the message'} holds a lone surrogate "
                     f"({_printable(found.group())}), which is not Unicode text"
                 )
+        elif isinstance(value, _LongInteger):
+            digits = len(value.digits.lstrip("-"))
+            return path, (
+                f"{path} is an integer of {digits:,} digits; at most "
+                f"{_MAX_INTEGER_DIGITS:,} can be read"
+            )
         elif isinstance(value, dict):
             children: list[tuple[str, Any]] = []
             for key, item in value.items():
