@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from hypothesis import strategies as st
@@ -51,9 +52,21 @@ finite_floats = st.floats(allow_nan=False, allow_infinity=False, width=64)
 float32_range = st.floats(
     min_value=-3.4028234663852886e38, max_value=3.4028234663852886e38, allow_nan=False
 )
-vectors = st.lists(float32_range, min_size=1, max_size=8).map(
-    lambda vector: vector if any(vector) else [1.0, *vector[1:]]  # cosine needs a non-zero one
-)
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to Float32, as the engines' distance functions read it."""
+    rounded: float = struct.unpack("f", struct.pack("f", value))[0]
+    return rounded
+
+
+def usable_for_cosine(vector: list[float]) -> list[float]:
+    """``vector``, or it with a first component of 1.0 when it is zero once rounded to
+    Float32 (``[1e-46, 0.0]``): cosine distance needs a non-zero query vector."""
+    return vector if any(_float32(component) for component in vector) else [1.0, *vector[1:]]
+
+
+vectors = st.lists(float32_range, min_size=1, max_size=8).map(usable_for_cosine)
 
 literals = st.one_of(
     st.text(
