@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -32,3 +33,13 @@ class SqlSnapshotExtension(SingleFileSnapshotExtension):
 def sql_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     """A snapshot fixture that writes ``tests/__snapshots__/<module>/<test>.sql``."""
     return snapshot.use_extension(SqlSnapshotExtension)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL 16 + pgvector server for the session (the ``pgserver`` wheel's
+    binaries, on 127.0.0.1), stopped and removed at the end."""
+    from hotdata_retrieval.engines.postgres import throwaway_server
+
+    with throwaway_server() as url:
+        yield url

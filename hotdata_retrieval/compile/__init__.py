@@ -10,6 +10,7 @@ registered beside it. A plan a dialect cannot express raises
 
 from hotdata_retrieval.compile import duckdb as _duckdb  # noqa: F401
 from hotdata_retrieval.compile import hotdata as _hotdata  # noqa: F401  (registers the dialects)
+from hotdata_retrieval.compile import postgres as _postgres  # noqa: F401
 from hotdata_retrieval.compile import sqlite as _sqlite  # noqa: F401
 from hotdata_retrieval.compile.compiler import (
     BranchRequest,

@@ -49,6 +49,20 @@ def _duckdb(directory: Path) -> Any:
     return engine
 
 
+def _postgres(url: str) -> Any:
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    engine = PostgresEngine(url)
+    engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
+    empty = empty_table()
+    fixed = pa.list_(pa.float32(), DIMENSIONS)
+    empty = empty.set_column(
+        empty.schema.get_field_index("embedding"), "embedding", pa.array([], fixed)
+    )
+    engine.load_table("empty", empty, key_column="id", text_columns=["body"])
+    return engine
+
+
 FACTORIES: dict[str, Callable[[Path], Any]] = {
     "local": _local,
     "sqlite": _sqlite,
@@ -56,17 +70,25 @@ FACTORIES: dict[str, Callable[[Path], Any]] = {
 }
 """Engine name → a factory loading ``docs`` and ``empty`` into a fresh database."""
 
-EXACT = frozenset(FACTORIES)
-"""Engines whose nearest-neighbour search is exact (no approximate index in the suite)."""
+SERVERS: dict[str, Callable[[str], Any]] = {"postgres": _postgres}
+"""Engine name → a factory loading the corpus into the session's server (its URL)."""
+
+ENGINES = sorted([*FACTORIES, *SERVERS])
+
+EXACT = frozenset(ENGINES)
+"""Engines whose nearest-neighbour search is exact in the suite (no approximate index)."""
 
 
-@pytest.fixture(scope="module", params=sorted(FACTORIES))
+@pytest.fixture(scope="module", params=ENGINES)
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
     """One engine with the corpus loaded, for every test of a module."""
     name = request.param
-    instance = FACTORIES[name](tmp_path_factory.mktemp(f"parity-{name}"))
+    if name in SERVERS:
+        instance = SERVERS[name](request.getfixturevalue("postgres_url"))
+    else:
+        instance = FACTORIES[name](tmp_path_factory.mktemp(f"parity-{name}"))
     instance.parity_name = name
     yield instance
     close = getattr(instance, "close", None)

@@ -1,0 +1,342 @@
+"""The PostgreSQL + pgvector dialect.
+
+The target is PostgreSQL (16) with the pgvector extension (0.6 and later): its ``vector``
+type and distance operators, and PostgreSQL's own full-text search.
+
+How each search is written, and why:
+
+- **Text**: ``ts_rank_cd(to_tsvector('english', <column>), <query>)`` over the rows that
+  match ``to_tsvector('english', <column>) @@ <query>``, served by the engine's GIN index on
+  that very expression. ``ts_rank_cd`` is PostgreSQL's cover-density ranking (PostgreSQL
+  documentation, §12.3.3), **not BM25**: no inverse document frequency, no length
+  saturation, so its scores and order differ from the BM25 of the other engines. The query
+  is ``to_tsquery('english', 'w1 | w2 | ...')``: the user text's words (runs of alphanumeric
+  characters, as the local engine's analyzer splits them) joined by ``|`` (OR), so no
+  character of the user's text is tsquery syntax and any word matches (``plainto_tsquery``
+  and ``websearch_to_tsquery`` would AND them: a word in no document would empty the result,
+  ``shared/reference/bug-cases.md`` B12).
+- **Nearest neighbour**: pgvector's operators written ``OPERATOR(public.<=>)``, the one form a
+  SQL parser cannot take for something else: sqlglot reads a bare ``a <=> b`` as MySQL's
+  null-safe equality and writes it back as ``a IS NOT DISTINCT FROM b``, and cannot parse
+  ``<#>`` at all (``shared/reference/local-engines.md`` §D). The branch is ordered by the
+  operator expression itself, with no tie-break, so an HNSW index of the same operator
+  class serves it (``ORDER BY <operator expression> LIMIT n``: the only shape pgvector's index
+  scans take; a tie-break in that ORDER BY turns it into a full sort, local-engines §D). The
+  metrics, named so they cannot be confused (and the cut, :meth:`PostgresCompiler.
+  visit_nearest_neighbor_search`: ``FETCH FIRST k ROWS WITH TIES`` inside, which keeps the
+  index, then ties broken by key outside):
+
+  - ``cosine`` orders by ``<=>`` (cosine distance, ``vector_cosine_ops``) and reports it;
+    pgvector gives NaN against a zero vector, reported as no distance (the row is no
+    candidate), where the Hotdata engine gives 1.0;
+  - ``l2`` is the **squared** Euclidean distance, as the Hotdata engine's ``l2_distance``:
+    it orders by ``<->``, pgvector's *Euclidean* distance (:data:`EUCLIDEAN_OPERATOR`,
+    ``vector_l2_ops``: the same order) and reports ``vector_l2_squared_distance``, so the
+    numbers agree with every other engine;
+  - ``dot`` orders by and reports ``<#>``, pgvector's *negative* inner product, as the
+    Hotdata engine's ``negative_dot_product``.
+
+  Filtered searches over an HNSW index: the engine turns on iterative index scans where
+  pgvector has them (0.8.0 and later), and otherwise runs the filtered statement without
+  index scans, so a selective filter never leaves a short page (B18).
+- **Names**: ``<schema>.<table>``, the plan's ``public`` being PostgreSQL's ``public``; no
+  catalog (a connection reaches one database). Every identifier is quoted; names are
+  lower-case, as PostgreSQL folds them.
+- Engine-embedded semantic search does not exist here and is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+
+from hotdata_retrieval.compile.compiler import (
+    BranchRequest,
+    CompiledBranch,
+    FusedBranch,
+    FusedScore,
+    column,
+    identifier,
+    ordered,
+    table_reference,
+)
+from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
+from hotdata_retrieval.compile.nodes import (
+    COMPILER_TRANSFORMS,
+    Lowering,
+    SearchNode,
+    TextSearch,
+    VectorDistance,
+)
+from hotdata_retrieval.compile.stores import StoreCompiler, store_table
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import (
+    DistanceMetric,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+)
+
+__all__ = [
+    "COSINE_OPERATOR",
+    "EUCLIDEAN_OPERATOR",
+    "NEGATIVE_INNER_PRODUCT_OPERATOR",
+    "OPERATOR_CLASSES",
+    "POSTGRES",
+    "TEXT_SEARCH_CONFIG",
+    "PostgresCompiler",
+    "PostgresDialect",
+    "fts_index_name",
+    "hnsw_index_name",
+    "tsquery_text",
+]
+
+COSINE_OPERATOR = "public.<=>"
+"""pgvector's cosine distance, ``1 - cos``."""
+
+EUCLIDEAN_OPERATOR = "public.<->"
+"""pgvector's **Euclidean** (true L2) distance, ``sqrt(Σ (aᵢ - bᵢ)²)``: the square root of
+the plan's ``l2`` metric, which is the squared Euclidean distance."""
+
+NEGATIVE_INNER_PRODUCT_OPERATOR = "public.<#>"
+"""pgvector's negative inner product, ``-(a·b)``."""
+
+_ORDER_OPERATORS: Mapping[DistanceMetric, str] = {
+    DistanceMetric.COSINE: COSINE_OPERATOR,
+    DistanceMetric.L2: EUCLIDEAN_OPERATOR,
+    DistanceMetric.DOT: NEGATIVE_INNER_PRODUCT_OPERATOR,
+}
+"""The operator a nearest branch of each metric is ordered by (and an HNSW index serves)."""
+
+OPERATOR_CLASSES: Mapping[DistanceMetric, str] = {
+    DistanceMetric.COSINE: "vector_cosine_ops",
+    DistanceMetric.L2: "vector_l2_ops",
+    DistanceMetric.DOT: "vector_ip_ops",
+}
+"""The HNSW operator class serving each metric's operator (pgvector README, "HNSW")."""
+
+SQUARED_EUCLIDEAN_FUNCTION = "vector_l2_squared_distance"
+"""pgvector's squared Euclidean distance (defined by the extension since 0.1, for its index
+support): what the plan's ``l2`` reports."""
+
+ORDER_COLUMN = "_order"
+"""The inner nearest query's ordering value (the operator's distance), for the outer cut."""
+
+TEXT_SEARCH_CONFIG = "english"
+"""The text search configuration of the index and the queries (stemming, stop words)."""
+
+
+def fts_index_name(table: str, column: str) -> str:
+    """The GIN index on ``to_tsvector('english', <column>)`` that marks a text column as
+    searchable.
+
+    >>> fts_index_name("docs", "body")
+    'docs__body__fts'
+    """
+    return f"{table}__{column}__fts"
+
+
+def hnsw_index_name(table: str, column: str) -> str:
+    """The HNSW index of a vector column.
+
+    >>> hnsw_index_name("docs", "embedding")
+    'docs__embedding__hnsw'
+    """
+    return f"{table}__{column}__hnsw"
+
+
+def tsquery_text(query_text: str) -> str:
+    """User text as ``to_tsquery`` input with no syntax in it: its words (runs of
+    alphanumeric characters) joined by `` | ``. Text with no word is the empty query, which
+    matches nothing.
+
+    >>> tsquery_text("ERR-DIM-384 it's (NEAR) & !x")
+    'ERR | DIM | 384 | it | s | NEAR | x'
+    """
+    words = "".join(character if character.isalnum() else " " for character in query_text)
+    return " | ".join(words.split())
+
+
+def _quoted(name: str) -> exp.Identifier:
+    return exp.Identifier(this=name, quoted=True)
+
+
+_TEXT_SEARCH = sqlglot.parse_one(
+    "SELECT base.*, ts_rank_cd(to_tsvector(:config, :document), :query) AS score "
+    "FROM :table AS base WHERE to_tsvector(:config, :document) @@ :query",
+    read="postgres",
+)
+"""The text search subquery; its slots are filled with sqlglot nodes."""
+
+
+def _tsquery(query: exp.Expr) -> exp.Expr:
+    return exp.Anonymous(
+        this="to_tsquery", expressions=[exp.Literal.string(TEXT_SEARCH_CONFIG), query]
+    )
+
+
+def _text_search(node: TextSearch) -> exp.Expr:
+    """``(SELECT base.*, ts_rank_cd(to_tsvector('english', base.<c>), <q>) AS score FROM
+    <s>.<t> AS base WHERE to_tsvector('english', base.<c>) @@ <q>)``, ``<q>`` being
+    ``to_tsquery('english', <query>)``."""
+    document = exp.Column(this=_quoted(node.args["column"].name), table=_quoted("base"))
+    filled = exp.replace_placeholders(
+        _TEXT_SEARCH.copy(),
+        config=exp.Literal.string(TEXT_SEARCH_CONFIG),
+        document=document,
+        query=_tsquery(node.args["query"]),
+        table=store_table(node.this, "public"),
+    )
+    for table in filled.find_all(exp.Table):
+        if table.alias == "base":
+            table.set("alias", exp.TableAlias(this=_quoted("base")))
+    return exp.Subquery(this=filled, alias=exp.TableAlias(this=_quoted("matches")))
+
+
+def _order_distance(node: VectorDistance) -> exp.Expr:
+    """``<column> OPERATOR(public.<op>) <vector>``: the expression a nearest branch orders by."""
+    return exp.Operator(
+        this=node.this.copy(),
+        operator=_ORDER_OPERATORS[node.metric],
+        expression=node.expression.copy(),
+    )
+
+
+def reported_distance(metric: DistanceMetric, order: exp.Expr, node: VectorDistance) -> exp.Expr:
+    """What a nearest branch reports as ``_distance`` for ``metric`` (module docstring): the
+    cosine operator with NaN (a zero vector) as NULL, the squared Euclidean distance, or the
+    negative inner product."""
+    if metric is DistanceMetric.COSINE:
+        nan = exp.Cast(this=exp.Literal.string("NaN"), to=exp.DataType.build("DOUBLE PRECISION"))
+        return exp.Nullif(this=order, expression=nan)
+    if metric is DistanceMetric.L2:
+        return exp.Anonymous(
+            this=SQUARED_EUCLIDEAN_FUNCTION,
+            expressions=[node.this.copy(), node.expression.copy()],
+        )
+    return order
+
+
+class PostgresDialect(Postgres):
+    """sqlglot's PostgreSQL, with function names kept as written and every identifier
+    quoted."""
+
+    NORMALIZE_FUNCTIONS = False
+
+    class Generator(Postgres.Generator):  # type: ignore[valid-type,misc]  # sqlglot nests classes
+        TRANSFORMS: ClassVar[dict[Any, Any]] = {
+            **Postgres.Generator.TRANSFORMS,
+            **COMPILER_TRANSFORMS,
+        }
+        SEARCH_NODES: ClassVar[Mapping[type[SearchNode], Lowering]] = {
+            TextSearch: _text_search,
+            VectorDistance: _order_distance,
+        }
+        """Full-text search and pgvector's ordering operators (the compiler reports the
+        distances from them, :func:`reported_distance`)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["identify"] = True
+            super().__init__(*args, **kwargs)
+
+
+class PostgresCompiler(StoreCompiler):
+    """Plans for PostgreSQL + pgvector: ``<schema>.<table>`` names, nearest branches around
+    the index fast-path shape (ordered by the operator alone), distances reported per
+    metric."""
+
+    default_schema = "public"
+
+    def visit_reciprocal_rank_fusion(
+        self, fusion: ReciprocalRankFusion, branches: Sequence[FusedBranch]
+    ) -> FusedScore:
+        """As for every dialect, each weight cast to ``DOUBLE PRECISION``: PostgreSQL reads
+        ``1.0`` as ``numeric``, and ``numeric / bigint`` is a ``numeric`` quotient, rounded
+        unlike the float64 sums of the other engines and of the reference fusion."""
+        scored = super().visit_reciprocal_rank_fusion(fusion, branches)
+        for division in list(scored.score.find_all(exp.Div)):
+            weight = division.this
+            if isinstance(weight, exp.Literal):
+                weight.replace(
+                    exp.Cast(this=weight.copy(), to=exp.DataType.build("DOUBLE PRECISION"))
+                )
+        return scored
+
+    def visit_nearest_neighbor_search(
+        self, branch: NearestNeighborSearch, request: BranchRequest
+    ) -> CompiledBranch:
+        """``SELECT <projection>, _distance FROM (SELECT <projection>, <reported distance> AS
+        _distance, <operator expression> AS _order FROM <s>.<t> [WHERE] ORDER BY <column>
+        OPERATOR(public.<op>) <vector> FETCH FIRST <k> ROWS WITH TIES) AS nearest ORDER BY
+        _order ASC, key ASC LIMIT n [OFFSET m]``.
+
+        The inner query is the index fast path: ordered by the operator alone, so an HNSW
+        index of its class serves it; ``WITH TIES`` keeps every row tied with the k-th, so the
+        outer query can break ties by key and cut exactly: pages are slices of one ranking
+        and a fusion's depth cut keeps tied rows by key, as on every other engine.
+        """
+        node = VectorDistance(
+            this=column(branch.column, branch.table.name),
+            expression=self.binder.vector(branch, "query_vector"),
+            metric=branch.metric.value,
+        )
+        order = self.search(node.copy())
+        names = [item.alias_or_name for item in request.projection]
+        inner = exp.Select(
+            expressions=[
+                *request.projection,
+                exp.Alias(
+                    this=reported_distance(branch.metric, order.copy(), node),
+                    alias=identifier(branch.raw_score_column),
+                ),
+                exp.Alias(this=order.copy(), alias=identifier(ORDER_COLUMN)),
+            ],
+            from_=exp.From(this=table_reference(branch.table)),
+            where=self.where(request.plan),
+            order=exp.Order(expressions=[ordered(order, descending=False)]),
+            limit=exp.Fetch(
+                direction="FIRST",
+                count=exp.Literal.number(request.k),
+                limit_options=exp.LimitOptions(rows=True, with_ties=True),
+            ),
+        )
+        tie_break = [] if request.tie_break is None else [request.tie_break]
+        select = exp.Select(
+            expressions=[*(column(name) for name in names), column(branch.raw_score_column)],
+            from_=exp.From(
+                this=exp.Subquery(this=inner, alias=exp.TableAlias(this=identifier("nearest")))
+            ),
+            order=exp.Order(
+                expressions=[
+                    ordered(column(ORDER_COLUMN), descending=False),
+                    *(ordered(column(name), descending=False) for name in tie_break),
+                ]
+            ),
+        )
+        if request.limit is not None:
+            select.set("limit", exp.Limit(expression=exp.Literal.number(request.limit)))
+        if request.offset:
+            select.set("offset", exp.Offset(expression=exp.Literal.number(request.offset)))
+        return CompiledBranch(select=select, nullable=True)
+
+
+POSTGRES = register_dialect(
+    DialectProfile(
+        name="postgres",
+        sqlglot_dialect=PostgresDialect,
+        compiler=PostgresCompiler,
+        vector_literal_open="CAST('[",
+        vector_literal_close=']\' AS "public"."vector")',
+        supports_full_outer_join=True,
+        full_text_query=tsquery_text,
+    )
+)
+"""PostgreSQL 16 with pgvector."""
+
+
+def schema_of(table: TableName) -> str:
+    """PostgreSQL's schema of ``table`` (the plan's ``public`` is ``public``)."""
+    return table.schema

@@ -1,0 +1,492 @@
+"""The PostgreSQL engine: plans compiled for the ``postgres`` dialect, run by PostgreSQL with
+pgvector through psycopg 3 (the ``postgres`` extra).
+
+``PostgresEngine(url)`` connects to any PostgreSQL server with pgvector (``CREATE EXTENSION
+IF NOT EXISTS vector`` is run when the role may). :func:`throwaway_server` starts a private
+server for tests and demos from the PostgreSQL 16 + pgvector 0.6.2 binaries of the
+``pgserver`` wheel (its own launcher is not used: run as root it adds an operating-system user),
+on 127.0.0.1 and a free port, in a temporary directory, and stops and removes it on exit.
+
+``load_table`` writes the rows with ``COPY`` (vectors as ``vector(n)``), a GIN index on
+``to_tsvector('english', <column>)`` per text column, an optional HNSW index per vector column
+(``vector_index="hnsw"``, the operator class of ``vector_metric``) and the catalog rows, in
+one transaction. ``sql(text)`` runs in a read-only transaction.
+
+A search whose plan has a filter and a nearest branch runs with iterative index scans
+(``hnsw.iterative_scan = strict_order``) where pgvector has them (0.8.0 and later), and with
+index scans off otherwise: an HNSW index scan applies the filter after it has found
+``hnsw.ef_search`` candidates, so a selective filter would leave the page short
+(``shared/reference/bug-cases.md`` B18; pgvector README, "Filtering").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sqlglot
+from sqlglot import exp
+
+from hotdata_retrieval.compile import to_sql
+from hotdata_retrieval.compile.postgres import (
+    OPERATOR_CLASSES,
+    POSTGRES,
+    TEXT_SEARCH_CONFIG,
+    fts_index_name,
+    hnsw_index_name,
+)
+from hotdata_retrieval.compile.statements import (
+    CATALOG_TABLE,
+    catalog_create,
+    catalog_delete,
+    catalog_insert,
+    catalog_select,
+    create_table,
+    drop_table,
+    render,
+    table_node,
+)
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.results import SearchResult, executed_plan
+from hotdata_retrieval.engines.store import SqlStoreEngine, StoreColumn, StoreTable
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["PostgresEngine", "throwaway_server"]
+
+_EXTRA_HINT = "pip install 'hotdata-retrieval[postgres]'"
+ITERATIVE_SCAN_VERSION = (0, 8, 0)
+"""The first pgvector with iterative index scans (pgvector CHANGELOG, 0.8.0)."""
+
+_GIN_INDEX = sqlglot.parse_one(
+    "CREATE INDEX :name ON :table USING gin (to_tsvector(:config, :column))", read="postgres"
+)
+_HNSW_INDEX = sqlglot.parse_one(
+    "CREATE INDEX :name ON :table USING hnsw (:column :operator_class)", read="postgres"
+)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+def _postgres_type(kind: pa.DataType) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_boolean(kind):
+        return "BOOLEAN"
+    if pa.types.is_integer(kind):
+        return "BIGINT"
+    if pa.types.is_floating(kind):
+        return "DOUBLE PRECISION"
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "TEXT"
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return "BYTEA"
+    if pa.types.is_timestamp(kind):
+        return "TIMESTAMP"
+    if pa.types.is_date(kind):
+        return "DATE"
+    raise EngineError(f"the PostgreSQL engine cannot store a column of type {kind}")
+
+
+class PostgresEngine(SqlStoreEngine):
+    """PostgreSQL + pgvector behind the engine contract (module docstring).
+
+    Args:
+        url: a libpq connection string or URL (``postgresql://user@host:port/database``).
+        embedder: embeds query text for ``plan_search`` routes that need a vector.
+
+    Raises:
+        EngineError: the ``postgres`` extra is missing, the server cannot be reached, or it
+            has no pgvector.
+    """
+
+    engine_name = "postgres"
+
+    def __init__(self, url: str, *, embedder: Any = None) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise EngineError(f"the PostgreSQL engine needs psycopg: {_EXTRA_HINT}") from None
+        self.url = url
+        try:
+            self._connection = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as error:
+            raise EngineError(f"cannot connect to PostgreSQL at {url!r}: {error}") from None
+        super().__init__(POSTGRES, embedder=embedder)
+        with contextlib.suppress(EngineError):
+            self._execute("CREATE EXTENSION IF NOT EXISTS vector")
+        rows = self._query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[1]
+        if not rows:
+            raise EngineError(
+                f"the PostgreSQL server at {url!r} has no pgvector extension (and this role "
+                "cannot create it)"
+            )
+        self.pgvector_version: tuple[int, ...] = _version(rows[0][0])
+        """The server's pgvector version, e.g. ``(0, 6, 2)``."""
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._connection.close()
+
+    # -- the driver ------------------------------------------------------------------------
+
+    def _query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        import psycopg
+
+        try:
+            cursor = self._connection.execute(statement)
+            rows = cursor.fetchall() if cursor.description is not None else []
+        except psycopg.Error as error:
+            raise EngineError(f"postgres: {error}".strip(), sql=statement) from None
+        names = [column.name for column in cursor.description or ()]
+        return names, rows
+
+    def _execute(self, statement: str) -> None:
+        import psycopg
+
+        try:
+            self._connection.execute(statement)
+        except psycopg.Error as error:
+            raise EngineError(f"postgres: {error}".strip(), sql=statement) from None
+
+    def _read_only_query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        self._execute("BEGIN READ ONLY")
+        try:
+            return self._query(statement)
+        finally:
+            self._execute("ROLLBACK")
+
+    def _describe(self, table: TableName) -> StoreTable | None:
+        if table.catalog != self.default_catalog:
+            raise EngineError(
+                f"table '{table}': a PostgreSQL connection reaches one database (tables are "
+                "<schema>.<table>)"
+            )
+        columns = tuple(
+            row[0]
+            for row in self._query(
+                render(
+                    POSTGRES,
+                    exp.select(exp.column(_quoted("column_name")))
+                    .from_(exp.Table(this=_quoted("columns"), db=_quoted("information_schema")))
+                    .where(
+                        exp.and_(
+                            exp.EQ(
+                                this=exp.column(_quoted("table_schema")),
+                                expression=exp.Literal.string(table.schema),
+                            ),
+                            exp.EQ(
+                                this=exp.column(_quoted("table_name")),
+                                expression=exp.Literal.string(table.name),
+                            ),
+                        )
+                    )
+                    .order_by(exp.column(_quoted("ordinal_position"))),
+                )
+            )[1]
+        )
+        if not columns:
+            return None
+        indexes = {row[0] for row in self._query(_indexes_select(table.schema, table.name))[1]}
+        text_indexes = tuple(c for c in columns if fts_index_name(table.name, c) in indexes)
+        key: str | None = None
+        vectors: list[StoreColumn] = []
+        if self._query(_indexes_select(table.schema, CATALOG_TABLE, tables=True))[1]:
+            for _, column, role, dimensions, metric, storage in self._query(
+                catalog_select(self.profile, table.schema, table.name)
+            )[1]:
+                if role == "key":
+                    key = column
+                elif role == "vector":
+                    vectors.append(
+                        StoreColumn(
+                            name=column,
+                            dimensions=int(dimensions or 0),
+                            metric=metric or "cosine",
+                            storage=storage or "",
+                        )
+                    )
+        return StoreTable(
+            name=table,
+            columns=columns,
+            key_column=key,
+            text_indexes=text_indexes,
+            vectors=tuple(vectors),
+        )
+
+    def load_table(
+        self,
+        name: str,
+        data: pa.Table,
+        *,
+        key_column: str | None = "id",
+        text_columns: Sequence[str] = (),
+        vector_metric: str = "cosine",
+        vector_storage: str | None = None,
+        vector_index: str | None = None,
+    ) -> StoreTable:
+        """As :meth:`SqlStoreEngine.load_table`, with ``vector_index="hnsw"`` to build an HNSW
+        index per vector column, of ``vector_metric``'s operator class.
+
+        Raises:
+            EngineError: as there, or an unknown ``vector_index``.
+        """
+        if vector_index not in (None, "hnsw"):
+            raise EngineError(f"vector_index must be 'hnsw' or None, got {vector_index!r}")
+        self._vector_index = vector_index
+        try:
+            return super().load_table(
+                name,
+                data,
+                key_column=key_column,
+                text_columns=text_columns,
+                vector_metric=vector_metric,
+                vector_storage=vector_storage,
+            )
+        finally:
+            self._vector_index = None
+
+    _vector_index: str | None = None
+
+    def _write_table(
+        self,
+        table: TableName,
+        data: pa.Table,
+        *,
+        key_column: str | None,
+        text_columns: Sequence[str],
+        vectors: Sequence[StoreColumn],
+    ) -> None:
+        import psycopg
+
+        dimensions = {vector.name: vector.dimensions for vector in vectors}
+        for column_name, size in dimensions.items():
+            if size == 0:
+                raise EngineError(
+                    f"vector column '{column_name}' holds no vector, so its length (vector(n)) "
+                    "is unknown; load at least one row with a vector"
+                )
+        columns = [
+            (
+                field.name,
+                f"vector({dimensions[field.name]})"
+                if field.name in dimensions
+                else _postgres_type(field.type),
+            )
+            for field in data.schema
+        ]
+        target = table_node(table, table.schema)
+
+        def vector_text(value: Any) -> str:
+            return "[" + ",".join(repr(float(x)) for x in value) + "]"
+
+        copy = render(
+            POSTGRES,
+            exp.Copy(
+                this=exp.Schema(
+                    this=target.copy(), expressions=[_quoted(name) for name in data.column_names]
+                ),
+                kind=True,
+                files=[exp.var("STDIN")],
+            ),
+        )
+        try:
+            with self._connection.transaction():
+                self._execute(drop_table(self.profile, target.copy()))
+                self._execute(create_table(self.profile, target.copy(), columns))
+                with self._connection.cursor().copy(copy) as writer:
+                    for row in self.rows_of(data, dict.fromkeys(dimensions, vector_text)):
+                        writer.write_row(row)
+                for column_name in text_columns:
+                    self._execute(
+                        render(
+                            POSTGRES,
+                            exp.replace_placeholders(
+                                _GIN_INDEX.copy(),
+                                name=_quoted(fts_index_name(table.name, column_name)),
+                                table=target.copy(),
+                                config=exp.Literal.string(TEXT_SEARCH_CONFIG),
+                                column=exp.column(_quoted(column_name)),
+                            ),
+                        )
+                    )
+                if self._vector_index == "hnsw":
+                    for vector in vectors:
+                        operator_class = OPERATOR_CLASSES[DistanceMetric.parse(vector.metric)]
+                        self._execute(
+                            render(
+                                POSTGRES,
+                                exp.replace_placeholders(
+                                    _HNSW_INDEX.copy(),
+                                    name=_quoted(hnsw_index_name(table.name, vector.name)),
+                                    table=target.copy(),
+                                    column=exp.column(_quoted(vector.name)),
+                                    operator_class=exp.var(operator_class),
+                                ),
+                            )
+                        )
+                self._execute(catalog_create(self.profile, table.schema))
+                self._execute(catalog_delete(self.profile, table.schema, table.name))
+                rows: list[tuple[Any, ...]] = []
+                if key_column is not None:
+                    rows.append((table.name, key_column, "key", None, None, None))
+                rows.extend(
+                    (table.name, v.name, "vector", v.dimensions, v.metric, "vector")
+                    for v in vectors
+                )
+                if rows:
+                    self._execute(catalog_insert(self.profile, table.schema, rows))
+                self._execute(
+                    render(
+                        POSTGRES,
+                        exp.Command(
+                            this="ANALYZE", expression=" " + render(POSTGRES, target.copy())
+                        ),
+                    )
+                )
+        except psycopg.Error as error:
+            raise EngineError(f"postgres: {error}".strip()) from None
+
+    # -- searches --------------------------------------------------------------------------
+
+    def search(self, plan: SearchPlan) -> SearchResult:
+        """As :meth:`SqlStoreEngine.search`; a plan with a filter and a nearest branch runs
+        with iterative index scans, or without index scans before pgvector 0.8.0 (module
+        docstring)."""
+        if plan.filter is None or not any(
+            isinstance(branch, NearestNeighborSearch) for branch in plan.branches
+        ):
+            return super().search(plan)
+        setting = (
+            "SET LOCAL hnsw.iterative_scan = strict_order"
+            if self.pgvector_version >= ITERATIVE_SCAN_VERSION
+            else "SET LOCAL enable_indexscan = off"
+        )
+        self._execute("BEGIN")
+        try:
+            self._execute(setting)
+            return super().search(plan)
+        finally:
+            self._execute("ROLLBACK")
+
+    def explain(self, plan: SearchPlan) -> str:
+        """PostgreSQL's ``EXPLAIN`` of the statement ``search(plan)`` runs (without its
+        filter-time settings): which indexes it reads.
+
+        Raises:
+            EngineError: the server's message.
+        """
+        statement = to_sql(executed_plan(plan), self.profile)
+        _, rows = self._query(
+            render(POSTGRES, exp.Command(this="EXPLAIN", expression=" " + statement))
+        )
+        return "\n".join(row[0] for row in rows)
+
+
+def _quoted(name: str) -> exp.Identifier:
+    return exp.Identifier(this=name, quoted=True)
+
+
+def _indexes_select(schema: str, table: str, *, tables: bool = False) -> str:
+    """The index names of ``schema.table`` (from ``pg_indexes``), or with ``tables`` one row
+    when the table exists (from ``pg_tables``)."""
+    source = "pg_tables" if tables else "pg_indexes"
+    selected = "tablename" if tables else "indexname"
+    tree = (
+        exp.select(exp.column(_quoted(selected)))
+        .from_(exp.Table(this=_quoted(source), db=_quoted("pg_catalog")))
+        .where(
+            exp.and_(
+                exp.EQ(
+                    this=exp.column(_quoted("schemaname")), expression=exp.Literal.string(schema)
+                ),
+                exp.EQ(this=exp.column(_quoted("tablename")), expression=exp.Literal.string(table)),
+            )
+        )
+    )
+    return render(POSTGRES, tree)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def throwaway_server(*, user: str | None = None) -> Iterator[str]:
+    """Start a private PostgreSQL 16 + pgvector server from the ``pgserver`` wheel's binaries
+    on 127.0.0.1, yield its URL (``postgresql://postgres@127.0.0.1:<port>/postgres``), and
+    stop it and delete its files on exit.
+
+    PostgreSQL refuses to run as root; run as root, the server runs as ``user`` (default: the
+    ``postgres`` operating-system user if there is one, else ``nobody``). Settings for a
+    throwaway: ``fsync`` off, trust authentication on loopback only.
+
+    Raises:
+        EngineError: ``pgserver`` is not installed, or the server does not start (the message
+            holds its log).
+    """
+    try:
+        from pgserver._commands import POSTGRES_BIN_PATH
+    except ImportError:
+        raise EngineError(f"a throwaway PostgreSQL server needs pgserver: {_EXTRA_HINT}") from None
+    run_as: dict[str, Any] = {}
+    root = Path(tempfile.mkdtemp(prefix="hdq-postgres-"))
+    if os.geteuid() == 0:
+        import pwd
+
+        name = user
+        if name is None:
+            try:
+                pwd.getpwnam("postgres")
+                name = "postgres"
+            except KeyError:
+                name = "nobody"
+        account = pwd.getpwnam(name)
+        os.chown(root, account.pw_uid, account.pw_gid)
+        run_as = {"user": account.pw_uid, "group": account.pw_gid}
+    data = root / "data"
+    log = root / "log"
+    port = _free_port()
+
+    def run(program: str, *arguments: str) -> None:
+        try:
+            subprocess.run(
+                [str(POSTGRES_BIN_PATH / program), *arguments],
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=root,
+                timeout=120,
+                **run_as,
+            )
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+            detail = getattr(error, "stderr", "") or ""
+            if log.exists():
+                detail += log.read_text(errors="replace")[-2000:]
+            raise EngineError(f"PostgreSQL {program} failed: {detail.strip()}") from None
+
+    try:
+        run("initdb", "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8")
+        options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        run("pg_ctl", "-D", str(data), "-w", "-l", str(log), "-o", options, "start")
+        try:
+            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        finally:
+            run("pg_ctl", "-D", str(data), "-w", "-m", "fast", "stop")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

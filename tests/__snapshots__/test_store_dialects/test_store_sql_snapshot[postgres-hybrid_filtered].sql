@@ -1,0 +1,94 @@
+WITH "text_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      "base".*,
+      ts_rank_cd(to_tsvector('english', "base"."body"), to_tsquery('english', 'error | E1234 | it | s | NEAR | x')) AS "score"
+    FROM "public"."docs" AS "base"
+    WHERE
+      to_tsvector('english', "base"."body") @@ to_tsquery('english', 'error | E1234 | it | s | NEAR | x')
+  ) AS "matches"
+  WHERE
+    "lang" = 'it''s'
+    AND (
+      "year" >= 2020 OR "order" IN ('a', 'b')
+    )
+    AND "deleted_at" IS NULL
+    AND NOT FALSE
+  ORDER BY
+    "score" DESC,
+    "id" ASC
+  LIMIT 100
+), "text_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    RANK() OVER (ORDER BY "score" DESC) AS "branch_rank"
+  FROM "text_hits"
+), "nearest_hits" AS (
+  SELECT
+    "id",
+    "_distance"
+  FROM (
+    SELECT
+      "id",
+      NULLIF("docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"), CAST('NaN' AS DOUBLE PRECISION)) AS "_distance",
+      "docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector") AS "_order"
+    FROM "public"."docs"
+    WHERE
+      "lang" = 'it''s'
+      AND (
+        "year" >= 2020 OR "order" IN ('a', 'b')
+      )
+      AND "deleted_at" IS NULL
+      AND NOT FALSE
+    ORDER BY
+      "docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector") ASC
+    FETCH FIRST 100 ROWS WITH TIES
+  ) AS "nearest"
+  ORDER BY
+    "_order" ASC,
+    "id" ASC
+  LIMIT 100
+), "nearest_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    RANK() OVER (ORDER BY "_distance" ASC) AS "branch_rank"
+  FROM "nearest_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "fused" AS (
+  SELECT
+    COALESCE("text_ranked"."id", "nearest_ranked"."id") AS "id",
+    COALESCE(CAST(2.0 AS DOUBLE PRECISION) / (
+      10 + "text_ranked"."branch_rank"
+    ), 0) + COALESCE(CAST(0.5 AS DOUBLE PRECISION) / (
+      10 + "nearest_ranked"."branch_rank"
+    ), 0) AS "score",
+    "text_ranked"."branch_rank" AS "text_rank",
+    "text_ranked"."score" AS "text_score",
+    "nearest_ranked"."branch_rank" AS "nearest_rank",
+    "nearest_ranked"."_distance" AS "nearest_distance"
+  FROM "text_ranked"
+  FULL OUTER JOIN "nearest_ranked"
+    ON "text_ranked"."id" = "nearest_ranked"."id"
+)
+SELECT
+  "base"."id",
+  "base"."order",
+  "base"."group",
+  "fused"."score",
+  "fused"."text_rank",
+  "fused"."text_score",
+  "fused"."nearest_rank",
+  "fused"."nearest_distance"
+FROM "fused"
+JOIN "public"."docs" AS "base"
+  ON "base"."id" = "fused"."id"
+ORDER BY
+  "fused"."score" DESC,
+  "fused"."id" ASC
+LIMIT 5

@@ -1,0 +1,17 @@
+SELECT
+  "id",
+  "_distance"
+FROM (
+  SELECT
+    "id",
+    NULLIF("docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"), CAST('NaN' AS DOUBLE PRECISION)) AS "_distance",
+    "docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector") AS "_order"
+  FROM "public"."docs"
+  ORDER BY
+    "docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector") ASC
+  FETCH FIRST 3 ROWS WITH TIES
+) AS "nearest"
+ORDER BY
+  "_order" ASC,
+  "id" ASC
+LIMIT 3

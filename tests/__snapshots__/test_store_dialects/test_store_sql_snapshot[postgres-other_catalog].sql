@@ -1,0 +1,1 @@
+-- unsupported on postgres: the catalog 'f1' (tables are <schema>.<table> here)

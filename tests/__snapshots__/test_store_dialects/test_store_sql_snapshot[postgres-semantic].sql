@@ -1,0 +1,1 @@
+-- unsupported on postgres: engine-embedded semantic search

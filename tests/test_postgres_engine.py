@@ -1,0 +1,169 @@
+"""The PostgreSQL + pgvector engine on a throwaway server: the HNSW index serves nearest
+branches (``EXPLAIN``) with recall against brute force, filtered searches fill their pages,
+text ranks by ts_rank_cd, and what the dialect guarantees about pgvector's operators."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import sqlglot
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    UnsupportedFeatureError,
+    VectorSearch,
+    to_sql,
+)
+from hotdata_retrieval.compile import get_dialect
+from hotdata_retrieval.engines import Engine
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.postgres import PostgresEngine
+
+ROWS = 3000
+DIMENSIONS = 16
+
+
+@pytest.fixture(scope="module")
+def vectors() -> np.ndarray:
+    generator = np.random.default_rng(7)
+    # clustered data, as embeddings are (isotropic noise is HNSW's worst case)
+    centers = generator.standard_normal((30, DIMENSIONS))
+    labels = generator.integers(0, 30, ROWS)
+    return (centers[labels] + 0.3 * generator.standard_normal((ROWS, DIMENSIONS))).astype(
+        np.float32
+    )
+
+
+@pytest.fixture(scope="module")
+def engine(postgres_url: str, vectors: np.ndarray) -> Iterator[PostgresEngine]:
+    engine = PostgresEngine(postgres_url)
+    data = pa.table(
+        {
+            "id": np.arange(ROWS, dtype=np.int64),
+            "body": [f"doc {i} {'rare' if i % 500 == 0 else 'common'}" for i in range(ROWS)],
+            "bucket": [i % 100 for i in range(ROWS)],
+            "embedding": pa.array(list(vectors), pa.list_(pa.float32())),
+        }
+    )
+    engine.load_table("points", data, text_columns=["body"], vector_index="hnsw")
+    yield engine
+    engine.close()
+
+
+def nearest(query: np.ndarray, metric: str = "cosine") -> NearestNeighborSearch:
+    return NearestNeighborSearch(
+        table="points", column="embedding", query_vector=query.tolist(), metric=metric
+    )
+
+
+def test_it_meets_the_engine_contract(engine: PostgresEngine) -> None:
+    assert isinstance(engine, Engine)
+    indexes = engine.indexes("points")
+    assert indexes.bm25_columns == ("body",)
+    assert [vector.column for vector in indexes.vectors] == ["embedding"]
+
+
+def test_the_hnsw_index_serves_a_nearest_branch(
+    engine: PostgresEngine, vectors: np.ndarray
+) -> None:
+    plan = SearchPlan(source=nearest(vectors[0]), limit=10)
+    explained = engine.explain(plan)
+    assert "Index Scan using points__embedding__hnsw" in explained
+    fused = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="points", column="body", query_text="rare"),
+                nearest(vectors[0]),
+            ]
+        )
+    )
+    explained = engine.explain(fused)
+    assert "points__embedding__hnsw" in explained and "points__body__fts" in explained
+
+
+def test_hnsw_recall_at_10(engine: PostgresEngine, vectors: np.ndarray) -> None:
+    generator = np.random.default_rng(11)
+    normalized = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    recalls = []
+    for row in generator.integers(0, ROWS, 20):
+        query = vectors[row] + 0.05 * generator.standard_normal(DIMENSIONS).astype(np.float32)
+        exact = np.argsort(1 - normalized @ (query / np.linalg.norm(query)), kind="stable")[:10]
+        found = engine.search(SearchPlan(source=nearest(query), limit=10)).keys
+        recalls.append(len(set(found) & set(exact.tolist())) / 10)
+    assert np.mean(recalls) >= 0.95
+
+
+def test_a_selective_filter_fills_the_page(engine: PostgresEngine, vectors: np.ndarray) -> None:
+    """pgvector 0.6 has no iterative index scan: the filtered statement runs without index
+    scans, so all 10 rows of the 30 that pass come back (bug-cases B18)."""
+    plan = SearchPlan(
+        source=nearest(vectors[1]),
+        limit=10,
+        filter=Comparison(column="bucket", operator="=", value=7),
+    )
+    result = engine.search(plan)
+    assert len(result) == 10 and result.underfilled is None
+    passing = np.flatnonzero(np.arange(ROWS) % 100 == 7)
+    normalized = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[1] / np.linalg.norm(vectors[1])
+    distances = 1 - normalized[passing] @ query
+    assert result.keys == passing[np.argsort(distances, kind="stable")][:10].tolist()
+
+
+def test_text_ranks_by_ts_rank_cd(engine: PostgresEngine) -> None:
+    result = engine.search(
+        SearchPlan(source=Bm25Search(table="points", column="body", query_text="rare"), limit=10)
+    )
+    assert result.keys == [0, 500, 1000, 1500, 2000, 2500]
+    assert len({hit.score for hit in result}) == 1  # equal documents, equal rank, key order
+
+
+@pytest.mark.parametrize("metric", ["cosine", "l2", "dot"])
+def test_operators_are_written_so_no_reparse_changes_them(metric: str) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(
+            table="docs", column="embedding", query_vector=[1.0, 0.5], metric=metric
+        )
+    )
+    sql = to_sql(plan, "postgres")
+    for operator in ("<=>", "<->", "<#>"):
+        assert sql.count(operator) == sql.count(f"OPERATOR(public.{operator})")
+    reparsed = sqlglot.parse_one(sql, read="postgres").sql("postgres")
+    assert "IS NOT DISTINCT FROM" not in reparsed
+    assert sqlglot.parse_one(reparsed, read="postgres") == sqlglot.parse_one(sql, read="postgres")
+
+
+def test_l2_reports_the_squared_euclidean_distance(
+    engine: PostgresEngine, vectors: np.ndarray
+) -> None:
+    """pgvector's <-> is the Euclidean distance; the plan's l2 is its square, as on Hotdata."""
+    query = vectors[3] + 1.0
+    result = engine.search(SearchPlan(source=nearest(query, "l2"), limit=3))
+    for hit in result:
+        expected = float(np.sum((vectors[hit.key].astype(np.float64) - query) ** 2))
+        assert hit.distance == pytest.approx(expected, rel=1e-5)
+    assert "OPERATOR(public.<->)" in result.sql and "vector_l2_squared_distance" in result.sql
+
+
+def test_semantic_search_is_refused() -> None:
+    with pytest.raises(UnsupportedFeatureError, match=r"^unsupported on postgres: engine-embedded"):
+        to_sql(SearchPlan(source=VectorSearch(table="t", column="c", query_text="q")), "postgres")
+    assert get_dialect("postgres").name == "postgres"
+
+
+def test_sql_is_read_only(engine: PostgresEngine) -> None:
+    with pytest.raises(EngineError, match="read-only"):
+        engine.sql("DELETE FROM points")
+    assert engine.sql("SELECT COUNT(*) AS n FROM points").column("n").to_pylist() == [ROWS]
+
+
+def test_an_unreachable_server_is_an_engine_error() -> None:
+    with pytest.raises(EngineError, match="cannot connect to PostgreSQL"):
+        PostgresEngine("postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=2")
