@@ -1,9 +1,10 @@
-"""What ``hdq demo`` says it does: counts that agree (rows and the distinct texts its bar
-counts)."""
+"""What ``hdq demo`` and ``hdq load`` say they do: counts that agree (rows and the distinct
+texts a bar counts), and where the database they write is and how to remove it."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,55 @@ def test_the_bar_label_relates_its_count_to_the_rows(
     hashes: list[str | None], count: int, label: str
 ) -> None:
     assert _embedding_label("t", "body", hashes, count) == label
+
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+
+
+def note(database: Path, verb: str) -> str:
+    where = database.resolve()
+    return f"{verb} the local database {where}; to remove it: rm -r {shlex.quote(str(where))}"
+
+
+def test_the_demo_says_where_its_database_is_and_how_to_remove_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HDQ_DATABASE", raising=False)
+    monkeypatch.setenv("COLUMNS", "300")
+    for verb in ("created", "updated"):
+        result = CliRunner().invoke(main, ["demo", "--embedder", "hashing", "-k", "1"])
+        assert result.exit_code == EXIT_OK, result.stderr
+        lines = result.stdout.splitlines()
+        assert f" into {tmp_path / '.hdq'}: " in lines[0]  # the default, made absolute
+        assert lines[-1] == note(tmp_path / ".hdq", verb)
+    document = CliRunner().invoke(
+        main, ["demo", "--embedder", "hashing", "-k", "1", "--format", "json"]
+    )
+    assert json.loads(document.stdout)["database"] == str(tmp_path / ".hdq")
+    assert document.stderr.splitlines()[-1] == note(tmp_path / ".hdq", "updated")
+
+
+def test_load_says_where_its_database_is_and_how_to_remove_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HDQ_DATABASE", raising=False)
+    source = tmp_path / "notes.jsonl"
+    source.write_text(json.dumps({"id": 1, "body": "red fox"}) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["load", "notes.jsonl", "--no-embed"])
+    assert result.exit_code == EXIT_OK, result.stderr
+    assert result.stderr.splitlines()[-1] == note(tmp_path / ".hdq", "created")
+    spaced = tmp_path / "my data"
+    result = CliRunner().invoke(
+        main,
+        ["load", "notes.jsonl", "--no-embed", "--database", "my data", "--format", "json"],
+    )
+    assert result.exit_code == EXIT_OK, result.stderr
+    assert json.loads(result.stdout)["database"] == str(spaced)
+    assert result.stderr.splitlines()[-1].endswith(f"rm -r '{spaced}'")  # quoted for a shell
+
+
+def test_the_projects_gitignore_ignores_the_database() -> None:
+    lines = (REPOSITORY / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert ".hdq/" in lines

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar, overload
@@ -17,6 +18,7 @@ from hotdata_retrieval.errors import HotdataRetrievalError
 __all__ = [
     "DATABASE_ENVIRONMENT_VARIABLE",
     "DEFAULT_DATABASE",
+    "database_note",
     "database_option",
     "embedder_for_model",
     "embedder_named",
@@ -40,6 +42,16 @@ database_option = click.option(
     show_envvar=True,
     help="The local database directory.",
 )
+
+
+def database_note(database: Path, *, created: bool) -> str:
+    """The line ``hdq load`` and ``hdq demo`` end with: where the local database is (an
+    absolute path: the default, ``.hdq``, is relative to the current directory) and how to
+    remove it."""
+    where = database.resolve()
+    verb = "created" if created else "updated"
+    return f"{verb} the local database {where}; to remove it: rm -r {shlex.quote(str(where))}"
+
 
 _HASHING_NAME = re.compile(r"hashing-v\d+:blake2b:d(?P<dimensions>\d+):seed(?P<seed>\d+)")
 

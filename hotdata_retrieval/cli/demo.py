@@ -11,7 +11,12 @@ from typing import Any
 import click
 from rich.console import Console
 
-from hotdata_retrieval.cli._local import database_option, embedder_named, reports_errors
+from hotdata_retrieval.cli._local import (
+    database_note,
+    database_option,
+    embedder_named,
+    reports_errors,
+)
 from hotdata_retrieval.cli.search import render_hits
 from hotdata_retrieval.extras import require_extra
 
@@ -51,10 +56,11 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
     tickets = support_tickets()
     report: list[dict[str, Any]] = []
     distinct = len(set(tickets.column("body").to_pylist()))
+    created = not (database / "catalog.json").exists()
     with LocalEngine(database, embedder=model) as engine:
         console.print(
-            f"Loading {tickets.num_rows} support tickets into {database}: a BM25 index on "
-            f"body and {model.name} embeddings of its {distinct} distinct texts…",
+            f"Loading {tickets.num_rows} support tickets into {database.resolve()}: a BM25 "
+            f"index on body and {model.name} embeddings of its {distinct} distinct texts…",
             markup=False,
         )
         engine.load_table(
@@ -94,11 +100,17 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
     elapsed = time.perf_counter() - started
     if output_format == "json":
         loaded = {"table": DEMO_TABLE, "rows": tickets.num_rows, "distinct_texts": distinct}
-        document = {"database": str(database), "loaded": loaded, "queries": report}
+        document = {"database": str(database.resolve()), "loaded": loaded, "queries": report}
         click.echo(json.dumps(document, indent=2))
+        console.print(
+            database_note(database, created=created), markup=False, highlight=False, soft_wrap=True
+        )
         return
     console.rule()
     console.print(
         f'Done in {elapsed:.1f} s. Try: hdq search "sync stopped working" --table {DEMO_TABLE}'
         f" --database {database} --explain"
+    )
+    console.print(
+        database_note(database, created=created), markup=False, highlight=False, soft_wrap=True
     )

@@ -10,7 +10,12 @@ from typing import Any
 import click
 
 from hotdata_retrieval.cli._errors import CommandError
-from hotdata_retrieval.cli._local import database_option, embedder_named, reports_errors
+from hotdata_retrieval.cli._local import (
+    database_note,
+    database_option,
+    embedder_named,
+    reports_errors,
+)
 from hotdata_retrieval.extras import require_extra
 
 __all__ = ["load"]
@@ -137,6 +142,7 @@ def load(
     model = embedder_named(embedder) if embeds else None
     summary: list[dict[str, Any]] = []
     default_text = not text_columns and bool(read.text_lengths or not read.text_columns)
+    created = not (database / "catalog.json").exists()
     with LocalEngine(database, embedder=model) as engine:
         taken = [
             str(engine.table_name(name))
@@ -195,12 +201,13 @@ def load(
                 }
             )
     if output_format == "json":
-        document: dict[str, Any] = {"database": str(database), "tables": summary}
+        document: dict[str, Any] = {"database": str(database.resolve()), "tables": summary}
         document["replaced"] = taken
         document["default_text_column"] = (
             {"columns": list(texts), "mean_characters": read.text_lengths} if default_text else None
         )
         click.echo(json.dumps(document, indent=2))
+        click.echo(database_note(database, created=created), err=True)
         return
     for name in taken:
         click.echo(f"note: replaced the previous {name}", err=True)
@@ -211,4 +218,4 @@ def load(
         for vector in item["vector_columns"]:
             parts.append(f"{vector['column']} ({vector['dimensions']}-d)")
         click.echo("; ".join(parts))
-    click.echo(f"database: {database}", err=True)
+    click.echo(database_note(database, created=created), err=True)
