@@ -25,6 +25,7 @@ import contextlib
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -419,6 +420,16 @@ def _indexes_select(schema: str, table: str, *, tables: bool = False) -> str:
     return render(POSTGRES, tree)
 
 
+def _let_others_traverse(directory: Path) -> None:
+    """Give every ancestor of ``directory`` the search bit for others, so the unprivileged
+    server user reaches the binaries (a virtual environment made in a ``mktemp -d`` directory
+    sits under a directory only its owner may enter); pgserver's own launcher does the same."""
+    for ancestor in [directory, *directory.parents]:
+        mode = ancestor.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            ancestor.chmod(mode | stat.S_IXOTH)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -433,8 +444,9 @@ def throwaway_server(*, user: str | None = None) -> Iterator[str]:
     stop it and delete its files on exit.
 
     PostgreSQL refuses to run as root; run as root, the server runs as ``user`` (default: the
-    ``postgres`` operating-system user if there is one, else ``nobody``). Settings for a
-    throwaway: ``fsync`` off, trust authentication on loopback only.
+    ``postgres`` operating-system user if there is one, else ``nobody``), and the directories
+    above the binaries are made traversable for it. Settings for a throwaway: ``fsync`` off,
+    trust authentication on loopback only.
 
     Raises:
         EngineError: ``pgserver`` is not installed, or the server does not start (the message
@@ -459,6 +471,7 @@ def throwaway_server(*, user: str | None = None) -> Iterator[str]:
         account = pwd.getpwnam(name)
         os.chown(root, account.pw_uid, account.pw_gid)
         run_as = {"user": account.pw_uid, "group": account.pw_gid}
+        _let_others_traverse(POSTGRES_BIN_PATH.parent)
     data = root / "data"
     log = root / "log"
     port = _free_port()
