@@ -414,6 +414,78 @@ def test_concatenated_pages_are_the_unpaged_ranking(
     ]
 
 
+SHUFFLED = [7, 2, 11, 0, 5, 9, 1, 10, 3, 8, 6, 4]
+"""Keys not in row order, so a tie cut by rowid and one cut by key keep different rows."""
+
+
+@pytest.fixture(scope="module")
+def shuffled() -> Iterator[LocalEngine]:
+    with _engine() as engine:
+        for name, keys in (("ints", SHUFFLED), ("texts", [f"k{key:02d}" for key in SHUFFLED])):
+            engine.load_table(
+                name,
+                pa.table(
+                    {
+                        "id": keys,
+                        # Three BM25 levels, each a tie; equal texts embed to equal vectors.
+                        "body": ["fox fox", "fox den", "fox den fox"] * 4,
+                        "category": ["a", "b"] * 6,
+                    }
+                ),
+                text_columns=["body"],
+                embed_columns=["body"],
+            )
+        yield engine
+
+
+@pytest.mark.parametrize("table", ["ints", "texts"])
+@pytest.mark.parametrize("kind", ["text", "semantic"])
+@pytest.mark.parametrize("filtered", [False, True])
+@pytest.mark.parametrize("page", [1, 2, 5])
+def test_pages_of_one_table_function_branch_tile_its_ranking(
+    shuffled: LocalEngine, table: str, kind: str, filtered: bool, page: int
+) -> None:
+    source = (
+        Bm25Search(table=table, column="body", query_text="fox")
+        if kind == "text"
+        else VectorSearch(table=table, column="body", query_text="fox")
+    )
+    where = Comparison(column="category", operator="=", value="a") if filtered else None
+    unpaged = shuffled.search(SearchPlan(source=source, limit=12, filter=where))
+    # One ranking: raw score (best first), then key ascending among ties.
+    sign = -1 if source.higher_is_better else 1
+    assert unpaged.keys == [
+        hit.key for hit in sorted(unpaged, key=lambda hit: (sign * hit.ranking_value, hit.key))
+    ]
+    pages = [
+        shuffled.search(SearchPlan(source=source, limit=page, offset=offset, filter=where)).keys
+        for offset in range(0, len(unpaged), page)
+    ]
+    assert [key for keys in pages for key in keys] == unpaged.keys
+
+
+@pytest.mark.parametrize("table", ["ints", "texts"])
+def test_a_tie_at_a_table_function_depth_cut_keeps_the_lowest_keys_in_both_forms(
+    shuffled: LocalEngine, table: str
+) -> None:
+    # Four rows tie at each BM25 level and each distance: a depth of 2 cuts inside a tie.
+    fused = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table=table, column="body", query_text="fox"),
+                VectorSearch(table=table, column="body", query_text="fox"),
+            ],
+            depth=2,
+        ),
+        limit=2,
+        columns=["id"],
+    )
+    native = [row["id"] for row in shuffled.sql(to_sql(fused, HOTDATA_NATIVE)).to_pylist()]
+    cte = [row["id"] for row in shuffled.sql(to_sql(fused)).to_pylist()]
+    assert cte == native
+    assert shuffled.search(fused).keys == native
+
+
 # -- a key that is not unique ---------------------------------------------------------------
 
 

@@ -504,7 +504,7 @@ def test_null_text_gets_a_null_vector_and_is_never_a_vector_candidate(engine: Lo
     assert all(hit.distance is not None and hit.score is None for hit in alone)
 
 
-def test_ties_at_the_k_cut_are_broken_by_rowid_and_pages_tile(engine: LocalEngine) -> None:
+def test_ties_at_the_k_cut_are_broken_by_key_and_pages_tile(engine: LocalEngine) -> None:
     bodies = ["fox"] * 12
     engine.load_table(
         "docs",

@@ -106,13 +106,16 @@ class Bm25Index:
         """The analysed terms of ``text`` (empty for only punctuation or stop words)."""
         return list(self._analyzer.analyze(normalize_text(text)))
 
-    def search(self, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def search(
+        self, text: str, k: int, *, tie_order: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The top ``k`` rows for ``text``: ``(rowids, scores)`` in rowid order.
 
         Rowid order, not score order, as the engine returns them (engine contract §1.1):
         the caller must sort. A text with no terms matches nothing. ``k`` is capped at the
-        number of rows, and rows tied on score at the k-th place are cut by rowid, so the
-        same search always returns the same rows.
+        number of rows, and rows tied on score at the k-th place are cut by ``tie_order``
+        (rowid → position, lowest kept first; default the rowid), so the same search always
+        returns the same rows and the k kept are the first k of (score descending, position).
         """
         terms = self.terms(text)
         documents = self._searcher.num_docs
@@ -133,7 +136,10 @@ class Bm25Index:
                 fetch = min(2 * fetch, documents)
                 hits = self._searcher.search(query, limit=fetch).hits
         found = [(score, self._searcher.doc(address)[_ROWID][0]) for score, address in hits]
-        found.sort(key=lambda hit: (-hit[0], hit[1]))
+        if tie_order is None:
+            found.sort(key=lambda hit: (-hit[0], hit[1]))
+        else:
+            found.sort(key=lambda hit: (-hit[0], int(tie_order[hit[1]])))
         kept = sorted(found[:limit], key=lambda hit: hit[1])
         rowids = np.fromiter((rowid for _, rowid in kept), dtype=np.int64, count=len(kept))
         scores = np.fromiter((score for score, _ in kept), dtype=np.float32, count=len(kept))

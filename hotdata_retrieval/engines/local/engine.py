@@ -1083,7 +1083,9 @@ class LocalEngine:
                 f"No BM25 index found on column '{column}' for "
                 f"{self.catalog}.{self.schema}.{entry.name}"
             )
-        rowids, scores = loaded.bm25[column].search(query, k)
+        # A tie at the k-th place is cut by the table's key: the k rows are the first k of
+        # ORDER BY score DESC, <key> ASC for any k, so pages of one branch tile its ranking.
+        rowids, scores = loaded.bm25[column].search(query, k, tie_order=loaded.tie_order())
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
         return self._relation(rows.append_column("score", pa.array(scores, type=pa.float32())))
 
@@ -1107,14 +1109,17 @@ class LocalEngine:
                 "open the engine with that embedder"
             )
         query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
-        # The k nearest rows that have a vector; a tie at the k-th place is cut by rowid.
+        # The k nearest rows that have a vector; a tie at the k-th place is cut by the table's
+        # key, so the k rows are the first k of ORDER BY _distance ASC, <key> ASC for any k.
         nearest, distances = loaded.vector_index(vector.name).nearest(
-            "cosine_distance", query_vector, k
+            "cosine_distance", query_vector, k, with_ties=True
         )
-        order = np.argsort(nearest, kind="stable")  # rowid order, as the engine returns them
+        rounded = distances.astype(np.float32)
+        kept = np.lexsort((loaded.tie_order()[nearest], rounded))[:k]
+        order = kept[np.argsort(nearest[kept], kind="stable")]  # rowid order, as the engine's
         rowids = nearest[order]
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
-        values = pa.array(distances[order].astype(np.float32), type=pa.float32())
+        values = pa.array(rounded[order], type=pa.float32())
         return self._relation(rows.append_column("_distance", values))
 
     def _prefetch_scans(self, tree: Any) -> None:

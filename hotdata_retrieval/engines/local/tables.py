@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -53,6 +54,8 @@ class LoadedTable:
         vector_indexes: vector column → its float32 matrix for exact search, built on first
             use.
         hnsw: vector column → (its open HNSW index, the distance function it serves).
+        key_positions: each rowid's position in ascending key order, computed on first use
+            (see :meth:`tie_order`).
     """
 
     entry: TableEntry
@@ -62,6 +65,7 @@ class LoadedTable:
     vector_indexes: dict[str, VectorColumnIndex] = attrs.Factory(dict)
 
     hnsw: dict[str, tuple[Any, str]] = attrs.Factory(dict)
+    key_positions: np.ndarray | None = None
 
     def vector_index(self, column: str) -> VectorColumnIndex:
         """The search-ready form of vector column ``column`` (built on first use), with its
@@ -76,6 +80,25 @@ class LoadedTable:
             index = VectorColumnIndex(self.data.column(column), hnsw=hnsw, hnsw_metric=function)
             self.vector_indexes[column] = index
         return index
+
+    def tie_order(self) -> np.ndarray:
+        """Each rowid's position (int64) in ascending order of the table's key — numbers by
+        value, text and bytes by byte order, as SQL's ``ORDER BY <key> ASC`` sorts them — or
+        the rowid itself when the table was loaded without a key.
+
+        ``bm25_search`` and ``vector_search`` cut a tie at their k by it, so the k rows they
+        keep are the first k of ``ORDER BY <raw score>, <key> ASC``, whatever k is: pages of
+        one branch (k = limit + offset) are then slices of one ranking, and a fusion's depth
+        cut keeps the tied rows of lowest key, as the native ``hybrid_search`` does (R7).
+        """
+        if self.key_positions is None:
+            key = self.entry.key_column
+            if key is None or key not in self.data.column_names:
+                self.key_positions = np.arange(self.data.num_rows, dtype=np.int64)
+            else:
+                ranks = pc.rank(self.data.column(key), sort_keys="ascending", tiebreaker="first")
+                self.key_positions = np.asarray(ranks.to_numpy(), dtype=np.int64)
+        return self.key_positions
 
     def is_unique(self, column: str) -> bool:
         """Whether ``column`` can be a key: no NULL, no NaN and no value twice, as SQL's ``=``
