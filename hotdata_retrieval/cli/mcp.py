@@ -8,13 +8,17 @@ An MCP client starts it as a subprocess, for example::
 
     {"mcpServers": {"docs": {"command": "hdq",
                              "args": ["mcp", "--database", ".hdq", "--table", "docs"]}}}
+
+Started by hand in a terminal (stdin a TTY), it says so in one line on stderr
+(:data:`TERMINAL_NOTICE`) and then serves as usual.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -28,7 +32,33 @@ from hotdata_retrieval.engines.limits import (
 )
 from hotdata_retrieval.extras import require_extra
 
-__all__ = ["ENGINE_OPENERS", "EngineOpener", "mcp", "open_local_engine", "serve"]
+__all__ = [
+    "ENGINE_OPENERS",
+    "TERMINAL_NOTICE",
+    "EngineOpener",
+    "mcp",
+    "open_local_engine",
+    "serve",
+    "terminal_notice",
+]
+
+TERMINAL_NOTICE = (
+    "hdq mcp: an MCP server on stdio (JSON-RPC, one message per line), waiting for a client; "
+    "an MCP client starts it itself: add it to the client's configuration as in "
+    "docs/adapters.md, section MCP (press Ctrl-D to stop)"
+)
+"""What ``hdq mcp`` prints on stderr when its stdin is a terminal: a person, not a client,
+started it."""
+
+
+def terminal_notice(stdin: IO[Any]) -> str | None:
+    """:data:`TERMINAL_NOTICE` when ``stdin`` is a terminal (``isatty()``), else ``None``; a
+    stream that cannot say (closed, or without a file descriptor) is not a terminal."""
+    try:
+        return TERMINAL_NOTICE if stdin.isatty() else None
+    except (ValueError, OSError):
+        return None
+
 
 EngineOpener = Callable[[str, str], Any]
 """Opens an engine for ``(database, table)``; the engine may have a ``close()``."""
@@ -168,6 +198,9 @@ def mcp(
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
     require_extra("mcp", needed_by="hdq mcp")
     engine = ENGINE_OPENERS[engine_name](str(database), table)
+    notice = terminal_notice(sys.stdin)
+    if notice is not None:
+        click.echo(notice, err=True)
     try:
         serve(
             engine,
