@@ -707,6 +707,30 @@ def test_a_filtered_text_search_is_exact_past_any_bound() -> None:
     assert result.underfilled is None
 
 
+def test_a_page_past_the_last_row_does_not_claim_a_count(thousand: LocalEngine) -> None:
+    # Every row holds 'fox'; ten pass the filter.
+    x = Comparison(column="category", operator="=", value="x")
+    text = Bm25Search(table="big", column="body", query_text="fox")
+    fused = ReciprocalRankFusion(
+        branches=[text, VectorSearch(table="big", column="body", query_text="fox")]
+    )
+    past = thousand.search(SearchPlan(source=text, filter=x, limit=5, offset=40))
+    assert past.keys == []
+    assert past.underfilled == (
+        "0 rows for a limit of 5 at offset 40: at most 40 rows match the query and pass the filter"
+    )
+    short = thousand.search(SearchPlan(source=text, filter=x, limit=5, offset=8))
+    assert len(short) == 2
+    assert short.underfilled == (
+        "2 rows for a limit of 5: only 10 rows match the query and pass the filter"
+    )
+    empty = thousand.search(SearchPlan(source=fused, filter=x, limit=5, offset=60))
+    assert empty.underfilled == (
+        "0 rows for a limit of 5 at offset 60: the branches found at most 60 candidates in all "
+        "and pass the filter"
+    )
+
+
 def test_hdq_search_says_when_a_page_is_short(tmp_path: Path) -> None:
     source = tmp_path / "docs.jsonl"
     rows = [{"id": str(i), "body": f"fox {i}" if i < 3 else f"sky {i}"} for i in range(8)]

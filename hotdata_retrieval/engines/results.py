@@ -226,17 +226,20 @@ def _underfilled(plan: SearchPlan, returned: int) -> str | None:
     if returned >= plan.limit:
         return None
     passing = " and pass the filter" if plan.filter is not None else ""
+    # A short page that is not empty ends the ranking: exactly offset + returned rows exist.
+    # An empty page past offset 0 says only that at most offset rows do.
+    beyond = returned == 0 and plan.offset > 0
+    count = f"at most {plan.offset}" if beyond else f"only {plan.offset + returned}"
+    page = f"{returned} rows for a limit of {plan.limit}"
+    if beyond:
+        page += f" at offset {plan.offset}"
     if plan.fusion is None:
         branch = plan.branches[0]
         what = "match the query" if branch.higher_is_better else "have a vector"
-        found = plan.offset + returned
-        return f"{returned} rows for a limit of {plan.limit}: only {found} rows {what}{passing}"
+        return f"{page}: {count} rows {what}{passing}"
     if plan.fusion.min_score is not None:
         return (
-            f"{returned} rows for a limit of {plan.limit}: only {plan.offset + returned} fused "
-            f"rows score at least the minimum {plan.fusion.min_score!r}{passing}"
+            f"{page}: {count} fused rows score at least the minimum "
+            f"{plan.fusion.min_score!r}{passing}"
         )
-    return (
-        f"{returned} rows for a limit of {plan.limit}: the branches found only "
-        f"{plan.offset + returned} candidates in all{passing}"
-    )
+    return f"{page}: the branches found {count} candidates in all{passing}"
