@@ -260,6 +260,42 @@ class _FirstRankFusion(Fusion):
     method: ClassVar[str] = "first_rank"
 
 
+@attrs.frozen(kw_only=True)
+class _ScaledFirstRankFusion(Fusion):
+    """A fusion written outside the library whose options are a plain list and a dict (no
+    converter to a tuple): the first branch's rank times ``scales[0]``, plus ``offsets["all"]``."""
+
+    visit_name: ClassVar[str] = "scaled_first_rank_fusion"
+    method: ClassVar[str] = "scaled_first_rank"
+    scales: list[float] = attrs.field(factory=lambda: [1.0])
+    offsets: dict[str, float] = attrs.field(factory=dict)
+
+
+class _ScaledCompiler(PlanCompiler):
+    def visit_scaled_first_rank_fusion(
+        self, fusion: _ScaledFirstRankFusion, branches: Any
+    ) -> FusedScore:
+        scaled = exp.Mul(this=exp.Literal.number(fusion.scales[0]), expression=branches[0].rank)
+        offset = exp.Literal.number(fusion.offsets.get("all", 0))
+        return FusedScore(score=exp.Add(this=scaled, expression=offset))
+
+
+def test_fusion_options_that_are_lists_or_dicts_compile_each_to_their_own_sql() -> None:
+    profile = attrs.evolve(HOTDATA, name="scaled", compiler=_ScaledCompiler)
+
+    def sql(**options: Any) -> str:
+        plan = SearchPlan(source=_ScaledFirstRankFusion(branches=[TEXT, NEAREST], **options))
+        text = to_sql(plan, profile)
+        assert text == compile_plan(plan, profile).sql(dialect=Hotdata, pretty=True)
+        return text
+
+    assert "3.0 * text_ranked.branch_rank + 0 AS score" in sql(scales=[3.0, 1.0])
+    assert "2.0 * text_ranked.branch_rank + 0 AS score" in sql(scales=[2.0, 1.0])
+    assert "3.0 * text_ranked.branch_rank + 0 AS score" in sql(scales=[3.0, 1.0])
+    assert "+ 7 AS score" in sql(offsets={"all": 7})
+    assert "+ 8 AS score" in sql(offsets={"all": 8})
+
+
 class _Count(PredicateVisitor[int]):
     """Counts leaves: a sixth interpretation, to check every node dispatches."""
 

@@ -144,8 +144,8 @@ def plan_shape(plan: SearchPlan) -> _Shape:
                         bind(value, name, index, _LITERAL, element)
                 else:
                     bind(value, name, None, mode, item)
-        elif cls is tuple:
-            key.append((tuple, len(value)))
+        elif cls is tuple or cls is list:  # a list: an option of a node defined elsewhere
+            key.append((cls, len(value)))
             for item in value:
                 walk(item)
         else:
@@ -344,18 +344,23 @@ def _render(
         return text
     shape = plan_shape(plan)
     cache_key = (profile, pretty, shape.key)
+    cacheable = True
     with _templates_lock:
-        template = _templates.get(cache_key)
+        try:
+            template = _templates.get(cache_key)
+        except TypeError:  # an option of a node defined elsewhere holds a value with no hash
+            template, cacheable = None, False
         if template is not None:
             _templates.move_to_end(cache_key)
     if template is None:
         tree = compiler_for(profile, SlotBinder(shape.slots)).compile(plan)
         text = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
         template = _Template.from_text(text)
-        with _templates_lock:
-            _templates[cache_key] = template
-            while len(_templates) > _TEMPLATE_CACHE_SIZE:
-                _templates.popitem(last=False)
+        if cacheable:
+            with _templates_lock:
+                _templates[cache_key] = template
+                while len(_templates) > _TEMPLATE_CACHE_SIZE:
+                    _templates.popitem(last=False)
     return template.fill(
         [
             vector_text(value)
