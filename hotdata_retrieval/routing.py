@@ -20,9 +20,10 @@ itself (``vector_search``). One without is *plain*: the caller embeds the query
   several and no way to tell, the router refuses rather than guess.
 - ``auto``: hybrid when the table has a BM25 index, a vector column hybrid can use and
   ``embed_query``; else text when it has a BM25 index; else semantic.
-- ``weights``, ``rank_constant`` and ``depth`` set hybrid's reciprocal rank fusion; given to
-  a search that is not hybrid (``auto`` included, once it has chosen), they are refused
-  rather than ignored.
+- ``fusion`` names hybrid's fusion method (``rrf``, the default, ``min_max`` or ``dbsf``:
+  ``docs/fusion.md``); ``weights``, ``rank_constant``, ``alpha``, ``depth`` and ``min_score``
+  are its options, each refused by a method that does not take it. Given to a search that is
+  not hybrid (``auto`` included, once it has chosen), they are refused rather than ignored.
 
 The one rule that differs between engines is the :class:`RoutingPolicy`: on the local engine
 every vector column is provider-backed (engine-embedded at load time) and an ordinary column of
@@ -45,12 +46,14 @@ from hotdata_retrieval.indexes import TableIndexes, VectorIndex
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.search import (
+    DEFAULT_FUSION_METHOD,
     Bm25Search,
     Branch,
+    Fusion,
     NearestNeighborSearch,
-    ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
+    make_fusion,
 )
 
 __all__ = [
@@ -277,6 +280,9 @@ def plan_search(
     weights: Sequence[float] | None = None,
     rank_constant: float | None = None,
     depth: int | None = None,
+    fusion: str | None = None,
+    alpha: float | None = None,
+    min_score: float | None = None,
     policy: RoutingPolicy = LOCAL_ROUTING,
 ) -> SearchPlan:
     """Build the plan that answers ``query`` on a table with ``indexes`` (rules: module doc).
@@ -298,13 +304,18 @@ def plan_search(
         weights: ``hybrid``: the reciprocal rank fusion weights, BM25 first (default all 1).
         rank_constant: ``hybrid``: RRF's rank constant k (default 60).
         depth: ``hybrid``: candidates per branch, at least ``limit + offset`` (default 100).
+        fusion: ``hybrid``: the fusion method's name (default ``rrf``; ``min_max``,
+            ``dbsf``, or any registered method).
+        alpha: ``hybrid`` by ``min_max`` or ``dbsf``: the vector branch's weight in [0, 1].
+        min_score: ``hybrid``: drop fused rows scoring below it.
         policy: the engine's :class:`RoutingPolicy` (default :data:`LOCAL_ROUTING`).
 
     Raises:
         PlanError: an unknown mode; no index for the mode (or, for hybrid, none the policy can
             fuse, or several and no way to tell which); a mode that needs ``embed_query``
-            without it; a fusion option (``weights``, ``rank_constant``, ``depth``) for a
-            search that is not hybrid, or one :class:`ReciprocalRankFusion` refuses.
+            without it; a fusion option (``fusion``, ``weights``, ``rank_constant``, ``alpha``,
+            ``depth``, ``min_score``) for a search that is not hybrid, an unknown method, an
+            option the method does not take, or a value it refuses.
     """
     try:
         chosen = SearchMode(mode)
@@ -319,7 +330,14 @@ def plan_search(
     automatic = chosen is SearchMode.AUTO
     if automatic:
         chosen = router.auto(vector_column, text_column)
-    given = {"weights": weights, "rank_constant": rank_constant, "depth": depth}
+    given = {
+        "fusion": fusion,
+        "weights": weights,
+        "rank_constant": rank_constant,
+        "alpha": alpha,
+        "depth": depth,
+        "min_score": min_score,
+    }
     fusion_options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     if fusion_options and chosen is not SearchMode.HYBRID:
         name = next(iter(fusion_options))
@@ -331,7 +349,8 @@ def plan_search(
             value=fusion_options[name],
         )
 
-    source: Branch | ReciprocalRankFusion
+    fusion_options.pop("fusion", None)
+    source: Branch | Fusion
     if chosen is SearchMode.TEXT:
         column = router.text_column(text_column)
         source = Bm25Search(table=indexes.table, column=column, query_text=query)
@@ -348,8 +367,9 @@ def plan_search(
     else:
         column = router.text_column(text_column)
         vector = router.fused_vector(vector_column, column)
-        source = ReciprocalRankFusion(
-            branches=[
+        source = make_fusion(
+            DEFAULT_FUSION_METHOD if fusion is None else fusion,
+            [
                 Bm25Search(table=indexes.table, column=column, query_text=query),
                 router.nearest(vector, chosen),
             ],

@@ -1,35 +1,67 @@
 """Options that several ``hdq`` commands share: one definition, one parser, one help text.
 
 ``hdq explain`` and ``hdq search`` take the same fusion options (:func:`fusion_options`:
-``--weights``, ``--rank-constant``, ``--depth``), parsed here and validated by the plan
-itself (:class:`~hotdata_retrieval.plan.search.ReciprocalRankFusion`), so the two commands
-accept and refuse exactly the same values. They also share :func:`full_vectors_option`, which
-says how the SQL they show writes query vectors.
+``--fusion``, ``--weights``, ``--rank-constant``, ``--alpha``, ``--depth``, ``--min-score``,
+``--fusion-file``), parsed here (:func:`fusion_settings`) and validated by the plan itself
+(the fusion method's class, :func:`~hotdata_retrieval.plan.search.make_fusion`), so the two
+commands accept and refuse exactly the same values. They also share
+:func:`full_vectors_option`, which says how the SQL they show writes query vectors.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from hotdata_retrieval.plan.search import DEFAULT_RANK_CONSTANT
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.search import (
+    DEFAULT_FUSION_METHOD,
+    DEFAULT_RANK_CONSTANT,
+    fusion_methods,
+)
 
 __all__ = [
+    "FUSION_FLAGS",
     "FUSION_OPTION_NAMES",
     "VECTORS_ABBREVIATED_NOTE",
     "full_vectors_option",
     "fusion_options",
+    "fusion_settings",
     "parse_number",
     "parse_numbers",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-FUSION_OPTION_NAMES = ("weights", "rank_constant", "depth")
+FUSION_OPTION_NAMES = (
+    "fusion",
+    "weights",
+    "rank_constant",
+    "alpha",
+    "depth",
+    "min_score",
+    "fusion_file",
+)
 """The parameter names :func:`fusion_options` adds, in order."""
+
+FUSION_FLAGS = {
+    "fusion": "--fusion",
+    "method": "--fusion",
+    "weights": "--weights",
+    "rank_constant": "--rank-constant",
+    "alpha": "--alpha",
+    "depth": "--depth",
+    "min_score": "--min-score",
+    "fusion_file": "--fusion-file",
+}
+"""A fusion option's parameter (or plan field) name → its flag."""
+
+_FRAGMENT_KEYS = ("fusion", "tuning")
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
@@ -72,7 +104,27 @@ def parse_numbers(ctx: click.Context, param: click.Parameter, value: str | None)
         ) from None
 
 
+def _parse_method(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    method = value.strip().lower().replace("-", "_")
+    if method not in fusion_methods():
+        known = ", ".join(name.replace("_", "-") for name in fusion_methods())
+        raise click.BadParameter(
+            f"{value!r} is not a fusion method; one of {known}", ctx=ctx, param=param
+        )
+    return method
+
+
 _FUSION_OPTIONS = (
+    click.option(
+        "--fusion",
+        metavar="METHOD",
+        callback=_parse_method,
+        help="Hybrid: how the branches are fused: rrf (reciprocal rank fusion), min-max "
+        "(min-max normalized convex combination) or dbsf (distribution-based score fusion); "
+        "docs/fusion.md.  [default: rrf]",
+    ),
     click.option(
         "--weights",
         metavar="W,W,...",
@@ -86,25 +138,126 @@ _FUSION_OPTIONS = (
         help=f"Hybrid: RRF's rank constant k.  [default: {DEFAULT_RANK_CONSTANT}]",
     ),
     click.option(
+        "--alpha",
+        metavar="NUMBER",
+        callback=parse_number,
+        help="Hybrid, min-max and dbsf: the vector branch's weight in [0, 1]; the text branch "
+        "weighs 1 - alpha. Instead of --weights.",
+    ),
+    click.option(
         "--depth",
         type=int,
         help="Hybrid: candidates per branch, at least limit + offset.  "
         "[default: 100, the same for every page]",
     ),
+    click.option(
+        "--min-score",
+        metavar="NUMBER",
+        callback=parse_number,
+        help="Hybrid: drop fused rows scoring below it, before the page.  [default: none]",
+    ),
+    click.option(
+        "--fusion-file",
+        metavar="FILE",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help='Hybrid: read the fusion from a plan fragment, {"fusion": {"method": ..., ...}} '
+        "(what hdq tune writes), instead of the options above.",
+    ),
 )
 
 
 def fusion_options(command: F) -> F:
-    """Add ``--weights``, ``--rank-constant`` and ``--depth`` to a click command.
+    """Add the fusion options to a click command.
 
-    The values reach the command as ``weights`` (a tuple of numbers), ``rank_constant`` (a
-    number) and ``depth`` (an int), each ``None`` when not given; the plan's
-    :class:`~hotdata_retrieval.plan.search.ReciprocalRankFusion` validates them (a
-    :class:`~hotdata_retrieval.errors.PlanError` naming the bad value).
+    The values reach the command as ``fusion`` (a registered method name, ``-`` read as
+    ``_``), ``weights`` (a tuple of numbers), ``rank_constant``, ``alpha`` and ``min_score``
+    (numbers), ``depth`` (an int) and ``fusion_file`` (a path), each ``None`` when not given;
+    :func:`fusion_settings` turns them into a method and its options, which the method's class
+    validates (a :class:`~hotdata_retrieval.errors.PlanError` naming the bad value).
     """
     for option in reversed(_FUSION_OPTIONS):
         command = option(command)
     return command
+
+
+def read_fusion_file(path: Path) -> dict[str, Any]:
+    """The fusion object of a plan fragment file: ``{"fusion": {"method": ..., <option>:
+    <value>, ...}}``, optionally with a ``"tuning"`` object (how ``hdq tune`` chose it, not
+    read). A missing ``"method"`` means ``rrf``, as in plan documents.
+
+    Raises:
+        click.BadParameter: the file cannot be read.
+        PlanError: it is not JSON, or not such an object (naming the file and what is wrong).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else error.reason
+        raise click.BadParameter(
+            f"cannot read {str(path)!r}: {reason or error}", param_hint="'--fusion-file'"
+        ) from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise PlanError(
+            f"--fusion-file {str(path)!r} is not valid JSON: {error}", field="fusion_file"
+        ) from None
+    if not isinstance(document, Mapping) or not isinstance(document.get("fusion"), Mapping):
+        raise PlanError(
+            f'--fusion-file {str(path)!r} must hold a JSON object with a "fusion" object, '
+            'such as {"fusion": {"method": "min_max", "alpha": 0.6}}',
+            field="fusion_file",
+        )
+    unknown = sorted(set(document) - set(_FRAGMENT_KEYS))
+    if unknown:
+        raise PlanError(
+            f"--fusion-file {str(path)!r}: unknown key {unknown[0]!r}; expected "
+            f"{', '.join(_FRAGMENT_KEYS)}",
+            field="fusion_file",
+            value=unknown[0],
+        )
+    return dict(document["fusion"])
+
+
+def fusion_settings(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The fusion method and its options from a command's :func:`fusion_options` values:
+    from ``--fusion-file``, or from the flags (``--fusion`` default ``rrf``).
+
+    Raises:
+        click.UsageError: ``--fusion-file`` with another fusion flag.
+        PlanError: as :func:`read_fusion_file`; an unknown method in the file.
+    """
+    path = params.get("fusion_file")
+    if path is None:
+        options = {
+            name: params.get(name)
+            for name in ("weights", "rank_constant", "alpha", "depth", "min_score")
+        }
+        method = params.get("fusion") or DEFAULT_FUSION_METHOD
+        return method, {name: value for name, value in options.items() if value is not None}
+    given = [
+        FUSION_FLAGS[name]
+        for name in FUSION_OPTION_NAMES
+        if name != "fusion_file" and params.get(name) is not None
+    ]
+    if given:
+        raise click.UsageError(
+            f"--fusion-file cannot be combined with {', '.join(given)}: the file holds the "
+            "whole fusion"
+        )
+    fusion = read_fusion_file(path)
+    method = fusion.pop("method", None) or DEFAULT_FUSION_METHOD
+    if not isinstance(method, str) or method not in fusion_methods():
+        known = ", ".join(repr(name) for name in fusion_methods())
+        raise PlanError(
+            f"--fusion-file {str(path)!r}: the fusion's method must be one of {known}, got "
+            f"{method!r}",
+            field="fusion_file",
+            value=method,
+        )
+    if isinstance(fusion.get("weights"), list):
+        fusion["weights"] = tuple(fusion["weights"])
+    return method, fusion
 
 
 full_vectors_option = click.option(

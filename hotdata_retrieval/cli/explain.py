@@ -18,10 +18,12 @@ from click.core import ParameterSource
 
 from hotdata_retrieval.cli._errors import CommandError, in_option_terms
 from hotdata_retrieval.cli._options import (
+    FUSION_FLAGS,
     FUSION_OPTION_NAMES,
     VECTORS_ABBREVIATED_NOTE,
     full_vectors_option,
     fusion_options,
+    fusion_settings,
 )
 from hotdata_retrieval.cli.exit_codes import EXIT_OK
 from hotdata_retrieval.compile import get_dialect, to_sql
@@ -38,21 +40,22 @@ from hotdata_retrieval.plan.document import (
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import (
-    DEFAULT_RANK_CONSTANT,
     Bm25Search,
     Branch,
     DistanceMetric,
+    Fusion,
     NearestNeighborSearch,
     ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
+    make_fusion,
 )
 
 __all__ = ["MODES", "OPTION_NAMES", "InvalidPlanError", "explain"]
 
 MODES = ("text", "semantic", "nearest", "hybrid")
 """``--mode`` values: BM25, engine-embedded semantic, nearest-neighbour, and BM25 + nearest
-fused by reciprocal rank fusion."""
+fused (reciprocal rank fusion unless --fusion names another method)."""
 
 _BRANCH_OPTIONS = ("text_column", "query", "vector_column", "vector", "metric")
 _FUSION_OPTIONS = (*FUSION_OPTION_NAMES, "include_branch_scores")
@@ -94,9 +97,7 @@ OPTION_NAMES: dict[str, str] = {
     "limit": "--limit",
     "offset": "--offset",
     "metric": "--metric",
-    "weights": "--weights",
-    "rank_constant": "--rank-constant",
-    "depth": "--depth",
+    **FUSION_FLAGS,
     "catalog": "--catalog",
     "schema": "--schema",
     "mode": "--mode",
@@ -284,15 +285,10 @@ def _build_plan(mode: str, params: Mapping[str, Any]) -> SearchPlan:
                 metric=DistanceMetric.COSINE if metric is None else metric,
             )
         )
-    source: Branch | ReciprocalRankFusion = branches[0]
+    source: Branch | Fusion = branches[0]
     if len(branches) > 1:
-        rank_constant = params["rank_constant"]
-        source = ReciprocalRankFusion(
-            branches=branches,
-            weights=params["weights"],
-            rank_constant=DEFAULT_RANK_CONSTANT if rank_constant is None else rank_constant,
-            depth=params["depth"],
-        )
+        method, settings = fusion_settings(params)
+        source = make_fusion(method, branches, **settings)
     options: dict[str, Any] = {
         name: params[name]
         for name in ("columns", "limit", "offset", "key_column")
@@ -329,6 +325,8 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
         )
     else:
         lines.append(f"-- {fusion.describe()}; {plan.depth} candidates per branch")
+    if fusion is not None and fusion.min_score is not None:
+        lines.append(f"-- rows scoring below {fusion.min_score!r} are dropped before the page")
     return lines
 
 
@@ -346,7 +344,8 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     type=click.Choice(MODES),
     help="text: BM25 over --text-column. semantic: vector_search over --text-column (the "
     "engine embeds --query). nearest: nearest neighbours of --vector in --vector-column. "
-    "hybrid: text and nearest fused by reciprocal rank fusion. Default: hybrid with both "
+    "hybrid: text and nearest fused (--fusion: reciprocal rank fusion by default). Default: "
+    "hybrid with both "
     "--query and --vector, else text with --query, nearest with --vector.",
 )
 @click.option(

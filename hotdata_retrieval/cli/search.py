@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import click
 from rich.console import Console
 from rich.table import Table
@@ -14,15 +15,17 @@ from rich.table import Table
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
 from hotdata_retrieval.cli._options import (
+    FUSION_FLAGS,
     VECTORS_ABBREVIATED_NOTE,
     full_vectors_option,
     fusion_options,
+    fusion_settings,
 )
 from hotdata_retrieval.engines.results import SearchResult
-from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.filters import And, Predicate
-from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.plan.search import DEFAULT_FUSION_METHOD, SearchPlan, make_fusion
 from hotdata_retrieval.routing import SearchMode, TableIndexes
 
 __all__ = ["OPTION_NAMES", "render_hits", "search"]
@@ -34,9 +37,7 @@ OPTION_NAMES: dict[str, str] = {
     "filter": "--filter",
     "limit": "-k/--limit",
     "offset": "--offset",
-    "weights": "--weights",
-    "rank_constant": "--rank-constant",
-    "depth": "--depth",
+    **FUSION_FLAGS,
     "mode": "--mode",
 }
 """A plan field (:attr:`PlanError.field <hotdata_retrieval.errors.PlanError.field>`) → the
@@ -156,6 +157,26 @@ def _check_indexes(indexes: TableIndexes, mode: str) -> None:
     raise CommandError(f"table '{indexes.table}' has {lacks}: {'; '.join(missing)}")
 
 
+def _with_fusion(
+    plan: SearchPlan, method: str, settings: dict[str, Any], from_file: bool
+) -> SearchPlan:
+    """``plan`` with its fusion rebuilt as ``method`` with ``settings``.
+
+    Raises:
+        PlanError: the routed search is not hybrid (naming the first fusion option given),
+            or the method refuses an option.
+    """
+    if plan.fusion is None:
+        name = "fusion_file" if from_file else next(iter(settings), "fusion")
+        raise PlanError(
+            f"{name} applies only to hybrid search, which fuses BM25 with nearest-neighbour "
+            f"search; this search is {plan.branches[0].kind}",
+            field=name,
+            value=settings.get(name, method),
+        )
+    return attrs.evolve(plan, source=make_fusion(method, plan.branches, **settings))
+
+
 def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     return {
         "key": hit.key,
@@ -211,9 +232,13 @@ def search(
     filters: Sequence[str],
     columns: str | None,
     text_column: str | None,
+    fusion: str | None,
     weights: tuple[float, ...] | None,
     rank_constant: float | None,
+    alpha: float | None,
     depth: int | None,
+    min_score: float | None,
+    fusion_file: Path | None,
     explain: bool,
     full_vectors: bool | None,
     output_format: str,
@@ -236,6 +261,25 @@ def search(
             except HotdataRetrievalError:
                 if mode != SearchMode.TEXT.value:
                     raise  # text search needs no embedder; the others do
+        method, settings = fusion_settings(
+            {
+                "fusion": fusion,
+                "weights": weights,
+                "rank_constant": rank_constant,
+                "alpha": alpha,
+                "depth": depth,
+                "min_score": min_score,
+                "fusion_file": fusion_file,
+            }
+        )
+        # Reciprocal rank fusion's own options go through the router, which also refuses
+        # them for a search that is not hybrid; any other method (or option) replaces the
+        # routed fusion.
+        routed = method == DEFAULT_FUSION_METHOD and settings.keys() <= {
+            "weights",
+            "rank_constant",
+            "depth",
+        }
         plan = engine.plan_search(
             indexes.table,
             query,
@@ -245,10 +289,10 @@ def search(
             filter=_filter(filters),
             columns=None if columns is None else [c.strip() for c in columns.split(",")],
             text_column=text_column,
-            weights=weights,
-            rank_constant=rank_constant,
-            depth=depth,
+            **(settings if routed else {}),
         )
+        if not routed:
+            plan = _with_fusion(plan, method, settings, fusion_file is not None)
         result = engine.search(plan)
     if output_format == "json":
         document: dict[str, Any] = {

@@ -19,6 +19,7 @@ import enum
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
 import attrs
@@ -55,6 +56,7 @@ __all__ = [
     "fusion_methods",
     "fusion_options",
     "is_vector_branch",
+    "make_fusion",
     "register_fusion",
 ]
 
@@ -831,6 +833,32 @@ def fusion_options(cls: type[Fusion]) -> tuple[attrs.Attribute[Any], ...]:
 register_fusion(ReciprocalRankFusion)
 register_fusion(MinMaxFusion)
 register_fusion(DistributionBasedScoreFusion)
+
+
+def make_fusion(method: str, branches: Sequence[Branch], **options: Any) -> Fusion:
+    """The fusion registered as ``method`` over ``branches``, with ``options`` (an option
+    given as ``None`` takes its default).
+
+    >>> text = Bm25Search(table="t", column="body", query_text="q")
+    >>> near = NearestNeighborSearch(table="t", column="e", query_vector=[1.0, 0.0])
+    >>> make_fusion("min_max", [text, near], alpha=0.25, rank_constant=None).branch_weights
+    (0.75, 0.25)
+
+    Raises:
+        PlanError: an unknown method, an option the method does not take (naming the ones
+            it does), or a value the method's class refuses.
+    """
+    cls = fusion_class(method)
+    names = [field.name for field in fusion_options(cls)]
+    given = {name: value for name, value in options.items() if value is not None}
+    for name, value in given.items():
+        if name not in names:
+            raise PlanError(
+                f"{name} does not apply to the {method!r} fusion; its options: {', '.join(names)}",
+                field=name,
+                value=value,
+            )
+    return cls(branches=branches, **given)
 
 
 Source = Bm25Search | VectorSearch | NearestNeighborSearch | Fusion

@@ -289,7 +289,10 @@ def expected_result(docs: Sequence[Doc], plan: SearchPlan, *, cte: bool = False)
     scores = None
     if isinstance(fusion, NormalizedScoreFusion):
         scores = [
-            [float(entry.get("term_frequency", entry.get("distance"))) for entry in ranking]
+            [
+                float(entry["term_frequency"] if "term_frequency" in entry else entry["distance"])
+                for entry in ranking
+            ]
             for ranking in branches.values()
         ]
         for name, ranking in branches.items():
