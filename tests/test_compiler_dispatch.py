@@ -207,6 +207,29 @@ def test_a_fusion_is_abstract() -> None:
         Fusion(branches=[TEXT, NEAREST])
 
 
+def test_every_plan_node_of_the_library_has_a_compiler_visitor() -> None:
+    """Each branch kind, fusion method and filter node the library defines compiles on the
+    default compiler, and each fusion method has a reference fusion (the test oracle)."""
+    import hotdata_retrieval.plan.filters as filters_module
+    import hotdata_retrieval.plan.search as search_module
+    from hotdata_retrieval.fusion import _REFERENCES
+
+    nodes = [
+        cls
+        for module in (search_module, filters_module)
+        for cls in vars(module).values()
+        if isinstance(cls, type)
+        and cls.__module__ == module.__name__
+        and isinstance(cls.__dict__.get("visit_name"), str)
+        and cls is not Fusion
+    ]
+    names = {cls.__dict__["visit_name"] for cls in nodes}
+    assert {"bm25_search", "nearest_neighbor_search", "reciprocal_rank_fusion", "not"} <= names
+    assert [cls.__name__ for cls in nodes if not PlanCompiler.visits(cls)] == []
+    fusions = [cls for cls in nodes if issubclass(cls, Fusion)]
+    assert [cls.__name__ for cls in fusions if cls not in _REFERENCES] == []
+
+
 def test_a_node_without_a_visitor_method() -> None:
     class Leaf:
         visit_name = "leaf"
