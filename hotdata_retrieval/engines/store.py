@@ -51,7 +51,7 @@ from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy, SearchMode, 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["StoreColumn", "StoreTable", "SqlStoreEngine", "vector_columns_of"]
+__all__ = ["SqlStoreEngine", "StoreColumn", "StoreTable", "vector_columns_of", "vector_dimensions"]
 
 
 @attrs.frozen(kw_only=True)
@@ -106,7 +106,7 @@ def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _vector_dimensions(data: pa.Table, column: str) -> int:
+def vector_dimensions(data: pa.Table, column: str) -> int:
     """The one length of the non-NULL vectors of ``column`` (with none, the list size of a
     fixed-size list column, else 0).
 
@@ -431,7 +431,7 @@ class SqlStoreEngine(abc.ABC):
         vectors = [
             StoreColumn(
                 name=column,
-                dimensions=_vector_dimensions(data, column),
+                dimensions=vector_dimensions(data, column),
                 metric=metric,
                 storage=vector_storage or "",
             )

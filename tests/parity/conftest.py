@@ -63,10 +63,25 @@ def _postgres(url: str) -> Any:
     return engine
 
 
+def _lancedb(directory: Path) -> Any:
+    from hotdata_retrieval.engines.lancedb import LancedbEngine
+
+    engine = LancedbEngine(directory / "lance")
+    engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
+    empty = empty_table()
+    fixed = pa.list_(pa.float32(), DIMENSIONS)
+    empty = empty.set_column(
+        empty.schema.get_field_index("embedding"), "embedding", pa.array([], fixed)
+    )
+    engine.load_table("empty", empty, key_column="id", text_columns=["body"])
+    return engine
+
+
 FACTORIES: dict[str, Callable[[Path], Any]] = {
     "local": _local,
     "sqlite": _sqlite,
     "duckdb": _duckdb,
+    "lancedb": _lancedb,
 }
 """Engine name → a factory loading ``docs`` and ``empty`` into a fresh database."""
 

@@ -55,6 +55,7 @@ METRICS = {
     "sqlite": ("cosine", "l2"),
     "duckdb": ("cosine", "l2", "dot"),
     "postgres": ("cosine", "l2", "dot"),
+    "lancedb": ("cosine", "l2", "dot"),
 }
 """The metrics each engine's dialect expresses (the others are refused while compiling)."""
 

@@ -1,0 +1,469 @@
+"""The LanceDB engine: the same plans and the same ranking semantics, with no SQL.
+
+LanceDB (the ``lancedb`` extra) has no SQL interface, only per-query ``where`` filters
+(``shared/reference/local-engines.md`` §F), so this engine runs a plan branch by branch
+through LanceDB's own searches and fuses on the client with the library's reference fusion
+(:func:`hotdata_retrieval.fusion.reference_fusion`) — the semantics every SQL engine's
+compiled statement reproduces:
+
+- a **text** branch is LanceDB's native full-text search of the column (``query_type="fts"``;
+  BM25, its tokenizer splitting on non-alphanumeric characters, lower-casing, removing English
+  stop words and stemming, as the local engine's analyzer does), its ``_score``
+  higher-is-better; the query text is passed as a match query, never parsed as syntax;
+- a **nearest** branch is an exact scan (``bypass_vector_index``) by the plan's metric:
+  ``cosine``, ``l2`` (LanceDB's ``l2`` is the squared Euclidean distance, as the Hotdata
+  engine's) or ``dot``, whose LanceDB distance ``1 - a·b`` is reported as ``-(a·b)``, the
+  Hotdata engine's ``negative_dot_product``. A zero stored vector is no candidate under
+  ``cosine`` here (LanceDB leaves it out); the Hotdata engine gives it 1.0;
+- the plan's **filter** is translated — never pasted — into the ``where`` text LanceDB reads
+  (DataFusion SQL, written by the Hotdata dialect's compiler from the predicate tree: quoted
+  identifiers, escaped literals, an empty ``IN`` list as ``FALSE``), and applied *before*
+  each branch's bound (``prefilter=True``), as in every compiled statement;
+- each branch is cut to its depth (the page for a single branch) with rows tied on the raw
+  score kept by key: the engine fetches past the cut until the row after it scores
+  differently, then orders by score and key itself;
+- a **fusion** ranks each branch's rows (competition ranks: tied rows share one) and fuses
+  them with the reference fusion of the plan's method, ordered by fused score then key.
+
+``SearchResult.sql`` holds the queries as JSON (what ran, for the record). ``sql(text)``
+raises: LanceDB runs no SQL.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+
+from hotdata_retrieval.compile import get_dialect
+from hotdata_retrieval.compile.compiler import LiteralBinder, compiler_for
+from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
+from hotdata_retrieval.engines.base import query_embedder
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+from hotdata_retrieval.engines.store import vector_columns_of
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.fusion import rank_branch, reference_fusion
+from hotdata_retrieval.indexes import TableIndexes, VectorIndex
+from hotdata_retrieval.plan.filters import Predicate, predicate_columns
+from hotdata_retrieval.plan.names import TableName, normalize_identifier
+from hotdata_retrieval.plan.search import (
+    Bm25Search,
+    Branch,
+    DistanceMetric,
+    NearestNeighborSearch,
+    SearchPlan,
+    debug_columns,
+)
+from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy, SearchMode, plan_search
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["LancedbEngine", "lancedb_filter"]
+
+_EXTRA_HINT = "pip install 'hotdata-retrieval[lancedb]'"
+_KEY_METADATA = b"hdq.key_column"
+_METRIC_METADATA = b"hdq.vector_metric"
+_NAME = "lancedb"
+
+
+def lancedb_filter(predicate: Predicate) -> str:
+    """``predicate`` as the ``where`` text LanceDB reads: DataFusion SQL, written by the
+    Hotdata dialect's compiler (identifiers quoted where needed, literals escaped, an empty
+    ``IN`` list the constant it stands for).
+
+    >>> from hotdata_retrieval.plan.filters import Comparison, InList
+    >>> lancedb_filter(Comparison(column="order", operator=">", value=1)
+    ...                & InList(column="lang", values=[]))
+    '"order" > 1 AND FALSE'
+    """
+    profile = get_dialect("hotdata")
+    compiler = compiler_for(profile, LiteralBinder(profile))
+    text: str = profile.sqlglot_dialect().generate(compiler.predicate(predicate), copy=False)
+    return text
+
+
+@attrs.frozen
+class _Ranked:
+    """One branch's rows, best first (ties by key), cut to its bound."""
+
+    keys: list[Any]
+    raw: list[float]
+    rows: dict[Any, dict[str, Any]]
+    query: dict[str, Any]
+
+
+class LancedbEngine:
+    """LanceDB behind the engine contract (module docstring).
+
+    Args:
+        path: the database directory (created if missing).
+        embedder: embeds query text for ``plan_search`` routes that need a vector.
+
+    Raises:
+        EngineError: the ``lancedb`` extra is not installed, or the directory cannot be
+            opened.
+    """
+
+    routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
+    engine_name: ClassVar[str] = _NAME
+    default_catalog: ClassVar[str] = "default"
+    default_schema: ClassVar[str] = "public"
+
+    def __init__(self, path: str | Path, *, embedder: Any = None) -> None:
+        try:
+            import lancedb
+        except ImportError:
+            raise EngineError(f"the LanceDB engine needs lancedb: {_EXTRA_HINT}") from None
+        self.path = Path(path)
+        self.embedder = embedder
+        try:
+            self._database = lancedb.connect(str(self.path))
+        except Exception as error:
+            raise EngineError(f"cannot open LanceDB database {str(self.path)!r}: {error}") from None
+
+    def close(self) -> None:
+        """Nothing to release (LanceDB opens files per query)."""
+
+    def __enter__(self) -> LancedbEngine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- tables ----------------------------------------------------------------------------
+
+    def table_name(self, name: str | TableName) -> TableName:
+        """``name`` completed with the engine's catalog and schema."""
+        if isinstance(name, TableName):
+            return name
+        return TableName.parse(
+            name, default_catalog=self.default_catalog, default_schema=self.default_schema
+        )
+
+    def _table(self, name: str | TableName) -> Any:
+        table = self.table_name(name)
+        if (table.catalog, table.schema) != (self.default_catalog, self.default_schema):
+            raise EngineError(f"table '{table}' not found: LanceDB tables have one-part names")
+        if table.name not in self._table_names():
+            raise EngineError(f"table '{table}' not found in the LanceDB database")
+        return self._database.open_table(table.name)
+
+    def _table_names(self) -> list[str]:
+        names: list[str] = []
+        token = None
+        while True:
+            page = self._database.list_tables(page_token=token)
+            names.extend(page.tables)
+            token = page.page_token
+            if not token:
+                return names
+
+    def indexes(self, table: str | TableName) -> TableIndexes:
+        """The table's full-text indexed columns and its vector columns (plain: the caller
+        embeds queries), and the key recorded when it was loaded.
+
+        Raises:
+            EngineError: no such table.
+        """
+        opened = self._table(table)
+        schema = opened.schema
+        metadata = schema.metadata or {}
+        metric = metadata.get(_METRIC_METADATA, b"cosine").decode()
+        text = tuple(
+            column
+            for index in opened.list_indices()
+            if str(index.index_type).upper() == "FTS"
+            for column in index.columns
+        )
+        return TableIndexes(
+            table=self.table_name(table),
+            bm25_columns=text,
+            vectors=tuple(
+                VectorIndex(column=name, metric=metric) for name in _vector_fields(schema)
+            ),
+            key_column=metadata.get(_KEY_METADATA, b"id").decode(),
+        )
+
+    def embedder_for(self, table: str | TableName) -> Any:
+        """The engine's embedder (given at construction), or ``None``."""
+        return self.embedder
+
+    def plan_search(
+        self,
+        table: str | TableName,
+        query: str,
+        *,
+        mode: SearchMode | str = SearchMode.AUTO,
+        limit: int = 10,
+        offset: int = 0,
+        filter: Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        key_column: str | None = None,
+        embed_query: Callable[[str], Sequence[float]] | None = None,
+        include_branch_scores: bool = False,
+        **routing: Any,
+    ) -> SearchPlan:
+        """Read ``table``'s indexes and route ``query`` with
+        :func:`hotdata_retrieval.routing.plan_search` (arguments as there).
+
+        Raises:
+            PlanError: no index serves ``mode``, or the route needs an embedder and there is
+                none.
+            EngineError: no such table.
+        """
+        indexes = self.indexes(table)
+        if key_column is not None:
+            indexes = attrs.evolve(indexes, key_column=key_column)
+        return plan_search(
+            indexes,
+            query,
+            mode=mode,
+            limit=limit,
+            offset=offset,
+            filter=filter,
+            columns=columns,
+            text_column=text_column,
+            vector_column=vector_column,
+            embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
+            include_branch_scores=include_branch_scores,
+            policy=self.routing_policy,
+            **routing,
+        )
+
+    def sql(self, text: str) -> pa.Table:
+        """LanceDB runs no SQL.
+
+        Raises:
+            EngineError: always.
+        """
+        raise EngineError(
+            "LanceDB has no SQL interface: search with plans (search(plan)); "
+            "its filters are translated per query",
+            sql=text,
+        )
+
+    def load_table(
+        self,
+        name: str,
+        data: pa.Table,
+        *,
+        key_column: str | None = "id",
+        text_columns: Sequence[str] = (),
+        vector_metric: str = "cosine",
+    ) -> TableIndexes:
+        """Store ``data`` as table ``name`` (replacing any previous one), each column of lists
+        of floats as a fixed-size vector column, with LanceDB's full-text index on each of
+        ``text_columns``.
+
+        Raises:
+            EngineError: a missing or non-text column, a duplicated or NULL key, vectors of
+                different lengths, LanceDB's own refusal.
+        """
+        import pyarrow as pa
+
+        from hotdata_retrieval.engines.store import vector_dimensions
+
+        table = self.table_name(name)
+        if (table.catalog, table.schema) != (self.default_catalog, self.default_schema):
+            raise EngineError(f"table '{table}': LanceDB tables have one-part names")
+        columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        data = data.rename_columns(columns)
+        key = None if key_column is None else normalize_identifier(key_column, label="key column")
+        if key is not None:
+            if key not in columns:
+                raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
+            keys = data.column(key)
+            if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+                raise EngineError(f"key column '{key}' holds NULL or a value twice")
+        texts = [normalize_identifier(column, label="text column") for column in text_columns]
+        for column in texts:
+            if column not in columns or not pa.types.is_string(data.schema.field(column).type):
+                raise EngineError(f"text column '{column}' is not a text column of the table")
+        metric = DistanceMetric.parse(vector_metric).value
+        for column in vector_columns_of(data):
+            size = vector_dimensions(data, column)
+            if size == 0:
+                raise EngineError(
+                    f"vector column '{column}' holds no vector, so its length is unknown"
+                )
+            vectors = pa.array(data.column(column).to_pylist(), pa.list_(pa.float32(), size))
+            data = data.set_column(data.schema.get_field_index(column), column, vectors)
+        metadata = {_METRIC_METADATA: metric.encode()}
+        if key is not None:
+            metadata[_KEY_METADATA] = key.encode()
+        data = data.replace_schema_metadata(metadata)
+        try:
+            from lancedb.index import FTS
+
+            opened = self._database.create_table(table.name, data, mode="overwrite")
+            for column in texts:
+                opened.create_index(column, config=FTS(), replace=True)
+        except Exception as error:
+            raise EngineError(f"lancedb: {error}") from None
+        return self.indexes(table)
+
+    # -- searches --------------------------------------------------------------------------
+
+    def _check(self, plan: SearchPlan, opened: Any) -> None:
+        known = set(opened.schema.names)
+        needed = {*plan.projection, plan.key_column, *(b.column for b in plan.branches)}
+        if plan.filter is not None:
+            needed |= predicate_columns(plan.filter)
+        missing = sorted(needed - known)
+        if missing:
+            raise EngineError(
+                f"column '{missing[0]}' not found in table '{plan.table}'; "
+                f"columns: {', '.join(opened.schema.names)}"
+            )
+        text_indexed = set(self.indexes(plan.table).bm25_columns)
+        for branch in plan.branches:
+            if isinstance(branch, Bm25Search):
+                if branch.column not in text_indexed:
+                    raise EngineError(
+                        f"column '{branch.column}' of table '{plan.table}' has no full-text "
+                        f"index on LanceDB; load the table with text_columns=['{branch.column}']"
+                    )
+            elif isinstance(branch, NearestNeighborSearch):
+                size = getattr(opened.schema.field(branch.column).type, "list_size", None)
+                if size is not None and size != len(branch.query_vector):
+                    raise PlanError(
+                        f"query vector has {len(branch.query_vector)} dimensions; column "
+                        f"'{branch.column}' holds {size}",
+                        field="query_vector",
+                        value=len(branch.query_vector),
+                    )
+            else:
+                raise UnsupportedOnDialectError("engine-embedded semantic search", _NAME)
+
+    def _branch(
+        self, opened: Any, plan: SearchPlan, branch: Branch, bound: int, columns: list[str]
+    ) -> _Ranked:
+        """The branch's best ``bound`` rows, ties kept by key (module docstring)."""
+        where = None if plan.filter is None else lancedb_filter(plan.filter)
+        key = plan.key_column
+        if isinstance(branch, Bm25Search):
+            query: dict[str, Any] = {
+                "fts": branch.query_text,
+                "fts_columns": branch.column,
+            }
+            raw_name, sign, shift = "_score", -1.0, 0.0
+        else:
+            assert isinstance(branch, NearestNeighborSearch)
+            metric = branch.metric
+            query = {
+                "vector_column_name": branch.column,
+                "distance_type": metric.value,
+                "exact": True,
+            }
+            # LanceDB's dot distance is 1 - a·b; the Hotdata engine's is -(a·b)
+            raw_name, sign, shift = "_distance", 1.0, -1.0 if metric is DistanceMetric.DOT else 0.0
+        if where is not None:
+            query["where"] = where
+
+        def fetch(count: int) -> list[dict[str, Any]]:
+            if isinstance(branch, Bm25Search):
+                search = opened.search(
+                    branch.query_text, query_type="fts", fts_columns=branch.column
+                )
+            else:
+                search = (
+                    opened.search(list(branch.query_vector), vector_column_name=branch.column)
+                    .distance_type(branch.metric.value)
+                    .bypass_vector_index()
+                )
+            if where is not None:
+                search = search.where(where, prefilter=True)
+            try:
+                rows: list[dict[str, Any]] = search.select(columns).limit(count).to_list()
+            except Exception as error:
+                raise EngineError(f"lancedb: {error}", sql=json.dumps(query)) from None
+            return rows
+
+        count = bound
+        rows = fetch(count)
+        while len(rows) == count and rows[bound - 1][raw_name] == rows[-1][raw_name]:
+            count *= 2
+            rows = fetch(count)
+        scored = [(row[key], float(row[raw_name]) + shift, row) for row in rows]
+        scored.sort(key=lambda item: (sign * item[1], item[0]))
+        kept = scored[:bound]
+        query["limit"] = bound
+        return _Ranked(
+            keys=[item[0] for item in kept],
+            raw=[item[1] for item in kept],
+            rows={item[0]: item[2] for item in kept},
+            query=query,
+        )
+
+    def search(self, plan: SearchPlan) -> SearchResult:
+        """Run ``plan`` branch by branch in LanceDB and fuse on the client (module docstring).
+
+        Raises:
+            EngineError: a missing table, column or full-text index, or LanceDB's own error.
+            UnsupportedOnDialectError: an engine-embedded semantic branch.
+        """
+        opened = self._table(plan.table)
+        self._check(plan, opened)
+        executed = executed_plan(plan)
+        columns = list(dict.fromkeys([plan.key_column, *executed.projection]))
+        fusion = plan.fusion
+        if fusion is None:
+            branch = plan.branches[0]
+            ranked = self._branch(opened, plan, branch, plan.limit + plan.offset, columns)
+            rows = [
+                {
+                    **{name: ranked.rows[key][name] for name in executed.projection},
+                    branch.raw_score_column: raw,
+                }
+                for key, raw in zip(ranked.keys, ranked.raw)
+            ][plan.offset :]
+            statement = json.dumps({"queries": [ranked.query]})
+            return search_result(plan, executed, rows, statement)
+        branches = [
+            self._branch(opened, plan, branch, plan.depth, columns) for branch in fusion.branches
+        ]
+        lists, ranks, scores = [], [], []
+        for branch, ranked in zip(fusion.branches, branches):
+            keys, branch_ranks = rank_branch(
+                zip(ranked.keys, ranked.raw), higher_is_better=branch.higher_is_better
+            )
+            lists.append(keys)
+            ranks.append(branch_ranks)
+            raw_by_key = dict(zip(ranked.keys, ranked.raw))
+            scores.append([raw_by_key[key] for key in keys])
+        fused = reference_fusion(
+            fusion, lists, ranks=ranks, scores=scores, limit=plan.limit, offset=plan.offset
+        )
+        rows = []
+        for hit in fused:
+            stored = next(ranked.rows[hit.key] for ranked in branches if hit.key in ranked.rows)
+            row = {name: stored[name] for name in executed.projection}
+            row["score"] = hit.score
+            for name, branch, ranked, rank in zip(
+                plan.branch_names, fusion.branches, branches, hit.ranks
+            ):
+                rank_column, raw_column = debug_columns(name, branch)
+                row[rank_column] = rank
+                row[raw_column] = None if rank is None else ranked.raw[ranked.keys.index(hit.key)]
+            rows.append(row)
+        statement = json.dumps(
+            {"queries": [ranked.query for ranked in branches], "fusion": fusion.describe()}
+        )
+        return search_result(plan, executed, rows, statement)
+
+
+def _vector_fields(schema: Any) -> list[str]:
+    import pyarrow as pa
+
+    return [
+        field.name
+        for field in schema
+        if pa.types.is_fixed_size_list(field.type) and pa.types.is_floating(field.type.value_type)
+    ]

@@ -1,0 +1,99 @@
+"""The LanceDB engine: plans run through LanceDB's own searches, filters translated, no SQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    InList,
+    NearestNeighborSearch,
+    SearchPlan,
+    UnsupportedFeatureError,
+    VectorSearch,
+)
+from hotdata_retrieval.engines import Engine
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.lancedb import LancedbEngine, lancedb_filter
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> LancedbEngine:
+    engine = LancedbEngine(tmp_path / "lance")
+    engine.load_table(
+        "docs",
+        pa.table(
+            {
+                "id": [1, 2, 3],
+                "body": ["error ERR-DIM-384 here", 'it\'s a "quoted" error', "nothing"],
+                "select": ["a", "it's", "b"],
+                "v": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+            }
+        ),
+        text_columns=["body"],
+    )
+    return engine
+
+
+def test_it_meets_the_engine_contract(engine: LancedbEngine) -> None:
+    assert isinstance(engine, Engine)
+    indexes = engine.indexes("docs")
+    assert indexes.bm25_columns == ("body",)
+    assert [vector.column for vector in indexes.vectors] == ["v"]
+
+
+@pytest.mark.parametrize("query", ['NEAR("x" AND', "ERR-DIM-384", "it's", "* ( ) : ^"])
+def test_user_text_is_never_query_syntax(engine: LancedbEngine, query: str) -> None:
+    engine.search(SearchPlan(source=Bm25Search(table="docs", column="body", query_text=query)))
+
+
+def test_filters_are_translated_with_quoted_names_and_escaped_values(
+    engine: LancedbEngine,
+) -> None:
+    predicate = Comparison(column="select", operator="=", value="it's")
+    assert lancedb_filter(predicate) == "\"select\" = 'it''s'"
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="v", query_vector=[1.0, 0.0]),
+        filter=predicate,
+    )
+    assert engine.search(plan).keys == [2]
+    empty = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="v", query_vector=[1.0, 0.0]),
+        filter=InList(column="select", values=[]),
+    )
+    assert engine.search(empty).keys == []
+
+
+def test_dot_is_the_negative_inner_product(engine: LancedbEngine) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(
+            table="docs", column="v", query_vector=[2.0, 1.0], metric="dot"
+        )
+    )
+    result = engine.search(plan)
+    assert result.keys == [3, 1, 2]
+    assert [hit.distance for hit in result] == pytest.approx([-3.0, -2.0, -1.0])
+
+
+def test_there_is_no_sql(engine: LancedbEngine) -> None:
+    with pytest.raises(EngineError, match="LanceDB has no SQL interface"):
+        engine.sql("SELECT 1")
+
+
+def test_semantic_search_is_refused(engine: LancedbEngine) -> None:
+    with pytest.raises(UnsupportedFeatureError, match=r"^unsupported on lancedb: engine-embedded"):
+        engine.search(SearchPlan(source=VectorSearch(table="docs", column="body", query_text="q")))
+
+
+def test_the_result_records_the_queries(engine: LancedbEngine) -> None:
+    plan = SearchPlan(
+        source=Bm25Search(table="docs", column="body", query_text="error"),
+        filter=Comparison(column="select", operator="!=", value="b"),
+    )
+    result = engine.search(plan)
+    assert sorted(result.keys) == [1, 2]
+    assert '"where": "\\"select\\" <> \'b\'"' in result.sql
