@@ -1,0 +1,206 @@
+"""turbopuffer: a plan rendered as the body of one multi-query request (no SQL, no network).
+
+turbopuffer's query endpoint (``POST /v2/namespaces/<namespace>/query``, turbopuffer
+documentation, "Query documents") ranks by one function per query — ``["<attribute>", "BM25",
+"<text>"]`` or ``["<vector attribute>", "ANN", [...]]`` — and takes several queries in one
+request (``{"queries": [...]}``, "Multi-queries"); a hybrid search is one query per branch
+fused **on the client**, with reciprocal rank fusion as the documentation suggests ("Hybrid
+Search"). :func:`turbopuffer_request` writes that body; the caller sends it and fuses the
+answers with :func:`hotdata_retrieval.fusion.reference_fusion` of the plan's fusion — the
+semantics every SQL engine's statement reproduces.
+
+What the body keeps from the plan, and what turbopuffer cannot express:
+
+- each branch is one query with ``top_k`` = the plan's depth (a fusion) or ``limit + offset``
+  (a single branch; the caller skips ``offset`` rows). turbopuffer returns at most 1,200
+  rows per query; a larger bound is refused;
+- the plan's filter goes into **every** query (applied before its ``top_k``, never after
+  fusion), translated to turbopuffer's filter arrays with SQL's meaning of NULL: turbopuffer
+  compares a missing (null) attribute like any value (``NotEq "en"`` matches it), so a
+  negation, ``!=`` and ``NOT IN`` also require the attribute to be non-null (``NotEq null``),
+  as SQL's three-valued logic leaves such rows out; an empty ``IN`` list matches nothing
+  (``["id", "In", []]``) and ``NOT IN ()`` matches every row (no filter);
+- the distance metric is a property of the namespace, set when it is written:
+  ``cosine_distance`` for the plan's ``cosine`` and ``euclidean_squared`` for its ``l2`` (both
+  as the Hotdata engine defines them); turbopuffer has no inner-product metric, so ``dot`` is
+  refused, and so is engine-embedded semantic search.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
+from hotdata_retrieval.plan.filters import (
+    And,
+    Comparison,
+    ComparisonOperator,
+    InList,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+)
+from hotdata_retrieval.plan.search import (
+    Bm25Search,
+    DistanceMetric,
+    NearestNeighborSearch,
+    SearchPlan,
+)
+
+__all__ = ["MAX_TOP_K", "TURBOPUFFER_METRICS", "turbopuffer_filter", "turbopuffer_request"]
+
+NAME = "turbopuffer"
+MAX_TOP_K = 1200
+"""The most rows one turbopuffer query returns (turbopuffer documentation, ``top_k``)."""
+
+TURBOPUFFER_METRICS = {
+    DistanceMetric.COSINE: "cosine_distance",
+    DistanceMetric.L2: "euclidean_squared",
+}
+"""The namespace distance metric each plan metric needs (``1 - cos``; ``Σ (xᵢ - yᵢ)²``)."""
+
+_OPERATORS = {
+    ComparisonOperator.EQUAL: "Eq",
+    ComparisonOperator.NOT_EQUAL: "NotEq",
+    ComparisonOperator.LESS: "Lt",
+    ComparisonOperator.LESS_OR_EQUAL: "Lte",
+    ComparisonOperator.GREATER: "Gt",
+    ComparisonOperator.GREATER_OR_EQUAL: "Gte",
+}
+_NEGATED = {
+    ComparisonOperator.EQUAL: ComparisonOperator.NOT_EQUAL,
+    ComparisonOperator.NOT_EQUAL: ComparisonOperator.EQUAL,
+    ComparisonOperator.LESS: ComparisonOperator.GREATER_OR_EQUAL,
+    ComparisonOperator.LESS_OR_EQUAL: ComparisonOperator.GREATER,
+    ComparisonOperator.GREATER: ComparisonOperator.LESS_OR_EQUAL,
+    ComparisonOperator.GREATER_OR_EQUAL: ComparisonOperator.LESS,
+}
+_NOTHING: list[Any] = ["id", "In", []]
+"""A filter no document passes."""
+
+
+def _present(column: str) -> list[Any]:
+    return [column, "NotEq", None]
+
+
+def _all(parts: list[list[Any] | None]) -> list[Any] | None:
+    """The conjunction of ``parts`` (``None`` is TRUE, :data:`_NOTHING` is FALSE)."""
+    kept: list[list[Any]] = []
+    for part in parts:
+        if part == _NOTHING:
+            return _NOTHING
+        if part is not None:
+            kept.extend(part[1] if part[0] == "And" else [part])
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else ["And", kept]
+
+
+def _any(parts: list[list[Any] | None]) -> list[Any] | None:
+    """The disjunction of ``parts``."""
+    if any(part is None for part in parts):
+        return None
+    kept: list[list[Any]] = []
+    for part in parts:
+        if part is not None and part != _NOTHING:
+            kept.extend(part[1] if part[0] == "Or" else [part])
+    if not kept:
+        return _NOTHING
+    return kept[0] if len(kept) == 1 else ["Or", kept]
+
+
+def _translate(node: Predicate, negated: bool) -> list[Any] | None:
+    """``node`` (negated when ``negated``) as a turbopuffer filter with SQL's NULL semantics:
+    the rows where it is TRUE. ``None`` stands for TRUE."""
+    if isinstance(node, Comparison):
+        operator = _NEGATED[node.operator] if negated else node.operator
+        leaf = [node.column, _OPERATORS[operator], node.value]
+        return leaf if operator is ComparisonOperator.EQUAL else _all([leaf, _present(node.column)])
+    if isinstance(node, InList):
+        excluded = node.negated != negated
+        if not node.values:
+            return None if excluded else _NOTHING
+        if excluded:
+            return _all([[node.column, "NotIn", list(node.values)], _present(node.column)])
+        return [node.column, "In", list(node.values)]
+    if isinstance(node, IsNull):
+        missing = node.negated == negated
+        return [node.column, "Eq", None] if missing else _present(node.column)
+    if isinstance(node, Not):
+        return _translate(node.operand, not negated)
+    if isinstance(node, And):
+        parts = [_translate(operand, negated) for operand in node.operands]
+        return _any(parts) if negated else _all(parts)
+    if isinstance(node, Or):
+        parts = [_translate(operand, negated) for operand in node.operands]
+        return _all(parts) if negated else _any(parts)
+    raise UnsupportedOnDialectError(f"the filter node {type(node).__name__}", NAME)
+
+
+def turbopuffer_filter(predicate: Predicate) -> list[Any] | None:
+    """``predicate`` as turbopuffer's filter array, TRUE exactly where SQL says TRUE (module
+    docstring); ``None`` when every row passes.
+
+    >>> from hotdata_retrieval.plan.filters import Comparison, InList
+    >>> turbopuffer_filter(~Comparison(column="lang", operator="=", value="en"))
+    ['And', [['lang', 'NotEq', 'en'], ['lang', 'NotEq', None]]]
+    >>> turbopuffer_filter(InList(column="tag", values=[]))
+    ['id', 'In', []]
+    """
+    return _translate(predicate, False)
+
+
+def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None) -> dict[str, Any]:
+    """The body of one turbopuffer multi-query request for ``plan``: one query per branch, in
+    branch order, each with the plan's filter, ``top_k`` and the projected attributes.
+
+    Args:
+        plan: the search; a fusion's branches are fused by the caller with the reference
+            fusion of ``plan.fusion``.
+        vector_attribute: the namespace's vector attribute, if not the branch's column name
+            (turbopuffer calls it ``vector``).
+
+    Returns:
+        ``{"queries": [...], "distance_metric": ...}``: the queries, and the namespace metric
+        they assume (``None`` without a nearest branch), which the caller checks against the
+        namespace's.
+
+    Raises:
+        UnsupportedOnDialectError: the ``dot`` metric, nearest branches of two metrics,
+            engine-embedded semantic search, or a ``top_k`` above :data:`MAX_TOP_K`.
+    """
+    top_k = plan.depth if plan.fusion is not None else plan.limit + plan.offset
+    if top_k > MAX_TOP_K:
+        raise UnsupportedOnDialectError(
+            f"top_k {top_k} (a query returns at most {MAX_TOP_K} rows)", NAME
+        )
+    where = None if plan.filter is None else turbopuffer_filter(plan.filter)
+    attributes = [name for name in plan.projection if name != "id"]
+    metrics = set()
+    queries = []
+    for branch in plan.branches:
+        if isinstance(branch, Bm25Search):
+            rank_by: list[Any] = [branch.column, "BM25", branch.query_text]
+        elif isinstance(branch, NearestNeighborSearch):
+            metric = TURBOPUFFER_METRICS.get(branch.metric)
+            if metric is None:
+                raise UnsupportedOnDialectError(
+                    f"the {branch.metric.value} distance (turbopuffer has cosine_distance and "
+                    "euclidean_squared)",
+                    NAME,
+                )
+            metrics.add(metric)
+            rank_by = [vector_attribute or branch.column, "ANN", list(branch.query_vector)]
+        else:
+            raise UnsupportedOnDialectError("engine-embedded semantic search", NAME)
+        query: dict[str, Any] = {"rank_by": rank_by, "top_k": top_k}
+        if where is not None:
+            query["filters"] = where
+        query["include_attributes"] = attributes
+        queries.append(query)
+    if len(metrics) > 1:
+        raise UnsupportedOnDialectError(
+            "nearest branches of two metrics (a namespace has one distance metric)", NAME
+        )
+    return {"queries": queries, "distance_metric": metrics.pop() if metrics else None}
