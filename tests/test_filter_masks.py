@@ -11,6 +11,8 @@ out: DataFusion itself disagrees with itself there — ``f = 0`` keeps ``-0.0`` 
 
 from __future__ import annotations
 
+import datetime
+
 import datafusion
 import pyarrow as pa
 import pytest
@@ -103,3 +105,76 @@ def test_a_filtered_nearest_search_keeps_nan_rows_as_its_sql_does() -> None:
                 limit=len(VALUES),
             )
             assert sorted(engine.search(plan).keys) == _kept_by_sql(data, predicate)
+
+
+def _typed() -> pa.Table:
+    """Columns a filter reaches with a value of another type: the SQL coerces the string
+    literal to the column's type, or a numeric-text column to the literal's number type."""
+    return pa.table(
+        {
+            "id": [0, 1, 2, 3],
+            "day": pa.array(
+                [
+                    datetime.date(2024, 1, 1),
+                    datetime.date(2024, 6, 1),
+                    None,
+                    datetime.date(2025, 1, 1),
+                ]
+            ),
+            "at": pa.array(
+                [
+                    datetime.datetime(2024, 1, 1),
+                    datetime.datetime(2024, 6, 1, 12),
+                    datetime.datetime(2025, 1, 1),
+                    None,
+                ],
+                pa.timestamp("us"),
+            ),
+            "n": [5, 7, None, 10],
+            "digits": ["5", "10", None, "7"],
+            "flag": [True, False, None, True],
+        }
+    )
+
+
+TYPED_PREDICATES = [
+    Comparison(column="day", operator=">", value="2024-03-01"),
+    Comparison(column="day", operator="=", value="2024-01-01"),
+    Comparison(column="at", operator=">=", value="2024-06-01 12:00:00"),
+    Comparison(column="at", operator="<", value="2024-06-01T12:00:00"),
+    Comparison(column="n", operator="=", value="5"),
+    Comparison(column="n", operator=">", value="6"),
+    Comparison(column="digits", operator=">", value=6),
+    Comparison(column="digits", operator="=", value=10),
+    InList(column="day", values=["2024-01-01", "2025-01-01"]),
+    InList(column="n", values=["5", 7], negated=True),
+    InList(column="digits", values=[5, 7]),
+]
+
+
+@pytest.mark.parametrize("predicate", TYPED_PREDICATES, ids=repr)
+def test_a_value_of_another_type_is_read_as_the_sql_reads_it(predicate: Predicate) -> None:
+    data = _typed()
+    assert _kept_by_mask(data, predicate) == _kept_by_sql(data, predicate)
+
+
+def test_a_comparison_the_sql_refuses_is_refused() -> None:
+    predicate = Comparison(column="flag", operator="=", value="true")
+    with pytest.raises(Exception, match="Cannot infer common argument type"):
+        _kept_by_sql(_typed(), predicate)
+    with pytest.raises(pa.ArrowNotImplementedError):
+        predicate_mask(predicate, _typed())
+
+
+def test_a_nearest_search_filtered_by_a_date_runs_as_its_sql_does() -> None:
+    data = _typed().append_column(
+        "emb", pa.array([[1.0, float(i)] for i in range(4)], pa.list_(pa.float32()))
+    )
+    predicate = Comparison(column="day", operator=">", value="2024-03-01")
+    with LocalEngine() as engine:
+        engine.load_table("t", data)
+        plan = SearchPlan(
+            source=NearestNeighborSearch(table="t", column="emb", query_vector=[1.0, 0.5]),
+            filter=predicate,
+        )
+        assert sorted(engine.search(plan).keys) == _kept_by_sql(data, predicate) == [1, 3]

@@ -3,8 +3,9 @@
 The local engine's native searches (``hybrid_search``, the nearest-neighbour fast path) apply a
 plan's filter before their bound, as a boolean mask over rowids, with the meaning the compiled
 SQL gives it: SQL's three-valued logic (a row passes only when the predicate is TRUE; a
-comparison with NULL is unknown), ``col IN ()`` FALSE and ``col NOT IN ()`` TRUE, and a NaN
-in a floating-point column greater than every number, as DataFusion compares floats (and
+comparison with NULL is unknown), ``col IN ()`` FALSE and ``col NOT IN ()`` TRUE, a string
+value read as the column's type (a date, a number) as the SQL's type coercion reads it, and a
+NaN in a floating-point column greater than every number, as DataFusion compares floats (and
 PostgreSQL: NaN sorts above every non-NaN value), where Arrow's IEEE 754 kernels make every
 ordering comparison with NaN false.
 """
@@ -12,6 +13,7 @@ ordering comparison with NaN false.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +47,45 @@ _NAN_PASSES = frozenset({ComparisonOperator.GREATER, ComparisonOperator.GREATER_
 value, since filter values are finite)."""
 
 
+def _is_text(data_type: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_string(data_type)
+        or pa.types.is_large_string(data_type)
+        or pa.types.is_string_view(data_type)
+    )
+
+
+def _reads_text(data_type: pa.DataType) -> bool:
+    """Whether the SQL reads a string literal compared with a column of this type as a value
+    of the type: numbers, dates, times and timestamps (DataFusion refuses ``flag = 'true'``
+    on a Boolean column; so does the mask, having no kernel for it)."""
+    return bool(
+        pa.types.is_integer(data_type)
+        or pa.types.is_floating(data_type)
+        or pa.types.is_decimal(data_type)
+        or pa.types.is_temporal(data_type)
+    )
+
+
+def _coerced(column: pa.ChunkedArray, value: Any) -> tuple[pa.ChunkedArray, pa.Scalar]:
+    """The column and the filter value as the SQL compares them: DataFusion's type coercion
+    reads a string literal as the column's type (``day > '2024-03-01'`` on a date column,
+    ``n = '5'`` on an integer one) and a string column as the numeric literal's type (``s =
+    5``), where Arrow's kernels have no comparison of a string with a date or a number.
+
+    Raises:
+        pyarrow.ArrowInvalid: the string does not read as that type (the SQL fails too).
+    """
+    scalar = pa.scalar(value)
+    if _is_text(scalar.type) and _reads_text(column.type):
+        return column, scalar.cast(column.type)
+    if _is_text(column.type) and (
+        pa.types.is_integer(scalar.type) or pa.types.is_floating(scalar.type)
+    ):
+        return pc.cast(column, scalar.type), scalar
+    return column, scalar
+
+
 class ArrowMask(PredicateVisitor[pa.Array]):
     """The predicate tree as pyarrow compute kernels over one table: each node's method
     returns a boolean array of ``data.num_rows`` values, NULL where the predicate is unknown.
@@ -57,8 +98,8 @@ class ArrowMask(PredicateVisitor[pa.Array]):
         self.data = data
 
     def visit_comparison(self, node: Comparison) -> pa.Array:
-        column = self.data.column(node.column)
-        compared: pa.Array = _COMPARE[node.operator](column, pa.scalar(node.value))
+        column, value = _coerced(self.data.column(node.column), node.value)
+        compared: pa.Array = _COMPARE[node.operator](column, value)
         if node.operator in _NAN_PASSES and pa.types.is_floating(column.type):
             compared = pc.or_kleene(compared, pc.is_nan(column))
         return compared
@@ -66,10 +107,12 @@ class ArrowMask(PredicateVisitor[pa.Array]):
     def visit_in_list(self, node: InList) -> pa.Array:
         if not node.values:  # the compiled form: FALSE, or TRUE for NOT IN ()
             return pa.array(np.full(self.data.num_rows, node.negated), type=pa.bool_())
-        column = self.data.column(node.column)
-        member: pa.Array = pc.equal(column, pa.scalar(node.values[0]))
-        for value in node.values[1:]:
-            member = pc.or_kleene(member, pc.equal(column, pa.scalar(value)))
+        original = self.data.column(node.column)
+        member: pa.Array | None = None
+        for value in node.values:
+            equal = pc.equal(*_coerced(original, value))
+            member = equal if member is None else pc.or_kleene(member, equal)
+        assert member is not None
         return pc.invert(member) if node.negated else member
 
     def visit_is_null(self, node: IsNull) -> pa.Array:
