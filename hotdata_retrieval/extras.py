@@ -10,7 +10,7 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 >>> install_command("local")
 "pip install 'hotdata-retrieval[local]'"
 >>> sorted(EXTRA_MODULES)
-['ann', 'hotdata', 'langchain', 'local', 'mcp']
+['ann', 'hotdata', 'langchain', 'local', 'mcp', 'tune']
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
     "hotdata": ("hotdata_framework", "hotdata", "pyarrow"),
     "langchain": ("langchain_core",),
     "mcp": ("mcp",),
+    "tune": ("ir_measures",),  # hdq tune's nDCG@10 and recall@100
 }
 """For each extra, the top-level modules the library imports from it (``pyproject.toml``
 lists the distributions that provide them)."""

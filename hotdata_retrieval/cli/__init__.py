@@ -19,6 +19,7 @@ from hotdata_retrieval.cli.load import load
 from hotdata_retrieval.cli.mcp import mcp
 from hotdata_retrieval.cli.search import search
 from hotdata_retrieval.cli.spec import spec
+from hotdata_retrieval.cli.tune import tune
 
 
 @click.group(cls=HdqGroup, name=PROGRAM)
@@ -34,5 +35,6 @@ main.add_command(search)
 main.add_command(demo)
 main.add_command(mcp)
 main.add_command(spec)
+main.add_command(tune)
 
 __all__ = ["EXIT_INVALID_PLAN", "EXIT_OK", "EXIT_USAGE", "main"]

@@ -1,0 +1,301 @@
+"""``hdq tune``: choose a hybrid search's fusion from judged queries, on a table of the local
+database (:mod:`hotdata_retrieval.tuning`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.cli._options import parse_numbers
+from hotdata_retrieval.extras import require_extra
+from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
+    Bm25Search,
+    NearestNeighborSearch,
+    fusion_methods,
+)
+
+__all__ = ["tune"]
+
+OPTION_NAMES = {
+    "depth": "--depth",
+    "text_column": "--text-column",
+    "alpha": "--alphas",
+    "rank_constant": "--rank-constants",
+    "weights": "--vector-shares",
+}
+
+
+def _methods(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    methods = tuple(item.strip().lower().replace("-", "_") for item in value.split(","))
+    for method in methods:
+        if method not in ("rrf", "min_max", "dbsf"):
+            known = ", ".join(name.replace("_", "-") for name in fusion_methods()[:3])
+            raise click.BadParameter(f"{method!r} is not a fusion method; one of {known}")
+    return methods
+
+
+def _interval(mean: float, low: float, high: float, *, signed: bool = False) -> str:
+    sign = "+" if signed else ""
+    return f"{mean:{sign}.4f} [{low:{sign}.4f}, {high:{sign}.4f}]"
+
+
+@click.command("tune")
+@click.option(
+    "--queries",
+    "queries_path",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    metavar="FILE",
+    help='BEIR queries.jsonl ({"_id", "text"} a line), or a BEIR dataset directory.',
+)
+@click.option(
+    "--qrels",
+    "qrels_path",
+    required=True,
+    type=click.Path(exists=True, path_type=Path),
+    metavar="FILE",
+    help="BEIR qrels TSV (query-id, corpus-id, score), or a qrels or dataset directory "
+    "(then its --split).",
+)
+@click.option(
+    "--split",
+    default="train",
+    show_default=True,
+    help="The qrels split read from a directory: tune on train, report on test.",
+)
+@click.option("--table", default="corpus", show_default=True, help="The table searched.")
+@database_option
+@click.option("--text-column", metavar="COLUMN", help="The text column BM25 searches.")
+@click.option(
+    "--methods",
+    default="rrf,min-max,dbsf",
+    show_default=True,
+    callback=_methods,
+    help="Fusion methods to try, comma-separated.",
+)
+@click.option(
+    "--rank-constants",
+    metavar="K,K,...",
+    callback=parse_numbers,
+    help="rrf: rank constants to try.  [default: 1,2,5,10,20,40,60,100]",
+)
+@click.option(
+    "--vector-shares",
+    metavar="S,S,...",
+    callback=parse_numbers,
+    help="rrf: the vector branch's share of the weight (weights 1 - S, S).  "
+    "[default: 0.3,0.4,0.5,0.6,0.7]",
+)
+@click.option(
+    "--alphas",
+    metavar="A,A,...",
+    callback=parse_numbers,
+    help="min-max and dbsf: alpha values to try.  [default: 0,0.1,...,1]",
+)
+@click.option(
+    "--depth",
+    type=int,
+    default=DEFAULT_DEPTH,
+    show_default=True,
+    help="Candidates per branch (recall@100 needs 100 fused results).",
+)
+@click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("fusion.json"),
+    show_default=True,
+    metavar="FILE",
+    help="Where the best setting goes, as a plan fragment for --fusion-file.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+)
+@reports_errors(options=OPTION_NAMES)
+def tune(
+    queries_path: Path,
+    qrels_path: Path,
+    split: str,
+    table: str,
+    database: Path,
+    text_column: str | None,
+    methods: tuple[str, ...],
+    rank_constants: tuple[float, ...] | None,
+    vector_shares: tuple[float, ...] | None,
+    alphas: tuple[float, ...] | None,
+    depth: int,
+    resamples: int,
+    seed: int,
+    output: Path,
+    output_format: str,
+) -> None:
+    """Choose the fusion of TABLE's hybrid search from judged queries.
+
+    Runs each judged query's branches once on the local database, fuses them under every
+    setting of a grid (method; rank constant and weights; alpha), and reports nDCG@10 and
+    recall@100 per setting with 95% bootstrap intervals, and the paired difference from the
+    default (rrf, rank constant 60, weights 1,1). The best setting by nDCG@10 is written to
+    --output as {"fusion": {...}}, which hdq explain and hdq search read with --fusion-file.
+    """
+    require_extra("local", needed_by="hdq tune")
+    require_extra("tune", needed_by="hdq tune")
+    from hotdata_retrieval import tuning
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    if depth < 1:
+        raise click.BadParameter("must be at least 1", param_hint="'--depth'")
+    if resamples < 1:
+        raise click.BadParameter("must be at least 1", param_hint="'--resamples'")
+    if not (database / "catalog.json").exists():
+        raise click.UsageError(f"no database at {database}; create one with 'hdq load'")
+    queries = tuning.load_queries(queries_path)
+    qrels, qrels_file = tuning.load_qrels(qrels_path, split=split)
+    judged = {query_id: text for query_id, text in queries.items() if query_id in qrels}
+    if not judged:
+        raise tuning.TuningError(
+            f"no query of {str(queries_path)!r} is judged in {str(qrels_file)!r}"
+        )
+    grid_options: dict[str, Any] = {}
+    if rank_constants is not None:
+        grid_options["rank_constants"] = rank_constants
+    if vector_shares is not None:
+        grid_options["vector_shares"] = vector_shares
+    if alphas is not None:
+        grid_options["alphas"] = alphas
+    settings = tuning.default_grid(methods, **grid_options)
+    # Every setting is checked on a text and a vector branch before any search runs.
+    probe = (
+        Bm25Search(table="t", column="body", query_text="q"),
+        NearestNeighborSearch(table="t", column="embedding", query_vector=[1.0, 0.0]),
+    )
+    for setting in settings:
+        setting.fusion(probe, depth)
+
+    console = Console(stderr=True)
+    with LocalEngine(database) as engine:
+        indexes = engine.indexes(table)
+        models = sorted({v.model for v in engine.tables[indexes.table.name].vector_columns})
+        if not models:
+            raise tuning.TuningError(
+                f"table {indexes.table} has no vectors: hybrid search needs a vector column "
+                "(hdq load embeds one)"
+            )
+        engine.embedder = embedder_for_model(models[0])
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as progress:
+            searching = progress.add_task("searching", total=len(judged))
+            runs = tuning.collect_runs(
+                engine,
+                str(indexes.table),
+                judged,
+                depth=depth,
+                text_column=text_column,
+                advance=lambda: progress.advance(searching),
+            )
+            scoring = progress.add_task("fusing and scoring", total=len(settings))
+            results = tuning.evaluate(
+                runs,
+                qrels,
+                settings,
+                depth=depth,
+                resamples=resamples,
+                seed=seed,
+                advance=lambda: progress.advance(scoring),
+            )
+    default = results[0]
+    chosen = tuning.best(results)
+    fragment = tuning.plan_fragment(
+        chosen,
+        depth=depth,
+        default=default,
+        tuning={
+            "table": str(indexes.table),
+            "queries": len(judged),
+            "qrels": str(qrels_file),
+            "chosen_by": tuning.MEASURES[0],
+            "resamples": resamples,
+            "seed": seed,
+        },
+    )
+    try:
+        output.write_text(json.dumps(fragment, indent=2) + "\n", encoding="utf-8")
+    except OSError as error:
+        raise click.BadParameter(
+            f"cannot write {str(output)!r}: {error.strerror or error}", param_hint="'--output'"
+        ) from None
+
+    if output_format == "json":
+        click.echo(
+            json.dumps(
+                {
+                    "table": str(indexes.table),
+                    "queries": len(judged),
+                    "qrels": str(qrels_file),
+                    "depth": depth,
+                    "default": default.setting.document(),
+                    "settings": [
+                        {
+                            "fusion": result.setting.document(),
+                            **{
+                                name: {
+                                    **result.means[name].document(),
+                                    "difference": result.differences[name].document(),
+                                }
+                                for name in tuning.MEASURES
+                            },
+                        }
+                        for result in results
+                    ],
+                    "best": fragment["fusion"],
+                    "output": str(output),
+                },
+                indent=2,
+            )
+        )
+        return
+    listing = Table(
+        title=f"{len(judged)} judged queries ({qrels_file.name}), {depth} candidates per branch; "
+        "95% bootstrap intervals; differences paired with the default",
+        title_justify="left",
+    )
+    listing.add_column("fusion")
+    for name in tuning.MEASURES:
+        listing.add_column(name, justify="right")
+        listing.add_column(f"Δ {name}", justify="right")
+    ordered = sorted(results, key=lambda result: -result.means[tuning.MEASURES[0]].mean)
+    for result in ordered:
+        cells = [
+            result.setting.label
+            + (" (default)" if result is default else "")
+            + (" ← best" if result is chosen else "")
+        ]
+        for name in tuning.MEASURES:
+            mean, difference = result.means[name], result.differences[name]
+            cells.append(_interval(mean.mean, mean.low, mean.high))
+            cells.append(
+                ""
+                if result is default
+                else _interval(difference.mean, difference.low, difference.high, signed=True)
+            )
+        listing.add_row(*cells)
+    Console().print(listing)
+    click.echo(f"best: {chosen.setting.label}; written to {output} (use --fusion-file)", err=True)

@@ -1,0 +1,460 @@
+"""Tuning a hybrid search's fusion from judged queries (``hdq tune``).
+
+Given queries and relevance judgments (qrels) in the BEIR layout, and a table of the local
+engine, :func:`collect_runs` runs each query's branches once (BM25 and nearest-neighbour search
+of the query embedded by the table's model, ``depth`` candidates each, exactly as a fused
+statement's branches rank them), and :func:`evaluate` fuses those rankings under every setting
+of a grid (:func:`default_grid`: fusion method, rank constant or ``alpha``, weights) with the
+reference fusion (:mod:`hotdata_retrieval.fusion`, which the compiled SQL equals: see
+``tests/test_score_fusion.py``), scores each with nDCG@10 and recall@100 (ir-measures, the
+TREC measures), and gives each setting's mean with a 95% confidence interval and its paired
+difference from the default (reciprocal rank fusion, rank constant 60, equal weights), both by
+bootstrap over queries (percentile intervals; NumPy, seeded).
+
+Running the branches once and fusing in Python is what makes a grid of dozens of settings
+cheap: the engine's work does not grow with the grid.
+
+NumPy and ir-measures are imported when used (the ``local`` and ``tune`` extras), so this
+module imports with the core install.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.fusion import FusedHit, rank_branch, reference_fusion
+from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
+    DEFAULT_FUSION_METHOD,
+    DEFAULT_RANK_CONSTANT,
+    Branch,
+    Fusion,
+    SearchPlan,
+    make_fusion,
+)
+
+if TYPE_CHECKING:
+    from hotdata_retrieval.engines.local.engine import LocalEngine
+
+__all__ = [
+    "DEFAULT_ALPHAS",
+    "DEFAULT_RANK_CONSTANTS",
+    "DEFAULT_SETTING",
+    "DEFAULT_VECTOR_SHARES",
+    "MEASURES",
+    "BranchRun",
+    "Estimate",
+    "FusionSetting",
+    "QueryRuns",
+    "SettingResult",
+    "TuningError",
+    "collect_runs",
+    "default_grid",
+    "evaluate",
+    "load_qrels",
+    "load_queries",
+    "plan_fragment",
+]
+
+MEASURES = ("nDCG@10", "R@100")
+"""What each setting is scored by, in ir-measures' names (``nDCG@10`` chooses the best)."""
+
+RUN_LENGTH = 100
+"""Fused results kept per query: recall@100 needs 100."""
+
+DEFAULT_RANK_CONSTANTS = (1, 2, 5, 10, 20, 40, 60, 100)
+"""Reciprocal rank fusion's rank constants in the default grid: Qdrant's default is 2, the
+paper's 60; Qdrant's tuning article finds 2-5 best with about one relevant document per query
+and 20-61 with many."""
+
+DEFAULT_VECTOR_SHARES = (0.3, 0.4, 0.5, 0.6, 0.7)
+"""The vector branch's share of the weight in the default grid's reciprocal rank fusions
+(weights ``1 - share`` and ``share``, text first)."""
+
+DEFAULT_ALPHAS = tuple(round(step / 10, 1) for step in range(11))
+"""``alpha`` (the vector branch's weight) in the default grid's score-normalized fusions:
+0, 0.1, ..., 1."""
+
+
+class TuningError(HotdataRetrievalError):
+    """Queries or qrels that cannot be read, or that leave nothing to tune on."""
+
+
+# -- inputs ----------------------------------------------------------------------------------
+
+
+def _beir_file(path: Path, name: str) -> Path:
+    if path.is_dir():
+        candidate = path / name
+        if not candidate.is_file():
+            raise TuningError(f"{str(path)!r} is a directory without {name}")
+        return candidate
+    return path
+
+
+def load_queries(path: str | Path) -> dict[str, str]:
+    """Query id → text, from a BEIR ``queries.jsonl`` (one ``{"_id", "text"}`` object a
+    line), or from a BEIR dataset directory holding one.
+
+    Raises:
+        TuningError: the file cannot be read, a line is not such an object, or an id repeats.
+    """
+    source = _beir_file(Path(path), "queries.jsonl")
+    queries: dict[str, str] = {}
+    try:
+        lines = source.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise TuningError(f"cannot read queries {str(source)!r}: {error}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise TuningError(f"{source}:{number}: not JSON: {error}") from None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            raise TuningError(f'{source}:{number}: expected {{"_id": ..., "text": "..."}}')
+        identifier = record.get("_id")
+        if isinstance(identifier, bool) or not isinstance(identifier, (str, int)):
+            raise TuningError(f"{source}:{number}: _id must be a string, got {identifier!r}")
+        key = str(identifier)
+        if key in queries:
+            raise TuningError(f"{source}:{number}: query id {key!r} appears twice")
+        queries[key] = record["text"]
+    return queries
+
+
+def load_qrels(path: str | Path, *, split: str = "train") -> tuple[dict[str, dict[str, int]], Path]:
+    """Relevance judgments, query id → document id → grade, from a BEIR qrels TSV
+    (``query-id  corpus-id  score``, an optional header line), and the file read.
+
+    ``path`` may be the TSV itself, a BEIR ``qrels`` directory or a BEIR dataset directory:
+    then ``<split>.tsv`` is read (``train`` by default: tune on the train split, report on
+    the test split).
+
+    Raises:
+        TuningError: no such split, an unreadable file, a line without three fields, a grade
+            that is not an integer, or a pair judged twice.
+    """
+    source = Path(path)
+    if source.is_dir():
+        directory = source / "qrels" if (source / "qrels").is_dir() else source
+        source = directory / f"{split}.tsv"
+        if not source.is_file():
+            splits = sorted(file.stem for file in directory.glob("*.tsv"))
+            raise TuningError(
+                f"no {split!r} split in {str(directory)!r}; splits: {', '.join(splits) or 'none'}"
+            )
+    qrels: dict[str, dict[str, int]] = {}
+    try:
+        with source.open(encoding="utf-8-sig", newline="") as handle:
+            rows = list(csv.reader(handle, delimiter="\t"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise TuningError(f"cannot read qrels {str(source)!r}: {error}") from None
+    for number, row in enumerate(rows, start=1):
+        if not row or not "".join(row).strip():
+            continue
+        if len(row) != 3:
+            raise TuningError(f"{source}:{number}: expected query-id, corpus-id, score")
+        query, document, grade = (field.strip() for field in row)
+        if number == 1 and not grade.lstrip("-").isdigit():
+            continue  # the header line
+        try:
+            value = int(grade)
+        except ValueError:
+            raise TuningError(f"{source}:{number}: score {grade!r} is not an integer") from None
+        judged = qrels.setdefault(query, {})
+        if document in judged:
+            raise TuningError(f"{source}:{number}: {query!r}, {document!r} is judged twice")
+        judged[document] = value
+    return qrels, source
+
+
+# -- branch runs -----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class BranchRun:
+    """One branch's ranking for one query: keys best first (cut to the depth), their
+    competition ranks and raw scores."""
+
+    keys: tuple[Any, ...]
+    ranks: tuple[int, ...]
+    scores: tuple[float, ...]
+
+
+@attrs.frozen
+class QueryRuns:
+    """A query's branches (as the router built them) and each one's ranking."""
+
+    query_id: str
+    branches: tuple[Branch, ...]
+    runs: tuple[BranchRun, ...]
+
+
+def collect_runs(
+    engine: LocalEngine,
+    table: str,
+    queries: Mapping[str, str],
+    *,
+    depth: int = DEFAULT_DEPTH,
+    text_column: str | None = None,
+    advance: Callable[[], None] | None = None,
+) -> list[QueryRuns]:
+    """Run each query's hybrid branches on ``engine``, once.
+
+    The router builds the query's hybrid plan (``engine.plan_search(..., mode="hybrid")``:
+    BM25 over ``text_column`` and a nearest-neighbour search of the query embedded by the
+    table's model); each branch then runs alone, ``depth`` rows ordered as the fused
+    statement's branch orders them, and is ranked as its ranked CTE ranks it
+    (:func:`~hotdata_retrieval.fusion.rank_branch`).
+
+    Raises:
+        PlanError: the table cannot be searched by hybrid search.
+        EngineError: no such table.
+    """
+    collected: list[QueryRuns] = []
+    for query_id, text in queries.items():
+        plan = engine.plan_search(table, text, mode="hybrid", text_column=text_column)
+        key = plan.key_column
+        runs = []
+        for branch in plan.branches:
+            alone = SearchPlan(source=branch, columns=[key], key_column=key, limit=depth)
+            result = engine.search(alone)
+            candidates = [
+                (hit.key, float(hit.ranking_value))
+                for hit in result
+                if hit.ranking_value is not None
+            ]
+            keys, ranks = rank_branch(
+                candidates, higher_is_better=branch.higher_is_better, depth=depth
+            )
+            raw = dict(candidates)
+            runs.append(BranchRun(tuple(keys), tuple(ranks), tuple(raw[k] for k in keys)))
+        collected.append(QueryRuns(query_id, plan.branches, tuple(runs)))
+        if advance is not None:
+            advance()
+    return collected
+
+
+# -- settings --------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class FusionSetting:
+    """One point of the grid: a fusion method and its options (depth aside)."""
+
+    method: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def fusion(self, branches: Sequence[Branch], depth: int) -> Fusion:
+        """The setting's fusion over ``branches``.
+
+        Raises:
+            PlanError: an option the method refuses.
+        """
+        return make_fusion(self.method, branches, depth=depth, **dict(self.options))
+
+    @property
+    def label(self) -> str:
+        """``rrf rank_constant=60 weights=1,1``."""
+        parts = [self.method]
+        for name, value in self.options:
+            shown = ",".join(repr(v) for v in value) if isinstance(value, tuple) else repr(value)
+            parts.append(f"{name}={shown}")
+        return " ".join(parts)
+
+    def document(self) -> dict[str, Any]:
+        """``{"method": ..., <option>: <value>}`` (tuples as lists)."""
+        return {
+            "method": self.method,
+            **{
+                name: list(value) if isinstance(value, tuple) else value
+                for name, value in self.options
+            },
+        }
+
+
+DEFAULT_SETTING = FusionSetting(
+    DEFAULT_FUSION_METHOD,
+    (("rank_constant", DEFAULT_RANK_CONSTANT), ("weights", (1, 1))),
+)
+"""What a hybrid search does when nothing is tuned: reciprocal rank fusion, rank constant 60,
+equal weights. Every other setting is compared with it."""
+
+
+def default_grid(
+    methods: Iterable[str] = ("rrf", "min_max", "dbsf"),
+    *,
+    rank_constants: Sequence[float] = DEFAULT_RANK_CONSTANTS,
+    vector_shares: Sequence[float] = DEFAULT_VECTOR_SHARES,
+    alphas: Sequence[float] = DEFAULT_ALPHAS,
+) -> list[FusionSetting]:
+    """The settings :func:`evaluate` tries: for ``rrf`` every rank constant with every vector
+    share (weights ``1 - share, share``, text first; the share 0.5 as weights ``1, 1``), for
+    ``min_max`` and ``dbsf`` every ``alpha``. :data:`DEFAULT_SETTING` comes first.
+
+    Raises:
+        TuningError: an unknown method.
+    """
+    settings = [DEFAULT_SETTING]
+    for method in methods:
+        if method == "rrf":
+            for constant in rank_constants:
+                for share in vector_shares:
+                    weights = (1, 1) if share == 0.5 else (round(1 - share, 10), share)
+                    setting = FusionSetting(
+                        "rrf", (("rank_constant", constant), ("weights", weights))
+                    )
+                    if setting not in settings:
+                        settings.append(setting)
+        elif method in ("min_max", "dbsf"):
+            settings.extend(FusionSetting(method, (("alpha", alpha),)) for alpha in alphas)
+        else:
+            raise TuningError(f"unknown fusion method {method!r}; tune rrf, min_max or dbsf")
+    return settings
+
+
+# -- evaluation ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Estimate:
+    """A mean over queries and its 95% bootstrap percentile interval."""
+
+    mean: float
+    low: float
+    high: float
+
+    def document(self) -> dict[str, float]:
+        return {"mean": self.mean, "low": self.low, "high": self.high}
+
+
+@attrs.frozen
+class SettingResult:
+    """One setting's scores: per measure, the mean and the paired difference from the
+    default (each with its interval), and the per-query values."""
+
+    setting: FusionSetting
+    means: Mapping[str, Estimate]
+    differences: Mapping[str, Estimate]
+    per_query: Mapping[str, tuple[float, ...]]
+
+
+def fused_run(
+    runs: Sequence[QueryRuns], setting: FusionSetting, depth: int
+) -> dict[str, dict[str, float]]:
+    """The setting's fused ranking of every query, as an ir-measures run: query id → document
+    id → a score that decreases with the fused position (so the measures read exactly the
+    fused order, ties broken by key as the search breaks them)."""
+    run: dict[str, dict[str, float]] = {}
+    for query in runs:
+        fusion = setting.fusion(query.branches, depth)
+        hits: list[FusedHit] = reference_fusion(
+            fusion,
+            [branch.keys for branch in query.runs],
+            ranks=[branch.ranks for branch in query.runs],
+            scores=[branch.scores for branch in query.runs],
+            limit=RUN_LENGTH,
+        )
+        run[query.query_id] = {
+            str(hit.key): float(RUN_LENGTH - position) for position, hit in enumerate(hits)
+        }
+    return run
+
+
+def evaluate(
+    runs: Sequence[QueryRuns],
+    qrels: Mapping[str, Mapping[str, int]],
+    settings: Sequence[FusionSetting],
+    *,
+    depth: int = DEFAULT_DEPTH,
+    resamples: int = 1000,
+    seed: int = 0,
+    advance: Callable[[], None] | None = None,
+) -> list[SettingResult]:
+    """Score every setting on the judged queries of ``runs``.
+
+    Each setting's fused run is measured per query with ir-measures (:data:`MEASURES`; a
+    query with nothing retrieved scores 0). Means get 95% percentile intervals from
+    ``resamples`` bootstrap resamples of the queries, and each setting's per-query
+    differences from the first setting (the default) the same resamples: a paired bootstrap.
+
+    Raises:
+        TuningError: no query of ``runs`` has judgments, or ``settings`` is empty.
+    """
+    import ir_measures
+    import numpy as np
+
+    judged = [query for query in runs if query.query_id in qrels]
+    if not judged or not settings:
+        raise TuningError("no judged query to tune on: the queries and the qrels share no id")
+    query_ids = [query.query_id for query in judged]
+    judgments = [
+        ir_measures.Qrel(query_id, document, grade)
+        for query_id in query_ids
+        for document, grade in qrels[query_id].items()
+    ]
+    measures = [ir_measures.parse_measure(name) for name in MEASURES]
+    rng = np.random.default_rng(seed)
+    samples = rng.integers(0, len(query_ids), size=(resamples, len(query_ids)))
+
+    def interval(values: Any) -> Estimate:
+        means = values[samples].mean(axis=1)
+        low, high = np.percentile(means, [2.5, 97.5])
+        return Estimate(float(values.mean()), float(low), float(high))
+
+    position = {query_id: index for index, query_id in enumerate(query_ids)}
+    tables: list[dict[str, Any]] = []
+    for setting in settings:
+        run = fused_run(judged, setting, depth)
+        values = {name: np.zeros(len(query_ids)) for name in MEASURES}
+        for metric in ir_measures.iter_calc(measures, judgments, run):
+            values[str(metric.measure)][position[metric.query_id]] = metric.value
+        tables.append(values)
+        if advance is not None:
+            advance()
+    baseline = tables[0]
+    return [
+        SettingResult(
+            setting=setting,
+            means={name: interval(values[name]) for name in MEASURES},
+            differences={name: interval(values[name] - baseline[name]) for name in MEASURES},
+            per_query={name: tuple(float(v) for v in values[name]) for name in MEASURES},
+        )
+        for setting, values in zip(settings, tables)
+    ]
+
+
+def best(results: Sequence[SettingResult]) -> SettingResult:
+    """The setting with the highest mean nDCG@10 (the earliest of equals)."""
+    return max(results, key=lambda result: result.means[MEASURES[0]].mean)
+
+
+def plan_fragment(
+    result: SettingResult, *, depth: int, default: SettingResult, tuning: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``{"fusion": {...}, "tuning": {...}}``: the setting as a plan's ``"fusion"`` (with
+    ``depth``), which ``hdq explain`` and ``hdq search`` read with ``--fusion-file``, and how
+    it was chosen."""
+    return {
+        "fusion": {**result.setting.document(), "depth": depth},
+        "tuning": {
+            **tuning,
+            "measures": {
+                name: {
+                    **result.means[name].document(),
+                    "default": default.means[name].mean,
+                    "difference": result.differences[name].document(),
+                }
+                for name in MEASURES
+            },
+        },
+    }

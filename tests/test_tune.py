@@ -1,0 +1,339 @@
+"""``hdq tune`` and :mod:`hotdata_retrieval.tuning` on a tiny generated corpus with hand-made
+qrels (BEIR layout, the hashing embedder: nothing downloaded, nothing from ../shared).
+
+The strongest check: the nDCG@10 ``hdq tune`` reports for its best setting equals the nDCG@10
+of what ``hdq search --fusion-file`` returns for each query, measured here by ir-measures: the
+tuner's fused rankings (branches run once, fused by the reference fusion) are the engine's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import ir_measures
+import pytest
+from click.testing import CliRunner
+
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
+from hotdata_retrieval.tuning import (
+    DEFAULT_SETTING,
+    BranchRun,
+    FusionSetting,
+    QueryRuns,
+    TuningError,
+    default_grid,
+    evaluate,
+    load_qrels,
+    load_queries,
+)
+from tests.test_score_fusion import NEAREST, TEXT
+
+TOPICS = {
+    "crash": ["crash", "startup", "error", "freeze"],
+    "login": ["login", "password", "account", "signin"],
+    "sync": ["sync", "files", "devices", "upload"],
+    "billing": ["billing", "charge", "invoice", "refund"],
+    "print": ["printer", "paper", "driver", "print"],
+}
+FILLER = ["the", "app", "user", "today", "again", "please", "help", "report"]
+
+
+def run(*arguments: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(arguments), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Forty tickets over five topics, twelve queries (two words of a topic each), every
+    ticket of the query's topic judged relevant; qrels split into train and test."""
+    rng = random.Random(3)
+    directory = tmp_path_factory.mktemp("tune") / "beir"
+    (directory / "qrels").mkdir(parents=True)
+    documents = []
+    for number in range(40):
+        topic = list(TOPICS)[number % len(TOPICS)]
+        words = rng.sample(TOPICS[topic], 2) + rng.sample(FILLER, 4)
+        rng.shuffle(words)
+        documents.append((f"d{number:02d}", topic, " ".join(words)))
+    (directory / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, _, t in documents)
+    )
+    queries = []
+    for number in range(12):
+        topic = list(TOPICS)[number % len(TOPICS)]
+        queries.append((f"q{number:02d}", topic, " ".join(rng.sample(TOPICS[topic], 2))))
+    (directory / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, _, t in queries)
+    )
+    for split, chosen in (("train", queries[:8]), ("test", queries[8:])):
+        lines = ["query-id\tcorpus-id\tscore"]
+        for query_id, topic, _ in chosen:
+            lines.extend(f"{query_id}\t{doc}\t1" for doc, t, _ in documents if t == topic)
+        (directory / "qrels" / f"{split}.tsv").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+@pytest.fixture(scope="module")
+def database(dataset: Path) -> Path:
+    path = dataset.parent / "db"
+    code, _, err = run("load", str(dataset), "--database", str(path), "--embedder", "hashing")
+    assert code == EXIT_OK, err
+    return path
+
+
+@pytest.fixture(scope="module")
+def tuned(dataset: Path, database: Path) -> tuple[dict[str, Any], Path]:
+    output = dataset.parent / "fusion.json"
+    code, out, err = run(
+        "tune",
+        "--queries",
+        str(dataset),
+        "--qrels",
+        str(dataset),
+        "--database",
+        str(database),
+        "--output",
+        str(output),
+        "--resamples",
+        "300",
+        "--format",
+        "json",
+    )
+    assert code == EXIT_OK, err
+    return json.loads(out), output
+
+
+def test_tune_reports_every_setting_of_the_grid(tuned: tuple[dict[str, Any], Path]) -> None:
+    report, _ = tuned
+    assert report["queries"] == 8  # the train split
+    assert report["qrels"].endswith("train.tsv")
+    settings = report["settings"]
+    assert [item["fusion"] for item in settings] == [s.document() for s in default_grid()]
+    for item in settings:
+        for name in ("nDCG@10", "R@100"):
+            measure = item[name]
+            assert measure["low"] <= measure["mean"] <= measure["high"]
+            difference = measure["difference"]
+            assert difference["low"] <= difference["mean"] <= difference["high"]
+    default = settings[0]
+    assert default["fusion"] == {"method": "rrf", "rank_constant": 60, "weights": [1, 1]}
+    assert default["nDCG@10"]["difference"] == {"mean": 0.0, "low": 0.0, "high": 0.0}
+    best = max(settings, key=lambda item: item["nDCG@10"]["mean"])
+    assert report["best"] == {**best["fusion"], "depth": 100}
+
+
+def test_the_best_setting_scores_what_hdq_search_returns(
+    dataset: Path, database: Path, tuned: tuple[dict[str, Any], Path]
+) -> None:
+    report, output = tuned
+    fragment = json.loads(output.read_text())
+    assert fragment["fusion"] == report["best"]
+    qrels, _ = load_qrels(dataset, split="train")
+    queries = load_queries(dataset)
+    run_: dict[str, dict[str, float]] = {}
+    for query_id in qrels:
+        code, out, err = run(
+            "search",
+            queries[query_id],
+            "--table",
+            "corpus",
+            "--database",
+            str(database),
+            "--fusion-file",
+            str(output),
+            "-k",
+            "10",
+            "--format",
+            "json",
+        )
+        assert code == EXIT_OK, err
+        hits = json.loads(out)["hits"]
+        run_[query_id] = {hit["key"]: float(100 - position) for position, hit in enumerate(hits)}
+    judgments = [
+        ir_measures.Qrel(query_id, document, grade)
+        for query_id, documents in qrels.items()
+        for document, grade in documents.items()
+    ]
+    measured = ir_measures.calc_aggregate([ir_measures.nDCG @ 10], judgments, run_)
+    best = next(
+        item for item in report["settings"] if {**item["fusion"], "depth": 100} == report["best"]
+    )
+    assert best["nDCG@10"]["mean"] == pytest.approx(measured[ir_measures.nDCG @ 10], abs=1e-12)
+
+
+def test_explain_reads_the_fragment(tuned: tuple[dict[str, Any], Path]) -> None:
+    _, output = tuned
+    code, out, err = run(
+        "explain",
+        "--table",
+        "corpus",
+        "--query",
+        "q",
+        "--vector",
+        "[1, 0]",
+        "--text-column",
+        "body",
+        "--vector-column",
+        "body_embedding",
+        "--fusion-file",
+        str(output),
+        "--format",
+        "json",
+        "-q",
+    )
+    assert code == EXIT_OK, err
+    assert json.loads(out)["plan"]["fusion"]["depth"] == 100
+
+
+def test_tune_is_reproducible_and_prints_a_table(dataset: Path, database: Path) -> None:
+    arguments = [
+        "tune",
+        "--queries",
+        str(dataset / "queries.jsonl"),
+        "--qrels",
+        str(dataset / "qrels" / "train.tsv"),
+        "--database",
+        str(database),
+        "--methods",
+        "min-max",
+        "--alphas",
+        "0.2,0.8",
+        "--resamples",
+        "50",
+        "--seed",
+        "7",
+        "--output",
+        str(dataset.parent / "small.json"),
+    ]
+    first = run(*arguments, "--format", "json")
+    assert first == run(*arguments, "--format", "json")
+    settings = json.loads(first[1])["settings"]
+    assert [item["fusion"] for item in settings] == [
+        DEFAULT_SETTING.document(),
+        {"method": "min_max", "alpha": 0.2},
+        {"method": "min_max", "alpha": 0.8},
+    ]
+    code, out, err = run(*arguments)
+    assert code == EXIT_OK, err
+    assert "nDCG@10" in out and "(default)" in out
+    assert "best: " in err and "--fusion-file" in err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "message"),
+    [
+        (["--methods", "linear"], EXIT_USAGE, "'linear' is not a fusion method"),
+        (["--split", "dev"], EXIT_INVALID_PLAN, "no 'dev' split"),
+        (["--alphas", "2"], EXIT_INVALID_PLAN, "--alphas must be between 0 and 1, got 2"),
+        (["--depth", "0"], EXIT_USAGE, "must be at least 1"),
+    ],
+)
+def test_tune_errors_are_one_line(
+    dataset: Path, database: Path, arguments: list[str], code: int, message: str
+) -> None:
+    exit_code, _, err = run(
+        "tune",
+        "--queries",
+        str(dataset),
+        "--qrels",
+        str(dataset),
+        "--database",
+        str(database),
+        "--output",
+        str(dataset.parent / "unused.json"),
+        *arguments,
+    )
+    assert exit_code == code
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_tune_without_a_database_is_a_usage_error(dataset: Path, tmp_path: Path) -> None:
+    code, _, err = run(
+        "tune", "--queries", str(dataset), "--qrels", str(dataset), "--database", str(tmp_path)
+    )
+    assert code == EXIT_USAGE
+    assert "no database" in err
+
+
+# -- the pieces ----------------------------------------------------------------------------------
+
+
+def test_qrels_and_queries_in_the_beir_layout(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.tsv"
+    path.write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t2\nq2\td1\t0\n")
+    assert load_qrels(path)[0] == {"q1": {"d1": 1, "d2": 2}, "q2": {"d1": 0}}
+    path.write_text("q1\td1\t1\n")  # no header
+    assert load_qrels(path)[0] == {"q1": {"d1": 1}}
+    for content, message in (
+        ("q1\td1\n", "expected query-id, corpus-id, score"),
+        ("q\tc\ts\nq1\td1\tyes\n", "score 'yes' is not an integer"),
+        ("q1\td1\t1\nq1\td1\t0\n", "is judged twice"),
+    ):
+        path.write_text(content)
+        with pytest.raises(TuningError, match=message):
+            load_qrels(path)
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"_id": "q1", "text": "a"}\n\n{"_id": 2, "text": "b"}\n')
+    assert load_queries(queries) == {"q1": "a", "2": "b"}
+    for content, message in (
+        ("not json\n", "not JSON"),
+        ('{"_id": "q1"}\n', "expected"),
+        ('{"_id": "q1", "text": "a"}\n{"_id": "q1", "text": "b"}\n', "appears twice"),
+    ):
+        queries.write_text(content)
+        with pytest.raises(TuningError, match=message):
+            load_queries(queries)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(TuningError, match=r"without queries\.jsonl"):
+        load_queries(tmp_path / "empty")
+
+
+def test_the_default_grid() -> None:
+    grid = default_grid()
+    assert grid[0] == DEFAULT_SETTING
+    assert len(grid) == len(set(grid))
+    methods = [setting.method for setting in grid]
+    assert methods.count("rrf") == 8 * 5  # the default is the grid's k 60, share 0.5
+    assert methods.count("min_max") == methods.count("dbsf") == 11
+    with pytest.raises(TuningError, match="unknown fusion method 'linear'"):
+        default_grid(["linear"])
+
+
+def _runs(count: int) -> list[QueryRuns]:
+    """Query i: the text branch ranks d_i first, the vector branch ranks x_i first."""
+    return [
+        QueryRuns(
+            f"q{i}",
+            (TEXT, NEAREST),
+            (
+                BranchRun((f"d{i}", f"x{i}"), (1, 2), (5.0, 1.0)),
+                BranchRun((f"x{i}", f"d{i}"), (1, 2), (0.1, 0.9)),
+            ),
+        )
+        for i in range(count)
+    ]
+
+
+def test_a_setting_worse_on_every_query_has_an_interval_below_zero() -> None:
+    runs = _runs(20)
+    qrels = {f"q{i}": {f"d{i}": 1} for i in range(20)}  # the text branch is right
+    text_heavy = FusionSetting("min_max", (("alpha", 0.2),))
+    vector_heavy = FusionSetting("min_max", (("alpha", 0.8),))
+    results = evaluate(runs, qrels, [text_heavy, vector_heavy], resamples=200)
+    assert results[0].means["nDCG@10"].mean == 1.0
+    vector = results[1]
+    assert vector.per_query["nDCG@10"] == pytest.approx((1 / math.log2(3),) * 20)
+    assert vector.differences["nDCG@10"].high < 0
+    assert results[0].differences["nDCG@10"].mean == 0.0
+
+
+def test_nothing_judged_is_an_error() -> None:
+    with pytest.raises(TuningError, match="no judged query"):
+        evaluate(_runs(2), {"other": {"d": 1}}, [DEFAULT_SETTING])
