@@ -45,10 +45,12 @@ CATALOG_COLUMNS: tuple[tuple[str, str], ...] = (
     ("dimensions", "INTEGER"),
     ("metric", "TEXT"),
     ("storage", "TEXT"),
+    ("model", "TEXT"),
 )
 """``(name, type)`` of the catalog's columns. ``role`` is ``key`` or ``vector``; ``storage``
 is how a vector column holds its vectors (a store-specific word: ``blob``, ``json``,
-``vector``, ``array``)."""
+``vector``, ``array``); ``model`` names the embedder that made a vector column's vectors,
+when the library embedded them."""
 
 
 def quoted(name: str) -> exp.Identifier:

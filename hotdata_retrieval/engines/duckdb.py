@@ -43,7 +43,13 @@ from hotdata_retrieval.compile.statements import (
     table_node,
 )
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.store import SqlStoreEngine, StoreColumn, StoreTable
+from hotdata_retrieval.engines.store import (
+    SqlStoreEngine,
+    StoreColumn,
+    StoreTable,
+    catalog_rows,
+    read_catalog,
+)
 from hotdata_retrieval.plan.names import TableName
 
 if TYPE_CHECKING:
@@ -183,30 +189,19 @@ class DuckdbEngine(SqlStoreEngine):
         if self._query(fts_index_select(table))[1]:
             indexed = {row[0].lower() for row in self._query(fields_select(table))[1]}
             text_indexes = tuple(column for column in columns if column in indexed)
-        key: str | None = None
-        vectors: list[StoreColumn] = []
         catalog = table_columns_select(TableName.parse(CATALOG_TABLE))
+        key: str | None = None
+        vectors: tuple[StoreColumn, ...] = ()
         if self._query(catalog)[1]:
-            for _, column, role, dimensions, metric, storage in self._query(
-                catalog_select(self.profile, "main", table.name)
-            )[1]:
-                if role == "key":
-                    key = column
-                elif role == "vector":
-                    vectors.append(
-                        StoreColumn(
-                            name=column,
-                            dimensions=int(dimensions or 0),
-                            metric=metric or "cosine",
-                            storage=storage or "",
-                        )
-                    )
+            key, vectors = read_catalog(
+                self._query(catalog_select(self.profile, "main", table.name))[1]
+            )
         return StoreTable(
             name=table,
             columns=columns,
             key_column=key,
             text_indexes=text_indexes,
-            vectors=tuple(vectors),
+            vectors=vectors,
         )
 
     def _write_table(
@@ -246,12 +241,7 @@ class DuckdbEngine(SqlStoreEngine):
                 self._connection.unregister(_LOADING)
             self._execute(catalog_create(self.profile, "main"))
             self._execute(catalog_delete(self.profile, "main", table.name))
-            rows: list[tuple[Any, ...]] = []
-            if key_column is not None:
-                rows.append((table.name, key_column, "key", None, None, None))
-            rows.extend(
-                (table.name, v.name, "vector", v.dimensions, v.metric, "array") for v in vectors
-            )
+            rows = catalog_rows(table.name, key_column, vectors, "array")
             if rows:
                 self._execute(catalog_insert(self.profile, "main", rows))
             self._execute("COMMIT")

@@ -68,6 +68,7 @@ __all__ = ["LancedbEngine", "lancedb_filter"]
 _EXTRA_HINT = "pip install 'hotdata-retrieval[lancedb]'"
 _KEY_METADATA = b"hdq.key_column"
 _METRIC_METADATA = b"hdq.vector_metric"
+_MODEL_METADATA = b"hdq.vector_model"
 _NAME = "lancedb"
 
 
@@ -193,6 +194,12 @@ class LancedbEngine:
         """The engine's embedder (given at construction), or ``None``."""
         return self.embedder
 
+    def vector_model(self, table: str | TableName) -> str | None:
+        """The name of the embedder that made ``table``'s vectors, if the library did."""
+        metadata = self._table(table).schema.metadata or {}
+        model = metadata.get(_MODEL_METADATA)
+        return None if model is None else model.decode()
+
     def plan_search(
         self,
         table: str | TableName,
@@ -257,10 +264,12 @@ class LancedbEngine:
         key_column: str | None = "id",
         text_columns: Sequence[str] = (),
         vector_metric: str = "cosine",
+        vector_model: str | None = None,
     ) -> TableIndexes:
         """Store ``data`` as table ``name`` (replacing any previous one), each column of lists
         of floats as a fixed-size vector column, with LanceDB's full-text index on each of
-        ``text_columns``.
+        ``text_columns``; ``vector_model`` names the embedder that made the vectors, if the
+        library embedded them.
 
         Raises:
             EngineError: a missing or non-text column, a duplicated or NULL key, vectors of
@@ -298,6 +307,8 @@ class LancedbEngine:
         metadata = {_METRIC_METADATA: metric.encode()}
         if key is not None:
             metadata[_KEY_METADATA] = key.encode()
+        if vector_model:
+            metadata[_MODEL_METADATA] = vector_model.encode()
         data = data.replace_schema_metadata(metadata)
         try:
             from lancedb.index import FTS

@@ -56,7 +56,13 @@ from hotdata_retrieval.compile.statements import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan
-from hotdata_retrieval.engines.store import SqlStoreEngine, StoreColumn, StoreTable
+from hotdata_retrieval.engines.store import (
+    SqlStoreEngine,
+    StoreColumn,
+    StoreTable,
+    catalog_rows,
+    read_catalog,
+)
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 
@@ -203,28 +209,17 @@ class PostgresEngine(SqlStoreEngine):
         indexes = {row[0] for row in self._query(_indexes_select(table.schema, table.name))[1]}
         text_indexes = tuple(c for c in columns if fts_index_name(table.name, c) in indexes)
         key: str | None = None
-        vectors: list[StoreColumn] = []
+        vectors: tuple[StoreColumn, ...] = ()
         if self._query(_indexes_select(table.schema, CATALOG_TABLE, tables=True))[1]:
-            for _, column, role, dimensions, metric, storage in self._query(
-                catalog_select(self.profile, table.schema, table.name)
-            )[1]:
-                if role == "key":
-                    key = column
-                elif role == "vector":
-                    vectors.append(
-                        StoreColumn(
-                            name=column,
-                            dimensions=int(dimensions or 0),
-                            metric=metric or "cosine",
-                            storage=storage or "",
-                        )
-                    )
+            key, vectors = read_catalog(
+                self._query(catalog_select(self.profile, table.schema, table.name))[1]
+            )
         return StoreTable(
             name=table,
             columns=columns,
             key_column=key,
             text_indexes=text_indexes,
-            vectors=tuple(vectors),
+            vectors=vectors,
         )
 
     def load_table(
@@ -236,6 +231,7 @@ class PostgresEngine(SqlStoreEngine):
         text_columns: Sequence[str] = (),
         vector_metric: str = "cosine",
         vector_storage: str | None = None,
+        vector_model: str | None = None,
         vector_index: str | None = None,
     ) -> StoreTable:
         """As :meth:`SqlStoreEngine.load_table`, with ``vector_index="hnsw"`` to build an HNSW
@@ -255,6 +251,7 @@ class PostgresEngine(SqlStoreEngine):
                 text_columns=text_columns,
                 vector_metric=vector_metric,
                 vector_storage=vector_storage,
+                vector_model=vector_model,
             )
         finally:
             self._vector_index = None
@@ -340,13 +337,7 @@ class PostgresEngine(SqlStoreEngine):
                         )
                 self._execute(catalog_create(self.profile, table.schema))
                 self._execute(catalog_delete(self.profile, table.schema, table.name))
-                rows: list[tuple[Any, ...]] = []
-                if key_column is not None:
-                    rows.append((table.name, key_column, "key", None, None, None))
-                rows.extend(
-                    (table.name, v.name, "vector", v.dimensions, v.metric, "vector")
-                    for v in vectors
-                )
+                rows = catalog_rows(table.name, key_column, vectors, "vector")
                 if rows:
                     self._execute(catalog_insert(self.profile, table.schema, rows))
                 self._execute(

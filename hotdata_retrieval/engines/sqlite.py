@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from hotdata_retrieval.compile.sqlite import (
     create_fts_index,
     fts_table_name,
@@ -46,7 +48,13 @@ from hotdata_retrieval.compile.statements import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, VectorScan
-from hotdata_retrieval.engines.store import SqlStoreEngine, StoreColumn, StoreTable
+from hotdata_retrieval.engines.store import (
+    SqlStoreEngine,
+    StoreColumn,
+    StoreTable,
+    catalog_rows,
+    read_catalog,
+)
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 
@@ -166,28 +174,17 @@ class SqliteEngine(SqlStoreEngine):
             column for column in columns if fts_table_name(table.name, column) in names
         )
         key: str | None = None
-        vectors: list[StoreColumn] = []
+        vectors: tuple[StoreColumn, ...] = ()
         if CATALOG_TABLE in names:
-            for _, column, role, dimensions, metric, storage in self._query(
-                catalog_select(self.profile, schema, table.name)
-            )[1]:
-                if role == "key":
-                    key = column
-                elif role == "vector":
-                    vectors.append(
-                        StoreColumn(
-                            name=column,
-                            dimensions=int(dimensions or 0),
-                            metric=metric or "cosine",
-                            storage=storage or "",
-                        )
-                    )
+            key, vectors = read_catalog(
+                self._query(catalog_select(self.profile, schema, table.name))[1]
+            )
         return StoreTable(
             name=table,
             columns=columns,
             key_column=key,
             text_indexes=text_indexes,
-            vectors=tuple(vectors),
+            vectors=vectors,
         )
 
     def _write_table(
@@ -248,13 +245,8 @@ class SqliteEngine(SqlStoreEngine):
                 self._execute(rebuild_fts_index(table, column))
             self._execute(catalog_create(self.profile, schema))
             self._execute(catalog_delete(self.profile, schema, table.name))
-            rows: list[tuple[Any, ...]] = []
-            if key_column is not None:
-                rows.append((table.name, key_column, "key", None, None, None))
-            rows.extend(
-                (table.name, v.name, "vector", v.dimensions, v.metric, storage[v.name])
-                for v in vectors
-            )
+            vectors = [attrs.evolve(v, storage=storage[v.name]) for v in vectors]
+            rows = catalog_rows(table.name, key_column, vectors, "blob")
             if rows:
                 self._execute(catalog_insert(self.profile, schema, rows))
             self._execute("COMMIT")

@@ -51,7 +51,15 @@ from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy, SearchMode, 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["SqlStoreEngine", "StoreColumn", "StoreTable", "vector_columns_of", "vector_dimensions"]
+__all__ = [
+    "SqlStoreEngine",
+    "StoreColumn",
+    "StoreTable",
+    "catalog_rows",
+    "read_catalog",
+    "vector_columns_of",
+    "vector_dimensions",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -63,12 +71,14 @@ class StoreColumn:
         dimensions: the vectors' length.
         metric: the metric searches of it use by default (and its index serves).
         storage: how the store holds the vectors (store-specific: ``blob``, ``json``, ...).
+        model: the embedder that made the vectors (its ``name``), or empty.
     """
 
     name: str
     dimensions: int
     metric: str = "cosine"
     storage: str = ""
+    model: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -88,6 +98,42 @@ class StoreTable:
     key_column: str | None
     text_indexes: tuple[str, ...]
     vectors: tuple[StoreColumn, ...]
+
+
+def catalog_rows(
+    table: str, key_column: str | None, vectors: Sequence[StoreColumn], storage: str
+) -> list[tuple[Any, ...]]:
+    """The catalog rows of a table (:data:`~hotdata_retrieval.compile.statements.
+    CATALOG_COLUMNS` order): its key, then each vector column (``storage`` where the
+    column's own is empty)."""
+    rows: list[tuple[Any, ...]] = []
+    if key_column is not None:
+        rows.append((table, key_column, "key", None, None, None, None))
+    rows.extend(
+        (table, v.name, "vector", v.dimensions, v.metric, v.storage or storage, v.model or None)
+        for v in vectors
+    )
+    return rows
+
+
+def read_catalog(rows: Iterable[Sequence[Any]]) -> tuple[str | None, tuple[StoreColumn, ...]]:
+    """The key column and the vector columns recorded in catalog ``rows``."""
+    key: str | None = None
+    vectors: list[StoreColumn] = []
+    for _, column, role, dimensions, metric, storage, model in rows:
+        if role == "key":
+            key = column
+        elif role == "vector":
+            vectors.append(
+                StoreColumn(
+                    name=column,
+                    dimensions=int(dimensions or 0),
+                    metric=metric or "cosine",
+                    storage=storage or "",
+                    model=model or "",
+                )
+            )
+    return key, tuple(vectors)
 
 
 def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
@@ -248,6 +294,15 @@ class SqlStoreEngine(abc.ABC):
         """The engine's embedder (given at construction), or ``None``."""
         return self.embedder
 
+    def vector_model(self, table: str | TableName) -> str | None:
+        """The name of the embedder that made ``table``'s vectors, if the library did.
+
+        Raises:
+            EngineError: no such table.
+        """
+        models = sorted({vector.model for vector in self.describe(table).vectors if vector.model})
+        return models[0] if models else None
+
     def plan_search(
         self,
         table: str | TableName,
@@ -381,6 +436,7 @@ class SqlStoreEngine(abc.ABC):
         text_columns: Sequence[str] = (),
         vector_metric: str = "cosine",
         vector_storage: str | None = None,
+        vector_model: str | None = None,
     ) -> StoreTable:
         """Store ``data`` as table ``name`` (replacing any previous table of that name), with a
         full-text index on each of ``text_columns`` and every column of lists of floats as a
@@ -394,6 +450,8 @@ class SqlStoreEngine(abc.ABC):
             vector_metric: the metric the vector columns are searched (and indexed) by.
             vector_storage: how vectors are held, where the store offers a choice (SQLite:
                 ``blob``, the default, or ``json``); ``None`` for the store's default.
+            vector_model: the name of the embedder that made the vectors, recorded so that
+                searches embed queries with the same model (``None``: the caller's vectors).
 
         Raises:
             EngineError: a missing or non-text column, a duplicated or NULL key, vectors of
@@ -434,6 +492,7 @@ class SqlStoreEngine(abc.ABC):
                 dimensions=vector_dimensions(data, column),
                 metric=metric,
                 storage=vector_storage or "",
+                model=vector_model or "",
             )
             for column in vector_columns_of(data)
         ]
