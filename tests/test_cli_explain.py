@@ -485,7 +485,7 @@ def test_invalid_vector_file(tmp_path: Path) -> None:
         ([*HYBRID, "--weights", "1,x"], "'1,x' is not a comma-separated list of numbers"),
         ([*HYBRID, "--weights", ""], "is not a comma-separated list of numbers"),
         ([*HYBRID, "--rank-constant", "k"], "'k' is not a number"),
-        ([*TEXT, "--dialect", "oracle"], "unknown dialect 'oracle'; known dialects: hotdata"),
+        ([*TEXT, "--dialect", "oracle"], "unknown dialect 'oracle'; known dialects: duckdb, hot"),
         ([*TEXT, "--format", "yaml"], "Invalid value for '--format'"),
         (["--table", "docs", "--vector-column", "e", "--vector", "@/no/such/file"], "cannot read"),
         ([*TEXT, "--no-such-option"], "No such option"),

@@ -35,12 +35,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 database_option = click.option(
     "--database",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=DEFAULT_DATABASE,
     envvar=DATABASE_ENVIRONMENT_VARIABLE,
     show_default=True,
     show_envvar=True,
-    help="The local database directory.",
+    help="The local database directory (with --engine: the store's file, directory or URL).",
 )
 
 

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 import click
 from click.core import ParameterSource
 
+from hotdata_retrieval.cli._engines import ENGINE_DIALECTS, ENGINE_NAMES
 from hotdata_retrieval.cli._errors import CommandError, in_option_terms
 from hotdata_retrieval.cli._options import (
     FUSION_FLAGS,
@@ -413,6 +414,13 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     help="SQL dialect to compile to.",
 )
 @click.option(
+    "--engine",
+    "engine_name",
+    type=click.Choice(ENGINE_NAMES),
+    help="Compile for this engine's dialect: local is hotdata; sqlite, postgres and duckdb "
+    "their own (LanceDB runs no SQL).",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["sql", "json"]),
@@ -451,6 +459,21 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
         raise click.UsageError("--table is required (or give a plan document with --plan)", ctx=ctx)
     mode = None if plan_file is not None else _mode(ctx, params)
     dialect: str = params["dialect"]
+    engine_name: str | None = params["engine_name"]
+    if engine_name is not None:
+        target = ENGINE_DIALECTS[engine_name]
+        if target is None:
+            raise click.UsageError(
+                f"--engine {engine_name} runs no SQL: its searches run through its own API",
+                ctx=ctx,
+            )
+        if _given(ctx, "dialect") and dialect != target:
+            raise click.UsageError(
+                f"--engine {engine_name} compiles for the {target} dialect, not --dialect "
+                f"{dialect}",
+                ctx=ctx,
+            )
+        dialect = target
 
     try:
         if plan_file is not None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from hotdata_retrieval.cli._engines import engine_option, open_store
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._local import (
     database_note,
@@ -57,9 +58,118 @@ def _taken_message(tables: Sequence[str], database: Path, *, single: bool) -> st
     return message
 
 
+def _store_exists(engine: Any, name: str) -> bool:
+    from hotdata_retrieval.engines.errors import EngineError
+
+    try:
+        engine.indexes(name)
+    except EngineError:
+        return False
+    return True
+
+
+def _load_into_store(
+    engine_name: str,
+    source: Path,
+    database: Path,
+    *,
+    table: str | None,
+    text_columns: Sequence[str],
+    embed_columns: Sequence[str],
+    no_embed: bool,
+    vector_index: str | None,
+    key_column: str | None,
+    embedder: str,
+    batch_size: int,
+    replace: bool,
+    output_format: str,
+) -> None:
+    """``hdq load --engine <store>``: the same tables, text indexes and embeddings as the
+    local engine's load, written to the store (a text that is NULL gets no vector)."""
+    import pyarrow as pa
+
+    from hotdata_retrieval.embed import embed_in_batches
+    from hotdata_retrieval.engines.local.loading import read_source
+
+    if vector_index is not None and engine_name != "postgres":
+        raise CommandError(
+            f"--vector-index hnsw is for --engine local or postgres, not {engine_name}"
+        )
+    read = read_source(source, table=table, key_column=key_column)
+    texts = tuple(text_columns) or read.text_columns
+    embeds: tuple[str, ...] = () if no_embed else (tuple(embed_columns) or texts)
+    model = embedder_named(embedder) if embeds else None
+    source_kind = click.get_current_context().get_parameter_source("database")
+    given = source_kind is not None and source_kind.name != "DEFAULT"
+    summary: list[dict[str, Any]] = []
+    with open_store(engine_name, database, given=given, needed_by="hdq load") as engine:
+        taken = [name for name in read.tables if _store_exists(engine, name)]
+        if taken and not replace:
+            raise CommandError(_taken_message(taken, database, single=len(read.tables) == 1))
+        for name, data in read.tables.items():
+            searchable = name == read.search_table
+            key = key_column if (searchable and key_column) else read.key_column
+            if not searchable:
+                key = "id" if "id" in data.column_names else None
+            elif key is None:
+                data = data.append_column("id", pa.array(range(1, data.num_rows + 1), pa.int64()))
+                key = "id"
+            options: dict[str, Any] = {}
+            if searchable and embeds:
+                assert model is not None
+                for column in embeds:
+                    values = data.column(column).to_pylist()
+                    present = [i for i, text in enumerate(values) if isinstance(text, str)]
+                    matrix = embed_in_batches(
+                        model,
+                        [values[i] for i in present],
+                        batch_size=batch_size,
+                        progress=True,
+                        description=f"Embedding {name}.{column}",
+                    )
+                    vectors: list[list[float] | None] = [None] * data.num_rows
+                    for row, vector in zip(present, matrix):
+                        vectors[row] = vector.tolist()
+                    data = data.append_column(
+                        f"{column}_embedding", pa.array(vectors, pa.list_(pa.float32()))
+                    )
+                options["vector_model"] = str(model.name)
+            if searchable and vector_index is not None:
+                options["vector_index"] = vector_index
+            engine.load_table(
+                name,
+                data,
+                key_column=key,
+                text_columns=texts if searchable else (),
+                **options,
+            )
+            indexes = engine.indexes(name)
+            summary.append(
+                {
+                    "table": str(indexes.table),
+                    "rows": data.num_rows,
+                    "key_column": key,
+                    "bm25_columns": list(indexes.bm25_columns),
+                    "vector_columns": [vector.column for vector in indexes.vectors],
+                }
+            )
+    if output_format == "json":
+        document = {"engine": engine_name, "database": str(database), "tables": summary}
+        click.echo(json.dumps(document, indent=2))
+        return
+    for item in summary:
+        parts = [f"{item['table']}: {item['rows']} rows"]
+        if item["bm25_columns"]:
+            parts.append(f"full-text index on {', '.join(item['bm25_columns'])}")
+        if item["vector_columns"]:
+            parts.append(f"vectors {', '.join(item['vector_columns'])}")
+        click.echo("; ".join(parts))
+
+
 @click.command("load")
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @database_option
+@engine_option
 @click.option("--table", help="Table name for a single file.  [default: the file's stem]")
 @click.option(
     "--text-column",
@@ -110,6 +220,7 @@ def _taken_message(tables: Sequence[str], database: Path, *, single: bool) -> st
 def load(
     source: Path,
     database: Path,
+    engine_name: str,
     table: str | None,
     text_columns: Sequence[str],
     embed_columns: Sequence[str],
@@ -121,7 +232,8 @@ def load(
     replace: bool,
     output_format: str,
 ) -> None:
-    """Load SOURCE into the local database, index it for BM25 and embed it.
+    """Load SOURCE into the local database (or the store --engine names), index it for BM25
+    and embed it.
 
     SOURCE is a BEIR directory (corpus.jsonl, queries.jsonl, qrels/*.tsv) or a .jsonl, .csv or
     .parquet file. A file's BM25 index and embeddings go on its longest text column (by mean
@@ -129,6 +241,23 @@ def load(
     an interrupted load leaves the previous one intact, and unchanged texts are not embedded
     again.
     """
+    if engine_name != "local":
+        _load_into_store(
+            engine_name,
+            source,
+            database,
+            table=table,
+            text_columns=text_columns,
+            embed_columns=embed_columns,
+            no_embed=no_embed,
+            vector_index=vector_index,
+            key_column=key_column,
+            embedder=embedder,
+            batch_size=batch_size,
+            replace=replace,
+            output_format=output_format,
+        )
+        return
     require_extra("local", needed_by="hdq load")
     import pyarrow as pa
 

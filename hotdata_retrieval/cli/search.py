@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from hotdata_retrieval.cli._engines import engine_option, open_store
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
 from hotdata_retrieval.cli._options import (
@@ -189,10 +190,41 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     }
 
 
+def _open_engine(engine_name: str, database: Path) -> Any:
+    """The engine ``--engine`` names, on ``--database``.
+
+    Raises:
+        click.UsageError: the local database does not exist.
+        CommandError: a store without ``--database``.
+    """
+    if engine_name != "local":
+        source = click.get_current_context().get_parameter_source("database")
+        given = source is not None and source.name != "DEFAULT"
+        return open_store(engine_name, database, given=given, needed_by="hdq search")
+    require_extra("local", needed_by="hdq search")
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    if not (database / "catalog.json").exists():
+        raise click.UsageError(
+            f"no database at {database}; create one with 'hdq load' or 'hdq demo'"
+        )
+    return LocalEngine(database)
+
+
+def _vector_models(engine: Any, indexes: TableIndexes) -> set[str]:
+    """The embedders that made the table's vector columns (their names)."""
+    vector_model = getattr(engine, "vector_model", None)
+    if vector_model is not None:
+        model = vector_model(indexes.table)
+        return {model} if model else set()
+    return {v.model for v in engine.tables[indexes.table.name].vector_columns}
+
+
 @click.command("search")
 @click.argument("query")
 @click.option("--table", required=True, help="The table to search (1-3 part name).")
 @database_option
+@engine_option
 @click.option(
     "--mode",
     type=click.Choice([mode.value for mode in SearchMode]),
@@ -226,6 +258,7 @@ def search(
     query: str,
     table: str,
     database: Path,
+    engine_name: str,
     mode: str,
     limit: int,
     offset: int,
@@ -243,18 +276,12 @@ def search(
     full_vectors: bool | None,
     output_format: str,
 ) -> None:
-    """Search TABLE of the local database for QUERY and print the hits, best first."""
-    require_extra("local", needed_by="hdq search")
-    from hotdata_retrieval.engines.local import LocalEngine
-
-    if not (database / "catalog.json").exists():
-        raise click.UsageError(
-            f"no database at {database}; create one with 'hdq load' or 'hdq demo'"
-        )
-    with LocalEngine(database) as engine:
+    """Search TABLE of the local database (or of the store --engine names) for QUERY and print
+    the hits, best first."""
+    with _open_engine(engine_name, database) as engine:
         indexes = engine.indexes(table)
         _check_indexes(indexes, mode)
-        models = {v.model for v in engine.tables[indexes.table.name].vector_columns}
+        models = _vector_models(engine, indexes)
         if models:
             try:
                 engine.embedder = embedder_for_model(sorted(models)[0])

@@ -1,0 +1,135 @@
+"""``hdq load``, ``hdq search`` and ``hdq explain`` with ``--engine``: the same file loaded
+into every store, the same query answered by each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hotdata_retrieval.cli import main
+
+ROWS = [
+    {"id": 1, "body": "the upgrade failed with error E1234", "lang": "en"},
+    {"id": 2, "body": "login works after the upgrade", "lang": "en"},
+    {"id": 3, "body": "billing page is slow", "lang": "fr"},
+    {"id": 4, "body": "error on the billing page after login", "lang": "en"},
+]
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    path = tmp_path / "tickets.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+    return path
+
+
+def database_for(engine: str, tmp_path: Path, postgres_url: str | None) -> str:
+    if engine == "postgres":
+        assert postgres_url is not None
+        return postgres_url
+    return str(tmp_path / {"sqlite": "s.db", "duckdb": "d.duckdb", "lancedb": "lance"}[engine])
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb", "lancedb", "postgres"])
+@pytest.mark.parametrize("mode", ["text", "nearest", "hybrid"])
+def test_load_then_search_on_each_store(
+    engine: str, mode: str, source: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = request.getfixturevalue("postgres_url") if engine == "postgres" else None
+    database = database_for(engine, tmp_path, url)
+    runner = CliRunner()
+    common = ["--engine", engine, "--database", database]
+    loaded = runner.invoke(
+        main,
+        ["load", str(source), *common, "--embedder", "hashing", "--replace", "--format", "json"],
+    )
+    assert loaded.exit_code == 0, loaded.output
+    (table,) = json.loads(loaded.stdout)["tables"]
+    assert table["bm25_columns"] == ["body"] and table["vector_columns"] == ["body_embedding"]
+    found = runner.invoke(
+        main,
+        [
+            "search",
+            "error after the upgrade",
+            "--table",
+            "tickets",
+            *common,
+            "--mode",
+            mode,
+            "--filter",
+            "lang = 'en'",
+            "--format",
+            "json",
+        ],
+    )
+    assert found.exit_code == 0, found.output
+    document = json.loads(found.stdout)
+    keys = [hit["key"] for hit in document["hits"]]
+    assert keys and set(keys) <= {1, 2, 4}  # the filter holds on every engine
+    assert document["branches"] == {
+        "text": ["text"],
+        "nearest": ["nearest"],
+        "hybrid": ["text", "nearest"],
+    }[mode]
+
+
+def test_a_store_needs_a_database() -> None:
+    result = CliRunner().invoke(main, ["search", "x", "--table", "t", "--engine", "sqlite"])
+    assert result.exit_code == 1
+    assert "hdq search --engine sqlite needs --database (a database file)" in result.stderr
+
+
+def test_a_loaded_table_is_not_replaced_silently(source: Path, tmp_path: Path) -> None:
+    arguments = ["load", str(source), "--engine", "sqlite", "--database", str(tmp_path / "s.db")]
+    runner = CliRunner()
+    assert runner.invoke(main, [*arguments, "--no-embed"]).exit_code == 0
+    again = runner.invoke(main, [*arguments, "--no-embed"])
+    assert again.exit_code == 1 and "pass --replace" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("engine", "marker"),
+    [
+        ("local", "bm25_search('default.public.docs'"),
+        ("sqlite", '-bm25("docs__body__fts")'),
+        ("duckdb", '"fts_main_docs".match_bm25('),
+        ("postgres", "OPERATOR(public.<=>)"),
+    ],
+)
+def test_explain_compiles_for_the_engine(engine: str, marker: str) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "explain",
+            "--engine",
+            engine,
+            "--mode",
+            "hybrid",
+            "--table",
+            "docs",
+            "--text-column",
+            "body",
+            "--vector-column",
+            "embedding",
+            "--query",
+            "error",
+            "--vector",
+            "[0.5, -1.0]",
+            "--full-vectors",
+            "-q",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert marker in result.stdout
+
+
+def test_explain_refuses_lancedb_and_a_contradicting_dialect() -> None:
+    runner = CliRunner()
+    base = ["explain", "--table", "docs", "--text-column", "body", "--query", "x"]
+    lance = runner.invoke(main, [*base, "--engine", "lancedb"])
+    assert lance.exit_code == 2 and "runs no SQL" in lance.stderr
+    both = runner.invoke(main, [*base, "--engine", "sqlite", "--dialect", "duckdb"])
+    assert both.exit_code == 2 and "compiles for the sqlite dialect" in both.stderr
