@@ -55,9 +55,13 @@ __all__ = [
     "QueryRuns",
     "SettingResult",
     "TuningError",
+    "bootstrap_samples",
     "collect_runs",
     "default_grid",
+    "estimate",
     "evaluate",
+    "fused_run",
+    "measure_run",
     "load_qrels",
     "load_queries",
     "plan_fragment",
@@ -370,6 +374,51 @@ def fused_run(
     return run
 
 
+def measure_run(
+    run: Mapping[str, Mapping[str, float]],
+    qrels: Mapping[str, Mapping[str, int]],
+    query_ids: Sequence[str],
+    measures: Sequence[str] = MEASURES,
+) -> dict[str, Any]:
+    """Per-query values of ``measures`` (ir-measures names) for ``run`` (query id →
+    document id → score, higher first), as NumPy arrays in ``query_ids`` order; a query the
+    run misses scores 0."""
+    import ir_measures
+    import numpy as np
+
+    judgments = [
+        ir_measures.Qrel(query_id, document, grade)
+        for query_id in query_ids
+        for document, grade in qrels[query_id].items()
+    ]
+    parsed = [ir_measures.parse_measure(name) for name in measures]
+    position = {query_id: index for index, query_id in enumerate(query_ids)}
+    values = {name: np.zeros(len(query_ids)) for name in measures}
+    names = {str(measure): name for measure, name in zip(parsed, measures)}
+    for metric in ir_measures.iter_calc(parsed, judgments, run):
+        if metric.query_id in position:
+            values[names[str(metric.measure)]][position[metric.query_id]] = metric.value
+    return values
+
+
+def bootstrap_samples(queries: int, *, resamples: int = 1000, seed: int = 0) -> Any:
+    """``resamples`` by ``queries`` indices drawn with replacement (NumPy, seeded): the same
+    resamples for every setting make the differences paired."""
+    import numpy as np
+
+    return np.random.default_rng(seed).integers(0, queries, size=(resamples, queries))
+
+
+def estimate(values: Any, samples: Any) -> Estimate:
+    """The mean of per-query ``values`` and its 95% percentile interval over ``samples``
+    (:func:`bootstrap_samples`)."""
+    import numpy as np
+
+    means = values[samples].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return Estimate(float(values.mean()), float(low), float(high))
+
+
 def evaluate(
     runs: Sequence[QueryRuns],
     qrels: Mapping[str, Mapping[str, int]],
@@ -378,56 +427,39 @@ def evaluate(
     depth: int = DEFAULT_DEPTH,
     resamples: int = 1000,
     seed: int = 0,
+    measures: Sequence[str] = MEASURES,
     advance: Callable[[], None] | None = None,
 ) -> list[SettingResult]:
     """Score every setting on the judged queries of ``runs``.
 
-    Each setting's fused run is measured per query with ir-measures (:data:`MEASURES`; a
-    query with nothing retrieved scores 0). Means get 95% percentile intervals from
-    ``resamples`` bootstrap resamples of the queries, and each setting's per-query
-    differences from the first setting (the default) the same resamples: a paired bootstrap.
+    Each setting's fused run is measured per query with ir-measures (``measures``, by default
+    :data:`MEASURES`; a query with nothing retrieved scores 0). Means get 95% percentile
+    intervals from ``resamples`` bootstrap resamples of the queries, and each setting's
+    per-query differences from the first setting (the default) the same resamples: a paired
+    bootstrap.
 
     Raises:
         TuningError: no query of ``runs`` has judgments, or ``settings`` is empty.
     """
-    import ir_measures
-    import numpy as np
-
     judged = [query for query in runs if query.query_id in qrels]
     if not judged or not settings:
         raise TuningError("no judged query to tune on: the queries and the qrels share no id")
     query_ids = [query.query_id for query in judged]
-    judgments = [
-        ir_measures.Qrel(query_id, document, grade)
-        for query_id in query_ids
-        for document, grade in qrels[query_id].items()
-    ]
-    measures = [ir_measures.parse_measure(name) for name in MEASURES]
-    rng = np.random.default_rng(seed)
-    samples = rng.integers(0, len(query_ids), size=(resamples, len(query_ids)))
-
-    def interval(values: Any) -> Estimate:
-        means = values[samples].mean(axis=1)
-        low, high = np.percentile(means, [2.5, 97.5])
-        return Estimate(float(values.mean()), float(low), float(high))
-
-    position = {query_id: index for index, query_id in enumerate(query_ids)}
+    samples = bootstrap_samples(len(query_ids), resamples=resamples, seed=seed)
     tables: list[dict[str, Any]] = []
     for setting in settings:
-        run = fused_run(judged, setting, depth)
-        values = {name: np.zeros(len(query_ids)) for name in MEASURES}
-        for metric in ir_measures.iter_calc(measures, judgments, run):
-            values[str(metric.measure)][position[metric.query_id]] = metric.value
-        tables.append(values)
+        tables.append(measure_run(fused_run(judged, setting, depth), qrels, query_ids, measures))
         if advance is not None:
             advance()
     baseline = tables[0]
     return [
         SettingResult(
             setting=setting,
-            means={name: interval(values[name]) for name in MEASURES},
-            differences={name: interval(values[name] - baseline[name]) for name in MEASURES},
-            per_query={name: tuple(float(v) for v in values[name]) for name in MEASURES},
+            means={name: estimate(values[name], samples) for name in measures},
+            differences={
+                name: estimate(values[name] - baseline[name], samples) for name in measures
+            },
+            per_query={name: tuple(float(v) for v in values[name]) for name in measures},
         )
         for setting, values in zip(settings, tables)
     ]
