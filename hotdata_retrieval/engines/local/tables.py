@@ -121,6 +121,8 @@ def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
     """
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
+    if not len(values):
+        return None
     if values.null_count:
         return f"has {values.null_count} NULL values"
     if pa.types.is_floating(values.type):
