@@ -392,7 +392,8 @@ class LancedbEngine:
             if where is not None:
                 search = search.where(where, prefilter=True)
             try:
-                rows: list[dict[str, Any]] = search.select(columns).limit(count).to_list()
+                selected = search.select([*columns, raw_name])
+                rows: list[dict[str, Any]] = selected.limit(count).to_list()
             except Exception as error:
                 raise EngineError(f"lancedb: {error}", sql=json.dumps(query)) from None
             return rows
