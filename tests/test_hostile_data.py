@@ -22,8 +22,12 @@ from hypothesis import strategies as st
 from hotdata_retrieval import (
     Bm25Search,
     Comparison,
+    InList,
+    IsNull,
     KeyTypeError,
     NearestNeighborSearch,
+    Not,
+    Or,
     PlanError,
     ReciprocalRankFusion,
     SearchPlan,
@@ -484,6 +488,67 @@ def test_a_tie_at_a_table_function_depth_cut_keeps_the_lowest_keys_in_both_forms
     cte = [row["id"] for row in shuffled.sql(to_sql(fused)).to_pylist()]
     assert cte == native
     assert shuffled.search(fused).keys == native
+
+
+# -- filters keep what SQL keeps, on every form --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def categories() -> Iterator[LocalEngine]:
+    with _engine() as engine:
+        engine.load_table(
+            "c",
+            pa.table(
+                {
+                    "id": list(range(8)),
+                    "body": [f"fox {i}" for i in range(8)],
+                    "category": ["a", "b", "c", "d", "e", None, "a", None],
+                    "emb": pa.array([[1.0, float(i)] for i in range(8)], pa.list_(pa.float32())),
+                }
+            ),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        yield engine
+
+
+FOUR = ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        # NOT (NULL IN (...)) is unknown: a NULL category never passes (SQL three-valued logic).
+        (Not(operand=InList(column="category", values=FOUR)), [4]),
+        (InList(column="category", values=FOUR, negated=True), [4]),
+        (Not(operand=InList(column="category", values=[*FOUR, "e"])), []),
+        (
+            Or(operands=[Not(operand=InList(column="category", values=FOUR)), IsNull(column="id")]),
+            [4],
+        ),
+    ],
+)
+@pytest.mark.parametrize("form", ["text", "semantic", "nearest", "fused", "native"])
+def test_a_not_in_filter_never_keeps_a_null_on_any_form(
+    categories: LocalEngine, where: Any, expected: list[int], form: str
+) -> None:
+    text = Bm25Search(table="c", column="body", query_text="fox")
+    semantic = VectorSearch(table="c", column="body", query_text="fox")
+    nearest = NearestNeighborSearch(table="c", column="emb", query_vector=[1.0, 0.5])
+    sources = {
+        "text": text,
+        "semantic": semantic,
+        "nearest": nearest,
+        "fused": ReciprocalRankFusion(branches=[text, semantic, nearest]),
+        "native": ReciprocalRankFusion(branches=[text, nearest]),
+    }
+    plan = SearchPlan(source=sources[form], filter=where, columns=["id"])
+    if form == "native":
+        keys = [row["id"] for row in categories.sql(to_sql(plan, HOTDATA_NATIVE)).to_pylist()]
+    else:
+        keys = categories.search(plan).keys
+        assert sorted(row["id"] for row in categories.sql(to_sql(plan)).to_pylist()) == expected
+    assert sorted(keys) == expected
 
 
 # -- a key that is not unique ---------------------------------------------------------------

@@ -30,11 +30,8 @@ no spilling, no recursive queries, and a time limit that cancels the query.
 
 from __future__ import annotations
 
-import atexit
 import concurrent.futures
 import contextlib
-import functools
-import hashlib
 import itertools
 import os
 import re
@@ -42,6 +39,7 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -50,8 +48,6 @@ import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import sqlglot
 from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext, SQLOptions, udf, udtf
@@ -1257,27 +1253,50 @@ class LocalEngine:
         return mapping
 
     def _relation(self, rows: pa.Table) -> Table:
-        """A table function's result. An in-memory dataset of zero rows has no fragments,
-        which DataFusion 55 rejects when sorting it (``SanityCheckPlan``), so an empty result
-        is served from an empty Arrow IPC file instead, written once per schema into a
-        private temporary directory (never into the database, which may be read-only)."""
-        if rows.num_rows:
-            return Table(ds.dataset(rows))
-        key = hashlib.blake2b(rows.schema.serialize().to_pybytes(), digest_size=12).hexdigest()
-        path = _scratch_directory() / f"empty-{key}.arrow"
-        if not path.exists():
-            temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
-            feather.write_feather(rows, str(temporary))
-            os.replace(temporary, path)
-        return Table(ds.dataset(str(path), format="ipc"))
+        """A table function's result, as an in-memory table DataFusion filters itself.
+
+        Not a pyarrow dataset: DataFusion 55 pushes a ``WHERE`` over a pyarrow dataset into
+        pyarrow as an exact filter, and pyarrow's semantics are not SQL's — ``NOT (c IN
+        ('a', 'b', 'c', 'd'))`` keeps a row whose ``c`` is NULL (pyarrow's ``is_in`` is false
+        for NULL, not unknown; DataFusion writes an IN list of four values or more that way)
+        and ``x > 5`` drops a NaN that DataFusion's own comparison keeps — so one ``WHERE``
+        over ``bm25_search`` and over the base table kept different rows. A DataFrame over the
+        rows is a view DataFusion plans and filters like any table. It is built on a helper
+        thread: building it blocks on DataFusion's runtime, which panics on the thread that
+        is planning the statement.
+        """
+        return _frame_maker().submit(_memory_table, rows).result()
 
 
-@functools.cache
-def _scratch_directory() -> Path:
-    """A private temporary directory for this process's empty table-function results."""
-    directory = Path(tempfile.mkdtemp(prefix="hdq-scratch-"))
-    atexit.register(shutil.rmtree, directory, True)
-    return directory
+_FRAME_MAKER: tuple[int, concurrent.futures.ThreadPoolExecutor, SessionContext] | None = None
+_FRAME_MAKER_LOCK = threading.Lock()
+
+
+def _frame_maker() -> concurrent.futures.ThreadPoolExecutor:
+    """This process's helper thread for :func:`_memory_table` (made on first use)."""
+    global _FRAME_MAKER
+    with _FRAME_MAKER_LOCK:
+        if _FRAME_MAKER is None or _FRAME_MAKER[0] != os.getpid():
+            executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="hdq-relation"
+            )
+            _FRAME_MAKER = (os.getpid(), executor, SessionContext())
+        return _FRAME_MAKER[1]
+
+
+def _memory_table(rows: pa.Table) -> Table:
+    """``rows`` as a DataFusion view over an in-memory table (on the helper thread). The
+    scratch session registers the rows under a fresh name to make the frame and forgets the
+    name at once; the frame keeps the rows."""
+    assert _FRAME_MAKER is not None
+    scratch = _FRAME_MAKER[2]
+    name = f"relation_{uuid.uuid4().hex}"
+    batches = rows.combine_chunks().to_batches() or [
+        pa.RecordBatch.from_pylist([], schema=rows.schema)
+    ]
+    frame = scratch.create_dataframe([batches], name=name, schema=rows.schema)
+    scratch.deregister_table(name)
+    return Table(frame)
 
 
 def _distance_udf(name: str) -> Callable[[pa.Array, pa.Array], pa.Array]:
