@@ -1,4 +1,5 @@
-"""The engine contract: both engines are an ``Engine`` with the contract's signatures, route
+"""The engine contract: every engine is an ``Engine`` with the contract's signatures; the local
+and Hotdata engines route
 through the one router, and expand a plan the same way (a fused plan projecting a column
 named like a branch's debug column runs on both and answers the same)."""
 
@@ -22,9 +23,13 @@ from hotdata_retrieval import (
 )
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines import OPTIONAL_CAPABILITIES, Engine
+from hotdata_retrieval.engines.duckdb import DuckdbEngine
 from hotdata_retrieval.engines.hotdata import HotdataEngine
+from hotdata_retrieval.engines.lancedb import LancedbEngine
 from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.postgres import PostgresEngine
 from hotdata_retrieval.engines.results import executed_plan
+from hotdata_retrieval.engines.sqlite import SqliteEngine
 from hotdata_retrieval.routing import HOTDATA_ROUTING, LOCAL_ROUTING
 from tests.hotdata_api import FakeHotdataApi
 
@@ -41,7 +46,7 @@ BODIES = [
     "crash when opening the settings",
     "the app crashes after the upgrade",
 ]
-ENGINES = (LocalEngine, HotdataEngine)
+ENGINES = (LocalEngine, HotdataEngine, SqliteEngine, DuckdbEngine, PostgresEngine, LancedbEngine)
 CONTRACT = ("search", "sql", "indexes", "plan_search")
 
 

@@ -43,8 +43,12 @@ from hotdata_retrieval.routing import SearchMode
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from hotdata_retrieval.engines.duckdb import DuckdbEngine
     from hotdata_retrieval.engines.hotdata import HotdataEngine
+    from hotdata_retrieval.engines.lancedb import LancedbEngine
     from hotdata_retrieval.engines.local import LocalEngine
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+    from hotdata_retrieval.engines.sqlite import SqliteEngine
 
 __all__ = ["OPTIONAL_CAPABILITIES", "Engine", "query_embedder"]
 
@@ -142,5 +146,12 @@ def query_embedder(embedder: Any) -> Callable[[str], Sequence[float]] | None:
 
 if TYPE_CHECKING:  # mypy checks that the library's engines meet the contract
 
-    def _engines_meet_the_contract(local: LocalEngine, hotdata: HotdataEngine) -> list[Engine]:
-        return [local, hotdata]
+    def _engines_meet_the_contract(
+        local: LocalEngine,
+        hotdata: HotdataEngine,
+        sqlite: SqliteEngine,
+        duckdb: DuckdbEngine,
+        postgres: PostgresEngine,
+        lancedb: LancedbEngine,
+    ) -> list[Engine]:
+        return [local, hotdata, sqlite, duckdb, postgres, lancedb]

@@ -215,7 +215,9 @@ class LancedbEngine:
         key_column: str | None = None,
         embed_query: Callable[[str], Sequence[float]] | None = None,
         include_branch_scores: bool = False,
-        **routing: Any,
+        weights: Sequence[float] | None = None,
+        rank_constant: float | None = None,
+        depth: int | None = None,
     ) -> SearchPlan:
         """Read ``table``'s indexes and route ``query`` with
         :func:`hotdata_retrieval.routing.plan_search` (arguments as there).
@@ -240,8 +242,10 @@ class LancedbEngine:
             vector_column=vector_column,
             embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
             include_branch_scores=include_branch_scores,
+            weights=weights,
+            rank_constant=rank_constant,
+            depth=depth,
             policy=self.routing_policy,
-            **routing,
         )
 
     def sql(self, text: str) -> pa.Table:

@@ -318,11 +318,12 @@ class SqlStoreEngine(abc.ABC):
         key_column: str | None = None,
         embed_query: Callable[[str], Sequence[float]] | None = None,
         include_branch_scores: bool = False,
-        **routing: Any,
+        weights: Sequence[float] | None = None,
+        rank_constant: float | None = None,
+        depth: int | None = None,
     ) -> SearchPlan:
         """Read ``table``'s indexes and route ``query`` with
-        :func:`hotdata_retrieval.routing.plan_search` (arguments as there; further keyword
-        arguments, such as fusion weights, are passed to it).
+        :func:`hotdata_retrieval.routing.plan_search` (arguments as there).
 
         Raises:
             PlanError: no index serves ``mode``, or the route needs an embedder and there is
@@ -344,8 +345,10 @@ class SqlStoreEngine(abc.ABC):
             vector_column=vector_column,
             embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
             include_branch_scores=include_branch_scores,
+            weights=weights,
+            rank_constant=rank_constant,
+            depth=depth,
             policy=self.routing_policy,
-            **routing,
         )
 
     def check_plan(self, plan: SearchPlan) -> StoreTable:
