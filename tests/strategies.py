@@ -11,8 +11,11 @@ from hotdata_retrieval import (
     And,
     Bm25Search,
     Comparison,
+    DistributionBasedScoreFusion,
+    Fusion,
     InList,
     IsNull,
+    MinMaxFusion,
     NearestNeighborSearch,
     Not,
     Or,
@@ -20,6 +23,7 @@ from hotdata_retrieval import (
     SearchPlan,
     VectorSearch,
 )
+from hotdata_retrieval.plan.search import is_vector_branch
 
 # Text a user might type: any unicode but NUL and lone surrogates, including quotes,
 # backslashes, comment markers, semicolons and newlines.
@@ -128,7 +132,10 @@ def branches(table: str) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def fusions(draw: st.DrawFn, table: str) -> ReciprocalRankFusion:
+def fusions(draw: st.DrawFn, table: str) -> Fusion:
+    """A fusion by any built-in method: reciprocal rank, min-max or distribution-based score
+    fusion, with weights (or, for one text and one vector branch, alpha) and an optional
+    minimum score."""
     chosen = draw(st.lists(branches(table), min_size=2, max_size=4))
     weights = draw(
         st.none()
@@ -138,11 +145,23 @@ def fusions(draw: st.DrawFn, table: str) -> ReciprocalRankFusion:
             max_size=len(chosen),
         ).filter(lambda ws: any(w > 0 for w in ws))
     )
-    rank_constant = draw(
-        st.integers(min_value=1, max_value=100)
-        | st.floats(min_value=0.5, max_value=100, allow_nan=False)
+    min_score = draw(st.none() | st.floats(min_value=-1, max_value=2, allow_nan=False))
+    method = draw(
+        st.sampled_from([ReciprocalRankFusion, MinMaxFusion, DistributionBasedScoreFusion])
     )
-    return ReciprocalRankFusion(branches=chosen, weights=weights, rank_constant=rank_constant)
+    if method is ReciprocalRankFusion:
+        rank_constant = draw(
+            st.integers(min_value=1, max_value=100)
+            | st.floats(min_value=0.5, max_value=100, allow_nan=False)
+        )
+        return ReciprocalRankFusion(
+            branches=chosen, weights=weights, rank_constant=rank_constant, min_score=min_score
+        )
+    kinds = sorted(is_vector_branch(branch) for branch in chosen)
+    if weights is None and kinds == [False, True] and draw(st.booleans()):
+        alpha = draw(st.floats(min_value=0, max_value=1, allow_nan=False))
+        return method(branches=chosen, alpha=alpha, min_score=min_score)
+    return method(branches=chosen, weights=weights, min_score=min_score)
 
 
 @st.composite
