@@ -551,6 +551,59 @@ def test_a_not_in_filter_never_keeps_a_null_on_any_form(
     assert sorted(keys) == expected
 
 
+@pytest.fixture(scope="module")
+def zeros() -> Iterator[LocalEngine]:
+    with _engine() as engine:
+        engine.load_table(
+            "z",
+            pa.table(
+                {
+                    "id": list(range(6)),
+                    "body": [f"fox {i}" for i in range(6)],
+                    "x": [1.0, -0.0, 9.0, None, 0.5, 0.0],
+                    "emb": pa.array([[1.0, float(i)] for i in range(6)], pa.list_(pa.float32())),
+                }
+            ),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        yield engine
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        # -0.0 = 0.0 in SQL; an IN list of four values or more is a hash lookup in DataFusion,
+        # where the two zeros differ unless the load and the plan write both as 0.0.
+        (InList(column="x", values=[0.0, 9.0, 7.0, 8.0]), [1, 2, 5]),
+        (InList(column="x", values=[-0.0, 9.0, 7.0, 8.0]), [1, 2, 5]),
+        (Not(operand=InList(column="x", values=[0.0, 9.0, 7.0, 8.0])), [0, 4]),
+        (Comparison(column="x", operator="=", value=-0.0), [1, 5]),
+        (Comparison(column="x", operator="<", value=0.0), []),
+    ],
+)
+@pytest.mark.parametrize("form", ["text", "semantic", "nearest", "fused", "native"])
+def test_negative_zero_is_zero_in_every_filter_on_every_form(
+    zeros: LocalEngine, where: Any, expected: list[int], form: str
+) -> None:
+    text = Bm25Search(table="z", column="body", query_text="fox")
+    semantic = VectorSearch(table="z", column="body", query_text="fox")
+    nearest = NearestNeighborSearch(table="z", column="emb", query_vector=[1.0, 0.5])
+    sources = {
+        "text": text,
+        "semantic": semantic,
+        "nearest": nearest,
+        "fused": ReciprocalRankFusion(branches=[text, semantic, nearest]),
+        "native": ReciprocalRankFusion(branches=[text, nearest]),
+    }
+    plan = SearchPlan(source=sources[form], filter=where, columns=["id"])
+    if form == "native":
+        keys = [row["id"] for row in zeros.sql(to_sql(plan, HOTDATA_NATIVE)).to_pylist()]
+    else:
+        keys = zeros.search(plan).keys
+    assert sorted(keys) == expected
+
+
 # -- a key that is not unique ---------------------------------------------------------------
 
 

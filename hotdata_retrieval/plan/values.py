@@ -209,6 +209,10 @@ def check_finite_number(value: Any, *, label: str) -> float | int:
 def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
     """Return ``value`` if it can be a filter literal.
 
+    A float ``-0.0`` is returned as ``0.0``: SQL's ``=`` takes them for one value, but an
+    ``IN`` list of four values or more is a hash lookup in DataFusion, where their bits
+    differ (the local engine stores ``0.0`` for ``-0.0`` too).
+
     Raises:
         PlanError: ``None`` (use ``IsNull``), a NaN or infinite float, an integer outside
             64 bits, a string with a NUL byte, or any other type.
@@ -224,7 +228,7 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         real = float(value)
         if not math.isfinite(real):
             raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
-        return real
+        return real + 0.0  # -0.0 + 0.0 is 0.0
     if isinstance(value, str):
         if "\x00" in value:
             raise PlanError(

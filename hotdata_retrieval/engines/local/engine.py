@@ -645,7 +645,7 @@ class LocalEngine:
                 f"table name {load.name!r} may not contain '.', '/' or '\\' or surrounding "
                 "spaces: it names a table of the session and a directory of the database"
             )
-        data = normalize_text_types(_lowercase_columns(load.data))
+        data = _positive_zeros(normalize_text_types(_lowercase_columns(load.data)))
         if load.text_columns or load.embed_columns:
             for reserved in ("score", "_distance"):
                 if reserved in data.column_names:
@@ -1363,6 +1363,20 @@ def _lowercase_columns(data: pa.Table) -> pa.Table:
             f"columns differ only in case and would collide once lower-cased: {duplicated[0]!r}"
         )
     return data.rename_columns(names)
+
+
+def _positive_zeros(data: pa.Table) -> pa.Table:
+    """``data`` with every ``-0.0`` of a float column stored as ``0.0``. SQL's ``=`` takes
+    them for one value, but DataFusion answers an ``IN`` list of four values or more with a
+    hash lookup, where their bits differ: ``x IN (0.0, 7.0, 8.0, 9.0)`` missed a stored
+    ``-0.0`` that ``x = 0.0`` finds (filter literals are written ``0.0`` too,
+    :func:`~hotdata_retrieval.plan.values.check_literal`). Vector columns are left as they
+    are: a zero's sign changes no distance."""
+    for position, field in enumerate(data.schema):
+        if pa.types.is_float32(field.type) or pa.types.is_float64(field.type):
+            column = pc.add(data.column(position), pa.scalar(0.0, field.type))
+            data = data.set_column(position, field, column)
+    return data
 
 
 def _check_key(data: pa.Table, key: str) -> None:
