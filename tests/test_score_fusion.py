@@ -626,3 +626,68 @@ def test_the_native_call_takes_the_plan_weights_as_multipliers() -> None:
         ["docs", "body", "embedding", "q", [1.0], 1, "fusion", "dbsf", "min_score", 2]
     )
     assert (call.fusion, call.min_score, call.text_weight) == ("dbsf", 2.0, 1.0)
+
+
+# -- multi-field plans ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def two_vector_engine() -> Iterator[LocalEngine]:
+    rng = random.Random(19)
+    corpus = _corpus(rng, 60)
+    second = pa.array(
+        [[float(rng.randint(-2, 2)), float(rng.randint(1, 3)), 1.0] for _ in range(60)],
+        pa.list_(pa.float32()),
+    )
+    with LocalEngine() as local:
+        local.load_table(
+            "docs", corpus.append_column("title_embedding", second), text_columns=["body", "title"]
+        )
+        yield local
+
+
+@pytest.mark.parametrize("cls", [ReciprocalRankFusion, MinMaxFusion, DistributionBasedScoreFusion])
+def test_title_and_body_with_their_own_weights_plus_a_vector_branch(
+    two_vector_engine: LocalEngine, cls: type[Any]
+) -> None:
+    branches = [
+        Bm25Search(table="docs", column="title", query_text="fox owl", name="title"),
+        Bm25Search(table="docs", column="body", query_text="fox owl", name="body"),
+        NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 2.0]),
+    ]
+    plan = SearchPlan(
+        source=cls(branches=branches, weights=[2, 1, 3], depth=60),
+        columns=["id"],
+        limit=20,
+        include_branch_scores=True,
+    )
+    sql = to_sql(plan)
+    assert "bm25_search('default.public.docs', 'title'" in sql
+    assert "bm25_search('default.public.docs', 'body'" in sql
+    rows = two_vector_engine.sql(sql).to_pylist()
+    whole = engine_reference(two_vector_engine, plan)
+    assert_matches_reference(rows, whole, plan, exact=cls is not DistributionBasedScoreFusion)
+    assert {"title_rank", "body_rank", "nearest_rank"} <= set(rows[0])
+
+
+@pytest.mark.parametrize("cls", [ReciprocalRankFusion, MinMaxFusion, DistributionBasedScoreFusion])
+def test_two_vector_columns_each_with_its_own_query(
+    two_vector_engine: LocalEngine, cls: type[Any]
+) -> None:
+    branches = [
+        NearestNeighborSearch(
+            table="docs", column="embedding", query_vector=[1.0, 2.0], name="body_vector"
+        ),
+        NearestNeighborSearch(
+            table="docs",
+            column="title_embedding",
+            query_vector=[0.0, 1.0, 1.0],
+            metric="l2",
+            name="title_vector",
+        ),
+    ]
+    plan = SearchPlan(source=cls(branches=branches, depth=60), columns=["id"], limit=15)
+    rows = two_vector_engine.sql(to_sql(plan)).to_pylist()
+    whole = engine_reference(two_vector_engine, plan)
+    assert_matches_reference(rows, whole, plan, exact=cls is not DistributionBasedScoreFusion)
+    assert "embedding" not in rows[0] and "title_embedding" not in rows[0]
