@@ -604,6 +604,61 @@ def test_negative_zero_is_zero_in_every_filter_on_every_form(
     assert sorted(keys) == expected
 
 
+@pytest.fixture(scope="module")
+def wide_numbers() -> Iterator[LocalEngine]:
+    with _engine() as engine:
+        engine.load_table(
+            "w",
+            pa.table(
+                {
+                    "id": list(range(5)),
+                    "body": [f"fox {i}" for i in range(5)],
+                    # Integers beyond 2**53 (no exact Float64), unsigned ones beyond Int64.
+                    "n": [1, 2**60, 3, None, 2**62],
+                    "u": pa.array([1, 2**63, 3, None, 2**64 - 1], pa.uint64()),
+                    "x": [1.0, 2.0**60, 9.0, None, 2.0**63],
+                    "f": pa.array([2.0**24, 1.0, 2.0, None, 3.0], pa.float32()),
+                    "emb": pa.array([[1.0, float(i)] for i in range(5)], pa.list_(pa.float32())),
+                }
+            ),
+            text_columns=["body"],
+        )
+        yield engine
+
+
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        (Comparison(column="n", operator=">", value=2.5), [1, 2, 4]),
+        (Comparison(column="n", operator="=", value=1.0), [0]),
+        (InList(column="n", values=[1, 2.5, 3, 4]), [0, 2]),
+        (Comparison(column="x", operator=">=", value=2**60), [1, 4]),
+        (Comparison(column="u", operator=">", value=-1), [0, 1, 2, 4]),
+        (Comparison(column="u", operator=">", value=2**62), [1, 4]),
+        (InList(column="u", values=[-1, 3, 7, 9]), [2]),
+        # An integer compared with a Float32 column is read as Float32: 2**24 + 1 is 2**24.
+        (Comparison(column="f", operator="=", value=2**24 + 1), [0]),
+    ],
+)
+@pytest.mark.parametrize("form", ["text", "nearest", "native"])
+def test_numbers_of_other_types_compare_on_every_form(
+    wide_numbers: LocalEngine, where: Any, expected: list[int], form: str
+) -> None:
+    # The SQL compares an integer with a float as Float64 and integers of either sign exactly;
+    # the nearest-neighbour fast path and hybrid_search filter with a row mask that must agree.
+    text = Bm25Search(table="w", column="body", query_text="fox")
+    nearest = NearestNeighborSearch(table="w", column="emb", query_vector=[1.0, 0.5])
+    source = {"text": text, "nearest": nearest, "native": None}[form]
+    if source is None:
+        plan = SearchPlan(
+            source=ReciprocalRankFusion(branches=[text, nearest]), filter=where, columns=["id"]
+        )
+        keys = [row["id"] for row in wide_numbers.sql(to_sql(plan, HOTDATA_NATIVE)).to_pylist()]
+    else:
+        keys = wide_numbers.search(SearchPlan(source=source, filter=where, columns=["id"])).keys
+    assert sorted(keys) == expected
+
+
 # -- a key that is not unique ---------------------------------------------------------------
 
 

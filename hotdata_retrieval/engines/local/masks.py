@@ -73,6 +73,12 @@ def _coerced(column: pa.ChunkedArray, value: Any) -> tuple[pa.ChunkedArray, pa.S
     ``n = '5'`` on an integer one) and a string column as the numeric literal's type (``s =
     5``), where Arrow's kernels have no comparison of a string with a date or a number.
 
+    Numbers of two types compare as DataFusion compares them, never failing on a value: an
+    integer and a float as the float's type (an integer beyond its precision rounded, where
+    Arrow's implicit cast refuses it), integers of either sign exactly (as Decimal128(20, 0),
+    which holds every Int64 and UInt64; Arrow would cast a UInt64 above Int64's range to Int64
+    and fail).
+
     Raises:
         pyarrow.ArrowInvalid: the string does not read as that type (the SQL fails too).
     """
@@ -83,6 +89,17 @@ def _coerced(column: pa.ChunkedArray, value: Any) -> tuple[pa.ChunkedArray, pa.S
         pa.types.is_integer(scalar.type) or pa.types.is_floating(scalar.type)
     ):
         return pc.cast(column, scalar.type), scalar
+    integers = (pa.types.is_integer(column.type), pa.types.is_integer(scalar.type))
+    floats = (pa.types.is_floating(column.type), pa.types.is_floating(scalar.type))
+    if floats[0] and integers[1]:  # the integer literal as the column's float type
+        return column, pa.scalar(float(scalar.as_py())).cast(column.type, safe=False)
+    if integers[0] and floats[1]:
+        return pc.cast(column, scalar.type, safe=False), scalar
+    if all(integers) and (
+        pa.types.is_unsigned_integer(column.type) != pa.types.is_unsigned_integer(scalar.type)
+    ):
+        exact = pa.decimal128(20, 0)
+        return pc.cast(column, exact), scalar.cast(exact)
     return column, scalar
 
 
