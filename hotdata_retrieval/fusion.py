@@ -64,7 +64,8 @@ __all__ = [
 
 
 class KeyTypeError(PlanError):
-    """Keys given to a fusion are ``None`` or of different kinds (say ``1`` and ``"1"``)."""
+    """Keys given to a fusion are ``None``, NaN or of different kinds (say ``1`` and
+    ``"1"``)."""
 
 
 def _key_kind(key: Any) -> str:
@@ -281,6 +282,12 @@ def fuse_candidates(
         for position, (key, rank) in enumerate(zip(keys, branch_ranks)):
             if key is None:
                 raise KeyTypeError(f"ranked list {branch} holds a None key", field="key")
+            if key != key:  # NaN: it equals no key, not even itself, so it cannot be merged
+                raise KeyTypeError(
+                    f"ranked list {branch} holds a NaN key, which equals no key (not even itself)",
+                    field="key",
+                    value=key,
+                )
             if first_key is None:
                 first_key = key
             elif _key_kind(key) != _key_kind(first_key):

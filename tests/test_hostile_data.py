@@ -321,6 +321,8 @@ def test_the_reference_fusion_refuses_keys_of_different_kinds() -> None:
         reciprocal_rank_fusion([[1, 2], ["1", "3"]])
     with pytest.raises(KeyTypeError, match="None key"):
         reciprocal_rank_fusion([[1, None]])
+    with pytest.raises(KeyTypeError, match="NaN key"):
+        reciprocal_rank_fusion([[float("nan"), 1], [float("nan"), 2]])
     with pytest.raises(KeyTypeError, match="True"):
         reciprocal_rank_fusion([[1], [True]])
 
@@ -768,6 +770,8 @@ def test_a_search_keyed_on_a_column_holding_nan_is_refused() -> None:
         )
         with pytest.raises(EngineError, match="key column 'ref' is not unique in table"):
             engine.search(plan)
+        with pytest.raises(EngineError, match="key column 'ref' is NaN in a candidate row"):
+            engine.sql(to_sql(plan, HOTDATA_NATIVE))
 
 
 def test_any_engine_refuses_a_key_that_comes_back_twice() -> None:

@@ -358,13 +358,15 @@ def _rank(
     them by competition ranking (rows tied on the raw score share a rank).
 
     Raises:
-        HybridSearchError: a candidate's key is NULL or repeated.
+        HybridSearchError: a candidate's key is NULL, NaN or repeated.
     """
     candidate_keys = keys.take(pa.array(rowids, type=pa.int64())).to_pylist()
     seen: set[Any] = set()
     for value in candidate_keys:
         if value is None:
             _fail(f"key column '{key}' is NULL in a candidate row of the {branch} branch")
+        if value != value:  # NaN equals no key, not even itself: the fusion could not merge it
+            _fail(f"key column '{key}' is NaN in a candidate row of the {branch} branch")
         if value in seen:
             _fail(
                 f"key column '{key}' is not unique: {value!r} appears twice in the {branch} branch"
