@@ -3,7 +3,11 @@
 The index stores each row's position (its rowid) and the column's text, analysed in two
 steps: Unicode normalization — NFKC, then case folding (Python's ``unicodedata`` and
 ``str.casefold``), so a decomposed ``é`` (NFD), a full-width ``fox`` (U+FF46...) or a
-ligature ``fi`` (U+FB01) is the same text as its composed, half-width or plain form — then
+ligature ``fi`` (U+FB01) is the same text as its composed, half-width or plain form; then
+every combining mark left over that the tokenizer would end a word at is dropped, so a word
+keeps its letters together (case folding writes ``İ`` as ``i`` + U+0307 COMBINING DOT ABOVE,
+which no precomposed form absorbs: ``İstanbul`` would otherwise be the two words ``i`` and
+``stanbul`` and miss ``istanbul``) — then
 tantivy's own analyzer: the ``simple`` tokenizer (split on non-alphanumeric characters),
 lower-casing, English stop words and the English (Snowball) stemmer. Query text goes through
 the same two steps and becomes a disjunction of term queries, so user text is never parsed as
@@ -16,7 +20,9 @@ here so that local scores are reproducible.
 
 from __future__ import annotations
 
+import functools
 import shutil
+import sys
 import tempfile
 import unicodedata
 import weakref
@@ -45,12 +51,33 @@ def _analyzer() -> tantivy.TextAnalyzer:
 
 
 def normalize_text(text: str) -> str:
-    """The analyzer's first step, at index and query time alike: NFKC, then case folding.
+    """The analyzer's first step, at index and query time alike: NFKC, case folding, then
+    the combining marks the tokenizer would split a word at dropped (:func:`_word_splitting_marks`).
 
-    >>> normalize_text("Cafe\u0301 \uff26\uff2f\uff38 \ufb01sh")
-    'café fox fish'
+    >>> normalize_text("Cafe\u0301 \uff26\uff2f\uff38 \ufb01sh \u0130stanbul")
+    'café fox fish istanbul'
     """
-    return unicodedata.normalize("NFKC", text).casefold()
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():
+        return folded
+    return folded.translate(_word_splitting_marks())
+
+
+@functools.cache
+def _word_splitting_marks() -> dict[int, None]:
+    """Every combining mark (Unicode category Mn or Me) that tantivy's ``simple`` tokenizer
+    ends a word at, as a :meth:`str.translate` table that drops it. The tokenizer keeps
+    alphanumeric characters only, and Rust's ``char::is_alphanumeric`` counts marks with the
+    Other_Alphabetic property (Devanagari vowel signs, Hebrew points) as letters but not
+    U+0301 or U+0307; the tokenizer itself is asked, once per process (about 0.2 s), so the
+    table is exactly its rule."""
+    simple = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).build()
+    marks = (
+        chr(code)
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) in ("Mn", "Me")
+    )
+    return {ord(mark): None for mark in marks if len(simple.analyze(f"a{mark}a")) != 1}
 
 
 def _schema() -> tantivy.Schema:
