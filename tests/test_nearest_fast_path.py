@@ -273,6 +273,35 @@ def test_filtered_or_other_metric_queries_scan_exactly(indexed: Path) -> None:
             assert engine.sql(sql).to_pylist() == _as_written(engine, sql)
 
 
+def test_pages_of_an_hnsw_search_with_duplicate_vectors_tile_one_ranking() -> None:
+    # 30 distinct vectors, each stored ten times (duplicate documents): every page's k cuts
+    # inside a tie, where HNSW returns whichever tied rows its graph reaches first.
+    distinct = np.random.default_rng(0).normal(size=(30, 4)).astype(np.float32)
+    rows = np.repeat(distinct, 10, axis=0)
+    with LocalEngine() as engine:
+        engine.load_table("h", _table(rows.tolist()), vector_index="hnsw")
+        for query in (rows[0], rows[55] + 0.01):
+            nearest = NearestNeighborSearch(table="h", column="emb", query_vector=query.tolist())
+            unpaged = engine.search(SearchPlan(source=nearest, limit=60, columns=["id"]))
+            # Duplicates rank together by rowid: the query's own ten rows come first in order.
+            if query is rows[0]:
+                assert unpaged.keys[:10] == list(range(10))
+            for page in (1, 3, 7):
+                keys = [
+                    key
+                    for offset in range(0, 60, page)
+                    for key in engine.search(
+                        SearchPlan(
+                            source=nearest,
+                            limit=min(page, 60 - offset),
+                            offset=offset,
+                            columns=["id"],
+                        )
+                    ).keys
+                ]
+                assert keys == unpaged.keys
+
+
 def test_a_damaged_hnsw_file_reports_the_table(indexed: Path) -> None:
     catalog = json.loads((indexed / "catalog.json").read_text())
     version = catalog["tables"]["v"]["version"]

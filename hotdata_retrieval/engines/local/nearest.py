@@ -44,6 +44,11 @@ _TOLERANCE = 1e-4
 """Relative float32 error budget when picking rows to re-score in float64. float32 dot products
 of 384-d unit vectors err by about 1e-6; the margin is a hundred times wider."""
 
+_HNSW_CANDIDATES = 64
+"""Rows an HNSW search asks the index for at least: usearch's default search expansion
+(``expansion_search``), so a smaller k costs no more graph work and every k up to it cuts one
+candidate list."""
+
 HNSW_METRICS = {"cosine_distance": "cos", "l2_distance": "l2sq", "negative_dot_product": "ip"}
 """usearch metric per distance function (the Hotdata index's ``Cos``/``L2sq``/``IP``)."""
 
@@ -223,7 +228,9 @@ class VectorColumnIndex:
         if k <= 0 or candidates_total == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
         if approximate and mask is None and self.hnsw is not None and self.hnsw_metric == function:
-            return self._hnsw_nearest(function, vector, k)
+            found = self._hnsw_nearest(function, vector, k)
+            if found is not None:
+                return found
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             approximate_distances, tolerance = self._approximate(function, vector)
         unsure = self._unscreenable(function, vector, approximate_distances) & allowed
@@ -255,13 +262,29 @@ class VectorColumnIndex:
 
     def _hnsw_nearest(
         self, function: str, vector: np.ndarray, k: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        found = self.hnsw.search(vector.astype(np.float32), k)
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The k nearest rows by the HNSW index, re-scored exactly and ordered by (Float32
+        distance, rowid); ``None`` when a tie straddles the k-th place, for the caller to scan
+        exactly.
+
+        The index is asked for at least :data:`_HNSW_CANDIDATES` rows, whatever k, so every
+        page of one search (k = limit + offset) cuts the same candidate list. Among rows tied
+        at the cut the graph returns whichever it reaches first, a different subset for each k
+        (duplicate documents have equal vectors): pages would repeat some tied rows and skip
+        others, so a tie at the cut (the k-th and the next row at one distance) is answered by
+        the exact scan, which keeps the tied rows of lowest rowid.
+        """
+        count = min(self.present.size, max(k + 1, _HNSW_CANDIDATES))
+        found = self.hnsw.search(vector.astype(np.float32), count)
         keys = np.asarray(found.keys, dtype=np.int64)
         distances = self.exact(function, vector, keys)
         with np.errstate(over="ignore"):
-            order = np.lexsort((keys, distances.astype(np.float32)))
-        return keys[order], distances[order]
+            rounded = distances.astype(np.float32)
+        order = np.lexsort((keys, rounded))
+        keys, distances, rounded = keys[order], distances[order], rounded[order]
+        if k < keys.size and rounded[k] == rounded[k - 1]:
+            return None
+        return keys[:k], distances[:k]
 
 
 def build_hnsw(
