@@ -69,11 +69,14 @@ def test_load_then_search_on_each_store(
     document = json.loads(found.stdout)
     keys = [hit["key"] for hit in document["hits"]]
     assert keys and set(keys) <= {1, 2, 4}  # the filter holds on every engine
-    assert document["branches"] == {
-        "text": ["text"],
-        "nearest": ["nearest"],
-        "hybrid": ["text", "nearest"],
-    }[mode]
+    assert (
+        document["branches"]
+        == {
+            "text": ["text"],
+            "nearest": ["nearest"],
+            "hybrid": ["text", "nearest"],
+        }[mode]
+    )
 
 
 def test_a_store_needs_a_database() -> None:
