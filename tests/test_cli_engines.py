@@ -136,3 +136,31 @@ def test_explain_refuses_lancedb_and_a_contradicting_dialect() -> None:
     assert lance.exit_code == 2 and "runs no SQL" in lance.stderr
     both = runner.invoke(main, [*base, "--engine", "sqlite", "--dialect", "duckdb"])
     assert both.exit_code == 2 and "compiles for the sqlite dialect" in both.stderr
+
+
+def test_search_reports_vectors_left_out(source: Path, tmp_path: Path) -> None:
+    from hotdata_retrieval.engines.sqlite import SqliteEngine
+
+    database = str(tmp_path / "s.db")
+    runner = CliRunner()
+    common = ["--engine", "sqlite", "--database", database]
+    loaded = runner.invoke(main, ["load", str(source), *common, "--embedder", "hashing"])
+    assert loaded.exit_code == 0, loaded.output
+    with SqliteEngine(database) as engine:
+        engine._execute("UPDATE tickets SET body_embedding = '[1.0, ' WHERE id = 3")
+    arguments = ["search", "billing", "--table", "tickets", *common, "--mode", "nearest"]
+    found = runner.invoke(main, [*arguments, "--format", "json"])
+    assert found.exit_code == 0, found.output
+    document = json.loads(found.stdout)
+    assert 3 not in [hit["key"] for hit in document["hits"]]
+    assert document["vector_scans"] == [
+        {
+            "branch": "nearest",
+            "column": "body_embedding",
+            "scanned": 4,
+            "without_vector": 0,
+            "skipped": 1,
+        }
+    ]
+    shown = runner.invoke(main, arguments)
+    assert "note: nearest: 1 of 4 rows have a vector in 'body_embedding'" in shown.stderr

@@ -330,6 +330,8 @@ def search(
             "hits": [_hit_json(hit, result.ranked_by) for hit in result],
             "underfilled": result.underfilled,
         }
+        if result.vector_scans:
+            document["vector_scans"] = [attrs.asdict(scan) for scan in result.vector_scans]
         if explain:
             document["sql"] = result.sql
         click.echo(json.dumps(document, indent=2, default=str))
@@ -366,3 +368,11 @@ def search(
     console.print(hits)
     if result.underfilled:
         click.echo(f"note: {result.underfilled}", err=True)
+    for scan in result.vector_scans:
+        if scan.skipped:
+            click.echo(
+                f"note: {scan.branch}: {scan.skipped} of {scan.scanned} rows have a vector in "
+                f"'{scan.column}' that cannot be used (malformed, non-finite or of another "
+                "dimension) and were left out",
+                err=True,
+            )
