@@ -10,7 +10,7 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 >>> install_command("local")
 "pip install 'hotdata-retrieval[local]'"
 >>> sorted(EXTRA_MODULES)
-['ann', 'hotdata', 'langchain', 'local', 'mcp', 'tune']
+['ann', 'duckdb', 'hotdata', 'lancedb', 'langchain', 'local', 'mcp', 'postgres', 'sqlite', 'tune']
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
     "langchain": ("langchain_core",),
     "mcp": ("mcp",),
     "tune": ("ir_measures",),  # hdq tune's nDCG@10 and recall@100
+    # the stores: the same plans on SQLite, PostgreSQL + pgvector, DuckDB and LanceDB
+    "sqlite": ("sqlean", "sqlite_vec"),
+    "postgres": ("psycopg",),
+    "duckdb": ("duckdb", "duckdb_extension_fts"),
+    "lancedb": ("lancedb",),
 }
 """For each extra, the top-level modules the library imports from it (``pyproject.toml``
 lists the distributions that provide them)."""

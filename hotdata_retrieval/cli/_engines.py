@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from hotdata_retrieval.cli._errors import CommandError
-from hotdata_retrieval.extras import MissingExtraError
+from hotdata_retrieval.extras import require_extra
 
 __all__ = [
     "ENGINE_DIALECTS",
@@ -37,14 +37,6 @@ ENGINE_DIALECTS: dict[str, str | None] = {
     "lancedb": None,
 }
 """The dialect each engine's SQL is compiled for (LanceDB: none, it runs no SQL)."""
-
-_MODULES: dict[str, tuple[str, ...]] = {
-    "sqlite": ("sqlean", "sqlite_vec"),
-    "postgres": ("psycopg",),
-    "duckdb": ("duckdb", "duckdb_extension_fts"),
-    "lancedb": ("lancedb",),
-}
-"""The modules each store's extra brings (``pyproject.toml``: the extra of the same name)."""
 
 _LOCATION = {
     "sqlite": "a database file",
@@ -80,19 +72,6 @@ def store_location(engine_name: str, database: Path | str) -> str:
     return text
 
 
-def _require(engine_name: str, needed_by: str) -> None:
-    import importlib
-
-    missing = []
-    for module in _MODULES[engine_name]:
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            missing.append(module)
-    if missing:
-        raise MissingExtraError(engine_name, missing=missing, needed_by=needed_by)
-
-
 def open_store(
     engine_name: str, database: Path | str, *, given: bool, needed_by: str, embedder: Any = None
 ) -> Any:
@@ -115,7 +94,7 @@ def open_store(
         raise CommandError(
             f"{needed_by} --engine {engine_name} needs --database ({_LOCATION[engine_name]})"
         )
-    _require(engine_name, needed_by)
+    require_extra(engine_name, needed_by=needed_by)
     location = store_location(engine_name, database)
     if engine_name == "sqlite":
         from hotdata_retrieval.engines.sqlite import SqliteEngine
