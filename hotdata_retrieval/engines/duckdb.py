@@ -50,6 +50,7 @@ from hotdata_retrieval.engines.store import (
     catalog_rows,
     read_catalog,
 )
+from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
 
 if TYPE_CHECKING:
@@ -129,10 +130,9 @@ class DuckdbEngine(SqlStoreEngine):
     def __init__(
         self, database: str | Path = ":memory:", *, embedder: Any = None, threads: int | None = 1
     ) -> None:
-        try:
-            import duckdb
-        except ImportError:
-            raise EngineError(f"the DuckDB engine needs duckdb: {_EXTRA_HINT}") from None
+        require_extra("duckdb", needed_by="the DuckDB engine")
+        import duckdb
+
         extension = fts_extension_path()
         self.database = str(database)
         try:

@@ -46,6 +46,7 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.engines.store import vector_columns_of
 from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import rank_branch, reference_fusion
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
 from hotdata_retrieval.plan.filters import Predicate, predicate_columns
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
 
 __all__ = ["LancedbEngine", "lancedb_filter"]
 
-_EXTRA_HINT = "pip install 'hotdata-retrieval[lancedb]'"
 _KEY_METADATA = b"hdq.key_column"
 _METRIC_METADATA = b"hdq.vector_metric"
 _MODEL_METADATA = b"hdq.vector_model"
@@ -106,7 +106,8 @@ class LancedbEngine:
         embedder: embeds query text for ``plan_search`` routes that need a vector.
 
     Raises:
-        EngineError: the ``lancedb`` extra is not installed, or the directory cannot be
+        MissingExtraError: the ``lancedb`` extra is not installed.
+        EngineError: the directory cannot be
             opened.
     """
 
@@ -116,10 +117,9 @@ class LancedbEngine:
     default_schema: ClassVar[str] = "public"
 
     def __init__(self, path: str | Path, *, embedder: Any = None) -> None:
-        try:
-            import lancedb
-        except ImportError:
-            raise EngineError(f"the LanceDB engine needs lancedb: {_EXTRA_HINT}") from None
+        require_extra("lancedb", needed_by="the LanceDB engine")
+        import lancedb
+
         self.path = Path(path)
         self.embedder = embedder
         try:

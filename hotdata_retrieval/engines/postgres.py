@@ -63,6 +63,7 @@ from hotdata_retrieval.engines.store import (
     catalog_rows,
     read_catalog,
 )
+from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 
@@ -122,10 +123,9 @@ class PostgresEngine(SqlStoreEngine):
     engine_name = "postgres"
 
     def __init__(self, url: str, *, embedder: Any = None) -> None:
-        try:
-            import psycopg
-        except ImportError:
-            raise EngineError(f"the PostgreSQL engine needs psycopg: {_EXTRA_HINT}") from None
+        require_extra("postgres", needed_by="the PostgreSQL engine")
+        import psycopg
+
         self.url = url
         try:
             self._connection = psycopg.connect(url, autocommit=True)

@@ -55,6 +55,7 @@ from hotdata_retrieval.engines.store import (
     catalog_rows,
     read_catalog,
 )
+from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 
@@ -66,18 +67,12 @@ __all__ = ["VECTOR_STORAGES", "SqliteEngine"]
 VECTOR_STORAGES = ("blob", "json")
 """How ``load_table`` may store vectors: float32 BLOBs (sqlite-vec's format) or JSON text."""
 
-_EXTRA_HINT = "pip install 'hotdata-retrieval[sqlite]'"
-
 
 def _connect(database: str) -> Any:
-    try:
-        import sqlean
-        import sqlite_vec
-    except ImportError as error:
-        raise EngineError(
-            f"the SQLite engine needs sqlean.py and sqlite-vec ({error.name} is missing): "
-            f"{_EXTRA_HINT}"
-        ) from None
+    require_extra("sqlite", needed_by="the SQLite engine")
+    import sqlean
+    import sqlite_vec
+
     try:
         connection = sqlean.connect(database, isolation_level=None, check_same_thread=False)
     except sqlean.Error as error:
@@ -112,7 +107,8 @@ class SqliteEngine(SqlStoreEngine):
         embedder: embeds query text for ``plan_search`` routes that need a vector.
 
     Raises:
-        EngineError: the ``sqlite`` extra is not installed, or the file cannot be opened.
+        MissingExtraError: the ``sqlite`` extra is not installed.
+        EngineError: the file cannot be opened.
     """
 
     engine_name = "sqlite"
