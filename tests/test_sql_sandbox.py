@@ -397,7 +397,8 @@ def test_hdq_mcp_passes_its_sql_limits_to_the_toolkit(monkeypatch: pytest.Monkey
 
 def test_planning_work_is_stopped_at_the_time_limit(engine: LocalEngine) -> None:
     # Constant folding happens before any batch: only stopping the worker can end it in time.
-    limits = SqlLimits(timeout_seconds=1)
+    # The folded string is 1.6 GB: the memory limit is set well above it, so only time ends it.
+    limits = SqlLimits(timeout_seconds=1, memory_bytes=8 * 1024**3)
     toolkit = SearchToolkit(engine, table="docs", sql_limits=limits)
     with pytest.raises(ToolError, match=r"time limit of 1 seconds"):
         toolkit.execute_sql("SELECT length(repeat(md5('x'), 50000000)) AS n")
