@@ -79,6 +79,9 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("mcp", ["--table", "nope"], 1, "'default.public.nope' not found"),
     ("spec export", ["{file}/cases"], 1, "cannot write cases"),
     ("spec verify", ["--cases", "{file}"], 2, "'--cases'"),
+    ("tune", ["--queries", "{file}", "--qrels", "{file}", "--methods", "linear"], 2,
+     "'linear' is not a fusion method"),
+    ("tune", ["--queries", "{file}", "--qrels", "{file}", "--table", "notes"], 1, "not JSON"),
     ("", ["serch"], 2, "No such command 'serch'"),
     ("", ["--bogus"], 2, "No such option"),
 ]  # fmt: skip
@@ -97,7 +100,7 @@ def _arguments(command: str, arguments: list[str], database: Path, tmp_path: Pat
         .replace("{file}", str(regular))
         for item in arguments
     ]
-    needs_database = command in ("search", "load", "demo", "mcp")
+    needs_database = command in ("search", "load", "demo", "mcp", "tune")
     return [
         *command.split(),
         *replaced,
