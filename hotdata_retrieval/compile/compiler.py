@@ -1015,9 +1015,7 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
     fusion = plan.fusion
     if fusion is None:
         return "a single branch is not a fusion"
-    if not isinstance(
-        fusion, (ReciprocalRankFusion, MinMaxFusion, DistributionBasedScoreFusion)
-    ):
+    if not isinstance(fusion, (ReciprocalRankFusion, MinMaxFusion, DistributionBasedScoreFusion)):
         return (
             "hybrid_search fuses by reciprocal rank fusion, min-max or distribution-based "
             f"score fusion, not {fusion.method!r}"
