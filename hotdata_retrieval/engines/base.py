@@ -31,14 +31,16 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+import attrs
 
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
-from hotdata_retrieval.routing import SearchMode
+from hotdata_retrieval.routing import RoutingPolicy, SearchMode, plan_search
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -50,7 +52,7 @@ if TYPE_CHECKING:
     from hotdata_retrieval.engines.postgres import PostgresEngine
     from hotdata_retrieval.engines.sqlite import SqliteEngine
 
-__all__ = ["OPTIONAL_CAPABILITIES", "Engine", "query_embedder"]
+__all__ = ["OPTIONAL_CAPABILITIES", "Engine", "RoutesByIndexes", "query_embedder"]
 
 OPTIONAL_CAPABILITIES = ("stream_sql", "embedder_for", "tables", "index_catalog")
 """Members an engine may have beyond :class:`Engine`; callers check for them before use."""
@@ -142,6 +144,74 @@ def query_embedder(embedder: Any) -> Callable[[str], Sequence[float]] | None:
         return None
     embed: Callable[[str], Sequence[float]] = embedder.embed_query
     return embed
+
+
+class RoutesByIndexes:
+    """``plan_search`` for an engine that knows its tables' indexes and embedders: read
+    :meth:`indexes`, set the key column when one is given, and route with
+    :func:`hotdata_retrieval.routing.plan_search` under :attr:`routing_policy`, embedding the
+    query with :meth:`embedder_for`'s embedder unless ``embed_query`` is given. The local
+    engine and the store engines inherit it; the Hotdata engine routes its own way (it names
+    pending indexes). Arguments and errors as :meth:`Engine.plan_search`."""
+
+    routing_policy: ClassVar[RoutingPolicy]
+
+    def indexes(self, table: str | TableName) -> TableIndexes:
+        """What ``table`` can be searched by (see :meth:`Engine.indexes`)."""
+        raise NotImplementedError
+
+    def embedder_for(self, table: str | TableName) -> Any:
+        """The embedder that made ``table``'s vectors, if the engine has it (else ``None``)."""
+        raise NotImplementedError
+
+    def plan_search(
+        self,
+        table: str | TableName,
+        query: str,
+        *,
+        mode: SearchMode | str = SearchMode.AUTO,
+        limit: int = 10,
+        offset: int = 0,
+        filter: Predicate | None = None,
+        columns: Sequence[str] | None = None,
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        key_column: str | None = None,
+        embed_query: Callable[[str], Sequence[float]] | None = None,
+        include_branch_scores: bool = False,
+        weights: Sequence[float] | None = None,
+        rank_constant: float | None = None,
+        depth: int | None = None,
+    ) -> SearchPlan:
+        """Read ``table``'s indexes and route ``query`` (:meth:`Engine.plan_search`).
+        ``key_column`` defaults to the table's key; ``embed_query`` to :meth:`embedder_for`'s
+        ``embed_query``.
+
+        Raises:
+            PlanError: no index serves ``mode``, or the route needs an embedder and there is
+                none.
+            EngineError: no such table.
+        """
+        indexes = self.indexes(table)
+        if key_column is not None:
+            indexes = attrs.evolve(indexes, key_column=key_column)
+        return plan_search(
+            indexes,
+            query,
+            mode=mode,
+            limit=limit,
+            offset=offset,
+            filter=filter,
+            columns=columns,
+            text_column=text_column,
+            vector_column=vector_column,
+            embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
+            include_branch_scores=include_branch_scores,
+            weights=weights,
+            rank_constant=rank_constant,
+            depth=depth,
+            policy=self.routing_policy,
+        )
 
 
 if TYPE_CHECKING:  # mypy checks that the library's engines meet the contract

@@ -32,7 +32,7 @@ raises: LanceDB runs no SQL.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -41,7 +41,7 @@ import attrs
 from hotdata_retrieval.compile import get_dialect
 from hotdata_retrieval.compile.compiler import LiteralBinder, compiler_for
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
-from hotdata_retrieval.engines.base import query_embedder
+from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.engines.store import vector_columns_of
@@ -59,7 +59,7 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
     debug_columns,
 )
-from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy, SearchMode, plan_search
+from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -98,7 +98,7 @@ class _Ranked:
     query: dict[str, Any]
 
 
-class LancedbEngine:
+class LancedbEngine(RoutesByIndexes):
     """LanceDB behind the engine contract (module docstring).
 
     Args:
@@ -199,54 +199,6 @@ class LancedbEngine:
         metadata = self._table(table).schema.metadata or {}
         model = metadata.get(_MODEL_METADATA)
         return None if model is None else model.decode()
-
-    def plan_search(
-        self,
-        table: str | TableName,
-        query: str,
-        *,
-        mode: SearchMode | str = SearchMode.AUTO,
-        limit: int = 10,
-        offset: int = 0,
-        filter: Predicate | None = None,
-        columns: Sequence[str] | None = None,
-        text_column: str | None = None,
-        vector_column: str | None = None,
-        key_column: str | None = None,
-        embed_query: Callable[[str], Sequence[float]] | None = None,
-        include_branch_scores: bool = False,
-        weights: Sequence[float] | None = None,
-        rank_constant: float | None = None,
-        depth: int | None = None,
-    ) -> SearchPlan:
-        """Read ``table``'s indexes and route ``query`` with
-        :func:`hotdata_retrieval.routing.plan_search` (arguments as there).
-
-        Raises:
-            PlanError: no index serves ``mode``, or the route needs an embedder and there is
-                none.
-            EngineError: no such table.
-        """
-        indexes = self.indexes(table)
-        if key_column is not None:
-            indexes = attrs.evolve(indexes, key_column=key_column)
-        return plan_search(
-            indexes,
-            query,
-            mode=mode,
-            limit=limit,
-            offset=offset,
-            filter=filter,
-            columns=columns,
-            text_column=text_column,
-            vector_column=vector_column,
-            embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
-            include_branch_scores=include_branch_scores,
-            weights=weights,
-            rank_constant=rank_constant,
-            depth=depth,
-            policy=self.routing_policy,
-        )
 
     def sql(self, text: str) -> pa.Table:
         """LanceDB runs no SQL.

@@ -32,12 +32,12 @@ import attrs
 
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
-from hotdata_retrieval.engines.base import query_embedder
+from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
-from hotdata_retrieval.plan.filters import Predicate, predicate_columns
+from hotdata_retrieval.plan.filters import predicate_columns
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -46,7 +46,7 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
     VectorSearch,
 )
-from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy, SearchMode, plan_search
+from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -180,7 +180,7 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
     return int(kind.list_size) if hasattr(kind, "list_size") else 0
 
 
-class SqlStoreEngine(abc.ABC):
+class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """The engine contract over a SQL store (module docstring). Subclasses implement the
     driver calls (:meth:`_query`, :meth:`_execute`, :meth:`_insert`) and the store's facts."""
 
@@ -241,7 +241,7 @@ class SqlStoreEngine(abc.ABC):
         """Replace ``table`` with ``data`` in one transaction: its rows, its full-text
         indexes on ``text_columns``, its vector indexes, its catalog rows."""
 
-    def close(self) -> None:  # noqa: B027  (optional for subclasses)
+    def close(self) -> None:
         """Release the connection."""
 
     def __enter__(self) -> SqlStoreEngine:
@@ -302,54 +302,6 @@ class SqlStoreEngine(abc.ABC):
         """
         models = sorted({vector.model for vector in self.describe(table).vectors if vector.model})
         return models[0] if models else None
-
-    def plan_search(
-        self,
-        table: str | TableName,
-        query: str,
-        *,
-        mode: SearchMode | str = SearchMode.AUTO,
-        limit: int = 10,
-        offset: int = 0,
-        filter: Predicate | None = None,
-        columns: Sequence[str] | None = None,
-        text_column: str | None = None,
-        vector_column: str | None = None,
-        key_column: str | None = None,
-        embed_query: Callable[[str], Sequence[float]] | None = None,
-        include_branch_scores: bool = False,
-        weights: Sequence[float] | None = None,
-        rank_constant: float | None = None,
-        depth: int | None = None,
-    ) -> SearchPlan:
-        """Read ``table``'s indexes and route ``query`` with
-        :func:`hotdata_retrieval.routing.plan_search` (arguments as there).
-
-        Raises:
-            PlanError: no index serves ``mode``, or the route needs an embedder and there is
-                none.
-            EngineError: no such table.
-        """
-        indexes = self.indexes(table)
-        if key_column is not None:
-            indexes = attrs.evolve(indexes, key_column=key_column)
-        return plan_search(
-            indexes,
-            query,
-            mode=mode,
-            limit=limit,
-            offset=offset,
-            filter=filter,
-            columns=columns,
-            text_column=text_column,
-            vector_column=vector_column,
-            embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
-            include_branch_scores=include_branch_scores,
-            weights=weights,
-            rank_constant=rank_constant,
-            depth=depth,
-            policy=self.routing_policy,
-        )
 
     def check_plan(self, plan: SearchPlan) -> StoreTable:
         """Check ``plan`` against its table before it runs.

@@ -55,7 +55,7 @@ from datafusion.catalog import Table
 
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
-from hotdata_retrieval.engines.base import query_embedder
+from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.engines.local import database
@@ -87,17 +87,15 @@ from hotdata_retrieval.engines.local.sandbox import SqlWorker
 from hotdata_retrieval.engines.local.tables import LoadedTable, key_problem, open_table
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
-from hotdata_retrieval.plan.filters import Predicate, predicate_columns
+from hotdata_retrieval.plan.filters import predicate_columns
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.plan.values import FLOAT32_MAX
 from hotdata_retrieval.routing import (
     LOCAL_ROUTING,
     RoutingPolicy,
-    SearchMode,
     TableIndexes,
     VectorIndex,
-    plan_search,
 )
 
 __all__ = ["EngineError", "LocalEngine", "TableLoad"]
@@ -198,7 +196,7 @@ class _Prepared:
     hnsw_function: str | None
 
 
-class LocalEngine:
+class LocalEngine(RoutesByIndexes):
     """An embedded database directory you can search with compiled plans or raw SQL.
 
     Several engines, in several processes, may open one database directory at once: writes
@@ -468,56 +466,6 @@ class LocalEngine:
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
     """How :meth:`plan_search` routes: every vector column here is engine-embedded and sits
     beside the BM25 index, so hybrid fuses BM25 with a caller-embedded search of it."""
-
-    def plan_search(
-        self,
-        table: str | TableName,
-        query: str,
-        *,
-        mode: SearchMode | str = SearchMode.AUTO,
-        limit: int = 10,
-        offset: int = 0,
-        filter: Predicate | None = None,
-        columns: Sequence[str] | None = None,
-        text_column: str | None = None,
-        vector_column: str | None = None,
-        key_column: str | None = None,
-        embed_query: Callable[[str], Sequence[float]] | None = None,
-        include_branch_scores: bool = False,
-        weights: Sequence[float] | None = None,
-        rank_constant: float | None = None,
-        depth: int | None = None,
-    ) -> SearchPlan:
-        """Read ``table``'s indexes and route ``query`` with
-        :func:`hotdata_retrieval.routing.plan_search` under :attr:`routing_policy` (the
-        engine contract's ``plan_search``; arguments as there). ``key_column`` defaults to
-        the table's key; ``embed_query`` to :meth:`embedder_for`'s ``embed_query``.
-
-        Raises:
-            PlanError: no index serves ``mode``, or the route needs an embedder and there is
-                none.
-            EngineError: no such table, or it is damaged.
-        """
-        indexes = self.indexes(table)
-        if key_column is not None:
-            indexes = attrs.evolve(indexes, key_column=key_column)
-        return plan_search(
-            indexes,
-            query,
-            mode=mode,
-            limit=limit,
-            offset=offset,
-            filter=filter,
-            columns=columns,
-            text_column=text_column,
-            vector_column=vector_column,
-            embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
-            include_branch_scores=include_branch_scores,
-            weights=weights,
-            rank_constant=rank_constant,
-            depth=depth,
-            policy=self.routing_policy,
-        )
 
     def _entry(self, reference: str | TableName) -> TableEntry:
         return self._loaded(reference).entry
