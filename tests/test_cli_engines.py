@@ -82,7 +82,9 @@ def test_load_then_search_on_each_store(
 def test_a_store_needs_a_database() -> None:
     result = CliRunner().invoke(main, ["search", "x", "--table", "t", "--engine", "sqlite"])
     assert result.exit_code == 1
-    assert "hdq search --engine sqlite needs --database (a database file)" in result.stderr
+    assert result.stderr.startswith(
+        "hdq search: error: --engine sqlite needs --database (a database file)"
+    )
 
 
 def test_a_loaded_table_is_not_replaced_silently(source: Path, tmp_path: Path) -> None:

@@ -254,4 +254,5 @@ def test_engine_commands_name_the_extra(tmp_path: Path, args: list[str], extra: 
     assert len(lines) == 1, result.stderr
     assert lines[0].endswith(install_command(extra)), lines[0]
     assert "needs the " + extra + " extra" in lines[0]
+    assert lines[0].count("hdq ") == 1, lines[0]  # the prefix names the command, once
     assert not (tmp_path / ".hdq").exists()

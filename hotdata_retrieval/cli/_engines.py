@@ -72,9 +72,7 @@ def store_location(engine_name: str, database: Path | str) -> str:
     return text
 
 
-def open_store(
-    engine_name: str, database: Path | str, *, given: bool, needed_by: str, embedder: Any = None
-) -> Any:
+def open_store(engine_name: str, database: Path | str, *, given: bool, embedder: Any = None) -> Any:
     """The store engine ``engine_name`` on ``database``.
 
     Args:
@@ -82,7 +80,6 @@ def open_store(
         database: the ``--database`` value.
         given: whether ``--database`` (or its environment variable) was given: a store has no
             default location.
-        needed_by: the command, for messages.
         embedder: the engine's embedder, if any.
 
     Raises:
@@ -91,10 +88,8 @@ def open_store(
         EngineError: the store cannot be opened.
     """
     if not given:
-        raise CommandError(
-            f"{needed_by} --engine {engine_name} needs --database ({_LOCATION[engine_name]})"
-        )
-    require_extra(engine_name, needed_by=needed_by)
+        raise CommandError(f"--engine {engine_name} needs --database ({_LOCATION[engine_name]})")
+    require_extra(engine_name, needed_by=f"--engine {engine_name}")
     location = store_location(engine_name, database)
     if engine_name == "sqlite":
         from hotdata_retrieval.engines.sqlite import SqliteEngine

@@ -46,7 +46,7 @@ DEMO_TABLE = "tickets"
 def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
     """Load generated support tickets and run searches where text, semantic and hybrid
     rank differently."""
-    require_extra("local", needed_by="hdq demo")
+    require_extra("local", needed_by="this command")
     from hotdata_retrieval.demo import DEMO_QUERIES, support_tickets
     from hotdata_retrieval.engines.local import LocalEngine
 

@@ -161,7 +161,7 @@ def _local_catalog(path: str) -> IndexCatalog:
     if not os.path.isfile(os.path.join(path, "catalog.json")):
         _fail(f"--local-db: no local database at {path!r}")
     try:
-        require_extra("local", needed_by="hdq lint --local-db")
+        require_extra("local", needed_by="--local-db")
         from hotdata_retrieval.engines.local import LocalEngine
 
         with LocalEngine(path) as engine:

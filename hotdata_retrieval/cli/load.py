@@ -102,7 +102,7 @@ def _load_into_store(
     source_kind = click.get_current_context().get_parameter_source("database")
     given = source_kind is not None and source_kind.name != "DEFAULT"
     summary: list[dict[str, Any]] = []
-    with open_store(engine_name, database, given=given, needed_by="hdq load") as engine:
+    with open_store(engine_name, database, given=given) as engine:
         taken = [name for name in read.tables if _store_exists(engine, name)]
         if taken and not replace:
             raise CommandError(_taken_message(taken, database, single=len(read.tables) == 1))
@@ -258,7 +258,7 @@ def load(
             output_format=output_format,
         )
         return
-    require_extra("local", needed_by="hdq load")
+    require_extra("local", needed_by="this command")
     import pyarrow as pa
 
     from hotdata_retrieval.engines.local import LocalEngine

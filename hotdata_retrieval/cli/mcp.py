@@ -73,7 +73,7 @@ def open_local_engine(database: str, table: str) -> Any:
         HotdataRetrievalError: no such table, or its vectors' model is not installed; the
             local extra is not installed (``MissingExtraError``).
     """
-    require_extra("local", needed_by="hdq mcp --engine local")
+    require_extra("local", needed_by="--engine local")
     from hotdata_retrieval.engines.local import LocalEngine
 
     directory = Path(database)
@@ -196,7 +196,7 @@ def mcp(
     engine_name: str,
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
-    require_extra("mcp", needed_by="hdq mcp")
+    require_extra("mcp", needed_by="this command")
     engine = ENGINE_OPENERS[engine_name](str(database), table)
     notice = terminal_notice(sys.stdin)
     if notice is not None:

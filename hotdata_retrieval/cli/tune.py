@@ -150,8 +150,8 @@ def tune(
     default (rrf, rank constant 60, weights 1,1). The best setting by nDCG@10 is written to
     --output as {"fusion": {...}}, which hdq explain and hdq search read with --fusion-file.
     """
-    require_extra("local", needed_by="hdq tune")
-    require_extra("tune", needed_by="hdq tune")
+    require_extra("local", needed_by="this command")
+    require_extra("tune", needed_by="this command")
     from hotdata_retrieval import tuning
     from hotdata_retrieval.engines.local import LocalEngine
 
