@@ -128,6 +128,10 @@ def test_explain_refuses_bad_fusion_flags(flags: list[str], code: int, message: 
         ('{"fusion": {"method": "linear"}}', "the fusion's method must be one of 'rrf'"),
         ('{"fusion": {"method": "min_max", "k": 60}}', "k does not apply to the 'min_max'"),
         ('{"fusion": {"method": "min_max", "alpha": "x"}}', "alpha must be a number"),
+        (
+            '{"fusion": {"method": "min_max", "branches": []}}',
+            "branches does not apply to the 'min_max' fusion",
+        ),
     ],
 )
 def test_a_bad_fusion_file_is_one_line(tmp_path: Path, content: str, message: str) -> None:

@@ -835,9 +835,11 @@ register_fusion(MinMaxFusion)
 register_fusion(DistributionBasedScoreFusion)
 
 
-def make_fusion(method: str, branches: Sequence[Branch], **options: Any) -> Fusion:
+def make_fusion(method: str, branches: Sequence[Branch], /, **options: Any) -> Fusion:
     """The fusion registered as ``method`` over ``branches``, with ``options`` (an option
-    given as ``None`` takes its default).
+    given as ``None`` takes its default). ``method`` and ``branches`` are positional only, so
+    an option named ``branches`` or ``method`` (say from a plan fragment file) is refused as
+    an option the method does not take.
 
     >>> text = Bm25Search(table="t", column="body", query_text="q")
     >>> near = NearestNeighborSearch(table="t", column="e", query_vector=[1.0, 0.0])
