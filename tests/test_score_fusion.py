@@ -97,6 +97,17 @@ def test_min_max_weights_are_convex_and_dbsf_weights_are_multipliers() -> None:
     ).branch_weights == (2.0, 0.5)
 
 
+def test_min_max_weights_whose_sum_overflows_are_still_convex() -> None:
+    # Each weight is finite, their sum is not: the convex weights are their ratios.
+    assert MinMaxFusion(branches=[TEXT, NEAREST], weights=[1e308, 1e308]).branch_weights == (
+        0.5,
+        0.5,
+    )
+    assert MinMaxFusion(
+        branches=[TEXT, NEAREST, TITLE], weights=[1.5e308, 1.5e308, 0.75e308]
+    ).branch_weights == pytest.approx((0.4, 0.4, 0.2), rel=1e-15)
+
+
 @pytest.mark.parametrize("cls", [MinMaxFusion, DistributionBasedScoreFusion])
 @pytest.mark.parametrize(
     ("options", "message"),

@@ -694,8 +694,16 @@ class MinMaxFusion(NormalizedScoreFusion):
             return by_alpha
         if self.weights is None:
             return (1.0 / len(self.branches),) * len(self.branches)
-        total = math.fsum(float(weight) for weight in self.weights)
-        return tuple(float(weight) / total for weight in self.weights)
+        weights = [float(weight) for weight in self.weights]
+        try:
+            total = math.fsum(weights)
+        except OverflowError:
+            # Each weight is finite but their sum is not: scale them by a power of two first
+            # (exact), so the ratios are those the unscaled sum would give.
+            exponent = math.frexp(max(weights))[1]
+            weights = [math.ldexp(weight, -exponent) for weight in weights]
+            total = math.fsum(weights)
+        return tuple(weight / total for weight in weights)
 
 
 @attrs.frozen(kw_only=True)
