@@ -167,3 +167,35 @@ def test_sql_is_read_only(engine: PostgresEngine) -> None:
 def test_an_unreachable_server_is_an_engine_error() -> None:
     with pytest.raises(EngineError, match="cannot connect to PostgreSQL"):
         PostgresEngine("postgresql://postgres@127.0.0.1:1/postgres?connect_timeout=2")
+
+
+def test_a_page_past_hnsw_ef_search_is_full(engine: PostgresEngine, vectors: np.ndarray) -> None:
+    """An HNSW index scan stops at ``hnsw.ef_search`` candidates (pgvector's default 40), so
+    a top-60, a page at offset 50 or a fused branch of depth 100 must not be cut there."""
+    query = vectors[5]
+    normalized = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    exact = np.argsort(1 - normalized @ (query / np.linalg.norm(query)), kind="stable")
+    whole = engine.search(SearchPlan(source=nearest(query), limit=60))
+    assert len(whole) == 60 and whole.underfilled is None
+    assert len(set(whole.keys) & set(exact[:60].tolist())) / 60 >= 0.95
+    page = engine.search(SearchPlan(source=nearest(query), limit=10, offset=50))
+    assert page.keys == whole.keys[50:]
+    fused = engine.search(
+        SearchPlan(
+            source=ReciprocalRankFusion(
+                branches=[
+                    Bm25Search(table="points", column="body", query_text="rare"),
+                    nearest(query),
+                ]
+            ),
+            limit=100,
+        )
+    )
+    nearest_ranks = [
+        score.rank
+        for hit in fused
+        for name, score in hit.branches.items()
+        if name != "text" and score.rank is not None
+    ]
+    # 6 rows match "rare": the other 94 of the 100 come from the nearest branch alone
+    assert len(fused) == 100 and max(nearest_ranks) >= 94

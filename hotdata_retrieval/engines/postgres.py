@@ -17,6 +17,12 @@ A search whose plan has a filter and a nearest branch runs with iterative index 
 index scans off otherwise: an HNSW index scan applies the filter after it has found
 ``hnsw.ef_search`` candidates, so a selective filter would leave the page short
 (``shared/reference/bug-cases.md`` B18; pgvector README, "Filtering").
+
+An HNSW index scan returns at most ``hnsw.ef_search`` rows (default 40; pgvector README,
+"Query Options"), so a search with a nearest branch sets it, for its transaction, to the rows
+each branch must rank (``limit + offset``, or the fusion's depth) when that is more; past
+pgvector's largest ``ef_search`` (1000) the statement runs without index scans (exact).
+Before, a top-60, a page at offset 50 or a fused branch of depth 100 stopped at 40 rows.
 """
 
 from __future__ import annotations
@@ -75,6 +81,13 @@ __all__ = ["PostgresEngine", "throwaway_server"]
 _EXTRA_HINT = "pip install 'hotdata-retrieval[postgres]'"
 ITERATIVE_SCAN_VERSION = (0, 8, 0)
 """The first pgvector with iterative index scans (pgvector CHANGELOG, 0.8.0)."""
+
+HNSW_DEFAULT_EF_SEARCH = 40
+"""pgvector's default ``hnsw.ef_search``: the most rows an HNSW index scan returns (pgvector
+README, "Query Options")."""
+
+HNSW_MAX_EF_SEARCH = 1000
+"""The largest ``hnsw.ef_search`` pgvector accepts (its ``hnsw.ef_search`` GUC, 1 to 1000)."""
 
 _GIN_INDEX = sqlglot.parse_one(
     "CREATE INDEX :name ON :table USING gin (to_tsvector(:config, :column))", read="postgres"
@@ -357,18 +370,26 @@ class PostgresEngine(SqlStoreEngine):
         """As :meth:`SqlStoreEngine.search`; a plan with a filter and a nearest branch runs
         with iterative index scans, or without index scans before pgvector 0.8.0 (module
         docstring)."""
-        if plan.filter is None or not any(
-            isinstance(branch, NearestNeighborSearch) for branch in plan.branches
-        ):
+        if not any(isinstance(branch, NearestNeighborSearch) for branch in plan.branches):
             return super().search(plan)
-        setting = (
-            "SET LOCAL hnsw.iterative_scan = strict_order"
-            if self.pgvector_version >= ITERATIVE_SCAN_VERSION
-            else "SET LOCAL enable_indexscan = off"
-        )
+        settings = []
+        candidates = plan.depth if plan.fusion is not None else plan.limit + plan.offset
+        if candidates > HNSW_MAX_EF_SEARCH:
+            settings.append("SET LOCAL enable_indexscan = off")
+        elif candidates > HNSW_DEFAULT_EF_SEARCH:
+            settings.append(_set_local("hnsw.ef_search", str(candidates)))
+        if plan.filter is not None:
+            settings.append(
+                "SET LOCAL hnsw.iterative_scan = strict_order"
+                if self.pgvector_version >= ITERATIVE_SCAN_VERSION
+                else "SET LOCAL enable_indexscan = off"
+            )
+        if not settings:
+            return super().search(plan)
         self._execute("BEGIN")
         try:
-            self._execute(setting)
+            for setting in settings:
+                self._execute(setting)
             return super().search(plan)
         finally:
             self._execute("ROLLBACK")
@@ -385,6 +406,16 @@ class PostgresEngine(SqlStoreEngine):
             render(POSTGRES, exp.Command(this="EXPLAIN", expression=" " + statement))
         )
         return "\n".join(row[0] for row in rows)
+
+
+def _set_local(name: str, value: str) -> str:
+    """``SELECT set_config('<name>', '<value>', TRUE)``: ``SET LOCAL`` with its value a
+    literal (PostgreSQL documentation, "Configuration Settings Functions")."""
+    call = exp.Anonymous(
+        this="set_config",
+        expressions=[exp.Literal.string(name), exp.Literal.string(value), exp.true()],
+    )
+    return render(POSTGRES, exp.select(call))
 
 
 def _quoted(name: str) -> exp.Identifier:
