@@ -439,11 +439,16 @@ def evaluate(
     bootstrap.
 
     Raises:
-        TuningError: no query of ``runs`` has judgments, or ``settings`` is empty.
+        TuningError: no query of ``runs`` has judgments, none of their judgments is relevant
+            (score > 0), or ``settings`` is empty.
     """
     judged = [query for query in runs if query.query_id in qrels]
     if not judged or not settings:
         raise TuningError("no judged query to tune on: the queries and the qrels share no id")
+    if not any(value > 0 for query in judged for value in qrels[query.query_id].values()):
+        raise TuningError(
+            "no judged query has a relevant document (score > 0): every setting would score 0"
+        )
     query_ids = [query.query_id for query in judged]
     samples = bootstrap_samples(len(query_ids), resamples=resamples, seed=seed)
     tables: list[dict[str, Any]] = []

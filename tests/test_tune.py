@@ -337,3 +337,9 @@ def test_a_setting_worse_on_every_query_has_an_interval_below_zero() -> None:
 def test_nothing_judged_is_an_error() -> None:
     with pytest.raises(TuningError, match="no judged query"):
         evaluate(_runs(2), {"other": {"d": 1}}, [DEFAULT_SETTING])
+
+
+def test_qrels_without_a_relevant_document_are_an_error() -> None:
+    # Every setting would score 0 on every query, and the default be written as the best.
+    with pytest.raises(TuningError, match=r"no judged query has a relevant document \(score > 0\)"):
+        evaluate(_runs(2), {"q0": {"d0": 0}, "q1": {"d1": 0}}, [DEFAULT_SETTING])
