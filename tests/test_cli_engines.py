@@ -87,6 +87,22 @@ def test_a_store_needs_a_database() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("engine", "name"),
+    [("sqlite", "typo.sqlite"), ("duckdb", "typo.duckdb"), ("lancedb", "typo-lance")],
+)
+def test_search_on_a_missing_database_names_it_and_creates_nothing(
+    engine: str, name: str, tmp_path: Path
+) -> None:
+    missing = tmp_path / name
+    result = CliRunner().invoke(
+        main, ["search", "x", "--table", "t", "--engine", engine, "--database", str(missing)]
+    )
+    assert result.exit_code != 0
+    assert result.stderr.startswith(f"hdq search: error: no {engine} database at {missing}")
+    assert not missing.exists()
+
+
 def test_a_loaded_table_is_not_replaced_silently(source: Path, tmp_path: Path) -> None:
     arguments = ["load", str(source), "--engine", "sqlite", "--database", str(tmp_path / "s.db")]
     runner = CliRunner()

@@ -72,7 +72,14 @@ def store_location(engine_name: str, database: Path | str) -> str:
     return text
 
 
-def open_store(engine_name: str, database: Path | str, *, given: bool, embedder: Any = None) -> Any:
+def open_store(
+    engine_name: str,
+    database: Path | str,
+    *,
+    given: bool,
+    embedder: Any = None,
+    create: bool = True,
+) -> Any:
     """The store engine ``engine_name`` on ``database``.
 
     Args:
@@ -81,9 +88,11 @@ def open_store(engine_name: str, database: Path | str, *, given: bool, embedder:
         given: whether ``--database`` (or its environment variable) was given: a store has no
             default location.
         embedder: the engine's embedder, if any.
+        create: whether a missing database file or directory may be created (``hdq load``);
+            a command that only reads refuses it, so a mistyped path is named, not created.
 
     Raises:
-        CommandError: no ``--database``.
+        CommandError: no ``--database``, or (``create=False``) no file or directory there.
         MissingExtraError: the store's extra is not installed.
         EngineError: the store cannot be opened.
     """
@@ -91,6 +100,11 @@ def open_store(engine_name: str, database: Path | str, *, given: bool, embedder:
         raise CommandError(f"--engine {engine_name} needs --database ({_LOCATION[engine_name]})")
     require_extra(engine_name, needed_by=f"--engine {engine_name}")
     location = store_location(engine_name, database)
+    if not create and engine_name != "postgres" and not Path(location).exists():
+        raise CommandError(
+            f"no {engine_name} database at {location}; create one with 'hdq load --engine "
+            f"{engine_name}'"
+        )
     if engine_name == "sqlite":
         from hotdata_retrieval.engines.sqlite import SqliteEngine
 

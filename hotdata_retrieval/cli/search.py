@@ -200,7 +200,7 @@ def _open_engine(engine_name: str, database: Path) -> Any:
     if engine_name != "local":
         source = click.get_current_context().get_parameter_source("database")
         given = source is not None and source.name != "DEFAULT"
-        return open_store(engine_name, database, given=given)
+        return open_store(engine_name, database, given=given, create=False)
     require_extra("local", needed_by="this command")
     from hotdata_retrieval.engines.local import LocalEngine
 
