@@ -30,12 +30,23 @@ class PlanError(HotdataRetrievalError, ValueError):
     Attributes:
         field: the name of the offending field, e.g. ``"limit"`` or ``"query_vector"``.
         value: the offending value, exactly as the caller passed it.
+        mentions: other field names the message names as words (say the options a fusion
+            method does take), so a command line can spell them as its options, as it does
+            ``field``.
     """
 
-    def __init__(self, message: str, *, field: str | None = None, value: Any = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        value: Any = None,
+        mentions: tuple[str, ...] = (),
+    ) -> None:
         super().__init__(message)
         self.field = field
         self.value = value
+        self.mentions = mentions
 
 
 class TableNameError(PlanError):

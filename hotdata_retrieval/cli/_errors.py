@@ -71,16 +71,25 @@ def in_option_terms(error: BaseException, options: Mapping[str, str]) -> str:
     """``error``'s message on one line, with a :class:`~hotdata_retrieval.errors.PlanError`'s
     field named as the command's option: each whole-word occurrence of ``error.field``
     outside quoted values becomes ``options[error.field]`` (``query_text must not be empty``
-    → ``QUERY must not be empty``). Other errors, and fields ``options`` does not name, keep
-    their message."""
+    → ``QUERY must not be empty``), and so does each of its :attr:`~hotdata_retrieval.errors.
+    PlanError.mentions` (``its options: weights, min_score`` → ``its options: --weights,
+    --min-score``). Other errors, and fields ``options`` does not name, keep their message."""
     message = one_line(str(error))
-    field = error.field if isinstance(error, PlanError) else None
-    if not field or field not in options:
+    if not isinstance(error, PlanError):
         return message
-    word = re.compile(rf"(?<![\w-]){re.escape(field)}(?![\w-])")
+    fields = sorted(
+        {name for name in (error.field, *error.mentions) if name and name in options},
+        key=len,
+        reverse=True,  # a longer name first, so "rank_constant" is not read as "rank"
+    )
+    if not fields:
+        return message
+    word = re.compile(
+        r"(?<![\w-])(" + "|".join(re.escape(field) for field in fields) + r")(?![\w-])"
+    )
     parts = _QUOTED.split(message)  # odd positions hold the quoted values
     return "".join(
-        part if position % 2 else word.sub(lambda _: options[field], part)
+        part if position % 2 else word.sub(lambda match: options[match.group(1)], part)
         for position, part in enumerate(parts)
     )
 

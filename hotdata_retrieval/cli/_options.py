@@ -53,6 +53,7 @@ FUSION_FLAGS = {
     "fusion": "--fusion",
     "method": "--fusion",
     "weights": "--weights",
+    "weight": "--weights",
     "rank_constant": "--rank-constant",
     "alpha": "--alpha",
     "depth": "--depth",

@@ -867,6 +867,7 @@ def make_fusion(method: str, branches: Sequence[Branch], /, **options: Any) -> F
                 f"{name} does not apply to the {method!r} fusion; its options: {', '.join(names)}",
                 field=name,
                 value=value,
+                mentions=tuple(names),
             )
     return cls(branches=branches, **given)
 
