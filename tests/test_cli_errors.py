@@ -83,6 +83,10 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("search", ["fox", *SEARCH, "--mode", "fuzzy"], 2, "'--mode'"),
     ("load", ["missing.jsonl"], 2, "'SOURCE'"),
     ("load", ["{bad}"], 1, "bad.jsonl"),
+    ("load", ["{good}", "--table", "fresh", "--text-column", "nope"], 1,
+     "--text-column 'nope' is not a column of"),
+    ("load", ["{good}", "--table", "fresh", "--embed-column", "nope"], 1,
+     "--embed-column 'nope' is not a column of"),
     ("demo", ["-k", "0"], 2, "'--limit'"),
     ("lint", ["missing.sql"], EXIT_ERROR, "cannot read 'missing.sql'"),
     ("lint", ["{unparsable}"], EXIT_ERROR, "parse error"),
@@ -102,11 +106,14 @@ def _arguments(command: str, arguments: list[str], database: Path, tmp_path: Pat
     bad.write_text('{"id": 1, "body": "x"}\nnot json\n')
     unparsable = tmp_path / "q.sql"
     unparsable.write_text("SELECT FROM WHERE (")
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"id": 1, "title": "x", "body": "y"}\n')
     regular = tmp_path / "file"
     regular.write_text("x")
     replaced = [
         item.replace("{bad}", str(bad))
         .replace("{unparsable}", str(unparsable))
+        .replace("{good}", str(good))
         .replace("{file}", str(regular))
         for item in arguments
     ]

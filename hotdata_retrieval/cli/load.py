@@ -266,6 +266,13 @@ def load(
     from hotdata_retrieval.engines.local.loading import read_source
 
     read = read_source(source, table=table, key_column=key_column)
+    columns = read.tables[read.search_table].column_names
+    for flag, given in (("--text-column", text_columns), ("--embed-column", embed_columns)):
+        for column in given:
+            if column not in columns:
+                raise CommandError(
+                    f"{flag} {column!r} is not a column of {source}; columns: {', '.join(columns)}"
+                )
     texts = tuple(text_columns) or read.text_columns
     embeds: tuple[str, ...] = () if no_embed else (tuple(embed_columns) or texts)
     model = embedder_named(embedder) if embeds else None
