@@ -89,6 +89,7 @@ class VectorColumnIndex:
         self._valid = valid
         self._normalized: np.ndarray | None = None
         self._squared_norms: np.ndarray | None = None
+        self._unscreenable_cache: dict[bool, np.ndarray] = {}
         self.hnsw = hnsw
         self.hnsw_metric = hnsw_metric
 
@@ -149,11 +150,25 @@ class VectorColumnIndex:
             cosine and query_squared < tiny and bool(query32.any())
         ):
             return np.ones(self.rows, dtype=bool)
-        squared = self._squared_norms_or_compute()
-        unsure = ~np.isfinite(squared) | ~np.isfinite(approximate)
-        if cosine:
-            unsure |= (squared < tiny) & self.matrix.any(axis=1)
-        return np.asarray(unsure)
+        return np.asarray(self._unscreenable_rows(cosine) | ~np.isfinite(approximate))
+
+    def _unscreenable_rows(self, cosine: bool) -> np.ndarray:
+        """The stored rows the screen cannot rank, whatever the query: a squared norm that
+        overflows Float32, or for cosine one that underflows while the vector is not zero.
+        A property of the rows, so computed once per column and metric family (scanning the
+        matrix for non-zero rows costs several times the screen itself)."""
+        cached = self._unscreenable_cache.get(cosine)
+        if cached is None:
+            squared = self._squared_norms_or_compute()
+            cached = ~np.isfinite(squared)
+            if cosine:
+                tiny = float(np.finfo(np.float32).tiny)
+                small = squared < tiny
+                if small.any():  # only rows with a tiny norm need the non-zero test
+                    rows = np.flatnonzero(small)
+                    cached[rows[self.matrix[rows].any(axis=1)]] = True
+            self._unscreenable_cache[cosine] = cached
+        return cached
 
     def _row_nonzero(self) -> np.ndarray:
         return np.asarray(self._squared_norms_or_compute() > 0)
