@@ -244,7 +244,7 @@ def rss_mb() -> float | None:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
+def measure(rows: int, rounds: int, directory: Path, *, with_ann: bool = True) -> dict[str, Any]:
     clock = time.perf_counter
     print(f"{rows:,} rows: generating ...", file=sys.stderr)
     start = clock()
@@ -266,12 +266,14 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
         load_s = clock() - start
         table_mb = data.nbytes / 2**20
         rss_loaded = rss_mb()
-        print(f"{rows:,} rows: building the HNSW index ...", file=sys.stderr)
-        start = clock()
-        engine.load_table(
-            ANN_TABLE, data.select(["id", "embedding"]), key_column="id", vector_index="hnsw"
-        )
-        ann_load_s = clock() - start
+        ann_load_s: float | None = None
+        if with_ann:
+            print(f"{rows:,} rows: building the HNSW index ...", file=sys.stderr)
+            start = clock()
+            engine.load_table(
+                ANN_TABLE, data.select(["id", "embedding"]), key_column="id", vector_index="hnsw"
+            )
+            ann_load_s = clock() - start
         fixed = data.select(["id"]).append_column(
             "embedding",
             data.column("embedding").cast(pa.list_(pa.float32(), DIMENSIONS)),
@@ -288,20 +290,21 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
         probe = hybrid_plan("w1", [1.0] * DIMENSIONS)
         depth = probe.depth
         runners = contenders(engine, depth, floor_matrix, duck)
+        names = CONTENDERS if with_ann else tuple(name for name in CONTENDERS if name != "ann")
         queries = make_queries(rounds + 1)
 
         start = clock()
         runners["hybrid"](*queries[0])
         cold_ms = (clock() - start) * 1000
 
-        print(f"{rows:,} rows: {rounds} rounds of {len(runners)} contenders ...", file=sys.stderr)
-        samples: dict[str, list[float]] = {name: [] for name in CONTENDERS}
+        print(f"{rows:,} rows: {rounds} rounds of {len(names)} contenders ...", file=sys.stderr)
+        samples: dict[str, list[float]] = {name: [] for name in names}
         mismatches = 0
         recall_hits = 0
         exact_mismatches = 0
         for index, (query, vector) in enumerate(queries):
-            shift = index % len(CONTENDERS)
-            order = CONTENDERS[shift:] + CONTENDERS[:shift]
+            shift = index % len(names)
+            order = names[shift:] + names[:shift]
             keys: dict[str, list[Any]] = {}
             for name in order:
                 start = clock()
@@ -315,7 +318,8 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
                     f"  round {index}: one statement {keys['hybrid']} != client {keys['client']}",
                     file=sys.stderr,
                 )
-            recall_hits += len(set(keys["ann"]) & set(keys["nearest"]))
+            if with_ann:
+                recall_hits += len(set(keys["ann"]) & set(keys["nearest"]))
             if set(keys["nearest"]) != set(keys["floor"]):
                 exact_mismatches += 1
         rss_after = rss_mb()
@@ -339,8 +343,10 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
         "versus_duckdb": statistics.median(ratios["duckdb"]),
         "ann_versus_exact": statistics.median(
             [a / n for a, n in zip(samples["ann"], samples["nearest"], strict=True)]
-        ),
-        "ann_recall": recall_hits / (LIMIT * len(queries)),
+        )
+        if with_ann
+        else None,
+        "ann_recall": recall_hits / (LIMIT * len(queries)) if with_ann else None,
         "exact_mismatches": exact_mismatches,
         "ann_load_s": ann_load_s,
         "rows": rows,
@@ -391,6 +397,8 @@ def report(results: list[dict[str, Any]], when: str, load: str) -> str:
         cells = [
             f"{row['median_ms'][name]:,.1f} ({row['p25_ms'][name]:,.1f} to "
             f"{row['p75_ms'][name]:,.1f})"
+            if name in row["median_ms"]
+            else "-"
             for name in CONTENDERS
         ]
         lines.append(f"| {row['rows']:,} | " + " | ".join(cells) + " |")
@@ -409,10 +417,11 @@ def report(results: list[dict[str, Any]], when: str, load: str) -> str:
         lines.append(
             f"| {row['rows']:,} | {row['versus_floor']:.2f}x "
             f"({row['versus_floor_iqr'][0]:.2f} to {row['versus_floor_iqr'][1]:.2f}) "
-            f"| {target} | {row['versus_duckdb']:.2f}x | {row['ann_versus_exact']:.2f}x "
-            f"| {row['ann_recall']:.3f} "
+            f"| {target} | {row['versus_duckdb']:.2f}x "
+            f"| {optional(row['ann_versus_exact'], '.2f', 'x')} "
+            f"| {optional(row['ann_recall'], '.3f')} "
             f"| {row['checked'] - row['exact_mismatches']}/{row['checked']} "
-            f"| {row['ann_load_s']:.1f} |"
+            f"| {optional(row['ann_load_s'], '.1f')} |"
         )
     lines += [
         "",
@@ -473,6 +482,11 @@ def report(results: list[dict[str, Any]], when: str, load: str) -> str:
     return "\n".join(lines)
 
 
+def optional(value: float | None, spec: str, unit: str = "") -> str:
+    """``value`` formatted by ``spec`` then ``unit``, or ``-`` when it was not measured."""
+    return "-" if value is None else format(value, spec) + unit
+
+
 def megabytes(value: float | None) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
@@ -491,6 +505,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--write", type=Path, metavar="PATH", help="rewrite the marked section of this file"
     )
+    parser.add_argument(
+        "--ann-max-rows",
+        type=int,
+        default=None,
+        metavar="ROWS",
+        help="build and time the HNSW contender only up to this table size (default: every "
+        "size; the build is the slow part of a large run)",
+    )
     options = parser.parse_args(argv)
     if options.rounds is not None and options.rounds < 2:
         parser.error("--rounds must be at least 2")
@@ -501,7 +523,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for rows in options.sizes:
         rounds = options.rounds or (60 if rows < 100_000 else 30)
         with tempfile.TemporaryDirectory(prefix="hdq-bench-") as directory:
-            results.append(measure(rows, rounds, Path(directory)))
+            with_ann = options.ann_max_rows is None or rows <= options.ann_max_rows
+            results.append(measure(rows, rounds, Path(directory), with_ann=with_ann))
 
     body = report(results, when, load)
     print(body)
