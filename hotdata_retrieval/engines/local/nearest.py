@@ -283,11 +283,13 @@ class VectorColumnIndex:
         exactly.
 
         The index is asked for at least :data:`_HNSW_CANDIDATES` rows, whatever k, so every
-        page of one search (k = limit + offset) cuts the same candidate list. Among rows tied
-        at the cut the graph returns whichever it reaches first, a different subset for each k
-        (duplicate documents have equal vectors): pages would repeat some tied rows and skip
-        others, so a tie at the cut (the k-th and the next row at one distance) is answered by
-        the exact scan, which keeps the tied rows of lowest rowid.
+        page of one search (k = limit + offset) up to that depth cuts the same candidate list,
+        ordered the same way: pages are slices of one ranking. Past it the index is asked for
+        k + 1 rows, and among rows tied at the cut the graph returns whichever it reaches
+        first, a different subset for each k (duplicate documents have equal vectors); so
+        there a tie at the cut (the k-th and the next row at one distance) is answered by the
+        exact scan, which keeps the tied rows of lowest rowid. (Below the depth the exact scan
+        would rank rows the candidate list may lack, and pages would no longer tile.)
         """
         count = min(self.present.size, max(k + 1, _HNSW_CANDIDATES))
         found = self.hnsw.search(vector.astype(np.float32), count)
@@ -297,7 +299,7 @@ class VectorColumnIndex:
             rounded = distances.astype(np.float32)
         order = np.lexsort((keys, rounded))
         keys, distances, rounded = keys[order], distances[order], rounded[order]
-        if k < keys.size and rounded[k] == rounded[k - 1]:
+        if k + 1 > _HNSW_CANDIDATES and k < keys.size and rounded[k] == rounded[k - 1]:
             return None
         return keys[:k], distances[:k]
 
