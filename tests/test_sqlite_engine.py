@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -352,3 +353,21 @@ def test_json_storage_round_trips() -> None:
 def test_fts5_query_keeps_only_words() -> None:
     assert fts5_query('a"b c') == '"a" OR "b" OR "c"'
     assert fts5_query("NOT x*") == '"NOT" OR "x"'
+
+
+@pytest.mark.parametrize(
+    ("values", "kind"),
+    [
+        (pa.array([1, 2], pa.duration("s")), "duration[s]"),
+        (pa.array([None, None], pa.date32()), "date32[day]"),
+    ],
+    ids=["duration", "date"],
+)
+def test_a_column_type_the_store_cannot_hold_is_named(values: pa.Array, kind: str) -> None:
+    data = pa.table({"id": [1, 2], "body": ["a", "b"], "odd": values})
+    engine = SqliteEngine()
+    with pytest.raises(
+        EngineError,
+        match="^" + re.escape(f"the SQLite engine cannot store a column of type {kind}") + "$",
+    ):
+        engine.load_table("docs", data, text_columns=["body"])

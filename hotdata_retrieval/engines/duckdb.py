@@ -49,6 +49,7 @@ from hotdata_retrieval.engines.store import (
     StoreTable,
     catalog_rows,
     read_catalog,
+    store_column_type,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -87,24 +88,16 @@ def fts_extension_path() -> Path:
     return path
 
 
-def _duckdb_type(kind: pa.DataType) -> str:
-    import pyarrow as pa
-
-    if pa.types.is_boolean(kind):
-        return "BOOLEAN"
-    if pa.types.is_integer(kind):
-        return "BIGINT"
-    if pa.types.is_floating(kind):
-        return "DOUBLE"
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return "VARCHAR"
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        return "BLOB"
-    if pa.types.is_timestamp(kind):
-        return "TIMESTAMP"
-    if pa.types.is_date(kind):
-        return "DATE"
-    raise EngineError(f"the DuckDB engine cannot store a column of type {kind}")
+_COLUMN_TYPES: dict[str, str] = {
+    "boolean": "BOOLEAN",
+    "integer": "BIGINT",
+    "floating": "DOUBLE",
+    "string": "VARCHAR",
+    "binary": "BLOB",
+    "timestamp": "TIMESTAMP",
+    "date": "DATE",
+}
+"""The store's column type per kind of Arrow type (:func:`store_column_type`)."""
 
 
 class DuckdbEngine(SqlStoreEngine):
@@ -225,7 +218,7 @@ class DuckdbEngine(SqlStoreEngine):
                 field.name,
                 f"FLOAT[{dimensions[field.name]}]"
                 if field.name in dimensions
-                else _duckdb_type(field.type),
+                else store_column_type(field.type, _COLUMN_TYPES, "the DuckDB engine"),
             )
             for field in data.schema
         ]

@@ -68,6 +68,7 @@ from hotdata_retrieval.engines.store import (
     StoreTable,
     catalog_rows,
     read_catalog,
+    store_column_type,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -101,24 +102,16 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split(".") if part.isdigit())
 
 
-def _postgres_type(kind: pa.DataType) -> str:
-    import pyarrow as pa
-
-    if pa.types.is_boolean(kind):
-        return "BOOLEAN"
-    if pa.types.is_integer(kind):
-        return "BIGINT"
-    if pa.types.is_floating(kind):
-        return "DOUBLE PRECISION"
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return "TEXT"
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        return "BYTEA"
-    if pa.types.is_timestamp(kind):
-        return "TIMESTAMP"
-    if pa.types.is_date(kind):
-        return "DATE"
-    raise EngineError(f"the PostgreSQL engine cannot store a column of type {kind}")
+_COLUMN_TYPES: dict[str, str] = {
+    "boolean": "BOOLEAN",
+    "integer": "BIGINT",
+    "floating": "DOUBLE PRECISION",
+    "string": "TEXT",
+    "binary": "BYTEA",
+    "timestamp": "TIMESTAMP",
+    "date": "DATE",
+}
+"""The store's column type per kind of Arrow type (:func:`store_column_type`)."""
 
 
 class PostgresEngine(SqlStoreEngine):
@@ -294,7 +287,7 @@ class PostgresEngine(SqlStoreEngine):
                 field.name,
                 f"vector({dimensions[field.name]})"
                 if field.name in dimensions
-                else _postgres_type(field.type),
+                else store_column_type(field.type, _COLUMN_TYPES, "the PostgreSQL engine"),
             )
             for field in data.schema
         ]

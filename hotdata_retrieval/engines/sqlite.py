@@ -54,6 +54,7 @@ from hotdata_retrieval.engines.store import (
     StoreTable,
     catalog_rows,
     read_catalog,
+    store_column_type,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -85,18 +86,14 @@ def _connect(database: str) -> Any:
     return connection
 
 
-def _sqlite_type(kind: pa.DataType) -> str:
-    import pyarrow as pa
-
-    if pa.types.is_boolean(kind) or pa.types.is_integer(kind):
-        return "INTEGER"
-    if pa.types.is_floating(kind):
-        return "REAL"
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        return "TEXT"
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        return "BLOB"
-    raise EngineError(f"the SQLite engine cannot store a column of type {kind}")
+_COLUMN_TYPES: dict[str, str] = {
+    "boolean": "INTEGER",
+    "integer": "INTEGER",
+    "floating": "REAL",
+    "string": "TEXT",
+    "binary": "BLOB",
+}
+"""The store's column type per kind of Arrow type (:func:`store_column_type`)."""
 
 
 class SqliteEngine(SqlStoreEngine):
@@ -207,7 +204,7 @@ class SqliteEngine(SqlStoreEngine):
                 field.name,
                 ("BLOB" if storage[field.name] == "blob" else "TEXT")
                 if field.name in storage
-                else _sqlite_type(field.type),
+                else store_column_type(field.type, _COLUMN_TYPES, "the SQLite engine"),
             )
             for field in data.schema
         ]

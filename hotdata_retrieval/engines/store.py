@@ -57,9 +57,40 @@ __all__ = [
     "StoreTable",
     "catalog_rows",
     "read_catalog",
+    "store_column_type",
     "vector_columns_of",
     "vector_dimensions",
 ]
+
+
+def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) -> str:
+    """The column type a SQL store declares for Arrow type ``kind``.
+
+    Args:
+        kind: the Arrow type of a loaded column.
+        names: the store's type name per kind of Arrow type, keyed ``boolean``, ``integer``,
+            ``floating``, ``string``, ``binary``, ``timestamp`` and ``date``; a kind the store
+            cannot hold is left out.
+        engine: the engine's name, for the message (``"the SQLite engine"``).
+
+    Raises:
+        EngineError: ``kind`` is of no kind the store holds.
+    """
+    import pyarrow as pa
+
+    kinds = {
+        "boolean": pa.types.is_boolean(kind),
+        "integer": pa.types.is_integer(kind),
+        "floating": pa.types.is_floating(kind),
+        "string": pa.types.is_string(kind) or pa.types.is_large_string(kind),
+        "binary": pa.types.is_binary(kind) or pa.types.is_large_binary(kind),
+        "timestamp": pa.types.is_timestamp(kind),
+        "date": pa.types.is_date(kind),
+    }
+    for name, matches in kinds.items():
+        if matches and name in names:
+            return names[name]
+    raise EngineError(f"{engine} cannot store a column of type {kind}")
 
 
 @attrs.frozen(kw_only=True)
