@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import functools
 import itertools
 import os
 import re
@@ -79,6 +80,7 @@ from hotdata_retrieval.engines.local.fastpath import (
     nearest_scan_calls,
     rewrite_fast_paths,
 )
+from hotdata_retrieval.engines.local.fused import fused_rows
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import predicate_mask
@@ -941,7 +943,12 @@ class LocalEngine(RoutesByIndexes):
         """Compile ``plan``, run it, and return typed hits, best first.
 
         Each hit carries its key, the plan's columns, the fused (or raw) score, and each
-        branch's rank and raw score.
+        branch's rank and raw score. The statement runs on DataFusion, its nearest-neighbour
+        shapes rewritten to ``nearest_scan`` (:mod:`~hotdata_retrieval.engines.local.fastpath`);
+        a reciprocal rank or min-max fusion of BM25 and nearest-neighbour branches is answered
+        natively with the statement's rows instead, without DataFusion's fixed planning cost
+        (:mod:`~hotdata_retrieval.engines.local.fused`). ``SearchResult.sql`` is the statement
+        either way.
 
         Raises:
             EngineError: a missing table, column or index, or an engine failure.
@@ -950,12 +957,26 @@ class LocalEngine(RoutesByIndexes):
         self._check_plan(plan)
         executed = executed_plan(plan)
         statement = to_sql(executed)
-        with self._stashed_vectors() as stash:
-            optimized = (
-                self._rewritten(compile_plan(executed), stash) if executed.vector_columns else None
-            )
-            rows = self._run(optimized or statement, statement).to_pylist()
+        rows = fused_rows(executed, self._loaded(executed.table), self._in_background)
+        if rows is None:
+            with self._stashed_vectors() as stash:
+                optimized = (
+                    self._rewritten(compile_plan(executed), stash)
+                    if executed.vector_columns
+                    else None
+                )
+                rows = self._run(optimized or statement, statement).to_pylist()
         return search_result(plan, executed, rows, statement)
+
+    def _in_background(self, work: Callable[[], Any]) -> concurrent.futures.Future[Any]:
+        """Run ``work`` on the engine's background thread (nearest-neighbour scans, whose BLAS
+        work releases the GIL); the thread is started on first use."""
+        with self._state:
+            if self._prefetcher is None:
+                self._prefetcher = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="hdq-nearest"
+                )
+            return self._prefetcher.submit(work)
 
     def _check_plan(self, plan: SearchPlan) -> None:
         loaded = self._loaded(plan.table)
@@ -1075,12 +1096,10 @@ class LocalEngine(RoutesByIndexes):
             vector = self._vectors.get(key)
             if vector is None or key in self._prefetched:
                 continue
-            if self._prefetcher is None:
-                self._prefetcher = concurrent.futures.ThreadPoolExecutor(
-                    max_workers=1, thread_name_prefix="hdq-nearest"
+            self._prefetched[key] = self._in_background(
+                functools.partial(
+                    self._nearest_rows, reference, column, function, vector, k, filter_text
                 )
-            self._prefetched[key] = self._prefetcher.submit(
-                self._nearest_rows, reference, column, function, vector, k, filter_text
             )
 
     def _nearest_scan(self, *arguments: Any) -> Table:

@@ -123,11 +123,12 @@ FUSIONS = ("rrf", "min_max", "dbsf")
 """``'fusion'`` values: reciprocal rank fusion (the default), the min-max normalized convex
 combination, distribution-based score fusion (``docs/fusion.md``)."""
 
-_DISTANCE_FUNCTION = {
+METRIC_FUNCTIONS = {
     DistanceMetric.COSINE: "cosine_distance",
     DistanceMetric.L2: "l2_distance",
     DistanceMetric.DOT: "negative_dot_product",
 }
+"""Each metric's distance function on the engine (engine contract §1.4)."""
 
 
 class HybridSearchError(HotdataRetrievalError, ValueError):
@@ -585,7 +586,7 @@ class HybridSearch:
             )
         # The depth nearest passing rows, with every row tied at the cut (ranked by key next).
         rowids, distances = index.nearest(
-            _DISTANCE_FUNCTION[metric],
+            METRIC_FUNCTIONS[metric],
             np.asarray(call.query_vector, dtype=np.float64),
             call.branch_depth,
             mask=passes,

@@ -1,0 +1,305 @@
+"""The local engine answers a fusion of BM25 and nearest-neighbour branches natively
+(``engines/local/fused.py``) with exactly the rows its compiled statement returns on
+DataFusion: the same keys, order, fused scores, branch ranks and raw scores, on random corpora
+built for ties (at the depth cut, within a branch and between fused scores), rows without
+vectors, keys that do not follow row order, filters of SQL's three-valued logic, and pages.
+Plans it does not answer run the statement."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    DistributionBasedScoreFusion,
+    InList,
+    IsNull,
+    MinMaxFusion,
+    NearestNeighborSearch,
+    Not,
+    Or,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+    to_sql,
+)
+from hotdata_retrieval.embed import HashingEmbedder
+from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+
+WORDS = ("fox", "dog", "cat", "owl", "bee")
+
+
+def _corpus(seed: int, rows: int, *, text_keys: bool) -> pa.Table:
+    """Short texts over five words (BM25 ties are common), small integral 2-d vectors
+    (distance ties are common), some rows without a vector or a category, and keys in an
+    order unrelated to the rows' (so a tie cut by key is not a tie cut by rowid)."""
+    rng = random.Random(seed)
+    keys: list[Any] = list(range(rows))
+    rng.shuffle(keys)
+    if text_keys:
+        keys = [f"k{key:03d}" if key % 2 else f"K{key}" for key in keys]
+    return pa.table(
+        {
+            "id": keys,
+            "code": [f"c{position:03d}" for position in range(rows)],
+            "body": [" ".join(rng.choices(WORDS, k=rng.randint(1, 5))) for _ in range(rows)],
+            "title": [" ".join(rng.choices(WORDS, k=rng.randint(1, 2))) for _ in range(rows)],
+            "category": [rng.choice(["a", "b", None]) for _ in range(rows)],
+            "rating": [rng.choice([1, 2, 3, None]) for _ in range(rows)],
+            "embedding": pa.array(
+                [
+                    None
+                    if rng.random() < 0.1
+                    else [float(rng.randint(-3, 3)), float(rng.randint(1, 3))]
+                    for _ in range(rows)
+                ],
+                pa.list_(pa.float32()),
+            ),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[LocalEngine]:
+    with LocalEngine() as local:
+        local.load_table(
+            "numbers", _corpus(11, 70, text_keys=False), text_columns=["body", "title"]
+        )
+        local.load_table("texts", _corpus(12, 70, text_keys=True), text_columns=["body", "title"])
+        yield local
+
+
+class _Spy:
+    """Counts the statements the engine hands to DataFusion."""
+
+    def __init__(self, engine: LocalEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.statements: list[str] = []
+        run = engine._run
+
+        def counted(statement: str, reported: str) -> Any:
+            self.statements.append(statement)
+            return run(statement, reported)
+
+        monkeypatch.setattr(engine, "_run", counted)
+
+
+def statement_result(engine: LocalEngine, plan: SearchPlan) -> SearchResult:
+    """The plan's compiled statement run on DataFusion, as typed hits."""
+    executed = executed_plan(plan)
+    statement = to_sql(executed)
+    return search_result(plan, executed, engine.sql(statement).to_pylist(), statement)
+
+
+FILTERS = [
+    None,
+    Comparison(column="category", operator="=", value="a"),
+    Not(operand=Comparison(column="category", operator="=", value="a")),
+    Or(
+        operands=[
+            Comparison(column="rating", operator=">=", value=2),
+            IsNull(column="category"),
+        ]
+    ),
+    Not(operand=InList(column="rating", values=[1, 3])),
+]
+
+
+@st.composite
+def fused_plans(draw: st.DrawFn) -> SearchPlan:
+    table = draw(st.sampled_from(["numbers", "texts"]))
+    branches: list[Any] = []
+    for index in range(draw(st.integers(min_value=2, max_value=4))):
+        if draw(st.booleans()):
+            branches.append(
+                Bm25Search(
+                    table=table,
+                    column=draw(st.sampled_from(["body", "title"])),
+                    query_text=" ".join(
+                        draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=2))
+                    ),
+                    name=f"b{index}",
+                )
+            )
+        else:
+            branches.append(
+                NearestNeighborSearch(
+                    table=table,
+                    column="embedding",
+                    query_vector=[float(draw(st.integers(-2, 2))), 1.0],
+                    metric=draw(st.sampled_from(["cosine", "l2", "dot"])),
+                    name=f"b{index}",
+                )
+            )
+    depth = draw(st.sampled_from([3, 7, 20, 100]))
+    limit = draw(st.integers(min_value=1, max_value=depth))
+    offset = draw(st.integers(min_value=0, max_value=depth - limit))
+    weights = draw(
+        st.none()
+        | st.lists(
+            st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=len(branches), max_size=len(branches)
+        ).filter(any)
+    )
+    if draw(st.booleans()):
+        fusion: Any = ReciprocalRankFusion(
+            branches=branches,
+            depth=depth,
+            weights=weights,
+            rank_constant=draw(st.sampled_from([1, 2, 60])),
+            min_score=draw(st.none() | st.sampled_from([0.01, 0.03])),
+        )
+    else:
+        fusion = MinMaxFusion(
+            branches=branches,
+            depth=depth,
+            weights=weights,
+            min_score=draw(st.none() | st.sampled_from([0.2, 0.5, 0.9])),
+        )
+    return SearchPlan(
+        source=fusion,
+        columns=draw(st.sampled_from([["id"], ["body", "category"], ["rating", "title"]])),
+        limit=limit,
+        offset=offset,
+        filter=draw(st.sampled_from(FILTERS)),
+        include_branch_scores=draw(st.booleans()),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(plan=fused_plans())
+def test_the_native_answer_is_the_statement_answer(engine: LocalEngine, plan: SearchPlan) -> None:
+    expected = statement_result(engine, plan)
+    with pytest.MonkeyPatch.context() as patch:
+        spy = _Spy(engine, patch)
+        result = engine.search(plan)
+    assert spy.statements == []  # answered natively: DataFusion ran nothing
+    assert result.hits == expected.hits
+    assert result.sql == expected.sql
+    assert result.underfilled == expected.underfilled
+
+
+def _page_plan(table: str, **options: Any) -> SearchPlan:
+    text = Bm25Search(table=table, column="body", query_text="fox dog")
+    nearest = NearestNeighborSearch(table=table, column="embedding", query_vector=[1.0, 1.0])
+    return SearchPlan(source=ReciprocalRankFusion(branches=[text, nearest], depth=30), **options)
+
+
+@pytest.mark.parametrize("table", ["numbers", "texts"])
+def test_pages_are_slices_of_one_ranking(engine: LocalEngine, table: str) -> None:
+    whole = engine.search(_page_plan(table, limit=30)).keys
+    pages = [engine.search(_page_plan(table, limit=7, offset=start)).keys for start in (0, 7, 14)]
+    assert [key for page in pages for key in page] == whole[:21]
+
+
+def test_a_text_query_that_matches_nothing_fuses_the_other_branch(engine: LocalEngine) -> None:
+    text = Bm25Search(table="numbers", column="body", query_text="zebra")
+    nearest = NearestNeighborSearch(table="numbers", column="embedding", query_vector=[1.0, 1.0])
+    plan = SearchPlan(source=MinMaxFusion(branches=[text, nearest]), limit=5)
+    result = engine.search(plan)
+    assert result.hits == statement_result(engine, plan).hits
+    assert len(result.hits) == 5
+    assert all(hit.branches["text"].rank is None for hit in result.hits)
+
+
+@pytest.mark.parametrize(
+    "plan",
+    [
+        pytest.param(
+            SearchPlan(
+                source=DistributionBasedScoreFusion(
+                    branches=[
+                        Bm25Search(table="numbers", column="body", query_text="fox"),
+                        NearestNeighborSearch(
+                            table="numbers", column="embedding", query_vector=[1.0, 1.0]
+                        ),
+                    ]
+                )
+            ),
+            id="dbsf",
+        ),
+        pytest.param(
+            SearchPlan(
+                source=ReciprocalRankFusion(
+                    branches=[
+                        Bm25Search(table="numbers", column="body", query_text="fox"),
+                        NearestNeighborSearch(
+                            table="numbers", column="embedding", query_vector=[1.0, 1.0]
+                        ),
+                    ]
+                ),
+                key_column="code",
+            ),
+            id="another key column",
+        ),
+    ],
+)
+def test_plans_it_does_not_answer_run_the_statement(
+    engine: LocalEngine, plan: SearchPlan, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expected = statement_result(engine, plan)
+    spy = _Spy(engine, monkeypatch)
+    result = engine.search(plan)
+    assert len(spy.statements) == 1
+    assert result.hits == expected.hits
+
+
+def test_an_engine_embedded_branch_runs_the_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    with LocalEngine(embedder=HashingEmbedder(dimensions=8)) as engine:
+        engine.load_table(
+            "t", _corpus(3, 20, text_keys=False), text_columns=["body"], embed_columns=["body"]
+        )
+        plan = SearchPlan(
+            source=ReciprocalRankFusion(
+                branches=[
+                    Bm25Search(table="t", column="body", query_text="fox"),
+                    VectorSearch(table="t", column="body", query_text="fox"),
+                ]
+            )
+        )
+        spy = _Spy(engine, monkeypatch)
+        result = engine.search(plan)
+        assert len(spy.statements) == 1
+        assert result.hits == statement_result(engine, plan).hits
+
+
+def test_an_infinite_distance_runs_a_score_fusion_as_the_statement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A squared L2 distance beyond Float32 is an infinity in the statement; min-max of it is
+    the statement's own arithmetic, so the statement runs. Reciprocal rank fusion needs only
+    ranks and is answered natively."""
+    data = pa.table(
+        {
+            "id": [1, 2, 3],
+            "body": ["fox", "fox dog", "dog"],
+            "embedding": pa.array([[3e38, 0.0], [1.0, 0.0], [0.0, 1.0]], pa.list_(pa.float32())),
+        }
+    )
+    with LocalEngine() as engine:
+        engine.load_table("t", data, text_columns=["body"])
+        branches = [
+            Bm25Search(table="t", column="body", query_text="fox"),
+            NearestNeighborSearch(
+                table="t", column="embedding", query_vector=[-3e38, 0.0], metric="l2"
+            ),
+        ]
+        for fusion, statements in (
+            (MinMaxFusion(branches=branches), 1),
+            (ReciprocalRankFusion(branches=branches), 0),
+        ):
+            plan = SearchPlan(source=fusion, limit=3)
+            expected = statement_result(engine, plan)
+            with monkeypatch.context() as patch:
+                spy = _Spy(engine, patch)
+                result = engine.search(plan)
+            assert len(spy.statements) == statements
+            assert [hit.key for hit in result] == [hit.key for hit in expected]
+            assert result.hits[0].branches["nearest"].raw_score is not None
