@@ -155,14 +155,24 @@ class Bm25Index:
                 for term in terms
             ]
         )
-        fetch = limit
+        # Past k: when a hit past the k-th scores below it, no row further down ties with it
+        # and one search suffices; else fetch more until one does. Ties at the k-th place
+        # are common (equal term counts in equal lengths), and a search for 2k + 1 hits costs
+        # about what one for k + 1 does, so the first search looks that far.
+        fetch = min(2 * limit + 1, documents)
         hits = self._searcher.search(query, limit=fetch).hits
-        if len(hits) == fetch and fetch < documents:
-            boundary = hits[-1][0]
+        if len(hits) > limit:
+            boundary = hits[limit - 1][0]
             while len(hits) == fetch and fetch < documents and hits[-1][0] >= boundary:
                 fetch = min(2 * fetch, documents)
                 hits = self._searcher.search(query, limit=fetch).hits
-        found = [(score, self._searcher.doc(address)[_ROWID][0]) for score, address in hits]
+            hits = [hit for hit in hits if hit[0] >= boundary]  # below it: never in the top k
+        # The rowid is a fast field: read in one batch, not a stored document per hit.
+        rowid_values = self._searcher.fast_field_values(_ROWID, [address for _, address in hits])
+        found = [
+            (score, int(self._searcher.doc(address)[_ROWID][0] if rowid is None else rowid))
+            for (score, address), rowid in zip(hits, rowid_values)
+        ]
         if tie_order is None:
             found.sort(key=lambda hit: (-hit[0], hit[1]))
         else:
