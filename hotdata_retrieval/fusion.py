@@ -274,6 +274,7 @@ def fuse_candidates(
             value=scores,
         )
     first_key: Any = None
+    first_kind = ""
     by_key: dict[Hashable, list[int | None]] = {}
     raw_by_key: dict[Hashable, list[float | None]] = {}
     for branch, keys in enumerate(ranked_lists):
@@ -290,7 +291,8 @@ def fuse_candidates(
                 )
             if first_key is None:
                 first_key = key
-            elif _key_kind(key) != _key_kind(first_key):
+                first_kind = _key_kind(key)
+            elif type(key) is not type(first_key) and _key_kind(key) != first_kind:
                 raise KeyTypeError(
                     f"keys of different kinds cannot be fused: {first_key!r} "
                     f"({type(first_key).__name__}) and {key!r} ({type(key).__name__}); "
@@ -309,19 +311,19 @@ def fuse_candidates(
                 raw[branch] = scores[branch][position]
 
     unknown: list[float | None] = [None] * len(ranked_lists)
-    hits = [
-        FusedHit(
-            key=key,
-            score=score(key_ranks, raw_by_key.get(key, unknown)),
-            ranks=tuple(key_ranks),
-        )
+    scored = [
+        (score(key_ranks, raw_by_key.get(key, unknown)), key, key_ranks)
         for key, key_ranks in by_key.items()
     ]
     if min_score is not None:
-        hits = [hit for hit in hits if hit.score >= min_score]
-    hits.sort(key=lambda hit: (-hit.score, hit.key))
+        scored = [candidate for candidate in scored if candidate[0] >= min_score]
+    scored.sort(key=lambda candidate: (-candidate[0], candidate[1]))
     end = None if limit is None else offset + limit
-    return hits[offset:end]
+    # Hits are made for the page only: a fusion ranks every candidate of every branch.
+    return [
+        FusedHit(key=key, score=value, ranks=tuple(key_ranks))
+        for value, key, key_ranks in scored[offset:end]
+    ]
 
 
 FusionT = TypeVar("FusionT", bound=Fusion, contravariant=True)
