@@ -13,30 +13,34 @@ For each table size (10,000 and 100,000 rows by default) it builds a seeded synt
 - ``embedding``: 384 float32 components per row, standard normal;
 
 loads it with :meth:`LocalEngine.load_table` (BM25 index on ``body``; no embedding model: the
-vectors are given and the queries are random vectors too), and times four contenders, each
+vectors are given and the queries are random vectors too), and times the contenders below, each
 answering the same query (3 tokens drawn from the same Zipf-like distribution, plus a fresh
 standard-normal query vector) with ``limit`` 10:
 
 - ``text``: a :class:`Bm25Search` plan;
 - ``nearest``: a :class:`NearestNeighborSearch` plan, cosine, an exact scan;
-- ``hybrid``: the reciprocal rank fusion of both (:meth:`LocalEngine.search`, which answers
-  a fusion of BM25 and nearest branches natively: ``engines/local/fused.py``);
+- ``hybrid``: the reciprocal rank fusion of both;
 - ``statement``: the same fusion's compiled SQL statement run on DataFusion
   (:meth:`LocalEngine.sql` of :func:`to_sql`, nearest branch through the fast-path rewrite),
   its keys checked against ``hybrid``'s every round;
 - ``two queries + client RRF``: the two branches run as separate single-branch plans with
-  ``limit`` = the fusion's depth (40), then fused on the client with
+  ``limit`` = the fusion's depth (100), then fused on the client with
   :func:`hotdata_retrieval.reciprocal_rank_fusion`, each branch ranked by its raw score, then
-  key, as the SQL ranks it. Its keys are checked against the one-statement result every round.
+  key, as the SQL ranks it. Its keys are checked against ``hybrid``'s every round;
+- ``ann``: the nearest plan on a copy of the table with an HNSW index (up to
+  ``--ann-max-rows``); ``floor``: NumPy alone; ``duckdb``: a peer engine's exact scan.
 
-Every contender goes through :meth:`LocalEngine.search` (compile, run, typed hits), in rounds
-that interleave the four contenders with a rotating order, so machine noise lands on all
-alike; the first round is a warm-up and is dropped. Reported: the median latency of each, and
-the median of the per-round ratios ``hybrid / slower single branch`` and ``hybrid / two queries
-+ client RRF``. Setup: data generation, :meth:`LocalEngine.load_table` (Parquet write plus the
-tantivy index build, which is also timed on its own), the first (cold) hybrid search, and the
-process's peak resident set size (``resource.getrusage``; a high-water mark for the whole
-process, so the largest size's figure includes the smaller ones').
+:meth:`LocalEngine.search` answers the text, nearest and hybrid plans natively
+(``engines/local/native.py``: the compiled statement's rows without planning it). Every
+contender but ``statement``, ``floor`` and ``duckdb`` goes through :meth:`LocalEngine.search`
+(compile, run, typed hits), in rounds that interleave the contenders with a rotating order,
+so machine noise lands on all alike; the first round is a warm-up and is dropped. Reported:
+the median latency of each, and the median of the per-round ratios ``hybrid / slower single
+branch``, ``hybrid / two queries + client RRF`` and ``hybrid / statement``. Setup: data
+generation, :meth:`LocalEngine.load_table` (Parquet write plus the tantivy index build, which
+is also timed on its own), the first (cold) hybrid search, and the process's peak resident set
+size (``resource.getrusage``; a high-water mark for the whole process, so the largest size's
+figure includes the smaller ones').
 
 This script reports; it asserts nothing about time.
 """

@@ -1,9 +1,9 @@
-"""The local engine answers a fusion of BM25 and nearest-neighbour branches natively
-(``engines/local/fused.py``) with exactly the rows its compiled statement returns on
-DataFusion: the same keys, order, fused scores, branch ranks and raw scores, on random corpora
-built for ties (at the depth cut, within a branch and between fused scores), rows without
-vectors, keys that do not follow row order, filters of SQL's three-valued logic, and pages.
-Plans it does not answer run the statement."""
+"""The local engine answers a BM25 or nearest-neighbour branch, or a reciprocal rank or min-max
+fusion of such branches, natively (``engines/local/native.py``) with exactly the rows its
+compiled statement returns on DataFusion: the same keys, order, scores, distances, branch ranks
+and raw scores, on random corpora built for ties (at the depth cut and the page cut, within a
+branch and between fused scores), rows without vectors, keys that do not follow row order,
+filters of SQL's three-valued logic, and pages. Plans it does not answer run the statement."""
 
 from __future__ import annotations
 
@@ -173,8 +173,37 @@ def fused_plans(draw: st.DrawFn) -> SearchPlan:
     )
 
 
+@st.composite
+def single_plans(draw: st.DrawFn) -> SearchPlan:
+    table = draw(st.sampled_from(["numbers", "texts"]))
+    if draw(st.booleans()):
+        branch: Any = Bm25Search(
+            table=table,
+            column=draw(st.sampled_from(["body", "title"])),
+            query_text=" ".join(draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=2))),
+        )
+    else:
+        branch = NearestNeighborSearch(
+            table=table,
+            column="embedding",
+            query_vector=[float(draw(st.integers(-2, 2))), 1.0],
+            metric=draw(st.sampled_from(["cosine", "l2", "dot"])),
+        )
+    return SearchPlan(
+        source=branch,
+        columns=draw(st.sampled_from([["id"], ["body", "category"], ["rating", "title"]])),
+        limit=draw(st.integers(min_value=1, max_value=30)),
+        offset=draw(st.integers(min_value=0, max_value=80)),
+        filter=draw(st.sampled_from(FILTERS)),
+        # a nearest branch cuts ties by rowid whatever the key: another unique key is native
+        key_column=draw(st.sampled_from(["id", "code"]))
+        if isinstance(branch, NearestNeighborSearch)
+        else "id",
+    )
+
+
 @settings(max_examples=200, deadline=None)
-@given(plan=fused_plans())
+@given(plan=fused_plans() | single_plans())
 def test_the_native_answer_is_the_statement_answer(engine: LocalEngine, plan: SearchPlan) -> None:
     expected = statement_result(engine, plan)
     with pytest.MonkeyPatch.context() as patch:
@@ -238,6 +267,13 @@ def test_a_text_query_that_matches_nothing_fuses_the_other_branch(engine: LocalE
                 key_column="code",
             ),
             id="another key column",
+        ),
+        pytest.param(
+            SearchPlan(
+                source=Bm25Search(table="numbers", column="body", query_text="fox"),
+                key_column="code",
+            ),
+            id="text branch on another key column",
         ),
     ],
 )
@@ -303,3 +339,19 @@ def test_an_infinite_distance_runs_a_score_fusion_as_the_statement(
             assert len(spy.statements) == statements
             assert [hit.key for hit in result] == [hit.key for hit in expected]
             assert result.hits[0].branches["nearest"].raw_score is not None
+
+
+def test_a_table_with_a_column_named_like_a_computed_one_runs_the_statement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    data = _corpus(5, 20, text_keys=False).append_column("score", pa.array([1.0] * 20))
+    with LocalEngine() as engine:
+        engine.load_table("t", data)  # no BM25 index: a column named score is allowed
+        plan = SearchPlan(
+            source=NearestNeighborSearch(table="t", column="embedding", query_vector=[1.0, 1.0]),
+            limit=5,
+        )
+        spy = _Spy(engine, monkeypatch)
+        result = engine.search(plan)
+        assert len(spy.statements) == 1
+        assert result.hits == statement_result(engine, plan).hits

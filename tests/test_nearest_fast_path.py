@@ -342,7 +342,8 @@ def test_hdq_load_builds_the_index(tmp_path: Path) -> None:
 
 
 def test_prefetched_scans_give_the_rows_an_inline_scan_gives() -> None:
-    # The rewrite starts each nearest_scan on a background thread; nearest_scan collects it.
+    # The rewrite starts each nearest_scan of a statement on a background thread;
+    # nearest_scan collects it.
     rng = np.random.default_rng(7)
     vectors = [[float(x) for x in row] for row in rng.standard_normal((60, 4))]
     with LocalEngine() as prefetching, LocalEngine() as inline:
@@ -372,7 +373,8 @@ def test_prefetched_scans_give_the_rows_an_inline_scan_gives() -> None:
                 include_branch_scores=True,
             ),
         ]
-        for plan in plans:
-            assert prefetching.search(plan).hits == inline.search(plan).hits
+        for plan in plans:  # the statements (search answers these plans natively)
+            statement = to_sql(executed_plan(plan))
+            assert prefetching.sql(statement).to_pylist() == inline.sql(statement).to_pylist()
         assert threads and all(name.startswith("hdq-nearest") for name in threads)
         assert prefetching._prefetched == {} and prefetching._vectors == {}

@@ -80,10 +80,10 @@ from hotdata_retrieval.engines.local.fastpath import (
     nearest_scan_calls,
     rewrite_fast_paths,
 )
-from hotdata_retrieval.engines.local.fused import fused_rows
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import predicate_mask
+from hotdata_retrieval.engines.local.native import native_rows
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
 from hotdata_retrieval.engines.local.sandbox import SqlWorker
 from hotdata_retrieval.engines.local.tables import LoadedTable, key_problem, open_table
@@ -943,12 +943,13 @@ class LocalEngine(RoutesByIndexes):
         """Compile ``plan``, run it, and return typed hits, best first.
 
         Each hit carries its key, the plan's columns, the fused (or raw) score, and each
-        branch's rank and raw score. The statement runs on DataFusion, its nearest-neighbour
-        shapes rewritten to ``nearest_scan`` (:mod:`~hotdata_retrieval.engines.local.fastpath`);
-        a reciprocal rank or min-max fusion of BM25 and nearest-neighbour branches is answered
-        natively with the statement's rows instead, without DataFusion's fixed planning cost
-        (:mod:`~hotdata_retrieval.engines.local.fused`). ``SearchResult.sql`` is the statement
-        either way.
+        branch's rank and raw score. A BM25 or nearest-neighbour branch, or a reciprocal rank
+        or min-max fusion of such branches, is answered natively with the rows of its compiled
+        statement, without DataFusion's fixed planning cost
+        (:mod:`~hotdata_retrieval.engines.local.native`); any other plan's statement runs on
+        DataFusion, its nearest-neighbour shapes rewritten to ``nearest_scan``
+        (:mod:`~hotdata_retrieval.engines.local.fastpath`). ``SearchResult.sql`` is the
+        statement either way.
 
         Raises:
             EngineError: a missing table, column or index, or an engine failure.
@@ -957,7 +958,7 @@ class LocalEngine(RoutesByIndexes):
         self._check_plan(plan)
         executed = executed_plan(plan)
         statement = to_sql(executed)
-        rows = fused_rows(executed, self._loaded(executed.table), self._in_background)
+        rows = native_rows(executed, self._loaded(executed.table))
         if rows is None:
             with self._stashed_vectors() as stash:
                 optimized = (

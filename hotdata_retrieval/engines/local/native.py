@@ -1,49 +1,55 @@
-"""The local engine's fast path for fused searches: a fusion of BM25 and nearest-neighbour
-branches answered natively, with the rows its compiled statement returns.
+"""The local engine's native answers to compiled plans: a search of one BM25 or
+nearest-neighbour branch, or a reciprocal rank or min-max fusion of such branches, answered
+with the rows its compiled statement returns, without planning the statement.
 
-A fused statement (``docs/sql-shapes.md``) is one SQL statement of seven CTEs; DataFusion spends
-a fixed 10 to 15 ms planning and running it (measured in ``benchmarks/bench_engine.py``:
-logical and physical planning of the ranked CTEs, the ``FULL OUTER JOIN`` and the join back to
-the table), whatever the table's size, which at 100,000 rows is as much as the nearest branch
-itself. :meth:`LocalEngine.search <hotdata_retrieval.engines.local.LocalEngine.search>`
-answers such a plan without planning it, step for step as the statement defines it:
+DataFusion spends a fixed few milliseconds planning and running a statement whatever the
+table's size: 3 to 5 ms for one branch, 10 to 15 ms for a fused statement of seven CTEs
+(measured in ``benchmarks/bench_engine.py``: logical and physical planning of the ranked CTEs,
+the ``FULL OUTER JOIN`` and the join back to the table). At 100,000 rows that is as much as the
+nearest-neighbour scan itself. :meth:`LocalEngine.search
+<hotdata_retrieval.engines.local.LocalEngine.search>` answers such a plan natively, step for
+step as its statement (``docs/sql-shapes.md``) defines it:
 
-1. each branch's candidates come from the function its CTE reads: the BM25 index
-   (``bm25_search``'s search, ``k`` = the depth, or every match when there is a filter) and the
-   nearest-neighbour scan (``nearest_scan``'s, the filter a row mask before the bound), the
-   nearest scans started on the engine's background thread so their BLAS work overlaps the
-   text branches;
+1. each branch's candidates come from the function its SQL reads: the BM25 index
+   (``bm25_search``'s search: ``k`` = the depth, or ``limit + offset`` for one branch, or every
+   match when there is a filter) and the nearest-neighbour scan (``nearest_scan``'s, the
+   filter a row mask before the bound, the HNSW index when it serves an unfiltered query),
+   one after the other: the scan's matrix product is bound by memory bandwidth and already
+   uses every core, so a text branch run beside it only slows both (measured: a fusion at
+   100,000 rows took 1.44x its nearest branch with the scan on a background thread, 1.29x
+   in sequence);
 2. the filter keeps rows as the statement's ``WHERE`` does (SQL's three-valued logic,
    :func:`~hotdata_retrieval.engines.local.masks.predicate_mask`);
 3. each branch is ordered by its raw score as the engine returns it (Float32), ties by key
-   (text) or rowid (nearest), cut at the depth, and ranked with ties sharing a rank
-   (``RANK()``, :func:`~hotdata_retrieval.fusion.competition_ranks`);
-4. the ranked lists are fused by the method's reference fusion
-   (:func:`~hotdata_retrieval.fusion.reference_fusion`): ``min_score``, then the order by fused
-   score descending and key ascending, then the page;
-5. the page's rows are read from the table by rowid.
+   (text) or rowid (nearest: the fast-path rewrite's tie-break), rows without a distance
+   last; one branch is then cut to the page; a fusion's branches are cut at the depth and
+   ranked with ties sharing a rank (``RANK()``, :func:`~hotdata_retrieval.fusion.
+   competition_ranks`) and fused by the method's reference fusion
+   (:func:`~hotdata_retrieval.fusion.reference_fusion`): ``min_score``, the order by fused
+   score descending and key ascending, the page;
+4. the page's rows are read from the table by rowid.
 
-Only plans whose every step is the same arithmetic as the statement's are taken: reciprocal
-rank fusion and the min-max combination (the reference computes each in the statement's
-order, so scores are equal to the last bit: ``tests/test_fused_fast_path.py`` compares the
-two forms on random corpora), BM25 and nearest-neighbour branches, the table's own key, and
-finite raw scores. Anything else — distribution-based score fusion (its mean and deviation are
-sums whose order DataFusion chooses), ``vector_search`` branches, another key column, an
-infinite distance under a score-based method — runs the statement. ``SearchResult.sql`` is the
-statement either way.
+Only plans whose every step is the statement's own arithmetic are taken: reciprocal rank
+fusion and the min-max combination (the reference computes each in the statement's order, so
+scores are equal to the last bit), BM25 and nearest-neighbour branches, the table's own key
+where a tie is cut by key, and finite raw scores under a score-based method. Anything else —
+distribution-based score fusion (its mean and deviation are sums whose order DataFusion
+chooses), ``vector_search`` branches, another key column, an infinite distance under min-max,
+a filter value the mask cannot compare, a table with a column named like a computed one —
+runs the statement. ``tests/test_native_search.py`` compares both forms on random corpora.
+``SearchResult.sql`` is the statement either way.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, ROWID_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
 from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
@@ -59,39 +65,50 @@ from hotdata_retrieval.plan.search import (
 if TYPE_CHECKING:
     from hotdata_retrieval.engines.local.tables import LoadedTable
 
-__all__ = ["NATIVE_FUSIONS", "fused_rows"]
+__all__ = ["NATIVE_FUSIONS", "answerable", "native_rows"]
 
 NATIVE_FUSIONS: tuple[type, ...] = (ReciprocalRankFusion, MinMaxFusion)
-"""Fusion methods the fast path answers (exactly those classes, not subclasses: a subclass
-may score differently)."""
+"""Fusion methods answered natively (exactly those classes, not subclasses: a subclass may
+score differently)."""
 
-Scan = Callable[[], tuple[np.ndarray, np.ndarray]]
-"""A nearest-neighbour scan: ``(rowids, float64 distances)``."""
+COMPUTED_COLUMNS = frozenset({"score", DISTANCE_COLUMN, ROWID_COLUMN})
+"""Columns the statement computes; a table with a column of one of these names runs the
+statement (the fast-path rewrite leaves it alone too)."""
 
-Background = Callable[[Scan], "concurrent.futures.Future[tuple[np.ndarray, np.ndarray]]"]
-"""Runs a scan on the engine's background thread and returns its future."""
+Rows = list[dict[str, Any]]
 
 
 class _Branch:
-    """One branch's ranked candidates: rowids best first, raw scores (Float32 values as
-    Python floats) and competition ranks."""
+    """One branch's candidates, best first: rowids and raw scores (Float32 values as Python
+    floats, ``None`` for a row without a distance)."""
 
-    __slots__ = ("ranks", "rowids", "scores")
+    __slots__ = ("higher_is_better", "rowids", "scores")
 
-    def __init__(self, rowids: np.ndarray, scores: list[float], higher_is_better: bool) -> None:
+    def __init__(
+        self, rowids: np.ndarray, scores: list[float | None], higher_is_better: bool
+    ) -> None:
         self.rowids = rowids
         self.scores = scores
-        self.ranks = competition_ranks(scores, higher_is_better=higher_is_better)
+        self.higher_is_better = higher_is_better
+
+    def defined(self) -> tuple[np.ndarray, list[float]]:
+        """The rows that have a raw score, and their scores (``WHERE _distance IS NOT
+        NULL``)."""
+        kept = [index for index, score in enumerate(self.scores) if score is not None]
+        return self.rowids[kept], [float(score) for score in self.scores if score is not None]
 
 
 def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
-    """Whether the fast path answers ``plan`` over ``loaded`` (see the module docstring)."""
+    """Whether ``plan`` over ``loaded`` is answered natively (see the module docstring)."""
     fusion = plan.fusion
     entry = loaded.entry
-    if fusion is None or type(fusion) not in NATIVE_FUSIONS or entry.rows == 0:
+    if entry.rows == 0 or COMPUTED_COLUMNS & set(loaded.data.column_names):
         return False
-    if entry.key_column is None or plan.key_column != entry.key_column:
+    if fusion is not None and type(fusion) not in NATIVE_FUSIONS:
         return False
+    cut_by_key = fusion is not None or isinstance(plan.branches[0], Bm25Search)
+    if cut_by_key and (entry.key_column is None or plan.key_column != entry.key_column):
+        return False  # the index cuts ties by the table's key; the statement by the plan's
     for branch in plan.branches:
         if isinstance(branch, Bm25Search):
             if branch.column not in entry.text_indexes:
@@ -117,75 +134,92 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
     return True
 
 
-def fused_rows(
-    plan: SearchPlan, loaded: LoadedTable, background: Background
-) -> list[dict[str, Any]] | None:
+def native_rows(plan: SearchPlan, loaded: LoadedTable) -> Rows | None:
     """The result rows of ``plan``'s compiled statement over ``loaded``, computed natively, or
-    ``None`` when the fast path does not answer the plan (the caller then runs the statement).
+    ``None`` when the plan is not answered natively (the caller then runs the statement).
 
     Args:
         plan: the executed plan (:func:`~hotdata_retrieval.engines.results.executed_plan`):
-            its projection holds the key, and with ``include_branch_scores`` its result
-            columns hold each branch's rank and raw score.
+            its projection holds the key, and for a fusion with ``include_branch_scores`` its
+            result columns hold each branch's rank and raw score.
         loaded: the open table the plan searches.
-        background: starts a nearest-neighbour scan on the engine's background thread.
 
     Returns:
         One mapping per row, column name to value, as the statement's rows come back from
-        DataFusion (``pyarrow.Table.to_pylist``): the projection, ``score`` (float), then the
-        debug columns (rank int or ``None``, raw score float or ``None``).
+        DataFusion (``pyarrow.Table.to_pylist``): the projection, then the raw score
+        (``score`` or ``_distance``, a Float32 value as a float, ``None`` for a row without a
+        vector) of one branch, or ``score`` (float) and the debug columns (rank int or
+        ``None``, raw score float or ``None``) of a fusion.
     """
     if not answerable(plan, loaded):
         return None
+    mask = None
+    if plan.filter is not None:
+        try:
+            truth = predicate_mask(plan.filter, loaded.data)
+        except (pa.ArrowException, ValueError, TypeError):
+            return None  # a value the column cannot be compared with: the statement says how
+        mask = np.asarray(pc.fill_null(truth, False).to_numpy(zero_copy_only=False), dtype=bool)
+    if plan.fusion is None:
+        return _single_rows(plan, loaded, mask)
+    return _fused_rows(plan, loaded, mask)
+
+
+def _single_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) -> Rows:
+    """``SELECT <columns>, <raw score> ... ORDER BY <raw score>, <tie> LIMIT l OFFSET o``."""
+    branch = plan.branches[0]
+    bound = plan.limit + plan.offset
+    if isinstance(branch, Bm25Search):
+        found = _text_branch(loaded, branch, bound, mask)
+    else:
+        assert isinstance(branch, NearestNeighborSearch)
+        found = _nearest_branch(loaded, branch, bound, mask, with_nulls=True)
+    end = plan.offset + plan.limit
+    page = pa.array(found.rowids[plan.offset : end], pa.int64())
+    rows: Rows = loaded.data.select(list(plan.projection)).take(page).to_pylist()
+    for row, score in zip(rows, found.scores[plan.offset : end]):
+        row[branch.raw_score_column] = score
+    return rows
+
+
+def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) -> Rows | None:
+    """The fused statement's rows (module docstring, steps 1 to 4)."""
     fusion = plan.fusion
     assert fusion is not None
     depth = plan.depth
-    mask = None
-    if plan.filter is not None:
-        mask = np.asarray(
-            pc.fill_null(predicate_mask(plan.filter, loaded.data), False).to_numpy(
-                zero_copy_only=False
-            ),
-            dtype=bool,
-        )
-    pending: dict[int, concurrent.futures.Future[tuple[np.ndarray, np.ndarray]]] = {}
-    for position, branch in enumerate(plan.branches):
-        if isinstance(branch, NearestNeighborSearch):
-            pending[position] = background(_nearest_scan(loaded, branch, depth, mask))
     ranked: list[_Branch] = []
-    try:
-        for position, branch in enumerate(plan.branches):
-            if isinstance(branch, Bm25Search):
-                ranked.append(_text_branch(loaded, branch, depth, mask))
-            else:
-                ranked.append(_nearest_branch(*pending.pop(position).result()))
-    finally:
-        for future in pending.values():
-            future.cancel()
+    for branch in plan.branches:
+        if isinstance(branch, Bm25Search):
+            ranked.append(_text_branch(loaded, branch, depth, mask))
+        else:
+            assert isinstance(branch, NearestNeighborSearch)
+            ranked.append(_nearest_branch(loaded, branch, depth, mask))
+    defined = [candidates.defined() for candidates in ranked]
+    scores = [branch_scores for _, branch_scores in defined]
     if not isinstance(fusion, ReciprocalRankFusion) and not all(
-        math.isfinite(score) for candidates in ranked for score in candidates.scores
+        math.isfinite(score) for branch_scores in scores for score in branch_scores
     ):
         return None  # the statement's arithmetic on an infinity is its own (NaN): run it
     key_column = loaded.data.column(plan.key_column)
-    keys = [
-        key_column.take(pa.array(candidates.rowids, pa.int64())).to_pylist()
-        for candidates in ranked
-    ]
+    keys = [key_column.take(pa.array(rowids, pa.int64())).to_pylist() for rowids, _ in defined]
     hits = reference_fusion(
         fusion,
         keys,
-        ranks=[candidates.ranks for candidates in ranked],
-        scores=[candidates.scores for candidates in ranked],
+        ranks=[
+            competition_ranks(branch_scores, higher_is_better=candidates.higher_is_better)
+            for branch_scores, candidates in zip(scores, ranked)
+        ],
+        scores=scores,
         limit=plan.limit,
         offset=plan.offset,
     )
     rowid_of: dict[Any, int] = {}
     raw_of: list[dict[Any, float]] = []
-    for branch_keys, candidates in zip(keys, ranked):
-        rowid_of.update(zip(branch_keys, candidates.rowids.tolist()))
-        raw_of.append(dict(zip(branch_keys, candidates.scores)))
-    rowids = pa.array([rowid_of[hit.key] for hit in hits], pa.int64())
-    rows: list[dict[str, Any]] = loaded.data.select(list(plan.projection)).take(rowids).to_pylist()
+    for branch_keys, (rowids, branch_scores) in zip(keys, defined):
+        rowid_of.update(zip(branch_keys, rowids.tolist()))
+        raw_of.append(dict(zip(branch_keys, branch_scores)))
+    page = pa.array([rowid_of[hit.key] for hit in hits], pa.int64())
+    rows: Rows = loaded.data.select(list(plan.projection)).take(page).to_pylist()
     names = plan.branch_names
     for row, hit in zip(rows, hits):
         row["score"] = hit.score
@@ -198,43 +232,43 @@ def fused_rows(
 
 
 def _text_branch(
-    loaded: LoadedTable, branch: Bm25Search, depth: int, mask: np.ndarray | None
+    loaded: LoadedTable, branch: Bm25Search, bound: int, mask: np.ndarray | None
 ) -> _Branch:
-    """``bm25_search`` with ``k`` = the depth (every match under a filter), the filter, then
-    ``ORDER BY score DESC, <key> ASC LIMIT depth`` on the Float32 scores."""
+    """``bm25_search`` with ``k`` = ``bound`` (every match under a filter), the filter, then
+    ``ORDER BY score DESC, <key> ASC LIMIT bound`` on the Float32 scores."""
     tie_order = loaded.tie_order()
-    k = depth if mask is None else max(1, loaded.entry.rows)
+    k = bound if mask is None else max(1, loaded.entry.rows)
     rowids, scores = loaded.bm25[branch.column].search(branch.query_text, k, tie_order=tie_order)
     if mask is not None:
         kept = mask[rowids]
         rowids, scores = rowids[kept], scores[kept]
-    order = np.lexsort((tie_order[rowids], -scores.astype(np.float64)))[:depth]
+    order = np.lexsort((tie_order[rowids], -scores.astype(np.float64)))[:bound]
     return _Branch(rowids[order], [float(score) for score in scores[order]], True)
 
 
-def _nearest_scan(
-    loaded: LoadedTable, branch: NearestNeighborSearch, depth: int, mask: np.ndarray | None
-) -> Scan:
-    """The nearest scan ``nearest_scan`` runs for the branch's CTE, as a call for the
-    background thread: ``(rowids, float64 distances)`` ordered by Float32 distance, then
-    rowid; rows without a vector are never candidates."""
+def _nearest_branch(
+    loaded: LoadedTable,
+    branch: NearestNeighborSearch,
+    bound: int,
+    mask: np.ndarray | None,
+    *,
+    with_nulls: bool = False,
+) -> _Branch:
+    """The scan ``nearest_scan`` runs for the branch, its rows as the statement orders them:
+    by distance as Float32 (a distance beyond Float32 is an infinity there; an undefined one
+    is NULL), then rowid, NULLs last. With ``with_nulls`` a short answer is filled with rows
+    without a vector, as ``ORDER BY _distance`` sorts their NULLs last."""
     index = loaded.vector_index(branch.column)
-    function = METRIC_FUNCTIONS[branch.metric]
-    vector = np.asarray(branch.query_vector, dtype=np.float64)
-
-    def scan() -> tuple[np.ndarray, np.ndarray]:
-        return index.nearest(function, vector, depth, mask=mask, approximate=mask is None)
-
-    return scan
-
-
-def _nearest_branch(rowids: np.ndarray, distances: np.ndarray) -> _Branch:
-    """The scan's rows as the statement ranks them: distances as Float32 (a distance beyond
-    Float32 is an infinity there; an undefined one, NaN, is NULL and no candidate, as
-    ``WHERE _distance IS NOT NULL`` drops it), ordered by distance, then rowid."""
+    rowids, distances = index.nearest(
+        METRIC_FUNCTIONS[branch.metric],
+        np.asarray(branch.query_vector, dtype=np.float64),
+        bound,
+        mask=mask,
+        approximate=mask is None,
+        with_nulls=with_nulls,
+    )
     with np.errstate(over="ignore"):
         rounded = distances.astype(np.float32)
-    defined = ~np.isnan(rounded)
-    rowids, rounded = rowids[defined], rounded[defined]
-    order = np.lexsort((rowids, rounded))
-    return _Branch(rowids[order], [float(value) for value in rounded[order]], False)
+    order = np.lexsort((rowids, rounded))  # NaN sorts last, as NULLS LAST
+    values = [None if math.isnan(value) else value for value in rounded[order].tolist()]
+    return _Branch(rowids[order], values, False)
