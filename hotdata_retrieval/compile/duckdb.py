@@ -250,9 +250,9 @@ def create_fts_index(table: TableName, columns: Sequence[str]) -> str:
 
 
 def table_columns_select(table: TableName) -> str:
-    """The table's columns in order, from ``information_schema.columns``."""
+    """The table's columns (name, declared type) in order, from ``information_schema.columns``."""
     tree = exp.Select(
-        expressions=[exp.column(_quoted("column_name"))],
+        expressions=[exp.column(_quoted("column_name")), exp.column(_quoted("data_type"))],
         from_=exp.From(this=exp.Table(this=_quoted("columns"), db=_quoted("information_schema"))),
         where=exp.Where(
             this=exp.and_(

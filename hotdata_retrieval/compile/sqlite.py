@@ -285,6 +285,14 @@ class SqliteDialect(SQLite):
         }
         """FTS5 for text, sqlite-vec for distances; no engine-embedded semantic search."""
 
+        TYPE_MAPPING: ClassVar[dict[Any, str]] = {
+            **SQLite.Generator.TYPE_MAPPING,
+            exp.DataType.Type.BOOLEAN: "BOOLEAN",
+        }
+        """A boolean column is declared ``BOOLEAN`` (stored as 0 and 1 with NUMERIC affinity,
+        https://www.sqlite.org/datatype3.html section 3.1), not sqlglot's ``INTEGER``, so the
+        table says which columns hold booleans (the filter checks read it)."""
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["identify"] = True
             super().__init__(*args, **kwargs)
@@ -427,9 +435,13 @@ def rebuild_fts_index(table: TableName, column_name: str) -> str:
 
 
 def table_columns_select(table: TableName) -> str:
-    """``SELECT "name" FROM pragma_table_info('<table>', '<schema>') ORDER BY "cid"``."""
+    """``SELECT "name", "type" FROM pragma_table_info('<table>', '<schema>') ORDER BY "cid"``:
+    each column's name and declared type."""
     tree = exp.Select(
-        expressions=[exp.column(exp.Identifier(this="name", quoted=True))],
+        expressions=[
+            exp.column(exp.Identifier(this="name", quoted=True)),
+            exp.column(exp.Identifier(this="type", quoted=True)),
+        ],
         from_=exp.From(
             this=exp.Table(
                 this=exp.Anonymous(

@@ -175,7 +175,8 @@ class DuckdbEngine(SqlStoreEngine):
                 f"table '{table}': the DuckDB engine reads the current database only "
                 "(tables are <schema>.<table>)"
             )
-        columns = tuple(row[0].lower() for row in self._query(table_columns_select(table))[1])
+        listed = self._query(table_columns_select(table))[1]
+        columns = tuple(row[0].lower() for row in listed)
         if not columns:
             return None
         text_indexes: tuple[str, ...] = ()
@@ -192,6 +193,7 @@ class DuckdbEngine(SqlStoreEngine):
         return StoreTable(
             name=table,
             columns=columns,
+            column_types=tuple(row[1] for row in listed),
             key_column=key,
             text_indexes=text_indexes,
             vectors=vectors,

@@ -42,6 +42,12 @@ from hotdata_retrieval.compile import get_dialect
 from hotdata_retrieval.compile.compiler import LiteralBinder, compiler_for
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
+from hotdata_retrieval.engines.checks import (
+    arrow_value_kind,
+    check_columns,
+    check_filter_values,
+    with_number_values,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.engines.store import vector_columns_of
@@ -49,7 +55,7 @@ from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import rank_branch, reference_fusion
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
-from hotdata_retrieval.plan.filters import Predicate, predicate_columns
+from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -279,16 +285,10 @@ class LancedbEngine(RoutesByIndexes):
     # -- searches --------------------------------------------------------------------------
 
     def _check(self, plan: SearchPlan, opened: Any) -> None:
-        known = set(opened.schema.names)
-        needed = {*plan.projection, plan.key_column, *(b.column for b in plan.branches)}
-        if plan.filter is not None:
-            needed |= predicate_columns(plan.filter)
-        missing = sorted(needed - known)
-        if missing:
-            raise EngineError(
-                f"column '{missing[0]}' not found in table '{plan.table}'; "
-                f"columns: {', '.join(opened.schema.names)}"
-            )
+        check_columns(plan, opened.schema.names)
+        check_filter_values(
+            plan.filter, {field.name: arrow_value_kind(field.type) for field in opened.schema}
+        )
         text_indexed = set(self.indexes(plan.table).bm25_columns)
         for branch in plan.branches:
             if isinstance(branch, Bm25Search):
@@ -313,7 +313,10 @@ class LancedbEngine(RoutesByIndexes):
         self, opened: Any, plan: SearchPlan, branch: Branch, bound: int, columns: list[str]
     ) -> _Ranked:
         """The branch's best ``bound`` rows, ties kept by key (module docstring)."""
-        where = None if plan.filter is None else lancedb_filter(plan.filter)
+        where = None
+        if plan.filter is not None:
+            kinds = {field.name: arrow_value_kind(field.type) for field in opened.schema}
+            where = lancedb_filter(with_number_values(plan.filter, kinds))
         key = plan.key_column
         if isinstance(branch, Bm25Search):
             query: dict[str, Any] = {

@@ -187,29 +187,27 @@ class PostgresEngine(SqlStoreEngine):
                 f"table '{table}': a PostgreSQL connection reaches one database (tables are "
                 "<schema>.<table>)"
             )
-        columns = tuple(
-            row[0]
-            for row in self._query(
-                render(
-                    POSTGRES,
-                    exp.select(exp.column(_quoted("column_name")))
-                    .from_(exp.Table(this=_quoted("columns"), db=_quoted("information_schema")))
-                    .where(
-                        exp.and_(
-                            exp.EQ(
-                                this=exp.column(_quoted("table_schema")),
-                                expression=exp.Literal.string(table.schema),
-                            ),
-                            exp.EQ(
-                                this=exp.column(_quoted("table_name")),
-                                expression=exp.Literal.string(table.name),
-                            ),
-                        )
+        listed = self._query(
+            render(
+                POSTGRES,
+                exp.select(exp.column(_quoted("column_name")), exp.column(_quoted("data_type")))
+                .from_(exp.Table(this=_quoted("columns"), db=_quoted("information_schema")))
+                .where(
+                    exp.and_(
+                        exp.EQ(
+                            this=exp.column(_quoted("table_schema")),
+                            expression=exp.Literal.string(table.schema),
+                        ),
+                        exp.EQ(
+                            this=exp.column(_quoted("table_name")),
+                            expression=exp.Literal.string(table.name),
+                        ),
                     )
-                    .order_by(exp.column(_quoted("ordinal_position"))),
                 )
-            )[1]
-        )
+                .order_by(exp.column(_quoted("ordinal_position"))),
+            )
+        )[1]
+        columns = tuple(row[0] for row in listed)
         if not columns:
             return None
         indexes = {row[0] for row in self._query(_indexes_select(table.schema, table.name))[1]}
@@ -223,6 +221,7 @@ class PostgresEngine(SqlStoreEngine):
         return StoreTable(
             name=table,
             columns=columns,
+            column_types=tuple(row[1] for row in listed),
             key_column=key,
             text_indexes=text_indexes,
             vectors=vectors,

@@ -87,7 +87,7 @@ def _connect(database: str) -> Any:
 
 
 _COLUMN_TYPES: dict[str, str] = {
-    "boolean": "INTEGER",
+    "boolean": "BOOLEAN",
     "integer": "INTEGER",
     "floating": "REAL",
     "string": "TEXT",
@@ -158,7 +158,8 @@ class SqliteEngine(SqlStoreEngine):
                 f"table '{table}': SQLite has no catalogs (only schemas: main, temp and "
                 "attached databases)"
             )
-        columns = tuple(row[0].lower() for row in self._query(table_columns_select(table))[1])
+        listed = self._query(table_columns_select(table))[1]
+        columns = tuple(row[0].lower() for row in listed)
         if not columns:
             return None
         schema = sqlite_schema(table)
@@ -175,6 +176,7 @@ class SqliteEngine(SqlStoreEngine):
         return StoreTable(
             name=table,
             columns=columns,
+            column_types=tuple(row[1] for row in listed),
             key_column=key,
             text_indexes=text_indexes,
             vectors=vectors,

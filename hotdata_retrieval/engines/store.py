@@ -33,11 +33,11 @@ import attrs
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.engines.base import RoutesByIndexes
+from hotdata_retrieval.engines.checks import check_columns, check_filter_values, declared_value_kind
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
-from hotdata_retrieval.plan.filters import predicate_columns
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -122,6 +122,8 @@ class StoreTable:
         key_column: the key the catalog records, or ``None``.
         text_indexes: columns with a full-text index.
         vectors: the catalog's vector columns.
+        column_types: each column's declared type, as the store names it (parallel to
+            ``columns``; empty when the store did not say).
     """
 
     name: TableName
@@ -129,6 +131,7 @@ class StoreTable:
     key_column: str | None
     text_indexes: tuple[str, ...]
     vectors: tuple[StoreColumn, ...]
+    column_types: tuple[str, ...] = ()
 
 
 def catalog_rows(
@@ -340,20 +343,19 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         Raises:
             EngineError: no such table, a column the plan names that the table lacks, a text
                 branch over a column with no full-text index.
-            PlanError: a query vector whose length differs from the column's vectors.
+            PlanError: a query vector whose length differs from the column's vectors, a filter
+                value its column's declared type cannot be compared with
+                (:func:`~hotdata_retrieval.engines.checks.check_filter_values`).
         """
         described = self.describe(plan.table)
-        known = set(described.columns)
-        needed = {*plan.projection, plan.key_column}
-        if plan.filter is not None:
-            needed |= predicate_columns(plan.filter)
-        needed |= {branch.column for branch in plan.branches}
-        missing = sorted(needed - known)
-        if missing:
-            raise EngineError(
-                f"column '{missing[0]}' not found in table '{plan.table}'; "
-                f"columns: {', '.join(described.columns)}"
-            )
+        check_columns(plan, described.columns)
+        check_filter_values(
+            plan.filter,
+            {
+                column: declared_value_kind(declared)
+                for column, declared in zip(described.columns, described.column_types)
+            },
+        )
         for branch in plan.branches:
             if isinstance(branch, Bm25Search) and branch.column not in described.text_indexes:
                 raise EngineError(

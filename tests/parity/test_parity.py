@@ -27,6 +27,7 @@ from hotdata_retrieval import (
     InList,
     IsNull,
     NearestNeighborSearch,
+    PlanError,
     ReciprocalRankFusion,
     SearchPlan,
     UnsupportedFeatureError,
@@ -296,3 +297,62 @@ def test_the_suite_covers_only_exact_engines_for_brute_force(engine: Any) -> Non
     """The brute-force comparison above is exact; an engine with an approximate index would
     be compared by recall instead."""
     assert engine.parity_name in EXACT
+
+
+# -- filter values of the wrong kind ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("predicate", "column", "kind"),
+    [
+        (Comparison(column="lang", operator="=", value=5), "lang", "text"),
+        (InList(column="group", values=["g1", 2]), "group", "text"),
+        (Comparison(column="year", operator=">", value="recent"), "year", "integer"),
+        (Comparison(column="year", operator=">", value="2015.5"), "year", "integer"),
+        (Comparison(column="year", operator=">", value=" 2015"), "year", "integer"),
+        (Comparison(column="year", operator="=", value=True), "year", "integer"),
+        (Comparison(column="active", operator="=", value=1), "active", "boolean"),
+        (Comparison(column="active", operator="=", value="true"), "active", "boolean"),
+    ],
+)
+@pytest.mark.parametrize("shape", ["text", "nearest", "fusion"])
+def test_a_filter_value_its_column_cannot_hold_is_refused_alike(
+    engine: Any, predicate: Predicate, column: str, kind: str, shape: str
+) -> None:
+    """Engines disagree on such a comparison (DataFusion fails on the first row it cannot
+    convert, PostgreSQL refuses the operator, SQLite matches nothing), so each refuses the plan
+    with one message before it runs."""
+    source: Any = {
+        "text": text(),
+        "nearest": nearest(),
+        "fusion": ReciprocalRankFusion(branches=[text(), nearest()]),
+    }[shape]
+    with pytest.raises(PlanError) as caught:
+        engine.search(SearchPlan(source=source, filter=predicate, limit=5))
+    assert caught.value.field == "filter"
+    assert f"column '{column}', which holds {kind} values" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("predicate", "meaning"),
+    [
+        (
+            Comparison(column="year", operator=">", value="2018"),
+            Comparison(column="year", operator=">", value=2018),
+        ),
+        (
+            Comparison(column="year", operator=">", value="-2018"),
+            Comparison(column="year", operator=">", value=-2018),
+        ),
+        (
+            InList(column="year", values=["2016", 2018]),
+            InList(column="year", values=[2016, 2018]),
+        ),
+    ],
+)
+def test_text_that_reads_as_the_columns_number_filters_as_the_number(
+    engine: Any, predicate: Any, meaning: Any
+) -> None:
+    expected = passing(meaning) - set(WITHOUT_VECTOR)
+    result = engine.search(SearchPlan(source=nearest(), filter=predicate, limit=ROWS))
+    assert set(result.keys) == expected

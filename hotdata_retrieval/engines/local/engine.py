@@ -57,6 +57,7 @@ from datafusion.catalog import Table
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.engines.base import RoutesByIndexes
+from hotdata_retrieval.engines.checks import arrow_value_kind, check_columns, check_filter_values
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.engines.local import database
@@ -89,7 +90,6 @@ from hotdata_retrieval.engines.local.sandbox import SqlWorker
 from hotdata_retrieval.engines.local.tables import LoadedTable, key_problem, open_table
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
-from hotdata_retrieval.plan.filters import predicate_columns
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.plan.values import FLOAT32_MAX
@@ -982,16 +982,10 @@ class LocalEngine(RoutesByIndexes):
     def _check_plan(self, plan: SearchPlan) -> None:
         loaded = self._loaded(plan.table)
         entry = loaded.entry
-        known = set(entry.columns)
-        needed = {*plan.projection, plan.key_column}
-        if plan.filter is not None:
-            needed |= predicate_columns(plan.filter)
-        missing = sorted(needed - known)
-        if missing:
-            raise EngineError(
-                f"column '{missing[0]}' not found in table '{plan.table}'; "
-                f"columns: {', '.join(entry.columns)}"
-            )
+        check_columns(plan, entry.columns)
+        check_filter_values(
+            plan.filter, {field.name: arrow_value_kind(field.type) for field in loaded.data.schema}
+        )
         if plan.key_column != entry.key_column and not loaded.is_unique(plan.key_column):
             checked = (
                 f"the table's key is '{entry.key_column}'"
@@ -1006,8 +1000,6 @@ class LocalEngine(RoutesByIndexes):
             )
         for branch in plan.branches:
             if isinstance(branch, NearestNeighborSearch):
-                if branch.column not in known:
-                    raise EngineError(f"column '{branch.column}' not found in table '{plan.table}'")
                 vector = next((v for v in entry.vector_columns if v.name == branch.column), None)
                 if vector is not None and vector.dimensions != len(branch.query_vector):
                     raise PlanError(

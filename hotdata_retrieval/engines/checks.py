@@ -1,0 +1,253 @@
+"""Checks of a plan against the table it searches, shared by every engine.
+
+Each engine knows its table's columns (and their types) in its own way; what a plan may ask of
+them is the same everywhere, so the checks and their messages live here:
+
+- :func:`check_columns`: every column the plan names (projection, key, filter, branches) is a
+  column of the table (:class:`EngineError` otherwise, naming the first missing one and the
+  table's columns);
+- :func:`check_filter_values`: every value the filter compares a column with can be compared
+  with it (:class:`PlanError` on field ``filter`` otherwise, naming the column, its kind and the
+  value). Engines disagree on a text column compared with a number — DataFusion casts every
+  row's text to the number and fails on the first that is not one, PostgreSQL refuses the
+  operator, SQLite compares the two kinds and matches nothing — so the plan is refused on each
+  with one message, before it runs.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import (
+    And,
+    Comparison,
+    InList,
+    IsNull,
+    Not,
+    Or,
+    Predicate,
+    PredicateVisitor,
+    predicate_columns,
+)
+from hotdata_retrieval.plan.search import SearchPlan
+
+__all__ = [
+    "ValueKind",
+    "arrow_value_kind",
+    "check_columns",
+    "check_filter_values",
+    "declared_value_kind",
+    "with_number_values",
+]
+
+
+class ValueKind(enum.Enum):
+    """What kind of value a column holds, as far as comparing it with a literal goes."""
+
+    TEXT = "text"
+    INTEGER = "integer"
+    NUMBER = "number"
+    """A number that is not an integer type: floating point or decimal."""
+    BOOLEAN = "boolean"
+    OTHER = "other"
+    """Dates, times, bytes, lists and anything else: left to the engine."""
+
+
+def arrow_value_kind(kind: Any) -> ValueKind:
+    """The :class:`ValueKind` of an Arrow data type (``pyarrow.DataType``)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return ValueKind.TEXT
+    if pa.types.is_string_view(kind):
+        return ValueKind.TEXT
+    if pa.types.is_integer(kind):
+        return ValueKind.INTEGER
+    if pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        return ValueKind.NUMBER
+    if pa.types.is_boolean(kind):
+        return ValueKind.BOOLEAN
+    return ValueKind.OTHER
+
+
+_DECLARED_OTHER = ("INTERVAL", "POINT")
+_DECLARED_TEXT = ("CHAR", "TEXT", "CLOB", "STRING")
+_DECLARED_NUMBER = ("REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL")
+
+
+def declared_value_kind(declared: str | None) -> ValueKind:
+    """The :class:`ValueKind` of a column's declared SQL type name (``information_schema``'s
+    ``data_type``, SQLite's ``pragma_table_info`` ``type``). SQLite's affinity rules decide by
+    the same substrings (https://www.sqlite.org/datatype3.html, section 3.1); an array type
+    (``FLOAT[384]``, ``ARRAY``) is neither text nor a number."""
+    name = (declared or "").upper()
+    if not name or "[" in name or "ARRAY" in name or name.startswith("_"):
+        return ValueKind.OTHER
+    if any(part in name for part in _DECLARED_OTHER):
+        return ValueKind.OTHER
+    if name.startswith("BOOL"):
+        return ValueKind.BOOLEAN
+    if "INT" in name:
+        return ValueKind.INTEGER
+    if any(part in name for part in _DECLARED_TEXT):
+        return ValueKind.TEXT
+    if any(part in name for part in _DECLARED_NUMBER):
+        return ValueKind.NUMBER
+    return ValueKind.OTHER
+
+
+def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:
+    """Every column ``plan`` names is one of the table's ``columns``.
+
+    Raises:
+        EngineError: ``column '<name>' not found in table '<table>'; columns: ...``, naming the
+            first missing column in alphabetical order.
+    """
+    known = list(columns)
+    needed = {*plan.projection, plan.key_column, *(branch.column for branch in plan.branches)}
+    if plan.filter is not None:
+        needed |= predicate_columns(plan.filter)
+    missing = sorted(needed - set(known))
+    if missing:
+        raise EngineError(
+            f"column '{missing[0]}' not found in table '{plan.table}'; columns: {', '.join(known)}"
+        )
+
+
+def check_filter_values(predicate: Predicate | None, kinds: Mapping[str, ValueKind]) -> None:
+    """Every value ``predicate`` compares a column with can be compared with it, as every
+    engine compares it: a text column only with text; a number column with a number, or with
+    text that reads as one of the column's type, without surrounding spaces (``'42'`` for an
+    integer column; ``'1.5'``, ``'1e3'`` for a floating-point or decimal one: engines convert
+    the text, and DataFusion fails on ``'1.5'`` for an integer column); a boolean column only
+    with ``True`` or ``False`` (DataFusion compares no text with a boolean). Columns missing
+    from ``kinds`` and of kind :attr:`ValueKind.OTHER` are not checked.
+
+    Raises:
+        PlanError: on field ``filter``, naming the column, the kind of value it holds and the
+            value.
+    """
+    if predicate is not None:
+        _FilterValues(kinds).visit(predicate)
+
+
+_INTEGER_TEXT = re.compile(r"-?[0-9]{1,19}", re.ASCII)
+"""An integer as DataFusion and Arrow both read it into a 64-bit column (Arrow refuses a
+leading ``+``)."""
+_NUMBER_TEXT = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def _value_problem(kind: ValueKind, value: Any) -> str | None:
+    if kind is ValueKind.TEXT and not isinstance(value, str):
+        described = "a boolean" if isinstance(value, bool) else "a number"
+        return f"{value!r}, {described}; quote it to compare text"
+    if kind in (ValueKind.INTEGER, ValueKind.NUMBER):
+        if isinstance(value, bool):
+            return f"{value!r}, a boolean"
+        if isinstance(value, str):
+            integer = kind is ValueKind.INTEGER
+            if not (_INTEGER_TEXT if integer else _NUMBER_TEXT).fullmatch(value) or (
+                integer and not -(2**63) <= int(value) < 2**63
+            ):
+                return f"{value!r}, which is not {'an integer' if integer else 'a number'}"
+    if kind is ValueKind.BOOLEAN and not isinstance(value, bool):
+        described = "text" if isinstance(value, str) else "a number"
+        return f"{value!r}, {described}; compare it with true or false"
+    return None
+
+
+class _FilterValues(PredicateVisitor[None]):
+    def __init__(self, kinds: Mapping[str, ValueKind]) -> None:
+        self.kinds = kinds
+
+    def _check(self, column: str, values: Iterable[Any]) -> None:
+        kind = self.kinds.get(column, ValueKind.OTHER)
+        for value in values:
+            problem = _value_problem(kind, value)
+            if problem is not None:
+                raise PlanError(
+                    f"filter compares column '{column}', which holds {kind.value} values, "
+                    f"with {problem}",
+                    field="filter",
+                    value=value,
+                )
+
+    def visit_comparison(self, node: Comparison) -> None:
+        self._check(node.column, [node.value])
+
+    def visit_in_list(self, node: InList) -> None:
+        self._check(node.column, node.values)
+
+    def visit_is_null(self, node: IsNull) -> None:
+        return None
+
+    def visit_and(self, node: And) -> None:
+        for operand in node.operands:
+            self.visit(operand)
+
+    def visit_or(self, node: Or) -> None:
+        for operand in node.operands:
+            self.visit(operand)
+
+    def visit_not(self, node: Not) -> None:
+        self.visit(node.operand)
+
+
+def with_number_values(predicate: Predicate, kinds: Mapping[str, ValueKind]) -> Predicate:
+    """``predicate`` with each text value compared with a number column replaced by the
+    number it reads as (an ``int`` for an integer column, a ``float`` for another), for an
+    engine that does not convert text as SQL engines do (LanceDB refuses ``year > '2018'``).
+    Text that is not a finite number stays text. Check the values first
+    (:func:`check_filter_values`)."""
+    rewritten: Predicate = _NumberValues(kinds).visit(predicate)
+    return rewritten
+
+
+def _as_number(kind: ValueKind, value: Any) -> Any:
+    if not isinstance(value, str) or kind not in (ValueKind.INTEGER, ValueKind.NUMBER):
+        return value
+    try:
+        number = int(value) if kind is ValueKind.INTEGER else float(value)
+    except ValueError:
+        return value
+    return number if math.isfinite(number) else value
+
+
+class _NumberValues(PredicateVisitor[Predicate]):
+    def __init__(self, kinds: Mapping[str, ValueKind]) -> None:
+        self.kinds = kinds
+
+    def _kind(self, column: str) -> ValueKind:
+        return self.kinds.get(column, ValueKind.OTHER)
+
+    def visit_comparison(self, node: Comparison) -> Predicate:
+        return attrs.evolve(node, value=_as_number(self._kind(node.column), node.value))
+
+    def visit_in_list(self, node: InList) -> Predicate:
+        kind = self._kind(node.column)
+        return attrs.evolve(node, values=[_as_number(kind, value) for value in node.values])
+
+    def visit_is_null(self, node: IsNull) -> Predicate:
+        return node
+
+    def visit_and(self, node: And) -> Predicate:
+        return attrs.evolve(node, operands=[self.visit(operand) for operand in node.operands])
+
+    def visit_or(self, node: Or) -> Predicate:
+        return attrs.evolve(node, operands=[self.visit(operand) for operand in node.operands])
+
+    def visit_not(self, node: Not) -> Predicate:
+        return attrs.evolve(node, operand=self.visit(node.operand))

@@ -1,0 +1,168 @@
+"""A filter value its column cannot be compared with is refused before the plan runs, with one
+message on every engine (``engines/checks.py``); what is accepted is what DataFusion, the
+local engine, compares without error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval import Comparison, InList, IsNull, Not, Or, PlanError
+from hotdata_retrieval.engines.checks import (
+    ValueKind,
+    arrow_value_kind,
+    check_filter_values,
+    declared_value_kind,
+)
+from hotdata_retrieval.engines.local import EngineError, LocalEngine
+from hotdata_retrieval.engines.local.masks import predicate_mask
+
+TABLE = pa.table(
+    {
+        "id": pa.array([1, 2, 3], pa.int64()),
+        "small": pa.array([1, 2, 3], pa.int8()),
+        "ratio": pa.array([0.5, 1.5, None], pa.float64()),
+        "price": pa.array([1, 2, 3], pa.decimal128(10, 2)),
+        "name": ["a", "5", None],
+        "flag": [True, False, None],
+        "day": pa.array([0, 1, 2], pa.date32()),
+    }
+)
+KINDS = {field.name: arrow_value_kind(field.type) for field in TABLE.schema}
+
+ACCEPTED = [
+    ("id", 2),
+    ("id", 2.5),
+    ("id", "2"),
+    ("id", "-2"),
+    ("small", "3"),
+    ("ratio", 1),
+    ("ratio", "1.5"),
+    ("ratio", "1e0"),
+    ("ratio", ".5"),
+    ("price", 2),
+    ("name", "5"),
+    ("name", ""),
+    ("flag", True),
+]
+REFUSED = [
+    ("id", "abc", "integer", "'abc', which is not an integer"),
+    ("id", "2.5", "integer", "'2.5', which is not an integer"),
+    ("id", "1e3", "integer", "'1e3', which is not an integer"),
+    ("id", " 2", "integer", "' 2', which is not an integer"),
+    ("id", "+2", "integer", "'+2', which is not an integer"),
+    ("id", "9223372036854775808", "integer", "'9223372036854775808', which is not an integer"),
+    ("id", True, "integer", "True, a boolean"),
+    ("ratio", "half", "number", "'half', which is not a number"),
+    ("name", 5, "text", "5, a number; quote it to compare text"),
+    ("name", 1.5, "text", "1.5, a number; quote it to compare text"),
+    ("name", False, "text", "False, a boolean; quote it to compare text"),
+    ("flag", "true", "boolean", "'true', text; compare it with true or false"),
+    ("flag", 1, "boolean", "1, a number; compare it with true or false"),
+]
+
+
+def test_arrow_types_have_the_kinds_they_compare_as() -> None:
+    assert KINDS == {
+        "id": ValueKind.INTEGER,
+        "small": ValueKind.INTEGER,
+        "ratio": ValueKind.NUMBER,
+        "price": ValueKind.NUMBER,
+        "name": ValueKind.TEXT,
+        "flag": ValueKind.BOOLEAN,
+        "day": ValueKind.OTHER,
+    }
+    assert arrow_value_kind(pa.large_string()) is ValueKind.TEXT
+    assert arrow_value_kind(pa.dictionary(pa.int32(), pa.string())) is ValueKind.TEXT
+    assert arrow_value_kind(pa.list_(pa.float32())) is ValueKind.OTHER
+
+
+@pytest.mark.parametrize(
+    ("declared", "kind"),
+    [
+        ("INTEGER", ValueKind.INTEGER),
+        ("BIGINT", ValueKind.INTEGER),
+        ("smallint", ValueKind.INTEGER),
+        ("HUGEINT", ValueKind.INTEGER),
+        ("double precision", ValueKind.NUMBER),
+        ("REAL", ValueKind.NUMBER),
+        ("DECIMAL(18,3)", ValueKind.NUMBER),
+        ("numeric", ValueKind.NUMBER),
+        ("FLOAT", ValueKind.NUMBER),
+        ("TEXT", ValueKind.TEXT),
+        ("character varying", ValueKind.TEXT),
+        ("VARCHAR", ValueKind.TEXT),
+        ("BOOLEAN", ValueKind.BOOLEAN),
+        ("boolean", ValueKind.BOOLEAN),
+        ("FLOAT[384]", ValueKind.OTHER),
+        ("ARRAY", ValueKind.OTHER),
+        ("USER-DEFINED", ValueKind.OTHER),
+        ("INTERVAL", ValueKind.OTHER),
+        ("point", ValueKind.OTHER),
+        ("timestamp with time zone", ValueKind.OTHER),
+        ("DATE", ValueKind.OTHER),
+        ("BLOB", ValueKind.OTHER),
+        ("", ValueKind.OTHER),
+        (None, ValueKind.OTHER),
+    ],
+)
+def test_declared_types_have_the_kinds_they_compare_as(declared: Any, kind: ValueKind) -> None:
+    assert declared_value_kind(declared) is kind
+
+
+@pytest.fixture(scope="module")
+def engine() -> Iterator[LocalEngine]:
+    with LocalEngine() as local:
+        local.load_table("t", TABLE)
+        yield local
+
+
+@pytest.mark.parametrize(("column", "value"), ACCEPTED)
+def test_an_accepted_value_is_one_datafusion_compares(
+    engine: LocalEngine, column: str, value: Any
+) -> None:
+    predicate = Comparison(column=column, operator="=", value=value)
+    check_filter_values(predicate, KINDS)
+    literal = f"'{value}'" if isinstance(value, str) else str(value).upper()
+    engine.sql(f"SELECT count(*) AS n FROM t WHERE {column} = {literal}")  # no error
+
+
+@pytest.mark.parametrize(("column", "value", "kind", "message"), REFUSED)
+def test_a_refused_value_names_the_column_its_kind_and_the_value(
+    column: str, value: Any, kind: str, message: str
+) -> None:
+    predicate = Or(
+        operands=[IsNull(column="id"), Not(operand=InList(column=column, values=[value]))]
+    )
+    with pytest.raises(PlanError) as caught:
+        check_filter_values(predicate, KINDS)
+    assert caught.value.field == "filter"
+    assert caught.value.value == value
+    assert str(caught.value) == (
+        f"filter compares column '{column}', which holds {kind} values, with {message}"
+    )
+
+
+@pytest.mark.parametrize(("column", "value"), [(c, v) for c, v, _, _ in REFUSED])
+def test_the_refused_values_fail_on_the_local_engine_too(
+    engine: LocalEngine, column: str, value: Any
+) -> None:
+    """The check is no stricter than the local engine: DataFusion's SQL, or the Arrow row mask
+    its native searches filter with, fails on each refused value (Arrow reads no ``+`` and no
+    spaces around an integer; DataFusion does)."""
+    literal = f"'{value}'" if isinstance(value, str) else str(value).upper()
+    try:
+        engine.sql(f"SELECT count(*) AS n FROM t WHERE {column} = {literal}")
+    except EngineError:
+        return
+    with pytest.raises((pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError, TypeError)):
+        predicate_mask(Comparison(column=column, operator="=", value=value), TABLE)
+
+
+def test_other_columns_and_unknown_columns_are_left_to_the_engine() -> None:
+    check_filter_values(Comparison(column="day", operator=">", value="yesterday"), KINDS)
+    check_filter_values(Comparison(column="missing", operator=">", value="x"), KINDS)
+    check_filter_values(None, KINDS)
