@@ -181,6 +181,63 @@ def load_qrels(path: str | Path, *, split: str = "train") -> tuple[dict[str, dic
     return qrels, source
 
 
+@attrs.frozen
+class Coverage:
+    """How the judgments meet the queries and the table they are measured on.
+
+    Attributes:
+        queries_without_text: query ids the qrels judge that the queries file lacks (never
+            run, so never measured), sorted.
+        unknown_documents: judged ``(query id, document id)`` pairs of run queries whose
+            document is no key of the table: relevant ones count against every setting, since
+            no search can return them.
+        relevant_unknown: how many of those are judged relevant (grade > 0).
+    """
+
+    queries_without_text: tuple[str, ...]
+    unknown_documents: tuple[tuple[str, str], ...]
+    relevant_unknown: int
+
+    def notes(self) -> list[str]:
+        """One line per problem, for people (empty when the judgments fit)."""
+        lines = []
+        if self.queries_without_text:
+            first = self.queries_without_text[0]
+            lines.append(
+                f"{len(self.queries_without_text)} judged queries are not in the queries file "
+                f"(first: {first!r}) and are not measured"
+            )
+        if self.unknown_documents:
+            query, document = self.unknown_documents[0]
+            lines.append(
+                f"{len(self.unknown_documents)} judgments name documents the table lacks "
+                f"(first: {document!r} for query {query!r}); {self.relevant_unknown} of them "
+                "relevant, which no setting can find"
+            )
+        return lines
+
+
+def judgment_coverage(
+    qrels: Mapping[str, Mapping[str, int]], queries: Mapping[str, str], keys: Iterable[Any]
+) -> Coverage:
+    """Which judgments cannot be measured as meant: judged queries missing from ``queries``,
+    and judged documents of the run queries missing from ``keys`` (the table's key values,
+    compared as text, as runs name documents)."""
+    known = {str(key) for key in keys}
+    unknown = tuple(
+        (query_id, document)
+        for query_id in sorted(qrels)
+        if query_id in queries
+        for document in sorted(qrels[query_id])
+        if document not in known
+    )
+    return Coverage(
+        queries_without_text=tuple(sorted(set(qrels) - set(queries))),
+        unknown_documents=unknown,
+        relevant_unknown=sum(1 for query, document in unknown if qrels[query][document] > 0),
+    )
+
+
 # -- branch runs -----------------------------------------------------------------------------
 
 

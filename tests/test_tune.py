@@ -28,6 +28,7 @@ from hotdata_retrieval.tuning import (
     TuningError,
     default_grid,
     evaluate,
+    judgment_coverage,
     load_qrels,
     load_queries,
 )
@@ -121,6 +122,9 @@ def test_tune_reports_every_setting_of_the_grid(tuned: tuple[dict[str, Any], Pat
             assert measure["low"] <= measure["mean"] <= measure["high"]
             difference = measure["difference"]
             assert difference["low"] <= difference["mean"] <= difference["high"]
+    assert report["notes"] == []  # every judged query and document is known
+    assert report["judged_queries_not_in_queries"] == 0
+    assert report["judgments_of_unknown_documents"] == 0
     default = settings[0]
     assert default["fusion"] == {"method": "rrf", "rank_constant": 60, "weights": [1, 1]}
     assert default["nDCG@10"]["difference"] == {"mean": 0.0, "low": 0.0, "high": 0.0}
@@ -231,7 +235,8 @@ def test_tune_is_reproducible_and_prints_a_table(dataset: Path, database: Path) 
         (["--methods", "linear"], EXIT_USAGE, "'linear' is not a fusion method"),
         (["--split", "dev"], EXIT_INVALID_PLAN, "no 'dev' split"),
         (["--alphas", "2"], EXIT_INVALID_PLAN, "--alphas must be between 0 and 1, got 2"),
-        (["--depth", "0"], EXIT_USAGE, "must be at least 1"),
+        (["--depth", "0"], EXIT_USAGE, "must be at least 10 (nDCG@10 ranks ten fused results)"),
+        (["--depth", "9"], EXIT_USAGE, "got 9"),
     ],
 )
 def test_tune_errors_are_one_line(
@@ -343,3 +348,56 @@ def test_qrels_without_a_relevant_document_are_an_error() -> None:
     # Every setting would score 0 on every query, and the default be written as the best.
     with pytest.raises(TuningError, match=r"no judged query has a relevant document \(score > 0\)"):
         evaluate(_runs(2), {"q0": {"d0": 0}, "q1": {"d1": 0}}, [DEFAULT_SETTING])
+
+
+def test_judgments_the_run_cannot_meet_are_counted_and_named(
+    dataset: Path, database: Path, tmp_path: Path
+) -> None:
+    """A judged query the queries file lacks is never measured, and a judged document the
+    table lacks can never be found: both are counted and the first named, not ignored."""
+    qrels = tmp_path / "qrels.tsv"
+    lines = (dataset / "qrels" / "train.tsv").read_text().splitlines()
+    qrels.write_text(
+        "\n".join([*lines, "q00\tghost-1\t1", "q01\tghost-2\t0", "nowhere\td00\t1"]) + "\n"
+    )
+    code, out, err = run(
+        "tune",
+        "--queries",
+        str(dataset),
+        "--qrels",
+        str(qrels),
+        "--database",
+        str(database),
+        "--methods",
+        "rrf",
+        "--rank-constants",
+        "60",
+        "--resamples",
+        "20",
+        "--depth",
+        "50",
+        "--output",
+        str(tmp_path / "fusion.json"),
+        "--format",
+        "json",
+    )
+    assert code == EXIT_OK, err
+    report = json.loads(out)
+    assert report["judged_queries_not_in_queries"] == 1
+    assert report["judgments_of_unknown_documents"] == 2
+    assert report["notes"] == [
+        "1 judged queries are not in the queries file (first: 'nowhere') and are not measured",
+        "2 judgments name documents the table lacks (first: 'ghost-1' for query 'q00'); 1 of "
+        "them relevant, which no setting can find",
+        "--depth 50 is below 100: R@100 counts the fused candidates of 50 per branch, which "
+        "may be fewer than 100",
+    ]
+    assert all(f"note: {note}" in " ".join(err.split()) for note in report["notes"])
+
+
+def test_coverage_of_judgments() -> None:
+    qrels = {"q1": {"a": 1, "x": 2, "y": 0}, "q2": {"b": 1}, "q3": {"a": 1}}
+    coverage = judgment_coverage(qrels, {"q1": "text", "q3": "text"}, [1, "a", "b"])
+    assert coverage.queries_without_text == ("q2",)
+    assert coverage.unknown_documents == (("q1", "x"), ("q1", "y"))
+    assert coverage.relevant_unknown == 1

@@ -155,8 +155,11 @@ def tune(
     from hotdata_retrieval import tuning
     from hotdata_retrieval.engines.local import LocalEngine
 
-    if depth < 1:
-        raise click.BadParameter("must be at least 1", param_hint="'--depth'")
+    if depth < 10:
+        raise click.BadParameter(
+            f"must be at least 10 (nDCG@10 ranks ten fused results), got {depth}",
+            param_hint="'--depth'",
+        )
     if resamples < 1:
         raise click.BadParameter("must be at least 1", param_hint="'--resamples'")
     if not (database / "catalog.json").exists():
@@ -194,6 +197,18 @@ def tune(
                 "(hdq load embeds one)"
             )
         engine.embedder = embedder_for_model(models[0])
+        key = indexes.key_column
+        coverage = tuning.judgment_coverage(
+            qrels, queries, engine.read_table(indexes.table, [key]).column(key).to_pylist()
+        )
+        notes = coverage.notes()
+        if depth < tuning.RUN_LENGTH:
+            notes.append(
+                f"--depth {depth} is below {tuning.RUN_LENGTH}: R@100 counts the fused "
+                f"candidates of {depth} per branch, which may be fewer than 100"
+            )
+        for note in notes:
+            console.print(f"note: {note}", markup=False, highlight=False)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -251,6 +266,9 @@ def tune(
                     "queries": len(judged),
                     "qrels": str(qrels_file),
                     "depth": depth,
+                    "notes": notes,
+                    "judged_queries_not_in_queries": len(coverage.queries_without_text),
+                    "judgments_of_unknown_documents": len(coverage.unknown_documents),
                     "default": default.setting.document(),
                     "settings": [
                         {

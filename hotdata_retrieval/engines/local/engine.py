@@ -434,6 +434,26 @@ class LocalEngine(RoutesByIndexes):
         self._refresh()
         return dict(self._damaged)
 
+    def read_table(
+        self, table: str | TableName, columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """The rows of ``table``'s current version as an Arrow table (``columns`` of it, in that
+        order; default every column). Read from memory once the table is open: no query runs.
+
+        Raises:
+            EngineError: no such table, or a column it does not have.
+        """
+        data = self._loaded(table).data
+        if columns is None:
+            return data
+        missing = [column for column in columns if column not in data.column_names]
+        if missing:
+            raise EngineError(
+                f"column '{missing[0]}' not found in table '{table}'; "
+                f"columns: {', '.join(data.column_names)}"
+            )
+        return data.select(list(columns))
+
     def table_name(self, name: str) -> TableName:
         """``name`` completed with this engine's catalog and schema."""
         return TableName.parse(name, default_catalog=self.catalog, default_schema=self.schema)
