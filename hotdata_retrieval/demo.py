@@ -1,8 +1,8 @@
 """A small support-ticket corpus, generated deterministically, and the searches ``hdq demo`` runs.
 
-Each ticket reports one of a dozen problems. Some carry an exact token — an error code such as
-``E4012``, a ticket reference such as ``TCK-1043``, a version such as ``4.2.1`` — and describe
-the symptom in plain words; others only paraphrase the symptom ("the app closes as soon as I
+Each ticket reports one of a dozen problems. Some bodies carry an exact token — an error code
+such as ``E4012`` or a version such as ``4.2.1`` — and describe the symptom in plain words;
+others only paraphrase the symptom ("the app closes as soon as I
 open it" for a crash on start). So BM25 finds the exact tokens that an embedding blurs, the
 embedding finds the paraphrases that share no word with the query, and the fused search finds
 both.
@@ -180,7 +180,8 @@ def support_tickets(count: int = 144, seed: int = 20_241) -> pa.Table:
     ``version``, ``priority``); the same arguments always give the same table.
 
     Roughly half of the tickets quote their error code, a third their version, and every
-    ticket uses one of four phrasings of its problem.
+    ticket uses one of four phrasings of its problem. A ticket's reference (``TCK-1043``) is
+    its ``ticket`` column, not quoted in its body, so a search of the body does not find it.
 
     Raises:
         MissingExtraError: pyarrow (the ``local`` extra) is not installed.
