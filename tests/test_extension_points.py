@@ -33,6 +33,7 @@ from hotdata_retrieval import (
     Comparison,
     NearestNeighborSearch,
     SearchPlan,
+    UnknownDialectError,
     UnsupportedFeatureError,
     VectorSearch,
     compile_plan,
@@ -54,7 +55,9 @@ from hotdata_retrieval.compile import (
     register_dialect,
 )
 from hotdata_retrieval.compile.compiler import column, identifier, table_reference
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.results import executed_plan
 from hotdata_retrieval.fusion import (
     FusedHit,
     fuse_candidates,
@@ -438,3 +441,35 @@ def test_a_score_normalised_fusion_uses_window_columns_of_the_ranked_ctes(
         assert score == pytest.approx(expected[key], rel=1e-9, abs=1e-12)
     cut = sorted(expected.values(), reverse=True)[len(got) - 1]
     assert min(got.values()) == pytest.approx(cut, rel=1e-9, abs=1e-12)
+
+
+def test_an_engine_searches_with_a_profile_that_carries_the_toy_fusion(
+    engine: LocalEngine,
+) -> None:
+    """``LocalEngine(profile=...)``: a fusion defined outside the library reaches
+    ``search`` (through its statement: the native search takes only the library's methods),
+    with the same hits as its reference."""
+    plan = SearchPlan(
+        source=MaxRankFusion(branches=_random_branches(random.Random(5)), depth=20),
+        limit=7,
+        columns=["id"],
+    )
+    with pytest.raises(UnsupportedFeatureError, match="max_rank"):
+        engine.search(plan)  # the default profile has no visitor for it
+    with LocalEngine(engine.root, profile=FUSIONS) as extended:
+        result = extended.search(plan)
+        assert extended.profile is FUSIONS
+    expected = _expected(engine, plan)
+    assert [(hit.key, hit.score) for hit in result] == [(hit.key, hit.score) for hit in expected]
+    assert result.sql == to_sql(executed_plan(plan), FUSIONS)
+
+
+@pytest.mark.parametrize("profile", ["sqlite", TOY])
+def test_a_profile_of_another_dialect_is_refused(profile: Any) -> None:
+    with pytest.raises(EngineError, match="runs the Hotdata dialect's SQL; dialect profile"):
+        LocalEngine(profile=profile)
+
+
+def test_an_unknown_profile_name_is_refused() -> None:
+    with pytest.raises(UnknownDialectError):
+        LocalEngine(profile="no-such-dialect")

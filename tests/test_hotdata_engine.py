@@ -525,3 +525,15 @@ def test_the_fake_api_stops_at_teardown_and_after_its_lifetime(local: LocalEngin
         time.sleep(0.05)
     assert not bounded.running
     bounded.stop()  # idempotent
+
+
+def test_a_profile_must_write_the_hotdata_dialect(fake: FakeHotdataApi) -> None:
+    database = ManagedDatabase(
+        id=DATABASE_ID, description=None, default_connection_id="conn_support"
+    )
+    with HotdataClient(API_KEY, WORKSPACE, host=fake.url) as client:
+        with pytest.raises(EngineError, match="runs the Hotdata dialect's SQL"):
+            HotdataEngine(client, database, profile="duckdb")
+        engine = HotdataEngine(client, database, profile="hotdata")
+        plan = SearchPlan(source=Bm25Search(table="tickets", column="body", query_text="login"))
+        assert engine.search(plan).sql == to_sql(executed_plan(plan))

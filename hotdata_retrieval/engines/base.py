@@ -45,6 +45,7 @@ from hotdata_retrieval.routing import RoutingPolicy, SearchMode, plan_search
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from hotdata_retrieval.compile import DialectProfile
     from hotdata_retrieval.engines.duckdb import DuckdbEngine
     from hotdata_retrieval.engines.hotdata import HotdataEngine
     from hotdata_retrieval.engines.lancedb import LancedbEngine
@@ -52,7 +53,13 @@ if TYPE_CHECKING:
     from hotdata_retrieval.engines.postgres import PostgresEngine
     from hotdata_retrieval.engines.sqlite import SqliteEngine
 
-__all__ = ["OPTIONAL_CAPABILITIES", "Engine", "RoutesByIndexes", "query_embedder"]
+__all__ = [
+    "OPTIONAL_CAPABILITIES",
+    "Engine",
+    "RoutesByIndexes",
+    "hotdata_profile",
+    "query_embedder",
+]
 
 OPTIONAL_CAPABILITIES = ("stream_sql", "embedder_for", "tables", "index_catalog")
 """Members an engine may have beyond :class:`Engine`; callers check for them before use."""
@@ -225,3 +232,26 @@ if TYPE_CHECKING:  # mypy checks that the library's engines meet the contract
         lancedb: LancedbEngine,
     ) -> list[Engine]:
         return [local, hotdata, sqlite, duckdb, postgres, lancedb]
+
+
+def hotdata_profile(profile: str | DialectProfile, engine: str) -> DialectProfile:
+    """The dialect profile ``engine`` compiles plans with: ``profile`` (a registered name or a
+    :class:`~hotdata_retrieval.compile.DialectProfile`), which must write the Hotdata dialect's
+    SQL — the ``hotdata`` profile, or one made from it with another compiler, as a fusion
+    defined outside the library is (``docs/architecture.md``, "How to add a fusion").
+
+    Raises:
+        UnknownDialectError: no dialect of that name is registered.
+        EngineError: the profile writes another dialect's SQL, which ``engine`` cannot run.
+    """
+    from hotdata_retrieval.compile import HOTDATA, get_dialect
+    from hotdata_retrieval.engines.errors import EngineError
+
+    resolved = get_dialect(profile)
+    if not issubclass(resolved.sqlglot_dialect, HOTDATA.sqlglot_dialect):
+        raise EngineError(
+            f"{engine} runs the Hotdata dialect's SQL; dialect profile {resolved.name!r} "
+            "writes another dialect's (use a profile made from the hotdata profile, "
+            "attrs.evolve(HOTDATA, compiler=...))"
+        )
+    return resolved

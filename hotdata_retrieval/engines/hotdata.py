@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from hotdata_retrieval.compile import to_sql
-from hotdata_retrieval.engines.base import query_embedder
+from hotdata_retrieval.compile import DialectProfile, to_sql
+from hotdata_retrieval.engines.base import hotdata_profile, query_embedder
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
@@ -368,10 +368,14 @@ class HotdataEngine:
             resolved here once. A name must be unique in the workspace.
         embedder: embeds query text for plain (caller-embedded) vector indexes; it must be
             the model that wrote the vectors. Not needed for BM25 or provider-backed indexes.
+        profile: the dialect profile :meth:`search` compiles plans with (default
+            ``hotdata``); one made from it with another compiler carries a fusion defined
+            outside the library (:func:`~hotdata_retrieval.engines.base.hotdata_profile`).
 
     Raises:
         HotdataConfigError: no such database, or several with that name.
         HotdataApiError: the API refused to read the database.
+        EngineError: ``profile`` writes another dialect's SQL.
 
     ::
 
@@ -389,8 +393,10 @@ class HotdataEngine:
         database: str | ManagedDatabase,
         *,
         embedder: Any = None,
+        profile: str | DialectProfile = "hotdata",
     ) -> None:
         _require_framework()
+        self.profile = hotdata_profile(profile, "the Hotdata engine")
         self._client = client
         self._owns_client = False
         self.embedder = embedder
@@ -662,7 +668,7 @@ class HotdataEngine:
             HotdataApiError: the engine's own message — a missing table, column or index.
         """
         executed = executed_plan(plan)
-        statement = to_sql(executed)
+        statement = to_sql(executed, self.profile)
         result = self._execute(statement)
         missing = [
             name

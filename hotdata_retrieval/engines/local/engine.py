@@ -54,9 +54,9 @@ import sqlglot
 from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext, SQLOptions, udf, udtf
 from datafusion.catalog import Table
 
-from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
+from hotdata_retrieval.compile import HOTDATA, DialectProfile, compile_plan, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
-from hotdata_retrieval.engines.base import RoutesByIndexes
+from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.checks import arrow_value_kind, check_columns, check_filter_values
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
@@ -217,9 +217,13 @@ class LocalEngine(RoutesByIndexes):
         schema: the schema name (default ``public``).
         lock_timeout: seconds a write waits for another process's write (``None``: as long as
             it takes).
+        profile: the dialect profile :meth:`search` compiles plans with (default ``hotdata``);
+            one made from it with another compiler carries a fusion defined outside the
+            library (:func:`~hotdata_retrieval.engines.base.hotdata_profile`).
 
     Raises:
         DatabaseError: ``path`` is not a directory, or its catalog cannot be read.
+        EngineError: ``profile`` writes another dialect's SQL.
 
     >>> import pyarrow as pa
     >>> from hotdata_retrieval import Bm25Search, SearchPlan
@@ -244,7 +248,9 @@ class LocalEngine(RoutesByIndexes):
         catalog: str = "default",
         schema: str = "public",
         lock_timeout: float | None = None,
+        profile: str | DialectProfile = "hotdata",
     ) -> None:
+        self.profile = hotdata_profile(profile, "the local engine")
         self._temporary = path is None
         self.root = Path(tempfile.mkdtemp(prefix="hdq-")) if path is None else Path(path)
         if self.root.exists() and not self.root.is_dir():
@@ -434,9 +440,7 @@ class LocalEngine(RoutesByIndexes):
         self._refresh()
         return dict(self._damaged)
 
-    def read_table(
-        self, table: str | TableName, columns: Sequence[str] | None = None
-    ) -> pa.Table:
+    def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> pa.Table:
         """The rows of ``table``'s current version as an Arrow table (``columns`` of it, in that
         order; default every column). Read from memory once the table is open: no query runs.
 
@@ -977,12 +981,12 @@ class LocalEngine(RoutesByIndexes):
         self._refresh()
         self._check_plan(plan)
         executed = executed_plan(plan)
-        statement = to_sql(executed)
+        statement = to_sql(executed, self.profile)
         rows = native_rows(executed, self._loaded(executed.table))
         if rows is None:
             with self._stashed_vectors() as stash:
                 optimized = (
-                    self._rewritten(compile_plan(executed), stash)
+                    self._rewritten(compile_plan(executed, self.profile), stash)
                     if executed.vector_columns
                     else None
                 )
