@@ -44,6 +44,7 @@ __all__ = [
     "arrow_value_kind",
     "check_columns",
     "check_filter_values",
+    "check_reserved_columns",
     "declared_value_kind",
     "with_number_values",
 ]
@@ -104,6 +105,26 @@ def declared_value_kind(declared: str | None) -> ValueKind:
     if any(part in name for part in _DECLARED_NUMBER):
         return ValueKind.NUMBER
     return ValueKind.OTHER
+
+
+RESERVED_COLUMNS = ("score", "_distance")
+"""Columns a search computes (the BM25 score, a distance): a searchable table cannot have one,
+or the statement's ``score`` would name the table's column (``SELECT base.*, ... AS score``)."""
+
+
+def check_reserved_columns(columns: Iterable[str]) -> None:
+    """Refuse a searchable table that has a column named like one a search computes.
+
+    Raises:
+        EngineError: naming the column.
+    """
+    present = set(columns)
+    for reserved in RESERVED_COLUMNS:
+        if reserved in present:
+            raise EngineError(
+                f"column {reserved!r} is reserved in a searchable table: text and vector "
+                "searches add a column of that name to their results; rename it before loading"
+            )
 
 
 def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:

@@ -46,6 +46,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_value_kind,
     check_columns,
     check_filter_values,
+    check_reserved_columns,
     with_number_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -257,6 +258,8 @@ class LancedbEngine(RoutesByIndexes):
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
                 raise EngineError(f"text column '{column}' is not a text column of the table")
+        if texts or vector_columns_of(data):
+            check_reserved_columns(columns)
         metric = DistanceMetric.parse(vector_metric).value
         for column in vector_columns_of(data):
             size = vector_dimensions(data, column)

@@ -33,7 +33,12 @@ import attrs
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.engines.base import RoutesByIndexes
-from hotdata_retrieval.engines.checks import check_columns, check_filter_values, declared_value_kind
+from hotdata_retrieval.engines.checks import (
+    check_columns,
+    check_filter_values,
+    check_reserved_columns,
+    declared_value_kind,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import PlanError
@@ -473,6 +478,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 raise EngineError(
                     f"text column '{column}' holds {data.schema.field(column).type}, not text"
                 )
+        if texts or vector_columns_of(data):
+            check_reserved_columns(columns)
         metric = DistanceMetric.parse(vector_metric).value
         vectors = [
             StoreColumn(

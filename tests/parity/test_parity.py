@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from hotdata_retrieval import (
@@ -32,6 +33,7 @@ from hotdata_retrieval import (
     SearchPlan,
     UnsupportedFeatureError,
 )
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.fusion import rank_branch, reference_fusion
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.search import Branch
@@ -356,3 +358,14 @@ def test_text_that_reads_as_the_columns_number_filters_as_the_number(
     expected = passing(meaning) - set(WITHOUT_VECTOR)
     result = engine.search(SearchPlan(source=nearest(), filter=predicate, limit=ROWS))
     assert set(result.keys) == expected
+
+
+@pytest.mark.parametrize("reserved", ["score", "_distance"])
+def test_a_searchable_table_with_a_column_named_like_a_computed_one_is_refused(
+    engine: Any, reserved: str
+) -> None:
+    """Else ``score`` in the statement names the table's column (``SELECT base.*, ... AS
+    score``) and a search ranks by the user's values on some engines."""
+    data = pa.table({"id": [1, 2], "body": ["crash now", "fine"], reserved: [4.0, 1.0]})
+    with pytest.raises(EngineError, match=f"column '{reserved}' is reserved in a searchable"):
+        engine.load_table("reserved_names", data, key_column="id", text_columns=["body"])

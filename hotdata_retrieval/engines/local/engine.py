@@ -57,7 +57,12 @@ from datafusion.catalog import Table
 from hotdata_retrieval.compile import HOTDATA, DialectProfile, compile_plan, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
-from hotdata_retrieval.engines.checks import arrow_value_kind, check_columns, check_filter_values
+from hotdata_retrieval.engines.checks import (
+    arrow_value_kind,
+    check_columns,
+    check_filter_values,
+    check_reserved_columns,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.engines.local import database
@@ -621,13 +626,7 @@ class LocalEngine(RoutesByIndexes):
             )
         data = _positive_zeros(normalize_text_types(_lowercase_columns(load.data)))
         if load.text_columns or load.embed_columns:
-            for reserved in ("score", "_distance"):
-                if reserved in data.column_names:
-                    raise EngineError(
-                        f"column {reserved!r} is reserved in a searchable table: bm25_search "
-                        "and vector_search add a column of that name to their results; "
-                        "rename it before loading"
-                    )
+            check_reserved_columns(data.column_names)
         key = (
             None
             if load.key_column is None
