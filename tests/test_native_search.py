@@ -7,10 +7,13 @@ filters of SQL's three-valued logic, and pages. Plans it does not answer run the
 
 from __future__ import annotations
 
+import decimal
+import math
 import random
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -355,3 +358,113 @@ def test_a_table_with_a_column_named_like_a_computed_one_runs_the_statement(
         result = engine.search(plan)
         assert len(spy.statements) == 1
         assert result.hits == statement_result(engine, plan).hits
+
+
+# -- cases found by breaking the native search -------------------------------------------------
+
+
+def _assert_native_is_statement(engine: LocalEngine, plan: SearchPlan) -> None:
+    assert engine.search(plan).hits == statement_result(engine, plan).hits
+
+
+def _floats_engine(values: pa.Array) -> LocalEngine:
+    engine = LocalEngine()
+    engine.load_table(
+        "t",
+        pa.table(
+            {
+                "id": list(range(len(values))),
+                "body": ["fox"] * len(values),
+                "x": values,
+                "emb": pa.array(
+                    [[1.0, float(i)] for i in range(len(values))], pa.list_(pa.float32())
+                ),
+            }
+        ),
+        text_columns=["body"],
+    )
+    return engine
+
+
+def _every_shape(filter_: Any) -> list[SearchPlan]:
+    text = Bm25Search(table="t", column="body", query_text="fox")
+    nearest = NearestNeighborSearch(table="t", column="emb", query_vector=[1.0, 0.5])
+    return [
+        SearchPlan(source=source, limit=5, filter=filter_)
+        for source in (text, nearest, ReciprocalRankFusion(branches=[text, nearest]))
+    ]
+
+
+@pytest.mark.parametrize(
+    "filter_",
+    [
+        Comparison(column="x", operator="<", value=0),
+        Comparison(column="x", operator=">", value=0),
+        Comparison(column="x", operator="=", value="nan"),
+        Comparison(column="x", operator="<>", value="nan"),
+        InList(column="x", values=[1.0, 2.0]),
+    ],
+)
+def test_nan_compares_in_total_order_as_datafusion_does(filter_: Any) -> None:
+    """DataFusion orders floats by IEEE 754 totalOrder: a NaN with its sign bit set is below
+    every number, one without above, and a NaN equals a NaN."""
+    negative_nan = np.array([0xFFF8_0000_0000_0000], dtype=np.uint64).view(np.float64)
+    values = pa.array(np.concatenate([negative_nan, [float("nan"), 1.0, -2.0, 0.0]]), pa.float64())
+    for kind in (pa.float64(), pa.float32()):
+        with _floats_engine(values.cast(kind)) as engine:
+            for plan in _every_shape(filter_):
+                _assert_native_is_statement(engine, plan)
+
+
+@pytest.mark.parametrize(
+    ("values", "filter_"),
+    [
+        (
+            pa.array(
+                [decimal.Decimal("1.15"), decimal.Decimal("123456789.12")], pa.decimal128(12, 2)
+            ),
+            Comparison(column="x", operator="<=", value=1.15),
+        ),
+        (
+            pa.array(
+                [decimal.Decimal("1.15"), decimal.Decimal("123456789.12")], pa.decimal128(12, 2)
+            ),
+            Comparison(column="x", operator="=", value=123456789.12),
+        ),
+        (pa.array([16777216.0, 0.1], pa.float32()), InList(column="x", values=[16777217, 0.5])),
+        (pa.array([16777216.0, 0.1], pa.float32()), InList(column="x", values=[0.5, "0.1"])),
+        (pa.array([1.0, 2.0], pa.float32()), InList(column="x", values=[], negated=True)),
+    ],
+)
+def test_filters_the_mask_cannot_read_as_sql_run_the_statement(values: Any, filter_: Any) -> None:
+    with _floats_engine(values) as engine:
+        for plan in _every_shape(filter_):
+            _assert_native_is_statement(engine, plan)
+
+
+def test_a_distance_too_small_for_float32_is_zero_on_every_path() -> None:
+    """Dot distances below Float32's smallest round to -0.0 or 0.0 by sign; SQL orders -0.0
+    before 0.0, so every path reports 0.0 and the rows tie."""
+    with LocalEngine() as engine:
+        engine.load_table(
+            "t",
+            pa.table(
+                {
+                    "id": [0, 1, 2],
+                    "emb": pa.array(
+                        [[-1e-20, 0.0], [1e-20, 0.0], [1.0, 0.0]], pa.list_(pa.float32())
+                    ),
+                }
+            ),
+        )
+        tiny = NearestNeighborSearch(
+            table="t", column="emb", query_vector=[1e-30, 0.0], metric="dot", name="a"
+        )
+        other = NearestNeighborSearch(
+            table="t", column="emb", query_vector=[1.0, 1.0], metric="l2", name="b"
+        )
+        for source in (tiny, ReciprocalRankFusion(branches=[tiny, other])):
+            plan = SearchPlan(source=source, limit=3, include_branch_scores=source is not tiny)
+            _assert_native_is_statement(engine, plan)
+        distances = [hit.distance for hit in engine.search(SearchPlan(source=tiny, limit=3))]
+        assert [math.copysign(1.0, d) for d in distances if d == 0.0] == [1.0, 1.0]

@@ -157,16 +157,20 @@ def distance_udf_arrays(name: str, left: pa.Array, right: pa.Array) -> pa.Array:
         ):
             query = np.broadcast_to(queries[0], columns.shape)
             result = DISTANCE_KERNELS[name](columns, query)
-            return pa.array(_float32(result), type=pa.float32())
+            return pa.array(float32_distances(result), type=pa.float32())
     columns, queries, valid = _pair(name, left, right)
     distances = np.zeros(columns.shape[0], dtype=np.float64)
     if valid.any():
         distances[valid] = DISTANCE_KERNELS[name](columns[valid], queries[valid])
-    return pa.array(_float32(distances), type=pa.float32(), mask=~valid)
+    return pa.array(float32_distances(distances), type=pa.float32(), mask=~valid)
 
 
-def _float32(distances: np.ndarray) -> np.ndarray:
+def float32_distances(distances: np.ndarray) -> np.ndarray:
     """Float64 distances as the functions' Float32 results: a distance beyond Float32's range
-    (vectors of enormous magnitude) is an infinity there, without a warning."""
+    (vectors of enormous magnitude) is an infinity there, without a warning, and a negative
+    distance too small for Float32 is 0.0, not -0.0 (SQL orders -0.0 before 0.0, so two rows
+    at distance 0 would otherwise rank apart, as they do not in NumPy's ordering). Every path
+    that reports a distance rounds through here, so they agree bit for bit."""
     with np.errstate(over="ignore"):
-        return distances.astype(np.float32)
+        rounded: np.ndarray = distances.astype(np.float32) + np.float32(0.0)
+    return rounded

@@ -77,6 +77,7 @@ from hotdata_retrieval.engines.local.distance import (
     DISTANCE_KERNELS,
     DimensionMismatchError,
     distance_udf_arrays,
+    float32_distances,
     query_distances,
 )
 from hotdata_retrieval.engines.local.fastpath import (
@@ -1095,7 +1096,7 @@ class LocalEngine(RoutesByIndexes):
         nearest, distances = loaded.vector_index(vector.name).nearest(
             "cosine_distance", query_vector, k, with_ties=True
         )
-        rounded = distances.astype(np.float32)
+        rounded = float32_distances(distances)
         kept = np.lexsort((loaded.tie_order()[nearest], rounded))[:k]
         order = kept[np.argsort(nearest[kept], kind="stable")]  # rowid order, as the engine's
         rowids = nearest[order]
@@ -1161,8 +1162,7 @@ class LocalEngine(RoutesByIndexes):
         except DimensionMismatchError as error:
             raise ValueError(str(error)) from None
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
-        with np.errstate(over="ignore"):  # a distance beyond Float32 is an infinity there
-            rounded = distances.astype(np.float32)
+        rounded = float32_distances(distances)
         rows = rows.append_column(
             "_distance", pa.array(rounded, type=pa.float32(), mask=np.isnan(distances))
         )
@@ -1207,7 +1207,7 @@ class LocalEngine(RoutesByIndexes):
             at = np.array([i for i, row in enumerate(rows) if row is not None], dtype=np.int64)
             distances[at] = query_distances("cosine_distance", matrix, query_vector)
         mask = np.isnan(distances)
-        return pa.array(distances.astype(np.float32), type=pa.float32(), mask=mask)
+        return pa.array(float32_distances(distances), type=pa.float32(), mask=mask)
 
     def _embedded_texts(self) -> dict[str, np.ndarray]:
         """Each text an open table's vector column embedded with this engine's embedder,

@@ -36,6 +36,7 @@ from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.engines.local.distance import (
     DimensionMismatchError,
+    float32_distances,
 )
 from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
@@ -592,7 +593,7 @@ class HybridSearch:
             mask=passes,
             with_ties=True,
         )
-        return rowids, distances.astype(np.float32)
+        return rowids, float32_distances(distances)
 
     def _semantic_distances(
         self, call: HybridSearchCall, loaded: LoadedTable, passes: np.ndarray
@@ -613,4 +614,4 @@ class HybridSearch:
         rowids, distances = loaded.vector_index(vector.name).nearest(
             "cosine_distance", query, call.branch_depth, mask=passes, with_ties=True
         )
-        return rowids, distances.astype(np.float32)
+        return rowids, float32_distances(distances)

@@ -42,9 +42,45 @@ _COMPARE = {
     ComparisonOperator.GREATER_OR_EQUAL: pc.greater_equal,
 }
 
-_NAN_PASSES = frozenset({ComparisonOperator.GREATER, ComparisonOperator.GREATER_OR_EQUAL})
-"""The comparisons a NaN passes in SQL: it is greater than every number (and equals no filter
-value, since filter values are finite)."""
+_TOTAL_ORDER = {
+    ComparisonOperator.EQUAL: np.equal,
+    ComparisonOperator.NOT_EQUAL: np.not_equal,
+    ComparisonOperator.LESS: np.less,
+    ComparisonOperator.LESS_OR_EQUAL: np.less_equal,
+    ComparisonOperator.GREATER: np.greater,
+    ComparisonOperator.GREATER_OR_EQUAL: np.greater_equal,
+}
+
+
+def _total_order_keys(values: np.ndarray) -> np.ndarray:
+    """Integers ordered as IEEE 754's totalOrder orders the floats: -NaN < -inf < ... < -0.0
+    < 0.0 < ... < inf < NaN, a NaN equal to a NaN of its bits. Arrow's comparison kernels in
+    Rust, which DataFusion runs, compare floats so (``f64::total_cmp``, arrow-ord ``cmp``)."""
+    keys: np.ndarray
+    if values.dtype == np.float64:
+        bits = values.view(np.int64)
+        keys = bits ^ ((bits >> np.int64(63)) & np.int64(np.iinfo(np.int64).max))
+    else:
+        bits = values.astype(np.float32).view(np.int32)
+        keys = bits ^ ((bits >> np.int32(31)) & np.int32(np.iinfo(np.int32).max))
+    return keys
+
+
+def _float_comparison(
+    operator: ComparisonOperator, column: pa.ChunkedArray, value: pa.Scalar
+) -> pa.Array:
+    """``column <operator> value`` for a float column, in total order (see
+    :func:`_total_order_keys`), both in the wider of their types as DataFusion coerces them;
+    NULL where the column is NULL."""
+    wide = pa.types.is_float64(column.type) or pa.types.is_float64(value.type)
+    dtype = np.float64 if wide else np.float32
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    array = pc.cast(array, pa.float64() if wide else pa.float32())
+    values = np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=dtype)
+    literal = np.asarray([value.as_py()], dtype=dtype)
+    compared = _TOTAL_ORDER[operator](_total_order_keys(values), _total_order_keys(literal)[0])
+    nulls = np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    return pa.array(compared, type=pa.bool_(), mask=nulls if nulls.any() else None)
 
 
 def _is_text(data_type: pa.DataType) -> bool:
@@ -116,9 +152,9 @@ class ArrowMask(PredicateVisitor[pa.Array]):
 
     def visit_comparison(self, node: Comparison) -> pa.Array:
         column, value = _coerced(self.data.column(node.column), node.value)
+        if pa.types.is_floating(column.type) and pa.types.is_floating(value.type):
+            return _float_comparison(node.operator, column, value)
         compared: pa.Array = _COMPARE[node.operator](column, value)
-        if node.operator in _NAN_PASSES and pa.types.is_floating(column.type):
-            compared = pc.or_kleene(compared, pc.is_nan(column))
         return compared
 
     def visit_in_list(self, node: InList) -> pa.Array:
@@ -127,7 +163,11 @@ class ArrowMask(PredicateVisitor[pa.Array]):
         original = self.data.column(node.column)
         member: pa.Array | None = None
         for value in node.values:
-            equal = pc.equal(*_coerced(original, value))
+            column, scalar = _coerced(original, value)
+            if pa.types.is_floating(column.type) and pa.types.is_floating(scalar.type):
+                equal = _float_comparison(ComparisonOperator.EQUAL, column, scalar)
+            else:
+                equal = pc.equal(column, scalar)
             member = equal if member is None else pc.or_kleene(member, equal)
         assert member is not None
         return pc.invert(member) if node.negated else member

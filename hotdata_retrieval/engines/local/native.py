@@ -35,7 +35,9 @@ scores are equal to the last bit), BM25 and nearest-neighbour branches, the tabl
 where a tie is cut by key, and finite raw scores under a score-based method. Anything else —
 distribution-based score fusion (its mean and deviation are sums whose order DataFusion
 chooses), ``vector_search`` branches, another key column, an infinite distance under min-max,
-a filter value the mask cannot compare, a table with a column named like a computed one —
+a filter the mask does not read as the ``WHERE`` does (a decimal column, an ``IN`` list of mixed
+types, an empty ``IN`` list) or cannot compare, a table with a column named like a computed
+one —
 runs the statement. ``tests/test_native_search.py`` compares both forms on random corpora.
 ``SearchResult.sql`` is the statement either way.
 """
@@ -49,10 +51,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, ROWID_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
 from hotdata_retrieval.engines.local.masks import predicate_mask
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
+from hotdata_retrieval.plan.filters import And, InList, Not, Or, Predicate, predicate_columns
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     MinMaxFusion,
@@ -106,6 +110,8 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
         return False
     if fusion is not None and type(fusion) not in NATIVE_FUSIONS:
         return False
+    if plan.filter is not None and not _masked_as_sql(plan.filter, loaded.data.schema):
+        return False
     cut_by_key = fusion is not None or isinstance(plan.branches[0], Bm25Search)
     if cut_by_key and (entry.key_column is None or plan.key_column != entry.key_column):
         return False  # the index cuts ties by the table's key; the statement by the plan's
@@ -131,6 +137,31 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
                 return False
         else:
             return False
+    return True
+
+
+def _masked_as_sql(predicate: Predicate, schema: pa.Schema) -> bool:
+    """Whether the row mask keeps exactly the rows the statement's ``WHERE`` keeps for every
+    branch. Not for: a decimal column (DataFusion casts a float literal to the decimal type,
+    the mask the column to float), an ``IN`` list of values of several types (DataFusion
+    compares the column with the list's common type, the mask with each value's), and an empty
+    ``IN`` list (it compiles to a constant, which the fast-path rewrite does not take, so the
+    statement's nearest branch orders ties its own way)."""
+    for column in predicate_columns(predicate):
+        if column in schema.names and pa.types.is_decimal(schema.field(column).type):
+            return False
+    pending: list[Predicate] = [predicate]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (And, Or)):
+            pending.extend(node.operands)
+        elif isinstance(node, Not):
+            pending.append(node.operand)
+        elif isinstance(node, InList):
+            kinds = {(type(value) is bool, isinstance(value, str)) for value in node.values}
+            floats = {isinstance(value, float) for value in node.values}
+            if not node.values or len(kinds) > 1 or len(floats) > 1:
+                return False
     return True
 
 
@@ -267,8 +298,7 @@ def _nearest_branch(
         approximate=mask is None,
         with_nulls=with_nulls,
     )
-    with np.errstate(over="ignore"):
-        rounded = distances.astype(np.float32)
+    rounded = float32_distances(distances)
     order = np.lexsort((rowids, rounded))  # NaN sorts last, as NULLS LAST
     values = [None if math.isnan(value) else value for value in rounded[order].tolist()]
     return _Branch(rowids[order], values, False)
