@@ -29,6 +29,7 @@ TABLE = pa.table(
         "name": ["a", "5", None],
         "flag": [True, False, None],
         "day": pa.array([0, 1, 2], pa.date32()),
+        "vector": pa.array([[1.0], [2.0], None], pa.list_(pa.float32())),
     }
 )
 KINDS = {field.name: arrow_value_kind(field.type) for field in TABLE.schema}
@@ -55,13 +56,15 @@ REFUSED = [
     ("id", " 2", "integer", "' 2', which is not an integer"),
     ("id", "+2", "integer", "'+2', which is not an integer"),
     ("id", "9223372036854775808", "integer", "'9223372036854775808', which is not an integer"),
-    ("id", True, "integer", "True, a boolean"),
+    ("id", True, "integer", "TRUE, a boolean"),
     ("ratio", "half", "number", "'half', which is not a number"),
     ("name", 5, "text", "5, a number; quote it to compare text"),
     ("name", 1.5, "text", "1.5, a number; quote it to compare text"),
-    ("name", False, "text", "False, a boolean; quote it to compare text"),
-    ("flag", "true", "boolean", "'true', text; compare it with true or false"),
-    ("flag", 1, "boolean", "1, a number; compare it with true or false"),
+    ("name", False, "text", "FALSE, a boolean; quote it to compare text"),
+    ("flag", "true", "boolean", "'true', text; compare it with TRUE or FALSE"),
+    ("flag", 1, "boolean", "1, a number; compare it with TRUE or FALSE"),
+    ("vector", 1, "vector", "1; a vector column can only be tested with IS NULL"),
+    ("vector", "x", "vector", "'x'; a vector column can only be tested with IS NULL"),
 ]
 
 
@@ -74,10 +77,11 @@ def test_arrow_types_have_the_kinds_they_compare_as() -> None:
         "name": ValueKind.TEXT,
         "flag": ValueKind.BOOLEAN,
         "day": ValueKind.OTHER,
+        "vector": ValueKind.VECTOR,
     }
     assert arrow_value_kind(pa.large_string()) is ValueKind.TEXT
     assert arrow_value_kind(pa.dictionary(pa.int32(), pa.string())) is ValueKind.TEXT
-    assert arrow_value_kind(pa.list_(pa.float32())) is ValueKind.OTHER
+    assert arrow_value_kind(pa.list_(pa.float32(), 4)) is ValueKind.VECTOR
 
 
 @pytest.mark.parametrize(
@@ -97,8 +101,9 @@ def test_arrow_types_have_the_kinds_they_compare_as() -> None:
         ("VARCHAR", ValueKind.TEXT),
         ("BOOLEAN", ValueKind.BOOLEAN),
         ("boolean", ValueKind.BOOLEAN),
-        ("FLOAT[384]", ValueKind.OTHER),
-        ("ARRAY", ValueKind.OTHER),
+        ("FLOAT[384]", ValueKind.VECTOR),
+        ("ARRAY", ValueKind.VECTOR),
+        ("vector(384)", ValueKind.VECTOR),
         ("USER-DEFINED", ValueKind.OTHER),
         ("INTERVAL", ValueKind.OTHER),
         ("point", ValueKind.OTHER),

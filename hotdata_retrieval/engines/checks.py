@@ -58,6 +58,8 @@ class ValueKind(enum.Enum):
     NUMBER = "number"
     """A number that is not an integer type: floating point or decimal."""
     BOOLEAN = "boolean"
+    VECTOR = "vector"
+    """A list of numbers: no literal compares with it (``IS NULL`` tests it)."""
     OTHER = "other"
     """Dates, times, bytes, lists and anything else: left to the engine."""
 
@@ -78,6 +80,8 @@ def arrow_value_kind(kind: Any) -> ValueKind:
         return ValueKind.NUMBER
     if pa.types.is_boolean(kind):
         return ValueKind.BOOLEAN
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return ValueKind.VECTOR
     return ValueKind.OTHER
 
 
@@ -92,7 +96,9 @@ def declared_value_kind(declared: str | None) -> ValueKind:
     the same substrings (https://www.sqlite.org/datatype3.html, section 3.1); an array type
     (``FLOAT[384]``, ``ARRAY``) is neither text nor a number."""
     name = (declared or "").upper()
-    if not name or "[" in name or "ARRAY" in name or name.startswith("_"):
+    if "[" in name or "ARRAY" in name or name.startswith("VECTOR"):
+        return ValueKind.VECTOR
+    if not name or name.startswith("_"):
         return ValueKind.OTHER
     if any(part in name for part in _DECLARED_OTHER):
         return ValueKind.OTHER
@@ -172,12 +178,14 @@ _NUMBER_TEXT = re.compile(
 
 
 def _value_problem(kind: ValueKind, value: Any) -> str | None:
+    if kind is ValueKind.VECTOR:
+        return f"{_spelled(value)}; a vector column can only be tested with IS NULL"
     if kind is ValueKind.TEXT and not isinstance(value, str):
         described = "a boolean" if isinstance(value, bool) else "a number"
-        return f"{value!r}, {described}; quote it to compare text"
+        return f"{_spelled(value)}, {described}; quote it to compare text"
     if kind in (ValueKind.INTEGER, ValueKind.NUMBER):
         if isinstance(value, bool):
-            return f"{value!r}, a boolean"
+            return f"{_spelled(value)}, a boolean"
         if isinstance(value, str):
             integer = kind is ValueKind.INTEGER
             if not (_INTEGER_TEXT if integer else _NUMBER_TEXT).fullmatch(value) or (
@@ -186,7 +194,7 @@ def _value_problem(kind: ValueKind, value: Any) -> str | None:
                 return f"{value!r}, which is not {'an integer' if integer else 'a number'}"
     if kind is ValueKind.BOOLEAN and not isinstance(value, bool):
         described = "text" if isinstance(value, str) else "a number"
-        return f"{value!r}, {described}; compare it with true or false"
+        return f"{value!r}, {described}; compare it with TRUE or FALSE"
     return None
 
 
@@ -272,3 +280,10 @@ class _NumberValues(PredicateVisitor[Predicate]):
 
     def visit_not(self, node: Not) -> Predicate:
         return attrs.evolve(node, operand=self.visit(node.operand))
+
+
+def _spelled(value: Any) -> str:
+    """A filter value as the filter text spells it (``TRUE``, not Python's ``True``)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    return repr(value)

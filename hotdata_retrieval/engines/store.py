@@ -34,6 +34,7 @@ from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
+    ValueKind,
     check_columns,
     check_filter_values,
     check_reserved_columns,
@@ -354,13 +355,12 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         """
         described = self.describe(plan.table)
         check_columns(plan, described.columns)
-        check_filter_values(
-            plan.filter,
-            {
-                column: declared_value_kind(declared)
-                for column, declared in zip(described.columns, described.column_types)
-            },
-        )
+        kinds = {
+            column: declared_value_kind(declared)
+            for column, declared in zip(described.columns, described.column_types)
+        }
+        kinds.update((vector.name, ValueKind.VECTOR) for vector in described.vectors)
+        check_filter_values(plan.filter, kinds)
         for branch in plan.branches:
             if isinstance(branch, Bm25Search) and branch.column not in described.text_indexes:
                 raise EngineError(

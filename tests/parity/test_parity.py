@@ -369,3 +369,19 @@ def test_a_searchable_table_with_a_column_named_like_a_computed_one_is_refused(
     data = pa.table({"id": [1, 2], "body": ["crash now", "fine"], reserved: [4.0, 1.0]})
     with pytest.raises(EngineError, match=f"column '{reserved}' is reserved in a searchable"):
         engine.load_table("reserved_names", data, key_column="id", text_columns=["body"])
+
+
+def test_a_vector_column_compared_with_a_value_is_refused_alike(engine: Any) -> None:
+    with pytest.raises(PlanError) as caught:
+        engine.search(
+            SearchPlan(
+                source=text(),
+                filter=Comparison(column="embedding", operator="=", value=1),
+                limit=5,
+            )
+        )
+    assert caught.value.field == "filter"
+    assert str(caught.value) == (
+        "filter compares column 'embedding', which holds vector values, with 1; a vector "
+        "column can only be tested with IS NULL"
+    )
