@@ -119,3 +119,40 @@ def test_load_says_where_its_database_is_and_how_to_remove_it(
 def test_the_projects_gitignore_ignores_the_database() -> None:
     lines = (REPOSITORY / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert ".hdq/" in lines
+
+
+def test_the_demo_does_not_replace_a_tickets_table_of_other_data(tmp_path: Path) -> None:
+    database = tmp_path / "db"
+    source = tmp_path / "mine.jsonl"
+    source.write_text(json.dumps({"id": 1, "body": "my own ticket"}) + "\n")
+    runner = CliRunner()
+    loaded = runner.invoke(
+        main, ["load", str(source), "--table", "tickets", "--database", str(database)]
+    )
+    assert loaded.exit_code == EXIT_OK, loaded.stderr
+    demo = ["demo", "--database", str(database), "--embedder", "hashing", "--format", "json"]
+    refused = runner.invoke(main, demo)
+    assert refused.exit_code != EXIT_OK
+    assert refused.stderr.startswith(
+        f"hdq demo: error: table 'tickets' in {database.resolve()} holds other data"
+    )
+    kept = runner.invoke(
+        main,
+        [
+            "search",
+            "ticket",
+            "--table",
+            "tickets",
+            "--database",
+            str(database),
+            "--mode",
+            "text",
+            "--format",
+            "json",
+        ],
+    )
+    assert kept.exit_code == EXIT_OK, kept.stderr
+    assert [hit["key"] for hit in json.loads(kept.stdout)["hits"]] == [1]
+    assert runner.invoke(main, demo).exit_code != EXIT_OK  # still refused
+    assert runner.invoke(main, [*demo, "--replace"]).exit_code == EXIT_OK
+    assert runner.invoke(main, demo).exit_code == EXIT_OK  # its own table: runs again

@@ -18,6 +18,7 @@ from hotdata_retrieval.cli._local import (
     reports_errors,
 )
 from hotdata_retrieval.cli.search import render_hits
+from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.extras import require_extra
 
 __all__ = ["demo"]
@@ -42,8 +43,13 @@ DEMO_TABLE = "tickets"
     default="table",
     show_default=True,
 )
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace a table named tickets that holds other data than the demo's.",
+)
 @reports_errors
-def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
+def demo(database: Path, limit: int, embedder: str, output_format: str, replace: bool) -> None:
     """Load generated support tickets and run searches where text, semantic and hybrid
     rank differently."""
     require_extra("local", needed_by="this command")
@@ -58,6 +64,12 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
     distinct = len(set(tickets.column("body").to_pylist()))
     created = not (database / "catalog.json").exists()
     with LocalEngine(database, embedder=model) as engine:
+        if not replace and DEMO_TABLE in engine.tables and not _holds_demo(engine, tickets):
+            raise click.UsageError(
+                f"table '{DEMO_TABLE}' in {database.resolve()} holds other data than the demo's "
+                "tickets, and the demo would replace it; give another --database, or --replace "
+                "to replace it"
+            )
         console.print(
             f"Loading {tickets.num_rows} support tickets into {database.resolve()}: a BM25 "
             f"index on body and {model.name} embeddings of its {distinct} distinct texts…",
@@ -114,3 +126,12 @@ def demo(database: Path, limit: int, embedder: str, output_format: str) -> None:
     console.print(
         database_note(database, created=created), markup=False, highlight=False, soft_wrap=True
     )
+
+
+def _holds_demo(engine: Any, tickets: Any) -> bool:
+    """Whether the engine's demo table holds the demo's tickets (an earlier ``hdq demo``)."""
+    try:
+        existing = engine.read_table(DEMO_TABLE, tickets.column_names)
+    except HotdataRetrievalError:
+        return False
+    return bool(existing.equals(tickets))
