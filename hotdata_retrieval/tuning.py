@@ -201,20 +201,27 @@ class Coverage:
     def notes(self) -> list[str]:
         """One line per problem, for people (empty when the judgments fit)."""
         lines = []
-        if self.queries_without_text:
+        missing = len(self.queries_without_text)
+        if missing:
             first = self.queries_without_text[0]
             lines.append(
-                f"{len(self.queries_without_text)} judged queries are not in the queries file "
-                f"(first: {first!r}) and are not measured"
+                f"{_counted(missing, 'judged query', 'judged queries')} "
+                f"{'is' if missing == 1 else 'are'} not in the queries file (first: {first!r}) "
+                "and not measured"
             )
-        if self.unknown_documents:
+        unknown = len(self.unknown_documents)
+        if unknown:
             query, document = self.unknown_documents[0]
             lines.append(
-                f"{len(self.unknown_documents)} judgments name documents the table lacks "
-                f"(first: {document!r} for query {query!r}); {self.relevant_unknown} of them "
-                "relevant, which no setting can find"
+                f"{_counted(unknown, 'judgment names a document', 'judgments name documents')} "
+                f"the table lacks (first: {document!r} for query {query!r}); "
+                f"{self.relevant_unknown} of them relevant, which no setting can find"
             )
         return lines
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
 
 
 def judgment_coverage(

@@ -123,8 +123,8 @@ def test_tune_reports_every_setting_of_the_grid(tuned: tuple[dict[str, Any], Pat
             difference = measure["difference"]
             assert difference["low"] <= difference["mean"] <= difference["high"]
     assert report["notes"] == []  # every judged query and document is known
-    assert report["judged_queries_not_in_queries"] == 0
-    assert report["judgments_of_unknown_documents"] == 0
+    assert report["judged_queries_not_in_queries"] == []
+    assert report["judgments_of_unknown_documents"] == []
     default = settings[0]
     assert default["fusion"] == {"method": "rrf", "rank_constant": 60, "weights": [1, 1]}
     assert default["nDCG@10"]["difference"] == {"mean": 0.0, "low": 0.0, "high": 0.0}
@@ -383,10 +383,13 @@ def test_judgments_the_run_cannot_meet_are_counted_and_named(
     )
     assert code == EXIT_OK, err
     report = json.loads(out)
-    assert report["judged_queries_not_in_queries"] == 1
-    assert report["judgments_of_unknown_documents"] == 2
+    assert report["judged_queries_not_in_queries"] == ["nowhere"]
+    assert report["judgments_of_unknown_documents"] == [
+        {"query": "q00", "document": "ghost-1"},
+        {"query": "q01", "document": "ghost-2"},
+    ]
     assert report["notes"] == [
-        "1 judged queries are not in the queries file (first: 'nowhere') and are not measured",
+        "1 judged query is not in the queries file (first: 'nowhere') and not measured",
         "2 judgments name documents the table lacks (first: 'ghost-1' for query 'q00'); 1 of "
         "them relevant, which no setting can find",
         "--depth 50 is below 100: R@100 counts the fused candidates of 50 per branch, which "

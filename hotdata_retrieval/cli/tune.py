@@ -267,8 +267,11 @@ def tune(
                     "qrels": str(qrels_file),
                     "depth": depth,
                     "notes": notes,
-                    "judged_queries_not_in_queries": len(coverage.queries_without_text),
-                    "judgments_of_unknown_documents": len(coverage.unknown_documents),
+                    "judged_queries_not_in_queries": list(coverage.queries_without_text),
+                    "judgments_of_unknown_documents": [
+                        {"query": query, "document": document}
+                        for query, document in coverage.unknown_documents
+                    ],
                     "default": default.setting.document(),
                     "settings": [
                         {
