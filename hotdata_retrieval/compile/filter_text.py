@@ -395,3 +395,43 @@ def parse_filter(text: str) -> Predicate:
             value=text,
         )
     return _translate(statements[0])
+
+
+def filter_sql(predicate: Predicate, *, integer_columns: frozenset[str] = frozenset()) -> str:
+    """``predicate`` as Hotdata-dialect SQL text (a ``WHERE`` condition): identifiers quoted
+    where needed, literals escaped, an empty ``IN`` list the constant it stands for. A column
+    of ``integer_columns`` compared with a number that is not an integer is cast to
+    ``DOUBLE`` first, as SQL engines compare them, for a reader that will not convert the
+    literal (LanceDB refuses ``id = 2.5`` on an integer column)."""
+    from hotdata_retrieval.compile import get_dialect
+    from hotdata_retrieval.compile.compiler import LiteralBinder, compiler_for
+
+    profile = get_dialect("hotdata")
+    compiler = compiler_for(profile, LiteralBinder(profile))
+    tree = compiler.predicate(predicate)
+    if integer_columns:
+        tree = tree.transform(lambda node: _as_double(node, integer_columns), copy=False)
+    text: str = profile.sqlglot_dialect().generate(tree, copy=False)
+    return text
+
+
+_NUMBER_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In)
+
+
+def _as_double(node: Any, integer_columns: frozenset[str]) -> Any:
+    """An integer column compared with a non-integer number, cast to ``DOUBLE``."""
+    if not isinstance(node, _NUMBER_COMPARISONS):
+        return node
+    column = node.this
+    if not isinstance(column, exp.Column) or column.name not in integer_columns:
+        return node
+    others = node.expressions if isinstance(node, exp.In) else [node.expression]
+    if any(
+        isinstance(other, exp.Literal)
+        and not other.is_string
+        and any(mark in other.this.lower() for mark in (".", "e"))
+        for other in others
+    ):
+        double = exp.DataType(this=exp.DataType.Type.USERDEFINED, kind="DOUBLE")
+        node.set("this", exp.Cast(this=column.copy(), to=double))
+    return node

@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from hotdata_retrieval.compile import get_dialect
-from hotdata_retrieval.compile.compiler import LiteralBinder, compiler_for
+from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
+    ValueKind,
     arrow_value_kind,
     check_columns,
     check_filter_values,
@@ -79,20 +79,19 @@ _MODEL_METADATA = b"hdq.vector_model"
 _NAME = "lancedb"
 
 
-def lancedb_filter(predicate: Predicate) -> str:
+def lancedb_filter(predicate: Predicate, integer_columns: frozenset[str] = frozenset()) -> str:
     """``predicate`` as the ``where`` text LanceDB reads: DataFusion SQL, written by the
     Hotdata dialect's compiler (identifiers quoted where needed, literals escaped, an empty
-    ``IN`` list the constant it stands for).
+    ``IN`` list the constant it stands for). A column of ``integer_columns`` compared with a
+    number that is not an integer is cast to ``DOUBLE`` first, as SQL engines compare them
+    (LanceDB refuses to convert the literal to the column's type: ``id = 2.5``).
 
     >>> from hotdata_retrieval.plan.filters import Comparison, InList
     >>> lancedb_filter(Comparison(column="order", operator=">", value=1)
     ...                & InList(column="lang", values=[]))
     '"order" > 1 AND FALSE'
     """
-    profile = get_dialect("hotdata")
-    compiler = compiler_for(profile, LiteralBinder(profile))
-    text: str = profile.sqlglot_dialect().generate(compiler.predicate(predicate), copy=False)
-    return text
+    return filter_sql(predicate, integer_columns=integer_columns)
 
 
 @attrs.frozen
@@ -319,7 +318,8 @@ class LancedbEngine(RoutesByIndexes):
         where = None
         if plan.filter is not None:
             kinds = {field.name: arrow_value_kind(field.type) for field in opened.schema}
-            where = lancedb_filter(with_number_values(plan.filter, kinds))
+            integers = frozenset(name for name, kind in kinds.items() if kind is ValueKind.INTEGER)
+            where = lancedb_filter(with_number_values(plan.filter, kinds), integers)
         key = plan.key_column
         if isinstance(branch, Bm25Search):
             query: dict[str, Any] = {

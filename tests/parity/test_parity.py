@@ -248,6 +248,9 @@ FILTERS: dict[str, Predicate] = {
         | Comparison(column="year", operator="<", value=2017)
     ),
     "few rows": InList(column="id", values=[3, 7, 20]),
+    "integer column, fractional number": Comparison(column="order", operator=">", value=4.5),
+    "integer column, integral float": Comparison(column="order", operator="=", value=3.0),
+    "integer column, mixed membership": InList(column="order", values=[1, 2.5]),
 }
 
 
