@@ -929,3 +929,20 @@ def test_hdq_search_says_when_a_page_is_short(tmp_path: Path) -> None:
         main, ["search", "fox", "--table", "docs", "--mode", "text", "--database", str(database)]
     )
     assert "note: 3 rows for a limit of 10: only 3 rows match the query" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "keys", [pa.array([[1], [2]]), pa.array([{"a": 1}, {"a": 2}])], ids=["list", "struct"]
+)
+def test_a_nested_key_column_is_refused_with_its_type(keys: pa.Array) -> None:
+    pattern = r"key column 'id' holds .* values; a key is a number"
+    with LocalEngine() as engine, pytest.raises(EngineError, match=pattern):
+        engine.load_table("t", pa.table({"id": keys}))
+
+
+def test_a_nearest_search_of_a_column_that_holds_no_vectors_names_it() -> None:
+    with LocalEngine() as engine:
+        engine.load_table("t", pa.table({"id": [1, 2], "x": [1.0, 2.0]}))
+        plan = SearchPlan(source=NearestNeighborSearch(table="t", column="x", query_vector=[1.0]))
+        with pytest.raises(EngineError, match=r"column 'x' .* holds double, not vectors"):
+            engine.search(plan)

@@ -1024,6 +1024,13 @@ class LocalEngine(RoutesByIndexes):
             )
         for branch in plan.branches:
             if isinstance(branch, NearestNeighborSearch):
+                kind = loaded.data.schema.field(branch.column).type
+                if not _is_vector_type(kind):
+                    raise EngineError(
+                        f"column '{branch.column}' of table '{plan.table}' holds {kind}, not "
+                        "vectors (lists of numbers): a nearest-neighbour search needs a vector "
+                        "column"
+                    )
                 vector = next((v for v in entry.vector_columns if v.name == branch.column), None)
                 if vector is not None and vector.dimensions != len(branch.query_vector):
                     raise PlanError(
