@@ -126,8 +126,8 @@ def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
     if values.null_count:
         return f"has {values.null_count} NULL values"
     kind = values.type
-    if pa.types.is_nested(kind) or pa.types.is_dictionary(kind) and pa.types.is_nested(
-        kind.value_type
+    if pa.types.is_nested(kind) or (
+        pa.types.is_dictionary(kind) and pa.types.is_nested(kind.value_type)
     ):
         return f"holds {kind} values; a key is a number, text, bytes or a date or time"
     if pa.types.is_floating(values.type):
