@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_DATABASE",
     "database_note",
     "database_option",
+    "local_database_option",
     "embedder_for_model",
     "embedder_named",
     "one_line",
@@ -42,6 +43,17 @@ database_option = click.option(
     show_envvar=True,
     help="The local database directory (with --engine: the store's file, directory or URL).",
 )
+
+local_database_option = click.option(
+    "--database",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_DATABASE,
+    envvar=DATABASE_ENVIRONMENT_VARIABLE,
+    show_default=True,
+    show_envvar=True,
+    help="The local database directory.",
+)
+"""``--database`` of a command that runs on the local engine only (no ``--engine``)."""
 
 
 def database_note(database: Path, *, created: bool) -> str:

@@ -13,8 +13,8 @@ from rich.console import Console
 
 from hotdata_retrieval.cli._local import (
     database_note,
-    database_option,
     embedder_named,
+    local_database_option,
     reports_errors,
 )
 from hotdata_retrieval.cli.search import render_hits
@@ -27,7 +27,7 @@ DEMO_TABLE = "tickets"
 
 
 @click.command("demo")
-@database_option
+@local_database_option
 @click.option("-k", "--limit", "limit", type=click.IntRange(min=1), default=5, show_default=True)
 @click.option(
     "--embedder",

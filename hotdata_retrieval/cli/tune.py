@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.cli._local import embedder_for_model, local_database_option, reports_errors
 from hotdata_retrieval.cli._options import parse_numbers
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.search import (
@@ -72,7 +72,7 @@ def _interval(mean: float, low: float, high: float, *, signed: bool = False) -> 
     help="The qrels split read from a directory: tune on train, report on test.",
 )
 @click.option("--table", default="corpus", show_default=True, help="The table searched.")
-@database_option
+@local_database_option
 @click.option("--text-column", metavar="COLUMN", help="The text column BM25 searches.")
 @click.option(
     "--methods",
