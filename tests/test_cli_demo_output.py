@@ -156,3 +156,32 @@ def test_the_demo_does_not_replace_a_tickets_table_of_other_data(tmp_path: Path)
     assert runner.invoke(main, demo).exit_code != EXIT_OK  # still refused
     assert runner.invoke(main, [*demo, "--replace"]).exit_code == EXIT_OK
     assert runner.invoke(main, demo).exit_code == EXIT_OK  # its own table: runs again
+
+
+def test_the_demo_does_not_drop_a_column_of_the_users_from_its_table(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tickets = support_tickets()
+    source = tmp_path / "tickets.parquet"
+    pq.write_table(tickets.append_column("my_notes", pa.array(["x"] * tickets.num_rows)), source)
+    database = tmp_path / "db"
+    runner = CliRunner()
+    loaded = runner.invoke(
+        main,
+        [
+            "load",
+            str(source),
+            "--table",
+            "tickets",
+            "--database",
+            str(database),
+            "--text-column",
+            "body",
+            "--no-embed",
+        ],
+    )
+    assert loaded.exit_code == EXIT_OK, loaded.stderr
+    refused = runner.invoke(main, ["demo", "--database", str(database), "--embedder", "hashing"])
+    assert refused.exit_code != EXIT_OK
+    assert "holds other data" in refused.stderr

@@ -57,7 +57,10 @@ REFUSED = [
     ("id", "+2", "integer", "'+2', which is not an integer"),
     ("id", "9223372036854775808", "integer", "'9223372036854775808', which is not an integer"),
     ("id", True, "integer", "TRUE, a boolean"),
-    ("ratio", "half", "number", "'half', which is not a number"),
+    ("ratio", "inf", "number", "'inf', which is not a finite number"),
+    ("ratio", "-nan", "number", "'-nan', which is not a finite number"),
+    ("ratio", "1e400", "number", "'1e400', which is not a finite number"),
+    ("ratio", "half", "number", "'half', which is not a finite number"),
     ("name", 5, "text", "5, a number; quote it to compare text"),
     ("name", 1.5, "text", "1.5, a number; quote it to compare text"),
     ("name", False, "text", "FALSE, a boolean; quote it to compare text"),
@@ -151,7 +154,14 @@ def test_a_refused_value_names_the_column_its_kind_and_the_value(
     )
 
 
-@pytest.mark.parametrize(("column", "value"), [(c, v) for c, v, _, _ in REFUSED])
+NON_FINITE = {"inf", "-nan", "1e400"}
+"""Refused though the local engine reads them: other engines read them otherwise (LanceDB not
+at all, SQLite and DuckDB ``'-nan'`` as a NaN above every number)."""
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [(c, v) for c, v, _, _ in REFUSED if v not in NON_FINITE]
+)
 def test_the_refused_values_fail_on_the_local_engine_too(
     engine: LocalEngine, column: str, value: Any
 ) -> None:

@@ -347,9 +347,9 @@ def test_an_infinite_distance_runs_a_score_fusion_as_the_statement(
 def test_a_table_with_a_column_named_like_a_computed_one_runs_the_statement(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    data = _corpus(5, 20, text_keys=False).append_column("score", pa.array([1.0] * 20))
+    data = _corpus(5, 20, text_keys=False).append_column("__hdq_rowid", pa.array([1.0] * 20))
     with LocalEngine() as engine:
-        engine.load_table("t", data)  # no BM25 index: a column named score is allowed
+        engine.load_table("t", data)
         plan = SearchPlan(
             source=NearestNeighborSearch(table="t", column="embedding", query_vector=[1.0, 1.0]),
             limit=5,
@@ -400,8 +400,8 @@ def _every_shape(filter_: Any) -> list[SearchPlan]:
     [
         Comparison(column="x", operator="<", value=0),
         Comparison(column="x", operator=">", value=0),
-        Comparison(column="x", operator="=", value="nan"),
-        Comparison(column="x", operator="<>", value="nan"),
+        Comparison(column="x", operator="=", value=-2.0),
+        Comparison(column="x", operator="<>", value=1.0),
         InList(column="x", values=[1.0, 2.0]),
     ],
 )

@@ -131,7 +131,10 @@ def demo(database: Path, limit: int, embedder: str, output_format: str, replace:
 def _holds_demo(engine: Any, tickets: Any) -> bool:
     """Whether the engine's demo table holds the demo's tickets (an earlier ``hdq demo``)."""
     try:
-        existing = engine.read_table(DEMO_TABLE, tickets.column_names)
+        existing = engine.read_table(DEMO_TABLE)
+        embedded = {vector.name for vector in engine.tables[DEMO_TABLE].vector_columns}
     except HotdataRetrievalError:
         return False
-    return bool(existing.equals(tickets))
+    if set(existing.column_names) - embedded != set(tickets.column_names):
+        return False  # a column of the user's would be lost
+    return bool(existing.select(tickets.column_names).equals(tickets))

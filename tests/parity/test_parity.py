@@ -388,3 +388,15 @@ def test_a_vector_column_compared_with_a_value_is_refused_alike(engine: Any) -> 
         "filter compares column 'embedding', which holds vector values, with 1; a vector "
         "column can only be tested with IS NULL"
     )
+
+
+def test_a_vector_table_with_a_column_named_like_a_computed_one_is_refused(engine: Any) -> None:
+    data = pa.table(
+        {
+            "id": [1, 2],
+            "score": [0.9, 0.1],
+            "vec": pa.array([[1.0, 0.0], [0.0, 1.0]], pa.list_(pa.float32())),
+        }
+    )
+    with pytest.raises(EngineError, match="column 'score' is reserved in a searchable"):
+        engine.load_table("reserved_vectors", data, key_column="id", text_columns=[])

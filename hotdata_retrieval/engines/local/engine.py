@@ -626,7 +626,11 @@ class LocalEngine(RoutesByIndexes):
                 "spaces: it names a table of the session and a directory of the database"
             )
         data = _positive_zeros(normalize_text_types(_lowercase_columns(load.data)))
-        if load.text_columns or load.embed_columns:
+        if (
+            load.text_columns
+            or load.embed_columns
+            or any(_is_vector_type(field.type) for field in data.schema)
+        ):
             check_reserved_columns(data.column_names)
         key = (
             None
