@@ -34,25 +34,24 @@ DATABASE_ENVIRONMENT_VARIABLE = "HDQ_DATABASE"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-database_option = click.option(
-    "--database",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_DATABASE,
-    envvar=DATABASE_ENVIRONMENT_VARIABLE,
-    show_default=True,
-    show_envvar=True,
-    help="The local database directory (with --engine: the store's file, directory or URL).",
+
+def _database_option(description: str) -> Callable[[F], F]:
+    return click.option(
+        "--database",
+        type=click.Path(path_type=Path),
+        default=DEFAULT_DATABASE,
+        envvar=DATABASE_ENVIRONMENT_VARIABLE,
+        show_default=True,
+        show_envvar=True,
+        help=description,
+    )
+
+
+database_option = _database_option(
+    "The local database directory (with --engine: the store's file, directory or URL)."
 )
 
-local_database_option = click.option(
-    "--database",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_DATABASE,
-    envvar=DATABASE_ENVIRONMENT_VARIABLE,
-    show_default=True,
-    show_envvar=True,
-    help="The local database directory.",
-)
+local_database_option = _database_option("The local database directory.")
 """``--database`` of a command that runs on the local engine only (no ``--engine``)."""
 
 
