@@ -89,8 +89,8 @@ from hotdata_retrieval.engines.local.fastpath import (
 )
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.loading import normalize_text_types
-from hotdata_retrieval.engines.local.masks import predicate_mask
-from hotdata_retrieval.engines.local.native import native_rows
+from hotdata_retrieval.engines.local.masks import passing_rows
+from hotdata_retrieval.engines.local.native import native_rows, nearest_scan
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
 from hotdata_retrieval.engines.local.sandbox import SqlWorker
 from hotdata_retrieval.engines.local.tables import LoadedTable, key_problem, open_table
@@ -1156,24 +1156,14 @@ class LocalEngine(RoutesByIndexes):
     ) -> pa.Table:
         """The rows ``nearest_scan`` returns, as an Arrow table (see :meth:`_nearest_scan`)."""
         loaded, column = self._resolve(NEAREST_SCAN, reference, column)
-        mask = None
-        approximate = filter_text is None  # an HNSW index serves only unfiltered queries
-        if filter_text is not None:
-            mask = np.asarray(
-                pc.fill_null(
-                    predicate_mask(parse_filter(filter_text), loaded.data), False
-                ).to_numpy(zero_copy_only=False),
-                dtype=bool,
-            )
-        index = loaded.vector_index(column)
+        mask = None if filter_text is None else passing_rows(parse_filter(filter_text), loaded.data)
         try:
-            rowids, distances = index.nearest(
-                function, vector, int(k), mask=mask, approximate=approximate, with_nulls=True
+            rowids, distances, rounded = nearest_scan(
+                loaded, column, function, vector, int(k), mask, with_nulls=True
             )
         except DimensionMismatchError as error:
             raise ValueError(str(error)) from None
         rows = loaded.data.take(pa.array(rowids, type=pa.int64()))
-        rounded = float32_distances(distances)
         rows = rows.append_column(
             "_distance", pa.array(rounded, type=pa.float32(), mask=np.isnan(distances))
         )

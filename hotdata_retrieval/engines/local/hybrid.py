@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 import attrs
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from datafusion.catalog import Table
 
 from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
@@ -38,7 +37,7 @@ from hotdata_retrieval.engines.local.distance import (
     DimensionMismatchError,
     float32_distances,
 )
-from hotdata_retrieval.engines.local.masks import predicate_mask
+from hotdata_retrieval.engines.local.masks import passing_rows
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.fusion import (
     FusedHit,
@@ -469,12 +468,9 @@ class HybridSearch:
         passes = np.ones(data.num_rows, dtype=bool)
         if call.filter is not None:
             try:
-                mask = predicate_mask(call.filter, data)
+                passes = passing_rows(call.filter, data)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
                 _fail(f"filter cannot be evaluated: {error}")
-            passes = np.asarray(
-                pc.fill_null(mask, False).to_numpy(zero_copy_only=False), dtype=bool
-            )
         depth = call.branch_depth
         keys = data.column(call.key)
         text = self._text_branch(call, loaded, full_name, passes)

@@ -31,7 +31,7 @@ from hotdata_retrieval.plan.filters import (
     PredicateVisitor,
 )
 
-__all__ = ["ArrowMask", "predicate_mask"]
+__all__ = ["ArrowMask", "passing_rows", "predicate_mask"]
 
 _COMPARE = {
     ComparisonOperator.EQUAL: pc.equal,
@@ -139,6 +139,15 @@ def _coerced(column: pa.ChunkedArray, value: Any) -> tuple[pa.ChunkedArray, pa.S
     return column, scalar
 
 
+def _compare(operator: ComparisonOperator, column: pa.ChunkedArray, value: pa.Scalar) -> pa.Array:
+    """``column <operator> value`` after :func:`_coerced`: floats in total order
+    (:func:`_float_comparison`), anything else by Arrow's kernel."""
+    if pa.types.is_floating(column.type) and pa.types.is_floating(value.type):
+        return _float_comparison(operator, column, value)
+    compared: pa.Array = _COMPARE[operator](column, value)
+    return compared
+
+
 class ArrowMask(PredicateVisitor[pa.Array]):
     """The predicate tree as pyarrow compute kernels over one table: each node's method
     returns a boolean array of ``data.num_rows`` values, NULL where the predicate is unknown.
@@ -151,11 +160,7 @@ class ArrowMask(PredicateVisitor[pa.Array]):
         self.data = data
 
     def visit_comparison(self, node: Comparison) -> pa.Array:
-        column, value = _coerced(self.data.column(node.column), node.value)
-        if pa.types.is_floating(column.type) and pa.types.is_floating(value.type):
-            return _float_comparison(node.operator, column, value)
-        compared: pa.Array = _COMPARE[node.operator](column, value)
-        return compared
+        return _compare(node.operator, *_coerced(self.data.column(node.column), node.value))
 
     def visit_in_list(self, node: InList) -> pa.Array:
         if not node.values:  # the compiled form: FALSE, or TRUE for NOT IN ()
@@ -163,11 +168,7 @@ class ArrowMask(PredicateVisitor[pa.Array]):
         original = self.data.column(node.column)
         member: pa.Array | None = None
         for value in node.values:
-            column, scalar = _coerced(original, value)
-            if pa.types.is_floating(column.type) and pa.types.is_floating(scalar.type):
-                equal = _float_comparison(ComparisonOperator.EQUAL, column, scalar)
-            else:
-                equal = pc.equal(column, scalar)
+            equal = _compare(ComparisonOperator.EQUAL, *_coerced(original, value))
             member = equal if member is None else pc.or_kleene(member, equal)
         assert member is not None
         return pc.invert(member) if node.negated else member
@@ -195,3 +196,14 @@ def predicate_mask(predicate: Predicate, data: pa.Table) -> pa.Array:
             comparison between types Arrow cannot compare.
     """
     return ArrowMask(data).predicate(predicate)
+
+
+def passing_rows(predicate: Predicate, data: pa.Table) -> np.ndarray:
+    """The rows of ``data`` the predicate is TRUE for (neither FALSE nor unknown), as a
+    boolean NumPy array: what a ``WHERE`` keeps.
+
+    Raises:
+        as :func:`predicate_mask`.
+    """
+    truth = predicate_mask(predicate, data)
+    return np.asarray(pc.fill_null(truth, False).to_numpy(zero_copy_only=False), dtype=bool)

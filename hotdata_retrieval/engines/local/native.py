@@ -49,12 +49,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from hotdata_retrieval.engines.checks import ValueKind, arrow_value_kind
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, ROWID_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
-from hotdata_retrieval.engines.local.masks import predicate_mask
+from hotdata_retrieval.engines.local.masks import passing_rows
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
 from hotdata_retrieval.plan.filters import And, InList, Not, Or, Predicate, predicate_columns
 from hotdata_retrieval.plan.search import (
@@ -69,7 +69,7 @@ from hotdata_retrieval.plan.search import (
 if TYPE_CHECKING:
     from hotdata_retrieval.engines.local.tables import LoadedTable
 
-__all__ = ["NATIVE_FUSIONS", "answerable", "native_rows"]
+__all__ = ["NATIVE_FUSIONS", "answerable", "native_rows", "nearest_scan"]
 
 NATIVE_FUSIONS: tuple[type, ...] = (ReciprocalRankFusion, MinMaxFusion)
 """Fusion methods answered natively (exactly those classes, not subclasses: a subclass may
@@ -123,11 +123,7 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
             if branch.column not in loaded.data.column_names:
                 return False
             kind = loaded.data.schema.field(branch.column).type
-            if not (
-                pa.types.is_list(kind)
-                or pa.types.is_large_list(kind)
-                or pa.types.is_fixed_size_list(kind)
-            ):
+            if arrow_value_kind(kind) is not ValueKind.VECTOR:
                 return False  # the distance functions refuse it: the statement says how
             try:
                 index = loaded.vector_index(branch.column)
@@ -187,10 +183,9 @@ def native_rows(plan: SearchPlan, loaded: LoadedTable) -> Rows | None:
     mask = None
     if plan.filter is not None:
         try:
-            truth = predicate_mask(plan.filter, loaded.data)
+            mask = passing_rows(plan.filter, loaded.data)
         except (pa.ArrowException, ValueError, TypeError):
             return None  # a value the column cannot be compared with: the statement says how
-        mask = np.asarray(pc.fill_null(truth, False).to_numpy(zero_copy_only=False), dtype=bool)
     if plan.fusion is None:
         return _single_rows(plan, loaded, mask)
     return _fused_rows(plan, loaded, mask)
@@ -277,6 +272,31 @@ def _text_branch(
     return _Branch(rowids[order], [float(score) for score in scores[order]], True)
 
 
+def nearest_scan(
+    loaded: LoadedTable,
+    column: str,
+    function: str,
+    vector: np.ndarray,
+    bound: int,
+    mask: np.ndarray | None,
+    *,
+    with_nulls: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``bound`` rows nearest ``vector`` among those ``mask`` keeps, as the
+    ``nearest_scan`` table function and the native search read them: ``(rowids, float64
+    distances, Float32 distances)`` ordered by Float32 distance, then rowid. The HNSW index
+    serves only an unfiltered scan; with ``with_nulls`` a short answer is filled with rows
+    without a vector (distance NaN), as ``ORDER BY _distance`` sorts their NULLs last.
+
+    Raises:
+        DimensionMismatchError: the vector's length is not the column's.
+    """
+    rowids, distances = loaded.vector_index(column).nearest(
+        function, vector, bound, mask=mask, approximate=mask is None, with_nulls=with_nulls
+    )
+    return rowids, distances, float32_distances(distances)
+
+
 def _nearest_branch(
     loaded: LoadedTable,
     branch: NearestNeighborSearch,
@@ -285,20 +305,16 @@ def _nearest_branch(
     *,
     with_nulls: bool = False,
 ) -> _Branch:
-    """The scan ``nearest_scan`` runs for the branch, its rows as the statement orders them:
-    by distance as Float32 (a distance beyond Float32 is an infinity there; an undefined one
-    is NULL), then rowid, NULLs last. With ``with_nulls`` a short answer is filled with rows
-    without a vector, as ``ORDER BY _distance`` sorts their NULLs last."""
-    index = loaded.vector_index(branch.column)
-    rowids, distances = index.nearest(
+    """The branch's :func:`nearest_scan`, a distance beyond Float32 an infinity, an undefined
+    one (NaN) NULL."""
+    rowids, _, rounded = nearest_scan(
+        loaded,
+        branch.column,
         METRIC_FUNCTIONS[branch.metric],
         np.asarray(branch.query_vector, dtype=np.float64),
         bound,
-        mask=mask,
-        approximate=mask is None,
+        mask,
         with_nulls=with_nulls,
     )
-    rounded = float32_distances(distances)
-    order = np.lexsort((rowids, rounded))  # NaN sorts last, as NULLS LAST
-    values = [None if math.isnan(value) else value for value in rounded[order].tolist()]
-    return _Branch(rowids[order], values, False)
+    values = [None if math.isnan(value) else value for value in rounded.tolist()]
+    return _Branch(rowids, values, False)
