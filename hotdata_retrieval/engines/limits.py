@@ -75,6 +75,38 @@ class SqlLimits:
     memory_bytes: int = attrs.field(default=DEFAULT_MEMORY_BYTES, validator=_positive_integer)
     allow_recursive_queries: bool = False
 
+    def timeout_error(self, sql: str | None = None) -> SqlLimitError:
+        """The error of a statement stopped at :attr:`timeout_seconds` (every engine's one
+        message)."""
+        return SqlLimitError(
+            f"the query ran longer than the time limit of {self.timeout_seconds:g} seconds "
+            "and was cancelled; make it cheaper (filter first, aggregate, LIMIT)",
+            limit="timeout_seconds",
+            value=self.timeout_seconds,
+            sql=sql,
+        )
+
+    def memory_error(self, sql: str | None = None, *, detail: str = "") -> SqlLimitError:
+        """The error of a statement stopped at :attr:`memory_bytes`; ``detail`` is the
+        engine's own words, if any (on one line)."""
+        message = (
+            f"the query needed more than its memory limit of {self.memory_bytes:,} bytes "
+            "and was stopped; make it cheaper (filter first, aggregate, fewer columns)"
+        )
+        if detail:
+            message += f": {' '.join(detail.split())}"
+        return SqlLimitError(message, limit="memory_bytes", value=self.memory_bytes, sql=sql)
+
+    def recursion_error(self, sql: str | None = None) -> SqlLimitError:
+        """The error of a recursive query when :attr:`allow_recursive_queries` is off."""
+        return SqlLimitError(
+            "recursive queries (WITH RECURSIVE) are not allowed here: nothing would bound "
+            "their depth",
+            limit="allow_recursive_queries",
+            value=self.allow_recursive_queries,
+            sql=sql,
+        )
+
 
 class SqlLimitError(EngineError):
     """A statement went past one of its :class:`SqlLimits`.

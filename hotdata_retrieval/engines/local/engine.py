@@ -941,14 +941,7 @@ class LocalEngine(RoutesByIndexes):
             for batch in context.sql_with_options(text, READ_ONLY).execute_stream():
                 yield batch.to_pyarrow()
                 if time.monotonic() > deadline:
-                    raise SqlLimitError(
-                        f"the query ran longer than the time limit of "
-                        f"{limits.timeout_seconds:g} seconds and was cancelled; make it cheaper "
-                        "(filter first, aggregate, LIMIT)",
-                        limit="timeout_seconds",
-                        value=limits.timeout_seconds,
-                        sql=text,
-                    )
+                    raise limits.timeout_error(text)
         except HotdataRetrievalError:
             raise
         except Exception as error:
@@ -1312,22 +1305,9 @@ def _limit_error(error: BaseException, limits: SqlLimits, text: str) -> SqlLimit
     """The limit a DataFusion failure reports, if it is one."""
     message = _engine_message(error)
     if "Resources exhausted" in message:
-        return SqlLimitError(
-            f"the query needed more than its memory limit of {limits.memory_bytes:,} bytes "
-            "and was stopped; make it cheaper (filter first, aggregate, fewer columns): "
-            f"{' '.join(message.split())}",
-            limit="memory_bytes",
-            value=limits.memory_bytes,
-            sql=text,
-        )
+        return limits.memory_error(text, detail=message)
     if "Recursive CTEs are not enabled" in message:
-        return SqlLimitError(
-            "recursive queries (WITH RECURSIVE) are not allowed here: nothing would bound "
-            "their depth",
-            limit="allow_recursive_queries",
-            value=limits.allow_recursive_queries,
-            sql=text,
-        )
+        return limits.recursion_error(text)
     return None
 
 

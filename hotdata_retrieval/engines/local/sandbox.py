@@ -261,21 +261,9 @@ class SqlWorker:
         code = worker.process.exitcode
         self._stop()
         if watch.exceeded:
-            raise SqlLimitError(
-                f"the query needed more than its memory limit of {limits.memory_bytes:,} bytes "
-                "and was stopped; make it cheaper (filter first, aggregate, fewer columns)",
-                limit="memory_bytes",
-                value=limits.memory_bytes,
-                sql=text,
-            )
+            raise limits.memory_error(text)
         if not ready:
-            raise SqlLimitError(
-                f"the query ran longer than the time limit of {limits.timeout_seconds:g} "
-                "seconds and was cancelled; make it cheaper (filter first, aggregate, LIMIT)",
-                limit="timeout_seconds",
-                value=limits.timeout_seconds,
-                sql=text,
-            )
+            raise limits.timeout_error(text)
         raise EngineError(
             f"the query stopped the SQL worker process (exit code {code}); it starts again "
             "for the next query",
