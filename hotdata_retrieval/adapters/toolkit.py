@@ -439,17 +439,30 @@ class SearchToolkit:
             else ""
         )
         statement = "one read-only query (SELECT)" if self.read_only else "one SQL statement"
+        name, columns = self._sql_names()
         return (
             f"Run {statement} on the database and get its rows back as JSON. Use it for "
             "counts, totals, averages, grouping, filters on exact values or dates, and joins. "
-            f"Write table names in full, as {self.table}. To see a table's columns, run SELECT "
-            "column_name, data_type FROM information_schema.columns WHERE table_name = "
-            f"'{self.table.name}'.{search} At most {self.max_rows} rows come back: "
+            f"Write table names in full, as {name}. To see a table's columns, run "
+            f"{columns}.{search} At most {self.max_rows} rows come back: "
             "metadata.row_count is how many rows the query produced and metadata.truncated "
             "says whether some were left out, so let SQL do the counting (COUNT(*), GROUP BY) "
             "instead of counting rows. metadata.warnings lists problems found in the query, "
             "such as rows that look ranked but are not, each with a suggested fix: when one "
             "applies, rewrite the query and run it again."
+        )
+
+    def _sql_names(self) -> tuple[str, str]:
+        """How agent SQL names the searched table, and a query listing its columns: the
+        engine's own (``sql_name`` and ``columns_sql``, on the SQL stores), else the full
+        name and ``information_schema``."""
+        sql_name = getattr(self.engine, "sql_name", None)
+        columns_sql = getattr(self.engine, "columns_sql", None)
+        if callable(sql_name) and callable(columns_sql):
+            return str(sql_name(self.table)), str(columns_sql(self.table))
+        return str(self.table), (
+            "SELECT column_name, data_type FROM information_schema.columns WHERE "
+            f"table_name = '{self.table.name}'"
         )
 
     @property
@@ -468,7 +481,7 @@ class SearchToolkit:
     @property
     def sql_help(self) -> str:
         """The description of the SQL tool's ``sql`` argument."""
-        return f"One SQL query; write table names in full, as {self.table}."
+        return f"One SQL query; write table names in full, as {self._sql_names()[0]}."
 
     # -- calls -------------------------------------------------------------------------------
 

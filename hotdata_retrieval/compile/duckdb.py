@@ -224,16 +224,48 @@ def set_threads(threads: int) -> str:
     Raises:
         PlanError: ``threads`` is not a positive integer.
     """
-    count = check_positive_int(threads, label="threads")
+    return set_option("threads", check_positive_int(threads, label="threads"))
+
+
+def set_option(name: str, value: bool | int | str) -> str:
+    """``SET <name> = <value>``: one of DuckDB's configuration options (DuckDB
+    documentation, "Configuration"), its value a literal.
+
+    >>> set_option("enable_external_access", False)
+    'SET enable_external_access = FALSE'
+    """
+    literal: exp.Expr
+    if isinstance(value, bool):
+        literal = exp.Boolean(this=value)
+    elif isinstance(value, int):
+        literal = exp.Literal.number(value)
+    else:
+        literal = exp.Literal.string(value)
     return _render(
-        exp.Set(
-            expressions=[
-                exp.SetItem(
-                    this=exp.EQ(this=exp.var("threads"), expression=exp.Literal.number(count))
-                )
-            ]
-        )
+        exp.Set(expressions=[exp.SetItem(this=exp.EQ(this=exp.var(name), expression=literal))])
     )
+
+
+def schema_tables_select(schema: str) -> str:
+    """``SELECT "table_name" FROM information_schema.tables WHERE "table_schema" = '<s>' AND
+    "table_type" = 'BASE TABLE'``: the tables of one schema."""
+    tree = exp.Select(
+        expressions=[exp.column(_quoted("table_name"))],
+        from_=exp.From(this=exp.Table(this=_quoted("tables"), db=_quoted("information_schema"))),
+        where=exp.Where(
+            this=exp.and_(
+                exp.EQ(
+                    this=exp.column(_quoted("table_schema")), expression=exp.Literal.string(schema)
+                ),
+                exp.EQ(
+                    this=exp.column(_quoted("table_type")),
+                    expression=exp.Literal.string("BASE TABLE"),
+                ),
+            )
+        ),
+        order=exp.Order(expressions=[exp.Ordered(this=exp.column(_quoted("table_name")))]),
+    )
+    return _render(tree)
 
 
 def create_fts_index(table: TableName, columns: Sequence[str]) -> str:

@@ -340,3 +340,75 @@ POSTGRES = register_dialect(
 def schema_of(table: TableName) -> str:
     """PostgreSQL's schema of ``table`` (the plan's ``public`` is ``public``)."""
     return table.schema
+
+
+def _render_postgres(tree: exp.Expr) -> str:
+    text: str = POSTGRES.sqlglot_dialect().generate(tree, copy=False)
+    return text
+
+
+def grant(privilege: str, kind: str, securable: Sequence[str], role: str) -> str:
+    """``GRANT <privilege> ON <kind> <securable> TO <role>``, every name quoted.
+
+    >>> grant("SELECT", "TABLE", ["public", "docs"], "hdq_agent")
+    'GRANT SELECT ON TABLE "public"."docs" TO "hdq_agent"'
+    """
+    *db, name = securable
+    tree = exp.Grant(
+        privileges=[exp.GrantPrivilege(this=exp.var(privilege))],
+        kind=kind,
+        securable=exp.Table(this=_quoted(name), db=_quoted(db[0]) if db else None),
+        principals=[exp.GrantPrincipal(this=_quoted(role), kind=False)],
+        grant_option=False,
+    )
+    return _render_postgres(tree)
+
+
+AGENT_ROLE_ATTRIBUTES = (
+    "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT"
+)
+"""What the agent SQL role may do: log in, and nothing else a role attribute grants
+(PostgreSQL documentation, "CREATE ROLE")."""
+
+
+def create_role(role: str) -> str:
+    """``CREATE ROLE "<role>" NOLOGIN``: the role, made before :func:`alter_role` sets it up."""
+    return _render_postgres(
+        exp.Command(this="CREATE", expression=f" ROLE {_render_postgres(_quoted(role))} NOLOGIN")
+    )
+
+
+def alter_role(role: str, password: str) -> str:
+    """``ALTER ROLE "<role>" WITH <AGENT_ROLE_ATTRIBUTES> PASSWORD '<password>'``. The statement
+    holds a secret: it must never be shown."""
+    name = _render_postgres(_quoted(role))
+    secret = _render_postgres(exp.Literal.string(password))
+    return _render_postgres(
+        exp.Command(
+            this="ALTER",
+            expression=f" ROLE {name} WITH {AGENT_ROLE_ATTRIBUTES} PASSWORD {secret}",
+        )
+    )
+
+
+def alter_role_setting(role: str, setting: str, value: str) -> str:
+    """``ALTER ROLE "<role>" SET <setting> = '<value>'``: the role's default for a setting."""
+    name = _render_postgres(_quoted(role))
+    literal = _render_postgres(exp.Literal.string(value))
+    return _render_postgres(
+        exp.Command(this="ALTER", expression=f" ROLE {name} SET {setting} = {literal}")
+    )
+
+
+def set_local(setting: str, value: str) -> str:
+    """``SELECT set_config('<setting>', '<value>', TRUE)``: ``SET LOCAL`` with its value a
+    literal (PostgreSQL documentation, "Configuration Settings Functions").
+
+    >>> set_local("statement_timeout", "1000")
+    "SELECT set_config('statement_timeout', '1000', TRUE)"
+    """
+    call = exp.Anonymous(
+        this="set_config",
+        expressions=[exp.Literal.string(setting), exp.Literal.string(value), exp.true()],
+    )
+    return _render_postgres(exp.select(call))

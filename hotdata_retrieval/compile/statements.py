@@ -27,10 +27,13 @@ __all__ = [
     "catalog_delete",
     "catalog_insert",
     "catalog_select",
+    "columns_query",
     "create_table",
     "drop_table",
     "insert_rows",
     "quoted",
+    "readable_sql",
+    "readable_table",
     "render",
     "table_node",
 ]
@@ -63,6 +66,49 @@ def table_node(table: TableName | str, schema: str | None = None) -> exp.Table:
     if isinstance(table, TableName):
         return exp.Table(this=quoted(table.name), db=quoted(schema or table.schema))
     return exp.Table(this=quoted(table), db=quoted(schema) if schema is not None else None)
+
+
+def readable_table(profile: DialectProfile, table: TableName, schema: str) -> str:
+    """``schema.table`` as a person writes it in the profile's SQL: quoted only where a name
+    needs it.
+
+    >>> from hotdata_retrieval.compile import HOTDATA
+    >>> readable_table(HOTDATA, TableName.parse("my docs"), "main")
+    'main."my docs"'
+    """
+    node = exp.Table(this=exp.to_identifier(table.name), db=exp.to_identifier(schema))
+    return readable_sql(profile, node)
+
+
+def columns_query(profile: DialectProfile, table: TableName, schema: str) -> str:
+    """``SELECT column_name, data_type FROM information_schema.columns WHERE table_schema =
+    '<schema>' AND table_name = '<table>'``: the query that lists a table's columns, as the
+    SQL standard's information schema has them."""
+    tree = (
+        exp.select("column_name", "data_type")
+        .from_(
+            exp.Table(this=exp.to_identifier("columns"), db=exp.to_identifier("information_schema"))
+        )
+        .where(
+            exp.and_(
+                exp.EQ(this=exp.column("table_schema"), expression=exp.Literal.string(schema)),
+                exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table.name)),
+            )
+        )
+    )
+    return readable_sql(profile, tree)
+
+
+def readable_sql(profile: DialectProfile, tree: exp.Expr) -> str:
+    """``tree`` as the profile's SQL with names quoted only where they must be: rendered by
+    the sqlglot dialect the profile's own extends (which quotes every name)."""
+    base = next(
+        kind
+        for kind in profile.sqlglot_dialect.__mro__
+        if kind.__module__.startswith("sqlglot.dialects")
+    )
+    text: str = base().generate(tree, copy=False, identify=False)
+    return text
 
 
 def render(profile: DialectProfile, tree: exp.Expr) -> str:

@@ -26,6 +26,9 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
   reads every table's indexes.
 - ``index_catalog(table)``: the table's indexes as an
   :class:`~hotdata_retrieval.indexes.IndexCatalog`, pending ones included (the Hotdata engine).
+- ``sql_name(table)`` and ``columns_sql(table)``: how SQL on the engine names a table, and a
+  query listing its columns, where that differs from the full three-part name and
+  ``information_schema`` (the SQL stores); the SQL tool's description uses them.
 """
 
 from __future__ import annotations
@@ -61,7 +64,14 @@ __all__ = [
     "query_embedder",
 ]
 
-OPTIONAL_CAPABILITIES = ("stream_sql", "embedder_for", "tables", "index_catalog")
+OPTIONAL_CAPABILITIES = (
+    "stream_sql",
+    "embedder_for",
+    "tables",
+    "index_catalog",
+    "sql_name",
+    "columns_sql",
+)
 """Members an engine may have beyond :class:`Engine`; callers check for them before use."""
 
 

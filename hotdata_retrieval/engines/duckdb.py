@@ -13,12 +13,17 @@ catalog rows in one transaction, then one FTS index over the text columns (``PRA
 create_fts_index``, keyed by ``rowid``): rows inserted in an open transaction have temporary
 rowids, which the index would keep. ``sql(text)`` runs inside a transaction that is always
 rolled back, so it cannot change the database.
+
+Agent SQL (``stream_sql``) runs on a connection of its own to the same database, closed off
+as :class:`_DuckdbClosedSession` describes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
-from collections.abc import Sequence
+import json
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +34,8 @@ from hotdata_retrieval.compile.duckdb import (
     fts_index_select,
     insert_from,
     load_extension,
+    schema_tables_select,
+    set_option,
     set_threads,
     table_columns_select,
 )
@@ -42,7 +49,9 @@ from hotdata_retrieval.compile.statements import (
     drop_table,
     table_node,
 )
+from hotdata_retrieval.engines._agent_sql import BATCH_ROWS, ClosedSession, RefusedStatementError
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.store import (
     SqlStoreEngine,
     StoreColumn,
@@ -138,8 +147,26 @@ class DuckdbEngine(SqlStoreEngine):
             self._execute(set_threads(threads))
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
+        super().close()
         self._connection.close()
+
+    def _table_names(self) -> list[str]:
+        return [row[0] for row in self._query(schema_tables_select("main"))[1]]
+
+    def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
+        if not self._closed_off:
+            # The options are the database's, not one connection's: set once, then locked.
+            self._execute(set_option("memory_limit", f"{int(limits.memory_bytes)}B"))
+            for option in _CLOSED_OPTIONS:
+                self._execute(set_option(option, False))
+            self._execute(set_option("lock_configuration", True))
+            self._closed_off = True
+        tables = frozenset(table.name for table in self.searchable_tables())
+        database = str(self._query("SELECT current_database()")[1][0][0])
+        return _DuckdbClosedSession(self._connection.cursor(), tables=tables, database=database)
+
+    _closed_off = False
 
     # -- the driver ------------------------------------------------------------------------
 
@@ -247,3 +274,147 @@ class DuckdbEngine(SqlStoreEngine):
             # After the commit: rows inserted in an open transaction carry temporary rowids,
             # and the index would key them by those (observed with DuckDB 1.5.5).
             self._execute(create_fts_index(table, text_columns))
+
+
+_CLOSED_OPTIONS = (
+    "enable_external_access",
+    "autoload_known_extensions",
+    "autoinstall_known_extensions",
+    "allow_community_extensions",
+)
+"""DuckDB options turned off before agent SQL first runs (DuckDB documentation,
+"Configuration" and "Securing DuckDB"): no file, URL or environment access (``read_csv``,
+``read_text``, ``COPY``, ``ATTACH`` of a file, ``getenv``, installing or loading an
+extension), no extension loaded behind a function's back."""
+
+_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest"})
+"""The table functions agent SQL may call: they compute rows and read nothing. Every other one
+(the file readers, ``query``, ``duckdb_settings()``, ``duckdb_databases()`` and the other
+catalog functions, which show paths and settings) is refused."""
+
+_REFUSED_FUNCTIONS = frozenset({"current_setting", "getenv", "which_secret"})
+"""Scalar functions agent SQL may not call: they read the configuration or the environment."""
+
+
+class _DuckdbClosedSession(ClosedSession):
+    """Agent SQL on DuckDB: a connection of its own (a cursor of the database) whose
+    database has :data:`_CLOSED_OPTIONS` off, ``memory_limit`` set to the first agent call's
+    ``SqlLimits.memory_bytes`` and its configuration locked (``lock_configuration``: no
+    statement may change an option again). Before it runs, DuckDB's own parser reads the
+    statement (``extract_statements`` and ``json_serialize_sql``): it must be one ``SELECT``
+    whose tables are the searchable ones, their common table expressions or
+    ``information_schema``, whose table functions are :data:`_TABLE_FUNCTIONS` and which
+    calls none of :data:`_REFUSED_FUNCTIONS`; recursive queries only with
+    ``SqlLimits.allow_recursive_queries``. The time limit interrupts it
+    (``DuckDBPyConnection.interrupt``)."""
+
+    def __init__(self, cursor: Any, *, tables: frozenset[str], database: str) -> None:
+        self._cursor = cursor
+        self._tables = tables
+        self._database = database.lower()
+
+    def _refuse(self, reason: str, text: str) -> RefusedStatementError:
+        return RefusedStatementError(reason, sql=text)
+
+    def _check(self, text: str, limits: SqlLimits) -> str:
+        """The one statement of ``text`` as DuckDB reads it, checked (class docstring)."""
+        import duckdb
+
+        try:
+            statements = self._cursor.extract_statements(text)
+        except duckdb.Error as error:
+            raise EngineError(f"duckdb: {error}".splitlines()[0], sql=text) from None
+        if len(statements) != 1:
+            raise self._refuse(f"send one query at a time, got {len(statements)} statements", text)
+        statement = statements[0]
+        if statement.type != duckdb.StatementType.SELECT:
+            kind = statement.type.name.replace("_", " ")
+            raise self._refuse(
+                f"{kind} is not allowed here: only read-only queries (SELECT) run", text
+            )
+        query = str(statement.query)
+        serialized = self._cursor.execute("SELECT json_serialize_sql(?)", [query]).fetchone()[0]
+        tree = json.loads(serialized)
+        if tree.get("error"):
+            raise EngineError(f"duckdb: {tree.get('error_message', 'cannot read')}", sql=text)
+        ctes: set[str] = set()
+        nodes: list[Any] = [tree]
+        found: list[dict[str, Any]] = []
+        while nodes:
+            node = nodes.pop()
+            if isinstance(node, list):
+                nodes.extend(node)
+                continue
+            if not isinstance(node, dict):
+                continue
+            found.append(node)
+            cte_map = node.get("cte_map")
+            if isinstance(cte_map, dict):
+                ctes.update(str(entry.get("key", "")).lower() for entry in cte_map.get("map", ()))
+            nodes.extend(node.values())
+        for node in found:
+            kind = node.get("type")
+            if kind == "RECURSIVE_CTE_NODE" and not limits.allow_recursive_queries:
+                raise limits.recursion_error(text)
+            if kind == "BASE_TABLE":
+                self._check_table(node, ctes, text)
+            elif kind == "TABLE_FUNCTION":
+                name = str(node.get("function", {}).get("function_name", "")).lower()
+                if name not in _TABLE_FUNCTIONS:
+                    raise self._refuse(f"the table function {name}() is not allowed here", text)
+            elif node.get("class") == "FUNCTION":
+                name = str(node.get("function_name", "")).lower()
+                if name in _REFUSED_FUNCTIONS:
+                    raise self._refuse(f"the function {name}() is not allowed here", text)
+        return query
+
+    def _check_table(self, node: dict[str, Any], ctes: set[str], text: str) -> None:
+        catalog = str(node.get("catalog_name") or "").lower()
+        schema = str(node.get("schema_name") or "").lower()
+        table = str(node.get("table_name") or "")
+        if schema == "information_schema" and catalog in ("", self._database):
+            return
+        if not catalog and not schema and table.lower() in ctes:
+            return
+        if catalog in ("", self._database) and schema in ("", "main") and table in self._tables:
+            return
+        shown = ".".join(part for part in (catalog, schema, table) if part)
+        listed = f" (the tables it may read: {', '.join(sorted(self._tables))})"
+        raise self._refuse(
+            f"reading table '{shown}' is not allowed here" + (listed if self._tables else ""),
+            text,
+        )
+
+    def batches(self, text: str, limits: SqlLimits) -> Generator[pa.RecordBatch, None, None]:
+        import pyarrow as pa
+
+        query = self._check(text, limits)
+        cursor = self._cursor
+        cursor.execute("BEGIN TRANSACTION")
+        try:
+            result = cursor.execute(query)
+            reader = (
+                result.to_arrow_reader(BATCH_ROWS)
+                if hasattr(result, "to_arrow_reader")
+                else result.fetch_record_batch(BATCH_ROWS)
+            )
+            count = 0
+            for batch in reader:
+                count += 1
+                yield batch
+            if not count:
+                yield pa.RecordBatch.from_pylist([], schema=reader.schema)
+        finally:
+            with contextlib.suppress(Exception):  # an interrupted statement ended it
+                cursor.execute("ROLLBACK")
+
+    def cancel(self) -> None:
+        self._cursor.interrupt()
+
+    def limit_of(self, error: BaseException) -> str | None:
+        import duckdb
+
+        return "memory_bytes" if isinstance(error, duckdb.OutOfMemoryException) else None
+
+    def close(self) -> None:
+        self._cursor.close()

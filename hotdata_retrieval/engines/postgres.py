@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import socket
 import stat
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +47,13 @@ from hotdata_retrieval.compile.postgres import (
     OPERATOR_CLASSES,
     POSTGRES,
     TEXT_SEARCH_CONFIG,
+    alter_role,
+    alter_role_setting,
+    create_role,
     fts_index_name,
+    grant,
     hnsw_index_name,
+    set_local,
 )
 from hotdata_retrieval.compile.statements import (
     CATALOG_TABLE,
@@ -60,7 +66,15 @@ from hotdata_retrieval.compile.statements import (
     render,
     table_node,
 )
+from hotdata_retrieval.engines._agent_sql import (
+    BATCH_ROWS,
+    ClosedSession,
+    RefusedStatementError,
+    first_line,
+    rows_batch,
+)
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan
 from hotdata_retrieval.engines.store import (
     SqlStoreEngine,
@@ -77,7 +91,50 @@ from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch,
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["PostgresEngine", "throwaway_server"]
+__all__ = ["AGENT_ROLE", "PostgresEngine", "throwaway_server"]
+
+AGENT_ROLE = "hdq_agent"
+"""The role agent SQL runs as when the engine provisions it (:class:`PostgresEngine`)."""
+
+_PRIVILEGED_ROLES = (
+    "pg_read_server_files",
+    "pg_write_server_files",
+    "pg_execute_server_program",
+    "pg_signal_backend",
+    "pg_read_all_data",
+    "pg_write_all_data",
+    "pg_read_all_settings",
+    "pg_read_all_stats",
+    "pg_monitor",
+    "pg_checkpoint",
+)
+"""Predefined roles that reach beyond a database's tables: files, programs, other sessions,
+every table, the settings (PostgreSQL documentation, "Predefined Roles"). The agent SQL role
+may be a member of none."""
+
+_REFUSED_FUNCTIONS = frozenset(
+    {
+        "set_config",
+        "pg_terminate_backend",
+        "pg_cancel_backend",
+        "pg_reload_conf",
+        "pg_rotate_logfile",
+        "pg_log_backend_memory_contexts",
+        "query_to_xml",
+        "query_to_xmlschema",
+        "query_to_xml_and_xmlschema",
+        "cursor_to_xml",
+        "cursor_to_xmlschema",
+    }
+)
+"""Functions any role may call that agent SQL may not: a setting changed for the session, a
+signal to another session of the agent's role (or its own), and the functions that run a query
+given as text, which no reading of the statement could check (PostgreSQL documentation,
+"System Administration Functions" and "Mapping Tables to XML")."""
+
+_REFUSED_PREFIXES = ("pg_advisory", "pg_try_advisory", "dblink")
+"""Function families refused by name: advisory locks, which a session can hold past its
+statement, and ``dblink``, which connects elsewhere."""
 
 _EXTRA_HINT = "pip install 'hotdata-retrieval[postgres]'"
 ITERATIVE_SCAN_VERSION = (0, 8, 0)
@@ -120,6 +177,11 @@ class PostgresEngine(SqlStoreEngine):
     Args:
         url: a libpq connection string or URL (``postgresql://user@host:port/database``).
         embedder: embeds query text for ``plan_search`` routes that need a vector.
+        agent_url: the connection agent SQL (:meth:`stream_sql`) uses: a role of your own
+            with ``SELECT`` on the tables an agent may read and nothing more. ``None`` (the
+            default): the engine provisions one, ``agent_role``, when ``url``'s role may
+            create roles (:class:`_PostgresClosedSession`).
+        agent_role: the name of the role the engine provisions (default ``hdq_agent``).
 
     Raises:
         EngineError: the ``postgres`` extra is missing, the server cannot be reached, or it
@@ -127,12 +189,23 @@ class PostgresEngine(SqlStoreEngine):
     """
 
     engine_name = "postgres"
+    store_schema = "public"
 
-    def __init__(self, url: str, *, embedder: Any = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        embedder: Any = None,
+        agent_url: str | None = None,
+        agent_role: str = AGENT_ROLE,
+    ) -> None:
         require_extra("postgres", needed_by="the PostgreSQL engine")
         import psycopg
 
         self.url = url
+        self.agent_url = agent_url
+        self.agent_role = agent_role
+        self._agent_provisioned = False
         try:
             self._connection = psycopg.connect(url, autocommit=True)
         except psycopg.Error as error:
@@ -150,8 +223,112 @@ class PostgresEngine(SqlStoreEngine):
         """The server's pgvector version, e.g. ``(0, 6, 2)``."""
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
+        super().close()
         self._connection.close()
+
+    def _table_names(self) -> list[str]:
+        tree = (
+            exp.select(exp.column(_quoted("tablename")))
+            .from_(exp.Table(this=_quoted("pg_tables"), db=_quoted("pg_catalog")))
+            .where(
+                exp.EQ(
+                    this=exp.column(_quoted("schemaname")),
+                    expression=exp.Literal.string(self.default_schema),
+                )
+            )
+            .order_by(exp.column(_quoted("tablename")))
+        )
+        return [row[0] for row in self._query(render(POSTGRES, tree))[1]]
+
+    # -- agent SQL ---------------------------------------------------------------------------
+
+    def _execute_secret(self, statement: str) -> None:
+        """Run a statement that holds a secret: a failure never shows it."""
+        import psycopg
+
+        try:
+            self._connection.execute(statement)
+        except psycopg.Error as error:
+            raise EngineError(f"postgres: {first_line(str(error))}") from None
+
+    def _provision_agent(self, limits: SqlLimits) -> str:
+        """Make :attr:`agent_role` (or set it up again) with a fresh password, and return the
+        connection string that logs in as it.
+
+        Raises:
+            EngineError: this connection's role cannot create or alter roles.
+        """
+        from psycopg.conninfo import make_conninfo
+
+        role = self.agent_role
+        password = secrets.token_urlsafe(32)
+        exists = self._query(
+            render(
+                POSTGRES,
+                exp.select(exp.Literal.number(1))
+                .from_(exp.Table(this=_quoted("pg_roles"), db=_quoted("pg_catalog")))
+                .where(
+                    exp.EQ(this=exp.column(_quoted("rolname")), expression=exp.Literal.string(role))
+                ),
+            )
+        )[1]
+        try:
+            if not exists:
+                self._execute_secret(create_role(role))
+            self._execute_secret(alter_role(role, password))
+        except EngineError as error:
+            raise EngineError(
+                f"agent SQL on PostgreSQL runs as a role that may only read the searchable "
+                f"tables, and this connection's role cannot make one ({error}): create such a "
+                "role and pass its connection as agent_url="
+            ) from None
+        milliseconds = str(int(limits.timeout_seconds * 1000))
+        defaults = [
+            ("default_transaction_read_only", "on"),
+            ("statement_timeout", milliseconds),
+            ("idle_in_transaction_session_timeout", milliseconds),
+            # A superuser-only setting: the role cannot raise it (PostgreSQL documentation,
+            # "Resource Consumption"); where this role may not set it, work_mem alone holds.
+            ("temp_file_limit", str(max(1, limits.memory_bytes // 1024))),
+        ]
+        for setting, value in defaults:
+            with contextlib.suppress(EngineError):
+                self._execute_secret(alter_role_setting(role, setting, value))
+        self._agent_provisioned = True
+        self._grant_searchable()
+        return make_conninfo(self.url, user=role, password=password)
+
+    def _grant_searchable(self) -> None:
+        """Give the provisioned agent role ``SELECT`` on every searchable table (and the
+        ``CONNECT`` and ``USAGE`` that reaching them needs); grants go with a table that is
+        replaced, so loads call this again."""
+        role = self.agent_role
+        database = self._query("SELECT current_database()")[1][0][0]
+        self._execute(grant("CONNECT", "DATABASE", [database], role))
+        tables = self.searchable_tables()
+        for schema in sorted({table.schema for table in tables}):
+            self._execute(grant("USAGE", "SCHEMA", [schema], role))
+        for table in tables:
+            self._execute(grant("SELECT", "TABLE", [table.schema, table.name], role))
+
+    def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
+        import psycopg
+
+        conninfo = self.agent_url if self.agent_url is not None else self._provision_agent(limits)
+        try:
+            connection = psycopg.connect(conninfo, autocommit=True, connect_timeout=30)
+        except psycopg.Error as error:
+            raise EngineError(
+                f"cannot connect as the agent SQL role: {first_line(str(error))}"
+            ) from None
+        try:
+            _check_least_privilege(connection, self._query("SELECT current_user")[1][0][0])
+        except BaseException:
+            connection.close()
+            raise
+        tables = frozenset(table.name for table in self.searchable_tables())
+        return _PostgresClosedSession(connection, tables)
 
     # -- the driver ------------------------------------------------------------------------
 
@@ -355,6 +532,8 @@ class PostgresEngine(SqlStoreEngine):
                 )
         except psycopg.Error as error:
             raise EngineError(f"postgres: {error}".strip()) from None
+        if self._agent_provisioned:
+            self._grant_searchable()
 
     # -- searches --------------------------------------------------------------------------
 
@@ -369,7 +548,7 @@ class PostgresEngine(SqlStoreEngine):
         if candidates > HNSW_MAX_EF_SEARCH:
             settings.append("SET LOCAL enable_indexscan = off")
         elif candidates > HNSW_DEFAULT_EF_SEARCH:
-            settings.append(_set_local("hnsw.ef_search", str(candidates)))
+            settings.append(set_local("hnsw.ef_search", str(candidates)))
         if plan.filter is not None:
             settings.append(
                 "SET LOCAL hnsw.iterative_scan = strict_order"
@@ -398,16 +577,6 @@ class PostgresEngine(SqlStoreEngine):
             render(POSTGRES, exp.Command(this="EXPLAIN", expression=" " + statement))
         )
         return "\n".join(row[0] for row in rows)
-
-
-def _set_local(name: str, value: str) -> str:
-    """``SELECT set_config('<name>', '<value>', TRUE)``: ``SET LOCAL`` with its value a
-    literal (PostgreSQL documentation, "Configuration Settings Functions")."""
-    call = exp.Anonymous(
-        this="set_config",
-        expressions=[exp.Literal.string(name), exp.Literal.string(value), exp.true()],
-    )
-    return render(POSTGRES, exp.select(call))
 
 
 def _quoted(name: str) -> exp.Identifier:
@@ -517,3 +686,181 @@ def throwaway_server(*, user: str | None = None) -> Iterator[str]:
             run("pg_ctl", "-D", str(data), "-w", "-m", "fast", "stop")
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _check_least_privilege(connection: Any, engine_role: str) -> None:
+    """Refuse an agent SQL connection whose role can do more than read tables: a superuser,
+    a role that creates roles or databases, replicates or bypasses row security, a member of
+    a predefined role of :data:`_PRIVILEGED_ROLES`, or of the engine's own role.
+
+    Raises:
+        EngineError: naming what the role may do.
+    """
+    attributes = ("rolsuper", "rolcreaterole", "rolcreatedb", "rolreplication", "rolbypassrls")
+    roles = exp.Table(this=_quoted("pg_roles"), db=_quoted("pg_catalog"))
+    own = exp.select(*(exp.column(_quoted(name)) for name in attributes)).from_(roles.copy())
+    own = own.where(exp.EQ(this=exp.column(_quoted("rolname")), expression=exp.CurrentUser()))
+    granted = exp.column(_quoted("oid"))
+    members = (
+        exp.select(exp.column(_quoted("rolname")))
+        .from_(roles.copy())
+        .where(
+            exp.and_(
+                exp.In(
+                    this=exp.column(_quoted("rolname")),
+                    expressions=[
+                        exp.Literal.string(name) for name in (*_PRIVILEGED_ROLES, engine_role)
+                    ],
+                ),
+                exp.Anonymous(
+                    this="pg_has_role",
+                    expressions=[exp.CurrentUser(), granted, exp.Literal.string("MEMBER")],
+                ),
+            )
+        )
+    )
+    with connection.cursor() as cursor:
+        flags = cursor.execute(render(POSTGRES, own)).fetchone()
+        memberships = [row[0] for row in cursor.execute(render(POSTGRES, members)).fetchall()]
+    problems = [name for name, value in zip(attributes, flags or ()) if value]
+    problems += [f"member of {name}" for name in memberships]
+    if problems:
+        raise EngineError(
+            "the agent SQL role may do more than read tables ("
+            + ", ".join(problems)
+            + "): give agent_url= a role with SELECT on the searchable tables only"
+        )
+
+
+class _PostgresClosedSession(ClosedSession):
+    """Agent SQL on PostgreSQL: a connection that logs in as a role of its own
+    (:data:`AGENT_ROLE`, or ``agent_url``'s), which is no superuser, creates nothing, is a
+    member of no predefined role that reaches files, programs, settings or other sessions, and
+    holds ``SELECT`` on the searchable tables only — so ``pg_read_file``, ``pg_ls_dir``,
+    ``lo_export``, ``COPY ... PROGRAM`` and other tables are refused by the server's own
+    privilege checks. Each statement runs in a ``READ ONLY`` transaction that begins with
+    ``statement_timeout``, ``idle_in_transaction_session_timeout`` and ``work_mem`` set for it
+    and is rolled back after it, so whatever the statement sets (``set_config``) dies with it;
+    the statement is declared as a cursor, which PostgreSQL accepts for one query only
+    (``DECLARE``; "cannot insert multiple commands into a prepared statement"), and its rows
+    are fetched as they are read. A statement that kills its own connection
+    (``pg_terminate_backend(pg_backend_pid())``) fails, and the next opens a new one."""
+
+    def __init__(self, connection: Any, tables: frozenset[str]) -> None:
+        self._connection = connection
+        self._tables = tables
+        self._cursors = 0
+
+    def batches(self, text: str, limits: SqlLimits) -> Generator[pa.RecordBatch, None, None]:
+        connection = self._connection
+        milliseconds = str(max(1, int(limits.timeout_seconds * 1000)))
+        settings = (
+            ("statement_timeout", milliseconds),
+            ("idle_in_transaction_session_timeout", milliseconds),
+            ("work_mem", f"{max(64, limits.memory_bytes // 8 // 1024)}kB"),
+        )
+        self._check(text, limits)
+        connection.execute("BEGIN READ ONLY")
+        cursor = None
+        try:
+            for setting, value in settings:
+                connection.execute(set_local(setting, value))
+            self._cursors += 1
+            cursor = connection.cursor(name=f"hdq_agent_sql_{self._cursors}")
+            cursor.execute(text)
+            names = [column.name for column in cursor.description or ()]
+            rows = cursor.fetchmany(BATCH_ROWS)
+            yield rows_batch(names, rows)
+            while rows:
+                rows = cursor.fetchmany(BATCH_ROWS)
+                if rows:
+                    yield rows_batch(names, rows)
+        finally:
+            if not self.broken:
+                with contextlib.suppress(Exception):
+                    if cursor is not None:
+                        cursor.close()
+                with contextlib.suppress(Exception):
+                    connection.execute("ROLLBACK")
+
+    def cancel(self) -> None:
+        cancel = getattr(self._connection, "cancel_safe", None)
+        if callable(cancel):
+            cancel(timeout=5.0)
+        else:
+            self._connection.cancel()
+
+    def refusal_of(self, error: BaseException, text: str) -> str | None:
+        """The server's privilege refusals, with the tables the role may read; and what the
+        cursor declaration turns into a syntax error at the statement's first word: a
+        statement other than a query."""
+        message = first_line(str(error))
+        if getattr(error, "sqlstate", None) == "42501":  # insufficient_privilege
+            if message.startswith("permission denied for table") and self._tables:
+                message += f" (the tables it may read: {', '.join(sorted(self._tables))})"
+            return message
+        return None
+
+    def _check(self, text: str, limits: SqlLimits) -> None:
+        """Read ``text`` with PostgreSQL's own parser (``pglast``, which is libpg_query: the
+        server's grammar built as a library): one query, no recursion unless allowed, no call
+        of :data:`_REFUSED_FUNCTIONS`.
+
+        Raises:
+            RefusedStatementError: naming what is refused.
+            EngineError: the text does not parse.
+        """
+        import pglast
+        from pglast import ast
+        from pglast.visitors import Visitor
+
+        try:
+            statements = pglast.parse_sql(text)
+        except pglast.parser.ParseError as error:
+            raise EngineError(f"postgres: {first_line(str(error))}", sql=text) from None
+        if len(statements) != 1:
+            raise RefusedStatementError(
+                f"send one query at a time, got {len(statements)} statements", sql=text
+            )
+        statement = statements[0].stmt
+        if not isinstance(statement, ast.SelectStmt) or statement.intoClause is not None:
+            kind = type(statement).__name__.removesuffix("Stmt").upper()
+            if isinstance(statement, ast.SelectStmt):
+                kind = "SELECT ... INTO"
+            raise RefusedStatementError(
+                f"{kind} is not allowed here: only read-only queries (SELECT) run", sql=text
+            )
+        refused: list[str] = []
+        recursive: list[bool] = []
+
+        class _Calls(Visitor):
+            def visit_FuncCall(self, ancestors: Any, node: Any) -> None:
+                name = str(node.funcname[-1].sval).lower()
+                if name in _REFUSED_FUNCTIONS or name.startswith(_REFUSED_PREFIXES):
+                    refused.append(name)
+
+            def visit_WithClause(self, ancestors: Any, node: Any) -> None:
+                recursive.append(bool(node.recursive))
+
+        _Calls()(statements)
+        if any(recursive) and not limits.allow_recursive_queries:
+            raise limits.recursion_error(text)
+        if refused:
+            raise RefusedStatementError(
+                f"the function {refused[0]}() is not allowed here", sql=text
+            )
+
+    def limit_of(self, error: BaseException) -> str | None:
+        state = getattr(error, "sqlstate", None)
+        if state in ("53200", "53400"):  # out_of_memory, configuration_limit_exceeded
+            return "memory_bytes"
+        if state == "57014" and "statement timeout" in str(error):
+            return "timeout_seconds"
+        return None
+
+    @property
+    def broken(self) -> bool:
+        return bool(self._connection.closed or self._connection.broken)
+
+    def close(self) -> None:
+        self._connection.close()

@@ -19,11 +19,14 @@ counted in ``SearchResult.vector_scans``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import uuid
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 import attrs
+from sqlglot import exp
 
 from hotdata_retrieval.compile.sqlite import (
     create_fts_index,
@@ -44,9 +47,17 @@ from hotdata_retrieval.compile.statements import (
     create_table,
     drop_table,
     insert_rows,
+    readable_sql,
     table_node,
 )
+from hotdata_retrieval.engines._agent_sql import (
+    BATCH_ROWS,
+    ClosedSession,
+    RefusedStatementError,
+    rows_batch,
+)
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, VectorScan
 from hotdata_retrieval.engines.store import (
     SqlStoreEngine,
@@ -69,15 +80,17 @@ VECTOR_STORAGES = ("blob", "json")
 """How ``load_table`` may store vectors: float32 BLOBs (sqlite-vec's format) or JSON text."""
 
 
-def _connect(database: str) -> Any:
+def _connect(database: str, *, uri: bool = False, shown: str | None = None) -> Any:
     require_extra("sqlite", needed_by="the SQLite engine")
     import sqlean
     import sqlite_vec
 
     try:
-        connection = sqlean.connect(database, isolation_level=None, check_same_thread=False)
+        connection = sqlean.connect(
+            database, isolation_level=None, check_same_thread=False, uri=uri
+        )
     except sqlean.Error as error:
-        raise EngineError(f"cannot open SQLite database {database!r}: {error}") from None
+        raise EngineError(f"cannot open SQLite database {shown or database!r}: {error}") from None
     connection.enable_load_extension(True)
     try:
         sqlite_vec.load(connection)
@@ -112,13 +125,21 @@ class SqliteEngine(SqlStoreEngine):
 
     def __init__(self, database: str | Path = ":memory:", *, embedder: Any = None) -> None:
         self.database = str(database)
-        self._connection = _connect(self.database)
+        if self.database == ":memory:":
+            # A named in-memory database, so that the agent SQL session (a connection of its
+            # own) sees the same tables (SQLite documentation, "In-Memory Databases And
+            # Shared Cache").
+            self._uri = f"file:hdq-memory-{uuid.uuid4().hex}?mode=memory&cache=shared"
+        else:
+            self._uri = f"file:{quote(str(Path(self.database).resolve()))}?mode=rwc"
+        self._connection = _connect(self._uri, uri=True, shown=self.database)
         import sqlean
 
         super().__init__(sqlite_profile(sqlean.sqlite_version_info), embedder=embedder)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
+        super().close()
         self._connection.close()
 
     # -- the driver ------------------------------------------------------------------------
@@ -149,8 +170,49 @@ class SqliteEngine(SqlStoreEngine):
         finally:
             self._execute("PRAGMA query_only = OFF")
 
+    def columns_sql(self, table: str | TableName) -> str:
+        """``SELECT name, type FROM pragma_table_info('<table>')``: SQLite has no
+        ``information_schema``."""
+        name = self.table_name(table)
+        tree = exp.select("name", "type").from_(
+            exp.Table(
+                this=exp.Anonymous(
+                    this="pragma_table_info", expressions=[exp.Literal.string(name.name)]
+                )
+            )
+        )
+        return readable_sql(self.profile, tree)
+
     def _names(self, schema: str) -> set[str]:
         return {row[0] for row in self._query(schema_tables_select(schema))[1]}
+
+    def _table_names(self) -> list[str]:
+        return sorted(self._names("main"))
+
+    def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
+        tables: set[str] = set()
+        readable = set(_SCHEMA_TABLES | _READABLE_FUNCTION_TABLES)
+        for table in self.searchable_tables():
+            tables.add(table.name)
+            described = self._describe(table)
+            for column in described.text_indexes if described is not None else ():
+                index = fts_table_name(table.name, column)
+                readable.add(index)
+                readable.update(f"{index}_{shadow}" for shadow in _FTS5_SHADOW_TABLES)
+        readable |= tables
+        if self.database == ":memory:":
+            uri = self._uri
+        else:
+            uri = self._uri.replace("?mode=rwc", "?mode=ro")
+        connection = _connect(uri, uri=True, shown=self.database)
+        modules = {row[0].lower() for row in connection.execute("PRAGMA module_list")}
+        known = {name.lower() for name in self._names("main")} | modules
+        return _SqliteClosedSession(
+            connection,
+            tables=frozenset(tables),
+            readable=frozenset(readable),
+            known=frozenset(known),
+        )
 
     def _describe(self, table: TableName) -> StoreTable | None:
         if table.catalog != self.default_catalog:
@@ -272,3 +334,154 @@ class SqliteEngine(SqlStoreEngine):
                 )
             )
         return attrs.evolve(result, vector_scans=tuple(scans)) if scans else result
+
+
+_SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema"})
+"""The schema table: every table's name and definition, as ``information_schema`` elsewhere."""
+
+_TABLE_PRAGMAS = frozenset({"table_info", "table_xinfo"})
+"""Pragmas agent SQL may read (as ``pragma_table_info('<table>')``), of a readable table."""
+
+_READABLE_FUNCTION_TABLES = frozenset(
+    {"pragma_table_info", "pragma_table_xinfo", "json_each", "json_tree"}
+)
+"""Table-valued functions agent SQL may read; others (``sqlite_dbpage``, which returns the
+database's raw pages, ``dbstat``) are refused."""
+
+_FTS5_SHADOW_TABLES = ("data", "idx", "config", "docsize", "content")
+"""The tables an FTS5 table keeps its index in, read when it is queried (SQLite FTS5
+documentation, "Shadow Tables")."""
+
+_REFUSED_FUNCTIONS = frozenset(
+    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_offset"}
+)
+"""Functions agent SQL may not call: extension loading, file access (the CLI's and sqlean's
+file functions, were they ever loaded), and FTS3's tokenizer pointer (SQLite documentation,
+"Security Considerations" of FTS3)."""
+
+_ACTION_NAMES = (
+    "CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE",
+    "CREATE_TEMP_TRIGGER", "CREATE_TEMP_VIEW", "CREATE_TRIGGER", "CREATE_VIEW", "DELETE",
+    "DROP_INDEX", "DROP_TABLE", "DROP_TEMP_INDEX", "DROP_TEMP_TABLE", "DROP_TEMP_TRIGGER",
+    "DROP_TEMP_VIEW", "DROP_TRIGGER", "DROP_VIEW", "INSERT", "PRAGMA", "READ", "SELECT",
+    "TRANSACTION", "UPDATE", "ATTACH", "DETACH", "ALTER_TABLE", "REINDEX", "ANALYZE",
+    "CREATE_VTABLE", "DROP_VTABLE", "FUNCTION", "SAVEPOINT", "RECURSIVE",
+)  # fmt: skip
+"""The authorizer's action codes (SQLite C interface, "Authorizer Action Codes")."""
+
+
+class _SqliteClosedSession(ClosedSession):
+    """Agent SQL on SQLite: a connection of its own, opened read-only (``mode=ro``; the
+    named in-memory database cannot be, so there ``PRAGMA query_only`` holds), with an
+    authorizer that SQLite consults for every action while it prepares the statement (SQLite
+    C interface, ``sqlite3_set_authorizer``): it allows ``SELECT``, reads of the searchable
+    tables (their full-text tables and the schema table included), ``pragma_table_info`` of
+    those, and functions other than :data:`_REFUSED_FUNCTIONS`; it denies everything else —
+    writes, ``ATTACH``, ``PRAGMA``, transactions, and recursive queries unless
+    ``SqlLimits.allow_recursive_queries``. The memory limit is SQLite's hard heap limit
+    (``PRAGMA hard_heap_limit``: past it every allocation fails, so the statement stops),
+    set for the statement and restored after it; the time limit interrupts it
+    (``sqlite3_interrupt``)."""
+
+    def __init__(
+        self,
+        connection: Any,
+        *,
+        tables: frozenset[str],
+        readable: frozenset[str],
+        known: frozenset[str],
+    ) -> None:
+        import sqlean
+
+        self._connection = connection
+        self._tables = tables
+        self._readable = readable
+        self._known = known
+        self._codes = {getattr(sqlean, f"SQLITE_{name}"): name for name in _ACTION_NAMES}
+        self._refusal: str | None = None
+        connection.execute("PRAGMA query_only = ON")
+
+    def _authorize(self, limits: SqlLimits) -> Any:
+        import sqlean
+
+        readable = self._readable
+
+        def authorize(action: int, first: Any, second: Any, database: Any, _inner: Any) -> int:
+            name = self._codes.get(action, str(action))
+            reason = None
+            if name == "SELECT":
+                return int(sqlean.SQLITE_OK)
+            if name == "READ":
+                table = (first or "").lower()
+                if database in (None, "main") and table in readable:
+                    return int(sqlean.SQLITE_OK)
+                if database is None and table not in self._known:
+                    return int(sqlean.SQLITE_OK)  # a common table expression of the query
+                reason = f"reading table '{first}' is not allowed here" + _tables_note(self._tables)
+            elif name == "FUNCTION":
+                if (second or "").lower() not in _REFUSED_FUNCTIONS:
+                    return int(sqlean.SQLITE_OK)
+                reason = f"the function {second}() is not allowed here"
+            elif name == "PRAGMA":
+                pragma = (first or "").lower()
+                if pragma in _TABLE_PRAGMAS and (second or "").lower() in readable:
+                    return int(sqlean.SQLITE_OK)
+                if pragma == "data_version" and second is None:
+                    return int(sqlean.SQLITE_OK)  # read by FTS5 itself, to see new writes
+                reason = "PRAGMA is not allowed here: only read-only queries (SELECT) run"
+            elif name == "RECURSIVE":
+                if limits.allow_recursive_queries:
+                    return int(sqlean.SQLITE_OK)
+                self._refusal = "recursive"  # the reason, whatever was refused first
+                return int(sqlean.SQLITE_DENY)
+            else:
+                words = name.replace("_", " ")
+                reason = f"{words} is not allowed here: only read-only queries (SELECT) run"
+            if self._refusal is None:
+                self._refusal = reason
+            return int(sqlean.SQLITE_DENY)
+
+        return authorize
+
+    def batches(self, text: str, limits: SqlLimits) -> Generator[pa.RecordBatch, None, None]:
+        connection = self._connection
+        previous = connection.execute("PRAGMA hard_heap_limit").fetchone()[0]
+        connection.execute(f"PRAGMA hard_heap_limit = {int(limits.memory_bytes)}")
+        self._refusal = None
+        connection.set_authorizer(self._authorize(limits))
+        cursor = None
+        try:
+            try:
+                cursor = connection.execute(text)
+            except Exception:
+                if self._refusal is not None:
+                    refusal = self._refusal
+                    if refusal == "recursive":
+                        raise limits.recursion_error(text) from None
+                    raise RefusedStatementError(refusal, sql=text) from None
+                raise
+            names = [column[0] for column in cursor.description or ()]
+            rows = cursor.fetchmany(BATCH_ROWS)
+            yield rows_batch(names, rows)  # an empty result still has its columns
+            while rows:
+                rows = cursor.fetchmany(BATCH_ROWS)
+                if rows:
+                    yield rows_batch(names, rows)
+        finally:
+            if cursor is not None:
+                cursor.close()
+            connection.set_authorizer(None)
+            connection.execute(f"PRAGMA hard_heap_limit = {int(previous)}")
+
+    def cancel(self) -> None:
+        self._connection.interrupt()
+
+    def limit_of(self, error: BaseException) -> str | None:
+        return "memory_bytes" if isinstance(error, MemoryError) else None
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def _tables_note(tables: frozenset[str]) -> str:
+    return f" (the tables it may read: {', '.join(sorted(tables))})" if tables else ""

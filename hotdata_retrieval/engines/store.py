@@ -32,6 +32,8 @@ import attrs
 
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
+from hotdata_retrieval.compile.statements import columns_query, readable_table
+from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
@@ -41,6 +43,7 @@ from hotdata_retrieval.engines.checks import (
     declared_value_kind,
 )
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
@@ -55,6 +58,8 @@ from hotdata_retrieval.plan.search import (
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pyarrow as pa
 
 __all__ = [
@@ -233,10 +238,13 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
 
     default_catalog: ClassVar[str] = "default"
     default_schema: ClassVar[str] = "public"
+    store_schema: ClassVar[str] = "main"
+    """The store's own name for the plan's ``public`` schema."""
 
     def __init__(self, profile: DialectProfile, *, embedder: Any = None) -> None:
         self.profile = profile
         self.embedder = embedder
+        self._closed_sql = ClosedSql(self.engine_name, self._open_closed_session)
 
     # -- the driver ------------------------------------------------------------------------
 
@@ -269,6 +277,15 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         """What the store knows of ``table``, or ``None`` when it has no such table."""
 
     @abc.abstractmethod
+    def _table_names(self) -> list[str]:
+        """The names of the tables in the engine's default schema."""
+
+    @abc.abstractmethod
+    def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
+        """A new session for agent SQL, closed off by the store's own mechanism
+        (:mod:`~hotdata_retrieval.engines._agent_sql`)."""
+
+    @abc.abstractmethod
     def _write_table(
         self,
         table: TableName,
@@ -282,7 +299,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         indexes on ``text_columns``, its vector indexes, its catalog rows."""
 
     def close(self) -> None:
-        """Release the connection."""
+        """Release the connections (the agent SQL session's too)."""
+        self._closed_sql.close()
 
     def __enter__(self) -> SqlStoreEngine:
         return self
@@ -405,8 +423,63 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         """Add what the store reports beside the hits (default: nothing)."""
         return result
 
+    def sql_name(self, table: str | TableName) -> str:
+        """``table`` as SQL run on this store (:meth:`stream_sql`) writes it:
+        ``<schema>.<table>``, with the store's schema for the plan's ``public``."""
+        name = self.table_name(table)
+        schema = self.store_schema if name.schema == self.default_schema else name.schema
+        return readable_table(self.profile, name, schema)
+
+    def columns_sql(self, table: str | TableName) -> str:
+        """A query that lists ``table``'s columns and types on this store."""
+        name = self.table_name(table)
+        schema = self.store_schema if name.schema == self.default_schema else name.schema
+        return columns_query(self.profile, name, schema)
+
+    def searchable_tables(self) -> tuple[TableName, ...]:
+        """The tables of the engine's default schema a search can read: those with a
+        full-text index, a vector column or a key the catalog records. The library's own
+        tables (its catalog, full-text index tables) are none of them. Agent SQL
+        (:meth:`stream_sql`) reads these tables and no others."""
+        found = []
+        for name in self._table_names():
+            described = self._describe(self.table_name(name))
+            if described is not None and (
+                described.text_indexes or described.vectors or described.key_column
+            ):
+                found.append(described.name)
+        return tuple(found)
+
+    def stream_sql(self, text: str, *, limits: SqlLimits | None = None) -> Iterator[pa.RecordBatch]:
+        """Run one read-only query from an untrusted author (an agent) under ``limits`` and
+        yield its rows batch by batch.
+
+        The query runs in a session of its own that the store closes off from the machine:
+        no file, setting, extension, write or table beyond :meth:`searchable_tables` is
+        reachable, whatever the text says (each store's mechanism and its source are in
+        ``docs/adapters.md``, "Security model"). The time limit cancels the statement in the
+        store; the memory limit is the store's own knob where it has one. A session the
+        statement breaks (a connection it kills) is opened again for the next call.
+
+        Args:
+            text: one query.
+            limits: the bounds (default :class:`~hotdata_retrieval.engines.limits.SqlLimits`).
+
+        Yields:
+            ``pyarrow.RecordBatch`` objects, in result order.
+
+        Raises:
+            SqlLimitError: the time or memory limit was passed; ``limit`` names which.
+            EngineError: the store refused the statement or failed; one line.
+        """
+        limits = SqlLimits() if limits is None else limits
+        yield from self._closed_sql.stream(text, limits)
+
     def sql(self, text: str) -> pa.Table:
         """Run one statement, writes refused, and return its rows as an Arrow table.
+
+        For SQL from an untrusted author use :meth:`stream_sql`, which also keeps the
+        statement from the machine's files and settings and bounds its time and memory.
 
         Raises:
             EngineError: the store's own message.

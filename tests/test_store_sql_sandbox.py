@@ -1,0 +1,434 @@
+"""Agent SQL on the SQL stores cannot read the machine, change settings or data, load
+extensions, attach files, kill its own connection for good, or read beyond the searchable
+tables; and it runs under the same limits as on the local engine.
+
+Every attack runs on SQLite (a file and an in-memory database), DuckDB and PostgreSQL, through
+``stream_sql`` itself, through the toolkit with and without its own read-only check, through
+the LangChain SQL tool and through the MCP server. Each is refused with a one-line error that
+shows no secret, and the database is unchanged: same tables, same rows, no file written, the
+secret file untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
+from hotdata_retrieval.engines._agent_sql import BATCH_ROWS
+from hotdata_retrieval.engines.duckdb import DuckdbEngine, fts_extension_path
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
+from hotdata_retrieval.engines.postgres import PostgresEngine
+from hotdata_retrieval.engines.sqlite import SqliteEngine
+
+SECRET = "hdq-store-secret-5c2e07"
+STORES = ["sqlite", "sqlite-memory", "duckdb", "postgres"]
+BODIES = ["the app crashes on start", "charged twice for one order", "crash in settings"]
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    base = tmp_path_factory.mktemp("store-sandbox")
+    secret = base / "outside" / "secret.csv"
+    secret.parent.mkdir()
+    secret.write_text(f"token\n{SECRET}\n")
+    drop = base / "drop"
+    drop.mkdir()
+    # PostgreSQL's server runs as another user: let it reach (and fail to write) the files.
+    os.chmod(base, 0o777)
+    os.chmod(drop, 0o777)
+    return {"base": base, "secret": secret, "drop": drop}
+
+
+def _load(engine: Any) -> None:
+    engine.load_table(
+        "docs",
+        pa.table({"id": [1, 2, 3], "body": BODIES}),
+        text_columns=["body"],
+    )
+    engine._execute("CREATE TABLE secret_notes (note TEXT)")
+    engine._execute(f"INSERT INTO secret_notes VALUES ('{SECRET}')")
+
+
+def _open(store: str, places: dict[str, Path], postgres_url: Callable[[], str]) -> Any:
+    if store == "sqlite":
+        return SqliteEngine(places["base"] / "store.sqlite")
+    if store == "sqlite-memory":
+        return SqliteEngine()
+    if store == "duckdb":
+        return DuckdbEngine(places["base"] / "store.duckdb")
+    return PostgresEngine(postgres_url())
+
+
+@pytest.fixture(scope="module", params=STORES)
+def store(request: pytest.FixtureRequest, places: dict[str, Path]) -> Iterator[tuple[str, Any]]:
+    name = request.param
+    engine = _open(name, places, lambda: request.getfixturevalue("postgres_url"))
+    _load(engine)
+    yield name, engine
+    engine.close()
+
+
+def _attacks(store: str, places: dict[str, Path]) -> list[str]:
+    """Statements an agent may send to read the machine, change the session or the data,
+    attach a file, load an extension, kill the connection or read beyond the searchable
+    tables."""
+    secret, drop = places["secret"], places["drop"]
+    common = [
+        "SELECT * FROM secret_notes",
+        "SELECT * FROM hdq_columns",
+        "DELETE FROM docs",
+        "DROP TABLE docs",
+        "INSERT INTO docs VALUES (9, 'planted')",
+        "UPDATE docs SET body = 'x'",
+        "CREATE TABLE planted AS SELECT 1 AS a",
+        "SELECT 1; DELETE FROM docs",
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r",
+    ]
+    if store.startswith("sqlite"):
+        return [
+            *common,
+            f"SELECT readfile('{secret}')",
+            f"SELECT writefile('{drop}/written', 'x')",
+            f"ATTACH '{drop}/attached.db' AS planted",
+            f"ATTACH '{secret}' AS planted",
+            "SELECT load_extension('mod_spatialite')",
+            "PRAGMA query_only = OFF",
+            "PRAGMA writable_schema = ON",
+            "SELECT * FROM pragma_table_info('secret_notes')",
+            "SELECT * FROM pragma_database_list",
+            "SELECT data FROM sqlite_dbpage",
+            "SELECT * FROM dbstat",
+            "BEGIN IMMEDIATE",
+            "VACUUM INTO '" + str(drop / "copy.db") + "'",
+        ]
+    if store == "duckdb":
+        return [
+            *common,
+            f"SELECT * FROM read_csv('{secret}')",
+            f"SELECT * FROM read_text('{secret}')",
+            f"SELECT * FROM read_blob('{secret}')",
+            f"SELECT * FROM read_json_auto('{secret}')",
+            f"SELECT * FROM read_parquet('{secret}')",
+            f"SELECT * FROM '{secret}'",
+            f"SELECT * FROM glob('{secret.parent}/*')",
+            f"SELECT * FROM sniff_csv('{secret}')",
+            f"COPY docs TO '{drop}/copied.csv'",
+            f"COPY (SELECT * FROM secret_notes) TO '{drop}/copied.csv'",
+            f"ATTACH '{drop}/attached.duckdb' AS planted",
+            "INSTALL httpfs",
+            f"LOAD '{fts_extension_path()}'",
+            "SET enable_external_access = true",
+            "SET threads = 8",
+            "RESET lock_configuration",
+            "PRAGMA enable_profiling",
+            "SELECT getenv('HOME')",
+            "SELECT current_setting('temp_directory')",
+            "SELECT * FROM duckdb_settings()",
+            "SELECT * FROM duckdb_databases()",
+            "SELECT * FROM duckdb_extensions()",
+            "PRAGMA database_list",
+            "SELECT * FROM query('SELECT * FROM secret_notes')",
+            "SELECT * FROM fts_main_docs.docs",
+            "CHECKPOINT",
+        ]
+    return [
+        *common,
+        f"SELECT pg_read_file('{secret}')",
+        f"SELECT pg_read_binary_file('{secret}')",
+        f"SELECT * FROM pg_stat_file('{secret}')",
+        "SELECT pg_ls_dir('.')",
+        f"SELECT lo_import('{secret}')",
+        f"SELECT lo_export(1, '{drop}/exported')",
+        "COPY docs TO PROGRAM 'id'",
+        f"COPY docs TO '{drop}/copied.csv'",
+        "SET statement_timeout = 0",
+        "SELECT set_config('statement_timeout', '0', false)",
+        "SELECT pg_catalog.set_config('default_transaction_read_only', 'off', false)",
+        "SELECT pg_terminate_backend(pg_backend_pid())",
+        "SELECT pg_cancel_backend(pg_backend_pid())",
+        "SELECT pg_advisory_lock(1)",
+        "SELECT query_to_xml('SELECT * FROM secret_notes', true, true, '')",
+        "SELECT current_setting('data_directory')",
+        "SELECT usename, passwd FROM pg_shadow",
+        "SELECT * FROM pg_authid",
+        "CREATE EXTENSION dblink",
+        "SELECT * FROM docs FOR UPDATE",
+        "DO $$ BEGIN PERFORM 1; END $$",
+    ]
+
+
+def _first(batches: Iterator[pa.RecordBatch]) -> pa.RecordBatch:
+    """The first batch, the iterator read to its end (so the statement ends)."""
+    first, *_ = list(batches)
+    return first
+
+
+def _snapshot(engine: Any, places: dict[str, Path]) -> tuple[Any, ...]:
+    rows = engine.sql("SELECT count(*) AS n FROM docs").to_pylist()
+    secret_rows = engine.sql("SELECT count(*) AS n FROM secret_notes").to_pylist()
+    return (
+        sorted(engine._table_names()),
+        rows,
+        secret_rows,
+        sorted(path.name for path in places["drop"].iterdir()),
+        places["secret"].read_text(),
+    )
+
+
+def _run(path: str, engine: Any, statement: str) -> str:
+    """The error an attack ends in, through ``path``; a call that does not fail is an
+    assertion error naming what came back."""
+    if path == "stream_sql":
+        try:
+            batches = list(engine.stream_sql(statement, limits=SqlLimits(timeout_seconds=10)))
+        except EngineError as error:
+            return str(error)
+        raise AssertionError(f"ran: {[batch.to_pylist() for batch in batches]}")
+    if path in ("toolkit", "toolkit_unchecked"):
+        toolkit = SearchToolkit(engine, table="docs", read_only=path == "toolkit")
+        try:
+            answer = toolkit.execute_sql(statement)
+        except ToolError as error:
+            return str(error)
+        raise AssertionError(f"ran: {answer}")
+    from hotdata_retrieval.adapters.langchain import make_sql_tool
+
+    answer = make_sql_tool(engine, table="docs", read_only=False).invoke({"sql": statement})
+    if not str(answer).startswith("Error"):
+        raise AssertionError(f"ran: {answer}")
+    return str(answer)
+
+
+@pytest.mark.parametrize("path", ["stream_sql", "toolkit", "toolkit_unchecked", "langchain"])
+def test_every_attack_is_refused_in_one_line_and_changes_nothing(
+    store: tuple[str, Any], places: dict[str, Path], path: str
+) -> None:
+    name, engine = store
+    before = _snapshot(engine, places)
+    refused = []
+    for statement in _attacks(name, places):
+        message = _run(path, engine, statement)
+        assert SECRET not in message, statement
+        first, *notes = message.splitlines()
+        # The toolkit appends the linter's findings on lines of their own (lint:...).
+        assert all(note.startswith("lint:") for note in notes), (statement, message)
+        refused.append((statement, first))
+    assert _snapshot(engine, places) == before
+    # The agent's session still answers after every attack, a killed connection included.
+    assert _first(engine.stream_sql("SELECT count(*) AS n FROM docs")).to_pylist() == [{"n": 3}]
+    assert len(refused) == len(_attacks(name, places))
+
+
+def test_the_searchable_table_reads_and_others_are_named(store: tuple[str, Any]) -> None:
+    _, engine = store
+    toolkit = SearchToolkit(engine, table="docs")
+    answer = toolkit.execute_sql(f"SELECT id, body FROM {engine.sql_name('docs')} ORDER BY id")
+    assert [row["body"] for row in answer["rows"]] == BODIES
+    columns = toolkit.execute_sql(engine.columns_sql("docs"))["rows"]
+    assert [next(iter(row.values())) for row in columns] == ["id", "body"]
+    with pytest.raises(ToolError, match="secret_notes") as caught:
+        toolkit.execute_sql("SELECT * FROM secret_notes")
+    assert "docs" in str(caught.value)  # the tables it may read
+    assert SECRET not in str(caught.value)
+
+
+def test_the_sql_tool_names_the_table_as_the_store_does(store: tuple[str, Any]) -> None:
+    _, engine = store
+    description = SearchToolkit(engine, table="docs").describe_sql()
+    assert f"as {engine.sql_name('docs')}." in description
+    assert engine.columns_sql("docs") in description
+    assert "default.public" not in description
+
+
+def test_an_endless_query_is_cancelled_at_the_time_limit(store: tuple[str, Any]) -> None:
+    name, engine = store
+    endless = {
+        "duckdb": "SELECT sum(a.range * b.range) FROM range(100000000) a, range(100000000) b",
+        "postgres": "SELECT pg_sleep(600)",
+    }.get(
+        name,
+        "SELECT count(*) FROM docs a, docs b, docs c, docs d, docs e, docs f, "
+        "docs g, docs h, docs i, docs j, docs k, docs l, docs m, docs n, docs o, docs p, docs q, "
+        "docs r, docs s, docs t, docs u, docs v, docs w, docs x, docs y, docs z",
+    )
+    started = time.monotonic()
+    with pytest.raises(SqlLimitError) as caught:
+        list(engine.stream_sql(endless, limits=SqlLimits(timeout_seconds=1.0)))
+    assert caught.value.limit == "timeout_seconds"
+    assert "time limit of 1 seconds" in str(caught.value)
+    # Cancelled in the store, not abandoned: the next statement runs at once.
+    assert time.monotonic() - started < 30
+    assert _first(engine.stream_sql("SELECT count(*) AS n FROM docs")).to_pylist() == [{"n": 3}]
+
+
+def test_a_slow_reader_is_held_to_the_time_limit(store: tuple[str, Any]) -> None:
+    name, engine = store
+    many = {
+        "duckdb": "SELECT * FROM range(10000000)",
+    }.get(
+        name,
+        "SELECT a.id FROM docs a, docs b, docs c, docs d, docs e, docs f, docs g, "
+        "docs h, docs i, docs j, docs k, docs l, docs m, docs n",
+    )
+    batches = engine.stream_sql(many, limits=SqlLimits(timeout_seconds=0.5))
+    next(batches)
+    time.sleep(0.8)
+    with pytest.raises(SqlLimitError, match="time limit"):
+        for _ in batches:
+            pass
+
+
+def test_recursion_is_allowed_when_the_limits_allow_it(store: tuple[str, Any]) -> None:
+    _, engine = store
+    query = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) "
+    query += "SELECT count(*) AS c FROM r"
+    with pytest.raises(SqlLimitError) as caught:
+        list(engine.stream_sql(query))
+    assert caught.value.limit == "allow_recursive_queries"
+    limits = SqlLimits(allow_recursive_queries=True)
+    assert _first(engine.stream_sql(query, limits=limits)).to_pylist() == [{"c": 5}]
+
+
+def test_a_large_result_is_read_only_as_far_as_the_ceiling(store: tuple[str, Any]) -> None:
+    name, engine = store
+    huge = {
+        "duckdb": "SELECT * FROM range(1000000000)",
+    }.get(
+        name,
+        "SELECT a.id FROM docs a, docs b, docs c, docs d, docs e, docs f, docs g, "
+        "docs h, docs i, docs j, docs k, docs l, docs m, docs n, docs o, docs p, docs q, docs r",
+    )
+    answer = SearchToolkit(engine, table="docs", max_rows=3).execute_sql(huge)
+    assert len(answer["rows"]) == 3
+    assert answer["metadata"]["truncated"] is True
+    assert answer["metadata"]["row_count_exact"] is False
+    # Counting stops at the counting limit, a batch past it at most: nothing reads on.
+    assert 100_000 <= answer["metadata"]["row_count"] < 100_000 + BATCH_ROWS
+
+
+def test_an_empty_result_keeps_its_columns(store: tuple[str, Any]) -> None:
+    _, engine = store
+    (batch,) = list(engine.stream_sql("SELECT id, body FROM docs WHERE id < 0"))
+    assert batch.num_rows == 0
+    assert batch.schema.names == ["id", "body"]
+
+
+# -- the memory limit, each store's own knob ---------------------------------------------
+
+
+def test_sqlite_stops_a_query_at_its_heap_limit(tmp_path: Path) -> None:
+    with SqliteEngine(tmp_path / "heap.sqlite") as engine:
+        _load(engine)
+        query = (
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5000000) "
+            "SELECT length(group_concat(hex(randomblob(64)))) FROM r"
+        )
+        limits = SqlLimits(memory_bytes=20_000_000, allow_recursive_queries=True)
+        with pytest.raises(SqlLimitError) as caught:
+            list(engine.stream_sql(query, limits=limits))
+        assert caught.value.limit == "memory_bytes"
+        # The heap limit was the statement's only: the engine's own work goes on.
+        assert engine.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 3}]
+        assert _first(engine.stream_sql("SELECT count(*) AS n FROM docs")).num_rows == 1
+
+
+def test_duckdb_stops_a_query_at_its_memory_limit(tmp_path: Path) -> None:
+    with DuckdbEngine(tmp_path / "memory.duckdb") as engine:
+        _load(engine)
+        query = (
+            "SELECT count(*) FROM (SELECT a.range % 1000000 AS g, string_agg(md5(a.range::TEXT)"
+            ", ',') AS s FROM range(20000000) a GROUP BY g ORDER BY s)"
+        )
+        limits = SqlLimits(memory_bytes=64 * 1024 * 1024, timeout_seconds=120)
+        with pytest.raises(SqlLimitError) as caught:
+            list(engine.stream_sql(query, limits=limits))
+        assert caught.value.limit == "memory_bytes"
+        assert _first(engine.stream_sql("SELECT count(*) AS n FROM docs")).num_rows == 1
+
+
+def test_postgres_stops_a_query_at_its_memory_limit(postgres_url: str) -> None:
+    with PostgresEngine(postgres_url, agent_role="hdq_agent_memory") as engine:
+        engine.load_table("limited", pa.table({"id": [1], "body": ["x"]}), text_columns=["body"])
+        query = (
+            "SELECT count(*) FROM (SELECT md5(g::text) AS m FROM generate_series(1, 3000000) g "
+            "ORDER BY m) s"
+        )
+        limits = SqlLimits(memory_bytes=1024 * 1024, timeout_seconds=120)
+        with pytest.raises(SqlLimitError) as caught:
+            list(engine.stream_sql(query, limits=limits))
+        assert caught.value.limit == "memory_bytes"
+
+
+# -- PostgreSQL's role -----------------------------------------------------------------
+
+
+def test_postgres_refuses_an_agent_role_that_can_do_more(postgres_url: str) -> None:
+    with (
+        PostgresEngine(postgres_url, agent_url=postgres_url) as engine,
+        pytest.raises(EngineError, match="rolsuper"),
+    ):
+        list(engine.stream_sql("SELECT 1"))
+
+
+def test_postgres_agent_role_reads_a_table_loaded_after_it_was_made(postgres_url: str) -> None:
+    with PostgresEngine(postgres_url, agent_role="hdq_agent_later") as engine:
+        engine.load_table("first_docs", pa.table({"id": [1], "body": ["x"]}), text_columns=["body"])
+        assert _first(engine.stream_sql("SELECT count(*) AS n FROM first_docs")).num_rows == 1
+        engine.load_table("later_docs", pa.table({"id": [1], "body": ["y"]}), text_columns=["body"])
+        # Replacing a table drops its grants: the engine grants again.
+        engine.load_table("first_docs", pa.table({"id": [2], "body": ["z"]}), text_columns=["body"])
+        for table in ("later_docs", "first_docs"):
+            rows = _first(engine.stream_sql(f"SELECT id FROM {table}")).to_pylist()
+            assert len(rows) == 1
+
+
+def test_postgres_agent_role_is_no_superuser(postgres_url: str) -> None:
+    with PostgresEngine(postgres_url, agent_role="hdq_agent_attributes") as engine:
+        engine.load_table("plain", pa.table({"id": [1], "body": ["x"]}), text_columns=["body"])
+        assert _first(engine.stream_sql("SELECT current_user AS u")).to_pylist() == [
+            {"u": "hdq_agent_attributes"}
+        ]
+        answer = engine.sql(
+            "SELECT rolsuper, rolcreaterole, rolcreatedb, rolcanlogin FROM pg_roles "
+            "WHERE rolname = 'hdq_agent_attributes'"
+        ).to_pylist()
+    assert answer == [
+        {"rolsuper": False, "rolcreaterole": False, "rolcreatedb": False, "rolcanlogin": True}
+    ]
+
+
+# -- the MCP server over each store -------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_mcp_sql_tool_refuses_every_attack(
+    store: tuple[str, Any], places: dict[str, Path], anyio_backend: str
+) -> None:
+    from mcp import Client
+
+    from hotdata_retrieval.adapters.mcp import create_server
+
+    name, engine = store
+    before = _snapshot(engine, places)
+    server = create_server(engine, table="docs", read_only=False)
+    async with Client(server) as client:
+        for statement in _attacks(name, places):
+            result = await client.call_tool("hotdata_execute_sql", {"sql": statement})
+            assert result.is_error is True, (statement, result.content)
+            text = str(result.content[0].text)
+            assert SECRET not in text
+        counted = await client.call_tool(
+            "hotdata_execute_sql", {"sql": f"SELECT count(*) AS n FROM {engine.sql_name('docs')}"}
+        )
+    assert json.loads(counted.content[0].text)["rows"] == [{"n": 3}]
+    assert _snapshot(engine, places) == before
