@@ -20,10 +20,15 @@ Durability (``docs/engines.md``):
   write touches must still be at the version the write started from (else
   :class:`ConcurrentWriteError`), and only those tables change: a writer never writes back a
   catalog it read earlier, so concurrent loads of different tables both land.
-- **The commit is one rename.** New versions are written complete under ``staging/``, moved
-  into ``tables/``, then ``catalog.json`` is replaced atomically (``os.replace``): a crash at
-  any point leaves the previous catalog, and so every previous table, intact. A multi-table
-  load commits all its tables in that one rename.
+- **The commit is one rename.** New versions are written complete under ``staging/``, every
+  file and directory of them flushed to disk (``fsync``), moved into ``tables/`` (the
+  directories that gained them flushed too), then ``catalog.json`` is replaced atomically
+  (``os.replace``) and the database directory flushed: a crash or a power loss at any point
+  leaves the previous catalog, and so every previous table, intact, or the new one with
+  every file it names on disk. A multi-table load commits all its tables in that one rename.
+- **Once the catalog is renamed, the write is committed.** An exception after the rename (an
+  interrupt, ``SystemExit``, ``MemoryError``) propagates, but nothing undoes the write; before
+  it, the moved versions are removed again and the previous tables stay.
 - **Old versions go only after the commit**, and a reader that finds its version gone reads
   the catalog again (:class:`~hotdata_retrieval.engines.local.LocalEngine` does so before
   each query when ``catalog.json`` changed).
@@ -42,7 +47,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +60,7 @@ from hotdata_retrieval.errors import HotdataRetrievalError
 
 __all__ = [
     "CATALOG_FILE",
+    "FAULT_POINTS",
     "AnnIndex",
     "ConcurrentWriteError",
     "DatabaseError",
@@ -222,6 +228,27 @@ def catalog_signature(root: Path) -> tuple[int, int, int] | None:
     return (status.st_ino, status.st_size, status.st_mtime_ns)
 
 
+FAULT_POINTS = (
+    "staged_synced",
+    "moved",
+    "moves_synced",
+    "catalog_written",
+    "catalog_replaced",
+    "catalog_synced",
+    "published",
+)
+"""The steps of :func:`commit`, in order, at which :data:`fault_hook` is called."""
+
+fault_hook: Callable[[str], None] | None = None
+"""Called with each :data:`FAULT_POINTS` name as :func:`commit` reaches it (``None``: not
+called). The durability tests raise, or kill the process, there."""
+
+
+def _reach(point: str) -> None:
+    if fault_hook is not None:
+        fault_hook(point)
+
+
 def _fsync_directory(directory: Path) -> None:
     with contextlib.suppress(OSError):  # not every platform can open a directory
         descriptor = os.open(directory, os.O_RDONLY)
@@ -229,6 +256,23 @@ def _fsync_directory(directory: Path) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+def sync_tree(directory: Path) -> None:
+    """Flush every file under ``directory``, then every directory from the deepest up, to
+    disk: after it a power loss cannot leave a name whose blocks were never written.
+
+    Raises:
+        OSError: a file cannot be opened or flushed (a full or failing disk).
+    """
+    for folder, _, files in os.walk(directory, topdown=False):
+        for name in files:
+            descriptor = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+        _fsync_directory(Path(folder))
 
 
 def _write_catalog(root: Path, tables: Mapping[str, TableEntry]) -> None:
@@ -242,6 +286,7 @@ def _write_catalog(root: Path, tables: Mapping[str, TableEntry]) -> None:
             handle.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
+        _reach("catalog_written")
         os.replace(temporary, root / CATALOG_FILE)
     except OSError as error:
         temporary.unlink(missing_ok=True)
@@ -249,7 +294,12 @@ def _write_catalog(root: Path, tables: Mapping[str, TableEntry]) -> None:
             f"cannot write the database catalog {root / CATALOG_FILE}: "
             f"{error.strerror or error}; the previous catalog is intact"
         ) from None
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    _reach("catalog_replaced")
     _fsync_directory(root)
+    _reach("catalog_synced")
 
 
 @contextlib.contextmanager
@@ -333,19 +383,48 @@ def commit(
     entries = {name: entry for name, entry in current.items() if name not in dropped}
     moved: list[Path] = []
     try:
+        try:
+            for _, staged in written.values():
+                sync_tree(staged)
+        except OSError as error:
+            raise DatabaseError(
+                f"cannot write the new version to disk: {error.strerror or error}; nothing "
+                "was committed, the previous version is intact"
+            ) from None
+        _reach("staged_synced")
         for table, (entry, staged) in written.items():
             target = version_directory(root, entry)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged, target)
             moved.append(target)
             entries[table] = entry
+            _reach("moved")
+        for directory in {*(target.parent for target in moved), root / "tables", root}:
+            _fsync_directory(directory)
+        _reach("moves_synced")
         _write_catalog(root, entries)
     except BaseException:
-        for directory in moved:
-            shutil.rmtree(directory, ignore_errors=True)
+        if not _names_any(root, written):
+            for directory in moved:
+                shutil.rmtree(directory, ignore_errors=True)
         raise
+    _reach("published")
     remove_stale_versions(root, entries)
     return entries
+
+
+def _names_any(root: Path, written: Mapping[str, tuple[TableEntry, Path]]) -> bool:
+    """Whether the catalog on disk names any of the versions being written: then the commit
+    happened, and nothing of it may be removed. A catalog that cannot be read counts as
+    naming them (a directory left over is harmless; one removed under the catalog is not)."""
+    try:
+        current = read_catalog(root)
+    except BaseException:
+        return True
+    return any(
+        table in current and current[table].version == entry.version
+        for table, (entry, _) in written.items()
+    )
 
 
 def ann_index_path(directory: Path, column: str) -> Path:
