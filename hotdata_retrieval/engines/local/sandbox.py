@@ -19,18 +19,32 @@ Each is a one-line :class:`~hotdata_retrieval.engines.limits.SqlLimitError` or
 worker. The worker opens the same database directory (read-only use) and follows its catalog
 as any engine does; it answers one statement at a time, streaming batches only as the caller
 asks for them.
+
+The worker is a new interpreter running the module :mod:`hotdata_retrieval.engines.local.
+_sql_worker` (``python -m``), not a ``multiprocessing`` child: ``spawn`` imports the caller's
+``__main__`` again in the child, so a script without an ``if __name__ == "__main__":`` guard
+ran its whole top level twice. It talks to its owner over a socket pair, with stdin and stdout
+closed (its owner's stdout may be a protocol channel, as ``hdq mcp``'s is). It cannot outlive
+its owner: on Linux it asks the kernel to kill it when its owner dies (``PR_SET_PDEATHSIG``;
+the "parent" is the thread that started it, prctl(2), so every worker is started from one
+thread that lives as long as the process), and everywhere a thread of it waits on a pipe only
+its owner holds, and exits when that pipe closes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import multiprocessing
 import os
 import pickle
+import queue
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -59,6 +73,39 @@ def _resident_bytes(pid: int) -> int | None:
     except (OSError, ValueError, IndexError):
         return None
     return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+_PR_SET_PDEATHSIG = 1
+"""prctl(2)'s option: the signal the process gets when its parent thread dies."""
+
+
+def worker_main(arguments: list[str]) -> None:
+    """The worker process's entry point (``python -m hotdata_retrieval.engines.local.
+    _sql_worker <socket fd> <lifeline fd> <owner pid>``): tie its life to its owner's, then
+    answer statements over the socket until it closes."""
+    channel, lifeline, owner = (int(argument) for argument in arguments)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):  # no libc to call: the lifeline alone holds
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != owner:  # the owner died before the signal was asked for
+        os._exit(1)
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(lifeline, 1):  # the owner never writes: this returns at its death
+                pass
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="hdq-sql-lifeline").start()
+    connection = Connection(channel)
+    try:
+        root, catalog, schema, embedder = connection.recv()
+    except (EOFError, OSError):
+        return
+    _serve(connection, root, catalog, schema, embedder)
 
 
 def _serve(
@@ -111,11 +158,99 @@ def _serve(
             batches.close()
 
 
+class _Spawner:
+    """Starts worker processes from one thread that lives as long as the process, so that
+    the kernel's parent-death signal, which follows the thread that started a process, fires
+    only when the whole owner dies (module docstring)."""
+
+    def __init__(self) -> None:
+        self._requests: queue.Queue[tuple[Callable[[], Any], queue.Queue[Any]]] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _run(self) -> None:
+        while True:
+            start, answer = self._requests.get()
+            try:
+                answer.put((True, start()))
+            except BaseException as error:  # handed back to the caller's thread
+                answer.put((False, error))
+
+    def start(self, start: Callable[[], Any]) -> Any:
+        """``start()``, called on the spawning thread; its result or its exception."""
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, daemon=True, name="hdq-sql-spawner"
+                )
+                self._thread.start()
+        answer: queue.Queue[Any] = queue.Queue(maxsize=1)
+        self._requests.put((start, answer))
+        succeeded, value = answer.get()
+        if not succeeded:
+            raise value
+        return value
+
+
+_SPAWNER = _Spawner()
+
+
 @attrs.define
 class _Process:
-    process: Any
+    """One worker: its process, the socket to it and the pipe it watches."""
+
+    process: subprocess.Popen[bytes]
     connection: Connection
-    baseline: int | None
+    lifeline: int
+    baseline: int | None = None
+    ready: bool = False
+    started: float = attrs.field(factory=time.monotonic)
+
+    @property
+    def pid(self) -> int:
+        return int(self.process.pid)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def exit_code(self) -> int | None:
+        return self.process.poll()
+
+    def kill(self) -> None:
+        with contextlib.suppress(Exception):
+            self.connection.close()
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):
+                self.process.kill()
+        with contextlib.suppress(Exception):
+            self.process.wait(timeout=5)
+        with contextlib.suppress(OSError):
+            os.close(self.lifeline)
+
+
+def _launch(root: Path, catalog: str, schema: str, embedder: bytes | None) -> _Process:
+    """Start a worker interpreter (module docstring) and send it what to open."""
+    ours, theirs = socket.socketpair()
+    watched, lifeline = os.pipe()
+    try:
+        arguments = [str(theirs.fileno()), str(watched), str(os.getpid())]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "hotdata_retrieval.engines.local._sql_worker", *arguments],
+            pass_fds=(theirs.fileno(), watched),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            close_fds=True,
+        )
+    except BaseException:
+        ours.close()
+        os.close(lifeline)
+        raise
+    finally:
+        theirs.close()
+        os.close(watched)
+    connection = Connection(ours.detach())
+    connection.send((str(root), catalog, schema, embedder))
+    return _Process(process=process, connection=connection, lifeline=lifeline)
 
 
 class SqlWorker:
@@ -149,48 +284,58 @@ class SqlWorker:
 
     def _stop(self) -> None:
         worker, self._worker = self._worker, None
-        if worker is None:
-            return
-        with contextlib.suppress(Exception):
-            worker.connection.close()
-        if worker.process.is_alive():
-            worker.process.kill()
-        worker.process.join(timeout=5)
+        if worker is not None:
+            worker.kill()
 
-    def _start(self) -> _Process:
-        if self._worker is not None and self._worker.process.is_alive():
-            return self._worker
-        self._stop()
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        process = context.Process(
-            target=_serve,
-            args=(child, str(self.root), self.catalog, self.schema, self._embedder),
-            daemon=True,
-            name="hdq-sql-worker",
-        )
-        process.start()
-        child.close()
-        if not parent.poll(STARTUP_SECONDS):
-            process.kill()
-            raise EngineError(
-                f"the SQL worker did not open the database {self.root} within "
-                f"{STARTUP_SECONDS:g} seconds"
+    def _start(self, deadline: float, limits: SqlLimits, text: str) -> _Process:
+        """The worker, started if none runs and waited for until it has opened the
+        database, within the call's time limit (a restart after a crash counts against the
+        call that needs it). A worker still opening the database at the deadline is kept for
+        the next call, until :data:`STARTUP_SECONDS` have passed in all.
+
+        Raises:
+            SqlLimitError: the worker was not ready within the time limit.
+            EngineError: it stopped while opening, or could not open, the database.
+        """
+        worker = self._worker
+        if worker is not None and not worker.alive():
+            self._stop()
+            worker = None
+        if worker is None:
+            worker = _SPAWNER.start(
+                lambda: _launch(self.root, self.catalog, self.schema, self._embedder)
             )
+            self._worker = worker
+        if worker.ready:
+            return worker
+        give_up = worker.started + STARTUP_SECONDS
+        remaining = min(deadline, give_up) - time.monotonic()
+        if remaining <= 0 or not worker.connection.poll(remaining):
+            if time.monotonic() >= give_up:
+                self._stop()
+                raise EngineError(
+                    f"the SQL worker did not open the database {self.root} within "
+                    f"{STARTUP_SECONDS:g} seconds"
+                )
+            error = limits.timeout_error(text)
+            error.args = (
+                f"{error} (the SQL worker was still opening the database; the query did not "
+                "run, and the next call finds the worker further along)",
+            )
+            raise error
         try:
-            reply = parent.recv()
-        except EOFError:
+            reply = worker.connection.recv()
+        except (EOFError, OSError):
+            code = worker.process.wait(timeout=5)
+            self._stop()
             raise EngineError(
-                f"the SQL worker stopped while opening the database (exit code {process.exitcode})"
+                f"the SQL worker stopped while opening the database (exit code {code})"
             ) from None
         if reply[0] != "ready":
-            process.join(timeout=5)
+            self._stop()
             raise EngineError(f"the SQL worker cannot open the database: {reply[1]}")
-        assert process.pid is not None  # started
-        self._worker = _Process(
-            process=process, connection=parent, baseline=_resident_bytes(process.pid)
-        )
-        return self._worker
+        worker.ready = True
+        return worker
 
     def stream(self, text: str, limits: SqlLimits) -> Iterator[pa.RecordBatch]:
         """Run ``text`` in the worker and yield its batches as the caller asks for them.
@@ -204,10 +349,10 @@ class SqlWorker:
             EngineError: the engine's own message, or the worker stopped (a crash).
         """
         with self._lock:
-            worker = self._start()
             deadline = time.monotonic() + limits.timeout_seconds
+            worker = self._start(deadline, limits, text)
             # The size at rest, caches included: the limit is on what this statement adds.
-            worker.baseline = _resident_bytes(int(worker.process.pid))
+            worker.baseline = _resident_bytes(worker.pid)
             watch = _MemoryWatch(worker, limits.memory_bytes)
             finished = False
             try:
@@ -258,7 +403,9 @@ class SqlWorker:
                 reply = None
         if reply is not None:
             return reply
-        code = worker.process.exitcode
+        code = None
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            code = worker.process.wait(timeout=0 if not ready else 5)
         self._stop()
         if watch.exceeded:
             raise limits.memory_error(text)
@@ -285,7 +432,7 @@ class _MemoryWatch:
             self._thread.start()
 
     def _run(self) -> None:
-        pid = self._worker.process.pid
+        pid = self._worker.pid
         ceiling = (self._worker.baseline or 0) + self._limit
         while not self._done.wait(_POLL_SECONDS):
             resident = _resident_bytes(pid)
