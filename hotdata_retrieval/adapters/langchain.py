@@ -54,7 +54,7 @@ from hotdata_retrieval.adapters.toolkit import (
     ToolError,
 )
 from hotdata_retrieval.engines.base import Engine, query_embedder
-from hotdata_retrieval.engines.limits import SqlLimits
+from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
 from hotdata_retrieval.engines.results import SearchHit
 from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.filters import Predicate
@@ -84,10 +84,17 @@ def _tool_error_message(error: ToolException) -> str:
     return f"Error: {error}"
 
 
+_NO_EXTRA_ARGUMENTS = ConfigDict(extra="forbid")
+"""An argument the schema does not list is refused, never dropped: a model that invents a
+``filter`` must not get unfiltered rows back as a success."""
+
+
 def _search_arguments(toolkit: SearchToolkit, name: str) -> type[BaseModel]:
+    longest = toolkit.input_limits.max_query_characters
     return create_model(
         name,
-        query=(str, Field(description=toolkit.query_help, min_length=1)),
+        __config__=_NO_EXTRA_ARGUMENTS,
+        query=(str, Field(description=toolkit.query_help, min_length=1, max_length=longest)),
         k=(int | None, Field(default=None, ge=1, description=toolkit.k_help)),
     )
 
@@ -173,8 +180,11 @@ def make_sql_tool(
 ) -> StructuredTool:
     """The tool that runs agent-written SQL, with the linter's findings as warnings."""
     kit = _toolkit(engine, toolkit, options)
+    longest = kit.input_limits.max_sql_characters
     arguments = create_model(
-        "ExecuteSqlArguments", sql=(str, Field(description=kit.sql_help, min_length=1))
+        "ExecuteSqlArguments",
+        __config__=_NO_EXTRA_ARGUMENTS,
+        sql=(str, Field(description=kit.sql_help, min_length=1, max_length=longest)),
     )
     return _tool(
         kit,
@@ -201,6 +211,7 @@ def make_search_tools(
     read_only: bool = True,
     sql_limits: SqlLimits | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    input_limits: InputLimits | None = None,
 ) -> list[BaseTool]:
     """The agent's tools for one table: text search, semantic search, SQL.
 
@@ -230,9 +241,11 @@ def make_search_tools(
         sql_limits: the SQL tool's time and memory limits (default 30 s, 1 GiB, no recursive
             queries), on engines that enforce them.
         max_bytes: the ceiling on a SQL reply's rows, as JSON text (default 256 KiB).
+        input_limits: the longest query and SQL text a call may carry (default
+            :class:`~hotdata_retrieval.engines.limits.InputLimits`).
 
     Raises:
-        ToolError: a bad ``k``, ``max_rows`` or ``max_bytes``.
+        ToolError: a bad ``k``, ``max_rows``, ``max_bytes`` or ``input_limits``.
         HotdataRetrievalError: the engine does not know the table, or an option does not fit.
     """
     kit = SearchToolkit(
@@ -248,6 +261,7 @@ def make_search_tools(
         read_only=read_only,
         sql_limits=sql_limits,
         max_bytes=max_bytes,
+        input_limits=input_limits,
     )
     tools: list[BaseTool] = []
     if kit.text_route is not None:

@@ -43,7 +43,7 @@ from hotdata_retrieval.adapters.toolkit import (
     SearchToolkit,
     ToolError,
 )
-from hotdata_retrieval.engines.limits import SqlLimits
+from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -198,7 +198,17 @@ def _search_arguments(toolkit: SearchToolkit, name: str) -> "type[ArgModelBase]"
     model: type[ArgModelBase] = create_model(
         f"{name}Arguments",
         __base__=_strict_base(),
-        query=(Annotated[str, Field(description=toolkit.query_help, min_length=1)], ...),
+        query=(
+            Annotated[
+                str,
+                Field(
+                    description=toolkit.query_help,
+                    min_length=1,
+                    max_length=toolkit.input_limits.max_query_characters,
+                ),
+            ],
+            ...,
+        ),
         k=(
             Annotated[
                 Annotated[int, Field(ge=1)] | None,
@@ -217,7 +227,17 @@ def _sql_arguments(toolkit: SearchToolkit) -> "type[ArgModelBase]":
     model: type[ArgModelBase] = create_model(
         f"{toolkit.sql_tool_name}Arguments",
         __base__=_strict_base(),
-        sql=(Annotated[str, Field(description=toolkit.sql_help, min_length=1)], ...),
+        sql=(
+            Annotated[
+                str,
+                Field(
+                    description=toolkit.sql_help,
+                    min_length=1,
+                    max_length=toolkit.input_limits.max_sql_characters,
+                ),
+            ],
+            ...,
+        ),
     )
     return model
 
@@ -356,6 +376,7 @@ def create_server(
     read_only: bool = True,
     sql_limits: SqlLimits | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    input_limits: InputLimits | None = None,
     name: str = SERVER_NAME,
     log_level: str = "WARNING",
 ) -> "MCPServer":
@@ -367,7 +388,7 @@ def create_server(
 
     Raises:
         ImportError: the mcp SDK is not installed (the message says how to install it).
-        ToolError: a bad ``k``, ``max_rows`` or ``max_bytes``.
+        ToolError: a bad ``k``, ``max_rows``, ``max_bytes`` or ``input_limits``.
         HotdataRetrievalError: the engine does not know the table, or an option does not fit.
     """
     server_class = _sdk()
@@ -384,6 +405,7 @@ def create_server(
         read_only=read_only,
         sql_limits=sql_limits,
         max_bytes=max_bytes,
+        input_limits=input_limits,
     )
     server: MCPServer = server_class(
         name=name,
@@ -558,11 +580,41 @@ async def _serve_stdio(server: "MCPServer") -> None:
         await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
-def _stdin_lines() -> AsyncIterable[bytes]:
-    """The lines of stdin as bytes, each ending at a line feed (a binary file's lines)."""
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+"""The longest message ``run_stdio`` reads: 4 MiB. A longer line is never held whole: it is
+read in pieces, dropped, and answered with ``-32600``, so a client cannot make the server hold
+(or parse) a request of any size. Every tool's arguments fit well within it: a SQL text of
+the toolkit's most characters (64 Ki), each written as a six-byte ``\\u`` escape, is 384
+KiB."""
+
+
+class _Oversized:
+    """A line longer than :data:`MAX_MESSAGE_BYTES`, dropped unread (its size kept)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+async def _stdin_lines() -> AsyncIterator[bytes | _Oversized]:
+    """The lines of stdin as bytes, each ending at a line feed; a line over
+    :data:`MAX_MESSAGE_BYTES` comes as an :class:`_Oversized`, read in pieces and dropped."""
     import anyio
 
-    return cast(AsyncIterable[bytes], anyio.wrap_file(sys.stdin.buffer))
+    readline = sys.stdin.buffer.readline
+    while True:
+        line = await anyio.to_thread.run_sync(readline, MAX_MESSAGE_BYTES + 1)
+        if not line:
+            return
+        if len(line) <= MAX_MESSAGE_BYTES:
+            yield line
+            continue
+        size = len(line)
+        while not line.endswith(b"\n"):
+            line = await anyio.to_thread.run_sync(readline, 1 << 20)
+            if not line:
+                break
+            size += len(line)
+        yield _Oversized(size)
 
 
 _JSON_WHITESPACE = b" \t\r\n"
@@ -574,7 +626,7 @@ class _LineGate:
     passes, decoded; any other is answered here, on the transport's write stream, and goes no
     further."""
 
-    def __init__(self, lines: AsyncIterable[bytes]) -> None:
+    def __init__(self, lines: AsyncIterable[bytes | _Oversized]) -> None:
         import anyio
 
         self._lines = lines
@@ -594,10 +646,13 @@ class _LineGate:
         from mcp.shared.message import SessionMessage
 
         async for line in self._lines:
-            data = line.strip(_JSON_WHITESPACE)
-            if not data:
-                continue
-            reply, text = _screened(data)
+            if isinstance(line, _Oversized):
+                reply, text = _oversized_reply(line), None
+            else:
+                data = line.strip(_JSON_WHITESPACE)
+                if not data:
+                    continue
+                reply, text = _screened(data)
             if text is not None:
                 yield text
                 continue
@@ -608,6 +663,19 @@ class _LineGate:
                 await self._replies.send(SessionMessage(reply))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
+
+
+def _oversized_reply(line: _Oversized) -> "JSONRPCError":
+    """``-32600`` for a message over :data:`MAX_MESSAGE_BYTES`, id ``null``: it was not read,
+    so its id is unknown (JSON-RPC 2.0 §5)."""
+    from mcp.types import INVALID_REQUEST
+
+    return _rpc_error(
+        None,
+        INVALID_REQUEST,
+        f"Invalid Request: the message is {line.size:,} bytes; at most "
+        f"{MAX_MESSAGE_BYTES:,} are read",
+    )
 
 
 def _screened(data: bytes) -> "tuple[JSONRPCError | None, str | None]":

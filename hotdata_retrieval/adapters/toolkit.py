@@ -28,7 +28,9 @@ strategy can change without changing the contract.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -43,7 +45,7 @@ from hotdata_retrieval.adapters.bounded import (
 )
 from hotdata_retrieval.adapters.envelope import ToolWarning, envelope
 from hotdata_retrieval.engines.base import Engine, query_embedder
-from hotdata_retrieval.engines.limits import SqlLimits
+from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.indexes import IndexCatalog, TableIndexes
@@ -89,6 +91,9 @@ _WRITING_NODES = (
     exp.Alter,
 )
 """Statements that change data or schema, refused wherever they appear in a query."""
+
+_WORD = re.compile(r"\w+")
+"""A word of a query, as :data:`~hotdata_retrieval.engines.limits.InputLimits` counts them."""
 
 _READ_ONLY_STATEMENTS = frozenset(
     {"select", "union", "intersect", "except", "subquery", "describe"}
@@ -216,9 +221,14 @@ class SearchToolkit:
             :class:`~hotdata_retrieval.engines.limits.SqlLimits`: 30 s, 1 GiB, no recursion),
             on engines that enforce them (``stream_sql``).
         max_bytes: the ceiling on a SQL reply's rows, as JSON text (default 256 KiB).
+        input_limits: how long a query or a SQL text may be (default
+            :class:`~hotdata_retrieval.engines.limits.InputLimits`: 4,096 characters and 128
+            words of query, 65,536 characters of SQL); a longer one is a tool error naming
+            the limit, before anything reads it.
 
     Raises:
-        ToolError: a bad ``k``, ``max_rows``, ``max_bytes`` or ``name_prefix``.
+        ToolError: a bad ``k``, ``max_rows``, ``max_bytes``, ``input_limits`` or
+            ``name_prefix``.
         HotdataRetrievalError: the engine does not know the table, or ``columns`` or
             ``text_column`` do not fit it.
     """
@@ -239,9 +249,13 @@ class SearchToolkit:
         catalog: IndexCatalog | None = None,
         sql_limits: SqlLimits | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        input_limits: InputLimits | None = None,
     ) -> None:
         self.max_rows = _positive(max_rows, "max_rows")
         self.max_bytes = _positive(max_bytes, "max_bytes")
+        if input_limits is not None and not isinstance(input_limits, InputLimits):
+            raise ToolError(f"input_limits must be an InputLimits, got {input_limits!r}")
+        self.input_limits = InputLimits() if input_limits is None else input_limits
         if sql_limits is not None and not isinstance(sql_limits, SqlLimits):
             raise ToolError(f"sql_limits must be a SqlLimits, got {sql_limits!r}")
         self.sql_limits = SqlLimits() if sql_limits is None else sql_limits
@@ -509,6 +523,7 @@ class SearchToolkit:
             raise ToolError(f"{tool} is not available: table {self.table} cannot be searched")
         if not isinstance(query, str) or not query.strip():
             raise ToolError("query must be non-empty text")
+        self._check_query_size(query)
         try:
             check_query_text(query, label="query")
         except PlanError as error:
@@ -530,6 +545,26 @@ class SearchToolkit:
             ranked_by=route.ranked_by,
             order="descending" if route.descending else "ascending",
         )
+
+    def _check_query_size(self, query: str) -> None:
+        """Refuse a query over :attr:`input_limits` before anything reads it.
+
+        Raises:
+            ToolError: naming the limit.
+        """
+        limits = self.input_limits
+        if len(query) > limits.max_query_characters:
+            raise ToolError(
+                f"query has {len(query):,} characters; this tool takes at most "
+                f"{limits.max_query_characters:,} (max_query_characters): search for the "
+                "few words that matter"
+            )
+        words = itertools.islice(_WORD.finditer(query), limits.max_query_terms + 1)
+        if sum(1 for _ in words) > limits.max_query_terms:
+            raise ToolError(
+                f"query has more than {limits.max_query_terms:,} words, the most this tool "
+                "takes (max_query_terms): search for the few words that matter"
+            )
 
     def search_text(self, query: Any, k: Any = None) -> dict[str, Any]:
         """Rows whose text is relevant to ``query``, best first (fused when the table allows).
@@ -563,6 +598,12 @@ class SearchToolkit:
 
         if not isinstance(sql, str) or not sql.strip():
             raise ToolError("sql must be a non-empty SQL query")
+        most = self.input_limits.max_sql_characters
+        if len(sql) > most:
+            raise ToolError(
+                f"sql has {len(sql):,} characters; this tool takes at most {most:,} "
+                "(max_sql_characters): ask for less at once, or aggregate in SQL"
+            )
         try:
             check_encodable(sql, label="sql")
         except PlanError as error:

@@ -21,8 +21,12 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import HotdataRetrievalError
 
 __all__ = [
+    "DEFAULT_MAX_QUERY_CHARACTERS",
+    "DEFAULT_MAX_QUERY_TERMS",
+    "DEFAULT_MAX_SQL_CHARACTERS",
     "DEFAULT_MEMORY_BYTES",
     "DEFAULT_TIMEOUT_SECONDS",
+    "InputLimits",
     "InvalidLimitError",
     "SqlLimitError",
     "SqlLimits",
@@ -106,6 +110,42 @@ class SqlLimits:
             value=self.allow_recursive_queries,
             sql=sql,
         )
+
+
+DEFAULT_MAX_QUERY_CHARACTERS = 4096
+"""Characters of one search query from an agent: far beyond a question or a pasted paragraph,
+far below what costs the server seconds (a 10 MB query took 254 s and 2.1 GiB)."""
+
+DEFAULT_MAX_QUERY_TERMS = 128
+"""Words (runs of letters and digits) in one search query from an agent: each is a term the
+full-text index looks up, and query time grows with them (160,000 words took 22 s)."""
+
+DEFAULT_MAX_SQL_CHARACTERS = 65536
+"""Characters of one SQL text from an agent. Reading and linting it happens in the server's
+process before the statement runs: 64 Ki characters read and lint in about 0.3 s (a 1.5 MB
+``IN`` list took two minutes)."""
+
+
+@attrs.frozen(kw_only=True)
+class InputLimits:
+    """How much text one call from an agent may carry, checked before anything reads it.
+
+    Attributes:
+        max_query_characters: characters of a search query (default 4,096).
+        max_query_terms: words of a search query (default 128).
+        max_sql_characters: characters of a SQL text (default 65,536).
+
+    Raises:
+        InvalidLimitError: a limit that is not a whole number of at least 1.
+    """
+
+    max_query_characters: int = attrs.field(
+        default=DEFAULT_MAX_QUERY_CHARACTERS, validator=_positive_integer
+    )
+    max_query_terms: int = attrs.field(default=DEFAULT_MAX_QUERY_TERMS, validator=_positive_integer)
+    max_sql_characters: int = attrs.field(
+        default=DEFAULT_MAX_SQL_CHARACTERS, validator=_positive_integer
+    )
 
 
 class SqlLimitError(EngineError):

@@ -313,13 +313,16 @@ def parse_statements(sql: str) -> list[Statement]:
     still count it. A ``--`` comment ends at a line feed only, as the engine reads it.
 
     Raises:
-        SqlParseError: the text does not tokenize or parse; carries the parser's message and
-            the offending token's line and column. When the text would parse with every
-            ``--`` comment ending at a carriage return or a Unicode line separator too, the
-            message says so: the engine reads the lines after such a comment as comment.
+        SqlParseError: the text does not tokenize or parse, or is nested too deeply for the
+            parser; carries the parser's message and the offending token's line and column.
+            When the text would parse with every ``--`` comment ending at a carriage return
+            or a Unicode line separator too, the message says so: the engine reads the lines
+            after such a comment as comment.
     """
     try:
         return _parse_statements(sql)
+    except RecursionError:
+        raise SqlParseError("the SQL is nested too deeply to read") from None
     except SqlParseError as error:
         if "--" not in sql or _SHOWN_LINE_BREAK.search(sql) is None or not _parses_as_shown(sql):
             raise
