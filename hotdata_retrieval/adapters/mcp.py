@@ -646,6 +646,8 @@ class _LineGate:
         from mcp.shared.message import SessionMessage
 
         async for line in self._lines:
+            reply: JSONRPCError | None
+            text: str | None
             if isinstance(line, _Oversized):
                 reply, text = _oversized_reply(line), None
             else:
