@@ -244,6 +244,32 @@ def test_hdq_mcp_without_a_database_is_a_usage_error(tmp_path: Path) -> None:
     assert "no database at" in result.stderr
 
 
+def test_a_relative_database_names_where_it_was_looked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(mcp, ["--database", ".hdq", "--table", "docs"])
+    assert result.exit_code == 2
+    assert f"no database at {tmp_path / '.hdq'} (resolved in {tmp_path}" in result.stderr
+    assert "give --database an absolute path" in result.stderr
+
+
+def test_a_relative_database_is_opened_as_an_absolute_path(
+    database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(database.parent)
+    engine = open_local_engine(database.name, "docs")
+    try:
+        assert engine.root == database
+        monkeypatch.chdir("/")  # the server's directory changes; its worker still finds it
+        rows = SearchToolkit(engine, table="docs").execute_sql(
+            "SELECT count(*) AS n FROM default.public.docs"
+        )["rows"]
+        assert rows == [{"n": len(BODIES)}]
+    finally:
+        engine.close()
+
+
 def test_hdq_mcp_with_an_unknown_table_fails_in_one_line(database: Path) -> None:
     result = CliRunner().invoke(mcp, ["--database", str(database), "--table", "nope"])
     assert result.exit_code == 1

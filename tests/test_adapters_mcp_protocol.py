@@ -950,3 +950,32 @@ def test_any_json_arguments_over_stdio_get_a_reply(
     _assert_reply(
         _expected(schemas, tool, arguments), tool, reply["result"]["isError"], block["text"]
     )
+
+
+def test_a_request_before_initialize_is_an_invalid_request_naming_the_order(
+    database: Path, tmp_path: Path
+) -> None:
+    with (tmp_path / "stderr.txt").open("w+b") as errors:
+        client = RawStdio(database, errors)
+        try:
+            early = client.request("tools/list")
+            assert early["error"] == {
+                "code": -32600,
+                "message": "Invalid Request: the session is not initialized; send initialize "
+                "first (only ping may come before it)",
+            }
+            assert client.call(SEARCH, {"query": "crash"})["error"]["code"] == -32600
+            assert client.request("ping")["result"] == {}
+            initialized = client.request(
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"},
+                },
+            )
+            assert "result" in initialized
+            client.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            _answers_a_valid_call_over_stdio(client)
+        finally:
+            client.close()

@@ -632,11 +632,26 @@ class _LineGate:
         self._lines = lines
         self._replies: Any = None
         self._bound = anyio.Event()
+        self._initialized = False
 
     def answer_on(self, replies: Any) -> None:
         """Send the error replies on ``replies`` (the transport's write stream)."""
         self._replies = replies
         self._bound.set()
+
+    def _before_initialize(self, text: str) -> "tuple[JSONRPCError | None, str | None]":
+        """Pass ``text`` on, or answer a request that comes before ``initialize``
+        (:data:`_BEFORE_INITIALIZE`). The first ``initialize`` opens the session; the SDK
+        itself answers one that is malformed."""
+        message = json.loads(text)
+        if not isinstance(message, dict) or "method" not in message:
+            return None, text
+        if message["method"] == "initialize":
+            self._initialized = True
+            return None, text
+        if "id" not in message or message["method"] in _BEFORE_INITIALIZE:
+            return None, text
+        return _before_initialize_reply(message["id"]), None
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._read()
@@ -655,6 +670,8 @@ class _LineGate:
                 if not data:
                     continue
                 reply, text = _screened(data)
+            if text is not None and not self._initialized:
+                reply, text = self._before_initialize(text)
             if text is not None:
                 yield text
                 continue
@@ -665,6 +682,25 @@ class _LineGate:
                 await self._replies.send(SessionMessage(reply))
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
+
+
+_BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
+"""The requests a client may send before ``initialize`` (MCP specification 2025-11-25,
+"Lifecycle": the client SHOULD NOT send requests other than pings before the server has
+responded to the initialize request)."""
+
+
+def _before_initialize_reply(request_id: str | int) -> "JSONRPCError":
+    """``-32600`` for a request that comes before ``initialize``, with its id: the SDK answered
+    ``-32602`` "Invalid request parameters", which sends a client looking at its params."""
+    from mcp.types import INVALID_REQUEST
+
+    return _rpc_error(
+        request_id,
+        INVALID_REQUEST,
+        "Invalid Request: the session is not initialized; send initialize first (only ping "
+        "may come before it)",
+    )
 
 
 def _oversized_reply(line: _Oversized) -> "JSONRPCError":

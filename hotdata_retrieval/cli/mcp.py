@@ -7,7 +7,11 @@ stdin. stdout carries only the protocol; logs and errors go to stderr.
 An MCP client starts it as a subprocess, for example::
 
     {"mcpServers": {"docs": {"command": "hdq",
-                             "args": ["mcp", "--database", ".hdq", "--table", "docs"]}}}
+                             "args": ["mcp", "--database", "/home/me/project/.hdq",
+                                      "--table", "docs"]}}}
+
+Clients start servers in a directory of their own choosing, so ``--database`` is resolved to
+an absolute path at start-up and a missing database names the directory it was looked for in.
 
 Started by hand in a terminal (stdin a TTY), it says so in one line on stderr
 (:data:`TERMINAL_NOTICE`) and then serves as usual.
@@ -78,10 +82,17 @@ def open_local_engine(database: str, table: str) -> Any:
 
     directory = Path(database)
     if not (directory / "catalog.json").exists():
+        where = ""
+        if not Path(database).is_absolute():
+            where = (
+                f" (resolved in {Path.cwd()}: an MCP client starts its servers in a directory "
+                "of its own, so give --database an absolute path)"
+            )
         raise click.UsageError(
-            f"no database at {directory}; create one with 'hdq load' or 'hdq demo'"
+            f"no database at {directory.absolute()}{where}; create one with 'hdq load' or "
+            "'hdq demo'"
         )
-    engine = LocalEngine(directory)
+    engine = LocalEngine(directory.absolute())
     try:
         name = engine.indexes(table).table.name
         models = sorted({vector.model for vector in engine.tables[name].vector_columns})

@@ -258,7 +258,8 @@ class LocalEngine(RoutesByIndexes):
     ) -> None:
         self.profile = hotdata_profile(profile, "the local engine")
         self._temporary = path is None
-        self.root = Path(tempfile.mkdtemp(prefix="hdq-")) if path is None else Path(path)
+        # Absolute: the SQL worker opens the same directory, whatever its working directory.
+        self.root = Path(tempfile.mkdtemp(prefix="hdq-")) if path is None else Path(path).absolute()
         if self.root.exists() and not self.root.is_dir():
             raise DatabaseError(f"database path {self.root} exists and is not a directory")
         try:
