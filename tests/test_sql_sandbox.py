@@ -26,7 +26,12 @@ from hotdata_retrieval.adapters.envelope import to_json
 from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.limits import InvalidLimitError, SqlLimitError, SqlLimits
+from hotdata_retrieval.engines.limits import (
+    InputLimits,
+    InvalidLimitError,
+    SqlLimitError,
+    SqlLimits,
+)
 from hotdata_retrieval.engines.local import LocalEngine
 
 SECRET = "hdq-secret-7f3a91"
@@ -414,7 +419,13 @@ def test_a_huge_scalar_is_stopped_at_the_memory_limit(engine: LocalEngine) -> No
 
 
 def test_a_statement_that_crashes_the_planner_ends_only_the_worker(engine: LocalEngine) -> None:
-    toolkit = SearchToolkit(engine, table="docs", read_only=False)
+    # Past the default bound on SQL text, which would refuse it before the worker sees it.
+    toolkit = SearchToolkit(
+        engine,
+        table="docs",
+        read_only=False,
+        input_limits=InputLimits(max_sql_characters=200_000),
+    )
     deep = "SELECT " + "+".join(["1"] * 60_000) + " AS n"
     with pytest.raises(ToolError) as caught:
         toolkit.execute_sql(deep)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.engines.local import LocalEngine
 
@@ -120,9 +120,8 @@ def test_the_worker_dies_with_its_owner(database: Path) -> None:
 
 def test_a_restart_counts_against_the_call_that_needs_it(database: Path) -> None:
     with LocalEngine(database) as engine:
-        toolkit = SearchToolkit(engine, table="docs", read_only=False)
-        with pytest.raises(ToolError, match="stopped the SQL worker"):
-            toolkit.execute_sql("SELECT " + "+".join(["1"] * 60_000) + " AS n")
+        with pytest.raises(EngineError, match="stopped the SQL worker"):
+            list(engine.stream_sql("SELECT " + "+".join(["1"] * 60_000) + " AS n"))
         # A fresh interpreter cannot import the engine and open the database in 50 ms.
         started = time.monotonic()
         with pytest.raises(SqlLimitError, match="still opening the database") as caught:

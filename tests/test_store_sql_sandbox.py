@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import textwrap
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -137,8 +141,26 @@ def _attacks(store: str, places: dict[str, Path]) -> list[str]:
             "SELECT * FROM duckdb_extensions()",
             "PRAGMA database_list",
             "SELECT * FROM query('SELECT * FROM secret_notes')",
-            "SELECT * FROM fts_main_docs.docs",
             "CHECKPOINT",
+            # A CTE's name is the table only inside its own scope: DuckDB's binder decides.
+            "WITH secret_notes AS (SELECT * FROM secret_notes) SELECT * FROM secret_notes",
+            "SELECT * FROM secret_notes, (WITH secret_notes AS (SELECT 1) SELECT 1)",
+            "SELECT * FROM secret_notes WHERE EXISTS (WITH secret_notes AS (SELECT 1) SELECT 1)",
+            "SELECT * FROM pg_settings, (WITH pg_settings AS (SELECT 1) SELECT 1)",
+            "SELECT * FROM pg_settings",
+            "SELECT * FROM pg_database",
+            "SELECT * FROM duckdb_databases, (WITH duckdb_databases AS (SELECT 1) SELECT 1)",
+            "SELECT CAST(note AS INTEGER) FROM secret_notes, "
+            "(WITH secret_notes AS (SELECT 1) SELECT 1)",
+            "SELECT json_serialize_plan('SELECT current_setting(''temp_directory'')', "
+            "optimize := true)",
+            "SELECT json_serialize_plan('SELECT * FROM secret_notes WHERE note > ''a''')",
+            "SELECT json_execute_serialized_sql(json_serialize_sql('SELECT 1'))",
+            "SELECT levenshtein(repeat('a', 120000), repeat('b', 120000))",
+            "SELECT length(repeat('x', 1500000000))",
+            "SELECT setseed(0.42)",
+            "SELECT len(range(2000000000))",
+            "PIVOT secret_notes ON note",
         ]
     return [
         *common,
@@ -163,6 +185,12 @@ def _attacks(store: str, places: dict[str, Path]) -> list[str]:
         "CREATE EXTENSION dblink",
         "SELECT * FROM docs FOR UPDATE",
         "DO $$ BEGIN PERFORM 1; END $$",
+        # Functions that run SQL given as text, and the seed of random().
+        "SELECT * FROM ts_stat($$SELECT to_tsvector(pg_advisory_lock(42)::text)$$)",
+        "SELECT * FROM ts_stat('SELECT to_tsvector(note) FROM secret_notes')",
+        "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery')",
+        "SELECT setseed(0.42)",
+        "SELECT \"set_config\"('statement_timeout', '0', false)",
     ]
 
 
@@ -432,3 +460,107 @@ async def test_the_mcp_sql_tool_refuses_every_attack(
         )
     assert json.loads(counted.content[0].text)["rows"] == [{"n": 3}]
     assert _snapshot(engine, places) == before
+
+
+# -- what is readable is read again for every statement ------------------------------------
+
+
+@pytest.mark.parametrize("store_name", ["sqlite", "duckdb", "postgres"])
+def test_a_table_that_stops_being_searchable_stops_being_readable(
+    store_name: str, places: dict[str, Path], request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    if store_name == "sqlite":
+        engine: Any = SqliteEngine(tmp_path / "stale.sqlite")
+    elif store_name == "duckdb":
+        engine = DuckdbEngine(tmp_path / "stale.duckdb")
+    else:
+        engine = PostgresEngine(request.getfixturevalue("postgres_url"))
+    with engine:
+        engine.load_table("notes", pa.table({"id": [1], "body": ["x"]}), text_columns=["body"])
+        assert _first(engine.stream_sql("SELECT count(*) AS n FROM notes")).num_rows == 1
+        engine.load_table("notes", pa.table({"note": [SECRET]}), key_column=None)
+        with pytest.raises(EngineError) as caught:
+            list(engine.stream_sql("SELECT * FROM notes"))
+        assert SECRET not in str(caught.value)
+
+
+def test_sqlite_refuses_functions_an_extension_added(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    script = textwrap.dedent(
+        f"""
+        import sqlean, pyarrow as pa
+        sqlean.extensions.enable_all()
+        from hotdata_retrieval.engines.sqlite import SqliteEngine
+        from hotdata_retrieval.engines.errors import EngineError
+        with SqliteEngine({str(tmp_path / "fileio.sqlite")!r}) as engine:
+            engine.load_table("docs", pa.table({{"id": [1], "body": ["x"]}}), text_columns=["body"])
+            assert engine.sql("SELECT fileio_read({str(secret)!r}) AS t").to_pylist()[0]["t"]
+            for sql in ["SELECT fileio_read({str(secret)!r})",
+                        "SELECT fileio_write({str(tmp_path / "planted")!r}, 'x')",
+                        "SELECT * FROM fileio_ls({str(tmp_path)!r})"]:
+                try:
+                    list(engine.stream_sql(sql))
+                except EngineError as error:
+                    print(error)
+                else:
+                    raise SystemExit("ran: " + sql)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr + done.stdout
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3
+    assert "fileio_read() is not allowed" in lines[0]
+    assert "fileio_write() is not allowed" in lines[1]
+    assert SECRET.encode() not in done.stdout.encode()
+    assert not (tmp_path / "planted").exists()
+
+
+def test_sqlite_heap_limits_of_two_engines_never_stay_lowered(tmp_path: Path) -> None:
+    import sqlean
+
+    with SqliteEngine(tmp_path / "a.sqlite") as first, SqliteEngine(tmp_path / "b.sqlite") as b:
+        for engine in (first, b):
+            _load(engine)
+        slow = "SELECT count(*) FROM docs a, docs b, docs c, docs d, docs e, docs f, docs g"
+        small = SqlLimits(memory_bytes=30_000_000)
+        large = SqlLimits(memory_bytes=1 << 30)
+        streams = [first.stream_sql(slow, limits=small), b.stream_sql(slow, limits=large)]
+        results: list[Any] = []
+        threads = [threading.Thread(target=lambda s=s: results.append(list(s))) for s in streams]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert len(results) == 2
+        probe = sqlean.connect(":memory:")
+        assert probe.execute("PRAGMA hard_heap_limit").fetchone()[0] == 0
+        assert first.sql("SELECT count(*) AS n FROM docs").to_pylist() == [{"n": 3}]
+
+
+def test_postgres_engines_get_roles_of_their_own_removed_at_close(postgres_url: str) -> None:
+    first, second = PostgresEngine(postgres_url), PostgresEngine(postgres_url)
+    try:
+        for engine in (first, second):
+            engine.load_table("own", pa.table({"id": [1], "body": ["x"]}), text_columns=["body"])
+            assert _first(engine.stream_sql("SELECT current_user AS u")).to_pylist() == [
+                {"u": engine.agent_role}
+            ]
+        assert first.agent_role != second.agent_role
+        assert first.agent_role.startswith("hdq_agent_")
+    finally:
+        first.close()
+    assert second.sql(
+        f"SELECT count(*) AS n FROM pg_roles WHERE rolname = '{first.agent_role}'"
+    ).to_pylist() == [{"n": 0}]
+    second.close()
+
+
+def test_postgres_recovers_a_session_left_in_a_transaction(store: tuple[str, Any]) -> None:
+    name, engine = store
+    if name != "postgres":
+        return  # a PostgreSQL fact; the other stores have no such state
+    list(engine.stream_sql("SELECT 1 AS one"))
+    engine._closed_sql._session._connection.execute("BEGIN")  # a cancel that came too late
+    assert _first(engine.stream_sql("SELECT 2 AS two")).to_pylist() == [{"two": 2}]

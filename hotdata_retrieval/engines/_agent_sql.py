@@ -23,8 +23,10 @@ reply.
 from __future__ import annotations
 
 import abc
+import concurrent.futures
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +80,11 @@ class ClosedSession(abc.ABC):
         """Whether the connection is unusable, so the next call must open a new session."""
         return False
 
+    def fits(self, limits: SqlLimits) -> bool:
+        """Whether this session can run a statement under ``limits`` (default: yes); a session
+        that set a limit when it opened and cannot change it says no to others."""
+        return True
+
     def close(self) -> None:  # noqa: B027 - a session may hold nothing to release
         """Release the connection."""
 
@@ -105,8 +112,19 @@ def rows_batch(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Record
     return pa.RecordBatch.from_arrays(arrays, names=list(names))
 
 
+GRACE_SECONDS = 2.0
+"""How long after its time limit a cancelled statement may take to stop before the call
+returns without it (:class:`ClosedSql`)."""
+
+
 class ClosedSql:
     """The closed session of one engine, opened on first use and replaced when broken.
+
+    The statement runs on a thread of its own, so the call returns at its time limit even
+    when the store cannot stop it: a store checks for interruption between batches of rows,
+    and one call of a function that computes without bound may not reach the next check. Such
+    a statement is abandoned with its session; until it ends, the next call is refused
+    (one-line, naming why) rather than piling a second one beside it.
 
     Args:
         engine_name: the store's name in messages (``sqlite``, ``duckdb``, ``postgres``).
@@ -118,17 +136,41 @@ class ClosedSql:
         self._open = open_session
         self._session: ClosedSession | None = None
         self._lock = threading.Lock()
+        self._runner: concurrent.futures.ThreadPoolExecutor | None = None
+        self._abandoned: concurrent.futures.Future[Any] | None = None
 
     def close(self) -> None:
         """Close the session, if one is open."""
         with self._lock:
             self._drop()
+            if self._runner is not None:
+                self._runner.shutdown(wait=False)
+                self._runner = None
 
     def _drop(self) -> None:
         session, self._session = self._session, None
         if session is not None:
             with contextlib.suppress(Exception):  # a killed connection may fail to close
                 session.close()
+
+    def _session_for(self, limits: SqlLimits, text: str) -> ClosedSession:
+        if self._abandoned is not None:
+            if not self._abandoned.done():
+                raise EngineError(
+                    f"{self.engine_name}: the previous query is still running: the store could "
+                    f"not stop it at its time limit, so no other query runs until it ends",
+                    sql=text,
+                )
+            self._abandoned = None
+        if self._session is not None and (self._session.broken or not self._session.fits(limits)):
+            self._drop()
+        if self._session is None:
+            self._session = self._open(limits)
+        if self._runner is None:
+            self._runner = concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix=f"hdq-{self.engine_name}-sql"
+            )
+        return self._session
 
     def stream(self, text: str, limits: SqlLimits) -> Iterator[pa.RecordBatch]:
         """Run ``text`` in the closed session under ``limits``, batch by batch (module
@@ -140,29 +182,40 @@ class ClosedSql:
             EngineError: the store's own message, on one line.
         """
         with self._lock:
-            if self._session is not None and self._session.broken:
-                self._drop()
-            if self._session is None:
-                self._session = self._open(limits)
-            session = self._session
+            session = self._session_for(limits, text)
+            runner = self._runner
+            assert runner is not None
+            deadline = time.monotonic() + limits.timeout_seconds
             fired = threading.Event()
+            ended = threading.Event()
+            guard = threading.Lock()
 
             def expire() -> None:
-                fired.set()
-                with contextlib.suppress(Exception):  # the statement may have ended meanwhile
-                    session.cancel()
+                with guard:  # never cancels once the statement has ended
+                    if ended.is_set():
+                        return
+                    fired.set()
+                    with contextlib.suppress(Exception):
+                        session.cancel()
 
             watchdog = threading.Timer(limits.timeout_seconds, expire)
             watchdog.daemon = True
             watchdog.start()
             batches = session.batches(text, limits)
+            abandoned = False
             try:
                 while True:
                     if fired.is_set():
                         raise limits.timeout_error(text)
+                    pending = runner.submit(next, batches, None)
+                    wait = max(0.0, deadline - time.monotonic()) + GRACE_SECONDS
                     try:
-                        batch = next(batches)
-                    except StopIteration:
+                        batch = pending.result(timeout=wait)
+                    except concurrent.futures.TimeoutError:
+                        abandoned = True
+                        self._abandoned = pending
+                        raise limits.timeout_error(text) from None
+                    if batch is None:
                         return
                     yield batch
             except SqlLimitError:
@@ -189,7 +242,15 @@ class ClosedSql:
                     message += "; the session is opened again for the next query"
                 raise EngineError(f"{self.engine_name}: {message}", sql=text) from None
             finally:
+                with guard:
+                    ended.set()
                 watchdog.cancel()
-                batches.close()
-                if session.broken:
-                    self._drop()
+                if abandoned:
+                    # The statement still runs on the runner's thread: leave both to it.
+                    self._session = None
+                    runner.shutdown(wait=False)
+                    self._runner = None
+                else:
+                    batches.close()
+                    if session.broken:
+                        self._drop()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from hotdata_retrieval.compile.duckdb import (
     create_fts_index,
     fields_select,
     fts_index_select,
+    fts_schema_name,
     insert_from,
     load_extension,
     schema_tables_select,
@@ -49,7 +50,12 @@ from hotdata_retrieval.compile.statements import (
     drop_table,
     table_node,
 )
-from hotdata_retrieval.engines._agent_sql import BATCH_ROWS, ClosedSession, RefusedStatementError
+from hotdata_retrieval.engines._agent_sql import (
+    BATCH_ROWS,
+    ClosedSession,
+    RefusedStatementError,
+    first_line,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.store import (
@@ -162,9 +168,12 @@ class DuckdbEngine(SqlStoreEngine):
                 self._execute(set_option(option, False))
             self._execute(set_option("lock_configuration", True))
             self._closed_off = True
-        tables = frozenset(table.name for table in self.searchable_tables())
         database = str(self._query("SELECT current_database()")[1][0][0])
-        return _DuckdbClosedSession(self._connection.cursor(), tables=tables, database=database)
+        return _DuckdbClosedSession(
+            self._connection.cursor(),
+            tables=lambda: frozenset(table.name for table in self.searchable_tables()),
+            database=database,
+        )
 
     _closed_off = False
 
@@ -292,29 +301,76 @@ _TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest"})
 (the file readers, ``query``, ``duckdb_settings()``, ``duckdb_databases()`` and the other
 catalog functions, which show paths and settings) is refused."""
 
-_REFUSED_FUNCTIONS = frozenset({"current_setting", "getenv", "which_secret"})
-"""Scalar functions agent SQL may not call: they read the configuration or the environment."""
+_CATALOG_FUNCTIONS = frozenset(
+    {"duckdb_tables", "duckdb_views", "duckdb_columns", "duckdb_schemas", "duckdb_constraints"}
+)
+"""The table functions ``information_schema``'s views read (names, columns, constraints),
+allowed in a statement's bound plan, never called by name: ``pg_settings`` and
+``pg_database`` read ``duckdb_settings`` and ``duckdb_databases``, which show paths."""
+
+_REFUSED_FUNCTIONS = frozenset(
+    {
+        "current_setting",
+        "getenv",
+        "which_secret",
+        "setseed",
+        "json_serialize_sql",
+        "json_serialize_plan",
+        "json_deserialize_sql",
+        "json_execute_serialized_sql",
+        "levenshtein",
+        "damerau_levenshtein",
+        "editdist3",
+        "jaro_similarity",
+        "jaro_winkler_similarity",
+    }
+)
+"""Scalar functions agent SQL may not call: they read the configuration or the environment
+(``current_setting``, ``getenv``), change the session (``setseed``), plan or run SQL given as
+text, whose plan shows settings and column statistics (``json_serialize_plan``), or cost the
+square of their input's length in one call, which DuckDB does not interrupt (its interrupt
+is checked between batches of rows: ``levenshtein`` of two 120,000-character texts ran 44 s
+past a 2 s limit)."""
+
+_BOUNDED_COUNTS = {"repeat": 1, "lpad": 1, "rpad": 1, "range": 0, "generate_series": 0}
+"""Scalar functions whose one call allocates as much as an argument says (the argument's
+position): agent SQL may call them with that argument a literal of at most
+:data:`_MAX_COUNT`, which DuckDB's memory limit does not see otherwise
+(``repeat('x', 1500000000)`` built 3 GB past a 95 MiB limit)."""
+
+_MAX_COUNT = 1_000_000
+"""The largest literal count of a :data:`_BOUNDED_COUNTS` call."""
 
 
 class _DuckdbClosedSession(ClosedSession):
     """Agent SQL on DuckDB: a connection of its own (a cursor of the database) whose
     database has :data:`_CLOSED_OPTIONS` off, ``memory_limit`` set to the first agent call's
     ``SqlLimits.memory_bytes`` and its configuration locked (``lock_configuration``: no
-    statement may change an option again). Before it runs, DuckDB's own parser reads the
-    statement (``extract_statements`` and ``json_serialize_sql``): it must be one ``SELECT``
-    whose tables are the searchable ones, their common table expressions or
-    ``information_schema``, whose table functions are :data:`_TABLE_FUNCTIONS` and which
-    calls none of :data:`_REFUSED_FUNCTIONS`; recursive queries only with
-    ``SqlLimits.allow_recursive_queries``. The time limit interrupts it
-    (``DuckDBPyConnection.interrupt``)."""
+    statement may change an option again). Before it runs, DuckDB reads the statement twice:
+    its parser (``extract_statements``, ``json_serialize_sql``) checks that it is one
+    ``SELECT`` that calls no table function but :data:`_TABLE_FUNCTIONS`, none of
+    :data:`_REFUSED_FUNCTIONS`, :data:`_BOUNDED_COUNTS` only with a small literal count, and
+    no recursive query unless ``SqlLimits.allow_recursive_queries``; its binder
+    (``json_serialize_plan``, unoptimised, whose output the agent never sees) resolves every
+    table the statement reads, through common table expressions, subqueries and views, and
+    each must be a searchable table (read again for each statement), one of their full-text
+    index tables, or a table function of ``information_schema``. The time limit interrupts
+    the statement (``DuckDBPyConnection.interrupt``)."""
 
-    def __init__(self, cursor: Any, *, tables: frozenset[str], database: str) -> None:
+    def __init__(self, cursor: Any, *, tables: Callable[[], frozenset[str]], database: str) -> None:
         self._cursor = cursor
         self._tables = tables
         self._database = database.lower()
 
-    def _refuse(self, reason: str, text: str) -> RefusedStatementError:
-        return RefusedStatementError(reason, sql=text)
+    def _serialized(self, function: str, query: str, text: str) -> Any:
+        serialized = self._cursor.execute(f"SELECT {function}(?)", [query]).fetchone()[0]
+        tree = json.loads(serialized)
+        if tree.get("error"):
+            message = str(tree.get("error_message", "cannot read the statement"))
+            if "Cannot plan statement of type" in message:
+                message = f"this kind of query cannot be checked, so it does not run ({message})"
+            raise EngineError(f"duckdb: {first_line(message)}", sql=text)
+        return tree
 
     def _check(self, text: str, limits: SqlLimits) -> str:
         """The one statement of ``text`` as DuckDB reads it, checked (class docstring)."""
@@ -323,67 +379,69 @@ class _DuckdbClosedSession(ClosedSession):
         try:
             statements = self._cursor.extract_statements(text)
         except duckdb.Error as error:
-            raise EngineError(f"duckdb: {error}".splitlines()[0], sql=text) from None
+            raise EngineError(f"duckdb: {first_line(str(error))}", sql=text) from None
         if len(statements) != 1:
-            raise self._refuse(f"send one query at a time, got {len(statements)} statements", text)
+            raise RefusedStatementError(
+                f"send one query at a time, got {len(statements)} statements", sql=text
+            )
         statement = statements[0]
         if statement.type != duckdb.StatementType.SELECT:
             kind = statement.type.name.replace("_", " ")
-            raise self._refuse(
-                f"{kind} is not allowed here: only read-only queries (SELECT) run", text
+            raise RefusedStatementError(
+                f"{kind} is not allowed here: only read-only queries (SELECT) run", sql=text
             )
         query = str(statement.query)
-        serialized = self._cursor.execute("SELECT json_serialize_sql(?)", [query]).fetchone()[0]
-        tree = json.loads(serialized)
-        if tree.get("error"):
-            raise EngineError(f"duckdb: {tree.get('error_message', 'cannot read')}", sql=text)
-        ctes: set[str] = set()
-        nodes: list[Any] = [tree]
-        found: list[dict[str, Any]] = []
-        while nodes:
-            node = nodes.pop()
-            if isinstance(node, list):
-                nodes.extend(node)
-                continue
-            if not isinstance(node, dict):
-                continue
-            found.append(node)
-            cte_map = node.get("cte_map")
-            if isinstance(cte_map, dict):
-                ctes.update(str(entry.get("key", "")).lower() for entry in cte_map.get("map", ()))
-            nodes.extend(node.values())
-        for node in found:
-            kind = node.get("type")
-            if kind == "RECURSIVE_CTE_NODE" and not limits.allow_recursive_queries:
-                raise limits.recursion_error(text)
-            if kind == "BASE_TABLE":
-                self._check_table(node, ctes, text)
-            elif kind == "TABLE_FUNCTION":
-                name = str(node.get("function", {}).get("function_name", "")).lower()
-                if name not in _TABLE_FUNCTIONS:
-                    raise self._refuse(f"the table function {name}() is not allowed here", text)
-            elif node.get("class") == "FUNCTION":
-                name = str(node.get("function_name", "")).lower()
-                if name in _REFUSED_FUNCTIONS:
-                    raise self._refuse(f"the function {name}() is not allowed here", text)
+        nodes = list(_nodes(self._serialized("json_serialize_sql", query, text)))
+        # A table function's call is checked as a table function, not as a scalar one.
+        table_calls = {
+            id(node.get("function")) for node in nodes if node.get("type") == "TABLE_FUNCTION"
+        }
+        for node in nodes:
+            if id(node) not in table_calls:
+                self._check_node(node, limits, text)
+        try:
+            plan = self._serialized("json_serialize_plan", query, text)
+        except duckdb.Error as error:
+            raise EngineError(f"duckdb: {first_line(str(error))}", sql=text) from None
+        tables = self._tables()
+        for node in _nodes(plan):
+            if node.get("type") == "LOGICAL_GET":
+                self._check_read(node, tables, text)
         return query
 
-    def _check_table(self, node: dict[str, Any], ctes: set[str], text: str) -> None:
-        catalog = str(node.get("catalog_name") or "").lower()
-        schema = str(node.get("schema_name") or "").lower()
-        table = str(node.get("table_name") or "")
-        if schema == "information_schema" and catalog in ("", self._database):
+    def _check_node(self, node: dict[str, Any], limits: SqlLimits, text: str) -> None:
+        kind = node.get("type")
+        if kind == "RECURSIVE_CTE_NODE" and not limits.allow_recursive_queries:
+            raise limits.recursion_error(text)
+        if kind == "TABLE_FUNCTION":
+            name = str(node.get("function", {}).get("function_name", "")).lower()
+            if name not in _TABLE_FUNCTIONS:
+                raise RefusedStatementError(
+                    f"the table function {name}() is not allowed here", sql=text
+                )
+        elif node.get("class") == "FUNCTION":
+            name = str(node.get("function_name", "")).lower()
+            if name in _REFUSED_FUNCTIONS:
+                raise RefusedStatementError(f"the function {name}() is not allowed here", sql=text)
+            if name in _BOUNDED_COUNTS:
+                _check_count(name, node.get("children") or [], text)
+
+    def _check_read(self, node: dict[str, Any], tables: frozenset[str], text: str) -> None:
+        name = str(node.get("name", ""))
+        if name in _TABLE_FUNCTIONS or name in _CATALOG_FUNCTIONS:
             return
-        if not catalog and not schema and table.lower() in ctes:
-            return
-        if catalog in ("", self._database) and schema in ("", "main") and table in self._tables:
-            return
-        shown = ".".join(part for part in (catalog, schema, table) if part)
-        listed = f" (the tables it may read: {', '.join(sorted(self._tables))})"
-        raise self._refuse(
-            f"reading table '{shown}' is not allowed here" + (listed if self._tables else ""),
-            text,
-        )
+        data = node.get("function_data") or {}
+        catalog = str(data.get("catalog", "")).lower()
+        schema = str(data.get("schema", ""))
+        table = str(data.get("table", ""))
+        if name == "seq_scan" and catalog == self._database:
+            if schema == "main" and table in tables:
+                return
+            if any(schema == fts_schema_name("main", searchable) for searchable in tables):
+                return  # a full-text index's own tables, read by match_bm25
+        shown = ".".join(part for part in (schema, table) if part) or f"{name}()"
+        listed = f" (the tables it may read: {', '.join(sorted(tables))})" if tables else ""
+        raise RefusedStatementError(f"reading '{shown}' is not allowed here{listed}", sql=text)
 
     def batches(self, text: str, limits: SqlLimits) -> Generator[pa.RecordBatch, None, None]:
         import pyarrow as pa
@@ -418,3 +476,34 @@ class _DuckdbClosedSession(ClosedSession):
 
     def close(self) -> None:
         self._cursor.close()
+
+
+def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
+    """Every object of a serialized statement or plan, depth first."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, dict):
+            yield node
+            pending.extend(node.values())
+
+
+def _check_count(name: str, arguments: list[Any], text: str) -> None:
+    """Refuse a :data:`_BOUNDED_COUNTS` call whose count is not a small literal.
+
+    Raises:
+        RefusedStatementError: naming the function and the bound.
+    """
+    position = _BOUNDED_COUNTS[name]
+    argument = arguments[position] if len(arguments) > position else None
+    value = None
+    if isinstance(argument, dict) and argument.get("class") == "CONSTANT":
+        value = (argument.get("value") or {}).get("value")
+    if not isinstance(value, int) or isinstance(value, bool) or abs(value) > _MAX_COUNT:
+        raise RefusedStatementError(
+            f"{name}() is allowed here only with a literal count of at most {_MAX_COUNT:,}: "
+            "one call of it builds that much at once, beyond what the memory limit sees",
+            sql=text,
+        )

@@ -35,7 +35,7 @@ import socket
 import stat
 import subprocess
 import tempfile
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -94,7 +94,8 @@ if TYPE_CHECKING:
 __all__ = ["AGENT_ROLE", "PostgresEngine", "throwaway_server"]
 
 AGENT_ROLE = "hdq_agent"
-"""The role agent SQL runs as when the engine provisions it (:class:`PostgresEngine`)."""
+"""The prefix of the role agent SQL runs as when the engine provisions it
+(:class:`PostgresEngine`)."""
 
 _PRIVILEGED_ROLES = (
     "pg_read_server_files",
@@ -125,12 +126,30 @@ _REFUSED_FUNCTIONS = frozenset(
         "query_to_xml_and_xmlschema",
         "cursor_to_xml",
         "cursor_to_xmlschema",
+        "ts_stat",
+        "ts_rewrite",
+        "setseed",
     }
 )
 """Functions any role may call that agent SQL may not: a setting changed for the session, a
-signal to another session of the agent's role (or its own), and the functions that run a query
-given as text, which no reading of the statement could check (PostgreSQL documentation,
-"System Administration Functions" and "Mapping Tables to XML")."""
+signal to another session of the agent's role (or its own), the seed of ``random()``, and the
+functions that run a query given as text, which no reading of the statement could check
+(``query_to_xml``, ``ts_stat``, ``ts_rewrite``; PostgreSQL documentation, "System
+Administration Functions", "Mapping Tables to XML" and "Text Search Functions")."""
+
+_STATEMENT_WORDS = {
+    "VariableSet": "SET",
+    "VariableShow": "SHOW",
+    "Transaction": "a transaction statement",
+    "CreateTableAs": "CREATE TABLE AS",
+    "CreateExtension": "CREATE EXTENSION",
+    "Do": "DO",
+    "Explain": "EXPLAIN",
+    "Call": "CALL",
+    "Lock": "LOCK",
+}
+"""How a refusal names a statement whose parse-tree class (``pglast``'s ``<Kind>Stmt``) is not
+its first keyword."""
 
 _REFUSED_PREFIXES = ("pg_advisory", "pg_try_advisory", "dblink")
 """Function families refused by name: advisory locks, which a session can hold past its
@@ -181,7 +200,10 @@ class PostgresEngine(SqlStoreEngine):
             with ``SELECT`` on the tables an agent may read and nothing more. ``None`` (the
             default): the engine provisions one, ``agent_role``, when ``url``'s role may
             create roles (:class:`_PostgresClosedSession`).
-        agent_role: the name of the role the engine provisions (default ``hdq_agent``).
+        agent_role: the name of the role the engine provisions. Default: one of its own,
+            ``hdq_agent_<12 hex digits>``, removed again by :meth:`close`, so that the agent
+            sessions of two engines are different roles and cannot signal each other's
+            backends; a name you give is kept after ``close``.
 
     Raises:
         EngineError: the ``postgres`` extra is missing, the server cannot be reached, or it
@@ -197,14 +219,18 @@ class PostgresEngine(SqlStoreEngine):
         *,
         embedder: Any = None,
         agent_url: str | None = None,
-        agent_role: str = AGENT_ROLE,
+        agent_role: str | None = None,
     ) -> None:
         require_extra("postgres", needed_by="the PostgreSQL engine")
         import psycopg
 
         self.url = url
         self.agent_url = agent_url
-        self.agent_role = agent_role
+        self._owns_agent_role = agent_role is None
+        self.agent_role = (
+            f"{AGENT_ROLE}_{secrets.token_hex(6)}" if agent_role is None else agent_role
+        )
+        """The role agent SQL logs in as when the engine provisions it."""
         self._agent_provisioned = False
         try:
             self._connection = psycopg.connect(url, autocommit=True)
@@ -223,8 +249,10 @@ class PostgresEngine(SqlStoreEngine):
         """The server's pgvector version, e.g. ``(0, 6, 2)``."""
 
     def close(self) -> None:
-        """Close the connections."""
+        """Close the connections, and remove the agent SQL role this engine made."""
         super().close()
+        with contextlib.suppress(Exception):
+            self._drop_agent_role()
         self._connection.close()
 
     def _table_names(self) -> list[str]:
@@ -253,8 +281,8 @@ class PostgresEngine(SqlStoreEngine):
             raise EngineError(f"postgres: {first_line(str(error))}") from None
 
     def _provision_agent(self, limits: SqlLimits) -> str:
-        """Make :attr:`agent_role` (or set it up again) with a fresh password, and return the
-        connection string that logs in as it.
+        """Make :attr:`agent_role` (or set it up again) with a fresh password and the defaults
+        of ``limits``, and return the connection string that logs in as it.
 
         Raises:
             EngineError: this connection's role cannot create or alter roles.
@@ -263,18 +291,8 @@ class PostgresEngine(SqlStoreEngine):
 
         role = self.agent_role
         password = secrets.token_urlsafe(32)
-        exists = self._query(
-            render(
-                POSTGRES,
-                exp.select(exp.Literal.number(1))
-                .from_(exp.Table(this=_quoted("pg_roles"), db=_quoted("pg_catalog")))
-                .where(
-                    exp.EQ(this=exp.column(_quoted("rolname")), expression=exp.Literal.string(role))
-                ),
-            )
-        )[1]
         try:
-            if not exists:
+            if not self._role_exists(role):
                 self._execute_secret(create_role(role))
             self._execute_secret(alter_role(role, password))
         except EngineError as error:
@@ -299,18 +317,52 @@ class PostgresEngine(SqlStoreEngine):
         self._grant_searchable()
         return make_conninfo(self.url, user=role, password=password)
 
-    def _grant_searchable(self) -> None:
-        """Give the provisioned agent role ``SELECT`` on every searchable table (and the
-        ``CONNECT`` and ``USAGE`` that reaching them needs); grants go with a table that is
-        replaced, so loads call this again."""
-        role = self.agent_role
-        database = self._query("SELECT current_database()")[1][0][0]
-        self._execute(grant("CONNECT", "DATABASE", [database], role))
+    def _role_exists(self, role: str) -> bool:
+        tree = (
+            exp.select(exp.Literal.number(1))
+            .from_(exp.Table(this=_quoted("pg_roles"), db=_quoted("pg_catalog")))
+            .where(exp.EQ(this=exp.column(_quoted("rolname")), expression=exp.Literal.string(role)))
+        )
+        return bool(self._query(render(POSTGRES, tree))[1])
+
+    def _grant_searchable(self) -> frozenset[str]:
+        """Give the provisioned agent role ``SELECT`` on every searchable table it cannot read
+        yet (and ``USAGE`` on their schemas), and return the searchable tables' names. Grants
+        go with a table that is replaced, so this runs before every agent statement; it
+        changes the catalog only where a privilege is missing."""
         tables = self.searchable_tables()
+        if not self._agent_provisioned:
+            return frozenset(table.name for table in tables)
+        role = self.agent_role
         for schema in sorted({table.schema for table in tables}):
-            self._execute(grant("USAGE", "SCHEMA", [schema], role))
+            if not self._has_privilege("has_schema_privilege", role, schema, "USAGE"):
+                self._execute(grant("USAGE", "SCHEMA", [schema], role))
         for table in tables:
-            self._execute(grant("SELECT", "TABLE", [table.schema, table.name], role))
+            name = f"{_quoted_name(table.schema)}.{_quoted_name(table.name)}"
+            if not self._has_privilege("has_table_privilege", role, name, "SELECT"):
+                self._execute(grant("SELECT", "TABLE", [table.schema, table.name], role))
+        return frozenset(table.name for table in tables)
+
+    def _has_privilege(self, function: str, role: str, target: str, privilege: str) -> bool:
+        call = exp.Anonymous(
+            this=function,
+            expressions=[
+                exp.Literal.string(role),
+                exp.Literal.string(target),
+                exp.Literal.string(privilege),
+            ],
+        )
+        return bool(self._query(render(POSTGRES, exp.select(call)))[1][0][0])
+
+    def _drop_agent_role(self) -> None:
+        """Remove the role this engine made for agent SQL (its privileges first)."""
+        if not (self._agent_provisioned and self._owns_agent_role):
+            return
+        name = _quoted_name(self.agent_role)
+        with contextlib.suppress(EngineError):
+            for what in (f" OWNED BY {name}", f" ROLE {name}"):
+                self._execute(render(POSTGRES, exp.Command(this="DROP", expression=what)))
+        self._agent_provisioned = False
 
     def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
         import psycopg
@@ -327,8 +379,7 @@ class PostgresEngine(SqlStoreEngine):
         except BaseException:
             connection.close()
             raise
-        tables = frozenset(table.name for table in self.searchable_tables())
-        return _PostgresClosedSession(connection, tables)
+        return _PostgresClosedSession(connection, self._grant_searchable, limits.memory_bytes)
 
     # -- the driver ------------------------------------------------------------------------
 
@@ -583,6 +634,16 @@ def _quoted(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=True)
 
 
+def _quoted_name(name: str) -> str:
+    """``name`` as a quoted identifier, for a function that reads a name from text
+    (``has_table_privilege``)."""
+    return render(POSTGRES, _quoted(name))
+
+
+_IDLE = 0
+"""psycopg's ``TransactionStatus.IDLE``: the session is in no transaction."""
+
+
 def _indexes_select(schema: str, table: str, *, tables: bool = False) -> str:
     """The index names of ``schema.table`` (from ``pg_indexes``), or with ``tables`` one row
     when the table exists (from ``pg_tables``)."""
@@ -746,10 +807,18 @@ class _PostgresClosedSession(ClosedSession):
     are fetched as they are read. A statement that kills its own connection
     (``pg_terminate_backend(pg_backend_pid())``) fails, and the next opens a new one."""
 
-    def __init__(self, connection: Any, tables: frozenset[str]) -> None:
+    def __init__(
+        self, connection: Any, tables: Callable[[], frozenset[str]], memory_bytes: int
+    ) -> None:
         self._connection = connection
-        self._tables = tables
+        self._scope = tables
+        self._tables: frozenset[str] = frozenset()
+        self._memory_bytes = memory_bytes
         self._cursors = 0
+
+    def fits(self, limits: SqlLimits) -> bool:
+        """The role's ``temp_file_limit`` was set for the memory limit it opened with."""
+        return limits.memory_bytes == self._memory_bytes
 
     def batches(self, text: str, limits: SqlLimits) -> Generator[pa.RecordBatch, None, None]:
         connection = self._connection
@@ -760,6 +829,9 @@ class _PostgresClosedSession(ClosedSession):
             ("work_mem", f"{max(64, limits.memory_bytes // 8 // 1024)}kB"),
         )
         self._check(text, limits)
+        self._tables = self._scope()
+        if connection.info.transaction_status != _IDLE:  # a cancel that came too late
+            connection.execute("ROLLBACK")
         connection.execute("BEGIN READ ONLY")
         cursor = None
         try:
@@ -782,6 +854,8 @@ class _PostgresClosedSession(ClosedSession):
                         cursor.close()
                 with contextlib.suppress(Exception):
                     connection.execute("ROLLBACK")
+                with contextlib.suppress(Exception):  # a lock taken for the session outlives it
+                    connection.execute("SELECT pg_advisory_unlock_all()")
 
     def cancel(self) -> None:
         cancel = getattr(self._connection, "cancel_safe", None)
@@ -824,7 +898,8 @@ class _PostgresClosedSession(ClosedSession):
             )
         statement = statements[0].stmt
         if not isinstance(statement, ast.SelectStmt) or statement.intoClause is not None:
-            kind = type(statement).__name__.removesuffix("Stmt").upper()
+            kind = type(statement).__name__.removesuffix("Stmt")
+            kind = _STATEMENT_WORDS.get(kind, kind.upper())
             if isinstance(statement, ast.SelectStmt):
                 kind = "SELECT ... INTO"
             raise RefusedStatementError(

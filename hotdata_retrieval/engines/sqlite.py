@@ -18,9 +18,11 @@ counted in ``SearchResult.vector_scans``.
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
 import uuid
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -190,6 +192,17 @@ class SqliteEngine(SqlStoreEngine):
         return sorted(self._names("main"))
 
     def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
+        if self.database == ":memory:":
+            uri = self._uri
+        else:
+            uri = self._uri.replace("?mode=rwc", "?mode=ro")
+        connection = _connect(uri, uri=True, shown=self.database)
+        return _SqliteClosedSession(connection, self._agent_scope)
+
+    def _agent_scope(self) -> _Scope:
+        """What agent SQL may read now: the searchable tables, their full-text tables and the
+        schema table; and every table or module name a read could mean (read again for each
+        statement, so a table that stopped being searchable is not read)."""
         tables: set[str] = set()
         readable = set(_SCHEMA_TABLES | _READABLE_FUNCTION_TABLES)
         for table in self.searchable_tables():
@@ -200,18 +213,10 @@ class SqliteEngine(SqlStoreEngine):
                 readable.add(index)
                 readable.update(f"{index}_{shadow}" for shadow in _FTS5_SHADOW_TABLES)
         readable |= tables
-        if self.database == ":memory:":
-            uri = self._uri
-        else:
-            uri = self._uri.replace("?mode=rwc", "?mode=ro")
-        connection = _connect(uri, uri=True, shown=self.database)
-        modules = {row[0].lower() for row in connection.execute("PRAGMA module_list")}
+        modules = {row[0].lower() for row in self._query("SELECT name FROM pragma_module_list")[1]}
         known = {name.lower() for name in self._names("main")} | modules
-        return _SqliteClosedSession(
-            connection,
-            tables=frozenset(tables),
-            readable=frozenset(readable),
-            known=frozenset(known),
+        return _Scope(
+            tables=frozenset(tables), readable=frozenset(readable), known=frozenset(known)
         )
 
     def _describe(self, table: TableName) -> StoreTable | None:
@@ -370,41 +375,89 @@ _ACTION_NAMES = (
 """The authorizer's action codes (SQLite C interface, "Authorizer Action Codes")."""
 
 
+@attrs.frozen(kw_only=True)
+class _Scope:
+    """What one agent statement on SQLite may read (:meth:`SqliteEngine._agent_scope`)."""
+
+    tables: frozenset[str]
+    readable: frozenset[str]
+    known: frozenset[str]
+
+
+_HEAP_LOCK = threading.Lock()
+"""SQLite's heap limit is the process's, not a connection's: agent statements of every SQLite
+engine in the process take turns under it, so one's limit is never left to another."""
+
+
+@functools.cache
+def _heap_limit_setter() -> Callable[[int], int]:
+    """``sqlite3_hard_heap_limit64`` of the SQLite that sqlean.py bundles: sets the process's
+    heap limit (0: none) and returns the one before. The pragma of that name can only lower
+    it (SQLite documentation, "PRAGMA hard_heap_limit"), so a limit set for one statement
+    could never be lifted again through it.
+
+    Raises:
+        EngineError: the bundled SQLite does not export the function.
+    """
+    import ctypes
+    import importlib
+
+    module = importlib.import_module("sqlean._sqlite3")
+    try:
+        function = ctypes.CDLL(str(module.__file__)).sqlite3_hard_heap_limit64
+    except (OSError, AttributeError) as error:
+        raise EngineError(
+            f"sqlite: this SQLite build cannot bound a statement's memory ({error}); agent "
+            "SQL does not run without that bound"
+        ) from None
+    function.restype = ctypes.c_int64
+    function.argtypes = [ctypes.c_int64]
+    return lambda limit: int(function(limit))
+
+
+_FULL_TEXT_FUNCTIONS = frozenset({"bm25", "highlight", "snippet", "match", "matchinfo", "offsets"})
+"""FTS5's functions, which SQLite does not list as built in."""
+
+
 class _SqliteClosedSession(ClosedSession):
     """Agent SQL on SQLite: a connection of its own, opened read-only (``mode=ro``; the
     named in-memory database cannot be, so there ``PRAGMA query_only`` holds), with an
     authorizer that SQLite consults for every action while it prepares the statement (SQLite
     C interface, ``sqlite3_set_authorizer``): it allows ``SELECT``, reads of the searchable
     tables (their full-text tables and the schema table included), ``pragma_table_info`` of
-    those, and functions other than :data:`_REFUSED_FUNCTIONS`; it denies everything else —
-    writes, ``ATTACH``, ``PRAGMA``, transactions, and recursive queries unless
-    ``SqlLimits.allow_recursive_queries``. The memory limit is SQLite's hard heap limit
-    (``PRAGMA hard_heap_limit``: past it every allocation fails, so the statement stops),
-    set for the statement and restored after it; the time limit interrupts it
-    (``sqlite3_interrupt``)."""
+    those, and the functions SQLite lists as built in, sqlite-vec's and FTS5's — none an
+    extension loaded into the process added (sqlean's file functions, were they enabled);
+    it denies everything else — writes, ``ATTACH``, ``PRAGMA``, transactions, and recursive
+    queries unless ``SqlLimits.allow_recursive_queries``. What may be read is read again for
+    every statement. The memory limit is SQLite's hard heap limit (``sqlite3_hard_heap_limit64``:
+    past it every allocation fails, so the statement stops), the process's own, so agent
+    statements of all SQLite engines take turns (:data:`_HEAP_LOCK`) and each restores it;
+    the time limit interrupts the statement (``sqlite3_interrupt``)."""
 
-    def __init__(
-        self,
-        connection: Any,
-        *,
-        tables: frozenset[str],
-        readable: frozenset[str],
-        known: frozenset[str],
-    ) -> None:
+    def __init__(self, connection: Any, scope: Callable[[], _Scope]) -> None:
         import sqlean
 
         self._connection = connection
-        self._tables = tables
-        self._readable = readable
-        self._known = known
+        self._scope = scope
         self._codes = {getattr(sqlean, f"SQLITE_{name}"): name for name in _ACTION_NAMES}
         self._refusal: str | None = None
         connection.execute("PRAGMA query_only = ON")
+        listed = connection.execute("SELECT name, builtin FROM pragma_function_list").fetchall()
+        self._functions = (
+            frozenset(
+                name.lower()
+                for name, builtin in listed
+                if builtin
+                or name.lower().startswith("vec_")
+                or name.lower() in _FULL_TEXT_FUNCTIONS
+            )
+            - _REFUSED_FUNCTIONS
+        )
 
-    def _authorize(self, limits: SqlLimits) -> Any:
+    def _authorize(self, limits: SqlLimits, scope: _Scope) -> Any:
         import sqlean
 
-        readable = self._readable
+        readable = scope.readable
 
         def authorize(action: int, first: Any, second: Any, database: Any, _inner: Any) -> int:
             name = self._codes.get(action, str(action))
@@ -415,11 +468,11 @@ class _SqliteClosedSession(ClosedSession):
                 table = (first or "").lower()
                 if database in (None, "main") and table in readable:
                     return int(sqlean.SQLITE_OK)
-                if database is None and table not in self._known:
+                if database is None and table not in scope.known:
                     return int(sqlean.SQLITE_OK)  # a common table expression of the query
-                reason = f"reading table '{first}' is not allowed here" + _tables_note(self._tables)
+                reason = f"reading table '{first}' is not allowed here" + _tables_note(scope.tables)
             elif name == "FUNCTION":
-                if (second or "").lower() not in _REFUSED_FUNCTIONS:
+                if (second or "").lower() in self._functions:
                     return int(sqlean.SQLITE_OK)
                 reason = f"the function {second}() is not allowed here"
             elif name == "PRAGMA":
@@ -444,34 +497,36 @@ class _SqliteClosedSession(ClosedSession):
         return authorize
 
     def batches(self, text: str, limits: SqlLimits) -> Generator[pa.RecordBatch, None, None]:
+        scope = self._scope()
         connection = self._connection
-        previous = connection.execute("PRAGMA hard_heap_limit").fetchone()[0]
-        connection.execute(f"PRAGMA hard_heap_limit = {int(limits.memory_bytes)}")
-        self._refusal = None
-        connection.set_authorizer(self._authorize(limits))
-        cursor = None
-        try:
+        set_heap_limit = _heap_limit_setter()
+        with _HEAP_LOCK:
+            previous = set_heap_limit(int(limits.memory_bytes))
+            self._refusal = None
+            connection.set_authorizer(self._authorize(limits, scope))
+            cursor = None
             try:
-                cursor = connection.execute(text)
-            except Exception:
-                if self._refusal is not None:
-                    refusal = self._refusal
-                    if refusal == "recursive":
-                        raise limits.recursion_error(text) from None
-                    raise RefusedStatementError(refusal, sql=text) from None
-                raise
-            names = [column[0] for column in cursor.description or ()]
-            rows = cursor.fetchmany(BATCH_ROWS)
-            yield rows_batch(names, rows)  # an empty result still has its columns
-            while rows:
+                try:
+                    cursor = connection.execute(text)
+                except Exception:
+                    if self._refusal is not None:
+                        refusal = self._refusal
+                        if refusal == "recursive":
+                            raise limits.recursion_error(text) from None
+                        raise RefusedStatementError(refusal, sql=text) from None
+                    raise
+                names = [column[0] for column in cursor.description or ()]
                 rows = cursor.fetchmany(BATCH_ROWS)
-                if rows:
-                    yield rows_batch(names, rows)
-        finally:
-            if cursor is not None:
-                cursor.close()
-            connection.set_authorizer(None)
-            connection.execute(f"PRAGMA hard_heap_limit = {int(previous)}")
+                yield rows_batch(names, rows)  # an empty result still has its columns
+                while rows:
+                    rows = cursor.fetchmany(BATCH_ROWS)
+                    if rows:
+                        yield rows_batch(names, rows)
+            finally:
+                if cursor is not None:
+                    cursor.close()
+                connection.set_authorizer(None)
+                set_heap_limit(previous)
 
     def cancel(self) -> None:
         self._connection.interrupt()
