@@ -17,6 +17,7 @@ from hotdata_retrieval.adapters.toolkit import (
     DEFAULT_MAX_ROWS,
     DEFAULT_NAME_PREFIX,
     FORBIDDEN_DESCRIPTION_WORDS,
+    STORED_DATA_NOTICE,
     SearchEngine,
     SearchRoute,
     SearchToolkit,
@@ -36,4 +37,5 @@ __all__ = [
     "DEFAULT_MAX_ROWS",
     "DEFAULT_NAME_PREFIX",
     "FORBIDDEN_DESCRIPTION_WORDS",
+    "STORED_DATA_NOTICE",
 ]

@@ -39,6 +39,7 @@ from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
 from hotdata_retrieval.adapters.toolkit import (
     DEFAULT_MAX_ROWS,
     DEFAULT_NAME_PREFIX,
+    STORED_DATA_NOTICE,
     SearchEngine,
     SearchToolkit,
     ToolError,
@@ -426,7 +427,8 @@ def _instructions(toolkit: SearchToolkit) -> str:
     )
     return (
         f"{search}{toolkit.sql_tool_name} for counts, totals and filters on exact values. "
-        "Every tool returns {metadata, rows}; read metadata.warnings."
+        "Every tool returns {metadata, rows}; read metadata.warnings. "
+        f"{STORED_DATA_NOTICE}"
     )
 
 

@@ -23,13 +23,13 @@ reply.
 from __future__ import annotations
 
 import abc
-import concurrent.futures
 import contextlib
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hotdata_retrieval._deadline import Pending, run_within
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.errors import HotdataRetrievalError
@@ -136,16 +136,12 @@ class ClosedSql:
         self._open = open_session
         self._session: ClosedSession | None = None
         self._lock = threading.Lock()
-        self._runner: concurrent.futures.ThreadPoolExecutor | None = None
-        self._abandoned: concurrent.futures.Future[Any] | None = None
+        self._abandoned: Pending | None = None
 
     def close(self) -> None:
         """Close the session, if one is open."""
         with self._lock:
             self._drop()
-            if self._runner is not None:
-                self._runner.shutdown(wait=False)
-                self._runner = None
 
     def _drop(self) -> None:
         session, self._session = self._session, None
@@ -166,10 +162,6 @@ class ClosedSql:
             self._drop()
         if self._session is None:
             self._session = self._open(limits)
-        if self._runner is None:
-            self._runner = concurrent.futures.ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix=f"hdq-{self.engine_name}-sql"
-            )
         return self._session
 
     def stream(self, text: str, limits: SqlLimits) -> Iterator[pa.RecordBatch]:
@@ -183,8 +175,6 @@ class ClosedSql:
         """
         with self._lock:
             session = self._session_for(limits, text)
-            runner = self._runner
-            assert runner is not None
             deadline = time.monotonic() + limits.timeout_seconds
             fired = threading.Event()
             ended = threading.Event()
@@ -207,14 +197,16 @@ class ClosedSql:
                 while True:
                     if fired.is_set():
                         raise limits.timeout_error(text)
-                    pending = runner.submit(next, batches, None)
-                    wait = max(0.0, deadline - time.monotonic()) + GRACE_SECONDS
-                    try:
-                        batch = pending.result(timeout=wait)
-                    except concurrent.futures.TimeoutError:
+                    ended_in_time, pending = run_within(
+                        lambda: next(batches, None),
+                        deadline - time.monotonic() + GRACE_SECONDS,
+                        name=f"hdq-{self.engine_name}-sql",
+                    )
+                    if not ended_in_time:
                         abandoned = True
                         self._abandoned = pending
-                        raise limits.timeout_error(text) from None
+                        raise limits.timeout_error(text)
+                    batch = pending.result()
                     if batch is None:
                         return
                     yield batch
@@ -246,10 +238,8 @@ class ClosedSql:
                     ended.set()
                 watchdog.cancel()
                 if abandoned:
-                    # The statement still runs on the runner's thread: leave both to it.
+                    # The statement still runs on its thread: leave the session to it.
                     self._session = None
-                    runner.shutdown(wait=False)
-                    self._runner = None
                 else:
                     batches.close()
                     if session.broken:

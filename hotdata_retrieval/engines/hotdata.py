@@ -34,13 +34,17 @@ hotdata-langchain CHANGELOG 0.10.0).
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import attrs
 
+from hotdata_retrieval._deadline import run_within
 from hotdata_retrieval.compile import DialectProfile, to_sql
 from hotdata_retrieval.engines.base import hotdata_profile, query_embedder
 from hotdata_retrieval.engines.errors import EngineError
@@ -63,7 +67,9 @@ if TYPE_CHECKING:
     from hotdata_framework import HotdataClient, ManagedDatabase, QueryResult
 
 __all__ = [
+    "DEFAULT_REQUEST_DEADLINE",
     "DEFAULT_VECTOR_METRIC",
+    "REQUEST_DEADLINE_VARIABLE",
     "EngineError",
     "HotdataApiError",
     "HotdataConfigError",
@@ -114,6 +120,103 @@ class HotdataApiError(EngineError):
 class HotdataConfigError(HotdataRetrievalError, ValueError):
     """The engine cannot be set up as asked: no API key, no such database (or several with
     that name), a catalog the database does not have, or the ``hotdata`` extra missing."""
+
+
+DEFAULT_REQUEST_DEADLINE = 120.0
+"""Seconds one request to the Hotdata API may take in all, connecting and reading included."""
+
+REQUEST_DEADLINE_VARIABLE = "HOTDATA_REQUEST_DEADLINE"
+"""The environment variable :meth:`HotdataEngine.from_env` reads the deadline from."""
+
+_REDACTED = "<redacted API key>"
+
+
+class _Requests:
+    """Requests to the API within a total deadline, and failures told without the API key.
+
+    A socket timeout restarts with every byte that arrives (a server sending one byte every
+    half second held a call with ``request_timeout=2`` for 38 s), so the deadline is kept
+    from outside the request (:func:`~hotdata_retrieval._deadline.run_within`): at the
+    deadline the call fails, and the request is left to end on its own thread. A server or
+    proxy that echoes the request puts the key in its error: every message shown is cleared
+    of it, and an error holding it is raised without its cause.
+    """
+
+    def __init__(self, deadline: float, secrets: Sequence[str]) -> None:
+        self.deadline = _check_deadline(deadline, "request_deadline")
+        self._secrets = tuple(secret for secret in secrets if secret)
+
+    def run(self, function: Callable[[], Any], *, what: str, sql: str | None = None) -> Any:
+        """``function()`` (one request) within the deadline; its own failures propagate.
+
+        Raises:
+            HotdataApiError: no complete answer within the deadline.
+        """
+        ended, pending = run_within(function, self.deadline, name="hdq-hotdata-request")
+        if not ended:
+            raise HotdataApiError(
+                f"the Hotdata API gave no complete answer to {what} within {self.deadline:g} "
+                "seconds (request_deadline); the request was abandoned",
+                sql=sql,
+            )
+        return pending.result()
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key replaced."""
+        for secret in self._secrets:
+            text = text.replace(secret, _REDACTED)
+        return text
+
+    def leaks(self, error: BaseException) -> bool:
+        """Whether the key appears anywhere along ``error``'s chain (messages, bodies)."""
+        node: BaseException | None = error
+        while node is not None:
+            texts = [str(node), str(getattr(node, "body", "") or "")]
+            if any(secret in text for secret in self._secrets for text in texts):
+                return True
+            node = node.__cause__ or node.__context__
+        return False
+
+    def failure(self, error: BaseException, *, sql: str | None = None) -> HotdataApiError:
+        """The :class:`HotdataApiError` telling ``error``, the key removed."""
+        made = _api_error(error, sql=sql)
+        message = self.redact(str(made))
+        if message == str(made):
+            return made
+        return HotdataApiError(message, sql=sql, status=made.status, code=made.code)
+
+    def raise_failure(self, error: BaseException, *, sql: str | None = None) -> NoReturn:
+        """Raise :meth:`failure` of ``error``; without its cause when that holds the key."""
+        failure = self.failure(error, sql=sql)
+        if self.leaks(error):
+            raise failure from None
+        raise failure from error
+
+
+def _check_deadline(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise HotdataConfigError(f"{name} must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _deadline_from_environment() -> float:
+    """:data:`REQUEST_DEADLINE_VARIABLE` as seconds, else :data:`DEFAULT_REQUEST_DEADLINE`.
+
+    Raises:
+        HotdataConfigError: it is set but not a positive number.
+    """
+    text = os.environ.get(REQUEST_DEADLINE_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_REQUEST_DEADLINE
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value):
+        raise HotdataConfigError(
+            f"{REQUEST_DEADLINE_VARIABLE} must be a positive number of seconds, got {text!r}"
+        )
+    return _check_deadline(value, REQUEST_DEADLINE_VARIABLE)
 
 
 # -- errors --------------------------------------------------------------------------------
@@ -371,9 +474,13 @@ class HotdataEngine:
         profile: the dialect profile :meth:`search` compiles plans with (default
             ``hotdata``); one made from it with another compiler carries a fusion defined
             outside the library (:func:`~hotdata_retrieval.engines.base.hotdata_profile`).
+        request_deadline: seconds one request may take in all, connecting and reading
+            included (default 120); past it the call is a :class:`HotdataApiError` and the
+            request is abandoned. Messages never show the client's API key.
 
     Raises:
-        HotdataConfigError: no such database, or several with that name.
+        HotdataConfigError: no such database, or several with that name, or a bad
+            ``request_deadline``.
         HotdataApiError: the API refused to read the database.
         EngineError: ``profile`` writes another dialect's SQL.
 
@@ -394,13 +501,15 @@ class HotdataEngine:
         *,
         embedder: Any = None,
         profile: str | DialectProfile = "hotdata",
+        request_deadline: float = DEFAULT_REQUEST_DEADLINE,
     ) -> None:
         _require_framework()
         self.profile = hotdata_profile(profile, "the Hotdata engine")
         self._client = client
         self._owns_client = False
         self.embedder = embedder
-        resolved = _resolve_database(client, database)
+        self._requests = _Requests(request_deadline, [str(getattr(client, "_api_key", "") or "")])
+        resolved = _resolve_database(client, database, self._requests)
         self._database = resolved.database
         self.catalog = resolved.catalog
         self.schema = DEFAULT_SCHEMA
@@ -417,12 +526,15 @@ class HotdataEngine:
         workspace_id: str,
         host: str | None = None,
         request_timeout: float | tuple[float, float] | None = None,
+        request_deadline: float = DEFAULT_REQUEST_DEADLINE,
         embedder: Any = None,
     ) -> HotdataEngine:
         """An engine over a new client for ``workspace_id`` at ``host`` (default: the
         ``HOTDATA_API_URL`` environment variable, else ``https://api.hotdata.dev``).
 
-        The engine owns the client and closes it in :meth:`close`.
+        ``request_timeout`` is the client's socket timeout (seconds, or ``(connect, read)``;
+        default: the deadline); ``request_deadline`` bounds each request in all (default
+        120 s). The engine owns the client and closes it in :meth:`close`.
         """
         _require_framework()
         from hotdata_framework import HotdataClient
@@ -431,43 +543,60 @@ class HotdataEngine:
             raise HotdataConfigError("api_key must be a non-empty string")
         if not workspace_id:
             raise HotdataConfigError("workspace_id must be a non-empty string")
-        client = HotdataClient(api_key, workspace_id, host=host, request_timeout=request_timeout)
-        return cls._owning(client, database, embedder)
+        deadline = _check_deadline(request_deadline, "request_deadline")
+        client = HotdataClient(
+            api_key,
+            workspace_id,
+            host=host,
+            request_timeout=deadline if request_timeout is None else request_timeout,
+        )
+        return cls._owning(client, database, embedder, deadline)
 
     @classmethod
     def from_env(cls, database: str | ManagedDatabase, *, embedder: Any = None) -> HotdataEngine:
         """An engine configured from the environment, as ``HotdataClient.from_env()`` reads it:
         ``HOTDATA_API_KEY`` (required), ``HOTDATA_API_URL`` (default
         ``https://api.hotdata.dev``) and ``HOTDATA_WORKSPACE`` — if that is unset, the first
-        active workspace the key can see is used (engine contract §5).
+        active workspace the key can see is used (engine contract §5) — and
+        ``HOTDATA_REQUEST_DEADLINE``, the seconds one request may take in all (default 120),
+        also the client's socket timeout.
 
         The engine owns the client and closes it in :meth:`close`.
 
         Raises:
-            HotdataConfigError: ``HOTDATA_API_KEY`` is unset, the key sees no workspace, or
-                the database does not exist.
-            HotdataApiError: the API refused a request.
+            HotdataConfigError: ``HOTDATA_API_KEY`` is unset, the key sees no workspace, the
+                database does not exist, or ``HOTDATA_REQUEST_DEADLINE`` is not a positive
+                number.
+            HotdataApiError: the API refused a request, or gave no answer within the deadline.
         """
         _require_framework()
         from hotdata_framework import HotdataClient
+        from hotdata_framework.client import apply_default_request_timeout
 
+        deadline = _deadline_from_environment()
+        requests = _Requests(deadline, [os.environ.get("HOTDATA_API_KEY", "")])
         try:
-            client = HotdataClient.from_env()
+            client = requests.run(HotdataClient.from_env, what="the workspace listing")
         except _client_failures() as error:
             if _api_exception(error) is None and isinstance(error, RuntimeError):
                 raise HotdataConfigError(
-                    f"{error} (configure with HOTDATA_API_KEY, HOTDATA_API_URL and "
-                    "HOTDATA_WORKSPACE)"
-                ) from error
-            raise _api_error(error) from error
-        return cls._owning(client, database, embedder)
+                    f"{requests.redact(str(error))} (configure with HOTDATA_API_KEY, "
+                    "HOTDATA_API_URL and HOTDATA_WORKSPACE)"
+                ) from None
+            requests.raise_failure(error)
+        apply_default_request_timeout(client.api, deadline)
+        return cls._owning(client, database, embedder, deadline)
 
     @classmethod
     def _owning(
-        cls, client: HotdataClient, database: str | ManagedDatabase, embedder: Any
+        cls,
+        client: HotdataClient,
+        database: str | ManagedDatabase,
+        embedder: Any,
+        deadline: float,
     ) -> HotdataEngine:
         try:
-            engine = cls(client, database, embedder=embedder)
+            engine = cls(client, database, embedder=embedder, request_deadline=deadline)
         except BaseException:
             client.close()
             raise
@@ -532,9 +661,14 @@ class HotdataEngine:
         name = self.table_name(table)
         connection = self._connection_for(name)
         try:
-            listing = IndexesApi(self._client.api).list_indexes(connection, name.schema, name.name)
+            listing = self._requests.run(
+                lambda: IndexesApi(self._client.api).list_indexes(
+                    connection, name.schema, name.name
+                ),
+                what=f"the index listing of {name}",
+            )
         except _client_failures() as error:
-            raise _api_error(error) from error
+            self._requests.raise_failure(error)
         return IndexCatalog.from_index_records(name, _index_records(listing))
 
     def indexes(self, table: str | TableName, *, key_column: str = "id") -> TableIndexes:
@@ -643,9 +777,14 @@ class HotdataEngine:
 
     def _execute(self, text: str) -> QueryResult:
         try:
-            return self._client.execute_sql(text, database=self._database)
+            result: QueryResult = self._requests.run(
+                lambda: self._client.execute_sql(text, database=self._database),
+                what="the query",
+                sql=text,
+            )
         except _client_failures() as error:
-            raise _api_error(error, sql=text) from error
+            self._requests.raise_failure(error, sql=text)
+        return result
 
     def sql(self, text: str) -> pa.Table:
         """Run one SQL statement in the database and return its rows as an Arrow table.
@@ -685,7 +824,9 @@ class HotdataEngine:
         return search_result(plan, executed, rows, statement)
 
 
-def _resolve_database(client: HotdataClient, database: str | ManagedDatabase) -> _ResolvedDatabase:
+def _resolve_database(
+    client: HotdataClient, database: str | ManagedDatabase, requests: _Requests
+) -> _ResolvedDatabase:
     """Resolve ``database`` once: an id with one ``GET /v1/databases/{id}``; a name (when the
     id lookup answers 404) through the paged listing, which must hold exactly one database of
     that name, then one GET. A ``ManagedDatabase`` costs no request."""
@@ -704,25 +845,31 @@ def _resolve_database(client: HotdataClient, database: str | ManagedDatabase) ->
         )
     api = DatabasesApi(client.api)
     failures = _client_failures()
+    what = f"the lookup of database {database!r}"
     try:
-        detail = api.get_database(database)
+        detail = requests.run(lambda: api.get_database(database), what=what)
     except failures as error:
         api_error = _api_exception(error)
         if api_error is None or getattr(api_error, "status", None) != 404:
-            raise _api_error(error) from error
+            requests.raise_failure(error)
         detail = None
     if detail is None:
         matches: list[str] = []
         cursor: str | None = None
         try:
             for _ in range(_MAX_DATABASE_PAGES):
-                page = api.list_databases(search=database, cursor=cursor, limit=100)
+                page = requests.run(
+                    functools.partial(
+                        api.list_databases, search=database, cursor=cursor, limit=100
+                    ),
+                    what=what,
+                )
                 matches.extend(item.id for item in page.databases if item.name == database)
                 if not page.has_more or not page.next_cursor:
                     break
                 cursor = page.next_cursor
         except failures as error:
-            raise _api_error(error) from error
+            requests.raise_failure(error)
         if not matches:
             raise HotdataConfigError(f"no database with id or name {database!r}")
         if len(matches) > 1:
@@ -731,9 +878,9 @@ def _resolve_database(client: HotdataClient, database: str | ManagedDatabase) ->
                 "database names are not unique, pass the id"
             )
         try:
-            detail = api.get_database(matches[0])
+            detail = requests.run(lambda: api.get_database(matches[0]), what=what)
         except failures as error:
-            raise _api_error(error) from error
+            requests.raise_failure(error)
     catalog = (detail.default_catalog or DEFAULT_CATALOG).lower()
     connections = {catalog: str(detail.default_connection_id)}
     for attachment in detail.attachments or ():
