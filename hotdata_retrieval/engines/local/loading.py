@@ -24,7 +24,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+import math
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
@@ -68,16 +70,41 @@ _MINIMUM_BLOCK_BYTES = 1 << 20
 """pyarrow's default block size for its CSV and JSON readers; a row must fit in one block."""
 
 
+MAX_LINE_BYTES = 16 << 20
+"""The longest line (one row) a text file may hold: 16 MiB. A longer one is refused before it is
+held whole (a 60 MB document took 213 s and 1.2 GB to load)."""
+
+MAX_COLUMNS = 1000
+"""The most columns a loaded row may have: a JSON object's keys, a CSV header's names (a
+50,000-key JSON object did not load in 240 s)."""
+
+MAX_PARQUET_BYTES = 4 << 30
+"""The most a Parquet file may hold once decompressed, as its own metadata says (the sizes of
+its row groups and column chunks), checked before a byte of data is read: 4 GiB. A 1,449-byte
+file that decompressed to 7.8 GB made ``hdq load`` peak at 7.8 GB."""
+
+
 def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of each line of ``path``, decoded as strict UTF-8.
 
     Raises:
-        LoadError: the file cannot be read, or a line is not UTF-8 (the message names the
+        LoadError: the file cannot be read, a line is longer than :data:`MAX_LINE_BYTES`
+            (refused before it is held whole), or a line is not UTF-8 (the message names the
             line and the byte).
     """
     try:
         with path.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):
+            number = 0
+            while True:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    return
+                number += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    raise LoadError(
+                        f"{path}:{number}: the line is longer than {MAX_LINE_BYTES:,} bytes, "
+                        "the most one row may hold; split the document"
+                    )
                 try:
                     yield number, raw.decode("utf-8")
                 except UnicodeDecodeError as error:
@@ -87,6 +114,60 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
                     ) from None
     except OSError as error:
         raise LoadError(f"{path}: {error.strerror or error}") from None
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _fits_int64(text: str) -> bool:
+    """Whether the integer written as ``text`` fits 64 bits (decided from its digits first, so
+    a 5,000-digit integer is never converted: Python refuses more than 4,300)."""
+    digits = text.lstrip("+-").lstrip("0")
+    return len(digits) <= 19 and _INT64[0] <= int(text) <= _INT64[1]
+
+
+def _json_checked(path: Path, number: int, line: str) -> object:
+    """``line`` parsed as JSON, refusing what would not load as written: a number that is no
+    finite float (``NaN``, ``Infinity``, not JSON at all), an integer that does not fit
+    64 bits (it would load as a rounded float, or ``inf``), an object of more than
+    :data:`MAX_COLUMNS` keys.
+
+    Raises:
+        LoadError: naming the line, and the key or value.
+    """
+
+    def integer(text: str) -> int:
+        if not _fits_int64(text):
+            raise LoadError(
+                f"{path}:{number}: the integer {text[:24]}{'…' if len(text) > 24 else ''} "
+                f"({len(text.lstrip('-'))} digits) does not fit 64 bits; write it as a string"
+            )
+        return int(text)
+
+    def constant(text: str) -> object:
+        raise LoadError(f"{path}:{number}: {text} is not a JSON number; write null or a number")
+
+    def finite(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise LoadError(f"{path}:{number}: the number {text[:24]} is too large for a float")
+        return value
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        if len(items) > MAX_COLUMNS:
+            raise LoadError(
+                f"{path}:{number}: the object has {len(items):,} keys; a row holds at most "
+                f"{MAX_COLUMNS:,} columns"
+            )
+        return dict(items)
+
+    return json.loads(
+        line,
+        parse_int=integer,
+        parse_float=finite,
+        parse_constant=constant,
+        object_pairs_hook=pairs,
+    )
 
 
 MAX_JSON_NESTING = 64
@@ -128,17 +209,129 @@ def _check_nesting(path: Path, number: int, line: str) -> None:
 
 
 def _block_size(path: Path, *, json_lines: bool = False) -> int:
-    """A reader block size that holds ``path``'s longest line (checking it is UTF-8, and for
-    JSON lines that they do not nest too deeply)."""
+    """A reader block size that holds ``path``'s longest line, checking every line on the way:
+    UTF-8 and at most :data:`MAX_LINE_BYTES`; for JSON lines, nesting, numbers and keys
+    (:func:`_json_checked`); for CSV, quoting and columns (:func:`_check_csv`).
+
+    Raises:
+        LoadError: naming the line.
+    """
     longest = 0
-    for number, line in _text_lines(path):
+    lines = _text_lines(path)
+    if not json_lines:
+        lines = _check_csv(path, lines)
+    for number, line in lines:
         longest = max(longest, len(line.encode("utf-8")))
         if json_lines:
             _check_nesting(path, number, line)
+            if line.strip():
+                try:
+                    _json_checked(path, number, line)
+                except json.JSONDecodeError as error:
+                    raise LoadError(f"{path}:{number}: not JSON ({error.msg})") from None
     size = _MINIMUM_BLOCK_BYTES
     while size <= longest + 1:
         size *= 2
     return size
+
+
+def _check_csv(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """Pass ``lines`` on, reading them as CSV in strict mode on the way (Python's ``csv``):
+    a quote left open is refused, naming the line it opened on, where pyarrow took the rest of
+    the file into one field; so are a stray quote and a row of more than :data:`MAX_COLUMNS`
+    fields.
+
+    Raises:
+        LoadError: naming the line.
+    """
+    # The module's limit is the process's; raised, never lowered, to the longest line loaded.
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))
+    row_start = 1
+    pending = ""
+    for number, line in lines:
+        yield number, line
+        if not pending:
+            row_start = number
+        pending += line
+        if pending.count('"') % 2:  # a quoted field goes on to the next line
+            continue
+        try:
+            fields = next(csv.reader([pending], strict=True), [])
+        except csv.Error as error:
+            raise LoadError(f"{path}:{row_start}: not CSV ({error})") from None
+        pending = ""
+        if len(fields) > MAX_COLUMNS:
+            raise LoadError(
+                f"{path}:{row_start}: the row has {len(fields):,} fields; a row holds at most "
+                f"{MAX_COLUMNS:,} columns"
+            )
+    if pending:
+        raise LoadError(
+            f"{path}:{row_start}: a quote opened on this line is never closed: the rest of the "
+            "file would be one field"
+        )
+
+
+_INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
+def _check_csv_numbers(path: Path, data: pa.Table, read: Callable[..., pa.Table]) -> None:
+    """Refuse a CSV number that does not load as written: pyarrow reads an integer too long
+    for 64 bits as a float (rounded, or ``inf`` past 309 digits) and ``inf`` or ``nan`` text
+    as those floats. The float columns are read again as text to see what was written.
+
+    Raises:
+        LoadError: naming the column and the line of the first such value.
+    """
+    floats = [name for name in data.column_names if pa.types.is_floating(data.column(name).type)]
+    if not floats:
+        return
+    texts = read({name: pa.string() for name in floats})
+    for name in floats:
+        for row, (text, value) in enumerate(
+            zip(texts.column(name).to_pylist(), data.column(name).to_pylist())
+        ):
+            if text is None or value is None:
+                continue
+            written = text.strip()
+            whole = _INTEGER_TEXT.fullmatch(written)
+            if whole and not _fits_int64(written):
+                shown = written[:24] + ("…" if len(written) > 24 else "")
+                problem = f"the integer {shown} ({len(written.lstrip('+-'))} digits) does not "
+                problem += "fit 64 bits"
+            elif not math.isfinite(value):
+                problem = f"{written[:24]!r} is not a finite number"
+            else:
+                continue
+            raise LoadError(
+                f"{path}:{row + 2}: column '{name}': {problem}; write it as a string (quote "
+                "it), or as a number that fits"
+            )
+
+
+def _check_parquet_size(path: Path) -> None:
+    """Refuse a Parquet file whose metadata says it decompresses past
+    :data:`MAX_PARQUET_BYTES` (a row group's, or a column chunk's, uncompressed size), before
+    any data is read.
+
+    Raises:
+        LoadError: naming the sizes.
+    """
+    metadata = pq.ParquetFile(path).metadata
+    total = 0
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        chunks = sum(
+            max(0, row_group.column(column).total_uncompressed_size)
+            for column in range(row_group.num_columns)
+        )
+        total += max(chunks, row_group.total_byte_size)
+    if total > MAX_PARQUET_BYTES:
+        raise LoadError(
+            f"{path}: the file holds {total:,} bytes once decompressed (its metadata says), "
+            f"more than the {MAX_PARQUET_BYTES:,} a load reads ({path.stat().st_size:,} bytes "
+            "on disk)"
+        )
 
 
 def _jsonl_records(path: Path) -> Iterator[dict[str, object]]:
@@ -147,7 +340,7 @@ def _jsonl_records(path: Path) -> Iterator[dict[str, object]]:
             continue
         _check_nesting(path, number, line)
         try:
-            record = json.loads(line)
+            record = _json_checked(path, number, line)
         except json.JSONDecodeError as error:
             raise LoadError(f"{path}:{number}: not JSON ({error.msg})") from None
         if not isinstance(record, dict):
@@ -237,14 +430,20 @@ def read_source(
             options = pa_json.ReadOptions(block_size=_block_size(location, json_lines=True))
             data = pa_json.read_json(location, read_options=options)
         elif suffix == ".csv":
-            data = pa_csv.read_csv(
-                location,
-                read_options=pa_csv.ReadOptions(block_size=_block_size(location)),
-                convert_options=pa_csv.ConvertOptions(
-                    column_types=_csv_key_types(location, key_column)
-                ),
-            )
+            block = _block_size(location)
+            keys = _csv_key_types(location, key_column)
+
+            def read(types: dict[str, pa.DataType]) -> pa.Table:
+                return pa_csv.read_csv(
+                    location,
+                    read_options=pa_csv.ReadOptions(block_size=block),
+                    convert_options=pa_csv.ConvertOptions(column_types={**keys, **types}),
+                )
+
+            data = read({})
+            _check_csv_numbers(location, data, read)
         elif suffix == ".parquet":
+            _check_parquet_size(location)
             data = pq.read_table(location)
         else:
             raise LoadError(

@@ -1,0 +1,182 @@
+"""Files ``hdq load`` refuses before they cost what they ask for, each with the line (or the
+sizes) named: a Parquet file that decompresses past its ceiling, a line past its length, a row
+past its columns, a CSV quote never closed, numbers that would not load as written. Each limit
+has a case at its edge (loads) and one past it (refused).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from hotdata_retrieval.engines.local import loading
+from hotdata_retrieval.engines.local.loading import LoadError, read_source
+
+
+def _rows(path: Path) -> list[dict[str, object]]:
+    (table,) = read_source(path).tables.values()
+    return table.to_pylist()
+
+
+# -- Parquet ------------------------------------------------------------------------------
+
+
+def test_a_parquet_file_past_its_decompressed_ceiling_is_refused_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "bomb.parquet"
+    pq.write_table(pa.table({"id": ["1"], "body": ["x" * 2_000_000]}), path, compression="zstd")
+    size = path.stat().st_size
+    metadata = pq.ParquetFile(path).metadata
+    uncompressed = sum(
+        metadata.row_group(0).column(column).total_uncompressed_size
+        for column in range(metadata.row_group(0).num_columns)
+    )
+    assert uncompressed > 100 * size  # a bomb, in small
+    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", uncompressed)
+    assert len(_rows(path)) == 1  # at the ceiling: read
+    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", uncompressed - 1)
+    read_table = pq.read_table
+
+    def must_not_read(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the data was read")
+
+    monkeypatch.setattr(pq, "read_table", must_not_read)
+    with pytest.raises(LoadError, match=f"{uncompressed:,} bytes once decompressed"):
+        read_source(path)
+    monkeypatch.setattr(pq, "read_table", read_table)
+
+
+def test_the_parquet_ceiling_is_four_gibibytes() -> None:
+    assert loading.MAX_PARQUET_BYTES == 4 << 30
+
+
+# -- lines and columns --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_a_line_at_its_limit_loads_and_one_past_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    monkeypatch.setattr(loading, "MAX_LINE_BYTES", 200)
+    path = tmp_path / f"docs{suffix}"
+
+    def line(length: int) -> str:
+        if suffix == ".jsonl":
+            text = json.dumps({"id": "1", "body": ""})
+            return text[:-2] + "x" * (length - len(text) - 1) + '"}\n'
+        return "1," + "x" * (length - 3) + "\n"
+
+    header = "" if suffix == ".jsonl" else "id,body\n"
+    path.write_text(header + line(200))
+    assert len(_rows(path)) == 1
+    path.write_text(header + line(201))
+    number = 1 if suffix == ".jsonl" else 2
+    with pytest.raises(LoadError, match=f"{path}:{number}: the line is longer than 200 bytes"):
+        read_source(path)
+
+
+def test_a_json_object_of_too_many_keys_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "wide.jsonl"
+    at_limit = {"id": "1", **{f"c{i}": i for i in range(loading.MAX_COLUMNS - 1)}}
+    path.write_text(json.dumps(at_limit) + "\n")
+    assert len(_rows(path)) == 1
+    path.write_text(json.dumps({**at_limit, "one_more": 1}) + "\n")
+    with pytest.raises(LoadError, match=r"wide.jsonl:1: the object has 1,001 keys"):
+        read_source(path)
+
+
+def test_a_csv_row_of_too_many_fields_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "wide.csv"
+    names = ["id", *(f"c{i}" for i in range(loading.MAX_COLUMNS - 1))]
+    path.write_text(",".join(names) + "\n" + ",".join("1" for _ in names) + "\n")
+    assert len(_rows(path)) == 1
+    path.write_text(",".join([*names, "extra"]) + "\n" + ",".join("1" for _ in names) + ",1\n")
+    with pytest.raises(LoadError, match=r"wide.csv:1: the row has 1,001 fields"):
+        read_source(path)
+
+
+# -- CSV quoting --------------------------------------------------------------------------
+
+
+def test_a_quote_never_closed_is_refused_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "open.csv"
+    path.write_text('id,body\n1,fine\n2,"opens here\n3,and swallows\n4,the rest\n')
+    with pytest.raises(LoadError, match=r"open.csv:3: a quote opened on this line is never"):
+        read_source(path)
+
+
+def test_a_quoted_field_across_lines_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "multi.csv"
+    path.write_text('id,body\n1,"two\nlines, and ""quotes"""\n2,plain\n')
+    assert _rows(path) == [
+        {"id": "1", "body": 'two\nlines, and "quotes"'},
+        {"id": "2", "body": "plain"},
+    ]
+
+
+def test_a_stray_quote_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "stray.csv"
+    path.write_text('id,body\n1,"closed" then more\n')
+    with pytest.raises(LoadError, match=r"stray.csv:2: not CSV"):
+        read_source(path)
+
+
+# -- numbers ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("NaN", "NaN is not a JSON number"),
+        ("Infinity", "Infinity is not a JSON number"),
+        ("-Infinity", "-Infinity is not a JSON number"),
+        ("1e400", "the number 1e400 is too large for a float"),
+        ("9" * 5000, r"the integer 9{24}… \(5000 digits\) does not fit 64 bits"),
+        ("9223372036854775808", r"the integer 9223372036854775808 \(19 digits\) does not fit"),
+    ],
+)
+def test_a_json_number_that_would_not_load_as_written_is_refused(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    path = tmp_path / "numbers.jsonl"
+    path.write_text('{"id": "1", "n": 1}\n' + f'{{"id": "2", "n": {value}}}\n')
+    with pytest.raises(LoadError, match=f"numbers.jsonl:2: {message}"):
+        read_source(path)
+
+
+def test_json_numbers_at_the_edges_load(tmp_path: Path) -> None:
+    path = tmp_path / "edges.jsonl"
+    path.write_text(
+        '{"id": "1", "n": 9223372036854775807, "f": 1.7976931348623157e308}\n'
+        '{"id": "2", "n": -9223372036854775808, "f": -0.0}\n'
+    )
+    assert [row["n"] for row in _rows(path)] == [2**63 - 1, -(2**63)]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("inf", "'inf' is not a finite number"),
+        ("-inf", "'-inf' is not a finite number"),
+        ("9" * 5000, r"the integer 9{24}… \(5000 digits\) does not fit 64 bits"),
+        ("12345678901234567890", r"the integer 12345678901234567890 \(20 digits\) does not"),
+    ],
+)
+def test_a_csv_number_that_would_not_load_as_written_is_refused(
+    tmp_path: Path, value: str, message: str
+) -> None:
+    path = tmp_path / "numbers.csv"
+    path.write_text(f"id,n\n1,1.5\n2,{value}\n")
+    with pytest.raises(LoadError, match=f"numbers.csv:3: column 'n': {message}"):
+        read_source(path)
+
+
+def test_a_quoted_long_integer_in_a_csv_is_text(tmp_path: Path) -> None:
+    path = tmp_path / "text.csv"
+    path.write_text('id,n\n1,"12345678901234567890"\n2,x\n')
+    assert [row["n"] for row in _rows(path)] == ["12345678901234567890", "x"]
