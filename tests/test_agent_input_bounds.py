@@ -28,6 +28,7 @@ from hotdata_retrieval.engines.limits import (
     DEFAULT_MAX_SQL_CHARACTERS,
     InputLimits,
     InvalidLimitError,
+    SqlLimits,
 )
 from hotdata_retrieval.engines.local import LocalEngine
 from tests.test_adapters_mcp_protocol import RawStdio
@@ -201,3 +202,13 @@ def test_a_message_at_the_reader_limit_is_read(stdio: RawStdio) -> None:
     reply = stdio.reply()
     assert reply["id"] == 7  # read and answered (an empty query is a tool error)
     assert reply["result"]["isError"] is True
+
+
+def test_reading_and_linting_sql_run_on_the_calls_clock(engine: LocalEngine) -> None:
+    values = ",".join(str(number) for number in range(9000))
+    sql = f"SELECT count(*) AS n FROM default.public.docs WHERE id IN ({values})"
+    assert len(sql) < DEFAULT_MAX_SQL_CHARACTERS
+    hurried = SearchToolkit(engine, table="docs", sql_limits=SqlLimits(timeout_seconds=0.001))
+    with pytest.raises(ToolError, match=r"time limit of 0.001 seconds"):
+        hurried.execute_sql(sql)
+    assert SearchToolkit(engine, table="docs").execute_sql(sql)["rows"] == [{"n": 2}]

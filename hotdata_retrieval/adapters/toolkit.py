@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -38,6 +39,7 @@ from typing import Any, Protocol
 import attrs
 from sqlglot import exp
 
+from hotdata_retrieval._deadline import run_within
 from hotdata_retrieval.adapters.bounded import (
     DEFAULT_COUNT_LIMIT,
     DEFAULT_MAX_BYTES,
@@ -622,8 +624,10 @@ class SearchToolkit:
         except PlanError as error:
             raise ToolError(str(error)) from None
         warnings: list[Any] = []
+        # Reading and linting run in this process: they get the call's time limit too.
+        deadline = time.monotonic() + self.sql_limits.timeout_seconds
         try:
-            statements = parse_statements(sql)
+            statements = self._in_time(lambda: parse_statements(sql), deadline, sql)
         except SqlParseError as error:
             if self.read_only:
                 raise ToolError(f"the query does not parse: {error}") from None
@@ -636,12 +640,18 @@ class SearchToolkit:
         if statements:
             try:
                 catalog, complete = self._lint_catalog()
-                findings = lint(
+                findings = self._in_time(
+                    lambda: lint(
+                        sql,
+                        catalog,
+                        default_catalog=self.table.catalog,
+                        default_schema=self.table.schema,
+                    ),
+                    deadline,
                     sql,
-                    catalog,
-                    default_catalog=self.table.catalog,
-                    default_schema=self.table.schema,
                 )
+            except ToolError:
+                raise
             except Exception as error:  # the query still runs when it cannot be checked
                 logger.warning("the linter failed on agent SQL; it runs unchecked", exc_info=True)
                 message = f"the query was not checked: {type(error).__name__}: {error}"
@@ -675,6 +685,18 @@ class SearchToolkit:
             warnings=warnings,
             **extra,
         )
+
+    def _in_time(self, work: Callable[[], Any], deadline: float, sql: str) -> Any:
+        """``work()`` within what is left of the call's time limit (it runs on a thread of its
+        own, left to end when late).
+
+        Raises:
+            ToolError: the time limit passed first.
+        """
+        ended, pending = run_within(work, deadline - time.monotonic(), name="hdq-sql-check")
+        if not ended:
+            raise ToolError(str(self.sql_limits.timeout_error(sql)))
+        return pending.result()
 
     def _sql_batches(self, sql: str) -> Any:
         """The statement's result, batch by batch: streamed under the limits where the engine
