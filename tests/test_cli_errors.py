@@ -69,7 +69,7 @@ CASES: list[tuple[str, list[str], int, str]] = [
      "'--limit'"),
     ("search", ["", *SEARCH], 1, "QUERY must not be empty"),
     ("search", ["fox", *SEARCH, "-k", "0"], 1, "--limit must be >= 1"),
-    ("search", ["fox", *SEARCH, "--filter", "body LIKE 'a%'"], 1, "--filter"),
+    ("search", ["fox", *SEARCH, "--filter", "body LIKE '%a%'"], 1, "--filter"),
     ("search", ["fox", *SEARCH, "--filter", "body = 5"], 1,
      "--filter compares column 'body', which holds text values, with 5, a number"),
     ("search", ["fox", *SEARCH, "--mode", "hybrid", "--filter", "id > 'abc'"], 1,

@@ -79,12 +79,14 @@ def test_arrow_types_have_the_kinds_they_compare_as() -> None:
         "price": ValueKind.NUMBER,
         "name": ValueKind.TEXT,
         "flag": ValueKind.BOOLEAN,
-        "day": ValueKind.OTHER,
+        "day": ValueKind.TEMPORAL,
         "vector": ValueKind.VECTOR,
     }
     assert arrow_value_kind(pa.large_string()) is ValueKind.TEXT
     assert arrow_value_kind(pa.dictionary(pa.int32(), pa.string())) is ValueKind.TEXT
     assert arrow_value_kind(pa.list_(pa.float32(), 4)) is ValueKind.VECTOR
+    assert arrow_value_kind(pa.list_(pa.string())) is ValueKind.LIST
+    assert arrow_value_kind(pa.timestamp("us", tz="UTC")) is ValueKind.TEMPORAL
 
 
 @pytest.mark.parametrize(
@@ -105,13 +107,16 @@ def test_arrow_types_have_the_kinds_they_compare_as() -> None:
         ("BOOLEAN", ValueKind.BOOLEAN),
         ("boolean", ValueKind.BOOLEAN),
         ("FLOAT[384]", ValueKind.VECTOR),
-        ("ARRAY", ValueKind.VECTOR),
+        ("VARCHAR[]", ValueKind.LIST),
+        ("BIGINT[]", ValueKind.LIST),
+        ("ARRAY", ValueKind.LIST),
         ("vector(384)", ValueKind.VECTOR),
         ("USER-DEFINED", ValueKind.OTHER),
         ("INTERVAL", ValueKind.OTHER),
         ("point", ValueKind.OTHER),
-        ("timestamp with time zone", ValueKind.OTHER),
-        ("DATE", ValueKind.OTHER),
+        ("timestamp with time zone", ValueKind.TEMPORAL),
+        ("TIMESTAMP", ValueKind.TEMPORAL),
+        ("DATE", ValueKind.TEMPORAL),
         ("BLOB", ValueKind.OTHER),
         ("", ValueKind.OTHER),
         (None, ValueKind.OTHER),
@@ -178,6 +183,20 @@ def test_the_refused_values_fail_on_the_local_engine_too(
 
 
 def test_other_columns_and_unknown_columns_are_left_to_the_engine() -> None:
-    check_filter_values(Comparison(column="day", operator=">", value="yesterday"), KINDS)
+    check_filter_values(Comparison(column="raw", operator=">", value="x"), {"raw": ValueKind.OTHER})
     check_filter_values(Comparison(column="missing", operator=">", value="x"), KINDS)
     check_filter_values(None, KINDS)
+
+
+def test_a_date_column_takes_iso_text_dates_and_datetimes_only() -> None:
+    import datetime
+
+    for value in ("2024-03-01", "2024-03-01 10:00:00", datetime.date(2024, 3, 1)):
+        check_filter_values(Comparison(column="day", operator=">", value=value), KINDS)
+    for value in ("yesterday", 20240301, True):
+        with pytest.raises(PlanError, match="not an ISO 8601 date or timestamp"):
+            check_filter_values(Comparison(column="day", operator=">", value=value), KINDS)
+    with pytest.raises(PlanError, match="compares only with such a column"):
+        check_filter_values(
+            Comparison(column="name", operator=">", value=datetime.date(2024, 3, 1)), KINDS
+        )

@@ -583,7 +583,7 @@ ERRORS = [
     ),
     (call_sql(metric="hamming"), "hybrid_search: unknown metric 'hamming'; expected one of"),
     (call_sql(key="nope"), "hybrid_search: key column 'nope' not found in table"),
-    (call_sql(filter="category LIKE 'a%'"), "hybrid_search: filter: unsupported filter"),
+    (call_sql(filter="category LIKE '%a%'"), "hybrid_search: filter: unsupported filter"),
     (call_sql(filter="nope = 1"), "hybrid_search: filter column 'nope' not found in table"),
     (call_sql(filter="embedding IS NULL"), "hybrid_search: filter column 'embedding' is the"),
     (call_sql(filter="category = 1"), "hybrid_search: filter cannot be evaluated"),

@@ -675,7 +675,8 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "object value",
         single(filter={"column": "a", "op": "=", "value": {}}),
-        r"^filter: value must be a string, number or boolean, got object$",
+        r'^filter: value must be a string, number, boolean, \{"date": \.\.\.\} or '
+        r'\{"timestamp": \.\.\.\}, got object$',
     ),
     (
         "huge integer",

@@ -42,6 +42,7 @@ Hotdata dialect spells them:
 
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
@@ -54,6 +55,7 @@ from hotdata_retrieval.compile.nodes import (
     SearchNode,
     SemanticDistance,
     SemanticSearch,
+    TemporalLiteral,
     TextSearch,
     UnsupportedOnDialectError,
     ValueSlot,
@@ -64,12 +66,15 @@ from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
     ComparisonOperator,
+    ContainsAll,
+    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
     PredicateVisitor,
+    StartsWith,
 )
 from hotdata_retrieval.plan.names import TableName, is_bare_identifier
 from hotdata_retrieval.plan.search import (
@@ -182,6 +187,10 @@ def literal_node(value: Any) -> exp.Expr:
     if isinstance(value, float):
         magnitude = exp.Literal.number(repr(abs(value)))
         return exp.Neg(this=magnitude) if math.copysign(1.0, value) < 0 else magnitude
+    if isinstance(value, datetime.datetime):
+        return TemporalLiteral(this=value.isoformat(sep=" "), kind="TIMESTAMP")
+    if isinstance(value, datetime.date):
+        return TemporalLiteral(this=value.isoformat(), kind="DATE")
     return exp.convert(value)
 
 
@@ -439,6 +448,41 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
 
     def visit_is_null(self, node: IsNull) -> exp.Expr:
         return exp.Is(this=column(node.column), expression=exp.Null(), negate=node.negated or None)
+
+    def visit_starts_with(self, node: StartsWith) -> exp.Expr:
+        """``starts_with(column, 'prefix')``: DataFusion's, DuckDB's and PostgreSQL's
+        function (PostgreSQL 11 and later), which reads no character as a pattern."""
+        return exp.Anonymous(
+            this="starts_with",
+            expressions=[column(node.column), self.binder.literal(node, "prefix")],
+        )
+
+    def visit_contains_all(self, node: ContainsAll) -> exp.Expr:
+        """``array_has_all(column, ARRAY[...])`` (DataFusion and DuckDB); an empty list is
+        ``TRUE``."""
+        return self._list_test("array_has_all", node, empty=exp.true())
+
+    def visit_contains_any(self, node: ContainsAny) -> exp.Expr:
+        """``array_has_any(column, ARRAY[...])`` (DataFusion and DuckDB); an empty list is
+        ``FALSE``."""
+        return self._list_test("array_has_any", node, empty=exp.false())
+
+    def _list_test(
+        self, function: str, node: ContainsAll | ContainsAny, *, empty: exp.Expr
+    ) -> exp.Expr:
+        if not node.values:
+            return empty
+        return exp.Anonymous(
+            this=function, expressions=[column(node.column), self.list_literal(node)]
+        )
+
+    def list_literal(self, node: ContainsAll | ContainsAny) -> exp.Expr:
+        """The node's values as an array literal, each value bound."""
+        return exp.Array(
+            expressions=[
+                self.binder.literal(node, "values", index) for index in range(len(node.values))
+            ]
+        )
 
     def visit_and(self, node: And) -> exp.Expr:
         return self._connective(exp.And, node.operands)

@@ -10,15 +10,22 @@ The grammar is deliberately small, the same as the predicate tree's:
 - ``column = | != | <> | < | <= | > | >= literal`` (or ``literal <op> column``, flipped);
 - ``column [NOT] IN (literal, ...)``;
 - ``column IS [NOT] NULL``;
+- a prefix match: ``starts_with(column, 'text')``, or ``column [NOT] LIKE 'text%'`` whose
+  pattern is a prefix (every ``%`` and ``_`` before the last ``%`` escaped, with ``\\`` or
+  the ``ESCAPE`` character);
+- a list test: ``array_has_all(column, ['a', 'b'])`` and ``array_has_any(...)`` (the list
+  written ``[...]``, ``ARRAY[...]`` or ``make_array(...)``);
 - ``AND``, ``OR``, ``NOT`` and parentheses, with SQL's precedence (NOT, then AND, then OR).
 
 Columns are bare names (double quotes allowed; stored lower-cased). Literals are
-single-quoted strings, integers, decimals (``1.5``, ``1e-3``), negative numbers, ``TRUE`` and
-``FALSE``.
+single-quoted strings, integers, decimals (``1.5``, ``1e-3``), negative numbers, ``TRUE``,
+``FALSE``, ``DATE '2024-03-01'`` and ``TIMESTAMP '2024-03-01 10:00:00'`` (or ``CAST('...' AS
+DATE)``, ``CAST('...' AS TIMESTAMP)``).
 """
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Any, NoReturn
 
@@ -33,11 +40,14 @@ from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
     ComparisonOperator,
+    ContainsAll,
+    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
+    StartsWith,
 )
 from hotdata_retrieval.plan.values import LiteralValue
 
@@ -45,7 +55,10 @@ __all__ = ["parse_filter"]
 
 _READ_DIALECT = "hotdata"
 
-_SUPPORTED = "=, !=, <>, <, <=, >, >=, [NOT] IN, IS [NOT] NULL, AND, OR, NOT and parentheses"
+_SUPPORTED = (
+    "=, !=, <>, <, <=, >, >=, [NOT] IN, IS [NOT] NULL, starts_with(), [NOT] LIKE 'prefix%', "
+    "array_has_all(), array_has_any(), AND, OR, NOT and parentheses"
+)
 
 _COMPARISONS: dict[type[exp.Expr], ComparisonOperator] = {
     exp.EQ: ComparisonOperator.EQUAL,
@@ -176,6 +189,13 @@ def _literal(node: exp.Expr, context: exp.Expr) -> LiteralValue:
         _unsupported(context, "only a number can be negative")
     if isinstance(node, exp.Literal):
         return str(node.this)
+    if (
+        isinstance(node, exp.Cast)
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+        and node.to.this in _TEMPORAL_TYPES
+    ):
+        return _temporal(node)
     if isinstance(node, exp.Boolean):
         return bool(node.this)
     if isinstance(node, exp.Null):
@@ -183,6 +203,99 @@ def _literal(node: exp.Expr, context: exp.Expr) -> LiteralValue:
     if isinstance(node, exp.Column):
         _unsupported(context, "a column may only be compared with a literal, not a column")
     _unsupported(node, f"{_describe(node)} is not a literal")
+
+
+_TEMPORAL_TYPES = (exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATETIME)
+
+
+def _temporal(node: exp.Cast) -> LiteralValue:
+    """``DATE '...'`` or ``TIMESTAMP '...'`` (a cast of a string) as a date or a datetime."""
+    kind = node.to.this
+    text = str(node.this.this)
+    try:
+        if kind == exp.DataType.Type.DATE:
+            return datetime.date.fromisoformat(text)
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        _unsupported(node, f"{text!r} is not an ISO 8601 {kind.value.lower()}")
+
+
+def _prefix_of(pattern: str, escape: str | None, node: exp.Expr) -> str:
+    """The prefix a ``LIKE`` pattern matches, when it is ``<text>%`` with every ``%`` and
+    ``_`` of the text escaped.
+
+    Raises:
+        PlanError: any other pattern.
+    """
+    escape = "\\" if escape is None else escape
+    prefix: list[str] = []
+    index = 0
+    while index < len(pattern):
+        character = pattern[index]
+        if character == escape and index + 1 < len(pattern):
+            prefix.append(pattern[index + 1])
+            index += 2
+            continue
+        if character == "%" and index == len(pattern) - 1:
+            return "".join(prefix)
+        if character in "%_":
+            break
+        prefix.append(character)
+        index += 1
+    _unsupported(
+        node,
+        "a LIKE pattern must be a prefix ('text%', with % and _ in the text escaped); "
+        "use starts_with(column, 'text')",
+    )
+
+
+def _starts_with(node: exp.Expr, *, negated: bool = False) -> Predicate:
+    escape: str | None = None
+    if isinstance(node, exp.Escape):
+        escape = str(_literal(node.expression, node))
+        if len(escape) != 1:
+            _unsupported(node, "the ESCAPE character must be one character")
+        node = node.this
+    negated = negated != bool(node.args.get("negate"))
+    column = _column_name(node.this)
+    if column is None:
+        _unsupported(node, "the left side of LIKE must be a column")
+    pattern = _literal(node.expression, node)
+    if not isinstance(pattern, str):
+        _unsupported(node, "a LIKE pattern is a quoted string")
+    match = StartsWith(column=column, prefix=_prefix_of(pattern, escape, node))
+    return Not(operand=match) if negated else match
+
+
+def _function_test(node: exp.Expr, name: str, arguments: list[exp.Expr]) -> Predicate:
+    """``starts_with(column, 'text')``, ``array_has_all(column, [...])`` or
+    ``array_has_any(column, [...])``."""
+    if len(arguments) != 2:
+        _unsupported(node, f"{name}() takes a column and a value")
+    column = _column_name(arguments[0])
+    if column is None:
+        _unsupported(node, f"the first argument of {name}() must be a column")
+    if name == "starts_with":
+        prefix = _literal(arguments[1], node)
+        if not isinstance(prefix, str):
+            _unsupported(node, "starts_with() takes a quoted prefix")
+        return StartsWith(column=column, prefix=prefix)
+    values = _list_values(arguments[1], node)
+    if name == "array_has_all":
+        return ContainsAll(column=column, values=values)
+    return ContainsAny(column=column, values=values)
+
+
+def _list_values(node: exp.Expr, context: exp.Expr) -> list[LiteralValue]:
+    node = _unparenthesized(node)
+    if isinstance(node, exp.Array):
+        return [_literal(item, context) for item in node.expressions]
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() == "make_array":
+        return [_literal(item, context) for item in node.expressions]
+    _unsupported(context, "the list is written [...], ARRAY[...] or make_array(...)")
+
+
+_FUNCTION_TESTS = ("starts_with", "array_has_all", "array_has_any")
 
 
 def _is_literal(node: exp.Expr) -> bool:
@@ -257,7 +370,19 @@ def _translate(node: exp.Expr) -> Predicate:
         if isinstance(operand, exp.In):
             # ``a NOT IN (...)`` parses as NOT over IN; ``NOT (a IN (...))`` keeps the group.
             return _in_list(operand, negated=True)
+        if isinstance(operand, (exp.Like, exp.Escape)):
+            return _starts_with(operand, negated=True)
         return Not(operand=_translate(operand))
+    if isinstance(node, (exp.Like, exp.Escape)):
+        return _starts_with(node)
+    if isinstance(node, exp.StartsWith):
+        return _function_test(node, "starts_with", [node.this, node.expression])
+    if isinstance(node, exp.ArrayContainsAll):
+        return _function_test(node, "array_has_all", [node.this, node.expression])
+    if isinstance(node, exp.ArrayOverlaps):
+        return _function_test(node, "array_has_any", [node.this, node.expression])
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() in _FUNCTION_TESTS:
+        return _function_test(node, str(node.this).lower(), list(node.expressions))
     operator = _COMPARISONS.get(type(node))
     if operator is not None:
         return _comparison(node, operator)

@@ -52,6 +52,7 @@ __all__ = [
     "TableFunction",
     "TextSearch",
     "UnsupportedOnDialectError",
+    "TemporalLiteral",
     "ValueSlot",
     "VectorDistance",
     "VectorLiteral",
@@ -93,6 +94,24 @@ class ValueSlot(exp.Expression):
     """Stands for bound value number ``this`` in a statement template."""
 
     arg_types: ClassVar[dict[str, Any]] = {"this": True}
+
+
+class TemporalLiteral(exp.Expression):
+    """A date or timestamp literal: ``this`` its ISO 8601 text (a timestamp with a space
+    between date and time, no time zone), ``kind`` ``DATE`` or ``TIMESTAMP``. Written
+    ``CAST('<text>' AS <kind>)`` (:func:`temporal_literal_sql`); a dialect without such types
+    (SQLite, which stores them as ISO text) writes the text alone."""
+
+    arg_types: ClassVar[dict[str, Any]] = {"this": True, "kind": True}
+
+
+def temporal_literal_sql(generator: Any, expression: TemporalLiteral) -> str:
+    """Generator transform: ``CAST('<text>' AS DATE|TIMESTAMP)``, the typed literal."""
+    cast = exp.Cast(
+        this=exp.Literal.string(str(expression.this)),
+        to=exp.DataType.build(str(expression.args["kind"])),
+    )
+    return str(generator.sql(cast))
 
 
 def vector_literal_sql(generator: Any, expression: VectorLiteral) -> str:
@@ -273,6 +292,7 @@ def lower_search_nodes(tree: exp.Expr, generator: Any) -> exp.Expr:
 
 
 COMPILER_TRANSFORMS: dict[type[exp.Expr], Callable[..., str]] = {
+    TemporalLiteral: temporal_literal_sql,
     VectorLiteral: vector_literal_sql,
     ValueSlot: value_slot_sql,
     TextSearch: search_node_sql,

@@ -73,6 +73,7 @@ from hotdata_retrieval.compile.nodes import (
     VectorDistance,
 )
 from hotdata_retrieval.compile.stores import StoreCompiler, store_table
+from hotdata_retrieval.plan.filters import ContainsAll, ContainsAny
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import (
     DistanceMetric,
@@ -249,6 +250,43 @@ class PostgresCompiler(StoreCompiler):
     metric."""
 
     default_schema = "public"
+
+    def visit_contains_all(self, node: ContainsAll) -> exp.Expr:
+        """``CASE WHEN col IS NULL THEN NULL ELSE NOT EXISTS (SELECT 1 FROM unnest(ARRAY[...])
+        AS v(x) WHERE NOT x = ANY(col)) END``: every value is an element. PostgreSQL's
+        ``@>`` needs both arrays of one type, which a literal cannot promise; ``= ANY``
+        compares as ``=`` does."""
+        if not node.values:
+            return exp.true()
+        return self._elements(node, every=True)
+
+    def visit_contains_any(self, node: ContainsAny) -> exp.Expr:
+        """As :meth:`visit_contains_all`, with ``EXISTS (... WHERE x = ANY(col))``."""
+        if not node.values:
+            return exp.false()
+        return self._elements(node, every=False)
+
+    def _elements(self, node: ContainsAll | ContainsAny, *, every: bool) -> exp.Expr:
+        element = exp.column("x")
+        member = exp.EQ(this=element, expression=exp.Any(this=exp.Paren(this=column(node.column))))
+        values = exp.Table(
+            this=exp.Unnest(expressions=[self.list_literal(node)]),
+            alias=exp.TableAlias(this=identifier("v"), columns=[identifier("x")]),
+        )
+        found = exp.Exists(
+            this=exp.select(exp.Literal.number(1))
+            .from_(values)
+            .where(exp.Not(this=member) if every else member)
+        )
+        test = exp.Not(this=found) if every else found
+        return exp.Case(
+            ifs=[
+                exp.If(
+                    this=exp.Is(this=column(node.column), expression=exp.Null()), true=exp.Null()
+                )
+            ],
+            default=test,
+        )
 
     def visit_reciprocal_rank_fusion(
         self, fusion: ReciprocalRankFusion, branches: Sequence[FusedBranch]

@@ -67,10 +67,13 @@ from hotdata_retrieval.compile.nodes import (
     COMPILER_TRANSFORMS,
     Lowering,
     SearchNode,
+    TemporalLiteral,
     TextSearch,
+    UnsupportedOnDialectError,
     VectorDistance,
 )
 from hotdata_retrieval.compile.stores import StoreCompiler
+from hotdata_retrieval.plan.filters import ContainsAll, ContainsAny, StartsWith
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 
@@ -278,6 +281,11 @@ class SqliteDialect(SQLite):
         TRANSFORMS: ClassVar[dict[Any, Any]] = {
             **SQLite.Generator.TRANSFORMS,
             **COMPILER_TRANSFORMS,
+            # Dates and timestamps are ISO text in SQLite: the literal is that text, as the
+            # engine stores it (``date()`` and ``datetime()`` would drop fractional seconds).
+            TemporalLiteral: lambda generator, node: generator.sql(
+                exp.Literal.string(str(node.this))
+            ),
         }
         SEARCH_NODES: ClassVar[Mapping[type[SearchNode], Lowering]] = {
             TextSearch: _text_search,
@@ -303,6 +311,27 @@ class SqliteCompiler(StoreCompiler):
     nearest branch an exact scan ordered by distance then key (:class:`StoreCompiler`)."""
 
     default_schema = "main"
+
+    def visit_starts_with(self, node: StartsWith) -> exp.Expr:
+        """``substr(column, 1, length('prefix')) = 'prefix'``: SQLite has no
+        ``starts_with``, and its ``LIKE`` ignores the case of ASCII letters (SQLite
+        documentation, "The LIKE, GLOB, REGEXP, MATCH, and extract operators")."""
+        prefix = self.binder.literal(node, "prefix")
+        head = exp.Anonymous(
+            this="substr",
+            expressions=[
+                column(node.column),
+                exp.Literal.number(1),
+                exp.Anonymous(this="length", expressions=[prefix.copy()]),
+            ],
+        )
+        return exp.EQ(this=head, expression=prefix)
+
+    def visit_contains_all(self, node: ContainsAll) -> exp.Expr:
+        raise UnsupportedOnDialectError("a list column test (contains_all)", "sqlite")
+
+    def visit_contains_any(self, node: ContainsAny) -> exp.Expr:
+        raise UnsupportedOnDialectError("a list column test (contains_any)", "sqlite")
 
 
 def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.Select:

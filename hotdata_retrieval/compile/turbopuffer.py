@@ -28,6 +28,7 @@ What the body keeps from the plan, and what turbopuffer cannot express:
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
@@ -35,11 +36,15 @@ from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
     ComparisonOperator,
+    ContainsAll,
+    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
+    PredicateVisitor,
+    StartsWith,
 )
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -110,32 +115,80 @@ def _any(parts: list[list[Any] | None]) -> list[Any] | None:
     return kept[0] if len(kept) == 1 else ["Or", kept]
 
 
-def _translate(node: Predicate, negated: bool) -> list[Any] | None:
-    """``node`` (negated when ``negated``) as a turbopuffer filter with SQL's NULL semantics:
-    the rows where it is TRUE. ``None`` stands for TRUE."""
-    if isinstance(node, Comparison):
+def _value(value: Any) -> Any:
+    """A filter value as turbopuffer reads it: a date or a timestamp as ISO 8601 text (its
+    datetime attributes take that form), anything else as itself."""
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return value
+
+
+def _glob_prefix(prefix: str) -> str:
+    """``prefix`` as a glob matching the values that start with it: each glob character
+    (``*``, ``?``, ``[``) written as a one-character class, so it is data."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in prefix) + "*"
+
+
+class _Translation(PredicateVisitor[Any]):
+    """A predicate (negated when the second argument says so) as a turbopuffer filter with
+    SQL's NULL semantics: the rows where it is TRUE. ``None`` stands for TRUE."""
+
+    def visit_comparison(self, node: Comparison, negated: bool) -> list[Any] | None:
         operator = _NEGATED[node.operator] if negated else node.operator
-        leaf = [node.column, _OPERATORS[operator], node.value]
+        leaf = [node.column, _OPERATORS[operator], _value(node.value)]
         return leaf if operator is ComparisonOperator.EQUAL else _all([leaf, _present(node.column)])
-    if isinstance(node, InList):
+
+    def visit_in_list(self, node: InList, negated: bool) -> list[Any] | None:
         excluded = node.negated != negated
         if not node.values:
             return None if excluded else _NOTHING
+        values = [_value(value) for value in node.values]
         if excluded:
-            return _all([[node.column, "NotIn", list(node.values)], _present(node.column)])
-        return [node.column, "In", list(node.values)]
-    if isinstance(node, IsNull):
+            return _all([[node.column, "NotIn", values], _present(node.column)])
+        return [node.column, "In", values]
+
+    def visit_is_null(self, node: IsNull, negated: bool) -> list[Any] | None:
         missing = node.negated == negated
         return [node.column, "Eq", None] if missing else _present(node.column)
-    if isinstance(node, Not):
-        return _translate(node.operand, not negated)
-    if isinstance(node, And):
-        parts = [_translate(operand, negated) for operand in node.operands]
+
+    def visit_starts_with(self, node: StartsWith, negated: bool) -> list[Any] | None:
+        if negated:
+            leaf = [node.column, "NotGlob", _glob_prefix(node.prefix)]
+            return _all([leaf, _present(node.column)])
+        return [node.column, "Glob", _glob_prefix(node.prefix)]
+
+    def visit_contains_all(self, node: ContainsAll, negated: bool) -> list[Any] | None:
+        if not node.values:
+            return _NOTHING if negated else None
+        if negated:
+            parts = [[node.column, "NotContains", _value(value)] for value in node.values]
+            return _all([_any(list(parts)), _present(node.column)])
+        return _all([[node.column, "Contains", _value(value)] for value in node.values])
+
+    def visit_contains_any(self, node: ContainsAny, negated: bool) -> list[Any] | None:
+        if not node.values:
+            return None if negated else _NOTHING
+        values = [_value(value) for value in node.values]
+        if negated:
+            return _all([[node.column, "NotContainsAny", values], _present(node.column)])
+        return [node.column, "ContainsAny", values]
+
+    def visit_not(self, node: Not, negated: bool) -> list[Any] | None:
+        return self._translate(node.operand, not negated)
+
+    def visit_and(self, node: And, negated: bool) -> list[Any] | None:
+        parts = [self._translate(operand, negated) for operand in node.operands]
         return _any(parts) if negated else _all(parts)
-    if isinstance(node, Or):
-        parts = [_translate(operand, negated) for operand in node.operands]
+
+    def visit_or(self, node: Or, negated: bool) -> list[Any] | None:
+        parts = [self._translate(operand, negated) for operand in node.operands]
         return _all(parts) if negated else _any(parts)
-    raise UnsupportedOnDialectError(f"the filter node {type(node).__name__}", NAME)
+
+    def _translate(self, node: Predicate, negated: bool) -> list[Any] | None:
+        translated: list[Any] | None = self.visit(node, negated)
+        return translated
 
 
 def turbopuffer_filter(predicate: Predicate) -> list[Any] | None:
@@ -148,7 +201,7 @@ def turbopuffer_filter(predicate: Predicate) -> list[Any] | None:
     >>> turbopuffer_filter(InList(column="tag", values=[]))
     ['id', 'In', []]
     """
-    return _translate(predicate, False)
+    return _Translation()._translate(predicate, False)
 
 
 def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None) -> dict[str, Any]:

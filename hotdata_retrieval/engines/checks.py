@@ -16,6 +16,7 @@ them is the same everywhere, so the checks and their messages live here:
 
 from __future__ import annotations
 
+import datetime
 import enum
 import math
 import re
@@ -29,12 +30,15 @@ from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
+    ContainsAll,
+    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
     PredicateVisitor,
+    StartsWith,
     predicate_columns,
 )
 from hotdata_retrieval.plan.search import SearchPlan
@@ -46,7 +50,7 @@ __all__ = [
     "check_filter_values",
     "check_reserved_columns",
     "declared_value_kind",
-    "with_number_values",
+    "with_typed_values",
 ]
 
 
@@ -58,10 +62,16 @@ class ValueKind(enum.Enum):
     NUMBER = "number"
     """A number that is not an integer type: floating point or decimal."""
     BOOLEAN = "boolean"
+    TEMPORAL = "date or timestamp"
+    """A date, time or timestamp: compared with a date or a datetime, or with ISO 8601 text,
+    which engines read as the column's type."""
     VECTOR = "vector"
-    """A list of numbers: no literal compares with it (``IS NULL`` tests it)."""
+    """A list of floating-point numbers: no literal compares with it (``IS NULL`` tests it)."""
+    LIST = "list"
+    """A list of other values: tested with ``contains_all``/``contains_any`` or ``IS
+    NULL``."""
     OTHER = "other"
-    """Dates, times, bytes, lists and anything else: left to the engine."""
+    """Bytes, intervals and anything else: left to the engine."""
 
 
 def arrow_value_kind(kind: Any) -> ValueKind:
@@ -80,8 +90,11 @@ def arrow_value_kind(kind: Any) -> ValueKind:
         return ValueKind.NUMBER
     if pa.types.is_boolean(kind):
         return ValueKind.BOOLEAN
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind) or pa.types.is_time(kind):
+        return ValueKind.TEMPORAL
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return ValueKind.VECTOR
+        floats = pa.types.is_floating(kind.value_type)
+        return ValueKind.VECTOR if floats else ValueKind.LIST
     return ValueKind.OTHER
 
 
@@ -96,12 +109,21 @@ def declared_value_kind(declared: str | None) -> ValueKind:
     the same substrings (https://www.sqlite.org/datatype3.html, section 3.1); an array type
     (``FLOAT[384]``, ``ARRAY``) is neither text nor a number."""
     name = (declared or "").upper()
-    if "[" in name or "ARRAY" in name or name.startswith("VECTOR"):
+    if "[" in name:  # DuckDB's lists and arrays: FLOAT[384], VARCHAR[]
+        element = name.split("[", 1)[0]
+        if any(part in element for part in ("FLOA", "DOUB", "REAL")):
+            return ValueKind.VECTOR
+        return ValueKind.LIST
+    if name == "ARRAY":  # PostgreSQL's information_schema name of every array type
+        return ValueKind.LIST
+    if "ARRAY" in name or name.startswith("VECTOR"):
         return ValueKind.VECTOR
     if not name or name.startswith("_"):
         return ValueKind.OTHER
     if any(part in name for part in _DECLARED_OTHER):
         return ValueKind.OTHER
+    if any(part in name for part in ("DATE", "TIME")):
+        return ValueKind.TEMPORAL
     if name.startswith("BOOL"):
         return ValueKind.BOOLEAN
     if "INT" in name:
@@ -177,9 +199,34 @@ them differently (LanceDB not at all; SQLite and DuckDB take ``'-nan'`` for a Na
 number, DataFusion for one below)."""
 
 
+def _iso_temporal(text: str) -> datetime.date | datetime.datetime | None:
+    """ISO 8601 text as the date or timestamp it names, or ``None``."""
+    for parse in (datetime.date.fromisoformat, datetime.datetime.fromisoformat):
+        try:
+            return parse(text.strip())
+        except ValueError:
+            continue
+    return None
+
+
 def _value_problem(kind: ValueKind, value: Any) -> str | None:
     if kind is ValueKind.VECTOR:
         return f"{_spelled(value)}; a vector column can only be tested with IS NULL"
+    if kind is ValueKind.LIST:
+        return (
+            f"{_spelled(value)}; a list column is tested with contains_all, contains_any or IS NULL"
+        )
+    if isinstance(value, datetime.date):
+        if kind in (ValueKind.TEMPORAL, ValueKind.OTHER):
+            return None
+        return f"{_spelled(value)}; a date or timestamp compares only with such a column"
+    if kind is ValueKind.TEMPORAL:
+        if isinstance(value, str) and _iso_temporal(value) is not None:
+            return None
+        return (
+            f"{_spelled(value)}, which is not an ISO 8601 date or timestamp "
+            "(YYYY-MM-DD[ HH:MM:SS]); pass a date or a datetime"
+        )
     if kind is ValueKind.TEXT and not isinstance(value, str):
         described = "a boolean" if isinstance(value, bool) else "a number"
         return f"{_spelled(value)}, {described}; quote it to compare text"
@@ -225,6 +272,32 @@ class _FilterValues(PredicateVisitor[None]):
     def visit_is_null(self, node: IsNull) -> None:
         return None
 
+    def visit_starts_with(self, node: StartsWith) -> None:
+        kind = self.kinds.get(node.column, ValueKind.OTHER)
+        if kind not in (ValueKind.TEXT, ValueKind.OTHER):
+            raise PlanError(
+                f"filter tests whether column '{node.column}', which holds {kind.value} "
+                f"values, starts with {node.prefix!r}; a prefix match needs a text column",
+                field="filter",
+                value=node.prefix,
+            )
+
+    def visit_contains_all(self, node: ContainsAll) -> None:
+        self._list(node.column, node.values)
+
+    def visit_contains_any(self, node: ContainsAny) -> None:
+        self._list(node.column, node.values)
+
+    def _list(self, column: str, values: tuple[Any, ...]) -> None:
+        kind = self.kinds.get(column, ValueKind.OTHER)
+        if kind not in (ValueKind.LIST, ValueKind.OTHER):
+            raise PlanError(
+                f"filter tests the elements of column '{column}', which holds {kind.value} "
+                "values; contains_all and contains_any need a list column",
+                field="filter",
+                value=list(values),
+            )
+
     def visit_and(self, node: And) -> None:
         for operand in node.operands:
             self.visit(operand)
@@ -237,17 +310,20 @@ class _FilterValues(PredicateVisitor[None]):
         self.visit(node.operand)
 
 
-def with_number_values(predicate: Predicate, kinds: Mapping[str, ValueKind]) -> Predicate:
+def with_typed_values(predicate: Predicate, kinds: Mapping[str, ValueKind]) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
-    number it reads as (an ``int`` for an integer column, a ``float`` for another), for an
-    engine that does not convert text as SQL engines do (LanceDB refuses ``year > '2018'``).
-    Text that is not a finite number stays text. Check the values first
-    (:func:`check_filter_values`)."""
-    rewritten: Predicate = _NumberValues(kinds).visit(predicate)
+    number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
+    ISO 8601 text compared with a date or timestamp column by the date or datetime it names,
+    for an engine that does not convert text as SQL engines do (LanceDB refuses ``year >
+    '2018'``). Other text stays text. Check the values first (:func:`check_filter_values`)."""
+    rewritten: Predicate = _TypedValues(kinds).visit(predicate)
     return rewritten
 
 
 def _as_number(kind: ValueKind, value: Any) -> Any:
+    if isinstance(value, str) and kind is ValueKind.TEMPORAL:
+        temporal = _iso_temporal(value)
+        return value if temporal is None else temporal
     if not isinstance(value, str) or kind not in (ValueKind.INTEGER, ValueKind.NUMBER):
         return value
     try:
@@ -257,7 +333,7 @@ def _as_number(kind: ValueKind, value: Any) -> Any:
     return number if math.isfinite(number) else value
 
 
-class _NumberValues(PredicateVisitor[Predicate]):
+class _TypedValues(PredicateVisitor[Predicate]):
     def __init__(self, kinds: Mapping[str, ValueKind]) -> None:
         self.kinds = kinds
 
@@ -274,6 +350,15 @@ class _NumberValues(PredicateVisitor[Predicate]):
     def visit_is_null(self, node: IsNull) -> Predicate:
         return node
 
+    def visit_starts_with(self, node: StartsWith) -> Predicate:
+        return node
+
+    def visit_contains_all(self, node: ContainsAll) -> Predicate:
+        return node
+
+    def visit_contains_any(self, node: ContainsAny) -> Predicate:
+        return node
+
     def visit_and(self, node: And) -> Predicate:
         return attrs.evolve(node, operands=[self.visit(operand) for operand in node.operands])
 
@@ -288,4 +373,8 @@ def _spelled(value: Any) -> str:
     """A filter value as the filter text spells it (``TRUE``, not Python's ``True``)."""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
+    if isinstance(value, datetime.datetime):
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    if isinstance(value, datetime.date):
+        return f"DATE '{value.isoformat()}'"
     return repr(value)

@@ -47,7 +47,7 @@ from hotdata_retrieval.engines.checks import (
     check_columns,
     check_filter_values,
     check_reserved_columns,
-    with_number_values,
+    with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
@@ -319,7 +319,7 @@ class LancedbEngine(RoutesByIndexes):
         if plan.filter is not None:
             kinds = {field.name: arrow_value_kind(field.type) for field in opened.schema}
             integers = frozenset(name for name, kind in kinds.items() if kind is ValueKind.INTEGER)
-            where = lancedb_filter(with_number_values(plan.filter, kinds), integers)
+            where = lancedb_filter(with_typed_values(plan.filter, kinds), integers)
         key = plan.key_column
         if isinstance(branch, Bm25Search):
             query: dict[str, Any] = {

@@ -39,6 +39,7 @@ generically from the class's fields, so a new method needs no code here:
 from __future__ import annotations
 
 import copy
+import datetime
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -48,12 +49,16 @@ from hotdata_retrieval.plan.filters import (
     MAX_FILTER_DEPTH,
     And,
     Comparison,
+    ContainsAll,
+    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
     PredicateVisitor,
+    StartsWith,
+    predicate_forms,
     too_deep_message,
 )
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
@@ -93,12 +98,21 @@ _BRANCH_KEYS: dict[str, tuple[str, ...]] = {
     NearestNeighborSearch.kind: _NEAREST_BRANCH_KEYS,
 }
 _METHOD_KEY = "method"
-_PREDICATE_TESTS = ("op", "in", "not_in", "is_null")
 _CONNECTIVES = ("and", "or", "not")
-_PREDICATE_FORMS = (
-    '{"column", "op", "value"}, {"column", "in"}, {"column", "not_in"}, '
-    '{"column", "is_null"}, {"and"}, {"or"} or {"not"}'
-)
+
+
+def _predicate_shapes() -> str:
+    """The shapes a filter object may take, for messages: one per registered marker."""
+    shapes = []
+    for form in predicate_forms().values():
+        for marker in form.markers:
+            if marker in _CONNECTIVES:
+                shapes.append(f'{{"{marker}"}}')
+            else:
+                keys = ", ".join(f'"{key}"' for key in ("column", marker, *form.extra_keys))
+                shapes.append(f"{{{keys}}}")
+    return ", ".join(shapes[:-1]) + f" or {shapes[-1]}"
+
 
 _METRIC_NAMES = ("cosine", "l2", "dot", "euclidean", "ip", "inner_product")
 """Metric names a document may use (exactly, in lower case); the aliases map as in
@@ -117,8 +131,24 @@ _IDENTIFIER: dict[str, Any] = {
 }
 
 _LITERAL: dict[str, Any] = {
-    "type": ["string", "number", "boolean"],
-    "description": "A filter literal. NULL is tested with is_null, never compared.",
+    "anyOf": [
+        {"type": ["string", "number", "boolean"]},
+        {
+            "type": "object",
+            "properties": {"date": {"type": "string", "format": "date"}},
+            "required": ["date"],
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "properties": {"timestamp": {"type": "string"}},
+            "required": ["timestamp"],
+            "additionalProperties": False,
+        },
+    ],
+    "description": 'A filter literal: text, a number, a boolean, {"date": "YYYY-MM-DD"} or '
+    '{"timestamp": "YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]"} (one with an offset is read '
+    "in UTC). NULL is tested with is_null, never compared.",
 }
 
 _QUERY_TEXT: dict[str, Any] = {
@@ -186,6 +216,44 @@ def _fusion_schema(cls: type[Fusion]) -> dict[str, Any]:
     return schema
 
 
+_CONNECTIVE_SCHEMAS: list[dict[str, Any]] = [
+    {
+        "type": "object",
+        "description": "Every operand holds.",
+        "properties": {
+            "and": {
+                "type": "array",
+                "minItems": 2,
+                "items": {"$ref": "#/$defs/predicate"},
+            }
+        },
+        "required": ["and"],
+        "additionalProperties": False,
+    },
+    {
+        "type": "object",
+        "description": "At least one operand holds.",
+        "properties": {
+            "or": {
+                "type": "array",
+                "minItems": 2,
+                "items": {"$ref": "#/$defs/predicate"},
+            }
+        },
+        "required": ["or"],
+        "additionalProperties": False,
+    },
+    {
+        "type": "object",
+        "description": "The operand does not hold.",
+        "properties": {"not": {"$ref": "#/$defs/predicate"}},
+        "required": ["not"],
+        "additionalProperties": False,
+    },
+]
+"""The connectives' schemas; the leaves' come from the operator table."""
+
+
 def plan_json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of a plan document, with every fusion method registered
     now (:data:`PLAN_JSON_SCHEMA` is the schema of the built-in methods)."""
@@ -198,6 +266,12 @@ def plan_json_schema() -> dict[str, Any]:
     }
     for cls in methods:
         schema["$defs"][f"fusion_{cls.method}"] = _fusion_schema(cls)
+    leaves = [
+        copy.deepcopy(dict(alternative))
+        for form in predicate_forms().values()
+        for alternative in form.document_schema
+    ]
+    schema["$defs"]["predicate"]["oneOf"] = [*leaves, *_CONNECTIVE_SCHEMAS]
     return schema
 
 
@@ -328,84 +402,7 @@ _BASE_SCHEMA: dict[str, Any] = {
             "required": ["kind", "column", "query_vector"],
             "additionalProperties": False,
         },
-        "predicate": {
-            "oneOf": [
-                {
-                    "type": "object",
-                    "description": "column <op> value",
-                    "properties": {
-                        "column": {"$ref": "#/$defs/identifier"},
-                        "op": {"enum": ["=", "==", "!=", "<>", "<", "<=", ">", ">="]},
-                        "value": {"$ref": "#/$defs/literal"},
-                    },
-                    "required": ["column", "op", "value"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "description": "column IN (values); an empty list matches no row.",
-                    "properties": {
-                        "column": {"$ref": "#/$defs/identifier"},
-                        "in": {"type": "array", "items": {"$ref": "#/$defs/literal"}},
-                    },
-                    "required": ["column", "in"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "description": "column NOT IN (values); an empty list matches every row.",
-                    "properties": {
-                        "column": {"$ref": "#/$defs/identifier"},
-                        "not_in": {"type": "array", "items": {"$ref": "#/$defs/literal"}},
-                    },
-                    "required": ["column", "not_in"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "description": "column IS NULL (true) or IS NOT NULL (false).",
-                    "properties": {
-                        "column": {"$ref": "#/$defs/identifier"},
-                        "is_null": {"type": "boolean"},
-                    },
-                    "required": ["column", "is_null"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "description": "Every operand holds.",
-                    "properties": {
-                        "and": {
-                            "type": "array",
-                            "minItems": 2,
-                            "items": {"$ref": "#/$defs/predicate"},
-                        }
-                    },
-                    "required": ["and"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "description": "At least one operand holds.",
-                    "properties": {
-                        "or": {
-                            "type": "array",
-                            "minItems": 2,
-                            "items": {"$ref": "#/$defs/predicate"},
-                        }
-                    },
-                    "required": ["or"],
-                    "additionalProperties": False,
-                },
-                {
-                    "type": "object",
-                    "description": "The operand does not hold.",
-                    "properties": {"not": {"$ref": "#/$defs/predicate"}},
-                    "required": ["not"],
-                    "additionalProperties": False,
-                },
-            ]
-        },
+        "predicate": {"oneOf": []},
     },
 }
 """The parts of the schema that do not depend on the registered fusion methods."""
@@ -509,12 +506,41 @@ def _literal(value: Any, where: str) -> Any:
             field=where,
             value=value,
         )
+    if isinstance(value, Mapping) and len(value) == 1 and ("date" in value or "timestamp" in value):
+        return _temporal(value, where)
     if not isinstance(value, (str, int, float)):
         _fail(
-            f"{where} must be a string, number or boolean, got {_json_type(value)}",
+            f'{where} must be a string, number, boolean, {{"date": ...}} or '
+            f'{{"timestamp": ...}}, got {_json_type(value)}',
             field=where,
             value=value,
         )
+    return value
+
+
+def _temporal(value: Mapping[str, Any], where: str) -> datetime.date | datetime.datetime:
+    """``{"date": "YYYY-MM-DD"}`` or ``{"timestamp": "<ISO 8601>"}`` as the Python value."""
+    kind = "date" if "date" in value else "timestamp"
+    text = _string(value[kind], f"{where}.{kind}")
+    try:
+        if kind == "date":
+            return datetime.date.fromisoformat(text)
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        _fail(f"{where}.{kind}: {text!r} is not an ISO 8601 {kind}", field=where, value=text)
+
+
+def literal_document(value: Any) -> Any:
+    """A filter literal as a plan document writes it: a date as ``{"date": ...}``, a
+    timestamp as ``{"timestamp": ...}``, anything else as itself.
+
+    >>> literal_document(datetime.date(2024, 3, 1))
+    {'date': '2024-03-01'}
+    """
+    if isinstance(value, datetime.datetime):
+        return {"timestamp": value.isoformat()}
+    if isinstance(value, datetime.date):
+        return {"date": value.isoformat()}
     return value
 
 
@@ -619,31 +645,55 @@ def _predicate(value: Any, where: str, depth: int = 0) -> Predicate:
             for index, operand in enumerate(operands)
         ]
         return And(operands=parsed) if connective == "and" else Or(operands=parsed)
-    tests = [key for key in _PREDICATE_TESTS if key in value]
-    if "column" not in value or len(tests) != 1:
+    forms = [
+        (form, marker)
+        for form in predicate_forms().values()
+        if form.from_document is not None
+        for marker in form.markers
+        if marker in value
+    ]
+    if "column" not in value or len(forms) != 1:
         found = ", ".join(repr(key) for key in value) or "no keys"
         _fail(
-            f"{where} must be one of {_PREDICATE_FORMS}; found {found}",
+            f"{where} must be one of {_predicate_shapes()}; found {found}",
             field=where,
             value=value,
         )
-    test = tests[0]
-    allowed = ("column", "op", "value") if test == "op" else ("column", test)
-    predicate = _object(value, where, allowed)
-    column = predicate["column"]
-    if test == "op":
-        raw_value = _required(predicate, "value", where)
+    form, marker = forms[0]
+    predicate = _object(value, where, ("column", marker, *form.extra_keys))
+    for key in form.extra_keys:
+        _required(predicate, key, where)
+    fields = _Fields(predicate, where)
+    assert form.from_document is not None
     with _at(where):
-        if test == "op":
-            operator = _string(predicate["op"], "op")
-            literal = _literal(raw_value, "value")
-            return Comparison(column=column, operator=operator, value=literal)
-        if test == "is_null":
-            is_null = _boolean(predicate["is_null"], "is_null")
-            return IsNull(column=column, negated=not is_null)
-        values = _array(predicate[test], test)
-        literals = [_literal(item, f"{test}[{index}]") for index, item in enumerate(values)]
-        return InList(column=column, values=literals, negated=test == "not_in")
+        node: Predicate = form.from_document(fields, marker)
+        return node
+
+
+class _Fields:
+    """A predicate object's fields, read with errors naming where they are
+    (:class:`~hotdata_retrieval.plan.filters.DocumentFields`)."""
+
+    def __init__(self, fields: Mapping[str, Any], where: str) -> None:
+        self._fields = fields
+        self._where = where
+        self.column = fields["column"]
+
+    def _get(self, key: str) -> Any:
+        return _required(self._fields, key, self._where)
+
+    def string(self, key: str) -> str:
+        return _string(self._get(key), key)
+
+    def boolean(self, key: str) -> bool:
+        return _boolean(self._get(key), key)
+
+    def literal(self, key: str) -> Any:
+        return _literal(self._get(key), key)
+
+    def literals(self, key: str) -> list[Any]:
+        values = _array(self._get(key), key)
+        return [_literal(item, f"{key}[{index}]") for index, item in enumerate(values)]
 
 
 def _array_items(schema: Mapping[str, Any]) -> str | bool | None:
@@ -797,13 +847,24 @@ class _PredicateDocument(PredicateVisitor[dict[str, Any]]):
     """The document form of a predicate (the inverse of :func:`_predicate`)."""
 
     def visit_comparison(self, node: Comparison) -> dict[str, Any]:
-        return {"column": node.column, "op": node.operator.value, "value": node.value}
+        value = literal_document(node.value)
+        return {"column": node.column, "op": node.operator.value, "value": value}
 
     def visit_in_list(self, node: InList) -> dict[str, Any]:
-        return {"column": node.column, "not_in" if node.negated else "in": list(node.values)}
+        values = [literal_document(value) for value in node.values]
+        return {"column": node.column, "not_in" if node.negated else "in": values}
 
     def visit_is_null(self, node: IsNull) -> dict[str, Any]:
         return {"column": node.column, "is_null": not node.negated}
+
+    def visit_starts_with(self, node: StartsWith) -> dict[str, Any]:
+        return {"column": node.column, "starts_with": node.prefix}
+
+    def visit_contains_all(self, node: ContainsAll) -> dict[str, Any]:
+        return {"column": node.column, "contains_all": [literal_document(v) for v in node.values]}
+
+    def visit_contains_any(self, node: ContainsAny) -> dict[str, Any]:
+        return {"column": node.column, "contains_any": [literal_document(v) for v in node.values]}
 
     def visit_and(self, node: And) -> dict[str, Any]:
         return {"and": [self.predicate(operand) for operand in node.operands]}

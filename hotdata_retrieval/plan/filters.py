@@ -21,19 +21,31 @@ rather than nesting a new one, so ``functools.reduce(operator.and_, predicates)`
 AND, OR and NOT nest at most :data:`MAX_FILTER_DEPTH` levels deep (``docs/plans.md``,
 "Limits"); a deeper filter is refused with :class:`~hotdata_retrieval.errors.PlanError` when it
 is built.
+
+**The operator table.** Every predicate node class is registered here once
+(:func:`register_predicate`: its ``visit_name``, its document key and how a document becomes
+the node); everything else the library does with a filter is an interpretation, a
+:class:`PredicateVisitor` with one ``visit_<name>`` method per registered node: SQL, the plan
+document, the columns read, value checks, SQL's three-valued truth, the local engine's row
+mask, turbopuffer's filter array. An interpretation that lacks a node's method raises
+:class:`~hotdata_retrieval.plan.visitor.UnvisitableNodeError` naming the operator and the
+interpretation, never a silent default; ``tests/test_operator_table.py`` enumerates every
+interpretation against every registered node. ``docs/architecture.md``, "How to add a filter
+operator", walks through adding one.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.values import LiteralValue, check_literal
-from hotdata_retrieval.plan.visitor import NodeVisitor
+from hotdata_retrieval.plan.visitor import NodeVisitor, UnvisitableNodeError
 
 __all__ = [
     "MAX_FILTER_DEPTH",
@@ -42,16 +54,24 @@ __all__ = [
     "And",
     "Comparison",
     "ComparisonOperator",
+    "ContainsAll",
+    "ContainsAny",
+    "DocumentFields",
     "InList",
     "IsNull",
     "Not",
     "Or",
     "Predicate",
+    "PredicateForm",
     "PredicateVisitor",
+    "StartsWith",
     "filter_depth",
     "filter_terms",
     "is_predicate",
     "predicate_columns",
+    "predicate_forms",
+    "register_predicate",
+    "unregister_predicate",
 ]
 
 MAX_FILTER_TERMS = 1_024
@@ -136,6 +156,114 @@ def _spread(value: Any, connective: type[And] | type[Or]) -> tuple[Any, ...]:
     if isinstance(value, connective):
         return value.operands
     return (value,)
+
+
+class DocumentFields(Protocol):
+    """The fields of one predicate object of a plan document, read with typed errors that
+    name where in the document a bad value is (``filter.and[1].in[0]``). The plan-document
+    decoder gives one to each registered node's ``from_document``."""
+
+    column: str
+    """The object's ``"column"``, checked as an identifier."""
+
+    def string(self, key: str) -> str:
+        """``key``'s value, which must be a string."""
+
+    def boolean(self, key: str) -> bool:
+        """``key``'s value, which must be ``true`` or ``false``."""
+
+    def literal(self, key: str) -> Any:
+        """``key``'s value, a filter literal (not null)."""
+
+    def literals(self, key: str) -> list[Any]:
+        """``key``'s value, an array of filter literals."""
+
+
+@attrs.frozen(kw_only=True)
+class PredicateForm:
+    """One registered predicate node: the operator table's row (:func:`register_predicate`).
+
+    Attributes:
+        node: the node class (its ``visit_name`` names the ``visit_<name>`` method every
+            interpretation has for it).
+        markers: the keys that mark the node in a plan document's filter object, one of which
+            it holds (``"op"`` for a comparison, ``"in"`` or ``"not_in"`` for a list,
+            ``"starts_with"`` for a prefix match); the connectives' are ``and``, ``or`` and
+            ``not``.
+        extra_keys: other keys its object may hold beside ``"column"`` and its marker
+            (a comparison's ``"value"``).
+        from_document: the node from its object's fields (``None`` for the connectives,
+            which the decoder reads itself).
+        document_schema: the JSON Schema of its object, one alternative per marker (``None``
+            for the connectives).
+    """
+
+    node: type
+    markers: tuple[str, ...]
+    extra_keys: tuple[str, ...] = ()
+    from_document: Callable[[DocumentFields, str], Any] | None = None
+    document_schema: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The node's ``visit_name``."""
+        return str(getattr(self.node, "visit_name", ""))
+
+
+_FORMS: dict[str, PredicateForm] = {}
+
+
+def register_predicate(
+    node: type,
+    *,
+    markers: tuple[str, ...],
+    extra_keys: tuple[str, ...] = (),
+    from_document: Callable[[DocumentFields, str], Any] | None = None,
+    document_schema: tuple[Mapping[str, Any], ...] = (),
+) -> type:
+    """Add a predicate node to the operator table (the module docstring says what that
+    entails): from then on it is a filter node everywhere, and every interpretation must have
+    its ``visit_<name>`` method (an interpretation without one raises, naming both).
+    ``from_document(fields, marker)`` builds the node from its document object; the node's
+    own constructor checks it.
+
+    Returns:
+        ``node``.
+
+    Raises:
+        PlanError: ``node`` has no ``visit_name``, or its name or a marker is taken by
+            another node.
+    """
+    name = getattr(node, "visit_name", None)
+    if not isinstance(name, str) or not name.isidentifier():
+        raise PlanError(f"a predicate node needs a visit_name, got {name!r}", field="node")
+    for form in _FORMS.values():
+        if form.node is not node and (form.name == name or set(form.markers) & set(markers)):
+            raise PlanError(
+                f"predicate {name!r} (document keys {', '.join(markers)}) clashes with "
+                f"{form.node.__name__}",
+                field="node",
+                value=name,
+            )
+    _FORMS[name] = PredicateForm(
+        node=node,
+        markers=tuple(markers),
+        extra_keys=tuple(extra_keys),
+        from_document=from_document,
+        document_schema=tuple(document_schema),
+    )
+    return node
+
+
+def unregister_predicate(node: type) -> None:
+    """Remove a node :func:`register_predicate` added (for a test's own toy operator)."""
+    _FORMS.pop(str(getattr(node, "visit_name", "")), None)
+
+
+def predicate_forms() -> Mapping[str, PredicateForm]:
+    """The operator table: every registered predicate node, by ``visit_name``, in the order
+    they were registered."""
+    return dict(_FORMS)
 
 
 def filter_depth(predicate: Predicate) -> int:
@@ -225,15 +353,16 @@ class Comparison(_Composable):
     value: LiteralValue = attrs.field(converter=_filter_value, metadata={"bound": True})
 
 
-def _literal_tuple(values: Any) -> tuple[LiteralValue, ...]:
+def _literal_tuple(values: Any, *, label: str = "IN list value") -> tuple[LiteralValue, ...]:
+    what = label.removesuffix(" value")
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise PlanError(
-            f"IN list values must be a sequence, got {values!r}", field="values", value=values
+            f"{what} values must be a sequence, got {values!r}", field="values", value=values
         )
-    checked = tuple(check_literal(value, label="IN list value") for value in values)
+    checked = tuple(check_literal(value, label=label) for value in values)
     if len(checked) > MAX_IN_LIST_VALUES:
         raise PlanError(
-            f"IN list has {len(checked)} values, at most {MAX_IN_LIST_VALUES} "
+            f"{what} has {len(checked)} values, at most {MAX_IN_LIST_VALUES} "
             "(MAX_IN_LIST_VALUES); to filter by more, load them into a table and join in SQL",
             field="values",
             value=len(checked),
@@ -267,6 +396,55 @@ class IsNull(_Composable):
 
     column: str = attrs.field(converter=_filter_column)
     negated: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+
+def _prefix_text(value: Any) -> str:
+    checked = check_literal(value, label="prefix")
+    if not isinstance(checked, str):
+        raise PlanError(f"prefix must be text, got {value!r}", field="prefix", value=value)
+    return checked
+
+
+@attrs.frozen(kw_only=True)
+class StartsWith(_Composable):
+    """``column`` starts with ``prefix``: text compared character by character, case
+    included, every character of the prefix data (``%``, ``_`` and ``\\`` are no pattern).
+    A NULL value never matches; the empty prefix matches every other one."""
+
+    visit_name: ClassVar[str] = "starts_with"
+
+    column: str = attrs.field(converter=_filter_column)
+    prefix: str = attrs.field(converter=_prefix_text, metadata={"bound": True})
+
+
+def _element_tuple(values: Any) -> tuple[LiteralValue, ...]:
+    return _literal_tuple(values, label="list value")
+
+
+@attrs.frozen(kw_only=True)
+class ContainsAll(_Composable):
+    """The list in ``column`` holds every one of ``values``. An empty ``values`` holds for
+    every row (NULLs included, as ``NOT IN ()`` does); a NULL list otherwise never matches."""
+
+    visit_name: ClassVar[str] = "contains_all"
+
+    column: str = attrs.field(converter=_filter_column)
+    values: tuple[LiteralValue, ...] = attrs.field(
+        converter=_element_tuple, metadata={"bound_each": True}
+    )
+
+
+@attrs.frozen(kw_only=True)
+class ContainsAny(_Composable):
+    """The list in ``column`` holds at least one of ``values``. An empty ``values`` holds for
+    no row (as ``IN ()``); a NULL list never matches."""
+
+    visit_name: ClassVar[str] = "contains_any"
+
+    column: str = attrs.field(converter=_filter_column)
+    values: tuple[LiteralValue, ...] = attrs.field(
+        converter=_element_tuple, metadata={"bound_each": True}
+    )
 
 
 def _operands(values: Any) -> tuple[Predicate, ...]:
@@ -365,13 +543,15 @@ class Not(_Composable):
         object.__setattr__(self, "_terms", _counted((self.operand,)))
 
 
-Predicate = Comparison | InList | IsNull | And | Or | Not
-"""Any filter node."""
+Predicate = Comparison | InList | IsNull | StartsWith | ContainsAll | ContainsAny | And | Or | Not
+"""Any of the library's filter nodes (a node registered from outside is a filter node too:
+:func:`is_predicate`)."""
 
 
 def is_predicate(value: Any) -> bool:
-    """Return whether ``value`` is a filter node."""
-    return isinstance(value, (Comparison, InList, IsNull, And, Or, Not))
+    """Return whether ``value`` is a filter node: an instance of a node class in the operator
+    table (:func:`register_predicate`)."""
+    return any(type(value) is form.node for form in _FORMS.values())
 
 
 R = TypeVar("R")
@@ -413,29 +593,13 @@ class PredicateVisitor(NodeVisitor, Generic[R]):
         """
         return cast(R, self.visit(node))
 
-    def visit_comparison(self, node: Comparison) -> R:
-        """``column <operator> value``."""
-        raise NotImplementedError
+    def generic_visit(self, node: Any, *args: Any) -> Any:
+        """Called for a node this interpretation has no method for.
 
-    def visit_in_list(self, node: InList) -> R:
-        """``column [NOT] IN (values)``; ``values`` may be empty."""
-        raise NotImplementedError
-
-    def visit_is_null(self, node: IsNull) -> R:
-        """``column IS [NOT] NULL``."""
-        raise NotImplementedError
-
-    def visit_and(self, node: And) -> R:
-        """Every operand holds."""
-        raise NotImplementedError
-
-    def visit_or(self, node: Or) -> R:
-        """At least one operand holds."""
-        raise NotImplementedError
-
-    def visit_not(self, node: Not) -> R:
-        """The operand does not hold."""
-        raise NotImplementedError
+        Raises:
+            UnvisitableNodeError: naming the operator and the interpretation.
+        """
+        raise UnvisitableNodeError(type(self).__name__, node)
 
 
 class _Columns(PredicateVisitor[None]):
@@ -451,6 +615,15 @@ class _Columns(PredicateVisitor[None]):
         self.columns.add(node.column)
 
     def visit_is_null(self, node: IsNull) -> None:
+        self.columns.add(node.column)
+
+    def visit_starts_with(self, node: StartsWith) -> None:
+        self.columns.add(node.column)
+
+    def visit_contains_all(self, node: ContainsAll) -> None:
+        self.columns.add(node.column)
+
+    def visit_contains_any(self, node: ContainsAny) -> None:
         self.columns.add(node.column)
 
     def visit_and(self, node: And) -> None:
@@ -474,3 +647,100 @@ def predicate_columns(predicate: Predicate) -> set[str]:
     visitor = _Columns()
     visitor.predicate(predicate)
     return visitor.columns
+
+
+# -- the operator table --------------------------------------------------------------------
+
+_COLUMN = {"$ref": "#/$defs/identifier"}
+_VALUE = {"$ref": "#/$defs/literal"}
+_VALUES = {"type": "array", "items": {"$ref": "#/$defs/literal"}}
+
+
+def _leaf_schema(description: str, **properties: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {"column": _COLUMN, **properties},
+        "required": ["column", *properties],
+        "additionalProperties": False,
+    }
+
+
+register_predicate(
+    Comparison,
+    markers=("op",),
+    extra_keys=("value",),
+    from_document=lambda fields, _: Comparison(
+        column=fields.column, operator=fields.string("op"), value=fields.literal("value")
+    ),
+    document_schema=(
+        _leaf_schema(
+            "column <op> value",
+            op={"enum": ["=", "==", "!=", "<>", "<", "<=", ">", ">="]},
+            value=_VALUE,
+        ),
+    ),
+)
+register_predicate(
+    InList,
+    markers=("in", "not_in"),
+    from_document=lambda fields, marker: InList(
+        column=fields.column, values=fields.literals(marker), negated=marker == "not_in"
+    ),
+    document_schema=(
+        _leaf_schema("column IN (values); an empty list matches no row.", **{"in": _VALUES}),
+        _leaf_schema("column NOT IN (values); an empty list matches every row.", not_in=_VALUES),
+    ),
+)
+register_predicate(
+    IsNull,
+    markers=("is_null",),
+    from_document=lambda fields, _: IsNull(
+        column=fields.column, negated=not fields.boolean("is_null")
+    ),
+    document_schema=(
+        _leaf_schema("column IS NULL (true) or IS NOT NULL (false).", is_null={"type": "boolean"}),
+    ),
+)
+register_predicate(
+    StartsWith,
+    markers=("starts_with",),
+    from_document=lambda fields, _: StartsWith(
+        column=fields.column, prefix=fields.string("starts_with")
+    ),
+    document_schema=(
+        _leaf_schema(
+            "column starts with the text, character for character (no pattern).",
+            starts_with={"type": "string"},
+        ),
+    ),
+)
+register_predicate(
+    ContainsAll,
+    markers=("contains_all",),
+    from_document=lambda fields, _: ContainsAll(
+        column=fields.column, values=fields.literals("contains_all")
+    ),
+    document_schema=(
+        _leaf_schema(
+            "the list column holds every value; an empty list matches every row.",
+            contains_all=_VALUES,
+        ),
+    ),
+)
+register_predicate(
+    ContainsAny,
+    markers=("contains_any",),
+    from_document=lambda fields, _: ContainsAny(
+        column=fields.column, values=fields.literals("contains_any")
+    ),
+    document_schema=(
+        _leaf_schema(
+            "the list column holds at least one value; an empty list matches no row.",
+            contains_any=_VALUES,
+        ),
+    ),
+)
+register_predicate(And, markers=("and",))
+register_predicate(Or, markers=("or",))
+register_predicate(Not, markers=("not",))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 import numbers
 from collections.abc import Mapping, Set
@@ -19,8 +20,10 @@ __all__ = [
     "check_query_vector",
 ]
 
-LiteralValue = str | int | float | bool
-"""A filter literal: text, integer, finite float or boolean. ``NULL`` is tested with ``IsNull``."""
+LiteralValue = str | int | float | bool | datetime.date | datetime.datetime
+"""A filter literal: text, integer, finite float, boolean, date or timestamp (a
+``datetime.datetime``, kept without a time zone: one with a time zone is turned into UTC).
+``NULL`` is tested with ``IsNull``."""
 
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
@@ -213,6 +216,9 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
     ``IN`` list of four values or more is a hash lookup in DataFusion, where their bits
     differ (the local engine stores ``0.0`` for ``-0.0`` too).
 
+    A ``datetime.datetime`` with a time zone is returned in UTC without one (engines compare
+    timestamps without a zone); a ``date`` stays a date.
+
     Raises:
         PlanError: ``None`` (use ``IsNull``), a NaN or infinite float, an integer outside
             64 bits, a string with a NUL byte, or any other type.
@@ -236,12 +242,19 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
             )
         check_encodable(value, label=label)
         return str(value)
+    if isinstance(value, datetime.datetime):
+        moment: datetime.datetime = value
+        if moment.tzinfo is not None and moment.utcoffset() is not None:
+            moment = moment.astimezone(datetime.timezone.utc)
+        return moment.replace(tzinfo=None)
+    if isinstance(value, datetime.date):
+        return datetime.date(value.year, value.month, value.day)
     if value is None:
         raise PlanError(
             f"{label} must not be None; test for NULL with IsNull", field=label, value=value
         )
     raise PlanError(
-        f"{label} must be a string, integer, float or boolean, got {value!r}",
+        f"{label} must be a string, integer, float, boolean, date or datetime, got {value!r}",
         field=label,
         value=value,
     )

@@ -39,12 +39,15 @@ from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
     ComparisonOperator,
+    ContainsAll,
+    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
     PredicateVisitor,
+    StartsWith,
 )
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -175,6 +178,22 @@ class _Truth(PredicateVisitor[bool | None]):
 
     def visit_is_null(self, node: IsNull) -> bool | None:
         return (self.row[node.column] is None) != node.negated
+
+    def visit_starts_with(self, node: StartsWith) -> bool | None:
+        value = self.row[node.column]
+        return None if value is None else str(value).startswith(node.prefix)
+
+    def visit_contains_all(self, node: ContainsAll) -> bool | None:
+        if not node.values:
+            return True
+        value = self.row[node.column]
+        return None if value is None else all(item in value for item in node.values)
+
+    def visit_contains_any(self, node: ContainsAny) -> bool | None:
+        if not node.values:
+            return False
+        value = self.row[node.column]
+        return None if value is None else any(item in value for item in node.values)
 
     def _connective(self, operands: Sequence[Predicate], decisive: bool) -> bool | None:
         truths = [self.predicate(operand) for operand in operands]

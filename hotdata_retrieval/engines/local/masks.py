@@ -12,6 +12,7 @@ ordering comparison with NaN false.
 
 from __future__ import annotations
 
+import datetime
 import functools
 from typing import Any
 
@@ -23,12 +24,15 @@ from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
     ComparisonOperator,
+    ContainsAll,
+    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
     PredicateVisitor,
+    StartsWith,
 )
 
 __all__ = ["ArrowMask", "passing_rows", "predicate_mask"]
@@ -121,6 +125,8 @@ def _coerced(column: pa.ChunkedArray, value: Any) -> tuple[pa.ChunkedArray, pa.S
     scalar = pa.scalar(value)
     if _is_text(scalar.type) and _reads_text(column.type):
         return column, scalar.cast(column.type)
+    if pa.types.is_temporal(scalar.type) and pa.types.is_temporal(column.type):
+        return _temporal_pair(column, scalar)
     if _is_text(column.type) and (
         pa.types.is_integer(scalar.type) or pa.types.is_floating(scalar.type)
     ):
@@ -137,6 +143,19 @@ def _coerced(column: pa.ChunkedArray, value: Any) -> tuple[pa.ChunkedArray, pa.S
         exact = pa.decimal128(20, 0)
         return pc.cast(column, exact), scalar.cast(exact)
     return column, scalar
+
+
+def _temporal_pair(column: Any, scalar: pa.Scalar) -> tuple[Any, pa.Scalar]:
+    """A date or timestamp column and literal in one type, as DataFusion coerces them: a
+    date with a timestamp as timestamps (the date at midnight); a literal without a time
+    zone, which the plan holds in UTC, in the column's zone."""
+    if pa.types.is_timestamp(column.type):
+        if pa.types.is_date(scalar.type):
+            scalar = pa.scalar(datetime.datetime.combine(scalar.as_py(), datetime.time()))
+        return column, scalar.cast(column.type)
+    if pa.types.is_date(column.type) and pa.types.is_timestamp(scalar.type):
+        return pc.cast(column, pa.timestamp("us")), scalar.cast(pa.timestamp("us"))
+    return column, scalar.cast(column.type)
 
 
 def _compare(operator: ComparisonOperator, column: pa.ChunkedArray, value: pa.Scalar) -> pa.Array:
@@ -176,6 +195,42 @@ class ArrowMask(PredicateVisitor[pa.Array]):
     def visit_is_null(self, node: IsNull) -> pa.Array:
         column = self.data.column(node.column)
         return pc.is_valid(column) if node.negated else pc.is_null(column)
+
+    def visit_starts_with(self, node: StartsWith) -> pa.Array:
+        column = self.data.column(node.column)
+        if not _is_text(column.type):  # DataFusion has no starts_with of another type
+            raise pa.ArrowInvalid(f"starts_with needs a text column, got {column.type}")
+        return pc.starts_with(column, pattern=node.prefix)
+
+    def visit_contains_all(self, node: ContainsAll) -> pa.Array:
+        return self._elements(node.column, node.values, every=True)
+
+    def visit_contains_any(self, node: ContainsAny) -> pa.Array:
+        return self._elements(node.column, node.values, every=False)
+
+    def _elements(self, name: str, values: tuple[Any, ...], *, every: bool) -> pa.Array:
+        """Whether each row's list holds every (or any) of ``values``: NULL for a NULL list;
+        an empty ``values`` is TRUE (every) or FALSE (any) for every row, as compiled."""
+        rows = self.data.num_rows
+        if not values:
+            return pa.array(np.full(rows, every), type=pa.bool_())
+        lists = self.data.column(name).combine_chunks()
+        kind = lists.type
+        if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and not (
+            pa.types.is_fixed_size_list(kind)
+        ):
+            raise pa.ArrowInvalid(f"a list test needs a list column, got {kind}")
+        elements = pc.list_flatten(lists)
+        parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False))
+        holds = np.full(rows, every)
+        for value in values:
+            equal = _compare(ComparisonOperator.EQUAL, *_coerced(elements, value))
+            hit = np.asarray(pc.fill_null(equal, False).to_numpy(zero_copy_only=False), bool)
+            found = np.zeros(rows, dtype=bool)
+            found[parents[hit]] = True
+            holds = holds & found if every else holds | found
+        nulls = np.asarray(lists.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        return pa.array(holds, type=pa.bool_(), mask=nulls if nulls.any() else None)
 
     def visit_and(self, node: And) -> pa.Array:
         return functools.reduce(pc.and_kleene, map(self.predicate, node.operands))
