@@ -177,7 +177,7 @@ def test_a_registered_operator_without_its_methods_is_named_missing(
 
 def test_a_toy_operator_reaches_sql_documents_and_the_row_mask(toy: dict[str, type]) -> None:
     for name, method in TOY_METHODS.items():
-        setattr(toy[name], "visit_ends_with", method)
+        toy[name].visit_ends_with = method  # type: ignore[attr-defined]
     missing = [problem for cls in toy.values() for problem in _missing(cls)]
     # The library's interpretations all have it now; store compilers inherit the SQL.
     assert missing == []
