@@ -111,6 +111,7 @@ _COLUMN_TYPES: dict[str, str] = {
     "binary": "BLOB",
     "timestamp": "TIMESTAMP",
     "date": "DATE",
+    "list": "{}[]",
 }
 """The store's column type per kind of Arrow type (:func:`store_column_type`)."""
 

@@ -186,6 +186,7 @@ _COLUMN_TYPES: dict[str, str] = {
     "binary": "BYTEA",
     "timestamp": "TIMESTAMP",
     "date": "DATE",
+    "list": "{}[]",
 }
 """The store's column type per kind of Arrow type (:func:`store_column_type`)."""
 

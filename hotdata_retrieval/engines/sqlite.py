@@ -18,6 +18,7 @@ counted in ``SearchResult.vector_scans``.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import threading
@@ -107,6 +108,8 @@ _COLUMN_TYPES: dict[str, str] = {
     "floating": "REAL",
     "string": "TEXT",
     "binary": "BLOB",
+    "timestamp": "TIMESTAMP",
+    "date": "DATE",
 }
 """The store's column type per kind of Arrow type (:func:`store_column_type`)."""
 
@@ -259,6 +262,7 @@ class SqliteEngine(SqlStoreEngine):
         vectors: Sequence[StoreColumn],
     ) -> None:
         import numpy as np
+        import pyarrow as pa
 
         schema = sqlite_schema(table)
         storage = {vector.name: vector.storage or "blob" for vector in vectors}
@@ -284,9 +288,21 @@ class SqliteEngine(SqlStoreEngine):
         def as_json(vector: Any) -> str:
             return json.dumps([float(x) for x in vector])
 
-        convert = {
+        def iso_text(value: Any) -> str:
+            """A date or timestamp as the ISO text SQLite holds it (a timestamp in UTC, with a
+            space before the time: what the compiler writes its literals as)."""
+            if isinstance(value, datetime.datetime):
+                if value.tzinfo is not None:
+                    value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+                return str(value.isoformat(sep=" "))
+            return str(value.isoformat())
+
+        convert: dict[str, Any] = {
             column: as_blob if kind == "blob" else as_json for column, kind in storage.items()
         }
+        for field in data.schema:
+            if pa.types.is_timestamp(field.type) or pa.types.is_date(field.type):
+                convert[field.name] = iso_text
         previous = self._describe(table)
         target = table_node(table, schema)
         self._execute("BEGIN IMMEDIATE")

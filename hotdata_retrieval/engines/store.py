@@ -80,8 +80,9 @@ def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) 
     Args:
         kind: the Arrow type of a loaded column.
         names: the store's type name per kind of Arrow type, keyed ``boolean``, ``integer``,
-            ``floating``, ``string``, ``binary``, ``timestamp`` and ``date``; a kind the store
-            cannot hold is left out.
+            ``floating``, ``string``, ``binary``, ``timestamp`` and ``date``, and ``list`` (a
+            format with ``{}`` for the element's type, ``"{}[]"``); a kind the store cannot
+            hold is left out.
         engine: the engine's name, for the message (``"the SQLite engine"``).
 
     Raises:
@@ -89,6 +90,8 @@ def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) 
     """
     import pyarrow as pa
 
+    if (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and "list" in names:
+        return names["list"].format(store_column_type(kind.value_type, names, engine))
     kinds = {
         "boolean": pa.types.is_boolean(kind),
         "integer": pa.types.is_integer(kind),

@@ -1,0 +1,241 @@
+"""Prefix matches, list tests and date/timestamp filters keep exactly the rows an independent
+Python reference keeps, on every engine: the local engine's native path and its statement on
+DataFusion, SQLite, DuckDB, PostgreSQL and LanceDB. NULLs, empty lists, non-ASCII prefixes,
+pattern characters and time zones included; a store that cannot express a test refuses it
+with a typed error before anything runs.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval import NearestNeighborSearch, SearchPlan, to_sql
+from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
+from hotdata_retrieval.plan.filters import (
+    Comparison,
+    ContainsAll,
+    ContainsAny,
+    InList,
+    IsNull,
+    Predicate,
+    StartsWith,
+)
+from hotdata_retrieval.spec.cases import _passes as reference_truth
+
+ROWS = 32
+PLUS_TWO = datetime.timezone(datetime.timedelta(hours=2))
+TITLES = [
+    "Crash on start", "crash on start", "café au lait", "CAFÉ", "100% done", "100 percent",
+    "a_b mixed", "aXb mixed", "back\\slash", "日本語テキスト", "", None,
+]  # fmt: skip
+TAGS: list[list[str] | None] = [["a", "b"], ["b"], [], None, ["c", "a"], ["d"], ["a", "b", "c"]]
+
+
+def _columns() -> dict[str, list[Any]]:
+    generator = np.random.default_rng(7)
+    keys = list(range(1, ROWS + 1))
+    days = [
+        None if key % 5 == 0 else datetime.date(2024, 1, 1) + datetime.timedelta(days=key * 3)
+        for key in keys
+    ]
+    moments = [
+        None
+        if key % 6 == 0
+        else datetime.datetime(2024, 1, 1, 9) + datetime.timedelta(hours=key * 7, microseconds=key)
+        for key in keys
+    ]
+    vectors = generator.standard_normal((ROWS, 4)).astype(np.float32)
+    return {
+        "id": keys,
+        "title": [TITLES[key % len(TITLES)] for key in keys],
+        "tags": [TAGS[key % len(TAGS)] for key in keys],
+        "day": days,
+        "at": moments,
+        "body": ["crash report" for _ in keys],
+        "embedding": [row.tolist() for row in vectors],
+    }
+
+
+COLUMNS = _columns()
+
+
+def _table(*, lists: bool) -> pa.Table:
+    fields = [
+        ("id", pa.int64()),
+        ("title", pa.string()),
+        ("tags", pa.list_(pa.string())),
+        ("day", pa.date32()),
+        ("at", pa.timestamp("us")),
+        ("body", pa.string()),
+        ("embedding", pa.list_(pa.float32())),
+    ]
+    chosen = [(name, kind) for name, kind in fields if lists or name != "tags"]
+    return pa.table({name: COLUMNS[name] for name, _ in chosen}, schema=pa.schema(chosen))
+
+
+FILTERS: dict[str, Predicate] = {
+    "prefix": StartsWith(column="title", prefix="crash"),
+    "prefix is case-sensitive": StartsWith(column="title", prefix="Crash"),
+    "non-ASCII prefix": StartsWith(column="title", prefix="café"),
+    "upper-case non-ASCII": StartsWith(column="title", prefix="CAFÉ"),
+    "CJK prefix": StartsWith(column="title", prefix="日本"),
+    "percent is data": StartsWith(column="title", prefix="100%"),
+    "underscore is data": StartsWith(column="title", prefix="a_b"),
+    "backslash is data": StartsWith(column="title", prefix="back\\"),
+    "empty prefix": StartsWith(column="title", prefix=""),
+    "not a prefix (NULL stays out)": ~StartsWith(column="title", prefix="c"),
+    "prefix from LIKE text": parse_filter("title LIKE '100\\%%'"),
+    "prefix or NULL": StartsWith(column="title", prefix="a") | IsNull(column="title"),
+    "date after": Comparison(column="day", operator=">", value=datetime.date(2024, 2, 10)),
+    "date equal": Comparison(column="day", operator="=", value=datetime.date(2024, 1, 10)),
+    "date from ISO text": Comparison(column="day", operator="<=", value="2024-01-19"),
+    "dates in a list": InList(
+        column="day", values=[datetime.date(2024, 1, 4), datetime.date(2024, 1, 7)]
+    ),
+    "not before (NULL stays out)": ~Comparison(
+        column="day", operator="<", value=datetime.date(2024, 2, 1)
+    ),
+    "timestamp before": Comparison(
+        column="at", operator="<", value=datetime.datetime(2024, 1, 3, 0, 0)
+    ),
+    "timestamp with a time zone, in UTC": Comparison(
+        column="at",
+        operator=">=",
+        value=datetime.datetime(
+            2024, 1, 5, 2, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=2))
+        ),
+    ),
+    "timestamp to the microsecond": Comparison(
+        column="at", operator=">", value=datetime.datetime(2024, 1, 1, 16, 0, 0, 1)
+    ),
+    "timestamp from ISO text": Comparison(column="at", operator=">", value="2024-01-06 12:00:00"),
+    "date and prefix": StartsWith(column="title", prefix="c")
+    & Comparison(column="day", operator=">", value=datetime.date(2024, 1, 20)),
+}
+
+LIST_FILTERS: dict[str, Predicate] = {
+    "all of one": ContainsAll(column="tags", values=["a"]),
+    "all of two": ContainsAll(column="tags", values=["a", "b"]),
+    "all of none (every row)": ContainsAll(column="tags", values=[]),
+    "any of two": ContainsAny(column="tags", values=["c", "d"]),
+    "any of none (no row)": ContainsAny(column="tags", values=[]),
+    "not any (NULL list stays out)": ~ContainsAny(column="tags", values=["a"]),
+    "not all": ~ContainsAll(column="tags", values=["a", "b"]),
+    "any from filter text": parse_filter("array_has_any(tags, ['b', 'zz'])"),
+    "list and prefix": ContainsAny(column="tags", values=["a"])
+    | StartsWith(column="title", prefix="1"),
+}
+
+
+def _reference(predicate: Predicate) -> set[int]:
+    keys = set()
+    for index, key in enumerate(COLUMNS["id"]):
+        row = {name: values[index] for name, values in COLUMNS.items()}
+        if reference_truth(_as_python(predicate), row) is True:
+            keys.add(key)
+    return keys
+
+
+def _as_python(predicate: Predicate) -> Predicate:
+    """The reference reads ISO text filter values as the engines do: as dates and times."""
+    from hotdata_retrieval.engines.checks import ValueKind, with_typed_values
+
+    return with_typed_values(predicate, {"day": ValueKind.TEMPORAL, "at": ValueKind.TEMPORAL})
+
+
+def _plan(predicate: Predicate) -> SearchPlan:
+    return SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[1, 0, 0, 0]),
+        limit=ROWS,
+        filter=predicate,
+    )
+
+
+def _open(name: str, directory: Path, request: pytest.FixtureRequest) -> Any:
+    if name in ("local", "local statement"):
+        from hotdata_retrieval.engines.local import LocalEngine
+
+        return LocalEngine(directory / "local")
+    if name == "sqlite":
+        from hotdata_retrieval.engines.sqlite import SqliteEngine
+
+        return SqliteEngine(directory / "ops.sqlite")
+    if name == "duckdb":
+        from hotdata_retrieval.engines.duckdb import DuckdbEngine
+
+        return DuckdbEngine(directory / "ops.duckdb")
+    if name == "lancedb":
+        from hotdata_retrieval.engines.lancedb import LancedbEngine
+
+        return LancedbEngine(directory / "lance")
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    return PostgresEngine(request.getfixturevalue("postgres_url"))
+
+
+ENGINES = ["local", "local statement", "sqlite", "duckdb", "postgres", "lancedb"]
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Any]]:
+    name = request.param
+    opened = _open(name, tmp_path_factory.mktemp(f"ops-{name.replace(' ', '-')}"), request)
+    opened.load_table(
+        "docs", _table(lists=name != "sqlite"), key_column="id", text_columns=["body"]
+    )
+    yield name, opened
+    opened.close()
+
+
+def _keys(name: str, engine: Any, predicate: Predicate) -> set[int]:
+    plan = _plan(predicate)
+    if name == "local statement":  # the compiled statement itself, on DataFusion
+        rows = engine.sql(to_sql(plan)).to_pylist()
+        return {row["id"] for row in rows}
+    return set(engine.search(plan).keys)
+
+
+@pytest.mark.parametrize("filter_name", sorted(FILTERS))
+def test_prefix_and_date_filters_keep_the_reference_rows(
+    engine: tuple[str, Any], filter_name: str
+) -> None:
+    name, opened = engine
+    predicate = FILTERS[filter_name]
+    assert _keys(name, opened, predicate) == _reference(predicate)
+
+
+@pytest.mark.parametrize("filter_name", sorted(LIST_FILTERS))
+def test_list_filters_keep_the_reference_rows_or_are_refused(
+    engine: tuple[str, Any], filter_name: str
+) -> None:
+    name, opened = engine
+    predicate = LIST_FILTERS[filter_name]
+    if name == "sqlite":
+        with pytest.raises(UnsupportedOnDialectError, match="list column test"):
+            to_sql(_plan(predicate), opened.profile)
+        return
+    assert _keys(name, opened, predicate) == _reference(predicate)
+
+
+def test_the_reference_is_not_trivial() -> None:
+    sizes = {
+        name: len(_reference(predicate)) for name, predicate in {**FILTERS, **LIST_FILTERS}.items()
+    }
+    assert sizes["empty prefix"] == sum(1 for title in COLUMNS["title"] if title is not None)
+    assert sizes["all of none (every row)"] == ROWS
+    assert sizes["any of none (no row)"] == 0
+    assert all(
+        0 < size < ROWS
+        for name, size in sizes.items()
+        if "none" not in name and "empty" not in name
+    )
