@@ -48,6 +48,7 @@ from hotdata_retrieval.plan.filters import (
     Or,
     Predicate,
     StartsWith,
+    like_prefix,
 )
 from hotdata_retrieval.plan.values import LiteralValue
 
@@ -221,32 +222,20 @@ def _temporal(node: exp.Cast) -> LiteralValue:
 
 
 def _prefix_of(pattern: str, escape: str | None, node: exp.Expr) -> str:
-    """The prefix a ``LIKE`` pattern matches, when it is ``<text>%`` with every ``%`` and
-    ``_`` of the text escaped.
+    """The prefix a ``LIKE`` pattern matches (:func:`~hotdata_retrieval.plan.filters.
+    like_prefix`; ``\\`` escapes without an ``ESCAPE`` clause).
 
     Raises:
-        PlanError: any other pattern.
+        PlanError: a pattern that is not a prefix.
     """
-    escape = "\\" if escape is None else escape
-    prefix: list[str] = []
-    index = 0
-    while index < len(pattern):
-        character = pattern[index]
-        if character == escape and index + 1 < len(pattern):
-            prefix.append(pattern[index + 1])
-            index += 2
-            continue
-        if character == "%" and index == len(pattern) - 1:
-            return "".join(prefix)
-        if character in "%_":
-            break
-        prefix.append(character)
-        index += 1
-    _unsupported(
-        node,
-        "a LIKE pattern must be a prefix ('text%', with % and _ in the text escaped); "
-        "use starts_with(column, 'text')",
-    )
+    prefix = like_prefix(pattern, "\\" if escape is None else escape)
+    if prefix is None:
+        _unsupported(
+            node,
+            "a LIKE pattern must be a prefix ('text%', with % and _ in the text escaped); "
+            "use starts_with(column, 'text')",
+        )
+    return prefix
 
 
 def _starts_with(node: exp.Expr, *, negated: bool = False) -> Predicate:

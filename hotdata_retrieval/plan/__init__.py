@@ -12,18 +12,24 @@ from hotdata_retrieval.plan.document import (
     plan_json_schema,
     plan_to_document,
 )
+from hotdata_retrieval.plan.filter_objects import FILTER_OBJECT_SCHEMA, filter_from_object
 from hotdata_retrieval.plan.filters import (
     MAX_FILTER_DEPTH,
     And,
     Comparison,
     ComparisonOperator,
+    ContainsAll,
+    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
     PredicateVisitor,
+    StartsWith,
     predicate_columns,
+    predicate_forms,
+    register_predicate,
 )
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import (
@@ -57,6 +63,13 @@ __all__ = [
     "DEFAULT_CATALOG",
     "DEFAULT_SCHEMA",
     "And",
+    "FILTER_OBJECT_SCHEMA",
+    "filter_from_object",
+    "StartsWith",
+    "ContainsAll",
+    "ContainsAny",
+    "predicate_forms",
+    "register_predicate",
     "Bm25Search",
     "Branch",
     "Comparison",

@@ -68,6 +68,7 @@ __all__ = [
     "filter_depth",
     "filter_terms",
     "is_predicate",
+    "like_prefix",
     "predicate_columns",
     "predicate_forms",
     "register_predicate",
@@ -415,6 +416,31 @@ class StartsWith(_Composable):
 
     column: str = attrs.field(converter=_filter_column)
     prefix: str = attrs.field(converter=_prefix_text, metadata={"bound": True})
+
+
+def like_prefix(pattern: str, escape: str = "\\") -> str | None:
+    """The prefix a ``LIKE`` pattern matches when it is one — ``<text>%`` with every ``%``
+    and ``_`` of the text written after ``escape`` — else ``None``: what filter text and
+    filter objects read a prefix pattern as (:class:`StartsWith`).
+
+    >>> like_prefix("100\\%%"), like_prefix("a_b%"), like_prefix("ab")
+    ('100%', None, None)
+    """
+    prefix: list[str] = []
+    index = 0
+    while index < len(pattern):
+        character = pattern[index]
+        if character == escape and index + 1 < len(pattern):
+            prefix.append(pattern[index + 1])
+            index += 2
+            continue
+        if character == "%" and index == len(pattern) - 1:
+            return "".join(prefix)
+        if character in "%_":
+            return None
+        prefix.append(character)
+        index += 1
+    return None
 
 
 def _element_tuple(values: Any) -> tuple[LiteralValue, ...]:
