@@ -1,8 +1,9 @@
 """Choose a search plan from a table's indexes: text, semantic, nearest or hybrid.
 
-One router serves every engine: :func:`plan_search` reads a :class:`TableIndexes` and a mode
-and builds the :class:`~hotdata_retrieval.plan.search.SearchPlan`; an engine's own
-``plan_search(table, query, ...)`` reads the table's indexes and calls it with the engine's
+One router serves every engine: :func:`plan_search` reads a :class:`TableIndexes` and a
+:class:`SearchRequest` and builds the :class:`~hotdata_retrieval.plan.search.SearchPlan`; an
+engine's own ``plan_search(request)`` (or ``plan_search(table, query, **options)``, the keyword
+form: :func:`search_request`) reads the table's indexes and calls it with the engine's
 :class:`RoutingPolicy`.
 
 A vector index with a ``source_column`` is *provider-backed*: the engine embeds query text
@@ -20,10 +21,11 @@ itself (``vector_search``). One without is *plain*: the caller embeds the query
   several and no way to tell, the router refuses rather than guess.
 - ``auto``: hybrid when the table has a BM25 index, a vector column hybrid can use and
   ``embed_query``; else text when it has a BM25 index; else semantic.
-- ``fusion`` names hybrid's fusion method (``rrf``, the default, ``min_max`` or ``dbsf``:
-  ``docs/fusion.md``); ``weights``, ``rank_constant``, ``alpha``, ``depth`` and ``min_score``
-  are its options, each refused by a method that does not take it. Given to a search that is
-  not hybrid (``auto`` included, once it has chosen), they are refused rather than ignored.
+- the request's ``fusion`` (:class:`FusionChoice`) names hybrid's fusion method (``rrf``, the
+  default, ``min_max`` or ``dbsf``: ``docs/fusion.md``) and its options (``weights``,
+  ``rank_constant``, ``alpha``, ``depth``, ``min_score``), each refused by a method that does
+  not take it. Given to a search that is not hybrid (``auto`` included, once it has chosen), a
+  fusion is refused rather than ignored.
 
 The one rule that differs between engines is the :class:`RoutingPolicy`: on the local engine
 every vector column is provider-backed (engine-embedded at load time) and an ordinary column of
@@ -36,15 +38,16 @@ with a BM25 index (engine contract §1.2), so hybrid needs a plain index
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
-from hotdata_retrieval.plan.filters import Predicate
-from hotdata_retrieval.plan.names import normalize_identifier
+from hotdata_retrieval.plan.filter_objects import filter_from_object
+from hotdata_retrieval.plan.filters import Predicate, is_predicate
+from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
     Bm25Search,
@@ -53,17 +56,22 @@ from hotdata_retrieval.plan.search import (
     NearestNeighborSearch,
     SearchPlan,
     VectorSearch,
+    fusion_class,
+    fusion_options,
     make_fusion,
 )
 
 __all__ = [
     "HOTDATA_ROUTING",
     "LOCAL_ROUTING",
+    "FusionChoice",
     "RoutingPolicy",
     "SearchMode",
+    "SearchRequest",
     "TableIndexes",
     "VectorIndex",
     "plan_search",
+    "search_request",
 ]
 
 
@@ -264,92 +272,233 @@ def _identifier(value: str | None, label: str) -> str | None:
     return None if value is None else normalize_identifier(value, label=label)
 
 
-def plan_search(
-    indexes: TableIndexes,
-    query: str,
-    *,
-    mode: SearchMode | str = SearchMode.AUTO,
-    limit: int = 10,
-    offset: int = 0,
-    filter: Predicate | None = None,
-    columns: Sequence[str] | None = None,
-    text_column: str | None = None,
-    vector_column: str | None = None,
-    embed_query: Callable[[str], Sequence[float]] | None = None,
-    include_branch_scores: bool = False,
-    weights: Sequence[float] | None = None,
-    rank_constant: float | None = None,
-    depth: int | None = None,
-    fusion: str | None = None,
-    alpha: float | None = None,
-    min_score: float | None = None,
-    policy: RoutingPolicy = LOCAL_ROUTING,
-) -> SearchPlan:
-    """Build the plan that answers ``query`` on a table with ``indexes`` (rules: module doc).
+def _filter(value: Any) -> Predicate | None:
+    """A request's filter: a predicate, a filter object (``{"status": "open"}``:
+    :func:`~hotdata_retrieval.plan.filter_objects.filter_from_object`), or filter text
+    (``"status = 'open'"``: :func:`~hotdata_retrieval.compile.parse_filter`)."""
+    if value is None or is_predicate(value):
+        return cast("Predicate | None", value)
+    if isinstance(value, Mapping):
+        return filter_from_object(value)
+    if isinstance(value, str):
+        from hotdata_retrieval.compile.filter_text import parse_filter
 
-    Args:
-        indexes: the table's BM25 and vector indexes, as its engine reports them.
-        query: the user's text.
-        mode: ``auto`` (default), ``text``, ``semantic``, ``nearest`` or ``hybrid``.
-        limit: top-k.
-        offset: rows to skip.
-        filter: applied inside every branch.
-        columns: the columns to return (default: the key and the searched text column).
-        text_column: the text column to search (default: the first BM25 column); for
-            ``semantic`` and ``nearest``, the source column of the vector index to use.
-        vector_column: the vector column to use (default: chosen by the rules above).
-        embed_query: turns the query into a vector; needed by ``nearest``, ``hybrid`` and a
-            ``semantic`` search over a plain index.
-        include_branch_scores: return each branch's rank and raw score.
-        weights: ``hybrid``: the reciprocal rank fusion weights, BM25 first (default all 1).
-        rank_constant: ``hybrid``: RRF's rank constant k (default 60).
-        depth: ``hybrid``: candidates per branch, at least ``limit + offset`` (default 100).
-        fusion: ``hybrid``: the fusion method's name (default ``rrf``; ``min_max``,
-            ``dbsf``, or any registered method).
-        alpha: ``hybrid`` by ``min_max`` or ``dbsf``: the vector branch's weight in [0, 1].
-        min_score: ``hybrid``: drop fused rows scoring below it.
-        policy: the engine's :class:`RoutingPolicy` (default :data:`LOCAL_ROUTING`).
+        return parse_filter(value)
+    raise PlanError(
+        f"filter must be a predicate, a filter object or filter text, got {value!r}",
+        field="filter",
+        value=value,
+    )
 
-    Raises:
-        PlanError: an unknown mode; no index for the mode (or, for hybrid, none the policy can
-            fuse, or several and no way to tell which); a mode that needs ``embed_query``
-            without it; a fusion option (``fusion``, ``weights``, ``rank_constant``, ``alpha``,
-            ``depth``, ``min_score``) for a search that is not hybrid, an unknown method, an
-            option the method does not take, or a value it refuses.
-    """
+
+def _mode(value: Any) -> SearchMode:
     try:
-        chosen = SearchMode(mode)
+        return SearchMode(value)
     except ValueError:
         known = ", ".join(member.value for member in SearchMode)
         raise PlanError(
-            f"unknown mode {mode!r}; expected one of {known}", field="mode", value=mode
+            f"unknown mode {value!r}; expected one of {known}", field="mode", value=value
         ) from None
-    text_column = _identifier(text_column, "text_column")
-    vector_column = _identifier(vector_column, "vector_column")
+
+
+def _text_column(value: Any) -> str | None:
+    return _identifier(value, "text_column")
+
+
+def _vector_column(value: Any) -> str | None:
+    return _identifier(value, "vector_column")
+
+
+def _key_column(value: Any) -> str | None:
+    return _identifier(value, "key_column")
+
+
+def _columns(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise PlanError(
+            f"columns must be a list of column names, got {value!r}", field="columns", value=value
+        )
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class FusionChoice:
+    """How a hybrid search fuses: a registered fusion method and its options.
+
+    Attributes:
+        method: the method's name (``rrf``, the default, ``min_max``, ``dbsf``, or any
+            registered with :func:`~hotdata_retrieval.plan.search.register_fusion`).
+        options: the method's options by name (``weights``, ``rank_constant``, ``alpha``,
+            ``depth``, ``min_score``: each method takes its own, ``docs/fusion.md``).
+
+    Raises:
+        PlanError: an unknown method, or an option the method does not take (naming those it
+            does). Values are checked when the plan is built.
+
+    >>> FusionChoice(method="dbsf", options={"alpha": 0.4}).options
+    {'alpha': 0.4}
+    """
+
+    method: str = attrs.field(default=DEFAULT_FUSION_METHOD)
+    options: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
+
+    def __attrs_post_init__(self) -> None:
+        names = [field.name for field in fusion_options(fusion_class(self.method))]
+        for name, value in self.options.items():
+            if name not in names:
+                raise PlanError(
+                    f"{name} does not apply to the {self.method!r} fusion; its options: "
+                    f"{', '.join(names)}",
+                    field=name,
+                    value=value,
+                    mentions=tuple(names),
+                )
+
+    @classmethod
+    def of(cls, value: Any) -> FusionChoice | None:
+        """``value`` as a choice: a :class:`FusionChoice`, a method's name, or an object
+        ``{"method": ..., <option>: ...}`` (a plan document's ``fusion``; ``None`` values
+        take their defaults).
+
+        Raises:
+            PlanError: anything else, or as the constructor.
+        """
+        if value is None or isinstance(value, FusionChoice):
+            return value
+        if isinstance(value, str):
+            return cls(method=value)
+        if isinstance(value, Mapping):
+            options = {k: v for k, v in value.items() if k != "method" and v is not None}
+            return cls(method=value.get("method") or DEFAULT_FUSION_METHOD, options=options)
+        raise PlanError(
+            f"fusion must be a method name or an object of its options, got {value!r}",
+            field="fusion",
+            value=value,
+        )
+
+
+def _fusion_choice(value: Any) -> FusionChoice | None:
+    return FusionChoice.of(value)
+
+
+@attrs.frozen(kw_only=True)
+class SearchRequest:
+    """One search as a caller asks for it, before routing: what to look for, where, how many,
+    with which filter and fusion. :func:`plan_search` (or an engine's ``plan_search``) turns
+    it into a :class:`~hotdata_retrieval.plan.search.SearchPlan` from the table's indexes.
+
+    Attributes:
+        table: the table (1-3 part name, completed by the engine).
+        query: the user's text.
+        mode: ``auto`` (default), ``text``, ``semantic``, ``nearest`` or ``hybrid``.
+        limit: top-k (default 10).
+        offset: rows to skip (default 0).
+        filter: applied inside every branch: a predicate, a filter object (``{"status":
+            "open", "rating": {"$gte": 4}}``) or filter text (``"status = 'open'"``).
+        columns: the columns to return (default: the key and the searched text column).
+        text_column: the text column to search (for ``semantic`` and ``nearest``, the source
+            column of the vector index to use).
+        vector_column: the vector column to use.
+        key_column: the table's unique key (default: what the engine knows of the table).
+        include_branch_scores: return each branch's rank and raw score.
+        fusion: a hybrid search's fusion (:class:`FusionChoice`, a method's name, or
+            ``{"method": ..., <option>: ...}``); refused for a search that is not hybrid.
+
+    Raises:
+        PlanError: an unknown mode, a filter or fusion that does not read, a bad column name.
+    """
+
+    table: str | TableName
+    query: str
+    mode: SearchMode = attrs.field(default=SearchMode.AUTO, converter=_mode)
+    limit: int = 10
+    offset: int = 0
+    filter: Predicate | None = attrs.field(default=None, converter=_filter)
+    columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
+    text_column: str | None = attrs.field(default=None, converter=_text_column)
+    vector_column: str | None = attrs.field(default=None, converter=_vector_column)
+    key_column: str | None = attrs.field(default=None, converter=_key_column)
+    include_branch_scores: bool = False
+    fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion_choice)
+
+
+_FUSION_KEYWORDS = ("weights", "rank_constant", "alpha", "depth", "min_score")
+"""Fusion options a caller may give beside the request's other fields (``weights=...``), as
+the keyword form of ``plan_search`` takes them."""
+
+
+def search_request(
+    request: SearchRequest | str | TableName, query: str | None = None, /, **options: Any
+) -> SearchRequest:
+    """``request`` itself, or a :class:`SearchRequest` of ``table``, ``query`` and keyword
+    ``options`` (its fields; the fusion's options may be given beside them, ``fusion=`` naming
+    the method): the keyword form every ``plan_search`` accepts.
+
+    >>> search_request("docs", "crash", mode="hybrid", fusion="dbsf", alpha=0.4).fusion
+    FusionChoice(method='dbsf', options={'alpha': 0.4})
+
+    Raises:
+        PlanError: a request given with more arguments, a missing query, or as
+            :class:`SearchRequest`.
+        TypeError: an option that is no field of a request.
+    """
+    if isinstance(request, SearchRequest):
+        if query is not None or options:
+            raise PlanError("a SearchRequest carries every option; pass it alone", field="request")
+        return request
+    if query is None:
+        raise PlanError("a search needs a query", field="query")
+    given = {name: options.pop(name) for name in _FUSION_KEYWORDS if name in options}
+    given = {name: value for name, value in given.items() if value is not None}
+    fusion = options.pop("fusion", None)
+    if given:
+        choice = FusionChoice.of(fusion) or FusionChoice()
+        fusion = FusionChoice(method=choice.method, options={**choice.options, **given})
+    return SearchRequest(table=request, query=query, fusion=fusion, **options)
+
+
+def plan_search(
+    indexes: TableIndexes,
+    request: SearchRequest,
+    *,
+    embed_query: Callable[[str], Sequence[float]] | None = None,
+    policy: RoutingPolicy = LOCAL_ROUTING,
+) -> SearchPlan:
+    """Build the plan that answers ``request`` on a table with ``indexes`` (rules: module
+    doc).
+
+    Args:
+        indexes: the table's BM25 and vector indexes, as its engine reports them.
+        request: the search (:class:`SearchRequest`); its ``table`` and ``key_column`` are
+            the engine's business, the plan searches ``indexes.table`` by ``indexes``' key.
+        embed_query: turns the query into a vector; needed by ``nearest``, ``hybrid`` and a
+            ``semantic`` search over a plain index.
+        policy: the engine's :class:`RoutingPolicy` (default :data:`LOCAL_ROUTING`).
+
+    Raises:
+        PlanError: no index for the mode (or, for hybrid, none the policy can fuse, or
+            several and no way to tell which); a mode that needs ``embed_query`` without it;
+            a fusion for a search that is not hybrid, or an option value its method refuses.
+    """
+    chosen = request.mode
+    query = request.query
+    text_column, vector_column = request.text_column, request.vector_column
     router = _Router(indexes, policy, query, embed_query)
     automatic = chosen is SearchMode.AUTO
     if automatic:
         chosen = router.auto(vector_column, text_column)
-    given = {
-        "fusion": fusion,
-        "weights": weights,
-        "rank_constant": rank_constant,
-        "alpha": alpha,
-        "depth": depth,
-        "min_score": min_score,
-    }
-    fusion_options: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-    if fusion_options and chosen is not SearchMode.HYBRID:
-        name = next(iter(fusion_options))
+    fusion = request.fusion
+    if fusion is not None and chosen is not SearchMode.HYBRID:
+        name, value = next(iter(fusion.options.items()), ("fusion", fusion.method))
         raise PlanError(
             f"{name} applies only to hybrid search, which fuses BM25 with nearest-neighbour "
             f"search; this search is {chosen.value}"
             + (" (chosen by mode auto from the table's indexes)" if automatic else ""),
             field=name,
-            value=fusion_options[name],
+            value=value,
         )
-
-    fusion_options.pop("fusion", None)
     source: Branch | Fusion
     if chosen is SearchMode.TEXT:
         column = router.text_column(text_column)
@@ -367,14 +516,16 @@ def plan_search(
     else:
         column = router.text_column(text_column)
         vector = router.fused_vector(vector_column, column)
+        choice = fusion or FusionChoice()
         source = make_fusion(
-            DEFAULT_FUSION_METHOD if fusion is None else fusion,
+            choice.method,
             [
                 Bm25Search(table=indexes.table, column=column, query_text=query),
                 router.nearest(vector, chosen),
             ],
-            **fusion_options,
+            **choice.options,
         )
+    columns = request.columns
     default_columns = None
     if columns is None:
         searched = text_column or (
@@ -388,9 +539,9 @@ def plan_search(
     return SearchPlan(
         source=source,
         columns=columns if columns is not None else default_columns,
-        limit=limit,
-        offset=offset,
-        filter=filter,
+        limit=request.limit,
+        offset=request.offset,
+        filter=request.filter,
         key_column=indexes.key_column,
-        include_branch_scores=include_branch_scores,
+        include_branch_scores=request.include_branch_scores,
     )

@@ -37,7 +37,7 @@ from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.lint import IndexCatalog
 from hotdata_retrieval.plan.search import SearchPlan
-from hotdata_retrieval.routing import TableIndexes, VectorIndex, plan_search
+from hotdata_retrieval.routing import SearchRequest, TableIndexes, VectorIndex, plan_search
 
 BODIES = [
     "the app crashes on start",
@@ -570,18 +570,20 @@ class PlanningEngine(SpyEngine):
         super().__init__(engine)
         self.routed: list[dict[str, Any]] = []
 
-    def plan_search(self, table: Any, query: str, **options: Any) -> SearchPlan:
-        self.routed.append({"table": str(table), "query": query, **options})
-        indexes = self.engine.indexes(table)
+    def plan_search(self, request: SearchRequest, **options: Any) -> SearchPlan:
+        self.routed.append(
+            {
+                "table": str(request.table),
+                "query": request.query,
+                "mode": request.mode.value,
+                "limit": request.limit,
+                "key_column": request.key_column,
+            }
+        )
+        indexes = self.engine.indexes(request.table)
         embedder = self.engine.embedder
         return plan_search(
-            indexes,
-            query,
-            mode=options["mode"],
-            limit=options["limit"],
-            columns=options["columns"],
-            text_column=options["text_column"],
-            embed_query=None if embedder is None else embedder.embed_query,
+            indexes, request, embed_query=None if embedder is None else embedder.embed_query
         )
 
 

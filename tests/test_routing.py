@@ -14,16 +14,33 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     TableName,
     VectorSearch,
+    routing,
 )
 from hotdata_retrieval.routing import (
     HOTDATA_ROUTING,
     LOCAL_ROUTING,
     RoutingPolicy,
     SearchMode,
+    SearchPlan,
     TableIndexes,
     VectorIndex,
-    plan_search,
+    search_request,
 )
+
+
+def plan_search(
+    indexes: TableIndexes,
+    query: str,
+    *,
+    embed_query: object = None,
+    policy: RoutingPolicy = LOCAL_ROUTING,
+    **options: object,
+) -> SearchPlan:
+    """The router with the request built from keywords (``search_request``), as most of the
+    tests here state one."""
+    request = search_request(indexes.table, query, **options)
+    return routing.plan_search(indexes, request, embed_query=embed_query, policy=policy)  # type: ignore[arg-type]
+
 
 POLICIES = pytest.mark.parametrize(
     "policy", [LOCAL_ROUTING, HOTDATA_ROUTING], ids=["local", "hotdata"]

@@ -57,9 +57,8 @@ from hotdata_retrieval.engines.base import Engine, query_embedder
 from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
 from hotdata_retrieval.engines.results import SearchHit
 from hotdata_retrieval.indexes import TableIndexes
-from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
-from hotdata_retrieval.routing import SearchMode, plan_search
+from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search
 
 __all__ = [
     "HotdataRetriever",
@@ -296,7 +295,12 @@ class HotdataRetriever(BaseRetriever):
         content_column: the column that becomes ``page_content`` (default: the searched one).
         columns: more columns to carry in ``metadata``.
         key_column: the table's unique key (default: what the engine reports).
-        filter: a predicate, or SQL text such as ``"lang = 'en'"``, applied before ranking.
+        filter: applied before ranking: a predicate, a filter object such as ``{"lang":
+            "en", "rating": {"$gte": 4}}`` (:func:`~hotdata_retrieval.plan.filter_objects.
+            filter_from_object`), or filter text such as ``"lang = 'en'"``.
+        fusion: how a hybrid search fuses: a method's name (``"rrf"``, ``"min_max"``,
+            ``"dbsf"``), ``{"method": "dbsf", "alpha": 0.4}`` or a
+            :class:`~hotdata_retrieval.routing.FusionChoice` (default: reciprocal rank fusion).
         embedder: embeds queries on this side (default: the engine's embedder for the table,
             as its ``plan_search`` picks it).
     """
@@ -312,6 +316,7 @@ class HotdataRetriever(BaseRetriever):
     columns: list[str] | None = None
     key_column: str | None = None
     filter: Any = None
+    fusion: Any = None
     embedder: Any = None
 
     _indexes: TableIndexes | None = PrivateAttr(default=None)
@@ -323,13 +328,6 @@ class HotdataRetriever(BaseRetriever):
                 indexes = attrs.evolve(indexes, key_column=self.key_column)
             self._indexes = indexes
         return self._indexes
-
-    def _predicate(self) -> Predicate | None:
-        if self.filter is None or not isinstance(self.filter, str):
-            return self.filter
-        from hotdata_retrieval.compile.filter_text import parse_filter
-
-        return parse_filter(self.filter)
 
     def _searched_column(self, indexes: TableIndexes) -> str:
         if self.text_column is not None:
@@ -357,32 +355,23 @@ class HotdataRetriever(BaseRetriever):
         columns = list(
             dict.fromkeys([indexes.key_column, content, searched, *(self.columns or ())])
         )
-        limit = self.k if k is None else k
+        request = SearchRequest(
+            table=indexes.table,
+            query=query,
+            mode=self.mode,
+            limit=self.k if k is None else k,
+            filter=self.filter,
+            columns=columns,
+            text_column=self.text_column,
+            key_column=indexes.key_column,
+            fusion=self.fusion,
+        )
         if isinstance(self.engine, Engine):
-            return self.engine.plan_search(
-                indexes.table,
-                query,
-                mode=self.mode,
-                limit=limit,
-                filter=self._predicate(),
-                columns=columns,
-                text_column=self.text_column,
-                key_column=indexes.key_column,
-                embed_query=query_embedder(self.embedder),
-            )
+            return self.engine.plan_search(request, embed_query=query_embedder(self.embedder))
         embedder = self.embedder
         if embedder is None and callable(getattr(self.engine, "embedder_for", None)):
             embedder = self.engine.embedder_for(indexes.table)
-        return plan_search(
-            indexes,
-            query,
-            mode=self.mode,
-            limit=limit,
-            filter=self._predicate(),
-            columns=columns,
-            text_column=self.text_column,
-            embed_query=query_embedder(embedder),
-        )
+        return plan_search(indexes, request, embed_query=query_embedder(embedder))
 
     def _get_relevant_documents(
         self,

@@ -56,7 +56,7 @@ from hotdata_retrieval.lint import RULES_BY_CODE, Finding, format_finding
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import Bm25Search, SearchPlan, VectorSearch
 from hotdata_retrieval.plan.values import check_encodable, check_query_text
-from hotdata_retrieval.routing import SearchMode, plan_search
+from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search
 
 __all__ = [
     "DEFAULT_K",
@@ -325,6 +325,9 @@ class SearchToolkit:
         query: str,
         k: int,
         embed_query: Callable[[str], Sequence[float]] | None,
+        *,
+        filter: Any = None,
+        fusion: Any = None,
     ) -> SearchPlan:
         """The plan for one search: the engine's ``plan_search`` (the contract: it routes
         under the engine's policy), else :func:`plan_search` for an engine without one."""
@@ -333,26 +336,20 @@ class SearchToolkit:
             vector.source_column == text_column for vector in self.indexes.vectors
         ):
             text_column = None
-        if isinstance(self.engine, Engine):
-            return self.engine.plan_search(
-                self.table,
-                query,
-                mode=mode,
-                limit=k,
-                columns=self.columns,
-                text_column=text_column,
-                key_column=self.indexes.key_column,
-                embed_query=embed_query,
-            )
-        return plan_search(
-            self.indexes,
-            query,
+        request = SearchRequest(
+            table=self.table,
+            query=query,
             mode=mode,
             limit=k,
             columns=self.columns,
             text_column=text_column,
-            embed_query=embed_query,
+            key_column=self.indexes.key_column,
+            filter=filter,
+            fusion=fusion,
         )
+        if isinstance(self.engine, Engine):
+            return self.engine.plan_search(request, embed_query=embed_query)
+        return plan_search(self.indexes, request, embed_query=embed_query)
 
     def _route(self, mode: SearchMode) -> SearchRoute:
         # Read from a plan built now, for a stand-in query and a stand-in query vector, so

@@ -11,9 +11,11 @@ LangChain and MCP adapters, ``hdq search`` — asks for no more than it:
   answer in the same shape; ``SearchResult.sql`` is the statement that ran.
 - ``sql(text) -> pyarrow.Table``: run one statement.
 - ``indexes(table) -> TableIndexes``: what the table can be searched by.
-- ``plan_search(table, query, ...) -> SearchPlan``: read the table's indexes and route the query
-  with :func:`hotdata_retrieval.routing.plan_search` under the engine's
-  :class:`~hotdata_retrieval.routing.RoutingPolicy`.
+- ``plan_search(request) -> SearchPlan``: read the table's indexes and route a
+  :class:`~hotdata_retrieval.routing.SearchRequest` with
+  :func:`hotdata_retrieval.routing.plan_search` under the engine's
+  :class:`~hotdata_retrieval.routing.RoutingPolicy` (``plan_search(table, query, **options)``
+  builds the request from keywords).
 
 Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_CAPABILITIES`):
 
@@ -39,11 +41,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import attrs
 
 from hotdata_retrieval.engines.results import SearchResult
+from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes
-from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
-from hotdata_retrieval.routing import RoutingPolicy, SearchMode, plan_search
+from hotdata_retrieval.routing import RoutingPolicy, SearchRequest, plan_search, search_request
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -110,46 +112,28 @@ class Engine(Protocol):
 
     def plan_search(
         self,
-        table: str | TableName,
-        query: str,
+        request: SearchRequest | str | TableName,
+        query: str | None = None,
+        /,
         *,
-        mode: SearchMode | str = SearchMode.AUTO,
-        limit: int = 10,
-        offset: int = 0,
-        filter: Predicate | None = None,
-        columns: Sequence[str] | None = None,
-        text_column: str | None = None,
-        vector_column: str | None = None,
-        key_column: str | None = None,
         embed_query: Callable[[str], Sequence[float]] | None = None,
-        include_branch_scores: bool = False,
-        weights: Sequence[float] | None = None,
-        rank_constant: float | None = None,
-        depth: int | None = None,
+        **options: Any,
     ) -> SearchPlan:
-        """Read ``table``'s indexes and route ``query`` (:func:`~hotdata_retrieval.routing.
-        plan_search`, with the engine's routing policy).
+        """Read the request's table's indexes and route it (:func:`~hotdata_retrieval.
+        routing.plan_search`, with the engine's routing policy).
 
         Args:
-            table: the table (1-3 part name, completed with the engine's defaults).
-            query: the user's text.
-            mode: ``auto``, ``text``, ``semantic``, ``nearest`` or ``hybrid``.
-            limit: top-k.
-            offset: rows to skip.
-            filter: applied inside every branch.
-            columns: the columns to return (default: the key and the searched text column).
-            text_column: the text column to search.
-            vector_column: the vector column to use.
-            key_column: the table's unique key (default: what the engine knows of the table).
+            request: the search (:class:`~hotdata_retrieval.routing.SearchRequest`), or the
+                table, with ``query`` and ``options`` the request's other fields
+                (:func:`~hotdata_retrieval.routing.search_request`).
+            query: the user's text, beside a table.
             embed_query: embeds the query on the caller's side where the route needs it
                 (default: the engine's embedder for the table, if it has one).
-            include_branch_scores: return each branch's rank and raw score.
-            weights, rank_constant, depth: ``hybrid``'s reciprocal rank fusion (default
-                all 1, 60 and 100); refused for a search that is not hybrid.
+            options: the request's fields (``mode``, ``limit``, ``filter``, ``fusion``, ...).
 
         Raises:
-            PlanError: no index serves ``mode``, or the route needs an embedder and there is
-                none.
+            PlanError: no index serves the mode, or the route needs an embedder and there is
+                none; a bad request.
             EngineError: no such table (or the engine cannot list its indexes).
         """
         ...
@@ -183,52 +167,44 @@ class RoutesByIndexes:
 
     def plan_search(
         self,
-        table: str | TableName,
-        query: str,
+        request: SearchRequest | str | TableName,
+        query: str | None = None,
+        /,
         *,
-        mode: SearchMode | str = SearchMode.AUTO,
-        limit: int = 10,
-        offset: int = 0,
-        filter: Predicate | None = None,
-        columns: Sequence[str] | None = None,
-        text_column: str | None = None,
-        vector_column: str | None = None,
-        key_column: str | None = None,
         embed_query: Callable[[str], Sequence[float]] | None = None,
-        include_branch_scores: bool = False,
-        weights: Sequence[float] | None = None,
-        rank_constant: float | None = None,
-        depth: int | None = None,
+        **options: Any,
     ) -> SearchPlan:
-        """Read ``table``'s indexes and route ``query`` (:meth:`Engine.plan_search`).
-        ``key_column`` defaults to the table's key; ``embed_query`` to :meth:`embedder_for`'s
-        ``embed_query``.
+        """Read the request's table's indexes and route it (:meth:`Engine.plan_search`). The
+        request's ``key_column`` defaults to the table's key; ``embed_query`` to
+        :meth:`embedder_for`'s ``embed_query``.
 
         Raises:
-            PlanError: no index serves ``mode``, or the route needs an embedder and there is
-                none.
+            PlanError: no index serves the mode, or the route needs an embedder and there is
+                none; a bad request.
             EngineError: no such table.
         """
-        indexes = self.indexes(table)
-        if key_column is not None:
-            indexes = attrs.evolve(indexes, key_column=key_column)
-        return plan_search(
-            indexes,
-            query,
-            mode=mode,
-            limit=limit,
-            offset=offset,
-            filter=filter,
-            columns=columns,
-            text_column=text_column,
-            vector_column=vector_column,
-            embed_query=embed_query or query_embedder(self.embedder_for(indexes.table)),
-            include_branch_scores=include_branch_scores,
-            weights=weights,
-            rank_constant=rank_constant,
-            depth=depth,
-            policy=self.routing_policy,
-        )
+        search = search_request(request, query, **options)
+        indexes = self._route_indexes(search.table)
+        if search.key_column is not None:
+            indexes = attrs.evolve(indexes, key_column=search.key_column)
+        embed = embed_query or query_embedder(self._query_embedder(indexes.table))
+        try:
+            return plan_search(indexes, search, embed_query=embed, policy=self.routing_policy)
+        except PlanError as error:
+            raise self._routing_failed(error, indexes.table) from None
+
+    def _route_indexes(self, table: str | TableName) -> TableIndexes:
+        """The indexes a search of ``table`` is routed by (default: :meth:`indexes`)."""
+        return self.indexes(table)
+
+    def _query_embedder(self, table: TableName) -> Any:
+        """The embedder queries of ``table`` are embedded with (default:
+        :meth:`embedder_for`)."""
+        return self.embedder_for(table)
+
+    def _routing_failed(self, error: PlanError, table: TableName) -> PlanError:
+        """The error to raise when routing ``table`` failed (default: ``error`` itself)."""
+        return error
 
 
 if TYPE_CHECKING:  # mypy checks that the library's engines meet the contract

@@ -46,7 +46,7 @@ import attrs
 
 from hotdata_retrieval._deadline import run_within
 from hotdata_retrieval.compile import DialectProfile, to_sql
-from hotdata_retrieval.engines.base import hotdata_profile, query_embedder
+from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
@@ -57,10 +57,14 @@ from hotdata_retrieval.indexes import (
     TableIndexes,
     VectorIndex,
 )
-from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import SearchPlan
-from hotdata_retrieval.routing import HOTDATA_ROUTING, RoutingPolicy, SearchMode, plan_search
+from hotdata_retrieval.routing import (
+    HOTDATA_ROUTING,
+    RoutingPolicy,
+    plan_search,
+    search_request,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -371,14 +375,16 @@ def result_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Ta
 def route_search(indexes: TableIndexes, query: str, **options: Any) -> SearchPlan:
     """:func:`hotdata_retrieval.routing.plan_search` under the Hotdata engine's policy
     (:data:`~hotdata_retrieval.routing.HOTDATA_ROUTING`: hybrid fuses BM25 with a plain vector
-    index only). Takes the same keyword arguments, ``policy`` aside. Kept so that code written
-    against earlier releases runs unchanged; new code calls :meth:`HotdataEngine.plan_search`,
-    or ``plan_search(indexes, query, ..., policy=HOTDATA_ROUTING)`` on indexes it has.
+    index only), the request built from keywords (:func:`~hotdata_retrieval.routing.
+    search_request`; ``embed_query`` beside them). Kept so that code written against earlier
+    releases runs unchanged; new code calls :meth:`HotdataEngine.plan_search`.
 
     Raises:
         PlanError: as :func:`~hotdata_retrieval.routing.plan_search`.
     """
-    return plan_search(indexes, query, policy=HOTDATA_ROUTING, **options)
+    embed_query = options.pop("embed_query", None)
+    request = search_request(indexes.table, query, **options)
+    return plan_search(indexes, request, embed_query=embed_query, policy=HOTDATA_ROUTING)
 
 
 # -- index metadata ------------------------------------------------------------------------
@@ -461,7 +467,7 @@ def _require_framework() -> None:
         raise HotdataConfigError(_INSTALL_HINT) from None
 
 
-class HotdataEngine:
+class HotdataEngine(RoutesByIndexes):
     """Search a Hotdata database with compiled plans, or run raw SQL on it.
 
     Args:
@@ -697,81 +703,28 @@ class HotdataEngine:
     routing_policy: ClassVar[RoutingPolicy] = HOTDATA_ROUTING
     """How :meth:`plan_search` routes: hybrid fuses BM25 with a plain vector index only."""
 
-    def plan_search(
-        self,
-        table: str | TableName,
-        query: str,
-        *,
-        mode: SearchMode | str = SearchMode.AUTO,
-        limit: int = 10,
-        offset: int = 0,
-        filter: Predicate | None = None,
-        columns: Sequence[str] | None = None,
-        text_column: str | None = None,
-        vector_column: str | None = None,
-        key_column: str | None = None,
-        embed_query: Callable[[str], Sequence[float]] | None = None,
-        include_branch_scores: bool = False,
-        weights: Sequence[float] | None = None,
-        rank_constant: float | None = None,
-        depth: int | None = None,
-    ) -> SearchPlan:
-        """Read ``table``'s indexes (one listing request) and route ``query`` with
-        :func:`hotdata_retrieval.routing.plan_search` under :attr:`routing_policy`.
-
-        Args:
-            table: the table, completed with the database's catalog and ``public``.
-            query: the user's text.
-            mode: ``auto``, ``text``, ``semantic``, ``nearest`` or ``hybrid``.
-            limit: top-k.
-            offset: rows to skip.
-            filter: applied inside every branch.
-            columns: the columns to return (default: the key and the searched text column).
-            text_column: the text column to search.
-            vector_column: the vector column to use (to pick one of several plain indexes).
-            key_column: the table's unique key (default ``id``: the control plane lists no
-                keys).
-            embed_query: embeds the query here for a plain index (default:
-                :attr:`embedder`'s ``embed_query``).
-            include_branch_scores: return each branch's rank and raw score.
-            weights, rank_constant, depth: ``hybrid``'s reciprocal rank fusion (default
-                all 1, 60 and 100); refused for a search that is not hybrid.
-
-        Raises:
-            PlanError: no ready index serves ``mode`` (pending indexes are named), or a plain
-                index needs an embedder this engine lacks.
-            HotdataApiError: the API refused the listing.
-        """
+    def _route_indexes(self, table: str | TableName) -> TableIndexes:
+        """The ready indexes of ``table``, from one listing request (the control plane lists
+        no keys: the key is ``id`` unless the request names one)."""
         name = self.table_name(table)
-        catalog = self.index_catalog(name)
-        indexes = table_indexes(catalog, name, key_column=key_column or "id")
-        try:
-            return plan_search(
-                indexes,
-                query,
-                mode=mode,
-                limit=limit,
-                offset=offset,
-                filter=filter,
-                columns=columns,
-                text_column=text_column,
-                vector_column=vector_column,
-                embed_query=embed_query or query_embedder(self.embedder),
-                include_branch_scores=include_branch_scores,
-                weights=weights,
-                rank_constant=rank_constant,
-                depth=depth,
-                policy=self.routing_policy,
-            )
-        except PlanError as error:
-            pending = [entry for entry in catalog.indexes_on(name) if not entry.ready]
-            if not pending:
-                raise
-            raise PlanError(
-                f"{error}; still building, so not offered: {_describe_pending(pending)}",
-                field=error.field,
-                value=error.value,
-            ) from None
+        return table_indexes(self.index_catalog(name), name, key_column="id")
+
+    def _query_embedder(self, table: TableName) -> Any:
+        """:attr:`embedder`: queries of a plain index are embedded here."""
+        return self.embedder
+
+    def _routing_failed(self, error: PlanError, table: TableName) -> PlanError:
+        """``error``, naming the indexes still building that would have served."""
+        pending = [
+            entry for entry in self.index_catalog(table).indexes_on(table) if not entry.ready
+        ]
+        if not pending:
+            return error
+        return PlanError(
+            f"{error}; still building, so not offered: {_describe_pending(pending)}",
+            field=error.field,
+            value=error.value,
+        )
 
     # -- queries -------------------------------------------------------------------------
 

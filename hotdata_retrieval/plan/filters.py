@@ -419,7 +419,7 @@ class StartsWith(_Composable):
 
 
 def like_prefix(pattern: str, escape: str = "\\") -> str | None:
-    """The prefix a ``LIKE`` pattern matches when it is one — ``<text>%`` with every ``%``
+    r"""The prefix a ``LIKE`` pattern matches when it is one — ``<text>%`` with every ``%``
     and ``_`` of the text written after ``escape`` — else ``None``: what filter text and
     filter objects read a prefix pattern as (:class:`StartsWith`).
 
