@@ -40,15 +40,61 @@ def test_a_parquet_file_past_its_decompressed_ceiling_is_refused_unread(
     monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", uncompressed)
     assert len(_rows(path)) == 1  # at the ceiling: read
     monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", uncompressed - 1)
-    read_table = pq.read_table
 
     def must_not_read(*args: object, **kwargs: object) -> None:
         raise AssertionError("the data was read")
 
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", must_not_read)
     monkeypatch.setattr(pq, "read_table", must_not_read)
     with pytest.raises(LoadError, match=f"{uncompressed:,} bytes once decompressed"):
         read_source(path)
-    monkeypatch.setattr(pq, "read_table", read_table)
+
+
+def _dictionary_bomb(path: Path, *, value_bytes: int, references: int) -> None:
+    """A file whose one text value is referenced ``references`` times: small on disk and in
+    its metadata, ``value_bytes * references`` once expanded."""
+    body = pa.DictionaryArray.from_arrays(
+        pa.array([0] * references, pa.int32()), pa.array(["x" * value_bytes])
+    )
+    ids = pa.array([str(n) for n in range(references)])
+    pq.write_table(pa.table({"id": ids, "body": body}), path, compression="zstd")
+
+
+def test_a_dictionary_bomb_is_refused_before_it_expands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "dictionary.parquet"
+    _dictionary_bomb(path, value_bytes=100_000, references=200)  # 20 MB expanded
+    metadata = pq.ParquetFile(path).metadata
+    stated = metadata.row_group(0).total_byte_size
+    assert stated < 2_000_000 < 20_000_000  # the metadata does not tell
+    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", 10_000_000)
+    with pytest.raises(LoadError, match="more than 10,000,000 bytes once decoded"):
+        read_source(path)
+    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", 30_000_000)
+    rows = _rows(path)
+    assert len(rows) == 200 and rows[0]["body"] == "x" * 100_000
+
+
+def test_a_parquet_value_longer_than_a_line_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loading, "MAX_LINE_BYTES", 1000)
+    path = tmp_path / "long.parquet"
+    pq.write_table(pa.table({"id": ["1", "2"], "body": ["x" * 1000, "y" * 1001]}), path)
+    with pytest.raises(LoadError, match="column 'body' holds a value of 1,001 bytes"):
+        read_source(path)
+    pq.write_table(pa.table({"id": ["1"], "body": ["x" * 1000]}), path)
+    assert _rows(path) == [{"id": "1", "body": "x" * 1000}]
+
+
+def test_an_all_null_dictionary_column_loads(tmp_path: Path) -> None:
+    path = tmp_path / "nulls.parquet"
+    body = pa.DictionaryArray.from_arrays(
+        pa.array([None, None], pa.int32()), pa.array([], pa.string())
+    )
+    pq.write_table(pa.table({"id": ["1", "2"], "body": body}), path)
+    assert [row["body"] for row in _rows(path)] == [None, None]
 
 
 def test_the_parquet_ceiling_is_four_gibibytes() -> None:
@@ -119,6 +165,25 @@ def test_a_quoted_field_across_lines_still_loads(tmp_path: Path) -> None:
     ]
 
 
+def test_carriage_return_line_endings_load(tmp_path: Path) -> None:
+    path = tmp_path / "mac.csv"
+    path.write_bytes(b'id,body\r1,"a\rb"\r2,plain\r')
+    assert _rows(path) == [{"id": "1", "body": "a\rb"}, {"id": "2", "body": "plain"}]
+
+
+def test_a_quote_inside_a_field_is_text(tmp_path: Path) -> None:
+    path = tmp_path / "inches.csv"
+    path.write_text('id,body\n1,a 5" screen\n2,plain\n')
+    assert [row["body"] for row in _rows(path)] == ['a 5" screen', "plain"]
+
+
+def test_a_header_naming_one_column_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "twice.csv"
+    path.write_text("id,body,Body\n1,a,b\n")
+    with pytest.raises(LoadError, match="the column 'Body' appears twice"):
+        read_source(path)
+
+
 def test_a_stray_quote_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "stray.csv"
     path.write_text('id,body\n1,"closed" then more\n')
@@ -174,6 +239,21 @@ def test_a_csv_number_that_would_not_load_as_written_is_refused(
     path.write_text(f"id,n\n1,1.5\n2,{value}\n")
     with pytest.raises(LoadError, match=f"numbers.csv:3: column 'n': {message}"):
         read_source(path)
+
+
+def test_a_hexadecimal_integer_in_a_csv_keeps_its_text(tmp_path: Path) -> None:
+    path = tmp_path / "hex.csv"
+    path.write_text("id,n,m\n1,0x10,7\n2,12,8\n")
+    rows = _rows(path)
+    assert [row["n"] for row in rows] == ["0x10", "12"]  # pyarrow alone reads 16
+    assert [row["m"] for row in rows] == [7, 8]
+
+
+@pytest.mark.parametrize("word", ["NA", "N/A", "NaN", "nan", "#N/A", "None"])
+def test_only_empty_and_null_read_as_null_in_a_csv(tmp_path: Path, word: str) -> None:
+    path = tmp_path / "nulls.csv"
+    path.write_text(f"id,country\n1,{word}\n2,\n3,NULL\n4,US\n")
+    assert [row["country"] for row in _rows(path)] == [word, None, None, "US"]
 
 
 def test_a_quoted_long_integer_in_a_csv_is_text(tmp_path: Path) -> None:

@@ -22,7 +22,6 @@ by its body, not by whichever column comes first.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import re
@@ -79,9 +78,11 @@ MAX_COLUMNS = 1000
 50,000-key JSON object did not load in 240 s)."""
 
 MAX_PARQUET_BYTES = 4 << 30
-"""The most a Parquet file may hold once decompressed, as its own metadata says (the sizes of
-its row groups and column chunks), checked before a byte of data is read: 4 GiB. A 1,449-byte
-file that decompressed to 7.8 GB made ``hdq load`` peak at 7.8 GB."""
+"""The most a Parquet file may hold once decompressed and decoded: 4 GiB. Checked first in its
+own metadata (the sizes of its row groups and column chunks), before a byte of data is read —
+a 1,449-byte file that decompressed to 7.8 GB made ``hdq load`` peak at 7.8 GB — then batch by
+batch as dictionary-encoded text would expand, which the metadata does not tell: a 4,875-byte
+file of one 1 MB string referenced 2,000 times expands to 2 GB."""
 
 
 def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -211,16 +212,13 @@ def _check_nesting(path: Path, number: int, line: str) -> None:
 def _block_size(path: Path, *, json_lines: bool = False) -> int:
     """A reader block size that holds ``path``'s longest line, checking every line on the way:
     UTF-8 and at most :data:`MAX_LINE_BYTES`; for JSON lines, nesting, numbers and keys
-    (:func:`_json_checked`); for CSV, quoting and columns (:func:`_check_csv`).
+    (:func:`_json_checked`).
 
     Raises:
         LoadError: naming the line.
     """
     longest = 0
-    lines = _text_lines(path)
-    if not json_lines:
-        lines = _check_csv(path, lines)
-    for number, line in lines:
+    for number, line in _text_lines(path):
         longest = max(longest, len(line.encode("utf-8")))
         if json_lines:
             _check_nesting(path, number, line)
@@ -235,59 +233,71 @@ def _block_size(path: Path, *, json_lines: bool = False) -> int:
     return size
 
 
-def _check_csv(path: Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
-    """Pass ``lines`` on, reading them as CSV in strict mode on the way (Python's ``csv``):
-    a quote left open is refused, naming the line it opened on, where pyarrow took the rest of
-    the file into one field; so are a stray quote and a row of more than :data:`MAX_COLUMNS`
-    fields.
+def _check_csv(path: Path) -> list[str]:
+    """Read ``path`` as CSV in strict mode (Python's ``csv``, which reads quoting as pyarrow
+    does: a quote is special only at a field's start; ``\\n``, ``\\r\\n`` and ``\\r`` end
+    lines): a quote left open is refused, naming the line it opened on, where pyarrow took the
+    rest of the file into one field; so are a row of more than :data:`MAX_COLUMNS` fields
+    and a field longer than :data:`MAX_LINE_BYTES`.
+
+    Returns:
+        The header row's fields (none for an empty file).
 
     Raises:
         LoadError: naming the line.
     """
-    # The module's limit is the process's; raised, never lowered, to the longest line loaded.
+    # The module's limit is the process's; raised, never lowered, to the longest field loaded.
     csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))
-    row_start = 1
-    pending = ""
-    for number, line in lines:
-        yield number, line
-        if not pending:
-            row_start = number
-        pending += line
-        if pending.count('"') % 2:  # a quoted field goes on to the next line
-            continue
-        try:
-            fields = next(csv.reader([pending], strict=True), [])
-        except csv.Error as error:
-            raise LoadError(f"{path}:{row_start}: not CSV ({error})") from None
-        pending = ""
-        if len(fields) > MAX_COLUMNS:
-            raise LoadError(
-                f"{path}:{row_start}: the row has {len(fields):,} fields; a row holds at most "
-                f"{MAX_COLUMNS:,} columns"
-            )
-    if pending:
-        raise LoadError(
-            f"{path}:{row_start}: a quote opened on this line is never closed: the rest of the "
-            "file would be one field"
-        )
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.reader(handle, strict=True)
+        header: list[str] | None = None
+        while True:
+            start = reader.line_num + 1
+            try:
+                fields = next(reader)
+            except StopIteration:
+                return header or []
+            except csv.Error as error:
+                if "unexpected end of data" in str(error):
+                    raise LoadError(
+                        f"{path}:{start}: a quote opened on this line is never closed: the rest "
+                        "of the file would be one field"
+                    ) from None
+                raise LoadError(f"{path}:{reader.line_num}: not CSV ({error})") from None
+            if len(fields) > MAX_COLUMNS:
+                raise LoadError(
+                    f"{path}:{start}: the row has {len(fields):,} fields; a row holds at most "
+                    f"{MAX_COLUMNS:,} columns"
+                )
+            if header is None:
+                header = fields
 
 
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
 
-def _check_csv_numbers(path: Path, data: pa.Table, read: Callable[..., pa.Table]) -> None:
-    """Refuse a CSV number that does not load as written: pyarrow reads an integer too long
-    for 64 bits as a float (rounded, or ``inf`` past 309 digits) and ``inf`` or ``nan`` text
-    as those floats. The float columns are read again as text to see what was written.
+def _checked_csv_numbers(path: Path, data: pa.Table, read: Callable[..., pa.Table]) -> pa.Table:
+    """``data`` with its number columns as they were written. pyarrow reads an integer too
+    long for 64 bits as a float (rounded, or ``inf`` past 309 digits), ``inf`` text as that
+    float, and ``0x10`` as 16: the number columns are read again as text to see what was
+    written. An integer column holding a value that is no decimal integer is text.
 
     Raises:
-        LoadError: naming the column and the line of the first such value.
+        LoadError: a float column holding an integer past 64 bits or a number that is not
+            finite, naming the column and the line.
     """
-    floats = [name for name in data.column_names if pa.types.is_floating(data.column(name).type)]
-    if not floats:
-        return
-    texts = read({name: pa.string() for name in floats})
-    for name in floats:
+    numbers = [
+        name
+        for name in data.column_names
+        if pa.types.is_floating(data.column(name).type)
+        or pa.types.is_integer(data.column(name).type)
+    ]
+    if not numbers:
+        return data
+    texts = read({name: pa.string() for name in numbers})
+    as_text: dict[str, pa.DataType] = {}
+    for name in numbers:
+        floating = pa.types.is_floating(data.column(name).type)
         for row, (text, value) in enumerate(
             zip(texts.column(name).to_pylist(), data.column(name).to_pylist())
         ):
@@ -295,6 +305,11 @@ def _check_csv_numbers(path: Path, data: pa.Table, read: Callable[..., pa.Table]
                 continue
             written = text.strip()
             whole = _INTEGER_TEXT.fullmatch(written)
+            if not floating:
+                if not whole:
+                    as_text[name] = pa.string()
+                    break
+                continue
             if whole and not _fits_int64(written):
                 shown = written[:24] + ("…" if len(written) > 24 else "")
                 problem = f"the integer {shown} ({len(written.lstrip('+-'))} digits) does not "
@@ -307,31 +322,85 @@ def _check_csv_numbers(path: Path, data: pa.Table, read: Callable[..., pa.Table]
                 f"{path}:{row + 2}: column '{name}': {problem}; write it as a string (quote "
                 "it), or as a number that fits"
             )
+    return read(as_text) if as_text else data
 
 
-def _check_parquet_size(path: Path) -> None:
-    """Refuse a Parquet file whose metadata says it decompresses past
-    :data:`MAX_PARQUET_BYTES` (a row group's, or a column chunk's, uncompressed size), before
-    any data is read.
+_CSV_NULLS = ["", "NULL", "null"]
+"""What a CSV field reads as NULL: empty, or ``NULL``. pyarrow's default list also takes
+``NA``, ``N/A``, ``NaN`` and others, so a country code ``NA`` or a ``NaN`` measurement would
+become NULL without a word."""
+
+
+def _read_parquet(path: Path) -> pa.Table:
+    """``path`` read within :data:`MAX_PARQUET_BYTES` once decompressed and decoded.
+
+    The metadata's sizes are checked first, before a byte of data is read (row groups and
+    column chunks, uncompressed). They do not tell what a dictionary-encoded column expands
+    to (a 1 MB string referenced a thousand times is a few kilobytes of indices), so the file
+    is then read batch by batch with text columns kept as dictionaries, and each batch's
+    expanded size is counted — a dictionary column as the lengths of the values its indices
+    name — before anything is expanded. A value longer than :data:`MAX_LINE_BYTES` (one
+    document) is refused too.
 
     Raises:
-        LoadError: naming the sizes.
+        LoadError: naming the sizes, or the file is not Parquet.
     """
-    metadata = pq.ParquetFile(path).metadata
-    total = 0
+    file = pq.ParquetFile(path)
+    metadata = file.metadata
+    stated = 0
     for group in range(metadata.num_row_groups):
         row_group = metadata.row_group(group)
         chunks = sum(
             max(0, row_group.column(column).total_uncompressed_size)
             for column in range(row_group.num_columns)
         )
-        total += max(chunks, row_group.total_byte_size)
-    if total > MAX_PARQUET_BYTES:
+        stated += max(chunks, row_group.total_byte_size)
+    on_disk = path.stat().st_size
+    if stated > MAX_PARQUET_BYTES:
         raise LoadError(
-            f"{path}: the file holds {total:,} bytes once decompressed (its metadata says), "
-            f"more than the {MAX_PARQUET_BYTES:,} a load reads ({path.stat().st_size:,} bytes "
-            "on disk)"
+            f"{path}: the file holds {stated:,} bytes once decompressed (its metadata says), "
+            f"more than the {MAX_PARQUET_BYTES:,} a load reads ({on_disk:,} bytes on disk)"
         )
+    textual = [
+        field.name
+        for field in file.schema_arrow
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
+    ]
+    reopened = pq.ParquetFile(path, read_dictionary=textual)
+    batches: list[pa.RecordBatch] = []
+    total = 0
+    for batch in reopened.iter_batches(batch_size=8192):
+        for name, column in zip(batch.schema.names, batch.columns):
+            size, longest = _expanded_size(column)
+            if longest > MAX_LINE_BYTES:
+                raise LoadError(
+                    f"{path}: column '{name}' holds a value of {longest:,} bytes; one value "
+                    f"holds at most {MAX_LINE_BYTES:,} (split the document)"
+                )
+            total += size
+        if total > MAX_PARQUET_BYTES:
+            raise LoadError(
+                f"{path}: the file holds more than {MAX_PARQUET_BYTES:,} bytes once decoded "
+                f"(its dictionary-encoded values expand; {on_disk:,} bytes on disk)"
+            )
+        batches.append(batch)
+    if not batches:
+        return file.schema_arrow.empty_table()
+    return pa.Table.from_batches(batches)
+
+
+def _expanded_size(column: pa.Array) -> tuple[int, int]:
+    """``(bytes, longest value's bytes)`` of ``column`` once its dictionary is expanded (for
+    text; any other column: its buffers, and 0)."""
+    if pa.types.is_dictionary(column.type):
+        lengths = pc.fill_null(pc.binary_length(column.dictionary), 0)
+        named = pc.take(lengths, pc.drop_null(column.indices))
+        total = int(pc.sum(named).as_py() or 0)
+        return total, int(pc.max(named).as_py() or 0) if len(named) else 0
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        lengths = pc.fill_null(pc.binary_length(column), 0)
+        return int(column.nbytes), int(pc.max(lengths).as_py() or 0) if len(column) else 0
+    return int(column.nbytes), 0
 
 
 def _jsonl_records(path: Path) -> Iterator[dict[str, object]]:
@@ -431,27 +500,33 @@ def read_source(
             data = pa_json.read_json(location, read_options=options)
         elif suffix == ".csv":
             block = _block_size(location)
-            keys = _csv_key_types(location, key_column)
+            keys = _csv_key_types(_check_csv(location), key_column)
 
             def read(types: dict[str, pa.DataType]) -> pa.Table:
                 return pa_csv.read_csv(
                     location,
                     read_options=pa_csv.ReadOptions(block_size=block),
-                    convert_options=pa_csv.ConvertOptions(column_types={**keys, **types}),
+                    convert_options=pa_csv.ConvertOptions(
+                        column_types={**keys, **types},
+                        null_values=_CSV_NULLS,
+                        strings_can_be_null=True,
+                    ),
                 )
 
-            data = read({})
-            _check_csv_numbers(location, data, read)
+            data = _checked_csv_numbers(location, read({}), read)
         elif suffix == ".parquet":
-            _check_parquet_size(location)
-            data = pq.read_table(location)
+            data = _read_parquet(location)
         else:
             raise LoadError(
                 f"{location}: unknown file type {suffix!r}; use .jsonl, .csv or .parquet"
             )
     except (pa.ArrowInvalid, OSError) as error:
         raise LoadError(f"{location}: {error}") from None
-    data = normalize_text_types(data)
+    _check_column_names(location, data)
+    try:
+        data = normalize_text_types(data)
+    except (pa.ArrowInvalid, pa.ArrowCapacityError) as error:
+        raise LoadError(f"{location}: {' '.join(str(error).split())}") from None
     names = [c.lower() for c in data.column_names]
     if key_column is not None:
         key: str | None = key_column.lower()
@@ -480,6 +555,23 @@ def read_source(
     )
 
 
+def _check_column_names(path: Path, data: pa.Table) -> None:
+    """Refuse a file two of whose columns have one name (case aside: columns are stored
+    lower-cased).
+
+    Raises:
+        LoadError: naming the column.
+    """
+    seen: set[str] = set()
+    for name in data.column_names:
+        if name.lower() in seen:
+            raise LoadError(
+                f"{path}: the column {name!r} appears twice (names are compared in lower "
+                "case); rename one"
+            )
+        seen.add(name.lower())
+
+
 def _mean_length(column: pa.ChunkedArray) -> float:
     """The mean length in characters of a text column's values, a null counting 0 (0 for no
     rows)."""
@@ -487,11 +579,11 @@ def _mean_length(column: pa.ChunkedArray) -> float:
     return 0.0 if mean is None else float(mean)
 
 
-def _csv_key_types(path: Path, key_column: str | None) -> dict[str, pa.DataType]:
-    """Read the key column (``key_column``, else ``id``, in any case) of a CSV file as text."""
+def _csv_key_types(header: list[str], key_column: str | None) -> dict[str, pa.DataType]:
+    """Read the key column (``key_column``, else ``id``, in any case) of a CSV file whose
+    header row is ``header`` as text."""
     wanted = (key_column or "id").lower()
-    header = next(_text_lines(path), (1, ""))[1].removeprefix("\ufeff")  # Excel's UTF-8 BOM
-    names = next(csv.reader(io.StringIO(header)), [])
+    names = [name.removeprefix("\ufeff") for name in header[:1]] + header[1:]  # Excel's BOM
     return {name: pa.string() for name in names if name.strip().lower() == wanted}
 
 
