@@ -160,6 +160,18 @@ def _attacks(store: str, places: dict[str, Path]) -> list[str]:
             "SELECT length(repeat('x', 1500000000))",
             "SELECT setseed(0.42)",
             "SELECT len(range(2000000000))",
+            "SELECT len(range(0, 2000000000))",
+            "SELECT len(range(-1000000, 1000000))",
+            "SELECT len(generate_series(1, 2000000000, 1))",
+            "SELECT length(repeat(repeat('x', 1000000), 1000000))",
+            "SELECT length(repeat(body, 1000)) FROM docs",
+            "SELECT length(repeat('xy', 600000))",
+            "SELECT length(lpad(body, 1000000, 'x')) FROM docs",
+            "SELECT length(rpad(body, 10, body)) FROM docs",
+            "SELECT len(list_resize([1], 300000000))",
+            "SELECT len(array_resize([1], 10001))",
+            "SELECT length(printf('%1000000000d', 1))",
+            "SELECT length(format('{:>1000000000}', 'x'))",
             "PIVOT secret_notes ON note",
         ]
     return [
@@ -254,6 +266,25 @@ def test_every_attack_is_refused_in_one_line_and_changes_nothing(
     # The agent's session still answers after every attack, a killed connection included.
     assert _first(engine.stream_sql("SELECT count(*) AS n FROM docs")).to_pylist() == [{"n": 3}]
     assert len(refused) == len(_attacks(name, places))
+
+
+@pytest.mark.parametrize(
+    ("statement", "expected"),
+    [
+        ("SELECT length(repeat('xy', 500000)) AS n", 1_000_000),
+        ("SELECT len(range(1000000)) AS n", 1_000_000),
+        ("SELECT len(generate_series(1, 10, 2)) AS n", 5),
+        ("SELECT max(length(lpad(id, 10000, '0'))) AS n FROM docs", 10_000),
+        ("SELECT max(len(list_resize([1, 2], 3, 0))) AS n", 3),
+        ("SELECT count(*) AS n FROM range(3000000)", 3_000_000),
+    ],
+)
+def test_duckdb_builders_run_within_their_bounds(
+    tmp_path: Path, statement: str, expected: int
+) -> None:
+    with DuckdbEngine(tmp_path / "builders.duckdb") as engine:
+        engine.load_table("docs", pa.table({"id": ["1", "2"], "body": ["a", "b"]}))
+        assert _first(engine.stream_sql(statement)).to_pylist() == [{"n": expected}]
 
 
 def test_the_searchable_table_reads_and_others_are_named(store: tuple[str, Any]) -> None:

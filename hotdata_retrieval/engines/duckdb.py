@@ -324,6 +324,8 @@ _REFUSED_FUNCTIONS = frozenset(
         "editdist3",
         "jaro_similarity",
         "jaro_winkler_similarity",
+        "printf",
+        "format",
     }
 )
 """Scalar functions agent SQL may not call: they read the configuration or the environment
@@ -331,16 +333,27 @@ _REFUSED_FUNCTIONS = frozenset(
 text, whose plan shows settings and column statistics (``json_serialize_plan``), or cost the
 square of their input's length in one call, which DuckDB does not interrupt (its interrupt
 is checked between batches of rows: ``levenshtein`` of two 120,000-character texts ran 44 s
-past a 2 s limit)."""
+past a 2 s limit), or build a text as wide as their format string says, which the memory
+limit does not see (``printf('%1000000000d', 1)`` built 1 GB past a 95 MiB limit; ``||``
+and ``concat`` join texts)."""
 
-_BOUNDED_COUNTS = {"repeat": 1, "lpad": 1, "rpad": 1, "range": 0, "generate_series": 0}
-"""Scalar functions whose one call allocates as much as an argument says (the argument's
-position): agent SQL may call them with that argument a literal of at most
-:data:`_MAX_COUNT`, which DuckDB's memory limit does not see otherwise
-(``repeat('x', 1500000000)`` built 3 GB past a 95 MiB limit)."""
+_BUILDERS = frozenset(
+    {"repeat", "lpad", "rpad", "list_resize", "array_resize", "range", "generate_series"}
+)
+"""Scalar functions one call of which builds as much as its arguments say, which DuckDB's
+memory limit does not see: it "only applies to the buffer manager" (DuckDB documentation,
+"Limits"), not to the values a statement computes (``repeat('x', 1500000000)`` built 3 GB
+past a 95 MiB limit, ``list_resize([1], 300000000)`` 16 GB). Agent SQL may call them only as
+:func:`_check_builder` allows."""
 
-_MAX_COUNT = 1_000_000
-"""The largest literal count of a :data:`_BOUNDED_COUNTS` call."""
+_MAX_BUILT = 1_000_000
+"""The most one call of :data:`_BUILDERS` with literal arguments may build: a million
+characters (``repeat``'s text times its count) or list elements (``range``)."""
+
+_MAX_PADDED = 10_000
+"""The largest length ``lpad``, ``rpad``, ``list_resize`` and ``array_resize`` may be given
+when they pad a row's value: each of a batch's 2,048 rows builds that many characters or
+elements."""
 
 
 class _DuckdbClosedSession(ClosedSession):
@@ -350,7 +363,7 @@ class _DuckdbClosedSession(ClosedSession):
     statement may change an option again). Before it runs, DuckDB reads the statement twice:
     its parser (``extract_statements``, ``json_serialize_sql``) checks that it is one
     ``SELECT`` that calls no table function but :data:`_TABLE_FUNCTIONS`, none of
-    :data:`_REFUSED_FUNCTIONS`, :data:`_BOUNDED_COUNTS` only with a small literal count, and
+    :data:`_REFUSED_FUNCTIONS`, :data:`_BUILDERS` only within their bounds, and
     no recursive query unless ``SqlLimits.allow_recursive_queries``; its binder
     (``json_serialize_plan``, unoptimised, whose output the agent never sees) resolves every
     table the statement reads, through common table expressions, subqueries and views, and
@@ -424,8 +437,8 @@ class _DuckdbClosedSession(ClosedSession):
             name = str(node.get("function_name", "")).lower()
             if name in _REFUSED_FUNCTIONS:
                 raise RefusedStatementError(f"the function {name}() is not allowed here", sql=text)
-            if name in _BOUNDED_COUNTS:
-                _check_count(name, node.get("children") or [], text)
+            if name in _BUILDERS:
+                _check_builder(name, node.get("children") or [], text)
 
     def _check_read(self, node: dict[str, Any], tables: frozenset[str], text: str) -> None:
         name = str(node.get("name", ""))
@@ -491,20 +504,66 @@ def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
             pending.extend(node.values())
 
 
-def _check_count(name: str, arguments: list[Any], text: str) -> None:
-    """Refuse a :data:`_BOUNDED_COUNTS` call whose count is not a small literal.
+def _literal(argument: Any) -> tuple[bool, Any]:
+    """``(True, value)`` when a serialized argument is a literal, else ``(False, None)``."""
+    if isinstance(argument, dict) and argument.get("class") == "CONSTANT":
+        return True, (argument.get("value") or {}).get("value")
+    return False, None
+
+
+def _integer(value: Any) -> int | None:
+    """``value`` when it is an integer (not a boolean), else ``None``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _built(name: str, values: list[Any]) -> int | None:
+    """What a call of ``name`` on the literal ``values`` builds, in characters or elements
+    (``None`` when the arguments are not what the function takes)."""
+    if name == "repeat" and len(values) == 2:
+        count = _integer(values[1])
+        unit = len(values[0]) if isinstance(values[0], (str, bytes, list)) else 1
+        return None if count is None else unit * max(0, count)
+    bounds = [_integer(value) for value in values]
+    if not 1 <= len(bounds) <= 3 or any(bound is None for bound in bounds):
+        return None
+    numbers = [bound for bound in bounds if bound is not None]
+    start, stop, step = [0, *numbers, 1] if len(numbers) == 1 else [*numbers, 1][:3]
+    span, stride = abs(stop - start), max(1, abs(step))
+    if name == "generate_series":  # its stop is included
+        return span // stride + 1
+    return -(-span // stride)
+
+
+def _check_builder(name: str, arguments: list[Any], text: str) -> None:
+    """Refuse a :data:`_BUILDERS` call that could build more than its bound.
+
+    ``repeat``, ``range`` and ``generate_series`` take literal arguments only (DuckDB computes
+    a call of literals once per statement, not once per row) that build at most
+    :data:`_MAX_BUILT` characters or elements; ``lpad``, ``rpad``, ``list_resize`` and
+    ``array_resize`` take a literal length of at most :data:`_MAX_PADDED` and a literal fill.
 
     Raises:
-        RefusedStatementError: naming the function and the bound.
+        RefusedStatementError: naming the function and its bound.
     """
-    position = _BOUNDED_COUNTS[name]
-    argument = arguments[position] if len(arguments) > position else None
-    value = None
-    if isinstance(argument, dict) and argument.get("class") == "CONSTANT":
-        value = (argument.get("value") or {}).get("value")
-    if not isinstance(value, int) or isinstance(value, bool) or abs(value) > _MAX_COUNT:
+    literals = [_literal(argument) for argument in arguments]
+    if name in ("lpad", "rpad", "list_resize", "array_resize"):
+        length = _integer(literals[1][1]) if len(literals) > 1 else None
+        fill_is_literal = all(known for known, _ in literals[2:])
+        if length is None or abs(length) > _MAX_PADDED or not fill_is_literal:
+            raise RefusedStatementError(
+                f"{name}() is allowed here only with a literal length of at most "
+                f"{_MAX_PADDED:,} and a literal fill: each row builds that much, beyond what "
+                "the memory limit sees",
+                sql=text,
+            )
+        return
+    built = None
+    if literals and all(known for known, _ in literals):
+        built = _built(name, [value for _, value in literals])
+    if built is None or built > _MAX_BUILT:
         raise RefusedStatementError(
-            f"{name}() is allowed here only with a literal count of at most {_MAX_COUNT:,}: "
-            "one call of it builds that much at once, beyond what the memory limit sees",
+            f"{name}() is allowed here only with literal arguments that build at most "
+            f"{_MAX_BUILT:,} characters or elements: one call builds that much at once, "
+            "beyond what the memory limit sees",
             sql=text,
         )
