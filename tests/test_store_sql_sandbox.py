@@ -60,6 +60,25 @@ def _load(engine: Any) -> None:
     )
     engine._execute("CREATE TABLE secret_notes (note TEXT)")
     engine._execute(f"INSERT INTO secret_notes VALUES ('{SECRET}')")
+    if isinstance(engine, PostgresEngine):
+        # What a database may define itself: a function that runs with its owner's rights,
+        # an operator over it, and a function shadowing a built-in's name.
+        engine._execute(
+            "CREATE FUNCTION public.peek_secret() RETURNS SETOF text LANGUAGE sql "
+            "SECURITY DEFINER AS 'SELECT note FROM public.secret_notes'"
+        )
+        engine._execute(
+            "CREATE FUNCTION public.peek_join(text, text) RETURNS text LANGUAGE sql "
+            "SECURITY DEFINER AS 'SELECT string_agg(note, $1) FROM public.secret_notes'"
+        )
+        engine._execute(
+            "CREATE OPERATOR public.### (LEFTARG = text, RIGHTARG = text, FUNCTION = "
+            "public.peek_join)"
+        )
+        engine._execute(
+            "CREATE FUNCTION public.upper(integer) RETURNS text LANGUAGE sql "
+            "SECURITY DEFINER AS 'SELECT note FROM public.secret_notes LIMIT 1'"
+        )
 
 
 def _open(store: str, places: dict[str, Path], postgres_url: Callable[[], str]) -> Any:
@@ -203,6 +222,14 @@ def _attacks(store: str, places: dict[str, Path]) -> list[str]:
         "SELECT ts_rewrite('a'::tsquery, 'SELECT ''a''::tsquery, ''b''::tsquery')",
         "SELECT setseed(0.42)",
         "SELECT \"set_config\"('statement_timeout', '0', false)",
+        "SELECT pg_logical_emit_message(true, 'hdq', 'x')",
+        # The database's own functions and operators, which may run with their owner's rights.
+        "SELECT * FROM peek_secret()",
+        "SELECT public.peek_secret()",
+        "SELECT count(*) FROM docs WHERE body IN (SELECT peek_secret())",
+        "SELECT 'a' ### 'b'",
+        "SELECT 'a' OPERATOR(public.###) 'b'",
+        "SELECT upper(1)",
     ]
 
 
@@ -285,6 +312,23 @@ def test_duckdb_builders_run_within_their_bounds(
     with DuckdbEngine(tmp_path / "builders.duckdb") as engine:
         engine.load_table("docs", pa.table({"id": ["1", "2"], "body": ["a", "b"]}))
         assert _first(engine.stream_sql(statement)).to_pylist() == [{"n": expected}]
+
+
+def test_postgres_built_in_and_extension_callables_still_run(postgres_url: str) -> None:
+    with PostgresEngine(postgres_url) as engine:
+        engine.load_table("callables", pa.table({"id": [1], "body": [BODIES[0]]}))
+        engine._execute(  # runs with the caller's rights: allowed
+            "CREATE OR REPLACE FUNCTION public.add_one(integer) RETURNS integer LANGUAGE sql "
+            "AS 'SELECT $1 + 1'"
+        )
+        statement = (
+            "SELECT lower(body) AS low, '[1,2]'::vector <=> '[1,3]'::vector AS distance, "
+            "to_tsvector('english', body) @@ plainto_tsquery('english', 'fox') AS hit, "
+            "add_one(1) AS two FROM callables"
+        )
+        (row,) = _first(engine.stream_sql(statement)).to_pylist()
+        assert row["low"] == BODIES[0].lower() and row["distance"] > 0
+        assert row["hit"] is False and row["two"] == 2
 
 
 def test_the_searchable_table_reads_and_others_are_named(store: tuple[str, Any]) -> None:

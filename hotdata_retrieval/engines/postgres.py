@@ -129,13 +129,16 @@ _REFUSED_FUNCTIONS = frozenset(
         "ts_stat",
         "ts_rewrite",
         "setseed",
+        "pg_logical_emit_message",
     }
 )
 """Functions any role may call that agent SQL may not: a setting changed for the session, a
 signal to another session of the agent's role (or its own), the seed of ``random()``, and the
 functions that run a query given as text, which no reading of the statement could check
 (``query_to_xml``, ``ts_stat``, ``ts_rewrite``; PostgreSQL documentation, "System
-Administration Functions", "Mapping Tables to XML" and "Text Search Functions")."""
+Administration Functions", "Mapping Tables to XML" and "Text Search Functions"), and
+``pg_logical_emit_message``, which writes to the write-ahead log from a read-only
+transaction."""
 
 _STATEMENT_WORDS = {
     "VariableSet": "SET",
@@ -665,6 +668,47 @@ def _indexes_select(schema: str, table: str, *, tables: bool = False) -> str:
     return render(POSTGRES, tree)
 
 
+_PRIVILEGED_CALLABLES = sqlglot.parse_one(
+    """
+    SELECT DISTINCT called.name
+    FROM (
+        SELECT p.proname AS name, p.oid AS function FROM pg_catalog.pg_proc AS p
+        UNION ALL
+        SELECT o.oprname, o.oprcode FROM pg_catalog.pg_operator AS o
+    ) AS called
+    JOIN pg_catalog.pg_proc AS p ON p.oid = called.function
+    JOIN pg_catalog.pg_language AS l ON l.oid = p.prolang
+    WHERE (p.prosecdef OR NOT l.lanpltrusted)
+      AND p.pronamespace <> CAST('pg_catalog' AS REGNAMESPACE)
+      AND NOT EXISTS (
+        SELECT 1 FROM pg_catalog.pg_depend AS d
+        WHERE d.classid = CAST('pg_catalog.pg_proc' AS REGCLASS)
+          AND d.objid = p.oid AND d.deptype = 'e'
+      )
+    """,
+    read="postgres",
+)
+"""The names of the functions and operators a database defined itself whose code may do what
+the caller's role may not: ``SECURITY DEFINER`` functions, which run with their owner's
+privileges, and functions in an untrusted language (C, ``plpython3u``), which reach the
+server's files; PostgreSQL's own (``pg_catalog``) and extensions' members
+(``pg_depend.deptype = 'e'``) aside (PostgreSQL documentation, "CREATE FUNCTION" and
+"pg_language")."""
+
+
+def _privileged_select(names: Sequence[str]) -> str:
+    """Which of ``names`` (of functions or operators) :data:`_PRIVILEGED_CALLABLES` holds."""
+    query = _PRIVILEGED_CALLABLES.copy()
+    assert isinstance(query, exp.Select)
+    tree = query.where(
+        exp.In(
+            this=exp.column("name", table="called"),
+            expressions=[exp.Literal.string(name) for name in names],
+        )
+    )
+    return render(POSTGRES, tree)
+
+
 def _let_others_traverse(directory: Path) -> None:
     """Give every ancestor of ``directory`` the search bit for others, so the unprivileged
     server user reaches the binaries (a virtual environment made in a ``mktemp -d`` directory
@@ -829,10 +873,10 @@ class _PostgresClosedSession(ClosedSession):
             ("idle_in_transaction_session_timeout", milliseconds),
             ("work_mem", f"{max(64, limits.memory_bytes // 8 // 1024)}kB"),
         )
-        self._check(text, limits)
-        self._tables = self._scope()
         if connection.info.transaction_status != _IDLE:  # a cancel that came too late
             connection.execute("ROLLBACK")
+        self._check(text, limits)
+        self._tables = self._scope()
         connection.execute("BEGIN READ ONLY")
         cursor = None
         try:
@@ -879,7 +923,9 @@ class _PostgresClosedSession(ClosedSession):
     def _check(self, text: str, limits: SqlLimits) -> None:
         """Read ``text`` with PostgreSQL's own parser (``pglast``, which is libpg_query: the
         server's grammar built as a library): one query, no recursion unless allowed, no call
-        of :data:`_REFUSED_FUNCTIONS`.
+        of :data:`_REFUSED_FUNCTIONS`, and no function or operator of a name the database
+        defines with code that may do what the agent's role may not
+        (:data:`_PRIVILEGED_CALLABLES`, read for each statement).
 
         Raises:
             RefusedStatementError: naming what is refused.
@@ -908,12 +954,19 @@ class _PostgresClosedSession(ClosedSession):
             )
         refused: list[str] = []
         recursive: list[bool] = []
+        called: dict[str, set[str]] = {"function": set(), "operator": set()}
 
         class _Calls(Visitor):
             def visit_FuncCall(self, ancestors: Any, node: Any) -> None:
                 name = str(node.funcname[-1].sval).lower()
+                called["function"].add(str(node.funcname[-1].sval))
                 if name in _REFUSED_FUNCTIONS or name.startswith(_REFUSED_PREFIXES):
                     refused.append(name)
+
+            def visit_A_Expr(self, ancestors: Any, node: Any) -> None:
+                for part in node.name or ():
+                    if isinstance(part, ast.String):
+                        called["operator"].add(str(part.sval))
 
             def visit_WithClause(self, ancestors: Any, node: Any) -> None:
                 recursive.append(bool(node.recursive))
@@ -925,6 +978,19 @@ class _PostgresClosedSession(ClosedSession):
             raise RefusedStatementError(
                 f"the function {refused[0]}() is not allowed here", sql=text
             )
+        names = called["function"] | called["operator"]
+        if names:
+            with self._connection.cursor() as cursor:
+                found = {row[0] for row in cursor.execute(_privileged_select(sorted(names)))}
+            for kind in ("function", "operator"):
+                for name in sorted(called[kind] & found):
+                    shown = f"{name}()" if kind == "function" else name
+                    raise RefusedStatementError(
+                        f"the {kind} {shown} is not allowed here: the database defines one of "
+                        "that name that runs with its owner's privileges (SECURITY DEFINER) or "
+                        "in an untrusted language",
+                        sql=text,
+                    )
 
     def limit_of(self, error: BaseException) -> str | None:
         state = getattr(error, "sqlstate", None)
