@@ -98,6 +98,21 @@ OWNER = textwrap.dedent(
 )
 
 
+def test_the_worker_imports_nothing_from_the_callers_directory(
+    database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "imported"
+    for name in ("pyarrow", "datafusion", "hotdata_retrieval"):
+        shadow = tmp_path / "cwd" / name / "__init__.py"
+        shadow.parent.mkdir(parents=True)
+        shadow.write_text(f"open({str(marker)!r}, 'a').write({name!r})\nraise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path / "cwd")
+    with LocalEngine(database) as engine:
+        (batch,) = list(engine.stream_sql("SELECT count(*) AS n FROM docs"))
+    assert batch.to_pylist() == [{"n": 3}]
+    assert not marker.exists()
+
+
 def test_the_worker_dies_with_its_owner(database: Path) -> None:
     owner = subprocess.Popen(
         [sys.executable, "-c", OWNER, str(database), ENDLESS],

@@ -1,5 +1,5 @@
-"""The SQL worker process's entry point: ``python -m hotdata_retrieval.engines.local._sql_worker
-<socket fd> <lifeline fd> <owner pid>`` (:mod:`~hotdata_retrieval.engines.local.sandbox`).
+"""The SQL worker process's entry point, run as ``__main__`` with the arguments ``<socket fd>
+<lifeline fd> <owner pid>`` (:mod:`~hotdata_retrieval.engines.local.sandbox`).
 
 A module of its own, which nothing imports, so that running it imports the library's modules
 once and the caller's ``__main__`` never."""

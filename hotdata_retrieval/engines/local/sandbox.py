@@ -21,7 +21,8 @@ as any engine does; it answers one statement at a time, streaming batches only a
 asks for them.
 
 The worker is a new interpreter running the module :mod:`hotdata_retrieval.engines.local.
-_sql_worker` (``python -m``), not a ``multiprocessing`` child: ``spawn`` imports the caller's
+_sql_worker` (:data:`_BOOTSTRAP`: never from the caller's directory), not a
+``multiprocessing`` child: ``spawn`` imports the caller's
 ``__main__`` again in the child, so a script without an ``if __name__ == "__main__":`` guard
 ran its whole top level twice. It talks to its owner over a socket pair, with stdin and stdout
 closed (its owner's stdout may be a protocol channel, as ``hdq mcp``'s is). It cannot outlive
@@ -80,9 +81,9 @@ _PR_SET_PDEATHSIG = 1
 
 
 def worker_main(arguments: list[str]) -> None:
-    """The worker process's entry point (``python -m hotdata_retrieval.engines.local.
-    _sql_worker <socket fd> <lifeline fd> <owner pid>``): tie its life to its owner's, then
-    answer statements over the socket until it closes."""
+    """The worker process's entry point (:data:`_BOOTSTRAP`, with the arguments ``<socket fd>
+    <lifeline fd> <owner pid>``): tie its life to its owner's, then answer statements over the
+    socket until it closes."""
     channel, lifeline, owner = (int(argument) for argument in arguments)
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):  # no libc to call: the lifeline alone holds
@@ -228,6 +229,16 @@ class _Process:
             os.close(self.lifeline)
 
 
+_BOOTSTRAP = (
+    "import runpy, sys; del sys.path[0]; "
+    "runpy.run_module('hotdata_retrieval.engines.local._sql_worker', run_name='__main__')"
+)
+"""How the worker interpreter starts: ``python -c``, which puts the current directory first on
+``sys.path`` as ``-m`` does (Python documentation, "sys.path"), takes it off before the first
+import, so a ``pyarrow.py`` or ``hotdata_retrieval/`` in the directory the caller runs from
+is never the worker's."""
+
+
 def _launch(root: Path, catalog: str, schema: str, embedder: bytes | None) -> _Process:
     """Start a worker interpreter (module docstring) and send it what to open."""
     ours, theirs = socket.socketpair()
@@ -235,7 +246,7 @@ def _launch(root: Path, catalog: str, schema: str, embedder: bytes | None) -> _P
     try:
         arguments = [str(theirs.fileno()), str(watched), str(os.getpid())]
         process = subprocess.Popen(
-            [sys.executable, "-m", "hotdata_retrieval.engines.local._sql_worker", *arguments],
+            [sys.executable, "-c", _BOOTSTRAP, *arguments],
             pass_fds=(theirs.fileno(), watched),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
