@@ -157,6 +157,29 @@ def test_an_echoed_api_key_never_reaches_a_message(fake: FakeHotdataApi) -> None
         assert plain.value.__cause__ is not None
 
 
+@pytest.mark.parametrize("shape", ["message", "body", "code"])
+def test_a_key_at_the_clip_point_is_redacted_whole(fake: FakeHotdataApi, shape: str) -> None:
+    from hotdata_retrieval.engines import hotdata
+
+    # The key straddles the point where a long message is cut: redacting after the cut would
+    # leave its first half in the message.
+    padding = "x" * (hotdata._MAX_MESSAGE - 10)
+    echoed = f"{padding} {API_KEY} tail"
+    answers = {
+        "message": {"error": {"code": "BAD_REQUEST", "message": echoed}},
+        "body": {"detail": echoed},
+        "code": {"error": {"code": f"E {API_KEY}"}},
+    }
+    with HotdataEngine.connect(
+        "db_test", api_key=API_KEY, workspace_id="ws_test", host=fake.url
+    ) as engine:
+        fake.respond_once(400, answers[shape])
+        with pytest.raises(HotdataApiError) as caught:
+            engine.sql("SELECT 1")
+    shown = f"{caught.value} {caught.value.code}"
+    assert API_KEY[:6] not in shown
+
+
 class _DrippingServer:
     """Answers every request with headers, then one byte of body every ``interval``."""
 

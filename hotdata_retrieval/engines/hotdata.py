@@ -183,7 +183,7 @@ class _Requests:
 
     def failure(self, error: BaseException, *, sql: str | None = None) -> HotdataApiError:
         """The :class:`HotdataApiError` telling ``error``, the key removed."""
-        made = _api_error(error, sql=sql)
+        made = _api_error(error, sql=sql, redact=self.redact)
         message = self.redact(str(made))
         if message == str(made):
             return made
@@ -276,19 +276,26 @@ def _clip(text: str) -> str:
     return text if len(text) <= _MAX_MESSAGE else text[: _MAX_MESSAGE - 1] + "…"
 
 
-def engine_error_message(error: BaseException, *, sql: str | None = None) -> str:
+def engine_error_message(
+    error: BaseException,
+    *,
+    sql: str | None = None,
+    redact: Callable[[str], str] | None = None,
+) -> str:
     """The readable message behind an error raised by hotdata-framework or the SDK.
 
     hotdata-framework raises ``RuntimeError("Bad Request")`` for a rejected query and keeps
     the SDK's ``ApiException`` — whose ``body`` holds the engine's message — as its cause.
     This returns that message; failing that, the body's text; failing that, the status, with
     a hint when ``sql`` quotes a mixed-case identifier (the engine answers that with an
-    empty-body 400: engine contract §4).
+    empty-body 400: engine contract §4). ``redact`` is applied to each text before it is
+    clipped and its whitespace joined, so a secret it removes is never cut in two first.
     """
+    clean = redact or (lambda text: text)
     api_error = _api_exception(error)
     if api_error is None:
-        return _clip(str(error)) or type(error).__name__
-    body = _body_text(getattr(api_error, "body", None))
+        return _clip(clean(str(error))) or type(error).__name__
+    body = clean(_body_text(getattr(api_error, "body", None)))
     message, code = _message_and_code(body)
     if message:
         return _clip(message)
@@ -305,14 +312,17 @@ def engine_error_message(error: BaseException, *, sql: str | None = None) -> str
     return text
 
 
-def _api_error(error: BaseException, *, sql: str | None = None) -> HotdataApiError:
+def _api_error(
+    error: BaseException, *, sql: str | None = None, redact: Callable[[str], str] | None = None
+) -> HotdataApiError:
     api_error = _api_exception(error)
     status = None if api_error is None else getattr(api_error, "status", None)
     code = None
     if api_error is not None:
-        _, code = _message_and_code(_body_text(getattr(api_error, "body", None)))
+        body = _body_text(getattr(api_error, "body", None))
+        _, code = _message_and_code(redact(body) if redact else body)
     return HotdataApiError(
-        engine_error_message(error, sql=sql),
+        engine_error_message(error, sql=sql, redact=redact),
         sql=sql,
         status=int(status) if status is not None else None,
         code=code,
