@@ -188,6 +188,8 @@ class _DrippingServer:
         self._socket = socket.create_server(("127.0.0.1", 0))
         self.port = self._socket.getsockname()[1]
         self._stopped = threading.Event()
+        self.connections = 0
+        self.finished = 0
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -196,6 +198,7 @@ class _DrippingServer:
                 connection, _ = self._socket.accept()
             except OSError:
                 return
+            self.connections += 1
             threading.Thread(target=self._drip, args=(connection,), daemon=True).start()
 
     def _drip(self, connection: socket.socket) -> None:
@@ -205,12 +208,15 @@ class _DrippingServer:
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                 b"Content-Length: 100000\r\n\r\n"
             )
-            while not self._stopped.is_set():
+            for _ in range(100000):
+                if self._stopped.is_set():
+                    return
                 try:
                     connection.sendall(b" ")
                 except OSError:
                     return
                 time.sleep(self.interval)
+            self.finished += 1
 
     def stop(self) -> None:
         self._stopped.set()
@@ -225,10 +231,31 @@ def test_a_server_sending_a_byte_at_a_time_is_held_to_the_deadline() -> None:
         )
         database = ManagedDatabase(id="db_test", description="t", default_connection_id="c")
         engine = HotdataEngine(client, database, request_deadline=1.5)
-        started = time.monotonic()
         with pytest.raises(HotdataApiError, match=r"within 1.5 seconds \(request_deadline\)"):
             engine.sql("SELECT 1")
-        assert time.monotonic() - started < 5
+        assert server.finished == 0  # the deadline ended the call, not the answer
+    finally:
+        server.stop()
+
+
+def test_abandoned_requests_are_capped() -> None:
+    from hotdata_retrieval.engines.hotdata import MAX_ABANDONED_REQUESTS
+
+    server = _DrippingServer(0.5)
+    try:
+        client = HotdataClient(
+            API_KEY, "ws_test", host=f"http://127.0.0.1:{server.port}", request_timeout=2
+        )
+        database = ManagedDatabase(id="db_test", description="t", default_connection_id="c")
+        engine = HotdataEngine(client, database, request_deadline=0.2)
+        for _ in range(MAX_ABANDONED_REQUESTS):
+            with pytest.raises(HotdataApiError, match="request_deadline"):
+                engine.sql("SELECT 1")
+        reached = server.connections
+        with pytest.raises(HotdataApiError, match=r"4 earlier requests .* still unanswered"):
+            engine.sql("SELECT 1")
+        assert server.connections == reached  # refused before a request was sent
+        assert reached <= MAX_ABANDONED_REQUESTS
     finally:
         server.stop()
 

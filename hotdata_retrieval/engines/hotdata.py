@@ -39,12 +39,13 @@ import json
 import math
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import attrs
 
-from hotdata_retrieval._deadline import run_within
+from hotdata_retrieval._deadline import Pending, run_within
 from hotdata_retrieval.compile import DialectProfile, to_sql
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.errors import EngineError
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_REQUEST_DEADLINE",
+    "MAX_ABANDONED_REQUESTS",
     "DEFAULT_VECTOR_METRIC",
     "REQUEST_DEADLINE_VARIABLE",
     "EngineError",
@@ -134,6 +136,11 @@ REQUEST_DEADLINE_VARIABLE = "HOTDATA_REQUEST_DEADLINE"
 
 _REDACTED = "<redacted API key>"
 
+MAX_ABANDONED_REQUESTS = 4
+"""How many requests left running past their deadline an engine holds at once; past that, a
+new request is refused until one of them ends, so a server that never answers cannot pile
+up threads and connections without bound."""
+
 
 class _Requests:
     """Requests to the API within a total deadline, and failures told without the API key.
@@ -143,21 +150,36 @@ class _Requests:
     from outside the request (:func:`~hotdata_retrieval._deadline.run_within`): at the
     deadline the call fails, and the request is left to end on its own thread. A server or
     proxy that echoes the request puts the key in its error: every message shown is cleared
-    of it, and an error holding it is raised without its cause.
+    of it, and an error holding it is raised without its cause. At most
+    :data:`MAX_ABANDONED_REQUESTS` abandoned requests are left running at once.
     """
 
     def __init__(self, deadline: float, secrets: Sequence[str]) -> None:
         self.deadline = _check_deadline(deadline, "request_deadline")
         self._secrets = tuple(secret for secret in secrets if secret)
+        self._abandoned: list[Pending] = []
+        self._lock = threading.Lock()
 
     def run(self, function: Callable[[], Any], *, what: str, sql: str | None = None) -> Any:
         """``function()`` (one request) within the deadline; its own failures propagate.
 
         Raises:
-            HotdataApiError: no complete answer within the deadline.
+            HotdataApiError: no complete answer within the deadline, or
+                :data:`MAX_ABANDONED_REQUESTS` earlier requests are still unanswered.
         """
+        with self._lock:
+            self._abandoned = [pending for pending in self._abandoned if not pending.done()]
+            if len(self._abandoned) >= MAX_ABANDONED_REQUESTS:
+                raise HotdataApiError(
+                    f"{len(self._abandoned)} earlier requests to the Hotdata API are still "
+                    f"unanswered past their deadline of {self.deadline:g} seconds; no new "
+                    "request is sent until one of them ends",
+                    sql=sql,
+                )
         ended, pending = run_within(function, self.deadline, name="hdq-hotdata-request")
         if not ended:
+            with self._lock:
+                self._abandoned.append(pending)
             raise HotdataApiError(
                 f"the Hotdata API gave no complete answer to {what} within {self.deadline:g} "
                 "seconds (request_deadline); the request was abandoned",
