@@ -12,7 +12,7 @@ from collections.abc import Generator
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval.engines._agent_sql import GRACE_SECONDS, ClosedSession, ClosedSql
+from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 
@@ -45,23 +45,19 @@ def test_an_unstoppable_statement_returns_at_its_limit_and_holds_the_tool() -> N
         return opened[-1]
 
     closed = ClosedSql("fake", open_session)
-    started = time.monotonic()
     with pytest.raises(SqlLimitError) as caught:
         list(closed.stream("stuck", SqlLimits(timeout_seconds=0.2)))
-    took = time.monotonic() - started
     assert caught.value.limit == "timeout_seconds"
-    assert 0.2 <= took < 0.2 + GRACE_SECONDS + 3
     assert opened[0].cancels == 1
+    assert not opened[0].release.is_set()  # returned while the statement was still stuck
     with pytest.raises(EngineError, match="previous query is still running"):
         list(closed.stream("quick", SqlLimits()))
     opened[0].release.set()
-    deadline = time.monotonic() + 10
-    while True:
+    for _ in range(200):  # the stuck statement's thread ends once released
         try:
             (batch,) = list(closed.stream("quick", SqlLimits()))
             break
         except EngineError:
-            assert time.monotonic() < deadline
             time.sleep(0.05)
     assert batch.to_pylist() == [{"n": 1}]
     assert len(opened) == 2  # the stuck session was left to its statement; a new one serves

@@ -138,11 +138,9 @@ def test_a_restart_counts_against_the_call_that_needs_it(database: Path) -> None
         with pytest.raises(EngineError, match="stopped the SQL worker"):
             list(engine.stream_sql("SELECT " + "+".join(["1"] * 60_000) + " AS n"))
         # A fresh interpreter cannot import the engine and open the database in 50 ms.
-        started = time.monotonic()
         with pytest.raises(SqlLimitError, match="still opening the database") as caught:
             list(engine.stream_sql("SELECT 1 AS one", limits=SqlLimits(timeout_seconds=0.05)))
         assert caught.value.limit == "timeout_seconds"
-        assert time.monotonic() - started < 5
         # The worker kept opening meanwhile: the next call uses it.
         (batch,) = list(engine.stream_sql("SELECT 1 AS one"))
         assert batch.to_pylist() == [{"one": 1}]

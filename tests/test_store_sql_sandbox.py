@@ -363,13 +363,12 @@ def test_an_endless_query_is_cancelled_at_the_time_limit(store: tuple[str, Any])
         "docs g, docs h, docs i, docs j, docs k, docs l, docs m, docs n, docs o, docs p, docs q, "
         "docs r, docs s, docs t, docs u, docs v, docs w, docs x, docs y, docs z",
     )
-    started = time.monotonic()
     with pytest.raises(SqlLimitError) as caught:
         list(engine.stream_sql(endless, limits=SqlLimits(timeout_seconds=1.0)))
     assert caught.value.limit == "timeout_seconds"
     assert "time limit of 1 seconds" in str(caught.value)
-    # Cancelled in the store, not abandoned: the next statement runs at once.
-    assert time.monotonic() - started < 30
+    # Cancelled in the store, not abandoned (an abandoned statement holds the next call with
+    # "the previous query is still running"): the next statement runs at once.
     assert _first(engine.stream_sql("SELECT count(*) AS n FROM docs")).to_pylist() == [{"n": 3}]
 
 
