@@ -189,6 +189,19 @@ def test_an_oversized_message_is_dropped_unread_and_memory_stays(stdio: RawStdio
     assert _resident_bytes(stdio.process.pid) <= baseline * 1.1
 
 
+def test_a_read_message_refused_by_its_arguments_leaves_memory_where_it_was(
+    stdio: RawStdio,
+) -> None:
+    assert _call(stdio, "fox")["result"]["isError"] is False
+    baseline = _resident_bytes(stdio.process.pid)
+    query = "fox " * ((MAX_MESSAGE_BYTES - 200) // 4)  # the largest message the reader takes
+    reply = _call(stdio, query)
+    assert reply["result"]["isError"] is True
+    assert "at most 4096 characters" in json.dumps(reply["result"])
+    assert _call(stdio, "fox")["result"]["isError"] is False
+    assert _resident_bytes(stdio.process.pid) <= baseline * 1.1
+
+
 def test_a_message_at_the_reader_limit_is_read(stdio: RawStdio) -> None:
     request = {
         "jsonrpc": "2.0",
