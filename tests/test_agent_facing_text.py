@@ -110,6 +110,21 @@ def test_a_failed_cast_does_not_show_the_stored_text(
     assert f"({len(INJECTED)} characters)" in message
 
 
+def test_a_failed_statement_and_its_lint_findings_are_one_line() -> None:
+    with LocalEngine() as engine:
+        _load(engine)
+        toolkit = SearchToolkit(engine, table="docs")
+        unranked = "FROM bm25_search('default.public.docs', 'body', 'mail') LIMIT 5"
+        with pytest.raises(ToolError) as caught:
+            toolkit.execute_sql(f"SELECT nosuch {unranked}")
+        answered = toolkit.execute_sql(f"SELECT id {unranked}")
+    (finding,) = answered["metadata"]["warnings"]
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("Schema error: No field named nosuch")
+    assert f"{finding['code']} [error] {finding['message']}" in message
+
+
 def test_a_damaged_table_is_named_by_a_path_inside_the_database(tmp_path: Path) -> None:
     root = tmp_path / "db"
     with LocalEngine(root) as engine:

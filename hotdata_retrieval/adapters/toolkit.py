@@ -670,7 +670,10 @@ class SearchToolkit:
                 for warning in warnings
                 if isinstance(warning, Finding)
             ]
-            raise ToolError("\n".join([self._shown(str(error)), *notes])) from error
+            message = self._shown(str(error))
+            if notes:  # on the same line: a tool error is one line
+                message += " (" + "; ".join(notes) + ")"
+            raise ToolError(message) from error
         if result.truncated:
             warnings.append(self._truncation_warning(result))
         extra = {} if result.row_count_exact else {"row_count_exact": False}
