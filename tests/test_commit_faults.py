@@ -170,3 +170,52 @@ def test_every_file_of_a_version_is_flushed_before_the_catalog_is_renamed(
     for parent in (directory.parent, root / "tables"):
         assert str(parent) in flushed, parent
     assert str(root) in {path for kind, path in events[renamed:] if kind == "fsync"}
+
+
+# -- the operating system's own failures, as it reports them -------------------------------
+
+
+def test_a_move_the_disk_refuses_is_a_database_error_and_keeps_the_old_table(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_replace = os.replace
+
+    def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        if "/tables/" in str(target):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with LocalEngine(root) as engine, pytest.raises(DatabaseError, match="cannot move the new"):
+        engine.load_table("docs", _data(NEW), text_columns=["body"])
+    monkeypatch.undo()
+    assert _bodies(root) == OLD
+
+
+@pytest.mark.parametrize("committed", [False, True])
+def test_a_directory_flush_that_fails_is_told(
+    root: Path, monkeypatch: pytest.MonkeyPatch, committed: bool
+) -> None:
+    real_fsync = os.fsync
+    catalog_renamed = False
+    real_replace = os.replace
+
+    def replace(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+        nonlocal catalog_renamed
+        real_replace(source, target)
+        catalog_renamed = catalog_renamed or str(target).endswith("catalog.json")
+
+    def fsync(descriptor: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{descriptor}")
+        published = os.path.isdir(path) and "/staging/" not in path
+        if published and catalog_renamed == committed:
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    told = "the write is committed, but" if committed else "cannot move the new version"
+    with LocalEngine(root) as engine, pytest.raises(DatabaseError, match=told):
+        engine.load_table("docs", _data(NEW), text_columns=["body"])
+    monkeypatch.undo()
+    assert _bodies(root) == (NEW if committed else OLD)

@@ -250,12 +250,20 @@ def _reach(point: str) -> None:
 
 
 def _fsync_directory(directory: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform can open a directory
+    """Flush ``directory``'s entries to disk.
+
+    Raises:
+        OSError: the flush failed (a failing disk: ``EIO``). A directory the platform cannot
+            open is skipped: not every platform opens one.
+    """
+    try:
         descriptor = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def sync_tree(directory: Path) -> None:
@@ -298,7 +306,13 @@ def _write_catalog(root: Path, tables: Mapping[str, TableEntry]) -> None:
         temporary.unlink(missing_ok=True)
         raise
     _reach("catalog_replaced")
-    _fsync_directory(root)
+    try:
+        _fsync_directory(root)
+    except OSError as error:
+        raise DatabaseError(
+            f"the write is committed, but {root} could not be flushed to disk: "
+            f"{error.strerror or error}; a power loss now may undo it"
+        ) from None
     _reach("catalog_synced")
 
 
@@ -392,15 +406,21 @@ def commit(
                 "was committed, the previous version is intact"
             ) from None
         _reach("staged_synced")
-        for table, (entry, staged) in written.items():
-            target = version_directory(root, entry)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staged, target)
-            moved.append(target)
-            entries[table] = entry
-            _reach("moved")
-        for directory in {*(target.parent for target in moved), root / "tables", root}:
-            _fsync_directory(directory)
+        try:
+            for table, (entry, staged) in written.items():
+                target = version_directory(root, entry)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(staged, target)
+                moved.append(target)
+                entries[table] = entry
+                _reach("moved")
+            for directory in {*(target.parent for target in moved), root / "tables", root}:
+                _fsync_directory(directory)
+        except OSError as error:
+            raise DatabaseError(
+                f"cannot move the new version into place: {error.strerror or error}; "
+                "nothing was committed, the previous version is intact"
+            ) from None
         _reach("moves_synced")
         _write_catalog(root, entries)
     except BaseException:
