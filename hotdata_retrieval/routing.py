@@ -60,6 +60,7 @@ from hotdata_retrieval.plan.search import (
     fusion_options,
     make_fusion,
 )
+from hotdata_retrieval.plan.values import check_positive_int
 
 __all__ = [
     "HOTDATA_ROUTING",
@@ -313,6 +314,30 @@ def _key_column(value: Any) -> str | None:
     return _identifier(value, "key_column")
 
 
+def _request_query(value: Any) -> str:
+    if not isinstance(value, str):
+        raise PlanError(f"query must be text, got {value!r}", field="query", value=value)
+    return value
+
+
+def _request_limit(value: Any) -> int:
+    return check_positive_int(value, label="limit")
+
+
+def _request_offset(value: Any) -> int:
+    return check_positive_int(value, label="offset", minimum=0)
+
+
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise PlanError(
+            f"include_branch_scores must be true or false, got {value!r}",
+            field="include_branch_scores",
+            value=value,
+        )
+    return value
+
+
 def _columns(value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
@@ -407,20 +432,22 @@ class SearchRequest:
             ``{"method": ..., <option>: ...}``); refused for a search that is not hybrid.
 
     Raises:
-        PlanError: an unknown mode, a filter or fusion that does not read, a bad column name.
+        PlanError: an unknown mode, a filter or fusion that does not read, a bad column name,
+            a ``limit`` or ``offset`` that is no whole number in range (``True`` and ``"3"``
+            are not), a query that is not text.
     """
 
     table: str | TableName
-    query: str
+    query: str = attrs.field(converter=_request_query)
     mode: SearchMode = attrs.field(default=SearchMode.AUTO, converter=_mode)
-    limit: int = 10
-    offset: int = 0
+    limit: int = attrs.field(default=10, converter=_request_limit)
+    offset: int = attrs.field(default=0, converter=_request_offset)
     filter: Predicate | None = attrs.field(default=None, converter=_filter)
     columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
     text_column: str | None = attrs.field(default=None, converter=_text_column)
     vector_column: str | None = attrs.field(default=None, converter=_vector_column)
     key_column: str | None = attrs.field(default=None, converter=_key_column)
-    include_branch_scores: bool = False
+    include_branch_scores: bool = attrs.field(default=False, converter=_flag)
     fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion_choice)
 
 

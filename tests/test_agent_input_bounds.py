@@ -18,19 +18,22 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import Client
+from pydantic import ValidationError
 
 from hotdata_retrieval.adapters import SearchToolkit, ToolError
-from hotdata_retrieval.adapters.langchain import make_search_tools
+from hotdata_retrieval.adapters.langchain import HotdataRetriever, make_search_tools
 from hotdata_retrieval.adapters.mcp import MAX_MESSAGE_BYTES, create_server
 from hotdata_retrieval.engines.limits import (
     DEFAULT_MAX_QUERY_CHARACTERS,
     DEFAULT_MAX_QUERY_TERMS,
     DEFAULT_MAX_SQL_CHARACTERS,
+    InputLimitError,
     InputLimits,
     InvalidLimitError,
     SqlLimits,
 )
 from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.errors import PlanError
 from tests.test_adapters_mcp_protocol import RawStdio
 
 LIMITS = InputLimits(max_query_characters=40, max_query_terms=5, max_sql_characters=60)
@@ -116,6 +119,33 @@ def test_the_langchain_tools_take_the_same_limits_and_no_invented_argument(
     assert "at most 60 characters" in str(sql.invoke({"sql": _padded_sql(61)}))
     invented = str(text.invoke({"query": "fox", "filter": "id = 1"}))
     assert invented.startswith("Error: invalid arguments") and "filter" in invented
+
+
+@pytest.mark.parametrize("k", [True, "3", 0, 2.5, "many"])
+def test_the_langchain_search_tools_take_k_as_a_json_integer(engine: LocalEngine, k: Any) -> None:
+    text, _ = (tool for tool in make_search_tools(engine, table="docs"))
+    answer = str(text.invoke({"query": "fox", "k": k}))
+    assert answer.startswith("Error: invalid arguments: k: "), answer
+    assert '"returned": 1' in str(text.invoke({"query": "fox", "k": 1.0}))  # JSON's integer
+
+
+def test_the_retriever_keeps_the_input_limits_and_a_strict_k(engine: LocalEngine) -> None:
+    retriever = HotdataRetriever(engine=engine, table="docs", mode="text", input_limits=LIMITS)
+    assert [document.id for document in retriever.invoke("fox" + " " * 37)] == ["1"]
+    with pytest.raises(InputLimitError, match=r"41 characters; .* \(max_query_characters\)"):
+        retriever.invoke("fox" + " " * 38)
+    with pytest.raises(InputLimitError, match="max_query_terms"):
+        retriever.invoke("a b c d e f")
+    for bad in (True, "3", 0):
+        with pytest.raises(PlanError, match="limit must be"):
+            retriever.invoke("fox", k=bad)
+        with pytest.raises(ValidationError):
+            HotdataRetriever(engine=engine, table="docs", k=bad)
+    # The defaults: 128 words is a query, 129 is not.
+    default = HotdataRetriever(engine=engine, table="docs", mode="text")
+    assert [document.id for document in default.invoke("fox " * 128)] == ["1"]
+    with pytest.raises(InputLimitError, match="more than 128 words"):
+        default.invoke("fox " * 129)
 
 
 @pytest.mark.anyio

@@ -30,7 +30,7 @@ message (``ToolException`` with ``handle_tool_error``; argument errors with
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import attrs
 
@@ -39,7 +39,15 @@ try:
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
-    from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, create_model
+    from pydantic import (
+        BaseModel,
+        BeforeValidator,
+        ConfigDict,
+        Field,
+        PrivateAttr,
+        ValidationError,
+        create_model,
+    )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "the LangChain adapter needs langchain-core: pip install 'hotdata-retrieval[langchain]'"
@@ -52,6 +60,7 @@ from hotdata_retrieval.adapters.toolkit import (
     DEFAULT_NAME_PREFIX,
     SearchToolkit,
     ToolError,
+    whole_number,
 )
 from hotdata_retrieval.engines.base import Engine, query_embedder
 from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
@@ -83,9 +92,17 @@ def _tool_error_message(error: ToolException) -> str:
     return f"Error: {error}"
 
 
-_NO_EXTRA_ARGUMENTS = ConfigDict(extra="forbid")
+_NO_EXTRA_ARGUMENTS = ConfigDict(extra="forbid", strict=True)
 """An argument the schema does not list is refused, never dropped: a model that invents a
-``filter`` must not get unfiltered rows back as a success."""
+``filter`` must not get unfiltered rows back as a success. Types are strict, as JSON's are:
+``k`` of ``"3"`` or ``true`` is refused, not read as 3 or 1 (``5.0`` is 5: JSON Schema's
+integer)."""
+
+_K = Annotated[
+    Annotated[int, Field(ge=1)] | None,
+    BeforeValidator(whole_number),
+]
+"""The type of a search's ``k``: a whole number of at least 1, or none."""
 
 
 def _search_arguments(toolkit: SearchToolkit, name: str) -> type[BaseModel]:
@@ -94,7 +111,7 @@ def _search_arguments(toolkit: SearchToolkit, name: str) -> type[BaseModel]:
         name,
         __config__=_NO_EXTRA_ARGUMENTS,
         query=(str, Field(description=toolkit.query_help, min_length=1, max_length=longest)),
-        k=(int | None, Field(default=None, ge=1, description=toolkit.k_help)),
+        k=(_K, Field(default=None, description=toolkit.k_help)),
     )
 
 
@@ -303,13 +320,21 @@ class HotdataRetriever(BaseRetriever):
             :class:`~hotdata_retrieval.routing.FusionChoice` (default: reciprocal rank fusion).
         embedder: embeds queries on this side (default: the engine's embedder for the table,
             as its ``plan_search`` picks it).
+        input_limits: the longest query a call may carry, checked before anything reads it
+            (default :class:`~hotdata_retrieval.engines.limits.InputLimits`: 4,096
+            characters, 128 words).
+
+    Raises:
+        InputLimitError: a query over ``input_limits`` (from ``invoke``).
+        PlanError: a ``k`` that is no whole number of at least 1 (``"3"`` and ``True`` are
+            not), a bad filter or fusion.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     engine: Any
     table: str
-    k: int = Field(default=4, ge=1)
+    k: int = Field(default=4, ge=1, strict=True)
     mode: str = SearchMode.AUTO.value
     text_column: str | None = None
     content_column: str | None = None
@@ -318,6 +343,7 @@ class HotdataRetriever(BaseRetriever):
     filter: Any = None
     fusion: Any = None
     embedder: Any = None
+    input_limits: InputLimits = Field(default_factory=InputLimits)
 
     _indexes: TableIndexes | None = PrivateAttr(default=None)
 
@@ -348,7 +374,13 @@ class HotdataRetriever(BaseRetriever):
         """The plan one call runs (useful to see its SQL with ``to_sql``): routed by the
         engine's ``plan_search`` (the engine contract), embedding with ``embedder`` when one is
         given here; for an engine without ``plan_search``, by
-        :func:`~hotdata_retrieval.routing.plan_search`."""
+        :func:`~hotdata_retrieval.routing.plan_search`.
+
+        Raises:
+            InputLimitError: ``query`` is over :attr:`input_limits`.
+        """
+        if isinstance(query, str):
+            self.input_limits.check_query(query)
         indexes = self._table_indexes()
         content = self._content_column(indexes)
         searched = self._searched_column(indexes)

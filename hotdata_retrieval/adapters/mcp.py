@@ -43,6 +43,7 @@ from hotdata_retrieval.adapters.toolkit import (
     SearchEngine,
     SearchToolkit,
     ToolError,
+    whole_number,
 )
 from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
 
@@ -114,13 +115,6 @@ def _described(value: Any) -> str:
     if isinstance(value, Mapping):
         return "an object"
     return f"a {type(value).__name__}"
-
-
-def _whole_number(value: Any) -> Any:
-    """JSON Schema's ``integer`` is any number without a fraction, so ``5.0`` is ``5``."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 def _problems(error: "ValidationError", arguments: Mapping[str, Any]) -> list[str]:
@@ -213,7 +207,7 @@ def _search_arguments(toolkit: SearchToolkit, name: str) -> "type[ArgModelBase]"
         k=(
             Annotated[
                 Annotated[int, Field(ge=1)] | None,
-                BeforeValidator(_whole_number),
+                BeforeValidator(whole_number),
                 Field(description=toolkit.k_help),
             ],
             None,

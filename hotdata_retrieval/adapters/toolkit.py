@@ -28,7 +28,6 @@ strategy can change without changing the contract.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import re
 import time
@@ -48,7 +47,7 @@ from hotdata_retrieval.adapters.bounded import (
 )
 from hotdata_retrieval.adapters.envelope import ToolWarning, envelope
 from hotdata_retrieval.engines.base import Engine, query_embedder
-from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
+from hotdata_retrieval.engines.limits import InputLimitError, InputLimits, SqlLimits
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.indexes import IndexCatalog, TableIndexes
@@ -70,6 +69,7 @@ __all__ = [
     "SearchRoute",
     "SearchToolkit",
     "ToolError",
+    "whole_number",
 ]
 
 logger = logging.getLogger(__name__)
@@ -105,8 +105,15 @@ _WRITING_NODES = (
 )
 """Statements that change data or schema, refused wherever they appear in a query."""
 
-_WORD = re.compile(r"\w+")
-"""A word of a query, as :data:`~hotdata_retrieval.engines.limits.InputLimits` counts them."""
+
+def whole_number(value: Any) -> Any:
+    """``value``, with a number without a fraction as an ``int``: JSON Schema's ``integer``
+    is any such number, so ``5.0`` is ``5`` (JSON Schema Validation, "integer"). Anything
+    else is returned as it is, for a strict integer field to refuse (``"5"``, ``True``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
 
 _READ_ONLY_STATEMENTS = frozenset(
     {"select", "union", "intersect", "except", "subquery", "describe"}
@@ -564,19 +571,10 @@ class SearchToolkit:
         Raises:
             ToolError: naming the limit.
         """
-        limits = self.input_limits
-        if len(query) > limits.max_query_characters:
-            raise ToolError(
-                f"query has {len(query):,} characters; this tool takes at most "
-                f"{limits.max_query_characters:,} (max_query_characters): search for the "
-                "few words that matter"
-            )
-        words = itertools.islice(_WORD.finditer(query), limits.max_query_terms + 1)
-        if sum(1 for _ in words) > limits.max_query_terms:
-            raise ToolError(
-                f"query has more than {limits.max_query_terms:,} words, the most this tool "
-                "takes (max_query_terms): search for the few words that matter"
-            )
+        try:
+            self.input_limits.check_query(query)
+        except InputLimitError as error:
+            raise ToolError(str(error)) from None
 
     def search_text(self, query: Any, k: Any = None) -> dict[str, Any]:
         """Rows whose text is relevant to ``query``, best first (fused when the table allows).

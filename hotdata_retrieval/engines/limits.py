@@ -13,6 +13,8 @@ This module needs neither engine's dependencies.
 
 from __future__ import annotations
 
+import itertools
+import re
 from typing import Any
 
 import attrs
@@ -26,6 +28,7 @@ __all__ = [
     "DEFAULT_MAX_SQL_CHARACTERS",
     "DEFAULT_MEMORY_BYTES",
     "DEFAULT_TIMEOUT_SECONDS",
+    "InputLimitError",
     "InputLimits",
     "InvalidLimitError",
     "SqlLimitError",
@@ -146,6 +149,44 @@ class InputLimits:
     max_sql_characters: int = attrs.field(
         default=DEFAULT_MAX_SQL_CHARACTERS, validator=_positive_integer
     )
+
+    def check_query(self, query: str) -> None:
+        """Refuse a search query over :attr:`max_query_characters` or
+        :attr:`max_query_terms` (words: runs of letters and digits), before anything reads it.
+
+        Raises:
+            InputLimitError: naming the limit.
+        """
+        if len(query) > self.max_query_characters:
+            raise InputLimitError(
+                f"query has {len(query):,} characters; this tool takes at most "
+                f"{self.max_query_characters:,} (max_query_characters): search for the few "
+                "words that matter",
+                limit="max_query_characters",
+            )
+        words = itertools.islice(_WORD.finditer(query), self.max_query_terms + 1)
+        if sum(1 for _ in words) > self.max_query_terms:
+            raise InputLimitError(
+                f"query has more than {self.max_query_terms:,} words, the most this tool "
+                "takes (max_query_terms): search for the few words that matter",
+                limit="max_query_terms",
+            )
+
+
+_WORD = re.compile(r"\w+")
+"""A word of a search query, as :attr:`InputLimits.max_query_terms` counts them."""
+
+
+class InputLimitError(HotdataRetrievalError, ValueError):
+    """A call's text is over one of its :class:`InputLimits`.
+
+    Attributes:
+        limit: which limit (``max_query_characters``, ``max_query_terms``).
+    """
+
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class SqlLimitError(EngineError):
