@@ -26,8 +26,8 @@ from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.filters import And, Predicate
-from hotdata_retrieval.plan.search import DEFAULT_FUSION_METHOD, SearchPlan, make_fusion
-from hotdata_retrieval.routing import SearchMode, TableIndexes
+from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.routing import FusionChoice, SearchMode, SearchRequest, TableIndexes
 
 __all__ = ["OPTION_NAMES", "render_hits", "search"]
 
@@ -158,26 +158,6 @@ def _check_indexes(indexes: TableIndexes, mode: str) -> None:
     raise CommandError(f"table '{indexes.table}' has {lacks}: {'; '.join(missing)}")
 
 
-def _with_fusion(
-    plan: SearchPlan, method: str, settings: dict[str, Any], from_file: bool
-) -> SearchPlan:
-    """``plan`` with its fusion rebuilt as ``method`` with ``settings``.
-
-    Raises:
-        PlanError: the routed search is not hybrid (naming the first fusion option given),
-            or the method refuses an option.
-    """
-    if plan.fusion is None:
-        name = "fusion_file" if from_file else next(iter(settings), "fusion")
-        raise PlanError(
-            f"{name} applies only to hybrid search, which fuses BM25 with nearest-neighbour "
-            f"search; this search is {plan.branches[0].kind}",
-            field=name,
-            value=settings.get(name, method),
-        )
-    return attrs.evolve(plan, source=make_fusion(method, plan.branches, **settings))
-
-
 def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     return {
         "key": hit.key,
@@ -299,27 +279,25 @@ def search(
                 "fusion_file": fusion_file,
             }
         )
-        # Reciprocal rank fusion's own options go through the router, which also refuses
-        # them for a search that is not hybrid; any other method (or option) replaces the
-        # routed fusion.
-        routed = method == DEFAULT_FUSION_METHOD and settings.keys() <= {
-            "weights",
-            "rank_constant",
-            "depth",
-        }
-        plan = engine.plan_search(
-            indexes.table,
-            query,
+        chosen = fusion is not None or bool(settings) or fusion_file is not None
+        request = SearchRequest(
+            table=indexes.table,
+            query=query,
             mode=mode,
             limit=limit,
             offset=offset,
             filter=_filter(filters),
             columns=None if columns is None else [c.strip() for c in columns.split(",")],
             text_column=text_column,
-            **(settings if routed else {}),
+            fusion=FusionChoice(method=method, options=settings) if chosen else None,
         )
-        if not routed:
-            plan = _with_fusion(plan, method, settings, fusion_file is not None)
+        try:
+            plan = engine.plan_search(request)
+        except PlanError as error:
+            if fusion_file is None or error.field not in {*settings, "fusion"}:
+                raise
+            # The option came from the file: name the file, not a flag of the same name.
+            raise PlanError(str(error), field="fusion_file", value=error.value) from None
         result = engine.search(plan)
     if output_format == "json":
         document: dict[str, Any] = {
