@@ -169,10 +169,13 @@ def test_tools_can_be_left_out_and_renamed(engine: LocalEngine) -> None:
     ]
 
 
-def test_search_tools_take_query_and_k_and_the_sql_tool_takes_sql(engine: LocalEngine) -> None:
+def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
+    engine: LocalEngine,
+) -> None:
     tools = _tools(engine)
-    assert set(tools["hotdata_search_text"].args) == {"query", "k"}
-    assert set(tools["hotdata_search_semantic"].args) == {"query", "k"}
+    assert SearchToolkit(engine, table="docs").offers_fusion
+    assert set(tools["hotdata_search_text"].args) == {"query", "k", "filter", "fusion"}
+    assert set(tools["hotdata_search_semantic"].args) == {"query", "k", "filter"}
     assert set(tools["hotdata_execute_sql"].args) == {"sql"}
     assert "1 to 50" in tools["hotdata_search_text"].args["k"]["description"]
 

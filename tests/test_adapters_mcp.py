@@ -104,13 +104,21 @@ async def test_the_server_lists_the_same_tools_as_the_langchain_adapter(
             assert word not in (tool.description or "").lower()
 
 
-async def test_search_tools_declare_query_and_k_with_its_ceiling(server: Any) -> None:
+async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> None:
     async with Client(server) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     schema = listed["hotdata_search_text"].input_schema
     assert schema["required"] == ["query"]
-    assert set(schema["properties"]) == {"query", "k"}
+    assert set(schema["properties"]) == {"query", "k", "filter", "fusion"}
     assert "1 to 4" in schema["properties"]["k"]["description"]
+    assert set(listed["hotdata_search_semantic"].input_schema["properties"]) == {
+        "query",
+        "k",
+        "filter",
+    }
+    for tool in listed.values():  # the arguments' words are the agent's too
+        for word in FORBIDDEN_DESCRIPTION_WORDS:
+            assert word not in json.dumps(tool.input_schema).lower(), (tool.name, word)
     assert listed["hotdata_execute_sql"].input_schema["required"] == ["sql"]
 
 

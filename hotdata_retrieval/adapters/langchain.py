@@ -46,6 +46,7 @@ try:
         Field,
         PrivateAttr,
         ValidationError,
+        WithJsonSchema,
         create_model,
     )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
@@ -105,14 +106,26 @@ _K = Annotated[
 """The type of a search's ``k``: a whole number of at least 1, or none."""
 
 
-def _search_arguments(toolkit: SearchToolkit, name: str) -> type[BaseModel]:
+def _search_arguments(
+    toolkit: SearchToolkit, name: str, *, fusion: bool = False
+) -> type[BaseModel]:
+    """A search tool's arguments: ``query``, ``k``, ``filter`` and, for a fused text search,
+    ``fusion`` (their schemas the toolkit's; the toolkit reads the values)."""
     longest = toolkit.input_limits.max_query_characters
-    return create_model(
-        name,
-        __config__=_NO_EXTRA_ARGUMENTS,
-        query=(str, Field(description=toolkit.query_help, min_length=1, max_length=longest)),
-        k=(_K, Field(default=None, description=toolkit.k_help)),
-    )
+    fields: dict[str, Any] = {
+        "query": (str, Field(description=toolkit.query_help, min_length=1, max_length=longest)),
+        "k": (_K, Field(default=None, description=toolkit.k_help)),
+        "filter": (
+            Annotated[dict[str, Any] | None, WithJsonSchema(toolkit.filter_schema)],
+            Field(default=None),
+        ),
+    }
+    if fusion:
+        fields["fusion"] = (
+            Annotated[str | dict[str, Any] | None, WithJsonSchema(toolkit.fusion_schema)],
+            Field(default=None),
+        )
+    return create_model(name, __config__=_NO_EXTRA_ARGUMENTS, **fields)
 
 
 def _tool(
@@ -168,7 +181,7 @@ def make_text_search_tool(
         kit,
         name=kit.text_tool_name,
         description=kit.describe_text_search(),
-        arguments=_search_arguments(kit, "SearchTextArguments"),
+        arguments=_search_arguments(kit, "SearchTextArguments", fusion=kit.offers_fusion),
         call=kit.search_text,
     )
 

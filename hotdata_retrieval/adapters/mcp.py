@@ -168,7 +168,8 @@ def _checked(model: "type[ArgModelBase]", arguments: Any) -> dict[str, Any]:
         listed = ", ".join(unknown[:_MAX_UNKNOWN])
         if len(unknown) > _MAX_UNKNOWN:
             listed += f" and {len(unknown) - _MAX_UNKNOWN} more"
-        names = " and ".join(f"'{field}'" for field in fields)
+        quoted = [f"'{field}'" for field in fields]
+        names = " and ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 2 else quoted)
         plural = "s" if len(unknown) > 1 else ""
         problems.append(f"unknown argument{plural} {listed} (the arguments are {names})")
     if problems or parsed is None:
@@ -187,13 +188,15 @@ def _strict_base() -> "type[ArgModelBase]":
     return StrictArguments
 
 
-def _search_arguments(toolkit: SearchToolkit, name: str) -> "type[ArgModelBase]":
-    from pydantic import BeforeValidator, Field, create_model
+def _search_arguments(
+    toolkit: SearchToolkit, name: str, *, fusion: bool = False
+) -> "type[ArgModelBase]":
+    """A search tool's arguments: ``query``, ``k``, ``filter`` and, for a fused text search,
+    ``fusion`` (their schemas the toolkit's; the toolkit reads the values)."""
+    from pydantic import BeforeValidator, Field, WithJsonSchema, create_model
 
-    model: type[ArgModelBase] = create_model(
-        f"{name}Arguments",
-        __base__=_strict_base(),
-        query=(
+    fields: dict[str, Any] = {
+        "query": (
             Annotated[
                 str,
                 Field(
@@ -204,7 +207,7 @@ def _search_arguments(toolkit: SearchToolkit, name: str) -> "type[ArgModelBase]"
             ],
             ...,
         ),
-        k=(
+        "k": (
             Annotated[
                 Annotated[int, Field(ge=1)] | None,
                 BeforeValidator(whole_number),
@@ -212,7 +215,17 @@ def _search_arguments(toolkit: SearchToolkit, name: str) -> "type[ArgModelBase]"
             ],
             None,
         ),
-    )
+        "filter": (
+            Annotated[dict[str, Any] | None, WithJsonSchema(toolkit.filter_schema)],
+            None,
+        ),
+    }
+    if fusion:
+        fields["fusion"] = (
+            Annotated[str | dict[str, Any] | None, WithJsonSchema(toolkit.fusion_schema)],
+            None,
+        )
+    model: type[ArgModelBase] = create_model(f"{name}Arguments", __base__=_strict_base(), **fields)
     return model
 
 
@@ -326,7 +339,7 @@ def add_tools(
             server,
             name,
             toolkit.describe_text_search(),
-            _search_arguments(toolkit, name),
+            _search_arguments(toolkit, name, fusion=toolkit.offers_fusion),
             toolkit.search_text,
             read_only,
         )

@@ -52,6 +52,8 @@ from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.indexes import IndexCatalog, TableIndexes
 from hotdata_retrieval.lint import RULES_BY_CODE, Finding, format_finding
+from hotdata_retrieval.plan.document import fusion_choice_json_schema
+from hotdata_retrieval.plan.filter_objects import FILTER_OBJECT_SCHEMA
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import Bm25Search, SearchPlan, VectorSearch
 from hotdata_retrieval.plan.values import check_encodable, check_query_text
@@ -203,6 +205,16 @@ class SearchRoute:
     def matches_meaning(self) -> bool:
         """Whether some branch matches the query's meaning."""
         return any(kind in ("semantic", "nearest") for kind in self.branches)
+
+
+def _undescribed(schema: Any) -> Any:
+    """``schema`` without its ``description`` keywords: the plan's own, written for
+    developers, in words an agent is not shown."""
+    if isinstance(schema, dict):
+        return {key: _undescribed(value) for key, value in schema.items() if key != "description"}
+    if isinstance(schema, list):
+        return [_undescribed(value) for value in schema]
+    return schema
 
 
 def _positive(value: Any, label: str) -> int:
@@ -387,6 +399,19 @@ class SearchToolkit:
             "says so."
         )
 
+    def _filter_sentence(self) -> str:
+        return (
+            "`filter` keeps only the rows whose columns match before ranking, as a JSON "
+            'object such as {"lang": "en", "rating": {"$gte": 4}}.'
+        )
+
+    def _fusion_sentence(self) -> str:
+        return (
+            "`fusion` chooses how its two rankings, by words and by meaning, are combined "
+            '(default "rrf"; "dbsf" and "min_max" weigh scores, {"method": "dbsf", "alpha": '
+            "0.7} favours meaning)."
+        )
+
     def _counting_sentence(self) -> str:
         return (
             "It returns the best-matching rows only, never every match: for how many rows, "
@@ -430,6 +455,8 @@ class SearchToolkit:
                 matching,
                 self._columns_sentence(route),
                 self._k_sentence(),
+                self._filter_sentence(),
+                *([self._fusion_sentence()] if route.fused else []),
                 "To find rows by what their text says, use this tool rather than LIKE, ILIKE or "
                 "regular expressions in SQL: pattern matching misses rows worded differently "
                 "and puts the rows it finds in no order of relevance.",
@@ -457,6 +484,7 @@ class SearchToolkit:
                 f"{self.text_tool_name}.",
                 self._columns_sentence(route),
                 self._k_sentence(),
+                self._filter_sentence(),
                 "Use it rather than LIKE or ILIKE in SQL, which only finds literal wording.",
                 self._counting_sentence(),
                 STORED_DATA_NOTICE,
@@ -512,6 +540,40 @@ class SearchToolkit:
         )
 
     @property
+    def offers_fusion(self) -> bool:
+        """Whether the text search combines rankings, so a call may choose how (``fusion``)."""
+        return self.text_route is not None and self.text_route.fused
+
+    @property
+    def filter_schema(self) -> dict[str, Any]:
+        """The JSON Schema of a search tool's ``filter`` argument: a filter object
+        (:data:`~hotdata_retrieval.plan.filter_objects.FILTER_OBJECT_SCHEMA`) or none."""
+        return {
+            "anyOf": [FILTER_OBJECT_SCHEMA, {"type": "null"}],
+            "default": None,
+            "description": FILTER_OBJECT_SCHEMA["description"]
+            + " Only matching rows are ranked; omit it to search every row.",
+        }
+
+    @property
+    def fusion_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the text search's ``fusion`` argument: a registered method's
+        name or its options (:func:`~hotdata_retrieval.plan.document.
+        fusion_choice_json_schema`, described for an agent), or none."""
+        choice = _undescribed(fusion_choice_json_schema())
+        return {
+            "anyOf": [*choice["anyOf"], {"type": "null"}],
+            "default": None,
+            "description": (
+                'How the rankings by words and by meaning are combined: "rrf" (the '
+                'default), "dbsf" or "min_max", or an object of the method and its options: '
+                "alpha (0 to 1, the weight of the ranking by meaning; words weigh 1 - alpha), "
+                "weights ([words, meaning], instead of alpha), rank_constant (rrf), min_score "
+                "(drop rows whose combined score is lower)."
+            ),
+        }
+
+    @property
     def sql_help(self) -> str:
         """The description of the SQL tool's ``sql`` argument."""
         return f"One SQL query; write table names in full, as {self._sql_names()[0]}."
@@ -536,7 +598,13 @@ class SearchToolkit:
         return self.max_rows, [warning], {"k_requested": min(requested, 2**63 - 1)}
 
     def _run_search(
-        self, tool: str, route: SearchRoute | None, query: Any, k: Any
+        self,
+        tool: str,
+        route: SearchRoute | None,
+        query: Any,
+        k: Any,
+        filter: Any = None,
+        fusion: Any = None,
     ) -> dict[str, Any]:
         if route is None:
             raise ToolError(f"{tool} is not available: table {self.table} cannot be searched")
@@ -548,7 +616,23 @@ class SearchToolkit:
         except PlanError as error:
             raise ToolError(str(error)) from None
         used, warnings, extra = self._k(k)
-        plan = self._plan(route.mode, query, used, self._embed_query())
+        if filter is not None:
+            if not isinstance(filter, Mapping):
+                raise ToolError(
+                    f'filter must be a JSON object such as {{"lang": "en"}}, got {filter!r}'
+                )
+            try:
+                self.input_limits.check_filter(filter)
+            except InputLimitError as error:
+                raise ToolError(str(error)) from None
+        if fusion is not None and not route.fused:
+            raise ToolError(
+                f"fusion applies only to a search that combines rankings by words and by "
+                f"meaning; {tool} on table {self.table} ranks one way"
+            )
+        plan = self._plan(
+            route.mode, query, used, self._embed_query(), filter=filter or None, fusion=fusion
+        )
         result = self.engine.search(plan)
         rows = [{**hit.columns, route.ranked_by: hit.ranking_value} for hit in result]
         if result.underfilled and not warnings:
@@ -576,22 +660,36 @@ class SearchToolkit:
         except InputLimitError as error:
             raise ToolError(str(error)) from None
 
-    def search_text(self, query: Any, k: Any = None) -> dict[str, Any]:
+    def search_text(
+        self, query: Any, k: Any = None, filter: Any = None, fusion: Any = None
+    ) -> dict[str, Any]:
         """Rows whose text is relevant to ``query``, best first (fused when the table allows).
 
-        Raises:
-            ToolError: a bad argument, or the engine failed; the message says which.
-        """
-        return self._guard(lambda: self._run_search(self.text_tool_name, self.text_route, query, k))
-
-    def search_semantic(self, query: Any, k: Any = None) -> dict[str, Any]:
-        """Rows closest in meaning to ``query``, nearest first.
+        Args:
+            query: the query text.
+            k: rows to return (default :attr:`k`; above :attr:`max_rows`, reduced to it).
+            filter: a filter object (:data:`~hotdata_retrieval.plan.filter_objects.
+                FILTER_OBJECT_SCHEMA`): only matching rows are ranked.
+            fusion: how a fused search combines its rankings: a method's name or
+                ``{"method": ..., <option>: ...}`` (:attr:`fusion_schema`); only when
+                :attr:`offers_fusion`.
 
         Raises:
             ToolError: a bad argument, or the engine failed; the message says which.
         """
         return self._guard(
-            lambda: self._run_search(self.semantic_tool_name, self.semantic_route, query, k)
+            lambda: self._run_search(self.text_tool_name, self.text_route, query, k, filter, fusion)
+        )
+
+    def search_semantic(self, query: Any, k: Any = None, filter: Any = None) -> dict[str, Any]:
+        """Rows closest in meaning to ``query``, nearest first; ``k`` and ``filter`` as
+        :meth:`search_text` takes them.
+
+        Raises:
+            ToolError: a bad argument, or the engine failed; the message says which.
+        """
+        return self._guard(
+            lambda: self._run_search(self.semantic_tool_name, self.semantic_route, query, k, filter)
         )
 
     def execute_sql(self, sql: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ This module needs neither engine's dependencies.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from typing import Any
 
@@ -23,6 +24,7 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import HotdataRetrievalError
 
 __all__ = [
+    "DEFAULT_MAX_FILTER_CHARACTERS",
     "DEFAULT_MAX_QUERY_CHARACTERS",
     "DEFAULT_MAX_QUERY_TERMS",
     "DEFAULT_MAX_SQL_CHARACTERS",
@@ -123,6 +125,12 @@ DEFAULT_MAX_QUERY_TERMS = 128
 """Words (runs of letters and digits) in one search query from an agent: each is a term the
 full-text index looks up, and query time grows with them (160,000 words took 22 s)."""
 
+DEFAULT_MAX_FILTER_CHARACTERS = 8192
+"""Characters of one filter object from an agent, written as compact JSON: room for a few
+hundred conditions; its nesting and its number of conditions are bounded besides, as every
+filter's are (``MAX_FILTER_DEPTH``, ``MAX_FILTER_TERMS`` in
+:mod:`hotdata_retrieval.plan.filters`)."""
+
 DEFAULT_MAX_SQL_CHARACTERS = 65536
 """Characters of one SQL text from an agent. Reading and linting it happens in the server's
 process before the statement runs: 64 Ki characters read and lint in about 0.3 s (a 1.5 MB
@@ -137,6 +145,7 @@ class InputLimits:
         max_query_characters: characters of a search query (default 4,096).
         max_query_terms: words of a search query (default 128).
         max_sql_characters: characters of a SQL text (default 65,536).
+        max_filter_characters: characters of a filter object as compact JSON (default 8,192).
 
     Raises:
         InvalidLimitError: a limit that is not a whole number of at least 1.
@@ -148,6 +157,9 @@ class InputLimits:
     max_query_terms: int = attrs.field(default=DEFAULT_MAX_QUERY_TERMS, validator=_positive_integer)
     max_sql_characters: int = attrs.field(
         default=DEFAULT_MAX_SQL_CHARACTERS, validator=_positive_integer
+    )
+    max_filter_characters: int = attrs.field(
+        default=DEFAULT_MAX_FILTER_CHARACTERS, validator=_positive_integer
     )
 
     def check_query(self, query: str) -> None:
@@ -170,6 +182,25 @@ class InputLimits:
                 f"query has more than {self.max_query_terms:,} words, the most this tool "
                 "takes (max_query_terms): search for the few words that matter",
                 limit="max_query_terms",
+            )
+
+    def check_filter(self, value: Any) -> None:
+        """Refuse a filter object longer than :attr:`max_filter_characters` as compact JSON,
+        before it is read.
+
+        Raises:
+            InputLimitError: naming the limit.
+        """
+        try:
+            text = json.dumps(value, separators=(",", ":"), default=str, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return  # not JSON: the filter's own reading refuses it, naming where
+        if len(text) > self.max_filter_characters:
+            raise InputLimitError(
+                f"filter has {len(text):,} characters as JSON; this tool takes at most "
+                f"{self.max_filter_characters:,} (max_filter_characters): filter on fewer "
+                "values, or count and group in SQL",
+                limit="max_filter_characters",
             )
 
 

@@ -77,7 +77,13 @@ from hotdata_retrieval.plan.search import (
     fusion_options,
 )
 
-__all__ = ["PLAN_JSON_SCHEMA", "plan_from_document", "plan_json_schema", "plan_to_document"]
+__all__ = [
+    "PLAN_JSON_SCHEMA",
+    "fusion_choice_json_schema",
+    "plan_from_document",
+    "plan_json_schema",
+    "plan_to_document",
+]
 
 _PLAN_KEYS = (
     "table",
@@ -214,6 +220,23 @@ def _fusion_schema(cls: type[Fusion]) -> dict[str, Any]:
     if not default:
         schema["required"] = [_METHOD_KEY]
     return schema
+
+
+def fusion_choice_json_schema() -> dict[str, Any]:
+    """JSON Schema of a fusion choice as a request or an agent gives it
+    (:class:`~hotdata_retrieval.routing.FusionChoice`): a registered method's name, or its
+    ``"fusion"`` object (method and options), for every method registered now.
+
+    >>> fusion_choice_json_schema()["anyOf"][0]["enum"][:3]  # the built-in methods first
+    ['rrf', 'min_max', 'dbsf']
+    """
+    methods = fusion_methods()
+    return {
+        "anyOf": [
+            {"type": "string", "enum": list(methods)},
+            *(_fusion_schema(fusion_class(method)) for method in methods),
+        ]
+    }
 
 
 _CONNECTIVE_SCHEMAS: list[dict[str, Any]] = [
