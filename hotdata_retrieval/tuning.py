@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.fusion import FusedHit, rank_branch, reference_fusion
 from hotdata_retrieval.plan.search import (
     DEFAULT_DEPTH,
@@ -37,6 +37,9 @@ from hotdata_retrieval.plan.search import (
     Branch,
     Fusion,
     SearchPlan,
+    fusion_class,
+    fusion_methods,
+    fusion_options,
     make_fusion,
 )
 
@@ -359,34 +362,44 @@ equal weights. Every other setting is compared with it."""
 
 
 def default_grid(
-    methods: Iterable[str] = ("rrf", "min_max", "dbsf"),
+    methods: Iterable[str] | None = None,
     *,
     rank_constants: Sequence[float] = DEFAULT_RANK_CONSTANTS,
     vector_shares: Sequence[float] = DEFAULT_VECTOR_SHARES,
     alphas: Sequence[float] = DEFAULT_ALPHAS,
 ) -> list[FusionSetting]:
-    """The settings :func:`evaluate` tries: for ``rrf`` every rank constant with every vector
-    share (weights ``1 - share, share``, text first; the share 0.5 as weights ``1, 1``), for
-    ``min_max`` and ``dbsf`` every ``alpha``. :data:`DEFAULT_SETTING` comes first.
+    """The settings :func:`evaluate` tries, for ``methods`` (default: every registered fusion
+    method), read from each method's options (:func:`~hotdata_retrieval.plan.search.
+    fusion_options`): a method that takes ``alpha`` (``min_max``, ``dbsf``) tries every
+    ``alpha``; one that takes ``rank_constant`` (``rrf``) every rank constant with every
+    vector share (weights ``1 - share, share``, text first; the share 0.5 as weights
+    ``1, 1``); any other, its defaults. :data:`DEFAULT_SETTING` comes first.
 
     Raises:
         TuningError: an unknown method.
     """
     settings = [DEFAULT_SETTING]
-    for method in methods:
-        if method == "rrf":
+    for method in fusion_methods() if methods is None else methods:
+        try:
+            options = {field.name for field in fusion_options(fusion_class(method))}
+        except PlanError:
+            known = ", ".join(fusion_methods())
+            raise TuningError(f"unknown fusion method {method!r}; tune {known}") from None
+        candidates: list[FusionSetting]
+        if "alpha" in options:
+            candidates = [FusionSetting(method, (("alpha", alpha),)) for alpha in alphas]
+        elif "rank_constant" in options:
+            candidates = []
             for constant in rank_constants:
                 for share in vector_shares:
                     weights = (1, 1) if share == 0.5 else (round(1 - share, 10), share)
-                    setting = FusionSetting(
-                        "rrf", (("rank_constant", constant), ("weights", weights))
-                    )
-                    if setting not in settings:
-                        settings.append(setting)
-        elif method in ("min_max", "dbsf"):
-            settings.extend(FusionSetting(method, (("alpha", alpha),)) for alpha in alphas)
+                    chosen: tuple[tuple[str, Any], ...] = (("rank_constant", constant),)
+                    if "weights" in options:
+                        chosen += (("weights", weights),)
+                    candidates.append(FusionSetting(method, chosen))
         else:
-            raise TuningError(f"unknown fusion method {method!r}; tune rrf, min_max or dbsf")
+            candidates = [FusionSetting(method, ())]
+        settings.extend(setting for setting in candidates if setting not in settings)
     return settings
 
 

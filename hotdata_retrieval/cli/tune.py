@@ -36,10 +36,15 @@ OPTION_NAMES = {
 def _methods(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
     methods = tuple(item.strip().lower().replace("-", "_") for item in value.split(","))
     for method in methods:
-        if method not in ("rrf", "min_max", "dbsf"):
-            known = ", ".join(name.replace("_", "-") for name in fusion_methods()[:3])
+        if method not in fusion_methods():
+            known = ", ".join(name.replace("_", "-") for name in fusion_methods())
             raise click.BadParameter(f"{method!r} is not a fusion method; one of {known}")
     return methods
+
+
+def _every_method() -> str:
+    """``--methods``' default: every registered fusion method, as the flag spells them."""
+    return ",".join(name.replace("_", "-") for name in fusion_methods())
 
 
 def _interval(mean: float, low: float, high: float, *, signed: bool = False) -> str:
@@ -76,8 +81,8 @@ def _interval(mean: float, low: float, high: float, *, signed: bool = False) -> 
 @click.option("--text-column", metavar="COLUMN", help="The text column BM25 searches.")
 @click.option(
     "--methods",
-    default="rrf,min-max,dbsf",
-    show_default=True,
+    default=_every_method,
+    show_default="every registered method: " + _every_method(),
     callback=_methods,
     help="Fusion methods to try, comma-separated.",
 )

@@ -87,6 +87,8 @@ class DialectProfile:
             branch falls back to the table function, which bounds before it filters.
         distance_functions: (derived) the scalar distance function per metric (lower is
             nearer).
+        distance_metrics: (derived) the other way round: the metric each of those functions
+            computes, by the function's lower-case name.
     """
 
     name: str
@@ -102,13 +104,16 @@ class DialectProfile:
     semantic_search_function: str | None = attrs.field(init=False)
     semantic_distance_function: str | None = attrs.field(init=False)
     distance_functions: Mapping[DistanceMetric, str] = attrs.field(init=False)
+    distance_metrics: Mapping[str, DistanceMetric] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
+        functions = _distance_functions(self)
         derived = {
             "text_search_function": _function_name(self, TextSearch),
             "semantic_search_function": _function_name(self, SemanticSearch),
             "semantic_distance_function": _function_name(self, SemanticDistance),
-            "distance_functions": _distance_functions(self),
+            "distance_functions": functions,
+            "distance_metrics": {name.lower(): metric for metric, name in functions.items()},
         }
         for field, value in derived.items():
             object.__setattr__(self, field, value)

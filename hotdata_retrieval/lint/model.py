@@ -81,9 +81,7 @@ __all__ = [
 ]
 
 
-DISTANCE_FUNCTIONS: dict[str, DistanceMetric] = {
-    name: metric for metric, name in HOTDATA.distance_functions.items()
-}
+DISTANCE_FUNCTIONS: Mapping[str, DistanceMetric] = HOTDATA.distance_metrics
 """Distance function name → the metric it computes (lower is always nearer)."""
 
 

@@ -19,9 +19,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.plan.search import DistanceMetric
 
 __all__ = [
+    "COSINE_DISTANCE",
     "DISTANCE_KERNELS",
     "DimensionMismatchError",
     "distance_udf_arrays",
@@ -111,12 +114,20 @@ def _negative_dot(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return np.asarray(-np.einsum("ij,ij->i", columns, queries), dtype=np.float64)
 
 
-DISTANCE_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "cosine_distance": _cosine,
-    "l2_distance": _l2,
-    "negative_dot_product": _negative_dot,
+_KERNELS: dict[DistanceMetric, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    DistanceMetric.COSINE: _cosine,
+    DistanceMetric.L2: _l2,
+    DistanceMetric.DOT: _negative_dot,
 }
-"""Kernel per SQL function name: ``(n, d)`` column rows and ``(n, d)`` queries → ``(n,)``."""
+
+DISTANCE_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    HOTDATA.distance_function(metric): kernel for metric, kernel in _KERNELS.items()
+}
+"""Kernel per SQL function name (the dialect's, ``HOTDATA.distance_functions``): ``(n, d)``
+column rows and ``(n, d)`` queries → ``(n,)``."""
+
+COSINE_DISTANCE = HOTDATA.distance_function(DistanceMetric.COSINE)
+"""The cosine distance function's name: what engine-embedded vector columns are searched by."""
 
 
 def _dense(vectors: pa.Array) -> np.ndarray | None:

@@ -74,6 +74,7 @@ from hotdata_retrieval.engines.local.database import (
     VectorColumn,
 )
 from hotdata_retrieval.engines.local.distance import (
+    COSINE_DISTANCE,
     DISTANCE_KERNELS,
     DimensionMismatchError,
     distance_udf_arrays,
@@ -732,7 +733,7 @@ class LocalEngine(RoutesByIndexes):
         serves cosine (how ``vector_search`` ranks), a caller's column the load's metric."""
         if item.hnsw_function is None:
             return ()
-        functions = {vector.name: "cosine_distance" for vector in embedded}
+        functions = {vector.name: COSINE_DISTANCE for vector in embedded}
         built = []
         for field in data.schema:
             if not _is_vector_type(field.type):
@@ -1099,7 +1100,7 @@ class LocalEngine(RoutesByIndexes):
         # The k nearest rows that have a vector; a tie at the k-th place is cut by the table's
         # key, so the k rows are the first k of ORDER BY _distance ASC, <key> ASC for any k.
         nearest, distances = loaded.vector_index(vector.name).nearest(
-            "cosine_distance", query_vector, k, with_ties=True
+            COSINE_DISTANCE, query_vector, k, with_ties=True
         )
         rounded = float32_distances(distances)
         kept = np.lexsort((loaded.tie_order()[nearest], rounded))[:k]
@@ -1200,7 +1201,7 @@ class LocalEngine(RoutesByIndexes):
             matrix = np.stack(found).astype(np.float64)
             query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float64)
             at = np.array([i for i, row in enumerate(rows) if row is not None], dtype=np.int64)
-            distances[at] = query_distances("cosine_distance", matrix, query_vector)
+            distances[at] = query_distances(COSINE_DISTANCE, matrix, query_vector)
         mask = np.isnan(distances)
         return pa.array(float32_distances(distances), type=pa.float32(), mask=mask)
 

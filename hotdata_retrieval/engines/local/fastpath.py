@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from hotdata_retrieval.compile import get_dialect
+from hotdata_retrieval.compile import HOTDATA, get_dialect
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.compile.nodes import VectorLiteral
 from hotdata_retrieval.errors import HotdataRetrievalError
@@ -52,7 +52,7 @@ ROWID_COLUMN = "__hdq_rowid"
 
 DISTANCE_COLUMN = "_distance"
 
-DISTANCE_FUNCTIONS = frozenset({"cosine_distance", "l2_distance", "negative_dot_product"})
+DISTANCE_FUNCTIONS = frozenset(HOTDATA.distance_metrics)
 
 
 def _literal_number(node: Any) -> int | None:

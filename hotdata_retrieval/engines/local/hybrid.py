@@ -31,9 +31,11 @@ import numpy as np
 import pyarrow as pa
 from datafusion.catalog import Table
 
+from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.engines.local.distance import (
+    COSINE_DISTANCE,
     DimensionMismatchError,
     float32_distances,
 )
@@ -123,12 +125,8 @@ FUSIONS = ("rrf", "min_max", "dbsf")
 """``'fusion'`` values: reciprocal rank fusion (the default), the min-max normalized convex
 combination, distribution-based score fusion (``docs/fusion.md``)."""
 
-METRIC_FUNCTIONS = {
-    DistanceMetric.COSINE: "cosine_distance",
-    DistanceMetric.L2: "l2_distance",
-    DistanceMetric.DOT: "negative_dot_product",
-}
-"""Each metric's distance function on the engine (engine contract §1.4)."""
+METRIC_FUNCTIONS = HOTDATA.distance_functions
+"""Each metric's distance function on the engine (engine contract §1.4), from the dialect."""
 
 
 class HybridSearchError(HotdataRetrievalError, ValueError):
@@ -608,6 +606,6 @@ class HybridSearch:
             )
         query = np.asarray(embedder.embed_query(call.query_text), dtype=np.float64)
         rowids, distances = loaded.vector_index(vector.name).nearest(
-            "cosine_distance", query, call.branch_depth, mask=passes, with_ties=True
+            COSINE_DISTANCE, query, call.branch_depth, mask=passes, with_ties=True
         )
         return rowids, float32_distances(distances)

@@ -36,7 +36,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, DimensionMismatchError
+from hotdata_retrieval.plan.search import DistanceMetric
 
 __all__ = ["HNSW_METRICS", "VectorColumnIndex", "build_hnsw", "open_hnsw"]
 
@@ -49,7 +51,15 @@ _HNSW_CANDIDATES = 64
 (``expansion_search``), so a smaller k costs no more graph work and every k up to it cuts one
 candidate list."""
 
-HNSW_METRICS = {"cosine_distance": "cos", "l2_distance": "l2sq", "negative_dot_product": "ip"}
+_USEARCH_METRICS = {
+    DistanceMetric.COSINE: "cos",
+    DistanceMetric.L2: "l2sq",
+    DistanceMetric.DOT: "ip",
+}
+
+HNSW_METRICS = {
+    HOTDATA.distance_function(metric): name for metric, name in _USEARCH_METRICS.items()
+}
 """usearch metric per distance function (the Hotdata index's ``Cos``/``L2sq``/``IP``)."""
 
 
@@ -98,7 +108,8 @@ class VectorColumnIndex:
     def _approximate(self, function: str, query: np.ndarray) -> tuple[np.ndarray, float]:
         """float32 distances of every row, and how far they may be from the float64 ones."""
         query32 = query.astype(np.float32)
-        if function == "cosine_distance":
+        metric = HOTDATA.distance_metrics.get(function)
+        if metric is DistanceMetric.COSINE:
             if self._normalized is None:
                 norms = np.linalg.norm(self.matrix, axis=1)
                 safe = np.where(norms == 0, 1.0, norms).astype(np.float32)
@@ -110,13 +121,13 @@ class VectorColumnIndex:
             distances = 1.0 - scores
             distances[~self._row_nonzero()] = 1.0
             return distances, _TOLERANCE
-        if function == "l2_distance":
+        if metric is DistanceMetric.L2:
             squared_norms = self._squared_norms_or_compute()
             query_norm = float(query32 @ query32)
             distances = squared_norms - 2.0 * (self.matrix @ query32) + query_norm
             scale = self._screenable_scale() + query_norm
             return distances, _TOLERANCE * max(1.0, scale)
-        if function == "negative_dot_product":
+        if metric is DistanceMetric.DOT:
             distances = -(self.matrix @ query32)
             scale = math.sqrt(self._screenable_scale())
             return distances, _TOLERANCE * max(1.0, scale * float(np.linalg.norm(query32)))
@@ -145,7 +156,7 @@ class VectorColumnIndex:
         with np.errstate(over="ignore", under="ignore"):
             query_squared = float(np.dot(query32, query32))
         tiny = float(np.finfo(np.float32).tiny)
-        cosine = function == "cosine_distance"
+        cosine = HOTDATA.distance_metrics.get(function) is DistanceMetric.COSINE
         if not math.isfinite(query_squared) or (
             cosine and query_squared < tiny and bool(query32.any())
         ):
