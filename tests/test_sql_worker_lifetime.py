@@ -102,10 +102,14 @@ def test_the_worker_imports_nothing_from_the_callers_directory(
     database: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     marker = tmp_path / "imported"
+    planted = "open({marker!r}, 'a').write({name!r})\nraise SystemExit(3)\n"
     for name in ("pyarrow", "datafusion", "hotdata_retrieval"):
         shadow = tmp_path / "cwd" / name / "__init__.py"
         shadow.parent.mkdir(parents=True)
-        shadow.write_text(f"open({str(marker)!r}, 'a').write({name!r})\nraise SystemExit(3)\n")
+        shadow.write_text(planted.format(marker=str(marker), name=name))
+    # What the interpreter's own start-up imports (runpy imports these from the path).
+    for name in ("contextlib", "functools", "types", "collections", "keyword", "operator"):
+        (tmp_path / "cwd" / f"{name}.py").write_text(planted.format(marker=str(marker), name=name))
     monkeypatch.chdir(tmp_path / "cwd")
     with LocalEngine(database) as engine:
         (batch,) = list(engine.stream_sql("SELECT count(*) AS n FROM docs"))

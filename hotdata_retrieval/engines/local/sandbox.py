@@ -45,7 +45,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -230,13 +230,21 @@ class _Process:
 
 
 _BOOTSTRAP = (
-    "import runpy, sys; del sys.path[0]; "
+    "import sys; sys.path[:] = [entry for entry in sys.path if entry]; import runpy; "
     "runpy.run_module('hotdata_retrieval.engines.local._sql_worker', run_name='__main__')"
 )
 """How the worker interpreter starts: ``python -c``, which puts the current directory first on
-``sys.path`` as ``-m`` does (Python documentation, "sys.path"), takes it off before the first
-import, so a ``pyarrow.py`` or ``hotdata_retrieval/`` in the directory the caller runs from
-is never the worker's."""
+``sys.path`` as ``-m`` does (an empty entry: Python documentation, "sys.path"), takes it off
+before its first import (``sys`` is built in), so a ``pyarrow.py``, a ``contextlib.py``
+(which ``runpy`` imports) or a ``hotdata_retrieval/`` in the directory the caller runs from
+is never the worker's. On Python 3.11 and later ``-P`` keeps it off the path from the start (Python
+documentation, "Command line and environment")."""
+
+
+def _worker_command(arguments: Sequence[str]) -> list[str]:
+    """The worker's command line (:data:`_BOOTSTRAP`, with ``-P`` where Python has it)."""
+    safe_path = ["-P"] if sys.version_info >= (3, 11) else []
+    return [sys.executable, *safe_path, "-c", _BOOTSTRAP, *arguments]
 
 
 def _launch(root: Path, catalog: str, schema: str, embedder: bytes | None) -> _Process:
@@ -246,7 +254,7 @@ def _launch(root: Path, catalog: str, schema: str, embedder: bytes | None) -> _P
     try:
         arguments = [str(theirs.fileno()), str(watched), str(os.getpid())]
         process = subprocess.Popen(
-            [sys.executable, "-c", _BOOTSTRAP, *arguments],
+            _worker_command(arguments),
             pass_fds=(theirs.fileno(), watched),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
