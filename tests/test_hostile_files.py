@@ -260,3 +260,89 @@ def test_a_quoted_long_integer_in_a_csv_is_text(tmp_path: Path) -> None:
     path = tmp_path / "text.csv"
     path.write_text('id,n\n1,"12345678901234567890"\n2,x\n')
     assert [row["n"] for row in _rows(path)] == ["12345678901234567890", "x"]
+
+
+# -- what the metadata and the objects do not tell -----------------------------------------
+
+
+@pytest.mark.parametrize("shape", ["binary", "list", "struct"])
+def test_a_dictionary_bomb_at_any_depth_is_refused_before_it_expands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    rows = 200
+    indices = pa.array([0] * rows, pa.int32())
+    value = "x" * 100_000
+    if shape == "binary":
+        column = pa.DictionaryArray.from_arrays(indices, pa.array([value.encode()]))
+    elif shape == "list":
+        offsets = pa.array(list(range(rows + 1)), pa.int32())
+        column = pa.ListArray.from_arrays(
+            offsets, pa.DictionaryArray.from_arrays(indices, pa.array([value]))
+        )
+    else:
+        column = pa.StructArray.from_arrays(
+            [pa.DictionaryArray.from_arrays(indices, pa.array([value]))], names=["text"]
+        )
+    path = tmp_path / f"{shape}.parquet"
+    table = pa.table({"id": [str(n) for n in range(rows)], "payload": column})
+    pq.write_table(table, path, compression="zstd", store_schema=False)  # no Arrow types kept
+    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", 10_000_000)  # 20 MB once expanded
+    with pytest.raises(LoadError, match="more than 10,000,000 bytes once decoded"):
+        read_source(path)
+    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", 30_000_000)
+    (loaded,) = read_source(path).tables.values()
+    first = loaded.column("payload")[0].as_py()
+    assert first in (value.encode(), [value], {"text": value})  # read back as it was written
+
+
+def test_json_lines_are_held_to_the_columns_of_a_table(tmp_path: Path) -> None:
+    path = tmp_path / "wide.jsonl"
+    half = loading.MAX_COLUMNS // 2
+    lines = [{"id": line, **{f"k{line}_{j}": 1 for j in range(half)}} for line in range(3)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(LoadError, match=r"wide.jsonl:2: the file's objects hold 1,0\d\d distinct"):
+        read_source(path)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines[:1]))
+    assert len(_rows(path)) == 1
+
+
+def test_json_lines_are_held_to_a_number_of_nested_fields(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(loading, "MAX_FIELDS", 50)
+    path = tmp_path / "nested.jsonl"
+    nested = {f"a{i}": {f"b{j}": 1 for j in range(7)} for i in range(7)}  # 7 + 49 fields
+    path.write_text(json.dumps({"id": 1, "m": nested}) + "\n")
+    with pytest.raises(LoadError, match="more than 50 distinct fields, nested ones included"):
+        read_source(path)
+    monkeypatch.setattr(loading, "MAX_FIELDS", 60)
+    assert _rows(path)[0]["m"]["a6"]["b6"] == 1
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_an_integer_a_float_would_round_is_refused_in_a_column_of_fractions(
+    tmp_path: Path, suffix: str
+) -> None:
+    path = tmp_path / f"rounded{suffix}"
+    if suffix == ".jsonl":
+        path.write_text('{"id": 1, "n": 1.5}\n{"id": 2, "n": 9007199254740993}\n')
+    else:
+        path.write_text("id,n\n1,1.5\n2,9007199254740993\n")
+    with pytest.raises(LoadError, match=r":3?2?: .*9007199254740993 is in a (field|column) of"):
+        read_source(path)
+    exact = 2**53 + 2  # a float holds this one exactly
+    path.write_text(
+        f'{{"id": 1, "n": 1.5}}\n{{"id": 2, "n": {exact}}}\n'
+        if suffix == ".jsonl"
+        else f"id,n\n1,1.5\n2,{exact}\n"
+    )
+    assert [row["n"] for row in _rows(path)] == [1.5, float(exact)]
+
+
+def test_a_number_written_with_a_leading_zero_keeps_its_text(tmp_path: Path) -> None:
+    path = tmp_path / "codes.csv"
+    path.write_text("id,zip,code,n\n1,02134,007,5\n2,10001,8,6\n3,0,0.5,7\n")
+    rows = _rows(path)
+    assert [row["zip"] for row in rows] == ["02134", "10001", "0"]
+    assert [row["code"] for row in rows] == ["007", "8", "0.5"]
+    assert [row["n"] for row in rows] == [5, 6, 7]

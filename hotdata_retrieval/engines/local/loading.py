@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import cast
 
 import attrs
 import pyarrow as pa
@@ -209,24 +210,105 @@ def _check_nesting(path: Path, number: int, line: str) -> None:
         )
 
 
+MAX_FIELDS = 10_000
+"""The most distinct fields a JSON lines file may hold, nested ones included (``{"m": {"a":
+1}}`` holds ``m`` and ``m.a``): each is a column or a struct field of the table, and the
+reader's cost grows with their number (an 8.8 MB line of 900 objects of 900 keys peaked at
+5.4 GB before failing)."""
+
+_EXACT_FLOAT_INTEGERS = 2**53
+"""Integers of at most this magnitude are exact in a float64 (IEEE 754 binary64's 53-bit
+significand)."""
+
+
+def _rounded_by_float(value: object) -> bool:
+    """Whether ``value`` is an integer a float64 holds only rounded (past 2**53)."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return False
+    return abs(value) > _EXACT_FLOAT_INTEGERS and float(value) != value
+
+
+class _JsonFields:
+    """The fields of a JSON lines file, line by line: at most :data:`MAX_COLUMNS` top-level
+    keys across the file (a line of new keys each adds columns to every row: 120 lines of 998
+    new keys took 122 s and 1.35 GB) and :data:`MAX_FIELDS` fields at any depth; and no field
+    holding both a fraction and an integer a float holds only rounded (past 2**53), which the
+    reader would store as that rounded float.
+
+    Raises:
+        LoadError: from :meth:`add`, naming the line.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.columns: set[str] = set()
+        self.fields: set[tuple[str, ...]] = set()
+        self.fractions: dict[tuple[str, ...], int] = {}
+        self.large: dict[tuple[str, ...], tuple[int, int]] = {}
+
+    def add(self, number: int, value: object) -> None:
+        if isinstance(value, dict):
+            self.columns.update(value)
+            if len(self.columns) > MAX_COLUMNS:
+                raise LoadError(
+                    f"{self.path}:{number}: the file's objects hold {len(self.columns):,} "
+                    f"distinct keys by this line; a table holds at most {MAX_COLUMNS:,} columns"
+                )
+        pending: list[tuple[tuple[str, ...], object]] = [((), value)]
+        while pending:
+            where, item = pending.pop()
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    field = (*where, key)
+                    if field not in self.fields:
+                        self.fields.add(field)
+                        if len(self.fields) > MAX_FIELDS:
+                            raise LoadError(
+                                f"{self.path}:{number}: the file holds more than "
+                                f"{MAX_FIELDS:,} distinct fields, nested ones included, by "
+                                "this line"
+                            )
+                    pending.append((field, child))
+            elif isinstance(item, list):
+                pending.extend(((*where, "[]"), child) for child in item)
+            elif isinstance(item, float):
+                self.fractions.setdefault(where, number)
+                self._check_exact(where)
+            elif _rounded_by_float(item):
+                self.large.setdefault(where, (number, cast(int, item)))
+                self._check_exact(where)
+
+    def _check_exact(self, where: tuple[str, ...]) -> None:
+        if where in self.fractions and where in self.large:
+            line, integer = self.large[where]
+            shown = ".".join(part for part in where if part != "[]") or "the value"
+            raise LoadError(
+                f"{self.path}:{line}: field '{shown}': the integer {integer} is in a field of "
+                f"fractions (line {self.fractions[where]}), whose floats hold it only rounded "
+                f"({float(integer):.17g}); write it as a string"
+            )
+
+
 def _block_size(path: Path, *, json_lines: bool = False) -> int:
     """A reader block size that holds ``path``'s longest line, checking every line on the way:
     UTF-8 and at most :data:`MAX_LINE_BYTES`; for JSON lines, nesting, numbers and keys
-    (:func:`_json_checked`).
+    (:func:`_json_checked`) and the fields of the whole file (:class:`_JsonFields`).
 
     Raises:
         LoadError: naming the line.
     """
     longest = 0
+    fields = _JsonFields(path)
     for number, line in _text_lines(path):
         longest = max(longest, len(line.encode("utf-8")))
         if json_lines:
             _check_nesting(path, number, line)
             if line.strip():
                 try:
-                    _json_checked(path, number, line)
+                    value = _json_checked(path, number, line)
                 except json.JSONDecodeError as error:
                     raise LoadError(f"{path}:{number}: not JSON ({error.msg})") from None
+                fields.add(number, value)
     size = _MINIMUM_BLOCK_BYTES
     while size <= longest + 1:
         size *= 2
@@ -275,16 +357,22 @@ def _check_csv(path: Path) -> list[str]:
 
 _INTEGER_TEXT = re.compile(r"[+-]?[0-9]+")
 
+_LEADING_ZERO = re.compile(r"[+-]?0[0-9]")
+"""A number written with a leading zero (``02134``, ``007``): a code whose zeros a number
+would lose, so its column loads as text."""
+
 
 def _checked_csv_numbers(path: Path, data: pa.Table, read: Callable[..., pa.Table]) -> pa.Table:
     """``data`` with its number columns as they were written. pyarrow reads an integer too
     long for 64 bits as a float (rounded, or ``inf`` past 309 digits), ``inf`` text as that
-    float, and ``0x10`` as 16: the number columns are read again as text to see what was
-    written. An integer column holding a value that is no decimal integer is text.
+    float, ``0x10`` as 16 and ``02134`` as 2134: the number columns are read again as text to
+    see what was written. A number column holding a value that is no decimal number, or one
+    written with a leading zero, is text.
 
     Raises:
-        LoadError: a float column holding an integer past 64 bits or a number that is not
-            finite, naming the column and the line.
+        LoadError: a float column holding an integer past 64 bits, or one its floats hold
+            only rounded (past 2**53), or a number that is not finite, naming the column and
+            the line.
     """
     numbers = [
         name
@@ -305,15 +393,20 @@ def _checked_csv_numbers(path: Path, data: pa.Table, read: Callable[..., pa.Tabl
                 continue
             written = text.strip()
             whole = _INTEGER_TEXT.fullmatch(written)
+            if _LEADING_ZERO.match(written) or (not floating and not whole):
+                as_text[name] = pa.string()  # 02134 is a code, not the number 2134
+                break
             if not floating:
-                if not whole:
-                    as_text[name] = pa.string()
-                    break
                 continue
             if whole and not _fits_int64(written):
                 shown = written[:24] + ("…" if len(written) > 24 else "")
                 problem = f"the integer {shown} ({len(written.lstrip('+-'))} digits) does not "
                 problem += "fit 64 bits"
+            elif whole and float(int(written)) != int(written):
+                problem = (
+                    f"the integer {written} is in a column of fractions, whose floats hold it "
+                    f"only rounded ({float(int(written)):.17g})"
+                )
             elif not math.isfinite(value):
                 problem = f"{written[:24]!r} is not a finite number"
             else:
@@ -337,10 +430,10 @@ def _read_parquet(path: Path) -> pa.Table:
     The metadata's sizes are checked first, before a byte of data is read (row groups and
     column chunks, uncompressed). They do not tell what a dictionary-encoded column expands
     to (a 1 MB string referenced a thousand times is a few kilobytes of indices), so the file
-    is then read batch by batch with text columns kept as dictionaries, and each batch's
-    expanded size is counted — a dictionary column as the lengths of the values its indices
-    name — before anything is expanded. A value longer than :data:`MAX_LINE_BYTES` (one
-    document) is refused too.
+    is then read batch by batch with every text and binary column (at any depth: in lists and
+    structs too) kept as dictionaries, and each batch's expanded size is counted — a
+    dictionary as the lengths of the values its indices name — before anything is expanded.
+    A value longer than :data:`MAX_LINE_BYTES` (one document) is refused too.
 
     Raises:
         LoadError: naming the sizes, or the file is not Parquet.
@@ -361,12 +454,8 @@ def _read_parquet(path: Path) -> pa.Table:
             f"{path}: the file holds {stated:,} bytes once decompressed (its metadata says), "
             f"more than the {MAX_PARQUET_BYTES:,} a load reads ({on_disk:,} bytes on disk)"
         )
-    textual = [
-        field.name
-        for field in file.schema_arrow
-        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
-    ]
-    reopened = pq.ParquetFile(path, read_dictionary=textual)
+    encoded = [column.path for column in file.schema if column.physical_type == "BYTE_ARRAY"]
+    reopened = pq.ParquetFile(path, read_dictionary=encoded)
     batches: list[pa.RecordBatch] = []
     total = 0
     for batch in reopened.iter_batches(batch_size=8192):
@@ -386,18 +475,59 @@ def _read_parquet(path: Path) -> pa.Table:
         batches.append(batch)
     if not batches:
         return file.schema_arrow.empty_table()
-    return pa.Table.from_batches(batches)
+    read = pa.Table.from_batches(batches)
+    return read.cast(pa.schema([field.with_type(_decoded(field.type)) for field in read.schema]))
+
+
+def _decoded(kind: pa.DataType) -> pa.DataType:
+    """``kind`` with every dictionary type, at any depth, replaced by its value type."""
+    if pa.types.is_dictionary(kind):
+        return _decoded(kind.value_type)
+    if pa.types.is_list(kind):
+        return pa.list_(kind.value_field.with_type(_decoded(kind.value_type)))
+    if pa.types.is_large_list(kind):
+        return pa.large_list(kind.value_field.with_type(_decoded(kind.value_type)))
+    if pa.types.is_fixed_size_list(kind):
+        field = kind.value_field.with_type(_decoded(kind.value_type))
+        return pa.list_(field, kind.list_size)
+    if pa.types.is_struct(kind):
+        return pa.struct(
+            [kind.field(i).with_type(_decoded(kind.field(i).type)) for i in range(kind.num_fields)]
+        )
+    if pa.types.is_map(kind):
+        return pa.map_(
+            kind.key_field.with_type(_decoded(kind.key_type)),
+            kind.item_field.with_type(_decoded(kind.item_type)),
+        )
+    return kind
 
 
 def _expanded_size(column: pa.Array) -> tuple[int, int]:
-    """``(bytes, longest value's bytes)`` of ``column`` once its dictionary is expanded (for
-    text; any other column: its buffers, and 0)."""
-    if pa.types.is_dictionary(column.type):
+    """``(bytes, longest value's bytes)`` of ``column`` once every dictionary in it is
+    expanded, at any depth (the longest value counts text and binary values; 0 for none)."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
         lengths = pc.fill_null(pc.binary_length(column.dictionary), 0)
         named = pc.take(lengths, pc.drop_null(column.indices))
         total = int(pc.sum(named).as_py() or 0)
         return total, int(pc.max(named).as_py() or 0) if len(named) else 0
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+    if (
+        pa.types.is_list(kind)
+        or pa.types.is_large_list(kind)
+        or pa.types.is_fixed_size_list(kind)
+        or pa.types.is_map(kind)
+    ):
+        size, longest = _expanded_size(column.flatten())
+        return size + 8 * (len(column) + 1), longest
+    if pa.types.is_struct(kind):
+        sizes = [_expanded_size(child) for child in column.flatten()]
+        return sum(size for size, _ in sizes), max((longest for _, longest in sizes), default=0)
+    if (
+        pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    ):
         lengths = pc.fill_null(pc.binary_length(column), 0)
         return int(column.nbytes), int(pc.max(lengths).as_py() or 0) if len(column) else 0
     return int(column.nbytes), 0
@@ -522,6 +652,10 @@ def read_source(
             )
     except (pa.ArrowInvalid, OSError) as error:
         raise LoadError(f"{location}: {error}") from None
+    except (pa.ArrowMemoryError, MemoryError):
+        raise LoadError(
+            f"{location}: the file needs more memory to read than this machine has"
+        ) from None
     _check_column_names(location, data)
     try:
         data = normalize_text_types(data)
