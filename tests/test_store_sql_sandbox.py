@@ -191,6 +191,10 @@ def _attacks(store: str, places: dict[str, Path]) -> list[str]:
             "SELECT len(array_resize([1], 10001))",
             "SELECT length(printf('%1000000000d', 1))",
             "SELECT length(format('{:>1000000000}', 'x'))",
+            "SELECT len(list_transform(range(1000000), x -> repeat('ab', 500000)))",
+            "SELECT len([range(1000000) for x in range(1000000)])",
+            "SELECT list_filter([1, 2], lambda x: x > 1)",
+            "SELECT error(body) FROM docs",
             "PIVOT secret_notes ON note",
         ]
     return [
@@ -453,6 +457,26 @@ def test_duckdb_stops_a_query_at_its_memory_limit(tmp_path: Path) -> None:
             list(engine.stream_sql(query, limits=limits))
         assert caught.value.limit == "memory_bytes"
         assert _first(engine.stream_sql("SELECT count(*) AS n FROM docs")).num_rows == 1
+
+
+def test_duckdb_holds_what_spills_to_disk_to_the_memory_limit(tmp_path: Path) -> None:
+    with DuckdbEngine(tmp_path / "spill.duckdb") as engine:
+        _load(engine)
+        # A sort of about 1.5 GB of text: spilled whole, it would write as much to disk.
+        query = (
+            "SELECT count(*) FROM (SELECT range, md5(range::VARCHAR) AS h FROM range(30000000) "
+            "ORDER BY h)"
+        )
+        limits = SqlLimits(memory_bytes=64 * 1024 * 1024, timeout_seconds=120)
+        with pytest.raises(SqlLimitError) as caught:
+            list(engine.stream_sql(query, limits=limits))
+        assert caught.value.limit == "memory_bytes"
+        spilled = tmp_path / "spill.duckdb.tmp"
+        assert (
+            not spilled.exists()
+            or sum(path.stat().st_size for path in spilled.rglob("*") if path.is_file())
+            <= limits.memory_bytes
+        )
 
 
 def test_postgres_stops_a_query_at_its_memory_limit(postgres_url: str) -> None:

@@ -165,6 +165,8 @@ class DuckdbEngine(SqlStoreEngine):
         if not self._closed_off:
             # The options are the database's, not one connection's: set once, then locked.
             self._execute(set_option("memory_limit", f"{int(limits.memory_bytes)}B"))
+            # What spills to disk is held to the same size (PostgreSQL's temp_file_limit).
+            self._execute(set_option("max_temp_directory_size", f"{int(limits.memory_bytes)}B"))
             for option in _CLOSED_OPTIONS:
                 self._execute(set_option(option, False))
             self._execute(set_option("lock_configuration", True))
@@ -326,6 +328,7 @@ _REFUSED_FUNCTIONS = frozenset(
         "jaro_winkler_similarity",
         "printf",
         "format",
+        "error",
     }
 )
 """Scalar functions agent SQL may not call: they read the configuration or the environment
@@ -335,7 +338,8 @@ square of their input's length in one call, which DuckDB does not interrupt (its
 is checked between batches of rows: ``levenshtein`` of two 120,000-character texts ran 44 s
 past a 2 s limit), or build a text as wide as their format string says, which the memory
 limit does not see (``printf('%1000000000d', 1)`` built 1 GB past a 95 MiB limit; ``||``
-and ``concat`` join texts)."""
+and ``concat`` join texts), or raise an error of the statement's own text (``error``), which
+would put stored text in the tool's error unquoted."""
 
 _BUILDERS = frozenset(
     {"repeat", "lpad", "rpad", "list_resize", "array_resize", "range", "generate_series"}
@@ -427,6 +431,12 @@ class _DuckdbClosedSession(ClosedSession):
         kind = node.get("type")
         if kind == "RECURSIVE_CTE_NODE" and not limits.allow_recursive_queries:
             raise limits.recursion_error(text)
+        if node.get("class") == "LAMBDA":
+            raise RefusedStatementError(
+                "lambda functions (x -> ..., list comprehensions) are not allowed here: each "
+                "runs once per list element, building what the memory limit does not see",
+                sql=text,
+            )
         if kind == "TABLE_FUNCTION":
             name = str(node.get("function", {}).get("function_name", "")).lower()
             if name not in _TABLE_FUNCTIONS:
