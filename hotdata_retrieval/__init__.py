@@ -23,6 +23,7 @@ from hotdata_retrieval.compile import (
     to_sql,
 )
 from hotdata_retrieval.errors import (
+    DuplicateColumnError,
     HotdataRetrievalError,
     PlanError,
     TableNameError,
@@ -115,6 +116,7 @@ __all__ = [
     # errors
     "HotdataRetrievalError",
     "PlanError",
+    "DuplicateColumnError",
     "TableNameError",
     "UnknownDialectError",
     "UnsupportedFeatureError",

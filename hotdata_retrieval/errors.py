@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "DuplicateColumnError",
     "HotdataRetrievalError",
     "PlanError",
     "TableNameError",
@@ -79,3 +80,19 @@ class UnsupportedFeatureError(HotdataRetrievalError, NotImplementedError):
         super().__init__(f"dialect {dialect!r} does not support {feature}")
         self.feature = feature
         self.dialect = dialect
+
+
+class DuplicateColumnError(HotdataRetrievalError, ValueError):
+    """A result names two of its columns alike: read as rows (a mapping of column names to
+    values) one of the two values would be lost.
+
+    Attributes:
+        column: the repeated name.
+    """
+
+    def __init__(self, column: str) -> None:
+        super().__init__(
+            f"the result has more than one column named {column!r}; give each column a name "
+            "of its own (SELECT a.id AS a_id, b.id AS b_id ...)"
+        )
+        self.column = column

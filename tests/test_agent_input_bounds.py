@@ -123,6 +123,13 @@ def test_the_langchain_tools_take_the_same_limits_and_no_invented_argument(
     assert str(text.invoke({"query": "fox", "filter": "id = 1"})).startswith("Error: invalid")
 
 
+def test_the_toolkit_reads_k_as_the_tools_schemas_do(toolkit: SearchToolkit) -> None:
+    assert toolkit.search_text("fox", 1.0)["metadata"]["k"] == 1  # JSON's integer
+    for bad in (True, "3", 0, 2.5, float("nan")):
+        with pytest.raises(ToolError, match="k must be a whole number of at least 1"):
+            toolkit.search_text("fox", bad)
+
+
 @pytest.mark.parametrize("k", [True, "3", 0, 2.5, "many"])
 def test_the_langchain_search_tools_take_k_as_a_json_integer(engine: LocalEngine, k: Any) -> None:
     text, _ = (tool for tool in make_search_tools(engine, table="docs"))

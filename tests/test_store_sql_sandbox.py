@@ -333,6 +333,17 @@ def test_postgres_built_in_and_extension_callables_still_run(postgres_url: str) 
         assert row["hit"] is False and row["two"] == 2
 
 
+def test_a_result_naming_two_columns_alike_is_refused_not_merged(
+    store: tuple[str, Any],
+) -> None:
+    _, engine = store
+    toolkit = SearchToolkit(engine, table="docs")
+    with pytest.raises(ToolError, match="more than one column named 'x'"):
+        toolkit.execute_sql("SELECT id AS x, body AS x FROM docs WHERE id = 1")
+    rows = toolkit.execute_sql("SELECT id AS x, body AS y FROM docs WHERE id = 1")["rows"]
+    assert rows == [{"x": 1, "y": BODIES[0]}]
+
+
 def test_the_searchable_table_reads_and_others_are_named(store: tuple[str, Any]) -> None:
     _, engine = store
     toolkit = SearchToolkit(engine, table="docs")

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.adapters.envelope import jsonable
+from hotdata_retrieval.errors import DuplicateColumnError
 
 __all__ = ["DEFAULT_COUNT_LIMIT", "DEFAULT_MAX_BYTES", "BoundedResult", "read_bounded"]
 
@@ -81,6 +82,10 @@ def read_bounded(
 
     Returns:
         The kept rows, the row count and why reading stopped.
+
+    Raises:
+        DuplicateColumnError: two columns of the result have one name (a row could hold
+            only one of their values).
     """
     kept: list[dict[str, Any]] = []
     names = tuple(columns)
@@ -93,6 +98,9 @@ def read_bounded(
     try:
         for batch in iterator:
             names = names or tuple(batch.schema.names)
+            repeated = next((name for name in names if names.count(name) > 1), None)
+            if repeated is not None:
+                raise DuplicateColumnError(repeated)
             if not batch.num_columns:
                 continue  # a column-less result has no rows to show
             position = 0

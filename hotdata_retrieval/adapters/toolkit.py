@@ -583,7 +583,7 @@ class SearchToolkit:
     def _k(self, k: Any) -> tuple[int, list[ToolWarning], dict[str, Any]]:
         if k is None:
             return self.k, [], {}
-        requested = _positive(k, "k")
+        requested = _positive(whole_number(k), "k")  # 5.0 is 5, as the tools' schemas say
         if requested <= self.max_rows:
             return requested, [], {}
         shown = requested if requested < 10**18 else "a very large number"
@@ -723,10 +723,12 @@ class SearchToolkit:
             statements = self._in_time(lambda: parse_statements(sql), deadline, sql)
         except SqlParseError as error:
             if self.read_only:
-                raise ToolError(f"the query does not parse: {error}") from None
+                raise ToolError(self._shown(f"the query does not parse: {error}")) from None
             statements = []
             warnings.append(
-                ToolWarning(code="not_checked", message=f"the query was not checked: {error}")
+                ToolWarning(
+                    code="not_checked", message=self._shown(f"the query was not checked: {error}")
+                )
             )
         if self.read_only:
             _check_read_only(statements)
@@ -748,7 +750,7 @@ class SearchToolkit:
             except Exception as error:  # the query still runs when it cannot be checked
                 logger.warning("the linter failed on agent SQL; it runs unchecked", exc_info=True)
                 message = f"the query was not checked: {type(error).__name__}: {error}"
-                warnings.append(ToolWarning(code="not_checked", message=message))
+                warnings.append(ToolWarning(code="not_checked", message=self._shown(message)))
             else:
                 if not complete:
                     findings = [f for f in findings if self._about_this_table(sql, f)]
@@ -878,11 +880,11 @@ class SearchToolkit:
         return agent_message(message, locations=places)
 
 
-_QUOTED = re.compile(r"'((?:[^']|'')*)'|\"((?:[^\"]|\"\")*)\"")
-"""A single- or double-quoted text in an engine's message."""
-
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(?:\.[A-Za-z_][A-Za-z0-9_$]*)*")
 """A table or column name, dotted or not: kept whole in a message, whatever its length."""
+
+_QUOTED_NAME = re.compile(r"(?<![A-Za-z0-9])(['\"])" + _NAME.pattern + r"\1(?![A-Za-z0-9])")
+"""A name in quotes, as a message writes a table's or a column's."""
 
 SHOWN_QUOTE_CHARACTERS = 16
 """Characters of a quoted value an agent-facing message keeps; the rest becomes its length."""
@@ -907,14 +909,62 @@ def agent_message(message: str, *, locations: Sequence[Path] = ()) -> str:
         if place:
             text = text.replace(place + "/", "").replace(place, Path(place).name or ".")
 
-    def clip(match: re.Match[str]) -> str:
-        quote = match.group(0)[0]
-        value = match.group(1) if quote == "'" else match.group(2)
-        if len(value) <= SHOWN_QUOTE_CHARACTERS or _NAME.fullmatch(value):
-            return match.group(0)
-        return f"{quote}{value[:SHOWN_QUOTE_CHARACTERS]}…{quote} ({len(value):,} characters)"
+    return _clip_quoted(text)
 
-    return _QUOTED.sub(clip, text)
+
+def _closes(text: str, at: int) -> bool:
+    """Whether the quote at ``at`` can close a quoted value: it ends the text or is followed
+    by no letter or digit (an apostrophe inside a word, ``it's``, does not close one)."""
+    return at + 1 >= len(text) or not text[at + 1].isalnum()
+
+
+def _clip_quoted(text: str) -> str:
+    """``text`` with each long quoted value clipped (:func:`agent_message`).
+
+    A quote opens a value where no letter or digit precedes it, and the value ends at the
+    first quote of its kind that a letter or digit does not follow. A value that is long and
+    no name runs on to the last such quote of the message that closes no quoted name (a
+    table named after it stays whole): stored text may hold quotes of its own (``'... it's
+    time ... now'``, ``"he said "stop" ..."``), and cutting at the first would show the rest
+    of it whole.
+    """
+    named = {at for match in _QUOTED_NAME.finditer(text) for at in (match.start(), match.end() - 1)}
+    pieces: list[str] = []
+    position = 0
+    while position < len(text):
+        character = text[position]
+        opens = character in "'\"" and (position == 0 or not text[position - 1].isalnum())
+        if not opens:
+            pieces.append(character)
+            position += 1
+            continue
+        close = next(
+            (
+                at
+                for at in range(position + 1, len(text))
+                if text[at] == character and _closes(text, at)
+            ),
+            len(text),
+        )
+        value = text[position + 1 : close]
+        if len(value) <= SHOWN_QUOTE_CHARACTERS or _NAME.fullmatch(value):
+            pieces.append(text[position : close + 1])
+            position = close + 1
+            continue
+        last = next(
+            (
+                at
+                for at in range(len(text) - 1, close - 1, -1)
+                if text[at] == character and _closes(text, at) and at not in named
+            ),
+            len(text),
+        )
+        value = text[position + 1 : last]
+        pieces.append(
+            f"{character}{value[:SHOWN_QUOTE_CHARACTERS]}…{character} ({len(value):,} characters)"
+        )
+        position = last + 1
+    return "".join(pieces)
 
 
 def _check_read_only(statements: Sequence[Any]) -> None:
