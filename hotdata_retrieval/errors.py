@@ -15,6 +15,7 @@ __all__ = [
     "PlanError",
     "TableNameError",
     "UnknownDialectError",
+    "UnknownEngineError",
     "UnsupportedFeatureError",
 ]
 
@@ -96,3 +97,18 @@ class DuplicateColumnError(HotdataRetrievalError, ValueError):
             "of its own (SELECT a.id AS a_id, b.id AS b_id ...)"
         )
         self.column = column
+
+
+class UnknownEngineError(HotdataRetrievalError, ValueError):
+    """No engine of that name is registered
+    (:func:`~hotdata_retrieval.engines.registry.engine_kind`).
+
+    Attributes:
+        name: the name asked for.
+        known: the registered names.
+    """
+
+    def __init__(self, name: str, known: tuple[str, ...]) -> None:
+        super().__init__(f"unknown engine {name!r}; known engines: {', '.join(known)}")
+        self.name = name
+        self.known = known

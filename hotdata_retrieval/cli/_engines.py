@@ -1,9 +1,10 @@
 """``--engine``: which store ``hdq load``, ``hdq search`` and ``hdq explain`` work with.
 
-``local`` is the embedded engine (``--database`` a directory, default ``.hdq``); the stores
-are ``sqlite`` and ``duckdb`` (``--database`` a file), ``lancedb`` (a directory) and
-``postgres`` (a ``postgresql://`` URL or a libpq ``key=value`` string). ``hdq explain
---engine X`` compiles for X's dialect (LanceDB runs no SQL).
+The choices, their help and what each needs come from the engine registry
+(:mod:`hotdata_retrieval.engines.registry`): ``local`` is the embedded engine (``--database`` a
+directory, default ``.hdq``); the stores are ``sqlite`` and ``duckdb`` (``--database`` a file),
+``lancedb`` (a directory) and ``postgres`` (a ``postgresql://`` URL or a libpq ``key=value``
+string). ``hdq explain --engine X`` compiles for X's dialect (LanceDB runs no SQL).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import click
 
 from hotdata_retrieval.cli._errors import CommandError
+from hotdata_retrieval.engines.registry import engine_kind, engine_kinds
 from hotdata_retrieval.extras import require_extra
 
 __all__ = [
@@ -26,24 +28,24 @@ __all__ = [
     "store_location",
 ]
 
-STORE_ENGINES = ("sqlite", "postgres", "duckdb", "lancedb")
-ENGINE_NAMES = ("local", *STORE_ENGINES)
+ENGINE_NAMES = tuple(kind.name for kind in engine_kinds())
+"""The engines ``--engine`` names, from the engine registry (``local`` first)."""
 
-ENGINE_DIALECTS: dict[str, str | None] = {
-    "local": "hotdata",
-    "sqlite": "sqlite",
-    "postgres": "postgres",
-    "duckdb": "duckdb",
-    "lancedb": None,
-}
+STORE_ENGINES = tuple(kind.name for kind in engine_kinds() if not kind.embedded)
+"""The stores: every registered engine but the embedded one."""
+
+ENGINE_DIALECTS: dict[str, str | None] = {kind.name: kind.dialect for kind in engine_kinds()}
 """The dialect each engine's SQL is compiled for (LanceDB: none, it runs no SQL)."""
 
-_LOCATION = {
-    "sqlite": "a database file",
-    "duckdb": "a database file",
-    "lancedb": "a database directory",
-    "postgres": "a postgresql:// URL",
-}
+
+def _engine_help() -> str:
+    described = [
+        f"{kind.name} ({'the embedded engine; ' if kind.embedded else ''}--database "
+        f"{kind.location})"
+        for kind in engine_kinds()
+    ]
+    return "Where the table lives: " + ", ".join(described) + "."
+
 
 engine_option = click.option(
     "--engine",
@@ -51,9 +53,7 @@ engine_option = click.option(
     type=click.Choice(ENGINE_NAMES),
     default="local",
     show_default=True,
-    help="Where the table lives: local (the embedded engine; --database a directory), "
-    "sqlite or duckdb (--database a file), lancedb (--database a directory), postgres "
-    "(--database a postgresql:// URL).",
+    help=_engine_help(),
 )
 
 _SCHEME = re.compile(r"^(postgres(?:ql)?):/(?!/)")
@@ -96,27 +96,14 @@ def open_store(
         MissingExtraError: the store's extra is not installed.
         EngineError: the store cannot be opened.
     """
+    kind = engine_kind(engine_name)
     if not given:
-        raise CommandError(f"--engine {engine_name} needs --database ({_LOCATION[engine_name]})")
-    require_extra(engine_name, needed_by=f"--engine {engine_name}")
+        raise CommandError(f"--engine {engine_name} needs --database ({kind.location})")
+    require_extra(kind.extra, needed_by=f"--engine {engine_name}")
     location = store_location(engine_name, database)
-    if not create and engine_name != "postgres" and not Path(location).exists():
+    if not create and kind.location_is_path and not Path(location).exists():
         raise CommandError(
             f"no {engine_name} database at {location}; create one with 'hdq load --engine "
             f"{engine_name}'"
         )
-    if engine_name == "sqlite":
-        from hotdata_retrieval.engines.sqlite import SqliteEngine
-
-        return SqliteEngine(location, embedder=embedder)
-    if engine_name == "duckdb":
-        from hotdata_retrieval.engines.duckdb import DuckdbEngine
-
-        return DuckdbEngine(location, embedder=embedder)
-    if engine_name == "lancedb":
-        from hotdata_retrieval.engines.lancedb import LancedbEngine
-
-        return LancedbEngine(location, embedder=embedder)
-    from hotdata_retrieval.engines.postgres import PostgresEngine
-
-    return PostgresEngine(location, embedder=embedder)
+    return kind.open(location, embedder=embedder)
