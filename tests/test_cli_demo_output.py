@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.cli.exit_codes import EXIT_OK
 from hotdata_retrieval.demo import support_tickets
-from hotdata_retrieval.engines.local.engine import _embedding_label
+from hotdata_retrieval.engines.local._storage import embedding_label
 
 
 def ticket_counts() -> tuple[int, int]:
@@ -66,7 +66,7 @@ def test_the_demo_json_carries_the_counts(tmp_path: Path) -> None:
 def test_the_bar_label_relates_its_count_to_the_rows(
     hashes: list[str | None], count: int, label: str
 ) -> None:
-    assert _embedding_label("t", "body", hashes, count) == label
+    assert embedding_label("t", "body", hashes, count) == label
 
 
 REPOSITORY = Path(__file__).resolve().parent.parent

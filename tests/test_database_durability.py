@@ -29,8 +29,8 @@ from hotdata_retrieval.engines.local import (
     LocalEngine,
     TableLoad,
 )
+from hotdata_retrieval.engines.local import _storage as storage_module
 from hotdata_retrieval.engines.local import database as database_module
-from hotdata_retrieval.engines.local import engine as engine_module
 
 LOADER = textwrap.dedent(
     """
@@ -123,7 +123,7 @@ def test_a_multi_table_load_commits_all_or_nothing(
     with LocalEngine(tmp_path / "db") as engine:
         engine.load_table("a", _table(word="old"), text_columns=["body"])
         calls: list[Path] = []
-        real_build = engine_module.build_bm25_index
+        real_build = storage_module.build_bm25_index
 
         def failing_build(directory: Path, texts: object) -> None:
             calls.append(directory)
@@ -131,7 +131,7 @@ def test_a_multi_table_load_commits_all_or_nothing(
                 raise OSError(errno.ENOSPC, "No space left on device")
             real_build(directory, texts)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(engine_module, "build_bm25_index", failing_build)
+        monkeypatch.setattr(storage_module, "build_bm25_index", failing_build)
         loads = [
             TableLoad(name="a", data=_table(word="new"), text_columns=["body"]),
             TableLoad(name="b", data=_table(word="new"), text_columns=["body"]),
@@ -153,7 +153,7 @@ def test_a_full_disk_during_a_load_is_one_line_and_keeps_the_previous_version(
         def full_disk(*args: object, **kwargs: object) -> None:
             raise OSError(errno.ENOSPC, "No space left on device")
 
-        monkeypatch.setattr(engine_module.pq, "write_table", full_disk)
+        monkeypatch.setattr(storage_module.pq, "write_table", full_disk)
         with pytest.raises(DatabaseError) as caught:
             engine.load_table("docs", _table(word="new"), text_columns=["body"])
         assert "\n" not in str(caught.value)

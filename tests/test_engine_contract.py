@@ -219,7 +219,7 @@ def test_without_a_clash_both_engines_report_branch_ranks(
 
 
 def test_the_local_engine_modules_do_not_import_each_other_in_a_cycle() -> None:
-    # engine.py imports hybrid, fastpath, tables, ...; none of those imports engine.py back at
+    # engine.py imports _session, _search, hybrid, ...; none of those imports engine.py back at
     # module level, not even for type checking (hybrid_search sees the engine as a HybridHost
     # protocol). The SQL worker's entry point opens an engine in the child process, inside a
     # function: that is not a cycle.
@@ -244,3 +244,33 @@ def test_the_local_engine_modules_do_not_import_each_other_in_a_cycle() -> None:
             ):
                 importers.append(module.name)
     assert importers == []
+
+
+def test_the_local_engine_is_a_small_facade_over_modules_of_few_imports() -> None:
+    # engine.py delegates to _catalog, _storage, _session, _functions and _search; no module
+    # of the engine imports more than 12 of the library's modules at run time (imports for
+    # type annotations only are not counted: they are not executed).
+    import ast
+    from pathlib import Path
+
+    import hotdata_retrieval.engines.local as local_package
+
+    package = Path(local_package.__file__).parent
+    assert len((package / "engine.py").read_text(encoding="utf-8").splitlines()) < 400
+    counts = {}
+    for module in sorted(package.glob("*.py")):
+        imported: set[str] = set()
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            for child in ast.walk(node):
+                if isinstance(child, ast.ImportFrom) and (child.module or "").startswith(
+                    "hotdata_retrieval"
+                ):
+                    if child.module == "hotdata_retrieval.engines.local":
+                        imported.update(f"{child.module}.{alias.name}" for alias in child.names)
+                    else:
+                        imported.add(str(child.module))
+        counts[module.name] = len(imported)
+    assert max(counts.values()) <= 12, counts

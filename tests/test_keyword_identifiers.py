@@ -141,7 +141,7 @@ def test_every_keyword_as_a_key_column(engine: LocalEngine, word: str) -> None:
     sql = to_sql(plan)
     pglast.parse_sql(sql)
     assert lint(sql) == []
-    engine._context.sql(sql)  # DataFusion parses and plans it
+    engine._sessions.main.sql(sql)  # DataFusion parses and plans it
 
 
 def test_a_keyword_table_name_runs(tmp_path: Path) -> None:

@@ -86,13 +86,13 @@ class _Spy:
 
     def __init__(self, engine: LocalEngine, monkeypatch: pytest.MonkeyPatch) -> None:
         self.statements: list[str] = []
-        run = engine._run
+        run = engine._sessions.run
 
         def counted(statement: str, reported: str) -> Any:
             self.statements.append(statement)
             return run(statement, reported)
 
-        monkeypatch.setattr(engine, "_run", counted)
+        monkeypatch.setattr(engine._sessions, "run", counted)
 
 
 def statement_result(engine: LocalEngine, plan: SearchPlan) -> SearchResult:

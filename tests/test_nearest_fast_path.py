@@ -27,7 +27,7 @@ from hotdata_retrieval import (
 )
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.engines.local import EngineError, LocalEngine
+from hotdata_retrieval.engines.local import EngineError, LocalEngine, _search
 from hotdata_retrieval.engines.local.fastpath import NEAREST_SCAN, rewrite_fast_paths
 from hotdata_retrieval.engines.results import executed_plan
 
@@ -48,7 +48,7 @@ def _table(vectors: list[list[float] | None], categories: list[str] | None = Non
 
 def _as_written(engine: LocalEngine, sql: str) -> list[dict[str, object]]:
     """The statement run without the fast path: the row-by-row distance functions."""
-    return engine._run(sql, sql).to_pylist()
+    return engine._sessions.run(sql, sql).to_pylist()
 
 
 def test_the_fast_path_is_taken_for_single_and_fused_plans() -> None:
@@ -59,7 +59,7 @@ def test_the_fast_path_is_taken_for_single_and_fused_plans() -> None:
         for source in (nearest, ReciprocalRankFusion(branches=[text, nearest])):
             plan = SearchPlan(source=source)
             sql = to_sql(executed_plan(plan))
-            optimized = engine._optimized(sql, str)
+            optimized = _search.optimized(engine, sql, str)
             assert NEAREST_SCAN in optimized and NEAREST_SCAN not in sql
             assert engine.search(plan).sql == sql  # the statement as given is what is reported
 
@@ -187,7 +187,7 @@ def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> 
             "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t "
             "WHERE category = 'a' ORDER BY d ASC LIMIT 2"
         )
-        assert NEAREST_SCAN in engine._optimized(shape, str)
+        assert NEAREST_SCAN in _search.optimized(engine, shape, str)
         assert engine.sql(shape).to_pylist() == [{"id": 1, "d": 2.0}, {"id": 2, "d": 1.0}][::-1]
         for other in (
             "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t ORDER BY d DESC LIMIT 2",
@@ -196,7 +196,7 @@ def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> 
             "SELECT t.id, l2_distance(t.emb, ARRAY[1.0, 0.0]) AS d FROM t JOIN t AS u "
             "ON t.id = u.id ORDER BY d LIMIT 1",
         ):
-            assert engine._optimized(other, str) == other
+            assert _search.optimized(engine, other, str) == other
             assert engine.sql(other).num_rows >= 1
 
 
@@ -347,9 +347,9 @@ def test_prefetched_scans_give_the_rows_an_inline_scan_gives() -> None:
     rng = np.random.default_rng(7)
     vectors = [[float(x) for x in row] for row in rng.standard_normal((60, 4))]
     with LocalEngine() as prefetching, LocalEngine() as inline:
-        inline._prefetch_scans = lambda tree: None  # type: ignore[method-assign]
+        inline._functions.prefetch_scans = lambda tree: None  # type: ignore[method-assign]
         threads: list[str] = []
-        original = prefetching._nearest_rows
+        original = prefetching._functions._nearest_rows
 
         def recording(*arguments: object) -> pa.Table:
             import threading
@@ -357,7 +357,7 @@ def test_prefetched_scans_give_the_rows_an_inline_scan_gives() -> None:
             threads.append(threading.current_thread().name)
             return original(*arguments)
 
-        prefetching._nearest_rows = recording  # type: ignore[method-assign]
+        prefetching._functions._nearest_rows = recording  # type: ignore[method-assign]
         for engine in (prefetching, inline):
             engine.load_table("t", _table(vectors), text_columns=["body"])
         nearest = NearestNeighborSearch(table="t", column="emb", query_vector=vectors[3])
@@ -377,4 +377,5 @@ def test_prefetched_scans_give_the_rows_an_inline_scan_gives() -> None:
             statement = to_sql(executed_plan(plan))
             assert prefetching.sql(statement).to_pylist() == inline.sql(statement).to_pylist()
         assert threads and all(name.startswith("hdq-nearest") for name in threads)
-        assert prefetching._prefetched == {} and prefetching._vectors == {}
+        functions = prefetching._functions
+        assert functions._prefetched == {} and functions._vectors == {}

@@ -111,7 +111,7 @@ def _assert_untouched(
     assert list(places["drop"].iterdir()) == []
     assert _snapshot(engine) == before
     assert engine.table_name("planted").name not in engine.tables
-    assert not engine._context.table_exist("leak")
+    assert not engine._sessions.main.table_exist("leak")
 
 
 @pytest.mark.parametrize("template", STATEMENT_KINDS)

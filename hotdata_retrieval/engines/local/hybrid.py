@@ -34,6 +34,7 @@ from datafusion.catalog import Table
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
 from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.engines.local._session import relation
 from hotdata_retrieval.engines.local.distance import (
     COSINE_DISTANCE,
     DimensionMismatchError,
@@ -68,9 +69,8 @@ if TYPE_CHECKING:
 
 class HybridHost(Protocol):
     """What ``hybrid_search`` needs of the engine that registers it (the local engine meets it):
-    the default catalog and schema of two-part names, the embedder of text queries, the open
-    tables, and how a result becomes a DataFusion table. Kept as a protocol so this module does
-    not import the engine."""
+    the default catalog and schema of two-part names, the embedder of text queries and the open
+    tables. Kept as a protocol so this module does not import the engine."""
 
     catalog: str
     schema: str
@@ -78,10 +78,6 @@ class HybridHost(Protocol):
 
     def _loaded(self, reference: str | TableName) -> LoadedTable:
         """The open table ``reference`` names (raises the engine's error when there is none)."""
-        ...
-
-    def _relation(self, rows: pa.Table) -> Table:
-        """``rows`` as a table function's result."""
         ...
 
 
@@ -429,7 +425,7 @@ class HybridSearch:
                 values.append(argument.python_value().as_py())
             except Exception:  # a column or expression, not a literal
                 _fail(f"every argument must be a literal, got {argument}")
-        return self._engine._relation(self.run(parse_call(values)))
+        return relation(self.run(parse_call(values)))
 
     # -- the search --------------------------------------------------------------------------
 

@@ -356,8 +356,10 @@ class SqlWorker:
         worker.ready = True
         return worker
 
-    def stream(self, text: str, limits: SqlLimits) -> Iterator[pa.RecordBatch]:
-        """Run ``text`` in the worker and yield its batches as the caller asks for them.
+    def stream(self, text: str, limits: SqlLimits | None = None) -> Iterator[pa.RecordBatch]:
+        """Run ``text`` in the worker under ``limits`` (default
+        :class:`~hotdata_retrieval.engines.limits.SqlLimits`) and yield its batches as the
+        caller asks for them.
 
         One statement at a time per worker: a second caller waits for the first to finish
         (each is bounded by its time limit). Closing the iterator stops the query.
@@ -367,6 +369,7 @@ class SqlWorker:
                 limit DataFusion enforces inside the worker (its memory pool, recursion).
             EngineError: the engine's own message, or the worker stopped (a crash).
         """
+        limits = SqlLimits() if limits is None else limits
         with self._lock:
             deadline = time.monotonic() + limits.timeout_seconds
             worker = self._start(deadline, limits, text)

@@ -1,0 +1,230 @@
+"""What a load of the local engine is given, checked and normalised before anything is embedded
+or written: column names lower-cased, a unique key, vector columns whose every distance is
+defined, text columns that are text, and the vector index asked for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from hotdata_retrieval.compile import HOTDATA
+from hotdata_retrieval.engines.checks import check_reserved_columns
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.local.loading import normalize_text_types
+from hotdata_retrieval.engines.local.tables import key_problem
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.names import normalize_identifier
+from hotdata_retrieval.plan.search import DistanceMetric
+from hotdata_retrieval.plan.values import FLOAT32_MAX
+
+
+@attrs.frozen(kw_only=True)
+class TableLoad:
+    """One table of a :meth:`~hotdata_retrieval.engines.local.LocalEngine.load_tables` call.
+
+    Attributes:
+        name: a bare table name (the engine's catalog and schema are implied).
+        data: the rows, as an Arrow table.
+        key_column: the unique key column (checked), or ``None``.
+        text_columns: string columns to index for ``bm25_search``.
+        embed_columns: string columns to embed into ``<column>_embedding`` for
+            ``vector_search`` (needs the engine's embedder).
+        vector_index: ``"hnsw"``: also build an approximate (HNSW, usearch) index of every
+            vector column, used for unfiltered nearest-neighbour queries of its metric; default
+            ``None``: exact search only.
+        vector_metric: the metric the HNSW index of a caller's vector column serves
+            (``cosine``, ``l2`` or ``dot``); embedded columns' indexes serve cosine.
+    """
+
+    name: str
+    data: pa.Table
+    key_column: str | None = "id"
+    text_columns: Sequence[str] = ()
+    embed_columns: Sequence[str] = ()
+    vector_index: str | None = None
+    vector_metric: str = "cosine"
+
+
+@attrs.frozen
+class Prepared:
+    """A :class:`TableLoad` checked and normalised: what is written."""
+
+    name: str
+    data: pa.Table
+    key: str | None
+    texts: tuple[str, ...]
+    embeds: tuple[str, ...]
+    hnsw_function: str | None
+
+
+def prepare(load: TableLoad, embedder: Any) -> Prepared:
+    """``load`` checked and normalised (module docstring).
+
+    Raises:
+        EngineError: a bad table name, a missing or non-text column, a duplicated or NULL key,
+            a vector column with an undefined distance, embed columns without an embedder, an
+            unknown vector index or metric, or usearch missing for one.
+    """
+    table = normalize_identifier(load.name, label="table")
+    if any(character in table for character in "./\\") or table.strip() != table:
+        raise EngineError(
+            f"table name {load.name!r} may not contain '.', '/' or '\\' or surrounding "
+            "spaces: it names a table of the session and a directory of the database"
+        )
+    data = _positive_zeros(normalize_text_types(_lowercase_columns(load.data)))
+    if (
+        load.text_columns
+        or load.embed_columns
+        or any(is_vector_type(field.type) for field in data.schema)
+    ):
+        check_reserved_columns(data.column_names)
+    key = (
+        None
+        if load.key_column is None
+        else normalize_identifier(load.key_column, label="key column")
+    )
+    if key is not None:
+        _check_key(data, key)
+    for name in data.column_names:
+        _check_vector_column(data, name, key)
+    texts = tuple(normalize_identifier(c, label="text column") for c in load.text_columns)
+    embeds = tuple(normalize_identifier(c, label="embed column") for c in load.embed_columns)
+    for column in (*texts, *embeds):
+        _check_text_column(data, column)
+    if embeds and embedder is None:
+        raise EngineError("embed_columns need an embedder: LocalEngine(embedder=...)")
+    hnsw_function = None
+    if load.vector_index is not None:
+        if load.vector_index != "hnsw":
+            raise EngineError(
+                f"unknown vector index {load.vector_index!r}; the local engine builds "
+                "'hnsw' (or none: exact search)"
+            )
+        try:
+            import usearch  # noqa: F401
+        except ImportError:
+            raise EngineError(
+                "an HNSW index needs usearch: pip install 'hotdata-retrieval[ann]'"
+            ) from None
+        try:
+            metric = DistanceMetric.parse(load.vector_metric)
+        except PlanError as error:
+            raise EngineError(str(error)) from None
+        hnsw_function = HOTDATA.distance_function(metric)
+    return Prepared(
+        name=table, data=data, key=key, texts=texts, embeds=embeds, hnsw_function=hnsw_function
+    )
+
+
+def is_vector_type(kind: pa.DataType) -> bool:
+    """Whether a column of ``kind`` holds vectors: lists of numbers."""
+    return bool(
+        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    ) and (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type))
+
+
+def _lowercase_columns(data: pa.Table) -> pa.Table:
+    names = [normalize_identifier(name, label="column") for name in data.column_names]
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise EngineError(
+            f"columns differ only in case and would collide once lower-cased: {duplicated[0]!r}"
+        )
+    return data.rename_columns(names)
+
+
+def _positive_zeros(data: pa.Table) -> pa.Table:
+    """``data`` with every ``-0.0`` of a float column stored as ``0.0``. SQL's ``=`` takes
+    them for one value, but DataFusion answers an ``IN`` list of four values or more with a
+    hash lookup, where their bits differ: ``x IN (0.0, 7.0, 8.0, 9.0)`` missed a stored
+    ``-0.0`` that ``x = 0.0`` finds (filter literals are written ``0.0`` too,
+    :func:`~hotdata_retrieval.plan.values.check_literal`). Vector columns are left as they
+    are: a zero's sign changes no distance."""
+    for position, field in enumerate(data.schema):
+        if pa.types.is_float32(field.type) or pa.types.is_float64(field.type):
+            column = pc.add(data.column(position), pa.scalar(0.0, field.type))
+            data = data.set_column(position, field, column)
+    return data
+
+
+def _check_key(data: pa.Table, key: str) -> None:
+    if key not in data.column_names:
+        raise EngineError(f"key column '{key}' not found; columns: {', '.join(data.column_names)}")
+    problem = key_problem(data.column(key))
+    if problem is not None:
+        raise EngineError(f"key column '{key}' {problem}")
+
+
+def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
+    """A vector column (a list of numbers) must hold, in every non-NULL row, a non-empty
+    vector of finite numbers within Float32's range, none NULL, all of one length: otherwise a
+    distance is undefined (NaN or infinity would rank first or last at random, a Float64 value
+    beyond Float32's range is an infinity once the distance functions convert it, a length
+    mismatch fails every search), so the load is refused naming the row. A NULL row is allowed:
+    it has no distance and is never a candidate."""
+    kind = data.schema.field(column).type
+    if not is_vector_type(kind):
+        return
+    values = data.column(column).combine_chunks()
+    valid = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    lengths = pc.list_value_length(values).to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(valid)
+    if not rows.size:
+        return
+
+    def name_row(row: int) -> str:
+        if key is None:
+            return f"row {row}"
+        return f"row {row} ({key} = {data.column(key)[row].as_py()!r})"
+
+    empty = rows[lengths[rows] == 0]
+    if empty.size:
+        raise EngineError(f"column '{column}': {name_row(int(empty[0]))} holds an empty vector")
+    other = rows[lengths[rows] != lengths[rows[0]]]
+    if other.size:
+        raise EngineError(
+            f"column '{column}': {name_row(int(other[0]))} has {int(lengths[other[0]])} "
+            f"dimensions, {name_row(int(rows[0]))} has {int(lengths[rows[0]])}; every vector "
+            "of a column must have the same length"
+        )
+    components = pc.list_flatten(values)
+    flat = np.asarray(components.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(
+        -1, int(lengths[rows[0]])
+    )
+    if components.null_count:
+        missing = np.asarray(
+            components.is_null().to_numpy(zero_copy_only=False), dtype=bool
+        ).reshape(flat.shape)
+        row = int(rows[int(np.argmax(missing.any(axis=1)))])
+        raise EngineError(
+            f"column '{column}': {name_row(row)} holds a NULL component; a distance to it "
+            "would be undefined (a row without a vector is NULL as a whole)"
+        )
+    finite = np.isfinite(flat).all(axis=1)
+    if not finite.all():
+        row = int(rows[int(np.argmin(finite))])
+        raise EngineError(
+            f"column '{column}': {name_row(row)} holds NaN or an infinite value; a distance "
+            "to it would be undefined"
+        )
+    in_range = (np.abs(flat) <= FLOAT32_MAX).all(axis=1)
+    if not in_range.all():
+        row = int(rows[int(np.argmin(in_range))])
+        raise EngineError(
+            f"column '{column}': {name_row(row)} holds a value beyond Float32's range "
+            f"(magnitude at most {FLOAT32_MAX:.6g}); distances are computed on Float32 "
+            "vectors, where it would be an infinity"
+        )
+
+
+def _check_text_column(data: pa.Table, column: str) -> None:
+    if column not in data.column_names:
+        raise EngineError(f"column '{column}' not found; columns: {', '.join(data.column_names)}")
+    kind = data.schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise EngineError(f"column '{column}' holds {kind}, not text")

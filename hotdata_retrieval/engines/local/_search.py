@@ -1,0 +1,169 @@
+"""How the local engine answers a search, and where it shortcuts SQL.
+
+A plan is checked against its table, compiled, and answered natively when it can be (a BM25 or
+nearest-neighbour branch, or a reciprocal rank or min-max fusion of such branches:
+:mod:`~hotdata_retrieval.engines.local.native`), with the rows of its compiled statement; any
+other plan's statement runs on DataFusion, its nearest-neighbour shapes rewritten to
+``nearest_scan`` (:mod:`~hotdata_retrieval.engines.local.fastpath`), as raw SQL is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+import sqlglot
+
+from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
+from hotdata_retrieval.engines.checks import arrow_value_kind, check_columns, check_filter_values
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.local._prepare import is_vector_type
+from hotdata_retrieval.engines.local.fastpath import DISTANCE_FUNCTIONS, rewrite_fast_paths
+from hotdata_retrieval.engines.local.native import native_rows
+from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
+
+if TYPE_CHECKING:
+    from hotdata_retrieval.compile import DialectProfile
+    from hotdata_retrieval.engines.local._catalog import OpenTables
+    from hotdata_retrieval.engines.local._functions import EngineFunctions
+    from hotdata_retrieval.engines.local._session import Sessions
+    from hotdata_retrieval.engines.local.tables import LoadedTable
+
+
+class SearchHost(Protocol):
+    """What a search reads of the engine (the local engine meets it): its dialect profile,
+    default catalog and schema, open tables, functions and sessions."""
+
+    profile: DialectProfile
+    catalog: str
+    schema: str
+    _open: OpenTables
+    _functions: EngineFunctions
+    _sessions: Sessions
+
+    def _loaded(self, reference: str | TableName) -> LoadedTable:
+        """The open table ``reference`` names (raises the engine's error when there is none)."""
+        ...
+
+
+_GENERATOR_DIALECT = HOTDATA.sqlglot_dialect()
+"""Renders the statements the fast-path rewrite changed (one instance; it holds no state)."""
+
+Stash = Callable[[list[float]], str]
+"""Puts a statement's query vector aside and returns the key ``nearest_scan`` reads it by."""
+
+
+def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
+    """``plan``'s hits on ``engine`` (module docstring); ``SearchResult.sql`` is the compiled
+    statement either way.
+
+    Raises:
+        EngineError: a missing table, column or index, or an engine failure.
+        PlanError: a query vector of the wrong length for its column.
+    """
+    check_plan(engine, plan)
+    executed = executed_plan(plan)
+    statement = to_sql(executed, engine.profile)
+    rows = native_rows(executed, engine._loaded(executed.table))
+    if rows is None:
+        with engine._functions.stashed_vectors() as stash:
+            optimized = (
+                rewritten(engine, compile_plan(executed, engine.profile), stash)
+                if executed.vector_columns
+                else None
+            )
+            rows = engine._sessions.run(optimized or statement, statement).to_pylist()
+    return search_result(plan, executed, rows, statement)
+
+
+def optimized(engine: SearchHost, text: str, stash: Stash) -> str:
+    """``text`` with its nearest-neighbour fast-path shapes answered natively; unchanged when
+    it has none or does not parse."""
+    lowered = text.lower()
+    if not any(function in lowered for function in DISTANCE_FUNCTIONS):
+        return text
+    try:
+        tree = sqlglot.parse_one(text, read=HOTDATA.sqlglot_dialect)
+    except sqlglot.errors.SqlglotError:
+        return text
+    return rewritten(engine, tree, stash) or text
+
+
+def rewritten(engine: SearchHost, tree: Any, stash: Stash) -> str | None:
+    """The tree rendered with its fast-path shapes rewritten (and their scans started), or
+    ``None`` if it has none."""
+    tree, count = rewrite_fast_paths(tree, lambda table: _fast_path_table(engine, table), stash)
+    if not count:
+        return None
+    engine._functions.prefetch_scans(tree)
+    # The tree is ours (parsed or compiled for this call): render it without sqlglot's
+    # defensive deep copy, which costs more than the rest of the rewrite.
+    return str(_GENERATOR_DIALECT.generate(tree, copy=False))
+
+
+def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, frozenset[str]] | None:
+    """The engine's table a statement's table node names, with its columns, or ``None``."""
+    parts = [part for part in (table.catalog, table.db, table.name) if part]
+    try:
+        name = TableName.parse(
+            ".".join('"' + part.replace('"', '""') + '"' for part in parts),
+            default_catalog=engine.catalog,
+            default_schema=engine.schema,
+        )
+    except PlanError:
+        return None
+    if (name.catalog, name.schema) != (engine.catalog, engine.schema):
+        return None
+    loaded = engine._open.tables.get(name.name)
+    if loaded is None:
+        return None
+    return name, frozenset(loaded.entry.columns)
+
+
+def check_plan(engine: SearchHost, plan: SearchPlan) -> None:
+    """Refuse a plan its table cannot answer: a missing column, a filter value of the wrong
+    type, a key column that is not unique, a nearest-neighbour search of a column that holds
+    no vectors or of another length.
+
+    Raises:
+        EngineError: naming the column and the table.
+        PlanError: a query vector of the wrong length.
+    """
+    loaded = engine._loaded(plan.table)
+    entry = loaded.entry
+    check_columns(plan, entry.columns)
+    check_filter_values(
+        plan.filter, {field.name: arrow_value_kind(field.type) for field in loaded.data.schema}
+    )
+    if plan.key_column != entry.key_column and not loaded.is_unique(plan.key_column):
+        checked = (
+            f"the table's key is '{entry.key_column}'"
+            if entry.key_column
+            else "the table was loaded without a key"
+        )
+        raise EngineError(
+            f"key column '{plan.key_column}' is not unique in table '{plan.table}' "
+            f"({checked}): a search merges and returns rows by key, so a repeated key "
+            f"would return a row more than once; search with key_column="
+            f"'{entry.key_column or 'a unique column'}'"
+        )
+    for branch in plan.branches:
+        if isinstance(branch, NearestNeighborSearch):
+            kind = loaded.data.schema.field(branch.column).type
+            if not is_vector_type(kind):
+                raise EngineError(
+                    f"column '{branch.column}' of table '{plan.table}' holds {kind}, not "
+                    "vectors (lists of numbers): a nearest-neighbour search needs a vector "
+                    "column"
+                )
+            vector = next((v for v in entry.vector_columns if v.name == branch.column), None)
+            if vector is not None and vector.dimensions != len(branch.query_vector):
+                raise PlanError(
+                    f"query vector has {len(branch.query_vector)} dimensions; column "
+                    f"'{branch.column}' holds {vector.dimensions}",
+                    field="query_vector",
+                    value=len(branch.query_vector),
+                )
