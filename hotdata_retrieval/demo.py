@@ -21,8 +21,6 @@ from hotdata_retrieval.extras import MissingExtraError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["DEMO_QUERIES", "DemoQuery", "Problem", "PROBLEMS", "support_tickets"]
-
 
 @attrs.frozen(kw_only=True)
 class Problem:

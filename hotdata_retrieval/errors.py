@@ -7,17 +7,8 @@ attribute as well as in its message, and its message says what would have been v
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
-
-__all__ = [
-    "DuplicateColumnError",
-    "HotdataRetrievalError",
-    "PlanError",
-    "TableNameError",
-    "UnknownDialectError",
-    "UnknownEngineError",
-    "UnsupportedFeatureError",
-]
 
 
 class HotdataRetrievalError(Exception):
@@ -112,3 +103,312 @@ class UnknownEngineError(HotdataRetrievalError, ValueError):
         super().__init__(f"unknown engine {name!r}; known engines: {', '.join(known)}")
         self.name = name
         self.known = known
+
+
+class EngineError(HotdataRetrievalError):
+    """The engine rejected or failed a statement; the message is the engine's own.
+
+    Attributes:
+        sql: the statement that failed, if a statement was being run.
+    """
+
+    def __init__(self, message: str, *, sql: str | None = None) -> None:
+        super().__init__(message)
+        self.sql = sql
+
+
+class SqlLimitError(EngineError):
+    """A statement went past one of its :class:`SqlLimits`.
+
+    Attributes:
+        limit: which limit: ``timeout_seconds``, ``memory_bytes`` or ``recursion``.
+        value: the limit's value.
+    """
+
+    def __init__(self, message: str, *, limit: str, value: Any, sql: str | None = None) -> None:
+        super().__init__(message, sql=sql)
+        self.limit = limit
+        self.value = value
+
+
+class RefusedStatementError(EngineError):
+    """A statement the closed session refuses before or while the store prepares it: a
+    write, a setting, a file or a table outside the searchable ones (the message says which)."""
+
+
+class HotdataApiError(EngineError):
+    """The Hotdata API refused a request or the engine failed a statement.
+
+    The message is the API's own (the ``message`` of its error body) when it sent one.
+
+    Attributes:
+        sql: the statement that failed, if one was being run.
+        status: the HTTP status, if the API answered.
+        code: the machine-readable ``error.code`` of the API's error body, if any.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        sql: str | None = None,
+        status: int | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message, sql=sql)
+        self.status = status
+        self.code = code
+
+
+class HotdataConfigError(HotdataRetrievalError, ValueError):
+    """The engine cannot be set up as asked: no API key, no such database (or several with
+    that name), a catalog the database does not have, or the ``hotdata`` extra missing."""
+
+
+class InvalidLimitError(HotdataRetrievalError, ValueError):
+    """A limit that is not a positive number (the message names it and the value)."""
+
+
+class InputLimitError(HotdataRetrievalError, ValueError):
+    """A call's text is over one of its :class:`InputLimits`.
+
+    Attributes:
+        limit: which limit (``max_query_characters``, ``max_query_terms``).
+    """
+
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
+class DatabaseError(HotdataRetrievalError):
+    """The local database directory is missing, unreadable or inconsistent."""
+
+
+class ConcurrentWriteError(DatabaseError):
+    """Another writer changed a table between the start of this write and its commit.
+
+    Attributes:
+        table: the table.
+        expected: the version this write started from (``None``: no table).
+        found: the version the catalog holds now.
+    """
+
+    def __init__(self, table: str, expected: str | None, found: str | None) -> None:
+        super().__init__(
+            f"table {table!r} was changed by another writer while this write ran "
+            f"(version {expected or 'none'} became {found or 'none'}); nothing was written, "
+            "run the write again"
+        )
+        self.table = table
+        self.expected = expected
+        self.found = found
+
+
+class LoadError(HotdataRetrievalError):
+    """A file or directory cannot be read as a table (the message names the file and line)."""
+
+
+class HybridSearchError(HotdataRetrievalError, ValueError):
+    """``hybrid_search`` rejected its arguments or its table; the message is the engine's."""
+
+
+class DimensionMismatchError(HotdataRetrievalError, ValueError):
+    """A query vector's length differs from a stored vector's (raised inside the engine)."""
+
+
+class UnvisitableNodeError(HotdataRetrievalError, TypeError):
+    """A visitor has no ``visit_<name>`` method for a node (or the node has no visit name).
+
+    Attributes:
+        visitor: the visitor's class name.
+        node: the node.
+    """
+
+    def __init__(self, visitor: str, node: Any) -> None:
+        from hotdata_retrieval.plan.visitor import visit_name_of
+
+        name = visit_name_of(type(node))
+        method = f"visit_{name}" if name is not None else "a visit method"
+        super().__init__(f"{visitor} has no {method} for {type(node).__name__} nodes")
+        self.visitor = visitor
+        self.node = node
+
+
+class KeyTypeError(PlanError):
+    """Keys given to a fusion are ``None``, NaN or of different kinds (say ``1`` and
+    ``"1"``)."""
+
+
+class CatalogError(HotdataRetrievalError, ValueError):
+    """An index catalog document is malformed.
+
+    Also exported as ``hotdata_retrieval.lint.CatalogError`` (the same class).
+
+    Attributes:
+        field: where in the document the problem is, e.g. ``"indexes[2].kind"``.
+        value: the offending value, as read.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
+
+
+class SqlParseError(HotdataRetrievalError, ValueError):
+    """The SQL text cannot be parsed in the Hotdata dialect.
+
+    Attributes:
+        description: the parser's message, without position or context.
+        line: 1-based line of the offending token (``None`` when the parser gave none).
+        column: 1-based column of the offending token's first character.
+        start: 0-based offset of the offending token in the SQL text, when known.
+    """
+
+    def __init__(
+        self,
+        description: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        start: int | None = None,
+    ) -> None:
+        where = f"line {line}, column {column}: " if line is not None else ""
+        super().__init__(f"{where}{description}")
+        self.description = description
+        self.line = line
+        self.column = column
+        self.start = start
+
+
+class UnknownRuleError(HotdataRetrievalError, ValueError):
+    """A rule code passed to the linter (``ignore=``) names no rule.
+
+    Attributes:
+        codes: the codes that name no rule, as passed.
+    """
+
+    def __init__(self, codes: list[Any], message: str | None = None) -> None:
+        listed = ", ".join(code if isinstance(code, str) else repr(code) for code in codes)
+        super().__init__(message or f"unknown rule code(s): {listed}; see hdq lint --list-rules")
+        self.codes = codes
+
+
+class EmbeddingError(HotdataRetrievalError):
+    """Base class of the errors raised while embedding text."""
+
+
+class EmbedderUnavailableError(EmbeddingError, RuntimeError):
+    """An embedder cannot run here: an optional dependency or a model file is missing or wrong.
+
+    Attributes:
+        embedder: which embedder was asked for, e.g. ``"all-MiniLM-L6-v2 (ONNX int8)"``.
+        missing: what is missing or wrong (module names, files), in the order found.
+        install_hint: the command that installs what is missing.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        embedder: str,
+        missing: Sequence[str] = (),
+        install_hint: str | None = None,
+    ) -> None:
+        text = message
+        if install_hint:
+            text = f"{message}; install it with: {install_hint}"
+        super().__init__(text)
+        self.embedder = embedder
+        self.missing = tuple(missing)
+        self.install_hint = install_hint
+
+
+class EmbeddingInputError(EmbeddingError, TypeError):
+    """The texts to embed are not what an embedder takes (a sequence of ``str``).
+
+    Attributes:
+        position: 0-based index of the offending item in the sequence, or ``None`` when the
+            argument as a whole is wrong (e.g. a bare ``str`` passed where a list is expected).
+        value: the offending value, exactly as the caller passed it.
+    """
+
+    def __init__(self, message: str, *, position: int | None = None, value: Any = None) -> None:
+        super().__init__(message)
+        self.position = position
+        self.value = value
+
+
+class EmbeddingOutputError(EmbeddingError, ValueError):
+    """An embedder returned vectors that cannot be used: NaN or infinite components, the
+    wrong number of vectors, or vectors of the wrong length.
+
+    Attributes:
+        embedder: the ``name`` of the embedder that produced them.
+        positions: 0-based indices (into the texts of that call) of the offending vectors;
+            empty when the problem is the count of vectors.
+    """
+
+    def __init__(self, message: str, *, embedder: str, positions: Sequence[int] = ()) -> None:
+        super().__init__(message)
+        self.embedder = embedder
+        self.positions = tuple(positions)
+
+
+class TuningError(HotdataRetrievalError):
+    """Queries or qrels that cannot be read, or that leave nothing to tune on."""
+
+
+class MissingExtraError(HotdataRetrievalError, ImportError):
+    """A feature needs an optional extra whose modules are not installed.
+
+    An :class:`ImportError` as well, so code that guards an optional import with
+    ``except ImportError`` still works.
+
+    Attributes:
+        extra: the extra to install, e.g. ``"local"``.
+        missing: the modules of that extra that could not be imported, in
+            :data:`EXTRA_MODULES` order.
+        needed_by: what needs it, e.g. ``"hdq search"``.
+    """
+
+    def __init__(self, extra: str, *, missing: Sequence[str], needed_by: str) -> None:
+        from hotdata_retrieval.extras import install_command
+
+        super().__init__(
+            f"{needed_by} needs the {extra} extra, which is not installed (no module "
+            f"{', '.join(missing)}): {install_command(extra)}"
+        )
+        self.extra = extra
+        self.missing = tuple(missing)
+        self.needed_by = needed_by
+
+
+class ToolError(HotdataRetrievalError):
+    """A tool call that cannot be answered: a bad argument or a failed query.
+
+    The message is written for the model that made the call, so it can correct itself.
+    """
+
+
+class UnsupportedOnDialectError(UnsupportedFeatureError):
+    """A plan needs something a dialect cannot express; the message reads
+    ``unsupported on <dialect>: <what>``.
+
+    Attributes:
+        feature: what the plan asked for.
+        dialect: the dialect's name.
+    """
+
+    def __init__(self, feature: str, dialect: str) -> None:
+        super().__init__(feature, dialect)
+        self.args = (f"unsupported on {dialect}: {feature}",)
+
+
+class CaseError(HotdataRetrievalError):
+    """A case document is malformed, or a fixture would leave a ranking undefined."""
+
+
+class EngineUnavailableError(HotdataRetrievalError):
+    """The engine asked for cannot be opened here; the message says why."""

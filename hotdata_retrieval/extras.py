@@ -16,11 +16,9 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-from hotdata_retrieval.errors import HotdataRetrievalError
-
-__all__ = ["EXTRA_MODULES", "MissingExtraError", "install_command", "require_extra"]
+from hotdata_retrieval.errors import MissingExtraError as MissingExtraError
 
 DISTRIBUTION = "hotdata-retrieval"
 
@@ -47,29 +45,6 @@ def install_command(extra: str) -> str:
     """The shell command that installs ``extra``, e.g. ``pip install
     'hotdata-retrieval[local]'`` (quoted for POSIX shells)."""
     return f"pip install '{DISTRIBUTION}[{extra}]'"
-
-
-class MissingExtraError(HotdataRetrievalError, ImportError):
-    """A feature needs an optional extra whose modules are not installed.
-
-    An :class:`ImportError` as well, so code that guards an optional import with
-    ``except ImportError`` still works.
-
-    Attributes:
-        extra: the extra to install, e.g. ``"local"``.
-        missing: the modules of that extra that could not be imported, in
-            :data:`EXTRA_MODULES` order.
-        needed_by: what needs it, e.g. ``"hdq search"``.
-    """
-
-    def __init__(self, extra: str, *, missing: Sequence[str], needed_by: str) -> None:
-        super().__init__(
-            f"{needed_by} needs the {extra} extra, which is not installed (no module "
-            f"{', '.join(missing)}): {install_command(extra)}"
-        )
-        self.extra = extra
-        self.missing = tuple(missing)
-        self.needed_by = needed_by
 
 
 def _importable(module: str) -> bool:

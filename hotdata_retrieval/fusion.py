@@ -38,6 +38,7 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from hotdata_retrieval.errors import KeyTypeError as KeyTypeError
 from hotdata_retrieval.errors import PlanError, UnsupportedFeatureError
 from hotdata_retrieval.plan.search import (
     DEFAULT_RANK_CONSTANT,
@@ -47,25 +48,6 @@ from hotdata_retrieval.plan.search import (
     NormalizedScoreFusion,
     ReciprocalRankFusion,
 )
-
-__all__ = [
-    "FusedHit",
-    "KeyTypeError",
-    "ReferenceFusion",
-    "competition_ranks",
-    "distribution_based_score_fusion",
-    "fuse_candidates",
-    "min_max_fusion",
-    "rank_branch",
-    "reciprocal_rank_fusion",
-    "reference_fusion",
-    "register_reference_fusion",
-]
-
-
-class KeyTypeError(PlanError):
-    """Keys given to a fusion are ``None``, NaN or of different kinds (say ``1`` and
-    ``"1"``)."""
 
 
 def _key_kind(key: Any) -> str:

@@ -55,7 +55,8 @@ from typing import Any
 
 import attrs
 
-from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.errors import CatalogError as CatalogError
+from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import (
     DEFAULT_CATALOG,
     DEFAULT_SCHEMA,
@@ -64,20 +65,6 @@ from hotdata_retrieval.plan.names import (
     normalize_identifier,
 )
 from hotdata_retrieval.plan.search import DistanceMetric
-
-__all__ = [
-    "CatalogError",
-    "TableIndexes",
-    "VectorIndex",
-    "IndexCatalog",
-    "IndexEntry",
-    "IndexKind",
-    "IndexStatus",
-    "TableKeys",
-    "CATALOG_JSON_SCHEMA",
-    "CATALOG_VERSION",
-]
-
 
 # -- what one table can be searched by -----------------------------------------------------
 
@@ -122,22 +109,6 @@ class TableIndexes:
 
 
 # -- the index catalog ---------------------------------------------------------------------
-
-
-class CatalogError(HotdataRetrievalError, ValueError):
-    """An index catalog document is malformed.
-
-    Also exported as ``hotdata_retrieval.lint.CatalogError`` (the same class).
-
-    Attributes:
-        field: where in the document the problem is, e.g. ``"indexes[2].kind"``.
-        value: the offending value, as read.
-    """
-
-    def __init__(self, message: str, *, field: str | None = None, value: Any = None) -> None:
-        super().__init__(message)
-        self.field = field
-        self.value = value
 
 
 def _catalog_error(message: str, *, field: str | None = None, value: Any = None) -> CatalogError:

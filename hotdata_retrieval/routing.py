@@ -44,7 +44,8 @@ from typing import Any, cast
 import attrs
 
 from hotdata_retrieval.errors import PlanError
-from hotdata_retrieval.indexes import TableIndexes, VectorIndex
+from hotdata_retrieval.indexes import TableIndexes as TableIndexes
+from hotdata_retrieval.indexes import VectorIndex as VectorIndex
 from hotdata_retrieval.plan.filter_objects import filter_from_object
 from hotdata_retrieval.plan.filters import Predicate, is_predicate
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
@@ -61,19 +62,6 @@ from hotdata_retrieval.plan.search import (
     make_fusion,
 )
 from hotdata_retrieval.plan.values import check_positive_int
-
-__all__ = [
-    "HOTDATA_ROUTING",
-    "LOCAL_ROUTING",
-    "FusionChoice",
-    "RoutingPolicy",
-    "SearchMode",
-    "SearchRequest",
-    "TableIndexes",
-    "VectorIndex",
-    "plan_search",
-    "search_request",
-]
 
 
 class SearchMode(str, enum.Enum):

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import TuningError as TuningError
 from hotdata_retrieval.fusion import FusedHit, rank_branch, reference_fusion
 from hotdata_retrieval.plan.search import (
     DEFAULT_DEPTH,
@@ -45,30 +46,6 @@ from hotdata_retrieval.plan.search import (
 
 if TYPE_CHECKING:
     from hotdata_retrieval.engines.local.engine import LocalEngine
-
-__all__ = [
-    "DEFAULT_ALPHAS",
-    "DEFAULT_RANK_CONSTANTS",
-    "DEFAULT_SETTING",
-    "DEFAULT_VECTOR_SHARES",
-    "MEASURES",
-    "BranchRun",
-    "Estimate",
-    "FusionSetting",
-    "QueryRuns",
-    "SettingResult",
-    "TuningError",
-    "bootstrap_samples",
-    "collect_runs",
-    "default_grid",
-    "estimate",
-    "evaluate",
-    "fused_run",
-    "measure_run",
-    "load_qrels",
-    "load_queries",
-    "plan_fragment",
-]
 
 MEASURES = ("nDCG@10", "R@100")
 """What each setting is scored by, in ir-measures' names (``nDCG@10`` chooses the best)."""
@@ -88,10 +65,6 @@ DEFAULT_VECTOR_SHARES = (0.3, 0.4, 0.5, 0.6, 0.7)
 DEFAULT_ALPHAS = tuple(round(step / 10, 1) for step in range(11))
 """``alpha`` (the vector branch's weight) in the default grid's score-normalized fusions:
 0, 0.1, ..., 1."""
-
-
-class TuningError(HotdataRetrievalError):
-    """Queries or qrels that cannot be read, or that leave nothing to tune on."""
 
 
 # -- inputs ----------------------------------------------------------------------------------

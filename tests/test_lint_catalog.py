@@ -230,8 +230,9 @@ def test_from_a_local_engines_table_indexes() -> None:
 
 
 def test_the_index_module_refuses_a_catalog_without_importing_the_linter() -> None:
-    """``hotdata_retrieval.indexes`` is neutral: its own error class, no import of ``lint``
-    (an engine or the router reading index metadata must not pull in the SQL analyzer)."""
+    """``hotdata_retrieval.indexes`` is neutral: its error class is the library's (in
+    ``errors``, where every public error is defined), and it imports nothing of ``lint`` (an
+    engine or the router reading index metadata must not pull in the SQL analyzer)."""
     import subprocess
     import sys
 
@@ -245,7 +246,7 @@ def test_the_index_module_refuses_a_catalog_without_importing_the_linter() -> No
         "print(sorted(name for name in sys.modules if name.startswith('hotdata_retrieval.lint')))\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert run.stdout.split("\n")[:2] == ["hotdata_retrieval.indexes version", "[]"]
+    assert run.stdout.split("\n")[:2] == ["hotdata_retrieval.errors version", "[]"]
     from hotdata_retrieval import indexes
 
     assert CatalogError is indexes.CatalogError  # the linter's name for the same class

@@ -17,8 +17,6 @@ import attrs
 from hotdata_retrieval.adapters.envelope import jsonable
 from hotdata_retrieval.errors import DuplicateColumnError
 
-__all__ = ["DEFAULT_COUNT_LIMIT", "DEFAULT_MAX_BYTES", "BoundedResult", "read_bounded"]
-
 DEFAULT_MAX_BYTES = 256 * 1024
 """Bytes of rows, as the JSON text a model reads, one reply may carry: 256 KiB."""
 

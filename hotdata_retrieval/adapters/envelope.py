@@ -39,8 +39,6 @@ from typing import Any
 
 import attrs
 
-__all__ = ["ToolWarning", "envelope", "jsonable", "to_json"]
-
 
 @attrs.frozen(kw_only=True)
 class ToolWarning:

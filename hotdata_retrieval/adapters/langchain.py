@@ -70,14 +70,6 @@ from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
 from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search
 
-__all__ = [
-    "HotdataRetriever",
-    "make_search_tools",
-    "make_semantic_search_tool",
-    "make_sql_tool",
-    "make_text_search_tool",
-]
-
 
 def _validation_message(error: ValidationError | Any) -> str:
     if not isinstance(error, ValidationError):

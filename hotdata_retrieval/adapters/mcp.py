@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from mcp.types import JSONRPCError
     from pydantic import ValidationError
 
-__all__ = ["INSTALL_HINT", "add_tools", "conform_errors", "create_server", "run_stdio"]
-
 INSTALL_HINT = "the MCP adapter needs the mcp SDK: pip install 'hotdata-retrieval[mcp]'"
 
 SERVER_NAME = "hotdata-retrieval"

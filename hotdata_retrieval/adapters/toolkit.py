@@ -50,6 +50,7 @@ from hotdata_retrieval.engines.base import Engine, query_embedder
 from hotdata_retrieval.engines.limits import InputLimitError, InputLimits, SqlLimits
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.errors import ToolError as ToolError
 from hotdata_retrieval.indexes import IndexCatalog, TableIndexes
 from hotdata_retrieval.lint import RULES_BY_CODE, Finding, format_finding
 from hotdata_retrieval.plan.document import fusion_choice_json_schema
@@ -58,21 +59,6 @@ from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import Bm25Search, SearchPlan, VectorSearch
 from hotdata_retrieval.plan.values import check_encodable, check_query_text
 from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search
-
-__all__ = [
-    "DEFAULT_K",
-    "DEFAULT_MAX_ROWS",
-    "DEFAULT_NAME_PREFIX",
-    "FORBIDDEN_DESCRIPTION_WORDS",
-    "SHOWN_QUOTE_CHARACTERS",
-    "STORED_DATA_NOTICE",
-    "agent_message",
-    "SearchEngine",
-    "SearchRoute",
-    "SearchToolkit",
-    "ToolError",
-    "whole_number",
-]
 
 logger = logging.getLogger(__name__)
 
@@ -142,13 +128,6 @@ class SearchEngine(Protocol):
     def sql(self, text: str) -> Any: ...
 
     def indexes(self, table: str | TableName) -> TableIndexes: ...
-
-
-class ToolError(HotdataRetrievalError):
-    """A tool call that cannot be answered: a bad argument or a failed query.
-
-    The message is written for the model that made the call, so it can correct itself.
-    """
 
 
 @attrs.frozen(kw_only=True)

@@ -19,15 +19,6 @@ from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.engines.registry import engine_kind, engine_kinds
 from hotdata_retrieval.extras import require_extra
 
-__all__ = [
-    "ENGINE_DIALECTS",
-    "ENGINE_NAMES",
-    "STORE_ENGINES",
-    "engine_option",
-    "open_store",
-    "store_location",
-]
-
 ENGINE_NAMES = tuple(kind.name for kind in engine_kinds())
 """The engines ``--engine`` names, from the engine registry (``local`` first)."""
 

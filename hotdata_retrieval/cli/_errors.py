@@ -28,8 +28,6 @@ import click
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 
-__all__ = ["PROGRAM", "CommandError", "HdqGroup", "command_name", "in_option_terms", "one_line"]
-
 PROGRAM = "hdq"
 """The name every error line starts with, however the program was started (``hdq``,
 ``python -m hotdata_retrieval``)."""

@@ -12,20 +12,9 @@ from typing import Any, TypeVar, overload
 
 import click
 
-from hotdata_retrieval.cli._errors import CommandError, in_option_terms, one_line
+from hotdata_retrieval.cli._errors import CommandError, in_option_terms
+from hotdata_retrieval.cli._errors import one_line as one_line
 from hotdata_retrieval.errors import HotdataRetrievalError
-
-__all__ = [
-    "DATABASE_ENVIRONMENT_VARIABLE",
-    "DEFAULT_DATABASE",
-    "database_note",
-    "database_option",
-    "local_database_option",
-    "embedder_for_model",
-    "embedder_named",
-    "one_line",
-    "reports_errors",
-]
 
 DEFAULT_DATABASE = ".hdq"
 """The local database directory, relative to the current directory."""

@@ -25,17 +25,6 @@ from hotdata_retrieval.plan.search import (
     fusion_methods,
 )
 
-__all__ = [
-    "FUSION_FLAGS",
-    "FUSION_OPTION_NAMES",
-    "VECTORS_ABBREVIATED_NOTE",
-    "full_vectors_option",
-    "fusion_options",
-    "fusion_settings",
-    "parse_number",
-    "parse_numbers",
-]
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 FUSION_OPTION_NAMES = (

@@ -21,8 +21,6 @@ from hotdata_retrieval.cli.search import render_hits
 from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.extras import require_extra
 
-__all__ = ["demo"]
-
 DEMO_TABLE = "tickets"
 
 

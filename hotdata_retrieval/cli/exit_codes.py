@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-__all__ = ["EXIT_INVALID_PLAN", "EXIT_OK", "EXIT_USAGE"]
-
 EXIT_OK = 0
 """The command did what was asked."""
 

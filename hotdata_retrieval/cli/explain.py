@@ -52,8 +52,6 @@ from hotdata_retrieval.plan.search import (
     make_fusion,
 )
 
-__all__ = ["MODES", "OPTION_NAMES", "InvalidPlanError", "explain"]
-
 MODES = ("text", "semantic", "nearest", "hybrid")
 """``--mode`` values: BM25, engine-embedded semantic, nearest-neighbour, and BM25 + nearest
 fused (reciprocal rank fusion unless --fusion names another method)."""

@@ -41,8 +41,6 @@ from hotdata_retrieval.lint import (
 from hotdata_retrieval.lint import lint as lint_sql
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA
 
-__all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "lint", "write_atomically"]
-
 logger = logging.getLogger(__name__)
 
 EXIT_CLEAN = 0

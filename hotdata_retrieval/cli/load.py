@@ -19,8 +19,6 @@ from hotdata_retrieval.cli._local import (
 )
 from hotdata_retrieval.extras import require_extra
 
-__all__ = ["load"]
-
 
 def _text_column_note(
     source: Path, lengths: dict[str, float], chosen: Sequence[str], embedded: bool

@@ -36,16 +36,6 @@ from hotdata_retrieval.engines.limits import (
 )
 from hotdata_retrieval.extras import require_extra
 
-__all__ = [
-    "ENGINE_OPENERS",
-    "TERMINAL_NOTICE",
-    "EngineOpener",
-    "mcp",
-    "open_local_engine",
-    "serve",
-    "terminal_notice",
-]
-
 TERMINAL_NOTICE = (
     "hdq mcp: an MCP server on stdio (JSON-RPC, one message per line), waiting for a client; "
     "an MCP client starts it itself: add it to the client's configuration as in "

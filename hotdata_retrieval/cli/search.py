@@ -29,8 +29,6 @@ from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.routing import FusionChoice, SearchMode, SearchRequest, TableIndexes
 
-__all__ = ["OPTION_NAMES", "render_hits", "search"]
-
 OPTION_NAMES: dict[str, str] = {
     "query_text": "QUERY",
     "text_column": "--text-column",

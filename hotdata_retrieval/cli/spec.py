@@ -20,8 +20,6 @@ from hotdata_retrieval.cli._errors import HdqGroup
 from hotdata_retrieval.cli._local import reports_errors
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
 
-__all__ = ["EXIT_NONCONFORMING", "spec"]
-
 EXIT_NONCONFORMING = EXIT_INVALID_PLAN
 """``hdq spec verify``: at least one case failed (the same code as every other failure)."""
 

@@ -22,8 +22,6 @@ from hotdata_retrieval.plan.search import (
     fusion_methods,
 )
 
-__all__ = ["tune"]
-
 OPTION_NAMES = {
     "depth": "--depth",
     "text_column": "--text-column",

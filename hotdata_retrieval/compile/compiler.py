@@ -92,31 +92,6 @@ from hotdata_retrieval.plan.search import (
 )
 from hotdata_retrieval.plan.visitor import visit_name_of
 
-__all__ = [
-    "HYBRID_DEBUG_COLUMNS",
-    "JOIN_CHAIN_MAX_BRANCHES",
-    "RANK_COLUMN",
-    "SIMILARITY_HIGH",
-    "SIMILARITY_LOW",
-    "Binder",
-    "BranchRequest",
-    "CompiledBranch",
-    "FusedBranch",
-    "FusedScore",
-    "LiteralBinder",
-    "PlanCompiler",
-    "SlotBinder",
-    "column",
-    "compiler_for",
-    "filter_text",
-    "identifier",
-    "literal_node",
-    "native_hybrid_misfit",
-    "number",
-    "ordered",
-    "table_reference",
-]
-
 RANK_COLUMN = "branch_rank"
 """Column holding a branch's 1-based rank inside the fused statement's CTEs."""
 

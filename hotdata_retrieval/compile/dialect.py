@@ -40,8 +40,6 @@ from hotdata_retrieval.plan.search import DistanceMetric
 if TYPE_CHECKING:
     from hotdata_retrieval.compile.compiler import PlanCompiler
 
-__all__ = ["DialectProfile", "get_dialect", "known_dialects", "register_dialect"]
-
 
 def _function_name(profile: DialectProfile, node: type[SearchNode]) -> str | None:
     name = getattr(search_lowerings(profile.sqlglot_dialect).get(node), "name", None)

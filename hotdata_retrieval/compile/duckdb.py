@@ -56,14 +56,6 @@ from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric
 from hotdata_retrieval.plan.values import check_positive_int
 
-__all__ = [
-    "DUCKDB",
-    "DuckdbCompiler",
-    "DuckdbDialect",
-    "DuckdbProfile",
-    "fts_schema_name",
-]
-
 _DISTANCE_FUNCTIONS: Mapping[DistanceMetric, str] = {
     DistanceMetric.COSINE: "array_cosine_distance",
     DistanceMetric.L2: "array_distance",

@@ -52,8 +52,6 @@ from hotdata_retrieval.plan.filters import (
 )
 from hotdata_retrieval.plan.values import LiteralValue
 
-__all__ = ["parse_filter"]
-
 _READ_DIALECT = "hotdata"
 
 _SUPPORTED = (

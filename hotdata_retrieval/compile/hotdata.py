@@ -50,14 +50,6 @@ from hotdata_retrieval.compile.nodes import (
 )
 from hotdata_retrieval.plan.search import DistanceMetric
 
-__all__ = [
-    "HOTDATA",
-    "HOTDATA_NATIVE",
-    "HYBRID_SEARCH_FUNCTION",
-    "Hotdata",
-    "native_profile",
-]
-
 HYBRID_SEARCH_FUNCTION = "hybrid_search"
 """The native fused search's table function, as ``docs/spec/hybrid_search.md`` names it."""
 

@@ -23,8 +23,6 @@ Sources:
 
 from __future__ import annotations
 
-__all__ = ["QUOTED_WORDS"]
-
 _POSTGRES_NOT_UNRESERVED = """
 all analyse analyze and any array as asc asymmetric authorization between bigint binary bit
 boolean both case cast char character check coalesce collate collation column concurrently

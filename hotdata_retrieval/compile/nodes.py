@@ -36,49 +36,13 @@ from typing import Any, ClassVar, Protocol
 import attrs
 from sqlglot import exp
 
-from hotdata_retrieval.errors import UnsupportedFeatureError
+from hotdata_retrieval.errors import UnsupportedOnDialectError as UnsupportedOnDialectError
 from hotdata_retrieval.plan.names import is_bare_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
-
-__all__ = [
-    "COMPILER_TRANSFORMS",
-    "SLOT_DELIMITER",
-    "DistanceFunctions",
-    "Lowering",
-    "ScalarFunction",
-    "SearchNode",
-    "SemanticDistance",
-    "SemanticSearch",
-    "TableFunction",
-    "TextSearch",
-    "UnsupportedOnDialectError",
-    "TemporalLiteral",
-    "ValueSlot",
-    "VectorDistance",
-    "VectorLiteral",
-    "lower",
-    "lower_search_nodes",
-    "search_lowerings",
-    "unsupported",
-]
 
 SLOT_DELIMITER = "\x00"
 """Brackets a slot's number in a rendered template. Plans reject NUL in every text value and
 identifier, so the delimiter can never come from the caller."""
-
-
-class UnsupportedOnDialectError(UnsupportedFeatureError):
-    """A plan needs something a dialect cannot express; the message reads
-    ``unsupported on <dialect>: <what>``.
-
-    Attributes:
-        feature: what the plan asked for.
-        dialect: the dialect's name.
-    """
-
-    def __init__(self, feature: str, dialect: str) -> None:
-        super().__init__(feature, dialect)
-        self.args = (f"unsupported on {dialect}: {feature}",)
 
 
 class VectorLiteral(exp.Expression):

@@ -81,20 +81,6 @@ from hotdata_retrieval.plan.search import (
     ReciprocalRankFusion,
 )
 
-__all__ = [
-    "COSINE_OPERATOR",
-    "EUCLIDEAN_OPERATOR",
-    "NEGATIVE_INNER_PRODUCT_OPERATOR",
-    "OPERATOR_CLASSES",
-    "POSTGRES",
-    "TEXT_SEARCH_CONFIG",
-    "PostgresCompiler",
-    "PostgresDialect",
-    "fts_index_name",
-    "hnsw_index_name",
-    "tsquery_text",
-]
-
 COSINE_OPERATOR = "public.<=>"
 """pgvector's cosine distance, ``1 - cos``."""
 

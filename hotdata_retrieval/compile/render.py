@@ -37,15 +37,6 @@ from hotdata_retrieval.compile.nodes import SLOT_DELIMITER, VectorLiteral, lower
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
 
-__all__ = [
-    "DISPLAY_COMPONENTS",
-    "abbreviate_vector",
-    "compile_plan",
-    "plan_shape",
-    "to_display_sql",
-    "to_sql",
-]
-
 _TEMPLATE_CACHE_SIZE = 512
 
 

@@ -77,20 +77,6 @@ from hotdata_retrieval.plan.filters import ContainsAll, ContainsAny, StartsWith
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 
-__all__ = [
-    "FLOAT32_MAX",
-    "FULL_OUTER_JOIN_VERSION",
-    "SQLITE",
-    "SQLITE_BEFORE_FULL_JOIN",
-    "SqliteCompiler",
-    "SqliteDialect",
-    "fts5_query",
-    "fts_table_name",
-    "sqlite_profile",
-    "sqlite_schema",
-    "vector_scan_select",
-]
-
 FULL_OUTER_JOIN_VERSION = (3, 39, 0)
 """The first SQLite version with ``RIGHT`` and ``FULL OUTER JOIN`` (SQLite release notes,
 3.39.0, 2022-06-25)."""

@@ -20,24 +20,6 @@ from sqlglot import exp
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.plan.names import TableName
 
-__all__ = [
-    "CATALOG_COLUMNS",
-    "CATALOG_TABLE",
-    "catalog_create",
-    "catalog_delete",
-    "catalog_insert",
-    "catalog_select",
-    "columns_query",
-    "create_table",
-    "drop_table",
-    "insert_rows",
-    "quoted",
-    "readable_sql",
-    "readable_table",
-    "render",
-    "table_node",
-]
-
 CATALOG_TABLE = "hdq_columns"
 """The catalog table's name, in the store's default schema."""
 

@@ -29,8 +29,6 @@ from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError, VectorDis
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 
-__all__ = ["StoreCompiler", "store_table"]
-
 
 def store_table(table: exp.Table, default_schema: str) -> exp.Table:
     """``catalog.schema.table`` as a store without catalogs names it: ``<schema>.<table>``,

@@ -53,8 +53,6 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
 )
 
-__all__ = ["MAX_TOP_K", "TURBOPUFFER_METRICS", "turbopuffer_filter", "turbopuffer_request"]
-
 NAME = "turbopuffer"
 MAX_TOP_K = 1200
 """The most rows one turbopuffer query returns (turbopuffer documentation, ``top_k``)."""

@@ -14,8 +14,6 @@ from hotdata_retrieval.embed.protocol import (
     validate_texts,
 )
 
-__all__ = ["as_embedder", "EmbeddingsAdapter"]
-
 
 class EmbeddingsAdapter(AsyncEmbeddingsMixin):
     """An object with ``embed_documents`` and ``embed_query`` plus a ``name`` and ``dimensions``.

@@ -18,8 +18,6 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["embed_in_batches", "ArrayEmbedder", "DEFAULT_BATCH_SIZE"]
-
 #: Texts per call to the embedder: large enough to amortise a call, small enough that the
 #: progress bar moves every few seconds with a transformer on two cores.
 DEFAULT_BATCH_SIZE = 64

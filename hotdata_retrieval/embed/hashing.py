@@ -35,8 +35,6 @@ from hotdata_retrieval.embed.protocol import (
     validate_texts,
 )
 
-__all__ = ["HashingEmbedder", "hashing_tokens"]
-
 #: Bumped whenever a change to this module would change any vector.
 HASHING_VERSION = 1
 

@@ -51,13 +51,6 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
     from tokenizers import Tokenizer
 
-__all__ = [
-    "MiniLMEmbedder",
-    "INSTALL_HINT",
-    "MINILM_DIMENSIONS",
-    "MINILM_MAX_SEQ_LENGTH",
-]
-
 logger = logging.getLogger(__name__)
 
 #: The command that installs the default model and what runs it.

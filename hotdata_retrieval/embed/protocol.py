@@ -23,15 +23,6 @@ from typing import Protocol, runtime_checkable
 
 from hotdata_retrieval.embed.errors import EmbeddingInputError, EmbeddingOutputError
 
-__all__ = [
-    "Embedder",
-    "TextEmbeddings",
-    "AsyncEmbeddingsMixin",
-    "validate_texts",
-    "validate_query",
-    "check_vectors",
-]
-
 
 @runtime_checkable
 class TextEmbeddings(Protocol):
@@ -90,7 +81,7 @@ def validate_texts(texts: Iterable[str]) -> list[str]:
     >>> validate_texts(["a", None])
     Traceback (most recent call last):
     ...
-    hotdata_retrieval.embed.errors.EmbeddingInputError: texts[1] is None, expected a str
+    hotdata_retrieval.errors.EmbeddingInputError: texts[1] is None, expected a str
     """
     if isinstance(texts, (str, bytes, bytearray)):
         raise EmbeddingInputError(

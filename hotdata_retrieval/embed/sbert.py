@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["SentenceTransformerEmbedder", "SENTENCE_TRANSFORMERS_HINT"]
-
 logger = logging.getLogger(__name__)
 
 SENTENCE_TRANSFORMERS_HINT = "pip install 'hotdata-retrieval[sentence-transformers]'"

@@ -33,17 +33,13 @@ from hotdata_retrieval._deadline import Pending, run_within
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.errors import RefusedStatementError as RefusedStatementError
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 BATCH_ROWS = 1024
 """Rows fetched from a store per batch of agent SQL."""
-
-
-class RefusedStatementError(EngineError):
-    """A statement the closed session refuses before or while the store prepares it: a
-    write, a setting, a file or a table outside the searchable ones (the message says which)."""
 
 
 class ClosedSession(abc.ABC):

@@ -58,14 +58,6 @@ if TYPE_CHECKING:
     from hotdata_retrieval.engines.postgres import PostgresEngine
     from hotdata_retrieval.engines.sqlite import SqliteEngine
 
-__all__ = [
-    "OPTIONAL_CAPABILITIES",
-    "Engine",
-    "RoutesByIndexes",
-    "hotdata_profile",
-    "query_embedder",
-]
-
 OPTIONAL_CAPABILITIES = (
     "stream_sql",
     "embedder_for",

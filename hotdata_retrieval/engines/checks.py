@@ -43,16 +43,6 @@ from hotdata_retrieval.plan.filters import (
 )
 from hotdata_retrieval.plan.search import SearchPlan
 
-__all__ = [
-    "ValueKind",
-    "arrow_value_kind",
-    "check_columns",
-    "check_filter_values",
-    "check_reserved_columns",
-    "declared_value_kind",
-    "with_typed_values",
-]
-
 
 class ValueKind(enum.Enum):
     """What kind of value a column holds, as far as comparing it with a literal goes."""

@@ -72,8 +72,6 @@ from hotdata_retrieval.plan.names import TableName
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["DuckdbEngine", "fts_extension_path"]
-
 _EXTRA_HINT = "pip install 'hotdata-retrieval[duckdb]'"
 _LOADING = "hdq_loading"
 """The name an Arrow table being loaded is registered under, for one INSERT."""

@@ -7,18 +7,4 @@ Hotdata client, and ``except EngineError`` should work with either installed alo
 
 from __future__ import annotations
 
-from hotdata_retrieval.errors import HotdataRetrievalError
-
-__all__ = ["EngineError"]
-
-
-class EngineError(HotdataRetrievalError):
-    """The engine rejected or failed a statement; the message is the engine's own.
-
-    Attributes:
-        sql: the statement that failed, if a statement was being run.
-    """
-
-    def __init__(self, message: str, *, sql: str | None = None) -> None:
-        super().__init__(message)
-        self.sql = sql
+from hotdata_retrieval.errors import EngineError as EngineError

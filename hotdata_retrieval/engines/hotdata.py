@@ -48,9 +48,11 @@ import attrs
 from hotdata_retrieval._deadline import Pending, run_within
 from hotdata_retrieval.compile import DialectProfile, to_sql
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
-from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.errors import EngineError as EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
-from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.errors import HotdataApiError as HotdataApiError
+from hotdata_retrieval.errors import HotdataConfigError as HotdataConfigError
+from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import (
     IndexCatalog,
     IndexEntry,
@@ -71,21 +73,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from hotdata_framework import HotdataClient, ManagedDatabase, QueryResult
 
-__all__ = [
-    "DEFAULT_REQUEST_DEADLINE",
-    "MAX_ABANDONED_REQUESTS",
-    "DEFAULT_VECTOR_METRIC",
-    "REQUEST_DEADLINE_VARIABLE",
-    "EngineError",
-    "HotdataApiError",
-    "HotdataConfigError",
-    "HotdataEngine",
-    "engine_error_message",
-    "result_table",
-    "route_search",
-    "table_indexes",
-]
-
 DEFAULT_VECTOR_METRIC = "l2"
 """The metric of a vector index whose listing names none: the server picks ``l2`` when a
 vector index is created without one (engine contract §1.7, hotdata-framework ``create_index``
@@ -97,35 +84,6 @@ _INSTALL_HINT = (
 _MAX_DATABASE_PAGES = 100
 _MAX_MESSAGE = 2000
 _QUOTED_MIXED_CASE = re.compile(r'"[^"]*[A-Z][^"]*"')
-
-
-class HotdataApiError(EngineError):
-    """The Hotdata API refused a request or the engine failed a statement.
-
-    The message is the API's own (the ``message`` of its error body) when it sent one.
-
-    Attributes:
-        sql: the statement that failed, if one was being run.
-        status: the HTTP status, if the API answered.
-        code: the machine-readable ``error.code`` of the API's error body, if any.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        sql: str | None = None,
-        status: int | None = None,
-        code: str | None = None,
-    ) -> None:
-        super().__init__(message, sql=sql)
-        self.status = status
-        self.code = code
-
-
-class HotdataConfigError(HotdataRetrievalError, ValueError):
-    """The engine cannot be set up as asked: no API key, no such database (or several with
-    that name), a catalog the database does not have, or the ``hotdata`` extra missing."""
 
 
 DEFAULT_REQUEST_DEADLINE = 120.0

@@ -71,8 +71,6 @@ from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["LancedbEngine", "lancedb_filter"]
-
 _KEY_METADATA = b"hdq.key_column"
 _METRIC_METADATA = b"hdq.vector_metric"
 _MODEL_METADATA = b"hdq.vector_model"

@@ -20,22 +20,9 @@ from typing import Any
 
 import attrs
 
-from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.errors import HotdataRetrievalError
-
-__all__ = [
-    "DEFAULT_MAX_FILTER_CHARACTERS",
-    "DEFAULT_MAX_QUERY_CHARACTERS",
-    "DEFAULT_MAX_QUERY_TERMS",
-    "DEFAULT_MAX_SQL_CHARACTERS",
-    "DEFAULT_MEMORY_BYTES",
-    "DEFAULT_TIMEOUT_SECONDS",
-    "InputLimitError",
-    "InputLimits",
-    "InvalidLimitError",
-    "SqlLimitError",
-    "SqlLimits",
-]
+from hotdata_retrieval.errors import InputLimitError as InputLimitError
+from hotdata_retrieval.errors import InvalidLimitError as InvalidLimitError
+from hotdata_retrieval.errors import SqlLimitError as SqlLimitError
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 """Seconds one agent statement may run before it is cancelled."""
@@ -43,10 +30,6 @@ DEFAULT_TIMEOUT_SECONDS = 30.0
 DEFAULT_MEMORY_BYTES = 1 << 30
 """Bytes of working memory (sorts, joins, aggregates) agent statements may hold at once: 1 GiB.
 Past it the statement fails; nothing spills to disk."""
-
-
-class InvalidLimitError(HotdataRetrievalError, ValueError):
-    """A limit that is not a positive number (the message names it and the value)."""
 
 
 def _positive_number(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -206,29 +189,3 @@ class InputLimits:
 
 _WORD = re.compile(r"\w+")
 """A word of a search query, as :attr:`InputLimits.max_query_terms` counts them."""
-
-
-class InputLimitError(HotdataRetrievalError, ValueError):
-    """A call's text is over one of its :class:`InputLimits`.
-
-    Attributes:
-        limit: which limit (``max_query_characters``, ``max_query_terms``).
-    """
-
-    def __init__(self, message: str, *, limit: str) -> None:
-        super().__init__(message)
-        self.limit = limit
-
-
-class SqlLimitError(EngineError):
-    """A statement went past one of its :class:`SqlLimits`.
-
-    Attributes:
-        limit: which limit: ``timeout_seconds``, ``memory_bytes`` or ``recursion``.
-        value: the limit's value.
-    """
-
-    def __init__(self, message: str, *, limit: str, value: Any, sql: str | None = None) -> None:
-        super().__init__(message, sql=sql)
-        self.limit = limit
-        self.value = value

@@ -91,8 +91,6 @@ from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch,
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["AGENT_ROLE", "PostgresEngine", "throwaway_server"]
-
 AGENT_ROLE = "hdq_agent"
 """The prefix of the role agent SQL runs as when the engine provisions it
 (:class:`PostgresEngine`)."""

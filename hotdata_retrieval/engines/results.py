@@ -11,16 +11,6 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
 
-__all__ = [
-    "BranchScore",
-    "SearchHit",
-    "SearchResult",
-    "VectorScan",
-    "executed_plan",
-    "hits_from_rows",
-    "search_result",
-]
-
 
 @attrs.frozen(kw_only=True)
 class BranchScore:

@@ -77,8 +77,6 @@ from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["VECTOR_STORAGES", "SqliteEngine"]
-
 VECTOR_STORAGES = ("blob", "json")
 """How ``load_table`` may store vectors: float32 BLOBs (sqlite-vec's format) or JSON text."""
 

@@ -62,17 +62,6 @@ if TYPE_CHECKING:
 
     import pyarrow as pa
 
-__all__ = [
-    "SqlStoreEngine",
-    "StoreColumn",
-    "StoreTable",
-    "catalog_rows",
-    "read_catalog",
-    "store_column_type",
-    "vector_columns_of",
-    "vector_dimensions",
-]
-
 
 def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) -> str:
     """The column type a SQL store declares for Arrow type ``kind``.

@@ -8,25 +8,29 @@ them under their old import path.
 from __future__ import annotations
 
 from hotdata_retrieval.indexes import (
-    CATALOG_JSON_SCHEMA,
-    CATALOG_VERSION,
-    IndexCatalog,
-    IndexEntry,
-    IndexKind,
-    IndexStatus,
-    TableIndexes,
-    TableKeys,
-    VectorIndex,
+    CATALOG_JSON_SCHEMA as CATALOG_JSON_SCHEMA,
 )
-
-__all__ = [
-    "CATALOG_JSON_SCHEMA",
-    "CATALOG_VERSION",
-    "IndexCatalog",
-    "IndexEntry",
-    "IndexKind",
-    "IndexStatus",
-    "TableKeys",
-    "TableIndexes",
-    "VectorIndex",
-]
+from hotdata_retrieval.indexes import (
+    CATALOG_VERSION as CATALOG_VERSION,
+)
+from hotdata_retrieval.indexes import (
+    IndexCatalog as IndexCatalog,
+)
+from hotdata_retrieval.indexes import (
+    IndexEntry as IndexEntry,
+)
+from hotdata_retrieval.indexes import (
+    IndexKind as IndexKind,
+)
+from hotdata_retrieval.indexes import (
+    IndexStatus as IndexStatus,
+)
+from hotdata_retrieval.indexes import (
+    TableIndexes as TableIndexes,
+)
+from hotdata_retrieval.indexes import (
+    TableKeys as TableKeys,
+)
+from hotdata_retrieval.indexes import (
+    VectorIndex as VectorIndex,
+)

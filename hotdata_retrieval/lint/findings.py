@@ -7,8 +7,6 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Finding", "Severity", "format_finding"]
-
 
 class Severity(str, enum.Enum):
     """How bad a finding is.

@@ -21,8 +21,6 @@ from hotdata_retrieval.lint.rules import RULES, RULES_BY_CODE, Issue, Rule
 from hotdata_retrieval.lint.rules.base import Edit, FixContext, Reporter
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA
 
-__all__ = ["FixResult", "fix", "lint", "lint_notes"]
-
 _MAX_FIX_PASSES = 4
 
 

@@ -55,32 +55,6 @@ from hotdata_retrieval.lint.parsing import Positions
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import Bm25Search, DistanceMetric, VectorSearch
 
-__all__ = [
-    "DISTANCE_FUNCTIONS",
-    "SEARCH_FUNCTIONS",
-    "Analysis",
-    "ColumnOrigin",
-    "DerivedSource",
-    "DistanceRanking",
-    "ExpressionOrigin",
-    "Origin",
-    "ScoreOrigin",
-    "SearchFunction",
-    "SearchSource",
-    "Source",
-    "TableSource",
-    "distance_metric",
-    "has_ranking_window",
-    "int_literal",
-    "is_literal_vector",
-    "limit_expression",
-    "offset_expression",
-    "order_keys",
-    "shorten",
-    "string_literal",
-]
-
-
 DISTANCE_FUNCTIONS: Mapping[str, DistanceMetric] = HOTDATA.distance_metrics
 """Distance function name → the metric it computes (lower is always nearer)."""
 

@@ -36,16 +36,6 @@ from hotdata_retrieval.compile.hotdata import Hotdata
 from hotdata_retrieval.compile.nodes import VectorLiteral
 from hotdata_retrieval.lint.errors import SqlParseError
 
-__all__ = [
-    "HiddenText",
-    "LintDialect",
-    "Positions",
-    "Statement",
-    "hidden_by_line_comments",
-    "parse_statements",
-    "render",
-]
-
 _VERBATIM_FUNCTIONS = frozenset({"TO_CHAR", "TO_DATE", "TO_TIMESTAMP", "DATE_SUB", "DATEDIFF"})
 """Calls kept as written (plain calls) instead of being translated by the postgres parser."""
 

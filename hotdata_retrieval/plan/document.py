@@ -77,14 +77,6 @@ from hotdata_retrieval.plan.search import (
     fusion_options,
 )
 
-__all__ = [
-    "PLAN_JSON_SCHEMA",
-    "fusion_choice_json_schema",
-    "plan_from_document",
-    "plan_json_schema",
-    "plan_to_document",
-]
-
 _PLAN_KEYS = (
     "table",
     "branches",

@@ -48,8 +48,6 @@ from hotdata_retrieval.plan.filters import (
     too_deep_message,
 )
 
-__all__ = ["FILTER_OBJECT_OPERATORS", "FILTER_OBJECT_SCHEMA", "filter_from_object"]
-
 _COMPARISONS = {"$eq": "=", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _LISTS = ("$in", "$nin", "$all", "$any")
 FILTER_OBJECT_OPERATORS = (*_COMPARISONS, *_LISTS, "$exists", "$starts_with", "$like", "$contains")

@@ -47,34 +47,6 @@ from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.values import LiteralValue, check_literal
 from hotdata_retrieval.plan.visitor import NodeVisitor, UnvisitableNodeError
 
-__all__ = [
-    "MAX_FILTER_DEPTH",
-    "MAX_FILTER_TERMS",
-    "MAX_IN_LIST_VALUES",
-    "And",
-    "Comparison",
-    "ComparisonOperator",
-    "ContainsAll",
-    "ContainsAny",
-    "DocumentFields",
-    "InList",
-    "IsNull",
-    "Not",
-    "Or",
-    "Predicate",
-    "PredicateForm",
-    "PredicateVisitor",
-    "StartsWith",
-    "filter_depth",
-    "filter_terms",
-    "is_predicate",
-    "like_prefix",
-    "predicate_columns",
-    "predicate_forms",
-    "register_predicate",
-    "unregister_predicate",
-]
-
 MAX_FILTER_TERMS = 1_024
 """The most comparisons, ``IN`` lists and ``IS NULL`` tests one filter may hold. A long flat
 chain nests no deeper, but the engine's planner walks each ``AND``/``OR`` operand recursively:

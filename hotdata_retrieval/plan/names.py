@@ -20,14 +20,6 @@ import attrs
 from hotdata_retrieval.errors import PlanError, TableNameError
 from hotdata_retrieval.plan.values import check_encodable
 
-__all__ = [
-    "DEFAULT_CATALOG",
-    "DEFAULT_SCHEMA",
-    "TableName",
-    "is_bare_identifier",
-    "normalize_identifier",
-]
-
 DEFAULT_CATALOG = "default"
 """Catalog a managed Hotdata database's tables answer to (engine contract §4)."""
 

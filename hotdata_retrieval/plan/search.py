@@ -35,31 +35,6 @@ from hotdata_retrieval.plan.values import (
     check_query_vector,
 )
 
-__all__ = [
-    "DEFAULT_DEPTH",
-    "DEFAULT_FUSION_METHOD",
-    "DEFAULT_RANK_CONSTANT",
-    "MAX_FUSION_BRANCHES",
-    "Bm25Search",
-    "Branch",
-    "DistanceMetric",
-    "DistributionBasedScoreFusion",
-    "Fusion",
-    "MinMaxFusion",
-    "NearestNeighborSearch",
-    "NormalizedScoreFusion",
-    "ReciprocalRankFusion",
-    "SearchPlan",
-    "Source",
-    "VectorSearch",
-    "fusion_class",
-    "fusion_methods",
-    "fusion_options",
-    "is_vector_branch",
-    "make_fusion",
-    "register_fusion",
-]
-
 DEFAULT_RANK_CONSTANT = 60
 """RRF's rank constant k, as in Cormack, Clarke & Buettcher (SIGIR 2009)."""
 

@@ -10,16 +10,6 @@ from typing import Any
 
 from hotdata_retrieval.errors import PlanError
 
-__all__ = [
-    "FLOAT32_MAX",
-    "LiteralValue",
-    "check_cosine_query",
-    "check_literal",
-    "check_positive_int",
-    "check_query_text",
-    "check_query_vector",
-]
-
 LiteralValue = str | int | float | bool | datetime.date | datetime.datetime
 """A filter literal: text, integer, finite float, boolean, date or timestamp (a
 ``datetime.datetime``, kept without a time zone: one with a time zone is turned into UTC).

@@ -30,25 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hotdata_retrieval.errors import HotdataRetrievalError
-
-__all__ = ["NodeVisitor", "UnvisitableNodeError", "visit_name_of"]
-
-
-class UnvisitableNodeError(HotdataRetrievalError, TypeError):
-    """A visitor has no ``visit_<name>`` method for a node (or the node has no visit name).
-
-    Attributes:
-        visitor: the visitor's class name.
-        node: the node.
-    """
-
-    def __init__(self, visitor: str, node: Any) -> None:
-        name = visit_name_of(type(node))
-        method = f"visit_{name}" if name is not None else "a visit method"
-        super().__init__(f"{visitor} has no {method} for {type(node).__name__} nodes")
-        self.visitor = visitor
-        self.node = node
+from hotdata_retrieval.errors import UnvisitableNodeError as UnvisitableNodeError
 
 
 def visit_name_of(node_type: type) -> str | None:

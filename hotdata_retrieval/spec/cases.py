@@ -32,7 +32,7 @@ from typing import Any
 
 import attrs
 
-from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.errors import CaseError as CaseError
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
 from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
 from hotdata_retrieval.plan.filters import (
@@ -60,15 +60,6 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
 )
 
-__all__ = [
-    "CASE_FORMAT",
-    "DIVERGENCES",
-    "Case",
-    "CaseError",
-    "build_cases",
-    "expected_result",
-]
-
 CASE_FORMAT = "hdq-hybrid-search-case/1"
 """The ``format`` of a case document."""
 
@@ -88,10 +79,6 @@ DIVERGENCES = {
     ),
 }
 """Why the CTE form's rows differ from the spec's, by the name cases use."""
-
-
-class CaseError(HotdataRetrievalError):
-    """A case document is malformed, or a fixture would leave a ranking undefined."""
 
 
 # -- fixture rows ----------------------------------------------------------------------------

@@ -7,6 +7,6 @@ the conformance kit and its callers.
 
 from __future__ import annotations
 
-from hotdata_retrieval.compile.hotdata import HOTDATA_NATIVE, HYBRID_SEARCH_FUNCTION, native_profile
-
-__all__ = ["HOTDATA_NATIVE", "HYBRID_SEARCH_FUNCTION", "native_profile"]
+from hotdata_retrieval.compile.hotdata import HOTDATA_NATIVE as HOTDATA_NATIVE
+from hotdata_retrieval.compile.hotdata import HYBRID_SEARCH_FUNCTION as HYBRID_SEARCH_FUNCTION
+from hotdata_retrieval.compile.hotdata import native_profile as native_profile

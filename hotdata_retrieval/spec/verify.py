@@ -32,20 +32,10 @@ import attrs
 
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.compiler import native_hybrid_misfit
-from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.errors import EngineUnavailableError as EngineUnavailableError
 from hotdata_retrieval.plan.search import DistributionBasedScoreFusion, SearchPlan
 from hotdata_retrieval.spec.cases import DIVERGENCES, Case, build_cases
 from hotdata_retrieval.spec.native import native_profile
-
-__all__ = [
-    "CaseReport",
-    "EngineUnavailableError",
-    "FormResult",
-    "Report",
-    "corpus_table",
-    "open_engine",
-    "verify",
-]
 
 PASS = "pass"
 FAIL = "fail"
@@ -57,10 +47,6 @@ HOTDATA_DATABASE_VARIABLE = "HOTDATA_DATABASE"
 
 _SCORE_TOLERANCE = 1e-12
 _DISTANCE_TOLERANCE = 1e-6
-
-
-class EngineUnavailableError(HotdataRetrievalError):
-    """The engine asked for cannot be opened here; the message says why."""
 
 
 @attrs.frozen(kw_only=True)

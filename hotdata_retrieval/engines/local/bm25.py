@@ -32,8 +32,6 @@ from pathlib import Path
 import numpy as np
 import tantivy
 
-__all__ = ["ANALYZER_NAME", "Bm25Index", "build_bm25_index", "normalize_text"]
-
 ANALYZER_NAME = "hdq_english"
 _ROWID = "rowid"
 _TEXT = "text"

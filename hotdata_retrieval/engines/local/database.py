@@ -56,22 +56,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hotdata_retrieval.errors import HotdataRetrievalError
-
-__all__ = [
-    "CATALOG_FILE",
-    "FAULT_POINTS",
-    "AnnIndex",
-    "ConcurrentWriteError",
-    "DatabaseError",
-    "TableEntry",
-    "VectorColumn",
-    "catalog_signature",
-    "commit",
-    "read_catalog",
-    "text_hashes",
-    "writer_lock",
-]
+from hotdata_retrieval.errors import ConcurrentWriteError as ConcurrentWriteError
+from hotdata_retrieval.errors import DatabaseError as DatabaseError
 
 CATALOG_FILE = "catalog.json"
 FORMAT_VERSION = 1
@@ -81,30 +67,6 @@ STALE_STAGING_SECONDS = 24 * 3600
 """A staging directory this old belongs to a load that died; the next commit removes it."""
 
 logger = logging.getLogger(__name__)
-
-
-class DatabaseError(HotdataRetrievalError):
-    """The local database directory is missing, unreadable or inconsistent."""
-
-
-class ConcurrentWriteError(DatabaseError):
-    """Another writer changed a table between the start of this write and its commit.
-
-    Attributes:
-        table: the table.
-        expected: the version this write started from (``None``: no table).
-        found: the version the catalog holds now.
-    """
-
-    def __init__(self, table: str, expected: str | None, found: str | None) -> None:
-        super().__init__(
-            f"table {table!r} was changed by another writer while this write ran "
-            f"(version {expected or 'none'} became {found or 'none'}); nothing was written, "
-            "run the write again"
-        )
-        self.table = table
-        self.expected = expected
-        self.found = found
 
 
 @attrs.frozen(kw_only=True)

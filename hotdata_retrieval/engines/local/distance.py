@@ -20,21 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.errors import DimensionMismatchError as DimensionMismatchError
 from hotdata_retrieval.plan.search import DistanceMetric
-
-__all__ = [
-    "COSINE_DISTANCE",
-    "DISTANCE_KERNELS",
-    "DimensionMismatchError",
-    "distance_udf_arrays",
-    "query_distances",
-    "vector_matrix",
-]
-
-
-class DimensionMismatchError(HotdataRetrievalError, ValueError):
-    """A query vector's length differs from a stored vector's (raised inside the engine)."""
 
 
 def vector_matrix(name: str, vectors: pa.Array, role: str) -> tuple[np.ndarray, np.ndarray]:

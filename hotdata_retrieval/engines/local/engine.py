@@ -38,7 +38,7 @@ from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.local import _search, _storage
 from hotdata_retrieval.engines.local._catalog import OpenTables
 from hotdata_retrieval.engines.local._functions import EngineFunctions
-from hotdata_retrieval.engines.local._prepare import TableLoad
+from hotdata_retrieval.engines.local._prepare import TableLoad as TableLoad
 from hotdata_retrieval.engines.local._session import Sessions
 from hotdata_retrieval.engines.local.sandbox import SqlWorker
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from hotdata_retrieval.indexes import TableIndexes
     from hotdata_retrieval.plan.names import TableName
     from hotdata_retrieval.plan.search import SearchPlan
-
-__all__ = ["LocalEngine", "TableLoad"]
 
 
 class LocalEngine(RoutesByIndexes):

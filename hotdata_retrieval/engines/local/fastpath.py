@@ -35,15 +35,6 @@ from hotdata_retrieval.compile.nodes import VectorLiteral
 from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.plan.names import TableName
 
-__all__ = [
-    "DISTANCE_FUNCTIONS",
-    "NEAREST_SCAN",
-    "ROWID_COLUMN",
-    "nearest_scan_calls",
-    "rewrite_fast_paths",
-    "vector_values",
-]
-
 NEAREST_SCAN = "nearest_scan"
 """The table function the rewritten shape reads (local engine only)."""
 

@@ -41,7 +41,8 @@ from hotdata_retrieval.engines.local.distance import (
     float32_distances,
 )
 from hotdata_retrieval.engines.local.masks import passing_rows
-from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.errors import HybridSearchError as HybridSearchError
+from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.fusion import (
     FusedHit,
     competition_ranks,
@@ -81,17 +82,6 @@ class HybridHost(Protocol):
         ...
 
 
-__all__ = [
-    "HYBRID_SEARCH",
-    "OPTIONS",
-    "SIGNATURE",
-    "HybridHost",
-    "HybridSearch",
-    "HybridSearchCall",
-    "HybridSearchError",
-    "parse_call",
-]
-
 HYBRID_SEARCH = "hybrid_search"
 """The table function's SQL name."""
 
@@ -123,10 +113,6 @@ combination, distribution-based score fusion (``docs/fusion.md``)."""
 
 METRIC_FUNCTIONS = HOTDATA.distance_functions
 """Each metric's distance function on the engine (engine contract §1.4), from the dialect."""
-
-
-class HybridSearchError(HotdataRetrievalError, ValueError):
-    """``hybrid_search`` rejected its arguments or its table; the message is the engine's."""
 
 
 def _fail(message: str) -> NoReturn:

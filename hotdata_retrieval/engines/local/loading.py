@@ -36,13 +36,7 @@ import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
-from hotdata_retrieval.errors import HotdataRetrievalError
-
-__all__ = ["LoadError", "Source", "normalize_text_types", "read_source"]
-
-
-class LoadError(HotdataRetrievalError):
-    """A file or directory cannot be read as a table (the message names the file and line)."""
+from hotdata_retrieval.errors import LoadError as LoadError
 
 
 @attrs.frozen(kw_only=True)

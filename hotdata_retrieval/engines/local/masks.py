@@ -35,8 +35,6 @@ from hotdata_retrieval.plan.filters import (
     StartsWith,
 )
 
-__all__ = ["ArrowMask", "passing_rows", "predicate_mask"]
-
 _COMPARE = {
     ComparisonOperator.EQUAL: pc.equal,
     ComparisonOperator.NOT_EQUAL: pc.not_equal,

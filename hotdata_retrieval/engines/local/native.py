@@ -82,8 +82,6 @@ from hotdata_retrieval.plan.search import (
 if TYPE_CHECKING:
     from hotdata_retrieval.engines.local.tables import LoadedTable
 
-__all__ = ["NATIVE_FUSIONS", "answerable", "native_rows", "nearest_scan"]
-
 NATIVE_FUSIONS: tuple[type, ...] = (ReciprocalRankFusion, MinMaxFusion)
 """Fusion methods answered natively (exactly those classes, not subclasses: a subclass may
 score differently)."""

@@ -40,8 +40,6 @@ from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, DimensionMismatchError
 from hotdata_retrieval.plan.search import DistanceMetric
 
-__all__ = ["HNSW_METRICS", "VectorColumnIndex", "build_hnsw", "open_hnsw"]
-
 _TOLERANCE = 1e-4
 """Relative float32 error budget when picking rows to re-score in float64. float32 dot products
 of 384-d unit vectors err by about 1e-6; the margin is a hundred times wider."""

@@ -56,8 +56,6 @@ import pyarrow as pa
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 
-__all__ = ["SqlWorker"]
-
 logger = logging.getLogger(__name__)
 
 STARTUP_SECONDS = 300.0

@@ -26,8 +26,6 @@ from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, open_hnsw
 
-__all__ = ["LoadedTable", "key_problem", "open_table"]
-
 logger = logging.getLogger(__name__)
 
 

@@ -22,20 +22,8 @@ from sqlglot import exp
 from sqlglot.tokenizer_core import Token
 
 from hotdata_retrieval.lint.findings import Finding, Severity
-from hotdata_retrieval.lint.model import Analysis, shorten
-
-__all__ = [
-    "Check",
-    "Edit",
-    "Fix",
-    "FixContext",
-    "Issue",
-    "Report",
-    "Rule",
-    "TextCheck",
-    "TextFinding",
-    "shorten",
-]
+from hotdata_retrieval.lint.model import Analysis
+from hotdata_retrieval.lint.model import shorten as shorten
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

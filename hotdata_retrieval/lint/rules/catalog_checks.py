@@ -24,8 +24,6 @@ from hotdata_retrieval.lint.model import (
 from hotdata_retrieval.lint.rules.base import Report, Rule
 from hotdata_retrieval.plan.names import TableName
 
-__all__ = ["RULES"]
-
 
 def _vector_rankings(
     analysis: Analysis,

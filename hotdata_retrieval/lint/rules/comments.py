@@ -9,8 +9,6 @@ from hotdata_retrieval.lint.model import shorten
 from hotdata_retrieval.lint.parsing import hidden_by_line_comments
 from hotdata_retrieval.lint.rules.base import Rule, TextFinding
 
-__all__ = ["RULES"]
-
 
 def code_in_line_comment(sql: str) -> Sequence[TextFinding]:
     """A ``--`` comment runs to the next line feed (``\\n``) on the engine: a carriage

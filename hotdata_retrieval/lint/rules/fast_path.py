@@ -31,8 +31,6 @@ from hotdata_retrieval.lint.parsing import render
 from hotdata_retrieval.lint.rules.base import Edit, Fix, FixContext, Report, Rule
 from hotdata_retrieval.plan.names import TableName
 
-__all__ = ["RULES"]
-
 
 def _function(ranking: DistanceRanking) -> str:
     return ranking.call.name

@@ -16,8 +16,6 @@ from hotdata_retrieval.lint.parsing import render
 from hotdata_retrieval.lint.rules.base import Edit, Fix, FixContext, Report, Rule
 from hotdata_retrieval.plan.names import is_bare_identifier
 
-__all__ = ["RULES", "strftime_template"]
-
 TEXT_SEARCH_FUNCTIONS = frozenset(
     {
         "to_tsvector",

@@ -18,8 +18,6 @@ from hotdata_retrieval.lint.model import (
 )
 from hotdata_retrieval.lint.rules.base import Report, Rule
 
-__all__ = ["RULES"]
-
 _SCORE = "score"
 _DISTANCE = "distance"
 _NONE: frozenset[str] = frozenset()

@@ -27,8 +27,6 @@ from hotdata_retrieval.lint.model import (
 from hotdata_retrieval.lint.parsing import render
 from hotdata_retrieval.lint.rules.base import Edit, Fix, FixContext, Report, Rule
 
-__all__ = ["RULES"]
-
 
 def _bound_by_trailing_limit(analysis: Analysis, select: exp.Select, source: SearchSource) -> bool:
     """``bm25_search(t, col, q) LIMIT n``: without a 4th argument, a bare trailing LIMIT over
