@@ -71,6 +71,7 @@ from hotdata_retrieval.fusion import (
 from hotdata_retrieval.plan import (
     And,
     Bm25Search,
+    BranchRanking,
     Comparison,
     ComparisonOperator,
     ContainsAll,
@@ -88,6 +89,7 @@ from hotdata_retrieval.plan import (
     SearchPlan,
     StartsWith,
     TableName,
+    TieBreaker,
     VectorSearch,
     filter_from_object,
     plan_from_document,
@@ -100,6 +102,8 @@ __version__ = "0.1.0"
 __all__ = [
     # plans
     "SearchPlan",
+    "TieBreaker",
+    "BranchRanking",
     "Bm25Search",
     "VectorSearch",
     "NearestNeighborSearch",

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 import attrs
@@ -110,12 +110,15 @@ def rank_branch(
     *,
     higher_is_better: bool,
     depth: int | None = None,
+    row_numbers: bool = False,
 ) -> tuple[list[Any], list[int]]:
     """One branch's ranking from ``(key, raw score)`` pairs, as the compiled SQL ranks it.
 
     Candidates are ordered best first (then by key ascending, which decides only the order of
     tied rows and which of them a ``depth`` cut keeps), cut to ``depth``, and given
-    competition ranks: tied rows share a rank.
+    competition ranks: tied rows share a rank; with ``row_numbers``, consecutive ranks in
+    that order (a fusion's ``ranking="row_number"``: ``ROW_NUMBER() OVER (ORDER BY <raw>,
+    <key>)``).
 
     Returns:
         ``(keys, ranks)``, ready for :func:`reciprocal_rank_fusion`'s ``ranked_lists`` and
@@ -123,9 +126,14 @@ def rank_branch(
 
     >>> rank_branch([("c", 2.0), ("a", 5.0), ("b", 2.0)], higher_is_better=True)
     (['a', 'b', 'c'], [1, 2, 2])
+    >>> rank_branch([("c", 2.0), ("a", 5.0), ("b", 2.0)], higher_is_better=True,
+    ...             row_numbers=True)
+    (['a', 'b', 'c'], [1, 2, 3])
     """
     sign = -1.0 if higher_is_better else 1.0
     ordered = sorted(candidates, key=lambda item: (sign * item[1], item[0]))[:depth]
+    if row_numbers:
+        return [key for key, _ in ordered], list(range(1, len(ordered) + 1))
     ranks = competition_ranks([float(raw) for _, raw in ordered], higher_is_better=higher_is_better)
     return [key for key, _ in ordered], ranks
 
@@ -644,3 +652,61 @@ def _check_ranks(ranks: Sequence[int], length: int, branch: int) -> None:
                 field="ranks",
                 value=ranks,
             )
+
+
+class _Descending:
+    """A sort key that inverts the order of the value it wraps."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Descending) -> bool:
+        return bool(other.value < self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Descending) and bool(self.value == other.value)
+
+    def __hash__(self) -> int:  # pragma: no cover - sort keys are never hashed
+        return hash(self.value)
+
+
+def _sql_sort_key(value: Any, descending: bool) -> tuple[Any, ...]:
+    """``value``'s place in ``ORDER BY <column> ASC|DESC`` with each direction's default NULL
+    placement in PostgreSQL and DataFusion: NULLs last ascending, first descending."""
+    if value is None:
+        return (1,) if not descending else (0,)
+    return (0, value) if not descending else (1, _Descending(value))
+
+
+_Row = TypeVar("_Row", bound=Mapping[str, Any])
+
+
+def ordered_rows(
+    rows: Iterable[_Row],
+    *,
+    ranking: Sequence[tuple[str, bool]],
+) -> list[_Row]:
+    """``rows`` in the order of ``ORDER BY <column> ASC|DESC, ...``: the reference of a plan's
+    final order (its ranking column, its ``tie_breakers``, its key).
+
+    Args:
+        rows: result rows, each holding every column named in ``ranking``.
+        ranking: ``(column, descending)`` pairs, most significant first. NULLs sort last
+            ascending and first descending, as PostgreSQL and DataFusion sort them by default
+            (and as the compiled SQL asks every dialect to).
+
+    Returns:
+        The rows, sorted (stable: rows equal on every column keep their order).
+
+    >>> ordered_rows([{"s": 1, "t": None}, {"s": 1, "t": 2}, {"s": 3, "t": 1}],
+    ...              ranking=[("s", True), ("t", False)])
+    [{'s': 3, 't': 1}, {'s': 1, 't': 2}, {'s': 1, 't': None}]
+    """
+    return sorted(
+        rows,
+        key=lambda row: tuple(
+            _sql_sort_key(row[column], descending) for column, descending in ranking
+        ),
+    )

@@ -308,7 +308,12 @@ def test_the_toy_fusion_is_a_plan_document_method() -> None:
     assert {"rrf", "max_rank", "toy_min_max"} <= set(fusion_methods())
     plan = SearchPlan(source=MaxRankFusion(branches=[TEXT, NEAREST], depth=40))
     document = plan_to_document(plan)
-    assert document["fusion"] == {"method": "max_rank", "depth": 40, "min_score": None}
+    assert document["fusion"] == {
+        "method": "max_rank",
+        "depth": 40,
+        "min_score": None,
+        "ranking": "competition",
+    }
     assert plan_from_document(document) == plan
     schema = plan_json_schema()
     assert {"$ref": "#/$defs/fusion_max_rank"} in schema["$defs"]["fusion"]["oneOf"]

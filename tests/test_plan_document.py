@@ -393,13 +393,20 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
                 "metric": "cosine",
             },
         ],
-        "fusion": {"weights": [1, 1], "rank_constant": 60, "depth": None, "min_score": None},
+        "fusion": {
+            "weights": [1, 1],
+            "rank_constant": 60,
+            "depth": None,
+            "min_score": None,
+            "ranking": "competition",
+        },
         "columns": None,
         "limit": 10,
         "offset": 0,
         "filter": None,
         "key_column": "id",
         "include_branch_scores": False,
+        "tie_breakers": [],
     }
 
 
@@ -560,7 +567,8 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "unknown fusion key",
         document(fusion={"k": 60}),
-        r"^unknown key 'k' in fusion; expected one of weights, rank_constant, depth, min_score$",
+        r"^unknown key 'k' in fusion; expected one of weights, rank_constant, depth, "
+        r"min_score, ranking$",
     ),
     (
         "weights not an array",

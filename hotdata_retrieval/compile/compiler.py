@@ -80,6 +80,7 @@ from hotdata_retrieval.plan.names import TableName, is_bare_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     Branch,
+    BranchRanking,
     DistributionBasedScoreFusion,
     Fusion,
     MinMaxFusion,
@@ -87,6 +88,7 @@ from hotdata_retrieval.plan.search import (
     NormalizedScoreFusion,
     ReciprocalRankFusion,
     SearchPlan,
+    TieBreaker,
     VectorSearch,
     debug_columns,
 )
@@ -256,6 +258,9 @@ class BranchRequest:
         offset: the ``OFFSET`` (0: none).
         tie_break: a column that breaks raw-score ties (``<column> ASC``) where the shape
             allows one, or ``None``.
+        tie_breakers: the plan's own tie-break columns, ordered after the raw score and
+            before ``tie_break`` (a single-branch plan's; a fusion applies its own after the
+            fused score).
     """
 
     plan: SearchPlan
@@ -264,6 +269,7 @@ class BranchRequest:
     limit: int | None
     offset: int = 0
     tie_break: str | None = None
+    tie_breakers: tuple[TieBreaker, ...] = ()
 
     @property
     def filtered(self) -> bool:
@@ -389,6 +395,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                 limit=plan.limit,
                 offset=plan.offset,
                 tie_break=plan.key_column,
+                tie_breakers=plan.tie_breakers,
             )
             return self.branch(plan.branches[0], request).select
         native = self.profile.native_hybrid_search
@@ -515,11 +522,18 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             source: the ``FROM`` item.
             raw_column: the raw score's column name.
             higher_is_better: sort the raw score descending.
-            tie_break: add the request's tie-break column, if it has one.
+            tie_break: add the request's tie-break column, if it has one. The request's
+                ``tie_breakers`` come first and always (a shape that leaves out the key
+                tie-break to keep the index fast path has lost it once they are there, so the
+                key follows them then too).
             bounded: add the request's ``LIMIT``, if it has one.
         """
         order = [ordered(column(raw_column), descending=higher_is_better)]
-        if tie_break and request.tie_break is not None:
+        order.extend(
+            ordered(column(breaker.column), descending=breaker.descending)
+            for breaker in request.tie_breakers
+        )
+        if (tie_break or request.tie_breakers) and request.tie_break is not None:
             order.append(ordered(column(request.tie_break), descending=False))
         select = exp.Select(
             expressions=[*request.projection, raw],
@@ -643,6 +657,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                 for, or a search it cannot express.
         """
         key = plan.key_column
+        assert key is not None  # a fusion's plan always has a key (SearchPlan)
         depth = plan.depth
         names = plan.branch_names
         fused_branches = tuple(
@@ -673,19 +688,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                     column(key),
                     column(branch.raw_score_column),
                     exp.Alias(
-                        # Competition ranking: rows tied on the raw score share a rank, so a
-                        # tie inside a branch leaves the order to the other branches.
-                        this=exp.Window(
-                            this=exp.Rank(),
-                            order=exp.Order(
-                                expressions=[
-                                    ordered(
-                                        column(branch.raw_score_column),
-                                        descending=branch.higher_is_better,
-                                    )
-                                ]
-                            ),
-                        ),
+                        this=self.branch_rank(fusion, branch, key),
                         alias=identifier(RANK_COLUMN),
                     ),
                     *ranked_columns,
@@ -726,15 +729,34 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             else exp.Where(
                 this=exp.GTE(this=column("score", FUSED), expression=literal_node(fusion.min_score))
             ),
-            order=exp.Order(
-                expressions=[
-                    ordered(column("score", FUSED), descending=True),
-                    ordered(column(key, FUSED), descending=False),
-                ]
-            ),
+            order=self.final_order(plan, key),
             limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
             offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
         )
+
+    def branch_rank(self, fusion: Fusion, branch: Branch, key: str) -> exp.Window:
+        """The rank window of a branch's ranked CTE. Competition ranking (default): ``RANK()
+        OVER (ORDER BY <raw>)``, rows tied on the raw score share a rank, so a tie inside a
+        branch leaves the order to the other branches. Row numbers: ``ROW_NUMBER() OVER
+        (ORDER BY <raw>, <key>)``, ties numbered by key (:class:`BranchRanking`)."""
+        order = [ordered(column(branch.raw_score_column), descending=branch.higher_is_better)]
+        if fusion.ranking is BranchRanking.ROW_NUMBER:
+            order.append(ordered(column(key), descending=False))
+            return exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
+        return exp.Window(this=exp.Rank(), order=exp.Order(expressions=order))
+
+    def final_order(self, plan: SearchPlan, key: str) -> exp.Order:
+        """A fused statement's ``ORDER BY``: the fused score descending, the plan's
+        tie-breakers (a result column from the fused CTE, else the table's), the key."""
+        expressions = [ordered(column("score", FUSED), descending=True)]
+        results = set(plan.result_columns)
+        for breaker in plan.tie_breakers:
+            source = FUSED if breaker.column in results else BASE
+            expressions.append(
+                ordered(column(breaker.column, source), descending=breaker.descending)
+            )
+        expressions.append(ordered(column(key, FUSED), descending=False))
+        return exp.Order(expressions=expressions)
 
     def chains_joins(self, branches: int) -> bool:
         """Whether a fusion of ``branches`` branches chains ``FULL OUTER JOIN``s (up to
@@ -876,6 +898,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         """``SELECT key FROM a_ranked UNION SELECT key FROM b_ranked UNION ...``: every
         candidate key once (the keys CTE of a fusion past :data:`JOIN_CHAIN_MAX_BRANCHES`)."""
         key = plan.key_column
+        assert key is not None  # a fusion's plan always has a key (SearchPlan)
         selects = [
             exp.Select(
                 expressions=[column(key)],
@@ -895,6 +918,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         JOINed on the key (the key is the COALESCE of theirs) for up to
         :data:`JOIN_CHAIN_MAX_BRANCHES` branches, else each LEFT JOINed to the keys CTE."""
         key = plan.key_column
+        assert key is not None  # a fusion's plan always has a key (SearchPlan)
         ranked = [fused_branch.cte for fused_branch in branches]
         keys = [column(key, name) for name in ranked]
         chained = self.chains_joins(len(ranked))
@@ -953,6 +977,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         text_at = 0 if isinstance(plan.branches[0], Bm25Search) else 1
         text, vector = plan.branches[text_at], plan.branches[1 - text_at]
         key = plan.key_column
+        assert key is not None  # a fusion's plan always has a key (SearchPlan)
         arguments: list[exp.Expr] = [
             exp.Literal.string(str(plan.table)),
             exp.Literal.string(text.column),
@@ -1041,6 +1066,10 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
         )
     if len(fusion.branches) != 2:
         return f"hybrid_search fuses two branches, the plan has {len(fusion.branches)}"
+    if fusion.ranking is not BranchRanking.COMPETITION:
+        return "hybrid_search ranks each branch by competition ranking, not row numbers"
+    if plan.tie_breakers:
+        return "hybrid_search breaks fused-score ties by the key alone, not by tie_breakers"
     texts = [branch for branch in fusion.branches if isinstance(branch, Bm25Search)]
     vectors = [branch for branch in fusion.branches if not isinstance(branch, Bm25Search)]
     if len(texts) != 1:

@@ -239,7 +239,8 @@ class PostgresCompiler(StoreCompiler):
 
     def visit_contains_all(self, node: ContainsAll) -> exp.Expr:
         """``CASE WHEN col IS NULL THEN NULL ELSE NOT EXISTS (SELECT 1 FROM unnest(ARRAY[...])
-        AS v(x) WHERE NOT x = ANY(col)) END``: every value is an element. PostgreSQL's
+        AS v(x) WHERE NOT ((x = ANY(col)) IS TRUE)) END``: every value is an element (a NULL
+        element of the list is no value's match). PostgreSQL's
         ``@>`` needs both arrays of one type, which a literal cannot promise; ``= ANY``
         compares as ``=`` does."""
         if not node.values:
@@ -259,10 +260,13 @@ class PostgresCompiler(StoreCompiler):
             this=exp.Unnest(expressions=[self.list_literal(node)]),
             alias=exp.TableAlias(this=identifier("v"), columns=[identifier("x")]),
         )
+        # A list holding NULL makes ``x = ANY(col)`` NULL where x is not an element: "not
+        # found" is therefore ``IS NOT TRUE``, never ``NOT``, which would keep the NULL out.
+        missing = exp.Not(
+            this=exp.Paren(this=exp.Is(this=exp.Paren(this=member), expression=exp.true()))
+        )
         found = exp.Exists(
-            this=exp.select(exp.Literal.number(1))
-            .from_(values)
-            .where(exp.Not(this=member) if every else member)
+            this=exp.select(exp.Literal.number(1)).from_(values).where(missing if every else member)
         )
         test = exp.Not(this=found) if every else found
         return exp.Case(
@@ -295,7 +299,8 @@ class PostgresCompiler(StoreCompiler):
         """``SELECT <projection>, _distance FROM (SELECT <projection>, <reported distance> AS
         _distance, <operator expression> AS _order FROM <s>.<t> [WHERE] ORDER BY <column>
         OPERATOR(public.<op>) <vector> FETCH FIRST <k> ROWS WITH TIES) AS nearest ORDER BY
-        _order ASC, key ASC LIMIT n [OFFSET m]``.
+        _order ASC[, <tie-breakers>], key ASC LIMIT n [OFFSET m]`` (a tie-break column the
+        projection lacks is carried through the inner query).
 
         The inner query is the index fast path: ordered by the operator alone, so an HNSW
         index of its class serves it; ``WITH TIES`` keeps every row tied with the k-th, so the
@@ -309,9 +314,15 @@ class PostgresCompiler(StoreCompiler):
         )
         order = self.search(node.copy())
         names = [item.alias_or_name for item in request.projection]
+        tie_break = [] if request.tie_break is None else [request.tie_break]
+        breakers = [(breaker.column, breaker.descending) for breaker in request.tie_breakers]
+        ordering = [*breakers, *((name, False) for name in tie_break)]
+        # The outer ORDER BY reads its tie-break columns from the inner query.
+        carried = [column(name) for name, _ in ordering if name not in names]
         inner = exp.Select(
             expressions=[
                 *request.projection,
+                *carried,
                 exp.Alias(
                     this=reported_distance(branch.metric, order.copy(), node),
                     alias=identifier(branch.raw_score_column),
@@ -327,7 +338,6 @@ class PostgresCompiler(StoreCompiler):
                 limit_options=exp.LimitOptions(rows=True, with_ties=True),
             ),
         )
-        tie_break = [] if request.tie_break is None else [request.tie_break]
         select = exp.Select(
             expressions=[*(column(name) for name in names), column(branch.raw_score_column)],
             from_=exp.From(
@@ -336,7 +346,7 @@ class PostgresCompiler(StoreCompiler):
             order=exp.Order(
                 expressions=[
                     ordered(column(ORDER_COLUMN), descending=False),
-                    *(ordered(column(name), descending=False) for name in tie_break),
+                    *(ordered(column(name), descending=down) for name, down in ordering),
                 ]
             ),
         )

@@ -153,7 +153,11 @@ def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:
             first missing column in alphabetical order.
     """
     known = list(columns)
-    needed = {*plan.projection, plan.key_column, *(branch.column for branch in plan.branches)}
+    needed = {*plan.projection, *(branch.column for branch in plan.branches)}
+    if plan.key_column is not None:
+        needed.add(plan.key_column)
+    results = set(plan.result_columns)
+    needed.update(breaker.column for breaker in plan.tie_breakers if breaker.column not in results)
     if plan.filter is not None:
         needed |= predicate_columns(plan.filter)
     missing = sorted(needed - set(known))
@@ -300,14 +304,59 @@ class _FilterValues(PredicateVisitor[None]):
         self.visit(node.operand)
 
 
-def with_typed_values(predicate: Predicate, kinds: Mapping[str, ValueKind]) -> Predicate:
+def with_typed_values(
+    predicate: Predicate,
+    kinds: Mapping[str, ValueKind],
+    *,
+    date_columns: frozenset[str] = frozenset(),
+    timestamp_columns: frozenset[str] = frozenset(),
+    numbers: bool = True,
+) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
     ISO 8601 text compared with a date or timestamp column by the date or datetime it names,
     for an engine that does not convert text as SQL engines do (LanceDB refuses ``year >
-    '2018'``). Other text stays text. Check the values first (:func:`check_filter_values`)."""
-    rewritten: Predicate = _TypedValues(kinds).visit(predicate)
+    '2018'``). Other text stays text. Check the values first (:func:`check_filter_values`).
+
+    ``date_columns`` and ``timestamp_columns`` name the columns of a store that holds dates
+    and timestamps as ISO text (SQLite), which compares them as text: each value is then
+    written in its column's own spelling, so the text comparison is the comparison SQL
+    engines make (they read a date as midnight of that day) — a date for a timestamp column
+    becomes midnight of that day, a datetime at midnight for a date column that date.
+
+    ``numbers=False`` leaves text compared with a number column as text, for a SQL engine,
+    which reads it as the column's own type (``'0.1'`` against a ``REAL`` column is the
+    32-bit 0.1, where a Python float would be the 64-bit one and match nothing).
+
+    Raises:
+        PlanError: a datetime past midnight compared with a date column of such a store (the
+            comparison has no text spelling; compare with a date).
+    """
+    if not numbers:
+        kinds = {
+            column: kind
+            for column, kind in kinds.items()
+            if kind not in (ValueKind.INTEGER, ValueKind.NUMBER)
+        }
+    visitor = _TypedValues(kinds, date_columns=date_columns, timestamp_columns=timestamp_columns)
+    rewritten: Predicate = visitor.visit(predicate)
     return rewritten
+
+
+def _in_spelling(column: str, value: Any, *, date: bool, timestamp: bool) -> Any:
+    if timestamp and type(value) is datetime.date:
+        return datetime.datetime(value.year, value.month, value.day)
+    if date and isinstance(value, datetime.datetime):
+        if value.time() != datetime.time(0):
+            raise PlanError(
+                f"filter compares date column '{column}' with {_spelled(value)}, a timestamp "
+                "past midnight, which this store cannot compare (it holds dates as text); "
+                "compare it with a date",
+                field="filter",
+                value=value,
+            )
+        return value.date()
+    return value
 
 
 def _as_number(kind: ValueKind, value: Any) -> Any:
@@ -324,18 +373,31 @@ def _as_number(kind: ValueKind, value: Any) -> Any:
 
 
 class _TypedValues(PredicateVisitor[Predicate]):
-    def __init__(self, kinds: Mapping[str, ValueKind]) -> None:
+    def __init__(
+        self,
+        kinds: Mapping[str, ValueKind],
+        *,
+        date_columns: frozenset[str] = frozenset(),
+        timestamp_columns: frozenset[str] = frozenset(),
+    ) -> None:
         self.kinds = kinds
+        self.date_columns = date_columns
+        self.timestamp_columns = timestamp_columns
 
-    def _kind(self, column: str) -> ValueKind:
-        return self.kinds.get(column, ValueKind.OTHER)
+    def _typed(self, column: str, value: Any) -> Any:
+        typed = _as_number(self.kinds.get(column, ValueKind.OTHER), value)
+        return _in_spelling(
+            column,
+            typed,
+            date=column in self.date_columns,
+            timestamp=column in self.timestamp_columns,
+        )
 
     def visit_comparison(self, node: Comparison) -> Predicate:
-        return attrs.evolve(node, value=_as_number(self._kind(node.column), node.value))
+        return attrs.evolve(node, value=self._typed(node.column, node.value))
 
     def visit_in_list(self, node: InList) -> Predicate:
-        kind = self._kind(node.column)
-        return attrs.evolve(node, values=[_as_number(kind, value) for value in node.values])
+        return attrs.evolve(node, values=[self._typed(node.column, value) for value in node.values])
 
     def visit_is_null(self, node: IsNull) -> Predicate:
         return node

@@ -54,13 +54,14 @@ from hotdata_retrieval.engines.results import SearchResult, executed_plan, searc
 from hotdata_retrieval.engines.store import vector_columns_of
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import require_extra
-from hotdata_retrieval.fusion import rank_branch, reference_fusion
+from hotdata_retrieval.fusion import ordered_rows, rank_branch, reference_fusion
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     Branch,
+    BranchRanking,
     DistanceMetric,
     NearestNeighborSearch,
     SearchPlan,
@@ -363,8 +364,18 @@ class LancedbEngine(RoutesByIndexes):
         while len(rows) == count and rows[bound - 1][raw_name] == rows[-1][raw_name]:
             count *= 2
             rows = fetch(count)
-        scored = [(row[key], float(row[raw_name]) + shift, row) for row in rows]
+        # Rows of a table without a key are told apart by their place in LanceDB's answer.
+        scored = [
+            (position if key is None else row[key], float(row[raw_name]) + shift, row)
+            for position, row in enumerate(rows)
+        ]
         scored.sort(key=lambda item: (sign * item[1], item[0]))
+        if plan.fusion is None and plan.tie_breakers:
+            order = [(raw_name, sign < 0), *_tie_breaking(plan), (_PLACE, False)]
+            places = ordered_rows(
+                [{**item[2], _PLACE: place} for place, item in enumerate(scored)], ranking=order
+            )
+            scored = [scored[row[_PLACE]] for row in places]
         kept = scored[:bound]
         query["limit"] = bound
         return _Ranked(
@@ -384,7 +395,13 @@ class LancedbEngine(RoutesByIndexes):
         opened = self._table(plan.table)
         self._check(plan, opened)
         executed = executed_plan(plan)
-        columns = list(dict.fromkeys([plan.key_column, *executed.projection]))
+        results = set(executed.result_columns)
+        breakers = [b.column for b in plan.tie_breakers if b.column not in results]
+        columns = [
+            name
+            for name in dict.fromkeys([plan.key_column, *executed.projection, *breakers])
+            if name is not None
+        ]
         fusion = plan.fusion
         if fusion is None:
             branch = plan.branches[0]
@@ -404,19 +421,28 @@ class LancedbEngine(RoutesByIndexes):
         lists, ranks, scores = [], [], []
         for branch, ranked in zip(fusion.branches, branches):
             keys, branch_ranks = rank_branch(
-                zip(ranked.keys, ranked.raw), higher_is_better=branch.higher_is_better
+                zip(ranked.keys, ranked.raw),
+                higher_is_better=branch.higher_is_better,
+                row_numbers=fusion.ranking is BranchRanking.ROW_NUMBER,
             )
             lists.append(keys)
             ranks.append(branch_ranks)
             raw_by_key = dict(zip(ranked.keys, ranked.raw))
             scores.append([raw_by_key[key] for key in keys])
+        # With tie-breakers the page is cut after they order the fused rows.
+        broken = bool(plan.tie_breakers)
         fused = reference_fusion(
-            fusion, lists, ranks=ranks, scores=scores, limit=plan.limit, offset=plan.offset
+            fusion,
+            lists,
+            ranks=ranks,
+            scores=scores,
+            limit=None if broken else plan.limit,
+            offset=0 if broken else plan.offset,
         )
         rows = []
         for hit in fused:
             stored = next(ranked.rows[hit.key] for ranked in branches if hit.key in ranked.rows)
-            row = {name: stored[name] for name in executed.projection}
+            row = {name: stored[name] for name in (*executed.projection, *breakers)}
             row["score"] = hit.score
             for name, branch, ranked, rank in zip(
                 plan.branch_names, fusion.branches, branches, hit.ranks
@@ -425,10 +451,23 @@ class LancedbEngine(RoutesByIndexes):
                 row[rank_column] = rank
                 row[raw_column] = None if rank is None else ranked.raw[ranked.keys.index(hit.key)]
             rows.append(row)
+        if broken:
+            key = plan.key_column
+            assert key is not None  # a fusion's plan always has a key
+            order = [("score", True), *_tie_breaking(plan), (key, False)]
+            rows = ordered_rows(rows, ranking=order)[plan.offset : plan.offset + plan.limit]
         statement = json.dumps(
             {"queries": [ranked.query for ranked in branches], "fusion": fusion.describe()}
         )
         return search_result(plan, executed, rows, statement)
+
+
+_PLACE = "__place"
+"""The column that carries a row's place in the branch's answer through a re-sort."""
+
+
+def _tie_breaking(plan: SearchPlan) -> list[tuple[str, bool]]:
+    return [(breaker.column, breaker.descending) for breaker in plan.tie_breakers]
 
 
 def _vector_fields(schema: Any) -> list[str]:

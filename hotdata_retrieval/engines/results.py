@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval.engines.checks import ValueKind, with_typed_values
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
@@ -33,7 +34,7 @@ class SearchHit:
     A hit carries either a score or a distance, never a distance under the name of a score:
 
     Attributes:
-        key: the row's key (the plan's ``key_column``).
+        key: the row's key (the plan's ``key_column``); ``None`` for a plan without one.
         columns: the requested table columns, by name (the key included if requested).
         score: higher is better — the fused score of a fusion, or a single text branch's BM25
             score; ``None`` for a single vector branch.
@@ -155,7 +156,7 @@ def hits_from_rows(
             score = None if row["score"] is None else float(row["score"])
         hits.append(
             SearchHit(
-                key=row[plan.key_column],
+                key=None if plan.key_column is None else row[plan.key_column],
                 columns={column: row[column] for column in requested},
                 score=score,
                 distance=distance,
@@ -165,14 +166,45 @@ def hits_from_rows(
     return tuple(hits)
 
 
-def executed_plan(plan: SearchPlan) -> SearchPlan:
+def executed_plan(
+    plan: SearchPlan,
+    kinds: Mapping[str, ValueKind] | None = None,
+    *,
+    date_columns: frozenset[str] = frozenset(),
+    timestamp_columns: frozenset[str] = frozenset(),
+) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan`` with its key projected and, for a
     fusion, each branch's rank and raw score included — unless a projected column is named
     like one of those debug columns (say ``text_rank``), in which case the user's column wins
     and branch ranks are not reported. Every engine expands a plan through this one function,
-    so engines cannot differ in what they accept."""
+    so engines cannot differ in what they accept.
+
+    Args:
+        plan: the caller's plan, checked against its table.
+        kinds: the table's column kinds, where the engine knows them: each filter value
+            written as text for a date or timestamp column is then the value it reads as
+            (:func:`~hotdata_retrieval.engines.checks.with_typed_values`; text for a number
+            column stays text, which SQL reads as the column's own type), so every engine
+            compares ``'2024-03-01T05:00:00+02:00'`` as the instant it names, and a store that
+            holds dates as text (SQLite) compares them in one spelling.
+        date_columns: with ``timestamp_columns``, the date and timestamp columns of a store
+            that holds them as text (``with_typed_values``).
+
+    Raises:
+        PlanError: a value such a store cannot compare with its column.
+    """
     requested = plan.projection
-    columns = requested if plan.key_column in requested else (plan.key_column, *requested)
+    key = plan.key_column
+    columns = requested if key is None or key in requested else (key, *requested)
+    if kinds is not None and plan.filter is not None:
+        typed = with_typed_values(
+            plan.filter,
+            kinds,
+            date_columns=date_columns,
+            timestamp_columns=timestamp_columns,
+            numbers=False,
+        )
+        plan = attrs.evolve(plan, filter=typed)
     try:
         return attrs.evolve(plan, columns=columns, include_branch_scores=plan.fusion is not None)
     except PlanError:
@@ -195,7 +227,7 @@ def search_result(
     """
     hits = hits_from_rows(executed, plan.projection, rows)
     seen: set[Any] = set()
-    for hit in hits:
+    for hit in hits if plan.key_column is not None else ():
         if hit.key in seen:
             raise EngineError(
                 f"key {hit.key!r} of key column '{plan.key_column}' came back twice: the key "

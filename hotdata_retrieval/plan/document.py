@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import enum
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -65,12 +66,14 @@ from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableN
 from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
     MAX_FUSION_BRANCHES,
+    MAX_TIE_BREAKERS,
     Bm25Search,
     Branch,
     DistanceMetric,
     Fusion,
     NearestNeighborSearch,
     SearchPlan,
+    TieBreaker,
     VectorSearch,
     fusion_class,
     fusion_methods,
@@ -87,6 +90,7 @@ _PLAN_KEYS = (
     "filter",
     "key_column",
     "include_branch_scores",
+    "tie_breakers",
 )
 _TEXT_BRANCH_KEYS = ("kind", "name", "table", "column", "query_text")
 _NEAREST_BRANCH_KEYS = ("kind", "name", "table", "column", "query_vector", "metric")
@@ -349,10 +353,31 @@ _BASE_SCHEMA: dict[str, Any] = {
             "anyOf": [{"$ref": "#/$defs/predicate"}, {"type": "null"}],
         },
         "key_column": {
-            "anyOf": [{"$ref": "#/$defs/identifier"}, {"type": "null"}],
+            "anyOf": [{"$ref": "#/$defs/identifier"}, {"const": False}, {"type": "null"}],
             "default": "id",
             "description": "The table's unique key: fused branches are joined and tie-broken "
-            "on it.",
+            "on it. false: the table has no key (a single branch then has no key tie-break; "
+            "a fusion needs a key).",
+        },
+        "tie_breakers": {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "maxItems": MAX_TIE_BREAKERS,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "column": {"$ref": "#/$defs/identifier"},
+                            "descending": {"type": ["boolean", "null"], "default": False},
+                        },
+                        "required": ["column"],
+                        "additionalProperties": False,
+                    },
+                },
+                {"type": "null"},
+            ],
+            "description": "Columns ordering rows tied on the ranking, before the key: table "
+            "columns or result columns, each ascending unless 'descending'.",
         },
         "include_branch_scores": {
             "type": ["boolean", "null"],
@@ -726,6 +751,17 @@ def _array_items(schema: Mapping[str, Any]) -> str | bool | None:
     return kind if isinstance(kind, str) else None
 
 
+def _tie_breaker(value: Any, where: str) -> TieBreaker:
+    item = _object(value, where, ("column", "descending"))
+    column = _required(item, "column", where)
+    descending = item.get("descending")
+    with _at(where):
+        return TieBreaker(
+            column=column,
+            descending=False if descending is None else _boolean(descending, "descending"),
+        )
+
+
 def _fusion(value: Any, branches: list[Branch]) -> Fusion:
     """Decode ``"fusion"``: its ``"method"`` picks the registered class, whose options are the
     other keys (an option that is null or absent takes its default)."""
@@ -738,7 +774,14 @@ def _fusion(value: Any, branches: list[Branch]) -> Fusion:
         method = DEFAULT_FUSION_METHOD
     if not isinstance(method, str) or method not in fusion_methods():
         known = ", ".join(repr(name) for name in fusion_methods())
-        _fail(f"fusion.method must be one of {known}, got {method!r}", field="method", value=method)
+        hint = ""
+        if isinstance(method, str) and method.replace("-", "_") in fusion_methods():
+            hint = f" (a document spells it {method.replace('-', '_')!r})"
+        _fail(
+            f"fusion.method must be one of {known}, got {method!r}{hint}",
+            field="method",
+            value=method,
+        )
     cls = fusion_class(method)
     options = fusion_options(cls)
     fusion = _object(value, "fusion", [field.name for field in options], also=[_METHOD_KEY])
@@ -768,7 +811,8 @@ def plan_from_document(
 
     The document's shape is :data:`PLAN_JSON_SCHEMA`: ``{"table": ..., "branches": [...],
     "fusion": {...}, "columns": [...], "limit": ..., "offset": ..., "filter": {...},
-    "key_column": ..., "include_branch_scores": ...}``; only ``branches`` is required. One
+    "key_column": ..., "include_branch_scores": ..., "tie_breakers": [...]}``; only
+    ``branches`` is required (``"key_column": false`` says the table has no key). One
     branch gives a single-branch plan, two or more a fusion: the registered method that
     ``fusion.method`` names, :class:`~hotdata_retrieval.plan.search.ReciprocalRankFusion`
     (``"rrf"``) when it names none. A key whose value is ``null`` takes its default.
@@ -836,6 +880,15 @@ def plan_from_document(
     for key in ("limit", "offset", "key_column"):
         if document.get(key) is not None:
             options[key] = document[key]
+    if document.get("key_column") is False:
+        options["key_column"] = None
+    elif document.get("key_column") is True:
+        _fail("key_column must be a column name or false, got true", field="key_column", value=True)
+    if document.get("tie_breakers") is not None:
+        options["tie_breakers"] = [
+            _tie_breaker(item, f"tie_breakers[{index}]")
+            for index, item in enumerate(_array(document["tie_breakers"], "tie_breakers"))
+        ]
     if document.get("include_branch_scores") is not None:
         options["include_branch_scores"] = _boolean(
             document["include_branch_scores"], "include_branch_scores"
@@ -895,6 +948,8 @@ def _json_value(value: Any) -> Any:
     """A fusion option as JSON data (tuples become lists)."""
     if isinstance(value, tuple):
         return [_json_value(item) for item in value]
+    if isinstance(value, enum.Enum):
+        return value.value
     return value
 
 
@@ -919,7 +974,8 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
 
     Returns:
         ``{"table", "branches", ["fusion",] "columns", "limit", "offset", "filter",
-        "key_column", "include_branch_scores"}``; see :data:`PLAN_JSON_SCHEMA`.
+        "key_column", "include_branch_scores", "tie_breakers"}``; see
+        :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
     >>> plan_to_document(SearchPlan(source=Bm25Search(table="docs", column="body",
@@ -939,6 +995,10 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     document["filter"] = (
         None if plan.filter is None else _PredicateDocument().predicate(plan.filter)
     )
-    document["key_column"] = plan.key_column
+    document["key_column"] = False if plan.key_column is None else plan.key_column
     document["include_branch_scores"] = plan.include_branch_scores
+    document["tie_breakers"] = [
+        {"column": breaker.column, "descending": breaker.descending}
+        for breaker in plan.tie_breakers
+    ]
     return document

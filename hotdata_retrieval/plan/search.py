@@ -107,6 +107,40 @@ def _metric(value: Any) -> DistanceMetric:
     return DistanceMetric.parse(value)
 
 
+class BranchRanking(str, enum.Enum):
+    """How a fusion ranks the rows inside each branch.
+
+    ``COMPETITION`` (default): rows tied on the raw score share a rank (SQL's ``RANK()``), so a
+    tie inside a branch leaves the order to the other branches. ``ROW_NUMBER``: consecutive
+    ranks in raw-score order, ties ranked by the key ascending (``ROW_NUMBER() OVER (ORDER BY
+    <raw>, <key>)``) — what hotdata-langchain's ``hybrid_search_sql`` and hotmemory emit,
+    there without the key, so their order of tied rows is the engine's and may differ between
+    runs; with the key, it is the same on every run and engine, but a tie still gives one row
+    a better rank than its equal.
+    """
+
+    COMPETITION = "competition"
+    ROW_NUMBER = "row_number"
+
+
+def _ranking(value: Any) -> BranchRanking:
+    try:
+        return BranchRanking(value)
+    except ValueError:
+        known = ", ".join(repr(member.value) for member in BranchRanking)
+        raise PlanError(
+            f"ranking must be one of {known}, got {value!r}", field="ranking", value=value
+        ) from None
+
+
+_RANKING_SCHEMA = {
+    "enum": [member.value for member in BranchRanking],
+    "default": BranchRanking.COMPETITION.value,
+    "description": "How rows are ranked inside each branch: 'competition' (tied rows share a "
+    "rank) or 'row_number' (consecutive ranks, ties by key).",
+}
+
+
 def _branch_name(value: Any) -> str | None:
     if value is None:
         return None
@@ -121,8 +155,94 @@ def _branch_name(value: Any) -> str | None:
     return value
 
 
-def _key_column(value: Any) -> str:
+def _key_column(value: Any) -> str | None:
+    if value is None:
+        return None
     return normalize_identifier(value, label="key column")
+
+
+def _tie_break_column(value: Any) -> str:
+    return normalize_identifier(value, label="tie-break column")
+
+
+MAX_TIE_BREAKERS = 16
+"""The most tie-break columns one plan may name (a bound on agent input; real plans name one
+to three)."""
+
+
+@attrs.frozen(kw_only=True)
+class TieBreaker:
+    """One tie-break column of a plan's final order, applied after the ranking.
+
+    Attributes:
+        column: a table column, or one of the plan's result columns (a fusion's
+            ``<branch>_distance`` with ``include_branch_scores``, say).
+        descending: order the column descending (default ascending). NULLs sort as the
+            engine sorts them (last ascending on the Hotdata engine, DataFusion and
+            PostgreSQL).
+
+    >>> TieBreaker.parse("created_at desc")
+    TieBreaker(column='created_at', descending=True)
+    """
+
+    column: str = attrs.field(converter=_tie_break_column)
+    descending: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+    @classmethod
+    def parse(cls, value: Any) -> TieBreaker:
+        """A tie-breaker from a :class:`TieBreaker`, a column name (ascending), ``"<column>
+        asc|desc"``, or a ``(column, "asc"|"desc")`` pair.
+
+        Raises:
+            PlanError: any other value, naming it.
+        """
+        if isinstance(value, TieBreaker):
+            return value
+        if isinstance(value, str):
+            parts = value.split()
+            if len(parts) == 2 and parts[1].lower() in ("asc", "desc"):
+                return cls(column=parts[0], descending=parts[1].lower() == "desc")
+            if len(parts) == 1:
+                return cls(column=parts[0])
+        elif isinstance(value, (tuple, list)) and len(value) == 2:
+            column, direction = value
+            if isinstance(direction, str) and direction.lower() in ("asc", "desc"):
+                return cls(column=column, descending=direction.lower() == "desc")
+        raise PlanError(
+            "a tie-breaker is a column name, '<column> asc|desc' or a (column, 'asc'|'desc') "
+            f"pair, got {value!r}",
+            field="tie_breakers",
+            value=value,
+        )
+
+
+def _tie_breakers(values: Any) -> tuple[TieBreaker, ...]:
+    if values is None:
+        return ()
+    if isinstance(values, (str, bytes, TieBreaker)) or not hasattr(values, "__iter__"):
+        raise PlanError(
+            f"tie_breakers must be a sequence of tie-breakers, got {values!r}",
+            field="tie_breakers",
+            value=values,
+        )
+    items = list(values)
+    if len(items) > MAX_TIE_BREAKERS:
+        raise PlanError(
+            f"tie_breakers holds {len(items)} columns; at most {MAX_TIE_BREAKERS}",
+            field="tie_breakers",
+            value=len(items),
+        )
+    breakers = tuple(TieBreaker.parse(item) for item in items)
+    seen: set[str] = set()
+    for breaker in breakers:
+        if breaker.column in seen:
+            raise PlanError(
+                f"tie-break column {breaker.column!r} is named twice",
+                field="tie_breakers",
+                value=breaker.column,
+            )
+        seen.add(breaker.column)
+    return breakers
 
 
 def _source_text_column(value: Any) -> str:
@@ -356,7 +476,8 @@ class Fusion:
     ``method`` name (its ``"method"`` in plan documents), its own options as further attrs
     fields (each with its JSON Schema in ``metadata["schema"]``, which plan documents use), and
     :func:`register_fusion`. The branches' hits and ranks are computed the same way for every
-    method: within a branch, rows tied on the raw score share a rank (``RANK()``), and the final
+    method: within a branch, rows tied on the raw score share a rank (``RANK()``, unless
+    ``ranking`` asks for row numbers), and the final
     order breaks fused-score ties by the key ascending.
 
     Attributes:
@@ -369,6 +490,8 @@ class Fusion:
             of the kept rows and may come back short. ``None`` (default) keeps every row.
             The scale is the method's: reciprocal rank fusion's ``Σ w / (k + rank)``, [0, 1]
             for the min-max convex combination.
+        ranking: how rows are ranked inside each branch (:class:`BranchRanking`): competition
+            ranks (default) or row numbers.
 
     Raises:
         PlanError: fewer than two or more than :data:`MAX_FUSION_BRANCHES` branches, branches
@@ -385,6 +508,11 @@ class Fusion:
     )
     min_score: float | int | None = attrs.field(
         default=None, converter=_optional_min_score, metadata={"schema": _MIN_SCORE_SCHEMA}
+    )
+    ranking: BranchRanking = attrs.field(
+        default=BranchRanking.COMPETITION,
+        converter=_ranking,
+        metadata={"schema": _RANKING_SCHEMA},
     )
 
     def __attrs_post_init__(self) -> None:
@@ -406,7 +534,7 @@ class Fusion:
         options = ", ".join(
             f"{field.name.replace('_', ' ')} {getattr(self, field.name)!r}"
             for field in fusion_options(type(self))
-            if field.name not in ("depth", "min_score")
+            if field.name not in ("depth", "min_score", "ranking")
         )
         return f"{self.method} fusion" + (f": {options}" if options else "")
 
@@ -798,12 +926,12 @@ def fusion_class(method: str) -> type[Fusion]:
 def fusion_options(cls: type[Fusion]) -> tuple[attrs.Attribute[Any], ...]:
     """A fusion class's options: its attrs init fields but ``branches``, the method's own
     first (in declaration order, a base method class's before its subclass's), then those
-    every fusion shares (:class:`Fusion`'s: ``depth``, ``min_score``).
+    every fusion shares (:class:`Fusion`'s: ``depth``, ``min_score``, ``ranking``).
 
     >>> [field.name for field in fusion_options(ReciprocalRankFusion)]
-    ['weights', 'rank_constant', 'depth', 'min_score']
+    ['weights', 'rank_constant', 'depth', 'min_score', 'ranking']
     >>> [field.name for field in fusion_options(MinMaxFusion)]
-    ['weights', 'alpha', 'depth', 'min_score']
+    ['weights', 'alpha', 'depth', 'min_score', 'ranking']
     """
     shared = {field.name for field in attrs.fields(Fusion)}
     fields = [field for field in attrs.fields(cls) if field.init and field.name != "branches"]
@@ -936,11 +1064,12 @@ class SearchPlan:
     Attributes:
         source: a single branch, or a :class:`Fusion` of several (such as
             :class:`ReciprocalRankFusion`).
-        columns: table columns to return, in order. Default: the key column, then the searched
-            text column (first text or semantic branch), if any. A vector column searched by a
-            nearest-neighbour branch is never projected (it would forfeit the index fast path
-            and flood the output); a name equal to a result column (``score``, ``_distance``,
-            the debug columns) is rejected rather than silently shadowed.
+        columns: table columns to return, in order. Default: the key column (if any), then
+            the searched text column (first text or semantic branch), if any. A vector column
+            searched by a nearest-neighbour branch is never projected (it would forfeit the
+            index fast path and flood the output); a name equal to a result column
+            (``score``, ``_distance``, the debug columns) is rejected rather than silently
+            shadowed.
         limit: rows returned (top-k), >= 1. Default 10.
         offset: rows skipped before them, >= 0. Default 0.
         filter: a predicate applied inside every branch, in the same query as the branch's
@@ -950,6 +1079,14 @@ class SearchPlan:
             branch with fewer rows than asked for.
         key_column: the unique key that fused branches are joined and tie-broken on
             (default ``id``). It must be unique in the table: a duplicated key multiplies rows.
+            ``None``: the table has no key; a single branch then has no key tie-break (rows
+            tied on the raw score and every tie-breaker come back in the engine's order), and
+            a fusion, which joins its branches on the key, is refused.
+        tie_breakers: columns that order rows tied on the ranking, after it and before the
+            key (:class:`TieBreaker`: ``"created_at desc"``, ``("created_at", "desc")``);
+            table columns or result columns. On a single nearest-neighbour branch they
+            forfeit the vector-index fast path (the index orders by distance alone, engine
+            contract §2.2), as the key tie-break would.
         include_branch_scores: for a fusion, also return each branch's rank and raw score
             (``<branch>_rank``, ``<branch>_score`` or ``<branch>_distance``); NULL where the
             branch did not return the row. A single branch already returns its raw score.
@@ -963,13 +1100,21 @@ class SearchPlan:
     limit: int = attrs.field(default=10, converter=_limit)
     offset: int = attrs.field(default=0, converter=_offset)
     filter: Predicate | None = attrs.field(default=None, converter=_optional_predicate)
-    key_column: str = attrs.field(default="id", converter=_key_column)
+    key_column: str | None = attrs.field(default="id", converter=_key_column)
     include_branch_scores: bool = attrs.field(
         default=False, validator=attrs.validators.instance_of(bool)
     )
+    tie_breakers: tuple[TieBreaker, ...] = attrs.field(default=(), converter=_tie_breakers)
 
     def __attrs_post_init__(self) -> None:
         fusion = self.fusion
+        if fusion is not None and self.key_column is None:
+            raise PlanError(
+                "a fusion joins its branches on the table's unique key; pass key_column (the "
+                "table has none: search one branch at a time)",
+                field="key_column",
+                value=None,
+            )
         page_end = self.limit + self.offset
         if fusion is not None and self.depth < page_end:
             given = "depth" if fusion.depth is not None else "the default depth"
@@ -988,7 +1133,9 @@ class SearchPlan:
                 field="limit",
                 value=self.limit,
             )
-        if self.key_column in INTERNAL_COLUMNS or self.key_column in self.result_columns:
+        if self.key_column is not None and (
+            self.key_column in INTERNAL_COLUMNS or self.key_column in self.result_columns
+        ):
             raise PlanError(
                 f"key column {self.key_column!r} collides with a column the search computes; "
                 "use the table's unique key",
@@ -1018,6 +1165,26 @@ class SearchPlan:
                     f"filter column {column!r} is a searched vector column",
                     field="filter",
                     value=column,
+                )
+        for breaker in self.tie_breakers:
+            if breaker.column in vector_columns:
+                raise PlanError(
+                    f"tie-break column {breaker.column!r} is a searched vector column",
+                    field="tie_breakers",
+                    value=breaker.column,
+                )
+            if breaker.column == self.key_column:
+                raise PlanError(
+                    f"tie-break column {breaker.column!r} is the key column, which breaks the "
+                    "last ties already",
+                    field="tie_breakers",
+                    value=breaker.column,
+                )
+            if breaker.column == self.result_columns[0]:
+                raise PlanError(
+                    f"tie-break column {breaker.column!r} is the ranking itself",
+                    field="tie_breakers",
+                    value=breaker.column,
                 )
 
     @property
@@ -1069,7 +1236,7 @@ class SearchPlan:
             for branch in self.branches
             if isinstance(branch, (Bm25Search, VectorSearch))
         ]
-        default = [self.key_column]
+        default = [] if self.key_column is None else [self.key_column]
         if text_columns and text_columns[0] != self.key_column:
             default.append(text_columns[0])
         return tuple(default)

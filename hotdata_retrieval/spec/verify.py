@@ -231,6 +231,7 @@ def _against(
     if len(rows) != len(wanted):
         differences.append(f"{len(rows)} rows, expected {len(wanted)}")
     key = plan.key_column
+    assert key is not None  # spec cases are fusions, whose plans have a key
     for position, (row, want) in enumerate(zip(rows, wanted), start=1):
         got_key = row.get(key)
         if got_key != want["key"]:

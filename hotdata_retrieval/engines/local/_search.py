@@ -65,7 +65,8 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         PlanError: a query vector of the wrong length for its column.
     """
     check_plan(engine, plan)
-    executed = executed_plan(plan)
+    schema = engine._loaded(plan.table).data.schema
+    executed = executed_plan(plan, {field.name: arrow_value_kind(field.type) for field in schema})
     statement = to_sql(executed, engine.profile)
     rows = native_rows(executed, engine._loaded(executed.table))
     if rows is None:
@@ -138,7 +139,11 @@ def check_plan(engine: SearchHost, plan: SearchPlan) -> None:
     check_filter_values(
         plan.filter, {field.name: arrow_value_kind(field.type) for field in loaded.data.schema}
     )
-    if plan.key_column != entry.key_column and not loaded.is_unique(plan.key_column):
+    if (
+        plan.key_column is not None
+        and plan.key_column != entry.key_column
+        and not loaded.is_unique(plan.key_column)
+    ):
         checked = (
             f"the table's key is '{entry.key_column}'"
             if entry.key_column

@@ -72,6 +72,7 @@ from hotdata_retrieval.plan.filters import (
 )
 from hotdata_retrieval.plan.search import (
     Bm25Search,
+    BranchRanking,
     MinMaxFusion,
     NearestNeighborSearch,
     ReciprocalRankFusion,
@@ -120,6 +121,12 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
     if entry.rows == 0 or COMPUTED_COLUMNS & set(loaded.data.column_names):
         return False
     if fusion is not None and type(fusion) not in NATIVE_FUSIONS:
+        return False
+    if plan.tie_breakers or (
+        fusion is not None and fusion.ranking is not BranchRanking.COMPETITION
+    ):
+        return False  # the native path orders by the ranking and the key alone
+    if plan.key_column is None:
         return False
     if plan.filter is not None and not _masked_as_sql(plan.filter, loaded.data.schema):
         return False
