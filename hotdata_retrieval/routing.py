@@ -38,7 +38,7 @@ with a BM25 index (engine contract §1.2), so hybrid needs a plain index
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import attrs
@@ -58,6 +58,7 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
     VectorSearch,
     fusion_class,
+    fusion_methods,
     fusion_options,
     make_fusion,
 )
@@ -336,6 +337,57 @@ def _columns(value: Any) -> tuple[str, ...] | None:
     return tuple(value)
 
 
+def _method_name(value: Any) -> Any:
+    if isinstance(value, str) and "-" in value and value.replace("-", "_") in fusion_methods():
+        return value.replace("-", "_")
+    return value
+
+
+class FrozenOptions(Mapping[str, Any]):
+    """A read-only, hashable mapping of fusion options (lists held as tuples)."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[str, Any]) -> None:
+        self._items = {name: _frozen_value(value) for name, value in items.items()}
+
+    def __getitem__(self, name: str) -> Any:
+        return self._items[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._items.items(), key=lambda item: item[0])))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self._items) == dict(other)
+
+    def __repr__(self) -> str:
+        return repr(self._items)
+
+
+def _frozen_value(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen_value(item) for item in value)
+    return value
+
+
+def _frozen_options(value: Any) -> FrozenOptions:
+    if isinstance(value, FrozenOptions):
+        return value
+    if not isinstance(value, Mapping):
+        raise PlanError(
+            f"fusion options must be an object of option names and values, got {value!r}",
+            field="fusion",
+            value=value,
+        )
+    return FrozenOptions(value)
+
+
 @attrs.frozen(kw_only=True)
 class FusionChoice:
     """How a hybrid search fuses: a registered fusion method and its options.
@@ -350,12 +402,18 @@ class FusionChoice:
         PlanError: an unknown method, or an option the method does not take (naming those it
             does). Values are checked when the plan is built.
 
-    >>> FusionChoice(method="dbsf", options={"alpha": 0.4}).options
+    The choice is immutable and hashable, as the request that holds it: ``options`` is a
+    read-only mapping, and array values (weights) are held as tuples. A method may be spelled
+    with hyphens (``min-max``, as the command line spells it).
+
+    >>> dict(FusionChoice(method="dbsf", options={"alpha": 0.4}).options)
     {'alpha': 0.4}
+    >>> FusionChoice(method="min-max").method
+    'min_max'
     """
 
-    method: str = attrs.field(default=DEFAULT_FUSION_METHOD)
-    options: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
+    method: str = attrs.field(default=DEFAULT_FUSION_METHOD, converter=_method_name)
+    options: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_options)
 
     def __attrs_post_init__(self) -> None:
         names = [field.name for field in fusion_options(fusion_class(self.method))]

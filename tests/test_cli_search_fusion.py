@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import click
 import pytest
@@ -161,3 +162,26 @@ def test_search_refuses_what_explain_refuses_with_the_same_message(
     )  # fmt: skip
     assert explained.exit_code == searched.exit_code == code
     assert _message(searched) == _message(explained)
+
+
+@pytest.mark.parametrize("option", [["--alpha", "0.5"], ["--fusion", "dbsf"]])
+def test_an_option_of_another_method_outside_hybrid_search_names_hybrid_search(
+    database: str, option: list[str]
+) -> None:
+    result = invoke(
+        "search", "app", "--table", "tickets", "--database", database, "--mode", "text", *option
+    )
+    assert result.exit_code == EXIT_INVALID_PLAN
+    assert _message(result).startswith(f"{option[0]} applies only to hybrid search")
+
+
+def test_a_deeply_nested_fusion_file_is_one_line(database: str, tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text('{"fusion": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    result = invoke(
+        "search", "app", "--table", "tickets", "--database", database, "--mode", "hybrid",
+        "--fusion-file", str(path),
+    )  # fmt: skip
+    assert result.exit_code == EXIT_INVALID_PLAN
+    assert "nested too deeply" in _message(result)
+    assert "Traceback" not in result.output + result.stderr

@@ -149,3 +149,11 @@ def test_the_schema_names_every_operator() -> None:
     assert sorted(column) == sorted(FILTER_OBJECT_OPERATORS)
     assert not VALIDATOR.is_valid({"a": {"$regex": "x"}})
     assert not VALIDATOR.is_valid({"a": None})
+
+
+def test_an_empty_object_in_or_is_refused_rather_than_dropped() -> None:
+    # {} matches every row, so the $or would always hold; dropping it would narrow the match.
+    with pytest.raises(PlanError, match=r"filter\.\$or\[0\]: an empty object in \$or"):
+        filter_from_object({"$or": [{}, {"id": 1}]})
+    # In $and an empty object holds for every row, so leaving it out keeps the meaning.
+    assert filter_from_object({"$and": [{}, {"id": 1}]}) == filter_from_object({"id": 1})

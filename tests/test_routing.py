@@ -287,3 +287,19 @@ def test_the_hotdata_engines_route_search_is_the_router_under_its_policy() -> No
         assert route_search(indexes, "q", mode=mode, embed_query=embed) == plan_search(
             indexes, "q", mode=mode, embed_query=embed, policy=HOTDATA_ROUTING
         )
+
+
+def test_a_search_request_is_hashable_and_its_fusion_options_are_read_only() -> None:
+    from hotdata_retrieval.routing import FusionChoice, SearchRequest
+
+    request = SearchRequest(
+        table="docs", query="x", mode="hybrid", fusion={"method": "rrf", "weights": [1, 2]}
+    )
+    same = SearchRequest(
+        table="docs", query="x", mode="hybrid", fusion={"method": "rrf", "weights": (1, 2)}
+    )
+    assert request == same and hash(request) == hash(same)
+    assert request.fusion is not None and request.fusion.options["weights"] == (1, 2)
+    with pytest.raises(TypeError):
+        request.fusion.options["bogus"] = 1  # type: ignore[index]
+    assert FusionChoice(method="min-max").method == "min_max"

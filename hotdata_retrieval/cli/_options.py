@@ -192,6 +192,10 @@ def read_fusion_file(path: Path) -> dict[str, Any]:
         raise PlanError(
             f"--fusion-file {str(path)!r} is not valid JSON: {error}", field="fusion_file"
         ) from None
+    except RecursionError:
+        raise PlanError(
+            f"--fusion-file {str(path)!r} is nested too deeply to read", field="fusion_file"
+        ) from None
     if not isinstance(document, Mapping) or not isinstance(document.get("fusion"), Mapping):
         raise PlanError(
             f'--fusion-file {str(path)!r} must hold a JSON object with a "fusion" object, '

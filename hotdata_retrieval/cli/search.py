@@ -278,6 +278,15 @@ def search(
             }
         )
         chosen = fusion is not None or bool(settings) or fusion_file is not None
+        if chosen and mode not in (SearchMode.HYBRID.value, SearchMode.AUTO.value):
+            # Said before the method checks its options: the option is no question of method.
+            name = next(iter(settings), "fusion")
+            raise PlanError(
+                f"{name} applies only to hybrid search, which fuses BM25 with "
+                f"nearest-neighbour search; this search is {mode}",
+                field=name,
+                value=settings.get(name, fusion),
+            )
         request = SearchRequest(
             table=indexes.table,
             query=query,

@@ -114,6 +114,14 @@ _COLUMN_TYPES: dict[str, str] = {
 """The store's column type per kind of Arrow type (:func:`store_column_type`)."""
 
 
+SESSION_TIME_ZONE = "SET TimeZone = 'UTC'"
+"""Set on the engine's connection: a filter's timestamps are UTC instants, and DuckDB casts a
+timestamp without a zone compared with a ``TIMESTAMPTZ`` column in the session's
+``TimeZone`` (DuckDB documentation, "Timestamp with Time Zone Functions" / "Time Zones": the
+setting the ICU extension, built into the Python package, reads); in UTC the instant is the
+one the filter names whatever the machine's zone."""
+
+
 class DuckdbEngine(SqlStoreEngine):
     """DuckDB + its fts extension behind the engine contract (module docstring).
 
@@ -147,6 +155,7 @@ class DuckdbEngine(SqlStoreEngine):
         except duckdb.Error as error:
             raise EngineError(f"cannot open DuckDB database {self.database!r}: {error}") from None
         super().__init__(DUCKDB, embedder=embedder)
+        self._execute(SESSION_TIME_ZONE)
         self._execute(load_extension(str(extension)))
         if threads is not None:
             self._execute(set_threads(threads))

@@ -83,6 +83,7 @@ from hotdata_retrieval.engines.store import (
     catalog_rows,
     read_catalog,
     store_column_type,
+    value_kinds,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -192,6 +193,15 @@ _COLUMN_TYPES: dict[str, str] = {
 """The store's column type per kind of Arrow type (:func:`store_column_type`)."""
 
 
+SESSION_TIME_ZONE = "SET TIME ZONE 'UTC'"
+"""Set on the engine's connection: a filter's timestamps are UTC instants (a time-zone-aware
+``datetime`` is turned into UTC without a zone), and PostgreSQL reads a timestamp without a
+zone compared with a ``timestamptz`` column in the session's ``TimeZone`` (PostgreSQL
+documentation, "Date/Time Types", 8.5.1.3: conversions "assume that the timestamp without
+time zone value should be taken or given as timezone local time"); in UTC, the instant is
+the one the filter names whatever the server's default zone."""
+
+
 class PostgresEngine(SqlStoreEngine):
     """PostgreSQL + pgvector behind the engine contract (module docstring).
 
@@ -239,6 +249,7 @@ class PostgresEngine(SqlStoreEngine):
         except psycopg.Error as error:
             raise EngineError(f"cannot connect to PostgreSQL at {url!r}: {error}") from None
         super().__init__(POSTGRES, embedder=embedder)
+        self._execute(SESSION_TIME_ZONE)
         with contextlib.suppress(EngineError):
             self._execute("CREATE EXTENSION IF NOT EXISTS vector")
         rows = self._query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[1]
@@ -625,7 +636,7 @@ class PostgresEngine(SqlStoreEngine):
         Raises:
             EngineError: the server's message.
         """
-        statement = to_sql(executed_plan(plan), self.profile)
+        statement = to_sql(executed_plan(plan, value_kinds(self.check_plan(plan))), self.profile)
         _, rows = self._query(
             render(POSTGRES, exp.Command(this="EXPLAIN", expression=" " + statement))
         )

@@ -332,6 +332,19 @@ class SqliteEngine(SqlStoreEngine):
 
     # -- what SQLite reports beside the hits -----------------------------------------------
 
+    def text_temporal_columns(self, described: StoreTable) -> tuple[frozenset[str], frozenset[str]]:
+        """SQLite holds dates and timestamps as ISO text (``YYYY-MM-DD``, ``YYYY-MM-DD
+        HH:MM:SS[.ffffff]``, as the loader writes them) and compares them as text: the
+        columns declared ``DATE``, and those declared ``TIMESTAMP`` or ``DATETIME``."""
+        dates, timestamps = set(), set()
+        for name, declared in zip(described.columns, described.column_types):
+            spelled = (declared or "").strip().upper()
+            if spelled == "DATE":
+                dates.add(name)
+            elif spelled in ("TIMESTAMP", "DATETIME"):
+                timestamps.add(name)
+        return frozenset(dates), frozenset(timestamps)
+
     def _finish(self, plan: SearchPlan, result: SearchResult) -> SearchResult:
         """Count, per nearest branch, the rows its filter kept, those without a vector and
         those whose vector has no distance (:class:`VectorScan`)."""

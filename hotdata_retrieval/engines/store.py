@@ -217,6 +217,16 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
     return int(kind.list_size) if hasattr(kind, "list_size") else 0
 
 
+def value_kinds(described: StoreTable) -> dict[str, ValueKind]:
+    """Each column's kind of value, from its declared type (vector columns: vectors)."""
+    kinds = {
+        column: declared_value_kind(declared)
+        for column, declared in zip(described.columns, described.column_types)
+    }
+    kinds.update((vector.name, ValueKind.VECTOR) for vector in described.vectors)
+    return kinds
+
+
 class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """The engine contract over a SQL store (module docstring). Subclasses implement the
     driver calls (:meth:`_query`, :meth:`_execute`, :meth:`_insert`) and the store's facts."""
@@ -365,12 +375,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         """
         described = self.describe(plan.table)
         check_columns(plan, described.columns)
-        kinds = {
-            column: declared_value_kind(declared)
-            for column, declared in zip(described.columns, described.column_types)
-        }
-        kinds.update((vector.name, ValueKind.VECTOR) for vector in described.vectors)
-        check_filter_values(plan.filter, kinds)
+        check_filter_values(plan.filter, value_kinds(described))
         for branch in plan.branches:
             if isinstance(branch, Bm25Search) and branch.column not in described.text_indexes:
                 raise EngineError(
@@ -404,12 +409,20 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             EngineError: a missing table, column or full-text index, or a store failure.
             UnsupportedOnDialectError: the plan needs what the dialect cannot express.
         """
-        self.check_plan(plan)
-        executed = executed_plan(plan)
+        described = self.check_plan(plan)
+        dates, timestamps = self.text_temporal_columns(described)
+        executed = executed_plan(
+            plan, value_kinds(described), date_columns=dates, timestamp_columns=timestamps
+        )
         statement = to_sql(executed, self.profile)
         names, rows = self._query(statement)
         result = search_result(plan, executed, [dict(zip(names, row)) for row in rows], statement)
         return self._finish(plan, result)
+
+    def text_temporal_columns(self, described: StoreTable) -> tuple[frozenset[str], frozenset[str]]:
+        """The date and the timestamp columns the store holds as ISO text and compares as
+        text (default: none; SQLite's)."""
+        return frozenset(), frozenset()
 
     def _finish(self, plan: SearchPlan, result: SearchResult) -> SearchResult:
         """Add what the store reports beside the hits (default: nothing)."""

@@ -221,11 +221,20 @@ def _predicate(value: Any, where: str, depth: int) -> Predicate | None:
                 raise _fail(
                     f"expected a non-empty list of objects, got {_json_type(item)}", at, item
                 )
-            operands = [
-                part
-                for index, operand in enumerate(item)
-                if (part := _predicate(operand, f"{at}[{index}]", depth + 1)) is not None
-            ]
+            operands = []
+            for index, operand in enumerate(item):
+                part = _predicate(operand, f"{at}[{index}]", depth + 1)
+                if part is None and key == "$or":
+                    # An empty object matches every row, so the whole $or would: there is
+                    # no such filter to build, and dropping it would narrow the match.
+                    raise _fail(
+                        "an empty object in $or matches every row, so the $or always holds; "
+                        "leave the $or out",
+                        f"{at}[{index}]",
+                        operand,
+                    )
+                if part is not None:
+                    operands.append(part)
             if operands:
                 connective = And if key == "$and" else Or
                 parts.append(operands[0] if len(operands) == 1 else connective(operands=operands))

@@ -24,6 +24,7 @@ way with the CTE form's rules, and says why they differ.
 
 from __future__ import annotations
 
+import datetime
 import itertools
 import math
 import struct
@@ -147,6 +148,17 @@ _COMPARE: dict[ComparisonOperator, Callable[[Any, Any], bool]] = {
 }
 
 
+def _sql_pair(left: Any, right: Any) -> tuple[Any, Any]:
+    """Two values as SQL compares them: a date with a timestamp as timestamps, the date at
+    midnight (Python refuses to compare a ``date`` with a ``datetime``)."""
+    moments = (isinstance(left, datetime.datetime), isinstance(right, datetime.datetime))
+    if moments == (True, False) and isinstance(right, datetime.date):
+        return left, datetime.datetime.combine(right, datetime.time())
+    if moments == (False, True) and isinstance(left, datetime.date):
+        return datetime.datetime.combine(left, datetime.time()), right
+    return left, right
+
+
 class _Truth(PredicateVisitor[bool | None]):
     """SQL's three-valued truth of a predicate for one row (``None`` is unknown)."""
 
@@ -155,13 +167,16 @@ class _Truth(PredicateVisitor[bool | None]):
 
     def visit_comparison(self, node: Comparison) -> bool | None:
         value = self.row[node.column]
-        return None if value is None else _COMPARE[node.operator](value, node.value)
+        return None if value is None else _COMPARE[node.operator](*_sql_pair(value, node.value))
 
     def visit_in_list(self, node: InList) -> bool | None:
         if not node.values:
             return node.negated
         value = self.row[node.column]
-        return None if value is None else (value in node.values) != node.negated
+        if value is None:
+            return None
+        member = any(left == right for left, right in (_sql_pair(value, v) for v in node.values))
+        return member != node.negated
 
     def visit_is_null(self, node: IsNull) -> bool | None:
         return (self.row[node.column] is None) != node.negated

@@ -16,9 +16,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval import NearestNeighborSearch, SearchPlan, to_sql
+from hotdata_retrieval import NearestNeighborSearch, PlanError, SearchPlan, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
+from hotdata_retrieval.engines.checks import arrow_value_kind
+from hotdata_retrieval.engines.results import executed_plan
 from hotdata_retrieval.plan.filters import (
     Comparison,
     ContainsAll,
@@ -36,7 +38,9 @@ TITLES = [
     "Crash on start", "crash on start", "café au lait", "CAFÉ", "100% done", "100 percent",
     "a_b mixed", "aXb mixed", "back\\slash", "日本語テキスト", "", None,
 ]  # fmt: skip
-TAGS: list[list[str] | None] = [["a", "b"], ["b"], [], None, ["c", "a"], ["d"], ["a", "b", "c"]]
+TAGS: list[list[str | None] | None] = [
+    ["a", "b"], ["b"], [], None, ["c", "a"], ["d"], ["a", "b", "c"], ["a", None], [None],
+]  # fmt: skip
 
 
 def _columns() -> dict[str, list[Any]]:
@@ -117,6 +121,26 @@ FILTERS: dict[str, Predicate] = {
         column="at", operator=">", value=datetime.datetime(2024, 1, 1, 16, 0, 0, 1)
     ),
     "timestamp from ISO text": Comparison(column="at", operator=">", value="2024-01-06 12:00:00"),
+    "timestamp from ISO text with T": Comparison(
+        column="at", operator=">", value="2024-01-06T12:00:00"
+    ),
+    "timestamp from ISO text with an offset": Comparison(
+        column="at", operator=">", value="2024-01-06T14:00:00+02:00"
+    ),
+    "timestamp from ISO text in UTC": Comparison(
+        column="at", operator=">=", value="2024-01-06T12:00:00Z"
+    ),
+    "timestamp and a date": Comparison(column="at", operator=">=", value=datetime.date(2024, 1, 5)),
+    "timestamp before a date": Comparison(
+        column="at", operator="<", value=datetime.date(2024, 1, 4)
+    ),
+    "date and a datetime at midnight": Comparison(
+        column="day", operator=">=", value=datetime.datetime(2024, 1, 19)
+    ),
+    "date equal to a datetime at midnight": Comparison(
+        column="day", operator="=", value=datetime.datetime(2024, 1, 10)
+    ),
+    "date from compact ISO text": Comparison(column="day", operator=">=", value="20240119"),
     "date and prefix": StartsWith(column="title", prefix="c")
     & Comparison(column="day", operator=">", value=datetime.date(2024, 1, 20)),
 }
@@ -200,7 +224,9 @@ def engine(
 def _keys(name: str, engine: Any, predicate: Predicate) -> set[int]:
     plan = _plan(predicate)
     if name == "local statement":  # the compiled statement itself, on DataFusion
-        rows = engine.sql(to_sql(plan)).to_pylist()
+        schema = _table(lists=True).schema
+        kinds = {field.name: arrow_value_kind(field.type) for field in schema}
+        rows = engine.sql(to_sql(executed_plan(plan, kinds))).to_pylist()
         return {row["id"] for row in rows}
     return set(engine.search(plan).keys)
 
@@ -239,3 +265,20 @@ def test_the_reference_is_not_trivial() -> None:
         for name, size in sizes.items()
         if "none" not in name and "empty" not in name
     )
+
+
+def test_a_date_against_a_timestamp_past_midnight_is_refused_or_answered(
+    engine: tuple[str, Any],
+) -> None:
+    """SQL engines read a date as midnight of its day; SQLite holds dates as text and cannot
+    compare one with a later time, so it refuses the plan with a typed error before running
+    it. Every other engine gives the reference's rows."""
+    name, opened = engine
+    predicate = Comparison(column="day", operator=">", value=datetime.datetime(2024, 1, 19, 5, 30))
+    if name == "sqlite":
+        with pytest.raises(
+            PlanError, match="date column 'day' with TIMESTAMP '2024-01-19 05:30:00'"
+        ):
+            opened.search(_plan(predicate))
+        return
+    assert _keys(name, opened, predicate) == _reference(predicate)
