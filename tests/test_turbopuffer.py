@@ -17,6 +17,7 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
     UnsupportedFeatureError,
+    UnsupportedOnDialectError,
     VectorSearch,
 )
 from hotdata_retrieval.compile.turbopuffer import turbopuffer_filter, turbopuffer_request
@@ -125,3 +126,34 @@ def test_filters_keep_exactly_the_rows_sql_keeps(name: str) -> None:
     translated = turbopuffer_filter(FILTERS[name])
     kept = {key for key in COLUMNS["id"] if _passes(translated, row(key))}
     assert kept == passing(FILTERS[name])
+
+
+@pytest.mark.parametrize(
+    ("prefix", "pattern"),
+    [
+        ("crash", "crash*"),
+        ("100%_", "100%_*"),  # SQL's pattern characters are no glob's
+        ("a*b?", "a[*]b[?]*"),
+        ("[x]{y,z}", "[[]x[]][{]y,z[}]*"),
+        ("日本", "日本*"),
+    ],
+)
+def test_a_prefix_is_a_glob_whose_pattern_characters_are_data(prefix: str, pattern: str) -> None:
+    from hotdata_retrieval.plan.filters import StartsWith
+
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0]),
+        filter=StartsWith(column="title", prefix=prefix),
+    )
+    assert turbopuffer_request(plan)["queries"][0]["filters"] == ["title", "Glob", pattern]
+
+
+def test_a_prefix_with_a_backslash_is_refused_before_anything_is_sent() -> None:
+    from hotdata_retrieval.plan.filters import StartsWith
+
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0]),
+        filter=StartsWith(column="title", prefix="back\\slash"),
+    )
+    with pytest.raises(UnsupportedOnDialectError, match="a prefix holding a backslash"):
+        turbopuffer_request(plan)

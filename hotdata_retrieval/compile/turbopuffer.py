@@ -123,10 +123,23 @@ def _value(value: Any) -> Any:
     return value
 
 
+_GLOB_CHARACTERS = "*?[]{}"
+"""Characters a glob reads as pattern: wildcards, classes and (in Rust's ``globset``, whose
+``escape`` brackets the same way) alternations."""
+
+
 def _glob_prefix(prefix: str) -> str:
     """``prefix`` as a glob matching the values that start with it: each glob character
-    (``*``, ``?``, ``[``) written as a one-character class, so it is data."""
-    return "".join(f"[{c}]" if c in "*?[" else c for c in prefix) + "*"
+    written as a one-character class (``[*]``), so it is data.
+
+    Raises:
+        UnsupportedOnDialectError: a backslash in the prefix: whether turbopuffer's glob
+            reads it as an escape (as ``globset`` does by default on Unix) or as data is not
+            documented, so no spelling of it is known to match it as data.
+    """
+    if "\\" in prefix:
+        raise UnsupportedOnDialectError("a prefix holding a backslash (in a glob)", NAME)
+    return "".join(f"[{c}]" if c in _GLOB_CHARACTERS else c for c in prefix) + "*"
 
 
 class _Translation(PredicateVisitor[Any]):
