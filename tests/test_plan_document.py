@@ -391,6 +391,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
                 "column": "embedding",
                 "query_vector": [0.1, -0.5],
                 "metric": "cosine",
+                "exact": False,
             },
         ],
         "fusion": {

@@ -104,6 +104,9 @@ similarities are normalized over (min and max; mean ∓ 3 standard deviations)."
 
 FUSED = "fused"
 BASE = "base"
+EXACT_SCAN = "exact_scan"
+"""The alias an exact nearest-neighbour branch gives its scanned table (the shape the
+Hotdata engine's index rule declines)."""
 FUSED_KEYS = "fused_keys"
 """The CTE holding every candidate key once, in fusions of more than
 :data:`JOIN_CHAIN_MAX_BRANCHES` branches (no branch's CTE can take this name: theirs end in
@@ -626,7 +629,10 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
     ) -> CompiledBranch:
         """``SELECT ..., <distance>(col, <vector>) AS _distance FROM c.s.t [WHERE] ORDER BY
         _distance ASC LIMIT n``: the vector-index fast-path shape, with no tie-break in the
-        ORDER BY (it would cost the index fast path, engine contract §2.3)."""
+        ORDER BY (it would cost the index fast path, engine contract §2.3). An exact branch
+        scans ``FROM c.s.t AS exact_scan`` and breaks ties by key: a single alias on the scan
+        with no outer query is the shape the index rule declines (contract §2.3 and §6 #13),
+        and with no index to keep, the tie-break costs nothing."""
         distance = self.search(
             VectorDistance(
                 this=column(branch.column),
@@ -637,10 +643,10 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         select = self.branch_select(
             request,
             raw=exp.Alias(this=distance, alias=identifier(branch.raw_score_column)),
-            source=table_reference(branch.table),
+            source=table_reference(branch.table, alias=EXACT_SCAN if branch.exact else None),
             raw_column=branch.raw_score_column,
             higher_is_better=branch.higher_is_better,
-            tie_break=False,
+            tie_break=branch.exact,
             bounded=True,
         )
         return CompiledBranch(select=select, nullable=True)
@@ -1070,6 +1076,8 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
         return "hybrid_search ranks each branch by competition ranking, not row numbers"
     if plan.tie_breakers:
         return "hybrid_search breaks fused-score ties by the key alone, not by tie_breakers"
+    if any(isinstance(branch, NearestNeighborSearch) and branch.exact for branch in plan.branches):
+        return "hybrid_search asks the vector index; an exact branch scans"
     texts = [branch for branch in fusion.branches if isinstance(branch, Bm25Search)]
     vectors = [branch for branch in fusion.branches if not isinstance(branch, Bm25Search)]
     if len(texts) != 1:

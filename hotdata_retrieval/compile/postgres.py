@@ -313,6 +313,8 @@ class PostgresCompiler(StoreCompiler):
             metric=branch.metric.value,
         )
         order = self.search(node.copy())
+        if branch.exact:
+            return self.exact_nearest(branch, request, order, node)
         names = [item.alias_or_name for item in request.projection]
         tie_break = [] if request.tie_break is None else [request.tie_break]
         breakers = [(breaker.column, breaker.descending) for breaker in request.tie_breakers]
@@ -354,6 +356,33 @@ class PostgresCompiler(StoreCompiler):
             select.set("limit", exp.Limit(expression=exp.Literal.number(request.limit)))
         if request.offset:
             select.set("offset", exp.Offset(expression=exp.Literal.number(request.offset)))
+        return CompiledBranch(select=select, nullable=True)
+
+    def exact_nearest(
+        self,
+        branch: NearestNeighborSearch,
+        request: BranchRequest,
+        order: exp.Expr,
+        node: VectorDistance,
+    ) -> CompiledBranch:
+        """An exact branch: ``SELECT ..., <reported distance> AS _distance FROM <s>.<t>
+        [WHERE] ORDER BY _distance ASC NULLS LAST, key ASC LIMIT n``. No index scan serves it:
+        pgvector's take ``ORDER BY <operator expression> LIMIT`` alone (a tie-break turns the
+        plan into a full sort, ``shared/reference/local-engines.md`` §D), and the reported
+        distance is no operator expression (the inner product's is written ``(<#>) + 0`` so
+        that it is not one either, should the plan have no key)."""
+        reported = reported_distance(branch.metric, order.copy(), node)
+        if branch.metric is DistanceMetric.DOT:
+            reported = exp.Add(this=exp.Paren(this=reported), expression=exp.Literal.number(0))
+        select = self.branch_select(
+            request,
+            raw=exp.Alias(this=reported, alias=identifier(branch.raw_score_column)),
+            source=table_reference(branch.table),
+            raw_column=branch.raw_score_column,
+            higher_is_better=False,
+            tie_break=True,
+            bounded=True,
+        )
         return CompiledBranch(select=select, nullable=True)
 
 

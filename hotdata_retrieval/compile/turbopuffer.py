@@ -231,7 +231,8 @@ def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None
         namespace's.
 
     Raises:
-        UnsupportedOnDialectError: the ``dot`` metric, nearest branches of two metrics,
+        UnsupportedOnDialectError: the ``dot`` metric, an exact nearest branch, nearest
+            branches of two metrics,
             engine-embedded semantic search, or a ``top_k`` above :data:`MAX_TOP_K`.
     """
     top_k = plan.depth if plan.fusion is not None else plan.limit + plan.offset
@@ -247,6 +248,10 @@ def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None
         if isinstance(branch, Bm25Search):
             rank_by: list[Any] = [branch.column, "BM25", branch.query_text]
         elif isinstance(branch, NearestNeighborSearch):
+            if branch.exact:
+                raise UnsupportedOnDialectError(
+                    "an exact nearest-neighbour scan (a query ranks by ANN)", NAME
+                )
             metric = TURBOPUFFER_METRICS.get(branch.metric)
             if metric is None:
                 raise UnsupportedOnDialectError(

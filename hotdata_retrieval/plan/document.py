@@ -93,7 +93,7 @@ _PLAN_KEYS = (
     "tie_breakers",
 )
 _TEXT_BRANCH_KEYS = ("kind", "name", "table", "column", "query_text")
-_NEAREST_BRANCH_KEYS = ("kind", "name", "table", "column", "query_vector", "metric")
+_NEAREST_BRANCH_KEYS = ("kind", "name", "table", "column", "query_vector", "metric", "exact")
 _BRANCH_KEYS: dict[str, tuple[str, ...]] = {
     Bm25Search.kind: _TEXT_BRANCH_KEYS,
     VectorSearch.kind: _TEXT_BRANCH_KEYS,
@@ -438,6 +438,12 @@ _BASE_SCHEMA: dict[str, Any] = {
                     "description": "Must match the vector index's metric; 'euclidean' means "
                     "l2, 'ip' and 'inner_product' mean dot.",
                 },
+                "exact": {
+                    "type": ["boolean", "null"],
+                    "default": False,
+                    "description": "Scan every row instead of asking a vector index: exact "
+                    "rows, at the cost of a scan.",
+                },
             },
             "required": ["kind", "column", "query_vector"],
             "additionalProperties": False,
@@ -635,12 +641,14 @@ def _branch(
                     field="metric",
                     value=metric,
                 )
+            exact = branch.get("exact")
             return NearestNeighborSearch(
                 table=table,
                 column=column,
                 query_vector=vector,
                 metric=DistanceMetric.COSINE if metric is None else metric,
                 name=name,
+                exact=False if exact is None else _boolean(exact, "exact"),
             )
     query_text = _required(branch, "query_text", where)
     with _at(where):
@@ -906,6 +914,7 @@ def _branch_document(branch: Branch) -> dict[str, Any]:
     if isinstance(branch, NearestNeighborSearch):
         document["query_vector"] = list(branch.query_vector)
         document["metric"] = branch.metric.value
+        document["exact"] = branch.exact
     else:
         document["query_text"] = branch.query_text
     return document

@@ -329,6 +329,15 @@ class NearestNeighborSearch:
         query_vector: the query embedding; finite, non-empty, from the same model as the column.
         metric: ``cosine`` (default), ``l2`` or ``dot``; must match the index's metric.
         name: the branch's name in fused SQL and debug columns (default ``nearest``).
+        exact: compute every row's distance instead of asking a vector index: the branch
+            compiles to a shape the Hotdata engine's index rule never rewrites (the scanned
+            table given an alias, with no outer query: engine contract §2.3, "single alias
+            on the scan, no outer wrap"; datafusion-vector-search-ext
+            ``test_single_alias_on_scan_no_outer_wrap_declines_safely``), ordered by distance
+            then key, so the answer is exact — rows loaded after an index was built included
+            — on every engine, an HNSW index (local, PostgreSQL) never consulted. It costs a
+            scan of the (filtered) table: for narrow filtered scopes, or a check of the
+            index's recall. ``hdq lint`` says the shape is not the index's.
     """
 
     visit_name: ClassVar[str] = "nearest_neighbor_search"
@@ -343,6 +352,7 @@ class NearestNeighborSearch:
     )
     metric: DistanceMetric = attrs.field(default=DistanceMetric.COSINE, converter=_metric)
     name: str | None = attrs.field(default=None, converter=_branch_name)
+    exact: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def __attrs_post_init__(self) -> None:
         if self.metric is DistanceMetric.COSINE:

@@ -382,3 +382,19 @@ def test_tie_breakers_forfeit_the_native_path_but_keep_the_rows(tmp_path: Path) 
     assert list(broken.keys) == _reference_nearest(
         [TieBreaker(column="stamp", descending=True)], "doc"
     )
+
+
+def test_an_exact_nearest_branch_gives_the_reference_rows(engine: tuple[str, Any]) -> None:
+    name, opened = engine
+    plan = SearchPlan(
+        source=NearestNeighborSearch(
+            table="keyed", column="embedding", query_vector=QUERY, exact=True
+        ),
+        key_column="doc",
+        columns=["doc"],
+        tie_breakers=["stamp desc"],
+        limit=ROWS,
+    )
+    rows = _rows(name, opened, plan)
+    expected = _reference_nearest([TieBreaker(column="stamp", descending=True)], "doc")
+    assert [row["doc"] for row in rows] == expected

@@ -138,6 +138,8 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
             if branch.column not in entry.text_indexes:
                 return False
         elif isinstance(branch, NearestNeighborSearch):
+            if branch.exact:
+                return False  # the statement scans every row; the index could be approximate
             if branch.column not in loaded.data.column_names:
                 return False
             kind = loaded.data.schema.field(branch.column).type
