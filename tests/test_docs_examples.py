@@ -349,8 +349,13 @@ def guarantee_violations(sql: str) -> list[str]:
                 keys and _is_column(keys[0].this, "_distance") and not keys[0].args.get("desc")
             ):
                 problems.append("vector_search without ORDER BY _distance ASC")
-            if select.args.get("limit") is not None:
-                problems.append("vector_search under a LIMIT")
+            limit, offset = select.args.get("limit"), select.args.get("offset")
+            if limit is None:
+                problems.append("vector_search without a LIMIT")
+            elif arguments[3:]:
+                skipped = 0 if offset is None else int(offset.expression.sql())
+                if int(limit.expression.sql()) + skipped != int(arguments[3].sql()):
+                    problems.append("vector_search under a LIMIT + OFFSET other than its k")
         elif name in _DISTANCE_FUNCTIONS:
             source = select.args.get("from_") or select.args.get("from")
             table = source.this if source is not None else None
@@ -661,8 +666,13 @@ def test_commands_that_are_not_run_are_checked(line: str, allowed: bool) -> None
         ),
         (
             "SELECT id, _distance FROM vector_search('default.public.docs', 'body', 'q', 5) "
-            "ORDER BY _distance ASC, id ASC LIMIT 5",
-            "vector_search under a LIMIT",
+            "ORDER BY _distance ASC, id ASC",
+            "vector_search without a LIMIT",
+        ),
+        (
+            "SELECT id, _distance FROM vector_search('default.public.docs', 'body', 'q', 5) "
+            "ORDER BY _distance ASC, id ASC LIMIT 3",
+            "vector_search under a LIMIT + OFFSET other than its k",
         ),
         (
             "SELECT id, embedding, cosine_distance(embedding, ARRAY[0.5, 0.25]) AS _distance "

@@ -384,7 +384,13 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
     assert plan_to_document(plan) == {
         "table": "default.public.docs",
         "branches": [
-            {"kind": "text", "name": None, "column": "body", "query_text": "error E1234"},
+            {
+                "kind": "text",
+                "name": None,
+                "column": "body",
+                "query_text": "error E1234",
+                "result_name": None,
+            },
             {
                 "kind": "nearest",
                 "name": None,
@@ -392,6 +398,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
                 "query_vector": [0.1, -0.5],
                 "metric": "cosine",
                 "exact": False,
+                "result_name": None,
             },
         ],
         "fusion": {
@@ -408,6 +415,8 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
         "key_column": "id",
         "include_branch_scores": False,
         "tie_breakers": [],
+        "score_name": "score",
+        "include_vectors": False,
     }
 
 

@@ -400,7 +400,11 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                 tie_break=plan.key_column,
                 tie_breakers=plan.tie_breakers,
             )
-            return self.branch(plan.branches[0], request).select
+            branch = plan.branches[0]
+            select = self.branch(branch, request).select
+            if branch.result_name is not None and branch.result_name != branch.raw_score_column:
+                named_result(select, branch.raw_score_column, branch.result_name)
+            return select
         native = self.profile.native_hybrid_search
         if native is not None and native_hybrid_misfit(plan) is None:
             return self.native_hybrid(plan, native)
@@ -593,8 +597,10 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         return request.filtered and self.profile.renders(SemanticDistance)
 
     def visit_vector_search(self, branch: VectorSearch, request: BranchRequest) -> CompiledBranch:
-        """The semantic table function ``... ORDER BY _distance ASC, key ASC`` with no LIMIT
-        (its k is the bound: a LIMIT without the sort takes the lowest rowids, contract §1.2);
+        """The semantic table function ``... ORDER BY _distance ASC, key ASC LIMIT k``: its k
+        is the bound, and the LIMIT (after the sort: a LIMIT without it takes the lowest
+        rowids, contract §1.2) keeps the order when a caller wraps the statement in an outer
+        query — a sort without a limit in a subquery is one an optimizer may drop;
         filtered, the scalar shape ``SELECT ..., <semantic distance> AS _distance FROM c.s.t
         WHERE ... ORDER BY _distance ASC, key ASC LIMIT n`` (:meth:`scalar_semantic`)."""
         if self.scalar_semantic(request):
@@ -620,7 +626,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             raw_column=branch.raw_score_column,
             higher_is_better=branch.higher_is_better,
             tie_break=True,
-            bounded=False,
+            bounded=True,
         )
         return CompiledBranch(select=select)
 
@@ -718,7 +724,20 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         ctes.append(_cte(FUSED, self._fused(plan, fused_branches, scored.score)))
 
         projection: list[exp.Expr] = [column(name, BASE) for name in plan.projection]
-        projection.extend(column(name, FUSED) for name in plan.result_columns)
+        if plan.score_name is not None:
+            score = column("score", FUSED)
+            projection.append(
+                score
+                if plan.score_name == "score"
+                else exp.Alias(this=score, alias=identifier(plan.score_name))
+            )
+        if plan.include_branch_scores:
+            for name, branch in zip(names, fusion.branches):
+                projection.extend(column(debug, FUSED) for debug in debug_columns(name, branch))
+        for name, branch in zip(names, fusion.branches):
+            if branch.result_name is not None:
+                raw = column(debug_columns(name, branch)[1], FUSED)
+                projection.append(exp.Alias(this=raw, alias=identifier(branch.result_name)))
         return exp.Select(
             expressions=projection,
             with_=exp.With(expressions=ctes),
@@ -753,14 +772,21 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
 
     def final_order(self, plan: SearchPlan, key: str) -> exp.Order:
         """A fused statement's ``ORDER BY``: the fused score descending, the plan's
-        tie-breakers (a result column from the fused CTE, else the table's), the key."""
+        tie-breakers (a result column from the fused CTE — a branch's ``result_name`` read
+        as its raw column there — else the table's), the key."""
         expressions = [ordered(column("score", FUSED), descending=True)]
         results = set(plan.result_columns)
+        named = {
+            branch.result_name: debug_columns(name, branch)[1]
+            for name, branch in zip(plan.branch_names, plan.branches)
+            if branch.result_name is not None
+        }
         for breaker in plan.tie_breakers:
-            source = FUSED if breaker.column in results else BASE
-            expressions.append(
-                ordered(column(breaker.column, source), descending=breaker.descending)
-            )
+            if breaker.column in named:
+                item = column(named[breaker.column], FUSED)
+            else:
+                item = column(breaker.column, FUSED if breaker.column in results else BASE)
+            expressions.append(ordered(item, descending=breaker.descending))
         expressions.append(ordered(column(key, FUSED), descending=False))
         return exp.Order(expressions=expressions)
 
@@ -939,10 +965,11 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             exp.Alias(this=fused_key, alias=identifier(key)),
             exp.Alias(this=score, alias=identifier("score")),
         ]
-        if plan.include_branch_scores:
-            for fused_branch in branches:
-                rank_name, raw_name = debug_columns(fused_branch.name, fused_branch.branch)
+        for fused_branch in branches:
+            rank_name, raw_name = debug_columns(fused_branch.name, fused_branch.branch)
+            if plan.include_branch_scores:
                 items.append(exp.Alias(this=fused_branch.rank, alias=identifier(rank_name)))
+            if plan.include_branch_scores or fused_branch.branch.result_name is not None:
                 items.append(exp.Alias(this=fused_branch.raw, alias=identifier(raw_name)))
         if not chained:
             return exp.Select(
@@ -1078,6 +1105,10 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
         return "hybrid_search breaks fused-score ties by the key alone, not by tie_breakers"
     if any(isinstance(branch, NearestNeighborSearch) and branch.exact for branch in plan.branches):
         return "hybrid_search asks the vector index; an exact branch scans"
+    if plan.score_name != "score" or any(branch.result_name for branch in plan.branches):
+        return "hybrid_search returns its columns under its own names"
+    if plan.include_vectors:
+        return "hybrid_search returns no vector column"
     texts = [branch for branch in fusion.branches if isinstance(branch, Bm25Search)]
     vectors = [branch for branch in fusion.branches if not isinstance(branch, Bm25Search)]
     if len(texts) != 1:
@@ -1104,6 +1135,24 @@ def filter_text(predicate: Predicate, profile: DialectProfile) -> str:
     compiler = compiler_for(profile, LiteralBinder(profile), empty_lists_as_written=True)
     dialect = profile.sqlglot_dialect()
     return str(dialect.generate(compiler.predicate(predicate), copy=False))
+
+
+def named_result(select: exp.Select, raw: str, name: str) -> None:
+    """Return a single branch's raw score column ``raw`` as ``name``, in place: its select
+    item aliased, and the ``ORDER BY`` that reads it by name reading the alias (so the
+    statement still ends in ``ORDER BY ... LIMIT``, and stays ordered when wrapped)."""
+    for item in select.expressions:
+        if item.alias_or_name == raw:
+            value = item.this if isinstance(item, exp.Alias) else item
+            item.replace(exp.Alias(this=value.copy(), alias=identifier(name)))
+            break
+    order = select.args.get("order")
+    if order is None:
+        return
+    for key in order.expressions:
+        target = key.this
+        if isinstance(target, exp.Column) and not target.table and target.name == raw:
+            target.replace(column(name))
 
 
 def _cte(name: str, select: exp.Query) -> exp.CTE:

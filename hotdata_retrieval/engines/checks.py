@@ -151,6 +151,7 @@ def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:
     Raises:
         EngineError: ``column '<name>' not found in table '<table>'; columns: ...``, naming the
             first missing column in alphabetical order.
+        PlanError: a result column name the plan chose is a column of the table.
     """
     known = list(columns)
     needed = {*plan.projection, *(branch.column for branch in plan.branches)}
@@ -160,6 +161,17 @@ def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:
     needed.update(breaker.column for breaker in plan.tie_breakers if breaker.column not in results)
     if plan.filter is not None:
         needed |= predicate_columns(plan.filter)
+    chosen = [branch.result_name for branch in plan.branches if branch.result_name]
+    if plan.score_name not in (None, "score"):
+        chosen.append(plan.score_name)
+    for name in chosen:
+        if name in known:
+            raise PlanError(
+                f"result column name {name!r} is a column of table '{plan.table}'; the result "
+                "would shadow it (or be shadowed in ORDER BY): choose another name",
+                field="result_name",
+                value=name,
+            )
     missing = sorted(needed - set(known))
     if missing:
         raise EngineError(

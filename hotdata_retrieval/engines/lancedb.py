@@ -396,7 +396,7 @@ class LancedbEngine(RoutesByIndexes):
         self._check(plan, opened)
         executed = executed_plan(plan)
         results = set(executed.result_columns)
-        breakers = [b.column for b in plan.tie_breakers if b.column not in results]
+        breakers = [b.column for b in executed.tie_breakers if b.column not in results]
         columns = [
             name
             for name in dict.fromkeys([plan.key_column, *executed.projection, *breakers])
@@ -405,7 +405,7 @@ class LancedbEngine(RoutesByIndexes):
         fusion = plan.fusion
         if fusion is None:
             branch = plan.branches[0]
-            ranked = self._branch(opened, plan, branch, plan.limit + plan.offset, columns)
+            ranked = self._branch(opened, executed, branch, plan.limit + plan.offset, columns)
             rows = [
                 {
                     **{name: ranked.rows[key][name] for name in executed.projection},
@@ -416,7 +416,8 @@ class LancedbEngine(RoutesByIndexes):
             statement = json.dumps({"queries": [ranked.query]})
             return search_result(plan, executed, rows, statement)
         branches = [
-            self._branch(opened, plan, branch, plan.depth, columns) for branch in fusion.branches
+            self._branch(opened, executed, branch, plan.depth, columns)
+            for branch in executed.branches
         ]
         lists, ranks, scores = [], [], []
         for branch, ranked in zip(fusion.branches, branches):
@@ -454,7 +455,7 @@ class LancedbEngine(RoutesByIndexes):
         if broken:
             key = plan.key_column
             assert key is not None  # a fusion's plan always has a key
-            order = [("score", True), *_tie_breaking(plan), (key, False)]
+            order = [("score", True), *_tie_breaking(executed), (key, False)]
             rows = ordered_rows(rows, ranking=order)[plan.offset : plan.offset + plan.limit]
         statement = json.dumps(
             {"queries": [ranked.query for ranked in branches], "fusion": fusion.describe()}

@@ -193,6 +193,7 @@ def executed_plan(
     Raises:
         PlanError: a value such a store cannot compare with its column.
     """
+    plan = _default_names(plan)
     requested = plan.projection
     key = plan.key_column
     columns = requested if key is None or key in requested else (key, *requested)
@@ -209,6 +210,34 @@ def executed_plan(
         return attrs.evolve(plan, columns=columns, include_branch_scores=plan.fusion is not None)
     except PlanError:
         return attrs.evolve(plan, columns=columns)
+
+
+def _default_names(plan: SearchPlan) -> SearchPlan:
+    """``plan`` with its result columns under their own names (``score``, ``_distance``,
+    the branch debug columns): the names a caller chooses are for the SQL it runs itself;
+    hits carry scores and distances by meaning. A tie-breaker on a branch's chosen name reads
+    that branch's debug column."""
+    renamed = {
+        branch.result_name: debug_columns(name, branch)[1]
+        for name, branch in zip(plan.branch_names, plan.branches)
+        if branch.result_name is not None
+    }
+    if not renamed and plan.score_name == "score":
+        return plan
+    branches = [attrs.evolve(branch, result_name=None) for branch in plan.branches]
+    fusion = plan.fusion
+    source = branches[0] if fusion is None else attrs.evolve(fusion, branches=branches)
+    breakers = [
+        attrs.evolve(breaker, column=renamed.get(breaker.column, breaker.column))
+        for breaker in plan.tie_breakers
+    ]
+    return attrs.evolve(
+        plan,
+        source=source,
+        score_name="score",
+        tie_breakers=breakers,
+        include_branch_scores=plan.include_branch_scores or fusion is not None,
+    )
 
 
 def search_result(
@@ -239,7 +268,7 @@ def search_result(
     return SearchResult(
         hits=hits,
         sql=statement,
-        ranked_by=plan.result_columns[0],
+        ranked_by=executed.ranking_column,
         underfilled=_underfilled(plan, len(hits)),
     )
 

@@ -91,9 +91,20 @@ _PLAN_KEYS = (
     "key_column",
     "include_branch_scores",
     "tie_breakers",
+    "score_name",
+    "include_vectors",
 )
-_TEXT_BRANCH_KEYS = ("kind", "name", "table", "column", "query_text")
-_NEAREST_BRANCH_KEYS = ("kind", "name", "table", "column", "query_vector", "metric", "exact")
+_TEXT_BRANCH_KEYS = ("kind", "name", "table", "column", "query_text", "result_name")
+_NEAREST_BRANCH_KEYS = (
+    "kind",
+    "name",
+    "table",
+    "column",
+    "query_vector",
+    "metric",
+    "exact",
+    "result_name",
+)
 _BRANCH_KEYS: dict[str, tuple[str, ...]] = {
     Bm25Search.kind: _TEXT_BRANCH_KEYS,
     VectorSearch.kind: _TEXT_BRANCH_KEYS,
@@ -178,6 +189,12 @@ _BRANCH_COMMON: dict[str, Any] = {
         "search the same table.",
     },
     "column": {"$ref": "#/$defs/identifier"},
+    "result_name": {
+        "anyOf": [{"$ref": "#/$defs/identifier"}, {"type": "null"}],
+        "description": "The result column holding this branch's raw score or distance "
+        "(a single branch's default: score or _distance; a fusion returns it only when "
+        "named).",
+    },
 }
 
 
@@ -358,6 +375,18 @@ _BASE_SCHEMA: dict[str, Any] = {
             "description": "The table's unique key: fused branches are joined and tie-broken "
             "on it. false: the table has no key (a single branch then has no key tie-break; "
             "a fusion needs a key).",
+        },
+        "score_name": {
+            "anyOf": [{"$ref": "#/$defs/identifier"}, {"const": False}, {"type": "null"}],
+            "default": "score",
+            "description": "A fusion's score column. false: not returned (rows are still "
+            "ordered by it).",
+        },
+        "include_vectors": {
+            "type": ["boolean", "null"],
+            "default": False,
+            "description": "Also return each nearest branch's vector column (a single "
+            "nearest branch then loses the vector-index fast path).",
         },
         "tie_breakers": {
             "anyOf": [
@@ -649,12 +678,18 @@ def _branch(
                 metric=DistanceMetric.COSINE if metric is None else metric,
                 name=name,
                 exact=False if exact is None else _boolean(exact, "exact"),
+                result_name=branch.get("result_name"),
             )
     query_text = _required(branch, "query_text", where)
     with _at(where):
-        if kind == Bm25Search.kind:
-            return Bm25Search(table=table, column=column, query_text=query_text, name=name)
-        return VectorSearch(table=table, column=column, query_text=query_text, name=name)
+        cls = Bm25Search if kind == Bm25Search.kind else VectorSearch
+        return cls(
+            table=table,
+            column=column,
+            query_text=query_text,
+            name=name,
+            result_name=branch.get("result_name"),
+        )
 
 
 def _predicate(value: Any, where: str, depth: int = 0) -> Predicate:
@@ -897,6 +932,12 @@ def plan_from_document(
             _tie_breaker(item, f"tie_breakers[{index}]")
             for index, item in enumerate(_array(document["tie_breakers"], "tie_breakers"))
         ]
+    if document.get("score_name") is False:
+        options["score_name"] = None
+    elif document.get("score_name") is not None:
+        options["score_name"] = document["score_name"]
+    if document.get("include_vectors") is not None:
+        options["include_vectors"] = _boolean(document["include_vectors"], "include_vectors")
     if document.get("include_branch_scores") is not None:
         options["include_branch_scores"] = _boolean(
             document["include_branch_scores"], "include_branch_scores"
@@ -917,6 +958,7 @@ def _branch_document(branch: Branch) -> dict[str, Any]:
         document["exact"] = branch.exact
     else:
         document["query_text"] = branch.query_text
+    document["result_name"] = branch.result_name
     return document
 
 
@@ -989,7 +1031,7 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
     >>> plan_to_document(SearchPlan(source=Bm25Search(table="docs", column="body",
     ...                                               query_text="q")))["branches"]
-    [{'kind': 'text', 'name': None, 'column': 'body', 'query_text': 'q'}]
+    [{'kind': 'text', 'name': None, 'column': 'body', 'query_text': 'q', 'result_name': None}]
     """
     document: dict[str, Any] = {
         "table": str(plan.table),
@@ -1006,6 +1048,8 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     )
     document["key_column"] = False if plan.key_column is None else plan.key_column
     document["include_branch_scores"] = plan.include_branch_scores
+    document["score_name"] = False if plan.score_name is None else plan.score_name
+    document["include_vectors"] = plan.include_vectors
     document["tie_breakers"] = [
         {"column": breaker.column, "descending": breaker.descending}
         for breaker in plan.tie_breakers

@@ -155,6 +155,18 @@ def _branch_name(value: Any) -> str | None:
     return value
 
 
+def _result_name(value: Any) -> str | None:
+    if value is None:
+        return None
+    return normalize_identifier(value, label="result column name")
+
+
+def _score_name(value: Any) -> str | None:
+    if value is None:
+        return None
+    return normalize_identifier(value, label="score column name")
+
+
 def _key_column(value: Any) -> str | None:
     if value is None:
         return None
@@ -273,6 +285,12 @@ class Bm25Search:
         column: the BM25-indexed text column.
         query_text: the user's query, passed verbatim.
         name: the branch's name in fused SQL and debug columns (default ``text``).
+        result_name: the result column holding this branch's raw score or distance. A
+            single-branch plan returns it as ``score`` (BM25) or ``_distance`` unless named
+            (``dist``, ``distance``: the names integrations read); a fusion returns it only
+            when named (or with ``include_branch_scores``, as ``<branch>_score`` /
+            ``<branch>_distance``), beside the fused score, NULL where the branch missed the
+            row.
     """
 
     visit_name: ClassVar[str] = "bm25_search"
@@ -284,6 +302,7 @@ class Bm25Search:
     column: str = attrs.field(converter=_text_column)
     query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
+    result_name: str | None = attrs.field(default=None, converter=_result_name)
 
 
 @attrs.frozen(kw_only=True)
@@ -301,6 +320,12 @@ class VectorSearch:
         column: the *text* column the provider-backed index was built over.
         query_text: the text the engine embeds with the index's own provider.
         name: the branch's name in fused SQL and debug columns (default ``semantic``).
+        result_name: the result column holding this branch's raw score or distance. A
+            single-branch plan returns it as ``score`` (BM25) or ``_distance`` unless named
+            (``dist``, ``distance``: the names integrations read); a fusion returns it only
+            when named (or with ``include_branch_scores``, as ``<branch>_score`` /
+            ``<branch>_distance``), beside the fused score, NULL where the branch missed the
+            row.
     """
 
     visit_name: ClassVar[str] = "vector_search"
@@ -312,6 +337,7 @@ class VectorSearch:
     column: str = attrs.field(converter=_source_text_column)
     query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
+    result_name: str | None = attrs.field(default=None, converter=_result_name)
 
 
 @attrs.frozen(kw_only=True, eq=True)
@@ -329,6 +355,12 @@ class NearestNeighborSearch:
         query_vector: the query embedding; finite, non-empty, from the same model as the column.
         metric: ``cosine`` (default), ``l2`` or ``dot``; must match the index's metric.
         name: the branch's name in fused SQL and debug columns (default ``nearest``).
+        result_name: the result column holding this branch's raw score or distance. A
+            single-branch plan returns it as ``score`` (BM25) or ``_distance`` unless named
+            (``dist``, ``distance``: the names integrations read); a fusion returns it only
+            when named (or with ``include_branch_scores``, as ``<branch>_score`` /
+            ``<branch>_distance``), beside the fused score, NULL where the branch missed the
+            row.
         exact: compute every row's distance instead of asking a vector index: the branch
             compiles to a shape the Hotdata engine's index rule never rewrites (the scanned
             table given an alias, with no outer query: engine contract §2.3, "single alias
@@ -352,6 +384,7 @@ class NearestNeighborSearch:
     )
     metric: DistanceMetric = attrs.field(default=DistanceMetric.COSINE, converter=_metric)
     name: str | None = attrs.field(default=None, converter=_branch_name)
+    result_name: str | None = attrs.field(default=None, converter=_result_name)
     exact: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def __attrs_post_init__(self) -> None:
@@ -1100,6 +1133,16 @@ class SearchPlan:
         include_branch_scores: for a fusion, also return each branch's rank and raw score
             (``<branch>_rank``, ``<branch>_score`` or ``<branch>_distance``); NULL where the
             branch did not return the row. A single branch already returns its raw score.
+        score_name: the fused score's result column (default ``score``); ``None``: a fusion
+            does not return it (rows are still ordered by it), say to return one branch's
+            distance instead (that branch's ``result_name``). A single branch names its
+            column with its own ``result_name``.
+        include_vectors: also return the searched vector column of each nearest-neighbour
+            branch (after ``columns``), for client-side reranking such as maximal marginal
+            relevance. A single nearest-neighbour branch that returns its vector column
+            forfeits the vector-index fast path (engine contract §2.2, precondition 7, and
+            runtimedb #508; ``hdq lint`` HDQ002); a fusion reads the vectors from its final
+            join to the table and keeps it.
 
     Raises:
         PlanError: on any invalid part, naming the bad value.
@@ -1115,9 +1158,27 @@ class SearchPlan:
         default=False, validator=attrs.validators.instance_of(bool)
     )
     tie_breakers: tuple[TieBreaker, ...] = attrs.field(default=(), converter=_tie_breakers)
+    score_name: str | None = attrs.field(default="score", converter=_score_name)
+    include_vectors: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def __attrs_post_init__(self) -> None:
         fusion = self.fusion
+        if fusion is None and self.score_name != "score":
+            raise PlanError(
+                "score_name names a fusion's score; a single branch returns its raw score or "
+                "distance, named by the branch's result_name",
+                field="score_name",
+                value=self.score_name,
+            )
+        named = [name for name in self.result_columns if name is not None]
+        repeated = sorted({name for name in named if named.count(name) > 1})
+        if repeated:
+            raise PlanError(
+                f"result column {repeated[0]!r} is named twice; give each score and distance "
+                "its own name",
+                field="result_name",
+                value=repeated[0],
+            )
         if fusion is not None and self.key_column is None:
             raise PlanError(
                 "a fusion joins its branches on the table's unique key; pass key_column (the "
@@ -1162,7 +1223,7 @@ class SearchPlan:
                     field="columns",
                     value=column,
                 )
-            if column in vector_columns:
+            if column in vector_columns and not self.include_vectors:
                 raise PlanError(
                     f"column {column!r} is the searched vector column and is never projected "
                     "(it forfeits the vector-index fast path and floods the output)",
@@ -1190,7 +1251,21 @@ class SearchPlan:
                     field="tie_breakers",
                     value=breaker.column,
                 )
-            if breaker.column == self.result_columns[0]:
+            debug = {
+                column
+                for name, branch in zip(self.branch_names, self.branches)
+                for column in debug_columns(name, branch)
+            }
+            if fusion is not None and breaker.column in debug and not self.include_branch_scores:
+                raise PlanError(
+                    f"tie-break column {breaker.column!r} is a branch's debug column, computed "
+                    "only with include_branch_scores; set it, or give the branch a result_name "
+                    "and break ties by that",
+                    field="tie_breakers",
+                    value=breaker.column,
+                )
+            ranking = self.ranking_column if fusion is None else self.score_name
+            if breaker.column == ranking:
                 raise PlanError(
                     f"tie-break column {breaker.column!r} is the ranking itself",
                     field="tie_breakers",
@@ -1238,31 +1313,59 @@ class SearchPlan:
 
     @property
     def projection(self) -> tuple[str, ...]:
-        """The table columns returned: ``columns``, or the default described above."""
+        """The table columns returned: ``columns``, or the default described above, then
+        with ``include_vectors`` the searched vector columns."""
         if self.columns is not None:
-            return self.columns
-        text_columns = [
-            branch.column
-            for branch in self.branches
-            if isinstance(branch, (Bm25Search, VectorSearch))
-        ]
-        default = [] if self.key_column is None else [self.key_column]
-        if text_columns and text_columns[0] != self.key_column:
-            default.append(text_columns[0])
-        return tuple(default)
+            chosen = list(self.columns)
+        else:
+            text_columns = [
+                branch.column
+                for branch in self.branches
+                if isinstance(branch, (Bm25Search, VectorSearch))
+            ]
+            chosen = [] if self.key_column is None else [self.key_column]
+            if text_columns and text_columns[0] != self.key_column:
+                chosen.append(text_columns[0])
+        if self.include_vectors:
+            chosen.extend(
+                column
+                for column in sorted(self.vector_columns, key=self._vector_order)
+                if column not in chosen
+            )
+        return tuple(chosen)
+
+    def _vector_order(self, column: str) -> int:
+        return next(
+            index
+            for index, branch in enumerate(self.branches)
+            if isinstance(branch, NearestNeighborSearch) and branch.column == column
+        )
+
+    @property
+    def ranking_column(self) -> str:
+        """The result column the rows are ordered by: a single branch's raw score or
+        distance (its ``result_name``, else ``score`` / ``_distance``), a fusion's score
+        (``score`` inside the statement, whatever ``score_name`` returns it as)."""
+        if self.fusion is None:
+            branch = self.branches[0]
+            return branch.result_name or branch.raw_score_column
+        return "score"
 
     @property
     def result_columns(self) -> tuple[str, ...]:
         """Columns the search appends after the projection, in output order.
 
-        A single branch appends its raw score (``score`` or ``_distance``); a fusion appends
-        ``score`` (the fused score, higher is better), then, with ``include_branch_scores``,
-        ``<branch>_rank`` and ``<branch>_score``/``<branch>_distance`` for each branch.
+        A single branch appends its raw score (``score`` or ``_distance``, or its
+        ``result_name``); a fusion appends its ``score_name`` (the fused score, higher is
+        better; none when ``None``), then, with ``include_branch_scores``, ``<branch>_rank``
+        and ``<branch>_score``/``<branch>_distance`` for each branch, then each named
+        branch's ``result_name``.
         """
         if self.fusion is None:
-            return (self.branches[0].raw_score_column,)
-        columns = ["score"]
+            return (self.ranking_column,)
+        columns = [] if self.score_name is None else [self.score_name]
         if self.include_branch_scores:
             for name, branch in zip(self.branch_names, self.branches):
                 columns.extend(debug_columns(name, branch))
+        columns.extend(branch.result_name for branch in self.branches if branch.result_name)
         return tuple(columns)

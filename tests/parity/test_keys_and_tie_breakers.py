@@ -398,3 +398,30 @@ def test_an_exact_nearest_branch_gives_the_reference_rows(engine: tuple[str, Any
     rows = _rows(name, opened, plan)
     expected = _reference_nearest([TieBreaker(column="stamp", descending=True)], "doc")
     assert [row["doc"] for row in rows] == expected
+
+
+@pytest.mark.parametrize("result_name", ["dist", "distance"])
+def test_a_renamed_distance_keeps_rows_and_order_on_every_engine(
+    engine: tuple[str, Any], result_name: str
+) -> None:
+    name, opened = engine
+    plan = SearchPlan(
+        source=NearestNeighborSearch(
+            table="keyed", column="embedding", query_vector=QUERY, result_name=result_name
+        ),
+        key_column="doc",
+        columns=["doc"],
+        limit=ROWS,
+    )
+    expected = _reference_nearest([], "doc")
+    if name == "lancedb":  # no SQL: the hits carry the distance by meaning
+        assert list(opened.search(plan).keys) == expected
+        return
+    profile = getattr(opened, "profile", None)
+    rows = opened.sql(to_sql(plan, profile) if profile is not None else to_sql(plan))
+    listed = rows.to_pylist()
+    assert rows.column_names == ["doc", result_name]
+    assert [row["doc"] for row in listed] == expected
+    distances = _distances()
+    for row in listed:
+        assert row[result_name] == pytest.approx(distances[row["doc"]], abs=1e-5)

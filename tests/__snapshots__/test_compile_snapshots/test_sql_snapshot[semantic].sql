@@ -6,3 +6,4 @@ FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 5)
 ORDER BY
   _distance ASC,
   id ASC
+LIMIT 5

@@ -6,4 +6,5 @@ FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 10
 ORDER BY
   _distance ASC,
   id ASC
+LIMIT 5
 OFFSET 5

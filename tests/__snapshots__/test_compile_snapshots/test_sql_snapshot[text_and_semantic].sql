@@ -21,6 +21,7 @@ WITH text_hits AS (
   ORDER BY
     _distance ASC,
     id ASC
+  LIMIT 100
 ), semantic_ranked AS (
   SELECT
     id,
