@@ -55,6 +55,7 @@ from hotdata_retrieval.plan.search import (
     Branch,
     Fusion,
     NearestNeighborSearch,
+    QuerySyntax,
     SearchPlan,
     VectorSearch,
     fusion_class,
@@ -309,6 +310,10 @@ def _request_query(value: Any) -> str:
     return value
 
 
+def _query_syntax(value: Any) -> QuerySyntax:
+    return QuerySyntax.parse(value)
+
+
 def _request_limit(value: Any) -> int:
     return check_positive_int(value, label="limit")
 
@@ -476,6 +481,10 @@ class SearchRequest:
         include_branch_scores: return each branch's rank and raw score.
         fusion: a hybrid search's fusion (:class:`FusionChoice`, a method's name, or
             ``{"method": ..., <option>: ...}``); refused for a search that is not hybrid.
+        query_syntax: how a text branch reads the query (``"text"``, default, or
+            ``"terms"``: each word quoted; :class:`~hotdata_retrieval.plan.search.Bm25Search`).
+        allow_empty_query: a query with no word gives a text branch with no rows rather than
+            an error (an agent's tool answers it so).
 
     Raises:
         PlanError: an unknown mode, a filter or fusion that does not read, a bad column name,
@@ -495,6 +504,8 @@ class SearchRequest:
     key_column: str | None = attrs.field(default=None, converter=_key_column)
     include_branch_scores: bool = attrs.field(default=False, converter=_flag)
     fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion_choice)
+    query_syntax: QuerySyntax = attrs.field(default=QuerySyntax.TEXT, converter=_query_syntax)
+    allow_empty_query: bool = attrs.field(default=False, converter=_flag)
 
 
 _FUSION_KEYWORDS = ("weights", "rank_constant", "alpha", "depth", "min_score")
@@ -530,6 +541,16 @@ def search_request(
         choice = FusionChoice.of(fusion) or FusionChoice()
         fusion = FusionChoice(method=choice.method, options={**choice.options, **given})
     return SearchRequest(table=request, query=query, fusion=fusion, **options)
+
+
+def _text_branch(table: TableName, column: str, request: SearchRequest) -> Bm25Search:
+    return Bm25Search(
+        table=table,
+        column=column,
+        query_text=request.query,
+        query_syntax=request.query_syntax,
+        allow_empty=request.allow_empty_query,
+    )
 
 
 def plan_search(
@@ -575,7 +596,7 @@ def plan_search(
     source: Branch | Fusion
     if chosen is SearchMode.TEXT:
         column = router.text_column(text_column)
-        source = Bm25Search(table=indexes.table, column=column, query_text=query)
+        source = _text_branch(indexes.table, column, request)
     elif chosen is SearchMode.SEMANTIC:
         vector = router.searched_vector(chosen, vector_column, text_column)
         if vector.source_column:
@@ -593,7 +614,7 @@ def plan_search(
         source = make_fusion(
             choice.method,
             [
-                Bm25Search(table=indexes.table, column=column, query_text=query),
+                _text_branch(indexes.table, column, request),
                 router.nearest(vector, chosen),
             ],
             **choice.options,

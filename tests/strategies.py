@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import struct
 from typing import Any
 
@@ -116,10 +117,20 @@ predicates = st.recursive(
 tables = st.sampled_from(["docs", "support.tickets", "f1.public.results", '"My Table"'])
 
 
+def _has_a_word(text: str) -> bool:
+    return re.search(r"\w", text) is not None
+
+
+word_texts = st.one_of(query_texts, tricky_texts).filter(_has_a_word)
+"""Query text holding a word: what a text branch searches for (a query without one is
+refused, unless ``allow_empty``); the engine-embedded branch embeds any text."""
+
+
 def branches(table: str) -> st.SearchStrategy[Any]:
     text = st.one_of(query_texts, tricky_texts)
+    words = word_texts
     return st.one_of(
-        st.builds(Bm25Search, table=st.just(table), column=st.just("body"), query_text=text),
+        st.builds(Bm25Search, table=st.just(table), column=st.just("body"), query_text=words),
         st.builds(VectorSearch, table=st.just(table), column=st.just("body"), query_text=text),
         st.builds(
             NearestNeighborSearch,

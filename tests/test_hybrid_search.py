@@ -690,7 +690,8 @@ def test_native_rows_are_the_reference_fusion_of_separately_run_branches(
     where = "category = 'a'" if filtered else "TRUE"
     if filtered:
         options["filter"] = "category = 'a'"
-    branch_depth = depth or max(4 * k, 20, k + offset)
+    # hybrid_search ranks DEFAULT_DEPTH candidates per branch when the call gives no depth
+    branch_depth = DEFAULT_DEPTH if depth is None else depth
     with LocalEngine() as local:
         local.load_table("docs", table, text_columns=["body"])
         native = local.sql(call_sql(k, query=query, vector=vector, **options)).to_pylist()

@@ -339,10 +339,17 @@ def test_k_larger_than_the_table_returns_every_match(docs: LocalEngine) -> None:
     assert docs.search(plan).keys == [1, 3, 2]
 
 
-@pytest.mark.parametrize("query", ["!!! ... ???", "the and of", "-- ;"])
-def test_punctuation_or_stop_word_queries_return_nothing(docs: LocalEngine, query: str) -> None:
-    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text=query))
+def test_stop_word_queries_return_nothing(docs: LocalEngine) -> None:
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="the and of"))
     assert docs.search(plan).keys == []
+
+
+@pytest.mark.parametrize("query", ["!!! ... ???", "-- ;"])
+def test_punctuation_queries_are_refused_or_empty_branches(docs: LocalEngine, query: str) -> None:
+    with pytest.raises(PlanError, match="holds no word to search for"):
+        Bm25Search(table="docs", column="body", query_text=query)
+    branch = Bm25Search(table="docs", column="body", query_text=query, allow_empty=True)
+    assert docs.search(SearchPlan(source=branch)).keys == []
 
 
 def test_quotes_in_queries_are_text(docs: LocalEngine) -> None:

@@ -31,7 +31,7 @@ from hotdata_retrieval.plan.search import (
     VectorSearch,
 )
 from tests.plans import PLANS
-from tests.strategies import predicates, query_texts, vectors
+from tests.strategies import predicates, query_texts, vectors, word_texts
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 VALIDATOR = jsonschema.Draft202012Validator(PLAN_JSON_SCHEMA)
@@ -74,8 +74,10 @@ def branch_strategy(table: str) -> st.SearchStrategy[Any]:
             Bm25Search,
             table=st.just(table),
             column=st.just("body"),
-            query_text=query_texts,
+            query_text=word_texts,
             name=names,
+            query_syntax=st.sampled_from(["text", "terms"]),
+            allow_empty=st.booleans(),
         ),
         st.builds(
             VectorSearch,
@@ -389,6 +391,8 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
                 "name": None,
                 "column": "body",
                 "query_text": "error E1234",
+                "query_syntax": "text",
+                "allow_empty": False,
                 "result_name": None,
             },
             {

@@ -24,7 +24,7 @@ from hotdata_retrieval import (
 )
 from hotdata_retrieval.compile import render
 from hotdata_retrieval.plan.filters import And, Not, Or
-from tests.strategies import plans, query_texts, tricky_texts, vectors
+from tests.strategies import plans, vectors, word_texts
 
 
 def _caller_strings(plan: SearchPlan) -> set[str]:
@@ -73,7 +73,7 @@ def test_every_string_literal_is_the_callers_text_exactly(plan: SearchPlan) -> N
     assert found <= expected
 
 
-@given(st.one_of(query_texts, tricky_texts))
+@given(word_texts)
 def test_query_text_round_trips_through_sql(text: str) -> None:
     plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text=text))
     call = sqlglot.parse_one(to_sql(plan), read="hotdata").find(exp.Anonymous)

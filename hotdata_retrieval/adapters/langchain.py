@@ -402,6 +402,7 @@ class HotdataRetriever(BaseRetriever):
             text_column=self.text_column,
             key_column=indexes.key_column,
             fusion=self.fusion,
+            allow_empty_query=True,  # a query with no word retrieves nothing by words
         )
         if isinstance(self.engine, Engine):
             return self.engine.plan_search(request, embed_query=query_embedder(self.embedder))

@@ -344,6 +344,7 @@ class SearchToolkit:
             key_column=self.indexes.key_column,
             filter=filter,
             fusion=fusion,
+            allow_empty_query=True,  # a query with no word is answered, with a warning
         )
         if isinstance(self.engine, Engine):
             return self.engine.plan_search(request, embed_query=embed_query)
@@ -614,6 +615,14 @@ class SearchToolkit:
         )
         result = self.engine.search(plan)
         rows = [{**hit.columns, route.ranked_by: hit.ranking_value} for hit in result]
+        if any(isinstance(b, Bm25Search) and not b.words for b in plan.branches):
+            warnings.append(
+                ToolWarning(
+                    code="no_words",
+                    message="the query holds no word, so the search by words matched nothing; "
+                    "search with words",
+                )
+            )
         if result.underfilled and not warnings:
             warnings.append(ToolWarning(code="underfilled", message=result.underfilled))
         return envelope(

@@ -183,7 +183,7 @@ class LiteralBinder:
     def text(self, node: object, field: str) -> exp.Expr:
         value = getattr(node, field)
         if isinstance(node, Bm25Search) and field == "query_text":
-            value = self._profile.full_text(value)
+            value = self._profile.full_text(node.search_text)
         return exp.Literal.string(value)
 
     def vector(self, node: object, field: str) -> exp.Expr:
@@ -1114,6 +1114,8 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
     if len(texts) != 1:
         kinds = " + ".join(branch.kind for branch in fusion.branches)
         return f"hybrid_search fuses one text branch with one vector branch, not {kinds}"
+    if not texts[0].words:
+        return "hybrid_search takes a query with words; this text branch is empty"
     vector = vectors[0]
     if isinstance(vector, VectorSearch) and vector.query_text != texts[0].query_text:
         return "hybrid_search takes one query text, and the semantic branch's differs"

@@ -134,6 +134,8 @@ def plan_shape(plan: SearchPlan) -> _Shape:
                     for index, element in enumerate(item):
                         bind(value, name, index, _LITERAL, element)
                 else:
+                    if mode == _FULL_TEXT:
+                        item = value.search_text  # the text the engine is given
                     bind(value, name, None, mode, item)
         elif cls is tuple or cls is list:  # a list: an option of a node defined elsewhere
             key.append((cls, len(value)))

@@ -50,6 +50,7 @@ from hotdata_retrieval.plan.search import (
     Bm25Search,
     DistanceMetric,
     NearestNeighborSearch,
+    QuerySyntax,
     SearchPlan,
 )
 
@@ -246,7 +247,12 @@ def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None
     queries = []
     for branch in plan.branches:
         if isinstance(branch, Bm25Search):
-            rank_by: list[Any] = [branch.column, "BM25", branch.query_text]
+            if not branch.words:
+                raise UnsupportedOnDialectError("a text branch with no word to search for", NAME)
+            text = branch.query_text
+            if branch.query_syntax is QuerySyntax.TERMS:
+                text = " ".join(branch.words)  # BM25 ranks by the words; no syntax to escape
+            rank_by: list[Any] = [branch.column, "BM25", text]
         elif isinstance(branch, NearestNeighborSearch):
             if branch.exact:
                 raise UnsupportedOnDialectError(

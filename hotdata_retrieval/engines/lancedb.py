@@ -64,6 +64,7 @@ from hotdata_retrieval.plan.search import (
     BranchRanking,
     DistanceMetric,
     NearestNeighborSearch,
+    QuerySyntax,
     SearchPlan,
     debug_columns,
 )
@@ -321,10 +322,12 @@ class LancedbEngine(RoutesByIndexes):
             where = lancedb_filter(with_typed_values(plan.filter, kinds), integers)
         key = plan.key_column
         if isinstance(branch, Bm25Search):
-            query: dict[str, Any] = {
-                "fts": branch.query_text,
-                "fts_columns": branch.column,
-            }
+            text = branch.query_text
+            if branch.query_syntax is QuerySyntax.TERMS:
+                text = " ".join(branch.words)  # LanceDB's full-text search reads the words
+            query: dict[str, Any] = {"fts": text, "fts_columns": branch.column}
+            if not branch.words:  # an empty branch: nothing to ask LanceDB
+                return _Ranked(keys=[], raw=[], rows={}, query=query)
             raw_name, sign, shift = "_score", -1.0, 0.0
         else:
             assert isinstance(branch, NearestNeighborSearch)
@@ -341,9 +344,7 @@ class LancedbEngine(RoutesByIndexes):
 
         def fetch(count: int) -> list[dict[str, Any]]:
             if isinstance(branch, Bm25Search):
-                search = opened.search(
-                    branch.query_text, query_type="fts", fts_columns=branch.column
-                )
+                search = opened.search(text, query_type="fts", fts_columns=branch.column)
             else:
                 search = (
                     opened.search(list(branch.query_vector), vector_column_name=branch.column)

@@ -95,6 +95,7 @@ _PLAN_KEYS = (
     "include_vectors",
 )
 _TEXT_BRANCH_KEYS = ("kind", "name", "table", "column", "query_text", "result_name")
+_BM25_BRANCH_KEYS = (*_TEXT_BRANCH_KEYS, "query_syntax", "allow_empty")
 _NEAREST_BRANCH_KEYS = (
     "kind",
     "name",
@@ -106,7 +107,7 @@ _NEAREST_BRANCH_KEYS = (
     "result_name",
 )
 _BRANCH_KEYS: dict[str, tuple[str, ...]] = {
-    Bm25Search.kind: _TEXT_BRANCH_KEYS,
+    Bm25Search.kind: _BM25_BRANCH_KEYS,
     VectorSearch.kind: _TEXT_BRANCH_KEYS,
     NearestNeighborSearch.kind: _NEAREST_BRANCH_KEYS,
 }
@@ -198,7 +199,28 @@ _BRANCH_COMMON: dict[str, Any] = {
 }
 
 
-def _text_branch(kind: str, description: str, column: str) -> dict[str, Any]:
+_BM25_OPTIONS: dict[str, Any] = {
+    "query_text": {
+        "type": "string",
+        "description": "The query; it must hold a word unless allow_empty; no NUL.",
+    },
+    "query_syntax": {
+        "enum": ["text", "terms", None],
+        "default": "text",
+        "description": "'text': the query as written (the engine's query syntax applies); "
+        "'terms': each word quoted, so no character is query syntax.",
+    },
+    "allow_empty": {
+        "type": ["boolean", "null"],
+        "default": False,
+        "description": "A query with no word gives no rows instead of an error.",
+    },
+}
+
+
+def _text_branch(
+    kind: str, description: str, column: str, options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     return {
         "type": "object",
         "description": description,
@@ -207,6 +229,7 @@ def _text_branch(kind: str, description: str, column: str) -> dict[str, Any]:
             **_BRANCH_COMMON,
             "column": {"$ref": "#/$defs/identifier", "description": column},
             "query_text": {"$ref": "#/$defs/query_text"},
+            **(options or {}),
         },
         "required": ["kind", "column", "query_text"],
         "additionalProperties": False,
@@ -438,6 +461,7 @@ _BASE_SCHEMA: dict[str, Any] = {
             "text",
             "BM25 full-text search (the engine's bm25_search).",
             "The BM25-indexed text column.",
+            _BM25_OPTIONS,
         ),
         "semantic_branch": _text_branch(
             "semantic",
@@ -682,8 +706,18 @@ def _branch(
             )
     query_text = _required(branch, "query_text", where)
     with _at(where):
-        cls = Bm25Search if kind == Bm25Search.kind else VectorSearch
-        return cls(
+        if kind == Bm25Search.kind:
+            allow_empty = branch.get("allow_empty")
+            return Bm25Search(
+                table=table,
+                column=column,
+                query_text=query_text,
+                name=name,
+                result_name=branch.get("result_name"),
+                query_syntax=branch.get("query_syntax") or "text",
+                allow_empty=False if allow_empty is None else _boolean(allow_empty, "allow_empty"),
+            )
+        return VectorSearch(
             table=table,
             column=column,
             query_text=query_text,
@@ -958,6 +992,9 @@ def _branch_document(branch: Branch) -> dict[str, Any]:
         document["exact"] = branch.exact
     else:
         document["query_text"] = branch.query_text
+    if isinstance(branch, Bm25Search):
+        document["query_syntax"] = branch.query_syntax.value
+        document["allow_empty"] = branch.allow_empty
     document["result_name"] = branch.result_name
     return document
 
@@ -1029,9 +1066,10 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
         :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
-    >>> plan_to_document(SearchPlan(source=Bm25Search(table="docs", column="body",
-    ...                                               query_text="q")))["branches"]
-    [{'kind': 'text', 'name': None, 'column': 'body', 'query_text': 'q', 'result_name': None}]
+    >>> document = plan_to_document(SearchPlan(source=Bm25Search(table="docs", column="body",
+    ...                                                          query_text="q")))
+    >>> document["branches"][0]["query_text"], document["key_column"]
+    ('q', 'id')
     """
     document: dict[str, Any] = {
         "table": str(plan.table),

@@ -155,6 +155,42 @@ def _branch_name(value: Any) -> str | None:
     return value
 
 
+class QuerySyntax(str, enum.Enum):
+    """How a text branch's query text reaches the engine (:class:`Bm25Search`)."""
+
+    TEXT = "text"
+    TERMS = "terms"
+
+    @classmethod
+    def parse(cls, value: Any) -> QuerySyntax:
+        """``value`` (a member or its name) as a member.
+
+        Raises:
+            PlanError: any other value, naming the known ones.
+        """
+        try:
+            return cls(value)
+        except ValueError:
+            known = ", ".join(repr(member.value) for member in cls)
+            raise PlanError(
+                f"query_syntax must be one of {known}, got {value!r}",
+                field="query_syntax",
+                value=value,
+            ) from None
+
+
+def _query_syntax(value: Any) -> QuerySyntax:
+    return QuerySyntax.parse(value)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _any_query_text(value: Any) -> str:
+    """Query text that may be empty (the branch decides, :class:`Bm25Search`)."""
+    return check_query_text(value, allow_blank=True)
+
+
 def _result_name(value: Any) -> str | None:
     if value is None:
         return None
@@ -283,7 +319,19 @@ class Bm25Search:
     Attributes:
         table: the table (a string is parsed and completed to three parts).
         column: the BM25-indexed text column.
-        query_text: the user's query, passed verbatim.
+        query_text: the user's query: passed verbatim (``query_syntax="text"``), or as its
+            words, each quoted (``"terms"``). It must hold a word (a run of letters, digits or
+            underscores) unless ``allow_empty``.
+        query_syntax: ``"text"`` (default): the text as given, which the Hotdata engine's
+            tantivy reads with its query syntax (``a:b``, ``"x``, ``-y``, ``AND`` mean
+            something there); ``"terms"``: each word of the text quoted (``'"disk" "full"'``,
+            as hotmemory writes it), so no character of it is query syntax and every word is
+            one term, on every engine. A token such as ``v1.2.3`` becomes three words.
+        allow_empty: a query with no word (empty, white space, punctuation) is an empty
+            branch — no rows, no error — where it would otherwise be refused: for a caller
+            whose query text comes from elsewhere and may be empty. It is sent as ``''``,
+            which every engine answers with no rows (measured on the local engine, SQLite,
+            DuckDB and PostgreSQL).
         name: the branch's name in fused SQL and debug columns (default ``text``).
         result_name: the result column holding this branch's raw score or distance. A
             single-branch plan returns it as ``score`` (BM25) or ``_distance`` unless named
@@ -300,9 +348,42 @@ class Bm25Search:
 
     table: TableName = attrs.field(converter=coerce_table_name)
     column: str = attrs.field(converter=_text_column)
-    query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
+    query_text: str = attrs.field(converter=_any_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
+    query_syntax: QuerySyntax = attrs.field(default=QuerySyntax.TEXT, converter=_query_syntax)
+    allow_empty: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+
+    def __attrs_post_init__(self) -> None:
+        if not self.allow_empty and not self.words:
+            if not self.query_text.strip():
+                raise PlanError(
+                    f"query_text must not be empty, got {self.query_text!r}",
+                    field="query_text",
+                    value=self.query_text,
+                )
+            raise PlanError(
+                f"query_text holds no word to search for, got {self.query_text!r}; pass "
+                "allow_empty=True for a branch that then returns no rows",
+                field="query_text",
+                value=self.query_text,
+            )
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """The query's words: runs of letters, digits and underscores (``\\w+``)."""
+        return tuple(_WORD.findall(self.query_text))
+
+    @property
+    def search_text(self) -> str:
+        """The text a SQL engine's full-text search is given: the query as written
+        (``"text"``) or its words each in double quotes (``"terms"``); ``''`` for a query
+        with no word (an empty branch)."""
+        if not self.words:
+            return ""
+        if self.query_syntax is QuerySyntax.TERMS:
+            return " ".join(f'"{word}"' for word in self.words)
+        return self.query_text
 
 
 @attrs.frozen(kw_only=True)

@@ -23,7 +23,7 @@ FLOAT32_MAX = 3.4028234663852886e38
 """The largest finite Float32 (IEEE 754 binary32)."""
 
 
-def check_query_text(value: Any, *, label: str = "query_text") -> str:
+def check_query_text(value: Any, *, label: str = "query_text", allow_blank: bool = False) -> str:
     """Return ``value`` if it is usable query text.
 
     The text is passed to the engine exactly as given (quotes, backslashes, ``--`` and ``;``
@@ -31,7 +31,8 @@ def check_query_text(value: Any, *, label: str = "query_text") -> str:
     and text with nothing but white space are rejected.
 
     Raises:
-        PlanError: not a string, empty or only white space, or holding a NUL byte.
+        PlanError: not a string, empty or only white space (unless ``allow_blank``), or
+            holding a NUL byte.
     """
     if not isinstance(value, str):
         raise PlanError(f"{label} must be a string, got {value!r}", field=label, value=value)
@@ -39,7 +40,7 @@ def check_query_text(value: Any, *, label: str = "query_text") -> str:
         raise PlanError(
             f"{label} must not contain a NUL byte, got {value!r}", field=label, value=value
         )
-    if value.strip() == "":
+    if value.strip() == "" and not allow_blank:
         raise PlanError(f"{label} must not be empty, got {value!r}", field=label, value=value)
     check_encodable(value, label=label)
     return value

@@ -308,7 +308,7 @@ def _text_branch(
     ``ORDER BY score DESC, <key> ASC LIMIT bound`` on the Float32 scores."""
     tie_order = loaded.tie_order()
     k = bound if mask is None else max(1, loaded.entry.rows)
-    rowids, scores = loaded.bm25[branch.column].search(branch.query_text, k, tie_order=tie_order)
+    rowids, scores = loaded.bm25[branch.column].search(branch.search_text, k, tie_order=tie_order)
     if mask is not None:
         kept = mask[rowids]
         rowids, scores = rowids[kept], scores[kept]

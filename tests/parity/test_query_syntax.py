@@ -1,0 +1,137 @@
+"""A text branch's query syntax and empty queries: ``query_syntax="terms"`` quotes each word,
+so query syntax in the user's text is data and every engine ranks by the words;
+``allow_empty=True`` makes a query with no word an empty branch — no rows, no error — alone
+and inside a fusion, on every engine; without it such a query is refused when built."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval import (
+    Bm25Search,
+    NearestNeighborSearch,
+    PlanError,
+    ReciprocalRankFusion,
+    SearchPlan,
+    to_sql,
+)
+from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
+
+BODIES = ["disk full on host", "network error", "disk error again", "full moon", "quiet"]
+
+
+def _open(name: str, directory: Path, request: pytest.FixtureRequest) -> Any:
+    if name == "local":
+        from hotdata_retrieval.engines.local import LocalEngine
+
+        return LocalEngine(directory / "local")
+    if name == "sqlite":
+        from hotdata_retrieval.engines.sqlite import SqliteEngine
+
+        return SqliteEngine(directory / "q.sqlite")
+    if name == "duckdb":
+        from hotdata_retrieval.engines.duckdb import DuckdbEngine
+
+        return DuckdbEngine(directory / "q.duckdb")
+    if name == "lancedb":
+        from hotdata_retrieval.engines.lancedb import LancedbEngine
+
+        return LancedbEngine(directory / "lance")
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    return PostgresEngine(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture(scope="module", params=["local", "sqlite", "duckdb", "postgres", "lancedb"])
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    opened = _open(request.param, tmp_path_factory.mktemp(f"q-{request.param}"), request)
+    table = pa.table(
+        {
+            "id": list(range(len(BODIES))),
+            "body": BODIES,
+            "embedding": pa.array(
+                [[1.0, float(i)] for i in range(len(BODIES))], pa.list_(pa.float32(), 2)
+            ),
+        }
+    )
+    opened.load_table("notes", table, key_column="id", text_columns=["body"])
+    yield opened
+    opened.close()
+
+
+def _text(query: str, **options: Any) -> Bm25Search:
+    return Bm25Search(table="notes", column="body", query_text=query, **options)
+
+
+def _keys(engine: Any, source: Any) -> list[Any]:
+    return list(engine.search(SearchPlan(source=source, limit=10)).keys)
+
+
+def test_terms_quotes_each_word() -> None:
+    branch = _text('disk: "full" -moon', query_syntax="terms")
+    assert branch.words == ("disk", "full", "moon")
+    assert '\'"disk" "full" "moon"\'' in to_sql(SearchPlan(source=branch))
+    assert _text("disk full").search_text == "disk full"
+
+
+def test_terms_rank_by_the_words_on_every_engine(engine: Any) -> None:
+    plain = _keys(engine, _text("disk full"))
+    assert plain  # the words match rows
+    assert _keys(engine, _text('"disk" full:', query_syntax="terms")) == plain
+    assert _keys(engine, _text("disk full", query_syntax="terms")) == plain
+
+
+@pytest.mark.parametrize("query", ["", "   ", "?! --", "\u3000"])
+def test_a_wordless_query_is_an_empty_branch_where_asked(engine: Any, query: str) -> None:
+    assert _keys(engine, _text(query, allow_empty=True)) == []
+    assert _keys(engine, _text(query, allow_empty=True, query_syntax="terms")) == []
+
+
+def test_an_empty_text_branch_leaves_a_fusion_to_its_other_branches(engine: Any) -> None:
+    nearest = NearestNeighborSearch(table="notes", column="embedding", query_vector=[1.0, 0.0])
+    fused = ReciprocalRankFusion(branches=[_text("", allow_empty=True), nearest])
+    hits = engine.search(SearchPlan(source=fused, limit=3)).hits
+    alone = engine.search(SearchPlan(source=nearest, limit=3)).hits
+    assert [hit.key for hit in hits] == [hit.key for hit in alone]
+    assert all(hit.branches["text"].rank is None for hit in hits)
+
+
+@pytest.mark.parametrize(
+    ("query", "pattern"),
+    [
+        ("", "query_text must not be empty"),
+        ("  ", "query_text must not be empty"),
+        ("?!", "query_text holds no word to search for, got '\\?!'; pass allow_empty=True"),
+    ],
+)
+def test_a_wordless_query_is_refused_unless_allowed(query: str, pattern: str) -> None:
+    with pytest.raises(PlanError, match=pattern):
+        _text(query)
+
+
+def test_a_bad_query_syntax_is_refused() -> None:
+    with pytest.raises(PlanError, match="query_syntax must be one of 'text', 'terms'"):
+        _text("q", query_syntax="lucene")
+
+
+def test_query_syntax_and_empty_branches_round_trip() -> None:
+    plan = SearchPlan(source=_text("", allow_empty=True, query_syntax="terms"))
+    document = plan_to_document(plan)
+    assert document["branches"][0]["query_syntax"] == "terms"
+    assert document["branches"][0]["allow_empty"] is True
+    assert plan_from_document(document) == plan
+
+
+def test_terms_and_text_compile_to_different_templates() -> None:
+    """The syntax is part of a plan's shape: a cached template of one never serves the
+    other."""
+    text = to_sql(SearchPlan(source=_text("a:b")), pretty=False)
+    terms = to_sql(SearchPlan(source=_text("a:b", query_syntax="terms")), pretty=False)
+    assert "'a:b'" in text and '\'"a" "b"\'' in terms
