@@ -585,15 +585,18 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         )
         return CompiledBranch(select=select)
 
-    def scalar_semantic(self, request: BranchRequest) -> bool:
+    def scalar_semantic(self, request: BranchRequest, branch: VectorSearch | None = None) -> bool:
         """Whether a semantic branch of ``request`` compiles to the scalar distance shape:
-        with a filter, when the dialect has a scalar semantic distance.
+        when the branch asks for it (``scalar=True``; a dialect without the scalar then
+        refuses it), or with a filter, when the dialect has a scalar semantic distance.
 
         The table function applies its k before any WHERE (engine contract §1.2), so a
         selective filter would leave the branch with fewer rows than exist; the scalar
         distance is computed for the rows the WHERE keeps, then ordered and bounded (contract
         §1.3: the engine embeds the query with the index's model and ranks by its metric).
         """
+        if branch is not None and branch.scalar:
+            return True
         return request.filtered and self.profile.renders(SemanticDistance)
 
     def visit_vector_search(self, branch: VectorSearch, request: BranchRequest) -> CompiledBranch:
@@ -603,7 +606,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         query — a sort without a limit in a subquery is one an optimizer may drop;
         filtered, the scalar shape ``SELECT ..., <semantic distance> AS _distance FROM c.s.t
         WHERE ... ORDER BY _distance ASC, key ASC LIMIT n`` (:meth:`scalar_semantic`)."""
-        if self.scalar_semantic(request):
+        if self.scalar_semantic(request, branch):
             distance = self.search(
                 SemanticDistance(
                     this=column(branch.column), query=self.binder.text(branch, "query_text")
@@ -615,7 +618,8 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                 source=table_reference(branch.table),
                 raw_column=branch.raw_score_column,
                 higher_is_better=branch.higher_is_better,
-                tie_break=True,
+                # the asked-for scalar is hotdata-cli's shape, ORDER BY distance alone
+                tie_break=not branch.scalar,
                 bounded=True,
             )
             return CompiledBranch(select=select, nullable=True)
@@ -1109,6 +1113,8 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
         return "hybrid_search returns its columns under its own names"
     if plan.include_vectors:
         return "hybrid_search returns no vector column"
+    if any(isinstance(branch, VectorSearch) and branch.scalar for branch in plan.branches):
+        return "hybrid_search ranks by the table function, not the scalar vector_distance"
     texts = [branch for branch in fusion.branches if isinstance(branch, Bm25Search)]
     vectors = [branch for branch in fusion.branches if not isinstance(branch, Bm25Search)]
     if len(texts) != 1:

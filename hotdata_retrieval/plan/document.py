@@ -96,6 +96,7 @@ _PLAN_KEYS = (
 )
 _TEXT_BRANCH_KEYS = ("kind", "name", "table", "column", "query_text", "result_name")
 _BM25_BRANCH_KEYS = (*_TEXT_BRANCH_KEYS, "query_syntax", "allow_empty")
+_SEMANTIC_BRANCH_KEYS = (*_TEXT_BRANCH_KEYS, "scalar")
 _NEAREST_BRANCH_KEYS = (
     "kind",
     "name",
@@ -108,7 +109,7 @@ _NEAREST_BRANCH_KEYS = (
 )
 _BRANCH_KEYS: dict[str, tuple[str, ...]] = {
     Bm25Search.kind: _BM25_BRANCH_KEYS,
-    VectorSearch.kind: _TEXT_BRANCH_KEYS,
+    VectorSearch.kind: _SEMANTIC_BRANCH_KEYS,
     NearestNeighborSearch.kind: _NEAREST_BRANCH_KEYS,
 }
 _METHOD_KEY = "method"
@@ -214,6 +215,16 @@ _BM25_OPTIONS: dict[str, Any] = {
         "type": ["boolean", "null"],
         "default": False,
         "description": "A query with no word gives no rows instead of an error.",
+    },
+}
+
+
+_SEMANTIC_OPTIONS: dict[str, Any] = {
+    "scalar": {
+        "type": ["boolean", "null"],
+        "default": False,
+        "description": "Rank by the engine's scalar vector_distance(column, query) in a "
+        "plain SELECT instead of the vector_search table function.",
     },
 }
 
@@ -467,6 +478,7 @@ _BASE_SCHEMA: dict[str, Any] = {
             "semantic",
             "Semantic search embedded by the engine (vector_search).",
             "The text column the provider-backed vector index was built over.",
+            _SEMANTIC_OPTIONS,
         ),
         "nearest_branch": {
             "type": "object",
@@ -717,12 +729,14 @@ def _branch(
                 query_syntax=branch.get("query_syntax") or "text",
                 allow_empty=False if allow_empty is None else _boolean(allow_empty, "allow_empty"),
             )
+        scalar = branch.get("scalar")
         return VectorSearch(
             table=table,
             column=column,
             query_text=query_text,
             name=name,
             result_name=branch.get("result_name"),
+            scalar=False if scalar is None else _boolean(scalar, "scalar"),
         )
 
 
@@ -995,6 +1009,8 @@ def _branch_document(branch: Branch) -> dict[str, Any]:
     if isinstance(branch, Bm25Search):
         document["query_syntax"] = branch.query_syntax.value
         document["allow_empty"] = branch.allow_empty
+    if isinstance(branch, VectorSearch):
+        document["scalar"] = branch.scalar
     document["result_name"] = branch.result_name
     return document
 

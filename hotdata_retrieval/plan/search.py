@@ -400,6 +400,14 @@ class VectorSearch:
         table: the table (a string is parsed and completed to three parts).
         column: the *text* column the provider-backed index was built over.
         query_text: the text the engine embeds with the index's own provider.
+        scalar: compile to the engine's scalar ``vector_distance(<column>, '<query>')`` in a
+            plain ``SELECT ..., vector_distance(...) AS _distance FROM c.s.t ORDER BY
+            _distance ASC LIMIT k`` (the shape hotdata-cli's ``search`` writes, and the SDK's
+            ``source_column`` documentation describes; engine contract §1.3) instead of the
+            ``vector_search`` table function. Ties on the distance come back in the engine's
+            order, as in the nearest-neighbour fast-path shape. A filtered semantic branch
+            takes the scalar form anyway (with a key tie-break): the table function would
+            apply its k before the filter.
         name: the branch's name in fused SQL and debug columns (default ``semantic``).
         result_name: the result column holding this branch's raw score or distance. A
             single-branch plan returns it as ``score`` (BM25) or ``_distance`` unless named
@@ -419,6 +427,7 @@ class VectorSearch:
     query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
+    scalar: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
 
 @attrs.frozen(kw_only=True, eq=True)
