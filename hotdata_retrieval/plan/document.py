@@ -604,6 +604,12 @@ def _boolean(value: Any, where: str) -> bool:
     return value
 
 
+def _optional_boolean(obj: Mapping[str, Any], key: str) -> bool:
+    """``obj[key]`` as a boolean; absent or null: ``False``."""
+    value = obj.get(key)
+    return False if value is None else _boolean(value, key)
+
+
 def _number(value: Any, where: str) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         _fail(f"{where} must be a number, got {_json_type(value)}", field=where, value=value)
@@ -706,20 +712,18 @@ def _branch(
                     field="metric",
                     value=metric,
                 )
-            exact = branch.get("exact")
             return NearestNeighborSearch(
                 table=table,
                 column=column,
                 query_vector=vector,
                 metric=DistanceMetric.COSINE if metric is None else metric,
                 name=name,
-                exact=False if exact is None else _boolean(exact, "exact"),
+                exact=_optional_boolean(branch, "exact"),
                 result_name=branch.get("result_name"),
             )
     query_text = _required(branch, "query_text", where)
     with _at(where):
         if kind == Bm25Search.kind:
-            allow_empty = branch.get("allow_empty")
             return Bm25Search(
                 table=table,
                 column=column,
@@ -727,16 +731,15 @@ def _branch(
                 name=name,
                 result_name=branch.get("result_name"),
                 query_syntax=branch.get("query_syntax") or "text",
-                allow_empty=False if allow_empty is None else _boolean(allow_empty, "allow_empty"),
+                allow_empty=_optional_boolean(branch, "allow_empty"),
             )
-        scalar = branch.get("scalar")
         return VectorSearch(
             table=table,
             column=column,
             query_text=query_text,
             name=name,
             result_name=branch.get("result_name"),
-            scalar=False if scalar is None else _boolean(scalar, "scalar"),
+            scalar=_optional_boolean(branch, "scalar"),
         )
 
 

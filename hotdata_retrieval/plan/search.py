@@ -409,12 +409,7 @@ class VectorSearch:
             takes the scalar form anyway (with a key tie-break): the table function would
             apply its k before the filter.
         name: the branch's name in fused SQL and debug columns (default ``semantic``).
-        result_name: the result column holding this branch's raw score or distance. A
-            single-branch plan returns it as ``score`` (BM25) or ``_distance`` unless named
-            (``dist``, ``distance``: the names integrations read); a fusion returns it only
-            when named (or with ``include_branch_scores``, as ``<branch>_score`` /
-            ``<branch>_distance``), beside the fused score, NULL where the branch missed the
-            row.
+        result_name: the result column of its distance (as :class:`Bm25Search`'s).
     """
 
     visit_name: ClassVar[str] = "vector_search"
@@ -445,12 +440,7 @@ class NearestNeighborSearch:
         query_vector: the query embedding; finite, non-empty, from the same model as the column.
         metric: ``cosine`` (default), ``l2`` or ``dot``; must match the index's metric.
         name: the branch's name in fused SQL and debug columns (default ``nearest``).
-        result_name: the result column holding this branch's raw score or distance. A
-            single-branch plan returns it as ``score`` (BM25) or ``_distance`` unless named
-            (``dist``, ``distance``: the names integrations read); a fusion returns it only
-            when named (or with ``include_branch_scores``, as ``<branch>_score`` /
-            ``<branch>_distance``), beside the fused score, NULL where the branch missed the
-            row.
+        result_name: the result column of its distance (as :class:`Bm25Search`'s).
         exact: compute every row's distance instead of asking a vector index: the branch
             compiles to a shape the Hotdata engine's index rule never rewrites (the scanned
             table given an alias, with no outer query: engine contract §2.3, "single alias

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from hotdata_retrieval.plan.filters import (
     StartsWith,
 )
 from hotdata_retrieval.spec.cases import _passes as reference_truth
+from tests.parity.engines import ENGINE_PATHS, open_engine
 
 ROWS = 32
 PLUS_TWO = datetime.timezone(datetime.timedelta(hours=2))
@@ -183,37 +183,12 @@ def _plan(predicate: Predicate) -> SearchPlan:
     )
 
 
-def _open(name: str, directory: Path, request: pytest.FixtureRequest) -> Any:
-    if name in ("local", "local statement"):
-        from hotdata_retrieval.engines.local import LocalEngine
-
-        return LocalEngine(directory / "local")
-    if name == "sqlite":
-        from hotdata_retrieval.engines.sqlite import SqliteEngine
-
-        return SqliteEngine(directory / "ops.sqlite")
-    if name == "duckdb":
-        from hotdata_retrieval.engines.duckdb import DuckdbEngine
-
-        return DuckdbEngine(directory / "ops.duckdb")
-    if name == "lancedb":
-        from hotdata_retrieval.engines.lancedb import LancedbEngine
-
-        return LancedbEngine(directory / "lance")
-    from hotdata_retrieval.engines.postgres import PostgresEngine
-
-    return PostgresEngine(request.getfixturevalue("postgres_url"))
-
-
-ENGINES = ["local", "local statement", "sqlite", "duckdb", "postgres", "lancedb"]
-
-
-@pytest.fixture(scope="module", params=ENGINES)
+@pytest.fixture(scope="module", params=ENGINE_PATHS)
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Any]]:
     name = request.param
-    opened = _open(name, tmp_path_factory.mktemp(f"ops-{name.replace(' ', '-')}"), request)
+    opened = open_engine(name, tmp_path_factory.mktemp(f"ops-{name.replace(' ', '-')}"), request)
     opened.load_table(
         "docs", _table(lists=name != "sqlite"), key_column="id", text_columns=["body"]
     )

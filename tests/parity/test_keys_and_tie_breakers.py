@@ -28,6 +28,7 @@ from hotdata_retrieval import (
     to_sql,
 )
 from hotdata_retrieval.fusion import ordered_rows, rank_branch, reference_fusion
+from tests.parity.engines import ENGINE_PATHS, open_engine
 
 ROWS = 24
 # Four distinct vectors: every distance is shared by six rows, so ties decide most places.
@@ -62,37 +63,12 @@ def _table() -> pa.Table:
     return pa.table(COLUMNS, schema=schema)
 
 
-def _open(name: str, directory: Path, request: pytest.FixtureRequest) -> Any:
-    if name in ("local", "local statement"):
-        from hotdata_retrieval.engines.local import LocalEngine
-
-        return LocalEngine(directory / "local")
-    if name == "sqlite":
-        from hotdata_retrieval.engines.sqlite import SqliteEngine
-
-        return SqliteEngine(directory / "keys.sqlite")
-    if name == "duckdb":
-        from hotdata_retrieval.engines.duckdb import DuckdbEngine
-
-        return DuckdbEngine(directory / "keys.duckdb")
-    if name == "lancedb":
-        from hotdata_retrieval.engines.lancedb import LancedbEngine
-
-        return LancedbEngine(directory / "lance")
-    from hotdata_retrieval.engines.postgres import PostgresEngine
-
-    return PostgresEngine(request.getfixturevalue("postgres_url"))
-
-
-ENGINES = ["local", "local statement", "sqlite", "duckdb", "postgres", "lancedb"]
-
-
-@pytest.fixture(scope="module", params=ENGINES)
+@pytest.fixture(scope="module", params=ENGINE_PATHS)
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Any]]:
     name = request.param
-    opened = _open(name, tmp_path_factory.mktemp(f"keys-{name.replace(' ', '-')}"), request)
+    opened = open_engine(name, tmp_path_factory.mktemp(f"keys-{name.replace(' ', '-')}"), request)
     # Two tables of the same rows: one without any key (and no `id` column), one keyed by doc.
     opened.load_table("keyless", _table(), key_column=None, text_columns=["body"])
     opened.load_table("keyed", _table(), key_column="doc", text_columns=["body"])

@@ -6,7 +6,6 @@ and inside a fusion, on every engine; without it such a query is refused when bu
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -21,37 +20,16 @@ from hotdata_retrieval import (
     to_sql,
 )
 from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
+from tests.parity.engines import open_engine
 
 BODIES = ["disk full on host", "network error", "disk error again", "full moon", "quiet"]
-
-
-def _open(name: str, directory: Path, request: pytest.FixtureRequest) -> Any:
-    if name == "local":
-        from hotdata_retrieval.engines.local import LocalEngine
-
-        return LocalEngine(directory / "local")
-    if name == "sqlite":
-        from hotdata_retrieval.engines.sqlite import SqliteEngine
-
-        return SqliteEngine(directory / "q.sqlite")
-    if name == "duckdb":
-        from hotdata_retrieval.engines.duckdb import DuckdbEngine
-
-        return DuckdbEngine(directory / "q.duckdb")
-    if name == "lancedb":
-        from hotdata_retrieval.engines.lancedb import LancedbEngine
-
-        return LancedbEngine(directory / "lance")
-    from hotdata_retrieval.engines.postgres import PostgresEngine
-
-    return PostgresEngine(request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture(scope="module", params=["local", "sqlite", "duckdb", "postgres", "lancedb"])
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
-    opened = _open(request.param, tmp_path_factory.mktemp(f"q-{request.param}"), request)
+    opened = open_engine(request.param, tmp_path_factory.mktemp(f"q-{request.param}"), request)
     table = pa.table(
         {
             "id": list(range(len(BODIES))),
