@@ -99,13 +99,15 @@ class TableIndexes:
         table: the table, completed to ``catalog.schema.table``.
         bm25_columns: the text columns with a ready BM25 index, lower-cased.
         vectors: the ready vector indexes.
-        key_column: the table's unique key.
+        key_column: the table's unique key: the one it was loaded with, else its ``id``
+            column if it has one (checked for uniqueness when a search needs it), else
+            ``None`` (a table without a key: single-branch searches only).
     """
 
     table: TableName
     bm25_columns: tuple[str, ...] = ()
     vectors: tuple[VectorIndex, ...] = ()
-    key_column: str = "id"
+    key_column: str | None = "id"
 
 
 # -- the index catalog ---------------------------------------------------------------------
@@ -701,3 +703,15 @@ CATALOG_JSON_SCHEMA: dict[str, Any] = {
     },
 }
 """JSON Schema (draft 2020-12) of an index catalog document."""
+
+
+def reported_key(loaded_key: str | None, columns: Iterable[str]) -> str | None:
+    """The key an engine reports for a table (:attr:`TableIndexes.key_column`): the one it
+    was loaded with, else ``id`` if the table has such a column, else ``None``.
+
+    >>> reported_key(None, ["doc", "body"]) is None, reported_key(None, ["id"])
+    (True, 'id')
+    """
+    if loaded_key is not None:
+        return loaded_key
+    return "id" if "id" in columns else None

@@ -239,7 +239,8 @@ class _Router:
 
     def auto(self, vector_column: str | None, text_column: str | None) -> SearchMode:
         indexes = self.indexes
-        if indexes.bm25_columns and indexes.vectors and self.embed_query is not None:
+        fusable = indexes.key_column is not None  # a fusion joins its branches on the key
+        if fusable and indexes.bm25_columns and indexes.vectors and self.embed_query is not None:
             if vector_column is not None:
                 return SearchMode.HYBRID
             try:

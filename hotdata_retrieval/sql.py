@@ -27,6 +27,7 @@ from sqlglot import exp
 from hotdata_retrieval.compile.compiler import identifier, literal_node, table_reference
 from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
+from hotdata_retrieval.compile.stores import StoreCompiler, store_table
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import TableName, coerce_table_name, normalize_identifier
 from hotdata_retrieval.plan.search import DEFAULT_RANK_CONSTANT, DistanceMetric
@@ -104,13 +105,25 @@ def quote_identifier(name: Any, *, dialect: str | DialectProfile = "hotdata") ->
 
 def quote_table(name: str | TableName, *, dialect: str | DialectProfile = "hotdata") -> str:
     """A table name completed to ``catalog.schema.table`` (from ``default`` and ``public``)
-    and written as the compiler writes it: fully qualified, each part quoted as needed (the
-    Hotdata engine's index rule keys on the reference as written, engine contract §2.4).
+    and written as the compiler writes it for ``dialect``: fully qualified on the Hotdata
+    engine, each part quoted as needed (its index rule keys on the reference as written,
+    engine contract §2.4); ``<schema>.<table>`` on a store, ``public`` its default schema.
 
     Raises:
         TableNameError: not a valid 1-3 part name.
+        UnsupportedOnDialectError: a catalog other than ``default`` on a store.
     """
-    return _render(table_reference(coerce_table_name(name)), dialect)
+    profile = _profile(dialect)
+    table = coerce_table_name(name)
+    reference = table_reference(table)
+    compiler = profile.compiler
+    if compiler is not None and issubclass(compiler, StoreCompiler):
+        if table.catalog != "default":
+            raise UnsupportedOnDialectError(
+                f"the catalog {table.catalog!r} (tables are <schema>.<table> here)", profile.name
+            )
+        reference = store_table(reference, compiler.default_schema)
+    return _render(reference, profile)
 
 
 def vector_literal(

@@ -113,3 +113,17 @@ def test_the_constants_are_the_plans() -> None:
 def test_bad_input_is_a_typed_error_naming_it(call: Any, error: type, pattern: str) -> None:
     with pytest.raises(error, match=pattern):
         call()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("name", ["docs", "support.Tickets", "default.public.order"])
+def test_a_table_is_written_as_the_compiled_plan_writes_it(dialect: str, name: str) -> None:
+    plan = SearchPlan(source=NearestNeighborSearch(table=name, column="e", query_vector=[1.0]))
+    assert f"FROM {helpers.quote_table(name, dialect=dialect)}" in to_sql(
+        plan, dialect, pretty=False
+    )
+
+
+def test_a_store_refuses_another_catalog() -> None:
+    with pytest.raises(UnsupportedOnDialectError, match="the catalog 'lake'"):
+        helpers.quote_table("lake.public.docs", dialect="duckdb")

@@ -368,6 +368,11 @@ class HotdataRetriever(BaseRetriever):
         for vector in indexes.vectors:
             if vector.source_column is not None:
                 return vector.source_column
+        if indexes.key_column is None:
+            raise ToolError(
+                f"table {indexes.table} has no text to search: give text_column (it has no "
+                "BM25 index, no engine-embedded vectors and no key)"
+            )
         return indexes.key_column
 
     def _content_column(self, indexes: TableIndexes) -> str:
@@ -389,9 +394,13 @@ class HotdataRetriever(BaseRetriever):
         indexes = self._table_indexes()
         content = self._content_column(indexes)
         searched = self._searched_column(indexes)
-        columns = list(
-            dict.fromkeys([indexes.key_column, content, searched, *(self.columns or ())])
-        )
+        columns = [
+            name
+            for name in dict.fromkeys(
+                [indexes.key_column, content, searched, *(self.columns or ())]
+            )
+            if name is not None
+        ]
         request = SearchRequest(
             table=indexes.table,
             query=query,
@@ -436,7 +445,7 @@ class HotdataRetriever(BaseRetriever):
             metadata[raw_column] = hit.branches[name].raw_score
         text = hit.columns.get(content)
         return Document(
-            id=str(hit.key),
+            id=None if hit.key is None else str(hit.key),
             page_content="" if text is None else str(text),
             metadata=jsonable(metadata),
         )

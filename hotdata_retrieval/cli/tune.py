@@ -201,6 +201,11 @@ def tune(
             )
         engine.embedder = embedder_for_model(models[0])
         key = indexes.key_column
+        if key is None:
+            raise tuning.TuningError(
+                f"table {indexes.table} has no key column: qrels name documents by their key "
+                "(hdq load --key-column)"
+            )
         coverage = tuning.judgment_coverage(
             qrels, queries, engine.read_table(indexes.table, [key]).column(key).to_pylist()
         )

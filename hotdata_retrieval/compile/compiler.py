@@ -279,6 +279,12 @@ class BranchRequest:
         """Whether the plan has a filter."""
         return self.plan.filter is not None
 
+    @property
+    def cut_after_the_search(self) -> bool:
+        """Whether the rows must be cut after something the search function does not see:
+        a filter, or tie-breakers (a table function's k keeps its own tied rows first)."""
+        return self.filtered or bool(self.tie_breakers)
+
 
 @attrs.frozen(kw_only=True)
 class CompiledBranch:
@@ -571,9 +577,11 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         The text search applies its k before any WHERE (engine contract §1.1): with a filter,
         k would cut rows the filter keeps and return fewer than asked. Without k the search
         runs to the engine's larger default bound, then the WHERE, then ``ORDER BY score DESC
-        LIMIT k`` — the same top-k the filter asks for.
+        LIMIT k`` — the same top-k the filter asks for. Tie-breakers likewise: the function's
+        k would keep its own choice of the rows tied at the cut, before they order them.
         """
-        source = self._table_search(TextSearch, branch, None if request.filtered else request.k)
+        bound = None if request.cut_after_the_search else request.k
+        source = self._table_search(TextSearch, branch, bound)
         select = self.branch_select(
             request,
             raw=column(branch.raw_score_column),
@@ -597,7 +605,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         """
         if branch is not None and branch.scalar:
             return True
-        return request.filtered and self.profile.renders(SemanticDistance)
+        return request.cut_after_the_search and self.profile.renders(SemanticDistance)
 
     def visit_vector_search(self, branch: VectorSearch, request: BranchRequest) -> CompiledBranch:
         """The semantic table function ``... ORDER BY _distance ASC, key ASC LIMIT k``: its k

@@ -336,7 +336,10 @@ def _render(
         text: str = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
         return text
     shape = plan_shape(plan)
-    cache_key = (profile, pretty, shape.key)
+    # Whether a plan is one native hybrid_search call can depend on its values (the semantic
+    # query equal to the text query, a text with words): the answer is part of the key.
+    native = profile.native_hybrid_search is not None and native_hybrid_misfit(plan) is None
+    cache_key = (profile, pretty, native, shape.key)
     cacheable = True
     with _templates_lock:
         try:

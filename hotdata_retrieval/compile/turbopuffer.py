@@ -232,10 +232,15 @@ def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None
         namespace's.
 
     Raises:
-        UnsupportedOnDialectError: the ``dot`` metric, an exact nearest branch, nearest
+        UnsupportedOnDialectError: tie-breakers, the ``dot`` metric, an exact nearest branch,
+            a text branch with no word, nearest
             branches of two metrics,
             engine-embedded semantic search, or a ``top_k`` above :data:`MAX_TOP_K`.
     """
+    if plan.tie_breakers:
+        raise UnsupportedOnDialectError(
+            "tie-breakers (a query ranks by one function; the client fuses by key)", NAME
+        )
     top_k = plan.depth if plan.fusion is not None else plan.limit + plan.offset
     if top_k > MAX_TOP_K:
         raise UnsupportedOnDialectError(

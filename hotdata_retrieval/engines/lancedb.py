@@ -55,7 +55,7 @@ from hotdata_retrieval.engines.store import vector_columns_of
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import ordered_rows, rank_branch, reference_fusion
-from hotdata_retrieval.indexes import TableIndexes, VectorIndex
+from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
@@ -193,7 +193,10 @@ class LancedbEngine(RoutesByIndexes):
             vectors=tuple(
                 VectorIndex(column=name, metric=metric) for name in _vector_fields(schema)
             ),
-            key_column=metadata.get(_KEY_METADATA, b"id").decode(),
+            key_column=reported_key(
+                metadata[_KEY_METADATA].decode() if _KEY_METADATA in metadata else None,
+                schema.names,
+            ),
         )
 
     def embedder_for(self, table: str | TableName) -> Any:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import struct
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -127,6 +129,7 @@ def hits_from_rows(
     leaving them out never leaves a gap (``docs/sql-shapes.md``, "Undefined distances").
     """
     names = plan.branch_names
+    vectors = plan.vector_columns if plan.include_vectors else frozenset()
     hits = []
     single = plan.fusion is None
     for position, row in enumerate(rows, start=plan.offset + 1):
@@ -157,13 +160,37 @@ def hits_from_rows(
         hits.append(
             SearchHit(
                 key=None if plan.key_column is None else row[plan.key_column],
-                columns={column: row[column] for column in requested},
+                columns={
+                    column: _vector(row[column]) if column in vectors else row[column]
+                    for column in requested
+                },
                 score=score,
                 distance=distance,
                 branches=branches,
             )
         )
     return tuple(hits)
+
+
+def _vector(value: Any) -> list[float] | None:
+    """A returned vector as a list of floats, whatever the store's own form: a list or tuple
+    (local engine, LanceDB, DuckDB), a little-endian float32 blob (sqlite-vec), pgvector's
+    text (``'[1,2,3]'``), a NumPy array."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            raw = bytes(value)
+            return [float(x) for x in struct.unpack(f"<{len(raw) // 4}f", raw)]
+        if isinstance(value, str):
+            value = json.loads(value)
+        if hasattr(value, "tolist"):
+            value = value.tolist()
+        return [float(x) for x in value]
+    except (ValueError, TypeError, struct.error):
+        raise EngineError(
+            f"a returned vector is not a list of numbers: {str(value)[:60]!r}"
+        ) from None
 
 
 def executed_plan(
@@ -231,12 +258,15 @@ def _default_names(plan: SearchPlan) -> SearchPlan:
         attrs.evolve(breaker, column=renamed.get(breaker.column, breaker.column))
         for breaker in plan.tie_breakers
     ]
+    # A tie-breaker on a chosen name reads the branch's debug column, computed only with
+    # branch scores; otherwise executed_plan adds them where no projected column collides.
+    reads_debug = any(breaker.column in renamed for breaker in plan.tie_breakers)
     return attrs.evolve(
         plan,
         source=source,
         score_name="score",
         tie_breakers=breakers,
-        include_branch_scores=plan.include_branch_scores or fusion is not None,
+        include_branch_scores=plan.include_branch_scores or reads_debug,
     )
 
 

@@ -46,7 +46,7 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import PlanError
-from hotdata_retrieval.indexes import TableIndexes, VectorIndex
+from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -347,7 +347,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 VectorIndex(column=vector.name, metric=vector.metric)
                 for vector in described.vectors
             ),
-            key_column=described.key_column or "id",
+            key_column=reported_key(described.key_column, described.columns),
         )
 
     def embedder_for(self, table: str | TableName) -> Any:

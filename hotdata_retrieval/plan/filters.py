@@ -44,7 +44,7 @@ import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import normalize_identifier
-from hotdata_retrieval.plan.values import LiteralValue, check_literal
+from hotdata_retrieval.plan.values import LiteralValue, check_flag, check_literal
 from hotdata_retrieval.plan.visitor import NodeVisitor, UnvisitableNodeError
 
 MAX_FILTER_TERMS = 1_024
@@ -358,7 +358,7 @@ class InList(_Composable):
     values: tuple[LiteralValue, ...] = attrs.field(
         converter=_literal_tuple, metadata={"bound_each": True}
     )
-    negated: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    negated: bool = attrs.field(default=False, validator=check_flag)
 
 
 @attrs.frozen(kw_only=True)
@@ -368,7 +368,7 @@ class IsNull(_Composable):
     visit_name: ClassVar[str] = "is_null"
 
     column: str = attrs.field(converter=_filter_column)
-    negated: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    negated: bool = attrs.field(default=False, validator=check_flag)
 
 
 def _prefix_text(value: Any) -> str:

@@ -30,6 +30,7 @@ from hotdata_retrieval.plan.names import TableName, coerce_table_name, normalize
 from hotdata_retrieval.plan.values import (
     check_cosine_query,
     check_finite_number,
+    check_flag,
     check_positive_int,
     check_query_text,
     check_query_vector,
@@ -134,7 +135,7 @@ def _ranking(value: Any) -> BranchRanking:
 
 
 _RANKING_SCHEMA = {
-    "enum": [member.value for member in BranchRanking],
+    "enum": [*(member.value for member in BranchRanking), None],
     "default": BranchRanking.COMPETITION.value,
     "description": "How rows are ranked inside each branch: 'competition' (tied rows share a "
     "rank) or 'row_number' (consecutive ranks, ties by key).",
@@ -234,7 +235,7 @@ class TieBreaker:
     """
 
     column: str = attrs.field(converter=_tie_break_column)
-    descending: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    descending: bool = attrs.field(default=False, validator=check_flag)
 
     @classmethod
     def parse(cls, value: Any) -> TieBreaker:
@@ -280,6 +281,14 @@ def _tie_breakers(values: Any) -> tuple[TieBreaker, ...]:
             field="tie_breakers",
             value=len(items),
         )
+    for item in items:
+        if isinstance(item, str) and item.strip().lower() in ("asc", "desc"):
+            raise PlanError(
+                f"tie-breaker {item!r} is a direction, not a column: write the pair inside a "
+                "list, [('created_at', 'desc')], or 'created_at desc'",
+                field="tie_breakers",
+                value=item,
+            )
     breakers = tuple(TieBreaker.parse(item) for item in items)
     seen: set[str] = set()
     for breaker in breakers:
@@ -352,7 +361,7 @@ class Bm25Search:
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
     query_syntax: QuerySyntax = attrs.field(default=QuerySyntax.TEXT, converter=_query_syntax)
-    allow_empty: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    allow_empty: bool = attrs.field(default=False, validator=check_flag)
 
     def __attrs_post_init__(self) -> None:
         if not self.allow_empty and not self.words:
@@ -422,7 +431,7 @@ class VectorSearch:
     query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
-    scalar: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    scalar: bool = attrs.field(default=False, validator=check_flag)
 
 
 @attrs.frozen(kw_only=True, eq=True)
@@ -465,7 +474,7 @@ class NearestNeighborSearch:
     metric: DistanceMetric = attrs.field(default=DistanceMetric.COSINE, converter=_metric)
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
-    exact: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    exact: bool = attrs.field(default=False, validator=check_flag)
 
     def __attrs_post_init__(self) -> None:
         if self.metric is DistanceMetric.COSINE:
@@ -1234,12 +1243,10 @@ class SearchPlan:
     offset: int = attrs.field(default=0, converter=_offset)
     filter: Predicate | None = attrs.field(default=None, converter=_optional_predicate)
     key_column: str | None = attrs.field(default="id", converter=_key_column)
-    include_branch_scores: bool = attrs.field(
-        default=False, validator=attrs.validators.instance_of(bool)
-    )
+    include_branch_scores: bool = attrs.field(default=False, validator=check_flag)
     tie_breakers: tuple[TieBreaker, ...] = attrs.field(default=(), converter=_tie_breakers)
     score_name: str | None = attrs.field(default="score", converter=_score_name)
-    include_vectors: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    include_vectors: bool = attrs.field(default=False, validator=check_flag)
 
     def __attrs_post_init__(self) -> None:
         fusion = self.fusion
@@ -1336,7 +1343,12 @@ class SearchPlan:
                 for name, branch in zip(self.branch_names, self.branches)
                 for column in debug_columns(name, branch)
             }
-            if fusion is not None and breaker.column in debug and not self.include_branch_scores:
+            chosen = {branch.result_name for branch in self.branches if branch.result_name}
+            if (
+                fusion is not None
+                and breaker.column in debug - chosen
+                and not self.include_branch_scores
+            ):
                 raise PlanError(
                     f"tie-break column {breaker.column!r} is a branch's debug column, computed "
                     "only with include_branch_scores; set it, or give the branch a result_name "

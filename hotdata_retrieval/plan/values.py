@@ -249,3 +249,18 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         field=label,
         value=value,
     )
+
+
+def check_flag(instance: Any, attribute: Any, value: Any) -> None:
+    """An attrs validator: ``value`` must be ``True`` or ``False`` (not ``1``, not
+    ``"yes"``).
+
+    Raises:
+        PlanError: naming the field and the value.
+    """
+    if not isinstance(value, bool):
+        raise PlanError(
+            f"{attribute.name} must be true or false, got {value!r}",
+            field=attribute.name,
+            value=value,
+        )

@@ -401,3 +401,54 @@ def test_a_renamed_distance_keeps_rows_and_order_on_every_engine(
     distances = _distances()
     for row in listed:
         assert row[result_name] == pytest.approx(distances[row["doc"]], abs=1e-5)
+
+
+def test_tie_breakers_choose_the_rows_a_table_function_cuts(engine: tuple[str, Any]) -> None:
+    """Every row scores the same: the tie-breaker, not the search function's own cut at k,
+    decides which rows are the top two."""
+    name, opened = engine
+    plan = SearchPlan(
+        source=Bm25Search(table="keyed", column="body", query_text="disk"),
+        key_column="doc",
+        columns=["doc", "stamp"],
+        tie_breakers=["stamp desc"],
+        limit=3,
+    )
+    rows = _rows(name, opened, plan)
+    full = SearchPlan(
+        source=Bm25Search(table="keyed", column="body", query_text="disk"),
+        key_column="doc",
+        columns=["doc", "stamp"],
+        limit=ROWS,
+    )
+    everything = _rows(name, opened, full)
+    expected = ordered_rows(everything, ranking=[("score", True), ("stamp", True), ("doc", False)])[
+        :3
+    ]
+    assert [row["doc"] for row in rows] == [row["doc"] for row in expected]
+
+
+def test_returned_vectors_are_lists_of_floats_on_every_engine(engine: tuple[str, Any]) -> None:
+    name, opened = engine
+    if name == "local statement":  # SQL's own value: the store's form is its business
+        return
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="keyed", column="embedding", query_vector=QUERY),
+        key_column="doc",
+        include_vectors=True,
+        limit=5,
+    )
+    by_doc = dict(zip(COLUMNS["doc"], COLUMNS["embedding"]))
+    for hit in opened.search(plan).hits:
+        vector = hit.columns["embedding"]
+        assert isinstance(vector, list) and all(isinstance(x, float) for x in vector)
+        assert vector == pytest.approx(by_doc[hit.key])
+
+
+def test_a_table_without_a_key_routes_to_single_branches(engine: tuple[str, Any]) -> None:
+    _, opened = engine
+    assert opened.indexes("keyless").key_column is None
+    assert opened.indexes("keyed").key_column == "doc"
+    plan = opened.plan_search("keyless", "disk", mode="text", limit=ROWS)
+    assert plan.key_column is None
+    assert len(opened.search(plan).hits) == ROWS

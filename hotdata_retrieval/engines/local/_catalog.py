@@ -18,7 +18,7 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
 from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
-from hotdata_retrieval.indexes import TableIndexes, VectorIndex
+from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 
 _REFRESH_ATTEMPTS = 5
@@ -151,7 +151,7 @@ class OpenTables:
                 VectorIndex(column=v.name, source_column=v.source_column, metric=v.metric)
                 for v in entry.vector_columns
             ),
-            key_column=entry.key_column or "id",
+            key_column=reported_key(entry.key_column, entry.columns),
         )
 
     def read(self, reference: str | TableName, columns: Sequence[str] | None) -> pa.Table:
