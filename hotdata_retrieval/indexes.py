@@ -65,6 +65,7 @@ from hotdata_retrieval.plan.names import (
     normalize_identifier,
 )
 from hotdata_retrieval.plan.search import DistanceMetric
+from hotdata_retrieval.plan.values import json_type_phrase
 
 # -- what one table can be searched by -----------------------------------------------------
 
@@ -474,7 +475,8 @@ class IndexCatalog:
         """
         if not isinstance(document, Mapping):
             raise _catalog_error(
-                f"an index catalog is a JSON object, got {_json_type(document)}", value=document
+                f"an index catalog is a JSON object, got {json_type_phrase(document)}",
+                value=document,
             )
         _only(document, {"version", "indexes", "tables"}, "")
         version = document.get("version", CATALOG_VERSION)
@@ -533,20 +535,6 @@ class IndexCatalog:
         return cls.loads(text, **defaults)
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    return "null" if value is None else type(value).__name__
-
-
 def _only(document: Mapping[str, Any], allowed: set[str], where: str) -> None:
     for key in document:
         if key not in allowed:
@@ -563,7 +551,7 @@ def _list(document: Mapping[str, Any], key: str) -> list[Any]:
     value = document.get(key, [])
     if not isinstance(value, list):
         raise _catalog_error(
-            f"{key} must be an array, got {_json_type(value)}", field=key, value=value
+            f"{key} must be an array, got {json_type_phrase(value)}", field=key, value=value
         )
     return value
 
@@ -575,7 +563,7 @@ _TABLE_FIELDS = {"table", "unique_keys"}
 def _index_entry(item: Any, where: str, **defaults: str) -> IndexEntry:
     if not isinstance(item, Mapping):
         raise _catalog_error(
-            f"{where} must be an object, got {_json_type(item)}", field=where, value=item
+            f"{where} must be an object, got {json_type_phrase(item)}", field=where, value=item
         )
     _only(item, _INDEX_FIELDS, where)
     fields = dict(item)
@@ -592,7 +580,7 @@ def _index_entry(item: Any, where: str, **defaults: str) -> IndexEntry:
     for key in ("kind", "status"):
         if key in fields and not isinstance(fields[key], str):
             raise _catalog_error(
-                f"{where}.{key} must be a string, got {_json_type(fields[key])}",
+                f"{where}.{key} must be a string, got {json_type_phrase(fields[key])}",
                 field=f"{where}.{key}",
                 value=fields[key],
             )
@@ -618,7 +606,7 @@ def _index_entry(item: Any, where: str, **defaults: str) -> IndexEntry:
 def _table_keys(item: Any, where: str, **defaults: str) -> TableKeys:
     if not isinstance(item, Mapping):
         raise _catalog_error(
-            f"{where} must be an object, got {_json_type(item)}", field=where, value=item
+            f"{where} must be an object, got {json_type_phrase(item)}", field=where, value=item
         )
     _only(item, _TABLE_FIELDS, where)
     if item.get("table") is None:

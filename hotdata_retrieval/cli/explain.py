@@ -51,6 +51,7 @@ from hotdata_retrieval.plan.search import (
     VectorSearch,
     make_fusion,
 )
+from hotdata_retrieval.plan.values import json_type
 
 MODES = ("text", "semantic", "nearest", "hybrid")
 """``--mode`` values: BM25, engine-embedded semantic, nearest-neighbour, and BM25 + nearest
@@ -148,18 +149,6 @@ def _given(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "null" if value is None else type(value).__name__
-
-
 def _read_vector(text: str) -> list[int | float]:
     """``--vector``: a JSON array, ``@path`` to a file holding one, or ``@-`` for stdin."""
     source = "--vector"
@@ -188,7 +177,7 @@ def _read_vector(text: str) -> list[int | float]:
         ) from None
     if not isinstance(value, list):
         raise PlanError(
-            f"{source} must be a JSON array of numbers, got a JSON {_json_type(value)}",
+            f"{source} must be a JSON array of numbers, got a JSON {json_type(value)}",
             field="query_vector",
             value=value,
         )

@@ -79,6 +79,7 @@ from hotdata_retrieval.plan.search import (
     fusion_methods,
     fusion_options,
 )
+from hotdata_retrieval.plan.values import json_type
 
 _PLAN_KEYS = (
     "table",
@@ -531,23 +532,6 @@ unique branch names, and the columns a plan may project.
 # -- decoding -----------------------------------------------------------------------------
 
 
-def _json_type(value: Any) -> str:
-    """The JSON name of a value's type, for error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
-
-
 def _fail(message: str, *, field: str, value: Any) -> NoReturn:
     raise PlanError(message, field=field, value=value)
 
@@ -567,7 +551,7 @@ def _object(
     """``value`` if it is an object whose keys are all in ``allowed`` (or ``also``, keys the
     message does not list)."""
     if not isinstance(value, Mapping):
-        _fail(f"{where} must be an object, got {_json_type(value)}", field=where, value=value)
+        _fail(f"{where} must be an object, got {json_type(value)}", field=where, value=value)
     for key in value:
         if not isinstance(key, str):
             _fail(f"{where} has a non-string key {key!r}", field=where, value=key)
@@ -588,13 +572,13 @@ def _required(obj: Mapping[str, Any], key: str, where: str) -> Any:
 
 def _array(value: Any, where: str) -> Sequence[Any]:
     if not isinstance(value, (list, tuple)):
-        _fail(f"{where} must be an array, got {_json_type(value)}", field=where, value=value)
+        _fail(f"{where} must be an array, got {json_type(value)}", field=where, value=value)
     return value
 
 
 def _string(value: Any, where: str) -> str:
     if not isinstance(value, str):
-        _fail(f"{where} must be a string, got {_json_type(value)}", field=where, value=value)
+        _fail(f"{where} must be a string, got {json_type(value)}", field=where, value=value)
     return value
 
 
@@ -612,7 +596,7 @@ def _optional_boolean(obj: Mapping[str, Any], key: str) -> bool:
 
 def _number(value: Any, where: str) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        _fail(f"{where} must be a number, got {_json_type(value)}", field=where, value=value)
+        _fail(f"{where} must be a number, got {json_type(value)}", field=where, value=value)
     return value
 
 
@@ -628,7 +612,7 @@ def _literal(value: Any, where: str) -> Any:
     if not isinstance(value, (str, int, float)):
         _fail(
             f'{where} must be a string, number, boolean, {{"date": ...}} or '
-            f'{{"timestamp": ...}}, got {_json_type(value)}',
+            f'{{"timestamp": ...}}, got {json_type(value)}',
             field=where,
             value=value,
         )
@@ -678,7 +662,7 @@ def _branch(
     default_schema: str,
 ) -> Branch:
     if not isinstance(value, Mapping):
-        _fail(f"{where} must be an object, got {_json_type(value)}", field=where, value=value)
+        _fail(f"{where} must be an object, got {json_type(value)}", field=where, value=value)
     kind = _required(value, "kind", where)
     if not isinstance(kind, str) or kind not in _BRANCH_KEYS:
         known = ", ".join(repr(name) for name in _BRANCH_KEYS)
@@ -750,7 +734,7 @@ def _predicate(value: Any, where: str, depth: int = 0) -> Predicate:
     read, so a document nested thousands deep costs no more than one at the limit.
     """
     if not isinstance(value, Mapping):
-        _fail(f"{where} must be an object, got {_json_type(value)}", field=where, value=value)
+        _fail(f"{where} must be an object, got {json_type(value)}", field=where, value=value)
     connectives = [key for key in _CONNECTIVES if key in value]
     if connectives:
         depth += 1
@@ -862,7 +846,7 @@ def _fusion(value: Any, branches: list[Branch]) -> Fusion:
     if value is None:
         value = {}
     if not isinstance(value, Mapping):
-        _fail(f"fusion must be an object, got {_json_type(value)}", field="fusion", value=value)
+        _fail(f"fusion must be an object, got {json_type(value)}", field="fusion", value=value)
     method = value.get(_METHOD_KEY)
     if method is None:
         method = DEFAULT_FUSION_METHOD

@@ -47,6 +47,7 @@ from hotdata_retrieval.plan.filters import (
     like_prefix,
     too_deep_message,
 )
+from hotdata_retrieval.plan.values import json_type_phrase
 
 _COMPARISONS = {"$eq": "=", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _LISTS = ("$in", "$nin", "$all", "$any")
@@ -99,39 +100,25 @@ def _fail(message: str, where: str, value: Any) -> PlanError:
     return PlanError(f"{where}: {message}", field="filter", value=value)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return type(value).__name__
-
-
 def _scalar(value: Any, where: str) -> Any:
     if value is None:
         raise _fail('null is no value; test for NULL with {"$exists": false}', where, value)
     if isinstance(value, (str, int, float, datetime.date)):
         return value
-    raise _fail(f"expected text, a number or a boolean, got {_json_type(value)}", where, value)
+    raise _fail(
+        f"expected text, a number or a boolean, got {json_type_phrase(value)}", where, value
+    )
 
 
 def _scalars(value: Any, where: str) -> list[Any]:
     if not isinstance(value, (list, tuple)):
-        raise _fail(f"expected a list, got {_json_type(value)}", where, value)
+        raise _fail(f"expected a list, got {json_type_phrase(value)}", where, value)
     return [_scalar(item, f"{where}[{index}]") for index, item in enumerate(value)]
 
 
 def _like_prefix(pattern: Any, where: str) -> str:
     if not isinstance(pattern, str):
-        raise _fail(f"expected a pattern 'text%', got {_json_type(pattern)}", where, pattern)
+        raise _fail(f"expected a pattern 'text%', got {json_type_phrase(pattern)}", where, pattern)
     prefix = like_prefix(pattern)
     if prefix is None:
         raise _fail(
@@ -173,13 +160,13 @@ _COLUMN_OPERATORS: dict[str, Callable[[str, Any, str], Predicate]] = {
 
 def _text(value: Any, where: str) -> str:
     if not isinstance(value, str):
-        raise _fail(f"expected text, got {_json_type(value)}", where, value)
+        raise _fail(f"expected text, got {json_type_phrase(value)}", where, value)
     return value
 
 
 def _boolean(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
-        raise _fail(f"expected true or false, got {_json_type(value)}", where, value)
+        raise _fail(f"expected true or false, got {json_type_phrase(value)}", where, value)
     return value
 
 
@@ -208,7 +195,7 @@ def _column_tests(column: str, value: Any, where: str) -> list[Predicate]:
 
 def _predicate(value: Any, where: str, depth: int) -> Predicate | None:
     if not isinstance(value, Mapping):
-        raise _fail(f"expected an object, got {_json_type(value)}", where, value)
+        raise _fail(f"expected an object, got {json_type_phrase(value)}", where, value)
     if depth > MAX_FILTER_DEPTH:
         raise _fail(too_deep_message(depth), where, depth)
     parts: list[Predicate] = []
@@ -219,7 +206,7 @@ def _predicate(value: Any, where: str, depth: int) -> Predicate | None:
         if key in ("$and", "$or"):
             if not isinstance(item, (list, tuple)) or not item:
                 raise _fail(
-                    f"expected a non-empty list of objects, got {_json_type(item)}", at, item
+                    f"expected a non-empty list of objects, got {json_type_phrase(item)}", at, item
                 )
             operands = []
             for index, operand in enumerate(item):

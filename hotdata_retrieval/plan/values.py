@@ -264,3 +264,37 @@ def check_flag(instance: Any, attribute: Any, value: Any) -> None:
             field=attribute.name,
             value=value,
         )
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type, for messages: ``null``, ``boolean``,
+    ``number``, ``string``, ``object``, ``array``; another Python type by its name.
+
+    >>> json_type(True), json_type([1]), json_type({"a": 1})
+    ('boolean', 'array', 'object')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def json_type_phrase(value: Any) -> str:
+    """:func:`json_type` with its article: ``a boolean``, ``an object``, ``null``.
+
+    >>> json_type_phrase({}), json_type_phrase(None), json_type_phrase("x")
+    ('an object', 'null', 'a string')
+    """
+    name = json_type(value)
+    if name == "null":
+        return name
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
