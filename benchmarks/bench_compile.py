@@ -187,7 +187,7 @@ def clear_templates() -> None:
 def check_identical(dimension: int) -> None:
     """Both contenders must give byte-identical SQL, or the floor would not be a floor."""
     vector = make_vectors(dimension, 1)[0]
-    samples = [*make_queries(3), "it's", "''", 'say "hi"', "a\\b", "x\ny", "é ü 中 --;"]
+    samples = [*make_queries(3), "it's", "'' x ''", 'say "hi"', "a\\b", "x\ny", "é ü 中 --;"]
     for limit in (LIMIT, 3, 25):
         for query in samples:
             expected = hotdata_sql(query, vector, limit)

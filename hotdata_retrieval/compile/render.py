@@ -100,6 +100,10 @@ def _fields_of(cls: type) -> tuple[tuple[str, str | None], ...] | None:
     return fields
 
 
+_SCALAR_TYPES = frozenset({bool, int, float, str, type(None)})
+"""Field values keyed as themselves (with their type) in a shape."""
+
+
 def plan_shape(plan: SearchPlan) -> _Shape:
     """Split a plan into its shape (hashable, values replaced by markers) and its values.
 
@@ -128,7 +132,11 @@ def plan_shape(plan: SearchPlan) -> _Shape:
             for name, mode in fields:
                 item = getattr(value, name)
                 if mode is None:
-                    walk(item)
+                    kind = type(item)
+                    if kind in _SCALAR_TYPES:  # the common case, without the recursion
+                        key.append((kind, item))
+                    else:
+                        walk(item)
                 elif mode == _EACH:
                     key.append(len(item))
                     for index, element in enumerate(item):

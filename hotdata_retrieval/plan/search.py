@@ -16,6 +16,7 @@ write it), one ``visit_<name>`` method on the compiler and one reference functio
 from __future__ import annotations
 
 import enum
+import functools
 import math
 import re
 from collections import Counter
@@ -185,6 +186,11 @@ def _query_syntax(value: Any) -> QuerySyntax:
 
 
 _WORD = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=1024)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text))
 
 
 def _any_query_text(value: Any) -> str:
@@ -381,7 +387,7 @@ class Bm25Search:
     @property
     def words(self) -> tuple[str, ...]:
         """The query's words: runs of letters, digits and underscores (``\\w+``)."""
-        return tuple(_WORD.findall(self.query_text))
+        return _words(self.query_text)
 
     @property
     def search_text(self) -> str:
@@ -1257,8 +1263,8 @@ class SearchPlan:
                 field="score_name",
                 value=self.score_name,
             )
-        named = [name for name in self.result_columns if name is not None]
-        repeated = sorted({name for name in named if named.count(name) > 1})
+        results = self.result_columns
+        repeated = sorted({name for name in results if results.count(name) > 1})
         if repeated:
             raise PlanError(
                 f"result column {repeated[0]!r} is named twice; give each score and distance "
@@ -1292,7 +1298,7 @@ class SearchPlan:
                 value=self.limit,
             )
         if self.key_column is not None and (
-            self.key_column in INTERNAL_COLUMNS or self.key_column in self.result_columns
+            self.key_column in INTERNAL_COLUMNS or self.key_column in results
         ):
             raise PlanError(
                 f"key column {self.key_column!r} collides with a column the search computes; "
@@ -1300,7 +1306,7 @@ class SearchPlan:
                 field="key_column",
                 value=self.key_column,
             )
-        reserved = set(self.result_columns)
+        reserved = set(results)
         vector_columns = self.vector_columns
         for column in self.projection:
             if column in reserved:
