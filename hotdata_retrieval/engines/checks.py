@@ -179,21 +179,41 @@ def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:
         )
 
 
-def check_filter_values(predicate: Predicate | None, kinds: Mapping[str, ValueKind]) -> None:
+def arrow_element_kinds(schema: Any) -> dict[str, ValueKind]:
+    """The kind of each list column's elements, from an Arrow schema (``pyarrow.Schema``):
+    what :func:`check_filter_values` checks ``contains_all`` / ``contains_any`` values
+    against."""
+    import pyarrow as pa
+
+    kinds = {}
+    for field in schema:
+        kind = field.type
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            kinds[field.name] = arrow_value_kind(kind.value_type)
+    return kinds
+
+
+def check_filter_values(
+    predicate: Predicate | None,
+    kinds: Mapping[str, ValueKind],
+    element_kinds: Mapping[str, ValueKind] | None = None,
+) -> None:
     """Every value ``predicate`` compares a column with can be compared with it, as every
     engine compares it: a text column only with text; a number column with a number, or with
     text that reads as one of the column's type, without surrounding spaces (``'42'`` for an
     integer column; ``'1.5'``, ``'1e3'`` for a floating-point or decimal one: engines convert
     the text, and DataFusion fails on ``'1.5'`` for an integer column); a boolean column only
     with ``True`` or ``False`` (DataFusion compares no text with a boolean). Columns missing
-    from ``kinds`` and of kind :attr:`ValueKind.OTHER` are not checked.
+    from ``kinds`` and of kind :attr:`ValueKind.OTHER` are not checked. With
+    ``element_kinds`` (:func:`arrow_element_kinds`), the values a list test looks for are
+    checked against the list's elements by the same rules.
 
     Raises:
         PlanError: on field ``filter``, naming the column, the kind of value it holds and the
             value.
     """
     if predicate is not None:
-        _FilterValues(kinds).visit(predicate)
+        _FilterValues(kinds, element_kinds or {}).visit(predicate)
 
 
 _INTEGER_TEXT = re.compile(r"-?[0-9]{1,19}", re.ASCII)
@@ -254,8 +274,11 @@ def _value_problem(kind: ValueKind, value: Any) -> str | None:
 
 
 class _FilterValues(PredicateVisitor[None]):
-    def __init__(self, kinds: Mapping[str, ValueKind]) -> None:
+    def __init__(
+        self, kinds: Mapping[str, ValueKind], element_kinds: Mapping[str, ValueKind]
+    ) -> None:
         self.kinds = kinds
+        self.element_kinds = element_kinds
 
     def _check(self, column: str, values: Iterable[Any]) -> None:
         kind = self.kinds.get(column, ValueKind.OTHER)
@@ -303,6 +326,16 @@ class _FilterValues(PredicateVisitor[None]):
                 field="filter",
                 value=list(values),
             )
+        element = self.element_kinds.get(column, ValueKind.OTHER)
+        for value in values:
+            problem = _value_problem(element, value)
+            if problem is not None:
+                raise PlanError(
+                    f"filter looks in column '{column}', a list of {element.value} values, "
+                    f"for {problem}",
+                    field="filter",
+                    value=value,
+                )
 
     def visit_and(self, node: And) -> None:
         for operand in node.operands:

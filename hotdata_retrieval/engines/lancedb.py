@@ -43,6 +43,7 @@ from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    arrow_element_kinds,
     arrow_value_kind,
     check_columns,
     check_filter_values,
@@ -292,7 +293,9 @@ class LancedbEngine(RoutesByIndexes):
     def _check(self, plan: SearchPlan, opened: Any) -> None:
         check_columns(plan, opened.schema.names)
         check_filter_values(
-            plan.filter, {field.name: arrow_value_kind(field.type) for field in opened.schema}
+            plan.filter,
+            {field.name: arrow_value_kind(field.type) for field in opened.schema},
+            arrow_element_kinds(opened.schema),
         )
         text_indexed = set(self.indexes(plan.table).bm25_columns)
         for branch in plan.branches:

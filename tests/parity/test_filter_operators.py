@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -257,3 +258,19 @@ def test_a_date_against_a_timestamp_past_midnight_is_refused_or_answered(
             opened.search(_plan(predicate))
         return
     assert _keys(name, opened, predicate) == _reference(predicate)
+
+
+@pytest.mark.parametrize("engine_name", ["local", "lancedb"])
+def test_a_list_test_for_a_value_of_another_kind_is_refused(
+    engine_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A list of text searched for a number: one PlanError naming the column and the value,
+    before anything runs (Arrow's own message was 'Failed to parse string')."""
+    opened = open_engine(engine_name, tmp_path, request)
+    try:
+        opened.load_table("docs", _table(lists=True), key_column="id", text_columns=["body"])
+        with pytest.raises(PlanError, match="column 'tags', a list of text values, for 1"):
+            opened.search(_plan(ContainsAll(column="tags", values=[1])))
+        assert opened.search(_plan(ContainsAny(column="tags", values=["a"]))).keys
+    finally:
+        opened.close()

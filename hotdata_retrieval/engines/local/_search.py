@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import sqlglot
 
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
-from hotdata_retrieval.engines.checks import arrow_value_kind, check_columns, check_filter_values
+from hotdata_retrieval.engines.checks import (
+    arrow_element_kinds,
+    arrow_value_kind,
+    check_columns,
+    check_filter_values,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local._prepare import is_vector_type
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_FUNCTIONS, rewrite_fast_paths
@@ -137,7 +142,9 @@ def check_plan(engine: SearchHost, plan: SearchPlan) -> None:
     entry = loaded.entry
     check_columns(plan, entry.columns)
     check_filter_values(
-        plan.filter, {field.name: arrow_value_kind(field.type) for field in loaded.data.schema}
+        plan.filter,
+        {field.name: arrow_value_kind(field.type) for field in loaded.data.schema},
+        arrow_element_kinds(loaded.data.schema),
     )
     if (
         plan.key_column is not None
