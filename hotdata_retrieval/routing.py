@@ -448,7 +448,8 @@ class FusionChoice:
             return cls(method=value)
         if isinstance(value, Mapping):
             options = {k: v for k, v in value.items() if k != "method" and v is not None}
-            return cls(method=value.get("method") or DEFAULT_FUSION_METHOD, options=options)
+            method = value.get("method")
+            return cls(method=DEFAULT_FUSION_METHOD if method is None else method, options=options)
         raise PlanError(
             f"fusion must be a method name or an object of its options, got {value!r}",
             field="fusion",

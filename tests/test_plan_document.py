@@ -839,3 +839,15 @@ def test_docs_examples_decode() -> None:
         data = json.loads(example)
         VALIDATOR.validate(data)
         plan_from_document(data)
+
+
+@pytest.mark.parametrize("value", [[], {}, 0, "", False])
+def test_an_enumerated_option_of_the_wrong_type_is_refused_as_the_schema_refuses_it(
+    value: Any,
+) -> None:
+    """A falsy value is no default: the decoder refuses what the schema refuses."""
+    branch = {"kind": "text", "column": "body", "query_text": "q", "query_syntax": value}
+    document = {"table": "docs", "branches": [branch]}
+    assert list(VALIDATOR.iter_errors(document))
+    with pytest.raises(PlanError, match="query_syntax must be one of"):
+        plan_from_document(document)

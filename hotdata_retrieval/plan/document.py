@@ -714,7 +714,9 @@ def _branch(
                 query_text=query_text,
                 name=name,
                 result_name=branch.get("result_name"),
-                query_syntax=branch.get("query_syntax") or "text",
+                query_syntax="text"
+                if branch.get("query_syntax") is None
+                else branch["query_syntax"],
                 allow_empty=_optional_boolean(branch, "allow_empty"),
             )
         return VectorSearch(

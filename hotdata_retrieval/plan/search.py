@@ -128,7 +128,7 @@ class BranchRanking(str, enum.Enum):
 def _ranking(value: Any) -> BranchRanking:
     try:
         return BranchRanking(value)
-    except ValueError:
+    except (ValueError, TypeError):
         known = ", ".join(repr(member.value) for member in BranchRanking)
         raise PlanError(
             f"ranking must be one of {known}, got {value!r}", field="ranking", value=value
@@ -172,7 +172,7 @@ class QuerySyntax(str, enum.Enum):
         """
         try:
             return cls(value)
-        except ValueError:
+        except (ValueError, TypeError):
             known = ", ".join(repr(member.value) for member in cls)
             raise PlanError(
                 f"query_syntax must be one of {known}, got {value!r}",
