@@ -280,17 +280,20 @@ class _FilterValues(PredicateVisitor[None]):
         self.kinds = kinds
         self.element_kinds = element_kinds
 
-    def _check(self, column: str, values: Iterable[Any]) -> None:
-        kind = self.kinds.get(column, ValueKind.OTHER)
+    def _check(self, column: str, values: Iterable[Any], *, elements: bool = False) -> None:
+        """Each of ``values`` against the column's kind (or, with ``elements``, its list's
+        element kind): a PlanError naming the first that cannot be compared."""
+        kinds = self.element_kinds if elements else self.kinds
+        kind = kinds.get(column, ValueKind.OTHER)
         for value in values:
             problem = _value_problem(kind, value)
             if problem is not None:
-                raise PlanError(
-                    f"filter compares column '{column}', which holds {kind.value} values, "
-                    f"with {problem}",
-                    field="filter",
-                    value=value,
+                head = (
+                    f"filter looks in column '{column}', a list of {kind.value} values, for"
+                    if elements
+                    else f"filter compares column '{column}', which holds {kind.value} values, with"
                 )
+                raise PlanError(f"{head} {problem}", field="filter", value=value)
 
     def visit_comparison(self, node: Comparison) -> None:
         self._check(node.column, [node.value])
@@ -326,16 +329,7 @@ class _FilterValues(PredicateVisitor[None]):
                 field="filter",
                 value=list(values),
             )
-        element = self.element_kinds.get(column, ValueKind.OTHER)
-        for value in values:
-            problem = _value_problem(element, value)
-            if problem is not None:
-                raise PlanError(
-                    f"filter looks in column '{column}', a list of {element.value} values, "
-                    f"for {problem}",
-                    field="filter",
-                    value=value,
-                )
+        self._check(column, values, elements=True)
 
     def visit_and(self, node: And) -> None:
         for operand in node.operands:
