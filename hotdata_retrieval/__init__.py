@@ -89,6 +89,7 @@ from hotdata_retrieval.plan import (
     SearchPlan,
     StartsWith,
     TableName,
+    TableUnion,
     TieBreaker,
     VectorSearch,
     filter_from_object,
@@ -114,6 +115,7 @@ __all__ = [
     "DistributionBasedScoreFusion",
     "register_fusion",
     "TableName",
+    "TableUnion",
     # filters
     "Comparison",
     "ComparisonOperator",

@@ -15,6 +15,7 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
     TableName,
+    TableUnion,
     VectorSearch,
 )
 
@@ -160,5 +161,59 @@ PLANS: dict[str, SearchPlan] = {
         source=NearestNeighborSearch(table="order.table", column="select", query_vector=VECTOR),
         key_column="from",
         columns=["from", "group", "user"],
+    ),
+    "union_nearest": SearchPlan(
+        source=NearestNeighborSearch(
+            table=["docs", "docs_archive"], column="embedding", query_vector=VECTOR
+        ),
+        filter=Comparison(column="lang", operator="=", value="en"),
+        limit=5,
+    ),
+    "union_text_filtered": SearchPlan(
+        source=Bm25Search(table=["docs", "docs_archive"], column="body", query_text="error E1234"),
+        filter=Comparison(column="lang", operator="=", value="en"),
+        limit=5,
+    ),
+    "fusion_over_three_tables": SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(
+                    table="docs",
+                    column="body",
+                    query_text="error E1234",
+                    query_syntax="terms",
+                    name="text_docs",
+                ),
+                Bm25Search(
+                    table="docs_archive",
+                    column="body",
+                    query_text="error E1234",
+                    query_syntax="terms",
+                    name="text_archive",
+                ),
+                NearestNeighborSearch(
+                    table=TableUnion(["docs", "docs_archive"]),
+                    column="embedding",
+                    query_vector=VECTOR,
+                    exact=True,
+                    name="content",
+                    result_name="distance",
+                ),
+                NearestNeighborSearch(
+                    table="docs_cues",
+                    column="cue_embedding",
+                    query_vector=VECTOR,
+                    exact=True,
+                    name="cue",
+                    filter_through_key=True,
+                ),
+            ],
+            ranking="row_number",
+        ),
+        filter=Comparison(column="lang", operator="=", value="en"),
+        rows_from=["docs", "docs_archive"],
+        columns=["id", "body"],
+        score_name=None,
+        tie_breakers=["distance asc"],
     ),
 }

@@ -115,6 +115,8 @@ predicates = st.recursive(
 )
 
 tables = st.sampled_from(["docs", "support.tickets", "f1.public.results", '"My Table"'])
+sources = tables | st.lists(tables, min_size=2, max_size=3, unique=True)
+"""What a branch searches: a table, or a union of two or three (a list)."""
 
 
 def _has_a_word(text: str) -> bool:
@@ -126,7 +128,7 @@ word_texts = st.one_of(query_texts, tricky_texts).filter(_has_a_word)
 refused, unless ``allow_empty``); the engine-embedded branch embeds any text."""
 
 
-def branches(table: str) -> st.SearchStrategy[Any]:
+def branches(table: str | list[str]) -> st.SearchStrategy[Any]:
     text = st.one_of(query_texts, tricky_texts)
     words = word_texts
     return st.one_of(
@@ -143,11 +145,11 @@ def branches(table: str) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def fusions(draw: st.DrawFn, table: str) -> Fusion:
+def fusions(draw: st.DrawFn, table: str | list[str]) -> Fusion:
     """A fusion by any built-in method: reciprocal rank, min-max or distribution-based score
     fusion, with weights (or, for one text and one vector branch, alpha) and an optional
-    minimum score."""
-    chosen = draw(st.lists(branches(table), min_size=2, max_size=4))
+    minimum score; its branches mostly over ``table``, some over other tables and unions."""
+    chosen = draw(st.lists(branches(table) | sources.flatmap(branches), min_size=2, max_size=4))
     weights = draw(
         st.none()
         | st.lists(
@@ -177,7 +179,7 @@ def fusions(draw: st.DrawFn, table: str) -> Fusion:
 
 @st.composite
 def plans(draw: st.DrawFn) -> SearchPlan:
-    table = draw(tables)
+    table = draw(sources)
     source = draw(branches(table) | fusions(table))
     return SearchPlan(
         source=source,

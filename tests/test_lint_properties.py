@@ -16,6 +16,7 @@ from hotdata_retrieval import (
     Bm25Search,
     NearestNeighborSearch,
     SearchPlan,
+    TableUnion,
     VectorSearch,
     to_sql,
 )
@@ -40,18 +41,21 @@ def catalog_for(plan: SearchPlan) -> IndexCatalog | None:
         return None
     indexes: list[dict[str, Any]] = []
     for branch in plan.branches:
-        entry: dict[str, Any] = {"table": str(branch.table)}
-        if isinstance(branch, Bm25Search):
-            entry.update(columns=[branch.column], kind="bm25")
-        elif isinstance(branch, VectorSearch):
-            entry.update(
-                columns=[f"{branch.column}_embedding"], kind="vector", source_column=branch.column
-            )
-        else:
-            assert isinstance(branch, NearestNeighborSearch)
-            entry.update(columns=[branch.column], kind="vector", metric=branch.metric.value)
-        indexes.append(entry)
-    tables = [{"table": str(plan.table), "unique_keys": [[plan.key_column]]}]
+        for member in branch.table.members:  # a union's members: an index each
+            entry: dict[str, Any] = {"table": str(member)}
+            if isinstance(branch, Bm25Search):
+                entry.update(columns=[branch.column], kind="bm25")
+            elif isinstance(branch, VectorSearch):
+                entry.update(
+                    columns=[f"{branch.column}_embedding"],
+                    kind="vector",
+                    source_column=branch.column,
+                )
+            else:
+                assert isinstance(branch, NearestNeighborSearch)
+                entry.update(columns=[branch.column], kind="vector", metric=branch.metric.value)
+            indexes.append(entry)
+    tables = [{"table": str(table), "unique_keys": [[plan.key_column]]} for table in plan.tables]
     return IndexCatalog.from_dict({"indexes": indexes, "tables": tables})
 
 
@@ -73,10 +77,19 @@ def test_fix_leaves_compiled_sql_untouched(plan: SearchPlan) -> None:
 
 
 def test_every_example_plan_lints_clean() -> None:
+    """Clean, but for an exact branch ranked in its own query: the linter says that shape is
+    not the index's (HDQ008), which is what the exact scan is for."""
     for name, plan in PLANS.items():
         sql = to_sql(plan)
-        assert lint(sql) == [], name
-        assert lint(sql, catalog_for(plan)) == [], name
+        exact = any(
+            isinstance(branch, NearestNeighborSearch)
+            and branch.exact
+            and not isinstance(branch.table, TableUnion)  # a union's exact members rank nothing
+            for branch in plan.branches
+        )
+        for catalog in (None, catalog_for(plan)):
+            codes = {finding.code for finding in lint(sql, catalog)}
+            assert codes == ({"HDQ008"} if exact else set()), name
     assert all(catalog_for(plan) is not None for plan in PLANS.values())
 
 
@@ -88,6 +101,8 @@ def test_a_compiled_search_without_its_sort_is_caught(plan: SearchPlan) -> None:
     branch = plan.branches[0]
     if plan.fusion is not None or isinstance(branch, NearestNeighborSearch):
         return
+    if isinstance(branch.table, TableUnion):
+        return  # each member sorts its own search call; the outer query sorts their union
     if isinstance(branch, VectorSearch) and plan.filter is not None:
         return
     tree = sqlglot.parse_one(to_sql(plan), read="hotdata")

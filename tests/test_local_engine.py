@@ -57,9 +57,10 @@ def _vector(rng: random.Random, dimensions: int) -> list[float]:
 
 
 def _table_for(
-    plan: SearchPlan, rows: int = 30, seed: int = 7
+    plan: SearchPlan, rows: int = 30, seed: int = 7, first_key: int = 1
 ) -> tuple[pa.Table, list[str], list[str]]:
-    """A table holding every column ``plan`` reads, with text and embed columns named."""
+    """A table holding every column ``plan`` reads, with text and embed columns named, keyed
+    from ``first_key``."""
     rng = random.Random(seed)
     text_columns = sorted(
         {b.column for b in plan.branches if isinstance(b, (Bm25Search, VectorSearch))}
@@ -69,7 +70,7 @@ def _table_for(
         {b.column for b in plan.branches if isinstance(b, NearestNeighborSearch)}
     )
     filters = predicate_columns(plan.filter) if plan.filter is not None else set()
-    data: dict[str, Any] = {plan.key_column: list(range(1, rows + 1))}
+    data: dict[str, Any] = {plan.key_column: list(range(first_key, first_key + rows))}
     for column in text_columns:
         data[column] = [
             " ".join(rng.choices(WORDS, k=6)) + " E1234" * (i % 3 == 0) for i in range(rows)
@@ -184,18 +185,21 @@ def test_vector_search_limit_without_sort_takes_the_lowest_rowids(engine: LocalE
 @pytest.mark.parametrize("name", sorted(PLANS))
 def test_every_snapshot_plan_executes(name: str) -> None:
     plan = PLANS[name]
-    table, text_columns, embed_columns = _table_for(plan)
-    catalog, schema, table_name = plan.table.parts
+    catalog, schema, _ = plan.tables[0].parts
     with LocalEngine(
         embedder=HashingEmbedder(dimensions=16), catalog=catalog, schema=schema
     ) as local:
-        local.load_table(
-            table_name,
-            table,
-            key_column=plan.key_column,
-            text_columns=text_columns,
-            embed_columns=embed_columns,
-        )
+        # every table of the plan (a union's members, a side table) holds every column it
+        # reads, keyed apart so that keys stay unique across a union
+        for position, name in enumerate(plan.tables):
+            table, text_columns, embed_columns = _table_for(plan, first_key=1 + 100 * position)
+            local.load_table(
+                name.name,
+                table,
+                key_column=plan.key_column,
+                text_columns=text_columns,
+                embed_columns=embed_columns,
+            )
         result = local.search(plan)
     assert len(result) <= plan.limit
     assert len(set(result.keys)) == len(result)

@@ -22,6 +22,7 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
     TableName,
+    TableUnion,
     VectorSearch,
 )
 from hotdata_retrieval.plan.search import DEFAULT_DEPTH, branch_names
@@ -244,9 +245,13 @@ def test_fusion_needs_two_branches() -> None:
     raises("branches", lambda: ReciprocalRankFusion(branches=[]))
 
 
-def test_fusion_branches_must_share_a_table() -> None:
-    error = raises("branches", lambda: fusion(branches=[text(), nearest(table="other")]))
-    assert "default.public.other" in str(error)
+def test_fused_branches_over_different_tables_read_rows_from_all_of_them() -> None:
+    plan = SearchPlan(source=fusion(branches=[text(), nearest(table="other")]))
+    assert [str(table) for table in plan.tables] == ["default.public.docs", "default.public.other"]
+    assert plan.row_source == TableUnion(["docs", "other"])
+    assert plan.single_table is None
+    named = SearchPlan(source=fusion(branches=[text(), nearest(table="other")]), rows_from="docs")
+    assert named.row_source == TableName.parse("docs")
 
 
 def test_fusion_rejects_non_branches() -> None:

@@ -394,6 +394,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
                 "query_syntax": "text",
                 "allow_empty": False,
                 "result_name": None,
+                "filter_through_key": False,
             },
             {
                 "kind": "nearest",
@@ -403,6 +404,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
                 "metric": "cosine",
                 "exact": False,
                 "result_name": None,
+                "filter_through_key": False,
             },
         ],
         "fusion": {
@@ -421,6 +423,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
         "tie_breakers": [],
         "score_name": "score",
         "include_vectors": False,
+        "rows_from": None,
     }
 
 
@@ -509,7 +512,11 @@ ERRORS: list[tuple[str, Any, str]] = [
         r"^branches\[0\] is missing the required key 'query_vector'",
     ),
     ("no table anywhere", {"branches": [dict(TEXT)]}, r"^branches\[0\] has no table"),
-    ("table not a string", single(table=5), r"^table must be a string, got number$"),
+    (
+        "table not a string",
+        single(table=5),
+        r"^table must be a table name or an array of table names, got number$",
+    ),
     ("four-part table", single(table="a.b.c.d"), r"^table name 'a\.b\.c\.d' has 4 parts"),
     (
         "four-part branch table",
@@ -635,9 +642,19 @@ ERRORS: list[tuple[str, Any, str]] = [
         r"^fusion: branch names must be unique, 'a' is used twice$",
     ),
     (
-        "different tables",
-        document(branches=[dict(TEXT), dict(NEAREST, table="other")]),
-        r"^fusion: all fused branches must search the same table",
+        "a union of one table",
+        document(table=["docs"]),
+        r"^a table union needs at least two tables, got 1",
+    ),
+    (
+        "a union member not a string",
+        document(table=["docs", 3]),
+        r"^table\[1\] must be a table name or an array of table names, got number$",
+    ),
+    (
+        "filter through the key of its own table",
+        document(branches=[dict(TEXT), dict(NEAREST, filter_through_key=True)]),
+        r"^branch 'nearest' filters through the key of 'default\.public\.docs'",
     ),
     ("limit zero", single(limit=0), r"^limit must be >= 1, got 0$"),
     ("limit a float", single(limit=10.0), r"^limit must be an integer, got 10\.0$"),

@@ -47,6 +47,8 @@ FILTER = (
     & ~InList(column="status", values=[])
 )
 
+from tests.plans import PLANS as TEST_PLANS  # noqa: E402
+
 PLANS: dict[str, SearchPlan] = {
     "text": SearchPlan(source=TEXT, limit=5),
     "text_filtered_offset": SearchPlan(source=TEXT, limit=5, offset=5, filter=FILTER),
@@ -91,6 +93,8 @@ PLANS: dict[str, SearchPlan] = {
     "other_catalog": SearchPlan(
         source=Bm25Search(table="f1.public.results", column="notes", query_text="x")
     ),
+    "union_nearest_filtered": TEST_PLANS["union_nearest"],
+    "fusion_over_three_tables": TEST_PLANS["fusion_over_three_tables"],
 }
 
 

@@ -76,7 +76,7 @@ from hotdata_retrieval.plan.filters import (
     PredicateVisitor,
     StartsWith,
 )
-from hotdata_retrieval.plan.names import TableName, is_bare_identifier
+from hotdata_retrieval.plan.names import TableName, TableUnion, is_bare_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     Branch,
@@ -107,6 +107,10 @@ BASE = "base"
 EXACT_SCAN = "exact_scan"
 """The alias an exact nearest-neighbour branch gives its scanned table (the shape the
 Hotdata engine's index rule declines)."""
+UNION = "search_union"
+"""The alias of a union branch's ``UNION ALL`` of its members."""
+UNION_MEMBER = "union_member"
+"""The alias prefix of a union branch's members (``union_member_1``, ...)."""
 FUSED_KEYS = "fused_keys"
 """The CTE holding every candidate key once, in fusions of more than
 :data:`JOIN_CHAIN_MAX_BRANCHES` branches (no branch's CTE can take this name: theirs end in
@@ -214,6 +218,28 @@ class SlotBinder:
         return ValueSlot(this=self._slots[(id(node), field, index)])
 
 
+class _MemberBinder:
+    """Binds a union member's copy of a branch as the branch itself (the caller's binder
+    knows the plan's own nodes: :class:`SlotBinder` numbers slots by node)."""
+
+    def __init__(self, binder: Binder, member: object, branch: object) -> None:
+        self._binder = binder
+        self._member = member
+        self._branch = branch
+
+    def _node(self, node: object) -> object:
+        return self._branch if node is self._member else node
+
+    def text(self, node: object, field: str) -> exp.Expr:
+        return self._binder.text(self._node(node), field)
+
+    def vector(self, node: object, field: str) -> exp.Expr:
+        return self._binder.vector(self._node(node), field)
+
+    def literal(self, node: object, field: str, index: int | None = None) -> exp.Expr:
+        return self._binder.literal(self._node(node), field, index)
+
+
 def identifier(name: str) -> exp.Identifier:
     """An identifier node, quoted when ``name`` is not a bare identifier.
 
@@ -225,6 +251,14 @@ def identifier(name: str) -> exp.Identifier:
 def column(name: str, table: str | None = None) -> exp.Column:
     """A column node, optionally qualified by a table or CTE name."""
     return exp.Column(this=identifier(name), table=identifier(table) if table is not None else None)
+
+
+def searched_table(branch: Branch) -> TableName:
+    """The one table a branch visitor compiles: a union branch is compiled member by member
+    (:meth:`PlanCompiler.union_branch`), each member a copy of the branch over one table."""
+    table = branch.table
+    assert isinstance(table, TableName), "a union branch is compiled member by member"
+    return table
 
 
 def table_reference(table: TableName, alias: str | None = None) -> exp.Table:
@@ -264,6 +298,8 @@ class BranchRequest:
         tie_breakers: the plan's own tie-break columns, ordered after the raw score and
             before ``tie_break`` (a single-branch plan's; a fusion applies its own after the
             fused score).
+        filter_through_key: the branch's ``filter_through_key``: its ``WHERE`` is ``key IN
+            (SELECT key FROM <rows tables> WHERE <filter>)`` (:meth:`PlanCompiler.where`).
     """
 
     plan: SearchPlan
@@ -273,6 +309,7 @@ class BranchRequest:
     offset: int = 0
     tie_break: str | None = None
     tie_breakers: tuple[TieBreaker, ...] = ()
+    filter_through_key: bool = False
 
     @property
     def filtered(self) -> bool:
@@ -417,8 +454,88 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         return self.fused(plan, fusion)
 
     def branch(self, branch: Branch, request: BranchRequest) -> CompiledBranch:
-        """Compile one branch (dispatched on its ``visit_name``)."""
+        """Compile one branch (dispatched on its ``visit_name``); a branch over a
+        :class:`~hotdata_retrieval.plan.names.TableUnion` as :meth:`union_branch`."""
+        if branch.filter_through_key:
+            request = attrs.evolve(request, filter_through_key=True)
+        if isinstance(branch.table, TableUnion):
+            return self.union_branch(branch, branch.table, request)
         return cast(CompiledBranch, self.visit(branch, request))
+
+    def union_branch(
+        self, branch: Branch, union: TableUnion, request: BranchRequest
+    ) -> CompiledBranch:
+        """A branch over a union: ``SELECT <projection>, <raw> FROM (<member> UNION ALL
+        ...) AS <union alias> ORDER BY <raw>, <tie-breakers>, <key> LIMIT n [OFFSET m]``.
+
+        Each member is the branch compiled over that table alone, cut at the request's k and
+        wrapped as ``SELECT * FROM (<member>) AS union_member_<i>`` (a member with its own
+        ``ORDER BY ... LIMIT`` cannot stand in a ``UNION`` as written on every dialect): the
+        shape each member's own index serves (``bm25_search`` per member; the nearest-neighbour
+        fast path under a sort and limit, engine contract §2.3, "vector pathway inside a
+        CTE"). The top k of the union is inside the members' top k, since the outer query
+        orders by the members' own order. An exact member is the bare scan, no sort or limit
+        at all, so no index rule has an anchor in it. Tie-break columns a member orders by
+        are projected by each member so the outer query can order by them too.
+        """
+        projection = list(request.projection)
+        names = {item.alias_or_name for item in projection}
+        results = set(request.plan.result_columns)
+        for breaker in request.tie_breakers:
+            if breaker.column not in names and breaker.column not in results:
+                projection.append(column(breaker.column))
+                names.add(breaker.column)
+        if request.tie_break is not None and request.tie_break not in names:
+            projection.append(column(request.tie_break))
+        exact = isinstance(branch, NearestNeighborSearch) and branch.exact
+        member_request = attrs.evolve(
+            request, projection=tuple(projection), limit=request.k, offset=0
+        )
+        members: list[exp.Select] = []
+        nullable = False
+        binder = self.binder
+        for position, member in enumerate(union.members, start=1):
+            copy = attrs.evolve(branch, table=member)
+            self.binder = _MemberBinder(binder, copy, branch)
+            try:
+                compiled = cast(CompiledBranch, self.visit(copy, member_request))
+            finally:
+                self.binder = binder
+            nullable = nullable or compiled.nullable
+            select = compiled.select
+            if exact:
+                select.set("order", None)
+                select.set("limit", None)
+            else:
+                select = exp.Select(
+                    expressions=[exp.Star()],
+                    from_=exp.From(
+                        this=exp.Subquery(
+                            this=select,
+                            alias=exp.TableAlias(this=identifier(f"{UNION_MEMBER}_{position}")),
+                        )
+                    ),
+                )
+            members.append(select)
+        combined: exp.Query = members[0]
+        for select in members[1:]:
+            combined = exp.Union(this=combined, expression=select, distinct=False)
+        outer = exp.Select(
+            expressions=[*request.projection, column(branch.raw_score_column)],
+            from_=exp.From(
+                this=exp.Subquery(this=combined, alias=exp.TableAlias(this=identifier(UNION)))
+            ),
+            order=exp.Order(
+                expressions=self.branch_order(
+                    request, branch.raw_score_column, branch.higher_is_better, tie_break=True
+                )
+            ),
+        )
+        if request.limit is not None:
+            outer.set("limit", exp.Limit(expression=exp.Literal.number(request.limit)))
+        if request.offset:
+            outer.set("offset", exp.Offset(expression=exp.Literal.number(request.offset)))
+        return CompiledBranch(select=outer, nullable=nullable)
 
     # -- filters ---------------------------------------------------------------------------
 
@@ -507,11 +624,29 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             return exp.Paren(this=expression)
         return expression
 
-    def where(self, plan: SearchPlan) -> exp.Where | None:
-        """The plan's filter as a ``WHERE`` clause, or ``None``."""
+    def where(self, plan: SearchPlan, *, through_key: bool = False) -> exp.Where | None:
+        """The plan's filter as a ``WHERE`` clause, or ``None``. ``through_key`` (a branch's
+        ``filter_through_key``): ``WHERE key IN (SELECT key FROM <rows table> WHERE <filter>
+        UNION ALL ...)`` over each of the plan's ``row_source`` tables, whose columns the
+        filter reads."""
         if plan.filter is None:
             return None
-        return exp.Where(this=self.predicate(plan.filter))
+        if not through_key:
+            return exp.Where(this=self.predicate(plan.filter))
+        key = plan.key_column
+        assert key is not None  # filter_through_key is refused without a fusion's key
+        selects = [
+            exp.Select(
+                expressions=[column(key)],
+                from_=exp.From(this=table_reference(member)),
+                where=exp.Where(this=self.predicate(plan.filter)),
+            )
+            for member in plan.row_source.members
+        ]
+        keys: exp.Query = selects[0]
+        for select in selects[1:]:
+            keys = exp.Union(this=keys, expression=select, distinct=False)
+        return exp.Where(this=exp.In(this=column(key), query=exp.Subquery(this=keys)))
 
     # -- branches --------------------------------------------------------------------------
 
@@ -541,18 +676,15 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                 key follows them then too).
             bounded: add the request's ``LIMIT``, if it has one.
         """
-        order = [ordered(column(raw_column), descending=higher_is_better)]
-        order.extend(
-            ordered(column(breaker.column), descending=breaker.descending)
-            for breaker in request.tie_breakers
-        )
-        if (tie_break or request.tie_breakers) and request.tie_break is not None:
-            order.append(ordered(column(request.tie_break), descending=False))
         select = exp.Select(
             expressions=[*request.projection, raw],
             from_=exp.From(this=source),
-            where=self.where(request.plan),
-            order=exp.Order(expressions=order),
+            where=self.where(request.plan, through_key=request.filter_through_key),
+            order=exp.Order(
+                expressions=self.branch_order(
+                    request, raw_column, higher_is_better, tie_break=tie_break
+                )
+            ),
         )
         if bounded and request.limit is not None:
             select.set("limit", exp.Limit(expression=exp.Literal.number(request.limit)))
@@ -560,11 +692,27 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             select.set("offset", exp.Offset(expression=exp.Literal.number(request.offset)))
         return select
 
+    @staticmethod
+    def branch_order(
+        request: BranchRequest, raw_column: str, higher_is_better: bool, *, tie_break: bool
+    ) -> list[exp.Ordered]:
+        """A branch's ``ORDER BY`` items: the raw score, the request's tie-breakers, then its
+        key tie-break (with ``tie_break``, or whenever there are tie-breakers: see
+        :meth:`branch_select`)."""
+        order = [ordered(column(raw_column), descending=higher_is_better)]
+        order.extend(
+            ordered(column(breaker.column), descending=breaker.descending)
+            for breaker in request.tie_breakers
+        )
+        if (tie_break or request.tie_breakers) and request.tie_break is not None:
+            order.append(ordered(column(request.tie_break), descending=False))
+        return order
+
     def _table_search(
         self, node_type: type[TextSearch] | type[SemanticSearch], branch: Branch, k: int | None
     ) -> exp.Table:
         node = node_type(
-            this=table_reference(branch.table),
+            this=table_reference(searched_table(branch)),
             column=identifier(branch.column),
             query=self.binder.text(branch, "query_text"),
             k=exp.Literal.number(k) if k is not None else None,
@@ -623,7 +771,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             select = self.branch_select(
                 request,
                 raw=exp.Alias(this=distance, alias=identifier(branch.raw_score_column)),
-                source=table_reference(branch.table),
+                source=table_reference(searched_table(branch)),
                 raw_column=branch.raw_score_column,
                 higher_is_better=branch.higher_is_better,
                 # the asked-for scalar is hotdata-cli's shape, ORDER BY distance alone
@@ -661,7 +809,9 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         select = self.branch_select(
             request,
             raw=exp.Alias(this=distance, alias=identifier(branch.raw_score_column)),
-            source=table_reference(branch.table, alias=EXACT_SCAN if branch.exact else None),
+            source=table_reference(
+                searched_table(branch), alias=EXACT_SCAN if branch.exact else None
+            ),
             raw_column=branch.raw_score_column,
             higher_is_better=branch.higher_is_better,
             tie_break=branch.exact,
@@ -756,7 +906,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             from_=exp.From(this=exp.Table(this=identifier(FUSED))),
             joins=[
                 exp.Join(
-                    this=table_reference(plan.table, alias=BASE),
+                    this=self.rows_reference(plan),
                     on=exp.EQ(this=column(key, BASE), expression=column(key, FUSED)),
                 )
             ],
@@ -770,6 +920,40 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
             offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
         )
+
+    def rows_reference(self, plan: SearchPlan) -> exp.Expr:
+        """The final join's source, aliased ``base``: the plan's ``row_source`` table, or for
+        a union ``(SELECT <key>, <columns read> FROM <member> UNION ALL ...) AS base``, each
+        hit read from its own member."""
+        source = plan.row_source
+        if not isinstance(source, TableUnion):
+            return table_reference(source, alias=BASE)
+        key = plan.key_column
+        assert key is not None  # a fusion's plan always has a key (SearchPlan)
+        results = set(plan.result_columns)
+        named = {branch.result_name for branch in plan.branches if branch.result_name}
+        read = dict.fromkeys(
+            [
+                key,
+                *plan.projection,
+                *(
+                    breaker.column
+                    for breaker in plan.tie_breakers
+                    if breaker.column not in results and breaker.column not in named
+                ),
+            ]
+        )
+        selects = [
+            exp.Select(
+                expressions=[column(name) for name in read],
+                from_=exp.From(this=table_reference(member)),
+            )
+            for member in source.members
+        ]
+        rows: exp.Query = selects[0]
+        for select in selects[1:]:
+            rows = exp.Union(this=rows, expression=select, distinct=False)
+        return exp.Subquery(this=rows, alias=exp.TableAlias(this=identifier(BASE)))
 
     def branch_rank(self, fusion: Fusion, branch: Branch, key: str) -> exp.Window:
         """The rank window of a branch's ranked CTE. Competition ranking (default): ``RANK()
@@ -1121,6 +1305,10 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
         return "hybrid_search returns its columns under its own names"
     if plan.include_vectors:
         return "hybrid_search returns no vector column"
+    if plan.single_table is None:
+        return "hybrid_search searches one table, the plan several"
+    if any(branch.filter_through_key for branch in plan.branches):
+        return "hybrid_search filters its table, not through another table's keys"
     if any(isinstance(branch, VectorSearch) and branch.scalar for branch in plan.branches):
         return "hybrid_search ranks by the table function, not the scalar vector_distance"
     texts = [branch for branch in fusion.branches if isinstance(branch, Bm25Search)]

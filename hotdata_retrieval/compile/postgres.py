@@ -62,6 +62,7 @@ from hotdata_retrieval.compile.compiler import (
     column,
     identifier,
     ordered,
+    searched_table,
     table_reference,
 )
 from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
@@ -308,7 +309,7 @@ class PostgresCompiler(StoreCompiler):
         and a fusion's depth cut keeps tied rows by key, as on every other engine.
         """
         node = VectorDistance(
-            this=column(branch.column, branch.table.name),
+            this=column(branch.column, searched_table(branch).name),
             expression=self.binder.vector(branch, "query_vector"),
             metric=branch.metric.value,
         )
@@ -331,8 +332,8 @@ class PostgresCompiler(StoreCompiler):
                 ),
                 exp.Alias(this=order.copy(), alias=identifier(ORDER_COLUMN)),
             ],
-            from_=exp.From(this=table_reference(branch.table)),
-            where=self.where(request.plan),
+            from_=exp.From(this=table_reference(searched_table(branch))),
+            where=self.where(request.plan, through_key=request.filter_through_key),
             order=exp.Order(expressions=[ordered(order, descending=False)]),
             limit=exp.Fetch(
                 direction="FIRST",
@@ -377,7 +378,7 @@ class PostgresCompiler(StoreCompiler):
         select = self.branch_select(
             request,
             raw=exp.Alias(this=reported, alias=identifier(branch.raw_score_column)),
-            source=table_reference(branch.table),
+            source=table_reference(searched_table(branch)),
             raw_column=branch.raw_score_column,
             higher_is_better=False,
             tie_break=True,

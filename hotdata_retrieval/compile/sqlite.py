@@ -60,6 +60,7 @@ from hotdata_retrieval.compile.compiler import (
     LiteralBinder,
     column,
     identifier,
+    searched_table,
     table_reference,
 )
 from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
@@ -332,7 +333,7 @@ def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.S
         UnsupportedOnDialectError: as compiling the plan does.
     """
     compiler = SqliteCompiler(SQLITE, LiteralBinder(SQLITE))
-    vector = column(branch.column, branch.table.name)
+    vector = column(branch.column, searched_table(branch).name)
     query = compiler.binder.vector(branch, "query_vector")
     present = exp.Not(this=exp.Is(this=vector.copy(), expression=exp.Null()))
 
@@ -357,9 +358,12 @@ def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.S
                 alias=identifier("skipped"),
             ),
         ],
-        from_=exp.From(this=_sqlite_table(table_reference(branch.table))),
-        where=compiler.where(plan),
+        from_=exp.From(this=_sqlite_table(table_reference(searched_table(branch)))),
+        where=compiler.where(plan, through_key=branch.filter_through_key),
     )
+    for table in list(tree.find_all(exp.Table)):  # the tables a through-key filter reads
+        if table.args.get("catalog") is not None:
+            table.replace(_sqlite_table(table))
     return tree
 
 

@@ -23,6 +23,7 @@ from hotdata_retrieval.compile.compiler import (
     PlanCompiler,
     column,
     identifier,
+    searched_table,
     table_reference,
 )
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError, VectorDistance
@@ -59,11 +60,12 @@ class StoreCompiler(PlanCompiler):
             UnsupportedOnDialectError: a table in a catalog other than ``default``, or what
                 the dialect cannot express.
         """
-        if plan.table.catalog != "default":
-            raise UnsupportedOnDialectError(
-                f"the catalog {plan.table.catalog!r} (tables are <schema>.<table> here)",
-                self.profile.name,
-            )
+        for name in plan.tables:
+            if name.catalog != "default":
+                raise UnsupportedOnDialectError(
+                    f"the catalog {name.catalog!r} (tables are <schema>.<table> here)",
+                    self.profile.name,
+                )
         tree = super().compile(plan)
         for table in list(tree.find_all(exp.Table)):
             if table.args.get("catalog") is not None:
@@ -78,7 +80,7 @@ class StoreCompiler(PlanCompiler):
         and is no candidate)."""
         distance = self.search(
             VectorDistance(
-                this=column(branch.column, branch.table.name),
+                this=column(branch.column, searched_table(branch).name),
                 expression=self.binder.vector(branch, "query_vector"),
                 metric=branch.metric.value,
             )
@@ -86,7 +88,7 @@ class StoreCompiler(PlanCompiler):
         select = self.branch_select(
             request,
             raw=exp.Alias(this=distance, alias=identifier(branch.raw_score_column)),
-            source=table_reference(branch.table),
+            source=table_reference(searched_table(branch)),
             raw_column=branch.raw_score_column,
             higher_is_better=branch.higher_is_better,
             tie_break=True,

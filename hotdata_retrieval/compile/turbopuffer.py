@@ -232,14 +232,17 @@ def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None
         namespace's.
 
     Raises:
-        UnsupportedOnDialectError: tie-breakers, the ``dot`` metric, an exact nearest branch,
-            a text branch with no word, nearest
-            branches of two metrics,
+        UnsupportedOnDialectError: tie-breakers, several tables, the ``dot`` metric, an
+            exact nearest branch, a text branch with no word, nearest branches of two metrics,
             engine-embedded semantic search, or a ``top_k`` above :data:`MAX_TOP_K`.
     """
     if plan.tie_breakers:
         raise UnsupportedOnDialectError(
             "tie-breakers (a query ranks by one function; the client fuses by key)", NAME
+        )
+    if plan.single_table is None:
+        raise UnsupportedOnDialectError(
+            "a search over several tables (a request queries one namespace)", NAME
         )
     top_k = plan.depth if plan.fusion is not None else plan.limit + plan.offset
     if top_k > MAX_TOP_K:

@@ -39,8 +39,8 @@ from hotdata_retrieval.plan.filters import (
     Predicate,
     PredicateVisitor,
     StartsWith,
-    predicate_columns,
 )
+from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
 
 
@@ -145,8 +145,9 @@ def check_reserved_columns(columns: Iterable[str]) -> None:
             )
 
 
-def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:
-    """Every column ``plan`` names is one of the table's ``columns``.
+def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) -> None:
+    """Every column ``plan`` reads from ``table`` (:meth:`SearchPlan.table_columns`) is one
+    of its ``columns``, and no result column the plan names is one of them.
 
     Raises:
         EngineError: ``column '<name>' not found in table '<table>'; columns: ...``, naming the
@@ -154,20 +155,14 @@ def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:
         PlanError: a result column name the plan chose is a column of the table.
     """
     known = list(columns)
-    needed = {*plan.projection, *(branch.column for branch in plan.branches)}
-    if plan.key_column is not None:
-        needed.add(plan.key_column)
-    results = set(plan.result_columns)
-    needed.update(breaker.column for breaker in plan.tie_breakers if breaker.column not in results)
-    if plan.filter is not None:
-        needed |= predicate_columns(plan.filter)
+    needed = plan.table_columns().get(table, frozenset())
     chosen = [branch.result_name for branch in plan.branches if branch.result_name]
     if plan.score_name not in (None, "score"):
         chosen.append(plan.score_name)
     for name in chosen:
         if name in known:
             raise PlanError(
-                f"result column name {name!r} is a column of table '{plan.table}'; the result "
+                f"result column name {name!r} is a column of table '{table}'; the result "
                 "would shadow it (or be shadowed in ORDER BY): choose another name",
                 field="result_name",
                 value=name,
@@ -175,8 +170,38 @@ def check_columns(plan: SearchPlan, columns: Iterable[str]) -> None:
     missing = sorted(needed - set(known))
     if missing:
         raise EngineError(
-            f"column '{missing[0]}' not found in table '{plan.table}'; columns: {', '.join(known)}"
+            f"column '{missing[0]}' not found in table '{table}'; columns: {', '.join(known)}"
         )
+
+
+def check_key_kinds(plan: SearchPlan, kinds: Mapping[TableName, ValueKind]) -> None:
+    """The key column holds one kind of value in every table the plan reads: fused branches
+    over several tables are joined on it, and a union's members are stacked by it.
+
+    Args:
+        plan: the plan.
+        kinds: the key column's kind in each of the plan's tables that the engine knows.
+
+    Raises:
+        PlanError: the key's kind differs between two tables, naming both.
+    """
+    if plan.key_column is None:
+        return
+    first: tuple[TableName, ValueKind] | None = None
+    for table in plan.tables:
+        kind = kinds.get(table)
+        if kind is None:
+            continue
+        if first is None:
+            first = (table, kind)
+        elif kind is not first[1]:
+            raise PlanError(
+                f"key column '{plan.key_column}' holds {kind.value} values in table "
+                f"'{table}' but {first[1].value} values in table '{first[0]}': branches over "
+                "several tables are joined on the key, so it must hold one kind of value",
+                field="key_column",
+                value=plan.key_column,
+            )
 
 
 def arrow_element_kinds(schema: Any) -> dict[str, ValueKind]:

@@ -290,19 +290,19 @@ class LancedbEngine(RoutesByIndexes):
 
     # -- searches --------------------------------------------------------------------------
 
-    def _check(self, plan: SearchPlan, opened: Any) -> None:
-        check_columns(plan, opened.schema.names)
+    def _check(self, plan: SearchPlan, table: TableName, opened: Any) -> None:
+        check_columns(plan, table, opened.schema.names)
         check_filter_values(
             plan.filter,
             {field.name: arrow_value_kind(field.type) for field in opened.schema},
             arrow_element_kinds(opened.schema),
         )
-        text_indexed = set(self.indexes(plan.table).bm25_columns)
+        text_indexed = set(self.indexes(table).bm25_columns)
         for branch in plan.branches:
             if isinstance(branch, Bm25Search):
                 if branch.column not in text_indexed:
                     raise EngineError(
-                        f"column '{branch.column}' of table '{plan.table}' has no full-text "
+                        f"column '{branch.column}' of table '{table}' has no full-text "
                         f"index on LanceDB; load the table with text_columns=['{branch.column}']"
                     )
             elif isinstance(branch, NearestNeighborSearch):
@@ -397,10 +397,18 @@ class LancedbEngine(RoutesByIndexes):
 
         Raises:
             EngineError: a missing table, column or full-text index, or LanceDB's own error.
-            UnsupportedOnDialectError: an engine-embedded semantic branch.
+            UnsupportedOnDialectError: an engine-embedded semantic branch, or a plan over
+                several tables.
         """
-        opened = self._table(plan.table)
-        self._check(plan, opened)
+        table = plan.single_table
+        if table is None:
+            raise UnsupportedOnDialectError(
+                "a search over several tables (a union, or fused branches over different "
+                "tables): LanceDB runs each branch on one table",
+                _NAME,
+            )
+        opened = self._table(table)
+        self._check(plan, table, opened)
         executed = executed_plan(plan)
         results = set(executed.result_columns)
         breakers = [b.column for b in executed.tie_breakers if b.column not in results]

@@ -81,9 +81,9 @@ from hotdata_retrieval.engines.store import (
     StoreColumn,
     StoreTable,
     catalog_rows,
+    merged_value_kinds,
     read_catalog,
     store_column_type,
-    value_kinds,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -636,7 +636,9 @@ class PostgresEngine(SqlStoreEngine):
         Raises:
             EngineError: the server's message.
         """
-        statement = to_sql(executed_plan(plan, value_kinds(self.check_plan(plan))), self.profile)
+        statement = to_sql(
+            executed_plan(plan, merged_value_kinds(self.check_plan(plan).values())), self.profile
+        )
         _, rows = self._query(
             render(POSTGRES, exp.Command(this="EXPLAIN", expression=" " + statement))
         )

@@ -354,15 +354,19 @@ class SqliteEngine(SqlStoreEngine):
         for name, branch in zip(plan.branch_names, plan.branches):
             if not isinstance(branch, NearestNeighborSearch):
                 continue
-            _, rows = self._query(vector_scan_sql(plan, branch))
-            scanned, without_vector, skipped = rows[0]
+            scanned = without_vector = skipped = 0
+            for member in branch.table.members:  # a union's counts add up its members'
+                _, rows = self._query(vector_scan_sql(plan, attrs.evolve(branch, table=member)))
+                scanned += int(rows[0][0])
+                without_vector += int(rows[0][1] or 0)
+                skipped += int(rows[0][2] or 0)
             scans.append(
                 VectorScan(
                     branch=name,
                     column=branch.column,
-                    scanned=int(scanned),
-                    without_vector=int(without_vector or 0),
-                    skipped=int(skipped or 0),
+                    scanned=scanned,
+                    without_vector=without_vector,
+                    skipped=skipped,
                 )
             )
         return attrs.evolve(result, vector_scans=tuple(scans)) if scans else result

@@ -39,6 +39,7 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_columns,
     check_filter_values,
+    check_key_kinds,
     check_reserved_columns,
     declared_value_kind,
 )
@@ -53,7 +54,6 @@ from hotdata_retrieval.plan.search import (
     DistanceMetric,
     NearestNeighborSearch,
     SearchPlan,
-    VectorSearch,
 )
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
@@ -227,6 +227,15 @@ def value_kinds(described: StoreTable) -> dict[str, ValueKind]:
     return kinds
 
 
+def merged_value_kinds(described: Iterable[StoreTable]) -> dict[str, ValueKind]:
+    """:func:`value_kinds` over several tables, the first table's kind winning where two
+    differ (a plan's :attr:`~hotdata_retrieval.plan.search.SearchPlan.tables`, in order)."""
+    kinds: dict[str, ValueKind] = {}
+    for one in reversed(list(described)):
+        kinds.update(value_kinds(one))
+    return kinds
+
+
 class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """The engine contract over a SQL store (module docstring). Subclasses implement the
     driver calls (:meth:`_query`, :meth:`_execute`, :meth:`_insert`) and the store's facts."""
@@ -363,41 +372,55 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         models = sorted({vector.model for vector in self.describe(table).vectors if vector.model})
         return models[0] if models else None
 
-    def check_plan(self, plan: SearchPlan) -> StoreTable:
-        """Check ``plan`` against its table before it runs.
+    def check_plan(self, plan: SearchPlan) -> dict[TableName, StoreTable]:
+        """Check ``plan`` against each of its tables before it runs, and return their
+        descriptions (in :attr:`SearchPlan.tables` order).
 
         Raises:
             EngineError: no such table, a column the plan names that the table lacks, a text
                 branch over a column with no full-text index.
             PlanError: a query vector whose length differs from the column's vectors, a filter
                 value its column's declared type cannot be compared with
-                (:func:`~hotdata_retrieval.engines.checks.check_filter_values`).
+                (:func:`~hotdata_retrieval.engines.checks.check_filter_values`), a key column
+                of different kinds in two tables.
         """
-        described = self.describe(plan.table)
-        check_columns(plan, described.columns)
-        check_filter_values(plan.filter, value_kinds(described))
-        for branch in plan.branches:
-            if isinstance(branch, Bm25Search) and branch.column not in described.text_indexes:
-                raise EngineError(
-                    f"column '{branch.column}' of table '{plan.table}' has no full-text index "
-                    f"on {self.engine_name}; load the table with text_columns="
-                    f"['{branch.column}']"
-                )
-            if isinstance(branch, VectorSearch):
-                continue  # refused by the dialect while compiling
-            if isinstance(branch, NearestNeighborSearch):
-                vector = next((v for v in described.vectors if v.name == branch.column), None)
-                if (
-                    vector is not None
-                    and vector.dimensions
-                    and vector.dimensions != len(branch.query_vector)
-                ):
-                    raise PlanError(
-                        f"query vector has {len(branch.query_vector)} dimensions; column "
-                        f"'{branch.column}' holds {vector.dimensions}",
-                        field="query_vector",
-                        value=len(branch.query_vector),
+        described = {table: self.describe(table) for table in plan.tables}
+        filtered = set(plan.filtered_tables())
+        for table, one in described.items():
+            check_columns(plan, table, one.columns)
+            if table in filtered:
+                check_filter_values(plan.filter, value_kinds(one))
+            for branch in plan.branches:
+                if table not in branch.table.members:
+                    continue
+                if isinstance(branch, Bm25Search) and branch.column not in one.text_indexes:
+                    raise EngineError(
+                        f"column '{branch.column}' of table '{table}' has no full-text index "
+                        f"on {self.engine_name}; load the table with text_columns="
+                        f"['{branch.column}']"
                     )
+                if isinstance(branch, NearestNeighborSearch):
+                    vector = next((v for v in one.vectors if v.name == branch.column), None)
+                    if (
+                        vector is not None
+                        and vector.dimensions
+                        and vector.dimensions != len(branch.query_vector)
+                    ):
+                        raise PlanError(
+                            f"query vector has {len(branch.query_vector)} dimensions; column "
+                            f"'{branch.column}' holds {vector.dimensions}",
+                            field="query_vector",
+                            value=len(branch.query_vector),
+                        )
+        key = plan.key_column
+        check_key_kinds(
+            plan,
+            {
+                table: value_kinds(one)[key]
+                for table, one in described.items()
+                if key is not None and key in one.columns
+            },
+        )
         return described
 
     def search(self, plan: SearchPlan) -> SearchResult:
@@ -410,9 +433,17 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             UnsupportedOnDialectError: the plan needs what the dialect cannot express.
         """
         described = self.check_plan(plan)
-        dates, timestamps = self.text_temporal_columns(described)
+        dates: set[str] = set()
+        timestamps: set[str] = set()
+        for one in described.values():
+            one_dates, one_timestamps = self.text_temporal_columns(one)
+            dates |= one_dates
+            timestamps |= one_timestamps
         executed = executed_plan(
-            plan, value_kinds(described), date_columns=dates, timestamp_columns=timestamps
+            plan,
+            merged_value_kinds(described.values()),
+            date_columns=frozenset(dates),
+            timestamp_columns=frozenset(timestamps),
         )
         statement = to_sql(executed, self.profile)
         names, rows = self._query(statement)

@@ -31,7 +31,13 @@ from hotdata_retrieval.plan.filters import (
     predicate_forms,
     register_predicate,
 )
-from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
+from hotdata_retrieval.plan.names import (
+    DEFAULT_CATALOG,
+    DEFAULT_SCHEMA,
+    MAX_UNION_TABLES,
+    TableName,
+    TableUnion,
+)
 from hotdata_retrieval.plan.search import (
     DEFAULT_DEPTH,
     MAX_FUSION_BRANCHES,
@@ -96,6 +102,8 @@ __all__ = [
     "ReciprocalRankFusion",
     "SearchPlan",
     "TableName",
+    "TableUnion",
+    "MAX_UNION_TABLES",
     "UnvisitableNodeError",
     "VectorSearch",
     "fusion_class",

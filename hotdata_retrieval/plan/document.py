@@ -62,7 +62,14 @@ from hotdata_retrieval.plan.filters import (
     predicate_forms,
     too_deep_message,
 )
-from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
+from hotdata_retrieval.plan.names import (
+    DEFAULT_CATALOG,
+    DEFAULT_SCHEMA,
+    MAX_UNION_TABLES,
+    TableName,
+    TableSource,
+    TableUnion,
+)
 from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
     MAX_FUSION_BRANCHES,
@@ -94,8 +101,17 @@ _PLAN_KEYS = (
     "tie_breakers",
     "score_name",
     "include_vectors",
+    "rows_from",
 )
-_TEXT_BRANCH_KEYS = ("kind", "name", "table", "column", "query_text", "result_name")
+_TEXT_BRANCH_KEYS = (
+    "kind",
+    "name",
+    "table",
+    "column",
+    "query_text",
+    "result_name",
+    "filter_through_key",
+)
 _BM25_BRANCH_KEYS = (*_TEXT_BRANCH_KEYS, "query_syntax", "allow_empty")
 _SEMANTIC_BRANCH_KEYS = (*_TEXT_BRANCH_KEYS, "scalar")
 _NEAREST_BRANCH_KEYS = (
@@ -107,6 +123,7 @@ _NEAREST_BRANCH_KEYS = (
     "metric",
     "exact",
     "result_name",
+    "filter_through_key",
 )
 _BRANCH_KEYS: dict[str, tuple[str, ...]] = {
     Bm25Search.kind: _BM25_BRANCH_KEYS,
@@ -187,9 +204,16 @@ _BRANCH_COMMON: dict[str, Any] = {
         ],
     },
     "table": {
-        "anyOf": [{"$ref": "#/$defs/table"}, {"type": "null"}],
-        "description": "Overrides the plan's table for this branch; fused branches must all "
-        "search the same table.",
+        "anyOf": [{"$ref": "#/$defs/table_source"}, {"type": "null"}],
+        "description": "Overrides the plan's table for this branch: fused branches may search "
+        "different tables and unions, joined on the plan's key.",
+    },
+    "filter_through_key": {
+        "type": ["boolean", "null"],
+        "default": False,
+        "description": "In a fusion, apply the plan's filter to the rows this branch's keys "
+        "name in rows_from (key IN (SELECT key FROM rows_from WHERE filter)), for a side "
+        "table that lacks the filter's columns.",
     },
     "column": {"$ref": "#/$defs/identifier"},
     "result_name": {
@@ -356,8 +380,14 @@ _BASE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "table": {
-            "anyOf": [{"$ref": "#/$defs/table"}, {"type": "null"}],
-            "description": "The table every branch searches, unless a branch names its own.",
+            "anyOf": [{"$ref": "#/$defs/table_source"}, {"type": "null"}],
+            "description": "The table (or union of tables) every branch searches, unless a "
+            "branch names its own.",
+        },
+        "rows_from": {
+            "anyOf": [{"$ref": "#/$defs/table_source"}, {"type": "null"}],
+            "description": "For a fusion, the table or union the hits' columns are read "
+            "from. Null: every table the branches search.",
         },
         "branches": {
             "type": "array",
@@ -460,6 +490,20 @@ _BASE_SCHEMA: dict[str, Any] = {
             "the default catalog ('default') and schema ('public'). Parts may be "
             "double-quoted.",
         },
+        "table_source": {
+            "anyOf": [
+                {"$ref": "#/$defs/table"},
+                {
+                    "type": "array",
+                    "minItems": 2,
+                    "maxItems": MAX_UNION_TABLES,
+                    "uniqueItems": True,
+                    "items": {"$ref": "#/$defs/table"},
+                    "description": "A UNION ALL of tables sharing the searched, key and "
+                    "projected columns; each member is searched under its own name.",
+                },
+            ]
+        },
         "query_text": _QUERY_TEXT,
         "literal": _LITERAL,
         "branch": {
@@ -524,8 +568,8 @@ PLAN_JSON_SCHEMA: dict[str, Any] = plan_json_schema()
 (:func:`plan_json_schema` includes methods registered later).
 
 It states the document's shape; a few rules it cannot state are checked when decoding: a
-fusion's weights count, ``depth >= limit + offset``, that fused branches share one table,
-unique branch names, and the columns a plan may project.
+fusion's weights count, ``depth >= limit + offset``, unique branch names, where
+``filter_through_key`` and ``rows_from`` may be used, and the columns a plan may project.
 """
 
 
@@ -645,19 +689,39 @@ def literal_document(value: Any) -> Any:
     return value
 
 
-def _table(value: Any, where: str, *, default_catalog: str, default_schema: str) -> TableName:
-    text = _string(value, where)
+def _table(value: Any, where: str, *, default_catalog: str, default_schema: str) -> TableSource:
+    """A table name, or an array of them (a :class:`TableUnion`)."""
+    if isinstance(value, (list, tuple)):
+        members = [
+            _table_name(item, f"{where}[{index}]", default_catalog, default_schema)
+            for index, item in enumerate(value)
+        ]
+        if where in ("table", "rows_from"):
+            return TableUnion(members)
+        with _at(where):
+            return TableUnion(members)
+    return _table_name(value, where, default_catalog, default_schema)
+
+
+def _table_name(value: Any, where: str, default_catalog: str, default_schema: str) -> TableName:
+    if not isinstance(value, str):
+        _fail(
+            f"{where} must be a table name or an array of table names, got {json_type(value)}",
+            field=where,
+            value=value,
+        )
+    defaults = {"default_catalog": default_catalog, "default_schema": default_schema}
     if where == "table":
-        return TableName.parse(text, default_catalog=default_catalog, default_schema=default_schema)
+        return TableName.parse(value, **defaults)
     with _at(where):
-        return TableName.parse(text, default_catalog=default_catalog, default_schema=default_schema)
+        return TableName.parse(value, **defaults)
 
 
 def _branch(
     value: Any,
     where: str,
     *,
-    table: TableName | None,
+    table: TableSource | None,
     default_catalog: str,
     default_schema: str,
 ) -> Branch:
@@ -704,6 +768,7 @@ def _branch(
                 name=name,
                 exact=_optional_boolean(branch, "exact"),
                 result_name=branch.get("result_name"),
+                filter_through_key=_optional_boolean(branch, "filter_through_key"),
             )
     query_text = _required(branch, "query_text", where)
     with _at(where):
@@ -718,6 +783,7 @@ def _branch(
                 if branch.get("query_syntax") is None
                 else branch["query_syntax"],
                 allow_empty=_optional_boolean(branch, "allow_empty"),
+                filter_through_key=_optional_boolean(branch, "filter_through_key"),
             )
         return VectorSearch(
             table=table,
@@ -726,6 +792,7 @@ def _branch(
             name=name,
             result_name=branch.get("result_name"),
             scalar=_optional_boolean(branch, "scalar"),
+            filter_through_key=_optional_boolean(branch, "filter_through_key"),
         )
 
 
@@ -981,14 +1048,31 @@ def plan_from_document(
         )
     if document.get("filter") is not None:
         options["filter"] = _predicate(document["filter"], "filter")
+    if document.get("rows_from") is not None:
+        options["rows_from"] = _table(
+            document["rows_from"],
+            "rows_from",
+            default_catalog=default_catalog,
+            default_schema=default_schema,
+        )
     return SearchPlan(source=source, **options)
 
 
 # -- encoding -----------------------------------------------------------------------------
 
 
-def _branch_document(branch: Branch) -> dict[str, Any]:
-    document: dict[str, Any] = {"kind": branch.kind, "name": branch.name, "column": branch.column}
+def _table_document(table: TableSource) -> str | list[str]:
+    """A table as a document writes it: its fully qualified name, or a union's list."""
+    if isinstance(table, TableUnion):
+        return [str(member) for member in table.members]
+    return str(table)
+
+
+def _branch_document(branch: Branch, *, with_table: bool) -> dict[str, Any]:
+    document: dict[str, Any] = {"kind": branch.kind, "name": branch.name}
+    if with_table:
+        document["table"] = _table_document(branch.table)
+    document["column"] = branch.column
     if isinstance(branch, NearestNeighborSearch):
         document["query_vector"] = list(branch.query_vector)
         document["metric"] = branch.metric.value
@@ -1001,6 +1085,7 @@ def _branch_document(branch: Branch) -> dict[str, Any]:
     if isinstance(branch, VectorSearch):
         document["scalar"] = branch.scalar
     document["result_name"] = branch.result_name
+    document["filter_through_key"] = branch.filter_through_key
     return document
 
 
@@ -1062,7 +1147,8 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
 
     Every key is written, defaults included (``"fusion"`` only for a fusion, and its
     ``"method"`` only when it is not ``"rrf"``); the table is written once, at the top level,
-    fully qualified. Query vectors keep full precision
+    fully qualified (a union as the list of its members) when every branch searches it, else
+    in each branch, the top level's ``null``. Query vectors keep full precision
     (``json.dumps`` writes each float with the shortest text that round-trips).
 
     Returns:
@@ -1076,9 +1162,13 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     >>> document["branches"][0]["query_text"], document["key_column"]
     ('q', 'id')
     """
+    sources = {branch.table for branch in plan.branches}
+    shared = next(iter(sources)) if len(sources) == 1 else None
     document: dict[str, Any] = {
-        "table": str(plan.table),
-        "branches": [_branch_document(branch) for branch in plan.branches],
+        "table": None if shared is None else _table_document(shared),
+        "branches": [
+            _branch_document(branch, with_table=shared is None) for branch in plan.branches
+        ],
     }
     fusion = plan.fusion
     if fusion is not None:
@@ -1097,4 +1187,5 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
         {"column": breaker.column, "descending": breaker.descending}
         for breaker in plan.tie_breakers
     ]
+    document["rows_from"] = None if plan.rows_from is None else _table_document(plan.rows_from)
     return document

@@ -226,6 +226,11 @@ class TableName:
         """The three parts, ``(catalog, schema, name)``."""
         return (self.catalog, self.schema, self.name)
 
+    @property
+    def members(self) -> tuple[TableName]:
+        """The tables this source reads: itself (as :attr:`TableUnion.members`)."""
+        return (self,)
+
     def __str__(self) -> str:
         """The dotted form, quoting each part that is not a bare identifier.
 
@@ -251,3 +256,95 @@ def coerce_table_name(value: Any) -> TableName:
     if type(value) is str:
         return _parse_default(value)
     return TableName.parse(value)
+
+
+MAX_UNION_TABLES = 16
+"""The most tables one :class:`TableUnion` may combine. Each member is one more search (one
+``bm25_search`` or nearest-neighbour scan per member) in the same statement; hotmemory, the
+widest user, unions two."""
+
+
+def _union_members(values: Any) -> tuple[TableName, ...]:
+    if isinstance(values, (str, bytes, TableName)) or not hasattr(values, "__iter__"):
+        raise TableNameError(
+            f"a table union takes a sequence of table names, got {values!r}",
+            field="table",
+            value=values,
+        )
+    given = tuple(values)
+    if len(given) > MAX_UNION_TABLES:
+        raise TableNameError(
+            f"a union of {len(given)} tables; at most {MAX_UNION_TABLES} are allowed "
+            "(MAX_UNION_TABLES)",
+            field="table",
+            value=len(given),
+        )
+    members = tuple(coerce_table_name(value) for value in given)
+    if len(members) < 2:
+        raise TableNameError(
+            f"a table union needs at least two tables, got {len(members)}; name one table "
+            "as a string",
+            field="table",
+            value=list(values),
+        )
+    seen: set[TableName] = set()
+    for member in members:
+        if member in seen:
+            raise TableNameError(
+                f"table '{member}' appears twice in a union: its rows would be returned twice",
+                field="table",
+                value=str(member),
+            )
+        seen.add(member)
+    return members
+
+
+@attrs.frozen
+class TableUnion:
+    """``UNION ALL`` of tables that share the searched columns, the key and the projected
+    columns: a branch over it searches each member with its own fully qualified name (so
+    each keeps its index fast path) and ranks the members' rows together.
+
+    hotmemory keeps its records in two tables (``memory_v1``, ``episode_v1``) and searches
+    both at once; that is a union. The key must be unique across the members, not only in
+    each: a key in two members is two rows.
+
+    Attributes:
+        tables: two to :data:`MAX_UNION_TABLES` distinct tables, in order (strings are parsed
+            and completed to three parts).
+
+    Raises:
+        TableNameError: fewer than two tables, more than :data:`MAX_UNION_TABLES`, a table
+            named twice, or a bad name.
+
+    >>> str(TableUnion(["memory_v1", "episode_v1"]))
+    'default.public.memory_v1 UNION ALL default.public.episode_v1'
+    """
+
+    tables: tuple[TableName, ...] = attrs.field(converter=_union_members)
+
+    @property
+    def members(self) -> tuple[TableName, ...]:
+        """The member tables, in order."""
+        return self.tables
+
+    def __str__(self) -> str:
+        return " UNION ALL ".join(str(table) for table in self.tables)
+
+
+TableSource = TableName | TableUnion
+"""What a branch searches: one table, or a :class:`TableUnion` of tables."""
+
+
+def coerce_table_source(value: Any) -> TableSource:
+    """Accept a table (as :func:`coerce_table_name`), a :class:`TableUnion`, or a list or
+    tuple of table names (a union of them).
+
+    Raises:
+        TableNameError: as :func:`coerce_table_name` and :class:`TableUnion`.
+    """
+    if isinstance(value, TableUnion):
+        return value
+    if isinstance(value, (list, tuple)):
+        return TableUnion(value)
+    return coerce_table_name(value)

@@ -27,7 +27,13 @@ import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate_columns
-from hotdata_retrieval.plan.names import TableName, coerce_table_name, normalize_identifier
+from hotdata_retrieval.plan.names import (
+    TableName,
+    TableSource,
+    TableUnion,
+    coerce_table_source,
+    normalize_identifier,
+)
 from hotdata_retrieval.plan.values import (
     check_cosine_query,
     check_finite_number,
@@ -332,7 +338,11 @@ class Bm25Search:
     Its raw score is the engine's ``score`` column (Float32, higher is better).
 
     Attributes:
-        table: the table (a string is parsed and completed to three parts).
+        table: the table (a string is parsed and completed to three parts), or a
+            :class:`~hotdata_retrieval.plan.names.TableUnion` of tables (a list of names is
+            one), each member searched with its own fully qualified name and the members'
+            rows ranked together (their scores compared as they are: a BM25 score depends on
+            its own table's statistics).
         column: the BM25-indexed text column.
         query_text: the user's query: passed verbatim (``query_syntax="text"``), or as its
             words, each quoted (``"terms"``). It must hold a word (a run of letters, digits or
@@ -354,6 +364,11 @@ class Bm25Search:
             when named (or with ``include_branch_scores``, as ``<branch>_score`` /
             ``<branch>_distance``), beside the fused score, NULL where the branch missed the
             row.
+        filter_through_key: in a fusion, apply the plan's filter to the rows this branch's
+            keys name in the plan's ``rows_from`` tables, not to this branch's own table: ``key
+            IN (SELECT key FROM <rows_from> WHERE <filter>)``. For a side table that lacks the
+            filter's columns, such as hotmemory's cue table (an ``id`` and a vector per
+            record): its candidates are then exactly the records the filter keeps.
     """
 
     visit_name: ClassVar[str] = "bm25_search"
@@ -361,13 +376,14 @@ class Bm25Search:
     raw_score_column: ClassVar[str] = "score"
     higher_is_better: ClassVar[bool] = True
 
-    table: TableName = attrs.field(converter=coerce_table_name)
+    table: TableSource = attrs.field(converter=coerce_table_source)
     column: str = attrs.field(converter=_text_column)
     query_text: str = attrs.field(converter=_any_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
     query_syntax: QuerySyntax = attrs.field(default=QuerySyntax.TEXT, converter=_query_syntax)
     allow_empty: bool = attrs.field(default=False, validator=check_flag)
+    filter_through_key: bool = attrs.field(default=False, validator=check_flag)
 
     def __attrs_post_init__(self) -> None:
         if not self.allow_empty and not self.words:
@@ -412,7 +428,11 @@ class VectorSearch:
     Its raw score is the engine's ``_distance`` column (lower is nearer).
 
     Attributes:
-        table: the table (a string is parsed and completed to three parts).
+        table: the table (a string is parsed and completed to three parts), or a
+            :class:`~hotdata_retrieval.plan.names.TableUnion` of tables (a list of names is
+            one), each member searched with its own fully qualified name and the members'
+            rows ranked together (their scores compared as they are: a BM25 score depends on
+            its own table's statistics).
         column: the *text* column the provider-backed index was built over.
         query_text: the text the engine embeds with the index's own provider.
         scalar: compile to the engine's scalar ``vector_distance(<column>, '<query>')`` in a
@@ -425,6 +445,11 @@ class VectorSearch:
             apply its k before the filter.
         name: the branch's name in fused SQL and debug columns (default ``semantic``).
         result_name: the result column of its distance (as :class:`Bm25Search`'s).
+        filter_through_key: in a fusion, apply the plan's filter to the rows this branch's
+            keys name in the plan's ``rows_from`` tables, not to this branch's own table: ``key
+            IN (SELECT key FROM <rows_from> WHERE <filter>)``. For a side table that lacks the
+            filter's columns, such as hotmemory's cue table (an ``id`` and a vector per
+            record): its candidates are then exactly the records the filter keeps.
     """
 
     visit_name: ClassVar[str] = "vector_search"
@@ -432,12 +457,13 @@ class VectorSearch:
     raw_score_column: ClassVar[str] = "_distance"
     higher_is_better: ClassVar[bool] = False
 
-    table: TableName = attrs.field(converter=coerce_table_name)
+    table: TableSource = attrs.field(converter=coerce_table_source)
     column: str = attrs.field(converter=_source_text_column)
     query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
     scalar: bool = attrs.field(default=False, validator=check_flag)
+    filter_through_key: bool = attrs.field(default=False, validator=check_flag)
 
 
 @attrs.frozen(kw_only=True, eq=True)
@@ -450,12 +476,21 @@ class NearestNeighborSearch:
     contract §2.2-2.3). Without a vector index the same SQL is an exact scan.
 
     Attributes:
-        table: the table (a string is parsed and completed to three parts).
+        table: the table (a string is parsed and completed to three parts), or a
+            :class:`~hotdata_retrieval.plan.names.TableUnion` of tables (a list of names is
+            one), each member searched with its own fully qualified name and the members'
+            rows ranked together (their scores compared as they are: a BM25 score depends on
+            its own table's statistics).
         column: the vector column (``list<float>``); never projected.
         query_vector: the query embedding; finite, non-empty, from the same model as the column.
         metric: ``cosine`` (default), ``l2`` or ``dot``; must match the index's metric.
         name: the branch's name in fused SQL and debug columns (default ``nearest``).
         result_name: the result column of its distance (as :class:`Bm25Search`'s).
+        filter_through_key: in a fusion, apply the plan's filter to the rows this branch's
+            keys name in the plan's ``rows_from`` tables, not to this branch's own table: ``key
+            IN (SELECT key FROM <rows_from> WHERE <filter>)``. For a side table that lacks the
+            filter's columns, such as hotmemory's cue table (an ``id`` and a vector per
+            record): its candidates are then exactly the records the filter keeps.
         exact: compute every row's distance instead of asking a vector index: the branch
             compiles to a shape the Hotdata engine's index rule never rewrites (the scanned
             table given an alias, with no outer query: engine contract §2.3, "single alias
@@ -472,7 +507,7 @@ class NearestNeighborSearch:
     raw_score_column: ClassVar[str] = "_distance"
     higher_is_better: ClassVar[bool] = False
 
-    table: TableName = attrs.field(converter=coerce_table_name)
+    table: TableSource = attrs.field(converter=coerce_table_source)
     column: str = attrs.field(converter=_vector_column)
     query_vector: tuple[float, ...] = attrs.field(
         converter=check_query_vector, metadata={"bound": True}, repr=False
@@ -481,6 +516,7 @@ class NearestNeighborSearch:
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
     exact: bool = attrs.field(default=False, validator=check_flag)
+    filter_through_key: bool = attrs.field(default=False, validator=check_flag)
 
     def __attrs_post_init__(self) -> None:
         if self.metric is DistanceMetric.COSINE:
@@ -523,14 +559,6 @@ def _branches(values: Any) -> tuple[Branch, ...]:
     if len(branches) < 2:
         raise PlanError(
             f"fusion needs at least two branches, got {len(branches)}",
-            field="branches",
-            value=values,
-        )
-    tables = {branch.table for branch in branches}
-    if len(tables) != 1:
-        names = ", ".join(sorted(str(table) for table in tables))
-        raise PlanError(
-            f"all fused branches must search the same table, got {names}",
             field="branches",
             value=values,
         )
@@ -619,7 +647,8 @@ class Fusion:
     order breaks fused-score ties by the key ascending.
 
     Attributes:
-        branches: two or more branches over the same table; names must be unique.
+        branches: two or more branches (over one table, or over several tables and unions
+            that share the plan's key column); names must be unique.
         depth: candidates each branch ranks, the same for every page (default
             :data:`DEFAULT_DEPTH`, 100). A page reaching past it (``limit + offset > depth``)
             is rejected by :class:`SearchPlan`.
@@ -632,8 +661,8 @@ class Fusion:
             ranks (default) or row numbers.
 
     Raises:
-        PlanError: fewer than two or more than :data:`MAX_FUSION_BRANCHES` branches, branches
-            over different tables, a repeated branch name, a depth below 1, a ``min_score``
+        PlanError: fewer than two or more than :data:`MAX_FUSION_BRANCHES` branches, a
+            repeated branch name, a depth below 1, a ``min_score``
             that is not a finite number, or ``Fusion`` itself instantiated (pick a method).
     """
 
@@ -662,11 +691,6 @@ class Fusion:
                 value=type(self).__name__,
             )
 
-    @property
-    def table(self) -> TableName:
-        """The table every branch searches."""
-        return self.branches[0].table
-
     def describe(self) -> str:
         """One line saying how the branches are fused, for people (``hdq explain``)."""
         options = ", ".join(
@@ -689,7 +713,8 @@ class ReciprocalRankFusion(Fusion):
     are deterministic. Its document method name is ``"rrf"``.
 
     Attributes:
-        branches: two or more branches over the same table; names must be unique.
+        branches: two or more branches (over one table, or over several tables and unions
+            that share the plan's key column); names must be unique.
         weights: one finite weight >= 0 per branch, at least one > 0 (default all 1).
         rank_constant: RRF's k, > 0 (default 60).
         depth: candidates each branch ranks, the same for every page (default
@@ -1117,6 +1142,10 @@ Source = Bm25Search | VectorSearch | NearestNeighborSearch | Fusion
 """What a plan searches: one branch, or a fusion of several."""
 
 
+def _optional_source(value: Any) -> TableSource | None:
+    return None if value is None else coerce_table_source(value)
+
+
 def _source(value: Any) -> Source:
     if isinstance(value, Fusion):
         return value
@@ -1238,6 +1267,12 @@ class SearchPlan:
             forfeits the vector-index fast path (engine contract §2.2, precondition 7, and
             runtimedb #508; ``hdq lint`` HDQ002); a fusion reads the vectors from its final
             join to the table and keeps it.
+        rows_from: for a fusion, the table or :class:`~hotdata_retrieval.plan.names.
+            TableUnion` the final join reads each hit's columns from (the key joins it; a
+            union reads each hit from its own member). Default: every table the branches
+            search, as a union when there are several. Name it when a branch searches a side
+            table that lacks the projected columns (hotmemory's cue table). A single branch
+            reads its rows from its own table.
 
     Raises:
         PlanError: on any invalid part, naming the bad value.
@@ -1253,9 +1288,11 @@ class SearchPlan:
     tie_breakers: tuple[TieBreaker, ...] = attrs.field(default=(), converter=_tie_breakers)
     score_name: str | None = attrs.field(default="score", converter=_score_name)
     include_vectors: bool = attrs.field(default=False, validator=check_flag)
+    rows_from: TableSource | None = attrs.field(default=None, converter=_optional_source)
 
     def __attrs_post_init__(self) -> None:
         fusion = self.fusion
+        self._check_sources()
         if fusion is None and self.score_name != "score":
             raise PlanError(
                 "score_name names a fusion's score; a single branch returns its raw score or "
@@ -1383,10 +1420,117 @@ class SearchPlan:
         plan."""
         return self.source if isinstance(self.source, Fusion) else None
 
+    def _check_sources(self) -> None:
+        fusion = self.fusion
+        if fusion is None:
+            branch = self.branches[0]
+            if self.rows_from is not None and self.rows_from != branch.table:
+                raise PlanError(
+                    "rows_from names where a fusion's final join reads its hits; a single "
+                    f"branch reads its rows from its own table ('{branch.table}')",
+                    field="rows_from",
+                    value=str(self.rows_from),
+                )
+            if branch.filter_through_key:
+                raise PlanError(
+                    "filter_through_key filters a fused branch through the keys of the "
+                    "plan's rows_from tables; a single branch applies the filter to its own "
+                    "table",
+                    field="filter_through_key",
+                    value=True,
+                )
+            return
+        rows = set(self.row_source.members)
+        for name, branch in zip(self.branch_names, self.branches):
+            if branch.filter_through_key and rows & set(branch.table.members):
+                raise PlanError(
+                    f"branch {name!r} filters through the key of '{self.row_source}', which "
+                    f"it searches itself ('{branch.table}'): filter_through_key is for a side "
+                    "table the filter's columns are not in; drop it",
+                    field="filter_through_key",
+                    value=name,
+                )
+
     @property
-    def table(self) -> TableName:
-        """The table the plan searches."""
-        return self.branches[0].table
+    def table(self) -> TableSource:
+        """The table the plan reads its rows from: a single branch's table, else
+        :attr:`row_source`."""
+        if self.fusion is None:
+            return self.branches[0].table
+        return self.row_source
+
+    @property
+    def row_source(self) -> TableSource:
+        """Where the rows' columns are read: ``rows_from``, else every table the branches
+        search (in branch order; a :class:`~hotdata_retrieval.plan.names.TableUnion` when
+        there are several), else the single branch's table."""
+        if self.rows_from is not None:
+            return self.rows_from
+        sources = {branch.table: None for branch in self.branches}
+        if len(sources) == 1:
+            return next(iter(sources))
+        members = dict.fromkeys(member for source in sources for member in source.members)
+        return TableUnion(tuple(members))
+
+    @property
+    def tables(self) -> tuple[TableName, ...]:
+        """Every table the plan reads, once each, in order: the branches' tables (union
+        members in order), then those of ``rows_from``."""
+        members = dict.fromkeys(
+            member for branch in self.branches for member in branch.table.members
+        )
+        members.update(dict.fromkeys(self.row_source.members))
+        return tuple(members)
+
+    @property
+    def single_table(self) -> TableName | None:
+        """The one table the plan reads, or ``None`` when it reads several (a union, a
+        fusion over several tables)."""
+        tables = self.tables
+        return tables[0] if len(tables) == 1 else None
+
+    def filtered_tables(self) -> tuple[TableName, ...]:
+        """The tables the plan's filter is evaluated on (none without a filter): each
+        branch's tables, except a branch's that filters through the key, whose filter reads
+        the ``row_source`` tables instead."""
+        if self.filter is None:
+            return ()
+        tables = {
+            member: None
+            for branch in self.branches
+            if not branch.filter_through_key
+            for member in branch.table.members
+        }
+        if any(branch.filter_through_key for branch in self.branches):
+            tables.update(dict.fromkeys(self.row_source.members))
+        return tuple(tables)
+
+    def table_columns(self) -> dict[TableName, frozenset[str]]:
+        """The columns the plan reads from each of its :attr:`tables`: what an engine checks
+        each table has. Every table gives the key; a branch's table its searched column, and
+        the filter's columns unless the branch filters through the key; the rows tables the
+        projection, the tie-break columns that are not result columns and, when a branch
+        filters through the key, the filter's columns."""
+        filtered = predicate_columns(self.filter) if self.filter is not None else set()
+        key = {self.key_column} if self.key_column is not None else set()
+        needed: dict[TableName, set[str]] = {table: set(key) for table in self.tables}
+        through_key = False
+        for branch in self.branches:
+            through_key = through_key or branch.filter_through_key
+            for member in branch.table.members:
+                needed[member].add(branch.column)
+                if not branch.filter_through_key:
+                    needed[member] |= filtered
+        results = set(self.result_columns)
+        row_columns = {
+            *self.projection,
+            *(breaker.column for breaker in self.tie_breakers if breaker.column not in results),
+        }
+        if through_key:
+            row_columns |= filtered
+        for member in self.row_source.members:
+            needed[member] |= row_columns
+        return {table: frozenset(columns) for table, columns in needed.items()}
 
     @property
     def branch_names(self) -> tuple[str, ...]:

@@ -381,7 +381,9 @@ class Case:
 
     @property
     def table(self) -> str:
-        return self.plan.table.name
+        table = self.plan.single_table
+        assert table is not None  # a spec case searches one table
+        return table.name
 
     @property
     def column_types(self) -> dict[str, str]:

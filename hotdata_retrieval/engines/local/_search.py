@@ -16,10 +16,12 @@ import sqlglot
 
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.engines.checks import (
+    ValueKind,
     arrow_element_kinds,
     arrow_value_kind,
     check_columns,
     check_filter_values,
+    check_key_kinds,
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local._prepare import is_vector_type
@@ -70,10 +72,18 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         PlanError: a query vector of the wrong length for its column.
     """
     check_plan(engine, plan)
-    schema = engine._loaded(plan.table).data.schema
-    executed = executed_plan(plan, {field.name: arrow_value_kind(field.type) for field in schema})
+    kinds: dict[str, ValueKind] = {}
+    for table in reversed(plan.tables):  # the first table's kinds win where they differ
+        kinds.update(
+            {
+                field.name: arrow_value_kind(field.type)
+                for field in engine._loaded(table).data.schema
+            }
+        )
+    executed = executed_plan(plan, kinds)
     statement = to_sql(executed, engine.profile)
-    rows = native_rows(executed, engine._loaded(executed.table))
+    single = executed.single_table
+    rows = None if single is None else native_rows(executed, engine._loaded(single))
     if rows is None:
         with engine._functions.stashed_vectors() as stash:
             optimized = (
@@ -138,14 +148,26 @@ def check_plan(engine: SearchHost, plan: SearchPlan) -> None:
         EngineError: naming the column and the table.
         PlanError: a query vector of the wrong length.
     """
-    loaded = engine._loaded(plan.table)
+    filtered = set(plan.filtered_tables())
+    key_kinds: dict[TableName, ValueKind] = {}
+    for table in plan.tables:
+        loaded = engine._loaded(table)
+        _check_table(plan, table, loaded, table in filtered)
+        if plan.key_column is not None and plan.key_column in loaded.data.schema.names:
+            key_kinds[table] = arrow_value_kind(loaded.data.schema.field(plan.key_column).type)
+    check_key_kinds(plan, key_kinds)
+
+
+def _check_table(plan: SearchPlan, table: TableName, loaded: LoadedTable, filtered: bool) -> None:
+    """:func:`check_plan` for one of the plan's tables (``filtered``: the filter reads it)."""
     entry = loaded.entry
-    check_columns(plan, entry.columns)
-    check_filter_values(
-        plan.filter,
-        {field.name: arrow_value_kind(field.type) for field in loaded.data.schema},
-        arrow_element_kinds(loaded.data.schema),
-    )
+    check_columns(plan, table, entry.columns)
+    if filtered:
+        check_filter_values(
+            plan.filter,
+            {field.name: arrow_value_kind(field.type) for field in loaded.data.schema},
+            arrow_element_kinds(loaded.data.schema),
+        )
     if (
         plan.key_column is not None
         and plan.key_column != entry.key_column
@@ -157,17 +179,17 @@ def check_plan(engine: SearchHost, plan: SearchPlan) -> None:
             else "the table was loaded without a key"
         )
         raise EngineError(
-            f"key column '{plan.key_column}' is not unique in table '{plan.table}' "
+            f"key column '{plan.key_column}' is not unique in table '{table}' "
             f"({checked}): a search merges and returns rows by key, so a repeated key "
             f"would return a row more than once; search with key_column="
             f"'{entry.key_column or 'a unique column'}'"
         )
     for branch in plan.branches:
-        if isinstance(branch, NearestNeighborSearch):
+        if isinstance(branch, NearestNeighborSearch) and table in branch.table.members:
             kind = loaded.data.schema.field(branch.column).type
             if not is_vector_type(kind):
                 raise EngineError(
-                    f"column '{branch.column}' of table '{plan.table}' holds {kind}, not "
+                    f"column '{branch.column}' of table '{table}' holds {kind}, not "
                     "vectors (lists of numbers): a nearest-neighbour search needs a vector "
                     "column"
                 )

@@ -1,0 +1,164 @@
+WITH "text_docs_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      "base".*,
+      ts_rank_cd(to_tsvector('english', "base"."body"), to_tsquery('english', 'error | E1234')) AS "score"
+    FROM "public"."docs" AS "base"
+    WHERE
+      to_tsvector('english', "base"."body") @@ to_tsquery('english', 'error | E1234')
+  ) AS "matches"
+  WHERE
+    "lang" = 'en'
+  ORDER BY
+    "score" DESC,
+    "id" ASC
+  LIMIT 100
+), "text_docs_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    ROW_NUMBER() OVER (ORDER BY "score" DESC, "id" ASC) AS "branch_rank"
+  FROM "text_docs_hits"
+), "text_archive_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      "base".*,
+      ts_rank_cd(to_tsvector('english', "base"."body"), to_tsquery('english', 'error | E1234')) AS "score"
+    FROM "public"."docs_archive" AS "base"
+    WHERE
+      to_tsvector('english', "base"."body") @@ to_tsquery('english', 'error | E1234')
+  ) AS "matches"
+  WHERE
+    "lang" = 'en'
+  ORDER BY
+    "score" DESC,
+    "id" ASC
+  LIMIT 100
+), "text_archive_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    ROW_NUMBER() OVER (ORDER BY "score" DESC, "id" ASC) AS "branch_rank"
+  FROM "text_archive_hits"
+), "content_hits" AS (
+  SELECT
+    "id",
+    "_distance"
+  FROM (
+    SELECT
+      "id",
+      NULLIF("docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"), CAST('NaN' AS DOUBLE PRECISION)) AS "_distance"
+    FROM "public"."docs"
+    WHERE
+      "lang" = 'en'
+    UNION ALL
+    SELECT
+      "id",
+      NULLIF(
+        "docs_archive"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"),
+        CAST('NaN' AS DOUBLE PRECISION)
+      ) AS "_distance"
+    FROM "public"."docs_archive"
+    WHERE
+      "lang" = 'en'
+  ) AS "search_union"
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "content_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    ROW_NUMBER() OVER (ORDER BY "_distance" ASC, "id" ASC) AS "branch_rank"
+  FROM "content_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "cue_hits" AS (
+  SELECT
+    "id",
+    NULLIF(
+      "docs_cues"."cue_embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"),
+      CAST('NaN' AS DOUBLE PRECISION)
+    ) AS "_distance"
+  FROM "public"."docs_cues"
+  WHERE
+    "id" IN (
+      SELECT
+        "id"
+      FROM "public"."docs"
+      WHERE
+        "lang" = 'en'
+      UNION ALL
+      SELECT
+        "id"
+      FROM "public"."docs_archive"
+      WHERE
+        "lang" = 'en'
+    )
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "cue_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    ROW_NUMBER() OVER (ORDER BY "_distance" ASC, "id" ASC) AS "branch_rank"
+  FROM "cue_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "fused" AS (
+  SELECT
+    COALESCE(
+      "text_docs_ranked"."id",
+      "text_archive_ranked"."id",
+      "content_ranked"."id",
+      "cue_ranked"."id"
+    ) AS "id",
+    COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "text_docs_ranked"."branch_rank"
+    ), 0) + COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "text_archive_ranked"."branch_rank"
+    ), 0) + COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "content_ranked"."branch_rank"
+    ), 0) + COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "cue_ranked"."branch_rank"
+    ), 0) AS "score",
+    "content_ranked"."_distance" AS "content_distance"
+  FROM "text_docs_ranked"
+  FULL OUTER JOIN "text_archive_ranked"
+    ON "text_docs_ranked"."id" = "text_archive_ranked"."id"
+  FULL OUTER JOIN "content_ranked"
+    ON COALESCE("text_docs_ranked"."id", "text_archive_ranked"."id") = "content_ranked"."id"
+  FULL OUTER JOIN "cue_ranked"
+    ON COALESCE("text_docs_ranked"."id", "text_archive_ranked"."id", "content_ranked"."id") = "cue_ranked"."id"
+)
+SELECT
+  "base"."id",
+  "base"."body",
+  "fused"."content_distance" AS "distance"
+FROM "fused"
+JOIN (
+  SELECT
+    "id",
+    "body"
+  FROM "public"."docs"
+  UNION ALL
+  SELECT
+    "id",
+    "body"
+  FROM "public"."docs_archive"
+) AS "base"
+  ON "base"."id" = "fused"."id"
+ORDER BY
+  "fused"."score" DESC,
+  "fused"."content_distance" ASC,
+  "fused"."id" ASC
+LIMIT 10
