@@ -191,17 +191,19 @@ SEARCHES = [
 ]
 
 
+def _inputs(
+    query: str, prefixes: list[tuple[str, ...]], filter: Filter | None, k: int
+) -> tuple[str, tuple[str, ...], list[float]]:
+    """A search's ``WHERE`` text and record tables, by hotmemory's own code, and a query
+    vector."""
+    return _where(prefixes, filter), hotdata._tables(filter), _query_vector(len(query) + k)
+
+
 @pytest.mark.parametrize(("query", "prefixes", "filter", "k"), SEARCHES)
 def test_fused_recall_is_one_plan(
-    engine: LocalEngine,
-    query: str,
-    prefixes: list[tuple[str, ...]],
-    filter: Filter | None,
-    k: int,
+    engine: LocalEngine, query: str, prefixes: list[tuple[str, ...]], filter: Filter | None, k: int
 ) -> None:
-    where = _where(prefixes, filter)
-    tables = hotdata._tables(filter)
-    vector = _query_vector(len(query) + k)
+    where, tables, vector = _inputs(query, prefixes, filter, k)
     theirs = engine.sql(
         hotdata._fused_query(tables, where, hotdata._vector(vector), hotdata._bm25_text(query), k)
     )
@@ -212,15 +214,9 @@ def test_fused_recall_is_one_plan(
 
 @pytest.mark.parametrize(("query", "prefixes", "filter", "k"), SEARCHES)
 def test_exact_filtered_scan_is_one_plan(
-    engine: LocalEngine,
-    query: str,
-    prefixes: list[tuple[str, ...]],
-    filter: Filter | None,
-    k: int,
+    engine: LocalEngine, query: str, prefixes: list[tuple[str, ...]], filter: Filter | None, k: int
 ) -> None:
-    where = _where(prefixes, filter)
-    tables = hotdata._tables(filter)
-    vector = _query_vector(len(query) + k)
+    where, tables, vector = _inputs(query, prefixes, filter, k)
     theirs = engine.sql(hotdata._vector_query(tables, where, hotdata._vector(vector), k))
     assert theirs.num_rows > 0
     plan = SearchPlan(
