@@ -174,33 +174,45 @@ def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) ->
         )
 
 
-def check_key_kinds(plan: SearchPlan, kinds: Mapping[TableName, ValueKind]) -> None:
-    """The key column holds one kind of value in every table the plan reads: fused branches
-    over several tables are joined on it, and a union's members are stacked by it.
+def check_column_kinds(
+    plan: SearchPlan, kinds: Mapping[TableName, Mapping[str, ValueKind]]
+) -> None:
+    """Each column the plan reads from several tables holds one kind of value in all of
+    them: the key (fused branches are joined on it), and every column a union stacks or a
+    filter compares (a filter value is typed once, for the whole statement; ``UNION ALL``
+    of a text column and a number column is an error on PostgreSQL and a silent cast on
+    other engines).
 
     Args:
         plan: the plan.
-        kinds: the key column's kind in each of the plan's tables that the engine knows.
+        kinds: per table the engine knows, each column's kind.
 
     Raises:
-        PlanError: the key's kind differs between two tables, naming both.
+        PlanError: a column of two kinds, naming the column and both tables.
     """
-    if plan.key_column is None:
+    if len(plan.tables) < 2:
         return
-    first: tuple[TableName, ValueKind] | None = None
-    for table in plan.tables:
-        kind = kinds.get(table)
-        if kind is None:
-            continue
-        if first is None:
-            first = (table, kind)
-        elif kind is not first[1]:
+    first: dict[str, tuple[TableName, ValueKind]] = {}
+    for table, columns in plan.table_columns().items():
+        known = kinds.get(table, {})
+        for column in sorted(columns):
+            kind = known.get(column)
+            if kind is None or kind is ValueKind.OTHER:
+                continue
+            seen = first.setdefault(column, (table, kind))
+            if seen[1] is kind:
+                continue
+            why = (
+                "branches over several tables are joined on the key"
+                if column == plan.key_column
+                else "a union stacks it and a filter compares it as one type"
+            )
             raise PlanError(
-                f"key column '{plan.key_column}' holds {kind.value} values in table "
-                f"'{table}' but {first[1].value} values in table '{first[0]}': branches over "
-                "several tables are joined on the key, so it must hold one kind of value",
-                field="key_column",
-                value=plan.key_column,
+                f"column '{column}' holds {kind.value} values in table '{table}' but "
+                f"{seen[1].value} values in table '{seen[0]}': {why}, so it must hold one "
+                "kind of value in every table the plan reads",
+                field="key_column" if column == plan.key_column else "columns",
+                value=column,
             )
 
 

@@ -288,10 +288,16 @@ def search_result(
     seen: set[Any] = set()
     for hit in hits if plan.key_column is not None else ():
         if hit.key in seen:
+            where = (
+                "in the table"
+                if plan.single_table is not None
+                else "across the tables the plan reads (a union's members, or rows_from's, "
+                "share it)"
+            )
             raise EngineError(
                 f"key {hit.key!r} of key column '{plan.key_column}' came back twice: the key "
-                "is not unique in the table, so the search would return a row more than once; "
-                "search with the table's unique key",
+                f"is not unique {where}, so the search would return a row more than once; "
+                "search with a key unique in every table it reads",
                 sql=statement,
             )
         seen.add(hit.key)

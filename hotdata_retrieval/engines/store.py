@@ -37,9 +37,9 @@ from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    check_column_kinds,
     check_columns,
     check_filter_values,
-    check_key_kinds,
     check_reserved_columns,
     declared_value_kind,
 )
@@ -385,6 +385,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 of different kinds in two tables.
         """
         described = {table: self.describe(table) for table in plan.tables}
+        check_column_kinds(plan, {table: value_kinds(one) for table, one in described.items()})
         filtered = set(plan.filtered_tables())
         for table, one in described.items():
             check_columns(plan, table, one.columns)
@@ -412,15 +413,6 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                             field="query_vector",
                             value=len(branch.query_vector),
                         )
-        key = plan.key_column
-        check_key_kinds(
-            plan,
-            {
-                table: value_kinds(one)[key]
-                for table, one in described.items()
-                if key is not None and key in one.columns
-            },
-        )
         return described
 
     def search(self, plan: SearchPlan) -> SearchResult:

@@ -696,7 +696,7 @@ def _table(value: Any, where: str, *, default_catalog: str, default_schema: str)
             _table_name(item, f"{where}[{index}]", default_catalog, default_schema)
             for index, item in enumerate(value)
         ]
-        if where in ("table", "rows_from"):
+        if where == "table":
             return TableUnion(members)
         with _at(where):
             return TableUnion(members)

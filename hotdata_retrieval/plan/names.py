@@ -307,7 +307,8 @@ class TableUnion:
 
     hotmemory keeps its records in two tables (``memory_v1``, ``episode_v1``) and searches
     both at once; that is a union. The key must be unique across the members, not only in
-    each: a key in two members is two rows.
+    each: a key in two members is two rows, which a search refuses when both come back
+    (``EngineError``: the key came back twice).
 
     Attributes:
         tables: two to :data:`MAX_UNION_TABLES` distinct tables, in order (strings are parsed

@@ -1424,7 +1424,9 @@ class SearchPlan:
         fusion = self.fusion
         if fusion is None:
             branch = self.branches[0]
-            if self.rows_from is not None and self.rows_from != branch.table:
+            if self.rows_from is not None and set(self.rows_from.members) != set(
+                branch.table.members
+            ):
                 raise PlanError(
                     "rows_from names where a fusion's final join reads its hits; a single "
                     f"branch reads its rows from its own table ('{branch.table}')",
@@ -1442,6 +1444,18 @@ class SearchPlan:
             return
         rows = set(self.row_source.members)
         for name, branch in zip(self.branch_names, self.branches):
+            if (
+                self.include_vectors
+                and isinstance(branch, NearestNeighborSearch)
+                and not set(branch.table.members) <= rows
+            ):
+                raise PlanError(
+                    f"include_vectors reads each nearest branch's vectors from rows_from "
+                    f"('{self.row_source}'); branch {name!r} searches '{branch.table}', "
+                    "outside it",
+                    field="include_vectors",
+                    value=name,
+                )
             if branch.filter_through_key and rows & set(branch.table.members):
                 raise PlanError(
                     f"branch {name!r} filters through the key of '{self.row_source}', which "

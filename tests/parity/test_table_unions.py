@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -259,7 +260,7 @@ def test_key_columns_of_different_kinds_are_refused(
             ),
             key_column="doc",
         )
-        with pytest.raises(PlanError, match="key column 'doc' holds integer values in table"):
+        with pytest.raises(PlanError, match="column 'doc' holds integer values in table"):
             opened.search(plan)
     finally:
         opened.close()
@@ -310,3 +311,68 @@ def test_plans_over_several_tables_are_checked_when_built() -> None:
                 ]
             )
         )
+
+
+@pytest.mark.parametrize("name", [path for path in SQL_PATHS if path != "local statement"])
+@pytest.mark.parametrize("order", [("north", "texted"), ("texted", "north")])
+def test_a_column_of_two_kinds_across_tables_is_refused_in_either_order(
+    name: str, order: tuple[str, str], tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A filter value is typed once for the statement, and a union stacks its columns: a
+    column that is a number in one member and text in another is refused, naming both,
+    whichever member comes first."""
+    opened = open_engine(name, tmp_path, request)
+    try:
+        opened.load_table("north", _table(NORTH), key_column="doc", text_columns=["body"])
+        texted = {**SOUTH, "grade": [str(grade) for grade in SOUTH["grade"]]}
+        opened.load_table("texted", _table(texted), key_column="doc", text_columns=["body"])
+        for plan in (
+            SearchPlan(
+                source=NearestNeighborSearch(
+                    table=list(order), column="embedding", query_vector=QUERY
+                ),
+                key_column="doc",
+                filter=GRADE,
+            ),
+            SearchPlan(
+                source=Bm25Search(table=list(order), column="body", query_text="disk"),
+                key_column="doc",
+                columns=["doc", "grade"],
+            ),
+        ):
+            with pytest.raises(PlanError, match=r"column 'grade' holds .* values in table .* but"):
+                opened.search(plan)
+    finally:
+        opened.close()
+
+
+def test_a_key_in_two_members_is_named_as_repeated_across_tables(tmp_path: Path) -> None:
+    from hotdata_retrieval.engines.local import LocalEngine
+    from hotdata_retrieval.errors import EngineError
+
+    with LocalEngine(tmp_path) as opened:
+        opened.load_table("north", _table(NORTH), key_column="doc", text_columns=["body"])
+        opened.load_table("copy", _table(NORTH), key_column="doc", text_columns=["body"])
+        plan = SearchPlan(
+            source=NearestNeighborSearch(
+                table=["north", "copy"], column="embedding", query_vector=QUERY
+            ),
+            key_column="doc",
+        )
+        with pytest.raises(EngineError, match="not unique across the tables the plan reads"):
+            opened.search(plan)
+
+
+def test_include_vectors_needs_every_nearest_branch_in_rows_from() -> None:
+    with pytest.raises(PlanError, match="include_vectors reads each nearest branch's vectors"):
+        attrs.evolve(_fused_plan(), include_vectors=True)
+
+
+def test_a_bad_rows_from_in_a_document_names_where() -> None:
+    from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
+
+    document = plan_to_document(_fused_plan())
+    with pytest.raises(PlanError, match=r"^rows_from: a table union needs at least two tables"):
+        plan_from_document({**document, "rows_from": ["north"]})
+    with pytest.raises(PlanError, match=r"^rows_from: table 'default.public.north' appears twice"):
+        plan_from_document({**document, "rows_from": ["north", "NORTH"]})

@@ -19,9 +19,9 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     arrow_element_kinds,
     arrow_value_kind,
+    check_column_kinds,
     check_columns,
     check_filter_values,
-    check_key_kinds,
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local._prepare import is_vector_type
@@ -149,13 +149,16 @@ def check_plan(engine: SearchHost, plan: SearchPlan) -> None:
         PlanError: a query vector of the wrong length.
     """
     filtered = set(plan.filtered_tables())
-    key_kinds: dict[TableName, ValueKind] = {}
-    for table in plan.tables:
-        loaded = engine._loaded(table)
-        _check_table(plan, table, loaded, table in filtered)
-        if plan.key_column is not None and plan.key_column in loaded.data.schema.names:
-            key_kinds[table] = arrow_value_kind(loaded.data.schema.field(plan.key_column).type)
-    check_key_kinds(plan, key_kinds)
+    loaded = {table: engine._loaded(table) for table in plan.tables}
+    check_column_kinds(
+        plan,
+        {
+            table: {field.name: arrow_value_kind(field.type) for field in one.data.schema}
+            for table, one in loaded.items()
+        },
+    )
+    for table, one in loaded.items():
+        _check_table(plan, table, one, table in filtered)
 
 
 def _check_table(plan: SearchPlan, table: TableName, loaded: LoadedTable, filtered: bool) -> None:
