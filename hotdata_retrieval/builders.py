@@ -1,0 +1,403 @@
+"""Drop-in SQL builders for integrations that call functions returning SQL text.
+
+hotdata-langchain (``hotdata_langchain.search``) builds its searches with four functions —
+``bm25_search_sql``, ``vector_search_sql``, ``vector_distance_sql`` and ``hybrid_search_sql``
+— and its VectorStore with one more query; this module has the same names, the same
+keyword-only signatures and defaults, and raises ``ValueError`` (:class:`~hotdata_retrieval.
+errors.PlanError`) with the words their callers match (``k must be >= 1``, ``null bytes``,
+``bare SQL identifier``, ``catalog.schema.table``, ``metric must be one of``). Every string is
+a plan compiled by :func:`~hotdata_retrieval.to_sql`, never a format string, so it has the
+library's shapes: where they differ from the hand-built ones (a sort before the semantic
+table function's rows are cut, competition ranks inside a fused branch, the key breaking
+fused-score ties) the library's are kept; ``docs/integrations.md`` lists each difference and
+the consumer test that pins the old bytes.
+
+Each builder also takes keyword options the hand-built ones lack, off by default: ``where=``
+(a mapping of column to value, each an equality, or any filter
+:class:`~hotdata_retrieval.plan.filters.Predicate`), ``distance_alias=`` (the distance
+column's name, say ``dist``), and for :func:`vector_distance_sql` ``include_vectors=`` (the
+searched vectors, for maximal marginal relevance).
+
+>>> bm25_search_sql(table="default.public.listings", column="description", query="cozy")
+"SELECT description, score FROM bm25_search('default.public.listings', 'description', \
+'cozy', 5) ORDER BY score DESC LIMIT 5"
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hotdata_retrieval.compile.render import to_sql
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import Comparison, Predicate, is_predicate
+from hotdata_retrieval.plan.names import TableName, is_bare_identifier
+from hotdata_retrieval.plan.search import (
+    Bm25Search,
+    DistanceMetric,
+    NearestNeighborSearch,
+    ReciprocalRankFusion,
+    SearchPlan,
+    VectorSearch,
+)
+from hotdata_retrieval.sql import (
+    DEFAULT_FETCH_DEPTH,
+    FETCH_DEPTH_MULTIPLIER,
+    RRF_RANK_CONSTANT,
+    distance_function,
+    fetch_depth,
+)
+
+# The constants and helpers the integrations import beside the builders, from the one
+# module that defines them (re-exported under their own names).
+from hotdata_retrieval.sql import DISTANCE_COLUMN as DISTANCE_COLUMN
+from hotdata_retrieval.sql import SCORE_COLUMN as SCORE_COLUMN
+from hotdata_retrieval.sql import quote_identifier as quote_identifier
+from hotdata_retrieval.sql import quote_literal as quote_literal
+from hotdata_retrieval.sql import validate_identifier as validate_identifier
+from hotdata_retrieval.sql import vector_literal as vector_literal
+
+DEFAULT_SEARCH_LIMIT = 5
+"""Rows a builder returns when the caller names no ``k`` (hotdata-langchain's default)."""
+
+RRF_K = int(RRF_RANK_CONSTANT)
+"""Reciprocal rank fusion's rank constant, 60 (Cormack, Clarke and Büttcher, SIGIR 2009)."""
+
+DEFAULT_FETCH_K = DEFAULT_FETCH_DEPTH
+"""The smallest candidate depth of a fused branch (:func:`~hotdata_retrieval.sql.
+fetch_depth`)."""
+
+FETCH_K_MULTIPLIER = FETCH_DEPTH_MULTIPLIER
+"""How many times ``k`` a fused branch ranks when the caller names no ``fetch_k``."""
+
+DEFAULT_KEY_COLUMN = "id"
+"""The key a fused search joins its branches on by default."""
+
+DISTANCE_FUNCTIONS: dict[str, str] = {
+    metric.value: distance_function(metric) for metric in DistanceMetric
+}
+"""The engine's scalar distance function of each metric (engine contract §1.4)."""
+
+
+def _fail(message: str, field: str, value: Any) -> PlanError:
+    return PlanError(message, field=field, value=value)
+
+
+def _bare(name: Any, label: str) -> str:
+    """``name`` if it is a bare SQL identifier (the callers' rule), lower-cased as the
+    engine stores it."""
+    if not isinstance(name, str) or not is_bare_identifier(name.lower()):
+        raise _fail(f"{label} must be a bare SQL identifier, got {name!r}", label, name)
+    return name.lower()
+
+
+def _table(table: Any) -> TableName:
+    """A ``catalog.schema.table`` reference of three bare identifiers (the callers' rule:
+    a 1- or 2-part name misses an index registered under the full name, engine contract
+    §2.4)."""
+    parts = table.split(".") if isinstance(table, str) else []
+    if len(parts) != 3 or not all(is_bare_identifier(part.lower()) for part in parts):
+        raise _fail(
+            "table must be a fully qualified 'catalog.schema.table' reference of bare "
+            f"identifiers, got {table!r}",
+            "table",
+            table,
+        )
+    catalog, schema, name = (part.lower() for part in parts)
+    return TableName(catalog=catalog, schema=schema, name=name)
+
+
+def _k(k: Any, label: str = "k") -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise _fail(f"{label} must be >= 1, got {k!r}", label, k)
+    return k
+
+
+def _query(query: Any) -> Any:
+    if isinstance(query, str) and "\x00" in query:
+        raise _fail("search text may not contain null bytes", "query_text", query)
+    return query
+
+
+def _vector(vector: Sequence[float]) -> Sequence[float]:
+    if len(vector) == 0:
+        raise _fail("query vector must not be empty", "query_vector", [])
+    return vector
+
+
+def _metric(metric: Any) -> str:
+    if metric not in DISTANCE_FUNCTIONS:
+        known = ", ".join(sorted(DISTANCE_FUNCTIONS))
+        raise _fail(f"metric must be one of {known}, got {metric!r}", "metric", metric)
+    return str(metric)
+
+
+def _where(where: Mapping[str, Any] | Predicate | None) -> Predicate | None:
+    """A filter: a predicate as given, or a mapping's equalities joined by AND."""
+    if where is None or is_predicate(where):
+        return where  # type: ignore[return-value]
+    if not isinstance(where, Mapping):
+        raise _fail(
+            f"where must be a mapping of column to value or a filter predicate, got {where!r}",
+            "where",
+            where,
+        )
+    if not where:
+        return None
+    equalities = [
+        Comparison(column=_bare(column, "filter column"), operator="=", value=value)
+        for column, value in where.items()
+    ]
+    return functools.reduce(operator.and_, equalities)
+
+
+def _projection(
+    selected: Sequence[str], *, computed: str, dropped: Sequence[str] = ()
+) -> list[str]:
+    """The columns as given, each a bare identifier, without the computed column (it comes
+    last, once) and ``dropped``."""
+    names = [_bare(name, "column") for name in selected]
+    return [name for name in names if name != computed and name not in dropped]
+
+
+def _distance_alias(alias: str | None) -> str | None:
+    if alias is None or alias == DISTANCE_COLUMN:
+        return None
+    return _bare(alias, "distance_alias")
+
+
+def bm25_search_sql(
+    *,
+    table: str,
+    column: str,
+    query: str,
+    k: int = DEFAULT_SEARCH_LIMIT,
+    columns: Sequence[str] | None = None,
+    where: Mapping[str, Any] | Predicate | None = None,
+) -> str:
+    """``SELECT <columns>, score FROM bm25_search('<table>', '<column>', '<query>', k)
+    ORDER BY score DESC LIMIT k``: a BM25 top-k over an indexed text column, ``k`` as the
+    search's bound and the page (engine contract §1.1). With ``where`` the function runs
+    without its bound, then the filter, then the sort and limit (a bound applied before a
+    filter returns fewer rows than exist).
+
+    Args:
+        table: ``catalog.schema.table``, three bare identifiers.
+        column: the BM25-indexed text column.
+        query: the search text, passed as written (the engine's query syntax applies); a
+            text without a word is an empty search, no rows.
+        k: rows returned, >= 1.
+        columns: columns returned before ``score`` (default: ``column``); ``score`` is
+            dropped from them and returned once, last.
+        where: equalities (``{"lang": "en"}``) or a filter predicate.
+
+    Raises:
+        PlanError: (a ``ValueError``) a name that is not a bare identifier, a table that is
+            not ``catalog.schema.table``, ``k`` below 1, a NUL byte in the query, empty
+            ``columns``.
+    """
+    name = _table(table)
+    searched = _bare(column, "column")
+    limit = _k(k)
+    projection = _projection(
+        list(columns) if columns is not None else [searched], computed=SCORE_COLUMN
+    )
+    if not projection and columns is not None and not list(columns):
+        raise _fail("columns must not be empty", "columns", [])
+    plan = SearchPlan(
+        source=Bm25Search(table=name, column=searched, query_text=_query(query), allow_empty=True),
+        columns=projection or None,
+        key_column=None,
+        limit=limit,
+        filter=_where(where),
+    )
+    return to_sql(plan, pretty=False)
+
+
+def vector_search_sql(
+    *,
+    table: str,
+    column: str,
+    query: str,
+    k: int = DEFAULT_SEARCH_LIMIT,
+    columns: Sequence[str] | None = None,
+    where: Mapping[str, Any] | Predicate | None = None,
+    distance_alias: str | None = None,
+) -> str:
+    """``SELECT <columns>, _distance FROM vector_search('<table>', '<column>', '<query>', k)
+    ORDER BY _distance ASC LIMIT k``: a semantic top-k the engine embeds with the index's
+    provider (``column`` is the index's source text column). The trailing ``LIMIT``, after
+    the sort, keeps the order when a caller wraps the statement (engine contract §1.2). With
+    ``where``, the scalar ``vector_distance(<column>, '<query>')`` over the filtered rows
+    (the table function would cut its k before the filter).
+
+    Args:
+        table, column, query, k, where: as :func:`bm25_search_sql`.
+        columns: columns returned before the distance (default: ``column``).
+        distance_alias: the distance column's name (default ``_distance``).
+
+    Raises:
+        PlanError: as :func:`bm25_search_sql`; no column to return.
+    """
+    name = _table(table)
+    searched = _bare(column, "column")
+    limit = _k(k)
+    projection = _projection(
+        list(columns) if columns is not None else [searched], computed=DISTANCE_COLUMN
+    )
+    if not projection:
+        raise _fail(
+            "columns must name at least one column to return", "columns", list(columns or [])
+        )
+    plan = SearchPlan(
+        source=VectorSearch(
+            table=name,
+            column=searched,
+            query_text=_query(query),
+            result_name=_distance_alias(distance_alias),
+        ),
+        columns=projection,
+        key_column=None,
+        limit=limit,
+        filter=_where(where),
+    )
+    return to_sql(plan, pretty=False)
+
+
+def vector_distance_sql(
+    *,
+    table: str,
+    column: str,
+    vector: Sequence[float],
+    k: int = DEFAULT_SEARCH_LIMIT,
+    columns: Sequence[str] | None = None,
+    metric: str = "cosine",
+    where: Mapping[str, Any] | Predicate | None = None,
+    distance_alias: str | None = None,
+    include_vectors: bool = False,
+) -> str:
+    """``SELECT <columns>, <distance>(<column>, ARRAY[...]) AS _distance FROM
+    <catalog>.<schema>.<table> [WHERE] ORDER BY _distance ASC LIMIT k``: the vector-index
+    fast-path shape over a column of vectors (engine contract §2.3), never projecting the
+    vector column unless ``include_vectors``.
+
+    Args:
+        table, k, where: as :func:`bm25_search_sql`.
+        column: the vector column.
+        vector: the query embedding, from the column's model.
+        columns: columns returned before the distance (the vector column is left out).
+        metric: ``cosine``, ``l2`` or ``dot``; it must be the index's.
+        distance_alias: the distance column's name (default ``_distance``; hotdata-
+            langchain's VectorStore reads ``dist``).
+        include_vectors: also return the vector column (after ``columns``), for maximal
+            marginal relevance; the statement then forfeits the index fast path.
+
+    Raises:
+        PlanError: as :func:`bm25_search_sql`; an empty vector, an unknown metric, no
+            column to return.
+    """
+    name = _table(table)
+    searched = _bare(column, "column")
+    limit = _k(k)
+    chosen = _metric(metric)
+    projection = _projection(
+        list(columns) if columns is not None else [], computed=DISTANCE_COLUMN, dropped=[searched]
+    )
+    if not projection:
+        raise _fail(
+            "columns must name at least one column to return; the vector column "
+            f"{searched!r} is never returned in its place, since it floods the result and "
+            "forfeits the index",
+            "columns",
+            list(columns or []),
+        )
+    plan = SearchPlan(
+        source=NearestNeighborSearch(
+            table=name,
+            column=searched,
+            query_vector=_vector(vector),
+            metric=chosen,
+            result_name=_distance_alias(distance_alias),
+        ),
+        columns=projection,
+        key_column=None,
+        limit=limit,
+        filter=_where(where),
+        include_vectors=include_vectors,
+    )
+    return to_sql(plan, pretty=False)
+
+
+def hybrid_search_sql(
+    *,
+    table: str,
+    column: str,
+    vector_column: str,
+    query: str,
+    vector: Sequence[float],
+    key_column: str = DEFAULT_KEY_COLUMN,
+    k: int = DEFAULT_SEARCH_LIMIT,
+    fetch_k: int | None = None,
+    columns: Sequence[str] | None = None,
+    metric: str = "cosine",
+    rrf_k: int = RRF_K,
+    where: Mapping[str, Any] | Predicate | None = None,
+) -> str:
+    """Reciprocal rank fusion of a BM25 search of ``column`` and a nearest-neighbour search
+    of ``vector_column``, one statement: each branch ranks :func:`fetch_depth` candidates
+    (``max(4k, 20)``, or ``max(fetch_k, k)``), a row scores ``Σ 1 / (rrf_k + rank)``, ties
+    broken by ``key_column``; the nearest branch keeps the vector-index fast-path shape.
+
+    Args:
+        table, column, query, k, where: as :func:`bm25_search_sql`.
+        vector_column, vector, metric: as :func:`vector_distance_sql`'s column, vector and
+            metric.
+        key_column: the table's unique key the branches are joined on.
+        fetch_k: candidates per branch (at least ``k``).
+        columns: columns returned before the fused ``score`` (default: the key and
+            ``column``); the vector column and ``score`` are left out.
+        rrf_k: the rank constant, >= 1.
+
+    Raises:
+        PlanError: as :func:`vector_distance_sql`; ``rrf_k`` below 1.
+    """
+    name = _table(table)
+    text_column = _bare(column, "column")
+    vectors = _bare(vector_column, "vector_column")
+    key = _bare(key_column, "key_column")
+    limit = _k(k)
+    constant = _k(rrf_k, "rrf_k")
+    chosen = _metric(metric)
+    projection = _projection(
+        list(columns) if columns is not None else [key, text_column],
+        computed=SCORE_COLUMN,
+        dropped=[vectors],
+    )
+    if not projection:
+        raise _fail(
+            "columns must name at least one column to return; a fused search never returns "
+            f"{vectors!r}, since a projected vector column floods the result",
+            "columns",
+            list(columns or []),
+        )
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(
+                    table=name, column=text_column, query_text=_query(query), allow_empty=True
+                ),
+                NearestNeighborSearch(
+                    table=name, column=vectors, query_vector=_vector(vector), metric=chosen
+                ),
+            ],
+            rank_constant=constant,
+            depth=fetch_depth(limit, fetch_k),
+        ),
+        columns=projection,
+        key_column=key,
+        limit=limit,
+        filter=_where(where),
+    )
+    return to_sql(plan, pretty=False)
