@@ -23,7 +23,10 @@ from hotdata_retrieval import (
     reciprocal_rank_fusion,
 )
 from hotdata_retrieval.cli.spec import spec
+from hotdata_retrieval.compile import known_dialects, to_sql
 from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.errors import UnsupportedFeatureError
+from hotdata_retrieval.plan.document import plan_from_document
 from hotdata_retrieval.spec import (
     CASE_FORMAT,
     Case,
@@ -195,6 +198,7 @@ def test_export_writes_one_json_file_per_case_and_an_index(tmp_path: Path) -> No
         "rules",
         "corpus",
         "plan",
+        "sql",
         "expected",
         "cte_form",
     }
@@ -203,6 +207,29 @@ def test_export_writes_one_json_file_per_case_and_an_index(tmp_path: Path) -> No
     filtered = json.loads((tmp_path / "cases" / "filter_before_depth.json").read_text())
     assert filtered["cte_form"] == {"agrees": True}  # D1 closed for bm25_search
     assert "filter_after_k" in DIVERGENCES  # still named, for a filtered vector_search
+
+
+def test_each_case_carries_its_statement_on_every_dialect(tmp_path: Path) -> None:
+    """The golden SQL a port that cannot import the library compares bytes with: each
+    dialect's statement of the case's plan as read back from the file, or the refusal."""
+    written = export_cases(tmp_path)
+    for path in written:
+        document = json.loads(path.read_text())
+        plan = plan_from_document(document["plan"])
+        assert set(document["sql"]) == set(known_dialects())
+        for dialect, statement in document["sql"].items():
+            try:
+                expected: Any = to_sql(plan, dialect)
+            except UnsupportedFeatureError as error:
+                expected = {"refused": str(error)}
+            assert statement == expected, (path.name, dialect)
+    refused = [
+        statement
+        for path in written
+        for statement in json.loads(path.read_text())["sql"].values()
+        if isinstance(statement, dict)
+    ]
+    assert refused  # the native call declines some cases (a tie-breaker, a third branch)
 
 
 def test_cases_round_trip_through_json(tmp_path: Path) -> None:

@@ -33,7 +33,9 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval.compile import known_dialects, to_sql
 from hotdata_retrieval.errors import CaseError as CaseError
+from hotdata_retrieval.errors import UnsupportedFeatureError
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
 from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
 from hotdata_retrieval.plan.filters import (
@@ -410,6 +412,7 @@ class Case:
                 "rows": [dict(row) for row in self.rows],
             },
             "plan": plan_to_document(self.plan),
+            "sql": golden_sql(self.plan),
             "expected": self.expected,
             "cte_form": cte_form,
         }
@@ -444,6 +447,21 @@ class Case:
             )
         except (KeyError, TypeError) as error:
             raise CaseError(f"case document is missing {error}") from None
+
+
+def golden_sql(plan: SearchPlan) -> dict[str, Any]:
+    """The statement ``plan`` compiles to on every registered dialect (``known_dialects``):
+    ``{dialect: "<SQL>"}``, or ``{dialect: {"refused": "<reason>"}}`` where the dialect
+    cannot express the plan. What a port that cannot import this library (hotdata-cli, in
+    Rust) compares its own bytes with.
+    """
+    statements: dict[str, Any] = {}
+    for dialect in known_dialects():
+        try:
+            statements[dialect] = to_sql(plan, dialect)
+        except UnsupportedFeatureError as error:
+            statements[dialect] = {"refused": str(error)}
+    return statements
 
 
 def _expected(value: Any, label: str) -> dict[str, Any]:
