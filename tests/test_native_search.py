@@ -468,3 +468,33 @@ def test_a_distance_too_small_for_float32_is_zero_on_every_path() -> None:
             _assert_native_is_statement(engine, plan)
         distances = [hit.distance for hit in engine.search(SearchPlan(source=tiny, limit=3))]
         assert [math.copysign(1.0, d) for d in distances if d == 0.0] == [1.0, 1.0]
+
+
+@pytest.fixture(scope="module")
+def wide() -> Iterator[LocalEngine]:
+    """600 rows of the tie-heavy corpus: a filter can keep a small share of them."""
+    with LocalEngine() as local:
+        local.load_table("wide", _corpus(13, 600, text_keys=False), text_columns=["body"])
+        yield local
+
+
+@pytest.mark.parametrize("kept", [1, 5, 9, 40, 75, 76, 300])
+@pytest.mark.parametrize("limit", [1, 10, 30])
+def test_a_selective_filter_answers_as_the_statement(
+    wide: LocalEngine, kept: int, limit: int
+) -> None:
+    """A filter keeping few rows: the nearest branch ranks the kept rows alone (at most one
+    row in SELECTIVE_MASK_FRACTION) and the text branch asks BM25 for a growing prefix of its
+    order; both give the statement's rows, ties and pages included."""
+    codes = random.Random(kept).sample([f"c{position:03d}" for position in range(600)], kept)
+    text = Bm25Search(table="wide", column="body", query_text="fox owl")
+    nearest = NearestNeighborSearch(table="wide", column="embedding", query_vector=[1.0, 2.0])
+    for source in (text, nearest, ReciprocalRankFusion(branches=[text, nearest], depth=40)):
+        for offset in (0, 3):
+            plan = SearchPlan(
+                source=source,
+                filter=InList(column="code", values=codes),
+                limit=limit,
+                offset=offset,
+            )
+            _assert_native_is_statement(wide, plan)

@@ -304,13 +304,32 @@ def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) 
 def _text_branch(
     loaded: LoadedTable, branch: Bm25Search, bound: int, mask: np.ndarray | None
 ) -> _Branch:
-    """``bm25_search`` with ``k`` = ``bound`` (every match under a filter), the filter, then
-    ``ORDER BY score DESC, <key> ASC LIMIT bound`` on the Float32 scores."""
+    """``bm25_search`` (without its k under a filter), the filter, then ``ORDER BY score DESC,
+    <key> ASC LIMIT bound`` on the Float32 scores.
+
+    Under a filter the search is asked for the first ``k`` matches of (score descending, key
+    position) — a prefix of the order the statement sorts by — with ``k`` from the share of
+    rows the filter keeps (``bound`` over that share, doubled); while the prefix holds fewer
+    than ``bound`` kept rows and the search found ``k`` matches, ``k`` grows fourfold. The
+    kept rows of a long enough prefix are the first kept rows of the whole order, so the
+    answer is the statement's: every match is fetched only when the filter keeps too few.
+    """
     tie_order = loaded.tie_order()
-    k = bound if mask is None else max(1, loaded.entry.rows)
-    rowids, scores = loaded.bm25[branch.column].search(branch.search_text, k, tie_order=tie_order)
-    if mask is not None:
-        kept = mask[rowids]
+    index = loaded.bm25[branch.column]
+    rows = max(1, loaded.entry.rows)
+    if mask is None:
+        rowids, scores = index.search(branch.search_text, bound, tie_order=tie_order)
+    else:
+        kept_rows = int(np.count_nonzero(mask))
+        if kept_rows == 0:
+            return _Branch(np.empty(0, dtype=np.int64), [], True)
+        k = min(rows, max(bound, math.ceil(2 * bound * rows / kept_rows)))
+        while True:
+            rowids, scores = index.search(branch.search_text, k, tie_order=tie_order)
+            kept = mask[rowids]
+            if rowids.size < k or k >= rows or int(np.count_nonzero(kept)) >= bound:
+                break
+            k = min(rows, 4 * k)
         rowids, scores = rowids[kept], scores[kept]
     order = np.lexsort((tie_order[rowids], -scores.astype(np.float64)))[:bound]
     return _Branch(rowids[order], [float(score) for score in scores[order]], True)

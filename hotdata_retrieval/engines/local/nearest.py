@@ -49,6 +49,13 @@ _HNSW_CANDIDATES = 64
 (``expansion_search``), so a smaller k costs no more graph work and every k up to it cuts one
 candidate list."""
 
+SELECTIVE_MASK_FRACTION = 8
+"""A filter that keeps at most 1 row in this many is answered from its rows alone: their exact
+distances are computed directly (a gather of the kept rows, then one float64 product) instead
+of screening every row with the float32 product first. At 100,000 x 384 rows, a mask keeping
+1% costs about 0.003x the full screen this way; past 1/8 the screen over every row is the
+cheaper of the two (its float32 product costs about half the float64 one per row)."""
+
 _USEARCH_METRICS = {
     DistanceMetric.COSINE: "cos",
     DistanceMetric.L2: "l2sq",
@@ -255,12 +262,14 @@ class VectorColumnIndex:
             found = self._hnsw_nearest(function, vector, k)
             if found is not None:
                 return found
+        width = min(k, candidates_total)
+        if mask is not None and candidates_total * SELECTIVE_MASK_FRACTION <= self.rows:
+            return self._ranked(function, vector, np.flatnonzero(allowed), width, with_ties)
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             approximate_distances, tolerance = self._approximate(function, vector)
         unsure = self._unscreenable(function, vector, approximate_distances) & allowed
         sure = allowed & ~unsure
         ranked = np.where(sure, approximate_distances, np.inf)
-        width = min(k, candidates_total)
         head_width = min(width, candidates_total - int(np.count_nonzero(unsure)))
         if head_width:
             if head_width < self.rows:
@@ -273,11 +282,18 @@ class VectorColumnIndex:
             screened = np.flatnonzero((sure & (ranked <= boundary + tolerance)) | unsure)
         else:
             screened = np.flatnonzero(unsure)
-        distances = self.exact(function, vector, screened)
+        return self._ranked(function, vector, screened, width, with_ties)
+
+    def _ranked(
+        self, function: str, vector: np.ndarray, rowids: np.ndarray, width: int, with_ties: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``width`` of ``rowids`` nearest ``vector`` by their exact distances, ordered by
+        (Float32 distance, rowid); with ``with_ties`` every row tied with the last."""
+        distances = self.exact(function, vector, rowids)
         with np.errstate(over="ignore"):  # a distance beyond Float32 is an infinity there
             rounded = distances.astype(np.float32)
-        order = np.lexsort((screened, rounded))
-        rowids, distances, rounded = screened[order], distances[order], rounded[order]
+        order = np.lexsort((rowids, rounded))
+        rowids, distances, rounded = rowids[order], distances[order], rounded[order]
         if with_ties and rowids.size > width:
             cut = rounded[width - 1]
             keep = width + int(np.count_nonzero(rounded[width:] == cut))
