@@ -168,6 +168,27 @@ def _distance_alias(alias: str | None) -> str | None:
     return _bare(alias, "distance_alias")
 
 
+def _single_branch_sql(
+    source: Bm25Search | VectorSearch | NearestNeighborSearch,
+    projection: Sequence[str],
+    limit: int,
+    where: Mapping[str, Any] | Predicate | None,
+    *,
+    include_vectors: bool = False,
+) -> str:
+    """One branch's statement: the caller's projection, no key (the hand-built statements
+    break no ties), the page, the filter."""
+    plan = SearchPlan(
+        source=source,
+        columns=list(projection) or None,
+        key_column=None,
+        limit=limit,
+        filter=_where(where),
+        include_vectors=include_vectors,
+    )
+    return to_sql(plan, pretty=False)
+
+
 def bm25_search_sql(
     *,
     table: str,
@@ -206,14 +227,8 @@ def bm25_search_sql(
     )
     if not projection and columns is not None and not list(columns):
         raise _fail("columns must not be empty", "columns", [])
-    plan = SearchPlan(
-        source=Bm25Search(table=name, column=searched, query_text=_query(query), allow_empty=True),
-        columns=projection or None,
-        key_column=None,
-        limit=limit,
-        filter=_where(where),
-    )
-    return to_sql(plan, pretty=False)
+    branch = Bm25Search(table=name, column=searched, query_text=_query(query), allow_empty=True)
+    return _single_branch_sql(branch, projection, limit, where)
 
 
 def vector_search_sql(
@@ -251,19 +266,13 @@ def vector_search_sql(
         raise _fail(
             "columns must name at least one column to return", "columns", list(columns or [])
         )
-    plan = SearchPlan(
-        source=VectorSearch(
-            table=name,
-            column=searched,
-            query_text=_query(query),
-            result_name=_distance_alias(distance_alias),
-        ),
-        columns=projection,
-        key_column=None,
-        limit=limit,
-        filter=_where(where),
+    branch = VectorSearch(
+        table=name,
+        column=searched,
+        query_text=_query(query),
+        result_name=_distance_alias(distance_alias),
     )
-    return to_sql(plan, pretty=False)
+    return _single_branch_sql(branch, projection, limit, where)
 
 
 def vector_distance_sql(
@@ -313,21 +322,14 @@ def vector_distance_sql(
             "columns",
             list(columns or []),
         )
-    plan = SearchPlan(
-        source=NearestNeighborSearch(
-            table=name,
-            column=searched,
-            query_vector=_vector(vector),
-            metric=chosen,
-            result_name=_distance_alias(distance_alias),
-        ),
-        columns=projection,
-        key_column=None,
-        limit=limit,
-        filter=_where(where),
-        include_vectors=include_vectors,
+    branch = NearestNeighborSearch(
+        table=name,
+        column=searched,
+        query_vector=_vector(vector),
+        metric=chosen,
+        result_name=_distance_alias(distance_alias),
     )
-    return to_sql(plan, pretty=False)
+    return _single_branch_sql(branch, projection, limit, where, include_vectors=include_vectors)
 
 
 def hybrid_search_sql(
