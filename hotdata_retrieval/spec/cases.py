@@ -33,7 +33,7 @@ from typing import Any
 
 import attrs
 
-from hotdata_retrieval.compile import known_dialects, to_sql
+from hotdata_retrieval.compile import get_dialect, known_dialects, to_sql
 from hotdata_retrieval.errors import CaseError as CaseError
 from hotdata_retrieval.errors import UnsupportedFeatureError
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
@@ -449,14 +449,24 @@ class Case:
             raise CaseError(f"case document is missing {error}") from None
 
 
+def library_dialects() -> tuple[str, ...]:
+    """The registered dialects this library defines (``known_dialects`` less those a caller
+    registered): the dialects of the spec's golden statements, the same in every process."""
+    return tuple(
+        name
+        for name in known_dialects()
+        if get_dialect(name).sqlglot_dialect.__module__.startswith("hotdata_retrieval.")
+    )
+
+
 def golden_sql(plan: SearchPlan) -> dict[str, Any]:
-    """The statement ``plan`` compiles to on every registered dialect (``known_dialects``):
-    ``{dialect: "<SQL>"}``, or ``{dialect: {"refused": "<reason>"}}`` where the dialect
-    cannot express the plan. What a port that cannot import this library (hotdata-cli, in
-    Rust) compares its own bytes with.
+    """The statement ``plan`` compiles to on each of the library's dialects
+    (:func:`library_dialects`): ``{dialect: "<SQL>"}``, or ``{dialect: {"refused":
+    "<reason>"}}`` where the dialect cannot express the plan. What a port that cannot import
+    this library (hotdata-cli, in Rust) compares its own bytes with.
     """
     statements: dict[str, Any] = {}
-    for dialect in known_dialects():
+    for dialect in library_dialects():
         try:
             statements[dialect] = to_sql(plan, dialect)
         except UnsupportedFeatureError as error:
