@@ -75,3 +75,26 @@ def test_a_mismatched_wheel_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(duckdb, "__version__", "0.0.1")
     with pytest.raises(EngineError, match=r"no build for DuckDB 0\.0\.1 \(it has v1"):
         fts_extension_path()
+
+
+@pytest.mark.parametrize(
+    ("name", "text_column", "named"),
+    [('"my docs"', "body", "table 'my docs'"), ("docs_2", "the body", "text column 'the body'")],
+)
+def test_a_full_text_index_duckdb_cannot_build_is_refused_before_writing(
+    tmp_path: Path, name: str, text_column: str, named: str
+) -> None:
+    """DuckDB's fts extension writes names into its SQL unquoted: a name that is not a bare
+    identifier is refused up front, naming it, and nothing is written."""
+    with DuckdbEngine(tmp_path / "store.duckdb") as engine:
+        data = pa.table({"id": [1, 2], text_column: ["disk full", "quiet garden"]})
+        with pytest.raises(EngineError, match=f"cannot build a full-text index over {named}"):
+            engine.load_table(name, data, text_columns=[text_column])
+        with pytest.raises(EngineError):
+            engine.search(
+                SearchPlan(
+                    source=Bm25Search(table=name, column=text_column, query_text="disk"),
+                    columns=["id"],
+                )
+            )
+        engine.load_table(name, data)  # without a text index: loads
