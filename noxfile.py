@@ -89,6 +89,13 @@ def _sdist(session: nox.Session, requirement: str) -> str:
     return archive[: -len(".tar.gz")]
 
 
+def _their_suite(session: nox.Session, folder: str, *options: str, **run: object) -> None:
+    """Run the unpacked package's own tests, from its folder (``python -m pytest`` puts the
+    folder on the path, as their ``tests`` package imports expect)."""
+    with session.chdir(folder):
+        session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *options, **run)
+
+
 @nox.session(name="integrations-langchain")
 def integrations_langchain(session: nox.Session) -> None:
     """hotdata-langchain 0.17.0's own suite with its builders and its VectorStore query
@@ -96,19 +103,14 @@ def integrations_langchain(session: nox.Session) -> None:
     tests that pin the hand-built bytes (:data:`LANGCHAIN_DIFFERENCES`)."""
     folder = _sdist(session, LANGCHAIN)
     session.install("-e", ".", folder, "pytest", "langchain-tests", "langgraph")
-    with session.chdir(folder):
-        session.run(
-            "python",
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "langchain_builders",
-            *(f"--deselect={test}" for test in LANGCHAIN_DIFFERENCES),
-            env={"PYTHONPATH": f"{session.invoked_from}/downstream"},
-        )
+    _their_suite(
+        session,
+        folder,
+        "-p",
+        "langchain_builders",
+        *(f"--deselect={test}" for test in LANGCHAIN_DIFFERENCES),
+        env={"PYTHONPATH": f"{session.invoked_from}/downstream"},
+    )
 
 
 @nox.session(name="integrations-ibis")
@@ -123,13 +125,4 @@ def integrations_ibis(session: nox.Session) -> None:
     conftest = f"{session.invoked_from}/../shared/downstream/hotdata-ibis-0.7.0-tests-conftest.py"
     shutil.copy(conftest, f"{folder}/tests/conftest.py")
     session.install("-e", ".", folder, "pytest", "pytest-httpserver", "httpx")
-    with session.chdir(folder):
-        session.run(
-            "python",
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            *(f"--ignore={path}" for path in IBIS_WITHOUT_THEIR_SCRIPT),
-        )
+    _their_suite(session, folder, *(f"--ignore={path}" for path in IBIS_WITHOUT_THEIR_SCRIPT))
