@@ -32,14 +32,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import _report  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-from bench_engine import LIMIT, TABLE, hybrid_plan, make_queries, make_table  # noqa: E402
-from bench_engine import nearest_branch, text_branch  # noqa: E402
+import _report
+import numpy as np
+import pyarrow as pa
+from bench_engine import (
+    LIMIT,
+    TABLE,
+    hybrid_plan,
+    make_queries,
+    make_table,
+    nearest_branch,
+    text_branch,
+)
 
-from hotdata_retrieval import Comparison, SearchPlan  # noqa: E402
-from hotdata_retrieval.engines.local import LocalEngine  # noqa: E402
+from hotdata_retrieval import Comparison, SearchPlan
+from hotdata_retrieval.engines.local import LocalEngine
 
 KEPT_BUCKET = 7
 BUCKETS = 100
