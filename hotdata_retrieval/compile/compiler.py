@@ -517,9 +517,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                     ),
                 )
             members.append(select)
-        combined: exp.Query = members[0]
-        for select in members[1:]:
-            combined = exp.Union(this=combined, expression=select, distinct=False)
+        combined = _union(members, distinct=False)
         outer = exp.Select(
             expressions=[*request.projection, column(branch.raw_score_column)],
             from_=exp.From(
@@ -643,9 +641,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             )
             for member in plan.row_source.members
         ]
-        keys: exp.Query = selects[0]
-        for select in selects[1:]:
-            keys = exp.Union(this=keys, expression=select, distinct=False)
+        keys = _union(selects, distinct=False)
         return exp.Where(this=exp.In(this=column(key), query=exp.Subquery(this=keys)))
 
     # -- branches --------------------------------------------------------------------------
@@ -950,9 +946,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             )
             for member in source.members
         ]
-        rows: exp.Query = selects[0]
-        for select in selects[1:]:
-            rows = exp.Union(this=rows, expression=select, distinct=False)
+        rows = _union(selects, distinct=False)
         return exp.Subquery(this=rows, alias=exp.TableAlias(this=identifier(BASE)))
 
     def branch_rank(self, fusion: Fusion, branch: Branch, key: str) -> exp.Window:
@@ -1134,10 +1128,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             )
             for name in plan.branch_names
         ]
-        union: exp.Query = selects[0]
-        for select in selects[1:]:
-            union = exp.Union(this=union, expression=select, distinct=True)
-        return union
+        return _union(selects, distinct=True)
 
     def _fused(
         self, plan: SearchPlan, branches: Sequence[FusedBranch], score: exp.Expr
@@ -1357,6 +1348,15 @@ def named_result(select: exp.Select, raw: str, name: str) -> None:
         target = key.this
         if isinstance(target, exp.Column) and not target.table and target.name == raw:
             target.replace(column(name))
+
+
+def _union(selects: Sequence[exp.Query], *, distinct: bool) -> exp.Query:
+    """``<first> UNION [ALL] <second> UNION [ALL] ...``, left-deep, in order (a single
+    select: itself)."""
+    combined = selects[0]
+    for select in selects[1:]:
+        combined = exp.Union(this=combined, expression=select, distinct=distinct)
+    return combined
 
 
 def _cte(name: str, select: exp.Query) -> exp.CTE:
