@@ -174,6 +174,18 @@ def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) ->
         )
 
 
+def merged_kinds(kinds: Iterable[Mapping[str, ValueKind]]) -> dict[str, ValueKind]:
+    """Several tables' column kinds as one mapping, the first table's kind winning where two
+    differ (only for kinds :func:`check_column_kinds` leaves alone): what a plan over a
+    plan's :attr:`~hotdata_retrieval.plan.search.SearchPlan.tables`, in order, types its
+    filter values by."""
+    merged: dict[str, ValueKind] = {}
+    for one in kinds:
+        for column, kind in one.items():
+            merged.setdefault(column, kind)
+    return merged
+
+
 def check_column_kinds(
     plan: SearchPlan, kinds: Mapping[TableName, Mapping[str, ValueKind]]
 ) -> None:

@@ -73,6 +73,7 @@ from hotdata_retrieval.engines._agent_sql import (
     first_line,
     rows_batch,
 )
+from hotdata_retrieval.engines.checks import merged_kinds
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan
@@ -81,9 +82,9 @@ from hotdata_retrieval.engines.store import (
     StoreColumn,
     StoreTable,
     catalog_rows,
-    merged_value_kinds,
     read_catalog,
     store_column_type,
+    value_kinds,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -637,7 +638,10 @@ class PostgresEngine(SqlStoreEngine):
             EngineError: the server's message.
         """
         statement = to_sql(
-            executed_plan(plan, merged_value_kinds(self.check_plan(plan).values())), self.profile
+            executed_plan(
+                plan, merged_kinds(value_kinds(one) for one in self.check_plan(plan).values())
+            ),
+            self.profile,
         )
         _, rows = self._query(
             render(POSTGRES, exp.Command(this="EXPLAIN", expression=" " + statement))

@@ -42,6 +42,7 @@ from hotdata_retrieval.engines.checks import (
     check_filter_values,
     check_reserved_columns,
     declared_value_kind,
+    merged_kinds,
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
@@ -224,15 +225,6 @@ def value_kinds(described: StoreTable) -> dict[str, ValueKind]:
         for column, declared in zip(described.columns, described.column_types)
     }
     kinds.update((vector.name, ValueKind.VECTOR) for vector in described.vectors)
-    return kinds
-
-
-def merged_value_kinds(described: Iterable[StoreTable]) -> dict[str, ValueKind]:
-    """:func:`value_kinds` over several tables, the first table's kind winning where two
-    differ (a plan's :attr:`~hotdata_retrieval.plan.search.SearchPlan.tables`, in order)."""
-    kinds: dict[str, ValueKind] = {}
-    for one in reversed(list(described)):
-        kinds.update(value_kinds(one))
     return kinds
 
 
@@ -433,7 +425,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             timestamps |= one_timestamps
         executed = executed_plan(
             plan,
-            merged_value_kinds(described.values()),
+            merged_kinds(value_kinds(one) for one in described.values()),
             date_columns=frozenset(dates),
             timestamp_columns=frozenset(timestamps),
         )

@@ -22,6 +22,7 @@ from hotdata_retrieval.engines.checks import (
     check_column_kinds,
     check_columns,
     check_filter_values,
+    merged_kinds,
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local._prepare import is_vector_type
@@ -71,16 +72,8 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         EngineError: a missing table, column or index, or an engine failure.
         PlanError: a query vector of the wrong length for its column.
     """
-    check_plan(engine, plan)
-    kinds: dict[str, ValueKind] = {}
-    for table in reversed(plan.tables):  # the first table's kinds win where they differ
-        kinds.update(
-            {
-                field.name: arrow_value_kind(field.type)
-                for field in engine._loaded(table).data.schema
-            }
-        )
-    executed = executed_plan(plan, kinds)
+    kinds = check_plan(engine, plan)
+    executed = executed_plan(plan, merged_kinds(kinds.values()))
     statement = to_sql(executed, engine.profile)
     single = executed.single_table
     rows = None if single is None else native_rows(executed, engine._loaded(single))
@@ -139,10 +132,11 @@ def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, frozens
     return name, frozenset(loaded.entry.columns)
 
 
-def check_plan(engine: SearchHost, plan: SearchPlan) -> None:
-    """Refuse a plan its table cannot answer: a missing column, a filter value of the wrong
-    type, a key column that is not unique, a nearest-neighbour search of a column that holds
-    no vectors or of another length.
+def check_plan(engine: SearchHost, plan: SearchPlan) -> dict[TableName, dict[str, ValueKind]]:
+    """Refuse a plan its tables cannot answer: a missing column, a column of two kinds across
+    the tables, a filter value of the wrong type, a key column that is not unique, a
+    nearest-neighbour search of a column that holds no vectors or of another length; return
+    each table's column kinds (in :attr:`SearchPlan.tables` order).
 
     Raises:
         EngineError: naming the column and the table.
@@ -150,27 +144,29 @@ def check_plan(engine: SearchHost, plan: SearchPlan) -> None:
     """
     filtered = set(plan.filtered_tables())
     loaded = {table: engine._loaded(table) for table in plan.tables}
-    check_column_kinds(
-        plan,
-        {
-            table: {field.name: arrow_value_kind(field.type) for field in one.data.schema}
-            for table, one in loaded.items()
-        },
-    )
+    kinds = {
+        table: {field.name: arrow_value_kind(field.type) for field in one.data.schema}
+        for table, one in loaded.items()
+    }
+    check_column_kinds(plan, kinds)
     for table, one in loaded.items():
-        _check_table(plan, table, one, table in filtered)
+        _check_table(plan, table, one, table in filtered, kinds[table])
+    return kinds
 
 
-def _check_table(plan: SearchPlan, table: TableName, loaded: LoadedTable, filtered: bool) -> None:
-    """:func:`check_plan` for one of the plan's tables (``filtered``: the filter reads it)."""
+def _check_table(
+    plan: SearchPlan,
+    table: TableName,
+    loaded: LoadedTable,
+    filtered: bool,
+    kinds: dict[str, ValueKind],
+) -> None:
+    """:func:`check_plan` for one of the plan's tables (``filtered``: the filter reads it;
+    ``kinds``: its column kinds)."""
     entry = loaded.entry
     check_columns(plan, table, entry.columns)
     if filtered:
-        check_filter_values(
-            plan.filter,
-            {field.name: arrow_value_kind(field.type) for field in loaded.data.schema},
-            arrow_element_kinds(loaded.data.schema),
-        )
+        check_filter_values(plan.filter, kinds, arrow_element_kinds(loaded.data.schema))
     if (
         plan.key_column is not None
         and plan.key_column != entry.key_column
