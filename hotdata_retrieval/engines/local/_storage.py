@@ -12,8 +12,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables
@@ -28,7 +30,8 @@ from hotdata_retrieval.engines.local.database import (
 )
 from hotdata_retrieval.engines.local.distance import COSINE_DISTANCE
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
-from hotdata_retrieval.engines.local.tables import open_table
+from hotdata_retrieval.engines.local.tables import key_problem, open_table
+from hotdata_retrieval.plan.names import normalize_identifier
 
 
 def load_tables(
@@ -53,29 +56,186 @@ def load_tables(
     repeated = next((name for name in names if names.count(name) > 1), None)
     if repeated is not None:
         raise EngineError(f"a load names table {repeated!r} twice")
-    root = tables.root
-    with database.writer_lock(root, timeout=lock_timeout):
-        current = database.read_catalog(root)
+    with database.writer_lock(tables.root, timeout=lock_timeout):
+        current = database.read_catalog(tables.root)
         expected = {n: current[n].version if n in current else None for n in names}
-        staged: dict[str, tuple[TableEntry, Path, pa.Table]] = {}
-        try:
-            for item in prepared:
-                staged[item.name] = _write_version(root, item, embedder, progress, batch_size)
-            check_registrable([(entry.name, data) for entry, _, data in staged.values()])
-            database.commit(
-                root,
-                expected,
-                {name: (entry, path) for name, (entry, path, _) in staged.items()},
+        return _commit_versions(tables, prepared, expected, embedder, progress, batch_size)
+
+
+def _commit_versions(
+    tables: OpenTables,
+    prepared: Sequence[Prepared],
+    expected: dict[str, str | None],
+    embedder: Any,
+    progress: bool,
+    batch_size: int,
+) -> list[TableEntry]:
+    """Write each of ``prepared`` into a staging directory and commit them all, the catalog
+    still holding the ``expected`` versions; the caller holds the writer lock."""
+    root = tables.root
+    staged: dict[str, tuple[TableEntry, Path, pa.Table]] = {}
+    try:
+        for item in prepared:
+            staged[item.name] = _write_version(root, item, embedder, progress, batch_size)
+        check_registrable([(entry.name, data) for entry, _, data in staged.values()])
+        database.commit(
+            root,
+            expected,
+            {name: (entry, path) for name, (entry, path, _) in staged.items()},
+        )
+    except BaseException:
+        for _, path, _ in staged.values():
+            shutil.rmtree(path, ignore_errors=True)
+        raise
+    with tables.lock:
+        for entry, _, data in staged.values():
+            tables.install(open_table(root, entry, data))
+        tables.refresh(again=True)  # read the committed catalog
+    return [staged[item.name][0] for item in prepared]
+
+
+def change_rows(
+    tables: OpenTables,
+    name: str,
+    *,
+    upsert: pa.Table | None,
+    delete: Sequence[Any],
+    embedder: Any,
+    lock_timeout: float | None,
+) -> tuple[TableEntry, int]:
+    """Replace or add the rows of ``upsert`` and remove the rows keyed by ``delete`` in table
+    ``name``, in one commit (``LocalEngine.upsert_rows`` and ``delete_rows`` document the
+    behaviour). The current version is read, changed and written again under the writer lock,
+    so no concurrent writer's rows are lost; texts embedded before are not embedded again.
+
+    Returns:
+        The new catalog entry, and how many of ``delete``'s keys named a row.
+
+    Raises:
+        EngineError: no such table, a table without a key column, rows whose columns or
+            values the table cannot hold, a repeated or NULL key among them.
+        DatabaseError: the database cannot be written; nothing was committed.
+    """
+    tables.refresh()
+    table = tables.table_name(name)
+    with database.writer_lock(tables.root, timeout=lock_timeout):
+        current = database.read_catalog(tables.root)
+        entry = current.get(table.name)
+        if (table.catalog, table.schema) != (tables.catalog, tables.schema) or entry is None:
+            raise EngineError(f"table '{table}' not found; create it with load_table first")
+        key = entry.key_column
+        if key is None:
+            raise EngineError(
+                f"table '{table}' has no key column: rows are replaced and deleted by key"
             )
-        except BaseException:
-            for _, path, _ in staged.values():
-                shutil.rmtree(path, ignore_errors=True)
-            raise
-        with tables.lock:
-            for entry, _, data in staged.values():
-                tables.install(open_table(root, entry, data))
-            tables.refresh(again=True)  # read the committed catalog
-    return [staged[name][0] for name in names]
+        if upsert is None and not len(delete):
+            return entry, 0  # nothing to change: no new version
+        data = pq.read_table(database.version_directory(tables.root, entry) / "data.parquet")
+        derived = [vector.name for vector in entry.vector_columns]
+        data = data.drop_columns([column for column in derived if column in data.column_names])
+        removed = _key_array(delete, data.schema.field(key).type, key)
+        present = pc.is_in(data.column(key), value_set=removed) if len(removed) else None
+        deleted = int(pc.sum(present).as_py() or 0) if present is not None else 0
+        parts = []
+        if upsert is not None:
+            upsert = _rows_for(upsert, data.schema, key, derived, str(table))
+            replaced = pc.is_in(data.column(key), value_set=upsert.column(key).combine_chunks())
+            present = replaced if present is None else pc.or_(present, replaced)
+        kept = data if present is None else data.filter(pc.invert(present))
+        parts.append(kept)
+        if upsert is not None:
+            parts.append(upsert)
+        load = TableLoad(
+            name=table.name,
+            data=pa.concat_tables(parts),
+            key_column=key,
+            text_columns=entry.text_indexes,
+            embed_columns=tuple(vector.source_column for vector in entry.vector_columns),
+            vector_index="hnsw" if entry.ann_indexes else None,
+            vector_metric=_caller_metric(entry),
+        )
+        prepared = prepare(load, embedder)
+        written = _commit_versions(
+            tables, [prepared], {table.name: entry.version}, embedder, False, 64
+        )
+    return written[0], deleted
+
+
+def _key_array(keys: Sequence[Any], kind: pa.DataType, column: str) -> pa.Array:
+    """``keys`` as an array of the key column's type.
+
+    Raises:
+        EngineError: a key the column's type cannot hold (naming it).
+    """
+    try:
+        return pa.array(list(keys), type=kind)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        bad = next((value for value in keys if not _holds(value, kind)), next(iter(keys), None))
+        raise EngineError(
+            f"key {bad!r} cannot be a value of key column '{column}' ({kind})"
+        ) from None
+
+
+def _holds(value: Any, kind: pa.DataType) -> bool:
+    try:
+        pa.array([value], type=kind)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return False
+    return True
+
+
+def _rows_for(
+    rows: pa.Table, schema: pa.Schema, key: str, derived: Sequence[str], table: str
+) -> pa.Table:
+    """``rows`` in the table's ``schema``: columns matched by name (lower-cased), a column
+    the rows lack is NULL, values cast to the column's type.
+
+    Raises:
+        EngineError: a column the table lacks or derives (an embedding), a value the column's
+            type cannot hold, a missing, NULL or repeated key.
+    """
+    names = [normalize_identifier(column, label="column") for column in rows.column_names]
+    rows = rows.rename_columns(names)
+    for column in names:
+        if column in derived:
+            raise EngineError(
+                f"column '{column}' of table '{table}' is computed from its text when rows "
+                "are written; leave it out"
+            )
+        if column not in schema.names:
+            raise EngineError(
+                f"table '{table}' has no column '{column}'; its columns: {', '.join(schema.names)}"
+            )
+    if key not in names:
+        raise EngineError(f"rows written to table '{table}' need its key column '{key}'")
+    problem = key_problem(rows.column(key))
+    if problem is not None:
+        raise EngineError(f"key column '{key}' of the rows written {problem}")
+    columns = []
+    for field in schema:
+        if field.name not in names:
+            columns.append(pa.nulls(rows.num_rows, type=field.type))
+            continue
+        try:
+            columns.append(rows.column(field.name).cast(field.type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
+            raise EngineError(
+                f"column '{field.name}' of table '{table}' holds {field.type}; the rows "
+                f"written hold {rows.schema.field(field.name).type}: {error}"
+            ) from None
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _caller_metric(entry: TableEntry) -> str:
+    """The metric the HNSW index of the table's caller-given vector column serves (the load's
+    ``vector_metric``), ``cosine`` when it has none."""
+    embedded = {vector.name for vector in entry.vector_columns}
+    for index in entry.ann_indexes:
+        if index.column not in embedded:
+            for metric, function in HOTDATA.distance_functions.items():
+                if function == index.function:
+                    return metric.value
+    return "cosine"
 
 
 def drop_table(tables: OpenTables, name: str, *, lock_timeout: float | None) -> None:

@@ -19,7 +19,7 @@ the compiled fused SQL byte for byte unchanged (``shared/reference/local-engines
 SQL is read-only on every path: statements run with DataFusion's ``SQLOptions`` refusing DDL,
 DML and other statements (``CREATE``, ``COPY``, ``INSERT``, ``SET``, ...), whatever the text
 says, and the session reads no file by path (URL tables are off, no external tables). The
-database changes only through :meth:`LocalEngine.load_table` and :meth:`LocalEngine.drop_table`.
+database changes only through ``load_table``, ``upsert_rows``, ``delete_rows`` and ``drop_table``.
 Agent SQL (:meth:`LocalEngine.stream_sql`) also runs in a worker process, in a session of its
 own with a memory pool, no spilling, no recursive queries, and a time limit that cancels the
 query.
@@ -287,6 +287,32 @@ class LocalEngine(RoutesByIndexes):
             progress=progress,
             batch_size=batch_size,
         )
+
+    def upsert_rows(self, name: str, rows: pa.Table) -> TableEntry:
+        """Write ``rows`` (Arrow: the key and any of the table's columns, a missing one NULL)
+        into table ``name`` by key, replacing the rows whose key it holds; returns the new
+        entry. One commit (``_storage.change_rows``): a load's cost, nothing lost.
+
+        Raises:
+            EngineError: no such table or no key column; a column the table lacks or computes
+                (an embedding), a value its column cannot hold, a NULL or repeated key.
+            DatabaseError: the database cannot be written; nothing was committed.
+        """
+        return self._change(name, upsert=rows, delete=())[0]
+
+    def delete_rows(self, name: str, keys: Sequence[Any]) -> int:
+        """Remove table ``name``'s rows keyed by ``keys`` in one commit (as
+        :meth:`upsert_rows`); returns how many there were (an unknown key is no error).
+
+        Raises:
+            EngineError: no such table or no key column; a key its column cannot hold.
+            DatabaseError: the database cannot be written; nothing was committed.
+        """
+        return self._change(name, upsert=None, delete=keys)[1]
+
+    def _change(self, name: str, **change: Any) -> tuple[TableEntry, int]:
+        writer = {"embedder": self.embedder, "lock_timeout": self.lock_timeout}
+        return _storage.change_rows(self._open, name, **change, **writer)
 
     def drop_table(self, name: str) -> None:
         """Remove table ``name`` (a damaged one too).
