@@ -258,7 +258,7 @@ def test_an_endless_query_is_cancelled_at_the_time_limit(engine: LocalEngine) ->
     toolkit = SearchToolkit(engine, table="docs", sql_limits=limits)
     with pytest.raises(ToolError, match=r"time limit of 0\.5 seconds"):
         toolkit.execute_sql(endless)
-    assert toolkit.execute_sql("SELECT 1 AS one")["rows"] == [{"one": 1}]
+    assert _recovered(engine).execute_sql("SELECT 1 AS one")["rows"] == [{"one": 1}]
 
 
 def test_the_memory_limit_stops_a_query_and_the_next_one_runs(engine: LocalEngine) -> None:
@@ -407,7 +407,14 @@ def test_planning_work_is_stopped_at_the_time_limit(engine: LocalEngine) -> None
     toolkit = SearchToolkit(engine, table="docs", sql_limits=limits)
     with pytest.raises(ToolError, match=r"time limit of 1 seconds"):
         toolkit.execute_sql("SELECT length(repeat(md5('x'), 50000000)) AS n")
-    assert toolkit.execute_sql("SELECT 1 AS one")["rows"] == [{"one": 1}]
+    assert _recovered(engine).execute_sql("SELECT 1 AS one")["rows"] == [{"one": 1}]
+
+
+def _recovered(engine: LocalEngine) -> SearchToolkit:
+    """A toolkit whose next query may wait for the stopped worker's replacement to open the
+    database: the check is that the next query runs, not how fast a process starts on a busy
+    machine (the replacement's start counts against the limit)."""
+    return SearchToolkit(engine, table="docs", sql_limits=SqlLimits(timeout_seconds=60))
 
 
 def test_a_huge_scalar_is_stopped_at_the_memory_limit(engine: LocalEngine) -> None:
