@@ -116,6 +116,10 @@ def change_rows(
             values the table cannot hold, a repeated or NULL key among them.
         DatabaseError: the database cannot be written; nothing was committed.
     """
+    if isinstance(delete, (str, bytes)) or not hasattr(delete, "__len__"):
+        raise EngineError(f"keys must be a list of keys, not {type(delete).__name__}")
+    if upsert is not None and not isinstance(upsert, (pa.Table, pa.RecordBatch)):
+        raise EngineError(f"rows must be an Arrow table, not {type(upsert).__name__}")
     tables.refresh()
     table = tables.table_name(name)
     with database.writer_lock(tables.root, timeout=lock_timeout):
@@ -168,7 +172,8 @@ def _key_array(keys: Sequence[Any], kind: pa.DataType, column: str) -> pa.Array:
         EngineError: a key the column's type cannot hold (naming it).
     """
     try:
-        return pa.array(list(keys), type=kind)
+        values = pa.array(list(keys), type=kind)
+        return pc.add(values, pa.scalar(0.0, kind)) if pa.types.is_floating(kind) else values
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         bad = next((value for value in keys if not _holds(value, kind)), next(iter(keys), None))
         raise EngineError(
@@ -194,7 +199,12 @@ def _rows_for(
         EngineError: a column the table lacks or derives (an embedding), a value the column's
             type cannot hold, a missing, NULL or repeated key.
     """
+    if isinstance(rows, pa.RecordBatch):
+        rows = pa.Table.from_batches([rows])
     names = [normalize_identifier(column, label="column") for column in rows.column_names]
+    repeated = next((column for column in names if names.count(column) > 1), None)
+    if repeated is not None:
+        raise EngineError(f"the rows written name column '{repeated}' twice (names fold case)")
     rows = rows.rename_columns(names)
     for column in names:
         if column in derived:
@@ -208,22 +218,38 @@ def _rows_for(
             )
     if key not in names:
         raise EngineError(f"rows written to table '{table}' need its key column '{key}'")
-    problem = key_problem(rows.column(key))
-    if problem is not None:
-        raise EngineError(f"key column '{key}' of the rows written {problem}")
     columns = []
     for field in schema:
         if field.name not in names:
             columns.append(pa.nulls(rows.num_rows, type=field.type))
             continue
+        given = rows.schema.field(field.name).type
+        if pa.types.is_dictionary(given):
+            given = given.value_type
+        if _is_text(given) != _is_text(field.type):
+            raise EngineError(
+                f"column '{field.name}' of table '{table}' holds {field.type}; the rows "
+                f"written hold {given}, which is not converted"
+            )
         try:
-            columns.append(rows.column(field.name).cast(field.type))
+            column = rows.column(field.name).cast(field.type)
+            if field.name == key and pa.types.is_floating(field.type):
+                column = pc.add(column, pa.scalar(0.0, field.type))  # -0.0 is the key 0.0
+            columns.append(column)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
             raise EngineError(
                 f"column '{field.name}' of table '{table}' holds {field.type}; the rows "
                 f"written hold {rows.schema.field(field.name).type}: {error}"
             ) from None
-    return pa.Table.from_arrays(columns, schema=schema)
+    written = pa.Table.from_arrays(columns, schema=schema)
+    problem = key_problem(written.column(key))
+    if problem is not None:
+        raise EngineError(f"key column '{key}' of the rows written {problem}")
+    return written
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
 def _caller_metric(entry: TableEntry) -> str:
