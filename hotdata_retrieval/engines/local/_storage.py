@@ -140,18 +140,15 @@ def change_rows(
         removed = _key_array(delete, data.schema.field(key).type, key)
         present = pc.is_in(data.column(key), value_set=removed) if len(removed) else None
         deleted = int(pc.sum(present).as_py() or 0) if present is not None else 0
-        parts = []
+        added = []
         if upsert is not None:
-            upsert = _rows_for(upsert, data.schema, key, derived, str(table))
-            replaced = pc.is_in(data.column(key), value_set=upsert.column(key).combine_chunks())
+            added.append(_rows_for(upsert, data.schema, key, derived, str(table)))
+            replaced = pc.is_in(data.column(key), value_set=added[0].column(key).combine_chunks())
             present = replaced if present is None else pc.or_(present, replaced)
         kept = data if present is None else data.filter(pc.invert(present))
-        parts.append(kept)
-        if upsert is not None:
-            parts.append(upsert)
         load = TableLoad(
             name=table.name,
-            data=pa.concat_tables(parts),
+            data=pa.concat_tables([kept, *added]),
             key_column=key,
             text_columns=entry.text_indexes,
             embed_columns=tuple(vector.source_column for vector in entry.vector_columns),
@@ -172,13 +169,20 @@ def _key_array(keys: Sequence[Any], kind: pa.DataType, column: str) -> pa.Array:
         EngineError: a key the column's type cannot hold (naming it).
     """
     try:
-        values = pa.array(list(keys), type=kind)
-        return pc.add(values, pa.scalar(0.0, kind)) if pa.types.is_floating(kind) else values
+        return _positive_zero(pa.array(list(keys), type=kind))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         bad = next((value for value in keys if not _holds(value, kind)), next(iter(keys), None))
         raise EngineError(
             f"key {bad!r} cannot be a value of key column '{column}' ({kind})"
         ) from None
+
+
+def _positive_zero(values: Any) -> Any:
+    """Float ``values`` with ``-0.0`` as ``0.0``, the one key they are (``key_problem``), so
+    Arrow's hash lookups match them; other types unchanged."""
+    if pa.types.is_floating(values.type):
+        return pc.add(values, pa.scalar(0.0, values.type))
+    return values
 
 
 def _holds(value: Any, kind: pa.DataType) -> bool:
@@ -233,9 +237,7 @@ def _rows_for(
             )
         try:
             column = rows.column(field.name).cast(field.type)
-            if field.name == key and pa.types.is_floating(field.type):
-                column = pc.add(column, pa.scalar(0.0, field.type))  # -0.0 is the key 0.0
-            columns.append(column)
+            columns.append(_positive_zero(column) if field.name == key else column)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
             raise EngineError(
                 f"column '{field.name}' of table '{table}' holds {field.type}; the rows "
