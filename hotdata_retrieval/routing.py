@@ -264,10 +264,15 @@ def _identifier(value: str | None, label: str) -> str | None:
     return None if value is None else normalize_identifier(value, label=label)
 
 
-def _filter(value: Any) -> Predicate | None:
-    """A request's filter: a predicate, a filter object (``{"status": "open"}``:
-    :func:`~hotdata_retrieval.plan.filter_objects.filter_from_object`), or filter text
-    (``"status = 'open'"``: :func:`~hotdata_retrieval.compile.parse_filter`)."""
+def read_filter(value: Any) -> Predicate | None:
+    """A filter as a caller may give one, as a predicate: a predicate, a filter object
+    (``{"status": "open"}``: :func:`~hotdata_retrieval.plan.filter_objects.filter_from_object`),
+    filter text (``"status = 'open'"``: :func:`~hotdata_retrieval.compile.parse_filter`), or
+    ``None``.
+
+    Raises:
+        PlanError: a value of none of these kinds, or one that does not read (naming it).
+    """
     if value is None or is_predicate(value):
         return cast("Predicate | None", value)
     if isinstance(value, Mapping):
@@ -499,7 +504,7 @@ class SearchRequest:
     mode: SearchMode = attrs.field(default=SearchMode.AUTO, converter=_mode)
     limit: int = attrs.field(default=10, converter=_request_limit)
     offset: int = attrs.field(default=0, converter=_request_offset)
-    filter: Predicate | None = attrs.field(default=None, converter=_filter)
+    filter: Predicate | None = attrs.field(default=None, converter=read_filter)
     columns: tuple[str, ...] | None = attrs.field(default=None, converter=_columns)
     text_column: str | None = attrs.field(default=None, converter=_text_column)
     vector_column: str | None = attrs.field(default=None, converter=_vector_column)

@@ -8,6 +8,9 @@
   one tool each.
 - :class:`HotdataRetriever`: a ``BaseRetriever`` whose Documents carry the fused score and
   each branch's rank in their metadata.
+- :class:`HotdataVectorStore`: a ``VectorStore`` over a
+  :class:`~hotdata_retrieval.documents.DocumentStore` (add, delete, get by ids, the
+  similarity searches with filters, maximal marginal relevance, BM25 and hybrid search).
 
 A failed call — a bad ``k``, a query the engine rejects — comes back to the agent as an error
 message (``ToolException`` with ``handle_tool_error``; argument errors with
@@ -29,7 +32,8 @@ message (``ToolException`` with ``handle_tool_error``; argument errors with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated, Any
 
 import attrs
@@ -37,8 +41,11 @@ import attrs
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
     from langchain_core.documents import Document
+    from langchain_core.embeddings import Embeddings
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
+    from langchain_core.vectorstores import VectorStore
+    from langchain_core.vectorstores.utils import maximal_marginal_relevance
     from pydantic import (
         BaseModel,
         BeforeValidator,
@@ -63,6 +70,7 @@ from hotdata_retrieval.adapters.toolkit import (
     ToolError,
     whole_number,
 )
+from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument
 from hotdata_retrieval.engines.base import Engine, query_embedder
 from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
 from hotdata_retrieval.engines.results import SearchHit
@@ -449,3 +457,205 @@ class HotdataRetriever(BaseRetriever):
             page_content="" if text is None else str(text),
             metadata=jsonable(metadata),
         )
+
+
+def _langchain_document(document: StoredDocument) -> Document:
+    return Document(id=document.id, page_content=document.text, metadata=dict(document.metadata))
+
+
+class HotdataVectorStore(VectorStore):
+    """A LangChain ``VectorStore`` kept in one table of an engine (a
+    :class:`~hotdata_retrieval.documents.DocumentStore`: key, text with a BM25 index,
+    metadata as JSON, vector, and the metadata keys searches filter on as typed columns).
+
+    Every method translates to the document store; the async methods are LangChain's
+    defaults (the sync method in an executor). Distances are the store's metric's (cosine
+    by default: ``1 - cos``); relevance scores are ``1 - distance`` for cosine,
+    ``1 - sqrt(d) / sqrt(2)`` of the squared Euclidean distance ``d`` for ``l2``, and
+    LangChain's inner-product scale for ``dot``.
+
+    Args:
+        engine: an engine that changes rows by key (the local engine).
+        table: the table's bare name (created by the first add).
+        embedding: embeds the texts and the queries.
+        filter_columns: the metadata keys searches filter on, with their Arrow types
+            (``{"source": "string", "year": "int64"}``); a filter on another key is a
+            ``PlanError`` naming it.
+        metric: ``cosine`` (default), ``l2`` or ``dot``.
+        vector_index: ``"hnsw"`` for an approximate index (default: exact search).
+
+    Filters (``filter=`` on every search) are filter objects (``{"source": "a", "year":
+    {"$gte": 2020}}``), filter text (``"year >= 2020"``) or predicates.
+
+    Raises:
+        EngineError: the engine cannot change rows by key.
+        PlanError: a bad name, type, metric, ``k``, filter or fusion (from the methods).
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        table: str,
+        embedding: Embeddings,
+        *,
+        filter_columns: dict[str, Any] | None = None,
+        metric: str = "cosine",
+        vector_index: str | None = None,
+    ) -> None:
+        self.store = DocumentStore(
+            engine,
+            table,
+            filter_columns=filter_columns,
+            metric=metric,
+            vector_index=vector_index,
+        )
+        self.embedding = embedding
+
+    @property
+    def embeddings(self) -> Embeddings:
+        """The embeddings model the store embeds with."""
+        return self.embedding
+
+    def add_texts(
+        self,
+        texts: Iterable[str],
+        metadatas: list[dict[str, Any]] | None = None,
+        *,
+        ids: list[str] | None = None,
+        **kwargs: Any,
+    ) -> list[str]:
+        """Embed ``texts`` and write them by id in one commit (an id the store holds is
+        replaced); returns the ids (a new UUID4 for each id not given)."""
+        texts = list(texts)
+        vectors = self.embedding.embed_documents(texts) if texts else []
+        return self.store.add(ids, texts, vectors, metadatas)
+
+    def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool:
+        """Remove the documents with ``ids`` (every document when ``ids`` is ``None``);
+        an unknown id is no error. Returns ``True``."""
+        if ids is None:
+            self.store.clear()
+        else:
+            self.store.delete(ids)
+        return True
+
+    def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
+        """The documents with ``ids``, in that order; unknown ids are left out."""
+        return [_langchain_document(document) for document in self.store.get(ids)]
+
+    def similarity_search(
+        self, query: str, k: int = 4, filter: Any = None, **kwargs: Any
+    ) -> list[Document]:
+        """The ``k`` documents nearest the query's embedding, nearest first."""
+        return [document for document, _ in self.similarity_search_with_score(query, k, filter)]
+
+    def similarity_search_with_score(
+        self, query: str, k: int = 4, filter: Any = None, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` nearest documents with their distances (lower is nearer)."""
+        vector = self.embedding.embed_query(query)
+        return self._with_distances(self.store.nearest(vector, k=k, filter=filter))
+
+    def similarity_search_by_vector(
+        self, embedding: list[float], k: int = 4, filter: Any = None, **kwargs: Any
+    ) -> list[Document]:
+        """The ``k`` documents nearest ``embedding``, nearest first."""
+        hits = self.store.nearest(embedding, k=k, filter=filter)
+        return [document for document, _ in self._with_distances(hits)]
+
+    def similarity_search_by_vector_with_score(
+        self, embedding: list[float], k: int = 4, filter: Any = None, **kwargs: Any
+    ) -> list[tuple[Document, float]]:
+        """The ``k`` documents nearest ``embedding`` with their distances."""
+        return self._with_distances(self.store.nearest(embedding, k=k, filter=filter))
+
+    @staticmethod
+    def _with_distances(hits: list[DocumentHit]) -> list[tuple[Document, float]]:
+        return [(_langchain_document(hit.document), float(hit.distance or 0.0)) for hit in hits]
+
+    def _select_relevance_score_fn(self) -> Callable[[float], float]:
+        metric = self.store.metric.value
+        if metric == "l2":
+            return lambda distance: 1.0 - math.sqrt(max(distance, 0.0)) / math.sqrt(2)
+        if metric == "dot":
+            return self._max_inner_product_relevance_score_fn
+        return self._cosine_relevance_score_fn
+
+    def text_search(self, query: str, k: int = 4, filter: Any = None) -> list[Document]:
+        """The ``k`` documents whose text best matches ``query`` by BM25, best first."""
+        return [
+            _langchain_document(hit.document)
+            for hit in self.store.text_search(query, k=k, filter=filter)
+        ]
+
+    def hybrid_search(
+        self, query: str, k: int = 4, filter: Any = None, fusion: Any = None
+    ) -> list[Document]:
+        """The ``k`` best documents by BM25 fused with nearness to the query's embedding
+        (``fusion``: ``"rrf"``, default; ``"min_max"``; ``"dbsf"``; or ``{"method": ...,
+        <option>: ...}``, ``docs/fusion.md``)."""
+        vector = self.embedding.embed_query(query)
+        hits = self.store.hybrid_search(query, vector, k=k, filter=filter, fusion=fusion)
+        return [_langchain_document(hit.document) for hit in hits]
+
+    def max_marginal_relevance_search(
+        self,
+        query: str,
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: Any = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """``k`` documents chosen among the ``fetch_k`` nearest for relevance and diversity
+        (maximal marginal relevance, ``lambda_mult`` 1 for relevance only, 0 for diversity
+        only), on the vectors the search returns."""
+        vector = self.embedding.embed_query(query)
+        return self.max_marginal_relevance_search_by_vector(
+            vector, k, fetch_k, lambda_mult, filter=filter
+        )
+
+    def max_marginal_relevance_search_by_vector(
+        self,
+        embedding: list[float],
+        k: int = 4,
+        fetch_k: int = 20,
+        lambda_mult: float = 0.5,
+        filter: Any = None,
+        **kwargs: Any,
+    ) -> list[Document]:
+        """As :meth:`max_marginal_relevance_search`, from a query vector."""
+        hits = self.store.nearest(embedding, k=max(fetch_k, k), filter=filter, include_vectors=True)
+        if not hits:
+            return []
+        import numpy as np
+
+        chosen = maximal_marginal_relevance(
+            np.asarray(embedding, dtype=np.float32),
+            [list(hit.document.vector or ()) for hit in hits],
+            lambda_mult=lambda_mult,
+            k=k,
+        )
+        return [_langchain_document(hits[index].document) for index in chosen]
+
+    @classmethod
+    def from_texts(
+        cls,
+        texts: list[str],
+        embedding: Embeddings,
+        metadatas: list[dict[str, Any]] | None = None,
+        *,
+        ids: list[str] | None = None,
+        engine: Any = None,
+        table: str = "documents",
+        **kwargs: Any,
+    ) -> HotdataVectorStore:
+        """A store on ``engine`` (default: a new in-memory local engine) in ``table``,
+        holding ``texts``; ``kwargs`` are the constructor's."""
+        if engine is None:
+            from hotdata_retrieval.engines.local import LocalEngine
+
+            engine = LocalEngine()
+        store = cls(engine, table, embedding, **kwargs)
+        store.add_texts(texts, metadatas, ids=ids)
+        return store

@@ -1,0 +1,582 @@
+"""A table of documents on an engine: what a vector store keeps, written and searched by key.
+
+:class:`DocumentStore` keeps one table of documents — a string key, the text (with a BM25
+index), the metadata as JSON text, the document's vector, and the metadata keys a caller
+filters on as typed columns of their own — and changes it by key on an engine that can
+(``upsert_rows`` and ``delete_rows``: :data:`~hotdata_retrieval.engines.OPTIONAL_CAPABILITIES`).
+It is what the LangChain and LlamaIndex vector stores translate to; the table is an ordinary
+one, searched by plans like any other.
+
+>>> from hotdata_retrieval.engines.local import LocalEngine
+>>> engine = LocalEngine()
+>>> store = DocumentStore(engine, "notes", filter_columns={"lang": "string"})
+>>> store.add(["a", "b"], ["red fox", "blue sky"], [[1.0, 0.0], [0.0, 1.0]],
+...           [{"lang": "en"}, {"lang": "fr"}])
+['a', 'b']
+>>> [(hit.document.id, hit.distance) for hit in store.nearest([1.0, 0.1], k=1)]
+[('a', 0.004962...)]
+>>> [hit.document.id for hit in store.text_search("sky", filter={"lang": "fr"})]
+['b']
+>>> store.delete(["a", "missing"]), [document.id for document in store.get(["a", "b"])]
+(1, ['b'])
+>>> engine.close()
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from hotdata_retrieval.errors import EngineError, PlanError
+from hotdata_retrieval.indexes import TableIndexes, VectorIndex
+from hotdata_retrieval.plan.filters import Predicate, predicate_columns
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.plan.values import check_positive_int
+from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search, read_filter
+
+_NEEDED = ("load_table", "upsert_rows", "delete_rows", "read_table", "tables", "search")
+"""What an engine must have to keep a document table (``docs/engines.md``)."""
+
+MAX_DOCUMENTS_PER_CALL = 100_000
+"""The most documents one ``add``, ``delete`` or ``get`` takes: every change rewrites the
+table's version, so a caller with more sends batches."""
+
+
+@attrs.frozen(kw_only=True)
+class StoredDocument:
+    """One document as the store holds it.
+
+    Attributes:
+        id: its key.
+        text: its text (BM25-indexed).
+        metadata: its metadata, as JSON gives it back (a ``dict``).
+        vector: its vector, when the read asked for it; else ``None``.
+    """
+
+    id: str
+    text: str
+    metadata: Mapping[str, Any]
+    vector: tuple[float, ...] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class DocumentHit:
+    """One search result: the document and how it ranked.
+
+    Attributes:
+        document: the document.
+        score: a text or fused search's score (higher is better), else ``None``.
+        distance: a nearest-neighbour search's distance under the store's metric (lower is
+            nearer: ``1 - cos`` for cosine, the squared Euclidean distance for ``l2``,
+            ``-(a·b)`` for ``dot``), else ``None``.
+    """
+
+    document: StoredDocument
+    score: float | None = None
+    distance: float | None = None
+
+
+def _type(name: str, value: Any) -> Any:
+    import pyarrow as pa
+
+    if isinstance(value, pa.DataType):
+        return value
+    if isinstance(value, str):
+        try:
+            return pa.type_for_alias(value)
+        except ValueError:
+            pass
+    raise PlanError(
+        f"filter column {name!r}: {value!r} is not an Arrow type or a type's name such as "
+        "'string', 'int64', 'float64', 'bool' or 'timestamp[us]'",
+        field="filter_columns",
+        value=value,
+    )
+
+
+def _identifier(value: Any, label: str) -> str:
+    from hotdata_retrieval.plan.names import normalize_identifier
+
+    return normalize_identifier(value, label=label)
+
+
+class DocumentStore:
+    """A table of documents on ``engine``, created by the first :meth:`add`.
+
+    The table's columns: ``id_column`` (string, the key), ``text_column`` (string, BM25
+    index), ``metadata_column`` (the metadata as JSON text), ``vector_column`` (float32
+    list, of the first vectors' length) and each of ``filter_columns``, filled from the
+    metadata key of its name (NULL where a document lacks it).
+
+    Args:
+        engine: an engine with ``load_table``, ``upsert_rows``, ``delete_rows``,
+            ``read_table``, ``tables`` and ``search`` (the local engine).
+        table: the table's bare name.
+        filter_columns: the metadata keys searches filter on, with their Arrow types (a
+            :class:`pyarrow.DataType` or its name: ``"string"``, ``"int64"``, ...).
+        metric: the vectors' distance (``cosine``, default; ``l2``; ``dot``).
+        vector_index: ``"hnsw"`` for an approximate index (default: exact search).
+        id_column, text_column, metadata_column, vector_column: the columns' names.
+
+    Raises:
+        EngineError: the engine cannot change rows by key.
+        PlanError: a bad name or type, a filter column named as another column, an unknown
+            metric.
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        table: str,
+        *,
+        filter_columns: Mapping[str, Any] | None = None,
+        metric: str | DistanceMetric = DistanceMetric.COSINE,
+        vector_index: str | None = None,
+        id_column: str = "id",
+        text_column: str = "text",
+        metadata_column: str = "metadata",
+        vector_column: str = "embedding",
+    ) -> None:
+        missing = [name for name in _NEEDED if not hasattr(engine, name)]
+        if missing:
+            raise EngineError(
+                f"{type(engine).__name__} cannot keep a document table: it has no "
+                f"{', '.join(missing)} (the local engine has them)"
+            )
+        self.engine = engine
+        self.table = _identifier(table, "table")
+        self.metric = DistanceMetric.parse(metric)
+        self.vector_index = vector_index
+        self.id_column = _identifier(id_column, "id_column")
+        self.text_column = _identifier(text_column, "text_column")
+        self.metadata_column = _identifier(metadata_column, "metadata_column")
+        self.vector_column = _identifier(vector_column, "vector_column")
+        fixed = [self.id_column, self.text_column, self.metadata_column, self.vector_column]
+        if len(set(fixed)) != len(fixed):
+            raise PlanError(f"the store's columns must differ, got {fixed}", field="columns")
+        self.filter_columns: dict[str, Any] = {}
+        for name, kind in (filter_columns or {}).items():
+            column = _identifier(name, "filter column")
+            if column in fixed or column in self.filter_columns:
+                raise PlanError(
+                    f"filter column {name!r} is named as another of the store's columns "
+                    f"({', '.join([*fixed, *self.filter_columns])})",
+                    field="filter_columns",
+                    value=name,
+                )
+            self.filter_columns[column] = _type(name, kind)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def exists(self) -> bool:
+        """Whether the table has been created (by a first :meth:`add`)."""
+        return self.table in self.engine.tables
+
+    def __len__(self) -> int:
+        """The number of documents."""
+        if not self.exists():
+            return 0
+        return int(self.engine.read_table(self.table, [self.id_column]).num_rows)
+
+    def get(self, ids: Sequence[str], *, include_vectors: bool = False) -> list[StoredDocument]:
+        """The documents keyed by ``ids``, in that order; an unknown key is left out.
+
+        Raises:
+            PlanError: ``ids`` is not a list of strings, or longer than
+                :data:`MAX_DOCUMENTS_PER_CALL`.
+        """
+        wanted = _ids(ids)
+        if not wanted or not self.exists():
+            return []
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        columns = [self.id_column, self.text_column, self.metadata_column]
+        if include_vectors:
+            columns.append(self.vector_column)
+        rows = self.engine.read_table(self.table, columns)
+        rows = rows.filter(pc.is_in(rows.column(self.id_column), pa.array(wanted, pa.string())))
+        found = {row[self.id_column]: row for row in rows.to_pylist()}
+        return [self._document(found[key]) for key in dict.fromkeys(wanted) if key in found]
+
+    def _document(self, row: Mapping[str, Any]) -> StoredDocument:
+        vector = row.get(self.vector_column)
+        text = row.get(self.text_column)
+        metadata = row.get(self.metadata_column)
+        return StoredDocument(
+            id=str(row[self.id_column]),
+            text="" if text is None else str(text),
+            metadata={} if metadata is None else json.loads(metadata),
+            vector=None if vector is None else tuple(float(value) for value in vector),
+        )
+
+    # -- searching -------------------------------------------------------------------------
+
+    def _indexes(self) -> TableIndexes:
+        return TableIndexes(
+            table=self.engine.indexes(self.table).table,
+            bm25_columns=(self.text_column,),
+            vectors=(VectorIndex(column=self.vector_column, metric=self.metric.value),),
+            key_column=self.id_column,
+        )
+
+    def _filter(self, value: Any) -> Predicate | None:
+        predicate = read_filter(value)
+        if predicate is None:
+            return None
+        allowed = {self.id_column, *self.filter_columns}
+        unknown = sorted(predicate_columns(predicate) - allowed)
+        if unknown:
+            raise PlanError(
+                f"filter reads {', '.join(repr(name) for name in unknown)}, which the store "
+                f"does not keep as a column; it filters on {', '.join(sorted(allowed))} "
+                "(declare a metadata key in filter_columns= to filter on it)",
+                field="filter",
+                value=unknown[0],
+            )
+        return predicate
+
+    def _columns(self) -> tuple[str, ...]:
+        return (self.id_column, self.text_column, self.metadata_column)
+
+    def nearest(
+        self,
+        vector: Sequence[float],
+        *,
+        k: int = 4,
+        filter: Any = None,
+        include_vectors: bool = False,
+    ) -> list[DocumentHit]:
+        """The ``k`` documents nearest ``vector``, nearest first (ties by key).
+
+        Args:
+            vector: the query vector (the documents' length).
+            k: how many (top-k).
+            filter: a predicate, a filter object (``{"lang": "en"}``) or filter text, over
+                the key and the filter columns.
+            include_vectors: also return each document's vector (for maximal marginal
+                relevance).
+
+        Raises:
+            PlanError: a bad ``k``, vector or filter (a column the store does not keep).
+            EngineError: a vector of another length than the documents'.
+        """
+        k = check_positive_int(k, label="k")
+        predicate = self._filter(filter)
+        if not self.exists():
+            _probe(vector, self.metric)
+            return []
+        plan = SearchPlan(
+            source=NearestNeighborSearch(
+                table=self._indexes().table,
+                column=self.vector_column,
+                query_vector=vector,
+                metric=self.metric,
+            ),
+            columns=self._columns(),
+            limit=k,
+            filter=predicate,
+            key_column=self.id_column,
+            include_vectors=include_vectors,
+        )
+        return self._hits(plan)
+
+    def text_search(self, query: str, *, k: int = 4, filter: Any = None) -> list[DocumentHit]:
+        """The ``k`` documents whose text best matches ``query`` by BM25, best first.
+
+        Raises:
+            PlanError: a bad ``k``, query or filter.
+        """
+        return self._routed(query, SearchMode.TEXT, k=k, filter=filter)
+
+    def hybrid_search(
+        self,
+        query: str,
+        vector: Sequence[float],
+        *,
+        k: int = 4,
+        filter: Any = None,
+        fusion: Any = None,
+    ) -> list[DocumentHit]:
+        """The ``k`` best documents by BM25 on ``query`` fused with nearness to ``vector``
+        (``vector`` is the query's embedding).
+
+        Args:
+            fusion: a method's name (``"rrf"``, default; ``"min_max"``; ``"dbsf"``), an object
+                ``{"method": "min_max", "alpha": 0.7}`` or a
+                :class:`~hotdata_retrieval.routing.FusionChoice` (``docs/fusion.md``).
+
+        Raises:
+            PlanError: a bad ``k``, query, vector, filter or fusion.
+        """
+        return self._routed(
+            query, SearchMode.HYBRID, k=k, filter=filter, fusion=fusion, vector=vector
+        )
+
+    def _routed(
+        self,
+        query: str,
+        mode: SearchMode,
+        *,
+        k: int,
+        filter: Any,
+        fusion: Any = None,
+        vector: Sequence[float] | None = None,
+    ) -> list[DocumentHit]:
+        k = check_positive_int(k, label="k")
+        predicate = self._filter(filter)
+        request = SearchRequest(
+            table=self.table,
+            query=query,
+            mode=mode,
+            limit=k,
+            filter=predicate,
+            columns=self._columns(),
+            fusion=fusion,
+            allow_empty_query=True,
+        )
+        if vector is not None:
+            _probe(vector, self.metric)
+        if not self.exists():
+            return []
+        indexes = self._indexes()
+        fixed = None if vector is None else list(vector)
+        plan = plan_search(indexes, request, embed_query=None if fixed is None else lambda _: fixed)
+        return self._hits(plan)
+
+    def _hits(self, plan: SearchPlan) -> list[DocumentHit]:
+        return [
+            DocumentHit(
+                document=self._document(hit.columns), score=hit.score, distance=hit.distance
+            )
+            for hit in self.engine.search(plan)
+        ]
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def add(
+        self,
+        ids: Sequence[str] | None,
+        texts: Sequence[str],
+        vectors: Sequence[Sequence[float]],
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+    ) -> list[str]:
+        """Write documents by key, in one commit: a key the table holds is replaced, the
+        others added. Returns the keys (a new UUID4 string where ``ids`` is ``None`` or
+        holds ``None``).
+
+        Raises:
+            PlanError: lists of different lengths, over :data:`MAX_DOCUMENTS_PER_CALL`, a
+                key that is not a non-empty string or is repeated, a text that is not text,
+                metadata that is not a mapping of JSON values, or a filter column's value its
+                type cannot hold (each naming the document).
+            EngineError: a vector the table cannot hold (another length, a value that is
+                not finite); nothing was written.
+        """
+        texts = _sequence(texts, "texts")
+        count = len(texts)
+        given = [None] * count if ids is None else _sequence(ids, "ids")
+        keys = _ids([str(uuid.uuid4()) if key is None else key for key in given])
+        vectors = _sequence(vectors, "vectors")
+        metadata_rows = [None] * count if metadatas is None else _sequence(metadatas, "metadatas")
+        lengths = {
+            "ids": len(keys),
+            "texts": count,
+            "vectors": len(vectors),
+            "metadatas": len(metadata_rows),
+        }
+        if len(set(lengths.values())) != 1:
+            raise PlanError(
+                "ids, texts, vectors and metadatas must be as long as each other, got "
+                + ", ".join(f"{name} {length}" for name, length in lengths.items()),
+                field="texts",
+            )
+        if not count:
+            return []
+        repeated = [key for key in dict.fromkeys(keys) if keys.count(key) > 1]
+        if repeated:
+            raise PlanError(f"id {repeated[0]!r} is given twice", field="ids", value=repeated[0])
+        rows = self._rows(keys, texts, vectors, metadata_rows)
+        if self.exists():
+            self.engine.upsert_rows(self.table, rows)
+        else:
+            self.engine.load_table(
+                self.table,
+                rows,
+                key_column=self.id_column,
+                text_columns=[self.text_column],
+                vector_index=self.vector_index,
+                vector_metric=self.metric.value,
+            )
+        return keys
+
+    def _rows(
+        self,
+        keys: list[str],
+        texts: list[Any],
+        vectors: list[Any],
+        metadatas: list[Any],
+    ) -> Any:
+        import pyarrow as pa
+
+        metadata_texts: list[str] = []
+        filter_values: dict[str, list[Any]] = {name: [] for name in self.filter_columns}
+        for key, text, metadata in zip(keys, texts, metadatas):
+            if not isinstance(text, str):
+                raise PlanError(
+                    f"document {key!r}: its text must be a string, got {type(text).__name__}",
+                    field="texts",
+                    value=text,
+                )
+            metadata = {} if metadata is None else metadata
+            if not isinstance(metadata, Mapping):
+                raise PlanError(
+                    f"document {key!r}: metadata must be a mapping, got {type(metadata).__name__}",
+                    field="metadatas",
+                    value=metadata,
+                )
+            metadata_texts.append(_metadata_json(key, metadata))
+            lowered = {str(name).lower(): value for name, value in metadata.items()}
+            for name in self.filter_columns:
+                filter_values[name].append(lowered.get(name))
+        columns: dict[str, Any] = {
+            self.id_column: pa.array(keys, pa.string()),
+            self.text_column: pa.array(texts, pa.string()),
+            self.metadata_column: pa.array(metadata_texts, pa.string()),
+            self.vector_column: _vector_array(keys, vectors),
+        }
+        for name, kind in self.filter_columns.items():
+            columns[name] = _filter_array(name, kind, keys, filter_values[name])
+        return pa.table(columns)
+
+    def delete(self, ids: Sequence[str]) -> int:
+        """Remove the documents keyed by ``ids`` in one commit; returns how many there were
+        (an unknown key is no error).
+
+        Raises:
+            PlanError: ``ids`` is not a list of strings, or too long.
+        """
+        keys = _ids(ids)
+        if not keys or not self.exists():
+            return 0
+        return int(self.engine.delete_rows(self.table, keys))
+
+    def clear(self) -> int:
+        """Remove every document; returns how many there were."""
+        if not self.exists():
+            return 0
+        keys = self.engine.read_table(self.table, [self.id_column]).column(0).to_pylist()
+        removed = 0
+        for start in range(0, len(keys), MAX_DOCUMENTS_PER_CALL):
+            removed += self.delete(keys[start : start + MAX_DOCUMENTS_PER_CALL])
+        return removed
+
+
+def _probe(vector: Sequence[float], metric: DistanceMetric) -> NearestNeighborSearch:
+    """A branch whose construction checks ``vector`` as a query vector (a table need not
+    exist to refuse a bad one)."""
+    return NearestNeighborSearch(
+        table=TableName(catalog="default", schema="public", name="unused"),
+        column="vector",
+        query_vector=vector,
+        metric=metric,
+    )
+
+
+def _sequence(value: Any, label: str) -> list[Any]:
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise PlanError(
+            f"{label} must be a list, got {type(value).__name__}", field=label, value=value
+        )
+    items = list(value)
+    if len(items) > MAX_DOCUMENTS_PER_CALL:
+        raise PlanError(
+            f"{label} holds {len(items):,} items; one call takes at most "
+            f"{MAX_DOCUMENTS_PER_CALL:,} (send batches)",
+            field=label,
+            value=len(items),
+        )
+    return items
+
+
+def _ids(value: Any) -> list[str]:
+    keys = _sequence(value, "ids")
+    for key in keys:
+        if not isinstance(key, str) or not key:
+            raise PlanError(
+                f"an id must be a non-empty string, got {key!r}", field="ids", value=key
+            )
+    return keys
+
+
+def _metadata_json(key: str, metadata: Mapping[str, Any]) -> str:
+    try:
+        return json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise PlanError(
+            f"document {key!r}: its metadata must hold JSON values (text, numbers, booleans, "
+            f"null, lists, objects with text keys): {error}",
+            field="metadatas",
+            value=key,
+        ) from None
+
+
+def _vector_array(keys: list[str], vectors: list[Any]) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    rows = []
+    for key, vector in zip(keys, vectors):
+        try:
+            row = np.asarray(vector, dtype=np.float64)
+        except (TypeError, ValueError):
+            row = None
+        if row is None or row.ndim != 1 or not row.size:
+            raise PlanError(
+                f"document {key!r}: its vector must be a non-empty list of numbers, got "
+                f"{vector!r:.80}",
+                field="vectors",
+                value=key,
+            )
+        if not np.all(np.isfinite(row)) or np.any(np.abs(row) > np.finfo(np.float32).max):
+            raise PlanError(
+                f"document {key!r}: its vector holds a value that is not a finite float32",
+                field="vectors",
+                value=key,
+            )
+        rows.append(row.astype(np.float32))
+    return pa.array(rows, pa.list_(pa.float32()))
+
+
+def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> Any:
+    import pyarrow as pa
+
+    problems = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
+    for key, value in zip(keys, values):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise PlanError(
+                f"document {key!r}: metadata {name!r} is {value}, which a filter cannot match",
+                field="metadatas",
+                value=key,
+            )
+    try:
+        return pa.array(values, kind)
+    except problems:
+        pass
+    for key, value in zip(keys, values):  # name the first value its type cannot hold
+        try:
+            pa.array([value], kind)
+        except problems:
+            raise PlanError(
+                f"document {key!r}: metadata {name!r} is {value!r}, which its filter column "
+                f"({kind}) cannot hold",
+                field="metadatas",
+                value=key,
+            ) from None
+    raise PlanError(f"metadata {name!r}: its values do not fit {kind}", field="metadatas")

@@ -1,0 +1,217 @@
+"""The LangChain VectorStore, checked by LangChain's own standard suite
+(``langchain_tests.integration_tests.VectorStoreIntegrationTests``, sync and async) on the
+local engine, and by the cases the standard suite leaves out: filters, scores, maximal
+marginal relevance on the returned vectors, BM25 and hybrid search, bad input."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from langchain_core.documents import Document
+from langchain_core.embeddings import DeterministicFakeEmbedding
+from langchain_tests.integration_tests import VectorStoreIntegrationTests
+
+from hotdata_retrieval.adapters.langchain import HotdataVectorStore
+from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.errors import EngineError, PlanError
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class TestStandardSuite(VectorStoreIntegrationTests):
+    @pytest.fixture()
+    def vectorstore(self) -> Iterator[HotdataVectorStore]:  # type: ignore[override]
+        engine = LocalEngine()
+        try:
+            yield HotdataVectorStore(engine, "documents", self.get_embeddings())
+        finally:
+            engine.close()
+
+
+class _Axes:
+    """Embeds a text by the words it holds: a fixed, known vector per word, so the
+    expected order is computed here, independently of the engine."""
+
+    words = ("red", "green", "blue", "fox", "sky")
+
+    def _vector(self, text: str) -> list[float]:
+        vector = [float(text.split().count(word)) for word in self.words]
+        return vector if any(vector) else [0.1] * len(self.words)
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+TEXTS = ["red fox", "green fox", "blue sky", "red sky", "green green sky"]
+METADATAS = [
+    {"colour": "red", "year": 2020},
+    {"colour": "green", "year": 2021},
+    {"colour": "blue", "year": 2022},
+    {"colour": "red", "year": 2023},
+    {"colour": "green", "year": 2024, "nested": {"a": [1, 2]}},
+]
+
+
+@pytest.fixture()
+def store() -> Iterator[HotdataVectorStore]:
+    engine = LocalEngine()
+    try:
+        vector_store = HotdataVectorStore(
+            engine,
+            "notes",
+            _Axes(),  # type: ignore[arg-type]
+            filter_columns={"colour": "string", "year": "int64"},
+        )
+        vector_store.add_texts(TEXTS, METADATAS, ids=[str(i) for i in range(len(TEXTS))])
+        yield vector_store
+    finally:
+        engine.close()
+
+
+def _cosine_order(query: str, keep: list[int]) -> list[str]:
+    axes = _Axes()
+    q = np.asarray(axes.embed_query(query))
+
+    def distance(i: int) -> float:
+        v = np.asarray(axes.embed_query(TEXTS[i]))
+        return 1.0 - float(q @ v) / (np.linalg.norm(q) * np.linalg.norm(v))
+
+    return [str(i) for i in sorted(keep, key=lambda i: (distance(i), str(i)))]
+
+
+@pytest.mark.parametrize(
+    ("filter", "keep"),
+    [
+        (None, [0, 1, 2, 3, 4]),
+        ({"colour": "red"}, [0, 3]),
+        ({"year": {"$gte": 2022}}, [2, 3, 4]),
+        ("colour = 'green' OR year < 2021", [0, 1, 4]),
+        ({"id": {"$in": ["1", "2"]}}, [1, 2]),
+    ],
+)
+def test_filtered_similarity_matches_a_brute_force_order(store, filter, keep) -> None:
+    found = [document.id for document in store.similarity_search("red sky", k=5, filter=filter)]
+    assert found == _cosine_order("red sky", keep)
+
+
+def test_scores_are_distances_and_relevance_is_one_minus_distance(store) -> None:
+    pairs = store.similarity_search_with_score("red fox", k=2)
+    assert pairs[0][0].id == "0"
+    assert pairs[0][1] == pytest.approx(0.0, abs=1e-6)
+    expected = 1.0 - 1.0 / (math.sqrt(2) * math.sqrt(2))  # "red fox" against "red sky"
+    assert pairs[1][1] == pytest.approx(expected, abs=1e-6)
+    relevance = store.similarity_search_with_relevance_scores("red fox", k=2)
+    assert [score for _, score in relevance] == pytest.approx([1.0, 1.0 - expected], abs=1e-6)
+
+
+def test_metadata_round_trips_exactly(store) -> None:
+    assert [document.metadata for document in store.get_by_ids(["4", "0"])] == [
+        METADATAS[4],
+        METADATAS[0],
+    ]
+
+
+def test_maximal_marginal_relevance_reads_the_returned_vectors(store) -> None:
+    relevant = [
+        document.id
+        for document in store.max_marginal_relevance_search(
+            "green sky", k=2, fetch_k=5, lambda_mult=1.0
+        )
+    ]
+    assert relevant == _cosine_order("green sky", [0, 1, 2, 3, 4])[:2]
+    diverse = [
+        document.id
+        for document in store.max_marginal_relevance_search(
+            "green sky", k=2, fetch_k=5, lambda_mult=0.0
+        )
+    ]
+    assert diverse[0] == relevant[0] and diverse[1] != relevant[1]
+
+
+def test_text_search_is_bm25_and_hybrid_fuses(store) -> None:
+    assert {document.id for document in store.text_search("fox", k=5)} == {"0", "1"}
+    assert [
+        document.id for document in store.text_search("fox", k=5, filter={"colour": "red"})
+    ] == ["0"]
+    fused = [document.id for document in store.hybrid_search("green fox", k=3)]
+    assert fused[0] == "1"  # first in both branches
+    minmax = store.hybrid_search("green fox", k=3, fusion={"method": "min_max", "alpha": 0.5})
+    assert minmax[0].id == "1"
+
+
+def test_delete_all_and_from_texts() -> None:
+    vector_store = HotdataVectorStore.from_texts(
+        TEXTS,
+        _Axes(),
+        ids=["a", "b", "c", "d", "e"],
+        table="made",  # type: ignore[arg-type]
+    )
+    try:
+        assert len(vector_store.store) == 5
+        assert vector_store.delete() is True
+        assert vector_store.similarity_search("red", k=3) == []
+        assert len(vector_store.store) == 0
+    finally:
+        vector_store.store.engine.close()
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda s: s.similarity_search("red", k=2, filter={"missing": 1}), "'missing'"),
+        (lambda s: s.similarity_search("red", k=0), "k"),
+        (lambda s: s.add_texts(["x"], [{"year": "soon"}]), "'year'"),
+        (lambda s: s.add_texts(["x"], [{"when": object()}]), "JSON"),
+        (lambda s: s.add_texts(["x", "y"], ids=["same", "same"]), "'same'"),
+        (lambda s: s.add_texts(["x"], ids=[""]), "non-empty string"),
+        (lambda s: s.add_texts(["x"], [{}, {}]), "as long as"),
+        (lambda s: s.get_by_ids("12"), "list"),
+        (lambda s: s.delete("12"), "list"),
+        (lambda s: s.similarity_search_by_vector([1.0, 2.0], k=1), "dimension"),
+        (lambda s: s.hybrid_search("red", fusion="nope"), "nope"),
+    ],
+)
+def test_bad_input_is_a_typed_error_and_changes_nothing(store, call, words) -> None:
+    before = store.store.engine.read_table("notes")
+    with pytest.raises((PlanError, EngineError)) as raised:
+        call(store)
+    assert words in str(raised.value)
+    assert store.store.engine.read_table("notes").equals(before)
+
+
+def test_a_filter_column_named_as_a_store_column_is_refused() -> None:
+    engine = LocalEngine()
+    try:
+        with pytest.raises(PlanError, match="'text'"):
+            HotdataVectorStore(engine, "t", _Axes(), filter_columns={"text": "string"})  # type: ignore[arg-type]
+        with pytest.raises(PlanError, match="'decimal-ish'"):
+            HotdataVectorStore(engine, "t", _Axes(), filter_columns={"n": "decimal-ish"})  # type: ignore[arg-type]
+    finally:
+        engine.close()
+
+
+def test_an_engine_that_cannot_change_rows_is_refused() -> None:
+    with pytest.raises(EngineError, match="upsert_rows"):
+        HotdataVectorStore(object(), "t", _Axes())  # type: ignore[arg-type]
+
+
+def test_the_store_keeps_documents_other_searches_read(store) -> None:
+    engine = store.store.engine
+    assert store.store.exists()
+    rows = engine.read_table("notes", ["id", "colour", "year"]).to_pylist()
+    assert rows[4] == {"id": "4", "colour": "green", "year": 2024}
+    assert rows == sorted(rows, key=lambda row: row["id"]) or len(rows) == 5
+    unchanged = Document(page_content="x")
+    store.add_documents([unchanged])
+    assert unchanged.id is None
