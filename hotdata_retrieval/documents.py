@@ -88,13 +88,15 @@ def _type(name: str, value: Any) -> Any:
     if isinstance(value, pa.DataType):
         return value
     if isinstance(value, str):
+        text = value.strip().lower()
+        inner = text[5:-1].strip() if text.startswith("list<") and text.endswith(">") else None
         try:
-            return pa.type_for_alias(value)
+            return pa.type_for_alias(text) if inner is None else pa.list_(pa.type_for_alias(inner))
         except ValueError:
             pass
     raise PlanError(
         f"filter column {name!r}: {value!r} is not an Arrow type or a type's name such as "
-        "'string', 'int64', 'float64', 'bool' or 'timestamp[us]'",
+        "'string', 'int64', 'float64', 'bool', 'timestamp[us]' or 'list<string>'",
         field="filter_columns",
         value=value,
     )
@@ -112,14 +114,16 @@ class DocumentStore:
     The table's columns: ``id_column`` (string, the key), ``text_column`` (string, BM25
     index), ``metadata_column`` (the metadata as JSON text), ``vector_column`` (float32
     list, of the first vectors' length) and each of ``filter_columns``, filled from the
-    metadata key of its name (NULL where a document lacks it).
+    metadata key of its name (NULL where a document lacks it or, for a list column, holds an
+    empty list). Metadata keys are matched to filter columns case-insensitively.
 
     Args:
         engine: an engine with ``load_table``, ``upsert_rows``, ``delete_rows``,
             ``read_table``, ``tables`` and ``search`` (the local engine).
         table: the table's bare name.
         filter_columns: the metadata keys searches filter on, with their Arrow types (a
-            :class:`pyarrow.DataType` or its name: ``"string"``, ``"int64"``, ...).
+            :class:`pyarrow.DataType` or its name: ``"string"``, ``"int64"``, ``"list<string>"``,
+            ...).
         metric: the vectors' distance (``cosine``, default; ``l2``; ``dot``).
         vector_index: ``"hnsw"`` for an approximate index (default: exact search).
         id_column, text_column, metadata_column, vector_column: the columns' names.
@@ -241,6 +245,38 @@ class DocumentStore:
                 value=unknown[0],
             )
         return predicate
+
+    def ids_matching(self, filter: Any) -> list[str]:
+        """The keys of the documents ``filter`` keeps (a predicate, a filter object or filter
+        text over the key and the filter columns), in the table's order; the rows are read
+        from the table (``read_table``) and the filter is evaluated on them as a ``WHERE``
+        would.
+
+        Raises:
+            PlanError: a filter that does not read, or reads a column the store does not
+                keep.
+        """
+        predicate = self._filter(filter)
+        if predicate is None:
+            raise PlanError("ids_matching needs a filter", field="filter")
+        if not self.exists():
+            return []
+        from hotdata_retrieval.engines.local.masks import passing_rows
+
+        rows = self.engine.read_table(self.table, [self.id_column, *self.filter_columns])
+        keys = rows.column(self.id_column).to_pylist()
+        return [key for key, kept in zip(keys, passing_rows(predicate, rows)) if kept]
+
+    def relevance(self, distance: float) -> float:
+        """A distance under the store's metric as a similarity, higher is better: the cosine
+        similarity ``1 - d`` for cosine, ``1 - sqrt(d) / sqrt(2)`` for the squared Euclidean
+        distance ``d`` of ``l2`` (1 for the same vector, 0 for unit vectors at a right
+        angle), the inner product ``-d`` for ``dot``."""
+        if self.metric is DistanceMetric.L2:
+            return 1.0 - math.sqrt(max(distance, 0.0)) / math.sqrt(2.0)
+        if self.metric is DistanceMetric.DOT:
+            return -distance
+        return 1.0 - distance
 
     def _columns(self) -> tuple[str, ...]:
         return (self.id_column, self.text_column, self.metadata_column)
@@ -565,6 +601,11 @@ def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> A
                 field="metadatas",
                 value=key,
             )
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        # an empty list is no value, as a missing key is: ``$exists: false`` finds both
+        values = [
+            None if isinstance(value, (list, tuple)) and not value else value for value in values
+        ]
     try:
         return pa.array(values, kind)
     except problems:

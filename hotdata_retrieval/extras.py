@@ -10,7 +10,8 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 >>> install_command("local")
 "pip install 'hotdata-retrieval[local]'"
 >>> sorted(EXTRA_MODULES)
-['ann', 'duckdb', 'hotdata', 'lancedb', 'langchain', 'local', 'mcp', 'postgres', 'sqlite', 'tune']
+['ann', 'duckdb', 'hotdata', 'lancedb', 'langchain', 'llamaindex', 'local', 'mcp', 'postgres', \
+'sqlite', 'tune']
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
     "ann": ("usearch",),
     "hotdata": ("hotdata_framework", "hotdata", "pyarrow"),
     "langchain": ("langchain_core",),
+    "llamaindex": ("llama_index.core",),
     "mcp": ("mcp",),
     "tune": ("ir_measures",),  # hdq tune's nDCG@10 and recall@100
     # the stores: the same plans on SQLite, PostgreSQL + pgvector, DuckDB and LanceDB

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from langchain_core.documents import Document
-from langchain_core.embeddings import DeterministicFakeEmbedding
 from langchain_tests.integration_tests import VectorStoreIntegrationTests
 
 from hotdata_retrieval.adapters.langchain import HotdataVectorStore

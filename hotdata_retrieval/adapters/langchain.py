@@ -32,7 +32,6 @@ message (``ToolException`` with ``handle_tool_error``; argument errors with
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Annotated, Any
 
@@ -470,9 +469,8 @@ class HotdataVectorStore(VectorStore):
 
     Every method translates to the document store; the async methods are LangChain's
     defaults (the sync method in an executor). Distances are the store's metric's (cosine
-    by default: ``1 - cos``); relevance scores are ``1 - distance`` for cosine,
-    ``1 - sqrt(d) / sqrt(2)`` of the squared Euclidean distance ``d`` for ``l2``, and
-    LangChain's inner-product scale for ``dot``.
+    by default: ``1 - cos``); relevance scores are
+    :meth:`~hotdata_retrieval.documents.DocumentStore.relevance`'s.
 
     Args:
         engine: an engine that changes rows by key (the local engine).
@@ -574,12 +572,7 @@ class HotdataVectorStore(VectorStore):
         return [(_langchain_document(hit.document), float(hit.distance or 0.0)) for hit in hits]
 
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        metric = self.store.metric.value
-        if metric == "l2":
-            return lambda distance: 1.0 - math.sqrt(max(distance, 0.0)) / math.sqrt(2)
-        if metric == "dot":
-            return self._max_inner_product_relevance_score_fn
-        return self._cosine_relevance_score_fn
+        return self.store.relevance
 
     def text_search(self, query: str, k: int = 4, filter: Any = None) -> list[Document]:
         """The ``k`` documents whose text best matches ``query`` by BM25, best first."""

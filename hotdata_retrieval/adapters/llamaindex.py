@@ -1,0 +1,375 @@
+"""A LlamaIndex vector store over any engine that changes rows by key. Needs
+``llama-index-core`` (``pip install 'hotdata-retrieval[llamaindex]'``).
+
+:class:`HotdataVectorStore` is a ``BasePydanticVectorStore`` kept in a
+:class:`~hotdata_retrieval.documents.DocumentStore`: each node's text (BM25-indexed), its
+embedding, its metadata with the node itself as LlamaIndex serialises it
+(``node_to_metadata_dict``), and ``ref_doc_id`` plus the metadata keys a caller filters on as
+typed columns. Query modes: ``default`` (nearest neighbours of the query embedding),
+``text_search`` and ``sparse`` (BM25 on the query text), ``hybrid`` (the two fused: by
+reciprocal rank fusion, or, when the query gives ``alpha``, by a min-max fusion whose vector
+branch weighs ``alpha``, LlamaIndex's meaning: 1 is the vector search alone) and ``mmr``
+(maximal marginal relevance over the nearest vectors the search returns).
+
+>>> from llama_index.core.schema import TextNode
+>>> from llama_index.core.vector_stores.types import VectorStoreQuery
+>>> from hotdata_retrieval.engines.local import LocalEngine
+>>> store = HotdataVectorStore(LocalEngine(), "nodes")
+>>> store.add([TextNode(id_="a", text="red fox", embedding=[1.0, 0.0]),
+...            TextNode(id_="b", text="blue sky", embedding=[0.0, 1.0])])
+['a', 'b']
+>>> result = store.query(VectorStoreQuery(query_embedding=[0.9, 0.1], similarity_top_k=1))
+>>> result.ids, [node.get_content() for node in result.nodes]
+(['a'], ['red fox'])
+>>> store.client.close()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+try:
+    from llama_index.core.indices.query.embedding_utils import get_top_k_mmr_embeddings
+    from llama_index.core.schema import BaseNode, MetadataMode
+    from llama_index.core.vector_stores.types import (
+        BasePydanticVectorStore,
+        FilterCondition,
+        FilterOperator,
+        MetadataFilter,
+        MetadataFilters,
+        VectorStoreQuery,
+        VectorStoreQueryMode,
+        VectorStoreQueryResult,
+    )
+    from llama_index.core.vector_stores.utils import (
+        metadata_dict_to_node,
+        node_to_metadata_dict,
+    )
+    from pydantic import PrivateAttr
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "the LlamaIndex adapter needs llama-index-core: pip install 'hotdata-retrieval[llamaindex]'"
+    ) from error
+
+from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument
+from hotdata_retrieval.errors import PlanError
+
+REF_DOC_ID = "ref_doc_id"
+"""The filter column every node's source document id is kept in (``delete`` reads it)."""
+
+_OPERATORS = {
+    FilterOperator.EQ: "$eq",
+    FilterOperator.NE: "$ne",
+    FilterOperator.GT: "$gt",
+    FilterOperator.GTE: "$gte",
+    FilterOperator.LT: "$lt",
+    FilterOperator.LTE: "$lte",
+    FilterOperator.IN: "$in",
+    FilterOperator.NIN: "$nin",
+    FilterOperator.ANY: "$any",
+    FilterOperator.ALL: "$all",
+    FilterOperator.CONTAINS: "$contains",
+}
+"""LlamaIndex's filter operators as the filter object's (``filter_objects``); ``is_empty``
+is ``$exists: false``. The text-match operators (substrings) have no form in the filter
+language and are refused."""
+
+_MATCHES_MISSING = (FilterOperator.NE, FilterOperator.NIN)
+"""Operators LlamaIndex's reference store (``build_metadata_filter_fn``) lets a node without
+the key pass: ``!=`` and ``nin`` hold for a missing value."""
+
+_TEXT_MODES = (VectorStoreQueryMode.TEXT_SEARCH, VectorStoreQueryMode.SPARSE)
+
+
+def _leaf(item: MetadataFilter, negated: bool, text_keys: frozenset[str]) -> dict[str, Any]:
+    key = item.key
+    if item.operator == FilterOperator.IS_EMPTY:  # no value, an empty list (stored NULL), ""
+        missing: dict[str, Any] = {key: {"$exists": False}}
+        return {"$or": [missing, {key: ""}]} if key.lower() in text_keys else missing
+    operator = _OPERATORS.get(item.operator)
+    if operator is None:
+        supported = ", ".join([*(op.value for op in _OPERATORS), FilterOperator.IS_EMPTY.value])
+        raise PlanError(
+            f"filter operator {item.operator.value!r} (on {key!r}) has no form in the filter "
+            f"language; these do: {supported}",
+            field="filters",
+            value=item.operator.value,
+        )
+    condition = {key: {operator: item.value}}
+    if item.operator in _MATCHES_MISSING:
+        return {"$or": [condition, {key: {"$exists": False}}]}
+    if negated:  # under NOT a missing value must be a plain no, not SQL's unknown
+        return {"$and": [{key: {"$exists": True}}, condition]}
+    return condition
+
+
+def filter_object(
+    filters: MetadataFilters | None,
+    text_keys: Sequence[str] = (),
+    negated: bool = False,
+) -> dict[str, Any] | None:
+    """LlamaIndex ``MetadataFilters`` as a filter object (``filter_objects``), with the
+    meaning of LlamaIndex's reference store (``build_metadata_filter_fn``): ``and``, ``or``,
+    ``not`` (none of the filters holds), nested filters, a node without the key passing
+    ``!=`` and ``nin`` only, and ``is_empty`` holding for no value, an empty list and, on the
+    string columns ``text_keys``, an empty string.
+
+    Raises:
+        PlanError: an operator the filter language has no form for (``text_match``,
+            ``text_match_insensitive``), naming it and those it has.
+    """
+    if filters is None or not filters.filters:
+        return None
+    negated = negated or filters.condition == FilterCondition.NOT
+    texts = frozenset(key.lower() for key in text_keys)
+    parts = []
+    for item in filters.filters:
+        if isinstance(item, MetadataFilters):
+            nested = filter_object(item, tuple(texts), negated)
+            if nested is not None:
+                parts.append(nested)
+        else:
+            parts.append(_leaf(item, negated, texts))
+    if filters.condition == FilterCondition.OR:
+        return {"$or": parts}
+    if filters.condition == FilterCondition.NOT:
+        return {"$not": {"$or": parts}}
+    return {"$and": parts}
+
+
+class HotdataVectorStore(BasePydanticVectorStore):
+    """A LlamaIndex vector store in one table of ``engine`` (module docstring).
+
+    Args:
+        engine: an engine that changes rows by key (the local engine).
+        table: the table's bare name (created by the first add).
+        filter_columns: the metadata keys queries filter on, with their Arrow types
+            (``{"author": "string", "year": "int64"}``); ``ref_doc_id`` is always one. A
+            filter on another key is a ``PlanError`` naming it.
+        metric: ``cosine`` (default), ``l2`` or ``dot``; similarities are
+            :meth:`~hotdata_retrieval.documents.DocumentStore.relevance`'s (cosine: the
+            cosine similarity).
+        vector_index: ``"hnsw"`` for an approximate index (default: exact search).
+
+    Raises:
+        EngineError: the engine cannot change rows by key.
+        PlanError: a bad name, type or metric; from ``query``, a mode it does not serve
+            (naming it), a filter it cannot express, a bad top-k.
+    """
+
+    stores_text: bool = True
+    flat_metadata: bool = False
+
+    _store: DocumentStore = PrivateAttr()
+
+    def __init__(
+        self,
+        engine: Any,
+        table: str,
+        *,
+        filter_columns: dict[str, Any] | None = None,
+        metric: str = "cosine",
+        vector_index: str | None = None,
+    ) -> None:
+        super().__init__(stores_text=True)
+        columns = {REF_DOC_ID: "string", **(filter_columns or {})}
+        self._store = DocumentStore(
+            engine, table, filter_columns=columns, metric=metric, vector_index=vector_index
+        )
+
+    @classmethod
+    def class_name(cls) -> str:
+        """LlamaIndex's name for the class."""
+        return "HotdataVectorStore"
+
+    @property
+    def client(self) -> Any:
+        """The engine."""
+        return self._store.engine
+
+    @property
+    def store(self) -> DocumentStore:
+        """The document table the nodes are kept in."""
+        return self._store
+
+    def add(self, nodes: Sequence[BaseNode], **kwargs: Any) -> list[str]:
+        """Write ``nodes`` (each with its embedding) by node id in one commit; returns the
+        ids.
+
+        Raises:
+            PlanError: a node without an embedding, or metadata the store cannot keep.
+        """
+        texts, vectors, metadatas = [], [], []
+        for node in nodes:
+            if node.embedding is None:
+                raise PlanError(
+                    f"node {node.node_id!r} has no embedding: embed nodes before adding them "
+                    "(an index's embed model does)",
+                    field="nodes",
+                    value=node.node_id,
+                )
+            texts.append(node.get_content(metadata_mode=MetadataMode.NONE))
+            vectors.append(node.embedding)
+            metadata = node_to_metadata_dict(node, remove_text=True, flat_metadata=False)
+            metadata[REF_DOC_ID] = node.ref_doc_id  # NULL, not LlamaIndex's "None", when absent
+            metadatas.append(metadata)
+        return self._store.add([node.node_id for node in nodes], texts, vectors, metadatas)
+
+    def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+        """Remove every node of source document ``ref_doc_id`` (none is no error)."""
+        self._store.delete(self._store.ids_matching({REF_DOC_ID: ref_doc_id}))
+
+    def delete_nodes(
+        self,
+        node_ids: list[str] | None = None,
+        filters: MetadataFilters | None = None,
+        **delete_kwargs: Any,
+    ) -> None:
+        """Remove the nodes with ``node_ids`` that ``filters`` keeps (either may be left
+        out; with neither, nothing is removed)."""
+        self._store.delete(self._ids(node_ids, filters))
+
+    def clear(self) -> None:
+        """Remove every node."""
+        self._store.clear()
+
+    def get_nodes(
+        self, node_ids: list[str] | None = None, filters: MetadataFilters | None = None
+    ) -> list[BaseNode]:
+        """The nodes with ``node_ids`` that ``filters`` keeps, embeddings included."""
+        documents = self._store.get(self._ids(node_ids, filters), include_vectors=True)
+        return [self._node(document) for document in documents]
+
+    def _filter_object(self, filters: MetadataFilters | None) -> dict[str, Any] | None:
+        import pyarrow as pa
+
+        text_keys = [
+            name
+            for name, kind in self._store.filter_columns.items()
+            if pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        ]
+        return filter_object(filters, text_keys)
+
+    def _ids(self, node_ids: list[str] | None, filters: MetadataFilters | None) -> list[str]:
+        condition = self._filter_object(filters)
+        if condition is None:
+            return [] if node_ids is None else list(node_ids)
+        if node_ids is not None:
+            condition = {"$and": [condition, {self._store.id_column: {"$in": list(node_ids)}}]}
+        return self._store.ids_matching(condition)
+
+    @staticmethod
+    def _node(document: StoredDocument) -> BaseNode:
+        metadata = dict(document.metadata)
+        metadata.pop(REF_DOC_ID, None)
+        node = metadata_dict_to_node(metadata, text=document.text)
+        if document.vector is not None:
+            node.embedding = list(document.vector)
+        return node
+
+    def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
+        """Answer ``query`` in its mode (module docstring), restricted to its ``node_ids``
+        and ``doc_ids`` and its ``filters``.
+
+        Raises:
+            PlanError: a mode this store does not serve, a mode's missing input (a query
+                embedding, a query text), a filter it cannot express.
+        """
+        condition = self._condition(query)
+        k = query.similarity_top_k
+        mode = query.mode
+        if mode == VectorStoreQueryMode.DEFAULT:
+            hits = self._store.nearest(self._embedding(query), k=k, filter=condition)
+        elif mode in _TEXT_MODES:
+            hits = self._store.text_search(self._text(query), k=k, filter=condition)
+        elif mode == VectorStoreQueryMode.HYBRID:
+            fusion = None if query.alpha is None else {"method": "min_max", "alpha": query.alpha}
+            hits = self._store.hybrid_search(
+                self._text(query),
+                self._embedding(query),
+                k=query.hybrid_top_k or k,
+                filter=condition,
+                fusion=fusion,
+            )
+        elif mode == VectorStoreQueryMode.MMR:
+            return self._mmr(query, condition, kwargs)
+        else:
+            served = ", ".join(
+                m.value
+                for m in (
+                    VectorStoreQueryMode.DEFAULT,
+                    *_TEXT_MODES,
+                    VectorStoreQueryMode.HYBRID,
+                    VectorStoreQueryMode.MMR,
+                )
+            )
+            raise PlanError(
+                f"query mode {mode.value!r} is not served by this store; it serves {served}",
+                field="mode",
+                value=mode.value,
+            )
+        return self._result(hits)
+
+    def _condition(self, query: VectorStoreQuery) -> dict[str, Any] | None:
+        parts = [part for part in (self._filter_object(query.filters),) if part is not None]
+        if query.node_ids is not None:
+            parts.append({self._store.id_column: {"$in": list(query.node_ids)}})
+        if query.doc_ids is not None:
+            parts.append({REF_DOC_ID: {"$in": list(query.doc_ids)}})
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else {"$and": parts}
+
+    @staticmethod
+    def _embedding(query: VectorStoreQuery) -> list[float]:
+        if query.query_embedding is None:
+            raise PlanError(
+                f"query mode {query.mode.value!r} needs query_embedding", field="query_embedding"
+            )
+        return list(query.query_embedding)
+
+    @staticmethod
+    def _text(query: VectorStoreQuery) -> str:
+        if query.query_str is None:
+            raise PlanError(f"query mode {query.mode.value!r} needs query_str", field="query_str")
+        return query.query_str
+
+    def _result(self, hits: list[DocumentHit]) -> VectorStoreQueryResult:
+        similarities = [
+            self._store.relevance(hit.distance) if hit.distance is not None else hit.score
+            for hit in hits
+        ]
+        return VectorStoreQueryResult(
+            nodes=[self._node(hit.document) for hit in hits],
+            similarities=[float(value or 0.0) for value in similarities],
+            ids=[hit.document.id for hit in hits],
+        )
+
+    def _mmr(
+        self, query: VectorStoreQuery, condition: dict[str, Any] | None, options: dict[str, Any]
+    ) -> VectorStoreQueryResult:
+        """Maximal marginal relevance among ``mmr_prefetch_k`` (default 4 times top-k) nearest
+        vectors, with the query's ``mmr_threshold`` (LlamaIndex's ``get_top_k_mmr_embeddings``)."""
+        embedding = self._embedding(query)
+        k = query.similarity_top_k
+        fetch = int(options.get("mmr_prefetch_k") or 4 * k)
+        hits = self._store.nearest(
+            embedding, k=max(fetch, k), filter=condition, include_vectors=True
+        )
+        if not hits:
+            return VectorStoreQueryResult(nodes=[], similarities=[], ids=[])
+        vectors = [list(hit.document.vector or ()) for hit in hits]
+        similarities, indexes = get_top_k_mmr_embeddings(
+            embedding,
+            vectors,
+            similarity_top_k=k,
+            embedding_ids=list(range(len(hits))),
+            mmr_threshold=query.mmr_threshold,
+        )
+        chosen = [hits[index] for index in indexes]
+        return VectorStoreQueryResult(
+            nodes=[self._node(hit.document) for hit in chosen],
+            similarities=[float(value) for value in similarities],
+            ids=[hit.document.id for hit in chosen],
+        )
