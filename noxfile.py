@@ -1,5 +1,6 @@
 """Developer sessions: ``nox -s tests``, ``lint``, ``typecheck``, ``snapshots``, ``bench``, and
-the downstream checks ``integrations-langchain`` and ``integrations-ibis`` (not in CI).
+the downstream checks ``integrations`` (``integrations-langchain`` and ``integrations-ibis``;
+not in CI).
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ def integrations_langchain(session: nox.Session) -> None:
 
 @nox.session(name="integrations-ibis")
 def integrations_ibis(session: nox.Session) -> None:
-    """hotdata-ibis 0.7.0's own suite beside this library (its sdist lacks
+    """hotdata-ibis 0.7.0's own suite with its ``semantic_search`` delegated to
+    hotdata_retrieval.adapters.ibis (downstream/ibis_semantic_search.py; its sdist lacks
     tests/conftest.py: ../shared/downstream/ has it; 2 of its tests need a script the sdist
     lacks). hotdata-ibis needs hotdata>=0.12, which the [hotdata] extra's pin excludes, so
     it runs in an environment of its own."""
@@ -125,4 +127,18 @@ def integrations_ibis(session: nox.Session) -> None:
     conftest = f"{session.invoked_from}/../shared/downstream/hotdata-ibis-0.7.0-tests-conftest.py"
     shutil.copy(conftest, f"{folder}/tests/conftest.py")
     session.install("-e", ".", folder, "pytest", "pytest-httpserver", "httpx")
-    _their_suite(session, folder, *(f"--ignore={path}" for path in IBIS_WITHOUT_THEIR_SCRIPT))
+    _their_suite(
+        session,
+        folder,
+        "-p",
+        "ibis_semantic_search",
+        *(f"--ignore={path}" for path in IBIS_WITHOUT_THEIR_SCRIPT),
+        env={"PYTHONPATH": f"{session.invoked_from}/downstream"},
+    )
+
+
+@nox.session(name="integrations", venv_backend="none")
+def integrations(session: nox.Session) -> None:
+    """Both downstream checks, each in its own environment (their pins conflict)."""
+    session.notify("integrations-langchain")
+    session.notify("integrations-ibis")

@@ -10,8 +10,8 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 >>> install_command("local")
 "pip install 'hotdata-retrieval[local]'"
 >>> sorted(EXTRA_MODULES)
-['ann', 'duckdb', 'hotdata', 'lancedb', 'langchain', 'llamaindex', 'local', 'mcp', 'postgres', \
-'sqlite', 'tune']
+['ann', 'duckdb', 'hotdata', 'ibis', 'lancedb', 'langchain', 'llamaindex', 'local', 'mcp', \
+'postgres', 'sqlite', 'tune']
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
     "hotdata": ("hotdata_framework", "hotdata", "pyarrow"),
     "langchain": ("langchain_core",),
     "llamaindex": ("llama_index.core",),
+    "ibis": ("ibis",),
     "mcp": ("mcp",),
     "tune": ("ir_measures",),  # hdq tune's nDCG@10 and recall@100
     # the stores: the same plans on SQLite, PostgreSQL + pgvector, DuckDB and LanceDB

@@ -137,6 +137,7 @@ def package_modules() -> list[str]:
 NEEDS_AN_EXTRA = {
     "hotdata_retrieval.adapters.langchain": "langchain",
     "hotdata_retrieval.adapters.llamaindex": "llamaindex",
+    "hotdata_retrieval.adapters.ibis": "ibis",
     "hotdata_retrieval.engines.local": "local",
 }
 """Modules that cannot import without an extra (with their submodules)."""

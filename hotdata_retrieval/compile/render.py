@@ -222,7 +222,11 @@ def _render_value(profile: DialectProfile, kind: str, value: Any) -> str:
 
 
 def to_sql(
-    plan: SearchPlan, dialect: str | DialectProfile = "hotdata", *, pretty: bool = True
+    plan: SearchPlan,
+    dialect: str | DialectProfile = "hotdata",
+    *,
+    pretty: bool = True,
+    quote_identifiers: bool = False,
 ) -> str:
     """Compile ``plan`` to SQL text for ``dialect``: ONE statement, one round trip.
 
@@ -234,6 +238,9 @@ def to_sql(
         plan: the search to compile.
         dialect: a registered dialect name (default ``"hotdata"``) or profile.
         pretty: indent the statement over several lines (default) or keep it on one line.
+        quote_identifiers: quote every identifier (``"default"."public"."docs"``), as tools
+            that embed the statement in their own SQL write theirs (ibis); by default each
+            is quoted only where it must be.
 
     Raises:
         UnknownDialectError: ``dialect`` is not registered.
@@ -254,7 +261,7 @@ def to_sql(
       id ASC
     LIMIT 5
     """
-    return _render(plan, get_dialect(dialect), pretty, None)
+    return _render(plan, get_dialect(dialect), pretty, None, quote_identifiers)
 
 
 DISPLAY_COMPONENTS = 3
@@ -324,8 +331,10 @@ def _render(
     profile: DialectProfile,
     pretty: bool,
     vector_text: Callable[[tuple[float, ...]], str] | None,
+    identify: bool = False,
 ) -> str:
-    """:func:`to_sql`, with each query vector written by ``vector_text`` when given."""
+    """:func:`to_sql`, with each query vector written by ``vector_text`` when given (and
+    every identifier quoted with ``identify``)."""
     if (
         plan.filter is not None
         and profile.native_hybrid_search is not None
@@ -341,13 +350,15 @@ def _render(
             }
             for node in tree.find_all(VectorLiteral):
                 node.set("this", shortened.get(node.this, node.this))
-        text: str = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
+        text: str = _sqlglot_dialect(profile).generate(
+            tree, copy=False, pretty=pretty, identify=identify
+        )
         return text
     shape = plan_shape(plan)
     # Whether a plan is one native hybrid_search call can depend on its values (the semantic
     # query equal to the text query, a text with words): the answer is part of the key.
     native = profile.native_hybrid_search is not None and native_hybrid_misfit(plan) is None
-    cache_key = (profile, pretty, native, shape.key)
+    cache_key = (profile, pretty, identify, native, shape.key)
     cacheable = True
     with _templates_lock:
         try:
@@ -358,7 +369,9 @@ def _render(
             _templates.move_to_end(cache_key)
     if template is None:
         tree = compiler_for(profile, SlotBinder(shape.slots)).compile(plan)
-        text = _sqlglot_dialect(profile).generate(tree, copy=False, pretty=pretty)
+        text = _sqlglot_dialect(profile).generate(
+            tree, copy=False, pretty=pretty, identify=identify
+        )
         template = _Template.from_text(text)
         if cacheable:
             with _templates_lock:

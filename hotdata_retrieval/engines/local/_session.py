@@ -150,7 +150,10 @@ class Sessions:
                 )
             )
         for name, function in self._functions.table_functions().items():
-            context.register_udtf(udtf(function, name))
+            # DataFusion looks a table function up by its name as written, and compilers
+            # that upper-case function names (ibis's PostgreSQL one) write BM25_SEARCH
+            for spelling in dict.fromkeys((name, name.upper())):
+                context.register_udtf(udtf(function, spelling))
         for loaded in self._tables():
             register_data(context, loaded.entry.name, loaded.data)
         return context

@@ -1,0 +1,228 @@
+"""Plans as ibis table expressions. Needs ``ibis-framework`` (``pip install
+'hotdata-retrieval[ibis]'``).
+
+:func:`to_ibis` turns any plan — a BM25 search, a nearest-neighbour or engine-embedded
+semantic search, a fusion — into an ibis table expression over the table it searches: the
+plan's compiled statement as an SQL view of that table, with the plan's ordering and bound
+applied again at the outermost level, so a caller that renames, selects or wraps the
+expression keeps the ranking (a sort inside a subquery may be dropped by an engine; the
+outermost one may not). A filtered ibis table is accepted where its filter reads as a plan
+filter: it is moved into the plan, so it applies inside every branch, before the bound.
+
+>>> import ibis
+>>> from hotdata_retrieval.plan import NearestNeighborSearch, SearchPlan
+>>> items = ibis.table({"id": "int64", "name": "string", "embedding": "array<float32>"},
+...                    name="items")
+>>> plan = SearchPlan(source=NearestNeighborSearch(table="items", column="embedding",
+...                   query_vector=[0.1, 0.2], result_name="distance"), columns=["id", "name"],
+...                   limit=5)
+>>> expression = to_ibis(items.filter(items.name != "x"), plan)
+>>> expression.columns
+('id', 'name', 'distance')
+>>> print(ibis.to_sql(expression, dialect="postgres"))  # doctest: +NORMALIZE_WHITESPACE
+SELECT * FROM ( SELECT "id", "name", COSINE_DISTANCE("embedding", ARRAY[0.1, 0.2]) AS
+"distance" FROM "default"."public"."items" WHERE "name" <> 'x' ORDER BY "distance" ASC LIMIT
+5 ) AS "t1" ORDER BY "t1"."distance" ASC LIMIT 5
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+try:
+    import ibis
+    import ibis.expr.operations as ops
+    import ibis.expr.types as ir
+except ImportError as error:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "the ibis adapter needs ibis-framework: pip install 'hotdata-retrieval[ibis]'"
+    ) from error
+
+from sqlglot import exp, parse_one
+
+from hotdata_retrieval.compile import compile_plan, to_sql
+from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import And, Predicate
+from hotdata_retrieval.plan.search import SearchPlan, debug_columns
+
+
+def _base_and_filter(table: ir.Table) -> tuple[ir.Table, Predicate | None]:
+    """The table under ``table``'s filters, and those filters as one predicate."""
+    node = table.op()
+    filtered = False
+    while isinstance(node, ops.Filter):
+        filtered = True
+        node = node.parent
+    if not isinstance(node, (ops.UnboundTable, ops.DatabaseTable)):
+        raise PlanError(
+            f"to_ibis takes a table or a filtered table, got a {type(node).__name__} "
+            "expression: search the table, then select, join or aggregate the result",
+            field="table",
+            value=type(node).__name__,
+        )
+    base = node.to_expr()
+    if not filtered:
+        return base, None
+    statement = parse_one(ibis.to_sql(table, dialect="postgres"), read="postgres")
+    where = statement.args.get("where")
+    source = statement.args.get("from_") or statement.args.get("from")
+    if where is None or source is None or not isinstance(source.this, exp.Table):
+        raise PlanError(
+            "to_ibis could not read the table's filter as one WHERE over the table",
+            field="table",
+        )
+    condition = where.this.copy()
+    for column in condition.find_all(exp.Column):
+        column.set("table", None)
+    return base, parse_filter(condition.sql(dialect="postgres"))
+
+
+def _output_types(plan: SearchPlan, table: ir.Table, names: list[str]) -> dict[str, Any]:
+    schema = table.schema()
+    ranks = {
+        debug_columns(name, branch)[0] for name, branch in zip(plan.branch_names, plan.branches)
+    }
+    types: dict[str, Any] = {}
+    for name in names:
+        if name in schema:
+            types[name] = schema[name]
+        else:
+            types[name] = "int64" if name in ranks else "float64"
+    return types
+
+
+def to_ibis(table: Any, plan: SearchPlan, *, dialect: str = "hotdata") -> ir.Table:
+    """``plan`` as an ibis table expression over ``table`` (module docstring).
+
+    Args:
+        table: the ibis table the plan searches (a table of a connection or an unbound
+            ``ibis.table``), filtered or not; or an ibis connection, whose ``table(name)``
+            gives it.
+        plan: the search; it names one table, ``table``'s.
+        dialect: the dialect the statement is compiled for (default ``hotdata``); ibis reads
+            it in its own target dialect when it compiles the expression.
+
+    Returns:
+        An ibis table expression with the plan's result columns (the projection, then the
+        score or distance columns), ordered and bounded as the plan is.
+
+    Raises:
+        PlanError: ``table`` is another table than the plan's, an expression other than a
+            table or a filtered table, or filtered by something a plan filter cannot express
+            (naming it); a plan whose ranking column it does not return.
+        UnsupportedOnDialectError: the plan needs something ``dialect`` cannot express.
+    """
+    tables = list(plan.tables)
+    if not isinstance(table, ir.Table):
+        if not callable(getattr(table, "table", None)):
+            raise PlanError(
+                f"to_ibis takes an ibis table or connection, got {type(table).__name__}",
+                field="table",
+                value=type(table).__name__,
+            )
+        table = table.table(tables[0].name)
+    base, extra = _base_and_filter(table)
+    if base.get_name().split(".")[-1].lower() not in {name.name for name in tables}:
+        raise PlanError(
+            f"the ibis table {base.get_name()!r} is not the table the plan searches "
+            f"({', '.join(str(name) for name in tables)})",
+            field="table",
+            value=base.get_name(),
+        )
+    if extra is not None:
+        combined = extra if plan.filter is None else And(operands=(plan.filter, extra))
+        plan = attrs.evolve(plan, filter=combined)
+    tree = compile_plan(plan, dialect)
+    names = [projection.alias_or_name for projection in tree.expressions]
+    underlying = {
+        (projection.this.name if isinstance(projection, exp.Alias) else projection.name): (
+            projection.alias_or_name
+        )
+        for projection in tree.expressions
+    }
+    order = []
+    for ordered in tree.args["order"].expressions:
+        name = ordered.this.name
+        output = name if name in names else underlying.get(name)
+        if output is None:
+            raise PlanError(
+                f"to_ibis needs the column the plan is ordered by ({name}) in its result",
+                field="score_name",
+                value=name,
+            )
+        order.append(ibis.desc(output) if ordered.args.get("desc") else ibis.asc(output))
+    view = ops.SQLStringView(
+        parent=base.op(),
+        query=to_sql(plan, dialect, pretty=False, quote_identifiers=True),
+        schema=ibis.schema(_output_types(plan, base, names)),
+    ).to_expr()
+    return view.order_by(order).limit(plan.limit)
+
+
+def semantic_search(
+    table: ir.Table,
+    column: str | ir.Column,
+    query_vector: Any,
+    k: int,
+    *,
+    metric: str = "cosine",
+    distance_name: str = "distance",
+    dialect: str = "hotdata",
+) -> ir.Table:
+    """The ``k`` rows of ``table`` nearest ``query_vector`` as an ibis expression, nearest
+    first (hotdata-ibis's ``semantic_search``, as one plan through :func:`to_ibis`).
+
+    Args:
+        table: the ibis table (filtered or not).
+        column: the vector column, or, for a text query, the text column of an
+            engine-embedded index.
+        query_vector: a list of numbers (a nearest-neighbour search under ``metric``), or
+            text (the engine embeds it: ``vector_distance(column, text)``, the index's
+            metric).
+        k: top-k.
+        metric: ``cosine`` (default), ``l2`` or ``dot``, for a vector query.
+        distance_name: the distance column's name.
+        dialect: as :func:`to_ibis`.
+
+    Returns:
+        Every column but ``column`` (for a text query, every column but the array columns),
+        then ``distance_name``.
+
+    Raises:
+        PlanError: a bad column, vector, ``k``, metric or name, or a filter a plan filter
+            cannot express.
+    """
+    from hotdata_retrieval.plan.search import NearestNeighborSearch, VectorSearch
+
+    base, _ = _base_and_filter(table)
+    name = column if isinstance(column, str) else column.get_name()
+    schema = base.schema()
+    source: NearestNeighborSearch | VectorSearch
+    if isinstance(query_vector, str):
+        columns = [other for other in base.columns if not schema[other].is_array()]
+        source = VectorSearch(
+            table=base.get_name(),
+            column=name,
+            query_text=query_vector,
+            scalar=True,
+            result_name=distance_name,
+        )
+    else:
+        columns = [other for other in base.columns if other != name]
+        source = NearestNeighborSearch(
+            table=base.get_name(),
+            column=name,
+            query_vector=query_vector,
+            metric=metric,
+            result_name=distance_name,
+        )
+    plan = SearchPlan(
+        source=source,
+        columns=columns,
+        limit=k,
+        key_column="id" if "id" in columns else None,
+    )
+    return to_ibis(table, plan, dialect=dialect)
