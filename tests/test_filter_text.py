@@ -275,7 +275,7 @@ def test_flipping_keeps_negative_numbers() -> None:
         ("lower(a) IS NULL", "the left side of IS NULL must be a column"),
         ("1 IN (1)", "the left side of IN must be a column"),
         ("a", "unsupported filter 'a': a bare column is not a condition"),
-        ("TRUE", "unsupported filter 'TRUE': a constant is not a condition"),
+        ("TRUE", "unsupported filter 'true': a constant is not a condition"),
         ("a = ?", "unsupported filter '?': a placeholder is not a literal"),
         ("a = $1", "a parameter is not a literal"),
         ("a = 'x'::text", "a cast is not a literal"),

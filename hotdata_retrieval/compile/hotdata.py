@@ -106,6 +106,12 @@ class Hotdata(Postgres):
         }
         """How each search node is spelled on the engine (engine contract §1)."""
 
+        def boolean_sql(self, expression: exp.Boolean) -> str:
+            """``true`` and ``false`` in lower case, as the integrations that write SQL for
+            the engine spell them (hotdata-langchain's filters: ``live = true``); the engine
+            reads either case."""
+            return "true" if expression.this else "false"
+
         def paren_sql(self, expression: exp.Paren) -> str:
             """Keep a short parenthesised expression on one line, even when pretty.
 

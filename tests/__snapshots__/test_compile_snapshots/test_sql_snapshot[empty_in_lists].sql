@@ -4,7 +4,7 @@ SELECT
   score
 FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade')
 WHERE
-  FALSE OR NOT TRUE
+  false OR NOT true
 ORDER BY
   score DESC,
   id ASC
