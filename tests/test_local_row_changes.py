@@ -153,6 +153,7 @@ def test_deleting_nothing_keeps_the_version(engine) -> None:
         (lambda e: e.delete_rows("docs", [7]), "key 7 cannot be a value of key column 'id'"),
         (lambda e: e.delete_rows("docs", "ab"), "keys must be a list of keys, not str"),
         (lambda e: e.delete_rows("docs", None), "not NoneType"),
+        (lambda e: e.delete_rows("docs", ["a", None]), "key None .* never NULL"),
         (lambda e: e.upsert_rows("docs", {"id": ["x"]}), "rows must be an Arrow table, not dict"),
         (lambda e: e.upsert_rows("docs", pa.table({"id": [1], "body": ["x"]})), "not converted"),
         (lambda e: e.upsert_rows("docs", pa.table({"id": ["x"], "body": [5]})), "not converted"),
@@ -212,3 +213,15 @@ def test_negative_zero_is_the_key_zero_and_dictionary_keys_are_read(tmp_path) ->
         "floats", pa.table({"id": [2.5], "body": pa.array(["coded"]).dictionary_encode()})
     )
     assert engine.tables["floats"].rows == 2
+
+
+def test_a_nan_key_is_refused_not_matched_to_nothing(tmp_path) -> None:
+    engine = LocalEngine(tmp_path / "db")
+    try:
+        engine.load_table("scores", pa.table({"id": [0.5, 1.5], "body": ["a", "b"]}))
+        with pytest.raises(EngineError, match="NaN equals no key"):
+            engine.delete_rows("scores", [float("nan")])
+        assert engine.delete_rows("scores", [-0.0, 1.5]) == 1
+        assert engine.read_table("scores", ["id"]).column(0).to_pylist() == [0.5]
+    finally:
+        engine.close()

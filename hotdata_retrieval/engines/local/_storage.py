@@ -169,12 +169,19 @@ def _key_array(keys: Sequence[Any], kind: pa.DataType, column: str) -> pa.Array:
         EngineError: a key the column's type cannot hold (naming it).
     """
     try:
-        return _positive_zero(pa.array(list(keys), type=kind))
+        values = pa.array(list(keys), type=kind)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         bad = next((value for value in keys if not _holds(value, kind)), next(iter(keys), None))
         raise EngineError(
             f"key {bad!r} cannot be a value of key column '{column}' ({kind})"
         ) from None
+    if pa.types.is_floating(kind) and pc.any(pc.is_nan(values)).as_py():
+        raise EngineError(
+            f"key NaN cannot be a key of column '{column}': NaN equals no key, not even itself"
+        )
+    if values.null_count:
+        raise EngineError(f"key None cannot be a key of column '{column}': a key is never NULL")
+    return _positive_zero(values)
 
 
 def _positive_zero(values: Any) -> Any:
