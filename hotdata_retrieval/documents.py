@@ -32,13 +32,25 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval.engines.limits import InputLimits
 from hotdata_retrieval.errors import EngineError, PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
 from hotdata_retrieval.plan.filters import Predicate, predicate_columns
 from hotdata_retrieval.plan.names import TableName
-from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
+    DistanceMetric,
+    NearestNeighborSearch,
+    SearchPlan,
+)
 from hotdata_retrieval.plan.values import check_positive_int
-from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search, read_filter
+from hotdata_retrieval.routing import (
+    FusionChoice,
+    SearchMode,
+    SearchRequest,
+    plan_search,
+    read_filter,
+)
 
 _NEEDED = ("load_table", "upsert_rows", "delete_rows", "read_table", "tables", "search")
 """What an engine must have to keep a document table (``docs/engines.md``)."""
@@ -127,6 +139,9 @@ class DocumentStore:
         metric: the vectors' distance (``cosine``, default; ``l2``; ``dot``).
         vector_index: ``"hnsw"`` for an approximate index (default: exact search).
         id_column, text_column, metadata_column, vector_column: the columns' names.
+        input_limits: the longest query text a search takes (default
+            :class:`~hotdata_retrieval.engines.limits.InputLimits`: 4,096 characters, 128
+            words); a longer one is an ``InputLimitError``.
 
     Raises:
         EngineError: the engine cannot change rows by key.
@@ -146,6 +161,7 @@ class DocumentStore:
         text_column: str = "text",
         metadata_column: str = "metadata",
         vector_column: str = "embedding",
+        input_limits: InputLimits | None = None,
     ) -> None:
         missing = [name for name in _NEEDED if not hasattr(engine, name)]
         if missing:
@@ -154,6 +170,7 @@ class DocumentStore:
                 f"{', '.join(missing)} (the local engine has them)"
             )
         self.engine = engine
+        self.input_limits = input_limits or InputLimits()
         self.table = _identifier(table, "table")
         self.metric = DistanceMetric.parse(metric)
         self.vector_index = vector_index
@@ -261,11 +278,20 @@ class DocumentStore:
             raise PlanError("ids_matching needs a filter", field="filter")
         if not self.exists():
             return []
+        import pyarrow as pa
+
         from hotdata_retrieval.engines.local.masks import passing_rows
 
         rows = self.engine.read_table(self.table, [self.id_column, *self.filter_columns])
         keys = rows.column(self.id_column).to_pylist()
-        return [key for key, kept in zip(keys, passing_rows(predicate, rows)) if kept]
+        try:
+            passing = passing_rows(predicate, rows)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
+            raise PlanError(
+                f"filter compares a column with a value of another type: {error}",
+                field="filter",
+            ) from None
+        return [key for key, kept in zip(keys, passing) if kept]
 
     def relevance(self, distance: float) -> float:
         """A distance under the store's metric as a similarity, higher is better: the cosine
@@ -366,6 +392,12 @@ class DocumentStore:
         vector: Sequence[float] | None = None,
     ) -> list[DocumentHit]:
         k = check_positive_int(k, label="k")
+        if isinstance(query, str):
+            self.input_limits.check_query(query)
+        if mode is SearchMode.HYBRID and k > DEFAULT_DEPTH:
+            choice = FusionChoice.of(fusion) or FusionChoice()
+            if "depth" not in choice.options:  # each branch must reach the page
+                fusion = FusionChoice(method=choice.method, options={**choice.options, "depth": k})
         predicate = self._filter(filter)
         request = SearchRequest(
             table=self.table,
@@ -377,6 +409,8 @@ class DocumentStore:
             fusion=fusion,
             allow_empty_query=True,
         )
+        if mode is SearchMode.HYBRID and vector is None:
+            raise PlanError("a hybrid search needs the query's vector", field="vector")
         if vector is not None:
             _probe(vector, self.metric)
         if not self.exists():
@@ -439,17 +473,17 @@ class DocumentStore:
         if repeated:
             raise PlanError(f"id {repeated[0]!r} is given twice", field="ids", value=repeated[0])
         rows = self._rows(keys, texts, vectors, metadata_rows)
-        if self.exists():
-            self.engine.upsert_rows(self.table, rows)
-        else:
-            self.engine.load_table(
-                self.table,
-                rows,
-                key_column=self.id_column,
-                text_columns=[self.text_column],
-                vector_index=self.vector_index,
-                vector_metric=self.metric.value,
-            )
+        from hotdata_retrieval.engines.local import TableLoad
+
+        create = TableLoad(  # the first add creates the table, under the engine's writer lock
+            name=self.table,
+            data=rows,
+            key_column=self.id_column,
+            text_columns=(self.text_column,),
+            vector_index=self.vector_index,
+            vector_metric=self.metric.value,
+        )
+        self.engine.upsert_rows(self.table, rows, create=create)
         return keys
 
     def _rows(
@@ -478,7 +512,17 @@ class DocumentStore:
                     value=metadata,
                 )
             metadata_texts.append(_metadata_json(key, metadata))
-            lowered = {str(name).lower(): value for name, value in metadata.items()}
+            lowered: dict[str, Any] = {}
+            for name, value in metadata.items():
+                folded = str(name).lower()
+                if folded in lowered and folded in self.filter_columns:
+                    raise PlanError(
+                        f"document {key!r}: metadata names filter column {folded!r} twice "
+                        "(keys differing only in case)",
+                        field="metadatas",
+                        value=key,
+                    )
+                lowered[folded] = value
             for name in self.filter_columns:
                 filter_values[name].append(lowered.get(name))
         columns: dict[str, Any] = {
@@ -523,6 +567,16 @@ def _probe(vector: Sequence[float], metric: DistanceMetric) -> NearestNeighborSe
         query_vector=vector,
         metric=metric,
     )
+
+
+def as_list(value: Any, label: str) -> list[Any]:
+    """``value`` as a list, refusing text (which would be read as its characters), a
+    mapping, a non-iterable and more than :data:`MAX_DOCUMENTS_PER_CALL` items.
+
+    Raises:
+        PlanError: naming ``label``.
+    """
+    return _sequence(value, label)
 
 
 def _sequence(value: Any, label: str) -> list[Any]:
@@ -594,10 +648,26 @@ def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> A
     import pyarrow as pa
 
     problems = (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError)
+    whole = pa.types.is_integer(kind)
     for key, value in zip(keys, values):
         if isinstance(value, float) and not math.isfinite(value):
             raise PlanError(
                 f"document {key!r}: metadata {name!r} is {value}, which a filter cannot match",
+                field="metadatas",
+                value=key,
+            )
+        if (
+            whole
+            and value is not None
+            and (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or (isinstance(value, float) and not value.is_integer())
+            )
+        ):
+            raise PlanError(
+                f"document {key!r}: metadata {name!r} is {value!r}, not a whole number its "
+                f"filter column ({kind}) holds",
                 field="metadatas",
                 value=key,
             )

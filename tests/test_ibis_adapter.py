@@ -196,3 +196,30 @@ def test_quoting_every_identifier_changes_nothing_else(name) -> None:
     assert sqlglot.parse_one(plain, read="postgres").sql(
         "postgres", identify=True
     ) == sqlglot.parse_one(quoted, read="postgres").sql("postgres", identify=True)
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda: to_ibis(ITEMS, None), "SearchPlan"),
+        (
+            lambda: to_ibis(
+                ibis.table(ITEMS.schema(), name="items", database="other"), PLANS["bm25"]
+            ),
+            "'other.items'",
+        ),
+        (lambda: to_ibis(ibis.table({"id": "int64"}, name="items"), PLANS["bm25"]), "'body'"),
+        (lambda: semantic_search(ITEMS, "nope", QUERY, k=3), "'nope'"),
+        (lambda: semantic_search(ITEMS, 5, QUERY, k=3), "column must be"),
+    ],
+)
+def test_a_mismatched_table_or_column_is_refused(call, words) -> None:
+    with pytest.raises(PlanError) as raised:
+        call()
+    assert words in str(raised.value)
+
+
+def test_a_qualified_ibis_table_searches_that_table() -> None:
+    table = ibis.table(ITEMS.schema(), name="items", catalog="default", database="public")
+    expression = semantic_search(table, "embedding", QUERY, k=2)
+    assert '"default"."public"."items"' in ibis.to_sql(expression, dialect="postgres")

@@ -15,7 +15,7 @@ from langchain_tests.integration_tests import VectorStoreIntegrationTests
 
 from hotdata_retrieval.adapters.langchain import HotdataVectorStore
 from hotdata_retrieval.engines.local import LocalEngine
-from hotdata_retrieval.errors import EngineError, PlanError
+from hotdata_retrieval.errors import EngineError, HotdataRetrievalError, PlanError
 
 pytestmark = pytest.mark.anyio
 
@@ -214,3 +214,65 @@ def test_the_store_keeps_documents_other_searches_read(store) -> None:
     unchanged = Document(page_content="x")
     store.add_documents([unchanged])
     assert unchanged.id is None
+
+
+def test_concurrent_first_adds_keep_every_document(tmp_path) -> None:
+    import threading
+
+    engines = [LocalEngine(tmp_path / "db"), LocalEngine(tmp_path / "db")]
+    try:
+        stores = [HotdataVectorStore(engine, "fresh", _Axes()) for engine in engines]  # type: ignore[arg-type]
+        threads = [
+            threading.Thread(
+                target=stores[i % 2].add_texts, args=([f"red {i}"],), kwargs={"ids": [f"d{i}"]}
+            )
+            for i in range(4)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(
+            document.id for document in stores[0].get_by_ids(["d0", "d1", "d2", "d3"])
+        ) == [
+            "d0",
+            "d1",
+            "d2",
+            "d3",
+        ]
+    finally:
+        for engine in engines:
+            engine.close()
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        (lambda s: s.add_texts("hello"), "texts must be a list"),
+        (lambda s: s.add_texts(["x"], [{"year": 5.7}]), "not a whole number"),
+        (lambda s: s.add_texts(["x"], [{"year": True}]), "not a whole number"),
+        (lambda s: s.add_texts(["x"], [{"colour": "a", "COLOUR": "b"}]), "twice"),
+        (lambda s: s.max_marginal_relevance_search("red", k=0), "k must be"),
+        (lambda s: s.max_marginal_relevance_search("red", fetch_k=None), "fetch_k"),
+        (lambda s: s.max_marginal_relevance_search("red", lambda_mult=float("nan")), "lambda"),
+        (lambda s: s.max_marginal_relevance_search("red", lambda_mult=5), "lambda_mult"),
+        (lambda s: s.text_search("red " * 5000), "max_query"),
+        (lambda s: s.store.ids_matching({"year": "soon"}), "another type"),
+    ],
+)
+def test_more_bad_input_is_refused_and_changes_nothing(store, call, words) -> None:
+    before = store.store.engine.read_table("notes")
+    with pytest.raises(HotdataRetrievalError) as raised:
+        call(store)
+    assert words in str(raised.value)
+    assert store.store.engine.read_table("notes").equals(before)
+
+
+def test_a_whole_float_fills_an_integer_column_and_hybrid_reaches_a_deep_page(store) -> None:
+    store.add_texts(["blue fox"], [{"year": 2030.0}], ids=["x"])
+    assert [
+        document.id for document in store.similarity_search("fox", k=9, filter={"year": 2030})
+    ] == ["x"]
+    many = [f"sky {i}" for i in range(150)]
+    store.add_texts(many, ids=[f"m{i}" for i in range(150)])
+    assert len(store.hybrid_search("sky", k=120)) == 120

@@ -247,3 +247,29 @@ def test_a_node_without_an_embedding_is_refused_and_nothing_is_written(stores) -
     with pytest.raises(PlanError, match="'late'"):
         ours.add([TextNode(id_="fresh", text="x", embedding=[1, 0, 0]), TextNode(id_="late")])
     assert ours.get_nodes(node_ids=["fresh"]) == []
+
+
+def test_ids_given_as_text_are_refused_not_split(stores) -> None:
+    _, ours = stores
+    for call in (lambda: ours.delete_nodes("n1"), lambda: ours.get_nodes("n1")):
+        with pytest.raises(PlanError, match="node_ids must be a list"):
+            call()
+    assert len(ours.store) == 5
+
+
+def test_mmr_threshold_given_to_the_call_is_used(stores) -> None:
+    _, ours = stores
+    embedding = [1.0, 0.8, 0.2]
+    for threshold in (0.0, 0.3, 1.0):
+        in_query = VectorStoreQuery(
+            query_embedding=embedding,
+            mode=VectorStoreQueryMode.MMR,
+            similarity_top_k=3,
+            mmr_threshold=threshold,
+        )
+        in_call = VectorStoreQuery(
+            query_embedding=embedding, mode=VectorStoreQueryMode.MMR, similarity_top_k=3
+        )
+        assert ours.query(in_call, mmr_threshold=threshold).ids == ours.query(in_query).ids
+    with pytest.raises(PlanError, match="mmr_prefetch_k"):
+        ours.query(in_call, mmr_prefetch_k="x")

@@ -80,6 +80,15 @@ def _base_and_filter(table: ir.Table) -> tuple[ir.Table, Predicate | None]:
     return base, parse_filter(condition.sql(dialect="postgres"))
 
 
+def _written_name(table: ir.Table) -> list[str]:
+    """The ibis table's name as it is written: its catalog and database where it has them,
+    then its name, lower-cased as the engine stores names."""
+    node = table.op()
+    namespace = getattr(node, "namespace", None)
+    parts = [getattr(namespace, "catalog", None), getattr(namespace, "database", None)]
+    return [str(part).lower() for part in parts if part] + [node.name.lower()]
+
+
 def _output_types(plan: SearchPlan, table: ir.Table, names: list[str]) -> dict[str, Any]:
     schema = table.schema()
     ranks = {
@@ -115,6 +124,12 @@ def to_ibis(table: Any, plan: SearchPlan, *, dialect: str = "hotdata") -> ir.Tab
             (naming it); a plan whose ranking column it does not return.
         UnsupportedOnDialectError: the plan needs something ``dialect`` cannot express.
     """
+    if not isinstance(plan, SearchPlan):
+        raise PlanError(
+            f"to_ibis takes a SearchPlan, got {type(plan).__name__}",
+            field="plan",
+            value=type(plan).__name__,
+        )
     tables = list(plan.tables)
     if not isinstance(table, ir.Table):
         if not callable(getattr(table, "table", None)):
@@ -124,13 +139,29 @@ def to_ibis(table: Any, plan: SearchPlan, *, dialect: str = "hotdata") -> ir.Tab
                 value=type(table).__name__,
             )
         table = table.table(tables[0].name)
+        if not isinstance(table, ir.Table):
+            raise PlanError(
+                f"the connection's table() gave a {type(table).__name__}, not an ibis table",
+                field="table",
+            )
     base, extra = _base_and_filter(table)
-    if base.get_name().split(".")[-1].lower() not in {name.name for name in tables}:
+    node = base.op()
+    written = _written_name(base)
+    if not any(
+        [name.catalog, name.schema, name.name][-len(written) :] == written for name in tables
+    ):
         raise PlanError(
-            f"the ibis table {base.get_name()!r} is not the table the plan searches "
+            f"the ibis table {'.'.join(written)!r} is not the table the plan searches "
             f"({', '.join(str(name) for name in tables)})",
             field="table",
-            value=base.get_name(),
+            value=node.name,
+        )
+    missing = sorted(set(plan.projection) - set(base.columns))
+    if missing:
+        raise PlanError(
+            f"the ibis table {node.name!r} has no column {missing[0]!r} the plan returns",
+            field="columns",
+            value=missing[0],
         )
     if extra is not None:
         combined = extra if plan.filter is None else And(operands=(plan.filter, extra))
@@ -198,13 +229,29 @@ def semantic_search(
     from hotdata_retrieval.plan.search import NearestNeighborSearch, VectorSearch
 
     base, _ = _base_and_filter(table)
-    name = column if isinstance(column, str) else column.get_name()
+    if isinstance(column, ir.Column):
+        name = column.get_name()
+    elif isinstance(column, str):
+        name = column
+    else:
+        raise PlanError(
+            f"column must be a column name or an ibis column, got {type(column).__name__}",
+            field="column",
+            value=type(column).__name__,
+        )
     schema = base.schema()
+    if name not in schema:
+        raise PlanError(
+            f"the ibis table {base.get_name()!r} has no column {name!r}; its columns: "
+            f"{', '.join(base.columns)}",
+            field="column",
+            value=name,
+        )
     source: NearestNeighborSearch | VectorSearch
     if isinstance(query_vector, str):
         columns = [other for other in base.columns if not schema[other].is_array()]
         source = VectorSearch(
-            table=base.get_name(),
+            table=".".join(_written_name(base)),
             column=name,
             query_text=query_vector,
             scalar=True,
@@ -213,7 +260,7 @@ def semantic_search(
     else:
         columns = [other for other in base.columns if other != name]
         source = NearestNeighborSearch(
-            table=base.get_name(),
+            table=".".join(_written_name(base)),
             column=name,
             query_vector=query_vector,
             metric=metric,

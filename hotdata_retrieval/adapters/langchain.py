@@ -69,12 +69,14 @@ from hotdata_retrieval.adapters.toolkit import (
     ToolError,
     whole_number,
 )
-from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument
+from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument, as_list
 from hotdata_retrieval.engines.base import Engine, query_embedder
 from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
 from hotdata_retrieval.engines.results import SearchHit
+from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
+from hotdata_retrieval.plan.values import check_positive_int
 from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search
 
 
@@ -524,7 +526,7 @@ class HotdataVectorStore(VectorStore):
     ) -> list[str]:
         """Embed ``texts`` and write them by id in one commit (an id the store holds is
         replaced); returns the ids (a new UUID4 for each id not given)."""
-        texts = list(texts)
+        texts = as_list(texts, "texts")
         vectors = self.embedding.embed_documents(texts) if texts else []
         return self.store.add(ids, texts, vectors, metadatas)
 
@@ -617,7 +619,24 @@ class HotdataVectorStore(VectorStore):
         filter: Any = None,
         **kwargs: Any,
     ) -> list[Document]:
-        """As :meth:`max_marginal_relevance_search`, from a query vector."""
+        """As :meth:`max_marginal_relevance_search`, from a query vector.
+
+        Raises:
+            PlanError: a ``k`` or ``fetch_k`` that is no whole number of at least 1, a
+                ``lambda_mult`` that is no number in [0, 1].
+        """
+        k = check_positive_int(k, label="k")
+        fetch_k = check_positive_int(fetch_k, label="fetch_k")
+        if (
+            isinstance(lambda_mult, bool)
+            or not isinstance(lambda_mult, (int, float))
+            or not 0.0 <= lambda_mult <= 1.0
+        ):
+            raise PlanError(
+                f"lambda_mult must be a number between 0 and 1, got {lambda_mult!r}",
+                field="lambda_mult",
+                value=lambda_mult,
+            )
         hits = self.store.nearest(embedding, k=max(fetch_k, k), filter=filter, include_vectors=True)
         if not hits:
             return []

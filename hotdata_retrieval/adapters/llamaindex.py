@@ -52,8 +52,9 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "the LlamaIndex adapter needs llama-index-core: pip install 'hotdata-retrieval[llamaindex]'"
     ) from error
 
-from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument
+from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument, as_list
 from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.values import check_positive_int
 
 REF_DOC_ID = "ref_doc_id"
 """The filter column every node's source document id is kept in (``delete`` reads it)."""
@@ -254,9 +255,10 @@ class HotdataVectorStore(BasePydanticVectorStore):
     def _ids(self, node_ids: list[str] | None, filters: MetadataFilters | None) -> list[str]:
         condition = self._filter_object(filters)
         if condition is None:
-            return [] if node_ids is None else list(node_ids)
+            return [] if node_ids is None else as_list(node_ids, "node_ids")
         if node_ids is not None:
-            condition = {"$and": [condition, {self._store.id_column: {"$in": list(node_ids)}}]}
+            wanted = as_list(node_ids, "node_ids")
+            condition = {"$and": [condition, {self._store.id_column: {"$in": wanted}}]}
         return self._store.ids_matching(condition)
 
     @staticmethod
@@ -350,10 +352,15 @@ class HotdataVectorStore(BasePydanticVectorStore):
         self, query: VectorStoreQuery, condition: dict[str, Any] | None, options: dict[str, Any]
     ) -> VectorStoreQueryResult:
         """Maximal marginal relevance among ``mmr_prefetch_k`` (default 4 times top-k) nearest
-        vectors, with the query's ``mmr_threshold`` (LlamaIndex's ``get_top_k_mmr_embeddings``)."""
+        vectors, with the query's ``mmr_threshold`` or the call's (LlamaIndex's
+        ``get_top_k_mmr_embeddings``)."""
         embedding = self._embedding(query)
         k = query.similarity_top_k
-        fetch = int(options.get("mmr_prefetch_k") or 4 * k)
+        prefetch = options.get("mmr_prefetch_k")
+        fetch = 4 * k if prefetch is None else check_positive_int(prefetch, label="mmr_prefetch_k")
+        threshold = query.mmr_threshold
+        if threshold is None:  # as VectorIndexRetriever passes it (vector_store_kwargs)
+            threshold = options.get("mmr_threshold")
         hits = self._store.nearest(
             embedding, k=max(fetch, k), filter=condition, include_vectors=True
         )
@@ -365,7 +372,7 @@ class HotdataVectorStore(BasePydanticVectorStore):
             vectors,
             similarity_top_k=k,
             embedding_ids=list(range(len(hits))),
-            mmr_threshold=query.mmr_threshold,
+            mmr_threshold=threshold,
         )
         chosen = [hits[index] for index in indexes]
         return VectorStoreQueryResult(

@@ -90,7 +90,7 @@ def lancedb_filter(predicate: Predicate, integer_columns: frozenset[str] = froze
     >>> from hotdata_retrieval.plan.filters import Comparison, InList
     >>> lancedb_filter(Comparison(column="order", operator=">", value=1)
     ...                & InList(column="lang", values=[]))
-    '"order" > 1 AND FALSE'
+    '"order" > 1 AND false'
     """
     return filter_sql(predicate, integer_columns=integer_columns)
 

@@ -102,11 +102,14 @@ def change_rows(
     delete: Sequence[Any],
     embedder: Any,
     lock_timeout: float | None,
+    create: TableLoad | None = None,
 ) -> tuple[TableEntry, int]:
     """Replace or add the rows of ``upsert`` and remove the rows keyed by ``delete`` in table
     ``name``, in one commit (``LocalEngine.upsert_rows`` and ``delete_rows`` document the
     behaviour). The current version is read, changed and written again under the writer lock,
     so no concurrent writer's rows are lost; texts embedded before are not embedded again.
+    A missing table is loaded from ``upsert`` as ``create`` describes, when it is given:
+    under the same lock, so of two first writers the second changes the first's table.
 
     Returns:
         The new catalog entry, and how many of ``delete``'s keys named a row.
@@ -125,7 +128,21 @@ def change_rows(
     with database.writer_lock(tables.root, timeout=lock_timeout):
         current = database.read_catalog(tables.root)
         entry = current.get(table.name)
-        if (table.catalog, table.schema) != (tables.catalog, tables.schema) or entry is None:
+        here = (table.catalog, table.schema) == (tables.catalog, tables.schema)
+        if here and entry is None and create is not None and upsert is not None:
+            load = TableLoad(
+                name=table.name,
+                data=upsert if isinstance(upsert, pa.Table) else pa.Table.from_batches([upsert]),
+                key_column=create.key_column,
+                text_columns=create.text_columns,
+                embed_columns=create.embed_columns,
+                vector_index=create.vector_index,
+                vector_metric=create.vector_metric,
+            )
+            prepared = prepare(load, embedder)
+            created = _commit_versions(tables, [prepared], {table.name: None}, embedder, False, 64)
+            return created[0], 0
+        if not here or entry is None:
             raise EngineError(f"table '{table}' not found; create it with load_table first")
         key = entry.key_column
         if key is None:

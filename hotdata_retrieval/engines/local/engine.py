@@ -20,10 +20,8 @@ SQL is read-only on every path: statements run with DataFusion's ``SQLOptions`` 
 DML and other statements (``CREATE``, ``COPY``, ``INSERT``, ``SET``, ...), whatever the text
 says, and the session reads no file by path (URL tables are off, no external tables). The
 database changes only through ``load_table``, ``upsert_rows``, ``delete_rows`` and ``drop_table``.
-Agent SQL (:meth:`LocalEngine.stream_sql`) also runs in a worker process, in a session of its
-own with a memory pool, no spilling, no recursive queries, and a time limit that cancels the
-query.
-"""
+Agent SQL (:meth:`LocalEngine.stream_sql`) runs in a worker process too: its own session, a
+memory pool, no spilling, no recursive queries, a time limit that cancels it."""
 
 from __future__ import annotations
 
@@ -288,17 +286,19 @@ class LocalEngine(RoutesByIndexes):
             batch_size=batch_size,
         )
 
-    def upsert_rows(self, name: str, rows: pa.Table) -> TableEntry:
+    def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> TableEntry:
         """Write ``rows`` (Arrow: the key and any of the table's columns, a missing one NULL)
         into table ``name`` by key, replacing the rows whose key it holds; returns the new
-        entry. One commit (``_storage.change_rows``): a load's cost, nothing lost.
+        entry. One commit (``_storage.change_rows``): a load's cost, nothing lost. A missing
+        table is loaded from ``rows`` with ``create``'s options (a :class:`TableLoad`),
+        decided under the writer lock: two first writers both keep their rows.
 
         Raises:
-            EngineError: no such table or no key column; a column the table lacks or computes
-                (an embedding), a value its column cannot hold, a NULL or repeated key.
+            EngineError: no such table (and no ``create``) or no key column; a column the
+                table lacks or computes, a value its column cannot hold, a NULL or repeated key.
             DatabaseError: the database cannot be written; nothing was committed.
         """
-        return self._change(name, upsert=rows, delete=())[0]
+        return self._change(name, upsert=rows, delete=(), create=create)[0]
 
     def delete_rows(self, name: str, keys: Sequence[Any]) -> int:
         """Remove table ``name``'s rows keyed by ``keys`` in one commit (as
