@@ -31,8 +31,8 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
 - ``sql_name(table)`` and ``columns_sql(table)``: how SQL on the engine names a table, and a
   query listing its columns, where that differs from the full three-part name and
   ``information_schema`` (the SQL stores); the SQL tool's description uses them.
-- ``upsert_rows(table, rows)`` and ``delete_rows(table, keys)``: rows changed by key, one
-  commit each (the local engine).
+- ``upsert_rows(table, rows, *, create=None)`` and ``delete_rows(table, keys)``: rows changed
+  by key, one commit each; ``create`` loads a missing table (the local engine).
 """
 
 from __future__ import annotations
