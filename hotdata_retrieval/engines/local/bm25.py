@@ -21,6 +21,7 @@ here so that local scores are reproducible.
 from __future__ import annotations
 
 import functools
+import math
 import shutil
 import sys
 import tempfile
@@ -132,19 +133,35 @@ class Bm25Index:
         return list(self._analyzer.analyze(normalize_text(text)))
 
     def search(
-        self, text: str, k: int, *, tie_order: np.ndarray | None = None
+        self,
+        text: str,
+        k: int,
+        *,
+        tie_order: np.ndarray | None = None,
+        mask: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The top ``k`` rows for ``text``: ``(rowids, scores)`` in rowid order.
+        """The top ``k`` rows for ``text`` among the rows ``mask`` keeps: ``(rowids, scores)``
+        in rowid order, int64 and float32 arrays.
 
         Rowid order, not score order, as the engine returns them (engine contract §1.1):
         the caller must sort. A text with no terms matches nothing. ``k`` is capped at the
         number of rows, and rows tied on score at the k-th place are cut by ``tie_order``
         (rowid → position, lowest kept first; default the rowid), so the same search always
         returns the same rows and the k kept are the first k of (score descending, position).
+
+        ``mask`` (a boolean array over rowids, default every row) is applied to a prefix of
+        the index's own order (score descending): tantivy is asked for ``fetch`` hits, and
+        every row scoring above the last of them is known, so once at least ``k`` kept rows
+        score above it they hold the answer. ``fetch`` starts at twice ``k`` over the share of
+        rows the mask keeps and grows fourfold until that holds or the index is exhausted;
+        a selective filter so costs a prefix of a few thousand hits, not every match.
         """
         terms = self.terms(text)
         documents = self._searcher.num_docs
         limit = min(k, documents)
+        if mask is not None:
+            kept_rows = int(np.count_nonzero(mask))
+            limit = min(limit, kept_rows)
         if not terms or limit <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         query = tantivy.Query.boolean_query(
@@ -153,29 +170,41 @@ class Bm25Index:
                 for term in terms
             ]
         )
-        # Past k: when a hit past the k-th scores below it, no row further down ties with it
-        # and one search suffices; else fetch more until one does. Ties at the k-th place
-        # are common (equal term counts in equal lengths), and a search for 2k + 1 hits costs
-        # about what one for k + 1 does, so the first search looks that far.
-        fetch = min(2 * limit + 1, documents)
-        hits = self._searcher.search(query, limit=fetch).hits
-        if len(hits) > limit:
-            boundary = hits[limit - 1][0]
-            while len(hits) == fetch and fetch < documents and hits[-1][0] >= boundary:
-                fetch = min(2 * fetch, documents)
-                hits = self._searcher.search(query, limit=fetch).hits
-            hits = [hit for hit in hits if hit[0] >= boundary]  # below it: never in the top k
-        # The rowid is a fast field: read in one batch, not a stored document per hit.
-        rowid_values = self._searcher.fast_field_values(_ROWID, [address for _, address in hits])
-        found = [
-            (score, int(self._searcher.doc(address)[_ROWID][0] if rowid is None else rowid))
-            for (score, address), rowid in zip(hits, rowid_values)
-        ]
-        if tie_order is None:
-            found.sort(key=lambda hit: (-hit[0], hit[1]))
-        else:
-            found.sort(key=lambda hit: (-hit[0], int(tie_order[hit[1]])))
-        kept = sorted(found[:limit], key=lambda hit: hit[1])
-        rowids = np.fromiter((rowid for _, rowid in kept), dtype=np.int64, count=len(kept))
-        scores = np.fromiter((score for score, _ in kept), dtype=np.float32, count=len(kept))
-        return rowids, scores
+        # Ties at the k-th place are common (equal term counts in equal lengths), and a
+        # search for 2k + 1 hits costs about what one for k + 1 does, so the first search
+        # looks that far past k.
+        fetch = 2 * limit + 1
+        if mask is not None:
+            fetch = max(fetch, math.ceil(2 * limit * mask.size / max(1, kept_rows)) + 1)
+        while True:
+            fetch = min(fetch, documents)
+            hits = self._searcher.search(query, limit=fetch, count=False).hits
+            scores = np.fromiter((hit[0] for hit in hits), dtype=np.float32, count=len(hits))
+            rowids = self._rowids(hits)
+            kept = np.ones(rowids.size, dtype=bool) if mask is None else mask[rowids]
+            if len(hits) < fetch or fetch >= documents:
+                break  # every match is here
+            # Every row scoring above the last hit is here; the last hit's ties may not be.
+            known = kept & (scores > scores[-1])
+            if int(np.count_nonzero(known)) >= limit:
+                kept = known
+                break
+            fetch *= 4
+        rowids, scores = rowids[kept], scores[kept]
+        ties = rowids if tie_order is None else tie_order[rowids]
+        chosen = np.lexsort((ties, -scores.astype(np.float64)))[:limit]
+        rowids, scores = rowids[chosen], scores[chosen]
+        order = np.argsort(rowids, kind="stable")
+        return rowids[order], scores[order]
+
+    def _rowids(self, hits: list[tuple[float, tantivy.DocAddress]]) -> np.ndarray:
+        """The rowids of ``hits``, read from the fast field in one batch (a stored document
+        per hit only for a segment that lacks the fast field)."""
+        addresses = [address for _, address in hits]
+        values = self._searcher.fast_field_values(_ROWID, addresses)
+        if any(value is None for value in values):
+            values = [
+                int(self._searcher.doc(address)[_ROWID][0]) if value is None else value
+                for value, address in zip(values, addresses)
+            ]
+        return np.fromiter(values, dtype=np.int64, count=len(values))

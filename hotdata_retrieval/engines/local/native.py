@@ -11,8 +11,9 @@ nearest-neighbour scan itself. :meth:`LocalEngine.search
 step as its statement (``docs/sql-shapes.md``) defines it:
 
 1. each branch's candidates come from the function its SQL reads: the BM25 index
-   (``bm25_search``'s search: ``k`` = the depth, or ``limit + offset`` for one branch, or every
-   match when there is a filter) and the nearest-neighbour scan (``nearest_scan``'s, the
+   (``bm25_search``'s search: ``k`` = the depth, or ``limit + offset`` for one branch; under a
+   filter, the mask applied to a growing prefix of tantivy's order until k kept rows are
+   complete) and the nearest-neighbour scan (``nearest_scan``'s, the
    filter a row mask before the bound, the HNSW index when it serves an unfiltered query),
    one after the other: the scan's matrix product is bound by memory bandwidth and already
    uses every core, so a text branch run beside it only slows both (measured: a fusion at
@@ -307,30 +308,15 @@ def _text_branch(
     """``bm25_search`` (without its k under a filter), the filter, then ``ORDER BY score DESC,
     <key> ASC LIMIT bound`` on the Float32 scores.
 
-    Under a filter the search is asked for the first ``k`` matches of (score descending, key
-    position) — a prefix of the order the statement sorts by — with ``k`` from the share of
-    rows the filter keeps (``bound`` over that share, doubled); while the prefix holds fewer
-    than ``bound`` kept rows and the search found ``k`` matches, ``k`` grows fourfold. The
-    kept rows of a long enough prefix are the first kept rows of the whole order, so the
-    answer is the statement's: every match is fetched only when the filter keeps too few.
+    Under a filter the index applies the mask to a growing prefix of its own order
+    (:meth:`~hotdata_retrieval.engines.local.bm25.Bm25Index.search`): the kept rows scoring
+    above the prefix's last hit are the first kept rows of the whole order, so the answer is
+    the statement's, and every match is fetched only when the filter keeps too few.
     """
     tie_order = loaded.tie_order()
-    index = loaded.bm25[branch.column]
-    rows = max(1, loaded.entry.rows)
-    if mask is None:
-        rowids, scores = index.search(branch.search_text, bound, tie_order=tie_order)
-    else:
-        kept_rows = int(np.count_nonzero(mask))
-        if kept_rows == 0:
-            return _Branch(np.empty(0, dtype=np.int64), [], True)
-        k = min(rows, max(bound, math.ceil(2 * bound * rows / kept_rows)))
-        while True:
-            rowids, scores = index.search(branch.search_text, k, tie_order=tie_order)
-            kept = mask[rowids]
-            if rowids.size < k or k >= rows or int(np.count_nonzero(kept)) >= bound:
-                break
-            k = min(rows, 4 * k)
-        rowids, scores = rowids[kept], scores[kept]
+    rowids, scores = loaded.bm25[branch.column].search(
+        branch.search_text, bound, tie_order=tie_order, mask=mask
+    )
     order = np.lexsort((tie_order[rowids], -scores.astype(np.float64)))[:bound]
     return _Branch(rowids[order], [float(score) for score in scores[order]], True)
 
