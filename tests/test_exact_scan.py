@@ -192,3 +192,56 @@ def test_an_exact_branch_of_a_fusion_ignores_a_broken_index(
     monkeypatch.setattr(VectorColumnIndex, "_hnsw_nearest", nothing)
     assert [hit.key for hit in hnsw_engine.search(fused(True)).hits] == expected
     assert [hit.key for hit in hnsw_engine.search(fused(False)).hits] != expected
+
+
+def test_a_float32_column_is_held_once_as_its_matrix() -> None:
+    """A float32 column without NULL rows (what a load writes) is searched in place: the
+    matrix is a read-only view of the Arrow values buffer, not a second copy."""
+    column = pa.chunked_array([pa.array(VECTORS.tolist(), type=pa.list_(pa.float32()))])
+    index = VectorColumnIndex(column)
+    values = column.chunk(0).values
+    assert not index.matrix.flags.writeable
+    assert index.matrix.ctypes.data == values.buffers()[1].address
+    assert np.array_equal(index.matrix, VECTORS)
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array([*VECTORS[:3].tolist(), None], type=pa.list_(pa.float32())),
+        pa.array(VECTORS[:4].astype(np.float64).tolist(), type=pa.list_(pa.float64())),
+    ],
+    ids=["a NULL row", "float64"],
+)
+def test_other_columns_are_copied_into_a_float32_matrix(column: pa.Array) -> None:
+    index = VectorColumnIndex(column)
+    assert index.matrix.flags.writeable and index.matrix.dtype == np.float32
+    expected = VECTORS[:4].copy()
+    if column.null_count:
+        expected[3] = 0.0
+    assert np.array_equal(index.matrix, expected)
+
+
+@pytest.mark.parametrize("function", ["cosine_distance", "l2_distance", "negative_dot_product"])
+@pytest.mark.parametrize("kept", [1, 7, ROWS // 8, ROWS // 2])
+def test_a_masked_search_is_the_float64_ranking_of_the_kept_rows(function: str, kept: int) -> None:
+    """Under a filter keeping few rows (screened over those rows alone) or many (screened
+    over every row, then masked), the answer is a float64 scan of the kept rows, ordered by
+    (distance rounded to float32, rowid)."""
+    index = VectorColumnIndex(pa.array(VECTORS.tolist(), type=pa.list_(pa.float32())))
+    mask = np.zeros(ROWS, dtype=bool)
+    mask[np.random.default_rng(kept).choice(ROWS, size=kept, replace=False)] = True
+    # The query is read as float32, as an ARRAY literal is for the distance functions.
+    matrix, query = VECTORS.astype(np.float64), np.float32(QUERY).astype(np.float64)
+    if function == "cosine_distance":
+        distances = 1 - matrix @ query / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(query))
+    elif function == "l2_distance":
+        distances = ((matrix - query) ** 2).sum(axis=1)  # squared, as the engine's l2_distance
+    else:
+        distances = -(matrix @ query)
+    kept_rows = np.flatnonzero(mask)
+    order = np.lexsort((kept_rows, distances[kept_rows].astype(np.float32)))
+    expected = kept_rows[order][:10]
+    rowids, found = index.nearest(function, QUERY, 10, mask=mask)
+    assert rowids.tolist() == expected.tolist()
+    assert np.allclose(found, distances[expected], rtol=1e-12, atol=1e-12)

@@ -5,9 +5,10 @@ the stored float32 vectors, row by row as DataFusion hands them over; that is th
 arithmetic every path must agree with bit for bit. :class:`VectorColumnIndex` reaches the same
 top-k far faster:
 
-1. the column is held once as a C-contiguous float32 matrix (and, for cosine, row-normalised
-   once), so a query costs one float32 matrix-vector product (BLAS ``sgemv``) and a partial
-   sort (``numpy.argpartition``);
+1. the column is held once as a C-contiguous float32 matrix (a view of the Arrow buffer when
+   the column is float32 without NULL rows; cosine divides by cached row norms instead of
+   keeping a row-normalised copy), so a query costs one float32 matrix-vector product (BLAS
+   ``sgemv``) and a partial sort (``numpy.argpartition``);
 2. every row whose float32 distance could still be among the k nearest — the k best plus any
    within a tolerance far wider than float32 rounding — is re-scored with the UDFs' own float64
    kernel, and the final order is (float64 distance, rowid), so the rows *and* their distances
@@ -50,11 +51,10 @@ _HNSW_CANDIDATES = 64
 candidate list."""
 
 SELECTIVE_MASK_FRACTION = 8
-"""A filter that keeps at most 1 row in this many is answered from its rows alone: their exact
-distances are computed directly (a gather of the kept rows, then one float64 product) instead
-of screening every row with the float32 product first. At 100,000 x 384 rows, a mask keeping
-1% costs about 0.003x the full screen this way; past 1/8 the screen over every row is the
-cheaper of the two (its float32 product costs about half the float64 one per row)."""
+"""A filter that keeps at most 1 row in this many is screened over its rows alone: the kept
+rows are gathered first and only they enter the float32 product (then the float64 re-score of
+the screened candidates), instead of screening every row and masking afterwards. Past 1/8 the
+gather costs more than the product it saves."""
 
 _USEARCH_METRICS = {
     DistanceMetric.COSINE: "cos",
@@ -84,7 +84,8 @@ class VectorColumnIndex:
         self, vectors: pa.Array | pa.ChunkedArray, *, hnsw: Any = None, hnsw_metric: str = ""
     ) -> None:
         if isinstance(vectors, pa.ChunkedArray):
-            vectors = vectors.combine_chunks()
+            # One chunk is used as is: combine_chunks copies even a single chunk.
+            vectors = vectors.chunk(0) if vectors.num_chunks == 1 else vectors.combine_chunks()
         valid = np.asarray(vectors.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         lengths = pc.list_value_length(vectors).to_numpy(zero_copy_only=False)
         present = np.flatnonzero(valid)
@@ -94,49 +95,62 @@ class VectorColumnIndex:
             raise DimensionMismatchError(
                 f"vector column row {row} has length {int(lengths[row])}, expected {dimensions}"
             )
-        flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False)
         self.rows = len(vectors)
         self.dimensions = dimensions
         self.present = present
-        self.matrix = np.zeros((self.rows, dimensions), dtype=np.float32)
-        if dimensions:
-            self.matrix[valid] = np.asarray(flat, dtype=np.float32).reshape(-1, dimensions)
+        self.matrix = _float32_matrix(vectors, valid, dimensions)
         self._valid = valid
-        self._normalized: np.ndarray | None = None
         self._squared_norms: np.ndarray | None = None
+        self._norms: np.ndarray | None = None
         self._unscreenable_cache: dict[bool, np.ndarray] = {}
         self.hnsw = hnsw
         self.hnsw_metric = hnsw_metric
 
     # -- float32 screening -----------------------------------------------------------------
 
-    def _approximate(self, function: str, query: np.ndarray) -> tuple[np.ndarray, float]:
-        """float32 distances of every row, and how far they may be from the float64 ones."""
+    def _approximate(
+        self, function: str, query: np.ndarray, rowids: np.ndarray | None = None
+    ) -> tuple[np.ndarray, float]:
+        """float32 distances of every row (or of ``rowids``, in their order), and how far
+        they may be from the float64 ones.
+
+        Cosine divides each row's dot product by its float32 norm instead of multiplying a
+        row-normalised copy of the matrix: the same one product, without a second resident
+        copy of the vectors."""
         query32 = query.astype(np.float32)
+        matrix = self.matrix if rowids is None else self.matrix[rowids]
         metric = HOTDATA.distance_metrics.get(function)
         if metric is DistanceMetric.COSINE:
-            if self._normalized is None:
-                norms = np.linalg.norm(self.matrix, axis=1)
-                safe = np.where(norms == 0, 1.0, norms).astype(np.float32)
-                self._normalized = self.matrix / safe[:, None]
             norm = float(np.linalg.norm(query32))
             if norm == 0:
-                return np.ones(self.rows, dtype=np.float32), 0.0
-            scores = self._normalized @ (query32 / np.float32(norm))
-            distances = 1.0 - scores
-            distances[~self._row_nonzero()] = 1.0
+                return np.ones(matrix.shape[0], dtype=np.float32), 0.0
+            norms = self._norms_or_compute()
+            if rowids is not None:
+                norms = norms[rowids]
+            scores = matrix @ (query32 / np.float32(norm))
+            distances = 1.0 - scores / np.where(norms == 0, np.float32(1.0), norms)
+            nonzero = self._row_nonzero()
+            distances[~(nonzero if rowids is None else nonzero[rowids])] = 1.0
             return distances, _TOLERANCE
         if metric is DistanceMetric.L2:
             squared_norms = self._squared_norms_or_compute()
+            if rowids is not None:
+                squared_norms = squared_norms[rowids]
             query_norm = float(query32 @ query32)
-            distances = squared_norms - 2.0 * (self.matrix @ query32) + query_norm
+            distances = squared_norms - 2.0 * (matrix @ query32) + query_norm
             scale = self._screenable_scale() + query_norm
             return distances, _TOLERANCE * max(1.0, scale)
         if metric is DistanceMetric.DOT:
-            distances = -(self.matrix @ query32)
+            distances = -(matrix @ query32)
             scale = math.sqrt(self._screenable_scale())
             return distances, _TOLERANCE * max(1.0, scale * float(np.linalg.norm(query32)))
         raise ValueError(f"unknown distance function {function!r}")
+
+    def _norms_or_compute(self) -> np.ndarray:
+        if self._norms is None:
+            with np.errstate(over="ignore", under="ignore"):
+                self._norms = np.sqrt(self._squared_norms_or_compute())
+        return self._norms
 
     def _squared_norms_or_compute(self) -> np.ndarray:
         if self._squared_norms is None:
@@ -150,13 +164,18 @@ class VectorColumnIndex:
         return float(squared[np.isfinite(squared)].max(initial=0.0))
 
     def _unscreenable(
-        self, function: str, query: np.ndarray, approximate: np.ndarray
+        self,
+        function: str,
+        query: np.ndarray,
+        approximate: np.ndarray,
+        rowids: np.ndarray | None = None,
     ) -> np.ndarray:
         """Rows whose float32 screened distance cannot be trusted to rank them: their squared
         norm overflows Float32 (an infinity, so ``inf - inf`` or a normalised zero), or, for
         cosine, underflows below Float32's smallest normal number while the vector is not zero
         (its norm, hence its direction, is then imprecise), or their screened distance is not
-        finite. Every row when the query is such a vector."""
+        finite. Every row when the query is such a vector. Over ``rowids`` (in their order)
+        when given, as ``approximate`` is."""
         query32 = query.astype(np.float32)
         with np.errstate(over="ignore", under="ignore"):
             query_squared = float(np.dot(query32, query32))
@@ -165,8 +184,11 @@ class VectorColumnIndex:
         if not math.isfinite(query_squared) or (
             cosine and query_squared < tiny and bool(query32.any())
         ):
-            return np.ones(self.rows, dtype=bool)
-        return np.asarray(self._unscreenable_rows(cosine) | ~np.isfinite(approximate))
+            return np.ones(approximate.shape[0], dtype=bool)
+        rows = self._unscreenable_rows(cosine)
+        if rowids is not None:
+            rows = rows[rowids]
+        return np.asarray(rows | ~np.isfinite(approximate))
 
     def _unscreenable_rows(self, cosine: bool) -> np.ndarray:
         """The stored rows the screen cannot rank, whatever the query: a squared norm that
@@ -263,25 +285,33 @@ class VectorColumnIndex:
             if found is not None:
                 return found
         width = min(k, candidates_total)
+        # A selective filter screens the rows it keeps alone (gathered first): the same
+        # screen, over a fraction of the product.
+        subset = None
         if mask is not None and candidates_total * SELECTIVE_MASK_FRACTION <= self.rows:
-            return self._ranked(function, vector, np.flatnonzero(allowed), width, with_ties)
+            subset = np.flatnonzero(allowed)
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-            approximate_distances, tolerance = self._approximate(function, vector)
-        unsure = self._unscreenable(function, vector, approximate_distances) & allowed
-        sure = allowed & ~unsure
+            approximate_distances, tolerance = self._approximate(function, vector, subset)
+        unsure = self._unscreenable(function, vector, approximate_distances, subset)
+        sure = ~unsure
+        if subset is None:
+            unsure &= allowed
+            sure &= allowed
         ranked = np.where(sure, approximate_distances, np.inf)
-        head_width = min(width, candidates_total - int(np.count_nonzero(unsure)))
+        head_width = min(width, int(np.count_nonzero(sure)))
         if head_width:
-            if head_width < self.rows:
+            if head_width < ranked.size:
                 head = np.argpartition(ranked, head_width - 1)[:head_width]
             else:
-                head = np.arange(self.rows)
+                head = np.arange(ranked.size)
             boundary = float(ranked[head].max())
             # Every row that float32 rounding could move into the top k, re-scored exactly,
             # with every row the screen cannot rank.
             screened = np.flatnonzero((sure & (ranked <= boundary + tolerance)) | unsure)
         else:
             screened = np.flatnonzero(unsure)
+        if subset is not None:
+            screened = subset[screened]
         return self._ranked(function, vector, screened, width, with_ties)
 
     def _ranked(
@@ -327,6 +357,31 @@ class VectorColumnIndex:
         if k + 1 > _HNSW_CANDIDATES and k < keys.size and rounded[k] == rounded[k - 1]:
             return None
         return keys[:k], distances[:k]
+
+
+def _float32_matrix(vectors: pa.Array, valid: np.ndarray, dimensions: int) -> np.ndarray:
+    """The column as a C-contiguous ``(rows, dimensions)`` float32 matrix, a NULL row all
+    zeros. A float32 column without NULL rows whose values are laid out row after row (what
+    a load writes and Parquet reads back) is viewed in place, read-only: the vectors are
+    resident once, not once as Arrow buffers and again as the matrix."""
+    rows = len(vectors)
+    if not dimensions:
+        return np.zeros((rows, 0), dtype=np.float32)
+    values = pc.list_flatten(vectors)
+    if (
+        bool(valid.all())
+        and pa.types.is_float32(values.type)
+        and values.null_count == 0
+        and len(values) == rows * dimensions
+    ):
+        flat: np.ndarray = values.to_numpy(zero_copy_only=True)
+        if flat.flags.c_contiguous:
+            return flat.reshape(rows, dimensions)
+    matrix = np.zeros((rows, dimensions), dtype=np.float32)
+    matrix[valid] = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
+        -1, dimensions
+    )
+    return matrix
 
 
 def build_hnsw(
