@@ -498,3 +498,28 @@ def test_a_selective_filter_answers_as_the_statement(
                 offset=offset,
             )
             _assert_native_is_statement(wide, plan)
+
+
+def test_the_native_path_renders_its_statement_only_when_it_is_read(
+    wide: LocalEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The native answer reads no SQL: ``SearchResult.sql`` is rendered on first access,
+    once, and is the compiled statement."""
+    from hotdata_retrieval.compile.render import to_sql
+    from hotdata_retrieval.engines.local import _search
+
+    rendered: list[SearchPlan] = []
+
+    def counting(plan: SearchPlan, *arguments: Any) -> str:
+        rendered.append(plan)
+        return to_sql(plan, *arguments)
+
+    monkeypatch.setattr(_search, "to_sql", counting)
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="wide", column="embedding", query_vector=[1.0, 2.0]),
+        limit=3,
+    )
+    result = wide.search(plan)
+    assert rendered == []
+    assert result.sql == to_sql(executed_plan(plan), wide.profile)
+    assert result.sql == result.sql and len(rendered) == 1

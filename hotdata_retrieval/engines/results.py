@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -85,7 +85,9 @@ class SearchResult:
 
     Attributes:
         hits: best first.
-        sql: the statement.
+        sql: the statement (a string). It may be given as a zero-argument function that
+            renders it: an engine that answers without reading SQL text (the local engine's
+            native path) then renders it only when :attr:`sql` is first read, once.
         ranked_by: the engine's name of the ranking value: ``score`` (higher is better) or
             ``_distance`` (lower is nearer).
         underfilled: why the page holds fewer rows than the plan's ``limit``, or ``None``
@@ -96,10 +98,40 @@ class SearchResult:
     """
 
     hits: tuple[SearchHit, ...]
-    sql: str
+    _statement: str | Callable[[], str] = attrs.field(alias="sql", eq=False, repr=False)
     ranked_by: str = "score"
     underfilled: str | None = None
     vector_scans: tuple[VectorScan, ...] = ()
+
+    @property
+    def sql(self) -> str:
+        """The statement that produced the hits (rendered on first access when it was given
+        as a function, then kept)."""
+        statement = self._statement
+        if not isinstance(statement, str):
+            statement = statement()
+            object.__setattr__(self, "_statement", statement)  # the one cached rendering
+        return statement
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SearchResult):
+            return NotImplemented
+        return (
+            self.hits,
+            self.sql,
+            self.ranked_by,
+            self.underfilled,
+            self.vector_scans,
+        ) == (other.hits, other.sql, other.ranked_by, other.underfilled, other.vector_scans)
+
+    def __hash__(self) -> int:
+        return hash((self.hits, self.sql, self.ranked_by, self.underfilled, self.vector_scans))
+
+    def __repr__(self) -> str:
+        return (
+            f"SearchResult(hits={self.hits!r}, sql={self.sql!r}, ranked_by={self.ranked_by!r}, "
+            f"underfilled={self.underfilled!r}, vector_scans={self.vector_scans!r})"
+        )
 
     def __iter__(self) -> Iterator[SearchHit]:
         return iter(self.hits)
@@ -271,7 +303,10 @@ def _default_names(plan: SearchPlan) -> SearchPlan:
 
 
 def search_result(
-    plan: SearchPlan, executed: SearchPlan, rows: list[dict[str, Any]], statement: str
+    plan: SearchPlan,
+    executed: SearchPlan,
+    rows: list[dict[str, Any]],
+    statement: str | Callable[[], str],
 ) -> SearchResult:
     """The typed result of running ``executed`` (from :func:`executed_plan`) for ``plan``.
 
@@ -279,7 +314,8 @@ def search_result(
         plan: the caller's plan (its projection is what each hit carries).
         executed: the plan that ran.
         rows: the result rows, as mappings of column name to value.
-        statement: the SQL that ran (:attr:`SearchResult.sql`).
+        statement: the SQL that ran (:attr:`SearchResult.sql`), or a zero-argument function
+            rendering it when the engine answered without it.
 
     Raises:
         EngineError: a key came back twice (the plan's key column is not unique).
@@ -298,7 +334,7 @@ def search_result(
                 f"key {hit.key!r} of key column '{plan.key_column}' came back twice: the key "
                 f"is not unique {where}, so the search would return a row more than once; "
                 "search with a key unique in every table it reads",
-                sql=statement,
+                sql=statement if isinstance(statement, str) else statement(),
             )
         seen.add(hit.key)
     return SearchResult(

@@ -74,17 +74,19 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     """
     kinds = check_plan(engine, plan)
     executed = executed_plan(plan, merged_kinds(kinds.values()))
-    statement = to_sql(executed, engine.profile)
     single = executed.single_table
     rows = None if single is None else native_rows(executed, engine._loaded(single))
-    if rows is None:
-        with engine._functions.stashed_vectors() as stash:
-            optimized = (
-                rewritten(engine, compile_plan(executed, engine.profile), stash)
-                if executed.vector_columns
-                else None
-            )
-            rows = engine._sessions.run(optimized or statement, statement).to_pylist()
+    if rows is not None:
+        # The native path reads no SQL: the statement is rendered if the caller reads it.
+        return search_result(plan, executed, rows, lambda: to_sql(executed, engine.profile))
+    statement = to_sql(executed, engine.profile)
+    with engine._functions.stashed_vectors() as stash:
+        optimized = (
+            rewritten(engine, compile_plan(executed, engine.profile), stash)
+            if executed.vector_columns
+            else None
+        )
+        rows = engine._sessions.run(optimized or statement, statement).to_pylist()
     return search_result(plan, executed, rows, statement)
 
 
