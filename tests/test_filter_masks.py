@@ -12,10 +12,14 @@ out: DataFusion itself disagrees with itself there — ``f = 0`` keeps ``-0.0`` 
 from __future__ import annotations
 
 import datetime
+import itertools
 
 import datafusion
+import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hotdata_retrieval import (
     Comparison,
@@ -27,7 +31,7 @@ from hotdata_retrieval import (
 from hotdata_retrieval.compile import HOTDATA, Hotdata
 from hotdata_retrieval.compile.compiler import LiteralBinder, PlanCompiler
 from hotdata_retrieval.engines.local import LocalEngine
-from hotdata_retrieval.engines.local.masks import predicate_mask
+from hotdata_retrieval.engines.local.masks import predicate_mask, true_rows
 from hotdata_retrieval.plan.filters import Predicate
 
 NAN = float("nan")
@@ -178,3 +182,25 @@ def test_a_nearest_search_filtered_by_a_date_runs_as_its_sql_does() -> None:
             filter=predicate,
         )
         assert sorted(engine.search(plan).keys) == _kept_by_sql(data, predicate) == [1, 3]
+
+
+@given(
+    values=st.lists(st.one_of(st.none(), st.booleans()), max_size=80),
+    cuts=st.lists(st.integers(min_value=0, max_value=80), max_size=3),
+    start=st.integers(min_value=0, max_value=20),
+)
+def test_true_rows_is_where_the_array_is_true(
+    values: list[bool | None], cuts: list[int], start: int
+) -> None:
+    """TRUE rows of any boolean array (NULLs, a sliced array's offset, several chunks) are
+    those a row-by-row reading finds TRUE."""
+    array = pa.array(values, type=pa.bool_()).slice(min(start, len(values)))
+    bounds = sorted({0, len(array), *(cut for cut in cuts if cut < len(array))})
+    chunked = pa.chunked_array(
+        [array.slice(low, high - low) for low, high in itertools.pairwise(bounds)] or [array],
+        type=pa.bool_(),
+    )
+    expected = [value is True for value in array.to_pylist()]
+    for form in (array, chunked):
+        found = true_rows(form)
+        assert found.dtype == np.bool_ and found.tolist() == expected
