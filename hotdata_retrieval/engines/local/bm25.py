@@ -152,9 +152,11 @@ class Bm25Index:
         ``mask`` (a boolean array over rowids, default every row) is applied to a prefix of
         the index's own order (score descending): tantivy is asked for ``fetch`` hits, and
         every row scoring above the last of them is known, so once at least ``k`` kept rows
-        score above it they hold the answer. ``fetch`` starts at twice ``k`` over the share of
-        rows the mask keeps and grows fourfold until that holds or the index is exhausted;
-        a selective filter so costs a prefix of a few thousand hits, not every match.
+        score above it they hold the answer. ``fetch`` starts where the kept rows among it
+        are expected to exceed ``k`` by three standard deviations (``k`` over the share of
+        rows the mask keeps, plus a margin) and grows fourfold until that holds or the index
+        is exhausted; a selective filter so costs a prefix of a few thousand hits, not every
+        match.
         """
         terms = self.terms(text)
         documents = self._searcher.num_docs
@@ -175,12 +177,18 @@ class Bm25Index:
         # looks that far past k.
         fetch = 2 * limit + 1
         if mask is not None:
-            fetch = max(fetch, math.ceil(2 * limit * mask.size / max(1, kept_rows)) + 1)
+            # Under a filter independent of the score, the kept rows among the first n hits
+            # are about binomial (mean n·share, deviation about its square root): n for a
+            # mean three deviations above k rarely needs a second search.
+            wanted = limit + 3 * math.sqrt(limit) + 5
+            fetch = max(fetch, math.ceil(wanted * mask.size / max(1, kept_rows)) + 1)
         while True:
             fetch = min(fetch, documents)
             hits = self._searcher.search(query, limit=fetch, count=False).hits
-            scores = np.fromiter((hit[0] for hit in hits), dtype=np.float32, count=len(hits))
-            rowids = self._rowids(hits)
+            # Unzipped in C (zip(*...)), not hit by hit in Python.
+            found_scores, addresses = zip(*hits) if hits else ((), ())
+            scores = np.array(found_scores, dtype=np.float32)
+            rowids = self._rowids(list(addresses))
             kept = np.ones(rowids.size, dtype=bool) if mask is None else mask[rowids]
             if len(hits) < fetch or fetch >= documents:
                 break  # every match is here
@@ -197,14 +205,13 @@ class Bm25Index:
         order = np.argsort(rowids, kind="stable")
         return rowids[order], scores[order]
 
-    def _rowids(self, hits: list[tuple[float, tantivy.DocAddress]]) -> np.ndarray:
-        """The rowids of ``hits``, read from the fast field in one batch (a stored document
-        per hit only for a segment that lacks the fast field)."""
-        addresses = [address for _, address in hits]
-        values = self._searcher.fast_field_values(_ROWID, addresses)
-        if any(value is None for value in values):
+    def _rowids(self, addresses: list[tantivy.DocAddress]) -> np.ndarray:
+        """The rowids of the documents at ``addresses``, read from the fast field in one
+        batch (a stored document per hit only for a segment that lacks the fast field)."""
+        values = self._searcher.fast_field_values(_ROWID, addresses) if addresses else []
+        if None in values:
             values = [
                 int(self._searcher.doc(address)[_ROWID][0]) if value is None else value
                 for value, address in zip(values, addresses)
             ]
-        return np.fromiter(values, dtype=np.int64, count=len(values))
+        return np.array(values, dtype=np.int64)
