@@ -164,6 +164,37 @@ def test_a_stored_vector_that_makes_a_distance_undefined_is_refused_at_load(
         )
 
 
+@pytest.mark.parametrize(
+    ("value_type", "bad", "message"),
+    [
+        (pa.float32(), {11: [float("nan"), 1.0]}, r"row 11 \(id = 11\) holds NaN"),
+        (pa.float16(), {6: [1.0, float("inf")]}, r"row 6 \(id = 6\) holds NaN"),
+        (pa.float64(), {8: [1e39, 1.0]}, r"row 8 \(id = 8\) holds a value beyond"),
+        # A NaN anywhere is reported before a value beyond Float32's range anywhere.
+        (pa.float64(), {3: [1e39, 1.0], 10: [float("nan"), 1.0]}, r"row 10 \(id = 10\) holds NaN"),
+        (pa.int64(), {}, None),
+        (pa.float32(), {}, None),
+    ],
+)
+def test_the_load_check_names_the_row_across_blocks(
+    monkeypatch: pytest.MonkeyPatch, value_type: pa.DataType, bad: dict, message: str | None
+) -> None:
+    """The vector check tests its values a few rows at a time (here two rows per block, with
+    NULL rows between): the row it names is the first bad row of the whole column."""
+    from hotdata_retrieval.engines.local import _prepare
+
+    monkeypatch.setattr(_prepare, "_CHECK_BLOCK", 4)
+    vectors = [None if row % 4 == 1 else bad.get(row, [1.0, 2.0]) for row in range(12)]
+    data = pa.table({"id": list(range(12)), "emb": pa.array(vectors, pa.list_(value_type))})
+    with _engine() as engine:
+        if message is None:
+            engine.load_table("v", data)
+            assert engine.read_table("v").column("emb").to_pylist() == vectors
+        else:
+            with pytest.raises(EngineError, match=message):
+                engine.load_table("v", data)
+
+
 def test_a_null_vector_is_no_candidate_on_any_path() -> None:
     with _engine() as engine:
         engine.load_table(

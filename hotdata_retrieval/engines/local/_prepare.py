@@ -4,7 +4,7 @@ defined, text columns that are text, and the vector index asked for."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -16,6 +16,7 @@ from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import check_reserved_columns
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local.loading import normalize_text_types
+from hotdata_retrieval.engines.local.masks import true_rows
 from hotdata_retrieval.engines.local.tables import key_problem
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import normalize_identifier
@@ -193,33 +194,49 @@ def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
             "of a column must have the same length"
         )
     components = pc.list_flatten(values)
-    flat = np.asarray(components.to_numpy(zero_copy_only=False), dtype=np.float64).reshape(
-        -1, int(lengths[rows[0]])
-    )
     if components.null_count:
-        missing = np.asarray(
-            components.is_null().to_numpy(zero_copy_only=False), dtype=bool
-        ).reshape(flat.shape)
+        missing = true_rows(pc.is_null(components)).reshape(-1, int(lengths[rows[0]]))
         row = int(rows[int(np.argmax(missing.any(axis=1)))])
         raise EngineError(
             f"column '{column}': {name_row(row)} holds a NULL component; a distance to it "
             "would be undefined (a row without a vector is NULL as a whole)"
         )
-    finite = np.isfinite(flat).all(axis=1)
-    if not finite.all():
-        row = int(rows[int(np.argmin(finite))])
+    if not pa.types.is_floating(components.type):
+        return  # an integer is finite and within Float32's range (|int64| < 9.3e18)
+    # The values in place (a float column without NULLs converts without a copy), tested in
+    # blocks of rows so no temporary holds more than _CHECK_BLOCK values.
+    flat = components.to_numpy(zero_copy_only=False).reshape(-1, int(lengths[rows[0]]))
+    bad = _first_failing_row(flat, np.isfinite)
+    if bad is not None:
         raise EngineError(
-            f"column '{column}': {name_row(row)} holds NaN or an infinite value; a distance "
-            "to it would be undefined"
+            f"column '{column}': {name_row(int(rows[bad]))} holds NaN or an infinite value; a "
+            "distance to it would be undefined"
         )
-    in_range = (np.abs(flat) <= FLOAT32_MAX).all(axis=1)
-    if not in_range.all():
-        row = int(rows[int(np.argmin(in_range))])
+    if not pa.types.is_float64(components.type):
+        return  # Float16 and Float32 values are within Float32's range by construction
+    bad = _first_failing_row(flat, lambda block: np.abs(block) <= FLOAT32_MAX)
+    if bad is not None:
         raise EngineError(
-            f"column '{column}': {name_row(row)} holds a value beyond Float32's range "
-            f"(magnitude at most {FLOAT32_MAX:.6g}); distances are computed on Float32 "
+            f"column '{column}': {name_row(int(rows[bad]))} holds a value beyond Float32's "
+            f"range (magnitude at most {FLOAT32_MAX:.6g}); distances are computed on Float32 "
             "vectors, where it would be an infinity"
         )
+
+
+_CHECK_BLOCK = 1 << 22
+"""Values a load check tests at once (4 MiB of booleans): the check's temporaries stay
+bounded whatever the column's size."""
+
+
+def _first_failing_row(matrix: np.ndarray, test: Callable[[np.ndarray], np.ndarray]) -> int | None:
+    """The first row of ``matrix`` (rows, dimensions) where ``test`` (elementwise, to
+    booleans) is false for some value, or ``None``; tested a block of rows at a time."""
+    step = max(1, _CHECK_BLOCK // max(1, matrix.shape[1]))
+    for start in range(0, matrix.shape[0], step):
+        passed = test(matrix[start : start + step]).all(axis=1)
+        if not passed.all():
+            return start + int(np.argmin(passed))
+    return None
 
 
 def _check_text_column(data: pa.Table, column: str) -> None:
