@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import shutil
 import sys
 import tempfile
@@ -86,6 +87,14 @@ def _schema() -> tantivy.Schema:
     return builder.build()
 
 
+def _writer_threads() -> int:
+    """Indexing threads: one per core, at most 8, so each keeps 16 MiB or more of the
+    writer's 128 MiB heap (tantivy's ``Index::writer_with_num_threads`` needs 15 MB a
+    thread). Scores do not depend on it: BM25's statistics are the searcher's, across
+    segments."""
+    return max(1, min(8, os.cpu_count() or 1))
+
+
 def build_bm25_index(directory: Path, texts: Iterable[str | None]) -> None:
     """Write a fresh index of ``texts`` (row ``i`` is rowid ``i``; ``None`` rows are skipped)."""
     if directory.exists():
@@ -93,7 +102,7 @@ def build_bm25_index(directory: Path, texts: Iterable[str | None]) -> None:
     directory.mkdir(parents=True)
     index = tantivy.Index(_schema(), path=str(directory))
     index.register_tokenizer(ANALYZER_NAME, _analyzer())
-    writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=1)
+    writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_writer_threads())
     for rowid, text in enumerate(texts):
         if text is None:
             continue

@@ -1,0 +1,81 @@
+"""The local engine's BM25 index on its own: a filter applied to a growing prefix of tantivy's
+order gives the rows a scan of every match gives, and the writer's thread count changes no
+score."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotdata_retrieval.engines.local import bm25
+
+WORDS = ["fox", "owl", "den", "red", "the", "river", "stone", "moss"]
+ROWS = 400
+
+
+def _texts(seed: int) -> list[str | None]:
+    generator = random.Random(seed)
+    texts: list[str | None] = []
+    for row in range(ROWS):
+        if row % 37 == 0:
+            texts.append(None)
+        else:  # short texts of few words: many rows tie on score
+            texts.append(" ".join(generator.choices(WORDS, k=generator.randint(1, 4))))
+    return texts
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> bm25.Bm25Index:
+    directory = tmp_path_factory.mktemp("bm25") / "index"
+    bm25.build_bm25_index(directory, _texts(3))
+    return bm25.Bm25Index(directory)
+
+
+def _every_match(index: bm25.Bm25Index, text: str) -> tuple[np.ndarray, np.ndarray]:
+    return index.search(text, ROWS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.sampled_from(["fox", "owl den", "red fox river", "stone moss owl fox", "absent"]),
+    k=st.integers(min_value=1, max_value=60),
+    kept=st.sets(st.integers(min_value=0, max_value=ROWS - 1), max_size=ROWS),
+    ties=st.booleans(),
+)
+def test_a_masked_search_is_the_top_k_of_every_kept_match(
+    index: bm25.Bm25Index, text: str, k: int, kept: set[int], ties: bool
+) -> None:
+    mask = np.zeros(ROWS, dtype=bool)
+    mask[sorted(kept)] = True
+    tie_order = np.random.default_rng(k).permutation(ROWS) if ties else None
+    rowids, scores = _every_match(index, text)
+    keep = mask[rowids]
+    rowids, scores = rowids[keep], scores[keep]
+    position = rowids if tie_order is None else tie_order[rowids]
+    chosen = sorted(zip(-scores.astype(np.float64), position, rowids))[:k]
+    expected = sorted(int(rowid) for _, _, rowid in chosen)
+    found, found_scores = index.search(text, k, tie_order=tie_order, mask=mask)
+    assert found.tolist() == expected
+    assert found_scores.tolist() == [float(scores[rowids == row][0]) for row in expected]
+
+
+def test_writer_threads_change_no_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index written by three threads (three segments) scores and cuts every search as one
+    written by one thread: BM25's statistics are the searcher's, across segments."""
+    texts = _texts(5) * 40  # enough documents for each thread to write a segment
+    built = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(bm25, "_writer_threads", lambda threads=threads: threads)
+        bm25.build_bm25_index(tmp_path / str(threads), texts)
+        built[threads] = bm25.Bm25Index(tmp_path / str(threads))
+    assert built[1]._searcher.num_segments == 1 < built[3]._searcher.num_segments
+    for text in ("fox", "owl den", "red fox river"):
+        for k in (1, 10, 500):
+            one, three = built[1].search(text, k), built[3].search(text, k)
+            assert one[0].tolist() == three[0].tolist()
+            assert one[1].tolist() == three[1].tolist()
