@@ -30,7 +30,7 @@ from hotdata_retrieval.engines.local.database import (
 )
 from hotdata_retrieval.engines.local.distance import COSINE_DISTANCE
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
-from hotdata_retrieval.engines.local.tables import key_problem, open_table
+from hotdata_retrieval.engines.local.tables import key_problem, open_table, read_rows
 from hotdata_retrieval.plan.names import normalize_identifier
 
 
@@ -151,7 +151,7 @@ def change_rows(
             )
         if upsert is None and not len(delete):
             return entry, 0  # nothing to change: no new version
-        data = pq.read_table(database.version_directory(tables.root, entry) / "data.parquet")
+        data = read_rows(database.version_directory(tables.root, entry) / "data.parquet")
         derived = [vector.name for vector in entry.vector_columns]
         data = data.drop_columns([column for column in derived if column in data.column_names])
         removed = _key_array(delete, data.schema.field(key).type, key)
