@@ -83,6 +83,7 @@ PATHOLOGICAL_END = "<!-- compile-pathological:end -->"
 NESTING_LEVELS = tuple(sorted({1, 4, 8, MAX_FILTER_DEPTH}))
 BRANCH_COUNTS = (1, 10, 100, 1000)
 OR_WIDTHS = (1, 10, 100, 1000)
+HYBRID_BRANCH_COUNTS = (2, 8, 64)
 
 
 # -- the contenders ------------------------------------------------------------------------
@@ -334,6 +335,19 @@ def fusion_plan(count: int) -> SearchPlan:
     )
 
 
+def hybrid_pairs_plan(count: int) -> SearchPlan:
+    """``count`` branches fused, alternately BM25 and 384-d nearest-neighbour (each with its
+    own query vector), to see whether rendering many vectors in one statement stays linear."""
+    vectors = make_vectors(384, count)
+    branches: list[Bm25Search | NearestNeighborSearch] = [
+        text_branch(index)
+        if index % 2
+        else NearestNeighborSearch(table="docs", column="embedding", query_vector=vectors[index])
+        for index in range(count)
+    ]
+    return SearchPlan(source=ReciprocalRankFusion(branches=branches))
+
+
 def wide_plan(width: int) -> SearchPlan:
     """A BM25 search filtered by an OR of ``width`` comparisons."""
     if width == 1:
@@ -344,12 +358,13 @@ def wide_plan(width: int) -> SearchPlan:
 
 
 def cold_side_by_side(
-    plans: Sequence[SearchPlan], rounds: int, *, collector: bool = True
+    plans: Sequence[SearchPlan], rounds: int, *, collector: bool = True, cold: bool = True
 ) -> list[list[int]]:
-    """Nanoseconds of a cold ``to_sql`` of each plan, ``rounds`` times, interleaved: each round
-    runs every plan once, starting one further along each round. Garbage is collected
-    (untimed) before each call; with ``collector`` false, Python's cyclic garbage collector is
-    otherwise paused for the whole run."""
+    """Nanoseconds of a cold ``to_sql`` of each plan (``cold`` false: warm, its template
+    cached), ``rounds`` times, interleaved: each round runs every plan once, starting one
+    further along each round. Garbage is collected (untimed) before each call; with
+    ``collector`` false, Python's cyclic garbage collector is otherwise paused for the whole
+    run."""
     clock = time.perf_counter_ns
     samples: list[list[int]] = [[] for _ in plans]
     for plan in plans:  # warm up sqlglot's and the library's own caches
@@ -362,7 +377,10 @@ def cold_side_by_side(
         for round_index in range(rounds):
             for offset in range(len(plans)):
                 position = (round_index + offset) % len(plans)
-                clear_templates()
+                if cold:
+                    clear_templates()
+                else:
+                    to_sql(plans[position])  # untimed: its template is cached
                 gc.collect()  # untimed: no call pays for collecting another's garbage
                 start = clock()
                 to_sql(plans[position])
@@ -380,14 +398,17 @@ def growth(
     plan_of: Callable[[int], SearchPlan],
     units_of: Callable[[int], int],
     rounds: int,
+    *,
+    cold: bool = True,
 ) -> dict[str, Any]:
-    """Cold compile time of ``plan_of(size)`` for each size, its cost per unit, and that cost
-    as a ratio to the smallest size's; measured twice, the second time with the garbage
-    collector paused."""
+    """Cold (or, ``cold`` false, warm) compile time of ``plan_of(size)`` for each size, its
+    cost per unit, and that cost as a ratio to the smallest size's; measured twice, the
+    second time with the garbage collector paused."""
     plans = [plan_of(size) for size in sizes]
-    samples = cold_side_by_side(plans, rounds)
+    samples = cold_side_by_side(plans, rounds, cold=cold)
     paused = [
-        statistics.median(times) for times in cold_side_by_side(plans, rounds, collector=False)
+        statistics.median(times)
+        for times in cold_side_by_side(plans, rounds, collector=False, cold=cold)
     ]
     rows = []
     for size, plan, times, paused_ns in zip(sizes, plans, samples, paused):
@@ -432,6 +453,15 @@ def pathological(rounds: int) -> list[dict[str, Any]]:
             rounds,
         ),
         growth(
+            "Fused hybrid pairs, warm (384-d)",
+            ("branch", "branches"),
+            HYBRID_BRANCH_COUNTS,
+            hybrid_pairs_plan,
+            lambda count: count,
+            rounds,
+            cold=False,
+        ),
+        growth(
             "OR of comparisons",
             ("operand", "operands"),
             OR_WIDTHS,
@@ -448,7 +478,9 @@ def pathological_report(series: list[dict[str, Any]], when: str) -> str:
         f"{_report.load_average()} at the start.",
         f"Command: `{_report.command()}`, from the repository root.",
         "",
-        "Cold `to_sql` (template cache cleared before each call): medians of "
+        "Cold `to_sql` (template cache cleared before each call; the series marked warm "
+        "keeps its template cached, so what it measures is filling the template, the query "
+        "vectors' text included): medians of "
         f"{series[0]['rounds']} rounds per size, the sizes of a series interleaved round by "
         "round. Per unit: the time divided by the predicates, branches or operands; ratio: "
         "that over the smallest size's. "
