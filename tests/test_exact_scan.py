@@ -245,3 +245,18 @@ def test_a_masked_search_is_the_float64_ranking_of_the_kept_rows(function: str, 
     rowids, found = index.nearest(function, QUERY, 10, mask=mask)
     assert rowids.tolist() == expected.tolist()
     assert np.allclose(found, distances[expected], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("function", ["cosine_distance", "l2_distance", "negative_dot_product"])
+def test_a_broadcast_query_gives_the_distances_of_its_rows_written_out(function: str) -> None:
+    """The kernels take a search's one query broadcast to every row (stride 0) and compute
+    its norm once: the distances are those of the same query written out row by row."""
+    from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS
+
+    rows = VECTORS.astype(np.float64)
+    query = np.asarray(QUERY)
+    broadcast = np.broadcast_to(query, rows.shape)
+    assert broadcast.strides[0] == 0
+    written_out = np.tile(query, (ROWS, 1))
+    kernel = DISTANCE_KERNELS[function]
+    assert kernel(rows, broadcast).tolist() == kernel(rows, written_out).tolist()

@@ -83,9 +83,17 @@ def _pair(name: str, left: pa.Array, right: pa.Array) -> tuple[np.ndarray, np.nd
     return columns, queries, valid
 
 
+def _row_norms(matrix: np.ndarray) -> np.ndarray:
+    """Each row's Euclidean norm; a matrix broadcast from one row (stride 0, the query of a
+    search) has its one norm computed once, the same value for every row."""
+    if matrix.shape[0] > 1 and matrix.strides[0] == 0:
+        return np.broadcast_to(np.linalg.norm(matrix[:1], axis=1), (matrix.shape[0],))
+    return np.asarray(np.linalg.norm(matrix, axis=1))
+
+
 def _cosine(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
     dots = np.einsum("ij,ij->i", columns, queries)
-    norms = np.linalg.norm(columns, axis=1) * np.linalg.norm(queries, axis=1)
+    norms = _row_norms(columns) * _row_norms(queries)
     with np.errstate(divide="ignore", invalid="ignore"):
         distances = 1.0 - dots / norms
     distances[norms == 0] = 1.0
