@@ -78,3 +78,12 @@ def write_section(path: Path, body: str, start: str, end: str) -> None:
     else:
         text = (text.rstrip("\n") + "\n\n" if text else "") + section + "\n"
     path.write_text(text, encoding="utf-8")
+
+
+def publish(body: str, path: Path | None, start: str, end: str) -> None:
+    """Print a report's ``body``; with ``path`` (a script's ``--write``), also rewrite its
+    marked section there (:func:`write_section`) and say so on standard error."""
+    print(body)
+    if path is not None:
+        write_section(path, body, start, end)
+        print(f"wrote {path}", file=sys.stderr)

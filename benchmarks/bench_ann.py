@@ -263,10 +263,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     body = report(measure(documents, queries), when, load, options.data)
     print("HNSW settings ...", file=sys.stderr)
     body += "\n" + settings_report(settings(documents, queries), overhead(documents, queries))
-    print(body)
-    if options.write is not None:
-        _report.write_section(options.write, body, MARK_START, MARK_END)
-        print(f"wrote {options.write}", file=sys.stderr)
+    _report.publish(body, options.write, MARK_START, MARK_END)
 
 
 if __name__ == "__main__":

@@ -611,16 +611,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"{dimension}-d: context ...", file=sys.stderr)
             contexts.append(context(dimension, options.repeat))
         body = report(results, contexts, when)
-        print(body)
-        if options.write is not None:
-            _report.write_section(options.write, body, MARK_START, MARK_END)
-            print(f"wrote {options.write}", file=sys.stderr)
+        _report.publish(body, options.write, MARK_START, MARK_END)
     if options.only != "floor":
         body = pathological_report(pathological(options.rounds), when)
-        print(body)
-        if options.write is not None:
-            _report.write_section(options.write, body, PATHOLOGICAL_START, PATHOLOGICAL_END)
-            print(f"wrote {options.write}", file=sys.stderr)
+        _report.publish(body, options.write, PATHOLOGICAL_START, PATHOLOGICAL_END)
 
 
 if __name__ == "__main__":

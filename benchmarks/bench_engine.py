@@ -547,10 +547,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             results.append(measure(rows, rounds, Path(directory), with_ann=with_ann))
 
     body = report(results, when, load)
-    print(body)
-    if options.write is not None:
-        _report.write_section(options.write, body, MARK_START, MARK_END)
-        print(f"wrote {options.write}", file=sys.stderr)
+    _report.publish(body, options.write, MARK_START, MARK_END)
 
 
 if __name__ == "__main__":

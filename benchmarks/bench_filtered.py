@@ -154,9 +154,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         result = measure(options.rows, options.rounds, Path(directory))
     when = datetime.date.today().isoformat()
     body = report(result, when, _report.load_average())
-    print(body)
-    if options.write is not None:
-        _report.write_section(options.write, body, MARK_START, MARK_END)
+    _report.publish(body, options.write, MARK_START, MARK_END)
 
 
 if __name__ == "__main__":

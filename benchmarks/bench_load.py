@@ -179,10 +179,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         with tempfile.TemporaryDirectory(prefix="hdq-bench-load-") as directory:
             results.append(measure(rows, options.rounds, Path(directory)))
     body = report(results, when, load)
-    print(body)
-    if options.write is not None:
-        _report.write_section(options.write, body, MARK_START, MARK_END)
-        print(f"wrote {options.write}", file=sys.stderr)
+    _report.publish(body, options.write, MARK_START, MARK_END)
 
 
 if __name__ == "__main__":

@@ -189,9 +189,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     options = parser.parse_args(argv)
     medians, loads = run(options.rows, options.rounds, options.engines)
     body = render(options.rows, options.rounds, medians, loads)
-    print(body)
-    if options.write is not None:
-        _report.write_section(options.write, body, MARK_START, MARK_END)
+    _report.publish(body, options.write, MARK_START, MARK_END)
 
 
 if __name__ == "__main__":
