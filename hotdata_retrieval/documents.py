@@ -326,8 +326,8 @@ class DocumentStore:
                 relevance).
 
         Raises:
-            PlanError: a bad ``k``, vector or filter (a column the store does not keep).
-            EngineError: a vector of another length than the documents'.
+            PlanError: a bad ``k``, vector or filter (a column the store does not keep), or a
+                vector of another length than the documents'.
         """
         k = check_positive_int(k, label="k")
         predicate = self._filter(filter)

@@ -326,7 +326,9 @@ def test_wrong_vector_dimension(docs: LocalEngine) -> None:
     plan = SearchPlan(
         source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 2.0, 3.0])
     )
-    with pytest.raises(EngineError, match=r"query vector length \(3\)"):
+    with pytest.raises(
+        PlanError, match="query vector has 3 dimensions; column 'embedding' holds 2"
+    ):
         docs.search(plan)
     semantic_dimensions = SearchPlan(
         source=NearestNeighborSearch(table="docs", column="body_embedding", query_vector=[1.0])

@@ -194,11 +194,14 @@ def _check_table(
                     "vectors (lists of numbers): a nearest-neighbour search needs a vector "
                     "column"
                 )
-            vector = next((v for v in entry.vector_columns if v.name == branch.column), None)
-            if vector is not None and vector.dimensions != len(branch.query_vector):
+            # The column's own length, whoever made its vectors (the engine's embedder or the
+            # caller): every path below (native, fast path, HNSW, DataFusion) would otherwise
+            # fail in a distance kernel, each with its own message.
+            dimensions = loaded.vector_dimensions(branch.column)
+            if dimensions and dimensions != len(branch.query_vector):
                 raise PlanError(
                     f"query vector has {len(branch.query_vector)} dimensions; column "
-                    f"'{branch.column}' holds {vector.dimensions}",
+                    f"'{branch.column}' holds {dimensions}",
                     field="query_vector",
                     value=len(branch.query_vector),
                 )

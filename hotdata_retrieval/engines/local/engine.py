@@ -389,11 +389,11 @@ class LocalEngine(RoutesByIndexes):
         statement, without DataFusion's fixed planning cost
         (:mod:`~hotdata_retrieval.engines.local.native`); any other plan's statement runs on
         DataFusion, its nearest-neighbour shapes rewritten to ``nearest_scan``
-        (:mod:`~hotdata_retrieval.engines.local.fastpath`). ``SearchResult.sql`` is the
-        statement either way.
+        (:mod:`~hotdata_retrieval.engines.local.fastpath`); ``SearchResult.sql`` holds it always.
 
         Raises:
             EngineError: a missing table, column or index, or an engine failure.
+            PlanError: a query vector of another length than its column's, before any search.
         """
         self._open.refresh()
         return _search.search(self, plan)

@@ -51,6 +51,8 @@ class LoadedTable:
         unique: column → whether it is a unique key, computed on first use.
         vector_indexes: vector column → its float32 matrix for exact search, built on first
             use.
+        dimensions: vector column → its vectors' length, read on first use (see
+            :meth:`vector_dimensions`).
         hnsw: vector column → (its open HNSW index, the distance function it serves).
         key_positions: each rowid's position in ascending key order, computed on first use
             (see :meth:`tie_order`).
@@ -61,7 +63,7 @@ class LoadedTable:
     bm25: dict[str, Bm25Index]
     unique: dict[str, bool] = attrs.Factory(dict)
     vector_indexes: dict[str, VectorColumnIndex] = attrs.Factory(dict)
-
+    dimensions: dict[str, int] = attrs.Factory(dict)
     hnsw: dict[str, tuple[Any, str]] = attrs.Factory(dict)
     key_positions: np.ndarray | None = None
 
@@ -78,6 +80,27 @@ class LoadedTable:
             index = VectorColumnIndex(self.data.column(column), hnsw=hnsw, hnsw_metric=function)
             self.vector_indexes[column] = index
         return index
+
+    def vector_dimensions(self, column: str) -> int:
+        """The length of vector column ``column``'s vectors: the first non-NULL row's (the
+        load checked that every row has the same), or with none the list size of a
+        fixed-size list column, else 0 (a column with no vector has no length to check a
+        query against). Read without building the search matrix, once per column.
+
+        Raises:
+            KeyError: the table has no column ``column``.
+        """
+        known = self.dimensions.get(column)
+        if known is None:
+            values = self.data.column(column)
+            known = int(getattr(values.type, "list_size", 0) or 0)
+            for chunk in values.chunks:
+                if chunk.null_count < len(chunk):
+                    lengths = pc.drop_null(pc.list_value_length(chunk))
+                    known = int(lengths[0].as_py())
+                    break
+            self.dimensions[column] = known
+        return known
 
     def tie_order(self) -> np.ndarray:
         """Each rowid's position (int64) in ascending order of the table's key — numbers by
