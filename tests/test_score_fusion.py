@@ -702,3 +702,86 @@ def test_two_vector_columns_each_with_its_own_query(
     whole = engine_reference(two_vector_engine, plan)
     assert_matches_reference(rows, whole, plan, exact=cls is not DistributionBasedScoreFusion)
     assert "embedding" not in rows[0] and "title_embedding" not in rows[0]
+
+
+# -- SQLite's sample deviation -------------------------------------------------------------------
+
+
+def _sqlite_deviations(values: Sequence[float | None], keep: Sequence[bool]) -> list[Any]:
+    """``SELECT STDDEV_SAMP(x) OVER () FROM t WHERE keep``, as the SQLite dialect writes it,
+    run by the engine's SQLite (``sqlean.py``) over a table of ``values``."""
+    import sqlean
+
+    from hotdata_retrieval.compile.sqlite import SqliteDialect
+
+    x = exp.column("x")
+    select = exp.Select(
+        expressions=[exp.Window(this=exp.StddevSamp(this=x))],
+        from_=exp.From(this=exp.Table(this=exp.to_identifier("t"))),
+        where=exp.Where(this=exp.column("keep")),
+    )
+    connection = sqlean.connect(":memory:")
+    connection.execute("CREATE TABLE t (x REAL, keep INTEGER)")
+    connection.executemany("INSERT INTO t VALUES (?, ?)", list(zip(values, keep)))
+    statement = SqliteDialect().generate(select)
+    assert "STDDEV" not in statement.upper()
+    return [row[0] for row in connection.execute(statement).fetchall()]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    offset=st.sampled_from([0.0, 0.3, -7.5, 1e6, 1e9, -1e12]),
+    spread=st.lists(
+        st.none() | st.floats(-2, 2, allow_nan=False) | st.sampled_from([0.1, 0.1, 0.1]),
+        max_size=12,
+    ),
+    keep=st.lists(st.booleans(), min_size=12, max_size=12),
+)
+def test_sqlite_writes_the_sample_deviation_from_window_sums(
+    offset: float, spread: list[float | None], keep: list[bool]
+) -> None:
+    """SQLite has no ``STDDEV_SAMP``; its form equals :func:`statistics.stdev` (exact) over
+    the rows the ``WHERE`` keeps, NULLs skipped: to 1e-12 where the mean is up to 1e12
+    times the spread (``SUM(x * x) - n * mean²`` keeps no digit there), exactly 0 for equal
+    values (three 0.1s average to 0.10000000000000002), NULL for fewer than two."""
+    values = [None if value is None else offset + value for value in spread]
+    kept = [value for value, chosen in zip(values, keep) if chosen]
+    deviations = _sqlite_deviations(values, keep[: len(values)])
+    assert len(deviations) == len(kept)
+    numbers = [value for value in kept if value is not None]
+    if len(numbers) < 2:
+        assert all(deviation is None for deviation in deviations)
+        return
+    expected = statistics.stdev(numbers)
+    assert len(set(deviations)) == 1
+    if expected == 0:
+        assert deviations[0] == 0
+    else:
+        assert deviations[0] == pytest.approx(expected, rel=TOLERANCE, abs=0)
+
+
+def test_sqlite_deviation_of_three_equal_scores_is_zero() -> None:
+    assert _sqlite_deviations([0.1, 0.1, 0.1, None], [True] * 4) == [0.0] * 4
+    assert _sqlite_deviations([0.1, 5.0], [True, False]) == [None]
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        exp.Window(this=exp.StddevSamp(this=exp.column("x")), partition_by=[exp.column("g")]),
+        exp.Window(
+            this=exp.StddevSamp(this=exp.column("x")),
+            order=exp.Order(expressions=[exp.Ordered(this=exp.column("x"))]),
+        ),
+    ],
+    ids=["partitioned", "ordered"],
+)
+def test_sqlite_refuses_a_deviation_it_cannot_write(window: exp.Window) -> None:
+    from hotdata_retrieval.compile.sqlite import SqliteDialect
+    from hotdata_retrieval.errors import UnsupportedOnDialectError
+
+    select = exp.Select(
+        expressions=[window], from_=exp.From(this=exp.Table(this=exp.to_identifier("t")))
+    )
+    with pytest.raises(UnsupportedOnDialectError, match=r"^unsupported on sqlite: a sample"):
+        SqliteDialect().generate(select)

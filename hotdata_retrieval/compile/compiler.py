@@ -1028,17 +1028,31 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         self, fusion: DistributionBasedScoreFusion, branches: Sequence[FusedBranch]
     ) -> FusedScore:
         """As :meth:`visit_min_max_fusion` with ``low, high = AVG(s) OVER () ∓ 3 *
-        COALESCE(STDDEV_SAMP(s) OVER (), 0)`` (one candidate: a deviation of 0) and 0.5 where
-        they are equal."""
+        COALESCE(CASE WHEN MIN(s) OVER () < MAX(s) OVER () THEN STDDEV_SAMP(s) OVER () END,
+        0)`` and 0.5 where they are equal.
+
+        One candidate, or equal scores, have a deviation of exactly 0, whatever the engine's
+        variance algorithm rounds to: PostgreSQL's ``STDDEV_SAMP`` of six equal float8 scores
+        (0.40982590936363217) is 3.6e-17, and their ``AVG`` one unit in the last place below
+        them, which normalized each of them to 0.75 instead of 0.5.
+        """
 
         def bounds(similarity: Callable[[], exp.Expr]) -> tuple[exp.Expr, exp.Expr]:
             def spread() -> exp.Expr:
+                deviation = exp.Case(
+                    ifs=[
+                        exp.If(
+                            this=exp.LT(
+                                this=exp.Window(this=exp.Min(this=similarity())),
+                                expression=exp.Window(this=exp.Max(this=similarity())),
+                            ),
+                            true=exp.Window(this=exp.StddevSamp(this=similarity())),
+                        )
+                    ]
+                )
                 return exp.Mul(
                     this=number(fusion.standard_deviations),
-                    expression=exp.Coalesce(
-                        this=exp.Window(this=exp.StddevSamp(this=similarity())),
-                        expressions=[exp.Literal.number(0)],
-                    ),
+                    expression=exp.Coalesce(this=deviation, expressions=[exp.Literal.number(0)]),
                 )
 
             def mean() -> exp.Expr:

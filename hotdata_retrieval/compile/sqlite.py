@@ -259,6 +259,104 @@ class _SqliteVecDistance:
         return f"the {node.metric.value} distance (sqlite-vec has cosine and l2 only)"
 
 
+def sample_deviation(window: exp.Window) -> exp.Expr:
+    """``STDDEV_SAMP(x) OVER ()`` in functions SQLite has: the sample standard deviation of
+    ``x`` over the rows of the enclosing ``SELECT`` (its ``FROM``, joins and ``WHERE``), by
+    the corrected two-pass algorithm (Chan, Golub and LeVeque, "Algorithms for Computing the
+    Sample Variance", The American Statistician 37(3), 1983) with ``d = x - m``::
+
+        CASE
+          WHEN MIN(x) OVER () < MAX(x) OVER ()
+          THEN SQRT(MAX(SUM(d * d) OVER () - SUM(d) OVER () * SUM(d) OVER () / COUNT(x) OVER (),
+                        0.0) / (COUNT(x) OVER () - 1))
+          WHEN COUNT(x) OVER () > 1 THEN 0.0
+        END
+
+    where ``m = (SELECT AVG(x) FROM <the same rows>)`` is an uncorrelated scalar subquery,
+    which SQLite evaluates once. SQLite has no ``STDDEV_SAMP`` (``sqlean.py``'s optional
+    ``stats`` extension adds one, but the statement is for any SQLite); ``SQRT`` is one of its
+    math functions (SQLite 3.35.0 and later, when built with them, as ``sqlean.py`` is).
+
+    The squares are of deviations from the mean, so nothing cancels: ``SUM(x * x) - COUNT(x) *
+    AVG(x) * AVG(x)`` keeps no digit once the mean is 1e8 times the spread. ``SUM(d)`` would
+    be 0 but for the rounding of ``m``, and subtracting its square over ``n`` takes that
+    rounding back out (the plain two-pass sum is off by ``n`` times its square: 2e-9 of the
+    deviation of two values 1.86 apart near -1e12). The ``MAX`` keeps rounding from making the
+    variance negative. Equal values (their ``MIN`` is their ``MAX``) have deviation exactly 0
+    even where ``AVG`` rounds away from the value they share (three 0.1s average to
+    0.10000000000000002 in SQLite); fewer than two non-NULL values have none (NULL), as
+    ``STDDEV_SAMP``; NULLs are skipped, as every aggregate skips them.
+
+    Raises:
+        UnsupportedOnDialectError: ``window`` is not ``STDDEV_SAMP(x) OVER ()`` — a partition,
+            an order, a frame or a named window — or is not in an ungrouped ``SELECT ...
+            FROM``: SQLite could not evaluate it.
+    """
+    aggregate = window.this
+    select = window.parent_select
+    if (
+        not isinstance(aggregate, exp.StddevSamp)
+        or any(window.args.get(part) for part in ("partition_by", "order", "spec", "alias"))
+        or not isinstance(select, exp.Select)
+        or select.args.get("from_") is None
+        or any(select.args.get(part) for part in ("group", "having"))
+    ):
+        raise UnsupportedOnDialectError(
+            "a sample standard deviation (STDDEV_SAMP) other than over all the rows of an "
+            "ungrouped SELECT",
+            "sqlite",
+        )
+    argument: exp.Expr = aggregate.this
+    where = select.args.get("where")
+    mean = exp.Subquery(
+        this=exp.Select(
+            expressions=[exp.Avg(this=argument.copy())],
+            from_=select.args["from_"].copy(),
+            joins=[join.copy() for join in select.args.get("joins") or ()],
+            where=None if where is None else where.copy(),
+        )
+    )
+
+    def value() -> exp.Expr:
+        return argument.copy()
+
+    def deviation() -> exp.Expr:
+        return exp.Paren(this=exp.Sub(this=value(), expression=mean.copy()))
+
+    def count() -> exp.Expr:
+        return exp.Window(this=exp.Count(this=value()))
+
+    def deviations() -> exp.Expr:
+        return exp.Window(this=exp.Sum(this=deviation()))
+
+    def ratio(numerator: exp.Expr, denominator: exp.Expr) -> exp.Expr:
+        return exp.Div(this=numerator, expression=exp.Paren(this=denominator), typed=True)
+
+    squares = exp.Window(this=exp.Sum(this=exp.Mul(this=deviation(), expression=deviation())))
+    centred = exp.Sub(
+        this=squares, expression=ratio(exp.Mul(this=deviations(), expression=deviations()), count())
+    )
+    variance = ratio(
+        exp.Greatest(this=centred, expressions=[exp.Literal.number("0.0")]),
+        exp.Sub(this=count(), expression=exp.Literal.number(1)),
+    )
+    return exp.Case(
+        ifs=[
+            exp.If(
+                this=exp.LT(
+                    this=exp.Window(this=exp.Min(this=value())),
+                    expression=exp.Window(this=exp.Max(this=value())),
+                ),
+                true=exp.Sqrt(this=variance),
+            ),
+            exp.If(
+                this=exp.GT(this=count(), expression=exp.Literal.number(1)),
+                true=exp.Literal.number("0.0"),
+            ),
+        ]
+    )
+
+
 class SqliteDialect(SQLite):
     """sqlglot's SQLite, with function names kept as written and every identifier quoted."""
 
@@ -291,6 +389,18 @@ class SqliteDialect(SQLite):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["identify"] = True
             super().__init__(*args, **kwargs)
+
+        def window_sql(self, expression: exp.Window) -> str:
+            """A window as sqlglot's SQLite writes it, but ``STDDEV_SAMP(x) OVER ()`` (which
+            SQLite lacks) as :func:`sample_deviation` computes it from window sums.
+
+            Raises:
+                UnsupportedOnDialectError: a ``STDDEV_SAMP`` window :func:`sample_deviation`
+                    cannot write.
+            """
+            if isinstance(expression.this, exp.StddevSamp):
+                return str(self.sql(sample_deviation(expression)))
+            return str(super().window_sql(expression))
 
 
 class SqliteCompiler(StoreCompiler):

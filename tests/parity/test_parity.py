@@ -7,7 +7,9 @@ For each engine (``conftest.FACTORIES``):
 - each text branch's order is that engine's own scores sorted (descending, ties by key), and a
   top-k is the head of a longer ranking;
 - a fused result equals the reference fusion (:func:`hotdata_retrieval.fusion.reference_fusion`)
-  of that engine's own branch results;
+  of that engine's own branch results, for every built-in method (reciprocal rank, min-max,
+  distribution-based), also with an empty branch, a filter that keeps no row, a branch of
+  equal scores, a single candidate, and page by page;
 - pages are slices of one ranking;
 - filters mean the same: equality, membership (an empty list matches nothing), ranges, NULL
   tests, booleans, strings with quotes, keyword-named columns, against SQL's three-valued
@@ -25,8 +27,10 @@ import pytest
 from hotdata_retrieval import (
     Bm25Search,
     Comparison,
+    DistributionBasedScoreFusion,
     InList,
     IsNull,
+    MinMaxFusion,
     NearestNeighborSearch,
     PlanError,
     ReciprocalRankFusion,
@@ -34,9 +38,9 @@ from hotdata_retrieval import (
     UnsupportedFeatureError,
 )
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.fusion import rank_branch, reference_fusion
+from hotdata_retrieval.fusion import FusedHit, rank_branch, reference_fusion
 from hotdata_retrieval.plan.filters import Predicate
-from hotdata_retrieval.plan.search import Branch
+from hotdata_retrieval.plan.search import Branch, Fusion
 from tests.parity.conftest import EXACT
 from tests.parity.corpus import (
     ROWS,
@@ -143,13 +147,65 @@ def test_text_order_is_the_engines_own_scores_sorted(engine: Any, query: str) ->
 # -- fusion -------------------------------------------------------------------------------------
 
 
-def branch_ranking(engine: Any, branch: Branch, depth: int, plan_filter: Predicate | None) -> Any:
-    """The engine's own ranking of one branch, cut to ``depth``, as reference fusion reads it."""
+FUSED_TOLERANCE = 1e-12
+"""Absolute and relative tolerance on a fused score: an engine sums a branch's scores for a
+mean and a deviation (distribution-based fusion) in an order of its own."""
+
+FLOAT32_FUSED_TOLERANCE = {"postgres": 1e-6}
+"""The tolerance where an engine's raw scores are float32 on the wire: PostgreSQL's
+``ts_rank_cd`` is a ``real``, which psycopg reads as its shortest decimal (0.6) while the
+fusion SQL widens the float4 itself (0.6000000238418579)."""
+
+
+def branch_ranking(
+    engine: Any, branch: Branch, depth: int, plan_filter: Predicate | None
+) -> tuple[list[Any], list[int], list[float]]:
+    """The engine's own ranking of one branch, cut to ``depth``, as reference fusion reads it:
+    keys best first, their competition ranks and their raw scores."""
     result = engine.search(SearchPlan(source=branch, limit=depth, filter=plan_filter))
-    return rank_branch(raw_scores(result), higher_is_better=branch.higher_is_better)
+    pairs = raw_scores(result)
+    keys, ranks = rank_branch(pairs, higher_is_better=branch.higher_is_better)
+    raw = dict(pairs)
+    return keys, ranks, [float(raw[key]) for key in keys]
 
 
-FUSIONS = {
+def engine_reference(engine: Any, plan: SearchPlan) -> list[FusedHit]:
+    """The reference fusion of ``plan``'s fusion over the engine's own branch rankings (the
+    plan's filter and depth), every fused candidate, best first."""
+    fusion = plan.fusion
+    assert fusion is not None
+    lists, ranks, scores = [], [], []
+    for branch in fusion.branches:
+        keys, branch_ranks, raw = branch_ranking(engine, branch, plan.depth, plan.filter)
+        lists.append(keys)
+        ranks.append(branch_ranks)
+        scores.append(raw)
+    return reference_fusion(fusion, lists, ranks=ranks, scores=scores)
+
+
+def assert_is_the_reference_page(
+    engine: Any, result: Any, whole: list[FusedHit], plan: SearchPlan
+) -> None:
+    """The engine's page is the reference's ``offset .. offset + limit`` slice of ``whole``:
+    as many hits, each with the reference's score of its key (to :data:`FUSED_TOLERANCE`, or
+    the engine's :data:`FLOAT32_FUSED_TOLERANCE`) and its ranks, at each place the
+    reference's key or one the reference scores the same there (within the tolerance: rows
+    whose scores round differently may trade places)."""
+    tolerance = FLOAT32_FUSED_TOLERANCE.get(engine.parity_name, FUSED_TOLERANCE)
+    page = whole[plan.offset : plan.offset + plan.limit]
+    by_key = {hit.key: hit for hit in whole}
+    assert len(result.keys) == len(page)
+    assert len(set(result.keys)) == len(result.keys)
+    for hit, want in zip(result, page):
+        reference = by_key[hit.key]
+        assert hit.score == pytest.approx(reference.score, rel=tolerance, abs=tolerance)
+        assert hit.key == want.key or reference.score == pytest.approx(
+            want.score, rel=2 * tolerance, abs=2 * tolerance
+        )
+        assert tuple(score.rank for score in hit.branches.values()) == reference.ranks
+
+
+FUSIONS: dict[str, Any] = {
     "rrf": lambda: ReciprocalRankFusion(branches=[text(), nearest()]),
     "weighted": lambda: ReciprocalRankFusion(
         branches=[text(), nearest(metric="l2")], weights=[0.5, 2.0], rank_constant=10
@@ -158,7 +214,20 @@ FUSIONS = {
     "three": lambda: ReciprocalRankFusion(
         branches=[text(), text("memory disk"), nearest(query=[1.0] * 6)]
     ),
+    "min_max": lambda: MinMaxFusion(branches=[text(), nearest()]),
+    "min_max alpha": lambda: MinMaxFusion(branches=[text(), nearest(metric="l2")], alpha=0.7),
+    "min_max three": lambda: MinMaxFusion(
+        branches=[text(), text("memory disk"), nearest(query=[1.0] * 6)], depth=16
+    ),
+    "dbsf": lambda: DistributionBasedScoreFusion(branches=[text(), nearest()]),
+    "dbsf weighted": lambda: DistributionBasedScoreFusion(
+        branches=[text(), nearest(metric="l2")], weights=[0.5, 2.0]
+    ),
+    "dbsf three": lambda: DistributionBasedScoreFusion(
+        branches=[text(), text("memory disk"), nearest(query=[1.0] * 6)], depth=16
+    ),
 }
+"""Every built-in fusion method, over two and three branches, each metric the engines share."""
 
 
 @pytest.mark.parametrize("name", sorted(FUSIONS))
@@ -170,19 +239,111 @@ FUSIONS = {
 def test_fusion_equals_the_reference_fusion_of_the_engines_branches(
     engine: Any, name: str, plan_filter: Predicate | None
 ) -> None:
-    fusion = FUSIONS[name]()
-    plan = SearchPlan(source=fusion, limit=15, filter=plan_filter)
+    plan = SearchPlan(source=FUSIONS[name](), limit=15, filter=plan_filter)
     result = engine.search(plan)
-    lists, ranks = [], []
-    for branch in fusion.branches:
-        keys, branch_ranks = branch_ranking(engine, branch, plan.depth, plan_filter)
-        lists.append(keys)
-        ranks.append(branch_ranks)
-    expected = reference_fusion(fusion, lists, ranks=ranks, limit=15)
-    assert result.keys == [hit.key for hit in expected]
-    assert [hit.score for hit in result] == pytest.approx([hit.score for hit in expected])
-    for hit, want in zip(result, expected):
-        assert tuple(score.rank for score in hit.branches.values()) == want.ranks
+    whole = engine_reference(engine, plan)
+    assert len(whole) > 5
+    assert_is_the_reference_page(engine, result, whole, plan)
+
+
+SCORE_NORMALIZED: dict[str, type[Fusion]] = {
+    "min_max": MinMaxFusion,
+    "dbsf": DistributionBasedScoreFusion,
+}
+
+EDGE_CASES: dict[str, tuple[Any, Predicate | None]] = {
+    "an empty branch": (lambda: [text("zebra"), nearest()], None),
+    "a filter that keeps no row": (
+        lambda: [text(), nearest()],
+        Comparison(column="lang", operator="=", value="xx"),
+    ),
+    # TIED rows share one vector: each nearest branch below is all equal distances, three of
+    # them (a mean of three equal values may round away from the value)
+    "equal distances": (
+        lambda: [text(), nearest(metric="l2")],
+        InList(column="id", values=list(TIED[:3])),
+    ),
+    "equal distances, exact match": (
+        lambda: [nearest(query=vector(TIED[0])), text()],
+        InList(column="id", values=list(TIED)),
+    ),
+    "a single candidate": (
+        lambda: [text(), nearest()],
+        InList(column="id", values=[7]),
+    ),
+    "a single candidate in one branch": (
+        lambda: [text("deploy"), nearest()],
+        InList(column="id", values=[3, 20, 21]),
+    ),
+}
+"""Branch lists and filters where a branch has no candidate, one, or only equal scores."""
+
+
+@pytest.mark.parametrize("method", sorted(SCORE_NORMALIZED))
+@pytest.mark.parametrize("case", sorted(EDGE_CASES))
+def test_score_normalized_fusion_equals_the_reference_at_the_edges(
+    engine: Any, method: str, case: str
+) -> None:
+    branches, plan_filter = EDGE_CASES[case]
+    fusion = SCORE_NORMALIZED[method](branches=branches())
+    whole = engine_reference(engine, SearchPlan(source=fusion, filter=plan_filter))
+    for offset in (0, 2, 4):
+        plan = SearchPlan(source=fusion, limit=2, offset=offset, filter=plan_filter)
+        assert_is_the_reference_page(engine, engine.search(plan), whole, plan)
+    everything = engine.search(SearchPlan(source=fusion, limit=60, filter=plan_filter))
+    assert everything.keys == [hit.key for hit in whole]
+
+
+@pytest.mark.parametrize("method", sorted(SCORE_NORMALIZED))
+def test_branches_of_equal_scores_give_every_candidate_the_methods_value(
+    engine: Any, method: str
+) -> None:
+    """Six rows alike and three others, one vector between all nine: both branches hold only
+    equal scores, so each candidate gets the method's value for them (1 for min-max, 0.5 for
+    distribution-based fusion) in each branch, weighted. SQLite averages these six BM25 scores
+    (9.5135135135135e-07) to a double one unit in the last place away from them, so a
+    deviation taken from that mean would not be 0."""
+    body = ["crash error disk"] * 6 + ["billing memory"] * 3
+    data = pa.table(
+        {
+            "id": list(range(1, 10)),
+            "body": body,
+            "embedding": pa.array([[1.0, 0.5, -0.25, 2.0, 0.0, 1.5]] * 9, pa.list_(pa.float32())),
+        }
+    )
+    engine.load_table("equal_scores", data, key_column="id", text_columns=["body"])
+    branches = [
+        text("crash", table="equal_scores"),
+        nearest(query=QUERY_VECTOR, metric="l2", table="equal_scores"),
+    ]
+    fusion = SCORE_NORMALIZED[method](branches=branches)
+    plan = SearchPlan(source=fusion, limit=9)
+    text_weight, nearest_weight = fusion.branch_weights
+    both = text_weight * fusion.equal_scores_value + nearest_weight * fusion.equal_scores_value
+    alone = 0.0 + nearest_weight * fusion.equal_scores_value
+    result = engine.search(plan)
+    assert [(hit.key, hit.score) for hit in result] == [(key, both) for key in range(1, 7)] + [
+        (key, alone) for key in range(7, 10)
+    ]
+    assert_is_the_reference_page(engine, result, engine_reference(engine, plan), plan)
+
+
+def test_the_edge_cases_are_the_edges_they_name(engine: Any) -> None:
+    """Each case's branches are as its name says on every engine: the reference fusion then
+    gives what the methods define for them (no candidate, one, equal scores)."""
+
+    def candidates(case: str) -> list[list[float]]:
+        branches, plan_filter = EDGE_CASES[case]
+        return [branch_ranking(engine, branch, 60, plan_filter)[2] for branch in branches()]
+
+    empty_text, nearest_scores = candidates("an empty branch")
+    assert not empty_text and nearest_scores
+    assert [len(raw) for raw in candidates("a filter that keeps no row")] == [0, 0]
+    for case in ("equal distances", "equal distances, exact match"):
+        distances = next(raw for raw in candidates(case) if len(set(raw)) == 1)
+        assert len(distances) > 1
+    assert [len(raw) for raw in candidates("a single candidate")] == [1, 1]
+    assert [len(raw) for raw in candidates("a single candidate in one branch")] == [2, 1]
 
 
 def test_a_filter_applies_inside_every_branch_never_after_fusion(engine: Any) -> None:
@@ -212,6 +373,8 @@ PAGED = {
     "nearest": lambda: nearest(),
     "tied nearest": lambda: nearest(query=vector(TIED[0])),
     "fusion": lambda: ReciprocalRankFusion(branches=[text(), nearest()]),
+    "min_max fusion": lambda: MinMaxFusion(branches=[text(), nearest()]),
+    "dbsf fusion": lambda: DistributionBasedScoreFusion(branches=[text(), nearest()]),
 }
 
 
@@ -289,8 +452,12 @@ def test_a_selective_filter_fills_the_page_with_every_row_it_keeps(engine: Any) 
         lambda: text(table="empty"),
         lambda: nearest(table="empty"),
         lambda: ReciprocalRankFusion(branches=[text(table="empty"), nearest(table="empty")]),
+        lambda: MinMaxFusion(branches=[text(table="empty"), nearest(table="empty")]),
+        lambda: DistributionBasedScoreFusion(
+            branches=[text(table="empty"), nearest(table="empty")]
+        ),
     ],
-    ids=["text", "nearest", "fusion"],
+    ids=["text", "nearest", "fusion", "min_max fusion", "dbsf fusion"],
 )
 def test_an_empty_table_gives_an_empty_page(engine: Any, source: Any) -> None:
     result = engine.search(SearchPlan(source=source(), limit=5))

@@ -12,8 +12,20 @@ WITH text_hits AS (
     id,
     score,
     RANK() OVER (ORDER BY score DESC) AS branch_rank,
-    AVG(CAST(score AS DOUBLE PRECISION)) OVER () - 3.0 * COALESCE(STDDEV_SAMP(CAST(score AS DOUBLE PRECISION)) OVER (), 0) AS similarity_low,
-    AVG(CAST(score AS DOUBLE PRECISION)) OVER () + 3.0 * COALESCE(STDDEV_SAMP(CAST(score AS DOUBLE PRECISION)) OVER (), 0) AS similarity_high
+    AVG(CAST(score AS DOUBLE PRECISION)) OVER () - 3.0 * COALESCE(
+      CASE
+        WHEN MIN(CAST(score AS DOUBLE PRECISION)) OVER () < MAX(CAST(score AS DOUBLE PRECISION)) OVER ()
+        THEN STDDEV_SAMP(CAST(score AS DOUBLE PRECISION)) OVER ()
+      END,
+      0
+    ) AS similarity_low,
+    AVG(CAST(score AS DOUBLE PRECISION)) OVER () + 3.0 * COALESCE(
+      CASE
+        WHEN MIN(CAST(score AS DOUBLE PRECISION)) OVER () < MAX(CAST(score AS DOUBLE PRECISION)) OVER ()
+        THEN STDDEV_SAMP(CAST(score AS DOUBLE PRECISION)) OVER ()
+      END,
+      0
+    ) AS similarity_high
   FROM text_hits
 ), nearest_hits AS (
   SELECT
@@ -28,8 +40,20 @@ WITH text_hits AS (
     id,
     _distance,
     RANK() OVER (ORDER BY _distance ASC) AS branch_rank,
-    AVG(-CAST(_distance AS DOUBLE PRECISION)) OVER () - 3.0 * COALESCE(STDDEV_SAMP(-CAST(_distance AS DOUBLE PRECISION)) OVER (), 0) AS similarity_low,
-    AVG(-CAST(_distance AS DOUBLE PRECISION)) OVER () + 3.0 * COALESCE(STDDEV_SAMP(-CAST(_distance AS DOUBLE PRECISION)) OVER (), 0) AS similarity_high
+    AVG(-CAST(_distance AS DOUBLE PRECISION)) OVER () - 3.0 * COALESCE(
+      CASE
+        WHEN MIN(-CAST(_distance AS DOUBLE PRECISION)) OVER () < MAX(-CAST(_distance AS DOUBLE PRECISION)) OVER ()
+        THEN STDDEV_SAMP(-CAST(_distance AS DOUBLE PRECISION)) OVER ()
+      END,
+      0
+    ) AS similarity_low,
+    AVG(-CAST(_distance AS DOUBLE PRECISION)) OVER () + 3.0 * COALESCE(
+      CASE
+        WHEN MIN(-CAST(_distance AS DOUBLE PRECISION)) OVER () < MAX(-CAST(_distance AS DOUBLE PRECISION)) OVER ()
+        THEN STDDEV_SAMP(-CAST(_distance AS DOUBLE PRECISION)) OVER ()
+      END,
+      0
+    ) AS similarity_high
   FROM nearest_hits
   WHERE
     _distance IS NOT NULL
