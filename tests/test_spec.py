@@ -366,8 +366,10 @@ def test_engines_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HOTDATA_DATABASE", raising=False)
     with pytest.raises(EngineUnavailableError, match="engine 'hotdata' is not available"):
         open_engine("hotdata")
-    with pytest.raises(EngineUnavailableError, match="unknown engine 'duckdb'"):
+    with pytest.raises(EngineUnavailableError, match="engine 'duckdb' needs a database"):
         open_engine("duckdb")
+    with pytest.raises(EngineUnavailableError, match="unknown engine 'nope'; use local, sqlite"):
+        open_engine("nope")
     with pytest.raises(EngineUnavailableError, match="engine 'nope:x' is not available"):
         open_engine("nope:x")
 
@@ -414,6 +416,164 @@ def test_hdq_spec_verify_failures_and_usage(monkeypatch: pytest.MonkeyPatch) -> 
 
 def _broken_engine() -> Broken:
     return Broken(LocalEngine())
+
+
+# -- verify on every store --------------------------------------------------------------------
+
+
+STORES = ["sqlite", "duckdb", "postgres", "lancedb"]
+
+NOT_APPLICABLE_ON = {"sqlite": {"metric_dot": "unsupported on sqlite: the dot distance"}}
+"""Cases a store's dialect cannot express, and the reason its report gives."""
+
+
+@pytest.mark.parametrize("store", STORES)
+def test_hdq_spec_verify_passes_on_each_store(store: str, request: pytest.FixtureRequest) -> None:
+    database = (
+        ["--database", request.getfixturevalue("postgres_url")] if store == "postgres" else []
+    )
+    result = CliRunner().invoke(spec, ["verify", "--engine", store, *database, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["passed"] is True
+    assert report["dialect"] == (None if store == "lancedb" else store)
+    assert [case["name"] for case in report["cases"]] == [case.name for case in CASES]
+    refused = NOT_APPLICABLE_ON.get(store, {})
+    for case in report["cases"]:
+        form = case["cte"]
+        assert form["form"] == ("search" if store == "lancedb" else "cte")
+        if case["name"] in refused:
+            assert case["status"] == form["status"] == "not applicable"
+            assert form["note"].startswith(refused[case["name"]])
+        else:
+            assert case["status"] == "pass", (case["name"], form["differences"])
+            assert form["rows"] == len(BY_NAME[case["name"]].expected["rows"])
+        assert case["native"]["status"] == "not available"
+
+
+def test_the_text_report_names_a_case_the_store_cannot_express() -> None:
+    result = CliRunner().invoke(
+        spec, ["verify", "--engine", "sqlite", "--case", "basic", "--case", "metric_dot"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "hybrid_search conformance: engine sqlite, dialect sqlite, native function none "
+        "(only the CTE form runs)"
+    )
+    assert lines[1].startswith("PASS  basic ")
+    assert lines[2].startswith(
+        "N/A   metric_dot  cte: not applicable (unsupported on sqlite: the dot distance"
+    )
+    assert lines[-1].startswith("2 cases: 1 passed, 0 failed, 1 not applicable on this engine;")
+
+
+def test_lancedb_runs_each_plan_through_its_search() -> None:
+    result = CliRunner().invoke(spec, ["verify", "--engine", "lancedb", "--case", "basic"])
+    assert result.exit_code == 0, result.output
+    assert "no SQL (each plan runs through search)" in result.stdout
+    assert "search: 5 rows ok" in result.stdout
+
+
+def test_a_store_on_a_server_needs_a_database() -> None:
+    result = CliRunner().invoke(spec, ["verify", "--engine", "postgres"])
+    assert result.exit_code == 2
+    assert "--engine postgres needs --database (a postgresql:// URL)" in result.stderr
+
+
+def test_a_store_opened_by_factory_compiles_for_its_own_dialect() -> None:
+    result = CliRunner().invoke(
+        spec,
+        [
+            "verify",
+            "--engine",
+            "hotdata_retrieval.engines.duckdb:DuckdbEngine",
+            "--case",
+            "basic",
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["dialect"] == "duckdb"
+    assert report["cases"][0]["status"] == "pass"
+
+
+def test_the_dialect_comes_from_the_engine_registry(tmp_path: Path) -> None:
+    from hotdata_retrieval.engines.duckdb import DuckdbEngine
+    from hotdata_retrieval.engines.lancedb import LancedbEngine
+    from hotdata_retrieval.engines.registry import engine_kind
+    from hotdata_retrieval.engines.sqlite import SqliteEngine
+    from hotdata_retrieval.spec import engine_dialect
+
+    with LocalEngine() as local:
+        assert engine_dialect(local) == engine_kind("local").dialect == "hotdata"
+        assert engine_dialect(CteOnly(local)) == "hotdata"  # no registered kind
+    with SqliteEngine() as sqlite, DuckdbEngine(tmp_path / "d.duckdb") as duckdb:
+        assert engine_dialect(sqlite) == "sqlite"
+        assert engine_dialect(duckdb) == "duckdb"
+    lance = LancedbEngine(tmp_path / "lance")
+    assert engine_dialect(lance) is None
+    lance.close()
+
+
+def test_a_temporary_store_is_removed_afterwards() -> None:
+    from hotdata_retrieval.spec import opened_engine
+
+    with opened_engine("sqlite") as engine:
+        location = Path(engine.database)
+        assert location.parent.name.startswith("hdq-spec-")
+        verify(engine, [BY_NAME["basic"]])
+        assert location.exists()
+    assert not location.parent.exists()
+
+
+class Rounding(CteOnly):
+    """A local engine whose statement's distances come back off by ``error``, and its fused
+    scores by ``score_error`` (relative)."""
+
+    def __init__(self, local: LocalEngine, error: float, score_error: float) -> None:
+        super().__init__(local)
+        self.error = error
+        self.score_error = score_error
+
+    def sql(self, text: str) -> list[dict[str, Any]]:
+        rows = super().sql(text)
+        for row in rows:
+            if row.get("nearest_distance") is not None:
+                row["nearest_distance"] += self.error
+            row["score"] *= 1 + self.score_error
+        return rows
+
+
+@pytest.mark.parametrize(
+    ("case", "error", "score_error", "passes"),
+    [
+        ("min_max", 3e-8, 1e-8, True),  # rounded distances: scores held to 1e-6
+        ("min_max", 0.0, 1e-8, False),  # exact distances: scores held to 1e-12
+        ("min_max", 3e-8, 5e-6, False),  # beyond even the distance tolerance
+        ("basic", 3e-8, 1e-8, False),  # reciprocal rank scores never depend on distances
+        ("basic", 5e-8, 0.0, True),  # a Float32 cosine's absolute error at 0.03
+        ("basic", 2e-6, 0.0, False),
+    ],
+)
+def test_fused_scores_follow_the_engines_distances_only_where_they_depend_on_them(
+    case: str, error: float, score_error: float, passes: bool
+) -> None:
+    with LocalEngine() as local:
+        report = verify_case(Rounding(local, error, score_error), BY_NAME[case])
+    assert report.passed is passes, report.cte.differences
+    if passes and score_error:
+        assert report.cte.note is not None
+        assert report.cte.note.startswith("scores within 1e-06, the engine's distances being")
+
+
+def test_the_search_form_agrees_with_the_statement_on_the_local_engine() -> None:
+    with LocalEngine() as local:
+        report = verify(local, [BY_NAME["basic"], BY_NAME["dbsf"]], dialect=None)
+    assert report.passed, report.text()
+    assert [case.cte.form for case in report.cases] == ["search", "search"]
 
 
 # -- the spec document -------------------------------------------------------------------------

@@ -3,10 +3,15 @@
 ``hdq spec export DIR`` writes every case as JSON (fixture corpus with vectors, the plan, and
 the expected keys, fused scores and per-branch ranks). ``hdq spec verify --engine local`` runs
 every case on an engine as the compiled CTE statement and, where the engine has it, as one
-native ``hybrid_search(...)`` call, and reports each difference.
+native ``hybrid_search(...)`` call, and reports each difference. ``--engine`` takes every
+registered engine (:mod:`hotdata_retrieval.engines.registry`): each case compiles for that
+engine's own dialect, and LanceDB, which runs no SQL, runs each plan through its search. A
+store's fixture tables go to ``--database`` (for SQLite, DuckDB and LanceDB a temporary one
+by default, removed afterwards; PostgreSQL needs a URL).
 
-Exit codes: 0 every case passed; 1 a case failed, or the engine or the cases could not be
-opened (one line on stderr); 2 a usage error.
+Exit codes: 0 no case failed (a case the engine's dialect cannot express is reported as not
+applicable); 1 a case failed, or the engine or the cases could not be opened (one line on
+stderr); 2 a usage error.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import click
 from hotdata_retrieval.cli._errors import HdqGroup
 from hotdata_retrieval.cli._local import reports_errors
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
+from hotdata_retrieval.engines.registry import engine_kind, engine_kinds
 
 EXIT_NONCONFORMING = EXIT_INVALID_PLAN
 """``hdq spec verify``: at least one case failed (the same code as every other failure)."""
@@ -48,14 +54,30 @@ def export(directory: Path) -> None:
     click.echo(f"wrote {len(written)} cases and index.json to {directory}", err=True)
 
 
+def _engine_help() -> str:
+    named = ", ".join(kind.name for kind in engine_kinds())
+    return (
+        f"{named}, hotdata, or package.module:factory (called with no arguments). Each case "
+        "compiles for the engine's own dialect; an engine that runs no SQL (lancedb) runs "
+        "each plan through its search."
+    )
+
+
+def _database_help() -> str:
+    stores = "; ".join(
+        f"{kind.name}: {kind.location}" for kind in engine_kinds() if not kind.embedded
+    )
+    return (
+        "Where the fixture tables (spec_<case>) are loaded, replacing tables of those names: "
+        f"{stores}. A file or directory defaults to a temporary one, removed afterwards; a "
+        "server needs it. local: a database directory (default temporary); hotdata: the "
+        "database (default $HOTDATA_DATABASE)."
+    )
+
+
 @spec.command(name="verify")
-@click.option(
-    "--engine",
-    "engine_name",
-    default="local",
-    show_default=True,
-    help="local, hotdata, or package.module:factory (called with no arguments).",
-)
+@click.option("--engine", "engine_name", default="local", show_default=True, help=_engine_help())
+@click.option("--database", default=None, metavar="LOCATION", help=_database_help())
 @click.option(
     "--cases",
     "cases_directory",
@@ -74,15 +96,22 @@ def export(directory: Path) -> None:
 )
 @reports_errors
 def verify_command(
-    engine_name: str, cases_directory: Path | None, names: tuple[str, ...], output_format: str
+    engine_name: str,
+    database: str | None,
+    cases_directory: Path | None,
+    names: tuple[str, ...],
+    output_format: str,
 ) -> None:
     """Run every case on an engine in both forms and report each difference.
 
-    The CTE form is the plan compiled for the hotdata dialect; the native form is the same plan
-    compiled to one hybrid_search(...) call, run only when the engine declares
-    native_hybrid_search. Declared divergences of the CTE form are reported, not failed.
+    The CTE form is the plan compiled for the engine's own dialect (hotdata for the local and
+    Hotdata engines, sqlite, duckdb, postgres for those stores); on lancedb, which runs no SQL,
+    the search form runs each plan through the engine's search instead. The native form is the
+    same plan compiled to one hybrid_search(...) call, run only when the engine declares
+    native_hybrid_search. Declared divergences of the CTE form are reported, not failed; a case
+    the engine's dialect cannot express is reported as not applicable (N/A), not failed.
     """
-    from hotdata_retrieval.spec import build_cases, load_cases, open_engine, verify
+    from hotdata_retrieval.spec import build_cases, load_cases, opened_engine, verify
 
     try:
         cases = build_cases() if cases_directory is None else load_cases(cases_directory)
@@ -96,13 +125,12 @@ def verify_command(
                 f"unknown case {unknown[0]!r}; cases: {', '.join(sorted(known))}"
             )
         cases = [case for case in cases if case.name in names]
-    engine = open_engine(engine_name)
-    try:
+    if database is None and engine_name in {kind.name for kind in engine_kinds()}:
+        kind = engine_kind(engine_name)
+        if not kind.embedded and not kind.location_is_path:
+            raise click.UsageError(f"--engine {engine_name} needs --database ({kind.location})")
+    with opened_engine(engine_name, database) as engine:
         report = verify(engine, cases, engine_name=engine_name)
-    finally:
-        close = getattr(engine, "close", None)
-        if callable(close):
-            close()
     if output_format == "json":
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

@@ -19,6 +19,7 @@ imported, every command that takes ``--engine`` offers it.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -100,6 +101,22 @@ def register_engine(kind: EngineKind) -> EngineKind:
 def engine_kinds() -> tuple[EngineKind, ...]:
     """The registered engines, in registration order (``local`` first)."""
     return tuple(_ENGINES.values())
+
+
+def kind_of_engine(engine: Any) -> EngineKind | None:
+    """The registered kind ``engine`` is an instance of (of its class or a subclass), or
+    ``None``. Only classes already imported are looked at: an engine's class is, so nothing is
+    imported to answer.
+
+    >>> kind_of_engine(object()) is None
+    True
+    """
+    for kind in _ENGINES.values():
+        module, _, name = kind.engine_class.partition(":")
+        engine_class = getattr(sys.modules.get(module), name, None)
+        if isinstance(engine_class, type) and isinstance(engine, engine_class):
+            return kind
+    return None
 
 
 def engine_kind(name: str) -> EngineKind:

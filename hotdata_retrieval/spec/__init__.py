@@ -2,8 +2,9 @@
 
 :func:`build_cases` makes the cases (fixture corpus, plan, expected rows computed without SQL);
 :func:`export_cases` writes them as JSON and :func:`load_cases` reads them back;
-:func:`verify` runs them on an engine as the compiled CTE statement and, where the engine has
-it, as a native ``hybrid_search`` call, and reports every difference. Importing this package
+:func:`verify` runs them on an engine as the compiled CTE statement (in the engine's own
+dialect; through its ``search`` where it runs no SQL) and, where the engine has it, as a native
+``hybrid_search`` call, and reports every difference. Importing this package
 registers the ``hotdata-native`` dialect.
 """
 
@@ -19,7 +20,9 @@ from hotdata_retrieval.spec.verify import (
     EngineUnavailableError,
     FormResult,
     Report,
+    engine_dialect,
     open_engine,
+    opened_engine,
     verify,
 )
 
@@ -35,10 +38,12 @@ __all__ = [
     "FormResult",
     "Report",
     "build_cases",
+    "engine_dialect",
     "export_cases",
     "load_cases",
     "native_profile",
     "open_engine",
+    "opened_engine",
     "verify",
 ]
 
