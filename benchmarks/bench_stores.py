@@ -14,7 +14,7 @@ is an exact scan) into:
 - ``duckdb``: DuckDB + its fts extension, ``FLOAT[384]`` vectors, one thread (the engine's
   default, for a stable BM25 tie order);
 - ``postgres``: a throwaway PostgreSQL 16 + pgvector 0.6.2 server (the pgserver wheel's
-  binaries) on loopback, ``vector(384)``, ``ts_rank_cd`` text ranking (not BM25);
+  binaries) on loopback, ``vector(384)``, BM25 computed in SQL;
 - ``lancedb``: LanceDB, each branch through its own search and the fusion on the client.
 
 Each round runs every (engine, search) pair once, in a rotating order, with the same query (3

@@ -1,7 +1,8 @@
 """The optional extras of the package, the modules each one brings, and the one-line error
 raised when a feature needs an extra that is not installed.
 
-``pip install hotdata-retrieval`` installs only the core (sqlglot, attrs, click, rich): plans,
+``pip install hotdata-retrieval`` installs only the core (sqlglot, attrs, click, rich and
+tantivy, whose analyser is the library's one analysis of text for every store): plans,
 the compiler, the linter, the conformance cases and ``hdq explain`` / ``hdq lint`` /
 ``hdq spec export``. Everything that runs a search needs an extra; the extras and what they
 bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), and
@@ -24,9 +25,10 @@ from hotdata_retrieval.errors import MissingExtraError as MissingExtraError
 DISTRIBUTION = "hotdata-retrieval"
 
 EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
-    # the embedded engine: DataFusion, tantivy's BM25, Arrow tables, numpy vectors, the writer
-    # lock. The offline embedding model of the same extra is checked by default_embedder().
-    "local": ("datafusion", "tantivy", "numpy", "pyarrow", "filelock"),
+    # the embedded engine: DataFusion, Arrow tables, numpy vectors, the writer lock (tantivy,
+    # its BM25 and the library's text analysis, is in the core). The offline embedding model
+    # of the same extra is checked by default_embedder().
+    "local": ("datafusion", "numpy", "pyarrow", "filelock"),
     "ann": ("usearch",),
     "hotdata": ("hotdata_framework", "hotdata", "pyarrow"),
     "langchain": ("langchain_core",),

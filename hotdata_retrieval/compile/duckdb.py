@@ -11,14 +11,19 @@ built with, so the ``duckdb`` extra pins ``duckdb`` and ``duckdb-extension-fts``
 
 How each search is written, and why:
 
-- **Text**: ``fts_<schema>_<table>.match_bm25(rowid, <query>, fields := '<column>')`` over
+- **Text**: ``fts_hdq_text_<schema>__<table>__<column>.match_bm25(rowid, <query>)`` over
   the table, in a subquery that keeps the rows it scores (``match_bm25`` is NULL for a row
-  that does not match). The engine builds one FTS index per table, over all its text
-  columns, keyed by ``rowid`` (``PRAGMA create_fts_index``); ``fields`` picks the column.
-  The query text is passed as written: ``match_bm25`` has no query syntax, it tokenizes the
-  text itself with the index's stemmer and is disjunctive by default (``conjunctive := 0``).
-  It scans every row (it is a SQL macro), about 1 s per query at 100k rows (local-engines
-  §B).
+  that does not match). The engine indexes each text column in a table of its own in the
+  ``hdq_text`` schema (:func:`text_index_table`): each row's rowid and its terms by the
+  library's analysis (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC, case folding,
+  tantivy's tokenizer, stop words and stemmer), under an FTS index with DuckDB's own
+  stemming, stop words, accent stripping and lower-casing turned off and whitespace as the
+  only separator (:func:`create_fts_index`), so the index holds the local engine's terms
+  (DuckDB's default analyser strips digits and dots: ``v1.1.6`` would be ``v``, a stop
+  word). The query is the user text's terms by the same analysis, joined by spaces: no
+  character of it is syntax (``match_bm25`` has none; it is disjunctive, ``conjunctive :=
+  0``). It scans every row (it is a SQL macro), about 1 s per query at 100k rows
+  (local-engines §B).
 - **Nearest neighbour**: the array functions over a ``FLOAT[n]`` column, against the query
   vector written once as ``CAST([...] AS FLOAT[n])``. ``cosine`` is
   ``array_cosine_distance`` except against a zero vector, where DuckDB returns 2.0 and the
@@ -43,6 +48,7 @@ import attrs
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 
+from hotdata_retrieval.analysis import indexed_text
 from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
 from hotdata_retrieval.compile.nodes import (
     COMPILER_TRANSFORMS,
@@ -67,10 +73,34 @@ def fts_schema_name(schema: str, table: str) -> str:
     """The schema DuckDB's ``PRAGMA create_fts_index`` creates for a table's index, holding
     ``match_bm25`` (fts extension documentation: ``fts_<schema>_<table>``).
 
-    >>> fts_schema_name("main", "docs")
-    'fts_main_docs'
+    >>> fts_schema_name("hdq_text", "main__docs__body")
+    'fts_hdq_text_main__docs__body'
     """
     return f"fts_{schema}_{table}"
+
+
+TEXT_INDEX_SCHEMA = "hdq_text"
+"""The schema holding each text column's analysed terms (:func:`text_index_table`), out of
+the user's own schemas so that it is never listed as one of their tables."""
+
+
+def text_index_table(schema: str, table: str, column: str) -> str:
+    """The table (in :data:`TEXT_INDEX_SCHEMA`) holding the analysed terms of ``column`` of
+    ``<schema>.<table>``, one row per non-NULL row: its ``base_rowid`` and the terms.
+
+    >>> text_index_table("main", "docs", "body")
+    'main__docs__body'
+    """
+    return f"{schema}__{table}__{column}"
+
+
+def text_index_schema(schema: str, table: str, column: str) -> str:
+    """The FTS schema of ``column``'s index, holding its ``match_bm25``.
+
+    >>> text_index_schema("main", "docs", "body")
+    'fts_hdq_text_main__docs__body'
+    """
+    return fts_schema_name(TEXT_INDEX_SCHEMA, text_index_table(schema, table, column))
 
 
 def _quoted(name: str) -> exp.Identifier:
@@ -78,21 +108,19 @@ def _quoted(name: str) -> exp.Identifier:
 
 
 def _text_search(node: TextSearch) -> exp.Expr:
-    """``(SELECT * FROM (SELECT base.*, fts_<s>_<t>.match_bm25(base.rowid, <query>, fields :=
-    '<column>') AS score FROM <s>.<t> AS base) WHERE score IS NOT NULL)``."""
+    """``(SELECT * FROM (SELECT base.*, <index schema>.match_bm25(base.rowid, <query>) AS score
+    FROM <s>.<t> AS base) WHERE score IS NOT NULL)``, the index schema being
+    :func:`text_index_schema` of the table's column."""
     table = store_table(node.this, "main")
+    index = text_index_schema(table.db, table.name, node.args["column"].name)
     table.set("alias", exp.TableAlias(this=_quoted("base")))
     match = exp.Dot(
-        this=_quoted(fts_schema_name(table.db, table.name)),
+        this=_quoted(index),
         expression=exp.Anonymous(
             this="match_bm25",
             expressions=[
                 exp.Column(this=_quoted("rowid"), table=_quoted("base")),
                 node.args["query"],
-                exp.PropertyEQ(
-                    this=exp.Identifier(this="fields", quoted=False),
-                    expression=exp.Literal.string(node.args["column"].name),
-                ),
             ],
         ),
     )
@@ -179,18 +207,10 @@ DUCKDB = register_dialect(
         sqlglot_dialect=DuckdbDialect,
         compiler=DuckdbCompiler,
         supports_full_outer_join=True,
+        full_text_query=indexed_text,
     )
 )
 """DuckDB with the fts extension."""
-
-
-def fts_schema_of(table: TableName) -> str:
-    """The FTS index schema of ``table`` (``public`` is ``main``).
-
-    >>> fts_schema_of(TableName.parse("docs"))
-    'fts_main_docs'
-    """
-    return fts_schema_name("main" if table.schema == "public" else table.schema, table.name)
 
 
 # -- the engine's other statements -------------------------------------------------------------
@@ -260,17 +280,104 @@ def schema_tables_select(schema: str) -> str:
     return _render(tree)
 
 
-def create_fts_index(table: TableName, columns: Sequence[str]) -> str:
-    """``PRAGMA create_fts_index('<schema>.<table>', 'rowid', '<column>', ..., overwrite =
-    1)``: one BM25 index over the table's text columns, keyed by ``rowid`` (fts extension
-    documentation; English Porter stemmer and stop words, its defaults)."""
+def _index_table(table: TableName, column: str) -> exp.Table:
+    return exp.Table(
+        this=_quoted(text_index_table(_schema(table), table.name, column)),
+        db=_quoted(TEXT_INDEX_SCHEMA),
+    )
+
+
+FTS_OPTIONS: Mapping[str, str | int] = {
+    "stemmer": "none",
+    "stopwords": "none",
+    "ignore": "\\s+",
+    "strip_accents": 0,
+    "lower": 0,
+}
+"""The fts extension's analyser turned off (fts extension documentation, ``PRAGMA
+create_fts_index``): no stemmer, no stop words, no accent stripping or lower-casing, and
+only whitespace replaced before the split on whitespace, so an index over analysed terms
+holds exactly those terms."""
+
+
+def create_text_index_table(table: TableName, column: str) -> list[str]:
+    """``CREATE SCHEMA IF NOT EXISTS hdq_text`` and ``CREATE OR REPLACE TABLE
+    hdq_text.<s>__<t>__<c> (base_rowid BIGINT, "<c>" VARCHAR)``: the statements that make
+    the column's terms table, empty."""
+    schema = exp.Create(kind="SCHEMA", exists=True, this=exp.Table(db=_quoted(TEXT_INDEX_SCHEMA)))
+    created = exp.Create(
+        kind="TABLE",
+        replace=True,
+        this=exp.Schema(
+            this=_index_table(table, column),
+            expressions=[
+                exp.ColumnDef(this=_quoted("base_rowid"), kind=exp.DataType.build("BIGINT")),
+                exp.ColumnDef(this=_quoted(column), kind=exp.DataType.build("VARCHAR")),
+            ],
+        ),
+    )
+    return [_render(schema), _render(created)]
+
+
+def text_rows_select(table: TableName, column: str) -> str:
+    """``SELECT rowid, "<c>" FROM <s>.<t> WHERE "<c>" IS NOT NULL``: the rows to index."""
+    text = exp.column(_quoted(column))
+    tree = exp.Select(
+        expressions=[exp.column(_quoted("rowid")), text],
+        from_=exp.From(this=exp.Table(this=_quoted(table.name), db=_quoted(_schema(table)))),
+        where=exp.Where(this=exp.Not(this=exp.Is(this=text.copy(), expression=exp.Null()))),
+    )
+    return _render(tree)
+
+
+def insert_text_rows(table: TableName, column: str, source: str) -> str:
+    """``INSERT INTO hdq_text.<s>__<t>__<c> SELECT * FROM "<source>"`` (a registered Arrow
+    table of rowids and analysed terms)."""
+    tree = exp.Insert(
+        this=_index_table(table, column),
+        expression=exp.Select(
+            expressions=[exp.Star()], from_=exp.From(this=exp.Table(this=_quoted(source)))
+        ),
+    )
+    return _render(tree)
+
+
+def create_fts_index(table: TableName, column: str) -> str:
+    """``PRAGMA create_fts_index('hdq_text.<s>__<t>__<c>', 'base_rowid', '<c>', stemmer =
+    'none', ..., overwrite = 1)``: the BM25 index of a column's terms table, keyed by the
+    base table's rowid, with DuckDB's analyser turned off (:data:`FTS_OPTIONS`)."""
+    options = {**FTS_OPTIONS, "overwrite": 1}
     arguments: list[exp.Expr] = [
-        exp.Literal.string(f"{_schema(table)}.{table.name}"),
-        exp.Literal.string("rowid"),
-        *(exp.Literal.string(name) for name in columns),
-        exp.EQ(this=exp.var("overwrite"), expression=exp.Literal.number(1)),
+        exp.Literal.string(
+            f"{TEXT_INDEX_SCHEMA}.{text_index_table(_schema(table), table.name, column)}"
+        ),
+        exp.Literal.string("base_rowid"),
+        exp.Literal.string(column),
+        *(
+            exp.EQ(
+                this=exp.var(name),
+                expression=exp.Literal.string(value)
+                if isinstance(value, str)
+                else exp.Literal.number(value),
+            )
+            for name, value in options.items()
+        ),
     ]
     return _render(exp.Pragma(this=exp.Anonymous(this="create_fts_index", expressions=arguments)))
+
+
+def drop_text_index(table: TableName, column: str) -> list[str]:
+    """``DROP SCHEMA IF EXISTS "fts_hdq_text_<s>__<t>__<c>" CASCADE`` and ``DROP TABLE IF
+    EXISTS hdq_text.<s>__<t>__<c>``: a column's index and terms table gone."""
+    index = text_index_schema(_schema(table), table.name, column)
+    return [
+        _render(
+            exp.Drop(
+                kind="SCHEMA", exists=True, cascade=True, tables=[exp.Table(this=_quoted(index))]
+            )
+        ),
+        _render(exp.Drop(kind="TABLE", exists=True, tables=[_index_table(table, column)])),
+    ]
 
 
 def table_columns_select(table: TableName) -> str:
@@ -295,35 +402,27 @@ def table_columns_select(table: TableName) -> str:
     return _render(tree)
 
 
-def fts_index_select(table: TableName) -> str:
-    """``SELECT 1 FROM duckdb_tables() WHERE schema_name = 'fts_<s>_<t>' AND table_name =
-    'fields'``: a row when the table has an FTS index (:func:`fields_select` then lists its
-    columns)."""
-    schema = fts_schema_of(table)
+def text_indexes_select(table: TableName, columns: Sequence[str]) -> str:
+    """``SELECT "schema_name" FROM duckdb_tables() WHERE "table_name" = 'stats' AND
+    "schema_name" IN (...)``: the FTS schemas (:func:`text_index_schema`) of those of
+    ``columns`` that have a built index."""
+    schemas = [text_index_schema(_schema(table), table.name, column) for column in columns]
     listed = exp.Select(
-        expressions=[exp.Literal.number(1)],
+        expressions=[exp.column(_quoted("schema_name"))],
         from_=exp.From(this=exp.Table(this=exp.Anonymous(this="duckdb_tables", expressions=[]))),
         where=exp.Where(
             this=exp.and_(
                 exp.EQ(
-                    this=exp.column(_quoted("schema_name")), expression=exp.Literal.string(schema)
+                    this=exp.column(_quoted("table_name")), expression=exp.Literal.string("stats")
                 ),
-                exp.EQ(
-                    this=exp.column(_quoted("table_name")), expression=exp.Literal.string("fields")
+                exp.In(
+                    this=exp.column(_quoted("schema_name")),
+                    expressions=[exp.Literal.string(schema) for schema in schemas],
                 ),
             )
         ),
     )
     return _render(listed)
-
-
-def fields_select(table: TableName) -> str:
-    """``SELECT "field" FROM "fts_<s>_<t>"."fields"``: the columns of the table's FTS index."""
-    tree = exp.Select(
-        expressions=[exp.column(_quoted("field"))],
-        from_=exp.From(this=exp.Table(this=_quoted("fields"), db=_quoted(fts_schema_of(table)))),
-    )
-    return _render(tree)
 
 
 def insert_from(table: TableName, source: str) -> str:

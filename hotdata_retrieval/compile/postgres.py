@@ -5,16 +5,26 @@ type and distance operators, and PostgreSQL's own full-text search.
 
 How each search is written, and why:
 
-- **Text**: ``ts_rank_cd(to_tsvector('english', <column>), <query>)`` over the rows that
-  match ``to_tsvector('english', <column>) @@ <query>``, served by the engine's GIN index on
-  that very expression. ``ts_rank_cd`` is PostgreSQL's cover-density ranking (PostgreSQL
-  documentation, §12.3.3), **not BM25**: no inverse document frequency, no length
-  saturation, so its scores and order differ from the BM25 of the other engines. The query
-  is ``to_tsquery('english', 'w1 | w2 | ...')``: the user text's words (runs of alphanumeric
-  characters, as the local engine's analyzer splits them) joined by ``|`` (OR), so no
-  character of the user's text is tsquery syntax and any word matches (``plainto_tsquery``
-  and ``websearch_to_tsquery`` would AND them: a word in no document would empty the result,
-  ``shared/reference/bug-cases.md`` B12).
+- **Text**: BM25 computed in SQL, over the rows that match ``to_tsvector('simple',
+  <column>__terms) @@ to_tsquery('simple', <query>)``, served by the engine's GIN index on
+  that very expression. ``<column>__terms`` (:func:`terms_column`) is a column the engine
+  writes beside each text column: the row's terms by the library's analysis
+  (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC, case folding, tantivy's
+  tokenizer, stop words and stemmer), which the ``simple`` configuration (lower-casing, no
+  stop words, no stemming; PostgreSQL documentation, §12.6.2) keeps term for term: the
+  ``english`` configuration's parser would index ``v1.1.6`` whole as a version while
+  splitting the query, and would neither NFKC-normalize nor fold full-width text. The query
+  is ``'t1 | t2 | ...'``: the user text's terms by the same analysis joined by ``|`` (OR),
+  so no character of the user's text is tsquery syntax and any term matches
+  (``plainto_tsquery`` and ``websearch_to_tsquery`` would AND them: a word in no document
+  would empty the result, ``shared/reference/bug-cases.md`` B12). Each matching row is
+  scored with tantivy's BM25 — ``Σ idf · (k1 + 1) · tf / (tf + k1 · (1 - b + b · dl /
+  avgdl))``, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1 1.2, b 0.75 — a query term
+  given twice counted twice, as the local engine's disjunction of term queries does: ``tf``
+  and ``dl`` from the row's terms, ``df``, ``N`` and ``avgdl`` from the column's statistics
+  table (:func:`text_statistics_table`), which the engine writes at load. PostgreSQL's own
+  ``ts_rank_cd`` is cover density, not BM25 (no inverse document frequency, no length
+  saturation: 0.44 overlap of fused pages with the local engine's, measured).
 - **Nearest neighbour**: pgvector's operators written ``OPERATOR(public.<=>)``, the one form a
   SQL parser cannot take for something else: sqlglot reads a bare ``a <=> b`` as MySQL's
   null-safe equality and writes it back as ``a IS NOT DISTINCT FROM b``, and cannot parse
@@ -54,6 +64,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
+from hotdata_retrieval.analysis import analyze_text
 from hotdata_retrieval.compile.compiler import (
     BranchRequest,
     CompiledBranch,
@@ -113,13 +124,23 @@ support): what the plan's ``l2`` reports."""
 ORDER_COLUMN = "_order"
 """The inner nearest query's ordering value (the operator's distance), for the outer cut."""
 
-TEXT_SEARCH_CONFIG = "english"
-"""The text search configuration of the index and the queries (stemming, stop words)."""
+TEXT_SEARCH_CONFIG = "simple"
+"""The text search configuration of the index and the queries: ``simple`` keeps the
+library's analysed terms as they are (module docstring)."""
+
+
+def terms_column(column: str) -> str:
+    """The column holding a text column's analysed terms, which the GIN index covers.
+
+    >>> terms_column("body")
+    'body__terms'
+    """
+    return f"{column}__terms"
 
 
 def fts_index_name(table: str, column: str) -> str:
-    """The GIN index on ``to_tsvector('english', <column>)`` that marks a text column as
-    searchable.
+    """The GIN index on ``to_tsvector('simple', <column>__terms)`` that marks a text column
+    as searchable.
 
     >>> fts_index_name("docs", "body")
     'docs__body__fts'
@@ -137,50 +158,96 @@ def hnsw_index_name(table: str, column: str) -> str:
 
 
 def tsquery_text(query_text: str) -> str:
-    """User text as ``to_tsquery`` input with no syntax in it: its words (runs of
-    alphanumeric characters) joined by `` | ``. Text with no word is the empty query, which
-    matches nothing.
+    """User text as ``to_tsquery`` input with no syntax in it: its terms by the library's
+    analysis (:func:`hotdata_retrieval.analysis.analyze_text`; only alphanumeric characters)
+    joined by `` | ``. Text with no term is the empty query, which matches nothing.
 
     >>> tsquery_text("ERR-DIM-384 it's (NEAR) & !x")
-    'ERR | DIM | 384 | it | s | NEAR | x'
+    'err | dim | 384 | near | x'
     """
-    words = "".join(character if character.isalnum() else " " for character in query_text)
-    return " | ".join(words.split())
+    return " | ".join(analyze_text(query_text))
 
 
 def _quoted(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=True)
 
 
+BM25_K1 = 1.2
+"""BM25's term-frequency saturation, tantivy's (``tantivy::query::bm25``, ``K1``)."""
+BM25_B = 0.75
+"""BM25's length normalisation, tantivy's (``tantivy::query::bm25``, ``B``)."""
+
+TEXT_INDEX_SCHEMA = "hdq_text"
+"""The schema holding each text column's term statistics (:func:`text_statistics_table`)."""
+
+
+def text_statistics_table(schema: str, table: str, column: str) -> str:
+    """The table (in :data:`TEXT_INDEX_SCHEMA`) of a text column's BM25 statistics: one row
+    per term (``term``, ``documents``: the rows holding it) and one row with the term ``''``
+    (never a term) holding the rows with text (``documents``) and their mean number of terms
+    (``average_length``).
+
+    >>> text_statistics_table("public", "docs", "body")
+    'public__docs__body'
+    """
+    return f"{schema}__{table}__{column}"
+
+
 _TEXT_SEARCH = sqlglot.parse_one(
-    "SELECT base.*, ts_rank_cd(to_tsvector(:config, :document), :query) AS score "
-    "FROM :table AS base WHERE to_tsvector(:config, :document) @@ :query",
+    """
+    SELECT base.*, (
+      SELECT CAST(SUM(
+        weights.idf * (:k1 + 1) * counts.frequency
+        / (counts.frequency + :k1 * (1 - :b + :b * counts.length / weights.average_length))
+      ) AS DOUBLE PRECISION)
+      FROM (
+        SELECT query_terms.term,
+          LN(1 + (corpus.documents - term.documents + 0.5) / (term.documents + 0.5)) AS idf,
+          corpus.average_length
+        FROM UNNEST(STRING_TO_ARRAY(:query, ' | ')) AS query_terms(term)
+        JOIN :statistics AS term ON term.term = query_terms.term
+        CROSS JOIN :statistics AS corpus
+        WHERE corpus.term = ''
+      ) AS weights
+      CROSS JOIN LATERAL (
+        SELECT CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY(:document, ' '), weights.term))
+            AS frequency,
+          CARDINALITY(STRING_TO_ARRAY(:document, ' ')) AS length
+      ) AS counts
+    ) AS score
+    FROM :table AS base
+    WHERE to_tsvector(:config, :document) @@ to_tsquery(:config, :query)
+    """,
     read="postgres",
 )
 """The text search subquery; its slots are filled with sqlglot nodes."""
 
 
-def _tsquery(query: exp.Expr) -> exp.Expr:
-    return exp.Anonymous(
-        this="to_tsquery", expressions=[exp.Literal.string(TEXT_SEARCH_CONFIG), query]
-    )
-
-
 def _text_search(node: TextSearch) -> exp.Expr:
-    """``(SELECT base.*, ts_rank_cd(to_tsvector('english', base.<c>), <q>) AS score FROM
-    <s>.<t> AS base WHERE to_tsvector('english', base.<c>) @@ <q>)``, ``<q>`` being
-    ``to_tsquery('english', <query>)``."""
-    document = exp.Column(this=_quoted(node.args["column"].name), table=_quoted("base"))
+    """``(SELECT base.*, <BM25 of the row's terms> AS score FROM <s>.<t> AS base WHERE
+    to_tsvector('simple', base.<c>__terms) @@ to_tsquery('simple', <query>))``: the GIN
+    index finds the rows holding a query term, and each is scored with tantivy's BM25 (module
+    docstring) from its terms and the column's statistics table."""
+    column_name = node.args["column"].name
+    document = exp.Column(this=_quoted(terms_column(column_name)), table=_quoted("base"))
+    table = store_table(node.this, "public")
+    statistics = exp.Table(
+        this=_quoted(text_statistics_table(table.db, table.name, column_name)),
+        db=_quoted(TEXT_INDEX_SCHEMA),
+    )
     filled = exp.replace_placeholders(
         _TEXT_SEARCH.copy(),
         config=exp.Literal.string(TEXT_SEARCH_CONFIG),
         document=document,
-        query=_tsquery(node.args["query"]),
-        table=store_table(node.this, "public"),
+        query=node.args["query"],
+        table=table,
+        statistics=statistics,
+        k1=exp.Literal.number(BM25_K1),
+        b=exp.Literal.number(BM25_B),
     )
-    for table in filled.find_all(exp.Table):
-        if table.alias == "base":
-            table.set("alias", exp.TableAlias(this=_quoted("base")))
+    for found in filled.find_all(exp.Table):
+        if found.alias == "base":
+            found.set("alias", exp.TableAlias(this=_quoted("base")))
     return exp.Subquery(this=filled, alias=exp.TableAlias(this=_quoted("matches")))
 
 

@@ -9,14 +9,17 @@ measured, ``shared/reference/local-engines.md`` §C), so the engine
 
 How each search is written, and why:
 
-- **Text**: a subquery over the FTS5 table of the column (:func:`fts_table_name`, an
-  external-content table over the base table's rowid), scored ``-bm25(<fts>)``: FTS5's
+- **Text**: a subquery over the FTS5 table of the column (:func:`fts_table_name`, a
+  contentless table keyed by the base table's rowid), scored ``-bm25(<fts>)``: FTS5's
   ``bm25()`` is *lower* is better (SQLite FTS5 documentation, §5.1.1), so the negation makes
-  ``score`` higher-is-better as on every other dialect (a match scores above 0). User text is
-  never FTS5 syntax: it is split into words as the local engine's analyzer splits it (runs
-  of alphanumeric characters), each word becomes one double-quoted FTS5 string and the words
-  are joined with ``OR`` (:func:`fts5_query`), so hyphens, apostrophes, quotes, parentheses
-  and words such as ``NEAR`` or ``AND`` are data. The subquery is not bounded by ``k``: the
+  ``score`` higher-is-better as on every other dialect (a match scores above 0). The index
+  holds each row's terms as the library's analysis makes them
+  (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC, case folding, tantivy's tokenizer,
+  stop words and stemmer), split back by FTS5's ``ascii`` tokenizer; the query is the user
+  text's terms by the same analysis, each one double-quoted FTS5 string, joined with ``OR``
+  (:func:`fts5_query`), so a version string, a dotted number, decomposed or full-width text
+  match as on the local engine, and hyphens, apostrophes, quotes, parentheses and words such
+  as ``NEAR`` or ``AND`` are data. The subquery is not bounded by ``k``: the
   branch's ``ORDER BY score DESC, key ASC LIMIT k`` cuts it, so rows tied at the cut are kept
   by key as on the local engine.
 - **Nearest neighbour**: ``vec_distance_cosine`` / ``vec_distance_l2`` of the column against
@@ -56,6 +59,7 @@ import attrs
 from sqlglot import exp
 from sqlglot.dialects.sqlite import SQLite
 
+from hotdata_retrieval.analysis import analyze_text
 from hotdata_retrieval.compile.compiler import (
     LiteralBinder,
     column,
@@ -104,24 +108,19 @@ def fts_table_name(table: str, column: str) -> str:
 
 
 def fts5_query(query_text: str) -> str:
-    """User text as an FTS5 query in which nothing is syntax: its words, each a double-quoted
-    FTS5 string, joined with ``OR`` (any word matches; BM25 ranks rows matching more of them
-    higher).
-
-    The words are what the local engine's analyzer splits the text into: runs of
-    alphanumeric characters (tantivy's ``simple`` tokenizer splits on every character that
-    is not alphanumeric, :mod:`hotdata_retrieval.engines.local.bm25`), so a query means the
-    same on both engines: ``ERR-DIM-384`` is ``err OR dim OR 384`` there and here. FTS5 then
-    tokenizes each string with the table's own tokenizer (FTS5 documentation, §3.1). Text
-    with no word at all is the empty string ``""``, which matches no row.
+    """User text as an FTS5 query in which nothing is syntax: its terms by the library's
+    analysis (:func:`hotdata_retrieval.analysis.analyze_text`, the local engine's), each a
+    double-quoted FTS5 string, joined with ``OR`` (any term matches; BM25 ranks rows matching
+    more of them higher). A term holds only alphanumeric characters, so no quote needs
+    escaping; text with no term at all (punctuation, stop words) is the empty string ``""``,
+    which matches no row.
 
     >>> fts5_query("ERR-DIM-384 it's NEAR(a b)")
-    '"ERR" OR "DIM" OR "384" OR "it" OR "s" OR "NEAR" OR "a" OR "b"'
-    >>> fts5_query("* - ^")
+    '"err" OR "dim" OR "384" OR "near" OR "b"'
+    >>> fts5_query("* - ^ the")
     '""'
     """
-    words = "".join(character if character.isalnum() else " " for character in query_text)
-    return " OR ".join(f'"{word}"' for word in words.split()) or '""'
+    return " OR ".join(f'"{term}"' for term in analyze_text(query_text)) or '""'
 
 
 def sqlite_schema(table: TableName) -> str:
@@ -509,10 +508,11 @@ def sqlite_profile(version: tuple[int, ...]) -> DialectProfile:
 
 # -- the engine's other statements -------------------------------------------------------------
 
-FTS5_TOKENIZER = "porter unicode61 remove_diacritics 2"
-"""The FTS5 tokenizer the engine indexes with: Unicode 6.1 word characters, case and
-diacritics folded, Porter-stemmed (FTS5 documentation, §4.3), the nearest FTS5 has to the
-local engine's lower-cased, stemmed analyzer (FTS5 has no stop words)."""
+FTS5_TOKENIZER = "ascii"
+"""The FTS5 tokenizer of the engine's indexes: ``ascii`` splits on ASCII characters that
+are not letters or digits and keeps every other character in a token (FTS5 documentation,
+§4.3.2), so it splits a row's :func:`~hotdata_retrieval.analysis.indexed_text` back into
+exactly the library's terms and changes none of them (no stemming, no folding)."""
 
 
 def _quoted_table(schema: str, name: str) -> exp.Table:
@@ -527,13 +527,12 @@ def _render(tree: exp.Expr) -> str:
 
 
 def create_fts_index(table: TableName, column_name: str) -> str:
-    """``CREATE VIRTUAL TABLE <schema>.<fts> USING fts5("<column>", content = '<table>',
-    content_rowid = 'rowid', tokenize = '...')``: an external-content FTS5 table over the
-    base table's rows (FTS5 documentation, §4.4.3), filled by :func:`rebuild_fts_index`."""
+    """``CREATE VIRTUAL TABLE <schema>.<fts> USING fts5("<column>", content = '', tokenize =
+    'ascii')``: a contentless FTS5 table (FTS5 documentation, §4.4.2) whose rows are the base
+    table's rowids and their analysed terms, written by :func:`insert_fts_rows`."""
     options = [
         exp.Identifier(this=column_name, quoted=True),
-        exp.EQ(this=exp.var("content"), expression=exp.Literal.string(table.name)),
-        exp.EQ(this=exp.var("content_rowid"), expression=exp.Literal.string("rowid")),
+        exp.EQ(this=exp.var("content"), expression=exp.Literal.string("")),
         exp.EQ(this=exp.var("tokenize"), expression=exp.Literal.string(FTS5_TOKENIZER)),
     ]
     tree = exp.Create(
@@ -549,16 +548,32 @@ def create_fts_index(table: TableName, column_name: str) -> str:
     return _render(tree)
 
 
-def rebuild_fts_index(table: TableName, column_name: str) -> str:
-    """``INSERT INTO <fts>(<fts>) VALUES ('rebuild')``: index every row of the content table
-    (FTS5 documentation, §6.7, the 'rebuild' command)."""
-    fts = fts_table_name(table.name, column_name)
+def text_rows_select(table: TableName, column_name: str) -> str:
+    """``SELECT rowid, "<column>" FROM <schema>.<table> WHERE "<column>" IS NOT NULL``: the
+    rows a full-text index of the column holds."""
+    text = exp.Column(this=exp.Identifier(this=column_name, quoted=True))
+    tree = exp.Select(
+        expressions=[exp.Column(this=exp.Identifier(this="rowid")), text],
+        from_=exp.From(this=_quoted_table(sqlite_schema(table), table.name)),
+        where=exp.Where(this=exp.Not(this=exp.Is(this=text.copy(), expression=exp.Null()))),
+    )
+    return _render(tree)
+
+
+def insert_fts_rows(table: TableName, column_name: str) -> str:
+    """``INSERT INTO <schema>.<fts>(rowid, "<column>") VALUES (?, ?)``: one row of a
+    contentless FTS5 table, its rowid the base row's and its text the row's analysed terms."""
     tree = exp.Insert(
         this=exp.Schema(
-            this=_quoted_table(sqlite_schema(table), fts),
-            expressions=[exp.Identifier(this=fts, quoted=True)],
+            this=_quoted_table(sqlite_schema(table), fts_table_name(table.name, column_name)),
+            expressions=[
+                exp.Identifier(this="rowid"),
+                exp.Identifier(this=column_name, quoted=True),
+            ],
         ),
-        expression=exp.Values(expressions=[exp.Tuple(expressions=[exp.Literal.string("rebuild")])]),
+        expression=exp.Values(
+            expressions=[exp.Tuple(expressions=[exp.Placeholder(), exp.Placeholder()])]
+        ),
     )
     return _render(tree)
 

@@ -62,21 +62,32 @@ def readable_table(profile: DialectProfile, table: TableName, schema: str) -> st
     return readable_sql(profile, node)
 
 
-def columns_query(profile: DialectProfile, table: TableName, schema: str) -> str:
+def columns_query(
+    profile: DialectProfile, table: TableName, schema: str, hidden: Sequence[str] = ()
+) -> str:
     """``SELECT column_name, data_type FROM information_schema.columns WHERE table_schema =
-    '<schema>' AND table_name = '<table>'``: the query that lists a table's columns, as the
-    SQL standard's information schema has them."""
+    '<schema>' AND table_name = '<table>' [AND column_name NOT IN (<hidden>)]``: the query
+    that lists a table's columns, as the SQL standard's information schema has them, less
+    the ``hidden`` ones (columns the engine writes for its own indexes)."""
+    conditions: list[exp.Expr] = [
+        exp.EQ(this=exp.column("table_schema"), expression=exp.Literal.string(schema)),
+        exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table.name)),
+    ]
+    if hidden:
+        conditions.append(
+            exp.Not(
+                this=exp.In(
+                    this=exp.column("column_name"),
+                    expressions=[exp.Literal.string(name) for name in hidden],
+                )
+            )
+        )
     tree = (
         exp.select("column_name", "data_type")
         .from_(
             exp.Table(this=exp.to_identifier("columns"), db=exp.to_identifier("information_schema"))
         )
-        .where(
-            exp.and_(
-                exp.EQ(this=exp.column("table_schema"), expression=exp.Literal.string(schema)),
-                exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table.name)),
-            )
-        )
+        .where(exp.and_(*conditions))
     )
     return readable_sql(profile, tree)
 

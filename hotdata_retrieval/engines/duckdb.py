@@ -9,10 +9,13 @@ loads it by path (``shared/reference/local-engines.md`` §B). A DuckDB of anothe
 the wheel's is an :class:`~hotdata_retrieval.engines.errors.EngineError` naming both.
 
 ``load_table`` writes the rows (vectors as ``FLOAT[n]``, the array functions' type) and the
-catalog rows in one transaction, then one FTS index over the text columns (``PRAGMA
-create_fts_index``, keyed by ``rowid``): rows inserted in an open transaction have temporary
-rowids, which the index would keep. ``sql(text)`` runs inside a transaction that is always
-rolled back, so it cannot change the database.
+catalog rows in one transaction, then per text column a table of each row's rowid and its
+terms by the library's analysis (in the ``hdq_text`` schema,
+:func:`~hotdata_retrieval.compile.duckdb.text_index_table`) and an FTS index over it
+(``PRAGMA create_fts_index``, keyed by the base rowid, DuckDB's own analyser off): rows
+inserted in an open transaction have temporary rowids, which the index would keep.
+``sql(text)`` runs inside a transaction that is always rolled back, so it cannot change the
+database.
 
 Agent SQL (``stream_sql``) runs on a connection of its own to the same database, closed off
 as :class:`_DuckdbClosedSession` describes.
@@ -27,18 +30,22 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hotdata_retrieval.analysis import indexed_text
 from hotdata_retrieval.compile.duckdb import (
     DUCKDB,
     create_fts_index,
-    fields_select,
-    fts_index_select,
-    fts_schema_name,
+    create_text_index_table,
+    drop_text_index,
     insert_from,
+    insert_text_rows,
     load_extension,
     schema_tables_select,
     set_option,
     set_threads,
     table_columns_select,
+    text_index_schema,
+    text_indexes_select,
+    text_rows_select,
 )
 from hotdata_retrieval.compile.statements import (
     CATALOG_TABLE,
@@ -182,10 +189,21 @@ class DuckdbEngine(SqlStoreEngine):
         return _DuckdbClosedSession(
             self._connection.cursor(),
             tables=lambda: frozenset(table.name for table in self.searchable_tables()),
+            index_schemas=self._index_schemas,
             database=database,
         )
 
     _closed_off = False
+
+    def _index_schemas(self) -> frozenset[str]:
+        """The FTS schemas of the searchable tables' text columns (agent SQL reads them
+        through ``match_bm25``)."""
+        schemas = set()
+        for table in self.searchable_tables():
+            described = self._describe(table)
+            for column in described.text_indexes if described is not None else ():
+                schemas.add(text_index_schema("main", table.name, column))
+        return frozenset(schemas)
 
     # -- the driver ------------------------------------------------------------------------
 
@@ -225,10 +243,11 @@ class DuckdbEngine(SqlStoreEngine):
         columns = tuple(row[0].lower() for row in listed)
         if not columns:
             return None
-        text_indexes: tuple[str, ...] = ()
-        if self._query(fts_index_select(table))[1]:
-            indexed = {row[0].lower() for row in self._query(fields_select(table))[1]}
-            text_indexes = tuple(column for column in columns if column in indexed)
+        schema = "main" if table.schema == "public" else table.schema
+        built = {row[0] for row in self._query(text_indexes_select(table, columns))[1]}
+        text_indexes = tuple(
+            column for column in columns if text_index_schema(schema, table.name, column) in built
+        )
         catalog = table_columns_select(TableName.parse(CATALOG_TABLE))
         key: str | None = None
         vectors: tuple[StoreColumn, ...] = ()
@@ -273,8 +292,12 @@ class DuckdbEngine(SqlStoreEngine):
             for field in data.schema
         ]
         target = table_node(table, "main" if table.schema == "public" else table.schema)
+        previous = self._describe(table)
         self._execute("BEGIN TRANSACTION")
         try:
+            for column in previous.text_indexes if previous is not None else ():
+                for statement in drop_text_index(table, column):
+                    self._execute(statement)
             self._execute(drop_table(self.profile, target.copy()))
             self._execute(create_table(self.profile, target.copy(), columns))
             self._connection.register(_LOADING, data)
@@ -291,10 +314,31 @@ class DuckdbEngine(SqlStoreEngine):
         except BaseException:
             self._execute("ROLLBACK")
             raise
-        if text_columns:
-            # After the commit: rows inserted in an open transaction carry temporary rowids,
-            # and the index would key them by those (observed with DuckDB 1.5.5).
-            self._execute(create_fts_index(table, text_columns))
+        # After the commit: rows inserted in an open transaction carry temporary rowids,
+        # and the index would key them by those (observed with DuckDB 1.5.5).
+        for column in text_columns:
+            self._index_text(table, column)
+
+    def _index_text(self, table: TableName, column: str) -> None:
+        """Build the column's BM25 index: its terms table (each non-NULL row's rowid and
+        :func:`~hotdata_retrieval.analysis.indexed_text`) and the FTS index over it."""
+        import pyarrow as pa
+
+        rows = self._query(text_rows_select(table, column))[1]
+        terms = pa.table(
+            {
+                "base_rowid": pa.array([row[0] for row in rows], pa.int64()),
+                column: pa.array([indexed_text(row[1]) for row in rows], pa.string()),
+            }
+        )
+        for statement in create_text_index_table(table, column):
+            self._execute(statement)
+        self._connection.register(_LOADING, terms)
+        try:
+            self._execute(insert_text_rows(table, column, _LOADING))
+        finally:
+            self._connection.unregister(_LOADING)
+        self._execute(create_fts_index(table, column))
 
 
 def _check_full_text_names(table: TableName, text_columns: Sequence[str]) -> None:
@@ -406,9 +450,17 @@ class _DuckdbClosedSession(ClosedSession):
     index tables, or a table function of ``information_schema``. The time limit interrupts
     the statement (``DuckDBPyConnection.interrupt``)."""
 
-    def __init__(self, cursor: Any, *, tables: Callable[[], frozenset[str]], database: str) -> None:
+    def __init__(
+        self,
+        cursor: Any,
+        *,
+        tables: Callable[[], frozenset[str]],
+        index_schemas: Callable[[], frozenset[str]],
+        database: str,
+    ) -> None:
         self._cursor = cursor
         self._tables = tables
+        self._index_schemas = index_schemas
         self._database = database.lower()
 
     def _serialized(self, function: str, query: str, text: str) -> Any:
@@ -492,7 +544,7 @@ class _DuckdbClosedSession(ClosedSession):
         if name == "seq_scan" and catalog == self._database:
             if schema == "main" and table in tables:
                 return
-            if any(schema == fts_schema_name("main", searchable) for searchable in tables):
+            if schema in self._index_schemas():
                 return  # a full-text index's own tables, read by match_bm25
         shown = ".".join(part for part in (schema, table) if part) or f"{name}()"
         listed = f" (the tables it may read: {', '.join(sorted(tables))})" if tables else ""

@@ -6,10 +6,16 @@ through LanceDB's own searches and fuses on the client with the library's refere
 (:func:`hotdata_retrieval.fusion.reference_fusion`) — the semantics every SQL engine's
 compiled statement reproduces:
 
-- a **text** branch is LanceDB's native full-text search of the column (``query_type="fts"``;
-  BM25, its tokenizer splitting on non-alphanumeric characters, lower-casing, removing English
-  stop words and stemming, as the local engine's analyzer does), its ``_score``
-  higher-is-better; the query text is passed as a match query, never parsed as syntax;
+- a **text** branch is LanceDB's native full-text search (``query_type="fts"``, BM25, its
+  ``_score`` higher-is-better) of the column's terms column ``<column>__terms``, which
+  ``load_table`` writes beside it: each row's terms by the library's analysis
+  (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC, case folding, tantivy's tokenizer,
+  stop words and stemmer), indexed with LanceDB's own analysis off (whitespace tokenizer, no
+  lower-casing, stemming, stop words, ASCII folding or token length limit): with LanceDB's
+  default analysis (lancedb 0.40), ``istanbul`` does not find ``İstanbul`` and tokens longer
+  than 40 characters are dropped (``FTS(max_token_length=40)``). The query is the text's
+  terms by the same analysis, passed as a ``MatchQuery`` and so never parsed as syntax
+  (typed quotes would otherwise make a phrase query);
 - a **nearest** branch is an exact scan (``bypass_vector_index``) by the plan's metric:
   ``cosine``, ``l2`` (LanceDB's ``l2`` is the squared Euclidean distance, as the Hotdata
   engine's) or ``dot``, whose LanceDB distance ``1 - a·b`` is reported as ``-(a·b)``, the
@@ -32,12 +38,14 @@ raises: LanceDB runs no SQL.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from hotdata_retrieval.analysis import indexed_text
 from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
@@ -65,7 +73,6 @@ from hotdata_retrieval.plan.search import (
     BranchRanking,
     DistanceMetric,
     NearestNeighborSearch,
-    QuerySyntax,
     SearchPlan,
     debug_columns,
 )
@@ -78,6 +85,9 @@ _KEY_METADATA = b"hdq.key_column"
 _METRIC_METADATA = b"hdq.vector_metric"
 _MODEL_METADATA = b"hdq.vector_model"
 _NAME = "lancedb"
+_TERMS_SUFFIX = "__terms"
+"""A text column ``c`` is indexed through the column ``c__terms``: its rows' terms by the
+library's analysis (module docstring)."""
 
 
 def lancedb_filter(predicate: Predicate, integer_columns: frozenset[str] = frozenset()) -> str:
@@ -124,6 +134,10 @@ class LancedbEngine(RoutesByIndexes):
     default_schema: ClassVar[str] = "public"
 
     def __init__(self, path: str | Path, *, embedder: Any = None) -> None:
+        # LanceDB's Rust log reads LANCEDB_LOG when the module is first imported; at its
+        # default it writes a WARN line to standard error on every new table ("No existing
+        # dataset ..., it will be created"). Errors only, unless the user chose a level.
+        os.environ.setdefault("LANCEDB_LOG", "error")
         require_extra("lancedb", needed_by="the LanceDB engine")
         import lancedb
 
@@ -183,10 +197,11 @@ class LancedbEngine(RoutesByIndexes):
         metadata = schema.metadata or {}
         metric = metadata.get(_METRIC_METADATA, b"cosine").decode()
         text = tuple(
-            column
+            column.removesuffix(_TERMS_SUFFIX)
             for index in opened.list_indices()
             if str(index.index_type).upper() == "FTS"
             for column in index.columns
+            if column.endswith(_TERMS_SUFFIX)
         )
         return TableIndexes(
             table=self.table_name(table),
@@ -261,6 +276,22 @@ class LancedbEngine(RoutesByIndexes):
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
                 raise EngineError(f"text column '{column}' is not a text column of the table")
+            terms = column + _TERMS_SUFFIX
+            if terms in columns:
+                raise EngineError(
+                    f"column '{terms}' holds the analysed terms of text column '{column}' on "
+                    "LanceDB; rename it"
+                )
+            data = data.append_column(
+                terms,
+                pa.array(
+                    [
+                        None if text is None else indexed_text(text)
+                        for text in data.column(column).to_pylist()
+                    ],
+                    pa.string(),
+                ),
+            )
         if texts or vector_columns_of(data):
             check_reserved_columns(columns)
         metric = DistanceMetric.parse(vector_metric).value
@@ -282,8 +313,17 @@ class LancedbEngine(RoutesByIndexes):
             from lancedb.index import FTS
 
             opened = self._database.create_table(table.name, data, mode="overwrite")
+            # LanceDB's own analysis off: the terms column holds the library's terms
+            analysis = FTS(
+                base_tokenizer="whitespace",
+                lower_case=False,
+                stem=False,
+                remove_stop_words=False,
+                ascii_folding=False,
+                max_token_length=None,
+            )
             for column in texts:
-                opened.create_index(column, config=FTS(), replace=True)
+                opened.create_index(column + _TERMS_SUFFIX, config=analysis, replace=True)
         except Exception as error:
             raise EngineError(f"lancedb: {error}") from None
         return self.indexes(table)
@@ -328,11 +368,11 @@ class LancedbEngine(RoutesByIndexes):
             where = lancedb_filter(with_typed_values(plan.filter, kinds), integers)
         key = plan.key_column
         if isinstance(branch, Bm25Search):
-            text = branch.query_text
-            if branch.query_syntax is QuerySyntax.TERMS:
-                text = " ".join(branch.words)  # LanceDB's full-text search reads the words
+            # the library's terms, as a match query on the terms column: no character of the
+            # user's text is query syntax (typed quotes would otherwise make a phrase query)
+            text = indexed_text(branch.query_text)
             query: dict[str, Any] = {"fts": text, "fts_columns": branch.column}
-            if not branch.words:  # an empty branch: nothing to ask LanceDB
+            if not text:  # an empty branch: nothing to ask LanceDB
                 return _Ranked(keys=[], raw=[], rows={}, query=query)
             raw_name, sign, shift = "_score", -1.0, 0.0
         else:
@@ -349,8 +389,21 @@ class LancedbEngine(RoutesByIndexes):
             query["where"] = where
 
         def fetch(count: int) -> list[dict[str, Any]]:
+            from lancedb.query import FullTextOperator, MatchQuery
+
             if isinstance(branch, Bm25Search):
-                search = opened.search(text, query_type="fts", fts_columns=branch.column)
+                # any term matches (OR), each exactly: no fuzziness, prefix or boost
+                match = MatchQuery(
+                    text,
+                    branch.column + _TERMS_SUFFIX,
+                    boost=1.0,
+                    fuzziness=0,
+                    max_expansions=50,
+                    operator=FullTextOperator.OR,
+                    prefix_length=0,
+                    document_granularity=None,
+                )
+                search = opened.search(match, query_type="fts")
             else:
                 search = (
                     opened.search(list(branch.query_vector), vector_column_name=branch.column)

@@ -7,8 +7,10 @@ server for tests and demos from the PostgreSQL 16 + pgvector 0.6.2 binaries of t
 ``pgserver`` wheel (its own launcher is not used: run as root it adds an operating-system user),
 on 127.0.0.1 and a free port, in a temporary directory, and stops and removes it on exit.
 
-``load_table`` writes the rows with ``COPY`` (vectors as ``vector(n)``), a GIN index on
-``to_tsvector('english', <column>)`` per text column, an optional HNSW index per vector column
+``load_table`` writes the rows with ``COPY`` (vectors as ``vector(n)``), per text column a
+``<column>__terms`` column of its analysed terms (:mod:`hotdata_retrieval.analysis`; not
+listed among the table's columns) and a GIN index on ``to_tsvector('simple',
+<column>__terms)``, an optional HNSW index per vector column
 (``vector_index="hnsw"``, the operator class of ``vector_metric``) and the catalog rows, in
 one transaction. ``sql(text)`` runs in a read-only transaction.
 
@@ -35,17 +37,20 @@ import socket
 import stat
 import subprocess
 import tempfile
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlglot
 from sqlglot import exp
 
+from hotdata_retrieval.analysis import analyze_text
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.postgres import (
     OPERATOR_CLASSES,
     POSTGRES,
+    TEXT_INDEX_SCHEMA,
     TEXT_SEARCH_CONFIG,
     alter_role,
     alter_role_setting,
@@ -54,6 +59,8 @@ from hotdata_retrieval.compile.postgres import (
     grant,
     hnsw_index_name,
     set_local,
+    terms_column,
+    text_statistics_table,
 )
 from hotdata_retrieval.compile.statements import (
     CATALOG_TABLE,
@@ -61,6 +68,7 @@ from hotdata_retrieval.compile.statements import (
     catalog_delete,
     catalog_insert,
     catalog_select,
+    columns_query,
     create_table,
     drop_table,
     render,
@@ -201,6 +209,34 @@ zone compared with a ``timestamptz`` column in the session's ``TimeZone`` (Postg
 documentation, "Date/Time Types", 8.5.1.3: conversions "assume that the timestamp without
 time zone value should be taken or given as timezone local time"); in UTC, the instant is
 the one the filter names whatever the server's default zone."""
+
+
+def term_statistics(documents: Iterable[Sequence[str]]) -> list[tuple[str, int, float | None]]:
+    """A text column's BM25 statistics from each row's analysed terms: ``(term, rows holding
+    it, None)`` per term, then ``('', rows, mean terms per row)`` for the corpus (the mean 0
+    for no row), as :func:`~hotdata_retrieval.compile.postgres.text_statistics_table` holds
+    them.
+
+    >>> term_statistics([("disk", "full", "disk"), ("disk",), ()])
+    [('disk', 2, None), ('full', 1, None), ('', 3, 1.3333333333333333)]
+    """
+    frequencies: Counter[str] = Counter()
+    rows = total = 0
+    for terms in documents:
+        rows += 1
+        total += len(terms)
+        frequencies.update(set(terms))
+    ordered = sorted(frequencies.items(), key=lambda item: (-item[1], item[0]))
+    return [(term, count, None) for term, count in ordered] + [
+        ("", rows, total / rows if rows else 0.0)
+    ]
+
+
+def _statistics_table(table: TableName, column: str) -> exp.Table:
+    return exp.Table(
+        this=_quoted(text_statistics_table(table.schema, table.name, column)),
+        db=_quoted(TEXT_INDEX_SCHEMA),
+    )
 
 
 class PostgresEngine(SqlStoreEngine):
@@ -449,11 +485,21 @@ class PostgresEngine(SqlStoreEngine):
                 .order_by(exp.column(_quoted("ordinal_position"))),
             )
         )[1]
-        columns = tuple(row[0] for row in listed)
-        if not columns:
+        if not listed:
             return None
         indexes = {row[0] for row in self._query(_indexes_select(table.schema, table.name))[1]}
-        text_indexes = tuple(c for c in columns if fts_index_name(table.name, c) in indexes)
+        names = {row[0] for row in listed}
+        # an index over the column's analysed terms (a table loaded before the library
+        # analysed text has an index over the text itself, which the queries cannot match)
+        text_indexes = tuple(
+            row[0]
+            for row in listed
+            if fts_index_name(table.name, row[0]) in indexes and terms_column(row[0]) in names
+        )
+        # a text column's terms (what its index covers) are the engine's, not the user's
+        hidden = {terms_column(column) for column in text_indexes}
+        listed = [row for row in listed if row[0] not in hidden]
+        columns = tuple(row[0] for row in listed)
         key: str | None = None
         vectors: tuple[StoreColumn, ...] = ()
         if self._query(_indexes_select(table.schema, CATALOG_TABLE, tables=True))[1]:
@@ -468,6 +514,69 @@ class PostgresEngine(SqlStoreEngine):
             text_indexes=text_indexes,
             vectors=vectors,
         )
+
+    def _write_statistics(
+        self, statistics: exp.Table, rows: list[tuple[str, int, float | None]]
+    ) -> None:
+        """Create a text column's statistics table (:func:`term_statistics` rows) in
+        :data:`TEXT_INDEX_SCHEMA` and fill it with ``COPY``."""
+        self._execute(
+            render(
+                POSTGRES,
+                exp.Create(
+                    kind="SCHEMA", exists=True, this=exp.Table(this=_quoted(TEXT_INDEX_SCHEMA))
+                ),
+            )
+        )
+        self._execute(
+            render(
+                POSTGRES,
+                exp.Create(
+                    kind="TABLE",
+                    this=exp.Schema(
+                        this=statistics.copy(),
+                        expressions=[
+                            exp.ColumnDef(
+                                this=_quoted(name),
+                                kind=exp.DataType.build(kind, dialect="postgres"),
+                                constraints=[
+                                    exp.ColumnConstraint(kind=exp.PrimaryKeyColumnConstraint())
+                                ]
+                                if name == "term"
+                                else [],
+                            )
+                            for name, kind in (
+                                ("term", "TEXT"),
+                                ("documents", "BIGINT"),
+                                ("average_length", "DOUBLE PRECISION"),
+                            )
+                        ],
+                    ),
+                ),
+            )
+        )
+        copy = render(
+            POSTGRES,
+            exp.Copy(
+                this=exp.Schema(
+                    this=statistics.copy(),
+                    expressions=[_quoted(n) for n in ("term", "documents", "average_length")],
+                ),
+                kind=True,
+                files=[exp.var("STDIN")],
+            ),
+        )
+        with self._connection.cursor().copy(copy) as writer:
+            for row in rows:
+                writer.write_row(row)
+
+    def columns_sql(self, table: str | TableName) -> str:
+        """A query that lists ``table``'s columns and types, less the ``<column>__terms``
+        columns its text indexes cover."""
+        name = self.table_name(table)
+        described = self._describe(name)
+        hidden = [terms_column(c) for c in described.text_indexes] if described else []
+        return columns_query(self.profile, name, name.schema, hidden)
 
     def load_table(
         self,
@@ -515,7 +624,25 @@ class PostgresEngine(SqlStoreEngine):
         vectors: Sequence[StoreColumn],
     ) -> None:
         import psycopg
+        import pyarrow as pa
 
+        statistics: dict[str, list[tuple[str, int, float | None]]] = {}
+        for column_name in text_columns:
+            terms = terms_column(column_name)
+            if terms in data.column_names:
+                raise EngineError(
+                    f"column '{terms}' holds the analysed terms of text column "
+                    f"'{column_name}' on PostgreSQL; rename it"
+                )
+            analysed = [
+                None if text is None else analyze_text(text)
+                for text in data.column(column_name).to_pylist()
+            ]
+            data = data.append_column(
+                terms,
+                pa.array([None if t is None else " ".join(t) for t in analysed], pa.string()),
+            )
+            statistics[column_name] = term_statistics(t for t in analysed if t is not None)
         dimensions = {vector.name: vector.dimensions for vector in vectors}
         for column_name, size in dimensions.items():
             if size == 0:
@@ -533,6 +660,8 @@ class PostgresEngine(SqlStoreEngine):
             for field in data.schema
         ]
         target = table_node(table, table.schema)
+        previous = self._describe(table)
+        previous_texts = previous.text_indexes if previous is not None else ()
 
         def vector_text(value: Any) -> str:
             return "[" + ",".join(repr(float(x)) for x in value) + "]"
@@ -563,10 +692,14 @@ class PostgresEngine(SqlStoreEngine):
                                 name=_quoted(fts_index_name(table.name, column_name)),
                                 table=target.copy(),
                                 config=exp.Literal.string(TEXT_SEARCH_CONFIG),
-                                column=exp.column(_quoted(column_name)),
+                                column=exp.column(_quoted(terms_column(column_name))),
                             ),
                         )
                     )
+                for column_name in {*previous_texts, *text_columns}:
+                    self._execute(drop_table(self.profile, _statistics_table(table, column_name)))
+                for column_name, rows in statistics.items():
+                    self._write_statistics(_statistics_table(table, column_name), rows)
                 if self._vector_index == "hnsw":
                     for vector in vectors:
                         operator_class = OPERATOR_CLASSES[DistanceMetric.parse(vector.metric)]

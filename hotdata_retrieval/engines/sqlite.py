@@ -7,11 +7,13 @@ engine connects through ``sqlean.py``, a drop-in ``sqlite3`` that bundles SQLite
 extension loading, and loads sqlite-vec into each connection. The dialect profile follows the
 library's SQLite version (:func:`~hotdata_retrieval.compile.sqlite.sqlite_profile`).
 
-The database is a file (or ``:memory:``). ``load_table`` writes a table, an external-content
-FTS5 table per text column (:func:`~hotdata_retrieval.compile.sqlite.fts_table_name`) and the
-catalog rows (key, vector columns) in one transaction; vectors are stored as float32 BLOBs
-(``vector_storage="blob"``, sqlite-vec's own format) or as JSON text (``"json"``). A table the
-library did not write can be searched too: full-text indexes are found by name, a vector
+The database is a file (or ``:memory:``). ``load_table`` writes a table, a contentless FTS5
+table per text column holding each row's terms by the library's analysis
+(:func:`~hotdata_retrieval.compile.sqlite.fts_table_name`, :mod:`hotdata_retrieval.analysis`)
+and the catalog rows (key, vector columns) in one transaction; vectors are stored as float32
+BLOBs (``vector_storage="blob"``, sqlite-vec's own format) or as JSON text (``"json"``). A table the
+library did not write can be searched too: full-text indexes are found by name (and must hold
+analysed terms, as the engine writes them, for its queries to match), a vector
 column may hold BLOBs or JSON text, and rows whose vectors are unusable are left out and
 counted in ``SearchResult.vector_scans``.
 """
@@ -31,14 +33,16 @@ from urllib.parse import quote
 import attrs
 from sqlglot import exp
 
+from hotdata_retrieval.analysis import indexed_text
 from hotdata_retrieval.compile.sqlite import (
     create_fts_index,
     fts_table_name,
-    rebuild_fts_index,
+    insert_fts_rows,
     schema_tables_select,
     sqlite_profile,
     sqlite_schema,
     table_columns_select,
+    text_rows_select,
     vector_scan_sql,
 )
 from hotdata_retrieval.compile.statements import (
@@ -318,7 +322,7 @@ class SqliteEngine(SqlStoreEngine):
                 raise EngineError(f"sqlite: {error}", sql=statement) from None
             for column in text_columns:
                 self._execute(create_fts_index(table, column))
-                self._execute(rebuild_fts_index(table, column))
+                self._index_text(table, column)
             self._execute(catalog_create(self.profile, schema))
             self._execute(catalog_delete(self.profile, schema, table.name))
             vectors = [attrs.evolve(v, storage=storage[v.name]) for v in vectors]
@@ -329,6 +333,18 @@ class SqliteEngine(SqlStoreEngine):
         except BaseException:
             self._execute("ROLLBACK")
             raise
+
+    def _index_text(self, table: TableName, column: str) -> None:
+        """Fill the column's contentless FTS5 table: each non-NULL row's rowid and its terms
+        by the library's analysis (:func:`~hotdata_retrieval.analysis.indexed_text`)."""
+        rows = self._query(text_rows_select(table, column))[1]
+        statement = insert_fts_rows(table, column)
+        try:
+            self._connection.executemany(
+                statement, ((rowid, indexed_text(text)) for rowid, text in rows)
+            )
+        except Exception as error:
+            raise EngineError(f"sqlite: {error}", sql=statement) from None
 
     # -- what SQLite reports beside the hits -----------------------------------------------
 

@@ -1,18 +1,11 @@
 """BM25 over one text column of one table, backed by tantivy.
 
-The index stores each row's position (its rowid) and the column's text, analysed in two
-steps: Unicode normalization — NFKC, then case folding (Python's ``unicodedata`` and
-``str.casefold``), so a decomposed ``é`` (NFD), a full-width ``fox`` (U+FF46...) or a
-ligature ``fi`` (U+FB01) is the same text as its composed, half-width or plain form; then
-every combining mark left over that the tokenizer would end a word at is dropped, so a word
-keeps its letters together (case folding writes ``İ`` as ``i`` + U+0307 COMBINING DOT ABOVE,
-which no precomposed form absorbs: ``İstanbul`` would otherwise be the two words ``i`` and
-``stanbul`` and miss ``istanbul``) — then
-tantivy's own analyzer: the ``simple`` tokenizer (split on non-alphanumeric characters),
-lower-casing, English stop words and the English (Snowball) stemmer. Query text goes through
-the same two steps and becomes a disjunction of term queries, so user text is never parsed as
-tantivy query syntax (``crash: "x`` is just words). tantivy scores with BM25 (k1 = 1.2,
-b = 0.75).
+The index stores each row's position (its rowid) and the column's text, analysed by the
+library's one analysis (:mod:`hotdata_retrieval.analysis`: NFKC and case folding, then
+tantivy's ``simple`` tokenizer, lower-casing, English stop words and the English stemmer).
+Query text goes through the same analysis and becomes a disjunction of term queries, so user
+text is never parsed as tantivy query syntax (``crash: "x`` is just words). tantivy scores
+with BM25 (k1 = 1.2, b = 0.75).
 
 The Hotdata engine's own analyzer is not public (engine contract §0); this one is documented
 here so that local scores are reproducible.
@@ -20,13 +13,10 @@ here so that local scores are reproducible.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import shutil
-import sys
 import tempfile
-import unicodedata
 import weakref
 from collections.abc import Iterable
 from pathlib import Path
@@ -34,50 +24,12 @@ from pathlib import Path
 import numpy as np
 import tantivy
 
+from hotdata_retrieval.analysis import normalize_text, text_analyzer
+
 ANALYZER_NAME = "hdq_english"
 _ROWID = "rowid"
 _TEXT = "text"
 _WRITER_HEAP_BYTES = 128 * 1024 * 1024
-
-
-def _analyzer() -> tantivy.TextAnalyzer:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-def normalize_text(text: str) -> str:
-    """The analyzer's first step, at index and query time alike: NFKC, case folding, then
-    the combining marks the tokenizer would split a word at dropped (:func:`_word_splitting_marks`).
-
-    >>> normalize_text("Cafe\u0301 \uff26\uff2f\uff38 \ufb01sh \u0130stanbul")
-    'café fox fish istanbul'
-    """
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    if folded.isascii():
-        return folded
-    return folded.translate(_word_splitting_marks())
-
-
-@functools.cache
-def _word_splitting_marks() -> dict[int, None]:
-    """Every combining mark (Unicode category Mn or Me) that tantivy's ``simple`` tokenizer
-    ends a word at, as a :meth:`str.translate` table that drops it. The tokenizer keeps
-    alphanumeric characters only, and Rust's ``char::is_alphanumeric`` counts marks with the
-    Other_Alphabetic property (Devanagari vowel signs, Hebrew points) as letters but not
-    U+0301 or U+0307; the tokenizer itself is asked, once per process (about 0.2 s), so the
-    table is exactly its rule."""
-    simple = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).build()
-    marks = (
-        chr(code)
-        for code in range(sys.maxunicode + 1)
-        if unicodedata.category(chr(code)) in ("Mn", "Me")
-    )
-    return {ord(mark): None for mark in marks if len(simple.analyze(f"a{mark}a")) != 1}
 
 
 def _schema() -> tantivy.Schema:
@@ -101,7 +53,7 @@ def build_bm25_index(directory: Path, texts: Iterable[str | None]) -> None:
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
     index = tantivy.Index(_schema(), path=str(directory))
-    index.register_tokenizer(ANALYZER_NAME, _analyzer())
+    index.register_tokenizer(ANALYZER_NAME, text_analyzer())
     writer = index.writer(heap_size=_WRITER_HEAP_BYTES, num_threads=_writer_threads())
     for rowid, text in enumerate(texts):
         if text is None:
@@ -132,8 +84,8 @@ class Bm25Index:
             shutil.copytree(directory, copy)
             weakref.finalize(self, shutil.rmtree, copy.parent, True)
             self._index = tantivy.Index.open(str(copy))
-        self._index.register_tokenizer(ANALYZER_NAME, _analyzer())
-        self._analyzer = _analyzer()
+        self._index.register_tokenizer(ANALYZER_NAME, text_analyzer())
+        self._analyzer = text_analyzer()
         self._schema = self._index.schema
         self._searcher = self._index.searcher()
 

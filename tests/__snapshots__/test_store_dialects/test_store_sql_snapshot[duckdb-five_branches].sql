@@ -8,7 +8,7 @@ WITH "text_hits" AS (
     FROM (
       SELECT
         "base".*,
-        "fts_main_docs".match_bm25("base"."rowid", 'error E1234 it''s NEAR-"x"', "fields" := 'body') AS "score"
+        "fts_hdq_text_main__docs__body".match_bm25("base"."rowid", 'error e1234 s near x') AS "score"
       FROM "main"."docs" AS "base"
     )
     WHERE
@@ -34,7 +34,7 @@ WITH "text_hits" AS (
     FROM (
       SELECT
         "base".*,
-        "fts_main_docs".match_bm25("base"."rowid", 'E1234', "fields" := 'title') AS "score"
+        "fts_hdq_text_main__docs__title".match_bm25("base"."rowid", 'e1234') AS "score"
       FROM "main"."docs" AS "base"
     )
     WHERE
@@ -98,7 +98,7 @@ WITH "text_hits" AS (
     FROM (
       SELECT
         "base".*,
-        "fts_main_docs".match_bm25("base"."rowid", 'x', "fields" := 'notes') AS "score"
+        "fts_hdq_text_main__docs__notes".match_bm25("base"."rowid", 'x') AS "score"
       FROM "main"."docs" AS "base"
     )
     WHERE

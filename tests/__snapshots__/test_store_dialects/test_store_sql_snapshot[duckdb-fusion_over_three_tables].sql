@@ -8,7 +8,7 @@ WITH "text_docs_hits" AS (
     FROM (
       SELECT
         "base".*,
-        "fts_main_docs".match_bm25("base"."rowid", '"error" "E1234"', "fields" := 'body') AS "score"
+        "fts_hdq_text_main__docs__body".match_bm25("base"."rowid", 'error e1234') AS "score"
       FROM "main"."docs" AS "base"
     )
     WHERE
@@ -36,7 +36,7 @@ WITH "text_docs_hits" AS (
     FROM (
       SELECT
         "base".*,
-        "fts_main_docs_archive".match_bm25("base"."rowid", '"error" "E1234"', "fields" := 'body') AS "score"
+        "fts_hdq_text_main__docs_archive__body".match_bm25("base"."rowid", 'error e1234') AS "score"
       FROM "main"."docs_archive" AS "base"
     )
     WHERE

@@ -8,7 +8,7 @@ FROM (
   FROM (
     SELECT
       "base".*,
-      "fts_support_tickets".match_bm25("base"."rowid", 'x', "fields" := 'body') AS "score"
+      "fts_hdq_text_support__tickets__body".match_bm25("base"."rowid", 'x') AS "score"
     FROM "support"."tickets" AS "base"
   )
   WHERE

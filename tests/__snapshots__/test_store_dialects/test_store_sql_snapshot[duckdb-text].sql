@@ -8,7 +8,7 @@ FROM (
   FROM (
     SELECT
       "base".*,
-      "fts_main_docs".match_bm25("base"."rowid", 'error E1234 it''s NEAR-"x"', "fields" := 'body') AS "score"
+      "fts_hdq_text_main__docs__body".match_bm25("base"."rowid", 'error e1234 s near x') AS "score"
     FROM "main"."docs" AS "base"
   )
   WHERE

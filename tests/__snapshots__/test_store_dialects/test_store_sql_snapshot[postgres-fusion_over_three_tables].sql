@@ -5,10 +5,44 @@ WITH "text_docs_hits" AS (
   FROM (
     SELECT
       "base".*,
-      ts_rank_cd(to_tsvector('english', "base"."body"), to_tsquery('english', 'error | E1234')) AS "score"
+      (
+        SELECT
+          CAST(SUM(
+            "weights"."idf" * (
+              1.2 + 1
+            ) * "counts"."frequency" / (
+              "counts"."frequency" + 1.2 * (
+                1 - 0.75 + 0.75 * "counts"."length" / "weights"."average_length"
+              )
+            )
+          ) AS DOUBLE PRECISION)
+        FROM (
+          SELECT
+            "query_terms"."term",
+            LN(
+              1 + (
+                "corpus"."documents" - "term"."documents" + 0.5
+              ) / (
+                "term"."documents" + 0.5
+              )
+            ) AS "idf",
+            "corpus"."average_length"
+          FROM UNNEST(STRING_TO_ARRAY('error | e1234', ' | ')) AS "query_terms"("term")
+          JOIN "hdq_text"."public__docs__body" AS "term"
+            ON "term"."term" = "query_terms"."term"
+          CROSS JOIN "hdq_text"."public__docs__body" AS "corpus"
+          WHERE
+            "corpus"."term" = ''
+        ) AS "weights"
+        CROSS JOIN LATERAL (
+          SELECT
+            CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY("base"."body__terms", ' '), "weights"."term")) AS "frequency",
+            CARDINALITY(STRING_TO_ARRAY("base"."body__terms", ' ')) AS "length"
+        ) AS "counts"
+      ) AS "score"
     FROM "public"."docs" AS "base"
     WHERE
-      to_tsvector('english', "base"."body") @@ to_tsquery('english', 'error | E1234')
+      to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'error | e1234')
   ) AS "matches"
   WHERE
     "lang" = 'en'
@@ -29,10 +63,44 @@ WITH "text_docs_hits" AS (
   FROM (
     SELECT
       "base".*,
-      ts_rank_cd(to_tsvector('english', "base"."body"), to_tsquery('english', 'error | E1234')) AS "score"
+      (
+        SELECT
+          CAST(SUM(
+            "weights"."idf" * (
+              1.2 + 1
+            ) * "counts"."frequency" / (
+              "counts"."frequency" + 1.2 * (
+                1 - 0.75 + 0.75 * "counts"."length" / "weights"."average_length"
+              )
+            )
+          ) AS DOUBLE PRECISION)
+        FROM (
+          SELECT
+            "query_terms"."term",
+            LN(
+              1 + (
+                "corpus"."documents" - "term"."documents" + 0.5
+              ) / (
+                "term"."documents" + 0.5
+              )
+            ) AS "idf",
+            "corpus"."average_length"
+          FROM UNNEST(STRING_TO_ARRAY('error | e1234', ' | ')) AS "query_terms"("term")
+          JOIN "hdq_text"."public__docs_archive__body" AS "term"
+            ON "term"."term" = "query_terms"."term"
+          CROSS JOIN "hdq_text"."public__docs_archive__body" AS "corpus"
+          WHERE
+            "corpus"."term" = ''
+        ) AS "weights"
+        CROSS JOIN LATERAL (
+          SELECT
+            CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY("base"."body__terms", ' '), "weights"."term")) AS "frequency",
+            CARDINALITY(STRING_TO_ARRAY("base"."body__terms", ' ')) AS "length"
+        ) AS "counts"
+      ) AS "score"
     FROM "public"."docs_archive" AS "base"
     WHERE
-      to_tsvector('english', "base"."body") @@ to_tsquery('english', 'error | E1234')
+      to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'error | e1234')
   ) AS "matches"
   WHERE
     "lang" = 'en'

@@ -5,10 +5,44 @@ SELECT
 FROM (
   SELECT
     "base".*,
-    ts_rank_cd(to_tsvector('english', "base"."body"), to_tsquery('english', 'x')) AS "score"
+    (
+      SELECT
+        CAST(SUM(
+          "weights"."idf" * (
+            1.2 + 1
+          ) * "counts"."frequency" / (
+            "counts"."frequency" + 1.2 * (
+              1 - 0.75 + 0.75 * "counts"."length" / "weights"."average_length"
+            )
+          )
+        ) AS DOUBLE PRECISION)
+      FROM (
+        SELECT
+          "query_terms"."term",
+          LN(
+            1 + (
+              "corpus"."documents" - "term"."documents" + 0.5
+            ) / (
+              "term"."documents" + 0.5
+            )
+          ) AS "idf",
+          "corpus"."average_length"
+        FROM UNNEST(STRING_TO_ARRAY('x', ' | ')) AS "query_terms"("term")
+        JOIN "hdq_text"."support__tickets__body" AS "term"
+          ON "term"."term" = "query_terms"."term"
+        CROSS JOIN "hdq_text"."support__tickets__body" AS "corpus"
+        WHERE
+          "corpus"."term" = ''
+      ) AS "weights"
+      CROSS JOIN LATERAL (
+        SELECT
+          CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY("base"."body__terms", ' '), "weights"."term")) AS "frequency",
+          CARDINALITY(STRING_TO_ARRAY("base"."body__terms", ' ')) AS "length"
+      ) AS "counts"
+    ) AS "score"
   FROM "support"."tickets" AS "base"
   WHERE
-    to_tsvector('english', "base"."body") @@ to_tsquery('english', 'x')
+    to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'x')
 ) AS "matches"
 ORDER BY
   "score" DESC,

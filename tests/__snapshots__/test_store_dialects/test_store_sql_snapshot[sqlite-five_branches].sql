@@ -10,7 +10,7 @@ WITH "text_hits" AS (
     JOIN "main"."docs" AS "base"
       ON "base"."rowid" = "docs__body__fts"."rowid"
     WHERE
-      "docs__body__fts" MATCH '"error" OR "E1234" OR "it" OR "s" OR "NEAR" OR "x"'
+      "docs__body__fts" MATCH '"error" OR "e1234" OR "s" OR "near" OR "x"'
   )
   ORDER BY
     "score" DESC NULLS FIRST,
@@ -34,7 +34,7 @@ WITH "text_hits" AS (
     JOIN "main"."docs" AS "base"
       ON "base"."rowid" = "docs__title__fts"."rowid"
     WHERE
-      "docs__title__fts" MATCH '"E1234"'
+      "docs__title__fts" MATCH '"e1234"'
   )
   ORDER BY
     "score" DESC NULLS FIRST,

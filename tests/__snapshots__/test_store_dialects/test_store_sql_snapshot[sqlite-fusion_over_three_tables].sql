@@ -10,7 +10,7 @@ WITH "text_docs_hits" AS (
     JOIN "main"."docs" AS "base"
       ON "base"."rowid" = "docs__body__fts"."rowid"
     WHERE
-      "docs__body__fts" MATCH '"error" OR "E1234"'
+      "docs__body__fts" MATCH '"error" OR "e1234"'
   )
   WHERE
     "lang" = 'en'
@@ -36,7 +36,7 @@ WITH "text_docs_hits" AS (
     JOIN "main"."docs_archive" AS "base"
       ON "base"."rowid" = "docs_archive__body__fts"."rowid"
     WHERE
-      "docs_archive__body__fts" MATCH '"error" OR "E1234"'
+      "docs_archive__body__fts" MATCH '"error" OR "e1234"'
   )
   WHERE
     "lang" = 'en'

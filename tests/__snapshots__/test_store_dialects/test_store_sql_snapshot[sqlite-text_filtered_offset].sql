@@ -10,7 +10,7 @@ FROM (
   JOIN "main"."docs" AS "base"
     ON "base"."rowid" = "docs__body__fts"."rowid"
   WHERE
-    "docs__body__fts" MATCH '"error" OR "E1234" OR "it" OR "s" OR "NEAR" OR "x"'
+    "docs__body__fts" MATCH '"error" OR "e1234" OR "s" OR "near" OR "x"'
 )
 WHERE
   "lang" = 'it''s'

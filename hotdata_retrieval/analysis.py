@@ -1,0 +1,122 @@
+"""The library's one analysis of text: how a document and a query become BM25 terms.
+
+Every engine that ranks text by BM25 matches the same terms, because the library — not each
+store — analyses the text, in two steps:
+
+1. **Normalization** (:func:`normalize_text`): NFKC, then case folding (Python's
+   ``unicodedata`` and ``str.casefold``), so a decomposed ``é`` (NFD), a full-width ``fox``
+   (U+FF46...) or a ligature ``fi`` (U+FB01) is the same text as its composed, half-width or
+   plain form; then every combining mark left over that the tokenizer would end a word at is
+   dropped, so a word keeps its letters together (case folding writes ``İ`` as ``i`` +
+   U+0307 COMBINING DOT ABOVE, which no precomposed form absorbs: ``İstanbul`` would
+   otherwise be the two words ``i`` and ``stanbul`` and miss ``istanbul``).
+2. **tantivy's analyzer** (:func:`text_analyzer`): the ``simple`` tokenizer (a word is a run
+   of alphanumeric characters, Rust's ``char::is_alphanumeric``; everything else separates
+   words), lower-casing, English stop words and the English (Snowball) stemmer.
+
+So ``v1.1.6`` is the terms ``v1 1 6``, ``38.101`` is ``38 101``, ``"--error-on-warnings"``
+is ``error warn`` and ``ＣＡＦÉ`` is ``café``. A term holds only alphanumeric characters, so
+terms joined by spaces are text every store's plainest tokenizer splits back into exactly
+those terms: the local engine indexes the normalized text with the analyzer; SQLite, DuckDB
+and PostgreSQL index each row's :func:`indexed_text` (with their own stemming, stop words
+and folding turned off) and are asked for the query's :func:`analyze_text` terms. Query
+syntax in the user's text is never syntax anywhere: it is not in the terms.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import unicodedata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import tantivy
+
+
+def normalize_text(text: str) -> str:
+    """The analysis's first step, at index and query time alike: NFKC, case folding, then
+    the combining marks the tokenizer would split a word at dropped (module docstring).
+
+    >>> normalize_text("Cafe\\u0301 \\uff26\\uff2f\\uff38 \\ufb01sh \\u0130stanbul")
+    'café fox fish istanbul'
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():
+        return folded
+    return folded.translate(_word_splitting_marks())
+
+
+def text_analyzer() -> tantivy.TextAnalyzer:
+    """A fresh tantivy analyzer of the second step: ``simple`` tokenizer, lower-casing,
+    English stop words (tantivy's ``stopword("english")`` list), English Snowball stemmer.
+    The local engine registers this analyzer on its BM25 indexes."""
+    import tantivy
+
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+@functools.cache
+def _shared_analyzer() -> tantivy.TextAnalyzer:
+    return text_analyzer()
+
+
+@functools.cache
+def _word_tokenizer() -> tantivy.TextAnalyzer:
+    import tantivy
+
+    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).build()
+
+
+def analyze_text(text: str) -> tuple[str, ...]:
+    """The BM25 terms of ``text``, in order, repeats kept (a query term given twice counts
+    twice, as in the local engine's disjunction of term queries); empty for text of only
+    punctuation or stop words.
+
+    >>> analyze_text('Running v1.1.6 "--error-on-warnings" ＣＡＦÉ')
+    ('run', 'v1', '1', '6', 'error', 'warn', 'café')
+    """
+    return tuple(_shared_analyzer().analyze(normalize_text(text)))
+
+
+def text_words(text: str) -> tuple[str, ...]:
+    """The normalized words of ``text`` before stop words and stemming: what a store that
+    analyses text with its own stemmer (LanceDB) is given, so it stems each word once.
+
+    >>> text_words('"--error-on-warnings" ＣＡＦÉ')
+    ('error', 'on', 'warnings', 'café')
+    """
+    return tuple(_word_tokenizer().analyze(normalize_text(text)))
+
+
+def indexed_text(text: str) -> str:
+    """``text``'s terms joined by single spaces: what a SQL store's full-text index holds
+    for a row, so that splitting on spaces gives back :func:`analyze_text` exactly.
+
+    >>> indexed_text("The disks are FULL")
+    'disk full'
+    """
+    return " ".join(analyze_text(text))
+
+
+@functools.cache
+def _word_splitting_marks() -> dict[int, None]:
+    """Every combining mark (Unicode category Mn or Me) that tantivy's ``simple`` tokenizer
+    ends a word at, as a :meth:`str.translate` table that drops it. The tokenizer keeps
+    alphanumeric characters only, and Rust's ``char::is_alphanumeric`` counts marks with the
+    Other_Alphabetic property (Devanagari vowel signs, Hebrew points) as letters but not
+    U+0301 or U+0307; the tokenizer itself is asked, once per process (about 0.2 s), so the
+    table is exactly its rule."""
+    simple = _word_tokenizer()
+    marks = (
+        chr(code)
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) in ("Mn", "Me")
+    )
+    return {ord(mark): None for mark in marks if len(simple.analyze(f"a{mark}a")) != 1}
