@@ -79,7 +79,11 @@ def test_a_mismatched_wheel_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     ("name", "text_column", "named"),
-    [('"my docs"', "body", "table 'my docs'"), ("docs_2", "the body", "text column 'the body'")],
+    [
+        ("my docs", "body", "table 'my docs'"),
+        ('"my docs"', "body", "table 'my docs'"),
+        ("docs_2", "the body", "text column 'the body'"),
+    ],
 )
 def test_a_full_text_index_duckdb_cannot_build_is_refused_before_writing(
     tmp_path: Path, name: str, text_column: str, named: str
