@@ -148,13 +148,9 @@ def test_text_order_is_the_engines_own_scores_sorted(engine: Any, query: str) ->
 
 
 FUSED_TOLERANCE = 1e-12
-"""Absolute and relative tolerance on a fused score: an engine sums a branch's scores for a
-mean and a deviation (distribution-based fusion) in an order of its own."""
-
-FLOAT32_FUSED_TOLERANCE = {"postgres": 1e-6}
-"""The tolerance where an engine's raw scores are float32 on the wire: PostgreSQL's
-``ts_rank_cd`` is a ``real``, which psycopg reads as its shortest decimal (0.6) while the
-fusion SQL widens the float4 itself (0.6000000238418579)."""
+"""Absolute and relative tolerance on a fused score, on every engine: an engine sums a
+branch's scores for a mean and a deviation (distribution-based fusion) in an order of its
+own. Every engine's raw scores are float64 on the wire (PostgreSQL's BM25 too)."""
 
 
 def branch_ranking(
@@ -187,11 +183,11 @@ def assert_is_the_reference_page(
     engine: Any, result: Any, whole: list[FusedHit], plan: SearchPlan
 ) -> None:
     """The engine's page is the reference's ``offset .. offset + limit`` slice of ``whole``:
-    as many hits, each with the reference's score of its key (to :data:`FUSED_TOLERANCE`, or
-    the engine's :data:`FLOAT32_FUSED_TOLERANCE`) and its ranks, at each place the
+    as many hits, each with the reference's score of its key (to :data:`FUSED_TOLERANCE`)
+    and its ranks, at each place the
     reference's key or one the reference scores the same there (within the tolerance: rows
     whose scores round differently may trade places)."""
-    tolerance = FLOAT32_FUSED_TOLERANCE.get(engine.parity_name, FUSED_TOLERANCE)
+    tolerance = FUSED_TOLERANCE
     page = whole[plan.offset : plan.offset + plan.limit]
     by_key = {hit.key: hit for hit in whole}
     assert len(result.keys) == len(page)
