@@ -12,7 +12,7 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 "pip install 'hotdata-retrieval[local]'"
 >>> sorted(EXTRA_MODULES)
 ['ann', 'duckdb', 'hotdata', 'ibis', 'lancedb', 'langchain', 'llamaindex', 'local', 'mcp', \
-'postgres', 'sqlite', 'tune']
+'pandas', 'postgres', 'sqlite', 'tune']
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
     "ibis": ("ibis",),
     "mcp": ("mcp",),
     "tune": ("ir_measures",),  # hdq tune's nDCG@10 and recall@100
+    "pandas": ("pandas", "pyarrow"),  # SearchResult.to_pandas()
     # the stores: the same plans on SQLite, PostgreSQL + pgvector, DuckDB and LanceDB
     "sqlite": ("sqlean", "sqlite_vec"),
     "postgres": ("psycopg",),

@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from hotdata_retrieval.engines.checks import ValueKind, with_typed_values
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import MissingExtraError, PlanError
+from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 
 @attrs.frozen(kw_only=True)
@@ -148,6 +153,64 @@ class SearchResult:
     def descending(self) -> bool:
         """Whether higher values rank first (a score) rather than lower (a distance)."""
         return self.ranked_by != "_distance"
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """The hits as rows, best first: one dict per hit holding its requested columns, then
+        its ranking value as ``score`` (higher is better) or ``distance`` (lower is nearer),
+        then per branch ``<branch>_rank`` (1-based, ``None`` where the branch missed the hit)
+        and ``<branch>_raw_score`` (its BM25 score or distance) for a fusion.
+
+        Raises:
+            PlanError: a requested column has the name of one of those values (rename it in
+                the plan's columns).
+        """
+        value_name = self.ranked_by.lstrip("_")
+        rows = []
+        for hit in self.hits:
+            row = dict(hit.columns)
+            added: dict[str, Any] = {value_name: hit.ranking_value}
+            if len(hit.branches) > 1:
+                for name, branch in hit.branches.items():
+                    added[f"{name}_rank"] = branch.rank
+                    added[f"{name}_raw_score"] = branch.raw_score
+            for name, value in added.items():
+                if name in row:
+                    raise PlanError(
+                        f"the result column {name!r} is also a requested column; choose "
+                        "other names in the plan's columns",
+                        field="columns",
+                        value=name,
+                    )
+                row[name] = value
+            rows.append(row)
+        return rows
+
+    def to_arrow(self) -> pa.Table:
+        """The rows of :meth:`to_list` as an Arrow table (types inferred from the values: a
+        rank column is int64, a score or distance float64; an empty result has no columns).
+
+        Raises:
+            PlanError: as :meth:`to_list`.
+            MissingExtraError: pyarrow is not installed (the ``pandas`` extra brings it).
+        """
+        try:
+            import pyarrow as pa
+        except ImportError:
+            raise MissingExtraError(
+                "pandas", missing=["pyarrow"], needed_by="SearchResult.to_arrow()"
+            ) from None
+        return pa.Table.from_pylist(self.to_list())
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The rows of :meth:`to_list` as a pandas data frame, best first (the ``pandas``
+        extra).
+
+        Raises:
+            PlanError: as :meth:`to_list`.
+            MissingExtraError: pandas or pyarrow is not installed.
+        """
+        require_extra("pandas", needed_by="SearchResult.to_pandas()")
+        return self.to_arrow().to_pandas()
 
 
 def hits_from_rows(
