@@ -196,11 +196,16 @@ class LancedbEngine(RoutesByIndexes):
         schema = opened.schema
         metadata = schema.metadata or {}
         metric = metadata.get(_METRIC_METADATA, b"cosine").decode()
-        text = tuple(
-            column.removesuffix(_TERMS_SUFFIX)
+        # LanceDB lists a name that is not a bare identifier in backquotes (`the body`)
+        indexed = (
+            column.removeprefix("`").removesuffix("`").replace("``", "`")
             for index in opened.list_indices()
             if str(index.index_type).upper() == "FTS"
             for column in index.columns
+        )
+        text = tuple(
+            column.removesuffix(_TERMS_SUFFIX)
+            for column in indexed
             if column.endswith(_TERMS_SUFFIX)
         )
         return TableIndexes(
@@ -264,6 +269,13 @@ class LancedbEngine(RoutesByIndexes):
         if (table.catalog, table.schema) != (self.default_catalog, self.default_schema):
             raise EngineError(f"table '{table}': LanceDB tables have one-part names")
         columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        for column in columns:
+            if "." in column or "`" in column:
+                raise EngineError(
+                    f"column {column!r}: LanceDB reads a dot in a column name as a path into "
+                    "a nested field and a backquote as quoting (lancedb 0.40), so a column's "
+                    "name must hold neither; rename it"
+                )
         data = data.rename_columns(columns)
         key = None if key_column is None else normalize_identifier(key_column, label="key column")
         if key is not None:
