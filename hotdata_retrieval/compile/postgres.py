@@ -163,7 +163,7 @@ def tsquery_text(query_text: str) -> str:
     joined by `` | ``. Text with no term is the empty query, which matches nothing.
 
     >>> tsquery_text("ERR-DIM-384 it's (NEAR) & !x")
-    'err | dim | 384 | near | x'
+    'err | dim | 384 | s | near | x'
     """
     return " | ".join(analyze_text(query_text))
 
