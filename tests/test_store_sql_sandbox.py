@@ -671,3 +671,23 @@ def test_postgres_recovers_a_session_left_in_a_transaction(store: tuple[str, Any
     list(engine.stream_sql("SELECT 1 AS one"))
     engine._closed_sql._session._connection.execute("BEGIN")  # a cancel that came too late
     assert _first(engine.stream_sql("SELECT 2 AS two")).to_pylist() == [{"two": 2}]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "COMMIT; DELETE FROM {table}",
+        "SELECT 1; DELETE FROM {table}",
+        "ROLLBACK; DROP TABLE {table}",
+    ],
+)
+def test_sql_runs_one_statement_so_a_second_cannot_write(store: tuple[str, Any], text: str) -> None:
+    """``sql()`` refuses writes by running its statement in a transaction it rolls back (or a
+    read-only one); a second statement could end that transaction first, so it is refused."""
+    _, engine = store
+    table = engine.sql_name("docs")
+    before = engine.sql(f"SELECT count(*) AS n FROM {table}").column("n").to_pylist()
+    with pytest.raises(EngineError, match="one"):
+        engine.sql(text.format(table=table))
+    assert engine.sql(f"SELECT count(*) AS n FROM {table}").column("n").to_pylist() == before
+    assert before[0] > 0

@@ -227,6 +227,17 @@ class DuckdbEngine(SqlStoreEngine):
             raise EngineError(f"duckdb: {error}", sql=statement) from None
 
     def _read_only_query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        import duckdb
+
+        # one statement only: a second could end the transaction (COMMIT) and write
+        try:
+            count = len(self._connection.extract_statements(statement))
+        except duckdb.Error as error:
+            raise EngineError(f"duckdb: {first_line(str(error))}", sql=statement) from None
+        if count != 1:
+            raise RefusedStatementError(
+                f"send one query at a time, got {count} statements", sql=statement
+            )
         self._execute("BEGIN TRANSACTION")
         try:
             return self._query(statement)

@@ -453,6 +453,17 @@ class PostgresEngine(SqlStoreEngine):
             raise EngineError(f"postgres: {error}".strip(), sql=statement) from None
 
     def _read_only_query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        import pglast
+
+        # one statement only: a second could end the read-only transaction (COMMIT) and write
+        try:
+            count = len(pglast.split(statement))
+        except pglast.parser.ParseError as error:
+            raise EngineError(f"postgres: {first_line(str(error))}", sql=statement) from None
+        if count != 1:
+            raise RefusedStatementError(
+                f"send one query at a time, got {count} statements", sql=statement
+            )
         self._execute("BEGIN READ ONLY")
         try:
             return self._query(statement)

@@ -157,6 +157,8 @@ class SqliteEngine(SqlStoreEngine):
         try:
             cursor = self._connection.execute(statement)
             rows = cursor.fetchall()
+        except sqlean.Warning as warning:  # "You can only execute one statement at a time."
+            raise RefusedStatementError(f"sqlite: {warning}", sql=statement) from None
         except sqlean.Error as error:
             raise EngineError(f"sqlite: {error}", sql=statement) from None
         names = [column[0] for column in cursor.description or ()]
