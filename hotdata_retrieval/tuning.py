@@ -21,6 +21,7 @@ module imports with the core install.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -87,12 +88,22 @@ def load_queries(path: str | Path) -> dict[str, str]:
         TuningError: the file cannot be read, a line is not such an object, or an id repeats.
     """
     source = _beir_file(Path(path), "queries.jsonl")
-    queries: dict[str, str] = {}
     try:
-        lines = source.read_text(encoding="utf-8-sig").splitlines()
+        text = source.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as error:
         raise TuningError(f"cannot read queries {str(source)!r}: {error}") from None
-    for number, line in enumerate(lines, start=1):
+    return parse_queries(text, str(source))
+
+
+def parse_queries(text: str, source: str = "<queries>") -> dict[str, str]:
+    """Query id → text, from the text of a BEIR ``queries.jsonl`` (a byte order mark is
+    ignored); ``source`` names it in errors (``source:line: ...``).
+
+    Raises:
+        TuningError: a line is not a ``{"_id", "text"}`` object, or an id repeats.
+    """
+    queries: dict[str, str] = {}
+    for number, line in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -132,12 +143,25 @@ def load_qrels(path: str | Path, *, split: str = "train") -> tuple[dict[str, dic
             raise TuningError(
                 f"no {split!r} split in {str(directory)!r}; splits: {', '.join(splits) or 'none'}"
             )
-    qrels: dict[str, dict[str, int]] = {}
     try:
         with source.open(encoding="utf-8-sig", newline="") as handle:
-            rows = list(csv.reader(handle, delimiter="\t"))
+            text = handle.read()
     except (OSError, UnicodeDecodeError) as error:
         raise TuningError(f"cannot read qrels {str(source)!r}: {error}") from None
+    return parse_qrels(text, str(source)), source
+
+
+def parse_qrels(text: str, source: str = "<qrels>") -> dict[str, dict[str, int]]:
+    """Relevance judgments, query id → document id → grade, from the text of a BEIR qrels
+    TSV (``query-id  corpus-id  score``, an optional header line; a byte order mark is
+    ignored); ``source`` names it in errors (``source:line: ...``).
+
+    Raises:
+        TuningError: a line without three fields, a grade that is not an integer, or a pair
+            judged twice.
+    """
+    qrels: dict[str, dict[str, int]] = {}
+    rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), delimiter="\t"))
     for number, row in enumerate(rows, start=1):
         if not row or not "".join(row).strip():
             continue
@@ -154,7 +178,7 @@ def load_qrels(path: str | Path, *, split: str = "train") -> tuple[dict[str, dic
         if document in judged:
             raise TuningError(f"{source}:{number}: {query!r}, {document!r} is judged twice")
         judged[document] = value
-    return qrels, source
+    return qrels
 
 
 @attrs.frozen

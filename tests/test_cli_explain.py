@@ -319,7 +319,7 @@ def test_any_plan_document_explains_to_its_sql(plan: SearchPlan) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("{", r"^--plan stdin is not valid JSON: Expecting property name"),
+        ("{", r"^--plan from stdin is not valid JSON: Expecting property name"),
         ("[]", r"^the plan document must be an object, got array$"),
         ('{"table": "docs", "branches": [], "table": "x"}', r"^duplicate key 'table'"),
         (json.dumps({**DOCUMENT, "limt": 5}), r"^unknown key 'limt' in the plan document"),

@@ -404,3 +404,25 @@ def test_coverage_of_judgments() -> None:
     assert coverage.queries_without_text == ("q2",)
     assert coverage.unknown_documents == (("q1", "x"), ("q1", "y"))
     assert coverage.relevant_unknown == 1
+
+
+@pytest.mark.parametrize("flag", ["--queries", "--qrels"])
+def test_queries_or_qrels_from_stdin_tune_the_same(
+    dataset: Path, database: Path, tuned: tuple[dict[str, Any], Path], flag: str
+) -> None:
+    """``--queries -`` (queries.jsonl on stdin) or ``--qrels -`` (the train split on stdin)
+    chooses what the files choose, on the same measures."""
+    report, _ = tuned
+    piped = dataset / ("queries.jsonl" if flag == "--queries" else "qrels/train.tsv")
+    files = {"--queries": str(dataset), "--qrels": str(dataset), flag: "-"}
+    output = dataset.parent / f"fusion-{flag.strip('-')}.json"
+    arguments = ["tune", *(item for pair in files.items() for item in pair)]
+    arguments += ["--database", str(database), "--output", str(output)]
+    arguments += ["--resamples", "300", "--format", "json"]
+    result = CliRunner().invoke(main, arguments, input=piped.read_bytes(), catch_exceptions=False)
+    assert result.exit_code == EXIT_OK, result.stderr
+    from_stdin = json.loads(result.stdout)
+    assert from_stdin["qrels"] == ("<stdin>" if flag == "--qrels" else report["qrels"])
+    assert from_stdin["output"] == str(output)
+    same = {"qrels": None, "output": None}
+    assert {**from_stdin, **same} == {**report, **same}

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import click
 
+from hotdata_retrieval.cli._input import describe, read_input
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
@@ -149,9 +150,9 @@ _FUSION_OPTIONS = (
     click.option(
         "--fusion-file",
         metavar="FILE",
-        type=click.Path(dir_okay=False, path_type=Path),
+        type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
         help='Hybrid: read the fusion from a plan fragment, {"fusion": {"method": ..., ...}} '
-        "(what hdq tune writes), instead of the options above.",
+        "(what hdq tune writes; '-' for stdin), instead of the options above.",
     ),
 )
 
@@ -175,38 +176,31 @@ def read_fusion_file(path: Path) -> dict[str, Any]:
     <value>, ...}}``, optionally with a ``"tuning"`` object (how ``hdq tune`` chose it, not
     read). A missing ``"method"`` means ``rrf``, as in plan documents.
 
+    ``path`` ``-`` reads standard input.
+
     Raises:
         click.BadParameter: the file cannot be read.
+        CommandError: it is not UTF-8 text.
         PlanError: it is not JSON, or not such an object (naming the file and what is wrong).
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) else error.reason
-        raise click.BadParameter(
-            f"cannot read {str(path)!r}: {reason or error}", param_hint="'--fusion-file'"
-        ) from None
+    name = describe("--fusion-file", path)
+    text = read_input(path, "--fusion-file")
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        raise PlanError(
-            f"--fusion-file {str(path)!r} is not valid JSON: {error}", field="fusion_file"
-        ) from None
+        raise PlanError(f"{name} is not valid JSON: {error}", field="fusion_file") from None
     except RecursionError:
-        raise PlanError(
-            f"--fusion-file {str(path)!r} is nested too deeply to read", field="fusion_file"
-        ) from None
+        raise PlanError(f"{name} is nested too deeply to read", field="fusion_file") from None
     if not isinstance(document, Mapping) or not isinstance(document.get("fusion"), Mapping):
         raise PlanError(
-            f'--fusion-file {str(path)!r} must hold a JSON object with a "fusion" object, '
+            f'{name} must hold a JSON object with a "fusion" object, '
             'such as {"fusion": {"method": "min_max", "alpha": 0.6}}',
             field="fusion_file",
         )
     unknown = sorted(set(document) - set(_FRAGMENT_KEYS))
     if unknown:
         raise PlanError(
-            f"--fusion-file {str(path)!r}: unknown key {unknown[0]!r}; expected "
-            f"{', '.join(_FRAGMENT_KEYS)}",
+            f"{name}: unknown key {unknown[0]!r}; expected {', '.join(_FRAGMENT_KEYS)}",
             field="fusion_file",
             value=unknown[0],
         )
@@ -244,7 +238,7 @@ def fusion_settings(params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     if not isinstance(method, str) or method not in fusion_methods():
         known = ", ".join(repr(name) for name in fusion_methods())
         raise PlanError(
-            f"--fusion-file {str(path)!r}: the fusion's method must be one of {known}, got "
+            f"{describe('--fusion-file', path)}: the fusion's method must be one of {known}, got "
             f"{method!r}",
             field="fusion_file",
             value=method,

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, TextIO
+from typing import Any
 
 import click
 from click.core import ParameterSource
 
 from hotdata_retrieval.cli._engines import ENGINE_DIALECTS, ENGINE_NAMES
 from hotdata_retrieval.cli._errors import CommandError, in_option_terms
+from hotdata_retrieval.cli._input import describe, is_stdin, read_input, text_argument
 from hotdata_retrieval.cli._options import (
     FUSION_FLAGS,
     FUSION_OPTION_NAMES,
@@ -150,25 +151,14 @@ def _given(ctx: click.Context, name: str) -> bool:
 
 
 def _read_vector(text: str) -> list[int | float]:
-    """``--vector``: a JSON array, ``@path`` to a file holding one, or ``@-`` for stdin."""
+    """``--vector``: a JSON array, ``@path`` to a file holding one, or ``-`` (or ``@-``) for
+    stdin."""
     source = "--vector"
-    if text.startswith("@"):
-        path = text[1:]
-        source = "--vector from stdin" if path == "-" else f"--vector file {path!r}"
-        try:
-            if path == "-":
-                text = sys.stdin.read()
-            else:
-                with open(path, encoding="utf-8") as handle:
-                    text = handle.read()
-        except OSError as error:
-            raise click.BadParameter(
-                f"cannot read {path!r}: {error.strerror or error}", param_hint="'--vector'"
-            ) from None
-        except UnicodeDecodeError as error:
-            raise PlanError(
-                f"{source} is not UTF-8 text: {error.reason}", field="query_vector", value=path
-            ) from None
+    if is_stdin(text) or text.startswith("@"):
+        path = text.removeprefix("@")
+        # "--vector from stdin", "--vector file 'v.json'": --vector itself may hold the JSON
+        source = describe("--vector", path) if is_stdin(path) else f"--vector file {path!r}"
+        text = read_input(path, "--vector")
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
@@ -200,16 +190,14 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
-def _read_document(handle: TextIO) -> Mapping[str, Any]:
-    name = "stdin" if handle.name in ("-", "<stdin>") else repr(handle.name)
-    try:
-        text = handle.read()
-    except UnicodeDecodeError as error:
-        raise PlanError(f"--plan {name} is not UTF-8 text: {error.reason}", field="plan") from None
+def _read_document(path: str) -> Mapping[str, Any]:
+    """The JSON plan document ``--plan`` names (``-``: stdin)."""
+    name = describe("--plan", path)
+    text = read_input(path, "--plan")
     try:
         document = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
-        raise PlanError(f"--plan {name} is not valid JSON: {error}", field="plan") from None
+        raise PlanError(f"{name} is not valid JSON: {error}", field="plan") from None
     return document  # type: ignore[no-any-return]
 
 
@@ -322,7 +310,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
 @click.option(
     "--plan",
     "plan_file",
-    type=click.File("r", encoding="utf-8"),
+    type=click.Path(dir_okay=False, allow_dash=True),
     metavar="FILE",
     help="Read a JSON plan document from FILE ('-' for stdin) instead of building the plan "
     "from the options below. See --print-schema.",
@@ -345,11 +333,16 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
 @click.option(
     "--vector-column", metavar="COLUMN", help="Vector column (nearest, hybrid); never projected."
 )
-@click.option("--query", metavar="TEXT", help="Query text, passed to the engine verbatim.")
+@click.option(
+    "--query",
+    metavar="TEXT",
+    help="Query text, passed to the engine verbatim ('-': read it from stdin).",
+)
 @click.option(
     "--vector",
     metavar="JSON|@FILE",
-    help="Query vector: a JSON array of numbers, '@path' to a file holding one, or '@-' for stdin.",
+    help="Query vector: a JSON array of numbers, '@path' to a file holding one, or '-' (also "
+    "'@-') for stdin.",
 )
 @click.option(
     "--metric",
@@ -433,7 +426,7 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
     Exit codes: 0 ok; 1 invalid plan (one line on stderr names the bad
     value); 2 usage error.
     """
-    plan_file: TextIO | None = params["plan_file"]
+    plan_file: str | None = params["plan_file"]
     if plan_file is not None:
         given = [_flag(ctx, name) for name in _BUILDING_OPTIONS if _given(ctx, name)]
         if given:
@@ -471,6 +464,8 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
             )
         else:
             assert mode is not None
+            if params["query"] is not None:
+                params["query"] = text_argument(params["query"], "--query")
             plan = _build_plan(mode, params)
         sql = to_sql(plan, dialect, pretty=True)
         findings = lint_sql(sql) if dialect == "hotdata" else []

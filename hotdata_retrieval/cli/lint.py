@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import stat
-import sys
 import tempfile
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -34,6 +33,7 @@ import attrs
 import click
 
 from hotdata_retrieval.cli._errors import CommandError
+from hotdata_retrieval.cli._input import STDIN, is_stdin, read_input
 from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.lint import (
@@ -61,7 +61,7 @@ EXIT_ERROR = 2
 """A usage error, an unreadable file, directory or catalog, or SQL that does not parse (the
 parser's message with its line and column on standard error), in any of the inputs."""
 
-_STDIN = "-"
+_STDIN = STDIN
 _BOM = "\ufeff"
 _SQL_SUFFIX = ".sql"
 
@@ -100,18 +100,17 @@ def _fail(message: str) -> NoReturn:
 
 def _read_source(source: str) -> str:
     """The text of ``source`` exactly as stored: decoded from UTF-8 with no newline
-    translation (``\\r\\n`` and a lone ``\\r`` stay as they are)."""
+    translation (``\r\n`` and a lone ``\r`` stay as they are); ``-`` is stdin.
+
+    Raises:
+        CommandError: it cannot be read, or is not UTF-8 (exit :data:`EXIT_ERROR`).
+    """
     try:
-        if source == _STDIN:
-            data = sys.stdin.buffer.read()
-        else:
-            with open(source, "rb") as handle:
-                data = handle.read()
-        return data.decode("utf-8")
-    except OSError as error:
-        _fail(f"cannot read {source!r}: {error.strerror or error}")
-    except UnicodeDecodeError as error:
-        _fail(f"{_display(source)} is not UTF-8 text: {error.reason}")
+        return read_input(source, "PATH")
+    except click.BadParameter as error:
+        _fail(error.message)
+    except CommandError as error:  # not UTF-8: an input error here (exit 2), not a bad value
+        _fail(error.format_message())
 
 
 def write_atomically(path: str, data: bytes) -> None:
@@ -154,10 +153,15 @@ def _display(source: str) -> str:
 
 
 def _load_catalog(path: str | None, **defaults: str) -> IndexCatalog | None:
+    """The catalog ``--catalog`` names (``-``: stdin), or ``None`` without one."""
     if path is None:
         return None
     try:
-        return IndexCatalog.load(path, **defaults)
+        return IndexCatalog.loads(read_input(path, "--catalog"), **defaults)
+    except click.BadParameter as error:
+        _fail(f"--catalog: {error.message}")
+    except CommandError as error:  # not UTF-8 (the message names --catalog)
+        _fail(error.format_message())
     except CatalogError as error:
         _fail(f"--catalog: {error}")
 
@@ -230,6 +234,10 @@ def _check_usage(ctx: click.Context, paths: Sequence[str], params: dict[str, Any
         raise click.UsageError("Missing argument 'PATH...'.", ctx=ctx)
     if paths.count(_STDIN) > 1:
         raise click.UsageError("'-' (stdin) can be given only once", ctx=ctx)
+    if params["catalog_path"] is not None and is_stdin(params["catalog_path"]) and _STDIN in paths:
+        raise click.UsageError(
+            "--catalog and PATH are both '-': standard input can be read only once", ctx=ctx
+        )
     if params["write"] and not params["apply_fixes"]:
         raise click.UsageError("--write only applies with --fix", ctx=ctx)
     if params["write"] and _STDIN in paths:

@@ -11,6 +11,7 @@ import click
 
 from hotdata_retrieval.cli._engines import engine_option, open_store
 from hotdata_retrieval.cli._errors import CommandError
+from hotdata_retrieval.cli._input import is_stdin
 from hotdata_retrieval.cli._local import (
     database_note,
     database_option,
@@ -165,7 +166,7 @@ def _load_into_store(
 
 
 @click.command("load")
-@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.argument("source", type=click.Path(exists=True, allow_dash=True, path_type=Path))
 @database_option
 @engine_option
 @click.option("--table", help="Table name for a single file.  [default: the file's stem]")
@@ -239,6 +240,12 @@ def load(
     an interrupted load leaves the previous one intact, and unchanged texts are not embedded
     again.
     """
+    if is_stdin(source):
+        raise click.BadParameter(
+            "'-' (stdin) cannot be loaded: the format comes from the file's suffix (.jsonl, "
+            ".csv, .parquet) or a BEIR directory's layout; save the data to a file first",
+            param_hint="'SOURCE'",
+        )
     if engine_name != "local":
         _load_into_store(
             engine_name,

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from hotdata_retrieval.cli._engines import engine_option, open_store
 from hotdata_retrieval.cli._errors import CommandError
+from hotdata_retrieval.cli._input import text_argument
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
 from hotdata_retrieval.cli._options import (
     FUSION_FLAGS,
@@ -255,7 +256,8 @@ def search(
     output_format: str,
 ) -> None:
     """Search TABLE of the local database (or of the store --engine names) for QUERY and print
-    the hits, best first."""
+    the hits, best first. QUERY '-' reads the query from stdin."""
+    query = text_argument(query, "QUERY")
     with _open_engine(engine_name, database) as engine:
         indexes = engine.indexes(table)
         _check_indexes(indexes, mode)

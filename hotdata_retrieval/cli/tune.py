@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from hotdata_retrieval.cli._input import is_stdin, read_input
 from hotdata_retrieval.cli._local import embedder_for_model, local_database_option, reports_errors
 from hotdata_retrieval.cli._options import parse_numbers
 from hotdata_retrieval.extras import require_extra
@@ -50,23 +51,28 @@ def _interval(mean: float, low: float, high: float, *, signed: bool = False) -> 
     return f"{mean:{sign}.4f} [{low:{sign}.4f}, {high:{sign}.4f}]"
 
 
+_STDIN_NAME = "<stdin>"
+"""How messages and the output name queries or qrels read from standard input."""
+
+
 @click.command("tune")
 @click.option(
     "--queries",
     "queries_path",
     required=True,
-    type=click.Path(exists=True, path_type=Path),
+    type=click.Path(exists=True, allow_dash=True, path_type=Path),
     metavar="FILE",
-    help='BEIR queries.jsonl ({"_id", "text"} a line), or a BEIR dataset directory.',
+    help='BEIR queries.jsonl ({"_id", "text"} a line; \'-\' for stdin), or a BEIR dataset '
+    "directory.",
 )
 @click.option(
     "--qrels",
     "qrels_path",
     required=True,
-    type=click.Path(exists=True, path_type=Path),
+    type=click.Path(exists=True, allow_dash=True, path_type=Path),
     metavar="FILE",
-    help="BEIR qrels TSV (query-id, corpus-id, score), or a qrels or dataset directory "
-    "(then its --split).",
+    help="BEIR qrels TSV (query-id, corpus-id, score; '-' for stdin), or a qrels or dataset "
+    "directory (then its --split).",
 )
 @click.option(
     "--split",
@@ -167,13 +173,19 @@ def tune(
         raise click.BadParameter("must be at least 1", param_hint="'--resamples'")
     if not (database / "catalog.json").exists():
         raise click.UsageError(f"no database at {database}; create one with 'hdq load'")
-    queries = tuning.load_queries(queries_path)
-    qrels, qrels_file = tuning.load_qrels(qrels_path, split=split)
+    if is_stdin(queries_path):
+        queries = tuning.parse_queries(read_input(queries_path, "--queries"), _STDIN_NAME)
+    else:
+        queries = tuning.load_queries(queries_path)
+    if is_stdin(qrels_path):
+        qrels = tuning.parse_qrels(read_input(qrels_path, "--qrels"), _STDIN_NAME)
+        qrels_file = Path(_STDIN_NAME)
+    else:
+        qrels, qrels_file = tuning.load_qrels(qrels_path, split=split)
     judged = {query_id: text for query_id, text in queries.items() if query_id in qrels}
     if not judged:
-        raise tuning.TuningError(
-            f"no query of {str(queries_path)!r} is judged in {str(qrels_file)!r}"
-        )
+        queries_file = _STDIN_NAME if is_stdin(queries_path) else str(queries_path)
+        raise tuning.TuningError(f"no query of {queries_file!r} is judged in {str(qrels_file)!r}")
     grid_options: dict[str, Any] = {}
     if rank_constants is not None:
         grid_options["rank_constants"] = rank_constants
