@@ -11,7 +11,7 @@ built with, so the ``duckdb`` extra pins ``duckdb`` and ``duckdb-extension-fts``
 
 How each search is written, and why:
 
-- **Text**: ``fts_hdq_text_<schema>__<table>__<column>.match_bm25(rowid, <query>)`` over
+- **Text**: ``fts_hdq_text_t<n>_<schema>_<n>_<table>_<column>.match_bm25(rowid, <query>)`` over
   the table, in a subquery that keeps the rows it scores (``match_bm25`` is NULL for a row
   that does not match). The engine indexes each text column in a table of its own in the
   ``hdq_text`` schema (:func:`text_index_table`): each row's rowid and its terms by the
@@ -73,8 +73,8 @@ def fts_schema_name(schema: str, table: str) -> str:
     """The schema DuckDB's ``PRAGMA create_fts_index`` creates for a table's index, holding
     ``match_bm25`` (fts extension documentation: ``fts_<schema>_<table>``).
 
-    >>> fts_schema_name("hdq_text", "main__docs__body")
-    'fts_hdq_text_main__docs__body'
+    >>> fts_schema_name("hdq_text", "t4_main_4_docs_body")
+    'fts_hdq_text_t4_main_4_docs_body'
     """
     return f"fts_{schema}_{table}"
 
@@ -86,19 +86,21 @@ the user's own schemas so that it is never listed as one of their tables."""
 
 def text_index_table(schema: str, table: str, column: str) -> str:
     """The table (in :data:`TEXT_INDEX_SCHEMA`) holding the analysed terms of ``column`` of
-    ``<schema>.<table>``, one row per non-NULL row: its ``base_rowid`` and the terms.
+    ``<schema>.<table>``, one row per non-NULL row: its ``base_rowid`` and the terms. The
+    schema's and the table's names are each preceded by their length, so no two columns
+    share a terms table (``a.b__c`` and ``a__b.c`` would otherwise both be ``a__b__c``).
 
     >>> text_index_table("main", "docs", "body")
-    'main__docs__body'
+    't4_main_4_docs_body'
     """
-    return f"{schema}__{table}__{column}"
+    return f"t{len(schema)}_{schema}_{len(table)}_{table}_{column}"
 
 
 def text_index_schema(schema: str, table: str, column: str) -> str:
     """The FTS schema of ``column``'s index, holding its ``match_bm25``.
 
     >>> text_index_schema("main", "docs", "body")
-    'fts_hdq_text_main__docs__body'
+    'fts_hdq_text_t4_main_4_docs_body'
     """
     return fts_schema_name(TEXT_INDEX_SCHEMA, text_index_table(schema, table, column))
 
@@ -302,7 +304,7 @@ holds exactly those terms."""
 
 def create_text_index_table(table: TableName, column: str) -> list[str]:
     """``CREATE SCHEMA IF NOT EXISTS hdq_text`` and ``CREATE OR REPLACE TABLE
-    hdq_text.<s>__<t>__<c> (base_rowid BIGINT, "<c>" VARCHAR)``: the statements that make
+    hdq_text.<terms table> (base_rowid BIGINT, "<c>" VARCHAR)``: the statements that make
     the column's terms table, empty."""
     schema = exp.Create(kind="SCHEMA", exists=True, this=exp.Table(db=_quoted(TEXT_INDEX_SCHEMA)))
     created = exp.Create(
@@ -331,7 +333,7 @@ def text_rows_select(table: TableName, column: str) -> str:
 
 
 def insert_text_rows(table: TableName, column: str, source: str) -> str:
-    """``INSERT INTO hdq_text.<s>__<t>__<c> SELECT * FROM "<source>"`` (a registered Arrow
+    """``INSERT INTO hdq_text.<terms table> SELECT * FROM "<source>"`` (a registered Arrow
     table of rowids and analysed terms)."""
     tree = exp.Insert(
         this=_index_table(table, column),
@@ -343,7 +345,7 @@ def insert_text_rows(table: TableName, column: str, source: str) -> str:
 
 
 def create_fts_index(table: TableName, column: str) -> str:
-    """``PRAGMA create_fts_index('hdq_text.<s>__<t>__<c>', 'base_rowid', '<c>', stemmer =
+    """``PRAGMA create_fts_index('hdq_text.<terms table>', 'base_rowid', '<c>', stemmer =
     'none', ..., overwrite = 1)``: the BM25 index of a column's terms table, keyed by the
     base table's rowid, with DuckDB's analyser turned off (:data:`FTS_OPTIONS`)."""
     options = {**FTS_OPTIONS, "overwrite": 1}
@@ -367,8 +369,8 @@ def create_fts_index(table: TableName, column: str) -> str:
 
 
 def drop_text_index(table: TableName, column: str) -> list[str]:
-    """``DROP SCHEMA IF EXISTS "fts_hdq_text_<s>__<t>__<c>" CASCADE`` and ``DROP TABLE IF
-    EXISTS hdq_text.<s>__<t>__<c>``: a column's index and terms table gone."""
+    """``DROP SCHEMA IF EXISTS "fts_hdq_text_<terms table>" CASCADE`` and ``DROP TABLE IF
+    EXISTS hdq_text.<terms table>``: a column's index and terms table gone."""
     index = text_index_schema(_schema(table), table.name, column)
     return [
         _render(

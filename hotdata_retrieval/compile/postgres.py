@@ -185,12 +185,13 @@ def text_statistics_table(schema: str, table: str, column: str) -> str:
     """The table (in :data:`TEXT_INDEX_SCHEMA`) of a text column's BM25 statistics: one row
     per term (``term``, ``documents``: the rows holding it) and one row with the term ``''``
     (never a term) holding the rows with text (``documents``) and their mean number of terms
-    (``average_length``).
+    (``average_length``). The schema's and the table's names are each preceded by their
+    length, so no two columns share one.
 
     >>> text_statistics_table("public", "docs", "body")
-    'public__docs__body'
+    't6_public_4_docs_body'
     """
-    return f"{schema}__{table}__{column}"
+    return f"t{len(schema)}_{schema}_{len(table)}_{table}_{column}"
 
 
 _TEXT_SEARCH = sqlglot.parse_one(

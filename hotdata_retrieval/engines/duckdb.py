@@ -70,6 +70,7 @@ from hotdata_retrieval.engines.store import (
     StoreColumn,
     StoreTable,
     catalog_rows,
+    check_rowid_column,
     read_catalog,
     store_column_type,
 )
@@ -284,6 +285,7 @@ class DuckdbEngine(SqlStoreEngine):
         text_columns: Sequence[str],
         vectors: Sequence[StoreColumn],
     ) -> None:
+        check_rowid_column(data.column_names, text_columns, "DuckDB")
         if text_columns:
             _check_full_text_names(table, text_columns)
         dimensions = {vector.name: vector.dimensions for vector in vectors}

@@ -232,6 +232,46 @@ def term_statistics(documents: Iterable[Sequence[str]]) -> list[tuple[str, int, 
     ]
 
 
+IDENTIFIER_BYTES = 63
+"""PostgreSQL's longest identifier, in bytes (``NAMEDATALEN - 1``; PostgreSQL documentation,
+§4.1.1): a longer one is truncated, so two long names could become one."""
+
+
+def _check_name_lengths(
+    table: TableName,
+    columns: Sequence[str],
+    text_columns: Sequence[str],
+    vectors: Sequence[StoreColumn],
+) -> None:
+    """Refuse, before anything is written, a table whose name, columns or the engine's names
+    for its indexes and terms exceed :data:`IDENTIFIER_BYTES`.
+
+    Raises:
+        EngineError: naming the first such name and what it is for.
+    """
+    names = [(table.name, "the table"), *((column, "a column") for column in columns)]
+    for column in text_columns:
+        names.append((terms_column(column), f"the terms of text column '{column}'"))
+        names.append((fts_index_name(table.name, column), f"the index of text column '{column}'"))
+        names.append(
+            (
+                text_statistics_table(table.schema, table.name, column),
+                f"the statistics of text column '{column}'",
+            )
+        )
+    names.extend(
+        (hnsw_index_name(table.name, vector.name), f"the index of vector column '{vector.name}'")
+        for vector in vectors
+    )
+    for name, role in names:
+        if len(name.encode()) > IDENTIFIER_BYTES:
+            raise EngineError(
+                f"postgres: the name {name!r} ({role}) is longer than PostgreSQL's "
+                f"{IDENTIFIER_BYTES} bytes, which would truncate it; use a shorter table or "
+                "column name"
+            )
+
+
 def _statistics_table(table: TableName, column: str) -> exp.Table:
     return exp.Table(
         this=_quoted(text_statistics_table(table.schema, table.name, column)),
@@ -637,6 +677,7 @@ class PostgresEngine(SqlStoreEngine):
         import psycopg
         import pyarrow as pa
 
+        _check_name_lengths(table, data.column_names, text_columns, vectors)
         statistics: dict[str, list[tuple[str, int, float | None]]] = {}
         for column_name in text_columns:
             terms = terms_column(column_name)

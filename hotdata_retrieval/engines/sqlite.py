@@ -71,6 +71,7 @@ from hotdata_retrieval.engines.store import (
     StoreColumn,
     StoreTable,
     catalog_rows,
+    check_rowid_column,
     read_catalog,
     store_column_type,
 )
@@ -265,6 +266,7 @@ class SqliteEngine(SqlStoreEngine):
         text_columns: Sequence[str],
         vectors: Sequence[StoreColumn],
     ) -> None:
+        check_rowid_column(data.column_names, text_columns, "SQLite")
         import numpy as np
         import pyarrow as pa
 

@@ -174,6 +174,21 @@ def read_catalog(rows: Iterable[Sequence[Any]]) -> tuple[str | None, tuple[Store
     return key, tuple(vectors)
 
 
+def check_rowid_column(columns: Sequence[str], text_columns: Sequence[str], engine: str) -> None:
+    """Refuse a column named ``rowid`` beside a text column on a store whose full-text index
+    is keyed by the row's ``rowid`` (SQLite, DuckDB): the column would shadow it, and text
+    search would join the wrong rows.
+
+    Raises:
+        EngineError: naming the column and the rule.
+    """
+    if text_columns and any(column.lower() == "rowid" for column in columns):
+        raise EngineError(
+            f"column 'rowid': {engine} keys its full-text index by the row's rowid, which a "
+            "column of that name would hide; rename the column"
+        )
+
+
 def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
     """The columns of ``data`` that hold lists of floating-point numbers (vectors)."""
     import pyarrow as pa

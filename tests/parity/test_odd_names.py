@@ -156,3 +156,48 @@ def test_a_column_name_is_quoted_or_refused_by_rule(
     )
     for plan, keys in _searches(table, **names):
         assert sorted(opened.search(plan).keys) == keys, plan
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_tables_whose_names_join_alike_keep_their_own_text_index(
+    engines: Engines, name: str
+) -> None:
+    """``a`` with text column ``b__c`` and ``a__b`` with ``c``: the stores name each text
+    index after its table and column, and two such names must not meet (DuckDB's once did,
+    and a search of one table scored the other's rows)."""
+    opened = engines[name]
+    first = pa.table({"id": [1, 2], "b__c": ["apple pie", "banana split"]})
+    second = pa.table({"id": [1, 2], "c": ["cherry tart", "durian"]})
+    opened.load_table("a", first, key_column="id", text_columns=["b__c"])
+    try:
+        opened.load_table("a__b", second, key_column="id", text_columns=["c"])
+    except EngineError as error:  # refused, naming what is in the way: never wrong rows
+        assert "a__b" in str(error)
+        return
+
+    def keys(table: str, column: str, query: str) -> list[Any]:
+        plan = SearchPlan(source=Bm25Search(table=table, column=column, query_text=query))
+        return list(opened.search(plan).keys)
+
+    assert keys("a", "b__c", "apple") == [1]
+    assert keys("a", "b__c", "cherry") == []
+    assert keys("a__b", "c", "cherry") == [1]
+    assert keys("a__b", "c", "apple") == []
+
+
+@pytest.mark.parametrize("name", ["sqlite", "duckdb"])
+def test_a_rowid_column_beside_a_text_index_is_refused(engines: Engines, name: str) -> None:
+    data = pa.table({"id": [1, 2], "rowid": [5, 5], "body": ["apple pie", "banana"]})
+    with pytest.raises(EngineError, match="column 'rowid'"):
+        engines[name].load_table("rowids", data, key_column="id", text_columns=["body"])
+    with pytest.raises(EngineError):  # nothing was written
+        engines[name].indexes("rowids")
+
+
+def test_a_name_postgres_would_truncate_is_refused(engines: Engines) -> None:
+    data = pa.table({"id": [1], "body": ["apple"]})
+    long_table = "t" * 55  # its index name, <table>__body__fts, passes 63 bytes
+    with pytest.raises(EngineError, match="longer than PostgreSQL's 63 bytes"):
+        engines["postgres"].load_table(long_table, data, key_column="id", text_columns=["body"])
+    with pytest.raises(EngineError):
+        engines["postgres"].indexes(long_table)

@@ -8,7 +8,7 @@ WITH "text_docs_hits" AS (
     FROM (
       SELECT
         "base".*,
-        "fts_hdq_text_main__docs__body".match_bm25("base"."rowid", 'error e1234') AS "score"
+        "fts_hdq_text_t4_main_4_docs_body".match_bm25("base"."rowid", 'error e1234') AS "score"
       FROM "main"."docs" AS "base"
     )
     WHERE
@@ -36,7 +36,7 @@ WITH "text_docs_hits" AS (
     FROM (
       SELECT
         "base".*,
-        "fts_hdq_text_main__docs_archive__body".match_bm25("base"."rowid", 'error e1234') AS "score"
+        "fts_hdq_text_t4_main_12_docs_archive_body".match_bm25("base"."rowid", 'error e1234') AS "score"
       FROM "main"."docs_archive" AS "base"
     )
     WHERE

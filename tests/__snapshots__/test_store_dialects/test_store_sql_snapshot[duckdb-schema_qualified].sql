@@ -8,7 +8,7 @@ FROM (
   FROM (
     SELECT
       "base".*,
-      "fts_hdq_text_support__tickets__body".match_bm25("base"."rowid", 'x') AS "score"
+      "fts_hdq_text_t7_support_7_tickets_body".match_bm25("base"."rowid", 'x') AS "score"
     FROM "support"."tickets" AS "base"
   )
   WHERE

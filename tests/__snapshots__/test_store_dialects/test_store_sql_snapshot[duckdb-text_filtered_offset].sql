@@ -8,7 +8,7 @@ FROM (
   FROM (
     SELECT
       "base".*,
-      "fts_hdq_text_main__docs__body".match_bm25("base"."rowid", 'error e1234 s near x') AS "score"
+      "fts_hdq_text_t4_main_4_docs_body".match_bm25("base"."rowid", 'error e1234 s near x') AS "score"
     FROM "main"."docs" AS "base"
   )
   WHERE

@@ -28,9 +28,9 @@ WITH "text_hits" AS (
             ) AS "idf",
             "corpus"."average_length"
           FROM UNNEST(STRING_TO_ARRAY('error | e1234 | s | near | x', ' | ')) AS "query_terms"("term")
-          JOIN "hdq_text"."public__docs__body" AS "term"
+          JOIN "hdq_text"."t6_public_4_docs_body" AS "term"
             ON "term"."term" = "query_terms"."term"
-          CROSS JOIN "hdq_text"."public__docs__body" AS "corpus"
+          CROSS JOIN "hdq_text"."t6_public_4_docs_body" AS "corpus"
           WHERE
             "corpus"."term" = ''
         ) AS "weights"
@@ -84,9 +84,9 @@ WITH "text_hits" AS (
             ) AS "idf",
             "corpus"."average_length"
           FROM UNNEST(STRING_TO_ARRAY('e1234', ' | ')) AS "query_terms"("term")
-          JOIN "hdq_text"."public__docs__title" AS "term"
+          JOIN "hdq_text"."t6_public_4_docs_title" AS "term"
             ON "term"."term" = "query_terms"."term"
-          CROSS JOIN "hdq_text"."public__docs__title" AS "corpus"
+          CROSS JOIN "hdq_text"."t6_public_4_docs_title" AS "corpus"
           WHERE
             "corpus"."term" = ''
         ) AS "weights"
@@ -192,9 +192,9 @@ WITH "text_hits" AS (
             ) AS "idf",
             "corpus"."average_length"
           FROM UNNEST(STRING_TO_ARRAY('x', ' | ')) AS "query_terms"("term")
-          JOIN "hdq_text"."public__docs__notes" AS "term"
+          JOIN "hdq_text"."t6_public_4_docs_notes" AS "term"
             ON "term"."term" = "query_terms"."term"
-          CROSS JOIN "hdq_text"."public__docs__notes" AS "corpus"
+          CROSS JOIN "hdq_text"."t6_public_4_docs_notes" AS "corpus"
           WHERE
             "corpus"."term" = ''
         ) AS "weights"

@@ -28,9 +28,9 @@ FROM (
           ) AS "idf",
           "corpus"."average_length"
         FROM UNNEST(STRING_TO_ARRAY('x', ' | ')) AS "query_terms"("term")
-        JOIN "hdq_text"."support__tickets__body" AS "term"
+        JOIN "hdq_text"."t7_support_7_tickets_body" AS "term"
           ON "term"."term" = "query_terms"."term"
-        CROSS JOIN "hdq_text"."support__tickets__body" AS "corpus"
+        CROSS JOIN "hdq_text"."t7_support_7_tickets_body" AS "corpus"
         WHERE
           "corpus"."term" = ''
       ) AS "weights"

@@ -28,9 +28,9 @@ FROM (
           ) AS "idf",
           "corpus"."average_length"
         FROM UNNEST(STRING_TO_ARRAY('error | e1234 | s | near | x', ' | ')) AS "query_terms"("term")
-        JOIN "hdq_text"."public__docs__body" AS "term"
+        JOIN "hdq_text"."t6_public_4_docs_body" AS "term"
           ON "term"."term" = "query_terms"."term"
-        CROSS JOIN "hdq_text"."public__docs__body" AS "corpus"
+        CROSS JOIN "hdq_text"."t6_public_4_docs_body" AS "corpus"
         WHERE
           "corpus"."term" = ''
       ) AS "weights"
