@@ -18,6 +18,7 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Mapping
 
 from hotdata_retrieval.errors import MissingExtraError as MissingExtraError
@@ -47,6 +48,16 @@ EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
 lists the distributions that provide them)."""
 
 
+EXTRA_ENVIRONMENT: Mapping[str, Mapping[str, str]] = {
+    # LanceDB's Rust log reads LANCEDB_LOG when the module is first imported; at its default
+    # it writes a WARN line to standard error for every new table ("No existing dataset ...,
+    # it will be created", lancedb 0.40). Errors only, unless the user chose a level.
+    "lancedb": {"LANCEDB_LOG": "error"},
+}
+"""For each extra, environment defaults set (where the user has not set them) before its
+modules are first imported by :func:`require_extra`."""
+
+
 def install_command(extra: str) -> str:
     """The shell command that installs ``extra``, e.g. ``pip install
     'hotdata-retrieval[local]'`` (quoted for POSIX shells)."""
@@ -73,6 +84,8 @@ def require_extra(extra: str, *, needed_by: str) -> None:
             extra, the missing modules and the install command, on one line.
         KeyError: ``extra`` is not a known extra (a programming error, not user input).
     """
+    for name, value in EXTRA_ENVIRONMENT.get(extra, {}).items():
+        os.environ.setdefault(name, value)
     missing = [module for module in EXTRA_MODULES[extra] if not _importable(module)]
     if missing:
         raise MissingExtraError(extra, missing=missing, needed_by=needed_by)

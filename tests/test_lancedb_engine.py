@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -98,3 +99,50 @@ def test_the_result_records_the_queries(engine: LancedbEngine) -> None:
     result = engine.search(plan)
     assert sorted(result.keys) == [1, 2]
     assert '"where": "\\"select\\" <> \'b\'"' in result.sql
+
+
+def test_loading_prints_nothing_from_lancedb_on_any_door(tmp_path: Path) -> None:
+    """LanceDB's Rust log writes a WARN line for every new table unless LANCEDB_LOG says
+    otherwise; the library quiets it wherever the lancedb extra is first imported: the
+    engine and ``hdq load --engine lancedb``."""
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if k != "LANCEDB_LOG"}
+    script = (
+        "import pyarrow as pa, sys\n"
+        "from hotdata_retrieval.engines.lancedb import LancedbEngine\n"
+        "LancedbEngine(sys.argv[1]).load_table('docs', pa.table({'id': [1], 'body': ['x']}),"
+        " text_columns=['body'])\n"
+    )
+    engine = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "api")],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+    )
+    assert engine.stderr == ""
+    data = tmp_path / "rows.csv"
+    data.write_text("id,body\n1,disk full\n")
+    command = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hotdata_retrieval",
+            "load",
+            str(data),
+            "--engine",
+            "lancedb",
+            "--database",
+            str(tmp_path / "cli"),
+            "--no-embed",
+            "--text-column",
+            "body",
+        ],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+    )
+    assert "WARN" not in command.stderr

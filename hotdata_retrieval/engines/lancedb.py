@@ -38,7 +38,6 @@ raises: LanceDB runs no SQL.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -134,10 +133,6 @@ class LancedbEngine(RoutesByIndexes):
     default_schema: ClassVar[str] = "public"
 
     def __init__(self, path: str | Path, *, embedder: Any = None) -> None:
-        # LanceDB's Rust log reads LANCEDB_LOG when the module is first imported; at its
-        # default it writes a WARN line to standard error on every new table ("No existing
-        # dataset ..., it will be created"). Errors only, unless the user chose a level.
-        os.environ.setdefault("LANCEDB_LOG", "error")
         require_extra("lancedb", needed_by="the LanceDB engine")
         import lancedb
 
