@@ -2,14 +2,52 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 ENGINE_PATHS = ["local", "local statement", "sqlite", "duckdb", "postgres", "lancedb"]
 """Every way a plan runs: the local engine's search (its native path where it answers) and
 its compiled statement on DataFusion, then each store."""
+
+
+STORE_ENGINES = ["local", "sqlite", "duckdb", "postgres", "lancedb"]
+"""The five engines a module-scoped ``engine`` fixture of :func:`loaded_engine` runs on."""
+
+
+def bodies_table(bodies: list[str | None], **columns: list[Any]) -> pa.Table:
+    """A small table: ``id`` 0..n-1, ``body`` the texts, 2-d float32 ``embedding`` vectors
+    ``[1, i]`` (so the local engine embeds nothing) and any further ``columns``."""
+    return pa.table(
+        {
+            "id": list(range(len(bodies))),
+            "body": bodies,
+            **columns,
+            "embedding": pa.array(
+                [[1.0, float(i)] for i in range(len(bodies))], pa.list_(pa.float32(), 2)
+            ),
+        }
+    )
+
+
+def loaded_engine(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    table: str,
+    data: pa.Table,
+) -> Iterator[Any]:
+    """The body of a module-scoped ``engine`` fixture parametrised by engine name: a fresh
+    engine with ``data`` loaded as ``table`` (key ``id``, text column ``body``), its name in
+    ``parity_name``, closed afterwards."""
+    name = request.param
+    opened = open_engine(name, tmp_path_factory.mktemp(f"{table}-{name}"), request)
+    opened.load_table(table, data, key_column="id", text_columns=["body"])
+    opened.parity_name = name
+    yield opened
+    opened.close()
 
 
 def open_engine(name: str, directory: Path, request: pytest.FixtureRequest) -> Any:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from hotdata_retrieval import (
@@ -20,28 +19,16 @@ from hotdata_retrieval import (
     to_sql,
 )
 from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
-from tests.parity.engines import open_engine
+from tests.parity.engines import STORE_ENGINES, bodies_table, loaded_engine
 
 BODIES = ["disk full on host", "network error", "disk error again", "full moon", "quiet"]
 
 
-@pytest.fixture(scope="module", params=["local", "sqlite", "duckdb", "postgres", "lancedb"])
+@pytest.fixture(scope="module", params=STORE_ENGINES)
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
-    opened = open_engine(request.param, tmp_path_factory.mktemp(f"q-{request.param}"), request)
-    table = pa.table(
-        {
-            "id": list(range(len(BODIES))),
-            "body": BODIES,
-            "embedding": pa.array(
-                [[1.0, float(i)] for i in range(len(BODIES))], pa.list_(pa.float32(), 2)
-            ),
-        }
-    )
-    opened.load_table("notes", table, key_column="id", text_columns=["body"])
-    yield opened
-    opened.close()
+    yield from loaded_engine(request, tmp_path_factory, "notes", bodies_table(BODIES))
 
 
 def _text(query: str, **options: Any) -> Bm25Search:

@@ -18,29 +18,18 @@ from hotdata_retrieval import (
     SearchPlan,
 )
 from hotdata_retrieval.engines.results import BranchScore, SearchHit, SearchResult
-from tests.parity.engines import open_engine
+from tests.parity.engines import STORE_ENGINES, bodies_table, loaded_engine
 
 BODIES = ["disk full on host", "network error", "disk error again", "full moon", "quiet"]
 
 
-@pytest.fixture(scope="module", params=["local", "sqlite", "duckdb", "postgres", "lancedb"])
+@pytest.fixture(scope="module", params=STORE_ENGINES)
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
-    opened = open_engine(request.param, tmp_path_factory.mktemp(f"r-{request.param}"), request)
-    table = pa.table(
-        {
-            "id": list(range(len(BODIES))),
-            "body": BODIES,
-            "rating": [5, 3, 4, 1, 2],
-            "embedding": pa.array(
-                [[1.0, float(i)] for i in range(len(BODIES))], pa.list_(pa.float32(), 2)
-            ),
-        }
+    yield from loaded_engine(
+        request, tmp_path_factory, "notes", bodies_table(BODIES, rating=[5, 3, 4, 1, 2])
     )
-    opened.load_table("notes", table, key_column="id", text_columns=["body"])
-    yield opened
-    opened.close()
 
 
 def _text(query: str = "disk error") -> Bm25Search:

@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hotdata_retrieval import Bm25Search, SearchPlan
 from hotdata_retrieval.analysis import analyze_text, normalize_text
-from tests.parity.engines import open_engine
+from tests.parity.engines import STORE_ENGINES, bodies_table, loaded_engine
 
 BODIES = [
     "Upgrade to v1.1.6 before Friday",  # 0
@@ -67,27 +66,12 @@ FIRST = [
 ]
 """A hostile query and the document that must rank first for it, on every engine."""
 
-ENGINES = ["local", "sqlite", "duckdb", "postgres", "lancedb"]
 
-
-@pytest.fixture(scope="module", params=ENGINES)
+@pytest.fixture(scope="module", params=STORE_ENGINES)
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
-    opened = open_engine(request.param, tmp_path_factory.mktemp(f"a-{request.param}"), request)
-    table = pa.table(
-        {
-            "id": list(range(len(BODIES))),
-            "body": BODIES,
-            "embedding": pa.array(
-                [[1.0, float(i)] for i in range(len(BODIES))], pa.list_(pa.float32(), 2)
-            ),
-        }
-    )
-    opened.load_table("hostile", table, key_column="id", text_columns=["body"])
-    opened.parity_name = request.param
-    yield opened
-    opened.close()
+    yield from loaded_engine(request, tmp_path_factory, "hostile", bodies_table(BODIES))
 
 
 def _keys(engine: Any, query: str) -> list[int]:
