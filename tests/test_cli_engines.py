@@ -182,3 +182,39 @@ def test_search_reports_vectors_left_out(source: Path, tmp_path: Path) -> None:
     ]
     shown = runner.invoke(main, arguments)
     assert "note: nearest: 1 of 4 rows have a vector in 'body_embedding'" in shown.stderr
+
+
+def test_a_postgres_password_is_never_echoed(source: Path, postgres_url: str) -> None:
+    """``hdq load --format json`` reports the database and a connection error names it: with
+    the URL's password replaced by ``***`` (the throwaway server trusts loopback, so the
+    password is accepted and ignored)."""
+    scheme, _, rest = postgres_url.partition("://")
+    user, _, host = rest.partition("@")
+    with_password = f"{scheme}://{user}:hunter2@{host}"
+    runner = CliRunner()
+    loaded = runner.invoke(
+        main,
+        [
+            "load",
+            str(source),
+            "--engine",
+            "postgres",
+            "--database",
+            with_password,
+            "--embedder",
+            "hashing",
+            "--replace",
+            "--format",
+            "json",
+        ],
+    )
+    assert loaded.exit_code == 0, loaded.output
+    assert "hunter2" not in loaded.stdout + loaded.stderr
+    assert json.loads(loaded.stdout)["database"] == f"{scheme}://{user}:***@{host}"
+    refused = f"{scheme}://{user}:hunter2@127.0.0.1:1/postgres"
+    failed = runner.invoke(
+        main, ["search", "error", "--engine", "postgres", "--database", refused, "--table", "t"]
+    )
+    assert failed.exit_code != 0
+    assert "hunter2" not in failed.stdout + failed.stderr
+    assert ":***@127.0.0.1:1" in failed.stderr

@@ -63,6 +63,17 @@ def store_location(engine_name: str, database: Path | str) -> str:
     return text
 
 
+def shown_location(engine_name: str, database: Path | str) -> str:
+    """``--database`` as a report shows it: the store's location, a PostgreSQL URL's
+    password replaced by ``***``."""
+    location = store_location(engine_name, database)
+    if engine_name == "postgres":
+        from hotdata_retrieval.engines.postgres import redacted_url
+
+        return redacted_url(location)
+    return location
+
+
 def open_store(
     engine_name: str,
     database: Path | str,

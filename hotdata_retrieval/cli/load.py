@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from hotdata_retrieval.cli._engines import engine_option, open_store
+from hotdata_retrieval.cli._engines import engine_option, open_store, shown_location
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import is_stdin
 from hotdata_retrieval.cli._local import (
@@ -153,7 +153,11 @@ def _load_into_store(
                 }
             )
     if output_format == "json":
-        document = {"engine": engine_name, "database": str(database), "tables": summary}
+        document = {
+            "engine": engine_name,
+            "database": shown_location(engine_name, database),
+            "tables": summary,
+        }
         click.echo(json.dumps(document, indent=2))
         return
     for item in summary:

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import socket
 import stat
 import subprocess
 import tempfile
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -279,6 +281,23 @@ def _statistics_table(table: TableName, column: str) -> exp.Table:
     )
 
 
+def redacted_url(url: str) -> str:
+    """``url`` (a libpq URL or ``key=value`` connection string) with its password replaced
+    by ``***``, for messages and reports: a password is never echoed.
+
+    >>> redacted_url("postgresql://hdq:secret@127.0.0.1:5432/docs")
+    'postgresql://hdq:***@127.0.0.1:5432/docs'
+    >>> redacted_url("host=127.0.0.1 password=secret dbname=docs")
+    'host=127.0.0.1 password=*** dbname=docs'
+    """
+    parsed = urllib.parse.urlsplit(url)
+    if parsed.scheme in ("postgres", "postgresql") and parsed.password is not None:
+        user = "" if parsed.username is None else urllib.parse.quote(parsed.username)
+        host = parsed.netloc.rpartition("@")[2]
+        return urllib.parse.urlunsplit(parsed._replace(netloc=f"{user}:***@{host}"))
+    return re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", url)
+
+
 class PostgresEngine(SqlStoreEngine):
     """PostgreSQL + pgvector behind the engine contract (module docstring).
 
@@ -324,7 +343,9 @@ class PostgresEngine(SqlStoreEngine):
         try:
             self._connection = psycopg.connect(url, autocommit=True)
         except psycopg.Error as error:
-            raise EngineError(f"cannot connect to PostgreSQL at {url!r}: {error}") from None
+            shown = redacted_url(url)
+            message = str(error).replace(url, shown)
+            raise EngineError(f"cannot connect to PostgreSQL at {shown!r}: {message}") from None
         super().__init__(POSTGRES, embedder=embedder)
         self._execute(SESSION_TIME_ZONE)
         with contextlib.suppress(EngineError):
@@ -332,8 +353,8 @@ class PostgresEngine(SqlStoreEngine):
         rows = self._query("SELECT extversion FROM pg_extension WHERE extname = 'vector'")[1]
         if not rows:
             raise EngineError(
-                f"the PostgreSQL server at {url!r} has no pgvector extension (and this role "
-                "cannot create it)"
+                f"the PostgreSQL server at {redacted_url(url)!r} has no pgvector extension "
+                "(and this role cannot create it)"
             )
         self.pgvector_version: tuple[int, ...] = _version(rows[0][0])
         """The server's pgvector version, e.g. ``(0, 6, 2)``."""
