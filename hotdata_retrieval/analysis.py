@@ -85,14 +85,25 @@ def analyze_text(text: str) -> tuple[str, ...]:
     return tuple(_shared_analyzer().analyze(normalize_text(text)))
 
 
-def text_words(text: str) -> tuple[str, ...]:
-    """The normalized words of ``text`` before stop words and stemming: what a store that
-    analyses text with its own stemmer (LanceDB) is given, so it stems each word once.
+def text_words(text: str, *, fold_case: bool = True) -> tuple[str, ...]:
+    """The normalized words of ``text`` before stop words and stemming: runs of alphanumeric
+    characters after NFKC and (with ``fold_case``, the default) case folding, the combining
+    marks the tokenizer would split a word at dropped. A plan's text branch holds a word when
+    this is not empty; with ``fold_case=False`` the words keep the case the user typed (what
+    ``query_syntax="terms"`` quotes for an engine that analyses text itself).
 
     >>> text_words('"--error-on-warnings" ＣＡＦÉ')
     ('error', 'on', 'warnings', 'café')
+    >>> text_words("ERR-E1234 Cafe\u0301", fold_case=False)
+    ('ERR', 'E1234', 'Café')
     """
-    return tuple(_word_tokenizer().analyze(normalize_text(text)))
+    if fold_case:
+        normalized = normalize_text(text)
+    else:
+        normalized = unicodedata.normalize("NFKC", text)
+        if not normalized.isascii():
+            normalized = normalized.translate(_word_splitting_marks())
+    return tuple(_word_tokenizer().analyze(normalized))
 
 
 def indexed_text(text: str) -> str:

@@ -191,12 +191,11 @@ def _query_syntax(value: Any) -> QuerySyntax:
     return QuerySyntax.parse(value)
 
 
-_WORD = re.compile(r"\w+")
-
-
 @functools.lru_cache(maxsize=1024)
 def _words(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(text))
+    from hotdata_retrieval.analysis import text_words
+
+    return text_words(text, fold_case=False)
 
 
 def _any_query_text(value: Any) -> str:
@@ -402,7 +401,9 @@ class Bm25Search:
 
     @property
     def words(self) -> tuple[str, ...]:
-        """The query's words: runs of letters, digits and underscores (``\\w+``)."""
+        """The query's words as the library's analysis splits them, before case folding, stop
+        words and stemming (:func:`hotdata_retrieval.analysis.text_words`: NFKC, runs of
+        alphanumeric characters), so a word is what every store's index can hold."""
         return _words(self.query_text)
 
     @property

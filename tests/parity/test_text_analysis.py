@@ -138,3 +138,15 @@ WORDS = ["NEAR", "AND", "OR", "NOT", "v1.1.6", "38.101", "café", "release", "no
 )
 def test_punctuation_heavy_text_is_data_on_every_engine(engine: Any, query: str) -> None:
     assert set(_keys(engine, query)) == _reference(query)
+
+
+@pytest.mark.parametrize(("query", "expected"), FIRST, ids=[query for query, _ in FIRST])
+def test_terms_syntax_finds_what_the_text_finds(engine: Any, query: str, expected: int) -> None:
+    """``query_syntax="terms"`` quotes the words the analysis splits (NFKC, combining marks
+    kept inside a word), so a decomposed ``é`` stays in its word there too."""
+    branch = Bm25Search(
+        table="hostile", column="body", query_text=query, query_syntax="terms", allow_empty=True
+    )
+    keys = [int(key) for key in engine.search(SearchPlan(source=branch, limit=len(BODIES))).keys]
+    assert keys[:1] == [expected]
+    assert set(keys) == _reference(query)
