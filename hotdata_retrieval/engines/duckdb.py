@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from hotdata_retrieval.analysis import indexed_text
 from hotdata_retrieval.compile.duckdb import (
     DUCKDB,
+    TEXT_INDEX_SCHEMA,
     create_fts_index,
     create_text_index_table,
     drop_text_index,
@@ -149,6 +150,7 @@ class DuckdbEngine(SqlStoreEngine):
     """
 
     engine_name = "duckdb"
+    own_schemas = frozenset({TEXT_INDEX_SCHEMA})
 
     def __init__(
         self, database: str | Path = ":memory:", *, embedder: Any = None, threads: int | None = 1

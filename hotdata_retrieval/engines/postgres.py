@@ -319,6 +319,7 @@ class PostgresEngine(SqlStoreEngine):
     """
 
     engine_name = "postgres"
+    own_schemas = frozenset({TEXT_INDEX_SCHEMA})
     store_schema = "public"
 
     def __init__(

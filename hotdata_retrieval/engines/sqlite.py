@@ -130,6 +130,7 @@ class SqliteEngine(SqlStoreEngine):
     """
 
     engine_name = "sqlite"
+    own_suffixes = ("__fts",)
 
     def __init__(self, database: str | Path = ":memory:", *, embedder: Any = None) -> None:
         self.database = str(database)

@@ -32,7 +32,7 @@ import attrs
 
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
-from hotdata_retrieval.compile.statements import columns_query, readable_table
+from hotdata_retrieval.compile.statements import CATALOG_TABLE, columns_query, readable_table
 from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
@@ -561,6 +561,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         import pyarrow as pa
 
         table = self.table_name(name)
+        self.check_own_name(table)
         columns = [normalize_identifier(field.name, label="column") for field in data.schema]
         if columns != list(data.column_names):
             data = data.rename_columns(columns)
@@ -601,6 +602,31 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         ]
         self._write_table(table, data, key_column=key, text_columns=texts, vectors=vectors)
         return self.describe(table)
+
+    own_schemas: ClassVar[frozenset[str]] = frozenset()
+    """Schemas the engine writes its own tables into (none of the user's tables)."""
+    own_suffixes: ClassVar[tuple[str, ...]] = ()
+    """Endings of the names of the engine's own tables beside the user's."""
+
+    def check_own_name(self, table: TableName) -> None:
+        """Refuse to load a table under a name the engine keeps for its own tables: its
+        catalog (:data:`~hotdata_retrieval.compile.statements.CATALOG_TABLE`), a schema of
+        :attr:`own_schemas`, a name ending in one of :attr:`own_suffixes`.
+
+        Raises:
+            EngineError: naming the table and the rule.
+        """
+        if table.name == CATALOG_TABLE:
+            reason = "is the engine's catalog of keys and vector columns"
+        elif table.schema in self.own_schemas:
+            reason = f"is in schema '{table.schema}', where the engine keeps its text indexes"
+        elif table.name.endswith(self.own_suffixes) and self.own_suffixes:
+            reason = (
+                f"ends like the engine's own text index tables ({', '.join(self.own_suffixes)})"
+            )
+        else:
+            return
+        raise EngineError(f"table '{table}' {reason}; choose another name")
 
     @staticmethod
     def rows_of(

@@ -201,3 +201,27 @@ def test_a_name_postgres_would_truncate_is_refused(engines: Engines) -> None:
         engines["postgres"].load_table(long_table, data, key_column="id", text_columns=["body"])
     with pytest.raises(EngineError):
         engines["postgres"].indexes(long_table)
+
+
+@pytest.mark.parametrize(
+    ("name", "table"),
+    [
+        ("sqlite", "docs__body__fts"),
+        ("sqlite", "hdq_columns"),
+        ("duckdb", "hdq_text.t4_main_4_docs_body"),
+        ("duckdb", "hdq_columns"),
+        ("postgres", "hdq_text.t6_public_4_docs_body"),
+        ("postgres", "hdq_columns"),
+    ],
+)
+def test_a_name_the_engine_keeps_for_itself_is_refused(
+    engines: Engines, name: str, table: str
+) -> None:
+    """A user table under the name of the engine's catalog or text index tables would replace
+    them (SQLite once took ``docs__body__fts`` and ``docs`` lost its text index)."""
+    opened = engines[name]
+    opened.load_table("docs", _table(), key_column="id", text_columns=["body"])
+    with pytest.raises(EngineError, match="choose another name"):
+        opened.load_table(table, _table(), key_column="id", text_columns=["body"])
+    for plan, keys in _searches("docs"):
+        assert sorted(opened.search(plan).keys) == keys
