@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 
+from hotdata_retrieval._console import make_console
 from hotdata_retrieval.cli._local import (
     database_note,
     embedder_named,
@@ -54,7 +54,7 @@ def demo(database: Path, limit: int, embedder: str, output_format: str, replace:
     from hotdata_retrieval.demo import DEMO_QUERIES, support_tickets
     from hotdata_retrieval.engines.local import LocalEngine
 
-    console = Console(stderr=output_format == "json")
+    console = make_console(stderr=output_format == "json")
     started = time.perf_counter()
     model = embedder_named(embedder)
     tickets = support_tickets()

@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from hotdata_retrieval._console import make_console
 from hotdata_retrieval.cli._engines import engine_option, open_store
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import text_argument
@@ -323,7 +324,7 @@ def search(
             document["sql"] = result.sql
         click.echo(json.dumps(document, indent=2, default=str))
         return
-    console = Console()
+    console = make_console()
     hits = render_hits(result, ranks=explain or plan.fusion is not None)
     shown = result.sql
     if explain and (full_vectors is False or (full_vectors is None and console.is_terminal)):

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from hotdata_retrieval._console import make_console
 from hotdata_retrieval.cli._input import is_stdin, read_input
 from hotdata_retrieval.cli._local import embedder_for_model, local_database_option, reports_errors
 from hotdata_retrieval.cli._options import parse_numbers
@@ -202,7 +202,7 @@ def tune(
     for setting in settings:
         setting.fusion(probe, depth)
 
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     with LocalEngine(database) as engine:
         indexes = engine.indexes(table)
         models = sorted({v.model for v in engine.tables[indexes.table.name].vector_columns})
@@ -338,5 +338,5 @@ def tune(
                 else _interval(difference.mean, difference.low, difference.high, signed=True)
             )
         listing.add_row(*cells)
-    Console().print(listing)
+    make_console().print(listing)
     click.echo(f"best: {chosen.setting.label}; written to {output} (use --fusion-file)", err=True)

@@ -94,7 +94,6 @@ def embed_in_batches(
     if not items:
         return out
 
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -104,13 +103,15 @@ def embed_in_batches(
         TimeRemainingColumn,
     )
 
+    from hotdata_retrieval._console import make_console
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=make_console(stderr=True),
         disable=not progress,
     ) as bar:
         task = bar.add_task(description, total=len(items))
