@@ -116,6 +116,20 @@ def indexed_text(text: str) -> str:
     return " ".join(analyze_text(text))
 
 
+TERMS_SUFFIX = "__terms"
+"""The ending of the column a store writes beside a text column to hold its terms."""
+
+
+def terms_column(column: str) -> str:
+    """The column beside text column ``column`` holding each row's :func:`indexed_text`,
+    on the stores whose index cannot sit on a table of its own (PostgreSQL, LanceDB).
+
+    >>> terms_column("body")
+    'body__terms'
+    """
+    return column + TERMS_SUFFIX
+
+
 @functools.cache
 def _word_splitting_marks() -> dict[int, None]:
     """Every combining mark (Unicode category Mn or Me) that tantivy's ``simple`` tokenizer

@@ -64,7 +64,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
-from hotdata_retrieval.analysis import analyze_text
+from hotdata_retrieval.analysis import analyze_text, terms_column
 from hotdata_retrieval.compile.compiler import (
     BranchRequest,
     CompiledBranch,
@@ -127,15 +127,6 @@ ORDER_COLUMN = "_order"
 TEXT_SEARCH_CONFIG = "simple"
 """The text search configuration of the index and the queries: ``simple`` keeps the
 library's analysed terms as they are (module docstring)."""
-
-
-def terms_column(column: str) -> str:
-    """The column holding a text column's analysed terms, which the GIN index covers.
-
-    >>> terms_column("body")
-    'body__terms'
-    """
-    return f"{column}__terms"
 
 
 def fts_index_name(table: str, column: str) -> str:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from hotdata_retrieval.analysis import indexed_text
+from hotdata_retrieval.analysis import TERMS_SUFFIX, indexed_text, terms_column
 from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
@@ -59,7 +59,7 @@ from hotdata_retrieval.engines.checks import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
-from hotdata_retrieval.engines.store import vector_columns_of
+from hotdata_retrieval.engines.store import vector_columns_of, with_terms_column
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import ordered_rows, rank_branch, reference_fusion
@@ -84,9 +84,6 @@ _KEY_METADATA = b"hdq.key_column"
 _METRIC_METADATA = b"hdq.vector_metric"
 _MODEL_METADATA = b"hdq.vector_model"
 _NAME = "lancedb"
-_TERMS_SUFFIX = "__terms"
-"""A text column ``c`` is indexed through the column ``c__terms``: its rows' terms by the
-library's analysis (module docstring)."""
 
 
 def lancedb_filter(predicate: Predicate, integer_columns: frozenset[str] = frozenset()) -> str:
@@ -199,9 +196,7 @@ class LancedbEngine(RoutesByIndexes):
             for column in index.columns
         )
         text = tuple(
-            column.removesuffix(_TERMS_SUFFIX)
-            for column in indexed
-            if column.endswith(_TERMS_SUFFIX)
+            column.removesuffix(TERMS_SUFFIX) for column in indexed if column.endswith(TERMS_SUFFIX)
         )
         return TableIndexes(
             table=self.table_name(table),
@@ -283,22 +278,7 @@ class LancedbEngine(RoutesByIndexes):
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
                 raise EngineError(f"text column '{column}' is not a text column of the table")
-            terms = column + _TERMS_SUFFIX
-            if terms in columns:
-                raise EngineError(
-                    f"column '{terms}' holds the analysed terms of text column '{column}' on "
-                    "LanceDB; rename it"
-                )
-            data = data.append_column(
-                terms,
-                pa.array(
-                    [
-                        None if text is None else indexed_text(text)
-                        for text in data.column(column).to_pylist()
-                    ],
-                    pa.string(),
-                ),
-            )
+            data, _ = with_terms_column(data, column, "LanceDB")
         if texts or vector_columns_of(data):
             check_reserved_columns(columns)
         metric = DistanceMetric.parse(vector_metric).value
@@ -330,7 +310,7 @@ class LancedbEngine(RoutesByIndexes):
                 max_token_length=None,
             )
             for column in texts:
-                opened.create_index(column + _TERMS_SUFFIX, config=analysis, replace=True)
+                opened.create_index(terms_column(column), config=analysis, replace=True)
         except Exception as error:
             raise EngineError(f"lancedb: {error}") from None
         return self.indexes(table)
@@ -402,7 +382,7 @@ class LancedbEngine(RoutesByIndexes):
                 # any term matches (OR), each exactly: no fuzziness, prefix or boost
                 match = MatchQuery(
                     text,
-                    branch.column + _TERMS_SUFFIX,
+                    terms_column(branch.column),
                     boost=1.0,
                     fuzziness=0,
                     max_expansions=50,

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
-from hotdata_retrieval.analysis import analyze_text
+from hotdata_retrieval.analysis import terms_column
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.postgres import (
     OPERATOR_CLASSES,
@@ -61,7 +61,6 @@ from hotdata_retrieval.compile.postgres import (
     grant,
     hnsw_index_name,
     set_local,
-    terms_column,
     text_statistics_table,
 )
 from hotdata_retrieval.compile.statements import (
@@ -95,6 +94,7 @@ from hotdata_retrieval.engines.store import (
     read_catalog,
     store_column_type,
     value_kinds,
+    with_terms_column,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -697,25 +697,11 @@ class PostgresEngine(SqlStoreEngine):
         vectors: Sequence[StoreColumn],
     ) -> None:
         import psycopg
-        import pyarrow as pa
 
         _check_name_lengths(table, data.column_names, text_columns, vectors)
         statistics: dict[str, list[tuple[str, int, float | None]]] = {}
         for column_name in text_columns:
-            terms = terms_column(column_name)
-            if terms in data.column_names:
-                raise EngineError(
-                    f"column '{terms}' holds the analysed terms of text column "
-                    f"'{column_name}' on PostgreSQL; rename it"
-                )
-            analysed = [
-                None if text is None else analyze_text(text)
-                for text in data.column(column_name).to_pylist()
-            ]
-            data = data.append_column(
-                terms,
-                pa.array([None if t is None else " ".join(t) for t in analysed], pa.string()),
-            )
+            data, analysed = with_terms_column(data, column_name, "PostgreSQL")
             statistics[column_name] = term_statistics(t for t in analysed if t is not None)
         dimensions = {vector.name: vector.dimensions for vector in vectors}
         for column_name, size in dimensions.items():

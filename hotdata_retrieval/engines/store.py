@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from hotdata_retrieval.analysis import analyze_text, terms_column
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.compile.statements import CATALOG_TABLE, columns_query, readable_table
@@ -187,6 +188,31 @@ def check_rowid_column(columns: Sequence[str], text_columns: Sequence[str], engi
             f"column 'rowid': {engine} keys its full-text index by the row's rowid, which a "
             "column of that name would hide; rename the column"
         )
+
+
+def with_terms_column(
+    data: pa.Table, column: str, engine: str
+) -> tuple[pa.Table, list[tuple[str, ...] | None]]:
+    """``data`` with text column ``column``'s terms column appended
+    (:func:`~hotdata_retrieval.analysis.terms_column`: each row's terms joined by spaces,
+    NULL for a NULL text), and each row's terms.
+
+    Raises:
+        EngineError: ``data`` already has a column of that name.
+    """
+    import pyarrow as pa
+
+    terms = terms_column(column)
+    if terms in data.column_names:
+        raise EngineError(
+            f"column '{terms}' holds the analysed terms of text column '{column}' on "
+            f"{engine}; rename it"
+        )
+    analysed = [
+        None if text is None else analyze_text(text) for text in data.column(column).to_pylist()
+    ]
+    joined = pa.array([None if row is None else " ".join(row) for row in analysed], pa.string())
+    return data.append_column(terms, joined), analysed
 
 
 def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
