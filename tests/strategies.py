@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import struct
 from typing import Any
 
@@ -24,6 +23,7 @@ from hotdata_retrieval import (
     SearchPlan,
     VectorSearch,
 )
+from hotdata_retrieval.analysis import text_words
 from hotdata_retrieval.plan.search import is_vector_branch
 
 # Text a user might type: any unicode but NUL and lone surrogates, including quotes,
@@ -120,7 +120,8 @@ sources = tables | st.lists(tables, min_size=2, max_size=3, unique=True)
 
 
 def _has_a_word(text: str) -> bool:
-    return re.search(r"\w", text) is not None
+    """Whether a text branch holds a word: the library's analysis splits one out of it."""
+    return bool(text_words(text, fold_case=False))
 
 
 word_texts = st.one_of(query_texts, tricky_texts).filter(_has_a_word)
