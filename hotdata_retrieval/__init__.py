@@ -15,88 +15,199 @@ their reciprocal rank fusion — into one SQL statement, and run them.
 True
 """
 
-from hotdata_retrieval.compile import (
-    compile_plan,
-    get_dialect,
-    known_dialects,
-    parse_filter,
-    to_sql,
-)
-from hotdata_retrieval.errors import (
-    CaseError,
-    CatalogError,
-    ConcurrentWriteError,
-    DatabaseError,
-    DimensionMismatchError,
-    DuplicateColumnError,
-    EmbedderUnavailableError,
-    EmbeddingError,
-    EmbeddingInputError,
-    EmbeddingOutputError,
-    EngineError,
-    EngineUnavailableError,
-    HotdataApiError,
-    HotdataConfigError,
-    HotdataRetrievalError,
-    HybridSearchError,
-    InputLimitError,
-    InvalidLimitError,
-    KeyTypeError,
-    LoadError,
-    MissingExtraError,
-    PlanError,
-    RefusedStatementError,
-    SqlLimitError,
-    SqlParseError,
-    TableNameError,
-    ToolError,
-    TuningError,
-    UnknownDialectError,
-    UnknownEngineError,
-    UnknownRuleError,
-    UnsupportedFeatureError,
-    UnsupportedOnDialectError,
-    UnvisitableNodeError,
-)
-from hotdata_retrieval.fusion import (
-    FusedHit,
-    competition_ranks,
-    distribution_based_score_fusion,
-    min_max_fusion,
-    rank_branch,
-    reciprocal_rank_fusion,
-    reference_fusion,
-    register_reference_fusion,
-)
-from hotdata_retrieval.plan import (
-    And,
-    Bm25Search,
-    BranchRanking,
-    Comparison,
-    ComparisonOperator,
-    ContainsAll,
-    ContainsAny,
-    DistanceMetric,
-    DistributionBasedScoreFusion,
-    Fusion,
-    InList,
-    IsNull,
-    MinMaxFusion,
-    NearestNeighborSearch,
-    Not,
-    Or,
-    ReciprocalRankFusion,
-    SearchPlan,
-    StartsWith,
-    TableName,
-    TableUnion,
-    TieBreaker,
-    VectorSearch,
-    filter_from_object,
-    plan_from_document,
-    plan_to_document,
-    register_fusion,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hotdata_retrieval.compile import (
+        compile_plan,
+        get_dialect,
+        known_dialects,
+        parse_filter,
+        to_sql,
+    )
+    from hotdata_retrieval.errors import (
+        CaseError,
+        CatalogError,
+        ConcurrentWriteError,
+        DatabaseError,
+        DimensionMismatchError,
+        DuplicateColumnError,
+        EmbedderUnavailableError,
+        EmbeddingError,
+        EmbeddingInputError,
+        EmbeddingOutputError,
+        EngineError,
+        EngineUnavailableError,
+        HotdataApiError,
+        HotdataConfigError,
+        HotdataRetrievalError,
+        HybridSearchError,
+        InputLimitError,
+        InvalidLimitError,
+        KeyTypeError,
+        LoadError,
+        MissingExtraError,
+        PlanError,
+        RefusedStatementError,
+        SqlLimitError,
+        SqlParseError,
+        TableNameError,
+        ToolError,
+        TuningError,
+        UnknownDialectError,
+        UnknownEngineError,
+        UnknownRuleError,
+        UnsupportedFeatureError,
+        UnsupportedOnDialectError,
+        UnvisitableNodeError,
+    )
+    from hotdata_retrieval.fusion import (
+        FusedHit,
+        competition_ranks,
+        distribution_based_score_fusion,
+        min_max_fusion,
+        rank_branch,
+        reciprocal_rank_fusion,
+        reference_fusion,
+        register_reference_fusion,
+    )
+    from hotdata_retrieval.plan import (
+        And,
+        Bm25Search,
+        BranchRanking,
+        Comparison,
+        ComparisonOperator,
+        ContainsAll,
+        ContainsAny,
+        DistanceMetric,
+        DistributionBasedScoreFusion,
+        Fusion,
+        InList,
+        IsNull,
+        MinMaxFusion,
+        NearestNeighborSearch,
+        Not,
+        Or,
+        ReciprocalRankFusion,
+        SearchPlan,
+        StartsWith,
+        TableName,
+        TableUnion,
+        TieBreaker,
+        VectorSearch,
+        filter_from_object,
+        plan_from_document,
+        plan_to_document,
+        register_fusion,
+    )
+
+_EXPORTED_FROM: dict[str, tuple[str, ...]] = {
+    "hotdata_retrieval.compile": (
+        "compile_plan",
+        "get_dialect",
+        "known_dialects",
+        "parse_filter",
+        "to_sql",
+    ),
+    "hotdata_retrieval.errors": (
+        "CaseError",
+        "CatalogError",
+        "ConcurrentWriteError",
+        "DatabaseError",
+        "DimensionMismatchError",
+        "DuplicateColumnError",
+        "EmbedderUnavailableError",
+        "EmbeddingError",
+        "EmbeddingInputError",
+        "EmbeddingOutputError",
+        "EngineError",
+        "EngineUnavailableError",
+        "HotdataApiError",
+        "HotdataConfigError",
+        "HotdataRetrievalError",
+        "HybridSearchError",
+        "InputLimitError",
+        "InvalidLimitError",
+        "KeyTypeError",
+        "LoadError",
+        "MissingExtraError",
+        "PlanError",
+        "RefusedStatementError",
+        "SqlLimitError",
+        "SqlParseError",
+        "TableNameError",
+        "ToolError",
+        "TuningError",
+        "UnknownDialectError",
+        "UnknownEngineError",
+        "UnknownRuleError",
+        "UnsupportedFeatureError",
+        "UnsupportedOnDialectError",
+        "UnvisitableNodeError",
+    ),
+    "hotdata_retrieval.fusion": (
+        "FusedHit",
+        "competition_ranks",
+        "distribution_based_score_fusion",
+        "min_max_fusion",
+        "rank_branch",
+        "reciprocal_rank_fusion",
+        "reference_fusion",
+        "register_reference_fusion",
+    ),
+    "hotdata_retrieval.plan": (
+        "And",
+        "Bm25Search",
+        "BranchRanking",
+        "Comparison",
+        "ComparisonOperator",
+        "ContainsAll",
+        "ContainsAny",
+        "DistanceMetric",
+        "DistributionBasedScoreFusion",
+        "Fusion",
+        "InList",
+        "IsNull",
+        "MinMaxFusion",
+        "NearestNeighborSearch",
+        "Not",
+        "Or",
+        "ReciprocalRankFusion",
+        "SearchPlan",
+        "StartsWith",
+        "TableName",
+        "TableUnion",
+        "TieBreaker",
+        "VectorSearch",
+        "filter_from_object",
+        "plan_from_document",
+        "plan_to_document",
+        "register_fusion",
+    ),
+}
+"""Where each public name lives, by module: imported on first use (PEP 562), so ``import
+hotdata_retrieval`` and ``hdq --help`` do not load sqlglot and its dialects until a plan is
+compiled. The ``TYPE_CHECKING`` imports above state the same names for type checkers
+(``tests/test_lazy_imports.py`` checks the two agree)."""
+
+_MODULE_OF = {name: module for module, names in _EXPORTED_FROM.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hotdata_retrieval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __version__ = "0.1.0"
 

@@ -572,7 +572,7 @@ def test_docs_notes_are_current() -> None:
 
 def test_help_lists_every_option_documented() -> None:
     text = (DOCS / "cli.md").read_text(encoding="utf-8")
-    command = main.commands["explain"]
+    command = main.get_command(click.Context(main), "explain")
     assert isinstance(command, click.Command)
     for param in command.params:
         for option in param.opts:

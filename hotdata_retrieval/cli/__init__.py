@@ -4,37 +4,76 @@ Every command prints only its artefact on stdout, notes on stderr, and exits wit
 codes in :mod:`hotdata_retrieval.cli.exit_codes`: 0 ok, 1 invalid plan, 2 usage error. Every
 error starts with one line, ``hdq <command>: error: <message>`` (:mod:`hotdata_retrieval.cli.
 _errors`).
+
+The commands are imported when they are run (:data:`COMMANDS`), so ``hdq --help`` and one
+command's start-up load only what that command uses.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import NamedTuple
+
 import click
 
-from hotdata_retrieval.cli._errors import PROGRAM, HdqGroup
-from hotdata_retrieval.cli.demo import demo
+from hotdata_retrieval.cli._errors import PROGRAM, LazyHdqGroup
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
-from hotdata_retrieval.cli.explain import explain
-from hotdata_retrieval.cli.lint import lint
-from hotdata_retrieval.cli.load import load
-from hotdata_retrieval.cli.mcp import mcp
-from hotdata_retrieval.cli.search import search
-from hotdata_retrieval.cli.spec import spec
-from hotdata_retrieval.cli.tune import tune
 
 
-@click.group(cls=HdqGroup, name=PROGRAM)
+class Subcommand(NamedTuple):
+    """One ``hdq`` command: where it lives (``"module:attribute"``, imported when the command
+    runs or its help is asked for) and the one line ``hdq --help`` lists it with."""
+
+    location: str
+    summary: str
+
+
+COMMANDS: Mapping[str, Subcommand] = {
+    "demo": Subcommand(
+        "hotdata_retrieval.cli.demo:demo",
+        "Build a demo database and show text, semantic and hybrid search.",
+    ),
+    "explain": Subcommand(
+        "hotdata_retrieval.cli.explain:explain",
+        "Print the SQL statement a search compiles to, without running it.",
+    ),
+    "lint": Subcommand(
+        "hotdata_retrieval.cli.lint:lint",
+        "Find SQL that silently loses an index, the ranking or the bound.",
+    ),
+    "load": Subcommand(
+        "hotdata_retrieval.cli.load:load",
+        "Load a CSV, Parquet or JSON Lines file and build its indexes.",
+    ),
+    "mcp": Subcommand(
+        "hotdata_retrieval.cli.mcp:mcp",
+        "Serve a table's search and SQL tools to an MCP client over stdio.",
+    ),
+    "search": Subcommand(
+        "hotdata_retrieval.cli.search:search",
+        "Search a table by text, by meaning or both; print ranked rows.",
+    ),
+    "spec": Subcommand(
+        "hotdata_retrieval.cli.spec:spec",
+        "Export the hybrid_search conformance cases, or verify an engine.",
+    ),
+    "tune": Subcommand(
+        "hotdata_retrieval.cli.tune:tune",
+        "Choose the fusion of a table's hybrid search from judged queries.",
+    ),
+}
+"""Every ``hdq`` command by name."""
+
+
+@click.group(
+    cls=LazyHdqGroup,
+    name=PROGRAM,
+    lazy_commands={name: command.location for name, command in COMMANDS.items()},
+    summaries={name: command.summary for name, command in COMMANDS.items()},
+)
 @click.version_option(package_name="hotdata-retrieval")
 def main() -> None:
     """hdq: compile and run BM25, vector and fused retrieval plans as SQL."""
 
 
-main.add_command(explain)
-main.add_command(lint)
-main.add_command(load)
-main.add_command(search)
-main.add_command(demo)
-main.add_command(mcp)
-main.add_command(spec)
-main.add_command(tune)
-
-__all__ = ["EXIT_INVALID_PLAN", "EXIT_OK", "EXIT_USAGE", "main"]
+__all__ = ["COMMANDS", "EXIT_INVALID_PLAN", "EXIT_OK", "EXIT_USAGE", "Subcommand", "main"]

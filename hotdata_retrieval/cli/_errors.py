@@ -19,6 +19,7 @@ command raises into a :class:`CommandError`, whose ``show`` writes that format; 
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
@@ -189,6 +190,54 @@ class HdqGroup(click.Group):
             raise
         except click.ClickException as error:
             raise CommandError.from_click(error, ctx) from None
+
+
+class LazyHdqGroup(HdqGroup):
+    """An :class:`HdqGroup` whose commands are imported when one is run or its help is asked
+    for, not when the group is built: ``hdq --help`` lists them from ``summaries``.
+
+    Args:
+        lazy_commands: each command's name and where it lives, ``"module:attribute"``.
+        summaries: the one line ``--help`` lists each command with.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        lazy_commands: Mapping[str, str],
+        summaries: Mapping[str, str],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = dict(lazy_commands)
+        self.summaries = dict(summaries)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in self.lazy_commands:
+            return command
+        module, _, attribute = self.lazy_commands[cmd_name].partition(":")
+        loaded = getattr(importlib.import_module(module), attribute)
+        if not isinstance(loaded, click.Command):
+            raise TypeError(f"{self.lazy_commands[cmd_name]} is not a click command")
+        self.add_command(loaded, cmd_name)
+        return loaded
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.summaries:
+                rows.append((name, self.summaries[name]))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(formatter.width)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 def error_context(error: click.ClickException, parent: click.Context | None) -> click.Context:

@@ -4,14 +4,11 @@
 flags), the sqlglot dialect whose generator lowers the compiler's search nodes to its SQL, and
 optionally a :class:`PlanCompiler` subclass; ``hotdata`` — the Hotdata engine's DataFusion SQL
 — is the default, and ``hotdata-native`` (the same, with a native ``hybrid_search``) is
-registered beside it. A plan a dialect cannot express raises
+registered beside it; the store dialects (``sqlite``, ``duckdb``, ``postgres``) are imported
+when first asked for (:func:`get_dialect`). A plan a dialect cannot express raises
 :class:`UnsupportedOnDialectError` ("unsupported on <dialect>: <what>") while it compiles.
 """
 
-from hotdata_retrieval.compile import duckdb as _duckdb  # noqa: F401
-from hotdata_retrieval.compile import hotdata as _hotdata  # noqa: F401  (registers the dialects)
-from hotdata_retrieval.compile import postgres as _postgres  # noqa: F401
-from hotdata_retrieval.compile import sqlite as _sqlite  # noqa: F401
 from hotdata_retrieval.compile.compiler import (
     BranchRequest,
     CompiledBranch,

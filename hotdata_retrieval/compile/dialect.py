@@ -18,6 +18,7 @@ cannot express raises :class:`~hotdata_retrieval.compile.nodes.UnsupportedOnDial
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +184,18 @@ class DialectProfile:
 
 _REGISTRY: dict[str, DialectProfile] = {}
 
+_BUILT_IN: dict[str, str] = {
+    "hotdata": "hotdata_retrieval.compile.hotdata",
+    "hotdata-native": "hotdata_retrieval.compile.hotdata",
+    "sqlite": "hotdata_retrieval.compile.sqlite",
+    "sqlite-before-3.39": "hotdata_retrieval.compile.sqlite",
+    "duckdb": "hotdata_retrieval.compile.duckdb",
+    "postgres": "hotdata_retrieval.compile.postgres",
+}
+"""The library's own dialects and the module that registers each: a module (and the sqlglot
+dialect it builds on) is imported when its dialect is first asked for, so compiling for one
+dialect never loads the others."""
+
 
 def register_dialect(profile: DialectProfile) -> DialectProfile:
     """Make ``profile`` available by name (replacing any profile of that name); returns it."""
@@ -191,18 +204,22 @@ def register_dialect(profile: DialectProfile) -> DialectProfile:
 
 
 def known_dialects() -> tuple[str, ...]:
-    """Names of every registered dialect, sorted."""
-    return tuple(sorted(_REGISTRY))
+    """Names of every registered dialect (the library's own included, imported or not),
+    sorted."""
+    return tuple(sorted(set(_REGISTRY) | set(_BUILT_IN)))
 
 
 def get_dialect(dialect: str | DialectProfile) -> DialectProfile:
-    """Look a dialect up by name (a profile is returned unchanged).
+    """Look a dialect up by name (a profile is returned unchanged); one of the library's own is
+    imported on first use.
 
     Raises:
         UnknownDialectError: no dialect of that name is registered.
     """
     if isinstance(dialect, DialectProfile):
         return dialect
+    if isinstance(dialect, str) and dialect not in _REGISTRY and dialect in _BUILT_IN:
+        importlib.import_module(_BUILT_IN[dialect])
     try:
         return _REGISTRY[dialect]
     except (KeyError, TypeError):
