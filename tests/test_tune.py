@@ -26,11 +26,14 @@ from hotdata_retrieval.tuning import (
     FusionSetting,
     QueryRuns,
     TuningError,
+    choose,
     default_grid,
     evaluate,
+    few_queries_warning,
     judgment_coverage,
     load_qrels,
     load_queries,
+    summarize,
 )
 from tests.test_score_fusion import NEAREST, TEXT
 
@@ -129,7 +132,13 @@ def test_tune_reports_every_setting_of_the_grid(tuned: tuple[dict[str, Any], Pat
     assert default["fusion"] == {"method": "rrf", "rank_constant": 60, "weights": [1, 1]}
     assert default["nDCG@10"]["difference"] == {"mean": 0.0, "low": 0.0, "high": 0.0}
     best = max(settings, key=lambda item: item["nDCG@10"]["mean"])
-    assert report["best"] == {**best["fusion"], "depth": 100}
+    assert report["highest_mean"] == best["fusion"]
+    # Eight judged queries: warned about, and nothing beats the default by the rule.
+    assert report["warning"].startswith("only 8 judged queries (fewer than 50)")
+    assert report["chosen_by"] == "nDCG@10"
+    assert report["chosen"] == {**report["candidate"], "depth": 100}
+    assert report["replaces_default"] is (report["candidate"] != default["fusion"])
+    assert len(report["cross_validation"]["fold_choices"]) == 5
 
 
 def test_the_best_setting_scores_what_hdq_search_returns(
@@ -137,7 +146,10 @@ def test_the_best_setting_scores_what_hdq_search_returns(
 ) -> None:
     report, output = tuned
     fragment = json.loads(output.read_text())
-    assert fragment["fusion"] == report["best"]
+    assert fragment["fusion"] == report["chosen"]
+    assert fragment["tuning"]["reason"] == report["reason"]
+    assert fragment["tuning"]["warning"] == report["warning"]
+    assert "above zero" in fragment["tuning"]["rule"]
     qrels, _ = load_qrels(dataset, split="train")
     queries = load_queries(dataset)
     run_: dict[str, dict[str, float]] = {}
@@ -166,7 +178,7 @@ def test_the_best_setting_scores_what_hdq_search_returns(
     ]
     measured = ir_measures.calc_aggregate([ir_measures.nDCG @ 10], judgments, run_)
     best = next(
-        item for item in report["settings"] if {**item["fusion"], "depth": 100} == report["best"]
+        item for item in report["settings"] if {**item["fusion"], "depth": 100} == report["chosen"]
     )
     assert best["nDCG@10"]["mean"] == pytest.approx(measured[ir_measures.nDCG @ 10], abs=1e-12)
 
@@ -226,7 +238,9 @@ def test_tune_is_reproducible_and_prints_a_table(dataset: Path, database: Path) 
     code, out, err = run(*arguments)
     assert code == EXIT_OK, err
     assert "nDCG@10" in out and "(default)" in out
-    assert "best: " in err and "--fusion-file" in err
+    assert "chosen: " in err and "--fusion-file" in err
+    assert "warning: only 8 judged queries" in " ".join(err.split())
+    assert "5-fold cross-validated difference" in " ".join(err.split())
 
 
 @pytest.mark.parametrize(
@@ -237,6 +251,9 @@ def test_tune_is_reproducible_and_prints_a_table(dataset: Path, database: Path) 
         (["--alphas", "2"], EXIT_INVALID_PLAN, "--alphas must be between 0 and 1, got 2"),
         (["--depth", "0"], EXIT_USAGE, "must be at least 10 (nDCG@10 ranks ten fused results)"),
         (["--depth", "9"], EXIT_USAGE, "got 9"),
+        (["--folds", "1"], EXIT_USAGE, "must be at least 2, got 1"),
+        (["--folds", "9"], EXIT_USAGE, "9 folds need at least 9 judged queries, got 8"),
+        (["--chosen-by", "MAP"], EXIT_USAGE, "'MAP' is not one of"),
     ],
 )
 def test_tune_errors_are_one_line(
@@ -426,3 +443,133 @@ def test_queries_or_qrels_from_stdin_tune_the_same(
     assert from_stdin["output"] == str(output)
     same = {"qrels": None, "output": None}
     assert {**from_stdin, **same} == {**report, **same}
+
+
+# -- choosing: a setting must win by the rule, not on the mean -----------------------------------
+
+WINNER = FusionSetting("dbsf", (("alpha", 0.4),))
+OTHER = FusionSetting("min_max", (("alpha", 0.6),))
+
+
+def _default_values(count: int) -> dict[str, list[float]]:
+    """A default's per-query nDCG@10 and recall@100: 0.3, 0.4, ..., 0.7 over and over."""
+    return {
+        "nDCG@10": [0.3 + 0.1 * (i % 5) for i in range(count)],
+        "R@100": [0.5 + 0.1 * (i % 4) for i in range(count)],
+    }
+
+
+def _shifted(
+    base: dict[str, list[float]], ndcg: list[float], recall: list[float] | None = None
+) -> dict[str, list[float]]:
+    return {
+        "nDCG@10": [value + change for value, change in zip(base["nDCG@10"], ndcg)],
+        "R@100": base["R@100"]
+        if recall is None
+        else [value + change for value, change in zip(base["R@100"], recall)],
+    }
+
+
+def test_a_setting_ahead_on_the_mean_by_chance_keeps_the_default() -> None:
+    """Ahead of the default by 0.01 on the mean, but +0.3 on half the queries and -0.28 on
+    the other half: no evidence, so the default is written; a tuner by mean would pick it."""
+    base = _default_values(60)
+    noisy = _shifted(base, [0.3 if i % 2 else -0.28 for i in range(60)])
+    results = summarize([DEFAULT_SETTING, WINNER], [base, noisy], resamples=500)
+    difference = results[1].differences["nDCG@10"]
+    assert difference.mean == pytest.approx(0.01)
+    assert difference.low < 0 < difference.high  # the premise: not significant
+    choice = choose(results, resamples=500)
+    assert choice.highest_mean.setting == WINNER
+    assert choice.candidate is choice.default
+    assert choice.chosen.setting == DEFAULT_SETTING
+    assert not choice.replaces_default
+    assert "the default is kept" in choice.reason
+
+
+def test_a_setting_that_clearly_wins_is_chosen() -> None:
+    """+0.1 nDCG@10 on 55 of 60 queries, recall unchanged: chosen, and picked on every
+    fold's training queries, so the cross-validated difference is its own difference."""
+    base = _default_values(60)
+    better = _shifted(base, [0.0 if i % 12 == 0 else 0.1 for i in range(60)])
+    slightly = _shifted(base, [0.02 if i % 3 == 0 else 0.0 for i in range(60)])
+    results = summarize([DEFAULT_SETTING, OTHER, WINNER], [base, slightly, better], resamples=500)
+    choice = choose(results, resamples=500)
+    assert choice.chosen.setting == WINNER
+    assert choice.replaces_default
+    assert choice.fold_choices == (WINNER,) * 5
+    cross = choice.cross_validated["nDCG@10"]
+    assert cross.mean == pytest.approx(results[2].differences["nDCG@10"].mean)
+    assert cross.low > 0
+    assert choice.cross_validated["R@100"].document() == {"mean": 0.0, "low": 0.0, "high": 0.0}
+    assert "replaces the default" in choice.reason
+
+
+def test_a_gain_in_ndcg_bought_with_recall_keeps_the_default() -> None:
+    """Significantly better nDCG@10 but significantly worse recall@100 (the text-heavy RRF
+    the issue measured): not chosen; the same setting ranked by recall is not either."""
+    base = _default_values(60)
+    trade = _shifted(base, [0.05] * 60, [-0.05 if i % 2 else -0.03 for i in range(60)])
+    results = summarize([DEFAULT_SETTING, WINNER], [base, trade], resamples=500)
+    assert results[1].differences["nDCG@10"].low > 0
+    assert results[1].differences["R@100"].high < 0
+    assert choose(results, resamples=500).chosen.setting == DEFAULT_SETTING
+    by_recall = choose(results, chosen_by="R@100", resamples=500)
+    assert by_recall.chosen.setting == DEFAULT_SETTING
+    assert by_recall.highest_mean.setting == DEFAULT_SETTING
+
+
+def test_choosing_checks_its_inputs() -> None:
+    base = _default_values(6)
+    results = summarize([DEFAULT_SETTING, WINNER], [base, base], resamples=20)
+    with pytest.raises(TuningError, match="cannot choose by 'MAP'"):
+        choose(results, chosen_by="MAP")
+    with pytest.raises(TuningError, match="7 folds need at least 7 judged queries, got 6"):
+        choose(results, folds=7)
+    with pytest.raises(TuningError, match="at least 2 folds, got 1"):
+        choose(results, folds=1)
+    with pytest.raises(TuningError, match="every setting needs a value"):
+        summarize([DEFAULT_SETTING, WINNER], [base, {"nDCG@10": [0.1]}])
+
+
+def test_few_judged_queries_are_warned_about() -> None:
+    assert few_queries_warning(50) is None
+    warning = few_queries_warning(49, "R@100")
+    assert warning is not None
+    assert warning.startswith("only 49 judged queries (fewer than 50)")
+    assert "cannot tell the settings apart, not that the default is best" in warning
+    assert "R@100" in warning
+
+
+def test_chosen_by_recall_is_recorded(dataset: Path, database: Path) -> None:
+    output = dataset.parent / "by-recall.json"
+    code, out, err = run(
+        "tune",
+        "--queries",
+        str(dataset),
+        "--qrels",
+        str(dataset),
+        "--database",
+        str(database),
+        "--methods",
+        "min-max",
+        "--alphas",
+        "0.5",
+        "--chosen-by",
+        "R@100",
+        "--folds",
+        "4",
+        "--resamples",
+        "50",
+        "--output",
+        str(output),
+        "--format",
+        "json",
+    )
+    assert code == EXIT_OK, err
+    report = json.loads(out)
+    fragment = json.loads(output.read_text())["tuning"]
+    assert report["chosen_by"] == fragment["chosen_by"] == "R@100"
+    assert "paired R@100 interval" in fragment["rule"]
+    assert fragment["cross_validation"]["folds"] == 4
+    assert set(fragment["measures"]) == {"nDCG@10", "R@100"}

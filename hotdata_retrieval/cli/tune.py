@@ -29,6 +29,8 @@ OPTION_NAMES = {
     "alpha": "--alphas",
     "rank_constant": "--rank-constants",
     "weights": "--vector-shares",
+    "chosen_by": "--chosen-by",
+    "folds": "--folds",
 }
 
 
@@ -116,6 +118,21 @@ _STDIN_NAME = "<stdin>"
     show_default=True,
     help="Candidates per branch (recall@100 needs 100 fused results).",
 )
+@click.option(
+    "--chosen-by",
+    type=click.Choice(["nDCG@10", "R@100"]),
+    default="nDCG@10",
+    show_default=True,
+    help="The measure settings are ranked by: a setting replaces the default only when its "
+    "paired interval on this measure is above zero and the other's is not below zero.",
+)
+@click.option(
+    "--folds",
+    type=int,
+    default=5,
+    show_default=True,
+    help="Cross-validation folds: the rule must also gain on queries it was not chosen on.",
+)
 @click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option(
@@ -146,6 +163,8 @@ def tune(
     vector_shares: tuple[float, ...] | None,
     alphas: tuple[float, ...] | None,
     depth: int,
+    chosen_by: str,
+    folds: int,
     resamples: int,
     seed: int,
     output: Path,
@@ -156,8 +175,12 @@ def tune(
     Runs each judged query's branches once on the local database, fuses them under every
     setting of a grid (method; rank constant and weights; alpha), and reports nDCG@10 and
     recall@100 per setting with 95% bootstrap intervals, and the paired difference from the
-    default (rrf, rank constant 60, weights 1,1). The best setting by nDCG@10 is written to
-    --output as {"fusion": {...}}, which hdq explain and hdq search read with --fusion-file.
+    default (rrf, rank constant 60, weights 1,1). A setting replaces the default only when
+    its paired --chosen-by interval is above zero and the other measure's is not below zero,
+    on every judged query and in --folds-fold cross-validation; what is chosen (the default
+    otherwise) is written to --output as {"fusion": {...}, "tuning": {...evidence}}, which
+    hdq explain and hdq search read with --fusion-file. Fewer than 50 judged queries draw a
+    warning.
     """
     require_extra("local", needed_by="this command")
     require_extra("tune", needed_by="this command")
@@ -171,6 +194,8 @@ def tune(
         )
     if resamples < 1:
         raise click.BadParameter("must be at least 1", param_hint="'--resamples'")
+    if folds < 2:
+        raise click.BadParameter(f"must be at least 2, got {folds}", param_hint="'--folds'")
     if not (database / "catalog.json").exists():
         raise click.UsageError(f"no database at {database}; create one with 'hdq load'")
     if is_stdin(queries_path):
@@ -186,6 +211,11 @@ def tune(
     if not judged:
         queries_file = _STDIN_NAME if is_stdin(queries_path) else str(queries_path)
         raise tuning.TuningError(f"no query of {queries_file!r} is judged in {str(qrels_file)!r}")
+    if folds > len(judged):
+        raise click.BadParameter(
+            f"{folds} folds need at least {folds} judged queries, got {len(judged)}",
+            param_hint="'--folds'",
+        )
     grid_options: dict[str, Any] = {}
     if rank_constants is not None:
         grid_options["rank_constants"] = rank_constants
@@ -222,6 +252,9 @@ def tune(
             qrels, queries, engine.read_table(indexes.table, [key]).column(key).to_pylist()
         )
         notes = coverage.notes()
+        warning = tuning.few_queries_warning(len(judged), chosen_by)
+        if warning is not None:
+            console.print(f"warning: {warning}", markup=False, highlight=False)
         if depth < tuning.RUN_LENGTH:
             notes.append(
                 f"--depth {depth} is below {tuning.RUN_LENGTH}: R@100 counts the fused "
@@ -256,19 +289,20 @@ def tune(
                 seed=seed,
                 advance=lambda: progress.advance(scoring),
             )
-    default = results[0]
-    chosen = tuning.best(results)
+    choice = tuning.choose(
+        results, chosen_by=chosen_by, folds=folds, resamples=resamples, seed=seed
+    )
+    default, chosen = choice.default, choice.chosen
     fragment = tuning.plan_fragment(
-        chosen,
+        choice,
         depth=depth,
-        default=default,
         tuning={
             "table": str(indexes.table),
             "queries": len(judged),
             "qrels": str(qrels_file),
-            "chosen_by": tuning.MEASURES[0],
             "resamples": resamples,
             "seed": seed,
+            "warning": warning,
         },
     )
     try:
@@ -306,7 +340,14 @@ def tune(
                         }
                         for result in results
                     ],
-                    "best": fragment["fusion"],
+                    "chosen": fragment["fusion"],
+                    "chosen_by": chosen_by,
+                    "replaces_default": choice.replaces_default,
+                    "reason": choice.reason,
+                    "warning": warning,
+                    "cross_validation": fragment["tuning"]["cross_validation"],
+                    "candidate": choice.candidate.setting.document(),
+                    "highest_mean": choice.highest_mean.setting.document(),
                     "output": str(output),
                 },
                 indent=2,
@@ -322,12 +363,17 @@ def tune(
     for name in tuning.MEASURES:
         listing.add_column(name, justify="right")
         listing.add_column(f"Δ {name}", justify="right")
-    ordered = sorted(results, key=lambda result: -result.means[tuning.MEASURES[0]].mean)
+    ordered = sorted(results, key=lambda result: -result.means[chosen_by].mean)
     for result in ordered:
         cells = [
             result.setting.label
             + (" (default)" if result is default else "")
-            + (" ← best" if result is chosen else "")
+            + (" ← chosen" if result is chosen else "")
+            + (
+                " (passes on all queries)"
+                if result is not default and tuning.passes(result.differences, chosen_by)
+                else ""
+            )
         ]
         for name in tuning.MEASURES:
             mean, difference = result.means[name], result.differences[name]
@@ -339,4 +385,12 @@ def tune(
             )
         listing.add_row(*cells)
     make_console().print(listing)
-    click.echo(f"best: {chosen.setting.label}; written to {output} (use --fusion-file)", err=True)
+    cross = ", ".join(
+        f"{name} {_interval(value.mean, value.low, value.high, signed=True)}"
+        for name, value in choice.cross_validated.items()
+    )
+    click.echo(
+        f"{folds}-fold cross-validated difference of choosing by the rule: {cross}", err=True
+    )
+    click.echo(f"{choice.reason}.", err=True)
+    click.echo(f"chosen: {chosen.setting.label}; written to {output} (use --fusion-file)", err=True)
