@@ -223,7 +223,9 @@ class LazyHdqGroup(HdqGroup):
         loaded = getattr(importlib.import_module(module), attribute)
         if not isinstance(loaded, click.Command):
             raise TypeError(f"{self.lazy_commands[cmd_name]} is not a click command")
-        self.add_command(loaded, cmd_name)
+        from hotdata_retrieval.cli._verbosity import add_verbosity_options
+
+        self.add_command(add_verbosity_options(loaded), cmd_name)
         return loaded
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

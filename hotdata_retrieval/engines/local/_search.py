@@ -9,6 +9,7 @@ other plan's statement runs on DataFusion, its nearest-neighbour shapes rewritte
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -57,6 +58,8 @@ class SearchHost(Protocol):
         ...
 
 
+logger = logging.getLogger(__name__)
+
 _GENERATOR_DIALECT = HOTDATA.sqlglot_dialect()
 """Renders the statements the fast-path rewrite changed (one instance; it holds no state)."""
 
@@ -78,6 +81,7 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     rows = None if single is None else native_rows(executed, engine._loaded(single))
     if rows is not None:
         # The native path reads no SQL: the statement is rendered if the caller reads it.
+        logger.debug("search of %s answered by the native path: %d rows", single, len(rows))
         return search_result(plan, executed, rows, lambda: to_sql(executed, engine.profile))
     statement = to_sql(executed, engine.profile)
     with engine._functions.stashed_vectors() as stash:
@@ -87,6 +91,11 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
             else None
         )
         rows = engine._sessions.run(optimized or statement, statement).to_pylist()
+    logger.debug(
+        "search answered by its statement%s: %d rows",
+        " with the nearest-neighbour fast path" if optimized else "",
+        len(rows),
+    )
     return search_result(plan, executed, rows, statement)
 
 
