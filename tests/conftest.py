@@ -10,16 +10,19 @@ from hypothesis import HealthCheck, settings
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-# No deadline in either profile: a per-example time limit is a wall-clock assertion, and a
-# loaded machine trips it without any test being wrong.
+# Property budgets per profile: "dev" (the default) for a quick local run, "ci" for the
+# README's test command and CI (300 examples, so the whole suite finishes in minutes on two
+# cores), "thorough" for a long run before a release (1,000). No deadline in any profile: a
+# per-example time limit is a wall-clock assertion, and a loaded machine trips it without any
+# test being wrong. On shared, slow machines a strategy's rare rejections can trip the timing
+# and rejection-rate checks without any test being wrong, so the long profiles suppress them.
+_SHARED_MACHINE = [HealthCheck.too_slow, HealthCheck.filter_too_much]
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile(
-    "ci",
-    max_examples=1000,
-    deadline=None,
-    # CI machines are shared and slow; at 1,000 examples a strategy's rare rejections can
-    # trip these timing and rejection-rate checks without any test being wrong.
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    "ci", max_examples=300, deadline=None, suppress_health_check=_SHARED_MACHINE
+)
+settings.register_profile(
+    "thorough", max_examples=1000, deadline=None, suppress_health_check=_SHARED_MACHINE
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 

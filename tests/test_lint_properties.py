@@ -1,6 +1,6 @@
 """Properties: every plan the compiler can build lints clean; lint never fails on odd input.
 
-Run with ``--hypothesis-profile=ci`` for 1,000 examples per property.
+Run with ``--hypothesis-profile=thorough`` for 1,000 examples per property.
 """
 
 from __future__ import annotations
