@@ -12,7 +12,7 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 "pip install 'hotdata-retrieval[local]'"
 >>> sorted(EXTRA_MODULES)
 ['ann', 'duckdb', 'hotdata', 'ibis', 'lancedb', 'langchain', 'llamaindex', 'local', 'mcp', \
-'pandas', 'postgres', 'sqlite', 'tune']
+'pandas', 'postgres', 'sqlite', 'tune', 'turbopuffer']
 """
 
 from __future__ import annotations
@@ -38,11 +38,13 @@ EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
     "mcp": ("mcp",),
     "tune": ("ir_measures",),  # hdq tune's nDCG@10 and recall@100
     "pandas": ("pandas", "pyarrow"),  # SearchResult.to_pandas()
-    # the stores: the same plans on SQLite, PostgreSQL + pgvector, DuckDB and LanceDB
+    # the stores: the same plans on SQLite, PostgreSQL + pgvector, DuckDB, LanceDB and
+    # turbopuffer
     "sqlite": ("sqlean", "sqlite_vec"),
     "postgres": ("psycopg",),
     "duckdb": ("duckdb", "duckdb_extension_fts"),
     "lancedb": ("lancedb",),
+    "turbopuffer": ("turbopuffer",),
 }
 """For each extra, the top-level modules the library imports from it (``pyproject.toml``
 lists the distributions that provide them)."""

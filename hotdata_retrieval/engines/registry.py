@@ -7,7 +7,7 @@ SQL is compiled for (``hdq explain --engine``), which extra it needs (``pip inst
 imported only when an engine is opened:
 
 >>> [kind.name for kind in engine_kinds()]
-['local', 'sqlite', 'postgres', 'duckdb', 'lancedb']
+['local', 'sqlite', 'postgres', 'duckdb', 'lancedb', 'turbopuffer']
 >>> engine_kind("duckdb").dialect, engine_kind("duckdb").extra
 ('duckdb', 'duckdb')
 
@@ -176,5 +176,15 @@ register_engine(
         extra="lancedb",
         location="a database directory",
         engine_class="hotdata_retrieval.engines.lancedb:LancedbEngine",
+    )
+)
+register_engine(
+    EngineKind(
+        name="turbopuffer",
+        dialect=None,
+        extra="turbopuffer",
+        location="a namespace prefix",
+        engine_class="hotdata_retrieval.engines.turbopuffer:TurbopufferEngine",
+        location_is_path=False,
     )
 )

@@ -1,0 +1,698 @@
+"""The turbopuffer engine: the same plans and the same ranking semantics, on turbopuffer
+namespaces through the official ``turbopuffer`` client (the ``turbopuffer`` extra).
+
+turbopuffer has no SQL; a query ranks by one function (turbopuffer documentation, "Query
+documents"), several queries go in one multi-query request ("Multi-queries"), and a hybrid
+search is one query per branch fused by the caller ("Hybrid Search"). So this engine:
+
+- **loads** a table as one namespace (``<prefix><table>``, the prefix given at construction):
+  the namespace is deleted, then written with its schema declared — every column's type, the
+  full-text attribute of each text column (``full_text_search``, filterable, so a filter may
+  name it), and each vector column as ``[N]f32`` with an ANN index of the namespace's metric
+  (``cosine_distance`` for ``cosine``, ``euclidean_squared`` for ``l2``; turbopuffer has no
+  inner-product metric, so ``dot`` is refused) — and its rows upserted column-wise, at most
+  :data:`WRITE_BATCH_ROWS` rows per request. Documents are keyed by turbopuffer's ``id``, so
+  the key column must be ``id``;
+- **searches** with one multi-query request whose body is the plan rendered by
+  :func:`hotdata_retrieval.compile.turbopuffer.turbopuffer_request` (a query per branch, the
+  plan's filter in each, ``top_k`` its depth), and fuses the answers on the client with the
+  library's reference fusion (:func:`hotdata_retrieval.fusion.reference_fusion`), ordered by
+  fused score then key, as every SQL engine's statement orders them. A branch whose last row
+  ties with the row at its bound is asked again with a larger ``top_k`` (up to turbopuffer's
+  1,200), so rows tied at the cut are kept by key, as the other stores keep them;
+- **deletes** rows by key (:meth:`TurbopufferEngine.delete_rows`) or a whole namespace
+  (:meth:`TurbopufferEngine.drop_table`).
+
+The API key and region come from ``TURBOPUFFER_API_KEY`` and ``TURBOPUFFER_REGION`` unless
+given (the region is part of the API host, ``https://<region>.turbopuffer.com``);
+``TURBOPUFFER_BASE_URL`` or ``base_url`` names another host. Every request is bounded by a
+total deadline (:func:`hotdata_retrieval._deadline.run_within`: a socket timeout restarts with
+every byte), and at most :data:`MAX_ABANDONED_REQUESTS` requests left running past it are held
+at once. A namespace's schema is read once and kept until the engine loads or drops it.
+
+``SearchResult.sql`` holds the request body as JSON (what ran, for the record); ``sql(text)``
+raises: turbopuffer runs no SQL. Dates and timestamps are stored as turbopuffer ``datetime``
+attributes and come back as :class:`datetime.datetime`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import math
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+
+from hotdata_retrieval._deadline import Pending, run_within
+from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
+from hotdata_retrieval.compile.turbopuffer import (
+    MAX_TOP_K,
+    TURBOPUFFER_METRICS,
+    turbopuffer_request,
+)
+from hotdata_retrieval.engines.base import RoutesByIndexes
+from hotdata_retrieval.engines.checks import (
+    ValueKind,
+    check_columns,
+    check_filter_values,
+    check_reserved_columns,
+    with_typed_values,
+)
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+from hotdata_retrieval.engines.store import vector_columns_of
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.extras import require_extra
+from hotdata_retrieval.fusion import rank_branch, reference_fusion
+from hotdata_retrieval.indexes import TableIndexes, VectorIndex
+from hotdata_retrieval.plan.names import TableName, normalize_identifier
+from hotdata_retrieval.plan.search import (
+    Bm25Search,
+    BranchRanking,
+    DistanceMetric,
+    NearestNeighborSearch,
+    SearchPlan,
+    debug_columns,
+)
+from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+_NAME = "turbopuffer"
+
+DEFAULT_REQUEST_DEADLINE = 60.0
+"""Seconds one request to turbopuffer may take in all, connecting and reading included."""
+
+REQUEST_DEADLINE_VARIABLE = "TURBOPUFFER_REQUEST_DEADLINE"
+"""The environment variable the deadline is read from when none is given."""
+
+MAX_ABANDONED_REQUESTS = 4
+"""How many requests left running past their deadline an engine holds at once; past that, a
+new request is refused until one of them ends."""
+
+WRITE_BATCH_ROWS = 1000
+"""The most rows one write request upserts."""
+
+_KEY = "id"
+_DISTANCE = "$dist"
+_REDACTED = "<redacted API key>"
+_METRIC_OF_NAMESPACE = {value: key for key, value in TURBOPUFFER_METRICS.items()}
+
+FULL_TEXT_SEARCH = {
+    "language": "english",
+    "stemming": True,
+    "remove_stopwords": True,
+    "case_sensitive": False,
+}
+"""The full-text settings of every text attribute the engine writes: English stemming and
+stop words, case-insensitive — the library's analysis (:mod:`hotdata_retrieval.analysis`) as
+near as turbopuffer's settings come (turbopuffer documentation, "Full-Text Search Guide")."""
+
+
+def _kind(declared: str) -> ValueKind:
+    """The :class:`ValueKind` of a turbopuffer attribute type (``string``, ``[]int``, ...)."""
+    if declared.startswith("[]"):
+        return ValueKind.LIST
+    if declared.startswith("["):
+        return ValueKind.VECTOR
+    return {
+        "string": ValueKind.TEXT,
+        "uuid": ValueKind.TEXT,
+        "int": ValueKind.INTEGER,
+        "uint": ValueKind.INTEGER,
+        "float": ValueKind.NUMBER,
+        "bool": ValueKind.BOOLEAN,
+        "datetime": ValueKind.TEMPORAL,
+    }.get(declared, ValueKind.OTHER)
+
+
+def _attribute_type(name: str, kind: pa.DataType) -> str:
+    """The turbopuffer type of an Arrow column.
+
+    Raises:
+        EngineError: a type turbopuffer has no attribute for.
+    """
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return "string"
+    if pa.types.is_unsigned_integer(kind):
+        return "uint"
+    if pa.types.is_integer(kind):
+        return "int"
+    if pa.types.is_floating(kind):
+        return "float"
+    if pa.types.is_boolean(kind):
+        return "bool"
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
+        return "datetime"
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        element = _attribute_type(name, kind.value_type)
+        if not element.startswith("["):
+            return f"[]{element}"
+    raise EngineError(f"column {name!r}: turbopuffer has no attribute of type {kind}")
+
+
+@attrs.frozen
+class _Schema:
+    """A namespace's attributes: each one's type, the full-text ones, the vectors' metric."""
+
+    types: Mapping[str, str]
+    text: tuple[str, ...]
+    metric: str | None
+
+    @classmethod
+    def read(cls, answer: Mapping[str, Any]) -> _Schema:
+        types, text, metric = {}, [], None
+        for name, config in answer.items():
+            config = config if isinstance(config, Mapping) else _plain(config)
+            types[name] = str(config.get("type"))
+            if config.get("full_text_search"):
+                text.append(name)
+            ann = config.get("ann")
+            if isinstance(ann, Mapping) and ann.get("distance_metric"):
+                metric = str(ann["distance_metric"])
+        return cls(types=types, text=tuple(text), metric=metric)
+
+    def vectors(self) -> list[str]:
+        return [
+            name for name, declared in self.types.items() if _kind(declared) is ValueKind.VECTOR
+        ]
+
+
+def _plain(value: Any) -> Any:
+    """A client response model as plain data."""
+    dump = getattr(value, "model_dump", None)
+    return dump(by_alias=True, exclude_unset=True) if dump is not None else value
+
+
+class _Requests:
+    """Requests within a total deadline, failures told without the API key."""
+
+    def __init__(self, deadline: float, secret: str) -> None:
+        self.deadline = deadline
+        self._secret = secret
+        self._abandoned: list[Pending] = []
+        self._lock = threading.Lock()
+
+    def run(self, function: Callable[[], Any], *, what: str, missing_ok: bool = False) -> Any:
+        """``function()`` within the deadline; ``None`` for a 404 when ``missing_ok``.
+
+        Raises:
+            EngineError: turbopuffer refused the request (its message), gave no answer within
+                the deadline, or :data:`MAX_ABANDONED_REQUESTS` requests are still unanswered.
+        """
+        with self._lock:
+            self._abandoned = [pending for pending in self._abandoned if not pending.done()]
+            if len(self._abandoned) >= MAX_ABANDONED_REQUESTS:
+                raise EngineError(
+                    f"{len(self._abandoned)} earlier requests to turbopuffer are still "
+                    f"unanswered past their deadline of {self.deadline:g} seconds; no new "
+                    "request is sent until one of them ends"
+                )
+        ended, pending = run_within(function, self.deadline, name="hdq-turbopuffer-request")
+        if not ended:
+            with self._lock:
+                self._abandoned.append(pending)
+            raise EngineError(
+                f"turbopuffer gave no complete answer to {what} within {self.deadline:g} "
+                "seconds (request_deadline); the request was abandoned"
+            )
+        try:
+            return pending.result()
+        except Exception as error:
+            status = getattr(error, "status_code", None)
+            if missing_ok and status == 404:
+                return None
+            body = getattr(error, "body", None)
+            message = body.get("error") if isinstance(body, Mapping) else None
+            text = str(message or error)
+            if self._secret:
+                text = text.replace(self._secret, _REDACTED)
+            where = f" (HTTP {status})" if status is not None else ""
+            raise EngineError(f"turbopuffer refused {what}{where}: {text}") from None
+
+
+def _deadline_from_environment() -> float:
+    text = os.environ.get(REQUEST_DEADLINE_VARIABLE, "").strip()
+    return (
+        DEFAULT_REQUEST_DEADLINE if not text else _check_deadline(text, REQUEST_DEADLINE_VARIABLE)
+    )
+
+
+def _check_deadline(value: Any, name: str) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        raise EngineError(f"{name} must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
+class TurbopufferEngine(RoutesByIndexes):
+    """turbopuffer behind the engine contract (module docstring).
+
+    Args:
+        prefix: put before each table's name to make its namespace's (``"tickets-"``: table
+            ``docs`` is namespace ``tickets-docs``); empty by default.
+        embedder: embeds query text for ``plan_search`` routes that need a vector.
+        api_key: default ``TURBOPUFFER_API_KEY``.
+        region: default ``TURBOPUFFER_REGION``; the API host is
+            ``https://<region>.turbopuffer.com`` unless ``base_url`` is given.
+        base_url: another API host (default ``TURBOPUFFER_BASE_URL``); no region then.
+        request_deadline: seconds each request may take in all (default
+            ``TURBOPUFFER_REQUEST_DEADLINE``, else :data:`DEFAULT_REQUEST_DEADLINE`).
+
+    Raises:
+        MissingExtraError: the ``turbopuffer`` extra is not installed.
+        EngineError: no API key, no region and no base URL, or a deadline that is not a
+            positive number.
+    """
+
+    routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
+    engine_name: ClassVar[str] = _NAME
+    default_catalog: ClassVar[str] = "default"
+    default_schema: ClassVar[str] = "public"
+
+    def __init__(
+        self,
+        prefix: str = "",
+        *,
+        embedder: Any = None,
+        api_key: str | None = None,
+        region: str | None = None,
+        base_url: str | None = None,
+        request_deadline: float | None = None,
+    ) -> None:
+        require_extra("turbopuffer", needed_by="the turbopuffer engine")
+        import turbopuffer
+
+        self.prefix = prefix
+        self.embedder = embedder
+        deadline = (
+            _deadline_from_environment()
+            if request_deadline is None
+            else _check_deadline(request_deadline, "request_deadline")
+        )
+        key = api_key if api_key is not None else os.environ.get("TURBOPUFFER_API_KEY")
+        if not key:
+            raise EngineError(
+                "the turbopuffer engine needs an API key: set TURBOPUFFER_API_KEY "
+                "(or pass api_key=)"
+            )
+        host = base_url if base_url is not None else os.environ.get("TURBOPUFFER_BASE_URL")
+        if host is None:
+            region = region if region is not None else os.environ.get("TURBOPUFFER_REGION")
+            if not region:
+                raise EngineError(
+                    "the turbopuffer engine needs a region (the API host is "
+                    "https://<region>.turbopuffer.com): set TURBOPUFFER_REGION (or pass region=)"
+                )
+            host = f"https://{region}.turbopuffer.com"
+        self._requests = _Requests(deadline, key)
+        self._client = turbopuffer.Turbopuffer(
+            api_key=key,
+            base_url=host,
+            timeout=deadline,
+            max_retries=2,
+            telemetry=False,
+        )
+        self._schemas: dict[str, _Schema] = {}
+
+    def close(self) -> None:
+        """Close the client's connections."""
+        self._client.close()
+
+    def __enter__(self) -> TurbopufferEngine:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- tables ----------------------------------------------------------------------------
+
+    def table_name(self, name: str | TableName) -> TableName:
+        """``name`` completed with the engine's catalog and schema."""
+        if isinstance(name, TableName):
+            return name
+        return TableName.parse(
+            name, default_catalog=self.default_catalog, default_schema=self.default_schema
+        )
+
+    def namespace(self, table: str | TableName) -> str:
+        """The namespace holding ``table``: the prefix and the table's name.
+
+        Raises:
+            EngineError: a table name of more than one part.
+        """
+        name = self.table_name(table)
+        if (name.catalog, name.schema) != (self.default_catalog, self.default_schema):
+            raise EngineError(f"table '{name}': turbopuffer tables have one-part names")
+        return f"{self.prefix}{name.name}"
+
+    def _schema(self, table: str | TableName) -> _Schema:
+        namespace = self.namespace(table)
+        known = self._schemas.get(namespace)
+        if known is not None:
+            return known
+        answer = self._requests.run(
+            lambda: self._client.namespace(namespace).schema(),
+            what=f"reading namespace {namespace!r}'s schema",
+            missing_ok=True,
+        )
+        if answer is None:
+            raise EngineError(
+                f"table '{self.table_name(table)}' not found (no namespace {namespace!r})"
+            )
+        schema = _Schema.read(_plain(answer))
+        self._schemas[namespace] = schema
+        return schema
+
+    def indexes(self, table: str | TableName) -> TableIndexes:
+        """The namespace's full-text attributes and vector attributes (plain: the caller
+        embeds queries), keyed by ``id``.
+
+        Raises:
+            EngineError: no such namespace.
+        """
+        schema = self._schema(table)
+        metric = _METRIC_OF_NAMESPACE.get(schema.metric or "", DistanceMetric.COSINE).value
+        return TableIndexes(
+            table=self.table_name(table),
+            bm25_columns=schema.text,
+            vectors=tuple(VectorIndex(column=name, metric=metric) for name in schema.vectors()),
+            key_column=_KEY,
+        )
+
+    def embedder_for(self, table: str | TableName) -> Any:
+        """The engine's embedder (given at construction), or ``None``."""
+        return self.embedder
+
+    def sql(self, text: str) -> pa.Table:
+        """turbopuffer runs no SQL.
+
+        Raises:
+            EngineError: always.
+        """
+        raise EngineError(
+            "turbopuffer has no SQL interface: search with plans (search(plan)); "
+            "its filters are translated per query",
+            sql=text,
+        )
+
+    def load_table(
+        self,
+        name: str,
+        data: pa.Table,
+        *,
+        key_column: str | None = "id",
+        text_columns: Sequence[str] = (),
+        vector_metric: str = "cosine",
+        vector_model: str | None = None,
+    ) -> TableIndexes:
+        """Store ``data`` as the namespace of table ``name``, replacing any previous one
+        (module docstring); ``vector_model`` is not kept (a namespace has no place for it).
+
+        Raises:
+            EngineError: a key column other than ``id``, a duplicated or NULL key, a missing
+                or non-text text column, vectors of different lengths or none, a column type
+                turbopuffer has no attribute for, or turbopuffer's own refusal.
+            UnsupportedOnDialectError: the ``dot`` metric.
+        """
+        import pyarrow as pa
+
+        from hotdata_retrieval.engines.store import vector_dimensions
+
+        namespace = self.namespace(name)
+        columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        data = data.rename_columns(columns)
+        key = None if key_column is None else normalize_identifier(key_column, label="key column")
+        if key != _KEY:
+            raise EngineError(
+                f"key column {key!r}: turbopuffer keys every document by its 'id' attribute; "
+                "load the table with key_column='id'"
+            )
+        if key not in columns:
+            raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
+        keys = data.column(key)
+        if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+            raise EngineError(f"key column '{key}' holds NULL or a value twice")
+        texts = [normalize_identifier(column, label="text column") for column in text_columns]
+        for column in texts:
+            if column not in columns or not pa.types.is_string(data.schema.field(column).type):
+                raise EngineError(f"text column '{column}' is not a text column of the table")
+        vectors = vector_columns_of(data)
+        if texts or vectors:
+            check_reserved_columns(columns)
+        metric = DistanceMetric.parse(vector_metric)
+        metric_name = TURBOPUFFER_METRICS.get(metric)
+        if metric_name is None:
+            raise UnsupportedOnDialectError(
+                f"the {metric.value} distance (turbopuffer has cosine_distance and "
+                "euclidean_squared)",
+                _NAME,
+            )
+        schema: dict[str, Any] = {}
+        for field in data.schema:
+            if field.name in vectors:
+                size = vector_dimensions(data, field.name)
+                if size == 0:
+                    raise EngineError(
+                        f"vector column '{field.name}' holds no vector, so its length is unknown"
+                    )
+                schema[field.name] = {
+                    "type": f"[{size}]f32",
+                    "ann": {"distance_metric": metric_name},
+                }
+            elif field.name in texts:
+                schema[field.name] = {
+                    "type": "string",
+                    "full_text_search": dict(FULL_TEXT_SEARCH),
+                    "filterable": True,
+                }
+            else:
+                schema[field.name] = {"type": _attribute_type(field.name, field.type)}
+        self._schemas.pop(namespace, None)
+        self._requests.run(
+            lambda: self._client.namespace(namespace).delete_all(),
+            what=f"deleting namespace {namespace!r}",
+            missing_ok=True,
+        )
+        names = data.schema.names
+        temporal = [n for n in names if schema[n]["type"] == "datetime"]
+        for start in range(0, max(data.num_rows, 1), WRITE_BATCH_ROWS):
+            batch = data.slice(start, WRITE_BATCH_ROWS)
+            upsert = {column: batch.column(column).to_pylist() for column in names}
+            for column in temporal:
+                upsert[column] = [_iso(value) for value in upsert[column]]
+            first = start == 0
+            write: dict[str, Any] = {"upsert_columns": upsert}
+            if first:
+                write.update(schema=schema, create_namespace=True)
+            self._requests.run(
+                functools.partial(self._client.namespace(namespace).write, **write),
+                what=f"writing namespace {namespace!r}",
+            )
+        return self.indexes(name)
+
+    def delete_rows(self, name: str, keys: Sequence[Any]) -> int:
+        """Remove the documents of table ``name`` keyed by ``keys`` (an unknown key is no
+        error); returns how many keys were asked for, as turbopuffer reports no count.
+
+        Raises:
+            EngineError: no such table, or turbopuffer's refusal.
+        """
+        namespace = self.namespace(name)
+        self._schema(name)
+        wanted = list(dict.fromkeys(keys))
+        for start in range(0, len(wanted), WRITE_BATCH_ROWS):
+            batch = wanted[start : start + WRITE_BATCH_ROWS]
+            self._requests.run(
+                functools.partial(self._client.namespace(namespace).write, deletes=batch),
+                what=f"deleting from namespace {namespace!r}",
+            )
+        return len(wanted)
+
+    def drop_table(self, name: str) -> None:
+        """Delete table ``name``'s namespace, documents and schema (no error if missing).
+
+        Raises:
+            EngineError: turbopuffer's refusal.
+        """
+        namespace = self.namespace(name)
+        self._schemas.pop(namespace, None)
+        self._requests.run(
+            lambda: self._client.namespace(namespace).delete_all(),
+            what=f"deleting namespace {namespace!r}",
+            missing_ok=True,
+        )
+
+    # -- searches --------------------------------------------------------------------------
+
+    def _check(self, plan: SearchPlan, table: TableName, schema: _Schema) -> None:
+        check_columns(plan, table, list(schema.types))
+        kinds = {name: _kind(declared) for name, declared in schema.types.items()}
+        elements = {
+            name: _kind(declared[2:])
+            for name, declared in schema.types.items()
+            if declared.startswith("[]")
+        }
+        check_filter_values(plan.filter, kinds, elements)
+        for branch in plan.branches:
+            if isinstance(branch, Bm25Search):
+                if branch.column not in schema.text:
+                    raise EngineError(
+                        f"column '{branch.column}' of table '{table}' has no full-text index "
+                        f"on turbopuffer; load the table with text_columns=['{branch.column}']"
+                    )
+            elif isinstance(branch, NearestNeighborSearch):
+                declared = schema.types[branch.column]
+                size = declared[1 : declared.index("]")] if declared.startswith("[") else ""
+                if size.isdigit() and int(size) != len(branch.query_vector):
+                    raise PlanError(
+                        f"query vector has {len(branch.query_vector)} dimensions; column "
+                        f"'{branch.column}' holds {size}",
+                        field="query_vector",
+                        value=len(branch.query_vector),
+                    )
+                wanted = TURBOPUFFER_METRICS.get(branch.metric)
+                if wanted is not None and schema.metric is not None and wanted != schema.metric:
+                    raise EngineError(
+                        f"the {branch.metric.value} distance: table '{table}' was loaded with "
+                        f"{schema.metric} (a namespace has one distance metric)"
+                    )
+
+    def _ask(self, namespace: str, body: dict[str, Any]) -> list[list[dict[str, Any]]]:
+        """The rows of each query of ``body``, as plain dictionaries."""
+        answer = self._requests.run(
+            lambda: self._client.namespace(namespace).multi_query(queries=body["queries"]),
+            what=f"a search of namespace {namespace!r}",
+        )
+        results = _plain(answer).get("results", [])
+        return [[dict(row) for row in result.get("rows") or []] for result in results]
+
+    def search(self, plan: SearchPlan) -> SearchResult:
+        """Run ``plan`` as one multi-query request and fuse on the client (module docstring).
+
+        Raises:
+            EngineError: a missing table, column or full-text index, a metric other than the
+                namespace's, or turbopuffer's own error.
+            UnsupportedOnDialectError: what turbopuffer cannot express
+                (:func:`~hotdata_retrieval.compile.turbopuffer.turbopuffer_request`).
+        """
+        table = plan.single_table
+        if table is None:
+            raise UnsupportedOnDialectError(
+                "a search over several tables (a request queries one namespace)", _NAME
+            )
+        schema = self._schema(table)
+        self._check(plan, table, schema)
+        kinds = {name: _kind(declared) for name, declared in schema.types.items()}
+        executed = executed_plan(plan, kinds)
+        if executed.filter is not None:
+            executed = attrs.evolve(executed, filter=with_typed_values(executed.filter, kinds))
+        body = turbopuffer_request(executed)
+        namespace = self.namespace(table)
+        temporal = frozenset(n for n, declared in schema.types.items() if declared == "datetime")
+        bounds = [query["top_k"] for query in body["queries"]]
+        asked = dict(body, queries=[dict(query) for query in body["queries"]])
+        while True:
+            answers = self._ask(namespace, asked)
+            again = False
+            for query, bound, rows in zip(asked["queries"], bounds, answers):
+                count = query["top_k"]
+                if (
+                    len(rows) == count
+                    and count < MAX_TOP_K
+                    and rows[bound - 1][_DISTANCE] == rows[-1][_DISTANCE]
+                ):
+                    query["top_k"] = min(2 * count, MAX_TOP_K)
+                    again = True
+            if not again:
+                break
+        ranked = [
+            _ranked(rows, bound, branch, temporal)
+            for rows, bound, branch in zip(answers, bounds, executed.branches)
+        ]
+        fusion = plan.fusion
+        if fusion is None:
+            branch = plan.branches[0]
+            keys, raw, stored = ranked[0]
+            rows = [
+                {
+                    **{name: stored[key].get(name) for name in executed.projection},
+                    branch.raw_score_column: score,
+                }
+                for key, score in zip(keys, raw)
+            ][plan.offset :]
+            return search_result(plan, executed, rows, json.dumps(body))
+        lists, ranks, scores = [], [], []
+        for branch, (keys, raw, _) in zip(fusion.branches, ranked):
+            branch_keys, branch_ranks = rank_branch(
+                zip(keys, raw),
+                higher_is_better=branch.higher_is_better,
+                row_numbers=fusion.ranking is BranchRanking.ROW_NUMBER,
+            )
+            raw_by_key = dict(zip(keys, raw))
+            lists.append(branch_keys)
+            ranks.append(branch_ranks)
+            scores.append([raw_by_key[key] for key in branch_keys])
+        fused = reference_fusion(
+            fusion, lists, ranks=ranks, scores=scores, limit=plan.limit, offset=plan.offset
+        )
+        rows = []
+        for hit in fused:
+            stored = next(found[2][hit.key] for found in ranked if hit.key in found[2])
+            row: dict[str, Any] = {name: stored.get(name) for name in executed.projection}
+            row["score"] = hit.score
+            for name, branch, (keys, raw, _), rank in zip(
+                plan.branch_names, fusion.branches, ranked, hit.ranks
+            ):
+                rank_column, raw_column = debug_columns(name, branch)
+                row[rank_column] = rank
+                row[raw_column] = None if rank is None else raw[keys.index(hit.key)]
+            rows.append(row)
+        statement = json.dumps({**body, "fusion": fusion.describe()})
+        return search_result(plan, executed, rows, statement)
+
+
+def _ranked(
+    rows: list[dict[str, Any]], bound: int, branch: Any, temporal: frozenset[str]
+) -> tuple[list[Any], list[float], dict[Any, dict[str, Any]]]:
+    """One query's rows, best first with ties by key, cut to ``bound``: keys, raw scores
+    (``$dist``: a BM25 score, higher is better, or a distance) and rows by key."""
+    sign = -1.0 if isinstance(branch, Bm25Search) else 1.0
+    scored = sorted(
+        ((row[_KEY], float(row[_DISTANCE]), row) for row in rows),
+        key=lambda item: (sign * item[1], item[0]),
+    )[:bound]
+    stored = {}
+    for key, _, row in scored:
+        for column in temporal & row.keys():
+            row[column] = _from_iso(row[column])
+        stored[key] = row
+    return [item[0] for item in scored], [item[1] for item in scored], stored
+
+
+def _iso(value: Any) -> Any:
+    """A date or timestamp as the ISO 8601 text a turbopuffer ``datetime`` takes."""
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    if isinstance(value, datetime.date):
+        return datetime.datetime.combine(value, datetime.time()).isoformat()
+    return value
+
+
+def _from_iso(value: Any) -> Any:
+    if isinstance(value, str):
+        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return value

@@ -1,0 +1,433 @@
+"""An in-process stand-in for the part of turbopuffer's HTTP API that the ``turbopuffer``
+client sends for :class:`~hotdata_retrieval.engines.turbopuffer.TurbopufferEngine`, executing
+each query on a :class:`LocalEngine`.
+
+So the real client runs end to end in tests, over real HTTP, with no network: the server
+listens on ``127.0.0.1`` on an ephemeral port, in a daemon thread, and stops at
+:meth:`FakeTurbopufferApi.stop` (or after ``lifetime_s``).
+
+Served (paths and bodies as turbopuffer 3.1's ``resources/namespaces.py`` sends them):
+
+- ``POST /v2/namespaces/{ns}`` (``write``): ``schema``, ``create_namespace``,
+  ``upsert_columns`` and ``deletes``;
+- ``DELETE /v2/namespaces/{ns}`` (``delete_all``), 404 for a missing namespace;
+- ``GET /v1/namespaces/{ns}/schema`` (``schema``): each attribute's declared configuration;
+- ``POST /v2/namespaces/{ns}/query?stainless_overload=multiQuery`` (``multi_query``): each
+  query's ``rank_by`` (``BM25`` or ``ANN``), ``filters``, ``top_k`` and
+  ``include_attributes``; rows carry ``id``, ``$dist`` and the attributes.
+
+Filters are read with turbopuffer's documented semantics, not SQL's: a missing (null)
+attribute is a value like any other (``NotEq "en"`` matches it, ``Not`` of a comparison with
+it is true). Each leaf is made two-valued before it is handed to the local engine. BM25 is the
+local engine's (the library's analysis), ANN an exact scan under the namespace's metric. Every
+request needs ``Authorization: Bearer <api key>``.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import struct
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import attrs
+import pyarrow as pa
+
+from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.plan.filters import (
+    Comparison,
+    ContainsAll,
+    ContainsAny,
+    InList,
+    IsNull,
+    Predicate,
+    StartsWith,
+)
+from hotdata_retrieval.plan.search import Bm25Search, NearestNeighborSearch, SearchPlan
+
+__all__ = ["FakeTurbopufferApi", "RecordedRequest"]
+
+_MAX_BODY = 16 << 20
+_METRICS = {"cosine_distance": "cosine", "euclidean_squared": "l2"}
+_COMPARISONS = {"Eq": "=", "Lt": "<", "Lte": "<=", "Gt": ">", "Gte": ">="}
+
+
+@attrs.frozen
+class RecordedRequest:
+    """One request the fake received."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+
+
+class _ApiError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@attrs.define
+class _Namespace:
+    table: str
+    schema: dict[str, dict[str, Any]]
+    rows: dict[Any, dict[str, Any]] = attrs.Factory(dict)
+
+
+def _arrow_type(declared: str) -> pa.DataType:
+    if declared.startswith("[]"):
+        return pa.list_(_arrow_type(declared[2:]))
+    if declared.startswith("["):
+        return pa.list_(pa.float32(), int(declared[1 : declared.index("]")]))
+    return {
+        "string": pa.string(),
+        "uuid": pa.string(),
+        "int": pa.int64(),
+        "uint": pa.uint64(),
+        "float": pa.float64(),
+        "bool": pa.bool_(),
+        "datetime": pa.timestamp("us", tz="UTC"),
+    }[declared]
+
+
+def _vector(value: Any) -> Any:
+    if isinstance(value, str):
+        packed = base64.b64decode(value, validate=True)
+        return list(struct.unpack(f"<{len(packed) // 4}f", packed))
+    return value
+
+
+def _unglob(pattern: str) -> str:
+    """The prefix a glob ``<prefix>*`` (each pattern character bracketed) matches."""
+    if not pattern.endswith("*"):
+        raise _ApiError(400, f"the fake reads only prefix globs, not {pattern!r}")
+    body, prefix, index = pattern[:-1], [], 0
+    while index < len(body):
+        if body[index] == "[" and index + 2 < len(body) and body[index + 2] == "]":
+            prefix.append(body[index + 1])
+            index += 3
+        elif body[index] in "*?[]{}":
+            raise _ApiError(400, f"the fake reads only prefix globs, not {pattern!r}")
+        else:
+            prefix.append(body[index])
+            index += 1
+    return "".join(prefix)
+
+
+def _predicate(node: Any) -> Predicate:
+    """A turbopuffer filter as a predicate TRUE exactly where turbopuffer keeps a document
+    (two-valued: null compared like a value)."""
+    if not isinstance(node, list) or not node:
+        raise _ApiError(400, f"invalid filter {node!r}")
+    if node[0] in ("And", "Or"):
+        parts = [_predicate(part) for part in node[1]]
+        if not parts:
+            raise _ApiError(400, f"empty {node[0]} filter")
+        combined = parts[0]
+        for part in parts[1:]:
+            combined = (combined & part) if node[0] == "And" else (combined | part)
+        return combined
+    if node[0] == "Not":
+        return ~_predicate(node[1])
+    column, operator, operand = node
+    present = IsNull(column=column, negated=True)
+    missing = IsNull(column=column)
+    if operator in ("Eq", "NotEq") and operand is None:
+        return missing if operator == "Eq" else present
+    if operator in _COMPARISONS:
+        return Comparison(column=column, operator=_COMPARISONS[operator], value=operand) & present
+    if operator == "NotEq":
+        return Comparison(column=column, operator="!=", value=operand) | missing
+    if operator == "In":
+        return (
+            InList(column=column, values=operand) & present
+            if operand
+            else InList(column=column, values=[])
+        )
+    if operator == "NotIn":
+        return InList(column=column, values=operand, negated=True) | missing
+    if operator == "Glob":
+        return StartsWith(column=column, prefix=_unglob(operand)) & present
+    if operator == "NotGlob":
+        return ~StartsWith(column=column, prefix=_unglob(operand)) | missing
+    if operator == "Contains":
+        return ContainsAll(column=column, values=[operand]) & present
+    if operator == "NotContains":
+        return ~ContainsAll(column=column, values=[operand]) | missing
+    if operator == "ContainsAny":
+        return ContainsAny(column=column, values=operand) & present
+    if operator == "NotContainsAny":
+        return ~ContainsAny(column=column, values=operand) | missing
+    raise _ApiError(400, f"the fake has no filter operator {operator!r}")
+
+
+class FakeTurbopufferApi:
+    """The fake API; namespaces live as tables of a :class:`LocalEngine` in ``directory``.
+
+    Args:
+        directory: where the local engine keeps the namespaces' tables.
+        api_key: the only bearer token accepted.
+        lifetime_s: the server shuts itself down after this long, whatever happens.
+    """
+
+    def __init__(
+        self, directory: Path, *, api_key: str = "tpuf-test-key", lifetime_s: float = 300.0
+    ):
+        self.engine = LocalEngine(directory)
+        self.api_key = api_key
+        self.lifetime_s = lifetime_s
+        self.requests: list[RecordedRequest] = []
+        self._namespaces: dict[str, _Namespace] = {}
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> FakeTurbopufferApi:
+        fake = self
+
+        class Handler(_Handler):
+            api = fake
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        self._timer = threading.Timer(self.lifetime_s, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (idempotent)."""
+        server, self._server = self._server, None
+        if self._timer is not None and self._timer is not threading.current_thread():
+            self._timer.cancel()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5)
+        self.engine.close()
+
+    def __enter__(self) -> FakeTurbopufferApi:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the fake turbopuffer API is not running")
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def bodies(self, method: str, path_suffix: str) -> list[Any]:
+        """The bodies of the requests of ``method`` whose path ends with ``path_suffix``."""
+        return [
+            r.body for r in self.requests if r.method == method and r.path.endswith(path_suffix)
+        ]
+
+    # -- handling ----------------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+        if headers.get("authorization") != f"Bearer {self.api_key}":
+            raise _ApiError(401, "invalid API key")
+        parts = [unquote(part) for part in path.strip("/").split("/")]
+        if len(parts) < 3 or parts[1] != "namespaces":
+            raise _ApiError(404, f"no route {method} {path}")
+        version, name, rest = parts[0], parts[2], parts[3:]
+        with self._lock:
+            if version == "v2" and not rest and method == "POST":
+                return 200, self._write(name, body)
+            if version == "v2" and not rest and method == "DELETE":
+                self._existing(name)
+                del self._namespaces[name]
+                return 200, {"status": "OK"}
+            if version == "v1" and rest == ["schema"] and method == "GET":
+                return 200, self._existing(name).schema
+            if version == "v2" and rest == ["query"] and method == "POST":
+                return 200, self._multi_query(self._existing(name), body)
+        raise _ApiError(404, f"no route {method} {path}")
+
+    def _existing(self, name: str) -> _Namespace:
+        found = self._namespaces.get(name)
+        if found is None:
+            raise _ApiError(404, f"namespace {name!r} was not found")
+        return found
+
+    def _write(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        namespace = self._namespaces.get(name)
+        if namespace is None:
+            if not body.get("create_namespace") and not body.get("upsert_columns"):
+                raise _ApiError(404, f"namespace {name!r} was not found")
+            schema = dict(body.get("schema") or {})
+            if "id" not in schema:
+                raise _ApiError(400, "creating a namespace needs the id type in its schema")
+            namespace = _Namespace(table=f"ns{len(self.requests)}", schema=schema)
+            self._namespaces[name] = namespace
+        elif body.get("schema"):
+            namespace.schema.update(body["schema"])
+        columns = body.get("upsert_columns") or {}
+        if columns:
+            lengths = {len(values) for values in columns.values()}
+            if len(lengths) != 1 or "id" not in columns:
+                raise _ApiError(400, "upsert_columns: every column of one length, with id")
+            for index in range(lengths.pop()):
+                row = {column: values[index] for column, values in columns.items()}
+                namespace.rows[row["id"]] = row
+        for key in body.get("deletes") or []:
+            namespace.rows.pop(key, None)
+        self._reload(namespace)
+        return {
+            "status": "OK",
+            "message": "written",
+            "rows_affected": len(columns.get("id", [])) + len(body.get("deletes") or []),
+            "billing": {"billable_logical_bytes_written": 0},
+        }
+
+    def _reload(self, namespace: _Namespace) -> None:
+        fields = [pa.field(n, _arrow_type(c["type"])) for n, c in namespace.schema.items()]
+        schema = pa.schema(fields)
+        rows = list(namespace.rows.values())
+        arrays = []
+        for field in schema:
+            values = [row.get(field.name) for row in rows]
+            if pa.types.is_fixed_size_list(field.type):
+                # the client sends a vector as base64 little-endian float32 (lib/vector.py)
+                values = [_vector(value) for value in values]
+            if pa.types.is_timestamp(field.type):
+                values = [None if v is None else datetime.datetime.fromisoformat(v) for v in values]
+            arrays.append(pa.array(values, field.type))
+        table = pa.Table.from_arrays(arrays, schema=schema)
+        text = [n for n, c in namespace.schema.items() if c.get("full_text_search")]
+        metric = next(
+            (
+                _METRICS[c["ann"]["distance_metric"]]
+                for c in namespace.schema.values()
+                if isinstance(c.get("ann"), dict)
+            ),
+            "cosine",
+        )
+        self.engine.load_table(
+            namespace.table, table, key_column="id", text_columns=text, vector_metric=metric
+        )
+
+    def _multi_query(self, namespace: _Namespace, body: dict[str, Any]) -> dict[str, Any]:
+        results = [{"rows": self._query(namespace, query)} for query in body["queries"]]
+        return {
+            "results": results,
+            "billing": {"billable_logical_bytes_queried": 0, "billable_logical_bytes_returned": 0},
+            "performance": {
+                "approx_namespace_size": len(namespace.rows),
+                "cache_hit_ratio": 1.0,
+                "cache_temperature": "hot",
+                "exhaustive_search_count": 0,
+                "query_execution_ms": 0,
+                "server_total_ms": 0,
+            },
+        }
+
+    def _query(self, namespace: _Namespace, query: dict[str, Any]) -> list[dict[str, Any]]:
+        attribute, function, operand = query["rank_by"]
+        if function == "BM25":
+            if not namespace.schema.get(attribute, {}).get("full_text_search"):
+                raise _ApiError(400, f"attribute {attribute!r} has no full-text index")
+            branch: Any = Bm25Search(table=namespace.table, column=attribute, query_text=operand)
+        elif function == "ANN":
+            config = namespace.schema.get(attribute, {})
+            if not isinstance(config.get("ann"), dict):
+                raise _ApiError(400, f"attribute {attribute!r} has no ANN index")
+            branch = NearestNeighborSearch(
+                table=namespace.table,
+                column=attribute,
+                query_vector=operand,
+                metric=_METRICS[config["ann"]["distance_metric"]],
+                exact=True,
+            )
+        else:
+            raise _ApiError(400, f"the fake ranks by BM25 or ANN, not {function!r}")
+        include = list(query.get("include_attributes") or [])
+        unknown = [name for name in include if name not in namespace.schema]
+        if unknown:
+            raise _ApiError(400, f"unknown attributes {unknown}")
+        if not isinstance(query.get("top_k"), int) or not 1 <= query["top_k"] <= 1200:
+            raise _ApiError(400, f"top_k must be from 1 to 1200, got {query.get('top_k')!r}")
+        plan = SearchPlan(
+            source=branch,
+            filter=None if query.get("filters") is None else _predicate(query["filters"]),
+            limit=query["top_k"],
+            columns=["id", *include],
+            key_column="id",
+        )
+        try:
+            result = self.engine.search(plan)
+        except HotdataRetrievalError as error:
+            raise _ApiError(400, str(error)) from None
+        rows = []
+        for hit in result.hits:
+            dist = hit.score if hit.score is not None else hit.distance
+            out = {"id": hit.key, "$dist": dist}
+            for name in include:
+                value = hit.columns.get(name)
+                out[name] = value.isoformat() if isinstance(value, datetime.datetime) else value
+            rows.append(out)
+        return rows
+
+
+class _Handler(BaseHTTPRequestHandler):
+    api: FakeTurbopufferApi
+    timeout = 10
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _serve(self, method: str) -> None:
+        split = urlsplit(self.path)
+        headers = {key.lower(): value for key, value in self.headers.items()}
+        length = int(headers.get("content-length") or 0)
+        if length > _MAX_BODY:
+            self._send(413, {"status": "error", "error": "body too large"})
+            return
+        body: Any = None
+        if length:
+            body = json.loads(self.rfile.read(length))
+        self.api.requests.append(
+            RecordedRequest(method, split.path, parse_qs(split.query), headers, body)
+        )
+        try:
+            status, payload = self.api.handle(method, split.path, headers, body)
+        except _ApiError as error:
+            status, payload = error.status, {"status": "error", "error": error.message}
+        self._send(status, payload)
+
+    def _send(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_DELETE(self) -> None:
+        self._serve("DELETE")
