@@ -573,3 +573,24 @@ def test_chosen_by_recall_is_recorded(dataset: Path, database: Path) -> None:
     assert "paired R@100 interval" in fragment["rule"]
     assert fragment["cross_validation"]["folds"] == 4
     assert set(fragment["measures"]) == {"nDCG@10", "R@100"}
+
+
+def test_a_gain_that_does_not_hold_out_of_sample_keeps_the_default() -> None:
+    """+1 nDCG@10 on four of 60 queries: enough on all 60 (the interval clears zero), but the
+    four fall in two folds, so the rule picked without them (two gains in 48 queries: no
+    evidence) keeps the default there, and the held-out difference is zero."""
+    import numpy as np
+
+    count, folds = 60, 5
+    order = np.random.default_rng(0).permutation(count)  # choose()'s folds: order[f::folds]
+    gains = [*order[0::folds][:2], *order[1::folds][:2]]
+    base = {"nDCG@10": [0.0] * count, "R@100": [0.5] * count}
+    lucky = _shifted(base, [1.0 if i in gains else 0.0 for i in range(count)])
+    results = summarize([DEFAULT_SETTING, WINNER], [base, lucky], resamples=1000)
+    assert results[1].differences["nDCG@10"].low > 0  # passes on every judged query
+    choice = choose(results, folds=folds, resamples=1000)
+    assert choice.candidate.setting == WINNER
+    assert choice.fold_choices[:2] == (DEFAULT_SETTING,) * 2
+    assert choice.cross_validated["nDCG@10"].mean == 0.0
+    assert choice.chosen.setting == DEFAULT_SETTING
+    assert "does not gain in 5-fold cross-validation" in choice.reason
