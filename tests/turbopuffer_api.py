@@ -186,6 +186,10 @@ class FakeTurbopufferApi:
         self.api_key = api_key
         self.lifetime_s = lifetime_s
         self.requests: list[RecordedRequest] = []
+        self.stall = threading.Event()
+        """While set, every request waits until :attr:`released` is set before it is
+        answered."""
+        self.released = threading.Event()
         self._namespaces: dict[str, _Namespace] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -214,6 +218,7 @@ class FakeTurbopufferApi:
 
     def stop(self) -> None:
         """Stop serving (idempotent)."""
+        self.released.set()
         server, self._server = self._server, None
         if self._timer is not None and self._timer is not threading.current_thread():
             self._timer.cancel()
@@ -409,6 +414,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.api.requests.append(
             RecordedRequest(method, split.path, parse_qs(split.query), headers, body)
         )
+        if self.api.stall.is_set():
+            self.api.released.wait(self.api.lifetime_s)
         try:
             status, payload = self.api.handle(method, split.path, headers, body)
         except _ApiError as error:
@@ -417,11 +424,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: Any) -> None:
         data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (its deadline passed)
 
     def do_GET(self) -> None:
         self._serve("GET")

@@ -17,9 +17,11 @@ search is one query per branch fused by the caller ("Hybrid Search"). So this en
   :func:`hotdata_retrieval.compile.turbopuffer.turbopuffer_request` (a query per branch, the
   plan's filter in each, ``top_k`` its depth), and fuses the answers on the client with the
   library's reference fusion (:func:`hotdata_retrieval.fusion.reference_fusion`), ordered by
-  fused score then key, as every SQL engine's statement orders them. A branch whose last row
-  ties with the row at its bound is asked again with a larger ``top_k`` (up to turbopuffer's
-  1,200), so rows tied at the cut are kept by key, as the other stores keep them;
+  fused score then key, as every SQL engine's statement orders them. Each query asks for one
+  row past its bound (``top_k`` + 1), which shows whether the cut splits rows of one score; if
+  the last row asked for still ties with the row at the bound, the request is sent again with
+  twice the ``top_k`` (up to turbopuffer's 1,200), so rows tied at the cut are kept by key, as
+  the other stores keep them;
 - **deletes** rows by key (:meth:`TurbopufferEngine.delete_rows`) or a whole namespace
   (:meth:`TurbopufferEngine.drop_table`).
 
@@ -310,22 +312,35 @@ class TurbopufferEngine(RoutesByIndexes):
                 "(or pass api_key=)"
             )
         host = base_url if base_url is not None else os.environ.get("TURBOPUFFER_BASE_URL")
-        if host is None:
-            region = region if region is not None else os.environ.get("TURBOPUFFER_REGION")
+        host = host or "https://{region}.turbopuffer.com"
+        region = region if region is not None else os.environ.get("TURBOPUFFER_REGION")
+        if "{region}" in host:
             if not region:
                 raise EngineError(
                     "the turbopuffer engine needs a region (the API host is "
                     "https://<region>.turbopuffer.com): set TURBOPUFFER_REGION (or pass region=)"
                 )
-            host = f"https://{region}.turbopuffer.com"
+        elif region:
+            raise EngineError(
+                f"a region ({region!r}) and an API host without one ({host!r}) are both set; "
+                "the client takes the region only into a host holding '{region}': unset "
+                "TURBOPUFFER_REGION or TURBOPUFFER_BASE_URL"
+            )
+        from turbopuffer.resources.namespaces import NamespacesResource
+
+        self.base_url = host.replace("{region}", region or "")
+        """The API host requests go to."""
         self._requests = _Requests(deadline, key)
         self._client = turbopuffer.Turbopuffer(
             api_key=key,
+            region=region or None,
             base_url=host,
             timeout=deadline,
             max_retries=2,
             telemetry=False,
         )
+        # one resource for every namespace: client.namespace(name) copies the client per call
+        self._namespaces = NamespacesResource(self._client)
         self._schemas: dict[str, _Schema] = {}
 
     def close(self) -> None:
@@ -365,7 +380,7 @@ class TurbopufferEngine(RoutesByIndexes):
         if known is not None:
             return known
         answer = self._requests.run(
-            lambda: self._client.namespace(namespace).schema(),
+            lambda: self._namespaces.schema(namespace=namespace),
             what=f"reading namespace {namespace!r}'s schema",
             missing_ok=True,
         )
@@ -483,7 +498,7 @@ class TurbopufferEngine(RoutesByIndexes):
                 schema[field.name] = {"type": _attribute_type(field.name, field.type)}
         self._schemas.pop(namespace, None)
         self._requests.run(
-            lambda: self._client.namespace(namespace).delete_all(),
+            lambda: self._namespaces.delete_all(namespace=namespace),
             what=f"deleting namespace {namespace!r}",
             missing_ok=True,
         )
@@ -499,7 +514,7 @@ class TurbopufferEngine(RoutesByIndexes):
             if first:
                 write.update(schema=schema, create_namespace=True)
             self._requests.run(
-                functools.partial(self._client.namespace(namespace).write, **write),
+                functools.partial(self._namespaces.write, namespace=namespace, **write),
                 what=f"writing namespace {namespace!r}",
             )
         return self.indexes(name)
@@ -517,7 +532,7 @@ class TurbopufferEngine(RoutesByIndexes):
         for start in range(0, len(wanted), WRITE_BATCH_ROWS):
             batch = wanted[start : start + WRITE_BATCH_ROWS]
             self._requests.run(
-                functools.partial(self._client.namespace(namespace).write, deletes=batch),
+                functools.partial(self._namespaces.write, namespace=namespace, deletes=batch),
                 what=f"deleting from namespace {namespace!r}",
             )
         return len(wanted)
@@ -531,7 +546,7 @@ class TurbopufferEngine(RoutesByIndexes):
         namespace = self.namespace(name)
         self._schemas.pop(namespace, None)
         self._requests.run(
-            lambda: self._client.namespace(namespace).delete_all(),
+            lambda: self._namespaces.delete_all(namespace=namespace),
             what=f"deleting namespace {namespace!r}",
             missing_ok=True,
         )
@@ -574,7 +589,7 @@ class TurbopufferEngine(RoutesByIndexes):
     def _ask(self, namespace: str, body: dict[str, Any]) -> list[list[dict[str, Any]]]:
         """The rows of each query of ``body``, as plain dictionaries."""
         answer = self._requests.run(
-            lambda: self._client.namespace(namespace).multi_query(queries=body["queries"]),
+            lambda: self._namespaces.multi_query(namespace=namespace, queries=body["queries"]),
             what=f"a search of namespace {namespace!r}",
         )
         results = _plain(answer).get("results", [])
@@ -603,15 +618,21 @@ class TurbopufferEngine(RoutesByIndexes):
         body = turbopuffer_request(executed)
         namespace = self.namespace(table)
         temporal = frozenset(n for n, declared in schema.types.items() if declared == "datetime")
+        # one row past each bound shows whether the cut splits rows of one score; while the
+        # last row asked for ties with the row at the bound, ask for twice as many
         bounds = [query["top_k"] for query in body["queries"]]
-        asked = dict(body, queries=[dict(query) for query in body["queries"]])
+        queries = [
+            dict(query, top_k=min(bound + 1, MAX_TOP_K))
+            for query, bound in zip(body["queries"], bounds)
+        ]
+        asked = dict(body, queries=queries)
         while True:
             answers = self._ask(namespace, asked)
             again = False
-            for query, bound, rows in zip(asked["queries"], bounds, answers):
+            for query, bound, rows in zip(queries, bounds, answers):
                 count = query["top_k"]
                 if (
-                    len(rows) == count
+                    len(rows) == count > bound
                     and count < MAX_TOP_K
                     and rows[bound - 1][_DISTANCE] == rows[-1][_DISTANCE]
                 ):

@@ -1,0 +1,289 @@
+"""The turbopuffer engine against a fake of turbopuffer's HTTP API (tests/turbopuffer_api.py)
+that runs each query on the local engine: the exact requests the official client sends are
+pinned by snapshots, and the hits equal the local engine's own search of the same table."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from hotdata_retrieval import (
+    Bm25Search,
+    Comparison,
+    EngineError,
+    InList,
+    NearestNeighborSearch,
+    PlanError,
+    ReciprocalRankFusion,
+    SearchPlan,
+    UnsupportedFeatureError,
+)
+from hotdata_retrieval.compile.turbopuffer import turbopuffer_request
+from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.registry import engine_kind
+from hotdata_retrieval.engines.results import executed_plan
+from hotdata_retrieval.engines.turbopuffer import TurbopufferEngine
+from tests.turbopuffer_api import FakeTurbopufferApi
+
+BODIES = [
+    "disk error on upgrade",
+    "login timeout after release",
+    "crash on start, disk full",
+    "billing error twice",
+    "network cache miss",
+    "memory error under load error",
+    None,
+    "token expired at login",
+]
+START = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _table() -> pa.Table:
+    count = len(BODIES)
+    return pa.table(
+        {
+            "id": list(range(1, count + 1)),
+            "body": BODIES,
+            "lang": ["en", "fr", None, "en", "de", "en", "fr", None],
+            "year": [2020 + key % 4 for key in range(count)],
+            "created": pa.array(
+                [START + datetime.timedelta(days=key) for key in range(count)],
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "embedding": pa.array(
+                [[1.0, key * 0.37 - 1.0, (key * 7 % 5) - 2.0] for key in range(count)],
+                pa.list_(pa.float32(), 3),
+            ),
+        }
+    )
+
+
+TEXT = Bm25Search(table="docs", column="body", query_text="disk error login")
+NEAREST = NearestNeighborSearch(table="docs", column="embedding", query_vector=[0.5, -0.25, 1.0])
+PLANS = {
+    "text": SearchPlan(source=TEXT, limit=3, offset=1, columns=["id", "body"]),
+    "nearest filtered": SearchPlan(
+        source=NEAREST,
+        limit=4,
+        filter=Comparison(column="lang", operator="!=", value="en"),
+        columns=["id", "lang", "created"],
+    ),
+    "hybrid filtered": SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, NEAREST], depth=6),
+        limit=5,
+        filter=InList(column="year", values=[2020, 2021, 2023]),
+        columns=["id", "body", "year"],
+    ),
+}
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Iterator[FakeTurbopufferApi]:
+    with FakeTurbopufferApi(tmp_path / "fake") as api:
+        yield api
+
+
+@pytest.fixture
+def engine(fake: FakeTurbopufferApi) -> Iterator[TurbopufferEngine]:
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as opened:
+        opened.load_table("docs", _table(), key_column="id", text_columns=["body"])
+        yield opened
+
+
+def _requests(fake: FakeTurbopufferApi) -> list[dict[str, Any]]:
+    return [
+        {"method": r.method, "path": r.path, "query": r.query, "body": r.body}
+        for r in fake.requests
+    ]
+
+
+def test_load_sends_the_schema_then_the_rows(
+    fake: FakeTurbopufferApi, snapshot: SnapshotAssertion
+) -> None:
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        indexes = engine.load_table("docs", _table(), key_column="id", text_columns=["body"])
+    assert indexes.bm25_columns == ("body",)
+    assert [(v.column, v.metric) for v in indexes.vectors] == [("embedding", "cosine")]
+    assert _requests(fake) == snapshot
+    assert {r.headers["authorization"] for r in fake.requests} == {f"Bearer {fake.api_key}"}
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_a_search_is_one_multi_query_of_the_rendered_body(
+    engine: TurbopufferEngine,
+    fake: FakeTurbopufferApi,
+    name: str,
+    snapshot: SnapshotAssertion,
+) -> None:
+    fake.requests.clear()
+    engine.search(PLANS[name])
+    sent = _requests(fake)
+    assert [(r["method"], r["path"], r["query"]) for r in sent] == [
+        ("POST", "/v2/namespaces/docs/query", {"stainless_overload": ["multiQuery"]})
+    ]
+    plan = PLANS[name]
+    rendered = turbopuffer_request(executed_plan(plan))
+    # each query asks for one row past its bound, to see whether the cut splits a tie
+    assert sent[0]["body"]["queries"] == [
+        {**query, "top_k": query["top_k"] + 1} for query in rendered["queries"]
+    ]
+    assert sent[0]["body"] == snapshot
+
+
+def _hits(result: Any) -> list[tuple[Any, ...]]:
+    return [
+        (
+            hit.key,
+            None if hit.score is None else round(hit.score, 5),
+            None if hit.distance is None else round(hit.distance, 5),
+            dict(hit.columns),
+            {name: branch.rank for name, branch in hit.branches.items()},
+        )
+        for hit in result.hits
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+def test_hits_equal_the_local_engines_search_of_the_same_table(
+    engine: TurbopufferEngine, tmp_path: Path, name: str
+) -> None:
+    with LocalEngine(tmp_path / "reference") as local:
+        local.load_table("docs", _table(), key_column="id", text_columns=["body"])
+        expected = _hits(local.search(PLANS[name]))
+    assert expected  # the plans match rows
+    assert _hits(engine.search(PLANS[name])) == expected
+
+
+def test_rows_tied_at_the_cut_are_asked_for_again_and_kept_by_key(
+    fake: FakeTurbopufferApi, tmp_path: Path
+) -> None:
+    data = pa.table(
+        {
+            "id": [9, 3, 7, 1, 5, 2],
+            "body": ["same words"] * 5 + ["other"],
+            "embedding": pa.array([[1.0, 0.0]] * 6, pa.list_(pa.float32(), 2)),
+        }
+    )
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="docs", column="body", query_text="same"),
+                NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0]),
+            ],
+            depth=2,
+        ),
+        limit=2,
+    )
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        engine.load_table("docs", data, key_column="id", text_columns=["body"])
+        fake.requests.clear()
+        hits = _hits(engine.search(plan))
+    asked = [[q["top_k"] for q in body["queries"]] for body in fake.bodies("POST", "/query")]
+    assert asked == [[3, 3], [6, 6], [6, 12]]  # 5 rows hold "same"; 6 one vector
+    # SQLite's compiled statement keeps tied rows by key at each branch's cut: the text
+    # branch keeps 1 and 3, the nearest branch 1 and 2; 2 and 3 then tie on 1/61, 2 first
+    from hotdata_retrieval.engines.sqlite import SqliteEngine
+
+    reference = SqliteEngine(tmp_path / "reference.sqlite")
+    try:
+        reference.load_table("docs", data, key_column="id", text_columns=["body"])
+        expected = reference.search(plan)
+    finally:
+        reference.close()
+    assert [hit[0] for hit in hits] == [hit.key for hit in expected.hits] == [1, 2]
+    assert [hit[4] for hit in hits] == [
+        {name: branch.rank for name, branch in hit.branches.items()} for hit in expected.hits
+    ]
+
+
+def test_dates_come_back_as_the_instants_loaded(engine: TurbopufferEngine) -> None:
+    hits = engine.search(PLANS["nearest filtered"]).hits
+    created = dict(zip(_table().column("id").to_pylist(), _table().column("created").to_pylist()))
+    assert hits and all(hit.columns["created"] == created[hit.key] for hit in hits)
+
+
+def test_deleted_rows_and_dropped_tables_are_gone(
+    engine: TurbopufferEngine, fake: FakeTurbopufferApi
+) -> None:
+    before = [hit.key for hit in engine.search(PLANS["text"]).hits]
+    fake.requests.clear()
+    assert engine.delete_rows("docs", [before[0], 999]) == 2
+    assert fake.bodies("POST", "/v2/namespaces/docs") == [{"deletes": [before[0], 999]}]
+    after = [hit.key for hit in engine.search(PLANS["text"]).hits]
+    assert before[0] not in after
+    engine.drop_table("docs")
+    with pytest.raises(EngineError, match=r"table 'default.public.docs' not found"):
+        engine.search(PLANS["text"])
+    engine.drop_table("docs")  # a missing namespace is no error
+
+
+def test_what_the_namespace_cannot_hold_is_refused(fake: FakeTurbopufferApi) -> None:
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        with pytest.raises(UnsupportedFeatureError, match="the dot distance"):
+            engine.load_table("docs", _table(), text_columns=["body"], vector_metric="dot")
+        with pytest.raises(EngineError, match=r"key column 'key'.*key_column='id'"):
+            engine.load_table(
+                "docs",
+                _table().rename_columns(["key", *_table().column_names[1:]]),
+                key_column="key",
+            )
+        assert fake.requests == []  # refused before anything was sent
+        engine.load_table("docs", _table(), text_columns=["body"], vector_metric="l2")
+        cosine = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0, 0])
+        with pytest.raises(EngineError, match="loaded with euclidean_squared"):
+            engine.search(SearchPlan(source=cosine))
+        short = NearestNeighborSearch(
+            table="docs", column="embedding", query_vector=[1.0], metric="l2"
+        )
+        with pytest.raises(PlanError, match="query vector has 1 dimensions"):
+            engine.search(SearchPlan(source=short))
+        with pytest.raises(EngineError, match="no full-text index"):
+            engine.search(
+                SearchPlan(source=Bm25Search(table="docs", column="lang", query_text="en"))
+            )
+
+
+def test_key_and_region_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, fake: FakeTurbopufferApi
+) -> None:
+    for name in ("TURBOPUFFER_API_KEY", "TURBOPUFFER_REGION", "TURBOPUFFER_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(EngineError, match="needs an API key: set TURBOPUFFER_API_KEY"):
+        TurbopufferEngine()
+    monkeypatch.setenv("TURBOPUFFER_API_KEY", fake.api_key)
+    with pytest.raises(EngineError, match=r"needs a region.*TURBOPUFFER_REGION"):
+        TurbopufferEngine()
+    monkeypatch.setenv("TURBOPUFFER_REGION", "gcp-us-central1")
+    with TurbopufferEngine() as engine:
+        assert engine.base_url == "https://gcp-us-central1.turbopuffer.com"
+    monkeypatch.setenv("TURBOPUFFER_BASE_URL", fake.url)
+    with pytest.raises(EngineError, match=r"a region .'gcp-us-central1'. and an API host"):
+        TurbopufferEngine()
+    monkeypatch.delenv("TURBOPUFFER_REGION")
+    with engine_kind("turbopuffer").open("tickets-", embedder=None) as opened:
+        opened.load_table("docs", _table(), text_columns=["body"])
+    assert {r.path for r in fake.requests} >= {"/v2/namespaces/tickets-docs"}
+
+
+def test_a_request_past_its_deadline_fails_with_the_deadline_named(
+    engine: TurbopufferEngine, fake: FakeTurbopufferApi
+) -> None:
+    slow = TurbopufferEngine(api_key=fake.api_key, base_url=fake.url, request_deadline=0.3)
+    fake.stall.set()
+    try:
+        with pytest.raises(EngineError, match=r"no complete answer .* within 0.3 seconds"):
+            slow.search(PLANS["text"])
+    finally:
+        fake.released.set()
+        slow.close()
+
+
+def test_a_deadline_that_is_not_a_positive_number_is_refused(fake: FakeTurbopufferApi) -> None:
+    with pytest.raises(EngineError, match="request_deadline must be a positive number"):
+        TurbopufferEngine(api_key=fake.api_key, base_url=fake.url, request_deadline=0)
