@@ -740,8 +740,8 @@ def choose(
     interval = cross_validated[chosen_by]
     if candidate is default:
         reason = (
-            f"no setting's paired {chosen_by} interval against the default is above zero "
-            "with no other measure's below zero: the default is kept"
+            f"no setting has a paired {chosen_by} interval above zero against the default "
+            "without another measure's interval below zero: the default is kept"
         )
         chosen = default
     elif not passes(cross_validated, chosen_by):
