@@ -105,7 +105,15 @@ def demo(database: Path, limit: int, embedder: str, output_format: str, replace:
                     for hit in result
                 ]
                 if output_format == "table":
-                    console.print(render_hits(result, title=mode, ranks=mode == "hybrid"))
+                    console.print(
+                        render_hits(
+                            result,
+                            title=mode,
+                            ranks=mode == "hybrid",
+                            key_column=plan.key_column,
+                            width=console.width,
+                        )
+                    )
             report.append(entry)
     elapsed = time.perf_counter() - started
     if output_format == "json":

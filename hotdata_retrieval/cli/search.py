@@ -66,34 +66,98 @@ def _preview(value: Any) -> str:
     return text
 
 
-def render_hits(result: SearchResult, *, title: str | None = None, ranks: bool = False) -> Table:
-    """A rich table of hits: position, key, score, the columns, and optionally branch ranks."""
+_NARROWEST_TEXT = 8
+"""The fewest characters a text column of the hits table is cut to (its ellipsis included)."""
+
+
+def _fitted(natural: Sequence[int], budget: int) -> list[int]:
+    """Widths for columns whose content is ``natural`` characters wide, within ``budget`` in
+    all: a column narrower than an even share keeps its width and leaves the rest to the
+    others; each gets at least :data:`_NARROWEST_TEXT` (the table may then exceed the budget).
+    """
+    widths = list(natural)
+    open_columns = [index for index, width in enumerate(natural) if width > _NARROWEST_TEXT]
+    budget -= sum(natural[index] for index in range(len(natural)) if index not in open_columns)
+    while open_columns:
+        share = max(_NARROWEST_TEXT, budget // len(open_columns))
+        narrow = [index for index in open_columns if natural[index] <= share]
+        if not narrow:
+            for index in open_columns:
+                widths[index] = share
+            break
+        for index in narrow:
+            budget -= natural[index]
+        open_columns = [index for index in open_columns if index not in narrow]
+    return widths
+
+
+def render_hits(
+    result: SearchResult,
+    *,
+    title: str | None = None,
+    ranks: bool = False,
+    key_column: str | None = "id",
+    first_position: int = 1,
+    width: int | None = None,
+) -> Table:
+    """A rich table of hits: position, key, score, the columns, and optionally branch ranks.
+
+    Args:
+        result: the hits.
+        title: a title over the table.
+        ranks: also show each branch's rank.
+        key_column: the plan's key column: its values head the table under its name and are
+            not repeated among the columns (``None``: a plan without a key, no key column).
+        first_position: the number of the first hit (``--offset`` + 1: numbers continue
+            across pages).
+        width: the characters the table may take (a terminal's width): text columns are
+            cut to fit, each value on one line ending in ``…``, never wrapped.
+    """
     table = Table(title=title, title_justify="left", expand=False)
-    table.add_column("#", justify="right", style="dim")
-    table.add_column("key", justify="right")
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    if key_column is not None:
+        table.add_column(key_column, justify="right", no_wrap=True)
     table.add_column(
         "score (higher is better)" if result.descending else "distance (lower is nearer)",
         justify="right",
+        no_wrap=True,
     )
     first = result.hits[0] if result.hits else None
-    columns = [c for c in (first.columns if first else {}) if first and c != "id"]
+    columns = [c for c in (first.columns if first else {}) if c != key_column]
     branch_names = list(first.branches) if first else []
-    if ranks:
-        for name in branch_names:
-            table.add_column(f"{name} rank", justify="right")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for position, hit in enumerate(result.hits, start=1):
+    rows = []
+    for position, hit in enumerate(result.hits, start=first_position):
         value = hit.ranking_value
-        score = "-" if value is None else f"{value:.4f}"
-        cells = [str(position), str(hit.key), score]
+        cells = [str(position)]
+        if key_column is not None:
+            cells.append(str(hit.key))
+        cells.append("-" if value is None else f"{value:.4f}")
         if ranks:
             cells.extend(
                 "-" if hit.branches[name].rank is None else str(hit.branches[name].rank)
                 for name in branch_names
             )
-        cells.extend(_preview(hit.columns[column]) for column in columns)
-        table.add_row(*cells)
+        rows.append((cells, [_preview(hit.columns[column]) for column in columns]))
+    if ranks:
+        for name in branch_names:
+            table.add_column(f"{name} rank", justify="right", no_wrap=True)
+    natural = [
+        max([len(column), *(len(texts[i]) for _, texts in rows)])
+        for i, column in enumerate(columns)
+    ]
+    limits: list[int | None] = [None] * len(columns)
+    if width is not None and columns:
+        fixed = [
+            max([len(str(header.header)), *(len(cells[i]) for cells, _ in rows)])
+            for i, header in enumerate(table.columns)
+        ]
+        every = len(table.columns) + len(columns)
+        budget = width - sum(fixed) - (3 * every + 1)  # per column 2 of padding and 1 rule; 1 edge
+        limits = list(_fitted(natural, budget))
+    for column, limit in zip(columns, limits):
+        table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=limit)
+    for cells, texts in rows:
+        table.add_row(*cells, *texts)
     return table
 
 
@@ -325,7 +389,12 @@ def search(
         click.echo(json.dumps(document, indent=2, default=str))
         return
     console = make_console()
-    hits = render_hits(result, ranks=explain or plan.fusion is not None)
+    shape = {
+        "ranks": explain or plan.fusion is not None,
+        "key_column": plan.key_column,
+        "first_position": plan.offset + 1,
+    }
+    hits = render_hits(result, width=console.width, **shape)
     shown = result.sql
     if explain and (full_vectors is False or (full_vectors is None and console.is_terminal)):
         shown = _shown_sql(plan, result.sql)
@@ -339,7 +408,7 @@ def search(
         if result.hits:
             capture = Console(width=_COMMENT_WIDTH, no_color=True, highlight=False)
             with capture.capture() as captured:
-                capture.print(hits)
+                capture.print(render_hits(result, width=_COMMENT_WIDTH - 3, **shape))
             for line in captured.get().rstrip("\n").split("\n"):
                 click.echo(f"-- {line}".rstrip())
         else:
