@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +21,54 @@ from hotdata_retrieval.cli._local import (
     reports_errors,
 )
 from hotdata_retrieval.extras import require_extra
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+_KEY_LIKE_NAME = re.compile(r"(?:^|_)(?:id|key|uuid)$|[a-z](?:Id|ID|Key)$", re.IGNORECASE)
+"""A column name that reads as a key: ``key``, ``uuid``, ``review_id``, ``reviewId``."""
+
+
+def likely_keys(data: pa.Table) -> list[str]:
+    """The columns of ``data`` that could key its rows: with no null and a distinct value on
+    every row, and either named like a key (``review_id``, ``sku_key``, ``uuid``: an integer or
+    string column) or of an integer type; those named like a key first. Empty when the table
+    has fewer than two rows (nothing to tell apart)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if data.num_rows < 2:
+        return []
+    found = []
+    for name in data.column_names:
+        column = data.column(name)
+        kind = column.type
+        named = bool(_KEY_LIKE_NAME.search(name))
+        if not (pa.types.is_integer(kind) or (named and pa.types.is_string(kind))):
+            continue
+        if column.null_count:
+            continue
+        if pc.count_distinct(column).as_py() == data.num_rows:
+            found.append(name)
+    return sorted(found, key=lambda name: not _KEY_LIKE_NAME.search(name))
+
+
+def _numbered(source: Path, data: pa.Table) -> tuple[pa.Table, str]:
+    """``data`` with an ``id`` column numbering its rows from 1, and the note that says so,
+    naming a column that could key the rows instead (``--key-column``)."""
+    import pyarrow as pa
+
+    candidates = likely_keys(data)
+    numbered = data.append_column("id", pa.array(range(1, data.num_rows + 1), pa.int64()))
+    note = f"note: {source} has no 'id' column; added one numbering the rows from 1"
+    if candidates:
+        note += (
+            f" ('{candidates[0]}' has a distinct value on every row: "
+            f"--key-column {shlex.quote(candidates[0])} keys the rows by it)"
+        )
+    click.echo(note, err=True)
+    return numbered, "id"
 
 
 def _text_column_note(
@@ -111,8 +161,7 @@ def _load_into_store(
             if not searchable:
                 key = "id" if "id" in data.column_names else None
             elif key is None:
-                data = data.append_column("id", pa.array(range(1, data.num_rows + 1), pa.int64()))
-                key = "id"
+                data, key = _numbered(source, data)
             options: dict[str, Any] = {}
             if searchable and embeds:
                 assert model is not None
@@ -268,8 +317,6 @@ def load(
         )
         return
     require_extra("local", needed_by="this command")
-    import pyarrow as pa
-
     from hotdata_retrieval.engines.local import LocalEngine
     from hotdata_retrieval.engines.local.engine import TableLoad
     from hotdata_retrieval.engines.local.loading import read_source
@@ -306,12 +353,7 @@ def load(
             if not searchable:
                 key = "id" if "id" in data.column_names else None
             elif key is None:
-                data = data.append_column("id", pa.array(range(1, data.num_rows + 1), pa.int64()))
-                key = "id"
-                click.echo(
-                    f"note: {source} has no 'id' column; added one numbering the rows from 1",
-                    err=True,
-                )
+                data, key = _numbered(source, data)
             loads.append(
                 TableLoad(
                     name=name,
