@@ -17,8 +17,9 @@ True
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hotdata_retrieval._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hotdata_retrieval.compile import (
@@ -193,21 +194,7 @@ hotdata_retrieval`` and ``hdq --help`` do not load sqlglot and its dialects unti
 compiled. The ``TYPE_CHECKING`` imports above state the same names for type checkers
 (``tests/test_lazy_imports.py`` checks the two agree)."""
 
-_MODULE_OF = {name: module for module, names in _EXPORTED_FROM.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hotdata_retrieval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULE_OF))
-
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTED_FROM)
 
 __version__ = "0.1.0"
 

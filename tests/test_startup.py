@@ -122,7 +122,18 @@ def test_type_checkers_see_the_names_the_package_exports() -> None:
 def test_every_exported_name_resolves_to_its_module_object() -> None:
     import importlib
 
-    for name, module in hotdata_retrieval._MODULE_OF.items():
-        assert getattr(hotdata_retrieval, name) is getattr(importlib.import_module(module), name)
-    with pytest.raises(AttributeError, match="no_such_name"):
-        hotdata_retrieval.no_such_name  # noqa: B018
+    import hotdata_retrieval.engines as engines
+
+    for package in (hotdata_retrieval, engines):
+        for module, names in package._EXPORTED_FROM.items():
+            for name in names:
+                assert getattr(package, name) is getattr(importlib.import_module(module), name)
+                assert name in dir(package)
+        with pytest.raises(AttributeError, match="no_such_name"):
+            package.no_such_name  # noqa: B018
+
+
+def test_the_engine_registry_loads_no_engine() -> None:
+    loaded = loaded_after("import hotdata_retrieval.engines.registry")
+    assert "hotdata_retrieval.engines.base" not in loaded
+    assert "sqlglot" not in top_level(loaded)
