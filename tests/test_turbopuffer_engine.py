@@ -22,6 +22,7 @@ from hotdata_retrieval import (
     PlanError,
     ReciprocalRankFusion,
     SearchPlan,
+    TieBreaker,
     UnsupportedFeatureError,
 )
 from hotdata_retrieval.compile.turbopuffer import turbopuffer_request
@@ -233,10 +234,12 @@ def test_what_the_namespace_cannot_hold_is_refused(fake: FakeTurbopufferApi) -> 
                 _table().rename_columns(["key", *_table().column_names[1:]]),
                 key_column="key",
             )
+        with pytest.raises(EngineError, match=r"key column None.*key_column='id'"):
+            engine.load_table("docs", _table(), key_column=None)
         assert fake.requests == []  # refused before anything was sent
         engine.load_table("docs", _table(), text_columns=["body"], vector_metric="l2")
         cosine = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0, 0])
-        with pytest.raises(EngineError, match="loaded with euclidean_squared"):
+        with pytest.raises(UnsupportedFeatureError, match="loaded with euclidean_squared"):
             engine.search(SearchPlan(source=cosine))
         short = NearestNeighborSearch(
             table="docs", column="embedding", query_vector=[1.0], metric="l2"
@@ -287,3 +290,33 @@ def test_a_request_past_its_deadline_fails_with_the_deadline_named(
 def test_a_deadline_that_is_not_a_positive_number_is_refused(fake: FakeTurbopufferApi) -> None:
     with pytest.raises(EngineError, match="request_deadline must be a positive number"):
         TurbopufferEngine(api_key=fake.api_key, base_url=fake.url, request_deadline=0)
+
+
+def test_an_l2_namespace_gives_the_local_engines_hits(
+    fake: FakeTurbopufferApi, tmp_path: Path
+) -> None:
+    l2 = NearestNeighborSearch(
+        table="docs", column="embedding", query_vector=[0.5, -0.25, 1.0], metric="l2"
+    )
+    plan = SearchPlan(source=ReciprocalRankFusion(branches=[TEXT, l2], depth=6), limit=5)
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        indexes = engine.load_table("docs", _table(), text_columns=["body"], vector_metric="l2")
+        assert [v.metric for v in indexes.vectors] == ["l2"]
+        hits = _hits(engine.search(plan))
+    assert fake.bodies("POST", "/v2/namespaces/docs")[0]["schema"]["embedding"] == {
+        "type": "[3]f32",
+        "ann": {"distance_metric": "euclidean_squared"},
+    }
+    with LocalEngine(tmp_path / "reference") as local:
+        local.load_table("docs", _table(), text_columns=["body"], vector_metric="l2")
+        assert hits == _hits(local.search(plan))
+
+
+def test_tie_breakers_are_refused_before_anything_is_sent(
+    engine: TurbopufferEngine, fake: FakeTurbopufferApi
+) -> None:
+    fake.requests.clear()
+    plan = SearchPlan(source=TEXT, tie_breakers=[TieBreaker(column="year")])
+    with pytest.raises(UnsupportedFeatureError, match="tie-breakers"):
+        engine.search(plan)
+    assert fake.requests == []

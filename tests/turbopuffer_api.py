@@ -441,3 +441,20 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self._serve("DELETE")
+
+
+def fake_backed_engine(directory: Path, **options: Any) -> Any:
+    """A :class:`~hotdata_retrieval.engines.turbopuffer.TurbopufferEngine` on a fake of its
+    own, started in ``directory``; closing the engine stops the fake."""
+    from hotdata_retrieval.engines.turbopuffer import TurbopufferEngine
+
+    fake = FakeTurbopufferApi(directory).start()
+
+    class _FakeBacked(TurbopufferEngine):
+        def close(self) -> None:
+            super().close()
+            fake.stop()
+
+    engine = _FakeBacked(api_key=fake.api_key, base_url=fake.url, **options)
+    engine.fake = fake
+    return engine

@@ -46,7 +46,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import attrs
 
@@ -581,9 +581,10 @@ class TurbopufferEngine(RoutesByIndexes):
                     )
                 wanted = TURBOPUFFER_METRICS.get(branch.metric)
                 if wanted is not None and schema.metric is not None and wanted != schema.metric:
-                    raise EngineError(
-                        f"the {branch.metric.value} distance: table '{table}' was loaded with "
-                        f"{schema.metric} (a namespace has one distance metric)"
+                    raise UnsupportedOnDialectError(
+                        f"the {branch.metric.value} distance on table '{table}', loaded with "
+                        f"{schema.metric} (a namespace has one distance metric)",
+                        _NAME,
                     )
 
     def _ask(self, namespace: str, body: dict[str, Any]) -> list[list[dict[str, Any]]]:
@@ -615,7 +616,10 @@ class TurbopufferEngine(RoutesByIndexes):
         executed = executed_plan(plan, kinds)
         if executed.filter is not None:
             executed = attrs.evolve(executed, filter=with_typed_values(executed.filter, kinds))
-        body = turbopuffer_request(executed)
+        # a text branch with no word matches nothing, as on every store: it is no query
+        wordless = [isinstance(b, Bm25Search) and not b.words for b in executed.branches]
+        body = turbopuffer_request(_with_words(executed, wordless))
+        body = dict(body, queries=[q for q, skip in zip(body["queries"], wordless) if not skip])
         namespace = self.namespace(table)
         temporal = frozenset(n for n, declared in schema.types.items() if declared == "datetime")
         # one row past each bound shows whether the cut splits rows of one score; while the
@@ -626,7 +630,8 @@ class TurbopufferEngine(RoutesByIndexes):
             for query, bound in zip(body["queries"], bounds)
         ]
         asked = dict(body, queries=queries)
-        while True:
+        answers: list[list[dict[str, Any]]] = []
+        while queries:
             answers = self._ask(namespace, asked)
             again = False
             for query, bound, rows in zip(queries, bounds, answers):
@@ -640,10 +645,11 @@ class TurbopufferEngine(RoutesByIndexes):
                     again = True
             if not again:
                 break
-        ranked = [
-            _ranked(rows, bound, branch, temporal)
-            for rows, bound, branch in zip(answers, bounds, executed.branches)
-        ]
+        answered = iter(zip(answers, bounds))
+        ranked = []
+        for branch, skip in zip(executed.branches, wordless):
+            rows, bound = ([], 0) if skip else next(answered)
+            ranked.append(_ranked(rows, bound, branch, temporal))
         fusion = plan.fusion
         if fusion is None:
             branch = plan.branches[0]
@@ -684,6 +690,20 @@ class TurbopufferEngine(RoutesByIndexes):
             rows.append(row)
         statement = json.dumps({**body, "fusion": fusion.describe()})
         return search_result(plan, executed, rows, statement)
+
+
+def _with_words(plan: SearchPlan, wordless: list[bool]) -> SearchPlan:
+    """``plan`` with each wordless text branch given a word, so that it renders (its query is
+    then left out of the request)."""
+    if not any(wordless):
+        return plan
+    branches = [
+        attrs.evolve(cast(Bm25Search, branch), query_text="wordless") if skip else branch
+        for branch, skip in zip(plan.branches, wordless)
+    ]
+    if plan.fusion is None:
+        return attrs.evolve(plan, source=branches[0])
+    return attrs.evolve(plan, source=attrs.evolve(plan.fusion, branches=branches))
 
 
 def _ranked(

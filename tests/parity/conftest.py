@@ -77,11 +77,26 @@ def _lancedb(directory: Path) -> Any:
     return engine
 
 
+def _turbopuffer(directory: Path) -> Any:
+    from tests.turbopuffer_api import fake_backed_engine
+
+    engine = fake_backed_engine(directory / "turbopuffer")
+    engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
+    empty = empty_table()
+    fixed = pa.list_(pa.float32(), DIMENSIONS)
+    empty = empty.set_column(
+        empty.schema.get_field_index("embedding"), "embedding", pa.array([], fixed)
+    )
+    engine.load_table("empty", empty, key_column="id", text_columns=["body"])
+    return engine
+
+
 FACTORIES: dict[str, Callable[[Path], Any]] = {
     "local": _local,
     "sqlite": _sqlite,
     "duckdb": _duckdb,
     "lancedb": _lancedb,
+    "turbopuffer": _turbopuffer,  # against tests/turbopuffer_api.py, in process
 }
 """Engine name → a factory loading ``docs`` and ``empty`` into a fresh database."""
 

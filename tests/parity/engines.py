@@ -9,13 +9,21 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-ENGINE_PATHS = ["local", "local statement", "sqlite", "duckdb", "postgres", "lancedb"]
+ENGINE_PATHS = [
+    "local",
+    "local statement",
+    "sqlite",
+    "duckdb",
+    "postgres",
+    "lancedb",
+    "turbopuffer",
+]
 """Every way a plan runs: the local engine's search (its native path where it answers) and
 its compiled statement on DataFusion, then each store."""
 
 
-STORE_ENGINES = ["local", "sqlite", "duckdb", "postgres", "lancedb"]
-"""The five engines a module-scoped ``engine`` fixture of :func:`loaded_engine` runs on."""
+STORE_ENGINES = ["local", "sqlite", "duckdb", "postgres", "lancedb", "turbopuffer"]
+"""The six engines a module-scoped ``engine`` fixture of :func:`loaded_engine` runs on."""
 
 
 def bodies_table(bodies: list[str | None], **columns: list[Any]) -> pa.Table:
@@ -70,6 +78,10 @@ def open_engine(name: str, directory: Path, request: pytest.FixtureRequest) -> A
         from hotdata_retrieval.engines.lancedb import LancedbEngine
 
         return LancedbEngine(directory / "lance")
+    if name == "turbopuffer":
+        from tests.turbopuffer_api import fake_backed_engine
+
+        return fake_backed_engine(directory / "turbopuffer")
     from hotdata_retrieval.engines.postgres import PostgresEngine
 
     return PostgresEngine(request.getfixturevalue("postgres_url"))

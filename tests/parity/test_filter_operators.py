@@ -213,6 +213,11 @@ def test_prefix_and_date_filters_keep_the_reference_rows(
 ) -> None:
     name, opened = engine
     predicate = FILTERS[filter_name]
+    if name == "turbopuffer" and filter_name == "backslash is data":
+        # a glob's reading of a backslash is undocumented (compile/turbopuffer.py)
+        with pytest.raises(UnsupportedOnDialectError, match="a prefix holding a backslash"):
+            _keys(name, opened, predicate)
+        return
     assert _keys(name, opened, predicate) == _reference(predicate)
 
 

@@ -63,8 +63,26 @@ METRICS = {
     "duckdb": ("cosine", "l2", "dot"),
     "postgres": ("cosine", "l2", "dot"),
     "lancedb": ("cosine", "l2", "dot"),
+    "turbopuffer": ("cosine",),  # a namespace has one metric: the corpus is loaded with cosine
 }
 """The metrics each engine's dialect expresses (the others are refused while compiling)."""
+
+
+def expressed(engine: Any, fusion: Any) -> Any:
+    """``fusion`` with each nearest branch under a metric the engine's table holds: an engine
+    whose table has one metric (turbopuffer, loaded with cosine) runs the ``l2`` branches
+    under cosine; its ``l2`` is checked on a table loaded with it
+    (``tests/test_turbopuffer_engine.py``)."""
+    import attrs
+
+    metrics = METRICS[engine.parity_name]
+    branches = [
+        attrs.evolve(branch, metric=metrics[0])
+        if isinstance(branch, NearestNeighborSearch) and branch.metric.value not in metrics
+        else branch
+        for branch in fusion.branches
+    ]
+    return attrs.evolve(fusion, branches=branches)
 
 
 def text(query: str = QUERY_TEXT, table: str = "docs") -> Bm25Search:
@@ -235,7 +253,7 @@ FUSIONS: dict[str, Any] = {
 def test_fusion_equals_the_reference_fusion_of_the_engines_branches(
     engine: Any, name: str, plan_filter: Predicate | None
 ) -> None:
-    plan = SearchPlan(source=FUSIONS[name](), limit=15, filter=plan_filter)
+    plan = SearchPlan(source=expressed(engine, FUSIONS[name]()), limit=15, filter=plan_filter)
     result = engine.search(plan)
     whole = engine_reference(engine, plan)
     assert len(whole) > 5
@@ -281,7 +299,7 @@ def test_score_normalized_fusion_equals_the_reference_at_the_edges(
     engine: Any, method: str, case: str
 ) -> None:
     branches, plan_filter = EDGE_CASES[case]
-    fusion = SCORE_NORMALIZED[method](branches=branches())
+    fusion = expressed(engine, SCORE_NORMALIZED[method](branches=branches()))
     whole = engine_reference(engine, SearchPlan(source=fusion, filter=plan_filter))
     for offset in (0, 2, 4):
         plan = SearchPlan(source=fusion, limit=2, offset=offset, filter=plan_filter)
@@ -312,7 +330,7 @@ def test_branches_of_equal_scores_give_every_candidate_the_methods_value(
         text("crash", table="equal_scores"),
         nearest(query=QUERY_VECTOR, metric="l2", table="equal_scores"),
     ]
-    fusion = SCORE_NORMALIZED[method](branches=branches)
+    fusion = expressed(engine, SCORE_NORMALIZED[method](branches=branches))
     plan = SearchPlan(source=fusion, limit=9)
     text_weight, nearest_weight = fusion.branch_weights
     both = text_weight * fusion.equal_scores_value + nearest_weight * fusion.equal_scores_value
@@ -330,7 +348,8 @@ def test_the_edge_cases_are_the_edges_they_name(engine: Any) -> None:
 
     def candidates(case: str) -> list[list[float]]:
         branches, plan_filter = EDGE_CASES[case]
-        return [branch_ranking(engine, branch, 60, plan_filter)[2] for branch in branches()]
+        fusion = expressed(engine, ReciprocalRankFusion(branches=branches()))
+        return [branch_ranking(engine, branch, 60, plan_filter)[2] for branch in fusion.branches]
 
     empty_text, nearest_scores = candidates("an empty branch")
     assert not empty_text and nearest_scores

@@ -33,7 +33,10 @@ from hotdata_retrieval.compile.turbopuffer import turbopuffer_request
 from hotdata_retrieval.fusion import ordered_rows, rank_branch, reference_fusion
 from tests.parity.engines import ENGINE_PATHS, open_engine
 
-SQL_PATHS = [name for name in ENGINE_PATHS if name != "lancedb"]
+SQL_PATHS = [name for name in ENGINE_PATHS if name not in ("lancedb", "turbopuffer")]
+"""The engines that search a union of tables (LanceDB and turbopuffer query one table or
+namespace per request: test_lancedb_refuses_plans_over_several_tables,
+test_turbopuffer_refuses_unions)."""
 WORDS = ("disk", "full", "quota", "alert", "backup", "network")
 QUERY = [0.3, 0.9, 0.2]
 GRADE = Comparison(column="grade", operator="=", value=1)
