@@ -21,7 +21,8 @@ search is one query per branch fused by the caller ("Hybrid Search"). So this en
   row past its bound (``top_k`` + 1), which shows whether the cut splits rows of one score; if
   the last row asked for still ties with the row at the bound, the request is sent again with
   twice the ``top_k`` (up to turbopuffer's 1,200), so rows tied at the cut are kept by key, as
-  the other stores keep them;
+  the other stores keep them (a bound of 1,200 itself leaves no row past it to look at: a tie
+  there is cut among the rows turbopuffer returned);
 - **deletes** rows by key (:meth:`TurbopufferEngine.delete_rows`) or a whole namespace
   (:meth:`TurbopufferEngine.drop_table`).
 
