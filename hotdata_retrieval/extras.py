@@ -11,8 +11,8 @@ bring are declared in ``pyproject.toml`` (``[project.optional-dependencies]``), 
 >>> install_command("local")
 "pip install 'hotdata-retrieval[local]'"
 >>> sorted(EXTRA_MODULES)
-['ann', 'duckdb', 'hotdata', 'ibis', 'lancedb', 'langchain', 'llamaindex', 'local', 'mcp', \
-'pandas', 'postgres', 'sqlite', 'tune', 'turbopuffer']
+['ann', 'ddn', 'duckdb', 'hotdata', 'ibis', 'lancedb', 'langchain', 'llamaindex', 'local', \
+'mcp', 'pandas', 'postgres', 'sqlite', 'tune', 'turbopuffer']
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ EXTRA_MODULES: Mapping[str, tuple[str, ...]] = {
     "llamaindex": ("llama_index.core",),
     "ibis": ("ibis",),
     "mcp": ("mcp",),
+    "ddn": ("starlette", "uvicorn", "pydantic", "yaml"),  # the NDC connector and its HML
     "tune": ("ir_measures",),  # hdq tune's nDCG@10 and recall@100
     "pandas": ("pandas", "pyarrow"),  # SearchResult.to_pandas()
     # the stores: the same plans on SQLite, PostgreSQL + pgvector, DuckDB, LanceDB and
