@@ -36,6 +36,7 @@ from hotdata_retrieval import (
 )
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.local.fastpath import TIE_COLUMN
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 
 WORDS = ("fox", "dog", "cat", "owl", "bee")
@@ -347,7 +348,7 @@ def test_an_infinite_distance_runs_a_score_fusion_as_the_statement(
 def test_a_table_with_a_column_named_like_a_computed_one_runs_the_statement(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    data = _corpus(5, 20, text_keys=False).append_column("__hdq_rowid", pa.array([1.0] * 20))
+    data = _corpus(5, 20, text_keys=False).append_column(TIE_COLUMN, pa.array([1.0] * 20))
     with LocalEngine() as engine:
         engine.load_table("t", data)
         plan = SearchPlan(

@@ -48,7 +48,7 @@ from hotdata_retrieval.engines.local.distance import (
     float32_distances,
     query_distances,
 )
-from hotdata_retrieval.engines.local.fastpath import NEAREST_SCAN, ROWID_COLUMN, nearest_scan_calls
+from hotdata_retrieval.engines.local.fastpath import NEAREST_SCAN, TIE_COLUMN, nearest_scan_calls
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.masks import passing_rows
 from hotdata_retrieval.engines.local.native import nearest_scan
@@ -306,7 +306,7 @@ class EngineFunctions:
         rows = rows.append_column(
             "_distance", pa.array(rounded, type=pa.float32(), mask=np.isnan(distances))
         )
-        return rows.append_column(ROWID_COLUMN, pa.array(rowids, pa.int64()))
+        return rows.append_column(TIE_COLUMN, pa.array(loaded.tie_order()[rowids], pa.int64()))
 
     # -- vector_distance -------------------------------------------------------------------
 

@@ -38,8 +38,10 @@ from hotdata_retrieval.plan.names import TableName
 NEAREST_SCAN = "nearest_scan"
 """The table function the rewritten shape reads (local engine only)."""
 
-ROWID_COLUMN = "__hdq_rowid"
-"""The row position ``nearest_scan`` adds, the tie-break after the distance."""
+TIE_COLUMN = "__hdq_tie"
+"""The column ``nearest_scan`` adds, the tie-break after the distance: each row's position in
+the table's key order (``LoadedTable.tie_order``; its rowid without a key), so equal distances
+are ordered by key as on every store."""
 
 DISTANCE_COLUMN = "_distance"
 
@@ -123,7 +125,7 @@ def _match(
     if resolved is None:
         return None
     name, columns = resolved
-    if DISTANCE_COLUMN in columns or ROWID_COLUMN in columns:
+    if DISTANCE_COLUMN in columns or TIE_COLUMN in columns:
         return None
     distance: tuple[str, str, exp.Expr] | None = None
     alias = ""
@@ -192,7 +194,7 @@ def _match(
         order=exp.Order(
             expressions=[
                 exp.Ordered(this=exp.column(alias), desc=False, nulls_first=False),
-                exp.Ordered(this=exp.column(ROWID_COLUMN), desc=False, nulls_first=False),
+                exp.Ordered(this=exp.column(TIE_COLUMN), desc=False, nulls_first=False),
             ]
         ),
         limit=exp.Limit(expression=exp.Literal.number(count)),

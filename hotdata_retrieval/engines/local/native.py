@@ -53,7 +53,7 @@ import pyarrow as pa
 
 from hotdata_retrieval.engines.checks import ValueKind, arrow_value_kind
 from hotdata_retrieval.engines.local.distance import float32_distances
-from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, ROWID_COLUMN
+from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
 from hotdata_retrieval.engines.local.masks import passing_rows
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
@@ -88,7 +88,7 @@ NATIVE_FUSIONS: tuple[type, ...] = (ReciprocalRankFusion, MinMaxFusion)
 """Fusion methods answered natively (exactly those classes, not subclasses: a subclass may
 score differently)."""
 
-COMPUTED_COLUMNS = frozenset({"score", DISTANCE_COLUMN, ROWID_COLUMN})
+COMPUTED_COLUMNS = frozenset({"score", DISTANCE_COLUMN, TIE_COLUMN})
 """Columns the statement computes; a table with a column of one of these names runs the
 statement (the fast-path rewrite leaves it alone too)."""
 
@@ -333,7 +333,9 @@ def nearest_scan(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``bound`` rows nearest ``vector`` among those ``mask`` keeps, as the
     ``nearest_scan`` table function and the native search read them: ``(rowids, float64
-    distances, Float32 distances)`` ordered by Float32 distance, then rowid. The HNSW index
+    distances, Float32 distances)`` ordered by Float32 distance, then the table's key (its
+    rowid without one: ``LoadedTable.tie_order``), as every store's ``ORDER BY <distance>,
+    <key>`` orders them, so a tie at a branch's depth keeps the rows of lowest key. The HNSW index
     serves only an unfiltered scan; with ``with_nulls`` a short answer is filled with rows
     without a vector (distance NaN), as ``ORDER BY _distance`` sorts their NULLs last.
 
@@ -341,7 +343,13 @@ def nearest_scan(
         DimensionMismatchError: the vector's length is not the column's.
     """
     rowids, distances = loaded.vector_index(column).nearest(
-        function, vector, bound, mask=mask, approximate=mask is None, with_nulls=with_nulls
+        function,
+        vector,
+        bound,
+        mask=mask,
+        approximate=mask is None,
+        with_nulls=with_nulls,
+        tie_order=loaded.tie_order(),
     )
     return rowids, distances, float32_distances(distances)
 

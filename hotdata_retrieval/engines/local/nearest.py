@@ -231,6 +231,7 @@ class VectorColumnIndex:
         with_ties: bool = False,
         approximate: bool = False,
         with_nulls: bool = False,
+        tie_order: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` rows nearest to ``query`` by distance function ``function``.
 
@@ -244,11 +245,13 @@ class VectorColumnIndex:
             approximate: use the HNSW index when it serves ``function`` and there is no mask.
             with_nulls: fill a short answer with rows whose vector is NULL (distance NaN), in
                 rowid order, as ``ORDER BY <distance> ASC`` sorts their NULL distances last.
+            tie_order: each rowid's position in the order that breaks a tie of distances (the
+                table's key order, ``LoadedTable.tie_order``); default the rowid itself.
 
         Returns:
             ``(rowids, distances)``: int64 rowids and float64 distances, ordered as SQL orders
             the distance functions' Float32 results — by the distance rounded to Float32, then
-            rowid. Rows with a NULL vector are never returned.
+            ``tie_order`` (default rowid). Rows with a NULL vector are never returned.
 
         Raises:
             DimensionMismatchError: the query's length differs from the column's.
@@ -259,7 +262,8 @@ class VectorColumnIndex:
                 f"{function}: query vector length ({vector.shape[0]}) must match column "
                 f"dimensionality ({self.dimensions})"
             )
-        rowids, distances = self._nearest(function, vector, k, mask, with_ties, approximate)
+        order = np.arange(self.rows, dtype=np.int64) if tie_order is None else tie_order
+        rowids, distances = self._nearest(function, vector, k, mask, with_ties, approximate, order)
         if with_nulls and rowids.size < k:
             nulls = ~self._valid if mask is None else (~self._valid & mask)
             extra = np.flatnonzero(nulls)[: k - rowids.size]
@@ -275,13 +279,14 @@ class VectorColumnIndex:
         mask: np.ndarray | None,
         with_ties: bool,
         approximate: bool,
+        tie_order: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
         allowed = self._valid if mask is None else (self._valid & mask)
         candidates_total = int(allowed.sum())
         if k <= 0 or candidates_total == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
         if approximate and mask is None and self.hnsw is not None and self.hnsw_metric == function:
-            found = self._hnsw_nearest(function, vector, k)
+            found = self._hnsw_nearest(function, vector, k, tie_order)
             if found is not None:
                 return found
         width = min(k, candidates_total)
@@ -312,17 +317,23 @@ class VectorColumnIndex:
             screened = np.flatnonzero(unsure)
         if subset is not None:
             screened = subset[screened]
-        return self._ranked(function, vector, screened, width, with_ties)
+        return self._ranked(function, vector, screened, width, with_ties, tie_order)
 
     def _ranked(
-        self, function: str, vector: np.ndarray, rowids: np.ndarray, width: int, with_ties: bool
+        self,
+        function: str,
+        vector: np.ndarray,
+        rowids: np.ndarray,
+        width: int,
+        with_ties: bool,
+        tie_order: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``width`` of ``rowids`` nearest ``vector`` by their exact distances, ordered by
-        (Float32 distance, rowid); with ``with_ties`` every row tied with the last."""
+        (Float32 distance, ``tie_order``); with ``with_ties`` every row tied with the last."""
         distances = self.exact(function, vector, rowids)
         with np.errstate(over="ignore"):  # a distance beyond Float32 is an infinity there
             rounded = distances.astype(np.float32)
-        order = np.lexsort((rowids, rounded))
+        order = np.lexsort((tie_order[rowids], rounded))
         rowids, distances, rounded = rowids[order], distances[order], rounded[order]
         if with_ties and rowids.size > width:
             cut = rounded[width - 1]
@@ -331,11 +342,11 @@ class VectorColumnIndex:
         return rowids[:width], distances[:width]
 
     def _hnsw_nearest(
-        self, function: str, vector: np.ndarray, k: int
+        self, function: str, vector: np.ndarray, k: int, tie_order: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """The k nearest rows by the HNSW index, re-scored exactly and ordered by (Float32
-        distance, rowid); ``None`` when a tie straddles the k-th place, for the caller to scan
-        exactly.
+        distance, ``tie_order``); ``None`` when a tie straddles the k-th place, for the caller
+        to scan exactly.
 
         The index is asked for at least :data:`_HNSW_CANDIDATES` rows, whatever k, so every
         page of one search (k = limit + offset) up to that depth cuts the same candidate list,
@@ -343,8 +354,9 @@ class VectorColumnIndex:
         k + 1 rows, and among rows tied at the cut the graph returns whichever it reaches
         first, a different subset for each k (duplicate documents have equal vectors); so
         there a tie at the cut (the k-th and the next row at one distance) is answered by the
-        exact scan, which keeps the tied rows of lowest rowid. (Below the depth the exact scan
-        would rank rows the candidate list may lack, and pages would no longer tile.)
+        exact scan, which keeps the tied rows first in ``tie_order``. (Below the depth the
+        exact scan would rank rows the candidate list may lack, and pages would no longer
+        tile.)
         """
         count = min(self.present.size, max(k + 1, _HNSW_CANDIDATES))
         found = self.hnsw.search(vector.astype(np.float32), count)
@@ -352,7 +364,7 @@ class VectorColumnIndex:
         distances = self.exact(function, vector, keys)
         with np.errstate(over="ignore"):
             rounded = distances.astype(np.float32)
-        order = np.lexsort((keys, rounded))
+        order = np.lexsort((tie_order[keys], rounded))
         keys, distances, rounded = keys[order], distances[order], rounded[order]
         if k + 1 > _HNSW_CANDIDATES and k < keys.size and rounded[k] == rounded[k - 1]:
             return None
