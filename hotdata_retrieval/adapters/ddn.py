@@ -1,0 +1,914 @@
+"""A table's search as a Hasura DDN command: an NDC function connector with one function,
+``search_documents``. Needs the ``ddn`` extra (starlette, uvicorn, pydantic, PyYAML).
+
+:func:`create_app` returns a starlette application that serves the Native Data Connector
+(NDC) HTTP endpoints over one table of any engine of this library; ``hdq ddn serve`` runs it
+with uvicorn and ``hdq ddn metadata`` prints the HML for the command (:func:`metadata`).
+
+The endpoints follow the NDC specification, version 0.2.0 (the version the Hasura SDKs of
+2025 speak; `hasura/ndc-spec`, ``ndc-models/src/schema.rs`` and
+https://hasura.github.io/ndc-spec/specification/queries/functions.html):
+
+- ``GET /capabilities``: ``{"version": "0.2.0", "capabilities": {"query": {...},
+  "mutation": {}}}``; no variables-free restriction: variable sets are answered.
+- ``GET /schema``: ``scalar_types`` (each with a ``representation``), ``object_types``
+  (``SearchHit``: flat scalar fields), no collections or procedures, and one entry of
+  ``functions``: ``search_documents`` with its ``arguments`` and ``result_type`` an array of
+  ``SearchHit``.
+- ``POST /query``: a ``QueryRequest`` (``collection`` the function's name, ``arguments`` of
+  ``{"type": "literal", "value": ...}`` or ``{"type": "variable", "name": ...}``,
+  ``query.fields`` with the ``__value`` column and its nested array/object selection); the
+  answer is a list of row sets, one per variable set (one without variables), each
+  ``{"rows": [{"__value": [<SearchHit>, ...]}]}``: a function is a collection of one row and
+  one column, ``__value``.
+- ``GET /health``: 200 with an empty body.
+
+The one function runs a plan on the engine: the request becomes a
+:class:`~hotdata_retrieval.routing.SearchRequest` (mode ``auto``: fused when the table has
+both rankings), the engine's ``plan_search`` routes it and ``engine.search`` runs it. Its
+arguments are ``query`` (text), ``top_k`` (1 to ``max_top_k``) and one optional argument per
+declared filter column, an equality filter typed from the column's type in the table. Each
+``SearchHit`` carries ``id`` (the table's key), ``text`` (the searched text column),
+``score`` (the fused score, or the one ranking's score), ``distance`` (only on a route ranked
+by distance alone), ``<branch>_rank`` per branch (1-based, null where the branch did not
+return the row) and the declared filter columns.
+
+Bad input is an NDC error response, ``{"message": ..., "details": {...}}``: HTTP 400 with a
+one-line message naming the bad value (an unknown function or argument, a wrong type, a
+``top_k`` out of range, a query over the input limits, a body over ``max_body_bytes``, a
+body that is not JSON), 501 for a query feature the function does not support (predicates,
+ordering, aggregates, relationships), 500 with a fixed message when the engine fails
+(logged, never sent as a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from hotdata_retrieval.adapters.toolkit import (
+    DEFAULT_K,
+    DEFAULT_MAX_ROWS,
+    STORED_DATA_NOTICE,
+    SearchRoute,
+)
+from hotdata_retrieval.engines.base import query_embedder
+from hotdata_retrieval.engines.checks import ValueKind, arrow_value_kind
+from hotdata_retrieval.engines.limits import InputLimitError, InputLimits
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError, ToolError
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.values import check_query_text
+from hotdata_retrieval.routing import SearchMode, SearchRequest
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+logger = logging.getLogger(__name__)
+
+NDC_VERSION = "0.2.0"
+"""The NDC specification version the endpoints follow (``/capabilities`` reports it)."""
+
+FUNCTION_NAME = "search_documents"
+"""The connector's one function, and the DDN command's source."""
+
+HIT_TYPE = "SearchHit"
+"""The object type of each hit, in the connector's schema and in the HML."""
+
+DEFAULT_MAX_BODY_BYTES = 64 * 1024
+"""Bytes of one request body the connector reads before refusing it: 64 KiB."""
+
+_SCALARS: Mapping[ValueKind, tuple[str, str]] = {
+    ValueKind.TEXT: ("String", "string"),
+    ValueKind.TEMPORAL: ("String", "string"),  # ISO 8601 text, read as the column's type
+    ValueKind.INTEGER: ("Int64", "int64"),
+    ValueKind.NUMBER: ("Float64", "float64"),
+    ValueKind.BOOLEAN: ("Boolean", "boolean"),
+}
+"""The NDC scalar type (name, ``representation``) of each kind of column a filter takes."""
+
+_OPEN_SCALARS = ("String", "Int32", "Int64", "Float64", "Boolean")
+
+
+class ConnectorError(ToolError):
+    """A request the connector refuses: ``status`` is the HTTP status of the NDC error
+    response (400 bad input, 501 unsupported)."""
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _sdk() -> Any:
+    try:
+        import pydantic  # noqa: F401
+        import starlette  # noqa: F401
+    except ImportError as error:
+        raise ImportError(
+            "the DDN connector needs starlette and pydantic: pip install 'hotdata-retrieval[ddn]'"
+        ) from error
+
+
+@attrs.frozen(kw_only=True)
+class FilterArgument:
+    """One optional equality argument of ``search_documents``.
+
+    Attributes:
+        column: the table column it filters on (also the argument's name).
+        kind: the column's kind of value.
+    """
+
+    column: str
+    kind: ValueKind
+
+    @property
+    def scalar(self) -> str:
+        """The NDC scalar type name of the argument (``String``, ``Int64``, ...)."""
+        return _SCALARS[self.kind][0]
+
+    def check(self, value: Any) -> Any:
+        """``value`` if it fits the column's kind.
+
+        Raises:
+            ConnectorError: a value of another type, naming the argument and the value.
+        """
+        fits = {
+            ValueKind.TEXT: isinstance(value, str),
+            ValueKind.TEMPORAL: isinstance(value, str),
+            ValueKind.BOOLEAN: isinstance(value, bool),
+            ValueKind.INTEGER: isinstance(value, int) and not isinstance(value, bool),
+            ValueKind.NUMBER: isinstance(value, (int, float)) and not isinstance(value, bool),
+        }[self.kind]
+        if not fits:
+            raise ConnectorError(
+                f"argument {self.column!r} takes {_article(self.scalar)}, got {_shown(value)}"
+            )
+        return value
+
+
+def _article(scalar: str) -> str:
+    return f"an {scalar}" if scalar[:1] in "AEIOU" else f"a {scalar}"
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def column_kinds(engine: Any, table: TableName, columns: Sequence[str]) -> dict[str, ValueKind]:
+    """The kind of value of each of ``columns``, read from the engine's table: its declared
+    types on a SQL store (``describe``), its Arrow types on the local engine
+    (``read_table``).
+
+    Raises:
+        ToolError: the engine reports no column types, or a column is not in the table.
+    """
+    kinds: dict[str, ValueKind] = {}
+    describe = getattr(engine, "describe", None)
+    read_table = getattr(engine, "read_table", None)
+    if callable(describe):
+        from hotdata_retrieval.engines.store import value_kinds
+
+        kinds = value_kinds(describe(table))
+    elif callable(read_table) and columns:
+        schema = read_table(table, columns=list(columns)).schema
+        kinds = {field.name: arrow_value_kind(field.type) for field in schema}
+    elif columns:
+        raise ToolError(
+            f"the {type(engine).__name__} engine reports no column types, so filter columns "
+            f"{', '.join(columns)} cannot be typed"
+        )
+    missing = [column for column in columns if column not in kinds]
+    if missing:
+        raise ToolError(f"table {table} has no column {missing[0]!r}")
+    return {column: kinds[column] for column in columns}
+
+
+class SearchDocuments:
+    """The ``search_documents`` function over one table of one engine: its NDC schema and
+    its calls.
+
+    Args:
+        engine: an engine of this library (the contract: ``indexes``, ``plan_search``,
+            ``search``).
+        table: the table to search (1-3 part name).
+        filter_columns: columns each offered as an optional equality argument, typed from
+            the table (text, integer, number, boolean, date or timestamp columns).
+        embedder: embeds queries on this side where the route needs it (default: the
+            engine's own, if any).
+        default_top_k: hits when ``top_k`` is not given (default 5).
+        max_top_k: the largest ``top_k`` taken (default 50); a larger one is refused.
+        input_limits: how long a query may be
+            (:class:`~hotdata_retrieval.engines.limits.InputLimits`).
+        text_column: the text column searched and returned as ``text`` (default: the
+            route's).
+
+    Raises:
+        ToolError: a bad ceiling, a filter column of a kind no equality argument takes, or
+            one whose name is a field of ``SearchHit``.
+        HotdataRetrievalError: the engine does not know the table, or it cannot be searched.
+    """
+
+    def __init__(
+        self,
+        engine: Any,
+        *,
+        table: str | TableName,
+        filter_columns: Sequence[str] = (),
+        embedder: Any = None,
+        default_top_k: int = DEFAULT_K,
+        max_top_k: int = DEFAULT_MAX_ROWS,
+        input_limits: InputLimits | None = None,
+        text_column: str | None = None,
+    ) -> None:
+        for label, value in (("default_top_k", default_top_k), ("max_top_k", max_top_k)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ToolError(f"{label} must be a whole number of at least 1, got {value!r}")
+        if default_top_k > max_top_k:
+            raise ToolError(f"default_top_k ({default_top_k}) exceeds max_top_k ({max_top_k})")
+        self.engine = engine
+        self.indexes = engine.indexes(table)
+        self.table = self.indexes.table
+        self.embedder = embedder
+        self.default_top_k = default_top_k
+        self.max_top_k = max_top_k
+        self.input_limits = InputLimits() if input_limits is None else input_limits
+        self._lock = threading.Lock()  # one search at a time on the engine
+        probe = self._plan("route", 1, None, stand_in=True, text_column=text_column)
+        self.route = SearchRoute.of(SearchMode.AUTO, probe, self.indexes)
+        self.text_column = text_column or self.route.searched_column
+        self.branches = tuple(probe.branch_names)
+        self.key_column = self.indexes.key_column
+        fixed = {"id", "text", "score", "distance", *(f"{b}_rank" for b in self.branches)}
+        columns = [c for c in dict.fromkeys(filter_columns)]
+        kinds = column_kinds(engine, self.table, columns)
+        self.filters: dict[str, FilterArgument] = {}
+        for column, kind in kinds.items():
+            if kind not in _SCALARS:
+                raise ToolError(
+                    f"filter column {column!r} holds {kind.value} values; an equality argument "
+                    "takes text, integer, number, boolean, date or timestamp columns"
+                )
+            if column in fixed or column in ("query", "top_k"):
+                raise ToolError(
+                    f"filter column {column!r} has the name of a {FUNCTION_NAME} argument or "
+                    f"a {HIT_TYPE} field"
+                )
+            self.filters[column] = FilterArgument(column=column, kind=kind)
+        self.key_kind = (
+            column_kinds(engine, self.table, [self.key_column])[self.key_column]
+            if self.key_column
+            else ValueKind.TEXT
+        )
+
+    # -- plans -------------------------------------------------------------------------------
+
+    def _columns(self, text_column: str | None) -> tuple[str, ...] | None:
+        if text_column is None:
+            return None
+        wanted = [self.indexes.key_column, text_column, *getattr(self, "filters", {})]
+        return tuple(dict.fromkeys(c for c in wanted if c))
+
+    def _plan(
+        self,
+        query: str,
+        top_k: int,
+        filter: Mapping[str, Any] | None,
+        *,
+        stand_in: bool = False,
+        text_column: str | None = None,
+    ) -> Any:
+        column = text_column if stand_in else self.text_column
+        request = SearchRequest(
+            table=self.table,
+            query=query,
+            mode=SearchMode.AUTO,
+            limit=top_k,
+            filter=dict(filter) if filter else None,
+            columns=self._columns(column),
+            text_column=column,
+            key_column=self.indexes.key_column,
+            include_branch_scores=True,
+        )
+        embed = query_embedder(self.embedder)
+        if stand_in and (embed is not None or self.embedder is None):
+            # Routed for a stand-in vector, so nothing is embedded while the route is read.
+            embed = (lambda _text: (1.0,)) if embed is not None else None
+        if embed is None:
+            return self.engine.plan_search(request)
+        return self.engine.plan_search(request, embed_query=embed)
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def description(self) -> str:
+        """What the function does, for the planner that picks it: the capability, never the
+        mechanism underneath."""
+        route = self.route
+        if route.matches_words and route.matches_meaning:
+            matching = (
+                "Search documents by text and meaning: finds documents that say what the query "
+                "means in other words as well as documents holding its rare exact terms "
+                "(names, ids, error codes)."
+            )
+        elif route.matches_words:
+            matching = (
+                "Search documents by text: finds documents holding the words of the query; "
+                "documents that say the same thing in other words are not found."
+            )
+        else:
+            matching = (
+                "Search documents by meaning: finds documents that say what the query means, "
+                "even in other words; rare exact terms such as ids may rank low."
+            )
+        filters = (
+            f" Optional arguments {', '.join(f'`{c}`' for c in self.filters)} keep only the "
+            "documents whose column equals the value given, before ranking."
+            if self.filters
+            else ""
+        )
+        return (
+            f"{matching} Returns at most `top_k` hits (1 to {self.max_top_k}, default "
+            f"{self.default_top_k}) from {self.table}, best first: each has the document's "
+            "`id`, its `text`, a relevance `score` (higher is better; scores compare hits of "
+            f"one call only) and its rank in each ranking.{filters} It returns the best "
+            f"matches only, never every match, so it does not answer counting questions. "
+            f"{STORED_DATA_NOTICE}"
+        )
+
+    def hit_fields(self) -> dict[str, tuple[str, bool, str]]:
+        """Each ``SearchHit`` field: (NDC scalar type, nullable, description)."""
+        fields: dict[str, tuple[str, bool, str]] = {
+            "id": (_SCALARS.get(self.key_kind, ("String", ""))[0], False, "The document's key."),
+            "text": ("String", True, "The document's text."),
+            "score": ("Float64", True, "Relevance: higher is better, within one call."),
+        }
+        if not self.route.descending:
+            fields["distance"] = ("Float64", True, "Closeness in meaning: smaller is closer.")
+        for branch in self.branches:
+            fields[f"{branch}_rank"] = (
+                "Int32",
+                True,
+                f"The hit's 1-based rank in the {branch} ranking; null when it did not rank.",
+            )
+        for column, argument in self.filters.items():
+            fields[column] = (argument.scalar, True, f"The document's {column}.")
+        return fields
+
+    def arguments(self) -> dict[str, tuple[str, bool, str]]:
+        """Each argument: (NDC scalar type, nullable, description)."""
+        arguments: dict[str, tuple[str, bool, str]] = {
+            "query": (
+                "String",
+                False,
+                "What to look for, in natural language or keywords "
+                f"(at most {self.input_limits.max_query_characters:,} characters).",
+            ),
+            "top_k": (
+                "Int32",
+                True,
+                f"How many hits to return, 1 to {self.max_top_k} (default {self.default_top_k}).",
+            ),
+        }
+        for column, argument in self.filters.items():
+            arguments[column] = (
+                argument.scalar,
+                True,
+                f"Keep only the documents whose {column} equals this value.",
+            )
+        return arguments
+
+    def schema(self) -> dict[str, Any]:
+        """The NDC ``SchemaResponse``."""
+
+        def typed(scalar: str, nullable: bool) -> dict[str, Any]:
+            named = {"type": "named", "name": scalar}
+            return {"type": "nullable", "underlying_type": named} if nullable else named
+
+        used = {
+            scalar for scalar, _, _ in (*self.hit_fields().values(), *self.arguments().values())
+        }
+        representation = {name: rep for name, rep in _SCALARS.values()} | {"Int32": "int32"}
+        return {
+            "scalar_types": {
+                name: {
+                    "representation": {"type": representation[name]},
+                    "aggregate_functions": {},
+                    "comparison_operators": {},
+                }
+                for name in _OPEN_SCALARS
+                if name in used
+            },
+            "object_types": {
+                HIT_TYPE: {
+                    "description": f"One document found by {FUNCTION_NAME}.",
+                    "fields": {
+                        name: {"description": text, "type": typed(scalar, nullable)}
+                        for name, (scalar, nullable, text) in self.hit_fields().items()
+                    },
+                    "foreign_keys": {},
+                }
+            },
+            "collections": [],
+            "functions": [
+                {
+                    "name": FUNCTION_NAME,
+                    "description": self.description(),
+                    "arguments": {
+                        name: {"description": text, "type": typed(scalar, nullable)}
+                        for name, (scalar, nullable, text) in self.arguments().items()
+                    },
+                    "result_type": {
+                        "type": "array",
+                        "element_type": {"type": "named", "name": HIT_TYPE},
+                    },
+                }
+            ],
+            "procedures": [],
+        }
+
+    @staticmethod
+    def capabilities() -> dict[str, Any]:
+        """The NDC ``CapabilitiesResponse``: queries with variables and nested fields."""
+        return {
+            "version": NDC_VERSION,
+            "capabilities": {
+                "query": {"variables": {}, "nested_fields": {}, "exists": {}},
+                "mutation": {},
+            },
+        }
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def search(self, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The hits for one call's argument values, best first, as ``SearchHit`` objects.
+
+        Raises:
+            ConnectorError: a missing, unknown or ill-typed argument, a ``top_k`` out of
+                range, a query over the input limits, or a plan the engine refuses.
+        """
+        known = self.arguments()
+        unknown = [name for name in arguments if name not in known]
+        if unknown:
+            raise ConnectorError(
+                f"{FUNCTION_NAME} has no argument {unknown[0]!r}; it takes {', '.join(known)}"
+            )
+        query = arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            raise ConnectorError(f"argument 'query' must be non-empty text, got {_shown(query)}")
+        try:
+            self.input_limits.check_query(query)
+            check_query_text(query, label="query")
+        except (InputLimitError, PlanError) as error:
+            raise ConnectorError(str(error)) from None
+        top_k = arguments.get("top_k")
+        if top_k is None:
+            top_k = self.default_top_k
+        if isinstance(top_k, float) and top_k.is_integer():
+            top_k = int(top_k)
+        if isinstance(top_k, bool) or not isinstance(top_k, int):
+            raise ConnectorError(f"argument 'top_k' takes an Int32, got {_shown(top_k)}")
+        if not 1 <= top_k <= self.max_top_k:
+            raise ConnectorError(
+                f"argument 'top_k' must be 1 to {self.max_top_k}, got {_shown(top_k)}"
+            )
+        filter = {
+            column: argument.check(arguments[column])
+            for column, argument in self.filters.items()
+            if arguments.get(column) is not None
+        }
+        try:
+            self.input_limits.check_filter(filter)
+            with self._lock:
+                plan = self._plan(query, top_k, filter)
+                result = self.engine.search(plan)
+        except (InputLimitError, PlanError) as error:
+            raise ConnectorError(str(error)) from None
+        return [self._hit(hit) for hit in result]
+
+    def _hit(self, hit: Any) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "id": hit.key,
+            "text": hit.columns.get(self.text_column) if self.text_column else None,
+            "score": hit.score,
+        }
+        if not self.route.descending:
+            row["distance"] = hit.distance
+        for branch in self.branches:
+            scored = hit.branches.get(branch)
+            row[f"{branch}_rank"] = None if scored is None else scored.rank
+        for column in self.filters:
+            row[column] = hit.columns.get(column)
+        return row
+
+    def query(self, request: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """The NDC ``QueryResponse`` for a ``QueryRequest`` (already parsed from JSON).
+
+        Raises:
+            ConnectorError: a request the function cannot answer (400 or 501).
+        """
+        parsed = _parse_query_request(request)
+        if parsed.collection != FUNCTION_NAME:
+            raise ConnectorError(
+                f"no function {parsed.collection!r}: this connector has {FUNCTION_NAME!r}"
+            )
+        query = parsed.query
+        for feature in ("aggregates", "predicate", "order_by", "groups"):
+            if getattr(query, feature) is not None:
+                raise ConnectorError(f"{feature} is not supported on {FUNCTION_NAME}", status=501)
+        selection = None
+        if query.fields is not None:
+            selection = {alias: _selected(alias, field) for alias, field in query.fields.items()}
+        variable_sets = parsed.variables if parsed.variables is not None else [{}]
+        if len(variable_sets) > self.max_top_k:
+            raise ConnectorError(
+                f"{len(variable_sets)} variable sets; one request takes at most {self.max_top_k}"
+            )
+        answer: list[dict[str, Any]] = []
+        for variables in variable_sets:
+            values = {
+                name: _argument_value(name, argument, variables)
+                for name, argument in parsed.arguments.items()
+            }
+            hits = self.search(values)
+            if selection is None:
+                answer.append({"rows": None})
+                continue
+            row = {alias: _project(hits, nested) for alias, nested in selection.items()}
+            answer.append({"rows": [row]})
+        return answer
+
+
+# -- request models ----------------------------------------------------------------------------
+
+
+def _models() -> Any:
+    """The pydantic models of a ``QueryRequest`` (built on first use: pydantic is in the
+    ``ddn`` extra)."""
+    global _MODELS
+    if _MODELS is not None:
+        return _MODELS
+    from typing import Literal, Union
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    class _Model(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    class LiteralArgument(_Model):
+        type: Literal["literal"]
+        value: Any = None
+
+    class VariableArgument(_Model):
+        type: Literal["variable"]
+        name: str
+
+    class NestedObject(_Model):
+        type: Literal["object"]
+        fields: dict[str, FieldModel]
+
+    class NestedArray(_Model):
+        type: Literal["array"]
+        fields: Union[NestedObject, NestedArray] = Field(discriminator="type")  # noqa: UP007
+
+    class FieldModel(_Model):
+        type: str
+        column: str | None = None
+        fields: Union[NestedObject, NestedArray, None] = Field(  # noqa: UP007
+            default=None, discriminator="type"
+        )
+
+    class QueryModel(_Model):
+        fields: dict[str, FieldModel] | None = None
+        aggregates: Any = None
+        limit: int | None = None
+        offset: int | None = None
+        order_by: Any = None
+        predicate: Any = None
+        groups: Any = None
+
+    class QueryRequestModel(_Model):
+        collection: str
+        query: QueryModel
+        arguments: dict[
+            str, Union[LiteralArgument, VariableArgument]  # noqa: UP007
+        ] = Field(default_factory=dict)
+        collection_relationships: dict[str, Any] = Field(default_factory=dict)
+        variables: list[dict[str, Any]] | None = None
+
+    for model in (NestedObject, NestedArray, FieldModel, QueryModel, QueryRequestModel):
+        model.model_rebuild(_types_namespace=locals())
+    _MODELS = QueryRequestModel
+    return _MODELS
+
+
+_MODELS: Any = None
+
+
+def _parse_query_request(request: Mapping[str, Any]) -> Any:
+    from pydantic import ValidationError
+
+    try:
+        return _models().model_validate(request)
+    except ValidationError as error:
+        detail = error.errors()[0]
+        where = ".".join(str(part) for part in detail["loc"]) or "the request"
+        raise ConnectorError(f"bad QueryRequest at {where}: {detail['msg']}") from None
+
+
+def _argument_value(name: str, argument: Any, variables: Mapping[str, Any]) -> Any:
+    if argument.type == "literal":
+        return argument.value
+    if argument.name not in variables:
+        raise ConnectorError(f"argument {name!r} names variable {argument.name!r}, not given")
+    return variables[argument.name]
+
+
+def _selected(alias: str, field: Any) -> Any:
+    """The nested selection of ``__value`` (``None``: the whole hits)."""
+    if field.type != "column":
+        raise ConnectorError(f"field {alias!r}: {field.type} fields are not supported", status=501)
+    if field.column != "__value":
+        raise ConnectorError(
+            f"field {alias!r} selects column {field.column!r}; a function has only '__value'"
+        )
+    return field.fields
+
+
+def _project(hits: list[dict[str, Any]], nested: Any) -> Any:
+    if nested is None:
+        return hits
+    if nested.type != "array":
+        raise ConnectorError("__value is an array of SearchHit; select it as an array")
+    inner = nested.fields
+    if inner.type != "object":
+        raise ConnectorError("each SearchHit is an object; select its fields as an object")
+    projected = []
+    for hit in hits:
+        row: dict[str, Any] = {}
+        for alias, field in inner.fields.items():
+            if field.type != "column" or field.column not in hit:
+                raise ConnectorError(f"field {alias!r}: {HIT_TYPE} has no column {field.column!r}")
+            row[alias] = hit[field.column]
+        projected.append(row)
+    return projected
+
+
+# -- the application ---------------------------------------------------------------------------
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ConnectorError(f"request body of {int(declared):,} bytes; at most {limit:,}")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > limit:
+            raise ConnectorError(f"request body over {limit:,} bytes")
+    return bytes(body)
+
+
+def create_app(
+    engine: Any,
+    *,
+    table: str | TableName,
+    filter_columns: Sequence[str] = (),
+    embedder: Any = None,
+    default_top_k: int = DEFAULT_K,
+    max_top_k: int = DEFAULT_MAX_ROWS,
+    input_limits: InputLimits | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    text_column: str | None = None,
+) -> Starlette:
+    """A starlette application serving the NDC endpoints of ``search_documents`` over
+    ``table`` of ``engine`` (module docstring). Arguments as :class:`SearchDocuments` takes
+    them, and ``max_body_bytes``: the largest request body read (default 64 KiB).
+
+    The application holds the :class:`SearchDocuments` as ``app.state.function``.
+
+    Raises:
+        ImportError: the ``ddn`` extra is not installed.
+        ToolError, HotdataRetrievalError: as :class:`SearchDocuments` raises them.
+    """
+    _sdk()
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    function = SearchDocuments(
+        engine,
+        table=table,
+        filter_columns=filter_columns,
+        embedder=embedder,
+        default_top_k=default_top_k,
+        max_top_k=max_top_k,
+        input_limits=input_limits,
+        text_column=text_column,
+    )
+    schema = function.schema()
+
+    def error(message: str, status: int) -> Response:
+        return JSONResponse({"message": message, "details": {}}, status_code=status)
+
+    async def capabilities(_request: Request) -> Response:
+        return JSONResponse(function.capabilities())
+
+    async def get_schema(_request: Request) -> Response:
+        return JSONResponse(schema)
+
+    async def health(_request: Request) -> Response:
+        return JSONResponse(None, status_code=200)
+
+    async def query(request: Request) -> Response:
+        try:
+            body = await _read_body(request, max_body_bytes)
+            try:
+                document = json.loads(body)
+            except (ValueError, UnicodeDecodeError) as problem:
+                raise ConnectorError(f"the request body is not JSON: {problem}") from None
+            if not isinstance(document, dict):
+                raise ConnectorError(f"a QueryRequest is a JSON object, got {_shown(document)}")
+            answer = await run_in_threadpool(function.query, document)
+        except ConnectorError as refused:
+            return error(str(refused), refused.status)
+        except HotdataRetrievalError as failed:
+            return error(str(failed), 400)
+        except Exception:
+            logger.exception("search_documents failed")
+            return error("the search failed inside the connector; see its log", 500)
+        return JSONResponse(answer)
+
+    app = Starlette(
+        routes=[
+            Route("/capabilities", capabilities, methods=["GET"]),
+            Route("/schema", get_schema, methods=["GET"]),
+            Route("/query", query, methods=["POST"]),
+            Route("/health", health, methods=["GET"]),
+        ]
+    )
+    app.state.function = function
+    return app
+
+
+# -- HML -----------------------------------------------------------------------------------------
+
+_OPEN_DD_SCALARS = {
+    "String": "String",
+    "Int32": "Int",
+    "Int64": "Int",
+    "Float64": "Float",
+    "Boolean": "Boolean",
+}
+"""The OpenDD built-in type each NDC scalar of the schema is represented as."""
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def metadata(
+    function: SearchDocuments,
+    *,
+    connector_name: str = "search",
+    model: str = "Documents",
+    model_field: str = "id",
+    relationship: str = "document",
+) -> list[dict[str, Any]]:
+    """The HML documents for the command, its return type and an example relationship:
+    ``DataConnectorScalarRepresentation`` per scalar, the ``ObjectType`` ``SearchHit`` (mapped
+    to the connector's object type), the ``Command`` ``SearchDocuments`` (source: the
+    connector's function), and a ``Relationship`` from ``SearchHit.id`` to ``model``'s
+    ``model_field``. The relationship is hand-authored: ``sourceType`` is the command's return
+    type, not the command (DDN's ``ddn relationship add`` derives relationships between
+    models only). The ``DataConnectorLink`` of ``connector_name`` is the one ``ddn connector
+    introspect`` writes; it is not repeated here.
+
+    Shapes follow the OpenDD metadata reference
+    (https://hasura.io/docs/3.0/reference/metadata-reference/commands/, ``.../types/``,
+    ``.../relationships/``).
+    """
+    schema = function.schema()
+    hit = schema["object_types"][HIT_TYPE]["fields"]
+    info = schema["functions"][0]
+
+    def opendd(ndc_type: Mapping[str, Any]) -> str:
+        if ndc_type["type"] == "nullable":
+            return opendd(ndc_type["underlying_type"]).rstrip("!")
+        return f"{_OPEN_DD_SCALARS[ndc_type['name']]}!"
+
+    documents: list[dict[str, Any]] = [
+        {
+            "kind": "DataConnectorScalarRepresentation",
+            "version": "v1",
+            "definition": {
+                "dataConnectorName": connector_name,
+                "dataConnectorScalarType": scalar,
+                "representation": _OPEN_DD_SCALARS[scalar],
+            },
+        }
+        for scalar in schema["scalar_types"]
+    ]
+    documents.append(
+        {
+            "kind": "ObjectType",
+            "version": "v1",
+            "definition": {
+                "name": HIT_TYPE,
+                "description": schema["object_types"][HIT_TYPE]["description"],
+                "fields": [
+                    {
+                        "name": _camel(name),
+                        "type": opendd(field["type"]),
+                        "description": field["description"],
+                    }
+                    for name, field in hit.items()
+                ],
+                "graphql": {"typeName": HIT_TYPE, "inputTypeName": f"{HIT_TYPE}Input"},
+                "dataConnectorTypeMapping": [
+                    {
+                        "dataConnectorName": connector_name,
+                        "dataConnectorObjectType": HIT_TYPE,
+                        "fieldMapping": {_camel(name): {"column": {"name": name}} for name in hit},
+                    }
+                ],
+            },
+        }
+    )
+    documents.append(
+        {
+            "kind": "Command",
+            "version": "v1",
+            "definition": {
+                "name": "SearchDocuments",
+                "description": info["description"],
+                "outputType": f"[{HIT_TYPE}!]!",
+                "arguments": [
+                    {
+                        "name": _camel(name),
+                        "type": opendd(argument["type"]),
+                        "description": argument["description"],
+                    }
+                    for name, argument in info["arguments"].items()
+                ],
+                "source": {
+                    "dataConnectorName": connector_name,
+                    "dataConnectorCommand": {"function": FUNCTION_NAME},
+                    "argumentMapping": {_camel(name): name for name in info["arguments"]},
+                },
+                "graphql": {"rootFieldName": _camel(FUNCTION_NAME), "rootFieldKind": "Query"},
+            },
+        }
+    )
+    documents.append(
+        {
+            "kind": "Relationship",
+            "version": "v1",
+            "definition": {
+                "name": relationship,
+                "sourceType": HIT_TYPE,
+                "target": {"model": {"name": model, "relationshipType": "Object"}},
+                "mapping": [
+                    {
+                        "source": {"fieldPath": [{"fieldName": "id"}]},
+                        "target": {"modelField": [{"fieldName": model_field}]},
+                    }
+                ],
+                "description": f"The {model} row of each hit, joined on its id.",
+            },
+        }
+    )
+    return documents
+
+
+def metadata_yaml(documents: Sequence[Mapping[str, Any]]) -> str:
+    """``documents`` as one HML file: YAML documents separated by ``---``."""
+    import yaml  # type: ignore[import-untyped]
+
+    return str(
+        yaml.safe_dump_all(
+            [dict(document) for document in documents], sort_keys=False, allow_unicode=True
+        )
+    )
+
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "FUNCTION_NAME",
+    "HIT_TYPE",
+    "NDC_VERSION",
+    "ConnectorError",
+    "FilterArgument",
+    "SearchDocuments",
+    "column_kinds",
+    "create_app",
+    "metadata",
+    "metadata_yaml",
+]
