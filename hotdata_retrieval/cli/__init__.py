@@ -29,6 +29,10 @@ class Subcommand(NamedTuple):
 
 
 COMMANDS: Mapping[str, Subcommand] = {
+    "ddn": Subcommand(
+        "hotdata_retrieval.cli.ddn:ddn",
+        "Serve a table's search as a Hasura DDN command; print its metadata.",
+    ),
     "demo": Subcommand(
         "hotdata_retrieval.cli.demo:demo",
         "Build a demo database and show text, semantic and hybrid search.",

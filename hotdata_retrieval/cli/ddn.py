@@ -1,0 +1,188 @@
+"""``hdq ddn``: a table's search as a Hasura DDN command.
+
+``hdq ddn serve`` runs the NDC function connector of
+:mod:`hotdata_retrieval.adapters.ddn` with uvicorn (``search_documents`` over ``--table`` of
+the ``--engine`` store, one equality argument per ``--filter-column``); ``hdq ddn metadata``
+prints the HML for the command, its ``SearchHit`` return type and an example relationship
+from ``SearchHit.id`` to ``--model`` (``--format json``: the same documents as one JSON
+array). The engine is opened as ``hdq search`` opens it, with the embedder that made the
+table's vectors, so the connector answers with the rows ``hdq search`` prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS
+from hotdata_retrieval.cli._engines import engine_option
+from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.extras import require_extra
+
+DEFAULT_PORT = 8080
+"""The port ``hdq ddn serve`` listens on: the one DDN's connector containers use."""
+
+
+def _connector_options(command: Any) -> Any:
+    for option in reversed(
+        [
+            click.option("--table", required=True, help="The table to search (1-3 part name)."),
+            database_option,
+            engine_option,
+            click.option(
+                "--filter-column",
+                "filter_columns",
+                multiple=True,
+                metavar="COLUMN",
+                help="A column offered as an optional equality argument (repeatable).",
+            ),
+            click.option("--text-column", metavar="COLUMN", help="The text column to search."),
+            click.option(
+                "--top-k",
+                "default_top_k",
+                type=click.IntRange(min=1),
+                default=DEFAULT_K,
+                show_default=True,
+                help="Hits when a call gives no top_k.",
+            ),
+            click.option(
+                "--max-top-k",
+                type=click.IntRange(min=1),
+                default=DEFAULT_MAX_ROWS,
+                show_default=True,
+                help="The largest top_k a call may ask for.",
+            ),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def _function(
+    engine_name: str,
+    database: Path,
+    table: str,
+    filter_columns: Sequence[str],
+    text_column: str | None,
+    default_top_k: int,
+    max_top_k: int,
+) -> tuple[Any, Any]:
+    """The engine (open) and the app serving ``search_documents`` over its table.
+
+    Raises:
+        MissingExtraError: the ``ddn`` extra (or the engine's) is not installed.
+        HotdataRetrievalError: no such table, or a bad filter column.
+    """
+    require_extra("ddn", needed_by="hdq ddn")
+    from hotdata_retrieval.adapters.ddn import create_app
+    from hotdata_retrieval.cli.search import _open_engine, _vector_models
+
+    engine = _open_engine(engine_name, database)
+    try:
+        models = _vector_models(engine, engine.indexes(table))
+        if models:
+            # the text ranking needs no embedder; routing says what is missing
+            with contextlib.suppress(HotdataRetrievalError):
+                engine.embedder = embedder_for_model(sorted(models)[0])
+        app = create_app(
+            engine,
+            table=table,
+            filter_columns=filter_columns,
+            text_column=text_column,
+            default_top_k=default_top_k,
+            max_top_k=max_top_k,
+        )
+    except BaseException:
+        engine.close()
+        raise
+    return engine, app
+
+
+@click.group("ddn")
+def ddn() -> None:
+    """Serve a table's search as a Hasura DDN command (an NDC connector) and write its HML."""
+
+
+@ddn.command("serve")
+@_connector_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
+@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True)
+@reports_errors
+def serve(
+    table: str,
+    database: Path,
+    engine_name: str,
+    filter_columns: tuple[str, ...],
+    text_column: str | None,
+    default_top_k: int,
+    max_top_k: int,
+    host: str,
+    port: int,
+) -> None:
+    """Run the connector: GET /capabilities, GET /schema, POST /query, GET /health."""
+    engine, app = _function(
+        engine_name, database, table, filter_columns, text_column, default_top_k, max_top_k
+    )
+    import uvicorn
+
+    click.echo(f"hdq ddn: serving search_documents over {table} on http://{host}:{port}", err=True)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        engine.close()
+
+
+@ddn.command("metadata")
+@_connector_options
+@click.option(
+    "--connector-name",
+    default="search",
+    show_default=True,
+    help="The DataConnectorLink the HML refers to.",
+)
+@click.option("--model", default="Documents", show_default=True, help="The model a hit's id joins.")
+@click.option(
+    "--model-field", default="id", show_default=True, help="The model's field the id matches."
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["yaml", "json"]),
+    default="yaml",
+    show_default=True,
+)
+@reports_errors
+def metadata(
+    table: str,
+    database: Path,
+    engine_name: str,
+    filter_columns: tuple[str, ...],
+    text_column: str | None,
+    default_top_k: int,
+    max_top_k: int,
+    connector_name: str,
+    model: str,
+    model_field: str,
+    output_format: str,
+) -> None:
+    """Print the HML of the SearchDocuments command, the SearchHit type and a relationship."""
+    from hotdata_retrieval.adapters.ddn import metadata as hml
+    from hotdata_retrieval.adapters.ddn import metadata_yaml
+
+    engine, app = _function(
+        engine_name, database, table, filter_columns, text_column, default_top_k, max_top_k
+    )
+    engine.close()
+    documents = hml(
+        app.state.function, connector_name=connector_name, model=model, model_field=model_field
+    )
+    if output_format == "json":
+        click.echo(json.dumps(documents, indent=2))
+    else:
+        click.echo(metadata_yaml(documents), nl=False)
