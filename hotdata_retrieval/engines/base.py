@@ -17,6 +17,10 @@ LangChain and MCP adapters, ``hdq search`` — asks for no more than it:
   :class:`~hotdata_retrieval.routing.RoutingPolicy` (``plan_search(table, query, **options)``
   builds the request from keywords).
 
+Every engine of the library also has ``table(name)``, the start of a search chain
+(:mod:`hotdata_retrieval.engines.chain`, through :class:`RoutesByIndexes`); another engine
+chains through :func:`~hotdata_retrieval.engines.chain.search_table`.
+
 Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_CAPABILITIES`):
 
 - ``stream_sql(text, *, limits)``: the result batch by batch under
@@ -42,6 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import attrs
 
+from hotdata_retrieval.engines.chain import SearchTable, search_table
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes
@@ -188,6 +193,16 @@ class RoutesByIndexes:
             return plan_search(indexes, search, embed_query=embed, policy=self.routing_policy)
         except PlanError as error:
             raise self._routing_failed(error, indexes.table) from None
+
+    def table(self, name: str | TableName) -> SearchTable:
+        """The start of a search chain on table ``name``
+        (:mod:`hotdata_retrieval.engines.chain`): ``engine.table("docs").search("text",
+        mode="hybrid").where("rating >= 4").limit(10).to_pandas()``, each step a new plan.
+
+        Raises:
+            PlanError: ``name`` is neither text nor a ``TableName``.
+        """
+        return search_table(self, name)  # type: ignore[arg-type]
 
     def _route_indexes(self, table: str | TableName) -> TableIndexes:
         """The indexes a search of ``table`` is routed by (default: :meth:`indexes`)."""

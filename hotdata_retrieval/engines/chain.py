@@ -1,0 +1,271 @@
+"""A chain of calls that builds a search step by step, for callers who think in chains:
+
+>>> import pyarrow as pa
+>>> from hotdata_retrieval.engines.local import LocalEngine
+>>> reviews = pa.table({"id": [1, 2, 3], "body": ["red fox", "red sky", "blue sky"],
+...                     "rating": [5, 2, 4]})
+>>> with LocalEngine() as engine:
+...     _ = engine.load_table("reviews", reviews, text_columns=["body"])
+...     search = engine.table("reviews").search("red", mode="text").where("rating >= 4")
+...     rows = search.limit(5).select("id", "body").to_list()
+>>> [(row["id"], row["body"]) for row in rows]
+[(1, 'red fox')]
+
+Each step returns a new object and changes nothing it was called on. The chain holds a
+:class:`~hotdata_retrieval.plan.search.SearchPlan` — the plan classes stay the one account of
+a search — and each step is one transformation of it, validated as the plan's constructor
+validates it, so a bad value is refused at the step that gave it:
+
+- :meth:`SearchTable.search` routes the query by the table's indexes
+  (the engine's ``plan_search``: :mod:`hotdata_retrieval.routing`) into the first plan;
+- :meth:`Search.where` adds a filter (ANDed with any earlier one), :meth:`Search.limit`,
+  :meth:`Search.offset` and :meth:`Search.select` set the page and the columns;
+- :meth:`Search.explain` shows the SQL the plan compiles to for the engine's dialect;
+- :meth:`Search.run` runs it (``engine.search(plan)``), and :meth:`Search.to_list`,
+  :meth:`Search.to_arrow` and :meth:`Search.to_pandas` run it and return the rows as data
+  (:class:`~hotdata_retrieval.engines.results.SearchResult`'s methods of the same names).
+
+Every engine has the chain through :meth:`~hotdata_retrieval.engines.base.RoutesByIndexes.table`;
+any other engine meeting the :class:`~hotdata_retrieval.engines.base.Engine` contract has it
+through :func:`search_table`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import Predicate
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.routing import FusionChoice, SearchMode, read_filter
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+    from hotdata_retrieval.engines.base import Engine
+    from hotdata_retrieval.engines.results import SearchResult
+    from hotdata_retrieval.indexes import TableIndexes
+
+ModeName = Literal["auto", "text", "semantic", "nearest", "hybrid"]
+"""A search mode by name (:class:`~hotdata_retrieval.routing.SearchMode`)."""
+
+FilterInput = Predicate | Mapping[str, Any] | str
+"""A filter as :meth:`Search.where` takes it: a predicate, a filter object (``{"rating":
+{"$gte": 4}}``) or filter text (``"rating >= 4"``, :func:`~hotdata_retrieval.parse_filter`)."""
+
+
+@attrs.frozen
+class SearchTable:
+    """One table of an engine, the start of a chain (``engine.table("docs")``).
+
+    Attributes:
+        engine: the engine the chain searches with (any that meets the engine contract).
+        name: the table, as given (the engine completes a 1- or 2-part name).
+    """
+
+    engine: Engine
+    name: str | TableName
+
+    def indexes(self) -> TableIndexes:
+        """What the table can be searched by (``engine.indexes``).
+
+        Raises:
+            EngineError: no such table.
+        """
+        return self.engine.indexes(self.name)
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: SearchMode | ModeName = "auto",
+        text_column: str | None = None,
+        vector_column: str | None = None,
+        fusion: FusionChoice | str | Mapping[str, Any] | None = None,
+        embed_query: Callable[[str], Sequence[float]] | None = None,
+    ) -> Search:
+        """A search of the table for ``query``: the plan the engine routes from the table's
+        indexes (``engine.plan_search``; rules in :mod:`hotdata_retrieval.routing`), with
+        the router's defaults (10 rows, the key and the searched text column, no filter)
+        until later steps change them.
+
+        Args:
+            query: the user's text.
+            mode: ``"auto"`` (default: hybrid where the table can, else text, else
+                semantic), ``"text"`` (BM25), ``"semantic"``, ``"nearest"`` or ``"hybrid"``.
+            text_column: the text column to search (default: the table's first BM25 column).
+            vector_column: the vector column to search (default: the router's choice).
+            fusion: a hybrid search's fusion: a method's name (``"rrf"``, the default,
+                ``"min_max"``, ``"dbsf"``), ``{"method": ..., <option>: ...}`` or a
+                :class:`~hotdata_retrieval.routing.FusionChoice`.
+            embed_query: embeds the query where the route needs a vector on this side
+                (default: the engine's embedder for the table).
+
+        Raises:
+            PlanError: an unknown mode (naming the known ones); no index serves the mode; the
+                route needs an embedder and there is none; a fusion for a search that is not
+                hybrid.
+            EngineError: no such table.
+        """
+        plan = self.engine.plan_search(
+            self.name,
+            query,
+            mode=mode,
+            text_column=text_column,
+            vector_column=vector_column,
+            fusion=fusion,
+            embed_query=embed_query,
+        )
+        return Search(engine=self.engine, plan=plan)
+
+
+@attrs.frozen
+class Search:
+    """A search plan and the engine it runs on: each step returns a new :class:`Search`.
+
+    Attributes:
+        engine: the engine :meth:`run` searches with.
+        plan: the search so far (:class:`~hotdata_retrieval.plan.search.SearchPlan`).
+    """
+
+    engine: Engine
+    plan: SearchPlan
+
+    def _with(self, **changes: Any) -> Search:
+        return Search(engine=self.engine, plan=attrs.evolve(self.plan, **changes))
+
+    def where(self, condition: FilterInput) -> Search:
+        """The search with ``condition`` applied inside every branch, ANDed with any filter
+        an earlier step set.
+
+        Args:
+            condition: filter text (``"rating >= 4 AND category = 'books'"``), a filter
+                object (``{"rating": {"$gte": 4}}``) or a predicate.
+
+        Raises:
+            PlanError: text that does not parse, or an object that does not read, the message
+                naming the part at fault; a filter on a searched vector column.
+        """
+        if condition is None:
+            raise PlanError(
+                "where() needs a filter: filter text, a filter object or a predicate, got None",
+                field="filter",
+                value=None,
+            )
+        predicate = read_filter(condition)
+        assert predicate is not None
+        earlier = self.plan.filter
+        return self._with(filter=predicate if earlier is None else earlier & predicate)
+
+    def limit(self, count: int) -> Search:
+        """The search returning ``count`` rows (top-k).
+
+        Raises:
+            PlanError: ``count`` is not an integer of at least 1; for a fusion, the page
+                reaches past its depth (100 unless the fusion names one).
+        """
+        return self._with(limit=count)
+
+    def offset(self, count: int) -> Search:
+        """The search skipping its first ``count`` rows (a later page).
+
+        Raises:
+            PlanError: ``count`` is not an integer of at least 0; for a fusion, the page
+                reaches past its depth.
+        """
+        return self._with(offset=count)
+
+    def select(self, *columns: str) -> Search:
+        """The search returning ``columns`` of each row, in order (the key is still reported
+        as each hit's key).
+
+        Raises:
+            PlanError: no column, a name that is no identifier, a column named twice or named
+                like a result column (``score``, ``_distance``), the searched vector column.
+        """
+        return self._with(columns=columns)
+
+    def explain(self, *, full_vectors: bool = False) -> str:
+        """The SQL statement the plan compiles to for the engine's dialect, pretty-printed
+        (:func:`~hotdata_retrieval.compile.render.to_display_sql`: each query vector
+        shortened unless ``full_vectors``). The engine's own statement
+        (:attr:`~hotdata_retrieval.engines.results.SearchResult.sql`) also projects the key
+        and, for a fusion, each branch's rank and raw score. An engine that runs no SQL
+        (LanceDB) is shown the plan document (:func:`~hotdata_retrieval.plan_to_document`)
+        as JSON.
+
+        Raises:
+            UnsupportedOnDialectError: the plan needs what the dialect cannot express.
+        """
+        profile = getattr(self.engine, "profile", None)
+        if profile is None:
+            from hotdata_retrieval.plan.document import plan_to_document
+
+            return json.dumps(plan_to_document(self.plan), indent=2, default=str)
+        from hotdata_retrieval.compile.render import to_display_sql, to_sql
+
+        if full_vectors:
+            return to_sql(self.plan, profile)
+        return to_display_sql(self.plan, profile)
+
+    def run(self) -> SearchResult:
+        """Run the plan (``engine.search(plan)``): typed hits, best first.
+
+        Raises:
+            EngineError: the engine rejected or failed the statement (a missing table,
+                column or index).
+        """
+        return self.engine.search(self.plan)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """Run the plan; its rows as dicts, best first
+        (:meth:`~hotdata_retrieval.engines.results.SearchResult.to_list`).
+
+        Raises:
+            EngineError: as :meth:`run`.
+            PlanError: a requested column has the name of a result value.
+        """
+        return self.run().to_list()
+
+    def to_arrow(self) -> pa.Table:
+        """Run the plan; its rows as an Arrow table
+        (:meth:`~hotdata_retrieval.engines.results.SearchResult.to_arrow`).
+
+        Raises:
+            EngineError: as :meth:`run`.
+            PlanError: as :meth:`to_list`.
+            MissingExtraError: pyarrow is not installed.
+        """
+        return self.run().to_arrow()
+
+    def to_pandas(self) -> pd.DataFrame:
+        """Run the plan; its rows as a pandas data frame, best first (the ``pandas`` extra;
+        :meth:`~hotdata_retrieval.engines.results.SearchResult.to_pandas`).
+
+        Raises:
+            EngineError: as :meth:`run`.
+            PlanError: as :meth:`to_list`.
+            MissingExtraError: pandas or pyarrow is not installed.
+        """
+        return self.run().to_pandas()
+
+
+def search_table(engine: Engine, name: str | TableName) -> SearchTable:
+    """The start of a chain on ``engine``'s table ``name``, for any engine that meets the
+    engine contract (the library's own engines have it as ``engine.table(name)``).
+
+    Raises:
+        PlanError: ``name`` is neither text nor a :class:`~hotdata_retrieval.plan.names.
+            TableName`.
+    """
+    if not isinstance(name, (str, TableName)):
+        raise PlanError(
+            f"a table is named by text or a TableName, got {name!r}", field="table", value=name
+        )
+    return SearchTable(engine=engine, name=name)
