@@ -129,7 +129,8 @@ def test_on_a_port_the_query_rows_equal_hdq_search_with_the_same_filter(
     served: str, database: Path
 ) -> None:
     with httpx.Client(base_url=served) as http:
-        assert http.get("/health").status_code == 200
+        health = http.get("/health")
+        assert health.status_code == 200 and health.content == b""
         capabilities = http.get("/capabilities").json()
         schema = http.get("/schema").json()
         answer = http.post(

@@ -5,12 +5,14 @@
 (NDC) HTTP endpoints over one table of any engine of this library; ``hdq ddn serve`` runs it
 with uvicorn and ``hdq ddn metadata`` prints the HML for the command (:func:`metadata`).
 
-The endpoints follow the NDC specification, version 0.2.0 (the version the Hasura SDKs of
-2025 speak; `hasura/ndc-spec`, ``ndc-models/src/schema.rs`` and
-https://hasura.github.io/ndc-spec/specification/queries/functions.html):
+The endpoints follow the NDC specification, version 0.2.0: the shapes of
+``ndc-models/src/schema.rs`` in ``hasura/ndc-spec``, the function calls of
+https://hasura.github.io/ndc-spec/specification/queries/functions.html, and the version
+``@hasura/ndc-sdk-typescript`` 8.2.0 reports (``VERSION = "0.2.0"``). Hasura's Python SDK,
+``ndc-sdk-python``, needs Python 3.12, so the endpoints are served here directly:
 
-- ``GET /capabilities``: ``{"version": "0.2.0", "capabilities": {"query": {...},
-  "mutation": {}}}``; no variables-free restriction: variable sets are answered.
+- ``GET /capabilities``: ``{"version": "0.2.0", "capabilities": {"query": {"variables": {},
+  "nested_fields": {}, "exists": {}}, "mutation": {}}}``.
 - ``GET /schema``: ``scalar_types`` (each with a ``representation``), ``object_types``
   (``SearchHit``: flat scalar fields), no collections or procedures, and one entry of
   ``functions``: ``search_documents`` with its ``arguments`` and ``result_type`` an array of
@@ -700,6 +702,7 @@ def create_app(
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.responses import JSONResponse
+    from starlette.responses import Response as PlainResponse
     from starlette.routing import Route
 
     function = SearchDocuments(
@@ -724,7 +727,7 @@ def create_app(
         return JSONResponse(schema)
 
     async def health(_request: Request) -> Response:
-        return JSONResponse(None, status_code=200)
+        return PlainResponse(status_code=200)
 
     async def query(request: Request) -> Response:
         try:
