@@ -298,6 +298,7 @@ def collect_runs(
     for query_id, text in queries.items():
         plan = engine.plan_search(table, text, mode="hybrid", text_column=text_column)
         key = plan.key_column
+        assert key is not None  # a hybrid plan is a fusion, which joins on the key
         runs = []
         for branch in plan.branches:
             alone = SearchPlan(source=branch, columns=[key], key_column=key, limit=depth)

@@ -37,7 +37,7 @@ operator", walks through adding one.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import attrs
@@ -121,7 +121,7 @@ class _Composable:
         return Or(operands=(*_spread(self, Or), *_spread(other, Or)))
 
     def __invert__(self) -> Not:
-        return Not(operand=self)
+        return Not(operand=cast("Predicate", self))
 
 
 def _spread(value: Any, connective: type[And] | type[Or]) -> tuple[Any, ...]:
@@ -303,15 +303,15 @@ def _counted(operands: tuple[Predicate, ...]) -> int:
     return terms
 
 
-def _operator(value: Any) -> ComparisonOperator:
+def _operator(value: ComparisonOperator | str) -> ComparisonOperator:
     return ComparisonOperator.parse(value)
 
 
-def _filter_value(value: Any) -> LiteralValue:
+def _filter_value(value: LiteralValue) -> LiteralValue:
     return check_literal(value, label="filter value")
 
 
-def _filter_column(value: Any) -> str:
+def _filter_column(value: str) -> str:
     return normalize_identifier(value, label="filter column")
 
 
@@ -326,7 +326,9 @@ class Comparison(_Composable):
     value: LiteralValue = attrs.field(converter=_filter_value, metadata={"bound": True})
 
 
-def _literal_tuple(values: Any, *, label: str = "IN list value") -> tuple[LiteralValue, ...]:
+def _literal_tuple(
+    values: Iterable[LiteralValue], *, label: str = "IN list value"
+) -> tuple[LiteralValue, ...]:
     what = label.removesuffix(" value")
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise PlanError(
@@ -371,7 +373,7 @@ class IsNull(_Composable):
     negated: bool = attrs.field(default=False, validator=check_flag)
 
 
-def _prefix_text(value: Any) -> str:
+def _prefix_text(value: str) -> str:
     checked = check_literal(value, label="prefix")
     if not isinstance(checked, str):
         raise PlanError(f"prefix must be text, got {value!r}", field="prefix", value=value)
@@ -415,7 +417,7 @@ def like_prefix(pattern: str, escape: str = "\\") -> str | None:
     return None
 
 
-def _element_tuple(values: Any) -> tuple[LiteralValue, ...]:
+def _element_tuple(values: Iterable[LiteralValue]) -> tuple[LiteralValue, ...]:
     return _literal_tuple(values, label="list value")
 
 
@@ -445,7 +447,7 @@ class ContainsAny(_Composable):
     )
 
 
-def _operands(values: Any) -> tuple[Predicate, ...]:
+def _operands(values: Iterable[Predicate]) -> tuple[Predicate, ...]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise PlanError(
             f"operands must be a sequence of predicates, got {values!r}",
@@ -521,6 +523,10 @@ def check_predicate(value: Any) -> Predicate:
     return value  # type: ignore[no-any-return]
 
 
+def _operand(value: Predicate) -> Predicate:
+    return check_predicate(value)
+
+
 @attrs.frozen(kw_only=True)
 class Not(_Composable):
     """The operand does not hold.
@@ -532,7 +538,7 @@ class Not(_Composable):
 
     visit_name: ClassVar[str] = "not"
 
-    operand: Predicate = attrs.field(converter=check_predicate)
+    operand: Predicate = attrs.field(converter=_operand)
     _depth: int = _DEPTH
     _terms: int = _TERMS
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -131,15 +132,15 @@ def _split_reference(text: str) -> list[str]:
     return parts
 
 
-def _catalog_part(value: Any) -> str:
+def _catalog_part(value: str) -> str:
     return _normalize_table_part(value, "catalog")
 
 
-def _schema_part(value: Any) -> str:
+def _schema_part(value: str) -> str:
     return _normalize_table_part(value, "schema")
 
 
-def _name_part(value: Any) -> str:
+def _name_part(value: str) -> str:
     return _normalize_table_part(value, "table")
 
 
@@ -264,7 +265,7 @@ MAX_UNION_TABLES = 16
 widest user, unions two."""
 
 
-def _union_members(values: Any) -> tuple[TableName, ...]:
+def _union_members(values: Iterable[str | TableName]) -> tuple[TableName, ...]:
     if isinstance(values, (str, bytes, TableName)) or not hasattr(values, "__iter__"):
         raise TableNameError(
             f"a table union takes a sequence of table names, got {values!r}",
@@ -336,8 +337,12 @@ class TableUnion:
 TableSource = TableName | TableUnion
 """What a branch searches: one table, or a :class:`TableUnion` of tables."""
 
+TableSourceInput = str | TableName | TableUnion | Sequence[str | TableName]
+"""What a branch's ``table`` takes: a name (completed to three parts), a :class:`TableName`,
+a :class:`TableUnion`, or a list or tuple of names (a union of them)."""
 
-def coerce_table_source(value: Any) -> TableSource:
+
+def coerce_table_source(value: TableSourceInput) -> TableSource:
     """Accept a table (as :func:`coerce_table_name`), a :class:`TableUnion`, or a list or
     tuple of table names (a union of them).
 

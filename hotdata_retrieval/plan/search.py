@@ -20,7 +20,7 @@ import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import attrs
@@ -30,6 +30,7 @@ from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate
 from hotdata_retrieval.plan.names import (
     TableName,
     TableSource,
+    TableSourceInput,
     TableUnion,
     coerce_table_source,
     normalize_identifier,
@@ -111,7 +112,7 @@ class DistanceMetric(str, enum.Enum):
 _METRIC_ALIASES = {"euclidean": "l2", "ip": "dot", "inner_product": "dot"}
 
 
-def _metric(value: Any) -> DistanceMetric:
+def _metric(value: DistanceMetric | str) -> DistanceMetric:
     return DistanceMetric.parse(value)
 
 
@@ -131,7 +132,7 @@ class BranchRanking(str, enum.Enum):
     ROW_NUMBER = "row_number"
 
 
-def _ranking(value: Any) -> BranchRanking:
+def _ranking(value: BranchRanking | str) -> BranchRanking:
     try:
         return BranchRanking(value)
     except (ValueError, TypeError):
@@ -149,7 +150,7 @@ _RANKING_SCHEMA = {
 }
 
 
-def _branch_name(value: Any) -> str | None:
+def _branch_name(value: str | None) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or _BRANCH_NAME.fullmatch(value) is None:
@@ -187,7 +188,7 @@ class QuerySyntax(str, enum.Enum):
             ) from None
 
 
-def _query_syntax(value: Any) -> QuerySyntax:
+def _query_syntax(value: QuerySyntax | str) -> QuerySyntax:
     return QuerySyntax.parse(value)
 
 
@@ -198,30 +199,30 @@ def _words(text: str) -> tuple[str, ...]:
     return text_words(text, fold_case=False)
 
 
-def _any_query_text(value: Any) -> str:
+def _any_query_text(value: str) -> str:
     """Query text that may be empty (the branch decides, :class:`Bm25Search`)."""
     return check_query_text(value, allow_blank=True)
 
 
-def _result_name(value: Any) -> str | None:
+def _result_name(value: str | None) -> str | None:
     if value is None:
         return None
     return normalize_identifier(value, label="result column name")
 
 
-def _score_name(value: Any) -> str | None:
+def _score_name(value: str | None) -> str | None:
     if value is None:
         return None
     return normalize_identifier(value, label="score column name")
 
 
-def _key_column(value: Any) -> str | None:
+def _key_column(value: str | None) -> str | None:
     if value is None:
         return None
     return normalize_identifier(value, label="key column")
 
 
-def _tie_break_column(value: Any) -> str:
+def _tie_break_column(value: str) -> str:
     return normalize_identifier(value, label="tie-break column")
 
 
@@ -276,7 +277,12 @@ class TieBreaker:
         )
 
 
-def _tie_breakers(values: Any) -> tuple[TieBreaker, ...]:
+TieBreakerInput = TieBreaker | str | tuple[str, str]
+"""A tie-breaker as a plan takes one: a :class:`TieBreaker`, a column name (ascending),
+``"<column> asc|desc"``, or a ``(column, "asc"|"desc")`` pair."""
+
+
+def _tie_breakers(values: Iterable[TieBreakerInput] | None) -> tuple[TieBreaker, ...]:
     if values is None:
         return ()
     if isinstance(values, (str, bytes, TieBreaker)) or not hasattr(values, "__iter__"):
@@ -313,15 +319,23 @@ def _tie_breakers(values: Any) -> tuple[TieBreaker, ...]:
     return breakers
 
 
-def _source_text_column(value: Any) -> str:
+def _source_text_column(value: str) -> str:
     return normalize_identifier(value, label="source text column")
 
 
-def _text_column(value: Any) -> str:
+def _query_text(value: str) -> str:
+    return check_query_text(value)
+
+
+def _query_vector(value: Iterable[float]) -> tuple[float, ...]:
+    return check_query_vector(value)
+
+
+def _text_column(value: str) -> str:
     return normalize_identifier(value, label="text column")
 
 
-def _vector_column(value: Any) -> str:
+def _vector_column(value: str) -> str:
     return normalize_identifier(value, label="vector column")
 
 
@@ -460,7 +474,7 @@ class VectorSearch:
 
     table: TableSource = attrs.field(converter=coerce_table_source)
     column: str = attrs.field(converter=_source_text_column)
-    query_text: str = attrs.field(converter=check_query_text, metadata={"bound": True})
+    query_text: str = attrs.field(converter=_query_text, metadata={"bound": True})
     name: str | None = attrs.field(default=None, converter=_branch_name)
     result_name: str | None = attrs.field(default=None, converter=_result_name)
     scalar: bool = attrs.field(default=False, validator=check_flag)
@@ -511,7 +525,7 @@ class NearestNeighborSearch:
     table: TableSource = attrs.field(converter=coerce_table_source)
     column: str = attrs.field(converter=_vector_column)
     query_vector: tuple[float, ...] = attrs.field(
-        converter=check_query_vector, metadata={"bound": True}, repr=False
+        converter=_query_vector, metadata={"bound": True}, repr=False
     )
     metric: DistanceMetric = attrs.field(default=DistanceMetric.COSINE, converter=_metric)
     name: str | None = attrs.field(default=None, converter=_branch_name)
@@ -541,7 +555,7 @@ def _check_branch(value: Any) -> Branch:
     return value
 
 
-def _branches(values: Any) -> tuple[Branch, ...]:
+def _branches(values: Iterable[Branch]) -> tuple[Branch, ...]:
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise PlanError(
             f"branches must be a sequence of search branches, got {values!r}",
@@ -580,7 +594,7 @@ def _finite_number(value: Any, label: str) -> float | int:
     return number + 0 if number == 0 else number
 
 
-def _weights(values: Any) -> tuple[float | int, ...] | None:
+def _weights(values: Iterable[float] | None) -> tuple[float | int, ...] | None:
     if values is None:
         return None
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
@@ -594,7 +608,7 @@ def _weights(values: Any) -> tuple[float | int, ...] | None:
     return weights
 
 
-def _rank_constant(value: Any) -> float | int:
+def _rank_constant(value: float) -> float | int:
     number = _finite_number(value, "rank_constant")
     if isinstance(number, float) and number.is_integer():
         number = int(number)  # 60.0 equals 60: one plan, one SQL text
@@ -605,7 +619,7 @@ def _rank_constant(value: Any) -> float | int:
     return number
 
 
-def _optional_depth(value: Any) -> int | None:
+def _optional_depth(value: int | None) -> int | None:
     if value is None:
         return None
     return check_positive_int(value, label="depth")
@@ -621,7 +635,7 @@ _DEPTH_SCHEMA: dict[str, Any] = {
 }
 
 
-def _optional_min_score(value: Any) -> float | int | None:
+def _optional_min_score(value: float | None) -> float | int | None:
     if value is None:
         return None
     return _finite_number(value, "min_score")
@@ -781,7 +795,7 @@ class ReciprocalRankFusion(Fusion):
             )
 
 
-def _alpha(value: Any) -> float | int | None:
+def _alpha(value: float | None) -> float | int | None:
     if value is None:
         return None
     number = _finite_number(value, "alpha")
@@ -1143,23 +1157,23 @@ Source = Bm25Search | VectorSearch | NearestNeighborSearch | Fusion
 """What a plan searches: one branch, or a fusion of several."""
 
 
-def _optional_source(value: Any) -> TableSource | None:
+def _optional_source(value: TableSourceInput | None) -> TableSource | None:
     return None if value is None else coerce_table_source(value)
 
 
-def _source(value: Any) -> Source:
+def _source(value: Source) -> Source:
     if isinstance(value, Fusion):
         return value
     return _check_branch(value)
 
 
-def _optional_predicate(value: Any) -> Predicate | None:
+def _optional_predicate(value: Predicate | None) -> Predicate | None:
     if value is None:
         return None
     return check_predicate(value)
 
 
-def _columns(values: Any) -> tuple[str, ...] | None:
+def _columns(values: Iterable[str] | None) -> tuple[str, ...] | None:
     if values is None:
         return None
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
@@ -1179,11 +1193,11 @@ def _columns(values: Any) -> tuple[str, ...] | None:
     return columns
 
 
-def _limit(value: Any) -> int:
+def _limit(value: int) -> int:
     return check_positive_int(value, label="limit")
 
 
-def _offset(value: Any) -> int:
+def _offset(value: int) -> int:
     return check_positive_int(value, label="offset", minimum=0)
 
 
