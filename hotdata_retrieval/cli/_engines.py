@@ -1,14 +1,19 @@
-"""``--engine``: which store ``hdq load``, ``hdq search`` and ``hdq explain`` work with.
+"""``--engine``: which engine ``hdq load``, ``hdq search``, ``hdq mcp``, ``hdq tune`` and
+``hdq explain`` work with.
 
 The choices, their help and what each needs come from the engine registry
 (:mod:`hotdata_retrieval.engines.registry`): ``local`` is the embedded engine (``--database`` a
 directory, default ``.hdq``); the stores are ``sqlite`` and ``duckdb`` (``--database`` a file),
 ``lancedb`` (a directory) and ``postgres`` (a ``postgresql://`` URL or a libpq ``key=value``
-string). ``hdq explain --engine X`` compiles for X's dialect (LanceDB runs no SQL).
+string), ``hotdata`` (a database of the workspace, default ``$HOTDATA_DATABASE``; the API key
+and workspace come from the environment, as hotdata-framework's ``from_env`` reads them), and
+any engine registered after them. ``hdq explain --engine X`` compiles for X's dialect (LanceDB
+runs no SQL).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -25,15 +30,21 @@ ENGINE_NAMES = tuple(kind.name for kind in engine_kinds())
 STORE_ENGINES = tuple(kind.name for kind in engine_kinds() if not kind.embedded)
 """The stores: every registered engine but the embedded one."""
 
+LOADABLE_ENGINES = tuple(kind.name for kind in engine_kinds() if kind.loadable)
+"""The engines ``hdq load`` writes to (``local`` first): every registered one that loads."""
+
 ENGINE_DIALECTS: dict[str, str | None] = {kind.name: kind.dialect for kind in engine_kinds()}
 """The dialect each engine's SQL is compiled for (LanceDB: none, it runs no SQL)."""
 
 
-def _engine_help() -> str:
+def _engine_help(names: tuple[str, ...]) -> str:
     described = [
         f"{kind.name} ({'the embedded engine; ' if kind.embedded else ''}--database "
-        f"{kind.location})"
+        f"{kind.location}"
+        + (f", default ${kind.location_variable}" if kind.location_variable else "")
+        + ")"
         for kind in engine_kinds()
+        if kind.name in names
     ]
     return "Where the table lives: " + ", ".join(described) + "."
 
@@ -44,8 +55,27 @@ engine_option = click.option(
     type=click.Choice(ENGINE_NAMES),
     default="local",
     show_default=True,
-    help=_engine_help(),
+    help=_engine_help(ENGINE_NAMES),
 )
+"""``--engine`` of a command that reads a table: every registered engine."""
+
+loadable_engine_option = click.option(
+    "--engine",
+    "engine_name",
+    type=click.Choice(LOADABLE_ENGINES),
+    default="local",
+    show_default=True,
+    help=_engine_help(LOADABLE_ENGINES),
+)
+"""``--engine`` of ``hdq load``: the registered engines it can write tables to."""
+
+
+def database_given() -> bool:
+    """Whether the running command's ``--database`` was given (on the command line or in its
+    environment variable) rather than left at its default."""
+    source = click.get_current_context().get_parameter_source("database")
+    return source is not None and source.name != "DEFAULT"
+
 
 _SCHEME = re.compile(r"^(postgres(?:ql)?):/(?!/)")
 
@@ -88,7 +118,8 @@ def open_store(
         engine_name: one of :data:`STORE_ENGINES`.
         database: the ``--database`` value.
         given: whether ``--database`` (or its environment variable) was given: a store has no
-            default location.
+            default location, but one with a ``location_variable`` in the registry reads it
+            from there (the Hotdata engine: ``HOTDATA_DATABASE``).
         embedder: the engine's embedder, if any.
         create: whether a missing database file or directory may be created (``hdq load``);
             a command that only reads refuses it, so a mistyped path is named, not created.
@@ -99,8 +130,11 @@ def open_store(
         EngineError: the store cannot be opened.
     """
     kind = engine_kind(engine_name)
+    if not given and kind.location_variable and os.environ.get(kind.location_variable):
+        database, given = os.environ[kind.location_variable], True
     if not given:
-        raise CommandError(f"--engine {engine_name} needs --database ({kind.location})")
+        also = f" or ${kind.location_variable}" if kind.location_variable else ""
+        raise CommandError(f"--engine {engine_name} needs --database{also} ({kind.location})")
     require_extra(kind.extra, needed_by=f"--engine {engine_name}")
     location = store_location(engine_name, database)
     if not create and kind.location_is_path and not Path(location).exists():

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hotdata_retrieval.cli._engines import engine_option, open_store, shown_location
+from hotdata_retrieval.cli._engines import loadable_engine_option, open_store, shown_location
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import is_stdin
 from hotdata_retrieval.cli._local import (
@@ -221,7 +221,7 @@ def _load_into_store(
 @click.command("load")
 @click.argument("source", type=click.Path(exists=True, allow_dash=True, path_type=Path))
 @database_option
-@engine_option
+@loadable_engine_option
 @click.option("--table", help="Table name for a single file.  [default: the file's stem]")
 @click.option(
     "--text-column",

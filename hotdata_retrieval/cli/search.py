@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hotdata_retrieval._console import make_console
-from hotdata_retrieval.cli._engines import engine_option, open_store
+from hotdata_retrieval.cli._engines import database_given, engine_option, open_store
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import text_argument
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
@@ -242,9 +242,7 @@ def _open_engine(engine_name: str, database: Path) -> Any:
         CommandError: a store without ``--database``.
     """
     if engine_name != "local":
-        source = click.get_current_context().get_parameter_source("database")
-        given = source is not None and source.name != "DEFAULT"
-        return open_store(engine_name, database, given=given, create=False)
+        return open_store(engine_name, database, given=database_given(), create=False)
     require_extra("local", needed_by="this command")
     from hotdata_retrieval.engines.local import LocalEngine
 
@@ -261,7 +259,10 @@ def _vector_models(engine: Any, indexes: TableIndexes) -> set[str]:
     if vector_model is not None:
         model = vector_model(indexes.table)
         return {model} if model else set()
-    return {v.model for v in engine.tables[indexes.table.name].vector_columns}
+    tables = getattr(engine, "tables", None)
+    if tables is None:  # an engine that does not record the model (Hotdata): none is known
+        return set()
+    return {v.model for v in tables[indexes.table.name].vector_columns}
 
 
 @click.command("search")

@@ -57,7 +57,7 @@ def export(directory: Path) -> None:
 def _engine_help() -> str:
     named = ", ".join(kind.name for kind in engine_kinds())
     return (
-        f"{named}, hotdata, or package.module:factory (called with no arguments). Each case "
+        f"{named}, or package.module:factory (called with no arguments). Each case "
         "compiles for the engine's own dialect; an engine that runs no SQL (lancedb) runs "
         "each plan through its search."
     )
@@ -65,13 +65,15 @@ def _engine_help() -> str:
 
 def _database_help() -> str:
     stores = "; ".join(
-        f"{kind.name}: {kind.location}" for kind in engine_kinds() if not kind.embedded
+        f"{kind.name}: {kind.location}"
+        + (f" (default ${kind.location_variable})" if kind.location_variable else "")
+        for kind in engine_kinds()
+        if not kind.embedded
     )
     return (
         "Where the fixture tables (spec_<case>) are loaded, replacing tables of those names: "
         f"{stores}. A file or directory defaults to a temporary one, removed afterwards; a "
-        "server needs it. local: a database directory (default temporary); hotdata: the "
-        "database (default $HOTDATA_DATABASE)."
+        "server needs it. local: a database directory (default temporary)."
     )
 
 
@@ -127,7 +129,7 @@ def verify_command(
         cases = [case for case in cases if case.name in names]
     if database is None and engine_name in {kind.name for kind in engine_kinds()}:
         kind = engine_kind(engine_name)
-        if not kind.embedded and not kind.location_is_path:
+        if not kind.embedded and not kind.location_is_path and not kind.location_variable:
             raise click.UsageError(f"--engine {engine_name} needs --database ({kind.location})")
     with opened_engine(engine_name, database) as engine:
         report = verify(engine, cases, engine_name=engine_name)

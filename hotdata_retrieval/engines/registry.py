@@ -7,7 +7,7 @@ SQL is compiled for (``hdq explain --engine``), which extra it needs (``pip inst
 imported only when an engine is opened:
 
 >>> [kind.name for kind in engine_kinds()]
-['local', 'sqlite', 'postgres', 'duckdb', 'lancedb', 'turbopuffer']
+['local', 'sqlite', 'postgres', 'duckdb', 'lancedb', 'turbopuffer', 'hotdata']
 >>> engine_kind("duckdb").dialect, engine_kind("duckdb").extra
 ('duckdb', 'duckdb')
 
@@ -51,6 +51,12 @@ class EngineKind:
             format (the local engine), rather than in a store it reads and writes.
         location_is_path: whether the location is a file or directory (a server's URL is
             not).
+        constructor: the name of the class's method that opens an engine on a location, in
+            place of the class itself (``from_env``: the Hotdata engine reads its API key and
+            workspace from the environment); ``None``, the class.
+        location_variable: the environment variable naming the location when ``--database``
+            is not given (``HOTDATA_DATABASE``), or ``None``: then ``--database`` is needed.
+        loadable: whether ``hdq load`` writes tables to it (the engine has ``load_table``).
 
     Raises:
         ValueError: ``extra`` is no extra of the package.
@@ -63,6 +69,9 @@ class EngineKind:
     engine_class: str
     embedded: bool = False
     location_is_path: bool = True
+    constructor: str | None = None
+    location_variable: str | None = None
+    loadable: bool = True
 
     def load_class(self) -> Callable[..., Any]:
         """The engine's class, its extra checked first.
@@ -82,7 +91,10 @@ class EngineKind:
             MissingExtraError: the extra is not installed.
             EngineError: the engine cannot open ``location``.
         """
-        return self.load_class()(location, **options)
+        engine_class = self.load_class()
+        if self.constructor is not None:
+            return getattr(engine_class, self.constructor)(location, **options)
+        return engine_class(location, **options)
 
 
 _ENGINES: dict[str, EngineKind] = {}
@@ -186,5 +198,18 @@ register_engine(
         location="a namespace prefix",
         engine_class="hotdata_retrieval.engines.turbopuffer:TurbopufferEngine",
         location_is_path=False,
+    )
+)
+register_engine(
+    EngineKind(
+        name="hotdata",
+        dialect="hotdata",
+        extra="hotdata",
+        location="a database id or name in the workspace",
+        engine_class="hotdata_retrieval.engines.hotdata:HotdataEngine",
+        location_is_path=False,
+        constructor="from_env",
+        location_variable="HOTDATA_DATABASE",
+        loadable=False,
     )
 )

@@ -615,8 +615,9 @@ def _hotdata(database: str | None) -> Any:
 
 
 def engine_names() -> tuple[str, ...]:
-    """The engines :func:`open_engine` opens by name: the registered ones, then ``hotdata``."""
-    return (*(kind.name for kind in engine_kinds()), "hotdata")
+    """The engines :func:`open_engine` opens by name: the registered ones (``hotdata`` among
+    them)."""
+    return tuple(kind.name for kind in engine_kinds())
 
 
 def open_engine(name: str, database: str | None = None) -> Any:
@@ -670,7 +671,7 @@ def opened_engine(name: str, database: str | None = None) -> Iterator[Any]:
         EngineUnavailableError: as :func:`open_engine`.
     """
     with contextlib.ExitStack() as stack:
-        if database is None and name in engine_names()[:-1]:
+        if database is None and name in engine_names():
             kind = engine_kind(name)
             if not kind.embedded and kind.location_is_path:
                 directory = stack.enter_context(tempfile.TemporaryDirectory(prefix="hdq-spec-"))
