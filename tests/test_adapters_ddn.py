@@ -270,6 +270,12 @@ def test_bad_requests_are_ndc_errors_never_tracebacks(client: TestClient) -> Non
     assert missing.status_code == 400 and "query" in missing.json()["message"]
 
 
+def test_deeply_nested_json_within_the_body_bound_is_a_400(client: TestClient) -> None:
+    # 40,000 bytes: under the 64 KiB bound, deeper than Python's JSON decoder recurses.
+    nested = client.post("/query", content=b"[" * 20_000 + b"]" * 20_000)
+    assert nested.status_code == 400 and "too deeply" in nested.json()["message"]
+
+
 # -- hdq ddn metadata --------------------------------------------------------------------------
 
 

@@ -736,6 +736,8 @@ def create_app(
                 document = json.loads(body)
             except (ValueError, UnicodeDecodeError) as problem:
                 raise ConnectorError(f"the request body is not JSON: {problem}") from None
+            except RecursionError:
+                raise ConnectorError("the request body nests JSON too deeply to read") from None
             if not isinstance(document, dict):
                 raise ConnectorError(f"a QueryRequest is a JSON object, got {_shown(document)}")
             answer = await run_in_threadpool(function.query, document)
