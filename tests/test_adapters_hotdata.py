@@ -17,7 +17,7 @@ pytest.importorskip("langchain_core")
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 
-from hotdata_retrieval.adapters import FORBIDDEN_DESCRIPTION_WORDS
+from hotdata_retrieval.adapters import FORBIDDEN_DESCRIPTION_WORDS, SearchToolkit, ToolError
 from hotdata_retrieval.adapters.langchain import HotdataRetriever, make_search_tools
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.hotdata import HotdataEngine
@@ -84,7 +84,7 @@ def test_text_search_fuses_over_a_plain_index_in_one_statement(
     engine: HotdataEngine, fake: FakeHotdataApi
 ) -> None:
     tools = {tool.name: tool for tool in make_search_tools(engine, table="tickets")}
-    assert list(tools) == ["hotdata_search_text", "hotdata_search_semantic", "hotdata_execute_sql"]
+    assert list(tools) == ["hotdata_search_text", "hotdata_search_semantic"]
     for tool in tools.values():
         for word in FORBIDDEN_DESCRIPTION_WORDS:
             assert word not in tool.description.lower()
@@ -100,29 +100,32 @@ def test_a_provider_backed_table_is_searched_by_meaning_on_the_engine(
     engine: HotdataEngine, fake: FakeHotdataApi
 ) -> None:
     tools = {tool.name: tool for tool in make_search_tools(engine, table="kb")}
-    assert list(tools) == ["hotdata_search_text", "hotdata_execute_sql"]
+    assert list(tools) == ["hotdata_search_text"]
     assert "matches what the query means" in tools["hotdata_search_text"].description
     document = _result(tools["hotdata_search_text"], query="crash", k=2)
     assert "vector_search('default.public.kb', 'body', 'crash', 2)" in fake.queries[-1]
     assert document["metadata"]["ranked_by"] == "_distance"
 
 
+def test_no_sql_tool_is_offered_and_the_search_tools_say_why(engine: HotdataEngine) -> None:
+    tools = make_search_tools(engine, table="tickets")
+    assert "hotdata_execute_sql" not in [tool.name for tool in tools]
+    for tool in tools:
+        assert "no SQL tool is offered" in tool.description
+        assert HotdataEngine.agent_sql_refusal in tool.description
+        assert "use hotdata_execute_sql" not in tool.description
+
+
 def test_agent_sql_is_linted_against_the_control_plane_catalog(engine: HotdataEngine) -> None:
-    sql_tool = make_search_tools(engine, table="tickets")[-1]
-    document = _result(
-        sql_tool, sql="SELECT * FROM bm25_search('default.public.tickets','body','x') LIMIT 3"
+    # The toolkit itself still runs SQL for a caller who asks for it; only the tools
+    # offered to a model leave it out.
+    kit = SearchToolkit(engine, table="tickets")
+    document = kit.execute_sql(
+        "SELECT * FROM bm25_search('default.public.tickets','body','x') LIMIT 3"
     )
     assert [warning["code"] for warning in document["metadata"]["warnings"]] == ["HDQ010"]
-    message = sql_tool.invoke(
-        ToolCall(
-            name=sql_tool.name,
-            args={"sql": "SELECT id FROM bm25_search('default.public.tickets', 'id', 'x', 3)"},
-            id="call-2",
-            type="tool_call",
-        )
-    )
-    assert message.status == "error"
-    assert "HDQ020" in str(message.content)
+    with pytest.raises(ToolError, match="HDQ020"):
+        kit.execute_sql("SELECT id FROM bm25_search('default.public.tickets', 'id', 'x', 3)")
 
 
 def test_the_retriever_runs_on_the_hotdata_engine(engine: HotdataEngine) -> None:

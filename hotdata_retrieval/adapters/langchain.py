@@ -248,8 +248,9 @@ def make_search_tools(
     The text search is offered when the table has a searchable text column, and fuses word
     matching with meaning when the table has both and an embedder is at hand (routing
     ``auto``). The semantic search is offered when the table can be searched by meaning and
-    the text search does not already answer by meaning alone. The SQL tool is always offered
-    (``sql=False`` leaves it out).
+    the text search does not already answer by meaning alone. The SQL tool is offered unless
+    ``sql=False`` or the engine refuses SQL written by a model (``agent_sql_refusal``: LanceDB,
+    the Hotdata engine), when the search tools' descriptions say why there is none.
 
     Args:
         engine: an engine (the contract: ``search``, ``sql``, ``indexes``, ``plan_search``;
@@ -298,7 +299,7 @@ def make_search_tools(
         tools.append(make_text_search_tool(toolkit=kit))
     if semantic and kit.offers_semantic_search:
         tools.append(make_semantic_search_tool(toolkit=kit))
-    if sql:
+    if sql and kit.offers_sql:
         tools.append(make_sql_tool(toolkit=kit))
     return tools
 

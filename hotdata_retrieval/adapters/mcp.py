@@ -322,7 +322,9 @@ def add_tools(
 
     The text search is added when the table has a searchable text column, the semantic search
     when it adds something (see :func:`~hotdata_retrieval.adapters.langchain.
-    make_search_tools`), the SQL tool unless ``sql=False``. All are read-only. Each lists an
+    make_search_tools`), the SQL tool unless ``sql=False`` or the engine refuses agent SQL
+    (``agent_sql_refusal``: LanceDB, the Hotdata engine; the search tools' descriptions then say
+    why there is none). All are read-only. Each lists an
     input schema with ``additionalProperties: false`` and checks its arguments against it.
     """
     from mcp.types import ToolAnnotations
@@ -353,7 +355,7 @@ def add_tools(
             read_only,
         )
         names.append(name)
-    if sql:
+    if sql and toolkit.offers_sql:
         _register(
             server,
             toolkit.sql_tool_name,
@@ -415,7 +417,7 @@ def create_server(
     )
     server: MCPServer = server_class(
         name=name,
-        instructions=_instructions(toolkit),
+        instructions=_instructions(toolkit, sql=sql),
         log_level=log_level,
     )
     add_tools(server, toolkit, semantic=semantic, sql=sql)
@@ -423,17 +425,23 @@ def create_server(
     return server
 
 
-def _instructions(toolkit: SearchToolkit) -> str:
+def _instructions(toolkit: SearchToolkit, *, sql: bool = True) -> str:
     search = (
-        f"Use {toolkit.text_tool_name} to find rows of {toolkit.table} by what their text "
-        "says, and "
+        f"Use {toolkit.text_tool_name} to find rows of {toolkit.table} by what their text says"
         if toolkit.text_route is not None
         else ""
     )
-    return (
-        f"{search}{toolkit.sql_tool_name} for counts, totals and filters on exact values. "
-        "Every tool returns {metadata, rows}; read metadata.warnings. "
-        f"{STORED_DATA_NOTICE}"
+    if not toolkit.offers_sql:
+        counting = f"{search}. No SQL tool is offered: {toolkit.sql_refusal}. "
+    elif not sql:
+        counting = f"{search}. " if search else ""
+    elif search:
+        counting = f"{search}, and {toolkit.sql_tool_name} for counts, totals and filters on "
+        counting += "exact values. "
+    else:
+        counting = f"Use {toolkit.sql_tool_name} for counts, totals and filters on exact values. "
+    return f"{counting}Every tool returns {{metadata, rows}}; read metadata.warnings. " + (
+        STORED_DATA_NOTICE
     )
 
 

@@ -285,6 +285,11 @@ class SearchToolkit:
         self.text_column = text_column
         self.embedder = embedder if embedder is not None else _embedder_for(engine, self.table)
         self.read_only = read_only
+        refusal = getattr(engine, "agent_sql_refusal", None)
+        self.sql_refusal: str | None = refusal if isinstance(refusal, str) and refusal else None
+        """Why the engine must not run SQL written by a model (its ``agent_sql_refusal``), or
+        ``None``. The LangChain and MCP adapters then offer no SQL tool, and the search tools'
+        descriptions say there is none and why."""
         self.text_tool_name = f"{name_prefix}search_text"
         self.semantic_tool_name = f"{name_prefix}search_semantic"
         self.sql_tool_name = f"{name_prefix}execute_sql"
@@ -392,7 +397,19 @@ class SearchToolkit:
             "0.7} favours meaning)."
         )
 
+    @property
+    def offers_sql(self) -> bool:
+        """Whether the SQL tool may be offered: the engine does not refuse agent SQL
+        (:attr:`sql_refusal`)."""
+        return self.sql_refusal is None
+
     def _counting_sentence(self) -> str:
+        if self.sql_refusal is not None:
+            return (
+                "It returns the best-matching rows only, never every match; no SQL tool is "
+                f"offered for counts, totals or every row meeting a condition: "
+                f"{self.sql_refusal}."
+            )
         return (
             "It returns the best-matching rows only, never every match: for how many rows, "
             f"totals, averages or every row meeting a condition, use {self.sql_tool_name}."

@@ -37,6 +37,9 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
   ``information_schema`` (the SQL stores); the SQL tool's description uses them.
 - ``upsert_rows(table, rows, *, create=None)`` and ``delete_rows(table, keys)``: rows changed
   by key, one commit each; ``create`` loads a missing table (the local engine).
+- ``agent_sql_refusal``: why SQL written by a model must not run on the engine (LanceDB runs
+  no SQL; the Hotdata API does not refuse writes); the agent tools then offer no SQL tool
+  and say why.
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ OPTIONAL_CAPABILITIES = (
     "columns_sql",
     "upsert_rows",
     "delete_rows",
+    "agent_sql_refusal",
 )
 """Members an engine may have beyond :class:`Engine`; callers check for them before use."""
 

@@ -690,6 +690,17 @@ class HotdataEngine(RoutesByIndexes):
             return self.embedder
         return None
 
+    agent_sql_refusal: ClassVar[str] = (
+        "the Hotdata query API does not promise to refuse statements that write"
+    )
+    """Why the agent tools offer no SQL tool on this engine. ``POST /v1/query`` runs whatever
+    statement it is sent under the API key's rights: the SDK says that only a query in a
+    translated dialect (``duckdb``, ``postgres``, ``snowflake``) must be read-only, not one in
+    the engine's own ``hotsql``, which hotdata-framework sends (hotdata 0.12.0,
+    ``models/query_request.py``, field ``dialect``; engine contract §5), and no read-only
+    session or transaction is offered. A parser's check in this process is not a guard
+    (``docs/adapters.md``, "Security model"), so SQL written by a model is not run here."""
+
     routing_policy: ClassVar[RoutingPolicy] = HOTDATA_ROUTING
     """How :meth:`plan_search` routes: hybrid fuses BM25 with a plain vector index only."""
 

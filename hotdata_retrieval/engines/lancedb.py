@@ -126,6 +126,8 @@ class LancedbEngine(RoutesByIndexes):
 
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
     engine_name: ClassVar[str] = _NAME
+    agent_sql_refusal: ClassVar[str] = "LanceDB runs no SQL"
+    """Why the agent tools offer no SQL tool on LanceDB (:meth:`sql` always fails)."""
     default_catalog: ClassVar[str] = "default"
     default_schema: ClassVar[str] = "public"
 
