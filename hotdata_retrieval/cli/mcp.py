@@ -20,7 +20,7 @@ Started by hand in a terminal (stdin a TTY), it says so in one line on stderr
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,6 +28,7 @@ import click
 
 from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
 from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS, DEFAULT_NAME_PREFIX
+from hotdata_retrieval.cli._engines import database_given, engine_option, open_store
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
 from hotdata_retrieval.engines.limits import (
     DEFAULT_MEMORY_BYTES,
@@ -95,8 +96,9 @@ def open_local_engine(database: str, table: str) -> Any:
 
 
 ENGINE_OPENERS: dict[str, EngineOpener] = {"local": open_local_engine}
-"""The engines ``--engine`` can name. Another engine that meets the engine contract
-(:class:`~hotdata_retrieval.engines.base.Engine`) is served by adding its opener here."""
+"""Engines opened here rather than through the engine registry (the local engine, with the
+embedder of its table's vectors). Every other registered engine (``--engine``, from
+:mod:`hotdata_retrieval.engines.registry`) opens as ``hdq search`` opens it."""
 
 
 def serve(
@@ -109,10 +111,12 @@ def serve(
     sql: bool = True,
     sql_limits: SqlLimits | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    columns: Sequence[str] | None = None,
 ) -> None:
     """Build the server for ``table`` of ``engine`` and run it over stdio until the client
-    closes it. Every request gets a reply, even a line that is not JSON or holds a lone
-    surrogate (see :func:`hotdata_retrieval.adapters.mcp.run_stdio`)."""
+    closes it; ``columns`` are those each search row carries. Every request gets a reply,
+    even a line that is not JSON or holds a lone surrogate (see
+    :func:`hotdata_retrieval.adapters.mcp.run_stdio`)."""
     from hotdata_retrieval.adapters.mcp import create_server, run_stdio
 
     server = create_server(
@@ -120,6 +124,7 @@ def serve(
         table=table,
         k=k,
         max_rows=max_rows,
+        columns=columns,
         name_prefix=name_prefix,
         sql=sql,
         sql_limits=sql_limits,
@@ -175,13 +180,12 @@ def serve(
     show_default=True,
     help="The ceiling on a SQL reply's rows, as JSON text.",
 )
+@engine_option
 @click.option(
-    "--engine",
-    "engine_name",
-    type=click.Choice(sorted(ENGINE_OPENERS)),
-    default="local",
-    show_default=True,
-    help="The engine to open.",
+    "--columns",
+    metavar="A,B",
+    help="The columns each search row carries (comma-separated; default: the key and the "
+    "searched text).",
 )
 @reports_errors
 def mcp(
@@ -195,10 +199,14 @@ def mcp(
     sql_memory: int,
     max_bytes: int,
     engine_name: str,
+    columns: str | None,
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
     require_extra("mcp", needed_by="this command")
-    engine = ENGINE_OPENERS[engine_name](str(database), table)
+    if engine_name in ENGINE_OPENERS:
+        engine = ENGINE_OPENERS[engine_name](str(database), table)
+    else:
+        engine = open_store(engine_name, database, given=database_given(), create=False)
     notice = terminal_notice(sys.stdin)
     if notice is not None:
         click.echo(notice, err=True)
@@ -209,6 +217,7 @@ def mcp(
             k=k,
             max_rows=max_rows,
             name_prefix=name_prefix,
+            columns=None if columns is None else [c.strip() for c in columns.split(",")],
             sql=not no_sql,
             sql_limits=SqlLimits(
                 timeout_seconds=sql_timeout, memory_bytes=sql_memory * 1024 * 1024

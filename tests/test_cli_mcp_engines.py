@@ -1,0 +1,119 @@
+"""``hdq mcp --engine`` over each store, through the SDK's client over stdio: the search
+tool returns the ``--columns`` chosen and honours a model's filter, and a write through the
+SQL tool is refused with the row count unchanged."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("mcp")
+
+from mcp import Client, StdioServerParameters
+
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.engines.registry import engine_kind
+
+pytestmark = pytest.mark.anyio
+
+ROWS = [
+    {"id": 1, "body": "the upgrade failed with error E1234", "lang": "en"},
+    {"id": 2, "body": "error after the upgrade of the app", "lang": "fr"},
+    {"id": 3, "body": "billing page is slow", "lang": "fr"},
+    {"id": 4, "body": "error on the billing page after the upgrade", "lang": "en"},
+]
+COMMAND = "from hotdata_retrieval.cli.mcp import mcp; mcp()"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _loaded(engine: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    source = tmp_path / "tickets.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+    if engine == "postgres":
+        database = request.getfixturevalue("postgres_url")
+    else:
+        database = str(tmp_path / f"store-{engine}")
+    loaded = CliRunner().invoke(
+        main,
+        [
+            "load",
+            str(source),
+            "--engine",
+            engine,
+            "--database",
+            database,
+            "--embedder",
+            "hashing",
+            "--replace",
+            "--text-column",
+            "body",
+        ],
+    )
+    assert loaded.exit_code == 0, loaded.output
+    return database
+
+
+def _document(result: Any) -> dict[str, Any]:
+    assert result.is_error is False, result.content
+    return dict(result.structured_content)
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb", "postgres", "lancedb"])
+async def test_hdq_mcp_serves_each_store_with_its_columns_and_filters(
+    engine: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    database = _loaded(engine, tmp_path, request)
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-c",
+            COMMAND,
+            "--engine",
+            engine,
+            "--database",
+            database,
+            "--table",
+            "tickets",
+            "--columns",
+            "id,lang",
+        ],
+    )
+    async with Client(parameters) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        found = _document(
+            await client.call_tool(
+                "hotdata_search_text",
+                {"query": "error upgrade", "k": 10, "filter": {"lang": "en"}},
+            )
+        )
+        if "hotdata_execute_sql" in names:
+            before = _document(
+                await client.call_tool(
+                    "hotdata_execute_sql", {"sql": "SELECT count(*) AS n FROM tickets"}
+                )
+            )
+            refused = await client.call_tool(
+                "hotdata_execute_sql", {"sql": "DELETE FROM tickets WHERE id = 1"}
+            )
+            after = _document(
+                await client.call_tool(
+                    "hotdata_execute_sql", {"sql": "SELECT count(*) AS n FROM tickets"}
+                )
+            )
+            assert refused.is_error is True
+            assert before["rows"] == after["rows"] == [{"n": len(ROWS)}]
+    kind = engine_kind(engine)
+    assert ("hotdata_execute_sql" in names) == (kind.dialect is not None)
+    assert {row["id"] for row in found["rows"]} == {1, 4}
+    for row in found["rows"]:
+        assert row["lang"] == "en"
+        assert "body" not in row
