@@ -327,3 +327,23 @@ def test_hdq_ddn_names_a_bad_filter_column_in_one_line(database: Path) -> None:
     assert refused.exit_code == 1
     assert refused.stderr.startswith("hdq ddn") and "'colour'" in refused.stderr
     assert "Traceback" not in refused.output
+
+
+@pytest.mark.parametrize(
+    ("bounds", "rows"), [({}, 1), ({"limit": 1}, 1), ({"limit": 0}, 0), ({"offset": 1}, 0)]
+)
+def test_the_function_row_honours_limit_and_offset(
+    client: TestClient, bounds: dict[str, int], rows: int
+) -> None:
+    fields = {"__value": {"type": "column", "column": "__value"}}
+    body = request({"query": "error", "top_k": 2}, fields=fields, **bounds)
+    answer = client.post("/query", json=body)
+    assert answer.status_code == 200, answer.text
+    assert len(answer.json()[0]["rows"]) == rows
+
+
+def test_a_negative_bound_is_a_400(client: TestClient) -> None:
+    fields = {"__value": {"type": "column", "column": "__value"}}
+    answer = client.post("/query", json=request({"query": "error"}, fields=fields, offset=-1))
+    assert answer.status_code == 400
+    assert "query.offset must be >= 0, got -1" in answer.json()["message"]

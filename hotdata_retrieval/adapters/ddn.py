@@ -523,6 +523,14 @@ class SearchDocuments:
         for feature in ("aggregates", "predicate", "order_by", "groups"):
             if getattr(query, feature) is not None:
                 raise ConnectorError(f"{feature} is not supported on {FUNCTION_NAME}", status=501)
+        for bound in ("limit", "offset"):
+            value = getattr(query, bound)
+            if value is not None and value < 0:
+                raise ConnectorError(f"query.{bound} must be >= 0, got {value}")
+        # A function is a collection of one row: its limit and offset apply to that row.
+        kept = 1 if query.limit is None else query.limit
+        if query.offset:
+            kept = 0
         selection = None
         if query.fields is not None:
             selection = {alias: _selected(alias, field) for alias, field in query.fields.items()}
@@ -542,7 +550,7 @@ class SearchDocuments:
                 answer.append({"rows": None})
                 continue
             row = {alias: _project(hits, nested) for alias, nested in selection.items()}
-            answer.append({"rows": [row]})
+            answer.append({"rows": [row][:kept]})
         return answer
 
 
