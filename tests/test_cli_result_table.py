@@ -117,3 +117,28 @@ def test_likely_keys_are_distinct_and_named_or_integer() -> None:
     )
     assert likely_keys(data) == ["sku_key", "row"]
     assert likely_keys(data.slice(0, 1)) == []
+
+
+def test_a_long_key_is_cut_and_leaves_room_for_the_text(tmp_path: Path) -> None:
+    database = tmp_path / "long"
+    keys = ["k" * 60 + str(index) for index in range(3)]
+    with LocalEngine(database) as engine:
+        engine.load_table(
+            "reviews",
+            pa.table({"id": keys, "body": [f"printer jam {LONG}"] * 3}),
+            text_columns=["body"],
+        )
+    lines = search(database, "-k", "3", columns=80)
+    assert max(len(line) for line in lines) <= 80
+    rows = body_rows(lines)
+    assert [row[0] for row in rows] == ["1", "2", "3"]
+    assert all(row[1].startswith("kkkk") and row[1].endswith("…") for row in rows)
+    assert all(len(row[-1]) >= 10 and row[-1].startswith("printer jam") for row in rows)
+
+
+@pytest.mark.parametrize("columns", [30, 40])
+def test_a_narrow_terminal_keeps_the_numbers_whole(reviews: Path, columns: int) -> None:
+    rows = body_rows(search(reviews, "-k", "2", columns=columns))
+    assert [row[0] for row in rows] == ["1", "2"]
+    assert all(row[1].startswith("r-0") for row in rows)
+    assert all(float(row[2]) > 0 for row in rows)

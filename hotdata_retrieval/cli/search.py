@@ -66,6 +66,9 @@ def _preview(value: Any) -> str:
     return text
 
 
+_NARROW_TERMINAL = 60
+"""Below this width the score column's header drops its explanation (``score``)."""
+
 _NARROWEST_TEXT = 8
 """The fewest characters a text column of the hits table is cut to (its ellipsis included)."""
 
@@ -107,7 +110,8 @@ def render_hits(
         title: a title over the table.
         ranks: also show each branch's rank.
         key_column: the plan's key column: its values head the table under its name and are
-            not repeated among the columns (``None``: a plan without a key, no key column).
+            not repeated among the columns (``None``: a plan without a key, no key column); a
+            key longer than a quarter of ``width`` is cut with an ellipsis.
         first_position: the number of the first hit (``--offset`` + 1: numbers continue
             across pages).
         width: the characters the table may take (a terminal's width): text columns are
@@ -116,9 +120,16 @@ def render_hits(
     table = Table(title=title, title_justify="left", expand=False)
     table.add_column("#", justify="right", style="dim", no_wrap=True)
     if key_column is not None:
-        table.add_column(key_column, justify="right", no_wrap=True)
+        key_width = None if width is None else max(_NARROWEST_TEXT, width // 4)
+        table.add_column(
+            key_column, justify="right", no_wrap=True, overflow="ellipsis", max_width=key_width
+        )
+    narrow = width is not None and width < _NARROW_TERMINAL
+    ranked_by = "score" if result.descending else "distance"
+    if not narrow:
+        ranked_by += " (higher is better)" if result.descending else " (lower is nearer)"
     table.add_column(
-        "score (higher is better)" if result.descending else "distance (lower is nearer)",
+        ranked_by,
         justify="right",
         no_wrap=True,
     )
@@ -148,9 +159,14 @@ def render_hits(
     limits: list[int | None] = [None] * len(columns)
     if width is not None and columns:
         fixed = [
-            max([len(str(header.header)), *(len(cells[i]) for cells, _ in rows)])
+            min(
+                max([len(str(header.header)), *(len(cells[i]) for cells, _ in rows)]),
+                header.max_width or width,
+            )
             for i, header in enumerate(table.columns)
         ]
+        for header, least in zip(table.columns, fixed):
+            header.min_width = least  # a number (or a key's first characters) is never cut
         every = len(table.columns) + len(columns)
         budget = width - sum(fixed) - (3 * every + 1)  # per column 2 of padding and 1 rule; 1 edge
         limits = list(_fitted(natural, budget))
