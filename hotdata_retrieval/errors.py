@@ -392,6 +392,18 @@ class ToolError(HotdataRetrievalError):
     """
 
 
+class ConnectorError(ToolError):
+    """A request the DDN connector (:mod:`hotdata_retrieval.adapters.ddn`) refuses.
+
+    Attributes:
+        status: the HTTP status of the NDC error response (400 bad input, 501 unsupported).
+    """
+
+    def __init__(self, message: str, *, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class UnsupportedOnDialectError(UnsupportedFeatureError):
     """A plan needs something a dialect cannot express; the message reads
     ``unsupported on <dialect>: <what>``.

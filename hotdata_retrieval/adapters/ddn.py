@@ -62,7 +62,7 @@ from hotdata_retrieval.adapters.toolkit import (
 from hotdata_retrieval.engines.base import query_embedder
 from hotdata_retrieval.engines.checks import ValueKind, arrow_value_kind
 from hotdata_retrieval.engines.limits import InputLimitError, InputLimits
-from hotdata_retrieval.errors import HotdataRetrievalError, PlanError, ToolError
+from hotdata_retrieval.errors import ConnectorError, HotdataRetrievalError, PlanError, ToolError
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.values import check_query_text
 from hotdata_retrieval.routing import SearchMode, SearchRequest
@@ -96,15 +96,6 @@ _SCALARS: Mapping[ValueKind, tuple[str, str]] = {
 """The NDC scalar type (name, ``representation``) of each kind of column a filter takes."""
 
 _OPEN_SCALARS = ("String", "Int32", "Int64", "Float64", "Boolean")
-
-
-class ConnectorError(ToolError):
-    """A request the connector refuses: ``status`` is the HTTP status of the NDC error
-    response (400 bad input, 501 unsupported)."""
-
-    def __init__(self, message: str, *, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def _sdk() -> Any:
@@ -910,18 +901,3 @@ def metadata_yaml(documents: Sequence[Mapping[str, Any]]) -> str:
             [dict(document) for document in documents], sort_keys=False, allow_unicode=True
         )
     )
-
-
-__all__ = [
-    "DEFAULT_MAX_BODY_BYTES",
-    "FUNCTION_NAME",
-    "HIT_TYPE",
-    "NDC_VERSION",
-    "ConnectorError",
-    "FilterArgument",
-    "SearchDocuments",
-    "column_kinds",
-    "create_app",
-    "metadata",
-    "metadata_yaml",
-]
