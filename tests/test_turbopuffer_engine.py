@@ -320,3 +320,11 @@ def test_tie_breakers_are_refused_before_anything_is_sent(
     with pytest.raises(UnsupportedFeatureError, match="tie-breakers"):
         engine.search(plan)
     assert fake.requests == []
+
+
+def test_the_agent_tools_offer_no_sql_tool_and_say_why(engine: TurbopufferEngine) -> None:
+    from hotdata_retrieval.adapters.langchain import make_search_tools
+
+    tools = {tool.name: tool for tool in make_search_tools(engine, table="docs")}
+    assert not any("sql" in name for name in tools)
+    assert any("turbopuffer runs no SQL" in tool.description for tool in tools.values())

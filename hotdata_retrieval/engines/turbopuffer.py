@@ -283,6 +283,8 @@ class TurbopufferEngine(RoutesByIndexes):
 
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
     engine_name: ClassVar[str] = _NAME
+    agent_sql_refusal: ClassVar[str] = "turbopuffer runs no SQL"
+    """Why the agent tools offer no SQL tool on turbopuffer (:meth:`sql` always fails)."""
     default_catalog: ClassVar[str] = "default"
     default_schema: ClassVar[str] = "public"
 
