@@ -106,7 +106,9 @@ def hnsw_engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
 def test_exact_rows_on_an_hnsw_table_even_when_the_index_is_wrong(
     hnsw_engine: LocalEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def farthest(self: VectorColumnIndex, function: str, vector: Any, k: int) -> Any:
+    def farthest(
+        self: VectorColumnIndex, function: str, vector: Any, k: int, tie_order: Any
+    ) -> Any:
         """A broken index: the k farthest rows."""
         rowids = np.arange(self.rows)
         distances = self.exact(function, vector, rowids)
@@ -182,7 +184,7 @@ def test_an_exact_branch_of_a_fusion_ignores_a_broken_index(
             limit=10,
         )
 
-    def nothing(self: VectorColumnIndex, function: str, vector: Any, k: int) -> Any:
+    def nothing(self: VectorColumnIndex, function: str, vector: Any, k: int, tie_order: Any) -> Any:
         """A broken index: finds nothing."""
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
 
