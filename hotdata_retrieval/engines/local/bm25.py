@@ -13,12 +13,14 @@ here so that local scores are reproducible.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import os
 import shutil
 import tempfile
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +66,29 @@ def build_bm25_index(directory: Path, texts: Iterable[str | None]) -> None:
         writer.add_document(document)
     writer.commit()
     writer.wait_merging_threads()
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (and back on after it, if it was
+    on).
+
+    tantivy hands each hit over as a ``(score, DocAddress)`` tuple: a filtered prefix of
+    13,500 hits allocates some 27,000 tracked objects, which set off a collection every 700
+    allocations (CPython's default first-generation threshold), each walking the young
+    objects and, every so often, every object the process holds. None of them can form a
+    cycle, so the collections find nothing: measured on 100,000 rows (a 1% filter, a
+    fusion's depth 100), the search took 17.4 ms with the collector on and 7.5 ms with it
+    off, in a process holding about 90,000 objects; the more objects an application holds,
+    the larger the difference."""
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class Bm25Index:
@@ -145,13 +170,16 @@ class Bm25Index:
             fetch = max(fetch, math.ceil(wanted * mask.size / max(1, kept_rows)) + 1)
         while True:
             fetch = min(fetch, documents)
-            hits = self._searcher.search(query, limit=fetch, count=False).hits
-            # Unzipped in C (zip(*...)), not hit by hit in Python.
-            found_scores, addresses = zip(*hits) if hits else ((), ())
-            scores = np.array(found_scores, dtype=np.float32)
-            rowids = self._rowids(list(addresses))
+            with _collector_paused():
+                hits = self._searcher.search(query, limit=fetch, count=False).hits
+                # Unzipped in C (zip(*...)), not hit by hit in Python.
+                found_scores, addresses = zip(*hits) if hits else ((), ())
+                scores = np.array(found_scores, dtype=np.float32)
+                rowids = self._rowids(list(addresses))
+                found = len(hits)
+                del hits, found_scores, addresses
             kept = np.ones(rowids.size, dtype=bool) if mask is None else mask[rowids]
-            if len(hits) < fetch or fetch >= documents:
+            if found < fetch or fetch >= documents:
                 break  # every match is here
             # Every row scoring above the last hit is here; the last hit's ties may not be.
             known = kept & (scores > scores[-1])
