@@ -85,10 +85,16 @@ def _pair(name: str, left: pa.Array, right: pa.Array) -> tuple[np.ndarray, np.nd
 
 def _row_norms(matrix: np.ndarray) -> np.ndarray:
     """Each row's Euclidean norm; a matrix broadcast from one row (stride 0, the query of a
-    search) has its one norm computed once, the same value for every row."""
+    search) has its one norm computed once, the same value for every row.
+
+    The arithmetic of ``numpy.linalg.norm(matrix, axis=1)`` for a real matrix (the square
+    root of ``numpy.add.reduce`` of the squares along each row: NumPy's ``norm``, its
+    ``ord=None`` case), bit for bit, without its argument dispatch, which costs more than
+    the arithmetic on the few rows a search re-scores."""
     if matrix.shape[0] > 1 and matrix.strides[0] == 0:
-        return np.broadcast_to(np.linalg.norm(matrix[:1], axis=1), (matrix.shape[0],))
-    return np.asarray(np.linalg.norm(matrix, axis=1))
+        first = matrix[:1]
+        return np.broadcast_to(np.sqrt(np.add.reduce(first * first, axis=1)), (matrix.shape[0],))
+    return np.sqrt(np.add.reduce(matrix * matrix, axis=1))
 
 
 def _cosine(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:

@@ -45,6 +45,9 @@ _TOLERANCE = 1e-4
 """Relative float32 error budget when picking rows to re-score in float64. float32 dot products
 of 384-d unit vectors err by about 1e-6; the margin is a hundred times wider."""
 
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
+"""Float32's smallest normal number: a squared norm below it has lost its precision."""
+
 _HNSW_CANDIDATES = 64
 """Rows an HNSW search asks the index for at least: usearch's default search expansion
 (``expansion_search``), so a smaller k costs no more graph work and every k up to it cuts one
@@ -102,6 +105,7 @@ class VectorColumnIndex:
         self._valid = valid
         self._squared_norms: np.ndarray | None = None
         self._norms: np.ndarray | None = None
+        self._nonzero: np.ndarray | None = None
         self._unscreenable_cache: dict[bool, np.ndarray] = {}
         self.hnsw = hnsw
         self.hnsw_metric = hnsw_metric
@@ -118,7 +122,7 @@ class VectorColumnIndex:
         row-normalised copy of the matrix: the same one product, without a second resident
         copy of the vectors."""
         query32 = query.astype(np.float32)
-        matrix = self.matrix if rowids is None else self.matrix[rowids]
+        matrix = self.matrix if rowids is None else np.take(self.matrix, rowids, axis=0)
         metric = HOTDATA.distance_metrics.get(function)
         if metric is DistanceMetric.COSINE:
             norm = float(np.linalg.norm(query32))
@@ -177,12 +181,10 @@ class VectorColumnIndex:
         finite. Every row when the query is such a vector. Over ``rowids`` (in their order)
         when given, as ``approximate`` is."""
         query32 = query.astype(np.float32)
-        with np.errstate(over="ignore", under="ignore"):
-            query_squared = float(np.dot(query32, query32))
-        tiny = float(np.finfo(np.float32).tiny)
+        query_squared = float(np.dot(query32, query32))  # the caller ignores over/underflow
         cosine = HOTDATA.distance_metrics.get(function) is DistanceMetric.COSINE
         if not math.isfinite(query_squared) or (
-            cosine and query_squared < tiny and bool(query32.any())
+            cosine and query_squared < _FLOAT32_TINY and bool(query32.any())
         ):
             return np.ones(approximate.shape[0], dtype=bool)
         rows = self._unscreenable_rows(cosine)
@@ -200,8 +202,7 @@ class VectorColumnIndex:
             squared = self._squared_norms_or_compute()
             cached = ~np.isfinite(squared)
             if cosine:
-                tiny = float(np.finfo(np.float32).tiny)
-                small = squared < tiny
+                small = squared < _FLOAT32_TINY
                 if small.any():  # only rows with a tiny norm need the non-zero test
                     rows = np.flatnonzero(small)
                     cached[rows[self.matrix[rows].any(axis=1)]] = True
@@ -209,7 +210,10 @@ class VectorColumnIndex:
         return cached
 
     def _row_nonzero(self) -> np.ndarray:
-        return np.asarray(self._squared_norms_or_compute() > 0)
+        """Whether each row's vector is not all zeros (computed once per column)."""
+        if self._nonzero is None:
+            self._nonzero = np.asarray(self._squared_norms_or_compute() > 0)
+        return self._nonzero
 
     # -- exact float64 ---------------------------------------------------------------------
 
@@ -217,7 +221,7 @@ class VectorColumnIndex:
         """float64 distances of ``rowids`` by the distance UDFs' own kernel."""
         if not rowids.size:
             return np.empty(0, dtype=np.float64)
-        rows = self.matrix[rowids].astype(np.float64)
+        rows = np.take(self.matrix, rowids, axis=0).astype(np.float64)
         queries = np.broadcast_to(query.astype(np.float32).astype(np.float64), rows.shape)
         return np.asarray(DISTANCE_KERNELS[function](rows, queries), dtype=np.float64)
 
@@ -282,7 +286,7 @@ class VectorColumnIndex:
         tie_order: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
         allowed = self._valid if mask is None else (self._valid & mask)
-        candidates_total = int(allowed.sum())
+        candidates_total = int(np.count_nonzero(allowed))
         if k <= 0 or candidates_total == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
         if approximate and mask is None and self.hnsw is not None and self.hnsw_metric == function:
@@ -297,7 +301,7 @@ class VectorColumnIndex:
             subset = np.flatnonzero(allowed)
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
             approximate_distances, tolerance = self._approximate(function, vector, subset)
-        unsure = self._unscreenable(function, vector, approximate_distances, subset)
+            unsure = self._unscreenable(function, vector, approximate_distances, subset)
         sure = ~unsure
         if subset is None:
             unsure &= allowed
