@@ -319,19 +319,21 @@ def executed_plan(
     requested = plan.projection
     key = plan.key_column
     columns = requested if key is None or key in requested else (key, *requested)
+    # One evolve (each one validates the whole plan again): the typed filter, the columns and
+    # the branch scores together; without the branch scores when they collide with a column.
+    changes: dict[str, Any] = {"columns": columns}
     if kinds is not None and plan.filter is not None:
-        typed = with_typed_values(
+        changes["filter"] = with_typed_values(
             plan.filter,
             kinds,
             date_columns=date_columns,
             timestamp_columns=timestamp_columns,
             numbers=False,
         )
-        plan = attrs.evolve(plan, filter=typed)
     try:
-        return attrs.evolve(plan, columns=columns, include_branch_scores=plan.fusion is not None)
+        return attrs.evolve(plan, **changes, include_branch_scores=plan.fusion is not None)
     except PlanError:
-        return attrs.evolve(plan, columns=columns)
+        return attrs.evolve(plan, **changes)
 
 
 def _default_names(plan: SearchPlan) -> SearchPlan:
