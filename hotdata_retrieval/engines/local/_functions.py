@@ -50,7 +50,6 @@ from hotdata_retrieval.engines.local.distance import (
 )
 from hotdata_retrieval.engines.local.fastpath import NEAREST_SCAN, TIE_COLUMN, nearest_scan_calls
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
-from hotdata_retrieval.engines.local.masks import passing_rows
 from hotdata_retrieval.engines.local.native import nearest_scan
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import TableName
@@ -295,7 +294,7 @@ class EngineFunctions:
     ) -> pa.Table:
         """The rows ``nearest_scan`` returns, as an Arrow table."""
         loaded, column = self._resolve(NEAREST_SCAN, reference, column)
-        mask = None if filter_text is None else passing_rows(parse_filter(filter_text), loaded.data)
+        mask = None if filter_text is None else loaded.passing_rows(parse_filter(filter_text))
         try:
             rowids, distances, rounded = nearest_scan(
                 loaded, column, function, vector, int(k), mask, with_nulls=True

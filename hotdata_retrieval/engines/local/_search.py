@@ -18,8 +18,6 @@ import sqlglot
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.engines.checks import (
     ValueKind,
-    arrow_element_kinds,
-    arrow_value_kind,
     check_column_kinds,
     check_columns,
     check_filter_values,
@@ -155,10 +153,7 @@ def check_plan(engine: SearchHost, plan: SearchPlan) -> dict[TableName, dict[str
     """
     filtered = set(plan.filtered_tables())
     loaded = {table: engine._loaded(table) for table in plan.tables}
-    kinds = {
-        table: {field.name: arrow_value_kind(field.type) for field in one.data.schema}
-        for table, one in loaded.items()
-    }
+    kinds = {table: one.column_kinds() for table, one in loaded.items()}
     check_column_kinds(plan, kinds)
     for table, one in loaded.items():
         _check_table(plan, table, one, table in filtered, kinds[table])
@@ -177,7 +172,7 @@ def _check_table(
     entry = loaded.entry
     check_columns(plan, table, entry.columns)
     if filtered:
-        check_filter_values(plan.filter, kinds, arrow_element_kinds(loaded.data.schema))
+        check_filter_values(plan.filter, kinds, loaded.element_kinds())
     if (
         plan.key_column is not None
         and plan.key_column != entry.key_column

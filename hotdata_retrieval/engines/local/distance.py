@@ -94,7 +94,8 @@ def _row_norms(matrix: np.ndarray) -> np.ndarray:
     if matrix.shape[0] > 1 and matrix.strides[0] == 0:
         first = matrix[:1]
         return np.broadcast_to(np.sqrt(np.add.reduce(first * first, axis=1)), (matrix.shape[0],))
-    return np.sqrt(np.add.reduce(matrix * matrix, axis=1))
+    norms: np.ndarray = np.sqrt(np.add.reduce(matrix * matrix, axis=1))
+    return norms
 
 
 def _cosine(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:

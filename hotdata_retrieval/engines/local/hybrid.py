@@ -40,7 +40,6 @@ from hotdata_retrieval.engines.local.distance import (
     DimensionMismatchError,
     float32_distances,
 )
-from hotdata_retrieval.engines.local.masks import passing_rows
 from hotdata_retrieval.errors import HybridSearchError as HybridSearchError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.fusion import (
@@ -448,7 +447,7 @@ class HybridSearch:
         passes = np.ones(data.num_rows, dtype=bool)
         if call.filter is not None:
             try:
-                passes = passing_rows(call.filter, data)
+                passes = loaded.passing_rows(call.filter)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
                 _fail(f"filter cannot be evaluated: {error}")
         depth = call.branch_depth

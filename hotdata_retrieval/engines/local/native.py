@@ -51,11 +51,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from hotdata_retrieval.engines.checks import ValueKind, arrow_value_kind
+from hotdata_retrieval.engines.checks import ValueKind
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
-from hotdata_retrieval.engines.local.masks import passing_rows
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
 from hotdata_retrieval.plan.filters import (
     And,
@@ -119,7 +118,8 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
     """Whether ``plan`` over ``loaded`` is answered natively (see the module docstring)."""
     fusion = plan.fusion
     entry = loaded.entry
-    if entry.rows == 0 or COMPUTED_COLUMNS & set(loaded.data.column_names):
+    kinds = loaded.column_kinds()
+    if entry.rows == 0 or not COMPUTED_COLUMNS.isdisjoint(kinds):
         return False
     if fusion is not None and type(fusion) not in NATIVE_FUSIONS:
         return False
@@ -141,10 +141,7 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
         elif isinstance(branch, NearestNeighborSearch):
             if branch.exact:
                 return False  # the statement scans every row; the index could be approximate
-            if branch.column not in loaded.data.column_names:
-                return False
-            kind = loaded.data.schema.field(branch.column).type
-            if arrow_value_kind(kind) is not ValueKind.VECTOR:
+            if kinds.get(branch.column) is not ValueKind.VECTOR:
                 return False  # the distance functions refuse it: the statement says how
             try:
                 index = loaded.vector_index(branch.column)
@@ -228,7 +225,7 @@ def native_rows(plan: SearchPlan, loaded: LoadedTable) -> Rows | None:
     mask = None
     if plan.filter is not None:
         try:
-            mask = passing_rows(plan.filter, loaded.data)
+            mask = loaded.passing_rows(plan.filter)
         except (pa.ArrowException, ValueError, TypeError):
             return None  # a value the column cannot be compared with: the statement says how
     if plan.fusion is None:

@@ -12,6 +12,8 @@ therefore keeps working when a later load replaces its version and removes the d
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +23,25 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hotdata_retrieval.engines.checks import ValueKind, arrow_element_kinds, arrow_value_kind
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
+from hotdata_retrieval.engines.local.masks import passing_rows
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, open_hnsw
+from hotdata_retrieval.plan.filters import Predicate
 
 logger = logging.getLogger(__name__)
 
 
 _NOT_DAMAGE = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+FILTER_CACHE_BYTES = 32 * 1024 * 1024
+"""The most memory the rows of recent filters take per open table (one byte a row each): 32
+masks at 1,000,000 rows, 335 at 100,000 (at most :data:`FILTER_CACHE_ENTRIES`)."""
+
+FILTER_CACHE_ENTRIES = 64
+"""The most filters whose rows an open table keeps."""
 
 
 def _reraise_unless_damage(error: BaseException) -> None:
@@ -66,6 +78,68 @@ class LoadedTable:
     dimensions: dict[str, int] = attrs.Factory(dict)
     hnsw: dict[str, tuple[Any, str]] = attrs.Factory(dict)
     key_positions: np.ndarray | None = None
+    _kinds: tuple[dict[str, ValueKind], dict[str, ValueKind]] | None = None
+    _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
+    _filtered_lock: threading.Lock = attrs.Factory(threading.Lock)
+
+    def column_kinds(self) -> dict[str, ValueKind]:
+        """Each column's :class:`~hotdata_retrieval.engines.checks.ValueKind`, from its Arrow
+        type (read once: an open table's schema never changes). The caller must not change
+        the mapping."""
+        return self._read_kinds()[0]
+
+    def element_kinds(self) -> dict[str, ValueKind]:
+        """The kind of each list column's elements (:func:`~hotdata_retrieval.engines.checks.
+        arrow_element_kinds`, read once). The caller must not change the mapping."""
+        return self._read_kinds()[1]
+
+    def _read_kinds(self) -> tuple[dict[str, ValueKind], dict[str, ValueKind]]:
+        if self._kinds is None:
+            schema = self.data.schema
+            columns = {field.name: arrow_value_kind(field.type) for field in schema}
+            self._kinds = (columns, arrow_element_kinds(schema))
+        return self._kinds
+
+    def passing_rows(self, predicate: Predicate) -> np.ndarray:
+        """The rows ``predicate`` keeps, as :func:`~hotdata_retrieval.engines.local.masks.
+        passing_rows` computes them (a read-only boolean array over rowids), remembered for
+        the filters used last.
+
+        Agents and applications search one table under the same few filters (a tenant, a
+        category, a date range) with query after query; the rows a filter keeps depend only on
+        the filter and the table's version, which an open table never changes, so each is
+        computed once while it is recent: the filter cache of Lucene's ``LRUQueryCache`` and
+        Elasticsearch's node query cache, per table version. At most
+        :data:`FILTER_CACHE_ENTRIES` filters and :data:`FILTER_CACHE_BYTES` bytes, least
+        recently used first out. A filter is the same filter when it is equal and its
+        ``repr`` is too, so values equal across types never share rows (``2**53`` and
+        ``2.0**53`` are equal in Python, but an Int64 column compared with the float reads
+        ``2**53 + 1`` as ``2**53``).
+
+        Raises:
+            as :func:`~hotdata_retrieval.engines.local.masks.passing_rows` (not remembered).
+        """
+        try:
+            key = (predicate, repr(predicate))
+            hash(key)
+        except TypeError:  # a value that cannot be a key: computed every time
+            return passing_rows(predicate, self.data)
+        with self._filtered_lock:
+            known = self._filtered.get(key)
+            if known is not None:
+                self._filtered.move_to_end(key)
+                return known
+        rows = passing_rows(predicate, self.data)
+        rows.flags.writeable = False
+        if rows.nbytes > FILTER_CACHE_BYTES:
+            return rows
+        with self._filtered_lock:
+            self._filtered[key] = rows
+            held = sum(mask.nbytes for mask in self._filtered.values())
+            while len(self._filtered) > FILTER_CACHE_ENTRIES or held > FILTER_CACHE_BYTES:
+                _, dropped = self._filtered.popitem(last=False)
+                held -= dropped.nbytes
+        return rows
 
     def vector_index(self, column: str) -> VectorColumnIndex:
         """The search-ready form of vector column ``column`` (built on first use), with its

@@ -1,0 +1,123 @@
+"""An open table remembers the rows of its recent filters (``LoadedTable.passing_rows``): the
+same filter is computed once, a filter is never served another's rows (values equal across
+types included), the cache stays within its bounds, and a new version of the table starts
+with none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval import Comparison, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.engines.local import LocalEngine, tables
+from hotdata_retrieval.engines.local.masks import passing_rows
+
+BIG = 2**53
+
+
+def _engine(tmp_path: Path) -> LocalEngine:
+    engine = LocalEngine(tmp_path / "db")
+    engine.load_table(
+        "t",
+        pa.table(
+            {
+                "id": [0, 1, 2, 3, 4, 5],
+                "x": pa.array([-0.0, 0.0, 1.5, -2.0, None, 3.0], pa.float64()),
+                "n": pa.array([BIG, BIG + 1, 3, 4, 5, 6], pa.int64()),
+                "embedding": pa.array([[float(i), 1.0] for i in range(6)], pa.list_(pa.float32())),
+            }
+        ),
+        key_column="id",
+    )
+    return engine
+
+
+def test_a_filter_is_computed_once_and_its_rows_cannot_be_changed(tmp_path: Path) -> None:
+    with _engine(tmp_path) as engine:
+        loaded = engine._loaded("t")
+        predicate = Comparison(column="x", operator=">", value=0)
+        first = loaded.passing_rows(predicate)
+        again = loaded.passing_rows(Comparison(column="x", operator=">", value=0))
+        assert again is first
+        assert first.tolist() == passing_rows(predicate, loaded.data).tolist()
+        assert first.tolist() == [False, False, True, False, False, True]
+        with pytest.raises(ValueError, match="read-only"):
+            first[0] = True
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        # An integer literal compares exactly; a float one as a float, where 2**53 + 1 is 2**53.
+        (
+            Comparison(column="n", operator="=", value=BIG),
+            Comparison(column="n", operator="=", value=float(BIG)),
+        ),
+    ],
+)
+def test_filters_equal_across_types_keep_their_own_rows(
+    tmp_path: Path, left: Comparison, right: Comparison
+) -> None:
+    with _engine(tmp_path) as engine:
+        loaded = engine._loaded("t")
+        expected = [passing_rows(p, loaded.data).tolist() for p in (left, right)]
+        assert expected[0] != expected[1]  # the case is one a shared entry would get wrong
+        assert left == right  # and Python's equality alone would share it
+        for order in ((left, right), (right, left)):
+            fresh = engine._loaded("t")
+            fresh._filtered.clear()
+            found = {repr(p): fresh.passing_rows(p).tolist() for p in order}
+            assert [found[repr(left)], found[repr(right)]] == expected
+
+
+def test_the_cache_holds_at_most_its_entries_and_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _engine(tmp_path) as engine:
+        loaded = engine._loaded("t")
+        for value in range(tables.FILTER_CACHE_ENTRIES + 5):
+            loaded.passing_rows(Comparison(column="n", operator=">", value=value))
+        assert len(loaded._filtered) == tables.FILTER_CACHE_ENTRIES
+        newest = Comparison(column="n", operator=">", value=tables.FILTER_CACHE_ENTRIES + 4)
+        assert loaded.passing_rows(newest) is loaded.passing_rows(newest)
+        monkeypatch.setattr(tables, "FILTER_CACHE_BYTES", 2 * loaded.data.num_rows)
+        loaded.passing_rows(Comparison(column="n", operator="<", value=1))
+        assert len(loaded._filtered) == 2
+        assert sum(mask.nbytes for mask in loaded._filtered.values()) <= tables.FILTER_CACHE_BYTES
+
+
+def test_a_filter_that_fails_is_not_remembered(tmp_path: Path) -> None:
+    with _engine(tmp_path) as engine:
+        loaded = engine._loaded("t")
+        bad = Comparison(column="x", operator="=", value="not a number")
+        for _ in range(2):
+            with pytest.raises(pa.ArrowInvalid):
+                loaded.passing_rows(bad)
+        assert not loaded._filtered
+
+
+def test_a_new_version_of_the_table_reads_its_own_rows(tmp_path: Path) -> None:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="t", column="embedding", query_vector=[0.0, 1.0]),
+        filter=Comparison(column="x", operator=">", value=1),
+        columns=["id"],
+        limit=10,
+    )
+    with _engine(tmp_path) as engine:
+        assert sorted(hit.key for hit in engine.search(plan).hits) == [2, 5]
+        engine.load_table(
+            "t",
+            pa.table(
+                {
+                    "id": [10, 11],
+                    "x": pa.array([5.0, -5.0], pa.float64()),
+                    "n": pa.array([1, 2], pa.int64()),
+                    "embedding": pa.array(np.ones((2, 2)).tolist(), pa.list_(pa.float32())),
+                }
+            ),
+            key_column="id",
+        )
+        assert [hit.key for hit in engine.search(plan).hits] == [10]
