@@ -227,26 +227,31 @@ def hits_from_rows(
     vectors = plan.vector_columns if plan.include_vectors else frozenset()
     hits = []
     single = plan.fusion is None
+    plan_branches = plan.branches
+    # Read once, not per row: each is computed from the plan on every access.
+    first = plan_branches[0]
+    raw_column_of_first = first.raw_score_column
+    higher_is_better = first.higher_is_better
+    debug = [debug_columns(name, branch) for name, branch in zip(names, plan_branches)]
+    key_column = plan.key_column
     for position, row in enumerate(rows, start=plan.offset + 1):
         score: float | None = None
         distance: float | None = None
         if single:
-            branch = plan.branches[0]
-            raw = row[branch.raw_score_column]
-            if raw is None and not branch.higher_is_better:
+            raw = row[raw_column_of_first]
+            if raw is None and not higher_is_better:
                 continue
             branches = {names[0]: BranchScore(rank=position, raw_score=raw)}
-            if branch.higher_is_better:
+            if higher_is_better:
                 score = None if raw is None else float(raw)
             else:
                 distance = float(raw)
         else:
             branches = {}
-            for name, branch in zip(names, plan.branches):
+            for name, (rank_column, raw_column) in zip(names, debug):
                 if not plan.include_branch_scores:
                     branches[name] = BranchScore(rank=None, raw_score=None)
                     continue
-                rank_column, raw_column = debug_columns(name, branch)
                 rank = row[rank_column]
                 branches[name] = BranchScore(
                     rank=None if rank is None else int(rank), raw_score=row[raw_column]
@@ -254,7 +259,7 @@ def hits_from_rows(
             score = None if row["score"] is None else float(row["score"])
         hits.append(
             SearchHit(
-                key=None if plan.key_column is None else row[plan.key_column],
+                key=None if key_column is None else row[key_column],
                 columns={
                     column: _vector(row[column]) if column in vectors else row[column]
                     for column in requested

@@ -1501,10 +1501,11 @@ class SearchPlan:
         members = dict.fromkeys(member for source in sources for member in source.members)
         return TableUnion(tuple(members))
 
-    @property
+    @functools.cached_property
     def tables(self) -> tuple[TableName, ...]:
         """Every table the plan reads, once each, in order: the branches' tables (union
-        members in order), then those of ``rows_from``."""
+        members in order), then those of ``rows_from``. (Computed once per plan: a search
+        reads it several times, and a plan never changes.)"""
         members = dict.fromkeys(
             member for branch in self.branches for member in branch.table.members
         )
