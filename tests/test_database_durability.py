@@ -31,6 +31,7 @@ from hotdata_retrieval.engines.local import (
 )
 from hotdata_retrieval.engines.local import _storage as storage_module
 from hotdata_retrieval.engines.local import database as database_module
+from hotdata_retrieval.engines.local._embedding_cache import cache_directory
 
 LOADER = textwrap.dedent(
     """
@@ -221,13 +222,14 @@ def test_a_corrupt_embedding_cache_is_discarded_and_rebuilt(tmp_path: Path) -> N
     embedder = HashingEmbedder(dimensions=8)
     with LocalEngine(tmp_path / "db", embedder=embedder) as engine:
         engine.load_table("docs", _table(), embed_columns=["body"])
-        caches = list((engine.root / "tables" / "docs" / "embeddings").iterdir())
-        assert len(caches) == 1
-        caches[0].write_bytes(b"PAR1 not parquet at all")
+        directory = cache_directory(engine.root, embedder.name)
+        (damaged,) = directory.iterdir()
+        damaged.write_bytes(b"PAR1 not parquet at all")
         entry = engine.load_table("docs", _table(), embed_columns=["body"])
         assert entry.vector_columns[0].dimensions == 8
-        rebuilt = pq.read_table(caches[0])
-        assert rebuilt.num_rows == 20
+        (rebuilt,) = directory.iterdir()
+        assert rebuilt != damaged
+        assert pq.read_table(rebuilt).num_rows == 20
         vectors = engine.sql("SELECT body_embedding FROM default.public.docs ORDER BY id")
         first = vectors.column(0)[0].as_py()
         assert first == pytest.approx(list(embedder.embed_documents(["fox 0"])[0]))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from hotdata_retrieval.embed.errors import (
@@ -39,6 +39,7 @@ def embed_in_batches(
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: bool = True,
     description: str = "Embedding",
+    on_batch: Callable[[int, NDArray[np.float32]], None] | None = None,
 ) -> NDArray[np.float32]:
     """Embed ``texts`` as documents, ``batch_size`` at a time, into one array.
 
@@ -52,6 +53,10 @@ def embed_in_batches(
         batch_size: texts per call to the embedder (>= 1).
         progress: show the progress bar.
         description: the label in front of the bar.
+        on_batch: called after each batch is embedded and checked, with the position of its
+            first text in ``texts`` and its vectors (a float32 ``(batch, dimensions)`` array
+            the callee may keep): how a caller saves work as it goes, so that an interrupted
+            run keeps every batch it finished.
 
     Returns:
         A C-contiguous float32 array of shape ``(len(texts), embedder.dimensions)``; for no
@@ -132,6 +137,14 @@ def embed_in_batches(
                 ) from error
             _check_batch(vectors, start=start, count=len(batch), dimensions=dimensions, name=name)
             out[start : start + len(batch)] = vectors
+            if on_batch is not None:
+                # The float32 rows as stored (a float64 value beyond float32's range is
+                # infinite there): checked again before the caller sees them.
+                stored = out[start : start + len(batch)]
+                _check_batch(
+                    stored, start=start, count=len(batch), dimensions=dimensions, name=name
+                )
+                on_batch(start, stored.copy())
             bar.advance(task, len(batch))
     # A float64 value beyond float32's range becomes infinite in the copy: check again.
     _check_batch(out, start=0, count=len(items), dimensions=dimensions, name=name)

@@ -19,6 +19,7 @@ from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables
+from hotdata_retrieval.engines.local._embedding_cache import EmbeddingCache
 from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, is_vector_type, prepare
 from hotdata_retrieval.engines.local._session import check_registrable
 from hotdata_retrieval.engines.local.bm25 import build_bm25_index
@@ -419,28 +420,34 @@ def _embed_column(
     progress: bool,
     batch_size: int,
 ) -> np.ndarray:
-    """The column's vectors: those of texts the same model embedded before read from the
-    database's embedding cache, the rest embedded in batches."""
+    """The column's vectors: those of texts the same model embedded before, in any table of
+    the database, read from its embedding cache; the rest embedded in batches and written to
+    the cache as they come (:mod:`~hotdata_retrieval.engines.local._embedding_cache`)."""
     from hotdata_retrieval.embed import embed_in_batches
 
     model = str(embedder.name)
     dimensions = int(embedder.dimensions)
     hashes = database.text_hashes([t if isinstance(t, str) else None for t in texts])
-    cached = database.read_embedding_cache(root, table, column, model, dimensions)
+    cache = EmbeddingCache(root, model, dimensions)
+    cache.adopt_legacy(table, column)
+    cached = cache.vectors(h for h in hashes if h)
     missing = sorted({h for h in hashes if h and h not in cached})
     first_text = {h: t for h, t in zip(hashes, texts) if h}
     if missing:
-        fresh = embed_in_batches(
-            embedder,
-            [first_text[h] for h in missing],
-            batch_size=batch_size,
-            progress=progress,
-            description=embedding_label(table, column, hashes, len(missing)),
-        )
+        with cache.pending() as pending:
+            fresh = embed_in_batches(
+                embedder,
+                [first_text[h] for h in missing],
+                batch_size=batch_size,
+                progress=progress,
+                description=embedding_label(table, column, hashes, len(missing)),
+                on_batch=lambda start, vectors: pending.add(
+                    missing[start : start + len(vectors)], vectors
+                ),
+            )
         cached.update(zip(missing, fresh))
     matrix = np.zeros((len(texts), dimensions), dtype=np.float32)
     for row, value in enumerate(hashes):
         if value:
             matrix[row] = cached[value]
-    database.write_embedding_cache(root, table, column, model, hashes, matrix)
     return matrix

@@ -6,7 +6,7 @@ Layout::
       catalog.json                      which version of each table is current, and its indexes
       tables/<table>/<version>/data.parquet
       tables/<table>/<version>/bm25/<column>/          tantivy index, one per text column
-      tables/<table>/embeddings/<column>.<model>.parquet   cache: text hash -> vector
+      embeddings/<model>-<digest>/<segment>.parquet   cache: text hash -> vector, every table
 
       staging/<id>/                     a version being written (never read)
       .writer.lock                      held by the one process writing at a time
@@ -33,8 +33,9 @@ Durability (``docs/engines.md``):
   the catalog again (:class:`~hotdata_retrieval.engines.local.LocalEngine` does so before
   each query when ``catalog.json`` changed).
 
-Vectors are cached by the hash of their source text and the model's name, so reloading a table
-re-embeds only rows whose text changed; a cache that cannot be read is discarded and rebuilt.
+Vectors are cached by the hash of their source text and the model's name, once per database
+(:mod:`~hotdata_retrieval.engines.local._embedding_cache`): a text any table's load embedded is
+never embedded again by that model, and a load writes what it embeds as it goes.
 """
 
 from __future__ import annotations
@@ -52,9 +53,6 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from hotdata_retrieval.errors import ConcurrentWriteError as ConcurrentWriteError
 from hotdata_retrieval.errors import DatabaseError as DatabaseError
@@ -451,58 +449,3 @@ def text_hashes(texts: Sequence[str | None]) -> list[str]:
         "" if text is None else hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
         for text in texts
     ]
-
-
-def _cache_path(root: Path, table: str, column: str, model: str) -> Path:
-    safe_model = "".join(c if c.isalnum() or c in "-_." else "_" for c in model)
-    return root / "tables" / table / "embeddings" / f"{column}.{safe_model}.parquet"
-
-
-def read_embedding_cache(
-    root: Path, table: str, column: str, model: str, dimensions: int
-) -> dict[str, np.ndarray]:
-    """Cached vectors of ``table.column`` made by ``model``, by text hash."""
-    path = _cache_path(root, table, column, model)
-    if not path.exists():
-        return {}
-    try:
-        cached = pq.read_table(path)
-        hashes = cached.column("text_hash").to_pylist()
-        vectors = np.asarray(
-            cached.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False),
-            dtype=np.float32,
-        )
-    except Exception as error:  # any damage: the cache is only a cache
-        logger.warning("discarding the unreadable embedding cache %s: %s", path, error)
-        return {}
-    if vectors.size != len(hashes) * dimensions or not np.isfinite(vectors).all():
-        logger.warning("discarding the embedding cache %s: it does not fit the model", path)
-        return {}
-    matrix = vectors.reshape(len(hashes), dimensions)
-    return dict(zip(hashes, matrix))
-
-
-def write_embedding_cache(
-    root: Path, table: str, column: str, model: str, hashes: Sequence[str], vectors: np.ndarray
-) -> None:
-    """Record the vectors of ``table.column`` by text hash (replacing the cache atomically)."""
-    path = _cache_path(root, table, column, model)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    keep = [i for i, value in enumerate(hashes) if value]
-    unique: dict[str, int] = {}
-    for i in keep:
-        unique.setdefault(hashes[i], i)
-    rows = list(unique.values())
-    table_data = pa.table(
-        {
-            "text_hash": pa.array([hashes[i] for i in rows], type=pa.string()),
-            "vector": pa.array(list(vectors[rows]), type=pa.list_(pa.float32())),
-        }
-    )
-    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    try:
-        pq.write_table(table_data, temporary)
-        os.replace(temporary, path)
-    except OSError as error:  # a cache that cannot be written costs only time next load
-        temporary.unlink(missing_ok=True)
-        logger.warning("cannot write the embedding cache %s: %s", path, error)
