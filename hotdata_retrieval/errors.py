@@ -131,6 +131,23 @@ class SqlLimitError(EngineError):
         self.value = value
 
 
+class HnswSettingsError(EngineError, ValueError):
+    """An HNSW index setting out of its range, of the wrong type, or not one the index being
+    built can take (int8 storage for an L2 or dot-product index; a setting an engine has no
+    way to apply).
+
+    Attributes:
+        setting: the setting's name (``connectivity``, ``expansion_add``,
+            ``expansion_search`` or ``storage``).
+        value: the offending value, exactly as given.
+    """
+
+    def __init__(self, message: str, *, setting: str, value: Any) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.value = value
+
+
 class RefusedStatementError(EngineError):
     """A statement the closed session refuses before or while the store prepares it: a
     write, a setting, a file or a table outside the searchable ones (the message says which)."""

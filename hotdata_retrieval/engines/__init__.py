@@ -15,14 +15,23 @@ from hotdata_retrieval._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from hotdata_retrieval.engines.base import OPTIONAL_CAPABILITIES, Engine
+    from hotdata_retrieval.engines.hnsw import HnswSettings
     from hotdata_retrieval.engines.results import BranchScore, SearchHit, SearchResult
 
 _EXPORTED_FROM = {
     "hotdata_retrieval.engines.base": ("OPTIONAL_CAPABILITIES", "Engine"),
+    "hotdata_retrieval.engines.hnsw": ("HnswSettings",),
     "hotdata_retrieval.engines.results": ("BranchScore", "SearchHit", "SearchResult"),
 }
 """Imported on first use, so the engine registry (``hdq``'s ``--engine``) loads no engine."""
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTED_FROM)
 
-__all__ = ["Engine", "OPTIONAL_CAPABILITIES", "BranchScore", "SearchHit", "SearchResult"]
+__all__ = [
+    "Engine",
+    "OPTIONAL_CAPABILITIES",
+    "BranchScore",
+    "HnswSettings",
+    "SearchHit",
+    "SearchResult",
+]

@@ -8,6 +8,7 @@ require_extra("local", needed_by="the local engine (hotdata_retrieval.engines.lo
 
 # The engine's modules import the extra's packages at module level: checked first, above.
 from hotdata_retrieval.engines.errors import EngineError  # noqa: E402
+from hotdata_retrieval.engines.hnsw import HnswSettings  # noqa: E402
 from hotdata_retrieval.engines.local.database import (  # noqa: E402
     ConcurrentWriteError,
     DatabaseError,
@@ -20,6 +21,7 @@ __all__ = [
     "ConcurrentWriteError",
     "DatabaseError",
     "EngineError",
+    "HnswSettings",
     "LocalEngine",
     "TableEntry",
     "TableLoad",
