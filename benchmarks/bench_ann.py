@@ -109,14 +109,16 @@ def settings(documents: np.ndarray, queries: np.ndarray) -> list[dict[str, Any]]
     index's own top 10 and of the float64 re-score of its 64 candidates."""
     from usearch.index import Index
 
-    from hotdata_retrieval.engines.local.nearest import HNSW_EXPANSION_ADD, hnsw_storage
+    from hotdata_retrieval.engines.hnsw import HnswSettings
+    from hotdata_retrieval.engines.local.nearest import hnsw_storage
 
     exact64 = documents.astype(np.float64)
     truths = [
         set(np.argsort(-(exact64 @ query.astype(np.float64)), kind="stable")[:LIMIT].tolist())
         for query in queries
     ]
-    chosen = (16, HNSW_EXPANSION_ADD, hnsw_storage("cosine_distance"))
+    defaults = HnswSettings()
+    chosen = (defaults.connectivity, defaults.expansion_add, hnsw_storage("cosine_distance"))
     rows = []
     for connectivity, expansion_add, storage in SETTINGS:
         index = Index(

@@ -1,13 +1,20 @@
-"""HNSW settings: each bad value is refused naming it, and the defaults are the measured ones."""
+"""HNSW settings: each bad value is refused naming it, the defaults are the measured ones, and
+the local engine builds, records, reopens and rebuilds its indexes with the settings chosen."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
-from hotdata_retrieval import HnswSettingsError
+from hotdata_retrieval import HnswSettingsError, NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.engines import HnswSettings
+from hotdata_retrieval.engines.local import LocalEngine, _storage
+from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
 
 
 @pytest.mark.parametrize(
@@ -91,3 +98,205 @@ def test_the_error_is_an_engine_error_and_a_value_error() -> None:
         HnswSettings(connectivity=0)
     with pytest.raises(ValueError):
         HnswSettings(connectivity=0)
+
+
+# -- the local engine ------------------------------------------------------------------------
+
+VECTOR_TYPE = pa.list_(pa.float32())
+CHOSEN = HnswSettings(connectivity=8, expansion_add=40, expansion_search=96, storage="float16")
+
+
+def _vectors(count: int = 200, seed: int = 3) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal((count, 12)).astype(np.float32)
+
+
+def _table(vectors: np.ndarray, start: int = 0) -> pa.Table:
+    return pa.table(
+        {
+            "id": list(range(start, start + len(vectors))),
+            "emb": pa.array(vectors.tolist(), VECTOR_TYPE),
+        }
+    )
+
+
+def _opened(engine: LocalEngine, table: str = "v") -> Any:
+    """The usearch index the engine searches ``table``'s ``emb`` column with."""
+    hnsw = engine._loaded(table).vector_index("emb").hnsw
+    assert hnsw is not None
+    return hnsw
+
+
+def _shape(index: Any) -> tuple[int, int, str]:
+    return (int(index.connectivity), int(index.expansion_search), str(index.dtype))
+
+
+@pytest.fixture
+def built(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every usearch index the engine builds, as built (``expansion_add`` is not saved)."""
+    indexes: list[Any] = []
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        index = build_hnsw(*args, **kwargs)
+        indexes.append(index)
+        return index
+
+    monkeypatch.setattr(_storage, "build_hnsw", recording)
+    return indexes
+
+
+@pytest.mark.parametrize(
+    ("function", "settings", "expected"),
+    [
+        ("cosine_distance", HnswSettings(), (16, 64, 64, "ScalarKind.I8")),
+        ("l2_distance", HnswSettings(), (16, 64, 64, "ScalarKind.F32")),
+        ("negative_dot_product", CHOSEN, (8, 40, 96, "ScalarKind.F16")),
+        (
+            "cosine_distance",
+            HnswSettings(connectivity=4, storage="float32"),
+            (4, 64, 64, "ScalarKind.F32"),
+        ),
+    ],
+)
+def test_the_built_index_has_the_chosen_settings(
+    tmp_path: Path, function: str, settings: HnswSettings, expected: tuple[int, int, int, str]
+) -> None:
+    column = VectorColumnIndex(pa.array(_vectors().tolist(), VECTOR_TYPE))
+    index = build_hnsw(column, function, tmp_path / "emb.usearch", settings=settings)
+    shape = (index.connectivity, index.expansion_add, index.expansion_search, str(index.dtype))
+    assert shape == expected
+    assert len(index) == 200
+
+
+def test_a_load_builds_records_and_reopens_with_its_settings(
+    tmp_path: Path, built: list[Any]
+) -> None:
+    with LocalEngine(tmp_path / "db") as engine:
+        entry = engine.load_table(
+            "v", _table(_vectors()), vector_index="hnsw", hnsw_settings=CHOSEN
+        )
+        assert entry.hnsw_settings == CHOSEN
+        assert [index.expansion_add for index in built] == [40]
+        assert _shape(_opened(engine)) == (8, 96, "ScalarKind.F16")
+    catalog = json.loads((tmp_path / "db" / "catalog.json").read_text())
+    assert catalog["tables"]["v"]["hnsw_settings"] == {
+        "connectivity": 8,
+        "expansion_add": 40,
+        "expansion_search": 96,
+        "storage": "float16",
+    }
+    with LocalEngine(tmp_path / "db") as engine:  # reopened: read back from the catalog
+        assert engine.tables["v"].hnsw_settings == CHOSEN
+        assert _shape(_opened(engine)) == (8, 96, "ScalarKind.F16")
+
+
+def test_the_default_settings_are_recorded_when_none_are_given(tmp_path: Path) -> None:
+    with LocalEngine(tmp_path / "db") as engine:
+        entry = engine.load_table("v", _table(_vectors()), vector_index="hnsw")
+        assert entry.hnsw_settings == HnswSettings()
+        assert _shape(_opened(engine)) == (16, 64, "ScalarKind.I8")
+        plain = engine.load_table("plain", _table(_vectors()))
+        assert plain.hnsw_settings is None
+    catalog = json.loads((tmp_path / "db" / "catalog.json").read_text())
+    assert "hnsw_settings" not in catalog["tables"]["plain"]
+
+
+@pytest.mark.parametrize("change", ["upsert", "delete"])
+def test_a_row_change_rebuilds_the_index_with_the_same_settings(
+    tmp_path: Path, built: list[Any], change: str
+) -> None:
+    with LocalEngine(tmp_path / "db") as engine:
+        first = engine.load_table(
+            "v", _table(_vectors()), vector_index="hnsw", vector_metric="l2", hnsw_settings=CHOSEN
+        )
+        if change == "upsert":
+            changed = engine.upsert_rows("v", _table(_vectors(5, seed=9), start=1000))
+        else:
+            assert engine.delete_rows("v", [0, 1, 2]) == 3
+            changed = engine.tables["v"]
+        assert changed.version != first.version
+        assert changed.hnsw_settings == CHOSEN
+        assert [(a.column, a.function) for a in changed.ann_indexes] == [("emb", "l2_distance")]
+        assert [index.expansion_add for index in built] == [40, 40]
+        assert _shape(built[-1]) == (8, 96, "ScalarKind.F16")
+        assert _shape(_opened(engine)) == (8, 96, "ScalarKind.F16")
+    with LocalEngine(tmp_path / "db") as engine:
+        assert _shape(_opened(engine)) == (8, 96, "ScalarKind.F16")
+
+
+def test_a_catalog_without_settings_reads_as_the_defaults(tmp_path: Path, built: list[Any]) -> None:
+    with LocalEngine(tmp_path / "db") as engine:
+        engine.load_table("v", _table(_vectors()), vector_index="hnsw", hnsw_settings=CHOSEN)
+    # As a database written before settings were recorded: its indexes built with defaults.
+    path = tmp_path / "db" / "catalog.json"
+    catalog = json.loads(path.read_text())
+    del catalog["tables"]["v"]["hnsw_settings"]
+    path.write_text(json.dumps(catalog))
+    with LocalEngine(tmp_path / "db") as engine:
+        assert engine.tables["v"].hnsw_settings is None
+        assert int(_opened(engine).expansion_search) == 64
+        changed = engine.upsert_rows("v", _table(_vectors(5, seed=9), start=1000))
+        assert changed.hnsw_settings == HnswSettings()
+        assert _shape(built[-1]) == (16, 64, "ScalarKind.I8")
+        assert built[-1].expansion_add == 64
+
+
+def test_a_search_asks_the_index_for_its_expansion_search(tmp_path: Path) -> None:
+    settings = HnswSettings(expansion_search=96)
+    with LocalEngine(tmp_path / "db") as engine:
+        engine.load_table("v", _table(_vectors()), vector_index="hnsw", hnsw_settings=settings)
+        index = engine._loaded("v").vector_index("emb")
+        asked: list[int] = []
+        real = index.hnsw
+
+        class Recording:
+            expansion_search = real.expansion_search
+
+            def search(self, vector: np.ndarray, count: int) -> Any:
+                asked.append(count)
+                return real.search(vector, count)
+
+        index.hnsw = Recording()
+        query = _vectors(1, seed=5)[0].tolist()
+        for limit in (1, 10, 150):
+            plan = SearchPlan(
+                source=NearestNeighborSearch(table="v", column="emb", query_vector=query),
+                limit=limit,
+                columns=["id"],
+            )
+            assert len(engine.search(plan).keys) == limit
+    assert asked == [96, 96, 151]
+
+
+def test_settings_the_index_cannot_take_are_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    with LocalEngine(tmp_path / "db") as engine:
+        with pytest.raises(HnswSettingsError, match="'int8' is for cosine indexes only"):
+            engine.load_table(
+                "v",
+                _table(_vectors()),
+                vector_index="hnsw",
+                vector_metric="dot",
+                hnsw_settings=HnswSettings(storage="int8"),
+            )
+        with pytest.raises(HnswSettingsError, match="pass vector_index='hnsw' too") as raised:
+            engine.load_table("v", _table(_vectors()), hnsw_settings=HnswSettings())
+        assert raised.value.setting == "hnsw_settings"
+        with pytest.raises(HnswSettingsError, match="must be HnswSettings, got") as raised:
+            engine.load_table(
+                "v",
+                _table(_vectors()),
+                vector_index="hnsw",
+                hnsw_settings={"connectivity": 8},  # type: ignore[arg-type]
+            )
+        assert raised.value.value == {"connectivity": 8}
+        huge = _vectors() * 1e5
+        with pytest.raises(HnswSettingsError, match=r"column 'emb' holds .*use 'float32'"):
+            engine.load_table(
+                "v",
+                _table(huge),
+                vector_index="hnsw",
+                hnsw_settings=HnswSettings(storage="float16"),
+            )
+        assert engine.tables == {}
+    assert not list((tmp_path / "db" / "staging").glob("*"))

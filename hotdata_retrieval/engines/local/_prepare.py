@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import check_reserved_columns
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.hnsw import HnswSettings, HnswSettingsError
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import true_rows
 from hotdata_retrieval.engines.local.tables import key_problem
@@ -40,6 +41,11 @@ class TableLoad:
             ``None``: exact search only.
         vector_metric: the metric the HNSW index of a caller's vector column serves
             (``cosine``, ``l2`` or ``dot``); embedded columns' indexes serve cosine.
+        hnsw_settings: how the HNSW indexes are built and searched (connectivity, build and
+            search expansion, storage); needs ``vector_index="hnsw"``. Default ``None``: the
+            measured :class:`~hotdata_retrieval.engines.hnsw.HnswSettings`. Recorded with the
+            table version (the catalog's ``hnsw_settings``), so ``upsert_rows`` and
+            ``delete_rows`` rebuild the indexes with the same settings.
     """
 
     name: str
@@ -49,11 +55,13 @@ class TableLoad:
     embed_columns: Sequence[str] = ()
     vector_index: str | None = None
     vector_metric: str = "cosine"
+    hnsw_settings: HnswSettings | None = None
 
 
 @attrs.frozen
 class Prepared:
-    """A :class:`TableLoad` checked and normalised: what is written."""
+    """A :class:`TableLoad` checked and normalised: what is written (``hnsw_settings`` is
+    ``None`` exactly when no HNSW index is built)."""
 
     name: str
     data: pa.Table
@@ -61,6 +69,7 @@ class Prepared:
     texts: tuple[str, ...]
     embeds: tuple[str, ...]
     hnsw_function: str | None
+    hnsw_settings: HnswSettings | None = None
 
 
 def prepare(load: TableLoad, embedder: Any) -> Prepared:
@@ -70,6 +79,9 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
         EngineError: a bad table name, a missing or non-text column, a duplicated or NULL key,
             a vector column with an undefined distance, embed columns without an embedder, an
             unknown vector index or metric, or usearch missing for one.
+        HnswSettingsError: ``hnsw_settings`` that are not :class:`~hotdata_retrieval.engines.
+            hnsw.HnswSettings`, given without an HNSW index, or with int8 storage for an L2 or
+            dot-product index.
     """
     table = normalize_identifier(load.name, label="table")
     if any(character in table for character in "./\\") or table.strip() != table:
@@ -100,6 +112,19 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
     if embeds and embedder is None:
         raise EngineError("embed_columns need an embedder: LocalEngine(embedder=...)")
     hnsw_function = None
+    settings = load.hnsw_settings
+    if settings is not None and not isinstance(settings, HnswSettings):
+        raise HnswSettingsError(
+            f"hnsw_settings must be HnswSettings, got {settings!r}",
+            setting="hnsw_settings",
+            value=settings,
+        )
+    if settings is not None and load.vector_index is None:
+        raise HnswSettingsError(
+            "hnsw_settings are for an HNSW index: pass vector_index='hnsw' too",
+            setting="hnsw_settings",
+            value=settings,
+        )
     if load.vector_index is not None:
         if load.vector_index != "hnsw":
             raise EngineError(
@@ -117,8 +142,16 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
         except PlanError as error:
             raise EngineError(str(error)) from None
         hnsw_function = HOTDATA.distance_function(metric)
+        settings = settings or HnswSettings()
+        settings.storage_for(metric)  # int8 storage is refused for L2 and dot product
     return Prepared(
-        name=table, data=data, key=key, texts=texts, embeds=embeds, hnsw_function=hnsw_function
+        name=table,
+        data=data,
+        key=key,
+        texts=texts,
+        embeds=embeds,
+        hnsw_function=hnsw_function,
+        hnsw_settings=settings,
     )
 
 

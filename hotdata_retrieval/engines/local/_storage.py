@@ -139,6 +139,7 @@ def change_rows(
                 embed_columns=create.embed_columns,
                 vector_index=create.vector_index,
                 vector_metric=create.vector_metric,
+                hnsw_settings=create.hnsw_settings,
             )
             prepared = prepare(load, embedder)
             created = _commit_versions(tables, [prepared], {table.name: None}, embedder, False, 64)
@@ -172,6 +173,7 @@ def change_rows(
             embed_columns=tuple(vector.source_column for vector in entry.vector_columns),
             vector_index="hnsw" if entry.ann_indexes else None,
             vector_metric=_caller_metric(entry),
+            hnsw_settings=entry.hnsw_settings if entry.ann_indexes else None,
         )
         prepared = prepare(load, embedder)
         written = _commit_versions(
@@ -349,6 +351,9 @@ def _write_version(
         for column in item.texts:
             build_bm25_index(directory / "bm25" / column, data.column(column).to_pylist())
         ann_indexes = _build_ann_indexes(item, data, directory, vectors, progress)
+    except EngineError:  # a refusal (HNSW settings that do not suit a column), not a failure
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
     except Exception as error:
         shutil.rmtree(directory, ignore_errors=True)
         message = getattr(error, "strerror", None) or " ".join(str(error).split())
@@ -365,6 +370,7 @@ def _write_version(
         text_indexes=item.texts,
         vector_columns=tuple(vectors),
         ann_indexes=ann_indexes,
+        hnsw_settings=item.hnsw_settings if ann_indexes else None,
     )
     return entry, directory, data
 
@@ -376,8 +382,13 @@ def _build_ann_indexes(
     embedded: Sequence[VectorColumn],
     progress: bool,
 ) -> tuple[AnnIndex, ...]:
-    """An HNSW index per vector column, when the load asks for one: an embedded column's
-    serves cosine (how ``vector_search`` ranks), a caller's column the load's metric."""
+    """An HNSW index per vector column, when the load asks for one, built with the load's
+    settings: an embedded column's serves cosine (how ``vector_search`` ranks), a caller's
+    column the load's metric.
+
+    Raises:
+        HnswSettingsError: float16 storage for a column with values past its range.
+    """
     if item.hnsw_function is None:
         return ()
     functions = {vector.name: COSINE_DISTANCE for vector in embedded}
@@ -390,6 +401,8 @@ def _build_ann_indexes(
             VectorColumnIndex(data.column(field.name)),
             function,
             database.ann_index_path(directory, field.name),
+            settings=item.hnsw_settings,
+            column=field.name,
             progress=progress,
         )
         built.append(AnnIndex(column=field.name, function=function))

@@ -54,6 +54,7 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval.engines.hnsw import HnswSettings
 from hotdata_retrieval.errors import ConcurrentWriteError as ConcurrentWriteError
 from hotdata_retrieval.errors import DatabaseError as DatabaseError
 
@@ -103,7 +104,12 @@ class AnnIndex:
 
 @attrs.frozen(kw_only=True)
 class TableEntry:
-    """One table of the database, as recorded in ``catalog.json``."""
+    """One table of the database, as recorded in ``catalog.json``.
+
+    ``hnsw_settings`` are the settings its HNSW indexes were built with, which a row change
+    rebuilds them with; ``None`` when it has none, or when the catalog was written before
+    settings were recorded (the indexes were then built with the defaults).
+    """
 
     name: str
     version: str
@@ -113,6 +119,7 @@ class TableEntry:
     text_indexes: tuple[str, ...] = ()
     vector_columns: tuple[VectorColumn, ...] = ()
     ann_indexes: tuple[AnnIndex, ...] = ()
+    hnsw_settings: HnswSettings | None = None
 
     def ann_index(self, column: str) -> AnnIndex | None:
         """The HNSW index of ``column``, if it has one."""
@@ -127,11 +134,15 @@ class TableEntry:
 
 
 def _entry_to_json(entry: TableEntry) -> dict[str, Any]:
-    return attrs.asdict(entry, recurse=True)
+    document = attrs.asdict(entry, recurse=True)
+    if entry.hnsw_settings is None:
+        del document["hnsw_settings"]  # as a catalog written before settings were recorded
+    return document
 
 
 def _entry_from_json(data: Mapping[str, Any]) -> TableEntry:
     vectors = tuple(VectorColumn(**vector) for vector in data.get("vector_columns", ()))
+    settings = data.get("hnsw_settings")
     return TableEntry(
         name=data["name"],
         version=data["version"],
@@ -141,6 +152,7 @@ def _entry_from_json(data: Mapping[str, Any]) -> TableEntry:
         text_indexes=tuple(data.get("text_indexes", ())),
         vector_columns=vectors,
         ann_indexes=tuple(AnnIndex(**index) for index in data.get("ann_indexes", ())),
+        hnsw_settings=None if settings is None else HnswSettings.from_document(settings),
     )
 
 

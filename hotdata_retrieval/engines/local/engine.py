@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from hotdata_retrieval.compile import DialectProfile
+    from hotdata_retrieval.engines.hnsw import HnswSettings
     from hotdata_retrieval.engines.limits import SqlLimits
     from hotdata_retrieval.engines.local.database import TableEntry
     from hotdata_retrieval.engines.local.tables import LoadedTable
@@ -217,6 +218,7 @@ class LocalEngine(RoutesByIndexes):
         embed_columns: Sequence[str] = (),
         vector_index: str | None = None,
         vector_metric: str = "cosine",
+        hnsw_settings: HnswSettings | None = None,
         progress: bool = False,
         batch_size: int = 64,
     ) -> TableEntry:
@@ -233,12 +235,13 @@ class LocalEngine(RoutesByIndexes):
             vector_index: ``"hnsw"`` to build an approximate index of each vector column
                 (see :class:`TableLoad`); default exact search only.
             vector_metric: the metric a caller's vector column's HNSW index serves.
+            hnsw_settings: how HNSW indexes are built and searched (see :class:`TableLoad`).
             progress: show a progress bar while embedding and building an index.
             batch_size: texts per embedding batch.
 
         Raises:
             EngineError: a missing or non-text column, a duplicated or NULL key, an empty
-                table name, or embed columns without an embedder.
+                table name, no embedder for embed columns, or unusable ``hnsw_settings``.
             DatabaseError: the database cannot be written (the message names the file);
                 nothing was committed.
         """
@@ -250,6 +253,7 @@ class LocalEngine(RoutesByIndexes):
             embed_columns=tuple(embed_columns),
             vector_index=vector_index,
             vector_metric=vector_metric,
+            hnsw_settings=hnsw_settings,
         )
         return self.load_tables([load], progress=progress, batch_size=batch_size)[0]
 
@@ -277,13 +281,9 @@ class LocalEngine(RoutesByIndexes):
             DatabaseError: the database cannot be written, or another process holds the
                 writer lock past ``lock_timeout``; nothing was committed.
         """
+        writer = {"embedder": self.embedder, "lock_timeout": self.lock_timeout}
         return _storage.load_tables(
-            self._open,
-            loads,
-            embedder=self.embedder,
-            lock_timeout=self.lock_timeout,
-            progress=progress,
-            batch_size=batch_size,
+            self._open, loads, progress=progress, batch_size=batch_size, **writer
         )
 
     def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> TableEntry:

@@ -24,7 +24,8 @@ never candidates.
 
 An optional HNSW index (usearch, the library the Hotdata engine's vector index is built on:
 engine contract §2) serves unfiltered queries of its metric approximately; its candidates are
-re-scored in float64 too.
+re-scored in float64 too. How it is built and searched is a
+:class:`~hotdata_retrieval.engines.hnsw.HnswSettings`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hotdata_retrieval.compile import HOTDATA
+from hotdata_retrieval.engines.hnsw import FLOAT16_MAX, HnswSettings, HnswSettingsError
 from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, DimensionMismatchError
 from hotdata_retrieval.plan.search import DistanceMetric
 
@@ -47,11 +49,6 @@ of 384-d unit vectors err by about 1e-6; the margin is a hundred times wider."""
 
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 """Float32's smallest normal number: a squared norm below it has lost its precision."""
-
-_HNSW_CANDIDATES = 64
-"""Rows an HNSW search asks the index for at least: usearch's default search expansion
-(``expansion_search``), so a smaller k costs no more graph work and every k up to it cuts one
-candidate list."""
 
 SELECTIVE_MASK_FRACTION = 8
 """A filter that keeps at most 1 row in this many is screened over its rows alone: the kept
@@ -70,13 +67,18 @@ HNSW_METRICS = {
 }
 """usearch metric per distance function (the Hotdata index's ``Cos``/``L2sq``/``IP``)."""
 
+USEARCH_STORAGE = {"float32": "f32", "float16": "f16", "int8": "i8"}
+"""usearch's scalar kind per :attr:`HnswSettings.storage <hotdata_retrieval.engines.hnsw.
+HnswSettings.storage>`."""
+
 
 class VectorColumnIndex:
     """One vector column of one table version, ready for exact (and optional HNSW) search.
 
     Args:
         vectors: the column, a list array of floats; NULL rows have no vector.
-        hnsw: a loaded usearch index over the same rows (keys = rowids), or ``None``.
+        hnsw: a loaded usearch index over the same rows (keys = rowids), or ``None``; a search
+            asks it for at least its ``expansion_search`` rows.
         hnsw_metric: the distance function the HNSW index serves.
 
     Raises:
@@ -352,8 +354,10 @@ class VectorColumnIndex:
         distance, ``tie_order``); ``None`` when a tie straddles the k-th place, for the caller
         to scan exactly.
 
-        The index is asked for at least :data:`_HNSW_CANDIDATES` rows, whatever k, so every
-        page of one search (k = limit + offset) up to that depth cuts the same candidate list,
+        The index is asked for at least its ``expansion_search`` rows
+        (:attr:`HnswSettings.expansion_search <hotdata_retrieval.engines.hnsw.HnswSettings.
+        expansion_search>`, set when it is opened), whatever k, so every page of one search
+        (k = limit + offset) up to that depth cuts the same candidate list,
         ordered the same way: pages are slices of one ranking. Past it the index is asked for
         k + 1 rows, and among rows tied at the cut the graph returns whichever it reaches
         first, a different subset for each k (duplicate documents have equal vectors); so
@@ -362,7 +366,8 @@ class VectorColumnIndex:
         exact scan would rank rows the candidate list may lack, and pages would no longer
         tile.)
         """
-        count = min(self.present.size, max(k + 1, _HNSW_CANDIDATES))
+        candidates = int(self.hnsw.expansion_search)
+        count = min(self.present.size, max(k + 1, candidates))
         # One query on one thread: dispatching it to a pool costs about 10 us (usearch 2.26).
         found = self.hnsw.search(vector.astype(np.float32), count, threads=1)
         keys = np.asarray(found.keys, dtype=np.int64)
@@ -371,7 +376,7 @@ class VectorColumnIndex:
             rounded = distances.astype(np.float32)
         order = np.lexsort((tie_order[keys], rounded))
         keys, distances, rounded = keys[order], distances[order], rounded[order]
-        if k + 1 > _HNSW_CANDIDATES and k < keys.size and rounded[k] == rounded[k - 1]:
+        if k + 1 > candidates and k < keys.size and rounded[k] == rounded[k - 1]:
             return None
         return keys[:k], distances[:k]
 
@@ -401,47 +406,65 @@ def _float32_matrix(vectors: pa.Array, valid: np.ndarray, dimensions: int) -> np
     return matrix
 
 
-HNSW_EXPANSION_ADD = 64
-"""Candidates an HNSW insert considers (usearch's ``expansion_add``; its default is 128).
-Measured on SciFact's 5,183 all-MiniLM-L6-v2 abstract embeddings, cosine, the 300 test claims,
-one thread (``benchmarks/bench_ann.py``, "HNSW settings"): 64 builds in about half the CPU
-time of 128 for recall@10 0.988 against 0.991 after the float64 re-score of 64 candidates."""
+def hnsw_storage(function: str, settings: HnswSettings | None = None) -> str:
+    """usearch's scalar kind for an HNSW index serving ``function``: the storage ``settings``
+    choose, by default ``i8`` for cosine and ``f32`` otherwise
+    (:meth:`HnswSettings.storage_for <hotdata_retrieval.engines.hnsw.HnswSettings.
+    storage_for>` says why).
 
-
-def hnsw_storage(function: str) -> str:
-    """How the HNSW index stores vectors for ``function``: ``i8`` (one byte a component) for
-    cosine, ``f32`` otherwise.
-
-    usearch quantizes a cosine index's vectors after normalising them, so every component
-    lies in [-1, 1] and loses only rounding; a dot-product or L2 vector has no such bound and
-    would clip. Measured on SciFact (as :data:`HNSW_EXPANSION_ADD`): int8 storage builds in
-    about a fifth of the float32 index's CPU time and holds a quarter of its vector bytes;
-    its own top 10 have recall@10 0.947, and after the float64 re-score of its 64 candidates
-    0.990 (float32: 0.988)."""
-    return "i8" if HNSW_METRICS[function] == "cos" else "f32"
+    Raises:
+        HnswSettingsError: int8 storage for an L2 or dot-product index.
+    """
+    chosen = settings or HnswSettings()
+    metric = HOTDATA.distance_metrics[function]
+    return USEARCH_STORAGE[chosen.storage_for(metric)]
 
 
 def build_hnsw(
-    index: VectorColumnIndex, function: str, path: Path, *, progress: bool = False
+    index: VectorColumnIndex,
+    function: str,
+    path: Path,
+    *,
+    settings: HnswSettings | None = None,
+    column: str = "",
+    progress: bool = False,
 ) -> Any:
     """Build and save an HNSW index of ``index``'s rows for ``function`` at ``path``.
 
-    Keys are rowids; rows with a NULL vector are left out. The graph has usearch's default
-    connectivity (16) and search expansion (64), a build expansion of
-    :data:`HNSW_EXPANSION_ADD` and the storage of :func:`hnsw_storage`; every candidate the
-    index returns is re-scored in float64 from the stored vectors, so storage and expansion
-    decide which rows are candidates, never their order or distances.
+    Keys are rowids; rows with a NULL vector are left out. The graph is shaped by ``settings``
+    (default :class:`~hotdata_retrieval.engines.hnsw.HnswSettings`: connectivity 16, build
+    and search expansion 64, int8 storage for cosine and float32 otherwise, as measured);
+    every candidate the index returns is re-scored in float64 from the stored vectors, so
+    storage and expansion decide which rows are candidates, never their order or distances.
 
     Raises:
+        HnswSettingsError: int8 storage for an L2 or dot-product index, or float16 storage of
+            a column with a component beyond float16's range (its distances would be NaN);
+            the message names ``column``.
         ImportError: usearch is not installed (``pip install 'hotdata-retrieval[ann]'``).
     """
     from usearch.index import Index
 
+    chosen = settings or HnswSettings()
+    storage = hnsw_storage(function, chosen)
+    if storage == "f16" and index.matrix.size:
+        # Two reductions over the matrix in place: no copy of it, as abs() would make.
+        largest = max(float(index.matrix.max()), -float(index.matrix.min()))
+        if largest > FLOAT16_MAX:
+            where = f"column '{column}'" if column else "the vector column"
+            raise HnswSettingsError(
+                f"storage 'float16' holds magnitudes up to {FLOAT16_MAX:g}; {where} holds "
+                f"{largest:g}, which would be an infinity there; use 'float32'",
+                setting="storage",
+                value=chosen.storage,
+            )
     hnsw = Index(
         ndim=index.dimensions,
         metric=HNSW_METRICS[function],
-        dtype=hnsw_storage(function),
-        expansion_add=HNSW_EXPANSION_ADD,
+        dtype=storage,
+        connectivity=chosen.connectivity,
+        expansion_add=chosen.expansion_add,
+        expansion_search=chosen.expansion_search,
     )
     if index.present.size:
         rows = index.matrix[index.present]
@@ -464,8 +487,11 @@ def build_hnsw(
     return hnsw
 
 
-def open_hnsw(path: Path) -> Any:
-    """Open a saved HNSW index, memory-mapped (``usearch`` ``Index.restore(view=True)``).
+def open_hnsw(path: Path, *, expansion_search: int | None = None) -> Any:
+    """Open a saved HNSW index, memory-mapped (``usearch`` ``Index.restore(view=True)``),
+    searching with ``expansion_search`` candidates (default
+    :data:`~hotdata_retrieval.engines.hnsw.DEFAULT_EXPANSION_SEARCH`: the file does not
+    record it; the catalog does).
 
     Raises:
         ImportError: usearch is not installed.
@@ -476,4 +502,8 @@ def open_hnsw(path: Path) -> Any:
     index = Index.restore(str(path), view=True)
     if index is None:
         raise ValueError(f"{path} is not a usearch index")
+    # usearch defines the setter apart from its getter, which type checkers read as none.
+    index.expansion_search = (  # type: ignore[misc]
+        HnswSettings().expansion_search if expansion_search is None else expansion_search
+    )
     return index

@@ -287,10 +287,11 @@ def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> L
                 f"{', '.join(entry.columns)}"
             )
     hnsw: dict[str, tuple[Any, str]] = {}
+    search = entry.hnsw_settings.expansion_search if entry.hnsw_settings else None
     for ann in entry.ann_indexes:
         location = database.ann_index_path(directory, ann.column)
         try:
-            hnsw[ann.column] = (open_hnsw(location), ann.function)
+            hnsw[ann.column] = (open_hnsw(location, expansion_search=search), ann.function)
         except ImportError:
             logger.warning(
                 "table %r has an HNSW index but usearch is not installed: exact search",
