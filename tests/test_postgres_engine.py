@@ -199,3 +199,60 @@ def test_a_page_past_hnsw_ef_search_is_full(engine: PostgresEngine, vectors: np.
     ]
     # 6 rows match "rare": the other 94 of the 100 come from the nearest branch alone
     assert len(fused) == 100 and max(nearest_ranks) >= 94
+
+
+def _index_options(engine: PostgresEngine, index: str) -> list[str]:
+    found = engine.sql(f"SELECT reloptions FROM pg_class WHERE relname = '{index}'")
+    (options,) = found.column("reloptions").to_pylist()
+    return sorted(options or [])
+
+
+def test_hnsw_settings_become_the_index_options(
+    engine: PostgresEngine, vectors: np.ndarray
+) -> None:
+    from hotdata_retrieval.engines import HnswSettings
+
+    data = pa.table(
+        {
+            "id": np.arange(200, dtype=np.int64),
+            "embedding": pa.array(list(vectors[:200]), pa.list_(pa.float32())),
+        }
+    )
+    settings = HnswSettings(connectivity=8, expansion_add=40, storage="float32")
+    engine.load_table("tuned", data, vector_index="hnsw", hnsw_settings=settings)
+    assert _index_options(engine, "tuned__embedding__hnsw") == ["ef_construction=40", "m=8"]
+    engine.load_table("plain", data, vector_index="hnsw")  # pgvector's defaults, written out
+    assert _index_options(engine, "plain__embedding__hnsw") == ["ef_construction=64", "m=16"]
+    query = vectors[0].tolist()
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="tuned", column="embedding", query_vector=query),
+        limit=5,
+    )
+    assert "Index Scan using tuned__embedding__hnsw" in engine.explain(plan)
+
+
+@pytest.mark.parametrize(
+    ("settings", "setting"),
+    [
+        ({"expansion_search": 100}, "expansion_search"),
+        ({"storage": "int8"}, "storage"),
+        ({"storage": "float16"}, "storage"),
+        ({"connectivity": 40, "expansion_add": 64}, "expansion_add"),
+    ],
+)
+def test_hnsw_settings_pgvector_cannot_take_are_refused(
+    engine: PostgresEngine, settings: dict[str, object], setting: str
+) -> None:
+    from hotdata_retrieval import HnswSettingsError
+    from hotdata_retrieval.engines import HnswSettings
+
+    data = pa.table({"id": [1], "embedding": pa.array([[1.0, 0.0]], pa.list_(pa.float32()))})
+    with pytest.raises(HnswSettingsError) as raised:
+        engine.load_table(
+            "refused", data, vector_index="hnsw", hnsw_settings=HnswSettings(**settings)
+        )
+    assert raised.value.setting == setting
+    with pytest.raises(HnswSettingsError, match="pass vector_index='hnsw' too"):
+        engine.load_table("refused", data, hnsw_settings=HnswSettings())
+    with pytest.raises(EngineError, match="not found"):
+        engine.indexes("refused")

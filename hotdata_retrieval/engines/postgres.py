@@ -11,8 +11,9 @@ on 127.0.0.1 and a free port, in a temporary directory, and stops and removes it
 ``<column>__terms`` column of its analysed terms (:mod:`hotdata_retrieval.analysis`; not
 listed among the table's columns) and a GIN index on ``to_tsvector('simple',
 <column>__terms)``, an optional HNSW index per vector column
-(``vector_index="hnsw"``, the operator class of ``vector_metric``) and the catalog rows, in
-one transaction. ``sql(text)`` runs in a read-only transaction.
+(``vector_index="hnsw"``, the operator class of ``vector_metric``, ``m`` and
+``ef_construction`` from ``hnsw_settings``) and the catalog rows, in one transaction.
+``sql(text)`` runs in a read-only transaction.
 
 A search whose plan has a filter and a nearest branch runs with iterative index scans
 (``hnsw.iterative_scan = strict_order``) where pgvector has them (0.8.0 and later), and with
@@ -84,6 +85,7 @@ from hotdata_retrieval.engines._agent_sql import (
 )
 from hotdata_retrieval.engines.checks import merged_kinds
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.hnsw import HnswSettings, HnswSettingsError
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan
 from hotdata_retrieval.engines.store import (
@@ -183,8 +185,56 @@ _GIN_INDEX = sqlglot.parse_one(
     "CREATE INDEX :name ON :table USING gin (to_tsvector(:config, :column))", read="postgres"
 )
 _HNSW_INDEX = sqlglot.parse_one(
-    "CREATE INDEX :name ON :table USING hnsw (:column :operator_class)", read="postgres"
+    "CREATE INDEX :name ON :table USING hnsw (:column :operator_class) "
+    "WITH (m = :m, ef_construction = :ef_construction)",
+    read="postgres",
 )
+
+
+def _pgvector_settings(settings: Any, vector_index: str | None) -> HnswSettings:
+    """``settings`` checked for pgvector's HNSW index (``PostgresEngine.load_table`` says
+    which it takes); ``None`` is the defaults.
+
+    Raises:
+        HnswSettingsError: naming the setting pgvector cannot take.
+    """
+    if settings is None:
+        return HnswSettings()
+    if not isinstance(settings, HnswSettings):
+        raise HnswSettingsError(
+            f"hnsw_settings must be HnswSettings, got {settings!r}",
+            setting="hnsw_settings",
+            value=settings,
+        )
+    if vector_index is None:
+        raise HnswSettingsError(
+            "hnsw_settings are for an HNSW index: pass vector_index='hnsw' too",
+            setting="hnsw_settings",
+            value=settings,
+        )
+    if settings.expansion_search != HnswSettings().expansion_search:
+        raise HnswSettingsError(
+            f"expansion_search {settings.expansion_search} cannot be kept on PostgreSQL: a "
+            "search sets hnsw.ef_search to the rows it ranks; leave it at its default",
+            setting="expansion_search",
+            value=settings.expansion_search,
+        )
+    if settings.storage not in (None, "float32"):
+        raise HnswSettingsError(
+            f"storage {settings.storage!r} is not available on PostgreSQL: pgvector's vector "
+            "type stores float32",
+            setting="storage",
+            value=settings.storage,
+        )
+    if settings.expansion_add < 2 * settings.connectivity:
+        raise HnswSettingsError(
+            f"expansion_add {settings.expansion_add} is pgvector's ef_construction, which must "
+            f"be at least twice m (connectivity {settings.connectivity}): at least "
+            f"{2 * settings.connectivity}",
+            setting="expansion_add",
+            value=settings.expansion_add,
+        )
+    return settings
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -662,15 +712,28 @@ class PostgresEngine(SqlStoreEngine):
         vector_storage: str | None = None,
         vector_model: str | None = None,
         vector_index: str | None = None,
+        hnsw_settings: HnswSettings | None = None,
     ) -> StoreTable:
         """As :meth:`SqlStoreEngine.load_table`, with ``vector_index="hnsw"`` to build an HNSW
         index per vector column, of ``vector_metric``'s operator class.
 
+        ``hnsw_settings`` (needs ``vector_index="hnsw"``; default
+        :class:`~hotdata_retrieval.engines.hnsw.HnswSettings`, whose connectivity 16 and build
+        expansion 64 are pgvector's own defaults) give the index's ``m`` (``connectivity``)
+        and ``ef_construction`` (``expansion_add``), which pgvector needs to be at least twice
+        ``m``. Its ``expansion_search`` must stay the default: a search here sets
+        ``hnsw.ef_search`` to the rows it ranks (module docstring). Its ``storage`` may be
+        ``None`` or ``float32``: the ``vector`` type stores float32.
+
         Raises:
             EngineError: as there, or an unknown ``vector_index``.
+            HnswSettingsError: ``hnsw_settings`` without an HNSW index, not
+                :class:`~hotdata_retrieval.engines.hnsw.HnswSettings`, or a setting pgvector
+                cannot take (naming it).
         """
         if vector_index not in (None, "hnsw"):
             raise EngineError(f"vector_index must be 'hnsw' or None, got {vector_index!r}")
+        self._hnsw_settings = _pgvector_settings(hnsw_settings, vector_index)
         self._vector_index = vector_index
         try:
             return super().load_table(
@@ -684,8 +747,10 @@ class PostgresEngine(SqlStoreEngine):
             )
         finally:
             self._vector_index = None
+            self._hnsw_settings = HnswSettings()
 
     _vector_index: str | None = None
+    _hnsw_settings: HnswSettings = HnswSettings()
 
     def _write_table(
         self,
@@ -772,6 +837,10 @@ class PostgresEngine(SqlStoreEngine):
                                     table=target.copy(),
                                     column=exp.column(_quoted(vector.name)),
                                     operator_class=exp.var(operator_class),
+                                    m=exp.Literal.number(self._hnsw_settings.connectivity),
+                                    ef_construction=exp.Literal.number(
+                                        self._hnsw_settings.expansion_add
+                                    ),
                                 ),
                             )
                         )
