@@ -1,5 +1,6 @@
 """HNSW settings: each bad value is refused naming it, the defaults are the measured ones, and
-the local engine builds, records, reopens and rebuilds its indexes with the settings chosen."""
+the local engine builds, records, reopens and rebuilds its indexes with the settings chosen, and
+``hdq load``'s ``--hnsw-*`` options reach the index or are refused on one line."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from click.testing import CliRunner, Result
 
 from hotdata_retrieval import HnswSettingsError, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
 from hotdata_retrieval.engines import HnswSettings
 from hotdata_retrieval.engines.local import LocalEngine, _storage
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
@@ -300,3 +305,115 @@ def test_settings_the_index_cannot_take_are_refused_before_anything_is_written(
             )
         assert engine.tables == {}
     assert not list((tmp_path / "db" / "staging").glob("*"))
+
+
+# -- hdq load --------------------------------------------------------------------------------
+
+
+def _invoke(*arguments: str) -> Result:
+    return CliRunner().invoke(main, list(arguments))
+
+
+def _jsonl(tmp_path: Path) -> Path:
+    source = tmp_path / "docs.jsonl"
+    rows = [{"id": str(i), "body": f"fox number {i} of the river"} for i in range(40)]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return source
+
+
+def test_hdq_load_options_reach_the_index(tmp_path: Path) -> None:
+    database = tmp_path / "db"
+    result = _invoke(
+        "load", str(_jsonl(tmp_path)), "--database", str(database), "--embedder", "hashing",
+        "--vector-index", "hnsw", "--hnsw-connectivity", "8", "--hnsw-expansion-add", "40",
+        "--hnsw-expansion-search", "96", "--hnsw-storage", "float16", "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == EXIT_OK, result.stderr
+    (table,) = json.loads(result.stdout)["tables"]
+    assert table["hnsw_settings"] == CHOSEN.to_document()
+    with LocalEngine(database) as engine:
+        assert engine.tables["docs"].hnsw_settings == CHOSEN
+        assert _shape(engine._loaded("docs").vector_index("body_embedding").hnsw) == (
+            8,
+            96,
+            "ScalarKind.F16",
+        )
+
+
+def test_hdq_load_without_options_records_the_defaults(tmp_path: Path) -> None:
+    result = _invoke(
+        "load", str(_jsonl(tmp_path)), "--database", str(tmp_path / "db"), "--embedder",
+        "hashing", "--vector-index", "hnsw", "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == EXIT_OK, result.stderr
+    assert json.loads(result.stdout)["tables"][0]["hnsw_settings"] == HnswSettings().to_document()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--hnsw-connectivity", "8"], "--hnsw-connectivity needs --vector-index hnsw"),
+        (["--hnsw-storage", "int8"], "--hnsw-storage needs --vector-index hnsw"),
+        (
+            ["--vector-index", "hnsw", "--hnsw-connectivity", "1"],
+            "Invalid value for '--hnsw-connectivity': 1 is not in the range 2<=x<=100.",
+        ),
+        (
+            ["--vector-index", "hnsw", "--hnsw-storage", "f16"],
+            "Invalid value for '--hnsw-storage': 'f16' is not one of 'float32', 'float16', "
+            "'int8'.",
+        ),
+        (
+            ["--engine", "postgres", "--database", "postgresql://nobody@127.0.0.1:1/none",
+             "--vector-index", "hnsw", "--hnsw-storage", "int8"],
+            "--hnsw-storage int8 is for --engine local: pgvector's vector type stores float32",
+        ),
+        (
+            ["--engine", "postgres", "--database", "postgresql://nobody@127.0.0.1:1/none",
+             "--vector-index", "hnsw", "--hnsw-expansion-search", "96"],
+            "--hnsw-expansion-search is for --engine local: on postgres a search sets "
+            "hnsw.ef_search to the rows it ranks",
+        ),
+    ],
+)  # fmt: skip
+def test_hdq_load_refuses_options_it_cannot_use_as_a_usage_error(
+    tmp_path: Path, options: list[str], message: str
+) -> None:
+    database = tmp_path / "db"
+    result = _invoke("load", str(_jsonl(tmp_path)), "--database", str(database), *options)
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.splitlines()[0] == f"hdq load: error: {message}"
+    assert not (database / "catalog.json").exists()
+
+
+def test_hdq_load_names_the_option_of_a_setting_the_data_cannot_take(tmp_path: Path) -> None:
+    source = tmp_path / "points.parquet"
+    huge = (_vectors(20) * 1e5).tolist()
+    pq.write_table(pa.table({"id": list(range(20)), "emb": pa.array(huge, VECTOR_TYPE)}), source)
+    result = _invoke(
+        "load", str(source), "--database", str(tmp_path / "db"), "--no-embed",
+        "--vector-index", "hnsw", "--hnsw-storage", "float16",
+    )  # fmt: skip
+    assert result.exit_code == EXIT_INVALID_PLAN
+    (line,) = [line for line in result.stderr.splitlines() if not line.startswith("note:")]
+    assert line.startswith("hdq load: error: --hnsw-storage 'float16' holds magnitudes up to")
+    assert "column 'emb'" in line
+
+
+def test_hdq_load_passes_the_options_to_postgres(tmp_path: Path, postgres_url: str) -> None:
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    result = _invoke(
+        "load", str(_jsonl(tmp_path)), "--engine", "postgres", "--database", postgres_url,
+        "--embedder", "hashing", "--table", "cli_tuned", "--vector-index", "hnsw",
+        "--hnsw-connectivity", "8", "--hnsw-expansion-add", "40",
+    )  # fmt: skip
+    assert result.exit_code == EXIT_OK, result.stderr
+    with PostgresEngine(postgres_url) as engine:
+        found = engine.sql(
+            "SELECT reloptions FROM pg_class WHERE relname = 'cli_tuned__body_embedding__hnsw'"
+        )
+        assert sorted(found.column("reloptions").to_pylist()[0]) == [
+            "ef_construction=40",
+            "m=8",
+        ]

@@ -20,10 +20,65 @@ from hotdata_retrieval.cli._local import (
     embedder_named,
     reports_errors,
 )
+from hotdata_retrieval.engines.hnsw import (
+    CONNECTIVITY_RANGE,
+    EXPANSION_ADD_RANGE,
+    EXPANSION_SEARCH_RANGE,
+    STORAGES,
+    HnswSettings,
+    HnswSettingsError,
+)
 from hotdata_retrieval.extras import require_extra
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+
+HNSW_OPTIONS = {
+    "connectivity": "--hnsw-connectivity",
+    "expansion_add": "--hnsw-expansion-add",
+    "expansion_search": "--hnsw-expansion-search",
+    "storage": "--hnsw-storage",
+}
+"""Each HNSW setting's option (:class:`~hotdata_retrieval.engines.hnsw.HnswSettings`)."""
+
+_SETTING_NAME = re.compile(rf"\b({'|'.join(HNSW_OPTIONS)})\b")
+
+
+def hnsw_settings(
+    given: dict[str, Any], *, vector_index: str | None, engine_name: str
+) -> HnswSettings | None:
+    """The settings the ``--hnsw-*`` options ``given`` (setting → value, ``None`` when not
+    given) choose, ``None`` when none is given.
+
+    Raises:
+        click.UsageError: an option without ``--vector-index hnsw``, or one PostgreSQL cannot
+            keep (``--hnsw-expansion-search``, a ``--hnsw-storage`` other than float32).
+    """
+    chosen = {setting: value for setting, value in given.items() if value is not None}
+    if not chosen:
+        return None
+    first = HNSW_OPTIONS[next(iter(chosen))]
+    if vector_index is None:
+        raise click.UsageError(f"{first} needs --vector-index hnsw")
+    if engine_name == "postgres":
+        if "expansion_search" in chosen:
+            raise click.UsageError(
+                "--hnsw-expansion-search is for --engine local: on postgres a search sets "
+                "hnsw.ef_search to the rows it ranks"
+            )
+        if chosen.get("storage", "float32") != "float32":
+            raise click.UsageError(
+                f"--hnsw-storage {chosen['storage']} is for --engine local: pgvector's vector "
+                "type stores float32"
+            )
+    return HnswSettings(**chosen)
+
+
+def _in_option_terms(error: HnswSettingsError) -> CommandError:
+    """``error`` as a command error naming the ``--hnsw-*`` options, not the settings."""
+    message = _SETTING_NAME.sub(lambda found: HNSW_OPTIONS[found.group(1)], str(error))
+    return CommandError(message)
 
 
 _KEY_LIKE_NAME = re.compile(r"(?:^|_)(?:id|key|uuid)$|[a-z](?:Id|ID|Key)$", re.IGNORECASE)
@@ -127,6 +182,7 @@ def _load_into_store(
     embed_columns: Sequence[str],
     no_embed: bool,
     vector_index: str | None,
+    settings: HnswSettings | None,
     key_column: str | None,
     embedder: str,
     batch_size: int,
@@ -184,6 +240,8 @@ def _load_into_store(
                 options["vector_model"] = str(model.name)
             if searchable and vector_index is not None:
                 options["vector_index"] = vector_index
+                if settings is not None:
+                    options["hnsw_settings"] = settings
             engine.load_table(
                 name,
                 data,
@@ -246,6 +304,33 @@ def _load_into_store(
     "nearest-neighbour queries use it, all others scan exactly. Needs the ann extra.  "
     "[default: exact search only]",
 )
+@click.option(
+    "--hnsw-connectivity",
+    type=click.IntRange(*CONNECTIVITY_RANGE),
+    metavar="N",
+    help="Neighbours each row links to in the HNSW index (pgvector's m): more is better recall, "
+    "more memory, a slower build.  [default: 16]",
+)
+@click.option(
+    "--hnsw-expansion-add",
+    type=click.IntRange(*EXPANSION_ADD_RANGE),
+    metavar="N",
+    help="Candidates each insert considers while the HNSW index is built (pgvector's "
+    "ef_construction).  [default: 64]",
+)
+@click.option(
+    "--hnsw-expansion-search",
+    type=click.IntRange(*EXPANSION_SEARCH_RANGE),
+    metavar="N",
+    help="Candidates each search gathers from the HNSW index and re-scores exactly; local "
+    "engine only.  [default: 64]",
+)
+@click.option(
+    "--hnsw-storage",
+    type=click.Choice(STORAGES),
+    help="How the HNSW index stores vectors; local engine only (postgres: float32).  "
+    "[default: int8 for cosine, float32 otherwise]",
+)
 @click.option("--key-column", metavar="COLUMN", help="The unique key.  [default: id]")
 @click.option(
     "--embedder",
@@ -278,6 +363,10 @@ def load(
     embed_columns: Sequence[str],
     no_embed: bool,
     vector_index: str | None,
+    hnsw_connectivity: int | None,
+    hnsw_expansion_add: int | None,
+    hnsw_expansion_search: int | None,
+    hnsw_storage: str | None,
     key_column: str | None,
     embedder: str,
     batch_size: int,
@@ -291,8 +380,56 @@ def load(
     .parquet file. A file's BM25 index and embeddings go on its longest text column (by mean
     length) unless --text-column names others. Loading into an existing table needs --replace;
     an interrupted load leaves the previous one intact, and unchanged texts are not embedded
-    again.
+    again. The --hnsw-* options choose how --vector-index hnsw builds and searches its index.
     """
+    settings = hnsw_settings(
+        {
+            "connectivity": hnsw_connectivity,
+            "expansion_add": hnsw_expansion_add,
+            "expansion_search": hnsw_expansion_search,
+            "storage": hnsw_storage,
+        },
+        vector_index=vector_index,
+        engine_name=engine_name,
+    )
+    try:
+        _load(
+            source,
+            database,
+            engine_name,
+            table,
+            text_columns,
+            embed_columns,
+            no_embed,
+            vector_index,
+            settings,
+            key_column,
+            embedder,
+            batch_size,
+            replace,
+            output_format,
+        )
+    except HnswSettingsError as error:
+        raise _in_option_terms(error) from None
+
+
+def _load(
+    source: Path,
+    database: Path,
+    engine_name: str,
+    table: str | None,
+    text_columns: Sequence[str],
+    embed_columns: Sequence[str],
+    no_embed: bool,
+    vector_index: str | None,
+    settings: HnswSettings | None,
+    key_column: str | None,
+    embedder: str,
+    batch_size: int,
+    replace: bool,
+    output_format: str,
+) -> None:
+    """``hdq load``'s work, its options checked."""
     if is_stdin(source):
         raise click.BadParameter(
             "'-' (stdin) cannot be loaded: the format comes from the file's suffix (.jsonl, "
@@ -309,6 +446,7 @@ def load(
             embed_columns=embed_columns,
             no_embed=no_embed,
             vector_index=vector_index,
+            settings=settings,
             key_column=key_column,
             embedder=embedder,
             batch_size=batch_size,
@@ -362,6 +500,7 @@ def load(
                     text_columns=texts if searchable else (),
                     embed_columns=embeds if searchable else (),
                     vector_index=vector_index if searchable else None,
+                    hnsw_settings=settings if searchable else None,
                 )
             )
         # One commit for every table of the source: a BEIR directory lands whole or not at all.
@@ -376,6 +515,9 @@ def load(
                         {"column": index.column, "function": index.function}
                         for index in entry.ann_indexes
                     ],
+                    "hnsw_settings": (
+                        entry.hnsw_settings.to_document() if entry.hnsw_settings else None
+                    ),
                     "vector_columns": [
                         {
                             "column": vector.name,
