@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.cli.exit_codes import EXIT_OK
 from hotdata_retrieval.demo import support_tickets
-from hotdata_retrieval.engines.local._storage import embedding_label
+from hotdata_retrieval.engines.local._embedding_cache import embedding_label
 
 
 def ticket_counts() -> tuple[int, int]:

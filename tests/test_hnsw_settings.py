@@ -256,9 +256,9 @@ def test_a_search_asks_the_index_for_its_expansion_search(tmp_path: Path) -> Non
         class Recording:
             expansion_search = real.expansion_search
 
-            def search(self, vector: np.ndarray, count: int) -> Any:
+            def search(self, vector: np.ndarray, count: int, **options: Any) -> Any:
                 asked.append(count)
-                return real.search(vector, count)
+                return real.search(vector, count, **options)
 
         index.hnsw = Recording()
         query = _vectors(1, seed=5)[0].tolist()

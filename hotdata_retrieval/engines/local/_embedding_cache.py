@@ -22,9 +22,10 @@ merged into one once there are more than :data:`MERGE_SEGMENTS` of them.
 
 It is only a cache: a segment that cannot be read is removed, one that holds vectors of
 another length or non-finite values is skipped, each with a warning (their texts are embedded
-again), and a segment that cannot be written costs only time on the next load. Writers need no lock: segment names
-are unique, and a merge writes the merged segment before it removes what it merged, so a
-text is always in some segment (two merges at once leave a duplicate, which reads the same).
+again), and a segment that cannot be written costs only time on the next load. Writers need
+no lock: segment names are unique, and a merge writes the merged segment before it removes
+what it merged, so a text is always in some segment (two merges at once leave a duplicate,
+which reads the same).
 Removing ``<database>/embeddings`` is always safe.
 
 Databases written before this cache kept one cache per table and column
@@ -41,11 +42,14 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from hotdata_retrieval.engines.local import database
 
 logger = logging.getLogger(__name__)
 
@@ -267,3 +271,60 @@ class PendingVectors:
             self._cache.add(self._hashes, np.concatenate(self._vectors))
         self._hashes, self._vectors = [], []
         self._since = time.monotonic()
+
+
+def embedding_label(table: str, column: str, hashes: Sequence[str | None], count: int) -> str:
+    """The progress bar's label for embedding ``count`` texts of a column whose rows have
+    ``hashes`` (``None`` for a null). The bar counts the distinct texts not embedded before,
+    so when that is not the row count the label says both: ``embedding tickets.body (143 texts
+    of 144 rows)``, or ``(12 new texts of 5183 rows)`` when the others were embedded before."""
+    label = f"embedding {table}.{column}"
+    if count == len(hashes):
+        return label
+    distinct = len({value for value in hashes if value})
+    new = "new " if count < distinct else ""
+    texts = "text" if count == 1 else "texts"
+    rows = "row" if len(hashes) == 1 else "rows"
+    return f"{label} ({count} {new}{texts} of {len(hashes)} {rows})"
+
+
+def embed_column(
+    root: Path,
+    embedder: Any,
+    table: str,
+    column: str,
+    texts: list[Any],
+    progress: bool,
+    batch_size: int,
+) -> np.ndarray:
+    """The column's vectors: those of texts the same model embedded before, in any table of
+    the database, read from its embedding cache; the rest embedded in batches and written to
+    the cache as they come (:mod:`~hotdata_retrieval.engines.local._embedding_cache`)."""
+    from hotdata_retrieval.embed import embed_in_batches
+
+    model = str(embedder.name)
+    dimensions = int(embedder.dimensions)
+    hashes = database.text_hashes([t if isinstance(t, str) else None for t in texts])
+    cache = EmbeddingCache(root, model, dimensions)
+    cache.adopt_legacy(table, column)
+    cached = cache.vectors(h for h in hashes if h)
+    missing = sorted({h for h in hashes if h and h not in cached})
+    first_text = {h: t for h, t in zip(hashes, texts) if h}
+    if missing:
+        with cache.pending() as pending:
+            fresh = embed_in_batches(
+                embedder,
+                [first_text[h] for h in missing],
+                batch_size=batch_size,
+                progress=progress,
+                description=embedding_label(table, column, hashes, len(missing)),
+                on_batch=lambda start, vectors: pending.add(
+                    missing[start : start + len(vectors)], vectors
+                ),
+            )
+        cached.update(zip(missing, fresh))
+    matrix = np.zeros((len(texts), dimensions), dtype=np.float32)
+    for row, value in enumerate(hashes):
+        if value:
+            matrix[row] = cached[value]
+    return matrix

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -19,7 +18,7 @@ from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables
-from hotdata_retrieval.engines.local._embedding_cache import EmbeddingCache
+from hotdata_retrieval.engines.local._embedding_cache import embed_column
 from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, is_vector_type, prepare
 from hotdata_retrieval.engines.local._session import check_registrable
 from hotdata_retrieval.engines.local.bm25 import build_bm25_index
@@ -329,7 +328,7 @@ def _write_version(
     for column in item.embeds:
         vector_name = f"{column}_embedding"
         texts = data.column(column).to_pylist()
-        matrix = _embed_column(root, embedder, item.name, column, texts, progress, batch_size)
+        matrix = embed_column(root, embedder, item.name, column, texts, progress, batch_size)
         missing = pa.array([text is None for text in texts], type=pa.bool_())
         array = pa.FixedSizeListArray.from_arrays(
             pa.array(matrix.reshape(-1), type=pa.float32()), matrix.shape[1], mask=missing
@@ -407,60 +406,3 @@ def _build_ann_indexes(
         )
         built.append(AnnIndex(column=field.name, function=function))
     return tuple(built)
-
-
-def embedding_label(table: str, column: str, hashes: Sequence[str | None], count: int) -> str:
-    """The progress bar's label for embedding ``count`` texts of a column whose rows have
-    ``hashes`` (``None`` for a null). The bar counts the distinct texts not embedded before,
-    so when that is not the row count the label says both: ``embedding tickets.body (143 texts
-    of 144 rows)``, or ``(12 new texts of 5183 rows)`` when the others were embedded before."""
-    label = f"embedding {table}.{column}"
-    if count == len(hashes):
-        return label
-    distinct = len({value for value in hashes if value})
-    new = "new " if count < distinct else ""
-    texts = "text" if count == 1 else "texts"
-    rows = "row" if len(hashes) == 1 else "rows"
-    return f"{label} ({count} {new}{texts} of {len(hashes)} {rows})"
-
-
-def _embed_column(
-    root: Path,
-    embedder: Any,
-    table: str,
-    column: str,
-    texts: list[Any],
-    progress: bool,
-    batch_size: int,
-) -> np.ndarray:
-    """The column's vectors: those of texts the same model embedded before, in any table of
-    the database, read from its embedding cache; the rest embedded in batches and written to
-    the cache as they come (:mod:`~hotdata_retrieval.engines.local._embedding_cache`)."""
-    from hotdata_retrieval.embed import embed_in_batches
-
-    model = str(embedder.name)
-    dimensions = int(embedder.dimensions)
-    hashes = database.text_hashes([t if isinstance(t, str) else None for t in texts])
-    cache = EmbeddingCache(root, model, dimensions)
-    cache.adopt_legacy(table, column)
-    cached = cache.vectors(h for h in hashes if h)
-    missing = sorted({h for h in hashes if h and h not in cached})
-    first_text = {h: t for h, t in zip(hashes, texts) if h}
-    if missing:
-        with cache.pending() as pending:
-            fresh = embed_in_batches(
-                embedder,
-                [first_text[h] for h in missing],
-                batch_size=batch_size,
-                progress=progress,
-                description=embedding_label(table, column, hashes, len(missing)),
-                on_batch=lambda start, vectors: pending.add(
-                    missing[start : start + len(vectors)], vectors
-                ),
-            )
-        cached.update(zip(missing, fresh))
-    matrix = np.zeros((len(texts), dimensions), dtype=np.float32)
-    for row, value in enumerate(hashes):
-        if value:
-            matrix[row] = cached[value]
-    return matrix
