@@ -95,6 +95,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("lint", ["missing.sql"], EXIT_ERROR, "cannot read 'missing.sql'"),
     ("lint", ["{unparsable}"], EXIT_ERROR, "parse error"),
     ("mcp", ["--table", "nope"], 1, "'default.public.nope' not found"),
+    ("ddn serve", ["--table", "notes", "--top-k", "9", "--max-top-k", "5"], 2, "--top-k"),
+    ("ddn metadata", ["--table", "notes", "--filter-column", "nope"], 1, "--filter-column"),
     ("spec export", ["{file}/cases"], 1, "cannot write cases"),
     ("spec verify", ["--cases", "{file}"], 2, "'--cases'"),
     ("tune", ["--queries", "{file}", "--qrels", "{file}", "--methods", "linear"], 2,
@@ -121,7 +123,15 @@ def _arguments(command: str, arguments: list[str], database: Path, tmp_path: Pat
         .replace("{file}", str(regular))
         for item in arguments
     ]
-    needs_database = command in ("search", "load", "demo", "mcp", "tune")
+    needs_database = command in (
+        "search",
+        "load",
+        "demo",
+        "mcp",
+        "tune",
+        "ddn serve",
+        "ddn metadata",
+    )
     return [
         *command.split(),
         *replaced,
@@ -165,8 +175,13 @@ def test_every_error_has_one_prefix_and_names_the_users_option(
 
 
 def _command_paths(group: click.Group, prefix: str = "") -> set[str]:
+    """Every command under ``group``, each loaded (the commands are imported on use, so
+    ``group.commands`` holds only those some earlier test ran)."""
     paths = set()
-    for name, command in group.commands.items():
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
         path = f"{prefix}{name}"
         if isinstance(command, click.Group):
             paths |= _command_paths(command, f"{path} ")

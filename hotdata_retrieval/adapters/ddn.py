@@ -61,6 +61,7 @@ from hotdata_retrieval.adapters.toolkit import (
 )
 from hotdata_retrieval.engines.base import query_embedder
 from hotdata_retrieval.engines.checks import ValueKind, arrow_value_kind
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import InputLimitError, InputLimits
 from hotdata_retrieval.errors import ConnectorError, HotdataRetrievalError, PlanError, ToolError
 from hotdata_retrieval.plan.names import TableName
@@ -170,7 +171,10 @@ def column_kinds(engine: Any, table: TableName, columns: Sequence[str]) -> dict[
 
         kinds = value_kinds(describe(table))
     elif callable(read_table) and columns:
-        schema = read_table(table, columns=list(columns)).schema
+        try:
+            schema = read_table(table, columns=list(columns)).schema
+        except EngineError as error:  # the engine's message names the column and the columns
+            raise ToolError(f"filter column: {error}") from None
         kinds = {field.name: arrow_value_kind(field.type) for field in schema}
     elif columns:
         raise ToolError(
@@ -179,7 +183,10 @@ def column_kinds(engine: Any, table: TableName, columns: Sequence[str]) -> dict[
         )
     missing = [column for column in columns if column not in kinds]
     if missing:
-        raise ToolError(f"table {table} has no column {missing[0]!r}")
+        raise ToolError(
+            f"filter column {missing[0]!r} is not a column of table {table}; columns: "
+            f"{', '.join(kinds)}"
+        )
     return {column: kinds[column] for column in columns}
 
 

@@ -21,8 +21,9 @@ import click
 
 from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS
 from hotdata_retrieval.cli._engines import engine_option
+from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
-from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.errors import HotdataRetrievalError, ToolError
 from hotdata_retrieval.extras import require_extra
 
 DEFAULT_PORT = 8080
@@ -79,6 +80,10 @@ def _function(
         MissingExtraError: the ``ddn`` extra (or the engine's) is not installed.
         HotdataRetrievalError: no such table, or a bad filter column.
     """
+    if default_top_k > max_top_k:
+        raise click.BadParameter(
+            f"{default_top_k} exceeds --max-top-k ({max_top_k})", param_hint="'--top-k'"
+        )
     require_extra("ddn", needed_by="hdq ddn")
     from hotdata_retrieval.adapters.ddn import create_app
     from hotdata_retrieval.cli.search import _open_engine, _vector_models
@@ -98,6 +103,12 @@ def _function(
             default_top_k=default_top_k,
             max_top_k=max_top_k,
         )
+    except ToolError as error:
+        engine.close()
+        message = str(error)
+        if message.startswith("filter column"):  # said in the terms of the option that named it
+            raise CommandError("--filter-column" + message.removeprefix("filter column")) from None
+        raise
     except BaseException:
         engine.close()
         raise
