@@ -42,6 +42,14 @@ is also timed on its own), the first (cold) hybrid search, and the process's pea
 size (``resource.getrusage``; a high-water mark for the whole process, so the largest size's
 figure includes the smaller ones').
 
+Measured elsewhere, on the same synthetic table: filtered search at 1% and 10% selectivity —
+the local engine's plans against unfiltered, and filtered exact nearest neighbours against
+the NumPy floors (product then mask, passing rows), DuckDB and LanceDB, in one run of
+interleaved rounds — in ``bench_filtered.py``, which builds the table with its ``bucket``
+columns; ``load_table``'s rows per second against its raw floor, and the resident memory of
+a process after opening the table and after searching it, in ``bench_load.py``; the HNSW
+build's CPU time against raw usearch in ``bench_ann.py`` (on real embeddings).
+
 This script reports; it asserts nothing about time.
 """
 
