@@ -24,6 +24,7 @@ from hotdata_retrieval import (
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines import OPTIONAL_CAPABILITIES, Engine
 from hotdata_retrieval.engines.duckdb import DuckdbEngine
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hotdata import HotdataEngine
 from hotdata_retrieval.engines.lancedb import LancedbEngine
 from hotdata_retrieval.engines.local import LocalEngine
@@ -136,6 +137,20 @@ def test_optional_capabilities_are_outside_the_contract() -> None:
     assert not set(OPTIONAL_CAPABILITIES) & set(CONTRACT)
     assert hasattr(LocalEngine, "stream_sql") and not hasattr(HotdataEngine, "stream_sql")
     assert hasattr(HotdataEngine, "index_catalog") and not hasattr(LocalEngine, "index_catalog")
+
+
+def test_the_local_engine_names_the_model_that_made_a_tables_vectors(
+    local: LocalEngine,
+) -> None:
+    """``vector_model``, as the stores have it: the embedder of an embedded column, none for
+    a caller's vectors; ``embedder_for`` is the engine's embedder only where it made them."""
+    assert local.vector_model("kb") == EMBEDDER.name
+    assert local.embedder_for("kb") is EMBEDDER
+    assert local.vector_model("tickets") is None
+    assert local.embedder_for("tickets") is None
+    assert "vector_model" in OPTIONAL_CAPABILITIES
+    with pytest.raises(EngineError, match=r"table 'default\.public\.nowhere' not found"):
+        local.vector_model("nowhere")
 
 
 def test_each_engine_routes_under_its_policy(local: LocalEngine, hotdata: HotdataEngine) -> None:

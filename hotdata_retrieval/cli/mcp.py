@@ -85,10 +85,9 @@ def open_local_engine(database: str, table: str) -> Any:
         )
     engine = LocalEngine(directory.absolute())
     try:
-        name = engine.indexes(table).table.name
-        models = sorted({vector.model for vector in engine.tables[name].vector_columns})
-        if models:
-            engine.embedder = embedder_for_model(models[0])
+        model = engine.vector_model(table)
+        if model is not None:
+            engine.embedder = embedder_for_model(model)
     except BaseException:
         engine.close()
         raise

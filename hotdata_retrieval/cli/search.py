@@ -270,15 +270,11 @@ def _open_engine(engine_name: str, database: Path) -> Any:
 
 
 def _vector_models(engine: Any, indexes: TableIndexes) -> set[str]:
-    """The embedders that made the table's vector columns (their names)."""
+    """The embedder that made the table's vector columns (its name), where the engine records
+    it (its ``vector_model``; the Hotdata engine does not: then none is known)."""
     vector_model = getattr(engine, "vector_model", None)
-    if vector_model is not None:
-        model = vector_model(indexes.table)
-        return {model} if model else set()
-    tables = getattr(engine, "tables", None)
-    if tables is None:  # an engine that does not record the model (Hotdata): none is known
-        return set()
-    return {v.model for v in tables[indexes.table.name].vector_columns}
+    model = vector_model(indexes.table) if callable(vector_model) else None
+    return {model} if model else set()
 
 
 @click.command("search")

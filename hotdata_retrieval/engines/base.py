@@ -28,6 +28,9 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
   prefers it to ``sql``.
 - ``embedder_for(table)``: the embedder a search of the table needs on the caller's side, or
   ``None``.
+- ``vector_model(table)``: the name of the embedder that made the table's vectors, where the
+  engine records it (the local engine and the stores the library loads: ``hdq load`` writes
+  it), else ``None``; the command line embeds queries with that model.
 - ``tables``: a mapping of every table's name (the local engine); the SQL tool's linter then
   reads every table's indexes.
 - ``index_catalog(table)``: the table's indexes as an
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
 OPTIONAL_CAPABILITIES = (
     "stream_sql",
     "embedder_for",
+    "vector_model",
     "tables",
     "index_catalog",
     "sql_name",

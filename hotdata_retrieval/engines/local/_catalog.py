@@ -154,6 +154,17 @@ class OpenTables:
             key_column=reported_key(entry.key_column, entry.columns),
         )
 
+    def vector_models(self, reference: str | TableName) -> tuple[str, ...]:
+        """The names of the embedders that made the vectors of the table ``reference`` names,
+        sorted (empty when none was embedded at load), the catalog followed first.
+
+        Raises:
+            EngineError: no such table, or it is damaged.
+        """
+        self.refresh()
+        entry = self.loaded(reference).entry
+        return tuple(sorted({vector.model for vector in entry.vector_columns if vector.model}))
+
     def read(self, reference: str | TableName, columns: Sequence[str] | None) -> pa.Table:
         """The rows of the table ``reference`` names (``columns`` of them, in that order).
 

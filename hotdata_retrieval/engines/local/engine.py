@@ -140,8 +140,7 @@ class LocalEngine(RoutesByIndexes):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the sessions and stop the SQL worker; a temporary database directory is
-        deleted."""
+        """Release the sessions and stop the SQL worker; a temporary directory is deleted."""
         if self._worker is not None:
             self._worker.close()
             self._worker = None
@@ -195,11 +194,12 @@ class LocalEngine(RoutesByIndexes):
 
     def embedder_for(self, table: str | TableName) -> Any:
         """The embedder that made ``table``'s vectors, if this engine has it (else ``None``)."""
-        self._open.refresh()
-        models = {vector.model for vector in self._loaded(table).entry.vector_columns}
-        if self.embedder is not None and str(self.embedder.name) in models:
-            return self.embedder
-        return None
+        name = None if self.embedder is None else str(self.embedder.name)
+        return self.embedder if name in self._open.vector_models(table) else None
+
+    def vector_model(self, table: str | TableName) -> str | None:
+        """The model that made ``table``'s vectors (the first by name), or ``None``."""
+        return next(iter(self._open.vector_models(table)), None)
 
     def _loaded(self, reference: str | TableName) -> LoadedTable:
         """The open table ``reference`` names (raises ``EngineError`` when there is none)."""
