@@ -113,6 +113,10 @@ async def test_hdq_mcp_serves_each_store_with_its_columns_and_filters(
             assert before["rows"] == after["rows"] == [{"n": len(ROWS)}]
     kind = engine_kind(engine)
     assert ("hotdata_execute_sql" in names) == (kind.dialect is not None)
+    # the model hdq load recorded embeds queries: the text search fuses with the vectors
+    assert "hotdata_search_semantic" in names
+    # reciprocal rank fusion (rank constant 60) of both branches, not a BM25 score
+    assert all(1 / 61 < row["score"] <= 2 / 61 for row in found["rows"])
     assert {row["id"] for row in found["rows"]} == {1, 4}
     for row in found["rows"]:
         assert row["lang"] == "en"

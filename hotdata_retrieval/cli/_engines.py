@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from hotdata_retrieval.cli._errors import CommandError
+from hotdata_retrieval.cli._local import embedder_for_model
 from hotdata_retrieval.engines.registry import engine_kind, engine_kinds
 from hotdata_retrieval.extras import require_extra
 
@@ -143,3 +144,49 @@ def open_store(
             f"{engine_name}'"
         )
     return kind.open(location, embedder=embedder)
+
+
+def open_engine(engine_name: str, database: Path) -> Any:
+    """The engine ``--engine`` names, on ``--database``, opened to read: the local database
+    directory, or the store (:func:`open_store`, nothing created).
+
+    Raises:
+        click.UsageError: no local database in that directory.
+        CommandError: a store without ``--database``, or no store's file or directory there.
+        MissingExtraError: the engine's extra is not installed.
+        EngineError: the store cannot be opened.
+    """
+    if engine_name != "local":
+        return open_store(engine_name, database, given=database_given(), create=False)
+    require_extra("local", needed_by="this command")
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    if not (database / "catalog.json").exists():
+        raise click.UsageError(
+            f"no database at {database}; create one with 'hdq load' or 'hdq demo'"
+        )
+    return LocalEngine(database)
+
+
+def recorded_model(engine: Any, table: Any) -> str | None:
+    """The name of the embedder that made ``table``'s vectors, where ``engine`` records it
+    (its ``vector_model``, an optional capability of the engine contract), else ``None`` (the
+    Hotdata engine records none).
+
+    Raises:
+        HotdataRetrievalError: the engine has no such table.
+    """
+    vector_model = getattr(engine, "vector_model", None)
+    model = vector_model(table) if callable(vector_model) else None
+    return str(model) if model else None
+
+
+def table_embedder(engine: Any, table: Any) -> Any:
+    """The embedder that embeds queries of ``table`` on this side: the model its vectors were
+    made by (:func:`recorded_model`), or ``None`` where the engine records none.
+
+    Raises:
+        HotdataRetrievalError: no such table, or the recorded model is not installed.
+    """
+    model = recorded_model(engine, table)
+    return None if model is None else embedder_for_model(model)

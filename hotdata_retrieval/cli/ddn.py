@@ -22,7 +22,7 @@ import click
 from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS
 from hotdata_retrieval.cli._engines import engine_option
 from hotdata_retrieval.cli._errors import CommandError
-from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.cli._local import database_option, reports_errors
 from hotdata_retrieval.errors import HotdataRetrievalError, ToolError
 from hotdata_retrieval.extras import require_extra
 
@@ -86,15 +86,16 @@ def _function(
         )
     require_extra("ddn", needed_by="hdq ddn")
     from hotdata_retrieval.adapters.ddn import create_app
-    from hotdata_retrieval.cli.search import _open_engine, _vector_models
+    from hotdata_retrieval.cli._engines import open_engine, table_embedder
 
-    engine = _open_engine(engine_name, database)
+    engine = open_engine(engine_name, database)
     try:
-        models = _vector_models(engine, engine.indexes(table))
-        if models:
-            # the text ranking needs no embedder; routing says what is missing
-            with contextlib.suppress(HotdataRetrievalError):
-                engine.embedder = embedder_for_model(sorted(models)[0])
+        searched = engine.indexes(table).table
+        # the text ranking needs no embedder; routing says what is missing
+        with contextlib.suppress(HotdataRetrievalError):
+            embedder = table_embedder(engine, searched)
+            if embedder is not None:
+                engine.embedder = embedder
         app = create_app(
             engine,
             table=table,

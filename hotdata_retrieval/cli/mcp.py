@@ -28,8 +28,13 @@ import click
 
 from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
 from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS, DEFAULT_NAME_PREFIX
-from hotdata_retrieval.cli._engines import database_given, engine_option, open_store
-from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.cli._engines import (
+    database_given,
+    engine_option,
+    open_store,
+    table_embedder,
+)
+from hotdata_retrieval.cli._local import database_option, reports_errors
 from hotdata_retrieval.engines.limits import (
     DEFAULT_MEMORY_BYTES,
     DEFAULT_TIMEOUT_SECONDS,
@@ -85,9 +90,9 @@ def open_local_engine(database: str, table: str) -> Any:
         )
     engine = LocalEngine(directory.absolute())
     try:
-        model = engine.vector_model(table)
-        if model is not None:
-            engine.embedder = embedder_for_model(model)
+        embedder = table_embedder(engine, table)
+        if embedder is not None:
+            engine.embedder = embedder
     except BaseException:
         engine.close()
         raise
@@ -97,7 +102,8 @@ def open_local_engine(database: str, table: str) -> Any:
 ENGINE_OPENERS: dict[str, EngineOpener] = {"local": open_local_engine}
 """Engines opened here rather than through the engine registry (the local engine, with the
 embedder of its table's vectors). Every other registered engine (``--engine``, from
-:mod:`hotdata_retrieval.engines.registry`) opens as ``hdq search`` opens it."""
+:mod:`hotdata_retrieval.engines.registry`) opens as ``hdq search`` opens it, its search tools
+given the embedder its table's vectors were made by where the engine records it."""
 
 
 def serve(
@@ -111,9 +117,11 @@ def serve(
     sql_limits: SqlLimits | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     columns: Sequence[str] | None = None,
+    embedder: Any = None,
 ) -> None:
     """Build the server for ``table`` of ``engine`` and run it over stdio until the client
-    closes it; ``columns`` are those each search row carries. Every request gets a reply,
+    closes it; ``columns`` are those each search row carries, ``embedder`` embeds queries on
+    this side (default: the engine's for the table). Every request gets a reply,
     even a line that is not JSON or holds a lone surrogate (see
     :func:`hotdata_retrieval.adapters.mcp.run_stdio`)."""
     from hotdata_retrieval.adapters.mcp import create_server, run_stdio
@@ -124,6 +132,7 @@ def serve(
         k=k,
         max_rows=max_rows,
         columns=columns,
+        embedder=embedder,
         name_prefix=name_prefix,
         sql=sql,
         sql_limits=sql_limits,
@@ -202,10 +211,16 @@ def mcp(
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
     require_extra("mcp", needed_by="this command")
+    embedder = None
     if engine_name in ENGINE_OPENERS:
         engine = ENGINE_OPENERS[engine_name](str(database), table)
     else:
         engine = open_store(engine_name, database, given=database_given(), create=False)
+        try:
+            embedder = table_embedder(engine, table)
+        except BaseException:
+            engine.close()
+            raise
     notice = terminal_notice(sys.stdin)
     if notice is not None:
         click.echo(notice, err=True)
@@ -216,6 +231,7 @@ def mcp(
             k=k,
             max_rows=max_rows,
             name_prefix=name_prefix,
+            embedder=embedder,
             columns=None if columns is None else [c.strip() for c in columns.split(",")],
             sql=not no_sql,
             sql_limits=SqlLimits(

@@ -13,10 +13,10 @@ from rich.console import Console
 from rich.table import Table
 
 from hotdata_retrieval._console import make_console
-from hotdata_retrieval.cli._engines import database_given, engine_option, open_store
+from hotdata_retrieval.cli._engines import engine_option, open_engine, table_embedder
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import text_argument
-from hotdata_retrieval.cli._local import database_option, embedder_for_model, reports_errors
+from hotdata_retrieval.cli._local import database_option, reports_errors
 from hotdata_retrieval.cli._options import (
     FUSION_FLAGS,
     VECTORS_ABBREVIATED_NOTE,
@@ -26,7 +26,6 @@ from hotdata_retrieval.cli._options import (
 )
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
-from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.routing import FusionChoice, SearchMode, SearchRequest, TableIndexes
@@ -250,33 +249,6 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     }
 
 
-def _open_engine(engine_name: str, database: Path) -> Any:
-    """The engine ``--engine`` names, on ``--database``.
-
-    Raises:
-        click.UsageError: the local database does not exist.
-        CommandError: a store without ``--database``.
-    """
-    if engine_name != "local":
-        return open_store(engine_name, database, given=database_given(), create=False)
-    require_extra("local", needed_by="this command")
-    from hotdata_retrieval.engines.local import LocalEngine
-
-    if not (database / "catalog.json").exists():
-        raise click.UsageError(
-            f"no database at {database}; create one with 'hdq load' or 'hdq demo'"
-        )
-    return LocalEngine(database)
-
-
-def _vector_models(engine: Any, indexes: TableIndexes) -> set[str]:
-    """The embedder that made the table's vector columns (its name), where the engine records
-    it (its ``vector_model``; the Hotdata engine does not: then none is known)."""
-    vector_model = getattr(engine, "vector_model", None)
-    model = vector_model(indexes.table) if callable(vector_model) else None
-    return {model} if model else set()
-
-
 @click.command("search")
 @click.argument("query")
 @click.option("--table", required=True, help="The table to search (1-3 part name).")
@@ -336,16 +308,17 @@ def search(
     """Search TABLE of the local database (or of the store --engine names) for QUERY and print
     the hits, best first. QUERY '-' reads the query from stdin."""
     query = text_argument(query, "QUERY")
-    with _open_engine(engine_name, database) as engine:
+    with open_engine(engine_name, database) as engine:
         indexes = engine.indexes(table)
         _check_indexes(indexes, mode)
-        models = _vector_models(engine, indexes)
-        if models:
-            try:
-                engine.embedder = embedder_for_model(sorted(models)[0])
-            except HotdataRetrievalError:
-                if mode != SearchMode.TEXT.value:
-                    raise  # text search needs no embedder; the others do
+        try:
+            embedder = table_embedder(engine, indexes.table)
+        except HotdataRetrievalError:
+            if mode != SearchMode.TEXT.value:
+                raise  # text search needs no embedder; the others do
+        else:
+            if embedder is not None:
+                engine.embedder = embedder
         method, settings = fusion_settings(
             {
                 "fusion": fusion,
