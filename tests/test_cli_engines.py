@@ -218,3 +218,39 @@ def test_a_postgres_password_is_never_echoed(source: Path, postgres_url: str) ->
     assert failed.exit_code != 0
     assert "hunter2" not in failed.stdout + failed.stderr
     assert ":***@127.0.0.1:1" in failed.stderr
+
+
+def test_an_embedder_that_contradicts_the_recorded_model_is_refused(
+    source: Path, tmp_path: Path
+) -> None:
+    """The table was embedded by the hashing embedder's 64-dimension variant (recorded at
+    load); ``--embedder hashing`` embeds with 256 dimensions: an error naming both models, where
+    leaving it out embeds with the recorded one."""
+    import pyarrow as pa
+
+    from hotdata_retrieval.embed import HashingEmbedder
+    from hotdata_retrieval.engines.sqlite import SqliteEngine
+
+    embedder = HashingEmbedder(dimensions=64)
+    bodies = [row["body"] for row in ROWS]
+    data = pa.table(
+        {
+            "id": [row["id"] for row in ROWS],
+            "body": bodies,
+            "body_embedding": pa.array(embedder.embed_documents(bodies), pa.list_(pa.float32())),
+        }
+    )
+    database = tmp_path / "s.db"
+    with SqliteEngine(database) as engine:
+        engine.load_table("tickets", data, text_columns=["body"], vector_model=embedder.name)
+    common = ["search", "upgrade", "--table", "tickets", "--engine", "sqlite"]
+    common += ["--database", str(database), "--mode", "nearest", "--format", "json"]
+    refused = CliRunner().invoke(main, [*common, "--embedder", "hashing"])
+    assert refused.exit_code == 1
+    assert (
+        f"--embedder hashing embeds with {HashingEmbedder().name!r}, but the vectors of table "
+        f"'default.public.tickets' were made by {embedder.name!r}" in refused.stderr
+    )
+    found = CliRunner().invoke(main, common)
+    assert found.exit_code == 0, found.output
+    assert len(json.loads(found.stdout)["hits"]) == len(ROWS)

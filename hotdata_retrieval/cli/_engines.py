@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from hotdata_retrieval.cli._errors import CommandError
-from hotdata_retrieval.cli._local import embedder_for_model
+from hotdata_retrieval.cli._local import embedder_for_model, embedder_named
 from hotdata_retrieval.engines.registry import engine_kind, engine_kinds
 from hotdata_retrieval.extras import require_extra
 
@@ -181,12 +181,44 @@ def recorded_model(engine: Any, table: Any) -> str | None:
     return str(model) if model else None
 
 
-def table_embedder(engine: Any, table: Any) -> Any:
-    """The embedder that embeds queries of ``table`` on this side: the model its vectors were
-    made by (:func:`recorded_model`), or ``None`` where the engine records none.
+query_embedder_option = click.option(
+    "--embedder",
+    "embedder_choice",
+    type=click.Choice(["default", "hashing"]),
+    help="The model that embeds queries, for an engine that does not record the one that made "
+    "the table's vectors (hotdata, turbopuffer): default or hashing, as hdq load --embedder "
+    "names them.  [default: the model recorded at load]",
+)
+"""``--embedder`` of a command that embeds queries (``hdq search``, ``hdq tune``)."""
+
+
+def table_embedder(engine: Any, table: Any, choice: str | None = None) -> Any:
+    """The embedder that embeds queries of ``table`` on this side: the one ``choice`` names
+    (``--embedder``: ``default`` or ``hashing``), else the model its vectors were made by
+    (:func:`recorded_model`), else ``None``.
 
     Raises:
-        HotdataRetrievalError: no such table, or the recorded model is not installed.
+        CommandError: ``choice`` names another model than the one the engine records.
+        HotdataRetrievalError: no such table, or the model is not installed.
     """
     model = recorded_model(engine, table)
-    return None if model is None else embedder_for_model(model)
+    if choice is None:
+        return None if model is None else embedder_for_model(model)
+    embedder = embedder_named(choice)
+    if model is not None and str(embedder.name) != model:
+        raise CommandError(
+            f"--embedder {choice} embeds with {str(embedder.name)!r}, but the vectors of table "
+            f"'{table}' were made by {model!r}; leave --embedder out to embed with that model"
+        )
+    return embedder
+
+
+def no_embedder_message(engine_name: str, table: Any, needs: str) -> str:
+    """Why a search that embeds its query here cannot run: ``needs`` (``hybrid search``)
+    needs the model that made ``table``'s vectors, which engine ``engine_name`` does not
+    record, so ``--embedder`` must name it."""
+    return (
+        f"{needs} embeds each query here, with the model that made the vectors of table "
+        f"'{table}', which the {engine_name} engine does not record: name it with --embedder "
+        "(default or hashing, as hdq load --embedder)"
+    )

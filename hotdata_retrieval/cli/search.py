@@ -13,7 +13,13 @@ from rich.console import Console
 from rich.table import Table
 
 from hotdata_retrieval._console import make_console
-from hotdata_retrieval.cli._engines import engine_option, open_engine, table_embedder
+from hotdata_retrieval.cli._engines import (
+    engine_option,
+    no_embedder_message,
+    open_engine,
+    query_embedder_option,
+    table_embedder,
+)
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import text_argument
 from hotdata_retrieval.cli._local import database_option, reports_errors
@@ -272,6 +278,7 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
 )
 @click.option("--columns", metavar="A,B", help="Columns to return (comma-separated).")
 @click.option("--text-column", metavar="COLUMN", help="The text column to search.")
+@query_embedder_option
 @fusion_options
 @click.option("--explain", is_flag=True, help="Also show the SQL and each branch's rank.")
 @full_vectors_option
@@ -294,6 +301,7 @@ def search(
     filters: Sequence[str],
     columns: str | None,
     text_column: str | None,
+    embedder_choice: str | None,
     fusion: str | None,
     weights: tuple[float, ...] | None,
     rank_constant: float | None,
@@ -311,10 +319,11 @@ def search(
     with open_engine(engine_name, database) as engine:
         indexes = engine.indexes(table)
         _check_indexes(indexes, mode)
+        embedder = None
         try:
-            embedder = table_embedder(engine, indexes.table)
+            embedder = table_embedder(engine, indexes.table, embedder_choice)
         except HotdataRetrievalError:
-            if mode != SearchMode.TEXT.value:
+            if mode != SearchMode.TEXT.value or embedder_choice is not None:
                 raise  # text search needs no embedder; the others do
         else:
             if embedder is not None:
@@ -354,6 +363,10 @@ def search(
         try:
             plan = engine.plan_search(request)
         except PlanError as error:
+            if error.field == "embedder" and embedder is None:
+                raise CommandError(
+                    no_embedder_message(engine_name, indexes.table, f"{mode} search")
+                ) from None
             if fusion_file is None or error.field not in {*settings, "fusion"}:
                 raise
             # The option came from the file: name the file, not a flag of the same name.
