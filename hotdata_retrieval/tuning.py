@@ -1,11 +1,12 @@
 """Tuning a hybrid search's fusion from judged queries (``hdq tune``).
 
-Given queries and relevance judgments (qrels) in the BEIR layout, and a table of the local
-engine, :func:`collect_runs` runs each query's branches once (BM25 and nearest-neighbour search
-of the query embedded by the table's model, ``depth`` candidates each, exactly as a fused
-statement's branches rank them), and :func:`evaluate` fuses those rankings under every setting
-of a grid (:func:`default_grid`: fusion method, rank constant or ``alpha``, weights) with the
-reference fusion (:mod:`hotdata_retrieval.fusion`, which the compiled SQL equals: see
+Given queries and relevance judgments (qrels) in the BEIR layout, and a table of any engine
+(the engine contract, :class:`~hotdata_retrieval.engines.base.Engine`), :func:`collect_runs`
+runs each query's branches once (BM25 and nearest-neighbour search of the query embedded by
+the table's model, ``depth`` candidates each, exactly as a fused statement's branches rank
+them), and :func:`evaluate` fuses those rankings under every setting of a grid
+(:func:`default_grid`: fusion method, rank constant or ``alpha``, weights) with the reference
+fusion (:mod:`hotdata_retrieval.fusion`, which the compiled SQL equals: see
 ``tests/test_score_fusion.py``), scores each with nDCG@10 and recall@100 (ir-measures, the
 TREC measures), and gives each setting's mean with a 95% confidence interval and its paired
 difference from the default (reciprocal rank fusion, rank constant 60, equal weights), both by
@@ -38,6 +39,7 @@ import attrs
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.errors import TuningError as TuningError
 from hotdata_retrieval.fusion import FusedHit, rank_branch, reference_fusion
+from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import (
     DEFAULT_DEPTH,
     DEFAULT_FUSION_METHOD,
@@ -52,7 +54,7 @@ from hotdata_retrieval.plan.search import (
 )
 
 if TYPE_CHECKING:
-    from hotdata_retrieval.engines.local.engine import LocalEngine
+    from hotdata_retrieval.engines.base import Engine
 
 MEASURES = ("nDCG@10", "R@100")
 """What each setting is scored by, in ir-measures' names (``nDCG@10`` chooses the best)."""
@@ -198,11 +200,14 @@ class Coverage:
             document is no key of the table: relevant ones count against every setting, since
             no search can return them.
         relevant_unknown: how many of those are judged relevant (grade > 0).
+        keys_unchecked: why the judged documents were not checked against the table's keys
+            (the engine runs no SQL to read them with), or ``None``: they were.
     """
 
     queries_without_text: tuple[str, ...]
     unknown_documents: tuple[tuple[str, str], ...]
     relevant_unknown: int
+    keys_unchecked: str | None = None
 
     def notes(self) -> list[str]:
         """One line per problem, for people (empty when the judgments fit)."""
@@ -223,6 +228,12 @@ class Coverage:
                 f"the table lacks (first: {document!r} for query {query!r}); "
                 f"{self.relevant_unknown} of them relevant, which no setting can find"
             )
+        if self.keys_unchecked is not None:
+            lines.append(
+                f"the judged documents were not checked against the table's keys "
+                f"({self.keys_unchecked}): a relevant document the table lacks would count "
+                "against every setting unnoticed"
+            )
         return lines
 
 
@@ -231,16 +242,21 @@ def _counted(count: int, one: str, many: str) -> str:
 
 
 def judgment_coverage(
-    qrels: Mapping[str, Mapping[str, int]], queries: Mapping[str, str], keys: Iterable[Any]
+    qrels: Mapping[str, Mapping[str, int]],
+    queries: Mapping[str, str],
+    keys: Iterable[Any] | None,
+    *,
+    unchecked: str = "the table's keys were not read",
 ) -> Coverage:
     """Which judgments cannot be measured as meant: judged queries missing from ``queries``,
     and judged documents of the run queries missing from ``keys`` (the table's key values,
-    compared as text, as runs name documents)."""
-    known = {str(key) for key in keys}
+    compared as text, as runs name documents). ``keys`` ``None``: the documents are not
+    checked, and ``unchecked`` says why (:attr:`Coverage.keys_unchecked`)."""
+    known = None if keys is None else {str(key) for key in keys}
     unknown = tuple(
         (query_id, document)
         for query_id in sorted(qrels)
-        if query_id in queries
+        if query_id in queries and known is not None
         for document in sorted(qrels[query_id])
         if document not in known
     )
@@ -248,7 +264,32 @@ def judgment_coverage(
         queries_without_text=tuple(sorted(set(qrels) - set(queries))),
         unknown_documents=unknown,
         relevant_unknown=sum(1 for query, document in unknown if qrels[query][document] > 0),
+        keys_unchecked=unchecked if known is None else None,
     )
+
+
+def table_keys(engine: Engine, table: TableName, key: str, dialect: str | None) -> list[Any] | None:
+    """Every value of ``table``'s key column ``key``, read with one query through the engine
+    contract's ``sql``: ``SELECT key FROM table`` compiled for ``dialect`` (the engine's, as
+    the engine registry records it), the table named as SQL on the engine names it (its
+    ``sql_name``, an optional capability of the SQL stores, else the full three-part name).
+    ``None`` for an engine that runs no SQL (``dialect`` ``None``: LanceDB, turbopuffer),
+    whose keys no read but a search reaches.
+
+    Raises:
+        EngineError: the engine refused the query (no such table or column).
+    """
+    if dialect is None:
+        return None
+    from hotdata_retrieval.compile import get_dialect
+    from hotdata_retrieval.compile.statements import column_query
+
+    sql_name = getattr(engine, "sql_name", None)
+    name = str(sql_name(table)) if callable(sql_name) else str(table)
+    values: list[Any] = (
+        engine.sql(column_query(get_dialect(dialect), name, key)).column(0).to_pylist()
+    )
+    return values
 
 
 # -- branch runs -----------------------------------------------------------------------------
@@ -274,21 +315,23 @@ class QueryRuns:
 
 
 def collect_runs(
-    engine: LocalEngine,
-    table: str,
+    engine: Engine,
+    table: str | TableName,
     queries: Mapping[str, str],
     *,
     depth: int = DEFAULT_DEPTH,
     text_column: str | None = None,
+    embed_query: Callable[[str], Sequence[float]] | None = None,
     advance: Callable[[], None] | None = None,
 ) -> list[QueryRuns]:
     """Run each query's hybrid branches on ``engine``, once.
 
-    The router builds the query's hybrid plan (``engine.plan_search(..., mode="hybrid")``:
-    BM25 over ``text_column`` and a nearest-neighbour search of the query embedded by the
-    table's model); each branch then runs alone, ``depth`` rows ordered as the fused
-    statement's branch orders them, and is ranked as its ranked CTE ranks it
-    (:func:`~hotdata_retrieval.fusion.rank_branch`).
+    The engine's router builds the query's hybrid plan (``engine.plan_search(...,
+    mode="hybrid")``: BM25 over ``text_column`` and a nearest-neighbour search of the query
+    embedded by ``embed_query``, by default the engine's embedder for the table, which must
+    be the table's model); each branch then runs alone (``engine.search``), ``depth`` rows
+    ordered as the fused statement's branch orders them, and is ranked as its ranked CTE
+    ranks it (:func:`~hotdata_retrieval.fusion.rank_branch`).
 
     Raises:
         PlanError: the table cannot be searched by hybrid search.
@@ -296,7 +339,9 @@ def collect_runs(
     """
     collected: list[QueryRuns] = []
     for query_id, text in queries.items():
-        plan = engine.plan_search(table, text, mode="hybrid", text_column=text_column)
+        plan = engine.plan_search(
+            table, text, mode="hybrid", text_column=text_column, embed_query=embed_query
+        )
         key = plan.key_column
         assert key is not None  # a hybrid plan is a fusion, which joins on the key
         runs = []

@@ -421,6 +421,13 @@ def test_coverage_of_judgments() -> None:
     assert coverage.queries_without_text == ("q2",)
     assert coverage.unknown_documents == (("q1", "x"), ("q1", "y"))
     assert coverage.relevant_unknown == 1
+    assert coverage.keys_unchecked is None
+    unchecked = judgment_coverage(qrels, {"q1": "text"}, None, unchecked="it runs no SQL")
+    assert (unchecked.unknown_documents, unchecked.relevant_unknown) == ((), 0)
+    assert unchecked.keys_unchecked == "it runs no SQL"
+    assert unchecked.notes()[-1].startswith(
+        "the judged documents were not checked against the table's keys (it runs no SQL)"
+    )
 
 
 @pytest.mark.parametrize("flag", ["--queries", "--qrels"])

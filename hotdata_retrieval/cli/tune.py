@@ -1,5 +1,5 @@
-"""``hdq tune``: choose a hybrid search's fusion from judged queries, on a table of the local
-database (:mod:`hotdata_retrieval.tuning`)."""
+"""``hdq tune``: choose a hybrid search's fusion from judged queries, on a table of the engine
+``--engine`` names (:mod:`hotdata_retrieval.tuning`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from hotdata_retrieval._console import make_console
+from hotdata_retrieval.cli._engines import (
+    ENGINE_DIALECTS,
+    engine_option,
+    no_embedder_message,
+    open_engine,
+    query_embedder_option,
+    table_embedder,
+)
+from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import is_stdin, read_input
-from hotdata_retrieval.cli._local import embedder_for_model, local_database_option, reports_errors
+from hotdata_retrieval.cli._local import database_option, reports_errors
 from hotdata_retrieval.cli._options import parse_numbers
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.search import (
@@ -83,8 +92,10 @@ _STDIN_NAME = "<stdin>"
     help="The qrels split read from a directory: tune on train, report on test.",
 )
 @click.option("--table", default="corpus", show_default=True, help="The table searched.")
-@local_database_option
+@database_option
+@engine_option
 @click.option("--text-column", metavar="COLUMN", help="The text column BM25 searches.")
+@query_embedder_option
 @click.option(
     "--methods",
     default=_every_method,
@@ -157,7 +168,9 @@ def tune(
     split: str,
     table: str,
     database: Path,
+    engine_name: str,
     text_column: str | None,
+    embedder_choice: str | None,
     methods: tuple[str, ...],
     rank_constants: tuple[float, ...] | None,
     vector_shares: tuple[float, ...] | None,
@@ -172,20 +185,19 @@ def tune(
 ) -> None:
     """Choose the fusion of TABLE's hybrid search from judged queries.
 
-    Runs each judged query's branches once on the local database, fuses them under every
-    setting of a grid (method; rank constant and weights; alpha), and reports nDCG@10 and
-    recall@100 per setting with 95% bootstrap intervals, and the paired difference from the
-    default (rrf, rank constant 60, weights 1,1). A setting replaces the default only when
-    its paired --chosen-by interval is above zero and the other measure's is not below zero,
-    on every judged query and in --folds-fold cross-validation; what is chosen (the default
-    otherwise) is written to --output as {"fusion": {...}, "tuning": {...evidence}}, which
-    hdq explain and hdq search read with --fusion-file. Fewer than 50 judged queries draw a
-    warning.
+    Runs each judged query's branches once on the local database (or on the engine --engine
+    names, the query embedded by the model hdq load recorded, or --embedder's where the engine
+    records none), fuses them under every setting of a grid (method; rank constant and
+    weights; alpha), and reports nDCG@10 and recall@100 per setting with 95% bootstrap
+    intervals, and the paired difference from the default (rrf, rank constant 60, weights
+    1,1). A setting replaces the default only when its paired --chosen-by interval is above
+    zero and the other measure's is not below zero, on every judged query and in
+    --folds-fold cross-validation; what is chosen (the default otherwise) is written to
+    --output as {"fusion": {...}, "tuning": {...evidence}}, which hdq explain and hdq search
+    read with --fusion-file. Fewer than 50 judged queries draw a warning.
     """
-    require_extra("local", needed_by="this command")
     require_extra("tune", needed_by="this command")
     from hotdata_retrieval import tuning
-    from hotdata_retrieval.engines.local import LocalEngine
 
     if depth < 10:
         raise click.BadParameter(
@@ -196,8 +208,6 @@ def tune(
         raise click.BadParameter("must be at least 1", param_hint="'--resamples'")
     if folds < 2:
         raise click.BadParameter(f"must be at least 2, got {folds}", param_hint="'--folds'")
-    if not (database / "catalog.json").exists():
-        raise click.UsageError(f"no database at {database}; create one with 'hdq load'")
     if is_stdin(queries_path):
         queries = tuning.parse_queries(read_input(queries_path, "--queries"), _STDIN_NAME)
     else:
@@ -233,23 +243,27 @@ def tune(
         setting.fusion(probe, depth)
 
     console = make_console(stderr=True)
-    with LocalEngine(database) as engine:
+    with open_engine(engine_name, database) as engine:
         indexes = engine.indexes(table)
-        models = sorted({v.model for v in engine.tables[indexes.table.name].vector_columns})
-        if not models:
+        if not indexes.vectors:
             raise tuning.TuningError(
                 f"table {indexes.table} has no vectors: hybrid search needs a vector column "
                 "(hdq load embeds one)"
             )
-        engine.embedder = embedder_for_model(models[0])
         key = indexes.key_column
         if key is None:
             raise tuning.TuningError(
                 f"table {indexes.table} has no key column: qrels name documents by their key "
                 "(hdq load --key-column)"
             )
+        embedder = table_embedder(engine, indexes.table, embedder_choice)
+        if embedder is None:
+            raise CommandError(no_embedder_message(engine_name, indexes.table, "hybrid search"))
         coverage = tuning.judgment_coverage(
-            qrels, queries, engine.read_table(indexes.table, [key]).column(key).to_pylist()
+            qrels,
+            queries,
+            tuning.table_keys(engine, indexes.table, key, ENGINE_DIALECTS[engine_name]),
+            unchecked=f"the {engine_name} engine runs no SQL to read them with",
         )
         notes = coverage.notes()
         warning = tuning.few_queries_warning(len(judged), chosen_by)
@@ -273,10 +287,11 @@ def tune(
             searching = progress.add_task("searching", total=len(judged))
             runs = tuning.collect_runs(
                 engine,
-                str(indexes.table),
+                indexes.table,
                 judged,
                 depth=depth,
                 text_column=text_column,
+                embed_query=embedder.embed_query,
                 advance=lambda: progress.advance(searching),
             )
             scoring = progress.add_task("fusing and scoring", total=len(settings))
@@ -297,6 +312,7 @@ def tune(
         choice,
         depth=depth,
         tuning={
+            "engine": engine_name,
             "table": str(indexes.table),
             "queries": len(judged),
             "qrels": str(qrels_file),
@@ -316,13 +332,16 @@ def tune(
         click.echo(
             json.dumps(
                 {
+                    "engine": engine_name,
                     "table": str(indexes.table),
                     "queries": len(judged),
                     "qrels": str(qrels_file),
                     "depth": depth,
                     "notes": notes,
                     "judged_queries_not_in_queries": list(coverage.queries_without_text),
-                    "judgments_of_unknown_documents": [
+                    "judgments_of_unknown_documents": None
+                    if coverage.keys_unchecked is not None
+                    else [
                         {"query": query, "document": document}
                         for query, document in coverage.unknown_documents
                     ],

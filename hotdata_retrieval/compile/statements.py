@@ -92,6 +92,22 @@ def columns_query(
     return readable_sql(profile, tree)
 
 
+def column_query(profile: DialectProfile, table: str, column: str) -> str:
+    """``SELECT "<column>" FROM <table>``: every value of one column. ``table`` is the table
+    as SQL in the profile's dialect names it (``main.docs``, ``"default".public.docs``); the
+    column is quoted.
+
+    >>> from hotdata_retrieval.compile import get_dialect
+    >>> column_query(get_dialect("sqlite"), "main.docs", "id")
+    'SELECT "id" FROM "main"."docs"'
+
+    Raises:
+        sqlglot.errors.ParseError: ``table`` is not a table's name in the dialect.
+    """
+    node = exp.to_table(table, dialect=profile.sqlglot_dialect)
+    return render(profile, exp.select(quoted(column)).from_(node))
+
+
 def readable_sql(profile: DialectProfile, tree: exp.Expr) -> str:
     """``tree`` as the profile's SQL with names quoted only where they must be: rendered by
     the sqlglot dialect the profile's own extends (which quotes every name)."""
