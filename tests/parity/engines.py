@@ -58,6 +58,20 @@ def loaded_engine(
     opened.close()
 
 
+STORE_FILES = {"sqlite": "store.sqlite", "duckdb": "store.duckdb", "lancedb": "lance"}
+"""Where under its directory :func:`open_engine` keeps each store's database."""
+
+
+def store_location(name: str, directory: Path, request: pytest.FixtureRequest) -> str:
+    """Where :func:`open_engine` keeps the database of store ``name`` (``sqlite``,
+    ``duckdb``, ``lancedb``, ``postgres``), as ``hdq --engine NAME --database`` names it: a
+    file or directory under ``directory``, or the session's PostgreSQL URL."""
+    if name == "postgres":
+        url: str = request.getfixturevalue("postgres_url")
+        return url
+    return str(directory / STORE_FILES[name])
+
+
 def open_engine(name: str, directory: Path, request: pytest.FixtureRequest) -> Any:
     """A new, empty engine of kind ``name`` (one of :data:`ENGINE_PATHS`; both local paths
     are a :class:`LocalEngine`), its files under ``directory``; PostgreSQL on the session's
@@ -69,19 +83,19 @@ def open_engine(name: str, directory: Path, request: pytest.FixtureRequest) -> A
     if name == "sqlite":
         from hotdata_retrieval.engines.sqlite import SqliteEngine
 
-        return SqliteEngine(directory / "store.sqlite")
+        return SqliteEngine(store_location(name, directory, request))
     if name == "duckdb":
         from hotdata_retrieval.engines.duckdb import DuckdbEngine
 
-        return DuckdbEngine(directory / "store.duckdb")
+        return DuckdbEngine(store_location(name, directory, request))
     if name == "lancedb":
         from hotdata_retrieval.engines.lancedb import LancedbEngine
 
-        return LancedbEngine(directory / "lance")
+        return LancedbEngine(store_location(name, directory, request))
     if name == "turbopuffer":
         from tests.turbopuffer_api import fake_backed_engine
 
         return fake_backed_engine(directory / "turbopuffer")
     from hotdata_retrieval.engines.postgres import PostgresEngine
 
-    return PostgresEngine(request.getfixturevalue("postgres_url"))
+    return PostgresEngine(store_location(name, directory, request))
