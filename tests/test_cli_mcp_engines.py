@@ -1,6 +1,7 @@
-"""``hdq mcp --engine`` over each store, through the SDK's client over stdio: the search
-tool returns the ``--columns`` chosen and honours a model's filter, and a write through the
-SQL tool is refused with the row count unchanged."""
+"""``hdq mcp --engine`` over each store and over the Hotdata engine (the fake REST API of
+``tests/hotdata_api.py``), through the SDK's client over stdio: the search tool returns the
+``--columns`` chosen and honours a model's filter, and a write through the SQL tool is refused
+with the row count unchanged (the Hotdata engine offers no SQL tool, and says why)."""
 
 from __future__ import annotations
 
@@ -121,3 +122,52 @@ async def test_hdq_mcp_serves_each_store_with_its_columns_and_filters(
     for row in found["rows"]:
         assert row["lang"] == "en"
         assert "body" not in row
+
+
+async def test_hdq_mcp_serves_the_hotdata_engine_from_the_environment(tmp_path: Path) -> None:
+    pytest.importorskip("hotdata_framework")
+    import pyarrow as pa
+
+    from hotdata_retrieval.engines.hotdata import HotdataEngine
+    from hotdata_retrieval.engines.local import LocalEngine
+    from tests.hotdata_api import FakeHotdataApi
+
+    api_key = "secret-key-for-mcp"
+    rows = pa.table({name: [row[name] for row in ROWS] for name in ("id", "body", "lang")})
+    with LocalEngine(tmp_path / "behind-the-api") as local:
+        local.load_table("tickets", rows, text_columns=["body"])
+        with FakeHotdataApi(local, api_key=api_key, workspace_id="ws_mcp") as api:
+            api.index_engine_table("tickets")
+            parameters = StdioServerParameters(
+                command=sys.executable,
+                args=["-c", COMMAND, "--engine", "hotdata", "--table", "tickets"],
+                env={
+                    "HOTDATA_API_KEY": api_key,
+                    "HOTDATA_API_URL": api.url,
+                    "HOTDATA_WORKSPACE": "ws_mcp",
+                    "HOTDATA_DATABASE": api.database_id,
+                },
+            )
+            async with Client(parameters) as client:
+                tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+                everything = _document(
+                    await client.call_tool("hotdata_search_text", {"query": "upgrade", "k": 10})
+                )
+                narrowed = _document(
+                    await client.call_tool(
+                        "hotdata_search_text",
+                        {"query": "upgrade", "k": 10, "filter": {"lang": "fr"}},
+                    )
+                )
+            served = [query for query in api.queries if "bm25_search" in query]
+    assert list(tools) == ["hotdata_search_text"]
+    assert HotdataEngine.agent_sql_refusal in tools["hotdata_search_text"].description
+    # every row whose body holds the word, and of those the French ones
+    assert {row["id"] for row in everything["rows"]} == {
+        row["id"] for row in ROWS if "upgrade" in row["body"].split()
+    }
+    assert {row["id"] for row in narrowed["rows"]} == {
+        row["id"] for row in ROWS if "upgrade" in row["body"].split() and row["lang"] == "fr"
+    }
+    assert {row["id"] for row in narrowed["rows"]} < {row["id"] for row in everything["rows"]}
+    assert len(served) == 2  # both searches ran on the engine, through the API
