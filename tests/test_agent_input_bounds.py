@@ -187,7 +187,7 @@ def _resident_bytes(pid: int) -> int:
 @pytest.fixture
 def stdio(database: Path, tmp_path: Path) -> Iterator[RawStdio]:
     with (tmp_path / "stderr.txt").open("w+b") as errors:
-        client = RawStdio(database, errors)
+        client = RawStdio(["--database", str(database)], errors)
         try:
             client.request(
                 "initialize",
