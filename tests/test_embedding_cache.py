@@ -163,3 +163,63 @@ def test_an_older_databases_per_table_cache_is_adopted(tmp_path: Path) -> None:
     assert embedder.embedded == ["new"]
     assert not legacy.exists()
     assert _cached_hashes(root) == set(text_hashes([*texts, "new"]))
+
+
+def test_a_cache_that_cannot_be_written_costs_only_time(tmp_path: Path) -> None:
+    root = tmp_path / "db"
+    root.mkdir()
+    (root / "embeddings").write_text("a file where the cache's directory would be")
+    texts = _texts(5)
+    with LocalEngine(root, embedder=CountingEmbedder()) as engine:
+        engine.load_table("docs", _table(texts), embed_columns=["body"])
+        vectors = engine.sql("SELECT body_embedding FROM docs ORDER BY id").column(0).to_pylist()
+    reference = HashingEmbedder(dimensions=DIMENSIONS).embed_documents(texts)
+    assert vectors == [pytest.approx(vector) for vector in reference]
+
+
+def test_a_model_name_of_any_length_and_script_has_a_cache(tmp_path: Path) -> None:
+    name = "\U00020000" * 70 + "/../model"
+    directory = cache_directory(tmp_path, name)
+    assert directory.parent == tmp_path / "embeddings"
+    assert len(directory.name.encode("utf-8")) <= 255
+    cache = embedding_cache.EmbeddingCache(tmp_path, name, 2)
+    assert cache.add(["h"], np.ones((1, 2), dtype=np.float32)) is not None
+    assert cache.vectors(["h"])["h"].tolist() == [1.0, 1.0]
+    assert cache_directory(tmp_path, name + "x") != directory
+
+
+def test_a_lookup_reads_the_right_rows_across_row_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(embedding_cache, "ROW_GROUP_ROWS", 3)
+    cache = embedding_cache.EmbeddingCache(tmp_path, "model", 2)
+    hashes = [f"h{i}" for i in range(10)]
+    vectors = np.arange(20, dtype=np.float32).reshape(10, 2)
+    (path,) = [cache.add(hashes, vectors)]
+    assert path is not None and pq.ParquetFile(path).num_row_groups == 4
+    wanted = ["h9", "h0", "h4", "h5", "missing"]
+    found = cache.vectors(wanted)
+    assert sorted(found) == ["h0", "h4", "h5", "h9"]
+    for value in found:
+        assert found[value].tolist() == vectors[int(value[1:])].tolist()
+
+
+def test_a_segment_whose_rows_are_not_the_models_vectors_is_never_read(tmp_path: Path) -> None:
+    root = tmp_path / "db"
+    texts = _texts(2)
+    directory = cache_directory(root, HashingEmbedder(dimensions=DIMENSIONS).name)
+    directory.mkdir(parents=True)
+    # 16 floats for two texts, but as rows of 5 and 11: read flat, they would spill.
+    pq.write_table(
+        pa.table(
+            {
+                "text_hash": text_hashes(texts),
+                "vector": pa.array([[1.0] * 5, [2.0] * 11], pa.list_(pa.float32())),
+            }
+        ),
+        directory / "0-foreign.parquet",
+    )
+    embedder = CountingEmbedder()
+    with LocalEngine(root, embedder=embedder) as engine:
+        engine.load_table("docs", _table(texts), embed_columns=["body"])
+    assert sorted(embedder.embedded) == sorted(texts)

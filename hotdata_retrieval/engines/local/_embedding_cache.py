@@ -35,6 +35,7 @@ column, copies its vectors into the shared cache, and removes it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -67,12 +68,25 @@ MERGE_BYTES = 16 * 1024 * 1024
 """Segments at least this large are left as they are (a merge reads what it merges into
 memory: at most ``MERGE_SEGMENTS * MERGE_BYTES`` of Parquet)."""
 
+ROW_GROUP_ROWS = 8192
+"""Rows per Parquet row group of a segment: a lookup reads the vectors of the groups that hold
+a hash it asks for, not the whole segment."""
+
 _SUFFIX = ".parquet"
 
 
+def _remove(path: Path) -> None:
+    """Remove ``path`` if it can be (a cache file: one left behind costs only room)."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+
+
 def cache_directory(root: Path, model: str) -> Path:
-    """Where ``model``'s vectors are cached in the database at ``root``."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in model)[:80]
+    """Where ``model``'s vectors are cached in the database at ``root``: at most 80 ASCII
+    characters of its name and a digest of the whole name (a directory name fits every file
+    system's 255-byte limit, whatever the model is called)."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in model)
+    safe = safe[:80]
     digest = hashlib.blake2b(model.encode("utf-8"), digest_size=6).hexdigest()
     return root / "embeddings" / f"{safe}-{digest}"
 
@@ -100,38 +114,67 @@ class EmbeddingCache:
 
     def vectors(self, wanted: Iterable[str]) -> dict[str, np.ndarray]:
         """The cached vectors of the text hashes in ``wanted`` (float32 rows of
-        ``dimensions``), by hash; hashes not cached are absent. Reads only the rows asked for
-        from each segment."""
+        ``dimensions``), by hash; hashes not cached are absent. From each segment only the
+        hash column is read whole; vectors only from the row groups (:data:`ROW_GROUP_ROWS`
+        rows each) that hold a hash asked for."""
         needed = pa.array(sorted(set(wanted)), type=pa.string())
         found: dict[str, np.ndarray] = {}
         if not len(needed) or not self.directory.is_dir():
             return found
         for path in sorted(self.directory.glob(f"*{_SUFFIX}")):
-            segment = self._read(path, needed)
-            if segment is not None:
-                found.update(segment)
+            found.update(self._read(path, needed))
         return found
 
-    def _read(self, path: Path, needed: pa.Array) -> dict[str, np.ndarray] | None:
-        """The rows of segment ``path`` whose hash is in ``needed``; ``None`` (and a warning)
-        for a segment that is gone, unreadable or does not fit the model."""
+    def _read(self, path: Path, needed: pa.Array) -> dict[str, np.ndarray]:
+        """The rows of segment ``path`` whose hash is in ``needed``: none (and a warning) for a
+        segment that is gone, unreadable (removed: segments are renamed in whole, so it is
+        damaged) or not of the model's vectors."""
         try:
-            table = pq.read_table(path)
-            hashes = table.column("text_hash")
-            rows = pc.indices_nonzero(pc.is_in(hashes, value_set=needed))
-            hashes = hashes.take(rows).to_pylist()
-            vectors = table.column("vector").take(rows).combine_chunks()
-            flat = np.asarray(vectors.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+            segment = pq.ParquetFile(path)
+            hashes = segment.read(columns=["text_hash"]).column(0)
+            rows = np.asarray(pc.indices_nonzero(pc.is_in(hashes, value_set=needed)))
+            if not rows.size:
+                return {}
+            sizes = [segment.metadata.row_group(g).num_rows for g in range(segment.num_row_groups)]
+            starts = np.concatenate([[0], np.cumsum(sizes)])
+            groups = np.unique(np.searchsorted(starts, rows, side="right") - 1)
+            vectors = segment.read_row_groups(groups.tolist(), columns=["vector"]).column(0)
+            read_starts = np.concatenate([[0], np.cumsum([sizes[g] for g in groups])])
+            positions = read_starts[
+                np.searchsorted(groups, np.searchsorted(starts, rows, "right") - 1)
+            ]
+            positions = positions + rows - starts[np.searchsorted(starts, rows, side="right") - 1]
+            matrix = self._matrix(vectors.take(pa.array(positions, pa.int64())))
+            keys = hashes.take(pa.array(rows, pa.int64())).to_pylist()
         except FileNotFoundError:
-            return None  # merged into another segment since it was listed
+            return {}  # merged into another segment since it was listed
         except Exception as error:  # any damage: the cache is only a cache
             logger.warning("removing the unreadable embedding cache segment %s: %s", path, error)
-            path.unlink(missing_ok=True)  # whole segments are renamed in: this one is damaged
+            _remove(path)
+            return {}
+        if matrix is None:
+            logger.warning("skipping the embedding cache segment %s: not this model's", path)
+            return {}
+        return dict(zip(keys, matrix))
+
+    def _matrix(self, vectors: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+        """``vectors`` (a list column) as a float32 ``(rows, dimensions)`` matrix, or ``None``
+        unless every row is a list of exactly ``dimensions`` finite numbers (a flat count
+        alone would let one row's values spill into the next's)."""
+        if isinstance(vectors, pa.ChunkedArray):
+            vectors = vectors.combine_chunks()
+        kind = vectors.type
+        if not (pa.types.is_list(kind) or pa.types.is_fixed_size_list(kind)):
             return None
-        if flat.size != len(hashes) * self.dimensions or not np.isfinite(flat).all():
-            logger.warning("skipping the embedding cache segment %s: it does not fit", path)
+        if vectors.null_count or (
+            len(vectors)
+            and pc.any(pc.not_equal(pc.list_value_length(vectors), self.dimensions)).as_py()
+        ):
             return None
-        return dict(zip(hashes, flat.reshape(len(hashes), self.dimensions)))
+        flat = np.asarray(vectors.flatten().to_numpy(zero_copy_only=False), dtype=np.float32)
+        if flat.size != len(vectors) * self.dimensions or not np.isfinite(flat).all():
+            return None
+        return flat.reshape(len(vectors), self.dimensions)
 
     def add(self, hashes: Sequence[str], vectors: np.ndarray) -> Path | None:
         """Write one segment of ``vectors`` (``(len(hashes), dimensions)``) by ``hashes`` and
@@ -156,10 +199,10 @@ class EmbeddingCache:
         temporary = self.directory / f".{name}.tmp"
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            pq.write_table(table, temporary)
+            pq.write_table(table, temporary, row_group_size=ROW_GROUP_ROWS)
             os.replace(temporary, path)
-        except OSError as error:
-            temporary.unlink(missing_ok=True)
+        except OSError as error:  # a full disk, a read-only directory: the load goes on
+            _remove(temporary)
             logger.warning("cannot write the embedding cache %s: %s", self.directory, error)
             return None
         return path
@@ -167,51 +210,51 @@ class EmbeddingCache:
     def merge_small_segments(self) -> None:
         """Merge the segments under :data:`MERGE_BYTES` into one once there are more than
         :data:`MERGE_SEGMENTS` (each text once), writing the merged segment before removing
-        the merged ones."""
+        the merged ones. Nothing it cannot do stops the load that asked (a failure is
+        logged)."""
+        try:
+            self._merge_small_segments()
+        except OSError as error:
+            logger.warning("cannot merge the embedding cache %s: %s", self.directory, error)
+
+    def _merge_small_segments(self) -> None:
         if not self.directory.is_dir():
             return
         small = []
         for path in sorted(self.directory.glob(f"*{_SUFFIX}")):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 if path.stat().st_size < MERGE_BYTES:
                     small.append(path)
-            except FileNotFoundError:
-                continue
         if len(small) <= MERGE_SEGMENTS:
             return
         merged: dict[str, np.ndarray] = {}
-        readable = []
+        done = []
         for path in small:
             try:
                 table = pq.read_table(path)
+                matrix = self._matrix(table.column("vector"))
+                hashes = table.column("text_hash").to_pylist()
             except FileNotFoundError:
                 continue
             except Exception as error:
                 logger.warning(
                     "removing the unreadable embedding cache segment %s: %s", path, error
                 )
-                readable.append(path)  # nothing in it can be read: removed with the rest
+                done.append(path)  # nothing in it can be read: removed with the rest
                 continue
-            flat = np.asarray(
-                table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False),
-                dtype=np.float32,
-            )
-            hashes = table.column("text_hash").to_pylist()
-            if flat.size == len(hashes) * self.dimensions:
-                merged.update(zip(hashes, flat.reshape(len(hashes), self.dimensions)))
-            readable.append(path)
+            if matrix is not None:  # another model's vectors stay where they are
+                merged.update(zip(hashes, matrix))
+                done.append(path)
         if merged:
             hashes = list(merged)
             if self.add(hashes, np.stack([merged[value] for value in hashes])) is None:
                 return  # keep the segments: their vectors are in no other
-        for path in readable:
-            path.unlink(missing_ok=True)
+        for path in done:
+            _remove(path)
         for stale in self.directory.glob(".*.tmp"):  # left by a process killed mid-write
-            try:
+            with contextlib.suppress(OSError):
                 if time.time() - stale.stat().st_mtime > 3600:
-                    stale.unlink(missing_ok=True)
-            except FileNotFoundError:
-                continue
+                    stale.unlink()
 
     def adopt_legacy(self, table: str, column: str) -> None:
         """Copy the vectors of ``table.column``'s per-table cache (written before the shared
@@ -222,17 +265,14 @@ class EmbeddingCache:
         try:
             legacy = pq.read_table(path)
             hashes = legacy.column("text_hash").to_pylist()
-            flat = np.asarray(
-                legacy.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False),
-                dtype=np.float32,
-            )
+            matrix = self._matrix(legacy.column("vector"))
         except Exception as error:  # any damage: the cache is only a cache
             logger.warning("discarding the unreadable embedding cache %s: %s", path, error)
-            path.unlink(missing_ok=True)
+            _remove(path)
             return
-        if flat.size == len(hashes) * self.dimensions and np.isfinite(flat).all():
-            self.add(hashes, flat.reshape(len(hashes), self.dimensions))
-        path.unlink(missing_ok=True)
+        if matrix is not None and self.add(hashes, matrix) is None:
+            return  # kept where it is: the shared cache cannot be written
+        _remove(path)
 
     def pending(self) -> PendingVectors:
         """A buffer of freshly embedded vectors that writes itself as segments (see
