@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from hotdata_retrieval import (
     Bm25Search,
     Comparison,
+    InList,
     NearestNeighborSearch,
     ReciprocalRankFusion,
     SearchPlan,
@@ -198,6 +199,43 @@ def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> 
         ):
             assert _search.optimized(engine, other, str) == other
             assert engine.sql(other).num_rows >= 1
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "kept"),
+    [
+        # float32 16777216.0 equals the integer 16777217 cast to float32, not as DOUBLE
+        ("g", [0.5, 16777217], [2]),
+        # as the list's DOUBLE common type an Int64 2**53 + 1 equals 2**53; the mask compares
+        # it with the integer exactly
+        ("n", [0.5, 2**53], [1, 2]),
+    ],
+)
+def test_a_where_the_row_mask_reads_otherwise_runs_as_written(
+    column: str, values: list[float], kept: list[int]
+) -> None:
+    """An IN list of integers and floats: SQL compares the column with the list's common type,
+    the row mask each value with its own (the native search declines it too), so the shape is
+    left to the distance functions, and the search keeps the rows the statement keeps."""
+    data = pa.table(
+        {
+            "id": [1, 2, 3],
+            "g": pa.array([16777216.0, 0.5, 7.0], pa.float32()),
+            "n": pa.array([2**53, 2**53 + 1, 7], pa.int64()),
+            "emb": pa.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]], pa.list_(pa.float32())),
+        }
+    )
+    with LocalEngine() as engine:
+        engine.load_table("t", data)
+        plan = SearchPlan(
+            source=NearestNeighborSearch(table="t", column="emb", query_vector=[1.0, 0.0]),
+            filter=InList(column=column, values=values),
+            columns=["id"],
+        )
+        result = engine.search(plan)
+        assert NEAREST_SCAN not in _search.optimized(engine, result.sql, str)
+        assert [hit.key for hit in result.hits] == kept
+        assert engine.sql(result.sql).column("id").to_pylist() == kept
 
 
 def test_a_table_with_a_reserved_column_keeps_the_row_by_row_scan() -> None:

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+import pyarrow as pa
 import sqlglot
 
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
@@ -122,8 +123,8 @@ def rewritten(engine: SearchHost, tree: Any, stash: Stash) -> str | None:
     return str(_GENERATOR_DIALECT.generate(tree, copy=False))
 
 
-def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, frozenset[str]] | None:
-    """The engine's table a statement's table node names, with its columns, or ``None``."""
+def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, pa.Schema] | None:
+    """The engine's table a statement's table node names, with its schema, or ``None``."""
     parts = [part for part in (table.catalog, table.db, table.name) if part]
     try:
         name = TableName.parse(
@@ -138,7 +139,7 @@ def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, frozens
     loaded = engine._open.tables.get(name.name)
     if loaded is None:
         return None
-    return name, frozenset(loaded.entry.columns)
+    return name, loaded.data.schema
 
 
 def check_plan(engine: SearchHost, plan: SearchPlan) -> dict[TableName, dict[str, ValueKind]]:

@@ -27,11 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pyarrow as pa
 from sqlglot import exp
 
 from hotdata_retrieval.compile import HOTDATA, get_dialect
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.compile.nodes import VectorLiteral
+from hotdata_retrieval.engines.local.masks import reads_as_sql
 from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.plan.names import TableName
 
@@ -108,7 +110,7 @@ def _distance_call(node: exp.Expr) -> tuple[str, str, exp.Expr] | None:
 
 def _match(
     select: exp.Select,
-    resolve: Callable[[exp.Table], tuple[TableName, frozenset[str]] | None],
+    resolve: Callable[[exp.Table], tuple[TableName, pa.Schema] | None],
     stash: Callable[[list[float]], str],
 ) -> exp.Select | None:
     """The rewritten select, or ``None`` when ``select`` is not exactly the fast-path shape."""
@@ -124,7 +126,8 @@ def _match(
     resolved = resolve(table)
     if resolved is None:
         return None
-    name, columns = resolved
+    name, schema = resolved
+    columns = frozenset(schema.names)
     if DISTANCE_COLUMN in columns or TIE_COLUMN in columns:
         return None
     distance: tuple[str, str, exp.Expr] | None = None
@@ -171,9 +174,11 @@ def _match(
     if where is not None:
         text = where.this.sql(dialect=get_dialect("hotdata").sqlglot_dialect())
         try:
-            parse_filter(text)
+            predicate = parse_filter(text)
         except HotdataRetrievalError:
             return None
+        if not reads_as_sql(predicate, schema):
+            return None  # the scan's row mask would keep other rows than the WHERE
         filter_text = exp.Literal.string(text)
     scan = exp.Anonymous(
         this=NEAREST_SCAN,
@@ -206,7 +211,7 @@ def _match(
 
 def rewrite_fast_paths(
     tree: exp.Expr,
-    resolve: Callable[[exp.Table], tuple[TableName, frozenset[str]] | None],
+    resolve: Callable[[exp.Table], tuple[TableName, pa.Schema] | None],
     stash: Callable[[list[float]], str],
 ) -> tuple[exp.Expr, int]:
     """Replace every ``SELECT`` of the nearest-neighbour fast-path shape in ``tree`` with a read
@@ -214,7 +219,7 @@ def rewrite_fast_paths(
 
     Args:
         tree: a parsed or compiled statement (it is modified in place).
-        resolve: a table reference → its full name and its columns, or ``None`` when it is not
+        resolve: a table reference → its full name and its schema, or ``None`` when it is not
             a table of the engine.
         stash: keeps a query vector for the statement's run and returns the key
             ``nearest_scan`` receives instead of the vector.

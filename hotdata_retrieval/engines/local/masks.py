@@ -33,6 +33,7 @@ from hotdata_retrieval.plan.filters import (
     Predicate,
     PredicateVisitor,
     StartsWith,
+    predicate_columns,
 )
 
 _COMPARE = {
@@ -275,3 +276,53 @@ def passing_rows(predicate: Predicate, data: pa.Table) -> np.ndarray:
         as :func:`predicate_mask`.
     """
     return true_rows(predicate_mask(predicate, data))
+
+
+def reads_as_sql(predicate: Predicate, schema: pa.Schema) -> bool:
+    """Whether the row mask (:func:`passing_rows`) keeps exactly the rows a ``WHERE`` of
+    ``predicate`` keeps over a table of ``schema`` (:class:`_MaskedAsSql`): what the native
+    search and the fast-path rewrite check before they put the mask in the ``WHERE``'s place."""
+    for column in predicate_columns(predicate):
+        if column in schema.names and pa.types.is_decimal(schema.field(column).type):
+            return False
+    return bool(_MaskedAsSql().predicate(predicate))
+
+
+class _MaskedAsSql(PredicateVisitor[bool]):
+    """Per node, whether the row mask (:class:`ArrowMask`) reads it as the statement does.
+    Not for: a decimal column (DataFusion casts a
+    float literal to the decimal type, the mask the column to float; checked for the whole
+    filter), an ``IN`` list of values of several types (DataFusion compares the column with
+    the list's common type, the mask with each value's), and an empty ``IN`` list (it compiles
+    to a constant, which the fast-path rewrite does not take, so the statement's nearest
+    branch orders ties its own way; an empty list test likewise). Every node has its answer:
+    one this class does not know is an error, never a yes."""
+
+    def visit_comparison(self, node: Comparison) -> bool:
+        return True
+
+    def visit_in_list(self, node: InList) -> bool:
+        kinds = {(type(value) is bool, isinstance(value, str)) for value in node.values}
+        floats = {isinstance(value, float) for value in node.values}
+        return bool(node.values) and len(kinds) == 1 and len(floats) == 1
+
+    def visit_is_null(self, node: IsNull) -> bool:
+        return True
+
+    def visit_starts_with(self, node: StartsWith) -> bool:
+        return True
+
+    def visit_contains_all(self, node: ContainsAll) -> bool:
+        return bool(node.values) and len({type(value) for value in node.values}) == 1
+
+    def visit_contains_any(self, node: ContainsAny) -> bool:
+        return bool(node.values) and len({type(value) for value in node.values}) == 1
+
+    def visit_and(self, node: And) -> bool:
+        return all(self.predicate(operand) for operand in node.operands)
+
+    def visit_or(self, node: Or) -> bool:
+        return all(self.predicate(operand) for operand in node.operands)
+
+    def visit_not(self, node: Not) -> bool:
+        return bool(self.predicate(node.operand))

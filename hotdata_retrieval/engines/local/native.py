@@ -55,21 +55,8 @@ from hotdata_retrieval.engines.checks import ValueKind
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
+from hotdata_retrieval.engines.local.masks import reads_as_sql
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
-from hotdata_retrieval.plan.filters import (
-    And,
-    Comparison,
-    ContainsAll,
-    ContainsAny,
-    InList,
-    IsNull,
-    Not,
-    Or,
-    Predicate,
-    PredicateVisitor,
-    StartsWith,
-    predicate_columns,
-)
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     BranchRanking,
@@ -129,7 +116,7 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
         return False  # the native path orders by the ranking and the key alone
     if plan.key_column is None:
         return False
-    if plan.filter is not None and not _masked_as_sql(plan.filter, loaded.data.schema):
+    if plan.filter is not None and not reads_as_sql(plan.filter, loaded.data.schema):
         return False
     cut_by_key = fusion is not None or isinstance(plan.branches[0], Bm25Search)
     if cut_by_key and (entry.key_column is None or plan.key_column != entry.key_column):
@@ -152,55 +139,6 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
         else:
             return False
     return True
-
-
-def _masked_as_sql(predicate: Predicate, schema: pa.Schema) -> bool:
-    """Whether the row mask keeps exactly the rows the statement's ``WHERE`` keeps for every
-    branch (:class:`_MaskedAsSql`)."""
-    for column in predicate_columns(predicate):
-        if column in schema.names and pa.types.is_decimal(schema.field(column).type):
-            return False
-    return bool(_MaskedAsSql().predicate(predicate))
-
-
-class _MaskedAsSql(PredicateVisitor[bool]):
-    """Per node, whether the row mask (:class:`~hotdata_retrieval.engines.local.masks.
-    ArrowMask`) reads it as the statement does. Not for: a decimal column (DataFusion casts a
-    float literal to the decimal type, the mask the column to float; checked for the whole
-    filter), an ``IN`` list of values of several types (DataFusion compares the column with
-    the list's common type, the mask with each value's), and an empty ``IN`` list (it compiles
-    to a constant, which the fast-path rewrite does not take, so the statement's nearest
-    branch orders ties its own way; an empty list test likewise). Every node has its answer:
-    one this class does not know is an error, never a yes."""
-
-    def visit_comparison(self, node: Comparison) -> bool:
-        return True
-
-    def visit_in_list(self, node: InList) -> bool:
-        kinds = {(type(value) is bool, isinstance(value, str)) for value in node.values}
-        floats = {isinstance(value, float) for value in node.values}
-        return bool(node.values) and len(kinds) == 1 and len(floats) == 1
-
-    def visit_is_null(self, node: IsNull) -> bool:
-        return True
-
-    def visit_starts_with(self, node: StartsWith) -> bool:
-        return True
-
-    def visit_contains_all(self, node: ContainsAll) -> bool:
-        return bool(node.values) and len({type(value) for value in node.values}) == 1
-
-    def visit_contains_any(self, node: ContainsAny) -> bool:
-        return bool(node.values) and len({type(value) for value in node.values}) == 1
-
-    def visit_and(self, node: And) -> bool:
-        return all(self.predicate(operand) for operand in node.operands)
-
-    def visit_or(self, node: Or) -> bool:
-        return all(self.predicate(operand) for operand in node.operands)
-
-    def visit_not(self, node: Not) -> bool:
-        return bool(self.predicate(node.operand))
 
 
 def native_rows(plan: SearchPlan, loaded: LoadedTable) -> Rows | None:
