@@ -399,10 +399,15 @@ def test_explicit_columns_are_returned_exactly_as_given(engine: LocalEngine) -> 
 
 
 def test_an_engine_failure_comes_back_as_a_tool_error(engine: LocalEngine) -> None:
-    tool = make_text_search_tool(engine, table="docs", columns=["nope"])
-    message = _call(tool, query="crash")
+    tool = make_text_search_tool(engine, table="docs")
+    message = _call(tool, query="crash", filter={"nope": "x"})
     assert message.status == "error"
     assert "column 'nope' not found" in str(message.content)
+
+
+def test_a_column_the_table_lacks_is_refused_when_the_tool_is_made(engine: LocalEngine) -> None:
+    with pytest.raises(ToolError, match="column 'nope' not found"):
+        make_text_search_tool(engine, table="docs", columns=["nope"])
 
 
 def test_async_calls_report_errors_the_same_way(engine: LocalEngine) -> None:

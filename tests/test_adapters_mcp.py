@@ -288,8 +288,24 @@ def test_hdq_mcp_rejects_a_k_above_the_ceiling(database: Path) -> None:
     result = CliRunner().invoke(
         mcp, ["--database", str(database), "--table", "docs", "-k", "9", "--max-rows", "3"]
     )
+    assert result.exit_code == 2
+    assert "Invalid value for '-k': 9 exceeds --max-rows (3)" in result.stderr
+
+
+def test_hdq_mcp_refuses_a_column_the_table_lacks_before_serving(database: Path) -> None:
+    result = CliRunner().invoke(
+        mcp, ["--database", str(database), "--table", "docs", "--columns", "id,nosuch"]
+    )
     assert result.exit_code == 1
-    assert "must not exceed max_rows" in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("hdq mcp: error: columns: ") and "'nosuch'" in line
+
+
+def test_a_toolkit_refuses_a_column_the_table_lacks(engine: Any) -> None:
+    with pytest.raises(ToolError, match="'nosuch'"):
+        SearchToolkit(engine, table="docs", columns=["id", "nosuch"])
+    toolkit = SearchToolkit(engine, table="docs", columns=["id", "body"])
+    assert toolkit.columns == ("id", "body")
 
 
 async def test_hdq_mcp_serves_over_stdio(database: Path) -> None:

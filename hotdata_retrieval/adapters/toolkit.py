@@ -304,6 +304,24 @@ class SearchToolkit:
                 self.semantic_route = self._route(semantic)
             except PlanError:  # e.g. only a vector index whose queries need an embedder
                 self.semantic_route = None
+        if self.columns is not None and self.text_route is not None:
+            self._check_columns()
+
+    def _check_columns(self) -> None:
+        """Refuse ``columns`` the table lacks now, not at every search: one text search of
+        one row reads them, on any engine (the engine names the missing column).
+
+        Raises:
+            ToolError: a column the table does not have.
+        """
+        probe = self._plan(SearchMode.TEXT, "columns", 1, None)
+        try:
+            self.engine.search(probe)
+        except HotdataRetrievalError as error:
+            if any(repr(column) in str(error) for column in self.columns or ()):
+                raise ToolError(f"columns: {error}") from None
+            # Anything else (an engine out of reach) is the searches' to report, as they run.
+            logger.debug("the columns probe of %s failed: %s", self.table, error)
 
     # -- routes ------------------------------------------------------------------------------
 

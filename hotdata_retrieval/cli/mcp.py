@@ -210,6 +210,8 @@ def mcp(
     columns: str | None,
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
+    if k is not None and k > max_rows:
+        raise click.BadParameter(f"{k} exceeds --max-rows ({max_rows})", param_hint="'-k'")
     require_extra("mcp", needed_by="this command")
     embedder = None
     if engine_name in ENGINE_OPENERS:
