@@ -481,11 +481,18 @@ class _TypedValues(PredicateVisitor[Predicate]):
             timestamp=column in self.timestamp_columns,
         )
 
+    # A node whose values all stay as they are is returned itself, not rebuilt: each rebuild
+    # validates the node again, and the plan around it is rebuilt only when a node changed.
+
     def visit_comparison(self, node: Comparison) -> Predicate:
-        return attrs.evolve(node, value=self._typed(node.column, node.value))
+        typed = self._typed(node.column, node.value)
+        return node if typed is node.value else attrs.evolve(node, value=typed)
 
     def visit_in_list(self, node: InList) -> Predicate:
-        return attrs.evolve(node, values=[self._typed(node.column, value) for value in node.values])
+        typed = [self._typed(node.column, value) for value in node.values]
+        if all(new is old for new, old in zip(typed, node.values)):
+            return node
+        return attrs.evolve(node, values=typed)
 
     def visit_is_null(self, node: IsNull) -> Predicate:
         return node
@@ -500,13 +507,20 @@ class _TypedValues(PredicateVisitor[Predicate]):
         return node
 
     def visit_and(self, node: And) -> Predicate:
-        return attrs.evolve(node, operands=[self.visit(operand) for operand in node.operands])
+        operands = [self.visit(operand) for operand in node.operands]
+        if all(new is old for new, old in zip(operands, node.operands)):
+            return node
+        return attrs.evolve(node, operands=operands)
 
     def visit_or(self, node: Or) -> Predicate:
-        return attrs.evolve(node, operands=[self.visit(operand) for operand in node.operands])
+        operands = [self.visit(operand) for operand in node.operands]
+        if all(new is old for new, old in zip(operands, node.operands)):
+            return node
+        return attrs.evolve(node, operands=operands)
 
     def visit_not(self, node: Not) -> Predicate:
-        return attrs.evolve(node, operand=self.visit(node.operand))
+        operand = self.visit(node.operand)
+        return node if operand is node.operand else attrs.evolve(node, operand=operand)
 
 
 def _spelled(value: Any) -> str:

@@ -335,8 +335,15 @@ def executed_plan(
             timestamp_columns=timestamp_columns,
             numbers=False,
         )
+    include = plan.fusion is not None
+    if (
+        columns == plan.columns
+        and include == plan.include_branch_scores
+        and changes.get("filter", plan.filter) is plan.filter
+    ):
+        return plan  # nothing to change (the typed filter is the plan's own when it is)
     try:
-        return attrs.evolve(plan, **changes, include_branch_scores=plan.fusion is not None)
+        return attrs.evolve(plan, **changes, include_branch_scores=include)
     except PlanError:
         return attrs.evolve(plan, **changes)
 
