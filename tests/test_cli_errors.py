@@ -102,6 +102,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("tune", ["--queries", "{file}", "--qrels", "{file}", "--methods", "linear"], 2,
      "'linear' is not a fusion method"),
     ("tune", ["--queries", "{file}", "--qrels", "{file}", "--table", "notes"], 1, "not JSON"),
+    ("tune", ["--queries", "{file}", "--qrels", "{file}", "--vector-shares", "0.5,1.5"], 2,
+     "'--vector-shares': 1.5 is not a share between 0 and 1"),
     ("", ["serch"], 2, "No such command 'serch'"),
     ("", ["--bogus"], 2, "No such option"),
 ]  # fmt: skip

@@ -66,6 +66,22 @@ _STDIN_NAME = "<stdin>"
 """How messages and the output name queries or qrels read from standard input."""
 
 
+def _shares(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """Click callback: ``--vector-shares`` as numbers, each a share between 0 and 1 (the
+    weights are ``1 - S`` and ``S``).
+
+    Raises:
+        click.BadParameter: an item is not a number, or not between 0 and 1 (exit 2).
+    """
+    shares = parse_numbers(ctx, param, value)
+    for share in shares or ():
+        if not 0 <= share <= 1:
+            raise click.BadParameter(
+                f"{share!r} is not a share between 0 and 1", ctx=ctx, param=param
+            )
+    return shares
+
+
 @click.command("tune")
 @click.option(
     "--queries",
@@ -112,7 +128,7 @@ _STDIN_NAME = "<stdin>"
 @click.option(
     "--vector-shares",
     metavar="S,S,...",
-    callback=parse_numbers,
+    callback=_shares,
     help="rrf: the vector branch's share of the weight (weights 1 - S, S).  "
     "[default: 0.3,0.4,0.5,0.6,0.7]",
 )
