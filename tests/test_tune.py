@@ -52,33 +52,58 @@ def run(*arguments: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+Judged = tuple[str, str, str]
+"""A document or query of a topical collection: its id, its topic, its text."""
+
+
+def topical_collection(
+    directory: Path, *, documents: int, queries: int, filler: int, seed: int, query_id: str
+) -> tuple[list[Judged], list[Judged]]:
+    """Write a BEIR ``corpus.jsonl`` and ``queries.jsonl`` in ``directory``: ``documents``
+    tickets of two topic words and ``filler`` filler words each, ``queries`` queries of two
+    words of a topic, the topics taken in turn (``query_id`` formats a query's number).
+    Returns both, for the caller's qrels (every ticket of a query's topic is relevant)."""
+    rng = random.Random(seed)
+    (directory / "qrels").mkdir(parents=True)
+    corpus: list[Judged] = []
+    for number in range(documents):
+        topic = list(TOPICS)[number % len(TOPICS)]
+        words = rng.sample(TOPICS[topic], 2) + rng.sample(FILLER, filler)
+        rng.shuffle(words)
+        corpus.append((f"d{number:02d}", topic, " ".join(words)))
+    (directory / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, _, t in corpus)
+    )
+    asked: list[Judged] = []
+    for number in range(queries):
+        topic = list(TOPICS)[number % len(TOPICS)]
+        asked.append((query_id.format(number), topic, " ".join(rng.sample(TOPICS[topic], 2))))
+    (directory / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, _, t in asked)
+    )
+    return corpus, asked
+
+
+def relevant_lines(queries: list[Judged], documents: list[Judged]) -> list[str]:
+    """Qrels lines judging every document of each query's topic relevant."""
+    return [
+        f"{query}\t{document}\t1"
+        for query, topic, _ in queries
+        for document, document_topic, _ in documents
+        if document_topic == topic
+    ]
+
+
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Forty tickets over five topics, twelve queries (two words of a topic each), every
     ticket of the query's topic judged relevant; qrels split into train and test."""
-    rng = random.Random(3)
     directory = tmp_path_factory.mktemp("tune") / "beir"
-    (directory / "qrels").mkdir(parents=True)
-    documents = []
-    for number in range(40):
-        topic = list(TOPICS)[number % len(TOPICS)]
-        words = rng.sample(TOPICS[topic], 2) + rng.sample(FILLER, 4)
-        rng.shuffle(words)
-        documents.append((f"d{number:02d}", topic, " ".join(words)))
-    (directory / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, _, t in documents)
-    )
-    queries = []
-    for number in range(12):
-        topic = list(TOPICS)[number % len(TOPICS)]
-        queries.append((f"q{number:02d}", topic, " ".join(rng.sample(TOPICS[topic], 2))))
-    (directory / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, _, t in queries)
+    documents, queries = topical_collection(
+        directory, documents=40, queries=12, filler=4, seed=3, query_id="q{:02d}"
     )
     for split, chosen in (("train", queries[:8]), ("test", queries[8:])):
-        lines = ["query-id\tcorpus-id\tscore"]
-        for query_id, topic, _ in chosen:
-            lines.extend(f"{query_id}\t{doc}\t1" for doc, t, _ in documents if t == topic)
+        lines = ["query-id\tcorpus-id\tscore", *relevant_lines(chosen, documents)]
         (directory / "qrels" / f"{split}.tsv").write_text("\n".join(lines) + "\n")
     return directory
 

@@ -12,7 +12,6 @@ lacks is named), and a note says they were not where it runs none (LanceDB, turb
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.tuning import load_qrels, load_queries
 from tests.hotdata_api import FakeHotdataApi
-from tests.test_tune import FILLER, TOPICS
+from tests.test_tune import relevant_lines, topical_collection
 from tests.turbopuffer_api import FakeTurbopufferApi
 
 API_KEY = "secret-key-for-tune"
@@ -58,28 +57,15 @@ def run(*arguments: str, env: dict[str, str] | None = None) -> tuple[int, str, s
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Twenty tickets over five topics; six queries (two words of a topic each), every ticket
     of the query's topic judged relevant, and one judgment of a document no table holds."""
-    rng = random.Random(11)
     directory = tmp_path_factory.mktemp("tune-engines") / "beir"
-    (directory / "qrels").mkdir(parents=True)
-    documents = []
-    for number in range(20):
-        topic = list(TOPICS)[number % len(TOPICS)]
-        words = rng.sample(TOPICS[topic], 2) + rng.sample(FILLER, 3)
-        rng.shuffle(words)
-        documents.append((f"d{number:02d}", topic, " ".join(words)))
-    (directory / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n" for i, _, t in documents)
+    documents, queries = topical_collection(
+        directory, documents=20, queries=6, filler=3, seed=11, query_id="q{}"
     )
-    queries = []
-    for number in range(6):
-        topic = list(TOPICS)[number % len(TOPICS)]
-        queries.append((f"q{number}", topic, " ".join(rng.sample(TOPICS[topic], 2))))
-    (directory / "queries.jsonl").write_text(
-        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, _, t in queries)
-    )
-    lines = ["query-id\tcorpus-id\tscore", f"q0\t{GHOST}\t1"]
-    for query_id, topic, _ in queries:
-        lines.extend(f"{query_id}\t{doc}\t1" for doc, t, _ in documents if t == topic)
+    lines = [
+        "query-id\tcorpus-id\tscore",
+        f"q0\t{GHOST}\t1",
+        *relevant_lines(queries, documents),
+    ]
     (directory / "qrels" / "train.tsv").write_text("\n".join(lines) + "\n")
     return directory
 
