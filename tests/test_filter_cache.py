@@ -12,8 +12,9 @@ import pyarrow as pa
 import pytest
 
 from hotdata_retrieval import Comparison, NearestNeighborSearch, SearchPlan
-from hotdata_retrieval.engines.local import LocalEngine, tables
+from hotdata_retrieval.engines.local import LocalEngine, nearest, tables
 from hotdata_retrieval.engines.local.masks import passing_rows
+from hotdata_retrieval.engines.local.nearest import VectorColumnIndex
 
 BIG = 2**53
 
@@ -121,3 +122,46 @@ def test_a_new_version_of_the_table_reads_its_own_rows(tmp_path: Path) -> None:
             key_column="id",
         )
         assert [hit.key for hit in engine.search(plan).hits] == [10]
+
+
+def _index(rows: int = 400, dimensions: int = 16) -> VectorColumnIndex:
+    vectors = np.random.default_rng(5).standard_normal((rows, dimensions)).astype(np.float32)
+    return VectorColumnIndex(pa.array(list(vectors), pa.list_(pa.float32())))
+
+
+@pytest.mark.parametrize("function", ["cosine_distance", "l2_distance", "negative_dot_product"])
+def test_a_cached_filters_gathered_rows_rank_as_the_rows_themselves(function: str) -> None:
+    index = _index()
+    mask = np.zeros(index.rows, dtype=bool)
+    mask[::13] = True
+    kept = mask.copy()
+    kept.flags.writeable = False  # as an open table's cached filter is
+    query = np.random.default_rng(9).standard_normal(index.dimensions)
+    expected = index.nearest(function, query, 7, mask=mask)
+    for _ in range(2):  # gathered, then from the cache
+        found = index.nearest(function, query, 7, mask=kept)
+        assert found[0].tolist() == expected[0].tolist()
+        assert found[1].tolist() == expected[1].tolist()
+    assert len(index._subsets) == 1
+    assert index.nearest(function, query, 7, mask=mask)[0].tolist() == expected[0].tolist()
+    assert len(index._subsets) == 1  # a writeable mask is not kept: it may change
+    other = np.zeros(index.rows, dtype=bool)
+    other[5::11] = True
+    expected_other = index.nearest(function, query, 7, mask=other)[0].tolist()
+    other.flags.writeable = False
+    assert index.nearest(function, query, 7, mask=other)[0].tolist() == expected_other
+    assert expected_other != expected[0].tolist()
+
+
+def test_the_gathered_rows_stay_within_their_share_of_the_matrix() -> None:
+    index = _index()
+    budget = index.matrix.nbytes // nearest.SUBSET_CACHE_SHARE
+    query = np.ones(index.dimensions)
+    for start in range(12):
+        mask = np.zeros(index.rows, dtype=bool)
+        mask[start::40] = True
+        mask.flags.writeable = False
+        index.nearest("cosine_distance", query, 3, mask=mask)
+        held = sum(rows.nbytes for _, _, rows in index._subsets.values())
+        assert held <= budget
+    assert 1 < len(index._subsets) < 12

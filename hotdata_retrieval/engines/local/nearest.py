@@ -31,6 +31,8 @@ re-scored in float64 too. How it is built and searched is a
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,10 @@ of 384-d unit vectors err by about 1e-6; the margin is a hundred times wider."""
 
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 """Float32's smallest normal number: a squared norm below it has lost its precision."""
+
+SUBSET_CACHE_SHARE = 4
+"""The gathered rows of a column's recent selective filters take at most a quarter of its
+matrix's bytes (:meth:`VectorColumnIndex._subset`)."""
 
 SELECTIVE_MASK_FRACTION = 8
 """A filter that keeps at most 1 row in this many is screened over its rows alone: the kept
@@ -109,22 +115,32 @@ class VectorColumnIndex:
         self._norms: np.ndarray | None = None
         self._nonzero: np.ndarray | None = None
         self._unscreenable_cache: dict[bool, np.ndarray] = {}
+        # id(mask) -> (the mask, the rowids it keeps, their rows gathered): see _subset.
+        self._subsets: OrderedDict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = OrderedDict()
+        self._subsets_lock = threading.Lock()
         self.hnsw = hnsw
         self.hnsw_metric = hnsw_metric
 
     # -- float32 screening -----------------------------------------------------------------
 
     def _approximate(
-        self, function: str, query: np.ndarray, rowids: np.ndarray | None = None
+        self,
+        function: str,
+        query: np.ndarray,
+        rowids: np.ndarray | None = None,
+        gathered: np.ndarray | None = None,
     ) -> tuple[np.ndarray, float]:
-        """float32 distances of every row (or of ``rowids``, in their order), and how far
-        they may be from the float64 ones.
+        """float32 distances of every row (or of ``rowids``, in their order, whose rows
+        ``gathered`` holds when given), and how far they may be from the float64 ones.
 
         Cosine divides each row's dot product by its float32 norm instead of multiplying a
         row-normalised copy of the matrix: the same one product, without a second resident
         copy of the vectors."""
         query32 = query.astype(np.float32)
-        matrix = self.matrix if rowids is None else np.take(self.matrix, rowids, axis=0)
+        if rowids is None:
+            matrix = self.matrix
+        else:
+            matrix = np.take(self.matrix, rowids, axis=0) if gathered is None else gathered
         metric = HOTDATA.distance_metrics.get(function)
         if metric is DistanceMetric.COSINE:
             norm = float(np.linalg.norm(query32))
@@ -298,11 +314,11 @@ class VectorColumnIndex:
         width = min(k, candidates_total)
         # A selective filter screens the rows it keeps alone (gathered first): the same
         # screen, over a fraction of the product.
-        subset = None
+        subset = gathered = None
         if mask is not None and candidates_total * SELECTIVE_MASK_FRACTION <= self.rows:
-            subset = np.flatnonzero(allowed)
+            subset, gathered = self._subset(mask, allowed)
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-            approximate_distances, tolerance = self._approximate(function, vector, subset)
+            approximate_distances, tolerance = self._approximate(function, vector, subset, gathered)
             unsure = self._unscreenable(function, vector, approximate_distances, subset)
         sure = ~unsure
         if subset is None:
@@ -324,6 +340,36 @@ class VectorColumnIndex:
         if subset is not None:
             screened = subset[screened]
         return self._ranked(function, vector, screened, width, with_ties, tie_order)
+
+    def _subset(
+        self, mask: np.ndarray, allowed: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The rowids ``allowed`` keeps and, for a read-only ``mask`` (an open table's cached
+        filter: the same object is the same filter, :meth:`~hotdata_retrieval.engines.local.
+        tables.LoadedTable.passing_rows`), their rows gathered into one contiguous matrix,
+        kept for the next search under the same filter: a scan of the filter's rows then
+        reads them in order, not scattered across the matrix. The gathered rows of all
+        filters take at most 1/:data:`SUBSET_CACHE_SHARE` of the matrix's bytes (least
+        recently used out); a writeable mask is gathered by the caller's screen each time."""
+        if mask.flags.writeable:
+            return np.flatnonzero(allowed), None
+        with self._subsets_lock:
+            known = self._subsets.get(id(mask))
+            if known is not None and known[0] is mask:
+                self._subsets.move_to_end(id(mask))
+                return known[1], known[2]
+        rowids = np.flatnonzero(allowed)
+        rows = np.take(self.matrix, rowids, axis=0)
+        rows.flags.writeable = False
+        budget = self.matrix.nbytes // SUBSET_CACHE_SHARE
+        if rows.nbytes <= budget:
+            with self._subsets_lock:
+                self._subsets[id(mask)] = (mask, rowids, rows)
+                held = sum(entry[2].nbytes for entry in self._subsets.values())
+                while held > budget:
+                    _, (_, _, dropped) = self._subsets.popitem(last=False)
+                    held -= dropped.nbytes
+        return rowids, rows
 
     def _ranked(
         self,
