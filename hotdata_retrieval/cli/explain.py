@@ -292,7 +292,9 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
         lines.append(f"-- branch {name}: {_describe(branch)}")
     fusion = plan.fusion
     if fusion is None:
-        lines.append(f"-- fetches limit + offset = {plan.depth} rows")
+        lines.append(
+            f"-- fetches limit + offset = {plan.depth} {'row' if plan.depth == 1 else 'rows'}"
+        )
     elif isinstance(fusion, ReciprocalRankFusion):
         weights = ", ".join(repr(weight) for weight in fusion.weights)
         lines.append(

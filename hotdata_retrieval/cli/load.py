@@ -268,7 +268,7 @@ def _load_into_store(
         click.echo(json.dumps(document, indent=2))
         return
     for item in summary:
-        parts = [f"{item['table']}: {item['rows']} rows"]
+        parts = [f"{item['table']}: {item['rows']} {'row' if item['rows'] == 1 else 'rows'}"]
         if item["bm25_columns"]:
             parts.append(f"full-text index on {', '.join(item['bm25_columns'])}")
         if item["vector_columns"]:
@@ -541,7 +541,7 @@ def _load(
     for name in taken:
         click.echo(f"note: replaced the previous {name}", err=True)
     for item in summary:
-        parts = [f"{item['table']}: {item['rows']} rows"]
+        parts = [f"{item['table']}: {item['rows']} {'row' if item['rows'] == 1 else 'rows'}"]
         if item["bm25_columns"]:
             parts.append(f"BM25 on {', '.join(item['bm25_columns'])}")
         for vector in item["vector_columns"]:

@@ -425,21 +425,33 @@ def search_result(
 def _underfilled(plan: SearchPlan, returned: int) -> str | None:
     if returned >= plan.limit:
         return None
-    passing = " and pass the filter" if plan.filter is not None else ""
     # A short page that is not empty ends the ranking: exactly offset + returned rows exist.
     # An empty page past offset 0 says only that at most offset rows do.
     beyond = returned == 0 and plan.offset > 0
-    count = f"at most {plan.offset}" if beyond else f"only {plan.offset + returned}"
-    page = f"{returned} rows for a limit of {plan.limit}"
+    total = plan.offset if beyond else plan.offset + returned
+    one = total == 1
+    passing = ""
+    if plan.filter is not None:
+        passing = " and passes the filter" if one else " and pass the filter"
+    bound = f"at most {total}" if beyond else f"only {total}"
+    page = f"{_counted(returned, 'row')} for a limit of {plan.limit}"
     if beyond:
         page += f" at offset {plan.offset}"
     if plan.fusion is None:
         branch = plan.branches[0]
-        what = "match the query" if branch.higher_is_better else "have a vector"
-        return f"{page}: {count} rows {what}{passing}"
+        if branch.higher_is_better:
+            what = "matches the query" if one else "match the query"
+        else:
+            what = "has a vector" if one else "have a vector"
+        return f"{page}: {bound} {'row' if one else 'rows'} {what}{passing}"
     if plan.fusion.min_score is not None:
-        return (
-            f"{page}: {count} fused rows score at least the minimum "
-            f"{plan.fusion.min_score!r}{passing}"
-        )
-    return f"{page}: the branches found {count} candidates in all{passing}"
+        scored = "fused row scores" if one else "fused rows score"
+        return f"{page}: {bound} {scored} at least the minimum {plan.fusion.min_score!r}{passing}"
+    return (
+        f"{page}: the branches found {bound} {'candidate' if one else 'candidates'} in all{passing}"
+    )
+
+
+def _counted(number: int, noun: str) -> str:
+    """``1 row``, ``2 rows``, ``0 rows``."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
