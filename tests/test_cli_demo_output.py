@@ -185,3 +185,22 @@ def test_the_demo_does_not_drop_a_column_of_the_users_from_its_table(tmp_path: P
     refused = runner.invoke(main, ["demo", "--database", str(database), "--embedder", "hashing"])
     assert refused.exit_code != EXIT_OK
     assert "holds other data" in refused.stderr
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_every_demo_table_fits_the_terminal_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    """The hybrid tables carry two rank columns more than the others: at 80 columns their
+    ranking header says only ``score``, rather than the table losing its right edge."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = CliRunner().invoke(
+        main, ["demo", "--database", str(tmp_path / "db"), "--embedder", "hashing"]
+    )
+    assert result.exit_code == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert max(len(line) for line in lines) <= columns
+    tops = [line for line in lines if line.startswith("┏")]
+    assert tops and all(line.endswith("┓") for line in tops)
+    headers = [line for line in lines if line.startswith("┃ #")]
+    assert any("text rank" in line for line in headers)  # the hybrid tables are there

@@ -107,6 +107,7 @@ def render_hits(
     key_column: str | None = "id",
     first_position: int = 1,
     width: int | None = None,
+    explain_ranking: bool = True,
 ) -> Table:
     """A rich table of hits: position, key, score, the columns, and optionally branch ranks.
 
@@ -120,7 +121,10 @@ def render_hits(
         first_position: the number of the first hit (``--offset`` + 1: numbers continue
             across pages).
         width: the characters the table may take (a terminal's width): text columns are
-            cut to fit, each value on one line ending in ``…``, never wrapped.
+            cut to fit, each value on one line ending in ``…``, never wrapped; when even cut
+            they would not fit, the ranking's header drops its explanation.
+        explain_ranking: head the ranking column ``score (higher is better)`` or ``distance
+            (lower is nearer)``, not only ``score`` or ``distance``.
     """
     table = Table(title=title, title_justify="left", expand=False)
     table.add_column("#", justify="right", style="dim", no_wrap=True)
@@ -129,7 +133,7 @@ def render_hits(
         table.add_column(
             key_column, justify="right", no_wrap=True, overflow="ellipsis", max_width=key_width
         )
-    narrow = width is not None and width < _NARROW_TERMINAL
+    narrow = not explain_ranking or (width is not None and width < _NARROW_TERMINAL)
     ranked_by = "score" if result.descending else "distance"
     if not narrow:
         ranked_by += " (higher is better)" if result.descending else " (lower is nearer)"
@@ -174,6 +178,16 @@ def render_hits(
             header.min_width = least  # a number (or a key's first characters) is never cut
         every = len(table.columns) + len(columns)
         budget = width - sum(fixed) - (3 * every + 1)  # per column 2 of padding and 1 rule; 1 edge
+        if not narrow and budget < sum(min(wanted, _NARROWEST_TEXT) for wanted in natural):
+            return render_hits(
+                result,
+                title=title,
+                ranks=ranks,
+                key_column=key_column,
+                first_position=first_position,
+                width=width,
+                explain_ranking=False,
+            )
         limits = list(_fitted(natural, budget))
     for column, limit in zip(columns, limits):
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=limit)
