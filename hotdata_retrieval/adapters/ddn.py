@@ -60,7 +60,7 @@ from hotdata_retrieval.adapters.toolkit import (
     SearchRoute,
 )
 from hotdata_retrieval.engines.base import query_embedder
-from hotdata_retrieval.engines.checks import ValueKind, arrow_value_kind
+from hotdata_retrieval.engines.checks import ValueKind, arrow_column_kinds
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import InputLimitError, InputLimits
 from hotdata_retrieval.errors import ConnectorError, HotdataRetrievalError, PlanError, ToolError
@@ -175,7 +175,7 @@ def column_kinds(engine: Any, table: TableName, columns: Sequence[str]) -> dict[
             schema = read_table(table, columns=list(columns)).schema
         except EngineError as error:  # the engine's message names the column and the columns
             raise ToolError(f"filter column: {error}") from None
-        kinds = {field.name: arrow_value_kind(field.type) for field in schema}
+        kinds = arrow_column_kinds(schema)
     elif columns:
         raise ToolError(
             f"the {type(engine).__name__} engine reports no column types, so filter columns "

@@ -228,6 +228,11 @@ def check_column_kinds(
             )
 
 
+def arrow_column_kinds(schema: Any) -> dict[str, ValueKind]:
+    """The kind of each column, from an Arrow schema (``pyarrow.Schema``), by name."""
+    return {field.name: arrow_value_kind(field.type) for field in schema}
+
+
 def arrow_element_kinds(schema: Any) -> dict[str, ValueKind]:
     """The kind of each list column's elements, from an Arrow schema (``pyarrow.Schema``):
     what :func:`check_filter_values` checks ``contains_all`` / ``contains_any`` values

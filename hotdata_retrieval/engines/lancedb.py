@@ -50,8 +50,8 @@ from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    arrow_column_kinds,
     arrow_element_kinds,
-    arrow_value_kind,
     check_columns,
     check_filter_values,
     check_reserved_columns,
@@ -323,7 +323,7 @@ class LancedbEngine(RoutesByIndexes):
         check_columns(plan, table, opened.schema.names)
         check_filter_values(
             plan.filter,
-            {field.name: arrow_value_kind(field.type) for field in opened.schema},
+            arrow_column_kinds(opened.schema),
             arrow_element_kinds(opened.schema),
         )
         text_indexed = set(self.indexes(table).bm25_columns)
@@ -352,7 +352,7 @@ class LancedbEngine(RoutesByIndexes):
         """The branch's best ``bound`` rows, ties kept by key (module docstring)."""
         where = None
         if plan.filter is not None:
-            kinds = {field.name: arrow_value_kind(field.type) for field in opened.schema}
+            kinds = arrow_column_kinds(opened.schema)
             integers = frozenset(name for name, kind in kinds.items() if kind is ValueKind.INTEGER)
             where = lancedb_filter(with_typed_values(plan.filter, kinds), integers)
         key = plan.key_column

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hotdata_retrieval.engines.checks import ValueKind, arrow_element_kinds, arrow_value_kind
+from hotdata_retrieval.engines.checks import ValueKind, arrow_column_kinds, arrow_element_kinds
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
@@ -96,7 +96,7 @@ class LoadedTable:
     def _read_kinds(self) -> tuple[dict[str, ValueKind], dict[str, ValueKind]]:
         if self._kinds is None:
             schema = self.data.schema
-            columns = {field.name: arrow_value_kind(field.type) for field in schema}
+            columns = arrow_column_kinds(schema)
             self._kinds = (columns, arrow_element_kinds(schema))
         return self._kinds
 
