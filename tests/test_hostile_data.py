@@ -956,24 +956,18 @@ def test_hdq_search_says_when_a_page_is_short(tmp_path: Path) -> None:
         ).exit_code
         == 0
     )
-    result = runner.invoke(
-        main, ["search", "fox", "--table", "docs", "--mode", "text", "--database", str(database)]
+
+    def notes(query: str, *options: str) -> str:
+        arguments = ["search", query, "--table", "docs", "--mode", "text"]
+        return runner.invoke(main, [*arguments, "--database", str(database), *options]).stderr
+
+    assert "note: 3 rows for a limit of 10: only 3 rows match the query" in notes("fox")
+    assert "note: 1 row for a limit of 10: only 3 rows match the query" in notes(
+        "fox 2", "--offset", "2"
     )
-    assert "note: 3 rows for a limit of 10: only 3 rows match the query" in result.stderr
-    one = runner.invoke(
-        main,
-        ["search", "fox 2", "--table", "docs", "--mode", "text", "--database", str(database),
-         "--offset", "2"],
-    )  # fmt: skip
-    assert "note: 1 row for a limit of 10: only 3 rows match the query" in one.stderr
-    single = runner.invoke(
-        main,
-        ["search", "fox", "--table", "docs", "--mode", "text", "--database", str(database),
-         "--filter", "id = '1'"],
-    )  # fmt: skip
     assert (
         "note: 1 row for a limit of 10: only 1 row matches the query and passes the filter"
-        in single.stderr
+        in notes("fox", "--filter", "id = '1'")
     )
 
 
