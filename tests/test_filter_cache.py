@@ -162,6 +162,6 @@ def test_the_gathered_rows_stay_within_their_share_of_the_matrix() -> None:
         mask[start::40] = True
         mask.flags.writeable = False
         index.nearest("cosine_distance", query, 3, mask=mask)
-        held = sum(rows.nbytes for _, _, rows in index._subsets.values())
+        held = sum(subset.nbytes for subset in index._subsets.values())
         assert held <= budget
     assert 1 < len(index._subsets) < 12

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,40 @@ USEARCH_STORAGE = {"float32": "f32", "float16": "f16", "int8": "i8"}
 HnswSettings.storage>`."""
 
 
+class _Subset:
+    """The rows a selective filter keeps (:meth:`VectorColumnIndex._subset`): their rowids,
+    their vectors gathered into one matrix (``None``: gathered by each search), and the
+    column's per-row arrays at those rows, each computed on first use."""
+
+    __slots__ = ("_rows", "mask", "per_row", "rowids")
+
+    def __init__(self, mask: np.ndarray, rowids: np.ndarray, rows: np.ndarray | None) -> None:
+        self.mask = mask
+        self.rowids = rowids
+        self._rows = rows
+        self.per_row: dict[str, np.ndarray] = {}
+
+    def gathered(self, matrix: np.ndarray) -> np.ndarray:
+        """The kept rows of ``matrix`` (the column's), in rowid order."""
+        return np.take(matrix, self.rowids, axis=0) if self._rows is None else self._rows
+
+    def of_rows(self, name: str, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """The kept rows' values of the column's per-row array ``name``, which ``compute``
+        returns whole."""
+        values = self.per_row.get(name)
+        if values is None:
+            values = compute()[self.rowids]
+            if self._rows is not None:  # kept with the gathered rows
+                self.per_row[name] = values
+        return values
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes this subset holds beyond the column's own arrays."""
+        held = sum(values.nbytes for values in self.per_row.values())
+        return held + (0 if self._rows is None else self._rows.nbytes)
+
+
 class VectorColumnIndex:
     """One vector column of one table version, ready for exact (and optional HNSW) search.
 
@@ -114,9 +149,10 @@ class VectorColumnIndex:
         self._squared_norms: np.ndarray | None = None
         self._norms: np.ndarray | None = None
         self._nonzero: np.ndarray | None = None
+        self._scale: float | None = None
         self._unscreenable_cache: dict[bool, np.ndarray] = {}
-        # id(mask) -> (the mask, the rowids it keeps, their rows gathered): see _subset.
-        self._subsets: OrderedDict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = OrderedDict()
+        # id(mask) -> the rows a cached selective filter keeps, gathered: see _subset.
+        self._subsets: OrderedDict[int, _Subset] = OrderedDict()
         self._subsets_lock = threading.Lock()
         self.hnsw = hnsw
         self.hnsw_metric = hnsw_metric
@@ -124,40 +160,29 @@ class VectorColumnIndex:
     # -- float32 screening -----------------------------------------------------------------
 
     def _approximate(
-        self,
-        function: str,
-        query: np.ndarray,
-        rowids: np.ndarray | None = None,
-        gathered: np.ndarray | None = None,
+        self, function: str, query: np.ndarray, subset: _Subset | None = None
     ) -> tuple[np.ndarray, float]:
-        """float32 distances of every row (or of ``rowids``, in their order, whose rows
-        ``gathered`` holds when given), and how far they may be from the float64 ones.
+        """float32 distances of every row (or of ``subset``'s rows, in their order), and how
+        far they may be from the float64 ones.
 
         Cosine divides each row's dot product by its float32 norm instead of multiplying a
         row-normalised copy of the matrix: the same one product, without a second resident
         copy of the vectors."""
         query32 = query.astype(np.float32)
-        if rowids is None:
-            matrix = self.matrix
-        else:
-            matrix = np.take(self.matrix, rowids, axis=0) if gathered is None else gathered
+        matrix = self.matrix if subset is None else subset.gathered(self.matrix)
         metric = HOTDATA.distance_metrics.get(function)
         if metric is DistanceMetric.COSINE:
-            norm = float(np.linalg.norm(query32))
+            # numpy.linalg.norm's arithmetic for a vector, without its argument dispatch
+            norm = float(np.sqrt(query32.dot(query32)))
             if norm == 0:
                 return np.ones(matrix.shape[0], dtype=np.float32), 0.0
-            norms = self._norms_or_compute()
-            if rowids is not None:
-                norms = norms[rowids]
+            norms = self._of_rows("norms", self._norms_or_compute, subset)
             scores = matrix @ (query32 / np.float32(norm))
             distances = 1.0 - scores / np.where(norms == 0, np.float32(1.0), norms)
-            nonzero = self._row_nonzero()
-            distances[~(nonzero if rowids is None else nonzero[rowids])] = 1.0
+            distances[~self._of_rows("nonzero", self._row_nonzero, subset)] = 1.0
             return distances, _TOLERANCE
         if metric is DistanceMetric.L2:
-            squared_norms = self._squared_norms_or_compute()
-            if rowids is not None:
-                squared_norms = squared_norms[rowids]
+            squared_norms = self._of_rows("squared norms", self._squared_norms_or_compute, subset)
             query_norm = float(query32 @ query32)
             distances = squared_norms - 2.0 * (matrix @ query32) + query_norm
             scale = self._screenable_scale() + query_norm
@@ -167,6 +192,14 @@ class VectorColumnIndex:
             scale = math.sqrt(self._screenable_scale())
             return distances, _TOLERANCE * max(1.0, scale * float(np.linalg.norm(query32)))
         raise ValueError(f"unknown distance function {function!r}")
+
+    @staticmethod
+    def _of_rows(
+        name: str, compute: Callable[[], np.ndarray], subset: _Subset | None
+    ) -> np.ndarray:
+        """A per-row array of the column (``compute`` returns it, over every rowid), or its
+        values at ``subset``'s rows, which a cached subset keeps under ``name``."""
+        return compute() if subset is None else subset.of_rows(name, compute)
 
     def _norms_or_compute(self) -> np.ndarray:
         if self._norms is None:
@@ -181,23 +214,26 @@ class VectorColumnIndex:
         return self._squared_norms
 
     def _screenable_scale(self) -> float:
-        """The largest float32 squared norm among the rows the screen can rank."""
-        squared = self._squared_norms_or_compute()
-        return float(squared[np.isfinite(squared)].max(initial=0.0))
+        """The largest float32 squared norm among the rows the screen can rank (computed
+        once per column: a scan of every row's norm)."""
+        if self._scale is None:
+            squared = self._squared_norms_or_compute()
+            self._scale = float(squared[np.isfinite(squared)].max(initial=0.0))
+        return self._scale
 
     def _unscreenable(
         self,
         function: str,
         query: np.ndarray,
         approximate: np.ndarray,
-        rowids: np.ndarray | None = None,
+        subset: _Subset | None = None,
     ) -> np.ndarray:
         """Rows whose float32 screened distance cannot be trusted to rank them: their squared
         norm overflows Float32 (an infinity, so ``inf - inf`` or a normalised zero), or, for
         cosine, underflows below Float32's smallest normal number while the vector is not zero
         (its norm, hence its direction, is then imprecise), or their screened distance is not
-        finite. Every row when the query is such a vector. Over ``rowids`` (in their order)
-        when given, as ``approximate`` is."""
+        finite. Every row when the query is such a vector. Over ``subset``'s rows (in their
+        order) when given, as ``approximate`` is."""
         query32 = query.astype(np.float32)
         query_squared = float(np.dot(query32, query32))  # the caller ignores over/underflow
         cosine = HOTDATA.distance_metrics.get(function) is DistanceMetric.COSINE
@@ -205,9 +241,11 @@ class VectorColumnIndex:
             cosine and query_squared < _FLOAT32_TINY and bool(query32.any())
         ):
             return np.ones(approximate.shape[0], dtype=bool)
-        rows = self._unscreenable_rows(cosine)
-        if rowids is not None:
-            rows = rows[rowids]
+        rows = self._of_rows(
+            "unscreenable by cosine" if cosine else "unscreenable",
+            lambda: self._unscreenable_rows(cosine),
+            subset,
+        )
         return np.asarray(rows | ~np.isfinite(approximate))
 
     def _unscreenable_rows(self, cosine: bool) -> np.ndarray:
@@ -303,8 +341,12 @@ class VectorColumnIndex:
         approximate: bool,
         tie_order: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
-        allowed = self._valid if mask is None else (self._valid & mask)
-        candidates_total = int(np.count_nonzero(allowed))
+        subset = None if mask is None else self._cached_subset(mask)
+        if subset is None:
+            allowed = self._valid if mask is None else (self._valid & mask)
+            candidates_total = int(np.count_nonzero(allowed))
+        else:
+            candidates_total = subset.rowids.size
         if k <= 0 or candidates_total == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
         if approximate and mask is None and self.hnsw is not None and self.hnsw_metric == function:
@@ -314,11 +356,14 @@ class VectorColumnIndex:
         width = min(k, candidates_total)
         # A selective filter screens the rows it keeps alone (gathered first): the same
         # screen, over a fraction of the product.
-        subset = gathered = None
-        if mask is not None and candidates_total * SELECTIVE_MASK_FRACTION <= self.rows:
-            subset, gathered = self._subset(mask, allowed)
+        if (
+            subset is None
+            and mask is not None
+            and candidates_total * SELECTIVE_MASK_FRACTION <= self.rows
+        ):
+            subset = self._subset(mask, allowed)
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-            approximate_distances, tolerance = self._approximate(function, vector, subset, gathered)
+            approximate_distances, tolerance = self._approximate(function, vector, subset)
             unsure = self._unscreenable(function, vector, approximate_distances, subset)
         sure = ~unsure
         if subset is None:
@@ -338,38 +383,44 @@ class VectorColumnIndex:
         else:
             screened = np.flatnonzero(unsure)
         if subset is not None:
-            screened = subset[screened]
+            screened = subset.rowids[screened]
         return self._ranked(function, vector, screened, width, with_ties, tie_order)
 
-    def _subset(
-        self, mask: np.ndarray, allowed: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray | None]:
+    def _cached_subset(self, mask: np.ndarray) -> _Subset | None:
+        """The rows :meth:`_subset` keeps for read-only ``mask``, if it keeps them."""
+        if mask.flags.writeable:
+            return None
+        with self._subsets_lock:
+            known = self._subsets.get(id(mask))
+            if known is None or known.mask is not mask:
+                return None
+            self._subsets.move_to_end(id(mask))
+            return known
+
+    def _subset(self, mask: np.ndarray, allowed: np.ndarray) -> _Subset:
         """The rowids ``allowed`` keeps and, for a read-only ``mask`` (an open table's cached
         filter: the same object is the same filter, :meth:`~hotdata_retrieval.engines.local.
         tables.LoadedTable.passing_rows`), their rows gathered into one contiguous matrix,
-        kept for the next search under the same filter: a scan of the filter's rows then
-        reads them in order, not scattered across the matrix. The gathered rows of all
+        kept for the next search under the same filter with the column's per-row facts at
+        those rows: a scan of the filter's rows then reads them in order, not scattered
+        across the matrix, and touches nothing of the column's size. The gathered rows of all
         filters take at most 1/:data:`SUBSET_CACHE_SHARE` of the matrix's bytes (least
         recently used out); a writeable mask is gathered by the caller's screen each time."""
-        if mask.flags.writeable:
-            return np.flatnonzero(allowed), None
-        with self._subsets_lock:
-            known = self._subsets.get(id(mask))
-            if known is not None and known[0] is mask:
-                self._subsets.move_to_end(id(mask))
-                return known[1], known[2]
         rowids = np.flatnonzero(allowed)
+        if mask.flags.writeable:
+            return _Subset(mask, rowids, None)
         rows = np.take(self.matrix, rowids, axis=0)
         rows.flags.writeable = False
+        subset = _Subset(mask, rowids, rows)
         budget = self.matrix.nbytes // SUBSET_CACHE_SHARE
         if rows.nbytes <= budget:
             with self._subsets_lock:
-                self._subsets[id(mask)] = (mask, rowids, rows)
-                held = sum(entry[2].nbytes for entry in self._subsets.values())
+                self._subsets[id(mask)] = subset
+                held = sum(entry.nbytes for entry in self._subsets.values())
                 while held > budget:
-                    _, (_, _, dropped) = self._subsets.popitem(last=False)
+                    _, dropped = self._subsets.popitem(last=False)
                     held -= dropped.nbytes
-        return rowids, rows
+        return subset
 
     def _ranked(
         self,
