@@ -181,8 +181,7 @@ def _single_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None)
         assert isinstance(branch, NearestNeighborSearch)
         found = _nearest_branch(loaded, branch, bound, mask, with_nulls=True)
     end = plan.offset + plan.limit
-    page = pa.array(found.rowids[plan.offset : end], pa.int64())
-    rows: Rows = loaded.data.select(list(plan.projection)).take(page).to_pylist()
+    rows = loaded.rows_at(plan.projection, found.rowids[plan.offset : end])
     for row, score in zip(rows, found.scores[plan.offset : end]):
         row[branch.raw_score_column] = score
     return rows
@@ -191,7 +190,7 @@ def _single_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None)
 def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) -> Rows | None:
     """The fused statement's rows (module docstring, steps 1 to 4)."""
     fusion = plan.fusion
-    assert fusion is not None
+    assert fusion is not None and plan.key_column is not None  # answerable() holds
     depth = plan.depth
     ranked: list[_Branch] = []
     for branch in plan.branches:
@@ -206,8 +205,7 @@ def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) 
         math.isfinite(score) for branch_scores in scores for score in branch_scores
     ):
         return None  # the statement's arithmetic on an infinity is its own (NaN): run it
-    key_column = loaded.data.column(plan.key_column)
-    keys = [key_column.take(pa.array(rowids, pa.int64())).to_pylist() for rowids, _ in defined]
+    keys = [loaded.values_at(plan.key_column, rowids) for rowids, _ in defined]
     hits = reference_fusion(
         fusion,
         keys,
@@ -224,8 +222,8 @@ def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) 
     for branch_keys, (rowids, branch_scores) in zip(keys, defined):
         rowid_of.update(zip(branch_keys, rowids.tolist()))
         raw_of.append(dict(zip(branch_keys, branch_scores)))
-    page = pa.array([rowid_of[hit.key] for hit in hits], pa.int64())
-    rows: Rows = loaded.data.select(list(plan.projection)).take(page).to_pylist()
+    page = np.array([rowid_of[hit.key] for hit in hits], dtype=np.int64)
+    rows = loaded.rows_at(plan.projection, page)
     names = plan.branch_names
     for row, hit in zip(rows, hits):
         row["score"] = hit.score

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,7 @@ class LoadedTable:
     _kinds: tuple[dict[str, ValueKind], dict[str, ValueKind]] | None = None
     _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
     _filtered_lock: threading.Lock = attrs.Factory(threading.Lock)
+    _numbers: dict[str, np.ndarray | None] = attrs.Factory(dict)
 
     def column_kinds(self) -> dict[str, ValueKind]:
         """Each column's :class:`~hotdata_retrieval.engines.checks.ValueKind`, from its Arrow
@@ -140,6 +142,40 @@ class LoadedTable:
                 _, dropped = self._filtered.popitem(last=False)
                 held -= dropped.nbytes
         return rows
+
+    def rows_at(self, columns: Sequence[str], rowids: np.ndarray) -> list[dict[str, Any]]:
+        """Rows ``rowids`` (int64 rowids, in the order given) of ``columns``, one mapping of
+        column name to value each, the values ``pyarrow.Table.to_pylist`` gives."""
+        if not columns:
+            return [{} for _ in range(len(rowids))]
+        values = [self.values_at(column, rowids) for column in columns]
+        return [dict(zip(columns, row)) for row in zip(*values)]
+
+    def values_at(self, column: str, rowids: np.ndarray) -> list[Any]:
+        """Column ``column``'s values at ``rowids`` (int64, in the order given), as
+        ``pyarrow.Array.to_pylist`` gives them.
+
+        A column of integers or floats without NULL is read from a NumPy copy of it, made on
+        first use (a few rows of a page cost less through NumPy than through an Arrow
+        ``take``); other columns are taken from the Arrow rows.
+        """
+        if column not in self._numbers:
+            values = self.data.column(column)
+            kind = values.type
+            numeric = (pa.types.is_integer(kind) or pa.types.is_floating(kind)) and not (
+                pa.types.is_float16(kind)
+            )
+            numbers = None
+            if numeric and values.null_count == 0:
+                numbers = np.asarray(values.to_numpy())
+                numbers.flags.writeable = False
+            self._numbers[column] = numbers
+        numbers = self._numbers[column]
+        if numbers is not None:
+            result: list[Any] = numbers[rowids].tolist()
+            return result
+        taken: list[Any] = self.data.column(column).take(rowids).to_pylist()
+        return taken
 
     def vector_index(self, column: str) -> VectorColumnIndex:
         """The search-ready form of vector column ``column`` (built on first use), with its
