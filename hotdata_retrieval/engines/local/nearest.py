@@ -84,13 +84,21 @@ class _Subset:
     their vectors gathered into one matrix (``None``: gathered by each search), and the
     column's per-row arrays at those rows, each computed on first use."""
 
-    __slots__ = ("_rows", "mask", "per_row", "rowids")
+    __slots__ = ("_rows", "cosine_reciprocals", "mask", "per_row", "rowids")
 
     def __init__(self, mask: np.ndarray, rowids: np.ndarray, rows: np.ndarray | None) -> None:
         self.mask = mask
         self.rowids = rowids
         self._rows = rows
         self.per_row: dict[str, np.ndarray] = {}
+        # the kept rows' reciprocal norms for the cosine screen (None: not computed yet;
+        # False: a kept row the screen cannot rank): see VectorColumnIndex._screen_kept_cosine
+        self.cosine_reciprocals: np.ndarray | bool | None = None
+
+    @property
+    def cached(self) -> bool:
+        """Whether the rows are gathered and kept for later searches."""
+        return self._rows is not None
 
     def gathered(self, matrix: np.ndarray) -> np.ndarray:
         """The kept rows of ``matrix`` (the column's), in rowid order."""
@@ -102,7 +110,7 @@ class _Subset:
         values = self.per_row.get(name)
         if values is None:
             values = compute()[self.rowids]
-            if self._rows is not None:  # kept with the gathered rows
+            if self.cached:  # kept with the gathered rows
                 self.per_row[name] = values
         return values
 
@@ -110,6 +118,8 @@ class _Subset:
     def nbytes(self) -> int:
         """The bytes this subset holds beyond the column's own arrays."""
         held = sum(values.nbytes for values in self.per_row.values())
+        if isinstance(self.cosine_reciprocals, np.ndarray):
+            held += self.cosine_reciprocals.nbytes
         return held + (0 if self._rows is None else self._rows.nbytes)
 
 
@@ -273,11 +283,16 @@ class VectorColumnIndex:
 
     # -- exact float64 ---------------------------------------------------------------------
 
-    def exact(self, function: str, query: np.ndarray, rowids: np.ndarray) -> np.ndarray:
-        """float64 distances of ``rowids`` by the distance UDFs' own kernel."""
+    def exact(
+        self, function: str, query: np.ndarray, rowids: np.ndarray, rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """float64 distances of ``rowids`` by the distance UDFs' own kernel (``rows``: their
+        float32 vectors, when the caller holds them)."""
         if not rowids.size:
             return np.empty(0, dtype=np.float64)
-        rows = np.take(self.matrix, rowids, axis=0).astype(np.float64)
+        if rows is None:
+            rows = np.take(self.matrix, rowids, axis=0)
+        rows = rows.astype(np.float64)
         queries = np.broadcast_to(query.astype(np.float32).astype(np.float64), rows.shape)
         return np.asarray(DISTANCE_KERNELS[function](rows, queries), dtype=np.float64)
 
@@ -354,6 +369,14 @@ class VectorColumnIndex:
             if found is not None:
                 return found
         width = min(k, candidates_total)
+        if subset is not None:
+            screened = self._screen_kept_cosine(function, vector, width, subset)
+            if screened is not None:
+                # the screened rows, just read by the screen, from the gathered matrix
+                rows = subset.gathered(self.matrix)[screened]
+                return self._ranked(
+                    function, vector, subset.rowids[screened], width, with_ties, tie_order, rows
+                )
         # A selective filter screens the rows it keeps alone (gathered first): the same
         # screen, over a fraction of the product.
         if (
@@ -385,6 +408,45 @@ class VectorColumnIndex:
         if subset is not None:
             screened = subset.rowids[screened]
         return self._ranked(function, vector, screened, width, with_ties, tie_order)
+
+    def _screen_kept_cosine(
+        self, function: str, vector: np.ndarray, width: int, subset: _Subset
+    ) -> np.ndarray | None:
+        """The positions among ``subset``'s rows a cosine search of a cached filter's rows
+        re-scores, by the screen of
+        :meth:`_approximate` in fewer steps; ``None`` (the caller screens as usual) unless
+        every kept row is one the screen ranks (a non-zero norm, neither overflowing nor
+        underflowing Float32) and so is the query.
+
+        The kept rows' reciprocal norms are computed once, with the gathered rows: each
+        screened distance is then ``1 - (row . unit query) / |row|``, finite, and the rows
+        within the tolerance of the ``width``-th are the same ones the full screen picks."""
+        if subset.cosine_reciprocals is False or (
+            HOTDATA.distance_metrics.get(function) is not DistanceMetric.COSINE
+        ):
+            return None
+        if subset.cosine_reciprocals is None:
+            if not subset.cached:
+                return None
+            rowids = subset.rowids
+            norms = self._norms_or_compute()[rowids]
+            screenable = not self._unscreenable_rows(True)[rowids].any() and bool(norms.all())
+            subset.cosine_reciprocals = (np.float32(1.0) / norms) if screenable else False
+            if not screenable:
+                return None
+        reciprocals = subset.cosine_reciprocals
+        assert reciprocals is not None and reciprocals is not False
+        query32 = vector.astype(np.float32)
+        squared = float(query32.dot(query32))
+        if not _FLOAT32_TINY <= squared < math.inf:
+            return None  # a zero, tiny or overflowing query: the full screen handles it
+        unit = query32 / np.float32(math.sqrt(squared))
+        distances = 1.0 - (subset.gathered(self.matrix) @ unit) * reciprocals
+        if width < distances.size:
+            boundary = float(np.partition(distances, width - 1)[width - 1])
+        else:
+            boundary = float(distances.max())
+        return np.flatnonzero(distances <= boundary + _TOLERANCE)
 
     def _cached_subset(self, mask: np.ndarray) -> _Subset | None:
         """The rows :meth:`_subset` keeps for read-only ``mask``, if it keeps them."""
@@ -430,10 +492,12 @@ class VectorColumnIndex:
         width: int,
         with_ties: bool,
         tie_order: np.ndarray,
+        rows: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The ``width`` of ``rowids`` nearest ``vector`` by their exact distances, ordered by
-        (Float32 distance, ``tie_order``); with ``with_ties`` every row tied with the last."""
-        distances = self.exact(function, vector, rowids)
+        (Float32 distance, ``tie_order``); with ``with_ties`` every row tied with the last.
+        ``rows``: the float32 vectors of ``rowids``, when the caller holds them."""
+        distances = self.exact(function, vector, rowids, rows)
         with np.errstate(over="ignore"):  # a distance beyond Float32 is an infinity there
             rounded = distances.astype(np.float32)
         order = np.lexsort((tie_order[rowids], rounded))
