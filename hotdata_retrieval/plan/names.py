@@ -53,6 +53,10 @@ def normalize_identifier(value: Any, *, label: str = "identifier") -> str:
         PlanError: ``value`` is not a string, is empty, or holds a double quote, a NUL byte or
             another control character (none can appear inside a quoted identifier).
     """
+    if type(value) is str:
+        known = _NORMALIZED.get(value)
+        if known is not None:
+            return known
     if not isinstance(value, str):
         raise PlanError(f"{label} must be a string, got {value!r}", field=label, value=value)
     if value == "":
@@ -68,7 +72,20 @@ def normalize_identifier(value: Any, *, label: str = "identifier") -> str:
             f"{label} must not contain {problem}, got {value!r}", field=label, value=value
         )
     check_encodable(value, label=label)
-    return value.lower()
+    normalized = value.lower()
+    if type(value) is str:
+        if len(_NORMALIZED) >= _NORMALIZED_MOST:
+            _NORMALIZED.clear()
+        _NORMALIZED[value] = normalized
+    return normalized
+
+
+_NORMALIZED: dict[str, str] = {}
+"""Identifiers :func:`normalize_identifier` accepted, to their normalized form: a plan names
+the same few tables and columns again and again."""
+
+_NORMALIZED_MOST = 4096
+"""The most identifiers :data:`_NORMALIZED` holds (it starts over when full)."""
 
 
 def _normalize_table_part(value: Any, label: str) -> str:

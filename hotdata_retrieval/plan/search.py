@@ -19,8 +19,9 @@ import enum
 import functools
 import math
 import re
+import types
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import attrs
@@ -1185,6 +1186,8 @@ def _columns(values: Iterable[str] | None) -> tuple[str, ...] | None:
     columns = tuple(normalize_identifier(value, label="column") for value in values)
     if not columns:
         raise PlanError("columns must not be empty", field="columns", value=values)
+    if len(set(columns)) == len(columns):
+        return columns
     duplicated = sorted(name for name, count in Counter(columns).items() if count > 1)
     if duplicated:
         raise PlanError(
@@ -1535,12 +1538,16 @@ class SearchPlan:
             tables.update(dict.fromkeys(self.row_source.members))
         return tuple(tables)
 
-    def table_columns(self) -> dict[TableName, frozenset[str]]:
+    def table_columns(self) -> Mapping[TableName, frozenset[str]]:
         """The columns the plan reads from each of its :attr:`tables`: what an engine checks
         each table has. Every table gives the key; a branch's table its searched column, and
         the filter's columns unless the branch filters through the key; the rows tables the
         projection, the tie-break columns that are not result columns and, when a branch
-        filters through the key, the filter's columns."""
+        filters through the key, the filter's columns. (Computed once per plan; read-only.)"""
+        return self._table_columns
+
+    @functools.cached_property
+    def _table_columns(self) -> Mapping[TableName, frozenset[str]]:
         filtered = predicate_columns(self.filter) if self.filter is not None else set()
         key = {self.key_column} if self.key_column is not None else set()
         needed: dict[TableName, set[str]] = {table: set(key) for table in self.tables}
@@ -1560,7 +1567,9 @@ class SearchPlan:
             row_columns |= filtered
         for member in self.row_source.members:
             needed[member] |= row_columns
-        return {table: frozenset(columns) for table, columns in needed.items()}
+        return types.MappingProxyType(
+            {table: frozenset(columns) for table, columns in needed.items()}
+        )
 
     @property
     def branch_names(self) -> tuple[str, ...]:
@@ -1583,10 +1592,10 @@ class SearchPlan:
             branch.column for branch in self.branches if isinstance(branch, NearestNeighborSearch)
         )
 
-    @property
+    @functools.cached_property
     def projection(self) -> tuple[str, ...]:
         """The table columns returned: ``columns``, or the default described above, then
-        with ``include_vectors`` the searched vector columns."""
+        with ``include_vectors`` the searched vector columns. (Computed once per plan.)"""
         if self.columns is not None:
             chosen = list(self.columns)
         else:

@@ -214,6 +214,8 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         PlanError: ``None`` (use ``IsNull``), a NaN or infinite float, an integer outside
             64 bits, a string with a NUL byte, or any other type.
     """
+    if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:  # the common case, at once
+        return value
     if isinstance(value, (bool, getattr(_numpy(), "bool_", bool))):
         return bool(value)
     if isinstance(value, numbers.Integral):
