@@ -194,7 +194,7 @@ def catalog_signature(root: Path) -> tuple[int, int, int] | None:
     """What identifies the current ``catalog.json`` (inode, size, modification time): it
     changes with every commit, since a commit replaces the file. ``None``: no catalog."""
     try:
-        status = (root / CATALOG_FILE).stat()
+        status = os.stat(os.path.join(root, CATALOG_FILE))
     except FileNotFoundError:
         return None
     return (status.st_ino, status.st_size, status.st_mtime_ns)

@@ -93,7 +93,7 @@ def _row_norms(matrix: np.ndarray) -> np.ndarray:
     the arithmetic on the few rows a search re-scores."""
     if matrix.shape[0] > 1 and matrix.strides[0] == 0:
         first = matrix[:1]
-        return np.broadcast_to(np.sqrt(np.add.reduce(first * first, axis=1)), (matrix.shape[0],))
+        return np.full(matrix.shape[0], np.sqrt(np.add.reduce(first * first, axis=1))[0])
     norms: np.ndarray = np.sqrt(np.add.reduce(matrix * matrix, axis=1))
     return norms
 
