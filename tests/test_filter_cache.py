@@ -165,3 +165,40 @@ def test_the_gathered_rows_stay_within_their_share_of_the_matrix() -> None:
         held = sum(subset.nbytes for subset in index._subsets.values())
         assert held <= budget
     assert 1 < len(index._subsets) < 12
+
+
+@pytest.mark.parametrize(
+    ("odd_row", "query_scale"),
+    [
+        ("zero", 1.0),
+        ("tiny", 1.0),
+        ("huge", 1.0),
+        (None, 0.0),
+        (None, 1e-30),
+        (None, 1e30),
+    ],
+)
+def test_the_kept_rows_cosine_screen_agrees_with_the_full_one(
+    odd_row: str | None, query_scale: float
+) -> None:
+    """A cached filter's cosine screen (reciprocal norms of the kept rows) returns the rows and
+    distances of the full screen, and gives way to it when a kept row or the query is one
+    the float32 screen cannot rank."""
+    rng = np.random.default_rng(11)
+    vectors = rng.standard_normal((400, 16)).astype(np.float32)
+    kept = np.zeros(400, dtype=bool)
+    kept[::9] = True
+    if odd_row is not None:
+        vectors[18] = {"zero": 0.0, "tiny": 1e-25, "huge": 3e19}[odd_row]
+    index = VectorColumnIndex(pa.array(list(vectors), pa.list_(pa.float32())))
+    query = rng.standard_normal(16) * query_scale
+    expected = index.nearest("cosine_distance", query, 8, mask=kept)  # writeable: full screen
+    cached = kept.copy()
+    cached.flags.writeable = False
+    for _ in range(2):
+        found = index.nearest("cosine_distance", query, 8, mask=cached)
+        assert found[0].tolist() == expected[0].tolist()
+        assert found[1].tolist() == expected[1].tolist()
+    (subset,) = index._subsets.values()
+    clean = odd_row is None
+    assert isinstance(subset.cosine_reciprocals, np.ndarray) is clean

@@ -53,6 +53,9 @@ of 384-d unit vectors err by about 1e-6; the margin is a hundred times wider."""
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 """Float32's smallest normal number: a squared norm below it has lost its precision."""
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+"""Float32's largest finite number: a squared norm above it overflows."""
+
 SUBSET_CACHE_SHARE = 4
 """The gathered rows of a column's recent selective filters take at most a quarter of its
 matrix's bytes (:meth:`VectorColumnIndex._subset`)."""
@@ -436,11 +439,12 @@ class VectorColumnIndex:
                 return None
         reciprocals = subset.cosine_reciprocals
         assert reciprocals is not None and reciprocals is not False
-        query32 = vector.astype(np.float32)
-        squared = float(query32.dot(query32))
-        if not _FLOAT32_TINY <= squared < math.inf:
-            return None  # a zero, tiny or overflowing query: the full screen handles it
-        unit = query32 / np.float32(math.sqrt(squared))
+        # in float64, which neither overflows nor underflows here; a query near either end
+        # of Float32's range (a margin of 4) is left to the full screen
+        squared = float(vector @ vector)
+        if not 4 * _FLOAT32_TINY <= squared <= _FLOAT32_MAX / 4:
+            return None
+        unit = vector.astype(np.float32) / np.float32(math.sqrt(squared))
         distances = 1.0 - (subset.gathered(self.matrix) @ unit) * reciprocals
         if width < distances.size:
             boundary = float(np.partition(distances, width - 1)[width - 1])
