@@ -11,10 +11,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval import Comparison, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval import Comparison, InList, NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.engines.local import LocalEngine, nearest, tables
-from hotdata_retrieval.engines.local.masks import passing_rows
+from hotdata_retrieval.engines.local.masks import passing_rows, reads_as_sql
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex
+from hotdata_retrieval.errors import PlanError
 
 BIG = 2**53
 
@@ -47,6 +48,47 @@ def test_a_filter_is_computed_once_and_its_rows_cannot_be_changed(tmp_path: Path
         assert first.tolist() == [False, False, True, False, False, True]
         with pytest.raises(ValueError, match="read-only"):
             first[0] = True
+
+
+def test_a_filters_check_is_remembered_only_when_it_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[object] = []
+    checked = tables.check_filter_values
+
+    def counted(predicate: object, *args: object) -> None:
+        calls.append(predicate)
+        checked(predicate, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tables, "check_filter_values", counted)
+    with _engine(tmp_path) as engine:
+        loaded = engine._loaded("t")
+        good = Comparison(column="x", operator=">", value=0)
+        for _ in range(3):
+            loaded.check_filter(Comparison(column="x", operator=">", value=0))
+        assert calls == [good]
+        bad = Comparison(column="x", operator=">", value="zero")
+        for _ in range(2):
+            with pytest.raises(PlanError, match="zero"):
+                loaded.check_filter(bad)
+        assert calls == [good, bad, bad]
+        # equal across types, but another filter: checked on its own
+        loaded.check_filter(Comparison(column="x", operator=">", value=0.0))
+        assert len(calls) == 4
+
+
+def test_a_filters_reading_as_sql_is_the_masks_own_answer(tmp_path: Path) -> None:
+    with _engine(tmp_path) as engine:
+        loaded = engine._loaded("t")
+        for predicate in (
+            Comparison(column="x", operator=">", value=0),
+            InList(column="n", values=[1, 2.5]),  # values of two types: not read as SQL
+            InList(column="n", values=[]),
+        ):
+            expected = reads_as_sql(predicate, loaded.data.schema)
+            assert loaded.filter_reads_as_sql(predicate) is expected
+            assert loaded.filter_reads_as_sql(predicate) is expected
+        assert not loaded.filter_reads_as_sql(InList(column="n", values=[1, 2.5]))
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,6 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_column_kinds,
     check_columns,
-    check_filter_values,
     merged_kinds,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -172,8 +171,8 @@ def _check_table(
     ``kinds``: its column kinds)."""
     entry = loaded.entry
     check_columns(plan, table, entry.columns)
-    if filtered:
-        check_filter_values(plan.filter, kinds, loaded.element_kinds())
+    if filtered and plan.filter is not None:
+        loaded.check_filter(plan.filter)
     if (
         plan.key_column is not None
         and plan.key_column != entry.key_column

@@ -55,7 +55,6 @@ from hotdata_retrieval.engines.checks import ValueKind
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
-from hotdata_retrieval.engines.local.masks import reads_as_sql
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -116,7 +115,7 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
         return False  # the native path orders by the ranking and the key alone
     if plan.key_column is None:
         return False
-    if plan.filter is not None and not reads_as_sql(plan.filter, loaded.data.schema):
+    if plan.filter is not None and not loaded.filter_reads_as_sql(plan.filter):
         return False
     cut_by_key = fusion is not None or isinstance(plan.branches[0], Bm25Search)
     if cut_by_key and (entry.key_column is None or plan.key_column != entry.key_column):

@@ -24,11 +24,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hotdata_retrieval.engines.checks import ValueKind, arrow_column_kinds, arrow_element_kinds
+from hotdata_retrieval.engines.checks import (
+    ValueKind,
+    arrow_column_kinds,
+    arrow_element_kinds,
+    check_filter_values,
+)
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
-from hotdata_retrieval.engines.local.masks import passing_rows
+from hotdata_retrieval.engines.local.masks import passing_rows, reads_as_sql
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, open_hnsw
 from hotdata_retrieval.plan.filters import Predicate
 
@@ -83,6 +88,8 @@ class LoadedTable:
     _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
     _filtered_lock: threading.Lock = attrs.Factory(threading.Lock)
     _numbers: dict[str, np.ndarray | None] = attrs.Factory(dict)
+    _last_filter: tuple[Predicate, tuple[Predicate, str] | None] | None = None
+    _verdicts: dict[tuple[Predicate, str], list[bool | None]] = attrs.Factory(dict)
 
     def column_kinds(self) -> dict[str, ValueKind]:
         """Each column's :class:`~hotdata_retrieval.engines.checks.ValueKind`, from its Arrow
@@ -121,10 +128,8 @@ class LoadedTable:
         Raises:
             as :func:`~hotdata_retrieval.engines.local.masks.passing_rows` (not remembered).
         """
-        try:
-            key = (predicate, repr(predicate))
-            hash(key)
-        except TypeError:  # a value that cannot be a key: computed every time
+        key = self._filter_key(predicate)
+        if key is None:  # a value that cannot be a key: computed every time
             return passing_rows(predicate, self.data)
         with self._filtered_lock:
             known = self._filtered.get(key)
@@ -142,6 +147,62 @@ class LoadedTable:
                 _, dropped = self._filtered.popitem(last=False)
                 held -= dropped.nbytes
         return rows
+
+    def check_filter(self, predicate: Predicate) -> None:
+        """Refuse a filter value this table's columns cannot be compared with
+        (:func:`~hotdata_retrieval.engines.checks.check_filter_values` over its column and
+        element kinds); a filter that passed is remembered as :meth:`passing_rows` remembers
+        its rows.
+
+        Raises:
+            PlanError: as ``check_filter_values``.
+        """
+        verdicts = self._filter_verdicts(predicate)
+        if verdicts is not None and verdicts[0]:
+            return
+        check_filter_values(predicate, self.column_kinds(), self.element_kinds())
+        if verdicts is not None:
+            verdicts[0] = True
+
+    def filter_reads_as_sql(self, predicate: Predicate) -> bool:
+        """Whether :meth:`passing_rows` keeps exactly the rows a ``WHERE`` of ``predicate``
+        keeps (:func:`~hotdata_retrieval.engines.local.masks.reads_as_sql` over this table's
+        schema), remembered per filter."""
+        verdicts = self._filter_verdicts(predicate)
+        if verdicts is None:
+            return reads_as_sql(predicate, self.data.schema)
+        if verdicts[1] is None:
+            verdicts[1] = reads_as_sql(predicate, self.data.schema)
+        return bool(verdicts[1])
+
+    def _filter_verdicts(self, predicate: Predicate) -> list[bool | None] | None:
+        """What this table has found of ``predicate``: ``[checked, reads as SQL]`` (each
+        ``None`` or ``False`` until found true), or ``None`` for a filter that cannot be a
+        key. At most :data:`FILTER_CACHE_ENTRIES` filters (all forgotten when full)."""
+        key = self._filter_key(predicate)
+        if key is None:
+            return None
+        verdicts = self._verdicts.get(key)
+        if verdicts is None:
+            if len(self._verdicts) >= FILTER_CACHE_ENTRIES:
+                self._verdicts.clear()
+            verdicts = self._verdicts.setdefault(key, [False, None])
+        return verdicts
+
+    def _filter_key(self, predicate: Predicate) -> tuple[Predicate, str] | None:
+        """The key a filter is remembered by: the filter and its ``repr`` (see
+        :meth:`passing_rows`), ``None`` when it cannot be hashed. The last filter's key is
+        kept, so one search's checks, verdicts and rows make one ``repr``."""
+        last = self._last_filter
+        if last is not None and last[0] is predicate:
+            return last[1]
+        try:
+            key: tuple[Predicate, str] | None = (predicate, repr(predicate))
+            hash(key)
+        except TypeError:
+            key = None
+        self._last_filter = (predicate, key)
+        return key
 
     def rows_at(self, columns: Sequence[str], rowids: np.ndarray) -> list[dict[str, Any]]:
         """Rows ``rowids`` (int64 rowids, in the order given) of ``columns``, one mapping of
