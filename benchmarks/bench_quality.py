@@ -186,8 +186,9 @@ def _measure(qrels: dict[str, dict[str, int]], ranked: Run, query_ids: list[str]
     return tuning.measure_run(run, qrels, query_ids)
 
 
-def collection(data: Path, database: Path) -> dict[str, Any]:
-    """Every row of one collection's table, and its acceptance."""
+def collection(data: Path, database: Path, *, reload: bool = False) -> dict[str, Any]:
+    """Every row of one collection's table, and its acceptance (``reload``: load the table
+    again even when the database holds it, its vectors from the database's embedding cache)."""
     from hotdata_retrieval.embed import default_embedder
 
     source = read_source(data)
@@ -206,7 +207,11 @@ def collection(data: Path, database: Path) -> dict[str, Any]:
     values: dict[str, Any] = {}
     with LocalEngine(database, embedder=embedder) as engine:
         entry = engine.tables.get(TABLE)
-        if entry is None or not any(v.model == str(embedder.name) for v in entry.vector_columns):
+        if (
+            reload
+            or entry is None
+            or not any(v.model == str(embedder.name) for v in entry.vector_columns)
+        ):
             print(f"loading {data.name} into {database} ...", file=sys.stderr)
             engine.load_table(
                 TABLE,
@@ -384,11 +389,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--db-root", type=Path, default=DEFAULT_DB_ROOT)
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--write", type=Path, metavar="PATH", help="rewrite its marked section")
+    parser.add_argument(
+        "--reload",
+        action="store_true",
+        help="load each collection again (after a change to the text analysis: its BM25 index "
+        "is rebuilt; the embeddings are read from the database's cache)",
+    )
     options = parser.parse_args(argv)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load = _report.load_average()
     results = [
-        collection(path, options.db_root / f"{path.name}-db")
+        collection(path, options.db_root / f"{path.name}-db", reload=options.reload)
         for path in sorted(options.data.iterdir())
         if (path / "corpus.jsonl").is_file() and (path / "qrels" / "test.tsv").is_file()
     ]
