@@ -51,7 +51,7 @@ BODIES = [
     "billing address cannot be changed",
     "dark mode request",
     "export to csv is broken",
-    "crash when opening the settings",
+    "crash when opening the settings page",
 ]
 BRIEF_SQL = "SELECT * FROM bm25_search('default.public.docs','body','x') LIMIT 3"
 

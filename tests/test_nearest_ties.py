@@ -23,14 +23,14 @@ KEYS = [9, 3, 7, 1, 5, 2, 8, 4, 6, 0]  # keys out of row order
 DATA = pa.table(
     {
         "id": KEYS,
-        "body": ["same words"] * 9 + ["other"],
+        "body": ["twin words"] * 9 + ["other"],
         "bucket": [key % 2 for key in KEYS],
         "embedding": pa.array([[1.0, 0.0]] * len(KEYS), pa.list_(pa.float32(), 2)),
     }
 )
 NEAREST = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0])
 FUSED = ReciprocalRankFusion(
-    branches=[Bm25Search(table="docs", column="body", query_text="same"), NEAREST], depth=3
+    branches=[Bm25Search(table="docs", column="body", query_text="twin"), NEAREST], depth=3
 )
 
 

@@ -167,14 +167,14 @@ def test_rows_tied_at_the_cut_are_asked_for_again_and_kept_by_key(
     data = pa.table(
         {
             "id": [9, 3, 7, 1, 5, 2],
-            "body": ["same words"] * 5 + ["other"],
+            "body": ["twin words"] * 5 + ["other"],
             "embedding": pa.array([[1.0, 0.0]] * 6, pa.list_(pa.float32(), 2)),
         }
     )
     plan = SearchPlan(
         source=ReciprocalRankFusion(
             branches=[
-                Bm25Search(table="docs", column="body", query_text="same"),
+                Bm25Search(table="docs", column="body", query_text="twin"),
                 NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0]),
             ],
             depth=2,

@@ -14,10 +14,15 @@ the current analysis (95% bootstrap interval, 1,000 resamples, seed 0). bm25s (L
 variant, k1 1.5, b 0.75, its English stop words and PyStemmer's English stemmer) runs on the
 same text as the independent baseline.
 
-Policies (each one change from the current ``simple`` tokenizer, lower-casing, tantivy's
-English stop words, English stemmer):
+Policies (each one change from the library's analysis: the ``simple`` tokenizer,
+lower-casing, :data:`~hotdata_retrieval.analysis.STOP_WORDS` (NLTK's English list less its
+single letters), the English stemmer):
 
 - ``current``;
+- ``Lucene's 33 stop words``: tantivy's ``stopword("english")`` list instead (the analysis
+  before NLTK's list was chosen);
+- ``NLTK's list with its single letters``: ``s``, ``t``, ``d``, ``m``, ``o``, ``y``, ``i``
+  and ``a`` stop words too;
 - ``drop single letters``: the 26 single ASCII letters become stop words (digits, longer
   letter-digit tokens and non-ASCII letters kept), so ``author's`` is ``author`` and "I am"
   is nothing;
@@ -46,7 +51,7 @@ import numpy as np  # noqa: E402
 import tantivy  # noqa: E402
 
 from hotdata_retrieval import tuning  # noqa: E402
-from hotdata_retrieval.analysis import normalize_text  # noqa: E402
+from hotdata_retrieval.analysis import STOP_WORDS, normalize_text, text_analyzer  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 LIMIT = 100
@@ -59,25 +64,34 @@ ENGLISH_STOP_WORDS = tuple(
 POSSESSIVE = re.compile("(?<=\\w)['\u2019]s\\b")
 
 
-def _analyzer(stop_words: Sequence[str] | None) -> tantivy.TextAnalyzer:
-    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple()).filter(
-        tantivy.Filter.lowercase()
+def _analyzer(stop_words: Sequence[str]) -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.custom_stopword(list(stop_words)))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
     )
-    if stop_words is None:
-        builder = builder.filter(tantivy.Filter.stopword("english"))
-    else:
-        builder = builder.filter(tantivy.Filter.custom_stopword(list(stop_words)))
-    return builder.filter(tantivy.Filter.stemmer("english")).build()
+
+
+def _nltk_stop_words() -> list[str]:
+    """NLTK's English stop words (as bm25s ships them), its contractions left out: the
+    tokenizer splits them into words the list holds."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return sorted(word for word in STOPWORDS_EN_PLUS if "'" not in word)
 
 
 POLICIES: dict[str, tuple[Callable[[], tantivy.TextAnalyzer], Callable[[str], str]]] = {
-    "current": (lambda: _analyzer(None), normalize_text),
+    "current": (text_analyzer, normalize_text),
+    "Lucene's 33 stop words": (lambda: _analyzer(ENGLISH_STOP_WORDS), normalize_text),
+    "NLTK's list with its single letters": (lambda: _analyzer(_nltk_stop_words()), normalize_text),
     "drop single letters": (
-        lambda: _analyzer(sorted({*ENGLISH_STOP_WORDS, *string.ascii_lowercase})),
+        lambda: _analyzer(sorted({*STOP_WORDS, *string.ascii_lowercase})),
         normalize_text,
     ),
     "drop possessive s": (
-        lambda: _analyzer(None),
+        text_analyzer,
         lambda text: POSSESSIVE.sub("", normalize_text(text)),
     ),
 }
