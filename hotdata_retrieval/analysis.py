@@ -45,6 +45,7 @@ from __future__ import annotations
 import functools
 import sys
 import unicodedata
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -218,16 +219,22 @@ with an apostrophe, which the tokenizer splits (``don't`` is ``don`` and ``t``; 
 here). Chosen by measurement (module docstring)."""
 
 
-def text_analyzer() -> tantivy.TextAnalyzer:
+def text_analyzer(stop_words: Iterable[str] = STOP_WORDS) -> tantivy.TextAnalyzer:
     """A fresh tantivy analyzer of the second step: ``simple`` tokenizer, lower-casing,
-    English stop words (:data:`STOP_WORDS`), English Snowball stemmer. The local engine
-    registers this analyzer on its BM25 indexes."""
+    English stop words, English Snowball stemmer. The local engine registers this analyzer
+    on its BM25 indexes.
+
+    Args:
+        stop_words: the lower-case words dropped; :data:`STOP_WORDS`, the analysis's own,
+            unless a measurement compares another list
+            (``benchmarks/quality/bench_text_analysis.py``).
+    """
     import tantivy
 
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.custom_stopword(list(STOP_WORDS)))
+        .filter(tantivy.Filter.custom_stopword(list(stop_words)))
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )

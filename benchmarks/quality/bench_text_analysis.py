@@ -64,16 +64,6 @@ ENGLISH_STOP_WORDS = tuple(
 POSSESSIVE = re.compile("(?<=\\w)['\u2019]s\\b")
 
 
-def _analyzer(stop_words: Sequence[str]) -> tantivy.TextAnalyzer:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.custom_stopword(list(stop_words)))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
 def _nltk_stop_words() -> list[str]:
     """NLTK's English stop words (as bm25s ships them), its contractions left out: the
     tokenizer splits them into words the list holds."""
@@ -84,10 +74,13 @@ def _nltk_stop_words() -> list[str]:
 
 POLICIES: dict[str, tuple[Callable[[], tantivy.TextAnalyzer], Callable[[str], str]]] = {
     "current": (text_analyzer, normalize_text),
-    "Lucene's 33 stop words": (lambda: _analyzer(ENGLISH_STOP_WORDS), normalize_text),
-    "NLTK's list with its single letters": (lambda: _analyzer(_nltk_stop_words()), normalize_text),
+    "Lucene's 33 stop words": (lambda: text_analyzer(ENGLISH_STOP_WORDS), normalize_text),
+    "NLTK's list with its single letters": (
+        lambda: text_analyzer(_nltk_stop_words()),
+        normalize_text,
+    ),
     "drop single letters": (
-        lambda: _analyzer(sorted({*STOP_WORDS, *string.ascii_lowercase})),
+        lambda: text_analyzer(sorted({*STOP_WORDS, *string.ascii_lowercase})),
         normalize_text,
     ),
     "drop possessive s": (
