@@ -244,3 +244,29 @@ def test_the_kept_rows_cosine_screen_agrees_with_the_full_one(
     (subset,) = index._subsets.values()
     clean = odd_row is None
     assert isinstance(subset.cosine_reciprocals, np.ndarray) is clean
+
+
+def test_a_cached_subset_is_charged_up_front_for_every_fact_it_may_gain() -> None:
+    """The share of the matrix a cached filter's rows are admitted under counts the per-row
+    facts searches add later, so the budget holds as they are added (and reading the charge
+    never walks what another thread's search is adding)."""
+    index = _index()
+    mask = np.zeros(index.rows, dtype=bool)
+    mask[::17] = True
+    mask.flags.writeable = False
+    query = np.random.default_rng(3).standard_normal(index.dimensions)
+    index.nearest("cosine_distance", query, 3, mask=mask)
+    (subset,) = index._subsets.values()
+    charged = subset.nbytes
+    for function in ("cosine_distance", "l2_distance", "negative_dot_product"):
+        index.nearest(function, query, 3, mask=mask)
+    assert subset.nbytes == charged
+    assert isinstance(subset.cosine_reciprocals, np.ndarray)
+    held = (
+        subset.gathered(index.matrix).nbytes
+        + subset.rowids.nbytes
+        + sum(values.nbytes for values in subset.per_row.values())
+        + subset.cosine_reciprocals.nbytes
+    )
+    assert len(subset.per_row) == 5  # every fact a search may add
+    assert held == charged

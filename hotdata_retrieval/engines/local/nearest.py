@@ -60,6 +60,11 @@ SUBSET_CACHE_SHARE = 4
 """The gathered rows of a column's recent selective filters take at most a quarter of its
 matrix's bytes (:meth:`VectorColumnIndex._subset`)."""
 
+_SUBSET_FACT_BYTES = 4 + 4 + 1 + 1 + 1 + 4
+"""The most bytes per kept row of a cached subset's per-row facts: float32 norms, float32
+squared norms, the non-zero flags, the unscreenable flags for cosine and for the other
+metrics, float32 cosine reciprocals (:class:`_Subset`)."""
+
 SELECTIVE_MASK_FRACTION = 8
 """A filter that keeps at most 1 row in this many is screened over its rows alone: the kept
 rows are gathered first and only they enter the float32 product (then the float64 re-score of
@@ -119,11 +124,13 @@ class _Subset:
 
     @property
     def nbytes(self) -> int:
-        """The bytes this subset holds beyond the column's own arrays."""
-        held = sum(values.nbytes for values in self.per_row.values())
-        if isinstance(self.cosine_reciprocals, np.ndarray):
-            held += self.cosine_reciprocals.nbytes
-        return held + (0 if self._rows is None else self._rows.nbytes)
+        """The most bytes this subset holds beyond the column's own arrays: its rowids, its
+        gathered rows and room for every per-row fact a search may add to it
+        (:data:`_SUBSET_FACT_BYTES` a row), so the budget it is admitted under holds as it
+        grows (and this never reads what another thread is adding)."""
+        if self._rows is None:
+            return 0
+        return self._rows.nbytes + self.rowids.nbytes + self.rowids.size * _SUBSET_FACT_BYTES
 
 
 class VectorColumnIndex:
@@ -318,7 +325,10 @@ class VectorColumnIndex:
             query: the query vector (converted to float32, as an ``ARRAY`` literal is for the
                 distance UDFs).
             k: how many rows.
-            mask: rows that may be candidates (a boolean array over rowids); default all.
+            mask: rows that may be candidates (a boolean array over rowids); default all. A
+                read-only mask is taken for an open table's cached filter: its kept rows are
+                gathered and kept under its identity, so it must never change (a read-only
+                view of an array that is later written to must not be passed).
             with_ties: also return every row tied with the k-th (the caller cuts them).
             approximate: use the HNSW index when it serves ``function`` and there is no mask.
             with_nulls: fill a short answer with rows whose vector is NULL (distance NaN), in
