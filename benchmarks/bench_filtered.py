@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import statistics
 import sys
@@ -495,6 +496,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--write", type=Path, metavar="PATH", help="rewrite the marked sections of this file"
     )
+    parser.add_argument(
+        "--json", type=Path, metavar="PATH", help="also write every median and ratio, unrounded"
+    )
     options = parser.parse_args(argv)
     if options.rounds < 1:
         parser.error("--rounds must be at least 1")
@@ -506,6 +510,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             results.append(
                 measure(rows, options.rounds, Path(directory), contenders=options.contenders)
             )
+    if options.json is not None:
+        options.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     _report.publish(report(results, when, load), options.write, MARK_START, MARK_END)
     if options.contenders:
         print()
