@@ -116,7 +116,7 @@ def fts5_query(query_text: str) -> str:
     which matches no row.
 
     >>> fts5_query("ERR-DIM-384 it's NEAR(a b)")
-    '"err" OR "dim" OR "384" OR "s" OR "near" OR "b"'
+    '"err" OR "dim" OR "384" OR "s" OR "near" OR "a" OR "b"'
     >>> fts5_query("* - ^ the")
     '""'
     """
