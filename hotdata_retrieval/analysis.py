@@ -43,6 +43,7 @@ and recall@100 by ir-measures, paired 95% intervals):
 from __future__ import annotations
 
 import functools
+import hashlib
 import sys
 import unicodedata
 from collections.abc import Iterable
@@ -217,6 +218,17 @@ English list of NLTK's ``stopwords`` corpus (179 words; bm25s ships it as
 ``STOPWORDS_EN_PLUS``) without its 8 single letters, which stay terms, and its 26 contractions
 with an apostrophe, which the tokenizer splits (``don't`` is ``don`` and ``t``; ``don`` is
 here). Chosen by measurement (module docstring)."""
+
+
+TEXT_ANALYSIS = (
+    "nfkc-casefold simple lowercase stop-english-"
+    + hashlib.sha256(" ".join(STOP_WORDS).encode("utf-8")).hexdigest()[:12]
+    + " snowball-english"
+)
+"""What makes a text's BM25 terms, as one string: the steps of :func:`analyze_text` and a
+digest of :data:`STOP_WORDS`. The local engine records it with every table it indexes, and
+warns on opening a table indexed by another analysis (an earlier release's): such a table's
+terms differ from its queries' until it is loaded again."""
 
 
 def text_analyzer(stop_words: Iterable[str] = STOP_WORDS) -> tantivy.TextAnalyzer:

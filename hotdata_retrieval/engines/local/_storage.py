@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hotdata_retrieval.analysis import TEXT_ANALYSIS
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
@@ -370,6 +371,7 @@ def _write_version(
         vector_columns=tuple(vectors),
         ann_indexes=ann_indexes,
         hnsw_settings=item.hnsw_settings if ann_indexes else None,
+        text_analysis=TEXT_ANALYSIS if item.texts else None,
     )
     return entry, directory, data
 

@@ -109,6 +109,10 @@ class TableEntry:
     ``hnsw_settings`` are the settings its HNSW indexes were built with, which a row change
     rebuilds them with; ``None`` when it has none, or when the catalog was written before
     settings were recorded (the indexes were then built with the defaults).
+
+    ``text_analysis`` is the :data:`~hotdata_retrieval.analysis.TEXT_ANALYSIS` its BM25
+    indexes were built by; ``None`` without one, or when the catalog was written before it
+    was recorded (by Lucene's English stop words).
     """
 
     name: str
@@ -120,6 +124,7 @@ class TableEntry:
     vector_columns: tuple[VectorColumn, ...] = ()
     ann_indexes: tuple[AnnIndex, ...] = ()
     hnsw_settings: HnswSettings | None = None
+    text_analysis: str | None = None
 
     def ann_index(self, column: str) -> AnnIndex | None:
         """The HNSW index of ``column``, if it has one."""
@@ -135,8 +140,9 @@ class TableEntry:
 
 def _entry_to_json(entry: TableEntry) -> dict[str, Any]:
     document = attrs.asdict(entry, recurse=True)
-    if entry.hnsw_settings is None:
-        del document["hnsw_settings"]  # as a catalog written before settings were recorded
+    for optional in ("hnsw_settings", "text_analysis"):
+        if document[optional] is None:
+            del document[optional]  # as a catalog written before it was recorded
     return document
 
 
@@ -153,6 +159,7 @@ def _entry_from_json(data: Mapping[str, Any]) -> TableEntry:
         vector_columns=vectors,
         ann_indexes=tuple(AnnIndex(**index) for index in data.get("ann_indexes", ())),
         hnsw_settings=None if settings is None else HnswSettings.from_document(settings),
+        text_analysis=data.get("text_analysis"),
     )
 
 

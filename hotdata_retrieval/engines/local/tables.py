@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hotdata_retrieval.analysis import TEXT_ANALYSIS
 from hotdata_retrieval.engines.checks import (
     ValueKind,
     arrow_column_kinds,
@@ -411,4 +412,12 @@ def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> L
                 f"table '{entry.name}': cannot open the BM25 index {location}: "
                 f"{' '.join(str(error).split())}"
             ) from None
+    if entry.text_indexes and entry.text_analysis != TEXT_ANALYSIS:
+        logger.warning(
+            "table %r was indexed by another text analysis (%s) than this release's: its "
+            "BM25 terms differ from its queries' (stop words, for one); load it again to "
+            "index it by the current analysis",
+            entry.name,
+            entry.text_analysis or "an earlier release's, with Lucene's English stop words",
+        )
     return LoadedTable(entry=entry, data=data, bm25=indexes, hnsw=hnsw)
