@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import tantivy
 
+from hotdata_retrieval.analysis import TEXT_ANALYSIS as TEXT_ANALYSIS  # the indexes' analysis
 from hotdata_retrieval.analysis import normalize_text, text_analyzer
 
 ANALYZER_NAME = "hdq_english"
