@@ -270,3 +270,25 @@ def test_a_cached_subset_is_charged_up_front_for_every_fact_it_may_gain() -> Non
     )
     assert len(subset.per_row) == 5  # every fact a search may add
     assert held == charged
+
+
+def test_a_subset_over_its_share_with_its_facts_evicts_nothing() -> None:
+    """A filter whose gathered rows fit the share but not with the facts it may gain is not
+    kept, and the filters kept before it stay."""
+    index = _index(rows=400, dimensions=4)
+    budget = index.matrix.nbytes // nearest.SUBSET_CACHE_SHARE
+    query = np.ones(index.dimensions)
+    small = np.zeros(index.rows, dtype=bool)
+    small[:10] = True
+    small.flags.writeable = False
+    index.nearest("cosine_distance", query, 3, mask=small)
+    big = np.zeros(index.rows, dtype=bool)
+    big[100:150] = True  # 50 rows: 1 in 8, screened over its rows alone
+    big.flags.writeable = False
+    gathered = 50 * index.dimensions * 4
+    assert gathered <= budget < gathered + 50 * (8 + nearest._SUBSET_FACT_BYTES)
+    expected = index.nearest("cosine_distance", query, 3, mask=big.copy())
+    found = index.nearest("cosine_distance", query, 3, mask=big)
+    assert found[0].tolist() == expected[0].tolist()
+    (kept,) = index._subsets.values()
+    assert kept.mask is small

@@ -489,7 +489,7 @@ class VectorColumnIndex:
         rows.flags.writeable = False
         subset = _Subset(mask, rowids, rows)
         budget = self.matrix.nbytes // SUBSET_CACHE_SHARE
-        if rows.nbytes <= budget:
+        if subset.nbytes <= budget:
             with self._subsets_lock:
                 self._subsets[id(mask)] = subset
                 held = sum(entry.nbytes for entry in self._subsets.values())
