@@ -108,12 +108,18 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
-@pytest.fixture(scope="module")
-def database(dataset: Path) -> Path:
-    path = dataset.parent / "db"
+def loaded_database(dataset: Path, name: str) -> Path:
+    """Database ``name`` beside ``dataset``, which ``hdq load`` filled from it with the hashing
+    embedder."""
+    path = dataset.parent / name
     code, _, err = run("load", str(dataset), "--database", str(path), "--embedder", "hashing")
     assert code == EXIT_OK, err
     return path
+
+
+@pytest.fixture(scope="module")
+def database(dataset: Path) -> Path:
+    return loaded_database(dataset, "db")
 
 
 @pytest.fixture(scope="module")

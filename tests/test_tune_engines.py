@@ -29,7 +29,7 @@ from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.tuning import load_qrels, load_queries
 from tests.hotdata_api import FakeHotdataApi
-from tests.test_tune import relevant_lines, topical_collection
+from tests.test_tune import loaded_database, relevant_lines, topical_collection
 from tests.turbopuffer_api import FakeTurbopufferApi
 
 API_KEY = "secret-key-for-tune"
@@ -72,10 +72,7 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def local_database(dataset: Path) -> Path:
-    path = dataset.parent / "local"
-    code, _, err = run("load", str(dataset), "--database", str(path), "--embedder", "hashing")
-    assert code == EXIT_OK, err
-    return path
+    return loaded_database(dataset, "local")
 
 
 @pytest.fixture(scope="module")
