@@ -240,13 +240,24 @@ def text_analyzer(stop_words: Iterable[str] = STOP_WORDS) -> tantivy.TextAnalyze
         stop_words: the lower-case words dropped; :data:`STOP_WORDS`, the analysis's own,
             unless a measurement compares another list
             (``benchmarks/quality/bench_text_analysis.py``).
+
+    Raises:
+        TypeError: ``stop_words`` is a single string, or holds something other than
+            strings.
     """
     import tantivy
+
+    if isinstance(stop_words, (str, bytes)):
+        raise TypeError(f"stop_words must be a collection of words, not the text {stop_words!r}")
+    words = list(stop_words)
+    for word in words:
+        if not isinstance(word, str):
+            raise TypeError(f"stop_words must hold words (strings), got {word!r}")
 
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.custom_stopword(list(stop_words)))
+        .filter(tantivy.Filter.custom_stopword(words))
         .filter(tantivy.Filter.stemmer("english"))
         .build()
     )

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hotdata_retrieval import Bm25Search, SearchPlan
-from hotdata_retrieval.analysis import analyze_text, normalize_text
+from hotdata_retrieval.analysis import analyze_text, normalize_text, text_analyzer
 from tests.parity.engines import STORE_ENGINES, bodies_table, loaded_engine
 
 BODIES = [
@@ -152,3 +152,16 @@ def test_terms_syntax_finds_what_the_text_finds(engine: Any, query: str, expecte
     keys = [int(key) for key in engine.search(SearchPlan(source=branch, limit=len(BODIES))).keys]
     assert keys[:1] == [expected]
     assert set(keys) == _reference(query)
+
+
+@pytest.mark.parametrize(
+    ("stop_words", "message"),
+    [("the", "not the text 'the'"), (["the", 1], "got 1"), ([b"the"], "got b'the'")],
+)
+def test_stop_words_that_are_not_words_are_refused(stop_words: object, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        text_analyzer(stop_words)  # type: ignore[arg-type]
+
+
+def test_an_analyzer_of_other_stop_words_stops_those() -> None:
+    assert text_analyzer(["cat"]).analyze("the cat and a dog") == ["the", "and", "a", "dog"]
