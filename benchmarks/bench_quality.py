@@ -25,7 +25,12 @@ What it does, for each collection (a directory with ``corpus.jsonl``, ``queries.
    PyStemmer's English stemmer), **exact cosine** (NumPy), **client RRF** of those two (rank
    constant 60, 100 candidates each, fused here in plain Python), and **LanceDB hybrid**
    (its native full-text index with its default analysis, cosine vector search, its
-   ``RRFReranker``, rank constant 60, ``limit`` 100).
+   ``RRFReranker``, rank constant 60, ``limit`` 100). References, not targets, say where a
+   hybrid gap comes from: client RRF of the library's own ``text`` and ``semantic`` runs (it
+   reproduces the default hybrid), the same with fused ties ordered by key descending (how
+   far an arbitrary tie order moves a figure), bm25s at tantivy's k1 of 1.2 alone and in
+   client RRF (k1 apart from the analysis: tantivy-py cannot set k1), and client RRF of bm25s
+   at its k1 of 1.5 on the library's own terms (the analysis apart from k1).
 4. Scores every run with ir-measures (trec_eval's nDCG@10 and recall@100; a query with no
    hits counts as 0), with 95% bootstrap intervals of the paired difference from the
    default hybrid (1,000 resamples of the queries, seed 0).
@@ -48,6 +53,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import _baselines  # the independent BM25 baseline
 import _report  # the scripts' shared reporting helpers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +63,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from hotdata_retrieval import tuning  # noqa: E402
+from hotdata_retrieval.analysis import normalize_text, text_analyzer  # noqa: E402
 from hotdata_retrieval.engines.local import LocalEngine  # noqa: E402
 from hotdata_retrieval.engines.local.loading import read_source  # noqa: E402
 from hotdata_retrieval.plan.search import (  # noqa: E402
@@ -93,23 +100,17 @@ def _timed(engine: LocalEngine, plans: dict[str, SearchPlan]) -> tuple[Run, floa
     return ranked, statistics.median(latencies)
 
 
-def _bm25s(ids: list[str], bodies: list[str], queries: dict[str, str]) -> Run:
-    import bm25s
-    import Stemmer
-
-    stemmer = Stemmer.Stemmer("english")
-    retriever = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-    corpus = bm25s.tokenize(bodies, stopwords="en", stemmer=stemmer, show_progress=False)
-    retriever.index(corpus, show_progress=False)
-    query_ids = list(queries)
-    tokens = bm25s.tokenize(
-        [queries[q] for q in query_ids], stopwords="en", stemmer=stemmer, show_progress=False
+def _bm25s(
+    ids: list[str],
+    bodies: list[str],
+    queries: dict[str, str],
+    k1: float = 1.5,
+    analyze: Callable[[str], list[str]] | None = None,
+) -> Run:
+    rankings = _baselines.bm25s_rankings(
+        bodies, list(queries.values()), limit=LIMIT, k1=k1, analyze=analyze
     )
-    results, scores = retriever.retrieve(tokens, k=LIMIT, show_progress=False, n_threads=1)
-    return {
-        query_id: [ids[int(d)] for d, s in zip(results[row], scores[row]) if s > 0]
-        for row, query_id in enumerate(query_ids)
-    }
+    return {q: [ids[row] for row in ranking] for q, ranking in zip(queries, rankings)}
 
 
 def _cosine(ids: list[str], matrix: np.ndarray, vectors: dict[str, np.ndarray]) -> Run:
@@ -121,16 +122,18 @@ def _cosine(ids: list[str], matrix: np.ndarray, vectors: dict[str, np.ndarray]) 
     return run
 
 
-def _client_rrf(first: Run, second: Run) -> Run:
+def _client_rrf(first: Run, second: Run, *, ties_descending: bool = False) -> Run:
     """Reciprocal rank fusion, ``1 / (k + rank)`` summed over the two lists' first
-    :data:`BASELINE_DEPTH`; ties by key."""
+    :data:`BASELINE_DEPTH`; ties by key ascending (``ties_descending``: descending)."""
     fused: Run = {}
     for query_id in first:
         scores: dict[str, float] = {}
         for ranking in (first[query_id], second.get(query_id, [])):
             for rank, key in enumerate(ranking[:BASELINE_DEPTH], start=1):
                 scores[key] = scores.get(key, 0.0) + 1.0 / (RANK_CONSTANT + rank)
-        fused[query_id] = sorted(scores, key=lambda key: (-scores[key], key))[:LIMIT]
+        # A stable sort by score over the keys in tie order.
+        ranked = sorted(sorted(scores, reverse=ties_descending), key=lambda key: -scores[key])
+        fused[query_id] = ranked[:LIMIT]
     return fused
 
 
@@ -290,9 +293,11 @@ def collection(data: Path, database: Path, *, reload: bool = False) -> dict[str,
             ),
             ("hybrid, `limit` 10", "`plan_search(mode='hybrid', limit=10)`", routed(10), False),
         ]
+        library_runs: dict[str, Run] = {}
         for name, plan, make, full in library:
             print(f"{data.name}: {name} ...", file=sys.stderr)
             ranked, median = _timed(engine, plans(make))
+            library_runs[name] = ranked
             values[name] = _measure(qrels, ranked, query_ids)
             rows.append({"name": name, "plan": plan, "median_ms": median, "recall": full})
     print(f"{data.name}: baselines ...", file=sys.stderr)
@@ -313,6 +318,38 @@ def collection(data: Path, database: Path, *, reload: bool = False) -> dict[str,
         values[name] = _measure(qrels, ranked, query_ids)
         rows.append(
             {"name": name, "plan": plan, "median_ms": median, "recall": True, "baseline": True}
+        )
+    # References, not targets: where the hybrid gap comes from. The library's own two
+    # branches fused here reproduce its hybrid; fused ties the other way show how far an
+    # arbitrary tie order moves the figures; bm25s at tantivy's k1 separates k1 from analysis.
+    own = (library_runs["text"], library_runs["semantic"])
+    text_run_tantivy_k1 = _bm25s(ids, bodies, queries, k1=1.2)
+    analyzer = text_analyzer()
+    text_run_library_terms = _bm25s(
+        ids, bodies, queries, analyze=lambda text: analyzer.analyze(normalize_text(text))
+    )
+    for name, plan, ranked in (
+        ("client RRF of the library's branches", "`text` + `semantic`, k 60", _client_rrf(*own)),
+        (
+            "the same, ties by key descending",
+            "fused ties the other way",
+            _client_rrf(*own, ties_descending=True),
+        ),
+        ("bm25s, tantivy's k1", "Lucene variant, k1 1.2, b 0.75", text_run_tantivy_k1),
+        (
+            "client RRF, bm25s at tantivy's k1",
+            "bm25s k1 1.2 + exact cosine, k 60",
+            _client_rrf(text_run_tantivy_k1, cosine_run),
+        ),
+        (
+            "client RRF, bm25s on the library's terms",
+            "bm25s k1 1.5 on `text`'s terms + exact cosine, k 60",
+            _client_rrf(text_run_library_terms, cosine_run),
+        ),
+    ):
+        values[name] = _measure(qrels, ranked, query_ids)
+        rows.append(
+            {"name": name, "plan": plan, "median_ms": None, "recall": True, "reference": True}
         )
     samples = tuning.bootstrap_samples(len(query_ids))
     base = values["default hybrid"]
@@ -367,7 +404,13 @@ def report(results: list[dict[str, Any]], when: str, load: str) -> str:
             "|---|---|---:|---:|---:|---:|---:|",
         ]
         for row in result["rows"]:
-            name = row["name"] + (" (baseline)" if row.get("baseline") else "")
+            name = row["name"] + (
+                " (baseline)"
+                if row.get("baseline")
+                else " (reference)"
+                if row.get("reference")
+                else ""
+            )
             recall = f"{row['R@100']:.4f}" if row["recall"] else "-"
             recall_delta = delta(row["Δ R@100"]) if row["recall"] else "-"
             ms = "-" if row["median_ms"] is None else f"{row['median_ms']:.1f}"
