@@ -171,3 +171,68 @@ async def test_hdq_mcp_serves_the_hotdata_engine_from_the_environment(tmp_path: 
     }
     assert {row["id"] for row in narrowed["rows"]} < {row["id"] for row in everything["rows"]}
     assert len(served) == 2  # both searches ran on the engine, through the API
+
+
+@pytest.mark.parametrize("embedder", [None, "hashing"])
+async def test_hdq_mcp_embeds_queries_with_the_model_embedder_names(
+    embedder: str | None, tmp_path: Path
+) -> None:
+    """The Hotdata engine records no model for a plain vector index: without ``--embedder``
+    the server offers BM25 alone; with it, the semantic tool too and a text search that fuses
+    both branches (each hit's reciprocal rank fusion score, rank constant 60)."""
+    pytest.importorskip("hotdata_framework")
+    import pyarrow as pa
+
+    from hotdata_retrieval.embed import HashingEmbedder
+    from hotdata_retrieval.engines.local import LocalEngine
+    from tests.hotdata_api import FakeHotdataApi
+
+    api_key = "secret-key-for-mcp"
+    bodies = [row["body"] for row in ROWS]
+    vectors = pa.array(HashingEmbedder().embed_documents(bodies), pa.list_(pa.float32()))
+    rows = pa.table({"id": [row["id"] for row in ROWS], "body": bodies, "embedding": vectors})
+    with LocalEngine(tmp_path / "behind-the-api") as local:
+        local.load_table("tickets", rows, text_columns=["body"])
+        with FakeHotdataApi(local, api_key=api_key, workspace_id="ws_mcp") as api:
+            api.index_engine_table("tickets")
+            api.add_index("tickets", index_type="vector", columns=["embedding"], metric="cosine")
+            chosen = [] if embedder is None else ["--embedder", embedder]
+            parameters = StdioServerParameters(
+                command=sys.executable,
+                args=["-c", COMMAND, "--engine", "hotdata", "--table", "tickets", *chosen],
+                env={
+                    "HOTDATA_API_KEY": api_key,
+                    "HOTDATA_API_URL": api.url,
+                    "HOTDATA_WORKSPACE": "ws_mcp",
+                    "HOTDATA_DATABASE": api.database_id,
+                },
+            )
+            async with Client(parameters) as client:
+                names = [tool.name for tool in (await client.list_tools()).tools]
+                found = _document(
+                    await client.call_tool("hotdata_search_text", {"query": "upgrade", "k": 10})
+                )
+    scores = [row["score"] for row in found["rows"]]
+    if embedder is None:
+        assert names == ["hotdata_search_text"]
+        assert all(score > 2 / 61 for score in scores)  # BM25 scores, not fused
+    else:
+        assert names == ["hotdata_search_text", "hotdata_search_semantic"]
+        assert len(scores) == len(ROWS)  # the vector branch ranks every row
+        assert all(1 / 64 <= score <= 2 / 61 for score in scores)
+
+
+def test_hdq_mcp_refuses_an_embedder_that_contradicts_the_recorded_model(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    database = _loaded("sqlite", tmp_path, request)
+    refused = CliRunner().invoke(
+        main,
+        [
+            *("mcp", "--engine", "sqlite", "--database", database, "--table", "tickets"),
+            *("--embedder", "default"),
+        ],
+    )
+    assert refused.exit_code != 0
+    assert "--embedder default embeds with" in refused.stderr
+    assert "leave --embedder out" in refused.stderr

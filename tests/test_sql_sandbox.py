@@ -376,7 +376,9 @@ def test_hdq_mcp_passes_its_sql_limits_to_the_toolkit(monkeypatch: pytest.Monkey
     mcp_command = importlib.import_module("hotdata_retrieval.cli.mcp")
 
     seen: dict[str, Any] = {}
-    monkeypatch.setitem(mcp_command.ENGINE_OPENERS, "local", lambda database, table: object())
+    monkeypatch.setitem(
+        mcp_command.ENGINE_OPENERS, "local", lambda database, table, embedder_choice: object()
+    )
     monkeypatch.setattr(mcp_command, "serve", lambda engine, **options: seen.update(options))
     result = CliRunner().invoke(
         main,

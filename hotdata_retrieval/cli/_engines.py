@@ -189,7 +189,7 @@ query_embedder_option = click.option(
     "the table's vectors (hotdata, turbopuffer): default or hashing, as hdq load --embedder "
     "names them.  [default: the model recorded at load]",
 )
-"""``--embedder`` of a command that embeds queries (``hdq search``, ``hdq tune``)."""
+"""``--embedder`` of a command that embeds queries (``hdq search``, ``hdq tune``, ``hdq mcp``)."""
 
 
 def table_embedder(engine: Any, table: Any, choice: str | None = None) -> Any:

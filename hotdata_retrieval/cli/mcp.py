@@ -32,6 +32,7 @@ from hotdata_retrieval.cli._engines import (
     database_given,
     engine_option,
     open_store,
+    query_embedder_option,
     table_embedder,
 )
 from hotdata_retrieval.cli._local import database_option, reports_errors
@@ -60,18 +61,21 @@ def terminal_notice(stdin: IO[Any]) -> str | None:
         return None
 
 
-EngineOpener = Callable[[str, str], Any]
-"""Opens an engine for ``(database, table)``; the engine may have a ``close()``."""
+EngineOpener = Callable[[str, str, "str | None"], Any]
+"""Opens an engine for ``(database, table, embedder_choice)``; the engine may have a
+``close()``."""
 
 
-def open_local_engine(database: str, table: str) -> Any:
+def open_local_engine(database: str, table: str, embedder_choice: str | None = None) -> Any:
     """The local engine over the database directory ``database``, with the embedder that made
-    ``table``'s vectors (so the search tools can fuse and search by meaning).
+    ``table``'s vectors (so the search tools can fuse and search by meaning), or the one
+    ``embedder_choice`` names (``--embedder``: ``default`` or ``hashing``), which must be it.
 
     Raises:
         click.UsageError: no database in that directory.
         HotdataRetrievalError: no such table, or its vectors' model is not installed; the
             local extra is not installed (``MissingExtraError``).
+        CommandError: ``embedder_choice`` names another model than the vectors'.
     """
     require_extra("local", needed_by="--engine local")
     from hotdata_retrieval.engines.local import LocalEngine
@@ -90,7 +94,7 @@ def open_local_engine(database: str, table: str) -> Any:
         )
     engine = LocalEngine(directory.absolute())
     try:
-        embedder = table_embedder(engine, table)
+        embedder = table_embedder(engine, table, embedder_choice)
         if embedder is not None:
             engine.embedder = embedder
     except BaseException:
@@ -103,7 +107,8 @@ ENGINE_OPENERS: dict[str, EngineOpener] = {"local": open_local_engine}
 """Engines opened here rather than through the engine registry (the local engine, with the
 embedder of its table's vectors). Every other registered engine (``--engine``, from
 :mod:`hotdata_retrieval.engines.registry`) opens as ``hdq search`` opens it, its search tools
-given the embedder its table's vectors were made by where the engine records it."""
+given the embedder its table's vectors were made by where the engine records it, else the one
+``--embedder`` names."""
 
 
 def serve(
@@ -189,6 +194,7 @@ def serve(
     help="The ceiling on a SQL reply's rows, as JSON text.",
 )
 @engine_option
+@query_embedder_option
 @click.option(
     "--columns",
     metavar="A,B",
@@ -207,6 +213,7 @@ def mcp(
     sql_memory: int,
     max_bytes: int,
     engine_name: str,
+    embedder_choice: str | None,
     columns: str | None,
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
@@ -215,11 +222,11 @@ def mcp(
     require_extra("mcp", needed_by="this command")
     embedder = None
     if engine_name in ENGINE_OPENERS:
-        engine = ENGINE_OPENERS[engine_name](str(database), table)
+        engine = ENGINE_OPENERS[engine_name](str(database), table, embedder_choice)
     else:
         engine = open_store(engine_name, database, given=database_given(), create=False)
         try:
-            embedder = table_embedder(engine, table)
+            embedder = table_embedder(engine, table, embedder_choice)
         except BaseException:
             engine.close()
             raise
