@@ -20,6 +20,7 @@ from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_US
 from hotdata_retrieval.engines import HnswSettings
 from hotdata_retrieval.engines.local import LocalEngine, _storage
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
+from hotdata_retrieval.errors import EngineError
 
 
 @pytest.mark.parametrize(
@@ -417,3 +418,51 @@ def test_hdq_load_passes_the_options_to_postgres(tmp_path: Path, postgres_url: s
             "ef_construction=40",
             "m=8",
         ]
+
+
+# -- an HNSW index of no vectors ----------------------------------------------------------------
+
+NO_VECTORS = "vector_index='hnsw' indexes vector columns, and table 'plain' would hold none"
+
+
+def test_an_hnsw_index_of_a_table_without_vectors_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    rows = pa.table({"id": [1, 2], "body": ["red fox", "blue river"]})
+    with LocalEngine(tmp_path / "db") as engine:
+        with pytest.raises(EngineError, match=NO_VECTORS):
+            engine.load_table("plain", rows, text_columns=["body"], vector_index="hnsw")
+        assert engine.tables == {}
+        # a column of vectors, or one embedded, is what the index is of
+        entry = engine.load_table("plain", _table(_vectors(4)), vector_index="hnsw")
+        assert [index.column for index in entry.ann_indexes] == ["emb"]
+    assert not list((tmp_path / "db" / "staging").glob("*"))
+
+
+def test_postgres_refuses_an_hnsw_index_of_a_table_without_vectors(postgres_url: str) -> None:
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    rows = pa.table({"id": [1, 2], "body": ["red fox", "blue river"]})
+    with PostgresEngine(postgres_url) as engine:
+        with pytest.raises(EngineError, match=NO_VECTORS):
+            engine.load_table("plain", rows, text_columns=["body"], vector_index="hnsw")
+        found = engine.sql("SELECT count(*) AS n FROM pg_class WHERE relname = 'plain'")
+        assert found.column("n").to_pylist() == [0]
+
+
+@pytest.mark.parametrize("engine", ["local", "postgres"])
+def test_hdq_load_refuses_vector_index_hnsw_with_no_embed(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
+    database = (
+        request.getfixturevalue("postgres_url") if engine == "postgres" else str(tmp_path / "db")
+    )
+    result = _invoke(
+        "load", str(_jsonl(tmp_path)), "--engine", engine, "--database", database,
+        "--table", "plain", "--no-embed", "--vector-index", "hnsw",
+    )  # fmt: skip
+    assert result.exit_code != EXIT_OK
+    assert NO_VECTORS in result.stderr
+    assert "without --no-embed" in result.stderr
+    if engine == "local":
+        assert not (tmp_path / "db" / "catalog.json").exists()

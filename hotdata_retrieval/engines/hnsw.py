@@ -15,10 +15,12 @@ This module needs neither engine's dependencies.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
+from hotdata_retrieval.errors import EngineError
 from hotdata_retrieval.errors import HnswSettingsError as HnswSettingsError
 from hotdata_retrieval.plan.search import DistanceMetric
 
@@ -164,3 +166,23 @@ class HnswSettings:
             )
         known = {field.name for field in attrs.fields(cls)}
         return cls(**{name: value for name, value in document.items() if name in known})
+
+
+def require_vectors_to_index(table: str, vector_columns: Sequence[str]) -> None:
+    """Refuse a load that asks for an HNSW index (``vector_index="hnsw"``) of a table that
+    will hold no vector column to index: built silently, the table would be searched exactly
+    (or not by vector at all) while the caller believes it approximate.
+
+    Args:
+        table: the table's name, for the message.
+        vector_columns: the vector columns the loaded table will hold (embedded or given).
+
+    Raises:
+        EngineError: ``vector_columns`` is empty.
+    """
+    if not vector_columns:
+        raise EngineError(
+            f"vector_index='hnsw' indexes vector columns, and table {table!r} would hold "
+            "none: embed a text column (embed_columns; hdq load without --no-embed) or load "
+            "a column of vectors"
+        )

@@ -85,7 +85,11 @@ from hotdata_retrieval.engines._agent_sql import (
 )
 from hotdata_retrieval.engines.checks import merged_kinds
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.hnsw import HnswSettings, HnswSettingsError
+from hotdata_retrieval.engines.hnsw import (
+    HnswSettings,
+    HnswSettingsError,
+    require_vectors_to_index,
+)
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan
 from hotdata_retrieval.engines.store import (
@@ -96,6 +100,7 @@ from hotdata_retrieval.engines.store import (
     read_catalog,
     store_column_type,
     value_kinds,
+    vector_columns_of,
     with_terms_column,
 )
 from hotdata_retrieval.extras import require_extra
@@ -734,6 +739,8 @@ class PostgresEngine(SqlStoreEngine):
         if vector_index not in (None, "hnsw"):
             raise EngineError(f"vector_index must be 'hnsw' or None, got {vector_index!r}")
         self._hnsw_settings = _pgvector_settings(hnsw_settings, vector_index)
+        if vector_index is not None:
+            require_vectors_to_index(name, vector_columns_of(data))
         self._vector_index = vector_index
         try:
             return super().load_table(

@@ -15,7 +15,11 @@ import pyarrow.compute as pc
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import check_reserved_columns
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.hnsw import HnswSettings, HnswSettingsError
+from hotdata_retrieval.engines.hnsw import (
+    HnswSettings,
+    HnswSettingsError,
+    require_vectors_to_index,
+)
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import true_rows
 from hotdata_retrieval.engines.local.tables import key_problem
@@ -131,6 +135,10 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
                 f"unknown vector index {load.vector_index!r}; the local engine builds "
                 "'hnsw' (or none: exact search)"
             )
+        require_vectors_to_index(
+            table,
+            [*embeds, *(f.name for f in data.schema if is_vector_type(f.type))],
+        )
         try:
             import usearch  # noqa: F401
         except ImportError:
