@@ -63,6 +63,21 @@ def _loaded(engine: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
     return database
 
 
+def _hotdata_server(api: Any, api_key: str, *options: str) -> StdioServerParameters:
+    """``hdq mcp --engine hotdata --table tickets`` (and ``options``) over the fake API ``api``,
+    configured from the environment."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-c", COMMAND, "--engine", "hotdata", "--table", "tickets", *options],
+        env={
+            "HOTDATA_API_KEY": api_key,
+            "HOTDATA_API_URL": api.url,
+            "HOTDATA_WORKSPACE": "ws_mcp",
+            "HOTDATA_DATABASE": api.database_id,
+        },
+    )
+
+
 def _document(result: Any) -> dict[str, Any]:
     assert result.is_error is False, result.content
     return dict(result.structured_content)
@@ -138,16 +153,7 @@ async def test_hdq_mcp_serves_the_hotdata_engine_from_the_environment(tmp_path: 
         local.load_table("tickets", rows, text_columns=["body"])
         with FakeHotdataApi(local, api_key=api_key, workspace_id="ws_mcp") as api:
             api.index_engine_table("tickets")
-            parameters = StdioServerParameters(
-                command=sys.executable,
-                args=["-c", COMMAND, "--engine", "hotdata", "--table", "tickets"],
-                env={
-                    "HOTDATA_API_KEY": api_key,
-                    "HOTDATA_API_URL": api.url,
-                    "HOTDATA_WORKSPACE": "ws_mcp",
-                    "HOTDATA_DATABASE": api.database_id,
-                },
-            )
+            parameters = _hotdata_server(api, api_key)
             async with Client(parameters) as client:
                 tools = {tool.name: tool for tool in (await client.list_tools()).tools}
                 everything = _document(
@@ -197,16 +203,7 @@ async def test_hdq_mcp_embeds_queries_with_the_model_embedder_names(
             api.index_engine_table("tickets")
             api.add_index("tickets", index_type="vector", columns=["embedding"], metric="cosine")
             chosen = [] if embedder is None else ["--embedder", embedder]
-            parameters = StdioServerParameters(
-                command=sys.executable,
-                args=["-c", COMMAND, "--engine", "hotdata", "--table", "tickets", *chosen],
-                env={
-                    "HOTDATA_API_KEY": api_key,
-                    "HOTDATA_API_URL": api.url,
-                    "HOTDATA_WORKSPACE": "ws_mcp",
-                    "HOTDATA_DATABASE": api.database_id,
-                },
-            )
+            parameters = _hotdata_server(api, api_key, *chosen)
             async with Client(parameters) as client:
                 names = [tool.name for tool in (await client.list_tools()).tools]
                 found = _document(
