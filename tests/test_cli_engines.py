@@ -185,9 +185,9 @@ def test_search_reports_vectors_left_out(source: Path, tmp_path: Path) -> None:
 
 
 def test_a_postgres_password_is_never_echoed(source: Path, postgres_url: str) -> None:
-    """``hdq load --format json`` reports the database and a connection error names it: with
-    the URL's password replaced by ``***`` (the throwaway server trusts loopback, so the
-    password is accepted and ignored)."""
+    """``hdq load --format json`` reports the database, and a taken table and a connection
+    error name it: with the URL's password replaced by ``***`` (the throwaway server trusts
+    loopback, so the password is accepted and ignored)."""
     scheme, _, rest = postgres_url.partition("://")
     user, _, host = rest.partition("@")
     with_password = f"{scheme}://{user}:hunter2@{host}"
@@ -211,6 +211,15 @@ def test_a_postgres_password_is_never_echoed(source: Path, postgres_url: str) ->
     assert loaded.exit_code == 0, loaded.output
     assert "hunter2" not in loaded.stdout + loaded.stderr
     assert json.loads(loaded.stdout)["database"] == f"{scheme}://{user}:***@{host}"
+    # loading it again without --replace: the table is taken, and the message names where
+    taken = runner.invoke(
+        main,
+        ["load", str(source), "--engine", "postgres", "--database", with_password, "--no-embed"],
+    )
+    assert taken.exit_code != 0
+    assert "already exists in" in taken.stderr
+    assert "hunter2" not in taken.stdout + taken.stderr
+    assert f"{scheme}://{user}:***@{host}" in taken.stderr
     refused = f"{scheme}://{user}:hunter2@127.0.0.1:1/postgres"
     failed = runner.invoke(
         main, ["search", "error", "--engine", "postgres", "--database", refused, "--table", "t"]

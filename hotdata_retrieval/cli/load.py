@@ -149,9 +149,9 @@ def _text_column_note(
     )
 
 
-def _taken_message(tables: Sequence[str], database: Path, *, single: bool) -> str:
-    """The error for a load into tables that already exist."""
-    where = database.resolve()
+def _taken_message(tables: Sequence[str], where: str, *, single: bool) -> str:
+    """The error for a load into tables that already exist in ``where`` (the database as a
+    report shows it: never a password)."""
     if len(tables) == 1:
         message = f"table '{tables[0]}' already exists in {where}; pass --replace to replace it"
     else:
@@ -210,7 +210,13 @@ def _load_into_store(
     with open_store(engine_name, database, given=given) as engine:
         taken = [name for name in read.tables if _store_exists(engine, name)]
         if taken and not replace:
-            raise CommandError(_taken_message(taken, database, single=len(read.tables) == 1))
+            raise CommandError(
+                _taken_message(
+                    taken,
+                    shown_location(engine_name, database),
+                    single=len(read.tables) == 1,
+                )
+            )
         for name, data in read.tables.items():
             searchable = name == read.search_table
             key = key_column if (searchable and key_column) else read.key_column
@@ -480,7 +486,9 @@ def _load(
             if engine.table_name(name).name in engine.tables
         ]
         if taken and not replace:
-            raise CommandError(_taken_message(taken, database, single=len(read.tables) == 1))
+            raise CommandError(
+                _taken_message(taken, str(database.resolve()), single=len(read.tables) == 1)
+            )
         if default_text:
             note = _text_column_note(source, read.text_lengths, texts, bool(embeds))
             click.echo(note, err=True)
