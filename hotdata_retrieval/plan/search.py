@@ -1186,12 +1186,10 @@ def _columns(values: Iterable[str] | None) -> tuple[str, ...] | None:
     columns = tuple(normalize_identifier(value, label="column") for value in values)
     if not columns:
         raise PlanError("columns must not be empty", field="columns", value=values)
-    if len(set(columns)) == len(columns):
-        return columns
-    duplicated = sorted(name for name, count in Counter(columns).items() if count > 1)
-    if duplicated:
+    if len(set(columns)) < len(columns):
+        duplicated = min(name for name, count in Counter(columns).items() if count > 1)
         raise PlanError(
-            f"column {duplicated[0]!r} is projected twice", field="columns", value=duplicated[0]
+            f"column {duplicated!r} is projected twice", field="columns", value=duplicated
         )
     return columns
 
