@@ -441,9 +441,11 @@ class VectorColumnIndex:
         if subset.cosine_reciprocals is None:
             if not subset.cached:
                 return None
-            rowids = subset.rowids
-            norms = self._norms_or_compute()[rowids]
-            screenable = not self._unscreenable_rows(True)[rowids].any() and bool(norms.all())
+            norms = subset.of_rows("norms", self._norms_or_compute)
+            unscreenable = subset.of_rows(
+                "unscreenable by cosine", lambda: self._unscreenable_rows(True)
+            )
+            screenable = not unscreenable.any() and bool(norms.all())
             subset.cosine_reciprocals = (np.float32(1.0) / norms) if screenable else False
             if not screenable:
                 return None
