@@ -8,8 +8,8 @@ serves it. LanceDB runs no SQL, so its server has no SQL tool: where a test call
 asserts that the tool is absent and that the search tools say why.
 
 Over stdio the requests are written as raw JSON lines (the SDK's client cannot send a lone
-surrogate), and a reply that does not come within :data:`REPLY_TIMEOUT` fails the test rather
-than hanging it.
+surrogate), and a server that exits without replying, or is silent for :data:`HANG_SECONDS`,
+fails the test rather than hanging it.
 """
 
 from __future__ import annotations
@@ -49,8 +49,14 @@ from hotdata_retrieval.engines.local import LocalEngine
 from tests.parity.engines import open_engine, store_location
 from tests.test_adapters_mcp import BODIES, TOOLS, _load
 
-REPLY_TIMEOUT = 30.0
-"""Seconds a reply may take before the test fails (the server starts in about 4 s)."""
+HANG_SECONDS = 600.0
+"""Seconds a reply may take before the test calls the server hung. The server starts in about
+4 s on an idle machine and many times that on a loaded one, so a shorter clock would fail a
+slow machine rather than a hung server: over stdio a reply is awaited as long as the process
+lives, and a server that exits fails the wait at once."""
+
+POLL_SECONDS = 0.5
+"""How often a wait for a reply over stdio checks that the server still runs."""
 
 SEARCH = "hotdata_search_text"
 SQL = "hotdata_execute_sql"
@@ -314,7 +320,7 @@ async def test_a_bad_argument_is_a_one_line_tool_error(
 ) -> None:
     if _no_sql_tool(served, tool, await server.list_tools()):
         return
-    with anyio.fail_after(REPLY_TIMEOUT):
+    with anyio.fail_after(HANG_SECONDS):
         async with Client(server, mode=mode) as client:
             result = await client.call_tool(tool, arguments)
             assert result.is_error is True
@@ -363,7 +369,7 @@ async def test_a_lone_surrogate_is_a_tool_error_through_the_client(
 ) -> None:
     if _no_sql_tool(served, tool, await server.list_tools()):
         return
-    with anyio.fail_after(REPLY_TIMEOUT):
+    with anyio.fail_after(HANG_SECONDS):
         async with Client(server, mode=mode) as client:
             result = await client.call_tool(tool, arguments)
             assert result.is_error is True
@@ -553,7 +559,7 @@ def _assert_reply(expected: str, tool: str, is_error: bool, text: str) -> None:
 
 async def _at_the_tool(server: MCPServer, tool: str, arguments: Any) -> tuple[bool, str]:
     try:
-        with anyio.fail_after(REPLY_TIMEOUT):
+        with anyio.fail_after(HANG_SECONDS):
             result = await server.call_tool(tool, arguments)
     except McpToolError as error:
         assert not isinstance(error, UnexpectedToolError), repr(error.__cause__)
@@ -565,7 +571,7 @@ async def _at_the_tool(server: MCPServer, tool: str, arguments: Any) -> tuple[bo
 async def _through_the_client(
     server: MCPServer, mode: str, tool: str, arguments: Any
 ) -> tuple[bool, str]:
-    with anyio.fail_after(REPLY_TIMEOUT):
+    with anyio.fail_after(HANG_SECONDS):
         async with Client(server, mode=mode) as client:
             result = await client.call_tool(tool, arguments)
     (block,) = result.content
@@ -576,7 +582,7 @@ async def _refused_by_the_client(
     server: MCPServer, mode: str, tool: str, arguments: Any
 ) -> tuple[int, str]:
     """The JSON-RPC error a call through the client gets (it must get one)."""
-    with anyio.fail_after(REPLY_TIMEOUT):
+    with anyio.fail_after(HANG_SECONDS):
         async with Client(server, mode=mode) as client:
             try:
                 await client.call_tool(tool, arguments)
@@ -642,15 +648,26 @@ class RawStdio:
         # json.dumps escapes a lone surrogate as \ud800, as a JavaScript client would
         self.send_line(json.dumps(message))
 
+    def _stderr_tail(self) -> str:
+        self.errors.flush()
+        return Path(self.errors.name).read_text(errors="replace")[-2000:]
+
     def reply(self) -> dict[str, Any]:
-        try:
-            line = self.lines.get(timeout=REPLY_TIMEOUT)
-        except queue.Empty:
-            self.errors.flush()
-            pytest.fail(
-                f"no reply within {REPLY_TIMEOUT} s; the server's stderr ends: "
-                f"{Path(self.errors.name).read_text(errors='replace')[-2000:]}"
-            )
+        """The next line the server writes, awaited while the server runs (module docstring)."""
+        waited = 0.0
+        while True:
+            try:
+                line = self.lines.get(timeout=POLL_SECONDS)
+                break
+            except queue.Empty:
+                waited += POLL_SECONDS
+                if self.process.poll() is not None and self.lines.empty():
+                    pytest.fail(
+                        f"the server exited ({self.process.returncode}) without replying; "
+                        f"its stderr ends: {self._stderr_tail()}"
+                    )
+                if waited >= HANG_SECONDS:
+                    pytest.fail(f"no reply in {HANG_SECONDS} s; stderr: {self._stderr_tail()}")
         reply: dict[str, Any] = json.loads(line)
         return reply
 
@@ -675,7 +692,7 @@ class RawStdio:
         assert self.process.stdin is not None
         self.process.stdin.close()
         try:
-            self.process.wait(timeout=REPLY_TIMEOUT)
+            self.process.wait(timeout=HANG_SECONDS)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
