@@ -226,6 +226,29 @@ class LoadError(HotdataRetrievalError):
     """A file or directory cannot be read as a table (the message names the file and line)."""
 
 
+class DecodedSizeError(LoadError):
+    """A file would hold more memory once decoded than a load may: its decoded size, bounded
+    before a value is decoded (a Parquet file's metadata and page headers; a CSV or JSON
+    lines file's rows and fields, read line by line) or counted batch by batch while it is
+    decoded, is past the limit.
+
+    Attributes:
+        path: the file, as given.
+        size: the decoded bytes it would hold: the bound found before decoding, or, counted
+            while decoding, what it held when the count passed the limit (at least that).
+        limit: the most a load may hold decoded, in bytes (``read_source``'s
+            ``max_decoded_bytes``; ``hdq load --max-decoded-size`` in MiB).
+        estimated: ``True`` when ``size`` is the bound found before decoding.
+    """
+
+    def __init__(self, message: str, *, path: str, size: int, limit: int, estimated: bool) -> None:
+        super().__init__(message)
+        self.path = path
+        self.size = size
+        self.limit = limit
+        self.estimated = estimated
+
+
 class HybridSearchError(HotdataRetrievalError, ValueError):
     """``hybrid_search`` rejected its arguments or its table; the message is the engine's."""
 

@@ -7,14 +7,20 @@ has a case at its edge (loads) and one past it (refused).
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from hotdata_retrieval.engines.limits import DEFAULT_MAX_DECODED_BYTES
 from hotdata_retrieval.engines.local import loading
 from hotdata_retrieval.engines.local.loading import LoadError, read_source
+from hotdata_retrieval.errors import DecodedSizeError, InvalidLimitError
+from tests.parquet_bombs import write_bomb
 
 
 def _rows(path: Path) -> list[dict[str, object]]:
@@ -25,29 +31,42 @@ def _rows(path: Path) -> list[dict[str, object]]:
 # -- Parquet ------------------------------------------------------------------------------
 
 
-def test_a_parquet_file_past_its_decompressed_ceiling_is_refused_unread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "bomb.parquet"
-    pq.write_table(pa.table({"id": ["1"], "body": ["x" * 2_000_000]}), path, compression="zstd")
-    size = path.stat().st_size
-    metadata = pq.ParquetFile(path).metadata
-    uncompressed = sum(
-        metadata.row_group(0).column(column).total_uncompressed_size
-        for column in range(metadata.row_group(0).num_columns)
-    )
-    assert uncompressed > 100 * size  # a bomb, in small
-    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", uncompressed)
-    assert len(_rows(path)) == 1  # at the ceiling: read
-    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", uncompressed - 1)
+def _must_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any read of a Parquet file's values fail the test."""
 
     def must_not_read(*args: object, **kwargs: object) -> None:
         raise AssertionError("the data was read")
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", must_not_read)
+    monkeypatch.setattr(pq.ParquetFile, "read", must_not_read)
     monkeypatch.setattr(pq, "read_table", must_not_read)
-    with pytest.raises(LoadError, match=f"{uncompressed:,} bytes once decompressed"):
-        read_source(path)
+
+
+def _refusal(path: Path, limit: int) -> DecodedSizeError:
+    with pytest.raises(DecodedSizeError) as caught:
+        read_source(path, max_decoded_bytes=limit)
+    error = caught.value
+    assert error.limit == limit and error.size > limit and error.path == str(path)
+    assert f"{error.size:,} bytes once decoded" in str(error)
+    assert f"more than the {limit:,} a load may hold" in str(error)
+    assert "--max-decoded-size" in str(error)  # how to raise it
+    return error
+
+
+def test_a_parquet_file_past_the_limit_is_refused_unread_and_one_at_its_bound_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "text.parquet"
+    table = pa.table({"id": ["1"], "body": ["x" * 2_000_000]})
+    pq.write_table(table, path, compression="zstd", use_dictionary=False)
+    assert path.stat().st_size * 100 < table.nbytes  # compresses well
+    with monkeypatch.context() as patched:
+        _must_not_read(patched)
+        error = _refusal(path, table.nbytes - 1)
+    assert error.estimated
+    assert table.nbytes <= error.size < table.nbytes + 100  # a bound, and a close one
+    (loaded,) = read_source(path, max_decoded_bytes=error.size).tables.values()
+    assert loaded.equals(table)
 
 
 def _dictionary_bomb(path: Path, *, value_bytes: int, references: int) -> None:
@@ -60,20 +79,85 @@ def _dictionary_bomb(path: Path, *, value_bytes: int, references: int) -> None:
     pq.write_table(pa.table({"id": ids, "body": body}), path, compression="zstd")
 
 
-def test_a_dictionary_bomb_is_refused_before_it_expands(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_dictionary_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
     path = tmp_path / "dictionary.parquet"
     _dictionary_bomb(path, value_bytes=100_000, references=200)  # 20 MB expanded
     metadata = pq.ParquetFile(path).metadata
     stated = metadata.row_group(0).total_byte_size
     assert stated < 2_000_000 < 20_000_000  # the metadata does not tell
-    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", 10_000_000)
-    with pytest.raises(LoadError, match="more than 10,000,000 bytes once decoded"):
-        read_source(path)
-    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", 30_000_000)
-    rows = _rows(path)
+    error = _refusal(path, 10_000_000)
+    assert not error.estimated and "counted while decoding" in str(error)
+    (table,) = read_source(path, max_decoded_bytes=30_000_000).tables.values()
+    rows = table.to_pylist()
     assert len(rows) == 200 and rows[0]["body"] == "x" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("shape", "options"),
+    [
+        ("run of equal integers", {"rows": 1_000_000}),
+        ("run of fixed-size values", {"rows": 2_000, "value_bytes": 4096}),
+        ("list of equal integers", {"rows": 2, "values_per_row": 500_000}),
+        ("list of fixed-size values", {"rows": 3, "values_per_row": 700, "value_bytes": 4096}),
+    ],
+)
+def test_a_run_length_bomb_is_refused_from_its_page_headers_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str, options: dict[str, int]
+) -> None:
+    path = tmp_path / "bomb.parquet"
+    decoded = write_bomb(path, **options)  # a few hundred bytes: one dictionary entry, one run
+    assert path.stat().st_size < options.get("value_bytes", 0) + 300 and decoded >= 8_000_000
+    stated = pq.ParquetFile(path).metadata.row_group(0).total_byte_size
+    assert stated < 10_000  # what the metadata's sizes say is nothing like it
+    with monkeypatch.context() as patched:
+        _must_not_read(patched)
+        error = _refusal(path, decoded - 1)
+    assert error.estimated and decoded <= error.size < 1.1 * decoded + 100
+    assert "bounded from its metadata and page headers before decoding" in str(error)
+    (table,) = read_source(path, max_decoded_bytes=error.size).tables.values()
+    assert table.nbytes <= error.size  # at its bound it loads, within it
+    assert table.num_rows == options["rows"]
+
+
+def test_pages_holding_more_values_than_the_metadata_states_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "lies.parquet"
+    write_bomb(path, rows=1, values_per_row=100_000, stated_values=16)
+    _must_not_read(monkeypatch)
+    with pytest.raises(
+        LoadError, match="its pages hold 100,000 values where its metadata states 16"
+    ):
+        read_source(path)
+
+
+def test_a_prefix_encoded_text_column_loads_and_its_bomb_is_counted(tmp_path: Path) -> None:
+    path = tmp_path / "delta.parquet"
+    table = pa.table({"id": ["1", "2", "3"], "url": ["https://a/1", "https://a/12", None]})
+    options = {"use_dictionary": False, "column_encoding": {"url": "DELTA_BYTE_ARRAY"}}
+    pq.write_table(table, path, **options)
+    (loaded,) = read_source(path).tables.values()
+    assert loaded.equals(table)  # it did not load at all before: no dictionary for it
+    bomb = pa.table({"url": ["x" * 100_000] * 200})  # each value its predecessor, again
+    pq.write_table(bomb, path, compression="zstd", **options)
+    assert path.stat().st_size < 5_000
+    error = _refusal(path, 10_000_000)
+    assert not error.estimated
+    assert read_source(path, max_decoded_bytes=30_000_000).tables["delta"].num_rows == 200
+
+
+@pytest.mark.parametrize(
+    ("kind", "width"),
+    [(pa.decimal128(9, 2), 16), (pa.int8(), 4), (pa.float16(), 2), (pa.uint16(), 4)],
+)
+def test_a_value_is_bounded_by_the_wider_of_its_stored_and_its_arrow_type(
+    tmp_path: Path, kind: pa.DataType, width: int
+) -> None:
+    path = tmp_path / "typed.parquet"
+    values = pa.array([0] * 10_000, pa.int8()).cast(kind)
+    pq.write_table(pa.table({"v": values}), path)
+    error = _refusal(path, 1)
+    assert width * 10_000 <= error.size <= width * 10_000 + 10_000 / 4  # and 2 bits a value
 
 
 def test_a_parquet_value_longer_than_a_line_is_refused(
@@ -97,8 +181,11 @@ def test_an_all_null_dictionary_column_loads(tmp_path: Path) -> None:
     assert [row["body"] for row in _rows(path)] == [None, None]
 
 
-def test_the_parquet_ceiling_is_four_gibibytes() -> None:
-    assert loading.MAX_PARQUET_BYTES == 4 << 30
+def test_the_decoded_limit_is_four_gibibytes_and_must_be_a_whole_number() -> None:
+    assert DEFAULT_MAX_DECODED_BYTES == 4 << 30
+    for bad in (0, -1, 1.5, True, "4GiB"):
+        with pytest.raises(InvalidLimitError, match="max_decoded_bytes"):
+            read_source("anything.csv", max_decoded_bytes=bad)  # type: ignore[arg-type]
 
 
 # -- lines and columns --------------------------------------------------------------------
@@ -267,7 +354,7 @@ def test_a_quoted_long_integer_in_a_csv_is_text(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("shape", ["binary", "list", "struct"])
 def test_a_dictionary_bomb_at_any_depth_is_refused_before_it_expands(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+    tmp_path: Path, shape: str
 ) -> None:
     rows = 200
     indices = pa.array([0] * rows, pa.int32())
@@ -286,11 +373,9 @@ def test_a_dictionary_bomb_at_any_depth_is_refused_before_it_expands(
     path = tmp_path / f"{shape}.parquet"
     table = pa.table({"id": [str(n) for n in range(rows)], "payload": column})
     pq.write_table(table, path, compression="zstd", store_schema=False)  # no Arrow types kept
-    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", 10_000_000)  # 20 MB once expanded
-    with pytest.raises(LoadError, match="more than 10,000,000 bytes once decoded"):
-        read_source(path)
-    monkeypatch.setattr(loading, "MAX_PARQUET_BYTES", 30_000_000)
-    (loaded,) = read_source(path).tables.values()
+    error = _refusal(path, 10_000_000)  # 20 MB once expanded
+    assert not error.estimated
+    (loaded,) = read_source(path, max_decoded_bytes=30_000_000).tables.values()
     first = loaded.column("payload")[0].as_py()
     assert first in (value.encode(), [value], {"text": value})  # read back as it was written
 
@@ -346,3 +431,99 @@ def test_a_number_written_with_a_leading_zero_keeps_its_text(tmp_path: Path) -> 
     assert [row["zip"] for row in rows] == ["02134", "10001", "0"]
     assert [row["code"] for row in rows] == ["007", "8", "0.5"]
     assert [row["n"] for row in rows] == [5, 6, 7]
+
+
+# -- a load never holds more than its limit ------------------------------------------------
+
+_COLUMN_TYPES = [
+    pa.int8(),
+    pa.int64(),
+    pa.float64(),
+    pa.bool_(),
+    pa.string(),
+    pa.binary(),
+    pa.list_(pa.int64()),
+    pa.list_(pa.list_(pa.string())),
+    pa.struct([("a", pa.int32()), ("b", pa.string())]),
+    pa.dictionary(pa.int32(), pa.string()),
+]
+
+
+def _values(kind: pa.DataType) -> st.SearchStrategy[object]:
+    text = st.text(max_size=40)
+    if pa.types.is_integer(kind):
+        return st.integers(-100, 100)
+    if pa.types.is_floating(kind):
+        return st.floats(allow_nan=False)
+    if pa.types.is_boolean(kind):
+        return st.booleans()
+    if pa.types.is_binary(kind):
+        return st.binary(max_size=40)
+    if pa.types.is_list(kind):
+        return st.lists(st.none() | _values(kind.value_type), max_size=6)
+    if pa.types.is_struct(kind):
+        return st.fixed_dictionaries({"a": st.integers(-5, 5), "b": text})
+    return st.sampled_from(["", "x" * 300, "short"]) | text  # repeated: dictionaries pay
+
+
+@st.composite
+def _tables(draw: st.DrawFn) -> pa.Table:
+    kinds = draw(st.lists(st.sampled_from(_COLUMN_TYPES), min_size=1, max_size=4))
+    rows = draw(st.integers(0, 60))
+    columns = {}
+    for position, kind in enumerate(kinds):
+        values = draw(st.lists(st.none() | _values(kind), min_size=rows, max_size=rows))
+        if pa.types.is_dictionary(kind):
+            columns[f"c{position}"] = pa.array(values, pa.string()).dictionary_encode()
+        else:
+            columns[f"c{position}"] = pa.array(values, kind)
+    return pa.table(columns)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    table=_tables(),
+    dictionary=st.booleans(),
+    delta=st.booleans(),
+    compression=st.sampled_from(["none", "zstd", "snappy"]),
+    page_version=st.sampled_from(["1.0", "2.0"]),
+    group_rows=st.integers(1, 64),
+)
+def test_a_parquet_load_never_holds_more_than_its_limit(
+    table: pa.Table,
+    dictionary: bool,
+    delta: bool,
+    compression: str,
+    page_version: str,
+    group_rows: int,
+) -> None:
+    texts = [
+        field.name
+        for field in table.schema
+        if pa.types.is_string(field.type) or pa.types.is_binary(field.type)
+    ]
+    encoding = {name: "DELTA_BYTE_ARRAY" for name in texts} if delta and not dictionary else None
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "t.parquet"
+        pq.write_table(
+            table,
+            path,
+            use_dictionary=dictionary,
+            column_encoding=encoding,
+            compression=compression,
+            data_page_version=page_version,
+            row_group_size=group_rows,
+        )
+        (loaded,) = read_source(path).tables.values()
+        expected = table.cast(
+            pa.schema(
+                [
+                    field.with_type(pa.string()) if pa.types.is_dictionary(field.type) else field
+                    for field in table.schema
+                ]
+            )
+        )
+        assert loaded.equals(expected)  # read back as written
+        if loaded.nbytes:
+            with pytest.raises(DecodedSizeError):
+                read_source(path, max_decoded_bytes=loaded.nbytes - 1)

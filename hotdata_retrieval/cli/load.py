@@ -28,6 +28,7 @@ from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
     HnswSettingsError,
 )
+from hotdata_retrieval.engines.limits import DEFAULT_MAX_DECODED_BYTES
 from hotdata_retrieval.extras import require_extra
 
 if TYPE_CHECKING:
@@ -188,6 +189,7 @@ def _load_into_store(
     batch_size: int,
     replace: bool,
     output_format: str,
+    max_decoded_bytes: int,
 ) -> None:
     """``hdq load --engine <store>``: the same tables, text indexes and embeddings as the
     local engine's load, written to the store (a text that is NULL gets no vector)."""
@@ -200,7 +202,9 @@ def _load_into_store(
         raise CommandError(
             f"--vector-index hnsw is for --engine local or postgres, not {engine_name}"
         )
-    read = read_source(source, table=table, key_column=key_column)
+    read = read_source(
+        source, table=table, key_column=key_column, max_decoded_bytes=max_decoded_bytes
+    )
     texts = tuple(text_columns) or read.text_columns
     embeds: tuple[str, ...] = () if no_embed else (tuple(embed_columns) or texts)
     model = embedder_named(embedder) if embeds else None
@@ -347,6 +351,17 @@ def _load_into_store(
 )
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
 @click.option(
+    "--max-decoded-size",
+    "max_decoded_mib",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_DECODED_BYTES // (1024 * 1024),
+    show_default=True,
+    metavar="MiB",
+    help="The most the file may hold once decoded; a file past it is refused before it is "
+    "held (bounded from its metadata or its lines before decoding, else counted batch by "
+    "batch).",
+)
+@click.option(
     "--replace",
     is_flag=True,
     help="Replace tables of the same name (the file's stem or --table; corpus, queries and "
@@ -376,6 +391,7 @@ def load(
     key_column: str | None,
     embedder: str,
     batch_size: int,
+    max_decoded_mib: int,
     replace: bool,
     output_format: str,
 ) -> None:
@@ -414,6 +430,7 @@ def load(
             batch_size,
             replace,
             output_format,
+            max_decoded_mib * 1024 * 1024,
         )
     except HnswSettingsError as error:
         raise _in_option_terms(error) from None
@@ -434,6 +451,7 @@ def _load(
     batch_size: int,
     replace: bool,
     output_format: str,
+    max_decoded_bytes: int,
 ) -> None:
     """``hdq load``'s work, its options checked."""
     if is_stdin(source):
@@ -458,6 +476,7 @@ def _load(
             batch_size=batch_size,
             replace=replace,
             output_format=output_format,
+            max_decoded_bytes=max_decoded_bytes,
         )
         return
     require_extra("local", needed_by="this command")
@@ -465,7 +484,9 @@ def _load(
     from hotdata_retrieval.engines.local.engine import TableLoad
     from hotdata_retrieval.engines.local.loading import read_source
 
-    read = read_source(source, table=table, key_column=key_column)
+    read = read_source(
+        source, table=table, key_column=key_column, max_decoded_bytes=max_decoded_bytes
+    )
     columns = read.tables[read.search_table].column_names
     for flag, given in (("--text-column", text_columns), ("--embed-column", embed_columns)):
         for column in given:

@@ -100,6 +100,16 @@ class SqlLimits:
         )
 
 
+DEFAULT_MAX_DECODED_BYTES = 4 << 30
+"""The most a file ``hdq load`` reads may hold once decoded, by default: 4 GiB (``read_source``'s
+``max_decoded_bytes`` in :mod:`hotdata_retrieval.engines.local.loading`; ``hdq load
+--max-decoded-size``, in MiB). Bounded before a value is decoded where the file tells — a
+Parquet file's metadata and page headers, a CSV or JSON lines file's rows and fields, read
+line by line — and counted batch by batch where it does not, so that a file past it is
+refused having held about a batch, not the limit. Before, a 2,520-byte Parquet file of 540
+million equal integers (4.3 GB decoded) made ``hdq load`` peak at 5.7 GB before it was
+refused, an 873-byte one of two lists at 8.4 GB."""
+
 DEFAULT_MAX_QUERY_CHARACTERS = 4096
 """Characters of one search query from an agent: far beyond a question or a pasted paragraph,
 far below what costs the server seconds (a 10 MB query took 254 s and 2.1 GiB)."""
