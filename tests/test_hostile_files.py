@@ -527,3 +527,111 @@ def test_a_parquet_load_never_holds_more_than_its_limit(
         if loaded.nbytes:
             with pytest.raises(DecodedSizeError):
                 read_source(path, max_decoded_bytes=loaded.nbytes - 1)
+
+
+# -- CSV, JSON lines and BEIR: bounded line by line, before decoding -----------------------
+
+
+def _must_not_decode(monkeypatch: pytest.MonkeyPatch) -> None:
+    def must_not_decode(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the file was decoded")
+
+    monkeypatch.setattr(loading.pa_json, "read_json", must_not_decode)
+    monkeypatch.setattr(loading.pa_csv, "read_csv", must_not_decode)
+    monkeypatch.setattr(loading.pa_csv, "open_csv", must_not_decode)
+
+
+@pytest.mark.parametrize("shape", ["rows", "list elements"])
+def test_a_json_lines_file_of_empty_objects_is_refused_before_it_is_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    path = tmp_path / "objects.jsonl"
+    wide = {f"k{key}": 1 for key in range(100)}
+    if shape == "rows":
+        path.write_text(json.dumps(wide) + "\n" + "{}\n" * 3000)
+    else:
+        path.write_text(
+            json.dumps({"items": [wide]}) + "\n" + '{"items":[' + "{}," * 2999 + "{}]}\n"
+        )
+    (loaded,) = read_source(path).tables.values()
+    assert loaded.nbytes > 100 * path.stat().st_size  # each {} a row or element of 100 fields
+    with monkeypatch.context() as patched:
+        _must_not_decode(patched)
+        error = _refusal(path, loaded.nbytes - 1)
+    assert error.estimated and loaded.nbytes <= error.size < 1.1 * loaded.nbytes + 50_000
+    read_source(path, max_decoded_bytes=error.size)  # at its bound it loads
+
+
+def test_a_csv_file_of_empty_fields_is_refused_before_it_is_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "empty.csv"
+    names = [f"c{column}" for column in range(100)]
+    path.write_text(
+        ",".join(names) + "\n" + ",".join("1" for _ in names) + "\n" + ("," * 99 + "\n") * 3000
+    )
+    (loaded,) = read_source(path).tables.values()
+    assert loaded.nbytes > 7 * path.stat().st_size  # an empty int64 field is 8 bytes
+    with monkeypatch.context() as patched:
+        _must_not_decode(patched)
+        error = _refusal(path, loaded.nbytes - 1)
+    assert error.estimated and "3,001 rows of 100 columns" in str(error)
+    assert loaded.nbytes <= error.size < 1.2 * loaded.nbytes
+    read_source(path, max_decoded_bytes=error.size)
+
+
+def test_a_beir_directory_is_counted_as_it_is_read(tmp_path: Path) -> None:
+    (tmp_path / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": str(n), "text": "x" * 1000}) + "\n" for n in range(100_000))
+    )
+    error = _refusal(tmp_path, 50_000_000)  # 200 MB: text and body
+    assert not error.estimated and "counted while reading" in str(error)
+    assert "corpus.jsonl, document" in str(error)
+    tables = read_source(tmp_path, max_decoded_bytes=300_000_000).tables
+    assert tables["corpus"].num_rows == 100_000
+    assert tables["corpus"].column("body")[-1].as_py() == "x" * 1000
+
+
+def test_csv_number_checks_find_the_first_line_across_blocks(tmp_path: Path) -> None:
+    path = tmp_path / "numbers.csv"
+    rows = 150_000  # past the reader's 1 MiB block: read again in several batches
+    path.write_text("id,n\n" + "".join(f"{row},1.5\n" for row in range(rows)) + "9,inf\n")
+    with pytest.raises(LoadError, match=f"numbers.csv:{rows + 2}: column 'n': 'inf' is not"):
+        read_source(path)
+    path.write_text("id,n\n" + "".join(f"{row},1.5\n" for row in range(rows)) + "9,007\n1,inf\n")
+    (table,) = read_source(path).tables.values()  # a code before the infinity: text
+    assert table.column("n")[rows].as_py() == "007" and table.column("n")[0].as_py() == "1.5"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.fixed_dictionaries(
+            {
+                "id": st.integers(0, 10**6),
+                "n": st.none() | st.integers(-(2**40), 2**40) | st.floats(-1e9, 1e9),
+                "t": st.none() | st.text(alphabet="abc xyz", max_size=30),
+                "b": st.none() | st.booleans(),
+            }
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    suffix=st.sampled_from([".jsonl", ".csv"]),
+)
+def test_a_text_file_load_never_holds_more_than_its_limit(
+    rows: list[dict[str, object]], suffix: str
+) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / f"t{suffix}"
+        if suffix == ".jsonl":
+            path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        else:
+            lines = [
+                ",".join("" if row[key] is None else str(row[key]) for key in row) for row in rows
+            ]
+            path.write_text("id,n,t,b\n" + "".join(line + "\n" for line in lines))
+        (loaded,) = read_source(path).tables.values()
+        assert loaded.num_rows == len(rows)
+        with pytest.raises(DecodedSizeError):
+            read_source(path, max_decoded_bytes=loaded.nbytes - 1)
