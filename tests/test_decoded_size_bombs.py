@@ -15,6 +15,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from tests.parquet_bombs import write_bomb
@@ -178,3 +181,35 @@ def test_a_file_under_the_limit_loads_holding_what_it_decodes_to(
     assert peak - baseline < decoded + (64 << 20)  # the table and about a batch
     code, message, _ = _load(source, tmp_path / "db", "--max-decoded-size", str(decoded >> 20))
     assert code == 1 and "bounded from its metadata and page headers" in message
+
+
+def test_a_large_dictionary_read_in_many_batches_is_held_once_expanded(
+    tmp_path: Path, baseline: int
+) -> None:
+    # Each batch of a dictionary-encoded column carries its own copy of the dictionary:
+    # held as read, 33 batches of this file would hold 33 copies of its 10 MB dictionary.
+    source = tmp_path / "dictionary.parquet"
+    entries = pa.array([f"{entry:08d}" + "z" * 92 for entry in range(100_000)])
+    column = pa.DictionaryArray.from_arrays(pa.array(np.zeros(2_000_000, np.int32)), entries)
+    pq.write_table(
+        pa.table({"body": column}),
+        source,
+        row_group_size=2_000_000,
+        dictionary_pagesize_limit=64 << 20,
+    )
+    decoded = 2_000_000 * (100 + 4)  # every row the first entry: its bytes and an offset
+    done = subprocess.run(
+        [sys.executable, "-c", _READ, str(source), str(4 * _GIB)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows, held = (int(value) for value in done.stdout.split())
+    assert rows == 2_000_000 and decoded <= held < decoded + (1 << 20)
+    (peak,) = [
+        int(line.split("=")[1]) * 1024
+        for line in done.stderr.splitlines()
+        if line.startswith("peak_rss_kib=")
+    ]
+    assert peak - baseline < decoded + (96 << 20)  # the table, a batch and its dictionary

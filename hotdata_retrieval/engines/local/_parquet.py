@@ -176,12 +176,18 @@ def read_parquet(path: Path, *, limit: int, max_value_bytes: int, refuse: Refuse
             )
         for _ in sizes(columns=selected, start=total - unbounded):
             pass
-    batches = list(sizes(columns=None, start=0))
+    # Each batch expands as soon as it is counted: a batch's dictionary is its own copy, and
+    # holding them all (not what they expand to) would not be bounded by the count.
+    batches = [_decoded_batch(batch) for batch in sizes(columns=None, start=0)]
     if not batches:
         return file.schema_arrow.empty_table()
-    read = pa.Table.from_batches(batches)
-    decoded = pa.schema([field.with_type(_decoded(field.type)) for field in read.schema])
-    return read if decoded.equals(read.schema) else read.cast(decoded)
+    return pa.Table.from_batches(batches)
+
+
+def _decoded_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """``batch`` with every dictionary, at any depth, expanded."""
+    decoded = pa.schema([field.with_type(_decoded(field.type)) for field in batch.schema])
+    return batch if decoded.equals(batch.schema) else batch.cast(decoded)
 
 
 def _counted_batches(
