@@ -11,7 +11,7 @@ import pytest
 
 from hotdata_retrieval import Bm25Search, NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.engines import Engine
-from hotdata_retrieval.engines.duckdb import DuckdbEngine, fts_extension_path
+from hotdata_retrieval.engines.duckdb import STAGED_SUFFIX, DuckdbEngine, fts_extension_path
 from hotdata_retrieval.engines.errors import EngineError
 
 
@@ -102,3 +102,19 @@ def test_a_full_text_index_duckdb_cannot_build_is_refused_before_writing(
                 )
             )
         engine.load_table(name, data)  # without a text index: loads
+
+
+def test_a_load_leaves_no_staged_table_and_refuses_a_staged_name(tmp_path: Path) -> None:
+    """A load stages its rows as ``<table>__hdq_loading`` and renames them in: none is left,
+    and a user's table may not be named so."""
+    with DuckdbEngine(tmp_path / "store.duckdb") as engine:
+        data = pa.table({"id": [1, 2], "body": ["disk full", "quiet garden"]})
+        for _ in range(2):  # a new table, then a replaced one
+            engine.load_table("docs", data, text_columns=["body"])
+        listed = engine.sql(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' "
+            "ORDER BY table_name"
+        ).column("table_name")
+        assert listed.to_pylist() == ["docs", "hdq_columns"]
+        with pytest.raises(EngineError, match="ends like the engine's own tables"):
+            engine.load_table(f"docs{STAGED_SUFFIX}", data, text_columns=["body"])

@@ -427,6 +427,21 @@ def text_indexes_select(table: TableName, columns: Sequence[str]) -> str:
     return _render(listed)
 
 
+def rename_table(table: TableName, new_name: str) -> str:
+    """``ALTER TABLE <schema>.<table> RENAME TO "<new name>"``: the table under another name in
+    its schema, its rows (and their rowids) unchanged.
+
+    >>> rename_table(TableName.parse("docs__hdq_loading"), "docs")
+    'ALTER TABLE "main"."docs__hdq_loading" RENAME TO "docs"'
+    """
+    tree = exp.Alter(
+        this=exp.Table(this=_quoted(table.name), db=_quoted(_schema(table))),
+        kind="TABLE",
+        actions=[exp.AlterRename(this=exp.Table(this=_quoted(new_name)))],
+    )
+    return _render(tree)
+
+
 def insert_from(table: TableName, source: str) -> str:
     """``INSERT INTO <schema>.<table> SELECT * FROM "<source>"`` (a registered Arrow table)."""
     tree = exp.Insert(

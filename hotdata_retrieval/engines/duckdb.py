@@ -8,12 +8,17 @@ file in the wheel (``duckdb_extension_fts/extensions/v<version>/fts.duckdb_exten
 loads it by path (``shared/reference/local-engines.md`` §B). A DuckDB of another version than
 the wheel's is an :class:`~hotdata_retrieval.engines.errors.EngineError` naming both.
 
-``load_table`` writes the rows (vectors as ``FLOAT[n]``, the array functions' type) and the
-catalog rows in one transaction, then per text column a table of each row's rowid and its
-terms by the library's analysis (in the ``hdq_text`` schema,
+``load_table`` writes the rows (vectors as ``FLOAT[n]``, the array functions' type) under a
+staged name (``<table>__hdq_loading``, :data:`STAGED_SUFFIX`) and commits them: rows inserted
+in an open transaction have temporary rowids, which the index would keep. Then one transaction
+swaps them in: it drops the previous table and its indexes, renames the staged table (its
+rowids kept), writes per text column a table of each row's rowid and its terms by the
+library's analysis (in the ``hdq_text`` schema,
 :func:`~hotdata_retrieval.compile.duckdb.text_index_table`) and an FTS index over it
-(``PRAGMA create_fts_index``, keyed by the base rowid, DuckDB's own analyser off): rows
-inserted in an open transaction have temporary rowids, which the index would keep.
+(``PRAGMA create_fts_index``, keyed by the base rowid, DuckDB's own analyser off), and the
+catalog rows. A load that stops anywhere, killed or failing, leaves the previous table (or no
+table) searchable as it was, or the new one searchable whole: never a table without its
+indexes (``tests/test_store_load_faults.py`` kills a load before each of its statements).
 ``sql(text)`` runs inside a transaction that is always rolled back, so it cannot change the
 database.
 
@@ -30,6 +35,8 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from hotdata_retrieval.analysis import indexed_text
 from hotdata_retrieval.compile.duckdb import (
     DUCKDB,
@@ -40,6 +47,7 @@ from hotdata_retrieval.compile.duckdb import (
     insert_from,
     insert_text_rows,
     load_extension,
+    rename_table,
     schema_tables_select,
     set_option,
     set_threads,
@@ -84,6 +92,11 @@ if TYPE_CHECKING:
 _EXTRA_HINT = "pip install 'hotdata-retrieval[duckdb]'"
 _LOADING = "hdq_loading"
 """The name an Arrow table being loaded is registered under, for one INSERT."""
+
+STAGED_SUFFIX = "__hdq_loading"
+"""The ending of the name a table's rows are written under before a load swaps them in
+(:meth:`DuckdbEngine.load_table`): no search, listing or agent statement reads such a table,
+and no table of the user's may be named so."""
 
 
 def fts_extension_path() -> Path:
@@ -151,6 +164,7 @@ class DuckdbEngine(SqlStoreEngine):
 
     engine_name = "duckdb"
     own_schemas = frozenset({TEXT_INDEX_SCHEMA})
+    own_suffixes = (STAGED_SUFFIX,)
 
     def __init__(
         self, database: str | Path = ":memory:", *, embedder: Any = None, threads: int | None = 1
@@ -176,7 +190,11 @@ class DuckdbEngine(SqlStoreEngine):
         self._connection.close()
 
     def _table_names(self) -> list[str]:
-        return [row[0] for row in self._query(schema_tables_select("main"))[1]]
+        return [
+            row[0]
+            for row in self._query(schema_tables_select("main"))[1]
+            if not row[0].endswith(STAGED_SUFFIX)
+        ]
 
     def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
         if not self._closed_off:
@@ -306,20 +324,38 @@ class DuckdbEngine(SqlStoreEngine):
             )
             for field in data.schema
         ]
-        target = table_node(table, "main" if table.schema == "public" else table.schema)
+        schema = "main" if table.schema == "public" else table.schema
+        target = table_node(table, schema)
+        staged = attrs.evolve(table, name=table.name + STAGED_SUFFIX)
         previous = self._describe(table)
+        # The rows first, under a name no search reads, committed: rows inserted in an open
+        # transaction carry temporary rowids, and the index would key them by those
+        # (observed with DuckDB 1.5.5). A load killed after this commit leaves the staged
+        # rows behind, unread, until the next load of this table replaces them.
+        self._execute("BEGIN TRANSACTION")
+        try:
+            self._execute(drop_table(self.profile, table_node(staged, schema)))
+            self._execute(create_table(self.profile, table_node(staged, schema), columns))
+            self._connection.register(_LOADING, data)
+            try:
+                self._execute(insert_from(staged, _LOADING))
+            finally:
+                self._connection.unregister(_LOADING)
+            self._execute("COMMIT")
+        except BaseException:
+            self._roll_back()
+            raise
+        # Then the swap, in one transaction: the previous table and its indexes out, the staged
+        # rows renamed in (their rowids kept), their indexes and catalog rows written.
         self._execute("BEGIN TRANSACTION")
         try:
             for column in previous.text_indexes if previous is not None else ():
                 for statement in drop_text_index(table, column):
                     self._execute(statement)
             self._execute(drop_table(self.profile, target.copy()))
-            self._execute(create_table(self.profile, target.copy(), columns))
-            self._connection.register(_LOADING, data)
-            try:
-                self._execute(insert_from(table, _LOADING))
-            finally:
-                self._connection.unregister(_LOADING)
+            self._execute(rename_table(staged, table.name))
+            for column in text_columns:
+                self._index_text(table, column)
             self._execute(catalog_create(self.profile, "main"))
             self._execute(catalog_delete(self.profile, "main", table.name))
             rows = catalog_rows(table.name, key_column, vectors, "array")
@@ -327,16 +363,20 @@ class DuckdbEngine(SqlStoreEngine):
                 self._execute(catalog_insert(self.profile, "main", rows))
             self._execute("COMMIT")
         except BaseException:
-            self._execute("ROLLBACK")
+            self._roll_back()
+            with contextlib.suppress(EngineError):
+                self._execute(drop_table(self.profile, table_node(staged, schema)))
             raise
-        # After the commit: rows inserted in an open transaction carry temporary rowids,
-        # and the index would key them by those (observed with DuckDB 1.5.5).
-        for column in text_columns:
-            self._index_text(table, column)
+
+    def _roll_back(self) -> None:
+        """End the open transaction, keeping what the failure that ended it said."""
+        with contextlib.suppress(EngineError):
+            self._execute("ROLLBACK")
 
     def _index_text(self, table: TableName, column: str) -> None:
-        """Build the column's BM25 index: its terms table (each non-NULL row's rowid and
-        :func:`~hotdata_retrieval.analysis.indexed_text`) and the FTS index over it."""
+        """Build the column's BM25 index in the open transaction: its terms table (each
+        non-NULL row's rowid and :func:`~hotdata_retrieval.analysis.indexed_text`) and the FTS
+        index over it."""
         import pyarrow as pa
 
         rows = self._query(text_rows_select(table, column))[1]

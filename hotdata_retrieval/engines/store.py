@@ -647,9 +647,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         elif table.schema in self.own_schemas:
             reason = f"is in schema '{table.schema}', where the engine keeps its text indexes"
         elif table.name.endswith(self.own_suffixes) and self.own_suffixes:
-            reason = (
-                f"ends like the engine's own text index tables ({', '.join(self.own_suffixes)})"
-            )
+            reason = f"ends like the engine's own tables ({', '.join(self.own_suffixes)})"
         else:
             return
         raise EngineError(f"table '{table}' {reason}; choose another name")
