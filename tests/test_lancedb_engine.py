@@ -146,3 +146,38 @@ def test_loading_prints_nothing_from_lancedb_on_any_door(tmp_path: Path) -> None
         check=True,
     )
     assert "WARN" not in command.stderr
+
+
+def test_a_table_that_names_no_text_columns_reads_as_it_is(tmp_path: Path) -> None:
+    """A table written before loads named their text columns (or by LanceDB itself) is read at
+    its latest version, its full-text indexes as LanceDB lists them."""
+    import lancedb
+    from lancedb.index import FTS
+
+    from hotdata_retrieval.analysis import indexed_text
+
+    bodies = ["disk full", "quiet garden"]
+    data = pa.table(
+        {"id": [1, 2], "body": bodies, "body__terms": [indexed_text(b) for b in bodies]}
+    ).replace_schema_metadata({b"hdq.key_column": b"id"})
+    lancedb.connect(str(tmp_path / "lance")).create_table("docs", data).create_index(
+        "body__terms", config=FTS(base_tokenizer="whitespace"), replace=True
+    )
+    engine = LancedbEngine(tmp_path / "lance")
+    assert engine.indexes("docs").bm25_columns == ("body",)
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="disk"))
+    assert engine.search(plan).keys == [1]
+
+
+def test_a_table_whose_only_version_lacks_its_text_index_is_not_found(tmp_path: Path) -> None:
+    """A first load stopped after its rows' version and before the text index: no table."""
+    import lancedb
+
+    engine = LancedbEngine(tmp_path / "lance")
+    data = pa.table({"id": [1], "body": ["disk full"], "body__terms": ["disk full"]})
+    named = data.replace_schema_metadata({b"hdq.text_columns": b'["body"]'})
+    lancedb.connect(str(tmp_path / "lance")).create_table("docs", named)
+    with pytest.raises(EngineError, match="its load stopped before its text indexes"):
+        engine.indexes("docs")
+    engine.load_table("docs", data.drop_columns(["body__terms"]), text_columns=["body"])
+    assert engine.indexes("docs").bm25_columns == ("body",)

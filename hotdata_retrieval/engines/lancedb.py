@@ -33,6 +33,15 @@ compiled statement reproduces:
 
 ``SearchResult.sql`` holds the queries as JSON (what ran, for the record). ``sql(text)``
 raises: LanceDB runs no SQL.
+
+A load is atomic with its text indexes. LanceDB commits the rows and then each full-text index
+as versions of the table, one after the other, and has no rename to build a table under
+another name and swap it in (``rename_table`` "is not supported in LanceDB OSS", lancedb
+0.40); so the rows' version names the text columns it must have indexes on, and the engine
+reads a table at its latest *complete* version: every named column indexed. A load that stops
+between its commits leaves the previous table searchable as it was (or, for a new table, no
+table), and the next load writes over it (``tests/test_store_load_faults.py`` kills a load
+before each of its commits).
 """
 
 from __future__ import annotations
@@ -83,6 +92,9 @@ if TYPE_CHECKING:
 _KEY_METADATA = b"hdq.key_column"
 _METRIC_METADATA = b"hdq.vector_metric"
 _MODEL_METADATA = b"hdq.vector_model"
+_TEXT_METADATA = b"hdq.text_columns"
+"""The table's text columns, as a JSON list: the full-text indexes a version must have to be
+read (:func:`_complete`)."""
 _NAME = "lancedb"
 
 
@@ -162,12 +174,34 @@ class LancedbEngine(RoutesByIndexes):
         )
 
     def _table(self, name: str | TableName) -> Any:
+        """``name`` opened at its latest complete version (:func:`_complete`): a load that
+        stopped before its text indexes were built leaves a version no search reads, and the
+        one before it serves; a table none of whose versions is complete is not found.
+
+        Raises:
+            EngineError: no such table, or none of its versions is complete.
+        """
         table = self.table_name(name)
         if (table.catalog, table.schema) != (self.default_catalog, self.default_schema):
             raise EngineError(f"table '{table}' not found: LanceDB tables have one-part names")
         if table.name not in self._table_names():
             raise EngineError(f"table '{table}' not found in the LanceDB database")
-        return self._database.open_table(table.name)
+        try:
+            opened = self._database.open_table(table.name)
+            if _complete(opened):
+                return opened
+            versions = sorted((entry["version"] for entry in opened.list_versions()), reverse=True)
+            for version in versions:
+                if version < opened.version:
+                    opened.checkout(version)
+                    if _complete(opened):
+                        return opened
+        except Exception as error:
+            raise EngineError(f"lancedb: table '{table}' cannot be opened: {error}") from None
+        raise EngineError(
+            f"table '{table}' not found in the LanceDB database: its load stopped before its "
+            "text indexes were built; load it again"
+        )
 
     def _table_names(self) -> list[str]:
         names: list[str] = []
@@ -190,15 +224,10 @@ class LancedbEngine(RoutesByIndexes):
         schema = opened.schema
         metadata = schema.metadata or {}
         metric = metadata.get(_METRIC_METADATA, b"cosine").decode()
-        # LanceDB lists a name that is not a bare identifier in backquotes (`the body`)
-        indexed = (
-            column.removeprefix("`").removesuffix("`").replace("``", "`")
-            for index in opened.list_indices()
-            if str(index.index_type).upper() == "FTS"
-            for column in index.columns
-        )
         text = tuple(
-            column.removesuffix(TERMS_SUFFIX) for column in indexed if column.endswith(TERMS_SUFFIX)
+            column.removesuffix(TERMS_SUFFIX)
+            for column in _text_indexed(opened)
+            if column.endswith(TERMS_SUFFIX)
         )
         return TableIndexes(
             table=self.table_name(table),
@@ -249,6 +278,13 @@ class LancedbEngine(RoutesByIndexes):
         ``text_columns``; ``vector_model`` names the embedder that made the vectors, if the
         library embedded them.
 
+        The rows are one new version of the table and each text index another (LanceDB
+        commits each as a version); the rows' version names its text columns
+        (``hdq.text_columns`` in the schema's metadata), and no search reads a version until
+        all of them are indexed: until then, and for ever if the load stops (killed, or
+        failing), searches read the previous complete version, or find no table if there is
+        none (module docstring).
+
         Raises:
             EngineError: a missing or non-text column, a duplicated or NULL key, vectors of
                 different lengths, LanceDB's own refusal.
@@ -292,7 +328,7 @@ class LancedbEngine(RoutesByIndexes):
                 )
             vectors = pa.array(data.column(column).to_pylist(), pa.list_(pa.float32(), size))
             data = data.set_column(data.schema.get_field_index(column), column, vectors)
-        metadata = {_METRIC_METADATA: metric.encode()}
+        metadata = {_METRIC_METADATA: metric.encode(), _TEXT_METADATA: json.dumps(texts).encode()}
         if key is not None:
             metadata[_KEY_METADATA] = key.encode()
         if vector_model:
@@ -526,6 +562,28 @@ _PLACE = "__place"
 
 def _tie_breaking(plan: SearchPlan) -> list[tuple[str, bool]]:
     return [(breaker.column, breaker.descending) for breaker in plan.tie_breakers]
+
+
+def _text_indexed(opened: Any) -> list[str]:
+    """The columns of ``opened`` (a LanceDB table) under a full-text index."""
+    # LanceDB lists a name that is not a bare identifier in backquotes (`the body`)
+    return [
+        column.removeprefix("`").removesuffix("`").replace("``", "`")
+        for index in opened.list_indices()
+        if str(index.index_type).upper() == "FTS"
+        for column in index.columns
+    ]
+
+
+def _complete(opened: Any) -> bool:
+    """Whether ``opened`` (a LanceDB table at one version) has a full-text index on the terms
+    column of each text column its load named (:data:`_TEXT_METADATA`); a table the library
+    did not write, or wrote before it named them, names none."""
+    named = (opened.schema.metadata or {}).get(_TEXT_METADATA)
+    if named is None:
+        return True
+    wanted = {terms_column(column) for column in json.loads(named)}
+    return wanted <= set(_text_indexed(opened))
 
 
 def _vector_fields(schema: Any) -> list[str]:
