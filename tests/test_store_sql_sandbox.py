@@ -536,8 +536,9 @@ def test_postgres_agent_role_is_no_superuser(postgres_url: str) -> None:
             "SELECT rolsuper, rolcreaterole, rolcreatedb, rolcanlogin FROM pg_roles "
             "WHERE rolname = 'hdq_agent_attributes'"
         ).to_pylist()
+    # Its session is open; the role refuses any further login.
     assert answer == [
-        {"rolsuper": False, "rolcreaterole": False, "rolcreatedb": False, "rolcanlogin": True}
+        {"rolsuper": False, "rolcreaterole": False, "rolcreatedb": False, "rolcanlogin": False}
     ]
 
 

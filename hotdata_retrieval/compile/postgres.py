@@ -487,31 +487,62 @@ def grant(privilege: str, kind: str, securable: Sequence[str], role: str) -> str
     return _render_postgres(tree)
 
 
-AGENT_ROLE_ATTRIBUTES = (
-    "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT"
-)
-"""What the agent SQL role may do: log in, and nothing else a role attribute grants
-(PostgreSQL documentation, "CREATE ROLE")."""
+AGENT_ROLE_ATTRIBUTES = "NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT"
+"""What the agent SQL role may do: nothing a role attribute grants, and log in only while
+:func:`allow_role_login` lets it (PostgreSQL documentation, "CREATE ROLE")."""
 
 
 def create_role(role: str) -> str:
-    """``CREATE ROLE "<role>" NOLOGIN``: the role, made before :func:`alter_role` sets it up."""
+    """``CREATE ROLE "<role>" NOLOGIN``: the role, made before :func:`allow_role_login` lets it
+    log in."""
     return _render_postgres(
         exp.Command(this="CREATE", expression=f" ROLE {_render_postgres(_quoted(role))} NOLOGIN")
     )
 
 
-def alter_role(role: str, password: str) -> str:
-    """``ALTER ROLE "<role>" WITH <AGENT_ROLE_ATTRIBUTES> PASSWORD '<password>'``. The statement
-    holds a secret: it must never be shown."""
+def allow_role_login(role: str, password: str, valid_until: str) -> str:
+    """``ALTER ROLE "<role>" WITH LOGIN <AGENT_ROLE_ATTRIBUTES> PASSWORD '<password>' VALID
+    UNTIL '<valid until>'``: the role may log in, with ``password`` until the timestamp
+    ``valid_until``. The statement holds a secret: it must never be shown."""
     name = _render_postgres(_quoted(role))
     secret = _render_postgres(exp.Literal.string(password))
+    until = _render_postgres(exp.Literal.string(valid_until))
     return _render_postgres(
         exp.Command(
             this="ALTER",
-            expression=f" ROLE {name} WITH {AGENT_ROLE_ATTRIBUTES} PASSWORD {secret}",
+            expression=(
+                f" ROLE {name} WITH LOGIN {AGENT_ROLE_ATTRIBUTES} PASSWORD {secret} "
+                f"VALID UNTIL {until}"
+            ),
         )
     )
+
+
+def refuse_role_login(role: str) -> str:
+    """``ALTER ROLE "<role>" WITH NOLOGIN PASSWORD NULL``: no new session may log in as the
+    role (those open go on: PostgreSQL checks ``LOGIN`` when a session authenticates).
+
+    >>> refuse_role_login("hdq_agent_0123456789ab")
+    'ALTER ROLE "hdq_agent_0123456789ab" WITH NOLOGIN PASSWORD NULL'
+    """
+    name = _render_postgres(_quoted(role))
+    return _render_postgres(
+        exp.Command(this="ALTER", expression=f" ROLE {name} WITH NOLOGIN PASSWORD NULL")
+    )
+
+
+def drop_role(role: str) -> list[str]:
+    """``DROP OWNED BY "<role>"`` (its privileges in the current database) and ``DROP ROLE
+    "<role>"``, in that order.
+
+    >>> drop_role("hdq_agent_0123456789ab")
+    ['DROP OWNED BY "hdq_agent_0123456789ab"', 'DROP ROLE "hdq_agent_0123456789ab"']
+    """
+    name = _render_postgres(_quoted(role))
+    return [
+        _render_postgres(exp.Command(this="DROP", expression=f" {what} {name}"))
+        for what in ("OWNED BY", "ROLE")
+    ]
 
 
 def alter_role_setting(role: str, setting: str, value: str) -> str:

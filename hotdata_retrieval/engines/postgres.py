@@ -55,12 +55,14 @@ from hotdata_retrieval.compile.postgres import (
     POSTGRES,
     TEXT_INDEX_SCHEMA,
     TEXT_SEARCH_CONFIG,
-    alter_role,
+    allow_role_login,
     alter_role_setting,
     create_role,
+    drop_role,
     fts_index_name,
     grant,
     hnsw_index_name,
+    refuse_role_login,
     set_local,
     text_statistics_table,
 )
@@ -113,6 +115,68 @@ if TYPE_CHECKING:
 AGENT_ROLE = "hdq_agent"
 """The prefix of the role agent SQL runs as when the engine provisions it
 (:class:`PostgresEngine`)."""
+
+AGENT_ROLE_NAME = re.compile(f"{AGENT_ROLE}_([0-9a-f]{{12}})")
+"""The names of the roles the engine makes for itself: :data:`AGENT_ROLE`, an underscore and
+12 hex digits, which are also the key of the advisory lock its engine holds
+(:func:`agent_role_lock`)."""
+
+AGENT_LOGIN_SECONDS = 60
+"""How long the password an agent session logs in with is valid, by the server's clock (the
+role's ``VALID UNTIL``): the session opens at once, the role refuses logins again as soon as
+it has, and a password a killed process left behind expires by then."""
+
+_LOGIN_VALID_UNTIL = render(
+    POSTGRES,
+    sqlglot.parse_one(
+        f"SELECT CAST(now() + INTERVAL '{AGENT_LOGIN_SECONDS} seconds' AS TEXT)", read="postgres"
+    ),
+)
+"""The server's time :data:`AGENT_LOGIN_SECONDS` from now, as ``VALID UNTIL`` reads it."""
+
+_LEFTOVER_ROLES = render(
+    POSTGRES,
+    sqlglot.parse_one(
+        f"""
+        SELECT r.rolname FROM pg_catalog.pg_roles AS r
+        WHERE LEFT(r.rolname, {len(AGENT_ROLE) + 1}) = '{AGENT_ROLE}_'
+          AND NOT EXISTS (
+            SELECT 1 FROM pg_catalog.pg_stat_activity AS a WHERE a.usesysid = r.oid
+          )
+        """,
+        read="postgres",
+    ),
+)
+"""The roles named like the engine's own (:data:`AGENT_ROLE_NAME` is checked after) that no
+session of the server runs as (``pg_stat_activity`` shows every session's role to every
+role; PostgreSQL documentation, "The Cumulative Statistics System")."""
+
+_ADVISORY_LOCKS = render(
+    POSTGRES,
+    sqlglot.parse_one(
+        "SELECT l.classid, l.objid FROM pg_catalog.pg_locks AS l "
+        "WHERE l.locktype = 'advisory' AND l.objsubid = 1",
+        read="postgres",
+    ),
+)
+"""The 64-bit advisory locks of every session of the server, in every database (``pg_locks``
+shows them all; a ``bigint`` key is ``classid`` and ``objid``, ``objsubid`` 1: PostgreSQL
+documentation, "pg_locks")."""
+
+
+def agent_role_lock(role: str) -> int:
+    """The advisory lock key of a role of the engine's own (:data:`AGENT_ROLE_NAME`): its 12
+    hex digits as an integer, which PostgreSQL lists in ``pg_locks`` as ``classid`` (the high
+    32 bits) and ``objid`` (the low 32).
+
+    >>> agent_role_lock("hdq_agent_000100000002")
+    4294967298
+    """
+    matched = AGENT_ROLE_NAME.fullmatch(role)
+    if matched is None:
+        raise ValueError(f"{role!r} is not a role name of the engine's own")
+    return int(matched.group(1), 16)
+
 
 _PRIVILEGED_ROLES = (
     "pg_read_server_files",
@@ -366,7 +430,8 @@ class PostgresEngine(SqlStoreEngine):
         agent_role: the name of the role the engine provisions. Default: one of its own,
             ``hdq_agent_<12 hex digits>``, removed again by :meth:`close`, so that the agent
             sessions of two engines are different roles and cannot signal each other's
-            backends; a name you give is kept after ``close``.
+            backends; a name you give is kept after ``close``. Either way the role can log
+            in only while the engine opens its session (:class:`_PostgresClosedSession`).
 
     Raises:
         EngineError: the ``postgres`` extra is missing, the server cannot be reached, or it
@@ -447,21 +512,24 @@ class PostgresEngine(SqlStoreEngine):
         except psycopg.Error as error:
             raise EngineError(f"postgres: {first_line(str(error))}") from None
 
-    def _provision_agent(self, limits: SqlLimits) -> str:
-        """Make :attr:`agent_role` (or set it up again) with a fresh password and the defaults
-        of ``limits``, and return the connection string that logs in as it.
+    def _provision_agent(self, limits: SqlLimits) -> None:
+        """Make :attr:`agent_role` (or set it up again), unable to log in, with the defaults of
+        ``limits`` and ``SELECT`` on the searchable tables; first, for a role of the engine's
+        own, claim its name (:meth:`_claim_agent_role`) and sweep the roles engines that
+        ended without :meth:`close` left (:meth:`_sweep_agent_roles`).
 
         Raises:
             EngineError: this connection's role cannot create or alter roles.
         """
-        from psycopg.conninfo import make_conninfo
-
         role = self.agent_role
-        password = secrets.token_urlsafe(32)
         try:
+            if self._owns_agent_role and not self._agent_claimed:
+                self._claim_agent_role()
+                role = self.agent_role
+                self._sweep_agent_roles()
             if not self._role_exists(role):
                 self._execute_secret(create_role(role))
-            self._execute_secret(alter_role(role, password))
+            self._execute_secret(refuse_role_login(role))
         except EngineError as error:
             raise EngineError(
                 f"agent SQL on PostgreSQL runs as a role that may only read the searchable "
@@ -476,13 +544,70 @@ class PostgresEngine(SqlStoreEngine):
             # A superuser-only setting: the role cannot raise it (PostgreSQL documentation,
             # "Resource Consumption"); where this role may not set it, work_mem alone holds.
             ("temp_file_limit", str(max(1, limits.memory_bytes // 1024))),
+            # A statement whose client is gone stops within a second rather than at its time
+            # limit (PostgreSQL 14 and later; "Connections and Authentication").
+            ("client_connection_check_interval", "1000"),
         ]
         for setting, value in defaults:
             with contextlib.suppress(EngineError):
                 self._execute_secret(alter_role_setting(role, setting, value))
         self._agent_provisioned = True
         self._grant_searchable()
-        return make_conninfo(self.url, user=role, password=password)
+
+    @contextlib.contextmanager
+    def _agent_login(self) -> Iterator[str]:
+        """Let the provisioned agent role log in, with a fresh password valid for
+        :data:`AGENT_LOGIN_SECONDS` by the server's clock, and yield the connection string
+        that logs in as it; on leaving, whatever happened, refuse its logins again
+        (``NOLOGIN``, no password): the connection opened meanwhile goes on, and nothing is
+        left to log in with."""
+        from psycopg.conninfo import make_conninfo
+
+        role = self.agent_role
+        password = secrets.token_urlsafe(32)
+        until = str(self._query(_LOGIN_VALID_UNTIL)[1][0][0])
+        try:
+            self._execute_secret(allow_role_login(role, password, until))
+            yield make_conninfo(self.url, user=role, password=password)
+        finally:
+            self._execute_secret(refuse_role_login(role))
+
+    _agent_claimed = False
+
+    def _claim_agent_role(self) -> None:
+        """Hold, on the engine's own connection for as long as it lives, the session-level
+        advisory lock of :attr:`agent_role`'s name (:func:`agent_role_lock`), drawing another
+        name while the lock of the drawn one is held: a role of that form whose lock nobody
+        holds belongs to an engine that is gone, and :meth:`_sweep_agent_roles` removes it.
+        The server releases the lock when the connection ends, however its client ended."""
+        while True:
+            claimed = exp.Anonymous(
+                this="pg_try_advisory_lock",
+                expressions=[exp.Literal.number(agent_role_lock(self.agent_role))],
+            )
+            if self._query(render(POSTGRES, exp.select(claimed)))[1][0][0]:
+                self._agent_claimed = True
+                return
+            self.agent_role = f"{AGENT_ROLE}_{secrets.token_hex(6)}"
+
+    def _sweep_agent_roles(self) -> None:
+        """Remove the roles of the engine's own form (:data:`AGENT_ROLE_NAME`) that no session
+        runs as and whose advisory lock no session holds: left by an engine whose process
+        ended without :meth:`close` (killed, or its machine lost). Each is first refused its
+        logins, then its privileges in this database and the role are dropped; a role that
+        still holds privileges in another database stays, unable to log in, until an engine
+        there sweeps it. What this role may not do to a role is skipped."""
+        leftovers = self._query(_LEFTOVER_ROLES)[1]
+        held = {
+            (int(classid) << 32) | int(objid) for classid, objid in self._query(_ADVISORY_LOCKS)[1]
+        }
+        for (role,) in leftovers:
+            if not AGENT_ROLE_NAME.fullmatch(role) or agent_role_lock(role) in held:
+                continue
+            with contextlib.suppress(EngineError):
+                self._execute(refuse_role_login(role))
+                for statement in drop_role(role):
+                    self._execute(statement)
 
     def _role_exists(self, role: str) -> bool:
         tree = (
@@ -525,22 +650,32 @@ class PostgresEngine(SqlStoreEngine):
         """Remove the role this engine made for agent SQL (its privileges first)."""
         if not (self._agent_provisioned and self._owns_agent_role):
             return
-        name = _quoted_name(self.agent_role)
         with contextlib.suppress(EngineError):
-            for what in (f" OWNED BY {name}", f" ROLE {name}"):
-                self._execute(render(POSTGRES, exp.Command(this="DROP", expression=what)))
+            for statement in drop_role(self.agent_role):
+                self._execute(statement)
         self._agent_provisioned = False
 
     def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
         import psycopg
 
-        conninfo = self.agent_url if self.agent_url is not None else self._provision_agent(limits)
+        login: contextlib.AbstractContextManager[str]
+        if self.agent_url is not None:
+            login = contextlib.nullcontext(self.agent_url)
+        else:
+            self._provision_agent(limits)
+            login = self._agent_login()
+        connection = None
         try:
-            connection = psycopg.connect(conninfo, autocommit=True, connect_timeout=30)
+            with login as conninfo:
+                connection = psycopg.connect(conninfo, autocommit=True, connect_timeout=30)
         except psycopg.Error as error:
             raise EngineError(
                 f"cannot connect as the agent SQL role: {first_line(str(error))}"
             ) from None
+        except BaseException:  # the role's logins could not be refused again
+            if connection is not None:
+                connection.close()
+            raise
         try:
             _check_least_privilege(connection, self._query("SELECT current_user")[1][0][0])
         except BaseException:
@@ -1134,7 +1269,21 @@ class _PostgresClosedSession(ClosedSession):
     the statement is declared as a cursor, which PostgreSQL accepts for one query only
     (``DECLARE``; "cannot insert multiple commands into a prepared statement"), and its rows
     are fetched as they are read. A statement that kills its own connection
-    (``pg_terminate_backend(pg_backend_pid())``) fails, and the next opens a new one."""
+    (``pg_terminate_backend(pg_backend_pid())``) fails, and the next opens a new one.
+
+    The role the engine provisions cannot outlive its engine as a way in, even when the
+    engine's process is killed and cleans up nothing. It is ``NOLOGIN`` but for the moment its
+    connection opens: the engine sets ``LOGIN``, a fresh password and ``VALID UNTIL`` a minute
+    ahead, connects, and sets ``NOLOGIN`` and no password again, and PostgreSQL checks
+    ``LOGIN`` only when a session authenticates (documentation, "Role Attributes"), so the
+    open session goes on and a killed engine leaves a role nobody can log in as. Its name is
+    claimed by an advisory lock the engine's own connection holds, which the server releases
+    when that connection ends; the next engine to provision a role removes every role of the
+    engine's form that no session runs as and whose lock nobody holds, which also covers a
+    process killed within the moment of its login. Why not ``NOLOGIN`` roles used through
+    ``SET ROLE`` on the engine's own connection: the session's user would stay the engine's
+    role, and any function of the caller's rights the database holds that calls
+    ``set_config('role', ...)`` would take the agent back to it."""
 
     def __init__(
         self, connection: Any, tables: Callable[[], frozenset[str]], memory_bytes: int
