@@ -1,277 +1,88 @@
-"""Agent SQL in a worker process: limits that hold whatever the statement does.
+"""The local engine's agent SQL in a worker process (:mod:`hotdata_retrieval.engines._worker`).
 
-Some statements cannot be stopped from inside the process that runs them. DataFusion folds
-constants and plans long expressions before any batch exists, so a time limit checked between
-batches comes too late (``repeat(md5('x'), 50000000)`` in the ``SELECT`` list); a scalar that
-allocates gigabytes is invisible to its memory pool, and a failed allocation aborts the process;
-a 10,000-term expression overflows the planner's stack. For SQL written by an agent the local
-engine therefore runs the statement in a worker process (:class:`SqlWorker`), and from outside:
-
-- the **time limit** kills the worker when the deadline passes — the query stops, whatever it
-  was doing;
-- the **memory limit** kills it when its resident set grows past its size at rest plus the limit
-  (checked every 20 ms on Linux; DataFusion's own pool, set to the same size inside the worker,
-  fails sorts, joins and aggregates earlier and more gently);
-- a **crash** (a stack overflow, an aborted allocation) ends only the worker.
-
-Each is a one-line :class:`~hotdata_retrieval.engines.limits.SqlLimitError` or
-:class:`~hotdata_retrieval.engines.errors.EngineError`, and the next statement starts a fresh
-worker. The worker opens the same database directory (read-only use) and follows its catalog
-as any engine does; it answers one statement at a time, streaming batches only as the caller
-asks for them.
-
-The worker is a new interpreter running the module :mod:`hotdata_retrieval.engines.local.
-_sql_worker` (:data:`_BOOTSTRAP`: never from the caller's directory), not a
-``multiprocessing`` child: ``spawn`` imports the caller's
-``__main__`` again in the child, so a script without an ``if __name__ == "__main__":`` guard
-ran its whole top level twice. It talks to its owner over a socket pair, with stdin and stdout
-closed (its owner's stdout may be a protocol channel, as ``hdq mcp``'s is). It cannot outlive
-its owner: on Linux it asks the kernel to kill it when its owner dies (``PR_SET_PDEATHSIG``;
-the "parent" is the thread that started it, prctl(2), so every worker is started from one
-thread that lives as long as the process), and everywhere a thread of it waits on a pipe only
-its owner holds, and exits when that pipe closes.
+Some statements cannot be stopped from inside the process that runs them on DataFusion: it
+folds constants and plans long expressions before any batch exists, so a time limit checked
+between batches comes too late (``repeat(md5('x'), 50000000)`` in the ``SELECT`` list); a
+scalar that allocates gigabytes is invisible to its memory pool, and a failed allocation aborts
+the process; a 10,000-term expression overflows the planner's stack. The engine's
+``stream_sql`` therefore runs each statement in a worker process that opens the same database
+directory (read-only use) and follows its catalog as any engine does
+(:class:`LocalSqlOpener`); inside, DataFusion's memory pool is set to the memory limit too, so
+sorts, joins and aggregates fail earlier and more gently than the worker's resident-set limit.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import pickle
-import queue
-import signal
-import socket
-import subprocess
-import sys
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from multiprocessing.connection import Connection
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import pyarrow as pa
 
-from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
+from hotdata_retrieval.engines._worker import SessionOpener, SqlWorker, WorkerSession
+from hotdata_retrieval.engines.limits import SqlLimits
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from hotdata_retrieval.engines.local.engine import LocalEngine
 
 logger = logging.getLogger(__name__)
 
-STARTUP_SECONDS = 300.0
-"""How long a new worker may take to open the database (reading every table into memory)."""
 
-_POLL_SECONDS = 0.02
+@attrs.frozen
+class LocalSqlOpener(SessionOpener):
+    """Opens the local database directory ``root`` in the worker.
 
+    Attributes:
+        root: the database directory.
+        catalog: the catalog three-part names use.
+        schema: the schema.
+        embedder: the engine's embedder, pickled, for ``vector_search`` and ``vector_distance``
+            in the worker's SQL (``None``: semantic SQL reports that the engine has none).
+    """
 
-def _resident_bytes(pid: int) -> int | None:
-    """Resident set size of process ``pid`` (``None`` where ``/proc`` is missing)."""
-    try:
-        with open(f"/proc/{pid}/statm", encoding="ascii") as statm:
-            pages = int(statm.read().split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return pages * os.sysconf("SC_PAGE_SIZE")
+    root: str
+    catalog: str
+    schema: str
+    embedder: bytes | None = None
 
+    def open(self) -> WorkerSession:
+        from hotdata_retrieval.engines.local.engine import LocalEngine
 
-_PR_SET_PDEATHSIG = 1
-"""prctl(2)'s option: the signal the process gets when its parent thread dies."""
-
-
-def worker_main(arguments: list[str]) -> None:
-    """The worker process's entry point (:data:`_BOOTSTRAP`, with the arguments ``<socket fd>
-    <lifeline fd> <owner pid>``): tie its life to its owner's, then answer statements over the
-    socket until it closes."""
-    channel, lifeline, owner = (int(argument) for argument in arguments)
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):  # no libc to call: the lifeline alone holds
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != owner:  # the owner died before the signal was asked for
-        os._exit(1)
-
-    def watch() -> None:
-        with contextlib.suppress(OSError):
-            while os.read(lifeline, 1):  # the owner never writes: this returns at its death
-                pass
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="hdq-sql-lifeline").start()
-    connection = Connection(channel)
-    try:
-        root, catalog, schema, embedder = connection.recv()
-    except (EOFError, OSError):
-        return
-    _serve(connection, root, catalog, schema, embedder)
-
-
-def _serve(
-    connection: Connection, root: str, catalog: str, schema: str, embedder: bytes | None
-) -> None:
-    """The worker's loop: open the database, then answer ``run`` / ``next`` / ``stop``."""
-    from hotdata_retrieval.engines.local.engine import LocalEngine
-
-    model = None
-    if embedder is not None:
-        with contextlib.suppress(Exception):  # no embedder: semantic SQL says so itself
-            model = pickle.loads(embedder)
-    try:
-        engine = LocalEngine(root, embedder=model, catalog=catalog, schema=schema)
-    except Exception as error:
-        connection.send(("failed", f"{type(error).__name__}: {error}"))
-        return
-    connection.send(("ready",))
-    while True:
-        try:
-            message = connection.recv()
-        except EOFError:
-            return
-        if message[0] != "run":
-            continue
-        _, text, limits = message
-        batches = engine._stream_here(text, limits=limits)
-        schema_sent = False
-        try:
-            while True:
-                request = connection.recv()
-                if request[0] == "stop":
-                    break
-                try:
-                    batch = next(batches)
-                except StopIteration:
-                    connection.send(("end",))
-                    break
-                if not schema_sent:
-                    connection.send(("schema", batch.schema.serialize().to_pybytes()))
-                    schema_sent = True
-                connection.send(("batch", batch.serialize().to_pybytes()))
-        except SqlLimitError as error:
-            connection.send(("limit", str(error), error.limit, error.value))
-        except EngineError as error:
-            connection.send(("error", str(error)))
-        except Exception as error:
-            connection.send(("error", f"{type(error).__name__}: {error}"))
-        finally:
-            batches.close()
-
-
-class _Spawner:
-    """Starts worker processes from one thread that lives as long as the process, so that
-    the kernel's parent-death signal, which follows the thread that started a process, fires
-    only when the whole owner dies (module docstring)."""
-
-    def __init__(self) -> None:
-        self._requests: queue.Queue[tuple[Callable[[], Any], queue.Queue[Any]]] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-
-    def _run(self) -> None:
-        while True:
-            start, answer = self._requests.get()
-            try:
-                answer.put((True, start()))
-            except BaseException as error:  # handed back to the caller's thread
-                answer.put((False, error))
-
-    def start(self, start: Callable[[], Any]) -> Any:
-        """``start()``, called on the spawning thread; its result or its exception."""
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, daemon=True, name="hdq-sql-spawner"
-                )
-                self._thread.start()
-        answer: queue.Queue[Any] = queue.Queue(maxsize=1)
-        self._requests.put((start, answer))
-        succeeded, value = answer.get()
-        if not succeeded:
-            raise value
-        return value
-
-
-_SPAWNER = _Spawner()
-
-
-@attrs.define
-class _Process:
-    """One worker: its process, the socket to it and the pipe it watches."""
-
-    process: subprocess.Popen[bytes]
-    connection: Connection
-    lifeline: int
-    baseline: int | None = None
-    ready: bool = False
-    started: float = attrs.field(factory=time.monotonic)
-
-    @property
-    def pid(self) -> int:
-        return int(self.process.pid)
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def exit_code(self) -> int | None:
-        return self.process.poll()
-
-    def kill(self) -> None:
-        with contextlib.suppress(Exception):
-            self.connection.close()
-        if self.process.poll() is None:
-            with contextlib.suppress(OSError):
-                self.process.kill()
-        with contextlib.suppress(Exception):
-            self.process.wait(timeout=5)
-        with contextlib.suppress(OSError):
-            os.close(self.lifeline)
-
-
-_BOOTSTRAP = (
-    "import sys; sys.path[:] = [entry for entry in sys.path if entry]; import runpy; "
-    "runpy.run_module('hotdata_retrieval.engines.local._sql_worker', run_name='__main__')"
-)
-"""How the worker interpreter starts: ``python -c``, which puts the current directory first on
-``sys.path`` as ``-m`` does (an empty entry: Python documentation, "sys.path"), takes it off
-before its first import (``sys`` is built in), so a ``pyarrow.py``, a ``contextlib.py``
-(which ``runpy`` imports) or a ``hotdata_retrieval/`` in the directory the caller runs from
-is never the worker's. On Python 3.11 and later ``-P`` keeps it off the path from the start (Python
-documentation, "Command line and environment")."""
-
-
-def _worker_command(arguments: Sequence[str]) -> list[str]:
-    """The worker's command line (:data:`_BOOTSTRAP`, with ``-P`` where Python has it)."""
-    safe_path = ["-P"] if sys.version_info >= (3, 11) else []
-    return [sys.executable, *safe_path, "-c", _BOOTSTRAP, *arguments]
-
-
-def _launch(root: Path, catalog: str, schema: str, embedder: bytes | None) -> _Process:
-    """Start a worker interpreter (module docstring) and send it what to open."""
-    ours, theirs = socket.socketpair()
-    watched, lifeline = os.pipe()
-    try:
-        arguments = [str(theirs.fileno()), str(watched), str(os.getpid())]
-        process = subprocess.Popen(
-            _worker_command(arguments),
-            pass_fds=(theirs.fileno(), watched),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            close_fds=True,
+        model = None
+        if self.embedder is not None:
+            with contextlib.suppress(Exception):  # no embedder: semantic SQL says so itself
+                model = pickle.loads(self.embedder)
+        return _LocalSession(
+            LocalEngine(self.root, embedder=model, catalog=self.catalog, schema=self.schema)
         )
-    except BaseException:
-        ours.close()
-        os.close(lifeline)
-        raise
-    finally:
-        theirs.close()
-        os.close(watched)
-    connection = Connection(ours.detach())
-    connection.send((str(root), catalog, schema, embedder))
-    return _Process(process=process, connection=connection, lifeline=lifeline)
+
+    def describe(self) -> str:
+        return f"the database {self.root}"
 
 
-class SqlWorker:
-    """A worker process that runs SQL over one database directory under hard limits.
+class _LocalSession(WorkerSession):
+    """The worker's engine, running each statement in its agent session."""
+
+    def __init__(self, engine: LocalEngine) -> None:
+        self.engine = engine
+
+    def stream(
+        self, text: str, limits: SqlLimits, context: Any
+    ) -> Generator[pa.RecordBatch, None, None]:
+        return self.engine._stream_here(text, limits=limits)
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def local_sql_worker(root: Path, *, catalog: str, schema: str, embedder: Any = None) -> SqlWorker:
+    """A :class:`~hotdata_retrieval.engines._worker.SqlWorker` over one local database
+    directory.
 
     Args:
         root: the database directory.
@@ -281,188 +92,12 @@ class SqlWorker:
             SQL; passed by pickling (one that cannot be pickled is left out, and semantic SQL
             then reports that the engine has no embedder).
     """
-
-    def __init__(self, root: Path, *, catalog: str, schema: str, embedder: Any = None) -> None:
-        self.root = root
-        self.catalog = catalog
-        self.schema = schema
+    pickled = None
+    if embedder is not None:
         try:
-            self._embedder = None if embedder is None else pickle.dumps(embedder)
+            pickled = pickle.dumps(embedder)
         except Exception:
             logger.debug("the embedder cannot be pickled; the SQL worker runs without it")
-            self._embedder = None
-        self._worker: _Process | None = None
-        self._lock = threading.Lock()
-
-    def close(self) -> None:
-        """Stop the worker process, if one runs."""
-        with self._lock:
-            self._stop()
-
-    def _stop(self) -> None:
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.kill()
-
-    def _start(self, deadline: float, limits: SqlLimits, text: str) -> _Process:
-        """The worker, started if none runs and waited for until it has opened the
-        database, within the call's time limit (a restart after a crash counts against the
-        call that needs it). A worker still opening the database at the deadline is kept for
-        the next call, until :data:`STARTUP_SECONDS` have passed in all.
-
-        Raises:
-            SqlLimitError: the worker was not ready within the time limit.
-            EngineError: it stopped while opening, or could not open, the database.
-        """
-        worker = self._worker
-        if worker is not None and not worker.alive():
-            self._stop()
-            worker = None
-        if worker is None:
-            worker = _SPAWNER.start(
-                lambda: _launch(self.root, self.catalog, self.schema, self._embedder)
-            )
-            self._worker = worker
-        if worker.ready:
-            return worker
-        give_up = worker.started + STARTUP_SECONDS
-        remaining = min(deadline, give_up) - time.monotonic()
-        if remaining <= 0 or not worker.connection.poll(remaining):
-            if time.monotonic() >= give_up:
-                self._stop()
-                raise EngineError(
-                    f"the SQL worker did not open the database {self.root} within "
-                    f"{STARTUP_SECONDS:g} seconds"
-                )
-            error = limits.timeout_error(text)
-            error.args = (
-                f"{error} (the SQL worker was still opening the database; the query did not "
-                "run, and the next call finds the worker further along)",
-            )
-            raise error
-        try:
-            reply = worker.connection.recv()
-        except (EOFError, OSError):
-            code = worker.process.wait(timeout=5)
-            self._stop()
-            raise EngineError(
-                f"the SQL worker stopped while opening the database (exit code {code})"
-            ) from None
-        if reply[0] != "ready":
-            self._stop()
-            raise EngineError(f"the SQL worker cannot open the database: {reply[1]}")
-        worker.ready = True
-        return worker
-
-    def stream(self, text: str, limits: SqlLimits | None = None) -> Iterator[pa.RecordBatch]:
-        """Run ``text`` in the worker under ``limits`` (default
-        :class:`~hotdata_retrieval.engines.limits.SqlLimits`) and yield its batches as the
-        caller asks for them.
-
-        One statement at a time per worker: a second caller waits for the first to finish
-        (each is bounded by its time limit). Closing the iterator stops the query.
-
-        Raises:
-            SqlLimitError: the time or memory limit was passed (the worker was stopped), or a
-                limit DataFusion enforces inside the worker (its memory pool, recursion).
-            EngineError: the engine's own message, or the worker stopped (a crash).
-        """
-        limits = SqlLimits() if limits is None else limits
-        with self._lock:
-            deadline = time.monotonic() + limits.timeout_seconds
-            worker = self._start(deadline, limits, text)
-            # The size at rest, caches included: the limit is on what this statement adds.
-            worker.baseline = _resident_bytes(worker.pid)
-            watch = _MemoryWatch(worker, limits.memory_bytes)
-            finished = False
-            try:
-                worker.connection.send(("run", text, limits))
-                schema: pa.Schema | None = None
-                while True:
-                    worker.connection.send(("next",))
-                    reply = self._receive(worker, deadline, limits, watch, text)
-                    kind = reply[0]
-                    if kind == "end":
-                        finished = True
-                        return
-                    if kind == "schema":
-                        schema = pa.ipc.read_schema(pa.py_buffer(reply[1]))
-                        reply = self._receive(worker, deadline, limits, watch, text)
-                        kind = reply[0]
-                    if kind == "batch":
-                        assert schema is not None
-                        yield pa.ipc.read_record_batch(pa.py_buffer(reply[1]), schema)
-                        continue
-                    finished = True
-                    if kind == "limit":
-                        raise SqlLimitError(reply[1], limit=reply[2], value=reply[3], sql=text)
-                    raise EngineError(reply[1], sql=text)
-            finally:
-                watch.stop()
-                if not finished and self._worker is worker:
-                    try:
-                        worker.connection.send(("stop",))
-                    except (OSError, ValueError):
-                        self._stop()
-
-    def _receive(
-        self,
-        worker: _Process,
-        deadline: float,
-        limits: SqlLimits,
-        watch: _MemoryWatch,
-        text: str,
-    ) -> tuple[Any, ...]:
-        remaining = deadline - time.monotonic()
-        ready = remaining > 0 and worker.connection.poll(remaining)
-        reply: tuple[Any, ...] | None = None
-        if ready and not watch.exceeded:
-            try:
-                reply = worker.connection.recv()
-            except (EOFError, OSError):
-                reply = None
-        if reply is not None:
-            return reply
-        code = None
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            code = worker.process.wait(timeout=0 if not ready else 5)
-        self._stop()
-        if watch.exceeded:
-            raise limits.memory_error(text)
-        if not ready:
-            raise limits.timeout_error(text)
-        raise EngineError(
-            f"the query stopped the SQL worker process (exit code {code}); it starts again "
-            "for the next query",
-            sql=text,
-        )
-
-
-class _MemoryWatch:
-    """Kills the worker when its resident set passes its size at rest plus ``limit`` bytes."""
-
-    def __init__(self, worker: _Process, limit: int) -> None:
-        self.exceeded = False
-        self._worker = worker
-        self._limit = limit
-        self._done = threading.Event()
-        self._thread: threading.Thread | None = None
-        if worker.baseline is not None:
-            self._thread = threading.Thread(target=self._run, daemon=True, name="hdq-sql-memory")
-            self._thread.start()
-
-    def _run(self) -> None:
-        pid = self._worker.pid
-        ceiling = (self._worker.baseline or 0) + self._limit
-        while not self._done.wait(_POLL_SECONDS):
-            resident = _resident_bytes(pid)
-            if resident is None:
-                return
-            if resident > ceiling:
-                self.exceeded = True
-                with contextlib.suppress(Exception):
-                    self._worker.process.kill()
-                return
-
-    def stop(self) -> None:
-        self._done.set()
+    return SqlWorker(
+        LocalSqlOpener(root=str(root), catalog=catalog, schema=schema, embedder=pickled)
+    )
