@@ -451,3 +451,99 @@ def insert_from(table: TableName, source: str) -> str:
         ),
     )
     return _render(tree)
+
+
+# -- the agent SQL snapshot (engines.duckdb: DuckdbEngine._agent_snapshot) -----------------------
+
+
+def attach_database(path: str, alias: str) -> str:
+    """``ATTACH '<path>' AS "<alias>"``: a database file (created if missing) beside the
+    current one."""
+    return _render(exp.Attach(this=exp.alias_(exp.Literal.string(path), _quoted(alias))))
+
+
+def detach_database(alias: str) -> str:
+    """``DETACH "<alias>"``."""
+    return _render(exp.Detach(this=_quoted(alias)))
+
+
+def copy_database_schema(source: str, target: str) -> str:
+    """``COPY FROM DATABASE "<source>" TO "<target>" (SCHEMA)``: every schema, table (empty),
+    view, macro and sequence of ``source`` made again in ``target`` (DuckDB documentation,
+    "COPY FROM DATABASE ... TO")."""
+    words = f" FROM DATABASE {_render(_quoted(source))} TO {_render(_quoted(target))} (SCHEMA)"
+    return _render(exp.Command(this="COPY", expression=words))
+
+
+def _catalog_table(catalog: str, schema: str, table: str) -> exp.Table:
+    return exp.Table(this=_quoted(table), db=_quoted(schema), catalog=_quoted(catalog))
+
+
+def copy_rows(table: tuple[str, str], source: str, target: str) -> str:
+    """``INSERT INTO "<target>"."<s>"."<t>" SELECT * FROM "<source>"."<s>"."<t>"``: one table's
+    rows, in the order they are stored (DuckDB keeps it: ``preserve_insertion_order``, on by
+    default, DuckDB documentation "Configuration"), so a table whose rowids have no gap has the
+    same rowids in the copy."""
+    schema, name = table
+    tree = exp.Insert(
+        this=_catalog_table(target, schema, name),
+        expression=exp.Select(
+            expressions=[exp.Star()],
+            from_=exp.From(this=_catalog_table(source, schema, name)),
+        ),
+    )
+    return _render(tree)
+
+
+def rowid_span_select(catalog: str, table: str) -> str:
+    """``SELECT count(*), max(rowid) FROM "<catalog>".main."<table>"``: whether a table's rowids
+    run from 0 without a gap (``max + 1 == count``), as a copy's do."""
+    tree = exp.Select(
+        expressions=[
+            exp.Count(this=exp.Star()),
+            exp.Max(this=exp.column(_quoted("rowid"))),
+        ],
+        from_=exp.From(this=_catalog_table(catalog, "main", table)),
+    )
+    return _render(tree)
+
+
+def catalog_objects_select(catalog: str, function: str, name_column: str) -> str:
+    """``SELECT schema_name, <name_column> FROM <function>() WHERE database_name = '<catalog>'
+    AND NOT internal``: the views (``duckdb_views``, ``view_name``), macros
+    (``duckdb_functions``, ``function_name``) or tables (``duckdb_tables``, ``table_name``) of
+    one attached database, each with its schema."""
+    where: exp.Expr = exp.EQ(
+        this=exp.column(_quoted("database_name")), expression=exp.Literal.string(catalog)
+    )
+    where = exp.and_(where, exp.Not(this=exp.column(_quoted("internal"))))
+    if function == "duckdb_functions":
+        where = exp.and_(
+            where,
+            exp.In(
+                this=exp.column(_quoted("function_type")),
+                expressions=[exp.Literal.string("macro"), exp.Literal.string("table_macro")],
+            ),
+        )
+    tree = exp.Select(
+        expressions=[exp.column(_quoted("schema_name")), exp.column(_quoted(name_column))],
+        distinct=exp.Distinct(),
+        from_=exp.From(this=exp.Table(this=exp.Anonymous(this=function, expressions=[]))),
+        where=exp.Where(this=where),
+    )
+    if function == "duckdb_functions":
+        tree = tree.select(exp.column(_quoted("function_type")))
+    return _render(tree)
+
+
+def drop_view(catalog: str, schema: str, view: str) -> str:
+    """``DROP VIEW "<catalog>"."<schema>"."<view>"``."""
+    return _render(exp.Drop(kind="VIEW", tables=[_catalog_table(catalog, schema, view)]))
+
+
+def drop_macro(catalog: str, schema: str, macro: str, *, table_macro: bool) -> str:
+    """``DROP MACRO [TABLE] "<catalog>"."<schema>"."<macro>"`` (a table macro is dropped as
+    one: DuckDB documentation, "DROP Statement")."""
+    name = _render(_catalog_table(catalog, schema, macro))
+    words = f" MACRO {'TABLE ' if table_macro else ''}{name}"
+    return _render(exp.Command(this="DROP", expression=words))

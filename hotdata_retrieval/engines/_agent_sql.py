@@ -5,31 +5,40 @@ write. On a store (SQLite, DuckDB, PostgreSQL) that text runs through a :class:`
 a connection that the store itself keeps from reading the machine's files, changing settings
 or data, loading extensions and reading tables other than the searchable ones, each by the
 store's own mechanism (its authorizer, its configuration, its privileges), never by a second
-parser. :func:`stream_closed` is the part every store shares:
+parser. Where the session runs depends on where the store computes:
 
-- one statement at a time per engine (a second caller waits; each is bounded by its time
-  limit);
-- a watchdog that cancels the statement through the store's own interrupt when
-  ``SqlLimits.timeout_seconds`` has passed, whether it is computing or waiting for the reader;
-- the store's failures turned into the same one-line errors the local engine gives
-  (:meth:`~hotdata_retrieval.engines.limits.SqlLimits.timeout_error` and friends), and a session
-  the statement broke (a connection it killed) replaced for the next call.
+- **SQLite and DuckDB** compute in the process that calls them, where a crash or a runaway
+  statement would take the caller with it. Their sessions run in the SQL worker process
+  (:mod:`hotdata_retrieval.engines._worker`, :class:`WorkerSql`): killed at the time limit or
+  the memory limit, a crash ending only the worker, the next call starting a fresh one;
+- **PostgreSQL** computes in its own server process, which stops a statement at its
+  ``statement_timeout``; its session runs here (:class:`ClosedSql`): one statement at a time
+  per engine, a watchdog that cancels the statement through the store's own interrupt when
+  ``SqlLimits.timeout_seconds`` has passed, whether it is computing or waiting for the reader,
+  and a session the statement broke (a connection it killed) replaced for the next call.
 
-Batches are read from the store only as the caller asks for them, so the row and byte ceilings
-of :func:`~hotdata_retrieval.adapters.bounded.read_bounded` stop the reading, not only the
-reply.
+Either way the store's failures become the same one-line errors the local engine gives
+(:meth:`~hotdata_retrieval.engines.limits.SqlLimits.timeout_error` and friends,
+:func:`driver_error`), and batches are read from the store only as the caller asks for
+them, so the row and byte ceilings of :func:`~hotdata_retrieval.adapters.bounded.read_bounded`
+stop the reading, not only the reply.
 """
 
 from __future__ import annotations
 
 import abc
 import contextlib
+import os
+import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hotdata_retrieval._deadline import Pending, run_within
+from hotdata_retrieval.engines._worker import SessionOpener, SqlWorker, WorkerSession
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.errors import HotdataRetrievalError
@@ -76,6 +85,10 @@ class ClosedSession(abc.ABC):
         """Whether the connection is unusable, so the next call must open a new session."""
         return False
 
+    def use(self, context: Any) -> None:  # noqa: B027 - most sessions need nothing per call
+        """Take what the owner read for the next statement (:class:`WorkerSql`: SQLite's
+        tables it may read, read again for every statement)."""
+
     def fits(self, limits: SqlLimits) -> bool:
         """Whether this session can run a statement under ``limits`` (default: yes); a session
         that set a limit when it opened and cannot change it says no to others."""
@@ -106,6 +119,25 @@ def rows_batch(names: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Record
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             arrays.append(pa.array([None if v is None else str(v) for v in values], pa.string()))
     return pa.RecordBatch.from_arrays(arrays, names=list(names))
+
+
+def driver_error(
+    session: ClosedSession, error: BaseException, text: str, limits: SqlLimits, engine_name: str
+) -> EngineError:
+    """The one-line error for a driver's ``error`` while ``session`` ran ``text``: the store's
+    refusal, the limit it reports, or its own message's first line."""
+    reason = session.refusal_of(error, text)
+    if reason is not None:
+        return RefusedStatementError(reason, sql=text)
+    limit = session.limit_of(error)
+    if limit == "timeout_seconds":
+        return limits.timeout_error(text)
+    if limit == "memory_bytes":
+        return limits.memory_error(text, detail=first_line(str(error)))
+    message = first_line(str(error)) or type(error).__name__
+    if session.broken:
+        message += "; the session is opened again for the next query"
+    return EngineError(f"{engine_name}: {message}", sql=text)
 
 
 GRACE_SECONDS = 2.0
@@ -217,18 +249,7 @@ class ClosedSql:
             except Exception as error:
                 if fired.is_set():
                     raise limits.timeout_error(text) from None
-                reason = session.refusal_of(error, text)
-                if reason is not None:
-                    raise RefusedStatementError(reason, sql=text) from None
-                limit = session.limit_of(error)
-                if limit == "timeout_seconds":
-                    raise limits.timeout_error(text) from None
-                if limit == "memory_bytes":
-                    raise limits.memory_error(text, detail=first_line(str(error))) from None
-                message = first_line(str(error)) or type(error).__name__
-                if session.broken:
-                    message += "; the session is opened again for the next query"
-                raise EngineError(f"{self.engine_name}: {message}", sql=text) from None
+                raise driver_error(session, error, text, limits, self.engine_name) from None
             finally:
                 with guard:
                     ended.set()
@@ -240,3 +261,107 @@ class ClosedSql:
                     batches.close()
                     if session.broken:
                         self._drop()
+
+
+class ClosedWorkerSession(WorkerSession):
+    """A store's :class:`ClosedSession` as the SQL worker runs it: each statement's batches,
+    the driver's failures turned into one-line errors (:func:`driver_error`). The worker itself
+    enforces the time and memory limits, from outside.
+
+    Args:
+        engine_name: the store's name in messages.
+        session: the closed session, opened in the worker.
+    """
+
+    def __init__(self, engine_name: str, session: ClosedSession) -> None:
+        self.engine_name = engine_name
+        self.session = session
+
+    def stream(
+        self, text: str, limits: SqlLimits, context: Any
+    ) -> Generator[pa.RecordBatch, None, None]:
+        self.session.use(context)
+        batches = self.session.batches(text, limits)
+        try:
+            while True:
+                try:
+                    batch = next(batches)
+                except StopIteration:
+                    return
+                except HotdataRetrievalError as error:
+                    if isinstance(error, EngineError) and error.sql is None:
+                        error.sql = text
+                    raise
+                except Exception as error:
+                    raise driver_error(
+                        self.session, error, text, limits, self.engine_name
+                    ) from None
+                yield batch
+        finally:
+            batches.close()
+
+    @property
+    def broken(self) -> bool:
+        return self.session.broken
+
+    def close(self) -> None:
+        self.session.close()
+
+
+class WorkerSql:
+    """The agent SQL of one store engine, run in a SQL worker process (module docstring).
+
+    Args:
+        prepare: called before each statement, under the lock that keeps statements one at a
+            time: what the worker must have opened (an equal opener keeps the running worker)
+            and what the session needs for this statement (:meth:`ClosedSession.use`).
+    """
+
+    def __init__(self, prepare: Callable[[SqlLimits], tuple[SessionOpener, Any]]) -> None:
+        self._prepare = prepare
+        self.worker = SqlWorker()
+        self._lock = threading.Lock()
+
+    def stream(self, text: str, limits: SqlLimits) -> Iterator[pa.RecordBatch]:
+        """Run ``text`` in the worker under ``limits``, batch by batch
+        (:meth:`~hotdata_retrieval.engines._worker.SqlWorker.stream`).
+
+        Raises:
+            SqlLimitError: the time or memory limit was passed; ``limit`` names which.
+            RefusedStatementError: the store refused what the statement does.
+            EngineError: the store's own message, or the worker stopped; on one line.
+        """
+        with self._lock:
+            opener, context = self._prepare(limits)
+            yield from self.worker.stream(text, limits, opener=opener, context=context)
+
+    def stop_worker(self) -> None:
+        """Stop the worker process (its snapshot is about to go); the next call starts one."""
+        self.worker.close()
+
+    def close(self) -> None:
+        """Stop the worker process."""
+        self.worker.close()
+
+
+SNAPSHOT_PREFIX = "hdq-agent-sql-"
+"""How the directories of agent SQL snapshots begin: ``hdq-agent-sql-<owner pid>-<random>``,
+in the system's temporary directory (``TMPDIR``)."""
+
+
+def snapshot_directory() -> Path:
+    """A new private directory (mode 0700) for a store's agent SQL snapshot, named after this
+    process; the directories of processes that are gone (killed before they could delete
+    theirs) are deleted first."""
+    base = Path(tempfile.gettempdir())
+    for stale in base.glob(f"{SNAPSHOT_PREFIX}*"):
+        pid = stale.name[len(SNAPSHOT_PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(stale, ignore_errors=True)
+        except OSError:
+            continue  # another user's process: alive, and not ours to judge
+    return Path(tempfile.mkdtemp(prefix=f"{SNAPSHOT_PREFIX}{os.getpid()}-"))

@@ -52,14 +52,16 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
-import pyarrow as pa
 
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
 from hotdata_retrieval.errors import RefusedStatementError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 logger = logging.getLogger(__name__)
 
@@ -160,6 +162,13 @@ def worker_main(arguments: list[str]) -> None:
 
 def _serve(connection: Connection, opener: SessionOpener) -> None:
     """The worker's loop: open the session, then answer ``run`` / ``next`` / ``stop``."""
+    # Every answer is Arrow: loaded before the size at rest is taken, so the first
+    # statement's memory limit is not spent on it (building the first array loads its kernels
+    # and NumPy: about 60 MB, measured with pyarrow 26).
+    import pyarrow as pa
+
+    pa.RecordBatch.from_arrays([pa.array([1, None])], names=["x"]).serialize()
+
     try:
         session = opener.open()
     except Exception as error:
@@ -430,6 +439,8 @@ class SqlWorker:
             RefusedStatementError: the session refused the statement.
             EngineError: the engine's own message, or the worker stopped (a crash).
         """
+        import pyarrow as pa
+
         limits = SqlLimits() if limits is None else limits
         with self._lock:
             if opener is not None:

@@ -22,16 +22,21 @@ indexes (``tests/test_store_load_faults.py`` kills a load before each of its sta
 ``sql(text)`` runs inside a transaction that is always rolled back, so it cannot change the
 database.
 
-Agent SQL (``stream_sql``) runs on a connection of its own to the same database, closed off
-as :class:`_DuckdbClosedSession` describes.
+Agent SQL (``stream_sql``) runs in the SQL worker process
+(:mod:`hotdata_retrieval.engines._worker`), on a snapshot of the searchable tables: DuckDB
+locks a database file to the one process that opened it for writing ("Concurrency" in the
+DuckDB documentation), and an in-memory database is no file at all, so the worker cannot open
+the store's own database. The engine writes the snapshot into a private temporary directory
+(:meth:`DuckdbEngine._agent_snapshot`) when agent SQL first runs and again after a load; the
+worker opens it read-only, closed off as :class:`~hotdata_retrieval.engines._duckdb_agent.
+DuckdbClosedSession` describes.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import json
-from collections.abc import Callable, Generator, Iterator, Sequence
+import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,15 +46,22 @@ from hotdata_retrieval.analysis import indexed_text
 from hotdata_retrieval.compile.duckdb import (
     DUCKDB,
     TEXT_INDEX_SCHEMA,
+    attach_database,
+    catalog_objects_select,
+    copy_database_schema,
+    copy_rows,
     create_fts_index,
     create_text_index_table,
+    detach_database,
+    drop_macro,
     drop_text_index,
+    drop_view,
     insert_from,
     insert_text_rows,
     load_extension,
     rename_table,
+    rowid_span_select,
     schema_tables_select,
-    set_option,
     set_threads,
     table_columns_select,
     text_index_schema,
@@ -67,11 +79,13 @@ from hotdata_retrieval.compile.statements import (
     table_node,
 )
 from hotdata_retrieval.engines._agent_sql import (
-    BATCH_ROWS,
-    ClosedSession,
     RefusedStatementError,
+    WorkerSql,
     first_line,
+    snapshot_directory,
 )
+from hotdata_retrieval.engines._duckdb_agent import DuckdbAgentOpener
+from hotdata_retrieval.engines._worker import SessionOpener
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.store import (
@@ -173,6 +187,8 @@ class DuckdbEngine(SqlStoreEngine):
         import duckdb
 
         extension = fts_extension_path()
+        self._extension = extension
+        self._threads = threads
         self.database = str(database)
         try:
             self._connection = duckdb.connect(self.database)
@@ -185,9 +201,12 @@ class DuckdbEngine(SqlStoreEngine):
             self._execute(set_threads(threads))
 
     def close(self) -> None:
-        """Close the connections."""
+        """Close the connections, stop the agent SQL worker and delete its snapshot."""
         super().close()
         self._connection.close()
+        if self._snapshot is not None:
+            shutil.rmtree(self._snapshot.path.parent, ignore_errors=True)
+            self._snapshot = None
 
     def _table_names(self) -> list[str]:
         return [
@@ -196,25 +215,126 @@ class DuckdbEngine(SqlStoreEngine):
             if not row[0].endswith(STAGED_SUFFIX)
         ]
 
-    def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
-        if not self._closed_off:
-            # The options are the database's, not one connection's: set once, then locked.
-            self._execute(set_option("memory_limit", f"{int(limits.memory_bytes)}B"))
-            # What spills to disk is held to the same size (PostgreSQL's temp_file_limit).
-            self._execute(set_option("max_temp_directory_size", f"{int(limits.memory_bytes)}B"))
-            for option in _CLOSED_OPTIONS:
-                self._execute(set_option(option, False))
-            self._execute(set_option("lock_configuration", True))
-            self._closed_off = True
-        database = str(self._query("SELECT current_database()")[1][0][0])
-        return _DuckdbClosedSession(
-            self._connection.cursor(),
-            tables=lambda: frozenset(table.name for table in self.searchable_tables()),
-            index_schemas=self._index_schemas,
-            database=database,
-        )
+    _agent_sql: WorkerSql
 
-    _closed_off = False
+    def _agent_sql_runner(self) -> WorkerSql:
+        return WorkerSql(self._agent_worker)
+
+    def _agent_worker(self, limits: SqlLimits) -> tuple[SessionOpener, Any]:
+        """What the SQL worker opens for a statement under ``limits``: the current snapshot
+        (made again when a table was loaded since), with DuckDB's memory limit set to
+        ``limits.memory_bytes`` (another memory limit starts another worker)."""
+        snapshot = self._agent_snapshot()
+        opener = DuckdbAgentOpener(
+            snapshot=str(snapshot.path),
+            extension=str(self._extension),
+            tables=snapshot.tables,
+            index_schemas=snapshot.index_schemas,
+            memory_bytes=int(limits.memory_bytes),
+            threads=self._threads,
+            temporary_directory=str(snapshot.path.parent / "spill"),
+        )
+        return opener, None
+
+    _snapshot: _Snapshot | None = None
+
+    def _agent_snapshot(self) -> _Snapshot:
+        """The snapshot agent SQL reads, made now if there is none or a table was loaded
+        since (:attr:`generation`): a DuckDB file in a new private temporary directory
+        (:func:`~hotdata_retrieval.engines._agent_sql.snapshot_directory`) holding the whole
+        database's schema (``COPY FROM DATABASE ... (SCHEMA)``) with rows in the searchable
+        tables and their full-text indexes only — every other table is empty — and without the
+        database's views and macros (a macro may take a built-in function's name, and a view's
+        functions are not the statement's). Its rows are read in one transaction, on a cursor
+        of their own. The previous snapshot's worker is stopped and its directory deleted.
+
+        Raises:
+            EngineError: a searchable table whose rowids have gaps (its full-text index is
+                keyed by rowid, and a copy numbers its rows from 0 again).
+        """
+        current = self._snapshot
+        if current is not None and current.generation == self.generation:
+            return current
+        if current is not None:
+            self._agent_sql.stop_worker()
+            shutil.rmtree(current.path.parent, ignore_errors=True)
+            self._snapshot = None
+        generation = self.generation
+        tables = frozenset(table.name for table in self.searchable_tables())
+        index_schemas = self._index_schemas()
+        directory = snapshot_directory()
+        path = directory / "snapshot.duckdb"
+        alias = f"hdq_agent_snapshot_{directory.name.rsplit('-', 1)[-1]}"
+        cursor = self._connection.cursor()
+        try:
+            source = str(cursor.execute("SELECT current_database()").fetchall()[0][0])
+            self._snapshot_statement(cursor, attach_database(str(path), alias))
+            try:
+                self._copy_into(cursor, source, alias, tables, index_schemas)
+            finally:
+                self._snapshot_statement(cursor, detach_database(alias))
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        finally:
+            cursor.close()
+        self._snapshot = _Snapshot(
+            path=path, generation=generation, tables=tables, index_schemas=index_schemas
+        )
+        return self._snapshot
+
+    def _copy_into(
+        self,
+        cursor: Any,
+        source: str,
+        target: str,
+        tables: frozenset[str],
+        index_schemas: frozenset[str],
+    ) -> None:
+        """Fill the attached snapshot ``target`` from ``source`` (:meth:`_agent_snapshot`)."""
+        self._snapshot_statement(cursor, "BEGIN TRANSACTION")
+        try:
+            self._snapshot_statement(cursor, copy_database_schema(source, target))
+            views = cursor.execute(catalog_objects_select(target, "duckdb_views", "view_name"))
+            for schema, view in views.fetchall():
+                self._snapshot_statement(cursor, drop_view(target, schema, view))
+            macros = cursor.execute(
+                catalog_objects_select(target, "duckdb_functions", "function_name")
+            ).fetchall()
+            for schema, macro, kind in macros:
+                if schema not in index_schemas:
+                    self._snapshot_statement(
+                        cursor, drop_macro(target, schema, macro, table_macro=kind != "macro")
+                    )
+            copied = [("main", table) for table in sorted(tables)]
+            listed = cursor.execute(catalog_objects_select(source, "duckdb_tables", "table_name"))
+            copied += sorted(row for row in listed.fetchall() if row[0] in index_schemas)
+            for name in sorted(tables):
+                count, last = cursor.execute(rowid_span_select(source, name)).fetchall()[0]
+                if count and last + 1 != count:
+                    raise EngineError(
+                        f"duckdb: table 'main.{name}' has rows deleted since its full-text "
+                        "index was built, so a copy of it would not match the index; load it "
+                        "again for agent SQL to read it"
+                    )
+            for table in copied:
+                self._snapshot_statement(cursor, copy_rows(table, source, target))
+            self._snapshot_statement(cursor, "COMMIT")
+        except BaseException:
+            self._snapshot_statement(cursor, "ROLLBACK")
+            raise
+
+    @staticmethod
+    def _snapshot_statement(cursor: Any, statement: str) -> None:
+        import duckdb
+
+        try:
+            cursor.execute(statement)
+        except duckdb.Error as error:
+            raise EngineError(
+                f"duckdb: cannot snapshot the database for agent SQL: {first_line(str(error))}",
+                sql=statement,
+            ) from None
 
     def _index_schemas(self) -> frozenset[str]:
         """The FTS schemas of the searchable tables' text columns (agent SQL reads them
@@ -418,300 +538,19 @@ def _check_full_text_names(table: TableName, text_columns: Sequence[str]) -> Non
             )
 
 
-_CLOSED_OPTIONS = (
-    "enable_external_access",
-    "autoload_known_extensions",
-    "autoinstall_known_extensions",
-    "allow_community_extensions",
-)
-"""DuckDB options turned off before agent SQL first runs (DuckDB documentation,
-"Configuration" and "Securing DuckDB"): no file, URL or environment access (``read_csv``,
-``read_text``, ``COPY``, ``ATTACH`` of a file, ``getenv``, installing or loading an
-extension), no extension loaded behind a function's back."""
+@attrs.frozen(kw_only=True)
+class _Snapshot:
+    """A snapshot agent SQL reads (:meth:`DuckdbEngine._agent_snapshot`).
 
-_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest"})
-"""The table functions agent SQL may call: they compute rows and read nothing. Every other one
-(the file readers, ``query``, ``duckdb_settings()``, ``duckdb_databases()`` and the other
-catalog functions, which show paths and settings) is refused."""
-
-_CATALOG_FUNCTIONS = frozenset(
-    {"duckdb_tables", "duckdb_views", "duckdb_columns", "duckdb_schemas", "duckdb_constraints"}
-)
-"""The table functions ``information_schema``'s views read (names, columns, constraints),
-allowed in a statement's bound plan, never called by name: ``pg_settings`` and
-``pg_database`` read ``duckdb_settings`` and ``duckdb_databases``, which show paths."""
-
-_REFUSED_FUNCTIONS = frozenset(
-    {
-        "current_setting",
-        "getenv",
-        "which_secret",
-        "setseed",
-        "json_serialize_sql",
-        "json_serialize_plan",
-        "json_deserialize_sql",
-        "json_execute_serialized_sql",
-        "levenshtein",
-        "damerau_levenshtein",
-        "editdist3",
-        "jaro_similarity",
-        "jaro_winkler_similarity",
-        "printf",
-        "format",
-        "error",
-    }
-)
-"""Scalar functions agent SQL may not call: they read the configuration or the environment
-(``current_setting``, ``getenv``), change the session (``setseed``), plan or run SQL given as
-text, whose plan shows settings and column statistics (``json_serialize_plan``), or cost the
-square of their input's length in one call, which DuckDB does not interrupt (its interrupt
-is checked between batches of rows: ``levenshtein`` of two 120,000-character texts ran 44 s
-past a 2 s limit), or build a text as wide as their format string says, which the memory
-limit does not see (``printf('%1000000000d', 1)`` built 1 GB past a 95 MiB limit; ``||``
-and ``concat`` join texts), or raise an error of the statement's own text (``error``), which
-would put stored text in the tool's error unquoted."""
-
-_BUILDERS = frozenset(
-    {"repeat", "lpad", "rpad", "list_resize", "array_resize", "range", "generate_series"}
-)
-"""Scalar functions one call of which builds as much as its arguments say, which DuckDB's
-memory limit does not see: it "only applies to the buffer manager" (DuckDB documentation,
-"Limits"), not to the values a statement computes (``repeat('x', 1500000000)`` built 3 GB
-past a 95 MiB limit, ``list_resize([1], 300000000)`` 16 GB). Agent SQL may call them only as
-:func:`_check_builder` allows."""
-
-_MAX_BUILT = 1_000_000
-"""The most one call of :data:`_BUILDERS` with literal arguments may build: a million
-characters (``repeat``'s text times its count) or list elements (``range``)."""
-
-_MAX_PADDED = 10_000
-"""The largest length ``lpad``, ``rpad``, ``list_resize`` and ``array_resize`` may be given
-when they pad a row's value: each of a batch's 2,048 rows builds that many characters or
-elements."""
-
-
-class _DuckdbClosedSession(ClosedSession):
-    """Agent SQL on DuckDB: a connection of its own (a cursor of the database) whose
-    database has :data:`_CLOSED_OPTIONS` off, ``memory_limit`` set to the first agent call's
-    ``SqlLimits.memory_bytes`` and its configuration locked (``lock_configuration``: no
-    statement may change an option again). Before it runs, DuckDB reads the statement twice:
-    its parser (``extract_statements``, ``json_serialize_sql``) checks that it is one
-    ``SELECT`` that calls no table function but :data:`_TABLE_FUNCTIONS`, none of
-    :data:`_REFUSED_FUNCTIONS`, :data:`_BUILDERS` only within their bounds, and
-    no recursive query unless ``SqlLimits.allow_recursive_queries``; its binder
-    (``json_serialize_plan``, unoptimised, whose output the agent never sees) resolves every
-    table the statement reads, through common table expressions, subqueries and views, and
-    each must be a searchable table (read again for each statement), one of their full-text
-    index tables, or a table function of ``information_schema``. The time limit interrupts
-    the statement (``DuckDBPyConnection.interrupt``)."""
-
-    def __init__(
-        self,
-        cursor: Any,
-        *,
-        tables: Callable[[], frozenset[str]],
-        index_schemas: Callable[[], frozenset[str]],
-        database: str,
-    ) -> None:
-        self._cursor = cursor
-        self._tables = tables
-        self._index_schemas = index_schemas
-        self._database = database.lower()
-
-    def _serialized(self, function: str, query: str, text: str) -> Any:
-        serialized = self._cursor.execute(f"SELECT {function}(?)", [query]).fetchone()[0]
-        tree = json.loads(serialized)
-        if tree.get("error"):
-            message = str(tree.get("error_message", "cannot read the statement"))
-            if "Cannot plan statement of type" in message:
-                message = f"this kind of query cannot be checked, so it does not run ({message})"
-            raise EngineError(f"duckdb: {first_line(message)}", sql=text)
-        return tree
-
-    def _check(self, text: str, limits: SqlLimits) -> str:
-        """The one statement of ``text`` as DuckDB reads it, checked (class docstring)."""
-        import duckdb
-
-        try:
-            statements = self._cursor.extract_statements(text)
-        except duckdb.Error as error:
-            raise EngineError(f"duckdb: {first_line(str(error))}", sql=text) from None
-        if len(statements) != 1:
-            raise RefusedStatementError(
-                f"send one query at a time, got {len(statements)} statements", sql=text
-            )
-        statement = statements[0]
-        if statement.type != duckdb.StatementType.SELECT:
-            kind = statement.type.name.replace("_", " ")
-            raise RefusedStatementError(
-                f"{kind} is not allowed here: only read-only queries (SELECT) run", sql=text
-            )
-        query = str(statement.query)
-        nodes = list(_nodes(self._serialized("json_serialize_sql", query, text)))
-        # A table function's call is checked as a table function, not as a scalar one.
-        table_calls = {
-            id(node.get("function")) for node in nodes if node.get("type") == "TABLE_FUNCTION"
-        }
-        for node in nodes:
-            if id(node) not in table_calls:
-                self._check_node(node, limits, text)
-        try:
-            plan = self._serialized("json_serialize_plan", query, text)
-        except duckdb.Error as error:
-            raise EngineError(f"duckdb: {first_line(str(error))}", sql=text) from None
-        tables = self._tables()
-        for node in _nodes(plan):
-            if node.get("type") == "LOGICAL_GET":
-                self._check_read(node, tables, text)
-        return query
-
-    def _check_node(self, node: dict[str, Any], limits: SqlLimits, text: str) -> None:
-        kind = node.get("type")
-        if kind == "RECURSIVE_CTE_NODE" and not limits.allow_recursive_queries:
-            raise limits.recursion_error(text)
-        if node.get("class") == "LAMBDA":
-            raise RefusedStatementError(
-                "lambda functions (x -> ..., list comprehensions) are not allowed here: each "
-                "runs once per list element, building what the memory limit does not see",
-                sql=text,
-            )
-        if kind == "TABLE_FUNCTION":
-            name = str(node.get("function", {}).get("function_name", "")).lower()
-            if name not in _TABLE_FUNCTIONS:
-                raise RefusedStatementError(
-                    f"the table function {name}() is not allowed here", sql=text
-                )
-        elif node.get("class") == "FUNCTION":
-            name = str(node.get("function_name", "")).lower()
-            if name in _REFUSED_FUNCTIONS:
-                raise RefusedStatementError(f"the function {name}() is not allowed here", sql=text)
-            if name in _BUILDERS:
-                _check_builder(name, node.get("children") or [], text)
-
-    def _check_read(self, node: dict[str, Any], tables: frozenset[str], text: str) -> None:
-        name = str(node.get("name", ""))
-        if name in _TABLE_FUNCTIONS or name in _CATALOG_FUNCTIONS:
-            return
-        data = node.get("function_data") or {}
-        catalog = str(data.get("catalog", "")).lower()
-        schema = str(data.get("schema", ""))
-        table = str(data.get("table", ""))
-        if name == "seq_scan" and catalog == self._database:
-            if schema == "main" and table in tables:
-                return
-            if schema in self._index_schemas():
-                return  # a full-text index's own tables, read by match_bm25
-        shown = ".".join(part for part in (schema, table) if part) or f"{name}()"
-        listed = f" (the tables it may read: {', '.join(sorted(tables))})" if tables else ""
-        raise RefusedStatementError(f"reading '{shown}' is not allowed here{listed}", sql=text)
-
-    def batches(self, text: str, limits: SqlLimits) -> Generator[pa.RecordBatch, None, None]:
-        import pyarrow as pa
-
-        query = self._check(text, limits)
-        cursor = self._cursor
-        cursor.execute("BEGIN TRANSACTION")
-        try:
-            result = cursor.execute(query)
-            reader = (
-                result.to_arrow_reader(BATCH_ROWS)
-                if hasattr(result, "to_arrow_reader")
-                else result.fetch_record_batch(BATCH_ROWS)
-            )
-            count = 0
-            for batch in reader:
-                count += 1
-                yield batch
-            if not count:
-                yield pa.RecordBatch.from_pylist([], schema=reader.schema)
-        finally:
-            with contextlib.suppress(Exception):  # an interrupted statement ended it
-                cursor.execute("ROLLBACK")
-
-    def cancel(self) -> None:
-        self._cursor.interrupt()
-
-    def limit_of(self, error: BaseException) -> str | None:
-        import duckdb
-
-        return "memory_bytes" if isinstance(error, duckdb.OutOfMemoryException) else None
-
-    def close(self) -> None:
-        self._cursor.close()
-
-
-def _nodes(tree: Any) -> Iterator[dict[str, Any]]:
-    """Every object of a serialized statement or plan, depth first."""
-    pending = [tree]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, list):
-            pending.extend(node)
-        elif isinstance(node, dict):
-            yield node
-            pending.extend(node.values())
-
-
-def _literal(argument: Any) -> tuple[bool, Any]:
-    """``(True, value)`` when a serialized argument is a literal, else ``(False, None)``."""
-    if isinstance(argument, dict) and argument.get("class") == "CONSTANT":
-        return True, (argument.get("value") or {}).get("value")
-    return False, None
-
-
-def _integer(value: Any) -> int | None:
-    """``value`` when it is an integer (not a boolean), else ``None``."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _built(name: str, values: list[Any]) -> int | None:
-    """What a call of ``name`` on the literal ``values`` builds, in characters or elements
-    (``None`` when the arguments are not what the function takes)."""
-    if name == "repeat" and len(values) == 2:
-        count = _integer(values[1])
-        unit = len(values[0]) if isinstance(values[0], (str, bytes, list)) else 1
-        return None if count is None else unit * max(0, count)
-    bounds = [_integer(value) for value in values]
-    if not 1 <= len(bounds) <= 3 or any(bound is None for bound in bounds):
-        return None
-    numbers = [bound for bound in bounds if bound is not None]
-    start, stop, step = [0, *numbers, 1] if len(numbers) == 1 else [*numbers, 1][:3]
-    span, stride = abs(stop - start), max(1, abs(step))
-    if name == "generate_series":  # its stop is included
-        return span // stride + 1
-    return -(-span // stride)
-
-
-def _check_builder(name: str, arguments: list[Any], text: str) -> None:
-    """Refuse a :data:`_BUILDERS` call that could build more than its bound.
-
-    ``repeat``, ``range`` and ``generate_series`` take literal arguments only (DuckDB computes
-    a call of literals once per statement, not once per row) that build at most
-    :data:`_MAX_BUILT` characters or elements; ``lpad``, ``rpad``, ``list_resize`` and
-    ``array_resize`` take a literal length of at most :data:`_MAX_PADDED` and a literal fill.
-
-    Raises:
-        RefusedStatementError: naming the function and its bound.
+    Attributes:
+        path: its database file, in a directory of its own.
+        generation: the engine's :attr:`~hotdata_retrieval.engines.store.SqlStoreEngine.
+            generation` it was made at.
+        tables: the searchable tables it holds rows of.
+        index_schemas: the schemas of their full-text indexes.
     """
-    literals = [_literal(argument) for argument in arguments]
-    if name in ("lpad", "rpad", "list_resize", "array_resize"):
-        length = _integer(literals[1][1]) if len(literals) > 1 else None
-        fill_is_literal = all(known for known, _ in literals[2:])
-        if length is None or abs(length) > _MAX_PADDED or not fill_is_literal:
-            raise RefusedStatementError(
-                f"{name}() is allowed here only with a literal length of at most "
-                f"{_MAX_PADDED:,} and a literal fill: each row builds that much, beyond what "
-                "the memory limit sees",
-                sql=text,
-            )
-        return
-    built = None
-    if literals and all(known for known, _ in literals):
-        built = _built(name, [value for _, value in literals])
-    if built is None or built > _MAX_BUILT:
-        raise RefusedStatementError(
-            f"{name}() is allowed here only with literal arguments that build at most "
-            f"{_MAX_BUILT:,} characters or elements: one call builds that much at once, "
-            "beyond what the memory limit sees",
-            sql=text,
-        )
+
+    path: Path
+    generation: int
+    tables: frozenset[str]
+    index_schemas: frozenset[str]

@@ -21,11 +21,10 @@ counted in ``SearchResult.vector_scans``.
 from __future__ import annotations
 
 import datetime
-import functools
 import json
-import threading
+import shutil
 import uuid
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -58,11 +57,19 @@ from hotdata_retrieval.compile.statements import (
     table_node,
 )
 from hotdata_retrieval.engines._agent_sql import (
-    BATCH_ROWS,
-    ClosedSession,
     RefusedStatementError,
-    rows_batch,
+    WorkerSql,
+    snapshot_directory,
 )
+from hotdata_retrieval.engines._sqlite_agent import (
+    FTS5_SHADOW_TABLES,
+    READABLE_FUNCTION_TABLES,
+    SCHEMA_TABLES,
+    Scope,
+    SqliteAgentOpener,
+)
+from hotdata_retrieval.engines._sqlite_agent import connect as _connect
+from hotdata_retrieval.engines._worker import SessionOpener
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, VectorScan
@@ -75,7 +82,6 @@ from hotdata_retrieval.engines.store import (
     read_catalog,
     store_column_type,
 )
-from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 
@@ -84,25 +90,6 @@ if TYPE_CHECKING:
 
 VECTOR_STORAGES = ("blob", "json")
 """How ``load_table`` may store vectors: float32 BLOBs (sqlite-vec's format) or JSON text."""
-
-
-def _connect(database: str, *, uri: bool = False, shown: str | None = None) -> Any:
-    require_extra("sqlite", needed_by="the SQLite engine")
-    import sqlean
-    import sqlite_vec
-
-    try:
-        connection = sqlean.connect(
-            database, isolation_level=None, check_same_thread=False, uri=uri
-        )
-    except sqlean.Error as error:
-        raise EngineError(f"cannot open SQLite database {shown or database!r}: {error}") from None
-    connection.enable_load_extension(True)
-    try:
-        sqlite_vec.load(connection)
-    finally:
-        connection.enable_load_extension(False)
-    return connection
 
 
 _COLUMN_TYPES: dict[str, str] = {
@@ -135,10 +122,9 @@ class SqliteEngine(SqlStoreEngine):
     def __init__(self, database: str | Path = ":memory:", *, embedder: Any = None) -> None:
         self.database = str(database)
         if self.database == ":memory:":
-            # A named in-memory database, so that the agent SQL session (a connection of its
-            # own) sees the same tables (SQLite documentation, "In-Memory Databases And
-            # Shared Cache").
-            self._uri = f"file:hdq-memory-{uuid.uuid4().hex}?mode=memory&cache=shared"
+            # A private in-memory database (SQLite documentation, "In-Memory Databases"):
+            # agent SQL reads a copy of it (:meth:`_agent_worker`).
+            self._uri = f"file:hdq-memory-{uuid.uuid4().hex}?mode=memory"
         else:
             self._uri = f"file:{quote(str(Path(self.database).resolve()))}?mode=rwc"
         self._connection = _connect(self._uri, uri=True, shown=self.database)
@@ -147,8 +133,10 @@ class SqliteEngine(SqlStoreEngine):
         super().__init__(sqlite_profile(sqlean.sqlite_version_info), embedder=embedder)
 
     def close(self) -> None:
-        """Close the connections."""
+        """Close the connections, stop the agent SQL worker and delete its copy of an
+        in-memory database."""
         super().close()
+        self._drop_snapshot()
         self._connection.close()
 
     # -- the driver ------------------------------------------------------------------------
@@ -200,33 +188,66 @@ class SqliteEngine(SqlStoreEngine):
     def _table_names(self) -> list[str]:
         return sorted(self._names("main"))
 
-    def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
-        if self.database == ":memory:":
-            uri = self._uri
-        else:
-            uri = self._uri.replace("?mode=rwc", "?mode=ro")
-        connection = _connect(uri, uri=True, shown=self.database)
-        return _SqliteClosedSession(connection, self._agent_scope)
+    _agent_sql: WorkerSql
 
-    def _agent_scope(self) -> _Scope:
+    def _agent_sql_runner(self) -> WorkerSql:
+        return WorkerSql(self._agent_worker)
+
+    _snapshot: tuple[Path, tuple[int, int]] | None = None
+
+    def _agent_worker(self, limits: SqlLimits) -> tuple[SessionOpener, Any]:
+        """What the SQL worker opens, and what the statement may read
+        (:meth:`_agent_scope`, read again for every statement). The worker opens a database
+        file itself, read-only (``mode=ro``); an in-memory database, which no other process
+        can open, it reads from a copy this engine writes with SQLite's backup API (an exact
+        copy, page by page: SQLite C interface, "Online Backup API") into a private temporary
+        directory when agent SQL first runs, and again once the engine has changed a row or
+        loaded a table since (``total_changes``, :attr:`generation`)."""
+        if self.database != ":memory:":
+            uri = self._uri.replace("?mode=rwc", "?mode=ro")
+            return SqliteAgentOpener(uri=uri, shown=self.database), self._agent_scope()
+        state = (self.generation, int(self._connection.total_changes))
+        if self._snapshot is None or self._snapshot[1] != state:
+            self._drop_snapshot()
+            directory = snapshot_directory()
+            path = directory / "snapshot.sqlite"
+            try:
+                target = _connect(str(path))
+                try:
+                    self._connection.backup(target)
+                finally:
+                    target.close()
+            except BaseException:
+                shutil.rmtree(directory, ignore_errors=True)
+                raise
+            self._snapshot = (path, state)
+        uri = f"file:{quote(str(self._snapshot[0]))}?mode=ro"
+        return SqliteAgentOpener(uri=uri, shown=self.database), self._agent_scope()
+
+    def _drop_snapshot(self) -> None:
+        """Stop the worker that reads the in-memory database's copy, and delete the copy."""
+        if self._snapshot is not None:
+            self._agent_sql.stop_worker()
+            shutil.rmtree(self._snapshot[0].parent, ignore_errors=True)
+            self._snapshot = None
+
+    def _agent_scope(self) -> Scope:
         """What agent SQL may read now: the searchable tables, their full-text tables and the
         schema table; and every table or module name a read could mean (read again for each
         statement, so a table that stopped being searchable is not read)."""
         tables: set[str] = set()
-        readable = set(_SCHEMA_TABLES | _READABLE_FUNCTION_TABLES)
+        readable = set(SCHEMA_TABLES | READABLE_FUNCTION_TABLES)
         for table in self.searchable_tables():
             tables.add(table.name)
             described = self._describe(table)
             for column in described.text_indexes if described is not None else ():
                 index = fts_table_name(table.name, column)
                 readable.add(index)
-                readable.update(f"{index}_{shadow}" for shadow in _FTS5_SHADOW_TABLES)
+                readable.update(f"{index}_{shadow}" for shadow in FTS5_SHADOW_TABLES)
         readable |= tables
         modules = {row[0].lower() for row in self._query("SELECT name FROM pragma_module_list")[1]}
         known = {name.lower() for name in self._names("main")} | modules
-        return _Scope(
-            tables=frozenset(tables), readable=frozenset(readable), known=frozenset(known)
-        )
+        return Scope(tables=frozenset(tables), readable=frozenset(readable), known=frozenset(known))
 
     def _describe(self, table: TableName) -> StoreTable | None:
         if table.catalog != self.default_catalog:
@@ -391,204 +412,3 @@ class SqliteEngine(SqlStoreEngine):
                 )
             )
         return attrs.evolve(result, vector_scans=tuple(scans)) if scans else result
-
-
-_SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema"})
-"""The schema table: every table's name and definition, as ``information_schema`` elsewhere."""
-
-_TABLE_PRAGMAS = frozenset({"table_info", "table_xinfo"})
-"""Pragmas agent SQL may read (as ``pragma_table_info('<table>')``), of a readable table."""
-
-_READABLE_FUNCTION_TABLES = frozenset(
-    {"pragma_table_info", "pragma_table_xinfo", "json_each", "json_tree"}
-)
-"""Table-valued functions agent SQL may read; others (``sqlite_dbpage``, which returns the
-database's raw pages, ``dbstat``) are refused."""
-
-_FTS5_SHADOW_TABLES = ("data", "idx", "config", "docsize", "content")
-"""The tables an FTS5 table keeps its index in, read when it is queried (SQLite FTS5
-documentation, "Shadow Tables")."""
-
-_REFUSED_FUNCTIONS = frozenset(
-    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_offset"}
-)
-"""Functions agent SQL may not call: extension loading, file access (the CLI's and sqlean's
-file functions, were they ever loaded), and FTS3's tokenizer pointer (SQLite documentation,
-"Security Considerations" of FTS3)."""
-
-_ACTION_NAMES = (
-    "CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE",
-    "CREATE_TEMP_TRIGGER", "CREATE_TEMP_VIEW", "CREATE_TRIGGER", "CREATE_VIEW", "DELETE",
-    "DROP_INDEX", "DROP_TABLE", "DROP_TEMP_INDEX", "DROP_TEMP_TABLE", "DROP_TEMP_TRIGGER",
-    "DROP_TEMP_VIEW", "DROP_TRIGGER", "DROP_VIEW", "INSERT", "PRAGMA", "READ", "SELECT",
-    "TRANSACTION", "UPDATE", "ATTACH", "DETACH", "ALTER_TABLE", "REINDEX", "ANALYZE",
-    "CREATE_VTABLE", "DROP_VTABLE", "FUNCTION", "SAVEPOINT", "RECURSIVE",
-)  # fmt: skip
-"""The authorizer's action codes (SQLite C interface, "Authorizer Action Codes")."""
-
-
-@attrs.frozen(kw_only=True)
-class _Scope:
-    """What one agent statement on SQLite may read (:meth:`SqliteEngine._agent_scope`)."""
-
-    tables: frozenset[str]
-    readable: frozenset[str]
-    known: frozenset[str]
-
-
-_HEAP_LOCK = threading.Lock()
-"""SQLite's heap limit is the process's, not a connection's: agent statements of every SQLite
-engine in the process take turns under it, so one's limit is never left to another."""
-
-
-@functools.cache
-def _heap_limit_setter() -> Callable[[int], int]:
-    """``sqlite3_hard_heap_limit64`` of the SQLite that sqlean.py bundles: sets the process's
-    heap limit (0: none) and returns the one before. The pragma of that name can only lower
-    it (SQLite documentation, "PRAGMA hard_heap_limit"), so a limit set for one statement
-    could never be lifted again through it.
-
-    Raises:
-        EngineError: the bundled SQLite does not export the function.
-    """
-    import ctypes
-    import importlib
-
-    module = importlib.import_module("sqlean._sqlite3")
-    try:
-        function = ctypes.CDLL(str(module.__file__)).sqlite3_hard_heap_limit64
-    except (OSError, AttributeError) as error:
-        raise EngineError(
-            f"sqlite: this SQLite build cannot bound a statement's memory ({error}); agent "
-            "SQL does not run without that bound"
-        ) from None
-    function.restype = ctypes.c_int64
-    function.argtypes = [ctypes.c_int64]
-    return lambda limit: int(function(limit))
-
-
-_FULL_TEXT_FUNCTIONS = frozenset({"bm25", "highlight", "snippet", "match", "matchinfo", "offsets"})
-"""FTS5's functions, which SQLite does not list as built in."""
-
-
-class _SqliteClosedSession(ClosedSession):
-    """Agent SQL on SQLite: a connection of its own, opened read-only (``mode=ro``; the
-    named in-memory database cannot be, so there ``PRAGMA query_only`` holds), with an
-    authorizer that SQLite consults for every action while it prepares the statement (SQLite
-    C interface, ``sqlite3_set_authorizer``): it allows ``SELECT``, reads of the searchable
-    tables (their full-text tables and the schema table included), ``pragma_table_info`` of
-    those, and the functions SQLite lists as built in, sqlite-vec's and FTS5's — none an
-    extension loaded into the process added (sqlean's file functions, were they enabled);
-    it denies everything else — writes, ``ATTACH``, ``PRAGMA``, transactions, and recursive
-    queries unless ``SqlLimits.allow_recursive_queries``. What may be read is read again for
-    every statement. The memory limit is SQLite's hard heap limit (``sqlite3_hard_heap_limit64``:
-    past it every allocation fails, so the statement stops), the process's own, so agent
-    statements of all SQLite engines take turns (:data:`_HEAP_LOCK`) and each restores it;
-    the time limit interrupts the statement (``sqlite3_interrupt``)."""
-
-    def __init__(self, connection: Any, scope: Callable[[], _Scope]) -> None:
-        import sqlean
-
-        self._connection = connection
-        self._scope = scope
-        self._codes = {getattr(sqlean, f"SQLITE_{name}"): name for name in _ACTION_NAMES}
-        self._refusal: str | None = None
-        connection.execute("PRAGMA query_only = ON")
-        listed = connection.execute("SELECT name, builtin FROM pragma_function_list").fetchall()
-        self._functions = (
-            frozenset(
-                name.lower()
-                for name, builtin in listed
-                if builtin
-                or name.lower().startswith("vec_")
-                or name.lower() in _FULL_TEXT_FUNCTIONS
-            )
-            - _REFUSED_FUNCTIONS
-        )
-
-    def _authorize(self, limits: SqlLimits, scope: _Scope) -> Any:
-        import sqlean
-
-        readable = scope.readable
-
-        def authorize(action: int, first: Any, second: Any, database: Any, _inner: Any) -> int:
-            name = self._codes.get(action, str(action))
-            reason = None
-            if name == "SELECT":
-                return int(sqlean.SQLITE_OK)
-            if name == "READ":
-                table = (first or "").lower()
-                if database in (None, "main") and table in readable:
-                    return int(sqlean.SQLITE_OK)
-                if database is None and table not in scope.known:
-                    return int(sqlean.SQLITE_OK)  # a common table expression of the query
-                reason = f"reading table '{first}' is not allowed here" + _tables_note(scope.tables)
-            elif name == "FUNCTION":
-                if (second or "").lower() in self._functions:
-                    return int(sqlean.SQLITE_OK)
-                reason = f"the function {second}() is not allowed here"
-            elif name == "PRAGMA":
-                pragma = (first or "").lower()
-                if pragma in _TABLE_PRAGMAS and (second or "").lower() in readable:
-                    return int(sqlean.SQLITE_OK)
-                if pragma == "data_version" and second is None:
-                    return int(sqlean.SQLITE_OK)  # read by FTS5 itself, to see new writes
-                reason = "PRAGMA is not allowed here: only read-only queries (SELECT) run"
-            elif name == "RECURSIVE":
-                if limits.allow_recursive_queries:
-                    return int(sqlean.SQLITE_OK)
-                self._refusal = "recursive"  # the reason, whatever was refused first
-                return int(sqlean.SQLITE_DENY)
-            else:
-                words = name.replace("_", " ")
-                reason = f"{words} is not allowed here: only read-only queries (SELECT) run"
-            if self._refusal is None:
-                self._refusal = reason
-            return int(sqlean.SQLITE_DENY)
-
-        return authorize
-
-    def batches(self, text: str, limits: SqlLimits) -> Generator[pa.RecordBatch, None, None]:
-        scope = self._scope()
-        connection = self._connection
-        set_heap_limit = _heap_limit_setter()
-        with _HEAP_LOCK:
-            previous = set_heap_limit(int(limits.memory_bytes))
-            self._refusal = None
-            connection.set_authorizer(self._authorize(limits, scope))
-            cursor = None
-            try:
-                try:
-                    cursor = connection.execute(text)
-                except Exception:
-                    if self._refusal is not None:
-                        refusal = self._refusal
-                        if refusal == "recursive":
-                            raise limits.recursion_error(text) from None
-                        raise RefusedStatementError(refusal, sql=text) from None
-                    raise
-                names = [column[0] for column in cursor.description or ()]
-                rows = cursor.fetchmany(BATCH_ROWS)
-                yield rows_batch(names, rows)  # an empty result still has its columns
-                while rows:
-                    rows = cursor.fetchmany(BATCH_ROWS)
-                    if rows:
-                        yield rows_batch(names, rows)
-            finally:
-                if cursor is not None:
-                    cursor.close()
-                connection.set_authorizer(None)
-                set_heap_limit(previous)
-
-    def cancel(self) -> None:
-        self._connection.interrupt()
-
-    def limit_of(self, error: BaseException) -> str | None:
-        return "memory_bytes" if isinstance(error, MemoryError) else None
-
-    def close(self) -> None:
-        self._connection.close()
-
-
-def _tables_note(tables: frozenset[str]) -> str:
-    return f" (the tables it may read: {', '.join(sorted(tables))})" if tables else ""

@@ -34,7 +34,7 @@ from hotdata_retrieval.analysis import analyze_text, terms_column
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.compile.statements import CATALOG_TABLE, columns_query, readable_table
-from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql
+from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql, WorkerSql
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
@@ -288,7 +288,10 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     def __init__(self, profile: DialectProfile, *, embedder: Any = None) -> None:
         self.profile = profile
         self.embedder = embedder
-        self._closed_sql = ClosedSql(self.engine_name, self._open_closed_session)
+        self.generation = 0
+        """How many times a table was (re)loaded through this engine: what an agent SQL
+        snapshot was made at (:meth:`_agent_sql_runner`)."""
+        self._agent_sql = self._agent_sql_runner()
 
     # -- the driver ------------------------------------------------------------------------
 
@@ -324,10 +327,18 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     def _table_names(self) -> list[str]:
         """The names of the tables in the engine's default schema."""
 
-    @abc.abstractmethod
+    def _agent_sql_runner(self) -> ClosedSql | WorkerSql:
+        """How this store runs agent SQL (:mod:`~hotdata_retrieval.engines._agent_sql`):
+        by default in a closed session of this process, :meth:`_open_closed_session` (a store
+        that computes in a server of its own: PostgreSQL); a store that computes in this
+        process runs it in a worker process instead (:class:`~hotdata_retrieval.engines.
+        _agent_sql.WorkerSql`)."""
+        return ClosedSql(self.engine_name, self._open_closed_session)
+
     def _open_closed_session(self, limits: SqlLimits) -> ClosedSession:
-        """A new session for agent SQL, closed off by the store's own mechanism
-        (:mod:`~hotdata_retrieval.engines._agent_sql`)."""
+        """A new session for agent SQL in this process, closed off by the store's own
+        mechanism (:class:`~hotdata_retrieval.engines._agent_sql.ClosedSql`)."""
+        raise NotImplementedError(f"{type(self).__name__} runs agent SQL in a worker process")
 
     @abc.abstractmethod
     def _write_table(
@@ -343,8 +354,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         indexes on ``text_columns``, its vector indexes, its catalog rows."""
 
     def close(self) -> None:
-        """Release the connections (the agent SQL session's too)."""
-        self._closed_sql.close()
+        """Release the connections (the agent SQL session's or worker's too)."""
+        self._agent_sql.close()
 
     def __enter__(self) -> SqlStoreEngine:
         return self
@@ -518,9 +529,13 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         The query runs in a session of its own that the store closes off from the machine:
         no file, setting, extension, write or table beyond :meth:`searchable_tables` is
         reachable, whatever the text says (each store's mechanism and its source are in
-        ``docs/adapters.md``, "Security model"). The time limit cancels the statement in the
-        store; the memory limit is the store's own knob where it has one. A session the
-        statement breaks (a connection it kills) is opened again for the next call.
+        ``docs/adapters.md``, "Security model"). On a store that computes in this process
+        (SQLite, DuckDB) the session runs in a worker process
+        (:mod:`~hotdata_retrieval.engines._worker`): killed when the time limit passes or its
+        resident set grows past the memory limit, a crash ending only the worker, the next
+        call starting a fresh one on its own clock. On PostgreSQL the server stops the
+        statement at its time limit. A session the statement breaks (a connection it kills)
+        is opened again for the next call.
 
         Args:
             text: one query.
@@ -531,10 +546,11 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
 
         Raises:
             SqlLimitError: the time or memory limit was passed; ``limit`` names which.
-            EngineError: the store refused the statement or failed; one line.
+            EngineError: the store refused the statement or failed, or the statement stopped
+                the worker process (a crash); one line.
         """
         limits = SqlLimits() if limits is None else limits
-        yield from self._closed_sql.stream(text, limits)
+        yield from self._agent_sql.stream(text, limits)
 
     def sql(self, text: str) -> pa.Table:
         """Run one statement, writes refused, and return its rows as an Arrow table.
@@ -626,7 +642,10 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             )
             for column in vector_columns_of(data)
         ]
-        self._write_table(table, data, key_column=key, text_columns=texts, vectors=vectors)
+        try:
+            self._write_table(table, data, key_column=key, text_columns=texts, vectors=vectors)
+        finally:
+            self.generation += 1
         return self.describe(table)
 
     own_schemas: ClassVar[frozenset[str]] = frozenset()

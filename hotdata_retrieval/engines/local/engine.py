@@ -32,14 +32,13 @@ from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from hotdata_retrieval.engines._worker import SqlWorker
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.local import _search, _storage
 from hotdata_retrieval.engines.local._catalog import OpenTables
 from hotdata_retrieval.engines.local._functions import EngineFunctions
 from hotdata_retrieval.engines.local._prepare import TableLoad as TableLoad
 from hotdata_retrieval.engines.local._session import Sessions
-from hotdata_retrieval.engines.local.sandbox import local_sql_worker
+from hotdata_retrieval.engines.local.sandbox import SqlWorker, local_sql_worker
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:

@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from hotdata_retrieval.engines._worker import SessionOpener, SqlWorker, WorkerSession
+from hotdata_retrieval.engines._worker import SessionOpener, WorkerSession
+from hotdata_retrieval.engines._worker import SqlWorker as SqlWorker
 from hotdata_retrieval.engines.limits import SqlLimits
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-    from hotdata_retrieval.engines.local.engine import LocalEngine
 
 logger = logging.getLogger(__name__)
 
@@ -68,13 +67,16 @@ class LocalSqlOpener(SessionOpener):
 class _LocalSession(WorkerSession):
     """The worker's engine, running each statement in its agent session."""
 
-    def __init__(self, engine: LocalEngine) -> None:
-        self.engine = engine
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine  # a LocalEngine (its module is imported in the worker only)
 
     def stream(
         self, text: str, limits: SqlLimits, context: Any
     ) -> Generator[pa.RecordBatch, None, None]:
-        return self.engine._stream_here(text, limits=limits)
+        batches: Generator[pa.RecordBatch, None, None] = self.engine._stream_here(
+            text, limits=limits
+        )
+        return batches
 
     def close(self) -> None:
         self.engine.close()
