@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -121,7 +122,8 @@ class DuckdbAgentOpener(SessionOpener):
         index_schemas: the schemas of their full-text indexes, read by ``match_bm25``.
         memory_bytes: DuckDB's ``memory_limit`` and ``max_temp_directory_size`` in the worker.
         threads: DuckDB's thread count (``None``: DuckDB's default).
-        temporary_directory: where DuckDB may spill, at most ``memory_bytes``.
+        temporary_directory: where DuckDB may spill, at most ``memory_bytes`` (emptied when a
+            worker opens it).
     """
 
     snapshot: str
@@ -137,6 +139,8 @@ class DuckdbAgentOpener(SessionOpener):
 
         from hotdata_retrieval.compile.duckdb import load_extension, set_option, set_threads
 
+        # What a stopped worker spilled is its own: removed, so kills never add up on disk.
+        shutil.rmtree(self.temporary_directory, ignore_errors=True)
         connection = duckdb.connect(self.snapshot, read_only=True)
         connection.execute(load_extension(self.extension))
         connection.execute(set_option("TimeZone", "UTC"))  # as the store's own connection
