@@ -4,7 +4,7 @@ The worker opens a snapshot of the store's searchable tables read-only
 (:class:`DuckdbAgentOpener`; DuckDB locks a database file to the one process that opened it for
 writing, so the worker cannot open the store's own file) and runs each statement in a
 :class:`DuckdbClosedSession`: DuckDB reads the statement twice before it runs, its parser for
-what it calls (no function of :data:`REFUSED_FUNCTIONS`, every table function on
+what it calls (every function on :data:`ALLOWED_FUNCTIONS`, every table function on
 :data:`TABLE_FUNCTIONS`) and its binder for what it reads (the searchable tables and their
 full-text indexes only).
 
@@ -60,35 +60,189 @@ CATALOG_FUNCTIONS = frozenset(
 allowed in a statement's bound plan, never called by name: ``pg_settings`` and
 ``pg_database`` read ``duckdb_settings`` and ``duckdb_databases``, which show paths."""
 
-REFUSED_FUNCTIONS = frozenset(
-    {
-        "current_setting",
-        "getenv",
-        "which_secret",
-        "setseed",
-        "json_serialize_sql",
-        "json_serialize_plan",
-        "json_deserialize_sql",
-        "json_execute_serialized_sql",
-        "levenshtein",
-        "damerau_levenshtein",
-        "editdist3",
-        "jaro_similarity",
-        "jaro_winkler_similarity",
-        "printf",
-        "format",
-        "error",
-    }
-)
-"""Scalar functions agent SQL may not call: they read the configuration or the environment
-(``current_setting``, ``getenv``), change the session (``setseed``), plan or run SQL given as
-text, whose plan shows settings and column statistics (``json_serialize_plan``), or cost the
-square of their input's length in one call, which DuckDB does not interrupt (its interrupt
-is checked between batches of rows: ``levenshtein`` of two 120,000-character texts ran 44 s
-past a 2 s limit), or build a text as wide as their format string says, which the memory
-limit does not see (``printf('%1000000000d', 1)`` built 1 GB past a 95 MiB limit; ``||``
-and ``concat`` join texts), or raise an error of the statement's own text (``error``), which
-would put stored text in the tool's error unquoted."""
+INDEX_FUNCTIONS = frozenset({"match_bm25", "tokenize"})
+"""The macros of a full-text index's own schema (fts extension documentation) agent SQL may
+call, in the schemas of the searchable tables' indexes only."""
+
+_OPERATORS = (
+    "+", "-", "*", "/", "//", "%", "**", "^", "@", "&", "|", "~", "<<", ">>", "!__postfix",
+    "||", "^@", "~~", "!~~", "~~*", "!~~*", "~~~", "->>", "@>", "<@", "&&", "<->", "<=>",
+)  # fmt: skip
+"""Operators, as DuckDB's parser names them (``LIKE`` is ``~~``, ``GLOB`` ``~~~``,
+``x ->> '$.a'`` ``->>``; ``5!`` is ``!__postfix``)."""
+
+_NUMERIC = (
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bit_count",
+    "cbrt", "ceil", "ceiling", "cos", "cosh", "cot", "degrees", "divide", "even", "exp",
+    "factorial", "fdiv", "floor", "fmod", "gamma", "gcd", "greatest_common_divisor",
+    "isfinite", "isinf", "isnan", "lcm", "least_common_multiple", "lgamma", "ln", "log",
+    "log10", "log2", "mod", "multiply", "nextafter", "pi", "pow", "power", "radians",
+    "random", "round", "round_even", "roundbankers", "sign", "signbit", "sin", "sinh", "sqrt",
+    "subtract", "tan", "tanh", "trunc", "xor", "equi_width_bins",
+)  # fmt: skip
+"""DuckDB documentation, "Numeric Functions" and "Utility Functions" (``equi_width_bins``)."""
+
+_TEXT = (
+    "ascii", "bar", "base64", "bin", "bit_length", "char_length", "character_length", "chr",
+    "concat", "concat_ws", "contains",
+    "ends_with", "formatreadabledecimalsize", "formatreadablesize", "format_bytes",
+    "from_base64", "from_binary", "from_hex", "greatest", "hamming", "hash", "hex", "instr",
+    "jaccard", "lcase", "least", "left", "left_grapheme", "len", "length", "length_grapheme",
+    "lower", "lpad", "ltrim", "md5", "md5_number", "md5_number_lower", "md5_number_upper",
+    "mismatches", "nfc_normalize", "ord", "parse_dirname", "parse_dirpath", "parse_filename",
+    "parse_formatted_bytes", "parse_path", "position", "prefix", "repeat", "replace",
+    "reverse", "right", "right_grapheme", "rpad", "rtrim", "sha1", "sha256", "split",
+    "split_part", "starts_with", "str_split", "string_split", "string_to_array",
+    "strip_accents", "strlen", "strpos", "substr", "substring", "substring_grapheme",
+    "suffix", "to_base", "to_base64", "to_binary", "to_hex", "translate", "trim", "ucase",
+    "unbin", "unhex", "unicode", "upper", "url_decode", "url_encode", "decode", "encode",
+    "octet_length", "stem",
+)  # fmt: skip
+"""DuckDB documentation, "Text Functions" and "Blob Functions" (``parse_path`` and its kin
+split a text as a path; they read no file), and the fts extension's ``stem``."""
+
+_PATTERNS = (
+    "like_escape", "not_like_escape", "ilike_escape", "not_ilike_escape", "regexp_escape",
+    "regexp_extract", "regexp_extract_all", "regexp_full_match", "regexp_matches",
+    "regexp_replace", "regexp_split_to_array", "regexp_split_to_table", "string_split_regex",
+    "str_split_regex",
+)  # fmt: skip
+"""DuckDB documentation, "Pattern Matching" and "Regular Expressions"."""
+
+_TIME = (
+    "age", "ago", "century", "current_date", "current_localtime", "current_localtimestamp",
+    "date_add", "date_diff", "date_part", "date_sub", "date_trunc", "datediff", "datepart",
+    "datesub", "datetrunc", "day", "dayname", "dayofmonth", "dayofweek", "dayofyear",
+    "days_in_month", "decade", "epoch", "epoch_ms", "epoch_ns", "epoch_us", "era",
+    "get_current_time", "get_current_timestamp", "hour", "isodow", "isoyear", "julian",
+    "last_day", "make_date", "make_time", "make_timestamp", "make_timestamp_ms",
+    "make_timestamp_ns", "make_timestamptz", "microsecond", "millennium", "millisecond",
+    "minute", "month", "monthname", "nanosecond", "normalized_interval", "now", "quarter",
+    "second", "strftime", "strptime", "time_bucket", "timezone", "timezone_hour",
+    "timezone_minute", "to_centuries", "to_days", "to_decades", "to_hours",
+    "to_microseconds", "to_millennia", "to_milliseconds", "to_minutes", "to_months",
+    "to_quarters", "to_seconds", "to_timestamp", "to_weeks", "to_years", "today",
+    "transaction_timestamp", "try_strptime", "week", "weekday", "weekofyear", "year",
+    "yearweek",
+)  # fmt: skip
+"""DuckDB documentation, "Date Functions", "Timestamp Functions", "Time Functions",
+"Interval Functions" and "Date Format Functions"."""
+
+_LISTS = (
+    "array_append", "array_cat", "array_concat", "array_contains", "array_distinct",
+    "array_extract", "array_grade_up", "array_has", "array_has_all", "array_has_any",
+    "array_indexof", "array_intersect", "array_length", "array_pop_back", "array_pop_front",
+    "array_position", "array_prepend", "array_push_back", "array_push_front", "array_resize",
+    "array_reverse", "array_reverse_sort", "array_select", "array_slice", "array_sort",
+    "array_to_string", "array_unique", "array_where", "array_zip", "flatten",
+    "generate_series", "generate_subscripts", "grade_up", "list_any_value", "list_append",
+    "list_approx_count_distinct", "list_avg", "list_bit_and", "list_bit_or", "list_bit_xor",
+    "list_bool_and", "list_bool_or", "list_cat", "list_concat", "list_contains",
+    "list_cosine_distance", "list_cosine_similarity", "list_count", "list_distance",
+    "list_distinct", "list_dot_product", "list_element", "list_entropy", "list_extract",
+    "list_first", "list_grade_up", "list_has", "list_has_all", "list_has_any",
+    "list_histogram", "list_indexof", "list_inner_product", "list_intersect",
+    "list_kurtosis", "list_kurtosis_pop", "list_last", "list_mad", "list_max",
+    "list_median", "list_min", "list_mode", "list_negative_dot_product",
+    "list_negative_inner_product", "list_pack", "list_position", "list_prepend",
+    "list_product", "list_resize", "list_reverse", "list_reverse_sort", "list_select",
+    "list_sem", "list_skewness", "list_slice", "list_sort", "list_stddev_pop",
+    "list_stddev_samp", "list_string_agg", "list_sum", "list_unique", "list_value",
+    "list_var_pop", "list_var_samp", "list_where", "list_zip", "range", "unnest",
+    "unpivot_list",
+    "array_value", "array_cosine_distance", "array_cosine_similarity", "array_cross_product",
+    "array_distance", "array_dot_product", "array_inner_product",
+    "array_negative_dot_product", "array_negative_inner_product",
+)  # fmt: skip
+"""DuckDB documentation, "List Functions" and "Array Functions": all but those that take a
+lambda (``list_transform``, ``list_filter``, ``list_reduce`` and their other names) and those
+that run an aggregate named by a text argument (``list_aggregate``, ``aggregate``), which no
+reading of the statement could check."""
+
+_NESTED = (
+    "row", "struct_concat", "struct_contains", "struct_extract", "struct_extract_at",
+    "struct_has", "struct_indexof", "struct_insert", "struct_keys", "struct_pack",
+    "struct_position", "struct_update", "struct_values", "map", "map_concat", "map_contains",
+    "map_contains_entry", "map_contains_value", "map_entries", "map_extract",
+    "map_extract_value", "map_from_entries", "map_keys", "map_values", "cardinality",
+    "element_at", "union_extract", "union_tag", "union_value",
+)  # fmt: skip
+"""DuckDB documentation, "Struct Functions", "Map Functions" and "Union Functions"."""
+
+_JSON = (
+    "json", "json_array", "json_array_length", "json_contains", "json_exists",
+    "json_extract", "json_extract_path", "json_extract_path_text", "json_extract_string",
+    "json_group_array", "json_group_object", "json_group_structure", "json_keys",
+    "json_merge_patch", "json_object", "json_pretty", "json_quote", "json_structure",
+    "json_transform", "json_transform_strict", "json_type", "json_valid", "json_value",
+    "from_json", "from_json_strict", "to_json", "array_to_json", "row_to_json",
+)  # fmt: skip
+"""DuckDB documentation, "JSON Processing Functions" and "Creating JSON": all but the four
+that plan, read or run SQL given as text (``json_serialize_sql``, ``json_deserialize_sql``,
+``json_serialize_plan``, ``json_execute_serialized_sql``)."""
+
+_UTILITY = (
+    "nullif", "typeof", "pg_typeof", "uuid", "gen_random_uuid", "uuidv4", "uuidv7",
+    "uuid_extract_timestamp", "uuid_extract_version", "enum_code", "enum_first", "enum_last",
+    "enum_range", "enum_range_boundary", "bitstring", "get_bit", "set_bit", "bit_position",
+)  # fmt: skip
+"""DuckDB documentation, "Utility Functions", "Enum Functions" and "Bitstring Functions": the
+ones that compute from their arguments alone."""
+
+_AGGREGATES = (
+    "any_value", "approx_count_distinct", "approx_quantile", "approx_top_k", "arbitrary",
+    "arg_max", "arg_max_null", "arg_max_nulls_last", "arg_min", "arg_min_null",
+    "arg_min_nulls_last", "argmax", "argmin", "array_agg", "avg", "bit_and", "bit_or",
+    "bit_xor", "bitstring_agg", "bool_and", "bool_or", "corr", "count", "count_if",
+    "count_star", "countif", "covar_pop", "covar_samp", "entropy", "favg", "first", "fsum",
+    "geomean", "geometric_mean", "group_concat", "histogram", "histogram_exact", "kahan_sum",
+    "kurtosis", "kurtosis_pop", "last", "list", "listagg", "mad", "max", "max_by", "mean",
+    "median", "min", "min_by", "mode", "product", "quantile", "quantile_cont",
+    "quantile_disc", "regr_avgx", "regr_avgy", "regr_count", "regr_intercept", "regr_r2",
+    "regr_slope", "regr_sxx", "regr_sxy", "regr_syy", "reservoir_quantile", "sem",
+    "skewness", "stddev", "stddev_pop", "stddev_samp", "string_agg", "sum", "sumkahan",
+    "var_pop", "var_samp", "variance", "wavg", "weighted_avg",
+    "cume_dist", "dense_rank", "fill", "first_value", "lag", "last_value", "lead",
+    "nth_value", "ntile", "percent_rank", "rank", "rank_dense", "row_number",
+)  # fmt: skip
+"""DuckDB documentation, "Aggregate Functions" and "Window Functions"."""
+
+ALLOWED_FUNCTIONS = frozenset(
+    _OPERATORS + _NUMERIC + _TEXT + _PATTERNS + _TIME + _LISTS + _NESTED + _JSON + _UTILITY
+    + _AGGREGATES
+)  # fmt: skip
+"""The scalar, aggregate and window functions agent SQL may call on DuckDB, lower-cased: an
+allow-list, so a function a later DuckDB adds is refused until it is listed here.
+
+Drawn from DuckDB 1.5.5's ``duckdb_functions()`` (its ``scalar``, ``aggregate`` and ``macro``
+functions) by the DuckDB documentation's function pages each group names, keeping the
+functions that compute a value from their arguments and the rows alone. Left out:
+
+- what reads the configuration, the session, the catalog or the machine: ``current_setting``,
+  ``getenv``, ``which_secret``, ``getvariable``, ``version``, ``current_database`` and the
+  other ``current_*`` functions, the PostgreSQL compatibility macros (``has_*_privilege``,
+  ``pg_get_viewdef``, ``inet_server_addr``, ...), ``nextval`` and ``currval``;
+- what changes the session or the machine: ``setseed``, ``write_log``;
+- what plans, reads or runs SQL given as text, or calls a function named by text:
+  ``json_serialize_sql``, ``json_serialize_plan``, ``json_execute_serialized_sql``,
+  ``list_aggregate``;
+- what waits or fails on purpose: ``sleep_ms``, ``pg_sleep``, ``error`` (which would put stored
+  text in the tool's error unquoted);
+- the functions whose one call costs the product of their arguments' lengths, which DuckDB does
+  not interrupt (``levenshtein``, ``damerau_levenshtein``, ``editdist3``, ``jaro_similarity``,
+  ``jaro_winkler_similarity``: two 120,000-character texts ran 44 s past a 2 s limit), and those
+  that build a text as wide as their format string says (``printf``, ``format``): the worker's
+  limits would stop them, but such a call only ever ends at a limit;
+- lambdas (:class:`DuckdbClosedSession` refuses them: each runs once per list element);
+- DuckDB's internals (``__internal_*``, ``icu_collate_*``, ``stats``, ``vector_type``,
+  ``finalize``, ``sum_no_overflow``), the type utilities and the geometry and variant
+  functions.
+
+Whatever an allowed function computes is bounded by the worker process (time, resident set, a
+crash ends only the worker), not by this list."""
+
+_SCHEMAS = ("", "main", "pg_catalog")
+"""The schemas a call of a built-in function may name (``main.lower(x)``)."""
 
 BUILDERS = frozenset(
     {"repeat", "lpad", "rpad", "list_resize", "array_resize", "range", "generate_series"}
@@ -171,12 +325,13 @@ class DuckdbClosedSession(ClosedSession):
     :data:`CLOSED_OPTIONS` off, ``memory_limit`` set and its configuration locked. Before it
     runs, DuckDB reads the statement twice: its parser (``extract_statements``,
     ``json_serialize_sql``) checks that it is one ``SELECT`` that calls no table function but
-    :data:`TABLE_FUNCTIONS`, none of :data:`REFUSED_FUNCTIONS`, :data:`BUILDERS` only within
-    their bounds, no lambda, and no recursive query unless
-    ``SqlLimits.allow_recursive_queries``; its binder (``json_serialize_plan``, unoptimised,
-    whose output the agent never sees) resolves every table the statement reads, through common
-    table expressions and subqueries, and each must be a searchable table, one of their
-    full-text index tables, or a table function of ``information_schema``."""
+    :data:`TABLE_FUNCTIONS`, no function but :data:`ALLOWED_FUNCTIONS` (and a searchable
+    index's :data:`INDEX_FUNCTIONS`), :data:`BUILDERS` only within their bounds, no lambda, and
+    no recursive query unless ``SqlLimits.allow_recursive_queries``; its binder
+    (``json_serialize_plan``, unoptimised, whose output the agent never sees) resolves every
+    table the statement reads, through common table expressions and subqueries, and each must
+    be a searchable table, one of their full-text index tables, or a table function of
+    ``information_schema``."""
 
     def __init__(
         self,
@@ -253,17 +408,25 @@ class DuckdbClosedSession(ClosedSession):
                 raise RefusedStatementError(
                     f"the table function {name}() is not allowed here", sql=text
                 )
-        elif node.get("class") == "FUNCTION":
+        elif node.get("class") in ("FUNCTION", "WINDOW") and "function_name" in node:
             self._check_function(node, text)
 
     def _check_function(self, node: dict[str, Any], text: str) -> None:
-        """Refuse a call of :data:`REFUSED_FUNCTIONS`, and a :data:`BUILDERS` call beyond its
-        bounds."""
+        """Refuse a call of a function that is not on the allow-list (a searchable index's
+        :data:`INDEX_FUNCTIONS` aside), and a :data:`BUILDERS` call beyond its bounds."""
         name = str(node.get("function_name", "")).lower()
-        if name in REFUSED_FUNCTIONS:
-            raise RefusedStatementError(f"the function {name}() is not allowed here", sql=text)
-        if name in BUILDERS:
-            _check_builder(name, node.get("children") or [], text)
+        catalog = str(node.get("catalog") or "").lower()
+        schema = str(node.get("schema") or "")
+        index = schema in self._index_schemas and catalog in ("", self._database)
+        built_in = catalog in ("", "system", self._database) and schema.lower() in _SCHEMAS
+        if index and name in INDEX_FUNCTIONS:
+            return
+        if not index and built_in and name in ALLOWED_FUNCTIONS:
+            if name in BUILDERS:
+                _check_builder(name, node.get("children") or [], text)
+            return
+        shown = ".".join(part for part in (catalog, schema, name) if part)
+        raise RefusedStatementError(f"the function {shown}() is not allowed here", sql=text)
 
     def _check_read(self, node: dict[str, Any], text: str) -> None:
         name = str(node.get("name", ""))

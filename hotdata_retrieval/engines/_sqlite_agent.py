@@ -77,16 +77,75 @@ FTS5_SHADOW_TABLES = ("data", "idx", "config", "docsize", "content")
 """The tables an FTS5 table keeps its index in, read when it is queried (SQLite FTS5
 documentation, "Shadow Tables")."""
 
-REFUSED_FUNCTIONS = frozenset(
-    {"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer", "sqlite_offset"}
-)
-"""Functions agent SQL may not call: extension loading, file access (the CLI's and sqlean's
-file functions, were they ever loaded), and FTS3's tokenizer pointer (SQLite documentation,
+_CORE = (
+    "abs", "char", "coalesce", "concat", "concat_ws", "format", "glob", "hex", "if", "ifnull",
+    "iif", "instr", "length", "like", "likelihood", "likely", "lower", "ltrim", "max", "min",
+    "nullif", "octet_length", "printf", "quote", "random", "randomblob", "replace", "round",
+    "rtrim", "sign", "substr", "substring", "trim", "typeof", "unhex", "unicode", "unistr",
+    "unistr_quote", "unlikely", "upper", "zeroblob",
+)  # fmt: skip
+"""SQLite documentation, "Built-In Scalar SQL Functions": all but those that read or change
+the connection or the build (``changes``, ``last_insert_rowid``, ``total_changes``,
+``load_extension``, ``sqlite_compileoption_get``, ``sqlite_compileoption_used``,
+``sqlite_log``, ``sqlite_offset``, ``sqlite_source_id``, ``sqlite_version``) and ``subtype``,
+which is for extensions."""
+
+_MATH = (
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "ceiling", "cos",
+    "cosh", "degrees", "exp", "floor", "ln", "log", "log10", "log2", "mod", "pi", "pow",
+    "power", "radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+)  # fmt: skip
+"""SQLite documentation, "Built-In Mathematical SQL Functions"."""
+
+_TIME = (
+    "date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff",
+    "current_date", "current_time", "current_timestamp",
+)  # fmt: skip
+"""SQLite documentation, "Date And Time Functions"."""
+
+_AGGREGATES = (
+    "avg", "count", "group_concat", "string_agg", "sum", "total",
+    "row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+    "first_value", "last_value", "nth_value",
+)  # fmt: skip
+"""SQLite documentation, "Built-in Aggregate Functions" and "Window Functions" (``max`` and
+``min`` are listed with the scalar functions, which they also are)."""
+
+_JSON = (
+    "json", "jsonb", "json_array", "jsonb_array", "json_array_length", "json_error_position",
+    "json_extract", "jsonb_extract", "json_insert", "jsonb_insert", "json_object",
+    "jsonb_object", "json_patch", "jsonb_patch", "json_pretty", "json_quote", "json_remove",
+    "jsonb_remove", "json_replace", "jsonb_replace", "json_set", "jsonb_set", "json_type",
+    "json_valid", "json_group_array", "jsonb_group_array", "json_group_object",
+    "jsonb_group_object", "->", "->>",
+)  # fmt: skip
+"""SQLite documentation, "JSON Functions And Operators" (``json_each`` and ``json_tree`` are
+table-valued: :data:`READABLE_FUNCTION_TABLES`)."""
+
+_FULL_TEXT = ("bm25", "highlight", "snippet", "match", "matchinfo", "offsets")
+"""FTS5's auxiliary functions and ``MATCH`` (SQLite FTS5 documentation, "Auxiliary
+Functions"), and FTS3's ``matchinfo`` and ``offsets``; not ``fts5()``, which hands out the
+module's C interface, nor ``fts3_tokenizer``, which takes a pointer (SQLite documentation,
 "Security Considerations" of FTS3)."""
 
-_FULL_TEXT_FUNCTIONS = frozenset({"bm25", "highlight", "snippet", "match", "matchinfo", "offsets"})
-"""FTS5's functions, which SQLite does not list as built in."""
+_VECTORS = (
+    "vec_add", "vec_bit", "vec_distance_cosine", "vec_distance_hamming", "vec_distance_l1",
+    "vec_distance_l2", "vec_f32", "vec_int8", "vec_length", "vec_normalize",
+    "vec_quantize_binary", "vec_quantize_int8", "vec_slice", "vec_sub", "vec_to_json",
+    "vec_type",
+)  # fmt: skip
+"""sqlite-vec's scalar functions (sqlite-vec documentation, "API Reference"): all but
+``vec_debug`` and ``vec_version``, which describe the build."""
 
+ALLOWED_FUNCTIONS = frozenset(_CORE + _MATH + _TIME + _AGGREGATES + _JSON + _FULL_TEXT + _VECTORS)
+"""The functions agent SQL may call on SQLite, lower-cased: an allow-list, checked by the
+authorizer for every function the statement calls (``SQLITE_FUNCTION``), so a function an
+extension loaded into the process adds (sqlean's ``fileio_read``, were it enabled), a later
+SQLite's or sqlite-vec's new function, and the geopoly and R-tree functions are refused until
+listed here. Drawn from SQLite 3.50's ``pragma_function_list`` with sqlean.py's bundled
+extensions and sqlite-vec loaded, by the SQLite documentation's function pages each group
+names. Whatever an allowed function computes is bounded by the worker process (time, resident
+set, a crash ends only the worker) and by SQLite's heap limit, not by this list."""
 
 _ACTION_NAMES = (
     "CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE",
@@ -175,9 +234,8 @@ class SqliteClosedSession(ClosedSession):
     prepares the statement (SQLite C interface, ``sqlite3_set_authorizer``): it allows
     ``SELECT``, reads of the tables the owner read for this statement (:meth:`use`: the
     searchable tables, their full-text tables and the schema table), ``pragma_table_info`` of
-    those, and the functions SQLite lists as built in, sqlite-vec's and FTS5's (none an
-    extension loaded into the process added) but :data:`REFUSED_FUNCTIONS`; it denies
-    everything else — writes, ``ATTACH``, ``PRAGMA``, transactions, and recursive queries unless
+    those, and calls of :data:`ALLOWED_FUNCTIONS`; it denies everything else — writes,
+    ``ATTACH``, ``PRAGMA``, transactions, other functions, and recursive queries unless
     ``SqlLimits.allow_recursive_queries``. The memory limit is also SQLite's hard heap limit
     (``sqlite3_hard_heap_limit64``: past it every allocation fails, so the statement stops),
     set for each statement and restored after."""
@@ -190,17 +248,6 @@ class SqliteClosedSession(ClosedSession):
         self._codes = {getattr(sqlean, f"SQLITE_{name}"): name for name in _ACTION_NAMES}
         self._refusal: str | None = None
         connection.execute("PRAGMA query_only = ON")
-        listed = connection.execute("SELECT name, builtin FROM pragma_function_list").fetchall()
-        self._functions = (
-            frozenset(
-                name.lower()
-                for name, builtin in listed
-                if builtin
-                or name.lower().startswith("vec_")
-                or name.lower() in _FULL_TEXT_FUNCTIONS
-            )
-            - REFUSED_FUNCTIONS
-        )
 
     def use(self, context: Any) -> None:
         if isinstance(context, Scope):
@@ -224,7 +271,7 @@ class SqliteClosedSession(ClosedSession):
                     return int(sqlean.SQLITE_OK)  # a common table expression of the query
                 reason = f"reading table '{first}' is not allowed here" + _tables_note(scope.tables)
             elif name == "FUNCTION":
-                if (second or "").lower() in self._functions:
+                if (second or "").lower() in ALLOWED_FUNCTIONS:
                     return int(sqlean.SQLITE_OK)
                 reason = f"the function {second}() is not allowed here"
             elif name == "PRAGMA":
