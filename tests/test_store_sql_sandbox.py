@@ -523,6 +523,30 @@ def test_postgres_stops_a_query_at_its_memory_limit(postgres_url: str) -> None:
         assert caught.value.limit == "memory_bytes"
 
 
+def test_postgres_stops_the_attack_shapes_in_its_own_server(postgres_url: str) -> None:
+    """The shapes that crashed or outlasted DuckDB in the library's process end in
+    PostgreSQL's own server: a JSON text nested 100,000 deep is its stack-depth error, a
+    ``replace`` blow-up its time limit, and no backend of the agent's role runs on after."""
+    with PostgresEngine(postgres_url, agent_role="hdq_agent_shapes") as engine:
+        engine.load_table("shapes", pa.table({"id": [1], "body": ["x"]}), text_columns=["body"])
+        nested = "SELECT length((repeat('[', 100000) || repeat(']', 100000))::jsonb::text) AS n"
+        tenfold = "repeat('x', 1000000)"
+        for _ in range(3):
+            tenfold = f"replace({tenfold}, 'x', 'xxxxxxxxxx')"
+        for statement, limits, expected in (
+            (nested, SqlLimits(), "stack depth limit exceeded"),
+            (f"SELECT length({tenfold}) AS n", SqlLimits(timeout_seconds=1), "time limit"),
+        ):
+            with pytest.raises(EngineError, match=expected):
+                list(engine.stream_sql(statement, limits=limits))
+            active = engine.sql(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = 'hdq_agent_shapes' "
+                "AND state = 'active'"
+            ).to_pylist()
+            assert active == [{"n": 0}]
+            assert _first(engine.stream_sql("SELECT count(*) AS n FROM shapes")).num_rows == 1
+
+
 # -- PostgreSQL's role -----------------------------------------------------------------
 
 
