@@ -483,7 +483,7 @@ def test_duckdb_holds_what_spills_to_disk_to_the_memory_limit(tmp_path: Path) ->
         _load(engine)
         _warm(engine)
         assert engine._snapshot is not None
-        spilled = engine._snapshot.path.parent / "spill"  # the worker's temporary directory
+        spilled = engine._snapshot.directory.path / "spill"  # the worker's temporary files
         sizes: list[int] = []
         done = threading.Event()
 

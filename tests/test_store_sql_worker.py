@@ -296,6 +296,27 @@ def test_duckdb_snapshot_follows_loads_and_goes_with_the_engine(tmp_path: Path) 
     assert not second.exists()
 
 
+def test_a_snapshot_goes_when_its_process_ends_without_close(tmp_path: Path) -> None:
+    script = (
+        "import sys, pyarrow as pa\n"
+        "from hotdata_retrieval.engines.duckdb import DuckdbEngine\n"
+        "engine = DuckdbEngine(sys.argv[1])\n"
+        "engine.load_table('docs', pa.table({'id': [1], 'body': ['x']}), text_columns=['body'])\n"
+        "list(engine.stream_sql('SELECT count(*) FROM docs'))\n"
+        "print(engine._snapshot.directory.path)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "unclosed.duckdb")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    directory = Path(done.stdout.strip())
+    assert directory.name.startswith(SNAPSHOT_PREFIX)
+    assert not directory.exists()
+
+
 def test_duckdb_snapshot_leaves_out_the_databases_views_and_macros(tmp_path: Path) -> None:
     with DuckdbEngine(tmp_path / "shadow.duckdb") as engine:
         _load(engine)
@@ -332,7 +353,7 @@ def test_sqlite_memory_copy_follows_the_engines_writes() -> None:
         engine.load_table("docs", pa.table({"id": [7], "body": ["one"]}), text_columns=["body"])
         assert _rows(engine, "SELECT id FROM docs") == [{"id": 7}]
         assert engine._snapshot is not None
-        directory = engine._snapshot[0].parent
+        directory = engine._snapshot[0].path
     assert not directory.exists()
 
 

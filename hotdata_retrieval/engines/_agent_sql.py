@@ -33,6 +33,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -365,3 +366,21 @@ def snapshot_directory() -> Path:
         except OSError:
             continue  # another user's process: alive, and not ours to judge
     return Path(tempfile.mkdtemp(prefix=f"{SNAPSHOT_PREFIX}{os.getpid()}-"))
+
+
+class SnapshotDirectory:
+    """The directory of one agent SQL snapshot (:func:`snapshot_directory`), deleted by
+    :meth:`remove`, or at the latest when ``owner`` (the engine) is collected or the
+    interpreter exits.
+
+    Attributes:
+        path: the directory.
+    """
+
+    def __init__(self, owner: object) -> None:
+        self.path = snapshot_directory()
+        self._remove = weakref.finalize(owner, shutil.rmtree, str(self.path), True)
+
+    def remove(self) -> None:
+        """Delete the directory and all it holds (once)."""
+        self._remove()

@@ -35,7 +35,6 @@ DuckdbClosedSession` describes.
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,9 +79,9 @@ from hotdata_retrieval.compile.statements import (
 )
 from hotdata_retrieval.engines._agent_sql import (
     RefusedStatementError,
+    SnapshotDirectory,
     WorkerSql,
     first_line,
-    snapshot_directory,
 )
 from hotdata_retrieval.engines._duckdb_agent import DuckdbAgentOpener
 from hotdata_retrieval.engines._worker import SessionOpener
@@ -205,7 +204,7 @@ class DuckdbEngine(SqlStoreEngine):
         super().close()
         self._connection.close()
         if self._snapshot is not None:
-            shutil.rmtree(self._snapshot.path.parent, ignore_errors=True)
+            self._snapshot.directory.remove()
             self._snapshot = None
 
     def _table_names(self) -> list[str]:
@@ -232,7 +231,7 @@ class DuckdbEngine(SqlStoreEngine):
             index_schemas=snapshot.index_schemas,
             memory_bytes=int(limits.memory_bytes),
             threads=self._threads,
-            temporary_directory=str(snapshot.path.parent / "spill"),
+            temporary_directory=str(snapshot.directory.path / "spill"),
         )
         return opener, None
 
@@ -257,14 +256,14 @@ class DuckdbEngine(SqlStoreEngine):
             return current
         if current is not None:
             self._agent_sql.stop_worker()
-            shutil.rmtree(current.path.parent, ignore_errors=True)
+            current.directory.remove()
             self._snapshot = None
         generation = self.generation
         tables = frozenset(table.name for table in self.searchable_tables())
         index_schemas = self._index_schemas()
-        directory = snapshot_directory()
-        path = directory / "snapshot.duckdb"
-        alias = f"hdq_agent_snapshot_{directory.name.rsplit('-', 1)[-1]}"
+        directory = SnapshotDirectory(self)
+        path = directory.path / "snapshot.duckdb"
+        alias = f"hdq_agent_snapshot_{directory.path.name.rsplit('-', 1)[-1]}"
         cursor = self._connection.cursor()
         try:
             source = str(cursor.execute("SELECT current_database()").fetchall()[0][0])
@@ -274,12 +273,16 @@ class DuckdbEngine(SqlStoreEngine):
             finally:
                 self._snapshot_statement(cursor, detach_database(alias))
         except BaseException:
-            shutil.rmtree(directory, ignore_errors=True)
+            directory.remove()
             raise
         finally:
             cursor.close()
         self._snapshot = _Snapshot(
-            path=path, generation=generation, tables=tables, index_schemas=index_schemas
+            directory=directory,
+            path=path,
+            generation=generation,
+            tables=tables,
+            index_schemas=index_schemas,
         )
         return self._snapshot
 
@@ -543,13 +546,15 @@ class _Snapshot:
     """A snapshot agent SQL reads (:meth:`DuckdbEngine._agent_snapshot`).
 
     Attributes:
-        path: its database file, in a directory of its own.
+        directory: its directory, with the worker's temporary files (``spill``).
+        path: its database file.
         generation: the engine's :attr:`~hotdata_retrieval.engines.store.SqlStoreEngine.
             generation` it was made at.
         tables: the searchable tables it holds rows of.
         index_schemas: the schemas of their full-text indexes.
     """
 
+    directory: SnapshotDirectory
     path: Path
     generation: int
     tables: frozenset[str]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import shutil
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,8 +57,8 @@ from hotdata_retrieval.compile.statements import (
 )
 from hotdata_retrieval.engines._agent_sql import (
     RefusedStatementError,
+    SnapshotDirectory,
     WorkerSql,
-    snapshot_directory,
 )
 from hotdata_retrieval.engines._sqlite_agent import (
     FTS5_SHADOW_TABLES,
@@ -87,6 +86,9 @@ from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+_SNAPSHOT_FILE = "snapshot.sqlite"
+"""The in-memory database's copy agent SQL reads, in its snapshot directory."""
 
 VECTOR_STORAGES = ("blob", "json")
 """How ``load_table`` may store vectors: float32 BLOBs (sqlite-vec's format) or JSON text."""
@@ -193,7 +195,7 @@ class SqliteEngine(SqlStoreEngine):
     def _agent_sql_runner(self) -> WorkerSql:
         return WorkerSql(self._agent_worker)
 
-    _snapshot: tuple[Path, tuple[int, int]] | None = None
+    _snapshot: tuple[SnapshotDirectory, tuple[int, int]] | None = None
 
     def _agent_worker(self, limits: SqlLimits) -> tuple[SessionOpener, Any]:
         """What the SQL worker opens, and what the statement may read
@@ -209,26 +211,25 @@ class SqliteEngine(SqlStoreEngine):
         state = (self.generation, int(self._connection.total_changes))
         if self._snapshot is None or self._snapshot[1] != state:
             self._drop_snapshot()
-            directory = snapshot_directory()
-            path = directory / "snapshot.sqlite"
+            directory = SnapshotDirectory(self)
             try:
-                target = _connect(str(path))
+                target = _connect(str(directory.path / _SNAPSHOT_FILE))
                 try:
                     self._connection.backup(target)
                 finally:
                     target.close()
             except BaseException:
-                shutil.rmtree(directory, ignore_errors=True)
+                directory.remove()
                 raise
-            self._snapshot = (path, state)
-        uri = f"file:{quote(str(self._snapshot[0]))}?mode=ro"
+            self._snapshot = (directory, state)
+        uri = f"file:{quote(str(self._snapshot[0].path / _SNAPSHOT_FILE))}?mode=ro"
         return SqliteAgentOpener(uri=uri, shown=self.database), self._agent_scope()
 
     def _drop_snapshot(self) -> None:
         """Stop the worker that reads the in-memory database's copy, and delete the copy."""
         if self._snapshot is not None:
             self._agent_sql.stop_worker()
-            shutil.rmtree(self._snapshot[0].parent, ignore_errors=True)
+            self._snapshot[0].remove()
             self._snapshot = None
 
     def _agent_scope(self) -> Scope:
