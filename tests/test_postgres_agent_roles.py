@@ -152,7 +152,7 @@ def test_an_agent_role_of_a_killed_engine_cannot_log_in_and_is_swept(url: str) -
 def test_the_sweep_keeps_a_live_engines_role(url: str) -> None:
     with PostgresEngine(url) as first:
         assert [b.to_pylist() for b in first.stream_sql("SELECT 1 AS one")] == [[{"one": 1}]]
-        first._closed_sql.close()  # its agent session ends; the engine lives on
+        first._agent_sql.close()  # its agent session ends; the engine lives on
         state = _role(url, first.agent_role)
         assert state is not None
         assert state[0] is False

@@ -34,6 +34,7 @@ DuckdbClosedSession` describes.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
