@@ -131,6 +131,22 @@ class SqlLimitError(EngineError):
         self.value = value
 
 
+class ResponseLimitError(EngineError):
+    """A remote engine's service answered with more than one of its :class:`ResponseLimits`
+    allows; the request was stopped and its connection closed.
+
+    Attributes:
+        limit: which limit: ``max_response_bytes`` (the body as sent) or
+            ``max_decompressed_bytes`` (the body once decompressed).
+        value: the limit's value, in bytes.
+    """
+
+    def __init__(self, message: str, *, limit: str, value: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value
+
+
 class HnswSettingsError(EngineError, ValueError):
     """An HNSW index setting out of its range, of the wrong type, or not one the index being
     built can take (int8 storage for an L2 or dot-product index; a setting an engine has no

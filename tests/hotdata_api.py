@@ -23,9 +23,11 @@ the fake writes itself are its own; only the engine's messages come from the Loc
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -37,6 +39,7 @@ import attrs
 
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.errors import HotdataRetrievalError
+from tests.hostile_http import HostileAnswer, serve_hostile
 
 __all__ = ["FakeHotdataApi", "RecordedRequest"]
 
@@ -114,6 +117,12 @@ class FakeHotdataApi:
         }
         self._indexes: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         self._injected: list[tuple[int, bytes]] = []
+        self._hostile: list[HostileAnswer] = []
+        self.compress_answers: str | None = None
+        """``gzip`` or ``deflate``: answers are sent so compressed when the request accepts
+        that encoding."""
+        self.compressed = 0
+        """How many answers were sent compressed."""
         self._lock = threading.Lock()
         self._engine_lock = threading.Lock()
         self._stop_lock = threading.Lock()
@@ -247,6 +256,19 @@ class FakeHotdataApi:
         )
         with self._lock:
             self._injected.append((status, raw))
+
+    def answer_hostile_once(self, kind: str) -> HostileAnswer:
+        """Answer the next request, whatever it is, with a hostile answer of ``kind``
+        (``tests/hostile_http.py``) instead of running it; returns it, to see what became of
+        it."""
+        answer = HostileAnswer(kind)
+        with self._lock:
+            self._hostile.append(answer)
+        return answer
+
+    def _next_hostile(self) -> HostileAnswer | None:
+        with self._lock:
+            return self._hostile.pop(0) if self._hostile else None
 
     # -- inspection --------------------------------------------------------------------------
 
@@ -448,6 +470,10 @@ class _Handler(BaseHTTPRequestHandler):
                 body = raw.decode("utf-8", errors="replace")
         query = parse_qs(split.query)
         self.api._record(RecordedRequest(method, split.path, query, headers, body))
+        hostile = self.api._next_hostile()
+        if hostile is not None:
+            serve_hostile(self, hostile)
+            return
         try:
             status, payload = self.api.handle(method, split.path, query, headers, body)
         except _ApiError as error:
@@ -464,6 +490,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         if data:
             self.send_header("Content-Type", "application/json")
+        coding = self.api.compress_answers
+        if data and coding and coding in self.headers.get("Accept-Encoding", ""):
+            data = gzip.compress(data) if coding == "gzip" else zlib.compress(data)
+            self.send_header("Content-Encoding", coding)
+            self.api.compressed += 1
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

@@ -50,6 +50,7 @@ from hotdata_retrieval.plan.filters import (
     StartsWith,
 )
 from hotdata_retrieval.plan.search import Bm25Search, NearestNeighborSearch, SearchPlan
+from tests.hostile_http import HostileAnswer, serve_hostile
 
 __all__ = ["FakeTurbopufferApi", "RecordedRequest"]
 
@@ -191,6 +192,7 @@ class FakeTurbopufferApi:
         answered."""
         self.released = threading.Event()
         self._namespaces: dict[str, _Namespace] = {}
+        self._hostile: list[HostileAnswer] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -246,6 +248,19 @@ class FakeTurbopufferApi:
         return [
             r.body for r in self.requests if r.method == method and r.path.endswith(path_suffix)
         ]
+
+    def answer_hostile_once(self, kind: str) -> HostileAnswer:
+        """Answer the next request, whatever it is, with a hostile answer of ``kind``
+        (``tests/hostile_http.py``) instead of running it; returns it, to see what became of
+        it."""
+        answer = HostileAnswer(kind)
+        with self._lock:
+            self._hostile.append(answer)
+        return answer
+
+    def _next_hostile(self) -> HostileAnswer | None:
+        with self._lock:
+            return self._hostile.pop(0) if self._hostile else None
 
     # -- handling ----------------------------------------------------------------------------
 
@@ -414,6 +429,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.api.requests.append(
             RecordedRequest(method, split.path, parse_qs(split.query), headers, body)
         )
+        hostile = self.api._next_hostile()
+        if hostile is not None:
+            serve_hostile(self, hostile)
+            return
         if self.api.stall.is_set():
             self.api.released.wait(self.api.lifetime_s)
         try:

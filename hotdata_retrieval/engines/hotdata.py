@@ -45,10 +45,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 import attrs
 
-from hotdata_retrieval._deadline import Pending, run_within
+from hotdata_retrieval._deadline import Pending
+from hotdata_retrieval._http import HttpCall, call_within
 from hotdata_retrieval.compile import DialectProfile, to_sql
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.errors import EngineError as EngineError
+from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataApiError as HotdataApiError
 from hotdata_retrieval.errors import HotdataConfigError as HotdataConfigError
@@ -95,25 +97,32 @@ REQUEST_DEADLINE_VARIABLE = "HOTDATA_REQUEST_DEADLINE"
 _REDACTED = "<redacted API key>"
 
 MAX_ABANDONED_REQUESTS = 4
-"""How many requests left running past their deadline an engine holds at once; past that, a
-new request is refused until one of them ends, so a server that never answers cannot pile
-up threads and connections without bound."""
+"""How many requests given up at their deadline may still be running at once; past that, a
+new request is refused until one of them ends. The deadline shuts down a request's
+connection, so its thread ends at once; what no socket's shutdown reaches (a slow name
+lookup) cannot pile up threads without bound."""
 
 
 class _Requests:
-    """Requests to the API within a total deadline, and failures told without the API key.
+    """Requests to the API within a total deadline and the response limits, and failures
+    told without the API key.
 
     A socket timeout restarts with every byte that arrives (a server sending one byte every
     half second held a call with ``request_timeout=2`` for 38 s), so the deadline is kept
-    from outside the request (:func:`~hotdata_retrieval._deadline.run_within`): at the
-    deadline the call fails, and the request is left to end on its own thread. A server or
-    proxy that echoes the request puts the key in its error: every message shown is cleared
-    of it, and an error holding it is raised without its cause. At most
-    :data:`MAX_ABANDONED_REQUESTS` abandoned requests are left running at once.
+    from outside the request (:func:`~hotdata_retrieval._http.call_within`): at the deadline
+    the call fails and the connections of its requests are shut down, so their thread stops
+    reading and ends. Each answer is read within ``limits``
+    (:mod:`hotdata_retrieval._http`). A server or proxy that echoes the request puts the key
+    in its error: every message shown is cleared of it, and an error holding it is raised
+    without its cause. At most :data:`MAX_ABANDONED_REQUESTS` abandoned requests that have not
+    ended yet are tolerated at once.
     """
 
-    def __init__(self, deadline: float, secrets: Sequence[str]) -> None:
+    def __init__(
+        self, deadline: float, secrets: Sequence[str], limits: ResponseLimits | None = None
+    ) -> None:
         self.deadline = _check_deadline(deadline, "request_deadline")
+        self.limits = _check_limits(limits)
         self._secrets = tuple(secret for secret in secrets if secret)
         self._abandoned: list[Pending] = []
         self._lock = threading.Lock()
@@ -124,6 +133,7 @@ class _Requests:
         Raises:
             HotdataApiError: no complete answer within the deadline, or
                 :data:`MAX_ABANDONED_REQUESTS` earlier requests are still unanswered.
+            ResponseLimitError: an answer larger than :attr:`limits` allows.
         """
         with self._lock:
             self._abandoned = [pending for pending in self._abandoned if not pending.done()]
@@ -134,7 +144,8 @@ class _Requests:
                     "request is sent until one of them ends",
                     sql=sql,
                 )
-        ended, pending = run_within(function, self.deadline, name="hdq-hotdata-request")
+        call = HttpCall(self.limits, answer=f"the Hotdata API's answer to {what}")
+        ended, pending = call_within(function, self.deadline, call=call, name="hdq-hotdata-request")
         if not ended:
             with self._lock:
                 self._abandoned.append(pending)
@@ -175,6 +186,16 @@ class _Requests:
         if self.leaks(error):
             raise failure from None
         raise failure from error
+
+
+def _check_limits(limits: Any) -> ResponseLimits:
+    if limits is None:
+        return ResponseLimits()
+    if not isinstance(limits, ResponseLimits):
+        raise HotdataConfigError(
+            f"response_limits must be a ResponseLimits, got {type(limits).__name__}"
+        )
+    return limits
 
 
 def _check_deadline(value: Any, name: str) -> float:
@@ -472,11 +493,17 @@ class HotdataEngine(RoutesByIndexes):
             outside the library (:func:`~hotdata_retrieval.engines.base.hotdata_profile`).
         request_deadline: seconds one request may take in all, connecting and reading
             included (default 120); past it the call is a :class:`HotdataApiError` and the
-            request is abandoned. Messages never show the client's API key.
+            request's connection is shut down. Messages never show the client's API key.
+        response_limits: what one answer of the API may cost
+            (:class:`~hotdata_retrieval.engines.limits.ResponseLimits`: 256 MiB as sent and
+            decompressed, by default); past it the call is a
+            :class:`~hotdata_retrieval.errors.ResponseLimitError` and the connection is closed.
+            The engine reads every answer of ``client`` within them: it puts its own pool
+            manager in front of the client's (:mod:`hotdata_retrieval._http`).
 
     Raises:
         HotdataConfigError: no such database, or several with that name, or a bad
-            ``request_deadline``.
+            ``request_deadline`` or ``response_limits``.
         HotdataApiError: the API refused to read the database.
         EngineError: ``profile`` writes another dialect's SQL.
 
@@ -498,13 +525,19 @@ class HotdataEngine(RoutesByIndexes):
         embedder: Any = None,
         profile: str | DialectProfile = "hotdata",
         request_deadline: float = DEFAULT_REQUEST_DEADLINE,
+        response_limits: ResponseLimits | None = None,
     ) -> None:
         _require_framework()
+        from hotdata_retrieval._http.pool_manager import bound_pool_manager
+
         self.profile = hotdata_profile(profile, "the Hotdata engine")
         self._client = client
         self._owns_client = False
         self.embedder = embedder
-        self._requests = _Requests(request_deadline, [str(getattr(client, "_api_key", "") or "")])
+        self._requests = _Requests(
+            request_deadline, [str(getattr(client, "_api_key", "") or "")], response_limits
+        )
+        bound_pool_manager(client.api, self._requests.limits)
         resolved = _resolve_database(client, database, self._requests)
         self._database = resolved.database
         self.catalog = resolved.catalog
@@ -523,6 +556,7 @@ class HotdataEngine(RoutesByIndexes):
         host: str | None = None,
         request_timeout: float | tuple[float, float] | None = None,
         request_deadline: float = DEFAULT_REQUEST_DEADLINE,
+        response_limits: ResponseLimits | None = None,
         embedder: Any = None,
     ) -> HotdataEngine:
         """An engine over a new client for ``workspace_id`` at ``host`` (default: the
@@ -530,7 +564,8 @@ class HotdataEngine(RoutesByIndexes):
 
         ``request_timeout`` is the client's socket timeout (seconds, or ``(connect, read)``;
         default: the deadline); ``request_deadline`` bounds each request in all (default
-        120 s). The engine owns the client and closes it in :meth:`close`.
+        120 s); ``response_limits`` each answer (default 256 MiB as sent and decompressed).
+        The engine owns the client and closes it in :meth:`close`.
         """
         _require_framework()
         from hotdata_framework import HotdataClient
@@ -546,16 +581,24 @@ class HotdataEngine(RoutesByIndexes):
             host=host,
             request_timeout=deadline if request_timeout is None else request_timeout,
         )
-        return cls._owning(client, database, embedder, deadline)
+        return cls._owning(client, database, embedder, deadline, response_limits)
 
     @classmethod
-    def from_env(cls, database: str | ManagedDatabase, *, embedder: Any = None) -> HotdataEngine:
+    def from_env(
+        cls,
+        database: str | ManagedDatabase,
+        *,
+        embedder: Any = None,
+        response_limits: ResponseLimits | None = None,
+    ) -> HotdataEngine:
         """An engine configured from the environment, as ``HotdataClient.from_env()`` reads it:
         ``HOTDATA_API_KEY`` (required), ``HOTDATA_API_URL`` (default
         ``https://api.hotdata.dev``) and ``HOTDATA_WORKSPACE`` — if that is unset, the first
-        active workspace the key can see is used (engine contract §5) — and
+        active workspace the key can see is used, else the first one (engine contract §5;
+        hotdata-framework 0.14.1, ``env.resolve_workspace_selection``) — and
         ``HOTDATA_REQUEST_DEADLINE``, the seconds one request may take in all (default 120),
-        also the client's socket timeout.
+        also the client's socket timeout. The workspace listing is read within the deadline
+        and ``response_limits``, as every later request is.
 
         The engine owns the client and closes it in :meth:`close`.
 
@@ -567,21 +610,20 @@ class HotdataEngine(RoutesByIndexes):
         """
         _require_framework()
         from hotdata_framework import HotdataClient
-        from hotdata_framework.client import apply_default_request_timeout
+        from hotdata_framework.env import default_api_key, default_host, explicit_workspace_id
 
         deadline = _deadline_from_environment()
-        requests = _Requests(deadline, [os.environ.get("HOTDATA_API_KEY", "")])
-        try:
-            client = requests.run(HotdataClient.from_env, what="the workspace listing")
-        except _client_failures() as error:
-            if _api_exception(error) is None and isinstance(error, RuntimeError):
-                raise HotdataConfigError(
-                    f"{requests.redact(str(error))} (configure with HOTDATA_API_KEY, "
-                    "HOTDATA_API_URL and HOTDATA_WORKSPACE)"
-                ) from None
-            requests.raise_failure(error)
-        apply_default_request_timeout(client.api, deadline)
-        return cls._owning(client, database, embedder, deadline)
+        api_key = default_api_key()
+        if not api_key:
+            raise HotdataConfigError(
+                "HOTDATA_API_KEY must be set (configure with HOTDATA_API_KEY, "
+                "HOTDATA_API_URL and HOTDATA_WORKSPACE)"
+            )
+        host = default_host()
+        requests = _Requests(deadline, [api_key], response_limits)
+        workspace = explicit_workspace_id() or _listed_workspace(api_key, host, requests)
+        client = HotdataClient(api_key, workspace, host=host, request_timeout=deadline)
+        return cls._owning(client, database, embedder, deadline, response_limits)
 
     @classmethod
     def _owning(
@@ -590,9 +632,16 @@ class HotdataEngine(RoutesByIndexes):
         database: str | ManagedDatabase,
         embedder: Any,
         deadline: float,
+        response_limits: ResponseLimits | None,
     ) -> HotdataEngine:
         try:
-            engine = cls(client, database, embedder=embedder, request_deadline=deadline)
+            engine = cls(
+                client,
+                database,
+                embedder=embedder,
+                request_deadline=deadline,
+                response_limits=response_limits,
+            )
         except BaseException:
             client.close()
             raise
@@ -776,6 +825,42 @@ class HotdataEngine(RoutesByIndexes):
             )
         rows = [dict(zip(result.columns, row)) for row in result.rows]
         return search_result(plan, executed, rows, statement)
+
+
+def _listed_workspace(api_key: str, host: str, requests: _Requests) -> str:
+    """The workspace ``HotdataClient.from_env`` picks when none is named: the first active one
+    the key can see, else the first (hotdata-framework 0.14.1,
+    ``env.resolve_workspace_selection``), listed by a client of the engine's bounds.
+
+    Raises:
+        HotdataConfigError: the key sees no workspace.
+        HotdataApiError: the API refused the listing, or gave no answer within the deadline.
+    """
+    from hotdata import ApiClient, Configuration
+    from hotdata.api.workspaces_api import WorkspacesApi
+    from hotdata_framework.client import apply_default_request_timeout
+
+    from hotdata_retrieval._http.pool_manager import bound_pool_manager
+
+    api = ApiClient(Configuration(host=host, api_key=api_key, workspace_id=None))
+    try:
+        apply_default_request_timeout(api, requests.deadline)
+        bound_pool_manager(api, requests.limits)
+        listing = requests.run(
+            lambda: WorkspacesApi(api).list_workspaces(), what="the workspace listing"
+        )
+    except _client_failures() as error:
+        requests.raise_failure(error)
+    finally:
+        api.close()
+    workspaces = list(listing.workspaces or ())
+    if not workspaces:
+        raise HotdataConfigError(
+            "the API key sees no Hotdata workspace (configure with HOTDATA_API_KEY, "
+            "HOTDATA_API_URL and HOTDATA_WORKSPACE)"
+        )
+    active = [workspace for workspace in workspaces if workspace.active]
+    return str((active or workspaces)[0].public_id)
 
 
 def _resolve_database(

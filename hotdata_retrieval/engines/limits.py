@@ -1,4 +1,5 @@
-"""Bounds on SQL that someone else wrote: a time limit, a memory limit, no unbounded recursion.
+"""Bounds on what someone else wrote: SQL (a time limit, a memory limit, no unbounded
+recursion), the text of an agent's call, and a remote service's answer.
 
 An agent's SQL tool runs text the library did not write. :class:`SqlLimits` says how much one
 such statement may cost; an engine that enforces them itself (the local engine's
@@ -7,6 +8,10 @@ time runs out — the engine stops computing, the caller does not merely stop wa
 fails it when its memory pool is exhausted. Each overrun is a :class:`SqlLimitError` naming
 the limit. The row and byte ceilings of a reply are applied while its batches are read
 (:func:`hotdata_retrieval.adapters.bounded.read_bounded`).
+
+:class:`ResponseLimits` bounds each HTTP answer the remote engines read (Hotdata,
+turbopuffer): its bytes as sent and once decompressed, counted while it streams in
+(:mod:`hotdata_retrieval._http`). Each overrun is a :class:`ResponseLimitError`.
 
 This module needs neither engine's dependencies.
 """
@@ -22,6 +27,7 @@ import attrs
 
 from hotdata_retrieval.errors import InputLimitError as InputLimitError
 from hotdata_retrieval.errors import InvalidLimitError as InvalidLimitError
+from hotdata_retrieval.errors import ResponseLimitError as ResponseLimitError
 from hotdata_retrieval.errors import SqlLimitError as SqlLimitError
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -195,6 +201,54 @@ class InputLimits:
                 "values, or count and group in SQL",
                 limit="max_filter_characters",
             )
+
+
+DEFAULT_MAX_RESPONSE_BYTES = 256 << 20
+"""Bytes of one HTTP answer's body as the server sends it (before decompression): 256 MiB,
+past a large search's answer (1,200 rows each holding a 1,536-dimension vector, written as JSON,
+are about 41 MB)."""
+
+DEFAULT_MAX_DECOMPRESSED_BYTES = 256 << 20
+"""Bytes of one HTTP answer's body once decompressed: 256 MiB. A gzip stream expands up to
+about 1,000 times (zlib's technical details, "Maximum compression factor": 1032:1), so a body
+within :data:`DEFAULT_MAX_RESPONSE_BYTES` could otherwise expand to hundreds of GB."""
+
+
+@attrs.frozen(kw_only=True)
+class ResponseLimits:
+    """What one HTTP answer from a remote engine's service may cost, counted while its body
+    streams in: past either limit the request is stopped, its connection closed, and the call
+    fails with a :class:`ResponseLimitError` naming the limit.
+
+    Attributes:
+        max_response_bytes: bytes of the body as sent, before decompression (default
+            256 MiB).
+        max_decompressed_bytes: bytes of the body once decompressed (default 256 MiB). Bodies
+            are decompressed by the library (``gzip`` and ``deflate``), never by the client.
+
+    Raises:
+        InvalidLimitError: a limit that is not a whole number of at least 1.
+    """
+
+    max_response_bytes: int = attrs.field(
+        default=DEFAULT_MAX_RESPONSE_BYTES, validator=_positive_integer
+    )
+    max_decompressed_bytes: int = attrs.field(
+        default=DEFAULT_MAX_DECOMPRESSED_BYTES, validator=_positive_integer
+    )
+
+    def size_error(self, limit: str, *, answer: str) -> ResponseLimitError:
+        """The error of an answer stopped at ``limit`` (``max_response_bytes`` or
+        ``max_decompressed_bytes``); ``answer`` says whose answer to what (``"the Hotdata
+        API's answer to the query"``)."""
+        value: int = getattr(self, limit)
+        kind = "as sent" if limit == "max_response_bytes" else "once decompressed"
+        return ResponseLimitError(
+            f"{answer} is larger than {value:,} bytes {kind} ({limit}); it was stopped and "
+            "its connection closed: ask for less (fewer rows or columns), or raise the limit",
+            limit=limit,
+            value=value,
+        )
 
 
 _WORD = re.compile(r"\w+")

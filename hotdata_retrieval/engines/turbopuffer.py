@@ -29,9 +29,12 @@ search is one query per branch fused by the caller ("Hybrid Search"). So this en
 The API key and region come from ``TURBOPUFFER_API_KEY`` and ``TURBOPUFFER_REGION`` unless
 given (the region is part of the API host, ``https://<region>.turbopuffer.com``);
 ``TURBOPUFFER_BASE_URL`` or ``base_url`` names another host. Every request is bounded by a
-total deadline (:func:`hotdata_retrieval._deadline.run_within`: a socket timeout restarts with
-every byte), and at most :data:`MAX_ABANDONED_REQUESTS` requests left running past it are held
-at once. A namespace's schema is read once and kept until the engine loads or drops it.
+total deadline (:func:`hotdata_retrieval._http.call_within`: a socket timeout restarts with
+every byte), at which its connection is shut down, and every answer is read within
+``response_limits`` (:mod:`hotdata_retrieval._http`: the client is given the library's
+transport); at most :data:`MAX_ABANDONED_REQUESTS` requests given up at their deadline that
+have not ended yet are tolerated at once. A namespace's schema is read once and kept until the
+engine loads or drops it.
 
 ``SearchResult.sql`` holds the request body as JSON (what ran, for the record); ``sql(text)``
 raises: turbopuffer runs no SQL. Dates and timestamps are stored as turbopuffer ``datetime``
@@ -51,7 +54,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import attrs
 
-from hotdata_retrieval._deadline import Pending, run_within
+from hotdata_retrieval._deadline import Pending
+from hotdata_retrieval._http import HttpCall, call_within
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.compile.turbopuffer import (
     MAX_TOP_K,
@@ -67,9 +71,10 @@ from hotdata_retrieval.engines.checks import (
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.engines.store import vector_columns_of
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import rank_branch, reference_fusion
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
@@ -96,8 +101,9 @@ REQUEST_DEADLINE_VARIABLE = "TURBOPUFFER_REQUEST_DEADLINE"
 """The environment variable the deadline is read from when none is given."""
 
 MAX_ABANDONED_REQUESTS = 4
-"""How many requests left running past their deadline an engine holds at once; past that, a
-new request is refused until one of them ends."""
+"""How many requests given up at their deadline may still be running at once (the deadline
+shuts down a request's connection, so its thread ends at once unless nothing on a socket holds
+it); past that, a new request is refused until one of them ends."""
 
 WRITE_BATCH_ROWS = 1000
 """The most rows one write request upserts."""
@@ -198,10 +204,12 @@ def _plain(value: Any) -> Any:
 
 
 class _Requests:
-    """Requests within a total deadline, failures told without the API key."""
+    """Requests within a total deadline and the response limits, failures told without the
+    API key."""
 
-    def __init__(self, deadline: float, secret: str) -> None:
+    def __init__(self, deadline: float, secret: str, limits: ResponseLimits) -> None:
         self.deadline = deadline
+        self.limits = limits
         self._secret = secret
         self._abandoned: list[Pending] = []
         self._lock = threading.Lock()
@@ -212,6 +220,7 @@ class _Requests:
         Raises:
             EngineError: turbopuffer refused the request (its message), gave no answer within
                 the deadline, or :data:`MAX_ABANDONED_REQUESTS` requests are still unanswered.
+            ResponseLimitError: an answer larger than :attr:`limits` allows.
         """
         with self._lock:
             self._abandoned = [pending for pending in self._abandoned if not pending.done()]
@@ -221,7 +230,10 @@ class _Requests:
                     f"unanswered past their deadline of {self.deadline:g} seconds; no new "
                     "request is sent until one of them ends"
                 )
-        ended, pending = run_within(function, self.deadline, name="hdq-turbopuffer-request")
+        call = HttpCall(self.limits, answer=f"turbopuffer's answer to {what}")
+        ended, pending = call_within(
+            function, self.deadline, call=call, name="hdq-turbopuffer-request"
+        )
         if not ended:
             with self._lock:
                 self._abandoned.append(pending)
@@ -232,6 +244,9 @@ class _Requests:
         try:
             return pending.result()
         except Exception as error:
+            own = _own_error(error)
+            if own is not None:  # a limit, or an answer the library cannot read
+                raise own from None
             status = getattr(error, "status_code", None)
             if missing_ok and status == 404:
                 return None
@@ -242,6 +257,17 @@ class _Requests:
                 text = text.replace(self._secret, _REDACTED)
             where = f" (HTTP {status})" if status is not None else ""
             raise EngineError(f"turbopuffer refused {what}{where}: {text}") from None
+
+
+def _own_error(error: BaseException) -> HotdataRetrievalError | None:
+    """The library's own error along ``error``'s causes: the client wraps what the transport
+    raises in its ``APIConnectionError``."""
+    node: BaseException | None = error
+    while node is not None:
+        if isinstance(node, HotdataRetrievalError):
+            return node
+        node = node.__cause__
+    return None
 
 
 def _deadline_from_environment() -> float:
@@ -273,12 +299,17 @@ class TurbopufferEngine(RoutesByIndexes):
             ``https://<region>.turbopuffer.com`` unless ``base_url`` is given.
         base_url: another API host (default ``TURBOPUFFER_BASE_URL``); no region then.
         request_deadline: seconds each request may take in all (default
-            ``TURBOPUFFER_REQUEST_DEADLINE``, else :data:`DEFAULT_REQUEST_DEADLINE`).
+            ``TURBOPUFFER_REQUEST_DEADLINE``, else :data:`DEFAULT_REQUEST_DEADLINE`); past it
+            the call fails and the request's connection is shut down.
+        response_limits: what one answer may cost
+            (:class:`~hotdata_retrieval.engines.limits.ResponseLimits`: 256 MiB as sent and
+            decompressed, by default); past it the call is a
+            :class:`~hotdata_retrieval.errors.ResponseLimitError` and the connection is closed.
 
     Raises:
         MissingExtraError: the ``turbopuffer`` extra is not installed.
-        EngineError: no API key, no region and no base URL, or a deadline that is not a
-            positive number.
+        EngineError: no API key, no region and no base URL, a deadline that is not a
+            positive number, or ``response_limits`` that are not a ``ResponseLimits``.
     """
 
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
@@ -297,9 +328,12 @@ class TurbopufferEngine(RoutesByIndexes):
         region: str | None = None,
         base_url: str | None = None,
         request_deadline: float | None = None,
+        response_limits: ResponseLimits | None = None,
     ) -> None:
         require_extra("turbopuffer", needed_by="the turbopuffer engine")
         import turbopuffer
+
+        from hotdata_retrieval._http.transport import BoundedTransport
 
         self.prefix = prefix
         self.embedder = embedder
@@ -329,11 +363,16 @@ class TurbopufferEngine(RoutesByIndexes):
                 "the client takes the region only into a host holding '{region}': unset "
                 "TURBOPUFFER_REGION or TURBOPUFFER_BASE_URL"
             )
+        limits = ResponseLimits() if response_limits is None else response_limits
+        if not isinstance(limits, ResponseLimits):
+            raise EngineError(
+                f"response_limits must be a ResponseLimits, got {type(limits).__name__}"
+            )
         from turbopuffer.resources.namespaces import NamespacesResource
 
         self.base_url = host.replace("{region}", region or "")
         """The API host requests go to."""
-        self._requests = _Requests(deadline, key)
+        self._requests = _Requests(deadline, key, limits)
         self._client = turbopuffer.Turbopuffer(
             api_key=key,
             region=region or None,
@@ -341,6 +380,7 @@ class TurbopufferEngine(RoutesByIndexes):
             timeout=deadline,
             max_retries=2,
             telemetry=False,
+            http_client=turbopuffer.DefaultHttpxClient(transport=BoundedTransport(limits)),
         )
         # one resource for every namespace: client.namespace(name) copies the client per call
         self._namespaces = NamespacesResource(self._client)

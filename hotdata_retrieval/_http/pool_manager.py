@@ -1,0 +1,199 @@
+"""The bounds of :mod:`hotdata_retrieval._http` on a urllib3 client: the generated ``hotdata``
+SDK, which sends every request through ``rest_client.pool_manager.request(...)`` and reads the
+body with ``response.data``.
+
+:func:`bound_pool_manager` puts a :class:`BoundedPoolManager` in that place, over the client's
+own manager (a ``PoolManager``, ``ProxyManager`` or SOCKS manager, its settings kept):
+
+- each request asks only for the encodings :func:`~hotdata_retrieval._http.bounded_body`
+  reads, and is sent with ``preload_content=False, decode_content=False``; its body is read in
+  chunks through :func:`~hotdata_retrieval._http.bounded_body` and handed to the client as an
+  already-read response, without ``Content-Encoding``. An answer past a limit has its
+  connection closed rather than returned to the pool;
+- the manager's connections watch their sockets for the running call
+  (:meth:`~hotdata_retrieval._http.HttpCall.watch`): when a request is sent, and when a
+  connection is opened, so that the call's deadline can shut them down.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from typing import Any
+
+import urllib3
+from urllib3.connection import HTTPConnection
+
+from hotdata_retrieval._http import (
+    CHUNK_BYTES,
+    CallAbandoned,
+    accept_encoding,
+    bounded_body,
+    current_call,
+)
+from hotdata_retrieval.engines.limits import ResponseLimits
+from hotdata_retrieval.errors import EngineError
+
+
+class BoundedPoolManager:
+    """A urllib3 pool manager whose answers are read within limits (module docstring).
+
+    Args:
+        inner: the manager that sends the requests; its pools are cleared, and it makes its
+            connections watched from then on.
+        limits: the limits of a request made outside any call; a call's own limits
+            (:class:`~hotdata_retrieval._http.HttpCall`) come first.
+
+    Everything but :meth:`request` and :meth:`urlopen` is ``inner``'s.
+    """
+
+    def __init__(self, inner: Any, limits: ResponseLimits) -> None:
+        inner.clear()
+        inner.pool_classes_by_scheme = {
+            scheme: _watched_pool(pool) for scheme, pool in inner.pool_classes_by_scheme.items()
+        }
+        self.inner = inner
+        self.limits = limits
+
+    def request(
+        self, method: str, url: str, headers: Any = None, **options: Any
+    ) -> urllib3.BaseHTTPResponse:
+        """``inner.request(method, url, ...)``, its body read within the limits.
+
+        Raises:
+            ResponseLimitError: the body passed a limit (its connection is closed).
+            EngineError: the body came in an encoding that was not asked for, or is not valid
+                in its encoding.
+        """
+        _check_call()
+        answer = self.inner.request(method, url, headers=self._headers(headers), **_unread(options))
+        return self._read(answer, method, url)
+
+    def urlopen(self, method: str, url: str, **options: Any) -> urllib3.BaseHTTPResponse:
+        """``inner.urlopen(method, url, ...)``, its body read within the limits (as
+        :meth:`request`)."""
+        _check_call()
+        options["headers"] = self._headers(options.get("headers"))
+        return self._read(self.inner.urlopen(method, url, **_unread(options)), method, url)
+
+    def clear(self) -> None:
+        """Close every pooled connection."""
+        self.inner.clear()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def _headers(self, headers: Any) -> dict[str, Any]:
+        given = dict(self.inner.headers if headers is None else headers)
+        asked = [key for key in given if key.lower() == "accept-encoding"]
+        wanted = accept_encoding(given.pop(asked[0]) if asked else None)
+        for key in asked[1:]:
+            del given[key]
+        given["Accept-Encoding"] = wanted
+        return given
+
+    def _read(
+        self, response: urllib3.BaseHTTPResponse, method: str, url: str
+    ) -> urllib3.BaseHTTPResponse:
+        call = current_call()
+        limits = self.limits if call is None else call.limits
+        answer = "the server's answer" if call is None else call.answer
+        body = io.BytesIO()
+        try:
+            for piece in bounded_body(
+                response.stream(CHUNK_BYTES, decode_content=False),
+                response.headers.get("Content-Encoding"),
+                limits,
+                answer=answer,
+            ):
+                body.write(piece)
+        except BaseException as error:
+            response.close()  # the connection too: the rest of the body is never read
+            if call is not None:
+                if call.abandoned:
+                    raise CallAbandoned from None
+                if isinstance(error, EngineError):
+                    call.failure = error
+            raise
+        if call is not None:
+            call.release()
+        response.release_conn()
+        headers = urllib3.HTTPHeaderDict(response.headers)
+        headers.discard("Content-Encoding")
+        headers.discard("Transfer-Encoding")
+        headers["Content-Length"] = str(body.tell())
+        body.seek(0)
+        return urllib3.HTTPResponse(
+            body=body,
+            headers=headers,
+            status=response.status,
+            version=response.version,
+            reason=response.reason,
+            preload_content=False,
+            decode_content=False,
+            retries=response.retries,
+            request_method=method,
+            request_url=url,
+        )
+
+
+def bound_pool_manager(client: Any, limits: ResponseLimits) -> BoundedPoolManager:
+    """Bound every answer ``client`` (a generated SDK's ``ApiClient``) reads: its REST
+    client's pool manager becomes a :class:`BoundedPoolManager` over the one it had (once:
+    a manager already bounded is kept, and answers ``limits`` outside a call from then on)."""
+    rest = client.rest_client
+    manager = rest.pool_manager
+    if isinstance(manager, BoundedPoolManager):
+        manager.limits = limits
+        return manager
+    bounded = BoundedPoolManager(manager, limits)
+    rest.pool_manager = bounded
+    return bounded
+
+
+def _check_call() -> None:
+    call = current_call()
+    if call is not None:
+        call.check()
+
+
+def _unread(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` for a request whose body is left unread and undecoded."""
+    return {**options, "preload_content": False, "decode_content": False}
+
+
+class _WatchedConnection(HTTPConnection):
+    """A connection that shows its socket to the running call before every request and once
+    it is opened."""
+
+    def _new_conn(self) -> Any:
+        connection = super()._new_conn()
+        _watch(connection)
+        return connection
+
+    def connect(self) -> None:
+        super().connect()
+        _watch(self.sock)
+
+    def request(self, *arguments: Any, **options: Any) -> None:
+        call = current_call()
+        if call is not None:
+            call.watch(self.sock)
+        super().request(*arguments, **options)
+
+
+def _watch(connection: Any) -> None:
+    call = current_call()
+    if call is not None:
+        call.watch(connection)
+
+
+@functools.cache
+def _watched_pool(pool: type[Any]) -> type[Any]:
+    """``pool``, a urllib3 connection pool class, making watched connections of its own
+    kind."""
+    connection = pool.ConnectionCls
+    if not issubclass(connection, HTTPConnection):
+        return pool  # urllib3's stand-in when the ssl module is missing: it never connects
+    watched = type(f"Watched{connection.__name__}", (_WatchedConnection, connection), {})
+    return type(f"Watched{pool.__name__}", (pool,), {"ConnectionCls": watched})
