@@ -13,9 +13,11 @@ fails takes to say so.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import itertools
 import socket
+import ssl
 import threading
 import zlib
 from collections.abc import Callable, Iterator
@@ -23,8 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import httpx2
 import pyarrow as pa
 import pytest
+import trustme
+import urllib3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +42,8 @@ from hotdata_retrieval._http import (
     bounded_body,
     call_within,
 )
+from hotdata_retrieval._http.pool_manager import BoundedPoolManager
+from hotdata_retrieval._http.transport import BoundedTransport
 from hotdata_retrieval.engines.hotdata import HotdataEngine
 from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.local import LocalEngine
@@ -431,4 +438,74 @@ def test_the_deadline_shuts_down_a_socket_another_thread_is_reading() -> None:
         assert server.recv(10) == b""
     finally:
         client.close()
+        server.close()
+
+
+class _TlsServer:
+    """A TLS server on ``127.0.0.1`` giving each request (read up to its blank line) the
+    hostile answer ``answer``."""
+
+    def __init__(self, context: ssl.SSLContext, answer: HostileAnswer) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._context = context
+        self._answer = answer
+        self.url = f"https://127.0.0.1:{self._listener.getsockname()[1]}/"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            raw, _ = self._listener.accept()
+        except OSError:
+            return
+        with self._context.wrap_socket(raw, server_side=True) as connection:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                received = connection.recv(65536)
+                if not received:
+                    return
+                request += received
+            self._answer.serve(connection)
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+@pytest.mark.parametrize("client", ["urllib3", "httpx2"])
+@pytest.mark.parametrize("kind", ["endless", "drip"])
+def test_a_tls_connection_is_held_to_the_limits_and_shut_down_at_the_deadline(
+    client: str, kind: str
+) -> None:
+    """The bounds on the sockets the remote engines use in production (TLS): the SDK's pool
+    manager and the turbopuffer client's transport, each over a local TLS server whose
+    certificate a throwaway authority signed."""
+    authority = trustme.CA()
+    server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    authority.issue_cert("127.0.0.1").configure_cert(server_context)
+    client_context = ssl.create_default_context()
+    authority.configure_trust(client_context)
+    hostile = HostileAnswer(kind)
+    server = _TlsServer(server_context, hostile)
+    send: Callable[[], Any]
+    if client == "urllib3":
+        manager = BoundedPoolManager(urllib3.PoolManager(ssl_context=client_context), LIMITS)
+        send = functools.partial(manager.request, "GET", server.url)
+    else:
+        http = httpx2.Client(transport=BoundedTransport(LIMITS, verify=client_context))
+        send = functools.partial(http.get, server.url)
+    call = HttpCall(LIMITS, answer="the TLS server's answer")
+    try:
+        ended, pending = call_within(
+            send, 60.0 if kind == "endless" else 0.5, call=call, name="hdq-test-tls"
+        )
+        if kind == "endless":
+            assert ended
+            with pytest.raises(ResponseLimitError, match="max_response_bytes"):
+                pending.result()
+        else:
+            assert not ended and call.abandoned
+        assert hostile.closed.wait(WAIT), "the connection was left open"
+        assert pending._ended.wait(WAIT), "the request's thread is still running"
+        assert hostile.sent_when_closed is not None
+        assert hostile.sent_when_closed <= LIMIT + BUFFERED
+    finally:
         server.close()
