@@ -44,6 +44,7 @@ from hotdata_retrieval._http import (
 )
 from hotdata_retrieval._http.pool_manager import BoundedPoolManager
 from hotdata_retrieval._http.transport import BoundedTransport
+from hotdata_retrieval.adapters import SearchToolkit, ToolError
 from hotdata_retrieval.engines.hotdata import HotdataEngine
 from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.local import LocalEngine
@@ -72,6 +73,10 @@ MEMORY = 64 << 20
 """More than the process's memory rises by while a call reads an answer within :data:`LIMIT`
 (the body, its pieces, the client's copies); a client that read a bomb whole would rise by
 1 GiB."""
+
+DEADLINE = 2.0
+"""The deadline of the tests of the deadline: far past what a call to a fake takes, far below
+what an answer sent a byte at a time takes."""
 
 WAIT = 60.0
 """Seconds a test waits for something that should happen at once, before it fails."""
@@ -120,6 +125,7 @@ def local() -> Iterator[LocalEngine]:
 @pytest.fixture(scope="module")
 def hotdata_fake(local: LocalEngine) -> Iterator[FakeHotdataApi]:
     with FakeHotdataApi(local, api_key=API_KEY, database_id=DATABASE) as api:
+        api.index_engine_table("docs")
         yield api
 
 
@@ -147,13 +153,14 @@ def _hotdata(fake: FakeHotdataApi, deadline: float) -> Served:
 
 
 def _turbopuffer(fake: FakeTurbopufferApi, deadline: float) -> Served:
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as loader:
+        loader.load_table("docs", _docs(), text_columns=["body"])
     engine = TurbopufferEngine(
         api_key=fake.api_key,
         base_url=fake.url,
         request_deadline=deadline,
         response_limits=LIMITS,
     )
-    engine.load_table("docs", _docs(), text_columns=["body"])
 
     def check() -> None:
         assert [hit.key for hit in engine.search(TEXT)] == [1, 3]
@@ -254,6 +261,26 @@ def test_an_answer_in_an_encoding_not_asked_for_is_refused(
     served.check()
 
 
+@ENGINES
+def test_an_agent_tool_says_which_limit_and_answers_its_next_call(
+    serve: Callable[..., Served], name: str
+) -> None:
+    served = serve(name)
+    toolkit = SearchToolkit(served.engine, table="docs")
+
+    def found() -> list[Any]:
+        return [row["id"] for row in toolkit.search_text("disk error")["rows"]]
+
+    assert found() == [1, 3]
+    served.fake.answer_hostile_once("gzip")
+    with pytest.raises(ToolError) as caught:
+        found()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"larger than {LIMIT:,} bytes once decompressed (max_decompressed_bytes)" in message
+    assert found() == [1, 3]
+
+
 # -- the deadline: a body or headers one byte at a time ------------------------------------
 
 
@@ -262,11 +289,11 @@ def test_an_answer_in_an_encoding_not_asked_for_is_refused(
 def test_the_deadline_closes_the_connection_and_the_request_ends(
     serve: Callable[..., Served], name: str, kind: str
 ) -> None:
-    served = serve(name, deadline=0.5)
+    served = serve(name, deadline=DEADLINE)
     served.check()
     hostile: HostileAnswer = served.fake.answer_hostile_once(kind)
     before = _request_threads(served.thread_name)
-    with pytest.raises(EngineError, match=r"within 0.5 seconds \(request_deadline\)"):
+    with pytest.raises(EngineError, match=rf"within {DEADLINE:g} seconds \(request_deadline\)"):
         served.call()
     after_return = served.requests()
     assert hostile.closed.wait(WAIT), "the connection was left open"
@@ -277,7 +304,7 @@ def test_the_deadline_closes_the_connection_and_the_request_ends(
 
 
 def test_a_hotdata_deadline_error_stays_an_api_error(serve: Callable[..., Served]) -> None:
-    served = serve("hotdata", deadline=0.5)
+    served = serve("hotdata", deadline=DEADLINE)
     served.fake.answer_hostile_once("drip")
     with pytest.raises(HotdataApiError, match="request_deadline"):
         served.call()
@@ -495,7 +522,7 @@ def test_a_tls_connection_is_held_to_the_limits_and_shut_down_at_the_deadline(
     call = HttpCall(LIMITS, answer="the TLS server's answer")
     try:
         ended, pending = call_within(
-            send, 60.0 if kind == "endless" else 0.5, call=call, name="hdq-test-tls"
+            send, 60.0 if kind == "endless" else DEADLINE, call=call, name="hdq-test-tls"
         )
         if kind == "endless":
             assert ended
