@@ -96,14 +96,13 @@ class HttpCall:
         return self._abandoned
 
     def watch(self, connection: Any) -> None:
-        """Note that a request of this call uses ``connection`` (a socket); shut it down at
-        once if the call was already given up.
+        """Note that a request of this call uses ``connection`` (a socket; ``None``, not yet
+        connected, is ignored); shut it down at once if the call was already given up.
 
         Raises:
             CallAbandoned: the call was given up.
         """
         if connection is None:
-            self.check()
             return
         with self._lock:
             if not self._abandoned:

@@ -178,6 +178,7 @@ class _WatchedConnection(HTTPConnection):
     def request(self, *arguments: Any, **options: Any) -> None:
         call = current_call()
         if call is not None:
+            call.check()  # a client's retry of a call given up, or of an answer refused
             call.watch(self.sock)
         super().request(*arguments, **options)
 
