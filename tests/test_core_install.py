@@ -136,6 +136,8 @@ def package_modules() -> list[str]:
 
 
 NEEDS_AN_EXTRA = {
+    "hotdata_retrieval._http.pool_manager": "hotdata",
+    "hotdata_retrieval._http.transport": "turbopuffer",
     "hotdata_retrieval.adapters.langchain": "langchain",
     "hotdata_retrieval.adapters.llamaindex": "llamaindex",
     "hotdata_retrieval.adapters.ibis": "ibis",

@@ -39,7 +39,7 @@ from typing import Any
 
 from hotdata_retrieval._deadline import Pending, run_within
 from hotdata_retrieval.engines.limits import ResponseLimits
-from hotdata_retrieval.errors import EngineError
+from hotdata_retrieval.errors import EngineError, HotdataRetrievalError
 
 __all__ = [
     "ACCEPTED_ENCODINGS",
@@ -64,7 +64,7 @@ _ZLIB_WINDOW = zlib.MAX_WBITS  # a zlib header and trailer (RFC 1950)
 _RAW_WINDOW = -zlib.MAX_WBITS  # a bare deflate stream, as some servers send "deflate"
 
 
-class CallAbandoned(Exception):
+class CallAbandoned(HotdataRetrievalError):
     """The call's deadline passed and it was given up: its requests stop. Raised on the call's
     own thread, which nobody waits for any more; never shown to a caller."""
 

@@ -21,18 +21,22 @@ import functools
 import io
 from typing import Any
 
-import urllib3
-from urllib3.connection import HTTPConnection
+from hotdata_retrieval.extras import require_extra
 
-from hotdata_retrieval._http import (
+require_extra("hotdata", needed_by="the Hotdata engine (hotdata_retrieval._http.pool_manager)")
+
+import urllib3  # noqa: E402
+from urllib3.connection import HTTPConnection  # noqa: E402
+
+from hotdata_retrieval._http import (  # noqa: E402
     CHUNK_BYTES,
     CallAbandoned,
     accept_encoding,
     bounded_body,
     current_call,
 )
-from hotdata_retrieval.engines.limits import ResponseLimits
-from hotdata_retrieval.errors import EngineError
+from hotdata_retrieval.engines.limits import ResponseLimits  # noqa: E402
+from hotdata_retrieval.errors import EngineError  # noqa: E402
 
 
 class BoundedPoolManager:

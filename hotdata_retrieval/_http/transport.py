@@ -17,17 +17,21 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import httpcore2
-import httpx2
+from hotdata_retrieval.extras import require_extra
 
-from hotdata_retrieval._http import (
+require_extra("turbopuffer", needed_by="the turbopuffer engine (hotdata_retrieval._http.transport)")
+
+import httpcore2  # noqa: E402
+import httpx2  # noqa: E402
+
+from hotdata_retrieval._http import (  # noqa: E402
     HttpCall,
     accept_encoding,
     bounded_body,
     current_call,
 )
-from hotdata_retrieval.engines.limits import ResponseLimits
-from hotdata_retrieval.errors import EngineError
+from hotdata_retrieval.engines.limits import ResponseLimits  # noqa: E402
+from hotdata_retrieval.errors import EngineError  # noqa: E402
 
 _DECODED_AWAY = (b"content-encoding", b"content-length")
 
