@@ -488,8 +488,9 @@ class SearchRequest:
         include_branch_scores: return each branch's rank and raw score.
         fusion: a hybrid search's fusion (:class:`FusionChoice`, a method's name, or
             ``{"method": ..., <option>: ...}``); refused for a search that is not hybrid.
-        query_syntax: how a text branch reads the query (``"text"``, default, or
-            ``"terms"``: each word quoted; :class:`~hotdata_retrieval.plan.search.Bm25Search`).
+        query_syntax: how a text branch reads the query (``"text"``, default, ``"terms"``:
+            each word quoted, or ``"verbatim"``: as written, unchecked;
+            :class:`~hotdata_retrieval.plan.search.Bm25Search`).
         allow_empty_query: a query with no word gives a text branch with no rows rather than
             an error (an agent's tool answers it so).
 

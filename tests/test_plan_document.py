@@ -76,7 +76,7 @@ def branch_strategy(table: str) -> st.SearchStrategy[Any]:
             column=st.just("body"),
             query_text=word_texts,
             name=names,
-            query_syntax=st.sampled_from(["text", "terms"]),
+            query_syntax=st.sampled_from(["text", "terms", "verbatim"]),
             allow_empty=st.booleans(),
         ),
         st.builds(

@@ -79,6 +79,7 @@ from hotdata_retrieval.plan.search import (
     DistanceMetric,
     Fusion,
     NearestNeighborSearch,
+    QuerySyntax,
     SearchPlan,
     TieBreaker,
     VectorSearch,
@@ -228,13 +229,14 @@ _BRANCH_COMMON: dict[str, Any] = {
 _BM25_OPTIONS: dict[str, Any] = {
     "query_text": {
         "type": "string",
-        "description": "The query; it must hold a word unless allow_empty; no NUL.",
+        "description": "The query; it must hold a word unless allow_empty or verbatim; no NUL.",
     },
     "query_syntax": {
-        "enum": ["text", "terms", None],
-        "default": "text",
+        "enum": [*(member.value for member in QuerySyntax), None],
+        "default": QuerySyntax.TEXT.value,
         "description": "'text': the query as written (the engine's query syntax applies); "
-        "'terms': each word quoted, so no character is query syntax.",
+        "'terms': each word quoted, so no character is query syntax; 'verbatim': as 'text', "
+        "but sent as written even without a word, never analysed.",
     },
     "allow_empty": {
         "type": ["boolean", "null"],

@@ -170,6 +170,7 @@ class QuerySyntax(str, enum.Enum):
 
     TEXT = "text"
     TERMS = "terms"
+    VERBATIM = "verbatim"
 
     @classmethod
     def parse(cls, value: Any) -> QuerySyntax:
@@ -366,6 +367,12 @@ class Bm25Search:
             something there); ``"terms"``: each word of the text quoted (``'"disk" "full"'``,
             as hotmemory writes it), so no character of it is query syntax and every word is
             one term, on every engine. A token such as ``v1.2.3`` becomes three words.
+            ``"verbatim"``: the text exactly as written, even without a word, and never
+            analysed to build the plan or its SQL (no check for a word, so ``allow_empty``
+            changes nothing): what hotdata-langchain's SQL builders send. The Hotdata engine
+            reads it with its query syntax, as ``"text"``; every other engine analyses the
+            text itself, so there it ranks as ``"text"`` does, and a text without a word
+            returns no rows.
         allow_empty: a query with no word (empty, white space, punctuation) is an empty
             branch — no rows, no error — where it would otherwise be refused: for a caller
             whose query text comes from elsewhere and may be empty. It is sent as ``''``,
@@ -400,7 +407,9 @@ class Bm25Search:
     filter_through_key: bool = attrs.field(default=False, validator=check_flag)
 
     def __attrs_post_init__(self) -> None:
-        if not self.allow_empty and not self.words:
+        if self.allow_empty or self.query_syntax is QuerySyntax.VERBATIM:
+            return
+        if not self.words:
             if not self.query_text.strip():
                 raise PlanError(
                     f"query_text must not be empty, got {self.query_text!r}",
@@ -424,8 +433,10 @@ class Bm25Search:
     @property
     def search_text(self) -> str:
         """The text a SQL engine's full-text search is given: the query as written
-        (``"text"``) or its words each in double quotes (``"terms"``); ``''`` for a query
-        with no word (an empty branch)."""
+        (``"text"``, ``"verbatim"``) or its words each in double quotes (``"terms"``);
+        ``''`` for a query with no word (an empty branch) unless ``"verbatim"``."""
+        if self.query_syntax is QuerySyntax.VERBATIM:
+            return self.query_text
         if not self.words:
             return ""
         if self.query_syntax is QuerySyntax.TERMS:

@@ -1,7 +1,8 @@
 """A text branch's query syntax and empty queries: ``query_syntax="terms"`` quotes each word,
 so query syntax in the user's text is data and every engine ranks by the words;
 ``allow_empty=True`` makes a query with no word an empty branch — no rows, no error — alone
-and inside a fusion, on every engine; without it such a query is refused when built."""
+and inside a fusion, on every engine; without it such a query is refused when built;
+``query_syntax="verbatim"`` sends the text as written, unanalysed, and ranks as ``"text"``."""
 
 from __future__ import annotations
 
@@ -59,6 +60,22 @@ def test_a_wordless_query_is_an_empty_branch_where_asked(engine: Any, query: str
     assert _keys(engine, _text(query, allow_empty=True, query_syntax="terms")) == []
 
 
+def test_verbatim_ranks_as_text_and_a_wordless_one_returns_no_rows(engine: Any) -> None:
+    assert _keys(engine, _text("disk full", query_syntax="verbatim")) == _keys(
+        engine, _text("disk full")
+    )
+    for query in ("", "!!", "?! --"):
+        assert _keys(engine, _text(query, query_syntax="verbatim")) == []
+
+
+@pytest.mark.parametrize("query", ["!!", "", " a:b ", "it's"])
+def test_verbatim_text_reaches_the_statement_as_written(query: str) -> None:
+    branch = _text(query, query_syntax="verbatim")
+    assert branch.search_text == query
+    literal = "'" + query.replace("'", "''") + "'"
+    assert f"'body', {literal}, 10)" in to_sql(SearchPlan(source=branch), pretty=False)
+
+
 def test_an_empty_text_branch_leaves_a_fusion_to_its_other_branches(engine: Any) -> None:
     nearest = NearestNeighborSearch(table="notes", column="embedding", query_vector=[1.0, 0.0])
     fused = ReciprocalRankFusion(branches=[_text("", allow_empty=True), nearest])
@@ -86,10 +103,11 @@ def test_a_bad_query_syntax_is_refused() -> None:
         _text("q", query_syntax="lucene")
 
 
-def test_query_syntax_and_empty_branches_round_trip() -> None:
-    plan = SearchPlan(source=_text("", allow_empty=True, query_syntax="terms"))
+@pytest.mark.parametrize("syntax", ["terms", "verbatim"])
+def test_query_syntax_and_empty_branches_round_trip(syntax: str) -> None:
+    plan = SearchPlan(source=_text("", allow_empty=True, query_syntax=syntax))
     document = plan_to_document(plan)
-    assert document["branches"][0]["query_syntax"] == "terms"
+    assert document["branches"][0]["query_syntax"] == syntax
     assert document["branches"][0]["allow_empty"] is True
     assert plan_from_document(document) == plan
 
