@@ -5,7 +5,7 @@ metric, the names of the columns a search computes, and the depth rule for fused
 
 >>> quote_literal("it's")
 "'it''s'"
->>> quote_identifier("Order")
+>>> quote_column("Order")
 '"order"'
 >>> quote_table("default.public.docs")
 '"default".public.docs'
@@ -29,7 +29,10 @@ from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.compile.stores import StoreCompiler, store_table
 from hotdata_retrieval.errors import PlanError
-from hotdata_retrieval.plan.names import TableName, coerce_table_name, normalize_identifier
+from hotdata_retrieval.plan.names import TableName, coerce_table_name
+
+# An identifier as the engine stores it (lower-cased), from the module that defines it.
+from hotdata_retrieval.plan.names import normalize_identifier as normalize_identifier
 from hotdata_retrieval.plan.search import DEFAULT_RANK_CONSTANT, DistanceMetric
 from hotdata_retrieval.plan.values import (
     check_literal,
@@ -84,23 +87,19 @@ def quote_query_text(value: Any, *, dialect: str | DialectProfile = "hotdata") -
     return _render(exp.Literal.string(check_query_text(value)), dialect)
 
 
-def validate_identifier(name: Any, *, label: str = "identifier") -> str:
-    """``name`` lower-cased, as the engine stores it, if it can be an identifier.
+def quote_column(name: Any, *, dialect: str | DialectProfile = "hotdata") -> str:
+    """A column name (or any one identifier: a schema, an alias) as plans write it in
+    ``dialect``: lower-cased, as the engine stores it (:func:`~hotdata_retrieval.plan.names.
+    normalize_identifier`), and quoted when it is not a bare identifier or is a keyword of
+    the dialect (``order``, ``all``), so ``x; DROP TABLE y`` is one quoted name.
+
+    Not hotdata-langchain's ``quote_identifier``, which quotes a name verbatim, in its own
+    case: :func:`hotdata_retrieval.builders.quote_identifier` keeps that contract.
 
     Raises:
         PlanError: not a string, empty, or holding a double quote or a control character.
     """
-    return normalize_identifier(name, label=label)
-
-
-def quote_identifier(name: Any, *, dialect: str | DialectProfile = "hotdata") -> str:
-    """``name`` as an identifier of ``dialect``: lower-cased, quoted when it is not a bare
-    identifier or is a keyword of the dialect (``order``, ``all``).
-
-    Raises:
-        PlanError: as :func:`validate_identifier`.
-    """
-    return _render(identifier(validate_identifier(name)), dialect)
+    return _render(identifier(normalize_identifier(name, label="identifier")), dialect)
 
 
 def quote_table(name: str | TableName, *, dialect: str | DialectProfile = "hotdata") -> str:

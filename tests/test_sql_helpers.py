@@ -66,8 +66,10 @@ def test_names_are_written_as_plans_write_them() -> None:
         ),
         pretty=False,
     )
-    assert f"{helpers.quote_identifier('Select')}" in sql
-    assert helpers.quote_identifier("id") == "id"
+    assert f"{helpers.quote_column('Select')}" in sql
+    assert helpers.quote_column("id") == "id"
+    assert helpers.quote_column("x; DROP TABLE y") == '"x; drop table y"'
+    assert helpers.normalize_identifier("Select") == "select"
     table = helpers.quote_table("Sales.Order")
     assert table == '"default".sales."order"'
     assert "'default.sales.order'" in sql  # the table function takes the name as text
@@ -95,7 +97,7 @@ def test_the_constants_are_the_plans() -> None:
         (lambda: helpers.quote_literal("a\x00b"), PlanError, "NUL"),
         (lambda: helpers.quote_literal(float("nan")), PlanError, "finite"),
         (lambda: helpers.quote_literal([1]), PlanError, "literal"),
-        (lambda: helpers.quote_identifier('a"b'), PlanError, "double quote"),
+        (lambda: helpers.quote_column('a"b'), PlanError, "double quote"),
         (lambda: helpers.quote_table("a.b.c.d"), TableNameError, "a.b.c.d"),
         (lambda: helpers.vector_literal([]), PlanError, "empty"),
         (lambda: helpers.vector_literal([1.0, 2.0], dimensions=3), PlanError, "2 dimensions"),
