@@ -99,9 +99,9 @@ def _their_suite(session: nox.Session, folder: str, *options: str, **run: object
 
 @nox.session(name="integrations-langchain")
 def integrations_langchain(session: nox.Session) -> None:
-    """hotdata-langchain 0.17.0's own suite with its builders and its VectorStore query
-    delegated to hotdata_retrieval.builders (downstream/langchain_builders.py), less the 6
-    tests that pin the hand-built bytes (:data:`LANGCHAIN_DIFFERENCES`)."""
+    """hotdata-langchain 0.17.0's own suite with its builders, its VectorStore query and its
+    SQL helpers delegated to hotdata_retrieval.builders (downstream/langchain_builders.py),
+    less the 6 tests that pin the hand-built bytes (:data:`LANGCHAIN_DIFFERENCES`)."""
     folder = _sdist(session, LANGCHAIN)
     session.install("-e", ".", folder, "pytest", "langchain-tests", "langgraph")
     _their_suite(
