@@ -39,6 +39,7 @@ from hotdata_retrieval.plan.filters import (
     Predicate,
     PredicateVisitor,
     StartsWith,
+    predicate_columns,
 )
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
@@ -149,10 +150,17 @@ def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) ->
     """Every column ``plan`` reads from ``table`` (:meth:`SearchPlan.table_columns`) is one
     of its ``columns``, and no result column the plan names is one of them.
 
+    Two misses are a first plan's usual mistakes, so each names the argument that fixes it:
+    the key column (``key_column``, ``id`` unless named) on a table without it, and a
+    projected column on a side table a fusion reads its rows from only because a branch
+    searches it (``rows_from``).
+
     Raises:
         EngineError: ``column '<name>' not found in table '<table>'; columns: ...``, naming the
             first missing column in alphabetical order.
-        PlanError: a result column name the plan chose is a column of the table.
+        PlanError: a result column name the plan chose is a column of the table; the key
+            column is missing (field ``key_column``); a fusion's implicit rows table lacks a
+            column the rows carry (field ``rows_from``).
     """
     known = list(columns)
     needed = plan.table_columns().get(table, frozenset())
@@ -168,10 +176,172 @@ def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) ->
                 value=name,
             )
     missing = sorted(needed - set(known))
-    if missing:
-        raise EngineError(
-            f"column '{missing[0]}' not found in table '{table}'; columns: {', '.join(known)}"
+    if not missing:
+        return
+    listed = f"columns: {', '.join(known)}"
+    for name in missing:
+        error = missing_column_error(plan, name, table=table, detail=listed)
+        if error is not None:
+            raise error
+    raise EngineError(f"column '{missing[0]}' not found in table '{table}'; {listed}")
+
+
+def missing_column_error(
+    plan: SearchPlan, column: str, *, table: TableName | None, detail: str
+) -> PlanError | None:
+    """The error naming the argument a first plan lacks when ``column`` is missing from a
+    table it reads, or ``None`` when no argument would fix it:
+
+    - the plan's key column (``key_column``, ``id`` unless named): pass ``key_column=None``
+      (a single branch over a table without a unique key) or the table's unique column;
+    - a column the rows carry (projection, tie-breakers), missing from a side table a fusion
+      reads its rows from only because ``rows_from`` is unset (:func:`side_table_sources`):
+      pass ``rows_from``.
+
+    Args:
+        plan: the plan.
+        column: the missing column.
+        table: the table it is missing from, or ``None`` when the engine's message does not
+            say (the Hotdata engine's planner names the column alone).
+        detail: appended to the message: the table's columns, or the engine's own words.
+    """
+    where = f"table '{table}'" if table is not None else "a table the plan searches"
+    if column == plan.key_column:
+        return PlanError(
+            f"{where} has no column '{column}', the plan's key_column (default 'id'); "
+            f"{_key_advice(plan)}; {detail}",
+            field="key_column",
+            value=column,
         )
+    sources = side_table_sources(plan)
+    if not sources or column not in _row_columns(plan):
+        return None
+    if table is None:
+        side = None
+        named = ", ".join(f"'{member}'" for member in sources)
+        where = f"one of the tables this fusion reads its rows from ({named})"
+    elif table in sources and column not in _branch_columns(plan, table):
+        side = table
+    else:
+        return None
+    if side is not None:
+        advice = f"if {where} is a side table (say its vectors, keyed alike), "
+    else:
+        advice = "if one is a side table of another (say its vectors, keyed alike), "
+    return PlanError(
+        f"column '{column}' not found in {where}: without rows_from, a fusion reads each "
+        f"hit's columns from every table its branches search; {advice}"
+        f"{_rows_from_advice(sources, side)}; {detail}",
+        field="rows_from",
+        value=None,
+    )
+
+
+_FIELD_PART = r'"[^"]*"|[^\s."]+'
+_NO_FIELD = re.compile(rf"No field named ((?:{_FIELD_PART})(?:\.(?:{_FIELD_PART}))*)")
+
+
+def planner_missing_column(message: str) -> str | None:
+    """The column a DataFusion planner error names as missing (``Schema error: No field
+    named id.``, ``No field named base.body``: qualifier dropped, quotes removed), or
+    ``None``: how the Hotdata engine, built on DataFusion, answers a statement that reads a
+    column its table lacks.
+
+    >>> planner_missing_column("Schema error: No field named id. Valid fields are t.doc.")
+    'id'
+    >>> planner_missing_column('Schema error: No field named base."Body".')
+    'Body'
+    """
+    match = _NO_FIELD.search(message)
+    if match is None:
+        return None
+    last: str = re.findall(_FIELD_PART, match.group(1))[-1]
+    return last[1:-1] if last.startswith('"') else last
+
+
+def planner_error_advice(plan: SearchPlan, message: str) -> PlanError | None:
+    """The :func:`missing_column_error` for an engine's planner ``message`` that names a
+    missing column (:func:`planner_missing_column`), the engine's words kept, or ``None``."""
+    missing = planner_missing_column(message)
+    if missing is None:
+        return None
+    return missing_column_error(plan, missing, table=None, detail=f"the engine: {message}")
+
+
+def _row_columns(plan: SearchPlan) -> set[str]:
+    results = set(plan.result_columns)
+    return {
+        *plan.projection,
+        *(breaker.column for breaker in plan.tie_breakers if breaker.column not in results),
+    }
+
+
+def _key_advice(plan: SearchPlan) -> str:
+    if plan.fusion is not None:
+        return (
+            "a fusion joins its branches on it: pass key_column='<the unique column its "
+            "tables share>'"
+        )
+    return (
+        "pass key_column=None for a table without a unique key (rows tied on the score then "
+        "come back in the engine's order), or key_column='<its unique column>'"
+    )
+
+
+def _branch_columns(plan: SearchPlan, table: TableName) -> set[str]:
+    """The columns the branches that search ``table`` read from it: each one's searched
+    column and, unless it filters through the key, the filter's."""
+    filtered = predicate_columns(plan.filter) if plan.filter is not None else set()
+    columns: set[str] = set()
+    for branch in plan.branches:
+        if table in branch.table.members:
+            columns.add(branch.column)
+            if not branch.filter_through_key:
+                columns |= filtered
+    return columns
+
+
+def side_table_sources(plan: SearchPlan) -> tuple[TableName, ...]:
+    """The tables a fusion reads its rows from when it reads them from its branches' tables
+    only because ``rows_from`` is unset and the branches search different tables: a text
+    table fused with its side table of vectors, the usual first plan that needs
+    ``rows_from``. Empty for any other plan."""
+    if plan.fusion is None or plan.rows_from is not None:
+        return ()
+    if len({branch.table for branch in plan.branches}) < 2:
+        return ()
+    return plan.row_source.members
+
+
+def _rows_from_advice(sources: tuple[TableName, ...], side: TableName | None) -> str:
+    others = [str(member) for member in sources if member != side]
+    if len(others) == 1:
+        return f"pass rows_from='{others[0]}' (the table holding the rows)"
+    named = ", ".join(f"'{name}'" for name in others)
+    return f"pass rows_from naming the table that holds the rows (of {named})"
+
+
+def check_side_table_key(plan: SearchPlan, key: Any) -> None:
+    """A key that came back twice from a fusion over a table and its side table, read for
+    rows from both because ``rows_from`` is unset (:func:`side_table_sources`).
+
+    Raises:
+        PlanError: on field ``rows_from``, naming the tables to choose from; nothing for any
+            other plan (the key is then simply not unique).
+    """
+    sources = side_table_sources(plan)
+    if not sources:
+        return
+    named = ", ".join(f"'{member}'" for member in sources)
+    raise PlanError(
+        f"key {key!r} of key column '{plan.key_column}' came back twice: the branches search "
+        f"different tables ({named}) and, without rows_from, the fusion reads each hit's "
+        "columns from all of them, so a key in both comes back from both; if one is a side "
+        "table of the other (its vectors, keyed alike), pass rows_from='<the table holding "
+        "the rows>'",
+        field="rows_from",
+        value=None,
+    )
 
 
 def merged_kinds(kinds: Iterable[Mapping[str, ValueKind]]) -> dict[str, ValueKind]:

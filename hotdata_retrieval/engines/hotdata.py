@@ -49,6 +49,7 @@ from hotdata_retrieval._deadline import Pending
 from hotdata_retrieval._http import HttpCall, call_within
 from hotdata_retrieval.compile import DialectProfile, to_sql
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
+from hotdata_retrieval.engines.checks import planner_error_advice
 from hotdata_retrieval.engines.errors import EngineError as EngineError
 from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
@@ -808,10 +809,19 @@ class HotdataEngine(RoutesByIndexes):
 
         Raises:
             HotdataApiError: the engine's own message — a missing table, column or index.
+            PlanError: the engine found no key column (pass ``key_column``), or a fusion's
+                side table lacks the rows' columns (pass ``rows_from``): its message, with
+                the argument (:func:`~hotdata_retrieval.engines.checks.planner_error_advice`).
         """
         executed = executed_plan(plan)
         statement = to_sql(executed, self.profile)
-        result = self._execute(statement)
+        try:
+            result = self._execute(statement)
+        except HotdataApiError as error:
+            advice = planner_error_advice(plan, str(error))
+            if advice is not None:
+                raise advice from error
+            raise
         missing = [
             name
             for name in (*executed.projection, *executed.result_columns)

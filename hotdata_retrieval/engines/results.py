@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from hotdata_retrieval.engines.checks import ValueKind, with_typed_values
+from hotdata_retrieval.engines.checks import ValueKind, check_side_table_key, with_typed_values
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import MissingExtraError, PlanError
 from hotdata_retrieval.extras import require_extra
@@ -396,11 +396,15 @@ def search_result(
 
     Raises:
         EngineError: a key came back twice (the plan's key column is not unique).
+        PlanError: a key came back twice from a fusion over a table and its side table,
+            which needs ``rows_from`` (:func:`~hotdata_retrieval.engines.checks.
+            check_side_table_key`).
     """
     hits = hits_from_rows(executed, plan.projection, rows)
     seen: set[Any] = set()
     for hit in hits if plan.key_column is not None else ():
         if hit.key in seen:
+            check_side_table_key(plan, hit.key)
             where = (
                 "in the table"
                 if plan.single_table is not None
