@@ -223,3 +223,101 @@ def test_a_qualified_ibis_table_searches_that_table() -> None:
     table = ibis.table(ITEMS.schema(), name="items", catalog="default", database="public")
     expression = semantic_search(table, "embedding", QUERY, k=2)
     assert '"default"."public"."items"' in ibis.to_sql(expression, dialect="postgres")
+
+
+# -- a mixed-case ibis table: its names as ibis spells them (as hotdata-ibis writes them) ----
+
+MIXED = ibis.table(
+    {"ID": "int64", "Body": "string", "Lang": "string", "Embedding": "array<float32>"},
+    name="Items",
+)
+
+
+@ibis.udf.scalar.builtin
+def cosine_distance(a, b) -> float:  # type: ignore[empty-body]
+    """The engine's cosine distance, as an ibis expression names it."""
+
+
+def _cosine(left: pa.Array, right: pa.Array) -> pa.Array:
+    rows = np.asarray(left.to_pylist(), dtype=np.float64)
+    query = np.asarray(right.to_pylist(), dtype=np.float64)
+    norms = np.linalg.norm(rows, axis=1) * np.linalg.norm(query, axis=1)
+    return pa.array(1 - (rows * query).sum(axis=1) / norms)
+
+
+@pytest.fixture(scope="module")
+def case_sensitive() -> object:
+    """A DataFusion session holding ``"default"."public"."Items"`` with mixed-case columns:
+    a quoted name must match its case, so a name written in another case fails."""
+    from datafusion import SessionConfig, SessionContext, udf
+
+    session = SessionContext(SessionConfig().with_default_catalog_and_schema("default", "public"))
+    data = pa.table(
+        {
+            "ID": list(range(ROWS)),
+            "Body": BODIES,
+            "Lang": LANGS,
+            "Embedding": pa.array(VECTORS.tolist(), pa.list_(pa.float32())),
+        }
+    )
+    session.register_record_batches('"Items"', [data.to_batches()])
+    session.register_udf(
+        udf(
+            _cosine,
+            [pa.list_(pa.float32()), pa.list_(pa.float64())],
+            pa.float64(),
+            "immutable",
+            name="cosine_distance",
+        )
+    )
+    return session
+
+
+def _run_on(session, expression) -> list[dict]:
+    return session.sql(ibis.to_sql(expression, dialect="postgres")).to_arrow_table().to_pylist()
+
+
+def test_a_mixed_case_table_keeps_its_spelling(case_sensitive) -> None:
+    expression = semantic_search(MIXED, "Embedding", QUERY, k=5)
+    assert expression.columns == ("ID", "Body", "Lang", "distance")
+    rows = _run_on(case_sensitive, expression)
+    # what hotdata-ibis builds: an ibis projection ordered by the distance UDF
+    reference = (
+        MIXED.select("ID", "Body", "Lang", distance=cosine_distance(MIXED.Embedding, QUERY))
+        .order_by("distance")
+        .limit(5)
+    )
+    assert rows == _run_on(case_sensitive, reference)
+    query = np.asarray(QUERY)
+    cosine = 1 - VECTORS @ query / (np.linalg.norm(VECTORS, axis=1) * np.linalg.norm(query))
+    assert [row["ID"] for row in rows] == list(np.argsort(cosine, kind="stable")[:5])
+
+
+def test_a_filtered_mixed_case_table_filters_inside_the_plan(case_sensitive) -> None:
+    plan = SearchPlan(source=_nearest(result_name="distance"), columns=["id", "lang"], limit=6)
+    rows = _run_on(case_sensitive, to_ibis(MIXED.filter(MIXED.Lang == "fr"), plan))
+    assert [list(row) for row in rows[:1]] == [["ID", "Lang", "distance"]]
+    query = np.asarray(QUERY)
+    cosine = 1 - VECTORS @ query / (np.linalg.norm(VECTORS, axis=1) * np.linalg.norm(query))
+    kept = [index for index in np.argsort(cosine, kind="stable") if LANGS[index] == "fr"]
+    assert [row["ID"] for row in rows] == kept[:6]
+
+
+def test_a_fusion_over_a_mixed_case_table_writes_every_name_as_ibis_spells_it() -> None:
+    sql = ibis.to_sql(to_ibis(MIXED, PLANS["rrf"]), dialect="postgres")
+    columns = {column.name for column in sqlglot.parse_one(sql).find_all(exp.Column)}
+    assert {"ID", "Body", "Embedding"} <= columns
+    assert not columns & {"id", "body", "embedding"}
+    assert '"default"."public"."Items"' in sql
+    assert "'default.public.items', 'body'" in sql  # the table function's text: as stored
+
+
+def test_columns_that_differ_only_in_case_are_refused() -> None:
+    twins = ibis.table(
+        {"id": "int64", "Body": "string", "body": "string", "embedding": "array<float32>"},
+        name="items",
+    )
+    with pytest.raises(PlanError, match="differ only in case"):
+        to_ibis(twins, PLANS["bm25"])
+    unread = SearchPlan(source=_nearest(), columns=["id"], limit=3)  # reads neither twin
+    assert to_ibis(twins, unread).columns == ("id", "_distance")

@@ -42,7 +42,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
 
 from sqlglot import exp, parse_one
 
-from hotdata_retrieval.compile import compile_plan, to_sql
+from hotdata_retrieval.compile import compile_plan, get_dialect
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import And, Predicate
@@ -87,6 +87,66 @@ def _written_name(table: ir.Table) -> list[str]:
     namespace = getattr(node, "namespace", None)
     parts = [getattr(namespace, "catalog", None), getattr(namespace, "database", None)]
     return [str(part).lower() for part in parts if part] + [node.name.lower()]
+
+
+def _spellings(plan: SearchPlan, table: ir.Table) -> dict[str, str]:
+    """Each of ``table``'s columns the plan reads, as the plan writes it (lower-cased) to as
+    the ibis table spells it (``body`` to ``Body``).
+
+    Raises:
+        PlanError: two of the table's columns differ only in case and the plan reads one.
+    """
+    spelled: dict[str, list[str]] = {}
+    for column in table.columns:
+        spelled.setdefault(column.lower(), []).append(column)
+    read = set(plan.projection) | {
+        name for names in plan.table_columns().values() for name in names
+    }
+    for name in sorted(read):
+        if len(spelled.get(name, [])) > 1:
+            raise PlanError(
+                f"the ibis table {table.get_name()!r} has columns that differ only in case "
+                f"({', '.join(repr(one) for one in spelled[name])}); the plan's {name!r} could "
+                "be either: rename one",
+                field="columns",
+                value=name,
+            )
+    return {name: spellings[0] for name, spellings in spelled.items() if len(spellings) == 1}
+
+
+def _spell_as_ibis(tree: exp.Select, plan: SearchPlan, table: ir.Table) -> exp.Select:
+    """``tree`` with the searched table and its columns written as the ibis table spells
+    them, as ibis writes them (what hotdata-ibis sends): names that are already lower case
+    leave the tree as it is. The table functions' text arguments keep the plan's names."""
+    columns = {
+        written: spelled
+        for written, spelled in _spellings(plan, table).items()
+        if written != spelled
+    }
+    node = table.op()
+    namespace = getattr(node, "namespace", None)
+    parts = {
+        "this": node.name,
+        "db": getattr(namespace, "database", None),
+        "catalog": getattr(namespace, "catalog", None),
+    }
+    tables = {name.parts for name in plan.tables}
+    renamed = {key: str(value) for key, value in parts.items() if value and value != value.lower()}
+    if not columns and not renamed:
+        return tree
+    tree = tree.copy()
+    for reference in tree.find_all(exp.Table):
+        written = (reference.catalog, reference.db, reference.name)
+        if written in tables:
+            for key, spelled in renamed.items():
+                reference.set(key, exp.to_identifier(spelled))
+    for identifier in tree.find_all(exp.Identifier):
+        if isinstance(identifier.parent, exp.Table) and identifier.arg_key in parts:
+            continue
+        column = columns.get(identifier.this)
+        if column is not None:
+            identifier.set("this", column)
+    return tree
 
 
 def _output_types(plan: SearchPlan, table: ir.Table, names: list[str]) -> dict[str, Any]:
@@ -156,7 +216,7 @@ def to_ibis(table: Any, plan: SearchPlan, *, dialect: str = "hotdata") -> ir.Tab
             field="table",
             value=node.name,
         )
-    missing = sorted(set(plan.projection) - set(base.columns))
+    missing = sorted(set(plan.projection) - {column.lower() for column in base.columns})
     if missing:
         raise PlanError(
             f"the ibis table {node.name!r} has no column {missing[0]!r} the plan returns",
@@ -166,7 +226,7 @@ def to_ibis(table: Any, plan: SearchPlan, *, dialect: str = "hotdata") -> ir.Tab
     if extra is not None:
         combined = extra if plan.filter is None else And(operands=(plan.filter, extra))
         plan = attrs.evolve(plan, filter=combined)
-    tree = compile_plan(plan, dialect)
+    tree = _spell_as_ibis(compile_plan(plan, dialect), plan, base)
     names = [projection.alias_or_name for projection in tree.expressions]
     underlying = {
         (projection.this.name if isinstance(projection, exp.Alias) else projection.name): (
@@ -187,7 +247,7 @@ def to_ibis(table: Any, plan: SearchPlan, *, dialect: str = "hotdata") -> ir.Tab
         order.append(ibis.desc(output) if ordered.args.get("desc") else ibis.asc(output))
     view = ops.SQLStringView(
         parent=base.op(),
-        query=to_sql(plan, dialect, pretty=False, quote_identifiers=True),
+        query=get_dialect(dialect).sqlglot_dialect().generate(tree, identify=True),
         schema=ibis.schema(_output_types(plan, base, names)),
     ).to_expr()
     return view.order_by(order).limit(plan.limit)
@@ -270,6 +330,6 @@ def semantic_search(
         source=source,
         columns=columns,
         limit=k,
-        key_column="id" if "id" in columns else None,
+        key_column="id" if any(column.lower() == "id" for column in columns) else None,
     )
     return to_ibis(table, plan, dialect=dialect)
