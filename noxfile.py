@@ -119,14 +119,17 @@ def integrations_ibis(session: nox.Session) -> None:
     """hotdata-ibis 0.7.0's own suite with its ``semantic_search`` delegated to
     hotdata_retrieval.adapters.ibis (downstream/ibis_semantic_search.py; its sdist lacks
     tests/conftest.py: ../shared/downstream/ has it; 2 of its tests need a script the sdist
-    lacks). hotdata-ibis needs hotdata>=0.12, which the [hotdata] extra's pin excludes, so
-    it runs in an environment of its own."""
+    lacks), in an environment of the library with its ``[ibis]`` extra beside hotdata-ibis,
+    which ``pip check`` accepts. hotdata-ibis needs hotdata>=0.12, which every
+    hotdata-framework release the [hotdata] extra could take excludes or fails on
+    (docs/integrations.md, "Installing beside an integration")."""
     import shutil
 
     folder = _sdist(session, IBIS)
     conftest = f"{session.invoked_from}/../shared/downstream/hotdata-ibis-0.7.0-tests-conftest.py"
     shutil.copy(conftest, f"{folder}/tests/conftest.py")
-    session.install("-e", ".", folder, "pytest", "pytest-httpserver", "httpx")
+    session.install("-e", ".[ibis]", folder, "pytest", "pytest-httpserver", "httpx")
+    session.run("pip", "check")
     _their_suite(
         session,
         folder,
