@@ -583,6 +583,12 @@ QUIET = [
     ),
     # HDQ006: the column may be qualified
     ("HDQ006", f"SELECT id FROM c.s.t ORDER BY cosine_distance(t.emb, {VEC}) LIMIT 3"),
+    # HDQ006: a distance breaking the ties of another ranking is no ranking by distance
+    (
+        "HDQ006",
+        "SELECT b.id FROM fused JOIN c.s.t AS b ON b.id = fused.id ORDER BY fused.score DESC, "
+        f"COALESCE(fused.d, cosine_distance(b.emb, {VEC})) ASC, fused.id LIMIT 3",
+    ),
     # HDQ007: literal vectors in every form
     (
         "HDQ007",

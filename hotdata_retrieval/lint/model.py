@@ -898,13 +898,18 @@ class Analysis:
 
     def rankings(self) -> list[DistanceRanking]:
         """Every select whose ``ORDER BY`` ranks by a distance function (its first sort key
-        that involves one decides: engine contract §2.2 item 3)."""
+        that involves one decides: engine contract §2.2 item 3). A distance in a sort key
+        after a first key that involves none only breaks that key's ties (a fused
+        statement's ``ORDER BY fused.score DESC, <distance> ASC``): the select is ranked by
+        its first key, not by a distance."""
         if self._rankings is None:
             found: list[DistanceRanking] = []
             for select in self.selects:
-                for ordered in order_keys(select):
+                for position, ordered in enumerate(order_keys(select)):
                     hit = self.distance_in(select, ordered.this)
                     if hit is None:
+                        if position == 0:
+                            break
                         continue
                     call, metric, scan, over_expression = hit
                     found.append(
