@@ -3,6 +3,8 @@ columns and every name form. Snapshot tests pin their SQL; engine tests execute 
 
 from __future__ import annotations
 
+import attrs
+
 from hotdata_retrieval import (
     Bm25Search,
     Comparison,
@@ -216,4 +218,14 @@ PLANS: dict[str, SearchPlan] = {
         score_name=None,
         tie_breakers=["distance asc"],
     ),
+    "hybrid_page_scores": SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, NEAREST]),
+        limit=5,
+        include_branch_scores=True,
+        page_scores=["nearest"],
+        tie_breakers=["nearest_distance"],
+    ),
 }
+PLANS["page_scores_over_three_tables"] = attrs.evolve(
+    PLANS["fusion_over_three_tables"], page_scores=["content"]
+)

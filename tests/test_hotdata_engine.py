@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -224,6 +225,45 @@ def test_hand_written_plans_run_as_on_the_local_engine(
     result = _search_once(fake, engine, plan)
     assert result.hits == local.search(plan).hits
     assert all(set(hit.columns) == {"title"} for hit in result)
+
+
+def test_page_scores_are_computed_in_the_one_statement(
+    fake: FakeHotdataApi, engine: HotdataEngine, local: LocalEngine
+) -> None:
+    """A hit the nearest branch did not return carries its distance, computed by the
+    statement's final join from the row's stored vector."""
+    query = EMBEDDER.embed_query("money back")
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="tickets", column="body", query_text="billing refund error"),
+                NearestNeighborSearch(
+                    table="tickets", column="embedding", query_vector=query, result_name="d"
+                ),
+            ],
+            weights=[3, 1],  # the text branch's hits first, the nearest branch's few
+            depth=5,
+        ),
+        limit=5,
+        page_scores=["nearest"],
+    )
+    result = _search_once(fake, engine, plan)
+    computing = "COALESCE(fused.nearest_distance, cosine_distance(base.embedding, ARRAY["
+    assert computing in fake.queries[-1]
+    assert result.hits == local.search(plan).hits
+    stored = {
+        row["id"]: np.asarray(row["embedding"], dtype=np.float64)
+        for row in local.read_table("tickets").to_pylist()
+    }
+    wanted = np.asarray(query, dtype=np.float32).astype(np.float64)
+    computed = 0
+    for hit in result:
+        nearest = hit.branches["nearest"]
+        vector = stored[hit.key]
+        reference = 1.0 - vector @ wanted / (np.linalg.norm(vector) * np.linalg.norm(wanted))
+        assert nearest.raw_score == pytest.approx(reference, abs=1e-6)
+        computed += nearest.computed
+    assert computed >= 1
 
 
 # -- errors ---------------------------------------------------------------------------------

@@ -167,13 +167,23 @@ def fused_plans(draw: st.DrawFn) -> SearchPlan:
             weights=weights,
             min_score=draw(st.none() | st.sampled_from([0.2, 0.5, 0.9])),
         )
+    include_branch_scores = draw(st.booleans())
+    nearest = [b.name for b in branches if isinstance(b, NearestNeighborSearch)]
+    # page_scores computes a nearest branch's distance for rows it did not return; the plan
+    # returns it only with the branch scores
+    page_scores = (
+        draw(st.lists(st.sampled_from(nearest), unique=True))
+        if include_branch_scores and nearest
+        else []
+    )
     return SearchPlan(
         source=fusion,
         columns=draw(st.sampled_from([["id"], ["body", "category"], ["rating", "title"]])),
         limit=limit,
         offset=offset,
         filter=draw(st.sampled_from(FILTERS)),
-        include_branch_scores=draw(st.booleans()),
+        include_branch_scores=include_branch_scores,
+        page_scores=page_scores,
     )
 
 

@@ -424,6 +424,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
         "score_name": "score",
         "include_vectors": False,
         "rows_from": None,
+        "page_scores": [],
     }
 
 

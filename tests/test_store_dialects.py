@@ -95,6 +95,25 @@ PLANS: dict[str, SearchPlan] = {
     ),
     "union_nearest_filtered": TEST_PLANS["union_nearest"],
     "fusion_over_three_tables": TEST_PLANS["fusion_over_three_tables"],
+    "page_scores_over_three_tables": TEST_PLANS["page_scores_over_three_tables"],
+    "page_scores_l2": SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                TEXT,
+                NearestNeighborSearch(
+                    table="docs",
+                    column="embedding",
+                    query_vector=VECTOR,
+                    metric="l2",
+                    result_name="distance",
+                ),
+            ]
+        ),
+        limit=5,
+        score_name=None,
+        page_scores=["nearest"],
+        tie_breakers=["distance"],
+    ),
 }
 
 

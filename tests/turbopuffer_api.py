@@ -387,12 +387,15 @@ class FakeTurbopufferApi:
             raise _ApiError(400, f"unknown attributes {unknown}")
         if not isinstance(query.get("top_k"), int) or not 1 <= query["top_k"] <= 1200:
             raise _ApiError(400, f"top_k must be from 1 to 1200, got {query.get('top_k')!r}")
+        # turbopuffer returns the ranked vector attribute too when it is asked for
+        ranked_vector = branch.column if function == "ANN" and branch.column in include else None
         plan = SearchPlan(
             source=branch,
             filter=None if query.get("filters") is None else _predicate(query["filters"]),
             limit=query["top_k"],
-            columns=["id", *include],
+            columns=["id", *(name for name in include if name != ranked_vector)],
             key_column="id",
+            include_vectors=ranked_vector is not None,
         )
         try:
             result = self.engine.search(plan)

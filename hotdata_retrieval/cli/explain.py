@@ -305,6 +305,11 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
         lines.append(f"-- {fusion.describe()}; {plan.depth} candidates per branch")
     if fusion is not None and fusion.min_score is not None:
         lines.append(f"-- rows scoring below {fusion.min_score!r} are dropped before the page")
+    for name, branch in plan.page_scored_branches:
+        lines.append(
+            f"-- page scores: branch {name}'s {branch.metric.value} distance is computed for "
+            f"every hit it did not return, from {branch.column} in the final join"
+        )
     return lines
 
 

@@ -881,6 +881,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             ctes.append(_cte(FUSED_KEYS, self._fused_keys(plan)))
         ctes.append(_cte(FUSED, self._fused(plan, fused_branches, scored.score)))
 
+        completed = self.page_scores(plan)
         projection: list[exp.Expr] = [column(name, BASE) for name in plan.projection]
         if plan.score_name is not None:
             score = column("score", FUSED)
@@ -891,11 +892,19 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             )
         if plan.include_branch_scores:
             for name, branch in zip(names, fusion.branches):
-                projection.extend(column(debug, FUSED) for debug in debug_columns(name, branch))
+                rank_name, raw_name = debug_columns(name, branch)
+                projection.append(column(rank_name, FUSED))
+                value = completed.get(name)
+                projection.append(
+                    column(raw_name, FUSED)
+                    if value is None
+                    else exp.Alias(this=value.copy(), alias=identifier(raw_name))
+                )
         for name, branch in zip(names, fusion.branches):
             if branch.result_name is not None:
-                raw = column(debug_columns(name, branch)[1], FUSED)
-                projection.append(exp.Alias(this=raw, alias=identifier(branch.result_name)))
+                value = completed.get(name)
+                raw = column(debug_columns(name, branch)[1], FUSED) if value is None else value
+                projection.append(exp.Alias(this=raw.copy(), alias=identifier(branch.result_name)))
         return exp.Select(
             expressions=projection,
             with_=exp.With(expressions=ctes),
@@ -912,9 +921,35 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             else exp.Where(
                 this=exp.GTE(this=column("score", FUSED), expression=literal_node(fusion.min_score))
             ),
-            order=self.final_order(plan, key),
+            order=self.final_order(plan, key, completed),
             limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
             offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
+        )
+
+    def page_scores(self, plan: SearchPlan) -> dict[str, exp.Expr]:
+        """Per branch ``page_scores`` names, the value its raw-score column takes in the
+        final ``SELECT``: ``COALESCE(fused.<branch>_distance, <distance of the joined row>)``
+        — the branch's own distance where it returned the row, else the distance computed
+        from the row's vector (:meth:`page_distance`), in the join to ``rows_from``, outside
+        every branch's query, whose fast-path shape is unchanged."""
+        values: dict[str, exp.Expr] = {}
+        for name, branch in plan.page_scored_branches:
+            values[name] = exp.Coalesce(
+                this=column(debug_columns(name, branch)[1], FUSED),
+                expressions=[self.page_distance(branch)],
+            )
+        return values
+
+    def page_distance(self, branch: NearestNeighborSearch) -> exp.Expr:
+        """The branch's distance for the row the final join reads, ``<distance>(base.<column>,
+        <vector>)``: the same distance node its own query reports, over ``base``. A dialect
+        whose branch reports another expression than the node (PostgreSQL) overrides it."""
+        return self.search(
+            VectorDistance(
+                this=column(branch.column, BASE),
+                expression=self.binder.vector(branch, "query_vector"),
+                metric=branch.metric.value,
+            )
         )
 
     def rows_reference(self, plan: SearchPlan) -> exp.Expr:
@@ -937,6 +972,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                     for breaker in plan.tie_breakers
                     if breaker.column not in results and breaker.column not in named
                 ),
+                *plan.page_score_columns,
             ]
         )
         selects = [
@@ -960,19 +996,30 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             return exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
         return exp.Window(this=exp.Rank(), order=exp.Order(expressions=order))
 
-    def final_order(self, plan: SearchPlan, key: str) -> exp.Order:
+    def final_order(
+        self, plan: SearchPlan, key: str, completed: dict[str, exp.Expr] | None = None
+    ) -> exp.Order:
         """A fused statement's ``ORDER BY``: the fused score descending, the plan's
         tie-breakers (a result column from the fused CTE — a branch's ``result_name`` read
-        as its raw column there — else the table's), the key."""
+        as its raw column there — else the table's; a branch's raw score that
+        ``page_scores`` completes, as ``completed`` gives it), the key."""
         expressions = [ordered(column("score", FUSED), descending=True)]
         results = set(plan.result_columns)
+        raw_columns = {
+            debug_columns(name, branch)[1]: name
+            for name, branch in zip(plan.branch_names, plan.branches)
+        }
         named = {
             branch.result_name: debug_columns(name, branch)[1]
             for name, branch in zip(plan.branch_names, plan.branches)
             if branch.result_name is not None
         }
         for breaker in plan.tie_breakers:
-            if breaker.column in named:
+            target = named.get(breaker.column, breaker.column)
+            value = (completed or {}).get(raw_columns.get(target, ""))
+            if value is not None:
+                item: exp.Expr = value.copy()
+            elif breaker.column in named:
                 item = column(named[breaker.column], FUSED)
             else:
                 item = column(breaker.column, FUSED if breaker.column in results else BASE)
@@ -1310,6 +1357,8 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
         return "hybrid_search returns its columns under its own names"
     if plan.include_vectors:
         return "hybrid_search returns no vector column"
+    if plan.page_scores:
+        return "hybrid_search computes no distance for a row its vector branch did not return"
     if plan.single_table is None:
         return "hybrid_search searches one table, the plan several"
     if any(branch.filter_through_key for branch in plan.branches):

@@ -66,6 +66,7 @@ from sqlglot.dialects.postgres import Postgres
 
 from hotdata_retrieval.analysis import analyze_text, terms_column
 from hotdata_retrieval.compile.compiler import (
+    BASE,
     BranchRequest,
     CompiledBranch,
     FusedBranch,
@@ -417,6 +418,16 @@ class PostgresCompiler(StoreCompiler):
         if request.offset:
             select.set("offset", exp.Offset(expression=exp.Literal.number(request.offset)))
         return CompiledBranch(select=select, nullable=True)
+
+    def page_distance(self, branch: NearestNeighborSearch) -> exp.Expr:
+        """The distance a nearest branch reports (:func:`reported_distance`), for the row
+        the final join reads (``base``)."""
+        node = VectorDistance(
+            this=column(branch.column, BASE),
+            expression=self.binder.vector(branch, "query_vector"),
+            metric=branch.metric.value,
+        )
+        return reported_distance(branch.metric, self.search(node.copy()), node)
 
     def exact_nearest(
         self,

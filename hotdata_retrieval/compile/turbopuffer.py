@@ -218,7 +218,9 @@ def turbopuffer_filter(predicate: Predicate) -> list[Any] | None:
 
 def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None) -> dict[str, Any]:
     """The body of one turbopuffer multi-query request for ``plan``: one query per branch, in
-    branch order, each with the plan's filter, ``top_k`` and the projected attributes.
+    branch order, each with the plan's filter, ``top_k`` and the projected attributes (and
+    the vector attributes of the branches ``page_scores`` names, whose distances the caller
+    computes for the hits those branches did not return).
 
     Args:
         plan: the search; a fusion's branches are fused by the caller with the reference
@@ -250,7 +252,10 @@ def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None
             f"top_k {top_k} (a query returns at most {MAX_TOP_K} rows)", NAME
         )
     where = None if plan.filter is None else turbopuffer_filter(plan.filter)
-    attributes = [name for name in plan.projection if name != "id"]
+    # the vectors page_scores computes distances from, on the client, come with every row
+    attributes = [
+        name for name in dict.fromkeys([*plan.projection, *plan.page_score_columns]) if name != "id"
+    ]
     metrics = set()
     queries = []
     for branch in plan.branches:

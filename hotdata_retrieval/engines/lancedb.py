@@ -67,7 +67,12 @@ from hotdata_retrieval.engines.checks import (
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+from hotdata_retrieval.engines.results import (
+    SearchResult,
+    executed_plan,
+    fill_page_scores,
+    search_result,
+)
 from hotdata_retrieval.engines.store import vector_columns_of, with_terms_column
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import require_extra
@@ -490,9 +495,12 @@ class LancedbEngine(RoutesByIndexes):
         executed = executed_plan(plan)
         results = set(executed.result_columns)
         breakers = [b.column for b in executed.tie_breakers if b.column not in results]
+        # the vectors page_scores computes distances from come with every branch's rows
         columns = [
             name
-            for name in dict.fromkeys([plan.key_column, *executed.projection, *breakers])
+            for name in dict.fromkeys(
+                [plan.key_column, *executed.projection, *breakers, *executed.page_score_columns]
+            )
             if name is not None
         ]
         fusion = plan.fusion
@@ -534,6 +542,7 @@ class LancedbEngine(RoutesByIndexes):
             offset=0 if broken else plan.offset,
         )
         rows = []
+        stored_rows = []
         for hit in fused:
             stored = next(ranked.rows[hit.key] for ranked in branches if hit.key in ranked.rows)
             row = {name: stored[name] for name in (*executed.projection, *breakers)}
@@ -545,6 +554,9 @@ class LancedbEngine(RoutesByIndexes):
                 row[rank_column] = rank
                 row[raw_column] = None if rank is None else ranked.raw[ranked.keys.index(hit.key)]
             rows.append(row)
+            stored_rows.append(stored)
+        # before the tie-breakers order the rows: they may read a completed distance
+        fill_page_scores(executed, rows, stored_rows)
         if broken:
             key = plan.key_column
             assert key is not None  # a fusion's plan always has a key

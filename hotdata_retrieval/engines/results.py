@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 import struct
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -27,11 +28,16 @@ class BranchScore:
     Attributes:
         rank: 1-based rank within the branch, ``None`` if the branch did not return the hit.
         raw_score: the branch's own score — BM25 ``score`` (higher is better) or
-            ``_distance`` (lower is nearer) — ``None`` if the branch did not return the hit.
+            ``_distance`` (lower is nearer) — ``None`` if the branch did not return the hit,
+            unless the plan's ``page_scores`` names the branch: then the distance computed
+            for the hit's row (``None`` only for a row without a vector).
+        computed: ``raw_score`` was computed for the hit's row (``page_scores``): the branch
+            did not return the hit, so it has no rank.
     """
 
     rank: int | None
     raw_score: float | None
+    computed: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -234,6 +240,7 @@ def hits_from_rows(
     higher_is_better = first.higher_is_better
     debug = [debug_columns(name, branch) for name, branch in zip(names, plan_branches)]
     key_column = plan.key_column
+    page_scored = frozenset(plan.page_scores)
     for position, row in enumerate(rows, start=plan.offset + 1):
         score: float | None = None
         distance: float | None = None
@@ -253,8 +260,11 @@ def hits_from_rows(
                     branches[name] = BranchScore(rank=None, raw_score=None)
                     continue
                 rank = row[rank_column]
+                raw = row[raw_column]
                 branches[name] = BranchScore(
-                    rank=None if rank is None else int(rank), raw_score=row[raw_column]
+                    rank=None if rank is None else int(rank),
+                    raw_score=raw,
+                    computed=rank is None and raw is not None and name in page_scored,
                 )
             score = None if row["score"] is None else float(row["score"])
         hits.append(
@@ -270,6 +280,48 @@ def hits_from_rows(
             )
         )
     return tuple(hits)
+
+
+def fill_page_scores(
+    plan: SearchPlan, rows: list[dict[str, Any]], stored: Sequence[Mapping[str, Any]]
+) -> None:
+    """Complete ``rows`` (a fusion's result rows, with its debug columns) in place, for an
+    engine that fuses in the library (LanceDB, turbopuffer): for each branch the plan's
+    ``page_scores`` names, a row the branch did not return (its rank ``None``) gets the
+    branch's distance computed from the row's stored vector (``stored[i][<column>]``, in any
+    form a store returns one) to the query, both read as Float32 as the engines read them,
+    by :meth:`~hotdata_retrieval.plan.search.DistanceMetric.distance`, the result rounded to
+    Float32 as the engines report theirs; ``None`` for a row without a vector.
+
+    Raises:
+        EngineError: a stored vector that is not a list of numbers, or whose length is not
+            the query's.
+    """
+    for name, branch in plan.page_scored_branches:
+        rank_column, raw_column = debug_columns(name, branch)
+        query = [_float32(value) for value in branch.query_vector]
+        for row, values in zip(rows, stored):
+            if row.get(rank_column) is not None or row.get(raw_column) is not None:
+                continue
+            vector = _vector(values.get(branch.column))
+            if vector is None:
+                row[raw_column] = None
+                continue
+            if len(vector) != len(query):
+                raise EngineError(
+                    f"a stored vector of column '{branch.column}' has {len(vector)} "
+                    f"dimensions, the query {len(query)}"
+                )
+            distance = branch.metric.distance([_float32(value) for value in vector], query)
+            row[raw_column] = _float32(distance)
+
+
+def _float32(value: float) -> float:
+    """``value`` rounded to the nearest Float32 (an infinity beyond its range)."""
+    try:
+        return float(struct.unpack("<f", struct.pack("<f", value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def _vector(value: Any) -> list[float] | None:
@@ -375,7 +427,8 @@ def _default_names(plan: SearchPlan) -> SearchPlan:
         source=source,
         score_name="score",
         tie_breakers=breakers,
-        include_branch_scores=plan.include_branch_scores or reads_debug,
+        # a branch whose distance page_scores computes carries it in its debug column now
+        include_branch_scores=plan.include_branch_scores or reads_debug or bool(plan.page_scores),
     )
 
 

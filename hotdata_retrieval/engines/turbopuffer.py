@@ -72,7 +72,12 @@ from hotdata_retrieval.engines.checks import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import ResponseLimits
-from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+from hotdata_retrieval.engines.results import (
+    SearchResult,
+    executed_plan,
+    fill_page_scores,
+    search_result,
+)
 from hotdata_retrieval.engines.store import vector_columns_of
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.extras import require_extra
@@ -720,6 +725,7 @@ class TurbopufferEngine(RoutesByIndexes):
             fusion, lists, ranks=ranks, scores=scores, limit=plan.limit, offset=plan.offset
         )
         rows = []
+        stored_rows = []
         for hit in fused:
             stored = next(found[2][hit.key] for found in ranked if hit.key in found[2])
             row: dict[str, Any] = {name: stored.get(name) for name in executed.projection}
@@ -731,6 +737,8 @@ class TurbopufferEngine(RoutesByIndexes):
                 row[rank_column] = rank
                 row[raw_column] = None if rank is None else raw[keys.index(hit.key)]
             rows.append(row)
+            stored_rows.append(stored)
+        fill_page_scores(executed, rows, stored_rows)
         statement = json.dumps({**body, "fusion": fusion.describe()})
         return search_result(plan, executed, rows, statement)
 

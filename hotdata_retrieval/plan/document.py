@@ -103,6 +103,7 @@ _PLAN_KEYS = (
     "score_name",
     "include_vectors",
     "rows_from",
+    "page_scores",
 )
 _TEXT_BRANCH_KEYS = (
     "kind",
@@ -479,6 +480,22 @@ _BASE_SCHEMA: dict[str, Any] = {
             "type": ["boolean", "null"],
             "default": False,
             "description": "For a fusion, also return each branch's rank and raw score.",
+        },
+        "page_scores": {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "maxItems": MAX_FUSION_BRANCHES,
+                    "uniqueItems": True,
+                    "items": {"type": "string", "pattern": "^[a-z][a-z0-9_]*$"},
+                },
+                {"type": "null"},
+            ],
+            "default": [],
+            "description": "For a fusion, the names of nearest-neighbour branches whose "
+            "distance every hit carries: computed from the hit's vector where the branch did "
+            "not return it (its rank stays null). The branch must search rows_from's tables, "
+            "and its distance must be returned (a result_name, or include_branch_scores).",
         },
     },
     "required": ["branches"],
@@ -1050,6 +1067,11 @@ def plan_from_document(
         )
     if document.get("filter") is not None:
         options["filter"] = _predicate(document["filter"], "filter")
+    if document.get("page_scores") is not None:
+        options["page_scores"] = [
+            _string(name, f"page_scores[{index}]")
+            for index, name in enumerate(_array(document["page_scores"], "page_scores"))
+        ]
     if document.get("rows_from") is not None:
         options["rows_from"] = _table(
             document["rows_from"],
@@ -1155,8 +1177,8 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
 
     Returns:
         ``{"table", "branches", ["fusion",] "columns", "limit", "offset", "filter",
-        "key_column", "include_branch_scores", "tie_breakers"}``; see
-        :data:`PLAN_JSON_SCHEMA`.
+        "key_column", "include_branch_scores", "tie_breakers", "score_name",
+        "include_vectors", "rows_from", "page_scores"}``; see :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
     >>> document = plan_to_document(SearchPlan(source=Bm25Search(table="docs", column="body",
@@ -1190,4 +1212,5 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
         for breaker in plan.tie_breakers
     ]
     document["rows_from"] = None if plan.rows_from is None else _table_document(plan.rows_from)
+    document["page_scores"] = list(plan.page_scores)
     return document

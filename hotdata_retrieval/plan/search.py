@@ -109,6 +109,26 @@ class DistanceMetric(str, enum.Enum):
             f"unknown metric {value!r}; expected one of {known}", field="metric", value=value
         )
 
+    def distance(self, vector: Sequence[float], query: Sequence[float]) -> float:
+        """The metric's distance from ``vector`` to ``query``, in Python floats (float64),
+        lower is nearer: ``cosine`` ``1 - a·b / (‖a‖ ‖b‖)`` (1.0 when either norm is 0),
+        ``l2`` the squared Euclidean distance ``Σ (aᵢ - bᵢ)²``, ``dot`` ``-(a·b)``: the
+        engine's functions (engine contract §1.4), as the library computes them where an
+        engine does not (the spec's reference, a distance a store cannot compute itself).
+
+        >>> DistanceMetric.L2.distance((1.0, 2.0), (0.0, 0.0))
+        5.0
+        >>> DistanceMetric.COSINE.distance((0.0, 0.0), (1.0, 0.0))
+        1.0
+        """
+        dot = sum(a * b for a, b in zip(vector, query))
+        if self is DistanceMetric.L2:
+            return float(sum((a - b) ** 2 for a, b in zip(vector, query)))
+        if self is DistanceMetric.DOT:
+            return float(-dot)
+        norms = math.sqrt(sum(a * a for a in vector)) * math.sqrt(sum(b * b for b in query))
+        return 1.0 if norms == 0 else float(1.0 - dot / norms)
+
 
 _METRIC_ALIASES = {"euclidean": "l2", "ip": "dot", "inner_product": "dot"}
 
@@ -1213,6 +1233,39 @@ def _offset(value: int) -> int:
     return check_positive_int(value, label="offset", minimum=0)
 
 
+def _page_scores(values: Iterable[str] | None) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise PlanError(
+            f"page_scores must be a sequence of branch names, got {values!r}",
+            field="page_scores",
+            value=values,
+        )
+    names = list(values)
+    if len(names) > MAX_FUSION_BRANCHES:
+        raise PlanError(
+            f"page_scores names {len(names)} branches; a fusion has at most {MAX_FUSION_BRANCHES}",
+            field="page_scores",
+            value=len(names),
+        )
+    for name in names:
+        if not isinstance(name, str) or _BRANCH_NAME.fullmatch(name) is None:
+            raise PlanError(
+                f"page_scores holds branch names matching [a-z][a-z0-9_]*, got {name!r}",
+                field="page_scores",
+                value=name,
+            )
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
+    if repeated:
+        raise PlanError(
+            f"page_scores names branch {repeated[0]!r} twice",
+            field="page_scores",
+            value=repeated[0],
+        )
+    return tuple(names)
+
+
 def branch_names(source: Source) -> tuple[str, ...]:
     """The name of each branch: its own, else its kind, numbered when a kind repeats.
 
@@ -1283,7 +1336,8 @@ class SearchPlan:
             contract §2.2), as the key tie-break would.
         include_branch_scores: for a fusion, also return each branch's rank and raw score
             (``<branch>_rank``, ``<branch>_score`` or ``<branch>_distance``); NULL where the
-            branch did not return the row. A single branch already returns its raw score.
+            branch did not return the row (its distance computed there for a branch named
+            in ``page_scores``). A single branch already returns its raw score.
         score_name: the fused score's result column (default ``score``); ``None``: a fusion
             does not return it (rows are still ordered by it), say to return one branch's
             distance instead (that branch's ``result_name``). A single branch names its
@@ -1300,6 +1354,18 @@ class SearchPlan:
             search, as a union when there are several. Name it when a branch searches a side
             table that lacks the projected columns (hotmemory's cue table). A single branch
             reads its rows from its own table.
+        page_scores: for a fusion, the names of nearest-neighbour branches whose distance
+            every hit carries: a hit the branch did not return gets the branch's distance
+            computed for the hit's row (the branch's distance function over the row's vector,
+            read by the final join to ``rows_from``), where it would otherwise be NULL; the
+            branch's rank stays NULL there. The branch's ``<branch>_distance`` (with
+            ``include_branch_scores``), its ``result_name`` and a tie-breaker on either read
+            the completed value. It is NULL only for a row without a vector. The branch must
+            search tables of ``rows_from`` (their rows hold its vectors), and the plan must
+            return its value. A BM25 or semantic branch cannot be named: no SQL expression
+            over a row gives its score for a row it did not return on every engine. The
+            vector-index fast path of the branch's own query is kept: the distances are
+            computed in the final join, never in the branch's query.
 
     Raises:
         PlanError: on any invalid part, naming the bad value.
@@ -1316,10 +1382,12 @@ class SearchPlan:
     score_name: str | None = attrs.field(default="score", converter=_score_name)
     include_vectors: bool = attrs.field(default=False, validator=check_flag)
     rows_from: TableSource | None = attrs.field(default=None, converter=_optional_source)
+    page_scores: tuple[str, ...] = attrs.field(default=(), converter=_page_scores)
 
     def __attrs_post_init__(self) -> None:
         fusion = self.fusion
         self._check_sources()
+        self._check_page_scores()
         if fusion is None and self.score_name != "score":
             raise PlanError(
                 "score_name names a fusion's score; a single branch returns its raw score or "
@@ -1492,6 +1560,57 @@ class SearchPlan:
                     value=name,
                 )
 
+    def _check_page_scores(self) -> None:
+        if not self.page_scores:
+            return
+        if self.fusion is None:
+            raise PlanError(
+                "page_scores names fused branches whose distance every hit carries; a single "
+                "branch returns every hit itself, with its raw score",
+                field="page_scores",
+                value=list(self.page_scores),
+            )
+        by_name = dict(zip(self.branch_names, self.branches))
+        rows = set(self.row_source.members)
+        for name in self.page_scores:
+            branch = by_name.get(name)
+            if branch is None:
+                known = ", ".join(repr(known) for known in by_name)
+                raise PlanError(
+                    f"page_scores names {name!r}, which is no branch of the plan; its "
+                    f"branches: {known}",
+                    field="page_scores",
+                    value=name,
+                )
+            if not isinstance(branch, NearestNeighborSearch):
+                raise PlanError(
+                    f"page_scores names the {branch.kind} branch {name!r}; only a "
+                    "nearest-neighbour branch's score can be computed for a row it did not "
+                    "return (its distance, from the row's vector). A BM25 score needs the "
+                    "index's term statistics and a semantic distance the engine's embedding "
+                    "of the query, which no SQL expression over the row gives on every "
+                    "engine: such a branch reports the rows it did not return as not "
+                    "returned (rank and raw score NULL)",
+                    field="page_scores",
+                    value=name,
+                )
+            if not set(branch.table.members) <= rows:
+                raise PlanError(
+                    f"page_scores computes branch {name!r}'s distance from the vectors of "
+                    f"rows_from ('{self.row_source}'); the branch searches '{branch.table}', "
+                    "outside it, whose vectors the hits' rows do not hold",
+                    field="page_scores",
+                    value=name,
+                )
+            if branch.result_name is None and not self.include_branch_scores:
+                raise PlanError(
+                    f"page_scores computes branch {name!r}'s distance for every hit, but the "
+                    "plan returns none of that branch's values: give the branch a "
+                    "result_name, or set include_branch_scores",
+                    field="page_scores",
+                    value=name,
+                )
+
     @property
     def table(self) -> TableSource:
         """The table the plan reads its rows from: a single branch's table, else
@@ -1571,6 +1690,7 @@ class SearchPlan:
         row_columns = {
             *self.projection,
             *(breaker.column for breaker in self.tie_breakers if breaker.column not in results),
+            *self.page_score_columns,
         }
         if through_key:
             row_columns |= filtered
@@ -1593,6 +1713,22 @@ class SearchPlan:
         if fusion is None:
             return self.limit + self.offset
         return DEFAULT_DEPTH if fusion.depth is None else fusion.depth
+
+    @property
+    def page_scored_branches(self) -> tuple[tuple[str, NearestNeighborSearch], ...]:
+        """``(name, branch)`` of each branch ``page_scores`` names, in branch order."""
+        named = set(self.page_scores)
+        return tuple(
+            (name, branch)
+            for name, branch in zip(self.branch_names, self.branches)
+            if name in named and isinstance(branch, NearestNeighborSearch)
+        )
+
+    @property
+    def page_score_columns(self) -> tuple[str, ...]:
+        """The vector columns the final join reads from ``rows_from`` to compute the
+        ``page_scores`` distances, once each, in branch order."""
+        return tuple(dict.fromkeys(branch.column for _, branch in self.page_scored_branches))
 
     @property
     def vector_columns(self) -> frozenset[str]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-import math
 import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -224,19 +223,14 @@ def _passes(predicate: Predicate | None, row: Mapping[str, Any]) -> bool | None:
 
 
 def distance(metric: DistanceMetric, vector: Sequence[float], query: Sequence[float]) -> float:
-    """The spec's distance: ``cosine`` ``1 - a·b/(‖a‖‖b‖)`` (1.0 for a zero vector), ``l2``
-    squared Euclidean, ``dot`` ``-(a·b)``; lower is nearer.
+    """The spec's distance: the metric's own (:meth:`DistanceMetric.distance`): ``cosine``
+    ``1 - a·b/(‖a‖‖b‖)`` (1.0 for a zero vector), ``l2`` squared Euclidean, ``dot``
+    ``-(a·b)``; lower is nearer.
 
     >>> distance(DistanceMetric.L2, (1.0, 2.0), (0.0, 0.0))
     5.0
     """
-    dot = sum(a * b for a, b in zip(vector, query))
-    if metric is DistanceMetric.L2:
-        return float(sum((a - b) ** 2 for a, b in zip(vector, query)))
-    if metric is DistanceMetric.DOT:
-        return -dot
-    norms = math.sqrt(sum(a * a for a in vector)) * math.sqrt(sum(b * b for b in query))
-    return 1.0 if norms == 0 else 1.0 - dot / norms
+    return metric.distance(vector, query)
 
 
 def _check_cut(values: Sequence[Any], depth: int, where: str) -> None:

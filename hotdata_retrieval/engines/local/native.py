@@ -28,7 +28,11 @@ step as its statement (``docs/sql-shapes.md``) defines it:
    competition_ranks`) and fused by the method's reference fusion
    (:func:`~hotdata_retrieval.fusion.reference_fusion`): ``min_score``, the order by fused
    score descending and key ascending, the page;
-4. the page's rows are read from the table by rowid.
+4. the page's rows are read from the table by rowid, and for each branch the plan's
+   ``page_scores`` names, the distance of every page row that branch did not return is
+   computed from the row's vector with the distance functions' own NumPy kernel
+   (:meth:`~hotdata_retrieval.engines.local.nearest.VectorColumnIndex.row_distances`), as
+   the statement's final join computes it.
 
 Only plans whose every step is the statement's own arithmetic are taken: reciprocal rank
 fusion and the min-max combination (the reference computes each in the statement's order, so
@@ -224,14 +228,36 @@ def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) 
     page = np.array([rowid_of[hit.key] for hit in hits], dtype=np.int64)
     rows = loaded.rows_at(plan.projection, page)
     names = plan.branch_names
-    for row, hit in zip(rows, hits):
+    completed = _page_scores(plan, loaded, page)
+    for position, (row, hit) in enumerate(zip(rows, hits)):
         row["score"] = hit.score
         if plan.include_branch_scores:
             for index, (name, branch) in enumerate(zip(names, plan.branches)):
                 rank_column, raw_column = debug_columns(name, branch)
                 row[rank_column] = hit.ranks[index]
-                row[raw_column] = raw_of[index].get(hit.key)
+                raw = raw_of[index].get(hit.key)
+                if raw is None and name in completed:
+                    raw = completed[name][position]
+                row[raw_column] = raw
     return rows
+
+
+def _page_scores(
+    plan: SearchPlan, loaded: LoadedTable, page: np.ndarray
+) -> dict[str, list[float | None]]:
+    """Per branch ``page_scores`` names, the distance of each page row (rowids ``page``) by
+    the branch's distance function, rounded to Float32 as the function's result, ``None``
+    for a row without a vector: the statement's ``COALESCE(fused.<branch>_distance,
+    <distance>(base.<column>, <vector>))`` where the branch did not return the row."""
+    completed: dict[str, list[float | None]] = {}
+    for name, branch in plan.page_scored_branches:
+        distances = loaded.vector_index(branch.column).row_distances(
+            METRIC_FUNCTIONS[branch.metric], branch.query_vector, page
+        )
+        completed[name] = [
+            None if math.isnan(value) else value for value in float32_distances(distances).tolist()
+        ]
+    return completed
 
 
 def _text_branch(

@@ -306,6 +306,28 @@ class VectorColumnIndex:
         queries = np.broadcast_to(query.astype(np.float32).astype(np.float64), rows.shape)
         return np.asarray(DISTANCE_KERNELS[function](rows, queries), dtype=np.float64)
 
+    def row_distances(self, function: str, query: Any, rowids: np.ndarray) -> np.ndarray:
+        """float64 distances of ``rowids`` to ``query`` by the distance UDFs' own kernel (the
+        query read as Float32, as an ``ARRAY`` literal is), NaN for a row without a vector:
+        what ``<function>(<column>, <query>)`` gives those rows, before its Float32
+        rounding.
+
+        Raises:
+            DimensionMismatchError: the query's length differs from the column's.
+        """
+        vector = np.asarray(query, dtype=np.float64)
+        if self.present.size and vector.shape[0] != self.dimensions:
+            raise DimensionMismatchError(
+                f"{function}: query vector length ({vector.shape[0]}) must match column "
+                f"dimensionality ({self.dimensions})"
+            )
+        rowids = np.asarray(rowids, dtype=np.int64)
+        distances = np.full(rowids.size, np.nan)
+        valid = self._valid[rowids] if rowids.size else np.zeros(0, dtype=bool)
+        if valid.any():
+            distances[valid] = self.exact(function, vector, rowids[valid])
+        return distances
+
     def nearest(
         self,
         function: str,

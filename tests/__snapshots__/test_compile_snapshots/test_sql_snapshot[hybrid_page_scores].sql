@@ -1,0 +1,59 @@
+WITH text_hits AS (
+  SELECT
+    id,
+    score
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
+  ORDER BY
+    score DESC,
+    id ASC
+  LIMIT 100
+), text_ranked AS (
+  SELECT
+    id,
+    score,
+    RANK() OVER (ORDER BY score DESC) AS branch_rank
+  FROM text_hits
+), nearest_hits AS (
+  SELECT
+    id,
+    cosine_distance(embedding, ARRAY[0.12, -0.5, 0.33, 1e-05]) AS _distance
+  FROM "default".public.docs
+  ORDER BY
+    _distance ASC
+  LIMIT 100
+), nearest_ranked AS (
+  SELECT
+    id,
+    _distance,
+    RANK() OVER (ORDER BY _distance ASC) AS branch_rank
+  FROM nearest_hits
+  WHERE
+    _distance IS NOT NULL
+), fused AS (
+  SELECT
+    COALESCE(text_ranked.id, nearest_ranked.id) AS id,
+    COALESCE(1.0 / (60 + text_ranked.branch_rank), 0) + COALESCE(1.0 / (60 + nearest_ranked.branch_rank), 0) AS score,
+    text_ranked.branch_rank AS text_rank,
+    text_ranked.score AS text_score,
+    nearest_ranked.branch_rank AS nearest_rank,
+    nearest_ranked._distance AS nearest_distance
+  FROM text_ranked
+  FULL OUTER JOIN nearest_ranked
+    ON text_ranked.id = nearest_ranked.id
+)
+SELECT
+  base.id,
+  base.body,
+  fused.score,
+  fused.text_rank,
+  fused.text_score,
+  fused.nearest_rank,
+  COALESCE(fused.nearest_distance, cosine_distance(base.embedding, ARRAY[0.12, -0.5, 0.33, 1e-05])) AS nearest_distance
+FROM fused
+JOIN "default".public.docs AS base
+  ON base.id = fused.id
+ORDER BY
+  fused.score DESC,
+  COALESCE(fused.nearest_distance, cosine_distance(base.embedding, ARRAY[0.12, -0.5, 0.33, 1e-05])) ASC,
+  fused.id ASC
+LIMIT 5

@@ -1,0 +1,194 @@
+WITH "text_docs_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      *
+    FROM (
+      SELECT
+        "base".*,
+        "fts_hdq_text_t4_main_4_docs_body".match_bm25("base"."rowid", 'error e1234') AS "score"
+      FROM "main"."docs" AS "base"
+    )
+    WHERE
+      NOT "score" IS NULL
+  )
+  WHERE
+    "lang" = 'en'
+  ORDER BY
+    "score" DESC NULLS FIRST,
+    "id" ASC
+  LIMIT 100
+), "text_docs_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    ROW_NUMBER() OVER (ORDER BY "score" DESC NULLS FIRST, "id" ASC) AS "branch_rank"
+  FROM "text_docs_hits"
+), "text_archive_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      *
+    FROM (
+      SELECT
+        "base".*,
+        "fts_hdq_text_t4_main_12_docs_archive_body".match_bm25("base"."rowid", 'error e1234') AS "score"
+      FROM "main"."docs_archive" AS "base"
+    )
+    WHERE
+      NOT "score" IS NULL
+  )
+  WHERE
+    "lang" = 'en'
+  ORDER BY
+    "score" DESC NULLS FIRST,
+    "id" ASC
+  LIMIT 100
+), "text_archive_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    ROW_NUMBER() OVER (ORDER BY "score" DESC NULLS FIRST, "id" ASC) AS "branch_rank"
+  FROM "text_archive_hits"
+), "content_hits" AS (
+  SELECT
+    "id",
+    "_distance"
+  FROM (
+    SELECT
+      "id",
+      CASE
+        WHEN array_inner_product("docs"."embedding", "docs"."embedding") = 0
+        THEN 1.0
+        ELSE array_cosine_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+      END AS "_distance"
+    FROM "main"."docs"
+    WHERE
+      "lang" = 'en'
+    UNION ALL
+    SELECT
+      "id",
+      CASE
+        WHEN array_inner_product("docs_archive"."embedding", "docs_archive"."embedding") = 0
+        THEN 1.0
+        ELSE array_cosine_distance("docs_archive"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+      END AS "_distance"
+    FROM "main"."docs_archive"
+    WHERE
+      "lang" = 'en'
+  ) AS "search_union"
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "content_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    ROW_NUMBER() OVER (ORDER BY "_distance" ASC, "id" ASC) AS "branch_rank"
+  FROM "content_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "cue_hits" AS (
+  SELECT
+    "id",
+    CASE
+      WHEN array_inner_product("docs_cues"."cue_embedding", "docs_cues"."cue_embedding") = 0
+      THEN 1.0
+      ELSE array_cosine_distance("docs_cues"."cue_embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+    END AS "_distance"
+  FROM "main"."docs_cues"
+  WHERE
+    "id" IN (
+      SELECT
+        "id"
+      FROM "main"."docs"
+      WHERE
+        "lang" = 'en'
+      UNION ALL
+      SELECT
+        "id"
+      FROM "main"."docs_archive"
+      WHERE
+        "lang" = 'en'
+    )
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "cue_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    ROW_NUMBER() OVER (ORDER BY "_distance" ASC, "id" ASC) AS "branch_rank"
+  FROM "cue_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "fused" AS (
+  SELECT
+    COALESCE(
+      "text_docs_ranked"."id",
+      "text_archive_ranked"."id",
+      "content_ranked"."id",
+      "cue_ranked"."id"
+    ) AS "id",
+    COALESCE(1.0 / (
+      60 + "text_docs_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "text_archive_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "content_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "cue_ranked"."branch_rank"
+    ), 0) AS "score",
+    "content_ranked"."_distance" AS "content_distance"
+  FROM "text_docs_ranked"
+  FULL OUTER JOIN "text_archive_ranked"
+    ON "text_docs_ranked"."id" = "text_archive_ranked"."id"
+  FULL OUTER JOIN "content_ranked"
+    ON COALESCE("text_docs_ranked"."id", "text_archive_ranked"."id") = "content_ranked"."id"
+  FULL OUTER JOIN "cue_ranked"
+    ON COALESCE("text_docs_ranked"."id", "text_archive_ranked"."id", "content_ranked"."id") = "cue_ranked"."id"
+)
+SELECT
+  "base"."id",
+  "base"."body",
+  COALESCE(
+    "fused"."content_distance",
+    CASE
+      WHEN array_inner_product("base"."embedding", "base"."embedding") = 0
+      THEN 1.0
+      ELSE array_cosine_distance("base"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+    END
+  ) AS "distance"
+FROM "fused"
+JOIN (
+  SELECT
+    "id",
+    "body",
+    "embedding"
+  FROM "main"."docs"
+  UNION ALL
+  SELECT
+    "id",
+    "body",
+    "embedding"
+  FROM "main"."docs_archive"
+) AS "base"
+  ON "base"."id" = "fused"."id"
+ORDER BY
+  "fused"."score" DESC NULLS FIRST,
+  COALESCE(
+    "fused"."content_distance",
+    CASE
+      WHEN array_inner_product("base"."embedding", "base"."embedding") = 0
+      THEN 1.0
+      ELSE array_cosine_distance("base"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+    END
+  ) ASC,
+  "fused"."id" ASC
+LIMIT 10

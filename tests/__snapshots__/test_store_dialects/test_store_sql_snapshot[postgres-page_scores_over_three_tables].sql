@@ -1,0 +1,240 @@
+WITH "text_docs_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      "base".*,
+      (
+        SELECT
+          CAST(SUM(
+            "weights"."idf" * (
+              1.2 + 1
+            ) * "counts"."frequency" / (
+              "counts"."frequency" + 1.2 * (
+                1 - 0.75 + 0.75 * "counts"."length" / "weights"."average_length"
+              )
+            )
+          ) AS DOUBLE PRECISION)
+        FROM (
+          SELECT
+            "query_terms"."term",
+            LN(
+              1 + (
+                "corpus"."documents" - "term"."documents" + 0.5
+              ) / (
+                "term"."documents" + 0.5
+              )
+            ) AS "idf",
+            "corpus"."average_length"
+          FROM UNNEST(STRING_TO_ARRAY('error | e1234', ' | ')) AS "query_terms"("term")
+          JOIN "hdq_text"."t6_public_4_docs_body" AS "term"
+            ON "term"."term" = "query_terms"."term"
+          CROSS JOIN "hdq_text"."t6_public_4_docs_body" AS "corpus"
+          WHERE
+            "corpus"."term" = ''
+        ) AS "weights"
+        CROSS JOIN LATERAL (
+          SELECT
+            CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY("base"."body__terms", ' '), "weights"."term")) AS "frequency",
+            CARDINALITY(STRING_TO_ARRAY("base"."body__terms", ' ')) AS "length"
+        ) AS "counts"
+      ) AS "score"
+    FROM "public"."docs" AS "base"
+    WHERE
+      to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'error | e1234')
+  ) AS "matches"
+  WHERE
+    "lang" = 'en'
+  ORDER BY
+    "score" DESC,
+    "id" ASC
+  LIMIT 100
+), "text_docs_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    ROW_NUMBER() OVER (ORDER BY "score" DESC, "id" ASC) AS "branch_rank"
+  FROM "text_docs_hits"
+), "text_archive_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      "base".*,
+      (
+        SELECT
+          CAST(SUM(
+            "weights"."idf" * (
+              1.2 + 1
+            ) * "counts"."frequency" / (
+              "counts"."frequency" + 1.2 * (
+                1 - 0.75 + 0.75 * "counts"."length" / "weights"."average_length"
+              )
+            )
+          ) AS DOUBLE PRECISION)
+        FROM (
+          SELECT
+            "query_terms"."term",
+            LN(
+              1 + (
+                "corpus"."documents" - "term"."documents" + 0.5
+              ) / (
+                "term"."documents" + 0.5
+              )
+            ) AS "idf",
+            "corpus"."average_length"
+          FROM UNNEST(STRING_TO_ARRAY('error | e1234', ' | ')) AS "query_terms"("term")
+          JOIN "hdq_text"."t6_public_12_docs_archive_body" AS "term"
+            ON "term"."term" = "query_terms"."term"
+          CROSS JOIN "hdq_text"."t6_public_12_docs_archive_body" AS "corpus"
+          WHERE
+            "corpus"."term" = ''
+        ) AS "weights"
+        CROSS JOIN LATERAL (
+          SELECT
+            CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY("base"."body__terms", ' '), "weights"."term")) AS "frequency",
+            CARDINALITY(STRING_TO_ARRAY("base"."body__terms", ' ')) AS "length"
+        ) AS "counts"
+      ) AS "score"
+    FROM "public"."docs_archive" AS "base"
+    WHERE
+      to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'error | e1234')
+  ) AS "matches"
+  WHERE
+    "lang" = 'en'
+  ORDER BY
+    "score" DESC,
+    "id" ASC
+  LIMIT 100
+), "text_archive_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    ROW_NUMBER() OVER (ORDER BY "score" DESC, "id" ASC) AS "branch_rank"
+  FROM "text_archive_hits"
+), "content_hits" AS (
+  SELECT
+    "id",
+    "_distance"
+  FROM (
+    SELECT
+      "id",
+      NULLIF("docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"), CAST('NaN' AS DOUBLE PRECISION)) AS "_distance"
+    FROM "public"."docs"
+    WHERE
+      "lang" = 'en'
+    UNION ALL
+    SELECT
+      "id",
+      NULLIF(
+        "docs_archive"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"),
+        CAST('NaN' AS DOUBLE PRECISION)
+      ) AS "_distance"
+    FROM "public"."docs_archive"
+    WHERE
+      "lang" = 'en'
+  ) AS "search_union"
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "content_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    ROW_NUMBER() OVER (ORDER BY "_distance" ASC, "id" ASC) AS "branch_rank"
+  FROM "content_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "cue_hits" AS (
+  SELECT
+    "id",
+    NULLIF(
+      "docs_cues"."cue_embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"),
+      CAST('NaN' AS DOUBLE PRECISION)
+    ) AS "_distance"
+  FROM "public"."docs_cues"
+  WHERE
+    "id" IN (
+      SELECT
+        "id"
+      FROM "public"."docs"
+      WHERE
+        "lang" = 'en'
+      UNION ALL
+      SELECT
+        "id"
+      FROM "public"."docs_archive"
+      WHERE
+        "lang" = 'en'
+    )
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "cue_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    ROW_NUMBER() OVER (ORDER BY "_distance" ASC, "id" ASC) AS "branch_rank"
+  FROM "cue_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "fused" AS (
+  SELECT
+    COALESCE(
+      "text_docs_ranked"."id",
+      "text_archive_ranked"."id",
+      "content_ranked"."id",
+      "cue_ranked"."id"
+    ) AS "id",
+    COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "text_docs_ranked"."branch_rank"
+    ), 0) + COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "text_archive_ranked"."branch_rank"
+    ), 0) + COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "content_ranked"."branch_rank"
+    ), 0) + COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "cue_ranked"."branch_rank"
+    ), 0) AS "score",
+    "content_ranked"."_distance" AS "content_distance"
+  FROM "text_docs_ranked"
+  FULL OUTER JOIN "text_archive_ranked"
+    ON "text_docs_ranked"."id" = "text_archive_ranked"."id"
+  FULL OUTER JOIN "content_ranked"
+    ON COALESCE("text_docs_ranked"."id", "text_archive_ranked"."id") = "content_ranked"."id"
+  FULL OUTER JOIN "cue_ranked"
+    ON COALESCE("text_docs_ranked"."id", "text_archive_ranked"."id", "content_ranked"."id") = "cue_ranked"."id"
+)
+SELECT
+  "base"."id",
+  "base"."body",
+  COALESCE(
+    "fused"."content_distance",
+    NULLIF("base"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"), CAST('NaN' AS DOUBLE PRECISION))
+  ) AS "distance"
+FROM "fused"
+JOIN (
+  SELECT
+    "id",
+    "body",
+    "embedding"
+  FROM "public"."docs"
+  UNION ALL
+  SELECT
+    "id",
+    "body",
+    "embedding"
+  FROM "public"."docs_archive"
+) AS "base"
+  ON "base"."id" = "fused"."id"
+ORDER BY
+  "fused"."score" DESC,
+  COALESCE(
+    "fused"."content_distance",
+    NULLIF("base"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"), CAST('NaN' AS DOUBLE PRECISION))
+  ) ASC,
+  "fused"."id" ASC
+LIMIT 10
