@@ -1,13 +1,22 @@
 """hotmemory's recall, built by hotmemory's own code, against one plan each.
 
-hotmemory 0.1.0 (installed from the package index by the ``test`` extra) builds its fused
-recall (BM25 over its memory table and its episode table, a nearest-neighbour ranking over
-both, one over its cue table, fused by reciprocal rank fusion with row-number ranks) and its
-exact filtered vector scan as SQL strings. Here both strings are built by hotmemory's own
-functions and run on the local engine, over tables of hotmemory's own schemas; each is
-compared with one :class:`~hotdata_retrieval.SearchPlan` over the same tables, whose filter is
-hotmemory's own ``WHERE`` text read by :func:`~hotdata_retrieval.compile.parse_filter`. The
-rows must be the same, in the same order, with the same distances.
+hotmemory 0.1.0 (installed from the package index by the ``test`` extra) builds its search as
+SQL strings, in one of four statements: its fused recall (BM25 over its memory table and its
+episode table, a nearest-neighbour ranking over both, one over its cue table, fused by
+reciprocal rank fusion with row-number ranks) or its vector scan, each with its vector
+rankings exact (the default) or through the vector index (``vector_index=True``), over one
+record table or both: eight forms. Here each string is built by hotmemory's own functions and
+run on the local engine, over tables of hotmemory's own schemas; each is compared with one
+:class:`~hotdata_retrieval.SearchPlan` over the same tables, whose filter is hotmemory's own
+``WHERE`` text read by :func:`~hotdata_retrieval.compile.parse_filter`. The rows must be the
+same, in the same order, with the same distances.
+
+hotmemory reads ``float(row["distance"])`` of every row: the content distance, which its
+statement computes for every hit. The tables hold more rows in scope than the content
+branch's depth, and words rare enough that BM25 matches fewer rows than its depth, so a fused
+page holds hits the content branch did not return: the plan's ``page_scores=["content"]``
+gives those their content distance, which must never be NULL and must equal a NumPy
+computation from the stored vectors.
 """
 
 from __future__ import annotations
@@ -17,6 +26,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hotmemory import hotdata
@@ -28,6 +38,7 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
     TableUnion,
+    to_sql,
 )
 from hotdata_retrieval.compile import parse_filter
 from hotdata_retrieval.engines.local import LocalEngine
@@ -36,6 +47,7 @@ from hotdata_retrieval.engines.results import SearchResult
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 DIMENSIONS = 8
 WORDS = ("disk", "full", "server", "backup", "alert", "quota", "network", "restart", "log")
+VOCABULARY = (*WORDS, *(f"filler{number}" for number in range(150)))
 NAMESPACES = ("team", "team/ops", "other", "teammate")
 
 
@@ -59,7 +71,7 @@ def _records(prefix: str, count: int, kind: str, rng: random.Random) -> pa.Table
                 "revision": 1,
                 "kind": kind,
                 "subject": "ops" if index % 3 else "billing",
-                "content": " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 9))),
+                "content": " ".join(rng.choice(VOCABULARY) for _ in range(rng.randint(3, 9))),
                 "cues": [],
                 "payload": "{}",
                 "tags": ["a", "b"] if index % 2 else ["a"],
@@ -82,8 +94,8 @@ def _records(prefix: str, count: int, kind: str, rng: random.Random) -> pa.Table
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> LocalEngine:
     rng = random.Random(20261202)
-    memory = _records("m", 60, "fact", rng)
-    episode = _records("e", 40, "episode", rng)
+    memory = _records("m", 500, "fact", rng)
+    episode = _records("e", 300, "episode", rng)
     ids = [*memory.column("id").to_pylist(), *episode.column("id").to_pylist()]
     cued = [identifier for position, identifier in enumerate(ids) if position % 3 != 1]
     cues = pa.Table.from_pylist(
@@ -121,13 +133,37 @@ def _assert_same(theirs: list[tuple[str, float]], ours: SearchResult) -> None:
         assert ours_distance == pytest.approx(distance, abs=1e-6)
 
 
+def _stored_vectors(engine: LocalEngine) -> dict[str, np.ndarray]:
+    """Each record's content vector as stored (Float32), by id."""
+    return {
+        row["id"]: np.asarray(row["content_embedding"], dtype=np.float32)
+        for table in hotdata.RECORD_TABLES
+        for row in engine.read_table(table).select(["id", "content_embedding"]).to_pylist()
+    }
+
+
+def _cosine_distance(vector: np.ndarray, query: list[float]) -> float:
+    """``1 - a·q / (‖a‖ ‖q‖)`` in float64, the query as the engine reads it (Float32)."""
+    stored = vector.astype(np.float64)
+    wanted = np.asarray(query, dtype=np.float32).astype(np.float64)
+    return float(1.0 - stored @ wanted / (np.linalg.norm(stored) * np.linalg.norm(wanted)))
+
+
 def _fused_plan(
-    tables: tuple[str, ...], where: str, vector: list[float], query: str, k: int
+    tables: tuple[str, ...],
+    where: str,
+    vector: list[float],
+    query: str,
+    k: int,
+    *,
+    exact: bool = True,
 ) -> SearchPlan:
     """hotmemory's fused recall as one plan: BM25 per record table (terms), the content
-    vector over the records' union, the cue vector through the records' keys, all exact and
-    filtered, RRF with row-number ranks at hotmemory's depth, its tie-breakers, and the
-    content distance returned instead of the fused score."""
+    vector over the records' union, the cue vector through the records' keys, all filtered
+    and exact (or, with ``exact=False``, in the vector index's shape, as hotmemory's
+    ``vector_index=True`` writes them), RRF with row-number ranks at hotmemory's depth, its
+    tie-breakers, and the content distance returned instead of the fused score, computed for
+    the hits the content branch did not return (``page_scores``)."""
     records: str | TableUnion = tables[0] if len(tables) == 1 else TableUnion(tables)
     branches = [
         Bm25Search(
@@ -145,7 +181,7 @@ def _fused_plan(
             table=records,
             column="content_embedding",
             query_vector=vector,
-            exact=True,
+            exact=exact,
             name="content",
             result_name="distance",
         )
@@ -155,7 +191,7 @@ def _fused_plan(
             table=hotdata.CUE_TABLE,
             column="cues_embedding",
             query_vector=vector,
-            exact=True,
+            exact=exact,
             name="cue",
             filter_through_key=True,
         )
@@ -173,6 +209,7 @@ def _fused_plan(
         score_name=None,
         tie_breakers=["distance asc", "created_at desc"],
         limit=k,
+        page_scores=["content"],
     )
 
 
@@ -199,32 +236,82 @@ def _inputs(
     return _where(prefixes, filter), hotdata._tables(filter), _query_vector(len(query) + k)
 
 
+FORMS = [pytest.param(False, id="exact"), pytest.param(True, id="indexed")]
+"""hotmemory's ``vector_index``: its vector rankings scan (the default), or take the shape the
+vector index serves."""
+
+
+@pytest.mark.parametrize("indexed", FORMS)
 @pytest.mark.parametrize(("query", "prefixes", "filter", "k"), SEARCHES)
 def test_fused_recall_is_one_plan(
-    engine: LocalEngine, query: str, prefixes: list[tuple[str, ...]], filter: Filter | None, k: int
+    engine: LocalEngine,
+    query: str,
+    prefixes: list[tuple[str, ...]],
+    filter: Filter | None,
+    k: int,
+    indexed: bool,
 ) -> None:
     where, tables, vector = _inputs(query, prefixes, filter, k)
     theirs = engine.sql(
-        hotdata._fused_query(tables, where, hotdata._vector(vector), hotdata._bm25_text(query), k)
+        hotdata._fused_query(
+            tables, where, hotdata._vector(vector), hotdata._bm25_text(query), k, indexed
+        )
     )
     assert theirs.num_rows > 0
-    result = engine.search(_fused_plan(tables, where, vector, query, k))
-    _assert_same(_rows_of(theirs), result)
+    plan = _fused_plan(tables, where, vector, query, k, exact=not indexed)
+    _assert_same(_rows_of(theirs), engine.search(plan))
+    # hotmemory runs the statement and reads every row's distance as a float
+    rows = engine.sql(to_sql(plan)).to_pylist()
+    assert [row["id"] for row in rows] == theirs.column("id").to_pylist()
+    stored = _stored_vectors(engine)
+    for row in rows:
+        assert row["distance"] is not None
+        assert float(row["distance"]) == pytest.approx(
+            _cosine_distance(stored[row["id"]], vector), abs=1e-6
+        )
 
 
+@pytest.mark.parametrize("indexed", FORMS)
+def test_the_fused_pages_hold_hits_the_content_branch_did_not_return(
+    engine: LocalEngine, indexed: bool
+) -> None:
+    """The case ``page_scores`` exists for: such hits carry the content distance computed
+    for their row, flagged as computed, with no content rank."""
+    stored = _stored_vectors(engine)
+    computed = 0
+    for query, prefixes, filter, k in SEARCHES:
+        where, tables, vector = _inputs(query, prefixes, filter, k)
+        result = engine.search(_fused_plan(tables, where, vector, query, k, exact=not indexed))
+        for hit in result.hits:
+            content = hit.branches["content"]
+            assert content.raw_score is not None
+            assert content.computed == (content.rank is None)
+            assert content.raw_score == pytest.approx(
+                _cosine_distance(stored[hit.key], vector), abs=1e-6
+            )
+            computed += content.computed
+    assert computed >= 3
+
+
+@pytest.mark.parametrize("indexed", FORMS)
 @pytest.mark.parametrize(("query", "prefixes", "filter", "k"), SEARCHES)
-def test_exact_filtered_scan_is_one_plan(
-    engine: LocalEngine, query: str, prefixes: list[tuple[str, ...]], filter: Filter | None, k: int
+def test_vector_recall_is_one_plan(
+    engine: LocalEngine,
+    query: str,
+    prefixes: list[tuple[str, ...]],
+    filter: Filter | None,
+    k: int,
+    indexed: bool,
 ) -> None:
     where, tables, vector = _inputs(query, prefixes, filter, k)
-    theirs = engine.sql(hotdata._vector_query(tables, where, hotdata._vector(vector), k))
+    theirs = engine.sql(hotdata._vector_query(tables, where, hotdata._vector(vector), k, indexed))
     assert theirs.num_rows > 0
     plan = SearchPlan(
         source=NearestNeighborSearch(
             table=tables[0] if len(tables) == 1 else TableUnion(tables),
             column="content_embedding",
             query_vector=vector,
-            exact=True,
+            exact=not indexed,
             result_name="distance",
         ),
         filter=parse_filter(where),
@@ -248,7 +335,8 @@ def test_a_narrow_scope_returns_its_top_k(engine: LocalEngine) -> None:
         and row["superseded_by"] is None
         and (row["forget_after"] is None or row["forget_after"] > NOW)
     )
-    assert 0 < kept < 100
+    records = sum(engine.read_table(table).num_rows for table in hotdata.RECORD_TABLES)
+    assert 0 < kept < records // 4
     where = _where([("team", "ops")], None)
     plan = _fused_plan(hotdata.RECORD_TABLES, where, _query_vector(7), "zzz", kept)
     assert len(engine.search(plan).hits) == kept
