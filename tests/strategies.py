@@ -24,7 +24,7 @@ from hotdata_retrieval import (
     VectorSearch,
 )
 from hotdata_retrieval.analysis import text_words
-from hotdata_retrieval.plan.search import is_vector_branch
+from hotdata_retrieval.plan.search import branch_names, is_vector_branch
 
 # Text a user might type: any unicode but NUL and lone surrogates, including quotes,
 # backslashes, comment markers, semicolons and newlines.
@@ -182,11 +182,24 @@ def fusions(draw: st.DrawFn, table: str | list[str]) -> Fusion:
 def plans(draw: st.DrawFn) -> SearchPlan:
     table = draw(sources)
     source = draw(branches(table) | fusions(table))
+    include_branch_scores = draw(st.booleans())
+    nearest = (
+        [
+            name
+            for name, branch in zip(branch_names(source), source.branches)
+            if isinstance(branch, NearestNeighborSearch)
+        ]
+        if isinstance(source, Fusion) and include_branch_scores
+        else []
+    )
     return SearchPlan(
         source=source,
         limit=draw(st.integers(min_value=1, max_value=50)),
         offset=draw(st.integers(min_value=0, max_value=20)),
         filter=draw(st.none() | predicates),
         columns=draw(st.none() | st.just(["id", "title"])),
-        include_branch_scores=draw(st.booleans()),
+        include_branch_scores=include_branch_scores,
+        # the rows are read from every table the branches search: any nearest branch's
+        # distance can be completed
+        page_scores=draw(st.lists(st.sampled_from(nearest), unique=True)) if nearest else [],
     )

@@ -107,6 +107,7 @@ def test_compilation_is_deterministic(plan: SearchPlan) -> None:
         filter=plan.filter,
         key_column=plan.key_column,
         include_branch_scores=plan.include_branch_scores,
+        page_scores=plan.page_scores,
     )
     render._templates.clear()
     assert to_sql(rebuilt) == first
