@@ -32,8 +32,10 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval.engines.base import DOCUMENT_CAPABILITIES, missing_capabilities
 from hotdata_retrieval.engines.limits import InputLimits
-from hotdata_retrieval.errors import EngineError, PlanError
+from hotdata_retrieval.engines.results import returned_vector
+from hotdata_retrieval.errors import MissingCapabilityError, PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
 from hotdata_retrieval.plan.filters import Predicate, predicate_columns
 from hotdata_retrieval.plan.names import TableName
@@ -51,9 +53,6 @@ from hotdata_retrieval.routing import (
     plan_search,
     read_filter,
 )
-
-_NEEDED = ("load_table", "upsert_rows", "delete_rows", "read_table", "tables", "search")
-"""What an engine must have to keep a document table (``docs/engines.md``)."""
 
 MAX_DOCUMENTS_PER_CALL = 100_000
 """The most documents one ``add``, ``delete`` or ``get`` takes: every change rewrites the
@@ -130,8 +129,9 @@ class DocumentStore:
     empty list). Metadata keys are matched to filter columns case-insensitively.
 
     Args:
-        engine: an engine with ``load_table``, ``upsert_rows``, ``delete_rows``,
-            ``read_table``, ``tables`` and ``search`` (the local engine).
+        engine: an engine with :data:`~hotdata_retrieval.engines.base.DOCUMENT_CAPABILITIES`
+            (``upsert_rows``, ``delete_rows``, ``read_table``, ``read_rows``, ``tables``,
+            ``search``): every engine of the library.
         table: the table's bare name.
         filter_columns: the metadata keys searches filter on, with their Arrow types (a
             :class:`pyarrow.DataType` or its name: ``"string"``, ``"int64"``, ``"list<string>"``,
@@ -144,7 +144,8 @@ class DocumentStore:
             words); a longer one is an ``InputLimitError``.
 
     Raises:
-        EngineError: the engine cannot change rows by key.
+        MissingCapabilityError: the engine lacks a capability the store needs (each named,
+            with why).
         PlanError: a bad name or type, a filter column named as another column, an unknown
             metric.
     """
@@ -163,13 +164,19 @@ class DocumentStore:
         vector_column: str = "embedding",
         input_limits: InputLimits | None = None,
     ) -> None:
-        missing = [name for name in _NEEDED if not hasattr(engine, name)]
+        missing = missing_capabilities(engine, DOCUMENT_CAPABILITIES)
         if missing:
-            raise EngineError(
-                f"{type(engine).__name__} cannot keep a document table: it has no "
-                f"{', '.join(missing)} (the local engine has them)"
+            name = type(engine).__name__
+            raise MissingCapabilityError(
+                f"{name} cannot keep a document table: "
+                + "; ".join(f"{capability}: {why}" for capability, why in missing.items())
+                + " (every engine of the library has them: docs/engines.md)",
+                engine=name,
+                capabilities=list(missing),
+                reasons=missing,
             )
         self.engine = engine
+        self._exists = False
         self.input_limits = input_limits or InputLimits()
         self.table = _identifier(table, "table")
         self.metric = DistanceMetric.parse(metric)
@@ -196,8 +203,11 @@ class DocumentStore:
     # -- reading ---------------------------------------------------------------------------
 
     def exists(self) -> bool:
-        """Whether the table has been created (by a first :meth:`add`)."""
-        return self.table in self.engine.tables
+        """Whether the table has been created (by a first :meth:`add`); once seen, it is
+        taken to stay (the engine's table listing is read until then)."""
+        if not self._exists:
+            self._exists = self.table in self.engine.tables
+        return self._exists
 
     def __len__(self) -> int:
         """The number of documents."""
@@ -215,26 +225,22 @@ class DocumentStore:
         wanted = _ids(ids)
         if not wanted or not self.exists():
             return []
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         columns = [self.id_column, self.text_column, self.metadata_column]
         if include_vectors:
             columns.append(self.vector_column)
-        rows = self.engine.read_table(self.table, columns)
-        rows = rows.filter(pc.is_in(rows.column(self.id_column), pa.array(wanted, pa.string())))
+        rows = self.engine.read_rows(self.table, list(dict.fromkeys(wanted)), columns)
         found = {row[self.id_column]: row for row in rows.to_pylist()}
         return [self._document(found[key]) for key in dict.fromkeys(wanted) if key in found]
 
     def _document(self, row: Mapping[str, Any]) -> StoredDocument:
-        vector = row.get(self.vector_column)
+        vector = returned_vector(row.get(self.vector_column))
         text = row.get(self.text_column)
         metadata = row.get(self.metadata_column)
         return StoredDocument(
             id=str(row[self.id_column]),
             text="" if text is None else str(text),
             metadata={} if metadata is None else json.loads(metadata),
-            vector=None if vector is None else tuple(float(value) for value in vector),
+            vector=None if vector is None else tuple(vector),
         )
 
     # -- searching -------------------------------------------------------------------------

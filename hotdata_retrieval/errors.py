@@ -117,6 +117,25 @@ class EngineError(HotdataRetrievalError):
         self.sql = sql
 
 
+class MissingCapabilityError(EngineError):
+    """An engine lacks capabilities a caller needs (``docs/engines.md``, "Optional
+    capabilities"): the message names each one and why the engine has none.
+
+    Attributes:
+        engine: the engine's class name.
+        capabilities: the missing capabilities, in the order the caller needs them.
+        reasons: why each is missing, by capability.
+    """
+
+    def __init__(
+        self, message: str, *, engine: str, capabilities: Sequence[str], reasons: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.engine = engine
+        self.capabilities = tuple(capabilities)
+        self.reasons = dict(reasons or {})
+
+
 class SqlLimitError(EngineError):
     """A statement went past one of its :class:`SqlLimits`.
 

@@ -38,8 +38,23 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
 - ``sql_name(table)`` and ``columns_sql(table)``: how SQL on the engine names a table, and a
   query listing its columns, where that differs from the full three-part name and
   ``information_schema`` (the SQL stores); the SQL tool's description uses them.
+- ``load_table(name, data, ...)``: store an Arrow table, replacing any table of that name
+  (every engine of the library but the Hotdata engine, whose tables are loaded through the
+  document capabilities below).
+- ``read_table(table, columns=None)``: every row of a table as an Arrow table, and
+  ``read_rows(table, keys, columns=None)`` the rows of some keys (in no set order; an unknown
+  key is left out).
 - ``upsert_rows(table, rows, *, create=None)`` and ``delete_rows(table, keys)``: rows changed
-  by key, one commit each; ``create`` loads a missing table (the local engine).
+  by key, one commit each (on turbopuffer and Hotdata, one request per batch); ``create``
+  (a :class:`~hotdata_retrieval.engines.local.TableLoad`) makes a missing table from the
+  rows with its options.
+
+  A document table (:class:`~hotdata_retrieval.documents.DocumentStore`, what the LangChain
+  and LlamaIndex vector stores keep) needs :data:`DOCUMENT_CAPABILITIES`; every engine of the
+  library has them. An engine without one of them is refused with a
+  :class:`~hotdata_retrieval.errors.MissingCapabilityError` naming each missing capability
+  and why (:func:`missing_capabilities`: an engine says why in its
+  ``capability_refusals``).
 - ``agent_sql_refusal``: why SQL written by a model must not run on the engine (LanceDB runs
   no SQL; the Hotdata API does not refuse writes); the agent tools then offer no SQL tool
   and say why.
@@ -79,11 +94,46 @@ OPTIONAL_CAPABILITIES = (
     "index_catalog",
     "sql_name",
     "columns_sql",
+    "load_table",
+    "read_table",
+    "read_rows",
     "upsert_rows",
     "delete_rows",
     "agent_sql_refusal",
+    "capability_refusals",
 )
 """Members an engine may have beyond :class:`Engine`; callers check for them before use."""
+
+DOCUMENT_CAPABILITIES = (
+    "upsert_rows",
+    "delete_rows",
+    "read_table",
+    "read_rows",
+    "tables",
+    "search",
+)
+"""What an engine must have to keep a document table
+(:class:`~hotdata_retrieval.documents.DocumentStore`): write and remove rows by key, read
+every row and the rows of some keys, list its tables, search."""
+
+
+def missing_capabilities(engine: Any, capabilities: Sequence[str]) -> dict[str, str]:
+    """Each of ``capabilities`` that ``engine`` lacks, with why: the engine's own reason
+    (``capability_refusals``, a mapping of capability to reason, which an engine that has a
+    member but cannot serve it on its data gives too), else that it has no such member.
+    Empty when the engine has them all.
+
+    >>> missing_capabilities(object(), ["read_rows"])
+    {'read_rows': 'it has no read_rows'}
+    """
+    refusals = getattr(engine, "capability_refusals", None) or {}
+    missing = {}
+    for name in capabilities:
+        if name in refusals:
+            missing[name] = str(refusals[name])
+        elif not (hasattr(type(engine), name) or hasattr(engine, name)):  # no property runs
+            missing[name] = f"it has no {name}"
+    return missing
 
 
 @runtime_checkable

@@ -271,7 +271,7 @@ def hits_from_rows(
             SearchHit(
                 key=None if key_column is None else row[key_column],
                 columns={
-                    column: _vector(row[column]) if column in vectors else row[column]
+                    column: returned_vector(row[column]) if column in vectors else row[column]
                     for column in requested
                 },
                 score=score,
@@ -303,7 +303,7 @@ def fill_page_scores(
         for row, values in zip(rows, stored):
             if row.get(rank_column) is not None or row.get(raw_column) is not None:
                 continue
-            vector = _vector(values.get(branch.column))
+            vector = returned_vector(values.get(branch.column))
             if vector is None:
                 row[raw_column] = None
                 continue
@@ -324,10 +324,14 @@ def _float32(value: float) -> float:
         return math.copysign(math.inf, value)
 
 
-def _vector(value: Any) -> list[float] | None:
+def returned_vector(value: Any) -> list[float] | None:
     """A returned vector as a list of floats, whatever the store's own form: a list or tuple
     (local engine, LanceDB, DuckDB), a little-endian float32 blob (sqlite-vec), pgvector's
-    text (``'[1,2,3]'``), a NumPy array."""
+    text (``'[1,2,3]'``), a NumPy array; ``None`` stays ``None``.
+
+    Raises:
+        EngineError: a value that is no list of numbers in any of those forms.
+    """
     if value is None:
         return None
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -182,6 +183,32 @@ class OpenTables:
             )
         return data.select(list(columns))
 
+    def read_rows(
+        self, reference: str | TableName, keys: Sequence[Any], columns: Sequence[str] | None
+    ) -> pa.Table:
+        """The rows of the table ``reference`` names keyed by ``keys`` (``columns`` of them),
+        in table order; an unknown key is left out.
+
+        Raises:
+            EngineError: no such table, no key column, a column it does not have, a key its
+                key column cannot hold.
+        """
+        import pyarrow.compute as pc
+
+        loaded = self.loaded(reference)
+        key = loaded.entry.key_column
+        if key is None:
+            raise EngineError(
+                f"table '{reference}' has no key column: its rows cannot be read by key"
+            )
+        data = loaded.data
+        selected = self.read(reference, columns) if columns is not None else data
+        try:
+            wanted = pa.array(list(keys), data.schema.field(key).type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
+            raise EngineError(f"a key of table '{reference}' cannot be read: {error}") from None
+        return selected.filter(pc.is_in(data.column(key), value_set=wanted))
+
     def loaded(self, reference: str | TableName) -> LoadedTable:
         """The open table ``reference`` names.
 
@@ -199,3 +226,31 @@ class OpenTables:
                     "to repair it"
                 )
         raise EngineError(f"table '{name}' not found")
+
+
+class ReadsOpenTables:
+    """The local engine's reads of its open tables: from memory, no query runs."""
+
+    _open: OpenTables
+
+    def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> pa.Table:
+        """The rows of ``table``'s current version as an Arrow table (``columns`` of them, in
+        that order; default every column). Read from memory once the table is open: no query
+        runs.
+
+        Raises:
+            EngineError: no such table, or a column it does not have.
+        """
+        return self._open.read(table, columns)
+
+    def read_rows(
+        self, table: str | TableName, keys: Sequence[Any], columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """The rows of ``table``'s current version keyed by ``keys`` (``columns`` of them, as
+        :meth:`read_table`), in table order; an unknown key is left out. From memory.
+
+        Raises:
+            EngineError: no such table, no key column, a column it does not have, a key its
+                key column cannot hold.
+        """
+        return self._open.read_rows(table, keys, columns)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.local import _search, _storage
-from hotdata_retrieval.engines.local._catalog import OpenTables
+from hotdata_retrieval.engines.local._catalog import OpenTables, ReadsOpenTables
 from hotdata_retrieval.engines.local._functions import EngineFunctions
 from hotdata_retrieval.engines.local._prepare import TableLoad as TableLoad
 from hotdata_retrieval.engines.local._session import Sessions
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from hotdata_retrieval.plan.search import SearchPlan
 
 
-class LocalEngine(RoutesByIndexes):
+class LocalEngine(RoutesByIndexes, ReadsOpenTables):
     """An embedded database directory you can search with compiled plans or raw SQL.
 
     Several engines, in several processes, may open one database directory at once: writes
@@ -169,15 +169,6 @@ class LocalEngine(RoutesByIndexes):
         """Tables whose files cannot be read, with the reason; loading one again repairs it."""
         self._open.refresh()
         return dict(self._open.damaged)
-
-    def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> pa.Table:
-        """The rows of ``table``'s current version as an Arrow table (``columns`` of it, in that
-        order; default every column). Read from memory once the table is open: no query runs.
-
-        Raises:
-            EngineError: no such table, or a column it does not have.
-        """
-        return self._open.read(table, columns)
 
     def table_name(self, name: str) -> TableName:
         """``name`` completed with this engine's catalog and schema."""
