@@ -577,3 +577,83 @@ def set_local(setting: str, value: str) -> str:
         expressions=[exp.Literal.string(setting), exp.Literal.string(value), exp.true()],
     )
     return _render_postgres(exp.select(call))
+
+
+def statistics_table(table: TableName, column: str) -> exp.Table:
+    """The statistics table of text column ``column`` of ``table``
+    (:func:`text_statistics_table`, in :data:`TEXT_INDEX_SCHEMA`)."""
+    return exp.Table(
+        this=_quoted(text_statistics_table(table.schema, table.name, column)),
+        db=_quoted(TEXT_INDEX_SCHEMA),
+    )
+
+
+def add_term_documents(table: TableName, column: str) -> str:
+    """``INSERT INTO <statistics> ("term", "documents") VALUES (%s, %s) ON CONFLICT ("term")
+    DO UPDATE SET "documents" = <statistics>."documents" + "excluded"."documents"``: a change
+    of the rows holding a term (negative for rows removed), one term per execution
+    (PostgreSQL documentation, "INSERT", ``ON CONFLICT``)."""
+    target = statistics_table(table, column)
+    name = target.name
+    tree = exp.Insert(
+        this=exp.Schema(this=target, expressions=[_quoted("term"), _quoted("documents")]),
+        expression=exp.Values(expressions=[exp.Tuple(expressions=[exp.var("%s"), exp.var("%s")])]),
+        conflict=exp.OnConflict(
+            conflict_keys=[_quoted("term")],
+            action=exp.var("DO UPDATE"),
+            expressions=[
+                exp.EQ(
+                    this=exp.column(_quoted("documents")),
+                    expression=exp.Add(
+                        this=exp.Column(this=_quoted("documents"), table=_quoted(name)),
+                        expression=exp.Column(this=_quoted("documents"), table=_quoted("excluded")),
+                    ),
+                )
+            ],
+        ),
+    )
+    return _render_postgres(tree)
+
+
+def prune_terms(table: TableName, column: str) -> str:
+    """``DELETE FROM <statistics> WHERE "documents" <= 0 AND "term" <> ''``: the terms no row
+    holds any more (the corpus row, term ``''``, stays)."""
+    tree = exp.Delete(
+        this=statistics_table(table, column),
+        where=exp.Where(
+            this=exp.and_(
+                exp.LTE(this=exp.column(_quoted("documents")), expression=exp.Literal.number(0)),
+                exp.NEQ(this=exp.column(_quoted("term")), expression=exp.Literal.string("")),
+            )
+        ),
+    )
+    return _render_postgres(tree)
+
+
+def corpus_select(table: TableName, column: str) -> str:
+    """``SELECT "documents", "average_length" FROM <statistics> WHERE "term" = ''``: the
+    rows with text and their mean number of terms."""
+    tree = exp.Select(
+        expressions=[exp.column(_quoted("documents")), exp.column(_quoted("average_length"))],
+        from_=exp.From(this=statistics_table(table, column)),
+        where=exp.Where(
+            this=exp.EQ(this=exp.column(_quoted("term")), expression=exp.Literal.string(""))
+        ),
+    )
+    return _render_postgres(tree)
+
+
+def corpus_update(table: TableName, column: str) -> str:
+    """``UPDATE <statistics> SET "documents" = %s, "average_length" = %s WHERE "term" =
+    ''``."""
+    tree = exp.Update(
+        this=statistics_table(table, column),
+        expressions=[
+            exp.EQ(this=exp.column(_quoted("documents")), expression=exp.var("%s")),
+            exp.EQ(this=exp.column(_quoted("average_length")), expression=exp.var("%s")),
+        ],
+        where=exp.Where(
+            this=exp.EQ(this=exp.column(_quoted("term")), expression=exp.Literal.string(""))
+        ),
+    )
+    return _render_postgres(tree)

@@ -578,6 +578,35 @@ def insert_fts_rows(table: TableName, column_name: str) -> str:
     return _render(tree)
 
 
+def delete_fts_rows(table: TableName, column_name: str) -> str:
+    """``INSERT INTO <schema>.<fts>("<fts>", rowid, "<column>") VALUES ('delete', ?, ?)``: the
+    ``delete`` command of a contentless FTS5 table, which takes the row's rowid and the very
+    terms it was indexed with (FTS5 documentation, §4.4.2 and "The 'delete' Command")."""
+    fts = fts_table_name(table.name, column_name)
+    tree = exp.Insert(
+        this=exp.Schema(
+            this=_quoted_table(sqlite_schema(table), fts),
+            expressions=[
+                exp.Identifier(this=fts, quoted=True),
+                exp.Identifier(this="rowid"),
+                exp.Identifier(this=column_name, quoted=True),
+            ],
+        ),
+        expression=exp.Values(
+            expressions=[
+                exp.Tuple(
+                    expressions=[
+                        exp.Literal.string("delete"),
+                        exp.Placeholder(),
+                        exp.Placeholder(),
+                    ]
+                )
+            ]
+        ),
+    )
+    return _render(tree)
+
+
 def table_columns_select(table: TableName) -> str:
     """``SELECT "name", "type" FROM pragma_table_info('<table>', '<schema>') ORDER BY "cid"``:
     each column's name and declared type."""

@@ -231,3 +231,107 @@ def catalog_select(profile: DialectProfile, schema: str | None, table: str) -> s
         ),
     )
     return render(profile, tree)
+
+
+# -- rows changed and read by key (document tables) -------------------------------------------
+
+
+def _placeholders(count: int, placeholder: str | None) -> list[exp.Expr]:
+    return [
+        exp.Placeholder() if placeholder is None else exp.var(placeholder) for _ in range(count)
+    ]
+
+
+def _keyed(key_column: str, count: int, placeholder: str | None) -> exp.Where:
+    return exp.Where(
+        this=exp.In(
+            this=exp.column(quoted(key_column)), expressions=_placeholders(count, placeholder)
+        )
+    )
+
+
+def select_rows(
+    profile: DialectProfile,
+    table: exp.Table,
+    columns: Sequence[str],
+    *,
+    key_column: str | None = None,
+    key_count: int = 0,
+    placeholder: str | None = None,
+) -> str:
+    """``SELECT "c1", ... FROM <table>``, and with ``key_column`` ``WHERE "<key>" IN (<p>,
+    ...)`` with ``key_count`` driver placeholders (``placeholder`` their text, ``%s`` for
+    psycopg; ``None`` for the dialect's own ``?``): every row, or the rows of some keys.
+
+    >>> from hotdata_retrieval.compile import get_dialect
+    >>> select_rows(get_dialect("sqlite"), table_node("docs", "main"), ["id", "text"],
+    ...             key_column="id", key_count=2)
+    'SELECT "id", "text" FROM "main"."docs" WHERE "id" IN (?, ?)'
+    """
+    tree = exp.Select(
+        expressions=[exp.column(quoted(name)) for name in columns],
+        from_=exp.From(this=table),
+        where=None if key_column is None else _keyed(key_column, key_count, placeholder),
+    )
+    return render(profile, tree)
+
+
+def delete_rows(
+    profile: DialectProfile,
+    table: exp.Table,
+    key_column: str,
+    key_count: int,
+    placeholder: str | None = None,
+) -> str:
+    """``DELETE FROM <table> WHERE "<key>" IN (<p>, ...)`` with ``key_count`` driver
+    placeholders (as :func:`select_rows`).
+
+    >>> from hotdata_retrieval.compile import get_dialect
+    >>> delete_rows(get_dialect("postgres"), table_node("docs", "public"), "id", 2, "%s")
+    'DELETE FROM "public"."docs" WHERE "id" IN (%s, %s)'
+    """
+    tree = exp.Delete(this=table, where=_keyed(key_column, key_count, placeholder))
+    return render(profile, tree)
+
+
+def delete_rows_from(
+    profile: DialectProfile, table: exp.Table, key_column: str, source: str
+) -> str:
+    """``DELETE FROM <table> WHERE "<key>" IN (SELECT "<key>" FROM "<source>")``: the rows
+    whose key a registered table of rows (DuckDB's ``register``) holds.
+
+    >>> from hotdata_retrieval.compile import get_dialect
+    >>> delete_rows_from(get_dialect("duckdb"), table_node("docs", "main"), "id", "changes")
+    'DELETE FROM "main"."docs" WHERE "id" IN (SELECT "id" FROM "changes")'
+    """
+    keys = exp.Select(
+        expressions=[exp.column(quoted(key_column))],
+        from_=exp.From(this=exp.Table(this=quoted(source))),
+    )
+    tree = exp.Delete(
+        this=table,
+        where=exp.Where(
+            this=exp.In(this=exp.column(quoted(key_column)), query=exp.Subquery(this=keys))
+        ),
+    )
+    return render(profile, tree)
+
+
+def insert_rows_from(
+    profile: DialectProfile, table: exp.Table, columns: Sequence[str], source: str
+) -> str:
+    """``INSERT INTO <table> ("c1", ...) SELECT "c1", ... FROM "<source>"``: the named columns
+    of a registered table of rows (DuckDB's ``register``), the table's others NULL.
+
+    >>> from hotdata_retrieval.compile import get_dialect
+    >>> insert_rows_from(get_dialect("duckdb"), table_node("docs", "main"), ["id"], "changes")
+    'INSERT INTO "main"."docs" ("id") SELECT "id" FROM "changes"'
+    """
+    tree = exp.Insert(
+        this=exp.Schema(this=table, expressions=[quoted(name) for name in columns]),
+        expression=exp.Select(
+            expressions=[exp.column(quoted(name)) for name in columns],
+            from_=exp.From(this=exp.Table(this=quoted(source))),
+        ),
+    )
+    return render(profile, tree)

@@ -75,7 +75,9 @@ from hotdata_retrieval.compile.statements import (
     catalog_insert,
     catalog_select,
     create_table,
+    delete_rows_from,
     drop_table,
+    insert_rows_from,
     table_node,
 )
 from hotdata_retrieval.engines._agent_sql import (
@@ -352,11 +354,13 @@ class DuckdbEngine(SqlStoreEngine):
 
     # -- the driver ------------------------------------------------------------------------
 
-    def _query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _query(
+        self, statement: str, parameters: Sequence[Any] = ()
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
         import duckdb
 
         try:
-            cursor = self._connection.execute(statement)
+            cursor = self._connection.execute(statement, parameters or None)
             rows = cursor.fetchall()
         except duckdb.Error as error:
             raise EngineError(f"duckdb: {error}", sql=statement) from None
@@ -496,6 +500,62 @@ class DuckdbEngine(SqlStoreEngine):
         """End the open transaction, keeping what the failure that ended it said."""
         with contextlib.suppress(EngineError):
             self._execute("ROLLBACK")
+
+    def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
+        """Delete the rows of the keys ``rows`` holds and insert ``rows`` (registered as an
+        Arrow table) in one transaction, then rebuild the text indexes
+        (:meth:`_refresh_text`)."""
+        key = self._key_of(described)
+        target = self.store_table(described.name)
+        self._connection.register(_LOADING, rows)
+        try:
+            self._execute("BEGIN TRANSACTION")
+            try:
+                self._execute(delete_rows_from(self.profile, target.copy(), key, _LOADING))
+                self._execute(
+                    insert_rows_from(self.profile, target.copy(), rows.column_names, _LOADING)
+                )
+                self._execute("COMMIT")
+            except BaseException:
+                self._execute("ROLLBACK")
+                raise
+        finally:
+            self._connection.unregister(_LOADING)
+        self._refresh_text(described)
+
+    def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
+        """Delete the rows of ``keys`` (registered as an Arrow table) in one transaction,
+        then rebuild the text indexes (:meth:`_refresh_text`)."""
+        import pyarrow as pa
+
+        key = self._key_of(described)
+        statement = delete_rows_from(self.profile, self.store_table(described.name), key, _LOADING)
+        self._connection.register(_LOADING, pa.table({key: pa.array(list(keys))}))
+        try:
+            self._execute("BEGIN TRANSACTION")
+            try:
+                removed = int(self._query(statement)[1][0][0])
+                self._execute("COMMIT")
+            except BaseException:
+                self._execute("ROLLBACK")
+                raise
+        finally:
+            self._connection.unregister(_LOADING)
+        if removed:
+            self._refresh_text(described)
+        return removed
+
+    def _refresh_text(self, described: StoreTable) -> None:
+        """Rebuild each text index of ``described`` from the committed rows: a ``CHECKPOINT``
+        first, since DuckDB gives rows new rowids when a checkpoint rewrites a row group
+        that has deleted rows (observed with DuckDB 1.5.5: after a delete, an insert and a
+        checkpoint the surviving rows were renumbered from 0), and the index is keyed by
+        rowid; after it, the rowids hold until the table changes again."""
+        if not described.text_indexes:
+            return
+        self._execute("CHECKPOINT")
+        for column in described.text_indexes:
+            self._index_text(described.name, column)
 
     def _index_text(self, table: TableName, column: str) -> None:
         """Build the column's BM25 index in the open transaction: its terms table (each

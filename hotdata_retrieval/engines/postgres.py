@@ -55,13 +55,17 @@ from hotdata_retrieval.compile.postgres import (
     POSTGRES,
     TEXT_INDEX_SCHEMA,
     TEXT_SEARCH_CONFIG,
+    add_term_documents,
     allow_role_login,
     alter_role_setting,
+    corpus_select,
+    corpus_update,
     create_role,
     drop_role,
     fts_index_name,
     grant,
     hnsw_index_name,
+    prune_terms,
     refuse_role_login,
     set_local,
     text_statistics_table,
@@ -74,8 +78,10 @@ from hotdata_retrieval.compile.statements import (
     catalog_select,
     columns_query,
     create_table,
+    delete_rows,
     drop_table,
     render,
+    select_rows,
     table_node,
 )
 from hotdata_retrieval.engines._agent_sql import (
@@ -685,11 +691,13 @@ class PostgresEngine(SqlStoreEngine):
 
     # -- the driver ------------------------------------------------------------------------
 
-    def _query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _query(
+        self, statement: str, parameters: Sequence[Any] = ()
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
         import psycopg
 
         try:
-            cursor = self._connection.execute(statement)
+            cursor = self._connection.execute(statement, parameters or None)
             rows = cursor.fetchall() if cursor.description is not None else []
         except psycopg.Error as error:
             raise EngineError(f"postgres: {error}".strip(), sql=statement) from None
@@ -930,9 +938,6 @@ class PostgresEngine(SqlStoreEngine):
         previous = self._describe(table)
         previous_texts = previous.text_indexes if previous is not None else ()
 
-        def vector_text(value: Any) -> str:
-            return "[" + ",".join(repr(float(x)) for x in value) + "]"
-
         copy = render(
             POSTGRES,
             exp.Copy(
@@ -948,7 +953,7 @@ class PostgresEngine(SqlStoreEngine):
                 self._execute(drop_table(self.profile, target.copy()))
                 self._execute(create_table(self.profile, target.copy(), columns))
                 with self._connection.cursor().copy(copy) as writer:
-                    for row in self.rows_of(data, dict.fromkeys(dimensions, vector_text)):
+                    for row in self.rows_of(data, dict.fromkeys(dimensions, _vector_text)):
                         writer.write_row(row)
                 for column_name in text_columns:
                     self._execute(
@@ -1004,6 +1009,112 @@ class PostgresEngine(SqlStoreEngine):
         if self._agent_provisioned:
             self._grant_searchable()
 
+    # -- rows changed by key --------------------------------------------------------------
+
+    placeholder = "%s"
+    vector_indexes = ("hnsw",)
+
+    def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
+        """In one transaction: delete the rows of the keys ``rows`` holds, ``COPY`` in
+        ``rows`` with each text column's terms, and change each text column's statistics
+        table by the terms removed and added (the GIN and HNSW indexes are the server's to
+        keep)."""
+        import psycopg
+
+        key = self._key_of(described)
+        keys = rows.column(key).to_pylist()
+        data = rows
+        added: dict[str, list[tuple[str, ...]]] = {}
+        for column in described.text_indexes:
+            added[column] = []
+            if column in rows.column_names:
+                data, analysed = with_terms_column(data, column, "PostgreSQL")
+                added[column] = [terms for terms in analysed if terms is not None]
+        vectors = {vector.name for vector in described.vectors} & set(data.column_names)
+        copy = _copy_rows(self.store_table(described.name), data.column_names)
+        try:
+            with self._connection.transaction():
+                _, removed = self._delete_keyed(described, keys)
+                with self._connection.cursor().copy(copy) as writer:
+                    for row in self.rows_of(data, dict.fromkeys(vectors, _vector_text)):
+                        writer.write_row(row)
+                for column in described.text_indexes:
+                    self._change_statistics(described.name, column, added[column], removed[column])
+        except psycopg.Error as error:
+            raise EngineError(f"postgres: {error}".strip()) from None
+
+    def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
+        """Delete the rows of ``keys`` and take their terms out of each text column's
+        statistics, in one transaction."""
+        import psycopg
+
+        try:
+            with self._connection.transaction():
+                count, removed = self._delete_keyed(described, keys)
+                for column in described.text_indexes:
+                    self._change_statistics(described.name, column, [], removed[column])
+        except psycopg.Error as error:
+            raise EngineError(f"postgres: {error}".strip()) from None
+        return count
+
+    def _delete_keyed(
+        self, described: StoreTable, keys: Sequence[Any]
+    ) -> tuple[int, dict[str, list[tuple[str, ...]]]]:
+        """Delete the rows of ``keys`` in the open transaction: how many there were, and the
+        terms each text column of theirs held."""
+        key = self._key_of(described)
+        texts = list(described.text_indexes)
+        removed: dict[str, list[tuple[str, ...]]] = {column: [] for column in texts}
+        target = self.store_table(described.name)
+        count = 0
+        for chunk in self._key_chunks(keys):
+            if texts:
+                statement = select_rows(
+                    self.profile,
+                    target.copy(),
+                    [terms_column(column) for column in texts],
+                    key_column=key,
+                    key_count=len(chunk),
+                    placeholder=self.placeholder,
+                )
+                for row in self._query(statement, chunk)[1]:
+                    for column, terms in zip(texts, row):
+                        if terms is not None:
+                            removed[column].append(tuple(str(terms).split()))
+            statement = delete_rows(self.profile, target.copy(), key, len(chunk), self.placeholder)
+            count += int(self._connection.execute(statement, chunk).rowcount)
+        return count, removed
+
+    def _change_statistics(
+        self,
+        table: TableName,
+        column: str,
+        added: Sequence[Sequence[str]],
+        removed: Sequence[Sequence[str]],
+    ) -> None:
+        """Change text column ``column``'s statistics table by the rows' terms ``added`` and
+        ``removed`` (each row's terms): each term's row count, then the corpus row's count
+        and mean terms per row. The corpus's total of terms is read back exactly as the
+        integer nearest ``count * mean`` (a double holds it to far better than one half), so
+        repeated changes add no rounding error; the statistics equal a fresh load's."""
+        change: Counter[str] = Counter()
+        for terms in added:
+            change.update(set(terms))
+        for terms in removed:
+            change.subtract(set(terms))
+        deltas = [(term, count) for term, count in sorted(change.items()) if count]
+        with self._connection.cursor() as cursor:
+            if deltas:
+                cursor.executemany(add_term_documents(table, column), deltas)
+                cursor.execute(prune_terms(table, column))
+            cursor.execute(corpus_select(table, column))
+            found = cursor.fetchone()
+            rows, average = (0, 0.0) if found is None else (int(found[0]), float(found[1] or 0))
+            total = round(rows * average)
+            rows += len(added) - len(removed)
+            total += sum(len(terms) for terms in added) - sum(len(terms) for terms in removed)
+            cursor.execute(corpus_update(table, column), (rows, total / rows if rows > 0 else 0.0))
+
     # -- searches --------------------------------------------------------------------------
 
     def search(self, plan: SearchPlan) -> SearchResult:
@@ -1051,6 +1162,23 @@ class PostgresEngine(SqlStoreEngine):
             render(POSTGRES, exp.Command(this="EXPLAIN", expression=" " + statement))
         )
         return "\n".join(row[0] for row in rows)
+
+
+def _vector_text(value: Any) -> str:
+    """A vector as pgvector's text input, ``[1.0,2.5]`` (each number exact)."""
+    return "[" + ",".join(repr(float(x)) for x in value) + "]"
+
+
+def _copy_rows(target: exp.Table, columns: Sequence[str]) -> str:
+    """``COPY <target> ("c1", ...) FROM STDIN``."""
+    return render(
+        POSTGRES,
+        exp.Copy(
+            this=exp.Schema(this=target, expressions=[_quoted(name) for name in columns]),
+            kind=True,
+            files=[exp.var("STDIN")],
+        ),
+    )
 
 
 def _quoted(name: str) -> exp.Identifier:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -34,6 +34,7 @@ from sqlglot import exp
 from hotdata_retrieval.analysis import indexed_text
 from hotdata_retrieval.compile.sqlite import (
     create_fts_index,
+    delete_fts_rows,
     fts_table_name,
     insert_fts_rows,
     schema_tables_select,
@@ -50,9 +51,11 @@ from hotdata_retrieval.compile.statements import (
     catalog_insert,
     catalog_select,
     create_table,
+    delete_rows,
     drop_table,
     insert_rows,
     readable_sql,
+    select_rows,
     table_node,
 )
 from hotdata_retrieval.engines._agent_sql import (
@@ -143,11 +146,13 @@ class SqliteEngine(SqlStoreEngine):
 
     # -- the driver ------------------------------------------------------------------------
 
-    def _query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    def _query(
+        self, statement: str, parameters: Sequence[Any] = ()
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
         import sqlean
 
         try:
-            cursor = self._connection.execute(statement)
+            cursor = self._connection.execute(statement, parameters)
             rows = cursor.fetchall()
         except sqlean.Warning as warning:  # "You can only execute one statement at a time."
             raise RefusedStatementError(f"sqlite: {warning}", sql=statement) from None
@@ -290,9 +295,6 @@ class SqliteEngine(SqlStoreEngine):
         vectors: Sequence[StoreColumn],
     ) -> None:
         check_rowid_column(data.column_names, text_columns, "SQLite")
-        import numpy as np
-        import pyarrow as pa
-
         schema = sqlite_schema(table)
         storage = {vector.name: vector.storage or "blob" for vector in vectors}
         for column, kind in storage.items():
@@ -311,27 +313,7 @@ class SqliteEngine(SqlStoreEngine):
             for field in data.schema
         ]
 
-        def as_blob(vector: Any) -> bytes:
-            return np.asarray(vector, dtype=np.float32).tobytes()
-
-        def as_json(vector: Any) -> str:
-            return json.dumps([float(x) for x in vector])
-
-        def iso_text(value: Any) -> str:
-            """A date or timestamp as the ISO text SQLite holds it (a timestamp in UTC, with a
-            space before the time: what the compiler writes its literals as)."""
-            if isinstance(value, datetime.datetime):
-                if value.tzinfo is not None:
-                    value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-                return str(value.isoformat(sep=" "))
-            return str(value.isoformat())
-
-        convert: dict[str, Any] = {
-            column: as_blob if kind == "blob" else as_json for column, kind in storage.items()
-        }
-        for field in data.schema:
-            if pa.types.is_timestamp(field.type) or pa.types.is_date(field.type):
-                convert[field.name] = iso_text
+        convert = _conversions(data.schema, storage)
         previous = self._describe(table)
         target = table_node(table, schema)
         self._execute("BEGIN IMMEDIATE")
@@ -360,6 +342,99 @@ class SqliteEngine(SqlStoreEngine):
         except BaseException:
             self._execute("ROLLBACK")
             raise
+
+    def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
+        """Delete the rows of the keys ``rows`` holds and their FTS5 entries, insert ``rows``
+        and index their text, in one transaction (``BEGIN IMMEDIATE``)."""
+        key = self._key_of(described)
+        storage = {vector.name: vector.storage or "blob" for vector in described.vectors}
+        convert = _conversions(rows.schema, storage)
+        keys = rows.column(key).to_pylist()
+        target = self.store_table(described.name)
+        statement = insert_rows(self.profile, target.copy(), rows.column_names, None)
+        self._execute("BEGIN IMMEDIATE")
+        try:
+            self._delete_keyed(described, keys)
+            try:
+                self._connection.executemany(statement, self.rows_of(rows, convert))
+            except Exception as error:
+                raise EngineError(f"sqlite: {error}", sql=statement) from None
+            for column in described.text_indexes:
+                self._index_keyed(described, column, keys)
+            self._execute("COMMIT")
+        except BaseException:
+            self._execute("ROLLBACK")
+            raise
+
+    def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
+        """Delete the rows of ``keys`` and their FTS5 entries in one transaction."""
+        self._execute("BEGIN IMMEDIATE")
+        try:
+            removed = self._delete_keyed(described, keys)
+            self._execute("COMMIT")
+        except BaseException:
+            self._execute("ROLLBACK")
+            raise
+        return removed
+
+    def _keyed_text(
+        self, described: StoreTable, keys: Sequence[Any]
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Each row of ``keys``: its rowid and its indexed columns' texts."""
+        key = self._key_of(described)
+        texts = list(described.text_indexes)
+        for chunk in self._key_chunks(keys):
+            statement = select_rows(
+                self.profile,
+                self.store_table(described.name),
+                ["rowid", *texts],
+                key_column=key,
+                key_count=len(chunk),
+            )
+            for row in self._query(statement, chunk)[1]:
+                yield int(row[0]), dict(zip(texts, row[1:]))
+
+    def _delete_keyed(self, described: StoreTable, keys: Sequence[Any]) -> int:
+        """Delete the rows of ``keys``, each indexed text first removed from its contentless
+        FTS5 table with the terms it was indexed with (the ``delete`` command), in the open
+        transaction; how many rows there were."""
+        import sqlean
+
+        table = described.name
+        if described.text_indexes:
+            removals: dict[str, list[tuple[int, str]]] = {c: [] for c in described.text_indexes}
+            for rowid, texts in self._keyed_text(described, keys):
+                for column, text in texts.items():
+                    if text is not None:
+                        removals[column].append((rowid, indexed_text(str(text))))
+            for column, entries in removals.items():
+                statement = delete_fts_rows(table, column)
+                try:
+                    self._connection.executemany(statement, entries)
+                except Exception as error:
+                    raise EngineError(f"sqlite: {error}", sql=statement) from None
+        removed = 0
+        key = self._key_of(described)
+        for chunk in self._key_chunks(keys):
+            statement = delete_rows(self.profile, self.store_table(table), key, len(chunk))
+            try:
+                removed += int(self._connection.execute(statement, chunk).rowcount)
+            except sqlean.Error as error:
+                raise EngineError(f"sqlite: {error}", sql=statement) from None
+        return removed
+
+    def _index_keyed(self, described: StoreTable, column: str, keys: Sequence[Any]) -> None:
+        """Index the text of ``column`` of the rows of ``keys`` (just inserted)."""
+        statement = insert_fts_rows(described.name, column)
+        entries = [
+            (rowid, indexed_text(str(texts[column])))
+            for rowid, texts in self._keyed_text(described, keys)
+            if texts[column] is not None
+        ]
+        try:
+            self._connection.executemany(statement, entries)
+        except Exception as error:
+            raise EngineError(f"sqlite: {error}", sql=statement) from None
 
     def _index_text(self, table: TableName, column: str) -> None:
         """Fill the column's contentless FTS5 table: each non-NULL row's rowid and its terms
@@ -413,3 +488,39 @@ class SqliteEngine(SqlStoreEngine):
                 )
             )
         return attrs.evolve(result, vector_scans=tuple(scans)) if scans else result
+
+
+def _as_blob(vector: Any) -> bytes:
+    import numpy as np
+
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _as_json(vector: Any) -> str:
+    return json.dumps([float(x) for x in vector])
+
+
+def _iso_text(value: Any) -> str:
+    """A date or timestamp as the ISO text SQLite holds it (a timestamp in UTC, with a space
+    before the time: what the compiler writes its literals as)."""
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return str(value.isoformat(sep=" "))
+    return str(value.isoformat())
+
+
+def _conversions(schema: pa.Schema, storage: Mapping[str, str]) -> dict[str, Callable[[Any], Any]]:
+    """How each column's values are written: a vector column as a float32 BLOB or JSON text
+    (its ``storage``), a date or timestamp as ISO text."""
+    import pyarrow as pa
+
+    convert: dict[str, Callable[[Any], Any]] = {
+        column: _as_blob if kind == "blob" else _as_json for column, kind in storage.items()
+    }
+    for field in schema:
+        if field.name in convert:
+            continue
+        if pa.types.is_timestamp(field.type) or pa.types.is_date(field.type):
+            convert[field.name] = _iso_text
+    return convert

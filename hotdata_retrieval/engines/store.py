@@ -33,7 +33,13 @@ import attrs
 from hotdata_retrieval.analysis import analyze_text, terms_column
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
-from hotdata_retrieval.compile.statements import CATALOG_TABLE, columns_query, readable_table
+from hotdata_retrieval.compile.statements import (
+    CATALOG_TABLE,
+    columns_query,
+    readable_table,
+    select_rows,
+    table_node,
+)
 from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql, WorkerSql
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
@@ -47,7 +53,12 @@ from hotdata_retrieval.engines.checks import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
-from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+from hotdata_retrieval.engines.results import (
+    SearchResult,
+    executed_plan,
+    returned_vector,
+    search_result,
+)
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
@@ -296,8 +307,11 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     # -- the driver ------------------------------------------------------------------------
 
     @abc.abstractmethod
-    def _query(self, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """Run a statement that returns rows: ``(column names, rows)``.
+    def _query(
+        self, statement: str, parameters: Sequence[Any] = ()
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run a statement that returns rows, with its placeholders' ``parameters``:
+        ``(column names, rows)``.
 
         Raises:
             EngineError: the store's own message.
@@ -352,6 +366,17 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     ) -> None:
         """Replace ``table`` with ``data`` in one transaction: its rows, its full-text
         indexes on ``text_columns``, its vector indexes, its catalog rows."""
+
+    @abc.abstractmethod
+    def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
+        """Replace, in one transaction, the rows of ``described`` whose key ``rows`` holds
+        with ``rows`` and add the others (checked: the table's columns, unique keys),
+        keeping the full-text indexes in step."""
+
+    @abc.abstractmethod
+    def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
+        """Remove, in one transaction, the rows of ``described`` keyed by ``keys`` (distinct),
+        keeping the full-text indexes in step; how many there were."""
 
     def close(self) -> None:
         """Release the connections (the agent SQL session's or worker's too)."""
@@ -647,6 +672,230 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         finally:
             self.generation += 1
         return self.describe(table)
+
+    # -- document tables: rows read and changed by key ------------------------------------
+
+    KEYS_PER_STATEMENT: ClassVar[int] = 500
+    """The most keys one statement names (one placeholder each): SQLite takes 32,766
+    parameters and PostgreSQL 65,535 per statement, so a long list is sent in parts."""
+
+    vector_indexes: ClassVar[tuple[str, ...]] = ()
+    """The approximate vector indexes ``load_table`` builds (``vector_index=``): none but
+    PostgreSQL's ``hnsw``."""
+
+    def store_table(self, table: TableName) -> Any:
+        """``table`` as the store names it (a sqlglot table: ``"<schema>"."<table>"``, the
+        store's schema for the plan's ``public``)."""
+        schema = self.store_schema if table.schema == self.default_schema else table.schema
+        return table_node(table, schema)
+
+    @property
+    def tables(self) -> dict[str, StoreTable]:
+        """The searchable tables of the engine's default schema (:meth:`searchable_tables`),
+        by bare name: the library's own tables are none of them."""
+        found = {}
+        for name in self._table_names():
+            described = self._describe(self.table_name(name))
+            if described is not None and (
+                described.text_indexes or described.vectors or described.key_column
+            ):
+                found[described.name.name] = described
+        return found
+
+    def _rows_table(
+        self, described: StoreTable, names: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> pa.Table:
+        """Rows read from ``described`` as an Arrow table: each vector as a list of float32
+        (:func:`~hotdata_retrieval.engines.results.returned_vector`, whatever the store
+        returns), the other values as the driver gives them."""
+        import pyarrow as pa
+
+        vectors = {vector.name for vector in described.vectors}
+        columns = list(zip(*rows)) if rows else [()] * len(names)
+        arrays = {}
+        for name, values in zip(names, columns):
+            if name in vectors:
+                arrays[name] = pa.array(
+                    [returned_vector(value) for value in values], pa.list_(pa.float32())
+                )
+            else:
+                try:
+                    arrays[name] = pa.array(list(values))
+                except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+                    raise EngineError(
+                        f"column '{name}' of table '{described.name}' cannot be read: {error}"
+                    ) from None
+        return pa.table(arrays)
+
+    def _read_columns(self, described: StoreTable, columns: Sequence[str] | None) -> list[str]:
+        wanted = list(described.columns if columns is None else columns)
+        unknown = [column for column in wanted if column not in described.columns]
+        if unknown:
+            raise EngineError(
+                f"column '{unknown[0]}' not found in table '{described.name}'; columns: "
+                f"{', '.join(described.columns)}"
+            )
+        return wanted
+
+    def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> pa.Table:
+        """Every row of ``table`` as an Arrow table (``columns`` of them, in that order;
+        default every column), in the store's order.
+
+        Raises:
+            EngineError: no such table, or a column it does not have.
+        """
+        described = self.describe(table)
+        wanted = self._read_columns(described, columns)
+        statement = select_rows(self.profile, self.store_table(described.name), wanted)
+        names, rows = self._query(statement)
+        return self._rows_table(described, names, rows)
+
+    def read_rows(
+        self, table: str | TableName, keys: Sequence[Any], columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """The rows of ``table`` keyed by ``keys`` (``columns`` of them, as
+        :meth:`read_table`), in no set order; an unknown key is left out. One statement per
+        :data:`KEYS_PER_STATEMENT` keys.
+
+        Raises:
+            EngineError: no such table, no key column recorded, a column it does not have.
+        """
+        described = self.describe(table)
+        key = self._key_of(described)
+        wanted = self._read_columns(described, columns)
+        keys = list(dict.fromkeys(keys))
+        parts = []
+        names: list[str] = wanted
+        for start in range(0, len(keys), self.KEYS_PER_STATEMENT):
+            chunk = keys[start : start + self.KEYS_PER_STATEMENT]
+            statement = select_rows(
+                self.profile,
+                self.store_table(described.name),
+                wanted,
+                key_column=key,
+                key_count=len(chunk),
+                placeholder=self.placeholder,
+            )
+            names, rows = self._query(statement, chunk)
+            parts.extend(rows)
+        return self._rows_table(described, names, parts)
+
+    placeholder: ClassVar[str | None] = None
+    """The driver's placeholder text (``%s`` for psycopg), ``None`` for the dialect's own
+    ``?``."""
+
+    def _key_of(self, described: StoreTable) -> str:
+        if described.key_column is None:
+            raise EngineError(
+                f"table '{described.name}' has no key column recorded: load it with "
+                "key_column= to change or read its rows by key"
+            )
+        return described.key_column
+
+    def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> StoreTable:
+        """Write ``rows`` (Arrow: the key and any of the table's columns, a missing one NULL)
+        into table ``name`` by key in one transaction, replacing the rows whose key it holds;
+        the full-text indexes follow. A missing table is loaded from ``create``
+        (a :class:`~hotdata_retrieval.engines.local.TableLoad`: its rows, key, text columns,
+        metric and vector index). Returns the table's description.
+
+        Raises:
+            EngineError: no such table (and no ``create``) or no key column recorded; a
+                column the table lacks, a NULL or repeated key, vectors of another length
+                than the table's; the store's own refusal (a value its column cannot hold:
+                nothing was written); a ``create`` this store cannot make (an embedded
+                column, a vector index it has not).
+        """
+        table = self.table_name(name)
+        if self._describe(table) is None:
+            if create is None:
+                raise EngineError(
+                    f"table '{table}' not found in the {self.engine_name} database; load it "
+                    "first (load_table) or pass create="
+                )
+            self._create(create)
+            return self.describe(table)
+        described = self.describe(table)
+        key = self._key_of(described)
+        rows = self._checked_rows(described, rows, key)
+        if rows.num_rows:
+            self._replace_rows(described, rows)
+        return described
+
+    def _create(self, create: Any) -> None:
+        """Load the table a first :meth:`upsert_rows` makes, with ``create``'s options."""
+        if tuple(getattr(create, "embed_columns", ()) or ()):
+            raise EngineError(
+                f"the {self.engine_name} engine embeds no column: give the vectors "
+                "(embed_columns= is the local engine's)"
+            )
+        vector_index = getattr(create, "vector_index", None)
+        if vector_index is not None and vector_index not in self.vector_indexes:
+            offered = ", ".join(repr(kind) for kind in self.vector_indexes) or "none"
+            raise EngineError(
+                f"vector_index {vector_index!r} is not one the {self.engine_name} engine "
+                f"builds (it builds {offered}; without one, nearest-neighbour search is exact)"
+            )
+        options: dict[str, Any] = {}
+        if vector_index is not None:
+            options["vector_index"] = vector_index
+        self.load_table(
+            create.name,
+            create.data,
+            key_column=create.key_column,
+            text_columns=tuple(create.text_columns),
+            vector_metric=create.vector_metric,
+            **options,
+        )
+
+    def _checked_rows(self, described: StoreTable, rows: pa.Table, key: str) -> pa.Table:
+        """``rows`` with its columns' names normalized, checked against ``described``."""
+        columns = [normalize_identifier(field.name, label="column") for field in rows.schema]
+        if columns != list(rows.column_names):
+            rows = rows.rename_columns(columns)
+        unknown = [column for column in columns if column not in described.columns]
+        if unknown:
+            raise EngineError(
+                f"column '{unknown[0]}' is not a column of table '{described.name}'; its "
+                f"columns: {', '.join(described.columns)}"
+            )
+        if len(set(columns)) != len(columns):
+            raise EngineError(f"the rows name a column twice: {', '.join(columns)}")
+        if key not in columns:
+            raise EngineError(f"the rows have no key column '{key}'")
+        keys = rows.column(key)
+        if keys.null_count:
+            raise EngineError(f"key column '{key}' holds NULL")
+        if len(set(keys.to_pylist())) != len(keys):
+            raise EngineError(f"key column '{key}' holds a value twice")
+        for vector in described.vectors:
+            if vector.name in columns and vector.dimensions:
+                size = vector_dimensions(rows, vector.name)
+                if size and size != vector.dimensions:
+                    raise EngineError(
+                        f"vector column '{vector.name}' of table '{described.name}' holds "
+                        f"vectors of {vector.dimensions} dimensions; the rows hold {size}"
+                    )
+        return rows
+
+    def delete_rows(self, name: str, keys: Sequence[Any]) -> int:
+        """Remove table ``name``'s rows keyed by ``keys`` in one transaction (the full-text
+        indexes follow); returns how many there were (an unknown key is no error).
+
+        Raises:
+            EngineError: no such table or no key column recorded; the store's own refusal.
+        """
+        described = self.describe(name)
+        self._key_of(described)
+        distinct = list(dict.fromkeys(keys))
+        if not distinct:
+            return 0
+        return self._remove_rows(described, distinct)
+
+    def _key_chunks(self, keys: Sequence[Any]) -> Iterator[list[Any]]:
+        """``keys`` in parts of at most :data:`KEYS_PER_STATEMENT`."""
+        for start in range(0, len(keys), self.KEYS_PER_STATEMENT):
+            yield list(keys[start : start + self.KEYS_PER_STATEMENT])
 
     own_schemas: ClassVar[frozenset[str]] = frozenset()
     """Schemas the engine writes its own tables into (none of the user's tables)."""
