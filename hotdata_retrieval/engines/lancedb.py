@@ -340,23 +340,204 @@ class LancedbEngine(RoutesByIndexes):
             metadata[_MODEL_METADATA] = vector_model.encode()
         data = data.replace_schema_metadata(metadata)
         try:
-            from lancedb.index import FTS
-
             opened = self._database.create_table(table.name, data, mode="overwrite")
-            # LanceDB's own analysis off: the terms column holds the library's terms
-            analysis = FTS(
-                base_tokenizer="whitespace",
-                lower_case=False,
-                stem=False,
-                remove_stop_words=False,
-                ascii_folding=False,
-                max_token_length=None,
-            )
             for column in texts:
-                opened.create_index(terms_column(column), config=analysis, replace=True)
+                opened.create_index(terms_column(column), config=_text_analysis(), replace=True)
         except Exception as error:
             raise EngineError(f"lancedb: {error}") from None
         return self.indexes(table)
+
+    # -- rows read and changed by key -----------------------------------------------------
+
+    @property
+    def tables(self) -> dict[str, TableName]:
+        """Every table of the database, by name."""
+        return {name: self.table_name(name) for name in self._table_names()}
+
+    def _user_columns(self, opened: Any, columns: Sequence[str] | None) -> list[str]:
+        """``columns`` (default: every column but the terms columns ``load_table`` writes
+        beside the text columns), checked."""
+        names = list(opened.schema.names)
+        indexed = {terms_column(column) for column in self.indexes(opened.name).bm25_columns}
+        if columns is None:
+            return [name for name in names if name not in indexed]
+        unknown = [column for column in columns if column not in names or column in indexed]
+        if unknown:
+            raise EngineError(
+                f"column '{unknown[0]}' not found in table '{opened.name}'; columns: "
+                f"{', '.join(name for name in names if name not in indexed)}"
+            )
+        return list(columns)
+
+    def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> pa.Table:
+        """Every row of ``table`` as an Arrow table (``columns`` of them, in that order;
+        default every column but the terms columns).
+
+        Raises:
+            EngineError: no such table, or a column it does not have.
+        """
+        opened = self._table(table)
+        wanted = self._user_columns(opened, columns)
+        try:
+            data = opened.to_arrow()
+        except Exception as error:
+            raise EngineError(f"lancedb: {error}") from None
+        return data.select(wanted)
+
+    def _key_column(self, opened: Any) -> str:
+        key = self.indexes(opened.name).key_column
+        if key is None:
+            raise EngineError(
+                f"table '{opened.name}' has no key column recorded: load it with key_column= "
+                "to change or read its rows by key"
+            )
+        return key
+
+    def _key_filter(self, opened: Any, keys: Sequence[Any]) -> str:
+        """The ``where`` text keeping the rows of ``keys``."""
+        from hotdata_retrieval.plan.filters import InList
+
+        return lancedb_filter(InList(column=self._key_column(opened), values=list(keys)))
+
+    def read_rows(
+        self, table: str | TableName, keys: Sequence[Any], columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """The rows of ``table`` keyed by ``keys`` (``columns`` of them, as
+        :meth:`read_table`), in no set order; an unknown key is left out.
+
+        Raises:
+            EngineError: no such table, no key column recorded, a column it does not have.
+        """
+        opened = self._table(table)
+        wanted = self._user_columns(opened, columns)
+        distinct = list(dict.fromkeys(keys))
+        if not distinct:
+            return opened.schema.empty_table().select(wanted)
+        where = self._key_filter(opened, distinct)
+        try:
+            found: pa.Table = (
+                opened.search().where(where).select(wanted).limit(len(distinct)).to_arrow()
+            )
+        except Exception as error:
+            raise EngineError(f"lancedb: {error}") from None
+        return found.select(wanted)
+
+    def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> TableIndexes:
+        """Write ``rows`` (Arrow: the key and any of the table's columns, a missing one NULL)
+        into table ``name`` by key, replacing the rows whose key it holds, in one commit
+        (LanceDB's ``merge_insert``), each text column's terms written beside it; then each
+        full-text index is built again, so BM25 reads the statistics of the rows as they
+        are. A missing table is loaded from ``create`` (a
+        :class:`~hotdata_retrieval.engines.local.TableLoad`).
+
+        Raises:
+            EngineError: no such table (and no ``create``) or no key column recorded; a
+                column the table lacks, a NULL or repeated key, a vector of another length
+                than the column's, LanceDB's own refusal; a ``create`` with embedded columns
+                or a vector index (LanceDB's searches here are exact).
+        """
+        import pyarrow as pa
+
+        if self.table_name(name).name not in self._table_names():
+            if create is None:
+                raise EngineError(
+                    f"table '{self.table_name(name)}' not found in the LanceDB database; load "
+                    "it first (load_table) or pass create="
+                )
+            if tuple(create.embed_columns) or create.vector_index is not None:
+                raise EngineError(
+                    "the LanceDB engine embeds no column and builds no vector index here: give "
+                    "the vectors, with vector_index=None (its searches are exact)"
+                )
+            return self.load_table(
+                create.name,
+                create.data,
+                key_column=create.key_column,
+                text_columns=tuple(create.text_columns),
+                vector_metric=create.vector_metric,
+            )
+        opened = self._table(name)
+        indexes = self.indexes(name)
+        key = self._key_column(opened)
+        columns = [normalize_identifier(field.name, label="column") for field in rows.schema]
+        rows = rows.rename_columns(columns)
+        allowed = self._user_columns(opened, None)
+        unknown = [column for column in columns if column not in allowed]
+        if unknown or len(set(columns)) != len(columns):
+            raise EngineError(
+                f"column '{(unknown or columns)[0]}' is not a column of table "
+                f"'{indexes.table}' or is given twice; its columns: {', '.join(allowed)}"
+            )
+        if key not in columns:
+            raise EngineError(f"the rows have no key column '{key}'")
+        keys = rows.column(key)
+        if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+            raise EngineError(f"key column '{key}' holds NULL or a value twice")
+        if not rows.num_rows:
+            return indexes
+        for column in indexes.bm25_columns:
+            if column in columns:
+                rows, _ = with_terms_column(rows, column, "LanceDB")
+        schema = opened.schema
+        arrays = []
+        for field in schema:
+            if field.name in rows.column_names:
+                values = rows.column(field.name)
+                size = getattr(field.type, "list_size", None)
+                if size is not None:
+                    lengths = {len(v) for v in values.to_pylist() if v is not None}
+                    if lengths - {size}:
+                        raise EngineError(
+                            f"vector column '{field.name}' of table '{indexes.table}' holds "
+                            f"vectors of {size} dimensions; the rows hold "
+                            f"{', '.join(map(str, sorted(lengths - {size})))}"
+                        )
+                try:
+                    arrays.append(pa.array(values.to_pylist(), field.type))
+                except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
+                    raise EngineError(
+                        f"column '{field.name}' of table '{indexes.table}' ({field.type}) "
+                        f"cannot hold the rows' values: {error}"
+                    ) from None
+            else:
+                arrays.append(pa.nulls(rows.num_rows, field.type))
+        data = pa.Table.from_arrays(arrays, schema=schema)
+        try:
+            opened.merge_insert(
+                key
+            ).when_matched_update_all().when_not_matched_insert_all().execute(data)
+        except Exception as error:
+            raise EngineError(f"lancedb: {error}") from None
+        self._index_text(opened, indexes.bm25_columns)
+        return indexes
+
+    def delete_rows(self, name: str, keys: Sequence[Any]) -> int:
+        """Remove table ``name``'s rows keyed by ``keys`` in one commit (then each full-text
+        index is built again); returns how many there were (an unknown key is no error).
+
+        Raises:
+            EngineError: no such table or no key column recorded; LanceDB's own refusal.
+        """
+        opened = self._table(name)
+        distinct = list(dict.fromkeys(keys))
+        where = self._key_filter(opened, distinct)
+        if not distinct:
+            return 0
+        try:
+            removed = int(opened.delete(where).num_deleted_rows)
+        except Exception as error:
+            raise EngineError(f"lancedb: {error}") from None
+        if removed:
+            self._index_text(opened, self.indexes(name).bm25_columns)
+        return removed
+
+    def _index_text(self, opened: Any, columns: Sequence[str]) -> None:
+        """Build each text column's full-text index again, over the rows as they are."""
+        try:
+            for column in columns:
+                opened.create_index(terms_column(column), config=_text_analysis(), replace=True)
+        except Exception as error:
+            raise EngineError(f"lancedb: {error}") from None
 
     # -- searches --------------------------------------------------------------------------
 
@@ -566,6 +747,22 @@ class LancedbEngine(RoutesByIndexes):
             {"queries": [ranked.query for ranked in branches], "fusion": fusion.describe()}
         )
         return search_result(plan, executed, rows, statement)
+
+
+def _text_analysis() -> Any:
+    """The full-text index configuration of a terms column: LanceDB's own analysis off
+    (whitespace tokenizer, no lower-casing, stemming, stop words, ASCII folding or token
+    length limit), since the column holds the library's terms (module docstring)."""
+    from lancedb.index import FTS
+
+    return FTS(
+        base_tokenizer="whitespace",
+        lower_case=False,
+        stem=False,
+        remove_stop_words=False,
+        ascii_folding=False,
+        max_token_length=None,
+    )
 
 
 _PLACE = "__place"
