@@ -214,8 +214,10 @@ def test_deleted_rows_and_dropped_tables_are_gone(
 ) -> None:
     before = [hit.key for hit in engine.search(PLANS["text"]).hits]
     fake.requests.clear()
-    assert engine.delete_rows("docs", [before[0], 999]) == 2
-    assert fake.bodies("POST", "/v2/namespaces/docs") == [{"deletes": [before[0], 999]}]
+    assert engine.delete_rows("docs", [before[0], 999]) == 1  # the documents that existed
+    assert fake.bodies("POST", "/v2/namespaces/docs") == [
+        {"deletes": [before[0], 999], "return_affected_ids": True}
+    ]
     after = [hit.key for hit in engine.search(PLANS["text"]).hits]
     assert before[0] not in after
     engine.drop_table("docs")

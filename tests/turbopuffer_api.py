@@ -8,13 +8,20 @@ listens on ``127.0.0.1`` on an ephemeral port, in a daemon thread, and stops at
 
 Served (paths and bodies as turbopuffer 3.1's ``resources/namespaces.py`` sends them):
 
+- ``GET /v1/namespaces`` (``namespaces``): the namespaces whose name starts with ``prefix``,
+  ``page_size`` per page (default 1,000) after ``cursor``;
 - ``POST /v2/namespaces/{ns}`` (``write``): ``schema``, ``create_namespace``,
-  ``upsert_columns`` and ``deletes``;
+  ``upsert_columns`` (a document's attributes replaced whole, a missing one null) and
+  ``deletes``, with ``rows_affected``, ``rows_upserted``, ``rows_deleted`` (the documents
+  that existed) and, with ``return_affected_ids``, ``upserted_ids`` and ``deleted_ids``;
 - ``DELETE /v2/namespaces/{ns}`` (``delete_all``), 404 for a missing namespace;
 - ``GET /v1/namespaces/{ns}/schema`` (``schema``): each attribute's declared configuration;
-- ``POST /v2/namespaces/{ns}/query?stainless_overload=multiQuery`` (``multi_query``): each
-  query's ``rank_by`` (``BM25`` or ``ANN``), ``filters``, ``top_k`` and
-  ``include_attributes``; rows carry ``id``, ``$dist`` and the attributes.
+- ``POST /v2/namespaces/{ns}/query`` (``query``, one query; ``multi_query``, with
+  ``?stainless_overload=multiQuery``, several): each
+  query's ``rank_by`` (``BM25``, ``ANN``, or an attribute and ``asc``/``desc``: "order by
+  attribute", whose rows carry no ``$dist``), ``filters``, ``top_k`` and
+  ``include_attributes``; rows carry ``id``, ``$dist`` and the attributes (vectors as
+  floats).
 
 Filters are read with turbopuffer's documented semantics, not SQL's: a missing (null)
 attribute is a value like any other (``NotEq "en"`` matches it, ``Not`` of a comparison with
@@ -264,10 +271,20 @@ class FakeTurbopufferApi:
 
     # -- handling ----------------------------------------------------------------------------
 
-    def handle(self, method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+    def handle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: Any,
+        query: dict[str, list[str]] | None = None,
+    ) -> tuple[int, Any]:
         if headers.get("authorization") != f"Bearer {self.api_key}":
             raise _ApiError(401, "invalid API key")
         parts = [unquote(part) for part in path.strip("/").split("/")]
+        if parts == ["v1", "namespaces"] and method == "GET":
+            with self._lock:
+                return 200, self._listing(query)
         if len(parts) < 3 or parts[1] != "namespaces":
             raise _ApiError(404, f"no route {method} {path}")
         version, name, rest = parts[0], parts[2], parts[3:]
@@ -281,8 +298,21 @@ class FakeTurbopufferApi:
             if version == "v1" and rest == ["schema"] and method == "GET":
                 return 200, self._existing(name).schema
             if version == "v2" and rest == ["query"] and method == "POST":
+                if "queries" not in body:  # one query (``query``), not a multi-query
+                    answer = self._multi_query(self._existing(name), {"queries": [body]})
+                    return 200, {**answer.pop("results")[0], **answer}
                 return 200, self._multi_query(self._existing(name), body)
         raise _ApiError(404, f"no route {method} {path}")
+
+    def _listing(self, query: dict[str, list[str]] | None) -> dict[str, Any]:
+        query = query or {}
+        prefix = (query.get("prefix") or [""])[0]
+        size = int((query.get("page_size") or ["1000"])[0])
+        cursor = (query.get("cursor") or [""])[0]
+        names = sorted(n for n in self._namespaces if n.startswith(prefix) and n > cursor)
+        page = names[:size]
+        more = len(names) > size
+        return {"namespaces": [{"id": n} for n in page], "next_cursor": page[-1] if more else None}
 
     def _existing(self, name: str) -> _Namespace:
         found = self._namespaces.get(name)
@@ -303,22 +333,34 @@ class FakeTurbopufferApi:
         elif body.get("schema"):
             namespace.schema.update(body["schema"])
         columns = body.get("upsert_columns") or {}
+        upserted: list[Any] = []
         if columns:
             lengths = {len(values) for values in columns.values()}
             if len(lengths) != 1 or "id" not in columns:
                 raise _ApiError(400, "upsert_columns: every column of one length, with id")
+            unknown = sorted(set(columns) - set(namespace.schema))
+            if unknown and not body.get("schema"):
+                raise _ApiError(400, f"unknown attributes {unknown}")
             for index in range(lengths.pop()):
                 row = {column: values[index] for column, values in columns.items()}
                 namespace.rows[row["id"]] = row
-        for key in body.get("deletes") or []:
-            namespace.rows.pop(key, None)
+                upserted.append(row["id"])
+        deleted = [key for key in body.get("deletes") or [] if namespace.rows.pop(key, None)]
         self._reload(namespace)
-        return {
+        answer: dict[str, Any] = {
             "status": "OK",
             "message": "written",
-            "rows_affected": len(columns.get("id", [])) + len(body.get("deletes") or []),
+            "rows_affected": len(upserted) + len(deleted),
+            "rows_upserted": len(upserted),
+            "rows_deleted": len(deleted),
             "billing": {"billable_logical_bytes_written": 0},
         }
+        if body.get("return_affected_ids"):
+            if upserted:
+                answer["upserted_ids"] = upserted
+            if deleted:
+                answer["deleted_ids"] = deleted
+        return answer
 
     def _reload(self, namespace: _Namespace) -> None:
         fields = [pa.field(n, _arrow_type(c["type"])) for n, c in namespace.schema.items()]
@@ -362,7 +404,45 @@ class FakeTurbopufferApi:
             },
         }
 
+    def _ordered(self, namespace: _Namespace, query: dict[str, Any]) -> list[dict[str, Any]]:
+        """A query ordered by an attribute: the documents its filters keep, by the
+        attribute's value (``asc`` or ``desc``), ``top_k`` of them, with no ``$dist``."""
+        from hotdata_retrieval.engines.local.masks import passing_rows
+
+        attribute, direction = query["rank_by"]
+        if attribute not in namespace.schema or direction not in ("asc", "desc"):
+            raise _ApiError(400, f"invalid rank_by {query['rank_by']!r}")
+        include = list(query.get("include_attributes") or [])
+        unknown = [name for name in include if name not in namespace.schema]
+        if unknown:
+            raise _ApiError(400, f"unknown attributes {unknown}")
+        if not isinstance(query.get("top_k"), int) or not 1 <= query["top_k"] <= 1200:
+            raise _ApiError(400, f"top_k must be from 1 to 1200, got {query.get('top_k')!r}")
+        table = self.engine.read_table(namespace.table)
+        keep = [True] * table.num_rows
+        if query.get("filters") is not None:
+            keep = list(passing_rows(_predicate(query["filters"]), table))
+        keys = [key for key, kept in zip(table.column("id").to_pylist(), keep) if kept]
+        documents = [namespace.rows[key] for key in keys]
+        documents.sort(
+            key=lambda row: (row.get(attribute) is None, row.get(attribute)),
+            reverse=direction == "desc",
+        )
+        vectors = {
+            name for name, config in namespace.schema.items() if config["type"].startswith("[")
+        }
+        rows = []
+        for document in documents[: query["top_k"]]:
+            out = {"id": document["id"]}
+            for name in include:
+                value = document.get(name)
+                out[name] = _vector(value) if name in vectors and value is not None else value
+            rows.append(out)
+        return rows
+
     def _query(self, namespace: _Namespace, query: dict[str, Any]) -> list[dict[str, Any]]:
+        if len(query.get("rank_by") or ()) == 2:
+            return self._ordered(namespace, query)
         attribute, function, operand = query["rank_by"]
         if function == "BM25":
             if not namespace.schema.get(attribute, {}).get("full_text_search"):
@@ -439,7 +519,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.api.stall.is_set():
             self.api.released.wait(self.api.lifetime_s)
         try:
-            status, payload = self.api.handle(method, split.path, headers, body)
+            status, payload = self.api.handle(
+                method, split.path, headers, body, parse_qs(split.query)
+            )
         except _ApiError as error:
             status, payload = error.status, {"status": "error", "error": error.message}
         self._send(status, payload)

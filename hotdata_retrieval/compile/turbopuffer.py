@@ -292,3 +292,36 @@ def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None
             "nearest branches of two metrics (a namespace has one distance metric)", NAME
         )
     return {"queries": queries, "distance_metric": metrics.pop() if metrics else None}
+
+
+def rows_request(
+    key: str,
+    columns: list[str],
+    *,
+    keys: list[Any] | None = None,
+    after: Any = None,
+    limit: int = MAX_TOP_K,
+) -> dict[str, Any]:
+    """The body of one query that reads documents in key order, no ranking function: the
+    first ``limit`` (at most :data:`MAX_TOP_K`) ordered by ``key`` ascending (``rank_by``
+    an attribute and a direction, turbopuffer documentation, "Query documents"), those of
+    ``keys`` (an ``In`` filter) or those past ``after`` (a ``Gt`` filter: the next page),
+    with ``columns`` (vectors as floats).
+
+    >>> rows_request("id", ["text"], keys=["a", "b"], limit=2)
+    {'rank_by': ['id', 'asc'], 'top_k': 2, 'include_attributes': ['text'], 'vector_encoding': 'float', 'filters': ['id', 'In', ['a', 'b']]}
+    """  # noqa: E501
+    body: dict[str, Any] = {
+        "rank_by": [key, "asc"],
+        "top_k": min(limit, MAX_TOP_K),
+        "include_attributes": list(columns),
+        "vector_encoding": "float",
+    }
+    conditions = []
+    if keys is not None:
+        conditions.append([key, "In", list(keys)])
+    if after is not None:
+        conditions.append([key, "Gt", after])
+    if conditions:
+        body["filters"] = conditions[0] if len(conditions) == 1 else ["And", conditions]
+    return body

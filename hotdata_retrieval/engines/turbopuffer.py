@@ -60,6 +60,7 @@ from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.compile.turbopuffer import (
     MAX_TOP_K,
     TURBOPUFFER_METRICS,
+    rows_request,
     turbopuffer_request,
 )
 from hotdata_retrieval.engines.base import RoutesByIndexes
@@ -423,6 +424,16 @@ class TurbopufferEngine(RoutesByIndexes):
         return f"{self.prefix}{name.name}"
 
     def _schema(self, table: str | TableName) -> _Schema:
+        schema = self._found_schema(table)
+        if schema is None:
+            raise EngineError(
+                f"table '{self.table_name(table)}' not found (no namespace "
+                f"{self.namespace(table)!r})"
+            )
+        return schema
+
+    def _found_schema(self, table: str | TableName) -> _Schema | None:
+        """The namespace's schema, or ``None`` when there is no such namespace."""
         namespace = self.namespace(table)
         known = self._schemas.get(namespace)
         if known is not None:
@@ -433,9 +444,7 @@ class TurbopufferEngine(RoutesByIndexes):
             missing_ok=True,
         )
         if answer is None:
-            raise EngineError(
-                f"table '{self.table_name(table)}' not found (no namespace {namespace!r})"
-            )
+            return None
         schema = _Schema.read(_plain(answer))
         self._schemas[namespace] = schema
         return schema
@@ -569,7 +578,8 @@ class TurbopufferEngine(RoutesByIndexes):
 
     def delete_rows(self, name: str, keys: Sequence[Any]) -> int:
         """Remove the documents of table ``name`` keyed by ``keys`` (an unknown key is no
-        error); returns how many keys were asked for, as turbopuffer reports no count.
+        error), :data:`WRITE_BATCH_ROWS` per request; returns how many there were (the
+        deleted ids each write reports, ``return_affected_ids``).
 
         Raises:
             EngineError: no such table, or turbopuffer's refusal.
@@ -577,13 +587,185 @@ class TurbopufferEngine(RoutesByIndexes):
         namespace = self.namespace(name)
         self._schema(name)
         wanted = list(dict.fromkeys(keys))
+        removed = 0
         for start in range(0, len(wanted), WRITE_BATCH_ROWS):
             batch = wanted[start : start + WRITE_BATCH_ROWS]
-            self._requests.run(
-                functools.partial(self._namespaces.write, namespace=namespace, deletes=batch),
+            answer = self._requests.run(
+                functools.partial(
+                    self._namespaces.write,
+                    namespace=namespace,
+                    deletes=batch,
+                    return_affected_ids=True,
+                ),
                 what=f"deleting from namespace {namespace!r}",
             )
-        return len(wanted)
+            removed += len(_plain(answer).get("deleted_ids") or ())
+        return removed
+
+    @property
+    def tables(self) -> dict[str, TableName]:
+        """The tables of the engine's namespaces (those whose name starts with its prefix),
+        by name.
+
+        Raises:
+            EngineError: turbopuffer refused the listing.
+        """
+        listed = self._requests.run(
+            lambda: [
+                summary.id
+                for summary in self._client.namespaces(prefix=self.prefix)
+                if summary.id.startswith(self.prefix)
+            ],
+            what="the namespace listing",
+        )
+        names = [namespace[len(self.prefix) :] for namespace in listed]
+        return {name: self.table_name(name) for name in names if name}
+
+    def _read(self, table: str | TableName, columns: Sequence[str] | None, **options: Any) -> Any:
+        """Documents of ``table`` in key order, one query per :data:`MAX_TOP_K`
+        (:func:`~hotdata_retrieval.compile.turbopuffer.rows_request`), as an Arrow table."""
+        import pyarrow as pa
+
+        namespace = self.namespace(table)
+        schema = self._schema(table)
+        wanted = list(schema.types) if columns is None else list(columns)
+        unknown = [column for column in wanted if column not in schema.types]
+        if unknown:
+            raise EngineError(
+                f"column '{unknown[0]}' not found in table '{self.table_name(table)}'; "
+                f"columns: {', '.join(schema.types)}"
+            )
+        keys = options.pop("keys", None)
+        batches = (
+            [None]
+            if keys is None
+            else [keys[i : i + MAX_TOP_K] for i in range(0, len(keys), MAX_TOP_K)]
+        )
+        rows: list[dict[str, Any]] = []
+        for batch in batches:
+            after = None
+            while True:
+                body = rows_request(
+                    _KEY,
+                    [name for name in wanted if name != _KEY],
+                    keys=batch,
+                    after=after,
+                )
+                answer = self._requests.run(
+                    functools.partial(self._namespaces.query, namespace=namespace, **body),
+                    what=f"reading namespace {namespace!r}",
+                )
+                page = [dict(row) for row in _plain(answer).get("rows") or []]
+                rows.extend(page)
+                if len(page) < body["top_k"]:
+                    break
+                after = page[-1][_KEY]
+        temporal = {n for n, declared in schema.types.items() if declared == "datetime"}
+        vectors = set(schema.vectors())
+        columns_out = {}
+        for name in wanted:
+            values = [row.get(name) for row in rows]
+            if name in temporal:
+                values = [_from_iso(value) for value in values]
+            if name in vectors:
+                columns_out[name] = pa.array(values, pa.list_(pa.float32()))
+            else:
+                columns_out[name] = pa.array(values)
+        return pa.table(columns_out)
+
+    def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> Any:
+        """Every document of ``table`` as an Arrow table (``columns`` of them, in that order;
+        default every attribute), in key order: one query per :data:`MAX_TOP_K` documents.
+
+        Raises:
+            EngineError: no such table, a column it does not have, turbopuffer's refusal.
+        """
+        return self._read(table, columns)
+
+    def read_rows(
+        self, table: str | TableName, keys: Sequence[Any], columns: Sequence[str] | None = None
+    ) -> Any:
+        """The documents of ``table`` keyed by ``keys`` (``columns`` of them, as
+        :meth:`read_table`), in key order; an unknown key is left out.
+
+        Raises:
+            EngineError: no such table, a column it does not have, turbopuffer's refusal.
+        """
+        return self._read(table, columns, keys=list(dict.fromkeys(keys)))
+
+    def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> TableIndexes:
+        """Write ``rows`` (Arrow: ``id`` and any of the namespace's attributes, a missing one
+        null: turbopuffer's upsert replaces the whole document) into table ``name`` by key,
+        :data:`WRITE_BATCH_ROWS` per request (each request is one commit; a larger write is
+        several). A missing namespace is loaded from ``create`` (a
+        :class:`~hotdata_retrieval.engines.local.TableLoad`). turbopuffer keeps its
+        full-text and vector indexes itself.
+
+        Raises:
+            EngineError: no such table (and no ``create``); an attribute the namespace lacks,
+                no ``id``, a NULL or repeated key, a vector of another length than the
+                attribute's, turbopuffer's own refusal.
+        """
+        namespace = self.namespace(name)
+        schema = self._found_schema(name)
+        if schema is None:
+            if create is None:
+                raise EngineError(
+                    f"table '{self.table_name(name)}' not found (no namespace {namespace!r}); "
+                    "load it first (load_table) or pass create="
+                )
+            if tuple(create.embed_columns) or create.vector_index is not None:
+                raise EngineError(
+                    "the turbopuffer engine embeds no column and takes no vector_index: give "
+                    "the vectors (turbopuffer builds its own ANN index)"
+                )
+            return self.load_table(
+                create.name,
+                create.data,
+                key_column=create.key_column,
+                text_columns=tuple(create.text_columns),
+                vector_metric=create.vector_metric,
+            )
+        columns = [normalize_identifier(field.name, label="column") for field in rows.schema]
+        rows = rows.rename_columns(columns)
+        unknown = [column for column in columns if column not in schema.types]
+        if unknown or len(set(columns)) != len(columns):
+            raise EngineError(
+                f"column '{(unknown or columns)[0]}' is not an attribute of table "
+                f"'{self.table_name(name)}' or is given twice; its attributes: "
+                f"{', '.join(schema.types)}"
+            )
+        if _KEY not in columns:
+            raise EngineError(f"the rows have no key column '{_KEY}'")
+        keys = rows.column(_KEY)
+        if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+            raise EngineError(f"key column '{_KEY}' holds NULL or a value twice")
+        for column in schema.vectors():
+            declared = schema.types[column]
+            size = int(declared[1 : declared.index("]")])
+            if column in columns:
+                lengths = {len(v) for v in rows.column(column).to_pylist() if v is not None}
+                if lengths - {size}:
+                    raise EngineError(
+                        f"vector column '{column}' of table '{self.table_name(name)}' holds "
+                        f"vectors of {size} dimensions; the rows hold "
+                        f"{', '.join(map(str, sorted(lengths - {size})))}"
+                    )
+        temporal = [n for n in columns if schema.types[n] == "datetime"]
+        for start in range(0, rows.num_rows, WRITE_BATCH_ROWS):
+            batch = rows.slice(start, WRITE_BATCH_ROWS)
+            upsert = {column: batch.column(column).to_pylist() for column in columns}
+            for column in temporal:
+                upsert[column] = [_iso(value) for value in upsert[column]]
+            self._requests.run(
+                functools.partial(
+                    self._namespaces.write,
+                    namespace=namespace,
+                    upsert_columns=cast("Any", upsert),
+                ),
+                what=f"writing namespace {namespace!r}",
+            )
+        return self.indexes(name)
 
     def drop_table(self, name: str) -> None:
         """Delete table ``name``'s namespace, documents and schema (no error if missing).
