@@ -14,7 +14,37 @@ Served (paths and payloads as the generated ``hotdata`` SDK sends and parses the
 - ``POST /v1/query`` (``X-Database-Id``) → ``QueryResponse``, or 400 with an
   ``ApiErrorResponse`` body ``{"error": {"code", "message"}}`` carrying the engine's message;
 - ``GET /v1/connections/{connection_id}/tables/{schema}/{table}/indexes`` →
-  ``ListIndexesResponse`` from the indexes registered with :meth:`FakeHotdataApi.add_index`.
+  ``ListIndexesResponse`` from the indexes registered with :meth:`FakeHotdataApi.add_index`;
+- managed tables, as hotdata-framework writes them (``add_managed_table``,
+  ``load_managed_table``, ``create_index``, ``list_managed_tables``):
+
+  - ``POST /v1/databases/{id}/schemas/{schema}/tables`` (``AddManagedTableRequest``) →
+    201 ``ManagedTableResponse``: a table declared, with its key, not yet loaded; 409 when
+    the table exists;
+  - ``POST /v1/uploads`` (``CreateUploadRequest``) → 201 ``UploadSessionResponse`` of mode
+    ``single``, whose ``url`` is this server's ``PUT /storage/{upload_id}`` (a presigned URL:
+    no bearer token); ``POST /v1/uploads/{id}/finalize`` (the ``X-Upload-Finalize-Token``
+    header) → ``FinalizeUploadResponse``;
+  - ``POST /v1/connections/{connection_id}/schemas/{schema}/tables/{table}/loads``
+    (``LoadManagedTableRequest`` with an ``upload_id`` of parquet) → 200
+    ``LoadManagedTableResponse`` (the load done inline; ``row_count`` the rows after it).
+    ``replace`` and ``append`` as the SDK describes them; ``upsert``, ``update`` and
+    ``delete`` by the request's ``key`` or else the one the table was declared with (400
+    without either): an upsert replaces the rows of its keys and adds the others and must
+    carry every column of the table (400 ``upload is missing column '<name>'``, as the live
+    API answers: hotdata-langchain's vector store plan), a delete takes the key column alone
+    and ignores unknown keys, an update changes existing rows only. An upload is loaded once
+    (409 after). The fake handles one key column;
+  - ``POST /v1/connections/{connection_id}/tables/{schema}/{table}/indexes``
+    (``CreateIndexRequest``) → 201 ``IndexInfoResponse``, built inline and listed ``ready``:
+    a ``bm25`` index makes the local table's column searchable by ``bm25_search``; a
+    ``vector`` index (a plain one: no embedding provider) is listed with its metric;
+  - ``GET /v1/information_schema`` (``connection_id``, ``schema``, ``table``, ``limit``,
+    ``cursor``) → ``InformationSchemaResponse``: the engine's tables and the declared ones.
+
+  Each load and index build keeps the local table's BM25 indexes on the columns a ``bm25``
+  index was built on (the server keeps a table's indexes over its rows; the live API's
+  timing of that is not modelled: here it is done when the request returns).
 
 Every request needs ``Authorization: Bearer <api key>``, and every one but the workspace
 listing ``X-Workspace-Id``. Error codes (``NOT_FOUND``, ``BAD_REQUEST``, ...) and the messages
@@ -36,6 +66,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import attrs
+import pyarrow as pa
 
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.errors import HotdataRetrievalError
@@ -116,6 +147,9 @@ class FakeHotdataApi:
             database_id: _Database(database_id, database_name, connection_id)
         }
         self._indexes: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        self._declared: dict[str, list[str]] = {}
+        """The managed tables declared (``add_managed_table``) and their keys, by name."""
+        self._uploads: dict[str, dict[str, Any]] = {}
         self._injected: list[tuple[int, bytes]] = []
         self._hostile: list[HostileAnswer] = []
         self.compress_answers: str | None = None
@@ -315,9 +349,11 @@ class FakeHotdataApi:
         headers: dict[str, str],
         body: Any,
     ) -> tuple[int, Any]:
+        parts = [unquote(part) for part in path.strip("/").split("/")]
+        if method == "PUT" and len(parts) == 2 and parts[0] == "storage":
+            return self._store_upload(parts[1], body)  # a presigned URL: no bearer token
         if headers.get("authorization") != f"Bearer {self.api_key}":
             return 401, {"error": {"code": "UNAUTHORIZED", "message": "invalid API key"}}
-        parts = [unquote(part) for part in path.strip("/").split("/")]
         if method == "GET" and parts == ["v1", "workspaces"]:
             return 200, {
                 "ok": True,
@@ -354,7 +390,267 @@ class FakeHotdataApi:
             and parts[6] == "indexes"
         ):
             return 200, self._list_indexes(parts[2], parts[4], parts[5])
+        if (
+            method == "POST"
+            and len(parts) == 7
+            and parts[:2] == ["v1", "connections"]
+            and parts[3] == "tables"
+            and parts[6] == "indexes"
+        ):
+            return 201, self._create_index(parts[2], parts[4], parts[5], body)
+        if (
+            method == "POST"
+            and len(parts) == 6
+            and parts[:2] == ["v1", "databases"]
+            and parts[3] == "schemas"
+            and parts[5] == "tables"
+        ):
+            return 201, self._declare_table(parts[2], parts[4], body)
+        if method == "POST" and parts == ["v1", "uploads"]:
+            return 201, self._open_upload(body)
+        if (
+            method == "POST"
+            and len(parts) == 4
+            and parts[:2] == ["v1", "uploads"]
+            and parts[3] == "finalize"
+        ):
+            return 200, self._finalize_upload(parts[2], headers)
+        if (
+            method == "POST"
+            and len(parts) == 8
+            and parts[:2] == ["v1", "connections"]
+            and parts[3] == "schemas"
+            and parts[5] == "tables"
+            and parts[7] == "loads"
+        ):
+            return 200, self._load(parts[2], parts[4], parts[6], body)
+        if method == "GET" and parts == ["v1", "information_schema"]:
+            return 200, self._information_schema(query)
         raise _ApiError(404, "NOT_FOUND", f"no route for {method} {path}")
+
+    # -- managed tables ----------------------------------------------------------------------
+
+    def _check_place(self, connection_id: str, schema: str) -> None:
+        if connection_id != self.connection_id or schema != self.engine.schema:
+            raise _ApiError(
+                404, "NOT_FOUND", f"schema '{schema}' of connection '{connection_id}' not found"
+            )
+
+    def _bm25_columns(self, table: str) -> list[str]:
+        with self._lock:
+            records = self._indexes.get((self.connection_id, self.engine.schema, table), [])
+            return [r["columns"][0] for r in records if r["index_type"] == "bm25"]
+
+    def _store(self, table: str, data: pa.Table) -> None:
+        """``data`` as the local table ``table``: keyed by its declared key, its BM25
+        indexes on the columns a ``bm25`` index was built on."""
+        key = (self._declared.get(table) or [None])[0]
+        if key is None and table in self.engine.tables:
+            key = self.engine.tables[table].key_column
+        self.engine.load_table(table, data, key_column=key, text_columns=self._bm25_columns(table))
+
+    def _declare_table(self, database_id: str, schema: str, body: Any) -> dict[str, Any]:
+        self._database(database_id)
+        self._check_place(self.connection_id, schema)
+        name = (body or {}).get("name")
+        if not isinstance(name, str) or not name:
+            raise _ApiError(400, "BAD_REQUEST", "a table needs a name")
+        with self._engine_lock:
+            if name in self._declared or name in self.engine.tables:
+                raise _ApiError(409, "CONFLICT", f"table '{schema}.{name}' already exists")
+            self._declared[name] = list((body or {}).get("key") or [])
+        return {"connection_id": self.connection_id, "schema": schema, "table": name}
+
+    def _open_upload(self, body: Any) -> dict[str, Any]:
+        with self._lock:
+            upload_id = f"upl_{len(self._uploads) + 1}"
+            token = f"fin_{upload_id}"
+            self._uploads[upload_id] = {"token": token, "data": None, "status": "pending"}
+        return {
+            "finalize_token": token,
+            "headers": {},
+            "mode": "single",
+            "upload_id": upload_id,
+            "url": f"{self.url}/storage/{upload_id}",
+        }
+
+    def _store_upload(self, upload_id: str, body: Any) -> tuple[int, Any]:
+        with self._lock:
+            upload = self._uploads.get(upload_id)
+            if upload is None or upload["status"] != "pending":
+                return 404, b""
+            upload["data"] = body if isinstance(body, bytes) else b""
+        return 200, b""
+
+    def _finalize_upload(self, upload_id: str, headers: dict[str, str]) -> dict[str, Any]:
+        with self._lock:
+            upload = self._uploads.get(upload_id)
+            if upload is None:
+                raise _ApiError(404, "NOT_FOUND", f"upload '{upload_id}' not found")
+            if headers.get("x-upload-finalize-token") != upload["token"]:
+                raise _ApiError(400, "BAD_REQUEST", "invalid finalize token")
+            if upload["data"] is None:
+                raise _ApiError(400, "BAD_REQUEST", "nothing was uploaded")
+            upload["status"] = "finalized"
+            size = len(upload["data"])
+        return {
+            "content_type": "application/octet-stream",
+            "created_at": _TIMESTAMP,
+            "size_bytes": size,
+            "status": "finalized",
+            "upload_id": upload_id,
+        }
+
+    def _claim(self, upload_id: Any) -> pa.Table:
+        import pyarrow.parquet as pq
+
+        with self._lock:
+            upload = self._uploads.get(upload_id) if isinstance(upload_id, str) else None
+            if upload is None or upload["status"] == "pending":
+                raise _ApiError(404, "NOT_FOUND", f"upload '{upload_id}' not found")
+            if upload["status"] == "loaded":
+                raise _ApiError(409, "CONFLICT", f"upload '{upload_id}' was already loaded")
+            upload["status"] = "loaded"
+            data = upload["data"]
+        try:
+            return pq.read_table(pa.BufferReader(data))
+        except (pa.ArrowInvalid, OSError) as error:
+            raise _ApiError(400, "BAD_REQUEST", f"the upload is no parquet file: {error}") from None
+
+    def _load(self, connection_id: str, schema: str, table: str, body: Any) -> dict[str, Any]:
+        self._check_place(connection_id, schema)
+        body = body or {}
+        mode = body.get("mode")
+        if mode not in ("replace", "append", "delete", "update", "upsert"):
+            raise _ApiError(400, "BAD_REQUEST", f"unknown load mode {mode!r}")
+        with self._engine_lock:
+            exists = table in self.engine.tables
+            if not exists and table not in self._declared:
+                raise _ApiError(404, "NOT_FOUND", f"table '{schema}.{table}' not found")
+            data = self._claim(body.get("upload_id"))
+            key = list(body.get("key") or self._declared.get(table) or [])
+            if mode in ("delete", "update", "upsert"):
+                if not key:
+                    raise _ApiError(
+                        400, "BAD_REQUEST", f"a {mode} load needs a key: the table has none"
+                    )
+                if len(key) != 1:
+                    raise _ApiError(400, "BAD_REQUEST", "the fake handles one key column")
+                if key[0] not in data.column_names:
+                    raise _ApiError(400, "BAD_REQUEST", f"upload is missing column '{key[0]}'")
+            try:
+                self._apply(table, exists, mode, key, data)
+            except HotdataRetrievalError as error:
+                raise _ApiError(400, "BAD_REQUEST", str(error)) from None
+            rows = self.engine.read_table(table) if table in self.engine.tables else data
+        return {
+            "arrow_schema_json": json.dumps([f.name for f in rows.schema]),
+            "connection_id": self.connection_id,
+            "row_count": rows.num_rows,
+            "schema_name": schema,
+            "table_name": table,
+        }
+
+    def _apply(self, table: str, exists: bool, mode: str, key: list[str], data: pa.Table) -> None:
+        if mode == "replace" or (not exists and mode in ("append", "upsert")):
+            self._store(table, data)
+            return
+        if not exists:  # delete or update of a table never loaded: nothing to change
+            return
+        current = self.engine.read_table(table)
+        if mode == "append":
+            self._store(table, pa.concat_tables([current, data.select(current.column_names)]))
+            return
+        if self.engine.tables[table].key_column != key[0]:
+            # the local table is keyed otherwise: key it by the load's key
+            self.engine.load_table(
+                table, current, key_column=key[0], text_columns=self._bm25_columns(table)
+            )
+        keys = data.column(key[0]).to_pylist()
+        if mode == "delete":
+            self.engine.delete_rows(table, keys)
+            return
+        missing = [name for name in current.column_names if name not in data.column_names]
+        if missing:
+            raise _ApiError(400, "BAD_REQUEST", f"upload is missing column '{missing[0]}'")
+        if mode == "update":
+            held = set(current.column(key[0]).to_pylist())
+            data = data.filter(pa.array([k in held for k in keys]))
+        self.engine.upsert_rows(table, data.select(current.column_names))
+
+    def _create_index(
+        self, connection_id: str, schema: str, table: str, body: Any
+    ) -> dict[str, Any]:
+        self._check_place(connection_id, schema)
+        body = body or {}
+        columns = list(body.get("columns") or [])
+        kind = body.get("index_type") or "sorted"
+        with self._engine_lock:
+            if table not in self.engine.tables:
+                raise _ApiError(404, "NOT_FOUND", f"table '{schema}.{table}' not found")
+            current = self.engine.read_table(table)
+            unknown = [c for c in columns if c not in current.column_names]
+            if not columns or unknown:
+                raise _ApiError(400, "BAD_REQUEST", f"unknown columns {unknown or columns}")
+            if body.get("embedding_provider_id"):
+                raise _ApiError(400, "BAD_REQUEST", "the fake builds no provider-backed index")
+            if kind == "bm25" and not pa.types.is_string(current.schema.field(columns[0]).type):
+                raise _ApiError(400, "BAD_REQUEST", f"column '{columns[0]}' is not text")
+            name = body.get("index_name") or f"{table}_{'_'.join(columns)}_{kind}"
+            metric = body.get("metric") or ("l2" if kind == "vector" else None)
+            self.add_index(
+                table, index_type=kind, columns=columns, metric=metric, name=name, schema=schema
+            )
+            if kind == "bm25":
+                self._store(table, current)
+        return {
+            "columns": columns,
+            "created_at": _TIMESTAMP,
+            "index_name": name,
+            "index_type": kind,
+            "metric": metric,
+            "source_column": None,
+            "status": "ready",
+            "updated_at": _TIMESTAMP,
+        }
+
+    def _information_schema(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        def one(name: str) -> str | None:
+            return (query.get(name) or [None])[0]
+
+        connection_id, schema, table = one("connection_id"), one("schema"), one("table")
+        limit = int(one("limit") or 100)
+        start = int(one("cursor") or 0)
+        with self._engine_lock:
+            names = sorted(set(self.engine.tables) | set(self._declared))
+            loaded = set(self.engine.tables)
+        if connection_id not in (None, self.connection_id) or schema not in (
+            None,
+            self.engine.schema,
+        ):
+            names = []
+        if table is not None:
+            names = [name for name in names if name == table]
+        page = names[start : start + limit]
+        more = start + limit < len(names)
+        return {
+            "count": len(page),
+            "has_more": more,
+            "limit": limit,
+            "next_cursor": str(start + limit) if more else None,
+            "tables": [
+                {
+                    "connection": "default",
+                    "last_sync": _TIMESTAMP if name in loaded else None,
+                    "partition_by": [],
+                    "schema": self.engine.schema,
+                    "sorted_by": [],
+                    "synced": name in loaded,
+                    "table": name,
+                }
+                for name in page
+            ],
+        }
 
     def _database(self, database_id: str) -> _Database:
         with self._lock:
@@ -464,10 +760,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if length:
             raw = self.rfile.read(length)
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                body = raw.decode("utf-8", errors="replace")
+            if method == "PUT":  # a file's bytes, to storage
+                body = raw
+            else:
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = raw.decode("utf-8", errors="replace")
         query = parse_qs(split.query)
         self.api._record(RecordedRequest(method, split.path, query, headers, body))
         hostile = self.api._next_hostile()
@@ -507,3 +806,6 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self) -> None:
         self._serve("DELETE")
+
+    def do_PUT(self) -> None:
+        self._serve("PUT")

@@ -335,3 +335,94 @@ def insert_rows_from(
         ),
     )
     return render(profile, tree)
+
+
+def value_literal(value: Any) -> exp.Expr:
+    """``value`` (text, a whole or real number, a boolean) as a sqlglot literal, for an
+    engine that takes no driver placeholders (the Hotdata API).
+
+    Raises:
+        PlanError: a value of another kind, or a number that is not finite.
+    """
+    import math
+
+    from hotdata_retrieval.errors import PlanError
+
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return exp.Literal.number(repr(value))
+    raise PlanError(
+        f"a key must be text, a number or a boolean, got {value!r}", field="keys", value=value
+    )
+
+
+def _projection(columns: Sequence[str] | None) -> list[exp.Expr]:
+    if columns is None:
+        return [exp.Star()]
+    return [exp.column(quoted(name)) for name in columns]
+
+
+def select_keyed_rows(
+    profile: DialectProfile,
+    table: exp.Table,
+    columns: Sequence[str] | None,
+    key_column: str,
+    keys: Sequence[Any],
+) -> str:
+    """``SELECT "c1", ... FROM <table> WHERE "<key>" IN (<literal>, ...)``: the rows of
+    ``keys``, written as literals (:func:`value_literal`); ``columns`` ``None`` for ``*``.
+
+    >>> from hotdata_retrieval.compile import HOTDATA
+    >>> select_keyed_rows(HOTDATA, table_node("docs", "public"), ["id"], "id", ["a", "it's"])
+    'SELECT "id" FROM "public"."docs" WHERE "id" IN (\\'a\\', \\'it\\'\\'s\\')'
+
+    Raises:
+        PlanError: a key that is no text, number or boolean.
+    """
+    tree = exp.Select(
+        expressions=_projection(columns),
+        from_=exp.From(this=table),
+        where=exp.Where(
+            this=exp.In(
+                this=exp.column(quoted(key_column)),
+                expressions=[value_literal(key) for key in keys],
+            )
+        ),
+    )
+    return render(profile, tree)
+
+
+def select_page(
+    profile: DialectProfile,
+    table: exp.Table,
+    columns: Sequence[str] | None,
+    key_column: str,
+    *,
+    after: Any = None,
+    limit: int,
+) -> str:
+    """``SELECT "c1", ... FROM <table> [WHERE "<key>" > <after>] ORDER BY "<key>" LIMIT <n>``:
+    one page of rows in key order, the next page starting after the last key of this one
+    (keyset pagination); ``columns`` ``None`` for ``*``.
+
+    >>> from hotdata_retrieval.compile import HOTDATA
+    >>> select_page(HOTDATA, table_node("docs", "public"), ["id"], "id", after="b", limit=2)
+    'SELECT "id" FROM "public"."docs" WHERE "id" > \\'b\\' ORDER BY "id" LIMIT 2'
+
+    Raises:
+        PlanError: an ``after`` that is no text, number or boolean.
+    """
+    key = exp.column(quoted(key_column))
+    tree = exp.Select(
+        expressions=_projection(columns),
+        from_=exp.From(this=table),
+        where=None
+        if after is None
+        else exp.Where(this=exp.GT(this=key.copy(), expression=value_literal(after))),
+        order=exp.Order(expressions=[exp.Ordered(this=key.copy(), nulls_first=False)]),
+        limit=exp.Limit(expression=exp.Literal.number(int(limit))),
+    )
+    return render(profile, tree)

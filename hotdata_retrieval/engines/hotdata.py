@@ -19,6 +19,10 @@ What it does that a hand-written client call does not (engine contract §5, §5.
   HTTP reason, ``"Bad Request"`` — and keeps the response body on ``__cause__.body``
   (contract §5, §8). :class:`HotdataApiError` carries the message from that body
   (``{"error": {"code", "message"}}``, the SDK's ``ApiErrorResponse``).
+- **Managed tables changed by key.** ``tables``, ``read_table``, ``read_rows``,
+  ``upsert_rows`` and ``delete_rows`` (a document table's capabilities) write the
+  database's managed tables through the framework's loads (``upsert``, ``delete``) and read
+  them with SQL (:mod:`~hotdata_retrieval.engines._managed_tables`).
 - **Indexes from the control plane.** Indexes are not visible in SQL (contract §1.7); they
   are read with ``IndexesApi.list_indexes(connection_id, schema, table)`` using the database's
   ``default_connection_id``. A ``pending`` index is never offered (a search against one fails).
@@ -48,6 +52,7 @@ import attrs
 from hotdata_retrieval._deadline import Pending
 from hotdata_retrieval._http import HttpCall, call_within
 from hotdata_retrieval.compile import DialectProfile, to_sql
+from hotdata_retrieval.engines._managed_tables import ManagedTableRows
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.checks import planner_error_advice
 from hotdata_retrieval.engines.errors import EngineError as EngineError
@@ -479,7 +484,7 @@ def _require_framework() -> None:
         raise HotdataConfigError(_INSTALL_HINT) from None
 
 
-class HotdataEngine(RoutesByIndexes):
+class HotdataEngine(RoutesByIndexes, ManagedTableRows):
     """Search a Hotdata database with compiled plans, or run raw SQL on it.
 
     Args:

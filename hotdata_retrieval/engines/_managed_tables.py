@@ -1,0 +1,342 @@
+"""The Hotdata engine's tables changed and read by key: managed tables, through hotdata-framework.
+
+A managed table is written by loads (``HotdataClient.load_managed_table``: a parquet file
+uploaded, then loaded in a mode): ``upsert`` replaces the rows whose key an upload holds and
+adds the others, ``delete`` removes the rows whose key it holds (an upload of the key column
+alone), both keyed by the key the table was declared with (``add_managed_table(...,
+key=[...])``); an upsert must carry every column of the table (the API answers ``upload is
+missing column '<name>'``; hotdata-langchain's vector store plan, "Live verification"). A
+table is made by declaring it with its key, loading its first rows (``replace``) and building
+a BM25 index on each text column (``create_index(..., index_type="bm25")``, which waits for
+the build); ``vector_index="hnsw"`` builds a plain vector index of the store's metric on each
+vector column too (without one, nearest-neighbour search is an exact scan, always correct:
+engine contract §1.4). The server keeps the indexes; each load is one request, so a change is
+one commit.
+
+Rows are read with SQL (``POST /v1/query``), in pages of :data:`READ_PAGE_ROWS` ordered by
+the key (the framework's result is a bounded preview of a large one), and by key with ``IN``
+lists of :data:`KEYS_PER_STATEMENT` literals. The control plane lists no keys: a table's key
+is the one it was made with here, else ``id`` (``key_column=`` names another).
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hotdata_retrieval.compile.compiler import table_reference
+from hotdata_retrieval.compile.statements import select_keyed_rows, select_page
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.plan.names import TableName, normalize_identifier
+from hotdata_retrieval.plan.search import DistanceMetric
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from hotdata_framework import HotdataClient, ManagedDatabase, QueryResult
+
+    from hotdata_retrieval.compile import DialectProfile
+
+READ_PAGE_ROWS = 1000
+"""Rows one statement of :meth:`ManagedTableRows.read_table` reads."""
+
+KEYS_PER_STATEMENT = 500
+"""Keys one statement of :meth:`ManagedTableRows.read_rows` names."""
+
+DEFAULT_KEY = "id"
+"""A table's key when it was not made by this engine (the control plane lists no keys)."""
+
+
+class ManagedTableRows:
+    """``tables``, ``read_table``, ``read_rows``, ``upsert_rows`` and ``delete_rows`` of the
+    Hotdata engine (module docstring)."""
+
+    profile: DialectProfile
+    catalog: str
+    schema: str
+    _client: HotdataClient
+    _database: ManagedDatabase
+    _requests: Any
+
+    def table_name(self, name: str | TableName) -> TableName:
+        raise NotImplementedError
+
+    def _execute(self, text: str) -> QueryResult:
+        raise NotImplementedError
+
+    @property
+    def _keys(self) -> dict[TableName, str]:
+        keys: dict[TableName, str] | None = getattr(self, "_table_keys", None)
+        if keys is None:
+            keys = {}
+            self._table_keys = keys
+        return keys
+
+    def _key(self, table: TableName, key_column: str | None) -> str:
+        if key_column is not None:
+            return normalize_identifier(key_column, label="key column")
+        return self._keys.get(table, DEFAULT_KEY)
+
+    def _managed(self, table: str | TableName) -> TableName:
+        name = self.table_name(table)
+        if name.catalog != self.catalog:
+            raise EngineError(
+                f"table '{name}' is in catalog '{name.catalog}', attached to the database: "
+                f"only the database's own tables (catalog '{self.catalog}') are managed and "
+                "can be written"
+            )
+        return name
+
+    def _call(self, function: Callable[[], Any], what: str) -> Any:
+        """One framework call within the request deadline; a failure is a HotdataApiError."""
+        from hotdata_retrieval.engines.hotdata import _client_failures
+
+        try:
+            return self._requests.run(function, what=what)
+        except _client_failures() as error:
+            self._requests.raise_failure(error)
+
+    @property
+    def tables(self) -> dict[str, TableName]:
+        """The tables of the database's ``public`` schema, by name (the framework's
+        ``list_managed_tables``: one information-schema listing, paged).
+
+        Raises:
+            HotdataApiError: the API refused the listing.
+        """
+        listed = self._call(
+            lambda: self._client.list_managed_tables(self._database, schema=self.schema),
+            "the table listing",
+        )
+        found = {table.table: self.table_name(table.table) for table in listed}
+        self._known.update(found.values())
+        return found
+
+    @property
+    def _known(self) -> set[TableName]:
+        """The tables seen to exist (listed or made here): a write to one of them does not
+        list the tables again."""
+        known: set[TableName] | None = getattr(self, "_known_tables", None)
+        if known is None:
+            known = set()
+            self._known_tables = known
+        return known
+
+    def _rows(self, result: QueryResult) -> list[dict[str, Any]]:
+        return [dict(zip(result.columns, row)) for row in result.rows]
+
+    def _arrow(self, columns: Sequence[str], rows: list[dict[str, Any]]) -> pa.Table:
+        from hotdata_retrieval.engines.hotdata import result_table
+
+        return result_table(list(columns), [[row.get(c) for c in columns] for row in rows])
+
+    def read_table(
+        self,
+        table: str | TableName,
+        columns: Sequence[str] | None = None,
+        *,
+        key_column: str | None = None,
+    ) -> pa.Table:
+        """Every row of ``table`` (``columns`` of them; default every column) in key order,
+        :data:`READ_PAGE_ROWS` per statement.
+
+        Args:
+            key_column: the key the pages are ordered by (default: the one the table was
+                made with here, else ``id``).
+
+        Raises:
+            HotdataApiError: the engine's message (no such table or column).
+        """
+        name = self.table_name(table)
+        key = self._key(name, key_column)
+        wanted = None if columns is None else list(dict.fromkeys([key, *columns]))
+        rows: list[dict[str, Any]] = []
+        after = None
+        names: list[str] = [] if columns is None else list(columns)
+        while True:
+            statement = select_page(
+                self.profile, table_reference(name), wanted, key, after=after, limit=READ_PAGE_ROWS
+            )
+            result = self._execute(statement)
+            if not names:
+                names = list(result.columns)
+            page = self._rows(result)
+            rows.extend(page)
+            if len(page) < READ_PAGE_ROWS:
+                break
+            after = page[-1][key]
+        return self._arrow(names, rows)
+
+    def read_rows(
+        self,
+        table: str | TableName,
+        keys: Sequence[Any],
+        columns: Sequence[str] | None = None,
+        *,
+        key_column: str | None = None,
+    ) -> pa.Table:
+        """The rows of ``table`` keyed by ``keys`` (``columns`` of them), in no set order; an
+        unknown key is left out. One statement per :data:`KEYS_PER_STATEMENT` keys.
+
+        Raises:
+            HotdataApiError: the engine's message (no such table or column).
+            PlanError: a key that is no text, number or boolean.
+        """
+        name = self.table_name(table)
+        key = self._key(name, key_column)
+        distinct = list(dict.fromkeys(keys))
+        names = list(columns) if columns is not None else []
+        wanted = None if columns is None else list(dict.fromkeys([key, *names]))
+        rows: list[dict[str, Any]] = []
+        for start in range(0, len(distinct), KEYS_PER_STATEMENT):
+            chunk = distinct[start : start + KEYS_PER_STATEMENT]
+            statement = select_keyed_rows(self.profile, table_reference(name), wanted, key, chunk)
+            result = self._execute(statement)
+            if not names:
+                names = list(result.columns)
+            rows.extend(self._rows(result))
+        return self._arrow(names or [key], rows)
+
+    def _load(self, table: TableName, data: pa.Table, *, mode: str, key: str | None) -> Any:
+        """One load of ``data`` into managed table ``table`` (written to a parquet file in
+        a temporary directory, uploaded and loaded by the framework)."""
+        import pyarrow.parquet as pq
+
+        with tempfile.TemporaryDirectory(prefix="hdq-load-") as directory:
+            path = Path(directory) / f"{table.name}.parquet"
+            pq.write_table(data, path)
+            return self._call(
+                lambda: self._client.load_managed_table(
+                    self._database,
+                    table.name,
+                    schema=table.schema,
+                    file=str(path),
+                    mode=mode,  # type: ignore[arg-type]
+                    key=None if key is None else [key],
+                ),
+                f"the {mode} load of {table}",
+            )
+
+    def upsert_rows(
+        self,
+        name: str,
+        rows: pa.Table,
+        *,
+        create: Any = None,
+        key_column: str | None = None,
+    ) -> TableName:
+        """Write ``rows`` into managed table ``name`` by key in one load (``upsert``): the
+        rows whose key the table holds are replaced, the others added; every column of the
+        table must be there (the API's rule). A missing table is made from ``create`` (a
+        :class:`~hotdata_retrieval.engines.local.TableLoad`: declared with its key, loaded,
+        a BM25 index built on each text column, and with ``vector_index="hnsw"`` a vector
+        index of its metric on each vector column). Returns the table's name.
+
+        Raises:
+            EngineError: no such table and no ``create``; a table of an attached catalog; no
+                key column in the rows, a NULL or repeated key; a ``create`` with embedded
+                columns or an unknown vector index.
+            HotdataApiError: the API refused a request (a missing column, a value the
+                column cannot hold: nothing was loaded).
+        """
+        table = self._managed(name)
+        key = self._key(table, key_column)
+        if table not in self._known and table.name not in self.tables:
+            if create is None:
+                raise EngineError(
+                    f"table '{table}' not found in the database; pass create= to make it"
+                )
+            self._create(table, create)
+            return table
+        columns = [normalize_identifier(field.name, label="column") for field in rows.schema]
+        rows = rows.rename_columns(columns)
+        if key not in columns:
+            raise EngineError(
+                f"the rows have no key column '{key}' (a table not made by this engine is "
+                "keyed by 'id' unless key_column= names its key)"
+            )
+        keys = rows.column(key)
+        if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+            raise EngineError(f"key column '{key}' holds NULL or a value twice")
+        if rows.num_rows:
+            self._load(table, rows, mode="upsert", key=key)
+        return table
+
+    def _create(self, table: TableName, create: Any) -> None:
+        """Declare ``table`` with ``create``'s key, load its rows and build its indexes."""
+        import pyarrow as pa
+
+        from hotdata_retrieval.engines.store import vector_columns_of
+
+        if tuple(create.embed_columns):
+            raise EngineError(
+                "the Hotdata engine embeds no column here: give the vectors (a provider-backed "
+                "index embeds on the server, but cannot share its table with a BM25 index)"
+            )
+        if create.vector_index not in (None, "hnsw"):
+            raise EngineError(f"vector_index must be 'hnsw' or None, got {create.vector_index!r}")
+        if create.key_column is None:
+            raise EngineError("a managed table written by key needs a key_column")
+        key = normalize_identifier(create.key_column, label="key column")
+        data = create.data
+        columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        data = data.rename_columns(columns)
+        for column in vector_columns_of(data):  # float32 lists, as a vector index reads them
+            position = data.schema.get_field_index(column)
+            values = data.column(column).cast(pa.list_(pa.float32()))
+            data = data.set_column(position, column, values)
+        self._call(
+            lambda: self._client.add_managed_table(
+                self._database, table.name, schema=table.schema, key=[key]
+            ),
+            f"the declaration of {table}",
+        )
+        self._keys[table] = key
+        self._known.add(table)
+        self._load(table, data, mode="replace", key=None)
+        builds: list[tuple[str, dict[str, Any]]] = [
+            (normalize_identifier(column, label="text column"), {"index_type": "bm25"})
+            for column in create.text_columns
+        ]
+        if create.vector_index == "hnsw":
+            metric = DistanceMetric.parse(create.vector_metric).value
+            builds.extend(
+                (column, {"index_type": "vector", "metric": metric})
+                for column in vector_columns_of(data)
+            )
+        for column, options in builds:
+            self._call(
+                functools.partial(
+                    self._client.create_index,
+                    self._database,
+                    table.name,
+                    schema=table.schema,
+                    columns=[column],
+                    **options,
+                ),
+                f"the {options['index_type']} index of {table}.{column}",
+            )
+
+    def delete_rows(self, name: str, keys: Sequence[Any], *, key_column: str | None = None) -> int:
+        """Remove managed table ``name``'s rows keyed by ``keys`` in one load (``delete``, an
+        upload of the key column alone); returns how many there were (read first: the load
+        reports the rows left). An unknown key is no error.
+
+        Raises:
+            EngineError: a table of an attached catalog.
+            HotdataApiError: the API refused a request (no such table).
+        """
+        import pyarrow as pa
+
+        table = self._managed(name)
+        key = self._key(table, key_column)
+        distinct = list(dict.fromkeys(keys))
+        if not distinct:
+            return 0
+        found = self.read_rows(table, distinct, [key], key_column=key).column(key).to_pylist()
+        if not found:
+            return 0
+        self._load(table, pa.table({key: found}), mode="delete", key=key)
+        return len(found)
