@@ -1,12 +1,15 @@
 """The LangChain VectorStore, checked by LangChain's own standard suite
-(``langchain_tests.integration_tests.VectorStoreIntegrationTests``, sync and async) on the
-local engine, and by the cases the standard suite leaves out: filters, scores, maximal
-marginal relevance on the returned vectors, BM25 and hybrid search, bad input."""
+(``langchain_tests.integration_tests.VectorStoreIntegrationTests``, sync and async) on every
+engine a document table runs on (the local engine, SQLite, DuckDB, PostgreSQL, LanceDB,
+turbopuffer and Hotdata, the last two over their fake APIs), and by the cases the standard
+suite leaves out, on each of them too: filters, scores, maximal marginal relevance on the
+returned vectors, BM25 and hybrid search, bad input. Expected orders are computed here with
+NumPy, independently of the engines."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -15,7 +18,13 @@ from langchain_tests.integration_tests import VectorStoreIntegrationTests
 
 from hotdata_retrieval.adapters.langchain import HotdataVectorStore
 from hotdata_retrieval.engines.local import LocalEngine
-from hotdata_retrieval.errors import EngineError, HotdataRetrievalError, PlanError
+from hotdata_retrieval.errors import (
+    EngineError,
+    HotdataRetrievalError,
+    MissingCapabilityError,
+    PlanError,
+)
+from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
 
 pytestmark = pytest.mark.anyio
 
@@ -25,14 +34,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(scope="module", params=DOCUMENT_ENGINES)
+def engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One engine of each kind for the module; each test keeps its documents in a table of
+    its own."""
+    opened = open_document_engine(
+        request.param, tmp_path_factory.mktemp(f"vectorstore-{request.param}"), request
+    )
+    yield opened
+    opened.close()
+
+
 class TestStandardSuite(VectorStoreIntegrationTests):
     @pytest.fixture()
-    def vectorstore(self) -> Iterator[HotdataVectorStore]:  # type: ignore[override]
-        engine = LocalEngine()
-        try:
-            yield HotdataVectorStore(engine, "documents", self.get_embeddings())
-        finally:
-            engine.close()
+    def vectorstore(self, engine: Any) -> HotdataVectorStore:  # type: ignore[override]
+        return HotdataVectorStore(engine, fresh_table(), self.get_embeddings())
 
 
 class _Axes:
@@ -63,19 +79,21 @@ METADATAS = [
 
 
 @pytest.fixture()
-def store() -> Iterator[HotdataVectorStore]:
-    engine = LocalEngine()
-    try:
-        vector_store = HotdataVectorStore(
-            engine,
-            "notes",
-            _Axes(),  # type: ignore[arg-type]
-            filter_columns={"colour": "string", "year": "int64"},
-        )
-        vector_store.add_texts(TEXTS, METADATAS, ids=[str(i) for i in range(len(TEXTS))])
-        yield vector_store
-    finally:
-        engine.close()
+def store(engine: Any) -> HotdataVectorStore:
+    vector_store = HotdataVectorStore(
+        engine,
+        fresh_table("notes"),
+        _Axes(),  # type: ignore[arg-type]
+        filter_columns={"colour": "string", "year": "int64"},
+    )
+    vector_store.add_texts(TEXTS, METADATAS, ids=[str(i) for i in range(len(TEXTS))])
+    return vector_store
+
+
+def _rows(store: HotdataVectorStore) -> list[dict[str, Any]]:
+    """The store's rows, by key (engines read their rows in different orders)."""
+    rows = store.store.engine.read_table(store.store.table).to_pylist()
+    return sorted(rows, key=lambda row: row["id"])
 
 
 def _cosine_order(query: str, keep: list[int]) -> list[str]:
@@ -149,18 +167,28 @@ def test_text_search_is_bm25_and_hybrid_fuses(store) -> None:
     assert minmax[0].id == "1"
 
 
-def test_delete_all_and_from_texts() -> None:
+def test_delete_all_and_from_texts(engine: Any) -> None:
     vector_store = HotdataVectorStore.from_texts(
         TEXTS,
-        _Axes(),
+        _Axes(),  # type: ignore[arg-type]
         ids=["a", "b", "c", "d", "e"],
-        table="made",  # type: ignore[arg-type]
+        engine=engine,
+        table=fresh_table("made"),
     )
+    assert len(vector_store.store) == 5
+    assert vector_store.delete() is True
+    assert vector_store.similarity_search("red", k=3) == []
+    assert vector_store.text_search("red", k=3) == []
+    assert len(vector_store.store) == 0
+
+
+def test_from_texts_without_an_engine_keeps_the_texts_on_a_local_engine() -> None:
+    vector_store = HotdataVectorStore.from_texts(TEXTS, _Axes(), table="made")  # type: ignore[arg-type]
     try:
-        assert len(vector_store.store) == 5
-        assert vector_store.delete() is True
-        assert vector_store.similarity_search("red", k=3) == []
-        assert len(vector_store.store) == 0
+        assert isinstance(vector_store.store.engine, LocalEngine)
+        assert sorted(d.page_content for d in vector_store.similarity_search("red", k=5)) == sorted(
+            TEXTS
+        )
     finally:
         vector_store.store.engine.close()
 
@@ -182,35 +210,53 @@ def test_delete_all_and_from_texts() -> None:
     ],
 )
 def test_bad_input_is_a_typed_error_and_changes_nothing(store, call, words) -> None:
-    before = store.store.engine.read_table("notes")
+    before = _rows(store)
     with pytest.raises((PlanError, EngineError)) as raised:
         call(store)
     assert words in str(raised.value)
-    assert store.store.engine.read_table("notes").equals(before)
+    assert _rows(store) == before
 
 
-def test_a_filter_column_named_as_a_store_column_is_refused() -> None:
-    engine = LocalEngine()
-    try:
-        with pytest.raises(PlanError, match="'text'"):
-            HotdataVectorStore(engine, "t", _Axes(), filter_columns={"text": "string"})  # type: ignore[arg-type]
-        with pytest.raises(PlanError, match="'decimal-ish'"):
-            HotdataVectorStore(engine, "t", _Axes(), filter_columns={"n": "decimal-ish"})  # type: ignore[arg-type]
-    finally:
-        engine.close()
+def test_a_filter_column_named_as_a_store_column_is_refused(engine: Any) -> None:
+    with pytest.raises(PlanError, match="'text'"):
+        HotdataVectorStore(engine, "t", _Axes(), filter_columns={"text": "string"})  # type: ignore[arg-type]
+    with pytest.raises(PlanError, match="'decimal-ish'"):
+        HotdataVectorStore(engine, "t", _Axes(), filter_columns={"n": "decimal-ish"})  # type: ignore[arg-type]
 
 
-def test_an_engine_that_cannot_change_rows_is_refused() -> None:
-    with pytest.raises(EngineError, match="upsert_rows"):
+class _ReadOnly:
+    """An engine that searches and reads but changes no row, and says why it reads no row
+    by key."""
+
+    capability_refusals: ClassVar[dict[str, str]] = {"read_rows": "its rows have no key"}
+
+    def search(self, plan: Any) -> Any: ...
+    def read_table(self, table: str) -> Any: ...
+    def read_rows(self, table: str, keys: Any) -> Any: ...
+
+    tables: ClassVar[dict[str, Any]] = {}
+
+
+def test_an_engine_without_a_capability_is_refused_naming_each_and_why() -> None:
+    with pytest.raises(MissingCapabilityError) as raised:
+        HotdataVectorStore(_ReadOnly(), "t", _Axes())  # type: ignore[arg-type]
+    error = raised.value
+    assert error.capabilities == ("upsert_rows", "delete_rows", "read_rows")
+    assert error.reasons["read_rows"] == "its rows have no key"
+    assert "upsert_rows: it has no upsert_rows" in str(error)
+    assert "read_rows: its rows have no key" in str(error)
+    with pytest.raises(MissingCapabilityError, match="upsert_rows"):
         HotdataVectorStore(object(), "t", _Axes())  # type: ignore[arg-type]
 
 
 def test_the_store_keeps_documents_other_searches_read(store) -> None:
     engine = store.store.engine
     assert store.store.exists()
-    rows = engine.read_table("notes", ["id", "colour", "year"]).to_pylist()
-    assert rows[4] == {"id": "4", "colour": "green", "year": 2024}
-    assert rows == sorted(rows, key=lambda row: row["id"]) or len(rows) == 5
+    rows = engine.read_table(store.store.table, ["id", "colour", "year"]).to_pylist()
+    by_key = {row["id"]: row for row in rows}
+    assert len(rows) == 5
+    assert by_key["4"] == {"id": "4", "colour": "green", "year": 2024}
+    assert by_key["2"] == {"id": "2", "colour": "blue", "year": 2022}
     unchanged = Document(page_content="x")
     store.add_documents([unchanged])
     assert unchanged.id is None
@@ -261,11 +307,11 @@ def test_concurrent_first_adds_keep_every_document(tmp_path) -> None:
     ],
 )
 def test_more_bad_input_is_refused_and_changes_nothing(store, call, words) -> None:
-    before = store.store.engine.read_table("notes")
+    before = _rows(store)
     with pytest.raises(HotdataRetrievalError) as raised:
         call(store)
     assert words in str(raised.value)
-    assert store.store.engine.read_table("notes").equals(before)
+    assert _rows(store) == before
 
 
 def test_a_whole_float_fills_an_integer_column_and_hybrid_reaches_a_deep_page(store) -> None:
@@ -276,3 +322,17 @@ def test_a_whole_float_fills_an_integer_column_and_hybrid_reaches_a_deep_page(st
     many = [f"sky {i}" for i in range(150)]
     store.add_texts(many, ids=[f"m{i}" for i in range(150)])
     assert len(store.hybrid_search("sky", k=120)) == 120
+
+
+def test_a_replaced_or_deleted_document_is_found_by_its_words_as_they_are(store) -> None:
+    # The text index follows every change: the old words of a replaced document and the
+    # words of a deleted one find nothing, the new words find it.
+    store.add_texts(["blue fox"], [{"colour": "blue", "year": 2030}], ids=["0"])
+    store.delete(["1"])
+    assert {document.id for document in store.text_search("fox", k=5)} == {"0"}
+    assert {document.id for document in store.text_search("red", k=5)} == {"3"}
+    assert {document.id for document in store.text_search("blue", k=5)} == {"0", "2"}
+    assert [document.id for document in store.text_search("green", k=5)] == ["4"]
+    assert [
+        document.id for document in store.similarity_search("blue fox", k=1, filter={"year": 2030})
+    ] == ["0"]
