@@ -23,6 +23,11 @@ from hotdata_retrieval import (
 )
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines import OPTIONAL_CAPABILITIES, Engine
+from hotdata_retrieval.engines.base import (
+    DOCUMENT_CAPABILITIES,
+    DocumentEngine,
+    missing_capabilities,
+)
 from hotdata_retrieval.engines.duckdb import DuckdbEngine
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hotdata import HotdataEngine
@@ -31,6 +36,7 @@ from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.engines.postgres import PostgresEngine
 from hotdata_retrieval.engines.results import executed_plan
 from hotdata_retrieval.engines.sqlite import SqliteEngine
+from hotdata_retrieval.engines.turbopuffer import TurbopufferEngine
 from hotdata_retrieval.routing import HOTDATA_ROUTING, LOCAL_ROUTING
 from tests.hotdata_api import FakeHotdataApi
 
@@ -131,6 +137,33 @@ def test_engines_have_the_contracts_signatures(cls: type, method: str) -> None:
         inspect.signature(getattr(cls, method)).return_annotation
         == inspect.signature(getattr(Engine, method)).return_annotation
     )
+
+
+DOCUMENT_ENGINE_CLASSES = (*ENGINES, TurbopufferEngine)
+KEYED_ROWS = ("read_table", "read_rows", "upsert_rows", "delete_rows")
+
+
+@pytest.mark.parametrize("cls", DOCUMENT_ENGINE_CLASSES, ids=lambda cls: cls.__name__)
+def test_every_engine_keeps_document_tables_with_the_protocols_signatures(cls: type) -> None:
+    """Each capability a document table needs, with the protocol's parameters (kind and
+    default); anything more an engine takes is keyword-only and optional. (That each is a
+    ``DocumentEngine`` mypy checks: ``engines/base.py``.)"""
+    assert not missing_capabilities(cls, DOCUMENT_CAPABILITIES)
+    assert isinstance(inspect.getattr_static(cls, "tables"), property)
+    for method in KEYED_ROWS:
+        wanted = _parameters(getattr(DocumentEngine, method))
+        actual = _parameters(getattr(cls, method))
+        for name, parameter in wanted.items():
+            assert name in actual, f"{cls.__name__}.{method} lacks {name}"
+            got = actual[name]
+            assert (got.kind, got.default) == (parameter.kind, parameter.default), (
+                f"{cls.__name__}.{method}({name})"
+            )
+        for name, parameter in actual.items():
+            if name not in wanted:
+                assert parameter.kind is inspect.Parameter.KEYWORD_ONLY, (cls, method, name)
+                assert parameter.default is not inspect.Parameter.empty, (cls, method, name)
+    assert set(DOCUMENT_CAPABILITIES) - {"search"} <= set(OPTIONAL_CAPABILITIES)
 
 
 def test_optional_capabilities_are_outside_the_contract() -> None:

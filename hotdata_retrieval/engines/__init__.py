@@ -14,12 +14,22 @@ from typing import TYPE_CHECKING
 from hotdata_retrieval._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from hotdata_retrieval.engines.base import OPTIONAL_CAPABILITIES, Engine
+    from hotdata_retrieval.engines.base import (
+        DOCUMENT_CAPABILITIES,
+        OPTIONAL_CAPABILITIES,
+        DocumentEngine,
+        Engine,
+    )
     from hotdata_retrieval.engines.hnsw import HnswSettings
     from hotdata_retrieval.engines.results import BranchScore, SearchHit, SearchResult
 
 _EXPORTED_FROM = {
-    "hotdata_retrieval.engines.base": ("OPTIONAL_CAPABILITIES", "Engine"),
+    "hotdata_retrieval.engines.base": (
+        "DOCUMENT_CAPABILITIES",
+        "OPTIONAL_CAPABILITIES",
+        "DocumentEngine",
+        "Engine",
+    ),
     "hotdata_retrieval.engines.hnsw": ("HnswSettings",),
     "hotdata_retrieval.engines.results": ("BranchScore", "SearchHit", "SearchResult"),
 }
@@ -28,6 +38,8 @@ _EXPORTED_FROM = {
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTED_FROM)
 
 __all__ = [
+    "DOCUMENT_CAPABILITIES",
+    "DocumentEngine",
     "Engine",
     "OPTIONAL_CAPABILITIES",
     "BranchScore",

@@ -62,7 +62,7 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import attrs
@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     from hotdata_retrieval.engines.local import LocalEngine
     from hotdata_retrieval.engines.postgres import PostgresEngine
     from hotdata_retrieval.engines.sqlite import SqliteEngine
+    from hotdata_retrieval.engines.turbopuffer import TurbopufferEngine
 
 OPTIONAL_CAPABILITIES = (
     "stream_sql",
@@ -198,6 +199,56 @@ class Engine(Protocol):
         ...
 
 
+class DocumentEngine(Engine, Protocol):
+    """An engine that keeps document tables (:data:`DOCUMENT_CAPABILITIES`): the contract's
+    four methods, and rows listed, read and changed by key. Every engine of the library is
+    one; ``tests/test_engine_contract.py`` checks their signatures against these (an engine
+    may take more, keyword-only and optional: the Hotdata engine's ``key_column``).
+    """
+
+    @property
+    def tables(self) -> Mapping[str, Any]:
+        """The engine's tables (of its default schema or namespace prefix), by name."""
+        ...
+
+    def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> pa.Table:
+        """Every row of ``table`` (``columns`` of them, in that order; default every column).
+
+        Raises:
+            EngineError: no such table, or a column it does not have.
+        """
+        ...
+
+    def read_rows(
+        self, table: str | TableName, keys: Sequence[Any], columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """The rows of ``table`` keyed by ``keys`` (``columns`` of them), in no set order; an
+        unknown key is left out.
+
+        Raises:
+            EngineError: no such table or key column, a column it does not have.
+        """
+        ...
+
+    def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> Any:
+        """Write ``rows`` by key, replacing the rows whose key the table holds, in one commit
+        (per batch, on engines reached by requests); ``create`` (a
+        :class:`~hotdata_retrieval.engines.local.TableLoad`) makes a missing table.
+
+        Raises:
+            EngineError: no such table and no ``create``; rows the table cannot hold.
+        """
+        ...
+
+    def delete_rows(self, name: str, keys: Sequence[Any]) -> int:
+        """Remove the rows keyed by ``keys``; how many there were.
+
+        Raises:
+            EngineError: no such table or key column.
+        """
+        ...
+
+
 def query_embedder(embedder: Any) -> Callable[[str], Sequence[float]] | None:
     """``embedder.embed_query``, or ``None`` without an embedder."""
     if embedder is None:
@@ -287,6 +338,17 @@ if TYPE_CHECKING:  # mypy checks that the library's engines meet the contract
         lancedb: LancedbEngine,
     ) -> list[Engine]:
         return [local, hotdata, sqlite, duckdb, postgres, lancedb]
+
+    def _engines_keep_document_tables(
+        local: LocalEngine,
+        hotdata: HotdataEngine,
+        sqlite: SqliteEngine,
+        duckdb: DuckdbEngine,
+        postgres: PostgresEngine,
+        lancedb: LancedbEngine,
+        turbopuffer: TurbopufferEngine,
+    ) -> list[DocumentEngine]:
+        return [local, hotdata, sqlite, duckdb, postgres, lancedb, turbopuffer]
 
 
 def hotdata_profile(profile: str | DialectProfile, engine: str) -> DialectProfile:
