@@ -32,7 +32,8 @@ Served (paths and payloads as the generated ``hotdata`` SDK sends and parses the
     ``delete`` by the request's ``key`` or else the one the table was declared with (400
     without either): an upsert replaces the rows of its keys and adds the others and must
     carry every column of the table (400 ``upload is missing column '<name>'``, as the live
-    API answers: hotdata-langchain's vector store plan), a delete takes the key column alone
+    API answers: hotdata-langchain's vector store plan) and no other (400, the fake's own
+    message), a delete takes the key column alone
     and ignores unknown keys, an update changes existing rows only. An upload is loaded once
     (409 after). The fake handles one key column;
   - ``POST /v1/connections/{connection_id}/tables/{schema}/{table}/indexes``
@@ -573,6 +574,11 @@ class FakeHotdataApi:
         missing = [name for name in current.column_names if name not in data.column_names]
         if missing:
             raise _ApiError(400, "BAD_REQUEST", f"upload is missing column '{missing[0]}'")
+        extra = [name for name in data.column_names if name not in current.column_names]
+        if extra:  # the fake's own message: the live API's answer is not recorded
+            raise _ApiError(
+                400, "BAD_REQUEST", f"upload has column '{extra[0]}', which the table lacks"
+            )
         if mode == "update":
             held = set(current.column(key[0]).to_pylist())
             data = data.filter(pa.array([k in held for k in keys]))
