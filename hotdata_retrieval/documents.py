@@ -2,10 +2,11 @@
 
 :class:`DocumentStore` keeps one table of documents — a string key, the text (with a BM25
 index), the metadata as JSON text, the document's vector, and the metadata keys a caller
-filters on as typed columns of their own — and changes it by key on an engine that can
-(``upsert_rows`` and ``delete_rows``: :data:`~hotdata_retrieval.engines.OPTIONAL_CAPABILITIES`).
-It is what the LangChain and LlamaIndex vector stores translate to; the table is an ordinary
-one, searched by plans like any other.
+filters on as typed columns of their own — and changes it by key on any engine of the
+library (:data:`~hotdata_retrieval.engines.base.DOCUMENT_CAPABILITIES`: ``upsert_rows``,
+``delete_rows``, ``read_table``, ``read_rows``, ``tables``; ``docs/engines.md``, "Document
+tables"). It is what the LangChain and LlamaIndex vector stores translate to; the table is an
+ordinary one, searched by plans like any other.
 
 >>> from hotdata_retrieval.engines.local import LocalEngine
 >>> engine = LocalEngine()
@@ -137,7 +138,9 @@ class DocumentStore:
             :class:`pyarrow.DataType` or its name: ``"string"``, ``"int64"``, ``"list<string>"``,
             ...).
         metric: the vectors' distance (``cosine``, default; ``l2``; ``dot``).
-        vector_index: ``"hnsw"`` for an approximate index (default: exact search).
+        vector_index: ``"hnsw"`` for an approximate index (default: exact search), on the
+            engines that build one (local, PostgreSQL, Hotdata; another refuses it at the
+            first add; turbopuffer indexes its vectors itself).
         id_column, text_column, metadata_column, vector_column: the columns' names.
         input_limits: the longest query text a search takes (default
             :class:`~hotdata_retrieval.engines.limits.InputLimits`: 4,096 characters, 128

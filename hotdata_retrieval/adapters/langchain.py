@@ -476,20 +476,24 @@ class HotdataVectorStore(VectorStore):
     :meth:`~hotdata_retrieval.documents.DocumentStore.relevance`'s.
 
     Args:
-        engine: an engine that changes rows by key (the local engine).
+        engine: an engine that keeps document tables (every engine of the library:
+            ``engines.DOCUMENT_CAPABILITIES``).
         table: the table's bare name (created by the first add).
         embedding: embeds the texts and the queries.
         filter_columns: the metadata keys searches filter on, with their Arrow types
             (``{"source": "string", "year": "int64"}``); a filter on another key is a
             ``PlanError`` naming it.
         metric: ``cosine`` (default), ``l2`` or ``dot``.
-        vector_index: ``"hnsw"`` for an approximate index (default: exact search).
+        vector_index: ``"hnsw"`` for an approximate index (default: exact search), on the
+            engines that build one (local, PostgreSQL, Hotdata; another refuses it at the
+            first add; turbopuffer indexes its vectors itself).
 
     Filters (``filter=`` on every search) are filter objects (``{"source": "a", "year":
     {"$gte": 2020}}``), filter text (``"year >= 2020"``) or predicates.
 
     Raises:
-        EngineError: the engine cannot change rows by key.
+        MissingCapabilityError: the engine lacks a capability a document table needs (each
+            named, with why).
         PlanError: a bad name, type, metric, ``k``, filter or fusion (from the methods).
     """
 

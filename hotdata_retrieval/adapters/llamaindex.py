@@ -1,4 +1,4 @@
-"""A LlamaIndex vector store over any engine that changes rows by key. Needs
+"""A LlamaIndex vector store over any engine of the library (a document table). Needs
 ``llama-index-core`` (``pip install 'hotdata-retrieval[llamaindex]'``).
 
 :class:`HotdataVectorStore` is a ``BasePydanticVectorStore`` kept in a
@@ -143,7 +143,8 @@ class HotdataVectorStore(BasePydanticVectorStore):
     """A LlamaIndex vector store in one table of ``engine`` (module docstring).
 
     Args:
-        engine: an engine that changes rows by key (the local engine).
+        engine: an engine that keeps document tables (every engine of the library:
+            ``engines.DOCUMENT_CAPABILITIES``).
         table: the table's bare name (created by the first add).
         filter_columns: the metadata keys queries filter on, with their Arrow types
             (``{"author": "string", "year": "int64"}``); ``ref_doc_id`` is always one. A
@@ -151,10 +152,13 @@ class HotdataVectorStore(BasePydanticVectorStore):
         metric: ``cosine`` (default), ``l2`` or ``dot``; similarities are
             :meth:`~hotdata_retrieval.documents.DocumentStore.relevance`'s (cosine: the
             cosine similarity).
-        vector_index: ``"hnsw"`` for an approximate index (default: exact search).
+        vector_index: ``"hnsw"`` for an approximate index (default: exact search), on the
+            engines that build one (local, PostgreSQL, Hotdata; another refuses it at the
+            first add; turbopuffer indexes its vectors itself).
 
     Raises:
-        EngineError: the engine cannot change rows by key.
+        MissingCapabilityError: the engine lacks a capability a document table needs (each
+            named, with why).
         PlanError: a bad name, type or metric; from ``query``, a mode it does not serve
             (naming it), a filter it cannot express, a bad top-k.
     """

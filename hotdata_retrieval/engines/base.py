@@ -31,8 +31,8 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
 - ``vector_model(table)``: the name of the embedder that made the table's vectors, where the
   engine records it (the local engine and the stores the library loads: ``hdq load`` writes
   it), else ``None``; the command line embeds queries with that model.
-- ``tables``: a mapping of every table's name (the local engine); the SQL tool's linter then
-  reads every table's indexes.
+- ``tables``: a mapping of every table's name (every engine of the library); the SQL tool's
+  linter then reads every table's indexes.
 - ``index_catalog(table)``: the table's indexes as an
   :class:`~hotdata_retrieval.indexes.IndexCatalog`, pending ones included (the Hotdata engine).
 - ``sql_name(table)`` and ``columns_sql(table)``: how SQL on the engine names a table, and a
