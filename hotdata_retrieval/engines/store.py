@@ -819,7 +819,10 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         key = self._key_of(described)
         rows = self._checked_rows(described, rows, key)
         if rows.num_rows:
-            self._replace_rows(described, rows)
+            try:
+                self._replace_rows(described, rows)
+            finally:
+                self.generation += 1  # what agent SQL reads is made again
         return described
 
     def _create(self, create: Any) -> None:
@@ -890,7 +893,10 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         distinct = list(dict.fromkeys(keys))
         if not distinct:
             return 0
-        return self._remove_rows(described, distinct)
+        try:
+            return self._remove_rows(described, distinct)
+        finally:
+            self.generation += 1  # what agent SQL reads is made again
 
     def _key_chunks(self, keys: Sequence[Any]) -> Iterator[list[Any]]:
         """``keys`` in parts of at most :data:`KEYS_PER_STATEMENT`."""
