@@ -1,6 +1,7 @@
-"""The operator table: every interpretation of the filter language has a method for every
-registered operator, and an operator added from outside the library reaches every door by
-registering it and its interpretations — no library file touched.
+"""The operator table: every interpretation of the filter language answers every registered
+operator — by its own method or by reading the operator's row — and an operator added from
+outside the library reaches SQL, plan documents, filter objects, the row mask, the spec's
+truth and turbopuffer by registering one row, no library file touched.
 """
 
 from __future__ import annotations
@@ -12,20 +13,33 @@ from typing import Any, ClassVar
 
 import attrs
 import pyarrow as pa
-import pyarrow.compute as pc
 import pytest
 from sqlglot import exp
 
 import hotdata_retrieval
 from hotdata_retrieval import Bm25Search, SearchPlan, to_sql
+from hotdata_retrieval.compile.compiler import SQL_SPELLINGS, SqlSpelling
+from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
+from hotdata_retrieval.compile.turbopuffer import turbopuffer_filter
+from hotdata_retrieval.engines.checks import ValueKind, check_filter_values
+from hotdata_retrieval.engines.local.masks import passing_rows
+from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.document import plan_from_document, plan_json_schema, plan_to_document
+from hotdata_retrieval.plan.filter_objects import filter_from_object, filter_object_schema
 from hotdata_retrieval.plan.filters import (
+    And,
+    Comparison,
+    Not,
+    Or,
     PredicateVisitor,
+    ValueRole,
+    predicate_columns,
     predicate_forms,
     register_predicate,
     unregister_predicate,
 )
 from hotdata_retrieval.plan.visitor import UnvisitableNodeError
+from hotdata_retrieval.spec.cases import _passes
 
 
 def _import_everything() -> None:
@@ -36,9 +50,9 @@ def _import_everything() -> None:
         importlib.import_module(module.name)
 
 
-def _interpretations() -> list[type]:
+def _interpretations() -> list[type[PredicateVisitor[Any]]]:
     _import_everything()
-    found: list[type] = []
+    found: list[type[PredicateVisitor[Any]]] = []
     pending = list(PredicateVisitor.__subclasses__())
     while pending:
         cls = pending.pop()
@@ -48,11 +62,11 @@ def _interpretations() -> list[type]:
     return sorted(set(found), key=lambda cls: f"{cls.__module__}.{cls.__qualname__}")
 
 
-def _missing(cls: type) -> list[str]:
+def _missing(cls: type[PredicateVisitor[Any]]) -> list[str]:
     return [
-        f"{cls.__module__}.{cls.__qualname__} lacks visit_{name}"
-        for name in predicate_forms()
-        if not callable(getattr(cls, f"visit_{name}", None))
+        f"{cls.__module__}.{cls.__qualname__} cannot interpret {name}"
+        for name, form in predicate_forms().items()
+        if not cls.interprets(form)
     ]
 
 
@@ -89,110 +103,136 @@ def test_the_table_lists_the_library_operators() -> None:
     ]
 
 
-# -- a toy operator, from outside the library -------------------------------------------
+def test_the_generic_interpretations_keep_no_method_per_leaf() -> None:
+    """The interpretations that give the same answer for every leaf read the row alone."""
+    from hotdata_retrieval.engines.checks import _FilterValues, _TypedValues
+    from hotdata_retrieval.plan.document import _PredicateDocument
+    from hotdata_retrieval.plan.filters import _Columns
+
+    leaves = [form.name for form in predicate_forms().values() if form.leaf]
+    for cls in (_Columns, _PredicateDocument, _FilterValues, _TypedValues):
+        assert [name for name in leaves if f"visit_{name}" in vars(cls)] == []
+
+
+# -- toy operators, from outside the library ----------------------------------------------
+
+
+def _compose(self: Any, other: Any) -> Any:
+    return And(operands=(self, other))
 
 
 @attrs.frozen(kw_only=True)
-class EndsWith:
-    """``column`` ends with ``suffix``: the toy operator."""
+class ToyOutside:
+    """``column`` outside ``[low, high]``: the toy operator, defined by its expansion."""
 
-    visit_name: ClassVar[str] = "ends_with"
+    visit_name: ClassVar[str] = "toy_outside"
 
     column: str
-    suffix: str = attrs.field(metadata={"bound": True})
-
-    def __and__(self, other: Any) -> Any:
-        from hotdata_retrieval.plan.filters import And
-
-        return And(operands=(self, other))
+    low: Any = attrs.field(metadata={"bound": True})
+    high: Any = attrs.field(metadata={"bound": True})
+    __and__ = _compose
 
 
-def _ends_with_sql(self: Any, node: EndsWith) -> exp.Expr:
-    return exp.Anonymous(
-        this="ends_with",
-        expressions=[exp.column(node.column), self.binder.literal(node, "suffix")],
+@attrs.frozen(kw_only=True)
+class ToyBare:
+    """A toy operator whose row says nothing an interpretation could use."""
+
+    visit_name: ClassVar[str] = "toy_bare"
+
+    column: str
+    text: str = attrs.field(metadata={"bound": True})
+
+
+def _outside(node: ToyOutside) -> Or:
+    return Or(
+        operands=(
+            Comparison(column=node.column, operator="<", value=node.low),
+            Comparison(column=node.column, operator=">", value=node.high),
+        )
     )
 
 
-def _ends_with_mask(self: Any, node: EndsWith) -> pa.Array:
-    return pc.ends_with(self.data.column(node.column), pattern=node.suffix)
-
-
-TOY_METHODS: dict[str, Any] = {
-    "PlanCompiler": _ends_with_sql,
-    "_PredicateDocument": lambda self, node: {"column": node.column, "ends_with": node.suffix},
-    "_Columns": lambda self, node: self.columns.add(node.column),
-    "_Truth": lambda self, node: (
-        None if self.row[node.column] is None else self.row[node.column].endswith(node.suffix)
-    ),
-    "ArrowMask": _ends_with_mask,
-    "_FilterValues": lambda self, node: None,
-    "_TypedValues": lambda self, node: node,
-    "_Translation": lambda self, node, negated: [node.column, "Glob", f"*{node.suffix}"],
-    "_MaskedAsSql": lambda self, node: True,
-}
+def _outside_sql(compiler: Any, node: ToyOutside) -> exp.Expr:
+    column = exp.column(node.column)
+    return exp.Paren(
+        this=exp.or_(
+            exp.LT(this=column, expression=compiler.binder.literal(node, "low")),
+            exp.GT(this=column.copy(), expression=compiler.binder.literal(node, "high")),
+        )
+    )
 
 
 @pytest.fixture
-def toy() -> Iterator[dict[str, type]]:
-    classes = {cls.__qualname__: cls for cls in _interpretations()}
+def toy() -> Iterator[None]:
     register_predicate(
-        EndsWith,
-        markers=("ends_with",),
-        from_document=lambda fields, _: EndsWith(
-            column=fields.column, suffix=fields.string("ends_with")
-        ),
-        document_schema=(
-            {
-                "type": "object",
-                "properties": {
-                    "column": {"$ref": "#/$defs/identifier"},
-                    "ends_with": {"type": "string"},
-                },
-                "required": ["column", "ends_with"],
-                "additionalProperties": False,
-            },
-        ),
+        ToyOutside,
+        markers=("toy_outside",),
+        description="column < low OR column > high",
+        role=ValueRole.COMPARED,
+        sql="toy_outside",
+        expand=_outside,
+        object_operator="$toy_outside",
     )
+    SQL_SPELLINGS["toy_outside"] = SqlSpelling(lower=_outside_sql, text="toy_outside")
+    register_predicate(ToyBare, markers=("toy_bare",), role=ValueRole.TEXT)
     try:
-        yield classes
+        yield
     finally:
-        for name in TOY_METHODS:
-            if "visit_ends_with" in vars(classes[name]):
-                delattr(classes[name], "visit_ends_with")
-        unregister_predicate(EndsWith)
+        unregister_predicate(ToyOutside)
+        unregister_predicate(ToyBare)
+        del SQL_SPELLINGS["toy_outside"]
 
 
-def test_a_registered_operator_without_its_methods_is_named_missing(
-    toy: dict[str, type],
-) -> None:
-    missing = [problem for cls in toy.values() for problem in _missing(cls)]
-    assert any("ArrowMask lacks visit_ends_with" in problem for problem in missing)
-    with pytest.raises(UnvisitableNodeError, match="has no visit_ends_with for EndsWith"):
-        SearchPlan(  # reading the filter's columns is the first interpretation it meets
-            source=Bm25Search(table="docs", column="body", query_text="q"),
-            filter=EndsWith(column="body", suffix="x"),
-        )
-
-
-def test_a_toy_operator_reaches_sql_documents_and_the_row_mask(toy: dict[str, type]) -> None:
-    for name, method in TOY_METHODS.items():
-        toy[name].visit_ends_with = method  # type: ignore[attr-defined]
-    missing = [problem for cls in toy.values() for problem in _missing(cls)]
-    # The library's interpretations all have it now; store compilers inherit the SQL.
-    assert missing == []
+def test_a_row_without_what_an_interpretation_needs_is_named_missing(toy: None) -> None:
+    missing = [problem for cls in _interpretations() for problem in _missing(cls)]
+    assert any("ArrowMask cannot interpret toy_bare" in problem for problem in missing)
+    assert any("PlanCompiler cannot interpret toy_bare" in problem for problem in missing)
+    assert not any("toy_outside" in problem for problem in missing)
     plan = SearchPlan(
         source=Bm25Search(table="docs", column="body", query_text="q"),
-        filter=EndsWith(column="body", suffix="fox") & EndsWith(column="title", suffix="!"),
+        filter=ToyBare(column="body", text="x"),
     )
-    assert "ends_with(body, 'fox') AND ends_with(title, '!')" in to_sql(plan, pretty=False)
+    assert predicate_columns(plan.filter) == {"body"}  # every row has its column
+    with pytest.raises(UnsupportedOnDialectError, match="toy_bare"):
+        to_sql(plan)
+    with pytest.raises(UnvisitableNodeError, match="ArrowMask has no visit_toy_bare for ToyBare"):
+        passing_rows(plan.filter, pa.table({"body": ["a"]}))
+
+
+def test_a_toy_row_reaches_every_interpretation(toy: None) -> None:
+    toy_filter = ToyOutside(column="year", low=2000, high=2010) & Comparison(
+        column="lang", operator="=", value="en"
+    )
+    plan = SearchPlan(
+        source=Bm25Search(table="docs", column="body", query_text="q"), filter=toy_filter
+    )
+    assert "WHERE (year < 2000 OR year > 2010) AND lang = 'en'" in to_sql(plan, pretty=False)
+    other = SearchPlan(
+        source=plan.source, filter=ToyOutside(column="year", low=1, high=2) & toy_filter.operands[1]
+    )
+    assert "year < 1 OR year > 2" in to_sql(other, pretty=False)  # values bound, not shape
+
     document = plan_to_document(plan)
-    assert document["filter"]["and"][0] == {"column": "body", "ends_with": "fox"}
+    assert document["filter"]["and"][0] == {"column": "year", "toy_outside": [2000, 2010]}
     assert plan_from_document(document) == plan
     alternatives = plan_json_schema()["$defs"]["predicate"]["oneOf"]
-    assert any("ends_with" in alternative["properties"] for alternative in alternatives)
+    assert any("toy_outside" in alternative["properties"] for alternative in alternatives)
 
-    from hotdata_retrieval.engines.local.masks import passing_rows
+    as_object = {"year": {"$toy_outside": [2000, 2010]}, "lang": "en"}
+    assert filter_from_object(as_object) == toy_filter
+    with pytest.raises(PlanError, match=r"expected a list of 2 values \[low, high\], got 1"):
+        filter_from_object({"year": {"$toy_outside": [2000]}})
+    operators = filter_object_schema()["additionalProperties"]["anyOf"][1]["properties"]
+    assert operators["$toy_outside"]["minItems"] == 2
+    assert "$toy_outside ([low, high])" in filter_object_schema()["description"]
 
-    data = pa.table({"body": ["red fox", "blue sea", None], "title": ["a!", "b!", "c"]})
-    assert passing_rows(plan.filter, data).tolist() == [True, False, False]
+    data = pa.table({"year": [1999, 2005, 2011, None], "lang": ["en", "en", "en", "en"]})
+    assert passing_rows(toy_filter, data).tolist() == [True, False, True, False]
+    rows = data.to_pylist()
+    assert [_passes(toy_filter, row) for row in rows] == [True, False, True, None]
+    assert turbopuffer_filter(Not(operand=ToyOutside(column="year", low=1, high=2))) == [
+        "And",
+        [["year", "Gte", 1], ["year", "NotEq", None], ["year", "Lte", 2], ["year", "NotEq", None]],
+    ]
+    with pytest.raises(PlanError, match="compares column 'year', which holds text values"):
+        check_filter_values(toy_filter, {"year": ValueKind.TEXT, "lang": ValueKind.TEXT})

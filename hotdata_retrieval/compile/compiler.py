@@ -73,8 +73,9 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateForm,
     PredicateVisitor,
-    StartsWith,
+    form_of,
 )
 from hotdata_retrieval.plan.names import TableName, TableUnion, is_bare_identifier
 from hotdata_retrieval.plan.search import (
@@ -383,14 +384,45 @@ class FusedScore:
     ranked_columns: tuple[tuple[exp.Expr, ...], ...] = ()
 
 
+@attrs.frozen(kw_only=True)
+class SqlSpelling:
+    """How a filter operator is written in SQL when it is no function call: the compile
+    layer's half of an operator-table row whose ``sql`` names it (the plan layer knows no
+    sqlglot).
+
+    Attributes:
+        lower: the node as a sqlglot condition: ``lower(compiler, node)``, each value
+            through ``compiler.binder.literal(node, field)``.
+        text: how filter text's messages name it (``[NOT] BETWEEN``).
+        syntax: the sqlglot node class filter text reads it from (``None``: filter text
+            does not read it).
+        parts: that sqlglot node's column and value expressions, in the row's value-field
+            order: ``parts(expression) -> (column, [value, ...])``.
+    """
+
+    lower: Callable[[PlanCompiler, Any], exp.Expr]
+    text: str
+    syntax: type[exp.Expr] | None = None
+    parts: Callable[[Any], tuple[exp.Expr, list[exp.Expr]]] | None = None
+
+
+SQL_SPELLINGS: dict[str, SqlSpelling] = {}
+"""The SQL spellings that are no function call, by the name an operator-table row's ``sql``
+gives: the compiler lowers the row's leaves with them, and filter text reads them back. A
+row whose ``sql`` is not here is written as the function call ``<sql>(column, value,
+...)``."""
+
+
 class PlanCompiler(PredicateVisitor[exp.Expr]):
     """Compiles plans for one dialect, binding values with one binder.
 
     Dispatch is by the plan node's ``visit_name``: ``visit_bm25_search``,
     ``visit_vector_search`` and ``visit_nearest_neighbor_search`` compile one branch
     (:class:`BranchRequest` → :class:`CompiledBranch`); ``visit_reciprocal_rank_fusion``
-    gives the fused score (:class:`FusedBranch` list → :class:`FusedScore`); the six predicate
-    methods compile the filter. A node with no method is unsupported on the dialect.
+    gives the fused score (:class:`FusedBranch` list → :class:`FusedScore`); a filter leaf
+    compiles from its operator-table row (:meth:`read_row`), and the connectives, the ``IN``
+    list, ``IS NULL`` and the list tests have methods of their own. A node with neither is
+    unsupported on the dialect.
 
     Raises (from :meth:`compile`):
         UnsupportedOnDialectError: the plan needs a search, function, join or fusion method
@@ -406,11 +438,15 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         """Write an empty ``IN`` list as ``col IN ()`` instead of its constant (filter text)."""
 
     def generic_visit(self, node: Any, *args: Any) -> Any:
-        """A plan node this compiler has no ``visit_<name>`` method for.
+        """A plan node this compiler has no ``visit_<name>`` method for: a filter leaf with
+        an SQL spelling in its operator-table row is compiled from it (:meth:`read_row`).
 
         Raises:
-            UnsupportedOnDialectError: always.
+            UnsupportedOnDialectError: any other node.
         """
+        form = form_of(node)
+        if form is not None and form.leaf and self.reads_row(form):
+            return self.read_row(node, form, *args)
         name = visit_name_of(type(node)) or type(node).__name__
         method = getattr(type(node), "method", None)
         what = f"the fusion method {method!r}" if isinstance(method, str) and method else name
@@ -559,13 +595,37 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
     def visit_is_null(self, node: IsNull) -> exp.Expr:
         return exp.Is(this=column(node.column), expression=exp.Null(), negate=node.negated or None)
 
-    def visit_starts_with(self, node: StartsWith) -> exp.Expr:
-        """``starts_with(column, 'prefix')``: DataFusion's, DuckDB's and PostgreSQL's
-        function (PostgreSQL 11 and later), which reads no character as a pattern."""
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> exp.Expr:
+        """A filter leaf as its row spells it: :data:`SQL_SPELLINGS`' lowering of the row's
+        ``sql``, or the function call ``<sql>(column, value, ...)`` (``starts_with(title,
+        'a')``: DataFusion's, DuckDB's and PostgreSQL's function, which reads no character as
+        a pattern), each value bound, a tuple of values as one array."""
+        assert form.sql is not None  # reads_row
+        spelling = SQL_SPELLINGS.get(form.sql)
+        if spelling is not None:
+            return spelling.lower(self, node)
         return exp.Anonymous(
-            this="starts_with",
-            expressions=[column(node.column), self.binder.literal(node, "prefix")],
+            this=form.sql, expressions=[column(node.column), *self.bound_arguments(node, form)]
         )
+
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        """A row with an SQL spelling (never its expansion: a statement template binds the
+        node's own values, which an expansion's new nodes do not hold)."""
+        return form.sql is not None
+
+    def bound_arguments(self, node: Any, form: PredicateForm) -> list[exp.Expr]:
+        """``node``'s values in field order, each bound (a tuple of values as one array
+        literal)."""
+        arguments: list[exp.Expr] = []
+        for field, each in form.value_fields:
+            if each:
+                count = len(getattr(node, field))
+                items = [self.binder.literal(node, field, index) for index in range(count)]
+                arguments.append(exp.Array(expressions=items))
+            else:
+                arguments.append(self.binder.literal(node, field))
+        return arguments
 
     def visit_contains_all(self, node: ContainsAll) -> exp.Expr:
         """``array_has_all(column, ARRAY[...])`` (DataFusion and DuckDB); an empty list is

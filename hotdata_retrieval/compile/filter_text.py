@@ -10,11 +10,14 @@ The grammar is deliberately small, the same as the predicate tree's:
 - ``column = | != | <> | < | <= | > | >= literal`` (or ``literal <op> column``, flipped);
 - ``column [NOT] IN (literal, ...)``;
 - ``column IS [NOT] NULL``;
-- a prefix match: ``starts_with(column, 'text')``, or ``column [NOT] LIKE 'text%'`` whose
-  pattern is a prefix (every ``%`` and ``_`` before the last ``%`` escaped, with ``\\`` or
-  the ``ESCAPE`` character);
-- a list test: ``array_has_all(column, ['a', 'b'])`` and ``array_has_any(...)`` (the list
-  written ``[...]``, ``ARRAY[...]`` or ``make_array(...)``);
+- ``column [NOT] LIKE 'text%'`` whose pattern is a prefix (every ``%`` and ``_`` before the
+  last ``%`` escaped, with ``\\`` or the ``ESCAPE`` character): a prefix match;
+- each operator of the operator table (:func:`~hotdata_retrieval.plan.filters.
+  register_predicate`) in its SQL spelling: a function call such as ``starts_with(column,
+  'text')`` or ``array_has_all(column, ['a', 'b'])`` (a list written ``[...]``,
+  ``ARRAY[...]`` or ``make_array(...)``), or the syntax its compile-layer spelling reads
+  (:data:`~hotdata_retrieval.compile.compiler.SQL_SPELLINGS`); a message of refusal lists
+  them all;
 - ``AND``, ``OR``, ``NOT`` and parentheses, with SQL's precedence (NOT, then AND, then OR).
 
 Columns are bare names (double quotes allowed; stored lower-cased). Literals are
@@ -34,30 +37,44 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, SqlglotError
 from sqlglot.tokenizer_core import Token, TokenType
 
+from hotdata_retrieval.compile.compiler import SQL_SPELLINGS
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
     MAX_FILTER_DEPTH,
     And,
     Comparison,
     ComparisonOperator,
-    ContainsAll,
-    ContainsAny,
     InList,
     IsNull,
     Not,
     Or,
     Predicate,
+    PredicateForm,
     StartsWith,
+    argument_shape,
     like_prefix,
+    predicate_forms,
 )
 from hotdata_retrieval.plan.values import LiteralValue
 
 _READ_DIALECT = "hotdata"
 
-_SUPPORTED = (
-    "=, !=, <>, <, <=, >, >=, [NOT] IN, IS [NOT] NULL, starts_with(), [NOT] LIKE 'prefix%', "
-    "array_has_all(), array_has_any(), AND, OR, NOT and parentheses"
-)
+
+def _supported() -> str:
+    """What filter text allows, for messages: its own grammar, then each registered leaf's
+    SQL spelling."""
+    spelled = []
+    for form in predicate_forms().values():
+        if form.leaf and form.sql is not None:
+            spelling = SQL_SPELLINGS.get(form.sql)
+            spelled.append(f"{form.sql}()" if spelling is None else spelling.text)
+    return (
+        ", ".join(
+            ["=, !=, <>, <, <=, >, >=, [NOT] IN, IS [NOT] NULL, [NOT] LIKE 'prefix%'", *spelled]
+        )
+        + ", AND, OR, NOT and parentheses"
+    )
+
 
 _COMPARISONS: dict[type[exp.Expr], ComparisonOperator] = {
     exp.EQ: ComparisonOperator.EQUAL,
@@ -143,7 +160,7 @@ def _unsupported(node: exp.Expr, reason: str | None = None) -> NoReturn:
         if hint is not None:
             reason = f"{reason}; {hint}"
     raise PlanError(
-        f"unsupported filter {piece!r}: {reason}; filters allow {_SUPPORTED}",
+        f"unsupported filter {piece!r}: {reason}; filters allow {_supported()}",
         field="filter",
         value=piece,
     )
@@ -254,23 +271,71 @@ def _starts_with(node: exp.Expr, *, negated: bool = False) -> Predicate:
     return Not(operand=match) if negated else match
 
 
-def _function_test(node: exp.Expr, name: str, arguments: list[exp.Expr]) -> Predicate:
-    """``starts_with(column, 'text')``, ``array_has_all(column, [...])`` or
-    ``array_has_any(column, [...])``."""
-    if len(arguments) != 2:
-        _unsupported(node, f"{name}() takes a column and a value")
-    column = _column_name(arguments[0])
+_FUNCTION_ALIASES: dict[type[exp.Expr], str] = {exp.ArrayOverlaps: "array_has_any"}
+"""sqlglot nodes read as a spelling none of their own names is (``a && ARRAY[...]``)."""
+
+
+def _function_names(node: exp.Expr) -> set[str]:
+    """The names a function call ``node`` may be spelled with, lower case."""
+    if isinstance(node, exp.Anonymous):
+        return {str(node.this).lower()}
+    names = (
+        {name.lower() for name in type(node).sql_names()} if isinstance(node, exp.Func) else set()
+    )
+    alias = _FUNCTION_ALIASES.get(type(node))
+    return names | {alias} if alias else names
+
+
+def _spelled_leaf(node: exp.Expr) -> tuple[PredicateForm, str, exp.Expr, list[exp.Expr]] | None:
+    """The registered leaf whose SQL spelling ``node`` is, with how messages name it, its
+    column expression and its value expressions; ``None`` if it is none."""
+    names: set[str] | None = None
+    for form in predicate_forms().values():
+        if not form.leaf or form.sql is None:
+            continue
+        spelling = SQL_SPELLINGS.get(form.sql)
+        if spelling is not None:
+            if spelling.syntax is not None and isinstance(node, spelling.syntax):
+                assert spelling.parts is not None
+                column, values = spelling.parts(node)
+                return form, spelling.text, column, values
+            continue
+        if names is None:
+            names = _function_names(node)
+        if form.sql in names:
+            arguments = (
+                list(node.expressions)
+                if isinstance(node, exp.Anonymous)
+                else list(node.iter_expressions())
+            )
+            if not arguments:
+                _unsupported(node, f"{form.sql}() takes a column and a value")
+            return form, f"{form.sql}()", arguments[0], arguments[1:]
+    return None
+
+
+def _leaf(node: exp.Expr) -> Predicate | None:
+    """``node`` as the registered leaf it spells (``starts_with(column, 'text')``,
+    ``array_has_all(column, [...])``...), or ``None``."""
+    spelled = _spelled_leaf(node)
+    if spelled is None:
+        return None
+    form, name, column_node, value_nodes = spelled
+    shape, count = argument_shape(form)
+    if len(value_nodes) != count:
+        _unsupported(node, f"{name} takes a column and {count} value{'s' if count > 1 else ''}")
+    column = _column_name(column_node)
     if column is None:
-        _unsupported(node, f"the first argument of {name}() must be a column")
-    if name == "starts_with":
-        prefix = _literal(arguments[1], node)
-        if not isinstance(prefix, str):
-            _unsupported(node, "starts_with() takes a quoted prefix")
-        return StartsWith(column=column, prefix=prefix)
-    values = _list_values(arguments[1], node)
-    if name == "array_has_all":
-        return ContainsAll(column=column, values=values)
-    return ContainsAny(column=column, values=values)
+        _unsupported(node, f"the first argument of {name} must be a column")
+    arguments: list[Any]
+    if shape == "list":
+        arguments = [_list_values(value_nodes[0], node)]
+    else:
+        arguments = [_literal(value, node) for value in value_nodes]
+    if shape == "text" and not isinstance(arguments[0], str):
+        _unsupported(node, f"{name} takes a quoted text")
+    built: Predicate = form.from_arguments(column, arguments)
+    return built
 
 
 def _list_values(node: exp.Expr, context: exp.Expr) -> list[LiteralValue]:
@@ -280,9 +345,6 @@ def _list_values(node: exp.Expr, context: exp.Expr) -> list[LiteralValue]:
     if isinstance(node, exp.Anonymous) and str(node.this).lower() == "make_array":
         return [_literal(item, context) for item in node.expressions]
     _unsupported(context, "the list is written [...], ARRAY[...] or make_array(...)")
-
-
-_FUNCTION_TESTS = ("starts_with", "array_has_all", "array_has_any")
 
 
 def _is_literal(node: exp.Expr) -> bool:
@@ -362,14 +424,9 @@ def _translate(node: exp.Expr) -> Predicate:
         return Not(operand=_translate(operand))
     if isinstance(node, (exp.Like, exp.Escape)):
         return _starts_with(node)
-    if isinstance(node, exp.StartsWith):
-        return _function_test(node, "starts_with", [node.this, node.expression])
-    if isinstance(node, exp.ArrayContainsAll):
-        return _function_test(node, "array_has_all", [node.this, node.expression])
-    if isinstance(node, exp.ArrayOverlaps):
-        return _function_test(node, "array_has_any", [node.this, node.expression])
-    if isinstance(node, exp.Anonymous) and str(node.this).lower() in _FUNCTION_TESTS:
-        return _function_test(node, str(node.this).lower(), list(node.expressions))
+    leaf = _leaf(node)
+    if leaf is not None:
+        return leaf
     operator = _COMPARISONS.get(type(node))
     if operator is not None:
         return _comparison(node, operator)

@@ -43,6 +43,7 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateForm,
     PredicateVisitor,
     StartsWith,
 )
@@ -186,6 +187,15 @@ class _Translation(PredicateVisitor[Any]):
         if negated:
             return _all([[node.column, "NotContainsAny", values], _present(node.column)])
         return [node.column, "ContainsAny", values]
+
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> list[Any] | None:
+        """A leaf without a turbopuffer spelling of its own, as its expansion."""
+        assert form.expand is not None  # reads_row
+        return self._translate(form.expand(node), *args)
+
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        return form.expand is not None
 
     def visit_not(self, node: Not, negated: bool) -> list[Any] | None:
         return self._translate(node.operand, not negated)

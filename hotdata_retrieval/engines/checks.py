@@ -29,16 +29,12 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
     And,
-    Comparison,
-    ContainsAll,
-    ContainsAny,
-    InList,
-    IsNull,
     Not,
     Or,
     Predicate,
+    PredicateForm,
     PredicateVisitor,
-    StartsWith,
+    ValueRole,
     predicate_columns,
 )
 from hotdata_retrieval.plan.names import TableName
@@ -519,30 +515,29 @@ class _FilterValues(PredicateVisitor[None]):
                 )
                 raise PlanError(f"{head} {problem}", field="filter", value=value)
 
-    def visit_comparison(self, node: Comparison) -> None:
-        self._check(node.column, [node.value])
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> None:
+        """A leaf's values against its column, as its row's role says: compared values
+        against the column's kind, a text test's column must hold text, a list test's values
+        against the list's elements."""
+        values = form.values_of(node)
+        if form.role is ValueRole.COMPARED:
+            self._check(node.column, values)
+        elif form.role is ValueRole.TEXT:
+            kind = self.kinds.get(node.column, ValueKind.OTHER)
+            if kind not in (ValueKind.TEXT, ValueKind.OTHER):
+                shown = ", ".join(repr(value) for value in values)
+                raise PlanError(
+                    f"filter tests column '{node.column}', which holds {kind.value} values, "
+                    f"with {form.name}({shown}); {form.name} needs a text column",
+                    field="filter",
+                    value=values[0] if len(values) == 1 else list(values),
+                )
+        elif form.role is ValueRole.ELEMENT:
+            self._list(node.column, values)
 
-    def visit_in_list(self, node: InList) -> None:
-        self._check(node.column, node.values)
-
-    def visit_is_null(self, node: IsNull) -> None:
-        return None
-
-    def visit_starts_with(self, node: StartsWith) -> None:
-        kind = self.kinds.get(node.column, ValueKind.OTHER)
-        if kind not in (ValueKind.TEXT, ValueKind.OTHER):
-            raise PlanError(
-                f"filter tests whether column '{node.column}', which holds {kind.value} "
-                f"values, starts with {node.prefix!r}; a prefix match needs a text column",
-                field="filter",
-                value=node.prefix,
-            )
-
-    def visit_contains_all(self, node: ContainsAll) -> None:
-        self._list(node.column, node.values)
-
-    def visit_contains_any(self, node: ContainsAny) -> None:
-        self._list(node.column, node.values)
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        return True
 
     def _list(self, column: str, values: tuple[Any, ...]) -> None:
         kind = self.kinds.get(column, ValueKind.OTHER)
@@ -659,27 +654,27 @@ class _TypedValues(PredicateVisitor[Predicate]):
     # A node whose values all stay as they are is returned itself, not rebuilt: each rebuild
     # validates the node again, and the plan around it is rebuilt only when a node changed.
 
-    def visit_comparison(self, node: Comparison) -> Predicate:
-        typed = self._typed(node.column, node.value)
-        return node if typed is node.value else attrs.evolve(node, value=typed)
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> Predicate:
+        """A leaf whose values are compared with its column (its row's role), each value
+        typed; any other leaf as it is."""
+        if form.role is not ValueRole.COMPARED:
+            return node  # type: ignore[no-any-return]
+        changes: dict[str, Any] = {}
+        for field, each in form.value_fields:
+            value = getattr(node, field)
+            if each:
+                typed = [self._typed(node.column, item) for item in value]
+                if any(new is not old for new, old in zip(typed, value)):
+                    changes[field] = typed
+            else:
+                one = self._typed(node.column, value)
+                if one is not value:
+                    changes[field] = one
+        return attrs.evolve(node, **changes) if changes else node  # type: ignore[no-any-return]
 
-    def visit_in_list(self, node: InList) -> Predicate:
-        typed = [self._typed(node.column, value) for value in node.values]
-        if all(new is old for new, old in zip(typed, node.values)):
-            return node
-        return attrs.evolve(node, values=typed)
-
-    def visit_is_null(self, node: IsNull) -> Predicate:
-        return node
-
-    def visit_starts_with(self, node: StartsWith) -> Predicate:
-        return node
-
-    def visit_contains_all(self, node: ContainsAll) -> Predicate:
-        return node
-
-    def visit_contains_any(self, node: ContainsAny) -> Predicate:
-        return node
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        return True
 
     def visit_and(self, node: And) -> Predicate:
         operands = [self.visit(operand) for operand in node.operands]

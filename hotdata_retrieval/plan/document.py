@@ -49,16 +49,14 @@ from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
     MAX_FILTER_DEPTH,
     And,
-    Comparison,
-    ContainsAll,
-    ContainsAny,
-    InList,
-    IsNull,
     Not,
     Or,
     Predicate,
+    PredicateForm,
     PredicateVisitor,
-    StartsWith,
+    document_alternatives,
+    leaf_document,
+    leaf_from_document,
     predicate_forms,
     too_deep_message,
 )
@@ -367,7 +365,7 @@ def plan_json_schema() -> dict[str, Any]:
     leaves = [
         copy.deepcopy(dict(alternative))
         for form in predicate_forms().values()
-        for alternative in form.document_schema
+        for alternative in document_alternatives(form)
     ]
     schema["$defs"]["predicate"]["oneOf"] = [*leaves, *_CONNECTIVE_SCHEMAS]
     return schema
@@ -854,7 +852,7 @@ def _predicate(value: Any, where: str, depth: int = 0) -> Predicate:
     forms = [
         (form, marker)
         for form in predicate_forms().values()
-        if form.from_document is not None
+        if form.leaf
         for marker in form.markers
         if marker in value
     ]
@@ -870,9 +868,8 @@ def _predicate(value: Any, where: str, depth: int = 0) -> Predicate:
     for key in form.extra_keys:
         _required(predicate, key, where)
     fields = _Fields(predicate, where)
-    assert form.from_document is not None
     with _at(where):
-        node: Predicate = form.from_document(fields, marker)
+        node: Predicate = leaf_from_document(form, fields, marker)
         return node
 
 
@@ -1114,27 +1111,16 @@ def _branch_document(branch: Branch, *, with_table: bool) -> dict[str, Any]:
 
 
 class _PredicateDocument(PredicateVisitor[dict[str, Any]]):
-    """The document form of a predicate (the inverse of :func:`_predicate`)."""
+    """The document form of a predicate (the inverse of :func:`_predicate`): a leaf's keys
+    from its row (:func:`~hotdata_retrieval.plan.filters.leaf_document`)."""
 
-    def visit_comparison(self, node: Comparison) -> dict[str, Any]:
-        value = literal_document(node.value)
-        return {"column": node.column, "op": node.operator.value, "value": value}
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> dict[str, Any]:
+        keys = leaf_document(form, node)
+        return {"column": node.column, **{key: _literal_json(v) for key, v in keys.items()}}
 
-    def visit_in_list(self, node: InList) -> dict[str, Any]:
-        values = [literal_document(value) for value in node.values]
-        return {"column": node.column, "not_in" if node.negated else "in": values}
-
-    def visit_is_null(self, node: IsNull) -> dict[str, Any]:
-        return {"column": node.column, "is_null": not node.negated}
-
-    def visit_starts_with(self, node: StartsWith) -> dict[str, Any]:
-        return {"column": node.column, "starts_with": node.prefix}
-
-    def visit_contains_all(self, node: ContainsAll) -> dict[str, Any]:
-        return {"column": node.column, "contains_all": [literal_document(v) for v in node.values]}
-
-    def visit_contains_any(self, node: ContainsAny) -> dict[str, Any]:
-        return {"column": node.column, "contains_any": [literal_document(v) for v in node.values]}
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        return True
 
     def visit_and(self, node: And) -> dict[str, Any]:
         return {"and": [self.predicate(operand) for operand in node.operands]}
@@ -1144,6 +1130,14 @@ class _PredicateDocument(PredicateVisitor[dict[str, Any]]):
 
     def visit_not(self, node: Not) -> dict[str, Any]:
         return {"not": self.predicate(node.operand)}
+
+
+def _literal_json(value: Any) -> Any:
+    """A leaf's document value: a literal (:func:`literal_document`), a list of them, or
+    any other JSON value as itself."""
+    if isinstance(value, (list, tuple)):
+        return [literal_document(item) for item in value]
+    return literal_document(value)
 
 
 def _json_value(value: Any) -> Any:

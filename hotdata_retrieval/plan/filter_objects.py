@@ -12,9 +12,12 @@ value='open'), Comparison(column='rating', operator=<ComparisonOperator.GREATER_
   all required (AND);
 - ``{"column": {"$op": value}}`` with ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``;
   ``$in`` and ``$nin`` (a list); ``$exists`` (``true``: not NULL; ``false``: NULL);
-  ``$starts_with`` (a prefix), ``$like`` (a prefix pattern ``'text%'``, as filter text reads
-  it); ``$all``, ``$any`` (a list column holds every, or some, of a list) and ``$contains``
-  (it holds one value);
+  ``$like`` (a prefix pattern ``'text%'``, as filter text reads it); ``$all``, ``$any`` (a
+  list column holds every, or some, of a list) and ``$contains`` (it holds one value); and
+  the ``object_operator`` of each operator of the operator table
+  (:func:`~hotdata_retrieval.plan.filters.register_predicate`), its value the operator's
+  value (``{"$starts_with": "text"}``) or, for several, the list of them
+  (:func:`filter_object_operators` lists every operator);
 - ``{"$and": [...]}``, ``{"$or": [...]}``, ``{"$not": {...}}`` combine objects.
 
 Values are JSON's: text, numbers, booleans (a date or a timestamp is ISO 8601 text, which
@@ -43,57 +46,109 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateForm,
     StartsWith,
+    argument_shape,
     like_prefix,
+    predicate_forms,
     too_deep_message,
 )
 from hotdata_retrieval.plan.values import json_type_phrase
 
 _COMPARISONS = {"$eq": "=", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _LISTS = ("$in", "$nin", "$all", "$any")
-FILTER_OBJECT_OPERATORS = (*_COMPARISONS, *_LISTS, "$exists", "$starts_with", "$like", "$contains")
-"""The column operators of the object form, in the order messages list them."""
+_OWN_OPERATORS = (*_COMPARISONS, *_LISTS, "$exists", "$like", "$contains")
+"""The operators this module spells itself; every other one is a registered node's
+``object_operator`` (:func:`~hotdata_retrieval.plan.filters.register_predicate`)."""
 
 _CONNECTIVES = ("$and", "$or", "$not")
 
 _SCALAR: dict[str, Any] = {"type": ["string", "number", "boolean"]}
 _SCALARS: dict[str, Any] = {"type": "array", "items": _SCALAR}
 
-FILTER_OBJECT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": (
-        'Rows to keep, as a JSON object: {"column": value} for equality, '
-        '{"column": {"$gte": 4}} with $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, '
-        "$starts_with, $like ('text%'), $all, $any, $contains; {\"$and\": [...]}, "
-        '{"$or": [...]}, {"$not": {...}}. Several keys must all hold. Dates are ISO 8601 '
-        "text."
-    ),
-    "additionalProperties": {
-        "anyOf": [
-            _SCALAR,
-            {
-                "type": "object",
-                "properties": {
-                    **{operator: _SCALAR for operator in _COMPARISONS},
-                    **{operator: _SCALARS for operator in _LISTS},
-                    "$exists": {"type": "boolean"},
-                    "$starts_with": {"type": "string"},
-                    "$like": {"type": "string"},
-                    "$contains": _SCALAR,
+
+def _table_operators() -> dict[str, PredicateForm]:
+    """The registered leaves that have an ``object_operator``, by it."""
+    return {
+        form.object_operator: form
+        for form in predicate_forms().values()
+        if form.leaf and form.object_operator is not None
+    }
+
+
+def filter_object_operators() -> tuple[str, ...]:
+    """The column operators of the object form, as messages list them: this module's own,
+    then each registered node's, in table order."""
+    return (*_OWN_OPERATORS, *_table_operators())
+
+
+def _argument_schema(form: PredicateForm) -> dict[str, Any]:
+    shape, count = argument_shape(form)
+    if shape == "text":
+        return {"type": "string"}
+    if shape == "value":
+        return dict(_SCALAR)
+    if shape == "list":
+        return dict(_SCALARS)
+    return {**_SCALARS, "minItems": count, "maxItems": count}
+
+
+def _spelling(operator: str, form: PredicateForm | None) -> str:
+    if form is None or argument_shape(form)[0] != "values":
+        return operator
+    return f"{operator} ([{', '.join(name for name, _ in form.value_fields)}])"
+
+
+def filter_object_schema() -> dict[str, Any]:
+    """JSON Schema of the object form with every operator registered now, for a tool's
+    arguments (operands of ``$and``, ``$or`` and ``$not`` are objects of the same form).
+    :data:`FILTER_OBJECT_SCHEMA` is the schema of the built-in operators."""
+    table = _table_operators()
+    listed = ", ".join(
+        [*_COMPARISONS, "$in", "$nin", "$exists"]
+        + [_spelling(operator, form) for operator, form in table.items()]
+        + ["$like ('text%')", "$all", "$any", "$contains"]
+    )
+    return {
+        "type": "object",
+        "description": (
+            'Rows to keep, as a JSON object: {"column": value} for equality, '
+            f'{{"column": {{"$gte": 4}}}} with {listed}; {{"$and": [...]}}, '
+            '{"$or": [...]}, {"$not": {...}}. Several keys must all hold. Dates are ISO 8601 '
+            "text."
+        ),
+        "additionalProperties": {
+            "anyOf": [
+                _SCALAR,
+                {
+                    "type": "object",
+                    "properties": {
+                        **{operator: _SCALAR for operator in _COMPARISONS},
+                        **{operator: _SCALARS for operator in _LISTS},
+                        "$exists": {"type": "boolean"},
+                        "$like": {"type": "string"},
+                        "$contains": _SCALAR,
+                        **{operator: _argument_schema(form) for operator, form in table.items()},
+                    },
+                    "additionalProperties": False,
+                    "minProperties": 1,
                 },
-                "additionalProperties": False,
-                "minProperties": 1,
-            },
-        ]
-    },
-    "properties": {
-        "$and": {"type": "array", "items": {"type": "object"}, "minItems": 1},
-        "$or": {"type": "array", "items": {"type": "object"}, "minItems": 1},
-        "$not": {"type": "object"},
-    },
-}
-"""JSON Schema of the object form, for a tool's arguments (operands of ``$and``, ``$or`` and
-``$not`` are objects of the same form)."""
+            ]
+        },
+        "properties": {
+            "$and": {"type": "array", "items": {"type": "object"}, "minItems": 1},
+            "$or": {"type": "array", "items": {"type": "object"}, "minItems": 1},
+            "$not": {"type": "object"},
+        },
+    }
+
+
+FILTER_OBJECT_OPERATORS = filter_object_operators()
+"""The column operators of the built-in object form, in the order messages list them."""
+
+FILTER_OBJECT_SCHEMA: dict[str, Any] = filter_object_schema()
+"""JSON Schema of the built-in object form, for a tool's arguments (operands of ``$and``,
+``$or`` and ``$not`` are objects of the same form)."""
 
 
 def _fail(message: str, where: str, value: Any) -> PlanError:
@@ -148,9 +203,6 @@ _COLUMN_OPERATORS: dict[str, Callable[[str, Any, str], Predicate]] = {
     "$contains": lambda column, value, where: ContainsAny(
         column=column, values=[_scalar(value, where)]
     ),
-    "$starts_with": lambda column, value, where: StartsWith(
-        column=column, prefix=_text(value, where)
-    ),
     "$like": lambda column, value, where: StartsWith(
         column=column, prefix=_like_prefix(value, where)
     ),
@@ -170,6 +222,34 @@ def _boolean(value: Any, where: str) -> bool:
     return value
 
 
+def _table_test(form: PredicateForm) -> Callable[[str, Any, str], Predicate]:
+    """A registered leaf from its ``object_operator``'s value, read as
+    :func:`~hotdata_retrieval.plan.filters.argument_shape` says."""
+
+    def build(column: str, value: Any, where: str) -> Predicate:
+        shape, count = argument_shape(form)
+        arguments: list[Any]
+        if shape == "text":
+            arguments = [_text(value, where)]
+        elif shape == "value":
+            arguments = [_scalar(value, where)]
+        elif shape == "list":
+            arguments = [_scalars(value, where)]
+        else:
+            arguments = _scalars(value, where)
+            if len(arguments) != count:
+                names = ", ".join(name for name, _ in form.value_fields)
+                raise _fail(
+                    f"expected a list of {count} values [{names}], got {len(arguments)}",
+                    where,
+                    value,
+                )
+        node: Predicate = form.from_arguments(column, arguments)
+        return node
+
+    return build
+
+
 def _column_tests(column: str, value: Any, where: str) -> list[Predicate]:
     if not isinstance(value, Mapping):
         return [Comparison(column=column, operator="=", value=_scalar(value, where))]
@@ -178,8 +258,10 @@ def _column_tests(column: str, value: Any, where: str) -> list[Predicate]:
     tests = []
     for operator, argument in value.items():
         build = _COLUMN_OPERATORS.get(operator) if isinstance(operator, str) else None
+        if build is None and isinstance(operator, str) and operator in _table_operators():
+            build = _table_test(_table_operators()[operator])
         if build is None:
-            known = ", ".join(FILTER_OBJECT_OPERATORS)
+            known = ", ".join(filter_object_operators())
             raise _fail(
                 f"unknown operator {operator!r}; the operators are {known}", where, operator
             )

@@ -23,11 +23,18 @@ AND, OR and NOT nest at most :data:`MAX_FILTER_DEPTH` levels deep (``docs/plans.
 is built.
 
 **The operator table.** Every predicate node class is registered here once
-(:func:`register_predicate`: its ``visit_name``, its document key and how a document becomes
-the node); everything else the library does with a filter is an interpretation, a
-:class:`PredicateVisitor` with one ``visit_<name>`` method per registered node: SQL, the plan
+(:func:`register_predicate`): one row saying what the node is to every interpretation — its
+column and value fields (the fields marked ``bound``), what its values are to the column
+(:class:`ValueRole`), its SQL spelling (a function name, or a key of the compile layer's
+table of spellings), its pyarrow compute function, its truth for one Python row, or its
+meaning in other nodes (``expand``), and its plan-document, filter-object and filter-text
+forms. An interpretation of the filter tree is a :class:`PredicateVisitor`: SQL, the plan
 document, the columns read, value checks, SQL's three-valued truth, the local engine's row
-mask, turbopuffer's filter array. An interpretation that lacks a node's method raises
+mask, turbopuffer's filter array. Each reads a leaf's row in one generic method
+(:meth:`PredicateVisitor.read_row`); explicit ``visit_<name>`` methods remain for the
+connectives, for nodes with semantics of their own (``InList``'s empty lists and NULLs,
+``ContainsAll``'s empty list) and where a store spells a node its own way. An
+interpretation that can read neither raises
 :class:`~hotdata_retrieval.plan.visitor.UnvisitableNodeError` naming the operator and the
 interpretation, never a silent default; ``tests/test_operator_table.py`` enumerates every
 interpretation against every registered node. ``docs/architecture.md``, "How to add a filter
@@ -36,8 +43,9 @@ operator", walks through adding one.
 
 from __future__ import annotations
 
+import datetime
 import enum
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import attrs
@@ -131,6 +139,19 @@ def _spread(value: Any, connective: type[And] | type[Or]) -> tuple[Any, ...]:
     return (value,)
 
 
+class ValueRole(enum.Enum):
+    """What a leaf's values are to its column, which says how each interpretation checks,
+    types and writes them (:func:`register_predicate`'s ``role``)."""
+
+    COMPARED = "compared"
+    """Compared with the column's values (``=``, ``IN``, ``BETWEEN``): checked against the
+    column's kind and, where a store needs it, read as the column's type."""
+    TEXT = "text"
+    """Text matched against a text column (a prefix, a suffix): the column must hold text."""
+    ELEMENT = "element"
+    """Looked for among the elements of a list column."""
+
+
 class DocumentFields(Protocol):
     """The fields of one predicate object of a plan document, read with typed errors that
     name where in the document a bad value is (``filter.and[1].in[0]``). The plan-document
@@ -152,35 +173,100 @@ class DocumentFields(Protocol):
         """``key``'s value, an array of filter literals."""
 
 
+def _value_fields(node: type) -> tuple[tuple[str, bool], ...]:
+    """The node's value fields, in declaration order, each with whether it holds a tuple of
+    values (``bound_each``) rather than one (``bound``)."""
+    if not attrs.has(node):
+        return ()
+    return tuple(
+        (field.name, bool(field.metadata.get("bound_each")))
+        for field in attrs.fields(node)
+        if field.metadata.get("bound") or field.metadata.get("bound_each")
+    )
+
+
 @attrs.frozen(kw_only=True)
 class PredicateForm:
-    """One registered predicate node: the operator table's row (:func:`register_predicate`).
+    """One registered predicate node: the operator table's row (:func:`register_predicate`
+    states each field).
 
     Attributes:
-        node: the node class (its ``visit_name`` names the ``visit_<name>`` method every
-            interpretation has for it).
-        markers: the keys that mark the node in a plan document's filter object, one of which
-            it holds (``"op"`` for a comparison, ``"in"`` or ``"not_in"`` for a list,
-            ``"starts_with"`` for a prefix match); the connectives' are ``and``, ``or`` and
-            ``not``.
-        extra_keys: other keys its object may hold beside ``"column"`` and its marker
-            (a comparison's ``"value"``).
-        from_document: the node from its object's fields (``None`` for the connectives,
-            which the decoder reads itself).
-        document_schema: the JSON Schema of its object, one alternative per marker (``None``
-            for the connectives).
+        node: the node class (its ``visit_name`` names the row and the ``visit_<name>``
+            method an interpretation may have for it).
+        markers: the keys that mark the node in a plan document's filter object.
+        extra_keys: other keys its object may hold beside ``"column"`` and its marker.
+        leaf: ``False`` for the connectives (``and``, ``or``, ``not``).
+        description: one line saying what it keeps, for schemas and messages.
+        role: what its values are to its column (``None``: it has none).
+        sql: its SQL spelling: a function name, written ``name(column, value, ...)``, unless
+            the compile layer's table of spellings has the name (``between``).
+        arrow: the ``pyarrow.compute`` function that evaluates it over a column, called
+            ``function(column, value, ...)``.
+        truth: for one non-NULL column value, whether the node holds:
+            ``truth(node, value)``.
+        expand: the node's meaning as other nodes, read by an interpretation that has no
+            spelling of its own for it (``BETWEEN`` is ``>= AND <=``).
+        object_operator: its ``$``-operator in filter objects (``"$ends_with"``).
+        from_document, to_document: the node from its document object's fields, and the
+            object's keys beside ``"column"`` from the node (``None``: derived from the
+            marker and the value fields).
+        document_schema: the JSON Schema of its object, one alternative per marker (empty:
+            derived).
     """
 
     node: type
     markers: tuple[str, ...]
     extra_keys: tuple[str, ...] = ()
+    leaf: bool = True
+    description: str = ""
+    role: ValueRole | None = None
+    sql: str | None = None
+    arrow: str | None = None
+    truth: Callable[[Any, Any], bool] | None = None
+    expand: Callable[[Any], Any] | None = None
+    object_operator: str | None = None
     from_document: Callable[[DocumentFields, str], Any] | None = None
+    to_document: Callable[[Any], dict[str, Any]] | None = None
     document_schema: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def name(self) -> str:
         """The node's ``visit_name``."""
         return str(getattr(self.node, "visit_name", ""))
+
+    @property
+    def value_fields(self) -> tuple[tuple[str, bool], ...]:
+        """The node's value fields (those marked ``bound`` or ``bound_each``), each with
+        whether it holds a tuple of values."""
+        return _value_fields(self.node)
+
+    def values_of(self, node: Any) -> tuple[Any, ...]:
+        """Every value ``node`` holds, in field order, tuples spread."""
+        values: list[Any] = []
+        for field, each in self.value_fields:
+            value = getattr(node, field)
+            values.extend(value if each else (value,))
+        return tuple(values)
+
+    def arguments_of(self, node: Any) -> tuple[Any, ...]:
+        """``node``'s value fields in order, as written after its column in its function
+        spelling and in its document and filter-object values (a tuple field as one list)."""
+        return tuple(getattr(node, field) for field, _ in self.value_fields)
+
+    def from_arguments(self, column: str, arguments: Sequence[Any]) -> Any:
+        """The node on ``column`` with :meth:`arguments_of` ``arguments`` (the node's own
+        constructor checks them)."""
+        fields = self.value_fields
+        if len(arguments) != len(fields):
+            raise PlanError(
+                f"{self.name} takes a column and {len(fields)} value"
+                f"{'' if len(fields) == 1 else 's'}, got {len(arguments)}",
+                field=self.name,
+                value=list(arguments),
+            )
+        return self.node(
+            column=column, **{name: value for (name, _), value in zip(fields, arguments)}
+        )
 
 
 _FORMS: dict[str, PredicateForm] = {}
@@ -191,27 +277,61 @@ def register_predicate(
     *,
     markers: tuple[str, ...],
     extra_keys: tuple[str, ...] = (),
+    leaf: bool = True,
+    description: str = "",
+    role: ValueRole | None = None,
+    sql: str | None = None,
+    arrow: str | None = None,
+    truth: Callable[[Any, Any], bool] | None = None,
+    expand: Callable[[Any], Any] | None = None,
+    object_operator: str | None = None,
     from_document: Callable[[DocumentFields, str], Any] | None = None,
+    to_document: Callable[[Any], dict[str, Any]] | None = None,
     document_schema: tuple[Mapping[str, Any], ...] = (),
 ) -> type:
     """Add a predicate node to the operator table (the module docstring says what that
-    entails): from then on it is a filter node everywhere, and every interpretation must have
-    its ``visit_<name>`` method (an interpretation without one raises, naming both).
-    ``from_document(fields, marker)`` builds the node from its document object; the node's
-    own constructor checks it.
+    entails): from then on it is a filter node everywhere. A leaf (a node with a ``column``
+    and value fields marked ``metadata={"bound": True}``, or ``{"bound_each": True}`` for a
+    tuple of values) is then read by every generic interpretation from this row; an
+    interpretation that needs a datum the row lacks (an SQL spelling, a row truth...) and has
+    no ``visit_<name>`` method for it raises, naming both.
+
+    Args:
+        node: the node class, with a ``visit_name``.
+        markers: the keys that mark it in a plan document's filter object (a leaf's first
+            marker holds its value, or its values as a list).
+        extra_keys: other keys of its document object (a comparison's ``"value"``).
+        leaf: ``False`` for a connective.
+        description: what it keeps, one line (schemas, tool descriptions).
+        role: what its values are to the column (:class:`ValueRole`).
+        sql: its SQL spelling: a function name, or a key of the compile layer's spellings.
+        arrow: the ``pyarrow.compute`` function that evaluates it.
+        truth: ``truth(node, value)``: whether it holds for one non-NULL column value (a NULL
+            column value is unknown).
+        expand: its meaning as other predicate nodes, for interpretations without a spelling.
+        object_operator: its ``$``-key in filter objects.
+        from_document, to_document: its document object's reading and writing (derived from
+            the first marker and the value fields when ``None``).
+        document_schema: its document object's JSON Schema alternatives (derived when empty).
 
     Returns:
         ``node``.
 
     Raises:
-        PlanError: ``node`` has no ``visit_name``, or its name or a marker is taken by
-            another node.
+        PlanError: ``node`` has no ``visit_name``, or its name, a marker or its object
+            operator is taken by another node.
     """
     name = getattr(node, "visit_name", None)
     if not isinstance(name, str) or not name.isidentifier():
         raise PlanError(f"a predicate node needs a visit_name, got {name!r}", field="node")
     for form in _FORMS.values():
-        if form.node is not node and (form.name == name or set(form.markers) & set(markers)):
+        if form.node is node:
+            continue
+        if (
+            form.name == name
+            or set(form.markers) & set(markers)
+            or (object_operator is not None and form.object_operator == object_operator)
+        ):
             raise PlanError(
                 f"predicate {name!r} (document keys {', '.join(markers)}) clashes with "
                 f"{form.node.__name__}",
@@ -222,7 +342,16 @@ def register_predicate(
         node=node,
         markers=tuple(markers),
         extra_keys=tuple(extra_keys),
+        leaf=leaf,
+        description=description,
+        role=role,
+        sql=sql,
+        arrow=arrow,
+        truth=truth,
+        expand=expand,
+        object_operator=object_operator,
         from_document=from_document,
+        to_document=to_document,
         document_schema=tuple(document_schema),
     )
     return node
@@ -237,6 +366,12 @@ def predicate_forms() -> Mapping[str, PredicateForm]:
     """The operator table: every registered predicate node, by ``visit_name``, in the order
     they were registered."""
     return dict(_FORMS)
+
+
+def form_of(node: Any) -> PredicateForm | None:
+    """The operator table's row of ``node``'s class, or ``None`` if it is no predicate."""
+    form = _FORMS.get(str(getattr(type(node), "visit_name", "")))
+    return form if form is not None and type(node) is form.node else None
 
 
 def filter_depth(predicate: Predicate) -> int:
@@ -564,13 +699,17 @@ R = TypeVar("R")
 class PredicateVisitor(NodeVisitor, Generic[R]):
     """One interpretation of the filter tree: a ``visit_<name>`` method per predicate node.
 
-    Subclasses implement all six methods (each returns the interpretation of its node, ``R``)
-    and call :meth:`predicate` on operands; the connectives recurse at most
-    :data:`MAX_FILTER_DEPTH` levels. The library's interpretations: SQL (the compiler's
-    :class:`~hotdata_retrieval.compile.compiler.PlanCompiler`), filter text (``filter_text``),
-    the JSON document (``plan.document``), the columns read (:func:`predicate_columns`),
-    SQL's three-valued truth for one Python row (``spec.cases``) and the local engine's row
-    mask over pyarrow compute kernels (``engines.local.masks.ArrowMask``).
+    A subclass reads a leaf from its operator-table row in :meth:`read_row` (and says which
+    rows it can read in :meth:`reads_row`), and has a ``visit_<name>`` method for each
+    connective and for each node it interprets otherwise; each returns the interpretation of
+    its node, ``R``, and calls :meth:`predicate` on operands (the connectives recurse at most
+    :data:`MAX_FILTER_DEPTH` levels). The library's interpretations: SQL (the compiler's
+    :class:`~hotdata_retrieval.compile.compiler.PlanCompiler`, and its store subclasses), the
+    JSON document (``plan.document``), the columns read (:func:`predicate_columns`), the
+    checks and typing of values against column kinds (``engines.checks``), SQL's
+    three-valued truth for one Python row (``spec.cases``), the local engine's row mask over
+    pyarrow compute kernels and whether it reads a filter as SQL does
+    (``engines.local.masks``) and turbopuffer's filter array (``compile.turbopuffer``).
 
     >>> class Text(PredicateVisitor[str]):
     ...     def visit_comparison(self, node):
@@ -598,12 +737,38 @@ class PredicateVisitor(NodeVisitor, Generic[R]):
         return cast(R, self.visit(node))
 
     def generic_visit(self, node: Any, *args: Any) -> Any:
-        """Called for a node this interpretation has no method for.
+        """Called for a node this interpretation has no ``visit_<name>`` method for: a
+        registered leaf goes to :meth:`read_row` with its row.
 
         Raises:
-            UnvisitableNodeError: naming the operator and the interpretation.
+            UnvisitableNodeError: naming the operator and the interpretation, for a node that
+                is no registered leaf or whose row this interpretation cannot read.
+        """
+        form = form_of(node)
+        if form is None or not form.leaf or not self.reads_row(form):
+            raise UnvisitableNodeError(type(self).__name__, node)
+        return self.read_row(node, form, *args)
+
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> R:
+        """The interpretation of a leaf from its operator-table row ``form`` (an
+        interpretation that reads rows overrides it, and :meth:`reads_row`).
+
+        Raises:
+            UnvisitableNodeError: this interpretation reads no rows.
         """
         raise UnvisitableNodeError(type(self).__name__, node)
+
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        """Whether :meth:`read_row` interprets a leaf of row ``form`` (it holds what this
+        interpretation needs). No by default."""
+        return False
+
+    @classmethod
+    def interprets(cls, form: PredicateForm) -> bool:
+        """Whether this interpretation has an answer for the nodes of row ``form``: its own
+        ``visit_<name>`` method, or its reading of the row."""
+        return cls.visits(form.node) or (form.leaf and cls.reads_row(form))
 
 
 class _Columns(PredicateVisitor[None]):
@@ -612,23 +777,12 @@ class _Columns(PredicateVisitor[None]):
     def __init__(self) -> None:
         self.columns: set[str] = set()
 
-    def visit_comparison(self, node: Comparison) -> None:
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> None:
         self.columns.add(node.column)
 
-    def visit_in_list(self, node: InList) -> None:
-        self.columns.add(node.column)
-
-    def visit_is_null(self, node: IsNull) -> None:
-        self.columns.add(node.column)
-
-    def visit_starts_with(self, node: StartsWith) -> None:
-        self.columns.add(node.column)
-
-    def visit_contains_all(self, node: ContainsAll) -> None:
-        self.columns.add(node.column)
-
-    def visit_contains_any(self, node: ContainsAny) -> None:
-        self.columns.add(node.column)
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        return True
 
     def visit_and(self, node: And) -> None:
         for operand in node.operands:
@@ -655,6 +809,42 @@ def predicate_columns(predicate: Predicate) -> set[str]:
 
 # -- the operator table --------------------------------------------------------------------
 
+
+def sql_pair(left: Any, right: Any) -> tuple[Any, Any]:
+    """Two non-NULL values as SQL compares them: a date with a timestamp as timestamps, the
+    date at midnight (Python refuses to compare a ``date`` with a ``datetime``).
+
+    >>> sql_pair(datetime.date(2024, 3, 1), datetime.datetime(2024, 3, 1, 5))[0]
+    datetime.datetime(2024, 3, 1, 0, 0)
+    """
+    moments = (isinstance(left, datetime.datetime), isinstance(right, datetime.datetime))
+    if moments == (True, False) and isinstance(right, datetime.date):
+        return left, datetime.datetime.combine(right, datetime.time())
+    if moments == (False, True) and isinstance(left, datetime.date):
+        return datetime.datetime.combine(left, datetime.time()), right
+    return left, right
+
+
+_COMPARE: dict[ComparisonOperator, Callable[[Any, Any], bool]] = {
+    ComparisonOperator.EQUAL: lambda a, b: a == b,
+    ComparisonOperator.NOT_EQUAL: lambda a, b: a != b,
+    ComparisonOperator.LESS: lambda a, b: a < b,
+    ComparisonOperator.LESS_OR_EQUAL: lambda a, b: a <= b,
+    ComparisonOperator.GREATER: lambda a, b: a > b,
+    ComparisonOperator.GREATER_OR_EQUAL: lambda a, b: a >= b,
+}
+
+
+def sql_compare(left: Any, operator: ComparisonOperator | str, right: Any) -> bool:
+    """``left <operator> right`` for two non-NULL values, as SQL compares them
+    (:func:`sql_pair`).
+
+    >>> sql_compare(3, "<=", 3), sql_compare("b", ">", "a")
+    (True, True)
+    """
+    return bool(_COMPARE[ComparisonOperator.parse(operator)](*sql_pair(left, right)))
+
+
 _COLUMN = {"$ref": "#/$defs/identifier"}
 _VALUE = {"$ref": "#/$defs/literal"}
 _VALUES = {"type": "array", "items": {"$ref": "#/$defs/literal"}}
@@ -670,13 +860,74 @@ def _leaf_schema(description: str, **properties: Any) -> dict[str, Any]:
     }
 
 
+def argument_shape(form: PredicateForm) -> tuple[str, int]:
+    """How a leaf's values are written after its column in a document or filter object:
+    ``("text", 1)`` (one text), ``("value", 1)`` (one literal), ``("list", 1)`` (one list
+    of literals) or ``("values", n)`` (a list of exactly ``n`` literals)."""
+    fields = form.value_fields
+    if len(fields) == 1:
+        if fields[0][1]:
+            return "list", 1
+        return ("text" if form.role is ValueRole.TEXT else "value"), 1
+    return "values", len(fields)
+
+
+def _marker_schema(form: PredicateForm) -> dict[str, Any]:
+    shape, count = argument_shape(form)
+    if shape == "text":
+        return {"type": "string"}
+    if shape == "value":
+        return dict(_VALUE)
+    if shape == "list":
+        return dict(_VALUES)
+    return {**_VALUES, "minItems": count, "maxItems": count}
+
+
+def document_alternatives(form: PredicateForm) -> tuple[Mapping[str, Any], ...]:
+    """The JSON Schema alternatives of a leaf's plan-document object: the row's own, or
+    ``{"column": ..., <marker>: <its values>}``."""
+    if form.document_schema or not form.leaf:
+        return form.document_schema
+    return (_leaf_schema(form.description, **{form.markers[0]: _marker_schema(form)}),)
+
+
+def leaf_from_document(form: PredicateForm, fields: DocumentFields, marker: str) -> Any:
+    """A leaf from its document object: the row's ``from_document``, or its first marker's
+    value read as :func:`argument_shape` says."""
+    if form.from_document is not None:
+        return form.from_document(fields, marker)
+    shape, _ = argument_shape(form)
+    if shape == "text":
+        return form.from_arguments(fields.column, [fields.string(marker)])
+    if shape == "value":
+        return form.from_arguments(fields.column, [fields.literal(marker)])
+    if shape == "list":
+        return form.from_arguments(fields.column, [fields.literals(marker)])
+    return form.from_arguments(fields.column, fields.literals(marker))
+
+
+def leaf_document(form: PredicateForm, node: Any) -> dict[str, Any]:
+    """A leaf's document keys beside ``"column"`` (plan values, which the document encoder
+    writes as JSON): the row's ``to_document``, or its first marker with its values."""
+    if form.to_document is not None:
+        return form.to_document(node)
+    arguments = form.arguments_of(node)
+    shape, _ = argument_shape(form)
+    value = list(arguments) if shape == "values" else arguments[0]
+    return {form.markers[0]: list(value) if shape == "list" else value}
+
+
 register_predicate(
     Comparison,
     markers=("op",),
     extra_keys=("value",),
+    description="column <op> value",
+    role=ValueRole.COMPARED,
+    truth=lambda node, value: sql_compare(value, node.operator, node.value),
     from_document=lambda fields, _: Comparison(
         column=fields.column, operator=fields.string("op"), value=fields.literal("value")
     ),
+    to_document=lambda node: {"op": node.operator.value, "value": node.value},
     document_schema=(
         _leaf_schema(
             "column <op> value",
@@ -688,9 +939,12 @@ register_predicate(
 register_predicate(
     InList,
     markers=("in", "not_in"),
+    description="column IN (values), or NOT IN",
+    role=ValueRole.COMPARED,
     from_document=lambda fields, marker: InList(
         column=fields.column, values=fields.literals(marker), negated=marker == "not_in"
     ),
+    to_document=lambda node: {"not_in" if node.negated else "in": list(node.values)},
     document_schema=(
         _leaf_schema("column IN (values); an empty list matches no row.", **{"in": _VALUES}),
         _leaf_schema("column NOT IN (values); an empty list matches every row.", not_in=_VALUES),
@@ -699,9 +953,11 @@ register_predicate(
 register_predicate(
     IsNull,
     markers=("is_null",),
+    description="column IS NULL (true) or IS NOT NULL (false).",
     from_document=lambda fields, _: IsNull(
         column=fields.column, negated=not fields.boolean("is_null")
     ),
+    to_document=lambda node: {"is_null": not node.negated},
     document_schema=(
         _leaf_schema("column IS NULL (true) or IS NOT NULL (false).", is_null={"type": "boolean"}),
     ),
@@ -709,42 +965,27 @@ register_predicate(
 register_predicate(
     StartsWith,
     markers=("starts_with",),
-    from_document=lambda fields, _: StartsWith(
-        column=fields.column, prefix=fields.string("starts_with")
-    ),
-    document_schema=(
-        _leaf_schema(
-            "column starts with the text, character for character (no pattern).",
-            starts_with={"type": "string"},
-        ),
-    ),
+    description="column starts with the text, character for character (no pattern).",
+    role=ValueRole.TEXT,
+    sql="starts_with",
+    arrow="starts_with",
+    truth=lambda node, value: str(value).startswith(node.prefix),
+    object_operator="$starts_with",
 )
 register_predicate(
     ContainsAll,
     markers=("contains_all",),
-    from_document=lambda fields, _: ContainsAll(
-        column=fields.column, values=fields.literals("contains_all")
-    ),
-    document_schema=(
-        _leaf_schema(
-            "the list column holds every value; an empty list matches every row.",
-            contains_all=_VALUES,
-        ),
-    ),
+    description="the list column holds every value; an empty list matches every row.",
+    role=ValueRole.ELEMENT,
+    sql="array_has_all",
 )
 register_predicate(
     ContainsAny,
     markers=("contains_any",),
-    from_document=lambda fields, _: ContainsAny(
-        column=fields.column, values=fields.literals("contains_any")
-    ),
-    document_schema=(
-        _leaf_schema(
-            "the list column holds at least one value; an empty list matches no row.",
-            contains_any=_VALUES,
-        ),
-    ),
+    description="the list column holds at least one value; an empty list matches no row.",
+    role=ValueRole.ELEMENT,
+    sql="array_has_any",
 )
-register_predicate(And, markers=("and",))
-register_predicate(Or, markers=("or",))
-register_predicate(Not, markers=("not",))
+register_predicate(And, markers=("and",), leaf=False, description="every operand holds")
+register_predicate(Or, markers=("or",), leaf=False, description="at least one operand holds")
+register_predicate(Not, markers=("not",), leaf=False, description="the operand does not hold")

@@ -24,10 +24,9 @@ way with the CTE form's rules, and says why they differ.
 
 from __future__ import annotations
 
-import datetime
 import itertools
 import struct
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -40,7 +39,6 @@ from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
 from hotdata_retrieval.plan.filters import (
     And,
     Comparison,
-    ComparisonOperator,
     ContainsAll,
     ContainsAny,
     InList,
@@ -48,8 +46,9 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateForm,
     PredicateVisitor,
-    StartsWith,
+    sql_compare,
 )
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -139,36 +138,24 @@ ORIGIN = (1.0, 0.0)
 # -- semantics, computed directly ------------------------------------------------------------
 
 
-_COMPARE: dict[ComparisonOperator, Callable[[Any, Any], bool]] = {
-    ComparisonOperator.EQUAL: lambda a, b: a == b,
-    ComparisonOperator.NOT_EQUAL: lambda a, b: a != b,
-    ComparisonOperator.LESS: lambda a, b: a < b,
-    ComparisonOperator.LESS_OR_EQUAL: lambda a, b: a <= b,
-    ComparisonOperator.GREATER: lambda a, b: a > b,
-    ComparisonOperator.GREATER_OR_EQUAL: lambda a, b: a >= b,
-}
-
-
-def _sql_pair(left: Any, right: Any) -> tuple[Any, Any]:
-    """Two values as SQL compares them: a date with a timestamp as timestamps, the date at
-    midnight (Python refuses to compare a ``date`` with a ``datetime``)."""
-    moments = (isinstance(left, datetime.datetime), isinstance(right, datetime.datetime))
-    if moments == (True, False) and isinstance(right, datetime.date):
-        return left, datetime.datetime.combine(right, datetime.time())
-    if moments == (False, True) and isinstance(left, datetime.date):
-        return datetime.datetime.combine(left, datetime.time()), right
-    return left, right
-
-
 class _Truth(PredicateVisitor[bool | None]):
     """SQL's three-valued truth of a predicate for one row (``None`` is unknown)."""
 
     def __init__(self, row: Mapping[str, Any]) -> None:
         self.row = row
 
-    def visit_comparison(self, node: Comparison) -> bool | None:
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> bool | None:
+        """A leaf by its row's truth for the column's value (unknown for NULL), or else as
+        its expansion."""
+        if form.truth is None:
+            assert form.expand is not None  # reads_row
+            return self.predicate(form.expand(node))
         value = self.row[node.column]
-        return None if value is None else _COMPARE[node.operator](*_sql_pair(value, node.value))
+        return None if value is None else form.truth(node, value)
+
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        return form.truth is not None or form.expand is not None
 
     def visit_in_list(self, node: InList) -> bool | None:
         if not node.values:
@@ -176,15 +163,11 @@ class _Truth(PredicateVisitor[bool | None]):
         value = self.row[node.column]
         if value is None:
             return None
-        member = any(left == right for left, right in (_sql_pair(value, v) for v in node.values))
+        member = any(sql_compare(value, "=", item) for item in node.values)
         return member != node.negated
 
     def visit_is_null(self, node: IsNull) -> bool | None:
         return (self.row[node.column] is None) != node.negated
-
-    def visit_starts_with(self, node: StartsWith) -> bool | None:
-        value = self.row[node.column]
-        return None if value is None else str(value).startswith(node.prefix)
 
     def visit_contains_all(self, node: ContainsAll) -> bool | None:
         if not node.values:

@@ -31,8 +31,9 @@ from hotdata_retrieval.plan.filters import (
     Not,
     Or,
     Predicate,
+    PredicateForm,
     PredicateVisitor,
-    StartsWith,
+    ValueRole,
     predicate_columns,
 )
 
@@ -195,11 +196,23 @@ class ArrowMask(PredicateVisitor[pa.Array]):
         column = self.data.column(node.column)
         return pc.is_valid(column) if node.negated else pc.is_null(column)
 
-    def visit_starts_with(self, node: StartsWith) -> pa.Array:
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> pa.Array:
+        """A leaf by its row's pyarrow compute function, ``function(column, value, ...)``
+        (a text test on a text column only: DataFusion has no ``starts_with`` of another
+        type), or else as its expansion (``BETWEEN`` as two comparisons)."""
+        if form.arrow is None:
+            assert form.expand is not None  # reads_row
+            return self.predicate(form.expand(node))
         column = self.data.column(node.column)
-        if not _is_text(column.type):  # DataFusion has no starts_with of another type
-            raise pa.ArrowInvalid(f"starts_with needs a text column, got {column.type}")
-        return pc.starts_with(column, pattern=node.prefix)
+        if form.role is ValueRole.TEXT and not _is_text(column.type):
+            raise pa.ArrowInvalid(f"{form.name} needs a text column, got {column.type}")
+        function = getattr(pc, form.arrow)
+        result: pa.Array = function(column, *form.arguments_of(node))
+        return result
+
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
+        return form.arrow is not None or form.expand is not None
 
     def visit_contains_all(self, node: ContainsAll) -> pa.Array:
         return self._elements(node.column, node.values, every=True)
@@ -298,19 +311,19 @@ class _MaskedAsSql(PredicateVisitor[bool]):
     branch orders ties its own way; an empty list test likewise). Every node has its answer:
     one this class does not know is an error, never a yes."""
 
-    def visit_comparison(self, node: Comparison) -> bool:
+    def read_row(self, node: Any, form: PredicateForm, *args: Any) -> bool:
+        """Yes for a leaf whose values are of one type (DataFusion compares a column with
+        values of several types in their common type, the mask with each value's)."""
+        return len({type(value) for value in form.values_of(node)}) <= 1
+
+    @classmethod
+    def reads_row(cls, form: PredicateForm) -> bool:
         return True
 
     def visit_in_list(self, node: InList) -> bool:
         kinds = {(type(value) is bool, isinstance(value, str)) for value in node.values}
         floats = {isinstance(value, float) for value in node.values}
         return bool(node.values) and len(kinds) == 1 and len(floats) == 1
-
-    def visit_is_null(self, node: IsNull) -> bool:
-        return True
-
-    def visit_starts_with(self, node: StartsWith) -> bool:
-        return True
 
     def visit_contains_all(self, node: ContainsAll) -> bool:
         return bool(node.values) and len({type(value) for value in node.values}) == 1
