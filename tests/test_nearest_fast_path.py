@@ -47,6 +47,11 @@ def _table(vectors: list[list[float] | None], categories: list[str] | None = Non
     )
 
 
+def _stash(values: list[float], predicate: object) -> str:
+    """A stand-in for the engine's stash of a scan: the vector as its own key."""
+    return str(values)
+
+
 def _as_written(engine: LocalEngine, sql: str) -> list[dict[str, object]]:
     """The statement run without the fast path: the row-by-row distance functions."""
     return engine._sessions.run(sql, sql).to_pylist()
@@ -60,7 +65,7 @@ def test_the_fast_path_is_taken_for_single_and_fused_plans() -> None:
         for source in (nearest, ReciprocalRankFusion(branches=[text, nearest])):
             plan = SearchPlan(source=source)
             sql = to_sql(executed_plan(plan))
-            optimized = _search.optimized(engine, sql, str)
+            optimized = _search.optimized(engine, sql, _stash)
             assert NEAREST_SCAN in optimized and NEAREST_SCAN not in sql
             assert engine.search(plan).sql == sql  # the statement as given is what is reported
 
@@ -188,7 +193,7 @@ def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> 
             "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t "
             "WHERE category = 'a' ORDER BY d ASC LIMIT 2"
         )
-        assert NEAREST_SCAN in _search.optimized(engine, shape, str)
+        assert NEAREST_SCAN in _search.optimized(engine, shape, _stash)
         assert engine.sql(shape).to_pylist() == [{"id": 1, "d": 2.0}, {"id": 2, "d": 1.0}][::-1]
         for other in (
             "SELECT id, l2_distance(emb, ARRAY[1.0, 0.0]) AS d FROM t ORDER BY d DESC LIMIT 2",
@@ -197,7 +202,7 @@ def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> 
             "SELECT t.id, l2_distance(t.emb, ARRAY[1.0, 0.0]) AS d FROM t JOIN t AS u "
             "ON t.id = u.id ORDER BY d LIMIT 1",
         ):
-            assert _search.optimized(engine, other, str) == other
+            assert _search.optimized(engine, other, _stash) == other
             assert engine.sql(other).num_rows >= 1
 
 
@@ -233,7 +238,7 @@ def test_a_where_the_row_mask_reads_otherwise_runs_as_written(
             columns=["id"],
         )
         result = engine.search(plan)
-        assert NEAREST_SCAN not in _search.optimized(engine, result.sql, str)
+        assert NEAREST_SCAN not in _search.optimized(engine, result.sql, _stash)
         assert [hit.key for hit in result.hits] == kept
         assert engine.sql(result.sql).column("id").to_pylist() == kept
 
@@ -244,7 +249,7 @@ def test_a_table_with_a_reserved_column_keeps_the_row_by_row_scan() -> None:
         "LIMIT 1",
         read=HOTDATA.sqlglot_dialect,
     )
-    _, rewritten = rewrite_fast_paths(tree, lambda table: None, str)
+    _, rewritten = rewrite_fast_paths(tree, lambda table: None, _stash)
     assert rewritten == 0
 
 
@@ -417,3 +422,4 @@ def test_prefetched_scans_give_the_rows_an_inline_scan_gives() -> None:
         assert threads and all(name.startswith("hdq-nearest") for name in threads)
         functions = prefetching._functions
         assert functions._prefetched == {} and functions._vectors == {}
+        assert functions._filters == {}

@@ -384,6 +384,12 @@ class FusedScore:
     ranked_columns: tuple[tuple[exp.Expr, ...], ...] = ()
 
 
+COMPILED_FILTER = "compiled_filter"
+"""The ``meta`` key of a compiled ``WHERE`` node holding the predicate it was compiled from, so
+a rewrite of the compiled tree reads the filter's meaning from the plan, never back from its
+SQL (the local engine's nearest-neighbour fast path)."""
+
+
 @attrs.frozen(kw_only=True)
 class SqlSpelling:
     """How a filter operator is written in SQL when it is no function call: the compile
@@ -682,6 +688,13 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             return exp.Paren(this=expression)
         return expression
 
+    def filter_where(self, predicate: Predicate) -> exp.Where:
+        """``WHERE <predicate>``, the node carrying the predicate in its ``meta`` under
+        :data:`COMPILED_FILTER`."""
+        where = exp.Where(this=self.predicate(predicate))
+        where.meta[COMPILED_FILTER] = predicate
+        return where
+
     def where(self, plan: SearchPlan, *, through_key: bool = False) -> exp.Where | None:
         """The plan's filter as a ``WHERE`` clause, or ``None``. ``through_key`` (a branch's
         ``filter_through_key``): ``WHERE key IN (SELECT key FROM <rows table> WHERE <filter>
@@ -690,14 +703,14 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         if plan.filter is None:
             return None
         if not through_key:
-            return exp.Where(this=self.predicate(plan.filter))
+            return self.filter_where(plan.filter)
         key = plan.key_column
         assert key is not None  # filter_through_key is refused without a fusion's key
         selects = [
             exp.Select(
                 expressions=[column(key)],
                 from_=exp.From(this=table_reference(member)),
-                where=exp.Where(this=self.predicate(plan.filter)),
+                where=self.filter_where(plan.filter),
             )
             for member in plan.row_source.members
         ]
@@ -1199,7 +1212,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             ) -> exp.Expr:
                 widened = exp.Cast(
                     this=raw if raw is not None else column(raw_column),
-                    to=exp.DataType.build("DOUBLE"),
+                    to=exp.DataType.build(exp.DataType.Type.DOUBLE),
                 )
                 return widened if higher_is_better else exp.Neg(this=widened)
 

@@ -496,6 +496,21 @@ def _parse_error(text: str, error: SqlglotError) -> NoReturn:
     raise PlanError(f"cannot parse filter {text!r}: {detail}", field="filter", value=text)
 
 
+def filter_from_expression(condition: exp.Expr) -> Predicate:
+    """A parsed SQL condition (say the ``WHERE`` of a statement a caller sent) as a typed
+    predicate, read as :func:`parse_filter` reads text: no text is rendered or parsed again.
+
+    Raises:
+        PlanError: anything outside the grammar (module docstring), or nested too deeply.
+    """
+    try:
+        return _translate(condition)
+    except RecursionError:
+        raise PlanError(
+            "the filter is nested too deeply", field="filter", value=_piece(condition)
+        ) from None
+
+
 def parse_filter(text: str) -> Predicate:
     """Parse one SQL boolean expression into a typed filter predicate.
 

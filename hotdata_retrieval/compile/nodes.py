@@ -73,7 +73,7 @@ def temporal_literal_sql(generator: Any, expression: TemporalLiteral) -> str:
     """Generator transform: ``CAST('<text>' AS DATE|TIMESTAMP)``, the typed literal."""
     cast = exp.Cast(
         this=exp.Literal.string(str(expression.this)),
-        to=exp.DataType.build(str(expression.args["kind"])),
+        to=exp.DataType.build(exp.DataType.Type[str(expression.args["kind"])]),
     )
     return str(generator.sql(cast))
 

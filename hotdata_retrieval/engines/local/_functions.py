@@ -48,10 +48,16 @@ from hotdata_retrieval.engines.local.distance import (
     float32_distances,
     query_distances,
 )
-from hotdata_retrieval.engines.local.fastpath import NEAREST_SCAN, TIE_COLUMN, nearest_scan_calls
+from hotdata_retrieval.engines.local.fastpath import (
+    NEAREST_SCAN,
+    TIE_COLUMN,
+    Stash,
+    nearest_scan_calls,
+)
 from hotdata_retrieval.engines.local.hybrid import HYBRID_SEARCH, HybridSearch
 from hotdata_retrieval.engines.local.native import nearest_scan
 from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName
 
 if TYPE_CHECKING:
@@ -104,6 +110,7 @@ class EngineFunctions:
         self._engine = engine
         self._lock = threading.RLock()
         self._vectors: dict[str, np.ndarray] = {}
+        self._filters: dict[str, Predicate | None] = {}
         self._prefetched: dict[str, concurrent.futures.Future[pa.Table]] = {}
         self._prefetcher: concurrent.futures.ThreadPoolExecutor | None = None
         self._vector_keys = itertools.count()
@@ -151,13 +158,15 @@ class EngineFunctions:
     # -- query vectors ---------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def stashed_vectors(self) -> Iterator[Callable[[list[float]], str]]:
-        """A stash for one statement's query vectors, emptied when it has run."""
+    def stashed_vectors(self) -> Iterator[Stash]:
+        """A stash for one statement's scans — each query vector and its filter predicate —
+        emptied when it has run."""
         keys: list[str] = []
 
-        def stash(values: list[float]) -> str:
+        def stash(values: list[float], predicate: Predicate | None) -> str:
             key = f"hdq-vector:{next(self._vector_keys)}"
             self._vectors[key] = np.asarray(values, dtype=np.float64)
+            self._filters[key] = predicate
             keys.append(key)
             return key
 
@@ -166,6 +175,7 @@ class EngineFunctions:
         finally:
             for key in keys:
                 self._vectors.pop(key, None)
+                self._filters.pop(key, None)
                 prefetched = self._prefetched.pop(key, None)
                 if prefetched is not None:
                     prefetched.cancel()
@@ -174,14 +184,21 @@ class EngineFunctions:
         """Start the nearest-neighbour scans of a rewritten statement on the background thread,
         so their BLAS work (which releases the GIL) overlaps with rendering, DataFusion's
         planning and the statement's other branches; ``nearest_scan`` collects the result.
-        Only the rewrite's own calls (the vector passed by stash key) are prefetched."""
-        for reference, column, function, key, k, filter_text in nearest_scan_calls(tree):
+        Only the rewrite's own calls (the vector and filter passed by stash key) are
+        prefetched."""
+        for reference, column, function, key, k, _ in nearest_scan_calls(tree):
             vector = self._vectors.get(key)
             if vector is None or key in self._prefetched:
                 continue
             self._prefetched[key] = self._in_background(
                 functools.partial(
-                    self._nearest_rows, reference, column, function, vector, k, filter_text
+                    self._nearest_rows,
+                    reference,
+                    column,
+                    function,
+                    vector,
+                    k,
+                    self._filters.get(key),
                 )
             )
 
@@ -275,26 +292,43 @@ class EngineFunctions:
         '<filter>' | NULL)``: the k rows nearest the vector among those the filter keeps, with
         every table column, ``_distance`` (Float32, as the distance function returns it) and
         the rowid (the tie-break). What the fast-path rewrite reads; see
-        :mod:`~hotdata_retrieval.engines.local.fastpath`."""
+        :mod:`~hotdata_retrieval.engines.local.fastpath`: its calls pass a stash key for the
+        vector and NULL for the filter, whose predicate is stashed under the same key (filter
+        text is parsed only in a call written by hand)."""
         reference, column, function, vector, k, filter_text = literal_arguments(
             NEAREST_SCAN, arguments, minimum=6, maximum=6
         )
-        if isinstance(vector, str):  # a stashed vector (the rewrite's own statements)
+        kept: Predicate | None = None
+        if filter_text is not None:  # a call written by hand
+            try:
+                kept = parse_filter(filter_text)
+            except PlanError as error:
+                raise ValueError(f"{NEAREST_SCAN}: {error}") from None
+        if isinstance(vector, str):  # a stashed scan (the rewrite's own statements)
             prefetched = self._prefetched.pop(vector, None)
             if prefetched is not None and not prefetched.cancelled():
                 return relation(prefetched.result())
+            key = vector
             try:
-                vector = self._vectors[vector]
+                vector = self._vectors[key]
             except KeyError:
-                raise ValueError(f"{NEAREST_SCAN}: no query vector {vector!r}") from None
-        return relation(self._nearest_rows(reference, column, function, vector, k, filter_text))
+                raise ValueError(f"{NEAREST_SCAN}: no query vector {key!r}") from None
+            kept = self._filters.get(key) if kept is None else kept
+        return relation(self._nearest_rows(reference, column, function, vector, k, kept))
 
     def _nearest_rows(
-        self, reference: Any, column: Any, function: Any, vector: Any, k: Any, filter_text: Any
+        self,
+        reference: Any,
+        column: Any,
+        function: Any,
+        vector: Any,
+        k: Any,
+        predicate: Predicate | None,
     ) -> pa.Table:
-        """The rows ``nearest_scan`` returns, as an Arrow table."""
+        """The rows ``nearest_scan`` returns, as an Arrow table (``predicate``: the rows it
+        keeps, ``None`` for every row)."""
         loaded, column = self._resolve(NEAREST_SCAN, reference, column)
-        mask = None if filter_text is None else loaded.passing_rows(parse_filter(filter_text))
+        mask = None if predicate is None else loaded.passing_rows(predicate)
         try:
             rowids, distances, rounded = nearest_scan(
                 loaded, column, function, vector, int(k), mask, with_nulls=True

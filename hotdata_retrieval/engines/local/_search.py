@@ -5,12 +5,16 @@ nearest-neighbour branch, or a reciprocal rank or min-max fusion of such branche
 :mod:`~hotdata_retrieval.engines.local.native`), with the rows of its compiled statement; any
 other plan's statement runs on DataFusion, its nearest-neighbour shapes rewritten to
 ``nearest_scan`` (:mod:`~hotdata_retrieval.engines.local.fastpath`), as raw SQL is.
+
+A plan's search parses no SQL: the native path reads the plan, the rewrite reads the compiled
+tree and takes each filter as the predicate it was compiled from
+(``tests/test_local_search_parses_no_sql.py`` makes sqlglot's parser raise during a search of
+every plan shape). Only raw SQL (:func:`optimized`) is parsed, once: it is the caller's text.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
@@ -25,7 +29,11 @@ from hotdata_retrieval.engines.checks import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local._prepare import is_vector_type
-from hotdata_retrieval.engines.local.fastpath import DISTANCE_FUNCTIONS, rewrite_fast_paths
+from hotdata_retrieval.engines.local.fastpath import (
+    DISTANCE_FUNCTIONS,
+    Stash,
+    rewrite_fast_paths,
+)
 from hotdata_retrieval.engines.local.native import native_rows
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import PlanError
@@ -60,9 +68,6 @@ logger = logging.getLogger(__name__)
 
 _GENERATOR_DIALECT = HOTDATA.sqlglot_dialect()
 """Renders the statements the fast-path rewrite changed (one instance; it holds no state)."""
-
-Stash = Callable[[list[float]], str]
-"""Puts a statement's query vector aside and returns the key ``nearest_scan`` reads it by."""
 
 
 def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:

@@ -14,9 +14,16 @@ which answers it from the column's float32 matrix with one BLAS product, a parti
 float64 re-score (:class:`~hotdata_retrieval.engines.local.nearest.VectorColumnIndex`), the
 filter applied as a row mask before the bound. Rows come back ordered by distance, then rowid,
 so equal distances are ordered the same way on every page. A shape that does not match exactly
-(another ``ORDER BY``, no ``LIMIT``, a join, an unparsable filter, a projected vector column)
-is left alone and runs as written, with the row-by-row distance functions; the results are the
-same rows either way.
+(another ``ORDER BY``, no ``LIMIT``, a join, a filter outside the filter grammar, a projected
+vector column) is left alone and runs as written, with the row-by-row distance functions; the
+results are the same rows either way.
+
+The mask is built from a predicate tree, never from SQL text the library wrote: a statement
+compiled from a plan carries its filter's predicate on its ``WHERE`` node
+(:data:`~hotdata_retrieval.compile.compiler.COMPILED_FILTER`), and a statement a caller wrote
+has its parsed ``WHERE`` read as filter text reads one
+(:func:`~hotdata_retrieval.compile.filter_text.filter_from_expression`). The predicate is
+stashed with the query vector and ``nearest_scan`` reads both by one key.
 
 This is a rewrite of the engine's own plan, as an optimizer rule is: the statement a caller
 sent (and ``SearchResult.sql``) is unchanged.
@@ -25,16 +32,18 @@ sent (and ``SearchResult.sql``) is unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 from sqlglot import exp
 
-from hotdata_retrieval.compile import HOTDATA, get_dialect
-from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.compile import HOTDATA
+from hotdata_retrieval.compile.compiler import COMPILED_FILTER
+from hotdata_retrieval.compile.filter_text import filter_from_expression
 from hotdata_retrieval.compile.nodes import VectorLiteral
 from hotdata_retrieval.engines.local.masks import reads_as_sql
 from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName
 
 NEAREST_SCAN = "nearest_scan"
@@ -108,10 +117,29 @@ def _distance_call(node: exp.Expr) -> tuple[str, str, exp.Expr] | None:
     return node.name.lower(), arguments[0].name, vector
 
 
+def where_filter(where: exp.Where) -> Predicate | None:
+    """The predicate a ``WHERE`` keeps rows by: the one it was compiled from
+    (:data:`~hotdata_retrieval.compile.compiler.COMPILED_FILTER`), or its condition read as
+    filter text reads one (a statement a caller wrote); ``None`` when it is outside the
+    filter grammar."""
+    compiled = where.meta.get(COMPILED_FILTER)
+    if compiled is not None:
+        return cast(Predicate, compiled)
+    try:
+        return filter_from_expression(where.this)
+    except HotdataRetrievalError:
+        return None
+
+
+Stash = Callable[[list[float], Predicate | None], str]
+"""Puts a statement's scan aside — its query vector and its filter — and returns the key
+``nearest_scan`` reads them by."""
+
+
 def _match(
     select: exp.Select,
     resolve: Callable[[exp.Table], tuple[TableName, pa.Schema] | None],
-    stash: Callable[[list[float]], str],
+    stash: Stash,
 ) -> exp.Select | None:
     """The rewritten select, or ``None`` when ``select`` is not exactly the fast-path shape."""
     for unsupported in ("joins", "group", "having", "distinct", "qualify", "windows", "with_"):
@@ -169,17 +197,12 @@ def _match(
     offset = 0 if offset_node is None else _literal_number(offset_node.expression)
     if count is None or offset is None:
         return None
-    filter_text: exp.Expr = exp.Null()
+    predicate: Predicate | None = None
     where = select.args.get("where")
     if where is not None:
-        text = where.this.sql(dialect=get_dialect("hotdata").sqlglot_dialect())
-        try:
-            predicate = parse_filter(text)
-        except HotdataRetrievalError:
-            return None
-        if not reads_as_sql(predicate, schema):
+        predicate = where_filter(where)
+        if predicate is None or not reads_as_sql(predicate, schema):
             return None  # the scan's row mask would keep other rows than the WHERE
-        filter_text = exp.Literal.string(text)
     scan = exp.Anonymous(
         this=NEAREST_SCAN,
         expressions=[
@@ -188,9 +211,10 @@ def _match(
             exp.Literal.string(function),
             # The vector is handed over by reference: DataFusion spends milliseconds parsing,
             # folding and converting a 384-number ARRAY literal.
-            exp.Literal.string(stash(vector_values(vector))),
+            # So is the filter: the mask is built from the predicate, never from SQL text.
+            exp.Literal.string(stash(vector_values(vector), predicate)),
             exp.Literal.number(count + offset),
-            filter_text,
+            exp.Null(),
         ],
     )
     rewritten = exp.Select(
@@ -212,7 +236,7 @@ def _match(
 def rewrite_fast_paths(
     tree: exp.Expr,
     resolve: Callable[[exp.Table], tuple[TableName, pa.Schema] | None],
-    stash: Callable[[list[float]], str],
+    stash: Stash,
 ) -> tuple[exp.Expr, int]:
     """Replace every ``SELECT`` of the nearest-neighbour fast-path shape in ``tree`` with a read
     of ``nearest_scan``.
@@ -221,8 +245,8 @@ def rewrite_fast_paths(
         tree: a parsed or compiled statement (it is modified in place).
         resolve: a table reference → its full name and its schema, or ``None`` when it is not
             a table of the engine.
-        stash: keeps a query vector for the statement's run and returns the key
-            ``nearest_scan`` receives instead of the vector.
+        stash: keeps a query vector and the filter for the statement's run and returns the
+            key ``nearest_scan`` receives instead of them.
 
     Returns:
         The tree and how many selects were rewritten.
