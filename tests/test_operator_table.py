@@ -95,6 +95,7 @@ def test_the_table_lists_the_library_operators() -> None:
         "in_list",
         "is_null",
         "starts_with",
+        "ends_with",
         "contains_all",
         "contains_any",
         "and",

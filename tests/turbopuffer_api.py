@@ -35,8 +35,10 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import re
 import struct
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -54,7 +56,6 @@ from hotdata_retrieval.plan.filters import (
     InList,
     IsNull,
     Predicate,
-    StartsWith,
 )
 from hotdata_retrieval.plan.search import Bm25Search, NearestNeighborSearch, SearchPlan
 from tests.hostile_http import HostileAnswer, serve_hostile
@@ -114,30 +115,93 @@ def _vector(value: Any) -> Any:
     return value
 
 
-def _unglob(pattern: str) -> str:
-    """The prefix a glob ``<prefix>*`` (each pattern character bracketed) matches."""
-    if not pattern.endswith("*"):
-        raise _ApiError(400, f"the fake reads only prefix globs, not {pattern!r}")
-    body, prefix, index = pattern[:-1], [], 0
-    while index < len(body):
-        if body[index] == "[" and index + 2 < len(body) and body[index + 2] == "]":
-            prefix.append(body[index + 1])
-            index += 3
-        elif body[index] in "*?[]{}":
-            raise _ApiError(400, f"the fake reads only prefix globs, not {pattern!r}")
+def _glob_class(pattern: str, index: int) -> tuple[str, int]:
+    """The regular expression of the class ``[...]`` opening at ``pattern[index]``, and the
+    index after it: ``!`` or ``^`` first negates it, a ``]`` first (after it) is a member,
+    ``a-z`` is a range."""
+    position = index + 1
+    negated = position < len(pattern) and pattern[position] in "!^"
+    if negated:
+        position += 1
+    members: list[str] = []
+    first = True
+    while position < len(pattern) and (first or pattern[position] != "]"):
+        first = False
+        if (
+            position + 2 < len(pattern)
+            and pattern[position + 1] == "-"
+            and pattern[position + 2] != "]"
+        ):
+            members.append(f"{re.escape(pattern[position])}-{re.escape(pattern[position + 2])}")
+            position += 3
         else:
-            prefix.append(body[index])
+            members.append(re.escape(pattern[position]))
+            position += 1
+    if position >= len(pattern):
+        raise _ApiError(400, f"unclosed character class in glob {pattern!r}")
+    return f"[{'^' if negated else ''}{''.join(members)}]", position + 1
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as Unix shells and Rust's ``globset`` read it, which turbopuffer's ``Glob``
+    filter documents ("Unix-style glob"): ``*`` any text, ``?`` one character, ``[...]`` a
+    class, ``{a,b}`` alternatives, ``\\`` an escape; anything else itself."""
+    parts: list[str] = []
+    depth = 0
+    index = 0
+    while index < len(pattern):
+        character = pattern[index]
+        if character == "*":
+            parts.append(".*")
+        elif character == "?":
+            parts.append(".")
+        elif character == "[":
+            piece, index = _glob_class(pattern, index)
+            parts.append(piece)
+            continue
+        elif character == "{":
+            depth += 1
+            parts.append("(?:")
+        elif character == "}" and depth:
+            depth -= 1
+            parts.append(")")
+        elif character == "," and depth:
+            parts.append("|")
+        elif character == "\\" and index + 1 < len(pattern):
             index += 1
-    return "".join(prefix)
+            parts.append(re.escape(pattern[index]))
+        else:
+            parts.append(re.escape(character))
+        index += 1
+    if depth:
+        raise _ApiError(400, f"unclosed alternation in glob {pattern!r}")
+    return re.compile("".join(parts), re.DOTALL)
 
 
-def _predicate(node: Any) -> Predicate:
+def _glob(column: str, pattern: Any, rows: Mapping[Any, Mapping[str, Any]]) -> InList:
+    """The documents whose ``column`` is text the glob matches (a null or any other value
+    never does), as an ``IN`` list of their ids."""
+    if not isinstance(pattern, str):
+        raise _ApiError(400, f"a glob is a string, not {pattern!r}")
+    compiled = _glob_regex(pattern)
+    return InList(
+        column="id",
+        values=[
+            key
+            for key, row in rows.items()
+            if isinstance(row.get(column), str) and compiled.fullmatch(row[column])
+        ],
+    )
+
+
+def _predicate(node: Any, rows: Mapping[Any, Mapping[str, Any]]) -> Predicate:
     """A turbopuffer filter as a predicate TRUE exactly where turbopuffer keeps a document
-    (two-valued: null compared like a value)."""
+    of ``rows`` (two-valued: null compared like a value; a glob read over the rows
+    themselves)."""
     if not isinstance(node, list) or not node:
         raise _ApiError(400, f"invalid filter {node!r}")
     if node[0] in ("And", "Or"):
-        parts = [_predicate(part) for part in node[1]]
+        parts = [_predicate(part, rows) for part in node[1]]
         if not parts:
             raise _ApiError(400, f"empty {node[0]} filter")
         combined = parts[0]
@@ -145,7 +209,7 @@ def _predicate(node: Any) -> Predicate:
             combined = (combined & part) if node[0] == "And" else (combined | part)
         return combined
     if node[0] == "Not":
-        return ~_predicate(node[1])
+        return ~_predicate(node[1], rows)
     column, operator, operand = node
     present = IsNull(column=column, negated=True)
     missing = IsNull(column=column)
@@ -164,9 +228,9 @@ def _predicate(node: Any) -> Predicate:
     if operator == "NotIn":
         return InList(column=column, values=operand, negated=True) | missing
     if operator == "Glob":
-        return StartsWith(column=column, prefix=_unglob(operand)) & present
+        return _glob(column, operand, rows)
     if operator == "NotGlob":
-        return ~StartsWith(column=column, prefix=_unglob(operand)) | missing
+        return InList(column="id", values=_glob(column, operand, rows).values, negated=True)
     if operator == "Contains":
         return ContainsAll(column=column, values=[operand]) & present
     if operator == "NotContains":
@@ -471,7 +535,9 @@ class FakeTurbopufferApi:
         ranked_vector = branch.column if function == "ANN" and branch.column in include else None
         plan = SearchPlan(
             source=branch,
-            filter=None if query.get("filters") is None else _predicate(query["filters"]),
+            filter=None
+            if query.get("filters") is None
+            else _predicate(query["filters"], namespace.rows),
             limit=query["top_k"],
             columns=["id", *(name for name in include if name != ranked_vector)],
             key_column="id",

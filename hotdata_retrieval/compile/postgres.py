@@ -86,7 +86,7 @@ from hotdata_retrieval.compile.nodes import (
     VectorDistance,
 )
 from hotdata_retrieval.compile.stores import StoreCompiler, store_table
-from hotdata_retrieval.plan.filters import ContainsAll, ContainsAny
+from hotdata_retrieval.plan.filters import ContainsAll, ContainsAny, EndsWith
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import (
     DistanceMetric,
@@ -297,6 +297,21 @@ class PostgresCompiler(StoreCompiler):
     metric."""
 
     default_schema = "public"
+
+    def visit_ends_with(self, node: EndsWith) -> exp.Expr:
+        """``right(column, length('suffix')) = 'suffix'``: PostgreSQL has ``starts_with``
+        but no ``ends_with`` (PostgreSQL documentation, "String Functions and Operators");
+        ``right`` and ``length`` count characters, and ``right(x, 0)`` is the empty text, so
+        the empty suffix matches every text."""
+        suffix = self.binder.literal(node, "suffix")
+        tail = exp.Anonymous(
+            this="right",
+            expressions=[
+                column(node.column),
+                exp.Anonymous(this="length", expressions=[suffix.copy()]),
+            ],
+        )
+        return exp.EQ(this=tail, expression=suffix)
 
     def visit_contains_all(self, node: ContainsAll) -> exp.Expr:
         """``CASE WHEN col IS NULL THEN NULL ELSE NOT EXISTS (SELECT 1 FROM unnest(ARRAY[...])

@@ -78,7 +78,7 @@ from hotdata_retrieval.compile.nodes import (
     VectorDistance,
 )
 from hotdata_retrieval.compile.stores import StoreCompiler
-from hotdata_retrieval.plan.filters import ContainsAll, ContainsAny, StartsWith
+from hotdata_retrieval.plan.filters import ContainsAll, ContainsAny, EndsWith, StartsWith
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
 
@@ -422,6 +422,23 @@ class SqliteCompiler(StoreCompiler):
             ],
         )
         return exp.EQ(this=head, expression=prefix)
+
+    def visit_ends_with(self, node: EndsWith) -> exp.Expr:
+        """``substr(column, length(column) - length('suffix') + 1) = 'suffix'``: SQLite has
+        no ``ends_with``, and its ``LIKE`` ignores the case of ASCII letters. The start is
+        counted so that the empty suffix is the empty tail of every text (``substr(x, 0)``
+        is all of ``x``), and a suffix longer than the text gives a shorter tail, never it."""
+        suffix = self.binder.literal(node, "suffix")
+        text = column(node.column)
+        start = exp.Add(
+            this=exp.Sub(
+                this=exp.Anonymous(this="length", expressions=[text.copy()]),
+                expression=exp.Anonymous(this="length", expressions=[suffix.copy()]),
+            ),
+            expression=exp.Literal.number(1),
+        )
+        tail = exp.Anonymous(this="substr", expressions=[text, start])
+        return exp.EQ(this=tail, expression=suffix)
 
     def visit_contains_all(self, node: ContainsAll) -> exp.Expr:
         raise UnsupportedOnDialectError("a list column test (contains_all)", "sqlite")

@@ -38,6 +38,7 @@ from hotdata_retrieval.plan.filters import (
     ComparisonOperator,
     ContainsAll,
     ContainsAny,
+    EndsWith,
     InList,
     IsNull,
     Not,
@@ -130,18 +131,28 @@ _GLOB_CHARACTERS = "*?[]{}"
 ``escape`` brackets the same way) alternations."""
 
 
-def _glob_prefix(prefix: str) -> str:
-    """``prefix`` as a glob matching the values that start with it: each glob character
-    written as a one-character class (``[*]``), so it is data.
+def _glob_text(text: str, what: str) -> str:
+    """``text`` as glob data: each glob character written as a one-character class
+    (``[*]``).
 
     Raises:
-        UnsupportedOnDialectError: a backslash in the prefix: whether turbopuffer's glob
+        UnsupportedOnDialectError: a backslash in the text: whether turbopuffer's glob
             reads it as an escape (as ``globset`` does by default on Unix) or as data is not
             documented, so no spelling of it is known to match it as data.
     """
-    if "\\" in prefix:
-        raise UnsupportedOnDialectError("a prefix holding a backslash (in a glob)", NAME)
-    return "".join(f"[{c}]" if c in _GLOB_CHARACTERS else c for c in prefix) + "*"
+    if "\\" in text:
+        raise UnsupportedOnDialectError(f"a {what} holding a backslash (in a glob)", NAME)
+    return "".join(f"[{c}]" if c in _GLOB_CHARACTERS else c for c in text)
+
+
+def _glob_prefix(prefix: str) -> str:
+    """``prefix`` as a glob matching the values that start with it (:func:`_glob_text`)."""
+    return _glob_text(prefix, "prefix") + "*"
+
+
+def _glob_suffix(suffix: str) -> str:
+    """``suffix`` as a glob matching the values that end with it (:func:`_glob_text`)."""
+    return "*" + _glob_text(suffix, "suffix")
 
 
 class _Translation(PredicateVisitor[Any]):
@@ -171,6 +182,12 @@ class _Translation(PredicateVisitor[Any]):
             leaf = [node.column, "NotGlob", _glob_prefix(node.prefix)]
             return _all([leaf, _present(node.column)])
         return [node.column, "Glob", _glob_prefix(node.prefix)]
+
+    def visit_ends_with(self, node: EndsWith, negated: bool) -> list[Any] | None:
+        if negated:
+            leaf = [node.column, "NotGlob", _glob_suffix(node.suffix)]
+            return _all([leaf, _present(node.column)])
+        return [node.column, "Glob", _glob_suffix(node.suffix)]
 
     def visit_contains_all(self, node: ContainsAll, negated: bool) -> list[Any] | None:
         if not node.values:

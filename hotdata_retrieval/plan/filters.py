@@ -527,6 +527,26 @@ class StartsWith(_Composable):
     prefix: str = attrs.field(converter=_prefix_text, metadata={"bound": True})
 
 
+def _suffix_text(value: str) -> str:
+    checked = check_literal(value, label="suffix")
+    if not isinstance(checked, str):
+        raise PlanError(f"suffix must be text, got {value!r}", field="suffix", value=value)
+    return checked
+
+
+@attrs.frozen(kw_only=True)
+class EndsWith(_Composable):
+    """``column`` ends with ``suffix``: text compared character by character, case
+    included, every character of the suffix data (``%``, ``_``, ``*``, ``?``, ``[`` and
+    ``\\`` are no pattern). A NULL value never matches; the empty suffix matches every other
+    one."""
+
+    visit_name: ClassVar[str] = "ends_with"
+
+    column: str = attrs.field(converter=_filter_column)
+    suffix: str = attrs.field(converter=_suffix_text, metadata={"bound": True})
+
+
 def like_prefix(pattern: str, escape: str = "\\") -> str | None:
     r"""The prefix a ``LIKE`` pattern matches when it is one — ``<text>%`` with every ``%``
     and ``_`` of the text written after ``escape`` — else ``None``: what filter text and
@@ -682,7 +702,18 @@ class Not(_Composable):
         object.__setattr__(self, "_terms", _counted((self.operand,)))
 
 
-Predicate = Comparison | InList | IsNull | StartsWith | ContainsAll | ContainsAny | And | Or | Not
+Predicate = (
+    Comparison
+    | InList
+    | IsNull
+    | StartsWith
+    | EndsWith
+    | ContainsAll
+    | ContainsAny
+    | And
+    | Or
+    | Not
+)
 """Any of the library's filter nodes (a node registered from outside is a filter node too:
 :func:`is_predicate`)."""
 
@@ -971,6 +1002,16 @@ register_predicate(
     arrow="starts_with",
     truth=lambda node, value: str(value).startswith(node.prefix),
     object_operator="$starts_with",
+)
+register_predicate(
+    EndsWith,
+    markers=("ends_with",),
+    description="column ends with the text, character for character (no pattern).",
+    role=ValueRole.TEXT,
+    sql="ends_with",
+    arrow="ends_with",
+    truth=lambda node, value: str(value).endswith(node.suffix),
+    object_operator="$ends_with",
 )
 register_predicate(
     ContainsAll,

@@ -1,14 +1,15 @@
-"""Prefix matches, list tests and date/timestamp filters keep exactly the rows an independent
-Python reference keeps, on every engine: the local engine's native path and its statement on
-DataFusion, SQLite, DuckDB, PostgreSQL and LanceDB. NULLs, empty lists, non-ASCII prefixes,
-pattern characters and time zones included; a store that cannot express a test refuses it
-with a typed error before anything runs.
+"""Prefix and suffix matches, list tests and date/timestamp filters keep exactly the rows an
+independent Python reference keeps, on every engine: the local engine's native path and its
+statement on DataFusion, SQLite, DuckDB, PostgreSQL, LanceDB, turbopuffer through its fake
+API, and the Hotdata engine through its fake API's SQL. NULLs, empty lists, non-ASCII text,
+pattern characters of LIKE and of globs and time zones included; a store that cannot express
+a test refuses it with a typed error before anything runs.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,12 @@ from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.checks import arrow_value_kind
 from hotdata_retrieval.engines.results import executed_plan
+from hotdata_retrieval.plan.filter_objects import filter_from_object
 from hotdata_retrieval.plan.filters import (
     Comparison,
     ContainsAll,
     ContainsAny,
+    EndsWith,
     InList,
     IsNull,
     Predicate,
@@ -38,7 +41,12 @@ PLUS_TWO = datetime.timezone(datetime.timedelta(hours=2))
 TITLES = [
     "Crash on start", "crash on start", "café au lait", "CAFÉ", "100% done", "100 percent",
     "a_b mixed", "aXb mixed", "back\\slash", "日本語テキスト", "", None,
+    "done 100%", "done 1000", "mixed a_b", "mixed aXb", "glob b*", "glob bb", "why?",
+    "whyX", "a[x]", "ax",
 ]  # fmt: skip
+"""Titles in pairs where a suffix's pattern characters, read as LIKE or glob patterns
+rather than data, would also match the second (``0%`` and ``1000``, ``_b`` and ``Xb``,
+``b*`` and ``bb``, ``y?`` and ``yX``, ``[x]`` and ``x``)."""
 TAGS: list[list[str | None] | None] = [
     ["a", "b"], ["b"], [], None, ["c", "a"], ["d"], ["a", "b", "c"], ["a", None], [None],
 ]  # fmt: skip
@@ -160,6 +168,68 @@ LIST_FILTERS: dict[str, Predicate] = {
 }
 
 
+Truth = Callable[[dict[str, Any]], "bool | None"]
+
+
+def _suffix(text: str) -> Truth:
+    """SQL's truth of "title ends with ``text``" for a row, in plain Python."""
+    return lambda row: None if row["title"] is None else row["title"].endswith(text)
+
+
+def _not(truth: Truth) -> Truth:
+    return lambda row: None if truth(row) is None else not truth(row)
+
+
+def _or(left: Truth, right: Truth) -> Truth:
+    def either(row: dict[str, Any]) -> bool | None:
+        both = (left(row), right(row))
+        return True if True in both else (None if None in both else False)
+
+    return either
+
+
+CHECKED: dict[str, tuple[Predicate, Truth]] = {
+    "suffix": (EndsWith(column="title", suffix="start"), _suffix("start")),
+    "suffix is case-sensitive": (EndsWith(column="title", suffix="Start"), _suffix("Start")),
+    "non-ASCII suffix": (EndsWith(column="title", suffix="FÉ"), _suffix("FÉ")),
+    "CJK suffix": (EndsWith(column="title", suffix="テキスト"), _suffix("テキスト")),
+    "percent is data in a suffix": (EndsWith(column="title", suffix="0%"), _suffix("0%")),
+    "underscore is data in a suffix": (EndsWith(column="title", suffix="_b"), _suffix("_b")),
+    "star is data in a suffix": (EndsWith(column="title", suffix="b*"), _suffix("b*")),
+    "question mark is data in a suffix": (EndsWith(column="title", suffix="y?"), _suffix("y?")),
+    "bracket is data in a suffix": (EndsWith(column="title", suffix="[x]"), _suffix("[x]")),
+    "backslash is data in a suffix": (
+        EndsWith(column="title", suffix="\\slash"),
+        _suffix("\\slash"),
+    ),
+    "empty suffix": (EndsWith(column="title", suffix=""), _suffix("")),
+    "suffix longer than the text": (
+        EndsWith(column="title", suffix="x done 100%"),
+        _suffix("x done 100%"),
+    ),
+    "not a suffix (NULL stays out)": (~EndsWith(column="title", suffix="t"), _not(_suffix("t"))),
+    "suffix or NULL": (
+        EndsWith(column="title", suffix="b") | IsNull(column="title"),
+        _or(_suffix("b"), lambda row: row["title"] is None),
+    ),
+    "suffix from filter text": (parse_filter("ends_with(title, 'start')"), _suffix("start")),
+    "suffix from a filter object": (
+        filter_from_object({"title": {"$ends_with": "0%"}}),
+        _suffix("0%"),
+    ),
+}
+"""Filters with their truth computed from the rows in plain Python (not the spec's truth,
+which reads the operator table)."""
+
+
+def _checked_reference(truth: Truth) -> set[int]:
+    keys = set()
+    for index, key in enumerate(COLUMNS["id"]):
+        if truth({name: values[index] for name, values in COLUMNS.items()}) is True:
+            keys.add(key)
+    return keys
+
+
 def _reference(predicate: Predicate) -> set[int]:
     keys = set()
     for index, key in enumerate(COLUMNS["id"]):
@@ -232,6 +302,59 @@ def test_list_filters_keep_the_reference_rows_or_are_refused(
             to_sql(_plan(predicate), opened.profile)
         return
     assert _keys(name, opened, predicate) == _reference(predicate)
+
+
+@pytest.mark.parametrize("filter_name", sorted(CHECKED))
+def test_suffix_filters_keep_the_independent_reference_rows(
+    engine: tuple[str, Any], filter_name: str
+) -> None:
+    name, opened = engine
+    predicate, truth = CHECKED[filter_name]
+    if name == "turbopuffer" and "backslash" in filter_name:
+        # a glob's reading of a backslash is undocumented (compile/turbopuffer.py)
+        with pytest.raises(UnsupportedOnDialectError, match="a suffix holding a backslash"):
+            _keys(name, opened, predicate)
+        return
+    assert _keys(name, opened, predicate) == _checked_reference(truth)
+
+
+@pytest.fixture(scope="module")
+def hotdata(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The Hotdata engine over its fake API, whose SQL runs on a local engine."""
+    from hotdata_retrieval.engines.hotdata import HotdataEngine
+    from hotdata_retrieval.engines.local import LocalEngine
+    from tests.hotdata_api import FakeHotdataApi
+
+    with LocalEngine(tmp_path_factory.mktemp("hotdata-filters")) as local:
+        local.load_table("docs", _table(lists=True), key_column="id", text_columns=["body"])
+        with FakeHotdataApi(local, api_key="key", workspace_id="ws", database_id="db") as api:
+            api.index_engine_table("docs")
+            api.add_index("docs", index_type="vector", columns=["embedding"], metric="cosine")
+            with HotdataEngine.connect(
+                "db", api_key="key", workspace_id="ws", host=api.url
+            ) as engine:
+                yield engine
+
+
+@pytest.mark.parametrize("filter_name", sorted(CHECKED))
+def test_suffix_filters_on_the_hotdata_engine(hotdata: Any, filter_name: str) -> None:
+    predicate, truth = CHECKED[filter_name]
+    assert set(hotdata.search(_plan(predicate)).keys) == _checked_reference(truth)
+
+
+def test_the_independent_reference_is_not_trivial() -> None:
+    sizes = {name: len(_checked_reference(truth)) for name, (_, truth) in CHECKED.items()}
+    assert sizes["empty suffix"] == sum(1 for title in COLUMNS["title"] if title is not None)
+    assert sizes["suffix is case-sensitive"] == 0
+    assert sizes["suffix longer than the text"] == 0
+    assert all(
+        0 < size < ROWS
+        for name, size in sizes.items()
+        if name not in ("suffix is case-sensitive", "suffix longer than the text")
+    )
+    # each pattern character's decoy is in the corpus, and only a pattern reading keeps it
+    for decoy in ("done 1000", "mixed aXb", "glob bb", "whyX", "ax"):
+        assert decoy in COLUMNS["title"]
 
 
 def test_the_reference_is_not_trivial() -> None:
