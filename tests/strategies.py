@@ -24,6 +24,7 @@ from hotdata_retrieval import (
     VectorSearch,
 )
 from hotdata_retrieval.analysis import text_words
+from hotdata_retrieval.plan.filters import Between, EndsWith, StartsWith
 from hotdata_retrieval.plan.search import branch_names, is_vector_branch
 
 # Text a user might type: any unicode but NUL and lone surrogates, including quotes,
@@ -83,6 +84,11 @@ literals = st.one_of(
     st.booleans(),
 )
 
+_texts = st.text(
+    alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+    max_size=12,
+)
+
 filter_columns = st.sampled_from(["lang", "year", "category", "status", "select"])
 
 
@@ -101,6 +107,9 @@ def _leaf() -> st.SearchStrategy[Any]:
             negated=st.booleans(),
         ),
         st.builds(IsNull, column=filter_columns, negated=st.booleans()),
+        st.builds(StartsWith, column=filter_columns, prefix=_texts),
+        st.builds(EndsWith, column=filter_columns, suffix=_texts),
+        st.builds(Between, column=filter_columns, low=literals, high=literals),
     )
 
 

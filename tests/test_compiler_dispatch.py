@@ -337,12 +337,15 @@ def test_fusion_options_that_are_lists_or_dicts_compile_each_to_their_own_sql() 
 
 
 class _Count(PredicateVisitor[int]):
-    """Counts leaves: a sixth interpretation, to check every node dispatches."""
+    """Counts leaves, each read from its row: an interpretation of its own, to check every
+    node dispatches."""
 
-    def visit_comparison(self, node: Any) -> int:
+    def read_row(self, node: Any, form: Any, *args: Any) -> int:
         return 1
 
-    visit_in_list = visit_is_null = visit_comparison
+    @classmethod
+    def reads_row(cls, form: Any) -> bool:
+        return True
 
     def visit_and(self, node: Any) -> int:
         return sum(map(self.predicate, node.operands))

@@ -92,6 +92,7 @@ def test_every_interpretation_interprets_every_operator() -> None:
 def test_the_table_lists_the_library_operators() -> None:
     assert list(predicate_forms()) == [
         "comparison",
+        "between",
         "in_list",
         "is_null",
         "starts_with",

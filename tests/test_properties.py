@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 import sqlglot
 from hypothesis import given
@@ -13,7 +14,6 @@ from sqlglot import exp
 from hotdata_retrieval import (
     Bm25Search,
     Comparison,
-    InList,
     NearestNeighborSearch,
     PlanError,
     ReciprocalRankFusion,
@@ -39,11 +39,11 @@ def _caller_strings(plan: SearchPlan) -> set[str]:
                 walk(operand)
         elif isinstance(predicate, Not):
             walk(predicate.operand)
-        elif isinstance(predicate, Comparison):
-            if isinstance(predicate.value, str):
-                strings.add(predicate.value)
-        elif isinstance(predicate, InList):
-            strings.update(value for value in predicate.values if isinstance(value, str))
+        else:  # a leaf: every text it holds (a value, a list of values, a prefix...)
+            for field in attrs.fields(type(predicate)):
+                value = getattr(predicate, field.name)
+                items = value if isinstance(value, tuple) else (value,)
+                strings.update(item for item in items if isinstance(item, str))
 
     if plan.filter is not None:
         walk(plan.filter)

@@ -64,6 +64,7 @@ from hotdata_retrieval.compile.nodes import (
 )
 from hotdata_retrieval.plan.filters import (
     And,
+    Between,
     Comparison,
     ComparisonOperator,
     ContainsAll,
@@ -412,7 +413,26 @@ class SqlSpelling:
     parts: Callable[[Any], tuple[exp.Expr, list[exp.Expr]]] | None = None
 
 
-SQL_SPELLINGS: dict[str, SqlSpelling] = {}
+def _between(compiler: PlanCompiler, node: Between) -> exp.Expr:
+    """``column BETWEEN low AND high``, both bounds bound (every store's SQL has it)."""
+    return exp.Between(
+        this=column(node.column),
+        low=compiler.binder.literal(node, "low"),
+        high=compiler.binder.literal(node, "high"),
+    )
+
+
+SQL_SPELLINGS: dict[str, SqlSpelling] = {
+    "between": SqlSpelling(
+        lower=_between,
+        text="[NOT] BETWEEN",
+        syntax=exp.Between,
+        parts=lambda expression: (
+            expression.this,
+            [expression.args["low"], expression.args["high"]],
+        ),
+    ),
+}
 """The SQL spellings that are no function call, by the name an operator-table row's ``sql``
 gives: the compiler lowers the row's leaves with them, and filter text reads them back. A
 row whose ``sql`` is not here is written as the function call ``<sql>(column, value,

@@ -100,7 +100,6 @@ _DESCRIPTIONS: tuple[tuple[type[exp.Expr], str], ...] = (
     (exp.ILike, "ILIKE"),
     (exp.SimilarTo, "SIMILAR TO"),
     (exp.RegexpLike, "a regular expression match"),
-    (exp.Between, "BETWEEN"),
     (exp.Select, "a query"),
     (exp.Subquery, "a subquery"),
     (exp.Exists, "EXISTS"),
@@ -125,7 +124,6 @@ _DESCRIPTIONS: tuple[tuple[type[exp.Expr], str], ...] = (
 )
 
 _HINTS: dict[type[exp.Expr], str] = {
-    exp.Between: "write column >= low AND column <= high",
     exp.Placeholder: "write the value itself",
     exp.Parameter: "write the value itself",
     exp.ByteString: "write a plain 'quoted' string",
@@ -599,7 +597,7 @@ def filter_sql(predicate: Predicate, *, integer_columns: frozenset[str] = frozen
     return text
 
 
-_NUMBER_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In)
+_NUMBER_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between)
 
 
 def _as_double(node: Any, integer_columns: frozenset[str]) -> Any:
@@ -609,7 +607,12 @@ def _as_double(node: Any, integer_columns: frozenset[str]) -> Any:
     column = node.this
     if not isinstance(column, exp.Column) or column.name not in integer_columns:
         return node
-    others = node.expressions if isinstance(node, exp.In) else [node.expression]
+    if isinstance(node, exp.In):
+        others = node.expressions
+    elif isinstance(node, exp.Between):
+        others = [node.args["low"], node.args["high"]]
+    else:
+        others = [node.expression]
     if any(
         isinstance(other, exp.Literal)
         and not other.is_string

@@ -461,6 +461,20 @@ class Comparison(_Composable):
     value: LiteralValue = attrs.field(converter=_filter_value, metadata={"bound": True})
 
 
+@attrs.frozen(kw_only=True)
+class Between(_Composable):
+    """``column BETWEEN low AND high``: ``low <= column AND column <= high``, both ends
+    included, as SQL defines it. A NULL column value is unknown, so neither ``BETWEEN`` nor
+    ``NOT BETWEEN`` keeps it; a ``low`` above ``high`` keeps no row. Its values are compared
+    with the column as a comparison's are (checked against its kind, read as its type)."""
+
+    visit_name: ClassVar[str] = "between"
+
+    column: str = attrs.field(converter=_filter_column)
+    low: LiteralValue = attrs.field(converter=_filter_value, metadata={"bound": True})
+    high: LiteralValue = attrs.field(converter=_filter_value, metadata={"bound": True})
+
+
 def _literal_tuple(
     values: Iterable[LiteralValue], *, label: str = "IN list value"
 ) -> tuple[LiteralValue, ...]:
@@ -704,6 +718,7 @@ class Not(_Composable):
 
 Predicate = (
     Comparison
+    | Between
     | InList
     | IsNull
     | StartsWith
@@ -966,6 +981,23 @@ register_predicate(
             value=_VALUE,
         ),
     ),
+)
+register_predicate(
+    Between,
+    markers=("between",),
+    description="column BETWEEN low AND high: low <= column <= high, both ends included.",
+    role=ValueRole.COMPARED,
+    sql="between",
+    truth=lambda node, value: (
+        sql_compare(value, ">=", node.low) and sql_compare(value, "<=", node.high)
+    ),
+    expand=lambda node: And(
+        operands=(
+            Comparison(column=node.column, operator=">=", value=node.low),
+            Comparison(column=node.column, operator="<=", value=node.high),
+        )
+    ),
+    object_operator="$between",
 )
 register_predicate(
     InList,

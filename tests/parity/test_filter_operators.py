@@ -1,9 +1,10 @@
-"""Prefix and suffix matches, list tests and date/timestamp filters keep exactly the rows an
-independent Python reference keeps, on every engine: the local engine's native path and its
-statement on DataFusion, SQLite, DuckDB, PostgreSQL, LanceDB, turbopuffer through its fake
-API, and the Hotdata engine through its fake API's SQL. NULLs, empty lists, non-ASCII text,
-pattern characters of LIKE and of globs and time zones included; a store that cannot express
-a test refuses it with a typed error before anything runs.
+"""Prefix and suffix matches, ranges (BETWEEN), list tests and date/timestamp filters keep
+exactly the rows an independent Python reference keeps, on every engine: the local engine's
+native path and its statement on DataFusion, SQLite, DuckDB, PostgreSQL, LanceDB,
+turbopuffer through its fake API, and the Hotdata engine through its fake API's SQL. NULLs,
+empty lists, non-ASCII text, pattern characters of LIKE and of globs and time zones
+included; a store that cannot express a test refuses it with a typed error before anything
+runs.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hotdata_retrieval.engines.checks import arrow_value_kind
 from hotdata_retrieval.engines.results import executed_plan
 from hotdata_retrieval.plan.filter_objects import filter_from_object
 from hotdata_retrieval.plan.filters import (
+    Between,
     Comparison,
     ContainsAll,
     ContainsAny,
@@ -176,6 +178,11 @@ def _suffix(text: str) -> Truth:
     return lambda row: None if row["title"] is None else row["title"].endswith(text)
 
 
+def _range(column: str, low: Any, high: Any) -> Truth:
+    """SQL's truth of ``column BETWEEN low AND high`` for a row, in plain Python."""
+    return lambda row: None if row[column] is None else low <= row[column] <= high
+
+
 def _not(truth: Truth) -> Truth:
     return lambda row: None if truth(row) is None else not truth(row)
 
@@ -216,6 +223,61 @@ CHECKED: dict[str, tuple[Predicate, Truth]] = {
     "suffix from a filter object": (
         filter_from_object({"title": {"$ends_with": "0%"}}),
         _suffix("0%"),
+    ),
+    "between integers, ends included": (
+        Between(column="id", low=5, high=12),
+        lambda row: 5 <= row["id"] <= 12,
+    ),
+    "between with the bounds reversed (no row)": (
+        Between(column="id", low=12, high=5),
+        lambda row: False,
+    ),
+    "not between integers": (
+        ~Between(column="id", low=5, high=12),
+        lambda row: not 5 <= row["id"] <= 12,
+    ),
+    "between dates (NULL stays out)": (
+        Between(column="day", low=datetime.date(2024, 1, 10), high=datetime.date(2024, 2, 10)),
+        _range("day", datetime.date(2024, 1, 10), datetime.date(2024, 2, 10)),
+    ),
+    "not between dates (NULL stays out)": (
+        ~Between(column="day", low=datetime.date(2024, 1, 10), high=datetime.date(2024, 2, 10)),
+        _not(_range("day", datetime.date(2024, 1, 10), datetime.date(2024, 2, 10))),
+    ),
+    "between ISO text dates": (
+        Between(column="day", low="2024-01-10", high="2024-02-10"),
+        _range("day", datetime.date(2024, 1, 10), datetime.date(2024, 2, 10)),
+    ),
+    "between timestamps, to the microsecond": (
+        Between(
+            column="at",
+            low=datetime.datetime(2024, 1, 2, 16, 0, 0, 1),
+            high=datetime.datetime(2024, 1, 8, 2, 0, 0, 10),
+        ),
+        _range(
+            "at",
+            datetime.datetime(2024, 1, 2, 16, 0, 0, 1),
+            datetime.datetime(2024, 1, 8, 2, 0, 0, 10),
+        ),
+    ),
+    "between or NULL": (
+        Between(column="day", low="2024-01-10", high="2024-01-31") | IsNull(column="day"),
+        _or(
+            _range("day", datetime.date(2024, 1, 10), datetime.date(2024, 1, 31)),
+            lambda row: row["day"] is None,
+        ),
+    ),
+    "between from filter text": (
+        parse_filter("id BETWEEN 3 AND 7"),
+        lambda row: 3 <= row["id"] <= 7,
+    ),
+    "not between from filter text": (
+        parse_filter("day NOT BETWEEN DATE '2024-01-10' AND '2024-02-10'"),
+        _not(_range("day", datetime.date(2024, 1, 10), datetime.date(2024, 2, 10))),
+    ),
+    "between from a filter object": (
+        filter_from_object({"day": {"$between": ["2024-01-10", "2024-01-31"]}}),
+        _range("day", datetime.date(2024, 1, 10), datetime.date(2024, 1, 31)),
     ),
 }
 """Filters with their truth computed from the rows in plain Python (not the spec's truth,
@@ -305,7 +367,7 @@ def test_list_filters_keep_the_reference_rows_or_are_refused(
 
 
 @pytest.mark.parametrize("filter_name", sorted(CHECKED))
-def test_suffix_filters_keep_the_independent_reference_rows(
+def test_suffix_and_range_filters_keep_the_independent_reference_rows(
     engine: tuple[str, Any], filter_name: str
 ) -> None:
     name, opened = engine
@@ -337,7 +399,7 @@ def hotdata(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 @pytest.mark.parametrize("filter_name", sorted(CHECKED))
-def test_suffix_filters_on_the_hotdata_engine(hotdata: Any, filter_name: str) -> None:
+def test_suffix_and_range_filters_on_the_hotdata_engine(hotdata: Any, filter_name: str) -> None:
     predicate, truth = CHECKED[filter_name]
     assert set(hotdata.search(_plan(predicate)).keys) == _checked_reference(truth)
 
@@ -347,10 +409,10 @@ def test_the_independent_reference_is_not_trivial() -> None:
     assert sizes["empty suffix"] == sum(1 for title in COLUMNS["title"] if title is not None)
     assert sizes["suffix is case-sensitive"] == 0
     assert sizes["suffix longer than the text"] == 0
+    assert sizes["between integers, ends included"] == 8
+    empty = ("suffix is case-sensitive", "suffix longer than the text", "(no row)")
     assert all(
-        0 < size < ROWS
-        for name, size in sizes.items()
-        if name not in ("suffix is case-sensitive", "suffix longer than the text")
+        0 < size < ROWS for name, size in sizes.items() if not any(mark in name for mark in empty)
     )
     # each pattern character's decoy is in the corpus, and only a pattern reading keeps it
     for decoy in ("done 1000", "mixed aXb", "glob bb", "whyX", "ax"):
