@@ -485,7 +485,7 @@ class FakeTurbopufferApi:
         table = self.engine.read_table(namespace.table)
         keep = [True] * table.num_rows
         if query.get("filters") is not None:
-            keep = list(passing_rows(_predicate(query["filters"]), table))
+            keep = list(passing_rows(_predicate(query["filters"], namespace.rows), table))
         keys = [key for key, kept in zip(table.column("id").to_pylist(), keep) if kept]
         documents = [namespace.rows[key] for key in keys]
         documents.sort(
