@@ -1,6 +1,7 @@
 """Small files that decode to gigabytes, loaded by ``hdq load`` in a process of its own whose
-peak memory (``ru_maxrss``) is read at its exit: each is refused, naming its decoded size and
-the limit, having held about nothing of it.
+peak memory is read at its exit (``VmHWM``, its own high-water mark: ``ru_maxrss`` keeps the
+parent's across fork and exec): each is refused, naming its decoded size and the limit,
+having held about nothing of it.
 
 Before the loaders bounded what a file holds decoded, a 135-byte Parquet file of one integer
 run 540 million times peaked at 5.6 GB before it was refused, a 200-byte one of two lists of
@@ -23,11 +24,14 @@ import pytest
 from tests.parquet_bombs import write_bomb
 
 _LOAD = """
-import atexit, resource, sys
-atexit.register(
-    lambda: print(f"peak_rss_kib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}",
-                  file=sys.stderr)
-)
+import atexit, sys
+def _peak():
+    # VmHWM is this process's own high-water mark; ru_maxrss would keep the parent's, which
+    # Linux carries across fork and exec
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            print(f"peak_rss_kib={line.split()[1]}", file=sys.stderr)
+atexit.register(_peak)
 from hotdata_retrieval.cli import main
 sys.argv = ["hdq", "load", *sys.argv[1:]]
 main()
@@ -148,11 +152,14 @@ def test_a_csv_bomb_is_refused_before_it_is_decoded(tmp_path: Path, baseline: in
 
 
 _READ = """
-import atexit, resource, sys
-atexit.register(
-    lambda: print(f"peak_rss_kib={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}",
-                  file=sys.stderr)
-)
+import atexit, sys
+def _peak():
+    # VmHWM is this process's own high-water mark; ru_maxrss would keep the parent's, which
+    # Linux carries across fork and exec
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            print(f"peak_rss_kib={line.split()[1]}", file=sys.stderr)
+atexit.register(_peak)
 from hotdata_retrieval.engines.local.loading import read_source
 (table,) = read_source(sys.argv[1], max_decoded_bytes=int(sys.argv[2])).tables.values()
 print(table.num_rows, table.nbytes)
