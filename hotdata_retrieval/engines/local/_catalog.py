@@ -2,8 +2,14 @@
 
 Several engines, in several processes, may open one database directory at once. An open engine
 sees another process's commit at its next query: it reads ``catalog.json`` again when it
-changed, opens the tables whose version changed and forgets the dropped ones. A table whose
-files cannot be opened is recorded as damaged, with the reason; the others serve.
+changed and forgets the tables whose version changed or that were dropped.
+
+A table is opened when it is first used (searched, read, named by a statement), at the version
+the catalog names then, and held open until its version changes: opening an engine, or
+writing one table, reads no other table's files. Opening a table of gigabytes reads its rows
+into memory (``tables.open_table``), so a small load into a database that holds one costs what
+it costs into an empty database. A table whose files cannot be opened is recorded as damaged,
+with the reason, until its version changes; the others serve.
 """
 
 from __future__ import annotations
@@ -65,9 +71,16 @@ class OpenTables:
         self._forgotten = forgotten
         self.lock = threading.RLock()
         self.tables: dict[str, LoadedTable] = {}
-        self.damaged: dict[str, str] = {}
         self.entries: dict[str, TableEntry] = {}
+        self._damaged: dict[str, tuple[str, str]] = {}
         self._signature: tuple[int, int, int] | None = None
+
+    @property
+    def damaged(self) -> dict[str, str]:
+        """The tables found damaged when they were opened, with the reason (the tables not
+        opened yet are not in it: :meth:`open_all` opens them)."""
+        with self.lock:
+            return {name: message for name, (_, message) in self._damaged.items()}
 
     def table_name(self, name: str) -> TableName:
         """``name`` completed with this database's catalog and schema."""
@@ -76,62 +89,116 @@ class OpenTables:
     def refresh(self, *, again: bool = False) -> None:
         """Follow ``catalog.json`` when another writer (or process) committed since it was
         last read (``again``: read it whatever its signature, after this process's own
-        commit).
+        commit): forget the open tables whose version changed or that were dropped. No
+        table's files are read here.
 
         Raises:
             DatabaseError: the catalog itself cannot be read.
         """
         with self.lock:
-            if again:
-                self._signature = None
+            signature = database.catalog_signature(self.root)
+            if signature == self._signature and not again:
+                return
+            # Read after the signature: the entries are at least as new as it, so a version
+            # directory missing while the signature still matches is missing for good.
+            entries = database.read_catalog(self.root)
+            for name, loaded in list(self.tables.items()):
+                entry = entries.get(name)
+                if entry is None or entry.version != loaded.entry.version:
+                    self._forget(name)
+            for name, (version, _) in list(self._damaged.items()):
+                entry = entries.get(name)
+                if entry is None or entry.version != version:
+                    del self._damaged[name]  # dropped or replaced: open the new one when used
+            self.entries = entries
+            self._signature = signature
+
+    def find(self, name: str) -> LoadedTable | None:
+        """The open table ``name`` (a bare name), opened now at the version the catalog names
+        if it is not open yet; ``None`` when the catalog has no such table or it is damaged
+        (:attr:`damaged` then says why).
+
+        Raises:
+            DatabaseError: the catalog cannot be read, or it changed
+                :data:`_REFRESH_ATTEMPTS` times while the table was being opened.
+        """
+        with self.lock:
             for _ in range(_REFRESH_ATTEMPTS):
-                signature = database.catalog_signature(self.root)
-                if signature == self._signature:
-                    return
-                entries = database.read_catalog(self.root)
-                if self._open(entries, signature):
-                    self._signature = signature
-                    return
+                loaded = self.tables.get(name)
+                if loaded is not None:
+                    return loaded
+                entry = self.entries.get(name)
+                if entry is None or name in self._damaged:
+                    return None
+                try:
+                    loaded = open_table(self.root, entry)
+                except FileNotFoundError:
+                    if database.catalog_signature(self.root) != self._signature:
+                        self.refresh()  # replaced meanwhile: follow the newer catalog
+                        continue
+                    self._damage(entry, f"its version directory {entry.version} is missing")
+                    return None
+                except DatabaseError as error:
+                    self._damage(entry, str(error))
+                    return None
+                self.install(loaded)
+                return loaded
             raise DatabaseError(
-                f"the database {self.root} changed {_REFRESH_ATTEMPTS} times while it was "
-                "being opened; try again"
+                f"the database {self.root} changed {_REFRESH_ATTEMPTS} times while table "
+                f"{name!r} was being opened; try again"
             )
 
-    def _open(self, entries: dict[str, TableEntry], signature: tuple[int, int, int] | None) -> bool:
-        """Hold ``entries`` (read from the catalog at ``signature``) open; ``False`` when a
-        version vanished because a newer commit replaced it."""
-        for name in [name for name in self.tables if name not in entries]:
-            self._forget(name)
-        for name in [name for name in self.damaged if name not in entries]:
-            del self.damaged[name]
-        for name, entry in entries.items():
-            current = self.tables.get(name)
-            if current is not None and current.entry.version == entry.version:
-                continue
-            try:
-                loaded = open_table(self.root, entry)
-            except FileNotFoundError:
-                if database.catalog_signature(self.root) != signature:
-                    return False  # replaced meanwhile: read the newer catalog
-                self._damage(name, f"its version directory {entry.version} is missing")
-                continue
-            except DatabaseError as error:
-                self._damage(name, str(error))
-                continue
-            self.install(loaded)
-        self.entries = dict(entries)
-        return True
+    def open_all(self) -> list[LoadedTable]:
+        """Every table of the catalog, opened (the damaged ones recorded, not returned): what
+        a question about every table (:attr:`damaged`, ``information_schema``) reads.
 
-    def _damage(self, name: str, message: str) -> None:
-        self._forget(name)
-        self.damaged[name] = message
+        Raises:
+            DatabaseError: as :meth:`find`.
+        """
+        with self.lock:
+            found = [self.find(name) for name in sorted(self.entries)]
+        return [loaded for loaded in found if loaded is not None]
+
+    def find_damage(self) -> dict[str, str]:
+        """The damaged tables, with the reason: the catalog followed and every table not open
+        yet opened to find out.
+
+        Raises:
+            DatabaseError: as :meth:`find`.
+        """
+        with self.lock:
+            self.refresh()
+            self.open_all()
+            return self.damaged
+
+    def embedded_by(self, model: str, *, opened: bool) -> list[LoadedTable]:
+        """The tables with a vector column ``model`` embedded: those open already
+        (``opened``), or every one, opened now (a damaged one left out).
+
+        Raises:
+            DatabaseError: as :meth:`find`.
+        """
+
+        def embedded(entry: TableEntry) -> bool:
+            return any(vector.model == model for vector in entry.vector_columns)
+
+        with self.lock:
+            if opened:
+                return [loaded for loaded in self.tables.values() if embedded(loaded.entry)]
+            names = [name for name, entry in sorted(self.entries.items()) if embedded(entry)]
+            found = [self.find(name) for name in names]
+        return [loaded for loaded in found if loaded is not None]
+
+    def _damage(self, entry: TableEntry, message: str) -> None:
+        self._forget(entry.name)
+        self._damaged[entry.name] = (entry.version, message)
 
     def install(self, loaded: LoadedTable) -> None:
         """Hold ``loaded`` open (a version this process has just committed, or read)."""
         with self.lock:
             self._installed(loaded)
             self.tables[loaded.entry.name] = loaded
-            self.damaged.pop(loaded.entry.name, None)
+            self._damaged.pop(loaded.entry.name, None)
 
     def _forget(self, name: str) -> None:
         self.tables.pop(name, None)
@@ -210,20 +277,22 @@ class OpenTables:
         return selected.filter(pc.is_in(data.column(key), value_set=wanted))
 
     def loaded(self, reference: str | TableName) -> LoadedTable:
-        """The open table ``reference`` names.
+        """The open table ``reference`` names, opened now if it is not open yet
+        (:meth:`find`).
 
         Raises:
             EngineError: no such table in this catalog and schema, or it is damaged.
+            DatabaseError: as :meth:`find`.
         """
         name = self.table_name(reference) if isinstance(reference, str) else reference
         if (name.catalog, name.schema) == (self.catalog, self.schema):
-            loaded = self.tables.get(name.name)
+            loaded = self.find(name.name)
             if loaded is not None:
                 return loaded
-            if name.name in self.damaged:
+            damage = self._damaged.get(name.name)
+            if damage is not None:
                 raise EngineError(
-                    f"table '{name}' cannot be read: {self.damaged[name.name]}; load it again "
-                    "to repair it"
+                    f"table '{name}' cannot be read: {damage[1]}; load it again to repair it"
                 )
         raise EngineError(f"table '{name}' not found")
 

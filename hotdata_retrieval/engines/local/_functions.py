@@ -77,8 +77,9 @@ class FunctionHost(Protocol):
         """The open table ``reference`` names (raises the engine's error when there is none)."""
         ...
 
-    def _open_tables(self) -> list[LoadedTable]:
-        """Every open table."""
+    def _embedded_tables(self, model: str, *, opened: bool) -> list[LoadedTable]:
+        """The tables with a vector column ``model`` embedded: those open already
+        (``opened``), or every one, opened now."""
         ...
 
 
@@ -367,7 +368,10 @@ class EngineFunctions:
         query = next((value for value in queries.to_pylist() if value is not None), None)
         if not isinstance(query, str) or not present:
             return pa.nulls(len(present), type=pa.float32())
-        vectors = self._embedded_texts(str(embedder.name))
+        model = str(embedder.name)
+        vectors = self._embedded_texts(model, opened=True)
+        if any(text is not None and text not in vectors for text in present):
+            vectors = self._embedded_texts(model, opened=False)  # the tables not open yet too
         rows = [vectors.get(text) if text is not None else None for text in present]
         found = [row for row in rows if row is not None]
         if not found and any(text is not None for text in present):
@@ -385,14 +389,15 @@ class EngineFunctions:
         mask = np.isnan(distances)
         return pa.array(float32_distances(distances), type=pa.float32(), mask=mask)
 
-    def _embedded_texts(self, model: str) -> dict[str, np.ndarray]:
-        """Each text an open table's vector column embedded with ``model``, mapped to its
-        float64 vector (built once per set of table versions)."""
-        tables = {loaded.entry.name: loaded for loaded in self._engine._open_tables()}
+    def _embedded_texts(self, model: str, *, opened: bool) -> dict[str, np.ndarray]:
+        """Each text a table's vector column embedded with ``model``, mapped to its float64
+        vector: of the tables open already (``opened``: the statement's own are), or of every
+        table, opened now (built once per set of table versions)."""
+        tables = self._engine._embedded_tables(model, opened=opened)
         sources = tuple(
             sorted(
                 (loaded.entry.name, loaded.entry.version, vector.source_column, vector.name)
-                for loaded in tables.values()
+                for loaded in tables
                 for vector in loaded.entry.vector_columns
                 if vector.model == model
             )
@@ -401,9 +406,10 @@ class EngineFunctions:
         cached = self._text_vectors
         if cached is not None and cached[0] == key:
             return cached[1]
+        by_name = {loaded.entry.name: loaded for loaded in tables}
         mapping: dict[str, np.ndarray] = {}
         for name, _, source_column, vector_column in sources:
-            loaded = tables[name]
+            loaded = by_name[name]
             index = loaded.vector_index(vector_column)
             texts = loaded.data.column(source_column).to_pylist()
             for rowid in index.present.tolist():

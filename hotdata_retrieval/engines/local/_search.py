@@ -140,7 +140,7 @@ def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, pa.Sche
         return None
     if (name.catalog, name.schema) != (engine.catalog, engine.schema):
         return None
-    loaded = engine._open.tables.get(name.name)
+    loaded = engine._open.find(name.name)
     if loaded is None:
         return None
     return name, loaded.data.schema

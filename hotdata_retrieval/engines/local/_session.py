@@ -4,7 +4,9 @@ One session runs the library's own statements (``LocalEngine.sql``, ``search``);
 in sessions of its own, one per memory limit and recursion setting, each with a memory pool and
 no disk manager. Every session has the engine's functions registered (what
 :class:`SessionFunctions` gives: the distance functions, ``bm25_search``, ``vector_search``,
-``nearest_scan``, ``vector_distance``, ``hybrid_search``) and every open table, from memory.
+``nearest_scan``, ``vector_distance``, ``hybrid_search``) and the engine's schema, whose
+tables are the catalog's: a table is opened when a statement first names it, and its rows are
+served from memory (:class:`_CatalogSchema`).
 
 SQL is read-only on every path: statements are planned with DataFusion's ``SQLOptions``
 refusing DDL, DML and other statements (:data:`READ_ONLY`), and a session reads no file by
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 import pyarrow as pa
 from datafusion import RuntimeEnvBuilder, SessionConfig, SessionContext, SQLOptions, udf, udtf
-from datafusion.catalog import Table
+from datafusion.catalog import SchemaProvider, Table
 
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimitError, SqlLimits
@@ -105,6 +107,25 @@ class SessionFunctions(Protocol):
     def table_functions(self) -> Mapping[str, Callable[..., Table]]: ...
 
 
+class CatalogTables(Protocol):
+    """What the sessions read of the database's tables (``_catalog.OpenTables`` meets it)."""
+
+    @property
+    def entries(self) -> Mapping[str, object]:
+        """The catalog's tables, by name."""
+        ...
+
+    @property
+    def damaged(self) -> Mapping[str, str]:
+        """The tables found damaged, with the reason."""
+        ...
+
+    def find(self, name: str) -> LoadedTable | None:
+        """The open table ``name``, opened on first use; ``None`` when there is none or it is
+        damaged."""
+        ...
+
+
 class Sessions:
     """The engine's DataFusion sessions (module docstring).
 
@@ -112,8 +133,8 @@ class Sessions:
         catalog: the default catalog three-part names use.
         schema: the default schema.
         functions: the functions each session registers.
-        tables: the open tables, registered in each new session.
-        damaged: the damaged tables and why, named in a failure that mentions one.
+        tables: the catalog's tables (the schema's), each opened on first use; the damaged
+            ones, and why, are named in a failure that mentions one.
     """
 
     def __init__(
@@ -122,15 +143,14 @@ class Sessions:
         catalog: str,
         schema: str,
         functions: SessionFunctions,
-        tables: Callable[[], Iterable[LoadedTable]],
-        damaged: Callable[[], Mapping[str, str]],
+        tables: CatalogTables,
     ) -> None:
         self._catalog = catalog
         self._schema = schema
         self._functions = functions
-        self._tables = tables
-        self._damaged = damaged
+        self._catalog_tables = tables
         self._lock = threading.RLock()
+        self._tables = _CatalogSchema(tables)
         self.main = self._new(SessionConfig())
         self._sandboxes: dict[tuple[int, bool], SessionContext] = {}
 
@@ -154,8 +174,7 @@ class Sessions:
             # that upper-case function names (ibis's PostgreSQL one) write BM25_SEARCH
             for spelling in dict.fromkeys((name, name.upper())):
                 context.register_udtf(udtf(function, spelling))
-        for loaded in self._tables():
-            register_data(context, loaded.entry.name, loaded.data)
+        context.catalog(self._catalog).register_schema(self._schema, self._tables)
         return context
 
     def sandbox(self, limits: SqlLimits) -> SessionContext:
@@ -178,24 +197,13 @@ class Sessions:
                 context = self._sandboxes[key] = self._new(config, runtime)
             return context
 
-    def _contexts(self) -> list[SessionContext]:
-        return [self.main, *self._sandboxes.values()]
-
     def register(self, loaded: LoadedTable) -> None:
-        """Register ``loaded`` in every session, from memory (replacing its previous version).
-        Registering the Parquet file instead would make DataFusion 55 decode every vector on
-        every scan (about 0.8 s for 100,000 x 384 floats) and keep roughly the column's size
-        of resident memory per scan (measured, ``docs/benchmarks.md``)."""
-        with self._lock:
-            for context in self._contexts():
-                register_data(context, loaded.entry.name, loaded.data)
+        """Serve ``loaded`` to every session from now on (replacing its previous version)."""
+        self._tables.forget(loaded.entry.name)
 
     def forget(self, name: str) -> None:
-        """Remove table ``name`` from every session."""
-        with self._lock:
-            for context in self._contexts():
-                if context.table_exist(name):
-                    context.deregister_table(name)
+        """Stop serving table ``name``'s open version (dropped, damaged or replaced)."""
+        self._tables.forget(name)
 
     def close(self) -> None:
         """Drop the agent SQL sessions."""
@@ -244,10 +252,74 @@ class Sessions:
         message = engine_message(error)
         if _REFUSED_STATEMENT.search(message):
             return f"only read-only queries run here; the engine refused: {message}"
-        for name, reason in self._damaged().items():
+        for name, reason in self._catalog_tables.damaged.items():
             if f"'{name}'" in message or f".{name}'" in message:
                 return f"{message} (table '{name}' cannot be read: {reason})"
         return message
+
+
+class _CatalogSchema(SchemaProvider):
+    """The engine's schema as DataFusion sees it, in every session: its tables are the
+    catalog's, and a table is opened when a statement first names it (``information_schema``
+    names them all). Its rows are served from memory, one DataFusion table per open version
+    shared by every session. Registering the Parquet file instead would make DataFusion 55
+    decode every vector on every scan (about 0.8 s for 100,000 x 384 floats) and keep roughly
+    the column's size of resident memory per scan (measured, ``docs/benchmarks.md``).
+
+    Args:
+        tables: the catalog's tables.
+    """
+
+    def __init__(self, tables: CatalogTables) -> None:
+        self._tables = tables
+        self._lock = threading.Lock()
+        self._served: dict[str, tuple[LoadedTable, Table]] = {}
+
+    # DataFusion 55 reads ``table_names`` as an attribute, not by calling it.
+    @property
+    def table_names(self) -> list[str]:  # type: ignore[override]
+        """The catalog's tables."""
+        return list(self._tables.entries)
+
+    def table_exist(self, name: str) -> bool:
+        """Whether the catalog has table ``name``."""
+        return name in self._tables.entries
+
+    def table(self, name: str) -> Table | None:
+        """Table ``name``'s rows as a DataFusion table, the table opened first if it is not
+        open yet; ``None`` when there is none or it is damaged (the statement then fails
+        naming it). Called by DataFusion while it plans a statement."""
+        loaded = self._tables.find(name)
+        if loaded is None:
+            return None
+        with self._lock:
+            served = self._served.get(name)
+            if served is not None and served[0] is loaded:
+                return served[1]
+        # DataFusion's runtime blocks while the statement is planned: a table is made on the
+        # helper thread, as a table function's relation is (see :func:`relation`).
+        table = _frame_maker().submit(_memory_provider, name, loaded.data).result()
+        with self._lock:
+            self._served[name] = (loaded, table)
+        return table
+
+    def forget(self, name: str) -> None:
+        """Drop the DataFusion table of ``name``'s open version (made again when used)."""
+        with self._lock:
+            self._served.pop(name, None)
+
+
+def _memory_provider(name: str, data: pa.Table) -> Table:
+    """``data`` as a DataFusion in-memory table (on the helper thread): registered in the
+    scratch session under a fresh name, taken out of it, and the name forgotten."""
+    assert _FRAME_MAKER is not None
+    scratch = _FRAME_MAKER[2]
+    scratch_name = f"table_{uuid.uuid4().hex}"
+    register_data(scratch, scratch_name, data)
+    try:
+        return scratch.catalog().schema().table(scratch_name)
+    finally:
+        scratch.deregister_table(scratch_name)
 
 
 def register_data(context: SessionContext, name: str, data: pa.Table) -> None:

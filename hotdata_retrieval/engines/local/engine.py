@@ -130,8 +130,7 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
             catalog=self.catalog,
             schema=self.schema,
             functions=self._functions,
-            tables=self._open_tables,
-            damaged=lambda: self._open.damaged,
+            tables=self._open,
         )
         self._worker: SqlWorker | None = None
         self._worker_lock = threading.Lock()
@@ -166,9 +165,9 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
 
     @property
     def damaged_tables(self) -> dict[str, str]:
-        """Tables whose files cannot be read, with the reason; loading one again repairs it."""
-        self._open.refresh()
-        return dict(self._open.damaged)
+        """Tables whose files cannot be read, with the reason; loading one again repairs it.
+        Every table not open yet is opened to find out."""
+        return self._open.find_damage()
 
     def table_name(self, name: str) -> TableName:
         """``name`` completed with this engine's catalog and schema."""
@@ -196,8 +195,8 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
         """The open table ``reference`` names (raises ``EngineError`` when there is none)."""
         return self._open.loaded(reference)
 
-    def _open_tables(self) -> list[LoadedTable]:
-        return list(self._open.tables.values())
+    def _embedded_tables(self, model: str, *, opened: bool) -> list[LoadedTable]:
+        return self._open.embedded_by(model, opened=opened)
 
     def load_table(
         self,
