@@ -1,9 +1,11 @@
-"""Loading and holding a table on the local engine: ``load_table`` against its raw floor, and
-the resident memory of a process that opens the table and searches it.
+"""Loading and holding a table on the local engine: ``load_table`` against its raw floor, the
+resident memory of a process that opens the table and searches it, and a small ``hdq load``
+into a database that holds a large table against the same load into an empty one.
 
 Run from the repository root::
 
-    python benchmarks/bench_load.py [--rows 20000 100000] [--rounds N] [--write docs/benchmarks.md]
+    python benchmarks/bench_load.py [--rows 20000 100000] [--rounds N] \
+        [--large-rows 1250000] [--runs N] [--write docs/benchmarks.md]
 
 The table is ``bench_engine.py``'s (seeded Zipf-like texts, 384-d standard-normal float32
 vectors). Each round times, in alternating order, :meth:`LocalEngine.load_table` (key check,
@@ -18,8 +20,20 @@ set size over the baseline against the vectors' float32 size.
 
 Targets (issue "filtered search at the speed of its selectivity, one copy of the vectors,
 loads at the floor"): ``load_table`` <= 1.5x the floor at 100,000 rows; resident memory after
-opening and searching <= 1.5x the vectors' float32 size plus 100 MiB. This script reports; it
-asserts nothing about time.
+opening and searching <= 1.5x the vectors' float32 size plus 100 MiB.
+
+Writing beside a large table: a database holding ``--large-rows`` rows of the same table (BM25
+on ``body``; 1,250,000 rows is 2.1 GB on disk) and an empty one each take ``--small-rows`` rows
+(100) as table ``small`` by ``hdq load --replace --embedder hashing``, a fresh process each
+time, the two databases in alternating order, ``--runs`` times after one warm-up each (the
+first load creates ``small``; every timed one replaces it). Reported: each command's median
+wall time and peak resident set size (``getrusage`` in a small parent process), and the
+median of the per-run ratios ``into the large database / into the empty one``. Target (issue
+"no agent input or hostile file can take down, outlast or fill a store"): about 1x, a write
+reads only the tables it changes. Before that change a load read every table of the
+database first.
+
+This script reports; it asserts nothing about time.
 """
 
 from __future__ import annotations
@@ -47,6 +61,8 @@ from bench_engine import DIMENSIONS, TABLE, make_table
 
 MARK_START = "<!-- load-benchmark:start -->"
 MARK_END = "<!-- load-benchmark:end -->"
+LARGE_START = "<!-- load-beside-large:start -->"
+LARGE_END = "<!-- load-beside-large:end -->"
 
 _MEMORY_PROBE = """
 import json, sys
@@ -57,6 +73,7 @@ from hotdata_retrieval.engines.local import LocalEngine
 queries = make_queries(5)
 baseline = rss_mb()
 engine = LocalEngine(sys.argv[1])
+engine.indexes("docs")  # a table is opened on first use
 opened = rss_mb()
 for query, vector in queries:
     engine.search(SearchPlan(source=text_branch(query)))
@@ -163,14 +180,126 @@ def report(results: list[dict[str, Any]], when: str, load: str) -> str:
     return "\n".join(lines)
 
 
+_TIMED_COMMAND = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+process = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+_, stderr = process.communicate()
+elapsed = time.perf_counter() - start
+if process.returncode:
+    sys.exit(stderr.decode())
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # the one child, reaped
+print(json.dumps({"seconds": elapsed, "peak_kb": usage.ru_maxrss}))
+"""
+"""Runs a command and reports its wall time and peak resident set size. A process of its
+own, small: a child's peak counts the memory of the process it was started from (Linux keeps
+the larger of the two at ``exec``), and this script's holds the large table it built."""
+
+
+def _timed_load(source: Path, database: Path) -> tuple[float, float]:
+    """One ``hdq load`` of ``source`` into ``database`` as a fresh process: its wall seconds
+    and its peak resident set size in MiB."""
+    command = [sys.executable, "-m", "hotdata_retrieval", "load", str(source)]
+    command += ["--database", str(database), "--table", "small", "--replace"]
+    command += ["--embedder", "hashing"]
+    probe = subprocess.run(  # from the root, ``-m`` runs the checked-out tree
+        [sys.executable, "-c", _TIMED_COMMAND, *command],
+        capture_output=True,
+        text=True,
+        cwd=_report.ROOT,
+    )
+    if probe.returncode:
+        raise RuntimeError(f"hdq load failed: {probe.stderr}")
+    measured = json.loads(probe.stdout)
+    return measured["seconds"], measured["peak_kb"] / 1024  # kilobytes on Linux
+
+
+def measure_beside_large(
+    large_rows: int, small_rows: int, runs: int, directory: Path
+) -> dict[str, Any]:
+    """A small ``hdq load`` into a database holding a large table and into an empty one."""
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    large = directory / "large"
+    start = time.perf_counter()
+    with LocalEngine(large) as engine:
+        engine.load_table(TABLE, make_table(large_rows), key_column="id", text_columns=["body"])
+    built = time.perf_counter() - start
+    if hasattr(os, "sync"):
+        os.sync()  # the large table's 2 GB written back before the timing, not during it
+    size = sum(path.stat().st_size for path in large.rglob("*") if path.is_file())
+    source = directory / "small.jsonl"
+    with source.open("w", encoding="utf-8") as handle:
+        for key in range(small_rows):
+            handle.write(json.dumps({"id": key, "body": f"small document {key} red fox"}) + "\n")
+    databases = {"large": large, "empty": directory / "empty"}
+    seconds: dict[str, list[float]] = {name: [] for name in databases}
+    peaks: dict[str, list[float]] = {name: [] for name in databases}
+    ratios: list[float] = []
+    for run in range(runs + 1):
+        order = ("large", "empty") if run % 2 else ("empty", "large")
+        elapsed = {}
+        for name in order:
+            elapsed[name], peak = _timed_load(source, databases[name])
+            if run:  # the first run of each is a warm-up (it creates the table)
+                seconds[name].append(elapsed[name])
+                peaks[name].append(peak)
+        if run:
+            ratios.append(elapsed["large"] / elapsed["empty"])
+    return {
+        "large_rows": large_rows,
+        "small_rows": small_rows,
+        "runs": runs,
+        "large_gb": size / 1e9,
+        "build_s": built,
+        "seconds": {name: statistics.median(values) for name, values in seconds.items()},
+        "peak_mb": {name: statistics.median(values) for name, values in peaks.items()},
+        "ratio": statistics.median(ratios),
+        "ratio_range": (_report.quantile(ratios, 0.25), _report.quantile(ratios, 0.75)),
+    }
+
+
+def report_beside_large(result: dict[str, Any], when: str, load: str) -> str:
+    low, high = result["ratio_range"]
+    seconds, peaks = result["seconds"], result["peak_mb"]
+    return "\n".join(
+        [
+            f"Measured {when} on {_report.machine('pyarrow', 'tantivy')}; load average {load}; "
+            f"`{_report.command()}`. The large table: {result['large_rows']:,} rows "
+            f"({result['large_gb']:.1f} GB on disk, {DIMENSIONS}-d float32 vectors, BM25 on "
+            f"`body`; built in {result['build_s']:.0f} s). {result['runs']} timed runs of "
+            "each after one warm-up, in alternating order.",
+            "",
+            f"| `hdq load` of {result['small_rows']} rows into | median s | median peak RSS MiB |",
+            "|---|---:|---:|",
+            f"| an empty database | {seconds['empty']:.2f} | {peaks['empty']:,.0f} |",
+            f"| the database holding the large table | {seconds['large']:.2f} | "
+            f"{peaks['large']:,.0f} |",
+            "",
+            f"Into the large database / into the empty one: {result['ratio']:.2f}x (25th to "
+            f"75th percentile of the per-run ratios {low:.2f}x to {high:.2f}x); target about 1x.",
+        ]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, nargs="+", default=[20_000, 100_000])
+    parser.add_argument(
+        "--rows", type=int, nargs="*", default=[20_000, 100_000], help="none: skip load_table"
+    )
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--large-rows",
+        type=int,
+        default=1_250_000,
+        help="rows of the large table a small load is written beside (0: skip)",
+    )
+    parser.add_argument("--small-rows", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=5, help="timed small loads into each")
     parser.add_argument("--write", type=Path, default=None)
     options = parser.parse_args(argv)
-    if options.rounds < 1:
-        parser.error("--rounds must be at least 1")
+    if options.rounds < 1 or options.runs < 1:
+        parser.error("--rounds and --runs must be at least 1")
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     load = _report.load_average()
     results = []
@@ -178,8 +307,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"{rows:,} rows ...", file=sys.stderr)
         with tempfile.TemporaryDirectory(prefix="hdq-bench-load-") as directory:
             results.append(measure(rows, options.rounds, Path(directory)))
-    body = report(results, when, load)
-    _report.publish(body, options.write, MARK_START, MARK_END)
+    if results:
+        _report.publish(report(results, when, load), options.write, MARK_START, MARK_END)
+    if options.large_rows:
+        print(f"{options.small_rows} rows beside {options.large_rows:,} ...", file=sys.stderr)
+        with tempfile.TemporaryDirectory(prefix="hdq-bench-beside-") as directory:
+            result = measure_beside_large(
+                options.large_rows, options.small_rows, options.runs, Path(directory)
+            )
+        body = report_beside_large(result, when, load)
+        _report.publish(body, options.write, LARGE_START, LARGE_END)
 
 
 if __name__ == "__main__":
