@@ -219,4 +219,6 @@ def test_a_large_dictionary_read_in_many_batches_is_held_once_expanded(
         for line in done.stderr.splitlines()
         if line.startswith("peak_rss_kib=")
     ]
-    assert peak - baseline < decoded + (96 << 20)  # the table, a batch and its dictionary
+    # The table, a batch, its dictionary and the allocator's slack (313-318 MB above the
+    # baseline measured on a loaded machine); holding every batch's copy reaches 572 MB.
+    assert peak - baseline < decoded + (160 << 20)
