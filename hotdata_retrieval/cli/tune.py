@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from hotdata_retrieval._console import make_console
+from hotdata_retrieval._progress import progress_report
 from hotdata_retrieval.cli._engines import (
     ENGINE_DIALECTS,
     engine_option,
@@ -292,15 +292,7 @@ def tune(
             )
         for note in notes:
             console.print(f"note: {note}", markup=False, highlight=False)
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as progress:
-            searching = progress.add_task("searching", total=len(judged))
+        with progress_report("searching", len(judged), transient=True) as searching:
             runs = tuning.collect_runs(
                 engine,
                 indexes.table,
@@ -308,9 +300,9 @@ def tune(
                 depth=depth,
                 text_column=text_column,
                 embed_query=embedder.embed_query,
-                advance=lambda: progress.advance(searching),
+                advance=searching.advance,
             )
-            scoring = progress.add_task("fusing and scoring", total=len(settings))
+        with progress_report("fusing and scoring", len(settings), transient=True) as scoring:
             results = tuning.evaluate(
                 runs,
                 qrels,
@@ -318,7 +310,7 @@ def tune(
                 depth=depth,
                 resamples=resamples,
                 seed=seed,
-                advance=lambda: progress.advance(scoring),
+                advance=scoring.advance,
             )
     choice = tuning.choose(
         results, chosen_by=chosen_by, folds=folds, resamples=resamples, seed=seed

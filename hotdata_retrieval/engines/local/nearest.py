@@ -670,17 +670,17 @@ def build_hnsw(
         if not progress:
             hnsw.add(index.present, rows)
         else:
-            from rich.progress import Progress
+            from hotdata_retrieval._progress import progress_report
 
             # Added in slices so the bar moves (usearch's own progress callback is not
             # usable from Python in 2.26); the graph is the same as one call's.
             step = max(1_000, len(rows) // 100)
-            with Progress(transient=True) as bar:
-                task = bar.add_task(f"building the HNSW index ({function})", total=len(rows))
+            description = f"building the HNSW index ({function})"
+            with progress_report(description, len(rows), transient=True) as bar:
                 for start in range(0, len(rows), step):
                     stop = min(start + step, len(rows))
                     hnsw.add(index.present[start:stop], rows[start:stop])
-                    bar.update(task, completed=stop)
+                    bar.update(stop)
     path.parent.mkdir(parents=True, exist_ok=True)
     hnsw.save(str(path))
     return hnsw
