@@ -192,10 +192,11 @@ def _load_into_store(
     max_decoded_bytes: int,
 ) -> None:
     """``hdq load --engine <store>``: the same tables, text indexes and embeddings as the
-    local engine's load, written to the store (a text that is NULL gets no vector)."""
+    local engine's load, written to the store (a NULL, empty or whitespace-only text gets no
+    vector)."""
     import pyarrow as pa
 
-    from hotdata_retrieval.embed import embed_in_batches
+    from hotdata_retrieval.embed import embed_in_batches, is_embeddable
     from hotdata_retrieval.engines.local.loading import read_source
 
     if vector_index is not None and engine_name != "postgres":
@@ -233,7 +234,7 @@ def _load_into_store(
                 assert model is not None
                 for column in embeds:
                     values = data.column(column).to_pylist()
-                    present = [i for i, text in enumerate(values) if isinstance(text, str)]
+                    present = [i for i, text in enumerate(values) if is_embeddable(text)]
                     matrix = embed_in_batches(
                         model,
                         [values[i] for i in present],

@@ -38,7 +38,7 @@ from hotdata_retrieval.embed.minilm import (
     MINILM_MAX_SEQ_LENGTH,
     MiniLMEmbedder,
 )
-from hotdata_retrieval.embed.protocol import Embedder, TextEmbeddings
+from hotdata_retrieval.embed.protocol import Embedder, TextEmbeddings, is_embeddable
 from hotdata_retrieval.embed.sbert import SentenceTransformerEmbedder
 
 __all__ = [
@@ -58,6 +58,7 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     # helpers and constants
     "hashing_tokens",
+    "is_embeddable",
     "INSTALL_HINT",
     "MINILM_DIMENSIONS",
     "MINILM_MAX_SEQ_LENGTH",

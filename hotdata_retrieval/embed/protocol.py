@@ -68,6 +68,18 @@ class AsyncEmbeddingsMixin:
         return await asyncio.to_thread(self.embed_query, text)
 
 
+def is_embeddable(text: object) -> bool:
+    """Whether a loader embeds ``text``: a string with at least one character that is not
+    whitespace (Unicode whitespace, as :meth:`str.strip` reads it).
+
+    NULL, empty and whitespace-only texts get a NULL vector, on every loader and engine:
+    a model still returns a vector for ``""`` (MiniLM returns the embedding of its two
+    special tokens), and that vector would sit near every other short text and be found by
+    nearest-neighbour search for queries it has nothing to do with.
+    """
+    return isinstance(text, str) and bool(text.strip())
+
+
 def validate_texts(texts: Iterable[str]) -> list[str]:
     """Check that ``texts`` is a sequence of ``str`` and return it as a list.
 

@@ -339,12 +339,14 @@ def embed_column(
 ) -> np.ndarray:
     """The column's vectors: those of texts the same model embedded before, in any table of
     the database, read from its embedding cache; the rest embedded in batches and written to
-    the cache as they come (:mod:`~hotdata_retrieval.engines.local._embedding_cache`)."""
-    from hotdata_retrieval.embed import embed_in_batches
+    the cache as they come (:mod:`~hotdata_retrieval.engines.local._embedding_cache`).
+    A NULL, empty or whitespace-only text gets a zero row here (its vector is NULL:
+    :func:`~hotdata_retrieval.embed.is_embeddable`)."""
+    from hotdata_retrieval.embed import embed_in_batches, is_embeddable
 
     model = str(embedder.name)
     dimensions = int(embedder.dimensions)
-    hashes = database.text_hashes([t if isinstance(t, str) else None for t in texts])
+    hashes = database.text_hashes([t if is_embeddable(t) else None for t in texts])
     cache = EmbeddingCache(root, model, dimensions)
     cache.adopt_legacy(table, column)
     cached = cache.vectors(h for h in hashes if h)

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotdata_retrieval.compile import HOTDATA
+from hotdata_retrieval.embed.protocol import is_embeddable
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables
@@ -329,7 +330,7 @@ def _write_version(
         vector_name = f"{column}_embedding"
         texts = data.column(column).to_pylist()
         matrix = embed_column(root, embedder, item.name, column, texts, progress, batch_size)
-        missing = pa.array([text is None for text in texts], type=pa.bool_())
+        missing = pa.array([not is_embeddable(text) for text in texts], type=pa.bool_())
         array = pa.FixedSizeListArray.from_arrays(
             pa.array(matrix.reshape(-1), type=pa.float32()), matrix.shape[1], mask=missing
         ).cast(pa.list_(pa.float32()))
