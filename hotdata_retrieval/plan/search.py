@@ -21,7 +21,7 @@ import math
 import re
 import types
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
 import attrs
@@ -1368,7 +1368,9 @@ class SearchPlan:
             computed in the final join, never in the branch's query.
 
     Raises:
-        PlanError: on any invalid part, naming the bad value.
+        PlanError: on any invalid part, naming the bad value: a field's own converter
+            refuses it, or a rule over several fields does (:func:`plan_checks` lists the
+            rules, each a named :class:`PlanCheck`, in the order they run).
     """
 
     source: Source = attrs.field(converter=_source)
@@ -1385,122 +1387,8 @@ class SearchPlan:
     page_scores: tuple[str, ...] = attrs.field(default=(), converter=_page_scores)
 
     def __attrs_post_init__(self) -> None:
-        fusion = self.fusion
-        self._check_sources()
-        self._check_page_scores()
-        if fusion is None and self.score_name != "score":
-            raise PlanError(
-                "score_name names a fusion's score; a single branch returns its raw score or "
-                "distance, named by the branch's result_name",
-                field="score_name",
-                value=self.score_name,
-            )
-        results = self.result_columns
-        repeated = sorted({name for name in results if results.count(name) > 1})
-        if repeated:
-            raise PlanError(
-                f"result column {repeated[0]!r} is named twice; give each score and distance "
-                "its own name",
-                field="result_name",
-                value=repeated[0],
-            )
-        if fusion is not None and self.key_column is None:
-            raise PlanError(
-                "a fusion joins its branches on the table's unique key; pass key_column (the "
-                "table has none: search one branch at a time)",
-                field="key_column",
-                value=None,
-            )
-        page_end = self.limit + self.offset
-        if fusion is not None and self.depth < page_end:
-            given = "depth" if fusion.depth is not None else "the default depth"
-            raise PlanError(
-                f"limit + offset = {page_end} reaches past {given} {self.depth}: the fused "
-                "ranking holds only depth candidates per branch. Pass depth >= "
-                f"{page_end} and keep it the same for every page, so pages stay slices of one "
-                "ranking",
-                field="depth",
-                value=fusion.depth if fusion.depth is not None else self.depth,
-            )
-        if self.depth > _INT64_MAX:
-            raise PlanError(
-                f"limit {self.limit} and offset {self.offset} need {self.depth} candidates per "
-                "branch, which does not fit in 64 bits",
-                field="limit",
-                value=self.limit,
-            )
-        if self.key_column is not None and (
-            self.key_column in INTERNAL_COLUMNS or self.key_column in results
-        ):
-            raise PlanError(
-                f"key column {self.key_column!r} collides with a column the search computes; "
-                "use the table's unique key",
-                field="key_column",
-                value=self.key_column,
-            )
-        reserved = set(results)
-        vector_columns = self.vector_columns
-        for column in self.projection:
-            if column in reserved:
-                raise PlanError(
-                    f"column {column!r} collides with the result column of the same name; "
-                    "it would be shadowed, so it cannot be projected",
-                    field="columns",
-                    value=column,
-                )
-            if column in vector_columns and not self.include_vectors:
-                raise PlanError(
-                    f"column {column!r} is the searched vector column and is never projected "
-                    "(it forfeits the vector-index fast path and floods the output)",
-                    field="columns",
-                    value=column,
-                )
-        if self.filter is not None:
-            for column in sorted(predicate_columns(self.filter) & vector_columns):
-                raise PlanError(
-                    f"filter column {column!r} is a searched vector column",
-                    field="filter",
-                    value=column,
-                )
-        for breaker in self.tie_breakers:
-            if breaker.column in vector_columns:
-                raise PlanError(
-                    f"tie-break column {breaker.column!r} is a searched vector column",
-                    field="tie_breakers",
-                    value=breaker.column,
-                )
-            if breaker.column == self.key_column:
-                raise PlanError(
-                    f"tie-break column {breaker.column!r} is the key column, which breaks the "
-                    "last ties already",
-                    field="tie_breakers",
-                    value=breaker.column,
-                )
-            debug = {
-                column
-                for name, branch in zip(self.branch_names, self.branches)
-                for column in debug_columns(name, branch)
-            }
-            chosen = {branch.result_name for branch in self.branches if branch.result_name}
-            if (
-                fusion is not None
-                and breaker.column in debug - chosen
-                and not self.include_branch_scores
-            ):
-                raise PlanError(
-                    f"tie-break column {breaker.column!r} is a branch's debug column, computed "
-                    "only with include_branch_scores; set it, or give the branch a result_name "
-                    "and break ties by that",
-                    field="tie_breakers",
-                    value=breaker.column,
-                )
-            ranking = self.ranking_column if fusion is None else self.score_name
-            if breaker.column == ranking:
-                raise PlanError(
-                    f"tie-break column {breaker.column!r} is the ranking itself",
-                    field="tie_breakers",
-                    value=breaker.column,
-                )
+        for check in _PLAN_CHECKS:
+            check.check(self)
 
     @property
     def branches(self) -> tuple[Branch, ...]:
@@ -1514,102 +1402,6 @@ class SearchPlan:
         """The fusion node (any :class:`Fusion` method), or ``None`` for a single-branch
         plan."""
         return self.source if isinstance(self.source, Fusion) else None
-
-    def _check_sources(self) -> None:
-        fusion = self.fusion
-        if fusion is None:
-            branch = self.branches[0]
-            if self.rows_from is not None and set(self.rows_from.members) != set(
-                branch.table.members
-            ):
-                raise PlanError(
-                    "rows_from names where a fusion's final join reads its hits; a single "
-                    f"branch reads its rows from its own table ('{branch.table}')",
-                    field="rows_from",
-                    value=str(self.rows_from),
-                )
-            if branch.filter_through_key:
-                raise PlanError(
-                    "filter_through_key filters a fused branch through the keys of the "
-                    "plan's rows_from tables; a single branch applies the filter to its own "
-                    "table",
-                    field="filter_through_key",
-                    value=True,
-                )
-            return
-        rows = set(self.row_source.members)
-        for name, branch in zip(self.branch_names, self.branches):
-            if (
-                self.include_vectors
-                and isinstance(branch, NearestNeighborSearch)
-                and not set(branch.table.members) <= rows
-            ):
-                raise PlanError(
-                    f"include_vectors reads each nearest branch's vectors from rows_from "
-                    f"('{self.row_source}'); branch {name!r} searches '{branch.table}', "
-                    "outside it",
-                    field="include_vectors",
-                    value=name,
-                )
-            if branch.filter_through_key and rows & set(branch.table.members):
-                raise PlanError(
-                    f"branch {name!r} filters through the key of '{self.row_source}', which "
-                    f"it searches itself ('{branch.table}'): filter_through_key is for a side "
-                    "table the filter's columns are not in; drop it",
-                    field="filter_through_key",
-                    value=name,
-                )
-
-    def _check_page_scores(self) -> None:
-        if not self.page_scores:
-            return
-        if self.fusion is None:
-            raise PlanError(
-                "page_scores names fused branches whose distance every hit carries; a single "
-                "branch returns every hit itself, with its raw score",
-                field="page_scores",
-                value=list(self.page_scores),
-            )
-        by_name = dict(zip(self.branch_names, self.branches))
-        rows = set(self.row_source.members)
-        for name in self.page_scores:
-            branch = by_name.get(name)
-            if branch is None:
-                known = ", ".join(repr(known) for known in by_name)
-                raise PlanError(
-                    f"page_scores names {name!r}, which is no branch of the plan; its "
-                    f"branches: {known}",
-                    field="page_scores",
-                    value=name,
-                )
-            if not isinstance(branch, NearestNeighborSearch):
-                raise PlanError(
-                    f"page_scores names the {branch.kind} branch {name!r}; only a "
-                    "nearest-neighbour branch's score can be computed for a row it did not "
-                    "return (its distance, from the row's vector). A BM25 score needs the "
-                    "index's term statistics and a semantic distance the engine's embedding "
-                    "of the query, which no SQL expression over the row gives on every "
-                    "engine: such a branch reports the rows it did not return as not "
-                    "returned (rank and raw score NULL)",
-                    field="page_scores",
-                    value=name,
-                )
-            if not set(branch.table.members) <= rows:
-                raise PlanError(
-                    f"page_scores computes branch {name!r}'s distance from the vectors of "
-                    f"rows_from ('{self.row_source}'); the branch searches '{branch.table}', "
-                    "outside it, whose vectors the hits' rows do not hold",
-                    field="page_scores",
-                    value=name,
-                )
-            if branch.result_name is None and not self.include_branch_scores:
-                raise PlanError(
-                    f"page_scores computes branch {name!r}'s distance for every hit, but the "
-                    "plan returns none of that branch's values: give the branch a "
-                    "result_name, or set include_branch_scores",
-                    field="page_scores",
-                    value=name,
-                )
 
     @property
     def table(self) -> TableSource:
@@ -1795,3 +1587,374 @@ class SearchPlan:
                 columns.extend(debug_columns(name, branch))
         columns.extend(branch.result_name for branch in self.branches if branch.result_name)
         return tuple(columns)
+
+
+@attrs.frozen
+class PlanCheck:
+    """One rule a :class:`SearchPlan` must keep, with the message that refuses a plan
+    breaking it.
+
+    Attributes:
+        name: the rule's stable name, e.g. ``"fusion_needs_key"``.
+        rule: what the rule demands, in one sentence (the check function's docstring).
+        check: called with the plan once every field is converted; returns ``None`` or
+            raises :class:`~hotdata_retrieval.errors.PlanError` naming the bad value.
+    """
+
+    name: str
+    rule: str
+    check: Callable[[SearchPlan], None] = attrs.field(repr=False)
+
+
+_PLAN_CHECKS: list[PlanCheck] = []
+
+
+def _plan_check(function: Callable[[SearchPlan], None]) -> Callable[[SearchPlan], None]:
+    """Add ``function`` to the checks :class:`SearchPlan` runs, after those defined before
+    it; its name (less ``_check_``) names the rule and its docstring states it."""
+    rule = " ".join((function.__doc__ or "").split())
+    _PLAN_CHECKS.append(
+        PlanCheck(name=function.__name__.removeprefix("_check_"), rule=rule, check=function)
+    )
+    return function
+
+
+def plan_checks() -> tuple[PlanCheck, ...]:
+    """The rules every :class:`SearchPlan` is checked against, in the order they run (the
+    first one a plan breaks refuses it)."""
+    return tuple(_PLAN_CHECKS)
+
+
+@_plan_check
+def _check_single_branch_rows_from(plan: SearchPlan) -> None:
+    """A single branch reads its rows from its own table: ``rows_from``, if given, names
+    that table."""
+    if plan.fusion is not None or plan.rows_from is None:
+        return
+    branch = plan.branches[0]
+    if set(plan.rows_from.members) != set(branch.table.members):
+        raise PlanError(
+            "rows_from names where a fusion's final join reads its hits; a single "
+            f"branch reads its rows from its own table ('{branch.table}')",
+            field="rows_from",
+            value=str(plan.rows_from),
+        )
+
+
+@_plan_check
+def _check_single_branch_filter_through_key(plan: SearchPlan) -> None:
+    """A single branch applies the filter to its own table, never through a key."""
+    if plan.fusion is None and plan.branches[0].filter_through_key:
+        raise PlanError(
+            "filter_through_key filters a fused branch through the keys of the "
+            "plan's rows_from tables; a single branch applies the filter to its own "
+            "table",
+            field="filter_through_key",
+            value=True,
+        )
+
+
+@_plan_check
+def _check_vectors_within_rows(plan: SearchPlan) -> None:
+    """With ``include_vectors``, every nearest-neighbour branch of a fusion searches tables
+    of ``rows_from``, whose rows hold the vectors returned."""
+    if plan.fusion is None or not plan.include_vectors:
+        return
+    rows = set(plan.row_source.members)
+    for name, branch in zip(plan.branch_names, plan.branches):
+        if isinstance(branch, NearestNeighborSearch) and not set(branch.table.members) <= rows:
+            raise PlanError(
+                f"include_vectors reads each nearest branch's vectors from rows_from "
+                f"('{plan.row_source}'); branch {name!r} searches '{branch.table}', "
+                "outside it",
+                field="include_vectors",
+                value=name,
+            )
+
+
+@_plan_check
+def _check_filter_through_side_table(plan: SearchPlan) -> None:
+    """A fused branch filters through the key only when it searches a side table, outside
+    ``rows_from``."""
+    if plan.fusion is None:
+        return
+    rows = set(plan.row_source.members)
+    for name, branch in zip(plan.branch_names, plan.branches):
+        if branch.filter_through_key and rows & set(branch.table.members):
+            raise PlanError(
+                f"branch {name!r} filters through the key of '{plan.row_source}', which "
+                f"it searches itself ('{branch.table}'): filter_through_key is for a side "
+                "table the filter's columns are not in; drop it",
+                field="filter_through_key",
+                value=name,
+            )
+
+
+@_plan_check
+def _check_page_scores_need_fusion(plan: SearchPlan) -> None:
+    """``page_scores`` is for a fusion; a single branch returns every hit's raw score."""
+    if plan.page_scores and plan.fusion is None:
+        raise PlanError(
+            "page_scores names fused branches whose distance every hit carries; a single "
+            "branch returns every hit itself, with its raw score",
+            field="page_scores",
+            value=list(plan.page_scores),
+        )
+
+
+@_plan_check
+def _check_page_scores_name_branches(plan: SearchPlan) -> None:
+    """Each name in ``page_scores`` is a branch of the plan."""
+    known = plan.branch_names
+    for name in plan.page_scores:
+        if name not in known:
+            listed = ", ".join(repr(branch) for branch in known)
+            raise PlanError(
+                f"page_scores names {name!r}, which is no branch of the plan; its "
+                f"branches: {listed}",
+                field="page_scores",
+                value=name,
+            )
+
+
+@_plan_check
+def _check_page_scores_nearest_only(plan: SearchPlan) -> None:
+    """Each branch ``page_scores`` names is a nearest-neighbour branch: no SQL expression
+    over a row gives a BM25 or semantic score for a row the branch did not return."""
+    by_name = dict(zip(plan.branch_names, plan.branches))
+    for name in plan.page_scores:
+        branch = by_name.get(name)
+        if branch is not None and not isinstance(branch, NearestNeighborSearch):
+            raise PlanError(
+                f"page_scores names the {branch.kind} branch {name!r}; only a "
+                "nearest-neighbour branch's score can be computed for a row it did not "
+                "return (its distance, from the row's vector). A BM25 score needs the "
+                "index's term statistics and a semantic distance the engine's embedding "
+                "of the query, which no SQL expression over the row gives on every "
+                "engine: such a branch reports the rows it did not return as not "
+                "returned (rank and raw score NULL)",
+                field="page_scores",
+                value=name,
+            )
+
+
+@_plan_check
+def _check_page_scores_within_rows(plan: SearchPlan) -> None:
+    """Each branch ``page_scores`` names searches tables of ``rows_from``, whose rows hold
+    its vectors."""
+    if not plan.page_scores:
+        return
+    by_name = dict(zip(plan.branch_names, plan.branches))
+    rows = set(plan.row_source.members)
+    for name in plan.page_scores:
+        branch = by_name.get(name)
+        if branch is not None and not set(branch.table.members) <= rows:
+            raise PlanError(
+                f"page_scores computes branch {name!r}'s distance from the vectors of "
+                f"rows_from ('{plan.row_source}'); the branch searches '{branch.table}', "
+                "outside it, whose vectors the hits' rows do not hold",
+                field="page_scores",
+                value=name,
+            )
+
+
+@_plan_check
+def _check_page_scores_returned(plan: SearchPlan) -> None:
+    """The plan returns the value of each branch ``page_scores`` names: its
+    ``result_name``, or its debug columns with ``include_branch_scores``."""
+    by_name = dict(zip(plan.branch_names, plan.branches))
+    for name in plan.page_scores:
+        branch = by_name.get(name)
+        if branch is not None and branch.result_name is None and not plan.include_branch_scores:
+            raise PlanError(
+                f"page_scores computes branch {name!r}'s distance for every hit, but the "
+                "plan returns none of that branch's values: give the branch a "
+                "result_name, or set include_branch_scores",
+                field="page_scores",
+                value=name,
+            )
+
+
+@_plan_check
+def _check_score_name_needs_fusion(plan: SearchPlan) -> None:
+    """``score_name`` names a fusion's score; a single branch keeps the default."""
+    if plan.fusion is None and plan.score_name != "score":
+        raise PlanError(
+            "score_name names a fusion's score; a single branch returns its raw score or "
+            "distance, named by the branch's result_name",
+            field="score_name",
+            value=plan.score_name,
+        )
+
+
+@_plan_check
+def _check_result_columns_unique(plan: SearchPlan) -> None:
+    """Each result column (scores, distances, debug columns) has its own name."""
+    results = plan.result_columns
+    repeated = sorted({name for name in results if results.count(name) > 1})
+    if repeated:
+        raise PlanError(
+            f"result column {repeated[0]!r} is named twice; give each score and distance "
+            "its own name",
+            field="result_name",
+            value=repeated[0],
+        )
+
+
+@_plan_check
+def _check_fusion_needs_key(plan: SearchPlan) -> None:
+    """A fusion joins its branches on the table's unique key, so it needs ``key_column``."""
+    if plan.fusion is not None and plan.key_column is None:
+        raise PlanError(
+            "a fusion joins its branches on the table's unique key; pass key_column (the "
+            "table has none: search one branch at a time)",
+            field="key_column",
+            value=None,
+        )
+
+
+@_plan_check
+def _check_page_within_depth(plan: SearchPlan) -> None:
+    """A fused page ends within the depth: ``limit + offset <= depth``."""
+    fusion = plan.fusion
+    page_end = plan.limit + plan.offset
+    if fusion is not None and plan.depth < page_end:
+        given = "depth" if fusion.depth is not None else "the default depth"
+        raise PlanError(
+            f"limit + offset = {page_end} reaches past {given} {plan.depth}: the fused "
+            "ranking holds only depth candidates per branch. Pass depth >= "
+            f"{page_end} and keep it the same for every page, so pages stay slices of one "
+            "ranking",
+            field="depth",
+            value=fusion.depth if fusion.depth is not None else plan.depth,
+        )
+
+
+@_plan_check
+def _check_depth_fits_64_bits(plan: SearchPlan) -> None:
+    """The candidates per branch fit in a signed 64-bit integer."""
+    if plan.depth > _INT64_MAX:
+        raise PlanError(
+            f"limit {plan.limit} and offset {plan.offset} need {plan.depth} candidates per "
+            "branch, which does not fit in 64 bits",
+            field="limit",
+            value=plan.limit,
+        )
+
+
+@_plan_check
+def _check_key_column_not_computed(plan: SearchPlan) -> None:
+    """The key column is no column the search computes itself."""
+    key = plan.key_column
+    if key is not None and (key in INTERNAL_COLUMNS or key in plan.result_columns):
+        raise PlanError(
+            f"key column {key!r} collides with a column the search computes; "
+            "use the table's unique key",
+            field="key_column",
+            value=key,
+        )
+
+
+@_plan_check
+def _check_projection_not_result(plan: SearchPlan) -> None:
+    """No projected column is named as a result column, which would shadow it."""
+    reserved = set(plan.result_columns)
+    for column in plan.projection:
+        if column in reserved:
+            raise PlanError(
+                f"column {column!r} collides with the result column of the same name; "
+                "it would be shadowed, so it cannot be projected",
+                field="columns",
+                value=column,
+            )
+
+
+@_plan_check
+def _check_projection_not_vectors(plan: SearchPlan) -> None:
+    """Without ``include_vectors``, no projected column is a searched vector column."""
+    if plan.include_vectors:
+        return
+    vector_columns = plan.vector_columns
+    for column in plan.projection:
+        if column in vector_columns:
+            raise PlanError(
+                f"column {column!r} is the searched vector column and is never projected "
+                "(it forfeits the vector-index fast path and floods the output)",
+                field="columns",
+                value=column,
+            )
+
+
+@_plan_check
+def _check_filter_not_on_vectors(plan: SearchPlan) -> None:
+    """The filter reads no searched vector column."""
+    if plan.filter is None:
+        return
+    for column in sorted(predicate_columns(plan.filter) & plan.vector_columns):
+        raise PlanError(
+            f"filter column {column!r} is a searched vector column",
+            field="filter",
+            value=column,
+        )
+
+
+@_plan_check
+def _check_tie_breakers_not_vectors(plan: SearchPlan) -> None:
+    """No tie-breaker is a searched vector column."""
+    vector_columns = plan.vector_columns
+    for breaker in plan.tie_breakers:
+        if breaker.column in vector_columns:
+            raise PlanError(
+                f"tie-break column {breaker.column!r} is a searched vector column",
+                field="tie_breakers",
+                value=breaker.column,
+            )
+
+
+@_plan_check
+def _check_tie_breakers_not_key(plan: SearchPlan) -> None:
+    """No tie-breaker is the key column, which breaks the last ties already."""
+    for breaker in plan.tie_breakers:
+        if breaker.column == plan.key_column:
+            raise PlanError(
+                f"tie-break column {breaker.column!r} is the key column, which breaks the "
+                "last ties already",
+                field="tie_breakers",
+                value=breaker.column,
+            )
+
+
+@_plan_check
+def _check_tie_breakers_computed(plan: SearchPlan) -> None:
+    """A fusion's tie-breaker is a branch's debug column only when the plan computes it
+    (``include_branch_scores``, or the branch's ``result_name``)."""
+    if plan.fusion is None or plan.include_branch_scores:
+        return
+    debug = {
+        column
+        for name, branch in zip(plan.branch_names, plan.branches)
+        for column in debug_columns(name, branch)
+    }
+    uncomputed = debug - {branch.result_name for branch in plan.branches if branch.result_name}
+    for breaker in plan.tie_breakers:
+        if breaker.column in uncomputed:
+            raise PlanError(
+                f"tie-break column {breaker.column!r} is a branch's debug column, computed "
+                "only with include_branch_scores; set it, or give the branch a result_name "
+                "and break ties by that",
+                field="tie_breakers",
+                value=breaker.column,
+            )
+
+
+@_plan_check
+def _check_tie_breakers_not_ranking(plan: SearchPlan) -> None:
+    """No tie-breaker is the ranking itself."""
+    ranking = plan.ranking_column if plan.fusion is None else plan.score_name
+    for breaker in plan.tie_breakers:
+        if breaker.column == ranking:
+            raise PlanError(
+                f"tie-break column {breaker.column!r} is the ranking itself",
+                field="tie_breakers",
+                value=breaker.column,
+            )
