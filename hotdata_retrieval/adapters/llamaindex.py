@@ -276,7 +276,9 @@ class HotdataVectorStore(BasePydanticVectorStore):
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
         """Answer ``query`` in its mode (module docstring), restricted to its ``node_ids``
-        and ``doc_ids`` and its ``filters``.
+        and ``doc_ids`` and its ``filters``. An empty (or absent) ``node_ids`` or ``doc_ids``
+        is no restriction, as in LlamaIndex's own stores: ``VectorStoreIndex`` passes
+        ``node_ids=[]`` for a store that keeps the text.
 
         Raises:
             PlanError: a mode this store does not serve, a mode's missing input (a query
@@ -318,10 +320,13 @@ class HotdataVectorStore(BasePydanticVectorStore):
         return self._result(hits)
 
     def _condition(self, query: VectorStoreQuery) -> dict[str, Any] | None:
+        # An empty node_ids or doc_ids restricts nothing: a VectorStoreIndex over a store
+        # that keeps the text passes node_ids=[] (its index struct lists no node), and
+        # LlamaIndex's own stores read the lists so (`if query.node_ids:`).
         parts = [part for part in (self._filter_object(query.filters),) if part is not None]
-        if query.node_ids is not None:
+        if query.node_ids:
             parts.append({self._store.id_column: {"$in": list(query.node_ids)}})
-        if query.doc_ids is not None:
+        if query.doc_ids:
             parts.append({REF_DOC_ID: {"$in": list(query.doc_ids)}})
         if not parts:
             return None
