@@ -32,6 +32,7 @@ from hotdata_retrieval.compile import get_dialect, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.compile.render import to_display_sql
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError, UnknownDialectError
+from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.lint import format_finding
 from hotdata_retrieval.lint import lint as lint_sql
 from hotdata_retrieval.plan.document import (
@@ -286,6 +287,20 @@ def _describe(branch: Branch) -> str:
     )
 
 
+def _prelude(dialect: str) -> list[str]:
+    """The statements a plain session of ``dialect`` runs before the library's SQL (none but
+    DuckDB's ``LOAD`` of the fts extension's file)."""
+    if dialect != "duckdb":
+        return []
+    try:
+        require_extra("duckdb", needed_by="--prelude on the duckdb dialect")
+        from hotdata_retrieval.engines.duckdb import session_prelude
+
+        return session_prelude()
+    except HotdataRetrievalError as error:
+        raise CommandError(str(error)) from None
+
+
 def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     lines = [f"-- table {plan.table}, dialect {dialect}"]
     for name, branch in zip(plan.branch_names, plan.branches):
@@ -416,6 +431,12 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     help="sql: the statement alone. json: {sql, plan, dialect, depth, result_columns}.",
 )
 @full_vectors_option
+@click.option(
+    "--prelude",
+    is_flag=True,
+    help="Print first the statements a plain session of the dialect needs (DuckDB: LOAD of "
+    "the fts extension's file), each ending in ';', so the output runs as a script.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print no notes on stderr.")
 @click.option(
     "--print-schema",
@@ -482,9 +503,17 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
     except RecursionError:
         raise InvalidPlanError("the plan is nested too deeply") from None
 
+    prelude = _prelude(dialect) if params["prelude"] else []
     if not params["quiet"]:
         for line in _notes(plan, dialect):
             click.secho(line, err=True, dim=True)
+        if dialect == "duckdb" and not params["prelude"]:
+            click.secho(
+                "-- a plain duckdb session needs the fts extension loaded first: --prelude "
+                "prints the LOAD statement",
+                err=True,
+                dim=True,
+            )
         for finding in findings:
             click.secho(f"-- {format_finding(finding, 'lint')}", err=True)
     if params["output_format"] == "json":
@@ -496,6 +525,8 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
             "result_columns": list(plan.result_columns),
             "findings": [finding.to_dict() for finding in findings],
         }
+        if params["prelude"]:
+            payload["prelude"] = prelude
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         full: bool | None = params["full_vectors"]
@@ -504,4 +535,8 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
             shown = to_display_sql(plan, dialect, pretty=True)
         if shown != sql:
             click.echo(VECTORS_ABBREVIATED_NOTE)
+        if params["prelude"]:
+            for statement in prelude:
+                click.echo(f"{statement};")
+            shown += ";"
         click.echo(shown)

@@ -139,6 +139,18 @@ def fts_extension_path() -> Path:
     return path
 
 
+def session_prelude() -> list[str]:
+    """The statements a plain DuckDB session runs before the library's SQL: ``LOAD`` of the
+    fts extension's file (:func:`fts_extension_path`), whose ``match_bm25`` the text
+    branches call. A plain ``LOAD fts`` would look in ``~/.duckdb/extensions`` and download.
+
+    Raises:
+        EngineError: the ``duckdb`` extra is missing or holds no build for this DuckDB.
+    """
+    require_extra("duckdb", needed_by="the DuckDB session prelude")
+    return [load_extension(str(fts_extension_path()))]
+
+
 _COLUMN_TYPES: dict[str, str] = {
     "boolean": "BOOLEAN",
     "integer": "BIGINT",
