@@ -710,3 +710,100 @@ def ordered_rows(
             _sql_sort_key(row[column], descending) for column, descending in ranking
         ),
     )
+
+
+@attrs.frozen(kw_only=True)
+class BranchTerm:
+    """One branch's part of a fused score.
+
+    Attributes:
+        normalized: the branch's value on the fusion's common scale before its weight: the
+            reciprocal rank ``1 / (rank_constant + rank)`` (RRF), the normalized similarity
+            ``(s - low) / (high - low)`` (min-max, DBSF); ``None`` where the branch did not
+            return the row.
+        contribution: the weighted value the fused score adds for the branch:
+            ``weight / (rank_constant + rank)`` or ``weight * normalized``; 0.0 where the
+            branch did not return the row. A row's contributions, added in branch order, are
+            its fused score.
+    """
+
+    normalized: float | None
+    contribution: float
+
+
+def branch_bounds(
+    fusion: Fusion, scores: Sequence[Sequence[float]]
+) -> list[tuple[float, float] | None]:
+    """Per branch, the ``(low, high)`` a score-normalized fusion normalizes its similarities
+    over, computed from the branch's raw scores (its candidates, cut to the depth), as the
+    reference fusion computes them; ``None`` for a branch without candidates, and for every
+    branch of a rank-based fusion (RRF), which has no bounds."""
+    if not isinstance(fusion, NormalizedScoreFusion):
+        return [None] * len(fusion.branches)
+    bounds = (
+        _distribution_bounds
+        if isinstance(fusion, DistributionBasedScoreFusion)
+        else _min_max_bounds
+    )
+    return [
+        bounds(_similarities(raw, branch.higher_is_better)) if raw else None
+        for raw, branch in zip(scores, fusion.branches)
+    ]
+
+
+def explain_terms(
+    fusion: Fusion,
+    ranks: Sequence[int | None],
+    raw_scores: Sequence[float | None],
+    bounds: Sequence[tuple[float | None, float | None] | None],
+) -> list[BranchTerm]:
+    """Each branch's term of one row's fused score, in branch order, computed as the fused
+    score computes it (the SQL's terms and the reference's), so the contributions added in
+    branch order give the fused score.
+
+    Args:
+        fusion: the plan's fusion (RRF, min-max or DBSF).
+        ranks: the row's 1-based rank in each branch, ``None`` where a branch missed it.
+        raw_scores: the row's raw score in each branch (a BM25 score or a distance).
+        bounds: per branch, the ``(low, high)`` of a score-normalized fusion
+            (:func:`branch_bounds`, or the bounds the statement returned); unused for RRF.
+
+    Raises:
+        UnsupportedFeatureError: a fusion method of another kind, whose terms are its own.
+        PlanError: a score-normalized branch that returned the row without its bounds.
+    """
+    terms: list[BranchTerm] = []
+    if isinstance(fusion, ReciprocalRankFusion):
+        for rank, weight in zip(ranks, fusion.weights):
+            if rank is None:
+                terms.append(BranchTerm(normalized=None, contribution=0.0))
+                continue
+            terms.append(
+                BranchTerm(
+                    normalized=1.0 / (fusion.rank_constant + rank),
+                    contribution=float(weight) / (fusion.rank_constant + rank),
+                )
+            )
+        return terms
+    if not isinstance(fusion, NormalizedScoreFusion):
+        raise UnsupportedFeatureError(
+            f"fusion method {type(fusion).method!r} ({type(fusion).__name__})",
+            "explained scores",
+        )
+    for index, (rank, raw, extent, weight, branch) in enumerate(
+        zip(ranks, raw_scores, bounds, fusion.branch_weights, fusion.branches)
+    ):
+        if rank is None or raw is None:
+            terms.append(BranchTerm(normalized=None, contribution=0.0))
+            continue
+        if extent is None or extent[0] is None or extent[1] is None:
+            raise PlanError(
+                f"branch {index} returned the row but its normalization bounds are missing",
+                field="bounds",
+                value=extent,
+            )
+        low, high = float(extent[0]), float(extent[1])
+        similarity = float(raw) if branch.higher_is_better else -float(raw)
+        normalized = fusion.equal_scores_value if high == low else (similarity - low) / (high - low)
+        terms.append(BranchTerm(normalized=normalized, contribution=float(weight) * normalized))
+    return terms

@@ -94,6 +94,11 @@ EXAMPLES: dict[str, tuple[Callable[[], SearchPlan], str, str]] = {
         "page_scores",
         "give the branch a result_name, or set include_branch_scores",
     ),
+    "explained_scores_read_branch_scores": (
+        lambda: _fused(explain_scores=True, include_branch_scores=False),
+        "include_branch_scores",
+        "explain_scores reads each branch's rank and raw score",
+    ),
     "score_name_needs_fusion": (
         lambda: SearchPlan(source=TEXT, score_name="relevance"),
         "score_name",

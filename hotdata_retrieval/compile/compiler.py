@@ -92,6 +92,7 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
     TieBreaker,
     VectorSearch,
+    bound_columns,
     debug_columns,
 )
 from hotdata_retrieval.plan.visitor import visit_name_of
@@ -993,6 +994,8 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                     if value is None
                     else exp.Alias(this=value.copy(), alias=identifier(raw_name))
                 )
+        for _, bound_name in self.explained_bounds(plan, fused_branches):
+            projection.append(column(bound_name, FUSED))
         for name, branch in zip(names, fusion.branches):
             if branch.result_name is not None:
                 value = completed.get(name)
@@ -1018,6 +1021,24 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
             offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
         )
+
+    def explained_bounds(
+        self, plan: SearchPlan, branches: Sequence[FusedBranch]
+    ) -> list[tuple[exp.Column, str]]:
+        """With the plan's ``explain_scores``, each branch's normalization bounds in its ranked
+        CTE (:data:`SIMILARITY_LOW`, :data:`SIMILARITY_HIGH`) and the result column each is
+        returned as (:func:`~hotdata_retrieval.plan.search.bound_columns`); empty without it,
+        and for a rank-based fusion."""
+        fusion = plan.fusion
+        if fusion is None or not plan.explain_scores:
+            return []
+        return [
+            (fused_branch.column(source), name)
+            for fused_branch in branches
+            for source, name in zip(
+                (SIMILARITY_LOW, SIMILARITY_HIGH), bound_columns(fused_branch.name, fusion)
+            )
+        ]
 
     def page_scores(self, plan: SearchPlan) -> dict[str, exp.Expr]:
         """Per branch ``page_scores`` names, the value its raw-score column takes in the
@@ -1312,6 +1333,8 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                 items.append(exp.Alias(this=fused_branch.rank, alias=identifier(rank_name)))
             if plan.include_branch_scores or fused_branch.branch.result_name is not None:
                 items.append(exp.Alias(this=fused_branch.raw, alias=identifier(raw_name)))
+        for bound, bound_name in self.explained_bounds(plan, branches):
+            items.append(exp.Alias(this=bound, alias=identifier(bound_name)))
         if not chained:
             return exp.Select(
                 expressions=items,
@@ -1452,6 +1475,8 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
         return "hybrid_search returns no vector column"
     if plan.page_scores:
         return "hybrid_search computes no distance for a row its vector branch did not return"
+    if plan.explain_scores and isinstance(fusion, NormalizedScoreFusion):
+        return "hybrid_search returns no branch's normalization bounds (explain_scores)"
     if plan.single_table is None:
         return "hybrid_search searches one table, the plan several"
     if any(branch.filter_through_key for branch in plan.branches):

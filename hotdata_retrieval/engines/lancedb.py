@@ -70,6 +70,7 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
+    fill_bounds,
     fill_page_scores,
     search_result,
 )
@@ -738,6 +739,7 @@ class LancedbEngine(RoutesByIndexes):
             stored_rows.append(stored)
         # before the tie-breakers order the rows: they may read a completed distance
         fill_page_scores(executed, rows, stored_rows)
+        fill_bounds(executed, rows, scores)
         if broken:
             key = plan.key_column
             assert key is not None  # a fusion's plan always has a key

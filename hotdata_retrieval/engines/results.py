@@ -14,7 +14,8 @@ from hotdata_retrieval.engines.checks import ValueKind, check_side_table_key, wi
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import MissingExtraError, PlanError
 from hotdata_retrieval.extras import require_extra
-from hotdata_retrieval.plan.search import SearchPlan, debug_columns
+from hotdata_retrieval.fusion import branch_bounds, explain_terms
+from hotdata_retrieval.plan.search import SearchPlan, bound_columns, debug_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,11 +34,27 @@ class BranchScore:
             for the hit's row (``None`` only for a row without a vector).
         computed: ``raw_score`` was computed for the hit's row (``page_scores``): the branch
             did not return the hit, so it has no rank.
+        normalized: with the plan's ``explain_scores``, the branch's value on the fusion's
+            common scale before its weight — the reciprocal rank ``1 / (k + rank)`` (RRF), the
+            normalized similarity (min-max, DBSF) — and ``None`` where the branch did not
+            return the hit (:class:`~hotdata_retrieval.fusion.BranchTerm`); ``None`` without
+            ``explain_scores``.
+        contribution: with ``explain_scores``, what the branch adds to the hit's fused score
+            (its weighted ``normalized``; 0.0 where it did not return the hit): a hit's
+            contributions, added in branch order, are its fused score. ``None`` without
+            ``explain_scores``.
     """
 
     rank: int | None
     raw_score: float | None
     computed: bool = False
+    normalized: float | None = None
+    contribution: float | None = None
+
+    @property
+    def returned(self) -> bool:
+        """Whether the branch returned the hit (it has a rank there)."""
+        return self.rank is not None
 
 
 @attrs.frozen(kw_only=True)
@@ -164,7 +181,8 @@ class SearchResult:
         """The hits as rows, best first: one dict per hit holding its requested columns, then
         its ranking value as ``score`` (higher is better) or ``distance`` (lower is nearer),
         then per branch ``<branch>_rank`` (1-based, ``None`` where the branch missed the hit)
-        and ``<branch>_raw_score`` (its BM25 score or distance) for a fusion.
+        and ``<branch>_raw_score`` (its BM25 score or distance) for a fusion, and with
+        explained scores ``<branch>_normalized`` and ``<branch>_contribution``.
 
         Raises:
             PlanError: a requested column has the name of one of those values (rename it in
@@ -179,6 +197,9 @@ class SearchResult:
                 for name, branch in hit.branches.items():
                     added[f"{name}_rank"] = branch.rank
                     added[f"{name}_raw_score"] = branch.raw_score
+                    if branch.contribution is not None:
+                        added[f"{name}_normalized"] = branch.normalized
+                        added[f"{name}_contribution"] = branch.contribution
             for name, value in added.items():
                 if name in row:
                     raise PlanError(
@@ -241,6 +262,9 @@ def hits_from_rows(
     debug = [debug_columns(name, branch) for name, branch in zip(names, plan_branches)]
     key_column = plan.key_column
     page_scored = frozenset(plan.page_scores)
+    fusion = plan.fusion
+    explained = fusion is not None and plan.explain_scores
+    bounds = [bound_columns(name, fusion) for name in names] if fusion is not None else []
     for position, row in enumerate(rows, start=plan.offset + 1):
         score: float | None = None
         distance: float | None = None
@@ -266,6 +290,9 @@ def hits_from_rows(
                     raw_score=raw,
                     computed=rank is None and raw is not None and name in page_scored,
                 )
+            if explained:
+                assert fusion is not None
+                branches = _explained(fusion, branches, row, bounds)
             score = None if row["score"] is None else float(row["score"])
         hits.append(
             SearchHit(
@@ -280,6 +307,51 @@ def hits_from_rows(
             )
         )
     return tuple(hits)
+
+
+def _explained(
+    fusion: Any,
+    branches: dict[str, BranchScore],
+    row: Mapping[str, Any],
+    bounds: Sequence[tuple[str, ...]],
+) -> dict[str, BranchScore]:
+    """``branches`` with each one's normalized value and contribution
+    (:func:`~hotdata_retrieval.fusion.explain_terms`), its bounds read from ``row``."""
+    scores = list(branches.values())
+    terms = explain_terms(
+        fusion,
+        [branch.rank for branch in scores],
+        [branch.raw_score for branch in scores],
+        [(row[columns[0]], row[columns[1]]) if columns else None for columns in bounds],
+    )
+    return {
+        name: attrs.evolve(branch, normalized=term.normalized, contribution=term.contribution)
+        for (name, branch), term in zip(branches.items(), terms)
+    }
+
+
+def fill_bounds(
+    plan: SearchPlan, rows: list[dict[str, Any]], scores: Sequence[Sequence[float]]
+) -> None:
+    """Complete ``rows`` (a fusion's result rows) in place, for an engine that fuses in the
+    library (the local engine's native path, LanceDB, turbopuffer), when the plan explains
+    its scores: each branch's normalization bounds (:func:`~hotdata_retrieval.plan.search.
+    bound_columns`), computed from ``scores`` (each branch's raw scores, its candidates cut to
+    the depth) as the reference fusion computes them, on every row where the branch returned
+    it (``None`` elsewhere, as the statement's join leaves them)."""
+    fusion = plan.fusion
+    if fusion is None or not plan.explain_scores:
+        return
+    extents = branch_bounds(fusion, scores)
+    for name, branch, extent in zip(plan.branch_names, plan.branches, extents):
+        columns = bound_columns(name, fusion)
+        if not columns:
+            continue
+        rank_column = debug_columns(name, branch)[0]
+        for row in rows:
+            returned = extent is not None and row.get(rank_column) is not None
+            row[columns[0]] = extent[0] if returned and extent is not None else None
+            row[columns[1]] = extent[1] if returned and extent is not None else None
 
 
 def fill_page_scores(

@@ -76,6 +76,7 @@ from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
+    fill_bounds,
     fill_page_scores,
     search_result,
 )
@@ -921,6 +922,7 @@ class TurbopufferEngine(RoutesByIndexes):
             rows.append(row)
             stored_rows.append(stored)
         fill_page_scores(executed, rows, stored_rows)
+        fill_bounds(executed, rows, scores)
         statement = json.dumps({**body, "fusion": fusion.describe()})
         return search_result(plan, executed, rows, statement)
 

@@ -102,6 +102,7 @@ _PLAN_KEYS = (
     "include_vectors",
     "rows_from",
     "page_scores",
+    "explain_scores",
 )
 _TEXT_BRANCH_KEYS = (
     "kind",
@@ -478,6 +479,14 @@ _BASE_SCHEMA: dict[str, Any] = {
             "type": ["boolean", "null"],
             "default": False,
             "description": "For a fusion, also return each branch's rank and raw score.",
+        },
+        "explain_scores": {
+            "type": ["boolean", "null"],
+            "default": False,
+            "description": "For a fusion, also return what each hit's fused score is made of: "
+            "each branch's rank, raw score and (score-normalized fusions) normalization bounds, "
+            "from which each branch's normalized value and weighted contribution follow. Needs "
+            "include_branch_scores (its default when this is true).",
         },
         "page_scores": {
             "anyOf": [
@@ -1058,6 +1067,9 @@ def plan_from_document(
         options["score_name"] = document["score_name"]
     if document.get("include_vectors") is not None:
         options["include_vectors"] = _boolean(document["include_vectors"], "include_vectors")
+    if document.get("explain_scores") is not None:
+        options["explain_scores"] = _boolean(document["explain_scores"], "explain_scores")
+        options.setdefault("include_branch_scores", options["explain_scores"])
     if document.get("include_branch_scores") is not None:
         options["include_branch_scores"] = _boolean(
             document["include_branch_scores"], "include_branch_scores"
@@ -1172,7 +1184,8 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     Returns:
         ``{"table", "branches", ["fusion",] "columns", "limit", "offset", "filter",
         "key_column", "include_branch_scores", "tie_breakers", "score_name",
-        "include_vectors", "rows_from", "page_scores"}``; see :data:`PLAN_JSON_SCHEMA`.
+        "include_vectors", "rows_from", "page_scores", "explain_scores"}``; see
+        :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
     >>> document = plan_to_document(SearchPlan(source=Bm25Search(table="docs", column="body",
@@ -1207,4 +1220,5 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     ]
     document["rows_from"] = None if plan.rows_from is None else _table_document(plan.rows_from)
     document["page_scores"] = list(plan.page_scores)
+    document["explain_scores"] = plan.explain_scores
     return document

@@ -1304,6 +1304,23 @@ def debug_columns(name: str, branch: Branch) -> tuple[str, str]:
     return (f"{name}_rank", f"{name}_{branch.raw_score_column.lstrip('_')}")
 
 
+def bound_columns(name: str, fusion: Fusion) -> tuple[str, ...]:
+    """The result columns of one fused branch's normalization bounds that a plan with
+    ``explain_scores`` returns: ``<name>_similarity_low`` and ``<name>_similarity_high`` for a
+    score-normalized fusion (:class:`NormalizedScoreFusion`, the ``low`` and ``high`` its
+    similarities are normalized over), none for a rank-based one.
+
+    >>> fusion = MinMaxFusion(branches=[
+    ...     Bm25Search(table="t", column="title", query_text="q"),
+    ...     Bm25Search(table="t", column="body", query_text="q")])
+    >>> bound_columns("text", fusion)
+    ('text_similarity_low', 'text_similarity_high')
+    """
+    if isinstance(fusion, NormalizedScoreFusion):
+        return (f"{name}_similarity_low", f"{name}_similarity_high")
+    return ()
+
+
 @attrs.frozen(kw_only=True)
 class SearchPlan:
     """A whole search: one branch or a fusion, its filter, projection and page.
@@ -1366,6 +1383,12 @@ class SearchPlan:
             over a row gives its score for a row it did not return on every engine. The
             vector-index fast path of the branch's own query is kept: the distances are
             computed in the final join, never in the branch's query.
+        explain_scores: for a fusion, also return what each hit's fused score is made of, so
+            each branch's normalized value and weighted contribution can be given per hit
+            (:class:`~hotdata_retrieval.engines.results.BranchScore`): the branch scores
+            (``include_branch_scores``, which it needs and defaults to) and, for a
+            score-normalized fusion, each branch's normalization bounds
+            (:func:`bound_columns`). A single branch's score is its raw score already.
 
     Raises:
         PlanError: on any invalid part, naming the bad value: a field's own converter
@@ -1379,7 +1402,11 @@ class SearchPlan:
     offset: int = attrs.field(default=0, converter=_offset)
     filter: Predicate | None = attrs.field(default=None, converter=_optional_predicate)
     key_column: str | None = attrs.field(default="id", converter=_key_column)
-    include_branch_scores: bool = attrs.field(default=False, validator=check_flag)
+    explain_scores: bool = attrs.field(default=False, validator=check_flag)
+    include_branch_scores: bool = attrs.field(
+        default=attrs.Factory(lambda plan: plan.explain_scores, takes_self=True),
+        validator=check_flag,
+    )
     tie_breakers: tuple[TieBreaker, ...] = attrs.field(default=(), converter=_tie_breakers)
     score_name: str | None = attrs.field(default="score", converter=_score_name)
     include_vectors: bool = attrs.field(default=False, validator=check_flag)
@@ -1576,8 +1603,9 @@ class SearchPlan:
         A single branch appends its raw score (``score`` or ``_distance``, or its
         ``result_name``); a fusion appends its ``score_name`` (the fused score, higher is
         better; none when ``None``), then, with ``include_branch_scores``, ``<branch>_rank``
-        and ``<branch>_score``/``<branch>_distance`` for each branch, then each named
-        branch's ``result_name``.
+        and ``<branch>_score``/``<branch>_distance`` for each branch, then with
+        ``explain_scores`` each branch's :func:`bound_columns`, then each named branch's
+        ``result_name``.
         """
         if self.fusion is None:
             return (self.ranking_column,)
@@ -1585,6 +1613,9 @@ class SearchPlan:
         if self.include_branch_scores:
             for name, branch in zip(self.branch_names, self.branches):
                 columns.extend(debug_columns(name, branch))
+        if self.explain_scores:
+            for name in self.branch_names:
+                columns.extend(bound_columns(name, self.fusion))
         columns.extend(branch.result_name for branch in self.branches if branch.result_name)
         return tuple(columns)
 
@@ -1773,6 +1804,19 @@ def _check_page_scores_returned(plan: SearchPlan) -> None:
                 field="page_scores",
                 value=name,
             )
+
+
+@_plan_check
+def _check_explained_scores_read_branch_scores(plan: SearchPlan) -> None:
+    """A fusion that explains its scores returns each branch's rank and raw score:
+    ``include_branch_scores`` is not turned off beside ``explain_scores``."""
+    if plan.fusion is not None and plan.explain_scores and not plan.include_branch_scores:
+        raise PlanError(
+            "explain_scores reads each branch's rank and raw score; leave "
+            "include_branch_scores at its default (true with explain_scores)",
+            field="include_branch_scores",
+            value=False,
+        )
 
 
 @_plan_check

@@ -59,6 +59,7 @@ from hotdata_retrieval.engines.checks import ValueKind
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
+from hotdata_retrieval.engines.results import fill_bounds
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -239,6 +240,7 @@ def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) 
                 if raw is None and name in completed:
                     raw = completed[name][position]
                 row[raw_column] = raw
+    fill_bounds(plan, rows, scores)
     return rows
 
 
