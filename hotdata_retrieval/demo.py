@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from hotdata_retrieval.extras import MissingExtraError
+from hotdata_retrieval.extras import missing_extra
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -187,9 +187,7 @@ def support_tickets(count: int = 144, seed: int = 20_241) -> pa.Table:
     try:
         import pyarrow as pa
     except ImportError:
-        raise MissingExtraError(
-            "local", missing=["pyarrow"], needed_by="support_tickets()"
-        ) from None
+        raise missing_extra("local", missing=["pyarrow"], needed_by="support_tickets()") from None
 
     rng = random.Random(seed)
     rows: dict[str, list[object]] = {

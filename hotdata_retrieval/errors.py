@@ -295,19 +295,22 @@ class DimensionMismatchError(HotdataRetrievalError, ValueError):
 class UnvisitableNodeError(HotdataRetrievalError, TypeError):
     """A visitor has no ``visit_<name>`` method for a node (or the node has no visit name).
 
+    Built by :meth:`hotdata_retrieval.plan.visitor.NodeVisitor.unvisitable`, which works out
+    the method's name from the node's ``visit_name``.
+
     Attributes:
         visitor: the visitor's class name.
         node: the node.
+        method: the method the visitor lacks (``visit_<visit_name>``), or ``None`` when the
+            node's class has no visit name.
     """
 
-    def __init__(self, visitor: str, node: Any) -> None:
-        from hotdata_retrieval.plan.visitor import visit_name_of
-
-        name = visit_name_of(type(node))
-        method = f"visit_{name}" if name is not None else "a visit method"
-        super().__init__(f"{visitor} has no {method} for {type(node).__name__} nodes")
+    def __init__(self, visitor: str, node: Any, *, method: str | None) -> None:
+        lacking = method if method is not None else "visit method"
+        super().__init__(f"{visitor} has no {lacking} for {type(node).__name__} nodes")
         self.visitor = visitor
         self.node = node
+        self.method = method
 
 
 class KeyTypeError(PlanError):
@@ -446,18 +449,19 @@ class MissingExtraError(HotdataRetrievalError, ImportError):
         missing: the modules of that extra that could not be imported, in
             :data:`EXTRA_MODULES` order.
         needed_by: what needs it, e.g. ``"hdq search"``.
+        install: the shell command that installs the extra
+            (:func:`hotdata_retrieval.extras.install_command`).
     """
 
-    def __init__(self, extra: str, *, missing: Sequence[str], needed_by: str) -> None:
-        from hotdata_retrieval.extras import install_command
-
+    def __init__(self, extra: str, *, missing: Sequence[str], needed_by: str, install: str) -> None:
         super().__init__(
             f"{needed_by} needs the {extra} extra, which is not installed (no module "
-            f"{', '.join(missing)}): {install_command(extra)}"
+            f"{', '.join(missing)}): {install}"
         )
         self.extra = extra
         self.missing = tuple(missing)
         self.needed_by = needed_by
+        self.install = install
 
 
 class ToolError(HotdataRetrievalError):

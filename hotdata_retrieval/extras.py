@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from hotdata_retrieval.errors import MissingExtraError as MissingExtraError
 
@@ -67,6 +67,14 @@ def install_command(extra: str) -> str:
     return f"pip install '{DISTRIBUTION}[{extra}]'"
 
 
+def missing_extra(extra: str, *, missing: Sequence[str], needed_by: str) -> MissingExtraError:
+    """The error saying ``needed_by`` needs ``extra``, whose modules ``missing`` do not
+    import, with the command that installs it (for the caller to raise)."""
+    return MissingExtraError(
+        extra, missing=missing, needed_by=needed_by, install=install_command(extra)
+    )
+
+
 def _importable(module: str) -> bool:
     try:
         importlib.import_module(module)
@@ -91,4 +99,4 @@ def require_extra(extra: str, *, needed_by: str) -> None:
         os.environ.setdefault(name, value)
     missing = [module for module in EXTRA_MODULES[extra] if not _importable(module)]
     if missing:
-        raise MissingExtraError(extra, missing=missing, needed_by=needed_by)
+        raise missing_extra(extra, missing=missing, needed_by=needed_by)

@@ -6,6 +6,7 @@ import ast
 import importlib
 import inspect
 import pkgutil
+import sys
 from pathlib import Path
 
 import hotdata_retrieval
@@ -77,3 +78,22 @@ def test_every_name_a_package_exports_resolves() -> None:
             continue
         for name in getattr(package, "__all__", ()):
             assert hasattr(package, name), f"{module.name}.__all__ names missing {name}"
+
+
+def test_the_errors_module_imports_only_the_standard_library_and_attrs() -> None:
+    # the lowest layer: every module may raise its errors, so it reaches up to none of them
+    # (not even inside a function, where an import hides from the module's top)
+    tree = ast.parse((PACKAGE_ROOT / "errors.py").read_text(encoding="utf-8"))
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imported.add("." * node.level + (node.module or ""))
+    assert imported, "the walk found no import at all"
+    above = sorted(
+        name
+        for name in imported
+        if name.split(".")[0] not in sys.stdlib_module_names and name.split(".")[0] != "attrs"
+    )
+    assert above == []

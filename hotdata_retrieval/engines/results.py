@@ -12,8 +12,8 @@ import attrs
 
 from hotdata_retrieval.engines.checks import ValueKind, check_side_table_key, with_typed_values
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.errors import MissingExtraError, PlanError
-from hotdata_retrieval.extras import require_extra
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.extras import missing_extra, require_extra
 from hotdata_retrieval.fusion import branch_bounds, explain_terms
 from hotdata_retrieval.plan.search import SearchPlan, bound_columns, debug_columns
 
@@ -223,7 +223,7 @@ class SearchResult:
         try:
             import pyarrow as pa
         except ImportError:
-            raise MissingExtraError(
+            raise missing_extra(
                 "pandas", missing=["pyarrow"], needed_by="SearchResult.to_arrow()"
             ) from None
         return pa.Table.from_pylist(self.to_list())

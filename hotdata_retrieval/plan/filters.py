@@ -53,7 +53,7 @@ import attrs
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.values import LiteralValue, check_flag, check_literal
-from hotdata_retrieval.plan.visitor import NodeVisitor, UnvisitableNodeError
+from hotdata_retrieval.plan.visitor import NodeVisitor
 
 MAX_FILTER_TERMS = 1_024
 """The most comparisons, ``IN`` lists and ``IS NULL`` tests one filter may hold. A long flat
@@ -792,7 +792,7 @@ class PredicateVisitor(NodeVisitor, Generic[R]):
         """
         form = form_of(node)
         if form is None or not form.leaf or not self.reads_row(form):
-            raise UnvisitableNodeError(type(self).__name__, node)
+            raise self.unvisitable(node)
         return self.read_row(node, form, *args)
 
     def read_row(self, node: Any, form: PredicateForm, *args: Any) -> R:
@@ -802,7 +802,7 @@ class PredicateVisitor(NodeVisitor, Generic[R]):
         Raises:
             UnvisitableNodeError: this interpretation reads no rows.
         """
-        raise UnvisitableNodeError(type(self).__name__, node)
+        raise self.unvisitable(node)
 
     @classmethod
     def reads_row(cls, form: PredicateForm) -> bool:

@@ -95,4 +95,10 @@ class NodeVisitor:
         Raises:
             UnvisitableNodeError: always (subclasses may raise their own typed error).
         """
-        raise UnvisitableNodeError(type(self).__name__, node)
+        raise self.unvisitable(node)
+
+    def unvisitable(self, node: Any) -> UnvisitableNodeError:
+        """The error saying this visitor has no ``visit_<name>`` method for ``node`` (naming
+        the method from the node's ``visit_name``), for :meth:`generic_visit` and its
+        overrides to raise."""
+        return UnvisitableNodeError(type(self).__name__, node, method=_method_name(type(node)))
