@@ -41,6 +41,7 @@ How each search is written, and why:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -58,7 +59,7 @@ from hotdata_retrieval.compile.nodes import (
     VectorDistance,
 )
 from hotdata_retrieval.compile.stores import StoreCompiler, store_table
-from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.names import TableName, is_bare_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
 from hotdata_retrieval.plan.values import check_positive_int
 
@@ -90,10 +91,28 @@ def text_index_table(schema: str, table: str, column: str) -> str:
     schema's and the table's names are each preceded by their length, so no two columns
     share a terms table (``a.b__c`` and ``a__b.c`` would otherwise both be ``a__b__c``).
 
+    DuckDB's fts extension writes this name into the SQL it generates unquoted (``PRAGMA
+    create_fts_index('main."my docs"', ...)`` fails with ``syntax error at or near "docs"``,
+    measured with DuckDB 1.5.5), so when a name is not a bare identifier the terms table is
+    named by a digest of the three names instead: a column named ``Body Text`` is indexed
+    like any other.
+
     >>> text_index_table("main", "docs", "body")
     't4_main_4_docs_body'
+    >>> text_index_table("main", "docs", "body text")
+    'h_4ec29956958e4057b1c0eb3c'
     """
-    return f"t{len(schema)}_{schema}_{len(table)}_{table}_{column}"
+    name = f"t{len(schema)}_{schema}_{len(table)}_{table}_{column}"
+    if is_bare_identifier(name):
+        return name
+    digest = hashlib.sha256("\0".join((schema, table, column)).encode()).hexdigest()
+    return f"h_{digest[:24]}"
+
+
+def terms_column(column: str) -> str:
+    """The column of a terms table (:func:`text_index_table`) holding ``column``'s terms:
+    its own name when bare (the fts extension writes it unquoted), else ``terms``."""
+    return column if is_bare_identifier(column) else "terms"
 
 
 def text_index_schema(schema: str, table: str, column: str) -> str:
@@ -314,7 +333,9 @@ def create_text_index_table(table: TableName, column: str) -> list[str]:
             this=_index_table(table, column),
             expressions=[
                 exp.ColumnDef(this=_quoted("base_rowid"), kind=exp.DataType.build("BIGINT")),
-                exp.ColumnDef(this=_quoted(column), kind=exp.DataType.build("VARCHAR")),
+                exp.ColumnDef(
+                    this=_quoted(terms_column(column)), kind=exp.DataType.build("VARCHAR")
+                ),
             ],
         ),
     )
@@ -354,7 +375,7 @@ def create_fts_index(table: TableName, column: str) -> str:
             f"{TEXT_INDEX_SCHEMA}.{text_index_table(_schema(table), table.name, column)}"
         ),
         exp.Literal.string("base_rowid"),
-        exp.Literal.string(column),
+        exp.Literal.string(terms_column(column)),
         *(
             exp.EQ(
                 this=exp.var(name),

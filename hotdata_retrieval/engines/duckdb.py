@@ -100,7 +100,7 @@ from hotdata_retrieval.engines.store import (
     store_column_type,
 )
 from hotdata_retrieval.extras import require_extra
-from hotdata_retrieval.plan.names import TableName, is_bare_identifier
+from hotdata_retrieval.plan.names import TableName
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -446,8 +446,6 @@ class DuckdbEngine(SqlStoreEngine):
         vectors: Sequence[StoreColumn],
     ) -> None:
         check_rowid_column(data.column_names, text_columns, "DuckDB")
-        if text_columns:
-            _check_full_text_names(table, text_columns)
         dimensions = {vector.name: vector.dimensions for vector in vectors}
         for name, size in dimensions.items():
             if size == 0:
@@ -590,28 +588,6 @@ class DuckdbEngine(SqlStoreEngine):
         finally:
             self._connection.unregister(_LOADING)
         self._execute(create_fts_index(table, column))
-
-
-def _check_full_text_names(table: TableName, text_columns: Sequence[str]) -> None:
-    """Refuse, before anything is written, a full-text index DuckDB cannot build: its fts
-    extension writes the table's and the columns' names into the SQL it generates unquoted
-    (``PRAGMA create_fts_index('main."my docs"', ...)`` fails with ``syntax error at or near
-    "docs"``, measured with DuckDB 1.5.5), so each must be a bare identifier.
-
-    Raises:
-        EngineError: naming the first name that is not, and what to do.
-    """
-    for label, name in (
-        ("schema", table.schema),
-        ("table", table.name),
-        *(("text column", column) for column in text_columns),
-    ):
-        if not is_bare_identifier(name):
-            raise EngineError(
-                f"duckdb: cannot build a full-text index over {label} {name!r}: DuckDB's fts "
-                "extension needs bare names (letters, digits and underscores, not starting "
-                "with a digit); rename it, or load the table without text_columns"
-            )
 
 
 @attrs.frozen(kw_only=True)
