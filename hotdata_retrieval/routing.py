@@ -338,6 +338,16 @@ def _flag(value: Any) -> bool:
     return value
 
 
+def _explain_flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise PlanError(
+            f"explain_scores must be true or false, got {value!r}",
+            field="explain_scores",
+            value=value,
+        )
+    return value
+
+
 def _columns(value: Any) -> tuple[str, ...] | None:
     if value is None:
         return None
@@ -486,6 +496,10 @@ class SearchRequest:
         vector_column: the vector column to use.
         key_column: the table's unique key (default: what the engine knows of the table).
         include_branch_scores: return each branch's rank and raw score.
+        explain_scores: a hybrid search's hits also say what their fused score is made of:
+            per branch its normalized value and weighted contribution
+            (:attr:`~hotdata_retrieval.plan.search.SearchPlan.explain_scores`; with the branch
+            scores, which it implies). A single branch's score is its raw score already.
         fusion: a hybrid search's fusion (:class:`FusionChoice`, a method's name, or
             ``{"method": ..., <option>: ...}``); refused for a search that is not hybrid.
         query_syntax: how a text branch reads the query (``"text"``, default, ``"terms"``:
@@ -511,6 +525,7 @@ class SearchRequest:
     vector_column: str | None = attrs.field(default=None, converter=_vector_column)
     key_column: str | None = attrs.field(default=None, converter=_key_column)
     include_branch_scores: bool = attrs.field(default=False, converter=_flag)
+    explain_scores: bool = attrs.field(default=False, converter=_explain_flag)
     fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion_choice)
     query_syntax: QuerySyntax = attrs.field(default=QuerySyntax.TEXT, converter=_query_syntax)
     allow_empty_query: bool = attrs.field(default=False, converter=_flag)
@@ -645,5 +660,6 @@ def plan_search(
         offset=request.offset,
         filter=request.filter,
         key_column=indexes.key_column,
-        include_branch_scores=request.include_branch_scores,
+        include_branch_scores=request.include_branch_scores or request.explain_scores,
+        explain_scores=request.explain_scores,
     )

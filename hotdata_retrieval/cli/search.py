@@ -108,6 +108,7 @@ def render_hits(
     first_position: int = 1,
     width: int | None = None,
     explain_ranking: bool = True,
+    contributions: bool = False,
 ) -> Table:
     """A rich table of hits: position, key, score, the columns, and optionally branch ranks.
 
@@ -125,6 +126,8 @@ def render_hits(
             they would not fit, the ranking's header drops its explanation.
         explain_ranking: head the ranking column ``score (higher is better)`` or ``distance
             (lower is nearer)``, not only ``score`` or ``distance``.
+        contributions: also show what each branch adds to the fused score (explained
+            scores; ``-`` where the branch did not return the hit, which adds 0).
     """
     table = Table(title=title, title_justify="left", expand=False)
     table.add_column("#", justify="right", style="dim", no_wrap=True)
@@ -157,10 +160,20 @@ def render_hits(
                 "-" if hit.branches[name].rank is None else str(hit.branches[name].rank)
                 for name in branch_names
             )
+        if contributions:
+            cells.extend(
+                "-"
+                if not hit.branches[name].returned or hit.branches[name].contribution is None
+                else f"{hit.branches[name].contribution:.6f}"
+                for name in branch_names
+            )
         rows.append((cells, [_preview(hit.columns[column]) for column in columns]))
     if ranks:
         for name in branch_names:
             table.add_column(f"{name} rank", justify="right", no_wrap=True)
+    if contributions:
+        for name in branch_names:
+            table.add_column(f"{name} adds", justify="right", no_wrap=True)
     natural = [
         max([len(column), *(len(texts[i]) for _, texts in rows)])
         for i, column in enumerate(columns)
@@ -187,6 +200,7 @@ def render_hits(
                 first_position=first_position,
                 width=width,
                 explain_ranking=False,
+                contributions=contributions,
             )
         limits = list(_fitted(natural, budget))
     for column, limit in zip(columns, limits):
@@ -262,11 +276,18 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
         "key": hit.key,
         ranked_by.lstrip("_"): hit.ranking_value,
         "columns": dict(hit.columns),
-        "branches": {
-            name: {"rank": branch.rank, "raw_score": branch.raw_score}
-            for name, branch in hit.branches.items()
-        },
+        "branches": {name: _branch_json(branch) for name, branch in hit.branches.items()},
     }
+
+
+def _branch_json(branch: Any) -> dict[str, Any]:
+    """A branch's part of a hit: its rank and raw score, and with explained scores its
+    normalized value and contribution (``null`` and 0 where it did not return the hit)."""
+    document: dict[str, Any] = {"rank": branch.rank, "raw_score": branch.raw_score}
+    if branch.contribution is not None:
+        document["normalized"] = branch.normalized
+        document["contribution"] = branch.contribution
+    return document
 
 
 @click.command("search")
@@ -295,6 +316,12 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
 @query_embedder_option
 @fusion_options
 @click.option("--explain", is_flag=True, help="Also show the SQL and each branch's rank.")
+@click.option(
+    "--explain-scores",
+    is_flag=True,
+    help="For a hybrid search, show what each hit's fused score is made of: per branch its "
+    "normalized value and weighted contribution (they add up to the score).",
+)
 @full_vectors_option
 @click.option(
     "--format",
@@ -324,6 +351,7 @@ def search(
     min_score: float | None,
     fusion_file: Path | None,
     explain: bool,
+    explain_scores: bool,
     full_vectors: bool | None,
     output_format: str,
 ) -> None:
@@ -373,6 +401,7 @@ def search(
             columns=None if columns is None else [c.strip() for c in columns.split(",")],
             text_column=text_column,
             fusion=FusionChoice(method=method, options=settings) if chosen else None,
+            explain_scores=explain_scores,
         )
         try:
             plan = engine.plan_search(request)
@@ -406,6 +435,7 @@ def search(
         "ranks": explain or plan.fusion is not None,
         "key_column": plan.key_column,
         "first_position": plan.offset + 1,
+        "contributions": plan.fusion is not None and plan.explain_scores,
     }
     hits = render_hits(result, width=console.width, **shape)
     shown = result.sql

@@ -89,6 +89,7 @@ class SearchTable:
         vector_column: str | None = None,
         fusion: FusionChoice | str | Mapping[str, Any] | None = None,
         embed_query: Callable[[str], Sequence[float]] | None = None,
+        explain_scores: bool = False,
     ) -> Search:
         """A search of the table for ``query``: the plan the engine routes from the table's
         indexes (``engine.plan_search``; rules in :mod:`hotdata_retrieval.routing`), with
@@ -106,6 +107,9 @@ class SearchTable:
                 :class:`~hotdata_retrieval.routing.FusionChoice`.
             embed_query: embeds the query where the route needs a vector on this side
                 (default: the engine's embedder for the table).
+            explain_scores: a fused search's hits also carry, per branch, the normalized
+                value and weighted contribution their fused score adds up from
+                (:class:`~hotdata_retrieval.routing.SearchRequest`).
 
         Raises:
             PlanError: an unknown mode (naming the known ones); no index serves the mode; the
@@ -121,6 +125,7 @@ class SearchTable:
             vector_column=vector_column,
             fusion=fusion,
             embed_query=embed_query,
+            explain_scores=explain_scores,
         )
         return Search(engine=self.engine, plan=plan)
 
