@@ -22,6 +22,7 @@ from hotdata_retrieval import (
 )
 from hotdata_retrieval.plan import search
 from hotdata_retrieval.plan.search import PlanCheck, plan_checks
+from hotdata_retrieval.plan.steps import Diversity
 
 VECTOR = [0.6, -0.8, 0.1]
 TEXT = Bm25Search(table="docs", column="body", query_text="disk full")
@@ -166,6 +167,11 @@ EXAMPLES: dict[str, tuple[Callable[[], SearchPlan], str, str]] = {
         lambda: SearchPlan(source=TEXT, tie_breakers=["score"]),
         "tie_breakers",
         "tie-break column 'score' is the ranking itself",
+    ),
+    "steps": (
+        lambda: SearchPlan(source=TEXT, steps=[Diversity(mmr_lambda=0.5)]),
+        "diversity",
+        "which only a nearest-neighbour branch carries",
     ),
 }
 

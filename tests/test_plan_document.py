@@ -426,6 +426,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
         "rows_from": None,
         "page_scores": [],
         "explain_scores": False,
+        "steps": [],
     }
 
 

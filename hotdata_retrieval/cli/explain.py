@@ -53,6 +53,7 @@ from hotdata_retrieval.plan.search import (
     VectorSearch,
     make_fusion,
 )
+from hotdata_retrieval.plan.steps import describe_steps
 from hotdata_retrieval.plan.values import json_type
 
 MODES = ("text", "semantic", "nearest", "hybrid")
@@ -306,10 +307,12 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     for name, branch in zip(plan.branch_names, plan.branches):
         lines.append(f"-- branch {name}: {_describe(branch)}")
     fusion = plan.fusion
-    if fusion is None:
+    if fusion is None and not plan.steps:
         lines.append(
             f"-- fetches limit + offset = {plan.depth} {'row' if plan.depth == 1 else 'rows'}"
         )
+    elif fusion is None:
+        pass
     elif isinstance(fusion, ReciprocalRankFusion):
         weights = ", ".join(repr(weight) for weight in fusion.weights)
         lines.append(
@@ -325,6 +328,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
             f"-- page scores: branch {name}'s {branch.metric.value} distance is computed for "
             f"every hit it did not return, from {branch.column} in the final join"
         )
+    lines.extend(f"-- {line}" for line in describe_steps(plan))
     return lines
 
 
@@ -527,6 +531,8 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
         }
         if params["prelude"]:
             payload["prelude"] = prelude
+        if plan.steps:
+            payload["steps"] = describe_steps(plan)
         click.echo(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False))
     else:
         full: bool | None = params["full_vectors"]

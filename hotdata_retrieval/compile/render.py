@@ -36,6 +36,7 @@ from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
 from hotdata_retrieval.compile.nodes import SLOT_DELIMITER, VectorLiteral, lower_search_nodes
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
+from hotdata_retrieval.plan.steps import statement_plan
 
 _TEMPLATE_CACHE_SIZE = 512
 
@@ -334,7 +335,10 @@ def _render(
     identify: bool = False,
 ) -> str:
     """:func:`to_sql`, with each query vector written by ``vector_text`` when given (and
-    every identifier quoted with ``identify``)."""
+    every identifier quoted with ``identify``). A plan with steps compiles to its statement,
+    which fetches the steps' candidates (:func:`~hotdata_retrieval.plan.steps.
+    statement_plan`)."""
+    plan = statement_plan(plan)
     if (
         plan.filter is not None
         and profile.native_hybrid_search is not None
@@ -403,7 +407,7 @@ def compile_plan(plan: SearchPlan, dialect: str | DialectProfile = "hotdata") ->
             the dialect cannot express.
     """
     profile = get_dialect(dialect)
-    tree = compiler_for(profile, LiteralBinder(profile)).compile(plan)
+    tree = compiler_for(profile, LiteralBinder(profile)).compile(statement_plan(plan))
     lowered = lower_search_nodes(tree, profile.generator)
     assert isinstance(lowered, exp.Select)
     return lowered

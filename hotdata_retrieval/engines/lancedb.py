@@ -688,14 +688,16 @@ class LancedbEngine(RoutesByIndexes):
         fusion = plan.fusion
         if fusion is None:
             branch = plan.branches[0]
-            ranked = self._branch(opened, executed, branch, plan.limit + plan.offset, columns)
+            ranked = self._branch(
+                opened, executed, branch, executed.limit + executed.offset, columns
+            )
             rows = [
                 {
                     **{name: ranked.rows[key][name] for name in executed.projection},
                     branch.raw_score_column: raw,
                 }
                 for key, raw in zip(ranked.keys, ranked.raw)
-            ][plan.offset :]
+            ][executed.offset :]
             statement = json.dumps({"queries": [ranked.query]})
             return search_result(plan, executed, rows, statement)
         branches = [
@@ -720,8 +722,8 @@ class LancedbEngine(RoutesByIndexes):
             lists,
             ranks=ranks,
             scores=scores,
-            limit=None if broken else plan.limit,
-            offset=0 if broken else plan.offset,
+            limit=None if broken else executed.limit,
+            offset=0 if broken else executed.offset,
         )
         rows = []
         stored_rows = []
@@ -744,7 +746,9 @@ class LancedbEngine(RoutesByIndexes):
             key = plan.key_column
             assert key is not None  # a fusion's plan always has a key
             order = [("score", True), *_tie_breaking(executed), (key, False)]
-            rows = ordered_rows(rows, ranking=order)[plan.offset : plan.offset + plan.limit]
+            rows = ordered_rows(rows, ranking=order)[
+                executed.offset : executed.offset + executed.limit
+            ]
         statement = json.dumps(
             {"queries": [ranked.query for ranked in branches], "fusion": fusion.describe()}
         )

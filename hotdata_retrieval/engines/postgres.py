@@ -114,6 +114,7 @@ from hotdata_retrieval.engines.store import (
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.plan.steps import statement_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -1124,7 +1125,7 @@ class PostgresEngine(SqlStoreEngine):
         if not any(isinstance(branch, NearestNeighborSearch) for branch in plan.branches):
             return super().search(plan)
         settings = []
-        candidates = plan.depth if plan.fusion is not None else plan.limit + plan.offset
+        candidates = plan.depth if plan.fusion is not None else statement_rows(plan)
         if candidates > HNSW_MAX_EF_SEARCH:
             settings.append("SET LOCAL enable_indexscan = off")
         elif candidates > HNSW_DEFAULT_EF_SEARCH:

@@ -16,6 +16,7 @@ from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import missing_extra, require_extra
 from hotdata_retrieval.fusion import branch_bounds, explain_terms
 from hotdata_retrieval.plan.search import SearchPlan, bound_columns, debug_columns
+from hotdata_retrieval.plan.steps import statement_plan
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -428,11 +429,12 @@ def executed_plan(
     date_columns: frozenset[str] = frozenset(),
     timestamp_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
-    """The plan an engine runs for :meth:`search`: ``plan`` with its key projected and, for a
-    fusion, each branch's rank and raw score included — unless a projected column is named
-    like one of those debug columns (say ``text_rank``), in which case the user's column wins
-    and branch ranks are not reported. Every engine expands a plan through this one function,
-    so engines cannot differ in what they accept.
+    """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
+    fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
+    its key projected and, for a fusion, each branch's rank and raw score included — unless a
+    projected column is named like one of those debug columns (say ``text_rank``), in which
+    case the user's column wins and branch ranks are not reported. Every engine expands a
+    plan through this one function, so engines cannot differ in what they accept.
 
     Args:
         plan: the caller's plan, checked against its table.
@@ -448,7 +450,7 @@ def executed_plan(
     Raises:
         PlanError: a value such a store cannot compare with its column.
     """
-    plan = _default_names(plan)
+    plan = _default_names(statement_plan(plan))
     requested = plan.projection
     key = plan.key_column
     columns = requested if key is None or key in requested else (key, *requested)
@@ -529,7 +531,12 @@ def search_result(
             which needs ``rows_from`` (:func:`~hotdata_retrieval.engines.checks.
             check_side_table_key`).
     """
-    hits = hits_from_rows(executed, plan.projection, rows)
+    if plan.steps:
+        from hotdata_retrieval.engines._steps import run_steps
+
+        hits = run_steps(plan, hits_from_rows(executed, executed.projection, rows))
+    else:
+        hits = hits_from_rows(executed, plan.projection, rows)
     seen: set[Any] = set()
     for hit in hits if plan.key_column is not None else ():
         if hit.key in seen:

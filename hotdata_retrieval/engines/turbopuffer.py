@@ -891,7 +891,7 @@ class TurbopufferEngine(RoutesByIndexes):
                     branch.raw_score_column: score,
                 }
                 for key, score in zip(keys, raw)
-            ][plan.offset :]
+            ][executed.offset :]
             return search_result(plan, executed, rows, json.dumps(body))
         lists, ranks, scores = [], [], []
         for branch, (keys, raw, _) in zip(fusion.branches, ranked):
@@ -905,7 +905,7 @@ class TurbopufferEngine(RoutesByIndexes):
             ranks.append(branch_ranks)
             scores.append([raw_by_key[key] for key in branch_keys])
         fused = reference_fusion(
-            fusion, lists, ranks=ranks, scores=scores, limit=plan.limit, offset=plan.offset
+            fusion, lists, ranks=ranks, scores=scores, limit=executed.limit, offset=executed.offset
         )
         rows = []
         stored_rows = []

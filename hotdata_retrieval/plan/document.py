@@ -85,6 +85,7 @@ from hotdata_retrieval.plan.search import (
     fusion_methods,
     fusion_options,
 )
+from hotdata_retrieval.plan.steps import PlanStep, step_class, step_kinds, step_options
 from hotdata_retrieval.plan.values import json_type
 
 _PLAN_KEYS = (
@@ -103,6 +104,7 @@ _PLAN_KEYS = (
     "rows_from",
     "page_scores",
     "explain_scores",
+    "steps",
 )
 _TEXT_BRANCH_KEYS = (
     "kind",
@@ -132,6 +134,7 @@ _BRANCH_KEYS: dict[str, tuple[str, ...]] = {
     NearestNeighborSearch.kind: _NEAREST_BRANCH_KEYS,
 }
 _METHOD_KEY = "method"
+_KIND_KEY = "kind"
 _CONNECTIVES = ("and", "or", "not")
 
 
@@ -296,6 +299,20 @@ def _fusion_schema(cls: type[Fusion]) -> dict[str, Any]:
     return schema
 
 
+def _step_schema(cls: type[PlanStep]) -> dict[str, Any]:
+    """The JSON Schema of one step kind's object, from its fields."""
+    return {
+        "type": "object",
+        "description": " ".join((cls.__doc__ or cls.__name__).strip().split("\n\n")[0].split()),
+        "properties": {
+            _KIND_KEY: {"const": cls.kind},
+            **{field.name: field.metadata["schema"] for field in step_options(cls)},
+        },
+        "required": [_KIND_KEY],
+        "additionalProperties": False,
+    }
+
+
 def fusion_choice_json_schema() -> dict[str, Any]:
     """JSON Schema of a fusion choice as a request or an agent gives it
     (:class:`~hotdata_retrieval.routing.FusionChoice`): a registered method's name, or its
@@ -363,6 +380,13 @@ def plan_json_schema() -> dict[str, Any]:
     }
     for cls in methods:
         schema["$defs"][f"fusion_{cls.method}"] = _fusion_schema(cls)
+    kinds = [step_class(kind) for kind in step_kinds()]
+    schema["$defs"]["step"] = {
+        "description": "A step run on the statement's rows, after it; 'kind' names it.",
+        "oneOf": [{"$ref": f"#/$defs/step_{cls.kind}"} for cls in kinds],
+    }
+    for step in kinds:
+        schema["$defs"][f"step_{step.kind}"] = _step_schema(step)
     leaves = [
         copy.deepcopy(dict(alternative))
         for form in predicate_forms().values()
@@ -503,6 +527,16 @@ _BASE_SCHEMA: dict[str, Any] = {
             "distance every hit carries: computed from the hit's vector where the branch did "
             "not return it (its rank stays null). The branch must search rows_from's tables, "
             "and its distance must be returned (a result_name, or include_branch_scores).",
+        },
+        "steps": {
+            "anyOf": [
+                {"type": "array", "items": {"$ref": "#/$defs/step"}},
+                {"type": "null"},
+            ],
+            "default": [],
+            "description": "Steps run on the statement's rows after it, each kind at most "
+            "once, in their stated order whatever the array's; limit and offset then cut "
+            "the page from their rows, and the statement fetches the candidates they need.",
         },
     },
     "required": ["branches"],
@@ -973,6 +1007,25 @@ def _fusion(value: Any, branches: list[Branch]) -> Fusion:
         return cls(branches=branches, **arguments)
 
 
+def _step(value: Any, where: str) -> PlanStep:
+    """Decode one step: its ``"kind"`` picks the registered class, whose options are the
+    other keys (an option that is null or absent takes its default)."""
+    if not isinstance(value, Mapping):
+        _fail(f"{where} must be an object, got {json_type(value)}", field="steps", value=value)
+    kind = value.get(_KIND_KEY)
+    if kind not in step_kinds():
+        known = ", ".join(repr(name) for name in step_kinds())
+        _fail(f"{where}.kind must be one of {known}, got {kind!r}", field="kind", value=kind)
+    cls = step_class(kind)
+    options = step_options(cls)
+    step = _object(value, where, [field.name for field in options], also=[_KIND_KEY])
+    arguments = {
+        field.name: step[field.name] for field in options if step.get(field.name) is not None
+    }
+    with _at(where):
+        return cls(**arguments)
+
+
 def plan_from_document(
     data: Mapping[str, Any],
     *,
@@ -1081,6 +1134,11 @@ def plan_from_document(
             _string(name, f"page_scores[{index}]")
             for index, name in enumerate(_array(document["page_scores"], "page_scores"))
         ]
+    if document.get("steps") is not None:
+        options["steps"] = [
+            _step(item, f"steps[{index}]")
+            for index, item in enumerate(_array(document["steps"], "steps"))
+        ]
     if document.get("rows_from") is not None:
         options["rows_from"] = _table(
             document["rows_from"],
@@ -1184,7 +1242,8 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     Returns:
         ``{"table", "branches", ["fusion",] "columns", "limit", "offset", "filter",
         "key_column", "include_branch_scores", "tie_breakers", "score_name",
-        "include_vectors", "rows_from", "page_scores", "explain_scores"}``; see
+        "include_vectors", "rows_from", "page_scores", "explain_scores",
+        "steps"}``; see
         :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
@@ -1221,4 +1280,14 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     document["rows_from"] = None if plan.rows_from is None else _table_document(plan.rows_from)
     document["page_scores"] = list(plan.page_scores)
     document["explain_scores"] = plan.explain_scores
+    document["steps"] = [
+        {
+            _KIND_KEY: step.kind,
+            **{
+                field.name: _json_value(getattr(step, field.name))
+                for field in step_options(type(step))
+            },
+        }
+        for step in plan.steps
+    ]
     return document

@@ -36,6 +36,7 @@ from hotdata_retrieval.plan.names import (
     coerce_table_source,
     normalize_identifier,
 )
+from hotdata_retrieval.plan.steps import PlanStep, check_steps, coerce_steps
 from hotdata_retrieval.plan.values import (
     check_cosine_query,
     check_finite_number,
@@ -1389,6 +1390,11 @@ class SearchPlan:
             (``include_branch_scores``, which it needs and defaults to) and, for a
             score-normalized fusion, each branch's normalization bounds
             (:func:`bound_columns`). A single branch's score is its raw score already.
+        steps: what runs on the statement's rows after it (:mod:`hotdata_retrieval.plan.
+            steps`: :class:`~hotdata_retrieval.plan.steps.Diversity`), in their stated
+            order, each kind at most once. With steps, ``limit`` and ``offset`` cut the page
+            from the last step's rows, and the statement fetches the candidates the steps
+            need (:func:`~hotdata_retrieval.plan.steps.statement_rows`).
 
     Raises:
         PlanError: on any invalid part, naming the bad value: a field's own converter
@@ -1412,6 +1418,7 @@ class SearchPlan:
     include_vectors: bool = attrs.field(default=False, validator=check_flag)
     rows_from: TableSource | None = attrs.field(default=None, converter=_optional_source)
     page_scores: tuple[str, ...] = attrs.field(default=(), converter=_page_scores)
+    steps: tuple[PlanStep, ...] = attrs.field(default=(), converter=coerce_steps)
 
     def __attrs_post_init__(self) -> None:
         for check in _PLAN_CHECKS:
@@ -2002,3 +2009,11 @@ def _check_tie_breakers_not_ranking(plan: SearchPlan) -> None:
                 field="tie_breakers",
                 value=breaker.column,
             )
+
+
+@_plan_check
+def _check_steps(plan: SearchPlan) -> None:
+    """The steps can run: each step's own rule holds, each leaves the rows the next step or
+    the page needs, and they read at most ``MAX_STEP_CANDIDATES`` candidates, within a
+    fusion's depth (:func:`~hotdata_retrieval.plan.steps.check_steps`)."""
+    check_steps(plan)

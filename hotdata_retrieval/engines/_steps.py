@@ -1,0 +1,65 @@
+"""Running a plan's steps (:mod:`hotdata_retrieval.plan.steps`) on the hits of its statement:
+the one place every engine's ``search`` does it (through
+:func:`~hotdata_retrieval.engines.results.search_result`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from hotdata_retrieval.diversity import maximal_marginal_relevance
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.results import SearchHit
+from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.plan.steps import Diversity, PlanStep, step_inputs
+
+StepRunner = Callable[[PlanStep, SearchPlan, list[SearchHit], int], list[SearchHit]]
+
+
+def _diversity(
+    step: PlanStep, plan: SearchPlan, hits: list[SearchHit], following: int
+) -> list[SearchHit]:
+    assert isinstance(step, Diversity)
+    branch = step.branch(plan)
+    with_vector = [hit for hit in hits if hit.columns.get(branch.column) is not None]
+    # A row without a vector has no similarity to anything: it follows the chosen rows.
+    without = [hit for hit in hits if hit.columns.get(branch.column) is None]
+    vectors = [hit.columns[branch.column] for hit in with_vector]
+    if any(len(vector) != len(branch.query_vector) for vector in vectors):
+        raise EngineError(
+            f"a stored vector of column '{branch.column}' has another dimension than the "
+            f"query's {len(branch.query_vector)}"
+        )
+    order = maximal_marginal_relevance(
+        branch.query_vector, vectors, mmr_lambda=step.mmr_lambda, count=following
+    )
+    return [with_vector[position] for position in order] + without
+
+
+_RUNNERS: dict[str, StepRunner] = {Diversity.kind: _diversity}
+
+
+def run_steps(plan: SearchPlan, hits: Sequence[SearchHit]) -> tuple[SearchHit, ...]:
+    """``plan``'s page of ``hits`` (its statement's, from
+    :func:`~hotdata_retrieval.plan.steps.statement_plan`, carrying the columns and vectors
+    the steps read): each step run in order, then ``offset`` and ``limit`` applied, and each
+    hit left with only the plan's own columns.
+
+    Raises:
+        EngineError: a stored vector of another dimension than the query's.
+        MissingExtraError: a step needs NumPy and it is not installed.
+    """
+    rows = list(hits)
+    steps = plan.steps
+    needs = [*step_inputs(plan)[1:], plan.limit + plan.offset]
+    for step, following in zip(steps, needs):
+        rows = _RUNNERS[step.kind](step, plan, rows, following)
+    page = rows[plan.offset : plan.offset + plan.limit]
+    projection = plan.projection
+    return tuple(
+        hit
+        if set(hit.columns) == set(projection)
+        else attrs.evolve(hit, columns={column: hit.columns[column] for column in projection})
+        for hit in page
+    )
