@@ -4,6 +4,8 @@
   and ``HotdataRetriever``.
 - :mod:`hotdata_retrieval.adapters.mcp` (needs ``mcp``): ``create_server``; ``hdq mcp`` serves it
   over stdio.
+- :mod:`hotdata_retrieval.adapters.settings`: ``SearchSettings``, what every door of a table's
+  search is set up with, and ``SEARCH_OPTIONS``, the options a search call takes.
 - :mod:`hotdata_retrieval.adapters.toolkit`: what the tools do and say, for any engine.
 - :mod:`hotdata_retrieval.adapters.envelope`: the one result shape, ``{metadata, rows}``.
 
@@ -12,6 +14,12 @@ Adapters only translate: they build plans and call ``engine.search`` or run agen
 """
 
 from hotdata_retrieval.adapters.envelope import ToolWarning, envelope, jsonable, to_json
+from hotdata_retrieval.adapters.settings import (
+    SEARCH_OPTIONS,
+    OptionKind,
+    SearchOption,
+    SearchSettings,
+)
 from hotdata_retrieval.adapters.toolkit import (
     DEFAULT_K,
     DEFAULT_MAX_ROWS,
@@ -22,10 +30,16 @@ from hotdata_retrieval.adapters.toolkit import (
     SearchRoute,
     SearchToolkit,
     ToolError,
+    ToolSearch,
 )
 
 __all__ = [
+    "SearchSettings",
+    "SearchOption",
+    "OptionKind",
+    "SEARCH_OPTIONS",
     "SearchToolkit",
+    "ToolSearch",
     "SearchEngine",
     "SearchRoute",
     "ToolError",

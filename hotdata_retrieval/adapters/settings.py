@@ -1,0 +1,714 @@
+"""What every door of a table's search is set up with, and the options each search call takes.
+
+:class:`SearchSettings` is built once and handed to every door: the toolkit
+(:class:`~hotdata_retrieval.adapters.toolkit.SearchToolkit`), the LangChain tools and
+retriever, the MCP server (``create_server``, ``hdq mcp``) and the DDN connector
+(``SearchDocuments``, ``create_app``). Each door still takes the old keyword arguments and
+builds the settings from them (:meth:`SearchSettings.of`).
+
+:data:`SEARCH_OPTIONS` is the one table of what a search call may carry beside its query
+(``k``, ``filter``, ``fusion``): each row names the argument, its kind, its JSON Schema and
+description (generated from the registries: the fusion methods of
+:func:`~hotdata_retrieval.plan.search.register_fusion`, the filter operators of
+:func:`~hotdata_retrieval.plan.filters.register_predicate`), when it is offered and how its
+value becomes a field of the :class:`~hotdata_retrieval.routing.SearchRequest`. The LangChain
+and MCP argument models and the DDN function's arguments are derived from the rows, so a new
+option is one row here (and, when a door should carry a default for it, one field of
+:class:`SearchSettings`); ``docs/architecture.md``, "Where a change goes".
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
+from hotdata_retrieval.adapters.envelope import ToolWarning
+from hotdata_retrieval.engines.limits import InputLimitError, InputLimits, SqlLimits
+from hotdata_retrieval.errors import PlanError, ToolError
+from hotdata_retrieval.indexes import IndexCatalog
+from hotdata_retrieval.plan.document import fusion_choice_json_schema
+from hotdata_retrieval.plan.filter_objects import filter_from_object, filter_object_schema
+from hotdata_retrieval.plan.filters import And, Predicate
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import (
+    DEFAULT_FUSION_METHOD,
+    fusion_class,
+    fusion_methods,
+    fusion_options,
+)
+from hotdata_retrieval.plan.values import check_query_text
+from hotdata_retrieval.routing import FusionChoice
+
+if TYPE_CHECKING:
+    from hotdata_retrieval.adapters.toolkit import SearchRoute
+
+DEFAULT_K = 5
+"""Rows a search tool returns when the model gives no ``k`` (unless the ceiling is lower)."""
+
+DEFAULT_MAX_ROWS = 50
+"""The ceiling on rows any tool returns: a larger ``k`` is clamped to it, longer SQL results
+are cut to it. Model-chosen row counts make aggregate answers wrong and flood the context."""
+
+DEFAULT_NAME_PREFIX = "hotdata_"
+"""The prefix of the tool names: ``hotdata_search_text``, ..."""
+
+TOOL_ROLES = ("search_text", "search_semantic", "execute_sql")
+"""The tools a door offers, by the name they carry after the prefix; the keys of
+:attr:`SearchSettings.descriptions`."""
+
+MAX_DESCRIPTION_CHARACTERS = 2000
+"""The longest description a caller may give a tool (:attr:`SearchSettings.descriptions`)."""
+
+_NAME_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,64}")
+"""A tool-name prefix: MCP tool names are 1-128 characters of letters, digits, ``_``, ``-``
+and ``.`` (MCP specification 2025-11-25, "Tools", tool names)."""
+
+
+def _count(label: str) -> Callable[[Any, Any, Any], None]:
+    def check(_instance: Any, _attribute: Any, value: Any) -> None:
+        if value is None and label == "k":
+            return
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ToolError(f"{label} must be a whole number of at least 1, got {value!r}")
+
+    return check
+
+
+def _names(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return (value,)
+    return tuple(value)
+
+
+def _filter_columns(value: Any) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_names(value) or ()))
+
+
+def _table(value: Any) -> TableName | str:
+    if isinstance(value, TableName):
+        return value
+    if not isinstance(value, str) or not value.strip():
+        raise ToolError(f"table must be a table name (1-3 parts), got {value!r}")
+    return value
+
+
+def _fixed_filter(value: Any) -> Predicate | None:
+    if value is None:
+        return None
+    from hotdata_retrieval.routing import read_filter
+
+    try:
+        return read_filter(value)
+    except PlanError as error:
+        raise ToolError(f"filter: {error}") from None
+
+
+def _fusion(value: Any) -> FusionChoice | None:
+    try:
+        return FusionChoice.of(value)
+    except PlanError as error:
+        raise ToolError(f"fusion: {error}") from None
+
+
+def _descriptions(value: Any) -> Mapping[str, str]:
+    given = dict(value or {})
+    for role, text in given.items():
+        if role not in TOOL_ROLES:
+            raise ToolError(
+                f"descriptions has no tool {role!r}; its keys are {', '.join(TOOL_ROLES)}"
+            )
+        if not isinstance(text, str) or not text.strip():
+            raise ToolError(f"descriptions[{role!r}] must be non-empty text, got {text!r}")
+        if len(text) > MAX_DESCRIPTION_CHARACTERS:
+            raise ToolError(
+                f"descriptions[{role!r}] has {len(text):,} characters; at most "
+                f"{MAX_DESCRIPTION_CHARACTERS:,}"
+            )
+    return given
+
+
+def _instance_of(kind: type, label: str) -> Callable[[Any, Any, Any], None]:
+    def check(_instance: Any, _attribute: Any, value: Any) -> None:
+        if value is not None and not isinstance(value, kind):
+            raise ToolError(f"{label} must be a {kind.__name__}, got {value!r}")
+
+    return check
+
+
+def _sql_limits(value: Any) -> Any:
+    return SqlLimits() if value is None else value
+
+
+def _input_limits(value: Any) -> Any:
+    return InputLimits() if value is None else value
+
+
+def _name_prefix(_instance: Any, _attribute: Any, value: Any) -> None:
+    if not isinstance(value, str) or _NAME_PREFIX.fullmatch(value) is None:
+        raise ToolError(
+            f"name_prefix must be up to 64 letters, digits, '_', '-' or '.', got {value!r}"
+        )
+
+
+@attrs.frozen(kw_only=True)
+class SearchSettings:
+    """How one table's search is offered, at every door (frozen, checked when built).
+
+    Attributes:
+        table: the table searched (1-3 part name).
+        k: rows a search returns when the call gives none (default :data:`DEFAULT_K`, or
+            ``max_rows`` when smaller; :attr:`default_k`). DDN's ``top_k`` default.
+        max_rows: the ceiling on rows any tool returns (default 50); an agent's larger ``k``
+            is reduced to it (DDN refuses a larger ``top_k``), longer SQL results cut to it.
+        columns: the columns a search row carries (default: the key and the searched text).
+        text_column: the text column searched (default: the first searchable one).
+        vector_column: the vector column a search by meaning uses (default: the route's).
+        key_column: the table's unique key (default: what the engine reports).
+        filter_columns: DDN's typed equality arguments, one per column.
+        filter: applied to every search, with the call's own filter (both must hold): a
+            predicate, a filter object or filter text (a tenant's rows, say).
+        fusion: how a fused search combines its rankings when the call does not say: a
+            method's name or ``{"method": ..., <option>: ...}`` (default: reciprocal rank
+            fusion).
+        embedder: embeds queries on this side (default: ``engine.embedder_for(table)``).
+        name_prefix: prefix of the tool names (default ``hotdata_``).
+        read_only: the SQL tool refuses anything but queries (default ``True``).
+        semantic: offer the semantic search tool when it adds something (default ``True``).
+        sql: offer the SQL tool (default ``True``; never on an engine that refuses agent SQL).
+        sql_limits: the SQL tool's time and memory limits (default
+            :class:`~hotdata_retrieval.engines.limits.SqlLimits`).
+        input_limits: the longest query, filter and SQL a call may carry (default
+            :class:`~hotdata_retrieval.engines.limits.InputLimits`).
+        max_bytes: the ceiling on a SQL reply's rows, as JSON text (default 256 KiB).
+        catalog: the index catalog the SQL tool's linter reads (default: the engine's).
+        descriptions: tool descriptions to use instead of the generated ones, by tool
+            (:data:`TOOL_ROLES`; DDN's function takes ``search_text``'s), each at most
+            :data:`MAX_DESCRIPTION_CHARACTERS`; the stored-data notice is still appended.
+
+    Raises:
+        ToolError: a bad ``k``, ``max_rows``, ``max_bytes``, limit, ``name_prefix``,
+            ``filter``, ``fusion`` or description, or ``k`` above ``max_rows``.
+    """
+
+    table: TableName | str = attrs.field(converter=_table)
+    k: int | None = attrs.field(default=None, validator=_count("k"))
+    max_rows: int = attrs.field(default=DEFAULT_MAX_ROWS, validator=_count("max_rows"))
+    columns: tuple[str, ...] | None = attrs.field(default=None, converter=_names)
+    text_column: str | None = None
+    vector_column: str | None = None
+    key_column: str | None = None
+    filter_columns: tuple[str, ...] = attrs.field(default=(), converter=_filter_columns)
+    filter: Predicate | None = attrs.field(default=None, converter=_fixed_filter)
+    fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion)
+    embedder: Any = None
+    name_prefix: str = attrs.field(default=DEFAULT_NAME_PREFIX, validator=_name_prefix)
+    read_only: bool = True
+    semantic: bool = True
+    sql: bool = True
+    sql_limits: SqlLimits = attrs.field(
+        factory=SqlLimits,
+        converter=_sql_limits,
+        validator=_instance_of(SqlLimits, "sql_limits"),
+    )
+    input_limits: InputLimits = attrs.field(
+        factory=InputLimits,
+        converter=_input_limits,
+        validator=_instance_of(InputLimits, "input_limits"),
+    )
+    max_bytes: int = attrs.field(default=DEFAULT_MAX_BYTES, validator=_count("max_bytes"))
+    catalog: IndexCatalog | None = attrs.field(
+        default=None, validator=_instance_of(IndexCatalog, "catalog")
+    )
+    descriptions: Mapping[str, str] = attrs.field(factory=dict, converter=_descriptions)
+
+    def __attrs_post_init__(self) -> None:
+        if self.k is not None and self.k > self.max_rows:
+            raise ToolError(f"k ({self.k}) must not exceed max_rows ({self.max_rows})")
+
+    @classmethod
+    def of(cls, settings: SearchSettings | None = None, /, **options: Any) -> SearchSettings:
+        """``settings`` with ``options`` in place of its fields, or settings built from
+        ``options`` alone: how every door reads its arguments.
+
+        Raises:
+            ToolError: a bad value (as the class says), or ``settings`` of another type.
+            TypeError: an option that is no field of the settings.
+        """
+        if settings is None:
+            return cls(**options)
+        if not isinstance(settings, SearchSettings):
+            raise ToolError(f"settings must be a SearchSettings, got {settings!r}")
+        return attrs.evolve(settings, **options) if options else settings
+
+    @property
+    def default_k(self) -> int:
+        """Rows a search returns when the call gives no ``k``."""
+        return min(DEFAULT_K, self.max_rows) if self.k is None else self.k
+
+    def tool_name(self, role: str) -> str:
+        """The name of the tool ``role`` (:data:`TOOL_ROLES`): ``<prefix><role>``."""
+        return f"{self.name_prefix}{role}"
+
+
+# -- the options of a search call ------------------------------------------------------------
+
+
+class OptionKind(enum.Enum):
+    """What kind of value a search option takes: each door types its argument from it."""
+
+    TEXT = "text"
+    """Non-empty text."""
+    COUNT = "count"
+    """A whole number of at least 1."""
+    FLAG = "flag"
+    """``true`` or ``false``."""
+    JSON = "json"
+    """Any JSON value the option reads itself (an object, text, a list)."""
+
+
+@attrs.define
+class SearchCall:
+    """One call's arguments as they are read: the request fields they give, and what the
+    answer should say about them.
+
+    Attributes:
+        request: keyword arguments of :class:`~hotdata_retrieval.routing.SearchRequest`.
+        warnings: warnings for the envelope (``k_clamped``, ...).
+        metadata: more envelope metadata (``k_requested``).
+        filters: predicates that must all hold (the settings' and the call's).
+    """
+
+    request: dict[str, Any] = attrs.Factory(dict)
+    warnings: list[ToolWarning] = attrs.Factory(list)
+    metadata: dict[str, Any] = attrs.Factory(dict)
+    filters: list[Predicate] = attrs.Factory(list)
+
+    def filter(self) -> Predicate | None:
+        """Every filter of the call, as one predicate (``None``: no filter)."""
+        if not self.filters:
+            return None
+        if len(self.filters) == 1:
+            return self.filters[0]
+        return And(operands=tuple(self.filters))
+
+
+def _always(_settings: SearchSettings, _route: SearchRoute) -> bool:
+    return True
+
+
+@attrs.frozen(kw_only=True)
+class SearchOption:
+    """One argument of a search call: a row of :data:`SEARCH_OPTIONS`.
+
+    Attributes:
+        name: the argument's name at every door (DDN may rename it: ``k`` is ``top_k``).
+        kind: the kind of value (:class:`OptionKind`): each door's type for it.
+        schema: ``schema(settings)``: its JSON Schema, with a ``description`` for the model
+            (generated from the registries where it lists choices).
+        read: ``read(settings, route, value, call)``: checks a given value (never ``None``)
+            and records what it asks for in ``call``; raises :class:`ToolError` naming the
+            value and the shape to send.
+        required: the call must give it (the query).
+        offered: ``offered(settings, route)``: whether a tool on ``route`` takes it.
+        sentence: ``sentence(settings, route)``: its sentence in the tool's description, or
+            ``None``.
+        default: ``default(settings, route, call)``: what an absent value asks for, or
+            ``None``.
+    """
+
+    name: str
+    kind: OptionKind
+    schema: Callable[[SearchSettings], dict[str, Any]]
+    read: Callable[[SearchSettings, SearchRoute, Any, SearchCall], None]
+    required: bool = False
+    offered: Callable[[SearchSettings, SearchRoute], bool] = _always
+    sentence: Callable[[SearchSettings, SearchRoute], str] | None = None
+    default: Callable[[SearchSettings, SearchRoute, SearchCall], None] | None = None
+
+
+# query ---------------------------------------------------------------------------------------
+
+
+def _query_schema(settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": settings.input_limits.max_query_characters,
+        "description": "What to look for, in natural language or keywords.",
+    }
+
+
+def _read_query(
+    settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ToolError("query must be non-empty text")
+    try:
+        settings.input_limits.check_query(value)
+        check_query_text(value, label="query")
+    except (InputLimitError, PlanError) as error:
+        raise ToolError(str(error)) from None
+    call.request["query"] = value
+
+
+# k -------------------------------------------------------------------------------------------
+
+
+def whole_number(value: Any) -> Any:
+    """``value``, with a number without a fraction as an ``int``: JSON Schema's ``integer``
+    is any such number, so ``5.0`` is ``5`` (JSON Schema Validation, "integer"). Anything
+    else is returned as it is, for a strict integer field to refuse (``"5"``, ``True``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _k_schema(settings: SearchSettings) -> dict[str, Any]:
+    most = settings.max_rows
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "description": f"How many rows to return, 1 to {most} (default "
+        f"{settings.default_k}); a larger value is reduced to {most}.",
+    }
+
+
+def _k_sentence(settings: SearchSettings, _route: SearchRoute) -> str:
+    most = settings.max_rows
+    return (
+        f"`k` is how many rows to return: 1 to {most}, default {settings.default_k}. A larger "
+        f"k is reduced to {most} before the search runs, and the result's metadata says so."
+    )
+
+
+def _read_k(settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall) -> None:
+    requested = whole_number(value)
+    if isinstance(requested, bool) or not isinstance(requested, int) or requested < 1:
+        raise ToolError(f"k must be a whole number of at least 1, got {value!r}")
+    most = settings.max_rows
+    if requested <= most:
+        call.request["limit"] = requested
+        return
+    shown = requested if requested < 10**18 else "a very large number"
+    call.warnings.append(
+        ToolWarning(
+            code="k_clamped",
+            message=(
+                f"k={shown} is above this tool's ceiling of {most}, so the {most} best rows "
+                "were searched for instead. For counts or totals over every matching row, use "
+                f"{settings.tool_name('execute_sql')}."
+            ),
+        )
+    )
+    call.metadata["k_requested"] = min(requested, 2**63 - 1)
+    call.request["limit"] = most
+
+
+def _default_k(settings: SearchSettings, _route: SearchRoute, call: SearchCall) -> None:
+    call.request["limit"] = settings.default_k
+
+
+# filter --------------------------------------------------------------------------------------
+
+FILTER_TEXT_EXAMPLE = "rating <= 2 AND lang = 'en'"
+"""The filter text the filter argument's description and errors show."""
+
+FILTER_OBJECT_EXAMPLE = '{"lang": "en", "rating": {"$gte": 4}}'
+"""The filter object the filter argument's description and errors show."""
+
+
+def _filter_schema(settings: SearchSettings) -> dict[str, Any]:
+    objects = filter_object_schema()  # every operator registered now
+    return {
+        "anyOf": [
+            objects,
+            {"type": "string", "maxLength": settings.input_limits.max_filter_characters},
+            {"type": "null"},
+        ],
+        "default": None,
+        "description": objects["description"]
+        + f' Or filter text, as SQL writes a condition: "{FILTER_TEXT_EXAMPLE}". Only '
+        "matching rows are ranked; omit it to search every row.",
+    }
+
+
+def _filter_sentence(_settings: SearchSettings, _route: SearchRoute) -> str:
+    return (
+        "`filter` keeps only the rows whose columns match before ranking, as a JSON object "
+        f'such as {FILTER_OBJECT_EXAMPLE} or as filter text such as "{FILTER_TEXT_EXAMPLE}".'
+    )
+
+
+def _filter_shape() -> str:
+    return (
+        f"send a JSON object such as {FILTER_OBJECT_EXAMPLE} or filter text such as "
+        f'"{FILTER_TEXT_EXAMPLE}"'
+    )
+
+
+def read_agent_filter(value: Any, limits: InputLimits) -> Predicate:
+    """A filter an agent sent, as a predicate: a filter object
+    (:func:`~hotdata_retrieval.plan.filter_objects.filter_from_object`) or filter text
+    (:func:`~hotdata_retrieval.compile.parse_filter`), each within ``limits``.
+
+    Raises:
+        ToolError: over the limit, or neither form reads; the message shows the form that
+            failed, where, and the shapes to send.
+    """
+    try:
+        limits.check_filter(value)
+    except InputLimitError as error:
+        raise ToolError(str(error)) from None
+    try:
+        if isinstance(value, Mapping):
+            read = filter_from_object(value)
+        elif isinstance(value, str):
+            from hotdata_retrieval.compile.filter_text import parse_filter
+
+            read = parse_filter(value)
+        else:
+            raise ToolError(f"filter must be an object or text, got {value!r}: {_filter_shape()}")
+    except PlanError as error:
+        form = "filter text" if isinstance(value, str) else "filter object"
+        raise ToolError(f"the {form} does not read: {error}; {_filter_shape()}") from None
+    if read is None:
+        raise ToolError(f"filter {value!r} keeps no condition: {_filter_shape()}, or omit it")
+    return read
+
+
+def _read_filter(
+    settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if isinstance(value, Mapping) and not value:
+        return  # an empty object is no filter
+    call.filters.append(read_agent_filter(value, settings.input_limits))
+
+
+# fusion --------------------------------------------------------------------------------------
+
+_OPTION_HELP = {
+    "alpha": "alpha (0 to 1, the weight of the ranking by meaning; words weigh 1 - alpha)",
+    "weights": "weights ([words, meaning])",
+    "rank_constant": "rank_constant",
+    "min_score": "min_score (drop rows whose combined score is lower)",
+}
+"""How a fusion option is put to a model, where its name alone says too little."""
+
+_HIDDEN_OPTIONS = ("depth", "ranking")
+"""Fusion options the description leaves out (the schema still lists them)."""
+
+
+def _methods_phrase() -> str:
+    methods = [
+        f'"{method}"' + (" (the default)" if method == DEFAULT_FUSION_METHOD else "")
+        for method in fusion_methods()
+    ]
+    return ", ".join(methods[:-1]) + f" or {methods[-1]}" if len(methods) > 1 else methods[0]
+
+
+def _options_phrase() -> str:
+    """Each method's options, as the fusion argument's description lists them."""
+    parts = []
+    for method in fusion_methods():
+        names = [
+            field.name
+            for field in fusion_options(fusion_class(method))
+            if field.name not in (*_HIDDEN_OPTIONS, "min_score")
+        ]
+        if names:
+            parts.append(f"{method}: {', '.join(_OPTION_HELP.get(name, name) for name in names)}")
+    parts.append(f"any method: {_OPTION_HELP['min_score']}")
+    return "; ".join(parts)
+
+
+def _undescribed(schema: Any) -> Any:
+    """``schema`` without its ``description`` keywords: the plan's own, written for
+    developers, in words an agent is not shown."""
+    if isinstance(schema, dict):
+        return {key: _undescribed(value) for key, value in schema.items() if key != "description"}
+    if isinstance(schema, list):
+        return [_undescribed(value) for value in schema]
+    return schema
+
+
+def _fusion_schema(_settings: SearchSettings) -> dict[str, Any]:
+    choice = _undescribed(fusion_choice_json_schema())  # every method registered now
+    return {
+        "anyOf": [*choice["anyOf"], {"type": "null"}],
+        "default": None,
+        "description": (
+            f"How the rankings by words and by meaning are combined: {_methods_phrase()}, or "
+            f"an object of the method and its options ({_options_phrase()})."
+        ),
+    }
+
+
+def _fusion_sentence(settings: SearchSettings, _route: SearchRoute) -> str:
+    default = settings.fusion.method if settings.fusion is not None else DEFAULT_FUSION_METHOD
+    return (
+        "`fusion` chooses how its two rankings, by words and by meaning, are combined: "
+        f'{_methods_phrase().replace(" (the default)", "")} (default "{default}"), or '
+        '{"method": ..., <option>: ...} such as {"method": "dbsf", "alpha": 0.7}, which '
+        "favours meaning."
+    )
+
+
+def _fuses(_settings: SearchSettings, route: SearchRoute) -> bool:
+    return route.fused
+
+
+def _read_fusion(
+    settings: SearchSettings, route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if not route.fused:
+        raise ToolError(
+            "fusion applies only to a search that combines rankings by words and by meaning; "
+            f"this search of table {settings.table} ranks one way"
+        )
+    try:
+        call.request["fusion"] = FusionChoice.of(value)
+    except PlanError as error:
+        raise ToolError(f"fusion: {error}") from None
+
+
+def _default_fusion(settings: SearchSettings, route: SearchRoute, call: SearchCall) -> None:
+    if settings.fusion is not None and route.fused:
+        call.request["fusion"] = settings.fusion
+
+
+SEARCH_OPTIONS: tuple[SearchOption, ...] = (
+    SearchOption(
+        name="query", kind=OptionKind.TEXT, schema=_query_schema, read=_read_query, required=True
+    ),
+    SearchOption(
+        name="k",
+        kind=OptionKind.COUNT,
+        schema=_k_schema,
+        read=_read_k,
+        sentence=_k_sentence,
+        default=_default_k,
+    ),
+    SearchOption(
+        name="filter",
+        kind=OptionKind.JSON,
+        schema=_filter_schema,
+        read=_read_filter,
+        sentence=_filter_sentence,
+    ),
+    SearchOption(
+        name="fusion",
+        kind=OptionKind.JSON,
+        schema=_fusion_schema,
+        read=_read_fusion,
+        offered=_fuses,
+        sentence=_fusion_sentence,
+        default=_default_fusion,
+    ),
+)
+"""The arguments of a search call, in the order the doors list them: one row each."""
+
+
+def offered_options(settings: SearchSettings, route: SearchRoute) -> tuple[SearchOption, ...]:
+    """The rows of :data:`SEARCH_OPTIONS` a tool on ``route`` takes."""
+    return tuple(option for option in SEARCH_OPTIONS if option.offered(settings, route))
+
+
+def read_call(
+    settings: SearchSettings, route: SearchRoute, arguments: Mapping[str, Any]
+) -> SearchCall:
+    """A call's ``arguments`` read by the rows a tool on ``route`` takes: each given value
+    by its row, each absent one by its default, then the settings' own filter.
+
+    Raises:
+        ToolError: an argument no row takes, a missing required one, or a bad value (the
+            row's message).
+    """
+    options = offered_options(settings, route)
+    known = [option.name for option in options]
+    unknown = [name for name in arguments if name not in known]
+    for option in SEARCH_OPTIONS:
+        if option.name in unknown and arguments[option.name] is not None:
+            # a row this tool does not offer: its own reading says why
+            option.read(settings, route, arguments[option.name], SearchCall())
+            raise ToolError(f"{option.name} does not apply to this search")
+    unknown = [name for name in unknown if name not in {o.name for o in SEARCH_OPTIONS}]
+    if unknown:
+        raise ToolError(f"unknown argument {unknown[0]!r}; this tool takes {', '.join(known)}")
+    call = SearchCall()
+    if settings.filter is not None:
+        call.filters.append(settings.filter)
+    for option in options:
+        value = arguments.get(option.name)
+        if value is not None:
+            option.read(settings, route, value, call)
+        elif option.required:
+            raise ToolError(f"missing argument {option.name!r}")
+        elif option.default is not None:
+            option.default(settings, route, call)
+    return call
+
+
+def pydantic_fields(settings: SearchSettings, route: SearchRoute) -> dict[str, Any]:
+    """The fields of a pydantic argument model for a tool on ``route``, for ``create_model``
+    (the LangChain and MCP adapters'): each offered row typed by its kind, its JSON Schema
+    listed as the row gives it. Values are read again by the row when the tool runs.
+
+    Needs pydantic (both frameworks install it).
+    """
+    from typing import Annotated
+
+    from pydantic import BeforeValidator, Field, WithJsonSchema
+
+    fields: dict[str, Any] = {}
+    for option in offered_options(settings, route):
+        schema = option.schema(settings)
+        description = schema.get("description")
+        annotation: Any
+        if option.kind is OptionKind.TEXT:
+            annotation = Annotated[
+                str,
+                Field(
+                    description=description,
+                    min_length=schema.get("minLength", 1),
+                    max_length=schema.get("maxLength"),
+                ),
+            ]
+        elif option.kind is OptionKind.COUNT:
+            annotation = Annotated[
+                Annotated[int, Field(ge=schema.get("minimum", 1))] | None,
+                BeforeValidator(whole_number),
+                Field(description=description),
+            ]
+        elif option.kind is OptionKind.FLAG:
+            annotation = Annotated[bool | None, Field(description=description)]
+        else:
+            annotation = Annotated[Any, WithJsonSchema(schema)]
+        fields[option.name] = (annotation, ... if option.required else None)
+    return fields
+
+
+def described(settings: SearchSettings, role: str, generated: Callable[[], str]) -> str:
+    """The description of the tool ``role``: the settings' own, if they give one, with the
+    stored-data notice, else ``generated()``."""
+    from hotdata_retrieval.adapters.toolkit import STORED_DATA_NOTICE
+
+    own = settings.descriptions.get(role)
+    if own is None:
+        return generated()
+    return own if STORED_DATA_NOTICE in own else f"{own.rstrip()} {STORED_DATA_NOTICE}"
+
+
+def option_sentences(settings: SearchSettings, route: SearchRoute) -> list[str]:
+    """The sentences the offered options add to a search tool's description."""
+    return [
+        option.sentence(settings, route)
+        for option in offered_options(settings, route)
+        if option.sentence is not None
+    ]
