@@ -119,8 +119,10 @@ def test_the_langchain_tools_take_the_same_limits_and_no_invented_argument(
     assert "at most 60 characters" in str(sql.invoke({"sql": _padded_sql(61)}))
     invented = str(text.invoke({"query": "fox", "limit": 3}))
     assert invented.startswith("Error: invalid arguments") and "limit" in invented
-    # A filter is an object: filter text from a model is refused, not read as SQL.
-    assert str(text.invoke({"query": "fox", "filter": "id = 1"})).startswith("Error: invalid")
+    # Filter text is read as one condition (parse_filter), never run as SQL.
+    assert '"id": 1' in str(text.invoke({"query": "fox", "filter": "id = 1"}))
+    refused = str(text.invoke({"query": "fox", "filter": "id = 1; DROP TABLE docs"}))
+    assert refused.startswith("Error: the filter text does not read"), refused
 
 
 def test_the_toolkit_reads_k_as_the_tools_schemas_do(toolkit: SearchToolkit) -> None:

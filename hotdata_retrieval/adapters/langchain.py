@@ -33,7 +33,7 @@ message (``ToolException`` with ``handle_tool_error``; argument errors with
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Annotated, Any
+from typing import Any
 
 import attrs
 
@@ -47,12 +47,10 @@ try:
     from langchain_core.vectorstores.utils import maximal_marginal_relevance
     from pydantic import (
         BaseModel,
-        BeforeValidator,
         ConfigDict,
         Field,
         PrivateAttr,
         ValidationError,
-        WithJsonSchema,
         create_model,
     )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
@@ -60,18 +58,12 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "the LangChain adapter needs langchain-core: pip install 'hotdata-retrieval[langchain]'"
     ) from error
 
-from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
 from hotdata_retrieval.adapters.envelope import jsonable, to_json
-from hotdata_retrieval.adapters.toolkit import (
-    DEFAULT_MAX_ROWS,
-    DEFAULT_NAME_PREFIX,
-    SearchToolkit,
-    ToolError,
-    whole_number,
-)
+from hotdata_retrieval.adapters.settings import SearchSettings
+from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
 from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument, as_list
 from hotdata_retrieval.engines.base import Engine, query_embedder
-from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
+from hotdata_retrieval.engines.limits import InputLimits
 from hotdata_retrieval.engines.results import SearchHit
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes
@@ -100,33 +92,13 @@ _NO_EXTRA_ARGUMENTS = ConfigDict(extra="forbid", strict=True)
 ``k`` of ``"3"`` or ``true`` is refused, not read as 3 or 1 (``5.0`` is 5: JSON Schema's
 integer)."""
 
-_K = Annotated[
-    Annotated[int, Field(ge=1)] | None,
-    BeforeValidator(whole_number),
-]
-"""The type of a search's ``k``: a whole number of at least 1, or none."""
 
-
-def _search_arguments(
-    toolkit: SearchToolkit, name: str, *, fusion: bool = False
-) -> type[BaseModel]:
-    """A search tool's arguments: ``query``, ``k``, ``filter`` and, for a fused text search,
-    ``fusion`` (their schemas the toolkit's; the toolkit reads the values)."""
-    longest = toolkit.input_limits.max_query_characters
-    fields: dict[str, Any] = {
-        "query": (str, Field(description=toolkit.query_help, min_length=1, max_length=longest)),
-        "k": (_K, Field(default=None, description=toolkit.k_help)),
-        "filter": (
-            Annotated[dict[str, Any] | None, WithJsonSchema(toolkit.filter_schema)],
-            Field(default=None),
-        ),
-    }
-    if fusion:
-        fields["fusion"] = (
-            Annotated[str | dict[str, Any] | None, WithJsonSchema(toolkit.fusion_schema)],
-            Field(default=None),
-        )
-    return create_model(name, __config__=_NO_EXTRA_ARGUMENTS, **fields)
+def _search_arguments(toolkit: SearchToolkit, name: str, route: Any) -> type[BaseModel]:
+    """A search tool's arguments on ``route``: the options the toolkit offers there
+    (:meth:`~hotdata_retrieval.adapters.toolkit.SearchToolkit.argument_fields`, one per row of
+    :data:`~hotdata_retrieval.adapters.settings.SEARCH_OPTIONS`); the toolkit reads the
+    values."""
+    return create_model(name, __config__=_NO_EXTRA_ARGUMENTS, **toolkit.argument_fields(route))
 
 
 def _tool(
@@ -157,59 +129,77 @@ def _tool(
     )
 
 
-def _toolkit(engine: Any, toolkit: SearchToolkit | None, options: dict[str, Any]) -> SearchToolkit:
+def _toolkit(
+    engine: Any,
+    toolkit: SearchToolkit | None,
+    settings: SearchSettings | None,
+    options: dict[str, Any],
+) -> SearchToolkit:
     if toolkit is not None:
         return toolkit
-    return SearchToolkit(engine, **options)
+    return SearchToolkit(engine, settings, **options)
 
 
 def make_text_search_tool(
-    engine: Any = None, *, toolkit: SearchToolkit | None = None, **options: Any
+    engine: Any = None,
+    settings: SearchSettings | None = None,
+    *,
+    toolkit: SearchToolkit | None = None,
+    **options: Any,
 ) -> StructuredTool:
     """The tool that finds rows whose text is relevant; fused when the table allows.
 
     Args:
         engine: the engine (or pass ``toolkit``).
+        settings: the :class:`~hotdata_retrieval.adapters.settings.SearchSettings`.
         toolkit: a :class:`~hotdata_retrieval.adapters.toolkit.SearchToolkit` to share.
-        options: :class:`~hotdata_retrieval.adapters.toolkit.SearchToolkit` arguments
-            (``table`` is required).
+        options: settings fields, in place of ``settings`` or over it (``table`` is
+            required without ``settings``).
 
     Raises:
         ToolError: the table has nothing to search by, or a bad option.
     """
-    kit = _toolkit(engine, toolkit, options)
+    kit = _toolkit(engine, toolkit, settings, options)
     return _tool(
         kit,
         name=kit.text_tool_name,
         description=kit.describe_text_search(),
-        arguments=_search_arguments(kit, "SearchTextArguments", fusion=kit.offers_fusion),
+        arguments=_search_arguments(kit, "SearchTextArguments", kit.text_route),
         call=kit.search_text,
     )
 
 
 def make_semantic_search_tool(
-    engine: Any = None, *, toolkit: SearchToolkit | None = None, **options: Any
+    engine: Any = None,
+    settings: SearchSettings | None = None,
+    *,
+    toolkit: SearchToolkit | None = None,
+    **options: Any,
 ) -> StructuredTool:
     """The tool that finds rows closest in meaning to the query.
 
     Raises:
         ToolError: the table cannot be searched by meaning, or a bad option.
     """
-    kit = _toolkit(engine, toolkit, options)
+    kit = _toolkit(engine, toolkit, settings, options)
     return _tool(
         kit,
         name=kit.semantic_tool_name,
         description=kit.describe_semantic_search(),
-        arguments=_search_arguments(kit, "SearchSemanticArguments"),
+        arguments=_search_arguments(kit, "SearchSemanticArguments", kit.semantic_route),
         call=kit.search_semantic,
     )
 
 
 def make_sql_tool(
-    engine: Any = None, *, toolkit: SearchToolkit | None = None, **options: Any
+    engine: Any = None,
+    settings: SearchSettings | None = None,
+    *,
+    toolkit: SearchToolkit | None = None,
+    **options: Any,
 ) -> StructuredTool:
     """The tool that runs agent-written SQL, with the linter's findings as warnings."""
-    kit = _toolkit(engine, toolkit, options)
+    kit = _toolkit(engine, toolkit, settings, options)
     longest = kit.input_limits.max_sql_characters
     arguments = create_model(
         "ExecuteSqlArguments",
@@ -226,74 +216,36 @@ def make_sql_tool(
 
 
 def make_search_tools(
-    engine: Any,
-    *,
-    table: str,
-    k: int | None = None,
-    max_rows: int = DEFAULT_MAX_ROWS,
-    columns: Sequence[str] | None = None,
-    text_column: str | None = None,
-    key_column: str | None = None,
-    embedder: Any = None,
-    name_prefix: str = DEFAULT_NAME_PREFIX,
-    semantic: bool = True,
-    sql: bool = True,
-    read_only: bool = True,
-    sql_limits: SqlLimits | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    input_limits: InputLimits | None = None,
+    engine: Any, settings: SearchSettings | None = None, /, **options: Any
 ) -> list[BaseTool]:
     """The agent's tools for one table: text search, semantic search, SQL.
 
     The text search is offered when the table has a searchable text column, and fuses word
     matching with meaning when the table has both and an embedder is at hand (routing
-    ``auto``). The semantic search is offered when the table can be searched by meaning and
-    the text search does not already answer by meaning alone. The SQL tool is offered unless
-    ``sql=False`` or the engine refuses SQL written by a model (``agent_sql_refusal``: LanceDB,
-    the Hotdata engine), when the search tools' descriptions say why there is none.
+    ``auto``). The semantic search is offered when the table can be searched by meaning, the
+    text search does not already answer by meaning alone and ``semantic`` is set. The SQL tool
+    is offered unless ``sql=False`` or the engine refuses SQL written by a model
+    (``agent_sql_refusal``: LanceDB, the Hotdata engine), when the search tools' descriptions
+    say why there is none.
 
     Args:
         engine: an engine (the contract: ``search``, ``sql``, ``indexes``, ``plan_search``;
             :class:`~hotdata_retrieval.adapters.toolkit.SearchEngine` says what is optional).
-        table: the table to search (1-3 part name).
-        k: rows a search returns when the model gives no ``k`` (default 5, or ``max_rows``
-            when smaller).
-        max_rows: the ceiling on rows any tool returns; a model's larger ``k`` is clamped to
-            it before the query runs, and the result says so.
-        columns: the columns a search row carries (default: the key and the searched text).
-        text_column: the text column to search (default: the first searchable one).
-        key_column: the table's unique key (default: what the engine reports).
-        embedder: embeds queries on this side (default: ``engine.embedder_for(table)``).
-        name_prefix: the tools' name prefix (default ``hotdata_``).
-        semantic: offer the semantic search when the table allows.
-        sql: offer the SQL tool.
-        read_only: the SQL tool refuses anything but queries (on the local engine SQL is
-            read-only whatever this says: ``docs/adapters.md``, "Security model").
-        sql_limits: the SQL tool's time and memory limits (default 30 s, 1 GiB, no recursive
-            queries), on engines that enforce them.
-        max_bytes: the ceiling on a SQL reply's rows, as JSON text (default 256 KiB).
-        input_limits: the longest query and SQL text a call may carry (default
-            :class:`~hotdata_retrieval.engines.limits.InputLimits`).
+        settings: what the tools offer
+            (:class:`~hotdata_retrieval.adapters.settings.SearchSettings`: ``table``, ``k``,
+            ``max_rows``, ``columns``, ``text_column``, ``key_column``, ``fusion``,
+            ``embedder``, ``name_prefix``, ``semantic``, ``sql``, ``read_only``,
+            ``sql_limits``, ``max_bytes``, ``input_limits``, ``descriptions``...).
+        options: settings fields, in place of ``settings`` or over it
+            (``make_search_tools(engine, table="docs", k=5)``).
 
     Raises:
-        ToolError: a bad ``k``, ``max_rows``, ``max_bytes`` or ``input_limits``.
+        ToolError: a bad setting (``k``, ``max_rows``, ``max_bytes``, limits...).
+        TypeError: an option that is no setting.
         HotdataRetrievalError: the engine does not know the table, or an option does not fit.
     """
-    kit = SearchToolkit(
-        engine,
-        table=table,
-        k=k,
-        max_rows=max_rows,
-        columns=columns,
-        text_column=text_column,
-        key_column=key_column,
-        embedder=embedder,
-        name_prefix=name_prefix,
-        read_only=read_only,
-        sql_limits=sql_limits,
-        max_bytes=max_bytes,
-        input_limits=input_limits,
-    )
+    kit = SearchToolkit(engine, settings, **options)
+    semantic, sql = kit.settings.semantic, kit.settings.sql
     tools: list[BaseTool] = []
     if kit.text_route is not None:
         tools.append(make_text_search_tool(toolkit=kit))

@@ -32,20 +32,16 @@ import json
 import logging
 import re
 import sys
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
-from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
+from hotdata_retrieval.adapters.settings import SearchSettings
 from hotdata_retrieval.adapters.toolkit import (
-    DEFAULT_MAX_ROWS,
-    DEFAULT_NAME_PREFIX,
     STORED_DATA_NOTICE,
     SearchEngine,
     SearchToolkit,
     ToolError,
-    whole_number,
 )
-from hotdata_retrieval.engines.limits import InputLimits, SqlLimits
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -186,44 +182,16 @@ def _strict_base() -> "type[ArgModelBase]":
     return StrictArguments
 
 
-def _search_arguments(
-    toolkit: SearchToolkit, name: str, *, fusion: bool = False
-) -> "type[ArgModelBase]":
-    """A search tool's arguments: ``query``, ``k``, ``filter`` and, for a fused text search,
-    ``fusion`` (their schemas the toolkit's; the toolkit reads the values)."""
-    from pydantic import BeforeValidator, Field, WithJsonSchema, create_model
+def _search_arguments(toolkit: SearchToolkit, name: str, route: Any) -> "type[ArgModelBase]":
+    """A search tool's arguments on ``route``: the options the toolkit offers there
+    (:meth:`~hotdata_retrieval.adapters.toolkit.SearchToolkit.argument_fields`, one per row of
+    :data:`~hotdata_retrieval.adapters.settings.SEARCH_OPTIONS`); the toolkit reads the
+    values."""
+    from pydantic import create_model
 
-    fields: dict[str, Any] = {
-        "query": (
-            Annotated[
-                str,
-                Field(
-                    description=toolkit.query_help,
-                    min_length=1,
-                    max_length=toolkit.input_limits.max_query_characters,
-                ),
-            ],
-            ...,
-        ),
-        "k": (
-            Annotated[
-                Annotated[int, Field(ge=1)] | None,
-                BeforeValidator(whole_number),
-                Field(description=toolkit.k_help),
-            ],
-            None,
-        ),
-        "filter": (
-            Annotated[dict[str, Any] | None, WithJsonSchema(toolkit.filter_schema)],
-            None,
-        ),
-    }
-    if fusion:
-        fields["fusion"] = (
-            Annotated[str | dict[str, Any] | None, WithJsonSchema(toolkit.fusion_schema)],
-            None,
-        )
-    model: type[ArgModelBase] = create_model(f"{name}Arguments", __base__=_strict_base(), **fields)
+    model: type[ArgModelBase] = create_model(
+        f"{name}Arguments", __base__=_strict_base(), **toolkit.argument_fields(route)
+    )
     return model
 
 
@@ -316,7 +284,11 @@ def _register(
 
 
 def add_tools(
-    server: "MCPServer", toolkit: SearchToolkit, *, semantic: bool = True, sql: bool = True
+    server: "MCPServer",
+    toolkit: SearchToolkit,
+    *,
+    semantic: bool | None = None,
+    sql: bool | None = None,
 ) -> list[str]:
     """Register the toolkit's tools on ``server``; return their names.
 
@@ -329,6 +301,8 @@ def add_tools(
     """
     from mcp.types import ToolAnnotations
 
+    semantic = toolkit.settings.semantic if semantic is None else semantic
+    sql = toolkit.settings.sql if sql is None else sql
     read_only = ToolAnnotations(
         read_only_hint=toolkit.read_only, destructive_hint=False, open_world_hint=False
     )
@@ -339,7 +313,7 @@ def add_tools(
             server,
             name,
             toolkit.describe_text_search(),
-            _search_arguments(toolkit, name, fusion=toolkit.offers_fusion),
+            _search_arguments(toolkit, name, toolkit.text_route),
             toolkit.search_text,
             read_only,
         )
@@ -350,7 +324,7 @@ def add_tools(
             server,
             name,
             toolkit.describe_semantic_search(),
-            _search_arguments(toolkit, name),
+            _search_arguments(toolkit, name, toolkit.semantic_route),
             toolkit.search_semantic,
             read_only,
         )
@@ -370,57 +344,36 @@ def add_tools(
 
 def create_server(
     engine: SearchEngine,
+    settings: SearchSettings | None = None,
+    /,
     *,
-    table: str,
-    k: int | None = None,
-    max_rows: int = DEFAULT_MAX_ROWS,
-    columns: Sequence[str] | None = None,
-    text_column: str | None = None,
-    key_column: str | None = None,
-    embedder: Any = None,
-    name_prefix: str = DEFAULT_NAME_PREFIX,
-    semantic: bool = True,
-    sql: bool = True,
-    read_only: bool = True,
-    sql_limits: SqlLimits | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    input_limits: InputLimits | None = None,
     name: str = SERVER_NAME,
     log_level: str = "WARNING",
+    **options: Any,
 ) -> "MCPServer":
-    """An MCP server with the search and SQL tools for ``table`` of ``engine``.
+    """An MCP server with the search and SQL tools for a table of ``engine``.
 
-    The arguments are those of :func:`~hotdata_retrieval.adapters.langchain.
-    make_search_tools`, plus the server's ``name`` and ``log_level`` (logs go to stderr).
-    Malformed requests get the JSON-RPC errors of :func:`conform_errors`.
+    The tools are those of :func:`~hotdata_retrieval.adapters.langchain.make_search_tools`,
+    set up by ``settings`` (:class:`~hotdata_retrieval.adapters.settings.SearchSettings`) or
+    by its fields given as ``options`` (``create_server(engine, table="docs", k=5)``), plus
+    the server's ``name`` and ``log_level`` (logs go to stderr). Malformed requests get the
+    JSON-RPC errors of :func:`conform_errors`.
 
     Raises:
         ImportError: the mcp SDK is not installed (the message says how to install it).
-        ToolError: a bad ``k``, ``max_rows``, ``max_bytes`` or ``input_limits``.
+        ToolError: a bad setting (``k``, ``max_rows``, ``max_bytes``, limits...).
+        TypeError: an option that is no setting.
         HotdataRetrievalError: the engine does not know the table, or an option does not fit.
     """
     server_class = _sdk()
-    toolkit = SearchToolkit(
-        engine,
-        table=table,
-        k=k,
-        max_rows=max_rows,
-        columns=columns,
-        text_column=text_column,
-        key_column=key_column,
-        embedder=embedder,
-        name_prefix=name_prefix,
-        read_only=read_only,
-        sql_limits=sql_limits,
-        max_bytes=max_bytes,
-        input_limits=input_limits,
-    )
+    toolkit = SearchToolkit(engine, settings, **options)
+    sql = toolkit.settings.sql
     server: MCPServer = server_class(
         name=name,
         instructions=_instructions(toolkit, sql=sql),
         log_level=log_level,
     )
-    add_tools(server, toolkit, semantic=semantic, sql=sql)
+    add_tools(server, toolkit)
     conform_errors(server)
     return server
 

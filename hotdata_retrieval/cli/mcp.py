@@ -20,14 +20,19 @@ Started by hand in a terminal (stdin a TTY), it says so in one line on stderr
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 import click
 
 from hotdata_retrieval.adapters.bounded import DEFAULT_MAX_BYTES
-from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS, DEFAULT_NAME_PREFIX
+from hotdata_retrieval.adapters.settings import (
+    DEFAULT_K,
+    DEFAULT_MAX_ROWS,
+    DEFAULT_NAME_PREFIX,
+    SearchSettings,
+)
 from hotdata_retrieval.cli._engines import (
     database_given,
     engine_option,
@@ -111,39 +116,15 @@ given the embedder its table's vectors were made by where the engine records it,
 ``--embedder`` names."""
 
 
-def serve(
-    engine: Any,
-    *,
-    table: str,
-    k: int | None = None,
-    max_rows: int = DEFAULT_MAX_ROWS,
-    name_prefix: str = DEFAULT_NAME_PREFIX,
-    sql: bool = True,
-    sql_limits: SqlLimits | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    columns: Sequence[str] | None = None,
-    embedder: Any = None,
-) -> None:
-    """Build the server for ``table`` of ``engine`` and run it over stdio until the client
-    closes it; ``columns`` are those each search row carries, ``embedder`` embeds queries on
-    this side (default: the engine's for the table). Every request gets a reply,
-    even a line that is not JSON or holds a lone surrogate (see
+def serve(engine: Any, settings: SearchSettings | None = None, /, **options: Any) -> None:
+    """Build the server for a table of ``engine``, set up by ``settings`` or its fields as
+    ``options`` (:class:`~hotdata_retrieval.adapters.settings.SearchSettings`: ``table``,
+    ``k``, ``columns``, ``embedder``...), and run it over stdio until the client closes it.
+    Every request gets a reply, even a line that is not JSON or holds a lone surrogate (see
     :func:`hotdata_retrieval.adapters.mcp.run_stdio`)."""
     from hotdata_retrieval.adapters.mcp import create_server, run_stdio
 
-    server = create_server(
-        engine,
-        table=table,
-        k=k,
-        max_rows=max_rows,
-        columns=columns,
-        embedder=embedder,
-        name_prefix=name_prefix,
-        sql=sql,
-        sql_limits=sql_limits,
-        max_bytes=max_bytes,
-    )
-    run_stdio(server)
+    run_stdio(create_server(engine, SearchSettings.of(settings, **options)))
 
 
 @click.command("mcp")
@@ -234,8 +215,7 @@ def mcp(
     if notice is not None:
         click.echo(notice, err=True)
     try:
-        serve(
-            engine,
+        settings = SearchSettings(
             table=table,
             k=k,
             max_rows=max_rows,
@@ -248,6 +228,7 @@ def mcp(
             ),
             max_bytes=max_bytes,
         )
+        serve(engine, settings)
     finally:
         close = getattr(engine, "close", None)
         if callable(close):
