@@ -78,10 +78,11 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         EngineError: a missing table, column or index, or an engine failure.
         PlanError: a query vector of the wrong length for its column.
     """
-    kinds = check_plan(engine, plan)
+    loaded = {table: engine._loaded(table) for table in plan.tables}
+    kinds = check_plan(plan, loaded)
     executed = executed_plan(plan, merged_kinds(kinds.values()))
     single = executed.single_table
-    rows = None if single is None else native_rows(executed, engine._loaded(single))
+    rows = None if single is None else native_rows(executed, loaded[single])
     if rows is not None:
         # The native path reads no SQL: the statement is rendered if the caller reads it.
         logger.debug("search of %s answered by the native path: %d rows", single, len(rows))
@@ -146,18 +147,24 @@ def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, pa.Sche
     return name, loaded.data.schema
 
 
-def check_plan(engine: SearchHost, plan: SearchPlan) -> dict[TableName, dict[str, ValueKind]]:
+def check_plan(
+    plan: SearchPlan, loaded: dict[TableName, LoadedTable]
+) -> dict[TableName, dict[str, ValueKind]]:
     """Refuse a plan its tables cannot answer: a missing column, a column of two kinds across
     the tables, a filter value of the wrong type, a key column that is not unique, a
     nearest-neighbour search of a column that holds no vectors or of another length; return
     each table's column kinds (in :attr:`SearchPlan.tables` order).
+
+    Args:
+        plan: the caller's plan.
+        loaded: the open table of each of :attr:`SearchPlan.tables`, in its order (looked up
+            once by the search, which reads them again).
 
     Raises:
         EngineError: naming the column and the table.
         PlanError: a query vector of the wrong length.
     """
     filtered = set(plan.filtered_tables())
-    loaded = {table: engine._loaded(table) for table in plan.tables}
     kinds = {table: one.column_kinds() for table, one in loaded.items()}
     check_column_kinds(plan, kinds)
     for table, one in loaded.items():

@@ -228,13 +228,20 @@ def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) 
         raw_of.append(dict(zip(branch_keys, branch_scores)))
     page = np.array([rowid_of[hit.key] for hit in hits], dtype=np.int64)
     rows = loaded.rows_at(plan.projection, page)
-    names = plan.branch_names
     completed = _page_scores(plan, loaded, page)
+    # Read once from the plan, not per row: each branch's name and debug columns.
+    debug = (
+        [
+            (name, *debug_columns(name, branch))
+            for name, branch in zip(plan.branch_names, plan.branches)
+        ]
+        if plan.include_branch_scores
+        else []
+    )
     for position, (row, hit) in enumerate(zip(rows, hits)):
         row["score"] = hit.score
-        if plan.include_branch_scores:
-            for index, (name, branch) in enumerate(zip(names, plan.branches)):
-                rank_column, raw_column = debug_columns(name, branch)
+        if debug:
+            for index, (name, rank_column, raw_column) in enumerate(debug):
                 row[rank_column] = hit.ranks[index]
                 raw = raw_of[index].get(hit.key)
                 if raw is None and name in completed:
