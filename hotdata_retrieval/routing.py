@@ -38,6 +38,7 @@ with a BM25 index (engine contract §1.2), so hybrid needs a plain index
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
@@ -53,6 +54,7 @@ from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
     Bm25Search,
     Branch,
+    DistanceMetric,
     Fusion,
     NearestNeighborSearch,
     QuerySyntax,
@@ -63,7 +65,9 @@ from hotdata_retrieval.plan.search import (
     fusion_options,
     make_fusion,
 )
-from hotdata_retrieval.plan.values import check_positive_int
+from hotdata_retrieval.plan.values import check_cosine_query, check_positive_int
+
+logger = logging.getLogger(__name__)
 
 
 class SearchMode(str, enum.Enum):
@@ -236,6 +240,33 @@ class _Router:
             query_vector=self.embed_query(self.query),
             metric=vector.metric,
         )
+
+    def fused_nearest(self, vector: VectorIndex) -> NearestNeighborSearch | None:
+        """The nearest branch of a hybrid search, or ``None`` when the query embeds to a zero
+        vector under cosine distance (an embedder's usual answer when it fails): cosine
+        distance to it is undefined and every row would tie, so the hybrid search is
+        answered by its text branch alone, in BM25 order with BM25 scores, and a warning is
+        logged. A nearest-only search with such a vector is refused
+        (:func:`~hotdata_retrieval.plan.values.check_cosine_query`), and so is a fusion
+        built by hand with one."""
+        if self.embed_query is not None and vector.metric == DistanceMetric.COSINE:
+            query_vector = tuple(float(component) for component in self.embed_query(self.query))
+            try:
+                check_cosine_query(query_vector)
+            except PlanError as error:
+                logger.warning(
+                    "hybrid search over '%s' answered by its text branch alone: %s",
+                    self.indexes.table,
+                    error,
+                )
+                return None
+            return NearestNeighborSearch(
+                table=self.indexes.table,
+                column=vector.column,
+                query_vector=query_vector,
+                metric=vector.metric,
+            )
+        return self.nearest(vector, SearchMode.HYBRID)
 
     def auto(self, vector_column: str | None, text_column: str | None) -> SearchMode:
         indexes = self.indexes
@@ -634,13 +665,12 @@ def plan_search(
         column = router.text_column(text_column)
         vector = router.fused_vector(vector_column, column)
         choice = fusion or FusionChoice()
-        source = make_fusion(
-            choice.method,
-            [
-                _text_branch(indexes.table, column, request),
-                router.nearest(vector, chosen),
-            ],
-            **choice.options,
+        text = _text_branch(indexes.table, column, request)
+        nearest = router.fused_nearest(vector)
+        source = (
+            text
+            if nearest is None
+            else make_fusion(choice.method, [text, nearest], **choice.options)
         )
     columns = request.columns
     default_columns = None

@@ -211,14 +211,16 @@ class OpenTables:
         Raises:
             EngineError: no such table, or it is damaged.
         """
-        entry = self.loaded(reference).entry
+        loaded = self.loaded(reference)
+        entry = loaded.entry
+        embedded = tuple(
+            VectorIndex(column=v.name, source_column=v.source_column, metric=v.metric)
+            for v in entry.vector_columns
+        )
         return TableIndexes(
             table=TableName(catalog=self.catalog, schema=self.schema, name=entry.name),
             bm25_columns=entry.text_indexes,
-            vectors=tuple(
-                VectorIndex(column=v.name, source_column=v.source_column, metric=v.metric)
-                for v in entry.vector_columns
-            ),
+            vectors=embedded + _given_vectors(loaded, {v.column for v in embedded}),
             key_column=reported_key(entry.key_column, entry.columns),
         )
 
@@ -323,3 +325,19 @@ class ReadsOpenTables:
                 key column cannot hold.
         """
         return self._open.read_rows(table, keys, columns)
+
+
+def _given_vectors(loaded: LoadedTable, embedded: set[str]) -> tuple[VectorIndex, ...]:
+    """The vector columns the caller loaded (lists of numbers the engine did not embed), as
+    every store reports its vector columns: each searched by the metric of its HNSW index
+    when it has one, else cosine, with no source column (the caller embeds queries)."""
+    from hotdata_retrieval.engines.local._prepare import is_vector_type
+    from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
+
+    metric_of = {function: metric.value for metric, function in METRIC_FUNCTIONS.items()}
+    indexed = {ann.column: metric_of[ann.function] for ann in loaded.entry.ann_indexes}
+    return tuple(
+        VectorIndex(column=field.name, metric=indexed.get(field.name, "cosine"))
+        for field in loaded.data.schema
+        if is_vector_type(field.type) and field.name not in embedded
+    )

@@ -50,6 +50,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hotdata_retrieval.embed.protocol import is_embeddable as is_embeddable
 from hotdata_retrieval.engines.local import database
 
 logger = logging.getLogger(__name__)
@@ -342,7 +343,7 @@ def embed_column(
     the cache as they come (:mod:`~hotdata_retrieval.engines.local._embedding_cache`).
     A NULL, empty or whitespace-only text gets a zero row here (its vector is NULL:
     :func:`~hotdata_retrieval.embed.is_embeddable`)."""
-    from hotdata_retrieval.embed import embed_in_batches, is_embeddable
+    from hotdata_retrieval.embed import embed_in_batches
 
     model = str(embedder.name)
     dimensions = int(embedder.dimensions)

@@ -1,0 +1,55 @@
+"""A hybrid search whose query embeds to a zero vector (an embedder's usual answer when it
+fails) is answered by its text branch alone on every engine: BM25 order, finite scores, a
+warning logged. A nearest-only search with that vector stays refused, naming it."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from hotdata_retrieval import PlanError
+from hotdata_retrieval.routing import SearchRequest
+from tests.parity.engines import STORE_ENGINES, bodies_table, loaded_engine
+
+BODIES = ["disk full on node", "the disk is fine", "login page slow", "full moon", "disk disk"]
+
+
+@pytest.fixture(scope="module", params=STORE_ENGINES)
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    yield from loaded_engine(request, tmp_path_factory, "zero_vectors", bodies_table(BODIES))
+
+
+def _zeros(_query: str) -> Sequence[float]:
+    return [0.0, 0.0]
+
+
+def test_a_zero_vector_hybrid_search_gives_the_text_order(
+    engine: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    text = engine.search(
+        engine.plan_search(SearchRequest(table="zero_vectors", query="disk full", mode="text"))
+    )
+    with caplog.at_level(logging.WARNING, logger="hotdata_retrieval"):
+        plan = engine.plan_search(
+            SearchRequest(table="zero_vectors", query="disk full", mode="hybrid"),
+            embed_query=_zeros,
+        )
+    assert "answered by its text branch alone" in caplog.text
+    hybrid = engine.search(plan)
+    assert list(hybrid.keys) == list(text.keys) and list(text.keys)
+    assert all(math.isfinite(hit.score) for hit in hybrid.hits)
+    assert [hit.score for hit in hybrid.hits] == [hit.score for hit in text.hits]
+
+
+def test_a_zero_vector_nearest_search_is_refused(engine: Any) -> None:
+    with pytest.raises(PlanError, match="all zeros"):
+        engine.plan_search(
+            SearchRequest(table="zero_vectors", query="disk full", mode="nearest"),
+            embed_query=_zeros,
+        )
