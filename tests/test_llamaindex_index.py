@@ -36,11 +36,27 @@ import pytest
 from llama_index.core import StorageContext, VectorStoreIndex
 from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import MockLLM
-from llama_index.core.schema import Document, NodeRelationship, RelatedNodeInfo, TextNode
+from llama_index.core.schema import (
+    Document,
+    NodeRelationship,
+    QueryBundle,
+    RelatedNodeInfo,
+    TextNode,
+)
 from llama_index.core.vector_stores import SimpleVectorStore
-from llama_index.core.vector_stores.types import VectorStoreQuery, VectorStoreQueryMode
+from llama_index.core.vector_stores.types import (
+    MetadataFilter,
+    MetadataFilters,
+    VectorStoreQuery,
+    VectorStoreQueryMode,
+)
 
-from hotdata_retrieval.adapters.llamaindex import HotdataVectorStore
+from hotdata_retrieval.adapters.llamaindex import (
+    HotdataBM25Retriever,
+    HotdataHybridRetriever,
+    HotdataVectorStore,
+)
+from hotdata_retrieval.errors import PlanError
 from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
 
 DIMENSIONS = 8
@@ -295,6 +311,72 @@ def test_the_async_retriever_returns_what_the_retriever_does(built) -> None:
             assert [hit.node.node_id for hit in hits] == [
                 hit.node.node_id for hit in retriever.retrieve(query)
             ]
+
+
+def test_the_hybrid_retriever_is_the_reference_fusion_in_one_query(built) -> None:
+    """:class:`HotdataHybridRetriever` needs no index: reciprocal rank fusion of the
+    reference rankings, with its scores; with ``alpha=1``, the nearest nodes; a question given
+    with its embedding is not embedded again."""
+    store, _, reference = built
+    for query in QUERIES:
+        for k in (1, 3, 5):
+            retriever = HotdataHybridRetriever(store, embed_model=EMBED_MODEL, similarity_top_k=k)
+            hits = retriever.retrieve(query)
+            expected = _reference_rrf(query, reference)[:k]
+            assert [hit.node.node_id for hit in hits] == [key for key, _ in expected]
+            assert [hit.score for hit in hits] == pytest.approx([s for _, s in expected], rel=1e-9)
+            assert [hit.node.get_content() for hit in hits] == [TEXTS[key] for key, _ in expected]
+            assert [hit.node.node_id for hit in asyncio.run(retriever.aretrieve(query))] == [
+                hit.node.node_id for hit in hits
+            ]
+            vector_alone = HotdataHybridRetriever(
+                store, embed_model=EMBED_MODEL, similarity_top_k=k, alpha=1.0
+            ).retrieve(query)
+            assert [hit.node.node_id for hit in vector_alone] == _reference_vector_ranking(
+                reference, query
+            )[:k]
+    given = QueryBundle(query_str="fox", embedding=embed("ember"))
+    unembedded = HotdataHybridRetriever(store, embed_model=None, similarity_top_k=8)
+    fused = store.query(
+        VectorStoreQuery(
+            query_str="fox",
+            query_embedding=embed("ember"),
+            similarity_top_k=8,
+            mode=VectorStoreQueryMode.HYBRID,
+        )
+    )
+    assert [hit.node.node_id for hit in unembedded.retrieve(given)] == fused.ids
+
+
+def test_the_bm25_retriever_ranks_by_the_query_word_with_filters(built) -> None:
+    store, _, _ = built
+    for query in QUERIES:
+        hits = HotdataBM25Retriever(store, similarity_top_k=5).retrieve(query)
+        assert [hit.node.node_id for hit in hits] == _reference_text_ranking(query)
+        assert all(a.score > b.score for a, b in itertools.pairwise(hits))
+        only_d2 = HotdataBM25Retriever(store, similarity_top_k=5, doc_ids=["d2"]).retrieve(query)
+        assert [hit.node.node_id for hit in only_d2] == [
+            key for key in _reference_text_ranking(query) if SOURCES[key] == "d2"
+        ]
+        ranked = MetadataFilters(filters=[MetadataFilter(key="ref_doc_id", value="d0")])
+        hybrid = HotdataHybridRetriever(
+            store, embed_model=EMBED_MODEL, similarity_top_k=8, filters=ranked
+        ).retrieve(query)
+        assert {hit.node.node_id for hit in hybrid} == {
+            key for key, source in SOURCES.items() if source == "d0"
+        }
+
+
+def test_a_retriever_refuses_a_bad_top_k_or_an_undeclared_filter(built) -> None:
+    store, _, _ = built
+    for top_k in (0, -1, "3"):
+        with pytest.raises(PlanError, match="similarity_top_k"):
+            HotdataHybridRetriever(store, embed_model=EMBED_MODEL, similarity_top_k=top_k)
+    colour = MetadataFilters(filters=[MetadataFilter(key="colour", value="red")])
+    with pytest.raises(PlanError, match="'colour'"):
+        HotdataBM25Retriever(store, filters=colour).retrieve("fox")
+    with pytest.raises(PlanError, match="doc_ids must be a list"):
+        HotdataBM25Retriever(store, doc_ids="d1")
 
 
 # -- llama-index-core's index tests, run against a SimpleVectorStore index -----------------

@@ -11,6 +11,11 @@ reciprocal rank fusion, or, when the query gives ``alpha``, by a min-max fusion 
 branch weighs ``alpha``, LlamaIndex's meaning: 1 is the vector search alone) and ``mmr``
 (maximal marginal relevance over the nearest vectors the search returns).
 
+:class:`HotdataHybridRetriever` and :class:`HotdataBM25Retriever` are LlamaIndex retrievers
+over such a store that need no index: each question is one statement (BM25 fused with the
+nearest neighbours of the question's embedding, or BM25 alone), in place of a client-side
+fusion of two retrievers (``QueryFusionRetriever``).
+
 >>> from llama_index.core.schema import TextNode
 >>> from llama_index.core.vector_stores.types import VectorStoreQuery
 >>> from hotdata_retrieval.engines.local import LocalEngine
@@ -30,8 +35,12 @@ from collections.abc import Sequence
 from typing import Any
 
 try:
+    from llama_index.core.base.base_retriever import BaseRetriever
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from llama_index.core.callbacks import CallbackManager
     from llama_index.core.indices.query.embedding_utils import get_top_k_mmr_embeddings
-    from llama_index.core.schema import BaseNode, MetadataMode
+    from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle
+    from llama_index.core.settings import Settings
     from llama_index.core.vector_stores.types import (
         BasePydanticVectorStore,
         FilterCondition,
@@ -389,3 +398,131 @@ class HotdataVectorStore(BasePydanticVectorStore):
             similarities=[float(value) for value in similarities],
             ids=[hit.document.id for hit in chosen],
         )
+
+
+class _StoreRetriever(BaseRetriever):
+    """A retriever that asks ``vector_store`` one query per question, in ``mode``."""
+
+    _mode = VectorStoreQueryMode.DEFAULT
+
+    def __init__(
+        self,
+        vector_store: HotdataVectorStore,
+        *,
+        similarity_top_k: int = 4,
+        filters: MetadataFilters | None = None,
+        doc_ids: Sequence[str] | None = None,
+        callback_manager: CallbackManager | None = None,
+    ) -> None:
+        super().__init__(callback_manager=callback_manager)
+        self._vector_store = vector_store
+        self._similarity_top_k = check_positive_int(similarity_top_k, label="similarity_top_k")
+        self._filters = filters
+        self._doc_ids = None if doc_ids is None else as_list(doc_ids, "doc_ids")
+
+    def _query(self, bundle: QueryBundle, embedding: list[float] | None) -> VectorStoreQuery:
+        return VectorStoreQuery(
+            query_str=bundle.query_str,
+            query_embedding=embedding,
+            similarity_top_k=self._similarity_top_k,
+            mode=self._mode,
+            filters=self._filters,
+            doc_ids=self._doc_ids,
+        )
+
+    @staticmethod
+    def _scored(result: VectorStoreQueryResult) -> list[NodeWithScore]:
+        return [
+            NodeWithScore(node=node, score=score)
+            for node, score in zip(result.nodes or [], result.similarities or [])
+        ]
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        return self._scored(self._vector_store.query(self._query(query_bundle, None)))
+
+
+class HotdataBM25Retriever(_StoreRetriever):
+    """The ``similarity_top_k`` nodes of ``vector_store`` whose text best matches the
+    question by BM25, best first, each scored with its BM25 score (the engine's scale).
+
+    Args:
+        vector_store: the store the nodes are kept in.
+        similarity_top_k: how many nodes (top-k).
+        filters: LlamaIndex ``MetadataFilters`` over the store's filter columns.
+        doc_ids: only the nodes of these source documents (empty: no restriction).
+
+    Raises:
+        PlanError: a bad top-k; from ``retrieve``, a filter the store cannot express.
+    """
+
+    _mode = VectorStoreQueryMode.TEXT_SEARCH
+
+
+class HotdataHybridRetriever(_StoreRetriever):
+    """The ``similarity_top_k`` nodes of ``vector_store`` best by BM25 on the question fused
+    with nearness to its embedding, in one statement, best first, each scored with its fused
+    score: reciprocal rank fusion (rank constant 60), or, with ``alpha``, a min-max fusion
+    whose vector branch weighs ``alpha`` (LlamaIndex's meaning: 1 is the vector search
+    alone; ``docs/fusion.md``).
+
+    Args:
+        vector_store: the store the nodes are kept in.
+        embed_model: embeds the question (the model that embedded the nodes; default
+            LlamaIndex's ``Settings.embed_model``). A question given with its embedding
+            (``QueryBundle.embedding``) is not embedded again.
+        similarity_top_k: how many nodes (top-k).
+        alpha: the vector branch's weight in [0, 1] (default: reciprocal rank fusion).
+        filters: LlamaIndex ``MetadataFilters`` over the store's filter columns, applied
+            inside both branches.
+        doc_ids: only the nodes of these source documents (empty: no restriction).
+
+    Raises:
+        PlanError: a bad top-k; from ``retrieve``, a bad ``alpha``, a filter the store
+            cannot express, an embedding of another length than the nodes'.
+    """
+
+    _mode = VectorStoreQueryMode.HYBRID
+
+    def __init__(
+        self,
+        vector_store: HotdataVectorStore,
+        *,
+        embed_model: BaseEmbedding | None = None,
+        similarity_top_k: int = 4,
+        alpha: float | None = None,
+        filters: MetadataFilters | None = None,
+        doc_ids: Sequence[str] | None = None,
+        callback_manager: CallbackManager | None = None,
+    ) -> None:
+        super().__init__(
+            vector_store,
+            similarity_top_k=similarity_top_k,
+            filters=filters,
+            doc_ids=doc_ids,
+            callback_manager=callback_manager,
+        )
+        self._embed_model = embed_model
+        self._alpha = alpha
+
+    def _model(self) -> BaseEmbedding:
+        return self._embed_model if self._embed_model is not None else Settings.embed_model
+
+    def _query(self, bundle: QueryBundle, embedding: list[float] | None) -> VectorStoreQuery:
+        query = super()._query(bundle, embedding)
+        query.alpha = self._alpha
+        return query
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        embedding = query_bundle.embedding
+        if embedding is None:
+            embedding = self._model().get_agg_embedding_from_queries(query_bundle.embedding_strs)
+        return self._scored(self._vector_store.query(self._query(query_bundle, embedding)))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        embedding = query_bundle.embedding
+        if embedding is None:
+            embedding = await self._model().aget_agg_embedding_from_queries(
+                query_bundle.embedding_strs
+            )
+        query = self._query(query_bundle, embedding)
+        return self._scored(await self._vector_store.aquery(query))
