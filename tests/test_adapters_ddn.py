@@ -167,8 +167,11 @@ def test_the_schema_types_the_arguments_and_the_hit_fields(client: TestClient) -
     schema = client.get("/schema").json()
     (function,) = schema["functions"]
     arguments = function["arguments"]
-    assert list(arguments) == ["query", "top_k", "status", "tier"]
+    assert list(arguments) == ["query", "top_k", "filter", "fusion", "status", "tier"]
     assert arguments["query"]["type"] == {"type": "named", "name": "String"}
+    for name in ("filter", "fusion"):  # any JSON value, read by the option's row
+        assert arguments[name]["type"]["underlying_type"] == {"type": "named", "name": "JSON"}
+    assert schema["scalar_types"]["JSON"]["representation"] == {"type": "json"}
     assert arguments["tier"]["type"]["underlying_type"] == {"type": "named", "name": "Int64"}
     assert arguments["status"]["type"]["underlying_type"] == {"type": "named", "name": "String"}
     assert function["result_type"] == {
@@ -188,7 +191,7 @@ def test_the_description_names_the_capability_not_the_mechanism(client: TestClie
     (function,) = client.get("/schema").json()["functions"]
     text = function["description"].lower()
     assert "search documents by text and meaning" in text
-    for word in (*FORBIDDEN_DESCRIPTION_WORDS, "sql", "rrf", "fusion"):
+    for word in (*FORBIDDEN_DESCRIPTION_WORDS, "sql"):
         assert word not in text
 
 
@@ -290,7 +293,11 @@ def test_hdq_ddn_metadata_is_hml_naming_the_command_type_and_relationship(databa
     (command,) = by_kind["Command"]
     assert command["name"] == "SearchDocuments"
     assert command["source"]["dataConnectorCommand"] == {"function": FUNCTION_NAME}
-    assert [a["name"] for a in command["arguments"]] == ["query", "topK", "status", "tier"]
+    names = [a["name"] for a in command["arguments"]]
+    assert names == ["query", "topK", "filter", "fusion", "status", "tier"]
+    (json_scalar,) = by_kind["ScalarType"]
+    assert json_scalar == {"name": "Json", "graphql": {"typeName": "Json"}}
+    assert {a["name"]: a["type"] for a in command["arguments"]}["filter"] == "Json"
     assert command["source"]["argumentMapping"]["topK"] == "top_k"
     assert command["outputType"] == f"[{HIT_TYPE}!]!"
     (hit,) = by_kind["ObjectType"]

@@ -1,6 +1,6 @@
-"""The suffix and range operators reach the agents' doors through filter objects alone: the
-LangChain tool and retriever and the MCP tool keep the rows a plain Python reading of the
-filter keeps, and their argument schemas list the operators."""
+"""The suffix and range operators reach the agents' doors: the LangChain tool and retriever,
+the MCP tool and the DDN function keep the rows a plain Python reading of the filter keeps
+(DDN also for the filter as text), and their argument schemas list the operators."""
 
 from __future__ import annotations
 
@@ -98,3 +98,50 @@ def test_a_range_of_the_wrong_shape_is_named(engine: LocalEngine) -> None:
     tool = make_text_search_tool(engine, table="docs", k=10)
     answer = tool.invoke({"query": "report", "filter": {"year": {"$between": [2000]}}})
     assert "expected a list of 2 values [low, high], got 1" in str(answer)
+
+
+def _ddn_ids(client: Any, arguments: dict[str, Any]) -> set[int]:
+    body = {
+        "collection": "search_documents",
+        "arguments": {name: {"type": "literal", "value": v} for name, v in arguments.items()},
+        "query": {"fields": {"__value": {"type": "column", "column": "__value"}}},
+        "collection_relationships": {},
+    }
+    answer = client.post("/query", json=body)
+    assert answer.status_code == 200, answer.text
+    ((row,),) = [row_set["rows"] for row_set in answer.json()]
+    return {hit["id"] for hit in row["__value"]}
+
+
+def test_the_ddn_function(engine: LocalEngine) -> None:
+    from starlette.testclient import TestClient
+
+    from hotdata_retrieval.adapters.ddn import create_app
+
+    client = TestClient(create_app(engine, table="docs", max_top_k=10, default_top_k=10))
+    (function,) = client.get("/schema").json()["functions"]
+    described = function["arguments"]["filter"]["description"]
+    assert "$ends_with" in described and "$between" in described
+    for name, (filter_object, _) in FILTERS.items():
+        assert _ddn_ids(client, {"query": "report", "filter": filter_object}) == _expected(name)
+    as_text = {
+        "suffix": "ends_with(title, '0%')",
+        "range": "year BETWEEN 2000 AND 2007",
+        "not a range": "NOT year BETWEEN 2000 AND 2007",
+    }
+    for name, text in as_text.items():
+        assert _ddn_ids(client, {"query": "report", "filter": text}) == _expected(name), name
+    refused = client.post(
+        "/query",
+        json={
+            "collection": "search_documents",
+            "arguments": {
+                "query": {"type": "literal", "value": "report"},
+                "filter": {"type": "literal", "value": {"year": {"$between": [2000]}}},
+            },
+            "query": {"fields": {"__value": {"type": "column", "column": "__value"}}},
+            "collection_relationships": {},
+        },
+    )
+    assert refused.status_code == 400
+    assert "expected a list of 2 values [low, high], got 1" in refused.json()["message"]

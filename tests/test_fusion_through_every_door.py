@@ -1,8 +1,8 @@
 """A filtered DBSF search through every door: the toolkit, the LangChain tool and retriever, the
-MCP tool and ``hdq search``. Each returns the reference fusion (``reference_fusion``) of the
-branches as the engine ranks each alone under the filter; the filter keeps rows an
-unfiltered search ranks first, and reciprocal rank fusion orders them otherwise, so a door
-that dropped either would fail."""
+MCP tool, the DDN function and ``hdq search``. Each returns the reference fusion
+(``reference_fusion``) of the branches as the engine ranks each alone under the filter; the
+filter keeps rows an unfiltered search ranks first, and reciprocal rank fusion orders them
+otherwise, so a door that dropped either would fail."""
 
 from __future__ import annotations
 
@@ -144,6 +144,25 @@ async def test_the_mcp_tool(
     assert result.is_error is False, result.content
     rows = json.loads(result.content[0].text)["rows"]
     _same([(row["id"], row["score"]) for row in rows], expected)
+
+
+def test_the_ddn_function(engine: LocalEngine, expected: list[tuple[int, float]]) -> None:
+    from starlette.testclient import TestClient
+
+    from hotdata_retrieval.adapters.ddn import create_app
+
+    client = TestClient(create_app(engine, table="docs", default_top_k=K))
+    values = {"query": QUERY, "filter": FILTER, "fusion": {"method": "dbsf"}}
+    body = {
+        "collection": "search_documents",
+        "arguments": {name: {"type": "literal", "value": v} for name, v in values.items()},
+        "query": {"fields": {"__value": {"type": "column", "column": "__value"}}},
+        "collection_relationships": {},
+    }
+    answer = client.post("/query", json=body)
+    assert answer.status_code == 200, answer.text
+    ((row,),) = [row_set["rows"] for row_set in answer.json()]
+    _same([(hit["id"], hit["score"]) for hit in row["__value"]], expected)
 
 
 def test_hdq_search(database: Path, expected: list[tuple[int, float]]) -> None:

@@ -13,7 +13,8 @@ https://hasura.github.io/ndc-spec/specification/queries/functions.html, and the 
 
 - ``GET /capabilities``: ``{"version": "0.2.0", "capabilities": {"query": {"variables": {},
   "nested_fields": {}, "exists": {}}, "mutation": {}}}``.
-- ``GET /schema``: ``scalar_types`` (each with a ``representation``), ``object_types``
+- ``GET /schema``: ``scalar_types`` (each with a ``representation``; ``JSON`` is
+  ``{"type": "json"}``), ``object_types``
   (``SearchHit``: flat scalar fields), no collections or procedures, and one entry of
   ``functions``: ``search_documents`` with its ``arguments`` and ``result_type`` an array of
   ``SearchHit``.
@@ -25,15 +26,20 @@ https://hasura.github.io/ndc-spec/specification/queries/functions.html, and the 
   one column, ``__value``.
 - ``GET /health``: 200 with an empty body.
 
-The one function runs a plan on the engine: the request becomes a
+The one function answers through the toolkit's search path
+(:meth:`~hotdata_retrieval.adapters.toolkit.SearchToolkit.search`, set up by a
+:class:`~hotdata_retrieval.adapters.settings.SearchSettings`): the call becomes a
 :class:`~hotdata_retrieval.routing.SearchRequest` (mode ``auto``: fused when the table has
 both rankings), the engine's ``plan_search`` routes it and ``engine.search`` runs it. Its
-arguments are ``query`` (text), ``top_k`` (1 to ``max_top_k``) and one optional argument per
-declared filter column, an equality filter typed from the column's type in the table. Each
-``SearchHit`` carries ``id`` (the table's key), ``text`` (the searched text column),
-``score`` (the fused score, or the one ranking's score), ``distance`` (only on a route ranked
-by distance alone), ``<branch>_rank`` per branch (1-based, null where the branch did not
-return the row) and the declared filter columns.
+arguments are ``query`` (text), ``top_k`` (1 to ``max_rows``), every other option of
+:data:`~hotdata_retrieval.adapters.settings.SEARCH_OPTIONS` the route offers — ``filter`` (a
+filter object with every registered operator, or filter text) and, on a fused route,
+``fusion`` (every registered method), both of the ``JSON`` scalar type — and one optional
+argument per declared filter column, an equality filter typed from the column's type in the
+table. Each ``SearchHit`` carries ``id`` (the table's key), ``text`` (the searched text
+column), ``score`` (the fused score, or the one ranking's score), ``distance`` (only on a
+route ranked by distance alone), ``<branch>_rank`` per branch (1-based, null where the branch
+did not return the row) and the declared filter columns.
 
 Bad input is an NDC error response, ``{"message": ..., "details": {...}}``: HTTP 400 with a
 one-line message naming the bad value (an unknown function or argument, a wrong type, a
@@ -53,20 +59,20 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from hotdata_retrieval.adapters.toolkit import (
-    DEFAULT_K,
-    DEFAULT_MAX_ROWS,
-    STORED_DATA_NOTICE,
-    SearchRoute,
+from hotdata_retrieval.adapters.settings import (
+    OptionKind,
+    SearchOption,
+    SearchSettings,
+    described,
+    option_sentences,
+    whole_number,
 )
-from hotdata_retrieval.engines.base import query_embedder
+from hotdata_retrieval.adapters.toolkit import STORED_DATA_NOTICE, SearchToolkit
 from hotdata_retrieval.engines.checks import ValueKind, arrow_column_kinds
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.limits import InputLimitError, InputLimits
 from hotdata_retrieval.errors import ConnectorError, HotdataRetrievalError, PlanError, ToolError
+from hotdata_retrieval.plan.filters import Comparison
 from hotdata_retrieval.plan.names import TableName
-from hotdata_retrieval.plan.values import check_query_text
-from hotdata_retrieval.routing import SearchMode, SearchRequest
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -96,7 +102,20 @@ _SCALARS: Mapping[ValueKind, tuple[str, str]] = {
 }
 """The NDC scalar type (name, ``representation``) of each kind of column a filter takes."""
 
-_OPEN_SCALARS = ("String", "Int32", "Int64", "Float64", "Boolean")
+_OPEN_SCALARS = ("String", "Int32", "Int64", "Float64", "Boolean", "JSON")
+
+_KIND_SCALARS: Mapping[OptionKind, str] = {
+    OptionKind.TEXT: "String",
+    OptionKind.COUNT: "Int32",
+    OptionKind.FLAG: "Boolean",
+    OptionKind.JSON: "JSON",
+}
+"""The NDC scalar type of each kind of search option (``JSON``: any JSON value, NDC's
+``json`` type representation)."""
+
+_DOOR_NAMES = {"k": "top_k"}
+"""The search options this function names its own way (``top_k``, refused above the
+ceiling rather than reduced to it, and worded in the description here)."""
 
 
 def _sdk() -> Any:
@@ -192,62 +211,65 @@ def column_kinds(engine: Any, table: TableName, columns: Sequence[str]) -> dict[
 
 class SearchDocuments:
     """The ``search_documents`` function over one table of one engine: its NDC schema and
-    its calls.
+    its calls, answered by the toolkit's search path
+    (:meth:`~hotdata_retrieval.adapters.toolkit.SearchToolkit.search`).
 
     Args:
         engine: an engine of this library (the contract: ``indexes``, ``plan_search``,
             ``search``).
-        table: the table to search (1-3 part name).
-        filter_columns: columns each offered as an optional equality argument, typed from
-            the table (text, integer, number, boolean, date or timestamp columns).
-        embedder: embeds queries on this side where the route needs it (default: the
-            engine's own, if any).
-        default_top_k: hits when ``top_k`` is not given (default 5).
-        max_top_k: the largest ``top_k`` taken (default 50); a larger one is refused.
-        input_limits: how long a query may be
-            (:class:`~hotdata_retrieval.engines.limits.InputLimits`).
-        text_column: the text column searched and returned as ``text`` (default: the
-            route's).
+        settings: the :class:`~hotdata_retrieval.adapters.settings.SearchSettings` (``table``;
+            ``k`` and ``max_rows``: ``top_k``'s default and largest value; ``filter_columns``:
+            typed equality arguments, text, integer, number, boolean, date or timestamp
+            columns; ``text_column``, the column returned as ``text``; ``filter``,
+            ``fusion``, ``embedder``, ``input_limits``...). ``columns`` is not read: a hit's
+            fields are fixed.
+        default_top_k, max_top_k: the names this class took for ``k`` and ``max_rows``.
+        options: settings fields, in place of ``settings`` or over it.
+
+    The function's arguments are ``query``, ``top_k``, then every other option of
+    :data:`~hotdata_retrieval.adapters.settings.SEARCH_OPTIONS` the route offers (``filter``:
+    a filter object or filter text; ``fusion`` on a fused route), typed by their kind (an
+    option of JSON values is the ``JSON`` scalar), then the equality arguments.
 
     Raises:
-        ToolError: a bad ceiling, a filter column of a kind no equality argument takes, or
-            one whose name is a field of ``SearchHit``.
+        ToolError: a bad setting, a filter column of a kind no equality argument takes, or
+            one whose name is an argument or a field of ``SearchHit``.
         HotdataRetrievalError: the engine does not know the table, or it cannot be searched.
     """
 
     def __init__(
         self,
         engine: Any,
+        settings: SearchSettings | None = None,
+        /,
         *,
-        table: str | TableName,
-        filter_columns: Sequence[str] = (),
-        embedder: Any = None,
-        default_top_k: int = DEFAULT_K,
-        max_top_k: int = DEFAULT_MAX_ROWS,
-        input_limits: InputLimits | None = None,
-        text_column: str | None = None,
+        default_top_k: int | None = None,
+        max_top_k: int | None = None,
+        **options: Any,
     ) -> None:
-        for label, value in (("default_top_k", default_top_k), ("max_top_k", max_top_k)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ToolError(f"{label} must be a whole number of at least 1, got {value!r}")
-        if default_top_k > max_top_k:
-            raise ToolError(f"default_top_k ({default_top_k}) exceeds max_top_k ({max_top_k})")
+        if default_top_k is not None:
+            options["k"] = default_top_k
+        if max_top_k is not None:
+            options["max_rows"] = max_top_k
+        settings = SearchSettings.of(settings, **options)
         self.engine = engine
-        self.indexes = engine.indexes(table)
-        self.table = self.indexes.table
-        self.embedder = embedder
-        self.default_top_k = default_top_k
-        self.max_top_k = max_top_k
-        self.input_limits = InputLimits() if input_limits is None else input_limits
-        self._lock = threading.Lock()  # one search at a time on the engine
-        probe = self._plan("route", 1, None, stand_in=True, text_column=text_column)
-        self.route = SearchRoute.of(SearchMode.AUTO, probe, self.indexes)
-        self.text_column = text_column or self.route.searched_column
-        self.branches = tuple(probe.branch_names)
+        routed = SearchToolkit(engine, attrs.evolve(settings, columns=None, sql=False))
+        route = routed.text_route
+        if route is None:
+            raise ToolError(f"table {routed.table} has nothing to search by")
+        self.indexes = routed.indexes
+        self.table = routed.table
         self.key_column = self.indexes.key_column
+        self.text_column = settings.text_column or route.searched_column
+        self.branches = route.branch_names
+        self.default_top_k = settings.default_k
+        self.max_top_k = settings.max_rows
+        self.input_limits = settings.input_limits
+        self.embedder = settings.embedder
+        self._lock = threading.Lock()  # one search at a time on the engine
+        self.options = {_DOOR_NAMES.get(o.name, o.name): o for o in routed.search_options(route)}
         fixed = {"id", "text", "score", "distance", *(f"{b}_rank" for b in self.branches)}
-        columns = [c for c in dict.fromkeys(filter_columns)]
-        kinds = column_kinds(engine, self.table, columns)
+        kinds = column_kinds(engine, self.table, list(settings.filter_columns))
         self.filters: dict[str, FilterArgument] = {}
         for column, kind in kinds.items():
             if kind not in _SCALARS:
@@ -255,60 +277,38 @@ class SearchDocuments:
                     f"filter column {column!r} holds {kind.value} values; an equality argument "
                     "takes text, integer, number, boolean, date or timestamp columns"
                 )
-            if column in fixed or column in ("query", "top_k"):
+            if column in fixed or column in self.options:
                 raise ToolError(
                     f"filter column {column!r} has the name of a {FUNCTION_NAME} argument or "
                     f"a {HIT_TYPE} field"
                 )
             self.filters[column] = FilterArgument(column=column, kind=kind)
+        columns = [self.key_column, self.text_column, *self.filters]
+        self.toolkit = SearchToolkit(
+            engine,
+            attrs.evolve(
+                settings,
+                columns=tuple(dict.fromkeys(c for c in columns if c)),
+                text_column=self.text_column,
+                sql=False,
+            ),
+        )
+        self.route = self.toolkit.text_route or route
+        self.settings = self.toolkit.settings
         self.key_kind = (
             column_kinds(engine, self.table, [self.key_column])[self.key_column]
             if self.key_column
             else ValueKind.TEXT
         )
 
-    # -- plans -------------------------------------------------------------------------------
-
-    def _columns(self, text_column: str | None) -> tuple[str, ...] | None:
-        if text_column is None:
-            return None
-        wanted = [self.indexes.key_column, text_column, *getattr(self, "filters", {})]
-        return tuple(dict.fromkeys(c for c in wanted if c))
-
-    def _plan(
-        self,
-        query: str,
-        top_k: int,
-        filter: Mapping[str, Any] | None,
-        *,
-        stand_in: bool = False,
-        text_column: str | None = None,
-    ) -> Any:
-        column = text_column if stand_in else self.text_column
-        request = SearchRequest(
-            table=self.table,
-            query=query,
-            mode=SearchMode.AUTO,
-            limit=top_k,
-            filter=dict(filter) if filter else None,
-            columns=self._columns(column),
-            text_column=column,
-            key_column=self.indexes.key_column,
-            include_branch_scores=True,
-        )
-        embed = query_embedder(self.embedder)
-        if stand_in and (embed is not None or self.embedder is None):
-            # Routed for a stand-in vector, so nothing is embedded while the route is read.
-            embed = (lambda _text: (1.0,)) if embed is not None else None
-        if embed is None:
-            return self.engine.plan_search(request)
-        return self.engine.plan_search(request, embed_query=embed)
-
     # -- schema ------------------------------------------------------------------------------
 
     def description(self) -> str:
         """What the function does, for the planner that picks it: the capability, never the
-        mechanism underneath."""
+        mechanism underneath; the settings' ``descriptions["search_text"]`` when given."""
+        return described(self.settings, "search_text", self._description)
+
+    def _description(self) -> str:
         route = self.route
         if route.matches_words and route.matches_meaning:
             matching = (
@@ -332,13 +332,18 @@ class SearchDocuments:
             if self.filters
             else ""
         )
-        return (
-            f"{matching} Returns at most `top_k` hits (1 to {self.max_top_k}, default "
-            f"{self.default_top_k}) from {self.table}, best first: each has the document's "
-            "`id`, its `text`, a relevance `score` (higher is better; scores compare hits of "
-            f"one call only) and its rank in each ranking.{filters} It returns the best "
-            f"matches only, never every match, so it does not answer counting questions. "
-            f"{STORED_DATA_NOTICE}"
+        options = option_sentences(self.settings, route, leave_out=tuple(_DOOR_NAMES))
+        return " ".join(
+            [
+                f"{matching} Returns at most `top_k` hits (1 to {self.max_top_k}, default "
+                f"{self.default_top_k}) from {self.table}, best first: each has the document's "
+                "`id`, its `text`, a relevance `score` (higher is better; scores compare hits "
+                f"of one call only) and its rank in each ranking.{filters}",
+                *options,
+                "It returns the best matches only, never every match, so it does not answer "
+                "counting questions.",
+                STORED_DATA_NOTICE,
+            ]
         )
 
     def hit_fields(self) -> dict[str, tuple[str, bool, str]]:
@@ -361,20 +366,21 @@ class SearchDocuments:
         return fields
 
     def arguments(self) -> dict[str, tuple[str, bool, str]]:
-        """Each argument: (NDC scalar type, nullable, description)."""
-        arguments: dict[str, tuple[str, bool, str]] = {
-            "query": (
-                "String",
-                False,
-                "What to look for, in natural language or keywords "
-                f"(at most {self.input_limits.max_query_characters:,} characters).",
-            ),
-            "top_k": (
-                "Int32",
-                True,
-                f"How many hits to return, 1 to {self.max_top_k} (default {self.default_top_k}).",
-            ),
-        }
+        """Each argument: (NDC scalar type, nullable, description): the search options, by
+        their kind (:data:`_KIND_SCALARS`), then the equality arguments."""
+        arguments: dict[str, tuple[str, bool, str]] = {}
+        for name, option in self.options.items():
+            schema = option.schema(self.settings)
+            description = str(schema.get("description", ""))
+            if option.name == "query":
+                most = self.input_limits.max_query_characters
+                description = f"{description[:-1]} (at most {most:,} characters)."
+            elif option.name == "k":
+                description = (
+                    f"How many hits to return, 1 to {self.max_top_k} (default "
+                    f"{self.default_top_k})."
+                )
+            arguments[name] = (_KIND_SCALARS[option.kind], not option.required, description)
         for column, argument in self.filters.items():
             arguments[column] = (
                 argument.scalar,
@@ -393,7 +399,10 @@ class SearchDocuments:
         used = {
             scalar for scalar, _, _ in (*self.hit_fields().values(), *self.arguments().values())
         }
-        representation = {name: rep for name, rep in _SCALARS.values()} | {"Int32": "int32"}
+        representation = {name: rep for name, rep in _SCALARS.values()} | {
+            "Int32": "int32",
+            "JSON": "json",
+        }
         return {
             "scalar_types": {
                 name: {
@@ -450,7 +459,8 @@ class SearchDocuments:
 
         Raises:
             ConnectorError: a missing, unknown or ill-typed argument, a ``top_k`` out of
-                range, a query over the input limits, or a plan the engine refuses.
+                range, a query over the input limits, a filter or fusion that does not read,
+                or a plan the engine refuses.
         """
         known = self.arguments()
         unknown = [name for name in arguments if name not in known]
@@ -458,38 +468,48 @@ class SearchDocuments:
             raise ConnectorError(
                 f"{FUNCTION_NAME} has no argument {unknown[0]!r}; it takes {', '.join(known)}"
             )
-        query = arguments.get("query")
-        if not isinstance(query, str) or not query.strip():
-            raise ConnectorError(f"argument 'query' must be non-empty text, got {_shown(query)}")
-        try:
-            self.input_limits.check_query(query)
-            check_query_text(query, label="query")
-        except (InputLimitError, PlanError) as error:
-            raise ConnectorError(str(error)) from None
-        top_k = arguments.get("top_k")
-        if top_k is None:
-            top_k = self.default_top_k
-        if isinstance(top_k, float) and top_k.is_integer():
-            top_k = int(top_k)
-        if isinstance(top_k, bool) or not isinstance(top_k, int):
-            raise ConnectorError(f"argument 'top_k' takes an Int32, got {_shown(top_k)}")
-        if not 1 <= top_k <= self.max_top_k:
-            raise ConnectorError(
-                f"argument 'top_k' must be 1 to {self.max_top_k}, got {_shown(top_k)}"
-            )
-        filter = {
-            column: argument.check(arguments[column])
+        values = {
+            option.name: self._checked(name, option, arguments.get(name))
+            for name, option in self.options.items()
+        }
+        filters = [
+            Comparison(column=column, operator="=", value=argument.check(arguments[column]))
             for column, argument in self.filters.items()
             if arguments.get(column) is not None
-        }
+        ]
         try:
-            self.input_limits.check_filter(filter)
             with self._lock:
-                plan = self._plan(query, top_k, filter)
-                result = self.engine.search(plan)
-        except (InputLimitError, PlanError) as error:
+                found = self.toolkit.search(
+                    self.route, values, include_branch_scores=True, filters=filters
+                )
+        except (ToolError, PlanError) as error:
             raise ConnectorError(str(error)) from None
-        return [self._hit(hit) for hit in result]
+        return [self._hit(hit) for hit in found.result]
+
+    def _checked(self, name: str, option: SearchOption, value: Any) -> Any:
+        """``value`` if it has the NDC type of its option's kind (the option's row reads it
+        further).
+
+        Raises:
+            ConnectorError: a value of another type, naming the argument.
+        """
+        if option.kind is OptionKind.TEXT and (not isinstance(value, str) or not value.strip()):
+            if value is None and not option.required:
+                return None
+            raise ConnectorError(f"argument {name!r} must be non-empty text, got {_shown(value)}")
+        if value is None:
+            return None
+        if option.kind is OptionKind.COUNT:
+            value = whole_number(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConnectorError(f"argument {name!r} takes an Int32, got {_shown(value)}")
+            if not 1 <= value <= self.max_top_k:
+                raise ConnectorError(
+                    f"argument {name!r} must be 1 to {self.max_top_k}, got {_shown(value)}"
+                )
+        if option.kind is OptionKind.FLAG and not isinstance(value, bool):
+            raise ConnectorError(f"argument {name!r} takes a Boolean, got {_shown(value)}")
+        return value
 
     def _hit(self, hit: Any) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -684,19 +704,17 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 def create_app(
     engine: Any,
+    settings: SearchSettings | None = None,
+    /,
     *,
-    table: str | TableName,
-    filter_columns: Sequence[str] = (),
-    embedder: Any = None,
-    default_top_k: int = DEFAULT_K,
-    max_top_k: int = DEFAULT_MAX_ROWS,
-    input_limits: InputLimits | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
-    text_column: str | None = None,
+    **options: Any,
 ) -> Starlette:
-    """A starlette application serving the NDC endpoints of ``search_documents`` over
-    ``table`` of ``engine`` (module docstring). Arguments as :class:`SearchDocuments` takes
-    them, and ``max_body_bytes``: the largest request body read (default 64 KiB).
+    """A starlette application serving the NDC endpoints of ``search_documents`` over a
+    table of ``engine`` (module docstring). ``settings`` and ``options`` as
+    :class:`SearchDocuments` takes them (``table``, ``filter_columns``, ``k`` or
+    ``default_top_k``, ``max_rows`` or ``max_top_k``...), and ``max_body_bytes``: the largest
+    request body read (default 64 KiB).
 
     The application holds the :class:`SearchDocuments` as ``app.state.function``.
 
@@ -711,16 +729,7 @@ def create_app(
     from starlette.responses import Response as PlainResponse
     from starlette.routing import Route
 
-    function = SearchDocuments(
-        engine,
-        table=table,
-        filter_columns=filter_columns,
-        embedder=embedder,
-        default_top_k=default_top_k,
-        max_top_k=max_top_k,
-        input_limits=input_limits,
-        text_column=text_column,
-    )
+    function = SearchDocuments(engine, settings, **options)
     schema = function.schema()
 
     def error(message: str, status: int) -> Response:
@@ -776,8 +785,13 @@ _OPEN_DD_SCALARS = {
     "Int64": "Int",
     "Float64": "Float",
     "Boolean": "Boolean",
+    "JSON": "Json",
 }
-"""The OpenDD built-in type each NDC scalar of the schema is represented as."""
+"""The OpenDD type each NDC scalar of the schema is represented as: a built-in one, or
+``Json``, a scalar type the HML declares (:data:`_DECLARED_SCALARS`)."""
+
+_DECLARED_SCALARS = ("Json",)
+"""OpenDD scalar types that are no built-in type, declared by a ``ScalarType`` document."""
 
 
 def _camel(name: str) -> str:
@@ -794,6 +808,7 @@ def metadata(
     relationship: str = "document",
 ) -> list[dict[str, Any]]:
     """The HML documents for the command, its return type and an example relationship:
+    ``ScalarType`` ``Json`` when an argument takes any JSON value (``filter``, ``fusion``), a
     ``DataConnectorScalarRepresentation`` per scalar, the ``ObjectType`` ``SearchHit`` (mapped
     to the connector's object type), the ``Command`` ``SearchDocuments`` (source: the
     connector's function), and a ``Relationship`` from ``SearchHit.id`` to ``model``'s
@@ -815,7 +830,20 @@ def metadata(
             return opendd(ndc_type["underlying_type"]).rstrip("!")
         return f"{_OPEN_DD_SCALARS[ndc_type['name']]}!"
 
+    declared = [
+        _OPEN_DD_SCALARS[scalar]
+        for scalar in schema["scalar_types"]
+        if _OPEN_DD_SCALARS[scalar] in _DECLARED_SCALARS
+    ]
     documents: list[dict[str, Any]] = [
+        {
+            "kind": "ScalarType",
+            "version": "v1",
+            "definition": {"name": name, "graphql": {"typeName": name}},
+        }
+        for name in declared
+    ]
+    documents += [
         {
             "kind": "DataConnectorScalarRepresentation",
             "version": "v1",

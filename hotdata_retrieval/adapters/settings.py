@@ -705,10 +705,13 @@ def described(settings: SearchSettings, role: str, generated: Callable[[], str])
     return own if STORED_DATA_NOTICE in own else f"{own.rstrip()} {STORED_DATA_NOTICE}"
 
 
-def option_sentences(settings: SearchSettings, route: SearchRoute) -> list[str]:
-    """The sentences the offered options add to a search tool's description."""
+def option_sentences(
+    settings: SearchSettings, route: SearchRoute, *, leave_out: tuple[str, ...] = ()
+) -> list[str]:
+    """The sentences the offered options add to a search tool's description (but those of
+    ``leave_out``, which a door words itself)."""
     return [
         option.sentence(settings, route)
         for option in offered_options(settings, route)
-        if option.sentence is not None
+        if option.sentence is not None and option.name not in leave_out
     ]

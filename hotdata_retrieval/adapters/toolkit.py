@@ -136,6 +136,7 @@ class SearchRoute:
         columns: the table columns each row carries.
         searched_column: the text column searched, when known (a plain vector column records
             no link to the text it came from).
+        branch_names: the name of each branch, in order (``text``, ``nearest``...).
     """
 
     mode: SearchMode
@@ -145,6 +146,7 @@ class SearchRoute:
     descending: bool
     columns: tuple[str, ...]
     searched_column: str | None = None
+    branch_names: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, mode: SearchMode, plan: SearchPlan, indexes: TableIndexes) -> SearchRoute:
@@ -166,6 +168,7 @@ class SearchRoute:
             descending=fused or plan.branches[0].higher_is_better,
             columns=plan.projection,
             searched_column=searched,
+            branch_names=tuple(plan.branch_names),
         )
 
     @property
