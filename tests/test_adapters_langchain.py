@@ -421,6 +421,16 @@ def test_async_calls_report_errors_the_same_way(engine: LocalEngine) -> None:
 # -- the SQL tool ------------------------------------------------------------------------------
 
 
+def test_a_pattern_match_on_the_searchable_column_warns_with_the_search_to_use(
+    engine: LocalEngine,
+) -> None:
+    sql = "SELECT id FROM docs WHERE body ILIKE '%disk%'"
+    document = _result(_tools(engine)["hotdata_execute_sql"], sql=sql)
+    (warning,) = document["metadata"]["warnings"]
+    assert warning["code"] == "HDQ025" and warning["severity"] == "warning"
+    assert "bm25_search('default.public.docs', 'body', 'disk', k)" in warning["suggestion"]
+
+
 def test_agent_sql_runs_and_its_lint_findings_come_back_as_warnings(spy: SpyEngine) -> None:
     document = _result(_tools(spy)["hotdata_execute_sql"], sql=BRIEF_SQL)
     assert spy.statements == [BRIEF_SQL]

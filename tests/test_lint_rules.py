@@ -540,6 +540,11 @@ FIRES = [
     ("HDQ043", 'SELECT "Title" FROM docs'),
     ("HDQ043", 'SELECT id FROM "Default"."Public"."Docs"'),
     ("HDQ043", 'SELECT d."raceId" FROM docs AS d WHERE d."driverId" = 1'),
+    # HDQ025: pattern matching on a BM25-indexed column, through an alias and a subquery
+    ("HDQ025", "SELECT id FROM docs WHERE body ILIKE '%disk full%'"),
+    ("HDQ025", "SELECT d.id FROM default.public.docs AS d WHERE d.title LIKE 'Disk%'"),
+    ("HDQ025", "SELECT id FROM docs WHERE body ~* 'dis[ck]'"),
+    ("HDQ025", "SELECT id FROM (SELECT id, body AS b FROM docs) AS x WHERE x.b ILIKE '%disk%'"),
     # HDQ050: the engine reads the lines after a `--` comment ended by a lone \r as comment
     ("HDQ050", "SELECT 1 AS a -- note\r, 2 AS b"),
     ("HDQ050", "-- all queries\rSELECT 1"),
@@ -744,6 +749,11 @@ QUIET = [
     ("HDQ043", 'SELECT "title", "my column", "select" FROM docs'),
     ("HDQ043", 'SELECT score AS "Fused Score" FROM fused ORDER BY "Fused Score" DESC'),
     ("HDQ043", 'WITH "Hits" AS (SELECT id FROM docs) SELECT "Hits".id FROM "Hits"'),
+    # HDQ025: a column with no BM25 index, a negated match (an exclusion), no pattern match
+    ("HDQ025", "SELECT id FROM docs WHERE lang LIKE 'en%'"),
+    ("HDQ025", "SELECT id FROM notes WHERE body ILIKE '%disk%'"),
+    ("HDQ025", "SELECT id FROM docs WHERE body NOT ILIKE '%spam%'"),
+    ("HDQ025", "SELECT id FROM docs WHERE body = 'disk full'"),
     # HDQ050: a comment ended at a line feed, a \r inside a block comment or a string
     ("HDQ050", "SELECT 1 AS a -- note\r\n, 2 AS b"),
     ("HDQ050", "SELECT 1 AS a /* note\r */, 2 AS b, 'x -- y\rz' AS c"),

@@ -1,4 +1,4 @@
-"""Rules that need the index catalog: HDQ003, HDQ020-HDQ024.
+"""Rules that need the index catalog: HDQ003, HDQ020-HDQ025.
 
 Indexes are invisible in SQL (engine contract §1.7), so these rules read the catalog given
 beside the SQL (:mod:`hotdata_retrieval.lint.catalog`) and stay silent without one.
@@ -6,6 +6,7 @@ beside the SQL (:mod:`hotdata_retrieval.lint.catalog`) and stay silent without o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from sqlglot import exp
@@ -275,6 +276,65 @@ def fusion_key_not_unique(analysis: Analysis, report: Report) -> None:
             )
 
 
+_TEXT_MATCHES: dict[type[exp.Expr], str] = {
+    exp.Like: "LIKE",
+    exp.ILike: "ILIKE",
+    exp.RegexpLike: "a regular expression match",
+    exp.RegexpILike: "a regular expression match",
+    exp.SimilarTo: "SIMILAR TO",
+}
+"""The SQL that matches text by pattern, and how a finding names it."""
+
+_PATTERN_SYNTAX = re.compile(r"[%_\\^$.*+?()\[\]{}|]+")
+
+
+def _pattern_words(pattern: exp.Expr) -> str | None:
+    """The words of a literal pattern (``'%disk full%'`` → ``disk full``), or ``None``."""
+    if not isinstance(pattern, exp.Literal) or not pattern.is_string:
+        return None
+    words = " ".join(_PATTERN_SYNTAX.sub(" ", pattern.this).split())
+    return words or None
+
+
+def text_match_on_indexed_column(analysis: Analysis, report: Report) -> None:
+    """``LIKE``, ``ILIKE``, ``~``/``~*`` (``regexp_like``) or ``SIMILAR TO`` on a column that
+    has a BM25 index: a pattern match reads every row and ranks nothing, where the column's
+    index finds the rows that hold the words, ranked by BM25. A negated match (``NOT ILIKE``)
+    is an exclusion the search cannot express and is not reported.
+
+    The finding exists because agents do this: measured across 24 runs on one model, an
+    agent that had been told which column was searchable still wrote ``ILIKE`` against that
+    very column; what changed its choice was a worked search call naming the column
+    (the design notes' "SQL vs. search" finding, and engine contract's last section)."""
+    catalog = analysis.catalog
+    if catalog is None:
+        return
+    for node in analysis.find(*_TEXT_MATCHES):
+        column = node.this
+        if (
+            not isinstance(column, exp.Column)
+            or node.args.get("negate")
+            or isinstance(node.parent, exp.Not)
+        ):
+            continue
+        select = analysis.enclosing_select(node)
+        if select is None:
+            continue
+        origin = analysis.resolve(select, column, aliases=False)
+        if not isinstance(origin, ColumnOrigin) or origin.table is None:
+            continue
+        if catalog.bm25_index(origin.table, origin.column) is None:
+            continue
+        words = _pattern_words(node.expression) or "<words>"
+        report(
+            node,
+            f"{_TEXT_MATCHES[type(node)]} on {origin.table}.{origin.column}, which has a BM25 "
+            "index: the pattern is matched against every row and nothing is ranked",
+            f"search the index: SELECT ... FROM bm25_search('{origin.table}', "
+            f"'{origin.column}', '{words}', k) ORDER BY score DESC LIMIT k",
+        )
+
+
 RULES = [
     Rule(
         code="HDQ003",
@@ -323,6 +383,15 @@ RULES = [
         summary="a fusion join (FULL OUTER, or LEFT to the gathered keys) on a key the "
         "catalog does not declare unique",
         check=fusion_key_not_unique,
+        needs_catalog=True,
+    ),
+    Rule(
+        code="HDQ025",
+        name="pattern-match-on-bm25-column",
+        severity=Severity.WARNING,
+        summary="LIKE, ILIKE, a regular expression or SIMILAR TO on a column with a BM25 "
+        "index, which the index would search and rank",
+        check=text_match_on_indexed_column,
         needs_catalog=True,
     ),
 ]
