@@ -47,6 +47,9 @@ from hotdata_retrieval.plan.search import (
     MinMaxFusion,
     NormalizedScoreFusion,
     ReciprocalRankFusion,
+    SearchPlan,
+    bound_columns,
+    debug_columns,
 )
 
 
@@ -807,3 +810,28 @@ def explain_terms(
         normalized = fusion.equal_scores_value if high == low else (similarity - low) / (high - low)
         terms.append(BranchTerm(normalized=normalized, contribution=float(weight) * normalized))
     return terms
+
+
+def fill_bounds(
+    plan: SearchPlan, rows: list[dict[str, Any]], scores: Sequence[Sequence[float]]
+) -> None:
+    """Complete ``rows`` (a fusion's result rows) in place, for an engine that fuses in the
+    library (the local engine's native path, LanceDB, turbopuffer), when the plan explains
+    its scores: each branch's normalization bounds (the columns of
+    :func:`~hotdata_retrieval.plan.search.bound_columns`), computed from ``scores`` (each
+    branch's raw scores, its candidates cut to the depth) by :func:`branch_bounds`, on every
+    row where the branch returned it (``None`` elsewhere, as the statement's join leaves
+    them)."""
+    fusion = plan.fusion
+    if fusion is None or not plan.explain_scores:
+        return
+    extents = branch_bounds(fusion, scores)
+    for name, branch, extent in zip(plan.branch_names, plan.branches, extents):
+        columns = bound_columns(name, fusion)
+        if not columns:
+            continue
+        rank_column = debug_columns(name, branch)[0]
+        for row in rows:
+            returned = extent is not None and row.get(rank_column) is not None
+            row[columns[0]] = extent[0] if returned and extent is not None else None
+            row[columns[1]] = extent[1] if returned and extent is not None else None

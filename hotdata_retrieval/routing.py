@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
@@ -223,7 +224,9 @@ class _Router:
             value=None,
         )
 
-    def nearest(self, vector: VectorIndex, mode: SearchMode) -> NearestNeighborSearch:
+    def nearest(
+        self, vector: VectorIndex, mode: SearchMode, text: str | None = None
+    ) -> NearestNeighborSearch:
         if self.embed_query is None:
             kind = "engine-embedded" if vector.provider_backed else "plain"
             raise PlanError(
@@ -237,11 +240,13 @@ class _Router:
         return NearestNeighborSearch(
             table=self.indexes.table,
             column=vector.column,
-            query_vector=self.embed_query(self.query),
+            query_vector=self.embed_query(self.query if text is None else text),
             metric=vector.metric,
         )
 
-    def fused_nearest(self, vector: VectorIndex) -> NearestNeighborSearch | None:
+    def fused_nearest(
+        self, vector: VectorIndex, text: str | None = None
+    ) -> NearestNeighborSearch | None:
         """The nearest branch of a hybrid search, or ``None`` when the query embeds to a zero
         vector under cosine distance (an embedder's usual answer when it fails): cosine
         distance to it is undefined and every row would tie, so the hybrid search is
@@ -250,7 +255,8 @@ class _Router:
         (:func:`~hotdata_retrieval.plan.values.check_cosine_query`), and so is a fusion
         built by hand with one."""
         if self.embed_query is not None and vector.metric == DistanceMetric.COSINE:
-            query_vector = tuple(float(component) for component in self.embed_query(self.query))
+            embedded = self.embed_query(self.query if text is None else text)
+            query_vector = tuple(float(component) for component in embedded)
             try:
                 check_cosine_query(query_vector)
             except PlanError as error:
@@ -266,7 +272,7 @@ class _Router:
                 query_vector=query_vector,
                 metric=vector.metric,
             )
-        return self.nearest(vector, SearchMode.HYBRID)
+        return self.nearest(vector, SearchMode.HYBRID, text)
 
     def auto(self, vector_column: str | None, text_column: str | None) -> SearchMode:
         indexes = self.indexes
@@ -345,6 +351,60 @@ def _request_query(value: Any) -> str:
     if not isinstance(value, str):
         raise PlanError(f"query must be text, got {value!r}", field="query", value=value)
     return value
+
+
+MAX_QUERIES = 16
+"""The most query texts one search fuses (``query`` and ``queries`` together): each adds a
+branch per searched index (two for a hybrid search) to the one statement."""
+
+
+def _queries(value: Any) -> tuple[tuple[str, float], ...]:
+    """``queries`` as ``(text, weight)`` pairs: each item a text (weight 1) or a ``(text,
+    weight)`` pair, the weight a finite number >= 0."""
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+        raise PlanError(
+            f"queries must be a list of query texts or (text, weight) pairs, got {value!r}",
+            field="queries",
+            value=value,
+        )
+    if len(value) > MAX_QUERIES - 1:
+        raise PlanError(
+            f"queries holds {len(value)} texts; a search fuses at most {MAX_QUERIES} query "
+            f"texts, the query and {MAX_QUERIES - 1} more",
+            field="queries",
+            value=len(value),
+        )
+    pairs: list[tuple[str, float]] = []
+    for index, item in enumerate(value):
+        if isinstance(item, str):
+            pairs.append((item, 1.0))
+            continue
+        if not isinstance(item, (list, tuple)) or len(item) != 2:
+            raise PlanError(
+                f"queries[{index}] must be a query text or a (text, weight) pair, got {item!r}",
+                field="queries",
+                value=item,
+            )
+        text, weight = item
+        if not isinstance(text, str):
+            raise PlanError(
+                f"queries[{index}] holds no text: {text!r}", field="queries", value=text
+            )
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, (int, float))
+            or not math.isfinite(weight)
+            or weight < 0
+        ):
+            raise PlanError(
+                f"queries[{index}] has weight {weight!r}; a query's weight is a finite number >= 0",
+                field="queries",
+                value=weight,
+            )
+        pairs.append((text, float(weight)))
+    return tuple(pairs)
 
 
 def _query_syntax(value: Any) -> QuerySyntax:
@@ -531,6 +591,14 @@ class SearchRequest:
             per branch its normalized value and weighted contribution
             (:attr:`~hotdata_retrieval.plan.search.SearchPlan.explain_scores`; with the branch
             scores, which it implies). A single branch's score is its raw score already.
+        queries: more query texts searched beside ``query`` and fused with it into one
+            ranking, in one statement: each a text (weight 1) or a ``(text, weight)`` pair
+            (a finite weight >= 0; ``query`` weighs 1); at most :data:`MAX_QUERIES` texts in
+            all. Each text gets the branches the mode gives one query (a hybrid search: a
+            BM25 and a nearest-neighbour branch), and a query's weight multiplies its
+            branches' fusion weights. Several texts of a text, semantic or nearest search
+            are fused too, by ``fusion`` (default RRF), whose ``weights`` the query weights
+            then are.
         fusion: a hybrid search's fusion (:class:`FusionChoice`, a method's name, or
             ``{"method": ..., <option>: ...}``); refused for a search that is not hybrid.
         query_syntax: how a text branch reads the query (``"text"``, default, ``"terms"``:
@@ -557,6 +625,7 @@ class SearchRequest:
     key_column: str | None = attrs.field(default=None, converter=_key_column)
     include_branch_scores: bool = attrs.field(default=False, converter=_flag)
     explain_scores: bool = attrs.field(default=False, converter=_explain_flag)
+    queries: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=_queries)
     fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion_choice)
     query_syntax: QuerySyntax = attrs.field(default=QuerySyntax.TEXT, converter=_query_syntax)
     allow_empty_query: bool = attrs.field(default=False, converter=_flag)
@@ -597,14 +666,57 @@ def search_request(
     return SearchRequest(table=request, query=query, fusion=fusion, **options)
 
 
-def _text_branch(table: TableName, column: str, request: SearchRequest) -> Bm25Search:
+def _text_branch(
+    table: TableName, column: str, request: SearchRequest, text: str | None = None
+) -> Bm25Search:
     return Bm25Search(
         table=table,
         column=column,
-        query_text=request.query,
+        query_text=request.query if text is None else text,
         query_syntax=request.query_syntax,
         allow_empty=request.allow_empty_query,
     )
+
+
+def _query_weighted(
+    choice: FusionChoice, mode: SearchMode, automatic: bool
+) -> tuple[dict[str, Any], tuple[float, ...]]:
+    """The fusion options of a search of several query texts, less the weights, and the
+    weights each query's weight multiplies: for a hybrid search the fusion's own pair for
+    its text and its vector branch (``weights``, or ``alpha``'s ``1 - alpha`` and ``alpha``;
+    1 and 1 by default), for one kind of branch 1.
+
+    Raises:
+        PlanError: ``weights`` or ``alpha`` for a search of one kind of branch (the query
+            weights are its weights), or a hybrid pair that is not two weights.
+    """
+    options = dict(choice.options)
+    alpha = options.pop("alpha", None)
+    given = options.pop("weights", None)
+    if mode is not SearchMode.HYBRID:
+        for name, value in (("weights", given), ("alpha", alpha)):
+            if value is not None:
+                raise PlanError(
+                    f"{name} weighs the branches of a hybrid search; a {mode.value} search of "
+                    "several queries weighs each query by its own weight in queries"
+                    + (" (mode auto chose it from the table's indexes)" if automatic else ""),
+                    field=name,
+                    value=value,
+                )
+        return options, (1.0,)
+    if given is not None:
+        pair = tuple(float(weight) for weight in given)
+        if len(pair) != 2:
+            raise PlanError(
+                "a hybrid search of several queries takes two weights, the text and the "
+                f"vector branch's, given to every query's pair; got {len(pair)}",
+                field="weights",
+                value=given,
+            )
+        return options, pair
+    if alpha is not None:
+        return options, (1.0 - float(alpha), float(alpha))
+    return options, (1.0, 1.0)
 
 
 def plan_search(
@@ -638,40 +750,57 @@ def plan_search(
     if automatic:
         chosen = router.auto(vector_column, text_column)
     fusion = request.fusion
-    if fusion is not None and chosen is not SearchMode.HYBRID:
+    several = bool(request.queries)
+    if fusion is not None and chosen is not SearchMode.HYBRID and not several:
         name, value = next(iter(fusion.options.items()), ("fusion", fusion.method))
         raise PlanError(
             f"{name} applies only to hybrid search, which fuses BM25 with nearest-neighbour "
-            f"search; this search is {chosen.value}"
+            f"search, or to several queries; this search is {chosen.value}"
             + (" (chosen by mode auto from the table's indexes)" if automatic else ""),
             field=name,
             value=value,
         )
-    source: Branch | Fusion
+    texts = ((query, 1.0), *request.queries)
+    branches: list[Branch] = []
+    sides: list[tuple[float, int]] = []  # per branch: its query's weight, text 0 or vector 1
     if chosen is SearchMode.TEXT:
         column = router.text_column(text_column)
-        source = _text_branch(indexes.table, column, request)
+        branches = [_text_branch(indexes.table, column, request, text) for text, _ in texts]
     elif chosen is SearchMode.SEMANTIC:
         vector = router.searched_vector(chosen, vector_column, text_column)
-        if vector.source_column:
-            source = VectorSearch(
-                table=indexes.table, column=vector.source_column, query_text=query
-            )
+        source_column = vector.source_column
+        if source_column:
+            branches = [
+                VectorSearch(table=indexes.table, column=source_column, query_text=text)
+                for text, _ in texts
+            ]
         else:
-            source = router.nearest(vector, chosen)
+            branches = [router.nearest(vector, chosen, text) for text, _ in texts]
     elif chosen is SearchMode.NEAREST:
-        source = router.nearest(router.searched_vector(chosen, vector_column, text_column), chosen)
+        vector = router.searched_vector(chosen, vector_column, text_column)
+        branches = [router.nearest(vector, chosen, text) for text, _ in texts]
+    if chosen is not SearchMode.HYBRID:
+        sides = [(weight, 0) for _, weight in texts]
     else:
         column = router.text_column(text_column)
         vector = router.fused_vector(vector_column, column)
-        choice = fusion or FusionChoice()
-        text = _text_branch(indexes.table, column, request)
-        nearest = router.fused_nearest(vector)
-        source = (
-            text
-            if nearest is None
-            else make_fusion(choice.method, [text, nearest], **choice.options)
-        )
+        for text, weight in texts:
+            branches.append(_text_branch(indexes.table, column, request, text))
+            sides.append((weight, 0))
+            nearest = router.fused_nearest(vector, text)
+            if nearest is not None:
+                branches.append(nearest)
+                sides.append((weight, 1))
+    source: Branch | Fusion
+    choice = fusion or FusionChoice()
+    if len(branches) == 1:
+        source = branches[0]
+    elif not several:
+        source = make_fusion(choice.method, branches, **choice.options)
+    else:
+        options, pair = _query_weighted(choice, chosen, automatic)
+        options["weights"] = [weight * pair[side] for weight, side in sides]
+        source = make_fusion(choice.method, branches, **options)
     columns = request.columns
     default_columns = None
     if columns is None:

@@ -45,6 +45,7 @@ OPTION_NAMES: dict[str, str] = {
     "offset": "--offset",
     **FUSION_FLAGS,
     "mode": "--mode",
+    "queries": "--query",
 }
 """A plan field (:attr:`PlanError.field <hotdata_retrieval.errors.PlanError.field>`) → the
 option or argument of ``hdq search`` that sets it, for its error messages."""
@@ -313,6 +314,14 @@ def _branch_json(branch: Any) -> dict[str, Any]:
 )
 @click.option("--columns", metavar="A,B", help="Columns to return (comma-separated).")
 @click.option("--text-column", metavar="COLUMN", help="The text column to search.")
+@click.option(
+    "--query",
+    "queries",
+    multiple=True,
+    metavar="TEXT",
+    help="Another query text, searched beside QUERY and fused with it into one ranking "
+    "(repeatable; one statement).",
+)
 @query_embedder_option
 @fusion_options
 @click.option("--explain", is_flag=True, help="Also show the SQL and each branch's rank.")
@@ -342,6 +351,7 @@ def search(
     filters: Sequence[str],
     columns: str | None,
     text_column: str | None,
+    queries: Sequence[str],
     embedder_choice: str | None,
     fusion: str | None,
     weights: tuple[float, ...] | None,
@@ -382,7 +392,7 @@ def search(
             }
         )
         chosen = fusion is not None or bool(settings) or fusion_file is not None
-        if chosen and mode not in (SearchMode.HYBRID.value, SearchMode.AUTO.value):
+        if chosen and not queries and mode not in (SearchMode.HYBRID.value, SearchMode.AUTO.value):
             # Said before the method checks its options: the option is no question of method.
             name = next(iter(settings), "fusion")
             raise PlanError(
@@ -402,6 +412,7 @@ def search(
             text_column=text_column,
             fusion=FusionChoice(method=method, options=settings) if chosen else None,
             explain_scores=explain_scores,
+            queries=list(queries),
         )
         try:
             plan = engine.plan_search(request)

@@ -90,6 +90,7 @@ class SearchTable:
         fusion: FusionChoice | str | Mapping[str, Any] | None = None,
         embed_query: Callable[[str], Sequence[float]] | None = None,
         explain_scores: bool = False,
+        queries: Sequence[str | tuple[str, float]] | None = None,
     ) -> Search:
         """A search of the table for ``query``: the plan the engine routes from the table's
         indexes (``engine.plan_search``; rules in :mod:`hotdata_retrieval.routing`), with
@@ -110,6 +111,9 @@ class SearchTable:
             explain_scores: a fused search's hits also carry, per branch, the normalized
                 value and weighted contribution their fused score adds up from
                 (:class:`~hotdata_retrieval.routing.SearchRequest`).
+            queries: more query texts (or ``(text, weight)`` pairs) searched beside
+                ``query`` and fused with it into one ranking, in one statement
+                (:class:`~hotdata_retrieval.routing.SearchRequest`).
 
         Raises:
             PlanError: an unknown mode (naming the known ones); no index serves the mode; the
@@ -126,6 +130,7 @@ class SearchTable:
             fusion=fusion,
             embed_query=embed_query,
             explain_scores=explain_scores,
+            queries=queries,
         )
         return Search(engine=self.engine, plan=plan)
 

@@ -70,14 +70,13 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
-    fill_bounds,
     fill_page_scores,
     search_result,
 )
 from hotdata_retrieval.engines.store import vector_columns_of, with_terms_column
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import require_extra
-from hotdata_retrieval.fusion import ordered_rows, rank_branch, reference_fusion
+from hotdata_retrieval.fusion import fill_bounds, ordered_rows, rank_branch, reference_fusion
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName, normalize_identifier

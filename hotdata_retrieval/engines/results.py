@@ -14,7 +14,7 @@ from hotdata_retrieval.engines.checks import ValueKind, check_side_table_key, wi
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import missing_extra, require_extra
-from hotdata_retrieval.fusion import branch_bounds, explain_terms
+from hotdata_retrieval.fusion import explain_terms
 from hotdata_retrieval.plan.search import SearchPlan, bound_columns, debug_columns
 from hotdata_retrieval.plan.steps import statement_plan
 
@@ -329,30 +329,6 @@ def _explained(
         name: attrs.evolve(branch, normalized=term.normalized, contribution=term.contribution)
         for (name, branch), term in zip(branches.items(), terms)
     }
-
-
-def fill_bounds(
-    plan: SearchPlan, rows: list[dict[str, Any]], scores: Sequence[Sequence[float]]
-) -> None:
-    """Complete ``rows`` (a fusion's result rows) in place, for an engine that fuses in the
-    library (the local engine's native path, LanceDB, turbopuffer), when the plan explains
-    its scores: each branch's normalization bounds (:func:`~hotdata_retrieval.plan.search.
-    bound_columns`), computed from ``scores`` (each branch's raw scores, its candidates cut to
-    the depth) as the reference fusion computes them, on every row where the branch returned
-    it (``None`` elsewhere, as the statement's join leaves them)."""
-    fusion = plan.fusion
-    if fusion is None or not plan.explain_scores:
-        return
-    extents = branch_bounds(fusion, scores)
-    for name, branch, extent in zip(plan.branch_names, plan.branches, extents):
-        columns = bound_columns(name, fusion)
-        if not columns:
-            continue
-        rank_column = debug_columns(name, branch)[0]
-        for row in rows:
-            returned = extent is not None and row.get(rank_column) is not None
-            row[columns[0]] = extent[0] if returned and extent is not None else None
-            row[columns[1]] = extent[1] if returned and extent is not None else None
 
 
 def fill_page_scores(

@@ -76,14 +76,13 @@ from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
-    fill_bounds,
     fill_page_scores,
     search_result,
 )
 from hotdata_retrieval.engines.store import vector_columns_of
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.extras import require_extra
-from hotdata_retrieval.fusion import rank_branch, reference_fusion
+from hotdata_retrieval.fusion import fill_bounds, rank_branch, reference_fusion
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (

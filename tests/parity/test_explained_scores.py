@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -27,35 +25,13 @@ from hotdata_retrieval import (
     SearchPlan,
 )
 from hotdata_retrieval.plan.search import DistributionBasedScoreFusion, MinMaxFusion
-from tests.document_engines import open_document_engine
-from tests.parity.conftest import ENGINES
-from tests.parity.corpus import corpus_table
+from tests.parity.every_engine import engine as engine
 from tests.parity.test_parity import TOLERANCE
 
 QUERY_VECTOR = [0.3, -1.2, 0.8, 0.05, -0.4, 1.1]
 QUERY_TEXT = "error upgrade crash"
 DEPTH = 8
 SUM_TOLERANCE = 1e-9
-
-
-@pytest.fixture(scope="module", params=[*ENGINES, "hotdata"])
-def engine(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Any]:
-    """Every engine of the parity suite, and Hotdata through its fake API, the corpus
-    loaded."""
-    name = request.param
-    directory: Path = tmp_path_factory.mktemp(f"explained-{name}")
-    instance = open_document_engine(name, directory, request)
-    if name == "hotdata":  # the table lives in the engine behind the fake API
-        instance.fake.engine.load_table(
-            "docs", corpus_table(), key_column="id", text_columns=["body"]
-        )
-    else:
-        instance.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
-    instance.parity_name = name
-    yield instance
-    instance.close()
 
 
 def _branches() -> list[Any]:

@@ -59,8 +59,7 @@ from hotdata_retrieval.engines.checks import ValueKind
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
-from hotdata_retrieval.engines.results import fill_bounds
-from hotdata_retrieval.fusion import competition_ranks, reference_fusion
+from hotdata_retrieval.fusion import competition_ranks, fill_bounds, reference_fusion
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     BranchRanking,
