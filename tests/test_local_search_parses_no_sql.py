@@ -179,3 +179,43 @@ def test_a_filtered_nearest_statement_takes_the_fast_path_from_the_predicate(
     assert no_parsing == []
     monkeypatch.undo()  # the reported statement, run as written (parsed: raw SQL)
     assert [row["id"] for row in engine.sql(hits.sql).to_pylist()] == hits.keys
+
+
+@pytest.fixture(scope="module")
+def hybrid_engine() -> Iterator[LocalEngine]:
+    """An engine compiling for ``hotdata-native``: a fusion of one text and one vector branch
+    is one ``hybrid_search(...)`` call, its filter written as text in an option."""
+    with LocalEngine(embedder=HashingEmbedder(dimensions=8), profile="hotdata-native") as opened:
+        opened.load_table(
+            "docs", _table(), key_column="id", text_columns=["body"], embed_columns=["body"]
+        )
+        yield opened
+
+
+@pytest.mark.parametrize("filter_name", sorted(name for name in FILTERS if name != "none"))
+@pytest.mark.parametrize("shape", ["rrf", "min-max", "dbsf"])
+def test_a_hybrid_search_call_reads_its_filter_from_the_predicate(
+    hybrid_engine: LocalEngine,
+    engine: LocalEngine,
+    monkeypatch: pytest.MonkeyPatch,
+    shape: str,
+    filter_name: str,
+) -> None:
+    """Where the native path declines (a decimal column, an empty ``IN`` list, a
+    distribution-based fusion), the plan's ``hybrid_search`` statement runs, and the call
+    takes the plan's predicate, never parsing the filter text the compiler wrote; its hits
+    are the CTE statement's."""
+    plan = SearchPlan(source=_branches()[shape], filter=FILTERS[filter_name], limit=5)
+    expected = engine.search(plan).keys
+    calls: list[str] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        calls.append("parsed")
+        raise _Parsed("the search parsed SQL")
+
+    for owner, name in ((sqlglot, "parse_one"), (Dialect, "tokenize"), (Parser, "parse")):
+        monkeypatch.setattr(owner, name, refuse)
+    result = hybrid_engine.search(plan)
+    assert calls == []
+    assert "hybrid_search(" in result.sql
+    assert result.keys == expected

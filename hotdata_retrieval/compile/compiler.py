@@ -1404,7 +1404,11 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         if fusion.min_score is not None:
             options.append(("min_score", literal_node(fusion.min_score)))
         if plan.filter is not None:
-            options.append(("filter", exp.Literal.string(filter_text(plan.filter, self.profile))))
+            # The text a call written by hand would hold; the literal carries the predicate it
+            # was compiled from, so an engine answering the call reads it, never the text.
+            written = exp.Literal.string(filter_text(plan.filter, self.profile))
+            written.meta[COMPILED_FILTER] = plan.filter
+            options.append(("filter", written))
         if plan.include_branch_scores:
             options.append(("debug", exp.true()))
         for name, value in options:

@@ -181,6 +181,13 @@ class EngineFunctions:
                 if prefetched is not None:
                     prefetched.cancel()
 
+    def compiled(self, filters: Mapping[str, Predicate]) -> contextlib.AbstractContextManager[None]:
+        """While a statement compiled from a plan runs: the filter texts of its
+        ``hybrid_search`` calls (``filters``, from :func:`~hotdata_retrieval.engines.local.
+        hybrid.compiled_filters`) are read as the predicates they were compiled from, never
+        parsed."""
+        return self._hybrid.compiled(filters)
+
     def prefetch_scans(self, tree: Any) -> None:
         """Start the nearest-neighbour scans of a rewritten statement on the background thread,
         so their BLAS work (which releases the GIL) overlaps with rendering, DataFusion's

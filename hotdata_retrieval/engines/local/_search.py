@@ -7,9 +7,11 @@ other plan's statement runs on DataFusion, its nearest-neighbour shapes rewritte
 ``nearest_scan`` (:mod:`~hotdata_retrieval.engines.local.fastpath`), as raw SQL is.
 
 A plan's search parses no SQL: the native path reads the plan, the rewrite reads the compiled
-tree and takes each filter as the predicate it was compiled from
-(``tests/test_local_search_parses_no_sql.py`` makes sqlglot's parser raise during a search of
-every plan shape). Only raw SQL (:func:`optimized`) is parsed, once: it is the caller's text.
+tree and takes each filter as the predicate it was compiled from, and so does a
+``hybrid_search`` call the ``hotdata-native`` profile compiles (its filter option's text is
+read as the predicate the literal carries: :func:`~hotdata_retrieval.engines.local.hybrid.
+compiled_filters`). ``tests/test_local_search_parses_no_sql.py`` makes sqlglot's parser raise
+during a search of every plan shape, on both profiles. Only raw SQL (:func:`optimized`) is parsed, once: it is the caller's text.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from hotdata_retrieval.engines.local.fastpath import (
     Stash,
     rewrite_fast_paths,
 )
+from hotdata_retrieval.engines.local.hybrid import compiled_filters
 from hotdata_retrieval.engines.local.native import native_rows
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import PlanError
@@ -88,12 +91,16 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         logger.debug("search of %s answered by the native path: %d rows", single, len(rows))
         return search_result(plan, executed, rows, lambda: to_sql(executed, engine.profile))
     statement = to_sql(executed, engine.profile)
-    with engine._functions.stashed_vectors() as stash:
-        optimized = (
-            rewritten(engine, compile_plan(executed, engine.profile), stash)
-            if executed.vector_columns
-            else None
-        )
+    # The tree, where the statement holds a nearest-neighbour shape to rewrite or a
+    # hybrid_search call whose filter is read from the predicate it was compiled from.
+    tree = (
+        compile_plan(executed, engine.profile)
+        if executed.vector_columns or engine.profile.native_hybrid_search
+        else None
+    )
+    filters = compiled_filters(tree) if tree is not None else {}
+    with engine._functions.stashed_vectors() as stash, engine._functions.compiled(filters):
+        optimized = rewritten(engine, tree, stash) if tree is not None else None
         rows = engine._sessions.run(optimized or statement, statement).to_pylist()
     logger.debug(
         "search answered by its statement%s: %d rows",

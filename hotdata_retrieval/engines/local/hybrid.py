@@ -22,17 +22,21 @@ name/value pairs after the six positional arguments)::
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+import threading
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 import attrs
 import numpy as np
 import pyarrow as pa
 from datafusion.catalog import Table
+from sqlglot import exp
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.compile.compiler import HYBRID_DEBUG_COLUMNS
+from hotdata_retrieval.compile.compiler import COMPILED_FILTER, HYBRID_DEBUG_COLUMNS
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.engines.local._session import relation
 from hotdata_retrieval.engines.local.distance import (
@@ -221,8 +225,16 @@ class HybridSearchCall:
         return DEFAULT_DEPTH if self.depth is None else self.depth
 
 
-def parse_call(values: Sequence[Any]) -> HybridSearchCall:
+def parse_call(
+    values: Sequence[Any], *, compiled_filters: Mapping[str, Predicate] | None = None
+) -> HybridSearchCall:
     """Check a call's literal argument values (SQL NULL is ``None``).
+
+    Args:
+        values: the call's argument values.
+        compiled_filters: filter texts the library compiled, each with the predicate it was
+            compiled from (:func:`compiled_filters`): such a ``filter`` is that predicate,
+            never parsed; any other filter text (a call written by hand) is parsed.
 
     Raises:
         HybridSearchError: the message names the bad argument and what was expected.
@@ -289,8 +301,10 @@ def parse_call(values: Sequence[Any]) -> HybridSearchCall:
     if "key" in options:
         arguments["key"] = _identifier(options["key"], "key")
     if "filter" in options:
+        written = _string(options["filter"], "filter")
+        compiled = (compiled_filters or {}).get(written)
         try:
-            arguments["filter"] = parse_filter(_string(options["filter"], "filter"))
+            arguments["filter"] = compiled if compiled is not None else parse_filter(written)
         except PlanError as error:
             _fail(f"filter: {error}")
     if "debug" in options:
@@ -392,6 +406,22 @@ def _fuse(call: HybridSearchCall, text: _Ranked, vector: _Ranked) -> list[FusedH
     )
 
 
+def compiled_filters(tree: exp.Expr) -> dict[str, Predicate]:
+    """The filter of each ``hybrid_search`` call the compiler wrote into ``tree``: its text,
+    with the predicate the literal carries
+    (:data:`~hotdata_retrieval.compile.compiler.COMPILED_FILTER`). A call written by hand
+    carries none, and is left out."""
+    found: dict[str, Predicate] = {}
+    for call in tree.find_all(exp.Anonymous):
+        if str(call.this).lower() != HYBRID_SEARCH:
+            continue
+        for node in call.expressions:
+            predicate = node.meta.get(COMPILED_FILTER) if isinstance(node, exp.Literal) else None
+            if predicate is not None:
+                found[str(node.this)] = predicate
+    return found
+
+
 class HybridSearch:
     """The ``hybrid_search`` table function over one engine's tables (a :class:`HybridHost`:
     the local engine).
@@ -402,6 +432,8 @@ class HybridSearch:
 
     def __init__(self, engine: HybridHost) -> None:
         self._engine = engine
+        self._lock = threading.Lock()
+        self._compiled: Counter[tuple[str, Predicate]] = Counter()
 
     def __call__(self, *arguments: Any) -> Table:
         values = []
@@ -410,7 +442,25 @@ class HybridSearch:
                 values.append(argument.python_value().as_py())
             except Exception:  # a column or expression, not a literal
                 _fail(f"every argument must be a literal, got {argument}")
-        return relation(self.run(parse_call(values)))
+        with self._lock:
+            known = {text: predicate for text, predicate in self._compiled}
+        return relation(self.run(parse_call(values, compiled_filters=known)))
+
+    @contextlib.contextmanager
+    def compiled(self, filters: Mapping[str, Predicate]) -> Iterator[None]:
+        """While a statement compiled from a plan runs: its calls' filter texts (from
+        :func:`compiled_filters`) are read as the predicates they were compiled from."""
+        entries = list(filters.items())
+        with self._lock:
+            self._compiled.update(entries)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._compiled.subtract(entries)
+                for entry in entries:
+                    if self._compiled[entry] <= 0:
+                        del self._compiled[entry]
 
     # -- the search --------------------------------------------------------------------------
 
