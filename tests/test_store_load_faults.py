@@ -11,6 +11,11 @@ nearest branch, the key) and must find the old rows, the new rows or (for a tabl
 not exist) no table; the next load over what the killed one left must succeed. The same loads
 are also stopped by an exception at each of these steps, in the process: each engine must
 roll back the same way, and its next load succeed.
+
+A change of a document table's rows (``upsert_rows``, ``delete_rows``) is stopped the same
+ways, before each statement (on PostgreSQL, each of psycopg's ``execute``, ``executemany``
+and ``copy``: its changes write through the connection), on the stores whose changes are
+atomic with their text index (:data:`CHANGE_STORES`).
 """
 
 from __future__ import annotations
@@ -233,6 +238,20 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Place]:
     made.remove_templates()
 
 
+CHANGE_STORES = ("sqlite", "duckdb", "postgres")
+"""The stores whose row changes are atomic with their text index. LanceDB commits a change's
+rows and then builds its text index again in a second commit: a change stopped between them
+leaves the new rows scored by the old index's statistics until the next change."""
+
+
+@pytest.fixture(params=CHANGE_STORES)
+def change_place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Place]:
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    made = _Place(request.param, tmp_path, url)
+    yield made
+    made.remove_templates()
+
+
 def _load(store: str, where: str, point: int) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", LOADER, store, where, str(point), OPEN[store]],
@@ -345,3 +364,283 @@ def test_a_load_that_fails_at_any_step_leaves_a_searchable_table(
         finally:
             engine.close()
         place.remove(where)
+
+
+# -- row changes: upsert_rows and delete_rows ------------------------------------------------
+#
+# The same stops for a change of a document table's rows: the old table holds OLD (keys 0-19);
+# an upsert replaces keys 0-4 and adds keys 20-24, a delete removes keys 5-14. A fresh engine
+# must then find the old rows or the new ones, whole: the rows a direct read returns, a BM25
+# branch finding exactly the rows whose text holds its term with the scores a fresh load of
+# those rows gives (a stale index returns a removed row, misses a new one or scores by old
+# statistics), the nearest branch in step, and agent SQL (where it runs in a worker, on a copy
+# of the store) returning the same rows. The change then runs again over what the stopped one
+# left, and must give the new rows.
+
+UPSERT = {key: f"new fox {key}" for key in [*range(5), *range(20, 25)]}
+DELETE = list(range(5, 15))
+OLD_ROWS = dict(enumerate(OLD))
+CHANGED = {
+    "upsert": {**OLD_ROWS, **UPSERT},
+    "delete": {key: body for key, body in OLD_ROWS.items() if key not in DELETE},
+}
+"""Each change's new rows, key to body (the vector of key ``k`` is ``[1, k, 0.5]``)."""
+
+CHANGER = textwrap.dedent(
+    """
+    import os, signal, sys
+    import pyarrow as pa
+    store, where, point, change = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[5]
+    exec(sys.argv[4])  # imports the store's engine as Engine
+    reached = 0
+
+    def step():
+        global reached
+        if reached == point:
+            os.kill(os.getpid(), signal.SIGKILL)
+        reached += 1
+
+    def before(owner, name):
+        real = getattr(owner, name)
+        def wrapped(*args, **kwargs):
+            step()
+            return real(*args, **kwargs)
+        setattr(owner, name, wrapped)
+
+    engine = Engine(where)
+    if store == "lancedb":
+        import lancedb.merge, lancedb.table
+        before(lancedb.merge.LanceMergeInsertBuilder, "execute")
+        before(lancedb.table.LanceTable, "delete")
+        before(lancedb.table.LanceTable, "create_index")
+    elif store == "postgres":
+        import psycopg
+        for name in ("execute", "executemany", "copy"):
+            before(psycopg.Cursor, name)
+    else:
+        before(Engine, "_execute")
+    if change == "upsert":
+        keys = [*range(5), *range(20, 25)]
+        rows = pa.table(
+            {
+                "id": keys,
+                "body": [f"new fox {key}" for key in keys],
+                "embedding": [[1.0, float(key), 0.5] for key in keys],
+            }
+        )
+        engine.upsert_rows("docs", rows)
+    else:
+        engine.delete_rows("docs", list(range(5, 15)))
+    step()
+    print("steps", reached, flush=True)
+    """
+)
+
+
+def _change(engine: Any, change: str) -> None:
+    if change == "upsert":
+        keys = list(UPSERT)
+        engine.upsert_rows(
+            TABLE,
+            pa.table(
+                {
+                    "id": keys,
+                    "body": [UPSERT[key] for key in keys],
+                    "embedding": [[1.0, float(key), 0.5] for key in keys],
+                }
+            ),
+        )
+    else:
+        engine.delete_rows(TABLE, DELETE)
+
+
+def _bm25(engine: Any, term: str) -> dict[int, float]:
+    found = engine.search(
+        SearchPlan(
+            source=Bm25Search(table=TABLE, column="body", query_text=term),
+            columns=["id", "body"],
+            limit=100,
+        )
+    )
+    return {hit.key: hit.score for hit in found.hits}
+
+
+TERMS = ("fox", "new", "old", "3")
+"""The terms searched: in every row, in the new rows only, in the old rows only, in a few."""
+
+
+def _scores(place: _Place, rows: dict[int, str]) -> dict[str, dict[int, float]]:
+    """Each term's BM25 scores by key on a fresh load of ``rows`` into the same store."""
+    where = place.fresh(with_old=False)
+    engine = _engine(place.store, where)
+    try:
+        keys = sorted(rows)
+        engine.load_table(
+            TABLE,
+            pa.table(
+                {
+                    "id": keys,
+                    "body": [rows[key] for key in keys],
+                    "embedding": [[1.0, float(key), 0.5] for key in keys],
+                }
+            ),
+            text_columns=["body"],
+        )
+        return {term: _bm25(engine, term) for term in TERMS}
+    finally:
+        engine.close()
+        place.remove(where)
+
+
+def _changed_state(
+    engine: Any, store: str, change: str, reference: dict[str, dict[str, dict[int, float]]]
+) -> str:
+    """``"old"`` or ``"new"``: the rows a fresh engine finds, every door checked against them."""
+    listed = getattr(engine, "searchable_tables", lambda: None)()
+    assert listed in (None, (engine.table_name(TABLE),))
+    indexes = engine.indexes(TABLE)
+    assert indexes.bm25_columns == ("body",), "the table lost its text index"
+    assert [vector.column for vector in indexes.vectors] == ["embedding"]
+    assert indexes.key_column == "id"
+    read = engine.read_table(TABLE, ["id", "body"]).to_pylist()
+    rows = {row["id"]: row["body"] for row in read}
+    assert len(rows) == len(read), "a key came back twice"
+    state = "old" if rows == OLD_ROWS else "new"
+    assert rows == (OLD_ROWS if state == "old" else CHANGED[change]), rows
+    for term in TERMS:
+        scores = _bm25(engine, term)
+        # exactly the rows whose text holds the term, scored as a fresh load of them is
+        assert set(scores) == {key for key, body in rows.items() if term in body.split()}, term
+        assert scores == pytest.approx(reference[state][term], rel=1e-5), term
+    nearest = engine.search(
+        SearchPlan(
+            source=NearestNeighborSearch(
+                table=TABLE, column="embedding", query_vector=[1.0, 0.0, 0.5], metric="l2"
+            ),
+            limit=100,
+        )
+    )
+    assert nearest.keys == sorted(rows), "the nearest branch and the rows disagree"
+    assert [hit.distance for hit in nearest.hits] == [float(key * key) for key in sorted(rows)]
+    if store in ("duckdb", "sqlite"):  # agent SQL reads a copy, in its worker
+        agent = [
+            row
+            for batch in engine.stream_sql("SELECT id, body FROM docs ORDER BY id")
+            for row in batch.to_pylist()
+        ]
+        assert agent == sorted(read, key=lambda row: row["id"]), "agent SQL reads other rows"
+    return state
+
+
+def _run_change(
+    store: str, where: str, point: int, change: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CHANGER, store, where, str(point), OPEN[store], change],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize("change", ["upsert", "delete"])
+def test_a_row_change_killed_at_any_step_leaves_the_old_rows_or_the_new(
+    change_place: _Place, change: str
+) -> None:
+    """Before: OLD; killed before step ``n`` of an upsert or a delete; after: OLD or the
+    changed rows, each searchable as a fresh load of them, and the change runs again."""
+    reference = {
+        "old": _scores(change_place, OLD_ROWS),
+        "new": _scores(change_place, CHANGED[change]),
+    }
+    where = change_place.fresh(with_old=True)
+    whole = _run_change(change_place.store, where, 10**6, change)
+    assert whole.returncode == 0, whole.stderr
+    steps = int(whole.stdout.split()[-1])
+    change_place.remove(where)
+    seen = []
+    for point in range(steps):
+        where = change_place.fresh(with_old=True)
+        killed = _run_change(change_place.store, where, point, change)
+        assert killed.returncode == -signal.SIGKILL, (point, killed.stderr)
+        engine = _engine(change_place.store, where)
+        try:
+            state = _changed_state(engine, change_place.store, change, reference)
+            seen.append(state)
+            _change(engine, change)
+            assert _changed_state(engine, change_place.store, change, reference) == "new", point
+        finally:
+            engine.close()
+        change_place.remove(where)
+    committed = seen.index("new")
+    assert seen == ["old"] * committed + ["new"] * (steps - committed), seen
+
+
+def _change_hooks(store: str, engine: Any) -> list[tuple[Any, str]]:
+    """The calls a row change is stopped before, as ``CHANGER`` kills it."""
+    if store == "lancedb":
+        import lancedb.merge
+        import lancedb.table
+
+        return [
+            (lancedb.merge.LanceMergeInsertBuilder, "execute"),
+            (lancedb.table.LanceTable, "delete"),
+            (lancedb.table.LanceTable, "create_index"),
+        ]
+    if store == "postgres":
+        import psycopg
+
+        return [(psycopg.Cursor, name) for name in ("execute", "executemany", "copy")]
+    return [(type(engine), "_execute")]
+
+
+@pytest.mark.parametrize("change", ["upsert", "delete"])
+def test_a_row_change_that_fails_at_any_step_leaves_the_old_rows(
+    change_place: _Place, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped by an exception before any of its steps, a change rolls back whole (DuckDB's
+    staged rows dropped): the old rows, searchable as they were, and the same change then
+    succeeds."""
+    reference = {
+        "old": _scores(change_place, OLD_ROWS),
+        "new": _scores(change_place, CHANGED[change]),
+    }
+    counted = [0]
+
+    def hooked(patched: pytest.MonkeyPatch, engine: Any, point: int) -> None:
+        for owner, name in _change_hooks(change_place.store, engine):
+            real = getattr(owner, name)
+
+            def wrapped(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
+                counted[0] += 1
+                if counted[0] == point + 1:  # once: the engine's clean-up runs unhindered
+                    raise _Stop(f"stopped at step {point}")
+                return _real(*args, **kwargs)
+
+            patched.setattr(owner, name, wrapped)
+
+    where = change_place.fresh(with_old=True)
+    engine = _engine(change_place.store, where)
+    with monkeypatch.context() as patched:
+        hooked(patched, engine, 10**6)
+        _change(engine, change)
+    total = counted[0]
+    engine.close()
+    change_place.remove(where)
+    assert total > 0
+    for point in range(total):
+        counted[0] = 0
+        where = change_place.fresh(with_old=True)
+        engine = _engine(change_place.store, where)
+        try:
+            with monkeypatch.context() as patched:
+                hooked(patched, engine, point)
+                with pytest.raises((_Stop, EngineError)):
+                    _change(engine, change)
+            state = _changed_state(engine, change_place.store, change, reference)
+            assert state == "old", point
+            _change(engine, change)
+            assert _changed_state(engine, change_place.store, change, reference) == "new", point
+        finally:
+            engine.close()
+        change_place.remove(where)

@@ -337,6 +337,37 @@ def test_duckdb_refuses_a_table_whose_rowids_have_gaps(tmp_path: Path) -> None:
             _rows(engine, "SELECT count(*) AS n FROM docs")
 
 
+def test_duckdb_agent_sql_reads_a_document_table_after_its_rows_change(tmp_path: Path) -> None:
+    """Deletes and upserts leave the table's rowids without a gap (its rows are staged and
+    swapped in with their text index), so the snapshot takes it: agent SQL returns the rows a
+    direct read returns, and ``match_bm25`` scores them as the store does."""
+    index = "fts_hdq_text_t4_main_4_docs_body"
+    scores = f"SELECT id, {index}.match_bm25(rowid, 'fox') AS score FROM docs ORDER BY id"
+    with DuckdbEngine(tmp_path / "changed.duckdb") as engine:
+        bodies = [f"fox {'den ' * (i % 5)}{i}" if i % 3 else f"sea {i}" for i in range(60)]
+        engine.load_table(
+            "docs", pa.table({"id": list(range(60)), "body": bodies}), text_columns=["body"]
+        )
+        assert engine.delete_rows("docs", [1, 7, 30, 31, 58, 999]) == 5
+        direct = sorted(engine.read_table("docs").to_pylist(), key=lambda row: row["id"])
+        assert len(direct) == 55
+        assert _rows(engine, "SELECT id, body FROM docs ORDER BY id") == direct
+        assert _rows(engine, scores) == engine.sql(scores).to_pylist()
+        engine.upsert_rows("docs", pa.table({"id": [2, 100], "body": ["fox moved", "fox new"]}))
+        engine.delete_rows("docs", [4])
+        direct = sorted(engine.read_table("docs").to_pylist(), key=lambda row: row["id"])
+        assert [row["body"] for row in direct if row["id"] in (2, 100)] == [
+            "fox moved",
+            "fox new",
+        ]
+        assert _rows(engine, "SELECT id, body FROM docs ORDER BY id") == direct
+        found = [row for row in _rows(engine, scores) if row["score"] is not None]
+        assert found == [row for row in engine.sql(scores).to_pylist() if row["score"]]
+        assert {row["id"] for row in found} == {
+            row["id"] for row in direct if "fox" in row["body"].split()
+        }
+
+
 def test_duckdb_agent_sql_leaves_the_stores_settings_alone(tmp_path: Path) -> None:
     with DuckdbEngine(tmp_path / "settings.duckdb") as engine:
         _load(engine)

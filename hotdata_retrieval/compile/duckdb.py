@@ -474,6 +474,51 @@ def insert_from(table: TableName, source: str) -> str:
     return _render(tree)
 
 
+def _keyed_in(key_column: str, source: str) -> exp.In:
+    keys = exp.Select(
+        expressions=[exp.column(_quoted(key_column))],
+        from_=exp.From(this=exp.Table(this=_quoted(source))),
+    )
+    return exp.In(this=exp.column(_quoted(key_column)), query=exp.Subquery(this=keys))
+
+
+def copy_kept_rows(table: TableName, new_name: str, key_column: str, source: str) -> str:
+    """``CREATE TABLE <schema>."<new name>" AS SELECT * FROM <schema>.<table> WHERE NOT "<key>"
+    IN (SELECT "<key>" FROM "<source>")``: a new table, of the same column types, holding the
+    rows of ``table`` whose key the registered table ``source`` does not hold, in their order.
+
+    >>> copy_kept_rows(TableName.parse("docs"), "docs__hdq_loading", "id", "changes")
+    'CREATE TABLE "main"."docs__hdq_loading" AS SELECT * FROM "main"."docs" WHERE NOT "id" IN \
+(SELECT "id" FROM "changes")'
+    """
+    kept = exp.Select(
+        expressions=[exp.Star()],
+        from_=exp.From(this=exp.Table(this=_quoted(table.name), db=_quoted(_schema(table)))),
+        where=exp.Where(this=exp.Not(this=_keyed_in(key_column, source))),
+    )
+    tree = exp.Create(
+        this=exp.Table(this=_quoted(new_name), db=_quoted(_schema(table))),
+        kind="TABLE",
+        expression=kept,
+    )
+    return _render(tree)
+
+
+def keyed_count(table: TableName, key_column: str, source: str) -> str:
+    """``SELECT count(*) FROM <schema>.<table> WHERE "<key>" IN (SELECT "<key>" FROM
+    "<source>")``: how many rows of ``table`` the registered table ``source`` names by key.
+
+    >>> keyed_count(TableName.parse("docs"), "id", "changes")
+    'SELECT COUNT(*) FROM "main"."docs" WHERE "id" IN (SELECT "id" FROM "changes")'
+    """
+    tree = exp.Select(
+        expressions=[exp.Count(this=exp.Star())],
+        from_=exp.From(this=exp.Table(this=_quoted(table.name), db=_quoted(_schema(table)))),
+        where=exp.Where(this=_keyed_in(key_column, source)),
+    )
+    return _render(tree)
+
+
 # -- the agent SQL snapshot (engines.duckdb: DuckdbEngine._agent_snapshot) -----------------------
 
 

@@ -19,6 +19,10 @@ library's analysis (in the ``hdq_text`` schema,
 catalog rows. A load that stops anywhere, killed or failing, leaves the previous table (or no
 table) searchable as it was, or the new one searchable whole: never a table without its
 indexes (``tests/test_store_load_faults.py`` kills a load before each of its statements).
+A change of a document table's rows (``upsert_rows``, ``delete_rows``) on a table with a text
+index runs the same two steps: the rows it keeps and the new rows written and committed under
+the staged name, then swapped in with their indexes, so it is atomic with its text index too,
+and its rowids run from 0 without a gap (what the agent SQL snapshot needs).
 ``sql(text)`` runs inside a transaction that is always rolled back, so it cannot change the
 database.
 
@@ -49,6 +53,7 @@ from hotdata_retrieval.compile.duckdb import (
     attach_database,
     catalog_objects_select,
     copy_database_schema,
+    copy_kept_rows,
     copy_rows,
     create_fts_index,
     create_text_index_table,
@@ -58,6 +63,7 @@ from hotdata_retrieval.compile.duckdb import (
     drop_view,
     insert_from,
     insert_text_rows,
+    keyed_count,
     load_extension,
     rename_table,
     rowid_span_select,
@@ -263,8 +269,9 @@ class DuckdbEngine(SqlStoreEngine):
         of their own. The previous snapshot's worker is stopped and its directory deleted.
 
         Raises:
-            EngineError: a searchable table whose rowids have gaps (its full-text index is
-                keyed by rowid, and a copy numbers its rows from 0 again).
+            EngineError: a searchable table with a full-text index whose rowids have gaps
+                (the index is keyed by rowid, and a copy numbers its rows from 0 again): rows
+                deleted by other means than the engine's, whose changes leave no gap.
         """
         current = self._snapshot
         if current is not None and current.generation == self.generation:
@@ -275,7 +282,7 @@ class DuckdbEngine(SqlStoreEngine):
             self._snapshot = None
         generation = self.generation
         tables = frozenset(table.name for table in self.searchable_tables())
-        index_schemas = self._index_schemas()
+        indexed, index_schemas = self._text_indexed()
         directory = SnapshotDirectory(self)
         path = directory.path / "snapshot.duckdb"
         alias = f"hdq_agent_snapshot_{directory.path.name.rsplit('-', 1)[-1]}"
@@ -284,7 +291,7 @@ class DuckdbEngine(SqlStoreEngine):
             source = str(cursor.execute("SELECT current_database()").fetchall()[0][0])
             self._snapshot_statement(cursor, attach_database(str(path), alias))
             try:
-                self._copy_into(cursor, source, alias, tables, index_schemas)
+                self._copy_into(cursor, source, alias, tables, indexed, index_schemas)
             finally:
                 self._snapshot_statement(cursor, detach_database(alias))
         except BaseException:
@@ -307,9 +314,12 @@ class DuckdbEngine(SqlStoreEngine):
         source: str,
         target: str,
         tables: frozenset[str],
+        indexed: frozenset[str],
         index_schemas: frozenset[str],
     ) -> None:
-        """Fill the attached snapshot ``target`` from ``source`` (:meth:`_agent_snapshot`)."""
+        """Fill the attached snapshot ``target`` from ``source`` (:meth:`_agent_snapshot`);
+        ``indexed``: the tables of ``tables`` with a text index, whose rowids the copy must
+        keep."""
         self._snapshot_statement(cursor, "BEGIN TRANSACTION")
         try:
             self._snapshot_statement(cursor, copy_database_schema(source, target))
@@ -327,7 +337,7 @@ class DuckdbEngine(SqlStoreEngine):
             copied = [("main", table) for table in sorted(tables)]
             listed = cursor.execute(catalog_objects_select(source, "duckdb_tables", "table_name"))
             copied += sorted(row for row in listed.fetchall() if row[0] in index_schemas)
-            for name in sorted(tables):
+            for name in sorted(indexed):
                 count, last = cursor.execute(rowid_span_select(source, name)).fetchall()[0]
                 if count and last + 1 != count:
                     raise EngineError(
@@ -354,15 +364,17 @@ class DuckdbEngine(SqlStoreEngine):
                 sql=statement,
             ) from None
 
-    def _index_schemas(self) -> frozenset[str]:
-        """The FTS schemas of the searchable tables' text columns (agent SQL reads them
-        through ``match_bm25``)."""
+    def _text_indexed(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The searchable tables that have a text index, and the FTS schemas of their text
+        columns (agent SQL reads them through ``match_bm25``)."""
+        tables = set()
         schemas = set()
         for table in self.searchable_tables():
             described = self._describe(table)
             for column in described.text_indexes if described is not None else ():
+                tables.add(table.name)
                 schemas.add(text_index_schema("main", table.name, column))
-        return frozenset(schemas)
+        return frozenset(tables), frozenset(schemas)
 
     # -- the driver ------------------------------------------------------------------------
 
@@ -463,7 +475,6 @@ class DuckdbEngine(SqlStoreEngine):
             for field in data.schema
         ]
         schema = "main" if table.schema == "public" else table.schema
-        target = table_node(table, schema)
         staged = attrs.evolve(table, name=table.name + STAGED_SUFFIX)
         previous = self._describe(table)
         # The rows first, under a name no search reads, committed: rows inserted in an open
@@ -485,20 +496,39 @@ class DuckdbEngine(SqlStoreEngine):
             raise
         # Then the swap, in one transaction: the previous table and its indexes out, the staged
         # rows renamed in (their rowids kept), their indexes and catalog rows written.
+        rows = catalog_rows(table.name, key_column, vectors, "array")
+        self._swap_in(table, previous, text_columns, catalog=rows)
+
+    def _swap_in(
+        self,
+        table: TableName,
+        previous: StoreTable | None,
+        text_columns: Sequence[str],
+        *,
+        catalog: Sequence[Any] | None,
+    ) -> None:
+        """In one transaction: drop ``previous`` (the table now named ``table``, if any) and
+        its text indexes, rename the committed staged table (``<table>__hdq_loading``) to
+        ``table`` (its rowids kept), build the text indexes of ``text_columns`` over it and,
+        unless ``catalog`` is ``None`` (the catalog rows unchanged), write ``catalog`` as the
+        table's catalog rows. On any failure the transaction is rolled back and the staged
+        table dropped: ``previous`` stays as it was."""
+        schema = "main" if table.schema == "public" else table.schema
+        staged = attrs.evolve(table, name=table.name + STAGED_SUFFIX)
         self._execute("BEGIN TRANSACTION")
         try:
             for column in previous.text_indexes if previous is not None else ():
                 for statement in drop_text_index(table, column):
                     self._execute(statement)
-            self._execute(drop_table(self.profile, target.copy()))
+            self._execute(drop_table(self.profile, table_node(table, schema)))
             self._execute(rename_table(staged, table.name))
             for column in text_columns:
                 self._index_text(table, column)
-            self._execute(catalog_create(self.profile, "main"))
-            self._execute(catalog_delete(self.profile, "main", table.name))
-            rows = catalog_rows(table.name, key_column, vectors, "array")
-            if rows:
-                self._execute(catalog_insert(self.profile, "main", rows))
+            if catalog is not None:
+                self._execute(catalog_create(self.profile, "main"))
+                self._execute(catalog_delete(self.profile, "main", table.name))
+                if catalog:
+                    self._execute(catalog_insert(self.profile, "main", catalog))
             self._execute("COMMIT")
         except BaseException:
             self._roll_back()
@@ -512,60 +542,76 @@ class DuckdbEngine(SqlStoreEngine):
             self._execute("ROLLBACK")
 
     def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
-        """Delete the rows of the keys ``rows`` holds and insert ``rows`` (registered as an
-        Arrow table) in one transaction, then rebuild the text indexes
-        (:meth:`_refresh_text`)."""
+        """Replace the rows of the keys ``rows`` holds with ``rows`` (registered as an Arrow
+        table) and add the others. A table without a text index changes in place, in one
+        transaction. A table with one changes as a load does (module docstring): the rows it
+        keeps and ``rows`` are written under the staged name and committed, then one
+        transaction swaps them in with their text indexes built again (:meth:`_swap_in`), so
+        a change stopped anywhere leaves the old rows with their index or the new rows with
+        theirs, and the rowids run from 0 without a gap (what the agent SQL snapshot needs,
+        :meth:`_agent_snapshot`)."""
         key = self._key_of(described)
         target = self.store_table(described.name)
+        staged = described.name.name + STAGED_SUFFIX
         self._connection.register(_LOADING, rows)
         try:
             self._execute("BEGIN TRANSACTION")
             try:
-                self._execute(delete_rows_from(self.profile, target.copy(), key, _LOADING))
+                if described.text_indexes:
+                    self._execute(drop_table(self.profile, self._staged_node(described.name)))
+                    self._execute(copy_kept_rows(described.name, staged, key, _LOADING))
+                    target = self._staged_node(described.name)
+                else:
+                    self._execute(delete_rows_from(self.profile, target.copy(), key, _LOADING))
                 self._execute(
                     insert_rows_from(self.profile, target.copy(), rows.column_names, _LOADING)
                 )
                 self._execute("COMMIT")
             except BaseException:
-                self._execute("ROLLBACK")
+                self._roll_back()
                 raise
         finally:
             self._connection.unregister(_LOADING)
-        self._refresh_text(described)
+        if described.text_indexes:
+            self._swap_in(described.name, described, described.text_indexes, catalog=None)
 
     def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
-        """Delete the rows of ``keys`` (registered as an Arrow table) in one transaction,
-        then rebuild the text indexes (:meth:`_refresh_text`)."""
+        """Delete the rows of ``keys`` (registered as an Arrow table): in place, in one
+        transaction, from a table without a text index; from a table with one, as
+        :meth:`_replace_rows` does, its kept rows staged and swapped in with their indexes."""
         import pyarrow as pa
 
         key = self._key_of(described)
-        statement = delete_rows_from(self.profile, self.store_table(described.name), key, _LOADING)
+        staged = described.name.name + STAGED_SUFFIX
         self._connection.register(_LOADING, pa.table({key: pa.array(list(keys))}))
         try:
+            removed = int(self._query(keyed_count(described.name, key, _LOADING))[1][0][0])
+            if not removed:
+                return 0
             self._execute("BEGIN TRANSACTION")
             try:
-                removed = int(self._query(statement)[1][0][0])
+                if described.text_indexes:
+                    self._execute(drop_table(self.profile, self._staged_node(described.name)))
+                    self._execute(copy_kept_rows(described.name, staged, key, _LOADING))
+                else:
+                    self._execute(
+                        delete_rows_from(
+                            self.profile, self.store_table(described.name), key, _LOADING
+                        )
+                    )
                 self._execute("COMMIT")
             except BaseException:
-                self._execute("ROLLBACK")
+                self._roll_back()
                 raise
         finally:
             self._connection.unregister(_LOADING)
-        if removed:
-            self._refresh_text(described)
+        if described.text_indexes:
+            self._swap_in(described.name, described, described.text_indexes, catalog=None)
         return removed
 
-    def _refresh_text(self, described: StoreTable) -> None:
-        """Rebuild each text index of ``described`` from the committed rows: a ``CHECKPOINT``
-        first, since DuckDB gives rows new rowids when a checkpoint rewrites a row group
-        that has deleted rows (observed with DuckDB 1.5.5: after a delete, an insert and a
-        checkpoint the surviving rows were renumbered from 0), and the index is keyed by
-        rowid; after it, the rowids hold until the table changes again."""
-        if not described.text_indexes:
-            return
-        self._execute("CHECKPOINT")
-        for column in described.text_indexes:
-            self._index_text(described.name, column)
+    def _staged_node(self, table: TableName) -> Any:
+        """The staged table of ``table`` (``<table>__hdq_loading``) as a sqlglot table."""
+        return self.store_table(attrs.evolve(table, name=table.name + STAGED_SUFFIX))
 
     def _index_text(self, table: TableName, column: str) -> None:
         """Build the column's BM25 index in the open transaction: its terms table (each
