@@ -1,6 +1,6 @@
 """Developer sessions: ``nox -s tests``, ``lint``, ``typecheck``, ``snapshots``, ``bench``, and
-the downstream checks ``integrations`` (``integrations-langchain`` and ``integrations-ibis``;
-not in CI).
+the downstream checks ``integrations`` (``integrations-langchain``, ``integrations-ibis`` and
+``integrations-llamaindex``; not in CI).
 """
 
 from __future__ import annotations
@@ -62,6 +62,12 @@ LANGCHAIN_DIFFERENCES = (
 """hotdata-langchain's tests that pin bytes of its hand-built statements where the library's
 differ on purpose (docs/integrations.md says why, one by one): deselected, so any other
 failure fails the session."""
+
+LLAMAINDEX_REPOSITORY = "https://github.com/hotdata-dev/hotdata-llamaindex"
+LLAMAINDEX_COMMIT = "1fe65b3de4248209c2c957defba1931899658fbd"
+"""hotdata-llamaindex 0.1.0 (HEAD 1fe65b3): it has no release on the package index, so its
+source comes from its repository at this commit (or from a checkout of it, named by the
+``HOTDATA_LLAMAINDEX_SOURCE`` environment variable)."""
 
 IBIS_WITHOUT_THEIR_SCRIPT = ("tests/test_update_changelog.py",)
 """hotdata-ibis's tests that need scripts/update_changelog.py, which its sdist lacks."""
@@ -140,8 +146,38 @@ def integrations_ibis(session: nox.Session) -> None:
     )
 
 
+def _llamaindex_checkout(session: nox.Session) -> str:
+    """A fresh copy of hotdata-llamaindex at :data:`LLAMAINDEX_COMMIT`, cloned from
+    ``HOTDATA_LLAMAINDEX_SOURCE`` (a checkout or a repository's URL) or from its repository;
+    any other commit is refused."""
+    import os
+
+    target = f"{session.create_tmp()}/hotdata-llamaindex"
+    source = os.environ.get("HOTDATA_LLAMAINDEX_SOURCE", LLAMAINDEX_REPOSITORY)
+    session.run("rm", "-rf", target, external=True)
+    session.run("git", "clone", "--quiet", source, target, external=True)
+    session.run("git", "-C", target, "checkout", "--quiet", LLAMAINDEX_COMMIT, external=True)
+    return target
+
+
+@nox.session(name="integrations-llamaindex")
+def integrations_llamaindex(session: nox.Session) -> None:
+    """hotdata-llamaindex 0.1.0's own suite (its 24 tests) with downstream/
+    hotdata-llamaindex.patch applied: a vector store in a Hotdata managed table and hybrid
+    and BM25 retrievers, all from hotdata_retrieval.adapters.llamaindex over the library's
+    HotdataEngine, and the patch's tests of them (docs/integrations.md)."""
+    folder = _llamaindex_checkout(session)
+    patch = f"{session.invoked_from}/downstream/hotdata-llamaindex.patch"
+    session.run("git", "-C", folder, "apply", "--check", patch, external=True)
+    session.run("git", "-C", folder, "apply", patch, external=True)
+    session.install("-e", ".[hotdata,llamaindex,local]", folder, "pytest")
+    session.run("pip", "check")
+    _their_suite(session, folder)
+
+
 @nox.session(name="integrations", venv_backend="none")
 def integrations(session: nox.Session) -> None:
-    """Both downstream checks, each in its own environment (their pins conflict)."""
+    """The three downstream checks, each in its own environment (their pins conflict)."""
     session.notify("integrations-langchain")
     session.notify("integrations-ibis")
+    session.notify("integrations-llamaindex")
