@@ -494,15 +494,17 @@ def _read_filter(
 # fusion --------------------------------------------------------------------------------------
 
 _OPTION_HELP = {
-    "alpha": "alpha (0 to 1, the weight of the ranking by meaning; words weigh 1 - alpha)",
-    "weights": "weights ([words, meaning])",
-    "rank_constant": "rank_constant",
-    "min_score": "min_score (drop rows whose combined score is lower)",
+    "weights": "[words, meaning]",
+    "alpha": "0 to 1, the weight of the ranking by meaning; words weigh 1 - alpha",
+    "min_score": "drop rows whose combined score is lower",
 }
-"""How a fusion option is put to a model, where its name alone says too little."""
+"""What a fusion option means, put to a model, where its name alone says too little."""
 
 _HIDDEN_OPTIONS = ("depth", "ranking")
 """Fusion options the description leaves out (the schema still lists them)."""
+
+MAX_LISTED_FUSION_OPTIONS = 8
+"""Fusion options the description names at most (the schema lists every one)."""
 
 
 def _methods_phrase() -> str:
@@ -514,18 +516,19 @@ def _methods_phrase() -> str:
 
 
 def _options_phrase() -> str:
-    """Each method's options, as the fusion argument's description lists them."""
+    """The fusion options, each once, with the methods that take it and what it means."""
+    methods = fusion_methods()
+    takers: dict[str, list[str]] = {}
+    for method in methods:
+        for field in fusion_options(fusion_class(method)):
+            if field.name not in _HIDDEN_OPTIONS:
+                takers.setdefault(field.name, []).append(method)
     parts = []
-    for method in fusion_methods():
-        names = [
-            field.name
-            for field in fusion_options(fusion_class(method))
-            if field.name not in (*_HIDDEN_OPTIONS, "min_score")
-        ]
-        if names:
-            parts.append(f"{method}: {', '.join(_OPTION_HELP.get(name, name) for name in names)}")
-    parts.append(f"any method: {_OPTION_HELP['min_score']}")
-    return "; ".join(parts)
+    for name, taking in list(takers.items())[:MAX_LISTED_FUSION_OPTIONS]:
+        which = "every method" if len(taking) == len(methods) else ", ".join(taking)
+        meaning = _OPTION_HELP.get(name)
+        parts.append(f"{name} ({which}{': ' + meaning if meaning else ''})")
+    return ", ".join(parts)
 
 
 def _undescribed(schema: Any) -> Any:
@@ -545,7 +548,7 @@ def _fusion_schema(_settings: SearchSettings) -> dict[str, Any]:
         "default": None,
         "description": (
             f"How the rankings by words and by meaning are combined: {_methods_phrase()}, or "
-            f"an object of the method and its options ({_options_phrase()})."
+            f"an object of the method and its options: {_options_phrase()}."
         ),
     }
 

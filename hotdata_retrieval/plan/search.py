@@ -1112,6 +1112,16 @@ def register_fusion(cls: F) -> F:
     return cls
 
 
+def unregister_fusion(cls: type[Fusion]) -> None:
+    """Remove a method :func:`register_fusion` added (a test's own toy method); the
+    built-in methods stay, and a class that is not the one registered under its method name
+    removes nothing."""
+    method = cls.__dict__.get("method")
+    if method in _BUILT_IN_FUSIONS or _FUSIONS.get(method) is not cls:  # type: ignore[arg-type]
+        return
+    del _FUSIONS[method]  # type: ignore[arg-type]
+
+
 def fusion_methods() -> tuple[str, ...]:
     """The registered fusion method names, in registration order (``"rrf"`` first)."""
     return tuple(_FUSIONS)
@@ -1155,6 +1165,9 @@ def fusion_options(cls: type[Fusion]) -> tuple[attrs.Attribute[Any], ...]:
 register_fusion(ReciprocalRankFusion)
 register_fusion(MinMaxFusion)
 register_fusion(DistributionBasedScoreFusion)
+
+_BUILT_IN_FUSIONS = frozenset(_FUSIONS)
+"""The methods the library registers itself, which :func:`unregister_fusion` keeps."""
 
 
 def make_fusion(method: str, branches: Sequence[Branch], /, **options: Any) -> Fusion:
