@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     )
     from hotdata_retrieval.plan import (
         And,
+        Between,
         Bm25Search,
         BranchRanking,
         Comparison,
@@ -90,6 +91,7 @@ if TYPE_CHECKING:
         ContainsAny,
         DistanceMetric,
         DistributionBasedScoreFusion,
+        EndsWith,
         Fusion,
         InList,
         IsNull,
@@ -171,6 +173,7 @@ _EXPORTED_FROM: dict[str, tuple[str, ...]] = {
     ),
     "hotdata_retrieval.plan": (
         "And",
+        "Between",
         "Bm25Search",
         "BranchRanking",
         "Comparison",
@@ -179,6 +182,7 @@ _EXPORTED_FROM: dict[str, tuple[str, ...]] = {
         "ContainsAny",
         "DistanceMetric",
         "DistributionBasedScoreFusion",
+        "EndsWith",
         "Fusion",
         "InList",
         "IsNull",
@@ -230,6 +234,8 @@ __all__ = [
     "InList",
     "IsNull",
     "StartsWith",
+    "EndsWith",
+    "Between",
     "ContainsAll",
     "ContainsAny",
     "And",
