@@ -38,6 +38,7 @@ from llama_index.core.base.embeddings.base import BaseEmbedding
 from llama_index.core.llms import MockLLM
 from llama_index.core.schema import (
     Document,
+    ImageNode,
     NodeRelationship,
     QueryBundle,
     RelatedNodeInfo,
@@ -500,3 +501,34 @@ def test_update_a_document(engine) -> None:
     assert texts["test_id_0"] == "Hello World v1"
     assert texts["test_id_1"] == "This is a test v1"
     assert len(texts) == len(DOCUMENTS)
+
+
+def test_an_image_node_comes_back_as_an_image_node(engine) -> None:
+    """``test_query_image_node``: an image node inserted into an index over the store is
+    retrieved as itself, its image kept. (An index over a store that keeps the text lists
+    its image and index nodes, and only those, in ``node_ids``: LlamaIndex then restricts the
+    query to them, whatever store it runs on.)"""
+    store = HotdataVectorStore(engine, fresh_table("images"))
+    index = VectorStoreIndex(
+        [],
+        storage_context=StorageContext.from_defaults(vector_store=store),
+        embed_model=EMBED_MODEL,
+    )
+    index.insert_nodes([ImageNode(image="potato", id_="image")])
+    (hit,) = index.as_retriever().retrieve("What is?")
+    assert isinstance(hit.node, ImageNode)
+    assert (hit.node.node_id, hit.node.image) == ("image", "potato")
+
+
+def test_index_delete_nodes_removes_them_from_the_store(engine) -> None:
+    ours, reference = _pair(engine)
+    for index in (ours, reference):
+        (node_id,) = [
+            hit.node.node_id
+            for hit in index.as_retriever(similarity_top_k=10).retrieve("x")
+            if hit.node.ref_doc_id == "test_id_2"
+        ]
+        index.delete_nodes([node_id])
+    for query in QUESTIONS:
+        _same_answers(ours, reference, query)
+    assert "test_id_2" not in {row[0] for row in _answers(ours, "another test")}
