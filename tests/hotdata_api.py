@@ -152,6 +152,7 @@ class FakeHotdataApi:
         """The managed tables declared (``add_managed_table``) and their keys, by name."""
         self._uploads: dict[str, dict[str, Any]] = {}
         self._injected: list[tuple[int, bytes]] = []
+        self._refusals: list[tuple[int, dict[str, str]]] = []
         self._hostile: list[HostileAnswer] = []
         self.compress_answers: str | None = None
         """``gzip`` or ``deflate``: answers are sent so compressed when the request accepts
@@ -291,6 +292,16 @@ class FakeHotdataApi:
         )
         with self._lock:
             self._injected.append((status, raw))
+
+    def refuse_next(self, count: int, status: int, headers: dict[str, str] | None = None) -> None:
+        """Answer the next ``count`` requests, whatever they are, with ``status`` (429 or 503,
+        say) and ``headers`` (``Retry-After``), an error body, instead of running them."""
+        with self._lock:
+            self._refusals.extend([(status, dict(headers or {}))] * count)
+
+    def _next_refusal(self) -> tuple[int, dict[str, str]] | None:
+        with self._lock:
+            return self._refusals.pop(0) if self._refusals else None
 
     def answer_hostile_once(self, kind: str) -> HostileAnswer:
         """Answer the next request, whatever it is, with a hostile answer of ``kind``
@@ -779,6 +790,12 @@ class _Handler(BaseHTTPRequestHandler):
         if hostile is not None:
             serve_hostile(self, hostile)
             return
+        refusal = self.api._next_refusal()
+        if refusal is not None:
+            status, extra = refusal
+            message = {"error": {"code": "UNAVAILABLE", "message": "try again later"}}
+            self._send(status, message, extra)
+            return
         try:
             status, payload = self.api.handle(method, split.path, query, headers, body)
         except _ApiError as error:
@@ -786,7 +803,7 @@ class _Handler(BaseHTTPRequestHandler):
             status = error.status
         self._send(status, payload)
 
-    def _send(self, status: int, payload: Any) -> None:
+    def _send(self, status: int, payload: Any, extra: dict[str, str] | None = None) -> None:
         data = (
             payload
             if isinstance(payload, bytes)
@@ -801,6 +818,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Encoding", coding)
             self.api.compressed += 1
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (extra or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 

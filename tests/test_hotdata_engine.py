@@ -318,16 +318,23 @@ def test_an_attached_catalog_is_listed_through_its_own_connection(
     assert counts == {"GET /v1/connections/conn_f1/tables/public/results/indexes": 1}
 
 
-def test_error_bodies_without_a_message(fake: FakeHotdataApi, engine: HotdataEngine) -> None:
+def test_error_bodies_without_a_message(
+    fake: FakeHotdataApi, engine: HotdataEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hotdata_retrieval._http import pool_manager
+
+    monkeypatch.setattr(pool_manager, "BACKOFF_SECONDS", 0.0)  # 503 and 429 are retried
     fake.respond_once(400, b"")
     with pytest.raises(HotdataApiError, match=r"HTTP 400 \(Bad Request\) with no message") as e:
         engine.sql('SELECT "Title" FROM tickets')
     assert "lower case" in str(e.value)  # the quoted mixed-case hint (engine contract §4)
-    fake.respond_once(503, "upstream unavailable")
+    for _ in range(pool_manager.MAX_RETRIES + 1):
+        fake.respond_once(503, "upstream unavailable")
     with pytest.raises(HotdataApiError, match="HTTP 503 Service Unavailable: upstream") as e:
         engine.sql("SELECT 1")
     assert e.value.status == 503
-    fake.respond_once(429, {"error": {"code": "RATE_LIMITED", "message": "slow down"}})
+    for _ in range(pool_manager.MAX_RETRIES + 1):
+        fake.respond_once(429, {"error": {"code": "RATE_LIMITED", "message": "slow down"}})
     with pytest.raises(HotdataApiError, match=r"^slow down$") as e:
         engine.sql("SELECT 1")
     assert e.value.code == "RATE_LIMITED"

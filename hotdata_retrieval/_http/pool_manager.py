@@ -12,13 +12,23 @@ own manager (a ``PoolManager``, ``ProxyManager`` or SOCKS manager, its settings 
   connection closed rather than returned to the pool;
 - the manager's connections watch their sockets for the running call
   (:meth:`~hotdata_retrieval._http.HttpCall.watch`): when a request is sent, and when a
-  connection is opened, so that the call's deadline can shut them down.
+  connection is opened, so that the call's deadline can shut them down;
+- an answer of ``429 Too Many Requests`` or ``503 Service Unavailable`` (RFC 9110 §15.6.4,
+  RFC 6585 §4: the request was not served, and may be sent again later) is retried up to
+  :data:`MAX_RETRIES` times, after the wait its ``Retry-After`` header asks for (seconds or
+  an HTTP date, read by urllib3's ``Retry.parse_retry_after``), else
+  :data:`BACKOFF_SECONDS` doubled at each retry; never more than :data:`MAX_RETRY_WAIT`
+  seconds, and never past the call's deadline (a call given up stops waiting). The answer's
+  body is not read; its connection is closed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
+import time
+from collections.abc import Callable
 from typing import Any
 
 from hotdata_retrieval.extras import require_extra
@@ -37,6 +47,39 @@ from hotdata_retrieval._http import (  # noqa: E402
 )
 from hotdata_retrieval.engines.limits import ResponseLimits  # noqa: E402
 from hotdata_retrieval.errors import EngineError  # noqa: E402
+
+RETRIED_STATUSES = frozenset({429, 503})
+"""The answers that say the request was not served and may be sent again later."""
+
+MAX_RETRIES = 3
+"""How many times one request is sent again after such an answer."""
+
+BACKOFF_SECONDS = 0.5
+"""The wait before the first retry when the answer names none; doubled at each retry."""
+
+MAX_RETRY_WAIT = 10.0
+"""The longest wait before a retry, in seconds, whatever ``Retry-After`` asks."""
+
+
+def retry_wait(retry_after: str | None, retry: int) -> float:
+    """Seconds to wait before retry number ``retry`` (0 for the first): what ``Retry-After``
+    asks (delay seconds or an HTTP date, RFC 9110 §10.2.3), else the back-off
+    ``BACKOFF_SECONDS * 2**retry``, at most :data:`MAX_RETRY_WAIT`; a malformed header is
+    read as no header."""
+    wait: float = BACKOFF_SECONDS * 2**retry
+    if retry_after is not None:
+        with contextlib.suppress(urllib3.exceptions.InvalidHeader):
+            wait = max(0.0, float(urllib3.util.Retry().parse_retry_after(retry_after)))
+    return min(wait, MAX_RETRY_WAIT)
+
+
+def _wait(seconds: float) -> None:
+    """Sleep ``seconds``, ending early (``CallAbandoned``) when the running call is given up."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        _check_call()
+        time.sleep(min(left, 0.05))
+    _check_call()
 
 
 class BoundedPoolManager:
@@ -69,16 +112,35 @@ class BoundedPoolManager:
             EngineError: the body came in an encoding that was not asked for, or is not valid
                 in its encoding.
         """
-        _check_call()
-        answer = self.inner.request(method, url, headers=self._headers(headers), **_unread(options))
-        return self._read(answer, method, url)
+        headers = self._headers(headers)
+        return self._retried(
+            lambda: self.inner.request(method, url, headers=headers, **_unread(options)),
+            method,
+            url,
+        )
 
     def urlopen(self, method: str, url: str, **options: Any) -> urllib3.BaseHTTPResponse:
         """``inner.urlopen(method, url, ...)``, its body read within the limits (as
         :meth:`request`)."""
-        _check_call()
         options["headers"] = self._headers(options.get("headers"))
-        return self._read(self.inner.urlopen(method, url, **_unread(options)), method, url)
+        return self._retried(
+            lambda: self.inner.urlopen(method, url, **_unread(options)), method, url
+        )
+
+    def _retried(
+        self, send: Callable[[], urllib3.BaseHTTPResponse], method: str, url: str
+    ) -> urllib3.BaseHTTPResponse:
+        """``send()``'s answer, read within the limits; sent again after an answer of
+        :data:`RETRIED_STATUSES` (module docstring)."""
+        for retry in range(MAX_RETRIES + 1):
+            _check_call()
+            answer = send()
+            if answer.status not in RETRIED_STATUSES or retry == MAX_RETRIES:
+                break
+            wait = retry_wait(answer.headers.get("Retry-After"), retry)
+            answer.close()  # the body is never read: the connection goes with it
+            _wait(wait)
+        return self._read(answer, method, url)
 
     def clear(self) -> None:
         """Close every pooled connection."""
