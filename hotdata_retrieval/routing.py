@@ -419,6 +419,14 @@ def _request_offset(value: Any) -> int:
     return check_positive_int(value, label="offset", minimum=0)
 
 
+def _group_by(value: Any) -> str | None:
+    return _identifier(value, "group_by")
+
+
+def _group_size(value: Any) -> int:
+    return check_positive_int(value, label="group_size")
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise PlanError(
@@ -606,6 +614,10 @@ class SearchRequest:
             :class:`~hotdata_retrieval.plan.search.Bm25Search`).
         allow_empty_query: a query with no word gives a text branch with no rows rather than
             an error (an agent's tool answers it so).
+        group_by: a column grouping the rows (a chunk's parent document): the page then
+            holds ``limit`` groups, each with its best ``group_size`` rows
+            (:class:`~hotdata_retrieval.plan.search.SearchPlan`).
+        group_size: rows kept per group (default 1; only with ``group_by``).
 
     Raises:
         PlanError: an unknown mode, a filter or fusion that does not read, a bad column name,
@@ -629,6 +641,8 @@ class SearchRequest:
     fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion_choice)
     query_syntax: QuerySyntax = attrs.field(default=QuerySyntax.TEXT, converter=_query_syntax)
     allow_empty_query: bool = attrs.field(default=False, converter=_flag)
+    group_by: str | None = attrs.field(default=None, converter=_group_by)
+    group_size: int = attrs.field(default=1, converter=_group_size)
 
 
 _FUSION_KEYWORDS = ("weights", "rank_constant", "alpha", "depth", "min_score")
@@ -821,4 +835,6 @@ def plan_search(
         key_column=indexes.key_column,
         include_branch_scores=request.include_branch_scores or request.explain_scores,
         explain_scores=request.explain_scores,
+        group_by=request.group_by,
+        group_size=request.group_size,
     )

@@ -226,6 +226,18 @@ PLANS: dict[str, SearchPlan] = {
         tie_breakers=["nearest_distance"],
     ),
 }
+PLANS["text_grouped"] = SearchPlan(source=TEXT, limit=5, group_by="doc_id")
+PLANS["nearest_grouped"] = SearchPlan(
+    source=NEAREST, limit=3, offset=3, group_by="doc_id", group_size=2
+)
+PLANS["hybrid_grouped"] = SearchPlan(
+    source=ReciprocalRankFusion(branches=[TEXT, NEAREST]),
+    limit=5,
+    group_by="doc_id",
+    group_size=2,
+    tie_breakers=["title"],
+    include_branch_scores=True,
+)
 PLANS["page_scores_over_three_tables"] = attrs.evolve(
     PLANS["fusion_over_three_tables"], page_scores=["content"]
 )

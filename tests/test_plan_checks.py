@@ -168,6 +168,11 @@ EXAMPLES: dict[str, tuple[Callable[[], SearchPlan], str, str]] = {
         "tie_breakers",
         "tie-break column 'score' is the ranking itself",
     ),
+    "groups": (
+        lambda: SearchPlan(source=TEXT, group_size=2),
+        "group_size",
+        "group_size is the rows kept per group; pass group_by too",
+    ),
     "steps": (
         lambda: SearchPlan(source=TEXT, steps=[Diversity(mmr_lambda=0.5)]),
         "diversity",

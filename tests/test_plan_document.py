@@ -427,6 +427,8 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
         "page_scores": [],
         "explain_scores": False,
         "steps": [],
+        "group_by": None,
+        "group_size": 1,
     }
 
 

@@ -45,7 +45,7 @@ from hotdata_retrieval.spec.cases import (
     expected_result,
     library_dialects,
 )
-from hotdata_retrieval.spec.verify import verify_case
+from hotdata_retrieval.spec.verify import corpus_table, verify_case
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "docs" / "spec" / "hybrid_search.md"
@@ -102,14 +102,23 @@ def test_expected_rows_are_the_reference_fusion_of_the_branch_rankings(case: Cas
         lists = [[entry["key"] for entry in ranking] for ranking in branches.values()]
         ranks = [[entry["rank"] for entry in ranking] for ranking in branches.values()]
         if isinstance(fusion, ReciprocalRankFusion):
+            grouped = case.plan.group_by is not None
             hits = reciprocal_rank_fusion(
                 lists,
                 ranks=ranks,
                 weights=[float(w) for w in fusion.weights],
                 rank_constant=fusion.rank_constant,
-                limit=case.plan.limit,
-                offset=case.plan.offset,
+                limit=None if grouped else case.plan.limit,
+                offset=0 if grouped else case.plan.offset,
             )
+            if grouped:  # the best two of each category, two categories
+                category = {row["id"]: row["category"] for row in case.rows}
+                kept: dict[Any, list[Any]] = {}
+                for hit in hits:
+                    value = category[hit.key]
+                    if value is not None and len(kept.setdefault(value, [])) < 2:
+                        kept[value].append(hit)
+                hits = [hit for group in list(kept.values())[:2] for hit in group]
         else:
             assert isinstance(fusion, (MinMaxFusion, DistributionBasedScoreFusion))
             function = (
@@ -601,6 +610,25 @@ def test_the_spec_lists_every_case_and_the_cases_cite_its_rules() -> None:
     for case in CASES:
         assert f"`{case.name}`" in text, case.name
         assert set(case.rules) <= headings, case.name
+
+
+def test_a_grouped_case_keeps_each_groups_best_rows() -> None:
+    """The grouped case's expected rows are its ungrouped ranking on the local engine, the
+    best two rows of each category kept in Python, two categories."""
+    (case,) = [case for case in CASES if case.plan.group_by is not None]
+    with LocalEngine() as engine:
+        engine.load_table(case.table, corpus_table(case), text_columns=["body"])
+        ranked = engine.search(
+            attrs.evolve(case.plan, group_by=None, group_size=1, limit=case.plan.depth)
+        )
+    kept: dict[Any, list[Any]] = {}
+    for hit in ranked:
+        category = hit.columns["category"]
+        if category is not None and len(kept.setdefault(category, [])) < 2:
+            kept[category].append(hit.key)
+    wanted = [key for keys in list(kept.values())[: case.plan.limit] for key in keys]
+    assert [row["key"] for row in case.expected["rows"]] == wanted
+    assert len(wanted) == 3 and any(hit.columns["category"] is None for hit in ranked)
 
 
 def test_base_fixture_is_the_one_the_spec_describes() -> None:

@@ -96,6 +96,9 @@ PLANS: dict[str, SearchPlan] = {
     "union_nearest_filtered": TEST_PLANS["union_nearest"],
     "fusion_over_three_tables": TEST_PLANS["fusion_over_three_tables"],
     "page_scores_over_three_tables": TEST_PLANS["page_scores_over_three_tables"],
+    "text_grouped": TEST_PLANS["text_grouped"],
+    "nearest_grouped": TEST_PLANS["nearest_grouped"],
+    "hybrid_grouped": TEST_PLANS["hybrid_grouped"],
     "page_scores_l2": SearchPlan(
         source=ReciprocalRankFusion(
             branches=[

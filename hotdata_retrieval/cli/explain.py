@@ -307,7 +307,9 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     for name, branch in zip(plan.branch_names, plan.branches):
         lines.append(f"-- branch {name}: {_describe(branch)}")
     fusion = plan.fusion
-    if fusion is None and not plan.steps:
+    if fusion is None and plan.group_by is not None:
+        lines.append(f"-- fetches {plan.depth} candidate rows for the groups")
+    elif fusion is None and not plan.steps:
         lines.append(
             f"-- fetches limit + offset = {plan.depth} {'row' if plan.depth == 1 else 'rows'}"
         )
@@ -329,6 +331,13 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
             f"every hit it did not return, from {branch.column} in the final join"
         )
     lines.extend(f"-- {line}" for line in describe_steps(plan))
+    if plan.group_by is not None:
+        rows = "its best row" if plan.group_size == 1 else f"its best {plan.group_size} rows"
+        lines.append(
+            f"-- groups by {plan.group_by}: {plan.limit} groups from group {plan.offset + 1}, "
+            f"each with {rows}, ranked by their best row; rows whose {plan.group_by} is NULL "
+            "are left out"
+        )
     return lines
 
 

@@ -43,6 +43,8 @@ OPTION_NAMES: dict[str, str] = {
     "filter": "--filter",
     "limit": "-k/--limit",
     "offset": "--offset",
+    "group_by": "--group-by",
+    "group_size": "--group-size",
     **FUSION_FLAGS,
     "mode": "--mode",
     "queries": "--query",
@@ -322,6 +324,19 @@ def _branch_json(branch: Any) -> dict[str, Any]:
     help="Another query text, searched beside QUERY and fused with it into one ranking "
     "(repeatable; one statement).",
 )
+@click.option(
+    "--group-by",
+    metavar="COLUMN",
+    help="Group the rows by COLUMN (a chunk's parent document): -k groups, each with its "
+    "best --group-size rows; --offset counts groups.",
+)
+@click.option(
+    "--group-size",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Rows kept per group (with --group-by).",
+)
 @query_embedder_option
 @fusion_options
 @click.option("--explain", is_flag=True, help="Also show the SQL and each branch's rank.")
@@ -352,6 +367,8 @@ def search(
     columns: str | None,
     text_column: str | None,
     queries: Sequence[str],
+    group_by: str | None,
+    group_size: int,
     embedder_choice: str | None,
     fusion: str | None,
     weights: tuple[float, ...] | None,
@@ -413,6 +430,8 @@ def search(
             fusion=FusionChoice(method=method, options=settings) if chosen else None,
             explain_scores=explain_scores,
             queries=list(queries),
+            group_by=group_by,
+            group_size=group_size,
         )
         try:
             plan = engine.plan_search(request)

@@ -115,6 +115,11 @@ UNION = "search_union"
 UNION_MEMBER = "union_member"
 """The alias prefix of a union branch's members (``union_member_1``, ...)."""
 FUSED_KEYS = "fused_keys"
+GROUP_CANDIDATES = "group_candidates"
+"""The CTE of a grouped statement holding the ungrouped plan's first ``depth`` rows."""
+GROUP_POSITIONS = "group_positions"
+GROUP_MEMBERS = "group_members"
+GROUP_RANKS = "group_ranks"
 """The CTE holding every candidate key once, in fusions of more than
 :data:`JOIN_CHAIN_MAX_BRANCHES` branches (no branch's CTE can take this name: theirs end in
 ``_hits`` or ``_ranked``)."""
@@ -495,6 +500,8 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         Raises:
             UnsupportedOnDialectError: the plan needs something the dialect cannot express.
         """
+        if plan.group_by is not None:
+            return self.grouped(plan)
         fusion = plan.fusion
         if fusion is None:
             request = BranchRequest(
@@ -515,6 +522,144 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         if native is not None and native_hybrid_misfit(plan) is None:
             return self.native_hybrid(plan, native)
         return self.fused(plan, fusion)
+
+    def grouped(self, plan: SearchPlan) -> exp.Select:
+        """A grouped plan's statement: the ungrouped plan's first ``depth`` rows
+        (:meth:`SearchPlan.candidates`, compiled as any plan, its CTEs lifted to the top) in
+        ``group_candidates``, then three windows over them and the page::
+
+            group_positions: SELECT *, ROW_NUMBER() OVER (ORDER BY <ranking>, <tie-breakers>,
+                             <key>) AS _rank_position FROM group_candidates
+                             WHERE <group> IS NOT NULL
+            group_members:   SELECT *, ROW_NUMBER() OVER (PARTITION BY <group>
+                             ORDER BY _rank_position) AS _group_row, MIN(_rank_position)
+                             OVER (PARTITION BY <group>) AS _group_first FROM group_positions
+            group_ranks:     SELECT *, DENSE_RANK() OVER (ORDER BY _group_first) AS
+                             _group_rank FROM group_members WHERE _group_row <= <group_size>
+            SELECT <columns> FROM group_ranks WHERE _group_rank > <offset>
+            AND _group_rank <= <offset + limit> ORDER BY _group_rank, _group_row
+
+        A group is ranked by its best row's place in the ranking, so by its best row's
+        score, ties by that row's tie-breakers and key. The candidates' own shape (a
+        nearest branch's fast path, a fusion's CTEs) is unchanged.
+        """
+        group = plan.group_by
+        key = plan.key_column
+        assert group is not None and key is not None  # SearchPlan: a grouped plan has a key
+        candidates = plan.candidates()
+        inner = self.compile(candidates)
+        lifted = inner.args.get("with_")
+        ctes: list[exp.CTE] = list(lifted.expressions) if lifted is not None else []
+        inner.set("with_", None)
+        ctes.append(_cte(GROUP_CANDIDATES, inner))
+        ranking = candidates.ranking_column if plan.fusion is None else candidates.score_name
+        assert ranking is not None  # candidates() names a fusion's score
+        higher = plan.fusion is not None or plan.branches[0].higher_is_better
+        order = [ordered(column(ranking), descending=higher)]
+        order.extend(
+            ordered(column(breaker.column), descending=breaker.descending)
+            for breaker in plan.tie_breakers
+        )
+        order.append(ordered(column(key), descending=False))
+        present: exp.Expr = exp.Is(this=column(group), expression=exp.Null(), negate=True)
+        if not higher:
+            # a row without a vector has no distance: no candidate, in no group
+            present = exp.And(
+                this=present,
+                expression=exp.Is(this=column(ranking), expression=exp.Null(), negate=True),
+            )
+        position = "_rank_position"
+        ctes.append(
+            _cte(
+                GROUP_POSITIONS,
+                exp.Select(
+                    expressions=[
+                        exp.Star(),
+                        exp.Alias(
+                            this=exp.Window(
+                                this=exp.RowNumber(), order=exp.Order(expressions=order)
+                            ),
+                            alias=identifier(position),
+                        ),
+                    ],
+                    from_=exp.From(this=exp.Table(this=identifier(GROUP_CANDIDATES))),
+                    where=exp.Where(this=present),
+                ),
+            )
+        )
+        ctes.append(
+            _cte(
+                GROUP_MEMBERS,
+                exp.Select(
+                    expressions=[
+                        exp.Star(),
+                        exp.Alias(
+                            this=exp.Window(
+                                this=exp.RowNumber(),
+                                partition_by=[column(group)],
+                                order=exp.Order(
+                                    expressions=[ordered(column(position), descending=False)]
+                                ),
+                            ),
+                            alias=identifier("_group_row"),
+                        ),
+                        exp.Alias(
+                            this=exp.Window(
+                                this=exp.Min(this=column(position)), partition_by=[column(group)]
+                            ),
+                            alias=identifier("_group_first"),
+                        ),
+                    ],
+                    from_=exp.From(this=exp.Table(this=identifier(GROUP_POSITIONS))),
+                ),
+            )
+        )
+        ctes.append(
+            _cte(
+                GROUP_RANKS,
+                exp.Select(
+                    expressions=[
+                        exp.Star(),
+                        exp.Alias(
+                            this=exp.Window(
+                                this=exp.DenseRank(),
+                                order=exp.Order(
+                                    expressions=[ordered(column("_group_first"), descending=False)]
+                                ),
+                            ),
+                            alias=identifier("_group_rank"),
+                        ),
+                    ],
+                    from_=exp.From(this=exp.Table(this=identifier(GROUP_MEMBERS))),
+                    where=exp.Where(
+                        this=exp.LTE(
+                            this=column("_group_row"),
+                            expression=exp.Literal.number(plan.group_size),
+                        )
+                    ),
+                ),
+            )
+        )
+        page: exp.Expr = exp.LTE(
+            this=column("_group_rank"), expression=exp.Literal.number(plan.offset + plan.limit)
+        )
+        if plan.offset:
+            page = exp.And(
+                this=exp.GT(this=column("_group_rank"), expression=exp.Literal.number(plan.offset)),
+                expression=page,
+            )
+        return exp.Select(
+            expressions=[column(name) for name in (*plan.projection, *plan.result_columns)],
+            with_=exp.With(expressions=ctes),
+            from_=exp.From(this=exp.Table(this=identifier(GROUP_RANKS))),
+            where=exp.Where(this=page),
+            order=exp.Order(
+                expressions=[
+                    ordered(column("_group_rank"), descending=False),
+                    ordered(column("_group_row"), descending=False),
+                ]
+            ),
+        )
 
     def branch(self, branch: Branch, request: BranchRequest) -> CompiledBranch:
         """Compile one branch (dispatched on its ``visit_name``); a branch over a

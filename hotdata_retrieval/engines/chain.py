@@ -19,7 +19,8 @@ validates it, so a bad value is refused at the step that gave it:
 - :meth:`SearchTable.search` routes the query by the table's indexes
   (the engine's ``plan_search``: :mod:`hotdata_retrieval.routing`) into the first plan;
 - :meth:`Search.where` adds a filter (ANDed with any earlier one), :meth:`Search.limit`,
-  :meth:`Search.offset` and :meth:`Search.select` set the page and the columns;
+  :meth:`Search.offset` and :meth:`Search.select` set the page and the columns,
+  :meth:`Search.group_by` groups the rows (one or a few per parent document);
 - :meth:`Search.explain` shows the SQL the plan compiles to for the engine's dialect;
 - :meth:`Search.run` runs it (``engine.search(plan)``), and :meth:`Search.to_list`,
   :meth:`Search.to_arrow` and :meth:`Search.to_pandas` run it and return the rows as data
@@ -190,6 +191,19 @@ class Search:
                 reaches past its depth.
         """
         return self._with(offset=count)
+
+    def group_by(self, column: str | None, *, group_size: int = 1) -> Search:
+        """The search returning ``limit`` groups of rows sharing ``column``'s value (a
+        chunk's parent document), each with its best ``group_size`` rows, groups ranked by
+        their best row (:class:`~hotdata_retrieval.plan.search.SearchPlan`'s ``group_by``);
+        ``None`` ungroups it.
+
+        Raises:
+            PlanError: a name that is no identifier, a result or searched vector column, a
+                ``group_size`` out of 1 to 100 (or without a column), or for a fusion a
+                depth short of ``(limit + offset) * group_size``.
+        """
+        return self._with(group_by=column, group_size=group_size)
 
     def select(self, *columns: str) -> Search:
         """The search returning ``columns`` of each row, in order (the key is still reported

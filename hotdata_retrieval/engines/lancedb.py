@@ -71,6 +71,7 @@ from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
     fill_page_scores,
+    grouped_result,
     search_result,
 )
 from hotdata_retrieval.engines.store import vector_columns_of, with_terms_column
@@ -664,6 +665,9 @@ class LancedbEngine(RoutesByIndexes):
             UnsupportedOnDialectError: an engine-embedded semantic branch, or a plan over
                 several tables.
         """
+        if plan.group_by is not None:
+            # the groups are formed in the library over the ranked candidates
+            return grouped_result(plan, self.search(plan.candidates()))
         table = plan.single_table
         if table is None:
             raise UnsupportedOnDialectError(

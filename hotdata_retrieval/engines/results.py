@@ -534,11 +534,78 @@ def search_result(
         hits=hits,
         sql=statement,
         ranked_by=executed.ranking_column,
-        underfilled=_underfilled(plan, len(hits)),
+        underfilled=_underfilled(
+            plan, len(hits), None if plan.group_by is None else _groups(plan, hits)
+        ),
     )
 
 
-def _underfilled(plan: SearchPlan, returned: int) -> str | None:
+def grouped_hits(plan: SearchPlan, ranked: Sequence[SearchHit]) -> tuple[SearchHit, ...]:
+    """The page of grouped ``plan`` formed from ``ranked``, the hits of its
+    :meth:`~hotdata_retrieval.plan.search.SearchPlan.candidates` best first: the library's
+    reference of the grouped statement (``docs/sql-shapes.md``, "Groups"), for an engine
+    that ranks in the library (LanceDB, turbopuffer) or answers natively (the local
+    engine). Hits whose group value is ``None`` are left out; each group keeps its first
+    ``group_size`` hits, groups in the order of their first hit, the groups ``offset + 1``
+    to ``offset + limit`` returned, each hit carrying the plan's own columns and a single
+    branch's rank as its place on the page, as the statement's rows do."""
+    group = plan.group_by
+    assert group is not None  # only a grouped plan has groups
+    members: dict[Any, list[SearchHit]] = {}
+    for hit in ranked:
+        if hit.ranking_value is None:
+            continue
+        value = hit.columns[group]
+        if value is None:
+            continue
+        kept = members.setdefault(value, [])
+        if len(kept) < plan.group_size:
+            kept.append(hit)
+    page = list(members.values())[plan.offset : plan.offset + plan.limit]
+    requested = plan.projection
+    hits = []
+    for position, hit in enumerate((hit for kept in page for hit in kept), plan.offset + 1):
+        branches = dict(hit.branches)
+        if plan.fusion is None:
+            ((name, score),) = branches.items()
+            branches = {name: attrs.evolve(score, rank=position)}
+        hits.append(
+            attrs.evolve(
+                hit, columns={name: hit.columns[name] for name in requested}, branches=branches
+            )
+        )
+    return tuple(hits)
+
+
+def grouped_result(plan: SearchPlan, candidates: SearchResult) -> SearchResult:
+    """The result of grouped ``plan`` from its candidates' result (:func:`grouped_hits`):
+    their statement, the page of groups, and why it holds fewer than ``limit`` groups."""
+    hits = grouped_hits(plan, candidates.hits)
+    return attrs.evolve(
+        candidates,
+        hits=hits,
+        underfilled=_underfilled(plan, len(hits), _groups(plan, hits)),
+    )
+
+
+def _groups(plan: SearchPlan, hits: Sequence[SearchHit]) -> int:
+    """The number of groups on a page of grouped ``plan``."""
+    group = plan.group_by
+    assert group is not None
+    return len({hit.columns[group] for hit in hits})
+
+
+def _underfilled(plan: SearchPlan, returned: int, groups: int | None = None) -> str | None:
+    if groups is not None:
+        if groups >= plan.limit:
+            return None
+        found = _counted(groups, "group")
+        if returned == 0 and plan.offset > 0:
+            return f"{found} for a limit of {plan.limit} at offset {plan.offset}"
+        return (
+            f"{found} for a limit of {plan.limit}: only {plan.offset + groups} groups "
+            f"among the first {plan.depth} candidates"
+        )
     if returned >= plan.limit:
         return None
     # A short page that is not empty ends the ranking: exactly offset + returned rows exist.

@@ -77,6 +77,7 @@ from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
     fill_page_scores,
+    grouped_result,
     search_result,
 )
 from hotdata_retrieval.engines.store import vector_columns_of
@@ -835,6 +836,9 @@ class TurbopufferEngine(RoutesByIndexes):
             UnsupportedOnDialectError: what turbopuffer cannot express
                 (:func:`~hotdata_retrieval.compile.turbopuffer.turbopuffer_request`).
         """
+        if plan.group_by is not None:
+            # the groups are formed in the library over the ranked candidates
+            return grouped_result(plan, self.search(plan.candidates()))
         table = plan.single_table
         if table is None:
             raise UnsupportedOnDialectError(

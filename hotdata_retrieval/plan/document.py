@@ -71,6 +71,7 @@ from hotdata_retrieval.plan.names import (
 from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
     MAX_FUSION_BRANCHES,
+    MAX_GROUP_SIZE,
     MAX_TIE_BREAKERS,
     Bm25Search,
     Branch,
@@ -105,6 +106,8 @@ _PLAN_KEYS = (
     "page_scores",
     "explain_scores",
     "steps",
+    "group_by",
+    "group_size",
 )
 _TEXT_BRANCH_KEYS = (
     "kind",
@@ -537,6 +540,20 @@ _BASE_SCHEMA: dict[str, Any] = {
             "description": "Steps run on the statement's rows after it, each kind at most "
             "once, in their stated order whatever the array's; limit and offset then cut "
             "the page from their rows, and the statement fetches the candidates they need.",
+        },
+        "group_by": {
+            "anyOf": [{"$ref": "#/$defs/identifier"}, {"type": "null"}],
+            "default": None,
+            "description": "A column grouping the rows (a chunk's parent document): the page "
+            "holds limit groups, each with its best group_size rows, groups ranked by their "
+            "best row; rows whose value is null are left out; offset counts groups.",
+        },
+        "group_size": {
+            "type": ["integer", "null"],
+            "minimum": 1,
+            "maximum": MAX_GROUP_SIZE,
+            "default": 1,
+            "description": "Rows kept per group (only with group_by).",
         },
     },
     "required": ["branches"],
@@ -1139,6 +1156,10 @@ def plan_from_document(
             _step(item, f"steps[{index}]")
             for index, item in enumerate(_array(document["steps"], "steps"))
         ]
+    if document.get("group_by") is not None:
+        options["group_by"] = _string(document["group_by"], "group_by")
+    if document.get("group_size") is not None:
+        options["group_size"] = document["group_size"]
     if document.get("rows_from") is not None:
         options["rows_from"] = _table(
             document["rows_from"],
@@ -1243,7 +1264,7 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
         ``{"table", "branches", ["fusion",] "columns", "limit", "offset", "filter",
         "key_column", "include_branch_scores", "tie_breakers", "score_name",
         "include_vectors", "rows_from", "page_scores", "explain_scores",
-        "steps"}``; see
+        "steps", "group_by", "group_size"}``; see
         :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
@@ -1290,4 +1311,6 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
         }
         for step in plan.steps
     ]
+    document["group_by"] = plan.group_by
+    document["group_size"] = plan.group_size
     return document

@@ -69,6 +69,16 @@ that a recursive walk follows (measured: sqlglot's parser needs 82 frames, its g
 the linter 140, at 100 branches as at 1,024); it bounds the size of what is built, sent and
 planned."""
 
+MAX_GROUP_SIZE = 100
+"""The most rows a grouped plan keeps per group (``group_size``): Qdrant's groups API asks
+for a handful of hits per group (its examples use 2 or 3); 100 bounds what an agent can ask
+for, since a page holds up to ``limit * group_size`` rows."""
+
+GROUP_COLUMNS = ("_rank_position", "_group_row", "_group_first", "_group_rank")
+"""The columns a grouped statement computes between its candidates and its page (each
+row's place in the ranking, its place in its group, its group's first place, its group's
+rank); a grouped plan projects no column of these names."""
+
 _BRANCH_NAME = re.compile(r"[a-z][a-z0-9_]*")
 INTERNAL_COLUMNS = frozenset({"score", "_distance", "branch_rank"})
 _INT64_MAX = 2**63 - 1
@@ -1247,6 +1257,23 @@ def _offset(value: int) -> int:
     return check_positive_int(value, label="offset", minimum=0)
 
 
+def _group_column(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return normalize_identifier(value, label="group_by column")
+
+
+def _group_size(value: int) -> int:
+    size = check_positive_int(value, label="group_size")
+    if size > MAX_GROUP_SIZE:
+        raise PlanError(
+            f"group_size {size} is more than {MAX_GROUP_SIZE} rows per group",
+            field="group_size",
+            value=size,
+        )
+    return size
+
+
 def _page_scores(values: Iterable[str] | None) -> tuple[str, ...]:
     if values is None:
         return ()
@@ -1432,6 +1459,8 @@ class SearchPlan:
     rows_from: TableSource | None = attrs.field(default=None, converter=_optional_source)
     page_scores: tuple[str, ...] = attrs.field(default=(), converter=_page_scores)
     steps: tuple[PlanStep, ...] = attrs.field(default=(), converter=coerce_steps)
+    group_by: str | None = attrs.field(default=None, converter=_group_column)
+    group_size: int = attrs.field(default=1, converter=_group_size)
 
     def __attrs_post_init__(self) -> None:
         for check in _PLAN_CHECKS:
@@ -1449,6 +1478,37 @@ class SearchPlan:
         """The fusion node (any :class:`Fusion` method), or ``None`` for a single-branch
         plan."""
         return self.source if isinstance(self.source, Fusion) else None
+
+    def candidates(self) -> SearchPlan:
+        """The ungrouped plan whose ranked rows a grouped plan forms its groups from: the
+        same search, its first :attr:`depth` rows, projecting the group column and each
+        tie-break column read from the table (the groups are ordered by them). ``self``
+        when the plan is not grouped."""
+        if self.group_by is None:
+            return self
+        results = set(self.result_columns)
+        named = {branch.result_name for branch in self.branches if branch.result_name}
+        columns = dict.fromkeys(
+            [
+                *self.projection,
+                *(
+                    breaker.column
+                    for breaker in self.tie_breakers
+                    if breaker.column not in results and breaker.column not in named
+                ),
+            ]
+        )
+        vectors = self.vector_columns if self.include_vectors else frozenset()
+        return attrs.evolve(
+            self,
+            columns=[name for name in columns if name not in vectors],
+            limit=self.depth,
+            offset=0,
+            group_by=None,
+            group_size=1,
+            # the groups are ordered by the fused score, returned or not
+            score_name=self.score_name or "score",
+        )
 
     @property
     def table(self) -> TableSource:
@@ -1547,9 +1607,14 @@ class SearchPlan:
     @property
     def depth(self) -> int:
         """Candidates each branch of a fusion ranks (its ``depth``, else
-        :data:`DEFAULT_DEPTH`); ``limit + offset`` for a single branch."""
+        :data:`DEFAULT_DEPTH`); ``limit + offset`` for a single branch, and for a grouped
+        single branch the rows its groups are formed over: :data:`DEFAULT_DEPTH`, widened to
+        ``(limit + offset) * group_size`` when that is more (the page then depends on how
+        deep it reaches, as an ungrouped single branch's does)."""
         fusion = self.fusion
         if fusion is None:
+            if self.group_by is not None:
+                return max(DEFAULT_DEPTH, (self.limit + self.offset) * self.group_size)
             return self.limit + self.offset
         return DEFAULT_DEPTH if fusion.depth is None else fusion.depth
 
@@ -1591,6 +1656,8 @@ class SearchPlan:
             chosen = [] if self.key_column is None else [self.key_column]
             if text_columns and text_columns[0] != self.key_column:
                 chosen.append(text_columns[0])
+        if self.group_by is not None and self.group_by not in chosen:
+            chosen.append(self.group_by)
         if self.include_vectors:
             chosen.extend(
                 column
@@ -1882,7 +1949,20 @@ def _check_page_within_depth(plan: SearchPlan) -> None:
     """A fused page ends within the depth: ``limit + offset <= depth``."""
     fusion = plan.fusion
     page_end = plan.limit + plan.offset
-    if fusion is not None and plan.depth < page_end:
+    if fusion is not None and plan.group_by is not None:
+        needed = page_end * plan.group_size
+        if plan.depth < needed:
+            given = "depth" if fusion.depth is not None else "the default depth"
+            raise PlanError(
+                f"(limit + offset) * group_size = {needed} reaches past {given} "
+                f"{plan.depth}: the groups are formed over depth candidates per branch, "
+                f"which cannot fill {page_end} groups of {plan.group_size}. Pass depth >= "
+                f"{needed} and keep it the same for every page, so pages stay slices of "
+                "one ranking",
+                field="depth",
+                value=fusion.depth if fusion.depth is not None else plan.depth,
+            )
+    elif fusion is not None and plan.depth < page_end:
         given = "depth" if fusion.depth is not None else "the default depth"
         raise PlanError(
             f"limit + offset = {page_end} reaches past {given} {plan.depth}: the fused "
@@ -2022,6 +2102,56 @@ def _check_tie_breakers_not_ranking(plan: SearchPlan) -> None:
                 field="tie_breakers",
                 value=breaker.column,
             )
+
+
+@_plan_check
+def _check_groups(plan: SearchPlan) -> None:
+    """``group_size`` comes with ``group_by``; a grouped plan has a key, groups by a table
+    column (no searched vector column, no result column), projects none of the columns its
+    statement computes, and runs no steps."""
+    group = plan.group_by
+    if group is None:
+        if plan.group_size != 1:
+            raise PlanError(
+                "group_size is the rows kept per group; pass group_by too",
+                field="group_size",
+                value=plan.group_size,
+            )
+        return
+    if plan.key_column is None:
+        raise PlanError(
+            "a grouped plan ranks rows tied on the score by the table's unique key; pass "
+            "key_column",
+            field="key_column",
+            value=None,
+        )
+    if group in plan.vector_columns:
+        raise PlanError(
+            f"group_by column {group!r} is a searched vector column",
+            field="group_by",
+            value=group,
+        )
+    if group in plan.result_columns or group in INTERNAL_COLUMNS:
+        raise PlanError(
+            f"group_by column {group!r} is a column the search computes; group by a table column",
+            field="group_by",
+            value=group,
+        )
+    for name in (*plan.projection, plan.key_column):
+        if name in GROUP_COLUMNS:
+            raise PlanError(
+                f"column {name!r} is a column a grouped statement computes; it cannot be "
+                "read by a grouped plan",
+                field="columns",
+                value=name,
+            )
+    if plan.steps:
+        raise PlanError(
+            "steps run on a statement's rows, a grouped statement's rows are groups; group "
+            "the rows or run steps, not both",
+            field="group_by",
+            value=group,
+        )
 
 
 @_plan_check

@@ -302,15 +302,25 @@ def expected_result(docs: Sequence[Doc], plan: SearchPlan, *, cte: bool = False)
                     f"text branch {name} has {len(levels)} distinct term counts: its normalized "
                     "BM25 scores would depend on the engine's BM25"
                 )
+    grouped = plan.group_by is not None
     hits = reference_fusion(
         fusion,
         [[entry["key"] for entry in ranking] for ranking in branches.values()],
         ranks=[[entry["rank"] for entry in ranking] for ranking in branches.values()],
         scores=scores,
-        limit=plan.limit,
-        offset=plan.offset,
+        limit=plan.depth if grouped else plan.limit,
+        offset=0 if grouped else plan.offset,
     )
     by_key = {doc.key: doc for doc in docs}
+    if plan.group_by is not None:
+        # the best group_size rows of each group, groups in the order of their best row
+        members: dict[Any, list[Any]] = {}
+        for hit in hits:
+            value = by_key[hit.key].values()[plan.group_by]
+            if value is not None and len(members.setdefault(value, [])) < plan.group_size:
+                members[value].append(hit)
+        page = list(members.values())[plan.offset : plan.offset + plan.limit]
+        hits = [hit for kept in page for hit in kept]
     distances = {
         name: {entry["key"]: entry["distance"] for entry in ranking}
         for name, ranking in branches.items()
@@ -486,6 +496,8 @@ def _plan(
     method: type[ReciprocalRankFusion | NormalizedScoreFusion] = ReciprocalRankFusion,
     alpha: float | None = None,
     min_score: float | None = None,
+    group_by: str | None = None,
+    group_size: int = 1,
 ) -> SearchPlan:
     table = f"spec_{name}"
     text = Bm25Search(table=table, column="body", query_text=query)
@@ -504,6 +516,8 @@ def _plan(
         offset=offset,
         filter=filter,
         include_branch_scores=True,
+        group_by=group_by,
+        group_size=group_size,
     )
 
 
@@ -747,6 +761,14 @@ def build_cases() -> list[Case]:
             ["R8", "D1"],
             truncating,
             _plan("filter_before_depth", limit=2, depth=3, filter=_category("a")),
+        ),
+        (
+            "grouped_by_category",
+            "Rows grouped by category, two per group: each group's best two fused rows, "
+            "groups in the order of their best row, a row without a category in no group.",
+            ["R22"],
+            null_text,
+            _plan("grouped_by_category", limit=2, group_by="category", group_size=2),
         ),
         (
             "null_vectors",

@@ -38,7 +38,12 @@ from hotdata_retrieval.engines.local.fastpath import (
 )
 from hotdata_retrieval.engines.local.hybrid import compiled_filters
 from hotdata_retrieval.engines.local.native import native_rows
-from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
+from hotdata_retrieval.engines.results import (
+    SearchResult,
+    executed_plan,
+    grouped_result,
+    search_result,
+)
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
@@ -85,6 +90,18 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     kinds = check_plan(plan, loaded)
     executed = executed_plan(plan, merged_kinds(kinds.values()))
     single = executed.single_table
+    if executed.group_by is not None and single is not None:
+        # the native path ranks the candidates; the library forms their groups
+        candidates = executed.candidates()
+        ranked = native_rows(candidates, loaded[single])
+        if ranked is not None:
+            logger.debug("grouped search of %s ranked by the native path", single)
+            return grouped_result(
+                plan,
+                search_result(
+                    candidates, candidates, ranked, lambda: to_sql(executed, engine.profile)
+                ),
+            )
     rows = None if single is None else native_rows(executed, loaded[single])
     if rows is not None:
         # The native path reads no SQL: the statement is rendered if the caller reads it.

@@ -111,6 +111,8 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
     kinds = loaded.column_kinds()
     if entry.rows == 0 or not COMPUTED_COLUMNS.isdisjoint(kinds):
         return False
+    if plan.group_by is not None:
+        return False  # its candidates are (SearchPlan.candidates); the library groups them
     if fusion is not None and type(fusion) not in NATIVE_FUSIONS:
         return False
     if plan.tie_breakers or (

@@ -1,0 +1,40 @@
+WITH group_candidates AS (
+  SELECT
+    id,
+    doc_id,
+    cosine_distance(embedding, ARRAY[0.12, -0.5, 0.33, 1e-05]) AS _distance
+  FROM "default".public.docs
+  ORDER BY
+    _distance ASC
+  LIMIT 100
+), group_positions AS (
+  SELECT
+    *,
+    ROW_NUMBER() OVER (ORDER BY _distance ASC, id ASC) AS _rank_position
+  FROM group_candidates
+  WHERE
+    doc_id IS NOT NULL AND _distance IS NOT NULL
+), group_members AS (
+  SELECT
+    *,
+    ROW_NUMBER() OVER (PARTITION BY doc_id ORDER BY _rank_position ASC) AS _group_row,
+    MIN(_rank_position) OVER (PARTITION BY doc_id) AS _group_first
+  FROM group_positions
+), group_ranks AS (
+  SELECT
+    *,
+    DENSE_RANK() OVER (ORDER BY _group_first ASC) AS _group_rank
+  FROM group_members
+  WHERE
+    _group_row <= 2
+)
+SELECT
+  id,
+  doc_id,
+  _distance
+FROM group_ranks
+WHERE
+  _group_rank > 3 AND _group_rank <= 6
+ORDER BY
+  _group_rank ASC,
+  _group_row ASC

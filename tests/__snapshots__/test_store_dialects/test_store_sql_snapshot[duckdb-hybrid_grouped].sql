@@ -1,0 +1,117 @@
+WITH "text_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      *
+    FROM (
+      SELECT
+        "base".*,
+        "fts_hdq_text_t4_main_4_docs_body".match_bm25("base"."rowid", 'error e1234 upgrad') AS "score"
+      FROM "main"."docs" AS "base"
+    )
+    WHERE
+      NOT "score" IS NULL
+  )
+  ORDER BY
+    "score" DESC NULLS FIRST,
+    "id" ASC
+  LIMIT 100
+), "text_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    RANK() OVER (ORDER BY "score" DESC NULLS FIRST) AS "branch_rank"
+  FROM "text_hits"
+), "nearest_hits" AS (
+  SELECT
+    "id",
+    CASE
+      WHEN array_inner_product("docs"."embedding", "docs"."embedding") = 0
+      THEN 1.0
+      ELSE array_cosine_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+    END AS "_distance"
+  FROM "main"."docs"
+  ORDER BY
+    "_distance" ASC,
+    "id" ASC
+  LIMIT 100
+), "nearest_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    RANK() OVER (ORDER BY "_distance" ASC) AS "branch_rank"
+  FROM "nearest_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "fused" AS (
+  SELECT
+    COALESCE("text_ranked"."id", "nearest_ranked"."id") AS "id",
+    COALESCE(1.0 / (
+      60 + "text_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "nearest_ranked"."branch_rank"
+    ), 0) AS "score",
+    "text_ranked"."branch_rank" AS "text_rank",
+    "text_ranked"."score" AS "text_score",
+    "nearest_ranked"."branch_rank" AS "nearest_rank",
+    "nearest_ranked"."_distance" AS "nearest_distance"
+  FROM "text_ranked"
+  FULL OUTER JOIN "nearest_ranked"
+    ON "text_ranked"."id" = "nearest_ranked"."id"
+), "group_candidates" AS (
+  SELECT
+    "base"."id",
+    "base"."body",
+    "base"."doc_id",
+    "base"."title",
+    "fused"."score",
+    "fused"."text_rank",
+    "fused"."text_score",
+    "fused"."nearest_rank",
+    "fused"."nearest_distance"
+  FROM "fused"
+  JOIN "main"."docs" AS "base"
+    ON "base"."id" = "fused"."id"
+  ORDER BY
+    "fused"."score" DESC NULLS FIRST,
+    "base"."title" ASC,
+    "fused"."id" ASC
+  LIMIT 100
+), "group_positions" AS (
+  SELECT
+    *,
+    ROW_NUMBER() OVER (ORDER BY "score" DESC NULLS FIRST, "title" ASC, "id" ASC) AS "_rank_position"
+  FROM "group_candidates"
+  WHERE
+    "doc_id" IS NOT NULL
+), "group_members" AS (
+  SELECT
+    *,
+    ROW_NUMBER() OVER (PARTITION BY "doc_id" ORDER BY "_rank_position" ASC) AS "_group_row",
+    MIN("_rank_position") OVER (PARTITION BY "doc_id") AS "_group_first"
+  FROM "group_positions"
+), "group_ranks" AS (
+  SELECT
+    *,
+    DENSE_RANK() OVER (ORDER BY "_group_first" ASC) AS "_group_rank"
+  FROM "group_members"
+  WHERE
+    "_group_row" <= 2
+)
+SELECT
+  "id",
+  "body",
+  "doc_id",
+  "score",
+  "text_rank",
+  "text_score",
+  "nearest_rank",
+  "nearest_distance"
+FROM "group_ranks"
+WHERE
+  "_group_rank" <= 5
+ORDER BY
+  "_group_rank" ASC,
+  "_group_row" ASC

@@ -1,0 +1,84 @@
+WITH "group_candidates" AS (
+  SELECT
+    "id",
+    "body",
+    "doc_id",
+    "score"
+  FROM (
+    SELECT
+      "base".*,
+      (
+        SELECT
+          CAST(SUM(
+            "weights"."idf" * (
+              1.2 + 1
+            ) * "counts"."frequency" / (
+              "counts"."frequency" + 1.2 * (
+                1 - 0.75 + 0.75 * "counts"."length" / "weights"."average_length"
+              )
+            )
+          ) AS DOUBLE PRECISION)
+        FROM (
+          SELECT
+            "query_terms"."term",
+            LN(
+              1 + (
+                "corpus"."documents" - "term"."documents" + 0.5
+              ) / (
+                "term"."documents" + 0.5
+              )
+            ) AS "idf",
+            "corpus"."average_length"
+          FROM UNNEST(STRING_TO_ARRAY('error | e1234 | upgrad', ' | ')) AS "query_terms"("term")
+          JOIN "hdq_text"."t6_public_4_docs_body" AS "term"
+            ON "term"."term" = "query_terms"."term"
+          CROSS JOIN "hdq_text"."t6_public_4_docs_body" AS "corpus"
+          WHERE
+            "corpus"."term" = ''
+        ) AS "weights"
+        CROSS JOIN LATERAL (
+          SELECT
+            CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY("base"."body__terms", ' '), "weights"."term")) AS "frequency",
+            CARDINALITY(STRING_TO_ARRAY("base"."body__terms", ' ')) AS "length"
+        ) AS "counts"
+      ) AS "score"
+    FROM "public"."docs" AS "base"
+    WHERE
+      to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'error | e1234 | upgrad')
+  ) AS "matches"
+  ORDER BY
+    "score" DESC,
+    "id" ASC
+  LIMIT 100
+), "group_positions" AS (
+  SELECT
+    *,
+    ROW_NUMBER() OVER (ORDER BY "score" DESC, "id" ASC) AS "_rank_position"
+  FROM "group_candidates"
+  WHERE
+    "doc_id" IS NOT NULL
+), "group_members" AS (
+  SELECT
+    *,
+    ROW_NUMBER() OVER (PARTITION BY "doc_id" ORDER BY "_rank_position" ASC) AS "_group_row",
+    MIN("_rank_position") OVER (PARTITION BY "doc_id") AS "_group_first"
+  FROM "group_positions"
+), "group_ranks" AS (
+  SELECT
+    *,
+    DENSE_RANK() OVER (ORDER BY "_group_first" ASC) AS "_group_rank"
+  FROM "group_members"
+  WHERE
+    "_group_row" <= 1
+)
+SELECT
+  "id",
+  "body",
+  "doc_id",
+  "score"
+FROM "group_ranks"
+WHERE
+  "_group_rank" <= 5
+ORDER BY
+  "_group_rank" ASC,
+  "_group_row" ASC
