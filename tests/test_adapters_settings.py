@@ -183,3 +183,21 @@ def test_the_settings_filter_reads_every_form() -> None:
         assert SearchSettings(table="docs", filter=form).filter == predicate
     with pytest.raises(ToolError, match="filter: "):
         SearchSettings(table="docs", filter="lang =")
+
+
+def test_the_retriever_reads_what_it_is_not_given_from_the_settings(engine: LocalEngine) -> None:
+    from pydantic import ValidationError
+
+    from hotdata_retrieval.adapters.langchain import HotdataRetriever
+
+    settings = SearchSettings(table="docs", k=10, filter="lang = 'en'", columns=["rating"])
+    retriever = HotdataRetriever(engine=engine, settings=settings, filter={"rating": {"$gte": 3}})
+    assert retriever.table == "docs" and retriever.k == 10
+    documents = retriever.invoke("red")
+    assert {int(document.id) for document in documents} == _kept(
+        lambda rating, lang: lang == "en" and rating >= 3
+    )
+    assert all("rating" in document.metadata for document in documents)
+    assert HotdataRetriever(engine=engine, settings=settings, k=1).k == 1  # given wins
+    with pytest.raises(ValidationError, match="give the table to search"):
+        HotdataRetriever(engine=engine)

@@ -52,6 +52,7 @@ try:
         PrivateAttr,
         ValidationError,
         create_model,
+        model_validator,
     )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -67,9 +68,10 @@ from hotdata_retrieval.engines.limits import InputLimits
 from hotdata_retrieval.engines.results import SearchHit
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes
+from hotdata_retrieval.plan.filters import And
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
 from hotdata_retrieval.plan.values import check_positive_int
-from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search
+from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search, read_filter
 
 
 def _validation_message(error: ValidationError | Any) -> str:
@@ -271,13 +273,19 @@ class HotdataRetriever(BaseRetriever):
 
     Args:
         engine: an engine (the contract: ``search``, ``indexes``, ``plan_search``).
-        table: the table to search.
+        settings: a :class:`~hotdata_retrieval.adapters.settings.SearchSettings` shared with
+            the other doors: the fields below that are not given are read from it (``table``,
+            ``k`` from its default ``k``, ``columns``, ``text_column``, ``vector_column``,
+            ``key_column``, ``fusion``, ``embedder``, ``input_limits``), and its ``filter``
+            holds beside this retriever's own.
+        table: the table to search (required without ``settings``).
         k: Documents returned (also accepted by ``invoke(query, k=...)``).
         mode: ``auto`` (default: fused when the table allows), ``text``, ``semantic``,
             ``nearest`` or ``hybrid``.
         text_column: the text column to search.
         content_column: the column that becomes ``page_content`` (default: the searched one).
         columns: more columns to carry in ``metadata``.
+        vector_column: the vector column a search by meaning uses (default: the route's).
         key_column: the table's unique key (default: what the engine reports).
         filter: applied before ranking: a predicate, a filter object such as ``{"lang":
             "en", "rating": {"$gte": 4}}`` (:func:`~hotdata_retrieval.plan.filter_objects.
@@ -300,17 +308,48 @@ class HotdataRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     engine: Any
-    table: str
+    settings: SearchSettings | None = None
+    table: str | None = None
     k: int = Field(default=4, ge=1, strict=True)
     mode: str = SearchMode.AUTO.value
     text_column: str | None = None
     content_column: str | None = None
     columns: list[str] | None = None
+    vector_column: str | None = None
     key_column: str | None = None
     filter: Any = None
     fusion: Any = None
     embedder: Any = None
     input_limits: InputLimits = Field(default_factory=InputLimits)
+
+    @model_validator(mode="after")
+    def _read_settings(self) -> HotdataRetriever:
+        """Fill the fields not given from :attr:`settings`; refuse a retriever with no
+        table."""
+        settings = self.settings
+        if settings is None:
+            if self.table is None:
+                raise ValueError("give the table to search, or settings holding it")
+            return self
+        given = self.model_fields_set
+        inherited = {
+            "table": str(settings.table),
+            "k": settings.default_k,
+            "columns": None if settings.columns is None else list(settings.columns),
+            "text_column": settings.text_column,
+            "vector_column": settings.vector_column,
+            "key_column": settings.key_column,
+            "fusion": settings.fusion,
+            "embedder": settings.embedder,
+            "input_limits": settings.input_limits,
+        }
+        for name, value in inherited.items():
+            if name not in given:
+                setattr(self, name, value)
+        if settings.filter is not None:
+            own = read_filter(self.filter)
+            self.filter = settings.filter if own is None else And(operands=(settings.filter, own))
+        return self
 
     _indexes: TableIndexes | None = PrivateAttr(default=None)
 
@@ -371,6 +410,7 @@ class HotdataRetriever(BaseRetriever):
             filter=self.filter,
             columns=columns,
             text_column=self.text_column,
+            vector_column=None if self.mode == SearchMode.TEXT.value else self.vector_column,
             key_column=indexes.key_column,
             fusion=self.fusion,
             allow_empty_query=True,  # a query with no word retrieves nothing by words
