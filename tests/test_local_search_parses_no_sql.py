@@ -219,3 +219,22 @@ def test_a_hybrid_search_call_reads_its_filter_from_the_predicate(
     assert calls == []
     assert "hybrid_search(" in result.sql
     assert result.keys == expected
+
+
+def test_a_compiled_filter_stays_known_while_any_statement_holding_it_runs(
+    hybrid_engine: LocalEngine,
+) -> None:
+    """Two statements with the same filter text, one ending first: the other still reads the
+    predicate; a predicate need not be hashable (an operator registered from outside)."""
+    from hotdata_retrieval.engines.local.hybrid import HybridSearch
+
+    class Unhashable:
+        __hash__ = None  # type: ignore[assignment]
+
+    hybrid = HybridSearch(hybrid_engine)
+    first, second = Unhashable(), Unhashable()
+    with hybrid.compiled({"a = 1": first}):  # type: ignore[dict-item]
+        with hybrid.compiled({"a = 1": second, "b = 2": second}):  # type: ignore[dict-item]
+            assert set(hybrid._compiled) == {"a = 1", "b = 2"}
+        assert set(hybrid._compiled) == {"a = 1"}  # the first statement still runs
+    assert hybrid._compiled == {}

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
@@ -433,7 +432,9 @@ class HybridSearch:
     def __init__(self, engine: HybridHost) -> None:
         self._engine = engine
         self._lock = threading.Lock()
-        self._compiled: Counter[tuple[str, Predicate]] = Counter()
+        # Per filter text, its predicate and how many running statements hold it (the text
+        # is the key: a predicate need not be hashable).
+        self._compiled: dict[str, tuple[Predicate, int]] = {}
 
     def __call__(self, *arguments: Any) -> Table:
         values = []
@@ -443,24 +444,27 @@ class HybridSearch:
             except Exception:  # a column or expression, not a literal
                 _fail(f"every argument must be a literal, got {argument}")
         with self._lock:
-            known = {text: predicate for text, predicate in self._compiled}
+            known = {text: predicate for text, (predicate, _) in self._compiled.items()}
         return relation(self.run(parse_call(values, compiled_filters=known)))
 
     @contextlib.contextmanager
     def compiled(self, filters: Mapping[str, Predicate]) -> Iterator[None]:
         """While a statement compiled from a plan runs: its calls' filter texts (from
         :func:`compiled_filters`) are read as the predicates they were compiled from."""
-        entries = list(filters.items())
         with self._lock:
-            self._compiled.update(entries)
+            for text, predicate in filters.items():
+                _, holders = self._compiled.get(text, (predicate, 0))
+                self._compiled[text] = (predicate, holders + 1)
         try:
             yield
         finally:
             with self._lock:
-                self._compiled.subtract(entries)
-                for entry in entries:
-                    if self._compiled[entry] <= 0:
-                        del self._compiled[entry]
+                for text in filters:
+                    predicate, holders = self._compiled[text]
+                    if holders > 1:
+                        self._compiled[text] = (predicate, holders - 1)
+                    else:
+                        del self._compiled[text]
 
     # -- the search --------------------------------------------------------------------------
 
