@@ -46,6 +46,7 @@ from hotdata_retrieval.plan.search import (
     NearestNeighborSearch,
     SearchPlan,
 )
+from hotdata_retrieval.plan.steps import steps_from_options
 from hotdata_retrieval.plan.values import check_positive_int
 from hotdata_retrieval.routing import (
     FusionChoice,
@@ -323,20 +324,27 @@ class DocumentStore:
         k: int = 4,
         filter: Any = None,
         include_vectors: bool = False,
+        diversity: float | None = None,
+        candidates: int | None = None,
     ) -> list[DocumentHit]:
-        """The ``k`` documents nearest ``vector``, nearest first (ties by key).
+        """The ``k`` documents nearest ``vector``, nearest first (ties by key), or with
+        ``diversity`` the ``k`` maximal marginal relevance chooses among ``candidates``.
 
         Args:
             vector: the query vector (the documents' length).
             k: how many (top-k).
             filter: a predicate, a filter object (``{"lang": "en"}``) or filter text, over
                 the key and the filter columns.
-            include_vectors: also return each document's vector (for maximal marginal
-                relevance).
+            include_vectors: also return each document's vector.
+            diversity: maximal marginal relevance's lambda, 0 to 1 (the plan's
+                :class:`~hotdata_retrieval.plan.steps.Diversity` step); ``None``: none.
+            candidates: the nearest documents diversity chooses among (default: 4 times
+                ``k``, at most 1,000).
 
         Raises:
-            PlanError: a bad ``k``, vector or filter (a column the store does not keep), or a
-                vector of another length than the documents'.
+            PlanError: a bad ``k``, vector or filter (a column the store does not keep), a
+                vector of another length than the documents', a diversity or candidate count
+                out of range.
         """
         k = check_positive_int(k, label="k")
         predicate = self._filter(filter)
@@ -355,6 +363,7 @@ class DocumentStore:
             filter=predicate,
             key_column=self.id_column,
             include_vectors=include_vectors,
+            steps=steps_from_options(diversity=diversity, candidates=candidates),
         )
         return self._hits(plan)
 

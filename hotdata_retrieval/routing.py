@@ -66,6 +66,7 @@ from hotdata_retrieval.plan.search import (
     fusion_options,
     make_fusion,
 )
+from hotdata_retrieval.plan.steps import PlanStep, steps_from_options
 from hotdata_retrieval.plan.values import check_cosine_query, check_positive_int
 
 logger = logging.getLogger(__name__)
@@ -618,6 +619,12 @@ class SearchRequest:
             holds ``limit`` groups, each with its best ``group_size`` rows
             (:class:`~hotdata_retrieval.plan.search.SearchPlan`).
         group_size: rows kept per group (default 1; only with ``group_by``).
+        diversity: maximal marginal relevance's lambda, 0 to 1, for a diversity step
+            (:class:`~hotdata_retrieval.plan.steps.Diversity`: 1 ranks by similarity to the
+            query alone, 0 by difference from the rows already chosen alone); ``None``: no
+            diversity. Needs a nearest or hybrid search.
+        candidates: rows the diversity step chooses among (default: 4 times ``limit +
+            offset``, at most 1,000).
 
     Raises:
         PlanError: an unknown mode, a filter or fusion that does not read, a bad column name,
@@ -643,6 +650,20 @@ class SearchRequest:
     allow_empty_query: bool = attrs.field(default=False, converter=_flag)
     group_by: str | None = attrs.field(default=None, converter=_group_by)
     group_size: int = attrs.field(default=1, converter=_group_size)
+    diversity: float | None = attrs.field(default=None)
+    candidates: int | None = attrs.field(default=None)
+
+    def __attrs_post_init__(self) -> None:
+        self.steps()  # refuses a bad value now, naming it
+
+    def steps(self) -> tuple[PlanStep, ...]:
+        """The plan steps the request asks for (:mod:`hotdata_retrieval.plan.steps`).
+
+        Raises:
+            PlanError: a diversity or candidate count out of range, candidates without the
+                step that reads them.
+        """
+        return steps_from_options(diversity=self.diversity, candidates=self.candidates)
 
 
 _FUSION_KEYWORDS = ("weights", "rank_constant", "alpha", "depth", "min_score")
@@ -837,4 +858,5 @@ def plan_search(
         explain_scores=request.explain_scores,
         group_by=request.group_by,
         group_size=request.group_size,
+        steps=request.steps(),
     )

@@ -44,7 +44,6 @@ try:
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.tools import BaseTool, StructuredTool, ToolException
     from langchain_core.vectorstores import VectorStore
-    from langchain_core.vectorstores.utils import maximal_marginal_relevance
     from pydantic import (
         BaseModel,
         ConfigDict,
@@ -601,7 +600,8 @@ class HotdataVectorStore(VectorStore):
     ) -> list[Document]:
         """``k`` documents chosen among the ``fetch_k`` nearest for relevance and diversity
         (maximal marginal relevance, ``lambda_mult`` 1 for relevance only, 0 for diversity
-        only), on the vectors the search returns."""
+        only): the plan's diversity step (:class:`~hotdata_retrieval.plan.steps.Diversity`),
+        on every engine, over at most 1,000 candidates."""
         vector = self.embedding.embed_query(query)
         return self.max_marginal_relevance_search_by_vector(
             vector, k, fetch_k, lambda_mult, filter=filter
@@ -634,18 +634,10 @@ class HotdataVectorStore(VectorStore):
                 field="lambda_mult",
                 value=lambda_mult,
             )
-        hits = self.store.nearest(embedding, k=max(fetch_k, k), filter=filter, include_vectors=True)
-        if not hits:
-            return []
-        import numpy as np
-
-        chosen = maximal_marginal_relevance(
-            np.asarray(embedding, dtype=np.float32),
-            [list(hit.document.vector or ()) for hit in hits],
-            lambda_mult=lambda_mult,
-            k=k,
+        hits = self.store.nearest(
+            embedding, k=k, filter=filter, diversity=lambda_mult, candidates=max(fetch_k, k)
         )
-        return [_langchain_document(hits[index].document) for index in chosen]
+        return [_langchain_document(hit.document) for hit in hits]
 
     @classmethod
     def from_texts(

@@ -34,6 +34,7 @@ from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.plan.steps import describe_steps
 from hotdata_retrieval.routing import FusionChoice, SearchMode, SearchRequest, TableIndexes
 
 OPTION_NAMES: dict[str, str] = {
@@ -48,6 +49,8 @@ OPTION_NAMES: dict[str, str] = {
     **FUSION_FLAGS,
     "mode": "--mode",
     "queries": "--query",
+    "diversity": "--diversity",
+    "candidates": "--candidates",
 }
 """A plan field (:attr:`PlanError.field <hotdata_retrieval.errors.PlanError.field>`) → the
 option or argument of ``hdq search`` that sets it, for its error messages."""
@@ -346,6 +349,20 @@ def _branch_json(branch: Any) -> dict[str, Any]:
     help="For a hybrid search, show what each hit's fused score is made of: per branch its "
     "normalized value and weighted contribution (they add up to the score).",
 )
+@click.option(
+    "--diversity",
+    type=float,
+    metavar="LAMBDA",
+    help="Choose the page by maximal marginal relevance over the candidates' vectors: 1 "
+    "ranks by similarity to the query alone, 0 by difference from the hits already chosen "
+    "alone (nearest and hybrid searches).",
+)
+@click.option(
+    "--candidates",
+    type=int,
+    metavar="N",
+    help="Rows --diversity chooses among (default: 4 times limit + offset, at most 1000).",
+)
 @full_vectors_option
 @click.option(
     "--format",
@@ -379,6 +396,8 @@ def search(
     fusion_file: Path | None,
     explain: bool,
     explain_scores: bool,
+    diversity: float | None,
+    candidates: int | None,
     full_vectors: bool | None,
     output_format: str,
 ) -> None:
@@ -432,6 +451,8 @@ def search(
             queries=list(queries),
             group_by=group_by,
             group_size=group_size,
+            diversity=diversity,
+            candidates=candidates,
         )
         try:
             plan = engine.plan_search(request)
@@ -458,6 +479,8 @@ def search(
             document["vector_scans"] = [attrs.asdict(scan) for scan in result.vector_scans]
         if explain:
             document["sql"] = result.sql
+            if plan.steps:
+                document["steps"] = describe_steps(plan)
         click.echo(json.dumps(document, indent=2, default=str))
         return
     console = make_console()
@@ -478,6 +501,8 @@ def search(
         if note is not None:
             click.echo(note)
         click.echo(f"{shown};")
+        for line in describe_steps(plan):
+            click.echo(f"-- {line}")
         if result.hits:
             capture = Console(width=_COMMENT_WIDTH, no_color=True, highlight=False)
             with capture.capture() as captured:
@@ -491,6 +516,8 @@ def search(
         if note is not None:
             console.print(note, style="dim", markup=False, highlight=False)
         console.print(shown, markup=False, highlight=False, soft_wrap=True)
+        for line in describe_steps(plan):
+            console.print(f"-- {line}", style="dim", markup=False, highlight=False)
         console.print()
     if not result.hits:
         click.echo("no results", err=True)

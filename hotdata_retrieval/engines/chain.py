@@ -20,8 +20,10 @@ validates it, so a bad value is refused at the step that gave it:
   (the engine's ``plan_search``: :mod:`hotdata_retrieval.routing`) into the first plan;
 - :meth:`Search.where` adds a filter (ANDed with any earlier one), :meth:`Search.limit`,
   :meth:`Search.offset` and :meth:`Search.select` set the page and the columns,
-  :meth:`Search.group_by` groups the rows (one or a few per parent document);
-- :meth:`Search.explain` shows the SQL the plan compiles to for the engine's dialect;
+  :meth:`Search.group_by` groups the rows (one or a few per parent document),
+  :meth:`Search.diversity` chooses the page by maximal marginal relevance;
+- :meth:`Search.explain` shows the SQL the plan compiles to for the engine's dialect, and
+  the steps that run on its rows;
 - :meth:`Search.run` runs it (``engine.search(plan)``), and :meth:`Search.to_list`,
   :meth:`Search.to_arrow` and :meth:`Search.to_pandas` run it and return the rows as data
   (:class:`~hotdata_retrieval.engines.results.SearchResult`'s methods of the same names).
@@ -43,6 +45,7 @@ from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.plan.steps import Diversity, describe_steps
 from hotdata_retrieval.routing import FusionChoice, SearchMode, read_filter
 
 if TYPE_CHECKING:
@@ -92,6 +95,8 @@ class SearchTable:
         embed_query: Callable[[str], Sequence[float]] | None = None,
         explain_scores: bool = False,
         queries: Sequence[str | tuple[str, float]] | None = None,
+        diversity: float | None = None,
+        candidates: int | None = None,
     ) -> Search:
         """A search of the table for ``query``: the plan the engine routes from the table's
         indexes (``engine.plan_search``; rules in :mod:`hotdata_retrieval.routing`), with
@@ -115,11 +120,14 @@ class SearchTable:
             queries: more query texts (or ``(text, weight)`` pairs) searched beside
                 ``query`` and fused with it into one ranking, in one statement
                 (:class:`~hotdata_retrieval.routing.SearchRequest`).
+            diversity: maximal marginal relevance's lambda (0 to 1) over the candidates'
+                vectors, as :meth:`Search.diversity` sets it; ``None``: none.
+            candidates: rows the diversity step chooses among (:meth:`Search.diversity`).
 
         Raises:
             PlanError: an unknown mode (naming the known ones); no index serves the mode; the
                 route needs an embedder and there is none; a fusion for a search that is not
-                hybrid.
+                hybrid; diversity out of range or on a search without a query vector.
             EngineError: no such table.
         """
         plan = self.engine.plan_search(
@@ -132,6 +140,8 @@ class SearchTable:
             embed_query=embed_query,
             explain_scores=explain_scores,
             queries=queries,
+            diversity=diversity,
+            candidates=candidates,
         )
         return Search(engine=self.engine, plan=plan)
 
@@ -215,6 +225,26 @@ class Search:
         """
         return self._with(columns=columns)
 
+    def diversity(self, mmr_lambda: float, *, candidates: int | None = None) -> Search:
+        """The search with its page chosen by maximal marginal relevance among ``candidates``
+        rows (:class:`~hotdata_retrieval.plan.steps.Diversity`, replacing any earlier
+        diversity step): the statement fetches the candidates and their vectors, and
+        ``limit`` and ``offset`` cut the page from the diversified order.
+
+        Args:
+            mmr_lambda: 0 to 1: 1 ranks by similarity to the query alone, 0 by difference
+                from the rows already chosen alone.
+            candidates: rows to choose among, at least ``limit + offset``, at most 1,000
+                (default: 4 times ``limit + offset``, at most 1,000 and a fusion's depth).
+
+        Raises:
+            PlanError: a lambda outside [0, 1], a candidate count out of range, a search
+                without a nearest-neighbour branch (no query vector to compare with).
+        """
+        kept = [step for step in self.plan.steps if not isinstance(step, Diversity)]
+        step = Diversity(mmr_lambda=mmr_lambda, candidates=candidates)
+        return self._with(steps=[*kept, step])
+
     def explain(self, *, full_vectors: bool = False) -> str:
         """The SQL statement the plan compiles to for the engine's dialect, pretty-printed
         (:func:`~hotdata_retrieval.compile.render.to_display_sql`: each query vector
@@ -234,9 +264,9 @@ class Search:
             return json.dumps(plan_to_document(self.plan), indent=2, default=str)
         from hotdata_retrieval.compile.render import to_display_sql, to_sql
 
-        if full_vectors:
-            return to_sql(self.plan, profile)
-        return to_display_sql(self.plan, profile)
+        sql = to_sql(self.plan, profile) if full_vectors else to_display_sql(self.plan, profile)
+        steps = describe_steps(self.plan)
+        return "\n".join([sql, *(f"-- {line}" for line in steps)])
 
     def run(self) -> SearchResult:
         """Run the plan (``engine.search(plan)``): typed hits, best first.

@@ -350,6 +350,32 @@ class Diversity(PlanStep):
         )
 
 
+def steps_from_options(
+    *, diversity: float | None = None, candidates: int | None = None
+) -> tuple[PlanStep, ...]:
+    """The steps a caller's options ask for: the one reading of ``diversity=`` and
+    ``candidates=`` every door shares (a request, the chain, the CLI, the adapters).
+
+    Args:
+        diversity: maximal marginal relevance's lambda for a :class:`Diversity` step;
+            ``None``: none.
+        candidates: rows the diversity step chooses among.
+
+    Raises:
+        PlanError: a value out of range, or ``candidates`` without the step that reads it.
+    """
+    steps: list[PlanStep] = []
+    if diversity is not None:
+        steps.append(Diversity(mmr_lambda=diversity, candidates=candidates))
+    elif candidates is not None:
+        raise PlanError(
+            "candidates is the number of rows diversity chooses among; give diversity too",
+            field="candidates",
+            value=candidates,
+        )
+    return tuple(steps)
+
+
 def step_inputs(plan: SearchPlan) -> tuple[int, ...]:
     """Rows each of ``plan``'s steps reads, in step order (working back from the page's
     ``limit + offset``: a step without its own count reads what the steps after it need)."""
@@ -377,6 +403,13 @@ def check_steps(plan: SearchPlan) -> None:
     """
     if not plan.steps:
         return
+    if plan.group_by is not None:
+        raise PlanError(
+            f"the {plan.steps[0].kind} step orders rows, and group_by pages groups of them; "
+            "a plan takes one or the other",
+            field="group_by",
+            value=plan.group_by,
+        )
     page_end = plan.limit + plan.offset
     inputs = step_inputs(plan)
     for index, (step, rows) in enumerate(zip(plan.steps, inputs)):
