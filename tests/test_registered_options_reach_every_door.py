@@ -1,9 +1,9 @@
 """A fusion method and a filter operator registered here, outside the library, reach the
-argument schemas and the descriptions of every door — the LangChain tools, the MCP server and
-the DDN function — with no adapter change: the doors generate them from the registries
-(``register_fusion``, ``register_predicate``) when they are built. Each check is also made
-without the registration, so it fails if a door lists a fixed set. The operator then filters
-rows through each door as a plain Python reading of it does."""
+argument schemas and the descriptions of every door — the LangChain tools, the MCP server,
+the DDN function and the LlamaIndex tools — with no adapter change: the doors generate them
+from the registries (``register_fusion``, ``register_predicate``) when they are built. Each
+check is also made without the registration, so it fails if a door lists a fixed set. The
+operator then filters rows through each door as a plain Python reading of it does."""
 
 from __future__ import annotations
 
@@ -137,6 +137,13 @@ async def _mcp(engine: LocalEngine) -> tuple[str, str]:
     return json.dumps(text_tool.input_schema), text_tool.description or ""
 
 
+def _llamaindex(engine: LocalEngine) -> tuple[str, str]:
+    from hotdata_retrieval.adapters.llamaindex import make_search_tools as llamaindex_tools
+
+    text_tool = llamaindex_tools(engine, table="docs", k=10)[0]
+    return json.dumps(text_tool.metadata.get_parameters_dict()), text_tool.metadata.description
+
+
 def _ddn(engine: LocalEngine) -> tuple[str, str]:
     client = TestClient(create_app(engine, table="docs", default_top_k=10))
     (function,) = client.get("/schema").json()["functions"]
@@ -150,6 +157,7 @@ def _doors(engine: LocalEngine) -> dict[str, tuple[str, str]]:
         "langchain": _langchain(engine),
         "mcp": anyio.run(_mcp, engine),
         "ddn": _ddn(engine),
+        "llamaindex": _llamaindex(engine),
     }
 
 

@@ -11,6 +11,10 @@ reciprocal rank fusion, or, when the query gives ``alpha``, by a min-max fusion 
 branch weighs ``alpha``, LlamaIndex's meaning: 1 is the vector search alone) and ``mmr``
 (maximal marginal relevance over the nearest vectors the search returns).
 
+:func:`make_search_tools` gives an agent's tools over any table as ``FunctionTool`` objects,
+built from a :class:`~hotdata_retrieval.adapters.settings.SearchSettings` as the LangChain
+tools and the MCP server are.
+
 :class:`HotdataHybridRetriever` and :class:`HotdataBM25Retriever` are LlamaIndex retrievers
 over such a store that need no index: each question is one statement (BM25 fused with the
 nearest neighbours of the question's embedding, or BM25 alone), in place of a client-side
@@ -31,7 +35,7 @@ fusion of two retrievers (``QueryFusionRetriever``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 try:
@@ -41,6 +45,7 @@ try:
     from llama_index.core.indices.query.embedding_utils import get_top_k_mmr_embeddings
     from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle
     from llama_index.core.settings import Settings
+    from llama_index.core.tools import FunctionTool
     from llama_index.core.vector_stores.types import (
         BasePydanticVectorStore,
         FilterCondition,
@@ -61,8 +66,9 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "the LlamaIndex adapter needs llama-index-core: pip install 'hotdata-retrieval[llamaindex]'"
     ) from error
 
+from hotdata_retrieval.adapters.settings import SearchSettings
 from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument, as_list
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import PlanError, ToolError
 from hotdata_retrieval.plan.values import check_positive_int
 
 REF_DOC_ID = "ref_doc_id"
@@ -526,3 +532,91 @@ class HotdataHybridRetriever(_StoreRetriever):
             )
         query = self._query(query_bundle, embedding)
         return self._scored(await self._vector_store.aquery(query))
+
+
+# -- agent tools -------------------------------------------------------------------------------
+
+
+def _function_tool(name: str, description: str, arguments: Any, call: Any) -> FunctionTool:
+    """A ``FunctionTool`` whose function checks the call's arguments against ``arguments``
+    (strict JSON types, no argument it does not list) and returns the envelope as JSON text.
+
+    A refused call raises :class:`~hotdata_retrieval.errors.ToolError` with a one-line
+    message: LlamaIndex's agents give an exception raised by a tool back to the model as the
+    tool's output, marked as an error.
+    """
+    from pydantic import ValidationError
+
+    from hotdata_retrieval.adapters.envelope import to_json
+
+    def run(**kwargs: Any) -> str:
+        try:
+            checked = arguments.model_validate(kwargs)
+        except ValidationError as error:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}"
+                for item in error.errors()
+            )
+            raise ToolError(f"invalid arguments: {problems}") from None
+        return to_json(call(**{field: getattr(checked, field) for field in arguments.model_fields}))
+
+    return FunctionTool.from_defaults(
+        fn=run, name=name, description=description, fn_schema=arguments
+    )
+
+
+def make_search_tools(
+    engine: Any, settings: SearchSettings | None = None, /, **options: Any
+) -> list[FunctionTool]:
+    """The agent's tools for one table as LlamaIndex ``FunctionTool`` objects: the same
+    tools, names, descriptions, argument schemas and result envelopes as the LangChain tools
+    and the MCP server, built from the same
+    :class:`~hotdata_retrieval.adapters.settings.SearchSettings` through
+    :class:`~hotdata_retrieval.adapters.toolkit.SearchToolkit` (text search, semantic search
+    when it adds something and ``semantic`` is set, SQL unless ``sql=False`` or the engine
+    refuses agent SQL). Each returns the envelope as JSON text.
+
+    Args:
+        engine: an engine (the contract: ``search``, ``sql``, ``indexes``, ``plan_search``).
+        settings: the :class:`~hotdata_retrieval.adapters.settings.SearchSettings`.
+        options: settings fields, in place of ``settings`` or over it
+            (``make_search_tools(engine, table="docs", k=5)``).
+
+    Raises:
+        ToolError: a bad setting.
+        TypeError: an option that is no setting.
+        HotdataRetrievalError: the engine does not know the table.
+    """
+    from pydantic import ConfigDict, Field, create_model
+
+    from hotdata_retrieval.adapters.toolkit import SearchToolkit
+
+    kit = SearchToolkit(engine, settings, **options)
+    strict = ConfigDict(extra="forbid", strict=True)
+    tools: list[FunctionTool] = []
+    searches: list[tuple[str, Any, Callable[[], str], Callable[..., dict[str, Any]]]] = [
+        (kit.text_tool_name, kit.text_route, kit.describe_text_search, kit.search_text)
+    ]
+    if kit.settings.semantic and kit.offers_semantic_search:
+        searches.append(
+            (
+                kit.semantic_tool_name,
+                kit.semantic_route,
+                kit.describe_semantic_search,
+                kit.search_semantic,
+            )
+        )
+    for name, route, describe, call in searches:
+        if route is None:
+            continue
+        model = create_model(f"{name}_arguments", __config__=strict, **kit.argument_fields(route))
+        tools.append(_function_tool(name, describe(), model, call))
+    if kit.settings.sql and kit.offers_sql:
+        longest = kit.input_limits.max_sql_characters
+        model = create_model(
+            f"{kit.sql_tool_name}_arguments",
+            __config__=strict,
+            sql=(str, Field(description=kit.sql_help, min_length=1, max_length=longest)),
+        )
+        tools.append(_function_tool(kit.sql_tool_name, kit.describe_sql(), model, kit.execute_sql))
+    return tools
