@@ -277,11 +277,22 @@ def test_text_search_describes_what_its_route_matches(engine: LocalEngine) -> No
     assert "`_distance`: smaller is closer" in meaning
 
 
-def test_without_an_embedder_text_search_does_not_fuse(engine: LocalEngine) -> None:
-    bare = LocalEngine(engine.root)
-    tool = make_text_search_tool(bare, table="docs")
+def test_without_vectors_text_search_does_not_fuse(engine: LocalEngine) -> None:
+    tool = make_text_search_tool(engine, table="words")
     assert "matches the words of the query" in tool.description
     assert _result(tool, query="crash")["metadata"]["ranked_by"] == "score"
+
+
+def test_an_engine_opened_without_an_embedder_uses_the_model_recorded_at_load(
+    engine: LocalEngine,
+) -> None:
+    bare = LocalEngine(engine.root)
+    assert bare.embedder_for("docs").name == engine.embedder.name
+    tool = make_text_search_tool(bare, table="docs")
+    assert "matches the words of the query" not in tool.description
+    fused = _result(tool, query="crash", k=3)["rows"]
+    expected = _result(make_text_search_tool(engine, table="docs"), query="crash", k=3)["rows"]
+    assert fused == expected
 
 
 def test_sql_description_states_the_ceiling_and_the_full_name(engine: LocalEngine) -> None:

@@ -4,7 +4,6 @@ and turning library errors into one line on stderr (:mod:`hotdata_retrieval.cli.
 from __future__ import annotations
 
 import functools
-import re
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -53,9 +52,6 @@ def database_note(database: Path, *, created: bool) -> str:
     return f"{verb} the local database {where}; to remove it: rm -r {shlex.quote(str(where))}"
 
 
-_HASHING_NAME = re.compile(r"hashing-v\d+:blake2b:d(?P<dimensions>\d+):seed(?P<seed>\d+)")
-
-
 def embedder_named(choice: str) -> Any:
     """The embedder for ``--embedder``: ``default`` (the offline model) or ``hashing``.
 
@@ -70,25 +66,15 @@ def embedder_named(choice: str) -> Any:
 
 
 def embedder_for_model(model: str) -> Any:
-    """The embedder that made vectors recorded under ``model``.
+    """The embedder that made vectors recorded under ``model``
+    (:func:`hotdata_retrieval.embed.embedder_for_model`).
 
     Raises:
-        click.ClickException: no installed embedder has that name.
+        HotdataRetrievalError: no installed embedder has that name.
     """
-    from hotdata_retrieval.embed import HashingEmbedder, default_embedder
+    from hotdata_retrieval.embed import embedder_for_model as installed
 
-    match = _HASHING_NAME.fullmatch(model)
-    if match is not None:
-        return HashingEmbedder(
-            dimensions=int(match.group("dimensions")), seed=int(match.group("seed"))
-        )
-    embedder = default_embedder()
-    if embedder.name != model:
-        raise HotdataRetrievalError(
-            f"the table's vectors were made by {model!r}, but the installed default model is "
-            f"{embedder.name!r}; reload the table to re-embed it"
-        )
-    return embedder
+    return installed(model)
 
 
 @overload

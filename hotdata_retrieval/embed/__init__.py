@@ -23,6 +23,8 @@ With numpy installed, ``embed_in_batches(embedder, texts)`` gives the same vecto
 float32 array of shape ``(len(texts), embedder.dimensions)``.
 """
 
+import re
+
 from hotdata_retrieval.embed.adapter import EmbeddingsAdapter, as_embedder
 from hotdata_retrieval.embed.batching import DEFAULT_BATCH_SIZE, ArrayEmbedder, embed_in_batches
 from hotdata_retrieval.embed.errors import (
@@ -48,6 +50,7 @@ __all__ = [
     "ArrayEmbedder",
     # embedders
     "default_embedder",
+    "embedder_for_model",
     "HashingEmbedder",
     "MiniLMEmbedder",
     "SentenceTransformerEmbedder",
@@ -82,4 +85,31 @@ def default_embedder() -> MiniLMEmbedder:
     """
     embedder = MiniLMEmbedder()
     embedder.check_available()
+    return embedder
+
+
+_HASHING_NAME = re.compile(r"hashing-v\d+:blake2b:d(?P<dimensions>\d+):seed(?P<seed>\d+)")
+
+
+def embedder_for_model(model: str) -> HashingEmbedder | MiniLMEmbedder:
+    """The installed embedder that makes vectors recorded under ``model`` (an
+    ``Embedder.name``, as a load records it): a :class:`HashingEmbedder` of the dimensions and
+    seed its name gives, or the default model (:func:`default_embedder`) when the name is its.
+
+    Raises:
+        EmbedderUnavailableError: the default model's runtime or files are not installed.
+        EmbeddingError: ``model`` is neither (another model made the vectors, or another
+            version of the default one): the message says to reload the table.
+    """
+    match = _HASHING_NAME.fullmatch(model)
+    if match is not None:
+        return HashingEmbedder(
+            dimensions=int(match.group("dimensions")), seed=int(match.group("seed"))
+        )
+    embedder = default_embedder()
+    if embedder.name != model:
+        raise EmbeddingError(
+            f"the table's vectors were made by {model!r}, but the installed default model is "
+            f"{embedder.name!r}; reload the table to re-embed it"
+        )
     return embedder

@@ -69,7 +69,7 @@ import attrs
 
 from hotdata_retrieval.engines.chain import SearchTable, search_table
 from hotdata_retrieval.engines.results import SearchResult
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
@@ -325,6 +325,23 @@ class RoutesByIndexes:
     def _routing_failed(self, error: PlanError, table: TableName) -> PlanError:
         """The error to raise when routing ``table`` failed (default: ``error`` itself)."""
         return error
+
+    def _recorded_embedder(self, model: str | None) -> Any:
+        """The installed embedder of the model a load recorded for a table's vectors
+        (:func:`~hotdata_retrieval.embed.embedder_for_model`), made once per engine and model;
+        ``None`` when no model is recorded or none installed makes its vectors (a search that
+        needs one then says so)."""
+        if not model:
+            return None
+        made: dict[str, Any] = self.__dict__.setdefault("_recorded_embedders", {})
+        if model not in made:
+            from hotdata_retrieval.embed import embedder_for_model
+
+            try:
+                made[model] = embedder_for_model(model)
+            except HotdataRetrievalError:
+                made[model] = None
+        return made[model]
 
 
 if TYPE_CHECKING:  # mypy checks that the library's engines meet the contract

@@ -248,8 +248,16 @@ class LancedbEngine(RoutesByIndexes):
         )
 
     def embedder_for(self, table: str | TableName) -> Any:
-        """The engine's embedder (given at construction), or ``None``."""
-        return self.embedder
+        """The engine's embedder (given at construction), else the installed embedder of the
+        model the load recorded for ``table``'s vectors (as ``hdq search`` reads it), else
+        ``None``.
+
+        Raises:
+            EngineError: no such table (when no embedder was given).
+        """
+        if self.embedder is not None:
+            return self.embedder
+        return self._recorded_embedder(self.vector_model(table))
 
     def vector_model(self, table: str | TableName) -> str | None:
         """The name of the embedder that made ``table``'s vectors, if the library did."""

@@ -183,9 +183,14 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
         return self._open.indexes(table)
 
     def embedder_for(self, table: str | TableName) -> Any:
-        """The embedder that made ``table``'s vectors, if this engine has it (else ``None``)."""
+        """The embedder that made ``table``'s vectors: the engine's own when it made them,
+        else the installed embedder of the model recorded at load (the first by name), else
+        ``None``."""
+        models = self._open.vector_models(table)
         name = None if self.embedder is None else str(self.embedder.name)
-        return self.embedder if name in self._open.vector_models(table) else None
+        if name in models:
+            return self.embedder
+        return self._recorded_embedder(next(iter(models), None))
 
     def vector_model(self, table: str | TableName) -> str | None:
         """The model that made ``table``'s vectors (the first by name), or ``None``."""
