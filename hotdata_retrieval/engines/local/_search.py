@@ -11,7 +11,8 @@ tree and takes each filter as the predicate it was compiled from, and so does a
 ``hybrid_search`` call the ``hotdata-native`` profile compiles (its filter option's text is
 read as the predicate the literal carries: :func:`~hotdata_retrieval.engines.local.hybrid.
 compiled_filters`). ``tests/test_local_search_parses_no_sql.py`` makes sqlglot's parser raise
-during a search of every plan shape, on both profiles. Only raw SQL (:func:`optimized`) is parsed, once: it is the caller's text.
+during a search of every plan shape, on both profiles. Only raw SQL (:func:`optimized`) is
+parsed, once: it is the caller's text.
 """
 
 from __future__ import annotations
