@@ -14,8 +14,8 @@ roll back the same way, and its next load succeed.
 
 A change of a document table's rows (``upsert_rows``, ``delete_rows``) is stopped the same
 ways, before each statement (on PostgreSQL, each of psycopg's ``execute``, ``executemany``
-and ``copy``: its changes write through the connection), on the stores whose changes are
-atomic with their text index (:data:`CHANGE_STORES`).
+and ``copy``: its changes write through the connection; on LanceDB, before each commit and
+each change call).
 """
 
 from __future__ import annotations
@@ -238,20 +238,6 @@ def place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Place]:
     made.remove_templates()
 
 
-CHANGE_STORES = ("sqlite", "duckdb", "postgres")
-"""The stores whose row changes are atomic with their text index. LanceDB commits a change's
-rows and then builds its text index again in a second commit: a change stopped between them
-leaves the new rows scored by the old index's statistics until the next change."""
-
-
-@pytest.fixture(params=CHANGE_STORES)
-def change_place(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[_Place]:
-    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
-    made = _Place(request.param, tmp_path, url)
-    yield made
-    made.remove_templates()
-
-
 def _load(store: str, where: str, point: int) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", LOADER, store, where, str(point), OPEN[store]],
@@ -409,7 +395,8 @@ CHANGER = textwrap.dedent(
 
     engine = Engine(where)
     if store == "lancedb":
-        import lancedb.merge, lancedb.table
+        import lancedb.db, lancedb.merge, lancedb.table
+        before(lancedb.db.LanceDBConnection, "create_table")
         before(lancedb.merge.LanceMergeInsertBuilder, "execute")
         before(lancedb.table.LanceTable, "delete")
         before(lancedb.table.LanceTable, "create_index")
@@ -545,33 +532,33 @@ def _run_change(
 
 @pytest.mark.parametrize("change", ["upsert", "delete"])
 def test_a_row_change_killed_at_any_step_leaves_the_old_rows_or_the_new(
-    change_place: _Place, change: str
+    place: _Place, change: str
 ) -> None:
     """Before: OLD; killed before step ``n`` of an upsert or a delete; after: OLD or the
     changed rows, each searchable as a fresh load of them, and the change runs again."""
     reference = {
-        "old": _scores(change_place, OLD_ROWS),
-        "new": _scores(change_place, CHANGED[change]),
+        "old": _scores(place, OLD_ROWS),
+        "new": _scores(place, CHANGED[change]),
     }
-    where = change_place.fresh(with_old=True)
-    whole = _run_change(change_place.store, where, 10**6, change)
+    where = place.fresh(with_old=True)
+    whole = _run_change(place.store, where, 10**6, change)
     assert whole.returncode == 0, whole.stderr
     steps = int(whole.stdout.split()[-1])
-    change_place.remove(where)
+    place.remove(where)
     seen = []
     for point in range(steps):
-        where = change_place.fresh(with_old=True)
-        killed = _run_change(change_place.store, where, point, change)
+        where = place.fresh(with_old=True)
+        killed = _run_change(place.store, where, point, change)
         assert killed.returncode == -signal.SIGKILL, (point, killed.stderr)
-        engine = _engine(change_place.store, where)
+        engine = _engine(place.store, where)
         try:
-            state = _changed_state(engine, change_place.store, change, reference)
+            state = _changed_state(engine, place.store, change, reference)
             seen.append(state)
             _change(engine, change)
-            assert _changed_state(engine, change_place.store, change, reference) == "new", point
+            assert _changed_state(engine, place.store, change, reference) == "new", point
         finally:
             engine.close()
-        change_place.remove(where)
+        place.remove(where)
     committed = seen.index("new")
     assert seen == ["old"] * committed + ["new"] * (steps - committed), seen
 
@@ -579,10 +566,12 @@ def test_a_row_change_killed_at_any_step_leaves_the_old_rows_or_the_new(
 def _change_hooks(store: str, engine: Any) -> list[tuple[Any, str]]:
     """The calls a row change is stopped before, as ``CHANGER`` kills it."""
     if store == "lancedb":
+        import lancedb.db
         import lancedb.merge
         import lancedb.table
 
         return [
+            (lancedb.db.LanceDBConnection, "create_table"),
             (lancedb.merge.LanceMergeInsertBuilder, "execute"),
             (lancedb.table.LanceTable, "delete"),
             (lancedb.table.LanceTable, "create_index"),
@@ -596,19 +585,19 @@ def _change_hooks(store: str, engine: Any) -> list[tuple[Any, str]]:
 
 @pytest.mark.parametrize("change", ["upsert", "delete"])
 def test_a_row_change_that_fails_at_any_step_leaves_the_old_rows(
-    change_place: _Place, change: str, monkeypatch: pytest.MonkeyPatch
+    place: _Place, change: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Stopped by an exception before any of its steps, a change rolls back whole (DuckDB's
     staged rows dropped): the old rows, searchable as they were, and the same change then
     succeeds."""
     reference = {
-        "old": _scores(change_place, OLD_ROWS),
-        "new": _scores(change_place, CHANGED[change]),
+        "old": _scores(place, OLD_ROWS),
+        "new": _scores(place, CHANGED[change]),
     }
     counted = [0]
 
     def hooked(patched: pytest.MonkeyPatch, engine: Any, point: int) -> None:
-        for owner, name in _change_hooks(change_place.store, engine):
+        for owner, name in _change_hooks(place.store, engine):
             real = getattr(owner, name)
 
             def wrapped(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
@@ -619,28 +608,28 @@ def test_a_row_change_that_fails_at_any_step_leaves_the_old_rows(
 
             patched.setattr(owner, name, wrapped)
 
-    where = change_place.fresh(with_old=True)
-    engine = _engine(change_place.store, where)
+    where = place.fresh(with_old=True)
+    engine = _engine(place.store, where)
     with monkeypatch.context() as patched:
         hooked(patched, engine, 10**6)
         _change(engine, change)
     total = counted[0]
     engine.close()
-    change_place.remove(where)
+    place.remove(where)
     assert total > 0
     for point in range(total):
         counted[0] = 0
-        where = change_place.fresh(with_old=True)
-        engine = _engine(change_place.store, where)
+        where = place.fresh(with_old=True)
+        engine = _engine(place.store, where)
         try:
             with monkeypatch.context() as patched:
                 hooked(patched, engine, point)
                 with pytest.raises((_Stop, EngineError)):
                     _change(engine, change)
-            state = _changed_state(engine, change_place.store, change, reference)
+            state = _changed_state(engine, place.store, change, reference)
             assert state == "old", point
             _change(engine, change)
-            assert _changed_state(engine, change_place.store, change, reference) == "new", point
+            assert _changed_state(engine, place.store, change, reference) == "new", point
         finally:
             engine.close()
-        change_place.remove(where)
+        place.remove(where)

@@ -41,7 +41,9 @@ another name and swap it in (``rename_table`` "is not supported in LanceDB OSS",
 reads a table at its latest *complete* version: every named column indexed. A load that stops
 between its commits leaves the previous table searchable as it was (or, for a new table, no
 table), and the next load writes over it (``tests/test_store_load_faults.py`` kills a load
-before each of its commits).
+before each of its commits). A change of a document table's rows (``upsert_rows``,
+``delete_rows``) is written the same way, the table's new rows whole as one version and its
+indexes after, so it is atomic with its text index too.
 """
 
 from __future__ import annotations
@@ -347,14 +349,35 @@ class LancedbEngine(RoutesByIndexes):
             metadata[_KEY_METADATA] = key.encode()
         if vector_model:
             metadata[_MODEL_METADATA] = vector_model.encode()
-        data = data.replace_schema_metadata(metadata)
+        self._write(table.name, data.replace_schema_metadata(metadata), texts)
+        return self.indexes(table)
+
+    def _write(self, name: str, data: pa.Table, texts: Sequence[str]) -> None:
+        """Commit ``data`` (its schema's metadata naming ``texts``) as the new version of table
+        ``name``, then each text column's full-text index as a version after it: until the
+        last is built, searches read the version before (module docstring)."""
         try:
-            opened = self._database.create_table(table.name, data, mode="overwrite")
+            opened = self._database.create_table(name, data, mode="overwrite")
             for column in texts:
                 opened.create_index(terms_column(column), config=_text_analysis(), replace=True)
         except Exception as error:
             raise EngineError(f"lancedb: {error}") from None
-        return self.indexes(table)
+
+    def _kept_rows(self, opened: Any, key: str, keys: Sequence[Any]) -> pa.Table:
+        """The rows of ``opened`` (at the version searches read) whose key is not one of
+        ``keys``, in their order, with the table's schema and its metadata."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        try:
+            current = opened.to_arrow()
+        except Exception as error:
+            raise EngineError(f"lancedb: {error}") from None
+        named = pc.is_in(
+            current.column(key), value_set=pa.array(list(keys), current.schema.field(key).type)
+        )
+        kept = current.filter(pc.invert(named))
+        return pa.Table.from_arrays(kept.columns, schema=opened.schema)
 
     # -- rows read and changed by key -----------------------------------------------------
 
@@ -433,10 +456,11 @@ class LancedbEngine(RoutesByIndexes):
 
     def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> TableIndexes:
         """Write ``rows`` (Arrow: the key and any of the table's columns, a missing one NULL)
-        into table ``name`` by key, replacing the rows whose key it holds, in one commit
-        (LanceDB's ``merge_insert``), each text column's terms written beside it; then each
-        full-text index is built again, so BM25 reads the statistics of the rows as they
-        are. A missing table is loaded from ``create`` (a
+        into table ``name`` by key, replacing the rows whose key it holds, each text column's
+        terms written beside it: the table's rows it keeps and ``rows`` are committed as one
+        new version and each full-text index is built again after it, which searches wait
+        for (module docstring), so a change stopped anywhere leaves the old rows or the new
+        ones, each searched by its own index. A missing table is loaded from ``create`` (a
         :class:`~hotdata_retrieval.engines.local.TableLoad`).
 
         Raises:
@@ -511,42 +535,28 @@ class LancedbEngine(RoutesByIndexes):
             else:
                 arrays.append(pa.nulls(rows.num_rows, field.type))
         data = pa.Table.from_arrays(arrays, schema=schema)
-        try:
-            opened.merge_insert(
-                key
-            ).when_matched_update_all().when_not_matched_insert_all().execute(data)
-        except Exception as error:
-            raise EngineError(f"lancedb: {error}") from None
-        self._index_text(opened, indexes.bm25_columns)
+        kept = self._kept_rows(opened, key, data.column(key).to_pylist())
+        self._write(opened.name, pa.concat_tables([kept, data]), indexes.bm25_columns)
         return indexes
 
     def delete_rows(self, name: str, keys: Sequence[Any]) -> int:
-        """Remove table ``name``'s rows keyed by ``keys`` in one commit (then each full-text
-        index is built again); returns how many there were (an unknown key is no error).
+        """Remove table ``name``'s rows keyed by ``keys``: the rows it keeps committed as one
+        new version, then each full-text index built again, as :meth:`upsert_rows`; returns
+        how many there were (an unknown key is no error).
 
         Raises:
             EngineError: no such table or no key column recorded; LanceDB's own refusal.
         """
         opened = self._table(name)
         distinct = list(dict.fromkeys(keys))
-        where = self._key_filter(opened, distinct)
+        key = self._key_column(opened)
         if not distinct:
             return 0
-        try:
-            removed = int(opened.delete(where).num_deleted_rows)
-        except Exception as error:
-            raise EngineError(f"lancedb: {error}") from None
+        kept = self._kept_rows(opened, key, distinct)
+        removed = opened.count_rows() - kept.num_rows
         if removed:
-            self._index_text(opened, self.indexes(name).bm25_columns)
-        return removed
-
-    def _index_text(self, opened: Any, columns: Sequence[str]) -> None:
-        """Build each text column's full-text index again, over the rows as they are."""
-        try:
-            for column in columns:
-                opened.create_index(terms_column(column), config=_text_analysis(), replace=True)
-        except Exception as error:
-            raise EngineError(f"lancedb: {error}") from None
+            self._write(opened.name, kept, self.indexes(name).bm25_columns)
+        return int(removed)
 
     # -- searches --------------------------------------------------------------------------
 
