@@ -21,10 +21,12 @@ from hotdata_retrieval import (
     SearchPlan,
 )
 from hotdata_retrieval.plan import search
+from hotdata_retrieval.plan.formula import ColumnValue, FormulaTerm, FusedScore, ScoreFormula
 from hotdata_retrieval.plan.search import PlanCheck, plan_checks
 from hotdata_retrieval.plan.steps import Diversity
 
 VECTOR = [0.6, -0.8, 0.1]
+FORMULA = ScoreFormula(terms=[FormulaTerm(factors=[FusedScore()])])
 TEXT = Bm25Search(table="docs", column="body", query_text="disk full")
 NEAREST = NearestNeighborSearch(table="docs", column="embedding", query_vector=VECTOR)
 
@@ -99,6 +101,18 @@ EXAMPLES: dict[str, tuple[Callable[[], SearchPlan], str, str]] = {
         lambda: _fused(explain_scores=True, include_branch_scores=False),
         "include_branch_scores",
         "explain_scores reads each branch's rank and raw score",
+    ),
+    "formula_needs_fusion": (
+        lambda: SearchPlan(source=TEXT, formula=FORMULA),
+        "formula",
+        "formula rescores a fusion's rows",
+    ),
+    "formula_columns_not_vectors": (
+        lambda: _fused(
+            formula=ScoreFormula(terms=[FormulaTerm(factors=[ColumnValue(column="embedding")])])
+        ),
+        "formula",
+        "formula column 'embedding' is a searched vector column",
     ),
     "score_name_needs_fusion": (
         lambda: SearchPlan(source=TEXT, score_name="relevance"),

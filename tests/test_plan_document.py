@@ -429,6 +429,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
         "steps": [],
         "group_by": None,
         "group_size": 1,
+        "formula": None,
     }
 
 

@@ -41,6 +41,7 @@ from hotdata_retrieval.plan.document import (
     plan_to_document,
 )
 from hotdata_retrieval.plan.filters import And, Predicate
+from hotdata_retrieval.plan.formula import describe_formula
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -51,6 +52,7 @@ from hotdata_retrieval.plan.search import (
     ReciprocalRankFusion,
     SearchPlan,
     VectorSearch,
+    bound_columns,
     make_fusion,
 )
 from hotdata_retrieval.plan.steps import describe_steps
@@ -323,8 +325,20 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
         )
     else:
         lines.append(f"-- {fusion.describe()}; {plan.depth} candidates per branch")
+    if plan.formula is not None:
+        lines.append(f"-- score formula: {describe_formula(plan.formula)}")
+        lines.append(
+            "-- the formula's score orders the rows, min_score and the page; the fused score "
+            "and each term are returned beside it"
+        )
     if fusion is not None and fusion.min_score is not None:
         lines.append(f"-- rows scoring below {fusion.min_score!r} are dropped before the page")
+    if fusion is not None and plan.explain_scores:
+        bounded = " and each branch's normalization bounds" if bound_columns("x", fusion) else ""
+        lines.append(
+            f"-- explained scores: each branch's rank, raw score{bounded} are returned, so "
+            "each hit's branch contributions add up to its fused score"
+        )
     for name, branch in plan.page_scored_branches:
         lines.append(
             f"-- page scores: branch {name}'s {branch.metric.value} distance is computed for "

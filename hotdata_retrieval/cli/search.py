@@ -278,12 +278,16 @@ def _check_indexes(indexes: TableIndexes, mode: str) -> None:
 
 
 def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
-    return {
+    document = {
         "key": hit.key,
         ranked_by.lstrip("_"): hit.ranking_value,
         "columns": dict(hit.columns),
         "branches": {name: _branch_json(branch) for name, branch in hit.branches.items()},
     }
+    if hit.fused_score is not None:  # a score formula: its terms add up to the score
+        document["fused_score"] = hit.fused_score
+        document["terms"] = list(hit.terms)
+    return document
 
 
 def _branch_json(branch: Any) -> dict[str, Any]:

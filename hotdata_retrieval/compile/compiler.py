@@ -78,6 +78,15 @@ from hotdata_retrieval.plan.filters import (
     PredicateVisitor,
     form_of,
 )
+from hotdata_retrieval.plan.formula import (
+    FUSED_SCORE_COLUMN,
+    ColumnValue,
+    Decay,
+    DecayFunction,
+    ScoreFormula,
+    term_columns,
+)
+from hotdata_retrieval.plan.formula import FusedScore as FormulaFusedScore
 from hotdata_retrieval.plan.names import TableName, TableUnion, is_bare_identifier
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -114,6 +123,11 @@ UNION = "search_union"
 """The alias of a union branch's ``UNION ALL`` of its members."""
 UNION_MEMBER = "union_member"
 """The alias prefix of a union branch's members (``union_member_1``, ...)."""
+RESCORED = "rescored"
+"""The CTE of a plan with a score formula: the fused rows with each term and the final
+score (:meth:`PlanCompiler.rescored`)."""
+FORMULA_SCORE = "formula_score"
+"""The final score's column in the :data:`RESCORED` CTE."""
 FUSED_KEYS = "fused_keys"
 GROUP_CANDIDATES = "group_candidates"
 """The CTE of a grouped statement holding the ungrouped plan's first ``depth`` rows."""
@@ -1122,11 +1136,22 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
 
         completed = self.page_scores(plan)
         projection: list[exp.Expr] = [column(name, BASE) for name in plan.projection]
+        formula = plan.formula
+        final: exp.Expr = column("score", FUSED)
+        source: exp.Expr = exp.Table(this=identifier(FUSED))
+        if formula is not None:
+            # The formula is computed once per candidate in its own CTE (the final join's
+            # row is read there), and read back under the fused CTE's name.
+            ctes.append(_cte(RESCORED, self.rescored(plan, formula)))
+            final = column(FORMULA_SCORE, FUSED)
+            source = exp.Table(
+                this=identifier(RESCORED), alias=exp.TableAlias(this=identifier(FUSED))
+            )
         if plan.score_name is not None:
-            score = column("score", FUSED)
+            score = final.copy()
             projection.append(
                 score
-                if plan.score_name == "score"
+                if plan.score_name == "score" and formula is None
                 else exp.Alias(this=score, alias=identifier(plan.score_name))
             )
         if plan.include_branch_scores:
@@ -1141,6 +1166,11 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                 )
         for _, bound_name in self.explained_bounds(plan, fused_branches):
             projection.append(column(bound_name, FUSED))
+        if formula is not None:
+            projection.append(
+                exp.Alias(this=column("score", FUSED), alias=identifier(FUSED_SCORE_COLUMN))
+            )
+            projection.extend(column(name, FUSED) for name in term_columns(formula))
         for name, branch in zip(names, fusion.branches):
             if branch.result_name is not None:
                 value = completed.get(name)
@@ -1149,20 +1179,20 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         return exp.Select(
             expressions=projection,
             with_=exp.With(expressions=ctes),
-            from_=exp.From(this=exp.Table(this=identifier(FUSED))),
+            from_=exp.From(this=source),
             joins=[
                 exp.Join(
                     this=self.rows_reference(plan),
                     on=exp.EQ(this=column(key, BASE), expression=column(key, FUSED)),
                 )
             ],
-            # The minimum fused score applies after fusion, before the page is cut.
+            # The minimum score (the formula's, if any) applies after fusion, before the page.
             where=None
             if fusion.min_score is None
             else exp.Where(
-                this=exp.GTE(this=column("score", FUSED), expression=literal_node(fusion.min_score))
+                this=exp.GTE(this=final.copy(), expression=literal_node(fusion.min_score))
             ),
-            order=self.final_order(plan, key, completed),
+            order=self.final_order(plan, key, completed, final),
             limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
             offset=exp.Offset(expression=exp.Literal.number(plan.offset)) if plan.offset else None,
         )
@@ -1232,6 +1262,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                     if breaker.column not in results and breaker.column not in named
                 ),
                 *plan.page_score_columns,
+                *(() if plan.formula is None else plan.formula.columns),
             ]
         )
         selects = [
@@ -1255,14 +1286,130 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             return exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
         return exp.Window(this=exp.Rank(), order=exp.Order(expressions=order))
 
+    def rescored(self, plan: SearchPlan, formula: ScoreFormula) -> exp.Select:
+        """The CTE of a plan with a score formula: ``SELECT fused.*, <term 1> AS
+        formula_term_1, ..., <term 1> + <term 2> + ... AS formula_score FROM fused JOIN
+        <rows> AS base ON base.<key> = fused.<key>`` (:meth:`formula_terms`)."""
+        key = plan.key_column
+        assert key is not None  # a fusion's plan always has a key (SearchPlan)
+        terms = self.formula_terms(formula)
+        items: list[exp.Expr] = [exp.Column(this=exp.Star(), table=identifier(FUSED))]
+        items.extend(
+            exp.Alias(this=term, alias=identifier(name))
+            for term, name in zip(terms, term_columns(formula))
+        )
+        items.append(exp.Alias(this=_sum(terms), alias=identifier(FORMULA_SCORE)))
+        return exp.Select(
+            expressions=items,
+            from_=exp.From(this=exp.Table(this=identifier(FUSED))),
+            joins=[
+                exp.Join(
+                    this=self.rows_reference(plan),
+                    on=exp.EQ(this=column(key, BASE), expression=column(key, FUSED)),
+                )
+            ],
+        )
+
+    def formula_terms(self, formula: ScoreFormula) -> list[exp.Expr]:
+        """Each term of a score formula over the final join's row, in term order: ``weight *
+        factor * ...``, multiplied left to right as
+        :func:`~hotdata_retrieval.plan.formula.formula_terms` computes them. A factor is the
+        fused score (``fused.score``), a column (``COALESCE(CAST(base.<c> AS DOUBLE),
+        missing)``) or a decay of one (:meth:`decay`)."""
+        terms: list[exp.Expr] = []
+        for term in formula.terms:
+            value: exp.Expr = number(term.weight)
+            for factor in term.factors:
+                item: exp.Expr
+                if isinstance(factor, FormulaFusedScore):
+                    item = column("score", FUSED)
+                elif isinstance(factor, ColumnValue):
+                    item = exp.Coalesce(
+                        this=_double(column(factor.column, BASE)),
+                        expressions=[number(factor.missing)],
+                    )
+                else:
+                    item = self.decay(factor)
+                value = exp.Mul(this=value, expression=item)
+            terms.append(value)
+        return terms
+
+    def decay(self, decay: Decay) -> exp.Expr:
+        """``CASE WHEN base.<c> IS NULL THEN missing ELSE <decay of distance> END`` with
+        ``distance = CASE WHEN ABS(x - origin) - offset < 0 THEN 0 ELSE ABS(x - origin) -
+        offset END`` and the decay ``EXP(rate * distance)`` (exp), ``EXP(rate * (distance *
+        distance))`` (gauss) or ``CASE WHEN 1 - rate * distance > 0 THEN 1 - rate * distance
+        ELSE 0 END`` (linear), ``rate`` computed by the plan
+        (:attr:`~hotdata_retrieval.plan.formula.Decay.rate`)."""
+        value = column(decay.column, BASE)
+
+        def apart() -> exp.Expr:
+            return exp.Sub(
+                this=exp.Abs(
+                    this=exp.Sub(this=_double(value.copy()), expression=number(decay.origin))
+                ),
+                expression=number(decay.offset),
+            )
+
+        distance = exp.Paren(
+            this=exp.Case(
+                ifs=[
+                    exp.If(
+                        this=exp.LT(this=apart(), expression=exp.Literal.number(0)),
+                        true=number(0.0),
+                    )
+                ],
+                default=apart(),
+            )
+        )
+        shaped: exp.Expr
+        if decay.function is DecayFunction.LINEAR:
+
+            def linear() -> exp.Expr:
+                return exp.Sub(
+                    this=number(1.0),
+                    expression=exp.Mul(this=number(decay.rate), expression=distance.copy()),
+                )
+
+            shaped = exp.Case(
+                ifs=[
+                    exp.If(
+                        this=exp.GT(this=linear(), expression=exp.Literal.number(0)),
+                        true=linear(),
+                    )
+                ],
+                default=number(0.0),
+            )
+        elif decay.function is DecayFunction.EXP:
+            shaped = exp.Exp(this=exp.Mul(this=number(decay.rate), expression=distance))
+        else:
+            squared = exp.Paren(this=exp.Mul(this=distance, expression=distance.copy()))
+            shaped = exp.Exp(this=exp.Mul(this=number(decay.rate), expression=squared))
+        return exp.Paren(
+            this=exp.Case(
+                ifs=[
+                    exp.If(
+                        this=exp.Is(this=value.copy(), expression=exp.Null()),
+                        true=number(decay.missing),
+                    )
+                ],
+                default=shaped,
+            )
+        )
+
     def final_order(
-        self, plan: SearchPlan, key: str, completed: dict[str, exp.Expr] | None = None
+        self,
+        plan: SearchPlan,
+        key: str,
+        completed: dict[str, exp.Expr] | None = None,
+        final: exp.Expr | None = None,
     ) -> exp.Order:
         """A fused statement's ``ORDER BY``: the fused score descending, the plan's
         tie-breakers (a result column from the fused CTE — a branch's ``result_name`` read
         as its raw column there — else the table's; a branch's raw score that
         ``page_scores`` completes, as ``completed`` gives it), the key."""
-        expressions = [ordered(column("score", FUSED), descending=True)]
+        ranking = column("score", FUSED) if final is None else final.copy()
+        expressions = [ordered(ranking, descending=True)]
         results = set(plan.result_columns)
         raw_columns = {
             debug_columns(name, branch)[1]: name
@@ -1624,6 +1771,8 @@ def native_hybrid_misfit(plan: SearchPlan) -> str | None:
         return "hybrid_search returns no vector column"
     if plan.page_scores:
         return "hybrid_search computes no distance for a row its vector branch did not return"
+    if plan.formula is not None:
+        return "hybrid_search orders by its fused score, not a score formula"
     if plan.explain_scores and isinstance(fusion, NormalizedScoreFusion):
         return "hybrid_search returns no branch's normalization bounds (explain_scores)"
     if plan.single_table is None:
@@ -1687,6 +1836,19 @@ def _union(selects: Sequence[exp.Query], *, distinct: bool) -> exp.Query:
     for select in selects[1:]:
         combined = exp.Union(this=combined, expression=select, distinct=distinct)
     return combined
+
+
+def _double(value: exp.Expr) -> exp.Expr:
+    """``CAST(value AS DOUBLE)``."""
+    return exp.Cast(this=value, to=exp.DataType.build(exp.DataType.Type.DOUBLE))
+
+
+def _sum(terms: Sequence[exp.Expr]) -> exp.Expr:
+    """``t1 + t2 + ...``, added left to right (each term a fresh copy)."""
+    total = terms[0].copy()
+    for term in terms[1:]:
+        total = exp.Add(this=total, expression=term.copy())
+    return total
 
 
 def _cte(name: str, select: exp.Query) -> exp.CTE:

@@ -281,7 +281,15 @@ def turbopuffer_request(plan: SearchPlan, *, vector_attribute: str | None = None
     where = None if plan.filter is None else turbopuffer_filter(plan.filter)
     # the vectors page_scores computes distances from, on the client, come with every row
     attributes = [
-        name for name in dict.fromkeys([*plan.projection, *plan.page_score_columns]) if name != "id"
+        name
+        for name in dict.fromkeys(
+            [
+                *plan.projection,
+                *plan.page_score_columns,
+                *(() if plan.formula is None else plan.formula.columns),
+            ]
+        )
+        if name != "id"
     ]
     metrics = set()
     queries = []

@@ -73,6 +73,7 @@ from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
     fill_page_scores,
+    formula_page,
     grouped_result,
     search_result,
 )
@@ -698,11 +699,18 @@ class LancedbEngine(RoutesByIndexes):
         executed = executed_plan(plan)
         results = set(executed.result_columns)
         breakers = [b.column for b in executed.tie_breakers if b.column not in results]
+        formula_columns = () if executed.formula is None else executed.formula.columns
         # the vectors page_scores computes distances from come with every branch's rows
         columns = [
             name
             for name in dict.fromkeys(
-                [plan.key_column, *executed.projection, *breakers, *executed.page_score_columns]
+                [
+                    plan.key_column,
+                    *executed.projection,
+                    *breakers,
+                    *executed.page_score_columns,
+                    *formula_columns,
+                ]
             )
             if name is not None
         ]
@@ -738,19 +746,22 @@ class LancedbEngine(RoutesByIndexes):
             scores.append([raw_by_key[key] for key in keys])
         # With tie-breakers the page is cut after they order the fused rows.
         broken = bool(plan.tie_breakers)
+        rescored = executed.formula is not None  # min_score applies to the formula's score
         fused = reference_fusion(
-            fusion,
+            attrs.evolve(fusion, min_score=None) if rescored else fusion,
             lists,
             ranks=ranks,
             scores=scores,
-            limit=None if broken else executed.limit,
-            offset=0 if broken else executed.offset,
+            limit=None if broken or rescored else executed.limit,
+            offset=0 if broken or rescored else executed.offset,
         )
         rows = []
         stored_rows = []
         for hit in fused:
             stored = next(ranked.rows[hit.key] for ranked in branches if hit.key in ranked.rows)
-            row = {name: stored[name] for name in (*executed.projection, *breakers)}
+            row = {
+                name: stored[name] for name in (*executed.projection, *breakers, *formula_columns)
+            }
             row["score"] = hit.score
             for name, branch, ranked, rank in zip(
                 plan.branch_names, fusion.branches, branches, hit.ranks
@@ -763,7 +774,9 @@ class LancedbEngine(RoutesByIndexes):
         # before the tie-breakers order the rows: they may read a completed distance
         fill_page_scores(executed, rows, stored_rows)
         fill_bounds(executed, rows, scores)
-        if broken:
+        if rescored:
+            rows = formula_page(executed, rows)
+        elif broken:
             key = plan.key_column
             assert key is not None  # a fusion's plan always has a key
             order = [("score", True), *_tie_breaking(executed), (key, False)]

@@ -14,7 +14,13 @@ from hotdata_retrieval.engines.checks import ValueKind, check_side_table_key, wi
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import missing_extra, require_extra
-from hotdata_retrieval.fusion import explain_terms
+from hotdata_retrieval.fusion import explain_terms, ordered_rows
+from hotdata_retrieval.plan.formula import (
+    FUSED_SCORE_COLUMN,
+    formula_score,
+    formula_terms,
+    term_columns,
+)
 from hotdata_retrieval.plan.search import SearchPlan, bound_columns, debug_columns
 from hotdata_retrieval.plan.steps import statement_plan
 
@@ -72,6 +78,11 @@ class SearchHit:
         distance: lower is nearer — a single vector branch's distance (the engine's
             ``_distance``); ``None`` otherwise.
         branches: per branch name, its rank and raw score.
+        fused_score: with a score formula, the fusion's own score, which the formula
+            rescored (``score`` is the formula's); ``None`` without one.
+        terms: with a score formula, each term's value in term order
+            (:class:`~hotdata_retrieval.plan.formula.ScoreFormula`): they add up to
+            ``score``; empty without one.
     """
 
     key: Any
@@ -79,6 +90,8 @@ class SearchHit:
     score: float | None = None
     distance: float | None = None
     branches: Mapping[str, BranchScore]
+    fused_score: float | None = None
+    terms: tuple[float, ...] = ()
 
     @property
     def ranking_value(self) -> float | None:
@@ -194,6 +207,10 @@ class SearchResult:
         for hit in self.hits:
             row = dict(hit.columns)
             added: dict[str, Any] = {value_name: hit.ranking_value}
+            if hit.fused_score is not None:
+                added[FUSED_SCORE_COLUMN] = hit.fused_score
+                for index, term in enumerate(hit.terms, start=1):
+                    added[f"formula_term_{index}"] = term
             if len(hit.branches) > 1:
                 for name, branch in hit.branches.items():
                     added[f"{name}_rank"] = branch.rank
@@ -266,6 +283,7 @@ def hits_from_rows(
     fusion = plan.fusion
     explained = fusion is not None and plan.explain_scores
     bounds = [bound_columns(name, fusion) for name in names] if fusion is not None else []
+    formula_terms = () if plan.formula is None else term_columns(plan.formula)
     for position, row in enumerate(rows, start=plan.offset + 1):
         score: float | None = None
         distance: float | None = None
@@ -295,6 +313,11 @@ def hits_from_rows(
                 assert fusion is not None
                 branches = _explained(fusion, branches, row, bounds)
             score = None if row["score"] is None else float(row["score"])
+        fused_score = None
+        terms: tuple[float, ...] = ()
+        if formula_terms:
+            fused_score = float(row[FUSED_SCORE_COLUMN])
+            terms = tuple(float(row[name]) for name in formula_terms)
         hits.append(
             SearchHit(
                 key=None if key_column is None else row[key_column],
@@ -305,6 +328,8 @@ def hits_from_rows(
                 score=score,
                 distance=distance,
                 branches=branches,
+                fused_score=fused_score,
+                terms=terms,
             )
         )
     return tuple(hits)
@@ -329,6 +354,33 @@ def _explained(
         name: attrs.evolve(branch, normalized=term.normalized, contribution=term.contribution)
         for (name, branch), term in zip(branches.items(), terms)
     }
+
+
+def formula_page(plan: SearchPlan, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The page of a plan with a score formula, for an engine that fuses in the library
+    (LanceDB, turbopuffer): ``rows`` are every fused candidate (``score`` the fused score,
+    with the formula's columns and the tie-breakers' columns), each rescored by the formula
+    (:func:`~hotdata_retrieval.plan.formula.formula_terms`, as the statement computes it:
+    ``fused_score``, ``formula_term_<i>`` and ``score`` the final score), those below the
+    fusion's ``min_score`` dropped, ordered by the final score, the tie-breakers and the key
+    (:func:`~hotdata_retrieval.fusion.ordered_rows`), and cut to the page."""
+    formula, fusion, key = plan.formula, plan.fusion, plan.key_column
+    assert formula is not None and fusion is not None and key is not None
+    names = term_columns(formula)
+    kept = []
+    for row in rows:
+        values = formula_terms(formula, float(row["score"]), row)
+        row[FUSED_SCORE_COLUMN] = row["score"]
+        row.update(zip(names, values))
+        row["score"] = formula_score(values)
+        if fusion.min_score is None or row["score"] >= fusion.min_score:
+            kept.append(row)
+    ranking = [
+        ("score", True),
+        *((breaker.column, breaker.descending) for breaker in plan.tie_breakers),
+        (key, False),
+    ]
+    return ordered_rows(kept, ranking=ranking)[plan.offset : plan.offset + plan.limit]
 
 
 def fill_page_scores(

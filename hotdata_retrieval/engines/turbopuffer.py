@@ -77,6 +77,7 @@ from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
     fill_page_scores,
+    formula_page,
     grouped_result,
     search_result,
 )
@@ -907,14 +908,23 @@ class TurbopufferEngine(RoutesByIndexes):
             lists.append(branch_keys)
             ranks.append(branch_ranks)
             scores.append([raw_by_key[key] for key in branch_keys])
+        rescored = executed.formula is not None  # min_score applies to the formula's score
         fused = reference_fusion(
-            fusion, lists, ranks=ranks, scores=scores, limit=executed.limit, offset=executed.offset
+            attrs.evolve(fusion, min_score=None) if rescored else fusion,
+            lists,
+            ranks=ranks,
+            scores=scores,
+            limit=None if rescored else executed.limit,
+            offset=0 if rescored else executed.offset,
         )
+        formula_columns = () if executed.formula is None else executed.formula.columns
         rows = []
         stored_rows = []
         for hit in fused:
             stored = next(found[2][hit.key] for found in ranked if hit.key in found[2])
-            row: dict[str, Any] = {name: stored.get(name) for name in executed.projection}
+            row: dict[str, Any] = {
+                name: stored.get(name) for name in (*executed.projection, *formula_columns)
+            }
             row["score"] = hit.score
             for name, branch, (keys, raw, _), rank in zip(
                 plan.branch_names, fusion.branches, ranked, hit.ranks
@@ -926,6 +936,8 @@ class TurbopufferEngine(RoutesByIndexes):
             stored_rows.append(stored)
         fill_page_scores(executed, rows, stored_rows)
         fill_bounds(executed, rows, scores)
+        if rescored:
+            rows = formula_page(executed, rows)
         statement = json.dumps({**body, "fusion": fusion.describe()})
         return search_result(plan, executed, rows, statement)
 

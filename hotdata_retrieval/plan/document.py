@@ -60,6 +60,11 @@ from hotdata_retrieval.plan.filters import (
     predicate_forms,
     too_deep_message,
 )
+from hotdata_retrieval.plan.formula import (
+    FORMULA_JSON_SCHEMA,
+    formula_from_document,
+    formula_to_document,
+)
 from hotdata_retrieval.plan.names import (
     DEFAULT_CATALOG,
     DEFAULT_SCHEMA,
@@ -108,6 +113,7 @@ _PLAN_KEYS = (
     "steps",
     "group_by",
     "group_size",
+    "formula",
 )
 _TEXT_BRANCH_KEYS = (
     "kind",
@@ -515,6 +521,7 @@ _BASE_SCHEMA: dict[str, Any] = {
             "from which each branch's normalized value and weighted contribution follow. Needs "
             "include_branch_scores (its default when this is true).",
         },
+        "formula": {"anyOf": [FORMULA_JSON_SCHEMA, {"type": "null"}], "default": None},
         "page_scores": {
             "anyOf": [
                 {
@@ -1137,6 +1144,8 @@ def plan_from_document(
         options["score_name"] = document["score_name"]
     if document.get("include_vectors") is not None:
         options["include_vectors"] = _boolean(document["include_vectors"], "include_vectors")
+    if document.get("formula") is not None:
+        options["formula"] = formula_from_document(document["formula"])
     if document.get("explain_scores") is not None:
         options["explain_scores"] = _boolean(document["explain_scores"], "explain_scores")
         options.setdefault("include_branch_scores", options["explain_scores"])
@@ -1264,7 +1273,8 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
         ``{"table", "branches", ["fusion",] "columns", "limit", "offset", "filter",
         "key_column", "include_branch_scores", "tie_breakers", "score_name",
         "include_vectors", "rows_from", "page_scores", "explain_scores",
-        "steps", "group_by", "group_size"}``; see
+        "steps", "group_by", "group_size",
+        "formula"}``; see
         :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
@@ -1313,4 +1323,5 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     ]
     document["group_by"] = plan.group_by
     document["group_size"] = plan.group_size
+    document["formula"] = None if plan.formula is None else formula_to_document(plan.formula)
     return document

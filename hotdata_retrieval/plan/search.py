@@ -28,6 +28,7 @@ import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate_columns
+from hotdata_retrieval.plan.formula import FUSED_SCORE_COLUMN, ScoreFormula, term_columns
 from hotdata_retrieval.plan.names import (
     TableName,
     TableSource,
@@ -1274,6 +1275,14 @@ def _group_size(value: int) -> int:
     return size
 
 
+def _formula(value: Any) -> ScoreFormula | None:
+    if value is None or isinstance(value, ScoreFormula):
+        return value
+    raise PlanError(
+        f"formula must be a ScoreFormula, got {value!r}", field="formula", value=repr(value)
+    )
+
+
 def _page_scores(values: Iterable[str] | None) -> tuple[str, ...]:
     if values is None:
         return ()
@@ -1430,6 +1439,12 @@ class SearchPlan:
             (``include_branch_scores``, which it needs and defaults to) and, for a
             score-normalized fusion, each branch's normalization bounds
             (:func:`bound_columns`). A single branch's score is its raw score already.
+        formula: for a fusion, the final score
+            (:class:`~hotdata_retrieval.plan.formula.ScoreFormula`): a sum of weighted terms
+            over the fused score, numeric columns and decays of them. The rows are ordered by
+            it, ``min_score`` applies to it and pages are slices of its ranking; the statement
+            also returns the fused score (``fused_score``) and each term
+            (``formula_term_<i>``).
         steps: what runs on the statement's rows after it (:mod:`hotdata_retrieval.plan.
             steps`: :class:`~hotdata_retrieval.plan.steps.Diversity`), in their stated
             order, each kind at most once. With steps, ``limit`` and ``offset`` cut the page
@@ -1461,6 +1476,7 @@ class SearchPlan:
     steps: tuple[PlanStep, ...] = attrs.field(default=(), converter=coerce_steps)
     group_by: str | None = attrs.field(default=None, converter=_group_column)
     group_size: int = attrs.field(default=1, converter=_group_size)
+    formula: ScoreFormula | None = attrs.field(default=None, converter=_formula)
 
     def __attrs_post_init__(self) -> None:
         for check in _PLAN_CHECKS:
@@ -1703,6 +1719,9 @@ class SearchPlan:
         if self.explain_scores:
             for name in self.branch_names:
                 columns.extend(bound_columns(name, self.fusion))
+        if self.formula is not None:
+            columns.append(FUSED_SCORE_COLUMN)
+            columns.extend(term_columns(self.formula))
         columns.extend(branch.result_name for branch in self.branches if branch.result_name)
         return tuple(columns)
 
@@ -1904,6 +1923,33 @@ def _check_explained_scores_read_branch_scores(plan: SearchPlan) -> None:
             field="include_branch_scores",
             value=False,
         )
+
+
+@_plan_check
+def _check_formula_needs_fusion(plan: SearchPlan) -> None:
+    """A score formula rescores a fusion's rows; a single branch has none."""
+    if plan.formula is not None and plan.fusion is None:
+        raise PlanError(
+            "formula rescores a fusion's rows; a single branch is ordered by its own score or "
+            "distance (fuse it with another branch)",
+            field="formula",
+            value="formula",
+        )
+
+
+@_plan_check
+def _check_formula_columns_not_vectors(plan: SearchPlan) -> None:
+    """A score formula reads numeric columns, never a searched vector column."""
+    if plan.formula is None:
+        return
+    for column in plan.formula.columns:
+        if column in plan.vector_columns:
+            raise PlanError(
+                f"formula column {column!r} is a searched vector column; a formula reads "
+                "numeric columns",
+                field="formula",
+                value=column,
+            )
 
 
 @_plan_check

@@ -115,8 +115,10 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
         return False  # its candidates are (SearchPlan.candidates); the library groups them
     if fusion is not None and type(fusion) not in NATIVE_FUSIONS:
         return False
-    if plan.tie_breakers or (
-        fusion is not None and fusion.ranking is not BranchRanking.COMPETITION
+    if (
+        plan.tie_breakers
+        or plan.formula is not None
+        or (fusion is not None and fusion.ranking is not BranchRanking.COMPETITION)
     ):
         return False  # the native path orders by the ranking and the key alone
     if plan.key_column is None:

@@ -1,0 +1,135 @@
+"""Score formulas: what a formula refuses, its JSON form, the decay functions' defining
+points, and the statement each dialect writes. Every engine runs formulas against a Python
+reference in ``tests/parity/test_score_formulas.py``."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hotdata_retrieval import (
+    Bm25Search,
+    NearestNeighborSearch,
+    PlanError,
+    ReciprocalRankFusion,
+    SearchPlan,
+    to_sql,
+)
+from hotdata_retrieval.compile.compiler import native_hybrid_misfit
+from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
+from hotdata_retrieval.plan.formula import (
+    ColumnValue,
+    Decay,
+    FormulaTerm,
+    FusedScore,
+    ScoreFormula,
+    formula_from_document,
+    formula_score,
+    formula_terms,
+    formula_to_document,
+)
+
+TEXT = Bm25Search(table="docs", column="body", query_text="disk full")
+NEAREST = NearestNeighborSearch(table="docs", column="embedding", query_vector=[0.6, -0.8])
+DIALECTS = ("hotdata", "sqlite", "duckdb", "postgres")
+FORMULA = ScoreFormula(
+    terms=[
+        FormulaTerm(
+            factors=[FusedScore(), Decay(function="gauss", column="age", origin=0, scale=7)]
+        ),
+        FormulaTerm(weight=0.1, factors=[ColumnValue(column="rating", missing=2.5)]),
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Decay(function="cubic", column="x", origin=0, scale=1), "one of 'exp'"),
+        (lambda: Decay(function="exp", column="x", origin=0, scale=0), "scale must be > 0"),
+        (lambda: Decay(function="exp", column="x", origin=0, scale=1, decay=1), "strictly"),
+        (lambda: Decay(function="exp", column="x", origin=0, scale=1, offset=-1), "offset"),
+        (lambda: Decay(function="exp", column="x", origin=math.inf, scale=1), "finite"),
+        (lambda: FormulaTerm(factors=[]), "1 to 8 factors"),
+        (lambda: FormulaTerm(factors=["score"]), "a formula factor is"),
+        (lambda: ScoreFormula(terms=[]), "1 to 16 terms"),
+        (lambda: formula_from_document([{"factors": [{"cubic": {}}]}]), "one of 'exp'"),
+        (lambda: formula_from_document([{"factors": [{"exp": {"column": "x"}}]}]), "needs"),
+        (lambda: formula_from_document({"terms": []}), "an array of terms"),
+    ],
+)
+def test_a_formula_refuses_what_it_cannot_compute(make: object, message: str) -> None:
+    with pytest.raises(PlanError, match=message) as caught:
+        make()  # type: ignore[operator]
+    assert caught.value.field == "formula"
+
+
+@pytest.mark.parametrize("function", ["exp", "gauss", "linear"])
+def test_each_decay_keeps_its_defining_points(function: str) -> None:
+    """1 within ``offset`` of the origin, exactly ``decay`` at ``offset + scale`` (both
+    sides), less beyond (Elasticsearch's definition of ``scale`` and ``decay``)."""
+    decay = Decay(function=function, column="x", origin=10, scale=4, offset=1, decay=0.3)
+    assert decay.value(10.5) == 1.0 and decay.value(9) == 1.0
+    assert decay.value(15) == pytest.approx(0.3, rel=1e-12)
+    assert decay.value(5) == pytest.approx(0.3, rel=1e-12)
+    assert decay.value(17) < 0.3
+    assert decay.value(None) == 0.0
+
+
+def test_the_json_form_round_trips() -> None:
+    plan = SearchPlan(source=ReciprocalRankFusion(branches=[TEXT, NEAREST]), formula=FORMULA)
+    document = plan_to_document(plan)
+    assert document["formula"] == [
+        {
+            "weight": 1.0,
+            "factors": [
+                "score",
+                {"gauss": {"column": "age", "origin": 0.0, "scale": 7.0, "offset": 0.0,
+                           "decay": 0.5, "missing": 0.0}},
+            ],
+        },
+        {"weight": 0.1, "factors": [{"column": "rating", "missing": 2.5}]},
+    ]  # fmt: skip
+    assert plan_from_document(document) == plan
+    assert formula_from_document(formula_to_document(FORMULA)) == FORMULA
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_each_dialect_orders_by_the_formula_in_one_statement(dialect: str) -> None:
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, NEAREST], min_score=0.01), formula=FORMULA
+    )
+    sql = to_sql(plan, dialect, pretty=False).replace('"', "")
+    assert "rescored AS (SELECT fused.*" in sql
+    assert "EXP(" in sql.upper()
+    assert "WHERE fused.formula_score >= 0.01" in sql
+    assert "ORDER BY fused.formula_score DESC" in sql
+    assert "fused.score AS fused_score" in sql
+    assert "FROM rescored AS fused JOIN" in sql
+
+
+def test_hybrid_search_has_no_formula() -> None:
+    plan = SearchPlan(source=ReciprocalRankFusion(branches=[TEXT, NEAREST]), formula=FORMULA)
+    assert (
+        native_hybrid_misfit(plan) == "hybrid_search orders by its fused score, not a score formula"
+    )
+    assert "hybrid_search(" not in to_sql(plan, "hotdata-native")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    fused=st.floats(min_value=0, max_value=1),
+    age=st.one_of(st.none(), st.floats(min_value=-1e3, max_value=1e3)),
+    rating=st.one_of(st.none(), st.integers(min_value=0, max_value=5)),
+)
+def test_the_terms_add_up_to_the_final_score(
+    fused: float, age: float | None, rating: int | None
+) -> None:
+    terms = formula_terms(FORMULA, fused, {"age": age, "rating": rating})
+    decay = 0.0 if age is None else math.exp(math.log(0.5) * (age / 7) ** 2)
+    assert terms[0] == pytest.approx(fused * decay, rel=1e-12, abs=1e-300)
+    assert terms[1] == pytest.approx(0.1 * (2.5 if rating is None else rating))
+    assert formula_score(terms) == terms[0] + terms[1]
