@@ -201,3 +201,28 @@ def test_the_retriever_reads_what_it_is_not_given_from_the_settings(engine: Loca
     assert HotdataRetriever(engine=engine, settings=settings, k=1).k == 1  # given wins
     with pytest.raises(ValidationError, match="give the table to search"):
         HotdataRetriever(engine=engine)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_filter_text_through_the_mcp_tool(engine: LocalEngine, anyio_backend: str) -> None:
+    from mcp import Client
+
+    from hotdata_retrieval.adapters.mcp import create_server
+
+    async with Client(create_server(engine, table="docs", k=10)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        schema = tools["hotdata_search_text"].input_schema["properties"]["filter"]
+        assert {"type": "string", "maxLength": 8192} in schema["anyOf"]
+        found = await client.call_tool(
+            "hotdata_search_text", {"query": "red", "filter": "rating <= 2"}
+        )
+        refused = await client.call_tool(
+            "hotdata_search_text", {"query": "red", "filter": "rating <= "}
+        )
+    assert found.is_error is False, found.content
+    rows = json.loads(found.content[0].text)["rows"]
+    assert {row["id"] for row in rows} == _kept(lambda rating, lang: rating <= 2)
+    assert refused.is_error is True
+    message = refused.content[0].text
+    assert "the filter text does not read" in message and '"rating": {"$gte": 4}' in message

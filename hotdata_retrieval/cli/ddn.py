@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from hotdata_retrieval.adapters.toolkit import DEFAULT_K, DEFAULT_MAX_ROWS
 from hotdata_retrieval.cli._engines import engine_option
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._local import database_option, reports_errors
+from hotdata_retrieval.cli._settings import settings_fields, settings_options
 from hotdata_retrieval.errors import HotdataRetrievalError, ToolError
 from hotdata_retrieval.extras import require_extra
 
@@ -59,6 +60,7 @@ def _connector_options(command: Any) -> Any:
                 show_default=True,
                 help="The largest top_k a call may ask for.",
             ),
+            settings_options,
         ]
     ):
         command = option(command)
@@ -73,6 +75,7 @@ def _function(
     text_column: str | None,
     default_top_k: int,
     max_top_k: int,
+    settings_params: Mapping[str, Any],
 ) -> tuple[Any, Any]:
     """The engine (open) and the app serving ``search_documents`` over its table.
 
@@ -85,6 +88,7 @@ def _function(
             f"{default_top_k} exceeds --max-top-k ({max_top_k})", param_hint="'--top-k'"
         )
     require_extra("ddn", needed_by="hdq ddn")
+    shared = settings_fields(settings_params)
     from hotdata_retrieval.adapters.ddn import create_app
     from hotdata_retrieval.cli._engines import open_engine, table_embedder
 
@@ -103,6 +107,7 @@ def _function(
             text_column=text_column,
             default_top_k=default_top_k,
             max_top_k=max_top_k,
+            **shared,
         )
     except ToolError as error:
         engine.close()
@@ -136,10 +141,18 @@ def serve(
     max_top_k: int,
     host: str,
     port: int,
+    **settings_params: Any,
 ) -> None:
     """Run the connector: GET /capabilities, GET /schema, POST /query, GET /health."""
     engine, app = _function(
-        engine_name, database, table, filter_columns, text_column, default_top_k, max_top_k
+        engine_name,
+        database,
+        table,
+        filter_columns,
+        text_column,
+        default_top_k,
+        max_top_k,
+        settings_params,
     )
     import uvicorn
 
@@ -182,13 +195,21 @@ def metadata(
     model: str,
     model_field: str,
     output_format: str,
+    **settings_params: Any,
 ) -> None:
     """Print the HML of the SearchDocuments command, the SearchHit type and a relationship."""
     from hotdata_retrieval.adapters.ddn import metadata as hml
     from hotdata_retrieval.adapters.ddn import metadata_yaml
 
     engine, app = _function(
-        engine_name, database, table, filter_columns, text_column, default_top_k, max_top_k
+        engine_name,
+        database,
+        table,
+        filter_columns,
+        text_column,
+        default_top_k,
+        max_top_k,
+        settings_params,
     )
     engine.close()
     documents = hml(

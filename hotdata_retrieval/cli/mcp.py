@@ -41,6 +41,7 @@ from hotdata_retrieval.cli._engines import (
     table_embedder,
 )
 from hotdata_retrieval.cli._local import database_option, reports_errors
+from hotdata_retrieval.cli._settings import settings_fields, settings_options
 from hotdata_retrieval.engines.limits import (
     DEFAULT_MEMORY_BYTES,
     DEFAULT_TIMEOUT_SECONDS,
@@ -182,6 +183,7 @@ def serve(engine: Any, settings: SearchSettings | None = None, /, **options: Any
     help="The columns each search row carries (comma-separated; default: the key and the "
     "searched text).",
 )
+@settings_options
 @reports_errors
 def mcp(
     database: Path,
@@ -196,11 +198,13 @@ def mcp(
     engine_name: str,
     embedder_choice: str | None,
     columns: str | None,
+    **settings_params: Any,
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
     if k is not None and k > max_rows:
         raise click.BadParameter(f"{k} exceeds --max-rows ({max_rows})", param_hint="'-k'")
     require_extra("mcp", needed_by="this command")
+    shared = settings_fields(settings_params)
     embedder = None
     if engine_name in ENGINE_OPENERS:
         engine = ENGINE_OPENERS[engine_name](str(database), table, embedder_choice)
@@ -227,6 +231,7 @@ def mcp(
                 timeout_seconds=sql_timeout, memory_bytes=sql_memory * 1024 * 1024
             ),
             max_bytes=max_bytes,
+            **shared,
         )
         serve(engine, settings)
     finally:
