@@ -26,6 +26,11 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
+# The tests never read or write the user's embedding cache (~/.cache/hotdata-retrieval): each
+# load embeds its own texts, as the tests expect, and a test of that cache names its own
+# directory. Set before any test (and any subprocess a test starts) reads the environment.
+os.environ["HDQ_EMBEDDING_CACHE"] = "off"
+
 
 class SqlSnapshotExtension(SingleFileSnapshotExtension):
     """Stores each snapshot as one reviewable ``.sql`` file."""

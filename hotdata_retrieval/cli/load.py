@@ -196,7 +196,8 @@ def _load_into_store(
     vector)."""
     import pyarrow as pa
 
-    from hotdata_retrieval.embed import embed_in_batches, is_embeddable
+    from hotdata_retrieval.embed import is_embeddable
+    from hotdata_retrieval.engines.local._embedding_cache import embed_column
     from hotdata_retrieval.engines.local.loading import read_source
 
     if vector_index is not None and engine_name != "postgres":
@@ -234,17 +235,12 @@ def _load_into_store(
                 assert model is not None
                 for column in embeds:
                     values = data.column(column).to_pylist()
-                    present = [i for i, text in enumerate(values) if is_embeddable(text)]
-                    matrix = embed_in_batches(
-                        model,
-                        [values[i] for i in present],
-                        batch_size=batch_size,
-                        progress=True,
-                        description=f"Embedding {name}.{column}",
-                    )
-                    vectors: list[list[float] | None] = [None] * data.num_rows
-                    for row, vector in zip(present, matrix):
-                        vectors[row] = vector.tolist()
+                    # the user's embedding cache: texts any database embedded are not again
+                    matrix = embed_column(None, model, name, column, values, True, batch_size)
+                    vectors: list[list[float] | None] = [
+                        vector.tolist() if is_embeddable(text) else None
+                        for text, vector in zip(values, matrix)
+                    ]
                     data = data.append_column(
                         f"{column}_embedding", pa.array(vectors, pa.list_(pa.float32()))
                     )

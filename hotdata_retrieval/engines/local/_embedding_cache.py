@@ -1,5 +1,5 @@
-"""The database's embedding cache: one per database and model, shared by every table, written
-as a load embeds.
+"""The embedding caches: one per database and model, shared by every table, and one per user
+and model, shared by every database and engine on the machine; written as a load embeds.
 
 A text embedded once by a model is never embedded again by that model in the same database,
 whatever table or column it comes from: loading the same texts under a new table name, adding
@@ -27,6 +27,14 @@ no lock: segment names are unique, and a merge writes the merged segment before 
 what it merged, so a text is always in some segment (two merges at once leave a duplicate,
 which reads the same).
 Removing ``<database>/embeddings`` is always safe.
+
+The user's cache (:func:`machine_cache_root`: ``$HDQ_EMBEDDING_CACHE``, else
+``$XDG_CACHE_HOME/hotdata-retrieval``, else ``~/.cache/hotdata-retrieval``; ``off`` turns it
+off) has the same layout and rules. Every load — the local engine's and ``hdq load`` into any
+store — reads it after the database's own cache and writes what it embeds to both, so a second
+database or engine re-embeds nothing. It is bounded: past :func:`machine_cache_bytes` the
+segments read least recently are removed (a segment a lookup hits is touched), so it never
+holds more than the bound plus one load's segments. Removing it is always safe too.
 
 Databases written before this cache kept one cache per table and column
 (``tables/<table>/embeddings/<column>.<model>.parquet``); a load reads the one of its table and
@@ -80,6 +88,55 @@ def _remove(path: Path) -> None:
     """Remove ``path`` if it can be (a cache file: one left behind costs only room)."""
     with contextlib.suppress(OSError):
         path.unlink(missing_ok=True)
+
+
+MACHINE_CACHE_VARIABLE = "HDQ_EMBEDDING_CACHE"
+"""The environment variable naming the user's embedding cache directory (``off``: none)."""
+
+MACHINE_CACHE_BYTES_VARIABLE = "HDQ_EMBEDDING_CACHE_MAX_BYTES"
+"""The environment variable bounding the user's embedding cache, in bytes."""
+
+DEFAULT_MACHINE_CACHE_BYTES = 4 << 30
+"""The user's embedding cache's default bound: 4 GiB, about 2.7 million vectors of 384
+float32 components."""
+
+_OFF = frozenset({"", "0", "off", "none", "false", "no"})
+
+
+def machine_cache_root() -> Path | None:
+    """The user's embedding cache directory, shared by every database and engine:
+    ``$HDQ_EMBEDDING_CACHE`` when set (``off``, ``0``, ``none`` or empty: no such cache),
+    else ``$XDG_CACHE_HOME/hotdata-retrieval`` (XDG Base Directory Specification), else
+    ``~/.cache/hotdata-retrieval``."""
+    named = os.environ.get(MACHINE_CACHE_VARIABLE)
+    if named is not None:
+        return None if named.strip().lower() in _OFF else Path(named).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hotdata-retrieval"
+
+
+def machine_cache_bytes() -> int:
+    """The bound of the user's embedding cache in bytes: ``$HDQ_EMBEDDING_CACHE_MAX_BYTES``
+    when it is a whole number, else :data:`DEFAULT_MACHINE_CACHE_BYTES`."""
+    value = os.environ.get(MACHINE_CACHE_BYTES_VARIABLE, "")
+    return int(value) if value.strip().isdigit() else DEFAULT_MACHINE_CACHE_BYTES
+
+
+def evict_least_recent(root: Path, max_bytes: int) -> None:
+    """Remove the segments of every model's cache under ``root`` read or written least
+    recently until they hold at most ``max_bytes`` (a segment removed under a reader is read
+    as gone: its texts are embedded again)."""
+    segments = []
+    for path in (root / "embeddings").glob(f"*/*{_SUFFIX}"):
+        with contextlib.suppress(OSError):
+            status = path.stat()
+            segments.append((status.st_mtime, status.st_size, path))
+    total = sum(size for _, size, _ in segments)
+    for _, size, path in sorted(segments):
+        if total <= max_bytes:
+            break
+        _remove(path)
+        total -= size
 
 
 def cache_directory(root: Path, model: str) -> Path:
@@ -147,6 +204,8 @@ class EmbeddingCache:
             positions = positions + rows - starts[np.searchsorted(starts, rows, side="right") - 1]
             matrix = self._matrix(vectors.take(pa.array(positions, pa.int64())))
             keys = hashes.take(pa.array(rows, pa.int64())).to_pylist()
+            with contextlib.suppress(OSError):
+                os.utime(path)  # read now: the last a bounded cache evicts
         except FileNotFoundError:
             return {}  # merged into another segment since it was listed
         except Exception as error:  # any damage: the cache is only a cache
@@ -330,42 +389,64 @@ def embedding_label(table: str, column: str, hashes: Sequence[str | None], count
 
 
 def embed_column(
-    root: Path,
+    root: Path | None,
     embedder: Any,
     table: str,
     column: str,
-    texts: list[Any],
+    texts: Sequence[Any],
     progress: bool,
     batch_size: int,
 ) -> np.ndarray:
-    """The column's vectors: those of texts the same model embedded before, in any table of
-    the database, read from its embedding cache; the rest embedded in batches and written to
-    the cache as they come (:mod:`~hotdata_retrieval.engines.local._embedding_cache`).
-    A NULL, empty or whitespace-only text gets a zero row here (its vector is NULL:
-    :func:`~hotdata_retrieval.embed.is_embeddable`)."""
+    """The column's vectors: those of texts the same model embedded before, read from the
+    database's embedding cache (``root``; ``None`` for a store, which keeps none) and then the
+    user's (:func:`machine_cache_root`); the rest embedded in batches and written to both as
+    they come (module docstring). A NULL, empty or whitespace-only text gets a zero row here
+    (its vector is NULL: :func:`~hotdata_retrieval.embed.is_embeddable`).
+
+    Returns:
+        A float32 array of shape ``(len(texts), embedder.dimensions)``.
+    """
     from hotdata_retrieval.embed import embed_in_batches
 
     model = str(embedder.name)
     dimensions = int(embedder.dimensions)
     hashes = database.text_hashes([t if is_embeddable(t) else None for t in texts])
-    cache = EmbeddingCache(root, model, dimensions)
-    cache.adopt_legacy(table, column)
-    cached = cache.vectors(h for h in hashes if h)
-    missing = sorted({h for h in hashes if h and h not in cached})
+    caches = []
+    if root is not None:
+        own = EmbeddingCache(root, model, dimensions)
+        own.adopt_legacy(table, column)
+        caches.append(own)
+    shared_root = machine_cache_root()
+    if shared_root is not None and shared_root != root:
+        caches.append(EmbeddingCache(shared_root, model, dimensions))
+    wanted = {h for h in hashes if h}
+    cached: dict[str, np.ndarray] = {}
+    for cache in caches:
+        found = cache.vectors(wanted - cached.keys())
+        if cache is not caches[0] and found and root is not None:
+            caches[0].add(list(found), np.stack(list(found.values())))  # the database's own
+        cached.update(found)
+    missing = sorted(wanted - cached.keys())
     first_text = {h: t for h, t in zip(hashes, texts) if h}
     if missing:
-        with cache.pending() as pending:
+        with contextlib.ExitStack() as stack:
+            pending = [stack.enter_context(cache.pending()) for cache in caches]
+
+            def keep(start: int, vectors: np.ndarray) -> None:
+                for each in pending:
+                    each.add(missing[start : start + len(vectors)], vectors)
+
             fresh = embed_in_batches(
                 embedder,
                 [first_text[h] for h in missing],
                 batch_size=batch_size,
                 progress=progress,
                 description=embedding_label(table, column, hashes, len(missing)),
-                on_batch=lambda start, vectors: pending.add(
-                    missing[start : start + len(vectors)], vectors
-                ),
+                on_batch=keep,
             )
         cached.update(zip(missing, fresh))
+        if shared_root is not None and shared_root != root:
+            evict_least_recent(shared_root, machine_cache_bytes())
     matrix = np.zeros((len(texts), dimensions), dtype=np.float32)
     for row, value in enumerate(hashes):
         if value:
