@@ -50,6 +50,7 @@ from hotdata_retrieval.indexes import TableIndexes as TableIndexes
 from hotdata_retrieval.indexes import VectorIndex as VectorIndex
 from hotdata_retrieval.plan.filter_objects import filter_from_object
 from hotdata_retrieval.plan.filters import Predicate, is_predicate
+from hotdata_retrieval.plan.formula import ScoreFormula, formula_from_document
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
@@ -408,6 +409,13 @@ def _queries(value: Any) -> tuple[tuple[str, float], ...]:
     return tuple(pairs)
 
 
+def _request_formula(value: Any) -> ScoreFormula | None:
+    """A formula as given, or read from its JSON form (a list of terms)."""
+    if value is None or isinstance(value, ScoreFormula):
+        return value
+    return formula_from_document(value)
+
+
 def _query_syntax(value: Any) -> QuerySyntax:
     return QuerySyntax.parse(value)
 
@@ -608,6 +616,11 @@ class SearchRequest:
             branches' fusion weights. Several texts of a text, semantic or nearest search
             are fused too, by ``fusion`` (default RRF), whose ``weights`` the query weights
             then are.
+        formula: a fused search's final score
+            (:class:`~hotdata_retrieval.plan.formula.ScoreFormula`, or its JSON form, a list
+            of terms): weights and decays over the fused score and numeric columns
+            (:attr:`~hotdata_retrieval.plan.search.SearchPlan.formula`); a search that is not
+            fused is refused.
         fusion: a hybrid search's fusion (:class:`FusionChoice`, a method's name, or
             ``{"method": ..., <option>: ...}``); refused for a search that is not hybrid.
         query_syntax: how a text branch reads the query (``"text"``, default, ``"terms"``:
@@ -645,6 +658,7 @@ class SearchRequest:
     include_branch_scores: bool = attrs.field(default=False, converter=_flag)
     explain_scores: bool = attrs.field(default=False, converter=_explain_flag)
     queries: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=_queries)
+    formula: ScoreFormula | None = attrs.field(default=None, converter=_request_formula)
     fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion_choice)
     query_syntax: QuerySyntax = attrs.field(default=QuerySyntax.TEXT, converter=_query_syntax)
     allow_empty_query: bool = attrs.field(default=False, converter=_flag)
@@ -856,6 +870,7 @@ def plan_search(
         key_column=indexes.key_column,
         include_branch_scores=request.include_branch_scores or request.explain_scores,
         explain_scores=request.explain_scores,
+        formula=request.formula,
         group_by=request.group_by,
         group_size=request.group_size,
         steps=request.steps(),

@@ -4,9 +4,13 @@ reference in ``tests/parity/test_score_formulas.py``."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +22,11 @@ from hotdata_retrieval import (
     SearchPlan,
     to_sql,
 )
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
 from hotdata_retrieval.compile.compiler import native_hybrid_misfit
+from hotdata_retrieval.embed import HashingEmbedder
+from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
 from hotdata_retrieval.plan.formula import (
     ColumnValue,
@@ -31,6 +39,7 @@ from hotdata_retrieval.plan.formula import (
     formula_terms,
     formula_to_document,
 )
+from hotdata_retrieval.routing import SearchRequest
 
 TEXT = Bm25Search(table="docs", column="body", query_text="disk full")
 NEAREST = NearestNeighborSearch(table="docs", column="embedding", query_vector=[0.6, -0.8])
@@ -133,3 +142,81 @@ def test_the_terms_add_up_to_the_final_score(
     assert terms[0] == pytest.approx(fused * decay, rel=1e-12, abs=1e-300)
     assert terms[1] == pytest.approx(0.1 * (2.5 if rating is None else rating))
     assert formula_score(terms) == terms[0] + terms[1]
+
+
+# -- the request, the chain and hdq search -----------------------------------------------------
+
+BODIES = [
+    ("the desktop app crashes on start with error E4012", 3),
+    ("sign in fails after the upgrade", 40),
+    ("files stop syncing between devices", 1),
+    ("the app crashes when opening settings", 90),
+    ("sync stopped after the upgrade", 2),
+    ("app crashes after the upgrade", None),
+]
+RECENT = [{"factors": ["score", {"exp": {"column": "age", "origin": 0, "scale": 10}}]}]
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("formulas")
+    source = directory / "tickets.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"id": f"t{number}", "body": body, "age": age}) + "\n"
+            for number, (body, age) in enumerate(BODIES, start=1)
+        ),
+        encoding="utf-8",
+    )
+    path = directory / "db"
+    result = CliRunner().invoke(
+        main, ["load", str(source), "--database", str(path), "--embedder", "hashing"]
+    )
+    assert result.exit_code == EXIT_OK, result.stderr
+    return path
+
+
+def _recent_reference(result: Any) -> list[Any]:
+    """The plain page's fused scores times ``0.5 ** (age / 10)`` (0 without an age), best
+    first, ties by key."""
+    ages = {f"t{number}": age for number, (_, age) in enumerate(BODIES, start=1)}
+    scored = [
+        (hit.score * (0.0 if ages[hit.key] is None else 0.5 ** (ages[hit.key] / 10)), hit.key)
+        for hit in result
+    ]
+    return [key for _, key in sorted(scored, key=lambda item: (-item[0], item[1]))]
+
+
+def test_the_request_the_chain_and_hdq_search_take_a_formula(database: Path) -> None:
+    with LocalEngine(database) as engine:
+        engine.embedder = HashingEmbedder()
+        table = engine.table("tickets")
+        plain = table.search("app crashes upgrade", mode="hybrid").limit(6).run()
+        chained = table.search("app crashes upgrade", mode="hybrid", formula=RECENT).limit(6).run()
+        request = SearchRequest(
+            table="tickets", query="app crashes upgrade", mode="hybrid", limit=6,
+            formula=RECENT,
+        )  # fmt: skip
+        routed = engine.search(engine.plan_search(request))
+        with pytest.raises(PlanError, match="formula rescores a fusion's rows"):
+            table.search("crashes", mode="text", formula=RECENT)
+    assert len(plain) == 6  # every candidate: the reference rescores them all
+    assert chained.keys == _recent_reference(plain)
+    assert routed == chained
+    result = CliRunner().invoke(
+        main,
+        ["search", "app crashes upgrade", "--table", "tickets", "--database", str(database),
+         "--mode", "hybrid", "-k", "6", "--formula", json.dumps(RECENT), "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == EXIT_OK, result.stderr
+    document = json.loads(result.stdout)
+    assert [hit["key"] for hit in document["hits"]] == chained.keys
+    for hit in document["hits"]:
+        assert math.isclose(sum(hit["terms"]), hit["score"], rel_tol=0.0, abs_tol=1e-9)
+    bad = CliRunner().invoke(
+        main,
+        ["search", "app", "--table", "tickets", "--database", str(database), "--mode",
+         "hybrid", "--formula", "[{"],
+    )  # fmt: skip
+    assert bad.exit_code == EXIT_INVALID_PLAN
+    assert "--formula must be JSON" in bad.stderr

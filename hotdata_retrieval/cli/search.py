@@ -49,6 +49,7 @@ OPTION_NAMES: dict[str, str] = {
     **FUSION_FLAGS,
     "mode": "--mode",
     "queries": "--query",
+    "formula": "--formula",
     "diversity": "--diversity",
     "candidates": "--candidates",
 }
@@ -277,6 +278,20 @@ def _check_indexes(indexes: TableIndexes, mode: str) -> None:
     raise CommandError(f"table '{indexes.table}' has {lacks}: {'; '.join(missing)}")
 
 
+def _formula_json(text: str) -> Any:
+    """``--formula``'s JSON text, read (the request reads the formula from it).
+
+    Raises:
+        PlanError: text that is no JSON.
+    """
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise PlanError(
+            f"--formula must be JSON (a list of terms): {error}", field="formula", value=text
+        ) from None
+
+
 def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     document = {
         "key": hit.key,
@@ -346,6 +361,13 @@ def _branch_json(branch: Any) -> dict[str, Any]:
 )
 @query_embedder_option
 @fusion_options
+@click.option(
+    "--formula",
+    "formula_text",
+    metavar="JSON",
+    help="A hybrid search's final score, as a plan document's \"formula\": a JSON list of "
+    'terms over "score", numeric columns and exp/gauss/linear decays (docs/plans.md).',
+)
 @click.option("--explain", is_flag=True, help="Also show the SQL and each branch's rank.")
 @click.option(
     "--explain-scores",
@@ -398,6 +420,7 @@ def search(
     depth: int | None,
     min_score: float | None,
     fusion_file: Path | None,
+    formula_text: str | None,
     explain: bool,
     explain_scores: bool,
     diversity: float | None,
@@ -453,6 +476,7 @@ def search(
             fusion=FusionChoice(method=method, options=settings) if chosen else None,
             explain_scores=explain_scores,
             queries=list(queries),
+            formula=None if formula_text is None else _formula_json(formula_text),
             group_by=group_by,
             group_size=group_size,
             diversity=diversity,

@@ -43,6 +43,7 @@ import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import Predicate
+from hotdata_retrieval.plan.formula import ScoreFormula
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.plan.steps import Diversity, describe_steps
@@ -95,6 +96,7 @@ class SearchTable:
         embed_query: Callable[[str], Sequence[float]] | None = None,
         explain_scores: bool = False,
         queries: Sequence[str | tuple[str, float]] | None = None,
+        formula: ScoreFormula | Sequence[Mapping[str, Any]] | None = None,
         diversity: float | None = None,
         candidates: int | None = None,
     ) -> Search:
@@ -120,6 +122,9 @@ class SearchTable:
             queries: more query texts (or ``(text, weight)`` pairs) searched beside
                 ``query`` and fused with it into one ranking, in one statement
                 (:class:`~hotdata_retrieval.routing.SearchRequest`).
+            formula: a fused search's final score: a
+                :class:`~hotdata_retrieval.plan.formula.ScoreFormula` or its JSON form, a list
+                of terms (``docs/plans.md``, "Score formulas").
             diversity: maximal marginal relevance's lambda (0 to 1) over the candidates'
                 vectors, as :meth:`Search.diversity` sets it; ``None``: none.
             candidates: rows the diversity step chooses among (:meth:`Search.diversity`).
@@ -140,6 +145,7 @@ class SearchTable:
             embed_query=embed_query,
             explain_scores=explain_scores,
             queries=queries,
+            formula=formula,
             diversity=diversity,
             candidates=candidates,
         )
