@@ -379,7 +379,9 @@ def test_hdq_mcp_passes_its_sql_limits_to_the_toolkit(monkeypatch: pytest.Monkey
     monkeypatch.setitem(
         mcp_command.ENGINE_OPENERS, "local", lambda database, table, embedder_choice: object()
     )
-    monkeypatch.setattr(mcp_command, "serve", lambda engine, **options: seen.update(options))
+    monkeypatch.setattr(
+        mcp_command, "serve", lambda engine, settings: seen.update(settings=settings)
+    )
     result = CliRunner().invoke(
         main,
         [
@@ -395,8 +397,9 @@ def test_hdq_mcp_passes_its_sql_limits_to_the_toolkit(monkeypatch: pytest.Monkey
         ],
     )
     assert result.exit_code == 0, result.output
-    assert seen["sql_limits"] == SqlLimits(timeout_seconds=2.5, memory_bytes=64 * 1024 * 1024)
-    assert seen["max_bytes"] == 999
+    settings = seen["settings"]
+    assert settings.sql_limits == SqlLimits(timeout_seconds=2.5, memory_bytes=64 * 1024 * 1024)
+    assert settings.max_bytes == 999
 
 
 # -- what only a worker process can stop -------------------------------------------------------
