@@ -368,6 +368,21 @@ def test_duckdb_agent_sql_reads_a_document_table_after_its_rows_change(tmp_path:
         }
 
 
+def test_duckdb_agent_sql_reads_a_table_without_text_index_after_a_delete(
+    tmp_path: Path,
+) -> None:
+    """A table without a text index changes in place, its rowids left with gaps: nothing is
+    keyed by them, so the snapshot copies it and agent SQL returns the rows a read returns."""
+    with DuckdbEngine(tmp_path / "vectors.duckdb") as engine:
+        vectors = [[float(i), 1.0] for i in range(10)]
+        engine.load_table("docs", pa.table({"id": list(range(10)), "embedding": vectors}))
+        assert engine.delete_rows("docs", [0, 4, 5]) == 3
+        engine.upsert_rows("docs", pa.table({"id": [4], "embedding": [[9.0, 9.0]]}))
+        direct = sorted(engine.read_table("docs", ["id"]).to_pylist(), key=lambda row: row["id"])
+        assert [row["id"] for row in direct] == [1, 2, 3, 4, 6, 7, 8, 9]
+        assert _rows(engine, "SELECT id FROM docs ORDER BY id") == direct
+
+
 def test_duckdb_agent_sql_leaves_the_stores_settings_alone(tmp_path: Path) -> None:
     with DuckdbEngine(tmp_path / "settings.duckdb") as engine:
         _load(engine)
