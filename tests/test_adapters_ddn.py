@@ -167,7 +167,16 @@ def test_the_schema_types_the_arguments_and_the_hit_fields(client: TestClient) -
     schema = client.get("/schema").json()
     (function,) = schema["functions"]
     arguments = function["arguments"]
-    assert list(arguments) == ["query", "top_k", "filter", "fusion", "status", "tier"]
+    assert list(arguments) == [
+        "query",
+        "top_k",
+        "filter",
+        "fusion",
+        "diversity",
+        "candidates",
+        "status",
+        "tier",
+    ]
     assert arguments["query"]["type"] == {"type": "named", "name": "String"}
     for name in ("filter", "fusion"):  # any JSON value, read by the option's row
         assert arguments[name]["type"]["underlying_type"] == {"type": "named", "name": "JSON"}
@@ -294,7 +303,16 @@ def test_hdq_ddn_metadata_is_hml_naming_the_command_type_and_relationship(databa
     assert command["name"] == "SearchDocuments"
     assert command["source"]["dataConnectorCommand"] == {"function": FUNCTION_NAME}
     names = [a["name"] for a in command["arguments"]]
-    assert names == ["query", "topK", "filter", "fusion", "status", "tier"]
+    assert names == [
+        "query",
+        "topK",
+        "filter",
+        "fusion",
+        "diversity",
+        "candidates",
+        "status",
+        "tier",
+    ]
     (json_scalar,) = by_kind["ScalarType"]
     assert json_scalar == {"name": "Json", "graphql": {"typeName": "Json"}}
     assert {a["name"]: a["type"] for a in command["arguments"]}["filter"] == "Json"

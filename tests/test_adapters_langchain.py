@@ -174,8 +174,21 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
 ) -> None:
     tools = _tools(engine)
     assert SearchToolkit(engine, table="docs").offers_fusion
-    assert set(tools["hotdata_search_text"].args) == {"query", "k", "filter", "fusion"}
-    assert set(tools["hotdata_search_semantic"].args) == {"query", "k", "filter"}
+    assert set(tools["hotdata_search_text"].args) == {
+        "query",
+        "k",
+        "filter",
+        "fusion",
+        "diversity",
+        "candidates",
+    }
+    assert set(tools["hotdata_search_semantic"].args) == {
+        "query",
+        "k",
+        "filter",
+        "diversity",
+        "candidates",
+    }
     assert set(tools["hotdata_execute_sql"].args) == {"sql"}
     assert "1 to 50" in tools["hotdata_search_text"].args["k"]["description"]
 

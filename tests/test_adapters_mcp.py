@@ -109,12 +109,21 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     schema = listed["hotdata_search_text"].input_schema
     assert schema["required"] == ["query"]
-    assert set(schema["properties"]) == {"query", "k", "filter", "fusion"}
+    assert set(schema["properties"]) == {
+        "query",
+        "k",
+        "filter",
+        "fusion",
+        "diversity",
+        "candidates",
+    }
     assert "1 to 4" in schema["properties"]["k"]["description"]
     assert set(listed["hotdata_search_semantic"].input_schema["properties"]) == {
         "query",
         "k",
         "filter",
+        "diversity",
+        "candidates",
     }
     for tool in listed.values():  # the arguments' words are the agent's too
         for word in FORBIDDEN_DESCRIPTION_WORDS:

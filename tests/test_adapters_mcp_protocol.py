@@ -234,7 +234,8 @@ ARGUMENT_FAULTS = [
     pytest.param(
         SEARCH,
         {"query": "crash", "limit": 3},
-        "unknown argument 'limit' (the arguments are 'query', 'k', 'filter' and 'fusion')",
+        "unknown argument 'limit' (the arguments are 'query', 'k', 'filter', 'fusion', "
+        "'diversity' and 'candidates')",
         id="unknown-argument",
     ),
     pytest.param(
@@ -259,7 +260,7 @@ ARGUMENT_FAULTS = [
         SEARCH,
         {"k": 2, "size": 1, "page": 2},
         "missing argument 'query'; unknown arguments 'size', 'page' (the arguments are 'query', "
-        "'k', 'filter' and 'fusion')",
+        "'k', 'filter', 'fusion', 'diversity' and 'candidates')",
         id="several-problems",
     ),
 ]
@@ -290,7 +291,8 @@ SURROGATE_FAULTS = [
     pytest.param(
         SEARCH,
         {"query": "crash", "\ud800": 1},
-        "unknown argument '\\ud800' (the arguments are 'query', 'k', 'filter' and 'fusion')",
+        "unknown argument '\\ud800' (the arguments are 'query', 'k', 'filter', 'fusion', "
+        "'diversity' and 'candidates')",
         "params.arguments has a key, '\\ud800', holding a lone surrogate (\\ud800), which is "
         "not Unicode text",
         id="argument-name",
@@ -435,7 +437,9 @@ async def test_a_python_call_is_checked_the_same_way(server: MCPServer) -> None:
     with pytest.raises(McpToolError) as raised:
         await server.call_tool(SEARCH, {"query": "crash", "extra": 1})
     assert str(raised.value) == _tool_error(
-        SEARCH, "unknown argument 'extra' (the arguments are 'query', 'k', 'filter' and 'fusion')"
+        SEARCH,
+        "unknown argument 'extra' (the arguments are 'query', 'k', 'filter', 'fusion', "
+        "'diversity' and 'candidates')",
     )
 
 

@@ -85,9 +85,7 @@ def test_a_request_and_the_chain_give_the_reference(engine: LocalEngine, mode: s
     assert engine.search(plan).keys == expected
     plain = engine.search(attrs.evolve(plan, steps=())).keys
     assert plain != expected  # the duplicated bodies crowd the plain page
-    chained = engine.table("docs").search(
-        QUERY, mode=mode, diversity=LAMBDA, candidates=CANDIDATES
-    )
+    chained = engine.table("docs").search(QUERY, mode=mode, diversity=LAMBDA, candidates=CANDIDATES)
     assert chained.limit(LIMIT).run().keys == expected
     stepped = engine.table("docs").search(QUERY, mode=mode).limit(LIMIT)
     assert stepped.diversity(LAMBDA, candidates=CANDIDATES).run().keys == expected
@@ -151,3 +149,97 @@ def test_a_request_refuses_a_bad_diversity() -> None:
         SearchRequest(table="docs", query=QUERY, diversity=-0.1)
     with pytest.raises(PlanError, match="diversity must be a number"):
         SearchRequest(table="docs", query=QUERY, diversity="high")
+
+
+# -- the adapter doors, through SearchSettings ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fused_reference(engine: LocalEngine) -> list[Any]:
+    """The reference page of the doors' search: hybrid (the table's auto route), k rows."""
+    plan = engine.plan_search(
+        SearchRequest(
+            table="docs", query=QUERY, mode="auto", limit=LIMIT, diversity=LAMBDA,
+            candidates=CANDIDATES,
+        )
+    )  # fmt: skip
+    assert plan.fusion is not None
+    return _reference(engine, plan)
+
+
+def _arguments() -> dict[str, Any]:
+    return {"query": QUERY, "k": LIMIT, "diversity": LAMBDA, "candidates": CANDIDATES}
+
+
+def test_the_toolkit(engine: LocalEngine, fused_reference: list[Any]) -> None:
+    from hotdata_retrieval.adapters import SearchToolkit
+
+    toolkit = SearchToolkit(engine, table="docs", k=LIMIT)
+    rows = toolkit.search_text(**_arguments())["rows"]
+    assert [row["id"] for row in rows] == fused_reference
+    assert "`diversity` (0 to 1)" in toolkit.describe_text_search()
+    defaulted = SearchToolkit(engine, table="docs", k=LIMIT, diversity=LAMBDA, candidates=10)
+    assert [row["id"] for row in defaulted.search_text(QUERY)["rows"]] == fused_reference
+
+
+def test_the_langchain_tool_and_retriever(engine: LocalEngine, fused_reference: list[Any]) -> None:
+    from hotdata_retrieval.adapters.langchain import HotdataRetriever, make_text_search_tool
+    from hotdata_retrieval.adapters.settings import SearchSettings
+
+    tool = make_text_search_tool(engine, table="docs", k=LIMIT)
+    answer = json.loads(tool.invoke(_arguments()))
+    assert [row["id"] for row in answer["rows"]] == fused_reference
+    settings = SearchSettings(table="docs", k=LIMIT, diversity=LAMBDA, candidates=CANDIDATES)
+    documents = HotdataRetriever(engine=engine, settings=settings).invoke(QUERY)
+    assert [int(document.id) for document in documents] == fused_reference
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_mcp_tool(
+    engine: LocalEngine, fused_reference: list[Any], anyio_backend: str
+) -> None:
+    from mcp import Client
+
+    from hotdata_retrieval.adapters.mcp import create_server
+
+    async with Client(create_server(engine, table="docs", k=LIMIT)) as client:
+        result = await client.call_tool("hotdata_search_text", _arguments())
+        refused = await client.call_tool("hotdata_search_text", {"query": QUERY, "diversity": 3})
+    assert result.is_error is False, result.content
+    rows = json.loads(result.content[0].text)["rows"]
+    assert [row["id"] for row in rows] == fused_reference
+    assert refused.is_error is True
+    assert "between 0 (diversity only) and 1" in refused.content[0].text
+
+
+def test_the_ddn_function(engine: LocalEngine, fused_reference: list[Any]) -> None:
+    from starlette.testclient import TestClient
+
+    from hotdata_retrieval.adapters.ddn import create_app
+
+    client = TestClient(create_app(engine, table="docs", default_top_k=LIMIT))
+    values = {"query": QUERY, "diversity": LAMBDA, "candidates": CANDIDATES}
+    body = {
+        "collection": "search_documents",
+        "arguments": {name: {"type": "literal", "value": v} for name, v in values.items()},
+        "query": {"fields": {"__value": {"type": "column", "column": "__value"}}},
+        "collection_relationships": {},
+    }
+    answer = client.post("/query", json=body)
+    assert answer.status_code == 200, answer.text
+    ((row,),) = [row_set["rows"] for row_set in answer.json()]
+    assert [hit["id"] for hit in row["__value"]] == fused_reference
+
+
+def test_a_door_refuses_candidates_alone_and_a_text_only_search(engine: LocalEngine) -> None:
+    from hotdata_retrieval.adapters import SearchToolkit, ToolError
+    from hotdata_retrieval.adapters.settings import SearchSettings
+
+    toolkit = SearchToolkit(engine, table="docs", k=LIMIT)
+    with pytest.raises(ToolError, match="give diversity too"):
+        toolkit.search_text(QUERY, candidates=10)
+    with pytest.raises(ToolError, match="candidates must be at most 1000"):
+        toolkit.search_text(QUERY, diversity=0.5, candidates=5000)
+    with pytest.raises(ToolError, match="between 0"):
+        SearchSettings(table="docs", diversity=2)

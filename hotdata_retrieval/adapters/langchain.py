@@ -275,7 +275,8 @@ class HotdataRetriever(BaseRetriever):
         settings: a :class:`~hotdata_retrieval.adapters.settings.SearchSettings` shared with
             the other doors: the fields below that are not given are read from it (``table``,
             ``k`` from its default ``k``, ``columns``, ``text_column``, ``vector_column``,
-            ``key_column``, ``fusion``, ``embedder``, ``input_limits``), and its ``filter``
+            ``key_column``, ``fusion``, ``embedder``, ``input_limits``, ``diversity``,
+            ``candidates``), and its ``filter``
             holds beside this retriever's own.
         table: the table to search (required without ``settings``).
         k: Documents returned (also accepted by ``invoke(query, k=...)``).
@@ -297,6 +298,10 @@ class HotdataRetriever(BaseRetriever):
         input_limits: the longest query a call may carry, checked before anything reads it
             (default :class:`~hotdata_retrieval.engines.limits.InputLimits`: 4,096
             characters, 128 words).
+        diversity: maximal marginal relevance's lambda (0 to 1) choosing the Documents among
+            ``candidates`` (a nearest or hybrid search; :class:`~hotdata_retrieval.plan.
+            steps.Diversity`); ``None``: the plain ranking.
+        candidates: rows diversity chooses among (default 4 times ``k``, at most 1,000).
 
     Raises:
         InputLimitError: a query over ``input_limits`` (from ``invoke``).
@@ -320,6 +325,8 @@ class HotdataRetriever(BaseRetriever):
     fusion: Any = None
     embedder: Any = None
     input_limits: InputLimits = Field(default_factory=InputLimits)
+    diversity: float | None = None
+    candidates: int | None = None
 
     @model_validator(mode="after")
     def _read_settings(self) -> HotdataRetriever:
@@ -341,6 +348,8 @@ class HotdataRetriever(BaseRetriever):
             "fusion": settings.fusion,
             "embedder": settings.embedder,
             "input_limits": settings.input_limits,
+            "diversity": settings.diversity,
+            "candidates": settings.candidates,
         }
         for name, value in inherited.items():
             if name not in given:
@@ -413,6 +422,8 @@ class HotdataRetriever(BaseRetriever):
             key_column=indexes.key_column,
             fusion=self.fusion,
             allow_empty_query=True,  # a query with no word retrieves nothing by words
+            diversity=self.diversity,
+            candidates=self.candidates,
         )
         if isinstance(self.engine, Engine):
             return self.engine.plan_search(request, embed_query=query_embedder(self.embedder))

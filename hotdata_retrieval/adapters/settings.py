@@ -41,6 +41,7 @@ from hotdata_retrieval.plan.search import (
     fusion_methods,
     fusion_options,
 )
+from hotdata_retrieval.plan.steps import MAX_STEP_CANDIDATES, steps_from_options
 from hotdata_retrieval.plan.values import check_query_text
 from hotdata_retrieval.routing import FusionChoice
 
@@ -191,6 +192,11 @@ class SearchSettings:
         descriptions: tool descriptions to use instead of the generated ones, by tool
             (:data:`TOOL_ROLES`; DDN's function takes ``search_text``'s), each at most
             :data:`MAX_DESCRIPTION_CHARACTERS`; the stored-data notice is still appended.
+        diversity: maximal marginal relevance's lambda (0 to 1) a search by meaning uses
+            when the call gives none (the plan's
+            :class:`~hotdata_retrieval.plan.steps.Diversity` step); ``None``: none.
+        candidates: rows that diversity chooses among when the call gives no count
+            (default: 4 times the rows asked for, at most 1,000).
 
     Raises:
         ToolError: a bad ``k``, ``max_rows``, ``max_bytes``, limit, ``name_prefix``,
@@ -227,10 +233,16 @@ class SearchSettings:
         default=None, validator=_instance_of(IndexCatalog, "catalog")
     )
     descriptions: Mapping[str, str] = attrs.field(factory=dict, converter=_descriptions)
+    diversity: float | None = None
+    candidates: int | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.k is not None and self.k > self.max_rows:
             raise ToolError(f"k ({self.k}) must not exceed max_rows ({self.max_rows})")
+        try:
+            steps_from_options(diversity=self.diversity, candidates=self.candidates)
+        except PlanError as error:
+            raise ToolError(str(error)) from None
 
     @classmethod
     def of(cls, settings: SearchSettings | None = None, /, **options: Any) -> SearchSettings:
@@ -586,6 +598,75 @@ def _default_fusion(settings: SearchSettings, route: SearchRoute, call: SearchCa
         call.request["fusion"] = settings.fusion
 
 
+# diversity -----------------------------------------------------------------------------------
+
+
+def _diversity_schema(_settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "anyOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "null"}],
+        "default": None,
+        "description": "Make the rows differ from each other: 0 to 1, where 1 ranks by "
+        "relevance alone and lower values prefer rows unlike those already chosen (maximal "
+        "marginal relevance; 0.5 balances both). Omit it for the plain ranking.",
+    }
+
+
+def _candidates_schema(_settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_STEP_CANDIDATES,
+        "description": "With diversity: how many of the best rows it chooses among, at least "
+        f"k, at most {MAX_STEP_CANDIDATES} (default 4 times k).",
+    }
+
+
+def _diversity_sentence(_settings: SearchSettings, _route: SearchRoute) -> str:
+    return (
+        "`diversity` (0 to 1) makes the rows differ from each other, for a broader answer: 1 "
+        "is the plain ranking, 0.5 balances relevance and difference; `candidates` is how "
+        "many of the best rows it chooses among."
+    )
+
+
+def _compares_vectors(_settings: SearchSettings, route: SearchRoute) -> bool:
+    return "nearest" in route.branches
+
+
+def _read_step_option(name: str) -> Callable[[SearchSettings, SearchRoute, Any, SearchCall], None]:
+    def read(settings: SearchSettings, route: SearchRoute, value: Any, call: SearchCall) -> None:
+        if not _compares_vectors(settings, route):
+            raise ToolError(
+                f"{name} applies to a search by meaning; this search of table "
+                f"{settings.table} ranks by words alone"
+            )
+        value = whole_number(value) if name == "candidates" else value
+        if name == "candidates" and "diversity" not in call.request:
+            raise ToolError(
+                "candidates is how many of the best rows diversity chooses among; give "
+                "diversity too"
+            )
+        options = {"diversity": call.request.get("diversity", 0.5), name: value}
+        try:
+            steps_from_options(**options)
+        except PlanError as error:
+            raise ToolError(str(error)) from None
+        call.request[name] = value
+
+    return read
+
+
+def _default_step_option(
+    name: str,
+) -> Callable[[SearchSettings, SearchRoute, SearchCall], None]:
+    def default(settings: SearchSettings, route: SearchRoute, call: SearchCall) -> None:
+        value = getattr(settings, name)
+        if value is not None and _compares_vectors(settings, route):
+            call.request[name] = value
+
+    return default
+
+
 SEARCH_OPTIONS: tuple[SearchOption, ...] = (
     SearchOption(
         name="query", kind=OptionKind.TEXT, schema=_query_schema, read=_read_query, required=True
@@ -613,6 +694,23 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         offered=_fuses,
         sentence=_fusion_sentence,
         default=_default_fusion,
+    ),
+    SearchOption(
+        name="diversity",
+        kind=OptionKind.JSON,
+        schema=_diversity_schema,
+        read=_read_step_option("diversity"),
+        offered=_compares_vectors,
+        sentence=_diversity_sentence,
+        default=_default_step_option("diversity"),
+    ),
+    SearchOption(
+        name="candidates",
+        kind=OptionKind.COUNT,
+        schema=_candidates_schema,
+        read=_read_step_option("candidates"),
+        offered=_compares_vectors,
+        default=_default_step_option("candidates"),
     ),
 )
 """The arguments of a search call, in the order the doors list them: one row each."""
