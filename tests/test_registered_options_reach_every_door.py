@@ -233,3 +233,61 @@ def test_schemas_and_descriptions_stay_bounded(engine: LocalEngine, registered: 
     for door, (schema, description) in _doors(engine).items():
         assert len(description) <= MAX_DESCRIPTION, (door, len(description))
         assert len(schema) <= MAX_SCHEMA, (door, len(schema))
+
+
+# -- a door option is one row ------------------------------------------------------------------
+
+
+def test_an_option_added_as_one_row_reaches_every_door(
+    engine: LocalEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row added to SEARCH_OPTIONS (here the request's existing ``query_syntax``) is listed by
+    every door's schema and read from every door's call, with no adapter change."""
+    import anyio
+
+    import hotdata_retrieval.adapters.settings as settings_module
+    from hotdata_retrieval.adapters.llamaindex import make_search_tools as llamaindex_tools
+    from hotdata_retrieval.adapters.settings import SEARCH_OPTIONS, OptionKind, SearchOption
+
+    seen: list[str] = []
+
+    def read(settings: Any, route: Any, value: Any, call: Any) -> None:
+        if value not in ("text", "terms"):
+            raise ToolError(f"query_syntax must be 'text' or 'terms', got {value!r}")
+        seen.append(value)
+        call.request["query_syntax"] = value
+
+    row = SearchOption(
+        name="query_syntax",
+        kind=OptionKind.TEXT,
+        schema=lambda settings: {
+            "type": "string",
+            "enum": ["text", "terms"],
+            "description": "How the words of the query are read.",
+        },
+        read=read,
+    )
+    monkeypatch.setattr(settings_module, "SEARCH_OPTIONS", (*SEARCH_OPTIONS, row))
+    for door, (schema, _) in _doors(engine).items():
+        assert "query_syntax" in schema and "How the words of the query are read." in schema, door
+    arguments = {"query": "red fox", "query_syntax": "terms"}
+    make_search_tools(engine, table="docs")[0].invoke(arguments)
+    llamaindex_tools(engine, table="docs")[0].call(**arguments)
+
+    async def through_mcp() -> None:
+        async with Client(create_server(engine, table="docs")) as client:
+            result = await client.call_tool("hotdata_search_text", arguments)
+        assert result.is_error is False, result.content
+
+    anyio.run(through_mcp)
+    client = TestClient(create_app(engine, table="docs"))
+    body = {
+        "collection": "search_documents",
+        "arguments": {name: {"type": "literal", "value": v} for name, v in arguments.items()},
+        "query": {"fields": {"__value": {"type": "column", "column": "__value"}}},
+        "collection_relationships": {},
+    }
+    assert client.post("/query", json=body).status_code == 200
+    assert seen == ["terms"] * 4
+    refused = make_search_tools(engine, table="docs")[0].invoke({**arguments, "query_syntax": "x"})
+    assert "query_syntax must be 'text' or 'terms', got 'x'" in str(refused)
