@@ -102,9 +102,12 @@ def _nearest(query: str, k: int, **equal: Any) -> list[int]:
 
 
 def test_the_text_search_returns_the_rows_holding_the_words_and_a_filter_narrows_them(
-    store: Any,
+    store: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tools = _tools(store)  # no embedder: the text search is BM25 alone
+    # no embedder (the store would otherwise embed with the model recorded at load): the text
+    # search is BM25 alone
+    monkeypatch.setattr(store, "embedder_for", lambda table: None)
+    tools = _tools(store)
     found = _rows(tools[TEXT], query="billing", k=10)
     narrowed = _rows(tools[TEXT], query="billing", k=10, filter={"lang": "fr"})
     assert {row["id"] for row in found} == _holding("billing") == {3, 4, 6}
@@ -112,6 +115,14 @@ def test_the_text_search_returns_the_rows_holding_the_words_and_a_filter_narrows
     by_key = {row["id"]: row for row in ROWS}
     for row in found:
         assert row["body"] == by_key[row["id"]]["body"]
+
+
+def test_a_store_opened_without_an_embedder_embeds_with_the_model_recorded_at_load(
+    store: Any,
+) -> None:
+    recorded = store.embedder_for("tickets")
+    assert recorded is not None and recorded.name == EMBEDDER.name
+    assert recorded.embed_query("billing") == EMBEDDER.embed_query("billing")
 
 
 def test_the_semantic_search_returns_the_nearest_rows_and_a_filter_narrows_them(
