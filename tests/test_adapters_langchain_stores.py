@@ -121,6 +121,9 @@ def test_a_store_opened_without_an_embedder_embeds_with_the_model_recorded_at_lo
     store: Any,
 ) -> None:
     recorded = store.embedder_for("tickets")
+    if not callable(getattr(store, "vector_model", None)):  # turbopuffer records no model
+        assert recorded is None
+        return
     assert recorded is not None and recorded.name == EMBEDDER.name
     assert recorded.embed_query("billing") == EMBEDDER.embed_query("billing")
 
