@@ -48,6 +48,7 @@ import attrs
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes as TableIndexes
 from hotdata_retrieval.indexes import VectorIndex as VectorIndex
+from hotdata_retrieval.plan._cursor import read_cursor
 from hotdata_retrieval.plan.filter_objects import filter_from_object
 from hotdata_retrieval.plan.filters import Predicate, is_predicate
 from hotdata_retrieval.plan.formula import ScoreFormula, formula_from_document
@@ -436,6 +437,12 @@ def _group_size(value: Any) -> int:
     return check_positive_int(value, label="group_size")
 
 
+def _after(value: Any) -> str | None:
+    if value is not None:
+        read_cursor(value)
+    return cast("str | None", value)
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise PlanError(
@@ -638,6 +645,8 @@ class SearchRequest:
             diversity. Needs a nearest or hybrid search.
         candidates: rows the diversity step chooses among (default: 4 times ``limit +
             offset``, at most 1,000).
+        after: a cursor token a result returned as ``next_after``: the page continues that
+            result's ranking after its last row, without ``offset``.
 
     Raises:
         PlanError: an unknown mode, a filter or fusion that does not read, a bad column name,
@@ -666,6 +675,7 @@ class SearchRequest:
     group_size: int = attrs.field(default=1, converter=_group_size)
     diversity: float | None = attrs.field(default=None)
     candidates: int | None = attrs.field(default=None)
+    after: str | None = attrs.field(default=None, converter=_after)
 
     def __attrs_post_init__(self) -> None:
         self.steps()  # refuses a bad value now, naming it
@@ -874,4 +884,5 @@ def plan_search(
         group_by=request.group_by,
         group_size=request.group_size,
         steps=request.steps(),
+        after=request.after,
     )

@@ -20,6 +20,7 @@ from hotdata_retrieval import (
     TableUnion,
     VectorSearch,
 )
+from hotdata_retrieval.plan._cursor import Cursor, ranking_fingerprint
 
 VECTOR = (0.12, -0.5, 0.33, 1e-05)
 
@@ -237,6 +238,25 @@ PLANS["hybrid_grouped"] = SearchPlan(
     group_size=2,
     tie_breakers=["title"],
     include_branch_scores=True,
+)
+PLANS["nearest_after"] = SearchPlan(
+    source=NEAREST,
+    limit=3,
+    after=Cursor(
+        value=0.25, key=17, served=6, fingerprint=ranking_fingerprint(SearchPlan(source=NEAREST))
+    ).token(),
+)
+PLANS["hybrid_after"] = SearchPlan(
+    source=ReciprocalRankFusion(branches=[TEXT, NEAREST]),
+    limit=5,
+    after=Cursor(
+        value=0.03125,
+        key=42,
+        served=5,
+        fingerprint=ranking_fingerprint(
+            SearchPlan(source=ReciprocalRankFusion(branches=[TEXT, NEAREST]))
+        ),
+    ).token(),
 )
 PLANS["page_scores_over_three_tables"] = attrs.evolve(
     PLANS["fusion_over_three_tables"], page_scores=["content"]

@@ -21,6 +21,7 @@ from hotdata_retrieval import (
     SearchPlan,
 )
 from hotdata_retrieval.plan import search
+from hotdata_retrieval.plan._cursor import Cursor
 from hotdata_retrieval.plan.formula import ColumnValue, FormulaTerm, FusedScore, ScoreFormula
 from hotdata_retrieval.plan.search import PlanCheck, plan_checks
 from hotdata_retrieval.plan.steps import Diversity
@@ -186,6 +187,14 @@ EXAMPLES: dict[str, tuple[Callable[[], SearchPlan], str, str]] = {
         lambda: SearchPlan(source=TEXT, group_size=2),
         "group_size",
         "group_size is the rows kept per group; pass group_by too",
+    ),
+    "cursor": (
+        lambda: SearchPlan(
+            source=TEXT,
+            after=Cursor(value=1.5, key=3, served=10, fingerprint="0" * 16).token(),
+        ),
+        "after",
+        "the cursor was returned by another search",
     ),
     "steps": (
         lambda: SearchPlan(source=TEXT, steps=[Diversity(mmr_lambda=0.5)]),

@@ -99,6 +99,8 @@ PLANS: dict[str, SearchPlan] = {
     "text_grouped": TEST_PLANS["text_grouped"],
     "nearest_grouped": TEST_PLANS["nearest_grouped"],
     "hybrid_grouped": TEST_PLANS["hybrid_grouped"],
+    "nearest_after": TEST_PLANS["nearest_after"],
+    "hybrid_after": TEST_PLANS["hybrid_after"],
     "page_scores_l2": SearchPlan(
         source=ReciprocalRankFusion(
             branches=[

@@ -311,6 +311,8 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     fusion = plan.fusion
     if fusion is None and plan.group_by is not None:
         lines.append(f"-- fetches {plan.depth} candidate rows for the groups")
+    elif fusion is None and plan.after is not None:
+        lines.append(f"-- fetches {plan.depth} candidate rows for the page after the cursor")
     elif fusion is None and not plan.steps:
         lines.append(
             f"-- fetches limit + offset = {plan.depth} {'row' if plan.depth == 1 else 'rows'}"
@@ -345,6 +347,13 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
             f"every hit it did not return, from {branch.column} in the final join"
         )
     lines.extend(f"-- {line}" for line in describe_steps(plan))
+    cursor = plan.cursor
+    if cursor is not None:
+        ranking = plan.ranking_column if plan.fusion is None else "score"
+        lines.append(
+            f"-- continues after a cursor: rows ranked after {ranking} {cursor.value!r}, key "
+            f"{cursor.key!r} ({cursor.served} rows served before it)"
+        )
     if plan.group_by is not None:
         rows = "its best row" if plan.group_size == 1 else f"its best {plan.group_size} rows"
         lines.append(

@@ -46,6 +46,7 @@ OPTION_NAMES: dict[str, str] = {
     "offset": "--offset",
     "group_by": "--group-by",
     "group_size": "--group-size",
+    "after": "--after",
     **FUSION_FLAGS,
     "mode": "--mode",
     "queries": "--query",
@@ -359,6 +360,11 @@ def _branch_json(branch: Any) -> dict[str, Any]:
     show_default=True,
     help="Rows kept per group (with --group-by).",
 )
+@click.option(
+    "--after",
+    metavar="TOKEN",
+    help="Continue a ranking after a page: the next_after token of its JSON output.",
+)
 @query_embedder_option
 @fusion_options
 @click.option(
@@ -412,6 +418,7 @@ def search(
     queries: Sequence[str],
     group_by: str | None,
     group_size: int,
+    after: str | None,
     embedder_choice: str | None,
     fusion: str | None,
     weights: tuple[float, ...] | None,
@@ -481,6 +488,7 @@ def search(
             group_size=group_size,
             diversity=diversity,
             candidates=candidates,
+            after=after,
         )
         try:
             plan = engine.plan_search(request)
@@ -502,6 +510,7 @@ def search(
             "order": "descending" if result.descending else "ascending",
             "hits": [_hit_json(hit, result.ranked_by) for hit in result],
             "underfilled": result.underfilled,
+            "next_after": result.next_after,
         }
         if result.vector_scans:
             document["vector_scans"] = [attrs.asdict(scan) for scan in result.vector_scans]

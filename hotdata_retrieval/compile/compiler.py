@@ -134,6 +134,8 @@ GROUP_CANDIDATES = "group_candidates"
 GROUP_POSITIONS = "group_positions"
 GROUP_MEMBERS = "group_members"
 GROUP_RANKS = "group_ranks"
+CURSOR_CANDIDATES = "cursor_candidates"
+"""The CTE of a statement with a cursor, holding the plain plan's first ``depth`` rows."""
 """The CTE holding every candidate key once, in fusions of more than
 :data:`JOIN_CHAIN_MAX_BRANCHES` branches (no branch's CTE can take this name: theirs end in
 ``_hits`` or ``_ranked``)."""
@@ -516,6 +518,8 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         """
         if plan.group_by is not None:
             return self.grouped(plan)
+        if plan.after is not None:
+            return self.after_cursor(plan)
         fusion = plan.fusion
         if fusion is None:
             request = BranchRequest(
@@ -561,11 +565,7 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         key = plan.key_column
         assert group is not None and key is not None  # SearchPlan: a grouped plan has a key
         candidates = plan.candidates()
-        inner = self.compile(candidates)
-        lifted = inner.args.get("with_")
-        ctes: list[exp.CTE] = list(lifted.expressions) if lifted is not None else []
-        inner.set("with_", None)
-        ctes.append(_cte(GROUP_CANDIDATES, inner))
+        ctes = self.lifted_candidates(plan, GROUP_CANDIDATES)
         ranking = candidates.ranking_column if plan.fusion is None else candidates.score_name
         assert ranking is not None  # candidates() names a fusion's score
         higher = plan.fusion is not None or plan.branches[0].higher_is_better
@@ -673,6 +673,64 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
                     ordered(column("_group_row"), descending=False),
                 ]
             ),
+        )
+
+    def lifted_candidates(self, plan: SearchPlan, name: str) -> list[exp.CTE]:
+        """The CTEs of ``plan.candidates()`` compiled (its own, lifted to the top), then the
+        candidates' statement itself as CTE ``name``."""
+        inner = self.compile(plan.candidates())
+        lifted = inner.args.get("with_")
+        ctes: list[exp.CTE] = list(lifted.expressions) if lifted is not None else []
+        inner.set("with_", None)
+        ctes.append(_cte(name, inner))
+        return ctes
+
+    def after_cursor(self, plan: SearchPlan) -> exp.Select:
+        """A page continuing a ranking after a cursor's row, without ``OFFSET``: the plain
+        plan's first ``depth`` rows (:meth:`SearchPlan.candidates`; for a single branch the
+        rows served before the cursor and ``limit``) in ``cursor_candidates``, then::
+
+            SELECT <columns> FROM cursor_candidates
+            WHERE score < CAST('<value>' AS DOUBLE)
+            OR (score = CAST('<value>' AS DOUBLE) AND id > <key>)
+            ORDER BY score DESC, id ASC LIMIT <limit>
+
+        (``_distance > <value>`` and ascending for a nearest branch's distance): the rows
+        ranked after the cursor's row, whose value and key the token carries.
+        """
+        cursor = plan.cursor
+        key = plan.key_column
+        assert cursor is not None and key is not None  # SearchPlan: a cursor plan has a key
+        candidates = plan.candidates()
+        ranking = candidates.ranking_column if plan.fusion is None else candidates.score_name
+        assert ranking is not None  # candidates() names a fusion's score
+        higher = plan.fusion is not None or plan.branches[0].higher_is_better
+        # Read from text: a decimal literal is a DECIMAL in DuckDB, whose conversion to a
+        # double can miss the value by one unit in the last place; text reads exactly.
+        value: exp.Expr = exp.Cast(
+            this=exp.Literal.string(repr(cursor.value)), to=exp.DataType.build("DOUBLE")
+        )
+        beyond: exp.Expr = (
+            exp.LT(this=column(ranking), expression=value)
+            if higher
+            else exp.GT(this=column(ranking), expression=value)
+        )
+        tied = exp.And(
+            this=exp.EQ(this=column(ranking), expression=value.copy()),
+            expression=exp.GT(this=column(key), expression=literal_node(cursor.key)),
+        )
+        return exp.Select(
+            expressions=[column(name) for name in (*plan.projection, *plan.result_columns)],
+            with_=exp.With(expressions=self.lifted_candidates(plan, CURSOR_CANDIDATES)),
+            from_=exp.From(this=exp.Table(this=identifier(CURSOR_CANDIDATES))),
+            where=exp.Where(this=exp.Or(this=beyond, expression=exp.Paren(this=tied))),
+            order=exp.Order(
+                expressions=[
+                    ordered(column(ranking), descending=higher),
+                    ordered(column(key), descending=False),
+                ]
+            ),
+            limit=exp.Limit(expression=exp.Literal.number(plan.limit)),
         )
 
     def branch(self, branch: Branch, request: BranchRequest) -> CompiledBranch:

@@ -21,7 +21,8 @@ validates it, so a bad value is refused at the step that gave it:
 - :meth:`Search.where` adds a filter (ANDed with any earlier one), :meth:`Search.limit`,
   :meth:`Search.offset` and :meth:`Search.select` set the page and the columns,
   :meth:`Search.group_by` groups the rows (one or a few per parent document),
-  :meth:`Search.diversity` chooses the page by maximal marginal relevance;
+  :meth:`Search.diversity` chooses the page by maximal marginal relevance,
+  :meth:`Search.after` continues a ranking after a result's ``next_after``;
 - :meth:`Search.explain` shows the SQL the plan compiles to for the engine's dialect, and
   the steps that run on its rows;
 - :meth:`Search.run` runs it (``engine.search(plan)``), and :meth:`Search.to_list`,
@@ -220,6 +221,17 @@ class Search:
                 depth short of ``(limit + offset) * group_size``.
         """
         return self._with(group_by=column, group_size=group_size)
+
+    def after(self, token: str | None) -> Search:
+        """The search continuing a ranking after a result's last row: ``token`` is that
+        result's ``next_after`` (:class:`~hotdata_retrieval.engines.results.SearchResult`);
+        ``None`` starts from the top again.
+
+        Raises:
+            PlanError: not a token, or a token another search returned (its query, filter,
+                fusion or key differ); a search with an offset, tie-breakers or groups.
+        """
+        return self._with(after=token)
 
     def select(self, *columns: str) -> Search:
         """The search returning ``columns`` of each row, in order (the key is still reported

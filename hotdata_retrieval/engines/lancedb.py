@@ -74,7 +74,7 @@ from hotdata_retrieval.engines.results import (
     executed_plan,
     fill_page_scores,
     formula_page,
-    grouped_result,
+    result_from_candidates,
     search_result,
 )
 from hotdata_retrieval.engines.store import vector_columns_of, with_terms_column
@@ -684,9 +684,9 @@ class LancedbEngine(RoutesByIndexes):
             UnsupportedOnDialectError: an engine-embedded semantic branch, or a plan over
                 several tables.
         """
-        if plan.group_by is not None:
-            # the groups are formed in the library over the ranked candidates
-            return grouped_result(plan, self.search(plan.candidates()))
+        if plan.group_by is not None or plan.after is not None:
+            # groups and cursor pages are taken in the library from the ranked candidates
+            return result_from_candidates(plan, self.search(plan.candidates()))
         table = plan.single_table
         if table is None:
             raise UnsupportedOnDialectError(

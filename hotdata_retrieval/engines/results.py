@@ -15,6 +15,7 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import missing_extra, require_extra
 from hotdata_retrieval.fusion import explain_terms, ordered_rows
+from hotdata_retrieval.plan._cursor import Cursor, ranking_fingerprint
 from hotdata_retrieval.plan.formula import (
     FUSED_SCORE_COLUMN,
     formula_score,
@@ -137,6 +138,10 @@ class SearchResult:
             branch's bound (``docs/sql-shapes.md``), so a short page means no more rows match.
         vector_scans: per nearest-neighbour branch, the rows it scanned and left out, where
             the engine reports them (empty otherwise).
+        next_after: a cursor token for the page after this one (the plan's ``after=``): the
+            last hit's ranking value and key, for a full page of a plan with a key, no
+            tie-breakers and no groups; ``None`` otherwise, and after a short page (the
+            ranking has ended).
     """
 
     hits: tuple[SearchHit, ...]
@@ -144,6 +149,7 @@ class SearchResult:
     ranked_by: str = "score"
     underfilled: str | None = None
     vector_scans: tuple[VectorScan, ...] = ()
+    next_after: str | None = None
 
     @property
     def sql(self) -> str:
@@ -478,6 +484,23 @@ def executed_plan(
     Raises:
         PlanError: a value such a store cannot compare with its column.
     """
+    cursor = plan.cursor
+    if cursor is None:
+        return _executed_plan(plan, kinds, date_columns, timestamp_columns)
+    # The executed plan ranks as the caller's; its cursor carries its own fingerprint.
+    executed = _executed_plan(
+        attrs.evolve(plan, after=None), kinds, date_columns, timestamp_columns
+    )
+    token = attrs.evolve(cursor, fingerprint=ranking_fingerprint(executed)).token()
+    return attrs.evolve(executed, after=token)
+
+
+def _executed_plan(
+    plan: SearchPlan,
+    kinds: Mapping[str, ValueKind] | None,
+    date_columns: frozenset[str],
+    timestamp_columns: frozenset[str],
+) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
     key = plan.key_column
@@ -589,6 +612,77 @@ def search_result(
         underfilled=_underfilled(
             plan, len(hits), None if plan.group_by is None else _groups(plan, hits)
         ),
+        next_after=next_after(plan, hits),
+    )
+
+
+def next_after(plan: SearchPlan, hits: Sequence[SearchHit]) -> str | None:
+    """The cursor token continuing ``plan``'s ranking after ``hits`` (its page), or ``None``:
+    a short page (the ranking ended), or a plan a cursor cannot continue (no key,
+    tie-breakers, groups, steps)."""
+    if (
+        not hits
+        or len(hits) < plan.limit
+        or plan.key_column is None
+        or plan.tie_breakers
+        or plan.group_by is not None
+        or plan.steps
+    ):
+        return None
+    last = hits[-1]
+    value = last.ranking_value
+    if value is None or not math.isfinite(value) or not isinstance(last.key, (str, int)):
+        return None
+    cursor = plan.cursor
+    before = plan.offset if cursor is None else cursor.served
+    return Cursor(
+        value=float(value),
+        key=last.key,
+        served=before + len(hits),
+        fingerprint=ranking_fingerprint(plan),
+    ).token()
+
+
+def cursor_hits(plan: SearchPlan, ranked: Sequence[SearchHit]) -> tuple[SearchHit, ...]:
+    """The page of ``plan`` (with a cursor) taken from ``ranked``, the hits of its
+    :meth:`~hotdata_retrieval.plan.search.SearchPlan.candidates` best first: the hits ranked
+    after the cursor's value and key, ``limit`` of them, each with the plan's own columns
+    (the library's reference of the statement, ``docs/sql-shapes.md``, "Cursors")."""
+    cursor = plan.cursor
+    assert cursor is not None  # only a plan with a cursor continues one
+    higher = plan.fusion is not None or plan.branches[0].higher_is_better
+    page = []
+    for hit in ranked:
+        value = hit.ranking_value
+        if value is None:
+            continue
+        if value == cursor.value:
+            if not hit.key > cursor.key:
+                continue
+        elif (value > cursor.value) if higher else (value < cursor.value):
+            continue
+        page.append(hit)
+        if len(page) == plan.limit:
+            break
+    requested = plan.projection
+    return tuple(
+        attrs.evolve(hit, columns={name: hit.columns[name] for name in requested}) for hit in page
+    )
+
+
+def result_from_candidates(plan: SearchPlan, candidates: SearchResult) -> SearchResult:
+    """The result of grouped ``plan``, or of ``plan`` with a cursor, from the result of its
+    :meth:`~hotdata_retrieval.plan.search.SearchPlan.candidates`, for an engine that ranks
+    in the library or natively: :func:`grouped_result`, else the hits after the cursor
+    (:func:`cursor_hits`) and the token after them."""
+    if plan.group_by is not None:
+        return grouped_result(plan, candidates)
+    hits = cursor_hits(plan, candidates.hits)
+    return attrs.evolve(
+        candidates,
+        hits=hits,
+        underfilled=_underfilled(plan, len(hits)),
+        next_after=next_after(plan, hits),
     )
 
 

@@ -46,6 +46,7 @@ from contextlib import contextmanager
 from typing import Any, NoReturn
 
 from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan._cursor import MAX_CURSOR_CHARACTERS
 from hotdata_retrieval.plan.filters import (
     MAX_FILTER_DEPTH,
     And,
@@ -114,6 +115,7 @@ _PLAN_KEYS = (
     "group_by",
     "group_size",
     "formula",
+    "after",
 )
 _TEXT_BRANCH_KEYS = (
     "kind",
@@ -561,6 +563,14 @@ _BASE_SCHEMA: dict[str, Any] = {
             "maximum": MAX_GROUP_SIZE,
             "default": 1,
             "description": "Rows kept per group (only with group_by).",
+        },
+        "after": {
+            "type": ["string", "null"],
+            "maxLength": MAX_CURSOR_CHARACTERS,
+            "default": None,
+            "description": "A cursor token a result returned as next_after: the page holds "
+            "the rows ranked after that result's last row (no offset, no tie-breakers, no "
+            "groups); refused when the search's ranking changed.",
         },
     },
     "required": ["branches"],
@@ -1169,6 +1179,8 @@ def plan_from_document(
         options["group_by"] = _string(document["group_by"], "group_by")
     if document.get("group_size") is not None:
         options["group_size"] = document["group_size"]
+    if document.get("after") is not None:
+        options["after"] = _string(document["after"], "after")
     if document.get("rows_from") is not None:
         options["rows_from"] = _table(
             document["rows_from"],
@@ -1274,7 +1286,7 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
         "key_column", "include_branch_scores", "tie_breakers", "score_name",
         "include_vectors", "rows_from", "page_scores", "explain_scores",
         "steps", "group_by", "group_size",
-        "formula"}``; see
+        "formula", "after"}``; see
         :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
@@ -1324,4 +1336,5 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     document["group_by"] = plan.group_by
     document["group_size"] = plan.group_size
     document["formula"] = None if plan.formula is None else formula_to_document(plan.formula)
+    document["after"] = plan.after
     return document

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, TypeVar
 import attrs
 
 from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan._cursor import Cursor, ranking_fingerprint, read_cursor
 from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate_columns
 from hotdata_retrieval.plan.formula import FUSED_SCORE_COLUMN, ScoreFormula, term_columns
 from hotdata_retrieval.plan.names import (
@@ -1283,6 +1284,13 @@ def _formula(value: Any) -> ScoreFormula | None:
     )
 
 
+def _after(value: str | None) -> str | None:
+    if value is None:
+        return None
+    read_cursor(value)
+    return value
+
+
 def _page_scores(values: Iterable[str] | None) -> tuple[str, ...]:
     if values is None:
         return ()
@@ -1477,6 +1485,7 @@ class SearchPlan:
     group_by: str | None = attrs.field(default=None, converter=_group_column)
     group_size: int = attrs.field(default=1, converter=_group_size)
     formula: ScoreFormula | None = attrs.field(default=None, converter=_formula)
+    after: str | None = attrs.field(default=None, converter=_after)
 
     def __attrs_post_init__(self) -> None:
         for check in _PLAN_CHECKS:
@@ -1496,11 +1505,12 @@ class SearchPlan:
         return self.source if isinstance(self.source, Fusion) else None
 
     def candidates(self) -> SearchPlan:
-        """The ungrouped plan whose ranked rows a grouped plan forms its groups from: the
-        same search, its first :attr:`depth` rows, projecting the group column and each
-        tie-break column read from the table (the groups are ordered by them). ``self``
-        when the plan is not grouped."""
-        if self.group_by is None:
+        """The plain plan whose ranked rows a grouped plan forms its groups from, or a plan
+        with a cursor (``after``) takes its page from: the same search, its first
+        :attr:`depth` rows, projecting the key, the group column and each tie-break column
+        read from the table (the groups are ordered by them). ``self`` for a plan with
+        neither."""
+        if self.group_by is None and self.after is None:
             return self
         results = set(self.result_columns)
         named = {branch.result_name for branch in self.branches if branch.result_name}
@@ -1512,6 +1522,7 @@ class SearchPlan:
                     for breaker in self.tie_breakers
                     if breaker.column not in results and breaker.column not in named
                 ),
+                *([] if self.key_column is None else [self.key_column]),
             ]
         )
         vectors = self.vector_columns if self.include_vectors else frozenset()
@@ -1522,9 +1533,16 @@ class SearchPlan:
             offset=0,
             group_by=None,
             group_size=1,
-            # the groups are ordered by the fused score, returned or not
+            after=None,
+            # the rows are ordered by the fused score, returned or not
             score_name=self.score_name or "score",
         )
+
+    @property
+    def cursor(self) -> Cursor | None:
+        """The decoded ``after`` token (:class:`~hotdata_retrieval.plan._cursor.Cursor`), or
+        ``None``."""
+        return None if self.after is None else read_cursor(self.after)
 
     @property
     def table(self) -> TableSource:
@@ -1626,11 +1644,15 @@ class SearchPlan:
         :data:`DEFAULT_DEPTH`); ``limit + offset`` for a single branch, and for a grouped
         single branch the rows its groups are formed over: :data:`DEFAULT_DEPTH`, widened to
         ``(limit + offset) * group_size`` when that is more (the page then depends on how
-        deep it reaches, as an ungrouped single branch's does)."""
+        deep it reaches, as an ungrouped single branch's does); for a single branch with a
+        cursor, the rows served before it and ``limit``."""
         fusion = self.fusion
         if fusion is None:
             if self.group_by is not None:
                 return max(DEFAULT_DEPTH, (self.limit + self.offset) * self.group_size)
+            cursor = self.cursor
+            if cursor is not None:
+                return cursor.served + self.limit
             return self.limit + self.offset
         return DEFAULT_DEPTH if fusion.depth is None else fusion.depth
 
@@ -2198,6 +2220,47 @@ def _check_groups(plan: SearchPlan) -> None:
             field="group_by",
             value=group,
         )
+
+
+@_plan_check
+def _check_cursor(plan: SearchPlan) -> None:
+    """A cursor (``after``) continues the ranking of the plan that returned it: the plan
+    has a key, no ``offset``, no tie-breakers, no groups and no steps, and ranks as that
+    plan did."""
+    cursor = plan.cursor
+    if cursor is None:
+        return
+    refusal: tuple[str, Any, str] | None = None
+    if plan.key_column is None:
+        refusal = "key_column", None, "a cursor continues after a row's key; pass key_column"
+    elif plan.offset:
+        refusal = (
+            "offset",
+            plan.offset,
+            "a cursor continues after the last row of a page; pass after or offset, not both",
+        )
+    elif plan.tie_breakers:
+        refusal = (
+            "tie_breakers",
+            plan.tie_breakers[0].column,
+            "a cursor continues a ranking ordered by its score and key; a plan with "
+            "tie-breakers pages with offset",
+        )
+    elif plan.group_by is not None:
+        refusal = "group_by", plan.group_by, "a grouped plan pages its groups with offset"
+    elif plan.steps:
+        refusal = "after", plan.after, "a plan with steps pages with offset"
+    elif cursor.fingerprint != ranking_fingerprint(plan):
+        refusal = (
+            "after",
+            plan.after,
+            "the cursor was returned by another search: its query, filter, fusion or key "
+            "changed since, so it would not continue the same ranking; start again without "
+            "after",
+        )
+    if refusal is not None:
+        field, value, message = refusal
+        raise PlanError(message, field=field, value=value)
 
 
 @_plan_check

@@ -42,7 +42,7 @@ from hotdata_retrieval.engines.local.native import native_rows
 from hotdata_retrieval.engines.results import (
     SearchResult,
     executed_plan,
-    grouped_result,
+    result_from_candidates,
     search_result,
 )
 from hotdata_retrieval.errors import PlanError
@@ -91,13 +91,13 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     kinds = check_plan(plan, loaded)
     executed = executed_plan(plan, merged_kinds(kinds.values()))
     single = executed.single_table
-    if executed.group_by is not None and single is not None:
-        # the native path ranks the candidates; the library forms their groups
+    if (executed.group_by is not None or executed.after is not None) and single is not None:
+        # the native path ranks the candidates; the library forms the groups or the page
         candidates = executed.candidates()
         ranked = native_rows(candidates, loaded[single])
         if ranked is not None:
             logger.debug("grouped search of %s ranked by the native path", single)
-            return grouped_result(
+            return result_from_candidates(
                 plan,
                 search_result(
                     candidates, candidates, ranked, lambda: to_sql(executed, engine.profile)

@@ -1,0 +1,63 @@
+WITH text_hits AS (
+  SELECT
+    id,
+    score
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
+  ORDER BY
+    score DESC,
+    id ASC
+  LIMIT 100
+), text_ranked AS (
+  SELECT
+    id,
+    score,
+    RANK() OVER (ORDER BY score DESC) AS branch_rank
+  FROM text_hits
+), nearest_hits AS (
+  SELECT
+    id,
+    cosine_distance(embedding, ARRAY[0.12, -0.5, 0.33, 1e-05]) AS _distance
+  FROM "default".public.docs
+  ORDER BY
+    _distance ASC
+  LIMIT 100
+), nearest_ranked AS (
+  SELECT
+    id,
+    _distance,
+    RANK() OVER (ORDER BY _distance ASC) AS branch_rank
+  FROM nearest_hits
+  WHERE
+    _distance IS NOT NULL
+), fused AS (
+  SELECT
+    COALESCE(text_ranked.id, nearest_ranked.id) AS id,
+    COALESCE(1.0 / (60 + text_ranked.branch_rank), 0) + COALESCE(1.0 / (60 + nearest_ranked.branch_rank), 0) AS score
+  FROM text_ranked
+  FULL OUTER JOIN nearest_ranked
+    ON text_ranked.id = nearest_ranked.id
+), cursor_candidates AS (
+  SELECT
+    base.id,
+    base.body,
+    fused.score
+  FROM fused
+  JOIN "default".public.docs AS base
+    ON base.id = fused.id
+  ORDER BY
+    fused.score DESC,
+    fused.id ASC
+  LIMIT 100
+)
+SELECT
+  id,
+  body,
+  score
+FROM cursor_candidates
+WHERE
+  score < CAST('0.03125' AS DOUBLE PRECISION)
+  OR (score = CAST('0.03125' AS DOUBLE PRECISION) AND id > 42)
+ORDER BY
+  score DESC,
+  id ASC
+LIMIT 5

@@ -1,0 +1,120 @@
+WITH "text_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      "base".*,
+      (
+        SELECT
+          CAST(SUM(
+            "weights"."idf" * (
+              1.2 + 1
+            ) * "counts"."frequency" / (
+              "counts"."frequency" + 1.2 * (
+                1 - 0.75 + 0.75 * "counts"."length" / "weights"."average_length"
+              )
+            )
+          ) AS DOUBLE PRECISION)
+        FROM (
+          SELECT
+            "query_terms"."term",
+            LN(
+              1 + (
+                "corpus"."documents" - "term"."documents" + 0.5
+              ) / (
+                "term"."documents" + 0.5
+              )
+            ) AS "idf",
+            "corpus"."average_length"
+          FROM UNNEST(STRING_TO_ARRAY('error | e1234 | upgrad', ' | ')) AS "query_terms"("term")
+          JOIN "hdq_text"."t6_public_4_docs_body" AS "term"
+            ON "term"."term" = "query_terms"."term"
+          CROSS JOIN "hdq_text"."t6_public_4_docs_body" AS "corpus"
+          WHERE
+            "corpus"."term" = ''
+        ) AS "weights"
+        CROSS JOIN LATERAL (
+          SELECT
+            CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY("base"."body__terms", ' '), "weights"."term")) AS "frequency",
+            CARDINALITY(STRING_TO_ARRAY("base"."body__terms", ' ')) AS "length"
+        ) AS "counts"
+      ) AS "score"
+    FROM "public"."docs" AS "base"
+    WHERE
+      to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'error | e1234 | upgrad')
+  ) AS "matches"
+  ORDER BY
+    "score" DESC,
+    "id" ASC
+  LIMIT 100
+), "text_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    RANK() OVER (ORDER BY "score" DESC) AS "branch_rank"
+  FROM "text_hits"
+), "nearest_hits" AS (
+  SELECT
+    "id",
+    "_distance"
+  FROM (
+    SELECT
+      "id",
+      NULLIF("docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector"), CAST('NaN' AS DOUBLE PRECISION)) AS "_distance",
+      "docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector") AS "_order"
+    FROM "public"."docs"
+    ORDER BY
+      "docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector") ASC
+    FETCH FIRST 100 ROWS WITH TIES
+  ) AS "nearest"
+  ORDER BY
+    "_order" ASC,
+    "id" ASC
+  LIMIT 100
+), "nearest_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    RANK() OVER (ORDER BY "_distance" ASC) AS "branch_rank"
+  FROM "nearest_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "fused" AS (
+  SELECT
+    COALESCE("text_ranked"."id", "nearest_ranked"."id") AS "id",
+    COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "text_ranked"."branch_rank"
+    ), 0) + COALESCE(CAST(1.0 AS DOUBLE PRECISION) / (
+      60 + "nearest_ranked"."branch_rank"
+    ), 0) AS "score"
+  FROM "text_ranked"
+  FULL OUTER JOIN "nearest_ranked"
+    ON "text_ranked"."id" = "nearest_ranked"."id"
+), "cursor_candidates" AS (
+  SELECT
+    "base"."id",
+    "base"."body",
+    "fused"."score"
+  FROM "fused"
+  JOIN "public"."docs" AS "base"
+    ON "base"."id" = "fused"."id"
+  ORDER BY
+    "fused"."score" DESC,
+    "fused"."id" ASC
+  LIMIT 100
+)
+SELECT
+  "id",
+  "body",
+  "score"
+FROM "cursor_candidates"
+WHERE
+  "score" < CAST('0.03125' AS DOUBLE PRECISION)
+  OR (
+    "score" = CAST('0.03125' AS DOUBLE PRECISION) AND "id" > 42
+  )
+ORDER BY
+  "score" DESC,
+  "id" ASC
+LIMIT 5

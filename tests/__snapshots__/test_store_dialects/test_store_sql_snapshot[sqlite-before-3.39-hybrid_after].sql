@@ -1,0 +1,111 @@
+WITH "text_hits" AS (
+  SELECT
+    "id",
+    "score"
+  FROM (
+    SELECT
+      "base".*,
+      -bm25("docs__body__fts") AS "score"
+    FROM "main"."docs__body__fts"
+    JOIN "main"."docs" AS "base"
+      ON "base"."rowid" = "docs__body__fts"."rowid"
+    WHERE
+      "docs__body__fts" MATCH '"error" OR "e1234" OR "upgrad"'
+  )
+  ORDER BY
+    "score" DESC NULLS FIRST,
+    "id" ASC NULLS LAST
+  LIMIT 100
+), "text_ranked" AS (
+  SELECT
+    "id",
+    "score",
+    RANK() OVER (ORDER BY "score" DESC NULLS FIRST) AS "branch_rank"
+  FROM "text_hits"
+), "nearest_hits" AS (
+  SELECT
+    "id",
+    CASE
+      WHEN (
+        typeof("docs"."embedding") = 'blob'
+        AND length("docs"."embedding") = 4 * vec_length(vec_f32('[0.12, -0.5, 0.33, 1e-05]'))
+      )
+      OR (
+        typeof("docs"."embedding") = 'text'
+        AND json_valid("docs"."embedding")
+        AND json_type("docs"."embedding") = 'array'
+        AND json_array_length("docs"."embedding") = vec_length(vec_f32('[0.12, -0.5, 0.33, 1e-05]'))
+        AND NOT EXISTS(
+          SELECT
+            1
+          FROM json_each("docs"."embedding") AS "element"
+          WHERE
+            NOT (
+              "element"."type" IN ('integer', 'real')
+              AND abs("element"."value") <= 3.4028234663852886e+38
+            )
+        )
+      )
+      THEN COALESCE(vec_distance_cosine("docs"."embedding", vec_f32('[0.12, -0.5, 0.33, 1e-05]')), 1.0)
+    END AS "_distance"
+  FROM "main"."docs"
+  ORDER BY
+    "_distance" ASC NULLS LAST,
+    "id" ASC NULLS LAST
+  LIMIT 100
+), "nearest_ranked" AS (
+  SELECT
+    "id",
+    "_distance",
+    RANK() OVER (ORDER BY "_distance" ASC NULLS LAST) AS "branch_rank"
+  FROM "nearest_hits"
+  WHERE
+    "_distance" IS NOT NULL
+), "fused_keys" AS (
+  SELECT
+    "id"
+  FROM "text_ranked"
+  UNION
+  SELECT
+    "id"
+  FROM "nearest_ranked"
+), "fused" AS (
+  SELECT
+    "fused_keys"."id" AS "id",
+    COALESCE(1.0 / (
+      60 + "text_ranked"."branch_rank"
+    ), 0) + COALESCE(1.0 / (
+      60 + "nearest_ranked"."branch_rank"
+    ), 0) AS "score"
+  FROM "fused_keys"
+  LEFT JOIN "text_ranked"
+    ON "text_ranked"."id" = "fused_keys"."id"
+  LEFT JOIN "nearest_ranked"
+    ON "nearest_ranked"."id" = "fused_keys"."id"
+), "cursor_candidates" AS (
+  SELECT
+    "base"."id",
+    "base"."body",
+    "fused"."score"
+  FROM "fused"
+  JOIN "main"."docs" AS "base"
+    ON "base"."id" = "fused"."id"
+  ORDER BY
+    "fused"."score" DESC NULLS FIRST,
+    "fused"."id" ASC NULLS LAST
+  LIMIT 100
+)
+SELECT
+  "id",
+  "body",
+  "score"
+FROM "cursor_candidates"
+WHERE
+  "score" < CAST('0.03125' AS REAL)
+  OR (
+    "score" = CAST('0.03125' AS REAL) AND "id" > 42
+  )
+ORDER BY
+  "score" DESC NULLS FIRST,
+  "id" ASC NULLS LAST
+LIMIT 5
