@@ -81,7 +81,7 @@ def _table_for(
         )
     for column in sorted(filters):
         data[column] = [rng.choice(FILTER_VALUES[column]) for _ in range(rows)]
-    for column in plan.projection:
+    for column in (*plan.projection, *(tie.column for tie in plan.tie_breakers)):
         data.setdefault(column, [f"{column} {i}" for i in range(rows)])
     return pa.table(data), text_columns, embed_columns
 
