@@ -81,7 +81,9 @@ def _table_for(
         )
     for column in sorted(filters):
         data[column] = [rng.choice(FILTER_VALUES[column]) for _ in range(rows)]
-    for column in (*plan.projection, *(tie.column for tie in plan.tie_breakers)):
+    computed = set(plan.result_columns) - set(plan.projection)  # scores, distances, ranks
+    ties = [tie.column for tie in plan.tie_breakers if tie.column not in computed]
+    for column in (*plan.projection, *ties):
         data.setdefault(column, [f"{column} {i}" for i in range(rows)])
     return pa.table(data), text_columns, embed_columns
 
