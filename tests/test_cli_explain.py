@@ -22,6 +22,7 @@ from hotdata_retrieval.plan.document import PLAN_JSON_SCHEMA, plan_from_document
 from hotdata_retrieval.plan.filters import And, Comparison, InList, IsNull
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
     Bm25Search,
     NearestNeighborSearch,
     ReciprocalRankFusion,
@@ -142,7 +143,7 @@ def test_hybrid_sql_is_one_select_over_the_qualified_table() -> None:
         "'default.public.docs'",
         "'body'",
         "'error E1234'",
-        "100",
+        str(DEFAULT_DEPTH),
     ]
 
 
@@ -239,7 +240,7 @@ def test_json_format() -> None:
     assert data["findings"] == []
     assert data["sql"] + "\n" == sql
     assert data["dialect"] == "hotdata"
-    assert data["depth"] == 100
+    assert data["depth"] == DEFAULT_DEPTH == 200
     assert data["result_columns"] == ["score"]
     plan = SearchPlan(source=ReciprocalRankFusion(branches=[BM25, KNN]), limit=5)
     assert plan_from_document(data["plan"]) == plan
@@ -260,7 +261,7 @@ def test_notes_go_to_stderr_only() -> None:
     assert (
         "-- branch nearest: cosine nearest-neighbour search over embedding (3 dimensions)" in notes
     )
-    assert any("100 candidates per branch" in line for line in notes)
+    assert any(f"{DEFAULT_DEPTH} candidates per branch" in line for line in notes)
     assert any("default.public.docs" in line for line in notes)
 
 

@@ -260,18 +260,19 @@ def test_default_depth() -> None:
         return parse_call(["t", "b", "v", "q", [1.0], k, "offset", offset])
 
     # One constant for every page: the ranking never depends on k or offset.
-    assert call(2).branch_depth == DEFAULT_DEPTH == 100
-    assert call(10).branch_depth == 100
-    assert call(10, offset=90).branch_depth == 100
-    with pytest.raises(HybridSearchError, match=r"k \+ offset = 101 reaches past the default"):
-        call(10, offset=91)
+    assert call(2).branch_depth == DEFAULT_DEPTH == 200
+    assert call(10).branch_depth == 200
+    assert call(10, offset=190).branch_depth == 200
+    with pytest.raises(HybridSearchError, match=r"k \+ offset = 201 reaches past the default"):
+        call(10, offset=191)
 
 
 def test_the_default_depth_bounds_each_branch() -> None:
-    # Key i sits at vector rank i (squared distance i² from the origin); only 125 and 121
-    # match the text. The default depth (100) drops both from the vector branch; depth 130
-    # keeps them, and the order flips.
-    docs = [Doc(i, {125: 2, 121: 1}.get(i, 0), "a", (i, 0)) for i in range(1, 131)]
+    # Key i sits at vector rank i (squared distance i² from the origin); only D + 25 and
+    # D + 21 match the text (D the default depth). The default depth drops both from the vector
+    # branch; depth D + 30 keeps them, and the order flips.
+    near, far = DEFAULT_DEPTH + 21, DEFAULT_DEPTH + 25
+    docs = [Doc(i, {far: 2, near: 1}.get(i, 0), "a", (i, 0)) for i in range(1, far + 6)]
     with LocalEngine() as local:
         local.load_table("deep", _table(docs), text_columns=["body"])
         options: dict[str, Any] = {
@@ -279,16 +280,18 @@ def test_the_default_depth_bounds_each_branch() -> None:
             "metric": "l2",
             "vector": (0.0, 0.0),
             "vector_weight": 0.5,
-            "rank_constant": 1000,  # large, so vector ranks 121 and 125 still differ enough
+            # Large, so half the gap between vector ranks D + 21 and D + 25 still outweighs
+            # the gap between text ranks 1 and 2.
+            "rank_constant": 2000,
         }
         default = local.sql(call_sql(2, **options, debug=True)).to_pylist()
-        explicit = local.sql(call_sql(2, **options, depth=100, debug=True)).to_pylist()
-        deeper = local.sql(call_sql(2, **options, depth=130, debug=True)).to_pylist()
+        explicit = local.sql(call_sql(2, **options, depth=DEFAULT_DEPTH, debug=True)).to_pylist()
+        deeper = local.sql(call_sql(2, **options, depth=DEFAULT_DEPTH + 30, debug=True)).to_pylist()
     assert default == explicit
-    assert keys(default) == [125, 121]
+    assert keys(default) == [far, near]
     assert [row["vector_rank"] for row in default] == [None, None]
-    assert keys(deeper) == [121, 125]
-    assert [row["vector_rank"] for row in deeper] == [121, 125]
+    assert keys(deeper) == [near, far]
+    assert [row["vector_rank"] for row in deeper] == [near, far]
 
 
 def test_pages_with_one_depth_tile_the_fused_list(engine: LocalEngine) -> None:

@@ -96,7 +96,7 @@ def test_the_native_statement() -> None:
     assert to_sql(plan, HOTDATA_NATIVE, pretty=False) == (
         "SELECT id, body, score, vector_rank AS nearest_rank, vector_distance AS "
         "nearest_distance, text_rank, text_score FROM hybrid_search('default.public.docs', "
-        "'body', 'embedding', 'it''s down', ARRAY[0.5, -1.0], 3, 'depth', 100, 'rank_constant', "
+        "'body', 'embedding', 'it''s down', ARRAY[0.5, -1.0], 3, 'depth', 200, 'rank_constant', "
         "10, 'text_weight', 0.5, 'vector_weight', 2.0, 'metric', 'l2', 'offset', 6, 'key', "
         "'id', 'filter', 'lang = ''en''', 'debug', true) ORDER BY score DESC, id ASC"
     )

@@ -58,16 +58,16 @@ def test_branch_table_names_are_completed_to_three_parts() -> None:
 
 
 def test_the_default_depth_is_one_constant_for_every_page() -> None:
-    assert DEFAULT_DEPTH == 100
-    for limit, offset in [(3, 0), (10, 0), (10, 90), (50, 50)]:
+    assert DEFAULT_DEPTH == 200
+    for limit, offset in [(3, 0), (10, 0), (10, 90), (50, 50), (100, 100)]:
         assert SearchPlan(source=fusion(), limit=limit, offset=offset).depth == DEFAULT_DEPTH
 
 
 def test_a_page_past_the_default_depth_is_a_plan_error_that_says_what_to_do() -> None:
-    error = raises("depth", lambda: SearchPlan(source=fusion(), limit=5, offset=100))
-    assert "limit + offset = 105 reaches past the default depth 100" in str(error)
-    assert "Pass depth >= 105" in str(error)
-    assert SearchPlan(source=fusion(depth=105), limit=5, offset=100).depth == 105
+    error = raises("depth", lambda: SearchPlan(source=fusion(), limit=5, offset=200))
+    assert "limit + offset = 205 reaches past the default depth 200" in str(error)
+    assert "Pass depth >= 205" in str(error)
+    assert SearchPlan(source=fusion(depth=205), limit=5, offset=200).depth == 205
 
 
 def test_explicit_depth_is_used() -> None:

@@ -134,9 +134,9 @@ EXAMPLES: dict[str, tuple[Callable[[], SearchPlan], str, str]] = {
         "a fusion joins its branches on the table's unique key",
     ),
     "page_within_depth": (
-        lambda: _fused(limit=100, offset=1),
+        lambda: _fused(limit=100, offset=101),
         "depth",
-        "limit + offset = 101 reaches past the default depth 100",
+        "limit + offset = 201 reaches past the default depth 200",
     ),
     "depth_fits_64_bits": (
         lambda: SearchPlan(source=TEXT, limit=2**62, offset=2**62),

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
+from hotdata_retrieval.plan.search import DEFAULT_DEPTH
 from hotdata_retrieval.tuning import (
     DEFAULT_SETTING,
     BranchRun,
@@ -167,7 +168,7 @@ def test_tune_reports_every_setting_of_the_grid(tuned: tuple[dict[str, Any], Pat
     # Eight judged queries: warned about, and nothing beats the default by the rule.
     assert report["warning"].startswith("only 8 judged queries (fewer than 50)")
     assert report["chosen_by"] == "nDCG@10"
-    assert report["chosen"] == {**report["candidate"], "depth": 100}
+    assert report["chosen"] == {**report["candidate"], "depth": DEFAULT_DEPTH}
     assert report["replaces_default"] is (report["candidate"] != default["fusion"])
     assert len(report["cross_validation"]["fold_choices"]) == 5
 
@@ -209,7 +210,9 @@ def test_the_best_setting_scores_what_hdq_search_returns(
     ]
     measured = ir_measures.calc_aggregate([ir_measures.nDCG @ 10], judgments, run_)
     best = next(
-        item for item in report["settings"] if {**item["fusion"], "depth": 100} == report["chosen"]
+        item
+        for item in report["settings"]
+        if {**item["fusion"], "depth": DEFAULT_DEPTH} == report["chosen"]
     )
     assert best["nDCG@10"]["mean"] == pytest.approx(measured[ir_measures.nDCG @ 10], abs=1e-12)
 
@@ -235,7 +238,7 @@ def test_explain_reads_the_fragment(tuned: tuple[dict[str, Any], Path]) -> None:
         "-q",
     )
     assert code == EXIT_OK, err
-    assert json.loads(out)["plan"]["fusion"]["depth"] == 100
+    assert json.loads(out)["plan"]["fusion"]["depth"] == DEFAULT_DEPTH
 
 
 def test_tune_is_reproducible_and_prints_a_table(dataset: Path, database: Path) -> None:

@@ -196,7 +196,7 @@ class Search:
 
         Raises:
             PlanError: ``count`` is not an integer of at least 1; for a fusion, the page
-                reaches past its depth (100 unless the fusion names one).
+                reaches past its depth (:data:`DEFAULT_DEPTH`, 200, unless the fusion names one).
         """
         return self._with(limit=count)
 

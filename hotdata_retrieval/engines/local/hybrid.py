@@ -220,7 +220,7 @@ class HybridSearchCall:
 
     @property
     def branch_depth(self) -> int:
-        """Candidates each branch ranks: ``depth``, else :data:`DEFAULT_DEPTH` (100)."""
+        """Candidates each branch ranks: ``depth``, else :data:`DEFAULT_DEPTH` (200)."""
         return DEFAULT_DEPTH if self.depth is None else self.depth
 
 

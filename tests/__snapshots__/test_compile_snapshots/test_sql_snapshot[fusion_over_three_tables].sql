@@ -8,7 +8,7 @@ WITH text_docs_hits AS (
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), text_docs_ranked AS (
   SELECT
     id,
@@ -25,7 +25,7 @@ WITH text_docs_hits AS (
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), text_archive_ranked AS (
   SELECT
     id,
@@ -54,7 +54,7 @@ WITH text_docs_hits AS (
   ORDER BY
     _distance ASC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), content_ranked AS (
   SELECT
     id,
@@ -85,7 +85,7 @@ WITH text_docs_hits AS (
   ORDER BY
     _distance ASC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), cue_ranked AS (
   SELECT
     id,

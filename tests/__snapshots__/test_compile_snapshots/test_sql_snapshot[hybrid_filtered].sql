@@ -11,7 +11,7 @@ WITH text_hits AS (
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), text_ranked AS (
   SELECT
     id,
@@ -30,7 +30,7 @@ WITH text_hits AS (
     AND NOT status IN ('spam')
   ORDER BY
     _distance ASC
-  LIMIT 100
+  LIMIT 200
 ), nearest_ranked AS (
   SELECT
     id,

@@ -2,11 +2,11 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 200)
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), text_ranked AS (
   SELECT
     id,
@@ -20,7 +20,7 @@ WITH text_hits AS (
   FROM "default".public.docs
   ORDER BY
     _distance ASC
-  LIMIT 100
+  LIMIT 200
 ), nearest_ranked AS (
   SELECT
     id,

@@ -8,7 +8,7 @@ WITH text_hits AS (
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), text_ranked AS (
   SELECT
     id,
@@ -27,7 +27,7 @@ WITH text_hits AS (
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), title_ranked AS (
   SELECT
     id,
@@ -46,7 +46,7 @@ WITH text_hits AS (
   ORDER BY
     _distance ASC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), semantic_ranked AS (
   SELECT
     id,

@@ -2,11 +2,11 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.analytics."support tickets"', 'ticket body', 'x', 100)
+  FROM bm25_search('default.analytics."support tickets"', 'ticket body', 'x', 200)
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), text_ranked AS (
   SELECT
     id,
@@ -20,7 +20,7 @@ WITH text_hits AS (
   FROM "default".analytics."support tickets"
   ORDER BY
     _distance ASC
-  LIMIT 100
+  LIMIT 200
 ), nearest_ranked AS (
   SELECT
     id,

@@ -2,11 +2,11 @@ WITH text_hits AS (
   SELECT
     result_id,
     score
-  FROM bm25_search('f1.public.results', 'notes', 'x', 100)
+  FROM bm25_search('f1.public.results', 'notes', 'x', 200)
   ORDER BY
     score DESC,
     result_id ASC
-  LIMIT 100
+  LIMIT 200
 ), text_ranked AS (
   SELECT
     result_id,
@@ -20,7 +20,7 @@ WITH text_hits AS (
   FROM f1.public.results
   ORDER BY
     _distance ASC
-  LIMIT 100
+  LIMIT 200
 ), nearest_ranked AS (
   SELECT
     result_id,

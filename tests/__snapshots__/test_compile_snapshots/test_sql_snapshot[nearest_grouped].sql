@@ -6,7 +6,7 @@ WITH group_candidates AS (
   FROM "default".public.docs
   ORDER BY
     _distance ASC
-  LIMIT 100
+  LIMIT 200
 ), group_positions AS (
   SELECT
     *,

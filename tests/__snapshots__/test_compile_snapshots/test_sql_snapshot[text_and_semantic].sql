@@ -2,11 +2,11 @@ WITH text_hits AS (
   SELECT
     id,
     score
-  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 200)
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), text_ranked AS (
   SELECT
     id,
@@ -17,11 +17,11 @@ WITH text_hits AS (
   SELECT
     id,
     _distance
-  FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 100)
+  FROM vector_search('default.public.docs', 'body', 'the app crashes on start', 200)
   ORDER BY
     _distance ASC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), semantic_ranked AS (
   SELECT
     id,

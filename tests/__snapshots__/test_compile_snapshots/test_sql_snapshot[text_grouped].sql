@@ -4,11 +4,11 @@ WITH group_candidates AS (
     body,
     doc_id,
     score
-  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 100)
+  FROM bm25_search('default.public.docs', 'body', 'error E1234 after upgrade', 200)
   ORDER BY
     score DESC,
     id ASC
-  LIMIT 100
+  LIMIT 200
 ), group_positions AS (
   SELECT
     *,

@@ -17,7 +17,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "text_ranked" AS (
   SELECT
     "id",
@@ -43,7 +43,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "title_ranked" AS (
   SELECT
     "id",
@@ -62,7 +62,7 @@ WITH "text_hits" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "nearest_ranked" AS (
   SELECT
     "id",
@@ -79,7 +79,7 @@ WITH "text_hits" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "l2_ranked" AS (
   SELECT
     "id",
@@ -107,7 +107,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "notes_ranked" AS (
   SELECT
     "id",

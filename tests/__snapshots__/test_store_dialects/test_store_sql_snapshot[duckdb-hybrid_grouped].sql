@@ -17,7 +17,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "text_ranked" AS (
   SELECT
     "id",
@@ -36,7 +36,7 @@ WITH "text_hits" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "nearest_ranked" AS (
   SELECT
     "id",
@@ -78,7 +78,7 @@ WITH "text_hits" AS (
     "fused"."score" DESC NULLS FIRST,
     "base"."title" ASC,
     "fused"."id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "group_positions" AS (
   SELECT
     *,

@@ -11,7 +11,7 @@ WITH "group_candidates" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "group_positions" AS (
   SELECT
     *,

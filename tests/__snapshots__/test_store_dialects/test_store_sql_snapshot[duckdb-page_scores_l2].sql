@@ -17,7 +17,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "text_ranked" AS (
   SELECT
     "id",
@@ -32,7 +32,7 @@ WITH "text_hits" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "nearest_ranked" AS (
   SELECT
     "id",

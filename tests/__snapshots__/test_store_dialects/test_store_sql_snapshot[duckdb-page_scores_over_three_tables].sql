@@ -19,7 +19,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "text_docs_ranked" AS (
   SELECT
     "id",
@@ -47,7 +47,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "text_archive_ranked" AS (
   SELECT
     "id",
@@ -84,7 +84,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "content_ranked" AS (
   SELECT
     "id",
@@ -119,7 +119,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "cue_ranked" AS (
   SELECT
     "id",

@@ -19,7 +19,7 @@ WITH "group_candidates" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "group_positions" AS (
   SELECT
     *,

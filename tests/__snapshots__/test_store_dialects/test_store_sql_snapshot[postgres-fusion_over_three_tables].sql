@@ -49,7 +49,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "score" DESC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "text_docs_ranked" AS (
   SELECT
     "id",
@@ -107,7 +107,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "score" DESC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "text_archive_ranked" AS (
   SELECT
     "id",
@@ -139,7 +139,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "content_ranked" AS (
   SELECT
     "id",
@@ -173,7 +173,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "_distance" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "cue_ranked" AS (
   SELECT
     "id",

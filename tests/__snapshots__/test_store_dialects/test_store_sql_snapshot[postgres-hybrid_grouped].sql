@@ -47,7 +47,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "text_ranked" AS (
   SELECT
     "id",
@@ -66,12 +66,12 @@ WITH "text_hits" AS (
     FROM "public"."docs"
     ORDER BY
       "docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector") ASC
-    FETCH FIRST 100 ROWS WITH TIES
+    FETCH FIRST 200 ROWS WITH TIES
   ) AS "nearest"
   ORDER BY
     "_order" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "nearest_ranked" AS (
   SELECT
     "id",
@@ -113,7 +113,7 @@ WITH "text_hits" AS (
     "fused"."score" DESC,
     "base"."title" ASC,
     "fused"."id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "group_positions" AS (
   SELECT
     *,

@@ -12,12 +12,12 @@ WITH "group_candidates" AS (
     FROM "public"."docs"
     ORDER BY
       "docs"."embedding" OPERATOR(public.<=>) CAST('[0.12, -0.5, 0.33, 1e-05]' AS "public"."vector") ASC
-    FETCH FIRST 100 ROWS WITH TIES
+    FETCH FIRST 200 ROWS WITH TIES
   ) AS "nearest"
   ORDER BY
     "_order" ASC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "group_positions" AS (
   SELECT
     *,

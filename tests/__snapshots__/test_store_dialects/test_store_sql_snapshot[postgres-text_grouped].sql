@@ -49,7 +49,7 @@ WITH "group_candidates" AS (
   ORDER BY
     "score" DESC,
     "id" ASC
-  LIMIT 100
+  LIMIT 200
 ), "group_positions" AS (
   SELECT
     *,

@@ -15,7 +15,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "text_ranked" AS (
   SELECT
     "id",
@@ -39,7 +39,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "title_ranked" AS (
   SELECT
     "id",
@@ -76,7 +76,7 @@ WITH "text_hits" AS (
   ORDER BY
     "_distance" ASC NULLS LAST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "nearest_ranked" AS (
   SELECT
     "id",
@@ -115,7 +115,7 @@ WITH "text_hits" AS (
   ORDER BY
     "_distance" ASC NULLS LAST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "l2_ranked" AS (
   SELECT
     "id",
@@ -141,7 +141,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "notes_ranked" AS (
   SELECT
     "id",

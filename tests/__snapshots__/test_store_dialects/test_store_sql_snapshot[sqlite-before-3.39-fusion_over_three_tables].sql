@@ -17,7 +17,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "text_docs_ranked" AS (
   SELECT
     "id",
@@ -43,7 +43,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "text_archive_ranked" AS (
   SELECT
     "id",
@@ -116,7 +116,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "_distance" ASC NULLS LAST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "content_ranked" AS (
   SELECT
     "id",
@@ -169,7 +169,7 @@ WITH "text_docs_hits" AS (
   ORDER BY
     "_distance" ASC NULLS LAST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "cue_ranked" AS (
   SELECT
     "id",

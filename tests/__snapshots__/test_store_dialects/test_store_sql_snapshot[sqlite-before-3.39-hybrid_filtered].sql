@@ -22,7 +22,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "text_ranked" AS (
   SELECT
     "id",
@@ -66,7 +66,7 @@ WITH "text_hits" AS (
   ORDER BY
     "_distance" ASC NULLS LAST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "nearest_ranked" AS (
   SELECT
     "id",

@@ -15,7 +15,7 @@ WITH "text_hits" AS (
   ORDER BY
     "score" DESC NULLS FIRST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "text_ranked" AS (
   SELECT
     "id",
@@ -52,7 +52,7 @@ WITH "text_hits" AS (
   ORDER BY
     "_distance" ASC NULLS LAST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "nearest_ranked" AS (
   SELECT
     "id",
@@ -104,7 +104,7 @@ WITH "text_hits" AS (
     "fused"."score" DESC NULLS FIRST,
     "base"."title" ASC NULLS LAST,
     "fused"."id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "group_positions" AS (
   SELECT
     *,

@@ -29,7 +29,7 @@ WITH "group_candidates" AS (
   ORDER BY
     "_distance" ASC NULLS LAST,
     "id" ASC NULLS LAST
-  LIMIT 100
+  LIMIT 200
 ), "group_positions" AS (
   SELECT
     *,
