@@ -1,0 +1,229 @@
+"""Query-side policies for single letters, measured on SciFact and Cranfield pooled.
+
+Run from the repository root (needs ``pip install 'hotdata-retrieval[bench]'``)::
+
+    python benchmarks/quality/bench_single_letters.py [--json PATH] [--write docs/benchmarks.md]
+
+The library indexes and searches every single letter as a term (``vitamin A`` is ``vitamin
+a``, ``T cells`` is ``t cell``, ``author's`` is ``author s``, and "a" and "I" too;
+:mod:`hotdata_retrieval.analysis`). Each policy below leaves the index as it is and drops some
+single-letter terms from the *query* only, so it could be applied identically on every store
+(each store is asked for the query's terms). The text branch is tantivy's BM25 over the
+library's analysis, as ``bench_text_analysis.py`` runs it (``title + " " + text``, the
+disjunction of the query's term queries, top 100); nDCG@10 and recall@100 by ir-measures,
+with the paired difference from the current analysis (95% bootstrap interval, 1,000
+resamples, seed 0), for SciFact's test claims, Cranfield's queries, and both pooled (the
+choice is made on the pool, never on one collection); SciFact's train claims are reported
+apart. A query left with no term returns nothing (it scores 0).
+
+Policies:
+
+- ``current``: every single letter is a query term;
+- ``drop every single letter``: no single ASCII letter is a query term;
+- ``drop lower-case single letters``: a single ASCII letter is dropped when the user typed it
+  in lower case only (``a``, ``s`` of ``author's``), kept when typed in upper case (``vitamin
+  A``, ``T cells``, ``I``);
+- ``drop NLTK's single letters``: ``a``, ``d``, ``i``, ``m``, ``o``, ``s``, ``t``, ``y``
+  (the single letters of NLTK's English stop words) are dropped, other letters kept.
+
+This script reports; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import string
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # measure the checked-out tree
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks" / "quality"))
+
+import _report  # noqa: E402
+import bench_text_analysis as base  # noqa: E402
+import numpy as np  # noqa: E402
+import tantivy  # noqa: E402
+
+from hotdata_retrieval import tuning  # noqa: E402
+from hotdata_retrieval.analysis import normalize_text, text_analyzer, text_words  # noqa: E402
+
+LIMIT = 100
+LETTERS = frozenset(string.ascii_lowercase)
+NLTK_LETTERS = frozenset("adimosty")
+MARK_START = "<!-- single-letters-benchmark:start -->"
+MARK_END = "<!-- single-letters-benchmark:end -->"
+QueryFilter = Callable[[str, list[str]], list[str]]
+
+
+def _lower_case_letters(text: str, terms: list[str]) -> list[str]:
+    typed = text_words(text, fold_case=False)
+    upper = {word.lower() for word in typed if len(word) == 1 and word.isupper()}
+    return [term for term in terms if term not in LETTERS or term in upper]
+
+
+POLICIES: dict[str, QueryFilter] = {
+    "current": lambda _text, terms: terms,
+    "drop every single letter": lambda _text, terms: [t for t in terms if t not in LETTERS],
+    "drop lower-case single letters": _lower_case_letters,
+    "drop NLTK's single letters": lambda _text, terms: [t for t in terms if t not in NLTK_LETTERS],
+}
+
+
+def _runs(
+    ids: list[str], bodies: list[str], queries: dict[str, str]
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Each policy's top :data:`LIMIT` per query over one index of the library's analysis."""
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=False)
+    builder.add_text_field("text", stored=False, tokenizer_name="policy")
+    schema = builder.build()
+    runs: dict[str, dict[str, dict[str, float]]] = {policy: {} for policy in POLICIES}
+    with tempfile.TemporaryDirectory() as directory:
+        index = tantivy.Index(schema, path=directory)
+        index.register_tokenizer("policy", text_analyzer())
+        writer = index.writer(heap_size=128 * 1024 * 1024, num_threads=1)
+        for rowid, body in enumerate(bodies):
+            document = tantivy.Document()
+            document.add_unsigned("rowid", rowid)
+            document.add_text("text", normalize_text(body))
+            writer.add_document(document)
+        writer.commit()
+        writer.wait_merging_threads()
+        index.reload()
+        searcher = index.searcher()
+        analyzer = text_analyzer()
+        for query_id, text in queries.items():
+            analyzed = list(analyzer.analyze(normalize_text(text)))
+            for policy, keep in POLICIES.items():
+                terms = keep(text, analyzed)
+                if not terms:
+                    runs[policy][query_id] = {}
+                    continue
+                query = tantivy.Query.boolean_query(
+                    [
+                        (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term))
+                        for term in terms
+                    ]
+                )
+                hits = searcher.search(query, limit=LIMIT).hits
+                rowids = searcher.fast_field_values("rowid", [address for _, address in hits])
+                runs[policy][query_id] = {
+                    ids[int(rowid)]: float(LIMIT - position)
+                    for position, rowid in enumerate(rowids)
+                }
+    return runs
+
+
+def _affected(queries: dict[str, str], judged: list[str]) -> dict[str, int]:
+    """Judged queries whose terms each policy changes."""
+    analyzer = text_analyzer()
+    counts = dict.fromkeys(POLICIES, 0)
+    for query_id in judged:
+        text = queries[query_id]
+        analyzed = list(analyzer.analyze(normalize_text(text)))
+        for policy, keep in POLICIES.items():
+            counts[policy] += keep(text, analyzed) != analyzed
+    return counts
+
+
+def measure(data: Path) -> list[dict[str, Any]]:
+    """One record per (collection split, policy): per-query values and the affected count."""
+    records = []
+    for name in ("scifact", "cranfield"):
+        if not (data / name / "corpus.jsonl").is_file():
+            continue
+        base.DATA = data
+        ids, bodies, queries, splits = base._collection(name)
+        print(f"{name}: {len(bodies)} documents ...", file=sys.stderr)
+        runs = _runs(ids, bodies, queries)
+        for split, qrels in splits.items():
+            judged = sorted((q for q in qrels if q in queries), key=lambda q: (len(q), q))
+            affected = _affected(queries, judged)
+            for policy, run in runs.items():
+                values = tuning.measure_run(run, qrels, judged)
+                records.append(
+                    {
+                        "collection": name,
+                        "split": split,
+                        "policy": policy,
+                        "affected": affected[policy],
+                        **{m: values[m].tolist() for m in tuning.MEASURES},
+                    }
+                )
+    return records
+
+
+def report(records: list[dict[str, Any]], context: dict[str, str]) -> str:
+    def delta(estimate: Any) -> str:
+        return f"{estimate.mean:+.4f} [{estimate.low:+.3f}, {estimate.high:+.3f}]"
+
+    groups: dict[str, dict[str, dict[str, Any]]] = {}
+    for record in records:
+        label = "cranfield" if record["collection"] == "cranfield" else f"scifact {record['split']}"
+        groups.setdefault(label, {})[record["policy"]] = record
+    pool = [label for label in ("scifact test", "cranfield") if label in groups]
+    if len(pool) == 2:
+        groups["pooled (scifact test + cranfield)"] = {
+            policy: {
+                "affected": sum(groups[label][policy]["affected"] for label in pool),
+                **{
+                    m: [v for label in pool for v in groups[label][policy][m]]
+                    for m in tuning.MEASURES
+                },
+            }
+            for policy in POLICIES
+        }
+    lines = [
+        f"Measured {context['when']} on {context['machine']}; tantivy "
+        f"{_report.package_version('tantivy')}, ir-measures "
+        f"{_report.package_version('ir-measures')}.",
+        f"Command: `{context['command']}`, from the repository root.",
+        "",
+        "| queries | policy | queries changed | nDCG@10 | Δ nDCG@10 | recall@100 | Δ recall@100 |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    order = [label for label in ("scifact test", "cranfield") if label in groups]
+    order += [label for label in groups if label not in order]
+    for label in order:
+        policies = groups[label]
+        current = policies["current"]
+        count = len(current["nDCG@10"])
+        samples = tuning.bootstrap_samples(count)
+        for policy in POLICIES:
+            cells = [f"{label} ({count})", policy, str(policies[policy]["affected"])]
+            for measure in tuning.MEASURES:
+                mine = np.asarray(policies[policy][measure])
+                difference = tuning.estimate(mine - np.asarray(current[measure]), samples)
+                cells += [f"{mine.mean():.4f}", delta(difference)]
+            lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--data", type=Path, default=base.DATA)
+    parser.add_argument("--json", type=Path, metavar="PATH")
+    parser.add_argument("--write", type=Path, metavar="PATH")
+    options = parser.parse_args(argv)
+    context = {
+        "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": _report.machine(),
+        "command": _report.command(),
+    }
+    records = measure(options.data)
+    if options.json is not None:
+        options.json.write_text(
+            json.dumps({"context": context, "records": records}) + "\n", encoding="utf-8"
+        )
+    _report.publish(report(records, context), options.write, MARK_START, MARK_END)
+
+
+if __name__ == "__main__":
+    main()
