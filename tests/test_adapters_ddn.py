@@ -174,6 +174,8 @@ def test_the_schema_types_the_arguments_and_the_hit_fields(client: TestClient) -
         "fusion",
         "diversity",
         "candidates",
+        "queries",
+        "explain_scores",
         "status",
         "tier",
     ]
@@ -310,6 +312,8 @@ def test_hdq_ddn_metadata_is_hml_naming_the_command_type_and_relationship(databa
         "fusion",
         "diversity",
         "candidates",
+        "queries",
+        "explainScores",
         "status",
         "tier",
     ]

@@ -181,6 +181,8 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
         "fusion",
         "diversity",
         "candidates",
+        "queries",
+        "explain_scores",
     }
     assert set(tools["hotdata_search_semantic"].args) == {
         "query",
@@ -188,6 +190,7 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
         "filter",
         "diversity",
         "candidates",
+        "queries",
     }
     assert set(tools["hotdata_execute_sql"].args) == {"sql"}
     assert "1 to 50" in tools["hotdata_search_text"].args["k"]["description"]

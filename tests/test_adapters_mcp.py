@@ -116,6 +116,8 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         "fusion",
         "diversity",
         "candidates",
+        "queries",
+        "explain_scores",
     }
     assert "1 to 4" in schema["properties"]["k"]["description"]
     assert set(listed["hotdata_search_semantic"].input_schema["properties"]) == {
@@ -124,6 +126,7 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         "filter",
         "diversity",
         "candidates",
+        "queries",
     }
     for tool in listed.values():  # the arguments' words are the agent's too
         for word in FORBIDDEN_DESCRIPTION_WORDS:

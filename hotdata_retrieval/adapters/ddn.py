@@ -361,6 +361,13 @@ class SearchDocuments:
                 True,
                 f"The hit's 1-based rank in the {branch} ranking; null when it did not rank.",
             )
+        if self.route.fused:
+            fields[EXPLANATION_FIELD] = (
+                "JSON",
+                True,
+                "With explain_scores, what the score is made of: each ranking's rank, raw "
+                "score, normalized value and contribution; null otherwise.",
+            )
         for column, argument in self.filters.items():
             fields[column] = (argument.scalar, True, f"The document's {column}.")
         return fields
@@ -524,6 +531,8 @@ class SearchDocuments:
             row[f"{branch}_rank"] = None if scored is None else scored.rank
         for column in self.filters:
             row[column] = hit.columns.get(column)
+        if hit.explained:  # the field is null (absent) unless the call explains scores
+            row[EXPLANATION_FIELD] = hit.explanation()
         return row
 
     def query(self, request: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -668,6 +677,11 @@ def _selected(alias: str, field: Any) -> Any:
     return field.fields
 
 
+EXPLANATION_FIELD = "explanation"
+"""A fused search hit's field saying what its score is made of (``SearchHit.explanation``),
+present when the call sets ``explain_scores``, null otherwise."""
+
+
 def _project(hits: list[dict[str, Any]], nested: Any) -> Any:
     if nested is None:
         return hits
@@ -680,6 +694,9 @@ def _project(hits: list[dict[str, Any]], nested: Any) -> Any:
     for hit in hits:
         row: dict[str, Any] = {}
         for alias, field in inner.fields.items():
+            if field.type == "column" and field.column == EXPLANATION_FIELD:
+                row[alias] = hit.get(EXPLANATION_FIELD)  # null unless the call explains
+                continue
             if field.type != "column" or field.column not in hit:
                 raise ConnectorError(f"field {alias!r}: {HIT_TYPE} has no column {field.column!r}")
             row[alias] = hit[field.column]

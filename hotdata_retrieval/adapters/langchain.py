@@ -276,7 +276,7 @@ class HotdataRetriever(BaseRetriever):
             the other doors: the fields below that are not given are read from it (``table``,
             ``k`` from its default ``k``, ``columns``, ``text_column``, ``vector_column``,
             ``key_column``, ``fusion``, ``embedder``, ``input_limits``, ``diversity``,
-            ``candidates``), and its ``filter``
+            ``candidates``, ``explain_scores``), and its ``filter``
             holds beside this retriever's own.
         table: the table to search (required without ``settings``).
         k: Documents returned (also accepted by ``invoke(query, k=...)``).
@@ -302,6 +302,12 @@ class HotdataRetriever(BaseRetriever):
             ``candidates`` (a nearest or hybrid search; :class:`~hotdata_retrieval.plan.
             steps.Diversity`); ``None``: the plain ranking.
         candidates: rows diversity chooses among (default 4 times ``k``, at most 1,000).
+        explain_scores: each Document of a fused search also carries ``explanation`` in its
+            metadata: what its score is made of, each branch's rank, raw score, normalized
+            value and contribution (:meth:`~hotdata_retrieval.engines.results.SearchHit.
+            explanation`); default: the settings', else ``False``.
+        queries: other wordings of the query, searched with it and fused into one ranking
+            in one statement (:class:`~hotdata_retrieval.routing.SearchRequest`).
 
     Raises:
         InputLimitError: a query over ``input_limits`` (from ``invoke``).
@@ -327,6 +333,8 @@ class HotdataRetriever(BaseRetriever):
     input_limits: InputLimits = Field(default_factory=InputLimits)
     diversity: float | None = None
     candidates: int | None = None
+    explain_scores: bool = Field(default=False, strict=True)
+    queries: list[str] | None = None
 
     @model_validator(mode="after")
     def _read_settings(self) -> HotdataRetriever:
@@ -350,6 +358,7 @@ class HotdataRetriever(BaseRetriever):
             "input_limits": settings.input_limits,
             "diversity": settings.diversity,
             "candidates": settings.candidates,
+            "explain_scores": settings.explain_scores,
         }
         for name, value in inherited.items():
             if name not in given:
@@ -424,6 +433,8 @@ class HotdataRetriever(BaseRetriever):
             allow_empty_query=True,  # a query with no word retrieves nothing by words
             diversity=self.diversity,
             candidates=self.candidates,
+            explain_scores=self.explain_scores,
+            queries=self.queries,
         )
         if isinstance(self.engine, Engine):
             return self.engine.plan_search(request, embed_query=query_embedder(self.embedder))
@@ -455,6 +466,8 @@ class HotdataRetriever(BaseRetriever):
             rank_column, raw_column = debug_columns(name, branch)
             metadata[rank_column] = hit.branches[name].rank
             metadata[raw_column] = hit.branches[name].raw_score
+        if hit.explained:
+            metadata["explanation"] = hit.explanation()
         text = hit.columns.get(content)
         return Document(
             id=None if hit.key is None else str(hit.key),

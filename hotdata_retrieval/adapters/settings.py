@@ -43,7 +43,7 @@ from hotdata_retrieval.plan.search import (
 )
 from hotdata_retrieval.plan.steps import MAX_STEP_CANDIDATES, steps_from_options
 from hotdata_retrieval.plan.values import check_query_text
-from hotdata_retrieval.routing import FusionChoice
+from hotdata_retrieval.routing import MAX_QUERIES, FusionChoice
 
 if TYPE_CHECKING:
     from hotdata_retrieval.adapters.toolkit import SearchRoute
@@ -189,6 +189,9 @@ class SearchSettings:
             :class:`~hotdata_retrieval.engines.limits.InputLimits`).
         max_bytes: the ceiling on a SQL reply's rows, as JSON text (default 256 KiB).
         catalog: the index catalog the SQL tool's linter reads (default: the engine's).
+        explain_scores: a fused search's rows also say what their score is made of (each
+            branch's rank, raw score, normalized value and contribution: an
+            ``explanation``), unless the call says otherwise (default ``False``).
         descriptions: tool descriptions to use instead of the generated ones, by tool
             (:data:`TOOL_ROLES`; DDN's function takes ``search_text``'s), each at most
             :data:`MAX_DESCRIPTION_CHARACTERS`; the stored-data notice is still appended.
@@ -235,6 +238,9 @@ class SearchSettings:
     descriptions: Mapping[str, str] = attrs.field(factory=dict, converter=_descriptions)
     diversity: float | None = None
     candidates: int | None = None
+    explain_scores: bool = attrs.field(
+        default=False, validator=_instance_of(bool, "explain_scores")
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.k is not None and self.k > self.max_rows:
@@ -667,6 +673,85 @@ def _default_step_option(
     return default
 
 
+# queries ------------------------------------------------------------------------------------
+
+
+def _queries_schema(settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "anyOf": [
+            {
+                "type": "array",
+                "maxItems": MAX_QUERIES - 1,
+                "items": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": settings.input_limits.max_query_characters,
+                },
+            },
+            {"type": "null"},
+        ],
+        "default": None,
+        "description": "Other wordings of the same question, searched with the query and "
+        "combined into one ranking.",
+    }
+
+
+def _queries_sentence(_settings: SearchSettings, _route: SearchRoute) -> str:
+    return (
+        f"`queries` adds up to {MAX_QUERIES - 1} other wordings of the question, searched "
+        "with `query` and combined into one ranking in one search."
+    )
+
+
+def _read_queries(
+    settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if not isinstance(value, (list, tuple)) or len(value) > MAX_QUERIES - 1:
+        raise ToolError(
+            f"queries must be a list of at most {MAX_QUERIES - 1} query texts, got {value!r}"
+        )
+    for text in value:
+        if not isinstance(text, str) or not text.strip():
+            raise ToolError(f"queries must hold non-empty texts, got {text!r}")
+        try:
+            settings.input_limits.check_query(text)
+        except InputLimitError as error:
+            raise ToolError(f"queries: {error}") from None
+    if value:
+        call.request["queries"] = list(value)
+
+
+# explain_scores ------------------------------------------------------------------------------
+
+
+def _explain_schema(settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "type": ["boolean", "null"],
+        "default": None,
+        "description": "Also return what each row's score is made of: each ranking's rank, "
+        "score, normalized value and contribution "
+        f"(default {str(settings.explain_scores).lower()}).",
+    }
+
+
+def _read_explain(
+    _settings: SearchSettings, route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if not isinstance(value, bool):
+        raise ToolError(f"explain_scores must be true or false, got {value!r}")
+    if not route.fused:
+        raise ToolError(
+            "explain_scores applies only to a search that combines rankings by words and by "
+            "meaning; this search ranks one way"
+        )
+    call.request["explain_scores"] = value
+
+
+def _default_explain(settings: SearchSettings, route: SearchRoute, call: SearchCall) -> None:
+    if settings.explain_scores and route.fused:
+        call.request["explain_scores"] = True
+
+
 SEARCH_OPTIONS: tuple[SearchOption, ...] = (
     SearchOption(
         name="query", kind=OptionKind.TEXT, schema=_query_schema, read=_read_query, required=True
@@ -711,6 +796,21 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         read=_read_step_option("candidates"),
         offered=_compares_vectors,
         default=_default_step_option("candidates"),
+    ),
+    SearchOption(
+        name="queries",
+        kind=OptionKind.JSON,
+        schema=_queries_schema,
+        read=_read_queries,
+        sentence=_queries_sentence,
+    ),
+    SearchOption(
+        name="explain_scores",
+        kind=OptionKind.FLAG,
+        schema=_explain_schema,
+        read=_read_explain,
+        offered=_fuses,
+        default=_default_explain,
     ),
 )
 """The arguments of a search call, in the order the doors list them: one row each."""

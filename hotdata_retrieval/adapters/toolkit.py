@@ -612,7 +612,14 @@ class SearchToolkit:
         plan, result, call = found.plan, found.result, found.call
         warnings = list(call.warnings)
         used = plan.limit
-        rows = [{**hit.columns, route.ranked_by: hit.ranking_value} for hit in result]
+        rows = [
+            {
+                **hit.columns,
+                route.ranked_by: hit.ranking_value,
+                **({"explanation": hit.explanation()} if hit.explained else {}),
+            }
+            for hit in result
+        ]
         if any(isinstance(b, Bm25Search) and not b.words for b in plan.branches):
             warnings.append(
                 ToolWarning(

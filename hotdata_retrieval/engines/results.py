@@ -95,6 +95,38 @@ class SearchHit:
     terms: tuple[float, ...] = ()
 
     @property
+    def explained(self) -> bool:
+        """Whether the hit says what its score is made of: explained branch scores
+        (``explain_scores``) or a score formula's terms."""
+        return self.fused_score is not None or any(
+            branch.contribution is not None for branch in self.branches.values()
+        )
+
+    def explanation(self) -> dict[str, Any]:
+        """What the hit's score is made of, as JSON-ready data (the doors' one form):
+        ``{"score", "branches": {name: {"rank", "raw_score", "normalized", "contribution"}}}``
+        and, with a score formula, ``"fused_score"`` and ``"terms"`` (their values in term
+        order, adding up to ``score``). A branch that did not return the hit has ``rank``
+        and ``normalized`` ``null`` and ``contribution`` 0. Empty for a hit that is not
+        :attr:`explained`."""
+        if not self.explained:
+            return {}
+        document: dict[str, Any] = {"score": self.score}
+        if self.fused_score is not None:
+            document["fused_score"] = self.fused_score
+            document["terms"] = list(self.terms)
+        document["branches"] = {
+            name: {
+                "rank": branch.rank,
+                "raw_score": branch.raw_score,
+                "normalized": branch.normalized,
+                "contribution": branch.contribution,
+            }
+            for name, branch in self.branches.items()
+        }
+        return document
+
+    @property
     def ranking_value(self) -> float | None:
         """The value the hits are ordered by: :attr:`score` (descending) or :attr:`distance`
         (ascending)."""
