@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -39,6 +40,7 @@ from hotdata_retrieval.plan.formula import (
     formula_terms,
     formula_to_document,
 )
+from hotdata_retrieval.plan.search import MinMaxFusion
 from hotdata_retrieval.routing import SearchRequest
 
 TEXT = Bm25Search(table="docs", column="body", query_text="disk full")
@@ -220,3 +222,25 @@ def test_the_request_the_chain_and_hdq_search_take_a_formula(database: Path) -> 
     )  # fmt: skip
     assert bad.exit_code == EXIT_INVALID_PLAN
     assert "--formula must be JSON" in bad.stderr
+
+
+def test_hdq_explain_notes_the_formula_and_the_explained_scores(tmp_path: Path) -> None:
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(branches=[TEXT, NEAREST], min_score=0.01),
+        formula=FORMULA,
+        explain_scores=True,
+    )
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan_to_document(plan)), encoding="utf-8")
+    result = CliRunner().invoke(main, ["explain", "--plan", str(path)])
+    assert result.exit_code == EXIT_OK, result.stderr
+    assert (
+        "-- score formula: 1.0 * score * gauss_decay(age, origin 0.0, scale 7.0, offset 0.0, "
+        "decay 0.5) + 0.1 * rating"
+    ) in result.output
+    assert "-- the formula's score orders the rows, min_score and the page" in result.output
+    assert "-- explained scores: each branch's rank and raw score are returned" in result.output
+    document = plan_to_document(attrs.evolve(plan, source=MinMaxFusion(branches=[TEXT, NEAREST])))
+    path.write_text(json.dumps(document), encoding="utf-8")
+    normalized = CliRunner().invoke(main, ["explain", "--plan", str(path)])
+    assert "rank, raw score and normalization bounds are returned" in normalized.output

@@ -336,10 +336,14 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     if fusion is not None and fusion.min_score is not None:
         lines.append(f"-- rows scoring below {fusion.min_score!r} are dropped before the page")
     if fusion is not None and plan.explain_scores:
-        bounded = " and each branch's normalization bounds" if bound_columns("x", fusion) else ""
+        returned = (
+            "rank, raw score and normalization bounds"
+            if bound_columns("x", fusion)
+            else "rank and raw score"
+        )
         lines.append(
-            f"-- explained scores: each branch's rank, raw score{bounded} are returned, so "
-            "each hit's branch contributions add up to its fused score"
+            f"-- explained scores: each branch's {returned} are returned, so each hit's "
+            "branch contributions add up to its fused score"
         )
     for name, branch in plan.page_scored_branches:
         lines.append(
