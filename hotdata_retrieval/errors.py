@@ -377,6 +377,20 @@ class EmbeddingError(HotdataRetrievalError):
     """Base class of the errors raised while embedding text."""
 
 
+class RerankerUnavailableError(HotdataRetrievalError, RuntimeError):
+    """A reranker cannot run here: its model directory or an optional dependency is missing.
+
+    Attributes:
+        model: the model asked for (a directory, or a registered reranker's name).
+        missing: what is missing (files, modules), in the order found.
+    """
+
+    def __init__(self, message: str, *, model: str, missing: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.model = model
+        self.missing = tuple(missing)
+
+
 class EmbedderUnavailableError(EmbeddingError, RuntimeError):
     """An embedder cannot run here: an optional dependency or a model file is missing or wrong.
 

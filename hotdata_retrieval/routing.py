@@ -68,7 +68,7 @@ from hotdata_retrieval.plan.search import (
     fusion_options,
     make_fusion,
 )
-from hotdata_retrieval.plan.steps import PlanStep, steps_from_options
+from hotdata_retrieval.plan.steps import PlanStep, Rerank, steps_from_options
 from hotdata_retrieval.plan.values import check_cosine_query, check_positive_int
 
 logger = logging.getLogger(__name__)
@@ -647,6 +647,12 @@ class SearchRequest:
             offset``, at most 1,000).
         after: a cursor token a result returned as ``next_after``: the page continues that
             result's ranking after its last row, without ``offset``.
+        rerank: a reranker re-scoring the first ``top_n`` rows against ``query``
+            (:class:`~hotdata_retrieval.plan.steps.Rerank`): a
+            :class:`~hotdata_retrieval.embed.reranking.Reranker`, a registered reranker's
+            name or an ONNX cross-encoder's directory; ``None``: none.
+        top_n: rows the reranker scores (default: 4 times ``limit + offset``, at most
+            1,000).
 
     Raises:
         PlanError: an unknown mode, a filter or fusion that does not read, a bad column name,
@@ -676,6 +682,8 @@ class SearchRequest:
     diversity: float | None = attrs.field(default=None)
     candidates: int | None = attrs.field(default=None)
     after: str | None = attrs.field(default=None, converter=_after)
+    rerank: Any = attrs.field(default=None)
+    top_n: int | None = attrs.field(default=None)
 
     def __attrs_post_init__(self) -> None:
         self.steps()  # refuses a bad value now, naming it
@@ -687,7 +695,13 @@ class SearchRequest:
             PlanError: a diversity or candidate count out of range, candidates without the
                 step that reads them.
         """
-        return steps_from_options(diversity=self.diversity, candidates=self.candidates)
+        return steps_from_options(
+            diversity=self.diversity,
+            candidates=self.candidates,
+            rerank=self.rerank,
+            top_n=self.top_n,
+            query=self.query if self.rerank is not None else None,
+        )
 
 
 _FUSION_KEYWORDS = ("weights", "rank_constant", "alpha", "depth", "min_score")
@@ -776,6 +790,11 @@ def _query_weighted(
     if alpha is not None:
         return options, (1.0 - float(alpha), float(alpha))
     return options, (1.0, 1.0)
+
+
+def plan_branches(source: Branch | Fusion) -> tuple[Branch, ...]:
+    """The branches of a plan's source: a fusion's, or the one branch."""
+    return source.branches if isinstance(source, Fusion) else (source,)
 
 
 def plan_search(
@@ -871,6 +890,17 @@ def plan_search(
         default_columns = tuple(
             dict.fromkeys(c for c in (indexes.key_column, searched) if c is not None)
         )
+    steps = request.steps()
+    if not any(isinstance(branch, (Bm25Search, VectorSearch)) for branch in plan_branches(source)):
+        # a search by vector alone: a reranker pairs the query with the table's text column
+        read = text_column or (indexes.bm25_columns[0] if indexes.bm25_columns else None)
+        read = read or next((v.source_column for v in indexes.vectors if v.source_column), None)
+        steps = tuple(
+            attrs.evolve(step, column=read)
+            if isinstance(step, Rerank) and step.column is None and read is not None
+            else step
+            for step in steps
+        )
     return SearchPlan(
         source=source,
         columns=columns if columns is not None else default_columns,
@@ -883,6 +913,6 @@ def plan_search(
         formula=request.formula,
         group_by=request.group_by,
         group_size=request.group_size,
-        steps=request.steps(),
         after=request.after,
+        steps=steps,
     )

@@ -53,6 +53,8 @@ OPTION_NAMES: dict[str, str] = {
     "formula": "--formula",
     "diversity": "--diversity",
     "candidates": "--candidates",
+    "rerank": "--rerank",
+    "top_n": "--top-n",
 }
 """A plan field (:attr:`PlanError.field <hotdata_retrieval.errors.PlanError.field>`) → the
 option or argument of ``hdq search`` that sets it, for its error messages."""
@@ -299,6 +301,7 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
         ranked_by.lstrip("_"): hit.ranking_value,
         "columns": dict(hit.columns),
         "branches": {name: _branch_json(branch) for name, branch in hit.branches.items()},
+        **({} if hit.rerank_score is None else {"rerank_score": hit.rerank_score}),
     }
     if hit.fused_score is not None:  # a score formula: its terms add up to the score
         document["fused_score"] = hit.fused_score
@@ -395,6 +398,19 @@ def _branch_json(branch: Any) -> dict[str, Any]:
     metavar="N",
     help="Rows --diversity chooses among (default: 4 times limit + offset, at most 1000).",
 )
+@click.option(
+    "--rerank",
+    metavar="MODEL_DIR",
+    help="Re-score the best rows with the ONNX cross-encoder in MODEL_DIR (model.onnx and "
+    "tokenizer.json), pairing the query with each row's text, and order them by that score.",
+)
+@click.option(
+    "--top-n",
+    "top_n",
+    type=int,
+    metavar="N",
+    help="Rows --rerank scores (default: 4 times limit + offset, at most 1000).",
+)
 @full_vectors_option
 @click.option(
     "--format",
@@ -432,6 +448,8 @@ def search(
     explain_scores: bool,
     diversity: float | None,
     candidates: int | None,
+    rerank: str | None,
+    top_n: int | None,
     full_vectors: bool | None,
     output_format: str,
 ) -> None:
@@ -489,6 +507,8 @@ def search(
             diversity=diversity,
             candidates=candidates,
             after=after,
+            rerank=rerank,
+            top_n=top_n,
         )
         try:
             plan = engine.plan_search(request)

@@ -11,6 +11,8 @@ and settings behind the vectors (store it with them).
 - :class:`SentenceTransformerEmbedder`: any sentence-transformers model (needs PyTorch).
 - :func:`as_embedder`: wraps any LangChain ``Embeddings`` object.
 - :func:`embed_in_batches`: many texts into one float32 array, with a progress bar.
+- :class:`Reranker`, :class:`CrossEncoderReranker`, :class:`TermOverlapReranker`: scores
+  of (query, text) pairs for a plan's rerank step (:mod:`hotdata_retrieval.embed.reranking`).
 
 >>> from hotdata_retrieval.embed import HashingEmbedder
 >>> embedder = HashingEmbedder(dimensions=64)
@@ -41,9 +43,24 @@ from hotdata_retrieval.embed.minilm import (
     MiniLMEmbedder,
 )
 from hotdata_retrieval.embed.protocol import Embedder, TextEmbeddings, is_embeddable
+from hotdata_retrieval.embed.reranking import (
+    MAX_RERANK_TOKENS,
+    CrossEncoderReranker,
+    Reranker,
+    TermOverlapReranker,
+    register_reranker,
+    reranker_for,
+)
 from hotdata_retrieval.embed.sbert import SentenceTransformerEmbedder
 
 __all__ = [
+    # rerankers
+    "MAX_RERANK_TOKENS",
+    "CrossEncoderReranker",
+    "Reranker",
+    "TermOverlapReranker",
+    "register_reranker",
+    "reranker_for",
     # protocol
     "Embedder",
     "TextEmbeddings",

@@ -4,6 +4,7 @@ the one place every engine's ``search`` does it (through
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -12,7 +13,7 @@ from hotdata_retrieval.diversity import maximal_marginal_relevance
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchHit
 from hotdata_retrieval.plan.search import SearchPlan
-from hotdata_retrieval.plan.steps import Diversity, PlanStep, step_inputs
+from hotdata_retrieval.plan.steps import Diversity, PlanStep, Rerank, step_inputs
 
 StepRunner = Callable[[PlanStep, SearchPlan, list[SearchHit], int], list[SearchHit]]
 
@@ -37,7 +38,27 @@ def _diversity(
     return [with_vector[position] for position in order] + without
 
 
-_RUNNERS: dict[str, StepRunner] = {Diversity.kind: _diversity}
+def _rerank(
+    step: PlanStep, plan: SearchPlan, hits: list[SearchHit], following: int
+) -> list[SearchHit]:
+    assert isinstance(step, Rerank)
+    from hotdata_retrieval.embed.reranking import reranker_for
+
+    reranker = reranker_for(step.model)
+    query, column = step.query_text(plan), step.text_column(plan)
+    scored = hits[: step.input_rows(plan, following)]
+    texts = ["" if hit.columns.get(column) is None else str(hit.columns[column]) for hit in scored]
+    scores = reranker.score([(query, text) for text in texts])
+    if len(scores) != len(scored) or not all(math.isfinite(score) for score in scores):
+        raise EngineError(
+            f"reranker {step.model!r} returned {len(scores)} scores for {len(scored)} pairs, "
+            "or a score that is not a finite number"
+        )
+    order = sorted(range(len(scored)), key=lambda position: -scores[position])
+    return [attrs.evolve(scored[position], rerank_score=scores[position]) for position in order]
+
+
+_RUNNERS: dict[str, StepRunner] = {Diversity.kind: _diversity, Rerank.kind: _rerank}
 
 
 def run_steps(plan: SearchPlan, hits: Sequence[SearchHit]) -> tuple[SearchHit, ...]:
@@ -47,7 +68,9 @@ def run_steps(plan: SearchPlan, hits: Sequence[SearchHit]) -> tuple[SearchHit, .
     hit left with only the plan's own columns.
 
     Raises:
-        EngineError: a stored vector of another dimension than the query's.
+        EngineError: a stored vector of another dimension than the query's; a reranker
+            that returned the wrong number of scores or a non-finite one.
+        RerankerUnavailableError: the rerank step's model cannot be loaded.
         MissingExtraError: a step needs NumPy and it is not installed.
     """
     rows = list(hits)

@@ -22,6 +22,7 @@ validates it, so a bad value is refused at the step that gave it:
   :meth:`Search.offset` and :meth:`Search.select` set the page and the columns,
   :meth:`Search.group_by` groups the rows (one or a few per parent document),
   :meth:`Search.diversity` chooses the page by maximal marginal relevance,
+  :meth:`Search.rerank` re-scores it with a reranker,
   :meth:`Search.after` continues a ranking after a result's ``next_after``;
 - :meth:`Search.explain` shows the SQL the plan compiles to for the engine's dialect, and
   the steps that run on its rows;
@@ -100,6 +101,8 @@ class SearchTable:
         formula: ScoreFormula | Sequence[Mapping[str, Any]] | None = None,
         diversity: float | None = None,
         candidates: int | None = None,
+        rerank: Any = None,
+        top_n: int | None = None,
     ) -> Search:
         """A search of the table for ``query``: the plan the engine routes from the table's
         indexes (``engine.plan_search``; rules in :mod:`hotdata_retrieval.routing`), with
@@ -129,6 +132,9 @@ class SearchTable:
             diversity: maximal marginal relevance's lambda (0 to 1) over the candidates'
                 vectors, as :meth:`Search.diversity` sets it; ``None``: none.
             candidates: rows the diversity step chooses among (:meth:`Search.diversity`).
+            rerank: a reranker, its registered name or a model directory, as
+                :meth:`Search.rerank` takes it; ``None``: none.
+            top_n: rows the reranker scores (:meth:`Search.rerank`).
 
         Raises:
             PlanError: an unknown mode (naming the known ones); no index serves the mode; the
@@ -149,6 +155,8 @@ class SearchTable:
             formula=formula,
             diversity=diversity,
             candidates=candidates,
+            rerank=rerank,
+            top_n=top_n,
         )
         return Search(engine=self.engine, plan=plan)
 
@@ -262,6 +270,38 @@ class Search:
         kept = [step for step in self.plan.steps if not isinstance(step, Diversity)]
         step = Diversity(mmr_lambda=mmr_lambda, candidates=candidates)
         return self._with(steps=[*kept, step])
+
+    def rerank(
+        self,
+        reranker: Any,
+        *,
+        top_n: int | None = None,
+        column: str | None = None,
+        query: str | None = None,
+    ) -> Search:
+        """The search with its first ``top_n`` rows re-scored by ``reranker`` against the
+        query and ordered by that score (:class:`~hotdata_retrieval.plan.steps.Rerank`,
+        replacing any earlier rerank step); ``limit`` and ``offset`` cut the page from them.
+
+        Args:
+            reranker: a :class:`~hotdata_retrieval.embed.reranking.Reranker` (registered
+                under its name), a registered reranker's name, or the directory of an ONNX
+                cross-encoder.
+            top_n: rows scored, at least ``limit + offset``, at most 1,000 (default: 4 times
+                ``limit + offset``, at most 1,000 and a fusion's depth).
+            column: the text column paired with the query (default: the searched one).
+            query: the query text paired with each row (default: the searched one; a
+                search by vector alone needs it).
+
+        Raises:
+            PlanError: a ``top_n`` out of range, no text column or query text to pair.
+        """
+        from hotdata_retrieval.plan.steps import Rerank, steps_from_options
+
+        (made,) = steps_from_options(rerank=reranker, top_n=top_n, query=query)
+        assert isinstance(made, Rerank)
+        kept = [step for step in self.plan.steps if not isinstance(step, Rerank)]
+        return self._with(steps=[*kept, attrs.evolve(made, column=column)])
 
     def explain(self, *, full_vectors: bool = False) -> str:
         """The SQL statement the plan compiles to for the engine's dialect, pretty-printed

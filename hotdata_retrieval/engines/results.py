@@ -91,6 +91,7 @@ class SearchHit:
     score: float | None = None
     distance: float | None = None
     branches: Mapping[str, BranchScore]
+    rerank_score: float | None = None
     fused_score: float | None = None
     terms: tuple[float, ...] = ()
 
@@ -245,6 +246,8 @@ class SearchResult:
         for hit in self.hits:
             row = dict(hit.columns)
             added: dict[str, Any] = {value_name: hit.ranking_value}
+            if hit.rerank_score is not None:
+                added["rerank_score"] = hit.rerank_score
             if hit.fused_score is not None:
                 added[FUSED_SCORE_COLUMN] = hit.fused_score
                 for index, term in enumerate(hit.terms, start=1):

@@ -2,7 +2,7 @@
 
 The one statement stays the contract with the engine: it ranks, filters and fuses. Some things
 users ask of a retrieval engine happen on its rows afterwards: diversity (maximal marginal
-relevance over the candidates' vectors), and later reranking and highlights. A plan carries
+relevance over the candidates' vectors) and reranking (a cross-encoder's scores). A plan carries
 them as data — frozen attrs nodes, validated at construction, written in the plan document —
 in :attr:`~hotdata_retrieval.plan.search.SearchPlan.steps`.
 
@@ -11,8 +11,8 @@ How a plan with steps runs (``docs/plans.md``, "Steps after the statement"):
 1. The statement fetches the candidates the steps need (:func:`statement_rows`): the first
    step's candidate count, never fewer than ``limit + offset``. Its ``limit`` is that count,
    its ``offset`` 0; a step reading vectors has them returned (``include_vectors``).
-2. The steps run in the stated order of :func:`step_kinds` (diversity, then the ones
-   registered after it), each on the rows the one before it left.
+2. The steps run in the stated order of :func:`step_kinds` (diversity, then reranking),
+   each on the rows the one before it left.
 3. ``offset`` and ``limit`` then cut the page from the last step's rows, so pages are slices
    of one ordering of one candidate list.
 
@@ -350,21 +350,220 @@ class Diversity(PlanStep):
         )
 
 
+def _model(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        raise PlanError(
+            f"rerank names a reranker (a registered name or a model directory), got {value!r}",
+            field="rerank",
+            value=value,
+        )
+    if len(value) > 4096:
+        raise PlanError("rerank's model name is over 4096 characters", field="rerank")
+    return value
+
+
+def _optional_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    from hotdata_retrieval.plan.values import check_query_text
+
+    return check_query_text(value, label="query")
+
+
+def _top_n(value: Any) -> int | None:
+    if value is None:
+        return None
+    number = check_positive_int(value, label="top_n")
+    if number > MAX_STEP_CANDIDATES:
+        raise PlanError(
+            f"top_n must be at most {MAX_STEP_CANDIDATES} (MAX_STEP_CANDIDATES), got {value!r}",
+            field="top_n",
+            value=value,
+        )
+    return number
+
+
+@register_step
+@attrs.frozen(kw_only=True)
+class Rerank(PlanStep):
+    """Reranking: a reranker (:class:`~hotdata_retrieval.embed.reranking.Reranker`, such as a
+    cross-encoder) scores each of the first ``top_n`` rows, pairing the query text with the
+    row's text, and the rows come out by that score, highest first (ties keep their order);
+    rows past ``top_n`` are dropped, so the page is a slice of the reranked ``top_n``.
+
+    Attributes:
+        model: the reranker: a registered reranker's name
+            (:func:`~hotdata_retrieval.embed.reranking.register_reranker`; ``term-overlap``
+            is built in) or a directory holding an ONNX cross-encoder.
+        top_n: rows scored, ``limit + offset`` to :data:`MAX_STEP_CANDIDATES`; ``None``:
+            :data:`DIVERSITY_CANDIDATE_FACTOR` times what the page needs, at most
+            :data:`MAX_STEP_CANDIDATES` and a fusion's depth.
+        column: the text column paired with the query; ``None``: the first text or semantic
+            branch's column.
+        query: the query text; ``None``: the first text or semantic branch's.
+
+    Raises:
+        PlanError: a bad model name, a ``top_n`` out of range.
+    """
+
+    kind: ClassVar[str] = "rerank"
+    order: ClassVar[int] = 20
+
+    model: str = attrs.field(
+        converter=_model,
+        metadata={
+            "schema": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 4096,
+                "description": "The reranker: a registered reranker's name ('term-overlap' is "
+                "built in) or a directory holding an ONNX cross-encoder.",
+            }
+        },
+    )
+    top_n: int | None = attrs.field(
+        default=None,
+        converter=_top_n,
+        metadata={
+            "schema": {
+                "type": ["integer", "null"],
+                "minimum": 1,
+                "maximum": MAX_STEP_CANDIDATES,
+                "description": "Rows scored, at least limit + offset; null: "
+                f"{DIVERSITY_CANDIDATE_FACTOR} times limit + offset, at most "
+                f"{MAX_STEP_CANDIDATES}.",
+            }
+        },
+    )
+    column: str | None = attrs.field(
+        default=None,
+        converter=_optional_column,
+        metadata={
+            "schema": {
+                "type": ["string", "null"],
+                "description": "The text column paired with the query; null: the first "
+                "text or semantic branch's.",
+            }
+        },
+    )
+    query: str | None = attrs.field(
+        default=None,
+        converter=_optional_text,
+        metadata={
+            "schema": {
+                "type": ["string", "null"],
+                "description": "The query text; null: the first text or semantic branch's.",
+            }
+        },
+    )
+
+    def input_rows(self, plan: SearchPlan, following: int) -> int:
+        if self.top_n is not None:
+            return self.top_n
+        bound = MAX_STEP_CANDIDATES if plan.fusion is None else min(MAX_STEP_CANDIDATES, plan.depth)
+        return max(following, min(bound, DIVERSITY_CANDIDATE_FACTOR * following))
+
+    def _text_branch(self, plan: SearchPlan) -> Any:
+        from hotdata_retrieval.plan.search import Bm25Search, VectorSearch
+
+        return next((b for b in plan.branches if isinstance(b, (Bm25Search, VectorSearch))), None)
+
+    def text_column(self, plan: SearchPlan) -> str:
+        """The column paired with the query (see the class).
+
+        Raises:
+            PlanError: no ``column`` and no text or semantic branch.
+        """
+        if self.column is not None:
+            return self.column
+        branch = self._text_branch(plan)
+        if branch is None:
+            raise PlanError(
+                "rerank pairs the query with each row's text: name the text column (column=), "
+                "as a nearest-neighbour search has none",
+                field="column",
+                value=None,
+            )
+        return str(branch.column)
+
+    def query_text(self, plan: SearchPlan) -> str:
+        """The query text paired with each row (see the class).
+
+        Raises:
+            PlanError: no ``query`` and no text or semantic branch.
+        """
+        if self.query is not None:
+            return self.query
+        branch = self._text_branch(plan)
+        if branch is None:
+            raise PlanError(
+                "rerank pairs the query text with each row's text: give the query (query=), "
+                "as a nearest-neighbour search carries a vector only",
+                field="query",
+                value=None,
+            )
+        return str(branch.query_text)
+
+    def read_columns(self, plan: SearchPlan) -> tuple[str, ...]:
+        return (self.text_column(plan),)
+
+    def check(self, plan: SearchPlan) -> None:
+        self.text_column(plan)
+        self.query_text(plan)
+        if self.text_column(plan) in plan.vector_columns:
+            raise PlanError(
+                f"rerank's column {self.text_column(plan)!r} is a vector column; name a text "
+                "column",
+                field="column",
+                value=self.column,
+            )
+
+    def describe(self, plan: SearchPlan) -> str:
+        return (
+            f"rerank: {self.model} scores (query, {self.text_column(plan)}) for each row; rows "
+            "by that score, highest first"
+        )
+
+
 def steps_from_options(
-    *, diversity: float | None = None, candidates: int | None = None
+    *,
+    diversity: float | None = None,
+    candidates: int | None = None,
+    rerank: Any = None,
+    top_n: int | None = None,
+    query: str | None = None,
 ) -> tuple[PlanStep, ...]:
-    """The steps a caller's options ask for: the one reading of ``diversity=`` and
-    ``candidates=`` every door shares (a request, the chain, the CLI, the adapters).
+    """The steps a caller's options ask for: the one reading of ``diversity=``,
+    ``candidates=``, ``rerank=`` and ``top_n=`` every door shares (a request, the chain, the
+    CLI, the adapters).
 
     Args:
         diversity: maximal marginal relevance's lambda for a :class:`Diversity` step;
             ``None``: none.
         candidates: rows the diversity step chooses among.
+        rerank: a :class:`Rerank` step's reranker: a registered name, a model directory,
+            or a :class:`~hotdata_retrieval.embed.reranking.Reranker` (registered under its
+            name); ``None``: none.
+        top_n: rows the rerank step scores.
+        query: the query text the rerank step pairs with each row (default: the plan's).
 
     Raises:
-        PlanError: a value out of range, or ``candidates`` without the step that reads it.
+        PlanError: a value out of range, or ``candidates`` or ``top_n`` without the step
+            that reads it.
     """
     steps: list[PlanStep] = []
+    if rerank is not None:
+        if not isinstance(rerank, str):
+            from hotdata_retrieval.embed.reranking import register_reranker
+
+            rerank = register_reranker(rerank)
+        steps.append(Rerank(model=rerank, top_n=top_n, query=query))
+    elif top_n is not None:
+        raise PlanError(
+            "top_n is the number of rows the reranker scores; give rerank too",
+            field="top_n",
+            value=top_n,
+        )
     if diversity is not None:
         steps.append(Diversity(mmr_lambda=diversity, candidates=candidates))
     elif candidates is not None:
@@ -373,7 +572,7 @@ def steps_from_options(
             field="candidates",
             value=candidates,
         )
-    return tuple(steps)
+    return coerce_steps(steps)
 
 
 def step_inputs(plan: SearchPlan) -> tuple[int, ...]:
