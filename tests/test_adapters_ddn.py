@@ -176,6 +176,9 @@ def test_the_schema_types_the_arguments_and_the_hit_fields(client: TestClient) -
         "candidates",
         "queries",
         "explain_scores",
+        "group_by",
+        "group_size",
+        "after",
         "status",
         "tier",
     ]
@@ -314,6 +317,9 @@ def test_hdq_ddn_metadata_is_hml_naming_the_command_type_and_relationship(databa
         "candidates",
         "queries",
         "explainScores",
+        "groupBy",
+        "groupSize",
+        "after",
         "status",
         "tier",
     ]

@@ -183,6 +183,9 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
         "candidates",
         "queries",
         "explain_scores",
+        "group_by",
+        "group_size",
+        "after",
     }
     assert set(tools["hotdata_search_semantic"].args) == {
         "query",
@@ -191,6 +194,9 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
         "diversity",
         "candidates",
         "queries",
+        "group_by",
+        "group_size",
+        "after",
     }
     assert set(tools["hotdata_execute_sql"].args) == {"sql"}
     assert "1 to 50" in tools["hotdata_search_text"].args["k"]["description"]
@@ -324,6 +330,7 @@ def test_sql_description_states_the_ceiling_and_the_full_name(engine: LocalEngin
 def test_text_search_fuses_and_returns_the_envelope(engine: LocalEngine) -> None:
     document = _result(_tools(engine)["hotdata_search_text"], query="crash", k=3)
     metadata = document["metadata"]
+    assert isinstance(metadata.pop("next_after"), str)  # a full page: the next one follows
     assert metadata == {
         "tool": "hotdata_search_text",
         "row_count": 3,

@@ -118,6 +118,9 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         "candidates",
         "queries",
         "explain_scores",
+        "group_by",
+        "group_size",
+        "after",
     }
     assert "1 to 4" in schema["properties"]["k"]["description"]
     assert set(listed["hotdata_search_semantic"].input_schema["properties"]) == {
@@ -127,6 +130,9 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         "diversity",
         "candidates",
         "queries",
+        "group_by",
+        "group_size",
+        "after",
     }
     for tool in listed.values():  # the arguments' words are the agent's too
         for word in FORBIDDEN_DESCRIPTION_WORDS:

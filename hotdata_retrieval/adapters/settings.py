@@ -31,12 +31,14 @@ from hotdata_retrieval.adapters.envelope import ToolWarning
 from hotdata_retrieval.engines.limits import InputLimitError, InputLimits, SqlLimits
 from hotdata_retrieval.errors import PlanError, ToolError
 from hotdata_retrieval.indexes import IndexCatalog
+from hotdata_retrieval.plan._cursor import MAX_CURSOR_CHARACTERS, read_cursor
 from hotdata_retrieval.plan.document import fusion_choice_json_schema
 from hotdata_retrieval.plan.filter_objects import filter_from_object, filter_object_schema
 from hotdata_retrieval.plan.filters import And, Predicate
-from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
+    MAX_GROUP_SIZE,
     fusion_class,
     fusion_methods,
     fusion_options,
@@ -135,6 +137,23 @@ def _descriptions(value: Any) -> Mapping[str, str]:
     return given
 
 
+def _group_column(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return normalize_identifier(value, label="group_by")
+    except PlanError as error:
+        raise ToolError(str(error)) from None
+
+
+def _check_group_size(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_GROUP_SIZE:
+        raise ToolError(
+            f"group_size must be a whole number from 1 to {MAX_GROUP_SIZE}, got {value!r}"
+        )
+    return value
+
+
 def _instance_of(kind: type, label: str) -> Callable[[Any, Any, Any], None]:
     def check(_instance: Any, _attribute: Any, value: Any) -> None:
         if value is not None and not isinstance(value, kind):
@@ -200,6 +219,10 @@ class SearchSettings:
             :class:`~hotdata_retrieval.plan.steps.Diversity` step); ``None``: none.
         candidates: rows that diversity chooses among when the call gives no count
             (default: 4 times the rows asked for, at most 1,000).
+        group_by: a column grouping the rows when the call names none (a chunk's parent
+            document): each search returns ``k`` groups, each with its best ``group_size``
+            rows (:class:`~hotdata_retrieval.plan.search.SearchPlan`'s ``group_by``).
+        group_size: rows kept per group when the call gives none (default 1).
 
     Raises:
         ToolError: a bad ``k``, ``max_rows``, ``max_bytes``, limit, ``name_prefix``,
@@ -241,10 +264,16 @@ class SearchSettings:
     explain_scores: bool = attrs.field(
         default=False, validator=_instance_of(bool, "explain_scores")
     )
+    group_by: str | None = attrs.field(default=None, converter=_group_column)
+    group_size: int | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.k is not None and self.k > self.max_rows:
             raise ToolError(f"k ({self.k}) must not exceed max_rows ({self.max_rows})")
+        if self.group_size is not None:
+            if self.group_by is None:
+                raise ToolError("group_size is the rows kept per group; give group_by too")
+            _check_group_size(self.group_size)
         try:
             steps_from_options(diversity=self.diversity, candidates=self.candidates)
         except PlanError as error:
@@ -752,6 +781,92 @@ def _default_explain(settings: SearchSettings, route: SearchRoute, call: SearchC
         call.request["explain_scores"] = True
 
 
+# group_by, group_size ------------------------------------------------------------------------
+
+
+def _group_by_schema(_settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 128,
+        "description": "A column grouping the rows, such as the document a chunk belongs to: "
+        "k groups come back, each with its best group_size rows.",
+    }
+
+
+def _group_size_schema(_settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": MAX_GROUP_SIZE,
+        "description": f"With group_by: rows kept per group, 1 to {MAX_GROUP_SIZE} (default 1).",
+    }
+
+
+def _group_sentence(settings: SearchSettings, _route: SearchRoute) -> str:
+    default = f' (default "{settings.group_by}")' if settings.group_by is not None else ""
+    return (
+        f"`group_by` names a column{default} whose value groups the rows, such as a chunk's "
+        "document: k groups come back, each with its best `group_size` rows."
+    )
+
+
+def _read_group_by(
+    _settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if not isinstance(value, str):
+        raise ToolError(f"group_by must be a column name, got {value!r}")
+    call.request["group_by"] = _group_column(value)
+
+
+def _read_group_size(
+    settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if "group_by" not in call.request and settings.group_by is None:
+        raise ToolError("group_size is the rows kept per group; give group_by too")
+    call.request["group_size"] = _check_group_size(whole_number(value))
+
+
+def _default_group_by(settings: SearchSettings, _route: SearchRoute, call: SearchCall) -> None:
+    if settings.group_by is not None:
+        call.request["group_by"] = settings.group_by
+
+
+def _default_group_size(settings: SearchSettings, _route: SearchRoute, call: SearchCall) -> None:
+    if settings.group_size is not None and "group_by" in call.request:
+        call.request["group_size"] = settings.group_size
+
+
+# after ---------------------------------------------------------------------------------------
+
+
+def _after_schema(_settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_CURSOR_CHARACTERS,
+        "description": "The next_after value of an earlier answer of the same search: the "
+        "rows ranked after that answer's last row.",
+    }
+
+
+def _after_sentence(_settings: SearchSettings, _route: SearchRoute) -> str:
+    return (
+        "An answer's `metadata.next_after`, passed back as `after` with the same query, "
+        "gives the rows ranked after it."
+    )
+
+
+def _read_after(
+    _settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    try:
+        read_cursor(value)
+    except PlanError as error:
+        raise ToolError(str(error)) from None
+    call.request["after"] = value
+
+
 SEARCH_OPTIONS: tuple[SearchOption, ...] = (
     SearchOption(
         name="query", kind=OptionKind.TEXT, schema=_query_schema, read=_read_query, required=True
@@ -811,6 +926,28 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         read=_read_explain,
         offered=_fuses,
         default=_default_explain,
+    ),
+    SearchOption(
+        name="group_by",
+        kind=OptionKind.TEXT,
+        schema=_group_by_schema,
+        read=_read_group_by,
+        sentence=_group_sentence,
+        default=_default_group_by,
+    ),
+    SearchOption(
+        name="group_size",
+        kind=OptionKind.COUNT,
+        schema=_group_size_schema,
+        read=_read_group_size,
+        default=_default_group_size,
+    ),
+    SearchOption(
+        name="after",
+        kind=OptionKind.TEXT,
+        schema=_after_schema,
+        read=_read_after,
+        sentence=_after_sentence,
     ),
 )
 """The arguments of a search call, in the order the doors list them: one row each."""

@@ -640,6 +640,7 @@ class SearchToolkit:
             **call.metadata,
             ranked_by=route.ranked_by,
             order="descending" if route.descending else "ascending",
+            next_after=result.next_after,
         )
 
     def search_text(
