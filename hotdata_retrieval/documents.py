@@ -88,11 +88,14 @@ class DocumentHit:
         distance: a nearest-neighbour search's distance under the store's metric (lower is
             nearer: ``1 - cos`` for cosine, the squared Euclidean distance for ``l2``,
             ``-(a·b)`` for ``dot``), else ``None``.
+        explanation: with ``explain_scores``, what a fused score is made of
+            (:meth:`~hotdata_retrieval.engines.results.SearchHit.explanation`), else ``None``.
     """
 
     document: StoredDocument
     score: float | None = None
     distance: float | None = None
+    explanation: Mapping[str, Any] | None = None
 
 
 def _type(name: str, value: Any) -> Any:
@@ -383,6 +386,7 @@ class DocumentStore:
         k: int = 4,
         filter: Any = None,
         fusion: Any = None,
+        explain_scores: bool = False,
     ) -> list[DocumentHit]:
         """The ``k`` best documents by BM25 on ``query`` fused with nearness to ``vector``
         (``vector`` is the query's embedding).
@@ -391,12 +395,20 @@ class DocumentStore:
             fusion: a method's name (``"rrf"``, default; ``"min_max"``; ``"dbsf"``), an object
                 ``{"method": "min_max", "alpha": 0.7}`` or a
                 :class:`~hotdata_retrieval.routing.FusionChoice` (``docs/fusion.md``).
+            explain_scores: each hit also carries its ``explanation`` (each branch's rank,
+                raw score, normalized value and contribution to the fused score).
 
         Raises:
             PlanError: a bad ``k``, query, vector, filter or fusion.
         """
         return self._routed(
-            query, SearchMode.HYBRID, k=k, filter=filter, fusion=fusion, vector=vector
+            query,
+            SearchMode.HYBRID,
+            k=k,
+            filter=filter,
+            fusion=fusion,
+            vector=vector,
+            explain_scores=explain_scores,
         )
 
     def _routed(
@@ -408,6 +420,7 @@ class DocumentStore:
         filter: Any,
         fusion: Any = None,
         vector: Sequence[float] | None = None,
+        explain_scores: bool = False,
     ) -> list[DocumentHit]:
         k = check_positive_int(k, label="k")
         if isinstance(query, str):
@@ -426,6 +439,7 @@ class DocumentStore:
             columns=self._columns(),
             fusion=fusion,
             allow_empty_query=True,
+            explain_scores=explain_scores,
         )
         if mode is SearchMode.HYBRID and vector is None:
             raise PlanError("a hybrid search needs the query's vector", field="vector")
@@ -441,7 +455,10 @@ class DocumentStore:
     def _hits(self, plan: SearchPlan) -> list[DocumentHit]:
         return [
             DocumentHit(
-                document=self._document(hit.columns), score=hit.score, distance=hit.distance
+                document=self._document(hit.columns),
+                score=hit.score,
+                distance=hit.distance,
+                explanation=hit.explanation() if hit.explained else None,
             )
             for hit in self.engine.search(plan)
         ]

@@ -13,6 +13,7 @@ list-valued key ``quality`` is no filter column and a filter on it is that typed
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -251,6 +252,30 @@ def test_text_hybrid_and_mmr_modes(stores) -> None:
     )
     plain = ours.query(VectorStoreQuery(query_embedding=[1.0, 0.8, 0.2], similarity_top_k=2))
     assert mmr.ids == plain.ids  # a threshold of 1 is relevance alone
+
+
+def test_a_hybrid_query_explains_its_scores_when_asked(read_stores) -> None:
+    """``explain_scores=True`` (a ``vector_store_kwargs`` entry) puts each node's explanation
+    in its metadata: its branches' contributions add up to its similarity, the fused
+    score; without it the nodes carry none."""
+    _, ours = read_stores
+    query = VectorStoreQuery(
+        query_str="fox",
+        query_embedding=[0.0, 1.0, 0.2],
+        mode=VectorStoreQueryMode.HYBRID,
+        alpha=0.4,
+        similarity_top_k=3,
+    )
+    explained = ours.query(query, explain_scores=True)
+    plain = ours.query(query)
+    assert explained.ids == plain.ids
+    for node, similarity in zip(explained.nodes, explained.similarities):
+        branches = node.metadata["explanation"]["branches"]
+        total = sum(branch["contribution"] for branch in branches.values())
+        assert math.isclose(total, similarity, rel_tol=0.0, abs_tol=1e-9)
+    assert all("explanation" not in node.metadata for node in plain.nodes)
+    with pytest.raises(PlanError, match="explain_scores must be true or false"):
+        ours.query(query, explain_scores="yes")
 
 
 @pytest.mark.parametrize(

@@ -308,12 +308,20 @@ class HotdataVectorStore(BasePydanticVectorStore):
             hits = self._store.text_search(self._text(query), k=k, filter=condition)
         elif mode == VectorStoreQueryMode.HYBRID:
             fusion = None if query.alpha is None else {"method": "min_max", "alpha": query.alpha}
+            explain = kwargs.get("explain_scores", False)
+            if not isinstance(explain, bool):
+                raise PlanError(
+                    f"explain_scores must be true or false, got {explain!r}",
+                    field="explain_scores",
+                    value=explain,
+                )
             hits = self._store.hybrid_search(
                 self._text(query),
                 self._embedding(query),
                 k=query.hybrid_top_k or k,
                 filter=condition,
                 fusion=fusion,
+                explain_scores=explain,
             )
         elif mode == VectorStoreQueryMode.MMR:
             return self._mmr(query, condition, kwargs)
@@ -366,8 +374,14 @@ class HotdataVectorStore(BasePydanticVectorStore):
             self._store.relevance(hit.distance) if hit.distance is not None else hit.score
             for hit in hits
         ]
+        nodes = []
+        for hit in hits:
+            node = self._node(hit.document)
+            if hit.explanation is not None:
+                node.metadata["explanation"] = dict(hit.explanation)
+            nodes.append(node)
         return VectorStoreQueryResult(
-            nodes=[self._node(hit.document) for hit in hits],
+            nodes=nodes,
             similarities=[float(value or 0.0) for value in similarities],
             ids=[hit.document.id for hit in hits],
         )
