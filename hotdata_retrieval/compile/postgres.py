@@ -5,19 +5,23 @@ type and distance operators, and PostgreSQL's own full-text search.
 
 How each search is written, and why:
 
-- **Text**: BM25 computed in SQL, over the rows that match ``to_tsvector('simple',
-  <column>__terms) @@ to_tsquery('simple', <query>)``, served by the engine's GIN index on
-  that very expression. ``<column>__terms`` (:func:`terms_column`) is a column the engine
-  writes beside each text column: the row's terms by the library's analysis
-  (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC, case folding, tantivy's
-  tokenizer, stop words and stemmer), which the ``simple`` configuration (lower-casing, no
-  stop words, no stemming; PostgreSQL documentation, §12.6.2) keeps term for term: the
-  ``english`` configuration's parser would index ``v1.1.6`` whole as a version while
-  splitting the query, and would neither NFKC-normalize nor fold full-width text. The query
-  is ``'t1 | t2 | ...'``: the user text's terms by the same analysis joined by ``|`` (OR),
-  so no character of the user's text is tsquery syntax and any term matches
-  (``plainto_tsquery`` and ``websearch_to_tsquery`` would AND them: a word in no document
-  would empty the result, ``shared/reference/bug-cases.md`` B12). Each matching row is
+- **Text**: BM25 computed in SQL, over the rows that match ``string_to_array(
+  <column>__terms, ' ') && string_to_array(<query>, ' | ')`` (the row's terms overlap the
+  query's), served by the engine's GIN index on that very expression. ``<column>__terms``
+  (:func:`terms_column`) is a column the engine writes beside each text column: the row's
+  terms by the library's analysis (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC,
+  case folding, tantivy's tokenizer, stop words and stemmer), so PostgreSQL's own text
+  analysis plays no part: its ``english`` configuration's parser would index ``v1.1.6``
+  whole as a version while splitting the query, and would neither NFKC-normalize nor fold
+  full-width text. The index is on the array of terms, not on a ``tsvector``: a
+  ``tsvector`` holds at most 1 MB of distinct lexemes and their positions (PostgreSQL
+  documentation, §8.11.1 and Appendix K, "string is too long for tsvector"), which a long
+  document of many distinct terms (a log, a table of identifiers) exceeds, while a GIN
+  index on ``text[]`` indexes each distinct term of a row whatever their number. The query
+  is ``'t1 | t2 | ...'``: the user text's terms by the same analysis joined by `` | ``, so
+  no character of the user's text is syntax and any term matches (an AND of the terms would
+  empty the result for a word in no document, ``shared/reference/bug-cases.md`` B12). Each
+  matching row is
   scored with tantivy's BM25 — ``Σ idf · (k1 + 1) · tf / (tf + k1 · (1 - b + b · dl /
   avgdl))``, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1 1.2, b 0.75 — a query term
   given twice counted twice, as the local engine's disjunction of term queries does: ``tf``
@@ -125,13 +129,9 @@ support): what the plan's ``l2`` reports."""
 ORDER_COLUMN = "_order"
 """The inner nearest query's ordering value (the operator's distance), for the outer cut."""
 
-TEXT_SEARCH_CONFIG = "simple"
-"""The text search configuration of the index and the queries: ``simple`` keeps the
-library's analysed terms as they are (module docstring)."""
-
 
 def fts_index_name(table: str, column: str) -> str:
-    """The GIN index on ``to_tsvector('simple', <column>__terms)`` that marks a text column
+    """The GIN index on ``string_to_array(<column>__terms, ' ')`` that marks a text column
     as searchable.
 
     >>> fts_index_name("docs", "body")
@@ -150,9 +150,10 @@ def hnsw_index_name(table: str, column: str) -> str:
 
 
 def tsquery_text(query_text: str) -> str:
-    """User text as ``to_tsquery`` input with no syntax in it: its terms by the library's
+    """User text as the text search's query, with no syntax in it: its terms by the library's
     analysis (:func:`hotdata_retrieval.analysis.analyze_text`; only alphanumeric characters)
-    joined by `` | ``. Text with no term is the empty query, which matches nothing.
+    joined by `` | ``, which the statement splits back into an array of terms. Text with no
+    term is the empty query, which matches nothing.
 
     >>> tsquery_text("ERR-DIM-384 it's (NEAR) & !x")
     'err | dim | 384 | s | near | x'
@@ -209,7 +210,7 @@ _TEXT_SEARCH = sqlglot.parse_one(
       ) AS counts
     ) AS score
     FROM :table AS base
-    WHERE to_tsvector(:config, :document) @@ to_tsquery(:config, :query)
+    WHERE STRING_TO_ARRAY(:document, ' ') && STRING_TO_ARRAY(:query, ' | ')
     """,
     read="postgres",
 )
@@ -218,7 +219,7 @@ _TEXT_SEARCH = sqlglot.parse_one(
 
 def _text_search(node: TextSearch) -> exp.Expr:
     """``(SELECT base.*, <BM25 of the row's terms> AS score FROM <s>.<t> AS base WHERE
-    to_tsvector('simple', base.<c>__terms) @@ to_tsquery('simple', <query>))``: the GIN
+    string_to_array(base.<c>__terms, ' ') && string_to_array(<query>, ' | '))``: the GIN
     index finds the rows holding a query term, and each is scored with tantivy's BM25 (module
     docstring) from its terms and the column's statistics table."""
     column_name = node.args["column"].name
@@ -230,7 +231,6 @@ def _text_search(node: TextSearch) -> exp.Expr:
     )
     filled = exp.replace_placeholders(
         _TEXT_SEARCH.copy(),
-        config=exp.Literal.string(TEXT_SEARCH_CONFIG),
         document=document,
         query=node.args["query"],
         table=table,

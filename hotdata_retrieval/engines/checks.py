@@ -142,6 +142,36 @@ def check_reserved_columns(columns: Iterable[str]) -> None:
             )
 
 
+NUL_CHARACTER = "\x00"
+"""The character no engine loads: PostgreSQL's ``text`` cannot hold it (PostgreSQL
+documentation §8.3, "the character with code zero (sometimes called NUL) cannot be
+stored"), so every engine refuses it alike (:func:`check_no_nul`)."""
+
+
+def check_no_nul(data: Any) -> None:
+    """Refuse rows whose text holds the NUL character (U+0000) in any string column, on
+    every engine alike: PostgreSQL cannot store it, and one plan must find the same rows on
+    every store, so none stores it. ``data`` is an Arrow table.
+
+    Raises:
+        EngineError: naming the column and the first row (counted from 0) holding it.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for field in data.schema:
+        if not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
+            continue
+        found = pc.match_substring(data.column(field.name), NUL_CHARACTER)
+        if not pc.any(found).as_py():
+            continue
+        row = pc.index(pc.fill_null(found, False), True).as_py()
+        raise EngineError(
+            f"column {field.name!r} holds the NUL character (U+0000) in row {row}: no engine "
+            "stores it (PostgreSQL text cannot hold it); remove or replace it before loading"
+        )
+
+
 def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) -> None:
     """Every column ``plan`` reads from ``table`` (:meth:`SearchPlan.table_columns`) is one
     of its ``columns``, and no result column the plan names is one of them.

@@ -65,6 +65,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_element_kinds,
     check_columns,
     check_filter_values,
+    check_no_nul,
     check_reserved_columns,
     with_typed_values,
 )
@@ -336,6 +337,7 @@ class LancedbEngine(RoutesByIndexes):
             data, _ = with_terms_column(data, column, "LanceDB")
         if texts or vector_columns_of(data):
             check_reserved_columns(columns)
+        check_no_nul(data)
         metric = DistanceMetric.parse(vector_metric).value
         for column in vector_columns_of(data):
             size = vector_dimensions(data, column)
@@ -472,6 +474,7 @@ class LancedbEngine(RoutesByIndexes):
         """
         import pyarrow as pa
 
+        check_no_nul(rows)
         if self.table_name(name).name not in self._table_names():
             if create is None:
                 raise EngineError(

@@ -9,8 +9,8 @@ on 127.0.0.1 and a free port, in a temporary directory, and stops and removes it
 
 ``load_table`` writes the rows with ``COPY`` (vectors as ``vector(n)``), per text column a
 ``<column>__terms`` column of its analysed terms (:mod:`hotdata_retrieval.analysis`; not
-listed among the table's columns) and a GIN index on ``to_tsvector('simple',
-<column>__terms)``, an optional HNSW index per vector column
+listed among the table's columns) and a GIN index on ``string_to_array(<column>__terms,
+' ')``, an optional HNSW index per vector column
 (``vector_index="hnsw"``, the operator class of ``vector_metric``, ``m`` and
 ``ef_construction`` from ``hnsw_settings``) and the catalog rows, in one transaction.
 ``sql(text)`` runs in a read-only transaction.
@@ -54,7 +54,6 @@ from hotdata_retrieval.compile.postgres import (
     OPERATOR_CLASSES,
     POSTGRES,
     TEXT_INDEX_SCHEMA,
-    TEXT_SEARCH_CONFIG,
     add_term_documents,
     allow_role_login,
     alter_role_setting,
@@ -258,7 +257,7 @@ HNSW_MAX_EF_SEARCH = 1000
 """The largest ``hnsw.ef_search`` pgvector accepts (its ``hnsw.ef_search`` GUC, 1 to 1000)."""
 
 _GIN_INDEX = sqlglot.parse_one(
-    "CREATE INDEX :name ON :table USING gin (to_tsvector(:config, :column))", read="postgres"
+    "CREATE INDEX :name ON :table USING gin (STRING_TO_ARRAY(:column, ' '))", read="postgres"
 )
 _HNSW_INDEX = sqlglot.parse_one(
     "CREATE INDEX :name ON :table USING hnsw (:column :operator_class) "
@@ -964,7 +963,6 @@ class PostgresEngine(SqlStoreEngine):
                                 _GIN_INDEX.copy(),
                                 name=_quoted(fts_index_name(table.name, column_name)),
                                 table=target.copy(),
-                                config=exp.Literal.string(TEXT_SEARCH_CONFIG),
                                 column=exp.column(_quoted(terms_column(column_name))),
                             ),
                         )

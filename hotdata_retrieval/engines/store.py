@@ -47,6 +47,7 @@ from hotdata_retrieval.engines.checks import (
     check_column_kinds,
     check_columns,
     check_filter_values,
+    check_no_nul,
     check_reserved_columns,
     declared_value_kind,
     merged_kinds,
@@ -664,6 +665,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 )
         if texts or vector_columns_of(data):
             check_reserved_columns(columns)
+        check_no_nul(data)
         metric = DistanceMetric.parse(vector_metric).value
         vectors = [
             StoreColumn(
@@ -814,6 +816,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 nothing was written); a ``create`` this store cannot make (an embedded
                 column, a vector index it has not).
         """
+        check_no_nul(rows)
         table = self.table_name(name)
         if self._describe(table) is None:
             if create is None:

@@ -68,6 +68,7 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_columns,
     check_filter_values,
+    check_no_nul,
     check_reserved_columns,
     with_typed_values,
 )
@@ -527,6 +528,7 @@ class TurbopufferEngine(RoutesByIndexes):
         vectors = vector_columns_of(data)
         if texts or vectors:
             check_reserved_columns(columns)
+        check_no_nul(data)
         metric = DistanceMetric.parse(vector_metric)
         metric_name = TURBOPUFFER_METRICS.get(metric)
         if metric_name is None:
@@ -708,6 +710,7 @@ class TurbopufferEngine(RoutesByIndexes):
                 no ``id``, a NULL or repeated key, a vector of another length than the
                 attribute's, turbopuffer's own refusal.
         """
+        check_no_nul(rows)
         namespace = self.namespace(name)
         schema = self._found_schema(name)
         if schema is None:

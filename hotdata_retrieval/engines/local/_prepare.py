@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.engines.checks import check_reserved_columns
+from hotdata_retrieval.engines.checks import check_no_nul, check_reserved_columns
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
@@ -100,6 +100,7 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
         or any(is_vector_type(field.type) for field in data.schema)
     ):
         check_reserved_columns(data.column_names)
+    check_no_nul(data)
     key = (
         None
         if load.key_column is None

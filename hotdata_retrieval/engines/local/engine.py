@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
+from hotdata_retrieval.engines.checks import check_no_nul
 from hotdata_retrieval.engines.local import _search, _storage
 from hotdata_retrieval.engines.local._catalog import OpenTables, ReadsOpenTables
 from hotdata_retrieval.engines.local._functions import EngineFunctions
@@ -293,6 +294,7 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
                 table lacks or computes, a value its column cannot hold, a NULL or repeated key.
             DatabaseError: the database cannot be written; nothing was committed.
         """
+        check_no_nul(rows)
         return self._change(name, upsert=rows, delete=(), create=create)[0]
 
     def delete_rows(self, name: str, keys: Sequence[Any]) -> int:

@@ -42,7 +42,7 @@ WITH "text_hits" AS (
       ) AS "score"
     FROM "public"."docs" AS "base"
     WHERE
-      to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'error | e1234 | s | near | x')
+      STRING_TO_ARRAY("base"."body__terms", ' ') && STRING_TO_ARRAY('error | e1234 | s | near | x', ' | ')
   ) AS "matches"
   ORDER BY
     "score" DESC,
@@ -98,7 +98,7 @@ WITH "text_hits" AS (
       ) AS "score"
     FROM "public"."docs" AS "base"
     WHERE
-      to_tsvector('simple', "base"."title__terms") @@ to_tsquery('simple', 'e1234')
+      STRING_TO_ARRAY("base"."title__terms", ' ') && STRING_TO_ARRAY('e1234', ' | ')
   ) AS "matches"
   ORDER BY
     "score" DESC,
@@ -206,7 +206,7 @@ WITH "text_hits" AS (
       ) AS "score"
     FROM "public"."docs" AS "base"
     WHERE
-      to_tsvector('simple', "base"."notes__terms") @@ to_tsquery('simple', 'x')
+      STRING_TO_ARRAY("base"."notes__terms", ' ') && STRING_TO_ARRAY('x', ' | ')
   ) AS "matches"
   ORDER BY
     "score" DESC,

@@ -42,7 +42,7 @@ WITH "text_hits" AS (
       ) AS "score"
     FROM "public"."docs" AS "base"
     WHERE
-      to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'error | e1234 | s | near | x')
+      STRING_TO_ARRAY("base"."body__terms", ' ') && STRING_TO_ARRAY('error | e1234 | s | near | x', ' | ')
   ) AS "matches"
   ORDER BY
     "score" DESC,

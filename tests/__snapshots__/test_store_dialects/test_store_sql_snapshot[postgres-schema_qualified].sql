@@ -42,7 +42,7 @@ FROM (
     ) AS "score"
   FROM "support"."tickets" AS "base"
   WHERE
-    to_tsvector('simple', "base"."body__terms") @@ to_tsquery('simple', 'x')
+    STRING_TO_ARRAY("base"."body__terms", ' ') && STRING_TO_ARRAY('x', ' | ')
 ) AS "matches"
 ORDER BY
   "score" DESC,
