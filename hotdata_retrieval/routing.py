@@ -653,6 +653,10 @@ class SearchRequest:
             name or an ONNX cross-encoder's directory; ``None``: none.
         top_n: rows the reranker scores (default: 4 times ``limit + offset``, at most
             1,000).
+        highlight: ``True`` or a list of text columns: each hit carries the matched words'
+            offsets and snippets (:class:`~hotdata_retrieval.plan.steps.Highlight`).
+        fragment_size: characters per snippet (default 150, at most 2,000).
+        fragments: snippets per hit and column (default 1, at most 20).
 
     Raises:
         PlanError: an unknown mode, a filter or fusion that does not read, a bad column name,
@@ -684,6 +688,9 @@ class SearchRequest:
     after: str | None = attrs.field(default=None, converter=_after)
     rerank: Any = attrs.field(default=None)
     top_n: int | None = attrs.field(default=None)
+    highlight: Any = attrs.field(default=None)
+    fragment_size: int | None = attrs.field(default=None)
+    fragments: int | None = attrs.field(default=None)
 
     def __attrs_post_init__(self) -> None:
         self.steps()  # refuses a bad value now, naming it
@@ -700,7 +707,10 @@ class SearchRequest:
             candidates=self.candidates,
             rerank=self.rerank,
             top_n=self.top_n,
-            query=self.query if self.rerank is not None else None,
+            query=self.query if self.rerank is not None or self.highlight else None,
+            highlight=self.highlight,
+            fragment_size=self.fragment_size,
+            fragments=self.fragments,
         )
 
 

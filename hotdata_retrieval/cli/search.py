@@ -55,6 +55,9 @@ OPTION_NAMES: dict[str, str] = {
     "candidates": "--candidates",
     "rerank": "--rerank",
     "top_n": "--top-n",
+    "highlight": "--highlight",
+    "fragment_size": "--fragment-size",
+    "fragments": "--fragments",
 }
 """A plan field (:attr:`PlanError.field <hotdata_retrieval.errors.PlanError.field>`) → the
 option or argument of ``hdq search`` that sets it, for its error messages."""
@@ -302,6 +305,7 @@ def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
         "columns": dict(hit.columns),
         "branches": {name: _branch_json(branch) for name, branch in hit.branches.items()},
         **({} if hit.rerank_score is None else {"rerank_score": hit.rerank_score}),
+        **({"highlights": dict(hit.highlights)} if hit.highlights else {}),
     }
     if hit.fused_score is not None:  # a score formula: its terms add up to the score
         document["fused_score"] = hit.fused_score
@@ -411,6 +415,14 @@ def _branch_json(branch: Any) -> dict[str, Any]:
     metavar="N",
     help="Rows --rerank scores (default: 4 times limit + offset, at most 1000).",
 )
+@click.option(
+    "--highlight",
+    is_flag=True,
+    help="Give each hit the matched words' character offsets and a snippet around them, in "
+    "the searched text column (JSON output).",
+)
+@click.option("--fragment-size", type=int, metavar="N", help="Characters per snippet (150).")
+@click.option("--fragments", type=int, metavar="N", help="Snippets per hit (1).")
 @full_vectors_option
 @click.option(
     "--format",
@@ -450,6 +462,9 @@ def search(
     candidates: int | None,
     rerank: str | None,
     top_n: int | None,
+    highlight: bool,
+    fragment_size: int | None,
+    fragments: int | None,
     full_vectors: bool | None,
     output_format: str,
 ) -> None:
@@ -509,6 +524,9 @@ def search(
             after=after,
             rerank=rerank,
             top_n=top_n,
+            highlight=highlight or None,
+            fragment_size=fragment_size,
+            fragments=fragments,
         )
         try:
             plan = engine.plan_search(request)

@@ -13,7 +13,7 @@ from hotdata_retrieval.diversity import maximal_marginal_relevance
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import SearchHit
 from hotdata_retrieval.plan.search import SearchPlan
-from hotdata_retrieval.plan.steps import Diversity, PlanStep, Rerank, step_inputs
+from hotdata_retrieval.plan.steps import Diversity, Highlight, PlanStep, Rerank, step_inputs
 
 StepRunner = Callable[[PlanStep, SearchPlan, list[SearchHit], int], list[SearchHit]]
 
@@ -58,7 +58,32 @@ def _rerank(
     return [attrs.evolve(scored[position], rerank_score=scores[position]) for position in order]
 
 
-_RUNNERS: dict[str, StepRunner] = {Diversity.kind: _diversity, Rerank.kind: _rerank}
+def _highlight(
+    step: PlanStep, plan: SearchPlan, hits: list[SearchHit], following: int
+) -> list[SearchHit]:
+    assert isinstance(step, Highlight)
+    from hotdata_retrieval.highlights import highlight
+
+    query, columns = step.query_text(plan), step.text_columns(plan)
+    size, count = step.fragment_size, step.fragments
+    return [
+        attrs.evolve(
+            hit,
+            highlights={
+                column: highlight(query, str(hit.columns[column]), size=size, count=count)
+                for column in columns
+                if hit.columns.get(column) is not None
+            },
+        )
+        for hit in hits
+    ]
+
+
+_RUNNERS: dict[str, StepRunner] = {
+    Diversity.kind: _diversity,
+    Rerank.kind: _rerank,
+    Highlight.kind: _highlight,
+}
 
 
 def run_steps(plan: SearchPlan, hits: Sequence[SearchHit]) -> tuple[SearchHit, ...]:

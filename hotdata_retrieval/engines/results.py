@@ -84,6 +84,12 @@ class SearchHit:
         terms: with a score formula, each term's value in term order
             (:class:`~hotdata_retrieval.plan.formula.ScoreFormula`): they add up to
             ``score``; empty without one.
+        rerank_score: the plan's rerank step's score of the hit (higher is more relevant;
+            the hits are in its order), ``None`` without one.
+        highlights: with the plan's highlight step, per text column ``{"matches": [[start,
+            end], ...], "fragments": [{"start", "end", "text", "matches"}, ...]}``, offsets
+            in characters (code points) of the stored text (:mod:`hotdata_retrieval.
+            highlights`); empty otherwise.
     """
 
     key: Any
@@ -92,6 +98,7 @@ class SearchHit:
     distance: float | None = None
     branches: Mapping[str, BranchScore]
     rerank_score: float | None = None
+    highlights: Mapping[str, Any] = attrs.field(factory=dict)
     fused_score: float | None = None
     terms: tuple[float, ...] = ()
 
@@ -248,6 +255,8 @@ class SearchResult:
             added: dict[str, Any] = {value_name: hit.ranking_value}
             if hit.rerank_score is not None:
                 added["rerank_score"] = hit.rerank_score
+            if hit.highlights:
+                added["highlights"] = dict(hit.highlights)
             if hit.fused_score is not None:
                 added[FUSED_SCORE_COLUMN] = hit.fused_score
                 for index, term in enumerate(hit.terms, start=1):

@@ -525,6 +525,156 @@ class Rerank(PlanStep):
         )
 
 
+MAX_FRAGMENT_SIZE = 2000
+"""The longest snippet a highlight step returns, in characters."""
+
+MAX_FRAGMENTS = 20
+"""The most snippets a highlight step returns per hit and column."""
+
+MAX_HIGHLIGHT_COLUMNS = 16
+"""The most columns one highlight step reads."""
+
+
+def _highlight_columns(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = (value,)
+    columns = tuple(dict.fromkeys(normalize_identifier(c, label="highlight") for c in value))
+    if not columns or len(columns) > MAX_HIGHLIGHT_COLUMNS:
+        raise PlanError(
+            f"highlight names 1 to {MAX_HIGHLIGHT_COLUMNS} columns, got {len(columns)}",
+            field="highlight",
+            value=list(columns),
+        )
+    return columns
+
+
+def _bounded(value: Any, label: str, maximum: int) -> int:
+    number = check_positive_int(value, label=label)
+    if number > maximum:
+        raise PlanError(
+            f"{label} must be at most {maximum}, got {value!r}", field=label, value=value
+        )
+    return number
+
+
+def _fragment_size(value: Any) -> int:
+    return _bounded(value, "fragment_size", MAX_FRAGMENT_SIZE)
+
+
+def _fragments(value: Any) -> int:
+    return _bounded(value, "fragments", MAX_FRAGMENTS)
+
+
+@register_step
+@attrs.frozen(kw_only=True)
+class Highlight(PlanStep):
+    """Highlights: for each hit and text column, the character offsets of the words matching
+    the query and up to ``fragments`` snippets of at most ``fragment_size`` characters around
+    them (:mod:`hotdata_retrieval.highlights`: the BM25 side's own analysis, so every engine
+    gives the same offsets). The rows keep their order.
+
+    Attributes:
+        columns: the text columns; ``None``: the first text or semantic branch's.
+        fragment_size: characters per snippet, 1 to :data:`MAX_FRAGMENT_SIZE` (default 150).
+        fragments: snippets per hit and column, 1 to :data:`MAX_FRAGMENTS` (default 1).
+        query: the query text; ``None``: the first text or semantic branch's.
+    """
+
+    kind: ClassVar[str] = "highlight"
+    order: ClassVar[int] = 30
+
+    columns: tuple[str, ...] | None = attrs.field(
+        default=None,
+        converter=_highlight_columns,
+        metadata={
+            "schema": {
+                "anyOf": [
+                    {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": MAX_HIGHLIGHT_COLUMNS,
+                        "items": {"type": "string"},
+                    },
+                    {"type": "null"},
+                ],
+                "description": "The text columns; null: the searched one.",
+            }
+        },
+    )
+    fragment_size: int = attrs.field(
+        default=150,
+        converter=_fragment_size,
+        metadata={
+            "schema": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_FRAGMENT_SIZE,
+                "description": "Characters per snippet.",
+            }
+        },
+    )
+    fragments: int = attrs.field(
+        default=1,
+        converter=_fragments,
+        metadata={
+            "schema": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_FRAGMENTS,
+                "description": "Snippets per hit and column.",
+            }
+        },
+    )
+    query: str | None = attrs.field(
+        default=None,
+        converter=_optional_text,
+        metadata={
+            "schema": {
+                "type": ["string", "null"],
+                "description": "The query text; null: the first text or semantic branch's.",
+            }
+        },
+    )
+
+    def _pairing(self) -> Rerank:
+        return Rerank(model="highlight", query=self.query)
+
+    def text_columns(self, plan: SearchPlan) -> tuple[str, ...]:
+        """The columns highlighted (see the class).
+
+        Raises:
+            PlanError: no ``columns`` and no text or semantic branch.
+        """
+        if self.columns is not None:
+            return self.columns
+        return (self._pairing().text_column(plan),)
+
+    def query_text(self, plan: SearchPlan) -> str:
+        """The query text matched (see the class)."""
+        return self._pairing().query_text(plan)
+
+    def read_columns(self, plan: SearchPlan) -> tuple[str, ...]:
+        return self.text_columns(plan)
+
+    def check(self, plan: SearchPlan) -> None:
+        self.query_text(plan)
+        for column in self.text_columns(plan):
+            if column in plan.vector_columns:
+                raise PlanError(
+                    f"highlight's column {column!r} is a vector column; name a text column",
+                    field="highlight",
+                    value=column,
+                )
+
+    def describe(self, plan: SearchPlan) -> str:
+        return (
+            f"highlight: matched words' offsets and {self.fragments} snippet(s) of "
+            f"{self.fragment_size} characters in {', '.join(self.text_columns(plan))}"
+        )
+
+
 def steps_from_options(
     *,
     diversity: float | None = None,
@@ -532,6 +682,9 @@ def steps_from_options(
     rerank: Any = None,
     top_n: int | None = None,
     query: str | None = None,
+    highlight: Any = None,
+    fragment_size: int | None = None,
+    fragments: int | None = None,
 ) -> tuple[PlanStep, ...]:
     """The steps a caller's options ask for: the one reading of ``diversity=``,
     ``candidates=``, ``rerank=`` and ``top_n=`` every door shares (a request, the chain, the
@@ -545,7 +698,11 @@ def steps_from_options(
             or a :class:`~hotdata_retrieval.embed.reranking.Reranker` (registered under its
             name); ``None``: none.
         top_n: rows the rerank step scores.
-        query: the query text the rerank step pairs with each row (default: the plan's).
+        query: the query text the rerank and highlight steps read (default: the plan's).
+        highlight: ``True`` (the searched column) or a list of text columns for a
+            :class:`Highlight` step; ``None`` or ``False``: none.
+        fragment_size: characters per highlight snippet.
+        fragments: highlight snippets per hit and column.
 
     Raises:
         PlanError: a value out of range, or ``candidates`` or ``top_n`` without the step
@@ -563,6 +720,20 @@ def steps_from_options(
             "top_n is the number of rows the reranker scores; give rerank too",
             field="top_n",
             value=top_n,
+        )
+    if highlight is not None and highlight is not False:
+        sizes = {
+            name: value
+            for name, value in (("fragment_size", fragment_size), ("fragments", fragments))
+            if value is not None
+        }
+        columns = None if highlight is True else highlight
+        steps.append(Highlight(columns=columns, query=query, **sizes))
+    elif fragment_size is not None or fragments is not None:
+        raise PlanError(
+            "fragment_size and fragments shape highlights; give highlight too",
+            field="fragment_size" if fragment_size is not None else "fragments",
+            value=fragment_size if fragment_size is not None else fragments,
         )
     if diversity is not None:
         steps.append(Diversity(mmr_lambda=diversity, candidates=candidates))
