@@ -12,8 +12,9 @@ documents the table holds, half new) and one ``delete`` of ``--batch`` / 2 keys.
 round is a warm-up and is dropped; reported: each engine's first fill and the median time of
 an upsert batch and of a delete batch, through the store (the engine's ``upsert_rows`` and
 ``delete_rows`` with what keeps its text index in step: SQLite's FTS5 rows, DuckDB's
-staged copy of the table swapped in with its index rebuilt, PostgreSQL's statistics, LanceDB's index rebuild, the local
-engine's new version). Every round checks that a replaced document's new words find it.
+staged copy of the table swapped in with its index rebuilt, PostgreSQL's statistics, LanceDB's
+index rebuild, the local engine's new version). Every round checks that a replaced document's
+new words find it.
 
 ``--engines turbopuffer,hotdata`` runs those against the fake APIs of the test suite, in this
 process: their figures are the client's and the fake's work, not the services', so they are
