@@ -204,3 +204,84 @@ def test_each_disagreement_is_named(page: str, problem: str) -> None:
 
 def test_the_readme_links_the_page() -> None:
     assert "docs/licences.md" in README.read_text(encoding="utf-8")
+
+
+# -- the licence cells against the installed metadata ----------------------------------------
+
+_LICENCE_ROW = re.compile(
+    r"^\|\s*`(?P<name>[^`]+)`\s*\|[^|]*\|\s*(?P<licence>[^|]*?)\s*\|\s*(?P<field>[^|]*?)\s*\|"
+    r"\s*(?P<version>[^|]*?)\s*\|\s*$"
+)
+_COPYLEFT = re.compile(r"\b(A?GPL|LGPL|MPL|EPL|CDDL)\b|General Public|Mozilla Public")
+
+
+def stated_licence(metadata: object) -> tuple[str, str]:
+    """A distribution's licence as the page reads it: ``License-Expression`` (PEP 639), else
+    ``License`` (its first line), else its ``License ::`` classifiers' last parts, joined;
+    with the field it came from."""
+    get = metadata.get  # type: ignore[attr-defined]
+    expression = get("License-Expression")
+    if expression:
+        return expression.strip(), "License-Expression"
+    licence = (get("License") or "").strip()
+    if licence and licence.upper() != "UNKNOWN":
+        return licence.splitlines()[0].strip(), "License"
+    classifiers = [
+        text.split(" :: ")[-1]
+        for text in metadata.get_all("Classifier") or []  # type: ignore[attr-defined]
+        if text.startswith("License ::") and text != "License :: OSI Approved"
+    ]
+    return (", ".join(classifiers), "classifier") if classifiers else ("", "—")
+
+
+def licence_rows(page: str) -> list[tuple[str, str, str, str]]:
+    """Each table row's distribution, licence, field and version read."""
+    rows = []
+    for line in page.splitlines():
+        match = _LICENCE_ROW.match(line)
+        if match is not None and match["field"] != "Field":
+            rows.append((match["name"], match["licence"], match["field"], match["version"]))
+    return rows
+
+
+def test_each_licence_is_what_the_installed_metadata_states() -> None:
+    """Every row whose distribution is installed here at the version the page read states
+    the licence and field that distribution's metadata gives now (a re-pin that changed its
+    licence fails, naming it); rows of other versions, or not installed, say so."""
+    import importlib.metadata
+
+    compared = 0
+    wrong = []
+    for name, licence, field_name, version in licence_rows(LICENCES.read_text(encoding="utf-8")):
+        try:
+            metadata = importlib.metadata.metadata(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        if metadata["Version"] != version:
+            continue
+        expected, source = stated_licence(metadata)
+        if not expected:
+            continue  # stated nowhere: the page's cell says what the distribution ships
+        compared += 1
+        if (licence, field_name) != (expected, source):
+            wrong.append(
+                f"{name} {version}: page says {licence!r} ({field_name}), "
+                f"metadata says {expected!r} ({source})"
+            )
+    assert wrong == []
+    # the test extra installs most of the extras: when few rows match the installed versions,
+    # the page was read from versions no longer installed, and wants reading again
+    assert compared >= 5, f"only {compared} rows are of installed versions"
+
+
+def test_every_copyleft_licence_is_named_in_the_warnings() -> None:
+    page = LICENCES.read_text(encoding="utf-8")
+    warnings = page.split("Worth knowing before redistributing:", 1)[1].split("\n## ", 1)[0]
+    copyleft = {name for name, licence, _, _ in licence_rows(page) if _COPYLEFT.search(licence)}
+    assert copyleft  # psycopg, pglast, hypothesis at least
+    missing = sorted(
+        name
+        for name in copyleft
+        if f"`{name}`" not in warnings and f"`{name.split('-')[0]}`" not in warnings
+    )
+    assert missing == []
