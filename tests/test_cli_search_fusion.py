@@ -15,6 +15,7 @@ from hotdata_retrieval.cli import main
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
 from hotdata_retrieval.cli.explain import explain
 from hotdata_retrieval.cli.search import search
+from hotdata_retrieval.plan.search import DEFAULT_DEPTH
 
 BODIES = [
     "the desktop app crashes on start with error E4012",
@@ -101,16 +102,17 @@ def test_a_zero_weight_leaves_the_other_branchs_order(database: str) -> None:
 
 
 def test_depth_lets_a_page_reach_past_the_default(database: str) -> None:
+    past = DEFAULT_DEPTH + 50
     result = invoke(
         "search", "app", "--table", "tickets", "--database", database, "--mode", "hybrid",
-        "-k", "150",
+        "-k", str(past),
     )  # fmt: skip
     assert result.exit_code == EXIT_INVALID_PLAN
-    assert "Pass --depth >= 150" in result.stderr
-    document = search_json(database, "--mode", "hybrid", "-k", "150", "--depth", "150")
+    assert f"Pass --depth >= {past}" in result.stderr
+    document = search_json(database, "--mode", "hybrid", "-k", str(past), "--depth", str(past))
     assert len(document["hits"]) == len(BODIES)  # type: ignore[arg-type]
-    explained = search_json(database, "--mode", "hybrid", "--depth", "150", "--explain")
-    assert "LIMIT 150" in str(explained["sql"])
+    explained = search_json(database, "--mode", "hybrid", "--depth", str(past), "--explain")
+    assert f"LIMIT {past}" in str(explained["sql"])
 
 
 def test_fusion_options_outside_hybrid_search_are_refused(database: str) -> None:
