@@ -180,7 +180,7 @@ def test_a_cached_filters_gathered_rows_rank_as_the_rows_themselves(function: st
     kept.flags.writeable = False  # as an open table's cached filter is
     query = np.random.default_rng(9).standard_normal(index.dimensions)
     expected = index.nearest(function, query, 7, mask=mask)
-    for _ in range(2):  # gathered, then from the cache
+    for _ in range(3):  # screened in place, gathered, then from the cache
         found = index.nearest(function, query, 7, mask=kept)
         assert found[0].tolist() == expected[0].tolist()
         assert found[1].tolist() == expected[1].tolist()
@@ -203,7 +203,8 @@ def test_the_gathered_rows_stay_within_their_share_of_the_matrix() -> None:
         mask = np.zeros(index.rows, dtype=bool)
         mask[start::40] = True
         mask.flags.writeable = False
-        index.nearest("cosine_distance", query, 3, mask=mask)
+        for _ in range(2):  # gathered on its second search
+            index.nearest("cosine_distance", query, 3, mask=mask)
         held = sum(subset.nbytes for subset in index._subsets.values())
         assert held <= budget
     assert 1 < len(index._subsets) < 12
@@ -237,7 +238,7 @@ def test_the_kept_rows_cosine_screen_agrees_with_the_full_one(
     expected = index.nearest("cosine_distance", query, 8, mask=kept)  # writeable: full screen
     cached = kept.copy()
     cached.flags.writeable = False
-    for _ in range(2):
+    for _ in range(3):  # in place, gathered, then the kept rows' own screen
         found = index.nearest("cosine_distance", query, 8, mask=cached)
         assert found[0].tolist() == expected[0].tolist()
         assert found[1].tolist() == expected[1].tolist()
@@ -255,7 +256,8 @@ def test_a_cached_subset_is_charged_up_front_for_every_fact_it_may_gain() -> Non
     mask[::17] = True
     mask.flags.writeable = False
     query = np.random.default_rng(3).standard_normal(index.dimensions)
-    index.nearest("cosine_distance", query, 3, mask=mask)
+    for _ in range(2):  # gathered on its second search
+        index.nearest("cosine_distance", query, 3, mask=mask)
     (subset,) = index._subsets.values()
     charged = subset.nbytes
     for function in ("cosine_distance", "l2_distance", "negative_dot_product"):
@@ -281,14 +283,44 @@ def test_a_subset_over_its_share_with_its_facts_evicts_nothing() -> None:
     small = np.zeros(index.rows, dtype=bool)
     small[:10] = True
     small.flags.writeable = False
-    index.nearest("cosine_distance", query, 3, mask=small)
+    for _ in range(2):  # gathered on its second search
+        index.nearest("cosine_distance", query, 3, mask=small)
     big = np.zeros(index.rows, dtype=bool)
     big[100:150] = True  # 50 rows: 1 in 8, screened over its rows alone
     big.flags.writeable = False
     gathered = 50 * index.dimensions * 4
     assert gathered <= budget < gathered + 50 * (8 + nearest._SUBSET_FACT_BYTES)
     expected = index.nearest("cosine_distance", query, 3, mask=big.copy())
-    found = index.nearest("cosine_distance", query, 3, mask=big)
-    assert found[0].tolist() == expected[0].tolist()
+    for _ in range(2):  # refused on its second search, when it would be gathered
+        found = index.nearest("cosine_distance", query, 3, mask=big)
+        assert found[0].tolist() == expected[0].tolist()
     (kept,) = index._subsets.values()
     assert kept.mask is small
+
+
+@pytest.mark.parametrize("function", ["cosine_distance", "l2_distance", "negative_dot_product"])
+def test_a_first_seen_filter_is_screened_in_place_as_the_exact_scan_ranks(
+    function: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter's first search multiplies its kept rows block by block (blocks of 16 rows
+    here, so several) without keeping a copy of them; its rows and distances are the exact
+    float64 ranking of the kept rows (ordered by the Float32 distance, then rowid), as on
+    its second search (gathered) and third (from the cache)."""
+    monkeypatch.setattr(nearest, "GATHER_BLOCK_BYTES", 16 * 16 * 4)
+    index = _index(rows=2000)
+    mask = np.zeros(index.rows, dtype=bool)
+    mask[np.random.default_rng(2).choice(index.rows, 150, replace=False)] = True
+    mask.flags.writeable = False
+    query = np.random.default_rng(4).standard_normal(index.dimensions)
+    kept = np.flatnonzero(mask)
+    exact = index.row_distances(function, query, kept)
+    order = np.lexsort((kept, exact.astype(np.float32)))[:9]
+    found = index.nearest(function, query, 9, mask=mask)
+    assert not index._subsets  # nothing gathered on a first search
+    assert found[0].tolist() == kept[order].tolist()
+    assert found[1].tolist() == exact[order].tolist()
+    for _ in range(2):
+        again = index.nearest(function, query, 9, mask=mask)
+        assert again[0].tolist() == found[0].tolist()
+        assert again[1].tolist() == found[1].tolist()
+    assert len(index._subsets) == 1
