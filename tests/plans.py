@@ -258,6 +258,20 @@ PLANS["hybrid_after"] = SearchPlan(
         ),
     ).token(),
 )
+PLANS["text_faceted"] = SearchPlan(source=TEXT, limit=5, offset=2, facets=["lang", "doc_id"])
+PLANS["nearest_faceted"] = SearchPlan(
+    source=NEAREST,
+    limit=3,
+    facets=["lang"],
+    filter=Comparison(column="title", operator="!=", value="x"),
+)
+PLANS["hybrid_faceted"] = SearchPlan(
+    source=ReciprocalRankFusion(branches=[TEXT, NEAREST]),
+    limit=5,
+    facets=["lang"],
+    tie_breakers=["title"],
+    include_branch_scores=True,
+)
 PLANS["page_scores_over_three_tables"] = attrs.evolve(
     PLANS["fusion_over_three_tables"], page_scores=["content"]
 )

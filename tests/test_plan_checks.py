@@ -188,6 +188,11 @@ EXAMPLES: dict[str, tuple[Callable[[], SearchPlan], str, str]] = {
         "group_size",
         "group_size is the rows kept per group; pass group_by too",
     ),
+    "facets": (
+        lambda: SearchPlan(source=TEXT, facets=["score"]),
+        "facets",
+        "facet column 'score' is a column the search computes",
+    ),
     "cursor": (
         lambda: SearchPlan(
             source=TEXT,

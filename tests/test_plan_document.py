@@ -431,6 +431,7 @@ def test_encoding_writes_every_key_and_the_qualified_table() -> None:
         "group_size": 1,
         "formula": None,
         "after": None,
+        "facets": [],
     }
 
 

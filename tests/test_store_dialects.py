@@ -101,6 +101,9 @@ PLANS: dict[str, SearchPlan] = {
     "hybrid_grouped": TEST_PLANS["hybrid_grouped"],
     "nearest_after": TEST_PLANS["nearest_after"],
     "hybrid_after": TEST_PLANS["hybrid_after"],
+    "text_faceted": TEST_PLANS["text_faceted"],
+    "nearest_faceted": TEST_PLANS["nearest_faceted"],
+    "hybrid_faceted": TEST_PLANS["hybrid_faceted"],
     "page_scores_l2": SearchPlan(
         source=ReciprocalRankFusion(
             branches=[

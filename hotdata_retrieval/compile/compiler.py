@@ -134,6 +134,10 @@ GROUP_CANDIDATES = "group_candidates"
 GROUP_POSITIONS = "group_positions"
 GROUP_MEMBERS = "group_members"
 GROUP_RANKS = "group_ranks"
+FACET_CANDIDATES = "facet_candidates"
+"""The CTE of a faceted statement holding the plain plan's first ``depth`` rows."""
+FACET_COUNTS = "facet_counts"
+"""The CTE of a faceted statement numbering its candidates and counting each facet value."""
 CURSOR_CANDIDATES = "cursor_candidates"
 """The CTE of a statement with a cursor, holding the plain plan's first ``depth`` rows."""
 """The CTE holding every candidate key once, in fusions of more than
@@ -520,6 +524,8 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             return self.grouped(plan)
         if plan.after is not None:
             return self.after_cursor(plan)
+        if plan.facets:
+            return self.faceted(plan)
         fusion = plan.fusion
         if fusion is None:
             request = BranchRequest(
@@ -540,6 +546,117 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         if native is not None and native_hybrid_misfit(plan) is None:
             return self.native_hybrid(plan, native)
         return self.fused(plan, fusion)
+
+    def faceted(self, plan: SearchPlan) -> exp.Select:
+        """A faceted plan's statement: the plain plan's first ``depth`` rows
+        (:meth:`SearchPlan.candidates`, compiled as any plan, its CTEs lifted to the top) in
+        ``facet_candidates``, numbered and counted per facet column ``<c_i>`` by windows::
+
+            facet_counts: SELECT *, ROW_NUMBER() OVER (ORDER BY <ranking>, <tie-breakers>,
+                          <key>) AS _rank_position,
+                          COUNT(*) OVER (PARTITION BY <c_i>) AS _facet_count_<i>,
+                          ROW_NUMBER() OVER (PARTITION BY <c_i> ORDER BY <ranking>, ...)
+                          AS _facet_row_<i> FROM facet_candidates
+            SELECT <columns>, <c_i>, _rank_position, _facet_count_<i>, _facet_row_<i>
+            FROM facet_counts
+            WHERE _rank_position > <offset> AND _rank_position <= <offset + limit>
+               OR _facet_row_<i> = 1 AND <c_i> IS NOT NULL
+            ORDER BY _rank_position
+
+        The page's rows, then one row per counted value of each facet (its best row, which
+        carries the value's count): the result reads the page and the counts apart
+        (:func:`~hotdata_retrieval.engines.results.search_result`). A nearest branch counts
+        only rows with a distance (a row without a vector is no candidate).
+        """
+        key = plan.key_column
+        candidates = plan.candidates()
+        inner = self.compile(candidates)
+        lifted = inner.args.get("with_")
+        ctes: list[exp.CTE] = list(lifted.expressions) if lifted is not None else []
+        inner.set("with_", None)
+        ctes.append(_cte(FACET_CANDIDATES, inner))
+        ranking = candidates.ranking_column if plan.fusion is None else candidates.score_name
+        assert ranking is not None  # candidates() names a fusion's score
+        higher = plan.fusion is not None or plan.branches[0].higher_is_better
+
+        def order() -> exp.Order:
+            terms = [ordered(column(ranking), descending=higher)]
+            terms.extend(
+                ordered(column(breaker.column), descending=breaker.descending)
+                for breaker in plan.tie_breakers
+            )
+            if key is not None:
+                terms.append(ordered(column(key), descending=False))
+            return exp.Order(expressions=terms)
+
+        position = "_rank_position"
+        windows: list[exp.Expr] = [
+            exp.Star(),
+            exp.Alias(
+                this=exp.Window(this=exp.RowNumber(), order=order()), alias=identifier(position)
+            ),
+        ]
+        page: exp.Expr = exp.LTE(
+            this=column(position), expression=exp.Literal.number(plan.offset + plan.limit)
+        )
+        if plan.offset:
+            page = exp.And(
+                this=exp.GT(this=column(position), expression=exp.Literal.number(plan.offset)),
+                expression=page,
+            )
+        kept: exp.Expr = exp.Paren(this=page)
+        outputs: list[str] = []
+        for index, facet in enumerate(plan.facets, 1):
+            count, first = f"_facet_count_{index}", f"_facet_row_{index}"
+            windows.append(
+                exp.Alias(
+                    this=exp.Window(this=exp.Count(this=exp.Star()), partition_by=[column(facet)]),
+                    alias=identifier(count),
+                )
+            )
+            windows.append(
+                exp.Alias(
+                    this=exp.Window(
+                        this=exp.RowNumber(), partition_by=[column(facet)], order=order()
+                    ),
+                    alias=identifier(first),
+                )
+            )
+            outputs.extend((count, first))
+            kept = exp.Or(
+                this=kept,
+                expression=exp.Paren(
+                    this=exp.And(
+                        this=exp.EQ(this=column(first), expression=exp.Literal.number(1)),
+                        expression=exp.Is(this=column(facet), expression=exp.Null(), negate=True),
+                    )
+                ),
+            )
+        present = None
+        if not higher:
+            present = exp.Where(
+                this=exp.Is(this=column(ranking), expression=exp.Null(), negate=True)
+            )
+        ctes.append(
+            _cte(
+                FACET_COUNTS,
+                exp.Select(
+                    expressions=windows,
+                    from_=exp.From(this=exp.Table(this=identifier(FACET_CANDIDATES))),
+                    where=present,
+                ),
+            )
+        )
+        names = dict.fromkeys(
+            [*plan.projection, *plan.result_columns, *plan.facets, position, *outputs]
+        )
+        return exp.Select(
+            expressions=[column(name) for name in names],
+            with_=exp.With(expressions=ctes),
+            from_=exp.From(this=exp.Table(this=identifier(FACET_COUNTS))),
+            where=exp.Where(this=kept),
+            order=exp.Order(expressions=[ordered(column(position), descending=False)]),
+        )
 
     def grouped(self, plan: SearchPlan) -> exp.Select:
         """A grouped plan's statement: the ungrouped plan's first ``depth`` rows

@@ -687,8 +687,8 @@ class LancedbEngine(RoutesByIndexes):
             UnsupportedOnDialectError: an engine-embedded semantic branch, or a plan over
                 several tables.
         """
-        if plan.group_by is not None or plan.after is not None:
-            # groups and cursor pages are taken in the library from the ranked candidates
+        if plan.group_by is not None or plan.after is not None or plan.facets:
+            # groups, cursor pages and facets are taken in the library from the ranked candidates
             return result_from_candidates(plan, self.search(plan.candidates()))
         table = plan.single_table
         if table is None:

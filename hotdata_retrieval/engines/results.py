@@ -22,7 +22,7 @@ from hotdata_retrieval.plan.formula import (
     formula_terms,
     term_columns,
 )
-from hotdata_retrieval.plan.search import SearchPlan, bound_columns, debug_columns
+from hotdata_retrieval.plan.search import FACET_VALUES, SearchPlan, bound_columns, debug_columns
 from hotdata_retrieval.plan.steps import statement_plan
 
 if TYPE_CHECKING:
@@ -182,6 +182,14 @@ class SearchResult:
             last hit's ranking value and key, for a full page of a plan with a key, no
             tie-breakers and no groups; ``None`` otherwise, and after a short page (the
             ranking has ended).
+        facets: per column of the plan's ``facets``, in order, its values among the rows the
+            ranking considered (the plan's candidates: a fusion's first ``depth`` fused rows,
+            a single branch's first ``depth`` rows, all passing the filter) mapped to how
+            many of those rows hold them: the
+            :data:`~hotdata_retrieval.plan.search.FACET_VALUES` most frequent, by count
+            descending, ties by value ascending; NULL not counted. Empty without facets.
+        facets_cut: per facet column, how many more values those rows hold than
+            :attr:`facets` reports (0 when none were cut).
     """
 
     hits: tuple[SearchHit, ...]
@@ -190,6 +198,8 @@ class SearchResult:
     underfilled: str | None = None
     vector_scans: tuple[VectorScan, ...] = ()
     next_after: str | None = None
+    facets: Mapping[str, Mapping[Any, int]] = attrs.field(factory=dict)
+    facets_cut: Mapping[str, int] = attrs.field(factory=dict)
 
     @property
     def sql(self) -> str:
@@ -626,6 +636,10 @@ def search_result(
             which needs ``rows_from`` (:func:`~hotdata_retrieval.engines.checks.
             check_side_table_key`).
     """
+    facets: dict[str, dict[Any, int]] = {}
+    cut: dict[str, int] = {}
+    if plan.facets:
+        rows, facets, cut = _facet_rows(plan, rows)
     if plan.steps:
         from hotdata_retrieval.engines._steps import run_steps
 
@@ -657,7 +671,61 @@ def search_result(
             plan, len(hits), None if plan.group_by is None else _groups(plan, hits)
         ),
         next_after=next_after(plan, hits),
+        facets=facets,
+        facets_cut=cut,
     )
+
+
+def bounded_facets(
+    counted: Mapping[str, Mapping[Any, int]],
+) -> tuple[dict[str, dict[Any, int]], dict[str, int]]:
+    """Each facet's values ``counted`` (column → value → count, NULL left out before) cut to
+    the :data:`~hotdata_retrieval.plan.search.FACET_VALUES` most frequent, by count
+    descending, ties by value ascending; and per column how many values were cut."""
+    facets: dict[str, dict[Any, int]] = {}
+    cut: dict[str, int] = {}
+    for name, counts in counted.items():
+        ordered_values = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        facets[name] = dict(ordered_values[:FACET_VALUES])
+        cut[name] = max(0, len(ordered_values) - FACET_VALUES)
+    return facets, cut
+
+
+def _facet_rows(
+    plan: SearchPlan, rows: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, dict[Any, int]], dict[str, int]]:
+    """A faceted statement's rows read apart (``docs/sql-shapes.md``, "Facets"): the page's
+    rows (their place in the ranking within ``offset`` and ``offset + limit``), in order,
+    and the count each facet value's first row carries."""
+    page = [
+        row for row in rows if plan.offset < int(row["_rank_position"]) <= plan.offset + plan.limit
+    ]
+    counted: dict[str, dict[Any, int]] = {}
+    for index, facet in enumerate(plan.facets, 1):
+        values = counted.setdefault(facet, {})
+        for row in rows:
+            if row[f"_facet_row_{index}"] == 1 and row[facet] is not None:
+                values[row[facet]] = int(row[f"_facet_count_{index}"])
+    facets, cut = bounded_facets(counted)
+    return page, facets, cut
+
+
+def facet_counts(
+    plan: SearchPlan, ranked: Sequence[SearchHit]
+) -> tuple[dict[str, dict[Any, int]], dict[str, int]]:
+    """``plan``'s facets counted in the library over ``ranked``, the hits of its
+    :meth:`~hotdata_retrieval.plan.search.SearchPlan.candidates` (the reference of the
+    faceted statement, for an engine that ranks in the library or natively): hits without
+    a ranking value and NULL values are not counted."""
+    counted: dict[str, dict[Any, int]] = {facet: {} for facet in plan.facets}
+    for hit in ranked:
+        if hit.ranking_value is None:
+            continue
+        for facet in plan.facets:
+            value = hit.columns[facet]
+            if value is not None:
+                counted[facet][value] = counted[facet].get(value, 0) + 1
+    return bounded_facets(counted)
 
 
 def next_after(plan: SearchPlan, hits: Sequence[SearchHit]) -> str | None:
@@ -717,10 +785,26 @@ def cursor_hits(plan: SearchPlan, ranked: Sequence[SearchHit]) -> tuple[SearchHi
 def result_from_candidates(plan: SearchPlan, candidates: SearchResult) -> SearchResult:
     """The result of grouped ``plan``, or of ``plan`` with a cursor, from the result of its
     :meth:`~hotdata_retrieval.plan.search.SearchPlan.candidates`, for an engine that ranks
-    in the library or natively: :func:`grouped_result`, else the hits after the cursor
+    in the library or natively: :func:`grouped_result`; for facets the page sliced from
+    the candidates and their :func:`facet_counts`; else the hits after the cursor
     (:func:`cursor_hits`) and the token after them."""
     if plan.group_by is not None:
         return grouped_result(plan, candidates)
+    if plan.facets:
+        facets, cut = facet_counts(plan, candidates.hits)
+        requested = plan.projection
+        page = tuple(
+            attrs.evolve(hit, columns={name: hit.columns[name] for name in requested})
+            for hit in candidates.hits[plan.offset : plan.offset + plan.limit]
+        )
+        return attrs.evolve(
+            candidates,
+            hits=page,
+            underfilled=_underfilled(plan, len(page)),
+            next_after=next_after(plan, page),
+            facets=facets,
+            facets_cut=cut,
+        )
     hits = cursor_hits(plan, candidates.hits)
     return attrs.evolve(
         candidates,

@@ -75,7 +75,10 @@ from hotdata_retrieval.plan.names import (
     TableUnion,
 )
 from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
     DEFAULT_FUSION_METHOD,
+    FACET_VALUES,
+    MAX_FACETS,
     MAX_FUSION_BRANCHES,
     MAX_GROUP_SIZE,
     MAX_TIE_BREAKERS,
@@ -116,6 +119,7 @@ _PLAN_KEYS = (
     "group_size",
     "formula",
     "after",
+    "facets",
 )
 _TEXT_BRANCH_KEYS = (
     "kind",
@@ -571,6 +575,21 @@ _BASE_SCHEMA: dict[str, Any] = {
             "description": "A cursor token a result returned as next_after: the page holds "
             "the rows ranked after that result's last row (no offset, no tie-breakers, no "
             "groups); refused when the search's ranking changed.",
+        },
+        "facets": {
+            "anyOf": [
+                {
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/identifier"},
+                    "maxItems": MAX_FACETS,
+                },
+                {"type": "null"},
+            ],
+            "default": [],
+            "description": "Table columns whose values are counted over the rows the ranking "
+            "considered (a fusion's first depth fused rows, a single branch's first "
+            f"max({DEFAULT_DEPTH}, limit + offset) rows), returned with the page: the "
+            f"{FACET_VALUES} most frequent values each, NULL not counted.",
         },
     },
     "required": ["branches"],
@@ -1181,6 +1200,11 @@ def plan_from_document(
         options["group_size"] = document["group_size"]
     if document.get("after") is not None:
         options["after"] = _string(document["after"], "after")
+    if document.get("facets") is not None:
+        options["facets"] = [
+            _string(name, f"facets[{index}]")
+            for index, name in enumerate(_array(document["facets"], "facets"))
+        ]
     if document.get("rows_from") is not None:
         options["rows_from"] = _table(
             document["rows_from"],
@@ -1286,7 +1310,7 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
         "key_column", "include_branch_scores", "tie_breakers", "score_name",
         "include_vectors", "rows_from", "page_scores", "explain_scores",
         "steps", "group_by", "group_size",
-        "formula", "after"}``; see
+        "formula", "after", "facets"}``; see
         :data:`PLAN_JSON_SCHEMA`.
 
     >>> from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
@@ -1337,4 +1361,5 @@ def plan_to_document(plan: SearchPlan) -> dict[str, Any]:
     document["group_size"] = plan.group_size
     document["formula"] = None if plan.formula is None else formula_to_document(plan.formula)
     document["after"] = plan.after
+    document["facets"] = list(plan.facets)
     return document

@@ -84,6 +84,20 @@ GROUP_COLUMNS = ("_rank_position", "_group_row", "_group_first", "_group_rank")
 row's place in the ranking, its place in its group, its group's first place, its group's
 rank); a grouped plan projects no column of these names."""
 
+MAX_FACETS = 8
+"""The most columns a plan counts facets of (``facets``): each adds two windows to the
+statement; 8 bounds what an agent can ask for."""
+
+FACET_VALUES = 20
+"""The most values a facet reports (``SearchResult.facets``): the 20 most frequent among the
+counted rows, ties by value; the rest are reported as cut (``SearchResult.facets_cut``).
+Elasticsearch's terms aggregation returns 10 buckets by default, Typesense's facets 10;
+20 keeps a page of an agent's answer short."""
+
+FACET_COLUMNS = ("_rank_position", "_facet_count_", "_facet_row_")
+"""The column names (and name prefixes, ``_facet_count_<i>``, ``_facet_row_<i>``) a
+faceted statement computes; a faceted plan projects no column of these names."""
+
 _BRANCH_NAME = re.compile(r"[a-z][a-z0-9_]*")
 INTERNAL_COLUMNS = frozenset({"score", "_distance", "branch_rank"})
 _INT64_MAX = 2**63 - 1
@@ -1279,6 +1293,27 @@ def _group_size(value: int) -> int:
     return size
 
 
+def _facets(values: Iterable[str] | None) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise PlanError(
+            f"facets must be a list of column names, got {values!r}",
+            field="facets",
+            value=repr(values),
+        )
+    names = tuple(
+        dict.fromkeys(normalize_identifier(value, label="facet column") for value in values)
+    )
+    if len(names) > MAX_FACETS:
+        raise PlanError(
+            f"{len(names)} facet columns is more than {MAX_FACETS}",
+            field="facets",
+            value=len(names),
+        )
+    return names
+
+
 def _formula(value: Any) -> ScoreFormula | None:
     if value is None or isinstance(value, ScoreFormula):
         return value
@@ -1461,8 +1496,14 @@ class SearchPlan:
             order, each kind at most once. With steps, ``limit`` and ``offset`` cut the page
             from the last step's rows, and the statement fetches the candidates the steps
             need (:func:`~hotdata_retrieval.plan.steps.statement_rows`).
-
-    Raises:
+        facets: table columns whose values are counted over the rows the ranking
+            considered, returned with the page (``SearchResult.facets``, at most
+            :data:`FACET_VALUES` values each, by count, ties by value): a fusion's first
+            ``depth`` fused rows, a single branch's first :attr:`depth` rows (at least
+            :data:`DEFAULT_DEPTH`), in both cases only rows the filter passes. NULL values
+            are not counted. The same statement returns the page and the counts (a window
+            ``COUNT(*) OVER (PARTITION BY <column>)`` over the candidates,
+            ``docs/sql-shapes.md``, "Facets").
         PlanError: on any invalid part, naming the bad value: a field's own converter
             refuses it, or a rule over several fields does (:func:`plan_checks` lists the
             rules, each a named :class:`PlanCheck`, in the order they run).
@@ -1489,6 +1530,7 @@ class SearchPlan:
     group_size: int = attrs.field(default=1, converter=_group_size)
     formula: ScoreFormula | None = attrs.field(default=None, converter=_formula)
     after: str | None = attrs.field(default=None, converter=_after)
+    facets: tuple[str, ...] = attrs.field(default=(), converter=_facets)
 
     def __attrs_post_init__(self) -> None:
         for check in _PLAN_CHECKS:
@@ -1513,7 +1555,7 @@ class SearchPlan:
         :attr:`depth` rows, projecting the key, the group column and each tie-break column
         read from the table (the groups are ordered by them). ``self`` for a plan with
         neither."""
-        if self.group_by is None and self.after is None:
+        if self.group_by is None and self.after is None and not self.facets:
             return self
         results = set(self.result_columns)
         named = {branch.result_name for branch in self.branches if branch.result_name}
@@ -1526,6 +1568,7 @@ class SearchPlan:
                     if breaker.column not in results and breaker.column not in named
                 ),
                 *([] if self.key_column is None else [self.key_column]),
+                *self.facets,
             ]
         )
         vectors = self.vector_columns if self.include_vectors else frozenset()
@@ -1537,6 +1580,7 @@ class SearchPlan:
             group_by=None,
             group_size=1,
             after=None,
+            facets=(),
             # the rows are ordered by the fused score, returned or not
             score_name=self.score_name or "score",
         )
@@ -1648,9 +1692,13 @@ class SearchPlan:
         single branch the rows its groups are formed over: :data:`DEFAULT_DEPTH`, widened to
         ``(limit + offset) * group_size`` when that is more (the page then depends on how
         deep it reaches, as an ungrouped single branch's does); for a single branch with a
-        cursor, the rows served before it and ``limit``."""
+        cursor, the rows served before it and ``limit``; for a single branch with
+        ``facets``, the rows they count: :data:`DEFAULT_DEPTH`, widened to ``limit + offset``
+        when that is more."""
         fusion = self.fusion
         if fusion is None:
+            if self.facets:
+                return max(DEFAULT_DEPTH, self.limit + self.offset)
             if self.group_by is not None:
                 return max(DEFAULT_DEPTH, (self.limit + self.offset) * self.group_size)
             cursor = self.cursor
@@ -2222,6 +2270,61 @@ def _check_groups(plan: SearchPlan) -> None:
             "the rows or run steps, not both",
             field="group_by",
             value=group,
+        )
+
+
+@_plan_check
+def _check_facets(plan: SearchPlan) -> None:
+    """A faceted plan counts table columns (no searched vector column, no result column),
+    projects none of the columns its statement computes, covers its page with the rows it
+    counts (a fusion's ``depth`` is at least ``limit + offset``), and is neither grouped nor
+    continued by a cursor nor followed by steps (their rows are not the ranking's)."""
+    if not plan.facets:
+        return
+    for facet in plan.facets:
+        if facet in plan.vector_columns:
+            raise PlanError(
+                f"facet column {facet!r} is a searched vector column",
+                field="facets",
+                value=facet,
+            )
+        if facet in plan.result_columns or facet in INTERNAL_COLUMNS:
+            raise PlanError(
+                f"facet column {facet!r} is a column the search computes; count a table column",
+                field="facets",
+                value=facet,
+            )
+    for name in (*plan.projection, *plan.facets, plan.key_column):
+        if name is not None and (name == FACET_COLUMNS[0] or name.startswith(FACET_COLUMNS[1:])):
+            raise PlanError(
+                f"column {name!r} is a column a faceted statement computes; it cannot be "
+                "read by a faceted plan",
+                field="columns",
+                value=name,
+            )
+    other = (
+        ("group_by", plan.group_by, "a grouped plan")
+        if plan.group_by is not None
+        else ("after", plan.after, "a cursor page")
+        if plan.after is not None
+        else ("steps", plan.steps[0].kind, "a plan with steps")
+        if plan.steps
+        else None
+    )
+    if other is not None:
+        field, value, what = other
+        raise PlanError(
+            f"facets count the rows of a plain ranking; {what} cannot count them, pass "
+            "facets on a plan without it",
+            field=field,
+            value=value,
+        )
+    if plan.fusion is not None and plan.depth < plan.limit + plan.offset:
+        raise PlanError(
+            f"a faceted fusion counts its first depth ({plan.depth}) rows, which must hold "
+            f"the page (limit + offset = {plan.limit + plan.offset})",
+            field="depth",
+            value=plan.depth,
         )
 
 

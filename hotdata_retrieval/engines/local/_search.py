@@ -91,8 +91,11 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     kinds = check_plan(plan, loaded)
     executed = executed_plan(plan, merged_kinds(kinds.values()))
     single = executed.single_table
-    if (executed.group_by is not None or executed.after is not None) and single is not None:
-        # the native path ranks the candidates; the library forms the groups or the page
+    if (
+        executed.group_by is not None or executed.after is not None or executed.facets
+    ) and single is not None:
+        # the native path ranks the candidates; the library forms the groups, the page or
+        # the facet counts
         candidates = executed.candidates()
         ranked = native_rows(candidates, loaded[single])
         if ranked is not None:

@@ -111,8 +111,9 @@ def answerable(plan: SearchPlan, loaded: LoadedTable) -> bool:
     kinds = loaded.column_kinds()
     if entry.rows == 0 or not COMPUTED_COLUMNS.isdisjoint(kinds):
         return False
-    if plan.group_by is not None:
-        return False  # its candidates are (SearchPlan.candidates); the library groups them
+    if plan.group_by is not None or plan.facets:
+        # its candidates are (SearchPlan.candidates); the library groups or counts them
+        return False
     if fusion is not None and type(fusion) not in NATIVE_FUSIONS:
         return False
     if (
