@@ -67,6 +67,7 @@ from hotdata_retrieval.plan.search import (
     fusion_methods,
     fusion_options,
     make_fusion,
+    read_facets,
 )
 from hotdata_retrieval.plan.steps import PlanStep, Rerank, steps_from_options
 from hotdata_retrieval.plan.values import check_cosine_query, check_positive_int
@@ -647,6 +648,9 @@ class SearchRequest:
             offset``, at most 1,000).
         after: a cursor token a result returned as ``next_after``: the page continues that
             result's ranking after its last row, without ``offset``.
+        facets: table columns whose values are counted over the rows the ranking
+            considered (:class:`~hotdata_retrieval.plan.search.SearchPlan`'s ``facets``),
+            returned as the result's ``facets``.
         rerank: a reranker re-scoring the first ``top_n`` rows against ``query``
             (:class:`~hotdata_retrieval.plan.steps.Rerank`): a
             :class:`~hotdata_retrieval.embed.reranking.Reranker`, a registered reranker's
@@ -686,6 +690,7 @@ class SearchRequest:
     diversity: float | None = attrs.field(default=None)
     candidates: int | None = attrs.field(default=None)
     after: str | None = attrs.field(default=None, converter=_after)
+    facets: tuple[str, ...] = attrs.field(default=(), converter=read_facets)
     rerank: Any = attrs.field(default=None)
     top_n: int | None = attrs.field(default=None)
     highlight: Any = attrs.field(default=None)
@@ -924,5 +929,6 @@ def plan_search(
         group_by=request.group_by,
         group_size=request.group_size,
         after=request.after,
+        facets=request.facets,
         steps=steps,
     )

@@ -191,7 +191,7 @@ EXAMPLES: dict[str, tuple[Callable[[], SearchPlan], str, str]] = {
     "facets": (
         lambda: SearchPlan(source=TEXT, facets=["score"]),
         "facets",
-        "facet column 'score' is a column the search computes",
+        "facets column 'score' is a column the search computes",
     ),
     "cursor": (
         lambda: SearchPlan(

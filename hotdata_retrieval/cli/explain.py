@@ -44,6 +44,7 @@ from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.formula import describe_formula
 from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA, TableName
 from hotdata_retrieval.plan.search import (
+    FACET_VALUES,
     Bm25Search,
     Branch,
     DistanceMetric,
@@ -313,6 +314,8 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
         lines.append(f"-- fetches {plan.depth} candidate rows for the groups")
     elif fusion is None and plan.after is not None:
         lines.append(f"-- fetches {plan.depth} candidate rows for the page after the cursor")
+    elif fusion is None and plan.facets:
+        lines.append(f"-- fetches {plan.depth} candidate rows for the page and the facets")
     elif fusion is None and not plan.steps:
         lines.append(
             f"-- fetches limit + offset = {plan.depth} {'row' if plan.depth == 1 else 'rows'}"
@@ -364,6 +367,16 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
             f"-- groups by {plan.group_by}: {plan.limit} groups from group {plan.offset + 1}, "
             f"each with {rows}, ranked by their best row; rows whose {plan.group_by} is NULL "
             "are left out"
+        )
+    if plan.facets:
+        rows = (
+            f"the first {plan.depth} fused rows"
+            if fusion is not None
+            else f"the first {plan.depth} ranked rows"
+        )
+        lines.append(
+            f"-- counts the values of {', '.join(plan.facets)} among {rows} (passing the "
+            f"filter): the {FACET_VALUES} most frequent each, NULL not counted"
         )
     return lines
 

@@ -47,6 +47,7 @@ OPTION_NAMES: dict[str, str] = {
     "group_by": "--group-by",
     "group_size": "--group-size",
     "after": "--after",
+    "facets": "--facet",
     **FUSION_FLAGS,
     "mode": "--mode",
     "queries": "--query",
@@ -372,6 +373,14 @@ def _branch_json(branch: Any) -> dict[str, Any]:
     metavar="TOKEN",
     help="Continue a ranking after a page: the next_after token of its JSON output.",
 )
+@click.option(
+    "--facet",
+    "facets",
+    multiple=True,
+    metavar="COLUMN",
+    help="Count COLUMN's values among the rows the ranking considered (repeatable): the 20 "
+    "most frequent, in the JSON output's facets.",
+)
 @query_embedder_option
 @fusion_options
 @click.option(
@@ -447,6 +456,7 @@ def search(
     group_by: str | None,
     group_size: int,
     after: str | None,
+    facets: Sequence[str],
     embedder_choice: str | None,
     fusion: str | None,
     weights: tuple[float, ...] | None,
@@ -522,6 +532,7 @@ def search(
             diversity=diversity,
             candidates=candidates,
             after=after,
+            facets=list(facets),
             rerank=rerank,
             top_n=top_n,
             highlight=highlight or None,
@@ -550,6 +561,12 @@ def search(
             "underfilled": result.underfilled,
             "next_after": result.next_after,
         }
+        if plan.facets:
+            document["facets"] = {
+                name: [{"value": value, "count": count} for value, count in counts.items()]
+                for name, counts in result.facets.items()
+            }
+            document["facets_cut"] = dict(result.facets_cut)
         if result.vector_scans:
             document["vector_scans"] = [attrs.asdict(scan) for scan in result.vector_scans]
         if explain:

@@ -23,7 +23,8 @@ validates it, so a bad value is refused at the step that gave it:
   :meth:`Search.group_by` groups the rows (one or a few per parent document),
   :meth:`Search.diversity` chooses the page by maximal marginal relevance,
   :meth:`Search.rerank` re-scores it with a reranker,
-  :meth:`Search.after` continues a ranking after a result's ``next_after``;
+  :meth:`Search.after` continues a ranking after a result's ``next_after``,
+  :meth:`Search.facets` counts values of columns among the matched rows;
 - :meth:`Search.explain` shows the SQL the plan compiles to for the engine's dialect, and
   the steps that run on its rows;
 - :meth:`Search.run` runs it (``engine.search(plan)``), and :meth:`Search.to_list`,
@@ -240,6 +241,17 @@ class Search:
                 fusion or key differ); a search with an offset, tie-breakers or groups.
         """
         return self._with(after=token)
+
+    def facets(self, *columns: str) -> Search:
+        """The search also counting, per column, the values of the rows its ranking
+        considered (:class:`~hotdata_retrieval.plan.search.SearchPlan`'s ``facets``; the
+        result's ``facets``); no columns counts none.
+
+        Raises:
+            PlanError: a name that is no identifier, a result or searched vector column,
+                more than 8 columns; a grouped search, or one with a cursor or steps.
+        """
+        return self._with(facets=columns)
 
     def select(self, *columns: str) -> Search:
         """The search returning ``columns`` of each row, in order (the key is still reported

@@ -1293,7 +1293,14 @@ def _group_size(value: int) -> int:
     return size
 
 
-def _facets(values: Iterable[str] | None) -> tuple[str, ...]:
+def read_facets(values: Iterable[str] | None) -> tuple[str, ...]:
+    """The facet columns ``values`` names (``SearchPlan.facets``): identifiers, lower-cased,
+    each once, in order; ``None`` is none.
+
+    Raises:
+        PlanError: not a list of names, a name that is no identifier, more than
+            :data:`MAX_FACETS` columns.
+    """
     if values is None:
         return ()
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
@@ -1530,7 +1537,7 @@ class SearchPlan:
     group_size: int = attrs.field(default=1, converter=_group_size)
     formula: ScoreFormula | None = attrs.field(default=None, converter=_formula)
     after: str | None = attrs.field(default=None, converter=_after)
-    facets: tuple[str, ...] = attrs.field(default=(), converter=_facets)
+    facets: tuple[str, ...] = attrs.field(default=(), converter=read_facets)
 
     def __attrs_post_init__(self) -> None:
         for check in _PLAN_CHECKS:
@@ -2284,13 +2291,13 @@ def _check_facets(plan: SearchPlan) -> None:
     for facet in plan.facets:
         if facet in plan.vector_columns:
             raise PlanError(
-                f"facet column {facet!r} is a searched vector column",
+                f"facets column {facet!r} is a searched vector column",
                 field="facets",
                 value=facet,
             )
         if facet in plan.result_columns or facet in INTERNAL_COLUMNS:
             raise PlanError(
-                f"facet column {facet!r} is a column the search computes; count a table column",
+                f"facets column {facet!r} is a column the search computes; count a table column",
                 field="facets",
                 value=facet,
             )
