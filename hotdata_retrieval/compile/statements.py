@@ -130,12 +130,16 @@ def create_table(
     profile: DialectProfile, table: exp.Table, columns: Sequence[tuple[str, str]]
 ) -> str:
     """``CREATE TABLE <table> ("c1" T1, ...)``; ``columns`` as ``(name, type text)``, the type
-    read by the store's sqlglot dialect (``FLOAT[4]``, ``vector(4)``, ``BLOB``)."""
+    read by the store's sqlglot dialect (``FLOAT[4]``, ``vector(4)``, ``BLOB``); a name
+    the dialect does not know is declared as written (SQLite's ``FLOAT32``, which its
+    affinity rules read as ``REAL`` and sqlglot would otherwise refuse)."""
     dialect = profile.sqlglot_dialect
     schema = exp.Schema(
         this=table,
         expressions=[
-            exp.ColumnDef(this=quoted(name), kind=exp.DataType.build(kind, dialect=dialect))
+            exp.ColumnDef(
+                this=quoted(name), kind=exp.DataType.build(kind, dialect=dialect, udt=True)
+            )
             for name, kind in columns
         ],
     )

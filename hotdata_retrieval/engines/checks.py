@@ -429,6 +429,43 @@ def arrow_column_kinds(schema: Any) -> dict[str, ValueKind]:
     return {field.name: arrow_value_kind(field.type) for field in schema}
 
 
+def arrow_float32_columns(schema: Any) -> frozenset[str]:
+    """The columns of an Arrow schema holding 32-bit floating-point numbers, whose filter
+    values are rounded to float32 (:func:`with_typed_values`)."""
+    import pyarrow as pa
+
+    return frozenset(field.name for field in schema if pa.types.is_float32(field.type))
+
+
+def float32_value(value: Any) -> Any:
+    """A filter value compared with a float32 column, rounded to float32 first: a number
+    (or number text) becomes the float64 that equals its nearest float32, which every engine
+    compares exactly, whether it widens the column to float64 or narrows the value to
+    float32 (``f = 2.1`` holds for the float32 2.1, as NumPy's ``np.float32(2.1)`` and
+    LanceDB's cast of the literal have it). A value beyond float32's range, a boolean and any
+    other value stay as they are (beyond the range, no float32 equals it and the order is
+    the same).
+
+    >>> float32_value(2.1)
+    2.0999999046325684
+    >>> float32_value("0.1"), float32_value(3), float32_value(1e39)
+    (0.10000000149011612, 3.0, 1e+39)
+    """
+    import numpy as np
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return value
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return value
+    if not math.isfinite(number):
+        return value
+    with np.errstate(over="ignore"):
+        rounded = float(np.float32(number))
+    return rounded if math.isfinite(rounded) else value
+
+
 def arrow_element_kinds(schema: Any) -> dict[str, ValueKind]:
     """The kind of each list column's elements, from an Arrow schema (``pyarrow.Schema``):
     what :func:`check_filter_values` checks ``contains_all`` / ``contains_any`` values
@@ -599,6 +636,7 @@ def with_typed_values(
     date_columns: frozenset[str] = frozenset(),
     timestamp_columns: frozenset[str] = frozenset(),
     numbers: bool = True,
+    float32_columns: frozenset[str] = frozenset(),
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -616,6 +654,11 @@ def with_typed_values(
     which reads it as the column's own type (``'0.1'`` against a ``REAL`` column is the
     32-bit 0.1, where a Python float would be the 64-bit one and match nothing).
 
+    ``float32_columns`` name the columns holding 32-bit floats: each number (or number text)
+    compared with one is rounded to float32 first (:func:`float32_value`), so every engine
+    gives a comparison with such a column one meaning, the column's own precision, whether
+    it compares in float32 or in float64.
+
     Raises:
         PlanError: a datetime past midnight compared with a date column of such a store (the
             comparison has no text spelling; compare with a date).
@@ -626,7 +669,12 @@ def with_typed_values(
             for column, kind in kinds.items()
             if kind not in (ValueKind.INTEGER, ValueKind.NUMBER)
         }
-    visitor = _TypedValues(kinds, date_columns=date_columns, timestamp_columns=timestamp_columns)
+    visitor = _TypedValues(
+        kinds,
+        date_columns=date_columns,
+        timestamp_columns=timestamp_columns,
+        float32_columns=float32_columns,
+    )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
 
@@ -667,12 +715,16 @@ class _TypedValues(PredicateVisitor[Predicate]):
         *,
         date_columns: frozenset[str] = frozenset(),
         timestamp_columns: frozenset[str] = frozenset(),
+        float32_columns: frozenset[str] = frozenset(),
     ) -> None:
         self.kinds = kinds
         self.date_columns = date_columns
         self.timestamp_columns = timestamp_columns
+        self.float32_columns = float32_columns
 
     def _typed(self, column: str, value: Any) -> Any:
+        if column in self.float32_columns:
+            return float32_value(value)
         typed = _as_number(self.kinds.get(column, ValueKind.OTHER), value)
         return _in_spelling(
             column,

@@ -160,6 +160,7 @@ def session_prelude() -> list[str]:
 _COLUMN_TYPES: dict[str, str] = {
     "boolean": "BOOLEAN",
     "integer": "BIGINT",
+    "float32": "FLOAT",
     "floating": "DOUBLE",
     "string": "VARCHAR",
     "binary": "BLOB",
@@ -197,6 +198,7 @@ class DuckdbEngine(SqlStoreEngine):
     """
 
     engine_name = "duckdb"
+    float32_type = _COLUMN_TYPES["float32"]
     own_schemas = frozenset({TEXT_INDEX_SCHEMA})
     own_suffixes = (STAGED_SUFFIX,)
 

@@ -63,6 +63,7 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     arrow_column_kinds,
     arrow_element_kinds,
+    arrow_float32_columns,
     check_columns,
     check_filter_values,
     check_no_nul,
@@ -599,7 +600,9 @@ class LancedbEngine(RoutesByIndexes):
         if plan.filter is not None:
             kinds = arrow_column_kinds(opened.schema)
             integers = frozenset(name for name, kind in kinds.items() if kind is ValueKind.INTEGER)
-            where = lancedb_filter(with_typed_values(plan.filter, kinds), integers)
+            floats = arrow_float32_columns(opened.schema)
+            typed = with_typed_values(plan.filter, kinds, float32_columns=floats)
+            where = lancedb_filter(typed, integers)
         key = plan.key_column
         if isinstance(branch, Bm25Search):
             # the library's terms, as a match query on the terms column: no character of the

@@ -104,6 +104,7 @@ from hotdata_retrieval.engines.store import (
     StoreColumn,
     StoreTable,
     catalog_rows,
+    float32_columns,
     read_catalog,
     store_column_type,
     value_kinds,
@@ -319,6 +320,7 @@ def _version(text: str) -> tuple[int, ...]:
 _COLUMN_TYPES: dict[str, str] = {
     "boolean": "BOOLEAN",
     "integer": "BIGINT",
+    "float32": "REAL",
     "floating": "DOUBLE PRECISION",
     "string": "TEXT",
     "binary": "BYTEA",
@@ -445,6 +447,7 @@ class PostgresEngine(SqlStoreEngine):
     """
 
     engine_name = "postgres"
+    float32_type = _COLUMN_TYPES["float32"]
     own_schemas = frozenset({TEXT_INDEX_SCHEMA})
     store_schema = "public"
 
@@ -1151,9 +1154,14 @@ class PostgresEngine(SqlStoreEngine):
         Raises:
             EngineError: the server's message.
         """
+        described = self.check_plan(plan).values()
         statement = to_sql(
             executed_plan(
-                plan, merged_kinds(value_kinds(one) for one in self.check_plan(plan).values())
+                plan,
+                merged_kinds(value_kinds(one) for one in described),
+                float32_columns=frozenset().union(
+                    *(float32_columns(one, self.float32_type) for one in described)
+                ),
             ),
             self.profile,
         )

@@ -516,6 +516,7 @@ def executed_plan(
     *,
     date_columns: frozenset[str] = frozenset(),
     timestamp_columns: frozenset[str] = frozenset(),
+    float32_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -534,16 +535,19 @@ def executed_plan(
             holds dates as text (SQLite) compares them in one spelling.
         date_columns: with ``timestamp_columns``, the date and timestamp columns of a store
             that holds them as text (``with_typed_values``).
+        float32_columns: the columns holding 32-bit floats: each number compared with one
+            is rounded to float32 first (``with_typed_values``), so ``f = 2.1`` holds for a
+            float32 2.1 on every engine.
 
     Raises:
         PlanError: a value such a store cannot compare with its column.
     """
     cursor = plan.cursor
     if cursor is None:
-        return _executed_plan(plan, kinds, date_columns, timestamp_columns)
+        return _executed_plan(plan, kinds, date_columns, timestamp_columns, float32_columns)
     # The executed plan ranks as the caller's; its cursor carries its own fingerprint.
     executed = _executed_plan(
-        attrs.evolve(plan, after=None), kinds, date_columns, timestamp_columns
+        attrs.evolve(plan, after=None), kinds, date_columns, timestamp_columns, float32_columns
     )
     token = attrs.evolve(cursor, fingerprint=ranking_fingerprint(executed)).token()
     return attrs.evolve(executed, after=token)
@@ -554,6 +558,7 @@ def _executed_plan(
     kinds: Mapping[str, ValueKind] | None,
     date_columns: frozenset[str],
     timestamp_columns: frozenset[str],
+    float32_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
@@ -569,6 +574,7 @@ def _executed_plan(
             date_columns=date_columns,
             timestamp_columns=timestamp_columns,
             numbers=False,
+            float32_columns=float32_columns,
         )
     include = plan.fusion is not None
     if (

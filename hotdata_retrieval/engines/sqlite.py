@@ -100,6 +100,7 @@ VECTOR_STORAGES = ("blob", "json")
 _COLUMN_TYPES: dict[str, str] = {
     "boolean": "BOOLEAN",
     "integer": "INTEGER",
+    "float32": "FLOAT32",
     "floating": "REAL",
     "string": "TEXT",
     "binary": "BLOB",
@@ -122,6 +123,7 @@ class SqliteEngine(SqlStoreEngine):
     """
 
     engine_name = "sqlite"
+    float32_type = _COLUMN_TYPES["float32"]
     own_suffixes = ("__fts",)
 
     def __init__(self, database: str | Path = ":memory:", *, embedder: Any = None) -> None:

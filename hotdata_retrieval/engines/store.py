@@ -83,9 +83,9 @@ def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) 
     Args:
         kind: the Arrow type of a loaded column.
         names: the store's type name per kind of Arrow type, keyed ``boolean``, ``integer``,
-            ``floating``, ``string``, ``binary``, ``timestamp`` and ``date``, and ``list`` (a
-            format with ``{}`` for the element's type, ``"{}[]"``); a kind the store cannot
-            hold is left out.
+            ``float32``, ``floating`` (other floats), ``string``,
+            ``binary``, ``timestamp`` and ``date``, and ``list`` (a format with ``{}`` for
+            the element's type, ``"{}[]"``); a kind the store cannot hold is left out.
         engine: the engine's name, for the message (``"the SQLite engine"``).
 
     Raises:
@@ -98,6 +98,7 @@ def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) 
     kinds = {
         "boolean": pa.types.is_boolean(kind),
         "integer": pa.types.is_integer(kind),
+        "float32": pa.types.is_float32(kind),
         "floating": pa.types.is_floating(kind),
         "string": pa.types.is_string(kind) or pa.types.is_large_string(kind),
         "binary": pa.types.is_binary(kind) or pa.types.is_large_binary(kind),
@@ -281,6 +282,19 @@ def value_kinds(described: StoreTable) -> dict[str, ValueKind]:
     return kinds
 
 
+def float32_columns(described: StoreTable, float32_type: str | None) -> frozenset[str]:
+    """The columns of ``described`` declared with the store's 32-bit float type
+    ``float32_type`` (compared without regard to case: PostgreSQL reports ``real``); none
+    when the store has no such type (``None``)."""
+    if float32_type is None:
+        return frozenset()
+    return frozenset(
+        column
+        for column, declared in zip(described.columns, described.column_types)
+        if declared.upper() == float32_type.upper()
+    )
+
+
 class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """The engine contract over a SQL store (module docstring). Subclasses implement the
     driver calls (:meth:`_query`, :meth:`_execute`, :meth:`_insert`) and the store's facts."""
@@ -291,6 +305,11 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
 
     engine_name: ClassVar[str] = "store"
     """The engine's name in messages (``sqlite``, ``postgres``, ``duckdb``)."""
+
+    float32_type: ClassVar[str | None] = None
+    """The type the store declares a float32 column with (``None``: it has none): a number
+    compared with a column of this type is rounded to float32 first
+    (:func:`~hotdata_retrieval.engines.checks.float32_value`)."""
 
     default_catalog: ClassVar[str] = "default"
     default_schema: ClassVar[str] = "public"
@@ -505,15 +524,18 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         described = self.check_plan(plan)
         dates: set[str] = set()
         timestamps: set[str] = set()
+        floats: set[str] = set()
         for one in described.values():
             one_dates, one_timestamps = self.text_temporal_columns(one)
             dates |= one_dates
             timestamps |= one_timestamps
+            floats |= float32_columns(one, self.float32_type)
         executed = executed_plan(
             plan,
             merged_kinds(value_kinds(one) for one in described.values()),
             date_columns=frozenset(dates),
             timestamp_columns=frozenset(timestamps),
+            float32_columns=frozenset(floats),
         )
         statement = to_sql(executed, self.profile)
         names, rows = self._query(statement)

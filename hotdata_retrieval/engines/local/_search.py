@@ -26,6 +26,7 @@ import sqlglot
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    arrow_float32_columns,
     check_column_kinds,
     check_columns,
     merged_kinds,
@@ -89,7 +90,13 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     """
     loaded = {table: engine._loaded(table) for table in plan.tables}
     kinds = check_plan(plan, loaded)
-    executed = executed_plan(plan, merged_kinds(kinds.values()))
+    executed = executed_plan(
+        plan,
+        merged_kinds(kinds.values()),
+        float32_columns=frozenset().union(
+            *(arrow_float32_columns(one.data.schema) for one in loaded.values())
+        ),
+    )
     single = executed.single_table
     if (
         executed.group_by is not None or executed.after is not None or executed.facets
