@@ -44,7 +44,8 @@ What it does, for SciFact and Cranfield (BEIR directories in ``--data``, default
      the dense vectors (cosine) and a BM25 sparse vector (:func:`bm25_sparse`: the library's
      analyzed terms, term weights ``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``
      with k1 1.2 and b 0.75, Qdrant's ``Modifier.IDF`` supplying the IDF; a query term
-     weighs 1). Qdrant's RRF rank constant is its own (see the report).
+     weighs 1). Qdrant scores rank r (from 1) ``1 / (k - 1 + r)``
+     (``qdrant_client/hybrid/fusion.py``): its k 60 is the library's rank constant 59.
 
    The runs go side by side: each query ``--rounds`` times (default 3) by every contender,
    in a rotating order; a query's latency is the median of its rounds, and each contender's
