@@ -79,3 +79,45 @@ def test_writer_threads_change_no_score(tmp_path: Path, monkeypatch: pytest.Monk
             one, three = built[1].search(text, k), built[3].search(text, k)
             assert one[0].tolist() == three[0].tolist()
             assert one[1].tolist() == three[1].tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.sampled_from(["fox", "owl den", "red fox river", "stone moss owl fox", "absent"]),
+    k=st.integers(min_value=1, max_value=60),
+    runs=st.lists(st.tuples(st.integers(0, ROWS - 1), st.integers(1, 12)), min_size=1, max_size=4),
+    ties=st.booleans(),
+)
+def test_a_filter_of_few_rowid_runs_is_searched_in_the_index_as_every_kept_match(
+    index: bm25.Bm25Index,
+    text: str,
+    k: int,
+    runs: list[tuple[int, int]],
+    ties: bool,
+) -> None:
+    """A selective filter of a few runs of consecutive rowids, handed to tantivy as rowid
+    ranges, returns the rows and scores of every match's scan masked in NumPy."""
+    mask = np.zeros(ROWS, dtype=bool)
+    for start, length in runs:
+        mask[start : start + length] = True
+    handed: list[bool] = []
+    ranges = bm25.Bm25Index._rowid_ranges
+
+    def spied(self: bm25.Bm25Index, kept: np.ndarray) -> object:
+        query = ranges(self, kept)
+        handed.append(query is not None)
+        return query
+
+    tie_order = np.random.default_rng(k).permutation(ROWS) if ties else None
+    rowids, scores = _every_match(index, text)
+    keep = mask[rowids]
+    rowids, scores = rowids[keep], scores[keep]
+    position = rowids if tie_order is None else tie_order[rowids]
+    chosen = sorted(zip(-scores.astype(np.float64), position, rowids))[:k]
+    expected = sorted(int(rowid) for _, _, rowid in chosen)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bm25.Bm25Index, "_rowid_ranges", spied)
+        found, found_scores = index.search(text, k, tie_order=tie_order, mask=mask)
+    assert found.tolist() == expected
+    assert found_scores.tolist() == [float(scores[rowids == row][0]) for row in expected]
+    assert handed == [True]  # 4 runs of at most 12 rows: at most 48 of 400, 1 in 8

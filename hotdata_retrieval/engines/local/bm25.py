@@ -34,6 +34,18 @@ _ROWID = "rowid"
 _TEXT = "text"
 _WRITER_HEAP_BYTES = 128 * 1024 * 1024
 
+PUSHED_RUNS = 32
+"""A filter whose kept rows form at most this many runs of consecutive rowids (a range of an
+append-ordered column: a date range, a tenant loaded together) is handed to tantivy as ranges
+of the ``rowid`` fast field (:meth:`Bm25Index._rowid_ranges`), so the index scores only kept
+rows."""
+
+PUSHED_SHARE = 8
+"""... and keeps at most 1 row in this many. Measured on the engine benchmark's 100,000-row
+table (limit 10, CPU time, ratios to the unfiltered search): a range keeping 1% cost 0.73x
+handed over against 3.3x masked over the prefix, 10% 1.10x against 1.26x, 30% 1.52x against
+1.14x (the ranges' fast-field reads outgrow the prefix)."""
+
 
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
@@ -143,7 +155,9 @@ class Bm25Index:
         are expected to exceed ``k`` by three standard deviations (``k`` over the share of
         rows the mask keeps, plus a margin) and grows fourfold until that holds or the index
         is exhausted; a selective filter so costs a prefix of a few thousand hits, not every
-        match.
+        match. A mask keeping at most 1 row in :data:`PUSHED_SHARE` in at most
+        :data:`PUSHED_RUNS` runs of consecutive rowids is instead part of tantivy's query
+        (ranges of the ``rowid`` fast field, scored 0 so every score is the text's alone).
         """
         terms = self.terms(text)
         documents = self._searcher.num_docs
@@ -159,6 +173,18 @@ class Bm25Index:
                 for term in terms
             ]
         )
+        if mask is not None and kept_rows * PUSHED_SHARE <= mask.size:
+            ranges = self._rowid_ranges(mask)
+            if ranges is not None:
+                # the kept rows are the query's: every hit is kept, scored by its text alone
+                # (plus 0.0, which changes no float)
+                query = tantivy.Query.boolean_query(
+                    [
+                        (tantivy.Occur.Must, query),
+                        (tantivy.Occur.Must, tantivy.Query.const_score_query(ranges, 0.0)),
+                    ]
+                )
+                mask = None
         # Ties at the k-th place are common (equal term counts in equal lengths), and a
         # search for 2k + 1 hits costs about what one for k + 1 does, so the first search
         # looks that far past k.
@@ -194,6 +220,22 @@ class Bm25Index:
         rowids, scores = rowids[chosen], scores[chosen]
         order = np.argsort(rowids, kind="stable")
         return rowids[order], scores[order]
+
+    def _rowid_ranges(self, mask: np.ndarray) -> tantivy.Query | None:
+        """The rows ``mask`` keeps as a query of ``rowid`` ranges, ``None`` when they form
+        more than :data:`PUSHED_RUNS` runs of consecutive rowids."""
+        edges = np.flatnonzero(np.diff(mask.view(np.int8), prepend=0, append=0))
+        if edges.size > 2 * PUSHED_RUNS:
+            return None
+        ranges = [
+            tantivy.Query.range_query(
+                self._schema, _ROWID, tantivy.FieldType.Unsigned, int(start), int(stop) - 1
+            )
+            for start, stop in zip(edges[0::2], edges[1::2])
+        ]
+        if len(ranges) == 1:
+            return ranges[0]
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, query) for query in ranges])
 
     def _rowids(self, addresses: list[tantivy.DocAddress]) -> np.ndarray:
         """The rowids of the documents at ``addresses``, read from the fast field in one
