@@ -116,7 +116,7 @@ def test_a_loaded_table_is_not_replaced_silently(source: Path, tmp_path: Path) -
     [
         ("local", "bm25_search('default.public.docs'"),
         ("sqlite", '-bm25("docs__body__fts")'),
-        ("duckdb", '"fts_hdq_text_t4_main_4_docs_body".match_bm25('),
+        ("duckdb", '"fts_hdq_text_t4_main_4_docs_body"."terms"'),
         ("postgres", "OPERATOR(public.<=>)"),
     ],
 )

@@ -1,6 +1,6 @@
-"""The DuckDB dialect: the ``fts`` extension's BM25 and fixed-size ``FLOAT[n]`` array distances.
+"""The DuckDB dialect: BM25 over the ``fts`` index and ``FLOAT[n]`` array distances.
 
-The target is DuckDB with its ``fts`` extension (``match_bm25``) and its built-in array
+The target is DuckDB with its ``fts`` extension (its index tables) and its built-in array
 distance functions (``array_cosine_distance``, ``array_distance``,
 ``array_negative_inner_product``; DuckDB 1.5 documentation, "Array Functions"). The engine
 (:mod:`hotdata_retrieval.engines.duckdb`) loads the extension offline from the
@@ -11,19 +11,21 @@ built with, so the ``duckdb`` extra pins ``duckdb`` and ``duckdb-extension-fts``
 
 How each search is written, and why:
 
-- **Text**: ``fts_hdq_text_t<n>_<schema>_<n>_<table>_<column>.match_bm25(rowid, <query>)`` over
-  the table, in a subquery that keeps the rows it scores (``match_bm25`` is NULL for a row
-  that does not match). The engine indexes each text column in a table of its own in the
-  ``hdq_text`` schema (:func:`text_index_table`): each row's rowid and its terms by the
-  library's analysis (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC, case folding,
-  tantivy's tokenizer, stop words and stemmer), under an FTS index with DuckDB's own
-  stemming, stop words, accent stripping and lower-casing turned off and whitespace as the
-  only separator (:func:`create_fts_index`), so the index holds the local engine's terms
-  (DuckDB's default analyser strips digits and dots: ``v1.1.6`` would be ``v``, a stop
-  word). The query is the user text's terms by the same analysis, joined by spaces: no
-  character of it is syntax (``match_bm25`` has none; it is disjunctive, ``conjunctive :=
-  0``). It scans every row (it is a SQL macro), about 1 s per query at 100k rows
-  (local-engines §B).
+- **Text**: tantivy's BM25 computed in SQL (:func:`_text_search`), as the PostgreSQL dialect
+  computes it, from the tables of the column's FTS index: the engine indexes each text column
+  in a table of its own in the ``hdq_text`` schema (:func:`text_index_table`): each row's
+  rowid and its terms by the library's analysis
+  (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC, case folding, tantivy's tokenizer,
+  stop words and stemmer), under an FTS index with DuckDB's own stemming, stop words, accent
+  stripping and lower-casing turned off and whitespace as the only separator
+  (:func:`create_fts_index`), so the index holds the local engine's terms (DuckDB's default
+  analyser strips digits and dots: ``v1.1.6`` would be ``v``, a stop word). The query is the
+  user text's terms by the same analysis, joined by spaces: no character of it is syntax.
+  The extension's ``match_bm25`` is not used for the score: it counts a repeated query term
+  once and takes a base-10 logarithm, with no ``1 +``, in the IDF (its scores were
+  PostgreSQL's times 0.4343 where no term repeats); the statement reads the same index's
+  ``dict``, ``terms``, ``docs`` and ``stats`` tables instead, and only the occurrences of
+  the query's terms.
 - **Nearest neighbour**: the array functions over a ``FLOAT[n]`` column, against the query
   vector written once as ``CAST([...] AS FLOAT[n])``. ``cosine`` is
   ``array_cosine_distance`` except against a zero vector, where DuckDB returns 2.0 and the
@@ -46,6 +48,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
+import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 
@@ -128,38 +131,75 @@ def _quoted(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=True)
 
 
+BM25_K1 = 1.2
+"""BM25's term-frequency saturation, tantivy's (``tantivy::query::bm25``, ``K1``)."""
+BM25_B = 0.75
+"""BM25's length normalisation, tantivy's (``tantivy::query::bm25``, ``B``)."""
+
+_TEXT_SEARCH = sqlglot.parse_one(
+    """
+    SELECT base.*, matched.score AS score
+    FROM :table AS base
+    JOIN (
+      SELECT documents.name AS name, CAST(SUM(
+        weights.idf * (:k1 + 1) * counts.frequency
+        / (counts.frequency + :k1 * (1 - :b + :b * documents.len / corpus.avgdl))
+      ) AS DOUBLE) AS score
+      FROM (
+        SELECT words.termid AS termid,
+          LN(1 + (corpus.num_docs - words.df + 0.5) / (words.df + 0.5)) AS idf
+        FROM (SELECT UNNEST(STRING_SPLIT(:query, ' ')) AS term) AS query_terms
+        JOIN :dict AS words ON words.term = query_terms.term
+        CROSS JOIN :stats AS corpus
+      ) AS weights
+      JOIN (
+        SELECT occurrences.docid AS docid, occurrences.termid AS termid, COUNT(*) AS frequency
+        FROM :terms AS occurrences
+        WHERE occurrences.termid IN (
+          SELECT words.termid FROM :dict AS words
+          WHERE words.term IN (SELECT UNNEST(STRING_SPLIT(:query, ' ')))
+        )
+        GROUP BY occurrences.docid, occurrences.termid
+      ) AS counts ON counts.termid = weights.termid
+      JOIN :docs AS documents ON documents.docid = counts.docid
+      CROSS JOIN :stats AS corpus
+      GROUP BY documents.name
+    ) AS matched ON matched.name = base.rowid
+    """,
+    read="duckdb",
+)
+"""The text search subquery; its slots are filled with sqlglot nodes."""
+
+
 def _text_search(node: TextSearch) -> exp.Expr:
-    """``(SELECT * FROM (SELECT base.*, <index schema>.match_bm25(base.rowid, <query>) AS score
-    FROM <s>.<t> AS base) WHERE score IS NOT NULL)``, the index schema being
-    :func:`text_index_schema` of the table's column."""
+    """``(SELECT base.*, <BM25> AS score FROM <s>.<t> AS base JOIN (<each matching row's
+    BM25>) ...)``: tantivy's BM25 (``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1 1.2,
+    b 0.75, a query term given twice counted twice), computed from the tables of the
+    column's FTS index (:func:`text_index_schema`): ``dict`` (each term's ``df``),
+    ``terms`` (each occurrence: ``tf``), ``docs`` (each row's length) and ``stats`` (``N``
+    and the mean length). The extension's own ``match_bm25`` counts a repeated query term
+    once and takes a base-10 logarithm with no ``1 +`` in the IDF."""
     table = store_table(node.this, "main")
     index = text_index_schema(table.db, table.name, node.args["column"].name)
-    table.set("alias", exp.TableAlias(this=_quoted("base")))
-    match = exp.Dot(
-        this=_quoted(index),
-        expression=exp.Anonymous(
-            this="match_bm25",
-            expressions=[
-                exp.Column(this=_quoted("rowid"), table=_quoted("base")),
-                node.args["query"],
-            ],
-        ),
+
+    def index_table(name: str) -> exp.Table:
+        return exp.Table(this=_quoted(name), db=_quoted(index))
+
+    filled = exp.replace_placeholders(
+        _TEXT_SEARCH.copy(),
+        table=table,
+        query=node.args["query"],
+        dict=index_table("dict"),
+        terms=index_table("terms"),
+        docs=index_table("docs"),
+        stats=index_table("stats"),
+        k1=exp.Literal.number(BM25_K1),
+        b=exp.Literal.number(BM25_B),
     )
-    scored = exp.Select(
-        expressions=[
-            exp.Column(this=exp.Star(), table=_quoted("base")),
-            exp.Alias(this=match, alias=_quoted("score")),
-        ],
-        from_=exp.From(this=table),
-    )
-    matching = exp.Select(
-        expressions=[exp.Star()],
-        from_=exp.From(this=exp.Subquery(this=scored)),
-        where=exp.Where(
-            this=exp.Not(this=exp.Is(this=exp.column(_quoted("score")), expression=exp.Null()))
-        ),
-    )
-    return exp.Subquery(this=matching)
+    for found in filled.find_all(exp.Table):
+        if found.alias == "base":
+            found.set("alias", exp.TableAlias(this=_quoted("base")))
+    return exp.Subquery(this=filled)
 
 
 def _vector_distance(node: VectorDistance) -> exp.Expr:

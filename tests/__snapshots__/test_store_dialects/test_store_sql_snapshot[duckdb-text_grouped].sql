@@ -6,15 +6,66 @@ WITH "group_candidates" AS (
     "score"
   FROM (
     SELECT
-      *
-    FROM (
+      "base".*,
+      "matched"."score" AS "score"
+    FROM "main"."docs" AS "base"
+    JOIN (
       SELECT
-        "base".*,
-        "fts_hdq_text_t4_main_4_docs_body".match_bm25("base"."rowid", 'error e1234 upgrad') AS "score"
-      FROM "main"."docs" AS "base"
-    )
-    WHERE
-      NOT "score" IS NULL
+        "documents"."name" AS "name",
+        CAST(SUM(
+          "weights"."idf" * (
+            1.2 + 1
+          ) * "counts"."frequency" / (
+            "counts"."frequency" + 1.2 * (
+              1 - 0.75 + 0.75 * "documents"."len" / "corpus"."avgdl"
+            )
+          )
+        ) AS DOUBLE) AS "score"
+      FROM (
+        SELECT
+          "words"."termid" AS "termid",
+          LN(1 + (
+            "corpus"."num_docs" - "words"."df" + 0.5
+          ) / (
+            "words"."df" + 0.5
+          )) AS "idf"
+        FROM (
+          SELECT
+            UNNEST(STR_SPLIT('error e1234 upgrad', ' ')) AS "term"
+        ) AS "query_terms"
+        JOIN "fts_hdq_text_t4_main_4_docs_body"."dict" AS "words"
+          ON "words"."term" = "query_terms"."term"
+        CROSS JOIN "fts_hdq_text_t4_main_4_docs_body"."stats" AS "corpus"
+      ) AS "weights"
+      JOIN (
+        SELECT
+          "occurrences"."docid" AS "docid",
+          "occurrences"."termid" AS "termid",
+          COUNT(*) AS "frequency"
+        FROM "fts_hdq_text_t4_main_4_docs_body"."terms" AS "occurrences"
+        WHERE
+          "occurrences"."termid" IN (
+            SELECT
+              "words"."termid"
+            FROM "fts_hdq_text_t4_main_4_docs_body"."dict" AS "words"
+            WHERE
+              "words"."term" IN (
+                SELECT
+                  UNNEST(STR_SPLIT('error e1234 upgrad', ' '))
+              )
+          )
+        GROUP BY
+          "occurrences"."docid",
+          "occurrences"."termid"
+      ) AS "counts"
+        ON "counts"."termid" = "weights"."termid"
+      JOIN "fts_hdq_text_t4_main_4_docs_body"."docs" AS "documents"
+        ON "documents"."docid" = "counts"."docid"
+      CROSS JOIN "fts_hdq_text_t4_main_4_docs_body"."stats" AS "corpus"
+      GROUP BY
+        "documents"."name"
+    ) AS "matched"
+      ON "matched"."name" = "base"."rowid"
   )
   ORDER BY
     "score" DESC NULLS FIRST,
