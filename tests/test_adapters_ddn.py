@@ -179,6 +179,7 @@ def test_the_schema_types_the_arguments_and_the_hit_fields(client: TestClient) -
         "group_by",
         "group_size",
         "after",
+        "highlight",
         "status",
         "tier",
     ]
@@ -320,6 +321,7 @@ def test_hdq_ddn_metadata_is_hml_naming_the_command_type_and_relationship(databa
         "groupBy",
         "groupSize",
         "after",
+        "highlight",
         "status",
         "tier",
     ]

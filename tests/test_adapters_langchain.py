@@ -186,6 +186,7 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
         "group_by",
         "group_size",
         "after",
+        "highlight",
     }
     assert set(tools["hotdata_search_semantic"].args) == {
         "query",
@@ -197,6 +198,7 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
         "group_by",
         "group_size",
         "after",
+        "highlight",
     }
     assert set(tools["hotdata_execute_sql"].args) == {"sql"}
     assert "1 to 50" in tools["hotdata_search_text"].args["k"]["description"]

@@ -121,6 +121,7 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         "group_by",
         "group_size",
         "after",
+        "highlight",
     }
     assert "1 to 4" in schema["properties"]["k"]["description"]
     assert set(listed["hotdata_search_semantic"].input_schema["properties"]) == {
@@ -133,6 +134,7 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         "group_by",
         "group_size",
         "after",
+        "highlight",
     }
     for tool in listed.values():  # the arguments' words are the agent's too
         for word in FORBIDDEN_DESCRIPTION_WORDS:

@@ -235,8 +235,8 @@ ARGUMENT_FAULTS = [
         SEARCH,
         {"query": "crash", "limit": 3},
         "unknown argument 'limit' (the arguments are 'query', 'k', 'filter', 'fusion', "
-        "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size' "
-        "and 'after')",
+        "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size', "
+        "'after' and 'highlight')",
         id="unknown-argument",
     ),
     pytest.param(
@@ -262,7 +262,7 @@ ARGUMENT_FAULTS = [
         {"k": 2, "size": 1, "page": 2},
         "missing argument 'query'; unknown arguments 'size', 'page' (the arguments are 'query', "
         "'k', 'filter', 'fusion', 'diversity', 'candidates', 'queries', 'explain_scores', "
-        "'group_by', 'group_size' and 'after')",
+        "'group_by', 'group_size', 'after' and 'highlight')",
         id="several-problems",
     ),
 ]
@@ -294,8 +294,8 @@ SURROGATE_FAULTS = [
         SEARCH,
         {"query": "crash", "\ud800": 1},
         "unknown argument '\\ud800' (the arguments are 'query', 'k', 'filter', 'fusion', "
-        "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size' "
-        "and 'after')",
+        "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size', "
+        "'after' and 'highlight')",
         "params.arguments has a key, '\\ud800', holding a lone surrogate (\\ud800), which is "
         "not Unicode text",
         id="argument-name",
@@ -442,8 +442,8 @@ async def test_a_python_call_is_checked_the_same_way(server: MCPServer) -> None:
     assert str(raised.value) == _tool_error(
         SEARCH,
         "unknown argument 'extra' (the arguments are 'query', 'k', 'filter', 'fusion', "
-        "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size' "
-        "and 'after')",
+        "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size', "
+        "'after' and 'highlight')",
     )
 
 

@@ -368,6 +368,12 @@ class SearchDocuments:
                 "With explain_scores, what the score is made of: each ranking's rank, raw "
                 "score, normalized value and contribution; null otherwise.",
             )
+        fields[HIGHLIGHTS_FIELD] = (
+            "JSON",
+            True,
+            "With highlight, where the query's words occur in each text column (character "
+            "offsets) and snippets around them; null otherwise.",
+        )
         for column, argument in self.filters.items():
             fields[column] = (argument.scalar, True, f"The document's {column}.")
         return fields
@@ -533,6 +539,8 @@ class SearchDocuments:
             row[column] = hit.columns.get(column)
         if hit.explained:  # the field is null (absent) unless the call explains scores
             row[EXPLANATION_FIELD] = hit.explanation()
+        if hit.highlights:  # likewise unless the call highlights
+            row[HIGHLIGHTS_FIELD] = dict(hit.highlights)
         return row
 
     def query(self, request: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -677,6 +685,10 @@ def _selected(alias: str, field: Any) -> Any:
     return field.fields
 
 
+HIGHLIGHTS_FIELD = "highlights"
+"""A hit's field holding its highlights (``SearchHit.highlights``), present when the call
+sets ``highlight``, null otherwise."""
+
 EXPLANATION_FIELD = "explanation"
 """A fused search hit's field saying what its score is made of (``SearchHit.explanation``),
 present when the call sets ``explain_scores``, null otherwise."""
@@ -694,8 +706,8 @@ def _project(hits: list[dict[str, Any]], nested: Any) -> Any:
     for hit in hits:
         row: dict[str, Any] = {}
         for alias, field in inner.fields.items():
-            if field.type == "column" and field.column == EXPLANATION_FIELD:
-                row[alias] = hit.get(EXPLANATION_FIELD)  # null unless the call explains
+            if field.type == "column" and field.column in (EXPLANATION_FIELD, HIGHLIGHTS_FIELD):
+                row[alias] = hit.get(field.column)  # null unless the call asks for it
                 continue
             if field.type != "column" or field.column not in hit:
                 raise ConnectorError(f"field {alias!r}: {HIT_TYPE} has no column {field.column!r}")

@@ -306,6 +306,11 @@ class HotdataRetriever(BaseRetriever):
             metadata: what its score is made of, each branch's rank, raw score, normalized
             value and contribution (:meth:`~hotdata_retrieval.engines.results.SearchHit.
             explanation`); default: the settings', else ``False``.
+        highlight: each Document also carries ``highlights`` in its metadata, the matched
+            words' offsets and snippets (default: the settings', else ``False``).
+        reranker: re-scores the first ``top_n`` rows against the query (a
+            :class:`~hotdata_retrieval.embed.reranking.Reranker`; default: the settings',
+            else none); ``top_n``: how many (default 4 times ``k``, at most 1,000).
         queries: other wordings of the query, searched with it and fused into one ranking
             in one statement (:class:`~hotdata_retrieval.routing.SearchRequest`).
 
@@ -335,6 +340,9 @@ class HotdataRetriever(BaseRetriever):
     candidates: int | None = None
     explain_scores: bool = Field(default=False, strict=True)
     queries: list[str] | None = None
+    highlight: bool = Field(default=False, strict=True)
+    reranker: Any = None
+    top_n: int | None = None
 
     @model_validator(mode="after")
     def _read_settings(self) -> HotdataRetriever:
@@ -359,6 +367,9 @@ class HotdataRetriever(BaseRetriever):
             "diversity": settings.diversity,
             "candidates": settings.candidates,
             "explain_scores": settings.explain_scores,
+            "highlight": settings.highlight,
+            "reranker": settings.reranker,
+            "top_n": settings.top_n,
         }
         for name, value in inherited.items():
             if name not in given:
@@ -435,6 +446,9 @@ class HotdataRetriever(BaseRetriever):
             candidates=self.candidates,
             explain_scores=self.explain_scores,
             queries=self.queries,
+            highlight=self.highlight or None,
+            rerank=self.reranker,
+            top_n=self.top_n,
         )
         if isinstance(self.engine, Engine):
             return self.engine.plan_search(request, embed_query=query_embedder(self.embedder))
@@ -468,6 +482,8 @@ class HotdataRetriever(BaseRetriever):
             metadata[raw_column] = hit.branches[name].raw_score
         if hit.explained:
             metadata["explanation"] = hit.explanation()
+        if hit.highlights:
+            metadata["highlights"] = dict(hit.highlights)
         text = hit.columns.get(content)
         return Document(
             id=None if hit.key is None else str(hit.key),

@@ -223,6 +223,18 @@ class SearchSettings:
             document): each search returns ``k`` groups, each with its best ``group_size``
             rows (:class:`~hotdata_retrieval.plan.search.SearchPlan`'s ``group_by``).
         group_size: rows kept per group when the call gives none (default 1).
+        highlight: each row also carries ``highlights``, the matched words' character
+            offsets and snippets of its text columns, unless the call says otherwise
+            (default ``False``; :class:`~hotdata_retrieval.plan.steps.Highlight`).
+        fragment_size: characters per snippet when rows are highlighted (default 150, at
+            most 2,000).
+        fragments: snippets per row and column when rows are highlighted (default 1, at
+            most 20).
+        reranker: re-scores the first ``top_n`` rows of every search against its query
+            (:class:`~hotdata_retrieval.embed.reranking.Reranker`, a registered reranker's
+            name or an ONNX cross-encoder's directory); the application chooses it, never
+            the call (default ``None``: no reranking).
+        top_n: rows the reranker scores (default: 4 times the rows asked for, at most 1,000).
 
     Raises:
         ToolError: a bad ``k``, ``max_rows``, ``max_bytes``, limit, ``name_prefix``,
@@ -266,6 +278,11 @@ class SearchSettings:
     )
     group_by: str | None = attrs.field(default=None, converter=_group_column)
     group_size: int | None = None
+    highlight: bool = attrs.field(default=False, validator=_instance_of(bool, "highlight"))
+    fragment_size: int | None = None
+    fragments: int | None = None
+    reranker: Any = None
+    top_n: int | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.k is not None and self.k > self.max_rows:
@@ -275,7 +292,16 @@ class SearchSettings:
                 raise ToolError("group_size is the rows kept per group; give group_by too")
             _check_group_size(self.group_size)
         try:
-            steps_from_options(diversity=self.diversity, candidates=self.candidates)
+            steps_from_options(
+                diversity=self.diversity,
+                candidates=self.candidates,
+                rerank=self.reranker,
+                top_n=self.top_n,
+                query="query" if self.reranker is not None or self.highlight else None,
+                highlight=self.highlight or None,
+                fragment_size=self.fragment_size if self.highlight else None,
+                fragments=self.fragments if self.highlight else None,
+            )
         except PlanError as error:
             raise ToolError(str(error)) from None
 
@@ -781,6 +807,41 @@ def _default_explain(settings: SearchSettings, route: SearchRoute, call: SearchC
         call.request["explain_scores"] = True
 
 
+# highlight -----------------------------------------------------------------------------------
+
+
+def _highlight_schema(settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "type": ["boolean", "null"],
+        "default": None,
+        "description": "Also return, for each row, where the query's words occur in its text "
+        "(character offsets) and short snippets around them "
+        f"(default {str(settings.highlight).lower()}).",
+    }
+
+
+def _highlighted(settings: SearchSettings, call: SearchCall) -> None:
+    call.request["highlight"] = True
+    if settings.fragment_size is not None:
+        call.request["fragment_size"] = settings.fragment_size
+    if settings.fragments is not None:
+        call.request["fragments"] = settings.fragments
+
+
+def _read_highlight(
+    settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if not isinstance(value, bool):
+        raise ToolError(f"highlight must be true or false, got {value!r}")
+    if value:
+        _highlighted(settings, call)
+
+
+def _default_highlight(settings: SearchSettings, _route: SearchRoute, call: SearchCall) -> None:
+    if settings.highlight:
+        _highlighted(settings, call)
+
+
 # group_by, group_size ------------------------------------------------------------------------
 
 
@@ -949,6 +1010,13 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         read=_read_after,
         sentence=_after_sentence,
     ),
+    SearchOption(
+        name="highlight",
+        kind=OptionKind.FLAG,
+        schema=_highlight_schema,
+        read=_read_highlight,
+        default=_default_highlight,
+    ),
 )
 """The arguments of a search call, in the order the doors list them: one row each."""
 
@@ -990,6 +1058,10 @@ def read_call(
             raise ToolError(f"missing argument {option.name!r}")
         elif option.default is not None:
             option.default(settings, route, call)
+    if settings.reranker is not None:  # the application's choice, never the call's
+        call.request["rerank"] = settings.reranker
+        if settings.top_n is not None:
+            call.request["top_n"] = settings.top_n
     return call
 
 

@@ -617,6 +617,7 @@ class SearchToolkit:
                 **hit.columns,
                 route.ranked_by: hit.ranking_value,
                 **({"explanation": hit.explanation()} if hit.explained else {}),
+                **({"highlights": dict(hit.highlights)} if hit.highlights else {}),
             }
             for hit in result
         ]

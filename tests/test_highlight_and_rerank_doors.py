@@ -1,0 +1,140 @@
+"""Highlights and the application's reranker through the adapter doors (the toolkit, the
+LangChain tool and retriever, MCP and DDN), each equal to the same search made as a
+:class:`SearchRequest`: highlights are an agent's option (``highlight``), the reranker is the
+settings' (an agent never names a model)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval.adapters import SearchToolkit, ToolError
+from hotdata_retrieval.adapters.settings import SEARCH_OPTIONS, SearchSettings
+from hotdata_retrieval.embed import HashingEmbedder
+from hotdata_retrieval.embed.reranking import TermOverlapReranker
+from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.routing import SearchRequest
+
+QUERY = "disks are full"
+BODIES = [
+    "the disk is full on node three",
+    "Full disks stop the build",
+    "login page is slow",
+    "the DISK was replaced, now it is full again",
+    "café crash on start",
+    "disk usage graph",
+]
+LIMIT = 3
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEngine]:
+    directory: Path = tmp_path_factory.mktemp("doors") / "db"
+    table = pa.table({"id": list(range(1, len(BODIES) + 1)), "body": BODIES})
+    with LocalEngine(directory, embedder=HashingEmbedder()) as opened:
+        opened.load_table("docs", table, text_columns=["body"], embed_columns=["body"])
+        yield opened
+
+
+def _reference(engine: LocalEngine, **options: Any) -> list[dict[str, Any]]:
+    plan = engine.plan_search(
+        SearchRequest(table="docs", query=QUERY, mode="auto", limit=LIMIT, **options)
+    )
+    return [{"id": hit.key, "highlights": dict(hit.highlights)} for hit in engine.search(plan)]
+
+
+def _sliced(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """The words each row's highlight offsets slice out of its text."""
+    words = []
+    for row in rows:
+        text = BODIES[row["id"] - 1]
+        matches = row["highlights"]["body"]["matches"]
+        words.append([text[start:end] for start, end in matches])
+    return words
+
+
+def test_the_option_is_one_row_of_the_table() -> None:
+    assert [option.name for option in SEARCH_OPTIONS].count("highlight") == 1
+
+
+def test_the_toolkit_highlights_as_the_request_does(engine: LocalEngine) -> None:
+    expected = _reference(engine, highlight=True)
+    rows = SearchToolkit(engine, table="docs", k=LIMIT).search_text(QUERY, highlight=True)["rows"]
+    assert [{"id": r["id"], "highlights": r["highlights"]} for r in rows] == expected
+    assert _sliced(rows)[0] and all(
+        word.lower().startswith(("disk", "full")) for row in _sliced(rows) for word in row
+    )
+    plain = SearchToolkit(engine, table="docs", k=LIMIT).search_text(QUERY)["rows"]
+    assert all("highlights" not in row for row in plain)
+    defaulted = SearchToolkit(engine, SearchSettings(table="docs", k=LIMIT, highlight=True))
+    assert [r["highlights"] for r in defaulted.search_text(QUERY)["rows"]] == [
+        r["highlights"] for r in expected
+    ]
+    with pytest.raises(ToolError, match="highlight must be true or false"):
+        SearchToolkit(engine, table="docs").search_text(QUERY, highlight="yes")
+
+
+def test_the_settings_reranker_reorders_every_search(engine: LocalEngine) -> None:
+    reranker = TermOverlapReranker()
+    expected = [row["id"] for row in _reference(engine, rerank=reranker, top_n=6)]
+    settings = SearchSettings(table="docs", k=LIMIT, reranker=reranker, top_n=6)
+    rows = SearchToolkit(engine, settings).search_text(QUERY)["rows"]
+    assert [row["id"] for row in rows] == expected
+    plain = SearchToolkit(engine, table="docs", k=LIMIT).search_text(QUERY)["rows"]
+    assert [row["id"] for row in plain] != expected  # the reranker changed the order
+    with pytest.raises(ToolError, match="unknown argument 'rerank'"):
+        SearchToolkit(engine, table="docs").search_text(QUERY, rerank="model")
+
+
+def test_the_langchain_tool_and_retriever(engine: LocalEngine) -> None:
+    from hotdata_retrieval.adapters.langchain import HotdataRetriever, make_text_search_tool
+
+    expected = _reference(engine, highlight=True)
+    tool = make_text_search_tool(engine, table="docs", k=LIMIT)
+    rows = json.loads(tool.invoke({"query": QUERY, "highlight": True}))["rows"]
+    assert [r["highlights"] for r in rows] == [r["highlights"] for r in expected]
+    settings = SearchSettings(table="docs", k=LIMIT, highlight=True)
+    documents = HotdataRetriever(engine=engine, settings=settings).invoke(QUERY)
+    assert [document.metadata["highlights"] for document in documents] == [
+        r["highlights"] for r in expected
+    ]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_mcp_tool(engine: LocalEngine, anyio_backend: str) -> None:
+    from mcp import Client
+
+    from hotdata_retrieval.adapters.mcp import create_server
+
+    expected = _reference(engine, highlight=True)
+    async with Client(create_server(engine, table="docs", k=LIMIT)) as client:
+        result = await client.call_tool("hotdata_search_text", {"query": QUERY, "highlight": True})
+    assert result.is_error is False, result.content
+    rows = json.loads(result.content[0].text)["rows"]
+    assert [r["highlights"] for r in rows] == [r["highlights"] for r in expected]
+
+
+def test_the_ddn_function(engine: LocalEngine) -> None:
+    from starlette.testclient import TestClient
+
+    from hotdata_retrieval.adapters.ddn import create_app
+
+    expected = _reference(engine, highlight=True)
+    client = TestClient(create_app(engine, table="docs", default_top_k=LIMIT))
+    values = {"query": QUERY, "highlight": True}
+    body = {
+        "collection": "search_documents",
+        "arguments": {name: {"type": "literal", "value": v} for name, v in values.items()},
+        "query": {"fields": {"__value": {"type": "column", "column": "__value"}}},
+        "collection_relationships": {},
+    }
+    answer = client.post("/query", json=body)
+    assert answer.status_code == 200, answer.text
+    ((row,),) = [row_set["rows"] for row_set in answer.json()]
+    assert [hit["highlights"] for hit in row["__value"]] == [r["highlights"] for r in expected]
