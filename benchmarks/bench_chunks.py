@@ -19,9 +19,10 @@ What it does, for SciFact and Cranfield (BEIR directories in ``--data``, default
    (n from 0), and ``doc_id`` holds its document's id. ``--sample COLLECTION=N`` keeps N
    documents of a collection (default: all): every document a test query judges, then the
    others with the smallest BLAKE2b hash of their id, so the same N every run. Embedding is
-   what costs (about 8 passages a second on 2 shared cores): SciFact's 16,474 passages
-   take about half an hour, so ``--sample scifact=1000`` was used for the recorded table.
-2. Loads the passages into a :class:`LocalEngine` at ``<db-root>/<collection>-db`` (BM25 on
+   what costs (8 to 30 passages a second on 2 shared cores, as their load varies):
+   SciFact's 16,474 passages take up to half an hour, so the recorded table used
+   ``--sample scifact=1000``.
+2. Loads the passages into a :class:`LocalEngine` at ``<db-root>/<collection>-w<words>-db`` (BM25 on
    ``body``, ``body`` embedded by the default offline all-MiniLM-L6-v2 into
    ``body_embedding``). The database keeps vectors by text hash, so later runs embed nothing.
    Every contender reads the same passage vectors (read back from the table) and the same
