@@ -187,6 +187,7 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
         "group_size",
         "after",
         "highlight",
+        "facets",
     }
     assert set(tools["hotdata_search_semantic"].args) == {
         "query",
@@ -199,6 +200,7 @@ def test_search_tools_take_query_k_filter_and_fusion_and_the_sql_tool_takes_sql(
         "group_size",
         "after",
         "highlight",
+        "facets",
     }
     assert set(tools["hotdata_execute_sql"].args) == {"sql"}
     assert "1 to 50" in tools["hotdata_search_text"].args["k"]["description"]

@@ -122,6 +122,7 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         "group_size",
         "after",
         "highlight",
+        "facets",
     }
     assert "1 to 4" in schema["properties"]["k"]["description"]
     assert set(listed["hotdata_search_semantic"].input_schema["properties"]) == {
@@ -135,6 +136,7 @@ async def test_search_tools_declare_query_k_filter_and_fusion(server: Any) -> No
         "group_size",
         "after",
         "highlight",
+        "facets",
     }
     for tool in listed.values():  # the arguments' words are the agent's too
         for word in FORBIDDEN_DESCRIPTION_WORDS:

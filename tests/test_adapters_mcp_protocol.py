@@ -236,7 +236,7 @@ ARGUMENT_FAULTS = [
         {"query": "crash", "limit": 3},
         "unknown argument 'limit' (the arguments are 'query', 'k', 'filter', 'fusion', "
         "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size', "
-        "'after' and 'highlight')",
+        "'after', 'highlight' and 'facets')",
         id="unknown-argument",
     ),
     pytest.param(
@@ -262,7 +262,7 @@ ARGUMENT_FAULTS = [
         {"k": 2, "size": 1, "page": 2},
         "missing argument 'query'; unknown arguments 'size', 'page' (the arguments are 'query', "
         "'k', 'filter', 'fusion', 'diversity', 'candidates', 'queries', 'explain_scores', "
-        "'group_by', 'group_size', 'after' and 'highlight')",
+        "'group_by', 'group_size', 'after', 'highlight' and 'facets')",
         id="several-problems",
     ),
 ]
@@ -295,7 +295,7 @@ SURROGATE_FAULTS = [
         {"query": "crash", "\ud800": 1},
         "unknown argument '\\ud800' (the arguments are 'query', 'k', 'filter', 'fusion', "
         "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size', "
-        "'after' and 'highlight')",
+        "'after', 'highlight' and 'facets')",
         "params.arguments has a key, '\\ud800', holding a lone surrogate (\\ud800), which is "
         "not Unicode text",
         id="argument-name",
@@ -443,7 +443,7 @@ async def test_a_python_call_is_checked_the_same_way(server: MCPServer) -> None:
         SEARCH,
         "unknown argument 'extra' (the arguments are 'query', 'k', 'filter', 'fusion', "
         "'diversity', 'candidates', 'queries', 'explain_scores', 'group_by', 'group_size', "
-        "'after' and 'highlight')",
+        "'after', 'highlight' and 'facets')",
     )
 
 

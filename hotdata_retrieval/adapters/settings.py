@@ -38,10 +38,13 @@ from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
     DEFAULT_FUSION_METHOD,
+    FACET_VALUES,
+    MAX_FACETS,
     MAX_GROUP_SIZE,
     fusion_class,
     fusion_methods,
     fusion_options,
+    read_facets,
 )
 from hotdata_retrieval.plan.steps import MAX_STEP_CANDIDATES, steps_from_options
 from hotdata_retrieval.plan.values import check_query_text
@@ -928,6 +931,45 @@ def _read_after(
     call.request["after"] = value
 
 
+# facets --------------------------------------------------------------------------------------
+
+
+def _facets_schema(_settings: SearchSettings) -> dict[str, Any]:
+    return {
+        "anyOf": [
+            {
+                "type": "array",
+                "maxItems": MAX_FACETS,
+                "items": {"type": "string", "minLength": 1, "maxLength": 128},
+            },
+            {"type": "null"},
+        ],
+        "default": None,
+        "description": "Columns whose values are counted among the rows the search matched "
+        f"(the {FACET_VALUES} most frequent each), returned in metadata.facets.",
+    }
+
+
+def _facets_sentence(_settings: SearchSettings, _route: SearchRoute) -> str:
+    return (
+        f"`facets` names up to {MAX_FACETS} columns whose values are counted among the rows "
+        "the search matched (`metadata.facets`: value and count, most frequent first)."
+    )
+
+
+def _read_facets(
+    _settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
+) -> None:
+    if not isinstance(value, (list, tuple)) or not all(isinstance(name, str) for name in value):
+        raise ToolError(f"facets must be a list of column names, got {value!r}")
+    try:
+        columns = read_facets(value)
+    except PlanError as error:
+        raise ToolError(str(error)) from None
+    if columns:
+        call.request["facets"] = list(columns)
+
+
 SEARCH_OPTIONS: tuple[SearchOption, ...] = (
     SearchOption(
         name="query", kind=OptionKind.TEXT, schema=_query_schema, read=_read_query, required=True
@@ -1016,6 +1058,13 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         schema=_highlight_schema,
         read=_read_highlight,
         default=_default_highlight,
+    ),
+    SearchOption(
+        name="facets",
+        kind=OptionKind.JSON,
+        schema=_facets_schema,
+        read=_read_facets,
+        sentence=_facets_sentence,
     ),
 )
 """The arguments of a search call, in the order the doors list them: one row each."""

@@ -199,6 +199,21 @@ class ToolSearch:
     call: SearchCall
 
 
+def _facet_metadata(result: SearchResult) -> dict[str, Any]:
+    """An answer's facet counts for its metadata, when the call asked for facets:
+    ``facets`` (column → ``[{"value", "count"}, ...]``, most frequent first; a list, since
+    a value need not be text) and ``facets_cut`` (column → values left out)."""
+    if not result.facets:
+        return {}
+    return {
+        "facets": {
+            name: [{"value": value, "count": count} for value, count in counts.items()]
+            for name, counts in result.facets.items()
+        },
+        "facets_cut": dict(result.facets_cut),
+    }
+
+
 def _code(name: str) -> str:
     return f"`{name}`"
 
@@ -642,6 +657,7 @@ class SearchToolkit:
             ranked_by=route.ranked_by,
             order="descending" if route.descending else "ascending",
             next_after=result.next_after,
+            **_facet_metadata(result),
         )
 
     def search_text(
