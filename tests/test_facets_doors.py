@@ -140,3 +140,11 @@ def test_hdq_explain_notes_the_facets() -> None:
     assert "-- counts the values of lang among the first 200 ranked rows" in result.stderr
     assert "-- fetches 200 candidate rows for the page and the facets" in result.stderr
     assert "COUNT(*) OVER (PARTITION BY lang)" in result.stdout
+
+
+def test_a_faceted_page_continues_with_its_cursor(engine: LocalEngine) -> None:
+    search = engine.table("docs").search("full disk", mode="text")
+    first = search.limit(2).facets("lang").run()
+    assert first.next_after is not None
+    following = search.limit(2).after(first.next_after).run()
+    assert first.keys + following.keys == search.limit(4).run().keys
