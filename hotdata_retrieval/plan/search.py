@@ -2283,8 +2283,7 @@ def _check_groups(plan: SearchPlan) -> None:
 @_plan_check
 def _check_facets(plan: SearchPlan) -> None:
     """A faceted plan counts table columns (no searched vector column, no result column),
-    projects none of the columns its statement computes, covers its page with the rows it
-    counts (a fusion's ``depth`` is at least ``limit + offset``), and is neither grouped nor
+    projects none of the columns its statement computes, and is neither grouped nor
     continued by a cursor nor followed by steps (their rows are not the ranking's)."""
     if not plan.facets:
         return
@@ -2325,13 +2324,6 @@ def _check_facets(plan: SearchPlan) -> None:
             "facets on a plan without it",
             field=field,
             value=value,
-        )
-    if plan.fusion is not None and plan.depth < plan.limit + plan.offset:
-        raise PlanError(
-            f"a faceted fusion counts its first depth ({plan.depth}) rows, which must hold "
-            f"the page (limit + offset = {plan.limit + plan.offset})",
-            field="depth",
-            value=plan.depth,
         )
 
 

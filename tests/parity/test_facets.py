@@ -16,6 +16,7 @@ from hotdata_retrieval import (
     Bm25Search,
     Comparison,
     NearestNeighborSearch,
+    PlanError,
     ReciprocalRankFusion,
     SearchPlan,
 )
@@ -127,3 +128,35 @@ def test_facet_counts_are_a_python_count_of_the_matched_rows(engine: Any, kind: 
     if kind != "text":
         assert result.facets_cut["year"] > 0  # the cut is exercised
     assert None not in result.facets["lang"]
+
+
+def test_a_fusion_counts_its_first_depth_fused_rows(engine: Any) -> None:
+    """With a depth below the matched rows, the counted rows are the fusion's first depth
+    fused rows: the unfaceted ranking's first depth hits, counted in Python."""
+    text = Bm25Search(table="docs", column="body", query_text="disk crash")
+    nearest = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 3.0])
+    fusion = ReciprocalRankFusion(branches=[text, nearest], depth=12)
+    first = engine.search(SearchPlan(source=fusion, limit=12, columns=["id", "lang"]))
+    assert len(first) == 12
+    result = engine.search(SearchPlan(source=fusion, limit=4, facets=["lang"]))
+    counts, _ = _reference([dict(hit.columns) for hit in first], "lang")
+    assert dict(result.facets["lang"]) == counts
+    assert result.keys == first.keys[:4]
+    with pytest.raises(PlanError, match="reaches past depth 12") as refused:
+        SearchPlan(source=fusion, limit=10, offset=5, facets=["lang"])
+    assert refused.value.field == "depth"
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"group_by": "lang"}, "group_by"),
+        ({"facets": ["embedding"]}, "facets"),
+        ({"facets": ["_rank_position"]}, "columns"),
+        ({"facets": [f"c{index}" for index in range(9)]}, "facets"),
+    ],
+)
+def test_a_faceted_plan_refuses_what_it_cannot_count(options: dict[str, Any], field: str) -> None:
+    with pytest.raises(PlanError) as refused:
+        SearchPlan(source=_source("hybrid"), **{"facets": ["lang"], **options})
+    assert refused.value.field == field
