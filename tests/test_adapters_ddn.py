@@ -180,7 +180,6 @@ def test_the_schema_types_the_arguments_and_the_hit_fields(client: TestClient) -
         "group_size",
         "after",
         "highlight",
-        "facets",
         "status",
         "tier",
     ]
@@ -323,7 +322,6 @@ def test_hdq_ddn_metadata_is_hml_naming_the_command_type_and_relationship(databa
         "groupSize",
         "after",
         "highlight",
-        "facets",
         "status",
         "tier",
     ]

@@ -102,3 +102,24 @@ async def test_the_mcp_tool(engine: LocalEngine, anyio_backend: str) -> None:
         )
     assert result.is_error is False, result.content
     _check(engine, json.loads(result.content[0].text))
+
+
+def test_the_ddn_function_does_not_offer_facets_it_cannot_return(engine: LocalEngine) -> None:
+    """Its answer is a list of hits with no metadata: facets would be taken and dropped."""
+    from starlette.testclient import TestClient
+
+    from hotdata_retrieval.adapters.ddn import create_app
+
+    app = create_app(engine, table="chunks")
+    (function,) = app.state.function.schema()["functions"]
+    assert "facets" not in function["arguments"]
+    values = {"query": QUERY, "facets": ["parent"]}
+    body = {
+        "collection": "search_documents",
+        "arguments": {name: {"type": "literal", "value": v} for name, v in values.items()},
+        "query": {"fields": {"__value": {"type": "column", "column": "__value"}}},
+        "collection_relationships": {},
+    }
+    answer = TestClient(app).post("/query", json=body)
+    assert answer.status_code >= 400
+    assert "facets" in answer.text

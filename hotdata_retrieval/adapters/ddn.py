@@ -229,7 +229,8 @@ class SearchDocuments:
     The function's arguments are ``query``, ``top_k``, then every other option of
     :data:`~hotdata_retrieval.adapters.settings.SEARCH_OPTIONS` the route offers (``filter``:
     a filter object or filter text; ``fusion`` on a fused route), typed by their kind (an
-    option of JSON values is the ``JSON`` scalar), then the equality arguments.
+    option of JSON values is the ``JSON`` scalar), then the equality arguments; not
+    ``facets``, whose counts a list of hits cannot carry.
 
     Raises:
         ToolError: a bad setting, a filter column of a kind no equality argument takes, or
@@ -267,7 +268,11 @@ class SearchDocuments:
         self.input_limits = settings.input_limits
         self.embedder = settings.embedder
         self._lock = threading.Lock()  # one search at a time on the engine
-        self.options = {_DOOR_NAMES.get(o.name, o.name): o for o in routed.search_options(route)}
+        self.options = {
+            _DOOR_NAMES.get(o.name, o.name): o
+            for o in routed.search_options(route)
+            if o.name not in _ANSWERED_IN_METADATA
+        }
         fixed = {"id", "text", "score", "distance", *(f"{b}_rank" for b in self.branches)}
         kinds = column_kinds(engine, self.table, list(settings.filter_columns))
         self.filters: dict[str, FilterArgument] = {}
@@ -684,6 +689,10 @@ def _selected(alias: str, field: Any) -> Any:
         )
     return field.fields
 
+
+_ANSWERED_IN_METADATA = frozenset({"facets"})
+"""Options whose answer is the envelope's metadata (facet counts), which the function's answer
+— a list of hits — has no place for: not offered, rather than taken and dropped."""
 
 HIGHLIGHTS_FIELD = "highlights"
 """A hit's field holding its highlights (``SearchHit.highlights``), present when the call
