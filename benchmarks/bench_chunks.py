@@ -473,26 +473,31 @@ def report(results: list[dict[str, Any]], context: dict[str, str]) -> str:
         f"rotating order; the median over the queries of the ratio to `{GROUPED}` (the "
         "machine is shared: only ratios measured side by side are reported).",
     ]
+    collections = []
     for result in results:
         sample = (
             ""
             if result["documents"] == result["all_documents"]
             else f" of {result['all_documents']:,} (every judged document, the rest by hash of id)"
         )
-        lines += [
-            "",
-            f"**{result['collection']}** ({result['documents']:,} documents{sample}, "
-            f"{result['passages']:,} passages, {result['queries']} judged test queries; "
-            f"vectors: `{result['embedder']}`)",
-            "",
-            "| run | what | nDCG@10 | Δ nDCG@10 | recall@100 | Δ recall@100 | latency ratio |",
-            "|---|---|---:|---:|---:|---:|---:|",
-        ]
+        collections.append(
+            f"{result['collection']}: {result['documents']:,} documents{sample}, "
+            f"{result['passages']:,} passages, {result['queries']} judged test queries"
+        )
+    lines += [
+        "",
+        "; ".join(collections) + f". Vectors: `{results[0]['embedder']}`.",
+        "",
+        "| collection | run | what | nDCG@10 | Δ nDCG@10 | recall@100 | Δ recall@100 "
+        "| latency ratio |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for result in results:
         for row in result["rows"]:
             lines.append(
-                f"| {row['name']} | {row['what']} | {row['nDCG@10']:.4f} "
-                f"| {delta(row['Δ nDCG@10'])} | {row['R@100']:.4f} | {delta(row['Δ R@100'])} "
-                f"| {row['latency']:.2f}x |"
+                f"| {result['collection']} | {row['name']} | {row['what']} "
+                f"| {row['nDCG@10']:.4f} | {delta(row['Δ nDCG@10'])} | {row['R@100']:.4f} "
+                f"| {delta(row['Δ R@100'])} | {row['latency']:.2f}x |"
             )
     return "\n".join(lines)
 
