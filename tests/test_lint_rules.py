@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlglot
 
 from hotdata_retrieval import (
     Bm25Search,
@@ -545,6 +546,7 @@ FIRES = [
     ("HDQ025", "SELECT d.id FROM default.public.docs AS d WHERE d.title LIKE 'Disk%'"),
     ("HDQ025", "SELECT id FROM docs WHERE body ~* 'dis[ck]'"),
     ("HDQ025", "SELECT id FROM (SELECT id, body AS b FROM docs) AS x WHERE x.b ILIKE '%disk%'"),
+    ("HDQ025", "SELECT id FROM docs WHERE lower(body) LIKE '%disk%'"),
     # HDQ050: the engine reads the lines after a `--` comment ended by a lone \r as comment
     ("HDQ050", "SELECT 1 AS a -- note\r, 2 AS b"),
     ("HDQ050", "-- all queries\rSELECT 1"),
@@ -1045,3 +1047,14 @@ def test_lint_silences_only_its_own_sqlglot_warnings(caplog: pytest.LogCaptureFi
         sqlglot.parse_one("SHOW TABLES", read="postgres")  # outside lint: still logged
     assert any("SHOW TABLES" in r.getMessage() for r in caplog.records if r.name == "sqlglot")
     assert sqlglot_logger.level == level
+
+
+def test_a_pattern_match_suggests_a_search_call_that_parses() -> None:
+    (finding,) = [
+        f
+        for f in lint("SELECT id FROM docs WHERE body LIKE '%it''s full%'", CATALOG)
+        if f.code == "HDQ025"
+    ]
+    assert "bm25_search('default.public.docs', 'body', 'it''s full', k)" in finding.suggestion
+    call = finding.suggestion.split("FROM ", 1)[1].split(" ORDER BY")[0]
+    sqlglot.parse_one(f"SELECT * FROM {call}")  # the suggested call is valid SQL

@@ -311,6 +311,8 @@ def text_match_on_indexed_column(analysis: Analysis, report: Report) -> None:
         return
     for node in analysis.find(*_TEXT_MATCHES):
         column = node.this
+        while isinstance(column, (exp.Lower, exp.Upper)):  # lower(body) LIKE '%disk%'
+            column = column.this
         if (
             not isinstance(column, exp.Column)
             or node.args.get("negate")
@@ -326,12 +328,21 @@ def text_match_on_indexed_column(analysis: Analysis, report: Report) -> None:
         if catalog.bm25_index(origin.table, origin.column) is None:
             continue
         words = _pattern_words(node.expression) or "<words>"
+        search = exp.Anonymous(
+            this="bm25_search",
+            expressions=[
+                exp.Literal.string(str(origin.table)),
+                exp.Literal.string(origin.column),
+                exp.Literal.string(words),
+                exp.var("k"),
+            ],
+        )
         report(
             node,
             f"{_TEXT_MATCHES[type(node)]} on {origin.table}.{origin.column}, which has a BM25 "
             "index: the pattern is matched against every row and nothing is ranked",
-            f"search the index: SELECT ... FROM bm25_search('{origin.table}', "
-            f"'{origin.column}', '{words}', k) ORDER BY score DESC LIMIT k",
+            f"search the index: SELECT ... FROM {search.sql(dialect=HOTDATA.sqlglot_dialect)} "
+            "ORDER BY score DESC LIMIT k",
         )
 
 
