@@ -57,6 +57,39 @@ FORMULA = ScoreFormula(
 
 
 @pytest.mark.parametrize(
+    ("function", "scale"),
+    [
+        ("exp", 1e-320),
+        ("linear", 1e-320),
+        ("gauss", 1e-320),
+        ("exp", 5e-324),
+        ("gauss", 1e-170),  # finite reciprocal, but its square underflows to 0
+    ],
+)
+def test_a_decay_refuses_a_scale_whose_rate_is_not_finite(function: str, scale: float) -> None:
+    """A scale so small that the rate the statement multiplies each distance by is not a
+    finite number is refused, naming the scale, before any SQL holds ``infinity``."""
+    with pytest.raises(PlanError, match=f"scale {scale!r} is too small") as caught:
+        Decay(function=function, column="x", origin=0, scale=scale)
+    assert caught.value.field == "formula"
+    assert caught.value.value == scale
+
+
+def test_a_decay_with_a_tiny_finite_rate_compiles_to_finite_sql() -> None:
+    """A small scale whose rate is finite is accepted and writes numbers, never
+    ``infinity``, into every dialect."""
+    for function in ("exp", "gauss", "linear"):
+        decay = Decay(function=function, column="age", origin=0, scale=1e-150)
+        assert math.isfinite(decay.rate)
+        formula = ScoreFormula(terms=[FormulaTerm(factors=[FusedScore(), decay])])
+        plan = SearchPlan(
+            source=ReciprocalRankFusion(branches=[TEXT, NEAREST]), formula=formula, limit=3
+        )
+        for dialect in DIALECTS:
+            assert "inf" not in to_sql(plan, dialect=dialect).lower()
+
+
+@pytest.mark.parametrize(
     ("make", "message"),
     [
         (lambda: Decay(function="cubic", column="x", origin=0, scale=1), "one of 'exp'"),

@@ -186,6 +186,18 @@ class Decay:
                 f"a decay's decay must lie strictly between 0 and 1, got {self.decay!r}",
                 field="formula",
             )
+        try:
+            rate = self.rate
+        except ZeroDivisionError:
+            rate = math.inf
+        if not math.isfinite(rate):
+            raise PlanError(
+                f"a decay's scale {self.scale!r} is too small: its {self.function.value} "
+                "decay's rate, the constant the SQL multiplies each distance by, is not a "
+                "finite number; pass a larger scale",
+                field="formula",
+                value=self.scale,
+            )
 
     @property
     def rate(self) -> float:
