@@ -214,3 +214,54 @@ def test_hdq_search_reranks_and_refuses_a_missing_model(database: Path, model_di
     assert "no cross-encoder model in" in missing.stderr
     alone = CliRunner().invoke(main, [*arguments, "--top-n", "8"])
     assert "give rerank too" in alone.stderr
+
+
+@pytest.mark.parametrize(
+    ("broken", "file"),
+    [("tokenizer", "tokenizer.json"), ("model", "model.onnx"), ("both", "tokenizer.json")],
+)
+def test_a_model_that_does_not_load_is_one_line_naming_the_file(
+    tmp_path: Path, model_dir: Path, broken: str, file: str
+) -> None:
+    directory = tmp_path / "broken"
+    directory.mkdir()
+    good = {"model.onnx": model_dir / "model.onnx", "tokenizer.json": model_dir / "tokenizer.json"}
+    for name, source in good.items():
+        (directory / name).write_bytes(source.read_bytes())
+    if broken in ("tokenizer", "both"):
+        (directory / "tokenizer.json").write_text("{}")
+    if broken in ("model", "both"):
+        (directory / "model.onnx").write_text("junk")
+    with pytest.raises(RerankerUnavailableError) as raised:
+        CrossEncoderReranker(directory).score([("disk", "disk full")])
+    message = str(raised.value)
+    assert str(directory) in message and f"{file} is unreadable" in message
+    assert "\n" not in message and raised.value.missing == (str(directory / file),)
+
+
+def test_a_broken_model_is_a_whole_message_at_each_door(
+    database: Path, engine: LocalEngine, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from hotdata_retrieval.adapters.settings import SearchSettings
+    from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
+
+    broken = tmp_path / "badm"
+    broken.mkdir()
+    (broken / "model.onnx").write_text("junk")
+    (broken / "tokenizer.json").write_text("{}")
+    arguments = ["search", QUERY, "--table", "docs", "--database", str(database),
+                 "--rerank", str(broken)]  # fmt: skip
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code != 0
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "tokenizer.json is unreadable" in result.stderr
+    for reranker in (str(broken), str(tmp_path / "nowhere")):
+        toolkit = SearchToolkit(engine, SearchSettings(table="docs", reranker=reranker))
+        with caplog.at_level("WARNING"), pytest.raises(ToolError) as raised:
+            toolkit.search_text(QUERY)
+        message = str(raised.value)
+        assert "optimum-cli export onnx --model cross-encoder/ms-marco-MiniLM-L-6-v2 DIR" in (
+            message
+        )
+        assert "characters)" not in message and not message.startswith("Exception")
+    assert "failed unexpectedly" not in caplog.text

@@ -40,8 +40,8 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 
 EXPORT_HINT = (
-    "export a cross-encoder with Hugging Face Optimum, e.g. 'optimum-cli export onnx --model "
-    "cross-encoder/ms-marco-MiniLM-L-6-v2 DIR' (it writes model.onnx and tokenizer.json), "
+    "export a cross-encoder with Hugging Face Optimum, e.g. optimum-cli export onnx --model "
+    "cross-encoder/ms-marco-MiniLM-L-6-v2 DIR (it writes model.onnx and tokenizer.json), "
     "and pass DIR"
 )
 
@@ -116,7 +116,8 @@ class CrossEncoderReranker:
 
     Raises:
         RerankerUnavailableError: the directory, a model file or onnxruntime/tokenizers is
-            missing (the message says how to get the model); raised on first use.
+            missing, or ``tokenizer.json`` or ``model.onnx`` does not load (the message names
+            the directory and the file, and says how to get the model); raised on first use.
         PlanError: a bad ``max_length`` or ``batch_size``.
     """
 
@@ -188,22 +189,40 @@ class CrossEncoderReranker:
                 import onnxruntime  # type: ignore[import-untyped]
                 from tokenizers import Tokenizer
 
-                model = (self.directory / MODEL_FILE).read_bytes()
-                tokenizer = Tokenizer.from_file(str(self.directory / TOKENIZER_FILE))
-                tokenizer.no_padding()
-                tokenizer.enable_truncation(max_length=self.max_length, strategy="only_second")
-                options = onnxruntime.SessionOptions()
-                options.log_severity_level = 3
-                if self._threads is not None:
-                    options.intra_op_num_threads = self._threads
-                session = onnxruntime.InferenceSession(
-                    model, sess_options=options, providers=["CPUExecutionProvider"]
-                )
-                inputs = tuple(item.name for item in session.get_inputs())
+                tokenizer_file = self.directory / TOKENIZER_FILE
+                model_file = self.directory / MODEL_FILE
+                try:
+                    tokenizer = Tokenizer.from_file(str(tokenizer_file))
+                    tokenizer.no_padding()
+                    tokenizer.enable_truncation(max_length=self.max_length, strategy="only_second")
+                except Exception as error:  # tokenizers raises a bare Exception
+                    raise self._unreadable(tokenizer_file, error) from None
+                try:
+                    model = model_file.read_bytes()
+                    options = onnxruntime.SessionOptions()
+                    options.log_severity_level = 3
+                    if self._threads is not None:
+                        options.intra_op_num_threads = self._threads
+                    session = onnxruntime.InferenceSession(
+                        model, sess_options=options, providers=["CPUExecutionProvider"]
+                    )
+                    inputs = tuple(item.name for item in session.get_inputs())
+                except Exception as error:  # onnxruntime's errors share no base class
+                    raise self._unreadable(model_file, error) from None
                 digest = hashlib.sha256(model).hexdigest()[:12]
                 name = f"cross-encoder:{self.directory.name}:{digest}"
                 self._loaded = (session, tokenizer, inputs, name)
             return self._loaded
+
+    def _unreadable(self, file: Path, error: Exception) -> RerankerUnavailableError:
+        """The one-line error for a model file that exists but does not load."""
+        reason = " ".join(str(error).split())[:200] or type(error).__name__
+        return RerankerUnavailableError(
+            f"the cross-encoder model in {self.directory} does not load: {file.name} is "
+            f"unreadable ({reason}); {EXPORT_HINT}",
+            model=str(self.directory),
+            missing=[str(file)],
+        )
 
     def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Each pair's logit, in order, in batches of ``batch_size``.
