@@ -765,7 +765,12 @@ def cursor_hits(plan: SearchPlan, ranked: Sequence[SearchHit]) -> tuple[SearchHi
     """The page of ``plan`` (with a cursor) taken from ``ranked``, the hits of its
     :meth:`~hotdata_retrieval.plan.search.SearchPlan.candidates` best first: the hits ranked
     after the cursor's value and key, ``limit`` of them, each with the plan's own columns
-    (the library's reference of the statement, ``docs/sql-shapes.md``, "Cursors")."""
+    (the library's reference of the statement, ``docs/sql-shapes.md``, "Cursors").
+
+    Raises:
+        PlanError: the cursor's key is text and the table's keys whole numbers, or the
+            reverse (a forged token), naming ``after``.
+    """
     cursor = plan.cursor
     assert cursor is not None  # only a plan with a cursor continues one
     higher = plan.fusion is not None or plan.branches[0].higher_is_better
@@ -774,6 +779,7 @@ def cursor_hits(plan: SearchPlan, ranked: Sequence[SearchHit]) -> tuple[SearchHi
         value = hit.ranking_value
         if value is None:
             continue
+        _check_cursor_key(plan, hit.key)
         if value == cursor.value:
             if not hit.key > cursor.key:
                 continue
@@ -785,6 +791,28 @@ def cursor_hits(plan: SearchPlan, ranked: Sequence[SearchHit]) -> tuple[SearchHi
     requested = plan.projection
     return tuple(
         attrs.evolve(hit, columns={name: hit.columns[name] for name in requested}) for hit in page
+    )
+
+
+def _check_cursor_key(plan: SearchPlan, key: Any) -> None:
+    """Refuse a cursor whose key is not of the kind of the table's keys (text against whole
+    numbers, or the reverse): no token the table's ranking returned holds it, and the two
+    do not compare.
+
+    Raises:
+        PlanError: naming ``after``.
+    """
+    cursor = plan.cursor
+    assert cursor is not None  # only a plan with a cursor continues one
+    text = isinstance(cursor.key, str)
+    if isinstance(key, str) if text else (isinstance(key, int) and not isinstance(key, bool)):
+        return
+    raise PlanError(
+        "after is not a cursor token a result returned as next_after: its key "
+        f"{cursor.key!r:.40} is {'text' if text else 'a whole number'}, the key column "
+        f"{plan.key_column!r} holds {type(key).__name__} values",
+        field="after",
+        value=plan.after,
     )
 
 

@@ -15,6 +15,7 @@ import binascii
 import hashlib
 import json
 import math
+import re
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -27,6 +28,16 @@ if TYPE_CHECKING:
 MAX_CURSOR_CHARACTERS = 1024
 """The longest token a plan accepts: a key, a number, a count and a 16-character
 fingerprint take well under 200 characters; anything longer is not a token."""
+
+MAX_CURSOR_SERVED = 2**53
+"""The most rows a token may say were served before it: its page then reads at most that
+many and ``limit`` more, a count a 64-bit ``LIMIT`` holds."""
+
+_LARGEST_WHOLE_DOUBLE = 2**1023
+"""Below this, an integer ranking value converts to a finite double."""
+
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+"""A :func:`ranking_fingerprint`: 16 lowercase hex digits."""
 
 _PAGE_FIELDS = frozenset(
     {
@@ -84,29 +95,44 @@ def read_cursor(token: Any) -> Cursor:
         )
     try:
         document = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
-    except (ValueError, UnicodeError, binascii.Error):
+    except (ValueError, UnicodeError, binascii.Error, RecursionError):
         document = None
-    value = document.get("v") if isinstance(document, dict) else None
-    key = document.get("k") if isinstance(document, dict) else None
-    served = document.get("n") if isinstance(document, dict) else None
-    fingerprint = document.get("p") if isinstance(document, dict) else None
-    if (
-        not isinstance(value, (int, float))
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or not isinstance(key, (str, int))
-        or isinstance(key, bool)
-        or not isinstance(served, int)
-        or isinstance(served, bool)
-        or served < 1
-        or not isinstance(fingerprint, str)
-    ):
+    if not isinstance(document, dict) or not _well_formed(document):
         raise PlanError(
             "after is not a cursor token a result returned as next_after",
             field="after",
             value=token,
         )
+    value, key, served, fingerprint = (document[name] for name in ("v", "k", "n", "p"))
     return Cursor(value=float(value), key=key, served=served, fingerprint=fingerprint)
+
+
+def _well_formed(document: dict[str, Any]) -> bool:
+    """Whether each field of a decoded token has the type and range :meth:`Cursor.token`
+    writes: ``v`` a finite number, ``k`` a 64-bit integer or valid Unicode text, ``n`` a
+    count from 1 to :data:`MAX_CURSOR_SERVED`, ``p`` 16 lowercase hex digits. A forged
+    token that fails any of them never reaches a comparison or a statement."""
+    value, key, served, fingerprint = (document.get(name) for name in ("v", "k", "n", "p"))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, int) and abs(value) > _LARGEST_WHOLE_DOUBLE:
+        return False  # beyond a double: float() would overflow or round
+    if not math.isfinite(value):
+        return False
+    if isinstance(key, bool) or not isinstance(key, (str, int)):
+        return False
+    if isinstance(key, int) and not -(2**63) <= key < 2**63:
+        return False
+    if isinstance(key, str):
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, which no stored key holds
+            return False
+    if isinstance(served, bool) or not isinstance(served, int):
+        return False
+    if not 1 <= served <= MAX_CURSOR_SERVED:
+        return False
+    return isinstance(fingerprint, str) and _FINGERPRINT.fullmatch(fingerprint) is not None
 
 
 def ranking_fingerprint(plan: SearchPlan) -> str:
