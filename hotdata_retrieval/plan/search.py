@@ -1658,7 +1658,9 @@ class SearchPlan:
         each table has. Every table gives the key; a branch's table its searched column, and
         the filter's columns unless the branch filters through the key; the rows tables the
         projection, the tie-break columns that are not result columns and, when a branch
-        filters through the key, the filter's columns. (Computed once per plan; read-only.)"""
+        filters through the key, the filter's columns, the ``facets`` columns, the columns
+        a score ``formula`` reads and those its steps read (highlighted columns). (Computed
+        once per plan; read-only.)"""
         return self._table_columns
 
     @functools.cached_property
@@ -1678,6 +1680,9 @@ class SearchPlan:
             *self.projection,
             *(breaker.column for breaker in self.tie_breakers if breaker.column not in results),
             *self.page_score_columns,
+            *self.facets,
+            *(() if self.formula is None else self.formula.columns),
+            *(column for step in self.steps for column in step.read_columns(self)),
         }
         if through_key:
             row_columns |= filtered

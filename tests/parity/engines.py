@@ -99,3 +99,15 @@ def open_engine(name: str, directory: Path, request: pytest.FixtureRequest) -> A
     from hotdata_retrieval.engines.postgres import PostgresEngine
 
     return PostgresEngine(store_location(name, directory, request))
+
+
+def missing_column_message(engine: Any, column: str) -> str:
+    """The pattern of the error every engine raises for a plan reading ``column`` from table
+    ``docs``, which lacks it: the shared check's message naming the column and listing the
+    table's columns (:func:`~hotdata_retrieval.engines.checks.check_columns`); the Hotdata
+    engine's planner's, naming the column and the valid fields."""
+    from hotdata_retrieval.engines.hotdata import HotdataEngine
+
+    if isinstance(engine, HotdataEngine):
+        return rf"No field named (?:\w+\.)?{column}\b.*Valid fields are "
+    return rf"column '{column}' not found in table '(?:\w+\.)*docs'; columns: id, body, "

@@ -20,8 +20,9 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
 )
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.plan.search import FACET_VALUES, Source
-from tests.parity.engines import STORE_ENGINES, open_engine
+from tests.parity.engines import STORE_ENGINES, missing_column_message, open_engine
 
 ROWS = 150
 LANGS = ["en", "de", "fr", None, "en", "es"]
@@ -160,3 +161,13 @@ def test_a_faceted_plan_refuses_what_it_cannot_count(options: dict[str, Any], fi
     with pytest.raises(PlanError) as refused:
         SearchPlan(source=_source("hybrid"), **{"facets": ["lang"], **options})
     assert refused.value.field == field
+
+
+@pytest.mark.parametrize("kind", ["text", "hybrid"])
+def test_an_unknown_facet_column_is_named_with_the_table_columns(engine: Any, kind: str) -> None:
+    """A facet column the table lacks is refused before anything runs, naming it and the
+    table's columns, as an unknown projected or group_by column is: never a traceback. (The
+    Hotdata engine, which learns its columns from its planner, passes on the planner's
+    message naming the column and the valid ones.)"""
+    with pytest.raises(EngineError, match=missing_column_message(engine, "nope")):
+        engine.search(SearchPlan(source=_source(kind), limit=3, facets=["nope"]))

@@ -12,9 +12,10 @@ import pytest
 
 from hotdata_retrieval import Bm25Search, PlanError, SearchPlan
 from hotdata_retrieval.compile import to_sql
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.results import executed_plan, search_result
 from hotdata_retrieval.plan.steps import Highlight
-from tests.parity.engines import ENGINE_PATHS, open_engine
+from tests.parity.engines import ENGINE_PATHS, missing_column_message, open_engine
 
 QUERY = "running CAFÉ 天安门"
 BODIES = [
@@ -131,3 +132,13 @@ def test_a_request_and_hdq_search_take_highlight(tmp_path: Any) -> None:
          "--fragments", "2"],
     )  # fmt: skip
     assert "give highlight too" in alone.stderr
+
+
+def test_an_unknown_highlight_column_is_named_with_the_table_columns(
+    engine: tuple[str, Any],
+) -> None:
+    """A highlight column the table lacks is named with the table's columns, as an unknown
+    projected column is."""
+    _, opened = engine
+    with pytest.raises(EngineError, match=missing_column_message(opened, "nope")):
+        opened.search(_plan(columns=["nope"]))

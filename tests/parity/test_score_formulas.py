@@ -21,6 +21,7 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
 )
+from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.fusion import competition_ranks, reciprocal_rank_fusion
 from hotdata_retrieval.plan.formula import (
     ColumnValue,
@@ -30,6 +31,7 @@ from hotdata_retrieval.plan.formula import (
     ScoreFormula,
 )
 from tests.parity.corpus import COLUMNS
+from tests.parity.engines import missing_column_message
 from tests.parity.every_engine import engine as engine
 
 QUERY_VECTOR = [0.3, -1.2, 0.8, 0.05, -0.4, 1.1]
@@ -177,3 +179,10 @@ def test_a_formula_page_is_the_python_reference(engine: Any, name: str, offset: 
         assert math.isclose(sum(hit.terms), hit.score, rel_tol=0.0, abs_tol=1e-9)
         contributions = [branch.contribution for branch in hit.branches.values()]
         assert math.isclose(sum(contributions), hit.fused_score, rel_tol=0.0, abs_tol=1e-9)  # type: ignore[arg-type]
+
+
+def test_an_unknown_formula_column_is_named_with_the_table_columns(engine: Any) -> None:
+    formula = ScoreFormula(terms=[FormulaTerm(factors=[ColumnValue(column="nope")])])
+    plan = SearchPlan(source=ReciprocalRankFusion(branches=_branches()), formula=formula)
+    with pytest.raises(EngineError, match=missing_column_message(engine, "nope")):
+        engine.search(plan)
