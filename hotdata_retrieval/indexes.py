@@ -503,12 +503,15 @@ class IndexCatalog:
         """Read a catalog from JSON text.
 
         Raises:
-            CatalogError: the text is not JSON, or not a valid catalog document.
+            CatalogError: the text is not JSON, is nested too deeply to read, or is not a
+                valid catalog document.
         """
         try:
             document = json.loads(text)
         except json.JSONDecodeError as error:
             raise _catalog_error(f"the index catalog is not valid JSON: {error}") from None
+        except RecursionError:
+            raise _catalog_error("the index catalog is nested too deeply to read") from None
         return cls.from_dict(document, **defaults)
 
     @classmethod

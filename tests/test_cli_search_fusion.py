@@ -187,3 +187,37 @@ def test_a_deeply_nested_fusion_file_is_one_line(database: str, tmp_path: Path) 
     assert result.exit_code == EXIT_INVALID_PLAN
     assert "nested too deeply" in _message(result)
     assert "Traceback" not in result.output + result.stderr
+
+
+DEEP = "[" * 50_000 + "]" * 50_000
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["search", "app", "--mode", "text", "--formula", DEEP], "--formula is nested too deeply"),
+        (["explain", "--mode", "nearest", "--vector-column", "body", "--vector", DEEP],
+         "--vector is nested too deeply"),
+        (["explain", "--mode", "nearest", "--vector-column", "body", "--vector", "@deep.json"],
+         "--vector file 'deep.json' is nested too deeply"),
+    ],
+)  # fmt: skip
+def test_every_json_option_refuses_deep_nesting_in_one_line(
+    database: str, options: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "deep.json").write_text(DEEP, encoding="utf-8")
+    command, *rest = options
+    where = ["--database", database] if command == "search" else []
+    result = invoke(command, *rest, "--table", "tickets", *where)
+    assert result.exit_code == EXIT_INVALID_PLAN, result.stderr
+    assert _message(result).startswith(message)
+
+
+def test_a_deeply_nested_lint_catalog_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "deep.json").write_text(DEEP, encoding="utf-8")
+    (tmp_path / "q.sql").write_text("SELECT 1", encoding="utf-8")
+    result = invoke("lint", str(tmp_path / "q.sql"), "--catalog", str(tmp_path / "deep.json"))
+    assert result.exit_code != EXIT_OK and not isinstance(result.exception, RecursionError)
+    assert "the index catalog is nested too deeply to read" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

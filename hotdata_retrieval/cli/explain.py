@@ -170,6 +170,10 @@ def _read_vector(text: str) -> list[int | float]:
         raise PlanError(
             f"{source} is not a JSON array of numbers: {error}", field="query_vector", value=text
         ) from None
+    except RecursionError:
+        raise PlanError(
+            f"{source} is nested too deeply to read", field="query_vector", value=text[:80]
+        ) from None
     if not isinstance(value, list):
         raise PlanError(
             f"{source} must be a JSON array of numbers, got a JSON {json_type(value)}",

@@ -289,13 +289,17 @@ def _formula_json(text: str) -> Any:
     """``--formula``'s JSON text, read (the request reads the formula from it).
 
     Raises:
-        PlanError: text that is no JSON.
+        PlanError: text that is no JSON, or JSON nested too deeply to read.
     """
     try:
         return json.loads(text)
     except ValueError as error:
         raise PlanError(
             f"--formula must be JSON (a list of terms): {error}", field="formula", value=text
+        ) from None
+    except RecursionError:
+        raise PlanError(
+            "--formula is nested too deeply to read", field="formula", value=text[:80]
         ) from None
 
 
