@@ -3,9 +3,10 @@
 Each engine knows its table's columns (and their types) in its own way; what a plan may ask of
 them is the same everywhere, so the checks and their messages live here:
 
-- :func:`check_columns`: every column the plan names (projection, key, filter, branches) is a
-  column of the table (:class:`EngineError` otherwise, naming the first missing one and the
-  table's columns);
+- :func:`check_columns`: every column the plan names (projection, key, filter, branches,
+  facets, formula, highlight) is a column of the table (:class:`EngineError` otherwise,
+  naming the first missing one and the table's columns), and each read for its value holds
+  the kind it is read as (:func:`check_read_kinds`);
 - :func:`check_filter_values`: every value the filter compares a column with can be compared
   with it (:class:`PlanError` on field ``filter`` otherwise, naming the column, its kind and the
   value). Engines disagree on a text column compared with a number — DataFusion casts every
@@ -39,6 +40,7 @@ from hotdata_retrieval.plan.filters import (
 )
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.plan.steps import Highlight
 
 
 class ValueKind(enum.Enum):
@@ -172,9 +174,16 @@ def check_no_nul(data: Any) -> None:
         )
 
 
-def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) -> None:
+def check_columns(
+    plan: SearchPlan,
+    table: TableName,
+    columns: Iterable[str],
+    kinds: Mapping[str, ValueKind] | None = None,
+) -> None:
     """Every column ``plan`` reads from ``table`` (:meth:`SearchPlan.table_columns`) is one
-    of its ``columns``, and no result column the plan names is one of them.
+    of its ``columns``, and no result column the plan names is one of them. With ``kinds``
+    (the table's column kinds), each column read for its value holds the kind it is read as
+    (:func:`check_read_kinds`).
 
     Two misses are a first plan's usual mistakes, so each names the argument that fixes it:
     the key column (``key_column``, ``id`` unless named) on a table without it, and a
@@ -186,9 +195,15 @@ def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) ->
             first missing column in alphabetical order.
         PlanError: a result column name the plan chose is a column of the table; the key
             column is missing (field ``key_column``); a fusion's implicit rows table lacks a
-            column the rows carry (field ``rows_from``).
+            column the rows carry (field ``rows_from``); as :func:`check_read_kinds`.
     """
     known = list(columns)
+    _check_present(plan, table, known)
+    if kinds is not None:
+        check_read_kinds(plan, table, kinds)
+
+
+def _check_present(plan: SearchPlan, table: TableName, known: list[str]) -> None:
     needed = plan.table_columns().get(table, frozenset())
     chosen = [branch.result_name for branch in plan.branches if branch.result_name]
     if plan.score_name not in (None, "score"):
@@ -210,6 +225,48 @@ def check_columns(plan: SearchPlan, table: TableName, columns: Iterable[str]) ->
         if error is not None:
             raise error
     raise EngineError(f"column '{missing[0]}' not found in table '{table}'; {listed}")
+
+
+_NUMERIC = (ValueKind.INTEGER, ValueKind.NUMBER, ValueKind.OTHER)
+_TEXTUAL = (ValueKind.TEXT, ValueKind.OTHER)
+
+
+def check_read_kinds(plan: SearchPlan, table: TableName, kinds: Mapping[str, ValueKind]) -> None:
+    """Each column the plan reads from ``table``'s rows for its value holds the kind it is
+    read as: a score ``formula``'s columns numbers (an integer or another number type:
+    SQLite would read text as 0.0 and rank by the key, DataFusion and DuckDB fail on the
+    cast), a ``highlight`` step's columns text (a number has no words to highlight).
+    Columns missing from ``kinds`` or of kind :attr:`ValueKind.OTHER` are left alone.
+
+    Raises:
+        PlanError: on field ``formula`` or ``highlight``, naming the column, the table and
+            the kind of value it holds.
+    """
+    if table not in plan.row_source.members:
+        return
+    if plan.formula is not None:
+        for column in plan.formula.columns:
+            kind = kinds.get(column, ValueKind.OTHER)
+            if kind not in _NUMERIC:
+                raise PlanError(
+                    f"formula column '{column}' of table '{table}' holds {kind.value} values, "
+                    "not numbers; a score formula reads numeric (integer or floating-point) "
+                    "columns",
+                    field="formula",
+                    value=column,
+                )
+    for step in plan.steps:
+        if not isinstance(step, Highlight):
+            continue
+        for column in step.text_columns(plan):
+            kind = kinds.get(column, ValueKind.OTHER)
+            if kind not in _TEXTUAL:
+                raise PlanError(
+                    f"highlight column '{column}' of table '{table}' holds {kind.value} "
+                    "values, not text; highlight a text column",
+                    field="highlight",
+                    value=column,
+                )
 
 
 def missing_column_error(

@@ -566,7 +566,7 @@ class LancedbEngine(RoutesByIndexes):
     # -- searches --------------------------------------------------------------------------
 
     def _check(self, plan: SearchPlan, table: TableName, opened: Any) -> None:
-        check_columns(plan, table, opened.schema.names)
+        check_columns(plan, table, opened.schema.names, arrow_column_kinds(opened.schema))
         check_filter_values(
             plan.filter,
             arrow_column_kinds(opened.schema),

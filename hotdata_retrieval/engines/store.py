@@ -485,7 +485,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         check_column_kinds(plan, {table: value_kinds(one) for table, one in described.items()})
         filtered = set(plan.filtered_tables())
         for table, one in described.items():
-            check_columns(plan, table, one.columns)
+            check_columns(plan, table, one.columns, value_kinds(one))
             if table in filtered:
                 check_filter_values(plan.filter, value_kinds(one))
             for branch in plan.branches:

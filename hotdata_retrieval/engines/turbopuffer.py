@@ -789,8 +789,8 @@ class TurbopufferEngine(RoutesByIndexes):
     # -- searches --------------------------------------------------------------------------
 
     def _check(self, plan: SearchPlan, table: TableName, schema: _Schema) -> None:
-        check_columns(plan, table, list(schema.types))
         kinds = {name: _kind(declared) for name, declared in schema.types.items()}
+        check_columns(plan, table, list(schema.types), kinds)
         elements = {
             name: _kind(declared[2:])
             for name, declared in schema.types.items()

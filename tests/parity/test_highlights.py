@@ -142,3 +142,13 @@ def test_an_unknown_highlight_column_is_named_with_the_table_columns(
     _, opened = engine
     with pytest.raises(EngineError, match=missing_column_message(opened, "nope")):
         opened.search(_plan(columns=["nope"]))
+
+
+def test_a_highlight_column_that_holds_no_text_is_refused(engine: tuple[str, Any]) -> None:
+    """A highlight column that holds no text (the integer key) is refused naming it, not
+    highlighted as nothing."""
+    _, opened = engine
+    with pytest.raises(PlanError, match=r"highlight column 'id' of table .* holds integer") as no:
+        opened.search(_plan(columns=["id"]))
+    assert no.value.field == "highlight"
+    assert no.value.value == "id"

@@ -18,6 +18,7 @@ import pytest
 from hotdata_retrieval import (
     Bm25Search,
     NearestNeighborSearch,
+    PlanError,
     ReciprocalRankFusion,
     SearchPlan,
 )
@@ -30,6 +31,7 @@ from hotdata_retrieval.plan.formula import (
     FusedScore,
     ScoreFormula,
 )
+from tests.parity.conftest import ENGINES
 from tests.parity.corpus import COLUMNS
 from tests.parity.engines import missing_column_message
 from tests.parity.every_engine import engine as engine
@@ -179,6 +181,23 @@ def test_a_formula_page_is_the_python_reference(engine: Any, name: str, offset: 
         assert math.isclose(sum(hit.terms), hit.score, rel_tol=0.0, abs_tol=1e-9)
         contributions = [branch.contribution for branch in hit.branches.values()]
         assert math.isclose(sum(contributions), hit.fused_score, rel_tol=0.0, abs_tol=1e-9)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+@pytest.mark.parametrize("column", ["body", "lang", "active"])
+def test_a_formula_over_a_column_that_is_not_numeric_is_refused(engine: Any, column: str) -> None:
+    """A formula column of text or booleans is refused before anything runs, naming it:
+    never a score of 0.0 for every hit (SQLite reads text as 0.0) or the engine's cast
+    error. (Every engine that knows its columns' types: the Hotdata engine learns them
+    from its planner only.)"""
+    for factor in (
+        ColumnValue(column=column),
+        Decay(function="exp", column=column, origin=0, scale=1),
+    ):
+        formula = ScoreFormula(terms=[FormulaTerm(factors=[FusedScore(), factor])])
+        plan = SearchPlan(source=ReciprocalRankFusion(branches=_branches()), formula=formula)
+        with pytest.raises(PlanError, match=f"formula column '{column}' of table .* not numbers"):
+            engine.search(plan)
 
 
 def test_an_unknown_formula_column_is_named_with_the_table_columns(engine: Any) -> None:

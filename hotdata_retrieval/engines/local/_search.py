@@ -217,7 +217,7 @@ def _check_table(
     """:func:`check_plan` for one of the plan's tables (``filtered``: the filter reads it;
     ``kinds``: its column kinds)."""
     entry = loaded.entry
-    check_columns(plan, table, entry.columns)
+    check_columns(plan, table, entry.columns, kinds)
     if filtered and plan.filter is not None:
         loaded.check_filter(plan.filter)
     if (
