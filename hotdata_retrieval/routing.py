@@ -69,7 +69,7 @@ from hotdata_retrieval.plan.search import (
     make_fusion,
     read_facets,
 )
-from hotdata_retrieval.plan.steps import PlanStep, Rerank, steps_from_options
+from hotdata_retrieval.plan.steps import Highlight, PlanStep, Rerank, steps_from_options
 from hotdata_retrieval.plan.values import check_cosine_query, check_positive_int
 
 logger = logging.getLogger(__name__)
@@ -907,15 +907,19 @@ def plan_search(
         )
     steps = request.steps()
     if not any(isinstance(branch, (Bm25Search, VectorSearch)) for branch in plan_branches(source)):
-        # a search by vector alone: a reranker pairs the query with the table's text column
+        # a search by vector alone: a reranker pairs the query with the table's text column,
+        # and highlight marks the query's words in it
         read = text_column or (indexes.bm25_columns[0] if indexes.bm25_columns else None)
         read = read or next((v.source_column for v in indexes.vectors if v.source_column), None)
-        steps = tuple(
-            attrs.evolve(step, column=read)
-            if isinstance(step, Rerank) and step.column is None and read is not None
-            else step
-            for step in steps
-        )
+        if read is not None:
+            steps = tuple(
+                attrs.evolve(step, column=read)
+                if isinstance(step, Rerank) and step.column is None
+                else attrs.evolve(step, columns=(read,))
+                if isinstance(step, Highlight) and step.columns is None
+                else step
+                for step in steps
+            )
     return SearchPlan(
         source=source,
         columns=columns if columns is not None else default_columns,

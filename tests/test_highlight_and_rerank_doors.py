@@ -138,3 +138,27 @@ def test_the_ddn_function(engine: LocalEngine) -> None:
     assert answer.status_code == 200, answer.text
     ((row,),) = [row_set["rows"] for row_set in answer.json()]
     assert [hit["highlights"] for hit in row["__value"]] == [r["highlights"] for r in expected]
+
+
+def test_a_nearest_search_highlights_the_tables_text_column(engine: LocalEngine) -> None:
+    plan = engine.plan_search(
+        SearchRequest(table="docs", query=QUERY, mode="nearest", limit=LIMIT, highlight=True)
+    )
+    hits = engine.search(plan).hits
+    assert hits and all(set(hit.highlights) == {"body"} for hit in hits)
+    rows = [{"id": hit.key, "highlights": dict(hit.highlights)} for hit in hits]
+    assert any(_sliced(rows)) and all(
+        word.lower().startswith(("disk", "full")) for row in _sliced(rows) for word in row
+    )
+
+
+def test_highlight_without_a_text_column_names_highlight() -> None:
+    from hotdata_retrieval import PlanError, SearchPlan
+    from hotdata_retrieval.plan.search import NearestNeighborSearch
+    from hotdata_retrieval.plan.steps import Highlight
+
+    nearest = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0])
+    with pytest.raises(PlanError, match=r"^highlight marks the query's words .*--text-column"):
+        SearchPlan(source=nearest, key_column="id", steps=[Highlight(query="disk")])
+    with pytest.raises(PlanError, match=r"^highlight marks the query text's words"):
+        SearchPlan(source=nearest, key_column="id", steps=[Highlight(columns=["body"])])

@@ -649,10 +649,29 @@ class Highlight(PlanStep):
         """
         if self.columns is not None:
             return self.columns
+        if self._pairing()._text_branch(plan) is None:
+            raise PlanError(
+                "highlight marks the query's words in each row's text: name the text columns "
+                "(columns=, or --text-column for hdq search), as a nearest-neighbour search "
+                "has none",
+                field="highlight",
+                value=None,
+            )
         return (self._pairing().text_column(plan),)
 
     def query_text(self, plan: SearchPlan) -> str:
-        """The query text matched (see the class)."""
+        """The query text matched (see the class).
+
+        Raises:
+            PlanError: no ``query`` and no text or semantic branch.
+        """
+        if self.query is None and self._pairing()._text_branch(plan) is None:
+            raise PlanError(
+                "highlight marks the query text's words in each row's text: give the query "
+                "(query=), as a nearest-neighbour search carries a vector only",
+                field="query",
+                value=None,
+            )
         return self._pairing().query_text(plan)
 
     def read_columns(self, plan: SearchPlan) -> tuple[str, ...]:
