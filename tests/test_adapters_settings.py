@@ -226,3 +226,58 @@ async def test_filter_text_through_the_mcp_tool(engine: LocalEngine, anyio_backe
     assert refused.is_error is True
     message = refused.content[0].text
     assert "the filter text does not read" in message and '"rating": {"$gte": 4}' in message
+
+
+@pytest.fixture(scope="module")
+def hybrid_engine() -> Iterator[LocalEngine]:
+    from hotdata_retrieval.embed import HashingEmbedder
+
+    bodies = [f"disk full on host {number % 7} after {number} days" for number in range(320)]
+    with LocalEngine(embedder=HashingEmbedder(dimensions=16)) as opened:
+        opened.load_table(
+            "logs",
+            pa.table({"id": list(range(len(bodies))), "body": bodies}),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        yield opened
+
+
+def _fusion_depth_maxima(schema: Any) -> set[int]:
+    return {
+        branch["maximum"]
+        for choice in schema["anyOf"]
+        if isinstance(choice.get("properties"), dict) and "depth" in choice["properties"]
+        for branch in choice["properties"]["depth"]["anyOf"]
+        if branch.get("type") == "integer"
+    }
+
+
+@pytest.mark.parametrize(("max_rows", "most"), [(50, 1000), (1500, 1500)])
+def test_an_agents_fusion_depth_is_bounded(
+    hybrid_engine: LocalEngine, max_rows: int, most: int
+) -> None:
+    tool = make_search_tools(hybrid_engine, SearchSettings(table="logs", max_rows=max_rows))[0]
+    assert _fusion_depth_maxima(tool.args_schema.model_json_schema()["properties"]["fusion"]) == {
+        most
+    }
+    answer = tool.invoke({"query": "disk", "fusion": {"method": "rrf", "depth": 1_000_000_000}})
+    assert answer == f"Error: fusion: depth must be at most {most:,} here, got 1000000000"
+    answer = tool.invoke({"query": "disk", "fusion": {"method": "rrf", "depth": most}})
+    assert json.loads(answer)["metadata"]["returned"] == 5
+
+
+@pytest.mark.parametrize("fusion", [None, "dbsf", {"method": "rrf", "rank_constant": 10}])
+def test_a_k_above_the_default_depth_is_served_when_max_rows_allows_it(
+    hybrid_engine: LocalEngine, fusion: Any
+) -> None:
+    from hotdata_retrieval.routing import FusionChoice, SearchRequest
+
+    tool = make_search_tools(hybrid_engine, SearchSettings(table="logs", max_rows=300))[0]
+    arguments = {"query": "disk full", "k": 250, **({} if fusion is None else {"fusion": fusion})}
+    rows = json.loads(tool.invoke(arguments))["rows"]
+    choice = FusionChoice.of(fusion) or FusionChoice()
+    deep = FusionChoice(method=choice.method, options={**choice.options, "depth": 300})
+    request = SearchRequest(table="logs", query="disk full", limit=250, fusion=deep)
+    expected = hybrid_engine.search(hybrid_engine.plan_search(request)).keys
+    assert [row["id"] for row in rows] == expected and len(expected) == 250

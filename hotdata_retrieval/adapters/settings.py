@@ -37,6 +37,7 @@ from hotdata_retrieval.plan.filter_objects import filter_from_object, filter_obj
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
     DEFAULT_FUSION_METHOD,
     FACET_VALUES,
     MAX_FACETS,
@@ -579,6 +580,18 @@ _OPTION_HELP = {
 _HIDDEN_OPTIONS = ("depth", "ranking")
 """Fusion options the description leaves out (the schema still lists them)."""
 
+MAX_AGENT_DEPTH = MAX_STEP_CANDIDATES
+"""The most candidates an agent's ``fusion`` may rank per branch (its ``depth``), unless the
+settings' ``max_rows`` is more: each branch's statement reads that many rows, so an agent
+bounds it as it bounds the rows its steps read (1,000)."""
+
+
+def max_agent_depth(settings: SearchSettings) -> int:
+    """The largest ``depth`` an agent's ``fusion`` may ask for under ``settings``:
+    :data:`MAX_AGENT_DEPTH`, or ``max_rows`` when that is more."""
+    return max(MAX_AGENT_DEPTH, settings.max_rows)
+
+
 MAX_LISTED_FUSION_OPTIONS = 8
 """Fusion options the description names at most (the schema lists every one)."""
 
@@ -617,8 +630,32 @@ def _undescribed(schema: Any) -> Any:
     return schema
 
 
-def _fusion_schema(_settings: SearchSettings) -> dict[str, Any]:
+def _bounded_depth(schema: Any, most: int) -> Any:
+    """``schema`` with each fusion object's ``depth`` integer bounded by ``most``."""
+    if isinstance(schema, dict):
+        bounded = {key: _bounded_depth(value, most) for key, value in schema.items()}
+        if bounded.get("type") == "integer" and "maximum" in bounded:
+            bounded["maximum"] = min(bounded["maximum"], most)
+        return bounded
+    if isinstance(schema, list):
+        return [_bounded_depth(value, most) for value in schema]
+    return schema
+
+
+def _fusion_schema(settings: SearchSettings) -> dict[str, Any]:
     choice = _undescribed(fusion_choice_json_schema())  # every method registered now
+    choice["anyOf"] = [
+        {
+            **branch,
+            "properties": {
+                name: _bounded_depth(value, max_agent_depth(settings)) if name == "depth" else value
+                for name, value in branch["properties"].items()
+            },
+        }
+        if isinstance(branch.get("properties"), dict)
+        else branch
+        for branch in choice["anyOf"]
+    ]
     return {
         "anyOf": [*choice["anyOf"], {"type": "null"}],
         "default": None,
@@ -652,14 +689,38 @@ def _read_fusion(
             f"this search of table {settings.table} ranks one way"
         )
     try:
-        call.request["fusion"] = FusionChoice.of(value)
+        choice = FusionChoice.of(value)
     except PlanError as error:
         raise ToolError(f"fusion: {error}") from None
+    depth = None if choice is None else choice.options.get("depth")
+    most = max_agent_depth(settings)
+    if isinstance(depth, int) and not isinstance(depth, bool) and depth > most:
+        raise ToolError(f"fusion: depth must be at most {most:,} here, got {depth!r:.40}")
+    call.request["fusion"] = _deep_enough(settings, choice)
 
 
 def _default_fusion(settings: SearchSettings, route: SearchRoute, call: SearchCall) -> None:
-    if settings.fusion is not None and route.fused:
-        call.request["fusion"] = settings.fusion
+    if route.fused:
+        choice = _deep_enough(settings, settings.fusion)
+        if choice is not None:
+            call.request["fusion"] = choice
+
+
+def _deep_enough(settings: SearchSettings, choice: FusionChoice | None) -> FusionChoice | None:
+    """``choice`` with the depth to serve any ``k`` up to ``max_rows``: when ``max_rows``
+    is above :data:`~hotdata_retrieval.plan.search.DEFAULT_DEPTH` and the choice names no
+    depth, the depth is ``max_rows``, the same for every call, so that pages of one search
+    stay slices of one ranking whatever ``k`` each asks for."""
+    if settings.max_rows <= DEFAULT_DEPTH:
+        return choice
+    choice = choice or FusionChoice()
+    if choice.options.get("depth") is not None:
+        return choice
+    if "depth" not in [field.name for field in fusion_options(fusion_class(choice.method))]:
+        return choice
+    return FusionChoice(
+        method=choice.method, options={**choice.options, "depth": settings.max_rows}
+    )
 
 
 # diversity -----------------------------------------------------------------------------------
