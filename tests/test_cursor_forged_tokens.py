@@ -102,3 +102,23 @@ def test_an_agent_tool_refuses_a_forged_token_in_one_line(engine: LocalEngine) -
     answer = tool.invoke({"query": "disk", "after": _encode({**document, "k": "x"})})
     assert answer.startswith("Error: after is not a cursor token"), answer
     assert "\n" not in answer
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "duckdb"])
+def test_a_statement_engine_refuses_a_key_of_the_other_kind(kind: str, tmp_path: Any) -> None:
+    from hotdata_retrieval.engines.duckdb import DuckdbEngine
+    from hotdata_retrieval.engines.sqlite import SqliteEngine
+
+    engine = SqliteEngine(tmp_path / "s.db") if kind == "sqlite" else DuckdbEngine(tmp_path / "d")
+    engine.load_table(
+        "docs", pa.table({"id": list(range(12)), "body": BODIES}), text_columns=["body"]
+    )
+    request = SearchRequest(table="docs", query="disk", mode="text", limit=3)
+    token = engine.search(engine.plan_search(request)).next_after
+    assert token is not None
+    forged = {**json.loads(base64.urlsafe_b64decode(token)), "k": "x"}
+    continued = SearchRequest(
+        table="docs", query="disk", mode="text", limit=3, after=_encode(forged)
+    )
+    with pytest.raises(PlanError, match="its key 'x' is text, the key column 'id'"):
+        engine.search(engine.plan_search(continued))

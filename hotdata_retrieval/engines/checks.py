@@ -236,12 +236,16 @@ def check_read_kinds(plan: SearchPlan, table: TableName, kinds: Mapping[str, Val
     read as: a score ``formula``'s columns numbers (an integer or another number type:
     SQLite would read text as 0.0 and rank by the key, DataFusion and DuckDB fail on the
     cast), a ``highlight`` step's columns text (a number has no words to highlight).
-    Columns missing from ``kinds`` or of kind :attr:`ValueKind.OTHER` are left alone.
+    Columns missing from ``kinds`` or of kind :attr:`ValueKind.OTHER` are left alone. A
+    cursor's key is of the key column's kind (text or a whole number): a forged token's
+    other kind would fail the statement's comparison on one engine and select nothing on
+    another.
 
     Raises:
         PlanError: on field ``formula`` or ``highlight``, naming the column, the table and
-            the kind of value it holds.
+            the kind of value it holds; on field ``after``, a cursor key of the other kind.
     """
+    _check_cursor_key_kind(plan, table, kinds)
     if table not in plan.row_source.members:
         return
     if plan.formula is not None:
@@ -267,6 +271,24 @@ def check_read_kinds(plan: SearchPlan, table: TableName, kinds: Mapping[str, Val
                     field="highlight",
                     value=column,
                 )
+
+
+def _check_cursor_key_kind(
+    plan: SearchPlan, table: TableName, kinds: Mapping[str, ValueKind]
+) -> None:
+    cursor = plan.cursor
+    if cursor is None or plan.key_column is None:
+        return
+    kind = kinds.get(plan.key_column, ValueKind.OTHER)
+    given = ValueKind.TEXT if isinstance(cursor.key, str) else ValueKind.INTEGER
+    if kind in (ValueKind.TEXT, ValueKind.INTEGER) and kind is not given:
+        raise PlanError(
+            "after is not a cursor token a result returned as next_after: its key "
+            f"{cursor.key!r:.40} is {given.value}, the key column '{plan.key_column}' of "
+            f"table '{table}' holds {kind.value} values",
+            field="after",
+            value=plan.after,
+        )
 
 
 def missing_column_error(
