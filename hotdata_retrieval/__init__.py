@@ -11,7 +11,7 @@ their reciprocal rank fusion — into one SQL statement, and run them.
 ...     limit=5,
 ... )
 >>> sql = to_sql(plan)
->>> "bm25_search('default.public.docs', 'body', 'error E1234', 100)" in sql
+>>> "bm25_search('default.public.docs', 'body', 'error E1234', 200)" in sql
 True
 """
 
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         MissingExtraError,
         PlanError,
         RefusedStatementError,
+        RerankerUnavailableError,
         ResponseLimitError,
         SqlLimitError,
         SqlParseError,
@@ -134,6 +135,7 @@ _EXPORTED_FROM: dict[str, tuple[str, ...]] = {
         "EmbeddingInputError",
         "EmbeddingOutputError",
         "EngineError",
+        "RerankerUnavailableError",
         "EngineUnavailableError",
         "HnswSettingsError",
         "HotdataApiError",
@@ -292,6 +294,7 @@ __all__ = [
     "EmbedderUnavailableError",
     "EmbeddingInputError",
     "EmbeddingOutputError",
+    "RerankerUnavailableError",
     "TuningError",
     "MissingExtraError",
     "ToolError",

@@ -73,7 +73,7 @@ class TermOverlapReranker:
         """Each pair's score (see the class).
 
         >>> TermOverlapReranker().score([("disk full", "the disk is full"), ("disk", "cpu")])
-        [2.5, 0.0]
+        [3.0, 0.0]
         """
         from hotdata_retrieval.analysis import analyze_text
 
