@@ -80,11 +80,12 @@ def _table_for(
             [_vector(rng, len(VECTOR)) for _ in range(rows)], type=pa.list_(pa.float32())
         )
     for column in sorted(filters):
-        data[column] = [rng.choice(FILTER_VALUES[column]) for _ in range(rows)]
-    computed = set(plan.result_columns) - set(plan.projection)  # scores, distances, ranks
-    ties = [tie.column for tie in plan.tie_breakers if tie.column not in computed]
-    for column in (*plan.projection, *ties):
-        data.setdefault(column, [f"{column} {i}" for i in range(rows)])
+        values = FILTER_VALUES.get(column, [f"{column} {i}" for i in range(3)])
+        data[column] = [rng.choice(values) for _ in range(rows)]
+    # every other column the plan reads (projection, tie-breakers, facets, group columns)
+    read = sorted(set().union(*plan.table_columns().values()))
+    for column in (*plan.projection, *read):
+        data.setdefault(column, [f"{column} {i % 4}" for i in range(rows)])
     return pa.table(data), text_columns, embed_columns
 
 
@@ -203,11 +204,12 @@ def test_every_snapshot_plan_executes(name: str) -> None:
                 embed_columns=embed_columns,
             )
         result = local.search(plan)
-    assert len(result) <= plan.limit
+    assert len(result) <= plan.limit * (plan.group_size if plan.group_by else 1)
     assert len(set(result.keys)) == len(result)
     scores = [hit.ranking_value for hit in result]
     descending = plan.fusion is not None or plan.branches[0].higher_is_better
-    assert scores == sorted(scores, reverse=descending)
+    if plan.group_by is None:  # a group's rows follow its best one (tests/parity: groups)
+        assert scores == sorted(scores, reverse=descending)
     for hit in result:
         assert set(hit.columns) == set(plan.projection)
         assert set(hit.branches) == set(plan.branch_names)

@@ -153,7 +153,8 @@ stored"), so every engine refuses it alike (:func:`check_no_nul`)."""
 def check_no_nul(data: Any) -> None:
     """Refuse rows whose text holds the NUL character (U+0000) in any string column, on
     every engine alike: PostgreSQL cannot store it, and one plan must find the same rows on
-    every store, so none stores it. ``data`` is an Arrow table.
+    every store, so none stores it. ``data`` is an Arrow table; anything else is left to the
+    caller's own type check, which names it.
 
     Raises:
         EngineError: naming the column and the first row (counted from 0) holding it.
@@ -161,6 +162,8 @@ def check_no_nul(data: Any) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if not isinstance(data, pa.Table):
+        return
     for field in data.schema:
         if not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
             continue
