@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
+from hotdata_retrieval.plan.search import DEFAULT_DEPTH
 
 
 @pytest.fixture
@@ -79,7 +80,9 @@ def test_load_beir_then_search_every_mode(beir: Path, tmp_path: Path) -> None:
     )
     document = json.loads(out)
     assert document["branches"] == ["text", "nearest"]
-    assert "bm25_search('default.public.corpus', 'body', 'E4012', 100)" in document["sql"]
+    assert (
+        f"bm25_search('default.public.corpus', 'body', 'E4012', {DEFAULT_DEPTH})" in document["sql"]
+    )
 
 
 def test_load_is_idempotent(beir: Path, tmp_path: Path) -> None:

@@ -97,8 +97,20 @@ class _Spy:
 
 
 def statement_result(engine: LocalEngine, plan: SearchPlan) -> SearchResult:
-    """The plan's compiled statement run on DataFusion, as typed hits."""
-    executed = executed_plan(plan)
+    """The plan's compiled statement run on DataFusion, as typed hits: the plan the engine
+    executes, its filter values typed by the tables' columns (a number compared with a
+    float32 column rounded to float32, as every engine compares it)."""
+    from hotdata_retrieval.engines.checks import arrow_float32_columns, merged_kinds
+    from hotdata_retrieval.engines.local._search import check_plan
+
+    loaded = {table: engine._loaded(table) for table in plan.tables}
+    executed = executed_plan(
+        plan,
+        merged_kinds(check_plan(plan, loaded).values()),
+        float32_columns=frozenset().union(
+            *(arrow_float32_columns(one.data.schema) for one in loaded.values())
+        ),
+    )
     statement = to_sql(executed)
     return search_result(plan, executed, engine.sql(statement).to_pylist(), statement)
 

@@ -209,8 +209,6 @@ def test_raw_sql_of_the_shape_is_rewritten_and_other_shapes_run_as_written() -> 
 @pytest.mark.parametrize(
     ("column", "values", "kept"),
     [
-        # float32 16777216.0 equals the integer 16777217 cast to float32, not as DOUBLE
-        ("g", [0.5, 16777217], [2]),
         # as the list's DOUBLE common type an Int64 2**53 + 1 equals 2**53; the mask compares
         # it with the integer exactly
         ("n", [0.5, 2**53], [1, 2]),
@@ -241,6 +239,29 @@ def test_a_where_the_row_mask_reads_otherwise_runs_as_written(
         assert NEAREST_SCAN not in _search.optimized(engine, result.sql, _stash)
         assert [hit.key for hit in result.hits] == kept
         assert engine.sql(result.sql).column("id").to_pylist() == kept
+
+
+def test_a_float32_column_matches_the_values_rounded_to_float32_on_every_path() -> None:
+    """The integer 16777217 rounds to the float32 16777216.0 (docs/plans.md: a number compared
+    with a float32 column is rounded to float32 first), so the IN list keeps that row, on the
+    fast path and in the statement alike."""
+    data = pa.table(
+        {
+            "id": [1, 2, 3],
+            "g": pa.array([16777216.0, 0.5, 7.0], pa.float32()),
+            "emb": pa.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]], pa.list_(pa.float32())),
+        }
+    )
+    with LocalEngine() as engine:
+        engine.load_table("t", data)
+        plan = SearchPlan(
+            source=NearestNeighborSearch(table="t", column="emb", query_vector=[1.0, 0.0]),
+            filter=InList(column="g", values=[0.5, 16777217]),
+            columns=["id"],
+        )
+        result = engine.search(plan)
+        assert [hit.key for hit in result.hits] == [1, 2]
+        assert engine.sql(result.sql).column("id").to_pylist() == [1, 2]
 
 
 def test_a_table_with_a_reserved_column_keeps_the_row_by_row_scan() -> None:
