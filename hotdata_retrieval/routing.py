@@ -716,6 +716,10 @@ class SearchRequest:
             highlight=self.highlight,
             fragment_size=self.fragment_size,
             fragments=self.fragments,
+            # every query's words are marked: a row found by another wording shows why
+            highlight_query=" ".join([self.query, *(text for text, _ in self.queries)])
+            if self.highlight and self.queries
+            else None,
         )
 
 

@@ -162,3 +162,16 @@ def test_highlight_without_a_text_column_names_highlight() -> None:
         SearchPlan(source=nearest, key_column="id", steps=[Highlight(query="disk")])
     with pytest.raises(PlanError, match=r"^highlight marks the query text's words"):
         SearchPlan(source=nearest, key_column="id", steps=[Highlight(columns=["body"])])
+
+
+def test_highlights_mark_the_words_of_every_query(engine: LocalEngine) -> None:
+    request = SearchRequest(
+        table="docs", query="login", queries=["graph"], mode="text", highlight=True, limit=5
+    )
+    result = engine.search(engine.plan_search(request))
+    marked = {
+        BODIES[hit.key - 1][start:end].lower()
+        for hit in result
+        for start, end in hit.highlights["body"]["matches"]
+    }
+    assert {"login", "graph"} <= marked

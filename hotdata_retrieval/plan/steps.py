@@ -704,6 +704,7 @@ def steps_from_options(
     highlight: Any = None,
     fragment_size: int | None = None,
     fragments: int | None = None,
+    highlight_query: str | None = None,
 ) -> tuple[PlanStep, ...]:
     """The steps a caller's options ask for: the one reading of ``diversity=``,
     ``candidates=``, ``rerank=`` and ``top_n=`` every door shares (a request, the chain, the
@@ -722,6 +723,8 @@ def steps_from_options(
             :class:`Highlight` step; ``None`` or ``False``: none.
         fragment_size: characters per highlight snippet.
         fragments: highlight snippets per hit and column.
+        highlight_query: the text whose words the highlight step marks, when it is not
+            ``query`` (a search of several queries marks the words of every one).
 
     Raises:
         PlanError: a value out of range, or ``candidates`` or ``top_n`` without the step
@@ -747,7 +750,8 @@ def steps_from_options(
             if value is not None
         }
         columns = None if highlight is True else highlight
-        steps.append(Highlight(columns=columns, query=query, **sizes))
+        marked = query if highlight_query is None else highlight_query
+        steps.append(Highlight(columns=columns, query=marked, **sizes))
     elif fragment_size is not None or fragments is not None:
         raise PlanError(
             "fragment_size and fragments shape highlights; give highlight too",
