@@ -16,6 +16,13 @@ resamples, seed 0), for SciFact's test claims, Cranfield's queries, and both poo
 choice is made on the pool, never on one collection); SciFact's train claims are reported
 apart. A query left with no term returns nothing (it scores 0).
 
+Latency: each policy's text search per query (the query's analysis, the policy's filter, the
+BM25 search of its top 100 and the read of their row ids) is timed side by side with the
+others, each query :data:`ROUNDS` times by every policy in a rotating order, so the load of a
+shared machine lands on every policy alike; a query's latency is the median of its rounds. The
+table reports the median over the judged queries (ms) and the median of the per-query ratios
+to ``current`` (25th to 75th percentile). A query left with no term costs its analysis only.
+
 Policies:
 
 - ``current``: every single letter is a query term;
@@ -34,9 +41,11 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import statistics
 import string
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -55,6 +64,7 @@ from hotdata_retrieval import tuning  # noqa: E402
 from hotdata_retrieval.analysis import normalize_text, text_analyzer, text_words  # noqa: E402
 
 LIMIT = 100
+ROUNDS = 5
 LETTERS = frozenset(string.ascii_lowercase)
 NLTK_LETTERS = frozenset("adimosty")
 MARK_START = "<!-- single-letters-benchmark:start -->"
@@ -78,13 +88,16 @@ POLICIES: dict[str, QueryFilter] = {
 
 def _runs(
     ids: list[str], bodies: list[str], queries: dict[str, str]
-) -> dict[str, dict[str, dict[str, float]]]:
-    """Each policy's top :data:`LIMIT` per query over one index of the library's analysis."""
+) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, dict[str, float]]]:
+    """Each policy's top :data:`LIMIT` per query over one index of the library's analysis,
+    and each policy's latency per query (ms, the median of :data:`ROUNDS` rounds, the
+    policies in a rotating order)."""
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=False)
     builder.add_text_field("text", stored=False, tokenizer_name="policy")
     schema = builder.build()
     runs: dict[str, dict[str, dict[str, float]]] = {policy: {} for policy in POLICIES}
+    latencies: dict[str, dict[str, float]] = {policy: {} for policy in POLICIES}
     with tempfile.TemporaryDirectory() as directory:
         index = tantivy.Index(schema, path=directory)
         index.register_tokenizer("policy", text_analyzer())
@@ -99,26 +112,40 @@ def _runs(
         index.reload()
         searcher = index.searcher()
         analyzer = text_analyzer()
+
+        def search(text: str, keep: QueryFilter) -> dict[str, float]:
+            terms = keep(text, list(analyzer.analyze(normalize_text(text))))
+            if not terms:
+                return {}
+            query = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term))
+                    for term in terms
+                ]
+            )
+            hits = searcher.search(query, limit=LIMIT).hits
+            rowids = searcher.fast_field_values("rowid", [address for _, address in hits])
+            return {
+                ids[int(rowid)]: float(LIMIT - position) for position, rowid in enumerate(rowids)
+            }
+
+        names = list(POLICIES)
+        first = next(iter(queries.values()), "")
+        for keep in POLICIES.values():  # one untimed warm-up search per policy
+            search(first, keep)
+        turn = 0
         for query_id, text in queries.items():
-            analyzed = list(analyzer.analyze(normalize_text(text)))
-            for policy, keep in POLICIES.items():
-                terms = keep(text, analyzed)
-                if not terms:
-                    runs[policy][query_id] = {}
-                    continue
-                query = tantivy.Query.boolean_query(
-                    [
-                        (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term))
-                        for term in terms
-                    ]
-                )
-                hits = searcher.search(query, limit=LIMIT).hits
-                rowids = searcher.fast_field_values("rowid", [address for _, address in hits])
-                runs[policy][query_id] = {
-                    ids[int(rowid)]: float(LIMIT - position)
-                    for position, rowid in enumerate(rowids)
-                }
-    return runs
+            times: dict[str, list[float]] = {policy: [] for policy in names}
+            for _ in range(ROUNDS):
+                shift = turn % len(names)
+                turn += 1
+                for policy in names[shift:] + names[:shift]:
+                    start = time.perf_counter()
+                    runs[policy][query_id] = search(text, POLICIES[policy])
+                    times[policy].append((time.perf_counter() - start) * 1000)
+            for policy in names:
+                latencies[policy][query_id] = statistics.median(times[policy])
+    return runs, latencies
 
 
 def _affected(queries: dict[str, str], judged: list[str]) -> dict[str, int]:
@@ -142,7 +169,7 @@ def measure(data: Path) -> list[dict[str, Any]]:
         base.DATA = data
         ids, bodies, queries, splits = base._collection(name)
         print(f"{name}: {len(bodies)} documents ...", file=sys.stderr)
-        runs = _runs(ids, bodies, queries)
+        runs, latencies = _runs(ids, bodies, queries)
         for split, qrels in splits.items():
             judged = sorted((q for q in qrels if q in queries), key=lambda q: (len(q), q))
             affected = _affected(queries, judged)
@@ -155,6 +182,7 @@ def measure(data: Path) -> list[dict[str, Any]]:
                         "policy": policy,
                         "affected": affected[policy],
                         **{m: values[m].tolist() for m in tuning.MEASURES},
+                        "ms": [latencies[policy][q] for q in judged],
                     }
                 )
     return records
@@ -175,7 +203,7 @@ def report(records: list[dict[str, Any]], context: dict[str, str]) -> str:
                 "affected": sum(groups[label][policy]["affected"] for label in pool),
                 **{
                     m: [v for label in pool for v in groups[label][policy][m]]
-                    for m in tuning.MEASURES
+                    for m in (*tuning.MEASURES, "ms")
                 },
             }
             for policy in POLICIES
@@ -183,11 +211,18 @@ def report(records: list[dict[str, Any]], context: dict[str, str]) -> str:
     lines = [
         f"Measured {context['when']} on {context['machine']}; tantivy "
         f"{_report.package_version('tantivy')}, ir-measures "
-        f"{_report.package_version('ir-measures')}.",
+        f"{_report.package_version('ir-measures')}; load average {context['load']} at the "
+        "start.",
         f"Command: `{context['command']}`, from the repository root.",
         "",
-        "| queries | policy | queries changed | nDCG@10 | Δ nDCG@10 | recall@100 | Δ recall@100 |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "Δ: paired difference from `current`, 95% bootstrap interval (1,000 resamples, seed 0). "
+        f"Latency: each query {ROUNDS} times by every policy in a rotating order, a query's "
+        "latency the median of its rounds; median ms over the judged queries; ratio: median of "
+        "the per-query ratios to `current` (25th to 75th percentile).",
+        "",
+        "| queries | policy | queries changed | nDCG@10 | Δ nDCG@10 | recall@100 "
+        "| Δ recall@100 | median ms | latency / current |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     order = [label for label in ("scifact test", "cranfield") if label in groups]
     order += [label for label in groups if label not in order]
@@ -202,6 +237,13 @@ def report(records: list[dict[str, Any]], context: dict[str, str]) -> str:
                 mine = np.asarray(policies[policy][measure])
                 difference = tuning.estimate(mine - np.asarray(current[measure]), samples)
                 cells += [f"{mine.mean():.4f}", delta(difference)]
+            ms = policies[policy]["ms"]
+            ratios = [mine / base for mine, base in zip(ms, current["ms"])]
+            cells += [
+                f"{statistics.median(ms):.3f}",
+                f"{statistics.median(ratios):.2f}x ({_report.quantile(ratios, 0.25):.2f} to "
+                f"{_report.quantile(ratios, 0.75):.2f})",
+            ]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -216,6 +258,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": _report.machine(),
         "command": _report.command(),
+        "load": _report.load_average(),
     }
     records = measure(options.data)
     if options.json is not None:
