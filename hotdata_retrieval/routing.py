@@ -811,6 +811,44 @@ def _query_weighted(
     return options, (1.0, 1.0)
 
 
+def _check_text_alone_takes(request: SearchRequest, branches: Sequence[Branch]) -> None:
+    """Refuse the options a hybrid search answered by its text branch alone cannot honour.
+
+    A query that embeds to a zero vector leaves a hybrid search its text branches
+    (:meth:`_Router.fused_nearest`). Diversity compares candidates with the query vector,
+    and a score formula rescores a fusion: with no nearest branch left, or one branch in
+    all, neither applies, and dropping it would change the order the caller asked for.
+
+    Raises:
+        PlanError: naming the option and the zero query vector as the reason.
+    """
+    nearest = any(isinstance(branch, NearestNeighborSearch) for branch in branches)
+    lost = [
+        name
+        for name, given in (
+            ("diversity", request.diversity is not None and not nearest),
+            ("formula", request.formula is not None and len(branches) == 1),
+        )
+        if given
+    ]
+    if not lost:
+        return
+    name = lost[0]
+    needs = (
+        "compares the candidates with the query vector"
+        if name == "diversity"
+        else "rescores a fusion of branches"
+    )
+    raise PlanError(
+        f"{name} cannot apply: the query {request.query!r} embedded to a zero vector (an "
+        "embedder's usual answer when it fails; cosine distance to it is undefined), so this "
+        f"hybrid search is answered by its text branch alone, and {name} {needs}; check the "
+        f"embedder, or search without {name}",
+        field=name,
+        value=getattr(request, name),
+    )
+
+
 def plan_branches(source: Branch | Fusion) -> tuple[Branch, ...]:
     """The branches of a plan's source: a fusion's, or the one branch."""
     return source.branches if isinstance(source, Fusion) else (source,)
@@ -888,6 +926,7 @@ def plan_search(
             if nearest is not None:
                 branches.append(nearest)
                 sides.append((weight, 1))
+        _check_text_alone_takes(request, branches)
     source: Branch | Fusion
     choice = fusion or FusionChoice()
     if len(branches) == 1:

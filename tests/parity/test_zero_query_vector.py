@@ -53,3 +53,37 @@ def test_a_zero_vector_nearest_search_is_refused(engine: Any) -> None:
             SearchRequest(table="zero_vectors", query="disk full", mode="nearest"),
             embed_query=_zeros,
         )
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("diversity", 0.5), ("formula", [{"factors": ["score"]}])],
+)
+def test_a_zero_vector_hybrid_search_refuses_what_its_text_branch_cannot_take(
+    engine: Any, option: str, value: Any
+) -> None:
+    # diversity needs the query vector and a formula a fusion: neither is left, and
+    # dropping either would change the order asked for; the error says why
+    request = SearchRequest(
+        table="zero_vectors", query="disk full", mode="hybrid", **{option: value}
+    )
+    with pytest.raises(PlanError, match=f"{option} cannot apply: .*zero vector") as raised:
+        engine.plan_search(request, embed_query=_zeros)
+    assert raised.value.field == option
+
+
+def test_a_zero_vector_in_one_query_of_several_keeps_the_options(engine: Any) -> None:
+    def first_fails(query: str) -> Sequence[float]:
+        return [0.0, 0.0] if query == "disk full" else [1.0, 2.0]
+
+    plan = engine.plan_search(
+        SearchRequest(
+            table="zero_vectors",
+            query="disk full",
+            queries=["full moon"],
+            mode="hybrid",
+            diversity=0.5,
+        ),
+        embed_query=first_fails,
+    )
+    assert engine.search(plan).keys
