@@ -228,3 +228,54 @@ def test_in_option_terms(message: str, field: str, expected: str) -> None:
 def test_in_option_terms_leaves_other_errors_alone() -> None:
     assert in_option_terms(ValueError("query_text\nx"), {"query_text": "Q"}) == "query_text x"
     assert EXIT_INVALID_PLAN == 1
+
+
+@pytest.mark.parametrize(
+    ("typed", "prefix", "meant"),
+    [
+        (["serch", "x"], "hdq", "search"),
+        (["explian"], "hdq", "explain"),
+        (["laod", "notes.csv"], "hdq", "load"),
+        (["lnit"], "hdq", "lint"),
+        (["tun"], "hdq", "tune"),
+        (["spec", "verfy"], "hdq spec", "verify"),
+    ],
+)
+def test_a_mistyped_command_is_answered_with_the_command_meant(
+    typed: list[str], prefix: str, meant: str
+) -> None:
+    result = CliRunner().invoke(main, typed)
+    assert result.exit_code == EXIT_USAGE
+    first = result.stderr.splitlines()[0]
+    assert first == (
+        f"{prefix}: error: No such command {typed[-1] if prefix != 'hdq' else typed[0]!r}. "
+        f"Did you mean {meant!r}?"
+    )
+
+
+def test_a_command_like_none_gets_no_suggestion() -> None:
+    result = CliRunner().invoke(main, ["zzz"])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.splitlines()[0] == "hdq: error: No such command 'zzz'."
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        (["search", "x", "--table", "t", "--lim", "3"], "--limit"),
+        (["explain", "--tabel", "t"], "--table"),
+        (["load", "x.csv", "--text-colum", "body"], "--text-column"),
+        (["--hlep"], "--help"),
+    ],
+)
+def test_a_mistyped_option_is_answered_with_the_option_meant_first(
+    typed: list[str], meant: str
+) -> None:
+    result = CliRunner().invoke(main, typed)
+    assert result.exit_code == EXIT_USAGE
+    first = result.stderr.splitlines()[0]
+    command = "hdq" if typed[0].startswith("-") else f"hdq {typed[0]}"
+    mistyped = next(word for word in typed if word.startswith("--") and word != "--table")
+    assert first.startswith(f"{command}: error: No such option {mistyped!r}. Did you mean ")
+    suggested = first.split("Did you mean ", 1)[1].removeprefix("one of: ")
+    assert suggested.startswith(repr(meant))  # the closest first

@@ -5,7 +5,8 @@ Every error a command reports — a bad value, an unreadable file, a usage error
 
     hdq <command>: error: <message>
 
-(``hdq spec verify: error: ...``, ``hdq: error: No such command 'serch'.``). A usage error
+(``hdq spec verify: error: ...``, ``hdq: error: No such command 'serch'. Did you mean
+'search'?``). A usage error
 (exit 2) follows it with the command's usage line and where to find its help. The message
 names the user's option or argument (``--query``, ``QUERY``), never a plan's internal field
 (``query_text``): each command maps :attr:`PlanError.field
@@ -19,6 +20,7 @@ command raises into a :class:`CommandError`, whose ``show`` writes that format; 
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import re
 from collections.abc import Mapping, Sequence
@@ -93,6 +95,31 @@ def in_option_terms(error: BaseException, options: Mapping[str, str]) -> str:
     )
 
 
+def similar_names(typed: str, names: Sequence[str]) -> list[str]:
+    """The names in ``names`` close to ``typed`` (a mistyped command), most alike first:
+    :func:`difflib.get_close_matches`, at most 3, similarity ratio 0.75 or more (``serch``
+    is 0.91 like ``search``, 0.67 like ``spec``; ``laod`` 0.75 like ``load``)."""
+    return difflib.get_close_matches(typed, list(names), n=3, cutoff=0.75)
+
+
+def did_you_mean(names: Sequence[str]) -> str:
+    """The suggestion for a mistyped command or option, worded as click words its own:
+    ``Did you mean 'search'?`` or ``Did you mean one of: 'a', 'b'?``."""
+    if len(names) == 1:
+        return f"Did you mean {names[0]!r}?"
+    return f"Did you mean one of: {', '.join(repr(name) for name in names)}?"
+
+
+def _long_options(ctx: click.Context) -> list[str]:
+    """Every ``--name`` option of ``ctx``'s command, ``--help`` included."""
+    return [
+        name
+        for param in ctx.command.get_params(ctx)
+        for name in (*param.opts, *param.secondary_opts)
+        if name.startswith("--")
+    ]
+
+
 class CommandError(HotdataRetrievalError, click.ClickException):
     """An error a command reports (a library error, and a ``click.ClickException``):
     ``hdq <command>: error: <message>`` on standard error, then ``details`` lines, and exit
@@ -132,6 +159,15 @@ class CommandError(HotdataRetrievalError, click.ClickException):
         and help hint; others name the command resolved last under ``ctx``."""
         if isinstance(error, click.UsageError):
             where = error.ctx or ctx
+            if isinstance(error, click.NoSuchOption) and error.option_name.startswith("--"):
+                # click lists every option within its (lower) similarity cut-off, in
+                # alphabetical order; suggest as for a command: the closest first.
+                close = similar_names(error.option_name, _long_options(where))
+                error = click.UsageError(
+                    f"No such option {error.option_name!r}."
+                    + (f" {did_you_mean(close)}" if close else ""),
+                    ctx=where,
+                )
             details = []
             usage = where.get_usage()
             if usage:
@@ -178,7 +214,19 @@ class HdqGroup(click.Group):
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        name, command, rest = super().resolve_command(ctx, args)
+        try:
+            name, command, rest = super().resolve_command(ctx, args)
+        except click.UsageError as error:
+            # click (8.4 and later) suggests among the commands it has loaded so far; the lazy
+            # group loads a command when it runs, so the suggestion is made here from them all.
+            typed = args[0] if args else ""
+            if typed.startswith("-") or self.get_command(ctx, typed) is not None:
+                raise
+            message = f"No such command {typed!r}."
+            close = similar_names(typed, self.list_commands(ctx))
+            if close:
+                message += f" {did_you_mean(close)}"
+            raise click.UsageError(message, ctx=error.ctx or ctx) from None
         if command is not None and not isinstance(command, HdqGroup):
             ctx.meta[_COMMAND_PATH] = [command.name or name or ""]
         return name, command, rest
