@@ -207,3 +207,24 @@ def test_every_demo_table_fits_the_terminal_whole(
     assert tops and all(line.endswith("┓") for line in tops)
     headers = [line for line in lines if line.startswith("┃ #")]
     assert any("text rank" in line for line in headers)  # the hybrid tables are there
+
+
+def test_the_demos_closing_hint_is_one_whole_command_that_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Off a terminal (a log), however narrow the width and long the path, the suggested
+    command stands on a line of its own, unwrapped, quoted for a shell: copied, it runs."""
+    monkeypatch.setenv("COLUMNS", "40")
+    database = tmp_path / "a directory with spaces" / "and a rather long name for the demo"
+    result = CliRunner().invoke(
+        main, ["demo", "--database", str(database), "--embedder", "hashing", "-k", "1"]
+    )
+    assert result.exit_code == EXIT_OK, result.stderr
+    lines = result.stdout.splitlines()
+    hint = lines.index(next(line for line in lines if line.endswith("Try:")))
+    command = shlex.split(lines[hint + 1])
+    assert command[:2] == ["hdq", "search"]
+    assert command[command.index("--database") + 1] == str(database)
+    ran = CliRunner().invoke(main, command[1:])
+    assert ran.exit_code == EXIT_OK, ran.stderr
+    assert "sync" in ran.stdout.lower()  # the hits of the suggested query, and its SQL

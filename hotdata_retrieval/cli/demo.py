@@ -4,6 +4,7 @@ search side by side — no account, no key, no server."""
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.extras import require_extra
 
 DEMO_TABLE = "tickets"
+DEMO_QUERY = "sync stopped working"
+"""The search the demo suggests trying next."""
 
 
 @click.command("demo")
@@ -125,12 +128,29 @@ def demo(database: Path, limit: int, embedder: str, output_format: str, replace:
         )
         return
     console.rule()
-    console.print(
-        f'Done in {elapsed:.1f} s. Try: hdq search "sync stopped working" --table {DEMO_TABLE}'
-        f" --database {database} --explain"
-    )
+    console.print(f"Done in {elapsed:.1f} s. Try:", markup=False, highlight=False)
+    # The command on a line of its own, never wrapped (a log or a narrow terminal would cut
+    # it mid-word), so that it can be copied and run as it is.
+    console.print(next_command(database), markup=False, highlight=False, soft_wrap=True, crop=False)
     console.print(
         database_note(database, created=created), markup=False, highlight=False, soft_wrap=True
+    )
+
+
+def next_command(database: Path) -> str:
+    """The search ``hdq demo`` suggests at its end, as a shell command (the database path
+    quoted for the shell)."""
+    return shlex.join(
+        [
+            "hdq",
+            "search",
+            DEMO_QUERY,
+            "--table",
+            DEMO_TABLE,
+            "--database",
+            str(database),
+            "--explain",
+        ]
     )
 
 
