@@ -279,3 +279,22 @@ def test_text_search_works_when_the_embedding_model_is_unknown(tmp_path: Path) -
     )
     assert code == EXIT_INVALID_PLAN
     assert "my-model-v1" in err
+
+
+@pytest.mark.parametrize("mode", ["text", "hybrid"])
+def test_a_search_that_finds_nothing_exits_0(beir: Path, tmp_path: Path, mode: str) -> None:
+    """No hits is an answer, not an error (docs/cli.md, ``hdq search``): exit 0; the table
+    format prints nothing on standard output and ``no results`` on standard error, the JSON
+    format its whole document with ``"hits": []``."""
+    database = str(tmp_path / "db")
+    code, _, _ = run("load", str(beir), "--database", database, "--embedder", "hashing")
+    assert code == EXIT_OK
+    search = ["search", "zebra", "--table", "corpus", "--database", database, "--mode", mode]
+    search += ["--filter", "id = 'no such id'"]  # also empties the nearest branch
+    code, out, err = run(*search)
+    assert (code, out, err) == (EXIT_OK, "", "no results\n")
+    code, out, err = run(*search, "--format", "json")
+    assert code == EXIT_OK, err
+    document = json.loads(out)
+    assert document["hits"] == []
+    assert document["table"] == "default.public.corpus"
