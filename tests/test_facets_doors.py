@@ -79,6 +79,25 @@ def test_the_chain_counts_facets_and_stops(engine: LocalEngine) -> None:
         faceted.group_by("lang")
 
 
+def test_a_faceted_pages_cursor_continues_without_facets(engine: LocalEngine) -> None:
+    first = SearchRequest(table="docs", query="disk full", mode="text", limit=2, facets=["lang"])
+    page = engine.search(engine.plan_search(first))
+    assert page.next_after is not None
+    with pytest.raises(PlanError, match="ask for the next page without facets") as refused:
+        engine.plan_search(SearchRequest(**{**_fields(first), "after": page.next_after}))
+    assert refused.value.field == "after"
+    plain = SearchRequest(table="docs", query="disk full", mode="text", limit=2)
+    following = engine.search(
+        engine.plan_search(SearchRequest(**{**_fields(plain), "after": page.next_after}))
+    )
+    whole = engine.search(engine.plan_search(SearchRequest(**{**_fields(plain), "limit": 4})))
+    assert [*page.keys, *following.keys] == list(whole.keys)
+
+
+def _fields(request: SearchRequest) -> dict[str, Any]:
+    return {name: getattr(request, name) for name in ("table", "query", "mode", "limit", "facets")}
+
+
 @pytest.fixture(scope="module")
 def database(tmp_path_factory: pytest.TempPathFactory) -> str:
     directory = tmp_path_factory.mktemp("facets")

@@ -2324,9 +2324,14 @@ def _check_facets(plan: SearchPlan) -> None:
     )
     if other is not None:
         field, value, what = other
+        advice = (
+            "the first page's result holds the counts (the candidates are the same on every "
+            "page): ask for the next page without facets"
+            if field == "after"
+            else "pass facets on a plan without it"
+        )
         raise PlanError(
-            f"facets count the rows of a plain ranking; {what} cannot count them, pass "
-            "facets on a plan without it",
+            f"facets count the rows of a plain ranking; {what} cannot count them, {advice}",
             field=field,
             value=value,
         )
