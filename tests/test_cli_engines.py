@@ -115,7 +115,7 @@ def test_a_loaded_table_is_not_replaced_silently(source: Path, tmp_path: Path) -
     ("engine", "marker"),
     [
         ("local", "bm25_search('default.public.docs'"),
-        ("sqlite", '-bm25("docs__body__fts")'),
+        ("sqlite", '"main"."docs__body__fts_terms" AS "postings"'),
         ("duckdb", '"fts_hdq_text_t4_main_4_docs_body"."terms"'),
         ("postgres", "OPERATOR(public.<=>)"),
     ],

@@ -1,4 +1,4 @@
-"""The SQLite dialect: FTS5 for text search, sqlite-vec for nearest-neighbour search.
+"""The SQLite dialect: BM25 in SQL for text search, sqlite-vec for nearest-neighbour search.
 
 The target is SQLite with the FTS5 module and the sqlite-vec extension (``vec_f32``,
 ``vec_length``, ``vec_distance_cosine``, ``vec_distance_l2``; sqlite-vec 0.1.9). Python's
@@ -9,19 +9,26 @@ measured, ``shared/reference/local-engines.md`` §C), so the engine
 
 How each search is written, and why:
 
-- **Text**: a subquery over the FTS5 table of the column (:func:`fts_table_name`, a
-  contentless table keyed by the base table's rowid), scored ``-bm25(<fts>)``: FTS5's
-  ``bm25()`` is *lower* is better (SQLite FTS5 documentation, §5.1.1), so the negation makes
-  ``score`` higher-is-better as on every other dialect (a match scores above 0). The index
-  holds each row's terms as the library's analysis makes them
-  (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC, case folding, tantivy's tokenizer,
-  stop words and stemmer), split back by FTS5's ``ascii`` tokenizer; the query is the user
-  text's terms by the same analysis, each one double-quoted FTS5 string, joined with ``OR``
-  (:func:`fts5_query`), so a version string, a dotted number, decomposed or full-width text
-  match as on the local engine, and hyphens, apostrophes, quotes, parentheses and words such
-  as ``NEAR`` or ``AND`` are data. The subquery is not bounded by ``k``: the
-  branch's ``ORDER BY score DESC, key ASC LIMIT k`` cuts it, so rows tied at the cut are kept
-  by key as on the local engine.
+- **Text**: tantivy's BM25 computed in SQL (:func:`_text_search`), as the PostgreSQL and
+  DuckDB dialects compute it — ``Σ idf · (k1 + 1) · tf / (tf + k1 · (1 - b + b · dl /
+  avgdl))``, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1 1.2, b 0.75, a query term
+  given twice counted twice — from statistics the engine writes beside each text column at
+  load and keeps in step with every change: the column's postings
+  (:func:`terms_table_name`: each term of each row with its frequency and the row's length,
+  keyed by term, so ``df`` is the count of one key range) and its corpus row
+  (:func:`corpus_table_name`: ``N`` and the total length). Each row's terms are the
+  library's analysis (:func:`hotdata_retrieval.analysis.analyze_text`: NFKC, case folding,
+  tantivy's tokenizer, stop words and stemmer); the query is the user text's terms by the
+  same analysis as a JSON array read with ``json_each`` (:func:`query_terms`), so a version
+  string, a dotted number, decomposed or full-width text match as on the local engine, and
+  hyphens, apostrophes, quotes, parentheses and words such as ``NEAR`` or ``AND`` are data.
+  FTS5's own ``bm25()`` is not used for the score: its IDF is ``ln((N - df + 0.5) / (df +
+  0.5))``, floored at 1e-6 (FTS5 documentation, §5.1.1; the source's ``fts5Bm25GetData``),
+  another ranking. The engine still writes a contentless FTS5 table per text column
+  (:func:`fts_table_name`, the rows' analysed terms under FTS5's ``ascii`` tokenizer): it
+  marks the column as searchable and serves ``MATCH``, ``bm25()``, ``highlight()`` in agent
+  SQL. The subquery is not bounded by ``k``: the branch's ``ORDER BY score DESC, key ASC
+  LIMIT k`` cuts it, so rows tied at the cut are kept by key as on the local engine.
 - **Nearest neighbour**: ``vec_distance_cosine`` / ``vec_distance_l2`` of the column against
   ``vec_f32('[...]')``. The query vector is written once as ``vec_f32`` of a constant, which
   SQLite evaluates once per statement; a bare JSON string would be parsed again for every row
@@ -52,10 +59,12 @@ How each search is written, and why:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import attrs
+import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.sqlite import SQLite
 
@@ -108,7 +117,9 @@ def fts_table_name(table: str, column: str) -> str:
 
 
 def fts5_query(query_text: str) -> str:
-    """User text as an FTS5 query in which nothing is syntax: its terms by the library's
+    """User text as an FTS5 ``MATCH`` query of a column's FTS5 table (:func:`fts_table_name`,
+    for agent SQL or a comparison with FTS5's own ``bm25()``) in which nothing is syntax: its
+    terms by the library's
     analysis (:func:`hotdata_retrieval.analysis.analyze_text`, the local engine's), each a
     double-quoted FTS5 string, joined with ``OR`` (any term matches; BM25 ranks rows matching
     more of them higher). A term holds only alphanumeric characters, so no quote needs
@@ -143,36 +154,110 @@ def _sqlite_table(table: exp.Table) -> exp.Table:
     )
 
 
+BM25_K1 = 1.2
+"""BM25's term-frequency saturation, tantivy's (``tantivy::query::bm25``, ``K1``)."""
+BM25_B = 0.75
+"""BM25's length normalisation, tantivy's (``tantivy::query::bm25``, ``B``)."""
+
+
+def terms_table_name(table: str, column: str) -> str:
+    """The table of ``column``'s postings (in the table's schema): one row per (term, row
+    holding it) with the term's ``frequency`` in the row and the row's ``length`` (its number
+    of terms), keyed by ``(term, doc)`` (``WITHOUT ROWID``: the rows of a term are one range of
+    the key), ``doc`` being the base table's rowid.
+
+    >>> terms_table_name("docs", "body")
+    'docs__body__fts_terms'
+    """
+    return f"{fts_table_name(table, column)}_terms"
+
+
+def corpus_table_name(table: str, column: str) -> str:
+    """The one-row table of ``column``'s corpus statistics (in the table's schema): the rows
+    with text (``documents``, NULL is no document) and their terms in all
+    (``total_length``), so the mean length is ``total_length / documents``.
+
+    >>> corpus_table_name("docs", "body")
+    'docs__body__fts_corpus'
+    """
+    return f"{fts_table_name(table, column)}_corpus"
+
+
+def query_terms(query_text: str) -> str:
+    """User text as the text search's query: its terms by the library's analysis
+    (:func:`hotdata_retrieval.analysis.analyze_text`, repeats kept) as a JSON array, which the
+    statement reads with ``json_each``, so no character of the user's text is syntax. Text
+    with no term is ``[]``, which matches no row.
+
+    >>> query_terms("ERR-DIM-384 it's (NEAR) disk disk")
+    '["err", "dim", "384", "s", "near", "disk", "disk"]'
+    >>> query_terms("* - ^ the")
+    '[]'
+    """
+    return json.dumps(list(analyze_text(query_text)), ensure_ascii=False)
+
+
+_TEXT_SEARCH = sqlglot.parse_one(
+    """
+    SELECT base.*, matched.score AS score
+    FROM :table AS base
+    JOIN (
+      SELECT postings.doc AS doc, SUM(
+        weights.idf * (:k1 + 1) * postings.frequency
+        / (postings.frequency + :k1 * (1 - :b + :b * postings.length / weights.average_length))
+      ) AS score
+      FROM (
+        SELECT counted.term AS term,
+          LN(1 + (corpus.documents - counted.documents + 0.5) / (counted.documents + 0.5))
+            AS idf,
+          CAST(corpus.total_length AS REAL) / corpus.documents AS average_length
+        FROM (
+          SELECT query_term.value AS term, (
+            SELECT COUNT(*) FROM :terms AS holders WHERE holders.term = query_term.value
+          ) AS documents
+          FROM JSON_EACH(:query) AS query_term
+        ) AS counted
+        CROSS JOIN :corpus AS corpus
+        WHERE counted.documents > 0
+      ) AS weights
+      JOIN :terms AS postings ON postings.term = weights.term
+      GROUP BY postings.doc
+    ) AS matched ON matched.doc = base.rowid
+    """,
+    read="sqlite",
+)
+"""The text search subquery; its slots are filled with sqlglot nodes."""
+
+
 def _text_search(node: TextSearch) -> exp.Expr:
-    """``(SELECT base.*, -bm25(fts) AS score FROM <schema>.<fts> JOIN <schema>.<table> AS
-    base ON base.rowid = <fts>.rowid WHERE <fts> MATCH <query>)``."""
+    """``(SELECT base.*, <BM25> AS score FROM <schema>.<table> AS base JOIN (<each matching
+    row's BM25>) ...)``: tantivy's BM25 (``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1
+    1.2, b 0.75, a query term given twice counted twice) computed from the column's postings
+    (:func:`terms_table_name`: ``df`` counted from a term's range, ``tf`` and the row's
+    length read from it) and its corpus row (:func:`corpus_table_name`: ``N`` and the mean
+    length). FTS5's own ``bm25()`` takes ``ln((N - df + 0.5) / (df + 0.5))``, floored at
+    1e-6, as the IDF (FTS5 documentation, §5.1.1): another ranking."""
     table: exp.Table = node.this
-    fts = fts_table_name(table.name, node.args["column"].name)
-    fts_column = exp.Column(this=identifier(fts))
-    fts_table = _sqlite_table(exp.Table(this=identifier(fts), db=identifier(table.db)))
+    column_name = node.args["column"].name
+
+    def beside(name: str) -> exp.Table:
+        return _sqlite_table(exp.Table(this=identifier(name), db=identifier(table.db)))
+
     base = _sqlite_table(table)
-    base.set("alias", exp.TableAlias(this=identifier("base")))
-    select = exp.Select(
-        expressions=[
-            exp.Column(this=exp.Star(), table=identifier("base")),
-            exp.Alias(
-                this=exp.Neg(this=exp.Anonymous(this="bm25", expressions=[fts_column])),
-                alias=identifier("score"),
-            ),
-        ],
-        from_=exp.From(this=fts_table),
-        joins=[
-            exp.Join(
-                this=base,
-                on=exp.EQ(
-                    this=column("rowid", "base"),
-                    expression=exp.Column(this=identifier("rowid"), table=identifier(fts)),
-                ),
-            )
-        ],
-        where=exp.Where(this=exp.Match(this=fts_column, expression=node.args["query"])),
+    base.set("alias", None)
+    filled = exp.replace_placeholders(
+        _TEXT_SEARCH.copy(),
+        table=base,
+        terms=beside(terms_table_name(table.name, column_name)),
+        corpus=beside(corpus_table_name(table.name, column_name)),
+        query=node.args["query"],
+        k1=exp.Literal.number(BM25_K1),
+        b=exp.Literal.number(BM25_B),
     )
-    return exp.Subquery(this=select)
+    for found in filled.find_all(exp.Table):
+        if found.alias in ("base", "holders", "corpus", "postings"):
+            found.set("alias", exp.TableAlias(this=identifier(found.alias)))
+    return exp.Subquery(this=filled)
 
 
 def _vector_valid(vector: exp.Expr, query: exp.Expr) -> exp.Expr:
@@ -375,7 +460,8 @@ class SqliteDialect(SQLite):
             TextSearch: _text_search,
             VectorDistance: _SqliteVecDistance(_DISTANCE_FUNCTIONS),
         }
-        """FTS5 for text, sqlite-vec for distances; no engine-embedded semantic search."""
+        """BM25 computed in SQL for text, sqlite-vec for distances; no engine-embedded semantic
+        search."""
 
         TYPE_MAPPING: ClassVar[dict[Any, str]] = {
             **SQLite.Generator.TYPE_MAPPING,
@@ -501,7 +587,7 @@ SQLITE = register_dialect(
         vector_literal_open="vec_f32('[",
         vector_literal_close="]')",
         supports_full_outer_join=True,
-        full_text_query=fts5_query,
+        full_text_query=query_terms,
     )
 )
 """SQLite 3.39 and later with FTS5 and sqlite-vec."""
@@ -563,6 +649,130 @@ def create_fts_index(table: TableName, column_name: str) -> str:
         ),
     )
     return _render(tree)
+
+
+def create_terms_tables(table: TableName, column_name: str) -> list[str]:
+    """``CREATE TABLE <schema>.<terms> ("term" TEXT, "doc" INTEGER, "frequency" INTEGER,
+    "length" INTEGER, PRIMARY KEY ("term", "doc")) WITHOUT ROWID``, ``CREATE TABLE
+    <schema>.<corpus> ("documents" INTEGER, "total_length" INTEGER)`` and its one row ``(0,
+    0)``: the column's BM25 statistics (:func:`terms_table_name`,
+    :func:`corpus_table_name`), empty.
+
+    >>> create_terms_tables(TableName.parse("docs"), "body")[2]
+    'INSERT INTO "main"."docs__body__fts_corpus" ("documents", "total_length") VALUES (0, 0)'
+    """
+    schema = sqlite_schema(table)
+
+    def declared(name: str, kind: str) -> exp.ColumnDef:
+        return exp.ColumnDef(
+            this=exp.Identifier(this=name, quoted=True), kind=exp.DataType.build(kind)
+        )
+
+    terms = exp.Create(
+        kind="TABLE",
+        this=exp.Schema(
+            this=_quoted_table(schema, terms_table_name(table.name, column_name)),
+            expressions=[
+                declared("term", "TEXT"),
+                declared("doc", "INTEGER"),
+                declared("frequency", "INTEGER"),
+                declared("length", "INTEGER"),
+                exp.PrimaryKey(
+                    expressions=[
+                        exp.Identifier(this="term", quoted=True),
+                        exp.Identifier(this="doc", quoted=True),
+                    ]
+                ),
+            ],
+        ),
+        properties=exp.Properties(expressions=[exp.WithoutRowidProperty()]),
+    )
+    corpus = _quoted_table(schema, corpus_table_name(table.name, column_name))
+    created = exp.Create(
+        kind="TABLE",
+        this=exp.Schema(
+            this=corpus.copy(),
+            expressions=[declared("documents", "INTEGER"), declared("total_length", "INTEGER")],
+        ),
+    )
+    first = exp.Insert(
+        this=exp.Schema(
+            this=corpus,
+            expressions=[
+                exp.Identifier(this="documents", quoted=True),
+                exp.Identifier(this="total_length", quoted=True),
+            ],
+        ),
+        expression=exp.Values(
+            expressions=[exp.Tuple(expressions=[exp.Literal.number(0), exp.Literal.number(0)])]
+        ),
+    )
+    return [_render(terms), _render(created), _render(first)]
+
+
+def terms_tables(table: TableName, column_name: str) -> list[exp.Table]:
+    """The column's postings and corpus tables (:func:`terms_table_name`,
+    :func:`corpus_table_name`), as sqlglot tables."""
+    schema = sqlite_schema(table)
+    return [
+        _quoted_table(schema, terms_table_name(table.name, column_name)),
+        _quoted_table(schema, corpus_table_name(table.name, column_name)),
+    ]
+
+
+def insert_postings(table: TableName, column_name: str) -> str:
+    """``INSERT INTO <schema>.<terms> ("term", "doc", "frequency", "length") VALUES (?, ?, ?,
+    ?)``: one term of one row."""
+    tree = exp.Insert(
+        this=exp.Schema(
+            this=terms_tables(table, column_name)[0],
+            expressions=[
+                exp.Identifier(this=name, quoted=True)
+                for name in ("term", "doc", "frequency", "length")
+            ],
+        ),
+        expression=exp.Values(
+            expressions=[exp.Tuple(expressions=[exp.Placeholder() for _ in range(4)])]
+        ),
+    )
+    return _render(tree)
+
+
+def delete_postings(table: TableName, column_name: str) -> str:
+    """``DELETE FROM <schema>.<terms> WHERE "term" = ? AND "doc" = ?``: one term of one row."""
+    tree = exp.Delete(
+        this=terms_tables(table, column_name)[0],
+        where=exp.Where(
+            this=exp.and_(
+                exp.EQ(
+                    this=exp.column(exp.Identifier(this="term", quoted=True)),
+                    expression=exp.Placeholder(),
+                ),
+                exp.EQ(
+                    this=exp.column(exp.Identifier(this="doc", quoted=True)),
+                    expression=exp.Placeholder(),
+                ),
+            )
+        ),
+    )
+    return _render(tree)
+
+
+def change_corpus(table: TableName, column_name: str) -> str:
+    """``UPDATE <schema>.<corpus> SET "documents" = "documents" + ?, "total_length" =
+    "total_length" + ?``: rows with text and their terms added (or, negative, removed);
+    integers, so the totals equal a fresh load's."""
+    sets = [
+        exp.EQ(
+            this=exp.column(exp.Identifier(this=name, quoted=True)),
+            expression=exp.Add(
+                this=exp.column(exp.Identifier(this=name, quoted=True)),
+                expression=exp.Placeholder(),
+            ),
+        )
+        for name in ("documents", "total_length")
+    ]
+    return _render(exp.Update(this=terms_tables(table, column_name)[1], expressions=sets))
 
 
 def text_rows_select(table: TableName, column_name: str) -> str:

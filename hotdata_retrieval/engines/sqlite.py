@@ -7,13 +7,19 @@ engine connects through ``sqlean.py``, a drop-in ``sqlite3`` that bundles SQLite
 extension loading, and loads sqlite-vec into each connection. The dialect profile follows the
 library's SQLite version (:func:`~hotdata_retrieval.compile.sqlite.sqlite_profile`).
 
-The database is a file (or ``:memory:``). ``load_table`` writes a table, a contentless FTS5
-table per text column holding each row's terms by the library's analysis
+The database is a file (or ``:memory:``). ``load_table`` writes a table; per text column,
+a contentless FTS5 table holding each row's terms by the library's analysis
 (:func:`~hotdata_retrieval.compile.sqlite.fts_table_name`, :mod:`hotdata_retrieval.analysis`)
-and the catalog rows (key, vector columns) in one transaction; vectors are stored as float32
-BLOBs (``vector_storage="blob"``, sqlite-vec's own format) or as JSON text (``"json"``). A table the
+and the BM25 statistics the text search computes tantivy's BM25 from (each row's terms with
+their frequencies and the row's length, and the rows with text and their total length:
+:func:`~hotdata_retrieval.compile.sqlite.terms_table_name`,
+:func:`~hotdata_retrieval.compile.sqlite.corpus_table_name`), kept in step by
+``upsert_rows`` and ``delete_rows``; and the catalog rows (key, vector columns), in one
+transaction; vectors are stored as float32 BLOBs (``vector_storage="blob"``, sqlite-vec's own
+format) or as JSON text (``"json"``). A table the
 library did not write can be searched too: full-text indexes are found by name (and must hold
-analysed terms, as the engine writes them, for its queries to match), a vector
+analysed terms and their statistics, as the engine writes them; a table loaded by a release
+that wrote no statistics is searched once it is loaded again), a vector
 column may hold BLOBs or JSON text, and rows whose vectors are unusable are left out and
 counted in ``SearchResult.vector_scans``.
 """
@@ -23,6 +29,7 @@ from __future__ import annotations
 import datetime
 import json
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,16 +38,21 @@ from urllib.parse import quote
 import attrs
 from sqlglot import exp
 
-from hotdata_retrieval.analysis import indexed_text
+from hotdata_retrieval.analysis import analyze_text
 from hotdata_retrieval.compile.sqlite import (
+    change_corpus,
     create_fts_index,
+    create_terms_tables,
     delete_fts_rows,
+    delete_postings,
     fts_table_name,
     insert_fts_rows,
+    insert_postings,
     schema_tables_select,
     sqlite_profile,
     sqlite_schema,
     table_columns_select,
+    terms_tables,
     text_rows_select,
     vector_scan_sql,
 )
@@ -124,7 +136,7 @@ class SqliteEngine(SqlStoreEngine):
 
     engine_name = "sqlite"
     float32_type = _COLUMN_TYPES["float32"]
-    own_suffixes = ("__fts",)
+    own_suffixes = ("__fts", "__fts_terms", "__fts_corpus")
 
     def __init__(self, database: str | Path = ":memory:", *, embedder: Any = None) -> None:
         self.database = str(database)
@@ -324,6 +336,8 @@ class SqliteEngine(SqlStoreEngine):
                 self._execute(
                     drop_table(self.profile, table_node(fts_table_name(table.name, column), schema))
                 )
+                for statistics in terms_tables(table, column):
+                    self._execute(drop_table(self.profile, statistics))
             self._execute(drop_table(self.profile, target.copy()))
             self._execute(create_table(self.profile, target.copy(), columns))
             statement = insert_rows(self.profile, target.copy(), data.column_names, None)
@@ -333,6 +347,8 @@ class SqliteEngine(SqlStoreEngine):
                 raise EngineError(f"sqlite: {error}", sql=statement) from None
             for column in text_columns:
                 self._execute(create_fts_index(table, column))
+                for statement in create_terms_tables(table, column):
+                    self._execute(statement)
                 self._index_text(table, column)
             self._execute(catalog_create(self.profile, schema))
             self._execute(catalog_delete(self.profile, schema, table.name))
@@ -404,17 +420,15 @@ class SqliteEngine(SqlStoreEngine):
 
         table = described.name
         if described.text_indexes:
-            removals: dict[str, list[tuple[int, str]]] = {c: [] for c in described.text_indexes}
+            removals: dict[str, list[tuple[int, tuple[str, ...]]]] = {
+                c: [] for c in described.text_indexes
+            }
             for rowid, texts in self._keyed_text(described, keys):
                 for column, text in texts.items():
                     if text is not None:
-                        removals[column].append((rowid, indexed_text(str(text))))
+                        removals[column].append((rowid, analyze_text(str(text))))
             for column, entries in removals.items():
-                statement = delete_fts_rows(table, column)
-                try:
-                    self._connection.executemany(statement, entries)
-                except Exception as error:
-                    raise EngineError(f"sqlite: {error}", sql=statement) from None
+                self._change_terms(table, column, entries, added=False)
         removed = 0
         key = self._key_of(described)
         for chunk in self._key_chunks(keys):
@@ -427,28 +441,59 @@ class SqliteEngine(SqlStoreEngine):
 
     def _index_keyed(self, described: StoreTable, column: str, keys: Sequence[Any]) -> None:
         """Index the text of ``column`` of the rows of ``keys`` (just inserted)."""
-        statement = insert_fts_rows(described.name, column)
         entries = [
-            (rowid, indexed_text(str(texts[column])))
+            (rowid, analyze_text(str(texts[column])))
             for rowid, texts in self._keyed_text(described, keys)
             if texts[column] is not None
         ]
-        try:
-            self._connection.executemany(statement, entries)
-        except Exception as error:
-            raise EngineError(f"sqlite: {error}", sql=statement) from None
+        self._change_terms(described.name, column, entries, added=True)
 
     def _index_text(self, table: TableName, column: str) -> None:
-        """Fill the column's contentless FTS5 table: each non-NULL row's rowid and its terms
-        by the library's analysis (:func:`~hotdata_retrieval.analysis.indexed_text`)."""
+        """Fill the column's contentless FTS5 table and its BM25 statistics from each
+        non-NULL row's rowid and its terms by the library's analysis
+        (:func:`~hotdata_retrieval.analysis.analyze_text`)."""
         rows = self._query(text_rows_select(table, column))[1]
-        statement = insert_fts_rows(table, column)
-        try:
-            self._connection.executemany(
-                statement, ((rowid, indexed_text(text)) for rowid, text in rows)
-            )
-        except Exception as error:
-            raise EngineError(f"sqlite: {error}", sql=statement) from None
+        entries = [(int(rowid), analyze_text(str(text))) for rowid, text in rows]
+        self._change_terms(table, column, entries, added=True)
+
+    def _change_terms(
+        self,
+        table: TableName,
+        column: str,
+        entries: Sequence[tuple[int, tuple[str, ...]]],
+        *,
+        added: bool,
+    ) -> None:
+        """Add (or remove) rows' terms, ``(rowid, analysed terms)``, to (or from) the
+        column's contentless FTS5 table (whose ``delete`` command takes the very terms a row
+        was indexed with, FTS5 documentation §4.4.2), its postings (each distinct term's
+        frequency and the row's length) and its corpus row (the rows with text and their
+        terms in all), in the open transaction."""
+        fts_rows = [(rowid, " ".join(terms)) for rowid, terms in entries]
+        if added:
+            postings: list[tuple[Any, ...]] = [
+                (term, rowid, frequency, len(terms))
+                for rowid, terms in entries
+                for term, frequency in Counter(terms).items()
+            ]
+            statements = [
+                (insert_fts_rows(table, column), fts_rows),
+                (insert_postings(table, column), postings),
+            ]
+        else:
+            postings = [(term, rowid) for rowid, terms in entries for term in set(terms)]
+            statements = [
+                (delete_fts_rows(table, column), fts_rows),
+                (delete_postings(table, column), postings),
+            ]
+        sign = 1 if added else -1
+        total = sum(len(terms) for _, terms in entries)
+        change = [(sign * len(entries), sign * total)]
+        for statement, parameters in [*statements, (change_corpus(table, column), change)]:
+            try:
+                self._connection.executemany(statement, parameters)
+            except Exception as error:
+                raise EngineError(f"sqlite: {error}", sql=statement) from None
 
     # -- what SQLite reports beside the hits -----------------------------------------------
 

@@ -5,12 +5,53 @@ WITH "text_hits" AS (
   FROM (
     SELECT
       "base".*,
-      -bm25("docs__body__fts") AS "score"
-    FROM "main"."docs__body__fts"
-    JOIN "main"."docs" AS "base"
-      ON "base"."rowid" = "docs__body__fts"."rowid"
-    WHERE
-      "docs__body__fts" MATCH '"error" OR "e1234" OR "upgrad"'
+      "matched"."score" AS "score"
+    FROM "main"."docs" AS "base"
+    JOIN (
+      SELECT
+        "postings"."doc" AS "doc",
+        SUM(
+          "weights"."idf" * (
+            1.2 + 1
+          ) * "postings"."frequency" / (
+            "postings"."frequency" + 1.2 * (
+              1 - 0.75 + 0.75 * "postings"."length" / "weights"."average_length"
+            )
+          )
+        ) AS "score"
+      FROM (
+        SELECT
+          "counted"."term" AS "term",
+          LN(
+            1 + (
+              "corpus"."documents" - "counted"."documents" + 0.5
+            ) / (
+              "counted"."documents" + 0.5
+            )
+          ) AS "idf",
+          CAST("corpus"."total_length" AS REAL) / "corpus"."documents" AS "average_length"
+        FROM (
+          SELECT
+            "query_term"."value" AS "term",
+            (
+              SELECT
+                COUNT(*)
+              FROM "main"."docs__body__fts_terms" AS "holders"
+              WHERE
+                "holders"."term" = "query_term"."value"
+            ) AS "documents"
+          FROM JSON_EACH('["error", "e1234", "upgrad"]') AS "query_term"
+        ) AS "counted"
+        CROSS JOIN "main"."docs__body__fts_corpus" AS "corpus"
+        WHERE
+          "counted"."documents" > 0
+      ) AS "weights"
+      JOIN "main"."docs__body__fts_terms" AS "postings"
+        ON "postings"."term" = "weights"."term"
+      GROUP BY
+        "postings"."doc"
+    ) AS "matched"
+      ON "matched"."doc" = "base"."rowid"
   )
   ORDER BY
     "score" DESC NULLS FIRST,
