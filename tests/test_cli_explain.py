@@ -538,7 +538,8 @@ def doc_examples() -> list[tuple[list[str], str]]:
     examples = []
     for block in re.findall(r"```console\n(.*?)```", text, re.DOTALL):
         command, _, output = block.partition("\n")
-        assert command.startswith("$ hdq explain "), command
+        if not command.startswith("$ hdq explain "):
+            continue  # another command's example, run by tests/test_docs_examples.py
         examples.append((shlex.split(command.removeprefix("$ hdq explain ")), output))
     return examples
 
