@@ -59,3 +59,51 @@ def test_other_vector_columns_read_back_as_written(tmp_path: Path, rows: list) -
 def test_a_table_without_vectors_reads_as_parquet_does(tmp_path: Path) -> None:
     written = pa.table({"id": [1, 2], "scores": pa.array([[1.0], [2.0]], pa.list_(pa.float64()))})
     assert tables.read_rows(_write(tmp_path, written)).equals(written)
+
+
+def _naive_matrix(path: Path, column: str) -> np.ndarray:
+    """The column as ``pyarrow.parquet.read_table`` reads it, row by row into float32, a NULL
+    row all zeros: the reference the search matrix must equal."""
+    rows = pq.read_table(path).column(column).to_pylist()
+    width = max((len(row) for row in rows if row is not None), default=0)
+    return np.array([row or [0.0] * width for row in rows], dtype=np.float32).reshape(-1, width)
+
+
+def test_batches_are_sized_by_bytes_from_the_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tables, "_VECTOR_BATCH_ROWS", 1_000)
+    monkeypatch.setattr(tables, "_VECTOR_BATCH_BYTES", 3 * 6 * 4)  # three 6-d float32 rows
+    matrix = np.random.default_rng(5).standard_normal((50, 6)).astype(np.float32)
+    written = pa.table(
+        {"id": np.arange(50), "emb": pa.array(matrix.tolist(), pa.list_(pa.float32()))}
+    )
+    path = _write(tmp_path, written)
+    parquet = pq.ParquetFile(path)
+    assert tables._vector_batch_rows(parquet, parquet.schema_arrow.field("emb")) == 3
+    read = tables.read_rows(path)
+    assert read.equals(written) and read.column("emb").num_chunks == 1
+    assert np.array_equal(VectorColumnIndex(read.column("emb")).matrix, _naive_matrix(path, "emb"))
+
+
+@pytest.mark.parametrize("element", [pa.float16(), pa.float32(), pa.float64()])
+@pytest.mark.parametrize("null_row", [None, 0, 17, 44])
+def test_the_search_matrix_equals_the_column_read_naively(
+    tmp_path: Path, element: pa.DataType, null_row: int | None
+) -> None:
+    """Across row groups of 10 and batches of 7 rows, with or without a NULL vector, and for
+    half, single and double precision values (converted to float32 as NumPy converts them)."""
+    values = np.random.default_rng(11).standard_normal((45, 4)) * 100
+    rows: list = [list(row) for row in values.astype(element.to_pandas_dtype())]
+    if null_row is not None:
+        rows[null_row] = None
+    path = _write(
+        tmp_path, pa.table({"id": np.arange(45), "emb": pa.array(rows, pa.list_(element))})
+    )
+    read = tables.read_rows(path)
+    assert read.column("emb").to_pylist() == pq.read_table(path).column("emb").to_pylist()
+    index = VectorColumnIndex(read.column("emb"))
+    assert index.matrix.dtype == np.float32
+    assert np.array_equal(index.matrix, _naive_matrix(path, "emb"))
+    expected_present = [row for row in range(45) if row != null_row]
+    assert index.present.tolist() == expected_present

@@ -347,16 +347,22 @@ def read_rows(path: Path) -> pa.Table:
     process's baseline after the read, 255 MiB once the pool returns its unused memory
     (``MemoryPool.release_unused``, about 3 ms), which it is asked to here.
 
-    A float32 vector column without NULL rows is read row group by row group into one
+    A float32 vector column without NULL rows is read a few MiB at a time into one
     ``(rows, dimensions)`` float32 matrix, which the returned column views in place
     (:func:`_vector_column`): Parquet hands a column back in several chunks, and the search
     matrix of such a column was a second copy beside the table's (3.34x the vectors resident
     at 1M rows), while decoding the whole column at once held all its temporaries together.
+    The file is read through a buffered stream (:data:`_STREAM_BUFFER_BYTES`) without
+    pre-buffering: pyarrow's reader otherwise reads a row group's whole column chunk into
+    memory before decoding it, a second copy of the vectors while the matrix fills (peak 5.0x
+    the vectors over the baseline at 100,000 rows and 2.3x at 1,000,000, against 1.5x and
+    1.08x streamed in batches of :data:`_VECTOR_BATCH_BYTES`; ``benchmarks/
+    bench_open_memory.py``).
 
     Raises:
         as ``pyarrow.parquet.read_table``.
     """
-    parquet = pq.ParquetFile(path)
+    parquet = pq.ParquetFile(path, buffer_size=_STREAM_BUFFER_BYTES, pre_buffer=False)
     schema = parquet.schema_arrow
     vectors = [field.name for field in schema if _float32_lists(field.type)]
     if not vectors:
@@ -383,19 +389,48 @@ def _float32_lists(kind: pa.DataType) -> bool:
     )
 
 
+_STREAM_BUFFER_BYTES = 1 << 20
+"""Bytes of a Parquet file read at a time when a table with vector columns is opened (see
+:func:`read_rows`)."""
+
+_VECTOR_BATCH_BYTES = 4 << 20
+"""About how many bytes of a vector column's values are decoded at a time: the decoder's
+temporaries (the values, and a repetition and a definition level per value) are a few times
+a batch, and a batch is copied into the matrix and let go before the next."""
+
 _VECTOR_BATCH_ROWS = 65_536
-"""Rows of a vector column decoded at a time (96 MiB of 384-dimension vectors)."""
+"""The most rows of a vector column decoded at a time."""
+
+
+def _vector_batch_rows(parquet: pq.ParquetFile, field: pa.Field) -> int:
+    """Rows of vector column ``field`` that hold about :data:`_VECTOR_BATCH_BYTES` of float32
+    values, from the file's metadata (its values per row), at most :data:`_VECTOR_BATCH_ROWS`."""
+    metadata = parquet.metadata
+    leaves = [
+        index
+        for index in range(metadata.num_columns)
+        # a name holding dots may count another column's values too: smaller batches only
+        if metadata.schema.column(index).path.startswith(f"{field.name}.")
+    ]
+    values = sum(
+        max(0, metadata.row_group(group).column(index).num_values)
+        for group in range(metadata.num_row_groups)
+        for index in leaves
+    )
+    per_row = 4 * max(1, -(-values // max(1, metadata.num_rows)))
+    return max(1, min(_VECTOR_BATCH_ROWS, _VECTOR_BATCH_BYTES // int(per_row)))
 
 
 def _vector_column(parquet: pq.ParquetFile, field: pa.Field) -> pa.ChunkedArray:
-    """Vector column ``field`` of ``parquet``, :data:`_VECTOR_BATCH_ROWS` rows at a time:
+    """Vector column ``field`` of ``parquet``, :func:`_vector_batch_rows` rows at a time:
     into one float32 matrix viewed as a single-chunk list column when every row holds a
     vector of one length (the rows a load writes), else as the batches come."""
     rows = parquet.metadata.num_rows
     matrix: np.ndarray | None = None
     chunks: list[pa.Array] = []
     start = 0
-    batches = parquet.iter_batches(batch_size=_VECTOR_BATCH_ROWS, columns=[field.name])
+    batch_rows = _vector_batch_rows(parquet, field)
+    batches = parquet.iter_batches(batch_size=batch_rows, columns=[field.name])
     for number, batch in enumerate(batches):
         chunk = batch.column(0)
         bounds = pc.min_max(pc.list_value_length(chunk)).as_py()
