@@ -52,7 +52,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 
-from hotdata_retrieval.analysis import indexed_text
+from hotdata_retrieval.analysis import BM25_B, BM25_K1, indexed_text
 from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
 from hotdata_retrieval.compile.nodes import (
     COMPILER_TRANSFORMS,
@@ -130,11 +130,6 @@ def text_index_schema(schema: str, table: str, column: str) -> str:
 def _quoted(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=True)
 
-
-BM25_K1 = 1.2
-"""BM25's term-frequency saturation, tantivy's (``tantivy::query::bm25``, ``K1``)."""
-BM25_B = 0.75
-"""BM25's length normalisation, tantivy's (``tantivy::query::bm25``, ``B``)."""
 
 _TEXT_SEARCH = sqlglot.parse_one(
     """

@@ -68,7 +68,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 
-from hotdata_retrieval.analysis import analyze_text, terms_column
+from hotdata_retrieval.analysis import BM25_B, BM25_K1, analyze_text, terms_column
 from hotdata_retrieval.compile.compiler import (
     BASE,
     BranchRequest,
@@ -164,11 +164,6 @@ def tsquery_text(query_text: str) -> str:
 def _quoted(name: str) -> exp.Identifier:
     return exp.Identifier(this=name, quoted=True)
 
-
-BM25_K1 = 1.2
-"""BM25's term-frequency saturation, tantivy's (``tantivy::query::bm25``, ``K1``)."""
-BM25_B = 0.75
-"""BM25's length normalisation, tantivy's (``tantivy::query::bm25``, ``B``)."""
 
 TEXT_INDEX_SCHEMA = "hdq_text"
 """The schema holding each text column's term statistics (:func:`text_statistics_table`)."""

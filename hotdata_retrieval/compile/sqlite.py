@@ -68,7 +68,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.sqlite import SQLite
 
-from hotdata_retrieval.analysis import analyze_text
+from hotdata_retrieval.analysis import BM25_B, BM25_K1, analyze_text
 from hotdata_retrieval.compile.compiler import (
     LiteralBinder,
     column,
@@ -152,12 +152,6 @@ def _sqlite_table(table: exp.Table) -> exp.Table:
         db=identifier("main" if schema in ("", "public") else schema),
         alias=table.args.get("alias"),
     )
-
-
-BM25_K1 = 1.2
-"""BM25's term-frequency saturation, tantivy's (``tantivy::query::bm25``, ``K1``)."""
-BM25_B = 0.75
-"""BM25's length normalisation, tantivy's (``tantivy::query::bm25``, ``B``)."""
 
 
 def terms_table_name(table: str, column: str) -> str:

@@ -15,7 +15,11 @@ compiled statement reproduces:
   default analysis (lancedb 0.40), ``istanbul`` does not find ``İstanbul`` and tokens longer
   than 40 characters are dropped (``FTS(max_token_length=40)``). The query is the text's
   terms by the same analysis, passed as a ``MatchQuery`` and so never parsed as syntax
-  (typed quotes would otherwise make a phrase query);
+  (typed quotes would otherwise make a phrase query). LanceDB finds the rows; their score is
+  the documented BM25 (:func:`hotdata_retrieval.analysis.bm25_score`, tantivy's formula, as
+  every SQL store computes it), computed on the client from each row's terms and the table's
+  statistics (:meth:`LancedbEngine._scored_matches`): LanceDB's own ``_score`` is in float32
+  and counts only rows holding a term as documents;
 - a **nearest** branch is an exact scan (``bypass_vector_index``) by the plan's metric:
   ``cosine``, ``l2`` (LanceDB's ``l2`` is the squared Euclidean distance, as the Hotdata
   engine's) or ``dot``, whose LanceDB distance ``1 - a·b`` is reported as ``-(a·b)``, the
@@ -49,13 +53,20 @@ indexes after, so it is atomic with its text index too.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from hotdata_retrieval.analysis import TERMS_SUFFIX, indexed_text, terms_column
+from hotdata_retrieval.analysis import (
+    TERMS_SUFFIX,
+    analyze_text,
+    bm25_score,
+    indexed_text,
+    terms_column,
+)
 from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
@@ -106,6 +117,10 @@ _MODEL_METADATA = b"hdq.vector_model"
 _TEXT_METADATA = b"hdq.text_columns"
 """The table's text columns, as a JSON list: the full-text indexes a version must have to be
 read (:func:`_complete`)."""
+_STATISTICS_METADATA = b"hdq.text_statistics"
+"""Each text column's corpus statistics, as a JSON object: the column's name to ``[rows with
+text, their terms in all]`` (NULL is no document), written with every version of the rows
+(:meth:`LancedbEngine._write`), so the mean length of the documented BM25 is the table's."""
 _NAME = "lancedb"
 
 
@@ -360,6 +375,10 @@ class LancedbEngine(RoutesByIndexes):
         """Commit ``data`` (its schema's metadata naming ``texts``) as the new version of table
         ``name``, then each text column's full-text index as a version after it: until the
         last is built, searches read the version before (module docstring)."""
+        statistics = {column: _corpus_of(data.column(terms_column(column))) for column in texts}
+        metadata = dict(data.schema.metadata or {})
+        metadata[_STATISTICS_METADATA] = json.dumps(statistics).encode()
+        data = data.replace_schema_metadata(metadata)
         try:
             opened = self._database.create_table(name, data, mode="overwrite")
             for column in texts:
@@ -625,7 +644,9 @@ class LancedbEngine(RoutesByIndexes):
         if where is not None:
             query["where"] = where
 
-        def fetch(count: int) -> list[dict[str, Any]]:
+        def fetch(
+            count: int, *, filtered: bool = True, selected: Sequence[str] | None = None
+        ) -> list[dict[str, Any]]:
             from lancedb.query import FullTextOperator, MatchQuery
 
             if isinstance(branch, Bm25Search):
@@ -647,20 +668,23 @@ class LancedbEngine(RoutesByIndexes):
                     .distance_type(branch.metric.value)
                     .bypass_vector_index()
                 )
-            if where is not None:
+            if where is not None and filtered:
                 search = search.where(where, prefilter=True)
             try:
-                selected = search.select([*columns, raw_name])
-                rows: list[dict[str, Any]] = selected.limit(count).to_list()
+                chosen = search.select([*(columns if selected is None else selected), raw_name])
+                rows: list[dict[str, Any]] = chosen.limit(count).to_list()
             except Exception as error:
                 raise EngineError(f"lancedb: {error}", sql=json.dumps(query)) from None
             return rows
 
-        count = bound
-        rows = fetch(count)
-        while len(rows) == count and rows[bound - 1][raw_name] == rows[-1][raw_name]:
-            count *= 2
+        if isinstance(branch, Bm25Search):
+            rows = self._scored_matches(opened, branch, fetch, where is not None, columns)
+        else:
+            count = bound
             rows = fetch(count)
+            while len(rows) == count and rows[bound - 1][raw_name] == rows[-1][raw_name]:
+                count *= 2
+                rows = fetch(count)
         # Rows of a table without a key are told apart by their place in LanceDB's answer.
         scored = [
             (position if key is None else row[key], float(row[raw_name]) + shift, row)
@@ -681,6 +705,41 @@ class LancedbEngine(RoutesByIndexes):
             rows={item[0]: item[2] for item in kept},
             query=query,
         )
+
+    def _scored_matches(
+        self,
+        opened: Any,
+        branch: Bm25Search,
+        fetch: Callable[..., list[dict[str, Any]]],
+        filtered: bool,
+        columns: Sequence[str],
+    ) -> list[dict[str, Any]]:
+        """Every row matching a text branch's terms (and the plan's filter), its ``_score``
+        the documented BM25 (:func:`~hotdata_retrieval.analysis.bm25_score`), not LanceDB's:
+        LanceDB's is in float32 and counts only rows with at least one term as documents
+        (measured with lancedb 0.40: an empty text or a text of stop words is no document
+        there, while the formula counts every row with text). ``tf`` and the row's length
+        come from its terms column, ``df`` from the rows of the whole table holding each
+        query term (a second, unfiltered fetch when the plan has a filter), ``N`` and the
+        mean length from the statistics the table's version records
+        (:data:`_STATISTICS_METADATA`). Every match is fetched, so the cut is the
+        formula's."""
+        terms_name = terms_column(branch.column)
+        total = int(opened.count_rows())
+        if not total:
+            return []
+        query = analyze_text(branch.query_text)
+        rows = fetch(total, selected=list(dict.fromkeys([*columns, terms_name])))
+        holders = rows if not filtered else fetch(total, filtered=False, selected=[terms_name])
+        frequencies = Counter(
+            term for row in holders for term in set((row[terms_name] or "").split()) & set(query)
+        )
+        documents, length = _corpus_statistics(opened, branch.column)
+        average = length / documents if documents else 1.0
+        for row in rows:
+            terms = (row[terms_name] or "").split()
+            row["_score"] = bm25_score(query, terms, frequencies, documents, average)
+        return rows
 
     def search(self, plan: SearchPlan) -> SearchResult:
         """Run ``plan`` branch by branch in LanceDB and fuse on the client (module docstring).
@@ -809,6 +868,29 @@ def _text_analysis() -> Any:
         ascii_folding=False,
         max_token_length=None,
     )
+
+
+def _corpus_of(terms: Any) -> list[int]:
+    """``[rows with text, their terms in all]`` of a terms column (an Arrow array of each
+    row's terms joined by spaces, NULL for a NULL text)."""
+    joined = [row for row in terms.to_pylist() if row is not None]
+    return [len(joined), sum(len(row.split()) for row in joined)]
+
+
+def _corpus_statistics(opened: Any, column: str) -> tuple[int, int]:
+    """The rows with text in text column ``column`` of ``opened`` and their terms in all:
+    from the version's :data:`_STATISTICS_METADATA`, or, for a table written before the
+    library recorded them, counted from the terms column."""
+    recorded = (opened.schema.metadata or {}).get(_STATISTICS_METADATA)
+    if recorded is not None and column in json.loads(recorded):
+        documents, length = json.loads(recorded)[column]
+        return int(documents), int(length)
+    try:
+        scanned = opened.to_arrow().column(terms_column(column))
+    except Exception as error:
+        raise EngineError(f"lancedb: {error}") from None
+    documents, length = _corpus_of(scanned)
+    return documents, length
 
 
 _PLACE = "__place"

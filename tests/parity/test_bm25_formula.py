@@ -13,6 +13,8 @@ import pyarrow as pa
 import pytest
 
 from hotdata_retrieval.analysis import analyze_text
+from hotdata_retrieval.plan.filters import Comparison
+from hotdata_retrieval.plan.search import Bm25Search, SearchPlan
 from hotdata_retrieval.routing import SearchRequest
 from tests.parity.engines import bodies_table, loaded_engine
 
@@ -29,7 +31,7 @@ BODIES = [
 QUERIES = ["disk full", "disk disk node", "moon node full", "failure failure failure", "absent"]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "duckdb", "postgres"])
+@pytest.fixture(scope="module", params=["sqlite", "duckdb", "postgres", "lancedb"])
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
@@ -105,3 +107,19 @@ def test_text_scores_after_changes_equal_the_documented_bm25(engine: Any) -> Non
         assert found.keys() == expected.keys(), query
         for key, score in expected.items():
             assert found[key] == pytest.approx(score, abs=1e-6), (query, key)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_a_filter_keeps_the_whole_tables_statistics(engine: Any, query: str) -> None:
+    """A filter chooses rows, not the corpus: the kept rows score as without the filter (the
+    document counts, row count and mean length are the table's)."""
+    plan = SearchPlan(
+        source=Bm25Search(table="formula_rows", column="body", query_text=query, allow_empty=True),
+        filter=Comparison(column="id", operator=">=", value=4),
+        limit=20,
+    )
+    found = {hit.key: hit.score for hit in engine.search(plan).hits}
+    expected = {key: score for key, score in _reference(query).items() if key >= 4}
+    assert found.keys() == expected.keys()
+    for key, score in expected.items():
+        assert found[key] == pytest.approx(score, abs=1e-6)
