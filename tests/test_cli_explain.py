@@ -45,6 +45,14 @@ BM25 = Bm25Search(table="docs", column="body", query_text="error E1234")
 KNN = NearestNeighborSearch(table="docs", column="embedding", query_vector=[0.12, -0.5, 0.33])
 
 
+@pytest.fixture(autouse=True)
+def no_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No database where ``hdq explain`` would look for one (``.hdq`` of the current directory,
+    ``$HDQ_DATABASE``): a column left out is an error here, unless a test loads a table."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HDQ_DATABASE", raising=False)
+
+
 def hdq(*args: str, input: str | None = None) -> Result:
     return CliRunner().invoke(main, ["explain", *args], input=input)
 
@@ -468,7 +476,7 @@ def test_invalid_vector_file(tmp_path: Path) -> None:
         (["--mode", "nearest", "--table", "docs", "--vector-column", "e"], "needs --vector"),
         (["--mode", "hybrid", *TEXT], "--mode hybrid needs --vector-column"),
         (["--mode", "bm25", *TEXT], "Invalid value for '--mode'"),
-        (["--table", "docs"], "give --query (text search), --vector"),
+        (["--table", "docs"], "give a query, QUERY or --query (text search), --vector"),
         (["--text-column", "body", "--query", "q"], "--table is required"),
         ([], "--table is required"),
         (["--mode", "text", *TEXT, "--vector", "[1]"], "--vector does not apply to --mode text"),

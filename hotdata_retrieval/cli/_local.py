@@ -39,6 +39,12 @@ database_option = _database_option(
     "The local database directory (with --engine: the store's file, directory or URL)."
 )
 
+table_database_option = _database_option(
+    "The local database (with --engine: the store's file, directory or URL) whose table "
+    "supplies the column options left out, as hdq search reads them."
+)
+"""``--database`` of ``hdq explain``: read only when the options leave a column out."""
+
 local_database_option = _database_option("The local database directory.")
 """``--database`` of a command that runs on the local engine only (no ``--engine``)."""
 

@@ -1,9 +1,12 @@
 """``hdq explain``: print the one SQL statement a search compiles to.
 
-The plan is built from options (``--mode``, ``--table``, ``--query``, ``--vector``, ...) or read
-from a JSON plan document (``--plan``). Standard output carries only the requested artefact:
-the SQL, or with ``--format json`` one JSON object. Notes go to standard error, as SQL
-comments. Exit codes: :mod:`hotdata_retrieval.cli.exit_codes`.
+The plan is built from options (``--mode``, ``--table``, the query as ``QUERY`` or ``--query``,
+``--vector``, ...) or read from a JSON plan document (``--plan``). When the options leave out a
+column the mode needs (``--text-column``, ``--vector-column``, ``--vector``) but give a query,
+the plan is made from the table's indexes in ``--database`` exactly as ``hdq search`` makes it
+(:func:`hotdata_retrieval.cli.search.plan_table_search`). Standard output carries only the
+requested artefact: the SQL, or with ``--format json`` one JSON object. Notes go to standard
+error, as SQL comments. Exit codes: :mod:`hotdata_retrieval.cli.exit_codes`.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from hotdata_retrieval.cli._engines import ENGINE_DIALECTS, ENGINE_NAMES
+from hotdata_retrieval.cli._engines import ENGINE_DIALECTS, ENGINE_NAMES, query_embedder_option
 from hotdata_retrieval.cli._errors import CommandError, in_option_terms
 from hotdata_retrieval.cli._input import describe, is_stdin, read_input, text_argument
+from hotdata_retrieval.cli._local import table_database_option
 from hotdata_retrieval.cli._options import (
     FUSION_FLAGS,
     FUSION_OPTION_NAMES,
@@ -211,7 +215,11 @@ def _read_document(path: str) -> Mapping[str, Any]:
 
 
 def _mode(ctx: click.Context, params: Mapping[str, Any]) -> str:
-    """The mode asked for, or inferred: both --query and --vector → hybrid, one → that one."""
+    """The mode asked for, or inferred: both a query and --vector → hybrid, one → that one.
+
+    Raises:
+        click.UsageError: neither a mode, a query nor a vector.
+    """
     mode: str | None = params["mode"]
     if mode is None:
         has_query, has_vector = params["query"] is not None, params["vector"] is not None
@@ -223,17 +231,99 @@ def _mode(ctx: click.Context, params: Mapping[str, Any]) -> str:
             mode = "nearest"
         else:
             raise click.UsageError(
-                "give --query (text search), --vector (nearest-neighbour search) or both "
-                "(hybrid), or --mode, or a plan document with --plan",
+                "give a query, QUERY or --query (text search), --vector (nearest-neighbour "
+                "search) or both (hybrid), or --mode, or a plan document with --plan",
                 ctx=ctx,
             )
-    for name in _NEEDS[mode]:
-        if params[name] is None:
-            raise click.UsageError(f"--mode {mode} needs {_flag(ctx, name)}", ctx=ctx)
+    return mode
+
+
+def _check_applies(ctx: click.Context, mode: str, params: Mapping[str, Any]) -> None:
+    """Refuse an option ``mode`` does not use, rather than ignore it.
+
+    Raises:
+        click.UsageError: the first such option given.
+    """
     for name in (*_BRANCH_OPTIONS, *_FUSION_OPTIONS):
         if name not in _USES[mode] and _given(ctx, name):
             raise click.UsageError(f"{_flag(ctx, name)} does not apply to --mode {mode}", ctx=ctx)
-    return mode
+
+
+_READ_FROM_TABLE = ("text_column", "vector_column", "vector")
+"""The options a mode needs that ``hdq explain`` reads from the table when they are left out
+and a query is given."""
+
+
+def _missing(ctx: click.Context, mode: str, params: Mapping[str, Any]) -> str | None:
+    """The first option ``mode`` needs that is not given, or ``None``.
+
+    Raises:
+        click.UsageError: the query is missing, or another option the table cannot supply.
+    """
+    missing = [name for name in _NEEDS[mode] if params[name] is None]
+    if not missing:
+        return None
+    if params["query"] is None or not set(missing) <= set(_READ_FROM_TABLE):
+        raise click.UsageError(f"--mode {mode} needs {_flag(ctx, missing[0])}", ctx=ctx)
+    return missing[0]
+
+
+def _plan_from_table(
+    ctx: click.Context, mode: str, missing: str, params: Mapping[str, Any]
+) -> tuple[SearchPlan, str]:
+    """The plan ``hdq search`` would run for these options (the columns left out read from
+    the table's indexes in ``--database``), and a note saying where it came from.
+
+    Raises:
+        click.UsageError: no database to read the table from; an option the table decides.
+        HotdataRetrievalError: as :func:`~hotdata_retrieval.cli.search.plan_table_search`.
+    """
+    from hotdata_retrieval.cli._engines import open_engine
+    from hotdata_retrieval.cli.search import plan_table_search
+
+    for name in ("metric", "catalog", "schema_name"):
+        if _given(ctx, name):
+            raise click.UsageError(
+                f"{_flag(ctx, name)} does not apply when the table's columns are read from "
+                f"--database (for the {_flag(ctx, missing)} left out): the table decides it",
+                ctx=ctx,
+            )
+    engine_name: str = params["engine_name"] or "local"
+    database = params["database"]
+    try:
+        engine = open_engine(engine_name, database)
+    except click.UsageError:
+        raise click.UsageError(
+            f"--mode {mode} needs {_flag(ctx, missing)}, or a database holding table "
+            f"{params['table']!r} to read it from (as hdq search does): there is no database at "
+            f"{database}",
+            ctx=ctx,
+        ) from None
+    vector = None if params["vector"] is None else _read_vector(params["vector"])
+    request = {
+        name: params[name]
+        for name in ("limit", "offset", "text_column", "vector_column", "key_column")
+        if params[name] is not None
+    }
+    if params["columns"] is not None:
+        request["columns"] = list(params["columns"])
+    with engine:
+        _, plan = plan_table_search(
+            engine,
+            engine_name,
+            params["table"],
+            params["query"],
+            mode=params["mode"] or ("auto" if vector is None else "hybrid"),
+            embedder_choice=params["embedder_choice"],
+            fusion_params={name: params[name] for name in FUSION_OPTION_NAMES},
+            embed_query=None if vector is None else (lambda _text: vector),
+            filter=_filter(params["filters"]),
+            include_branch_scores=params["include_branch_scores"],
+            **request,
+        )
+    where = database if engine_name == "local" else f"the {engine_name} store {database}"
+    note = f"planned from the indexes of table {plan.table} in {where}, as hdq search plans it"
+    return plan, note
 
 
 def _filter(texts: Sequence[str]) -> Predicate | None:
@@ -386,6 +476,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
 
 
 @click.command("explain")
+@click.argument("query_argument", metavar="[QUERY]", required=False)
 @click.option(
     "--plan",
     "plan_file",
@@ -415,7 +506,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
 @click.option(
     "--query",
     metavar="TEXT",
-    help="Query text, passed to the engine verbatim ('-': read it from stdin).",
+    help="The query text, as QUERY: passed to the engine verbatim ('-': read it from stdin).",
 )
 @click.option(
     "--vector",
@@ -479,6 +570,8 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     help="Compile for this engine's dialect: local is hotdata; sqlite, postgres and duckdb "
     "their own (LanceDB runs no SQL).",
 )
+@table_database_option
+@query_embedder_option
 @click.option(
     "--format",
     "output_format",
@@ -512,8 +605,17 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
     value); 2 usage error.
     """
     plan_file: str | None = params["plan_file"]
+    query_argument: str | None = params.pop("query_argument")
+    query_name = "--query"
+    if query_argument is not None:
+        if params["query"] is not None:
+            raise click.UsageError(
+                "the query is given twice, as QUERY and as --query: give it once", ctx=ctx
+            )
+        params["query"], query_name = query_argument, "QUERY"
     if plan_file is not None:
         given = [_flag(ctx, name) for name in _BUILDING_OPTIONS if _given(ctx, name)]
+        given += ["QUERY"] if query_argument is not None else []
         if given:
             raise click.UsageError(
                 f"--plan cannot be combined with {', '.join(given)}: the plan document holds "
@@ -523,6 +625,11 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
     elif params["table"] is None:
         raise click.UsageError("--table is required (or give a plan document with --plan)", ctx=ctx)
     mode = None if plan_file is not None else _mode(ctx, params)
+    missing = None if mode is None else _missing(ctx, mode, params)
+    if mode is not None and (missing is None or _given(ctx, "mode")):
+        # A mode inferred from a query alone, read from the table, is hdq search's auto: the
+        # router then refuses an option the mode it chooses does not use.
+        _check_applies(ctx, mode, params)
     dialect: str = params["dialect"]
     engine_name: str | None = params["engine_name"]
     if engine_name is not None:
@@ -540,6 +647,7 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
             )
         dialect = target
 
+    read_from: str | None = None
     try:
         if plan_file is not None:
             plan = plan_from_document(
@@ -550,18 +658,25 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
         else:
             assert mode is not None
             if params["query"] is not None:
-                params["query"] = text_argument(params["query"], "--query")
-            plan = _build_plan(mode, params)
+                params["query"] = text_argument(params["query"], query_name)
+            if missing is not None:
+                plan, read_from = _plan_from_table(ctx, mode, missing, params)
+            else:
+                plan = _build_plan(mode, params)
         sql = to_sql(plan, dialect, pretty=True)
         findings = lint_sql(sql) if dialect == "hotdata" else []
+    except click.UsageError:
+        raise
     except HotdataRetrievalError as error:
-        names = OPTION_NAMES if plan_file is None else {}
+        names = {} if plan_file is not None else {**OPTION_NAMES, "query_text": query_name}
         raise InvalidPlanError(in_option_terms(error, names)) from None
     except RecursionError:
         raise InvalidPlanError("the plan is nested too deeply") from None
 
     prelude = _prelude(dialect) if params["prelude"] else []
     if not params["quiet"]:
+        if read_from is not None:
+            click.secho(f"-- {read_from}", err=True, dim=True)
         for line in _notes(plan, dialect):
             click.secho(line, err=True, dim=True)
         if dialect == "duckdb" and not params["prelude"]:

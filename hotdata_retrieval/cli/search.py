@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +328,86 @@ def _branch_json(branch: Any) -> dict[str, Any]:
     return document
 
 
+def plan_table_search(
+    engine: Any,
+    engine_name: str,
+    table: str,
+    query: str,
+    *,
+    mode: str,
+    embedder_choice: str | None,
+    fusion_params: Mapping[str, Any],
+    embed_query: Callable[[str], Sequence[float]] | None = None,
+    **request: Any,
+) -> tuple[TableIndexes, SearchPlan]:
+    """The plan ``hdq search`` runs for ``query`` on ``table`` of ``engine``, and the table's
+    indexes: the options a search leaves out (the text and vector columns, the key, the mode
+    ``auto`` resolves to) are read from the table, as :func:`hotdata_retrieval.routing.
+    plan_search` routes them. ``hdq explain`` plans the same way when it reads the table.
+
+    Args:
+        engine: an open engine (:func:`~hotdata_retrieval.cli._engines.open_engine`).
+        engine_name: its ``--engine`` name, for messages.
+        table: the table's name as typed.
+        query: the query text.
+        mode: a :class:`~hotdata_retrieval.routing.SearchMode` value.
+        embedder_choice: ``--embedder`` (``None``: the model recorded for the table).
+        fusion_params: the values of :func:`~hotdata_retrieval.cli._options.fusion_options`.
+        embed_query: embeds the query (default: the table's embedder); ``hdq explain``
+            passes the ``--vector`` it was given.
+        request: the other fields of :class:`~hotdata_retrieval.routing.SearchRequest`.
+
+    Raises:
+        CommandError: the table has no index the mode needs; no embedder where one is needed.
+        PlanError: a bad option value, or a fusion option for a search that is not hybrid.
+        HotdataRetrievalError: no such table, or the engine cannot read it.
+    """
+    indexes = engine.indexes(table)
+    _check_indexes(indexes, mode)
+    embedder = None
+    if embed_query is None:
+        try:
+            embedder = table_embedder(engine, indexes.table, embedder_choice)
+        except HotdataRetrievalError:
+            if mode != SearchMode.TEXT.value or embedder_choice is not None:
+                raise  # text search needs no embedder; the others do
+        else:
+            if embedder is not None:
+                engine.embedder = embedder
+    method, settings = fusion_settings(fusion_params)
+    fusion_file = fusion_params.get("fusion_file")
+    chosen = fusion_params.get("fusion") is not None or bool(settings) or fusion_file is not None
+    fused = (SearchMode.HYBRID.value, SearchMode.AUTO.value)
+    if chosen and not request.get("queries") and mode not in fused:
+        # Said before the method checks its options: the option is no question of method.
+        name = next(iter(settings), "fusion")
+        raise PlanError(
+            f"{name} applies only to hybrid search, which fuses BM25 with "
+            f"nearest-neighbour search; this search is {mode}",
+            field=name,
+            value=settings.get(name, fusion_params.get("fusion")),
+        )
+    search_request = SearchRequest(
+        table=indexes.table,
+        query=query,
+        mode=mode,
+        fusion=FusionChoice(method=method, options=settings) if chosen else None,
+        **request,
+    )
+    try:
+        plan = engine.plan_search(search_request, embed_query=embed_query)
+    except PlanError as error:
+        if error.field == "embedder" and embedder is None and embed_query is None:
+            raise CommandError(
+                no_embedder_message(engine_name, indexes.table, f"{mode} search")
+            ) from None
+        if fusion_file is None or error.field not in {*settings, "fusion"}:
+            raise
+        # The option came from the file: name the file, not a flag of the same name.
+        raise PlanError(str(error), field="fusion_file", value=error.value) from None
+    return indexes, plan
+
+
 @click.command("search")
 @click.argument("query")
 @click.option("--table", required=True, help="The table to search (1-3 part name).")
@@ -486,19 +566,14 @@ def search(
     the hits, best first. QUERY '-' reads the query from stdin."""
     query = text_argument(query, "QUERY")
     with open_engine(engine_name, database) as engine:
-        indexes = engine.indexes(table)
-        _check_indexes(indexes, mode)
-        embedder = None
-        try:
-            embedder = table_embedder(engine, indexes.table, embedder_choice)
-        except HotdataRetrievalError:
-            if mode != SearchMode.TEXT.value or embedder_choice is not None:
-                raise  # text search needs no embedder; the others do
-        else:
-            if embedder is not None:
-                engine.embedder = embedder
-        method, settings = fusion_settings(
-            {
+        indexes, plan = plan_table_search(
+            engine,
+            engine_name,
+            table,
+            query,
+            mode=mode,
+            embedder_choice=embedder_choice,
+            fusion_params={
                 "fusion": fusion,
                 "weights": weights,
                 "rank_constant": rank_constant,
@@ -506,28 +581,12 @@ def search(
                 "depth": depth,
                 "min_score": min_score,
                 "fusion_file": fusion_file,
-            }
-        )
-        chosen = fusion is not None or bool(settings) or fusion_file is not None
-        if chosen and not queries and mode not in (SearchMode.HYBRID.value, SearchMode.AUTO.value):
-            # Said before the method checks its options: the option is no question of method.
-            name = next(iter(settings), "fusion")
-            raise PlanError(
-                f"{name} applies only to hybrid search, which fuses BM25 with "
-                f"nearest-neighbour search; this search is {mode}",
-                field=name,
-                value=settings.get(name, fusion),
-            )
-        request = SearchRequest(
-            table=indexes.table,
-            query=query,
-            mode=mode,
+            },
             limit=limit,
             offset=offset,
             filter=_filter(filters),
             columns=None if columns is None else [c.strip() for c in columns.split(",")],
             text_column=text_column,
-            fusion=FusionChoice(method=method, options=settings) if chosen else None,
             explain_scores=explain_scores,
             queries=list(queries),
             formula=None if formula_text is None else _formula_json(formula_text),
@@ -543,17 +602,6 @@ def search(
             fragment_size=fragment_size,
             fragments=fragments,
         )
-        try:
-            plan = engine.plan_search(request)
-        except PlanError as error:
-            if error.field == "embedder" and embedder is None:
-                raise CommandError(
-                    no_embedder_message(engine_name, indexes.table, f"{mode} search")
-                ) from None
-            if fusion_file is None or error.field not in {*settings, "fusion"}:
-                raise
-            # The option came from the file: name the file, not a flag of the same name.
-            raise PlanError(str(error), field="fusion_file", value=error.value) from None
         result = engine.search(plan)
     if output_format == "json":
         document: dict[str, Any] = {
@@ -580,7 +628,7 @@ def search(
         click.echo(json.dumps(document, indent=2, default=str))
         return
     console = make_console()
-    shape = {
+    shape: dict[str, Any] = {
         "ranks": explain or plan.fusion is not None,
         "key_column": plan.key_column,
         "first_position": plan.offset + 1,

@@ -1,0 +1,199 @@
+"""``hdq explain`` takes the query as ``hdq search`` does (``QUERY``, with ``--query`` kept as
+its alias), and when the options leave out a column the mode needs, it reads the table's
+indexes from ``--database`` and prints the statement ``hdq search`` runs for the same words
+(docs/cli.md, ``hdq explain``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
+from hotdata_retrieval.embed import HashingEmbedder
+from hotdata_retrieval.plan.document import plan_from_document
+from hotdata_retrieval.plan.search import NearestNeighborSearch
+
+QUERY = "the app crashes on start"
+NOTES = [
+    {"id": 1, "body": "The desktop app crashes on start with error E4012"},
+    {"id": 2, "body": "Sync stopped working between my devices"},
+    {"id": 3, "body": "I was charged twice this month"},
+]
+
+
+def hdq(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture
+def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A local database with table ``notes``: BM25 on ``body``, ``body`` embedded by the
+    hashing embedder; the current directory is an empty one beside it."""
+    monkeypatch.delenv("HDQ_DATABASE", raising=False)
+    source = tmp_path / "notes.jsonl"
+    source.write_text("".join(json.dumps(note) + "\n" for note in NOTES), encoding="utf-8")
+    directory = tmp_path / "db"
+    loaded = hdq("load", str(source), "--database", str(directory), "--embedder", "hashing")
+    assert loaded.exit_code == EXIT_OK, loaded.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    return directory
+
+
+def explained(*args: str) -> dict[str, Any]:
+    result = hdq("explain", *args, "--format", "json")
+    assert result.exit_code == EXIT_OK, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
+
+def searched_sql(database: Path, *args: str) -> str:
+    result = hdq("search", *args, "--database", str(database), "--explain", "--format", "json")
+    assert result.exit_code == EXIT_OK, result.stderr
+    sql: str = json.loads(result.stdout)["sql"]
+    return sql
+
+
+def test_the_query_is_an_argument_and_query_its_alias(tmp_path: Path) -> None:
+    columns = ["--table", "docs", "--text-column", "body"]
+    as_argument = hdq("explain", QUERY, *columns)
+    as_option = hdq("explain", "--query", QUERY, *columns)
+    assert as_argument.exit_code == as_option.exit_code == EXIT_OK, as_argument.stderr
+    assert as_argument.stdout == as_option.stdout
+    assert f"bm25_search('default.public.docs', 'body', '{QUERY}', 10)" in as_argument.stdout
+
+
+def test_the_query_given_twice_is_a_usage_error() -> None:
+    result = hdq("explain", "one", "--query", "two", "--table", "docs", "--text-column", "body")
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.splitlines()[0] == (
+        "hdq explain: error: the query is given twice, as QUERY and as --query: give it once"
+    )
+
+
+def test_the_query_argument_cannot_join_a_plan_document(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text(
+        json.dumps(
+            {"table": "docs", "branches": [{"kind": "text", "column": "body", "query_text": "x"}]}
+        )
+    )
+    result = hdq("explain", "x", "--plan", str(plan))
+    assert result.exit_code == EXIT_USAGE
+    assert "--plan cannot be combined with QUERY" in result.stderr
+
+
+@pytest.mark.parametrize("mode", ["auto", "text", "semantic", "nearest", "hybrid"])
+def test_columns_left_out_are_read_from_the_table_as_search_reads_them(
+    database: Path, mode: str
+) -> None:
+    """The statement is the one ``hdq search`` runs for the same words (the search runs its
+    fused branches' ranks too, which ``--include-branch-scores`` asks explain for)."""
+    search = [QUERY, "--table", "notes", "--limit", "2"]
+    ran = searched_sql(database, *search, *([] if mode == "auto" else ["--mode", mode]))
+    fused = mode in ("auto", "hybrid")
+    document = explained(
+        *search,
+        "--database",
+        str(database),
+        *([] if mode == "auto" else ["--mode", mode]),
+        *(["--include-branch-scores"] if fused else []),
+    )
+    assert document["sql"] == ran
+    plan = plan_from_document(document["plan"])
+    vectors = [b for b in plan.branches if isinstance(b, NearestNeighborSearch)]
+    # semantic: the local engine embeds the query itself (vector_search over body)
+    assert [b.column for b in vectors] == (
+        ["body_embedding"] if mode in ("auto", "hybrid", "nearest") else []
+    )
+    for branch in vectors:  # the query embedded by the model that embedded the table
+        expected = HashingEmbedder().embed_query(QUERY)
+        assert list(branch.query_vector) == pytest.approx(list(expected), abs=1e-6)
+
+
+def test_the_database_comes_from_its_environment_variable_too(
+    database: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HDQ_DATABASE", str(database))
+    document = explained(QUERY, "--table", "notes", "--mode", "text")
+    assert "bm25_search('default.public.notes', 'body'" in document["sql"]
+
+
+def test_a_vector_given_is_the_nearest_branchs_query(database: Path) -> None:
+    vector = [0.0] * 255 + [1.0]
+    document = explained(
+        QUERY,
+        "--table",
+        "notes",
+        "--mode",
+        "hybrid",
+        "--vector",
+        json.dumps(vector),
+        "--database",
+        str(database),
+    )
+    plan = plan_from_document(document["plan"])
+    (nearest,) = [b for b in plan.branches if isinstance(b, NearestNeighborSearch)]
+    assert list(nearest.query_vector) == vector
+    assert nearest.column == "body_embedding"
+
+
+def test_given_columns_need_no_database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HDQ_DATABASE", raising=False)
+    result = hdq(
+        "explain",
+        QUERY,
+        "--table",
+        "notes",
+        "--text-column",
+        "body",
+        "--vector-column",
+        "e",
+        "--vector",
+        "[1, 0]",
+    )
+    assert result.exit_code == EXIT_OK, result.stderr
+    assert "planned from the indexes" not in result.stderr
+
+
+def test_a_column_left_out_without_a_database_says_what_to_give(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HDQ_DATABASE", raising=False)
+    result = hdq("explain", QUERY, "--table", "notes", "--mode", "hybrid")
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.splitlines()[0] == (
+        "hdq explain: error: --mode hybrid needs --text-column, or a database holding table "
+        "'notes' to read it from (as hdq search does): there is no database at .hdq"
+    )
+
+
+def test_an_option_the_table_decides_is_refused_when_reading_it(database: Path) -> None:
+    result = hdq(
+        "explain", QUERY, "--table", "notes", "--mode", "nearest", "--metric", "l2",
+        "--database", str(database),
+    )  # fmt: skip
+    assert result.exit_code == EXIT_USAGE
+    assert "--metric does not apply when the table's columns are read from --database" in (
+        result.stderr
+    )
+
+
+def test_a_table_without_the_index_is_a_bad_value(database: Path) -> None:
+    result = hdq(
+        "explain", QUERY, "--table", "notes", "--mode", "text", "--text-column", "body",
+        "--vector-column", "body_embedding", "--database", str(database),
+    )  # fmt: skip
+    assert result.exit_code == EXIT_USAGE  # --vector-column does not apply to a text search
+    missing = hdq("explain", QUERY, "--table", "nope", "--database", str(database))
+    assert missing.exit_code == EXIT_INVALID_PLAN
+    assert missing.stderr.startswith("hdq explain: error: ")
+    assert "nope" in missing.stderr.splitlines()[0]
