@@ -126,11 +126,11 @@ def test_a_multi_table_load_commits_all_or_nothing(
         calls: list[Path] = []
         real_build = storage_module.build_bm25_index
 
-        def failing_build(directory: Path, texts: object) -> None:
+        def failing_build(directory: Path, texts: object, filters: object = None) -> None:
             calls.append(directory)
             if len(calls) == 2:
                 raise OSError(errno.ENOSPC, "No space left on device")
-            real_build(directory, texts)  # type: ignore[arg-type]
+            real_build(directory, texts, filters)  # type: ignore[arg-type]
 
         monkeypatch.setattr(storage_module, "build_bm25_index", failing_build)
         loads = [

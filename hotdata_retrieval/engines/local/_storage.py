@@ -21,7 +21,11 @@ from hotdata_retrieval.engines.local._catalog import OpenTables
 from hotdata_retrieval.engines.local._embedding_cache import embed_column, is_embeddable
 from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, is_vector_type, prepare
 from hotdata_retrieval.engines.local._session import check_registrable
-from hotdata_retrieval.engines.local.bm25 import TEXT_ANALYSIS, build_bm25_index
+from hotdata_retrieval.engines.local.bm25 import (
+    TEXT_ANALYSIS,
+    build_bm25_index,
+    filter_columns,
+)
 from hotdata_retrieval.engines.local.database import (
     AnnIndex,
     DatabaseError,
@@ -347,8 +351,9 @@ def _write_version(
     directory = database.new_staging_directory(root)
     try:
         pq.write_table(data, directory / "data.parquet")
+        filters = data.select(filter_columns(data)) if item.texts else None
         for column in item.texts:
-            build_bm25_index(directory / "bm25" / column, data.column(column).to_pylist())
+            build_bm25_index(directory / "bm25" / column, data.column(column).to_pylist(), filters)
         ann_indexes = _build_ann_indexes(item, data, directory, vectors, progress)
     except EngineError:  # a refusal (HNSW settings that do not suit a column), not a failure
         shutil.rmtree(directory, ignore_errors=True)

@@ -56,6 +56,8 @@ import numpy as np
 import pyarrow as pa
 
 from hotdata_retrieval.engines.checks import ValueKind
+from hotdata_retrieval.engines.local._text_filters import filter_query
+from hotdata_retrieval.engines.local.bm25 import FILTER_SHARE
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
@@ -169,22 +171,49 @@ def native_rows(plan: SearchPlan, loaded: LoadedTable) -> Rows | None:
     if not answerable(plan, loaded):
         return None
     mask = None
-    if plan.filter is not None:
+    pushed = _text_filters(plan, loaded)
+    if plan.filter is not None and len(pushed) < len(plan.branches):
         try:
             mask = loaded.passing_rows(plan.filter)
         except (pa.ArrowException, ValueError, TypeError):
             return None  # a value the column cannot be compared with: the statement says how
     if plan.fusion is None:
-        return _single_rows(plan, loaded, mask)
-    return _fused_rows(plan, loaded, mask)
+        return _single_rows(plan, loaded, mask, pushed)
+    return _fused_rows(plan, loaded, mask, pushed)
 
 
-def _single_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) -> Rows:
+def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, Any]:
+    """Per text branch (by position) whose index evaluates the plan's filter itself, the
+    filter as a query of that index (:func:`~hotdata_retrieval.engines.local._text_filters.
+    filter_query`): a filter the index holds the columns of, keeping at most 1 row in
+    :data:`~hotdata_retrieval.engines.local.bm25.FILTER_SHARE` of a sample of the table's
+    rows (a wider filter costs less masked over a prefix of the index's order)."""
+    if plan.filter is None:
+        return {}
+    pushed: dict[int, Any] = {}
+    for position, branch in enumerate(plan.branches):
+        if not isinstance(branch, Bm25Search):
+            continue
+        found = filter_query(
+            plan.filter, loaded.bm25[branch.column], loaded.data.schema, loaded.sampled
+        )
+        if found is None:
+            continue
+        query, share = found
+        if share * FILTER_SHARE > 1:
+            return {}
+        pushed[position] = query
+    return pushed
+
+
+def _single_rows(
+    plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, Any]
+) -> Rows:
     """``SELECT <columns>, <raw score> ... ORDER BY <raw score>, <tie> LIMIT l OFFSET o``."""
     branch = plan.branches[0]
     bound = plan.limit + plan.offset
     if isinstance(branch, Bm25Search):
-        found = _text_branch(loaded, branch, bound, mask)
+        found = _text_branch(loaded, branch, bound, mask, pushed.get(0))
     else:
         assert isinstance(branch, NearestNeighborSearch)
         found = _nearest_branch(loaded, branch, bound, mask, with_nulls=True)
@@ -195,15 +224,17 @@ def _single_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None)
     return rows
 
 
-def _fused_rows(plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None) -> Rows | None:
+def _fused_rows(
+    plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, Any]
+) -> Rows | None:
     """The fused statement's rows (module docstring, steps 1 to 4)."""
     fusion = plan.fusion
     assert fusion is not None and plan.key_column is not None  # answerable() holds
     depth = plan.depth
     ranked: list[_Branch] = []
-    for branch in plan.branches:
+    for position, branch in enumerate(plan.branches):
         if isinstance(branch, Bm25Search):
-            ranked.append(_text_branch(loaded, branch, depth, mask))
+            ranked.append(_text_branch(loaded, branch, depth, mask, pushed.get(position)))
         else:
             assert isinstance(branch, NearestNeighborSearch)
             ranked.append(_nearest_branch(loaded, branch, depth, mask))
@@ -274,7 +305,11 @@ def _page_scores(
 
 
 def _text_branch(
-    loaded: LoadedTable, branch: Bm25Search, bound: int, mask: np.ndarray | None
+    loaded: LoadedTable,
+    branch: Bm25Search,
+    bound: int,
+    mask: np.ndarray | None,
+    where: Any = None,
 ) -> _Branch:
     """``bm25_search`` (without its k under a filter), the filter, then ``ORDER BY score DESC,
     <key> ASC LIMIT bound`` on the Float32 scores.
@@ -282,11 +317,17 @@ def _text_branch(
     Under a filter the index applies the mask to a growing prefix of its own order
     (:meth:`~hotdata_retrieval.engines.local.bm25.Bm25Index.search`): the kept rows scoring
     above the prefix's last hit are the first kept rows of the whole order, so the answer is
-    the statement's, and every match is fetched only when the filter keeps too few.
+    the statement's, and every match is fetched only when the filter keeps too few. A filter
+    the index evaluates itself (``where``, from :func:`_text_filters`) is a clause of the
+    index's query instead.
     """
     tie_order = loaded.tie_order()
     rowids, scores = loaded.bm25[branch.column].search(
-        branch.search_text, bound, tie_order=tie_order, mask=mask
+        branch.search_text,
+        bound,
+        tie_order=tie_order,
+        mask=None if where is not None else mask,
+        where=where,
     )
     order = np.lexsort((tie_order[rowids], -scores.astype(np.float64)))[:bound]
     return _Branch(rowids[order], [float(score) for score in scores[order]], True)

@@ -50,6 +50,9 @@ masks at 1,000,000 rows, 335 at 100,000 (at most :data:`FILTER_CACHE_ENTRIES`)."
 FILTER_CACHE_ENTRIES = 64
 """The most filters whose rows an open table keeps."""
 
+SAMPLE_ROWS = 2048
+"""How many rows :meth:`LoadedTable.sampled` reads to estimate a filter's share."""
+
 
 def _reraise_unless_damage(error: BaseException) -> None:
     """Re-raise ``error`` unless reading a damaged file can raise it. A Rust panic (tantivy
@@ -91,6 +94,7 @@ class LoadedTable:
     _numbers: dict[str, np.ndarray | None] = attrs.Factory(dict)
     _last_filter: tuple[Predicate, tuple[Predicate, str] | None] | None = None
     _verdicts: dict[tuple[Predicate, str], list[bool | None]] = attrs.Factory(dict)
+    _sampled: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
 
     def column_kinds(self) -> dict[str, ValueKind]:
         """Each column's :class:`~hotdata_retrieval.engines.checks.ValueKind`, from its Arrow
@@ -148,6 +152,31 @@ class LoadedTable:
                 _, dropped = self._filtered.popitem(last=False)
                 held -= dropped.nbytes
         return rows
+
+    def sampled(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+        """Integer column ``column`` at :data:`SAMPLE_ROWS` rows drawn at random (seeded;
+        every row of a smaller table), read once: its values (int64, or uint64 for a UInt64
+        column; 0 where NULL) and whether each is present. A filter's share of these rows
+        estimates its share of the table within about 2 points at 10% (three deviations of
+        a binomial: 3 * sqrt(0.1 * 0.9 / 2048) = 2.0%).
+
+        Raises:
+            KeyError: the table has no column ``column``.
+        """
+        known = self._sampled.get(column)
+        if known is None:
+            values = self.data.column(column)
+            rows = self.data.num_rows
+            if rows > SAMPLE_ROWS:
+                drawn = np.random.default_rng(rows).choice(rows, SAMPLE_ROWS, replace=False)
+                values = values.take(np.sort(drawn))
+            values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+            dtype = np.uint64 if pa.types.is_uint64(values.type) else np.int64
+            present = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            numbers = np.asarray(values.fill_null(0).to_numpy(zero_copy_only=False), dtype=dtype)
+            known = (numbers, present)
+            self._sampled[column] = known
+        return known
 
     def check_filter(self, predicate: Predicate) -> None:
         """Refuse a filter value this table's columns cannot be compared with
