@@ -291,6 +291,9 @@ def _plan_from_table(
     engine_name: str = params["engine_name"] or "local"
     database = params["database"]
     try:
+        if engine_name == "local" and not (database / "catalog.json").exists():
+            # said before the local extra is asked for: the core install explains too
+            raise click.UsageError("no database")
         engine = open_engine(engine_name, database)
     except click.UsageError:
         raise click.UsageError(
