@@ -5,7 +5,15 @@ library's one analysis (:mod:`hotdata_retrieval.analysis`: NFKC and case folding
 tantivy's ``simple`` tokenizer, lower-casing, English stop words and the English stemmer).
 Query text goes through the same analysis and becomes a disjunction of term queries, so user
 text is never parsed as tantivy query syntax (``crash: "x`` is just words). tantivy scores
-with BM25 (k1 = 1.2, b = 0.75).
+with BM25 (k1 = 1.2, b = 0.75), the library's documented formula
+(:func:`hotdata_retrieval.analysis.bm25_score`) but for two things of tantivy's: it stores
+each row's number of terms in one byte (:func:`stored_length`: exact to 40, then at most 1/8
+below the length), and it computes in float32. So a local score is at least the exact
+formula's and less than 9/8 of it (each term's ``tf / (tf + k1 · (1 - b + b · dl /
+avgdl))`` grows as ``dl`` shrinks, by less than ``dl`` over its stored value), within float32
+rounding of the formula over the stored lengths, and the local ranking is that formula's
+ranking, ties of float32 values broken by key (``tests/test_local_length_quantisation.py``;
+``benchmarks/bench_store_parity.py`` measures it on SciFact).
 
 The Hotdata engine's own analyzer is not public (engine contract §0); this one is documented
 here so that local scores are reproducible.
@@ -81,6 +89,33 @@ def _unsigned64(data_type: pa.DataType) -> bool:
     """Whether a column of ``data_type`` is held as a u64 field (UInt64, whose values
     exceed i64's); every other integer type fits an i64 field."""
     return bool(pa.types.is_uint64(data_type))
+
+
+def stored_length(length: int) -> int:
+    """A row's number of terms as tantivy stores it in one byte (its ``fieldnorm``): the
+    largest value of its 256-entry table not above ``length``. Byte ``n`` below 24 is ``n``;
+    byte ``24 + 8 · e + m`` (``m`` 0 to 7) is ``24 + m`` for ``e = 0`` and ``24 + (8 + m) ·
+    2^(e - 1)`` above: exact to 40, then steps of 2, 4, 8, ..., so a length is less than 9/8
+    of its stored value (tantivy, ``src/fieldnorm/code.rs``: ``FIELD_NORMS_TABLE``,
+    ``fieldnorm_to_id``, and the test ``test_fieldnorm_byte`` deriving the table from this
+    rule; "the exact same scheme as Lucene", ``src/fieldnorm/mod.rs``).
+
+    Raises:
+        ValueError: ``length`` is negative.
+
+    >>> [stored_length(n) for n in (39, 40, 41, 42, 59, 60, 100, 1000)]
+    [39, 40, 40, 42, 56, 60, 96, 984]
+    """
+    if length < 0:
+        raise ValueError(f"a number of terms is not negative: {length}")
+    best = 0
+    for byte in range(256):
+        exponent, mantissa = divmod(byte - 24, 8) if byte >= 24 else (0, byte - 24)
+        value = 24 + (mantissa if exponent == 0 else (8 + mantissa) << (exponent - 1))
+        if value > length:
+            break
+        best = value
+    return best
 
 
 def _schema(filters: pa.Schema | None = None) -> tantivy.Schema:
