@@ -206,13 +206,12 @@ _TEXT_SEARCH = sqlglot.parse_one(
             AS idf,
           CAST(corpus.total_length AS REAL) / corpus.documents AS average_length
         FROM (
-          SELECT query_term.value AS term, (
-            SELECT COUNT(*) FROM :terms AS holders WHERE holders.term = query_term.value
-          ) AS documents
+          SELECT query_term.value AS term, COUNT(*) AS documents
           FROM JSON_EACH(:query) AS query_term
+          JOIN :terms AS holders ON holders.term = query_term.value
+          GROUP BY query_term.key, query_term.value
         ) AS counted
         CROSS JOIN :corpus AS corpus
-        WHERE counted.documents > 0
       ) AS weights
       JOIN :terms AS postings ON postings.term = weights.term
       GROUP BY postings.doc

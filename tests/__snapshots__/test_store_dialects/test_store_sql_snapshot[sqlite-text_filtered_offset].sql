@@ -33,18 +33,15 @@ FROM (
       FROM (
         SELECT
           "query_term"."value" AS "term",
-          (
-            SELECT
-              COUNT(*)
-            FROM "main"."docs__body__fts_terms" AS "holders"
-            WHERE
-              "holders"."term" = "query_term"."value"
-          ) AS "documents"
+          COUNT(*) AS "documents"
         FROM JSON_EACH('["error", "e1234", "s", "near", "x"]') AS "query_term"
+        JOIN "main"."docs__body__fts_terms" AS "holders"
+          ON "holders"."term" = "query_term"."value"
+        GROUP BY
+          "query_term"."key",
+          "query_term"."value"
       ) AS "counted"
       CROSS JOIN "main"."docs__body__fts_corpus" AS "corpus"
-      WHERE
-        "counted"."documents" > 0
     ) AS "weights"
     JOIN "main"."docs__body__fts_terms" AS "postings"
       ON "postings"."term" = "weights"."term"
