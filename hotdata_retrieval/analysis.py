@@ -13,7 +13,7 @@ store — analyses the text, in two steps:
 2. **tantivy's analyzer** (:func:`text_analyzer`): the ``simple`` tokenizer (a word is a run
    of alphanumeric characters, Rust's ``char::is_alphanumeric``; everything else separates
    words), lower-casing, the English stop words :data:`STOP_WORDS` and the English
-   (Snowball) stemmer.
+   (Snowball) stemmer; a term longer than :data:`MAX_TERM_BYTES` bytes is dropped.
 
 So ``v1.1.6`` is the terms ``v1 1 6``, ``38.101`` is ``38 101``, ``"--error-on-warnings"``
 is ``error warn`` and ``ＣＡＦÉ`` is ``café``. A term holds only alphanumeric characters, so
@@ -226,10 +226,20 @@ with an apostrophe, which the tokenizer splits (``don't`` is ``don`` and ``t``; 
 here). Chosen by measurement (module docstring)."""
 
 
+MAX_TERM_BYTES = 255
+"""The longest term, in bytes of UTF-8: a longer run of letters and digits (a base64 blob, a
+hash chain, a long identifier) is no term, on every store. Each store then takes every term:
+PostgreSQL's GIN index refuses an entry of more than about 2,700 bytes ("index row size ...
+exceeds maximum", a third of its 8 kB page), which failed the whole load. 255 is Lucene's
+``StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH`` (in characters; Lucene splits a longer token
+into pieces, where this analysis drops it, as tantivy's ``RemoveLongFilter`` does:
+``src/tokenizer/remove_long.rs``, "removes tokens that are longer than a given number of
+bytes")."""
+
 TEXT_ANALYSIS = (
     "nfkc-casefold simple lowercase stop-english-"
     + hashlib.sha256(" ".join(STOP_WORDS).encode("utf-8")).hexdigest()[:12]
-    + " snowball-english"
+    + f" snowball-english remove-long-{MAX_TERM_BYTES}"
 )
 """What makes a text's BM25 terms, as one string: the steps of :func:`analyze_text` and a
 digest of :data:`STOP_WORDS`. The local engine records it with every table it indexes, and
@@ -239,7 +249,8 @@ terms differ from its queries' until it is loaded again."""
 
 def text_analyzer(stop_words: Iterable[str] = STOP_WORDS) -> tantivy.TextAnalyzer:
     """A fresh tantivy analyzer of the second step: ``simple`` tokenizer, lower-casing,
-    English stop words, English Snowball stemmer. The local engine registers this analyzer
+    English stop words, English Snowball stemmer, and no term longer than
+    :data:`MAX_TERM_BYTES` bytes. The local engine registers this analyzer
     on its BM25 indexes.
 
     Args:
@@ -265,6 +276,7 @@ def text_analyzer(stop_words: Iterable[str] = STOP_WORDS) -> tantivy.TextAnalyze
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.custom_stopword(words))
         .filter(tantivy.Filter.stemmer("english"))
+        .filter(tantivy.Filter.remove_long(MAX_TERM_BYTES + 1))  # drops len >= its limit
         .build()
     )
 
