@@ -162,12 +162,76 @@ class VectorScan:
     skipped: int
 
 
+class ColumnRows(Sequence[dict[str, Any]]):
+    """Result rows held as columns — column name to its values, one per row, in order — and
+    read as one mapping of column name to value per row (what ``pyarrow.Table.to_pylist``
+    gives) only when a row is read: an engine that answers natively hands its page over so,
+    and a search's hits are built from it only when they are read (:class:`SearchResult`).
+
+    Args:
+        columns: column name → its values (lists of one length).
+    """
+
+    __slots__ = ("_columns", "_size")
+
+    def __init__(self, columns: Mapping[str, list[Any]]) -> None:
+        self._columns = dict(columns)
+        self._size = len(next(iter(self._columns.values()))) if self._columns else 0
+
+    def column(self, name: str) -> list[Any]:
+        """Column ``name``'s values, one per row (the list held: do not change it).
+
+        Raises:
+            KeyError: no such column.
+        """
+        return self._columns[name]
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(self._size))]
+        if index < 0:
+            index += self._size
+        if not 0 <= index < self._size:
+            raise IndexError(index)
+        return {name: values[index] for name, values in self._columns.items()}
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        names = list(self._columns)
+        for values in zip(*self._columns.values()):
+            yield dict(zip(names, values))
+
+
+def _column(rows: Sequence[Mapping[str, Any]], name: str) -> list[Any]:
+    """One column of result rows, as a list."""
+    if not rows:
+        return []
+    if isinstance(rows, ColumnRows):
+        return rows.column(name)
+    return [row[name] for row in rows]
+
+
+class _LazyHits:
+    """A page's hits not built yet: how to build them, and the keys they will carry (read
+    without building them: :attr:`SearchResult.keys`)."""
+
+    __slots__ = ("build", "keys")
+
+    def __init__(self, build: Callable[[], tuple[SearchHit, ...]], keys: list[Any]) -> None:
+        self.build = build
+        self.keys = keys
+
+
 @attrs.frozen(kw_only=True)
 class SearchResult:
     """The hits of one search, best first, with the SQL that produced them.
 
     Attributes:
-        hits: best first.
+        hits: best first. An engine may hand them over unbuilt (a single branch's page of
+            the local engine's native path): they are built on first read, once, and a
+            result's :attr:`keys`, length and cursor are known without building them.
         sql: the statement (a string). It may be given as a zero-argument function that
             renders it: an engine that answers without reading SQL text (the local engine's
             native path) then renders it only when :attr:`sql` is first read, once.
@@ -192,7 +256,7 @@ class SearchResult:
             :attr:`facets` reports (0 when none were cut).
     """
 
-    hits: tuple[SearchHit, ...]
+    _hits: tuple[SearchHit, ...] | _LazyHits = attrs.field(alias="hits", eq=False, repr=False)
     _statement: str | Callable[[], str] = attrs.field(alias="sql", eq=False, repr=False)
     ranked_by: str = "score"
     underfilled: str | None = None
@@ -200,6 +264,16 @@ class SearchResult:
     next_after: str | None = None
     facets: Mapping[str, Mapping[Any, int]] = attrs.field(factory=dict)
     facets_cut: Mapping[str, int] = attrs.field(factory=dict)
+
+    @property
+    def hits(self) -> tuple[SearchHit, ...]:
+        """The hits, best first (built on first read when they were handed over unbuilt,
+        then kept)."""
+        hits = self._hits
+        if isinstance(hits, _LazyHits):
+            hits = hits.build()
+            object.__setattr__(self, "_hits", hits)  # the one built tuple
+        return hits
 
     @property
     def sql(self) -> str:
@@ -235,12 +309,16 @@ class SearchResult:
         return iter(self.hits)
 
     def __len__(self) -> int:
-        return len(self.hits)
+        hits = self._hits
+        return len(hits.keys) if isinstance(hits, _LazyHits) else len(hits)
 
     @property
     def keys(self) -> list[Any]:
         """The hits' keys, best first."""
-        return [hit.key for hit in self.hits]
+        hits = self._hits
+        if isinstance(hits, _LazyHits):
+            return list(hits.keys)
+        return [hit.key for hit in hits]
 
     @property
     def descending(self) -> bool:
@@ -319,7 +397,7 @@ class SearchResult:
 
 
 def hits_from_rows(
-    plan: SearchPlan, requested: tuple[str, ...], rows: list[dict[str, Any]]
+    plan: SearchPlan, requested: tuple[str, ...], rows: Sequence[Mapping[str, Any]]
 ) -> tuple[SearchHit, ...]:
     """Turn result rows of ``plan`` (compiled with the key projected and, for a fusion, with
     branch scores included) into hits carrying only the ``requested`` columns.
@@ -624,7 +702,7 @@ def _default_names(plan: SearchPlan) -> SearchPlan:
 def search_result(
     plan: SearchPlan,
     executed: SearchPlan,
-    rows: list[dict[str, Any]],
+    rows: Sequence[dict[str, Any]],
     statement: str | Callable[[], str],
 ) -> SearchResult:
     """The typed result of running ``executed`` (from :func:`executed_plan`) for ``plan``.
@@ -632,7 +710,7 @@ def search_result(
     Args:
         plan: the caller's plan (its projection is what each hit carries).
         executed: the plan that ran.
-        rows: the result rows, as mappings of column name to value.
+        rows: the result rows, as mappings of column name to value (or :class:`ColumnRows`).
         statement: the SQL that ran (:attr:`SearchResult.sql`), or a zero-argument function
             rendering it when the engine answered without it.
 
@@ -646,16 +724,26 @@ def search_result(
     cut: dict[str, int] = {}
     if plan.facets:
         rows, facets, cut = _facet_rows(plan, rows)
-    if plan.steps:
-        from hotdata_retrieval.engines._steps import run_steps
-
-        hits = run_steps(plan, hits_from_rows(executed, executed.projection, rows))
+    hits: tuple[SearchHit, ...] | _LazyHits
+    lazy = _lazy_hits(plan, executed, rows)
+    if lazy is not None:
+        hits, keys = lazy, lazy.keys
+        # the cursor reads the last hit's ranking value and key alone
+        last = hits_from_rows(executed, plan.projection, rows[len(keys) - 1 :]) if keys else ()
+        after = _next_after(plan, len(keys), last[-1] if last else None)
     else:
-        hits = hits_from_rows(executed, plan.projection, rows)
+        if plan.steps:
+            from hotdata_retrieval.engines._steps import run_steps
+
+            hits = run_steps(plan, hits_from_rows(executed, executed.projection, rows))
+        else:
+            hits = hits_from_rows(executed, plan.projection, rows)
+        keys = [hit.key for hit in hits]
+        after = next_after(plan, hits)
     seen: set[Any] = set()
-    for hit in hits if plan.key_column is not None else ():
-        if hit.key in seen:
-            check_side_table_key(plan, hit.key)
+    for key in keys if plan.key_column is not None else ():
+        if key in seen:
+            check_side_table_key(plan, key)
             where = (
                 "in the table"
                 if plan.single_table is not None
@@ -663,23 +751,49 @@ def search_result(
                 "share it)"
             )
             raise EngineError(
-                f"key {hit.key!r} of key column '{plan.key_column}' came back twice: the key "
+                f"key {key!r} of key column '{plan.key_column}' came back twice: the key "
                 f"is not unique {where}, so the search would return a row more than once; "
                 "search with a key unique in every table it reads",
                 sql=statement if isinstance(statement, str) else statement(),
             )
-        seen.add(hit.key)
+        seen.add(key)
     return SearchResult(
         hits=hits,
         sql=statement,
         ranked_by=executed.ranking_column,
         underfilled=_underfilled(
-            plan, len(hits), None if plan.group_by is None else _groups(plan, hits)
+            plan,
+            len(keys),
+            None if plan.group_by is None or isinstance(hits, _LazyHits) else _groups(plan, hits),
         ),
-        next_after=next_after(plan, hits),
+        next_after=after,
         facets=facets,
         facets_cut=cut,
     )
+
+
+def _lazy_hits(
+    plan: SearchPlan, executed: SearchPlan, rows: Sequence[dict[str, Any]]
+) -> _LazyHits | None:
+    """The hits of ``rows`` handed over unbuilt (:class:`SearchResult`), with their keys, for
+    a plan whose hits are its rows one for one and whose building cannot fail: one branch,
+    no score formula, no returned vectors (a vector of another form is refused when read),
+    no steps or groups (which read the hits), and no row without a raw score (a vector
+    branch leaves such rows out); ``None`` for any other plan (built at once)."""
+    if (
+        plan.steps
+        or plan.group_by is not None
+        or executed.fusion is not None
+        or executed.formula is not None
+        or (executed.include_vectors and executed.vector_columns)
+    ):
+        return None
+    branch = executed.branches[0]
+    if not branch.higher_is_better and None in _column(rows, branch.raw_score_column):
+        return None
+    key = executed.key_column
+    keys = [None] * len(rows) if key is None else _column(rows, key)
+    return _LazyHits(lambda: hits_from_rows(executed, plan.projection, rows), keys)
 
 
 def bounded_facets(
@@ -698,7 +812,7 @@ def bounded_facets(
 
 
 def _facet_rows(
-    plan: SearchPlan, rows: list[dict[str, Any]]
+    plan: SearchPlan, rows: Sequence[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], dict[str, dict[Any, int]], dict[str, int]]:
     """A faceted statement's rows read apart (``docs/sql-shapes.md``, "Facets"): the page's
     rows (their place in the ranking within ``offset`` and ``offset + limit``), in order,
@@ -738,16 +852,20 @@ def next_after(plan: SearchPlan, hits: Sequence[SearchHit]) -> str | None:
     """The cursor token continuing ``plan``'s ranking after ``hits`` (its page), or ``None``:
     a short page (the ranking ended), or a plan a cursor cannot continue (no key,
     tie-breakers, groups, steps)."""
+    return _next_after(plan, len(hits), hits[-1] if hits else None)
+
+
+def _next_after(plan: SearchPlan, count: int, last: SearchHit | None) -> str | None:
+    """:func:`next_after` of a page of ``count`` hits, the last of them ``last``."""
     if (
-        not hits
-        or len(hits) < plan.limit
+        last is None
+        or count < plan.limit
         or plan.key_column is None
         or plan.tie_breakers
         or plan.group_by is not None
         or plan.steps
     ):
         return None
-    last = hits[-1]
     value = last.ranking_value
     if value is None or not math.isfinite(value) or not isinstance(last.key, (str, int)):
         return None
@@ -756,7 +874,7 @@ def next_after(plan: SearchPlan, hits: Sequence[SearchHit]) -> str | None:
     return Cursor(
         value=float(value),
         key=last.key,
-        served=before + len(hits),
+        served=before + count,
         fingerprint=ranking_fingerprint(plan),
     ).token()
 

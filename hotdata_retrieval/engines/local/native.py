@@ -50,6 +50,7 @@ runs the statement. ``tests/test_native_search.py`` compares both forms on rando
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,6 +62,7 @@ from hotdata_retrieval.engines.local.bm25 import FILTER_SHARE
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
+from hotdata_retrieval.engines.results import ColumnRows
 from hotdata_retrieval.fusion import competition_ranks, fill_bounds, reference_fusion
 from hotdata_retrieval.plan.search import (
     Bm25Search,
@@ -83,7 +85,7 @@ COMPUTED_COLUMNS = frozenset({"score", DISTANCE_COLUMN, TIE_COLUMN})
 """Columns the statement computes; a table with a column of one of these names runs the
 statement (the fast-path rewrite leaves it alone too)."""
 
-Rows = list[dict[str, Any]]
+Rows = Sequence[dict[str, Any]]
 
 
 class _Branch:
@@ -162,7 +164,8 @@ def native_rows(plan: SearchPlan, loaded: LoadedTable) -> Rows | None:
         loaded: the open table the plan searches.
 
     Returns:
-        One mapping per row, column name to value, as the statement's rows come back from
+        One mapping per row (a single branch's as :class:`~hotdata_retrieval.engines.results.
+        ColumnRows`), column name to value, as the statement's rows come back from
         DataFusion (``pyarrow.Table.to_pylist``): the projection, then the raw score
         (``score`` or ``_distance``, a Float32 value as a float, ``None`` for a row without a
         vector) of one branch, or ``score`` (float) and the debug columns (rank int or
@@ -208,7 +211,7 @@ def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, Any]:
 
 def _single_rows(
     plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, Any]
-) -> Rows:
+) -> ColumnRows:
     """``SELECT <columns>, <raw score> ... ORDER BY <raw score>, <tie> LIMIT l OFFSET o``."""
     branch = plan.branches[0]
     bound = plan.limit + plan.offset
@@ -218,10 +221,10 @@ def _single_rows(
         assert isinstance(branch, NearestNeighborSearch)
         found = _nearest_branch(loaded, branch, bound, mask, with_nulls=True)
     end = plan.offset + plan.limit
-    rows = loaded.rows_at(plan.projection, found.rowids[plan.offset : end])
-    for row, score in zip(rows, found.scores[plan.offset : end]):
-        row[branch.raw_score_column] = score
-    return rows
+    page = found.rowids[plan.offset : end]
+    columns = {column: loaded.values_at(column, page) for column in plan.projection}
+    columns[branch.raw_score_column] = found.scores[plan.offset : end]
+    return ColumnRows(columns)
 
 
 def _fused_rows(
@@ -330,7 +333,8 @@ def _text_branch(
         where=where,
     )
     order = np.lexsort((tie_order[rowids], -scores.astype(np.float64)))[:bound]
-    return _Branch(rowids[order], [float(score) for score in scores[order]], True)
+    # float64 holds every float32 exactly: the floats float() of each would give
+    return _Branch(rowids[order], scores[order].astype(np.float64).tolist(), True)
 
 
 def nearest_scan(
