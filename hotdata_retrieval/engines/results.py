@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import struct
@@ -245,7 +246,8 @@ class SearchResult:
         next_after: a cursor token for the page after this one (the plan's ``after=``): the
             last hit's ranking value and key, for a full page of a plan with a key, no
             tie-breakers and no groups; ``None`` otherwise, and after a short page (the
-            ranking has ended).
+            ranking has ended). It may be given as a zero-argument function computing it,
+            called when :attr:`next_after` is first read, once.
         facets: per column of the plan's ``facets``, in order, its values among the rows the
             ranking considered (the plan's candidates: a fusion's first ``depth`` fused rows,
             a single branch's first ``depth`` rows, all passing the filter) mapped to how
@@ -261,7 +263,9 @@ class SearchResult:
     ranked_by: str = "score"
     underfilled: str | None = None
     vector_scans: tuple[VectorScan, ...] = ()
-    next_after: str | None = None
+    _next_after: str | Callable[[], str | None] | None = attrs.field(
+        default=None, alias="next_after"
+    )
     facets: Mapping[str, Mapping[Any, int]] = attrs.field(factory=dict)
     facets_cut: Mapping[str, int] = attrs.field(factory=dict)
 
@@ -274,6 +278,16 @@ class SearchResult:
             hits = hits.build()
             object.__setattr__(self, "_hits", hits)  # the one built tuple
         return hits
+
+    @property
+    def next_after(self) -> str | None:
+        """The cursor token for the next page (see the class's attributes; computed on first
+        read when it was given as a function, then kept)."""
+        token = self._next_after
+        if callable(token):
+            token = token()
+            object.__setattr__(self, "_next_after", token)  # the one computed token
+        return token
 
     @property
     def sql(self) -> str:
@@ -728,9 +742,9 @@ def search_result(
     lazy = _lazy_hits(plan, executed, rows)
     if lazy is not None:
         hits, keys = lazy, lazy.keys
-        # the cursor reads the last hit's ranking value and key alone
-        last = hits_from_rows(executed, plan.projection, rows[len(keys) - 1 :]) if keys else ()
-        after = _next_after(plan, len(keys), last[-1] if last else None)
+        after: str | Callable[[], str | None] | None = functools.partial(
+            _lazy_next_after, plan, executed, rows, len(keys)
+        )
     else:
         if plan.steps:
             from hotdata_retrieval.engines._steps import run_steps
@@ -853,6 +867,17 @@ def next_after(plan: SearchPlan, hits: Sequence[SearchHit]) -> str | None:
     a short page (the ranking ended), or a plan a cursor cannot continue (no key,
     tie-breakers, groups, steps)."""
     return _next_after(plan, len(hits), hits[-1] if hits else None)
+
+
+def _lazy_next_after(
+    plan: SearchPlan, executed: SearchPlan, rows: Sequence[dict[str, Any]], count: int
+) -> str | None:
+    """:func:`next_after` of the page of ``count`` hits built from ``rows``, read from its
+    last hit alone."""
+    if not count:
+        return None
+    last = hits_from_rows(executed, plan.projection, rows[count - 1 : count])
+    return _next_after(plan, count, last[-1] if last else None)
 
 
 def _next_after(plan: SearchPlan, count: int, last: SearchHit | None) -> str | None:
