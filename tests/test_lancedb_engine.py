@@ -181,3 +181,45 @@ def test_a_table_whose_only_version_lacks_its_text_index_is_not_found(tmp_path: 
         engine.indexes("docs")
     engine.load_table("docs", data.drop_columns(["body__terms"]), text_columns=["body"])
     assert engine.indexes("docs").bm25_columns == ("body",)
+
+
+def _bytes_on_disk(directory: Path) -> int:
+    return sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())
+
+
+def _upserted_ten_times(directory: Path, kept_seconds: float | None) -> LancedbEngine:
+    engine = LancedbEngine(directory, old_versions_kept_seconds=kept_seconds)
+    bodies = [f"disk full on node {number}" for number in range(2000)]
+    engine.load_table(
+        "docs", pa.table({"id": list(range(2000)), "body": bodies}), text_columns=["body"]
+    )
+    for number in range(10):
+        engine.upsert_rows("docs", pa.table({"id": [number], "body": [f"moon {number}"]}))
+    engine.delete_rows("docs", [1999])
+    return engine
+
+
+def test_writes_remove_the_versions_older_than_the_window(tmp_path: Path) -> None:
+    # every write is a whole new version: kept for ever, eleven writes are twelve copies
+    pruned = _upserted_ten_times(tmp_path / "pruned", 0)
+    kept = _upserted_ten_times(tmp_path / "kept", None)
+    assert len(pruned._table("docs").list_versions()) == 1
+    assert len(kept._table("docs").list_versions()) > 12
+    assert _bytes_on_disk(tmp_path / "pruned") * 4 < _bytes_on_disk(tmp_path / "kept")
+    for engine in (pruned, kept):
+        page = engine.search(
+            SearchPlan(source=Bm25Search(table="docs", column="body", query_text="moon"), limit=20)
+        )
+        assert sorted(page.keys) == list(range(10))
+        assert engine.read_table("docs").num_rows == 1999
+
+
+def test_the_default_window_keeps_the_versions_another_process_may_read(tmp_path: Path) -> None:
+    engine = _upserted_ten_times(tmp_path, LancedbEngine(tmp_path / "x").old_versions_kept_seconds)
+    assert len(engine._table("docs").list_versions()) > 12
+
+
+@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), "60", True])
+def test_a_bad_window_is_refused_naming_it(tmp_path: Path, bad: object) -> None:
+    with pytest.raises(ValueError, match="old_versions_kept_seconds must be"):
+        LancedbEngine(tmp_path, old_versions_kept_seconds=bad)  # type: ignore[arg-type]

@@ -53,8 +53,10 @@ indexes after, so it is atomic with its text index too.
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -149,17 +151,31 @@ class _Ranked:
     query: dict[str, Any]
 
 
+OLD_VERSIONS_KEPT_SECONDS = 60.0
+"""How long, in seconds, a LanceDB table's superseded versions stay on disk after a write by
+default (:class:`LancedbEngine`'s ``old_versions_kept_seconds``)."""
+
+
 class LancedbEngine(RoutesByIndexes):
     """LanceDB behind the engine contract (module docstring).
 
     Args:
         path: the database directory (created if missing).
         embedder: embeds query text for ``plan_search`` routes that need a vector.
+        old_versions_kept_seconds: after each write (``load_table``, ``upsert_rows``,
+            ``delete_rows``) the table's versions older than this many seconds are removed
+            from disk (LanceDB's ``optimize(cleanup_older_than=...)``); every write is a new
+            whole version, so without it each change of a document table keeps another copy
+            of the table. The latest version is never removed, and the window keeps the
+            versions a search or a write in another process may still be reading (LanceDB
+            warns that a reader of a removed version fails). Default
+            :data:`OLD_VERSIONS_KEPT_SECONDS` (60); 0 keeps only the latest (one process
+            only); ``None`` keeps every version.
 
     Raises:
         MissingExtraError: the ``lancedb`` extra is not installed.
-        EngineError: the directory cannot be
-            opened.
+        EngineError: the directory cannot be opened.
+        ValueError: ``old_versions_kept_seconds`` negative, not finite or not a number.
     """
 
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
@@ -169,12 +185,29 @@ class LancedbEngine(RoutesByIndexes):
     default_catalog: ClassVar[str] = "default"
     default_schema: ClassVar[str] = "public"
 
-    def __init__(self, path: str | Path, *, embedder: Any = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        embedder: Any = None,
+        old_versions_kept_seconds: float | None = OLD_VERSIONS_KEPT_SECONDS,
+    ) -> None:
         require_extra("lancedb", needed_by="the LanceDB engine")
         import lancedb
 
+        if old_versions_kept_seconds is not None and (
+            isinstance(old_versions_kept_seconds, bool)
+            or not isinstance(old_versions_kept_seconds, (int, float))
+            or not math.isfinite(old_versions_kept_seconds)
+            or old_versions_kept_seconds < 0
+        ):
+            raise ValueError(
+                "old_versions_kept_seconds must be a finite number of seconds >= 0 or None, "
+                f"got {old_versions_kept_seconds!r}"
+            )
         self.path = Path(path)
         self.embedder = embedder
+        self.old_versions_kept_seconds = old_versions_kept_seconds
         try:
             self._database = lancedb.connect(str(self.path))
         except Exception as error:
@@ -385,6 +418,21 @@ class LancedbEngine(RoutesByIndexes):
                 opened.create_index(terms_column(column), config=_text_analysis(), replace=True)
         except Exception as error:
             raise EngineError(f"lancedb: {error}") from None
+        if self.old_versions_kept_seconds is not None:
+            import warnings
+
+            try:
+                with warnings.catch_warnings():
+                    # a window of 0 is the caller's stated choice (constructor docstring)
+                    warnings.simplefilter("ignore", UserWarning)
+                    opened.optimize(
+                        cleanup_older_than=timedelta(seconds=self.old_versions_kept_seconds)
+                    )
+            except Exception as error:
+                raise EngineError(
+                    f"lancedb: table '{name}' was written, but its older versions could not "
+                    f"be removed: {error}"
+                ) from None
 
     def _kept_rows(self, opened: Any, key: str, keys: Sequence[Any]) -> pa.Table:
         """The rows of ``opened`` (at the version searches read) whose key is not one of
