@@ -373,3 +373,26 @@ def test_a_column_type_the_store_cannot_hold_is_named(values: pa.Array, kind: st
         match="^" + re.escape(f"the SQLite engine cannot store a column of type {kind}") + "$",
     ):
         engine.load_table("docs", data, text_columns=["body"])
+
+
+def test_a_text_index_without_bm25_statistics_asks_for_a_new_load(tmp_path: Any) -> None:
+    """A table loaded by a release that wrote only the FTS5 table (no postings, no corpus
+    row) is not searched by text with a wrong or missing statistic: the column has no
+    full-text index until the table is loaded again, which replaces the old FTS5 table."""
+    import sqlean
+
+    path = tmp_path / "old.sqlite"
+    data = pa.table({"id": [1, 2], "body": ["disk full", "disk fine"]})
+    with SqliteEngine(path) as engine:
+        engine.load_table("docs", data, key_column="id", text_columns=["body"])
+    connection = sqlean.connect(str(path))
+    for name in ("docs__body__fts_terms", "docs__body__fts_corpus"):
+        connection.execute(f'DROP TABLE "{name}"')
+    connection.commit()
+    connection.close()
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="full"))
+    with SqliteEngine(path) as engine:
+        with pytest.raises(EngineError, match=r"column 'body' of table .* has no full-text index"):
+            engine.search(plan)
+        engine.load_table("docs", data, key_column="id", text_columns=["body"])
+        assert engine.search(plan).keys == [1]

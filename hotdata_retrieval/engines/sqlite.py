@@ -52,6 +52,7 @@ from hotdata_retrieval.compile.sqlite import (
     sqlite_profile,
     sqlite_schema,
     table_columns_select,
+    terms_table_name,
     terms_tables,
     text_rows_select,
     vector_scan_sql,
@@ -281,8 +282,13 @@ class SqliteEngine(SqlStoreEngine):
             return None
         schema = sqlite_schema(table)
         names = self._names(schema)
+        # a column is searchable once it has its FTS5 table and its BM25 statistics (a table
+        # loaded by a release that wrote no statistics asks to be loaded again)
         text_indexes = tuple(
-            column for column in columns if fts_table_name(table.name, column) in names
+            column
+            for column in columns
+            if fts_table_name(table.name, column) in names
+            and terms_table_name(table.name, column) in names
         )
         key: str | None = None
         vectors: tuple[StoreColumn, ...] = ()
@@ -332,7 +338,7 @@ class SqliteEngine(SqlStoreEngine):
         target = table_node(table, schema)
         self._execute("BEGIN IMMEDIATE")
         try:
-            for column in previous.text_indexes if previous is not None else ():
+            for column in previous.columns if previous is not None else ():
                 self._execute(
                     drop_table(self.profile, table_node(fts_table_name(table.name, column), schema))
                 )
