@@ -111,7 +111,7 @@ def test_the_index_keeps_the_rows_the_mask_keeps(
     bm25_index, data = index
     found = filter_query(predicate, bm25_index, data.schema, _every_row(data))
     assert found is not None  # integer columns and integer values: always translated
-    query, share = found
+    query, share = found.query, found.share
     searcher = bm25_index._searcher
     hits = searcher.search(query, limit=ROWS, count=False).hits
     rowids = sorted(bm25_index._rowids([address for _, address in hits]).tolist())
@@ -288,3 +288,35 @@ IN_INDEX = {
     "nothing",
 }
 """The filters the index evaluates: integer columns, at most 1 row in 8 kept."""
+
+
+@pytest.mark.parametrize(
+    ("predicate", "postings"),
+    [
+        (Comparison(column="small", operator="=", value=1), True),
+        (InList(column="small", values=(1, 2)), True),
+        (Not(operand=Comparison(column="small", operator="!=", value=1)), True),
+        (
+            Or(operands=(InList(column="small", values=(1,)), InList(column="wide", values=(0,)))),
+            True,
+        ),
+        (Comparison(column="small", operator="!=", value=1), False),
+        (Between(column="small", low=1, high=2), False),
+        (InList(column="small", values=(1, 2), negated=True), False),
+        (IsNull(column="small"), False),
+        (
+            And(
+                operands=(InList(column="small", values=(1,)), IsNull(column="wide", negated=True))
+            ),
+            False,
+        ),
+    ],
+)
+def test_a_filter_reads_postings_alone_only_of_equalities(
+    index: tuple[bm25.Bm25Index, pa.Table], predicate: Predicate, postings: bool
+) -> None:
+    """Equalities and IN lists read postings (each text term is then intersected with them);
+    a range, an inequality or a presence test scans a fast field."""
+    bm25_index, data = index
+    found = filter_query(predicate, bm25_index, data.schema, _every_row(data))
+    assert found is not None and found.postings is postings

@@ -18,7 +18,7 @@ Anything else (another column type, a float or string value, a text or list test
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import pyarrow as pa
@@ -43,9 +43,18 @@ Sample = Callable[[str], tuple[np.ndarray, np.ndarray]]
 """An integer column → its values at the sampled rows and whether each is present (not
 NULL)."""
 
-Pair = tuple[tantivy.Query, tantivy.Query, np.ndarray, np.ndarray] | None
-"""(the rows where a node is TRUE, the rows where it is FALSE) as queries, then the same of
-the sampled rows as boolean arrays; ``None``: not translated."""
+
+class _Side(NamedTuple):
+    """The rows where a node is TRUE (or FALSE): as a query, over the sample, and whether
+    the query scans a fast field (a range or presence test; an equality reads postings)."""
+
+    query: tantivy.Query
+    sampled: np.ndarray
+    scans: bool
+
+
+Pair = tuple[_Side, _Side] | None
+"""(where a node is TRUE, where it is FALSE), or ``None``: not translated."""
 
 _I64 = (-(2**63), 2**63 - 1)
 _U64 = (0, 2**64 - 1)
@@ -112,11 +121,8 @@ class _TantivyFilter(PredicateVisitor[Pair]):
     def _integer(value: Any, bounds: tuple[int, int]) -> bool:
         return type(value) is int and bounds[0] <= value <= bounds[1]
 
-    def _true(
-        self, column: str, operator: ComparisonOperator, value: Any
-    ) -> tuple[tantivy.Query, np.ndarray] | None:
-        """The rows where ``column <operator> value`` is TRUE (never a NULL row), as a query
-        and over the sample."""
+    def _true(self, column: str, operator: ComparisonOperator, value: Any) -> _Side | None:
+        """The rows where ``column <operator> value`` is TRUE (never a NULL row)."""
         found = self._field(column)
         if found is None:
             return None
@@ -127,12 +133,12 @@ class _TantivyFilter(PredicateVisitor[Pair]):
         sampled = present & _COMPARE[operator](values, value)
         schema = self.index.schema
         if operator is ComparisonOperator.EQUAL:
-            return tantivy.Query.term_query(schema, name, value), sampled
+            return _Side(tantivy.Query.term_query(schema, name, value), sampled, False)
         if operator is ComparisonOperator.NOT_EQUAL:
             query = _but_not(
                 tantivy.Query.exists_query(name), tantivy.Query.term_query(schema, name, value)
             )
-            return query, sampled
+            return _Side(query, sampled, True)
         lower = operator in (ComparisonOperator.GREATER, ComparisonOperator.GREATER_OR_EQUAL)
         inclusive = operator in (
             ComparisonOperator.GREATER_OR_EQUAL,
@@ -146,14 +152,12 @@ class _TantivyFilter(PredicateVisitor[Pair]):
             query = tantivy.Query.range_query(
                 schema, name, kind, None, value, include_upper=inclusive
             )
-        return query, sampled
+        return _Side(query, sampled, True)
 
     def visit_comparison(self, node: Comparison) -> Pair:
         true = self._true(node.column, node.operator, node.value)
         false = self._true(node.column, _OPPOSITE[node.operator], node.value)
-        if true is None or false is None:
-            return None
-        return true[0], false[0], true[1], false[1]
+        return None if true is None or false is None else (true, false)
 
     def visit_between(self, node: Between) -> Pair:
         """One range of the fast field (two half-open ranges intersected read about every
@@ -173,7 +177,7 @@ class _TantivyFilter(PredicateVisitor[Pair]):
         else:
             true = tantivy.Query.range_query(schema, name, kind, low, high)
         false = _but_not(tantivy.Query.exists_query(name), true)
-        return true, false, present & inside, present & ~inside
+        return _Side(true, present & inside, True), _Side(false, present & ~inside, True)
 
     def visit_in_list(self, node: InList) -> Pair:
         found = self._field(node.column)
@@ -182,31 +186,28 @@ class _TantivyFilter(PredicateVisitor[Pair]):
         name, _, bounds = found
         values, present = self.sample(node.column)
         if not node.values:  # IN () is FALSE for every row, NULLs too; NOT IN () TRUE
-            none, every = tantivy.Query.empty_query(), tantivy.Query.all_query()
-            no, yes = np.zeros(values.size, dtype=bool), np.ones(values.size, dtype=bool)
-            return (every, none, yes, no) if node.negated else (none, every, no, yes)
+            none = _Side(tantivy.Query.empty_query(), np.zeros(values.size, dtype=bool), False)
+            every = _Side(tantivy.Query.all_query(), np.ones(values.size, dtype=bool), False)
+            return (every, none) if node.negated else (none, every)
         if not all(self._integer(value, bounds) for value in node.values):
             return None
         schema = self.index.schema
         listed = sorted(set(node.values))
         member = _any_of([tantivy.Query.term_query(schema, name, value) for value in listed])
-        other = _but_not(tantivy.Query.exists_query(name), member)
         inside = np.isin(values, np.array(listed, dtype=values.dtype))
-        sampled_member, sampled_other = present & inside, present & ~inside
-        if node.negated:
-            return other, member, sampled_other, sampled_member
-        return member, other, sampled_member, sampled_other
+        kept = _Side(member, present & inside, False)
+        other = _Side(_but_not(tantivy.Query.exists_query(name), member), present & ~inside, True)
+        return (other, kept) if node.negated else (kept, other)
 
     def visit_is_null(self, node: IsNull) -> Pair:
         found = self._field(node.column)
         if found is None:
             return None
-        _, present_sampled = self.sample(node.column)
-        present = tantivy.Query.exists_query(found[0])
-        absent = _but_not(tantivy.Query.all_query(), present)
-        if node.negated:
-            return present, absent, present_sampled, ~present_sampled
-        return absent, present, ~present_sampled, present_sampled
+        _, sampled = self.sample(node.column)
+        exists = tantivy.Query.exists_query(found[0])
+        present = _Side(exists, sampled, True)
+        absent = _Side(_but_not(tantivy.Query.all_query(), exists), ~sampled, True)
+        return (present, absent) if node.negated else (absent, present)
 
     def read_row(self, node: Any, form: PredicateForm, *args: Any) -> Pair:
         """A leaf defined by its expansion (``BETWEEN`` as two comparisons) as that; any
@@ -224,33 +225,55 @@ class _TantivyFilter(PredicateVisitor[Pair]):
         known = [pair for pair in pairs if pair is not None]
         if len(known) < len(pairs):
             return None
-        return (
-            _all_of([pair[0] for pair in known]),
-            _any_of([pair[1] for pair in known]),
-            np.logical_and.reduce([pair[2] for pair in known]),
-            np.logical_or.reduce([pair[3] for pair in known]),
-        )
+        return _every([pair[0] for pair in known]), _some([pair[1] for pair in known])
 
     def visit_or(self, node: Or) -> Pair:
         pairs = [self.predicate(operand) for operand in node.operands]
         known = [pair for pair in pairs if pair is not None]
         if len(known) < len(pairs):
             return None
-        return (
-            _any_of([pair[0] for pair in known]),
-            _all_of([pair[1] for pair in known]),
-            np.logical_or.reduce([pair[2] for pair in known]),
-            np.logical_and.reduce([pair[3] for pair in known]),
-        )
+        return _some([pair[0] for pair in known]), _every([pair[1] for pair in known])
 
     def visit_not(self, node: Not) -> Pair:
         pair = self.predicate(node.operand)
-        return None if pair is None else (pair[1], pair[0], pair[3], pair[2])
+        return None if pair is None else (pair[1], pair[0])
+
+
+def _every(sides: list[_Side]) -> _Side:
+    """The rows in every one of ``sides``."""
+    return _Side(
+        _all_of([side.query for side in sides]),
+        np.logical_and.reduce([side.sampled for side in sides]),
+        any(side.scans for side in sides),
+    )
+
+
+def _some(sides: list[_Side]) -> _Side:
+    """The rows in any of ``sides``."""
+    return _Side(
+        _any_of([side.query for side in sides]),
+        np.logical_or.reduce([side.sampled for side in sides]),
+        any(side.scans for side in sides),
+    )
+
+
+class TextFilter(NamedTuple):
+    """A filter as a query of a BM25 index (:func:`filter_query`)."""
+
+    query: tantivy.Query
+    """The documents whose rows the filter keeps."""
+    share: float
+    """The share of the sampled rows it keeps."""
+    postings: bool
+    """Whether the query reads postings alone (equalities, ``IN`` lists): then each of the
+    text's terms is intersected with it, which lets its postings drive every intersection
+    (:meth:`~hotdata_retrieval.engines.local.bm25.Bm25Index.search`'s ``spread``); a range
+    or presence test scans a fast field and is intersected with the terms' disjunction."""
 
 
 def filter_query(
     predicate: Predicate, index: Bm25Index, schema: pa.Schema, sample: Sample
-) -> tuple[tantivy.Query, float] | None:
+) -> TextFilter | None:
     """The documents of ``index`` whose rows ``predicate`` keeps (is TRUE for), as a tantivy
     query, with the share of the sampled rows it keeps; ``None`` when the filter is not one
     the index can evaluate (module docstring).
@@ -265,5 +288,6 @@ def filter_query(
     pair = _TantivyFilter(index, schema, sample).predicate(predicate)
     if pair is None:
         return None
-    kept = pair[2]
-    return pair[0], float(np.count_nonzero(kept)) / max(1, kept.size)
+    true = pair[0]
+    share = float(np.count_nonzero(true.sampled)) / max(1, true.sampled.size)
+    return TextFilter(true.query, share, not true.scans)

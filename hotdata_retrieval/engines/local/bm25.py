@@ -270,6 +270,7 @@ class Bm25Index:
         tie_order: np.ndarray | None = None,
         mask: np.ndarray | None = None,
         where: tantivy.Query | None = None,
+        spread: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The top ``k`` rows for ``text`` among the rows ``mask`` keeps: ``(rowids, scores)``
         in rowid order, int64 and float32 arrays.
@@ -293,7 +294,12 @@ class Bm25Index:
 
         ``where`` (a query over the index's filter fields, matching the rows a filter keeps:
         :func:`~hotdata_retrieval.engines.local._text_filters.filter_query`) is likewise a
-        required clause scored 0, in place of ``mask``.
+        required clause scored 0, in place of ``mask``; with ``spread`` it is required of
+        each term instead of their disjunction (a filter read from postings then drives each
+        term's intersection: on the filtered benchmark's table a 1% equality filter cost
+        0.47x the unfiltered search spread, 0.73x beside the disjunction; a range of a fast
+        field, 1.25x against 1.15x). Each hit's score is the sum of its terms' scores in the
+        same order either way.
         """
         terms = self.terms(text)
         documents = self._searcher.num_docs
@@ -305,23 +311,33 @@ class Bm25Index:
             limit = min(limit, kept_rows)
         if not terms or limit <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        query = tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, _TEXT, term))
-                for term in terms
-            ]
-        )
+        terms_clauses = [
+            (tantivy.Occur.Should, tantivy.Query.term_query(self._schema, _TEXT, term))
+            for term in terms
+        ]
+        query = tantivy.Query.boolean_query(terms_clauses)
         if mask is not None and kept_rows * PUSHED_SHARE <= mask.size:
             where = self._rowid_ranges(mask)
         if where is not None:
             # the kept rows are the query's: every hit is kept, scored by its text alone
             # (plus 0.0, which changes no float)
-            query = tantivy.Query.boolean_query(
-                [
-                    (tantivy.Occur.Must, query),
-                    (tantivy.Occur.Must, tantivy.Query.const_score_query(where, 0.0)),
-                ]
-            )
+            required = tantivy.Query.const_score_query(where, 0.0)
+            if spread:
+                query = tantivy.Query.boolean_query(
+                    [
+                        (
+                            tantivy.Occur.Should,
+                            tantivy.Query.boolean_query(
+                                [(tantivy.Occur.Must, clause), (tantivy.Occur.Must, required)]
+                            ),
+                        )
+                        for _, clause in terms_clauses
+                    ]
+                )
+            else:
+                query = tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Must, query), (tantivy.Occur.Must, required)]
+                )
             mask = None
         fetch = limit + 1 + min(limit, max(TIE_MARGIN, limit // 4))
         if mask is not None:

@@ -57,7 +57,7 @@ import numpy as np
 import pyarrow as pa
 
 from hotdata_retrieval.engines.checks import ValueKind
-from hotdata_retrieval.engines.local._text_filters import filter_query
+from hotdata_retrieval.engines.local._text_filters import TextFilter, filter_query
 from hotdata_retrieval.engines.local.bm25 import FILTER_SHARE
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
@@ -185,7 +185,7 @@ def native_rows(plan: SearchPlan, loaded: LoadedTable) -> Rows | None:
     return _fused_rows(plan, loaded, mask, pushed)
 
 
-def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, Any]:
+def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, TextFilter]:
     """Per text branch (by position) whose index evaluates the plan's filter itself, the
     filter as a query of that index (:func:`~hotdata_retrieval.engines.local._text_filters.
     filter_query`): a filter the index holds the columns of, keeping at most 1 row in
@@ -193,7 +193,7 @@ def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, Any]:
     rows (a wider filter costs less masked over a prefix of the index's order)."""
     if plan.filter is None:
         return {}
-    pushed: dict[int, Any] = {}
+    pushed: dict[int, TextFilter] = {}
     for position, branch in enumerate(plan.branches):
         if not isinstance(branch, Bm25Search):
             continue
@@ -202,15 +202,14 @@ def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, Any]:
         )
         if found is None:
             continue
-        query, share = found
-        if share * FILTER_SHARE > 1:
+        if found.share * FILTER_SHARE > 1:
             return {}
-        pushed[position] = query
+        pushed[position] = found
     return pushed
 
 
 def _single_rows(
-    plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, Any]
+    plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, TextFilter]
 ) -> ColumnRows:
     """``SELECT <columns>, <raw score> ... ORDER BY <raw score>, <tie> LIMIT l OFFSET o``."""
     branch = plan.branches[0]
@@ -228,7 +227,7 @@ def _single_rows(
 
 
 def _fused_rows(
-    plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, Any]
+    plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, TextFilter]
 ) -> Rows | None:
     """The fused statement's rows (module docstring, steps 1 to 4)."""
     fusion = plan.fusion
@@ -312,7 +311,7 @@ def _text_branch(
     branch: Bm25Search,
     bound: int,
     mask: np.ndarray | None,
-    where: Any = None,
+    where: TextFilter | None = None,
 ) -> _Branch:
     """``bm25_search`` (without its k under a filter), the filter, then ``ORDER BY score DESC,
     <key> ASC LIMIT bound`` on the Float32 scores.
@@ -330,7 +329,8 @@ def _text_branch(
         bound,
         tie_order=tie_order,
         mask=None if where is not None else mask,
-        where=where,
+        where=None if where is None else where.query,
+        spread=where is not None and where.postings,
     )
     order = np.lexsort((tie_order[rowids], -scores.astype(np.float64)))[:bound]
     # float64 holds every float32 exactly: the floats float() of each would give
