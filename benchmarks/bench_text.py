@@ -42,12 +42,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _report
 import numpy as np
 import tantivy
-from bench_engine import TABLE, make_queries, make_table, text_branch
+from bench_engine import TABLE, make_queries, text_branch
+from bench_filtered import NEW, SELECTIVITIES, _filter, _new_filter, make_filtered_table
 
 from hotdata_retrieval import SearchPlan
 from hotdata_retrieval.analysis import normalize_text, text_analyzer
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.engines.local.bm25 import ANALYZER_NAME
+from hotdata_retrieval.plan import Predicate
 
 MARK_START = "<!-- text-benchmark:start -->"
 MARK_END = "<!-- text-benchmark:end -->"
@@ -101,25 +103,45 @@ def raw_runner(index: tantivy.Index, keys: np.ndarray) -> Callable[[str, int], l
 
 def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
     print(f"{rows:,} rows: generating and loading ...", file=sys.stderr)
-    table = make_table(rows).drop_columns(["embedding"])
+    table = make_filtered_table(rows).drop_columns(["embedding"])
     engine = LocalEngine(directory / "engine")
     engine.load_table(TABLE, table, key_column="id", text_columns=["body"])
     raw = raw_runner(
         raw_index(directory / "raw", table.column("body").to_pylist()),
         np.asarray(table.column("id").to_numpy()),
     )
+    serials = iter(range(1 << 30))
 
-    def local(query: str, k: int) -> list[Any]:
-        return engine.search(SearchPlan(source=text_branch(query), columns=["id"], limit=k)).keys
+    def searcher(label: str | None) -> Callable[[str, int], list[Any]]:
+        """The engine's search, unfiltered (``None``) or under the filter ``label`` names."""
 
-    calls: dict[str, Callable[[str, int], list[Any]]] = {"engine": local, "raw tantivy": raw}
+        def search(query: str, k: int) -> list[Any]:
+            where: Predicate | None = None
+            if label is not None:
+                selectivity = label.removesuffix(NEW)
+                new = label.endswith(NEW)
+                where = (
+                    _new_filter(selectivity, rows, next(serials)) if new else _filter(selectivity)
+                )
+            plan = SearchPlan(source=text_branch(query), columns=["id"], limit=k, filter=where)
+            return engine.search(plan).keys
+
+        return search
+
+    filters = [selectivity + new for selectivity in SELECTIVITIES for new in ("", NEW)]
+    calls: dict[str, Callable[[str, int], list[Any]]] = {
+        "engine": searcher(None),
+        "raw tantivy": raw,
+        **{label: searcher(label) for label in filters},
+    }
+    order = [(name, k) for name in ("engine", "raw tantivy") for k in LIMITS]
+    order += [(label, LIMITS[0]) for label in filters]
     queries = [query for query, _ in make_queries(rounds + 1)]
-    samples: dict[tuple[str, int], list[float]] = {(name, k): [] for name in calls for k in LIMITS}
+    samples: dict[tuple[str, int], list[float]] = {call: [] for call in order}
     same = {k: 0 for k in LIMITS}
     print(f"{rows:,} rows: {rounds} rounds ...", file=sys.stderr)
     try:
         for round_index, query in enumerate(queries):
-            order = [(name, k) for name in calls for k in LIMITS]
             shift = round_index % len(order)
             found: dict[tuple[str, int], list[Any]] = {}
             elapsed: dict[tuple[str, int], float] = {}
@@ -131,18 +153,24 @@ def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
                 same[k] += set(found["engine", k]) == set(found["raw tantivy", k])
             if round_index == 0:
                 continue  # warm-up
-            for label, seconds in elapsed.items():
-                samples[label].append(seconds * 1e3)
+            for call, seconds in elapsed.items():
+                samples[call].append(seconds * 1e3)
     finally:
         engine.close()
-    ratios = {
-        k: [a / b for a, b in zip(samples["engine", k], samples["raw tantivy", k], strict=True)]
-        for k in LIMITS
+
+    def per_round(numerator: tuple[str, int], denominator: tuple[str, int]) -> list[float]:
+        return [a / b for a, b in zip(samples[numerator], samples[denominator], strict=True)]
+
+    ratios: dict[Any, list[float]] = {
+        k: per_round(("engine", k), ("raw tantivy", k)) for k in LIMITS
     }
+    for label in filters:
+        ratios[label] = per_round((label, LIMITS[0]), ("engine", LIMITS[0]))
     return {
         "rows": rows,
         "rounds": rounds,
         "checked": len(queries),
+        "filters": filters,
         "median_ms": {f"{name} k={k}": statistics.median(v) for (name, k), v in samples.items()},
         "p25_ms": {f"{name} k={k}": _report.quantile(v, 0.25) for (name, k), v in samples.items()},
         "p75_ms": {f"{name} k={k}": _report.quantile(v, 0.75) for (name, k), v in samples.items()},
@@ -175,6 +203,25 @@ def report(results: list[dict[str, Any]], when: str, load: str) -> str:
                 f"| {result['rows']:,} | {k} | {cells[0]} | {cells[1]} | {ratio:.2f}x "
                 f"({result['ratio_p25'][k]:.2f} to {result['ratio_p75'][k]:.2f}) "
                 f"| <= {TARGETS[k]}x ({met}) | {result['same'][k]}/{result['checked']} |"
+            )
+    lines += [
+        "",
+        "Filtered text at k = 10 against the same search unfiltered (engine):",
+        "",
+        "| rows | filter | filtered ms | unfiltered ms | filtered / unfiltered | target |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for result in results:
+        unfiltered = result["median_ms"][f"engine k={LIMITS[0]}"]
+        for label in result["filters"]:
+            kind = "new each call" if label.endswith(NEW) else "repeated"
+            ratio = result["ratio"][label]
+            met = "met" if ratio <= 1.0 else "not met"
+            lines.append(
+                f"| {result['rows']:,} | {label.removesuffix(NEW)} {kind} "
+                f"| {result['median_ms'][f'{label} k={LIMITS[0]}']:.2f} | {unfiltered:.2f} "
+                f"| {ratio:.2f}x ({result['ratio_p25'][label]:.2f} to "
+                f"{result['ratio_p75'][label]:.2f}) | <= 1.0x ({met}) |"
             )
     lines += [
         "",
