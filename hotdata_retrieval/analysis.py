@@ -51,7 +51,6 @@ import hashlib
 import math
 import sys
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -344,7 +343,8 @@ BM25_B = 0.75
 
 def bm25_score(
     query: Sequence[str],
-    terms: Sequence[str],
+    frequencies: Mapping[str, int],
+    length: int,
     document_frequencies: Mapping[str, int],
     documents: int,
     average_length: float,
@@ -352,26 +352,24 @@ def bm25_score(
     """The documented BM25 of one row (tantivy's formula): ``Σ idf · (k1 + 1) · tf / (tf + k1
     · (1 - b + b · dl / avgdl))`` over the ``query`` terms (a term given twice counted twice),
     ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1 :data:`BM25_K1`, b :data:`BM25_B`;
-    ``tf`` and ``dl`` from the row's ``terms``, ``df`` from ``document_frequencies`` (rows
-    holding each term), ``N`` is ``documents`` (rows with text) and ``avgdl`` their mean
-    number of terms. A query term the row does not hold adds nothing. In float64; the SQL
-    stores compute the same expression.
+    ``tf`` from the row's ``frequencies`` of the query's terms, ``dl`` its ``length`` (its
+    number of terms), ``df`` from ``document_frequencies`` (rows holding each term), ``N`` is
+    ``documents`` (rows with text) and ``avgdl`` their mean number of terms. A query term the
+    row does not hold adds nothing. In float64; the SQL stores compute the same expression.
 
     One row of two terms among two rows of mean length 1.5, ``ln 2 · 2.2 / 2.5``:
 
-    >>> round(bm25_score(["disk"], ["disk", "full"], {"disk": 1}, 2, 1.5), 6)
+    >>> round(bm25_score(["disk"], {"disk": 1}, 2, {"disk": 1}, 2, 1.5), 6)
     0.60997
     """
-    counts = Counter(terms)
-    length = len(terms)
     score = 0.0
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average_length)
     for term in query:
-        frequency = counts.get(term, 0)
+        frequency = frequencies.get(term, 0)
         if not frequency:
             continue
         df = document_frequencies[term]
         idf = math.log(1 + (documents - df + 0.5) / (df + 0.5))
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average_length)
         score += idf * (BM25_K1 + 1) * frequency / (frequency + norm)
     return score
 
