@@ -119,12 +119,10 @@ def fts_table_name(table: str, column: str) -> str:
 def fts5_query(query_text: str) -> str:
     """User text as an FTS5 ``MATCH`` query of a column's FTS5 table (:func:`fts_table_name`,
     for agent SQL or a comparison with FTS5's own ``bm25()``) in which nothing is syntax: its
-    terms by the library's
-    analysis (:func:`hotdata_retrieval.analysis.analyze_text`, the local engine's), each a
-    double-quoted FTS5 string, joined with ``OR`` (any term matches; BM25 ranks rows matching
-    more of them higher). A term holds only alphanumeric characters, so no quote needs
-    escaping; text with no term at all (punctuation, stop words) is the empty string ``""``,
-    which matches no row.
+    terms by the library's analysis (:func:`hotdata_retrieval.analysis.analyze_text`, the
+    local engine's), each a double-quoted FTS5 string, joined with ``OR`` (any term matches).
+    A term holds only alphanumeric characters, so no quote needs escaping; text with no term
+    at all (punctuation, stop words) is the empty string ``""``, which matches no row.
 
     >>> fts5_query("ERR-DIM-384 it's NEAR(a b)")
     '"err" OR "dim" OR "384" OR "s" OR "near" OR "a" OR "b"'

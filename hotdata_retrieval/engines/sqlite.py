@@ -16,12 +16,11 @@ their frequencies and the row's length, and the rows with text and their total l
 :func:`~hotdata_retrieval.compile.sqlite.corpus_table_name`), kept in step by
 ``upsert_rows`` and ``delete_rows``; and the catalog rows (key, vector columns), in one
 transaction; vectors are stored as float32 BLOBs (``vector_storage="blob"``, sqlite-vec's own
-format) or as JSON text (``"json"``). A table the
-library did not write can be searched too: full-text indexes are found by name (and must hold
-analysed terms and their statistics, as the engine writes them; a table loaded by a release
-that wrote no statistics is searched once it is loaded again), a vector
-column may hold BLOBs or JSON text, and rows whose vectors are unusable are left out and
-counted in ``SearchResult.vector_scans``.
+format) or as JSON text (``"json"``). A table the library did not write can be searched too:
+full-text indexes are found by name (and must hold analysed terms and their statistics, as
+the engine writes them; a table loaded by a release that wrote no statistics is searched by
+text once it is loaded again), a vector column may hold BLOBs or JSON text, and rows whose
+vectors are unusable are left out and counted in ``SearchResult.vector_scans``.
 """
 
 from __future__ import annotations
