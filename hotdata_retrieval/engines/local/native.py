@@ -57,7 +57,7 @@ import numpy as np
 import pyarrow as pa
 
 from hotdata_retrieval.engines.checks import ValueKind
-from hotdata_retrieval.engines.local._text_filters import TextFilter, filter_query
+from hotdata_retrieval.engines.local._text_filters import TextFilter
 from hotdata_retrieval.engines.local.bm25 import FILTER_SHARE
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
@@ -197,9 +197,7 @@ def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, TextFilter
     for position, branch in enumerate(plan.branches):
         if not isinstance(branch, Bm25Search):
             continue
-        found = filter_query(
-            plan.filter, loaded.bm25[branch.column], loaded.data.schema, loaded.sampled
-        )
+        found = loaded.text_filter(plan.filter, branch.column)
         if found is None:
             continue
         if found.share * FILTER_SHARE > 1:

@@ -32,6 +32,7 @@ from hotdata_retrieval.engines.checks import (
     check_filter_values,
 )
 from hotdata_retrieval.engines.local import database
+from hotdata_retrieval.engines.local._text_filters import TextFilter, filter_query
 from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
 from hotdata_retrieval.engines.local.masks import passing_rows, reads_as_sql
@@ -95,6 +96,7 @@ class LoadedTable:
     _last_filter: tuple[Predicate, tuple[Predicate, str] | None] | None = None
     _verdicts: dict[tuple[Predicate, str], list[bool | None]] = attrs.Factory(dict)
     _sampled: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
+    _text_filters: dict[tuple[tuple[Predicate, str], str], TextFilter | None] = attrs.Factory(dict)
 
     def column_kinds(self) -> dict[str, ValueKind]:
         """Each column's :class:`~hotdata_retrieval.engines.checks.ValueKind`, from its Arrow
@@ -177,6 +179,29 @@ class LoadedTable:
             known = (numbers, present)
             self._sampled[column] = known
         return known
+
+    def text_filter(self, predicate: Predicate, column: str) -> TextFilter | None:
+        """``predicate`` as a query of text column ``column``'s BM25 index
+        (:func:`~hotdata_retrieval.engines.local._text_filters.filter_query`, over
+        :meth:`sampled` rows), remembered per filter as :meth:`passing_rows` remembers its
+        rows (at most :data:`FILTER_CACHE_ENTRIES`, all forgotten when full): a repeated
+        filter is translated and its share estimated once.
+
+        Raises:
+            KeyError: the table has no BM25 index of ``column``.
+        """
+        index = self.bm25[column]
+        key = self._filter_key(predicate)
+        if key is None:
+            return filter_query(predicate, index, self.data.schema, self.sampled)
+        remembered = (key, column)
+        if remembered in self._text_filters:
+            return self._text_filters[remembered]
+        found = filter_query(predicate, index, self.data.schema, self.sampled)
+        if len(self._text_filters) >= FILTER_CACHE_ENTRIES:
+            self._text_filters.clear()
+        self._text_filters[remembered] = found
+        return found
 
     def check_filter(self, predicate: Predicate) -> None:
         """Refuse a filter value this table's columns cannot be compared with
