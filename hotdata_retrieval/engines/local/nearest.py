@@ -20,7 +20,9 @@ top-k far faster:
    reorders it.
 
 A filter is a boolean mask over rowids applied before the bound. Rows with a NULL vector are
-never candidates.
+never candidates. Each float32 product runs under the process's BLAS gate
+(:mod:`~hotdata_retrieval.engines.local._blas`): on every core alone, on one BLAS thread
+while searches overlap.
 
 An optional HNSW index (usearch, the library the Hotdata engine's vector index is built on:
 engine contract §2) serves unfiltered queries of its metric approximately; its candidates are
@@ -43,6 +45,7 @@ import pyarrow.compute as pc
 
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.hnsw import FLOAT16_MAX, HnswSettings, HnswSettingsError
+from hotdata_retrieval.engines.local._blas import blas_product
 from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, DimensionMismatchError
 from hotdata_retrieval.plan.search import DistanceMetric
 
@@ -214,9 +217,10 @@ class VectorColumnIndex:
         query32 = query.astype(np.float32)
 
         def product(vector: np.ndarray) -> np.ndarray:
-            if subset is None:
-                return np.asarray(self.matrix @ vector)
-            return subset.product(self.matrix, vector)
+            with blas_product():
+                if subset is None:
+                    return np.asarray(self.matrix @ vector)
+                return subset.product(self.matrix, vector)
 
         metric = HOTDATA.distance_metrics.get(function)
         if metric is DistanceMetric.COSINE:
@@ -508,7 +512,9 @@ class VectorColumnIndex:
         if not 4 * _FLOAT32_TINY <= squared <= _FLOAT32_MAX / 4:
             return None
         unit = vector.astype(np.float32) / np.float32(math.sqrt(squared))
-        distances = 1.0 - (subset.gathered(self.matrix) @ unit) * reciprocals
+        with blas_product():
+            scores = subset.gathered(self.matrix) @ unit
+        distances = 1.0 - scores * reciprocals
         if width < distances.size:
             boundary = float(np.partition(distances, width - 1)[width - 1])
         else:
