@@ -68,8 +68,9 @@ def _every_row(data: pa.Table) -> Callable[[str], tuple[np.ndarray, np.ndarray]]
 _OPERATORS = ["=", "!=", "<", "<=", ">", ">="]
 _VALUES = {
     "small": st.integers(-4, 4),
-    "wide": st.sampled_from([I64_LOW, -1, 0, 1, 2**63 - 1, 2**62]),
-    "unsigned": st.sampled_from([0, 1, 2**62, 2**63 - 1]),  # filter values are i64s
+    # near values, values a few coarse buckets (2**56 wide here) apart, and the extremes
+    "wide": st.sampled_from([I64_LOW, -(2**57), -1, 0, 1, 5, 2**57, 3 * 2**56 + 5, 2**63 - 1]),
+    "unsigned": st.sampled_from([0, 1, 6, 2**57, 2**62, 2**63 - 1]),  # filter values are i64s
 }
 
 
@@ -301,7 +302,9 @@ IN_INDEX = {
             True,
         ),
         (Comparison(column="small", operator="!=", value=1), False),
-        (Between(column="small", low=1, high=2), False),
+        (Between(column="small", low=1, high=2), True),  # two values: their postings
+        (Between(column="wide", low=0, high=3 * 2**56), True),  # four coarse buckets
+        (Between(column="wide", low=0, high=2**62), False),  # a fast field's range
         (InList(column="small", values=(1, 2), negated=True), False),
         (IsNull(column="small"), False),
         (

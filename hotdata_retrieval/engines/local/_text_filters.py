@@ -13,6 +13,12 @@ test of an integer column the index holds, with integer values (not booleans) wi
 field's range (i64; u64 for a UInt64 column), whose comparisons are then exact on both sides.
 Anything else (another column type, a float or string value, a text or list test) gives
 ``None`` and the search masks as before.
+
+Equalities and ``IN`` lists read the field's postings. A ``BETWEEN`` of a few values reads
+theirs too, and one inside a few of the column's coarse buckets (its values shifted right:
+:func:`~hotdata_retrieval.engines.local.bm25.coarse_shift`) reads those buckets' postings
+intersected with the exact range; any other range is a range of the fast field, which tantivy
+scans beside the text's terms (:data:`FEW_TERMS`).
 """
 
 from __future__ import annotations
@@ -68,6 +74,13 @@ _OPPOSITE = {
     ComparisonOperator.LESS_OR_EQUAL: ComparisonOperator.GREATER,
 }
 """Each comparison's FALSE for a non-NULL value: the other operator's TRUE."""
+
+FEW_TERMS = 8
+"""A ``BETWEEN`` of at most this many values is read as their terms' postings, and one whose
+values fall in at most this many coarse buckets (:data:`~hotdata_retrieval.engines.local.
+bm25.COARSE_BUCKETS_BITS`) as those buckets' postings intersected with the exact range: a
+union of a few postings drives the intersection with the text's terms, where a fast field's
+range is scanned beside them; a union of many costs more than the scan."""
 
 _COMPARE = {
     ComparisonOperator.EQUAL: np.equal,
@@ -172,12 +185,29 @@ class _TantivyFilter(PredicateVisitor[Pair]):
         values, present = self.sample(node.column)
         inside = (values >= low) & (values <= high)
         schema = self.index.schema
+        coarse = self.index.coarse(node.column)
+        scans = False
         if low > high:
             true = tantivy.Query.empty_query()
+        elif high - low < FEW_TERMS:  # a few values: their postings
+            true = _any_of(
+                [tantivy.Query.term_query(schema, name, value) for value in range(low, high + 1)]
+            )
+        elif coarse is not None and (high >> coarse[1]) - (low >> coarse[1]) < FEW_TERMS:
+            # the postings of the few coarse buckets holding the range, then the range exactly
+            buckets = range(low >> coarse[1], (high >> coarse[1]) + 1)
+            true = _all_of(
+                [
+                    _any_of(
+                        [tantivy.Query.term_query(schema, coarse[0], bucket) for bucket in buckets]
+                    ),
+                    tantivy.Query.range_query(schema, name, kind, low, high),
+                ]
+            )
         else:
-            true = tantivy.Query.range_query(schema, name, kind, low, high)
+            true, scans = tantivy.Query.range_query(schema, name, kind, low, high), True
         false = _but_not(tantivy.Query.exists_query(name), true)
-        return _Side(true, present & inside, True), _Side(false, present & ~inside, True)
+        return _Side(true, present & inside, scans), _Side(false, present & ~inside, True)
 
     def visit_in_list(self, node: InList) -> Pair:
         found = self._field(node.column)
