@@ -2,7 +2,8 @@
 
 Run from the repository root::
 
-    python benchmarks/bench_stores.py [--rows 10000] [--rounds N] [--write docs/benchmarks.md]
+    python benchmarks/bench_stores.py [--rows 10000] [--rounds N] [--depths 100,200,400]
+        [--write docs/benchmarks.md]
 
 The table is ``bench_engine.py``'s seeded synthetic one (``id``; ``body`` of about 30
 Zipf-distributed tokens; a 384-d standard-normal float32 ``embedding``), loaded with each
@@ -17,12 +18,20 @@ is an exact scan) into:
   binaries) on loopback, ``vector(384)``, BM25 computed in SQL;
 - ``lancedb``: LanceDB, each branch through its own search and the fusion on the client.
 
-Each round runs every (engine, search) pair once, in a rotating order, with the same query (3
-tokens drawn from the same distribution, a fresh query vector) for every engine; ``limit``
-10, a fusion's depth 100. The first round is a warm-up and is dropped. Reported: the median
-latency of each pair through ``engine.search(plan)`` (compile, run, typed hits), and each
-engine's load time. Every engine's hybrid keys are checked against the reference fusion of its
-own two branches, each round.
+The hybrid (RRF of the two branches) runs at each fusion depth of ``--depths`` (candidates each
+branch ranks). The default is 100, the depth the ratios are taken against (the depth this
+script timed before), and the library's ``DEFAULT_DEPTH`` (200), the depth a plan that names
+none gets. Each round runs every (engine, search) pair once -- text, nearest, and the hybrid at
+each depth -- with the same query (3 tokens drawn from the same distribution, a fresh query
+vector) for every engine; ``limit`` 10. The engines' order and each engine's order of searches
+are rotated each round. The first round is a warm-up and is dropped. Reported, per engine: the
+median latency of each pair through ``engine.search(plan)`` (compile, run, typed hits); the
+median (and 25th to 75th percentile) of the per-round ratios of the hybrid at each depth to the
+hybrid at the first depth given, and to the slower of the text and nearest searches of the same
+round (the speed goal's measure: at most 1.3x, ``bench_engine.TARGET_RATIO``, for the default
+depth); and each engine's load time. Every engine's hybrid keys at every depth are checked
+against the reference fusion of its own two branches (each ranked to that depth), each round,
+after the round's timed searches.
 
 This script reports; it asserts nothing about time.
 """
@@ -48,6 +57,7 @@ sys.path.insert(0, str(ROOT))  # measure the checked-out tree
 
 from hotdata_retrieval.fusion import rank_branch, reference_fusion  # noqa: E402
 from hotdata_retrieval.plan.search import (  # noqa: E402
+    DEFAULT_DEPTH,
     Bm25Search,
     NearestNeighborSearch,
     ReciprocalRankFusion,
@@ -55,23 +65,56 @@ from hotdata_retrieval.plan.search import (  # noqa: E402
 )
 
 ENGINES = ("local", "sqlite", "duckdb", "postgres", "lancedb")
-KINDS = ("text", "nearest", "hybrid")
+BRANCHES = ("text", "nearest")
 LIMIT = 10
-DEPTH = 100
+BASELINE_DEPTH = 100
+DEFAULT_DEPTHS = tuple(dict.fromkeys((BASELINE_DEPTH, DEFAULT_DEPTH)))
+MAX_DEPTH = 10_000
 MARK_START = "<!-- stores-benchmark:start -->"
 MARK_END = "<!-- stores-benchmark:end -->"
 
 
-def plans(query: str, vector: list[float]) -> dict[str, SearchPlan]:
+def hybrid_kind(depth: int) -> str:
+    """The name of the hybrid search at fusion ``depth`` (candidates per branch)."""
+    return f"hybrid@{depth}"
+
+
+def parse_depths(text: str) -> tuple[int, ...]:
+    """``--depths``: comma-separated fusion depths, each an integer from ``LIMIT`` to
+    ``MAX_DEPTH``, none repeated; the first is the one the ratios are taken against.
+
+    Raises:
+        argparse.ArgumentTypeError: naming the bad value.
+    """
+    depths: list[int] = []
+    for part in text.split(","):
+        try:
+            depth = int(part.strip())
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"depth {part.strip()!r} is not an integer") from None
+        if not LIMIT <= depth <= MAX_DEPTH:
+            raise argparse.ArgumentTypeError(
+                f"depth {depth} is outside {LIMIT} (the page's limit) to {MAX_DEPTH:,}"
+            )
+        if depth in depths:
+            raise argparse.ArgumentTypeError(f"depth {depth} is given twice")
+        depths.append(depth)
+    return tuple(depths)
+
+
+def plans(query: str, vector: list[float], depths: Sequence[int]) -> dict[str, SearchPlan]:
+    """The text and nearest searches (``limit`` 10) and the hybrid at each of ``depths``."""
     text = Bm25Search(table="docs", column="body", query_text=query)
     nearest = NearestNeighborSearch(table="docs", column="embedding", query_vector=vector)
-    return {
+    searches = {
         "text": SearchPlan(source=text, limit=LIMIT),
         "nearest": SearchPlan(source=nearest, limit=LIMIT),
-        "hybrid": SearchPlan(
-            source=ReciprocalRankFusion(branches=[text, nearest], depth=DEPTH), limit=LIMIT
-        ),
     }
+    for depth in depths:
+        searches[hybrid_kind(depth)] = SearchPlan(
+            source=ReciprocalRankFusion(branches=[text, nearest], depth=depth), limit=LIMIT
+        )
+    return searches
 
 
 @contextlib.contextmanager
@@ -105,12 +148,13 @@ def engines(directory: Path, names: Sequence[str]) -> Iterator[dict[str, Any]]:
 
 
 def check_hybrid(engine: Any, plan: SearchPlan, keys: list[Any]) -> None:
-    """The engine's hybrid keys equal the reference fusion of its own branches."""
+    """The engine's hybrid keys equal the reference fusion of its own branches, each ranked to
+    the fusion's depth."""
     fusion = plan.fusion
-    assert fusion is not None
+    assert fusion is not None and fusion.depth is not None
     lists, ranks = [], []
     for branch in fusion.branches:
-        result = engine.search(SearchPlan(source=branch, limit=DEPTH))
+        result = engine.search(SearchPlan(source=branch, limit=fusion.depth))
         pairs = [(hit.key, next(iter(hit.branches.values())).raw_score) for hit in result]
         branch_keys, branch_ranks = rank_branch(pairs, higher_is_better=branch.higher_is_better)
         lists.append(branch_keys)
@@ -120,11 +164,30 @@ def check_hybrid(engine: Any, plan: SearchPlan, keys: list[Any]) -> None:
         raise AssertionError(f"hybrid keys {keys} differ from the reference fusion {expected}")
 
 
-def run(rows: int, rounds: int, names: Sequence[str]) -> tuple[dict[str, float], dict[str, Any]]:
+def rotated(names: list[str], kinds: list[str], round_number: int) -> list[tuple[str, str]]:
+    """Round ``round_number``'s order of the (engine, search) pairs: the engines' order and
+    each engine's order of searches both rotated by the round, so that over the rounds every
+    search runs as often first as last, and every engine likewise."""
+    engine_shift = round_number % len(names)
+    kind_shift = round_number % len(kinds)
+    return [
+        (name, kind)
+        for name in names[engine_shift:] + names[:engine_shift]
+        for kind in kinds[kind_shift:] + kinds[:kind_shift]
+    ]
+
+
+def run(
+    rows: int, rounds: int, names: Sequence[str], depths: Sequence[int]
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, float], int]:
+    """Each engine's timed rounds (seconds per search kind, one entry per round after the
+    warm-up, in round order), its load time in seconds, and the hybrid checks passed."""
     table = bench_engine.make_table(rows)
     queries = bench_engine.make_queries(rounds)
-    timings: dict[tuple[str, str], list[float]] = {}
+    kinds = [*BRANCHES, *(hybrid_kind(depth) for depth in depths)]
+    timings: dict[str, dict[str, list[float]]] = {}
     loads: dict[str, float] = {}
+    checks = 0
     with (
         tempfile.TemporaryDirectory(prefix="hdq-bench-stores-") as scratch,
         engines(Path(scratch), names) as opened,
@@ -134,27 +197,55 @@ def run(rows: int, rounds: int, names: Sequence[str]) -> tuple[dict[str, float],
             engine.load_table("docs", table, key_column="id", text_columns=["body"])
             loads[name] = time.perf_counter() - started
             print(f"loaded {name} in {loads[name]:.1f} s", file=sys.stderr)
-        pairs = [(name, kind) for name in opened for kind in KINDS]
         for round_number, (query, vector) in enumerate(queries):
-            searches = plans(query, vector)
-            shift = round_number % len(pairs)
-            for name, kind in pairs[shift:] + pairs[:shift]:
+            searches = plans(query, vector, depths)
+            hybrids: list[tuple[str, str, list[Any]]] = []
+            for name, kind in rotated(list(opened), kinds, round_number):
                 engine = opened[name]
                 started = time.perf_counter()
                 result = engine.search(searches[kind])
                 elapsed = time.perf_counter() - started
                 if round_number:
-                    timings.setdefault((name, kind), []).append(elapsed)
-                if kind == "hybrid":
-                    check_hybrid(engine, searches[kind], result.keys)
-    medians = {
-        f"{name}/{kind}": statistics.median(values) for (name, kind), values in timings.items()
-    }
-    return medians, loads
+                    timings.setdefault(name, {}).setdefault(kind, []).append(elapsed)
+                if kind not in BRANCHES:
+                    hybrids.append((name, kind, result.keys))
+            for name, kind, keys in hybrids:  # after the round's timings, which they would warm
+                check_hybrid(opened[name], searches[kind], keys)
+                checks += 1
+            print(f"round {round_number + 1}/{rounds} done", file=sys.stderr)
+    return timings, loads, checks
 
 
-def render(rows: int, rounds: int, medians: dict[str, float], loads: dict[str, float]) -> str:
+def ratios(numerators: Sequence[float], denominators: Sequence[float]) -> tuple[float, ...]:
+    """The median, 25th and 75th percentile of the per-round ratios."""
+    values = [top / bottom for top, bottom in zip(numerators, denominators, strict=True)]
+    return (
+        statistics.median(values),
+        _report.quantile(values, 0.25),
+        _report.quantile(values, 0.75),
+    )
+
+
+def render(
+    rows: int,
+    rounds: int,
+    depths: Sequence[int],
+    timings: dict[str, dict[str, list[float]]],
+    loads: dict[str, float],
+    checks: int,
+) -> str:
     names = list(loads)
+    baseline = depths[0]
+
+    def depth_label(depth: int) -> str:
+        return f"depth {depth}" + (" (default)" if depth == DEFAULT_DEPTH else "")
+
+    def cells(values: dict[str, tuple[float, ...]]) -> str:
+        return " | ".join(
+            f"{values[name][0]:.2f}x ({values[name][1]:.2f} to {values[name][2]:.2f})"
+            for name in names
+        )
+
     lines = [
         "### Latest run",
         "",
@@ -172,11 +263,50 @@ def render(rows: int, rounds: int, medians: dict[str, float], loads: dict[str, f
         "| median latency (ms) | " + " | ".join(names) + " |",
         "| --- | " + " | ".join("---:" for _ in names) + " |",
     ]
-    for kind in KINDS:
-        cells = [f"{1000 * medians[f'{name}/{kind}']:.1f}" for name in names]
-        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
-    cells = [f"{loads[name]:.1f} s" for name in names]
-    lines.append("| load (rows, full-text index, catalog) | " + " | ".join(cells) + " |")
+    for kind in BRANCHES:
+        row = [f"{1000 * statistics.median(timings[name][kind]):.1f}" for name in names]
+        lines.append(f"| {kind} | " + " | ".join(row) + " |")
+    for depth in depths:
+        kind = hybrid_kind(depth)
+        row = [f"{1000 * statistics.median(timings[name][kind]):.1f}" for name in names]
+        lines.append(f"| hybrid, {depth_label(depth)} | " + " | ".join(row) + " |")
+    row = [f"{loads[name]:.1f} s" for name in names]
+    lines.append("| load (rows, full-text index, catalog) | " + " | ".join(row) + " |")
+    lines += [
+        "",
+        "| median per-round ratio (25th to 75th percentile) | " + " | ".join(names) + " |",
+        "| --- | " + " | ".join("---:" for _ in names) + " |",
+    ]
+    for depth in depths[1:]:
+        values = {
+            name: ratios(timings[name][hybrid_kind(depth)], timings[name][hybrid_kind(baseline)])
+            for name in names
+        }
+        lines.append(f"| hybrid {depth_label(depth)} / depth {baseline} | {cells(values)} |")
+    verdicts: list[str] = []
+    for depth in depths:
+        values = {}
+        for name in names:
+            slower = [max(pair) for pair in zip(*(timings[name][kind] for kind in BRANCHES))]
+            values[name] = ratios(timings[name][hybrid_kind(depth)], slower)
+        lines.append(f"| hybrid {depth_label(depth)} / slower branch | {cells(values)} |")
+        if depth == DEFAULT_DEPTH:
+            verdicts = [
+                "met" if values[name][0] <= bench_engine.TARGET_RATIO else "not met"
+                for name in names
+            ]
+    if verdicts:
+        lines.append(
+            f"| target at depth {DEFAULT_DEPTH}: <= {bench_engine.TARGET_RATIO}x its slower "
+            "branch | " + " | ".join(verdicts) + " |"
+        )
+    lines += [
+        "",
+        "- slower branch: the slower of the text and the nearest search (`limit` "
+        f"{LIMIT}) of the same engine in the same round.",
+        f"- every hybrid, at every depth, returned the keys of the reference fusion of the "
+        f"engine's own two branches ranked to that depth ({checks} checks, warm-up included).",
+    ]
     return "\n".join(lines)
 
 
@@ -185,10 +315,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
+    parser.add_argument(
+        "--depths",
+        type=parse_depths,
+        default=DEFAULT_DEPTHS,
+        help="comma-separated fusion depths of the hybrid, timed side by side; ratios are "
+        f"taken against the first (default: {','.join(map(str, DEFAULT_DEPTHS))})",
+    )
     parser.add_argument("--write", type=Path, help="rewrite this file's marked section")
     options = parser.parse_args(argv)
-    medians, loads = run(options.rows, options.rounds, options.engines)
-    body = render(options.rows, options.rounds, medians, loads)
+    if options.rounds < 2:
+        parser.error(f"--rounds {options.rounds}: at least 2 (the first is a warm-up)")
+    timings, loads, checks = run(options.rows, options.rounds, options.engines, options.depths)
+    body = render(options.rows, options.rounds, options.depths, timings, loads, checks)
     _report.publish(body, options.write, MARK_START, MARK_END)
 
 
