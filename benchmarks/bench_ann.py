@@ -153,9 +153,18 @@ def settings(documents: np.ndarray, queries: np.ndarray) -> list[dict[str, Any]]
 def overhead(documents: np.ndarray, queries: np.ndarray, rows: int = 2_000) -> dict[str, Any]:
     """A search through ``LocalEngine.search`` on a ``rows``-row HNSW table against raw
     usearch searching the same index file (one thread, ``limit`` 10), interleaved per query:
-    the median of the per-query ratios."""
+    the median of the per-query ratios.
+
+    Past SciFact's documents the table holds them again with seeded noise (each component
+    plus a normal draw of standard deviation 0.02, the vector normalised again): real
+    neighbourhoods at any size."""
     from usearch.index import Index
 
+    if rows > documents.shape[0]:
+        rng = np.random.default_rng(rows)
+        copies = documents[np.arange(rows) % documents.shape[0]]
+        copies = copies + rng.normal(0.0, 0.02, copies.shape).astype(np.float32)
+        documents = copies / np.linalg.norm(copies, axis=1, keepdims=True)
     table = _table(documents[:rows])
     with (
         tempfile.TemporaryDirectory(prefix="hdq-bench-ann-") as directory,
@@ -202,7 +211,7 @@ def _table(documents: np.ndarray) -> pa.Table:
     )
 
 
-def settings_report(rows: list[dict[str, Any]], cost: dict[str, Any]) -> str:
+def settings_report(rows: list[dict[str, Any]], costs: list[dict[str, Any]]) -> str:
     baseline = rows[0]["build_cpu_s"]
     lines = [
         "",
@@ -223,9 +232,21 @@ def settings_report(rows: list[dict[str, Any]], cost: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        f"Per-search overhead on a {cost['rows']:,}-row HNSW table: `LocalEngine.search` "
-        f"{cost['engine_us']:,.0f} µs, raw usearch on the same index file "
-        f"{cost['raw_us']:,.0f} µs; median per-query ratio {cost['ratio']:.2f}x (target <= 5x).",
+        "A search through `LocalEngine.search` against raw usearch on the same index file (one "
+        "thread, the queries interleaved):",
+        "",
+        "| rows | `LocalEngine.search` µs | raw usearch, limit 10, µs | engine / raw |",
+        "|---:|---:|---:|---:|",
+    ]
+    for cost in costs:
+        lines.append(
+            f"| {cost['rows']:,} | {cost['engine_us']:,.0f} | {cost['raw_us']:,.0f} "
+            f"| {cost['ratio']:.2f}x |"
+        )
+    lines += [
+        "",
+        "- ratios: medians of the per-query ratios. Past SciFact's 5,183 documents the table "
+        "holds them again with seeded noise (standard deviation 0.02 a component, normalised).",
     ]
     return "\n".join(lines)
 
@@ -256,6 +277,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--write", type=Path, metavar="PATH", help="rewrite the marked section of this file"
     )
+    parser.add_argument(
+        "--overhead-rows",
+        type=int,
+        nargs="+",
+        default=[2_000, 100_000],
+        help="table sizes of the search-cost comparison with raw usearch",
+    )
     options = parser.parse_args(argv)
     if not (options.data / "doc_vectors.f16.npy").exists():
         parser.error(f"no SciFact vectors in {options.data}")
@@ -264,7 +292,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     documents, queries = load_vectors(options.data)
     body = report(measure(documents, queries), when, load, options.data)
     print("HNSW settings ...", file=sys.stderr)
-    body += "\n" + settings_report(settings(documents, queries), overhead(documents, queries))
+    costs = [overhead(documents, queries, rows) for rows in options.overhead_rows]
+    body += "\n" + settings_report(settings(documents, queries), costs)
     _report.publish(body, options.write, MARK_START, MARK_END)
 
 
