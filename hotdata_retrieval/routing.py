@@ -815,37 +815,45 @@ def _check_text_alone_takes(request: SearchRequest, branches: Sequence[Branch]) 
     """Refuse the options a hybrid search answered by its text branch alone cannot honour.
 
     A query that embeds to a zero vector leaves a hybrid search its text branches
-    (:meth:`_Router.fused_nearest`). Diversity compares candidates with the query vector,
-    and a score formula rescores a fusion: with no nearest branch left, or one branch in
-    all, neither applies, and dropping it would change the order the caller asked for.
+    (:meth:`_Router.fused_nearest`). Diversity compares candidates with the query vector; a
+    score formula rescores a fusion, and the fusion's options (``weights``, ``min_score``,
+    ``depth``...) say how branches are fused: with no nearest branch left, or one branch in
+    all, none of them applies, and dropping one would change the answer asked for (a
+    ``min_score`` on fused scores kept on BM25 scores, ``weights`` that mute the text branch
+    answered by it alone).
 
     Raises:
         PlanError: naming the option and the zero query vector as the reason.
     """
     nearest = any(isinstance(branch, NearestNeighborSearch) for branch in branches)
-    lost = [
-        name
-        for name, given in (
-            ("diversity", request.diversity is not None and not nearest),
-            ("formula", request.formula is not None and len(branches) == 1),
-        )
-        if given
+    alone = len(branches) == 1
+    fusion_options = request.fusion.options if request.fusion is not None and alone else {}
+    lost: list[tuple[str, Any, str]] = [
+        *(
+            [("diversity", request.diversity, "compares the candidates with the query vector")]
+            if request.diversity is not None and not nearest
+            else []
+        ),
+        *(
+            [("formula", request.formula, "rescores a fusion of branches")]
+            if request.formula is not None and alone
+            else []
+        ),
+        *(
+            (name, value, "says how branches are fused, and one is left")
+            for name, value in fusion_options.items()
+        ),
     ]
     if not lost:
         return
-    name = lost[0]
-    needs = (
-        "compares the candidates with the query vector"
-        if name == "diversity"
-        else "rescores a fusion of branches"
-    )
+    name, value, needs = lost[0]
     raise PlanError(
         f"{name} cannot apply: the query {request.query!r} embedded to a zero vector (an "
         "embedder's usual answer when it fails; cosine distance to it is undefined), so this "
         f"hybrid search is answered by its text branch alone, and {name} {needs}; check the "
         f"embedder, or search without {name}",
         field=name,
-        value=getattr(request, name),
+        value=value,
     )
 
 

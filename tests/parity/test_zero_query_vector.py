@@ -87,3 +87,31 @@ def test_a_zero_vector_in_one_query_of_several_keeps_the_options(engine: Any) ->
         embed_query=first_fails,
     )
     assert engine.search(plan).keys
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("min_score", 1.0), ("weights", [0.0, 1.0]), ("depth", 1), ("rank_constant", 20)],
+)
+def test_a_zero_vector_hybrid_search_refuses_fusion_options_with_nothing_to_fuse(
+    engine: Any, option: str, value: Any
+) -> None:
+    # a min_score on fused scores would be kept on BM25 scores, weights muting the text
+    # branch would be answered by it alone: the answer asked for cannot be given
+    request = SearchRequest(
+        table="zero_vectors",
+        query="disk full",
+        mode="hybrid",
+        fusion={"method": "rrf", option: value},
+    )
+    with pytest.raises(PlanError, match=f"{option} cannot apply: .*zero vector") as raised:
+        engine.plan_search(request, embed_query=_zeros)
+    assert raised.value.field == option
+
+
+def test_a_zero_vector_hybrid_search_naming_only_its_method_is_answered(engine: Any) -> None:
+    request = SearchRequest(
+        table="zero_vectors", query="disk full", mode="hybrid", fusion={"method": "dbsf"}
+    )
+    plan = engine.plan_search(request, embed_query=_zeros)
+    assert list(engine.search(plan).keys)
