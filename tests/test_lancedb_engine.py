@@ -219,7 +219,15 @@ def test_the_default_window_keeps_the_versions_another_process_may_read(tmp_path
     assert len(engine._table("docs").list_versions()) > 12
 
 
-@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), "60", True])
+@pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), 1e14, 366 * 86400, "60", True])
 def test_a_bad_window_is_refused_naming_it(tmp_path: Path, bad: object) -> None:
     with pytest.raises(ValueError, match="old_versions_kept_seconds must be"):
         LancedbEngine(tmp_path, old_versions_kept_seconds=bad)  # type: ignore[arg-type]
+
+
+def test_a_window_of_a_numpy_number_is_taken(tmp_path: Path) -> None:
+    import numpy as np
+
+    engine = LancedbEngine(tmp_path, old_versions_kept_seconds=np.int64(30))
+    assert engine.old_versions_kept_seconds == 30.0
+    assert type(engine.old_versions_kept_seconds) is float

@@ -53,7 +53,7 @@ indexes after, so it is atomic with its text index too.
 from __future__ import annotations
 
 import json
-import math
+import numbers
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -154,6 +154,11 @@ OLD_VERSIONS_KEPT_SECONDS = 60.0
 """How long, in seconds, a LanceDB table's superseded versions stay on disk after a write by
 default (:class:`LancedbEngine`'s ``old_versions_kept_seconds``)."""
 
+MAX_OLD_VERSIONS_KEPT_SECONDS = 365 * 24 * 3600.0
+"""The longest window :class:`LancedbEngine` takes (a year); ``None`` keeps every version.
+LanceDB's own bound is far above it (a window past about 2.7 million years overflows its
+duration type and makes every write fail)."""
+
 
 class LancedbEngine(RoutesByIndexes):
     """LanceDB behind the engine contract (module docstring).
@@ -168,13 +173,15 @@ class LancedbEngine(RoutesByIndexes):
             of the table. The latest version is never removed, and the window keeps the
             versions a search or a write in another process may still be reading (LanceDB
             warns that a reader of a removed version fails). Default
-            :data:`OLD_VERSIONS_KEPT_SECONDS` (60); 0 keeps only the latest (one process
-            only); ``None`` keeps every version.
+            :data:`OLD_VERSIONS_KEPT_SECONDS` (60), at most
+            :data:`MAX_OLD_VERSIONS_KEPT_SECONDS` (a year); 0 keeps only the latest, for one
+            writer and no search running beside a write (a search in another thread of the
+            same process may be reading a removed version); ``None`` keeps every version.
 
     Raises:
         MissingExtraError: the ``lancedb`` extra is not installed.
         EngineError: the directory cannot be opened.
-        ValueError: ``old_versions_kept_seconds`` negative, not finite or not a number.
+        ValueError: ``old_versions_kept_seconds`` not a number of seconds from 0 to a year.
     """
 
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
@@ -196,14 +203,16 @@ class LancedbEngine(RoutesByIndexes):
 
         if old_versions_kept_seconds is not None and (
             isinstance(old_versions_kept_seconds, bool)
-            or not isinstance(old_versions_kept_seconds, (int, float))
-            or not math.isfinite(old_versions_kept_seconds)
-            or old_versions_kept_seconds < 0
+            or not isinstance(old_versions_kept_seconds, numbers.Real)
+            or not 0 <= float(old_versions_kept_seconds) <= MAX_OLD_VERSIONS_KEPT_SECONDS
         ):
             raise ValueError(
-                "old_versions_kept_seconds must be a finite number of seconds >= 0 or None, "
-                f"got {old_versions_kept_seconds!r}"
+                "old_versions_kept_seconds must be a number of seconds from 0 to "
+                f"{MAX_OLD_VERSIONS_KEPT_SECONDS:,.0f} (a year), or None to keep every "
+                f"version; got {old_versions_kept_seconds!r}"
             )
+        if old_versions_kept_seconds is not None:
+            old_versions_kept_seconds = float(old_versions_kept_seconds)
         self.path = Path(path)
         self.embedder = embedder
         self.old_versions_kept_seconds = old_versions_kept_seconds
