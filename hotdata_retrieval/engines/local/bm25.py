@@ -9,7 +9,9 @@ with BM25 (k1 = 1.2, b = 0.75), the library's documented formula
 (:func:`hotdata_retrieval.analysis.bm25_score`) but for two things of tantivy's: it stores
 each row's number of terms in one byte (:func:`stored_length`: exact to 40, then at most 1/8
 below the length), and it computes in float32. So a local score is at least the exact
-formula's and less than 9/8 of it (each term's ``tf / (tf + k1 · (1 - b + b · dl /
+formula's and less than 9/8 of it, up to float32 rounding of the sum over the query's terms
+(relative ``n · 2**-24`` at most for ``n`` terms; it shows on queries of thousands of words)
+(each term's ``tf / (tf + k1 · (1 - b + b · dl /
 avgdl))`` grows as ``dl`` shrinks, by less than ``dl`` over its stored value), within float32
 rounding of the formula over the stored lengths, and the local ranking is that formula's
 ranking, ties of float32 values broken by key (``tests/test_local_length_quantisation.py``;
