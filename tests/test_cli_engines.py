@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from hotdata_retrieval.cli import main
+from hotdata_retrieval.cli.exit_codes import EXIT_USAGE
 
 ROWS = [
     {"id": 1, "body": "the upgrade failed with error E1234", "lang": "en"},
@@ -81,7 +82,7 @@ def test_load_then_search_on_each_store(
 
 def test_a_store_needs_a_database() -> None:
     result = CliRunner().invoke(main, ["search", "x", "--table", "t", "--engine", "sqlite"])
-    assert result.exit_code == 1
+    assert result.exit_code == EXIT_USAGE  # a missing option (docs/cli.md, "Exit codes")
     assert result.stderr.startswith(
         "hdq search: error: --engine sqlite needs --database (a database file)"
     )
@@ -98,9 +99,51 @@ def test_search_on_a_missing_database_names_it_and_creates_nothing(
     result = CliRunner().invoke(
         main, ["search", "x", "--table", "t", "--engine", engine, "--database", str(missing)]
     )
-    assert result.exit_code != 0
+    # A missing database is a usage error on every engine, the local one's exit code.
+    assert result.exit_code == EXIT_USAGE
     assert result.stderr.startswith(f"hdq search: error: no {engine} database at {missing}")
     assert not missing.exists()
+    local = CliRunner().invoke(main, ["search", "x", "--table", "t", "--database", str(missing)])
+    assert local.exit_code == EXIT_USAGE
+    assert local.stderr.startswith(f"hdq search: error: no database at {missing}")
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_a_store_file_searched_without_its_engine_names_the_engine(
+    engine: str, source: Path, tmp_path: Path
+) -> None:
+    """``--database`` naming a store's file, without ``--engine``: the local engine finds no
+    database there, and says which ``--engine`` reads the file."""
+    path = tmp_path / f"tickets.{engine}"
+    loaded = CliRunner().invoke(
+        main,
+        ["load", str(source), "--engine", engine, "--database", str(path), "--no-embed", "-q"],
+    )
+    assert loaded.exit_code == 0, loaded.stderr
+    result = CliRunner().invoke(
+        main, ["search", "x", "--table", "tickets", "--database", str(path)]
+    )
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.splitlines()[0] == (
+        f"hdq search: error: no database at {path}: it is a {engine} database file; give "
+        f"--engine {engine} to search it"
+    )
+    # the file is recognised by its header, not its name
+    renamed = path.rename(tmp_path / "tickets.data")
+    result = CliRunner().invoke(
+        main, ["search", "x", "--table", "tickets", "--database", str(renamed)]
+    )
+    assert f"it is a {engine} database file; give --engine {engine}" in result.stderr
+    # a missing file is named by its suffix
+    missing = tmp_path / f"typo.{engine}"
+    result = CliRunner().invoke(
+        main, ["search", "x", "--table", "tickets", "--database", str(missing)]
+    )
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.splitlines()[0] == (
+        f"hdq search: error: no database at {missing}; --engine {engine} reads a {engine} "
+        "database file; create a local database with 'hdq load' or 'hdq demo'"
+    )
 
 
 def test_a_loaded_table_is_not_replaced_silently(source: Path, tmp_path: Path) -> None:

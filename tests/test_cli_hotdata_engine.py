@@ -15,6 +15,7 @@ from click.testing import CliRunner
 pytest.importorskip("hotdata_framework")
 
 from hotdata_retrieval.cli import main
+from hotdata_retrieval.cli.exit_codes import EXIT_USAGE
 from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.hotdata import HotdataEngine
 from hotdata_retrieval.engines.local import LocalEngine
@@ -72,7 +73,7 @@ def test_a_missing_database_names_the_variable(fake: FakeHotdataApi) -> None:
     result = CliRunner().invoke(
         main, ["search", "crash", "--table", "tickets", "--engine", "hotdata"], env=environment
     )
-    assert result.exit_code == 1
+    assert result.exit_code == EXIT_USAGE  # a missing option, as the local engine's database
     assert "--engine hotdata needs --database or $HOTDATA_DATABASE" in result.stderr
     assert API_KEY not in result.output
 

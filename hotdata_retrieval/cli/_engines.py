@@ -126,7 +126,8 @@ def open_store(
             a command that only reads refuses it, so a mistyped path is named, not created.
 
     Raises:
-        CommandError: no ``--database``, or (``create=False``) no file or directory there.
+        click.UsageError: no ``--database``, or (``create=False``) no file or directory there
+            (exit 2, as the local engine's missing database: docs/cli.md, "Exit codes").
         MissingExtraError: the store's extra is not installed.
         EngineError: the store cannot be opened.
     """
@@ -135,11 +136,11 @@ def open_store(
         database, given = os.environ[kind.location_variable], True
     if not given:
         also = f" or ${kind.location_variable}" if kind.location_variable else ""
-        raise CommandError(f"--engine {engine_name} needs --database{also} ({kind.location})")
+        raise click.UsageError(f"--engine {engine_name} needs --database{also} ({kind.location})")
     require_extra(kind.extra, needed_by=f"--engine {engine_name}")
     location = store_location(engine_name, database)
     if not create and kind.location_is_path and not Path(location).exists():
-        raise CommandError(
+        raise click.UsageError(
             f"no {engine_name} database at {location}; create one with 'hdq load --engine "
             f"{engine_name}'"
         )
@@ -151,8 +152,9 @@ def open_engine(engine_name: str, database: Path) -> Any:
     directory, or the store (:func:`open_store`, nothing created).
 
     Raises:
-        click.UsageError: no local database in that directory.
-        CommandError: a store without ``--database``, or no store's file or directory there.
+        click.UsageError: no local database in that directory (naming the store's
+            ``--engine`` when ``--database`` is a store's file: :func:`missing_database`); a
+            store without ``--database``, or no store's file or directory there.
         MissingExtraError: the engine's extra is not installed.
         EngineError: the store cannot be opened.
     """
@@ -162,10 +164,56 @@ def open_engine(engine_name: str, database: Path) -> Any:
     from hotdata_retrieval.engines.local import LocalEngine
 
     if not (database / "catalog.json").exists():
-        raise click.UsageError(
-            f"no database at {database}; create one with 'hdq load' or 'hdq demo'"
-        )
+        raise click.UsageError(missing_database(database))
     return LocalEngine(database)
+
+
+_FILE_HEADERS = {"sqlite": (0, b"SQLite format 3\x00"), "duckdb": (8, b"DUCK")}
+"""Each store file's format, by the bytes its header holds at an offset: SQLite's header
+string (https://www.sqlite.org/fileformat.html, "The Database Header": offset 0, 16
+bytes) and DuckDB's magic bytes (https://duckdb.org/docs/stable/internals/storage: a file
+starts with a ``uint64_t`` checksum, then ``DUCK``; duckdb's ``src/storage/magic_bytes.cpp``
+reads both headers from the file's first 16 bytes alike)."""
+
+_FILE_SUFFIXES = {".sqlite": "sqlite", ".sqlite3": "sqlite", ".duckdb": "duckdb"}
+"""The store a missing file's suffix names (``.db`` names none: SQLite and DuckDB both use it)."""
+
+
+def file_store(path: Path) -> str | None:
+    """The store engine (``sqlite``, ``duckdb``) whose database ``path`` is: from the file's
+    header (:data:`_FILE_HEADERS`) when it is a file, else from its suffix
+    (:data:`_FILE_SUFFIXES`) when nothing is there; ``None`` otherwise."""
+    if path.is_file():
+        try:
+            with path.open("rb") as file:
+                head = file.read(16)
+        except OSError:
+            return None
+        for name, (offset, magic) in _FILE_HEADERS.items():
+            if head[offset : offset + len(magic)] == magic:
+                return name
+        return None
+    if path.exists():
+        return None
+    return _FILE_SUFFIXES.get(path.suffix.lower())
+
+
+def missing_database(database: Path) -> str:
+    """Why the local engine cannot open ``database`` (no ``catalog.json`` there) and what to
+    do: search a store's file with its ``--engine`` (:func:`file_store`), else create a local
+    database."""
+    store = file_store(database)
+    if store is not None and database.is_file():
+        return (
+            f"no database at {database}: it is a {store} database file; give --engine {store} "
+            "to search it"
+        )
+    if store is not None:
+        return (
+            f"no database at {database}; --engine {store} reads a {store} database file; "
+            "create a local database with 'hdq load' or 'hdq demo'"
+        )
+    return f"no database at {database}; create one with 'hdq load' or 'hdq demo'"
 
 
 def recorded_model(engine: Any, table: Any) -> str | None:
