@@ -139,11 +139,12 @@ _TEXT_SEARCH = sqlglot.parse_one(
       SELECT documents.name AS name, CAST(SUM(
         weights.idf * (:k1 + 1) * counts.frequency
         / (counts.frequency + :k1 * (1 - :b + :b * documents.len / corpus.avgdl))
+        ORDER BY weights.position
       ) AS DOUBLE) AS score
       FROM (
-        SELECT words.termid AS termid,
+        SELECT words.termid AS termid, query_terms.position AS position,
           LN(1 + (corpus.num_docs - words.df + 0.5) / (words.df + 0.5)) AS idf
-        FROM (SELECT UNNEST(STRING_SPLIT(:query, ' ')) AS term) AS query_terms
+        FROM UNNEST(STRING_SPLIT(:query, ' ')) WITH ORDINALITY AS query_terms(term, position)
         JOIN :dict AS words ON words.term = query_terms.term
         CROSS JOIN :stats AS corpus
       ) AS weights
@@ -172,8 +173,12 @@ def _text_search(node: TextSearch) -> exp.Expr:
     b 0.75, a query term given twice counted twice), computed from the tables of the
     column's FTS index (:func:`text_index_schema`): ``dict`` (each term's ``df``),
     ``terms`` (each occurrence: ``tf``), ``docs`` (each row's length) and ``stats`` (``N``
-    and the mean length). The extension's own ``match_bm25`` counts a repeated query term
-    once and takes a base-10 logarithm with no ``1 +`` in the IDF."""
+    and the mean length). A row's contributions are summed in the query terms' order
+    (``SUM(... ORDER BY position)``, the terms numbered ``WITH ORDINALITY``): DuckDB's
+    parallel sum adds them in no fixed order, which gave rows of equal statistics scores a
+    last digit apart, so their tie fell to float noise instead of the key. The extension's
+    own ``match_bm25`` counts a repeated query term once and takes a base-10 logarithm with
+    no ``1 +`` in the IDF."""
     table = store_table(node.this, "main")
     index = text_index_schema(table.db, table.name, node.args["column"].name)
 

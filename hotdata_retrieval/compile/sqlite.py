@@ -22,6 +22,9 @@ How each search is written, and why:
   same analysis as a JSON array read with ``json_each`` (:func:`query_terms`), so a version
   string, a dotted number, decomposed or full-width text match as on the local engine, and
   hyphens, apostrophes, quotes, parentheses and words such as ``NEAR`` or ``AND`` are data.
+  A row's per-term contributions are summed in the query terms' order (``SUM(... ORDER BY
+  position)``, an ordered aggregate: SQLite 3.44.0 and later, its release notes), so rows
+  with the same statistics get bit-identical scores and their tie falls to the key.
   FTS5's own ``bm25()`` is not used for the score: its IDF is ``ln((N - df + 0.5) / (df +
   0.5))``, floored at 1e-6 (FTS5 documentation, §5.1.1; the source's ``fts5Bm25GetData``),
   another ranking. The engine still writes a contentless FTS5 table per text column
@@ -197,14 +200,15 @@ _TEXT_SEARCH = sqlglot.parse_one(
       SELECT postings.doc AS doc, SUM(
         weights.idf * (:k1 + 1) * postings.frequency
         / (postings.frequency + :k1 * (1 - :b + :b * postings.length / weights.average_length))
+        ORDER BY weights.position
       ) AS score
       FROM (
-        SELECT counted.term AS term,
+        SELECT counted.term AS term, counted.position AS position,
           LN(1 + (corpus.documents - counted.documents + 0.5) / (counted.documents + 0.5))
             AS idf,
           CAST(corpus.total_length AS REAL) / corpus.documents AS average_length
         FROM (
-          SELECT query_term.value AS term, COUNT(*) AS documents
+          SELECT query_term.value AS term, query_term.key AS position, COUNT(*) AS documents
           FROM JSON_EACH(:query) AS query_term
           JOIN :terms AS holders ON holders.term = query_term.value
           GROUP BY query_term.key, query_term.value
@@ -226,8 +230,10 @@ def _text_search(node: TextSearch) -> exp.Expr:
     1.2, b 0.75, a query term given twice counted twice) computed from the column's postings
     (:func:`terms_table_name`: ``df`` counted from a term's range, ``tf`` and the row's
     length read from it) and its corpus row (:func:`corpus_table_name`: ``N`` and the mean
-    length). FTS5's own ``bm25()`` takes ``ln((N - df + 0.5) / (df + 0.5))``, floored at
-    1e-6, as the IDF (FTS5 documentation, §5.1.1): another ranking."""
+    length). The contributions are summed in the query terms' order (their ``json_each``
+    key), so the same statistics give the same float whatever order the rows are read in.
+    FTS5's own ``bm25()`` takes ``ln((N - df + 0.5) / (df + 0.5))``, floored at 1e-6, as the
+    IDF (FTS5 documentation, §5.1.1): another ranking."""
     table: exp.Table = node.this
     column_name = node.args["column"].name
 

@@ -17,20 +17,18 @@ FROM (
           "counts"."frequency" + 1.2 * (
             1 - 0.75 + 0.75 * "documents"."len" / "corpus"."avgdl"
           )
-        )
+        ) ORDER BY "weights"."position"
       ) AS DOUBLE) AS "score"
     FROM (
       SELECT
         "words"."termid" AS "termid",
+        "query_terms"."position" AS "position",
         LN(1 + (
           "corpus"."num_docs" - "words"."df" + 0.5
         ) / (
           "words"."df" + 0.5
         )) AS "idf"
-      FROM (
-        SELECT
-          UNNEST(STR_SPLIT('error e1234 s near x', ' ')) AS "term"
-      ) AS "query_terms"
+      FROM UNNEST(STR_SPLIT('error e1234 s near x', ' ')) WITH ORDINALITY AS "query_terms"("term", "position")
       JOIN "fts_hdq_text_t4_main_4_docs_body"."dict" AS "words"
         ON "words"."term" = "query_terms"."term"
       CROSS JOIN "fts_hdq_text_t4_main_4_docs_body"."stats" AS "corpus"

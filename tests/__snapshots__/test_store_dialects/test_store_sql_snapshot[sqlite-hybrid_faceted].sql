@@ -17,11 +17,12 @@ WITH "text_hits" AS (
             "postings"."frequency" + 1.2 * (
               1 - 0.75 + 0.75 * "postings"."length" / "weights"."average_length"
             )
-          )
+          ) ORDER BY "weights"."position"
         ) AS "score"
       FROM (
         SELECT
           "counted"."term" AS "term",
+          "counted"."position" AS "position",
           LN(
             1 + (
               "corpus"."documents" - "counted"."documents" + 0.5
@@ -33,6 +34,7 @@ WITH "text_hits" AS (
         FROM (
           SELECT
             "query_term"."value" AS "term",
+            "query_term"."key" AS "position",
             COUNT(*) AS "documents"
           FROM JSON_EACH('["error", "e1234", "upgrad"]') AS "query_term"
           JOIN "main"."docs__body__fts_terms" AS "holders"
