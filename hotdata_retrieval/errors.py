@@ -26,6 +26,12 @@ class PlanError(HotdataRetrievalError, ValueError):
         mentions: other field names the message names as words (say the options a fusion
             method does take), so a command line can spell them as its options, as it does
             ``field``.
+        reason: what is wrong: the message without its advice.
+        advice: what a caller of the library does about it, naming the library's own
+            parameters (``pass allow_empty=True ...``; those it names are in ``mentions``),
+            or ``None``. The message is ``reason; advice``; a command line without such a
+            parameter gives its own advice instead
+            (:func:`hotdata_retrieval.cli._errors.in_option_terms`).
     """
 
     def __init__(
@@ -35,11 +41,14 @@ class PlanError(HotdataRetrievalError, ValueError):
         field: str | None = None,
         value: Any = None,
         mentions: tuple[str, ...] = (),
+        advice: str | None = None,
     ) -> None:
-        super().__init__(message)
+        super().__init__(message if advice is None else f"{message}; {advice}")
         self.field = field
         self.value = value
         self.mentions = mentions
+        self.reason = message
+        self.advice = advice
 
 
 class TableNameError(PlanError):

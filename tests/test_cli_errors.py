@@ -279,3 +279,43 @@ def test_a_mistyped_option_is_answered_with_the_option_meant_first(
     assert first.startswith(f"{command}: error: No such option {mistyped!r}. Did you mean ")
     suggested = first.split("Did you mean ", 1)[1].removeprefix("one of: ")
     assert suggested.startswith(repr(meant))  # the closest first
+
+
+@pytest.mark.parametrize("command", ["search", "explain"])
+def test_a_query_without_a_word_says_what_to_do_at_the_command_line(
+    command: str, database: Path
+) -> None:
+    """The library tells its caller to pass ``allow_empty=True``; no command has that
+    option, so the command says what to do with its own arguments (docs/cli.md, "Errors":
+    never a field inside the library)."""
+    options = {
+        "search": ["--table", "notes", "--database", str(database)],
+        "explain": ["--table", "notes", "--text-column", "body"],
+    }[command]
+    result = CliRunner().invoke(main, [command, "🙂", *options])
+    assert result.exit_code == EXIT_INVALID_PLAN
+    assert result.stderr.splitlines()[0] == (
+        f"hdq {command}: error: QUERY holds no word to search for, got '🙂'; give a query with "
+        "a word to search for (letters or digits)"
+    )
+    assert "allow_empty" not in result.stderr
+
+
+@pytest.mark.parametrize("blank", ["   ", "\t \t"])
+def test_a_blank_query_is_echoed_as_given(blank: str, database: Path) -> None:
+    result = CliRunner().invoke(main, ["search", blank, *SEARCH, "--database", str(database)])
+    assert result.exit_code == EXIT_INVALID_PLAN
+    assert result.stderr.splitlines()[0] == (
+        f"hdq search: error: QUERY must not be empty, got {blank!r}"
+    )
+
+
+def test_advice_naming_a_parameter_the_command_lacks_is_left_out() -> None:
+    error = PlanError(
+        "x_column is bad", field="x_column", mentions=("knob",), advice="pass knob=True"
+    )
+    assert str(error) == "x_column is bad; pass knob=True"
+    assert in_option_terms(error, {"x_column": "--x"}) == "--x is bad"
+    # a command that has the option keeps the advice, in its terms
+    both = {"x_column": "--x", "knob": "--knob"}
+    assert in_option_terms(error, both) == "--x is bad; pass --knob=True"

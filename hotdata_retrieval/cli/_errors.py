@@ -51,9 +51,23 @@ _QUOTED = re.compile(r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
 """A quoted value in a message (``'...'`` or ``"..."``): left as written."""
 
 
+_LINE_BREAK = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+"""A line break (any :meth:`str.splitlines` splits at) and the blanks around it."""
+
+
 def one_line(message: str) -> str:
-    """``message`` with its line breaks folded into spaces (engine errors span lines)."""
-    return " ".join(message.split())
+    """``message`` on one line: its line breaks (engine errors span lines) folded into
+    spaces, and every run of blanks into one, except inside a quoted value, whose blanks
+    are the value's (``got '   '`` stays as typed).
+
+    >>> one_line("a  \\n  b, got '   '")
+    "a b, got '   '"
+    """
+    parts = _QUOTED.split(message.strip())  # odd positions hold the quoted values
+    return "".join(
+        _LINE_BREAK.sub(" ", part) if position % 2 else re.sub(r"\s+", " ", part)
+        for position, part in enumerate(parts)
+    )
 
 
 def command_name(ctx: click.Context | None) -> str:
@@ -68,16 +82,33 @@ def command_name(ctx: click.Context | None) -> str:
     return " ".join([PROGRAM, *reversed([name for name in names if name])])
 
 
+COMMAND_LINE_ADVICE: dict[str, str] = {
+    "allow_empty": "give a query with a word to search for (letters or digits)",
+}
+"""A library parameter a :class:`~hotdata_retrieval.errors.PlanError`'s advice names (say
+``pass allow_empty=True``) → what to do instead at the command line, which has no option
+for it."""
+
+
 def in_option_terms(error: BaseException, options: Mapping[str, str]) -> str:
     """``error``'s message on one line, with a :class:`~hotdata_retrieval.errors.PlanError`'s
     field named as the command's option: each whole-word occurrence of ``error.field``
     outside quoted values becomes ``options[error.field]`` (``query_text must not be empty``
     → ``QUERY must not be empty``), and so does each of its :attr:`~hotdata_retrieval.errors.
     PlanError.mentions` (``its options: weights, min_score`` → ``its options: --weights,
-    --min-score``). Other errors, and fields ``options`` does not name, keep their message."""
+    --min-score``). Advice that names a parameter ``options`` lacks (:attr:`~hotdata_retrieval.
+    errors.PlanError.advice`) is replaced by the command line's (:data:`COMMAND_LINE_ADVICE`),
+    or left out. Other errors, and fields ``options`` does not name, keep their message."""
     message = one_line(str(error))
     if not isinstance(error, PlanError):
         return message
+    lacking = [name for name in error.mentions if name not in options]
+    if error.advice is not None and lacking:
+        # The advice names a parameter of the library the command has no option for.
+        message = one_line(error.reason)
+        instead = COMMAND_LINE_ADVICE.get(lacking[0])
+        if instead is not None:
+            message += f"; {instead}"
     fields = sorted(
         {name for name in (error.field, *error.mentions) if name and name in options},
         key=len,

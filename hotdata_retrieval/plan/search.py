@@ -467,10 +467,11 @@ class Bm25Search:
                     value=self.query_text,
                 )
             raise PlanError(
-                f"query_text holds no word to search for, got {self.query_text!r}; pass "
-                "allow_empty=True for a branch that then returns no rows",
+                f"query_text holds no word to search for, got {self.query_text!r}",
                 field="query_text",
                 value=self.query_text,
+                mentions=("allow_empty",),
+                advice="pass allow_empty=True for a branch that then returns no rows",
             )
 
     @property
