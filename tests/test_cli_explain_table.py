@@ -6,10 +6,13 @@ indexes from ``--database`` and prints the statement ``hdq search`` runs for the
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlglot
 from click.testing import CliRunner, Result
 
 from hotdata_retrieval.cli import main
@@ -197,3 +200,32 @@ def test_a_table_without_the_index_is_a_bad_value(database: Path) -> None:
     assert missing.exit_code == EXIT_INVALID_PLAN
     assert missing.stderr.startswith("hdq explain: error: ")
     assert "nope" in missing.stderr.splitlines()[0]
+
+
+@pytest.mark.parametrize("verbosity", [[], ["-v"], ["-vv"]])
+def test_both_streams_redirected_stay_sql_with_a_warning_logged(
+    database: Path, tmp_path: Path, verbosity: list[str]
+) -> None:
+    """docs/cli.md: explain's notes go to standard error as SQL comments, "so redirecting
+    both streams still gives valid SQL" (``> out.sql 2>&1``). A zero query vector makes the
+    router answer the hybrid search by its text branch and log a warning: it is a comment
+    too, as is every record ``-v`` shows."""
+    zeros = json.dumps([0] * HashingEmbedder().dimensions)
+    with (tmp_path / "out.sql").open("w+", encoding="utf-8") as out:
+        process = subprocess.run(
+            [sys.executable, "-m", "hotdata_retrieval", "explain", QUERY, "--table", "notes",
+             "--database", str(database), "--vector", zeros, *verbosity],
+            stdout=out, stderr=subprocess.STDOUT, text=True, check=False,
+        )  # fmt: skip
+        out.seek(0)
+        written = out.read()
+    assert process.returncode == EXIT_OK, written
+    assert (
+        "-- WARNING: hybrid search over 'default.public.notes' answered by its text " in (written)
+        or "-- hotdata_retrieval.routing: WARNING: hybrid search" in written
+    )
+    statement = [line for line in written.splitlines() if not line.startswith("-- ")]
+    assert statement[0] == "SELECT", written  # every line before the statement is a comment
+    assert [tree.sql(comments=False) for tree in sqlglot.parse(written, read="postgres")] == [
+        sqlglot.parse_one("\n".join(statement), read="postgres").sql(comments=False)
+    ]

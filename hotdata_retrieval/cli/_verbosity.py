@@ -11,6 +11,11 @@ The group adds both options to each command when it loads it (:func:`add_verbosi
 a command that already has a ``--quiet`` of its own (``hdq explain``, ``hdq lint``) keeps its
 own (which silences its notes) and gains ``--verbose``. Standard output is never touched: it
 carries only the command's artefact.
+
+A command whose standard error is SQL comments (``hdq explain``: its output with both streams
+redirected is a SQL script; :func:`logs_as_sql_comments`) has every log record written as
+comment lines (``-- ...``): the library's warnings (else written bare by :mod:`logging`'s last
+resort), any other library's, Python warnings, and with ``--verbose`` the records it shows.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import io
 import logging
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -63,6 +69,70 @@ def _log_records(level: int, command: str) -> Iterator[None]:
         logger.setLevel(saved_level)
 
 
+class _SqlCommentFormatter(logging.Formatter):
+    """Each line of a record (a traceback's too) as a SQL comment, ``-- `` before it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(f"-- {line}".rstrip() for line in super().format(record).splitlines())
+
+
+def _is_library_record(record: logging.LogRecord) -> bool:
+    return record.name == LOGGER_NAME or record.name.startswith(f"{LOGGER_NAME}.")
+
+
+def _warning_as_comment(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    for text in str(message).splitlines() or [""]:
+        click.echo(f"-- {category.__name__}: {text}".rstrip(), err=True)
+
+
+@contextlib.contextmanager
+def _records_as_sql_comments(level: int | None, command: str) -> Iterator[None]:
+    """Every record on standard error as SQL comment lines: the library's at ``level`` and
+    above (``None``: warnings, as :mod:`logging` writes them unconfigured), any other
+    logger's warnings, and Python warnings; with ``level``, a closing line with the command's
+    wall time, as :func:`_log_records` writes."""
+    root, library = logging.getLogger(), logging.getLogger(LOGGER_NAME)
+    threshold = logging.WARNING if level is None else level
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        _SqlCommentFormatter(_LOG_FORMAT if level is not None else "%(levelname)s: %(message)s")
+    )
+    handler.setLevel(threshold)
+    handler.addFilter(
+        lambda record: record.levelno >= logging.WARNING or _is_library_record(record)
+    )
+    saved_level = library.level
+    library.setLevel(min(threshold, library.getEffectiveLevel()))
+    root.addHandler(handler)  # one handler for every logger: logging's last resort never runs
+    started = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_as_comment
+            yield
+    finally:
+        if level is not None:
+            library.info("%s: finished in %.2f s", command, time.perf_counter() - started)
+        root.removeHandler(handler)
+        library.setLevel(saved_level)
+
+
+_SQL_COMMENTS = "_hotdata_retrieval_sql_comments"
+
+
+def logs_as_sql_comments(command: click.Command) -> click.Command:
+    """Mark ``command`` as one whose standard error is SQL comments: its log records and
+    warnings are written as ``-- `` lines (module doc). Returns it."""
+    setattr(command, _SQL_COMMENTS, True)
+    return command
+
+
 _QUIET = "hotdata_retrieval.quiet"
 _VERBOSE = "hotdata_retrieval.verbose"
 
@@ -87,8 +157,10 @@ def _with_verbosity(callback: Callable[..., Any]) -> Callable[..., Any]:
             if ctx.meta.get(_QUIET):
                 stack.enter_context(_errors_only())
             verbose = ctx.meta.get(_VERBOSE, 0)
-            if verbose:
-                level = logging.INFO if verbose == 1 else logging.DEBUG
+            level = None if not verbose else logging.INFO if verbose == 1 else logging.DEBUG
+            if getattr(ctx.command, _SQL_COMMENTS, False):
+                stack.enter_context(_records_as_sql_comments(level, ctx.command_path))
+            elif level is not None:
                 stack.enter_context(_log_records(level, ctx.command_path))
             return callback(*args, **kwargs)
 

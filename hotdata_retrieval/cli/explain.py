@@ -6,7 +6,9 @@ column the mode needs (``--text-column``, ``--vector-column``, ``--vector``) but
 the plan is made from the table's indexes in ``--database`` exactly as ``hdq search`` makes it
 (:func:`hotdata_retrieval.cli.search.plan_table_search`). Standard output carries only the
 requested artefact: the SQL, or with ``--format json`` one JSON object. Notes go to standard
-error, as SQL comments. Exit codes: :mod:`hotdata_retrieval.cli.exit_codes`.
+error, as SQL comments, and so do log records and warnings
+(:func:`~hotdata_retrieval.cli._verbosity.logs_as_sql_comments`). Exit codes:
+:mod:`hotdata_retrieval.cli.exit_codes`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from hotdata_retrieval.cli._options import (
     fusion_options,
     fusion_settings,
 )
+from hotdata_retrieval.cli._verbosity import logs_as_sql_comments
 from hotdata_retrieval.cli.exit_codes import EXIT_OK
 from hotdata_retrieval.compile import get_dialect, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
@@ -478,6 +481,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     return lines
 
 
+@logs_as_sql_comments
 @click.command("explain")
 @click.argument("query_argument", metavar="[QUERY]", required=False)
 @click.option(
