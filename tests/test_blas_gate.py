@@ -156,6 +156,20 @@ def test_an_overlap_breaks_the_run_of_lone_products(gate: tuple[BlasGate, FakeLi
     assert not blas.one_thread and limits.events[-1] == ("restored", 0)
 
 
+def test_a_gate_that_cannot_set_the_count_lets_products_through(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def missing() -> Any:
+        raise ImportError("No module named 'threadpoolctl'")
+
+    blas = BlasGate(limit=missing)
+    _overlap(blas)  # the overlap tries to set the count, fails, and both products run
+    assert not blas.one_thread and blas.running == 0 and blas.waiting == 0
+    assert "cannot set the BLAS thread count (No module named 'threadpoolctl')" in caplog.text
+    _overlap(blas)  # from then on nothing waits, and nothing is logged again
+    assert caplog.text.count("cannot set the BLAS thread count") == 1
+
+
 def test_concurrent_searches_return_what_sequential_searches_return(tmp_path: Path) -> None:
     """Eight threads search one engine at once, each product under the process's real gate:
     every result equals the same plan's result run alone, and NumPy's float64 top 10."""

@@ -26,10 +26,13 @@ on the ``blas`` API, and the limiter's ``restore_original_limits``).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 ALONE_STREAK = 8
 """Products in a row that overlapped no other, after which a product alone runs on every core
@@ -43,7 +46,10 @@ class BlasGate:
     Args:
         limit: sets BLAS to one thread and returns an object whose
             ``restore_original_limits()`` undoes it (default: ``threadpoolctl``'s, on the
-            ``blas`` API); a test passes its own to watch the changes.
+            ``blas`` API); a test passes its own to watch the changes. When it fails
+            (``threadpoolctl`` missing from an install that predates it, a BLAS it cannot
+            drive), the gate logs a warning once and lets every product through from then on:
+            slower with concurrent callers, never a failed search.
     """
 
     def __init__(self, limit: Any = None) -> None:
@@ -55,6 +61,7 @@ class BlasGate:
         self._limiter: Any = None  # the one-thread limit in force, or None
         self._limit = limit
         self._controller: Any = None
+        self._disabled = False
 
     @property
     def one_thread(self) -> bool:
@@ -80,18 +87,30 @@ class BlasGate:
                 self._limiter = None
 
     def _set_one_thread(self) -> None:
-        if self._limit is not None:
-            self._limiter = self._limit()
-            return
-        if self._controller is None:
-            from threadpoolctl import ThreadpoolController
+        try:
+            if self._limit is not None:
+                self._limiter = self._limit()
+                return
+            if self._controller is None:
+                from threadpoolctl import ThreadpoolController
 
-            self._controller = ThreadpoolController()
-        self._limiter = self._controller.limit(limits=1, user_api="blas")
+                self._controller = ThreadpoolController()
+            self._limiter = self._controller.limit(limits=1, user_api="blas")
+        except Exception as error:  # any failure: products go through ungated
+            self._disabled = True
+            self._condition.notify_all()
+            logger.warning(
+                "cannot set the BLAS thread count (%s): concurrent searches share BLAS's own "
+                "threads; install threadpoolctl (the local extra's) to hold each to one",
+                " ".join(str(error).split()) or type(error).__name__,
+            )
 
     @contextmanager
     def product(self) -> Iterator[None]:
         """Run the block (one BLAS product, or a few) under the gate."""
+        if self._disabled:
+            yield
+            return
         with self._condition:
             overlapped = self._running > 0
             if overlapped:
@@ -99,10 +118,10 @@ class BlasGate:
                 self._alone = 0
                 # one running on every core: wait for it, then both run on one thread each
                 self._waiting += 1
-                while self._running and self._limiter is None:
+                while self._running and self._limiter is None and not self._disabled:
                     self._condition.wait()
                 self._waiting -= 1
-                if self._limiter is None:
+                if self._limiter is None and not self._disabled:
                     self._set_one_thread()
             elif self._limiter is not None and self._alone >= ALONE_STREAK:
                 self._limiter.restore_original_limits()
