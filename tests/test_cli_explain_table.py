@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
 from hotdata_retrieval.embed import HashingEmbedder
+from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.plan.document import plan_from_document
 from hotdata_retrieval.plan.search import NearestNeighborSearch
 
@@ -229,3 +230,85 @@ def test_both_streams_redirected_stay_sql_with_a_warning_logged(
     assert [tree.sql(comments=False) for tree in sqlglot.parse(written, read="postgres")] == [
         sqlglot.parse_one("\n".join(statement), read="postgres").sql(comments=False)
     ]
+
+
+def _search_refusal(database: Path, plan_args: list[str]) -> str:
+    """What the engine's own search says of the plan ``hdq explain`` builds from
+    ``plan_args`` (without a database), the message ``hdq search`` would print."""
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    document = explained(*plan_args)
+    with LocalEngine(database) as engine, pytest.raises(HotdataRetrievalError) as refused:
+        engine.search(plan_from_document(document["plan"]))
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("vector", [[1, 2], [0, 0], [0.5] * 257])
+def test_a_vector_of_another_length_is_refused_with_a_database(
+    database: Path, vector: list[float]
+) -> None:
+    """With a database, ``--vector`` is checked against the table's vector column as the
+    engine checks it before a search (not fused and printed: on SQLite such SQL quietly
+    returns the text branch's rows). Also an all-zero vector, which the router would leave
+    out of a hybrid plan."""
+    dimensions = HashingEmbedder().dimensions
+    # l2: a plan with an all-zero vector exists (cosine distance to it is undefined)
+    given = ["--table", "notes", "--vector-column", "body_embedding", "--metric", "l2",
+             "--vector", json.dumps(vector)]  # fmt: skip
+    expected = _search_refusal(database, given)
+    assert expected == (
+        f"query vector has {len(vector)} dimensions; column 'body_embedding' holds {dimensions}"
+    )
+    for args in (
+        [QUERY, "--table", "notes", "--vector", json.dumps(vector)],  # columns read
+        [QUERY, "--table", "notes", "--mode", "nearest", "--vector", json.dumps(vector)],
+        given,  # columns given, and the database to check them
+    ):
+        result = hdq("explain", *args, "--database", str(database))
+        assert result.exit_code == EXIT_INVALID_PLAN, (args, result.stdout)
+        assert result.stdout == ""
+        assert result.stderr.splitlines() == [f"hdq explain: error: {expected}"]
+
+
+def test_a_vector_of_another_length_is_refused_on_sqlite(tmp_path: Path) -> None:
+    source = tmp_path / "notes.jsonl"
+    source.write_text("".join(json.dumps(note) + "\n" for note in NOTES), encoding="utf-8")
+    store = tmp_path / "notes.sqlite"
+    loaded = hdq(
+        "load", str(source), "--engine", "sqlite", "--database", str(store),
+        "--embedder", "hashing", "-q",
+    )  # fmt: skip
+    assert loaded.exit_code == EXIT_OK, loaded.stderr
+    result = hdq(
+        "explain", QUERY, "--table", "notes", "--engine", "sqlite", "--database", str(store),
+        "--vector", "[1, 2]",
+    )  # fmt: skip
+    assert result.exit_code == EXIT_INVALID_PLAN, result.stdout
+    assert result.stderr.splitlines() == [
+        "hdq explain: error: query vector has 2 dimensions; column 'body_embedding' holds "
+        f"{HashingEmbedder().dimensions}"
+    ]
+    fits = json.dumps([0.5] * HashingEmbedder().dimensions)
+    result = hdq(
+        "explain", QUERY, "--table", "notes", "--engine", "sqlite", "--database", str(store),
+        "--vector", fits, "--format", "json",
+    )  # fmt: skip
+    assert result.exit_code == EXIT_OK, result.stderr
+    assert "nearest" in json.loads(result.stdout)["plan"]["branches"][1]["kind"]
+
+
+def test_an_unknown_column_is_refused_with_a_database(database: Path) -> None:
+    given = ["--table", "notes", "--text-column", "nosuch"]
+    expected = _search_refusal(database, [QUERY, *given])
+    assert "'nosuch'" in expected and "columns: id, body, body_embedding" in expected
+    result = hdq("explain", QUERY, *given, "--database", str(database))
+    assert result.exit_code == EXIT_INVALID_PLAN, result.stdout
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [f"hdq explain: error: {expected}"]
+    # the column given and no database named: the SQL alone, as for any table elsewhere
+    assert hdq("explain", QUERY, *given).exit_code == EXIT_OK
+    # a column the table has: the SQL, checked
+    checked = hdq("explain", QUERY, "--table", "notes", "--text-column", "body",
+                  "--database", str(database))  # fmt: skip
+    assert checked.exit_code == EXIT_OK, checked.stderr
+    assert "bm25_search('default.public.notes', 'body'" in checked.stdout

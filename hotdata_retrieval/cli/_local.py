@@ -41,9 +41,11 @@ database_option = _database_option(
 
 table_database_option = _database_option(
     "The local database (with --engine: the store's file, directory or URL) whose table "
-    "supplies the column options left out, as hdq search reads them."
+    "supplies the column options left out, as hdq search reads them; given, the plan is "
+    "checked against the table."
 )
-"""``--database`` of ``hdq explain``: read only when the options leave a column out."""
+"""``--database`` of ``hdq explain``: read when the options leave a column out, or when given
+on the command line (to check the plan against the table)."""
 
 local_database_option = _database_option("The local database directory.")
 """``--database`` of a command that runs on the local engine only (no ``--engine``)."""

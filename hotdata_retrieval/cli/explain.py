@@ -282,7 +282,6 @@ def _plan_from_table(
         HotdataRetrievalError: as :func:`~hotdata_retrieval.cli.search.plan_table_search`.
     """
     from hotdata_retrieval.cli._engines import open_engine
-    from hotdata_retrieval.cli.search import plan_table_search
 
     for name in ("metric", "catalog", "schema_name"):
         if _given(ctx, name):
@@ -306,6 +305,28 @@ def _plan_from_table(
             ctx=ctx,
         ) from None
     vector = None if params["vector"] is None else _read_vector(params["vector"])
+    with engine:
+        if vector is not None:
+            # Checked before the plan is made: a zero vector under cosine distance is left
+            # out of a hybrid plan (the router answers by its text branch alone).
+            indexes = engine.indexes(params["table"])
+            given = params["vector_column"]
+            columns = [given] if given else [index.column for index in indexes.vectors]
+            _check_vector_fits(engine, indexes, columns, vector)
+        _, plan = _table_plan(engine, engine_name, vector, params)
+        _check_against_table(engine, plan)
+    where = database if engine_name == "local" else f"the {engine_name} store {database}"
+    note = f"planned from the indexes of table {plan.table} in {where}, as hdq search plans it"
+    return plan, note
+
+
+def _table_plan(
+    engine: Any, engine_name: str, vector: list[int | float] | None, params: Mapping[str, Any]
+) -> tuple[Any, SearchPlan]:
+    """:func:`~hotdata_retrieval.cli.search.plan_table_search` for the options of ``hdq
+    explain``; the table's indexes and the plan."""
+    from hotdata_retrieval.cli.search import plan_table_search
+
     request = {
         name: params[name]
         for name in ("limit", "offset", "text_column", "vector_column", "key_column")
@@ -313,23 +334,73 @@ def _plan_from_table(
     }
     if params["columns"] is not None:
         request["columns"] = list(params["columns"])
-    with engine:
-        _, plan = plan_table_search(
-            engine,
-            engine_name,
-            params["table"],
-            params["query"],
-            mode=params["mode"] or ("auto" if vector is None else "hybrid"),
-            embedder_choice=params["embedder_choice"],
-            fusion_params={name: params[name] for name in FUSION_OPTION_NAMES},
-            embed_query=None if vector is None else (lambda _text: vector),
-            filter=_filter(params["filters"]),
-            include_branch_scores=params["include_branch_scores"],
-            **request,
+    return plan_table_search(
+        engine,
+        engine_name,
+        params["table"],
+        params["query"],
+        mode=params["mode"] or ("auto" if vector is None else "hybrid"),
+        embedder_choice=params["embedder_choice"],
+        fusion_params={name: params[name] for name in FUSION_OPTION_NAMES},
+        embed_query=None if vector is None else (lambda _text: vector),
+        filter=_filter(params["filters"]),
+        include_branch_scores=params["include_branch_scores"],
+        **request,
+    )
+
+
+def _check_against_table(engine: Any, plan: SearchPlan) -> None:
+    """Refuse ``plan`` as ``hdq search`` would on ``engine`` before running it: the engine's
+    own checks (its ``check_plan``, an optional capability: the local engine and the SQL
+    stores; an engine without it is not asked).
+
+    Raises:
+        EngineError: a missing table or column, naming the table's columns.
+        PlanError: a query vector of another length than its column's.
+    """
+    check_plan = getattr(engine, "check_plan", None)
+    if callable(check_plan):
+        check_plan(plan)
+
+
+def _check_vector_fits(
+    engine: Any, indexes: Any, columns: Sequence[str], vector: list[int | float]
+) -> None:
+    """Refuse ``vector`` when it fits none of ``columns`` (the vector columns it may be
+    meant for), checked as a nearest-neighbour search of each would be.
+
+    Raises:
+        PlanError: it fits none: the first column's error (the lengths).
+        EngineError: a column is missing.
+    """
+    first: PlanError | None = None
+    for column in columns:
+        probe = NearestNeighborSearch(
+            table=indexes.table, column=column, query_vector=vector, metric=DistanceMetric.L2
         )
-    where = database if engine_name == "local" else f"the {engine_name} store {database}"
-    note = f"planned from the indexes of table {plan.table} in {where}, as hdq search plans it"
-    return plan, note
+        try:
+            _check_against_table(engine, SearchPlan(source=probe, key_column=indexes.key_column))
+        except PlanError as error:
+            first = first or error
+        else:
+            return
+    if first is not None:
+        raise first
+
+
+def _check_on_database(params: Mapping[str, Any], plan: SearchPlan) -> None:
+    """Check a plan built from options against its table in the ``--database`` given (as
+    ``hdq search`` checks its plan before running it): a column the table lacks, a
+    ``--vector`` of another length than its column's.
+
+    Raises:
+        click.UsageError: no database there.
+        HotdataRetrievalError: as :func:`_check_against_table`; no such table.
+    """
+    from hotdata_retrieval.cli._engines import open_engine
+
+    with open_engine(params["engine_name"] or "local", params["database"]) as engine:
+        _check_against_table(engine, plan)
 
 
 def _filter(texts: Sequence[str]) -> Predicate | None:
@@ -670,6 +741,8 @@ def explain(ctx: click.Context, /, **params: Any) -> None:
                 plan, read_from = _plan_from_table(ctx, mode, missing, params)
             else:
                 plan = _build_plan(mode, params)
+                if ctx.get_parameter_source("database") is ParameterSource.COMMANDLINE:
+                    _check_on_database(params, plan)
         sql = to_sql(plan, dialect, pretty=True)
         findings = lint_sql(sql) if dialect == "hotdata" else []
     except click.UsageError:

@@ -26,6 +26,9 @@ Optional capabilities, which callers probe for and do without (:data:`OPTIONAL_C
 - ``stream_sql(text, *, limits)``: the result batch by batch under
   :class:`~hotdata_retrieval.engines.limits.SqlLimits` (the local engine); the agent SQL tool
   prefers it to ``sql``.
+- ``check_plan(plan)``: refuse a plan as ``search`` would before it runs, without running it
+  (a missing table or column, a query vector of another length than its column's): the local
+  engine and the SQL stores; ``hdq explain`` checks a plan against a table with it.
 - ``embedder_for(table)``: the embedder a search of the table needs on the caller's side, or
   ``None``.
 - ``vector_model(table)``: the name of the embedder that made the table's vectors, where the
@@ -89,6 +92,7 @@ if TYPE_CHECKING:
 
 OPTIONAL_CAPABILITIES = (
     "stream_sql",
+    "check_plan",
     "embedder_for",
     "vector_model",
     "tables",

@@ -182,6 +182,20 @@ def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, pa.Sche
     return name, loaded.data.schema
 
 
+def check_search(engine: SearchHost, plan: SearchPlan) -> None:
+    """Refuse ``plan`` as :func:`search` refuses it before it runs, without running it
+    (``LocalEngine.check_plan``): :func:`check_plan` on its tables.
+
+    Raises:
+        EngineError: a missing table or column (naming the table's columns), a column that
+            holds no vectors searched for nearest neighbours, a key column that is not unique.
+        PlanError: a query vector of another length than its column's, a filter value its
+            column's type cannot be compared with.
+    """
+    engine._open.refresh()
+    check_plan(plan, {table: engine._loaded(table) for table in plan.tables})
+
+
 def check_plan(
     plan: SearchPlan, loaded: dict[TableName, LoadedTable]
 ) -> dict[TableName, dict[str, ValueKind]]:

@@ -394,3 +394,5 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
         """
         self._open.refresh()
         return _search.search(self, plan)
+
+    check_plan = _search.check_search  # refuse a plan as search does, without running it
