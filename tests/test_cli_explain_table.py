@@ -6,6 +6,7 @@ indexes from ``--database`` and prints the statement ``hdq search`` runs for the
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -312,3 +313,22 @@ def test_an_unknown_column_is_refused_with_a_database(database: Path) -> None:
                   "--database", str(database))  # fmt: skip
     assert checked.exit_code == EXIT_OK, checked.stderr
     assert "bm25_search('default.public.notes', 'body'" in checked.stdout
+
+
+def test_quiet_leaves_standard_error_to_errors(database: Path) -> None:
+    """docs/cli.md, "Quiet and verbose": ``--quiet`` writes no notes, summaries or warnings;
+    explain's own ``--quiet`` silences a logged warning too, and keeps an error."""
+    root = logging.getLogger()
+    handlers = list(root.handlers)
+    zeros = json.dumps([0] * HashingEmbedder().dimensions)
+    args = [QUERY, "--table", "notes", "--database", str(database), "--vector", zeros]
+    loud = hdq("explain", *args)
+    assert loud.exit_code == EXIT_OK and "-- WARNING: hybrid search" in loud.stderr
+    quiet = hdq("explain", *args, "--quiet")
+    assert quiet.exit_code == EXIT_OK
+    assert quiet.stderr == ""
+    assert quiet.stdout == loud.stdout
+    refused = hdq("explain", QUERY, "--table", "nope", "--database", str(database), "-q")
+    assert refused.exit_code == EXIT_INVALID_PLAN
+    assert refused.stderr.startswith("hdq explain: error: ")
+    assert root.handlers == handlers  # the handler each run adds is removed

@@ -128,7 +128,9 @@ _SQL_COMMENTS = "_hotdata_retrieval_sql_comments"
 
 def logs_as_sql_comments(command: click.Command) -> click.Command:
     """Mark ``command`` as one whose standard error is SQL comments: its log records and
-    warnings are written as ``-- `` lines (module doc). Returns it."""
+    warnings are written as ``-- `` lines (module doc), and its own ``--quiet`` (``hdq
+    explain``'s: every note is a comment) leaves standard error to errors alone, as the
+    ``--quiet`` of the other commands does. Returns it."""
     setattr(command, _SQL_COMMENTS, True)
     return command
 
@@ -153,12 +155,13 @@ def _with_verbosity(callback: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(callback)
     def run(*args: Any, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
+        commented = getattr(ctx.command, _SQL_COMMENTS, False)
         with contextlib.ExitStack() as stack:
-            if ctx.meta.get(_QUIET):
+            if ctx.meta.get(_QUIET) or (commented and kwargs.get("quiet") is True):
                 stack.enter_context(_errors_only())
             verbose = ctx.meta.get(_VERBOSE, 0)
             level = None if not verbose else logging.INFO if verbose == 1 else logging.DEBUG
-            if getattr(ctx.command, _SQL_COMMENTS, False):
+            if commented:
                 stack.enter_context(_records_as_sql_comments(level, ctx.command_path))
             elif level is not None:
                 stack.enter_context(_log_records(level, ctx.command_path))
