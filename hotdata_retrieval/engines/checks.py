@@ -866,3 +866,104 @@ def _spelled(value: Any) -> str:
     if isinstance(value, datetime.date):
         return f"DATE '{value.isoformat()}'"
     return repr(value)
+
+
+def checked_keys(keys: Any, kind: ValueKind, column: str, column_type: str) -> list[Any]:
+    """The distinct ``keys`` a row change or read names (first occurrence first), each as a
+    value of key column ``column`` (its :class:`ValueKind` ``kind``; ``column_type`` as the
+    store names it), checked before anything is read or changed, the one rule of every
+    engine.
+
+    A key compares with the key column as ``==`` compares it (as keys compare everywhere,
+    :func:`~hotdata_retrieval.engines.local.tables.key_problem`), so between numbers a key is
+    converted where that is exact: ``2.0`` is the integer key ``2``, ``2`` the floating-point
+    key ``2.0``. Nothing else is converted: text is no number (``'3.0'`` would be ``3`` under
+    SQLite's affinity and refused by PostgreSQL's cast, so it has no one meaning), a number
+    is no text, a boolean no number, and text no date. A column of another kind (bytes, say)
+    takes its keys as given.
+
+    Raises:
+        EngineError: ``keys`` is text or not a list; a key that is NULL or NaN, of another
+            kind than the column's, a non-integral or out-of-range number for an integer
+            column; naming the key, the column and its type. Nothing was read or changed.
+    """
+    if isinstance(keys, (str, bytes)) or not hasattr(keys, "__len__"):
+        raise EngineError(f"keys must be a list of keys, not {type(keys).__name__}")
+    converted = [_key_value(key, kind, column, column_type) for key in keys]
+    return list(dict.fromkeys(converted))
+
+
+_KEY_KINDS_TO_SPELL = {
+    ValueKind.TEXT: "text",
+    ValueKind.INTEGER: "an integer",
+    ValueKind.NUMBER: "a number",
+    ValueKind.BOOLEAN: "a boolean",
+    ValueKind.TEMPORAL: "a date or timestamp",
+}
+
+
+def _key_value(key: Any, kind: ValueKind, column: str, column_type: str) -> Any:
+    """``key`` as a value of the key column (:func:`checked_keys`)."""
+    import decimal
+    import numbers
+
+    def refused(reason: str) -> EngineError:
+        return EngineError(
+            f"key {key!r} cannot be a value of key column '{column}' ({column_type}): {reason}"
+            "; nothing was read or changed"
+        )
+
+    if key is None:
+        raise refused("a key is never NULL")
+    number = isinstance(key, (numbers.Real, decimal.Decimal)) and not isinstance(
+        key, (bool, _numpy_bool())
+    )
+    if number and key != key:
+        raise refused("NaN equals no key, not even itself")
+    if kind is ValueKind.INTEGER and number:
+        integral = isinstance(key, numbers.Integral) or (
+            math.isfinite(key) and float(key).is_integer() and key == int(key)
+        )
+        if not integral:
+            raise refused("it is not an integer")
+        low, high = (0, 2**64) if column_type.lower().startswith("u") else (-(2**63), 2**63)
+        if not low <= int(key) < high:
+            raise refused(f"it is outside the column's range [{low}, {high})")
+        return int(key)
+    if kind is ValueKind.NUMBER and isinstance(key, decimal.Decimal):
+        if not key.is_finite():
+            raise refused("a key is a finite number")
+        return key
+    if kind is ValueKind.NUMBER and number:
+        exact = float(key)
+        if not math.isfinite(exact) or exact != key:
+            raise refused("it has no exact floating-point value")
+        return exact + 0.0  # -0.0 is the key 0.0
+    if kind is ValueKind.TEXT and isinstance(key, str):
+        return str(key)
+    if kind is ValueKind.BOOLEAN and isinstance(key, (bool, _numpy_bool())):
+        return bool(key)
+    if kind is ValueKind.TEMPORAL and isinstance(key, (datetime.date, datetime.time)):
+        return key
+    if kind not in _KEY_KINDS_TO_SPELL:
+        return key
+    given = (
+        "text"
+        if isinstance(key, str)
+        else "a boolean"
+        if isinstance(key, (bool, _numpy_bool()))
+        else "a number"
+        if number
+        else f"a {type(key).__name__}"
+    )
+    raise refused(f"it is {given}; pass keys of the column's type, {_KEY_KINDS_TO_SPELL[kind]}")
+
+
+def _numpy_bool() -> type:
+    """NumPy's boolean scalar type (``numpy.bool_``), no number though NumPy registers it as
+    none; ``bool`` when NumPy is absent."""
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - NumPy comes with pyarrow
+        return bool
+    return numpy.bool_

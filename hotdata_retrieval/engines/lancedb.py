@@ -76,10 +76,12 @@ from hotdata_retrieval.engines.checks import (
     arrow_column_kinds,
     arrow_element_kinds,
     arrow_float32_columns,
+    arrow_value_kind,
     check_columns,
     check_filter_values,
     check_no_nul,
     check_reserved_columns,
+    checked_keys,
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -504,6 +506,18 @@ class LancedbEngine(RoutesByIndexes):
             )
         return key
 
+    def _checked_keys(self, opened: Any, keys: Any) -> list[Any]:
+        """The distinct ``keys`` as values of the table's key column, by its Arrow type
+        (:func:`~hotdata_retrieval.engines.checks.checked_keys`).
+
+        Raises:
+            EngineError: no key column recorded; a key of another kind than the column's,
+                NULL or NaN.
+        """
+        key = self._key_column(opened)
+        kind = opened.schema.field(key).type
+        return checked_keys(keys, arrow_value_kind(kind), key, str(kind))
+
     def _key_filter(self, opened: Any, keys: Sequence[Any]) -> str:
         """The ``where`` text keeping the rows of ``keys``."""
         from hotdata_retrieval.plan.filters import InList
@@ -520,8 +534,8 @@ class LancedbEngine(RoutesByIndexes):
             EngineError: no such table, no key column recorded, a column it does not have.
         """
         opened = self._table(table)
+        distinct = self._checked_keys(opened, keys)
         wanted = self._user_columns(opened, columns)
-        distinct = list(dict.fromkeys(keys))
         if not distinct:
             return opened.schema.empty_table().select(wanted)
         where = self._key_filter(opened, distinct)
@@ -625,10 +639,12 @@ class LancedbEngine(RoutesByIndexes):
         how many there were (an unknown key is no error).
 
         Raises:
-            EngineError: no such table or no key column recorded; LanceDB's own refusal.
+            EngineError: no such table or no key column recorded; a key of another kind than
+                the key column's (:func:`~hotdata_retrieval.engines.checks.checked_keys`),
+                before anything is deleted; LanceDB's own refusal.
         """
         opened = self._table(name)
-        distinct = list(dict.fromkeys(keys))
+        distinct = self._checked_keys(opened, keys)
         key = self._key_column(opened)
         if not distinct:
             return 0

@@ -49,6 +49,7 @@ from hotdata_retrieval.engines.checks import (
     check_filter_values,
     check_no_nul,
     check_reserved_columns,
+    checked_keys,
     declared_value_kind,
     merged_kinds,
 )
@@ -790,12 +791,14 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         :data:`KEYS_PER_STATEMENT` keys.
 
         Raises:
-            EngineError: no such table, no key column recorded, a column it does not have.
+            EngineError: no such table, no key column recorded, a column it does not have, a
+                key of another kind than the key column's
+                (:func:`~hotdata_retrieval.engines.checks.checked_keys`).
         """
         described = self.describe(table)
         key = self._key_of(described)
+        keys = self._checked_keys(described, keys)
         wanted = self._read_columns(described, columns)
-        keys = list(dict.fromkeys(keys))
         parts = []
         names: list[str] = wanted
         for start in range(0, len(keys), self.KEYS_PER_STATEMENT):
@@ -815,6 +818,18 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     placeholder: ClassVar[str | None] = None
     """The driver's placeholder text (``%s`` for psycopg), ``None`` for the dialect's own
     ``?``."""
+
+    def _checked_keys(self, described: StoreTable, keys: Any) -> list[Any]:
+        """The distinct ``keys`` as values of the table's key column, by its declared type
+        (:func:`~hotdata_retrieval.engines.checks.checked_keys`; a store that declared no
+        type takes them as given).
+
+        Raises:
+            EngineError: a key of another kind than the column's, NULL or NaN.
+        """
+        key = self._key_of(described)
+        declared = dict(zip(described.columns, described.column_types)).get(key, "")
+        return checked_keys(keys, declared_value_kind(declared), key, declared)
 
     def _key_of(self, described: StoreTable) -> str:
         if described.key_column is None:
@@ -919,11 +934,12 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         indexes follow); returns how many there were (an unknown key is no error).
 
         Raises:
-            EngineError: no such table or no key column recorded; the store's own refusal.
+            EngineError: no such table or no key column recorded; a key of another kind than
+                the key column's (:func:`~hotdata_retrieval.engines.checks.checked_keys`),
+                before anything is deleted; the store's own refusal.
         """
         described = self.describe(name)
-        self._key_of(described)
-        distinct = list(dict.fromkeys(keys))
+        distinct = self._checked_keys(described, keys)
         if not distinct:
             return 0
         try:

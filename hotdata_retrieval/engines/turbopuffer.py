@@ -70,6 +70,7 @@ from hotdata_retrieval.engines.checks import (
     check_filter_values,
     check_no_nul,
     check_reserved_columns,
+    checked_keys,
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -586,11 +587,12 @@ class TurbopufferEngine(RoutesByIndexes):
         deleted ids each write reports, ``return_affected_ids``).
 
         Raises:
-            EngineError: no such table, or turbopuffer's refusal.
+            EngineError: no such table; a key of another kind than the ids'
+                (:func:`~hotdata_retrieval.engines.checks.checked_keys`), before anything is
+                deleted; turbopuffer's refusal.
         """
         namespace = self.namespace(name)
-        self._schema(name)
-        wanted = list(dict.fromkeys(keys))
+        wanted = self._checked_keys(self._schema(name), keys)
         removed = 0
         for start in range(0, len(wanted), WRITE_BATCH_ROWS):
             batch = wanted[start : start + WRITE_BATCH_ROWS]
@@ -695,7 +697,18 @@ class TurbopufferEngine(RoutesByIndexes):
         Raises:
             EngineError: no such table, a column it does not have, turbopuffer's refusal.
         """
-        return self._read(table, columns, keys=list(dict.fromkeys(keys)))
+        return self._read(table, columns, keys=self._checked_keys(self._schema(table), keys))
+
+    @staticmethod
+    def _checked_keys(schema: _Schema, keys: Any) -> list[Any]:
+        """The distinct ``keys`` as values of the namespace's ``id``, by its turbopuffer type
+        (:func:`~hotdata_retrieval.engines.checks.checked_keys`).
+
+        Raises:
+            EngineError: a key of another kind than the ids', NULL or NaN.
+        """
+        declared = schema.types.get(_KEY, "")
+        return checked_keys(keys, _kind(declared), _KEY, declared)
 
     def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> TableIndexes:
         """Write ``rows`` (Arrow: ``id`` and any of the namespace's attributes, a missing one

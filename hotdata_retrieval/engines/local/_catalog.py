@@ -21,6 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hotdata_retrieval.engines.checks import arrow_value_kind, checked_keys
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
@@ -272,10 +273,7 @@ class OpenTables:
             )
         data = loaded.data
         selected = self.read(reference, columns) if columns is not None else data
-        try:
-            wanted = pa.array(list(keys), data.schema.field(key).type)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
-            raise EngineError(f"a key of table '{reference}' cannot be read: {error}") from None
+        wanted = key_array(keys, data.schema.field(key).type, key)
         return selected.filter(pc.is_in(data.column(key), value_set=wanted))
 
     def loaded(self, reference: str | TableName) -> LoadedTable:
@@ -341,3 +339,40 @@ def _given_vectors(loaded: LoadedTable, embedded: set[str]) -> tuple[VectorIndex
         for field in loaded.data.schema
         if is_vector_type(field.type) and field.name not in embedded
     )
+
+
+def key_array(keys: Sequence[Any], kind: pa.DataType, column: str) -> pa.Array:
+    """``keys`` (distinct) as an array of the key column's type, by the rule of every engine
+    (:func:`~hotdata_retrieval.engines.checks.checked_keys`).
+
+    Raises:
+        EngineError: a key of another kind than the column's, NULL or NaN, or one the
+            column's type cannot hold (naming it).
+    """
+    checked = checked_keys(keys, arrow_value_kind(kind), column, str(kind))
+    try:
+        values = pa.array(checked, type=kind)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        bad = next((value for value in checked if not _holds(value, kind)), None)
+        raise EngineError(
+            f"key {bad!r} cannot be a value of key column '{column}' ({kind})"
+        ) from None
+    return positive_zero(values)
+
+
+def positive_zero(values: Any) -> Any:
+    """Float ``values`` with ``-0.0`` as ``0.0``, the one key they are (``key_problem``), so
+    Arrow's hash lookups match them; other types unchanged."""
+    import pyarrow.compute as pc
+
+    if pa.types.is_floating(values.type):
+        return pc.add(values, pa.scalar(0.0, values.type))
+    return values
+
+
+def _holds(value: Any, kind: pa.DataType) -> bool:
+    try:
+        pa.array([value], type=kind)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return False
+    return True

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
-from hotdata_retrieval.engines.local._catalog import OpenTables
+from hotdata_retrieval.engines.local._catalog import OpenTables, key_array, positive_zero
 from hotdata_retrieval.engines.local._embedding_cache import embed_column, is_embeddable
 from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, is_vector_type, prepare
 from hotdata_retrieval.engines.local._session import check_registrable
@@ -159,7 +159,7 @@ def change_rows(
         data = read_rows(database.version_directory(tables.root, entry) / "data.parquet")
         derived = [vector.name for vector in entry.vector_columns]
         data = data.drop_columns([column for column in derived if column in data.column_names])
-        removed = _key_array(delete, data.schema.field(key).type, key)
+        removed = key_array(delete, data.schema.field(key).type, key)
         present = pc.is_in(data.column(key), value_set=removed) if len(removed) else None
         deleted = int(pc.sum(present).as_py() or 0) if present is not None else 0
         added = []
@@ -183,44 +183,6 @@ def change_rows(
             tables, [prepared], {table.name: entry.version}, embedder, False, 64
         )
     return written[0], deleted
-
-
-def _key_array(keys: Sequence[Any], kind: pa.DataType, column: str) -> pa.Array:
-    """``keys`` as an array of the key column's type.
-
-    Raises:
-        EngineError: a key the column's type cannot hold (naming it).
-    """
-    try:
-        values = pa.array(list(keys), type=kind)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        bad = next((value for value in keys if not _holds(value, kind)), next(iter(keys), None))
-        raise EngineError(
-            f"key {bad!r} cannot be a value of key column '{column}' ({kind})"
-        ) from None
-    if pa.types.is_floating(kind) and pc.any(pc.is_nan(values)).as_py():
-        raise EngineError(
-            f"key NaN cannot be a key of column '{column}': NaN equals no key, not even itself"
-        )
-    if values.null_count:
-        raise EngineError(f"key None cannot be a key of column '{column}': a key is never NULL")
-    return _positive_zero(values)
-
-
-def _positive_zero(values: Any) -> Any:
-    """Float ``values`` with ``-0.0`` as ``0.0``, the one key they are (``key_problem``), so
-    Arrow's hash lookups match them; other types unchanged."""
-    if pa.types.is_floating(values.type):
-        return pc.add(values, pa.scalar(0.0, values.type))
-    return values
-
-
-def _holds(value: Any, kind: pa.DataType) -> bool:
-    try:
-        pa.array([value], type=kind)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        return False
-    return True
 
 
 def _rows_for(
@@ -267,7 +229,7 @@ def _rows_for(
             )
         try:
             column = rows.column(field.name).cast(field.type)
-            columns.append(_positive_zero(column) if field.name == key else column)
+            columns.append(positive_zero(column) if field.name == key else column)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as error:
             raise EngineError(
                 f"column '{field.name}' of table '{table}' holds {field.type}; the rows "

@@ -1,0 +1,77 @@
+"""Keys given to ``delete_rows`` and ``read_rows`` mean one thing on every engine
+(:func:`~hotdata_retrieval.engines.checks.checked_keys`): a key of another kind than the key
+column's — text for an integer column, a number for a text column, a boolean, a
+non-integral number for an integer column, NULL, NaN — is refused with an ``EngineError``
+naming the key, the column and its type, before anything is read or deleted; between numbers
+a key is converted where that is exact (``2.0`` is the integer key ``2``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval.errors import EngineError
+from tests.parity.engines import STORE_ENGINES, open_engine
+
+BODIES = ["disk full", "moon node", "node seven", "full moon"]
+
+
+@pytest.fixture(scope="module", params=STORE_ENGINES)
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    opened = open_engine(request.param, tmp_path_factory.mktemp(f"keys-{request.param}"), request)
+    yield opened
+    opened.close()
+
+
+def _load(engine: Any, name: str, keys: list[Any], kind: pa.DataType) -> None:
+    data = pa.table({"id": pa.array(keys, kind), "body": BODIES[: len(keys)]})
+    engine.load_table(name, data, key_column="id", text_columns=["body"])
+
+
+def _keys(engine: Any, name: str) -> list[Any]:
+    return sorted(engine.read_table(name, ["id"]).column("id").to_pylist())
+
+
+REFUSED_FOR_INTEGERS = [
+    (["1", 2.0, "3.0"], r"key '1' cannot be a value of key column 'id' \(\w+\): it is text"),
+    ([2, 2.5], r"key 2\.5 cannot be a value of key column 'id' \(\w+\): it is not an integer"),
+    ([True], r"key True cannot be a value of key column 'id' \(\w+\): it is a boolean"),
+    ([1, None], r"key None cannot be a value of key column 'id' \(\w+\): a key is never NULL"),
+    ([float("nan")], r"key nan cannot be a value of key column 'id' \(\w+\): NaN equals no key"),
+    ("12", "keys must be a list of keys, not str"),
+]
+
+
+@pytest.mark.parametrize(("keys", "message"), REFUSED_FOR_INTEGERS)
+def test_a_key_of_another_kind_is_refused_and_nothing_is_deleted(
+    engine: Any, keys: Any, message: str
+) -> None:
+    _load(engine, "int_keys", [1, 2, 3, 4], pa.int64())
+    with pytest.raises(EngineError, match=message):
+        engine.delete_rows("int_keys", keys)
+    assert _keys(engine, "int_keys") == [1, 2, 3, 4]
+    with pytest.raises(EngineError, match=message):
+        engine.read_rows("int_keys", keys)
+
+
+def test_a_number_is_no_text_key(engine: Any) -> None:
+    _load(engine, "text_keys", ["1", "2", "3"], pa.string())
+    message = r"key 1 cannot be a value of key column 'id' \(\w+\): it is a number"
+    with pytest.raises(EngineError, match=message):
+        engine.delete_rows("text_keys", ["2", 1])
+    with pytest.raises(EngineError, match=message):
+        engine.read_rows("text_keys", [1])
+    assert _keys(engine, "text_keys") == ["1", "2", "3"]
+
+
+def test_an_integral_number_is_the_integer_key(engine: Any) -> None:
+    _load(engine, "exact_keys", [1, 2, 3, 4], pa.int64())
+    found = engine.read_rows("exact_keys", [2.0, 3, 3.0])
+    assert sorted(found.column("id").to_pylist()) == [2, 3]
+    assert engine.delete_rows("exact_keys", [2.0, 9]) == 1
+    assert _keys(engine, "exact_keys") == [1, 3, 4]
