@@ -263,11 +263,13 @@ class _Router:
             query_vector = tuple(float(component) for component in embedded)
             try:
                 check_cosine_query(query_vector)
-            except PlanError as error:
+            except PlanError:
                 logger.warning(
-                    "hybrid search over '%s' answered by its text branch alone: %s",
+                    "hybrid search over '%s' answered by its text branch alone: the query %r "
+                    "embedded to a zero vector (an embedder's usual answer when it fails), and "
+                    "cosine distance to it is undefined; check the embedder",
                     self.indexes.table,
-                    error,
+                    self.query if text is None else text,
                 )
                 return None
             return NearestNeighborSearch(

@@ -41,6 +41,7 @@ def test_a_zero_vector_hybrid_search_gives_the_text_order(
             embed_query=_zeros,
         )
     assert "answered by its text branch alone" in caplog.text
+    assert "the query 'disk full' embedded to a zero vector" in caplog.text
     hybrid = engine.search(plan)
     assert list(hybrid.keys) == list(text.keys) and list(text.keys)
     assert all(math.isfinite(hit.score) for hit in hybrid.hits)
