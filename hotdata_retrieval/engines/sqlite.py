@@ -304,6 +304,42 @@ class SqliteEngine(SqlStoreEngine):
             vectors=vectors,
         )
 
+    def _check_index_names(
+        self, table: TableName, columns: Sequence[str], text_columns: Sequence[str]
+    ) -> None:
+        """Refuse a load whose full-text tables would be another table's: a column's index
+        tables are named ``<table>__<column>__fts...``
+        (:func:`~hotdata_retrieval.compile.sqlite.fts_table_name`), so table ``x`` with
+        column ``y__z`` and table ``x__y`` with column ``z`` would share them. A column that
+        is text-indexed on either side shares them; two columns without an index do not
+        (but a column is taken as indexed when tables of its name exist, so a column beside
+        another's index is refused too).
+
+        Raises:
+            EngineError: naming both tables and columns and the shared name.
+        """
+        schema = sqlite_schema(table)
+        names = {name.lower() for name in self._names(schema)}
+        texts = {column.lower() for column in text_columns}
+        for column in columns:
+            joined = f"{table.name}__{column}".lower()
+            for place in range(len(joined) - 1):
+                other_table, other_column = joined[:place], joined[place + 2 :]
+                if joined[place : place + 2] != "__" or other_table == table.name.lower():
+                    continue
+                if other_table not in names:
+                    continue
+                other = self._describe(attrs.evolve(table, name=other_table))
+                if other is None or other_column not in other.columns:
+                    continue
+                if column.lower() in texts or other_column in other.text_indexes:
+                    raise EngineError(
+                        f"column '{column}' of table '{table.name}' and column "
+                        f"'{other_column}' of table '{other_table}' would share the full-text "
+                        f"tables '{fts_table_name(table.name, column)}...' (SQLite names them "
+                        "<table>__<column>__fts); rename one of the tables or columns"
+                    )
+
     def _write_table(
         self,
         table: TableName,
@@ -332,6 +368,7 @@ class SqliteEngine(SqlStoreEngine):
             for field in data.schema
         ]
 
+        self._check_index_names(table, data.column_names, text_columns)
         convert = _conversions(data.schema, storage)
         previous = self._describe(table)
         target = table_node(table, schema)
