@@ -23,8 +23,10 @@ How each search is written, and why:
   string, a dotted number, decomposed or full-width text match as on the local engine, and
   hyphens, apostrophes, quotes, parentheses and words such as ``NEAR`` or ``AND`` are data.
   A row's per-term contributions are summed in the query terms' order (``SUM(... ORDER BY
-  position)``, an ordered aggregate: SQLite 3.44.0 and later, its release notes), so rows
-  with the same statistics get bit-identical scores and their tie falls to the key.
+  position)``, an ordered aggregate: SQLite 3.44.0 and later, its release notes; the
+  ``sqlean.py>=3.45`` the engine runs on bundles such a SQLite, while SQL rendered for an
+  older one fails to parse there), so rows with the same statistics get bit-identical
+  scores and their tie falls to the key.
   FTS5's own ``bm25()`` is not used for the score: its IDF is ``ln((N - df + 0.5) / (df +
   0.5))``, floored at 1e-6 (FTS5 documentation, §5.1.1; the source's ``fts5Bm25GetData``),
   another ranking. The engine still writes a contentless FTS5 table per text column
