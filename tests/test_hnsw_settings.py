@@ -420,9 +420,10 @@ def test_hdq_load_passes_the_options_to_postgres(tmp_path: Path, postgres_url: s
         ]
 
 
-# -- an HNSW index of no vectors ----------------------------------------------------------------
+# -- an HNSW index of no vectors (a table name of this section's own: the session's
+# PostgreSQL server is shared with other test files) ------------------------------------
 
-NO_VECTORS = "vector_index='hnsw' indexes vector columns, and table 'plain' would hold none"
+NO_VECTORS = "vector_index='hnsw' indexes vector columns, and table 'no_vectors' would hold none"
 
 
 def test_an_hnsw_index_of_a_table_without_vectors_is_refused_before_anything_is_written(
@@ -431,10 +432,10 @@ def test_an_hnsw_index_of_a_table_without_vectors_is_refused_before_anything_is_
     rows = pa.table({"id": [1, 2], "body": ["red fox", "blue river"]})
     with LocalEngine(tmp_path / "db") as engine:
         with pytest.raises(EngineError, match=NO_VECTORS):
-            engine.load_table("plain", rows, text_columns=["body"], vector_index="hnsw")
+            engine.load_table("no_vectors", rows, text_columns=["body"], vector_index="hnsw")
         assert engine.tables == {}
         # a column of vectors, or one embedded, is what the index is of
-        entry = engine.load_table("plain", _table(_vectors(4)), vector_index="hnsw")
+        entry = engine.load_table("no_vectors", _table(_vectors(4)), vector_index="hnsw")
         assert [index.column for index in entry.ann_indexes] == ["emb"]
     assert not list((tmp_path / "db" / "staging").glob("*"))
 
@@ -445,8 +446,8 @@ def test_postgres_refuses_an_hnsw_index_of_a_table_without_vectors(postgres_url:
     rows = pa.table({"id": [1, 2], "body": ["red fox", "blue river"]})
     with PostgresEngine(postgres_url) as engine:
         with pytest.raises(EngineError, match=NO_VECTORS):
-            engine.load_table("plain", rows, text_columns=["body"], vector_index="hnsw")
-        found = engine.sql("SELECT count(*) AS n FROM pg_class WHERE relname = 'plain'")
+            engine.load_table("no_vectors", rows, text_columns=["body"], vector_index="hnsw")
+        found = engine.sql("SELECT count(*) AS n FROM pg_class WHERE relname = 'no_vectors'")
         assert found.column("n").to_pylist() == [0]
 
 
@@ -459,7 +460,7 @@ def test_hdq_load_refuses_vector_index_hnsw_with_no_embed(
     )
     result = _invoke(
         "load", str(_jsonl(tmp_path)), "--engine", engine, "--database", database,
-        "--table", "plain", "--no-embed", "--vector-index", "hnsw",
+        "--table", "no_vectors", "--no-embed", "--vector-index", "hnsw",
     )  # fmt: skip
     assert result.exit_code != EXIT_OK
     assert NO_VECTORS in result.stderr
