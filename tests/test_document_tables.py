@@ -206,7 +206,8 @@ def test_duckdb_text_search_holds_after_changes_checkpoints_and_a_reopen(tmp_pat
 def test_postgres_statistics_after_changes_equal_a_fresh_loads(postgres_url: str) -> None:
     # PostgreSQL's BM25 reads a statistics table of its own (each term's document count,
     # the rows and their mean length), which the changes keep: it equals a fresh load's.
-    from hotdata_retrieval.compile.postgres import statistics_table
+    from hotdata_retrieval.analysis import analyze_text
+    from hotdata_retrieval.compile.postgres import postings_table, statistics_table
     from hotdata_retrieval.compile.statements import select_rows
     from hotdata_retrieval.engines.postgres import PostgresEngine
     from hotdata_retrieval.plan.names import TableName
@@ -229,4 +230,23 @@ def test_postgres_statistics_after_changes_equal_a_fresh_loads(postgres_url: str
             columns = ["term", "documents", "average_length"]
             return sorted(engine._query(select_rows(engine.profile, node, columns))[1])
 
+        def postings(table: str) -> list[tuple[Any, ...]]:
+            # each row's postings, named by the row's key (row numbers differ between loads)
+            node = postings_table(TableName.parse(table), "body")
+            rows = engine._query(
+                select_rows(engine.profile, node, ["term", "row", "frequency", "length"])
+            )[1]
+            base = engine.store_table(TableName.parse(table))
+            keys = dict(engine._query(select_rows(engine.profile, base, ["hdq__row", "id"]))[1])
+            return sorted(
+                (keys[row], term, frequency, length) for term, row, frequency, length in rows
+            )
+
         assert statistics(changed) == statistics(fresh)
+        assert postings(changed) == postings(fresh)
+        analysed = {key: analyze_text(row["body"]) for key, row in model.items()}
+        assert postings(fresh) == sorted(
+            (key, term, terms.count(term), len(terms))
+            for key, terms in analysed.items()
+            for term in set(terms)
+        )

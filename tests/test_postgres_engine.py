@@ -85,7 +85,8 @@ def test_the_hnsw_index_serves_a_nearest_branch(
         )
     )
     explained = engine.explain(fused)
-    assert "points__embedding__hnsw" in explained and "points__body__fts" in explained
+    assert "points__embedding__hnsw" in explained
+    assert "p6_public_6_points_body_pkey" in explained  # the text branch reads its postings
 
 
 def test_hnsw_recall_at_10(engine: PostgresEngine, vectors: np.ndarray) -> None:
@@ -256,3 +257,32 @@ def test_hnsw_settings_pgvector_cannot_take_are_refused(
         engine.load_table("refused", data, hnsw_settings=HnswSettings())
     with pytest.raises(EngineError, match="not found"):
         engine.indexes("refused")
+
+
+def test_a_text_index_without_postings_asks_for_a_new_load(engine: PostgresEngine) -> None:
+    """A table loaded by a release that wrote no postings (no ``hdq__row`` column, no
+    postings table; its terms under a GIN index) is not searched by text with a missing
+    statistic: the column has no full-text index until the table is loaded again."""
+    from hotdata_retrieval.compile.postgres import ROW_COLUMN, postings_table
+    from hotdata_retrieval.compile.statements import drop_table
+    from hotdata_retrieval.plan.names import TableName
+
+    data = pa.table({"id": [1, 2], "body": ["disk full", "disk fine"]})
+    engine.load_table("earlier", data, key_column="id", text_columns=["body"])
+    plan = SearchPlan(source=Bm25Search(table="earlier", column="body", query_text="full"))
+    assert engine.search(plan).keys == [1]
+    engine._execute(drop_table(engine.profile, postings_table(TableName.parse("earlier"), "body")))
+    engine._execute(f'ALTER TABLE "public"."earlier" DROP COLUMN "{ROW_COLUMN}"')
+    with pytest.raises(EngineError, match=r"column 'body' of table .* has no full-text index"):
+        engine.search(plan)
+    engine.load_table("earlier", data, key_column="id", text_columns=["body"])
+    assert engine.search(plan).keys == [1]
+    assert engine.describe("earlier").columns == ("id", "body")
+
+
+def test_a_column_named_like_the_row_numbers_is_refused(engine: PostgresEngine) -> None:
+    data = pa.table({"id": [1], "body": ["disk"], "hdq__row": [7]})
+    with pytest.raises(EngineError, match=r"^column 'hdq__row' holds each row's number"):
+        engine.load_table("numbered", data, key_column="id", text_columns=["body"])
+    engine.load_table("numbered", data, key_column="id")  # no text index: an ordinary column
+    assert engine.describe("numbered").columns == ("id", "body", "hdq__row")

@@ -5,30 +5,30 @@ type and distance operators, and PostgreSQL's own full-text search.
 
 How each search is written, and why:
 
-- **Text**: BM25 computed in SQL, over the rows that match ``string_to_array(
-  <column>__terms, ' ') && string_to_array(<query>, ' | ')`` (the row's terms overlap the
-  query's), served by the engine's GIN index on that very expression. ``<column>__terms``
-  (:func:`terms_column`) is a column the engine writes beside each text column: the row's
-  terms by the library's analysis (:func:`hotdata_retrieval.analysis.indexed_text`: NFKC,
-  case folding, tantivy's tokenizer, stop words and stemmer), so PostgreSQL's own text
+- **Text**: BM25 computed in SQL from postings, as an inverted index holds them. The engine
+  writes, beside each text column, a ``<column>__terms`` column (:func:`terms_column`): the
+  row's terms by the library's analysis (:func:`hotdata_retrieval.analysis.indexed_text`:
+  NFKC, case folding, tantivy's tokenizer, stop words and stemmer), so PostgreSQL's own text
   analysis plays no part: its ``english`` configuration's parser would index ``v1.1.6``
   whole as a version while splitting the query, and would neither NFKC-normalize nor fold
-  full-width text. The index is on the array of terms, not on a ``tsvector``: a
-  ``tsvector`` holds at most 1 MB of distinct lexemes and their positions (PostgreSQL
-  documentation, §8.11.1 and Appendix K, "string is too long for tsvector"), which a long
-  document of many distinct terms (a log, a table of identifiers) exceeds, while a GIN
-  index on ``text[]`` indexes each distinct term of a row whatever their number. The query
-  is ``'t1 | t2 | ...'``: the user text's terms by the same analysis joined by `` | ``, so
-  no character of the user's text is syntax and any term matches (an AND of the terms would
-  empty the result for a word in no document, ``shared/reference/bug-cases.md`` B12). Each
-  matching row is
-  scored with tantivy's BM25 — ``Σ idf · (k1 + 1) · tf / (tf + k1 · (1 - b + b · dl /
-  avgdl))``, ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``, k1 1.2, b 0.75 — a query term
-  given twice counted twice, as the local engine's disjunction of term queries does: ``tf``
-  and ``dl`` from the row's terms, ``df``, ``N`` and ``avgdl`` from the column's statistics
-  table (:func:`text_statistics_table`), which the engine writes at load. PostgreSQL's own
-  ``ts_rank_cd`` is cover density, not BM25 (no inverse document frequency, no length
-  saturation: 0.44 overlap of fused pages with the local engine's, measured).
+  full-width text. From those terms it writes the column's postings table
+  (:func:`text_postings_table`: one row per term of each row with the times the row holds it
+  and the row's number of terms, keyed by ``(term, row)``; the row named by its number,
+  :data:`ROW_COLUMN`) and its statistics table (:func:`text_statistics_table`: each term's
+  rows, the rows and their mean number of terms). No ``tsvector`` is involved: one holds at
+  most 1 MB of distinct lexemes and their positions (PostgreSQL documentation, §8.11.1 and
+  Appendix K, "string is too long for tsvector"), which a long document of many distinct
+  terms exceeds, while postings take any number of terms a row. The query is ``'t1 | t2 |
+  ...'``: the user text's terms by the same analysis joined by `` | ``, so no character of
+  the user's text is syntax and any term matches (an AND of the terms would empty the result
+  for a word in no document, ``shared/reference/bug-cases.md`` B12). The statement reads
+  each query term's postings by the key and scores each row holding one with tantivy's BM25
+  — ``Σ idf · (k1 + 1) · tf / (tf + k1 · (1 - b + b · dl / avgdl))``, ``idf = ln(1 + (N -
+  df + 0.5) / (df + 0.5))``, k1 1.2, b 0.75 — a query term given twice counted twice, as
+  the local engine's disjunction of term queries does: ``tf`` and ``dl`` from the postings,
+  ``df``, ``N`` and ``avgdl`` from the statistics table. PostgreSQL's own ``ts_rank_cd`` is
+  cover density, not BM25 (no inverse document frequency, no length saturation: 0.44 overlap
+  of fused pages with the local engine's, measured).
 - **Nearest neighbour**: pgvector's operators written ``OPERATOR(public.<=>)``, the one form a
   SQL parser cannot take for something else: sqlglot reads a bare ``a <=> b`` as MySQL's
   null-safe equality and writes it back as ``a IS NOT DISTINCT FROM b``, and cannot parse
@@ -130,16 +130,6 @@ ORDER_COLUMN = "_order"
 """The inner nearest query's ordering value (the operator's distance), for the outer cut."""
 
 
-def fts_index_name(table: str, column: str) -> str:
-    """The GIN index on ``string_to_array(<column>__terms, ' ')`` that marks a text column
-    as searchable.
-
-    >>> fts_index_name("docs", "body")
-    'docs__body__fts'
-    """
-    return f"{table}__{column}__fts"
-
-
 def hnsw_index_name(table: str, column: str) -> str:
     """The HNSW index of a vector column.
 
@@ -182,13 +172,45 @@ def text_statistics_table(schema: str, table: str, column: str) -> str:
     return f"t{len(schema)}_{schema}_{len(table)}_{table}_{column}"
 
 
+def text_postings_table(schema: str, table: str, column: str) -> str:
+    """The table (in :data:`TEXT_INDEX_SCHEMA`) of a text column's postings: one row per
+    term of each row (``term``; ``row``: the row's :data:`ROW_COLUMN`; ``frequency``: the
+    times the row holds the term; ``length``: the row's number of terms), keyed by
+    ``(term, row)`` and indexed by ``row``. Named as :func:`text_statistics_table`, with
+    ``p`` for ``t``.
+
+    >>> text_postings_table("public", "docs", "body")
+    'p6_public_4_docs_body'
+    """
+    return f"p{len(schema)}_{schema}_{len(table)}_{table}_{column}"
+
+
+ROW_COLUMN = "hdq__row"
+"""The column the engine adds to a table with a text index: each row's number (an identity
+column, ``GENERATED ALWAYS``), which its postings (:func:`text_postings_table`) name the row
+by; not listed among the table's columns. A row's number never changes (a ``ctid`` moves
+with ``VACUUM FULL`` or an update)."""
+
+
+def row_index_name(table: str) -> str:
+    """The unique index on a table's :data:`ROW_COLUMN`, by which a text search joins its
+    matches back to their rows.
+
+    >>> row_index_name("docs")
+    'docs__hdq__row'
+    """
+    return f"{table}__{ROW_COLUMN}"
+
+
 _TEXT_SEARCH = sqlglot.parse_one(
     """
-    SELECT base.*, (
-      SELECT CAST(SUM(
-        weights.idf * (:k1 + 1) * counts.frequency
-        / (counts.frequency + :k1 * (1 - :b + :b * counts.length / weights.average_length))
-      ) AS DOUBLE PRECISION)
+    SELECT base.*, matched.score AS score
+    FROM :table AS base
+    JOIN (
+      SELECT postings.row AS row, CAST(SUM(
+        weights.idf * (:k1 + 1) * postings.frequency
+        / (postings.frequency + :k1 * (1 - :b + :b * postings.length / weights.average_length))
+      ) AS DOUBLE PRECISION) AS score
       FROM (
         SELECT query_terms.term,
           LN(1 + (corpus.documents - term.documents + 0.5) / (term.documents + 0.5)) AS idf,
@@ -197,45 +219,44 @@ _TEXT_SEARCH = sqlglot.parse_one(
         JOIN :statistics AS term ON term.term = query_terms.term
         CROSS JOIN :statistics AS corpus
         WHERE corpus.term = ''
+        OFFSET 0
       ) AS weights
-      CROSS JOIN LATERAL (
-        SELECT CARDINALITY(ARRAY_POSITIONS(STRING_TO_ARRAY(:document, ' '), weights.term))
-            AS frequency,
-          CARDINALITY(STRING_TO_ARRAY(:document, ' ')) AS length
-      ) AS counts
-    ) AS score
-    FROM :table AS base
-    WHERE STRING_TO_ARRAY(:document, ' ') && STRING_TO_ARRAY(:query, ' | ')
+      JOIN :postings AS postings ON postings.term = weights.term
+      GROUP BY postings.row
+    ) AS matched ON matched.row = :row
     """,
     read="postgres",
 )
-"""The text search subquery; its slots are filled with sqlglot nodes."""
+"""The text search subquery; its slots are filled with sqlglot nodes. ``OFFSET 0`` keeps the
+query's weights a subquery of their own, computed once (PostgreSQL does not pull up a
+subquery with ``OFFSET``: "Query Planning", planner README), not once per posting."""
 
 
 def _text_search(node: TextSearch) -> exp.Expr:
-    """``(SELECT base.*, <BM25 of the row's terms> AS score FROM <s>.<t> AS base WHERE
-    string_to_array(base.<c>__terms, ' ') && string_to_array(<query>, ' | '))``: the GIN
-    index finds the rows holding a query term, and each is scored with tantivy's BM25 (module
-    docstring) from its terms and the column's statistics table."""
+    """``(SELECT base.*, matched.score AS score FROM <s>.<t> AS base JOIN (<each matching
+    row's BM25>) AS matched ON matched.row = base.hdq__row)``: the query's terms' postings
+    (:func:`text_postings_table`, read by its ``(term, row)`` key) give each matching row's
+    ``tf`` and length, and the column's statistics table the ``df``, ``N`` and mean length;
+    each row is scored with tantivy's BM25 (module docstring)."""
     column_name = node.args["column"].name
-    document = exp.Column(this=_quoted(terms_column(column_name)), table=_quoted("base"))
     table = store_table(node.this, "public")
-    statistics = exp.Table(
-        this=_quoted(text_statistics_table(table.db, table.name, column_name)),
-        db=_quoted(TEXT_INDEX_SCHEMA),
-    )
+
+    def beside(name: str) -> exp.Table:
+        return exp.Table(this=_quoted(name), db=_quoted(TEXT_INDEX_SCHEMA))
+
     filled = exp.replace_placeholders(
         _TEXT_SEARCH.copy(),
-        document=document,
+        row=exp.Column(this=_quoted(ROW_COLUMN), table=_quoted("base")),
         query=node.args["query"],
         table=table,
-        statistics=statistics,
+        statistics=beside(text_statistics_table(table.db, table.name, column_name)),
+        postings=beside(text_postings_table(table.db, table.name, column_name)),
         k1=exp.Literal.number(BM25_K1),
         b=exp.Literal.number(BM25_B),
     )
     for found in filled.find_all(exp.Table):
-        if found.alias == "base":
-            found.set("alias", exp.TableAlias(this=_quoted("base")))
+        if found.alias in ("base", "term", "corpus", "postings"):
+            found.set("alias", exp.TableAlias(this=_quoted(found.alias)))
     return exp.Subquery(this=filled, alias=exp.TableAlias(this=_quoted("matches")))
 
 
@@ -666,4 +687,147 @@ def corpus_update(table: TableName, column: str) -> str:
             this=exp.EQ(this=exp.column(_quoted("term")), expression=exp.Literal.string(""))
         ),
     )
+    return _render_postgres(tree)
+
+
+def postings_table(table: TableName, column: str) -> exp.Table:
+    """The postings table of text column ``column`` of ``table``
+    (:func:`text_postings_table`, in :data:`TEXT_INDEX_SCHEMA`)."""
+    return exp.Table(
+        this=_quoted(text_postings_table(table.schema, table.name, column)),
+        db=_quoted(TEXT_INDEX_SCHEMA),
+    )
+
+
+_ADD_ROW_COLUMN = sqlglot.parse_one(
+    "ALTER TABLE :table ADD COLUMN :row BIGINT GENERATED ALWAYS AS IDENTITY", read="postgres"
+)
+_ROW_INDEX = sqlglot.parse_one("CREATE UNIQUE INDEX :name ON :table (:row)", read="postgres")
+
+
+def add_row_column(table: TableName) -> list[str]:
+    """``ALTER TABLE <table> ADD COLUMN "hdq__row" BIGINT GENERATED ALWAYS AS IDENTITY`` and
+    the unique index on it (:data:`ROW_COLUMN`, :func:`row_index_name`): run on the empty
+    table, before its rows are written, so each row is numbered as it is written."""
+    target = exp.Table(this=_quoted(table.name), db=_quoted(table.schema))
+    row = exp.column(_quoted(ROW_COLUMN))
+    return [
+        _render_postgres(exp.replace_placeholders(_ADD_ROW_COLUMN.copy(), table=target, row=row)),
+        _render_postgres(
+            exp.replace_placeholders(
+                _ROW_INDEX.copy(),
+                name=_quoted(row_index_name(table.name)),
+                table=target.copy(),
+                row=row.copy(),
+            )
+        ),
+    ]
+
+
+_CREATE_POSTINGS = sqlglot.parse_one(
+    "CREATE TABLE :postings (term TEXT NOT NULL, row BIGINT NOT NULL, "
+    "frequency INT NOT NULL, length INT NOT NULL)",
+    read="postgres",
+)
+_POSTINGS_KEYS = (
+    sqlglot.parse_one("ALTER TABLE :postings ADD PRIMARY KEY (term, row)", read="postgres"),
+    sqlglot.parse_one("CREATE INDEX :name ON :postings (row)", read="postgres"),
+)
+_POSTINGS_OF_ROWS = sqlglot.parse_one(
+    """
+    INSERT INTO :postings (term, row, frequency, length)
+    SELECT counted.term, base.:row_name, counted.frequency, counted.length
+    FROM :table AS base
+    CROSS JOIN LATERAL (
+      SELECT words.term, COUNT(*) AS frequency, CAST(SUM(COUNT(*)) OVER () AS INT) AS length
+      FROM UNNEST(STRING_TO_ARRAY(:terms, ' ')) AS words(term)
+      GROUP BY words.term
+    ) AS counted
+    """,
+    read="postgres",
+)
+"""Each row's postings: its terms split once, counted per term; the row's length is the sum
+of its terms' counts (a window over the row's groups), so a row of many distinct terms is
+never split again per term."""
+_DELETE_POSTINGS = sqlglot.parse_one(
+    "DELETE FROM :postings WHERE row IN (SELECT base.:row_name FROM :table AS base)",
+    read="postgres",
+)
+
+
+def _keys_of(key_column: str | None, key_count: int) -> exp.Expr | None:
+    """``base."<key>" IN (%s, ...)``, or no condition without a key column."""
+    if key_column is None:
+        return None
+    return exp.In(
+        this=exp.Column(this=_quoted(key_column), table=_quoted("base")),
+        expressions=[exp.var("%s") for _ in range(key_count)],
+    )
+
+
+def _table_of(table: TableName) -> exp.Table:
+    return exp.Table(this=_quoted(table.name), db=_quoted(table.schema))
+
+
+def create_postings(table: TableName, column: str) -> str:
+    """``CREATE TABLE <postings> ("term" TEXT, "row" BIGINT, "frequency" INT, "length" INT)``,
+    every column ``NOT NULL`` (:func:`text_postings_table`); its keys come after its rows
+    (:func:`postings_keys`)."""
+    return _render_postgres(
+        exp.replace_placeholders(_CREATE_POSTINGS.copy(), postings=postings_table(table, column))
+    )
+
+
+def postings_keys(table: TableName, column: str) -> list[str]:
+    """The postings table's primary key ``("term", "row")``, which a text search reads a
+    query term's postings by, and its index on ``"row"``, which a change of rows deletes
+    their postings by."""
+    name = _quoted(f"{text_postings_table(table.schema, table.name, column)}__row")
+    return [
+        _render_postgres(
+            exp.replace_placeholders(
+                statement.copy(), postings=postings_table(table, column), name=name
+            )
+        )
+        for statement in _POSTINGS_KEYS
+    ]
+
+
+def postings_of_rows(
+    table: TableName, column: str, *, key_column: str | None = None, key_count: int = 0
+) -> str:
+    """``INSERT INTO <postings> SELECT <term>, <row>, <times the row holds it>, <the row's
+    terms> FROM <table> AS base ...``: the postings of every row of ``table`` (a load), or
+    with ``key_column`` of the rows whose key is one of ``key_count`` ``%s`` parameters (the
+    rows just written by a change). A row's terms are its ``<column>__terms`` split at
+    spaces; a NULL text has none."""
+    terms = exp.Column(this=_quoted(terms_column(column)), table=_quoted("base"))
+    tree = exp.replace_placeholders(
+        _POSTINGS_OF_ROWS.copy(),
+        postings=postings_table(table, column),
+        table=_table_of(table),
+        row_name=_quoted(ROW_COLUMN),
+        terms=terms,
+    )
+    keys = _keys_of(key_column, key_count)
+    if keys is not None:
+        select = tree.expression
+        assert isinstance(select, exp.Select)
+        select.where(keys, copy=False)
+    return _render_postgres(tree)
+
+
+def delete_postings(table: TableName, column: str, *, key_column: str, key_count: int) -> str:
+    """``DELETE FROM <postings> WHERE "row" IN (SELECT base."hdq__row" FROM <table> AS base
+    WHERE base."<key>" IN (%s, ...))``: the postings of the rows of ``key_count`` keys, run
+    before the rows are deleted."""
+    tree = exp.replace_placeholders(
+        _DELETE_POSTINGS.copy(),
+        postings=postings_table(table, column),
+        table=_table_of(table),
+        row_name=_quoted(ROW_COLUMN),
+    )
+    subquery = tree.find(exp.Select)
+    assert subquery is not None
+    subquery.where(_keys_of(key_column, key_count), copy=False)
     return _render_postgres(tree)

@@ -8,9 +8,10 @@ server for tests and demos from the PostgreSQL 16 + pgvector 0.6.2 binaries of t
 on 127.0.0.1 and a free port, in a temporary directory, and stops and removes it on exit.
 
 ``load_table`` writes the rows with ``COPY`` (vectors as ``vector(n)``), per text column a
-``<column>__terms`` column of its analysed terms (:mod:`hotdata_retrieval.analysis`; not
-listed among the table's columns) and a GIN index on ``string_to_array(<column>__terms,
-' ')``, an optional HNSW index per vector column
+``<column>__terms`` column of its analysed terms (:mod:`hotdata_retrieval.analysis`) and its
+postings and statistics tables in the ``hdq_text`` schema, with a ``hdq__row`` column
+numbering the rows (neither column listed among the table's columns), an optional HNSW index
+per vector column
 (``vector_index="hnsw"``, the operator class of ``vector_metric``, ``m`` and
 ``ef_construction`` from ``hnsw_settings``) and the catalog rows, in one transaction.
 ``sql(text)`` runs in a read-only transaction.
@@ -53,20 +54,27 @@ from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.postgres import (
     OPERATOR_CLASSES,
     POSTGRES,
+    ROW_COLUMN,
     TEXT_INDEX_SCHEMA,
+    add_row_column,
     add_term_documents,
     allow_role_login,
     alter_role_setting,
     corpus_select,
     corpus_update,
+    create_postings,
     create_role,
+    delete_postings,
     drop_role,
-    fts_index_name,
     grant,
     hnsw_index_name,
+    postings_keys,
+    postings_of_rows,
     prune_terms,
     refuse_role_login,
+    row_index_name,
     set_local,
+    text_postings_table,
     text_statistics_table,
 )
 from hotdata_retrieval.compile.statements import (
@@ -257,9 +265,6 @@ README, "Query Options")."""
 HNSW_MAX_EF_SEARCH = 1000
 """The largest ``hnsw.ef_search`` pgvector accepts (its ``hnsw.ef_search`` GUC, 1 to 1000)."""
 
-_GIN_INDEX = sqlglot.parse_one(
-    "CREATE INDEX :name ON :table USING gin (STRING_TO_ARRAY(:column, ' '))", read="postgres"
-)
 _HNSW_INDEX = sqlglot.parse_one(
     "CREATE INDEX :name ON :table USING hnsw (:column :operator_class) "
     "WITH (m = :m, ef_construction = :ef_construction)",
@@ -381,13 +386,17 @@ def _check_name_lengths(
     names = [(table.name, "the table"), *((column, "a column") for column in columns)]
     for column in text_columns:
         names.append((terms_column(column), f"the terms of text column '{column}'"))
-        names.append((fts_index_name(table.name, column), f"the index of text column '{column}'"))
         names.append(
             (
                 text_statistics_table(table.schema, table.name, column),
                 f"the statistics of text column '{column}'",
             )
         )
+        postings = text_postings_table(table.schema, table.name, column)
+        names.append((postings, f"the postings of text column '{column}'"))
+        names.append((f"{postings}__row", f"the postings index of text column '{column}'"))
+    if text_columns:
+        names.append((row_index_name(table.name), "the index of the rows' numbers"))
     names.extend(
         (hnsw_index_name(table.name, vector.name), f"the index of vector column '{vector.name}'")
         for vector in vectors
@@ -404,6 +413,13 @@ def _check_name_lengths(
 def _statistics_table(table: TableName, column: str) -> exp.Table:
     return exp.Table(
         this=_quoted(text_statistics_table(table.schema, table.name, column)),
+        db=_quoted(TEXT_INDEX_SCHEMA),
+    )
+
+
+def _postings_table(table: TableName, column: str) -> exp.Table:
+    return exp.Table(
+        this=_quoted(text_postings_table(table.schema, table.name, column)),
         db=_quoted(TEXT_INDEX_SCHEMA),
     )
 
@@ -761,17 +777,26 @@ class PostgresEngine(SqlStoreEngine):
         )[1]
         if not listed:
             return None
-        indexes = {row[0] for row in self._query(_indexes_select(table.schema, table.name))[1]}
         names = {row[0] for row in listed}
-        # an index over the column's analysed terms (a table loaded before the library
-        # analysed text has an index over the text itself, which the queries cannot match)
+        # a column is searchable with its analysed terms, the rows' numbers and its postings
+        # (a table loaded by a release that wrote no postings asks to be loaded again)
         text_indexes = tuple(
             row[0]
             for row in listed
-            if fts_index_name(table.name, row[0]) in indexes and terms_column(row[0]) in names
+            if terms_column(row[0]) in names
+            and ROW_COLUMN in names
+            and self._query(
+                _indexes_select(
+                    TEXT_INDEX_SCHEMA,
+                    text_postings_table(table.schema, table.name, row[0]),
+                    tables=True,
+                )
+            )[1]
         )
-        # a text column's terms (what its index covers) are the engine's, not the user's
+        # a text column's terms and the rows' numbers are the engine's, not the user's
         hidden = {terms_column(column) for column in text_indexes}
+        if text_indexes:
+            hidden.add(ROW_COLUMN)
         listed = [row for row in listed if row[0] not in hidden]
         columns = tuple(row[0] for row in listed)
         key: str | None = None
@@ -846,10 +871,12 @@ class PostgresEngine(SqlStoreEngine):
 
     def columns_sql(self, table: str | TableName) -> str:
         """A query that lists ``table``'s columns and types, less the ``<column>__terms``
-        columns its text indexes cover."""
+        columns its text indexes cover and the rows' numbers (``hdq__row``)."""
         name = self.table_name(table)
         described = self._describe(name)
         hidden = [terms_column(c) for c in described.text_indexes] if described else []
+        if hidden:
+            hidden.append(ROW_COLUMN)
         return columns_query(self.profile, name, name.schema, hidden)
 
     def load_table(
@@ -917,6 +944,11 @@ class PostgresEngine(SqlStoreEngine):
         import psycopg
 
         _check_name_lengths(table, data.column_names, text_columns, vectors)
+        if text_columns and ROW_COLUMN in data.column_names:
+            raise EngineError(
+                f"column '{ROW_COLUMN}' holds each row's number beside a text index on "
+                "PostgreSQL; rename it"
+            )
         statistics: dict[str, list[tuple[str, int, float | None]]] = {}
         for column_name in text_columns:
             data, analysed = with_terms_column(data, column_name, "PostgreSQL")
@@ -939,7 +971,9 @@ class PostgresEngine(SqlStoreEngine):
         ]
         target = table_node(table, table.schema)
         previous = self._describe(table)
-        previous_texts = previous.text_indexes if previous is not None else ()
+        # every column of the table it replaces, so a column indexed by an earlier release
+        # (no postings) loses its statistics table too
+        previous_texts = previous.columns if previous is not None else ()
 
         copy = render(
             POSTGRES,
@@ -955,25 +989,21 @@ class PostgresEngine(SqlStoreEngine):
             with self._connection.transaction():
                 self._execute(drop_table(self.profile, target.copy()))
                 self._execute(create_table(self.profile, target.copy(), columns))
+                if text_columns:
+                    for statement in add_row_column(table):
+                        self._execute(statement)
                 with self._connection.cursor().copy(copy) as writer:
                     for row in self.rows_of(data, dict.fromkeys(dimensions, _vector_text)):
                         writer.write_row(row)
-                for column_name in text_columns:
-                    self._execute(
-                        render(
-                            POSTGRES,
-                            exp.replace_placeholders(
-                                _GIN_INDEX.copy(),
-                                name=_quoted(fts_index_name(table.name, column_name)),
-                                table=target.copy(),
-                                column=exp.column(_quoted(terms_column(column_name))),
-                            ),
-                        )
-                    )
                 for column_name in {*previous_texts, *text_columns}:
                     self._execute(drop_table(self.profile, _statistics_table(table, column_name)))
+                    self._execute(drop_table(self.profile, _postings_table(table, column_name)))
                 for column_name, rows in statistics.items():
                     self._write_statistics(_statistics_table(table, column_name), rows)
+                    self._execute(create_postings(table, column_name))
+                    self._execute(postings_of_rows(table, column_name))
+                    for statement in postings_keys(table, column_name):
+                        self._execute(statement)
                 if self._vector_index == "hnsw":
                     for vector in vectors:
                         operator_class = OPERATOR_CLASSES[DistanceMetric.parse(vector.metric)]
@@ -998,14 +1028,16 @@ class PostgresEngine(SqlStoreEngine):
                 rows = catalog_rows(table.name, key_column, vectors, "vector")
                 if rows:
                     self._execute(catalog_insert(self.profile, table.schema, rows))
-                self._execute(
-                    render(
-                        POSTGRES,
-                        exp.Command(
-                            this="ANALYZE", expression=" " + render(POSTGRES, target.copy())
-                        ),
+                measured = [target, *(_postings_table(table, c) for c in text_columns)]
+                for name in measured:
+                    self._execute(
+                        render(
+                            POSTGRES,
+                            exp.Command(
+                                this="ANALYZE", expression=" " + render(POSTGRES, name.copy())
+                            ),
+                        )
                     )
-                )
         except psycopg.Error as error:
             raise EngineError(f"postgres: {error}".strip()) from None
         if self._agent_provisioned:
@@ -1017,10 +1049,10 @@ class PostgresEngine(SqlStoreEngine):
     vector_indexes = ("hnsw",)
 
     def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
-        """In one transaction: delete the rows of the keys ``rows`` holds, ``COPY`` in
-        ``rows`` with each text column's terms, and change each text column's statistics
-        table by the terms removed and added (the GIN and HNSW indexes are the server's to
-        keep)."""
+        """In one transaction: delete the rows of the keys ``rows`` holds (and their
+        postings), ``COPY`` in ``rows`` with each text column's terms, write the new rows'
+        postings, and change each text column's statistics table by the terms removed and
+        added (the HNSW index is the server's to keep)."""
         import psycopg
 
         key = self._key_of(described)
@@ -1041,6 +1073,11 @@ class PostgresEngine(SqlStoreEngine):
                     for row in self.rows_of(data, dict.fromkeys(vectors, _vector_text)):
                         writer.write_row(row)
                 for column in described.text_indexes:
+                    for chunk in self._key_chunks(keys):
+                        statement = postings_of_rows(
+                            described.name, column, key_column=key, key_count=len(chunk)
+                        )
+                        self._connection.execute(statement, chunk)
                     self._change_statistics(described.name, column, added[column], removed[column])
         except psycopg.Error as error:
             raise EngineError(f"postgres: {error}".strip()) from None
@@ -1062,8 +1099,8 @@ class PostgresEngine(SqlStoreEngine):
     def _delete_keyed(
         self, described: StoreTable, keys: Sequence[Any]
     ) -> tuple[int, dict[str, list[tuple[str, ...]]]]:
-        """Delete the rows of ``keys`` in the open transaction: how many there were, and the
-        terms each text column of theirs held."""
+        """Delete the rows of ``keys`` and their postings in the open transaction: how many
+        there were, and the terms each text column of theirs held."""
         key = self._key_of(described)
         texts = list(described.text_indexes)
         removed: dict[str, list[tuple[str, ...]]] = {column: [] for column in texts}
@@ -1083,6 +1120,11 @@ class PostgresEngine(SqlStoreEngine):
                     for column, terms in zip(texts, row):
                         if terms is not None:
                             removed[column].append(tuple(str(terms).split()))
+                for column in texts:
+                    statement = delete_postings(
+                        described.name, column, key_column=key, key_count=len(chunk)
+                    )
+                    self._connection.execute(statement, chunk)
             statement = delete_rows(self.profile, target.copy(), key, len(chunk), self.placeholder)
             count += int(self._connection.execute(statement, chunk).rowcount)
         return count, removed
