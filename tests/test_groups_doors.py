@@ -83,6 +83,30 @@ def test_a_request_groups_its_page(engine: LocalEngine, mode: str) -> None:
         assert len({hit.columns["parent"] for hit in result}) == 3
 
 
+@pytest.mark.parametrize("mode", ["text", "nearest", "hybrid"])
+def test_a_grouped_page_hands_out_no_cursor(mode: str) -> None:
+    # a grouped plan pages its groups with offset; its candidates' own token (a full set of
+    # candidates, more rows than they hold) would continue their ungrouped ranking, skipping
+    # rows silently if passed to the ungrouped search
+    rows = pa.table(
+        {
+            "id": list(range(600)),
+            "parent": [f"p{number % 40}" for number in range(600)],
+            "body": [f"disk full number {number}" for number in range(600)],
+        }
+    )
+    with LocalEngine(embedder=EMBEDDER) as opened:
+        opened.load_table("many", rows, text_columns=["body"], embed_columns=["body"])
+        request = SearchRequest(table="many", query="disk full", mode=mode, limit=2)
+        assert opened.search(opened.plan_search(request)).next_after is not None
+        grouped = SearchRequest(
+            table="many", query="disk full", mode=mode, limit=2, group_by="parent"
+        )
+        result = opened.search(opened.plan_search(grouped))
+    assert len(result) == 2
+    assert result.next_after is None
+
+
 def test_a_request_refuses_a_group_size_without_a_column(engine: LocalEngine) -> None:
     with pytest.raises(PlanError, match="group_size") as raised:
         engine.plan_search(SearchRequest(table="chunks", query="disk", mode="text", group_size=2))

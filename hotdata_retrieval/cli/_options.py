@@ -21,6 +21,7 @@ import click
 from hotdata_retrieval.cli._input import describe, read_input
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.search import (
+    DEFAULT_DEPTH,
     DEFAULT_FUSION_METHOD,
     DEFAULT_RANK_CONSTANT,
     fusion_methods,
@@ -139,7 +140,7 @@ _FUSION_OPTIONS = (
         "--depth",
         type=int,
         help="Hybrid: candidates per branch, at least limit + offset.  "
-        "[default: 100, the same for every page]",
+        f"[default: {DEFAULT_DEPTH}, the same for every page]",
     ),
     click.option(
         "--min-score",

@@ -1036,6 +1036,8 @@ def grouped_result(plan: SearchPlan, candidates: SearchResult) -> SearchResult:
         candidates,
         hits=hits,
         underfilled=_underfilled(plan, len(hits), _groups(plan, hits)),
+        # the candidates' token continues their ungrouped ranking, not these groups
+        next_after=next_after(plan, hits),
     )
 
 
