@@ -207,3 +207,16 @@ def test_concurrent_searches_return_what_sequential_searches_return(tmp_path: Pa
     for query, keys in zip(queries, alone):
         scores = unit @ (query.astype(np.float64) / np.linalg.norm(query.astype(np.float64)))
         assert keys == np.argsort(-scores, kind="stable")[:10].tolist()
+
+
+def test_closing_an_engine_gives_blas_its_threads_back(
+    gate: tuple[BlasGate, FakeLimits], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hotdata_retrieval.engines.local import LocalEngine, _blas
+
+    blas, limits = gate
+    monkeypatch.setattr(_blas, "BLAS_GATE", blas)
+    _overlap(blas)
+    assert blas.one_thread
+    LocalEngine().close()
+    assert not blas.one_thread and limits.events == [("one thread", 0), ("restored", 0)]

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.checks import check_no_nul
-from hotdata_retrieval.engines.local import _search, _storage
+from hotdata_retrieval.engines.local import _blas, _search, _storage
 from hotdata_retrieval.engines.local._catalog import OpenTables, ReadsOpenTables
 from hotdata_retrieval.engines.local._functions import EngineFunctions
 from hotdata_retrieval.engines.local._prepare import TableLoad as TableLoad
@@ -140,7 +140,8 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
     # -- lifecycle ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the sessions and stop the SQL worker; a temporary directory is deleted."""
+        """Release sessions and SQL worker, give BLAS its threads back; delete a temporary root."""
+        _blas.BLAS_GATE.restore()
         if self._worker is not None:
             self._worker.close()
             self._worker = None
