@@ -26,7 +26,11 @@ How each search is written, and why:
   — ``Σ idf · (k1 + 1) · tf / (tf + k1 · (1 - b + b · dl / avgdl))``, ``idf = ln(1 + (N -
   df + 0.5) / (df + 0.5))``, k1 1.2, b 0.75 — a query term given twice counted twice, as
   the local engine's disjunction of term queries does: ``tf`` and ``dl`` from the postings,
-  ``df``, ``N`` and ``avgdl`` from the statistics table. PostgreSQL's own ``ts_rank_cd`` is
+  ``df``, ``N`` and ``avgdl`` from the statistics table. A row's contributions are summed
+  in the query terms' order (``SUM(... ORDER BY position)``, the terms numbered ``WITH
+  ORDINALITY``): an aggregate's input order is otherwise unspecified (PostgreSQL
+  documentation, "Aggregate Expressions"), so rows of the same statistics get
+  bit-identical scores and their tie falls to the key. PostgreSQL's own ``ts_rank_cd`` is
   cover density, not BM25 (no inverse document frequency, no length saturation: 0.44 overlap
   of fused pages with the local engine's, measured).
 - **Nearest neighbour**: pgvector's operators written ``OPERATOR(public.<=>)``, the one form a
@@ -210,12 +214,13 @@ _TEXT_SEARCH = sqlglot.parse_one(
       SELECT postings.row AS row, CAST(SUM(
         weights.idf * (:k1 + 1) * postings.frequency
         / (postings.frequency + :k1 * (1 - :b + :b * postings.length / weights.average_length))
+        ORDER BY weights.position
       ) AS DOUBLE PRECISION) AS score
       FROM (
-        SELECT query_terms.term,
+        SELECT query_terms.term, query_terms.position,
           LN(1 + (corpus.documents - term.documents + 0.5) / (term.documents + 0.5)) AS idf,
           corpus.average_length
-        FROM UNNEST(STRING_TO_ARRAY(:query, ' | ')) AS query_terms(term)
+        FROM UNNEST(STRING_TO_ARRAY(:query, ' | ')) WITH ORDINALITY AS query_terms(term, position)
         JOIN :statistics AS term ON term.term = query_terms.term
         CROSS JOIN :statistics AS corpus
         WHERE corpus.term = ''
@@ -237,7 +242,8 @@ def _text_search(node: TextSearch) -> exp.Expr:
     row's BM25>) AS matched ON matched.row = base.hdq__row)``: the query's terms' postings
     (:func:`text_postings_table`, read by its ``(term, row)`` key) give each matching row's
     ``tf`` and length, and the column's statistics table the ``df``, ``N`` and mean length;
-    each row is scored with tantivy's BM25 (module docstring)."""
+    each row is scored with tantivy's BM25 (module docstring), its contributions summed in
+    the query terms' order."""
     column_name = node.args["column"].name
     table = store_table(node.this, "public")
 

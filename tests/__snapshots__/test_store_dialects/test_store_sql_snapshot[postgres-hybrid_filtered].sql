@@ -17,11 +17,12 @@ WITH "text_hits" AS (
             "postings"."frequency" + 1.2 * (
               1 - 0.75 + 0.75 * "postings"."length" / "weights"."average_length"
             )
-          )
+          ) ORDER BY "weights"."position"
         ) AS DOUBLE PRECISION) AS "score"
       FROM (
         SELECT
           "query_terms"."term",
+          "query_terms"."position",
           LN(
             1 + (
               "corpus"."documents" - "term"."documents" + 0.5
@@ -30,7 +31,7 @@ WITH "text_hits" AS (
             )
           ) AS "idf",
           "corpus"."average_length"
-        FROM UNNEST(STRING_TO_ARRAY('error | e1234 | s | near | x', ' | ')) AS "query_terms"("term")
+        FROM UNNEST(STRING_TO_ARRAY('error | e1234 | s | near | x', ' | ')) WITH ORDINALITY AS "query_terms"("term", "position")
         JOIN "hdq_text"."t6_public_4_docs_body" AS "term"
           ON "term"."term" = "query_terms"."term"
         CROSS JOIN "hdq_text"."t6_public_4_docs_body" AS "corpus"

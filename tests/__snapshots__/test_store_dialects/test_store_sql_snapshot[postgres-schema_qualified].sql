@@ -17,11 +17,12 @@ FROM (
           "postings"."frequency" + 1.2 * (
             1 - 0.75 + 0.75 * "postings"."length" / "weights"."average_length"
           )
-        )
+        ) ORDER BY "weights"."position"
       ) AS DOUBLE PRECISION) AS "score"
     FROM (
       SELECT
         "query_terms"."term",
+        "query_terms"."position",
         LN(
           1 + (
             "corpus"."documents" - "term"."documents" + 0.5
@@ -30,7 +31,7 @@ FROM (
           )
         ) AS "idf",
         "corpus"."average_length"
-      FROM UNNEST(STRING_TO_ARRAY('x', ' | ')) AS "query_terms"("term")
+      FROM UNNEST(STRING_TO_ARRAY('x', ' | ')) WITH ORDINALITY AS "query_terms"("term", "position")
       JOIN "hdq_text"."t7_support_7_tickets_body" AS "term"
         ON "term"."term" = "query_terms"."term"
       CROSS JOIN "hdq_text"."t7_support_7_tickets_body" AS "corpus"
