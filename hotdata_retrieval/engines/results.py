@@ -656,6 +656,13 @@ def _executed_plan(
     requested = plan.projection
     key = plan.key_column
     columns = requested if key is None or key in requested else (key, *requested)
+    if not columns:
+        raise PlanError(
+            "the plan names no row to return: it has no key_column and no columns; pass "
+            "key_column= (the column that names a row) or columns=",
+            field="columns",
+            value=None,
+        )
     # One evolve (each one validates the whole plan again): the typed filter, the columns and
     # the branch scores together; without the branch scores when they collide with a column.
     changes: dict[str, Any] = {"columns": columns}
