@@ -2,7 +2,10 @@
 ``x__y`` with column ``z``. SQLite names a column's index tables ``<table>__<column>__fts...``,
 so it refuses the second load with an error naming both tables and columns, before anything
 is written, and the first table keeps answering; DuckDB names its terms tables by the
-lengths of the names, so it holds both and each answers with its own rows."""
+lengths of the names, so it holds both and each answers with its own rows. PostgreSQL names
+its text side tables by the lengths too, but an HNSW index ``<table>__<column>__hnsw``: it
+refuses a second such index, and two text columns of one table whose side tables' names meet
+(``c`` and ``c__row``)."""
 
 from __future__ import annotations
 
@@ -72,3 +75,68 @@ def test_duckdb_holds_both_and_each_answers_with_its_own_rows(tmp_path: Path) ->
     assert _found(engine, "x__y", "z", "disk") == []
     assert _found(engine, "x__y", "z", "moon") == [1]
     assert _found(engine, "x", "y__z", "moon") == []
+
+
+def _load_vectors(engine: Any, table: str, column: str, *, indexed: bool) -> None:
+    data = pa.table({"id": [1], column: pa.array([[1.0, 2.0]], pa.list_(pa.float32()))})
+    engine.load_table(table, data, key_column="id", vector_index="hnsw" if indexed else None)
+
+
+@pytest.mark.parametrize("short_first", [True, False], ids=["short_first", "long_first"])
+def test_postgres_refuses_a_vector_column_whose_hnsw_index_another_table_has(
+    postgres_url: str, short_first: bool
+) -> None:
+    """PostgreSQL names an HNSW index ``<table>__<column>__hnsw``: ``h1__y__z__hnsw`` for
+    both tables here, refused on the second load when both are indexed, held when one is."""
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    prefix = "hs" if short_first else "hl"
+    short, long = (prefix, "y__z"), (f"{prefix}__y", "z")
+    first, second = (short, long) if short_first else (long, short)
+    with PostgresEngine(postgres_url) as engine:
+        _load_vectors(engine, *first, indexed=True)
+        message = (
+            rf"column '{second[1]}' of table '{second[0]}' and column '{first[1]}' of table "
+            rf"'{first[0]}' would share the HNSW index '{prefix}__y__z__hnsw'"
+        )
+        with pytest.raises(EngineError, match=message):
+            _load_vectors(engine, *second, indexed=True)
+        assert [name for name in engine.tables if name.startswith(prefix)] == [first[0]]
+        _load_vectors(engine, *second, indexed=False)
+        assert sorted(n for n in engine.tables if n.startswith(prefix)) == sorted([prefix, long[0]])
+
+
+@pytest.mark.parametrize("longer_first", [True, False], ids=["longer_first", "shorter_first"])
+@pytest.mark.parametrize("suffix", ["__row", "_pkey"])
+def test_postgres_refuses_text_columns_whose_side_tables_share_a_name(
+    postgres_url: str, suffix: str, longer_first: bool
+) -> None:
+    """A text column's postings table ``p<len>_<schema>_<len>_<table>_<column>`` and its
+    indexes ``<postings>__row`` and ``<postings>_pkey``: columns ``c`` and ``c__row`` (or
+    ``c_pkey``) of one table would share one, so the load is refused and writes nothing."""
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    table = f"sides{suffix}"
+    data = pa.table({"id": [1], "c": ["disk full"], f"c{suffix}": ["full moon"]})
+    with PostgresEngine(postgres_url) as engine:
+        shared = f"p6_public_{len(table)}_{table}_c{suffix}"
+        with pytest.raises(EngineError, match=rf"text columns 'c' and 'c{suffix}'.*'{shared}'"):
+            texts = [f"c{suffix}", "c"] if longer_first else ["c", f"c{suffix}"]
+            engine.load_table(table, data, key_column="id", text_columns=texts)
+        assert table not in engine.tables
+
+
+def test_postgres_holds_both_text_tables_and_each_answers_with_its_own_rows(
+    postgres_url: str,
+) -> None:
+    """The side tables' names carry the schema's and the table's lengths, so ``x`` with
+    column ``y__z`` and ``x__y`` with column ``z`` have their own."""
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    with PostgresEngine(postgres_url) as engine:
+        _load(engine, "tx", "y__z", "disk full", indexed=True)
+        _load(engine, "tx__y", "z", "full moon", indexed=True)
+        assert _found(engine, "tx", "y__z", "disk") == [1]
+        assert _found(engine, "tx__y", "z", "disk") == []
+        assert _found(engine, "tx__y", "z", "moon") == [1]
+        assert _found(engine, "tx", "y__z", "moon") == []

@@ -932,6 +932,50 @@ class PostgresEngine(SqlStoreEngine):
     _vector_index: str | None = None
     _hnsw_settings: HnswSettings = HnswSettings()
 
+    def _check_index_names(
+        self, table: TableName, text_columns: Sequence[str], vectors: Sequence[StoreColumn]
+    ) -> None:
+        """Refuse, before anything is written, a load whose names would be another's:
+
+        - an HNSW index named ``<table>__<column>__hnsw`` (:func:`~hotdata_retrieval.compile.
+          postgres.hnsw_index_name`) that another table's vector column already has (table
+          ``x`` with column ``y__z``, table ``x__y`` with column ``z``);
+        - two text columns ``c`` and ``c__row`` (or ``c_pkey``): the postings table of the
+          second (:func:`~hotdata_retrieval.compile.postgres.text_postings_table`) is named
+          as the first's postings index (``<postings>__row``), its statistics and postings
+          tables as the first's primary keys (PostgreSQL's generated name ``<table>_pkey``;
+          which load fails depends on the columns' order, measured: "relation ... already
+          exists"). The side tables' names are otherwise the schema's and the table's names
+          each after their length, which no two tables share.
+
+        Raises:
+            EngineError: naming both tables (or the table) and columns and the shared name.
+        """
+        for column in text_columns:
+            for suffix in ("__row", "_pkey"):
+                if f"{column}{suffix}" in text_columns:
+                    raise EngineError(
+                        f"text columns '{column}' and '{column}{suffix}' of table "
+                        f"'{table.name}' would share the name "
+                        f"'{text_postings_table(table.schema, table.name, column)}{suffix}' in "
+                        f"schema {TEXT_INDEX_SCHEMA} (PostgreSQL names a text column's postings "
+                        f"table <schema>_<table>_<column> and its indexes <postings>__row and "
+                        f"<postings>_pkey); rename one of the columns"
+                    )
+        if self._vector_index != "hnsw":
+            return
+        sharers = self._index_name_sharers(table, [vector.name for vector in vectors])
+        for column, other, other_column in sharers:
+            name = hnsw_index_name(table.name, column)
+            built = self._query(_indexes_select(table.schema, other.name.name))[1]
+            if name in {row[0] for row in built}:
+                raise EngineError(
+                    f"column '{column}' of table '{table.name}' and column '{other_column}' of "
+                    f"table '{other.name.name}' would share the HNSW index '{name}' "
+                    "(PostgreSQL names it <table>__<column>__hnsw); rename one of the tables "
+                    "or columns"
+                )
+
     def _write_table(
         self,
         table: TableName,
@@ -944,6 +988,7 @@ class PostgresEngine(SqlStoreEngine):
         import psycopg
 
         _check_name_lengths(table, data.column_names, text_columns, vectors)
+        self._check_index_names(table, text_columns, vectors)
         if text_columns and ROW_COLUMN in data.column_names:
             raise EngineError(
                 f"column '{ROW_COLUMN}' holds each row's number beside a text index on "

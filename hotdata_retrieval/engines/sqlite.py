@@ -137,6 +137,7 @@ class SqliteEngine(SqlStoreEngine):
     engine_name = "sqlite"
     float32_type = _COLUMN_TYPES["float32"]
     own_suffixes = ("__fts", "__fts_terms", "__fts_corpus")
+    names_fold_case = True
 
     def __init__(self, database: str | Path = ":memory:", *, embedder: Any = None) -> None:
         self.database = str(database)
@@ -318,27 +319,15 @@ class SqliteEngine(SqlStoreEngine):
         Raises:
             EngineError: naming both tables and columns and the shared name.
         """
-        schema = sqlite_schema(table)
-        names = {name.lower() for name in self._names(schema)}
         texts = {column.lower() for column in text_columns}
-        for column in columns:
-            joined = f"{table.name}__{column}".lower()
-            for place in range(len(joined) - 1):
-                other_table, other_column = joined[:place], joined[place + 2 :]
-                if joined[place : place + 2] != "__" or other_table == table.name.lower():
-                    continue
-                if other_table not in names:
-                    continue
-                other = self._describe(attrs.evolve(table, name=other_table))
-                if other is None or other_column not in other.columns:
-                    continue
-                if column.lower() in texts or other_column in other.text_indexes:
-                    raise EngineError(
-                        f"column '{column}' of table '{table.name}' and column "
-                        f"'{other_column}' of table '{other_table}' would share the full-text "
-                        f"tables '{fts_table_name(table.name, column)}...' (SQLite names them "
-                        "<table>__<column>__fts); rename one of the tables or columns"
-                    )
+        for column, other, other_column in self._index_name_sharers(table, columns):
+            if column.lower() in texts or other_column in other.text_indexes:
+                raise EngineError(
+                    f"column '{column}' of table '{table.name}' and column "
+                    f"'{other_column}' of table '{other.name.name}' would share the full-text "
+                    f"tables '{fts_table_name(table.name, column)}...' (SQLite names them "
+                    "<table>__<column>__fts); rename one of the tables or columns"
+                )
 
     def _write_table(
         self,

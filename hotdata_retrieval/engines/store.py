@@ -952,6 +952,37 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         for start in range(0, len(keys), self.KEYS_PER_STATEMENT):
             yield list(keys[start : start + self.KEYS_PER_STATEMENT])
 
+    names_fold_case: ClassVar[bool] = False
+    """Whether the engine's names ignore case (SQLite's do; PostgreSQL's quoted names do not)."""
+
+    def _index_name_sharers(
+        self, table: TableName, columns: Sequence[str]
+    ) -> Iterator[tuple[str, StoreTable, str]]:
+        """Each of ``columns`` of ``table`` whose ``<table>__<column>`` is also ``<other
+        table>__<other column>``, a column of another table of the same schema (table ``x``
+        with column ``y__z``, table ``x__y`` with column ``z``): ``(column, the other table
+        described, its column)``. An engine naming a column's index or side tables
+        ``<table>__<column>__...`` gives the two the same names; what to refuse is the
+        engine's (which columns have such names)."""
+
+        def fold(name: str) -> str:
+            return name.lower() if self.names_fold_case else name
+
+        for column in columns:
+            joined = f"{table.name}__{column}"
+            for place in range(1, len(joined) - 2):
+                if joined[place : place + 2] != "__":
+                    continue
+                other_name, other_column = joined[:place], joined[place + 2 :]
+                if fold(other_name) == fold(table.name):
+                    continue
+                other = self._describe(attrs.evolve(table, name=other_name))
+                if other is None:
+                    continue
+                for found in other.columns:
+                    if fold(found) == fold(other_column):
+                        yield column, other, found
+
     own_schemas: ClassVar[frozenset[str]] = frozenset()
     """Schemas the engine writes its own tables into (none of the user's tables)."""
     own_suffixes: ClassVar[tuple[str, ...]] = ()
