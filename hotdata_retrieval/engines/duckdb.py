@@ -86,6 +86,7 @@ from hotdata_retrieval.compile.statements import (
     insert_rows_from,
     table_node,
 )
+from hotdata_retrieval.engines import store
 from hotdata_retrieval.engines._agent_sql import (
     RefusedStatementError,
     SnapshotDirectory,
@@ -487,7 +488,9 @@ class DuckdbEngine(SqlStoreEngine):
         try:
             self._execute(drop_table(self.profile, table_node(staged, schema)))
             self._execute(create_table(self.profile, table_node(staged, schema), columns))
-            self._connection.register(_LOADING, data)
+            # Registered as a stream of record batches (read once, a batch at a time) rather
+            # than as the table: DuckDB's scan of it then holds one batch at once.
+            self._connection.register(_LOADING, _batch_reader(data))
             try:
                 self._execute(insert_from(staged, _LOADING))
             finally:
@@ -636,6 +639,14 @@ class DuckdbEngine(SqlStoreEngine):
         finally:
             self._connection.unregister(_LOADING)
         self._execute(create_fts_index(table, column))
+
+
+def _batch_reader(data: pa.Table) -> pa.RecordBatchReader:
+    """``data`` as a reader of record batches of at most
+    :data:`~hotdata_retrieval.engines.store.LOAD_BATCH_ROWS` rows (one pass)."""
+    import pyarrow as pa
+
+    return pa.RecordBatchReader.from_batches(data.schema, store.record_batches(data))
 
 
 @attrs.frozen(kw_only=True)

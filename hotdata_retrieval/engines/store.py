@@ -78,6 +78,23 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+LOAD_BATCH_ROWS = 2_000
+"""The most rows a store's load or upsert turns into Python values at once: the rows are
+written (``executemany``, ``COPY``) and their vectors checked one Arrow record batch of at
+most this many rows at a time, so the memory a load holds beyond its Arrow table grows with
+this, not with the table. Chosen by ``benchmarks/bench_store_load.py --batch-rows`` (SQLite,
+100,000 rows of 384-d float32 vectors; docs/benchmarks.md, "Peak memory of a store load"):
+the load held 49, 67, 116, 197 and 890 MiB over its table at 500, 2,000, 5,000, 10,000 and
+50,000 rows a batch, and its time (7 to 16 s on a busy machine) did not tell the sizes apart
+beyond 500 (16 s)."""
+
+
+def record_batches(data: pa.Table) -> Iterator[pa.RecordBatch]:
+    """``data`` as record batches of at most :data:`LOAD_BATCH_ROWS` rows, in row order
+    (views of its buffers: nothing is copied)."""
+    yield from data.to_batches(max_chunksize=LOAD_BATCH_ROWS)
+
+
 def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) -> str:
     """The column type a SQL store declares for Arrow type ``kind``.
 
@@ -223,7 +240,9 @@ def with_terms_column(
             f"{engine}; rename it"
         )
     analysed = [
-        None if text is None else analyze_text(text) for text in data.column(column).to_pylist()
+        None if text is None else analyze_text(text)
+        for batch in record_batches(data.select([column]))
+        for text in batch.column(0).to_pylist()
     ]
     joined = pa.array([None if row is None else " ".join(row) for row in analysed], pa.string())
     return data.append_column(terms, joined), analysed
@@ -247,21 +266,23 @@ def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
 
 def vector_dimensions(data: pa.Table, column: str) -> int:
     """The one length of the non-NULL vectors of ``column`` (with none, the list size of a
-    fixed-size list column, else 0).
+    fixed-size list column, else 0). Read :data:`LOAD_BATCH_ROWS` rows at a time, by Arrow
+    compute functions (no row becomes a Python list unless its batch holds a bad vector).
 
     Raises:
         EngineError: vectors of different lengths, an empty vector, or a non-finite component.
     """
-    lengths = set()
-    for position, value in enumerate(data.column(column).to_pylist()):
-        if value is None:
-            continue
-        if not value or any(x is None or not math.isfinite(x) for x in value):
-            raise EngineError(
-                f"row {position} of vector column '{column}' is not a vector of finite "
-                f"numbers: {value[:8]!r}"
-            )
-        lengths.add(len(value))
+    import pyarrow.compute as pc
+
+    lengths: set[int] = set()
+    start = 0
+    for batch in record_batches(data.select([column])):
+        vectors = batch.column(0)
+        sizes = pc.list_value_length(vectors)
+        if not _vectors_sound(vectors, sizes):
+            _raise_bad_vector(vectors, column, start)
+        lengths.update(pc.unique(sizes.drop_null()).to_pylist())
+        start += batch.num_rows
     if len(lengths) > 1:
         raise EngineError(
             f"vector column '{column}' holds vectors of {len(lengths)} lengths "
@@ -271,6 +292,61 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
         return lengths.pop()
     kind = data.schema.field(column).type
     return int(kind.list_size) if hasattr(kind, "list_size") else 0
+
+
+def _vectors_sound(vectors: Any, sizes: Any) -> bool:
+    """Whether every non-NULL vector of ``vectors`` (a list array; ``sizes`` its lengths) is
+    non-empty with every component a finite number; ``False`` too when Arrow cannot tell
+    (a float type its ``is_finite`` does not take), so the caller looks row by row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pc.any(pc.equal(sizes, 0)).as_py():
+        return False
+    components = vectors.flatten()  # the non-NULL rows' components only
+    if components.null_count:
+        return False
+    try:
+        finite = pc.all(pc.is_finite(components)).as_py()
+    except pa.ArrowNotImplementedError:
+        return False
+    return finite is not False
+
+
+def _raise_bad_vector(vectors: Any, column: str, start: int) -> None:
+    """Raise for the first row of ``vectors`` (a batch whose first row is row ``start`` of
+    the table) that is not a vector of finite numbers; nothing when each row is one.
+
+    Raises:
+        EngineError: naming the row and its first components.
+    """
+    for position, value in enumerate(vectors.to_pylist(), start):
+        if value is None:
+            continue
+        if not value or any(x is None or not math.isfinite(x) for x in value):
+            raise EngineError(
+                f"row {position} of vector column '{column}' is not a vector of finite "
+                f"numbers: {value[:8]!r}"
+            )
+
+
+def has_repeated_value(values: pa.ChunkedArray | pa.Array) -> bool:
+    """Whether ``values`` (a key column without NULL) holds one value twice: counted by
+    Arrow (``count_distinct``) for integers and strings; for any other type by Python
+    equality over its values (a float key's ``0.0`` and ``-0.0`` are one value)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = values.type
+    if (
+        pa.types.is_integer(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    ):
+        return bool(pc.count_distinct(values, mode="all").as_py() != len(values))
+    return len(set(values.to_pylist())) != len(values)
 
 
 def value_kinds(described: StoreTable) -> dict[str, ValueKind]:
@@ -671,7 +747,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             keys = data.column(key)
             if keys.null_count:
                 raise EngineError(f"key column '{key}' holds NULL")
-            if len(set(keys.to_pylist())) != len(keys):
+            if has_repeated_value(keys):
                 raise EngineError(f"key column '{key}' holds a value twice")
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
@@ -917,7 +993,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         keys = rows.column(key)
         if keys.null_count:
             raise EngineError(f"key column '{key}' holds NULL")
-        if len(set(keys.to_pylist())) != len(keys):
+        if has_repeated_value(keys):
             raise EngineError(f"key column '{key}' holds a value twice")
         for vector in described.vectors:
             if vector.name in columns and vector.dimensions:
@@ -1009,14 +1085,16 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     @staticmethod
     def rows_of(
         data: pa.Table, convert: Mapping[str, Callable[[Any], Any]]
-    ) -> Iterable[tuple[Any, ...]]:
+    ) -> Iterator[tuple[Any, ...]]:
         """``data``'s rows as tuples, each value of a column in ``convert`` passed through its
-        function (NULL stays ``None``)."""
-        columns = []
-        for name in data.column_names:
-            values = data.column(name).to_pylist()
-            function = convert.get(name)
-            if function is not None:
-                values = [None if value is None else function(value) for value in values]
-            columns.append(values)
-        return zip(*columns)
+        function (NULL stays ``None``). Lazy: made :data:`LOAD_BATCH_ROWS` rows at a time
+        (:func:`record_batches`), so only one batch's rows are Python values at once."""
+        for batch in record_batches(data):
+            columns = []
+            for name in batch.schema.names:
+                values = batch.column(name).to_pylist()
+                function = convert.get(name)
+                if function is not None:
+                    values = [None if value is None else function(value) for value in values]
+                columns.append(values)
+            yield from zip(*columns)
