@@ -995,6 +995,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             raise EngineError(f"key column '{key}' holds NULL")
         if has_repeated_value(keys):
             raise EngineError(f"key column '{key}' holds a value twice")
+        self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         for vector in described.vectors:
             if vector.name in columns and vector.dimensions:
                 size = vector_dimensions(rows, vector.name)

@@ -758,6 +758,7 @@ class TurbopufferEngine(RoutesByIndexes):
         keys = rows.column(_KEY)
         if keys.null_count or len(set(keys.to_pylist())) != len(keys):
             raise EngineError(f"key column '{_KEY}' holds NULL or a value twice")
+        self._checked_keys(schema, keys.to_pylist())  # a key of another kind: refused
         for column in schema.vectors():
             declared = schema.types[column]
             size = int(declared[1 : declared.index("]")])

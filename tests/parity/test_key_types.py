@@ -75,3 +75,20 @@ def test_an_integral_number_is_the_integer_key(engine: Any) -> None:
     assert sorted(found.column("id").to_pylist()) == [2, 3]
     assert engine.delete_rows("exact_keys", [2.0, 9]) == 1
     assert _keys(engine, "exact_keys") == [1, 3, 4]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "keys", "given"),
+    [
+        ("upsert_text_keys", pa.string(), ["a", "b"], pa.array([1], pa.int64())),
+        ("upsert_int_keys", pa.int64(), [1, 2], pa.array(["1"], pa.string())),
+    ],
+)
+def test_upserted_rows_keyed_by_another_kind_are_refused_and_nothing_is_written(
+    engine: Any, name: str, kind: pa.DataType, keys: list[Any], given: pa.Array
+) -> None:
+    _load(engine, name, keys, kind)
+    # every engine refuses, naming the key column (the SQL stores were silent or raw)
+    with pytest.raises(EngineError, match=r"column 'id'"):
+        engine.upsert_rows(name, pa.table({"id": given, "body": ["zzz"]}))
+    assert _keys(engine, name) == keys
