@@ -107,13 +107,13 @@ def test_postgres_refuses_a_vector_column_whose_hnsw_index_another_table_has(
 
 
 @pytest.mark.parametrize("longer_first", [True, False], ids=["longer_first", "shorter_first"])
-@pytest.mark.parametrize("suffix", ["__row", "_pkey"])
+@pytest.mark.parametrize("suffix", ["_pkey"])
 def test_postgres_refuses_text_columns_whose_side_tables_share_a_name(
     postgres_url: str, suffix: str, longer_first: bool
 ) -> None:
     """A text column's postings table ``p<len>_<schema>_<len>_<table>_<column>`` and its
-    indexes ``<postings>__row`` and ``<postings>_pkey``: columns ``c`` and ``c__row`` (or
-    ``c_pkey``) of one table would share one, so the load is refused and writes nothing."""
+    primary key ``<postings>_pkey``: columns ``c`` and ``c_pkey`` of one table would share
+    one, so the load is refused and writes nothing."""
     from hotdata_retrieval.engines.postgres import PostgresEngine
 
     table = f"sides{suffix}"
@@ -140,3 +140,21 @@ def test_postgres_holds_both_text_tables_and_each_answers_with_its_own_rows(
         assert _found(engine, "tx__y", "z", "disk") == []
         assert _found(engine, "tx__y", "z", "moon") == [1]
         assert _found(engine, "tx", "y__z", "moon") == []
+
+
+def test_postgres_holds_text_columns_c_and_c__row_and_a_44_character_table(
+    postgres_url: str,
+) -> None:
+    """The postings index is named as its table with ``r`` for ``p``
+    (``text_postings_row_index``): no column's postings table takes its name, and it fits
+    in PostgreSQL's 63 bytes wherever the side tables do (a 44-character table name)."""
+    from hotdata_retrieval.engines.postgres import PostgresEngine
+
+    data = pa.table({"id": [1, 2], "c": ["disk full", "moon"], "c__row": ["moon", "disk"]})
+    long_name = "t" * 44
+    with PostgresEngine(postgres_url) as engine:
+        engine.load_table("rows_both", data, key_column="id", text_columns=["c", "c__row"])
+        assert _found(engine, "rows_both", "c", "disk") == [1]
+        assert _found(engine, "rows_both", "c__row", "disk") == [2]
+        _load(engine, long_name, "body", "disk full", indexed=True)
+        assert _found(engine, long_name, "body", "disk") == [1]

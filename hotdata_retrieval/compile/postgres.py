@@ -189,6 +189,17 @@ def text_postings_table(schema: str, table: str, column: str) -> str:
     return f"p{len(schema)}_{schema}_{len(table)}_{table}_{column}"
 
 
+def text_postings_row_index(schema: str, table: str, column: str) -> str:
+    """The index of a text column's postings (:func:`text_postings_table`) on ``row``, by
+    which a change of rows deletes their postings. Named as the postings table, with ``r``
+    for ``p``, so it is no longer than the side tables' names and fits wherever they do.
+
+    >>> text_postings_row_index("public", "docs", "body")
+    'r6_public_4_docs_body'
+    """
+    return "r" + text_postings_table(schema, table, column)[1:]
+
+
 ROW_COLUMN = "hdq__row"
 """The column the engine adds to a table with a text index: each row's number (an identity
 column, ``GENERATED ALWAYS``), which its postings (:func:`text_postings_table`) name the row
@@ -788,7 +799,7 @@ def postings_keys(table: TableName, column: str) -> list[str]:
     """The postings table's primary key ``("term", "row")``, which a text search reads a
     query term's postings by, and its index on ``"row"``, which a change of rows deletes
     their postings by."""
-    name = _quoted(f"{text_postings_table(table.schema, table.name, column)}__row")
+    name = _quoted(text_postings_row_index(table.schema, table.name, column))
     return [
         _render_postgres(
             exp.replace_placeholders(

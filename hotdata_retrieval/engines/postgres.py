@@ -74,6 +74,7 @@ from hotdata_retrieval.compile.postgres import (
     refuse_role_login,
     row_index_name,
     set_local,
+    text_postings_row_index,
     text_postings_table,
     text_statistics_table,
 )
@@ -394,7 +395,12 @@ def _check_name_lengths(
         )
         postings = text_postings_table(table.schema, table.name, column)
         names.append((postings, f"the postings of text column '{column}'"))
-        names.append((f"{postings}__row", f"the postings index of text column '{column}'"))
+        names.append(
+            (
+                text_postings_row_index(table.schema, table.name, column),
+                f"the postings index of text column '{column}'",
+            )
+        )
     if text_columns:
         names.append((row_index_name(table.name), "the index of the rows' numbers"))
     names.extend(
@@ -940,11 +946,10 @@ class PostgresEngine(SqlStoreEngine):
         - an HNSW index named ``<table>__<column>__hnsw`` (:func:`~hotdata_retrieval.compile.
           postgres.hnsw_index_name`) that another table's vector column already has (table
           ``x`` with column ``y__z``, table ``x__y`` with column ``z``);
-        - two text columns ``c`` and ``c__row`` (or ``c_pkey``): the postings table of the
-          second (:func:`~hotdata_retrieval.compile.postgres.text_postings_table`) is named
-          as the first's postings index (``<postings>__row``), its statistics and postings
-          tables as the first's primary keys (PostgreSQL's generated name ``<table>_pkey``;
-          which load fails depends on the columns' order, measured: "relation ... already
+        - two text columns ``c`` and ``c_pkey``: the statistics and postings tables of the
+          second (:func:`~hotdata_retrieval.compile.postgres.text_postings_table`) are named
+          as the first's primary keys (PostgreSQL's generated name ``<table>_pkey``; which
+          load fails depends on the columns' order, measured: "relation ... already
           exists"). The side tables' names are otherwise the schema's and the table's names
           each after their length, which no two tables share.
 
@@ -952,14 +957,14 @@ class PostgresEngine(SqlStoreEngine):
             EngineError: naming both tables (or the table) and columns and the shared name.
         """
         for column in text_columns:
-            for suffix in ("__row", "_pkey"):
+            for suffix in ("_pkey",):
                 if f"{column}{suffix}" in text_columns:
                     raise EngineError(
                         f"text columns '{column}' and '{column}{suffix}' of table "
                         f"'{table.name}' would share the name "
                         f"'{text_postings_table(table.schema, table.name, column)}{suffix}' in "
                         f"schema {TEXT_INDEX_SCHEMA} (PostgreSQL names a text column's postings "
-                        f"table <schema>_<table>_<column> and its indexes <postings>__row and "
+                        f"table <schema>_<table>_<column> and its primary key "
                         f"<postings>_pkey); rename one of the columns"
                     )
         if self._vector_index != "hnsw":
