@@ -93,7 +93,11 @@ from hotdata_retrieval.engines.results import (
     result_from_candidates,
     search_result,
 )
-from hotdata_retrieval.engines.store import vector_columns_of, with_terms_column
+from hotdata_retrieval.engines.store import (
+    has_repeated_value,
+    vector_columns_of,
+    with_terms_column,
+)
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import fill_bounds, ordered_rows, rank_branch, reference_fusion
@@ -387,7 +391,7 @@ class LancedbEngine(RoutesByIndexes):
             if key not in columns:
                 raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
             keys = data.column(key)
-            if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+            if keys.null_count or has_repeated_value(keys):
                 raise EngineError(f"key column '{key}' holds NULL or a value twice")
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
@@ -598,7 +602,7 @@ class LancedbEngine(RoutesByIndexes):
         if key not in columns:
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
-        if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+        if keys.null_count or has_repeated_value(keys):
             raise EngineError(f"key column '{key}' holds NULL or a value twice")
         if not rows.num_rows:
             return indexes

@@ -83,7 +83,7 @@ from hotdata_retrieval.engines.results import (
     result_from_candidates,
     search_result,
 )
-from hotdata_retrieval.engines.store import vector_columns_of
+from hotdata_retrieval.engines.store import has_repeated_value, vector_columns_of
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import fill_bounds, rank_branch, reference_fusion
@@ -520,7 +520,7 @@ class TurbopufferEngine(RoutesByIndexes):
         if key not in columns:
             raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
         keys = data.column(key)
-        if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+        if keys.null_count or has_repeated_value(keys):
             raise EngineError(f"key column '{key}' holds NULL or a value twice")
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
@@ -756,7 +756,7 @@ class TurbopufferEngine(RoutesByIndexes):
         if _KEY not in columns:
             raise EngineError(f"the rows have no key column '{_KEY}'")
         keys = rows.column(_KEY)
-        if keys.null_count or len(set(keys.to_pylist())) != len(keys):
+        if keys.null_count or has_repeated_value(keys):
             raise EngineError(f"key column '{_KEY}' holds NULL or a value twice")
         self._checked_keys(schema, keys.to_pylist())  # a key of another kind: refused
         for column in schema.vectors():
