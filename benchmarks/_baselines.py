@@ -1,8 +1,12 @@
-"""The independent BM25 baseline the quality scripts compare the library's text branch with."""
+"""Baselines the benchmarks compare the library with: the independent BM25 ranking the quality
+scripts check the text branch against (bm25s), and raw tantivy, the floor of a text search's
+speed (``bench_text.py``, ``bench_engine.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 
 def bm25s_rankings(
@@ -52,3 +56,66 @@ def bm25s_rankings(
         [int(document) for document, score in zip(results[row], scores[row]) if score > 0]
         for row in range(len(queries))
     ]
+
+
+def raw_tantivy_index(directory: Path, texts: Sequence[str | None]) -> Any:
+    """The texts indexed by tantivy directly, as a ``tantivy.Index`` at ``directory`` (created):
+    ``rowid`` (stored, fast) and ``text``, the library's analyzer, tantivy's default writer
+    threads; a ``None`` text is no document. The same schema and analysis as the local
+    engine's BM25 index, written without the library."""
+    import tantivy
+
+    from hotdata_retrieval.analysis import normalize_text, text_analyzer
+    from hotdata_retrieval.engines.local.bm25 import ANALYZER_NAME
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=False)
+    builder.add_text_field("text", stored=False, tokenizer_name=ANALYZER_NAME)
+    directory.mkdir(parents=True)
+    index = tantivy.Index(builder.build(), path=str(directory))
+    index.register_tokenizer(ANALYZER_NAME, text_analyzer())
+    writer = index.writer(heap_size=128 * 1024 * 1024)
+    for rowid, text in enumerate(texts):
+        if text is None:
+            continue
+        document = tantivy.Document()
+        document.add_unsigned("rowid", rowid)
+        document.add_text("text", normalize_text(text))
+        writer.add_document(document)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    return index
+
+
+def raw_tantivy_search(index: Any, keys: Any) -> Callable[[str, int], list[Any]]:
+    """The floor of a text search on ``index`` (:func:`raw_tantivy_index`): ``(query text, k)``
+    → the keys of tantivy's top ``k``, best first.
+
+    What any caller of tantivy pays for the answer: the query text analysed by the library's
+    analysis, a disjunction of term queries, tantivy's top ``k`` (no count), the rowids read
+    from the ``rowid`` fast field in one batch and the keys looked up in ``keys`` (a NumPy
+    array, rowid → key). Rows tied at the k-th place are cut in tantivy's own order."""
+    import numpy as np
+    import tantivy
+
+    from hotdata_retrieval.analysis import normalize_text, text_analyzer
+
+    searcher = index.searcher()
+    schema = index.schema
+    analyzer = text_analyzer()
+
+    def search(query: str, k: int) -> list[Any]:
+        terms = analyzer.analyze(normalize_text(query))
+        disjunction = tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term))
+                for term in terms
+            ]
+        )
+        hits = searcher.search(disjunction, limit=k, count=False).hits
+        rowids = searcher.fast_field_values("rowid", [address for _, address in hits])
+        result: list[Any] = keys[np.array(rowids, dtype=np.int64)].tolist()
+        return result
+
+    return search

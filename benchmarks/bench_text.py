@@ -41,14 +41,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _report
 import numpy as np
-import tantivy
+from _baselines import raw_tantivy_index, raw_tantivy_search
 from bench_engine import TABLE, make_queries, text_branch
 from bench_filtered import NEW, SELECTIVITIES, _filter, _new_filter, make_filtered_table
 
 from hotdata_retrieval import SearchPlan
-from hotdata_retrieval.analysis import normalize_text, text_analyzer
 from hotdata_retrieval.engines.local import LocalEngine
-from hotdata_retrieval.engines.local.bm25 import ANALYZER_NAME
 from hotdata_retrieval.plan import Predicate
 
 MARK_START = "<!-- text-benchmark:start -->"
@@ -57,57 +55,13 @@ LIMITS = (10, 1000)
 TARGETS = {10: 1.3, 1000: 2.0}
 
 
-def raw_index(directory: Path, texts: list[str | None]) -> tantivy.Index:
-    """The texts indexed by tantivy directly: rowid (stored, fast) and text, the library's
-    analyzer, one writer thread per core."""
-    builder = tantivy.SchemaBuilder()
-    builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=False)
-    builder.add_text_field("text", stored=False, tokenizer_name=ANALYZER_NAME)
-    directory.mkdir(parents=True)
-    index = tantivy.Index(builder.build(), path=str(directory))
-    index.register_tokenizer(ANALYZER_NAME, text_analyzer())
-    writer = index.writer(heap_size=128 * 1024 * 1024)
-    for rowid, text in enumerate(texts):
-        if text is None:
-            continue
-        document = tantivy.Document()
-        document.add_unsigned("rowid", rowid)
-        document.add_text("text", normalize_text(text))
-        writer.add_document(document)
-    writer.commit()
-    writer.wait_merging_threads()
-    index.reload()
-    return index
-
-
-def raw_runner(index: tantivy.Index, keys: np.ndarray) -> Callable[[str, int], list[Any]]:
-    searcher = index.searcher()
-    schema = index.schema
-    analyzer = text_analyzer()
-
-    def search(query: str, k: int) -> list[Any]:
-        terms = analyzer.analyze(normalize_text(query))
-        disjunction = tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term))
-                for term in terms
-            ]
-        )
-        hits = searcher.search(disjunction, limit=k, count=False).hits
-        rowids = searcher.fast_field_values("rowid", [address for _, address in hits])
-        result: list[Any] = keys[np.array(rowids, dtype=np.int64)].tolist()
-        return result
-
-    return search
-
-
 def measure(rows: int, rounds: int, directory: Path) -> dict[str, Any]:
     print(f"{rows:,} rows: generating and loading ...", file=sys.stderr)
     table = make_filtered_table(rows).drop_columns(["embedding"])
     engine = LocalEngine(directory / "engine")
     engine.load_table(TABLE, table, key_column="id", text_columns=["body"])
-    raw = raw_runner(
-        raw_index(directory / "raw", table.column("body").to_pylist()),
+    raw = raw_tantivy_search(
+        raw_tantivy_index(directory / "raw", table.column("body").to_pylist()),
         np.asarray(table.column("id").to_numpy()),
     )
     serials = iter(range(1 << 30))
