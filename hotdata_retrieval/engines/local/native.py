@@ -321,18 +321,17 @@ def _text_branch(
     the index evaluates itself (``where``, from :func:`_text_filters`) is a clause of the
     index's query instead.
     """
-    tie_order = loaded.tie_order()
     rowids, scores = loaded.bm25[branch.column].search(
         branch.search_text,
         bound,
-        tie_order=tie_order,
+        tie_order=loaded.tie_order(),
         mask=None if where is not None else mask,
         where=None if where is None else where.query,
         spread=where is not None and where.postings,
+        ranked=True,  # already ordered by (score descending, key), at most bound rows
     )
-    order = np.lexsort((tie_order[rowids], -scores.astype(np.float64)))[:bound]
-    # float64 holds every float32 exactly: the floats float() of each would give
-    return _Branch(rowids[order], scores[order].astype(np.float64).tolist(), True)
+    # each float32 as the Python float that holds it exactly: what float() of it gives
+    return _Branch(rowids, scores.tolist(), True)
 
 
 def nearest_scan(
