@@ -156,8 +156,24 @@ def test_nearest_neighbours_follow_the_changes(engine: Any) -> None:
             ),
             "'embedding'|dimensions",
         ),
+        (
+            _table([_row("x", 1)]).append_column("body", pa.array(["other words"])),
+            "column 'body' appears twice in the rows",
+        ),
+        (
+            _table([_row("x", 1)]).append_column("Lang", pa.array(["de"])),
+            "columns 'lang' and 'Lang' differ only in case",
+        ),
     ],
-    ids=["unknown column", "repeated key", "null key", "no key", "vector length"],
+    ids=[
+        "unknown column",
+        "repeated key",
+        "null key",
+        "no key",
+        "vector length",
+        "repeated column",
+        "columns differing in case",
+    ],
 )
 def test_rows_a_table_cannot_take_are_refused_and_change_nothing(
     engine: Any, rows: pa.Table, words: str

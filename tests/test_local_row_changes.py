@@ -162,7 +162,7 @@ def test_deleting_nothing_keeps_the_version(engine) -> None:
             lambda e: e.upsert_rows(
                 "docs", pa.table([pa.array(["q"]), pa.array(["r"])], names=["id", "ID"])
             ),
-            "column 'id' twice",
+            "columns 'id' and 'ID' differ only in case",
         ),
     ],
 )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from hotdata_retrieval.compile.compiler import table_reference
 from hotdata_retrieval.compile.statements import select_keyed_rows, select_page
+from hotdata_retrieval.engines.checks import column_names
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
@@ -250,7 +251,7 @@ class ManagedTableRows:
                 )
             self._create(table, create)
             return table
-        columns = [normalize_identifier(field.name, label="column") for field in rows.schema]
+        columns = column_names(rows.schema)
         rows = rows.rename_columns(columns)
         if key not in columns:
             raise EngineError(
@@ -281,7 +282,7 @@ class ManagedTableRows:
             raise EngineError("a managed table written by key needs a key_column")
         key = normalize_identifier(create.key_column, label="key column")
         data = create.data
-        columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        columns = column_names(data.schema)
         data = data.rename_columns(columns)
         for column in vector_columns_of(data):  # float32 lists, as a vector index reads them
             position = data.schema.get_field_index(column)

@@ -38,7 +38,7 @@ from hotdata_retrieval.plan.filters import (
     ValueRole,
     predicate_columns,
 )
-from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.plan.steps import Highlight
 
@@ -144,6 +144,42 @@ def check_reserved_columns(columns: Iterable[str]) -> None:
             )
 
 
+def column_names(schema: Any) -> list[str]:
+    """The names of ``schema``'s columns as every engine stores them (lower-cased by
+    :func:`~hotdata_retrieval.plan.names.normalize_identifier`), refusing two columns that
+    would be stored under one name: the same name twice, or names that differ only in case.
+    Every engine's load and upsert read the rows' columns through this one check, so none
+    fails on such rows with Arrow's own ``KeyError``.
+
+    Args:
+        schema: an Arrow schema (``data.schema`` of the rows).
+
+    Returns:
+        The stored names, in the schema's order.
+
+    Raises:
+        EngineError: naming the colliding columns as given.
+        PlanError: a name that is no identifier (empty, a control character, a double quote).
+    """
+    given = [field.name for field in schema]
+    names = [normalize_identifier(name, label="column") for name in given]
+    seen: dict[str, str] = {}
+    for original, name in zip(given, names, strict=True):
+        if name not in seen:
+            seen[name] = original
+            continue
+        earlier = seen[name]
+        if earlier == original:
+            raise EngineError(
+                f"column {original!r} appears twice in the rows; each column needs its own name"
+            )
+        raise EngineError(
+            f"columns {earlier!r} and {original!r} differ only in case and would be "
+            f"stored as one column {name!r}; rename one of them"
+        )
+    return names
+
+
 NUL_CHARACTER = "\x00"
 """The character no engine loads: PostgreSQL's ``text`` cannot hold it (PostgreSQL
 documentation §8.3, "the character with code zero (sometimes called NUL) cannot be
@@ -164,10 +200,10 @@ def check_no_nul(data: Any) -> None:
 
     if not isinstance(data, pa.Table):
         return
-    for field in data.schema:
+    for position, field in enumerate(data.schema):
         if not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
             continue
-        found = pc.match_substring(data.column(field.name), NUL_CHARACTER)
+        found = pc.match_substring(data.column(position), NUL_CHARACTER)
         if not pc.any(found).as_py():
             continue
         row = pc.index(pc.fill_null(found, False), True).as_py()

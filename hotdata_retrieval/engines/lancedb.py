@@ -82,6 +82,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_reserved_columns,
     checked_keys,
+    column_names,
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -377,7 +378,7 @@ class LancedbEngine(RoutesByIndexes):
         table = self.table_name(name)
         if (table.catalog, table.schema) != (self.default_catalog, self.default_schema):
             raise EngineError(f"table '{table}': LanceDB tables have one-part names")
-        columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        columns = column_names(data.schema)
         for column in columns:
             if "." in column or "`" in column:
                 raise EngineError(
@@ -590,7 +591,7 @@ class LancedbEngine(RoutesByIndexes):
         opened = self._table(name)
         indexes = self.indexes(name)
         key = self._key_column(opened)
-        columns = [normalize_identifier(field.name, label="column") for field in rows.schema]
+        columns = column_names(rows.schema)
         rows = rows.rename_columns(columns)
         allowed = self._user_columns(opened, None)
         unknown = [column for column in columns if column not in allowed]

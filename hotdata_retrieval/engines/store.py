@@ -50,6 +50,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_reserved_columns,
     checked_keys,
+    column_names,
     declared_value_kind,
     merged_kinds,
 )
@@ -737,7 +738,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
 
         table = self.table_name(name)
         self.check_own_name(table)
-        columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        columns = column_names(data.schema)
         if columns != list(data.column_names):
             data = data.rename_columns(columns)
         key = None if key_column is None else normalize_identifier(key_column, label="key column")
@@ -977,7 +978,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
 
     def _checked_rows(self, described: StoreTable, rows: pa.Table, key: str) -> pa.Table:
         """``rows`` with its columns' names normalized, checked against ``described``."""
-        columns = [normalize_identifier(field.name, label="column") for field in rows.schema]
+        columns = column_names(rows.schema)
         if columns != list(rows.column_names):
             rows = rows.rename_columns(columns)
         unknown = [column for column in columns if column not in described.columns]

@@ -71,6 +71,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_reserved_columns,
     checked_keys,
+    column_names,
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -509,7 +510,7 @@ class TurbopufferEngine(RoutesByIndexes):
         from hotdata_retrieval.engines.store import vector_dimensions
 
         namespace = self.namespace(name)
-        columns = [normalize_identifier(field.name, label="column") for field in data.schema]
+        columns = column_names(data.schema)
         data = data.rename_columns(columns)
         key = None if key_column is None else normalize_identifier(key_column, label="key column")
         if key != _KEY:
@@ -744,7 +745,7 @@ class TurbopufferEngine(RoutesByIndexes):
                 text_columns=tuple(create.text_columns),
                 vector_metric=create.vector_metric,
             )
-        columns = [normalize_identifier(field.name, label="column") for field in rows.schema]
+        columns = column_names(rows.schema)
         rows = rows.rename_columns(columns)
         unknown = [column for column in columns if column not in schema.types]
         if unknown or len(set(columns)) != len(columns):

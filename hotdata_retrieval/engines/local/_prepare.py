@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.engines.checks import check_no_nul, check_reserved_columns
+from hotdata_retrieval.engines.checks import check_no_nul, check_reserved_columns, column_names
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
@@ -93,7 +93,9 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
             f"table name {load.name!r} may not contain '.', '/' or '\\' or surrounding "
             "spaces: it names a table of the session and a directory of the database"
         )
-    data = _positive_zeros(normalize_text_types(_lowercase_columns(load.data)))
+    data = _positive_zeros(
+        normalize_text_types(load.data.rename_columns(column_names(load.data.schema)))
+    )
     if (
         load.text_columns
         or load.embed_columns
@@ -169,16 +171,6 @@ def is_vector_type(kind: pa.DataType) -> bool:
     return bool(
         pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
     ) and (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type))
-
-
-def _lowercase_columns(data: pa.Table) -> pa.Table:
-    names = [normalize_identifier(name, label="column") for name in data.column_names]
-    duplicated = sorted({name for name in names if names.count(name) > 1})
-    if duplicated:
-        raise EngineError(
-            f"columns differ only in case and would collide once lower-cased: {duplicated[0]!r}"
-        )
-    return data.rename_columns(names)
 
 
 def _positive_zeros(data: pa.Table) -> pa.Table:

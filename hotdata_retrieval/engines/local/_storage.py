@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotdata_retrieval.compile import HOTDATA
+from hotdata_retrieval.engines.checks import column_names
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables, key_array, positive_zero
@@ -35,7 +36,6 @@ from hotdata_retrieval.engines.local.database import (
 from hotdata_retrieval.engines.local.distance import COSINE_DISTANCE
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
 from hotdata_retrieval.engines.local.tables import key_problem, open_table, read_rows
-from hotdata_retrieval.plan.names import normalize_identifier
 
 
 def load_tables(
@@ -197,10 +197,7 @@ def _rows_for(
     """
     if isinstance(rows, pa.RecordBatch):
         rows = pa.Table.from_batches([rows])
-    names = [normalize_identifier(column, label="column") for column in rows.column_names]
-    repeated = next((column for column in names if names.count(column) > 1), None)
-    if repeated is not None:
-        raise EngineError(f"the rows written name column '{repeated}' twice (names fold case)")
+    names = column_names(rows.schema)
     rows = rows.rename_columns(names)
     for column in names:
         if column in derived:
