@@ -109,3 +109,22 @@ def test_the_engine_pages_as_its_statement_does(tmp_path: Path) -> None:
                     (row["id"], row["body"], row["score"]) for row in statement
                 ]
                 assert found.hits[0].branches["text"].rank == offset + 1
+
+
+@pytest.mark.parametrize("plan", _plans())
+def test_a_result_pickles_and_hashes_before_and_after_its_hits_are_read(plan: SearchPlan) -> None:
+    import copy
+    import pickle
+
+    executed = executed_plan(plan)
+    rows = _rows(5, distance=plan.ranking_column == "_distance")
+    unread = search_result(plan, executed, _columns(rows), lambda: "SELECT 1")
+    eager = search_result(plan, executed, rows, "SELECT 1")
+    restored = pickle.loads(pickle.dumps(unread))
+    assert restored == eager and restored.next_after == eager.next_after
+    assert restored.keys == eager.keys and restored.sql == "SELECT 1"
+    assert copy.deepcopy(unread) == eager
+    assert hash(unread) == hash(eager) == hash(restored)
+    hits = list(eager.hits)
+    assert len({*hits, *restored.hits}) == len(hits) == 5
+    assert {hit: hit.key for hit in hits}[restored.hits[0]] == eager.keys[0]

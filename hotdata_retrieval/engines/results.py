@@ -141,6 +141,13 @@ class SearchHit:
         (ascending)."""
         return self.distance if self.score is None else self.score
 
+    def __hash__(self) -> int:
+        # The columns and highlights are mappings (unhashable); equal hits have equal keys
+        # and scores, so hashing those alone keeps hash and equality consistent.
+        return hash(
+            (self.key, self.score, self.distance, self.rerank_score, self.fused_score, self.terms)
+        )
+
 
 @attrs.frozen(kw_only=True)
 class VectorScan:
@@ -312,6 +319,25 @@ class SearchResult:
 
     def __hash__(self) -> int:
         return hash((self.hits, self.sql, self.ranked_by, self.underfilled, self.vector_scans))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (and copied) as built values: hits, statement and cursor handed over as
+        # functions are built first, so a result pickles whether or not they were read.
+        return (
+            _restored_result,
+            (
+                {
+                    "hits": self.hits,
+                    "sql": self.sql,
+                    "ranked_by": self.ranked_by,
+                    "underfilled": self.underfilled,
+                    "vector_scans": self.vector_scans,
+                    "next_after": self.next_after,
+                    "facets": self.facets,
+                    "facets_cut": self.facets_cut,
+                },
+            ),
+        )
 
     def __repr__(self) -> str:
         return (
@@ -1098,3 +1124,8 @@ def _underfilled(plan: SearchPlan, returned: int, groups: int | None = None) -> 
 def _counted(number: int, noun: str) -> str:
     """``1 row``, ``2 rows``, ``0 rows``."""
     return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _restored_result(fields: dict[str, Any]) -> SearchResult:
+    """A :class:`SearchResult` from the fields its ``__reduce__`` gave (unpickling)."""
+    return SearchResult(**fields)
