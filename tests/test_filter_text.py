@@ -284,7 +284,7 @@ def test_flipping_keeps_negative_numbers() -> None:
         ("a = ARRAY[1]", "an array is not a literal"),
         ("a = E'x'", "an escape string (E'...') is not a literal"),
         ("a = 1 AS b", "an alias is not supported"),
-        ("a = 9223372036854775808", "filter value must fit in 64 bits"),
+        ("a = 9223372036854775808", "filter value must fit in a signed 64-bit integer"),
         ("a = 1; b = 2", "filter 'a = 1; b = 2' must be one expression, got 2 statements"),
         (";", "must be one expression, got 0 statements"),
         ("a = ", "cannot parse filter 'a = ': Required keyword: 'expression' missing for EQ"),

@@ -728,7 +728,7 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "huge integer",
         single(filter={"column": "a", "op": "=", "value": 2**64}),
-        r"^filter: filter value must fit in 64 bits",
+        r"^filter: filter value must fit in a signed 64-bit integer",
     ),
     (
         "in not an array",

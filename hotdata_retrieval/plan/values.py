@@ -155,7 +155,7 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     if number < minimum:
         raise PlanError(f"{label} must be >= {minimum}, got {value!r}", field=label, value=value)
     if number > _INT64_MAX:
-        raise PlanError(f"{label} must fit in 64 bits, got {value!r}", field=label, value=value)
+        raise _outside_int64(label, value)
     return number
 
 
@@ -221,7 +221,7 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
     if isinstance(value, numbers.Integral):
         number = int(value)  # plain int: a subclass's own repr never reaches the SQL
         if not _INT64_MIN <= number <= _INT64_MAX:
-            raise PlanError(f"{label} must fit in 64 bits, got {value!r}", field=label, value=value)
+            raise _outside_int64(label, value)
         return number
     if isinstance(value, numbers.Real):
         real = float(value)
@@ -300,3 +300,15 @@ def json_type_phrase(value: Any) -> str:
     if name == "null":
         return name
     return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def _outside_int64(label: str, value: Any) -> PlanError:
+    """The error for an integer no engine's SQL integer holds: a signed 64-bit integer is
+    the widest every engine compares exactly (SQLite's INTEGER, PostgreSQL's ``bigint``), so
+    a plan holds no wider one, also for an unsigned 64-bit column."""
+    return PlanError(
+        f"{label} must fit in a signed 64-bit integer ({_INT64_MIN} to {_INT64_MAX}), "
+        f"got {value!r}",
+        field=label,
+        value=value,
+    )
