@@ -3,7 +3,7 @@
 Run from the repository root::
 
     python benchmarks/bench_stores.py [--rows 10000] [--rounds N] [--depths 100,200,400]
-        [--write docs/benchmarks.md]
+        [--engines sqlite postgres ...] [--write docs/benchmarks.md] [--marker NAME]
 
 The table is ``bench_engine.py``'s seeded synthetic one (``id``; ``body`` of about 30
 Zipf-distributed tokens; a 384-d standard-normal float32 ``embedding``), loaded with each
@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import re
 import statistics
 import sys
 import tempfile
@@ -70,8 +71,21 @@ LIMIT = 10
 BASELINE_DEPTH = 100
 DEFAULT_DEPTHS = tuple(dict.fromkeys((BASELINE_DEPTH, DEFAULT_DEPTH)))
 MAX_DEPTH = 10_000
-MARK_START = "<!-- stores-benchmark:start -->"
-MARK_END = "<!-- stores-benchmark:end -->"
+MARKER = "stores-benchmark"  # the 10,000-row section of docs/benchmarks.md
+
+
+def parse_marker(text: str) -> str:
+    """``--marker``: the name of the marked section ``--write`` rewrites
+    (``<!-- NAME:start -->`` to ``<!-- NAME:end -->``): lower-case letters, digits and hyphens.
+
+    Raises:
+        argparse.ArgumentTypeError: naming the bad value.
+    """
+    if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", text):
+        raise argparse.ArgumentTypeError(
+            f"marker {text!r} is not lower-case letters, digits and single hyphens"
+        )
+    return text
 
 
 def hybrid_kind(depth: int) -> str:
@@ -323,12 +337,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"taken against the first (default: {','.join(map(str, DEFAULT_DEPTHS))})",
     )
     parser.add_argument("--write", type=Path, help="rewrite this file's marked section")
+    parser.add_argument(
+        "--marker",
+        type=parse_marker,
+        default=MARKER,
+        help="the marked section --write rewrites, <!-- NAME:start --> to <!-- NAME:end --> "
+        f"(default: {MARKER}, the 10,000-row run; another size or set of engines, another name)",
+    )
     options = parser.parse_args(argv)
     if options.rounds < 2:
         parser.error(f"--rounds {options.rounds}: at least 2 (the first is a warm-up)")
     timings, loads, checks = run(options.rows, options.rounds, options.engines, options.depths)
     body = render(options.rows, options.rounds, options.depths, timings, loads, checks)
-    _report.publish(body, options.write, MARK_START, MARK_END)
+    _report.publish(
+        body, options.write, f"<!-- {options.marker}:start -->", f"<!-- {options.marker}:end -->"
+    )
 
 
 if __name__ == "__main__":
