@@ -247,7 +247,11 @@ def render(
     timings: dict[str, dict[str, list[float]]],
     loads: dict[str, float],
     checks: int,
+    *,
+    heading: bool = True,
 ) -> str:
+    """The run's report: the machine, the command, the latency and ratio tables; under a
+    ``### Latest run`` heading if ``heading`` (the 10,000-row section's own block)."""
     names = list(loads)
     baseline = depths[0]
 
@@ -260,9 +264,8 @@ def render(
             for name in names
         )
 
-    lines = [
-        "### Latest run",
-        "",
+    lines = ["### Latest run", ""] if heading else []
+    lines += [
         f"{rows:,} rows, {rounds - 1} timed rounds (one warm-up dropped), {datetime.date.today()}, "
         f"load average {_report.load_average()}.",
         "",
@@ -342,13 +345,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         type=parse_marker,
         default=MARKER,
         help="the marked section --write rewrites, <!-- NAME:start --> to <!-- NAME:end --> "
-        f"(default: {MARKER}, the 10,000-row run; another size or set of engines, another name)",
+        f"(default: {MARKER}, the 10,000-row run, under a heading; another name, no heading)",
     )
     options = parser.parse_args(argv)
     if options.rounds < 2:
         parser.error(f"--rounds {options.rounds}: at least 2 (the first is a warm-up)")
     timings, loads, checks = run(options.rows, options.rounds, options.engines, options.depths)
-    body = render(options.rows, options.rounds, options.depths, timings, loads, checks)
+    body = render(
+        options.rows,
+        options.rounds,
+        options.depths,
+        timings,
+        loads,
+        checks,
+        heading=options.marker == MARKER,
+    )
     _report.publish(
         body, options.write, f"<!-- {options.marker}:start -->", f"<!-- {options.marker}:end -->"
     )
