@@ -26,7 +26,6 @@ import sqlglot
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.engines.checks import (
     ValueKind,
-    arrow_float32_columns,
     check_column_kinds,
     check_columns,
     merged_kinds,
@@ -93,9 +92,7 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     executed = executed_plan(
         plan,
         merged_kinds(kinds.values()),
-        float32_columns=frozenset().union(
-            *(arrow_float32_columns(one.data.schema) for one in loaded.values())
-        ),
+        float32_columns=frozenset().union(*(one.float32_columns() for one in loaded.values())),
     )
     single = executed.single_table
     if (

@@ -29,6 +29,7 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     arrow_column_kinds,
     arrow_element_kinds,
+    arrow_float32_columns,
     check_filter_values,
 )
 from hotdata_retrieval.engines.local import database
@@ -90,6 +91,7 @@ class LoadedTable:
     hnsw: dict[str, tuple[Any, str]] = attrs.Factory(dict)
     key_positions: np.ndarray | None = None
     _kinds: tuple[dict[str, ValueKind], dict[str, ValueKind]] | None = None
+    _float32: frozenset[str] | None = None
     _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
     _filtered_lock: threading.Lock = attrs.Factory(threading.Lock)
     _numbers: dict[str, np.ndarray | None] = attrs.Factory(dict)
@@ -108,6 +110,13 @@ class LoadedTable:
         """The kind of each list column's elements (:func:`~hotdata_retrieval.engines.checks.
         arrow_element_kinds`, read once). The caller must not change the mapping."""
         return self._read_kinds()[1]
+
+    def float32_columns(self) -> frozenset[str]:
+        """The columns holding 32-bit floats (:func:`~hotdata_retrieval.engines.checks.
+        arrow_float32_columns`, read once)."""
+        if self._float32 is None:
+            self._float32 = arrow_float32_columns(self.data.schema)
+        return self._float32
 
     def _read_kinds(self) -> tuple[dict[str, ValueKind], dict[str, ValueKind]]:
         if self._kinds is None:
