@@ -83,9 +83,23 @@ def _pair(name: str, left: pa.Array, right: pa.Array) -> tuple[np.ndarray, np.nd
     return columns, queries, valid
 
 
-def _row_norms(matrix: np.ndarray) -> np.ndarray:
+def broadcast_row(vector: np.ndarray, rows: int) -> np.ndarray:
+    """``vector`` (one-dimensional) as a read-only ``(rows, len(vector))`` matrix of that one
+    row repeated, without a copy: the array ``numpy.broadcast_to`` makes (stride 0 between
+    rows, so the kernels' arithmetic on it is the same to the bit), built without its
+    argument handling, which costs more than a search's re-score of a few rows notices."""
+    vector = np.ascontiguousarray(vector)
+    view = np.ndarray(
+        (rows, vector.shape[0]), dtype=vector.dtype, buffer=vector, strides=(0, vector.itemsize)
+    )
+    view.flags.writeable = False
+    return view
+
+
+def _row_norms(matrix: np.ndarray) -> np.ndarray | np.float64:
     """Each row's Euclidean norm; a matrix broadcast from one row (stride 0, the query of a
-    search) has its one norm computed once, the same value for every row.
+    search) has its one norm computed once and returned as a NumPy scalar, which multiplies
+    an array of norms value for value as the array of it repeated would.
 
     The arithmetic of ``numpy.linalg.norm(matrix, axis=1)`` for a real matrix (the square
     root of ``numpy.add.reduce`` of the squares along each row: NumPy's ``norm``, its
@@ -93,14 +107,17 @@ def _row_norms(matrix: np.ndarray) -> np.ndarray:
     the arithmetic on the few rows a search re-scores."""
     if matrix.shape[0] > 1 and matrix.strides[0] == 0:
         first = matrix[:1]
-        return np.full(matrix.shape[0], np.sqrt(np.add.reduce(first * first, axis=1))[0])
+        one: np.float64 = np.sqrt(np.add.reduce(first * first, axis=1))[0]
+        return one
     norms: np.ndarray = np.sqrt(np.add.reduce(matrix * matrix, axis=1))
     return norms
 
 
 def _cosine(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Rows ``columns`` are stored vectors, never a broadcast row (their norms are an array);
+    ``queries`` may be one (:func:`broadcast_row`)."""
     dots = np.einsum("ij,ij->i", columns, queries)
-    norms = _row_norms(columns) * _row_norms(queries)
+    norms = np.asarray(_row_norms(columns) * _row_norms(queries))
     with np.errstate(divide="ignore", invalid="ignore"):
         distances = 1.0 - dots / norms
     distances[norms == 0] = 1.0

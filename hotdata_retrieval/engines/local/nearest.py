@@ -48,7 +48,11 @@ import pyarrow.compute as pc
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.hnsw import FLOAT16_MAX, HnswSettings, HnswSettingsError
 from hotdata_retrieval.engines.local._blas import blas_product
-from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, DimensionMismatchError
+from hotdata_retrieval.engines.local.distance import (
+    DISTANCE_KERNELS,
+    DimensionMismatchError,
+    broadcast_row,
+)
 from hotdata_retrieval.plan.search import DistanceMetric
 
 _TOLERANCE = 1e-4
@@ -341,7 +345,7 @@ class VectorColumnIndex:
         if rows is None:
             rows = np.take(self.matrix, rowids, axis=0)
         rows = rows.astype(np.float64)
-        queries = np.broadcast_to(query.astype(np.float32).astype(np.float64), rows.shape)
+        queries = broadcast_row(query.astype(np.float32).astype(np.float64), rows.shape[0])
         return np.asarray(DISTANCE_KERNELS[function](rows, queries), dtype=np.float64)
 
     def row_distances(self, function: str, query: Any, rowids: np.ndarray) -> np.ndarray:
