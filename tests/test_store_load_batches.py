@@ -157,12 +157,24 @@ def test_the_vector_check_names_the_first_bad_row_of_any_batch(
     assert str(raised.value) == message
 
 
-def test_the_vector_check_sees_lengths_differ_across_batches(small_batches: None) -> None:
+@pytest.mark.parametrize(("nulls", "other"), [(0, 14), (0, 2), (5, 6), (7, 16), (4, 5)])
+def test_the_vector_check_names_the_first_row_of_another_length(
+    small_batches: None, nulls: int, other: int
+) -> None:
+    """The first ``nulls`` rows are NULL, row ``other`` has three components, the rest four:
+    in the first row's batch or a later one."""
     vectors: list[list[float | None] | None] = [[1.0, 2.0, 3.0, 4.0]] * ROWS
-    vectors[14] = [1.0, 2.0, 3.0]
+    vectors[:nulls] = [None] * nulls
+    vectors[other] = [1.0, 2.0, 3.0]
+    vectors[-1] = [5.0, 6.0, 7.0]  # a later row of the same other length is not named
     table = _vectors_table(vectors, pa.list_(pa.float32()))
-    with pytest.raises(HotdataRetrievalError, match=r"holds vectors of 2 lengths \(3, 4\)"):
+    message = (
+        f"vector column 'embedding': row {other} has 3 dimensions, row {nulls} has 4; "
+        "a column's vectors share one length"
+    )
+    with pytest.raises(HotdataRetrievalError) as raised:
         store.vector_dimensions(table, "embedding")
+    assert str(raised.value) == message
 
 
 def test_the_vector_check_reads_a_fixed_size_column_with_nulls(small_batches: None) -> None:

@@ -275,22 +275,28 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
     """
     import pyarrow.compute as pc
 
-    lengths: set[int] = set()
+    first: tuple[int, int] | None = None  # (row, length) of the first non-NULL vector
     start = 0
     for batch in record_batches(data.select([column])):
         vectors = batch.column(0)
         sizes = pc.list_value_length(vectors)
         if not _vectors_sound(vectors, sizes):
             _raise_bad_vector(vectors, column, start)
-        lengths.update(pc.unique(sizes.drop_null()).to_pylist())
+        if first is None and sizes.null_count < len(sizes):
+            row = pc.index(pc.is_valid(sizes), True).as_py()
+            first = (start + row, sizes[row].as_py())
+        if first is not None:
+            other = pc.fill_null(pc.not_equal(sizes, first[1]), False)
+            if pc.any(other).as_py():
+                row = pc.index(other, True).as_py()
+                raise EngineError(
+                    f"vector column '{column}': row {start + row} has {sizes[row].as_py()} "
+                    f"dimensions, row {first[0]} has {first[1]}; a column's vectors share one "
+                    "length"
+                )
         start += batch.num_rows
-    if len(lengths) > 1:
-        raise EngineError(
-            f"vector column '{column}' holds vectors of {len(lengths)} lengths "
-            f"({', '.join(map(str, sorted(lengths)))}); a column's vectors share one length"
-        )
-    if lengths:
-        return lengths.pop()
+    if first is not None:
+        return first[1]
     kind = data.schema.field(column).type
     return int(kind.list_size) if hasattr(kind, "list_size") else 0
 
