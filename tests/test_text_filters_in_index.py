@@ -121,6 +121,31 @@ def test_the_index_keeps_the_rows_the_mask_keeps(
     assert share == pytest.approx(expected.mean())
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    predicate=_PREDICATES,
+    rowids=st.lists(st.integers(0, ROWS - 1), max_size=40),
+)
+def test_a_filter_tested_on_some_rows_keeps_what_the_mask_keeps(
+    index: tuple[bm25.Bm25Index, pa.Table], predicate: Predicate, rowids: list[int]
+) -> None:
+    """A filter tested on a search's hits alone (any rows, in any order, repeated) keeps
+    those of them the row mask keeps: SQL's three-valued logic over NULLs and extremes."""
+    bm25_index, data = index
+    found = filter_query(predicate, bm25_index, data.schema, _every_row(data))
+    assert found is not None
+    taken = np.array(rowids, dtype=np.int64)
+    every = _every_row(data)
+
+    def rows(column: str) -> tuple[np.ndarray, np.ndarray]:
+        values, present = every(column)
+        return values[taken], present[taken]
+
+    kept = found.keeps(rows)
+    assert kept.dtype == np.bool_
+    assert kept.tolist() == passing_rows(predicate, data)[taken].tolist()
+
+
 @pytest.mark.parametrize(
     "predicate",
     [
@@ -232,6 +257,28 @@ def _filters(data: pa.Table) -> list[tuple[str, Predicate, np.ndarray]]:
         ),
         ("float", Comparison(column="ratio", operator=">", value=0.97), ratio > 0.97),
         ("nothing", Comparison(column="bucket", operator=">", value=500), bucket > 500),
+        # wide: tested on the hits of a prefix of the unfiltered order, NULLs never kept
+        (
+            "wide NOT over NULLs",
+            Not(operand=Comparison(column="maybe", operator=">", value=40)),
+            present & ~(maybe > 40),
+        ),
+        (
+            "wide IN over NULLs",
+            InList(column="maybe", values=tuple(range(0, 50, 2))),
+            present & (maybe % 2 == 0),
+        ),
+        (
+            "wide NOT IN over NULLs",
+            InList(column="maybe", values=(1, 2, 3), negated=True),
+            present & ~np.isin(maybe, [1, 2, 3]),
+        ),
+        (
+            "wide OR of IS NULL",
+            IsNull(column="maybe") | Comparison(column="bucket", operator=">=", value=50),
+            ~present | (bucket >= 50),
+        ),
+        ("almost every row", Comparison(column="bucket", operator="!=", value=7), bucket != 7),
     ]
     return cases
 
@@ -251,12 +298,13 @@ def test_a_filtered_text_search_is_the_unfiltered_search_masked(
 ) -> None:
     data = _table()
     name, predicate, kept = _filters(data)[case]
-    handed: list[bool] = []
+    handed: list[str] = []
     search = bm25.Bm25Index.search
 
     def spied(self: bm25.Bm25Index, *args: Any, **options: Any) -> Any:
-        if options.get("mask") is not None or options.get("where") is not None:
-            handed.append(options.get("where") is not None)
+        routes = [route for route in ("where", "test", "mask") if options.get(route) is not None]
+        if routes:
+            handed.append(routes[0])
         return search(self, *args, **options)
 
     monkeypatch.setattr(bm25.Bm25Index, "search", spied)
@@ -272,23 +320,31 @@ def test_a_filtered_text_search_is_the_unfiltered_search_masked(
             SearchPlan(source=branch, columns=["id"], limit=limit, filter=predicate)
         )
         assert [(-hit.score, hit.key) for hit in found.hits] == reference
-    assert handed == [name in IN_INDEX] * len(handed) and handed
+    assert handed == [ROUTES.get(name, "mask")] * len(handed) and handed
 
 
-IN_INDEX = {
-    "scattered range 0.5%",
-    "scattered range 1.0%",
-    "scattered range 5.0%",
-    "scattered range 10.0%",
-    "equality 1%",
-    "IN list",
-    "NOT IN over NULLs",
-    "IS NULL",
-    "NOT over NULLs",
-    "OR of ranges",
-    "nothing",
+ROUTES = {
+    "scattered range 0.5%": "where",
+    "scattered range 1.0%": "where",
+    "scattered range 5.0%": "where",
+    "scattered range 10.0%": "where",
+    "scattered range 30.0%": "test",
+    "equality 1%": "where",
+    "IN list": "where",
+    "NOT IN over NULLs": "where",
+    "IS NULL": "where",
+    "NOT over NULLs": "where",
+    "OR of ranges": "where",
+    "nothing": "where",
+    "wide NOT over NULLs": "test",
+    "wide IN over NULLs": "test",
+    "wide NOT IN over NULLs": "test",
+    "wide OR of IS NULL": "test",
+    "almost every row": "test",
 }
-"""The filters the index evaluates: integer columns, at most 1 row in 8 kept."""
+"""How the index evaluates each filter over integer columns: in its query (``where``: one
+keeping at most 1 row in 8), or on a prefix's hits (``test``: one keeping more); the other
+filters are a row mask."""
 
 
 @pytest.mark.parametrize(

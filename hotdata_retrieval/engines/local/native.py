@@ -58,7 +58,7 @@ import pyarrow as pa
 
 from hotdata_retrieval.engines.checks import ValueKind
 from hotdata_retrieval.engines.local._text_filters import TextFilter
-from hotdata_retrieval.engines.local.bm25 import FILTER_SHARE
+from hotdata_retrieval.engines.local.bm25 import FILTER_SHARE, HitTest
 from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
@@ -185,29 +185,44 @@ def native_rows(plan: SearchPlan, loaded: LoadedTable) -> Rows | None:
     return _fused_rows(plan, loaded, mask, pushed)
 
 
-def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, TextFilter]:
-    """Per text branch (by position) whose index evaluates the plan's filter itself, the
-    filter as a query of that index (:func:`~hotdata_retrieval.engines.local._text_filters.
-    filter_query`): a filter the index holds the columns of, keeping at most 1 row in
-    :data:`~hotdata_retrieval.engines.local.bm25.FILTER_SHARE` of a sample of the table's
-    rows (a wider filter costs less masked over a prefix of the index's order)."""
+def _text_filters(plan: SearchPlan, loaded: LoadedTable) -> dict[int, TextFilter | HitTest]:
+    """Per text branch (by position) whose index evaluates the plan's filter itself (a
+    filter the index holds the columns of: :func:`~hotdata_retrieval.engines.local.
+    _text_filters.filter_query`), the filter as a query of that index when it keeps at most
+    1 row in :data:`~hotdata_retrieval.engines.local.bm25.FILTER_SHARE` of a sample of the
+    table's rows, or else as a test of the hits of a prefix of the index's order
+    (:class:`~hotdata_retrieval.engines.local.bm25.HitTest`): either way no row mask over
+    the table is computed for the branch."""
     if plan.filter is None:
         return {}
-    pushed: dict[int, TextFilter] = {}
+    chosen: dict[int, TextFilter | HitTest] = {}
     for position, branch in enumerate(plan.branches):
         if not isinstance(branch, Bm25Search):
             continue
         found = loaded.text_filter(plan.filter, branch.column)
         if found is None:
             continue
-        if found.share * FILTER_SHARE > 1:
-            return {}
-        pushed[position] = found
-    return pushed
+        if found.share * FILTER_SHARE <= 1:
+            chosen[position] = found
+        else:
+            chosen[position] = _hit_test(found, loaded)
+    return chosen
+
+
+def _hit_test(found: TextFilter, loaded: LoadedTable) -> HitTest:
+    """``found`` as a test of a search's hits, read from ``loaded``'s integer columns."""
+
+    def keeps(rowids: np.ndarray) -> np.ndarray:
+        return found.keeps(loaded.rows_of(rowids))
+
+    return HitTest(keeps, found.share)
 
 
 def _single_rows(
-    plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, TextFilter]
+    plan: SearchPlan,
+    loaded: LoadedTable,
+    mask: np.ndarray | None,
+    pushed: dict[int, TextFilter | HitTest],
 ) -> ColumnRows:
     """``SELECT <columns>, <raw score> ... ORDER BY <raw score>, <tie> LIMIT l OFFSET o``."""
     branch = plan.branches[0]
@@ -225,7 +240,10 @@ def _single_rows(
 
 
 def _fused_rows(
-    plan: SearchPlan, loaded: LoadedTable, mask: np.ndarray | None, pushed: dict[int, TextFilter]
+    plan: SearchPlan,
+    loaded: LoadedTable,
+    mask: np.ndarray | None,
+    pushed: dict[int, TextFilter | HitTest],
 ) -> Rows | None:
     """The fused statement's rows (module docstring, steps 1 to 4)."""
     fusion = plan.fusion
@@ -309,7 +327,7 @@ def _text_branch(
     branch: Bm25Search,
     bound: int,
     mask: np.ndarray | None,
-    where: TextFilter | None = None,
+    where: TextFilter | HitTest | None = None,
 ) -> _Branch:
     """``bm25_search`` (without its k under a filter), the filter, then ``ORDER BY score DESC,
     <key> ASC LIMIT bound`` on the Float32 scores.
@@ -319,15 +337,18 @@ def _text_branch(
     above the prefix's last hit are the first kept rows of the whole order, so the answer is
     the statement's, and every match is fetched only when the filter keeps too few. A filter
     the index evaluates itself (``where``, from :func:`_text_filters`) is a clause of the
-    index's query instead.
+    index's query instead, or tested on the prefix's hits alone (a mask of the table's rows,
+    when the plan computed one anyway, is read in its place).
     """
+    pushed = where if isinstance(where, TextFilter) else None
     rowids, scores = loaded.bm25[branch.column].search(
         branch.search_text,
         bound,
         tie_order=loaded.tie_order(),
-        mask=None if where is not None else mask,
-        where=None if where is None else where.query,
-        spread=where is not None and where.postings,
+        mask=None if pushed is not None else mask,
+        where=None if pushed is None else pushed.query,
+        spread=pushed is not None and pushed.postings,
+        test=where if isinstance(where, HitTest) and mask is None else None,
         ranked=True,  # already ordered by (score descending, key), at most bound rows
     )
     # each float32 as the Python float that holds it exactly: what float() of it gives
