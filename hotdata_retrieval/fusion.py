@@ -197,15 +197,26 @@ def reciprocal_rank_fusion(
             value=rank_constant,
         )
 
-    def score(key_ranks: Sequence[int | None], raw: Sequence[float | None]) -> float:
-        terms = [
-            float(weights[branch]) / (rank_constant + rank) if rank is not None else 0.0
-            for branch, rank in enumerate(key_ranks)
-        ]
-        total = terms[0]
-        for term in terms[1:]:
-            total = total + term
-        return total
+    weight_values = [float(weight) for weight in weights]
+    if len(weight_values) == 2:  # the hybrid search's two branches: the sum below, unrolled
+        first_weight, second_weight = weight_values
+
+        def score(key_ranks: Sequence[int | None], raw: Sequence[float | None]) -> float:
+            first, second = key_ranks
+            return (first_weight / (rank_constant + first) if first is not None else 0.0) + (
+                second_weight / (rank_constant + second) if second is not None else 0.0
+            )
+
+    else:
+
+        def score(key_ranks: Sequence[int | None], raw: Sequence[float | None]) -> float:
+            # each branch's term, 0.0 where it missed the key, added in branch order
+            total: float | None = None
+            for weight, rank in zip(weight_values, key_ranks):
+                term = weight / (rank_constant + rank) if rank is not None else 0.0
+                total = term if total is None else total + term
+            assert total is not None  # a candidate is in at least one list
+            return total
 
     return fuse_candidates(
         ranked_lists, score, ranks=ranks, limit=limit, offset=offset, min_score=min_score
@@ -266,10 +277,68 @@ def fuse_candidates(
             field="scores",
             value=scores,
         )
-    first_key: Any = None
-    first_kind = ""
     by_key: dict[Hashable, list[int | None]] = {}
     raw_by_key: dict[Hashable, list[float | None]] = {}
+    if _plain_keys(ranked_lists):
+        # Keys that can be neither None, NaN, of another kind nor repeated: only the ranks
+        # are checked, then each key's entry is filled in, in the same order as below.
+        count = len(ranked_lists)
+        for branch, keys in enumerate(ranked_lists):
+            branch_ranks = list(range(1, len(keys) + 1)) if ranks is None else list(ranks[branch])
+            _check_ranks(branch_ranks, len(keys), branch)
+            for key, rank in zip(keys, branch_ranks):
+                entry = by_key.get(key)
+                if entry is None:
+                    entry = by_key[key] = [None] * count
+                entry[branch] = rank
+            if scores is not None:
+                for key, raw_score in zip(keys, scores[branch]):
+                    raw = raw_by_key.get(key)
+                    if raw is None:
+                        raw = raw_by_key[key] = [None] * count
+                    raw[branch] = raw_score
+    else:
+        _collect_candidates(ranked_lists, ranks, scores, by_key, raw_by_key)
+    unknown: list[float | None] = [None] * len(ranked_lists)
+    scored = [
+        (score(key_ranks, raw_by_key.get(key, unknown)), key, key_ranks)
+        for key, key_ranks in by_key.items()
+    ]
+    if min_score is not None:
+        scored = [candidate for candidate in scored if candidate[0] >= min_score]
+    scored.sort(key=lambda candidate: (-candidate[0], candidate[1]))
+    end = None if limit is None else offset + limit
+    # Hits are made for the page only: a fusion ranks every candidate of every branch.
+    return [
+        FusedHit(key=key, score=value, ranks=tuple(key_ranks))
+        for value, key, key_ranks in scored[offset:end]
+    ]
+
+
+def _plain_keys(ranked_lists: Sequence[Sequence[Hashable]]) -> bool:
+    """Whether every key of every list is an ``int`` (exactly: no bool) or every one a
+    ``str``, and no list repeats a key: keys :func:`fuse_candidates` need not check one by
+    one (C-speed set operations over each list)."""
+    kinds: set[type] = set()
+    for keys in ranked_lists:
+        kinds.update(map(type, keys))
+        if len(kinds) > 1 or len(set(keys)) != len(keys):
+            return False
+    return not kinds or kinds == {int} or kinds == {str}
+
+
+def _collect_candidates(
+    ranked_lists: Sequence[Sequence[Hashable]],
+    ranks: Sequence[Sequence[int]] | None,
+    scores: Sequence[Sequence[float]] | None,
+    by_key: dict[Hashable, list[int | None]],
+    raw_by_key: dict[Hashable, list[float | None]],
+) -> None:
+    """Fill ``by_key`` (each key's rank per list) and ``raw_by_key`` (its raw score per list,
+    with ``scores``), checking every key and the ranks list by list
+    (:func:`fuse_candidates`'s errors)."""
+    first_key: Any = None
+    first_kind = ""
     for branch, keys in enumerate(ranked_lists):
         branch_ranks = list(range(1, len(keys) + 1)) if ranks is None else list(ranks[branch])
         _check_ranks(branch_ranks, len(keys), branch)
@@ -302,21 +371,6 @@ def fuse_candidates(
             if scores is not None:
                 raw = raw_by_key.setdefault(key, [None] * len(ranked_lists))
                 raw[branch] = scores[branch][position]
-
-    unknown: list[float | None] = [None] * len(ranked_lists)
-    scored = [
-        (score(key_ranks, raw_by_key.get(key, unknown)), key, key_ranks)
-        for key, key_ranks in by_key.items()
-    ]
-    if min_score is not None:
-        scored = [candidate for candidate in scored if candidate[0] >= min_score]
-    scored.sort(key=lambda candidate: (-candidate[0], candidate[1]))
-    end = None if limit is None else offset + limit
-    # Hits are made for the page only: a fusion ranks every candidate of every branch.
-    return [
-        FusedHit(key=key, score=value, ranks=tuple(key_ranks))
-        for value, key, key_ranks in scored[offset:end]
-    ]
 
 
 FusionT = TypeVar("FusionT", bound=Fusion, contravariant=True)
@@ -640,13 +694,12 @@ def _check_ranks(ranks: Sequence[int], length: int, branch: int) -> None:
             field="ranks",
             value=ranks,
         )
+    previous: Any = None
     for position, rank in enumerate(ranks, start=1):
-        previous = ranks[position - 2] if position > 1 else None
-        valid = (
-            isinstance(rank, int)
-            and not isinstance(rank, bool)
-            and (rank == 1 if previous is None else rank in (previous, position))
+        valid = (type(rank) is int or (isinstance(rank, int) and not isinstance(rank, bool))) and (
+            rank == 1 if previous is None else rank in (previous, position)
         )
+        previous = rank
         if not valid:
             raise PlanError(
                 f"rank {rank!r} at position {position} of ranked list {branch} is not a "
