@@ -93,11 +93,44 @@ def hdq_search(database: Path, query: str, limit: int, *filters: str) -> list[di
     ]
 
 
-def hits(answer: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def hits(answer: list[dict[str, Any]], *, cursors: bool = False) -> list[dict[str, Any]]:
+    """The hits of a one-row answer; without their ``after`` cursor tokens unless
+    ``cursors``."""
     (row_set,) = answer
     (row,) = row_set["rows"]
     value: list[dict[str, Any]] = row["__value"]
-    return value
+    if cursors:
+        return value
+    return [{name: field for name, field in hit.items() if name != "after"} for hit in value]
+
+
+@pytest.mark.parametrize("page", [1, 2, 3])
+def test_a_hits_after_field_pages_on_as_one_longer_search(
+    client: TestClient, database: Path, page: int
+) -> None:
+    """Each hit's ``after``, passed back, gives the hits ranked after it: pages of ``page``
+    hits chained by their last hit's token, and a page continued from a middle hit, are the
+    longer search's hits (``hdq search`` with a larger ``-k``), to the end of the ranking,
+    whose last hit has no token."""
+    everything = hdq_search(database, "error login", 12)
+    assert 3 < len(everything) < 12
+    chained: list[dict[str, Any]] = []
+    after = None
+    while True:
+        arguments = {"query": "error login", "top_k": page, **({"after": after} if after else {})}
+        answer = client.post("/query", json=request(arguments))
+        assert answer.status_code == 200, answer.text
+        found = hits(answer.json(), cursors=True)
+        assert all(hit["after"] for hit in found[:-1])
+        chained += found
+        after = found[-1]["after"] if found else None
+        if after is None:
+            break
+    assert [{k: v for k, v in hit.items() if k != "after"} for hit in chained] == everything
+    middle = client.post(
+        "/query", json=request({"query": "error login", "top_k": 2, "after": chained[1]["after"]})
+    )
+    assert hits(middle.json()) == everything[2:4]
 
 
 # -- a real port -------------------------------------------------------------------------------

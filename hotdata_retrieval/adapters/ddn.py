@@ -70,6 +70,7 @@ from hotdata_retrieval.adapters.settings import (
 from hotdata_retrieval.adapters.toolkit import STORED_DATA_NOTICE, SearchToolkit
 from hotdata_retrieval.engines.checks import ValueKind, arrow_column_kinds
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.results import hits_after
 from hotdata_retrieval.errors import ConnectorError, HotdataRetrievalError, PlanError, ToolError
 from hotdata_retrieval.plan.filters import Comparison
 from hotdata_retrieval.plan.names import TableName
@@ -379,6 +380,13 @@ class SearchDocuments:
             "With highlight, where the query's words occur in each text column (character "
             "offsets) and snippets around them; null otherwise.",
         )
+        if "after" in self.options:
+            fields[AFTER_FIELD] = (
+                "String",
+                True,
+                "Passed back as the `after` argument with the same query, the hits ranked "
+                "after this one; null when the ranking ends here or cannot be continued.",
+            )
         for column, argument in self.filters.items():
             fields[column] = (argument.scalar, True, f"The document's {column}.")
         return fields
@@ -393,6 +401,11 @@ class SearchDocuments:
             if option.name == "query":
                 most = self.input_limits.max_query_characters
                 description = f"{description[:-1]} (at most {most:,} characters)."
+            elif option.name == "after":
+                description = (
+                    f"The `{AFTER_FIELD}` field of a hit of an earlier answer of the same "
+                    "search: the hits ranked after that hit."
+                )
             elif option.name == "k":
                 description = (
                     f"How many hits to return, 1 to {self.max_top_k} (default "
@@ -502,7 +515,11 @@ class SearchDocuments:
                 )
         except (ToolError, PlanError) as error:
             raise ConnectorError(str(error)) from None
-        return [self._hit(hit) for hit in found.result]
+        hits = found.result.hits
+        if "after" not in self.options:
+            return [self._hit(hit) for hit in hits]
+        tokens = hits_after(found.plan, hits)
+        return [{**self._hit(hit), AFTER_FIELD: token} for hit, token in zip(hits, tokens)]
 
     def _checked(self, name: str, option: SearchOption, value: Any) -> Any:
         """``value`` if it has the NDC type of its option's kind (the option's row reads it
@@ -697,6 +714,11 @@ _ANSWERED_IN_METADATA = frozenset({"facets"})
 HIGHLIGHTS_FIELD = "highlights"
 """A hit's field holding its highlights (``SearchHit.highlights``), present when the call
 sets ``highlight``, null otherwise."""
+
+AFTER_FIELD = "after"
+"""A hit's field holding the cursor token for the hits ranked after it, which the ``after``
+argument takes (:func:`~hotdata_retrieval.engines.results.hits_after`): a list of hits has no
+place for the page's own ``next_after``."""
 
 EXPLANATION_FIELD = "explanation"
 """A fused search hit's field saying what its score is made of (``SearchHit.explanation``),

@@ -915,24 +915,40 @@ def _lazy_next_after(
 
 def _next_after(plan: SearchPlan, count: int, last: SearchHit | None) -> str | None:
     """:func:`next_after` of a page of ``count`` hits, the last of them ``last``."""
-    if (
-        last is None
-        or count < plan.limit
-        or plan.key_column is None
-        or plan.tie_breakers
-        or plan.group_by is not None
-        or plan.steps
-    ):
+    if last is None or count < plan.limit:
         return None
-    value = last.ranking_value
-    if value is None or not math.isfinite(value) or not isinstance(last.key, (str, int)):
+    return _after_hit(plan, count, last)
+
+
+def hits_after(plan: SearchPlan, hits: Sequence[SearchHit]) -> list[str | None]:
+    """Per hit of ``plan``'s page ``hits``, the cursor token continuing the ranking after that
+    hit (the plan's ``after=``): the last hit's is :func:`next_after`'s, ``None`` on a short
+    page (the ranking ended there); every hit's is ``None`` for a plan a cursor cannot
+    continue (no key, tie-breakers, groups or steps) and for a hit without a finite ranking
+    value or with a key neither text nor a whole number. For a door whose answer is a list
+    of hits, with no place for the page's own :attr:`SearchResult.next_after` (DDN)."""
+    tokens: list[str | None] = [
+        _after_hit(plan, position + 1, hit) for position, hit in enumerate(hits)
+    ]
+    if tokens and len(hits) < plan.limit:
+        tokens[-1] = None
+    return tokens
+
+
+def _after_hit(plan: SearchPlan, served: int, hit: SearchHit) -> str | None:
+    """The cursor token continuing ``plan``'s ranking after ``hit``, the ``served``-th hit of
+    its page, or ``None`` where a cursor cannot continue it."""
+    if plan.key_column is None or plan.tie_breakers or plan.group_by is not None or plan.steps:
+        return None
+    value = hit.ranking_value
+    if value is None or not math.isfinite(value) or not isinstance(hit.key, (str, int)):
         return None
     cursor = plan.cursor
     before = plan.offset if cursor is None else cursor.served
     return Cursor(
         value=float(value),
-        key=last.key,
-        served=before + count,
+        key=hit.key,
+        served=before + served,
         fingerprint=ranking_fingerprint(plan),
     ).token()
 
