@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -104,6 +104,8 @@ class _Branch:
     def defined(self) -> tuple[np.ndarray, list[float]]:
         """The rows that have a raw score, and their scores (``WHERE _distance IS NOT
         NULL``)."""
+        if None not in self.scores:  # the common case, checked in C
+            return self.rowids, cast("list[float]", self.scores)
         kept = [index for index, score in enumerate(self.scores) if score is not None]
         return self.rowids[kept], [float(score) for score in self.scores if score is not None]
 
@@ -275,10 +277,8 @@ def _fused_rows(
         offset=plan.offset,
     )
     rowid_of: dict[Any, int] = {}
-    raw_of: list[dict[Any, float]] = []
-    for branch_keys, (rowids, branch_scores) in zip(keys, defined):
+    for branch_keys, (rowids, _) in zip(keys, defined):
         rowid_of.update(zip(branch_keys, rowids.tolist()))
-        raw_of.append(dict(zip(branch_keys, branch_scores)))
     page = np.array([rowid_of[hit.key] for hit in hits], dtype=np.int64)
     rows = loaded.rows_at(plan.projection, page)
     completed = _page_scores(plan, loaded, page)
@@ -289,6 +289,11 @@ def _fused_rows(
             for name, branch in zip(plan.branch_names, plan.branches)
         ]
         if plan.include_branch_scores
+        else []
+    )
+    raw_of = (
+        [dict(zip(branch_keys, branch_scores)) for branch_keys, branch_scores in zip(keys, scores)]
+        if debug
         else []
     )
     for position, (row, hit) in enumerate(zip(rows, hits)):
