@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -200,6 +200,18 @@ class DuckdbEngine(SqlStoreEngine):
 
     engine_name = "duckdb"
     float32_type = _COLUMN_TYPES["float32"]
+    read_types: ClassVar[Mapping[str, str]] = {
+        "BIGINT": "int64",
+        "VARCHAR": "string",
+        "DOUBLE": "double",
+        "FLOAT": "double",
+        "BOOLEAN": "bool",
+        "TIMESTAMP": "timestamp[us]",
+        "DATE": "date32",
+        "BLOB": "binary",
+    }
+    """DuckDB's types as its Arrow result gives them; for a column no value types
+    (:attr:`SqlStoreEngine.read_types`)."""
     own_schemas = frozenset({TEXT_INDEX_SCHEMA})
     own_suffixes = (STAGED_SUFFIX,)
 

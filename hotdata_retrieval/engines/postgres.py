@@ -42,9 +42,9 @@ import subprocess
 import tempfile
 import urllib.parse
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlglot
 from sqlglot import exp
@@ -470,6 +470,19 @@ class PostgresEngine(SqlStoreEngine):
 
     engine_name = "postgres"
     float32_type = _COLUMN_TYPES["float32"]
+    read_types: ClassVar[Mapping[str, str]] = {
+        "BIGINT": "int64",
+        "TEXT": "string",
+        "DOUBLE PRECISION": "double",
+        "REAL": "double",
+        "BOOLEAN": "bool",
+        "TIMESTAMP WITHOUT TIME ZONE": "timestamp[us]",
+        "DATE": "date32",
+        "BYTEA": "binary",
+    }
+    """PostgreSQL's types as psycopg returns them (``describe`` reports
+    ``information_schema``'s lower-case names); for a column no value types
+    (:attr:`SqlStoreEngine.read_types`)."""
     own_schemas = frozenset({TEXT_INDEX_SCHEMA})
     store_schema = "public"
 

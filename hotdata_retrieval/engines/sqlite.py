@@ -31,7 +31,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 import attrs
@@ -137,6 +137,19 @@ class SqliteEngine(SqlStoreEngine):
 
     engine_name = "sqlite"
     float32_type = _COLUMN_TYPES["float32"]
+    read_types: ClassVar[Mapping[str, str]] = {
+        "INTEGER": "int64",
+        "TEXT": "string",
+        "REAL": "double",
+        "FLOAT32": "double",
+        "BOOLEAN": "int64",
+        "TIMESTAMP": "string",
+        "DATE": "string",
+        "BLOB": "binary",
+    }
+    """SQLite's own types as its driver returns them: booleans are integers and dates and
+    timestamps text (SQLite documentation, "Datatypes In SQLite", §2.1 and §2.2); for a
+    column no value types (:attr:`SqlStoreEngine.read_types`)."""
     own_suffixes = ("__fts", "__fts_terms", "__fts_corpus")
     names_fold_case = True
 

@@ -265,6 +265,18 @@ def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
     return tuple(names)
 
 
+def typed_nulls(array: pa.Array, alias: str | None) -> pa.Array:
+    """``array`` (a column a store's driver read, typed by Arrow from its values), or, when
+    no value typed it (no rows, or only NULLs: Arrow's ``null`` type), as many NULLs of type
+    ``alias`` (a :func:`pyarrow.type_for_alias` name: the type a value of the column reads
+    as); ``array`` itself when ``alias`` is ``None``."""
+    import pyarrow as pa
+
+    if alias is None or not pa.types.is_null(array.type):
+        return array
+    return pa.nulls(len(array), pa.type_for_alias(alias))
+
+
 def vector_dimensions(data: pa.Table, column: str) -> int:
     """The one length of the non-NULL vectors of ``column`` (with none, the list size of a
     fixed-size list column, else 0). Read :data:`LOAD_BATCH_ROWS` rows at a time, by Arrow
@@ -394,6 +406,12 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """The type the store declares a float32 column with (``None``: it has none): a number
     compared with a column of this type is rounded to float32 first
     (:func:`~hotdata_retrieval.engines.checks.float32_value`)."""
+
+    read_types: ClassVar[Mapping[str, str]] = {}
+    """The Arrow type (a :func:`pyarrow.type_for_alias` name) the store's driver reads each
+    declared column type as (keyed by the type :meth:`describe` reports, in upper case), for
+    a column no value types: every column of a table without rows, a column of NULLs. A
+    declared type left out (an array) reads as its values make it."""
 
     default_catalog: ClassVar[str] = "default"
     default_schema: ClassVar[str] = "public"
@@ -827,6 +845,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         import pyarrow as pa
 
         vectors = {vector.name for vector in described.vectors}
+        declared = dict(zip(described.columns, described.column_types, strict=True))
         columns = list(zip(*rows)) if rows else [()] * len(names)
         arrays = {}
         for name, values in zip(names, columns):
@@ -834,13 +853,14 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 arrays[name] = pa.array(
                     [returned_vector(value) for value in values], pa.list_(pa.float32())
                 )
-            else:
-                try:
-                    arrays[name] = pa.array(list(values))
-                except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-                    raise EngineError(
-                        f"column '{name}' of table '{described.name}' cannot be read: {error}"
-                    ) from None
+                continue
+            try:
+                array = pa.array(list(values))
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+                raise EngineError(
+                    f"column '{name}' of table '{described.name}' cannot be read: {error}"
+                ) from None
+            arrays[name] = typed_nulls(array, self.read_types.get(declared[name].upper()))
         return pa.table(arrays)
 
     def _read_columns(self, described: StoreTable, columns: Sequence[str] | None) -> list[str]:

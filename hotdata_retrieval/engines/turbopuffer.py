@@ -84,7 +84,7 @@ from hotdata_retrieval.engines.results import (
     result_from_candidates,
     search_result,
 )
-from hotdata_retrieval.engines.store import has_repeated_value, vector_columns_of
+from hotdata_retrieval.engines.store import has_repeated_value, typed_nulls, vector_columns_of
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import fill_bounds, rank_branch, reference_fusion
@@ -150,6 +150,20 @@ def _kind(declared: str) -> ValueKind:
         "bool": ValueKind.BOOLEAN,
         "datetime": ValueKind.TEMPORAL,
     }.get(declared, ValueKind.OTHER)
+
+
+_READ_TYPES = {
+    "string": "string",
+    "uuid": "string",
+    "int": "int64",
+    "uint": "uint64",
+    "float": "double",
+    "bool": "bool",
+    "datetime": "timestamp[us]",
+}
+"""The Arrow type (a :func:`pyarrow.type_for_alias` name) a value of each turbopuffer
+attribute type reads as, for an attribute no value types (no documents, or only nulls:
+:func:`~hotdata_retrieval.engines.store.typed_nulls`)."""
 
 
 def _attribute_type(name: str, kind: pa.DataType) -> str:
@@ -677,7 +691,9 @@ class TurbopufferEngine(RoutesByIndexes):
             if name in vectors:
                 columns_out[name] = pa.array(values, pa.list_(pa.float32()))
             else:
-                columns_out[name] = pa.array(values)
+                columns_out[name] = typed_nulls(
+                    pa.array(values), _READ_TYPES.get(schema.types.get(name, ""))
+                )
         return pa.table(columns_out)
 
     def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> Any:
