@@ -265,6 +265,11 @@ def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
     return tuple(names)
 
 
+_INT64_MAX = 2**63 - 1
+"""The largest integer a SQL store's integer column holds (SQLite's ``INTEGER``, DuckDB's
+and PostgreSQL's ``BIGINT``: signed 64 bits)."""
+
+
 def typed_nulls(array: pa.Array, alias: str | None) -> pa.Array:
     """``array`` (a column a store's driver read, typed by Arrow from its values), or, when
     no value typed it (no rows, or only NULLs: Arrow's ``null`` type), as many NULLs of type
@@ -790,6 +795,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         if texts or vector_columns_of(data):
             check_reserved_columns(columns)
         check_no_nul(data)
+        self.check_integer_range(data)
         metric = DistanceMetric.parse(vector_metric).value
         vectors = [
             StoreColumn(
@@ -957,6 +963,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 column, a vector index it has not).
         """
         check_no_nul(rows)
+        self.check_integer_range(rows)
         table = self.table_name(name)
         if self._describe(table) is None:
             if create is None:
@@ -1091,6 +1098,34 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """Schemas the engine writes its own tables into (none of the user's tables)."""
     own_suffixes: ClassVar[tuple[str, ...]] = ()
     """Endings of the names of the engine's own tables beside the user's."""
+
+    def check_integer_range(self, data: Any) -> None:
+        """Refuse an unsigned 64-bit integer above the largest signed one, which the store's
+        ``BIGINT``/``INTEGER`` columns cannot hold (``data`` an Arrow table; anything else
+        is left to the caller's own type check), before anything is written, with one
+        message on every SQL store (their drivers' own errors differed).
+
+        Raises:
+            EngineError: naming the column, the first row holding such a value and the value.
+        """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if not isinstance(data, pa.Table):
+            return
+        for position, field in enumerate(data.schema):
+            if not pa.types.is_uint64(field.type):
+                continue
+            column = data.column(position)
+            past = pc.fill_null(pc.greater(column, pa.scalar(_INT64_MAX, pa.uint64())), False)
+            if not pc.any(past).as_py():
+                continue
+            row = pc.index(past, True).as_py()
+            raise EngineError(
+                f"column {field.name!r} holds {column[row].as_py()} in row {row}, past the "
+                f"largest integer the {self.engine_name} store holds ({_INT64_MAX}); store "
+                "such values as text"
+            )
 
     def check_own_name(self, table: TableName) -> None:
         """Refuse to load a table under a name the engine keeps for its own tables: its
