@@ -13,9 +13,11 @@ import pytest
 from hotdata_retrieval import Comparison, InList, IsNull, Not, Or, PlanError
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    _TypedValues,
     arrow_value_kind,
     check_filter_values,
     declared_value_kind,
+    with_typed_values,
 )
 from hotdata_retrieval.engines.local import EngineError, LocalEngine
 from hotdata_retrieval.engines.local.masks import predicate_mask
@@ -200,3 +202,46 @@ def test_a_date_column_takes_iso_text_dates_and_datetimes_only() -> None:
         check_filter_values(
             Comparison(column="name", operator=">", value=datetime.date(2024, 3, 1)), KINDS
         )
+
+
+_KINDS = {
+    "n": ValueKind.INTEGER,
+    "x": ValueKind.NUMBER,
+    "d": ValueKind.TEMPORAL,
+    "t": ValueKind.TEXT,
+}
+
+
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        Comparison(column="t", operator="=", value="2"),
+        Comparison(column="n", operator="=", value="2"),
+        Comparison(column="n", operator="=", value=2),
+        Comparison(column="x", operator=">", value="0.5"),
+        Comparison(column="d", operator=">", value="2024-03-01"),
+        Comparison(column="missing", operator="=", value="2"),
+        InList(column="n", values=("1", 2)),
+        Or(operands=(IsNull(column="d"), Comparison(column="t", operator="=", value="a"))),
+        Not(operand=Comparison(column="d", operator="<", value="2024-03-01T05:00:00")),
+    ],
+)
+@pytest.mark.parametrize("numbers", [True, False])
+@pytest.mark.parametrize(
+    "columns",
+    [{}, {"float32_columns": frozenset({"x"})}, {"date_columns": frozenset({"t"})}],
+)
+def test_typed_values_skip_a_filter_they_cannot_change(
+    predicate: Any, numbers: bool, columns: dict[str, frozenset[str]]
+) -> None:
+    """A filter none of whose columns can have a value retyped is returned itself without
+    a visit; any other is what the visit of every node gives."""
+    kinds = {
+        column: kind
+        for column, kind in _KINDS.items()
+        if numbers or kind not in (ValueKind.INTEGER, ValueKind.NUMBER)
+    }
+    expected = _TypedValues(kinds, **columns).visit(predicate)
+    found = with_typed_values(predicate, _KINDS, numbers=numbers, **columns)
+    assert found == expected and repr(found) == repr(expected)
+    assert (found is predicate) is (expected is predicate)

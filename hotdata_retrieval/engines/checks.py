@@ -747,6 +747,12 @@ class _FilterValues(PredicateVisitor[None]):
         self.visit(node.operand)
 
 
+_RETYPED = frozenset({ValueKind.INTEGER, ValueKind.NUMBER, ValueKind.TEMPORAL})
+"""The column kinds :func:`with_typed_values` may retype a value for (a text read as a
+number or as a date or time); with ``numbers=False``, :data:`_RETYPED_TEMPORAL`."""
+_RETYPED_TEMPORAL = frozenset({ValueKind.TEMPORAL})
+
+
 def with_typed_values(
     predicate: Predicate,
     kinds: Mapping[str, ValueKind],
@@ -781,6 +787,15 @@ def with_typed_values(
         PlanError: a datetime past midnight compared with a date column of such a store (the
             comparison has no text spelling; compare with a date).
     """
+    retyped = _RETYPED if numbers else _RETYPED_TEMPORAL
+    columns = predicate_columns(predicate)
+    if (
+        columns.isdisjoint(float32_columns)
+        and columns.isdisjoint(date_columns)
+        and columns.isdisjoint(timestamp_columns)
+        and not any(kinds.get(column) in retyped for column in columns)
+    ):
+        return predicate  # no value of it can change: the visit below would return it itself
     if not numbers:
         kinds = {
             column: kind
