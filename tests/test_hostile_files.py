@@ -267,7 +267,24 @@ def test_a_quote_inside_a_field_is_text(tmp_path: Path) -> None:
 def test_a_header_naming_one_column_twice_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "twice.csv"
     path.write_text("id,body,Body\n1,a,b\n")
-    with pytest.raises(LoadError, match="the column 'Body' appears twice"):
+    with pytest.raises(LoadError, match=r"twice.csv: columns 'body' and 'Body' differ only"):
+        read_source(path)
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ("id,,body", r"empty.csv: column must not be empty"),
+        ('id,"a""b",body', r"empty.csv: column must not contain a double quote, got 'a\"b'"),
+        ("id,\u03a3,\u03c3", r"empty.csv: columns '\u03a3' and '\u03c3' differ only in case"),
+    ],
+)
+def test_a_header_no_engine_could_store_is_refused_on_reading(
+    tmp_path: Path, header: str, message: str
+) -> None:
+    path = tmp_path / "empty.csv"
+    path.write_text(f"{header}\n1,a,b\n", encoding="utf-8")
+    with pytest.raises(LoadError, match=message):
         read_source(path)
 
 

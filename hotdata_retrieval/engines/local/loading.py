@@ -774,20 +774,21 @@ def read_source(
 
 
 def _check_column_names(path: Path, data: pa.Table) -> None:
-    """Refuse a file two of whose columns have one name (case aside: columns are stored
-    lower-cased).
+    """Refuse a file whose columns no engine could store: two of one name (case aside:
+    columns are stored lower-cased) or a name that is no identifier (empty, a double quote,
+    a control character), by the check every engine's load makes
+    (:func:`~hotdata_retrieval.engines.checks.column_names`), before anything is embedded.
 
     Raises:
-        LoadError: naming the column.
+        LoadError: naming the file and the column.
     """
-    seen: set[str] = set()
-    for name in data.column_names:
-        if name.lower() in seen:
-            raise LoadError(
-                f"{path}: the column {name!r} appears twice (names are compared in lower "
-                "case); rename one"
-            )
-        seen.add(name.lower())
+    from hotdata_retrieval.engines.checks import column_names
+    from hotdata_retrieval.errors import EngineError, PlanError
+
+    try:
+        column_names(data.schema)
+    except (EngineError, PlanError) as error:
+        raise LoadError(f"{path}: {error}") from None
 
 
 def _mean_length(column: pa.ChunkedArray) -> float:
