@@ -197,30 +197,31 @@ def reciprocal_rank_fusion(
             value=rank_constant,
         )
 
+    by_key, _ = _candidates(ranked_lists, ranks, None, limit, offset)
     weight_values = [float(weight) for weight in weights]
-    if len(weight_values) == 2:  # the hybrid search's two branches: the sum below, unrolled
+    # Each branch's term, 0.0 where it missed the key, added in branch order.
+    if len(weight_values) == 2:  # the hybrid search's two branches: the same sum, unrolled
         first_weight, second_weight = weight_values
-
-        def score(key_ranks: Sequence[int | None], raw: Sequence[float | None]) -> float:
-            first, second = key_ranks
-            return (first_weight / (rank_constant + first) if first is not None else 0.0) + (
-                second_weight / (rank_constant + second) if second is not None else 0.0
+        scored = [
+            (
+                (first_weight / (rank_constant + first) if first is not None else 0.0)
+                + (second_weight / (rank_constant + second) if second is not None else 0.0),
+                key,
+                key_ranks,
             )
-
+            for key, key_ranks in by_key.items()
+            for first, second in (key_ranks,)
+        ]
     else:
-
-        def score(key_ranks: Sequence[int | None], raw: Sequence[float | None]) -> float:
-            # each branch's term, 0.0 where it missed the key, added in branch order
+        scored = []
+        for key, key_ranks in by_key.items():
             total: float | None = None
             for weight, rank in zip(weight_values, key_ranks):
                 term = weight / (rank_constant + rank) if rank is not None else 0.0
                 total = term if total is None else total + term
             assert total is not None  # a candidate is in at least one list
-            return total
-
-    return fuse_candidates(
-        ranked_lists, score, ranks=ranks, limit=limit, offset=offset, min_score=min_score
-    )
+            scored.append((total, key, key_ranks))
+    return _page(scored, limit, offset, min_score)
 
 
 def fuse_candidates(
@@ -260,6 +261,24 @@ def fuse_candidates(
     >>> [(hit.key, hit.score, hit.ranks) for hit in hits]
     [('a', -1, (1, None)), ('b', -1, (2, 1))]
     """
+    by_key, raw_by_key = _candidates(ranked_lists, ranks, scores, limit, offset)
+    unknown: list[float | None] = [None] * len(ranked_lists)
+    scored = [
+        (score(key_ranks, raw_by_key.get(key, unknown)), key, key_ranks)
+        for key, key_ranks in by_key.items()
+    ]
+    return _page(scored, limit, offset, min_score)
+
+
+def _candidates(
+    ranked_lists: Sequence[Sequence[Hashable]],
+    ranks: Sequence[Sequence[int]] | None,
+    scores: Sequence[Sequence[float]] | None,
+    limit: int | None,
+    offset: int,
+) -> tuple[dict[Hashable, list[int | None]], dict[Hashable, list[float | None]]]:
+    """The arguments of :func:`fuse_candidates` checked, and each candidate's rank in each
+    list and (with ``scores``) its raw score there, ``None`` where a list misses it."""
     if offset < 0 or (limit is not None and limit < 0):
         raise PlanError(f"limit and offset must be >= 0, got {limit!r}, {offset!r}", field="limit")
     if ranks is not None and len(ranks) != len(ranked_lists):
@@ -299,11 +318,18 @@ def fuse_candidates(
                     raw[branch] = raw_score
     else:
         _collect_candidates(ranked_lists, ranks, scores, by_key, raw_by_key)
-    unknown: list[float | None] = [None] * len(ranked_lists)
-    scored = [
-        (score(key_ranks, raw_by_key.get(key, unknown)), key, key_ranks)
-        for key, key_ranks in by_key.items()
-    ]
+    return by_key, raw_by_key
+
+
+def _page(
+    scored: list[tuple[float, Hashable, list[int | None]]],
+    limit: int | None,
+    offset: int,
+    min_score: float | None,
+) -> list[FusedHit]:
+    """The page of ``scored`` candidates (fused score, key, ranks): those scoring at least
+    ``min_score``, by score descending then key ascending, ``offset`` skipped, ``limit``
+    kept."""
     if min_score is not None:
         scored = [candidate for candidate in scored if candidate[0] >= min_score]
     scored.sort(key=lambda candidate: (-candidate[0], candidate[1]))

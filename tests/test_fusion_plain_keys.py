@@ -65,7 +65,14 @@ def test_rrf_scores_are_the_terms_added_in_branch_order() -> None:
     hits = reciprocal_rank_fusion([["a", "b"], ["b", "c"]], weights=[0.3, 0.7], rank_constant=1)
     scores = {hit.key: hit.score for hit in hits}
     assert scores == {"a": 0.3 / 2 + 0.0, "b": 0.3 / 3 + 0.7 / 2, "c": 0.0 + 0.7 / 3}
-    assert math.isclose(scores["b"], 0.3 / 3 + 0.7 / 2, rel_tol=0, abs_tol=0)
+    three = reciprocal_rank_fusion(
+        [["a", "b"], ["b", "c"], ["c", "a"]], weights=[0.3, 0.7, 0.2], rank_constant=1
+    )
+    assert {hit.key: hit.score for hit in three} == {
+        "a": 0.3 / 2 + 0.0 + 0.2 / 3,
+        "b": 0.3 / 3 + 0.7 / 2 + 0.0,
+        "c": 0.0 + 0.7 / 3 + 0.2 / 2,
+    }
 
 
 @pytest.mark.parametrize(
