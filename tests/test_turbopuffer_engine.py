@@ -330,3 +330,25 @@ def test_the_agent_tools_offer_no_sql_tool_and_say_why(engine: TurbopufferEngine
     tools = {tool.name: tool for tool in make_search_tools(engine, table="docs")}
     assert not any("sql" in name for name in tools)
     assert any("turbopuffer runs no SQL" in tool.description for tool in tools.values())
+
+
+def test_unsigned_attributes_past_the_signed_range_read_back(fake: FakeTurbopufferApi) -> None:
+    # turbopuffer's uint attribute holds 2**63 and past; Arrow types Python integers as int64,
+    # so reading such a value without the declared type overflowed.
+    rows = pa.table(
+        {
+            "id": [1, 2, 3],
+            "body": ["disk", "disk full", "login"],
+            "count": pa.array([None, 2**63, 2**64 - 1], pa.uint64()),
+        }
+    )
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        engine.load_table("wide", rows, key_column="id", text_columns=["body"])
+        assert engine.read_table("wide").equals(rows)
+        assert engine.read_rows("wide", [2]).to_pylist() == rows.slice(1, 1).to_pylist()
+        engine.upsert_rows("wide", rows.slice(0, 1))
+        assert engine.read_table("wide", ["count"]).column(0).to_pylist() == [
+            None,
+            2**63,
+            2**64 - 1,
+        ]
