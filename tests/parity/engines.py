@@ -58,6 +58,18 @@ def loaded_engine(
     opened.close()
 
 
+def empty_engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    """The body of a module-scoped ``engine`` fixture parametrised by engine name: a fresh,
+    empty engine, its name in ``parity_name``, closed afterwards."""
+    name = request.param
+    opened = open_engine(name, tmp_path_factory.mktemp(name), request)
+    opened.parity_name = name
+    yield opened
+    opened.close()
+
+
 STORE_FILES = {"sqlite": "store.sqlite", "duckdb": "store.duckdb", "lancedb": "lance"}
 """Where under its directory :func:`open_engine` keeps each store's database."""
 

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from tests.parity.engines import STORE_ENGINES, open_engine
+from tests.parity.engines import STORE_ENGINES, empty_engine
 
 FIELDS = [
     ("id", pa.int64(), 1),
@@ -43,10 +43,7 @@ def _table(rows: int, *, nulls: bool = False) -> pa.Table:
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
-    opened = open_engine(request.param, tmp_path_factory.mktemp(request.param), request)
-    opened.parity_name = request.param
-    yield opened
-    opened.close()
+    yield from empty_engine(request, tmp_path_factory)
 
 
 def _fields(engine: Any, name: str, data: pa.Table) -> list[tuple[str, pa.DataType]]:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 from hotdata_retrieval.engines.errors import EngineError
-from tests.parity.engines import open_engine
+from tests.parity.engines import empty_engine
 
 SQL_STORES = ["sqlite", "duckdb", "postgres"]
 LARGEST = 2**63 - 1
@@ -23,10 +23,7 @@ LARGEST = 2**63 - 1
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Any]:
-    opened = open_engine(request.param, tmp_path_factory.mktemp(request.param), request)
-    opened.engine = request.param
-    yield opened
-    opened.close()
+    yield from empty_engine(request, tmp_path_factory)
 
 
 def _rows(keys: list[int], counts: list[int]) -> pa.Table:
@@ -42,7 +39,7 @@ def _rows(keys: list[int], counts: list[int]) -> pa.Table:
 def _message(engine: Any, column: str, row: int, value: int) -> str:
     return (
         f"column '{column}' holds {value} in row {row}, past the largest integer the "
-        f"{engine.engine} store holds \\({LARGEST}\\)"
+        f"{engine.parity_name} store holds \\({LARGEST}\\)"
     )
 
 
