@@ -161,7 +161,7 @@ def _name_part(value: str) -> str:
     return _normalize_table_part(value, "table")
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)  # hashed many times a search, by every layer
 class TableName:
     """A fully qualified table reference: ``catalog.schema.name``.
 

@@ -1347,6 +1347,8 @@ def _page_scores(values: Iterable[str] | None) -> tuple[str, ...]:
             value=values,
         )
     names = list(values)
+    if not names:
+        return ()  # the default: nothing to check
     if len(names) > MAX_FUSION_BRANCHES:
         raise PlanError(
             f"page_scores names {len(names)} branches; a fusion has at most {MAX_FUSION_BRANCHES}",
@@ -1723,6 +1725,8 @@ class SearchPlan:
     @property
     def page_scored_branches(self) -> tuple[tuple[str, NearestNeighborSearch], ...]:
         """``(name, branch)`` of each branch ``page_scores`` names, in branch order."""
+        if not self.page_scores:
+            return ()
         named = set(self.page_scores)
         return tuple(
             (name, branch)
@@ -1928,6 +1932,8 @@ def _check_page_scores_need_fusion(plan: SearchPlan) -> None:
 @_plan_check
 def _check_page_scores_name_branches(plan: SearchPlan) -> None:
     """Each name in ``page_scores`` is a branch of the plan."""
+    if not plan.page_scores:
+        return
     known = plan.branch_names
     for name in plan.page_scores:
         if name not in known:
@@ -1944,6 +1950,8 @@ def _check_page_scores_name_branches(plan: SearchPlan) -> None:
 def _check_page_scores_nearest_only(plan: SearchPlan) -> None:
     """Each branch ``page_scores`` names is a nearest-neighbour branch: no SQL expression
     over a row gives a BM25 or semantic score for a row the branch did not return."""
+    if not plan.page_scores:
+        return
     by_name = dict(zip(plan.branch_names, plan.branches))
     for name in plan.page_scores:
         branch = by_name.get(name)
@@ -1985,6 +1993,8 @@ def _check_page_scores_within_rows(plan: SearchPlan) -> None:
 def _check_page_scores_returned(plan: SearchPlan) -> None:
     """The plan returns the value of each branch ``page_scores`` names: its
     ``result_name``, or its debug columns with ``include_branch_scores``."""
+    if not plan.page_scores:
+        return
     by_name = dict(zip(plan.branch_names, plan.branches))
     for name in plan.page_scores:
         branch = by_name.get(name)
@@ -2177,6 +2187,8 @@ def _check_filter_not_on_vectors(plan: SearchPlan) -> None:
 @_plan_check
 def _check_tie_breakers_not_vectors(plan: SearchPlan) -> None:
     """No tie-breaker is a searched vector column."""
+    if not plan.tie_breakers:
+        return
     vector_columns = plan.vector_columns
     for breaker in plan.tie_breakers:
         if breaker.column in vector_columns:
@@ -2226,6 +2238,8 @@ def _check_tie_breakers_computed(plan: SearchPlan) -> None:
 @_plan_check
 def _check_tie_breakers_not_ranking(plan: SearchPlan) -> None:
     """No tie-breaker is the ranking itself."""
+    if not plan.tie_breakers:
+        return
     ranking = plan.ranking_column if plan.fusion is None else plan.score_name
     for breaker in plan.tie_breakers:
         if breaker.column == ranking:
