@@ -719,6 +719,8 @@ def _default_names(plan: SearchPlan) -> SearchPlan:
     the branch debug columns): the names a caller chooses are for the SQL it runs itself;
     hits carry scores and distances by meaning. A tie-breaker on a branch's chosen name reads
     that branch's debug column."""
+    if plan.score_name == "score" and all(branch.result_name is None for branch in plan.branches):
+        return plan  # nothing renamed (the usual plan), without naming its branches
     renamed = {
         branch.result_name: debug_columns(name, branch)[1]
         for name, branch in zip(plan.branch_names, plan.branches)

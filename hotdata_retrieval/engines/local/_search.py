@@ -91,7 +91,8 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     kinds = check_plan(plan, loaded)
     executed = executed_plan(
         plan,
-        merged_kinds(kinds.values()),
+        # one table's own kinds as they are (read, never changed, by executed_plan)
+        next(iter(kinds.values())) if len(kinds) == 1 else merged_kinds(kinds.values()),
         float32_columns=frozenset().union(*(one.float32_columns() for one in loaded.values())),
     )
     single = executed.single_table
