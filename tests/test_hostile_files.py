@@ -305,7 +305,7 @@ def test_a_stray_quote_is_refused(tmp_path: Path) -> None:
         ("Infinity", "Infinity is not a JSON number"),
         ("-Infinity", "-Infinity is not a JSON number"),
         ("1e400", "the number 1e400 is too large for a float"),
-        ("9" * 5000, r"the integer 9{24}… \(5000 digits\) does not fit 64 bits"),
+        ("9" * 5000, r"the integer 9{24}… \(5000 digits\) does not fit a signed 64-bit integer"),
         ("9223372036854775808", r"the integer 9223372036854775808 \(19 digits\) does not fit"),
     ],
 )
@@ -332,7 +332,7 @@ def test_json_numbers_at_the_edges_load(tmp_path: Path) -> None:
     [
         ("inf", "'inf' is not a finite number"),
         ("-inf", "'-inf' is not a finite number"),
-        ("9" * 5000, r"the integer 9{24}… \(5000 digits\) does not fit 64 bits"),
+        ("9" * 5000, r"the integer 9{24}… \(5000 digits\) does not fit a signed 64-bit integer"),
         ("12345678901234567890", r"the integer 12345678901234567890 \(20 digits\) does not"),
     ],
 )

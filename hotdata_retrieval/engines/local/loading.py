@@ -140,7 +140,7 @@ def _fits_int64(text: str) -> bool:
 def _json_checked(path: Path, number: int, line: str) -> object:
     """``line`` parsed as JSON, refusing what would not load as written: a number that is no
     finite float (``NaN``, ``Infinity``, not JSON at all), an integer that does not fit
-    64 bits (it would load as a rounded float, or ``inf``), an object of more than
+    a signed 64-bit integer (it would load as a rounded float, or ``inf``), an object of more than
     :data:`MAX_COLUMNS` keys.
 
     Raises:
@@ -151,7 +151,8 @@ def _json_checked(path: Path, number: int, line: str) -> object:
         if not _fits_int64(text):
             raise LoadError(
                 f"{path}:{number}: the integer {text[:24]}{'…' if len(text) > 24 else ''} "
-                f"({len(text.lstrip('-'))} digits) does not fit 64 bits; write it as a string"
+                f"({len(text.lstrip('-'))} digits) does not fit a signed 64-bit integer; write "
+                "it as a string"
             )
         return int(text)
 
@@ -467,7 +468,10 @@ def _csv_number_problem(text: str, value: float) -> str | None:
     whole = _INTEGER_TEXT.fullmatch(written)
     if whole and not _fits_int64(written):
         shown = written[:24] + ("…" if len(written) > 24 else "")
-        return f"the integer {shown} ({len(written.lstrip('+-'))} digits) does not fit 64 bits"
+        return (
+            f"the integer {shown} ({len(written.lstrip('+-'))} digits) does not fit a signed "
+            "64-bit integer"
+        )
     if whole and float(int(written)) != int(written):
         return (
             f"the integer {written} is in a column of fractions, whose floats hold it only "
