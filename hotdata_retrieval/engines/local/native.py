@@ -407,7 +407,9 @@ def _nearest_branch(
         loaded,
         branch.column,
         METRIC_FUNCTIONS[branch.metric],
-        np.asarray(branch.query_vector, dtype=np.float64),
+        # a plan's vector is a tuple of Python floats (check_query_vector): read them as
+        # such, without the type discovery np.asarray runs on each of them
+        np.fromiter(branch.query_vector, dtype=np.float64, count=len(branch.query_vector)),
         bound,
         mask,
         with_nulls=with_nulls,
