@@ -164,6 +164,7 @@ def test_nearest_neighbours_follow_the_changes(engine: Any) -> None:
             _table([_row("x", 1)]).append_column("Lang", pa.array(["de"])),
             "columns 'lang' and 'Lang' differ only in case",
         ),
+        ([_row("x", 1)], r"rows must be an Arrow table \(pyarrow.Table or RecordBatch\), not list"),
     ],
     ids=[
         "unknown column",
@@ -173,6 +174,7 @@ def test_nearest_neighbours_follow_the_changes(engine: Any) -> None:
         "vector length",
         "repeated column",
         "columns differing in case",
+        "rows no Arrow table",
     ],
 )
 def test_rows_a_table_cannot_take_are_refused_and_change_nothing(

@@ -155,7 +155,10 @@ def test_deleting_nothing_keeps_the_version(engine) -> None:
         (lambda e: e.delete_rows("docs", "ab"), "keys must be a list of keys, not str"),
         (lambda e: e.delete_rows("docs", None), "not NoneType"),
         (lambda e: e.delete_rows("docs", ["a", None]), "key None .* never NULL"),
-        (lambda e: e.upsert_rows("docs", {"id": ["x"]}), "rows must be an Arrow table, not dict"),
+        (
+            lambda e: e.upsert_rows("docs", {"id": ["x"]}),
+            r"rows must be an Arrow table \(pyarrow.Table or RecordBatch\), not dict",
+        ),
         (lambda e: e.upsert_rows("docs", pa.table({"id": [1], "body": ["x"]})), "not converted"),
         (lambda e: e.upsert_rows("docs", pa.table({"id": ["x"], "body": [5]})), "not converted"),
         (

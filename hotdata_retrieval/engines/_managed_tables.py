@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from hotdata_retrieval.compile.compiler import table_reference
 from hotdata_retrieval.compile.statements import select_keyed_rows, select_page
-from hotdata_retrieval.engines.checks import column_names
+from hotdata_retrieval.engines.checks import column_names, rows_table
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
@@ -242,6 +242,7 @@ class ManagedTableRows:
             HotdataApiError: the API refused a request (a missing column, a value the
                 column cannot hold: nothing was loaded).
         """
+        rows = rows_table(rows)
         table = self._managed(name)
         key = self._key(table, key_column)
         if table not in self._known and table.name not in self.tables:
@@ -281,7 +282,7 @@ class ManagedTableRows:
         if create.key_column is None:
             raise EngineError("a managed table written by key needs a key_column")
         key = normalize_identifier(create.key_column, label="key column")
-        data = create.data
+        data = rows_table(create.data)
         columns = column_names(data.schema)
         data = data.rename_columns(columns)
         for column in vector_columns_of(data):  # float32 lists, as a vector index reads them

@@ -144,6 +144,27 @@ def check_reserved_columns(columns: Iterable[str]) -> None:
             )
 
 
+def rows_table(data: Any) -> Any:
+    """``data``, the rows a load or an upsert writes, as an Arrow table: a
+    ``pyarrow.Table`` as it is, a ``pyarrow.RecordBatch`` as a table of that one batch.
+    Every engine's load and upsert read their rows through this one check, so none fails on
+    other rows with Python's own ``AttributeError``.
+
+    Raises:
+        EngineError: ``data`` is neither (a list, a dict, a pandas DataFrame, a
+            ``RecordBatchReader``), naming its type.
+    """
+    import pyarrow as pa
+
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    raise EngineError(
+        f"rows must be an Arrow table (pyarrow.Table or RecordBatch), not {type(data).__name__}"
+    )
+
+
 def column_names(schema: Any) -> list[str]:
     """The names of ``schema``'s columns as every engine stores them (lower-cased by
     :func:`~hotdata_retrieval.plan.names.normalize_identifier`), refusing two columns that

@@ -83,6 +83,7 @@ from hotdata_retrieval.engines.checks import (
     check_reserved_columns,
     checked_keys,
     column_names,
+    rows_table,
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -375,6 +376,7 @@ class LancedbEngine(RoutesByIndexes):
 
         from hotdata_retrieval.engines.store import vector_dimensions
 
+        data = rows_table(data)
         table = self.table_name(name)
         if (table.catalog, table.schema) != (self.default_catalog, self.default_schema):
             raise EngineError(f"table '{table}': LanceDB tables have one-part names")
@@ -569,6 +571,7 @@ class LancedbEngine(RoutesByIndexes):
         """
         import pyarrow as pa
 
+        rows = rows_table(rows)
         check_no_nul(rows)
         if self.table_name(name).name not in self._table_names():
             if create is None:

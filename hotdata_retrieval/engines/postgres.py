@@ -99,7 +99,7 @@ from hotdata_retrieval.engines._agent_sql import (
     first_line,
     rows_batch,
 )
-from hotdata_retrieval.engines.checks import merged_kinds
+from hotdata_retrieval.engines.checks import merged_kinds, rows_table
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
@@ -931,6 +931,7 @@ class PostgresEngine(SqlStoreEngine):
         if vector_index not in (None, "hnsw"):
             raise EngineError(f"vector_index must be 'hnsw' or None, got {vector_index!r}")
         self._hnsw_settings = _pgvector_settings(hnsw_settings, vector_index)
+        data = rows_table(data)
         if vector_index is not None:
             require_vectors_to_index(name, vector_columns_of(data))
         self._vector_index = vector_index

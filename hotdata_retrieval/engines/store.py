@@ -53,6 +53,7 @@ from hotdata_retrieval.engines.checks import (
     column_names,
     declared_value_kind,
     merged_kinds,
+    rows_table,
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
@@ -765,6 +766,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         """
         import pyarrow as pa
 
+        data = rows_table(data)
         table = self.table_name(name)
         self.check_own_name(table)
         columns = column_names(data.schema)
@@ -962,6 +964,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 nothing was written); a ``create`` this store cannot make (an embedded
                 column, a vector index it has not).
         """
+        rows = rows_table(rows)
         check_no_nul(rows)
         self.check_integer_range(rows)
         table = self.table_name(name)

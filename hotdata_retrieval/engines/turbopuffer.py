@@ -72,6 +72,7 @@ from hotdata_retrieval.engines.checks import (
     check_reserved_columns,
     checked_keys,
     column_names,
+    rows_table,
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -532,6 +533,7 @@ class TurbopufferEngine(RoutesByIndexes):
 
         from hotdata_retrieval.engines.store import vector_dimensions
 
+        data = rows_table(data)
         namespace = self.namespace(name)
         columns = column_names(data.schema)
         data = data.rename_columns(columns)
@@ -752,6 +754,7 @@ class TurbopufferEngine(RoutesByIndexes):
                 no ``id``, a NULL or repeated key, a vector of another length than the
                 attribute's, turbopuffer's own refusal.
         """
+        rows = rows_table(rows)
         check_no_nul(rows)
         namespace = self.namespace(name)
         schema = self._found_schema(name)

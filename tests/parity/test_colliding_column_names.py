@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval.engines.checks import column_names
+from hotdata_retrieval.engines.checks import column_names, rows_table
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.routing import SearchRequest
 from tests.parity.engines import STORE_ENGINES, bodies_table, loaded_engine
@@ -75,3 +75,32 @@ def test_colliding_columns_are_refused_at_upsert_alike(
 def test_distinct_names_are_lower_cased_in_order() -> None:
     schema = pa.schema([("ID", pa.int64()), ("Body Text", pa.string()), ("x", pa.float64())])
     assert column_names(schema) == ["id", "body text", "x"]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [[{"id": 1, "body": "disk"}], {"id": [1], "body": ["disk"]}],
+    ids=["list", "dict"],
+)
+def test_rows_that_are_no_arrow_table_are_refused_alike(engine: Any, rows: Any) -> None:
+    message = (
+        rf"rows must be an Arrow table \(pyarrow.Table or RecordBatch\), not {type(rows).__name__}"
+    )
+    with pytest.raises(EngineError, match=message):
+        engine.load_table(TABLE, rows, key_column="id", text_columns=["body"])
+    with pytest.raises(EngineError, match=message):
+        engine.upsert_rows(TABLE, rows)
+    assert _disk_keys(engine) == {0, 2}
+
+
+def test_a_record_batch_is_written_as_its_table() -> None:
+    batch = pa.record_batch([pa.array([5]), pa.array(["disk again"])], names=["id", "body"])
+    assert rows_table(batch).equals(pa.Table.from_batches([batch]))
+
+
+def test_a_record_batch_upserts_as_its_table(engine: Any) -> None:
+    batch = pa.record_batch([pa.array([7]), pa.array(["disk again"])], names=["id", "body"])
+    engine.upsert_rows(TABLE, batch)
+    assert _disk_keys(engine) == {0, 2, 7}
+    engine.delete_rows(TABLE, [7])
+    assert _disk_keys(engine) == {0, 2}

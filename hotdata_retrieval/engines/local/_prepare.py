@@ -13,7 +13,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.engines.checks import check_no_nul, check_reserved_columns, column_names
+from hotdata_retrieval.engines.checks import (
+    check_no_nul,
+    check_reserved_columns,
+    column_names,
+    rows_table,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
@@ -93,9 +98,8 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
             f"table name {load.name!r} may not contain '.', '/' or '\\' or surrounding "
             "spaces: it names a table of the session and a directory of the database"
         )
-    data = _positive_zeros(
-        normalize_text_types(load.data.rename_columns(column_names(load.data.schema)))
-    )
+    given = rows_table(load.data)
+    data = _positive_zeros(normalize_text_types(given.rename_columns(column_names(given.schema))))
     if (
         load.text_columns
         or load.embed_columns

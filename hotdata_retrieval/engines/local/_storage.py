@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.engines.checks import column_names
+from hotdata_retrieval.engines.checks import column_names, rows_table
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables, key_array, positive_zero
@@ -125,8 +125,8 @@ def change_rows(
     """
     if isinstance(delete, (str, bytes)) or not hasattr(delete, "__len__"):
         raise EngineError(f"keys must be a list of keys, not {type(delete).__name__}")
-    if upsert is not None and not isinstance(upsert, (pa.Table, pa.RecordBatch)):
-        raise EngineError(f"rows must be an Arrow table, not {type(upsert).__name__}")
+    if upsert is not None:
+        upsert = rows_table(upsert)
     tables.refresh()
     table = tables.table_name(name)
     with database.writer_lock(tables.root, timeout=lock_timeout):
