@@ -9,6 +9,7 @@ import datetime
 import re
 from typing import Any
 
+import numpy
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -157,3 +158,20 @@ def test_an_empty_object_in_or_is_refused_rather_than_dropped() -> None:
         filter_from_object({"$or": [{}, {"id": 1}]})
     # In $and an empty object holds for every row, so leaving it out keeps the meaning.
     assert filter_from_object({"$and": [{}, {"id": 1}]}) == filter_from_object({"id": 1})
+
+
+def test_numpy_numbers_and_booleans_are_values_as_their_python_ones() -> None:
+    assert filter_from_object(
+        {"n": numpy.int64(3), "m": {"$in": [numpy.uint8(1), numpy.float32(0.5)]}}
+    ) == filter_from_object({"n": 3, "m": {"$in": [1, 0.5]}})
+    assert filter_from_object({"open": numpy.bool_(True)}) == filter_from_object({"open": True})
+    assert filter_from_object({"n": {"$exists": numpy.bool_(False)}}) == filter_from_object(
+        {"n": {"$exists": False}}
+    )
+
+
+def test_a_numpy_unsigned_integer_past_the_signed_range_names_it() -> None:
+    with pytest.raises(
+        PlanError, match=r"must fit in a signed 64-bit integer .* got .*9223372036854775808"
+    ):
+        filter_from_object({"n": numpy.uint64(2**63)})

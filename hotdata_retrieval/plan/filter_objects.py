@@ -31,6 +31,7 @@ predicate tree's (``MAX_FILTER_DEPTH``, ``MAX_FILTER_TERMS``).
 from __future__ import annotations
 
 import datetime
+import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -53,7 +54,7 @@ from hotdata_retrieval.plan.filters import (
     predicate_forms,
     too_deep_message,
 )
-from hotdata_retrieval.plan.values import json_type_phrase
+from hotdata_retrieval.plan.values import is_boolean, json_type_phrase
 
 _COMPARISONS = {"$eq": "=", "$ne": "!=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _LISTS = ("$in", "$nin", "$all", "$any")
@@ -158,8 +159,8 @@ def _fail(message: str, where: str, value: Any) -> PlanError:
 def _scalar(value: Any, where: str) -> Any:
     if value is None:
         raise _fail('null is no value; test for NULL with {"$exists": false}', where, value)
-    if isinstance(value, (str, int, float, datetime.date)):
-        return value
+    if isinstance(value, (str, numbers.Real, datetime.date)) or is_boolean(value):
+        return value  # NumPy's numbers and booleans too: the filter's nodes read them
     raise _fail(
         f"expected text, a number or a boolean, got {json_type_phrase(value)}", where, value
     )
@@ -217,9 +218,9 @@ def _text(value: Any, where: str) -> str:
 
 
 def _boolean(value: Any, where: str) -> bool:
-    if not isinstance(value, bool):
+    if not is_boolean(value):
         raise _fail(f"expected true or false, got {json_type_phrase(value)}", where, value)
-    return value
+    return bool(value)
 
 
 def _table_test(form: PredicateForm) -> Callable[[str, Any, str], Predicate]:

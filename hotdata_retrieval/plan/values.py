@@ -182,6 +182,16 @@ def _numpy() -> Any:
     return sys.modules.get("numpy")
 
 
+def is_boolean(value: Any) -> bool:
+    """Whether ``value`` is a boolean: Python's ``bool`` or NumPy's ``bool_`` (which is
+    neither a ``bool`` nor a number).
+
+    >>> is_boolean(True), is_boolean(1)
+    (True, False)
+    """
+    return isinstance(value, (bool, getattr(_numpy(), "bool_", bool)))
+
+
 def check_finite_number(value: Any, *, label: str) -> float | int:
     """Return ``value`` as a plain, finite ``int`` or ``float``.
 
@@ -216,7 +226,7 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
     """
     if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:  # the common case, at once
         return value
-    if isinstance(value, (bool, getattr(_numpy(), "bool_", bool))):
+    if is_boolean(value):
         return bool(value)
     if isinstance(value, numbers.Integral):
         number = int(value)  # plain int: a subclass's own repr never reaches the SQL
