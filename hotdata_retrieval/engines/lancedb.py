@@ -96,6 +96,7 @@ from hotdata_retrieval.engines.results import (
     search_result,
 )
 from hotdata_retrieval.engines.store import (
+    check_vector_length,
     has_repeated_value,
     vector_columns_of,
     with_terms_column,
@@ -620,13 +621,7 @@ class LancedbEngine(RoutesByIndexes):
                 values = rows.column(field.name)
                 size = getattr(field.type, "list_size", None)
                 if size is not None:
-                    lengths = {len(v) for v in values.to_pylist() if v is not None}
-                    if lengths - {size}:
-                        raise EngineError(
-                            f"vector column '{field.name}' of table '{indexes.table}' holds "
-                            f"vectors of {size} dimensions; the rows hold "
-                            f"{', '.join(map(str, sorted(lengths - {size})))}"
-                        )
+                    check_vector_length(rows, field.name, size, indexes.table)
                 try:
                     arrays.append(pa.array(values.to_pylist(), field.type))
                 except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:

@@ -319,6 +319,26 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
     return int(kind.list_size) if hasattr(kind, "list_size") else 0
 
 
+def check_vector_length(rows: pa.Table, column: str, dimensions: int, table: Any) -> None:
+    """Refuse rows written into ``table`` whose vector column ``column`` holds a vector of
+    another length than the table's ``dimensions``, naming the first such row of ``rows``
+    (NULLs pass), by Arrow compute functions.
+
+    Raises:
+        EngineError: naming the column, the table's length, the row and its length.
+    """
+    import pyarrow.compute as pc
+
+    sizes = pc.list_value_length(rows.column(column))
+    other = pc.fill_null(pc.not_equal(sizes, dimensions), False)
+    if pc.any(other).as_py():
+        row = pc.index(other, True).as_py()
+        raise EngineError(
+            f"vector column '{column}' of table '{table}' holds vectors of {dimensions} "
+            f"dimensions; row {row} of the rows has {sizes[row].as_py()}"
+        )
+
+
 def _vectors_sound(vectors: Any, sizes: Any) -> bool:
     """Whether every non-NULL vector of ``vectors`` (a list array; ``sizes`` its lengths) is
     non-empty with every component a finite number; ``False`` too when Arrow cannot tell
@@ -1035,12 +1055,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         for vector in described.vectors:
             if vector.name in columns and vector.dimensions:
-                size = vector_dimensions(rows, vector.name)
-                if size and size != vector.dimensions:
-                    raise EngineError(
-                        f"vector column '{vector.name}' of table '{described.name}' holds "
-                        f"vectors of {vector.dimensions} dimensions; the rows hold {size}"
-                    )
+                check_vector_length(rows, vector.name, vector.dimensions, described.name)
+                vector_dimensions(rows, vector.name)  # no empty vector, no NaN
         return rows
 
     def delete_rows(self, name: str, keys: Sequence[Any]) -> int:

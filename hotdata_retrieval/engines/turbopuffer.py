@@ -85,7 +85,12 @@ from hotdata_retrieval.engines.results import (
     result_from_candidates,
     search_result,
 )
-from hotdata_retrieval.engines.store import has_repeated_value, typed_nulls, vector_columns_of
+from hotdata_retrieval.engines.store import (
+    check_vector_length,
+    has_repeated_value,
+    typed_nulls,
+    vector_columns_of,
+)
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import fill_bounds, rank_branch, reference_fusion
@@ -795,13 +800,7 @@ class TurbopufferEngine(RoutesByIndexes):
             declared = schema.types[column]
             size = int(declared[1 : declared.index("]")])
             if column in columns:
-                lengths = {len(v) for v in rows.column(column).to_pylist() if v is not None}
-                if lengths - {size}:
-                    raise EngineError(
-                        f"vector column '{column}' of table '{self.table_name(name)}' holds "
-                        f"vectors of {size} dimensions; the rows hold "
-                        f"{', '.join(map(str, sorted(lengths - {size})))}"
-                    )
+                check_vector_length(rows, column, size, self.table_name(name))
         temporal = [n for n in columns if schema.types[n] == "datetime"]
         for start in range(0, rows.num_rows, WRITE_BATCH_ROWS):
             batch = rows.slice(start, WRITE_BATCH_ROWS)
