@@ -667,7 +667,15 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         )
         statement = to_sql(executed, self.profile)
         names, rows = self._query(statement)
-        result = search_result(plan, executed, [dict(zip(names, row)) for row in rows], statement)
+        vectors = {vector.name for one in described.values() for vector in one.vectors}
+        returned = [
+            {
+                name: returned_vector(value) if name in vectors else value
+                for name, value in zip(names, row)
+            }
+            for row in rows
+        ]  # a projected vector column as a list of floats, as every engine returns it
+        result = search_result(plan, executed, returned, statement)
         return self._finish(plan, result)
 
     def text_temporal_columns(self, described: StoreTable) -> tuple[frozenset[str], frozenset[str]]:
