@@ -546,3 +546,58 @@ def test_the_native_path_renders_its_statement_only_when_it_is_read(
     assert rendered == []
     assert result.sql == to_sql(executed_plan(plan), wide.profile)
     assert result.sql == result.sql and len(rendered) == 1
+
+
+@pytest.fixture(scope="module")
+def dense_engine() -> Iterator[LocalEngine]:
+    """A table whose rows all have a non-zero vector, large enough that an unfiltered cosine
+    scan is screened by the column's reciprocal norms and a sampled threshold
+    (``nearest._screen_cosine``), the integral vectors tying rows at every cut."""
+    rows = 9_000
+    rng = random.Random(21)
+    keys = list(range(rows))
+    rng.shuffle(keys)
+    table = pa.table(
+        {
+            "id": keys,
+            "body": [" ".join(rng.choices(WORDS, k=rng.randint(1, 5))) for _ in range(rows)],
+            "category": [rng.choice(["a", "b"]) for _ in range(rows)],
+            "embedding": pa.array(
+                [[float(rng.randint(-3, 3)), float(rng.randint(1, 3))] for _ in range(rows)],
+                pa.list_(pa.float32()),
+            ),
+        }
+    )
+    with LocalEngine() as local:
+        local.load_table("dense", table, text_columns=["body"])
+        yield local
+
+
+@pytest.mark.parametrize("query_vector", [[1.0, 1.0], [-2.0, 1.0], [0.5, 3.0]])
+@pytest.mark.parametrize(
+    ("fused", "limit", "offset"), [(True, 10, 0), (True, 7, 14), (False, 10, 0), (False, 30, 45)]
+)
+def test_the_column_screen_answers_as_the_statement(
+    dense_engine: LocalEngine, query_vector: list[float], fused: bool, limit: int, offset: int
+) -> None:
+    nearest = NearestNeighborSearch(table="dense", column="embedding", query_vector=query_vector)
+    source: Any = nearest
+    if fused:
+        text = Bm25Search(table="dense", column="body", query_text="fox dog")
+        source = ReciprocalRankFusion(branches=[text, nearest], depth=60)
+    plan = SearchPlan(source=source, limit=limit, offset=offset, include_branch_scores=fused)
+    with pytest.MonkeyPatch.context() as patch:
+        spy = _Spy(dense_engine, patch)
+        result = dense_engine.search(plan)
+    assert spy.statements == []
+    index = dense_engine._loaded("dense").vector_index("embedding")
+    assert isinstance(index._cosine_reciprocals, np.ndarray)  # the column screen ran
+    assert result.hits == statement_result(dense_engine, plan).hits
+    if not fused:
+        # The statement's nearest branch runs the same scan (the fast-path rewrite): the
+        # page's distances are checked against a float64 scan of every row too.
+        matrix = np.asarray(index.matrix, dtype=np.float64)
+        query = np.float32(query_vector).astype(np.float64)
+        cosines = matrix @ query / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(query))
+        expected = np.sort((1 - cosines).astype(np.float32))[offset : offset + limit]
+        assert [hit.ranking_value for hit in result.hits] == expected.tolist()
