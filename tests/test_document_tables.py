@@ -195,6 +195,16 @@ def test_a_missing_table_is_made_only_with_create(engine: Any) -> None:
     assert name not in engine.tables
 
 
+@pytest.mark.parametrize("create", [True, "docs", {"key_column": "id"}], ids=type)
+def test_a_create_that_is_no_table_load_is_refused_naming_its_type(
+    engine: Any, create: Any
+) -> None:
+    name = fresh_table("bad_create")
+    with pytest.raises(HotdataRetrievalError, match=f"not {type(create).__name__}$"):
+        engine.upsert_rows(name, _table([_row("a", 1)]), create=create)
+    assert name not in engine.tables
+
+
 def test_duckdb_text_search_holds_after_changes_checkpoints_and_a_reopen(tmp_path: Any) -> None:
     # DuckDB's fts index is keyed by rowid, and DuckDB renumbers the rows of a row group
     # with deleted rows when a checkpoint follows an insert (closing the database is one):

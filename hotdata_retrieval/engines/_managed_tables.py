@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from hotdata_retrieval.compile.compiler import table_reference
 from hotdata_retrieval.compile.statements import select_keyed_rows, select_page
-from hotdata_retrieval.engines.checks import column_names, rows_table
+from hotdata_retrieval.engines.checks import column_names, rows_table, table_load
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
@@ -243,6 +243,7 @@ class ManagedTableRows:
                 column cannot hold: nothing was loaded).
         """
         rows = rows_table(rows)
+        create = table_load(create)
         table = self._managed(name)
         key = self._key(table, key_column)
         if table not in self._known and table.name not in self.tables:

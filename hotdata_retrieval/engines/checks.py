@@ -165,6 +165,27 @@ def rows_table(data: Any) -> Any:
     )
 
 
+def table_load(create: Any) -> Any:
+    """``create``, an upsert's table to make when it is missing: ``None`` or a
+    :class:`~hotdata_retrieval.engines.local.TableLoad`. Every engine's ``upsert_rows`` reads
+    it through this one check, so none fails on another value with Python's own
+    ``AttributeError``.
+
+    Raises:
+        EngineError: any other value, naming its type.
+    """
+    if create is None:
+        return None
+    from hotdata_retrieval.engines.local._prepare import TableLoad
+
+    if isinstance(create, TableLoad):
+        return create
+    raise EngineError(
+        "create must be a TableLoad (the rows, key and indexes of the table to make), not "
+        f"{type(create).__name__}"
+    )
+
+
 def column_names(schema: Any) -> list[str]:
     """The names of ``schema``'s columns as every engine stores them (lower-cased by
     :func:`~hotdata_retrieval.plan.names.normalize_identifier`), refusing two columns that

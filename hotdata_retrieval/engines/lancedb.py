@@ -84,6 +84,7 @@ from hotdata_retrieval.engines.checks import (
     checked_keys,
     column_names,
     rows_table,
+    table_load,
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -573,6 +574,7 @@ class LancedbEngine(RoutesByIndexes):
         import pyarrow as pa
 
         rows = rows_table(rows)
+        create = table_load(create)
         check_no_nul(rows)
         if self.table_name(name).name not in self._table_names():
             if create is None:

@@ -54,6 +54,7 @@ from hotdata_retrieval.engines.checks import (
     declared_value_kind,
     merged_kinds,
     rows_table,
+    table_load,
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.limits import SqlLimits
@@ -993,6 +994,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 column, a vector index it has not).
         """
         rows = rows_table(rows)
+        create = table_load(create)
         check_no_nul(rows)
         self.check_integer_range(rows)
         table = self.table_name(name)

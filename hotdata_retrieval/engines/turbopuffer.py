@@ -73,6 +73,7 @@ from hotdata_retrieval.engines.checks import (
     checked_keys,
     column_names,
     rows_table,
+    table_load,
     with_typed_values,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -760,6 +761,7 @@ class TurbopufferEngine(RoutesByIndexes):
                 attribute's, turbopuffer's own refusal.
         """
         rows = rows_table(rows)
+        create = table_load(create)
         check_no_nul(rows)
         namespace = self.namespace(name)
         schema = self._found_schema(name)

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.engines.checks import column_names, rows_table
+from hotdata_retrieval.engines.checks import column_names, rows_table, table_load
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables, key_array, positive_zero
@@ -127,6 +127,7 @@ def change_rows(
         raise EngineError(f"keys must be a list of keys, not {type(delete).__name__}")
     if upsert is not None:
         upsert = rows_table(upsert)
+        create = table_load(create)
     tables.refresh()
     table = tables.table_name(name)
     with database.writer_lock(tables.root, timeout=lock_timeout):
