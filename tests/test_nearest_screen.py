@@ -98,3 +98,45 @@ def test_a_column_with_a_zero_vector_is_screened_as_before() -> None:
     rowids, _ = index.nearest("cosine_distance", query, 50)
     assert index._cosine_reciprocals is False
     assert rowids.tolist() == order[:50].tolist()
+
+
+def _extreme_columns() -> list[tuple[str, np.ndarray]]:
+    rng = np.random.default_rng(8)
+    size = 9_000
+    mixed = rng.standard_normal((size, 4)) * 10.0 ** rng.integers(-15, 15, (size, 1))
+    direction = rng.standard_normal(4)
+    parallel = direction + rng.standard_normal((size, 4)) * 1e-7  # within float32's rounding
+    repeated = rng.standard_normal((40, 4))[rng.integers(0, 40, size)]
+    return [
+        ("norms near 1e-18", rng.standard_normal((size, 4)) * 1e-18),
+        ("norms near 1e18", rng.standard_normal((size, 4)) * 1e18),
+        ("norms from 1e-15 to 1e15", mixed),
+        ("nearly parallel rows", parallel),
+        ("repeated rows at two scales", np.concatenate([repeated, repeated[:100] * 1e6])),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "rows"), _extreme_columns(), ids=[name for name, _ in _extreme_columns()]
+)
+@pytest.mark.parametrize("query_scale", [1e-18, 1.0, 1e18])
+@pytest.mark.parametrize("k", [1, 37, 9_000, 9_105])
+def test_the_column_screen_holds_at_float32s_extremes(
+    name: str, rows: np.ndarray, query_scale: float, k: int
+) -> None:
+    """Rows and queries of norms near either end of what the screen ranks, rows tied or
+    within float32 rounding of each other, k up to and past the rows: the screen's rows and
+    their distances, to the bit, are those of the distance kernel over every row, ordered by
+    (Float32 distance, rowid)."""
+    matrix = rows.astype(np.float32)
+    query = np.random.default_rng(k).standard_normal(4) * query_scale
+    index = VectorColumnIndex(pa.array(list(matrix), type=pa.list_(pa.float32())))
+    stored = matrix.astype(np.float64)
+    queries = np.tile(query.astype(np.float32).astype(np.float64), (stored.shape[0], 1))
+    distances = nearest.DISTANCE_KERNELS["cosine_distance"](stored, queries)
+    order = np.lexsort((np.arange(stored.shape[0]), distances.astype(np.float32)))[:k]
+    for _ in range(2):  # the reciprocal norms computed, then read again
+        rowids, found = index.nearest("cosine_distance", query, k)
+        assert isinstance(index._cosine_reciprocals, np.ndarray)  # the column screen ran
+        assert rowids.tolist() == order.tolist()
+        assert found.tolist() == distances[order].tolist()
