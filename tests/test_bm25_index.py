@@ -53,15 +53,10 @@ def test_a_masked_search_is_the_top_k_of_every_kept_match(
     mask = np.zeros(ROWS, dtype=bool)
     mask[sorted(kept)] = True
     tie_order = np.random.default_rng(k).permutation(ROWS) if ties else None
-    rowids, scores = _every_match(index, text)
-    keep = mask[rowids]
-    rowids, scores = rowids[keep], scores[keep]
-    position = rowids if tie_order is None else tie_order[rowids]
-    chosen = sorted(zip(-scores.astype(np.float64), position, rowids))[:k]
-    expected = sorted(int(rowid) for _, _, rowid in chosen)
+    expected, expected_scores = _top_kept(index, text, k, mask, tie_order)
     found, found_scores = index.search(text, k, tie_order=tie_order, mask=mask)
     assert found.tolist() == expected
-    assert found_scores.tolist() == [float(scores[rowids == row][0]) for row in expected]
+    assert found_scores.tolist() == expected_scores
 
 
 def test_writer_threads_change_no_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
