@@ -788,7 +788,8 @@ def search_result(
         else:
             hits = hits_from_rows(executed, plan.projection, rows)
         keys = [hit.key for hit in hits]
-        after = next_after(plan, hits)
+        # computed when read: its ranking fingerprint encodes the plan (a query vector too)
+        after = functools.partial(next_after, plan, hits)
     seen: set[Any] = set()
     for key in keys if plan.key_column is not None else ():
         if key in seen:
