@@ -305,9 +305,8 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
             row = pc.index(pc.is_valid(sizes), True).as_py()
             first = (start + row, sizes[row].as_py())
         if first is not None:
-            other = pc.fill_null(pc.not_equal(sizes, first[1]), False)
-            if pc.any(other).as_py():
-                row = pc.index(other, True).as_py()
+            row = _first_other_length(sizes, first[1])
+            if row is not None:
                 raise EngineError(
                     f"vector column '{column}': row {start + row} has {sizes[row].as_py()} "
                     f"dimensions, row {first[0]} has {first[1]}; a column's vectors share one "
@@ -331,13 +330,21 @@ def check_vector_length(rows: pa.Table, column: str, dimensions: int, table: Any
     import pyarrow.compute as pc
 
     sizes = pc.list_value_length(rows.column(column))
-    other = pc.fill_null(pc.not_equal(sizes, dimensions), False)
-    if pc.any(other).as_py():
-        row = pc.index(other, True).as_py()
+    row = _first_other_length(sizes, dimensions)
+    if row is not None:
         raise EngineError(
             f"vector column '{column}' of table '{table}' holds vectors of {dimensions} "
             f"dimensions; row {row} of the rows has {sizes[row].as_py()}"
         )
+
+
+def _first_other_length(sizes: Any, length: int) -> int | None:
+    """The position of the first of ``sizes`` (vector lengths, NULL for a NULL row) that is
+    not ``length``, or ``None``."""
+    import pyarrow.compute as pc
+
+    other = pc.fill_null(pc.not_equal(sizes, length), False)
+    return pc.index(other, True).as_py() if pc.any(other).as_py() else None
 
 
 def _vectors_sound(vectors: Any, sizes: Any) -> bool:
@@ -669,13 +676,10 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         statement = to_sql(executed, self.profile)
         names, rows = self._query(statement)
         vectors = {vector.name for one in described.values() for vector in one.vectors}
-        returned = [
-            {
-                name: returned_vector(value) if name in vectors else value
-                for name, value in zip(names, row)
-            }
-            for row in rows
-        ]  # a projected vector column as a list of floats, as every engine returns it
+        returned = [dict(zip(names, row)) for row in rows]
+        for name in vectors.intersection(names):  # as a list of floats, as every engine's
+            for row in returned:
+                row[name] = returned_vector(row[name])
         result = search_result(plan, executed, returned, statement)
         return self._finish(plan, result)
 

@@ -173,15 +173,6 @@ attribute type reads as, for an attribute no value types (no documents, or only 
 :func:`~hotdata_retrieval.engines.store.typed_nulls`)."""
 
 
-def _unsigned_type(declared: str) -> pa.DataType | None:
-    """The Arrow type a ``uint`` attribute reads as (``uint64``), ``None`` for any other:
-    Arrow types Python integers as ``int64`` and cannot hold one past 2**63 - 1, which a
-    ``uint`` attribute holds."""
-    import pyarrow as pa
-
-    return pa.type_for_alias(_READ_TYPES["uint"]) if declared == "uint" else None
-
-
 def _attribute_type(name: str, kind: pa.DataType) -> str:
     """The turbopuffer type of an Arrow column.
 
@@ -705,15 +696,13 @@ class TurbopufferEngine(RoutesByIndexes):
             values = [row.get(name) for row in rows]
             if name in temporal:
                 values = [_from_iso(value) for value in values]
-            unsigned = _unsigned_type(schema.types.get(name, ""))
+            declared = schema.types.get(name, "")
             if name in vectors:
                 columns_out[name] = pa.array(values, pa.list_(pa.float32()))
-            elif unsigned is not None:
-                columns_out[name] = pa.array(values, unsigned)
+            elif declared == "uint":  # Arrow types Python integers as int64, past 2**63 - 1 too
+                columns_out[name] = pa.array(values, pa.type_for_alias(_READ_TYPES[declared]))
             else:
-                columns_out[name] = typed_nulls(
-                    pa.array(values), _READ_TYPES.get(schema.types.get(name, ""))
-                )
+                columns_out[name] = typed_nulls(pa.array(values), _READ_TYPES.get(declared))
         return pa.table(columns_out)
 
     def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> Any:

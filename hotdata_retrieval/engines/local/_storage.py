@@ -137,7 +137,7 @@ def change_rows(
         if here and entry is None and create is not None and upsert is not None:
             load = TableLoad(
                 name=table.name,
-                data=upsert if isinstance(upsert, pa.Table) else pa.Table.from_batches([upsert]),
+                data=upsert,
                 key_column=create.key_column,
                 text_columns=create.text_columns,
                 embed_columns=create.embed_columns,
@@ -196,8 +196,6 @@ def _rows_for(
         EngineError: a column the table lacks or derives (an embedding), a value the column's
             type cannot hold, a missing, NULL or repeated key.
     """
-    if isinstance(rows, pa.RecordBatch):
-        rows = pa.Table.from_batches([rows])
     names = column_names(rows.schema)
     rows = rows.rename_columns(names)
     for column in names:
