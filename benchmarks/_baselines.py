@@ -58,34 +58,65 @@ def bm25s_rankings(
     ]
 
 
-def raw_tantivy_index(directory: Path, texts: Sequence[str | None]) -> Any:
+def raw_tantivy_index(
+    directory: Path,
+    texts: Sequence[str | None],
+    *,
+    analyzer: Callable[[], Any] | None = None,
+    normalize: Callable[[str], str] | None = None,
+    threads: int | None = None,
+) -> Any:
     """The texts indexed by tantivy directly, as a ``tantivy.Index`` at ``directory`` (created):
-    ``rowid`` (stored, fast) and ``text``, the library's analyzer, tantivy's default writer
-    threads; a ``None`` text is no document. The same schema and analysis as the local
-    engine's BM25 index, written without the library."""
+    ``rowid`` (stored, fast) and ``text``; a ``None`` text is no document.
+
+    By default the same schema and analysis as the local engine's BM25 index, written without
+    the library, with tantivy's default writer threads. ``analyzer`` (a factory of
+    ``tantivy.TextAnalyzer``) and ``normalize`` (text → text, applied before analysis) replace
+    the library's analysis, to compare analysis policies on one index layout; ``threads`` sets
+    the writer's threads (1 makes the segments, and so tantivy's order of tied hits, repeatable).
+    """
     import tantivy
 
     from hotdata_retrieval.analysis import normalize_text, text_analyzer
     from hotdata_retrieval.engines.local.bm25 import ANALYZER_NAME
 
+    normalize = normalize or normalize_text
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=False)
     builder.add_text_field("text", stored=False, tokenizer_name=ANALYZER_NAME)
     directory.mkdir(parents=True)
     index = tantivy.Index(builder.build(), path=str(directory))
-    index.register_tokenizer(ANALYZER_NAME, text_analyzer())
-    writer = index.writer(heap_size=128 * 1024 * 1024)
+    index.register_tokenizer(ANALYZER_NAME, (analyzer or text_analyzer)())
+    options = {} if threads is None else {"num_threads": threads}
+    writer = index.writer(heap_size=128 * 1024 * 1024, **options)
     for rowid, text in enumerate(texts):
         if text is None:
             continue
         document = tantivy.Document()
         document.add_unsigned("rowid", rowid)
-        document.add_text("text", normalize_text(text))
+        document.add_text("text", normalize(text))
         writer.add_document(document)
     writer.commit()
     writer.wait_merging_threads()
     index.reload()
     return index
+
+
+def raw_tantivy_rowids(searcher: Any, schema: Any, terms: Sequence[str], k: int) -> list[int]:
+    """The rowids of tantivy's top ``k`` for a disjunction of ``terms`` (analysed already) on
+    an index of :func:`raw_tantivy_index`, best first, read from the ``rowid`` fast field in
+    one batch; no count. No terms, no hits. Rows tied at the k-th place are cut in tantivy's
+    own order."""
+    import tantivy
+
+    if not terms:
+        return []
+    disjunction = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term)) for term in terms]
+    )
+    hits = searcher.search(disjunction, limit=k, count=False).hits
+    rowids: list[int] = searcher.fast_field_values("rowid", [address for _, address in hits])
+    return rowids
 
 
 def raw_tantivy_search(index: Any, keys: Any) -> Callable[[str, int], list[Any]]:
@@ -97,7 +128,6 @@ def raw_tantivy_search(index: Any, keys: Any) -> Callable[[str, int], list[Any]]
     from the ``rowid`` fast field in one batch and the keys looked up in ``keys`` (a NumPy
     array, rowid → key). Rows tied at the k-th place are cut in tantivy's own order."""
     import numpy as np
-    import tantivy
 
     from hotdata_retrieval.analysis import normalize_text, text_analyzer
 
@@ -106,15 +136,7 @@ def raw_tantivy_search(index: Any, keys: Any) -> Callable[[str, int], list[Any]]
     analyzer = text_analyzer()
 
     def search(query: str, k: int) -> list[Any]:
-        terms = analyzer.analyze(normalize_text(query))
-        disjunction = tantivy.Query.boolean_query(
-            [
-                (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term))
-                for term in terms
-            ]
-        )
-        hits = searcher.search(disjunction, limit=k, count=False).hits
-        rowids = searcher.fast_field_values("rowid", [address for _, address in hits])
+        rowids = raw_tantivy_rowids(searcher, schema, analyzer.analyze(normalize_text(query)), k)
         result: list[Any] = keys[np.array(rowids, dtype=np.int64)].tolist()
         return result
 

@@ -55,10 +55,10 @@ sys.path.insert(0, str(ROOT))  # measure the checked-out tree
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "benchmarks" / "quality"))
 
+import _baselines  # noqa: E402  the raw tantivy index
 import _report  # noqa: E402
 import bench_text_analysis as base  # noqa: E402
 import numpy as np  # noqa: E402
-import tantivy  # noqa: E402
 
 from hotdata_retrieval import tuning  # noqa: E402
 from hotdata_retrieval.analysis import normalize_text, text_analyzer, text_words  # noqa: E402
@@ -92,42 +92,17 @@ def _runs(
     """Each policy's top :data:`LIMIT` per query over one index of the library's analysis,
     and each policy's latency per query (ms, the median of :data:`ROUNDS` rounds, the
     policies in a rotating order)."""
-    builder = tantivy.SchemaBuilder()
-    builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=False)
-    builder.add_text_field("text", stored=False, tokenizer_name="policy")
-    schema = builder.build()
     runs: dict[str, dict[str, dict[str, float]]] = {policy: {} for policy in POLICIES}
     latencies: dict[str, dict[str, float]] = {policy: {} for policy in POLICIES}
     with tempfile.TemporaryDirectory() as directory:
-        index = tantivy.Index(schema, path=directory)
-        index.register_tokenizer("policy", text_analyzer())
-        writer = index.writer(heap_size=128 * 1024 * 1024, num_threads=1)
-        for rowid, body in enumerate(bodies):
-            document = tantivy.Document()
-            document.add_unsigned("rowid", rowid)
-            document.add_text("text", normalize_text(body))
-            writer.add_document(document)
-        writer.commit()
-        writer.wait_merging_threads()
-        index.reload()
+        index = _baselines.raw_tantivy_index(Path(directory) / "index", bodies, threads=1)
         searcher = index.searcher()
         analyzer = text_analyzer()
 
         def search(text: str, keep: QueryFilter) -> dict[str, float]:
             terms = keep(text, list(analyzer.analyze(normalize_text(text))))
-            if not terms:
-                return {}
-            query = tantivy.Query.boolean_query(
-                [
-                    (tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term))
-                    for term in terms
-                ]
-            )
-            hits = searcher.search(query, limit=LIMIT).hits
-            rowids = searcher.fast_field_values("rowid", [address for _, address in hits])
-            return {
-                ids[int(rowid)]: float(LIMIT - position) for position, rowid in enumerate(rowids)
-            }
+            rowids = _baselines.raw_tantivy_rowids(searcher, index.schema, terms, LIMIT)
+            return {ids[rowid]: float(LIMIT - position) for position, rowid in enumerate(rowids)}
 
         names = list(POLICIES)
         first = next(iter(queries.values()), "")

@@ -116,37 +116,18 @@ def _tantivy_run(
     policy: str, ids: list[str], bodies: list[str], queries: dict[str, str]
 ) -> dict[str, dict[str, float]]:
     make, normalize = POLICIES[policy]
-    builder = tantivy.SchemaBuilder()
-    builder.add_unsigned_field("rowid", stored=True, fast=True, indexed=False)
-    builder.add_text_field("text", stored=False, tokenizer_name="policy")
-    schema = builder.build()
     with tempfile.TemporaryDirectory() as directory:
-        index = tantivy.Index(schema, path=directory)
-        index.register_tokenizer("policy", make())
-        writer = index.writer(heap_size=128 * 1024 * 1024, num_threads=1)
-        for rowid, body in enumerate(bodies):
-            document = tantivy.Document()
-            document.add_unsigned("rowid", rowid)
-            document.add_text("text", normalize(body))
-            writer.add_document(document)
-        writer.commit()
-        writer.wait_merging_threads()
-        index.reload()
+        index = _baselines.raw_tantivy_index(
+            Path(directory) / "index", bodies, analyzer=make, normalize=normalize, threads=1
+        )
         searcher = index.searcher()
         analyzer = make()
         run: dict[str, dict[str, float]] = {}
         for query_id, text in queries.items():
             terms = analyzer.analyze(normalize(text))
-            if not terms:
-                run[query_id] = {}
-                continue
-            query = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", t)) for t in terms]
-            )
-            hits = searcher.search(query, limit=LIMIT).hits
-            rowids = searcher.fast_field_values("rowid", [address for _, address in hits])
+            rowids = _baselines.raw_tantivy_rowids(searcher, index.schema, terms, LIMIT)
             run[query_id] = {
-                ids[int(rowid)]: float(LIMIT - position) for position, rowid in enumerate(rowids)
+                ids[rowid]: float(LIMIT - position) for position, rowid in enumerate(rowids)
             }
     return run
 
