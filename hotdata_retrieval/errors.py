@@ -7,7 +7,7 @@ attribute as well as in its message, and its message says what would have been v
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Mapping, Sequence
 from typing import Any
 
 
@@ -49,6 +49,24 @@ class PlanError(HotdataRetrievalError, ValueError):
         self.mentions = mentions
         self.reason = message
         self.advice = advice
+
+    def worded_for(self, parameters: Container[str], advice: Mapping[str, str]) -> str:
+        """The message as a door whose own parameters are ``parameters`` gives it: unchanged
+        when its :attr:`advice` names none the door lacks (:attr:`mentions`), else
+        :attr:`reason` followed by the door's own advice for the first parameter it lacks
+        (``advice[name]``), or by none when ``advice`` has no entry for it.
+
+        >>> error = PlanError("no word", mentions=("allow_empty",), advice="pass allow_empty")
+        >>> error.worded_for(("query",), {"allow_empty": "search with words"})
+        'no word; search with words'
+        >>> error.worded_for(("allow_empty",), {})
+        'no word; pass allow_empty'
+        """
+        lacking = [name for name in self.mentions if name not in parameters]
+        if self.advice is None or not lacking:
+            return str(self)
+        instead = advice.get(lacking[0])
+        return self.reason if instead is None else f"{self.reason}; {instead}"
 
 
 class TableNameError(PlanError):

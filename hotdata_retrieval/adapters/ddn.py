@@ -64,6 +64,7 @@ from hotdata_retrieval.adapters.settings import (
     SearchOption,
     SearchSettings,
     described,
+    door_message,
     option_sentences,
     whole_number,
 )
@@ -338,7 +339,16 @@ class SearchDocuments:
             if self.filters
             else ""
         )
-        options = option_sentences(self.settings, route, leave_out=tuple(_DOOR_NAMES))
+        options = option_sentences(
+            self.settings, route, leave_out=(*_DOOR_NAMES, "after", *_ANSWERED_IN_METADATA)
+        )
+        if "after" in self.options:  # a hit's own field, not an answer's metadata
+            options.append(
+                f"A hit's `{AFTER_FIELD}`, passed back as the `after` argument with the same "
+                "other arguments, gives the hits ranked after it; a grouped, diversified or "
+                "highlighted answer has none: ask for more hits at once with `top_k` (up to "
+                f"{self.max_top_k})."
+            )
         return " ".join(
             [
                 f"{matching} Returns at most `top_k` hits (1 to {self.max_top_k}, default "
@@ -514,7 +524,8 @@ class SearchDocuments:
                     self.route, values, include_branch_scores=True, filters=filters
                 )
         except (ToolError, PlanError) as error:
-            raise ConnectorError(str(error)) from None
+            message = door_message(error, count="top_k", most=self.max_top_k, parameters=known)
+            raise ConnectorError(message) from None
         hits = found.result.hits
         if "after" not in self.options:
             return [self._hit(hit) for hit in hits]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -915,7 +915,7 @@ def _group_by_schema(_settings: SearchSettings) -> dict[str, Any]:
         "minLength": 1,
         "maxLength": 128,
         "description": "A column grouping the rows, such as the document a chunk belongs to: "
-        "k groups come back, each with its best group_size rows.",
+        "one group comes back per row asked for, each with its best group_size rows.",
     }
 
 
@@ -932,7 +932,8 @@ def _group_sentence(settings: SearchSettings, _route: SearchRoute) -> str:
     default = f' (default "{settings.group_by}")' if settings.group_by is not None else ""
     return (
         f"`group_by` names a column{default} whose value groups the rows, such as a chunk's "
-        "document: k groups come back, each with its best `group_size` rows."
+        "document: one group comes back per row asked for, each with its best "
+        "`group_size` rows."
     )
 
 
@@ -978,7 +979,8 @@ def _after_schema(_settings: SearchSettings) -> dict[str, Any]:
 def _after_sentence(_settings: SearchSettings, _route: SearchRoute) -> str:
     return (
         "An answer's `metadata.next_after`, passed back as `after` with the same query, "
-        "gives the rows ranked after it."
+        "gives the rows ranked after it (a grouped, diversified, highlighted or reranked "
+        "answer has none)."
     )
 
 
@@ -1235,3 +1237,25 @@ def option_sentences(
         for option in offered_options(settings, route)
         if option.sentence is not None and option.name not in leave_out
     ]
+
+
+def door_message(error: BaseException, *, count: str, most: int, parameters: Container[str]) -> str:
+    """``error``'s message as a search door gives it: a
+    :class:`~hotdata_retrieval.errors.PlanError` whose advice names a parameter of the
+    library the door does not take (``parameters``: the door's own argument names) says what
+    the door's caller can do instead
+    (:meth:`~hotdata_retrieval.errors.PlanError.worded_for`): a ranking no cursor continues
+    (paged with ``offset`` in the library) is asked for at once, up to ``most`` rows through
+    the door's row count argument ``count``.
+
+    >>> from hotdata_retrieval.plan.search import CURSORLESS_ADVICE
+    >>> refused = PlanError("a cursor cannot continue a grouped ranking",
+    ...     mentions=("offset",), advice=CURSORLESS_ADVICE)
+    >>> door_message(refused, count="top_k", most=50, parameters=("query", "top_k"))
+    'a cursor cannot continue a grouped ranking; ask for more rows at once with top_k (up to 50)'
+    """
+    if not isinstance(error, PlanError):
+        return str(error)
+    return error.worded_for(
+        parameters, {"offset": f"ask for more rows at once with {count} (up to {most})"}
+    )

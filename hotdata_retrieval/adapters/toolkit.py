@@ -49,10 +49,12 @@ from hotdata_retrieval.adapters.settings import DEFAULT_K as DEFAULT_K
 from hotdata_retrieval.adapters.settings import DEFAULT_MAX_ROWS as DEFAULT_MAX_ROWS
 from hotdata_retrieval.adapters.settings import DEFAULT_NAME_PREFIX as DEFAULT_NAME_PREFIX
 from hotdata_retrieval.adapters.settings import (
+    SEARCH_OPTIONS,
     SearchCall,
     SearchOption,
     SearchSettings,
     described,
+    door_message,
     offered_options,
     option_sentences,
     pydantic_fields,
@@ -556,8 +558,6 @@ class SearchToolkit:
         return pydantic_fields(self.settings, route)
 
     def _option_schema(self, name: str) -> dict[str, Any]:
-        from hotdata_retrieval.adapters.settings import SEARCH_OPTIONS
-
         option = next(option for option in SEARCH_OPTIONS if option.name == name)
         return option.schema(self.settings)
 
@@ -874,7 +874,13 @@ class SearchToolkit:
         except ToolError:
             raise
         except HotdataRetrievalError as error:
-            raise ToolError(self._shown(str(error))) from error
+            message = door_message(
+                error,
+                count="k",
+                most=self.max_rows,
+                parameters={option.name for option in SEARCH_OPTIONS},
+            )
+            raise ToolError(self._shown(message)) from error
         except Exception as error:  # an agent run must get a message, not a crash
             logger.warning("a tool call failed unexpectedly", exc_info=True)
             raise ToolError(self._shown(f"{type(error).__name__}: {error}")) from error

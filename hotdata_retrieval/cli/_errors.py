@@ -99,16 +99,9 @@ def in_option_terms(error: BaseException, options: Mapping[str, str]) -> str:
     --min-score``). Advice that names a parameter ``options`` lacks (:attr:`~hotdata_retrieval.
     errors.PlanError.advice`) is replaced by the command line's (:data:`COMMAND_LINE_ADVICE`),
     or left out. Other errors, and fields ``options`` does not name, keep their message."""
-    message = one_line(str(error))
     if not isinstance(error, PlanError):
-        return message
-    lacking = [name for name in error.mentions if name not in options]
-    if error.advice is not None and lacking:
-        # The advice names a parameter of the library the command has no option for.
-        message = one_line(error.reason)
-        instead = COMMAND_LINE_ADVICE.get(lacking[0])
-        if instead is not None:
-            message += f"; {instead}"
+        return one_line(str(error))
+    message = one_line(error.worded_for(options, COMMAND_LINE_ADVICE))
     fields = sorted(
         {name for name in (error.field, *error.mentions) if name and name in options},
         key=len,

@@ -2360,37 +2360,51 @@ def _check_cursor(plan: SearchPlan) -> None:
     cursor = plan.cursor
     if cursor is None:
         return
-    refusal: tuple[str, Any, str] | None = None
     if plan.key_column is None:
-        refusal = "key_column", None, "a cursor continues after a row's key; pass key_column"
-    elif plan.offset:
-        refusal = (
-            "offset",
-            plan.offset,
-            "a cursor continues after the last row of a page; pass after or offset, not both",
+        raise PlanError("a cursor continues after a row's key; pass key_column", field="key_column")
+    if plan.offset:
+        raise PlanError(
+            "a cursor continues after the last row of a page, where offset would skip rows",
+            field="offset",
+            value=plan.offset,
+            mentions=("offset",),
+            advice="pass after or offset, not both",
         )
-    elif plan.tie_breakers:
-        refusal = (
+    unpaged: tuple[str, Any, str] | None = None
+    if plan.tie_breakers:
+        unpaged = (
             "tie_breakers",
             plan.tie_breakers[0].column,
-            "a cursor continues a ranking ordered by its score and key; a plan with "
-            "tie-breakers pages with offset",
+            "a cursor continues a ranking ordered by its score and key, not by tie-breakers",
         )
     elif plan.group_by is not None:
-        refusal = "group_by", plan.group_by, "a grouped plan pages its groups with offset"
+        unpaged = "group_by", plan.group_by, "a cursor cannot continue a grouped ranking"
     elif plan.steps:
-        refusal = "after", plan.after, "a plan with steps pages with offset"
-    elif cursor.fingerprint != ranking_fingerprint(plan):
-        refusal = (
+        unpaged = (
             "after",
             plan.after,
+            f"a cursor cannot continue a ranking reordered or marked by steps "
+            f"({', '.join(step.kind for step in plan.steps)})",
+        )
+    if unpaged is not None:
+        field, value, reason = unpaged
+        raise PlanError(
+            reason, field=field, value=value, mentions=("offset",), advice=CURSORLESS_ADVICE
+        )
+    if cursor.fingerprint != ranking_fingerprint(plan):
+        raise PlanError(
             "the cursor was returned by another search: its query, filter, fusion or key "
             "changed since, so it would not continue the same ranking; start again without "
             "after",
+            field="after",
+            value=plan.after,
         )
-    if refusal is not None:
-        field, value, message = refusal
-        raise PlanError(message, field=field, value=value)
+
+
+CURSORLESS_ADVICE = "page it with offset"
+"""What a caller of the library does with a ranking no cursor continues (tie-breakers,
+groups, steps): it pages with ``offset`` (a door without ``offset`` gives its own advice,
+:meth:`~hotdata_retrieval.errors.PlanError.worded_for`)."""
 
 
 @_plan_check
