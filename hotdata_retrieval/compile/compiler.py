@@ -416,6 +416,15 @@ COMPILED_FILTER = "compiled_filter"
 a rewrite of the compiled tree reads the filter's meaning from the plan, never back from its
 SQL (the local engine's nearest-neighbour fast path)."""
 
+LEFT_OUT_TIE_BREAK = "left_out_tie_break"
+"""The ``meta`` key of a branch's ``ORDER BY`` node that orders by the raw score alone to keep
+an index's shape (the nearest-neighbour fast path, engine contract §2.3; hotdata-cli's scalar
+semantic shape): the key column the tie-break would have named. An engine that answers the
+shape itself orders ties by key; one that runs such a branch row by row (the local engine,
+when its fast path declines the filter) appends ``<key> ASC`` to that ``ORDER BY`` in its own
+plan, so tied rows still come in key order and pages stay slices of one ranking
+(docs/engines.md, Ties). The statement's text is unchanged."""
+
 
 @attrs.frozen(kw_only=True)
 class SqlSpelling:
@@ -1097,18 +1106,22 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
             tie_break: add the request's tie-break column, if it has one. The request's
                 ``tie_breakers`` come first and always (a shape that leaves out the key
                 tie-break to keep the index fast path has lost it once they are there, so the
-                key follows them then too).
+                key follows them then too). A key left out is named in the ``ORDER BY``'s
+                ``meta`` (:data:`LEFT_OUT_TIE_BREAK`).
             bounded: add the request's ``LIMIT``, if it has one.
         """
+        order = exp.Order(
+            expressions=self.branch_order(
+                request, raw_column, higher_is_better, tie_break=tie_break
+            )
+        )
+        if not (tie_break or request.tie_breakers) and request.tie_break is not None:
+            order.meta[LEFT_OUT_TIE_BREAK] = request.tie_break
         select = exp.Select(
             expressions=[*request.projection, raw],
             from_=exp.From(this=source),
             where=self.where(request.plan, through_key=request.filter_through_key),
-            order=exp.Order(
-                expressions=self.branch_order(
-                    request, raw_column, higher_is_better, tie_break=tie_break
-                )
-            ),
+            order=order,
         )
         if bounded and request.limit is not None:
             select.set("limit", exp.Limit(expression=exp.Literal.number(request.limit)))

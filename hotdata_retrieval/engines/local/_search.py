@@ -35,6 +35,7 @@ from hotdata_retrieval.engines.local._prepare import is_vector_type
 from hotdata_retrieval.engines.local.fastpath import (
     DISTANCE_FUNCTIONS,
     Stash,
+    restore_tie_breaks,
     rewrite_fast_paths,
 )
 from hotdata_retrieval.engines.local.hybrid import compiled_filters
@@ -47,7 +48,7 @@ from hotdata_retrieval.engines.results import (
 )
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import TableName
-from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan, VectorSearch
 
 if TYPE_CHECKING:
     from hotdata_retrieval.compile import DialectProfile
@@ -117,11 +118,15 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         logger.debug("search of %s answered by the native path: %d rows", single, len(rows))
         return search_result(plan, executed, rows, lambda: to_sql(executed, engine.profile))
     statement = to_sql(executed, engine.profile)
-    # The tree, where the statement holds a nearest-neighbour shape to rewrite or a
-    # hybrid_search call whose filter is read from the predicate it was compiled from.
+    # The tree, where the statement holds a nearest-neighbour shape to rewrite, a vector
+    # branch's left-out key tie-break to put back or a hybrid_search call whose filter is
+    # read from the predicate it was compiled from.
+    vector_branch = any(
+        isinstance(branch, (NearestNeighborSearch, VectorSearch)) for branch in executed.branches
+    )
     tree = (
         compile_plan(executed, engine.profile)
-        if executed.vector_columns or engine.profile.native_hybrid_search
+        if vector_branch or engine.profile.native_hybrid_search
         else None
     )
     filters = compiled_filters(tree) if tree is not None else {}
@@ -130,7 +135,7 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         rows = engine._sessions.run(optimized or statement, statement).to_pylist()
     logger.debug(
         "search answered by its statement%s: %d rows",
-        " with the nearest-neighbour fast path" if optimized else "",
+        " as the engine rewrote it" if optimized else "",
         len(rows),
     )
     return search_result(plan, executed, rows, statement)
@@ -150,12 +155,15 @@ def optimized(engine: SearchHost, text: str, stash: Stash) -> str:
 
 
 def rewritten(engine: SearchHost, tree: Any, stash: Stash) -> str | None:
-    """The tree rendered with its fast-path shapes rewritten (and their scans started), or
-    ``None`` if it has none."""
+    """The tree rendered with its fast-path shapes rewritten (and their scans started) and
+    the key tie-breaks the declined ones left out put back (:func:`restore_tie_breaks`), or
+    ``None`` if it has neither."""
     tree, count = rewrite_fast_paths(tree, lambda table: _fast_path_table(engine, table), stash)
-    if not count:
+    restored = restore_tie_breaks(tree)
+    if not count and not restored:
         return None
-    engine._functions.prefetch_scans(tree)
+    if count:
+        engine._functions.prefetch_scans(tree)
     # The tree is ours (parsed or compiled for this call): render it without sqlglot's
     # defensive deep copy, which costs more than the rest of the rewrite.
     return str(_GENERATOR_DIALECT.generate(tree, copy=False))

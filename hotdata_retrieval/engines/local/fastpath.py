@@ -16,7 +16,9 @@ filter applied as a row mask before the bound. Rows come back ordered by distanc
 so equal distances are ordered the same way on every page. A shape that does not match exactly
 (another ``ORDER BY``, no ``LIMIT``, a join, a filter outside the filter grammar, a projected
 vector column) is left alone and runs as written, with the row-by-row distance functions; the
-results are the same rows either way.
+results are the same rows either way. A compiled branch the rewrite declines is given back
+the key tie-break its ``ORDER BY`` left out for the index's sake (:func:`restore_tie_breaks`),
+so its ties too come in key order.
 
 The mask is built from a predicate tree, never from SQL text the library wrote: a statement
 compiled from a plan carries its filter's predicate on its ``WHERE`` node
@@ -38,7 +40,12 @@ import pyarrow as pa
 from sqlglot import exp
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.compile.compiler import COMPILED_FILTER
+from hotdata_retrieval.compile.compiler import (
+    COMPILED_FILTER,
+    LEFT_OUT_TIE_BREAK,
+    column,
+    ordered,
+)
 from hotdata_retrieval.compile.filter_text import filter_from_expression
 from hotdata_retrieval.compile.nodes import VectorLiteral
 from hotdata_retrieval.engines.local.masks import reads_as_sql
@@ -262,6 +269,32 @@ def rewrite_fast_paths(
             select.replace(replacement)
         rewritten += 1
     return tree, rewritten
+
+
+def restore_tie_breaks(tree: exp.Expr) -> int:
+    """Append the key to every ``ORDER BY`` in ``tree`` that a compiled branch left it out of
+    (:data:`~hotdata_retrieval.compile.compiler.LEFT_OUT_TIE_BREAK`) and that still runs as
+    written: a nearest-neighbour shape :func:`rewrite_fast_paths` declined (its filter is
+    one the row mask would read otherwise, such as a decimal column, values of several types
+    or an empty ``IN`` list), or a scalar semantic branch. Row by row, DataFusion orders
+    equal distances as its sort happens to; with ``<key> ASC`` after the distance they come
+    in key order, as on the fast path and on every store, so pages stay slices of one
+    ranking. Call it after :func:`rewrite_fast_paths`, whose scans order ties themselves.
+
+    Args:
+        tree: a compiled statement (modified in place).
+
+    Returns:
+        How many ``ORDER BY`` clauses were given their key.
+    """
+    restored = 0
+    for order in list(tree.find_all(exp.Order)):
+        key = order.meta.pop(LEFT_OUT_TIE_BREAK, None)
+        if key is None:
+            continue
+        order.append("expressions", ordered(column(key), descending=False))
+        restored += 1
+    return restored
 
 
 def nearest_scan_calls(tree: exp.Expr) -> list[tuple[str, str, str, str, int, str | None]]:

@@ -307,9 +307,10 @@ class _MaskedAsSql(PredicateVisitor[bool]):
     float literal to the decimal type, the mask the column to float; checked for the whole
     filter), an ``IN`` list of values of several types (DataFusion compares the column with
     the list's common type, the mask with each value's), and an empty ``IN`` list (it compiles
-    to a constant, which the fast-path rewrite does not take, so the statement's nearest
-    branch orders ties its own way; an empty list test likewise). Every node has its answer:
-    one this class does not know is an error, never a yes."""
+    to a constant, which the fast-path rewrite does not take; an empty list test likewise).
+    Such a statement runs row by row, its nearest branch's ties ordered by the key the engine
+    puts back (:func:`~hotdata_retrieval.engines.local.fastpath.restore_tie_breaks`).
+    Every node has its answer: one this class does not know is an error, never a yes."""
 
     def read_row(self, node: Any, form: PredicateForm, *args: Any) -> bool:
         """Yes for a leaf whose values are of one type (DataFusion compares a column with
