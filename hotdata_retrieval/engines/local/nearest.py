@@ -720,20 +720,25 @@ def _nearest_positions(values: np.ndarray, width: int, tolerance: float) -> np.n
 def _kept_product(matrix: np.ndarray, rowids: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """``matrix[rowids] @ vector`` (float32) without gathering ``matrix[rowids]``: the rows are
     copied a block of :data:`GATHER_BLOCK_BYTES` at a time into one buffer and each block is
-    multiplied while it is in cache, so the kept rows are read from memory once."""
+    multiplied while it is in cache, so the kept rows are read from memory once.
+
+    ``rowids`` are the column's own (every one in range), so each take is in ``clip`` mode:
+    in its default ``raise`` mode ``numpy.take`` copies its ``out`` buffer before the take
+    and back after it (so an index error leaves it unchanged), two copies of every block
+    (NumPy 2.4, ``PyArray_TakeFrom``)."""
     out = np.empty(rowids.size, dtype=np.float32)
     if not rowids.size:
         return out
     width = max(1, matrix.shape[1]) * matrix.itemsize
     block = max(16, GATHER_BLOCK_BYTES // width)
     if rowids.size <= block:
-        np.dot(np.take(matrix, rowids, axis=0), vector, out=out)
+        np.dot(np.take(matrix, rowids, axis=0, mode="clip"), vector, out=out)
         return out
     buffer = np.empty((block, matrix.shape[1]), dtype=matrix.dtype)
     for start in range(0, rowids.size, block):
         chunk = rowids[start : start + block]
         rows = buffer[: chunk.size]
-        np.take(matrix, chunk, axis=0, out=rows)
+        np.take(matrix, chunk, axis=0, out=rows, mode="clip")
         np.dot(rows, vector, out=out[start : start + chunk.size])
     return out
 
