@@ -247,3 +247,65 @@ def test_every_check_runs_on_a_plan(name: str) -> None:
         make()
     assert message in str(caught.value)
     assert caught.value.field == field
+
+
+def _counting(calls: list[str]) -> list[PlanCheck]:
+    """Every check, each recording its name in ``calls`` when it runs."""
+
+    def wrap(check: PlanCheck) -> PlanCheck:
+        def run(plan: SearchPlan) -> None:
+            calls.append(check.name)
+            check.check(plan)
+
+        return PlanCheck(name=check.name, rule=check.rule, check=run)
+
+    return [wrap(check) for check in plan_checks()]
+
+
+def test_a_plan_of_a_checked_shape_is_not_checked_again(monkeypatch: Any) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(search, "_PLAN_CHECKS", _counting(calls))
+    SearchPlan(source=Bm25Search(table="docs", column="body", query_text="disk"), limit=5)
+    assert calls == list(CHECKS)
+    calls.clear()
+    plan = SearchPlan(source=Bm25Search(table="docs", column="body", query_text="full"), limit=5)
+    assert calls == []  # the same shape, another query
+    assert plan.branches[0].query_text == "full"
+    SearchPlan(source=Bm25Search(table="docs", column="body", query_text="full"), limit=6)
+    assert calls == list(CHECKS)  # another limit: another shape
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_each_example_is_refused_after_valid_plans_of_nearby_shapes(name: str) -> None:
+    # valid plans sharing the examples' tables, columns and branches, so that a shape key
+    # missing a field (or a refused plan remembered) would let the example through
+    for options in ({}, {"limit": 5}, {"columns": ["id", "body"]}, {"offset": 3}):
+        SearchPlan(source=TEXT, **options)
+        _fused(**options)
+        SearchPlan(source=NEAREST, **options)
+    make, field, message = EXAMPLES[name]
+    for _ in range(2):
+        with pytest.raises(PlanError) as caught:
+            make()
+        assert message in str(caught.value)
+        assert caught.value.field == field
+
+
+def test_a_field_left_out_of_the_shape_would_let_an_invalid_plan_through() -> None:
+    SearchPlan(source=TEXT, columns=["id"])
+    with pytest.raises(PlanError, match="collides with the result column"):
+        SearchPlan(source=TEXT, columns=["score"])
+    SearchPlan(source=NEAREST, key_column="id")
+    with pytest.raises(PlanError, match="collides with a column the search computes"):
+        SearchPlan(source=NEAREST, key_column="_distance")
+    SearchPlan(source=Bm25Search(table="docs", column="body", query_text="q"))
+    with pytest.raises(PlanError, match="filter_through_key"):
+        SearchPlan(
+            source=Bm25Search(table="docs", column="body", query_text="q", filter_through_key=True)
+        )
+
+
+def test_the_checked_shapes_are_bounded() -> None:
+    for limit in range(1, search.MAX_CHECKED_SHAPES + 20):
+        SearchPlan(source=TEXT, limit=limit)
+        assert len(search._CHECKED.shapes) <= search.MAX_CHECKED_SHAPES

@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
+import operator
 import re
 import types
 from collections import Counter
@@ -1543,8 +1544,7 @@ class SearchPlan:
     facets: tuple[str, ...] = attrs.field(default=(), converter=read_facets)
 
     def __attrs_post_init__(self) -> None:
-        for check in _PLAN_CHECKS:
-            check.check(self)
+        _run_plan_checks(self)
 
     @property
     def branches(self) -> tuple[Branch, ...]:
@@ -1844,6 +1844,105 @@ def _plan_check(function: Callable[[SearchPlan], None]) -> Callable[[SearchPlan]
         PlanCheck(name=function.__name__.removeprefix("_check_"), rule=rule, check=function)
     )
     return function
+
+
+MAX_CHECKED_SHAPES = 512
+"""The most plan shapes :func:`_run_plan_checks` remembers as passing every check (it
+starts over when full)."""
+
+
+class _CheckedShapes:
+    """The shapes (:func:`_shape_key`) of plans that passed every check of one list of
+    checks: a plan of a remembered shape passes them too, so they are not run again. Tied
+    to the list it was filled for (a check registered, or the list replaced, empties it).
+    Bounded by :data:`MAX_CHECKED_SHAPES`."""
+
+    __slots__ = ("checks", "count", "shapes")
+
+    def __init__(self) -> None:
+        self.checks: list[PlanCheck] | None = None
+        self.count = 0
+        self.shapes: set[tuple[Any, ...]] = set()
+
+    def current(self, checks: list[PlanCheck]) -> set[tuple[Any, ...]]:
+        """The shapes remembered for ``checks`` (emptied first if they were for others)."""
+        if self.checks is not checks or self.count != len(checks):
+            self.checks, self.count = checks, len(checks)
+            self.shapes.clear()
+        return self.shapes
+
+
+_CHECKED = _CheckedShapes()
+_SHAPE_GETTERS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _shape_getter(cls: type) -> Callable[[Any], Any]:
+    """Reads the fields of an attrs node of class ``cls`` that are not values bound into
+    the statement (``metadata["bound"]``: a query's text or vector) nor a fusion's
+    branches, as a tuple."""
+    getter = _SHAPE_GETTERS.get(cls)
+    if getter is None:
+        names = [
+            field.name
+            for field in attrs.fields(cls)
+            if field.init
+            and field.name not in ("branches", "source")
+            and not field.metadata.get("bound")
+            and not field.metadata.get("bound_each")
+        ]
+        read = operator.attrgetter(*names) if names else (lambda node: ())
+
+        def getter(node: Any, read: Callable[[Any], Any] = read) -> Any:
+            values = read(node)
+            return values if isinstance(values, tuple) else (values,)
+
+        _SHAPE_GETTERS[cls] = getter
+    return getter
+
+
+def _shape_key(plan: SearchPlan) -> tuple[Any, ...] | None:
+    """What the plan checks of a plan without a cursor or steps read: every field of the
+    plan and of its fusion and branches except a branch's query (text or vector), each
+    with its class; ``None`` when some field is unhashable (the checks then run)."""
+    source = plan.source
+    branches = source.branches if isinstance(source, Fusion) else (source,)
+    key = (
+        type(source),
+        _shape_getter(type(source))(source),
+        tuple((type(branch), _shape_getter(type(branch))(branch)) for branch in branches),
+        _shape_getter(SearchPlan)(plan),
+    )
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _run_plan_checks(plan: SearchPlan) -> None:
+    """Run every check of :func:`plan_checks` on ``plan``, unless a plan of the same shape
+    (:func:`_shape_key`) passed them all already.
+
+    No check reads a branch's query except the cursor's (its fingerprint hashes the query)
+    and the steps' (a step checks the query it reads), so a plan with a cursor or steps is
+    always checked in full; any other plan passes exactly when a plan of its shape did. A
+    plan that fails is never remembered, so an invalid plan is refused every time. Building
+    a plan this way costs about a third less (the 29 checks ran in about 11 µs of the 27 µs
+    of a single-branch plan, hot, where the key costs about 2 µs)."""
+    checks = _PLAN_CHECKS
+    key = None if plan.after is not None or plan.steps else _shape_key(plan)
+    if key is None:
+        for check in checks:
+            check.check(plan)
+        return
+    shapes = _CHECKED.current(checks)
+    if key in shapes:
+        return
+    for check in checks:
+        check.check(plan)
+    if len(shapes) >= MAX_CHECKED_SHAPES:
+        shapes.clear()
+    shapes.add(key)
 
 
 def plan_checks() -> tuple[PlanCheck, ...]:
