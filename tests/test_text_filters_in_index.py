@@ -178,7 +178,7 @@ def _table() -> pa.Table:
     ids = generator.permutation(ENGINE_ROWS) * 3  # keys out of row order
     shuffled = generator.permutation(ENGINE_ROWS)
     maybe = generator.integers(0, 50, ENGINE_ROWS)
-    return pa.table(
+    table = pa.table(
         {
             "id": pa.array(ids, pa.int64()),
             "body": texts,
@@ -189,6 +189,9 @@ def _table() -> pa.Table:
             "ratio": pa.array(generator.random(ENGINE_ROWS), pa.float64()),
         }
     )
+    # a scattered column with NULLs, spanning many coarse buckets
+    sparse = pa.array(shuffled, pa.int64(), mask=generator.random(ENGINE_ROWS) < 0.3)
+    return table.append_column("sparse", sparse)
 
 
 def _numpy(data: pa.Table, column: str) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +207,7 @@ def _filters(data: pa.Table) -> list[tuple[str, Predicate, np.ndarray]]:
     maybe, present = _numpy(data, "maybe")
     tag = np.array(data.column("tag").to_pylist())
     ratio, _ = _numpy(data, "ratio")
+    sparse, known = _numpy(data, "sparse")
     cases: list[tuple[str, Predicate, np.ndarray]] = []
     for share in (0.005, 0.01, 0.05, 0.1, 0.3):
         kept = int(ENGINE_ROWS * share)
@@ -216,6 +220,23 @@ def _filters(data: pa.Table) -> list[tuple[str, Predicate, np.ndarray]]:
             )
         )
     cases += [
+        # ranges over many coarse buckets: the inner buckets whole, the two at the ends cut
+        (
+            "wide range keeping no row",
+            Between(column="shuffled", low=ENGINE_ROWS, high=2 * ENGINE_ROWS),
+            np.zeros(ENGINE_ROWS, dtype=bool),
+        ),
+        (
+            "wide range over NULLs",
+            Between(column="sparse", low=1000, high=1319),
+            known & (sparse >= 1000) & (sparse <= 1319),
+        ),
+        (
+            "NOT a wide range over NULLs",
+            Not(operand=Between(column="sparse", low=100, high=3899))
+            & Comparison(column="bucket", operator="<", value=50),
+            known & ~((sparse >= 100) & (sparse <= 3899)) & (bucket < 50),
+        ),
         ("equality 1%", Comparison(column="bucket", operator="=", value=7), bucket == 7),
         (
             "IN list",
@@ -329,6 +350,9 @@ ROUTES = {
     "scattered range 5.0%": "where",
     "scattered range 10.0%": "where",
     "scattered range 30.0%": "test",
+    "wide range keeping no row": "where",
+    "wide range over NULLs": "where",
+    "NOT a wide range over NULLs": "where",
     "equality 1%": "where",
     "IN list": "where",
     "NOT IN over NULLs": "where",
