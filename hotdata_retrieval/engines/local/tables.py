@@ -167,12 +167,14 @@ class LoadedTable:
         rows.flags.writeable = False
         if rows.nbytes > FILTER_CACHE_BYTES:
             return rows
+        # Every mask is one byte a row of this table, so the bytes held are a count of masks
+        # (summing them would hash every cached filter again: OrderedDict's values() looks
+        # each key up).
+        most = min(FILTER_CACHE_ENTRIES, FILTER_CACHE_BYTES // max(1, rows.nbytes))
         with self._filtered_lock:
             self._filtered[key] = rows
-            held = sum(mask.nbytes for mask in self._filtered.values())
-            while len(self._filtered) > FILTER_CACHE_ENTRIES or held > FILTER_CACHE_BYTES:
-                _, dropped = self._filtered.popitem(last=False)
-                held -= dropped.nbytes
+            while len(self._filtered) > most:
+                self._filtered.popitem(last=False)
         return rows
 
     def _evaluated(self, predicate: Predicate) -> np.ndarray:
