@@ -41,7 +41,10 @@ Served (paths and payloads as the generated ``hotdata`` SDK sends and parses the
     a ``bm25`` index makes the local table's column searchable by ``bm25_search``; a
     ``vector`` index (a plain one: no embedding provider) is listed with its metric;
   - ``GET /v1/information_schema`` (``connection_id``, ``schema``, ``table``, ``limit``,
-    ``cursor``) → ``InformationSchemaResponse``: the engine's tables and the declared ones.
+    ``cursor``, ``include_columns``) → ``InformationSchemaResponse``: the engine's tables and
+    the declared ones; with ``include_columns=true`` a loaded table's columns, each
+    ``data_type`` an Arrow type's name as Arrow's Rust crate displays it (``Int64``,
+    ``Utf8``: the form the API's ``ColumnProfileInfo.data_type`` documents).
 
   Each load and index build keeps the local table's BM25 indexes on the columns a ``bm25``
   index was built on (the server keeps a table's indexes over its rows; the live API's
@@ -638,9 +641,15 @@ class FakeHotdataApi:
         connection_id, schema, table = one("connection_id"), one("schema"), one("table")
         limit = int(one("limit") or 100)
         start = int(one("cursor") or 0)
+        with_columns = one("include_columns") == "true"
         with self._engine_lock:
             names = sorted(set(self.engine.tables) | set(self._declared))
             loaded = set(self.engine.tables)
+            schemas = {
+                name: self.engine.read_table(name).schema
+                for name in loaded
+                if with_columns and (table is None or name == table)
+            }
         if connection_id not in (None, self.connection_id) or schema not in (
             None,
             self.engine.schema,
@@ -664,6 +673,20 @@ class FakeHotdataApi:
                     "sorted_by": [],
                     "synced": name in loaded,
                     "table": name,
+                    **(
+                        {
+                            "columns": [
+                                {
+                                    "name": field.name,
+                                    "data_type": _arrow_type_name(field.type),
+                                    "nullable": field.nullable,
+                                }
+                                for field in schemas[name]
+                            ]
+                        }
+                        if name in schemas
+                        else {}
+                    ),
                 }
                 for name in page
             ],
@@ -834,3 +857,27 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_PUT(self) -> None:
         self._serve("PUT")
+
+
+_ARROW_TYPE_NAMES = {
+    pa.int8(): "Int8",
+    pa.int16(): "Int16",
+    pa.int32(): "Int32",
+    pa.int64(): "Int64",
+    pa.uint8(): "UInt8",
+    pa.uint16(): "UInt16",
+    pa.uint32(): "UInt32",
+    pa.uint64(): "UInt64",
+    pa.float32(): "Float32",
+    pa.float64(): "Float64",
+    pa.bool_(): "Boolean",
+    pa.string(): "Utf8",
+    pa.large_string(): "LargeUtf8",
+    pa.date32(): "Date32",
+}
+
+
+def _arrow_type_name(kind: pa.DataType) -> str:
+    """``kind``'s name as Arrow's Rust crate displays it (the service is DataFusion); a type
+    not listed keeps pyarrow's name."""
+    return _ARROW_TYPE_NAMES.get(kind, str(kind))

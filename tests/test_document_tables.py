@@ -20,7 +20,7 @@ import pytest
 
 from hotdata_retrieval import Bm25Search, NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.engines.local import TableLoad
-from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.errors import EngineError, HotdataRetrievalError
 from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
 
 WORDS = ["disk", "full", "error", "upgrade", "login", "slow", "page", "refund", "crash", "sync"]
@@ -186,6 +186,28 @@ def test_rows_a_table_cannot_take_are_refused_and_change_nothing(
     with pytest.raises(HotdataRetrievalError, match=words):
         engine.upsert_rows(name, rows)
     assert _normalized(engine.read_table(name, ["id", "body", "lang", "embedding"])) == before
+
+
+@pytest.mark.parametrize(
+    ("keys", "words"),
+    [
+        pytest.param("k1", "keys must be a list of keys, not str", id="text, no list"),
+        pytest.param(["k1", None], "key None cannot be a value of key column 'id'", id="null"),
+        pytest.param(["k1", 1], "key 1 cannot be a value of key column 'id'", id="number"),
+        pytest.param([True], "key True cannot be a value of key column 'id'", id="boolean"),
+        pytest.param([float("nan")], "NaN equals no key", id="nan"),
+    ],
+)
+def test_keys_the_key_column_cannot_hold_are_refused_by_the_one_check(
+    engine: Any, keys: Any, words: str
+) -> None:
+    name = fresh_table("keys")
+    _create(engine, name, [_row(f"k{i}", i) for i in range(3)])
+    with pytest.raises(EngineError, match=words):
+        engine.read_rows(name, keys)
+    with pytest.raises(EngineError, match=words):
+        engine.delete_rows(name, keys)
+    assert sorted(engine.read_table(name, ["id"]).column("id").to_pylist()) == ["k0", "k1", "k2"]
 
 
 def test_a_missing_table_is_made_only_with_create(engine: Any) -> None:

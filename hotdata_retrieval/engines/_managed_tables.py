@@ -29,7 +29,14 @@ from typing import TYPE_CHECKING, Any
 
 from hotdata_retrieval.compile.compiler import table_reference
 from hotdata_retrieval.compile.statements import select_keyed_rows, select_page
-from hotdata_retrieval.engines.checks import column_names, rows_table, table_load
+from hotdata_retrieval.engines.checks import (
+    ValueKind,
+    checked_keys,
+    column_names,
+    declared_value_kind,
+    rows_table,
+    table_load,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
@@ -79,6 +86,47 @@ class ManagedTableRows:
         if key_column is not None:
             return normalize_identifier(key_column, label="key column")
         return self._keys.get(table, DEFAULT_KEY)
+
+    def _checked_keys(self, table: TableName, key: str, keys: Any) -> list[Any]:
+        """The distinct ``keys`` as values of ``table``'s key column ``key``, the one rule of
+        every engine (:func:`~hotdata_retrieval.engines.checks.checked_keys`), its type as the
+        control plane lists the table's columns (one ``GET /v1/information_schema`` with
+        ``include_columns``: an Arrow type's name, such as ``Int64`` or ``Utf8``). A column
+        listed without a type takes keys of any kind.
+
+        Raises:
+            EngineError: ``keys`` is no list; no such table; no column ``key``; a key the
+                column cannot hold. Nothing was read or changed.
+        """
+        from hotdata.api.information_schema_api import InformationSchemaApi
+
+        if isinstance(keys, (str, bytes)) or not hasattr(keys, "__len__"):
+            return checked_keys(keys, ValueKind.OTHER, key, "")  # refuses them
+        listing = self._call(
+            lambda: InformationSchemaApi(self._client.api).information_schema(
+                connection_id=self._database.default_connection_id,
+                var_schema=table.schema,
+                table=table.name,
+                include_columns=True,
+            ),
+            f"the column listing of {table}",
+        )
+        listed = [
+            info
+            for info in listing.tables
+            if (info.var_schema, info.table) == (table.schema, table.name)
+        ]
+        if not listed:
+            raise EngineError(f"table '{table}' not found in the database")
+        types = {column.name: column.data_type for column in listed[0].columns or []}
+        if listed[0].columns is not None and key not in types:
+            raise EngineError(
+                f"table '{table}' has no key column '{key}' (a table not made by this engine "
+                "is keyed by 'id' unless key_column= names its key); columns: "
+                f"{', '.join(types)}"
+            )
+        declared = types.get(key)
+        return checked_keys(keys, declared_value_kind(declared), key, declared or "untyped")
 
     def _managed(self, table: str | TableName) -> TableName:
         name = self.table_name(table)
@@ -182,12 +230,19 @@ class ManagedTableRows:
         unknown key is left out. One statement per :data:`KEYS_PER_STATEMENT` keys.
 
         Raises:
-            HotdataApiError: the engine's message (no such table or column).
-            PlanError: a key that is no text, number or boolean.
+            EngineError: no such table, or a key of another kind than the key column's
+                (:func:`~hotdata_retrieval.engines.checks.checked_keys`), before anything is
+                read.
+            HotdataApiError: the engine's message (a column it does not have).
         """
         name = self.table_name(table)
         key = self._key(name, key_column)
-        distinct = list(dict.fromkeys(keys))
+        return self._read_keyed(name, key, self._checked_keys(name, key, keys), columns)
+
+    def _read_keyed(
+        self, name: TableName, key: str, distinct: list[Any], columns: Sequence[str] | None
+    ) -> pa.Table:
+        """The rows of ``name`` keyed by the checked keys ``distinct``."""
         names = list(columns) if columns is not None else []
         wanted = None if columns is None else list(dict.fromkeys([key, *names]))
         rows: list[dict[str, Any]] = []
@@ -328,17 +383,20 @@ class ManagedTableRows:
         reports the rows left). An unknown key is no error.
 
         Raises:
-            EngineError: a table of an attached catalog.
-            HotdataApiError: the API refused a request (no such table).
+            EngineError: a table of an attached catalog, no such table, or a key of another
+                kind than the key column's
+                (:func:`~hotdata_retrieval.engines.checks.checked_keys`), before anything is
+                deleted.
+            HotdataApiError: the API refused a request.
         """
         import pyarrow as pa
 
         table = self._managed(name)
         key = self._key(table, key_column)
-        distinct = list(dict.fromkeys(keys))
+        distinct = self._checked_keys(table, key, keys)
         if not distinct:
             return 0
-        found = self.read_rows(table, distinct, [key], key_column=key).column(key).to_pylist()
+        found = self._read_keyed(table, key, distinct, [key]).column(key).to_pylist()
         if not found:
             return 0
         self._load(table, pa.table({key: found}), mode="delete", key=key)

@@ -88,13 +88,14 @@ def arrow_value_kind(kind: Any) -> ValueKind:
 
 
 _DECLARED_OTHER = ("INTERVAL", "POINT")
-_DECLARED_TEXT = ("CHAR", "TEXT", "CLOB", "STRING")
+_DECLARED_TEXT = ("CHAR", "TEXT", "CLOB", "STRING", "UTF8")  # Utf8: Arrow's, as Hotdata lists
 _DECLARED_NUMBER = ("REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL")
 
 
 def declared_value_kind(declared: str | None) -> ValueKind:
     """The :class:`ValueKind` of a column's declared SQL type name (``information_schema``'s
-    ``data_type``, SQLite's ``pragma_table_info`` ``type``). SQLite's affinity rules decide by
+    ``data_type``, SQLite's ``pragma_table_info`` ``type``, or an Arrow type's name as the
+    Hotdata API lists a column: ``Int64``, ``Utf8``, ``Float64``). SQLite's affinity rules decide by
     the same substrings (https://www.sqlite.org/datatype3.html, section 3.1); an array type
     (``FLOAT[384]``, ``ARRAY``) is neither text nor a number."""
     name = (declared or "").upper()
