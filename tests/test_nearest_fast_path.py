@@ -47,7 +47,7 @@ def _table(vectors: list[list[float] | None], categories: list[str] | None = Non
     )
 
 
-def _stash(values: list[float], predicate: object) -> str:
+def _stash(values: list[float], predicate: object, tie_key: object) -> str:
     """A stand-in for the engine's stash of a scan: the vector as its own key."""
     return str(values)
 

@@ -283,3 +283,70 @@ def test_a_filter_the_mask_reads_keeps_the_fast_path_and_its_shape(tied: LocalEn
         statement = _search.rewritten(tied, compile_plan(executed_plan(plan)), stash)
     assert statement is not None and NEAREST_SCAN in statement
     assert " ".join(tied.search(plan).sql.split()).endswith("ORDER BY _distance ASC LIMIT 5")
+
+
+# -- a plan keyed by another column than the table's key ----------------------------------
+
+OTHER_KEYS = {key: (37 * key) % TIED_ROWS for key in TIED_KEYS}
+"""A second unique column, ordered otherwise than ``id``."""
+
+
+@pytest.fixture(scope="module")
+def rekeyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEngine]:
+    data = TIED.append_column("other", pa.array([OTHER_KEYS[key] for key in TIED_KEYS]))
+    with LocalEngine(tmp_path_factory.mktemp("rekeyed") / "local") as engine:
+        engine.load_table("tied", data, key_column="id", text_columns=["body"])
+        yield engine
+
+
+@pytest.mark.parametrize(
+    "trigger", [None, "a-filter-the-mask-reads", *TRIGGERS], ids=lambda name: str(name)
+)
+@pytest.mark.parametrize("fused", [False, True], ids=["single", "fused"])
+def test_ties_follow_the_plans_key_when_it_is_not_the_tables(
+    rekeyed: LocalEngine, trigger: str | None, fused: bool
+) -> None:
+    """The native search and the fast path order ties by the table's key unless the plan
+    keys its rows by another unique column: then by that column, as the statement says."""
+    readable = (Comparison(column="num", operator="<=", value=3.5), lambda row: row[3] <= 3.5)
+    predicate, keep = (
+        (None, lambda row: True)
+        if trigger is None
+        else readable
+        if trigger == "a-filter-the-mask-reads"
+        else TRIGGERS[trigger]
+    )
+    rows = zip(
+        TIED_KEYS,
+        TIED.column("body").to_pylist(),
+        TIED.column("price").to_pylist(),
+        TIED.column("num").to_pylist(),
+    )
+    kept = [OTHER_KEYS[row[0]] for row in rows if keep(row)]
+    by_other = {OTHER_KEYS[key]: np.array(VECTORS[key % 3]) for key in TIED_KEYS}
+    reference = _cosine_order(by_other, np.array(QUERY), kept)
+    if fused:
+        source: object = ReciprocalRankFusion(
+            branches=[Bm25Search(table="tied", column="body", query_text="absent"), _nearest()],
+            depth=12,
+        )
+        plan = SearchPlan(source=source, filter=predicate, limit=12, key_column="other")
+        if trigger in (None, "a-filter-the-mask-reads"):  # the statement's fast path
+            with rekeyed._functions.stashed_vectors() as stash:
+                statement = _search.rewritten(rekeyed, compile_plan(executed_plan(plan)), stash)
+            assert statement is not None and NEAREST_SCAN in statement
+        assert rekeyed.search(plan).keys == reference[:12]
+        return
+    whole = rekeyed.search(
+        SearchPlan(source=_nearest(), filter=predicate, limit=30, key_column="other")
+    ).keys
+    pages = [
+        key
+        for offset in range(0, 30, 5)
+        for key in rekeyed.search(
+            SearchPlan(
+                source=_nearest(), filter=predicate, limit=5, offset=offset, key_column="other"
+            )
+        ).keys
+    ]
+    assert whole == pages == reference[:30]

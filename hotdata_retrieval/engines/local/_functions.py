@@ -112,6 +112,7 @@ class EngineFunctions:
         self._lock = threading.RLock()
         self._vectors: dict[str, np.ndarray] = {}
         self._filters: dict[str, Predicate | None] = {}
+        self._ties: dict[str, str | None] = {}
         self._prefetched: dict[str, concurrent.futures.Future[pa.Table]] = {}
         self._prefetcher: concurrent.futures.ThreadPoolExecutor | None = None
         self._vector_keys = itertools.count()
@@ -164,10 +165,11 @@ class EngineFunctions:
         emptied when it has run."""
         keys: list[str] = []
 
-        def stash(values: list[float], predicate: Predicate | None) -> str:
+        def stash(values: list[float], predicate: Predicate | None, tie_key: str | None) -> str:
             key = f"hdq-vector:{next(self._vector_keys)}"
             self._vectors[key] = np.asarray(values, dtype=np.float64)
             self._filters[key] = predicate
+            self._ties[key] = tie_key
             keys.append(key)
             return key
 
@@ -177,6 +179,7 @@ class EngineFunctions:
             for key in keys:
                 self._vectors.pop(key, None)
                 self._filters.pop(key, None)
+                self._ties.pop(key, None)
                 prefetched = self._prefetched.pop(key, None)
                 if prefetched is not None:
                     prefetched.cancel()
@@ -207,6 +210,7 @@ class EngineFunctions:
                     vector,
                     k,
                     self._filters.get(key),
+                    self._ties.get(key),
                 )
             )
 
@@ -307,6 +311,7 @@ class EngineFunctions:
             NEAREST_SCAN, arguments, minimum=6, maximum=6
         )
         kept: Predicate | None = None
+        tie_key: str | None = None
         if filter_text is not None:  # a call written by hand
             try:
                 kept = parse_filter(filter_text)
@@ -322,7 +327,8 @@ class EngineFunctions:
             except KeyError:
                 raise ValueError(f"{NEAREST_SCAN}: no query vector {key!r}") from None
             kept = self._filters.get(key) if kept is None else kept
-        return relation(self._nearest_rows(reference, column, function, vector, k, kept))
+            tie_key = self._ties.get(key)
+        return relation(self._nearest_rows(reference, column, function, vector, k, kept, tie_key))
 
     def _nearest_rows(
         self,
@@ -332,14 +338,16 @@ class EngineFunctions:
         vector: Any,
         k: Any,
         predicate: Predicate | None,
+        tie_key: str | None = None,
     ) -> pa.Table:
         """The rows ``nearest_scan`` returns, as an Arrow table (``predicate``: the rows it
-        keeps, ``None`` for every row)."""
+        keeps, ``None`` for every row; ``tie_key``: the column ties are ordered by, ``None``
+        for the table's key)."""
         loaded, column = self._resolve(NEAREST_SCAN, reference, column)
         mask = None if predicate is None else loaded.passing_rows(predicate)
         try:
             rowids, distances, rounded = nearest_scan(
-                loaded, column, function, vector, int(k), mask, with_nulls=True
+                loaded, column, function, vector, int(k), mask, with_nulls=True, tie_key=tie_key
             )
         except DimensionMismatchError as error:
             raise ValueError(str(error)) from None
@@ -347,7 +355,8 @@ class EngineFunctions:
         rows = rows.append_column(
             "_distance", pa.array(rounded, type=pa.float32(), mask=np.isnan(distances))
         )
-        return rows.append_column(TIE_COLUMN, pa.array(loaded.tie_order()[rowids], pa.int64()))
+        ties = loaded.tie_order(tie_key)[rowids]
+        return rows.append_column(TIE_COLUMN, pa.array(ties, pa.int64()))
 
     # -- vector_distance -------------------------------------------------------------------
 

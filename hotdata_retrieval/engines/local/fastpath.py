@@ -58,8 +58,8 @@ NEAREST_SCAN = "nearest_scan"
 
 TIE_COLUMN = "__hdq_tie"
 """The column ``nearest_scan`` adds, the tie-break after the distance: each row's position in
-the table's key order (``LoadedTable.tie_order``; its rowid without a key), so equal distances
-are ordered by key as on every store."""
+the key's order (``LoadedTable.tie_order``: the compiled plan's key, else the table's; its rowid
+without one), so equal distances are ordered by key as on every store."""
 
 DISTANCE_COLUMN = "_distance"
 
@@ -138,9 +138,9 @@ def where_filter(where: exp.Where) -> Predicate | None:
         return None
 
 
-Stash = Callable[[list[float], Predicate | None], str]
-"""Puts a statement's scan aside — its query vector and its filter — and returns the key
-``nearest_scan`` reads them by."""
+Stash = Callable[[list[float], Predicate | None, str | None], str]
+"""Puts a statement's scan aside — its query vector, its filter and the column its ties are
+ordered by (``None``: the table's key) — and returns the key ``nearest_scan`` reads them by."""
 
 
 def _match(
@@ -219,7 +219,11 @@ def _match(
             # The vector is handed over by reference: DataFusion spends milliseconds parsing,
             # folding and converting a 384-number ARRAY literal.
             # So is the filter: the mask is built from the predicate, never from SQL text.
-            exp.Literal.string(stash(vector_values(vector), predicate)),
+            # Ties by the key the compiled branch left out of its ORDER BY (the plan's, which
+            # may be another unique column than the table's), else by the table's key.
+            exp.Literal.string(
+                stash(vector_values(vector), predicate, order.meta.get(LEFT_OUT_TIE_BREAK))
+            ),
             exp.Literal.number(count + offset),
             exp.Null(),
         ],

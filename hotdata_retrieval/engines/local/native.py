@@ -233,7 +233,7 @@ def _single_rows(
         found = _text_branch(loaded, branch, bound, mask, pushed.get(0))
     else:
         assert isinstance(branch, NearestNeighborSearch)
-        found = _nearest_branch(loaded, branch, bound, mask, with_nulls=True)
+        found = _nearest_branch(loaded, branch, bound, mask, plan.key_column, with_nulls=True)
     end = plan.offset + plan.limit
     page = found.rowids[plan.offset : end]
     columns = {column: loaded.values_at(column, page) for column in plan.projection}
@@ -257,7 +257,7 @@ def _fused_rows(
             ranked.append(_text_branch(loaded, branch, depth, mask, pushed.get(position)))
         else:
             assert isinstance(branch, NearestNeighborSearch)
-            ranked.append(_nearest_branch(loaded, branch, depth, mask))
+            ranked.append(_nearest_branch(loaded, branch, depth, mask, plan.key_column))
     defined = [candidates.defined() for candidates in ranked]
     scores = [branch_scores for _, branch_scores in defined]
     if not isinstance(fusion, ReciprocalRankFusion) and not all(
@@ -369,12 +369,14 @@ def nearest_scan(
     mask: np.ndarray | None,
     *,
     with_nulls: bool,
+    tie_key: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ``bound`` rows nearest ``vector`` among those ``mask`` keeps, as the
     ``nearest_scan`` table function and the native search read them: ``(rowids, float64
     distances, Float32 distances)`` ordered by Float32 distance, then the table's key (its
     rowid without one: ``LoadedTable.tie_order``), as every store's ``ORDER BY <distance>,
-    <key>`` orders them, so a tie at a branch's depth keeps the rows of lowest key. The HNSW index
+    <key>`` orders them, so a tie at a branch's depth keeps the rows of lowest key (``tie_key``:
+    the plan's key, when it is another column than the table's). The HNSW index
     serves only an unfiltered scan; with ``with_nulls`` a short answer is filled with rows
     without a vector (distance NaN), as ``ORDER BY _distance`` sorts their NULLs last.
 
@@ -388,7 +390,7 @@ def nearest_scan(
         mask=mask,
         approximate=mask is None,
         with_nulls=with_nulls,
-        tie_order=loaded.tie_order(),
+        tie_order=loaded.tie_order(tie_key),
     )
     return rowids, distances, float32_distances(distances)
 
@@ -398,11 +400,12 @@ def _nearest_branch(
     branch: NearestNeighborSearch,
     bound: int,
     mask: np.ndarray | None,
+    tie_key: str | None,
     *,
     with_nulls: bool = False,
 ) -> _Branch:
-    """The branch's :func:`nearest_scan`, a distance beyond Float32 an infinity, an undefined
-    one (NaN) NULL."""
+    """The branch's :func:`nearest_scan` (ties by ``tie_key``, the plan's key), a distance
+    beyond Float32 an infinity, an undefined one (NaN) NULL."""
     rowids, _, rounded = nearest_scan(
         loaded,
         branch.column,
@@ -413,6 +416,7 @@ def _nearest_branch(
         bound,
         mask,
         with_nulls=with_nulls,
+        tie_key=tie_key,
     )
     values = [None if math.isnan(value) else value for value in rounded.tolist()]
     return _Branch(rowids, values, False)

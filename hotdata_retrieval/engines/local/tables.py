@@ -88,8 +88,8 @@ class LoadedTable:
         dimensions: vector column → its vectors' length, read on first use (see
             :meth:`vector_dimensions`).
         hnsw: vector column → (its open HNSW index, the distance function it serves).
-        key_positions: each rowid's position in ascending key order, computed on first use
-            (see :meth:`tie_order`).
+        key_positions: per tie-break column (``None``: the table's key), each rowid's
+            position in its ascending order, computed on first use (see :meth:`tie_order`).
     """
 
     entry: TableEntry
@@ -99,7 +99,7 @@ class LoadedTable:
     vector_indexes: dict[str, VectorColumnIndex] = attrs.Factory(dict)
     dimensions: dict[str, int] = attrs.Factory(dict)
     hnsw: dict[str, tuple[Any, str]] = attrs.Factory(dict)
-    key_positions: np.ndarray | None = None
+    key_positions: dict[str | None, np.ndarray] = attrs.Factory(dict)
     _kinds: tuple[dict[str, ValueKind], dict[str, ValueKind]] | None = None
     _float32: frozenset[str] | None = None
     _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
@@ -387,24 +387,30 @@ class LoadedTable:
             self.dimensions[column] = known
         return known
 
-    def tie_order(self) -> np.ndarray:
-        """Each rowid's position (int64) in ascending order of the table's key — numbers by
-        value, text and bytes by byte order, as SQL's ``ORDER BY <key> ASC`` sorts them — or
-        the rowid itself when the table was loaded without a key.
+    def tie_order(self, key: str | None = None) -> np.ndarray:
+        """Each rowid's position (int64) in ascending order of ``key`` (default the table's
+        key) — numbers by value, text and bytes by byte order, as SQL's ``ORDER BY <key>
+        ASC`` sorts them — or the rowid itself when the table was loaded without a key and
+        none is given. A search whose plan keys rows by another unique column than the
+        table's key passes it (``SearchPlan.key_column``), so its ties are that column's
+        order, as a store's ``ORDER BY <raw score>, <key>`` has them.
 
         ``bm25_search`` and ``vector_search`` cut a tie at their k by it, so the k rows they
         keep are the first k of ``ORDER BY <raw score>, <key> ASC``, whatever k is: pages of
         one branch (k = limit + offset) are then slices of one ranking, and a fusion's depth
         cut keeps the tied rows of lowest key, as the native ``hybrid_search`` does (R7).
         """
-        if self.key_positions is None:
+        if key is None or key not in self.data.column_names:
             key = self.entry.key_column
+        positions = self.key_positions.get(key)
+        if positions is None:
             if key is None or key not in self.data.column_names:
-                self.key_positions = np.arange(self.data.num_rows, dtype=np.int64)
+                positions = np.arange(self.data.num_rows, dtype=np.int64)
             else:
                 ranks = pc.rank(self.data.column(key), sort_keys="ascending", tiebreaker="first")
-                self.key_positions = np.asarray(ranks.to_numpy(), dtype=np.int64)
-        return self.key_positions
+                positions = np.asarray(ranks.to_numpy(), dtype=np.int64)
+            self.key_positions[key] = positions
+        return positions
 
     def is_unique(self, column: str) -> bool:
         """Whether ``column`` can be a key: no NULL, no NaN and no value twice, as SQL's ``=``
