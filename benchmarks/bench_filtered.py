@@ -4,19 +4,19 @@ unfiltered, and filtered exact nearest neighbours against NumPy floors and peer 
 Run from the repository root::
 
     python benchmarks/bench_filtered.py [--rows 100000 ...] [--rounds N] [--no-contenders] \\
-        [--write docs/benchmarks.md]
+        [--cpu] [--write docs/benchmarks.md]
 
 The table is ``bench_engine.py``'s (seeded Zipf-like texts, 384-d standard-normal float32
-vectors) plus three integer columns: ``bucket``, ``id % 100``, so the filter ``bucket = 7`` keeps
-1% of the rows, ``bucket10``, ``id % 10``, so ``bucket10 = 7`` keeps 10%, and ``shuffled``, a
-seeded permutation of the ids. Each round times, in a rotating order (one warm-up round,
-dropped), the text, nearest (cosine, exact) and hybrid (RRF, depth 100) plans through
-:meth:`LocalEngine.search` (the native path) unfiltered, with each repeated filter (the same
-every round: the engine remembers its rows), with a filter the engine has not seen at each
-selectivity (``shuffled BETWEEN low AND low + kept - 1``, ``low`` different in every call, so
-its rows are scattered over the table and no cache holds them: labelled ``1% new`` and
-``10% new``), and at each selectivity the filtered contenders (``--no-contenders`` leaves out
-all but the local plans and the passing-rows floor):
+vectors) plus three integer columns: ``bucket``, ``id % 100``, so the filter ``bucket = 7``
+keeps 1% of the rows, ``bucket10``, ``id % 10``, so ``bucket10 = 7`` keeps 10%, and
+``shuffled``, a seeded permutation of the ids. Each round times, in a rotating order (one
+warm-up round, dropped), the text, nearest (cosine, exact) and hybrid (RRF, the default depth
+of 200) plans through :meth:`LocalEngine.search` (the native path) unfiltered, with each
+repeated filter (the same every round: the engine remembers its rows), with a filter the engine
+has not seen at each selectivity (``shuffled BETWEEN low AND low + kept - 1``, ``low``
+different in every call, so its rows are scattered over the table and no cache holds them:
+labelled ``1% new`` and ``10% new``), and at each selectivity the filtered contenders
+(``--no-contenders`` leaves out all but the local plans and the passing-rows floor):
 
 - ``NumPy, product``: one float32 matrix-vector product over every row of the row-normalised
   matrix, the rows the filter drops set to minus infinity, a partial sort: what a scan that
@@ -305,7 +305,14 @@ class Peers:
 # -- measuring -------------------------------------------------------------------------------
 
 
-def measure(rows: int, rounds: int, directory: Path, *, contenders: bool = True) -> dict[str, Any]:
+def measure(
+    rows: int,
+    rounds: int,
+    directory: Path,
+    *,
+    contenders: bool = True,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, Any]:
     print(f"{rows:,} rows: generating and loading ...", file=sys.stderr)
     table = make_filtered_table(rows)
     engine = LocalEngine(directory / "filtered")
@@ -375,9 +382,9 @@ def measure(rows: int, rounds: int, directory: Path, *, contenders: bool = True)
             elapsed: dict[str, float] = {}
             for label in labels[shift:] + labels[:shift]:
                 _, _, runner = calls[label]
-                start = time.perf_counter()
+                start = clock()
                 keys[label] = runner(query, vector)
-                elapsed[label] = time.perf_counter() - start
+                elapsed[label] = clock() - start
             for label, (selectivity, name, _) in calls.items():
                 if name in COMPARED:
                     local = keys[label_of(COMPARED[name], selectivity)]
@@ -431,12 +438,14 @@ def measure(rows: int, rounds: int, directory: Path, *, contenders: bool = True)
 # -- report ----------------------------------------------------------------------------------
 
 
-def report(results: list[dict[str, Any]], when: str, load: str) -> str:
+def report(results: list[dict[str, Any]], when: str, load: str, *, cpu: bool = False) -> str:
     """The local engine's plans filtered at 1% and 10%, by a repeated filter and by one new
-    in every call, against unfiltered (the section the targets read)."""
+    in every call, against unfiltered (the section the targets read); ``cpu``: timed in CPU
+    time."""
+    clock = "CPU time per search (`time.process_time`)" if cpu else "wall-clock time"
     lines = [
         f"Measured {when} on {_report.machine('numpy', 'tantivy', 'datafusion')}; load average "
-        f"{load}; `{_report.command()}`. "
+        f"{load}; `{_report.command()}`; {clock}. "
         + ", ".join(f"{result['rows']:,}" for result in results)
         + f" rows, 384-d, limit {LIMIT}; repeated filters `bucket = {KEPT_BUCKET}` (1% of the "
         f"rows) and `bucket10 = {KEPT_BUCKET}` (10%), the same every round; new filters "
@@ -474,12 +483,16 @@ def report(results: list[dict[str, Any]], when: str, load: str) -> str:
     return "\n".join(lines)
 
 
-def report_contenders(results: list[dict[str, Any]], when: str, load: str) -> str:
-    """Every contender at 1% and 10%, one table per row count."""
+def report_contenders(
+    results: list[dict[str, Any]], when: str, load: str, *, cpu: bool = False
+) -> str:
+    """Every contender at 1% and 10%, one table per row count (``cpu``: in CPU time)."""
+    clock = "; CPU time per call (`time.process_time`)" if cpu else ""
     lines = [
         f"Measured {when} on "
         f"{_report.machine('numpy', 'tantivy', 'datafusion', 'duckdb', 'lancedb')}; load "
-        f"average {load} at the start; `{_report.command()}`. 384-d, limit {LIMIT}; filters "
+        f"average {load} at the start; `{_report.command()}`{clock}. 384-d, limit {LIMIT}; "
+        "filters "
         f"`bucket = {KEPT_BUCKET}` (1% of the rows) and `bucket10 = {KEPT_BUCKET}` (10%).",
     ]
     for result in results:
@@ -551,6 +564,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "(default); --no-contenders times the local engine and its passing-rows floor only",
     )
     parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time each call in CPU time (time.process_time: every thread's, BLAS's too), "
+        "not wall-clock time, for a machine whose other load would otherwise be timed",
+    )
+    parser.add_argument(
         "--write", type=Path, metavar="PATH", help="rewrite the marked sections of this file"
     )
     parser.add_argument(
@@ -565,14 +584,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     for rows in options.rows:
         with tempfile.TemporaryDirectory(prefix="hdq-bench-") as directory:
             results.append(
-                measure(rows, options.rounds, Path(directory), contenders=options.contenders)
+                measure(
+                    rows,
+                    options.rounds,
+                    Path(directory),
+                    contenders=options.contenders,
+                    clock=time.process_time if options.cpu else time.perf_counter,
+                )
             )
     if options.json is not None:
         options.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    _report.publish(report(results, when, load), options.write, MARK_START, MARK_END)
+    _report.publish(
+        report(results, when, load, cpu=options.cpu), options.write, MARK_START, MARK_END
+    )
     if options.contenders:
         print()
-        body = report_contenders(results, when, load)
+        body = report_contenders(results, when, load, cpu=options.cpu)
         _report.publish(body, options.write, CONTENDERS_START, CONTENDERS_END)
 
 
