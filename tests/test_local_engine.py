@@ -341,6 +341,59 @@ def test_wrong_vector_dimension(docs: LocalEngine) -> None:
         docs.search(semantic_dimensions)
 
 
+def test_a_shape_checked_against_a_table_is_not_checked_again(
+    docs: LocalEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hotdata_retrieval.engines.local import _search
+
+    checked: list[SearchPlan] = []
+    check_table = _search._check_table
+    monkeypatch.setattr(
+        _search,
+        "_check_table",
+        lambda plan, *rest: (checked.append(plan), check_table(plan, *rest)),
+    )
+
+    def text(query: str, **options: Any) -> SearchPlan:
+        return SearchPlan(
+            source=Bm25Search(table="docs", column="body", query_text=query), **options
+        )
+
+    assert docs.search(text("fox", columns=["id"])).keys == [1, 3]
+    assert docs.search(text("sky", columns=["id"])).keys == [2]
+    assert len(checked) == 1  # the same shape, another query
+    with pytest.raises(EngineError, match="column 'title' not found"):
+        docs.search(text("fox", columns=["title"]))
+    with pytest.raises(EngineError, match="column 'title' not found"):
+        docs.search(text("fox", columns=["title"]))  # a refused shape is checked every time
+    assert len(checked) == 3
+
+
+def test_a_checked_shape_still_checks_the_query_vector_length(docs: LocalEngine) -> None:
+    def nearest(vector: list[float]) -> SearchPlan:
+        return SearchPlan(
+            source=NearestNeighborSearch(table="docs", column="embedding", query_vector=vector)
+        )
+
+    assert len(docs.search(nearest([1.0, 0.0])).keys) == 3
+    with pytest.raises(PlanError, match="query vector has 3 dimensions; column 'embedding'"):
+        docs.search(nearest([1.0, 0.0, 0.5]))
+
+
+def test_the_shapes_a_table_remembers_are_bounded(docs: LocalEngine) -> None:
+    from hotdata_retrieval.engines.local.tables import CHECKED_SHAPES
+
+    loaded = docs._loaded("docs")
+    for limit in range(1, CHECKED_SHAPES + 10):
+        docs.search(
+            SearchPlan(
+                source=Bm25Search(table="docs", column="body", query_text="fox"), limit=limit
+            )
+        )
+        assert len(loaded._checked_shapes) <= CHECKED_SHAPES
+    assert loaded._checked_shapes
+
+
 def test_k_larger_than_the_table_returns_every_match(docs: LocalEngine) -> None:
     plan = SearchPlan(
         source=NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0]),

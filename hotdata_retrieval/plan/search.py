@@ -1546,6 +1546,18 @@ class SearchPlan:
     def __attrs_post_init__(self) -> None:
         _run_plan_checks(self)
 
+    @functools.cached_property
+    def checked_shape(self) -> tuple[Any, ...] | None:
+        """What the plan's checks read: every field of the plan, its fusion and branches
+        except a branch's query (text or vector), with their classes; ``None`` for a plan
+        with a cursor (``after``) or ``steps``, whose checks read the query, or with an
+        unhashable field. Plans of one shape pass or fail the same checks, this module's
+        and an engine's check against a table's columns (not a query vector's length).
+        (Computed once per plan.)"""
+        if self.after is not None or self.steps:
+            return None
+        return _shape_key(self)
+
     @property
     def branches(self) -> tuple[Branch, ...]:
         """The plan's branches, in order (one for a single-branch plan)."""
@@ -1901,9 +1913,7 @@ def _shape_getter(cls: type) -> Callable[[Any], Any]:
 
 
 def _shape_key(plan: SearchPlan) -> tuple[Any, ...] | None:
-    """What the plan checks of a plan without a cursor or steps read: every field of the
-    plan and of its fusion and branches except a branch's query (text or vector), each
-    with its class; ``None`` when some field is unhashable (the checks then run)."""
+    """:attr:`SearchPlan.checked_shape` of a plan without a cursor or steps."""
     source = plan.source
     branches = source.branches if isinstance(source, Fusion) else (source,)
     key = (
@@ -1930,7 +1940,7 @@ def _run_plan_checks(plan: SearchPlan) -> None:
     a plan this way costs about a third less (the 29 checks ran in about 11 µs of the 27 µs
     of a single-branch plan, hot, where the key costs about 2 µs)."""
     checks = _PLAN_CHECKS
-    key = None if plan.after is not None or plan.steps else _shape_key(plan)
+    key = plan.checked_shape
     if key is None:
         for check in checks:
             check.check(plan)

@@ -219,11 +219,22 @@ def check_plan(
         EngineError: naming the column and the table.
         PlanError: a query vector of the wrong length.
     """
-    filtered = set(plan.filtered_tables())
     kinds = {table: one.column_kinds() for table, one in loaded.items()}
+    # A plan of a shape that passed against this one table passes again (the checks read
+    # no query, and an open table never changes), but for its query vectors' lengths.
+    shape = plan.checked_shape if len(loaded) == 1 else None
+    if shape is not None:
+        ((table, one),) = loaded.items()
+        if one.checked(shape):
+            _check_vectors(plan, table, one)
+            return kinds
+    filtered = set(plan.filtered_tables())
     check_column_kinds(plan, kinds)
     for table, one in loaded.items():
         _check_table(plan, table, one, table in filtered, kinds[table])
+        _check_vectors(plan, table, one)
+    if shape is not None:
+        one.passed(shape)
     return kinds
 
 
@@ -256,6 +267,11 @@ def _check_table(
             f"would return a row more than once; search with key_column="
             f"'{entry.key_column or 'a unique column'}'"
         )
+
+
+def _check_vectors(plan: SearchPlan, table: TableName, loaded: LoadedTable) -> None:
+    """Each nearest-neighbour branch searching ``table`` searches a vector column, with a
+    query vector of its length."""
     for branch in plan.branches:
         if isinstance(branch, NearestNeighborSearch) and table in branch.table.members:
             kind = loaded.data.schema.field(branch.column).type

@@ -74,6 +74,11 @@ def _reraise_unless_damage(error: BaseException) -> None:
         raise error
 
 
+CHECKED_SHAPES = 256
+"""The most plan shapes one open table remembers as passing the engine's checks against it
+(:meth:`LoadedTable.passed`)."""
+
+
 @attrs.define
 class LoadedTable:
     """One table held open.
@@ -110,6 +115,20 @@ class LoadedTable:
     _sampled: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
     _integers: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
     _text_filters: dict[tuple[tuple[Predicate, str], str], TextFilter | None] = attrs.Factory(dict)
+    _checked_shapes: set[tuple[Any, ...]] = attrs.Factory(set)
+
+    def checked(self, shape: tuple[Any, ...]) -> bool:
+        """Whether a plan of ``shape`` (:attr:`~hotdata_retrieval.plan.search.SearchPlan.
+        checked_shape`) passed the engine's checks against this table (:meth:`passed`)."""
+        return shape in self._checked_shapes
+
+    def passed(self, shape: tuple[Any, ...]) -> None:
+        """Remember that a plan of ``shape`` passed the engine's checks against this table
+        (an open table never changes): at most :data:`CHECKED_SHAPES` shapes, forgotten all
+        at once when full."""
+        if len(self._checked_shapes) >= CHECKED_SHAPES:
+            self._checked_shapes.clear()
+        self._checked_shapes.add(shape)
 
     def column_kinds(self) -> dict[str, ValueKind]:
         """Each column's :class:`~hotdata_retrieval.engines.checks.ValueKind`, from its Arrow
