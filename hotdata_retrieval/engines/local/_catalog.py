@@ -14,6 +14,7 @@ with the reason, until its version changes; the others serve.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -66,6 +67,7 @@ class OpenTables:
                 f"cannot create the database directory {root}: {error.strerror or error}"
             ) from None
         self.root = root
+        self._catalog_file = os.path.join(root, database.CATALOG_FILE)
         self.catalog = normalize_identifier(catalog, label="catalog")
         self.schema = normalize_identifier(schema, label="schema")
         self._installed = installed
@@ -97,7 +99,7 @@ class OpenTables:
             DatabaseError: the catalog itself cannot be read.
         """
         with self.lock:
-            signature = database.catalog_signature(self.root)
+            signature = database.file_signature(self._catalog_file)
             if signature == self._signature and not again:
                 return
             # Read after the signature: the entries are at least as new as it, so a version
@@ -134,7 +136,7 @@ class OpenTables:
                 try:
                     loaded = open_table(self.root, entry)
                 except FileNotFoundError:
-                    if database.catalog_signature(self.root) != self._signature:
+                    if database.file_signature(self._catalog_file) != self._signature:
                         self.refresh()  # replaced meanwhile: follow the newer catalog
                         continue
                     self._damage(entry, f"its version directory {entry.version} is missing")

@@ -197,11 +197,17 @@ def read_catalog(root: Path) -> dict[str, TableEntry]:
         ) from None
 
 
-def catalog_signature(root: Path) -> tuple[int, int, int] | None:
+def catalog_signature(root: Path | str) -> tuple[int, int, int] | None:
     """What identifies the current ``catalog.json`` (inode, size, modification time): it
     changes with every commit, since a commit replaces the file. ``None``: no catalog."""
+    return file_signature(os.path.join(root, CATALOG_FILE))
+
+
+def file_signature(path: str) -> tuple[int, int, int] | None:
+    """:func:`catalog_signature` of the catalog file at ``path`` (``root/catalog.json``,
+    joined once by a caller that asks often: every search asks)."""
     try:
-        status = os.stat(os.path.join(root, CATALOG_FILE))
+        status = os.stat(path)
     except FileNotFoundError:
         return None
     return (status.st_ino, status.st_size, status.st_mtime_ns)
