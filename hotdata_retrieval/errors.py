@@ -215,6 +215,27 @@ class RefusedStatementError(EngineError):
     write, a setting, a file or a table outside the searchable ones (the message says which)."""
 
 
+class OutdatedIndexError(EngineError):
+    """A table whose full-text index an earlier release wrote in a layout this one neither
+    searches nor keeps (no per-column postings): a change by key would leave that index out
+    of date, so it is refused until the table is loaded again.
+
+    Attributes:
+        table: the table, ``catalog.schema.table``.
+        columns: its text columns in the earlier layout.
+    """
+
+    def __init__(self, table: str, columns: Sequence[str]) -> None:
+        named = ", ".join(f"'{column}'" for column in columns)
+        super().__init__(
+            f"table '{table}' holds the full-text index of column {named} in an earlier "
+            "release's layout (no per-column postings), which changes by key would leave out "
+            "of date; load the table again (load_table) before changing its rows"
+        )
+        self.table = table
+        self.columns = tuple(columns)
+
+
 class HotdataApiError(EngineError):
     """The Hotdata API refused a request or the engine failed a statement.
 

@@ -812,6 +812,10 @@ class PostgresEngine(SqlStoreEngine):
                 )
             )[1]
         )
+        # terms without postings: an earlier release's index, neither searched nor kept
+        outdated = tuple(
+            row[0] for row in listed if terms_column(row[0]) in names and row[0] not in text_indexes
+        )
         # a text column's terms and the rows' numbers are the engine's, not the user's
         hidden = {terms_column(column) for column in text_indexes}
         if text_indexes:
@@ -831,6 +835,7 @@ class PostgresEngine(SqlStoreEngine):
             key_column=key,
             text_indexes=text_indexes,
             vectors=vectors,
+            outdated_text_indexes=outdated,
         )
 
     def _write_statistics(

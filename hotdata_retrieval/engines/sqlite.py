@@ -304,6 +304,13 @@ class SqliteEngine(SqlStoreEngine):
             if fts_table_name(table.name, column) in names
             and terms_table_name(table.name, column) in names
         )
+        # an FTS5 table without statistics: an earlier release's index, neither searched
+        # nor kept
+        outdated = tuple(
+            column
+            for column in columns
+            if fts_table_name(table.name, column) in names and column not in text_indexes
+        )
         key: str | None = None
         vectors: tuple[StoreColumn, ...] = ()
         if CATALOG_TABLE in names:
@@ -317,6 +324,7 @@ class SqliteEngine(SqlStoreEngine):
             key_column=key,
             text_indexes=text_indexes,
             vectors=vectors,
+            outdated_text_indexes=outdated,
         )
 
     def _check_index_names(

@@ -64,7 +64,7 @@ from hotdata_retrieval.engines.results import (
     returned_vector,
     search_result,
 )
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import OutdatedIndexError, PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
@@ -163,6 +163,10 @@ class StoreTable:
         vectors: the catalog's vector columns.
         column_types: each column's declared type, as the store names it (parallel to
             ``columns``; empty when the store did not say).
+        outdated_text_indexes: columns whose full-text index an earlier release wrote in a
+            layout this one neither searches nor keeps (not in ``text_indexes``): their
+            table's rows are not changed by key until it is loaded again
+            (:class:`~hotdata_retrieval.errors.OutdatedIndexError`).
     """
 
     name: TableName
@@ -171,6 +175,7 @@ class StoreTable:
     text_indexes: tuple[str, ...]
     vectors: tuple[StoreColumn, ...]
     column_types: tuple[str, ...] = ()
+    outdated_text_indexes: tuple[str, ...] = ()
 
 
 def catalog_rows(
@@ -996,6 +1001,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 than the table's; the store's own refusal (a value its column cannot hold:
                 nothing was written); a ``create`` this store cannot make (an embedded
                 column, a vector index it has not).
+            OutdatedIndexError: the table's full-text index is in an earlier release's
+                layout: load it again first.
         """
         rows = rows_table(rows)
         create = table_load(create)
@@ -1010,7 +1017,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 )
             self._create(create)
             return self.describe(table)
-        described = self.describe(table)
+        described = self._changeable(table)
         key = self._key_of(described)
         rows = self._checked_rows(described, rows, key)
         if rows.num_rows:
@@ -1018,6 +1025,19 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 self._replace_rows(described, rows)
             finally:
                 self.generation += 1  # what agent SQL reads is made again
+        return described
+
+    def _changeable(self, table: str | TableName) -> StoreTable:
+        """The description of ``table``, whose rows a change by key may write.
+
+        Raises:
+            EngineError: no such table.
+            OutdatedIndexError: a full-text index in an earlier release's layout, which the
+                change would leave out of date, naming the table and its columns.
+        """
+        described = self.describe(table)
+        if described.outdated_text_indexes:
+            raise OutdatedIndexError(str(described.name), described.outdated_text_indexes)
         return described
 
     def _create(self, create: Any) -> None:
@@ -1081,8 +1101,10 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             EngineError: no such table or no key column recorded; a key of another kind than
                 the key column's (:func:`~hotdata_retrieval.engines.checks.checked_keys`),
                 before anything is deleted; the store's own refusal.
+            OutdatedIndexError: the table's full-text index is in an earlier release's
+                layout: load it again first.
         """
-        described = self.describe(name)
+        described = self._changeable(name)
         distinct = self._checked_keys(described, keys)
         if not distinct:
             return 0
