@@ -294,8 +294,11 @@ OTHER_KEYS = {key: (37 * key) % TIED_ROWS for key in TIED_KEYS}
 @pytest.fixture(scope="module")
 def rekeyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEngine]:
     data = TIED.append_column("other", pa.array([OTHER_KEYS[key] for key in TIED_KEYS]))
-    with LocalEngine(tmp_path_factory.mktemp("rekeyed") / "local") as engine:
-        engine.load_table("tied", data, key_column="id", text_columns=["body"])
+    embedder = HashingEmbedder(dimensions=16)
+    with LocalEngine(tmp_path_factory.mktemp("rekeyed") / "local", embedder=embedder) as engine:
+        engine.load_table(
+            "tied", data, key_column="id", text_columns=["body"], embed_columns=["body"]
+        )
         yield engine
 
 
@@ -350,3 +353,43 @@ def test_ties_follow_the_plans_key_when_it_is_not_the_tables(
         ).keys
     ]
     assert whole == pages == reference[:30]
+
+
+@pytest.mark.parametrize("trigger", [None, *TRIGGERS], ids=lambda name: str(name))
+@pytest.mark.parametrize("branch", ["text", "semantic"])
+def test_a_table_search_cuts_its_ties_by_the_plans_key(
+    rekeyed: LocalEngine, trigger: str | None, branch: str
+) -> None:
+    """``bm25_search`` and ``vector_search`` cut a tie at their k by the table's key; keyed by
+    another column, the plan's pages still tile the ranking by score, then that column."""
+    kept = set(TIED_KEYS if trigger is None else _kept(trigger))
+    if branch == "text":
+        source: object = Bm25Search(table="tied", column="body", query_text="fox")
+        # one term in each matching text: the shorter text scores higher (BM25's length
+        # normalisation); equal texts score equally
+        rank = {TEXTS[0]: 0, TEXTS[1]: 1}
+        matching = [key for key in TIED_KEYS if key in kept and TEXTS[key % 3] in rank]
+        reference = sorted(
+            (OTHER_KEYS[key] for key in matching),
+            key=lambda other: (rank[TEXTS[_BY_OTHER[other] % 3]], other),
+        )
+    else:
+        embedder = HashingEmbedder(dimensions=16)
+        source = VectorSearch(table="tied", column="body", query_text="red fox")
+        vectors = {
+            OTHER_KEYS[key]: np.array(embedder.embed_query(TEXTS[key % 3])) for key in TIED_KEYS
+        }
+        query = np.array(embedder.embed_query("red fox"))
+        reference = _cosine_order(vectors, query, [OTHER_KEYS[key] for key in kept])
+    predicate = None if trigger is None else TRIGGERS[trigger][0]
+    pages = [
+        key
+        for offset in range(0, 20, 5)
+        for key in rekeyed.search(
+            SearchPlan(source=source, filter=predicate, limit=5, offset=offset, key_column="other")
+        ).keys
+    ]
+    assert pages == reference[:20]
+
+
+_BY_OTHER = {other: key for key, other in OTHER_KEYS.items()}

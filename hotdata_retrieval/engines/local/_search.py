@@ -18,10 +18,12 @@ parsed, once: it is the caller's text.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 import sqlglot
+from sqlglot import exp
 
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.engines.checks import (
@@ -119,19 +121,25 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         return search_result(plan, executed, rows, lambda: to_sql(executed, engine.profile))
     statement = to_sql(executed, engine.profile)
     # The tree, where the statement holds a nearest-neighbour shape to rewrite, a vector
-    # branch's left-out key tie-break to put back or a hybrid_search call whose filter is
-    # read from the predicate it was compiled from.
+    # branch's left-out key tie-break to put back, a table search to unbound (a table keyed
+    # otherwise than the plan) or a hybrid_search call whose filter is read from the
+    # predicate it was compiled from.
     vector_branch = any(
         isinstance(branch, (NearestNeighborSearch, VectorSearch)) for branch in executed.branches
     )
+    rekeyed = {
+        table: one.entry.rows
+        for table, one in loaded.items()
+        if executed.key_column is not None and one.entry.key_column != executed.key_column
+    }
     tree = (
         compile_plan(executed, engine.profile)
-        if vector_branch or engine.profile.native_hybrid_search
+        if vector_branch or rekeyed or engine.profile.native_hybrid_search
         else None
     )
     filters = compiled_filters(tree) if tree is not None else {}
     with engine._functions.stashed_vectors() as stash, engine._functions.compiled(filters):
-        optimized = rewritten(engine, tree, stash) if tree is not None else None
+        optimized = rewritten(engine, tree, stash, rekeyed) if tree is not None else None
         rows = engine._sessions.run(optimized or statement, statement).to_pylist()
     logger.debug(
         "search answered by its statement%s: %d rows",
@@ -154,19 +162,65 @@ def optimized(engine: SearchHost, text: str, stash: Stash) -> str:
     return rewritten(engine, tree, stash) or text
 
 
-def rewritten(engine: SearchHost, tree: Any, stash: Stash) -> str | None:
-    """The tree rendered with its fast-path shapes rewritten (and their scans started) and
-    the key tie-breaks the declined ones left out put back (:func:`restore_tie_breaks`), or
-    ``None`` if it has neither."""
+def rewritten(
+    engine: SearchHost, tree: Any, stash: Stash, rekeyed: Mapping[TableName, int] | None = None
+) -> str | None:
+    """The tree rendered with its fast-path shapes rewritten (and their scans started), the
+    key tie-breaks the declined ones left out put back (:func:`restore_tie_breaks`) and the
+    table searches of the ``rekeyed`` tables unbounded (:func:`unbound_table_searches`), or
+    ``None`` if it has none of these."""
     tree, count = rewrite_fast_paths(tree, lambda table: _fast_path_table(engine, table), stash)
     restored = restore_tie_breaks(tree)
-    if not count and not restored:
+    unbounded = unbound_table_searches(engine, tree, rekeyed) if rekeyed else 0
+    if not count and not restored and not unbounded:
         return None
     if count:
         engine._functions.prefetch_scans(tree)
     # The tree is ours (parsed or compiled for this call): render it without sqlglot's
     # defensive deep copy, which costs more than the rest of the rewrite.
     return str(_GENERATOR_DIALECT.generate(tree, copy=False))
+
+
+_TABLE_SEARCHES = frozenset(
+    {HOTDATA.text_search_function, HOTDATA.semantic_search_function} - {None}
+)
+"""The table functions whose k cuts a tie at the k-th place by the table's key."""
+
+
+def unbound_table_searches(engine: SearchHost, tree: Any, rekeyed: Mapping[TableName, int]) -> int:
+    """Lift the k of each ``bm25_search`` and ``vector_search`` call in ``tree`` over a table
+    of ``rekeyed`` (the tables whose key is not the plan's, with their row counts), and
+    return how many were lifted.
+
+    Such a function cuts a tie at its k-th place by the table's key, where the statement's
+    ``ORDER BY <score>, <key> LIMIT`` then orders by the plan's: it would keep other tied rows
+    than the plan's lowest keys, and pages of one search would repeat and skip rows.
+    ``bm25_search`` without k returns every match; ``vector_search`` is given every row, so
+    the statement's own ``ORDER BY ... LIMIT`` makes the cut.
+    """
+    lifted = 0
+    for call in list(tree.find_all(exp.Anonymous)):
+        name = str(call.this).lower()
+        if name not in _TABLE_SEARCHES or len(call.expressions) != 4:
+            continue
+        reference = call.expressions[0]
+        if not (isinstance(reference, exp.Literal) and reference.is_string):
+            continue
+        try:
+            table = TableName.parse(
+                str(reference.this), default_catalog=engine.catalog, default_schema=engine.schema
+            )
+        except PlanError:
+            continue
+        rows = rekeyed.get(table)
+        if rows is None:
+            continue
+        if name == HOTDATA.text_search_function:
+            call.set("expressions", call.expressions[:3])
+        else:
+            call.expressions[3].replace(exp.Literal.number(max(1, rows)))
+        lifted += 1
+    return lifted
 
 
 def _fast_path_table(engine: SearchHost, table: Any) -> tuple[TableName, pa.Schema] | None:
