@@ -495,3 +495,18 @@ def test_a_filter_at_the_term_limit_runs_on_the_engine() -> None:
             source=Bm25Search(table="docs", column="body", query_text="fox"), filter=wide
         )
         assert sorted(engine.search(plan).keys) == [1, 3]
+
+
+def test_whether_a_query_holds_a_word_is_what_its_words_say() -> None:
+    import random
+
+    from hotdata_retrieval.analysis import text_words
+    from hotdata_retrieval.plan.search import _has_words
+
+    rng = random.Random(5)
+    texts = [chr(code) for code in range(128)]
+    texts += ["".join(rng.choices([chr(code) for code in range(128)], k=4)) for _ in range(3000)]
+    texts += ["".join(rng.choices(" _-.,;:!?'\"()[]", k=6)) for _ in range(300)]
+    texts += ["é", "ＣＡＦÉ", "\u0301", "--\u00b2--", "\u3000", "x\u200b", "\u2460", "_\u00aa_"]
+    for text in texts:
+        assert _has_words(text) is bool(text_words(text, fold_case=False)), repr(text)

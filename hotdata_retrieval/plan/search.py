@@ -165,6 +165,8 @@ _METRIC_ALIASES = {"euclidean": "l2", "ip": "dot", "inner_product": "dot"}
 
 
 def _metric(value: DistanceMetric | str) -> DistanceMetric:
+    if value.__class__ is DistanceMetric:
+        return value  # a member (the default) as it is, without the enum's lookup
     return DistanceMetric.parse(value)
 
 
@@ -242,6 +244,8 @@ class QuerySyntax(str, enum.Enum):
 
 
 def _query_syntax(value: QuerySyntax | str) -> QuerySyntax:
+    if value.__class__ is QuerySyntax:
+        return value  # a member (the default) as it is, without the enum's lookup
     return QuerySyntax.parse(value)
 
 
@@ -250,6 +254,18 @@ def _words(text: str) -> tuple[str, ...]:
     from hotdata_retrieval.analysis import text_words
 
     return text_words(text, fold_case=False)
+
+
+_ASCII_ALPHANUMERIC = re.compile(r"[A-Za-z0-9]")
+
+
+def _has_words(text: str) -> bool:
+    """Whether ``text`` holds a word (``bool(_words(text))``), without splitting it when it
+    is ASCII: NFKC leaves ASCII as it is, and the word tokenizer's words are the runs of
+    alphanumeric characters, which in ASCII are ``[A-Za-z0-9]``."""
+    if text.isascii():
+        return _ASCII_ALPHANUMERIC.search(text) is not None
+    return bool(_words(text))
 
 
 def _any_query_text(value: str) -> str:
@@ -336,7 +352,7 @@ TieBreakerInput = TieBreaker | str | tuple[str, str]
 
 
 def _tie_breakers(values: Iterable[TieBreakerInput] | None) -> tuple[TieBreaker, ...]:
-    if values is None:
+    if values is None or (values.__class__ is tuple and not values):
         return ()
     if isinstance(values, (str, bytes, TieBreaker)) or not hasattr(values, "__iter__"):
         raise PlanError(
@@ -460,7 +476,7 @@ class Bm25Search:
     def __attrs_post_init__(self) -> None:
         if self.allow_empty or self.query_syntax is QuerySyntax.VERBATIM:
             return
-        if not self.words:
+        if not _has_words(self.query_text):
             if not self.query_text.strip():
                 raise PlanError(
                     f"query_text must not be empty, got {self.query_text!r}",
@@ -489,7 +505,7 @@ class Bm25Search:
         ``''`` for a query with no word (an empty branch) unless ``"verbatim"``."""
         if self.query_syntax is QuerySyntax.VERBATIM:
             return self.query_text
-        if not self.words:
+        if not _has_words(self.query_text):
             return ""
         if self.query_syntax is QuerySyntax.TERMS:
             return " ".join(f'"{word}"' for word in self.words)
@@ -1303,7 +1319,7 @@ def read_facets(values: Iterable[str] | None) -> tuple[str, ...]:
         PlanError: not a list of names, a name that is no identifier, more than
             :data:`MAX_FACETS` columns.
     """
-    if values is None:
+    if values is None or (values.__class__ is tuple and not values):
         return ()
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise PlanError(
@@ -1339,7 +1355,7 @@ def _after(value: str | None) -> str | None:
 
 
 def _page_scores(values: Iterable[str] | None) -> tuple[str, ...]:
-    if values is None:
+    if values is None or (values.__class__ is tuple and not values):
         return ()
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise PlanError(
@@ -1919,7 +1935,7 @@ def _shape_key(plan: SearchPlan) -> tuple[Any, ...] | None:
     key = (
         type(source),
         _shape_getter(type(source))(source),
-        tuple((type(branch), _shape_getter(type(branch))(branch)) for branch in branches),
+        tuple([(type(branch), _shape_getter(type(branch))(branch)) for branch in branches]),
         _shape_getter(SearchPlan)(plan),
     )
     try:

@@ -168,7 +168,7 @@ def coerce_steps(values: Iterable[PlanStep] | None) -> tuple[PlanStep, ...]:
     Raises:
         PlanError: an item that is no registered step, or a kind given twice.
     """
-    if values is None:
+    if values is None or (values.__class__ is tuple and not values):
         return ()
     if isinstance(values, PlanStep):
         values = (values,)
