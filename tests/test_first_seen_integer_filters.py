@@ -2,7 +2,9 @@
 table's integer columns (``LoadedTable._evaluated``), not by the Arrow row mask: its rows are
 the mask's (SQL's three-valued logic over NULLs, a filter keeping no row or one row), and a
 text, nearest or fused search under it, the filter new in every search, returns the rows the
-compiled statement returns on DataFusion, ties at the depth and page cuts included."""
+compiled statement returns on DataFusion, ties at the depth and page cuts included. A cosine
+search under a filter's first search is screened by the column's reciprocal norms when every
+row can be (``VectorColumnIndex._screen_first_seen_cosine``), as the exact scan ranks."""
 
 from __future__ import annotations
 
@@ -25,8 +27,9 @@ from hotdata_retrieval import (
     ReciprocalRankFusion,
     SearchPlan,
 )
-from hotdata_retrieval.engines.local import LocalEngine, tables
+from hotdata_retrieval.engines.local import LocalEngine, nearest, tables
 from hotdata_retrieval.engines.local.masks import passing_rows
+from hotdata_retrieval.engines.local.nearest import VectorColumnIndex
 from hotdata_retrieval.plan.filters import And, Between, Predicate
 from tests.test_native_search import _corpus, statement_result
 
@@ -105,3 +108,34 @@ def test_a_search_under_a_new_filter_is_the_statements(
         plan = SearchPlan(source=source, filter=predicate, limit=limit, offset=offset)
         engine._loaded("t")._filtered.clear()  # the filter is new to the table's cache
         assert engine.search(plan).hits == statement_result(engine, plan).hits
+
+
+@pytest.mark.parametrize("kept", [1, 2, 37, 150])
+@pytest.mark.parametrize("with_ties", [False, True])
+def test_a_first_seen_filters_cosine_screen_ranks_as_the_exact_scan(
+    kept: int, with_ties: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cosine search under a filter's first search, every row of the column screenable,
+    screens the kept rows by the column's reciprocal norms and their product block by block
+    (blocks of 16 rows here): the rows, distances and ties at the cut of the exact float64
+    ranking of the kept rows (Float32 distance, then rowid), nothing gathered."""
+    monkeypatch.setattr(nearest, "GATHER_BLOCK_BYTES", 16 * 2 * 4)
+    generator = np.random.default_rng(kept)
+    vectors = generator.integers(1, 4, (2000, 2)).astype(np.float32)  # ties at every cut
+    index = VectorColumnIndex(pa.array(list(vectors), pa.list_(pa.float32())))
+    mask = np.zeros(index.rows, dtype=bool)
+    mask[generator.choice(index.rows, kept, replace=False)] = True
+    mask.flags.writeable = False
+    rowids = np.flatnonzero(mask)
+    query = np.array([1.0, 2.0])
+    exact = index.row_distances("cosine_distance", query, rowids)
+    rounded = exact.astype(np.float32)
+    order = np.lexsort((rowids, rounded))
+    width = min(9, kept)
+    if with_ties:
+        width += int(np.count_nonzero(rounded[order][width:] == rounded[order][width - 1]))
+    found = index.nearest("cosine_distance", query, 9, mask=mask, with_ties=with_ties)
+    assert isinstance(index._cosine_reciprocals, np.ndarray)  # the column's screen's norms
+    assert not index._subsets  # nothing gathered on a first search
+    assert found[0].tolist() == rowids[order][:width].tolist()
+    assert found[1].tolist() == exact[order][:width].tolist()
