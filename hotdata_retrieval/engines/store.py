@@ -681,8 +681,11 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         statement = to_sql(executed, self.profile)
         names, rows = self._query(statement)
         vectors = {vector.name for one in described.values() for vector in one.vectors}
+        # each vector as a list of floats, as every engine's, converted once: the hits
+        # convert the searched ones include_vectors returns (hits_from_rows), this the others
+        converted = executed.vector_columns if executed.include_vectors else frozenset()
         returned = [dict(zip(names, row)) for row in rows]
-        for name in vectors.intersection(names):  # as a list of floats, as every engine's
+        for name in vectors.intersection(names) - converted:
             for row in returned:
                 row[name] = returned_vector(row[name])
         result = search_result(plan, executed, returned, statement)
