@@ -300,6 +300,14 @@ def test_concurrent_first_adds_keep_every_document(tmp_path) -> None:
         (lambda s: s.add_texts(["x"], [{"colour": "a", "COLOUR": "b"}]), "twice"),
         (lambda s: s.max_marginal_relevance_search("red", k=0), "k must be"),
         (lambda s: s.max_marginal_relevance_search("red", fetch_k=None), "fetch_k"),
+        (
+            lambda s: s.max_marginal_relevance_search("red", fetch_k=5000),
+            "fetch_k must be at most 1000, got 5000",
+        ),
+        (
+            lambda s: s.max_marginal_relevance_search("red", k=2000, fetch_k=5),
+            "k must be at most 1000, got 2000",
+        ),
         (lambda s: s.max_marginal_relevance_search("red", lambda_mult=float("nan")), "lambda"),
         (lambda s: s.max_marginal_relevance_search("red", lambda_mult=5), "lambda_mult"),
         (lambda s: s.text_search("red " * 5000), "max_query"),

@@ -69,6 +69,7 @@ from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.filters import And
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
+from hotdata_retrieval.plan.steps import MAX_STEP_CANDIDATES
 from hotdata_retrieval.plan.values import check_positive_int
 from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search, read_filter
 
@@ -659,8 +660,8 @@ class HotdataVectorStore(VectorStore):
         """As :meth:`max_marginal_relevance_search`, from a query vector.
 
         Raises:
-            PlanError: a ``k`` or ``fetch_k`` that is no whole number of at least 1, a
-                ``lambda_mult`` that is no number in [0, 1].
+            PlanError: a ``k`` or ``fetch_k`` that is no whole number of at least 1, or
+                over 1,000 (naming it); a ``lambda_mult`` that is no number in [0, 1].
         """
         k = check_positive_int(k, label="k")
         fetch_k = check_positive_int(fetch_k, label="fetch_k")
@@ -674,8 +675,17 @@ class HotdataVectorStore(VectorStore):
                 field="lambda_mult",
                 value=lambda_mult,
             )
+        candidates = max(fetch_k, k)
+        if candidates > MAX_STEP_CANDIDATES:  # worded in this method's own parameters
+            name, value = ("fetch_k", fetch_k) if fetch_k >= k else ("k", k)
+            raise PlanError(
+                f"{name} must be at most {MAX_STEP_CANDIDATES}, got {value}: maximal marginal "
+                f"relevance chooses among at most {MAX_STEP_CANDIDATES} nearest documents",
+                field=name,
+                value=value,
+            )
         hits = self.store.nearest(
-            embedding, k=k, filter=filter, diversity=lambda_mult, candidates=max(fetch_k, k)
+            embedding, k=k, filter=filter, diversity=lambda_mult, candidates=candidates
         )
         return [_langchain_document(hit.document) for hit in hits]
 
