@@ -100,8 +100,11 @@ def statement_result(engine: LocalEngine, plan: SearchPlan) -> SearchResult:
     """The plan's compiled statement run on DataFusion, as typed hits: the plan the engine
     executes, its filter values typed by the tables' columns (a number compared with a
     float32 column rounded to float32, as every engine compares it)."""
+    from hotdata_retrieval.compile import HOTDATA, compile_plan
+    from hotdata_retrieval.compile.statements import render
     from hotdata_retrieval.engines.checks import arrow_float32_columns, merged_kinds
-    from hotdata_retrieval.engines.local._search import check_plan
+    from hotdata_retrieval.engines.local._search import check_plan, unbound_table_searches
+    from hotdata_retrieval.engines.local.fastpath import restore_tie_breaks
 
     loaded = {table: engine._loaded(table) for table in plan.tables}
     executed = executed_plan(
@@ -111,8 +114,21 @@ def statement_result(engine: LocalEngine, plan: SearchPlan) -> SearchResult:
             *(arrow_float32_columns(one.data.schema) for one in loaded.values())
         ),
     )
-    statement = to_sql(executed)
-    return search_result(plan, executed, engine.sql(statement).to_pylist(), statement)
+    # The statement as the engine runs it row by row: the key tie-break a nearest branch
+    # leaves out for an index's sake put back, so tied rows come in key order (their order
+    # against a ranking is checked in tests/parity/test_nearest_tie_filters.py), and a table
+    # search over a table keyed otherwise than the plan unbounded.
+    tree = compile_plan(executed)
+    restore_tie_breaks(tree)
+    rekeyed = {
+        table: one.entry.rows
+        for table, one in loaded.items()
+        if executed.key_column is not None and one.entry.key_column != executed.key_column
+    }
+    if rekeyed:
+        unbound_table_searches(engine, tree, rekeyed)
+    statement = render(HOTDATA, tree)
+    return search_result(plan, executed, engine.sql(statement).to_pylist(), to_sql(executed))
 
 
 FILTERS = [
