@@ -1918,12 +1918,10 @@ def _shape_getter(cls: type) -> Callable[[Any], Any]:
             and not field.metadata.get("bound")
             and not field.metadata.get("bound_each")
         ]
-        read = operator.attrgetter(*names) if names else (lambda node: ())
-
-        def getter(node: Any, read: Callable[[Any], Any] = read) -> Any:
-            values = read(node)
-            return values if isinstance(values, tuple) else (values,)
-
+        if len(names) > 1:  # attrgetter of several names gives a tuple, in C
+            getter = operator.attrgetter(*names)
+        else:
+            getter = lambda node: tuple(getattr(node, name) for name in names)  # noqa: E731
         _SHAPE_GETTERS[cls] = getter
     return getter
 
@@ -1931,12 +1929,21 @@ def _shape_getter(cls: type) -> Callable[[Any], Any]:
 def _shape_key(plan: SearchPlan) -> tuple[Any, ...] | None:
     """:attr:`SearchPlan.checked_shape` of a plan without a cursor or steps."""
     source = plan.source
-    branches = source.branches if isinstance(source, Fusion) else (source,)
+    getters = _SHAPE_GETTERS
+    if isinstance(source, Fusion):
+        branches = tuple(
+            [
+                (type(branch), (getters.get(type(branch)) or _shape_getter(type(branch)))(branch))
+                for branch in source.branches
+            ]
+        )
+    else:
+        branches = ()  # the source is the one branch
     key = (
         type(source),
-        _shape_getter(type(source))(source),
-        tuple([(type(branch), _shape_getter(type(branch))(branch)) for branch in branches]),
-        _shape_getter(SearchPlan)(plan),
+        (getters.get(type(source)) or _shape_getter(type(source)))(source),
+        branches,
+        (getters.get(SearchPlan) or _shape_getter(SearchPlan))(plan),
     )
     try:
         hash(key)
