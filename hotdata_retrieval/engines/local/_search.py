@@ -96,7 +96,11 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         plan,
         # one table's own kinds as they are (read, never changed, by executed_plan)
         next(iter(kinds.values())) if len(kinds) == 1 else merged_kinds(kinds.values()),
-        float32_columns=frozenset().union(*(one.float32_columns() for one in loaded.values())),
+        float32_columns=(
+            next(iter(loaded.values())).float32_columns()
+            if len(loaded) == 1
+            else frozenset().union(*(one.float32_columns() for one in loaded.values()))
+        ),
     )
     single = executed.single_table
     if (
