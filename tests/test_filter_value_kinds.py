@@ -17,6 +17,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_value_kind,
     check_filter_values,
     declared_value_kind,
+    is_vector_type,
     with_typed_values,
 )
 from hotdata_retrieval.engines.local import EngineError, LocalEngine
@@ -89,6 +90,41 @@ def test_arrow_types_have_the_kinds_they_compare_as() -> None:
     assert arrow_value_kind(pa.list_(pa.float32(), 4)) is ValueKind.VECTOR
     assert arrow_value_kind(pa.list_(pa.string())) is ValueKind.LIST
     assert arrow_value_kind(pa.timestamp("us", tz="UTC")) is ValueKind.TEMPORAL
+
+
+LIST_TYPES = [
+    (pa.list_(pa.float32()), True),
+    (pa.list_(pa.float64(), 3), True),
+    (pa.large_list(pa.float16()), True),
+    (pa.list_(pa.uint64()), False),
+    (pa.list_(pa.int64(), 2), False),
+    (pa.large_list(pa.int8()), False),
+    (pa.list_(pa.bool_()), False),
+    (pa.list_(pa.string()), False),
+]
+"""List types and whether each is a vector type: lists of floats only."""
+
+
+@pytest.mark.parametrize(("kind", "vector"), LIST_TYPES, ids=[str(k) for k, _ in LIST_TYPES])
+def test_only_a_list_of_floats_is_a_vector_column_on_the_local_engine(
+    kind: pa.DataType, vector: bool
+) -> None:
+    assert is_vector_type(kind) is vector
+    assert arrow_value_kind(kind) is (ValueKind.VECTOR if vector else ValueKind.LIST)
+    size = kind.list_size if pa.types.is_fixed_size_list(kind) else 2
+    if vector:
+        values: list[Any] = [[1.0] * size, None, [0.5] * size]
+    elif pa.types.is_fixed_size_list(kind):
+        values = [[1] * size, None, [0] * size]
+    else:  # of different lengths and empty: a vector column would be refused
+        element = {"bool": True, "string": "a"}.get(str(kind.value_type), 1)
+        values = [[element], None, []]
+    data = pa.table({"id": [1, 2, 3], "x": pa.array(values, kind)})
+    with LocalEngine() as engine:
+        engine.load_table("t", data, key_column="id")
+        found = [index.column for index in engine.indexes("t").vectors]
+        assert found == (["x"] if vector else [])
+        assert engine.read_table("t").column("x").type == kind
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,18 @@ class ValueKind(enum.Enum):
     """Bytes, intervals and anything else: left to the engine."""
 
 
+def is_vector_type(kind: Any) -> bool:
+    """Whether a column of Arrow type ``kind`` (``pyarrow.DataType``) is a vector column, on
+    every engine: a list, large list or fixed-size list of floating-point numbers (16, 32 or
+    64 bits). A list of integers or booleans is a plain array column (tested with
+    ``contains_all``/``contains_any``), whatever its lengths."""
+    import pyarrow as pa
+
+    return bool(
+        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    ) and pa.types.is_floating(kind.value_type)
+
+
 def arrow_value_kind(kind: Any) -> ValueKind:
     """The :class:`ValueKind` of an Arrow data type (``pyarrow.DataType``)."""
     import pyarrow as pa
@@ -81,9 +93,10 @@ def arrow_value_kind(kind: Any) -> ValueKind:
         return ValueKind.BOOLEAN
     if pa.types.is_date(kind) or pa.types.is_timestamp(kind) or pa.types.is_time(kind):
         return ValueKind.TEMPORAL
+    if is_vector_type(kind):
+        return ValueKind.VECTOR
     if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        floats = pa.types.is_floating(kind.value_type)
-        return ValueKind.VECTOR if floats else ValueKind.LIST
+        return ValueKind.LIST
     return ValueKind.OTHER
 
 

@@ -52,6 +52,7 @@ from hotdata_retrieval.engines.checks import (
     checked_keys,
     column_names,
     declared_value_kind,
+    is_vector_type,
     merged_kinds,
     rows_table,
     table_load,
@@ -257,19 +258,10 @@ def with_terms_column(
 
 
 def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
-    """The columns of ``data`` that hold lists of floating-point numbers (vectors)."""
-    import pyarrow as pa
-
-    names = []
-    for field in data.schema:
-        kind = field.type
-        if (
-            pa.types.is_list(kind)
-            or pa.types.is_large_list(kind)
-            or pa.types.is_fixed_size_list(kind)
-        ) and pa.types.is_floating(kind.value_type):
-            names.append(field.name)
-    return tuple(names)
+    """The columns of ``data`` that hold vectors
+    (:func:`~hotdata_retrieval.engines.checks.is_vector_type`: lists of floating-point
+    numbers)."""
+    return tuple(field.name for field in data.schema if is_vector_type(field.type))
 
 
 _INT64_MAX = 2**63 - 1

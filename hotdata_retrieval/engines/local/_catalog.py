@@ -328,10 +328,11 @@ class ReadsOpenTables:
 
 
 def _given_vectors(loaded: LoadedTable, embedded: set[str]) -> tuple[VectorIndex, ...]:
-    """The vector columns the caller loaded (lists of numbers the engine did not embed), as
-    every store reports its vector columns: each searched by the metric of its HNSW index
-    when it has one, else cosine, with no source column (the caller embeds queries)."""
-    from hotdata_retrieval.engines.local._prepare import is_vector_type
+    """The vector columns the caller loaded (lists of floating-point numbers the engine did
+    not embed), as every store reports its vector columns: each searched by the metric of its
+    HNSW index when it has one, else cosine, with no source column (the caller embeds
+    queries)."""
+    from hotdata_retrieval.engines.checks import is_vector_type
     from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
 
     metric_of = {function: metric.value for metric, function in METRIC_FUNCTIONS.items()}

@@ -17,6 +17,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_reserved_columns,
     column_names,
+    is_vector_type,
     rows_table,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -170,13 +171,6 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
     )
 
 
-def is_vector_type(kind: pa.DataType) -> bool:
-    """Whether a column of ``kind`` holds vectors: lists of numbers."""
-    return bool(
-        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
-    ) and (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type))
-
-
 def _positive_zeros(data: pa.Table) -> pa.Table:
     """``data`` with every ``-0.0`` of a float column stored as ``0.0``. SQL's ``=`` takes
     them for one value, but DataFusion answers an ``IN`` list of four values or more with a
@@ -200,12 +194,12 @@ def _check_key(data: pa.Table, key: str) -> None:
 
 
 def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
-    """A vector column (a list of numbers) must hold, in every non-NULL row, a non-empty
-    vector of finite numbers within Float32's range, none NULL, all of one length: otherwise a
-    distance is undefined (NaN or infinity would rank first or last at random, a Float64 value
-    beyond Float32's range is an infinity once the distance functions convert it, a length
-    mismatch fails every search), so the load is refused naming the row. A NULL row is allowed:
-    it has no distance and is never a candidate."""
+    """A vector column (a list of floating-point numbers) must hold, in every non-NULL row, a
+    non-empty vector of finite numbers within Float32's range, none NULL, all of one length:
+    otherwise a distance is undefined (NaN or infinity would rank first or last at random, a
+    Float64 value beyond Float32's range is an infinity once the distance functions convert
+    it, a length mismatch fails every search), so the load is refused naming the row. A NULL
+    row is allowed: it has no distance and is never a candidate."""
     kind = data.schema.field(column).type
     if not is_vector_type(kind):
         return
@@ -239,8 +233,6 @@ def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
             f"column '{column}': {name_row(row)} holds a NULL component; a distance to it "
             "would be undefined (a row without a vector is NULL as a whole)"
         )
-    if not pa.types.is_floating(components.type):
-        return  # an integer is finite and within Float32's range (|int64| < 9.3e18)
     # The values in place (a float column without NULLs converts without a copy), tested in
     # blocks of rows so no temporary holds more than _CHECK_BLOCK values.
     flat = components.to_numpy(zero_copy_only=False).reshape(-1, int(lengths[rows[0]]))

@@ -30,10 +30,10 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_column_kinds,
     check_columns,
+    is_vector_type,
     merged_kinds,
 )
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.local._prepare import is_vector_type
 from hotdata_retrieval.engines.local.fastpath import (
     DISTANCE_FUNCTIONS,
     Stash,
@@ -336,8 +336,8 @@ def _check_vectors(plan: SearchPlan, table: TableName, loaded: LoadedTable) -> N
             if not is_vector_type(kind):
                 raise EngineError(
                     f"column '{branch.column}' of table '{table}' holds {kind}, not "
-                    "vectors (lists of numbers): a nearest-neighbour search needs a vector "
-                    "column"
+                    "vectors (lists of floating-point numbers): a nearest-neighbour search needs a "
+                    "vector column"
                 )
             # The column's own length, whoever made its vectors (the engine's embedder or the
             # caller): every path below (native, fast path, HNSW, DataFusion) would otherwise

@@ -15,12 +15,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.engines.checks import column_names, rows_table, table_load
+from hotdata_retrieval.engines.checks import column_names, is_vector_type, rows_table, table_load
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables, key_array, positive_zero
 from hotdata_retrieval.engines.local._embedding_cache import embed_column, is_embeddable
-from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, is_vector_type, prepare
+from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, prepare
 from hotdata_retrieval.engines.local._session import check_registrable
 from hotdata_retrieval.engines.local.bm25 import (
     TEXT_ANALYSIS,

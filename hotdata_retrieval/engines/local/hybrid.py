@@ -37,6 +37,7 @@ from sqlglot import exp
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.compile.compiler import COMPILED_FILTER, HYBRID_DEBUG_COLUMNS
 from hotdata_retrieval.compile.filter_text import parse_filter
+from hotdata_retrieval.engines.checks import is_vector_type
 from hotdata_retrieval.engines.local._session import relation
 from hotdata_retrieval.engines.local.distance import (
     COSINE_DISTANCE,
@@ -584,11 +585,7 @@ class HybridSearch:
         if column not in loaded.data.column_names:
             _fail(f"vector column '{column}' not found in table '{full_name}'")
         kind = loaded.data.schema.field(column).type
-        if not (
-            pa.types.is_list(kind)
-            or pa.types.is_large_list(kind)
-            or pa.types.is_fixed_size_list(kind)
-        ) or not pa.types.is_floating(kind.value_type):
+        if not is_vector_type(kind):
             _fail(f"column '{column}' holds {kind}, not a vector (a list of floats)")
         return column
 
