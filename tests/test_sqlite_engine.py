@@ -373,7 +373,9 @@ def test_a_column_type_the_store_cannot_hold_is_named(values: pa.Array, kind: st
     engine = SqliteEngine()
     with pytest.raises(
         EngineError,
-        match="^" + re.escape(f"the SQLite engine cannot store a column of type {kind}") + "$",
+        match="^"
+        + re.escape(f"column 'odd': the SQLite engine cannot store a column of type {kind}")
+        + "$",
     ):
         engine.load_table("docs", data, text_columns=["body"])
 

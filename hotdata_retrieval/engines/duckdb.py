@@ -450,8 +450,9 @@ class DuckdbEngine(SqlStoreEngine):
         catalog = table_columns_select(TableName.parse(CATALOG_TABLE))
         key: str | None = None
         vectors: tuple[StoreColumn, ...] = ()
+        loaded: tuple[tuple[str, pa.DataType], ...] = ()
         if self._query(catalog)[1]:
-            key, vectors = read_catalog(
+            key, vectors, loaded = read_catalog(
                 self._query(catalog_select(self.profile, "main", table.name))[1]
             )
         return StoreTable(
@@ -461,6 +462,7 @@ class DuckdbEngine(SqlStoreEngine):
             key_column=key,
             text_indexes=text_indexes,
             vectors=vectors,
+            loaded_types=loaded,
         )
 
     def _write_table(
@@ -485,7 +487,7 @@ class DuckdbEngine(SqlStoreEngine):
                 field.name,
                 f"FLOAT[{dimensions[field.name]}]"
                 if field.name in dimensions
-                else store_column_type(field.type, _COLUMN_TYPES, "the DuckDB engine"),
+                else store_column_type(field.type, _COLUMN_TYPES, "the DuckDB engine", field.name),
             )
             for field in data.schema
         ]
@@ -513,7 +515,7 @@ class DuckdbEngine(SqlStoreEngine):
             raise
         # Then the swap, in one transaction: the previous table and its indexes out, the staged
         # rows renamed in (their rowids kept), their indexes and catalog rows written.
-        rows = catalog_rows(table.name, key_column, vectors, "array")
+        rows = catalog_rows(table.name, key_column, vectors, "array", data.schema)
         self._swap_in(table, previous, text_columns, catalog=rows)
 
     def _swap_in(

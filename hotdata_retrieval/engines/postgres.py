@@ -824,8 +824,9 @@ class PostgresEngine(SqlStoreEngine):
         columns = tuple(row[0] for row in listed)
         key: str | None = None
         vectors: tuple[StoreColumn, ...] = ()
+        loaded: tuple[tuple[str, pa.DataType], ...] = ()
         if self._query(_indexes_select(table.schema, CATALOG_TABLE, tables=True))[1]:
-            key, vectors = read_catalog(
+            key, vectors, loaded = read_catalog(
                 self._query(catalog_select(self.profile, table.schema, table.name))[1]
             )
         return StoreTable(
@@ -836,6 +837,7 @@ class PostgresEngine(SqlStoreEngine):
             text_indexes=text_indexes,
             vectors=vectors,
             outdated_text_indexes=outdated,
+            loaded_types=loaded,
         )
 
     def _write_statistics(
@@ -1034,7 +1036,9 @@ class PostgresEngine(SqlStoreEngine):
                 field.name,
                 f"vector({dimensions[field.name]})"
                 if field.name in dimensions
-                else store_column_type(field.type, _COLUMN_TYPES, "the PostgreSQL engine"),
+                else store_column_type(
+                    field.type, _COLUMN_TYPES, "the PostgreSQL engine", field.name
+                ),
             )
             for field in data.schema
         ]
@@ -1094,7 +1098,7 @@ class PostgresEngine(SqlStoreEngine):
                         )
                 self._execute(catalog_create(self.profile, table.schema))
                 self._execute(catalog_delete(self.profile, table.schema, table.name))
-                rows = catalog_rows(table.name, key_column, vectors, "vector")
+                rows = catalog_rows(table.name, key_column, vectors, "vector", data.schema)
                 if rows:
                     self._execute(catalog_insert(self.profile, table.schema, rows))
                 measured = [target, *(_postings_table(table, c) for c in text_columns)]

@@ -313,8 +313,9 @@ class SqliteEngine(SqlStoreEngine):
         )
         key: str | None = None
         vectors: tuple[StoreColumn, ...] = ()
+        loaded: tuple[tuple[str, pa.DataType], ...] = ()
         if CATALOG_TABLE in names:
-            key, vectors = read_catalog(
+            key, vectors, loaded = read_catalog(
                 self._query(catalog_select(self.profile, schema, table.name))[1]
             )
         return StoreTable(
@@ -325,6 +326,7 @@ class SqliteEngine(SqlStoreEngine):
             text_indexes=text_indexes,
             vectors=vectors,
             outdated_text_indexes=outdated,
+            loaded_types=loaded,
         )
 
     def _check_index_names(
@@ -374,7 +376,7 @@ class SqliteEngine(SqlStoreEngine):
                 field.name,
                 ("BLOB" if storage[field.name] == "blob" else "TEXT")
                 if field.name in storage
-                else store_column_type(field.type, _COLUMN_TYPES, "the SQLite engine"),
+                else store_column_type(field.type, _COLUMN_TYPES, "the SQLite engine", field.name),
             )
             for field in data.schema
         ]
@@ -406,7 +408,7 @@ class SqliteEngine(SqlStoreEngine):
             self._execute(catalog_create(self.profile, schema))
             self._execute(catalog_delete(self.profile, schema, table.name))
             vectors = [attrs.evolve(v, storage=storage[v.name]) for v in vectors]
-            rows = catalog_rows(table.name, key_column, vectors, "blob")
+            rows = catalog_rows(table.name, key_column, vectors, "blob", data.schema)
             if rows:
                 self._execute(catalog_insert(self.profile, schema, rows))
             self._execute("COMMIT")

@@ -99,7 +99,7 @@ def record_batches(data: pa.Table) -> Iterator[pa.RecordBatch]:
     yield from data.to_batches(max_chunksize=LOAD_BATCH_ROWS)
 
 
-def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) -> str:
+def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str, column: str) -> str:
     """The column type a SQL store declares for Arrow type ``kind``.
 
     Args:
@@ -109,14 +109,22 @@ def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) 
             ``binary``, ``timestamp`` and ``date``, and ``list`` (a format with ``{}`` for
             the element's type, ``"{}[]"``); a kind the store cannot hold is left out.
         engine: the engine's name, for the message (``"the SQLite engine"``).
+        column: the column's name, for the message.
 
     Raises:
-        EngineError: ``kind`` is of no kind the store holds.
+        EngineError: ``kind`` is of no kind the store holds (naming the column and the
+            type).
     """
     import pyarrow as pa
 
     if (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and "list" in names:
-        return names["list"].format(store_column_type(kind.value_type, names, engine))
+        try:
+            element = store_column_type(kind.value_type, names, engine, column)
+        except EngineError:
+            raise EngineError(
+                f"column '{column}': {engine} cannot store a column of type {kind}"
+            ) from None
+        return names["list"].format(element)
     kinds = {
         "boolean": pa.types.is_boolean(kind),
         "integer": pa.types.is_integer(kind),
@@ -130,7 +138,7 @@ def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str) 
     for name, matches in kinds.items():
         if matches and name in names:
             return names[name]
-    raise EngineError(f"{engine} cannot store a column of type {kind}")
+    raise EngineError(f"column '{column}': {engine} cannot store a column of type {kind}")
 
 
 @attrs.frozen(kw_only=True)
@@ -168,6 +176,10 @@ class StoreTable:
             layout this one neither searches nor keeps (not in ``text_indexes``): their
             table's rows are not changed by key until it is loaded again
             (:class:`~hotdata_retrieval.errors.OutdatedIndexError`).
+        loaded_types: ``(column, Arrow type)`` of each column as it was loaded, from the
+            catalog (:func:`catalog_rows`); empty for a table loaded before the catalog kept
+            them. :meth:`SqlStoreEngine.read_table` reads each column back as its type
+            (:func:`as_loaded`).
     """
 
     name: TableName
@@ -177,14 +189,56 @@ class StoreTable:
     vectors: tuple[StoreColumn, ...]
     column_types: tuple[str, ...] = ()
     outdated_text_indexes: tuple[str, ...] = ()
+    loaded_types: tuple[tuple[str, pa.DataType], ...] = ()
+
+
+TYPE_ROLE = "arrow_type"
+"""The catalog role of a row recording a column's Arrow type as loaded (its ``storage``
+holds :func:`arrow_type_text`): what the store's own column type cannot say (an array of
+empty lists' element type, a fixed-size vector, a 32-bit integer, a timestamp's zone)."""
+
+
+def arrow_type_text(kind: pa.DataType) -> str:
+    """Arrow type ``kind`` as text the catalog keeps: the base64 of the Arrow IPC
+    serialisation of a one-field schema of it (exact, whatever the type).
+
+    >>> import pyarrow as pa
+    >>> arrow_type_of_text(arrow_type_text(pa.list_(pa.float32(), 3)))
+    FixedSizeListType(fixed_size_list<item: float>[3])
+    """
+    import base64
+
+    import pyarrow as pa
+
+    return base64.b64encode(pa.schema([pa.field("c", kind)]).serialize().to_pybytes()).decode()
+
+
+def arrow_type_of_text(text: str) -> pa.DataType | None:
+    """The Arrow type :func:`arrow_type_text` wrote as ``text``; ``None`` for text it did
+    not write."""
+    import base64
+    import binascii
+
+    import pyarrow as pa
+
+    try:
+        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True)))
+    except (binascii.Error, ValueError, pa.ArrowException):
+        return None
+    return schema.field(0).type if len(schema) == 1 else None
 
 
 def catalog_rows(
-    table: str, key_column: str | None, vectors: Sequence[StoreColumn], storage: str
+    table: str,
+    key_column: str | None,
+    vectors: Sequence[StoreColumn],
+    storage: str,
+    loaded: pa.Schema | None = None,
 ) -> list[tuple[Any, ...]]:
     """The catalog rows of a table (:data:`~hotdata_retrieval.compile.statements.
     CATALOG_COLUMNS` order): its key, then each vector column (``storage`` where the
-    column's own is empty)."""
+    column's own is empty), then each column of schema ``loaded`` with its Arrow type
+    (role :data:`TYPE_ROLE`)."""
     rows: list[tuple[Any, ...]] = []
     if key_column is not None:
         rows.append((table, key_column, "key", None, None, None, None))
@@ -192,15 +246,27 @@ def catalog_rows(
         (table, v.name, "vector", v.dimensions, v.metric, v.storage or storage, v.model or None)
         for v in vectors
     )
+    rows.extend(
+        (table, field.name, TYPE_ROLE, None, None, arrow_type_text(field.type), None)
+        for field in loaded or ()
+    )
     return rows
 
 
-def read_catalog(rows: Iterable[Sequence[Any]]) -> tuple[str | None, tuple[StoreColumn, ...]]:
-    """The key column and the vector columns recorded in catalog ``rows``."""
+def read_catalog(
+    rows: Iterable[Sequence[Any]],
+) -> tuple[str | None, tuple[StoreColumn, ...], tuple[tuple[str, pa.DataType], ...]]:
+    """The key column, the vector columns and the columns' loaded Arrow types recorded in
+    catalog ``rows`` (a type the text of which is unreadable is left out)."""
     key: str | None = None
     vectors: list[StoreColumn] = []
+    types: list[tuple[str, pa.DataType]] = []
     for _, column, role, dimensions, metric, storage, model in rows:
-        if role == "key":
+        if role == TYPE_ROLE:
+            kind = arrow_type_of_text(storage or "")
+            if kind is not None:
+                types.append((column, kind))
+        elif role == "key":
             key = column
         elif role == "vector":
             vectors.append(
@@ -212,7 +278,7 @@ def read_catalog(rows: Iterable[Sequence[Any]]) -> tuple[str | None, tuple[Store
                     model=model or "",
                 )
             )
-    return key, tuple(vectors)
+    return key, tuple(vectors), tuple(types)
 
 
 def check_rowid_column(columns: Sequence[str], text_columns: Sequence[str], engine: str) -> None:
@@ -279,6 +345,40 @@ def typed_nulls(array: pa.Array, alias: str | None) -> pa.Array:
     if alias is None or not pa.types.is_null(array.type):
         return array
     return pa.nulls(len(array), pa.type_for_alias(alias))
+
+
+def as_loaded(array: pa.Array, loaded: pa.DataType | None, column: str) -> pa.Array:
+    """``array`` (a column a store read, typed by its driver) as type ``loaded``, the type
+    the column was loaded with (``None``: ``array`` as it is). A vector column reads as its
+    loaded list type (fixed-size or not) of float32, the floats every store holds vectors as;
+    a timestamp a store holds as UTC text (SQLite) is parsed as UTC first.
+
+    Raises:
+        EngineError: the values cannot be that type (naming the column and both types).
+    """
+    import pyarrow as pa
+
+    if loaded is None:
+        return array
+    if is_vector_type(loaded):
+        loaded = (
+            pa.list_(pa.float32(), loaded.list_size)
+            if pa.types.is_fixed_size_list(loaded)
+            else pa.large_list(pa.float32())
+            if pa.types.is_large_list(loaded)
+            else pa.list_(pa.float32())
+        )
+    if array.type == loaded:
+        return array
+    try:
+        if pa.types.is_timestamp(loaded) and pa.types.is_string(array.type):
+            array = array.cast(pa.timestamp("us"))
+        return array.cast(loaded)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
+        raise EngineError(
+            f"column '{column}' holds values of type {array.type}, which do not read as "
+            f"{loaded}, the type it was loaded with: {error}"
+        ) from None
 
 
 def vector_dimensions(data: pa.Table, column: str) -> int:
@@ -882,26 +982,31 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     ) -> pa.Table:
         """Rows read from ``described`` as an Arrow table: each vector as a list of float32
         (:func:`~hotdata_retrieval.engines.results.returned_vector`, whatever the store
-        returns), the other values as the driver gives them."""
+        returns), the other values as the driver gives them; then each column as the type it
+        was loaded with (:func:`as_loaded`; a table without recorded types: a column no
+        value types as :attr:`read_types` says)."""
         import pyarrow as pa
 
         vectors = {vector.name for vector in described.vectors}
         declared = dict(zip(described.columns, described.column_types, strict=True))
+        loaded = dict(described.loaded_types)
         columns = list(zip(*rows)) if rows else [()] * len(names)
         arrays = {}
         for name, values in zip(names, columns):
             if name in vectors:
-                arrays[name] = pa.array(
+                array = pa.array(
                     [returned_vector(value) for value in values], pa.list_(pa.float32())
                 )
-                continue
-            try:
-                array = pa.array(list(values))
-            except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-                raise EngineError(
-                    f"column '{name}' of table '{described.name}' cannot be read: {error}"
-                ) from None
-            arrays[name] = typed_nulls(array, self.read_types.get(declared[name].upper()))
+            else:
+                try:
+                    array = pa.array(list(values))
+                except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+                    raise EngineError(
+                        f"column '{name}' of table '{described.name}' cannot be read: {error}"
+                    ) from None
+                if name not in loaded:  # a table loaded before the catalog kept types
+                    array = typed_nulls(array, self.read_types.get(declared[name].upper()))
+            arrays[name] = as_loaded(array, loaded.get(name), name)
         return pa.table(arrays)
 
     def _read_columns(self, described: StoreTable, columns: Sequence[str] | None) -> list[str]:
