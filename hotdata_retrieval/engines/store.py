@@ -1305,12 +1305,21 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         data: pa.Table, convert: Mapping[str, Callable[[Any], Any]]
     ) -> Iterator[tuple[Any, ...]]:
         """``data``'s rows as tuples, each value of a column in ``convert`` passed through its
-        function (NULL stays ``None``). Lazy: made :data:`LOAD_BATCH_ROWS` rows at a time
+        function (NULL stays ``None``). A timestamp with a time zone is given in UTC: the
+        stores hold UTC instants in a timestamp without a zone, and PostgreSQL drops the
+        offset of a value written to one ("Date/Time Types", §8.5.1.3: a zone in a literal
+        for ``timestamp without time zone`` is silently ignored), so a zone other than UTC
+        would shift it. Lazy: made :data:`LOAD_BATCH_ROWS` rows at a time
         (:func:`record_batches`), so only one batch's rows are Python values at once."""
+        import pyarrow as pa
+
         for batch in record_batches(data):
             columns = []
             for name in batch.schema.names:
-                values = batch.column(name).to_pylist()
+                column = batch.column(name)
+                if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+                    column = column.cast(pa.timestamp(column.type.unit, "UTC"))
+                values = column.to_pylist()
                 function = convert.get(name)
                 if function is not None:
                     values = [None if value is None else function(value) for value in values]
