@@ -37,8 +37,11 @@ have not ended yet are tolerated at once. A namespace's schema is read once and 
 engine loads or drops it.
 
 ``SearchResult.sql`` holds the request body as JSON (what ran, for the record); ``sql(text)``
-raises: turbopuffer runs no SQL. Dates and timestamps are stored as turbopuffer ``datetime``
-attributes and come back as :class:`datetime.datetime`.
+raises: turbopuffer runs no SQL. A column reads back (``read_table``) as the type of its
+attribute, rows or none (:func:`_read_type`): turbopuffer has one type per kind of value, so
+integers read as int64 (unsigned ones as uint64), floats as float64, dates and timestamps
+(stored as ``datetime`` attributes, instants) as UTC timestamps in microseconds, vectors as
+fixed-size lists of float32, lists of them likewise.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ import functools
 import json
 import math
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -89,7 +93,6 @@ from hotdata_retrieval.engines.results import (
 from hotdata_retrieval.engines.store import (
     check_vector_length,
     has_repeated_value,
-    typed_nulls,
     vector_columns_of,
 )
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
@@ -166,11 +169,28 @@ _READ_TYPES = {
     "uint": "uint64",
     "float": "double",
     "bool": "bool",
-    "datetime": "timestamp[us]",
 }
 """The Arrow type (a :func:`pyarrow.type_for_alias` name) a value of each turbopuffer
-attribute type reads as, for an attribute no value types (no documents, or only nulls:
-:func:`~hotdata_retrieval.engines.store.typed_nulls`)."""
+scalar attribute type but ``datetime`` reads as (:func:`_read_type`)."""
+
+
+def _read_type(declared: str) -> pa.DataType | None:
+    """The Arrow type every value of an attribute of turbopuffer type ``declared`` reads as,
+    rows or none: ``[]T`` a list of ``T``'s, ``[n]f32`` a fixed-size list of ``n`` float32
+    (a vector), ``datetime`` a UTC timestamp in microseconds (turbopuffer keeps an instant, not
+    a zone), the other scalars by :data:`_READ_TYPES`; ``None`` for a type it has not."""
+    import pyarrow as pa
+
+    if declared.startswith("[]"):
+        element = _read_type(declared[2:])
+        return None if element is None else pa.list_(element)
+    vector = re.fullmatch(r"\[(\d+)\]f32", declared)
+    if vector is not None:
+        return pa.list_(pa.float32(), int(vector.group(1)))
+    if declared == "datetime":
+        return pa.timestamp("us", tz="UTC")
+    alias = _READ_TYPES.get(declared)
+    return None if alias is None else pa.type_for_alias(alias)
 
 
 def _attribute_type(name: str, kind: pa.DataType) -> str:
@@ -690,19 +710,14 @@ class TurbopufferEngine(RoutesByIndexes):
                     break
                 after = page[-1][_KEY]
         temporal = {n for n, declared in schema.types.items() if declared == "datetime"}
-        vectors = set(schema.vectors())
         columns_out = {}
         for name in wanted:
             values = [row.get(name) for row in rows]
             if name in temporal:
                 values = [_from_iso(value) for value in values]
-            declared = schema.types.get(name, "")
-            if name in vectors:
-                columns_out[name] = pa.array(values, pa.list_(pa.float32()))
-            elif declared == "uint":  # Arrow types Python integers as int64, past 2**63 - 1 too
-                columns_out[name] = pa.array(values, pa.type_for_alias(_READ_TYPES[declared]))
-            else:
-                columns_out[name] = typed_nulls(pa.array(values), _READ_TYPES.get(declared))
+            # typed by the attribute, not by the values: a column of NULLs or empty lists
+            # has none to type it, and Arrow types Python integers past 2**63 - 1 as int64
+            columns_out[name] = pa.array(values, _read_type(schema.types.get(name, "")))
         return pa.table(columns_out)
 
     def read_table(self, table: str | TableName, columns: Sequence[str] | None = None) -> Any:
