@@ -97,6 +97,9 @@ from hotdata_retrieval.engines.results import (
     search_result,
 )
 from hotdata_retrieval.engines.store import (
+    arrow_type_of_text,
+    arrow_type_text,
+    as_loaded,
     check_vector_length,
     has_repeated_value,
     vector_columns_of,
@@ -132,6 +135,11 @@ _STATISTICS_METADATA = b"hdq.text_statistics"
 """Each text column's corpus statistics, as a JSON object: the column's name to ``[rows with
 text, their terms in all]`` (NULL is no document), written with every version of the rows
 (:meth:`LancedbEngine._write`), so the mean length of the documented BM25 is the table's."""
+_TYPES_METADATA = b"hdq.loaded_types"
+"""Each vector column's Arrow type as loaded, as a JSON object of the column's name to
+:func:`~hotdata_retrieval.engines.store.arrow_type_text`: the engine stores vectors as the
+fixed-size float32 lists LanceDB searches, and reads them back as the list type they were
+loaded with (:func:`~hotdata_retrieval.engines.store.as_loaded`)."""
 _NAME = "lancedb"
 
 
@@ -407,6 +415,10 @@ class LancedbEngine(RoutesByIndexes):
             check_reserved_columns(columns)
         check_no_nul(data)
         metric = DistanceMetric.parse(vector_metric).value
+        loaded = {
+            column: arrow_type_text(data.schema.field(column).type)
+            for column in vector_columns_of(data)
+        }
         for column in vector_columns_of(data):
             size = vector_dimensions(data, column)
             if size == 0:
@@ -415,7 +427,11 @@ class LancedbEngine(RoutesByIndexes):
                 )
             vectors = pa.array(data.column(column).to_pylist(), pa.list_(pa.float32(), size))
             data = data.set_column(data.schema.get_field_index(column), column, vectors)
-        metadata = {_METRIC_METADATA: metric.encode(), _TEXT_METADATA: json.dumps(texts).encode()}
+        metadata = {
+            _METRIC_METADATA: metric.encode(),
+            _TEXT_METADATA: json.dumps(texts).encode(),
+            _TYPES_METADATA: json.dumps(loaded).encode(),
+        }
         if key is not None:
             metadata[_KEY_METADATA] = key.encode()
         if vector_model:
@@ -504,7 +520,7 @@ class LancedbEngine(RoutesByIndexes):
             data = opened.to_arrow()
         except Exception as error:
             raise EngineError(f"lancedb: {error}") from None
-        return data.select(wanted)
+        return _as_loaded(opened.schema, data.select(wanted))
 
     def _key_column(self, opened: Any) -> str:
         key = self.indexes(opened.name).key_column
@@ -546,7 +562,7 @@ class LancedbEngine(RoutesByIndexes):
         distinct = self._checked_keys(opened, keys)
         wanted = self._user_columns(opened, columns)
         if not distinct:
-            return opened.schema.empty_table().select(wanted)
+            return _as_loaded(opened.schema, opened.schema.empty_table().select(wanted))
         where = self._key_filter(opened, distinct)
         try:
             found: pa.Table = (
@@ -554,7 +570,7 @@ class LancedbEngine(RoutesByIndexes):
             )
         except Exception as error:
             raise EngineError(f"lancedb: {error}") from None
-        return found.select(wanted)
+        return _as_loaded(opened.schema, found.select(wanted))
 
     def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> TableIndexes:
         """Write ``rows`` (Arrow: the key and any of the table's columns, a missing one NULL)
@@ -1031,6 +1047,20 @@ def _complete(opened: Any) -> bool:
         return True
     wanted = {terms_column(column) for column in json.loads(named)}
     return wanted <= set(_text_indexed(opened))
+
+
+def _as_loaded(schema: Any, data: pa.Table) -> pa.Table:
+    """``data`` (rows read from a table of schema ``schema``) with each vector column as the
+    list type it was loaded with (:data:`_TYPES_METADATA`; a table written before it was
+    kept: as stored)."""
+    recorded = json.loads((schema.metadata or {}).get(_TYPES_METADATA, b"{}"))
+    for name, text in recorded.items():
+        kind = arrow_type_of_text(text)
+        if name not in data.column_names or kind is None:
+            continue
+        column = as_loaded(data.column(name).combine_chunks(), kind, name)
+        data = data.set_column(data.column_names.index(name), name, column)
+    return data
 
 
 def _vector_fields(schema: Any) -> list[str]:
