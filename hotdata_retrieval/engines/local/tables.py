@@ -504,7 +504,7 @@ def read_rows(path: Path) -> pa.Table:
     schema = parquet.schema_arrow
     vectors = [field.name for field in schema if _float32_lists(field.type)]
     if not vectors:
-        data = pq.read_table(path)
+        data = _as_written(pq.read_table(path), parquet)
         pa.default_memory_pool().release_unused()
         return data
     others = [name for name in schema.names if name not in vectors]
@@ -517,7 +517,34 @@ def read_rows(path: Path) -> pa.Table:
             assert read is not None
             columns.append(read.column(field.name))
         pa.default_memory_pool().release_unused()
-    return pa.Table.from_arrays(columns, schema=schema)
+    return _as_written(pa.Table.from_arrays(columns, schema=schema), parquet)
+
+
+def _as_written(data: pa.Table, parquet: pq.ParquetFile) -> pa.Table:
+    """``data`` (read from ``parquet``) with each timestamp and date column as the Arrow type
+    it was written with. Parquet has no unit of seconds and no ``date64``, so pyarrow reads a
+    ``timestamp[s]`` column back as ``timestamp[ms]`` and a ``date64`` as ``date32`` (pyarrow
+    26), though the Arrow schema it writes into the file's metadata (``ARROW:schema``, base64
+    of the IPC schema) records them; the values convert exactly."""
+    import base64
+    import binascii
+
+    recorded = (parquet.metadata.metadata or {}).get(b"ARROW:schema")
+    if recorded is None:
+        return data
+    try:
+        written = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(recorded)))
+    except (binascii.Error, ValueError, pa.ArrowException):
+        return data
+    for position, field in enumerate(data.schema):
+        index = written.get_field_index(field.name)
+        kind = written.field(index).type if index >= 0 else field.type
+        temporal = pa.types.is_timestamp(kind) or pa.types.is_date(kind)
+        if temporal and kind != field.type:
+            data = data.set_column(
+                position, field.with_type(kind), data.column(position).cast(kind)
+            )
+    return data
 
 
 def _float32_lists(kind: pa.DataType) -> bool:
