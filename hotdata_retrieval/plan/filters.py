@@ -853,6 +853,34 @@ def predicate_columns(predicate: Predicate) -> set[str]:
     return visitor.columns
 
 
+def value_types(predicate: Predicate) -> tuple[type, ...] | None:
+    """The type of every value ``predicate`` holds, leaves in order; ``None`` for a
+    connective registered from outside (whose operands this does not know).
+
+    A cache keyed by predicates (which compare by value) needs them: ``1``, ``1.0`` and
+    ``True`` are equal in Python, and hash alike, but a check against an integer or a
+    boolean column accepts one and refuses another.
+
+    >>> value_types(Comparison(column="a", operator="=", value=1)
+    ...             | ~InList(column="b", values=[True, 2.0]))
+    (<class 'int'>, <class 'bool'>, <class 'float'>)
+    """
+    found: list[type] = []
+    pending = [predicate]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (And, Or)):
+            pending.extend(reversed(node.operands))
+        elif isinstance(node, Not):
+            pending.append(node.operand)
+        else:
+            form = form_of(node)
+            if form is None or not form.leaf:
+                return None
+            found.extend(type(value) for value in form.values_of(node))
+    return tuple(found)
+
+
 # -- the operator table --------------------------------------------------------------------
 
 

@@ -29,7 +29,12 @@ import attrs
 
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan._cursor import Cursor, ranking_fingerprint, read_cursor
-from hotdata_retrieval.plan.filters import Predicate, check_predicate, predicate_columns
+from hotdata_retrieval.plan.filters import (
+    Predicate,
+    check_predicate,
+    predicate_columns,
+    value_types,
+)
 from hotdata_retrieval.plan.formula import FUSED_SCORE_COLUMN, ScoreFormula, term_columns
 from hotdata_retrieval.plan.names import (
     TableName,
@@ -1565,7 +1570,9 @@ class SearchPlan:
     @functools.cached_property
     def checked_shape(self) -> tuple[Any, ...] | None:
         """What the plan's checks read: every field of the plan, its fusion and branches
-        except a branch's query (text or vector), with their classes; ``None`` for a plan
+        except a branch's query (text or vector), with their classes, and the type of each
+        filter value (``1``, ``1.0`` and ``True`` are equal in Python, not to a column's
+        check); ``None`` for a plan
         with a cursor (``after``) or ``steps``, whose checks read the query, or with an
         unhashable field. Plans of one shape pass or fail the same checks, this module's
         and an engine's check against a table's columns (not a query vector's length).
@@ -1939,12 +1946,18 @@ def _shape_key(plan: SearchPlan) -> tuple[Any, ...] | None:
         )
     else:
         branches = ()  # the source is the one branch
-    key = (
+    key: tuple[Any, ...] = (
         type(source),
         (getters.get(type(source)) or _shape_getter(type(source)))(source),
         branches,
         (getters.get(SearchPlan) or _shape_getter(SearchPlan))(plan),
     )
+    if plan.filter is not None:
+        # the filter compares by value, where 1 == 1.0 == True: its values' types too
+        kinds = value_types(plan.filter)
+        if kinds is None:
+            return None
+        key += (kinds,)
     try:
         hash(key)
     except TypeError:
