@@ -3,6 +3,7 @@ against separately executed branches, persistence and bad inputs."""
 
 from __future__ import annotations
 
+import datetime
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -504,6 +505,28 @@ class CountingEmbedder(HashingEmbedder):
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         self.embedded += len(texts)
         return super().embed_documents(texts)
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pa.array([datetime.time(1, 2, 3), None], pa.time32("s")),
+        pa.array([datetime.time(1, 2, 3, 4000), None], pa.time32("ms")),
+        pa.array([datetime.time(1, 2, 3, 5), None], pa.time64("us")),
+        pa.array([datetime.datetime(2026, 1, 2, 3, 4, 5), None], pa.timestamp("s")),
+        pa.array([datetime.date(2026, 1, 2), None], pa.date64()),
+    ],
+    ids=["time32[s]", "time32[ms]", "time64[us]", "timestamp[s]", "date64"],
+)
+def test_a_reopened_table_reads_a_temporal_column_as_loaded(tmp_path: Any, column: Any) -> None:
+    # Parquet has no seconds unit nor date64: pyarrow reads time32[s] back as time32[ms]
+    data = pa.table({"id": [1, 2], "body": ["fox", "owl"], "at": column})
+    with LocalEngine(tmp_path) as engine:
+        engine.load_table("docs", data, text_columns=["body"])
+    with LocalEngine(tmp_path) as reopened:
+        read = reopened.read_rows("docs", [1, 2])
+    assert read.schema.field("at").type == column.type
+    assert read.column("at").to_pylist() == column.to_pylist()
 
 
 def test_reopening_keeps_tables_and_reloading_replaces(tmp_path: Any) -> None:

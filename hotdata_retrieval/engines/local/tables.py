@@ -521,11 +521,12 @@ def read_rows(path: Path) -> pa.Table:
 
 
 def _as_written(data: pa.Table, parquet: pq.ParquetFile) -> pa.Table:
-    """``data`` (read from ``parquet``) with each timestamp and date column as the Arrow type
-    it was written with. Parquet has no unit of seconds and no ``date64``, so pyarrow reads a
-    ``timestamp[s]`` column back as ``timestamp[ms]`` and a ``date64`` as ``date32`` (pyarrow
-    26), though the Arrow schema it writes into the file's metadata (``ARROW:schema``, base64
-    of the IPC schema) records them; the values convert exactly."""
+    """``data`` (read from ``parquet``) with each timestamp, date and time column as the Arrow
+    type it was written with. Parquet has no unit of seconds and no ``date64``, so pyarrow
+    reads a ``timestamp[s]`` column back as ``timestamp[ms]``, a ``time32[s]`` as
+    ``time32[ms]`` and a ``date64`` as ``date32`` (pyarrow 26), though the Arrow schema it
+    writes into the file's metadata (``ARROW:schema``, base64 of the IPC schema) records
+    them; the values convert exactly."""
     import base64
     import binascii
 
@@ -539,7 +540,7 @@ def _as_written(data: pa.Table, parquet: pq.ParquetFile) -> pa.Table:
     for position, field in enumerate(data.schema):
         index = written.get_field_index(field.name)
         kind = written.field(index).type if index >= 0 else field.type
-        temporal = pa.types.is_timestamp(kind) or pa.types.is_date(kind)
+        temporal = pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_time(kind)
         if temporal and kind != field.type:
             data = data.set_column(
                 position, field.with_type(kind), data.column(position).cast(kind)
