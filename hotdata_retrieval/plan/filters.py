@@ -866,19 +866,34 @@ def value_types(predicate: Predicate) -> tuple[type, ...] | None:
     (<class 'int'>, <class 'bool'>, <class 'float'>)
     """
     found: list[type] = []
-    pending = [predicate]
+    pending: list[Any] = [predicate]
     while pending:
         node = pending.pop()
-        if isinstance(node, (And, Or)):
+        kind = type(node)
+        if kind is And or kind is Or:
             pending.extend(reversed(node.operands))
-        elif isinstance(node, Not):
+            continue
+        if kind is Not:
             pending.append(node.operand)
-        else:
+            continue
+        fields = _LEAF_VALUE_FIELDS.get(kind)
+        if fields is None:
             form = form_of(node)
             if form is None or not form.leaf:
                 return None
-            found.extend(type(value) for value in form.values_of(node))
+            fields = _LEAF_VALUE_FIELDS[kind] = form.value_fields
+        for name, each in fields:
+            value = getattr(node, name)
+            if each:
+                found.extend(map(type, value))
+            else:
+                found.append(type(value))
     return tuple(found)
+
+
+_LEAF_VALUE_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+"""Each leaf class's value fields (:attr:`PredicateForm.value_fields`), read once for
+:func:`value_types`."""
 
 
 # -- the operator table --------------------------------------------------------------------
