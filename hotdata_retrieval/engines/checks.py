@@ -103,6 +103,8 @@ def arrow_value_kind(kind: Any) -> ValueKind:
 _DECLARED_OTHER = ("INTERVAL", "POINT")
 _DECLARED_TEXT = ("CHAR", "TEXT", "CLOB", "STRING", "UTF8")  # Utf8: Arrow's, as Hotdata lists
 _DECLARED_NUMBER = ("REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL")
+_ARROW_LISTS = ("LIST(", "LARGELIST(", "FIXEDSIZELIST(", "LISTVIEW(", "LARGELISTVIEW(")
+_ARROW_OTHER = ("STRUCT(", "MAP(", "UNION(", "RUNENDENCODED(")
 
 
 def declared_value_kind(declared: str | None) -> ValueKind:
@@ -110,13 +112,22 @@ def declared_value_kind(declared: str | None) -> ValueKind:
     ``data_type``, SQLite's ``pragma_table_info`` ``type``, or an Arrow type's name as the
     Hotdata API lists a column: ``Int64``, ``Utf8``, ``Float64``). SQLite's affinity rules decide by
     the same substrings (https://www.sqlite.org/datatype3.html, section 3.1); an array type
-    (``FLOAT[384]``, ``ARRAY``) is neither text nor a number."""
+    (``FLOAT[384]``, ``ARRAY``, Arrow's ``List(Int64)``) is neither text nor a number, an
+    Arrow dictionary has its values' kind (``Dictionary(Int32, Utf8)`` is text) and an
+    Arrow struct or map, whose name lists its fields' types, none of these."""
     name = (declared or "").upper()
-    if "[" in name:  # DuckDB's lists and arrays: FLOAT[384], VARCHAR[]
-        element = name.split("[", 1)[0]
-        if any(part in element for part in ("FLOA", "DOUB", "REAL")):
+    if name.endswith("]"):  # DuckDB's lists and arrays: FLOAT[384], VARCHAR[], STRUCT(...)[]
+        if name.startswith(("FLOA", "DOUB", "REAL")):
             return ValueKind.VECTOR
         return ValueKind.LIST
+    if name.startswith("DICTIONARY(") and "," in name:  # Arrow's Dictionary(Int32, Utf8)
+        return declared_value_kind(name[len("DICTIONARY(") :].split(",", 1)[1].strip()[:-1])
+    if name.startswith(_ARROW_LISTS):  # Arrow's List(Int64), FixedSizeList(384 x Float32)
+        if name.startswith("FIXEDSIZELIST(") and any(part in name for part in ("FLOA", "DOUB")):
+            return ValueKind.VECTOR
+        return ValueKind.LIST
+    if name.startswith(_ARROW_OTHER):  # Struct(...), Map(...): fields, not one value
+        return ValueKind.OTHER
     if name == "ARRAY":  # PostgreSQL's information_schema name of every array type
         return ValueKind.LIST
     if "ARRAY" in name or name.startswith("VECTOR"):
