@@ -124,6 +124,44 @@ def _cosine(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
     return np.asarray(distances, dtype=np.float64)
 
 
+NORM_CHUNK_ROWS = 8192
+"""Rows widened to float64 at a time by :func:`float64_row_norms` (at most 8192 x d x 8
+bytes of scratch, 24 MiB at 384 dimensions)."""
+
+
+def float64_row_norms(matrix: np.ndarray) -> np.ndarray:
+    """Each row of a float32 ``(n, d)`` matrix's float64 norm, bit for bit the one
+    :func:`_cosine` computes for it when re-scoring it (its float64 copy, the square root of
+    ``numpy.add.reduce`` of its squares: each row is reduced alone, so neither the rows
+    beside it nor the chunk it is widened in move a bit), widened a chunk of rows at a time.
+    ``(n,)`` float64: 8 bytes a row."""
+    norms = np.empty(matrix.shape[0], dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        for start in range(0, matrix.shape[0], NORM_CHUNK_ROWS):
+            rows = matrix[start : start + NORM_CHUNK_ROWS].astype(np.float64)
+            norms[start : start + rows.shape[0]] = np.sqrt(np.add.reduce(rows * rows, axis=1))
+    return norms
+
+
+def cosine_of_normed(
+    rows: np.ndarray, query: np.ndarray, row_norms: np.ndarray, query_norm: np.float64
+) -> np.ndarray:
+    """:func:`_cosine` of float64 ``rows`` and one float64 ``query`` (``(d,)``), bit for bit,
+    from the rows' norms and the query's computed beforehand (:func:`float64_row_norms`,
+    :func:`query_norm`); for norms all finite and non-zero (the caller checks), where
+    :func:`_cosine` needs no zero-norm fix-up. ``(n,)`` float64."""
+    dots = np.einsum("ij,ij->i", rows, broadcast_row(query, rows.shape[0]))
+    distances: np.ndarray = 1.0 - dots / (row_norms * query_norm)
+    return distances
+
+
+def query_norm(query: np.ndarray) -> np.float64:
+    """A float64 query vector's norm as :func:`_cosine` computes a broadcast query's (the
+    square root of ``numpy.add.reduce`` of its squares)."""
+    one: np.float64 = np.sqrt(np.add.reduce(query * query))
+    return one
+
+
 def _l2(columns: np.ndarray, queries: np.ndarray) -> np.ndarray:
     difference = columns - queries
     return np.asarray(np.einsum("ij,ij->i", difference, difference), dtype=np.float64)

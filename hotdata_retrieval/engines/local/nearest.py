@@ -49,9 +49,13 @@ from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.hnsw import FLOAT16_MAX, HnswSettings, HnswSettingsError
 from hotdata_retrieval.engines.local._blas import blas_product
 from hotdata_retrieval.engines.local.distance import (
+    COSINE_DISTANCE,
     DISTANCE_KERNELS,
     DimensionMismatchError,
     broadcast_row,
+    cosine_of_normed,
+    float64_row_norms,
+    query_norm,
 )
 from hotdata_retrieval.plan.search import DistanceMetric
 
@@ -197,6 +201,11 @@ class VectorColumnIndex:
         self.matrix = _float32_matrix(vectors, valid, dimensions)
         self._valid = valid
         self._squared_norms: np.ndarray | None = None
+        # every row's float64 norm, as the cosine re-score computes it, for the HNSW path's
+        # re-score (None: not computed yet), and whether every row with a vector has a
+        # finite, non-zero one: see _hnsw_rescored
+        self._float64_norms: np.ndarray | None = None
+        self._float64_norms_fit = False
         self._norms: np.ndarray | None = None
         self._nonzero: np.ndarray | None = None
         self._scale: float | None = None
@@ -681,9 +690,10 @@ class VectorColumnIndex:
         candidates = int(self.hnsw.expansion_search)
         count = min(self.present.size, max(k + 1, candidates))
         # One query on one thread: dispatching it to a pool costs about 10 us (usearch 2.26).
-        found = self.hnsw.search(vector.astype(np.float32), count, threads=1)
+        query32 = vector.astype(np.float32)
+        found = self.hnsw.search(query32, count, threads=1)
         keys = np.asarray(found.keys, dtype=np.int64)
-        distances = self.exact(function, vector, keys)
+        distances = self._hnsw_rescored(function, vector, query32, keys)
         with np.errstate(over="ignore"):
             rounded = distances.astype(np.float32)
         order = np.lexsort((tie_order[keys], rounded))
@@ -691,6 +701,27 @@ class VectorColumnIndex:
         if k + 1 > candidates and k < keys.size and rounded[k] == rounded[k - 1]:
             return None
         return keys[:k], distances[:k]
+
+    def _hnsw_rescored(
+        self, function: str, vector: np.ndarray, query32: np.ndarray, keys: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`exact`'s distances of the HNSW candidates ``keys``, bit for bit; for cosine
+        from the column's float64 row norms, computed once per table version
+        (:func:`~hotdata_retrieval.engines.local.distance.float64_row_norms`, 8 bytes a
+        row) instead of for each search's candidates, when every row's norm and the query's
+        are finite and non-zero (else :meth:`exact` computes them, with its zero-norm rule)."""
+        if function == COSINE_DISTANCE:
+            norms = self._float64_norms
+            if norms is None:
+                norms = self._float64_norms = float64_row_norms(self.matrix)
+                present = norms[self.present]
+                self._float64_norms_fit = bool(np.isfinite(present).all() and present.all())
+            query64 = query32.astype(np.float64)
+            norm = query_norm(query64)
+            if self._float64_norms_fit and 0.0 < norm < math.inf:
+                rows = self.matrix.take(keys, axis=0).astype(np.float64)
+                return cosine_of_normed(rows, query64, norms.take(keys), norm)
+        return self.exact(function, vector, keys)
 
 
 SCREEN_SAMPLE = 4096

@@ -1,0 +1,83 @@
+"""The HNSW path's cosine re-score from float64 row norms cached per table version: the
+same bits as the exact kernel's, and never a previous version's norms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from hotdata_retrieval import NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.local.distance import float64_row_norms
+
+VECTOR_TYPE = pa.list_(pa.float32())
+
+
+def _vectors(count: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((count, 16)).astype(np.float32)
+    # magnitudes far apart, so a norm from another version of a row is far off
+    return vectors * rng.uniform(0.01, 100.0, (count, 1)).astype(np.float32)
+
+
+def _table(vectors: np.ndarray) -> pa.Table:
+    return pa.table({"id": range(len(vectors)), "emb": pa.array(vectors.tolist(), VECTOR_TYPE)})
+
+
+def _reference(vectors: np.ndarray, query: np.ndarray, ids: list[int]) -> np.ndarray:
+    """Cosine distances in float64 from the rows as loaded (an independent computation)."""
+    rows = vectors[ids].astype(np.float64)
+    wide = query.astype(np.float32).astype(np.float64)
+    return 1.0 - rows @ wide / (np.linalg.norm(rows, axis=1) * np.linalg.norm(wide))
+
+
+def _searched(engine: LocalEngine, query: np.ndarray) -> tuple[list[int], np.ndarray]:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="v", column="emb", query_vector=query.tolist()),
+        limit=10,
+        columns=["id"],
+    )
+    hits = engine.search(plan).hits
+    return [hit.key for hit in hits], np.array([hit.distance for hit in hits])
+
+
+def test_the_cached_norms_are_the_exact_kernels_bits(tmp_path: Path) -> None:
+    vectors = _vectors(300, seed=1)
+    with LocalEngine(tmp_path / "db") as engine:
+        engine.load_table("v", _table(vectors), vector_index="hnsw")
+        index = engine._loaded("v").vector_index("emb")
+        norms = float64_row_norms(index.matrix)
+        for seed in range(5):
+            query = _vectors(1, seed=100 + seed)[0].astype(np.float64)
+            keys = np.random.default_rng(seed).choice(300, 64, replace=False)
+            fast = index._hnsw_rescored("cosine_distance", query, query.astype(np.float32), keys)
+            exact = index.exact("cosine_distance", query, keys)
+            assert fast.tobytes() == exact.tobytes()
+        assert index._float64_norms is not None
+        assert index._float64_norms.tobytes() == norms.tobytes()
+
+
+def test_a_search_after_an_upsert_or_a_reload_reads_the_new_rows_norms(tmp_path: Path) -> None:
+    vectors = _vectors(300, seed=2)
+    query = _vectors(1, seed=7)[0]
+    with LocalEngine(tmp_path / "db") as engine:
+        engine.load_table("v", _table(vectors), vector_index="hnsw")
+        ids, distances = _searched(engine, query)
+        np.testing.assert_allclose(distances, _reference(vectors, query, ids), rtol=1e-6)
+        # the same directions at other magnitudes: the cosine distances stay, the norms do not
+        changed = vectors.copy()
+        changed[ids] *= np.float32(37.0)
+        engine.upsert_rows("v", _table(changed).take(ids))
+        ids_after, distances_after = _searched(engine, query)
+        assert set(ids_after) == set(ids)
+        np.testing.assert_allclose(
+            distances_after, _reference(changed, query, ids_after), rtol=1e-6
+        )
+        reloaded = _vectors(300, seed=3)
+        engine.load_table("v", _table(reloaded), vector_index="hnsw")
+        ids_reloaded, distances_reloaded = _searched(engine, query)
+        np.testing.assert_allclose(
+            distances_reloaded, _reference(reloaded, query, ids_reloaded), rtol=1e-6
+        )
