@@ -52,7 +52,10 @@ def test_the_cached_norms_are_the_exact_kernels_bits(tmp_path: Path) -> None:
         for seed in range(5):
             query = _vectors(1, seed=100 + seed)[0].astype(np.float64)
             keys = np.random.default_rng(seed).choice(300, 64, replace=False)
-            fast = index._hnsw_rescored("cosine_distance", query, query.astype(np.float32), keys)
+            fast, bounded = index._hnsw_rescored(
+                "cosine_distance", query, query.astype(np.float32), keys
+            )
+            assert bounded
             exact = index.exact("cosine_distance", query, keys)
             assert fast.tobytes() == exact.tobytes()
         assert index._float64_norms is not None

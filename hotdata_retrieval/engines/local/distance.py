@@ -150,7 +150,9 @@ def cosine_of_normed(
     from the rows' norms and the query's computed beforehand (:func:`float64_row_norms`,
     :func:`query_norm`); for norms all finite and non-zero (the caller checks), where
     :func:`_cosine` needs no zero-norm fix-up. ``(n,)`` float64."""
-    dots = np.einsum("ij,ij->i", rows, broadcast_row(query, rows.shape[0]))
+    # the one query row against each row: the same sum-of-products loop as _cosine's
+    # broadcast query row (a contiguous row, a stride-0 output), without the view
+    dots = np.einsum("ij,j->i", rows, query)
     distances: np.ndarray = 1.0 - dots / (row_norms * query_norm)
     return distances
 

@@ -693,9 +693,12 @@ class VectorColumnIndex:
         query32 = vector.astype(np.float32)
         found = self.hnsw.search(query32, count, threads=1)
         keys = np.asarray(found.keys, dtype=np.int64)
-        distances = self._hnsw_rescored(function, vector, query32, keys)
-        with np.errstate(over="ignore"):
+        distances, bounded = self._hnsw_rescored(function, vector, query32, keys)
+        if bounded:
             rounded = distances.astype(np.float32)
+        else:
+            with np.errstate(over="ignore"):
+                rounded = distances.astype(np.float32)
         order = np.lexsort((tie_order[keys], rounded))
         keys, distances, rounded = keys[order], distances[order], rounded[order]
         if k + 1 > candidates and k < keys.size and rounded[k] == rounded[k - 1]:
@@ -704,9 +707,11 @@ class VectorColumnIndex:
 
     def _hnsw_rescored(
         self, function: str, vector: np.ndarray, query32: np.ndarray, keys: np.ndarray
-    ) -> np.ndarray:
-        """:meth:`exact`'s distances of the HNSW candidates ``keys``, bit for bit; for cosine
-        from the column's float64 row norms, computed once per table version
+    ) -> tuple[np.ndarray, bool]:
+        """:meth:`exact`'s distances of the HNSW candidates ``keys``, bit for bit, and whether
+        they are bounded (cosine distances of finite, non-zero norms, at most about 2: Float32
+        holds them without overflow); for cosine from the column's float64 row norms,
+        computed once per table version
         (:func:`~hotdata_retrieval.engines.local.distance.float64_row_norms`, 8 bytes a
         row) instead of for each search's candidates, when every row's norm and the query's
         are finite and non-zero (else :meth:`exact` computes them, with its zero-norm rule)."""
@@ -720,8 +725,8 @@ class VectorColumnIndex:
             norm = query_norm(query64)
             if self._float64_norms_fit and 0.0 < norm < math.inf:
                 rows = self.matrix.take(keys, axis=0).astype(np.float64)
-                return cosine_of_normed(rows, query64, norms.take(keys), norm)
-        return self.exact(function, vector, keys)
+                return cosine_of_normed(rows, query64, norms.take(keys), norm), True
+        return self.exact(function, vector, keys), False
 
 
 SCREEN_SAMPLE = 4096
