@@ -1008,7 +1008,12 @@ def checked_keys(keys: Any, kind: ValueKind, column: str, column_type: str) -> l
     if isinstance(keys, (str, bytes)) or not hasattr(keys, "__len__"):
         raise EngineError(f"keys must be a list of keys, not {type(keys).__name__}")
     converted = [_key_value(key, kind, column, column_type) for key in keys]
-    return list(dict.fromkeys(converted))
+    # Python's True == 1 == 1.0 (one hash): a boolean and a number are other keys of a column
+    # of no known kind, where neither was converted
+    distinct: dict[tuple[bool, Any], Any] = {}
+    for key in converted:
+        distinct.setdefault((isinstance(key, (bool, _numpy_bool())), key), key)
+    return list(distinct.values())
 
 
 _KEY_KINDS_TO_SPELL = {

@@ -92,3 +92,12 @@ def test_upserted_rows_keyed_by_another_kind_are_refused_and_nothing_is_written(
     with pytest.raises(EngineError, match=r"column 'id'"):
         engine.upsert_rows(name, pa.table({"id": given, "body": ["zzz"]}))
     assert _keys(engine, name) == keys
+
+
+def test_a_boolean_and_an_equal_number_are_two_keys_of_an_untyped_column() -> None:
+    """Python's ``True == 1 == 1.0`` share one hash: keys of a column of no known kind keep
+    a boolean apart from the number it equals (numbers equal as keys are still one key)."""
+    from hotdata_retrieval.engines.checks import ValueKind, checked_keys
+
+    assert checked_keys([1, True, 1.0, 2, 1], ValueKind.OTHER, "k", "untyped") == [1, True, 2]
+    assert checked_keys([False, 0, True], ValueKind.OTHER, "k", "untyped") == [False, 0, True]
