@@ -75,6 +75,22 @@ def is_vector_type(kind: Any) -> bool:
     ) and pa.types.is_floating(kind.value_type)
 
 
+def arrow_schema_of_text(text: str | bytes) -> Any:
+    """The Arrow schema (``pyarrow.Schema``) serialised as ``text``: the base64 of an Arrow
+    IPC schema message, as pyarrow writes a table's schema into a Parquet file's metadata
+    (``ARROW:schema``) and the SQL stores' catalogs keep a column's loaded type; ``None`` for
+    text that is not one."""
+    import base64
+    import binascii
+
+    import pyarrow as pa
+
+    try:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True)))
+    except (binascii.Error, ValueError, pa.ArrowException):
+        return None
+
+
 def arrow_value_kind(kind: Any) -> ValueKind:
     """The :class:`ValueKind` of an Arrow data type (``pyarrow.DataType``)."""
     import pyarrow as pa

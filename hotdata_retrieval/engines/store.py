@@ -44,6 +44,7 @@ from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql, Worke
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    arrow_schema_of_text,
     check_column_kinds,
     check_columns,
     check_filter_values,
@@ -216,16 +217,8 @@ def arrow_type_text(kind: pa.DataType) -> str:
 def arrow_type_of_text(text: str) -> pa.DataType | None:
     """The Arrow type :func:`arrow_type_text` wrote as ``text``; ``None`` for text it did
     not write."""
-    import base64
-    import binascii
-
-    import pyarrow as pa
-
-    try:
-        schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text, validate=True)))
-    except (binascii.Error, ValueError, pa.ArrowException):
-        return None
-    return schema.field(0).type if len(schema) == 1 else None
+    schema = arrow_schema_of_text(text)
+    return schema.field(0).type if schema is not None and len(schema) == 1 else None
 
 
 def catalog_rows(

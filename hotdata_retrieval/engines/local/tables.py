@@ -30,6 +30,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_column_kinds,
     arrow_element_kinds,
     arrow_float32_columns,
+    arrow_schema_of_text,
     check_filter_values,
 )
 from hotdata_retrieval.engines.local import database
@@ -527,15 +528,9 @@ def _as_written(data: pa.Table, parquet: pq.ParquetFile) -> pa.Table:
     ``time32[ms]`` and a ``date64`` as ``date32`` (pyarrow 26), though the Arrow schema it
     writes into the file's metadata (``ARROW:schema``, base64 of the IPC schema) records
     them; the values convert exactly."""
-    import base64
-    import binascii
-
     recorded = (parquet.metadata.metadata or {}).get(b"ARROW:schema")
-    if recorded is None:
-        return data
-    try:
-        written = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(recorded)))
-    except (binascii.Error, ValueError, pa.ArrowException):
+    written = arrow_schema_of_text(recorded) if recorded is not None else None
+    if written is None:
         return data
     for position, field in enumerate(data.schema):
         index = written.get_field_index(field.name)
