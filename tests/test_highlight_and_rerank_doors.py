@@ -91,6 +91,41 @@ def test_the_settings_reranker_reorders_every_search(engine: LocalEngine) -> Non
         SearchToolkit(engine, table="docs").search_text(QUERY, rerank="model")
 
 
+def test_a_reranking_tool_offers_no_cursor(engine: LocalEngine) -> None:
+    """Every search of a tool whose settings hold a reranker is reranked, and no cursor
+    continues a reranked ranking: the doors do not offer ``after``, and one sent anyway is
+    refused with the door's own row count argument to ask with."""
+    from starlette.testclient import TestClient
+
+    from hotdata_retrieval.adapters.ddn import AFTER_FIELD, create_app
+
+    settings = SearchSettings(table="docs", k=LIMIT, reranker=TermOverlapReranker(), top_n=6)
+    toolkit = SearchToolkit(engine, settings)
+    assert toolkit.text_route is not None
+    offered = [option.name for option in toolkit.search_options(toolkit.text_route)]
+    assert "after" not in offered and "highlight" in offered
+    plain = SearchToolkit(engine, table="docs", k=LIMIT)
+    assert plain.text_route is not None
+    assert "after" in [option.name for option in plain.search_options(plain.text_route)]
+    with pytest.raises(ToolError, match=r"reranked.*ask for more rows at once with k \(up to"):
+        toolkit.search_text(QUERY, after="abc")
+
+    function = create_app(engine, settings).state.function
+    assert "after" not in function.arguments() and AFTER_FIELD not in function.hit_fields()
+    assert "`after`" not in function.description()
+    client = TestClient(create_app(engine, settings))
+    values = {"query": QUERY, "after": "abc"}
+    body = {
+        "collection": "search_documents",
+        "arguments": {name: {"type": "literal", "value": v} for name, v in values.items()},
+        "query": {"fields": {"__value": {"type": "column", "column": "__value"}}},
+        "collection_relationships": {},
+    }
+    answer = client.post("/query", json=body)
+    assert answer.status_code == 400, answer.text
+    assert "'after'" in answer.text
+
+
 def test_the_langchain_tool_and_retriever(engine: LocalEngine) -> None:
     from hotdata_retrieval.adapters.langchain import HotdataRetriever, make_text_search_tool
 

@@ -37,6 +37,7 @@ from hotdata_retrieval.plan.filter_objects import filter_from_object, filter_obj
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
+    CURSORLESS_ADVICE,
     DEFAULT_DEPTH,
     DEFAULT_FUSION_METHOD,
     FACET_VALUES,
@@ -984,9 +985,20 @@ def _after_sentence(_settings: SearchSettings, _route: SearchRoute) -> str:
     )
 
 
-def _read_after(
-    _settings: SearchSettings, _route: SearchRoute, value: Any, call: SearchCall
-) -> None:
+def _continues(settings: SearchSettings, _route: SearchRoute) -> bool:
+    # a reranker in the settings reranks every search, and a reranked answer has no cursor
+    return settings.reranker is None
+
+
+def _read_after(settings: SearchSettings, route: SearchRoute, value: Any, call: SearchCall) -> None:
+    if not _continues(settings, route):
+        raise PlanError(  # each door words the advice with its own row count argument
+            "a cursor cannot continue a reranked ranking, and every search here is reranked",
+            field="after",
+            value=value,
+            mentions=("offset",),
+            advice=CURSORLESS_ADVICE,
+        )
     try:
         read_cursor(value)
     except PlanError as error:
@@ -1114,6 +1126,7 @@ SEARCH_OPTIONS: tuple[SearchOption, ...] = (
         schema=_after_schema,
         read=_read_after,
         sentence=_after_sentence,
+        offered=_continues,
     ),
     SearchOption(
         name="highlight",
