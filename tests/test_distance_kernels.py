@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, _row_norms
+from hotdata_retrieval.engines.local.distance import DISTANCE_KERNELS, _row_norms, float64_query
 
 ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True, width=64)
 MATRICES = hnp.arrays(
@@ -46,3 +46,16 @@ def test_cosine_distance_is_the_formula_over_numpys_norms(matrix: np.ndarray) ->
         expected = 1.0 - np.einsum("ij,ij->i", matrix, query) / norms
     expected[norms == 0] = 1.0
     np.testing.assert_array_equal(found.view(np.int64), expected.view(np.int64))
+
+
+@given(
+    st.lists(
+        st.floats(allow_nan=False, allow_infinity=False, width=64) | st.just(-0.0),
+        min_size=1,
+        max_size=64,
+    )
+)
+def test_a_plans_query_vector_is_read_with_its_bits(values: list[float]) -> None:
+    vector = float64_query(tuple(values))
+    assert vector.dtype == np.float64
+    assert vector.tobytes() == np.array(values, dtype=np.float64).tobytes()

@@ -43,6 +43,7 @@ from hotdata_retrieval.engines.local.distance import (
     COSINE_DISTANCE,
     DimensionMismatchError,
     float32_distances,
+    float64_query,
 )
 from hotdata_retrieval.errors import HybridSearchError as HybridSearchError
 from hotdata_retrieval.errors import PlanError
@@ -614,7 +615,7 @@ class HybridSearch:
         # The depth nearest passing rows, with every row tied at the cut (ranked by key next).
         rowids, distances = index.nearest(
             METRIC_FUNCTIONS[metric],
-            np.asarray(call.query_vector, dtype=np.float64),
+            float64_query(call.query_vector),
             call.branch_depth,
             mask=passes,
             with_ties=True,

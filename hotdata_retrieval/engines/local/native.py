@@ -59,7 +59,7 @@ import pyarrow as pa
 from hotdata_retrieval.engines.checks import ValueKind
 from hotdata_retrieval.engines.local._text_filters import TextFilter
 from hotdata_retrieval.engines.local.bm25 import FILTER_SHARE, HitTest
-from hotdata_retrieval.engines.local.distance import float32_distances
+from hotdata_retrieval.engines.local.distance import float32_distances, float64_query
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
 from hotdata_retrieval.engines.results import ColumnRows
@@ -410,9 +410,7 @@ def _nearest_branch(
         loaded,
         branch.column,
         METRIC_FUNCTIONS[branch.metric],
-        # a plan's vector is a tuple of Python floats (check_query_vector): read them as
-        # such, without the type discovery np.asarray runs on each of them
-        np.fromiter(branch.query_vector, dtype=np.float64, count=len(branch.query_vector)),
+        float64_query(branch.query_vector),
         bound,
         mask,
         with_nulls=with_nulls,
