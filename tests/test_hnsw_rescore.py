@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from hotdata_retrieval import NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.engines.local import LocalEngine
-from hotdata_retrieval.engines.local.distance import float64_row_norms
+from hotdata_retrieval.engines.local.distance import float32_distances, float64_row_norms
 
 VECTOR_TYPE = pa.list_(pa.float32())
 
@@ -84,3 +84,42 @@ def test_a_search_after_an_upsert_or_a_reload_reads_the_new_rows_norms(tmp_path:
         np.testing.assert_allclose(
             distances_reloaded, _reference(reloaded, query, ids_reloaded), rtol=1e-6
         )
+
+
+def test_the_searchs_float32_distances_are_the_functions_rounding(tmp_path: Path) -> None:
+    """``nearest_rounded``'s Float32 distances, on the HNSW path, the exact scan, with ties
+    and with rows without a vector filling a short answer, are ``float32_distances`` of its
+    float64 ones, bit for bit (-0.0 as 0.0)."""
+    vectors = _vectors(300, seed=3)
+    vectors[7] = vectors[5]  # a tie
+    table = pa.table(
+        {
+            "id": range(302),
+            "emb": pa.array([*vectors.tolist(), None, None], VECTOR_TYPE),
+        }
+    )
+    with LocalEngine(tmp_path / "db") as engine:
+        engine.load_table("v", table, vector_index="hnsw")
+        index = engine._loaded("v").vector_index("emb")
+        for seed in range(4):
+            query = vectors[5] if seed == 0 else _vectors(1, seed=200 + seed)[0]
+            for kwargs in (
+                {"approximate": True},
+                {"approximate": False, "with_ties": True},
+                {"approximate": False, "mask": np.arange(302) % 3 == 0},
+            ):
+                for k in (1, 10, 305):
+                    rowids, distances, rounded = index.nearest_rounded(
+                        "cosine_distance",
+                        query.astype(np.float64),
+                        k,
+                        with_nulls=True,
+                        **kwargs,  # type: ignore[arg-type]
+                    )
+                    assert rounded.dtype == np.float32
+                    assert rounded.tobytes() == float32_distances(distances).tobytes()
+                    plain = index.nearest(
+                        "cosine_distance", query.astype(np.float64), k, with_nulls=True, **kwargs
+                    )  # type: ignore[arg-type]
+                    assert plain[0].tolist() == rowids.tolist()
+                    assert plain[1].tobytes() == distances.tobytes()

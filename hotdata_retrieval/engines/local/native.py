@@ -383,7 +383,7 @@ def nearest_scan(
     Raises:
         DimensionMismatchError: the vector's length is not the column's.
     """
-    rowids, distances = loaded.vector_index(column).nearest(
+    return loaded.vector_index(column).nearest_rounded(
         function,
         vector,
         bound,
@@ -392,7 +392,6 @@ def nearest_scan(
         with_nulls=with_nulls,
         tie_order=loaded.tie_order(tie_key),
     )
-    return rowids, distances, float32_distances(distances)
 
 
 def _nearest_branch(
@@ -416,5 +415,7 @@ def _nearest_branch(
         with_nulls=with_nulls,
         tie_key=tie_key,
     )
-    values = [None if math.isnan(value) else value for value in rounded.tolist()]
-    return _Branch(rowids, values, False)
+    scores: list[float] = rounded.tolist()
+    if not math.isnan(sum(scores)):  # no NaN among them, checked in C
+        return _Branch(rowids, cast("list[float | None]", scores), False)
+    return _Branch(rowids, [None if math.isnan(value) else value for value in scores], False)

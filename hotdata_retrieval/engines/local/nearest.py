@@ -63,6 +63,11 @@ _TOLERANCE = 1e-4
 """Relative float32 error budget when picking rows to re-score in float64. float32 dot products
 of 384-d unit vectors err by about 1e-6; the margin is a hundred times wider."""
 
+_FLOAT32_ZERO = np.float32(0.0)
+"""Added to a search's Float32 distances: -0.0 becomes 0.0, as
+:func:`~hotdata_retrieval.engines.local.distance.float32_distances` makes it (no overflow
+can happen: a finite value plus zero)."""
+
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 """Float32's smallest normal number: a squared norm below it has lost its precision."""
 
@@ -391,7 +396,34 @@ class VectorColumnIndex:
         with_nulls: bool = False,
         tie_order: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` rows nearest to ``query`` by distance function ``function``.
+        """The ``k`` rows nearest to ``query`` by distance function ``function``:
+        :meth:`nearest_rounded` without the Float32 distances."""
+        rowids, distances, _ = self.nearest_rounded(
+            function,
+            query,
+            k,
+            mask=mask,
+            with_ties=with_ties,
+            approximate=approximate,
+            with_nulls=with_nulls,
+            tie_order=tie_order,
+        )
+        return rowids, distances
+
+    def nearest_rounded(
+        self,
+        function: str,
+        query: Any,
+        k: int,
+        *,
+        mask: np.ndarray | None = None,
+        with_ties: bool = False,
+        approximate: bool = False,
+        with_nulls: bool = False,
+        tie_order: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ``k`` rows nearest to ``query`` by distance function ``function``, with their
+        distances rounded to Float32 as the ranking rounded them.
 
         Args:
             function: ``cosine_distance``, ``l2_distance`` or ``negative_dot_product``.
@@ -410,9 +442,12 @@ class VectorColumnIndex:
                 table's key order, ``LoadedTable.tie_order``); default the rowid itself.
 
         Returns:
-            ``(rowids, distances)``: int64 rowids and float64 distances, ordered as SQL orders
-            the distance functions' Float32 results — by the distance rounded to Float32, then
-            ``tie_order`` (default rowid). Rows with a NULL vector are never returned.
+            ``(rowids, distances, rounded)``: int64 rowids and float64 distances, ordered as
+            SQL orders the distance functions' Float32 results — by the distance rounded to
+            Float32, then ``tie_order`` (default rowid) — and those Float32 results
+            (:func:`~hotdata_retrieval.engines.local.distance.float32_distances` of the
+            distances, bit for bit: NaN for a row without a vector). Rows with a NULL vector
+            are never returned but to fill a short answer ``with_nulls``.
 
         Raises:
             DimensionMismatchError: the query's length differs from the column's.
@@ -424,13 +459,16 @@ class VectorColumnIndex:
                 f"dimensionality ({self.dimensions})"
             )
         order = np.arange(self.rows, dtype=np.int64) if tie_order is None else tie_order
-        rowids, distances = self._nearest(function, vector, k, mask, with_ties, approximate, order)
+        rowids, distances, rounded = self._nearest(
+            function, vector, k, mask, with_ties, approximate, order
+        )
         if with_nulls and rowids.size < k:
             nulls = ~self._valid if mask is None else (~self._valid & mask)
             extra = np.flatnonzero(nulls)[: k - rowids.size]
             rowids = np.concatenate([rowids, extra])
             distances = np.concatenate([distances, np.full(extra.size, np.nan)])
-        return rowids, distances
+            rounded = np.concatenate([rounded, np.full(extra.size, np.nan, dtype=np.float32)])
+        return rowids, distances, rounded
 
     def _nearest(
         self,
@@ -441,7 +479,7 @@ class VectorColumnIndex:
         with_ties: bool,
         approximate: bool,
         tie_order: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         subset = None if mask is None else self._cached_subset(mask)
         if mask is None:
             allowed = self._valid
@@ -453,7 +491,11 @@ class VectorColumnIndex:
         else:
             candidates_total = subset.rowids.size
         if k <= 0 or candidates_total == 0:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+            return (
+                np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.float64),
+                np.empty(0, dtype=np.float32),
+            )
         if approximate and mask is None and self.hnsw is not None and self.hnsw_metric == function:
             found = self._hnsw_nearest(function, vector, k, tie_order)
             if found is not None:
@@ -653,10 +695,12 @@ class VectorColumnIndex:
         with_ties: bool,
         tie_order: np.ndarray,
         rows: np.ndarray | None = None,
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The ``width`` of ``rowids`` nearest ``vector`` by their exact distances, ordered by
-        (Float32 distance, ``tie_order``); with ``with_ties`` every row tied with the last.
-        ``rows``: the float32 vectors of ``rowids``, when the caller holds them."""
+        (Float32 distance, ``tie_order``), with those Float32 distances (as
+        :func:`~hotdata_retrieval.engines.local.distance.float32_distances` rounds them); with
+        ``with_ties`` every row tied with the last. ``rows``: the float32 vectors of
+        ``rowids``, when the caller holds them."""
         distances = self.exact(function, vector, rowids, rows)
         with np.errstate(over="ignore"):  # a distance beyond Float32 is an infinity there
             rounded = distances.astype(np.float32)
@@ -665,15 +709,15 @@ class VectorColumnIndex:
         if with_ties and rowids.size > width:
             cut = rounded[width - 1]
             keep = width + int(np.count_nonzero(rounded[width:] == cut))
-            return rowids[:keep], distances[:keep]
-        return rowids[:width], distances[:width]
+            return rowids[:keep], distances[:keep], rounded[:keep] + _FLOAT32_ZERO
+        return rowids[:width], distances[:width], rounded[:width] + _FLOAT32_ZERO
 
     def _hnsw_nearest(
         self, function: str, vector: np.ndarray, k: int, tie_order: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray] | None:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """The k nearest rows by the HNSW index, re-scored exactly and ordered by (Float32
-        distance, ``tie_order``); ``None`` when a tie straddles the k-th place, for the caller
-        to scan exactly.
+        distance, ``tie_order``), with those Float32 distances; ``None`` when a tie straddles
+        the k-th place, for the caller to scan exactly.
 
         The index is asked for at least its ``expansion_search`` rows
         (:attr:`HnswSettings.expansion_search <hotdata_retrieval.engines.hnsw.HnswSettings.
@@ -703,7 +747,7 @@ class VectorColumnIndex:
         keys, distances, rounded = keys[order], distances[order], rounded[order]
         if k + 1 > candidates and k < keys.size and rounded[k] == rounded[k - 1]:
             return None
-        return keys[:k], distances[:k]
+        return keys[:k], distances[:k], rounded[:k] + _FLOAT32_ZERO
 
     def _hnsw_rescored(
         self, function: str, vector: np.ndarray, query32: np.ndarray, keys: np.ndarray
