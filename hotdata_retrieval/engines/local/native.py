@@ -57,16 +57,19 @@ import numpy as np
 import pyarrow as pa
 
 from hotdata_retrieval.engines.checks import ValueKind
+from hotdata_retrieval.engines.local._fusion import fuse
 from hotdata_retrieval.engines.local._text_filters import TextFilter
 from hotdata_retrieval.engines.local.bm25 import FILTER_SHARE, HitTest
 from hotdata_retrieval.engines.local.distance import float32_distances, float64_query
 from hotdata_retrieval.engines.local.fastpath import DISTANCE_COLUMN, TIE_COLUMN
 from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
 from hotdata_retrieval.engines.results import ColumnRows
-from hotdata_retrieval.fusion import competition_ranks, fill_bounds, reference_fusion
+from hotdata_retrieval.fusion import competition_ranks as reference_ranks
+from hotdata_retrieval.fusion import fill_bounds, reference_fusion
 from hotdata_retrieval.plan.search import (
     Bm25Search,
     BranchRanking,
+    Fusion,
     MinMaxFusion,
     NearestNeighborSearch,
     ReciprocalRankFusion,
@@ -86,6 +89,11 @@ COMPUTED_COLUMNS = frozenset({"score", DISTANCE_COLUMN, TIE_COLUMN})
 statement (the fast-path rewrite leaves it alone too)."""
 
 Rows = Sequence[dict[str, Any]]
+
+ORDERED_KEYS = frozenset({ValueKind.INTEGER, ValueKind.TEXT})
+"""Key kinds whose order :meth:`LoadedTable.tie_order` gives as Python orders the keys, so
+the fusion runs in NumPy (:func:`~hotdata_retrieval.engines.local._fusion.fuse`); other keys
+are fused by the reference."""
 
 
 class _Branch:
@@ -264,22 +272,20 @@ def _fused_rows(
         math.isfinite(score) for branch_scores in scores for score in branch_scores
     ):
         return None  # the statement's arithmetic on an infinity is its own (NaN): run it
-    keys = [loaded.values_at(plan.key_column, rowids) for rowids, _ in defined]
-    hits = reference_fusion(
-        fusion,
-        keys,
-        ranks=[
-            competition_ranks(branch_scores, higher_is_better=candidates.higher_is_better)
-            for branch_scores, candidates in zip(scores, ranked)
-        ],
-        scores=scores,
-        limit=plan.limit,
-        offset=plan.offset,
-    )
-    rowid_of: dict[Any, int] = {}
-    for branch_keys, (rowids, _) in zip(keys, defined):
-        rowid_of.update(zip(branch_keys, rowids.tolist()))
-    page = np.array([rowid_of[hit.key] for hit in hits], dtype=np.int64)
+    if loaded.column_kinds().get(plan.key_column) in ORDERED_KEYS:
+        fused = fuse(
+            fusion,
+            [
+                (rowids, np.array(branch_scores, dtype=np.float64))
+                for rowids, branch_scores in defined
+            ],
+            loaded.tie_order(),
+            limit=plan.limit,
+            offset=plan.offset,
+        )
+        page, fused_scores, ranks, raw = fused.rowids, fused.scores, fused.ranks, fused.raw
+    else:
+        page, fused_scores, ranks, raw = _reference_page(plan, fusion, loaded, defined, ranked)
     rows = loaded.rows_at(plan.projection, page)
     completed = _page_scores(plan, loaded, page)
     # Read once from the plan, not per row: each branch's name and debug columns.
@@ -291,22 +297,55 @@ def _fused_rows(
         if plan.include_branch_scores
         else []
     )
-    raw_of = (
-        [dict(zip(branch_keys, branch_scores)) for branch_keys, branch_scores in zip(keys, scores)]
-        if debug
-        else []
-    )
-    for position, (row, hit) in enumerate(zip(rows, hits)):
-        row["score"] = hit.score
-        if debug:
-            for index, (name, rank_column, raw_column) in enumerate(debug):
-                row[rank_column] = hit.ranks[index]
-                raw = raw_of[index].get(hit.key)
-                if raw is None and name in completed:
-                    raw = completed[name][position]
-                row[raw_column] = raw
+    for position, (row, score) in enumerate(zip(rows, fused_scores)):
+        row["score"] = score
+        for index, (name, rank_column, raw_column) in enumerate(debug):
+            row[rank_column] = ranks[index][position]
+            value = raw[index][position]
+            if value is None and name in completed:
+                value = completed[name][position]
+            row[raw_column] = value
     fill_bounds(plan, rows, scores)
     return rows
+
+
+def _reference_page(
+    plan: SearchPlan,
+    fusion: Fusion,
+    loaded: LoadedTable,
+    defined: list[tuple[np.ndarray, list[float]]],
+    ranked: list[_Branch],
+) -> tuple[np.ndarray, list[float], list[list[int | None]], list[list[float | None]]]:
+    """The page of the reference fusion over keys of a kind :func:`~hotdata_retrieval.
+    engines.local._fusion.fuse` does not order (neither integers nor text): its rowids,
+    fused scores, and per branch each row's rank and raw score (``None`` where missed)."""
+    assert plan.key_column is not None
+    keys = [loaded.values_at(plan.key_column, rowids) for rowids, _ in defined]
+    hits = reference_fusion(
+        fusion,
+        keys,
+        ranks=[
+            reference_ranks(branch_scores, higher_is_better=candidates.higher_is_better)
+            for (_, branch_scores), candidates in zip(defined, ranked)
+        ],
+        scores=[branch_scores for _, branch_scores in defined],
+        limit=plan.limit,
+        offset=plan.offset,
+    )
+    rowid_of: dict[Any, int] = {}
+    for branch_keys, (rowids, _) in zip(keys, defined):
+        rowid_of.update(zip(branch_keys, rowids.tolist()))
+    page = np.array([rowid_of[hit.key] for hit in hits], dtype=np.int64)
+    raw_of = [
+        dict(zip(branch_keys, branch_scores))
+        for branch_keys, (_, branch_scores) in zip(keys, defined)
+    ]
+    return (
+        page,
+        [hit.score for hit in hits],
+        [[hit.ranks[index] for hit in hits] for index in range(len(defined))],
+        [[raw_of[index].get(hit.key) for hit in hits] for index in range(len(defined))],
+    )
 
 
 def _page_scores(
