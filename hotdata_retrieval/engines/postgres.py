@@ -7,13 +7,18 @@ server for tests and demos from the PostgreSQL 16 + pgvector 0.6.2 binaries of t
 ``pgserver`` wheel (its own launcher is not used: run as root it adds an operating-system user),
 on 127.0.0.1 and a free port, in a temporary directory, and stops and removes it on exit.
 
-``load_table`` writes the rows with ``COPY`` (vectors as ``vector(n)``), per text column a
-``<column>__terms`` column of its analysed terms (:mod:`hotdata_retrieval.analysis`) and its
-postings and statistics tables in the ``hdq_text`` schema, with a ``hdq__row`` column
+``load_table`` writes the rows with one binary ``COPY`` (vectors as ``vector(n)``, sent in
+pgvector's binary format), per text column a ``<column>__terms`` column of its analysed terms
+(:mod:`hotdata_retrieval.analysis`) and its postings and statistics tables in the ``hdq_text``
+schema, with a ``hdq__row`` column
 numbering the rows (neither column listed among the table's columns), an optional HNSW index
 per vector column
 (``vector_index="hnsw"``, the operator class of ``vector_metric``, ``m`` and
-``ef_construction`` from ``hnsw_settings``) and the catalog rows, in one transaction.
+``ef_construction`` from ``hnsw_settings``) and the catalog rows, in one transaction. The rows
+are analysed and sent one batch at a time (:data:`~hotdata_retrieval.engines.store.
+LOAD_BATCH_ROWS` rows); the statistics are counted as they go (:class:`TermCounts`), so the
+memory a load holds beyond its Arrow table grows with the batch and the vocabulary, not with
+the rows.
 ``sql(text)`` runs in a read-only transaction.
 
 A search whose plan has a filter and a nearest branch runs with iterative index scans
@@ -38,6 +43,7 @@ import secrets
 import shutil
 import socket
 import stat
+import struct
 import subprocess
 import tempfile
 import urllib.parse
@@ -112,13 +118,16 @@ from hotdata_retrieval.engines.store import (
     SqlStoreEngine,
     StoreColumn,
     StoreTable,
+    analysed_terms,
     catalog_rows,
+    check_terms_column,
     float32_columns,
+    joined_terms,
     read_catalog,
+    record_batches,
     store_column_type,
     value_kinds,
     vector_columns_of,
-    with_terms_column,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -346,25 +355,44 @@ time zone value should be taken or given as timezone local time"); in UTC, the i
 the one the filter names whatever the server's default zone."""
 
 
+class TermCounts:
+    """A text column's BM25 statistics gathered row by row: the rows counted, their terms in
+    all, and per term the rows holding it. A load adds each batch's rows as it writes them
+    (:meth:`add`), so no row's terms are kept after its batch."""
+
+    def __init__(self) -> None:
+        self.frequencies: Counter[str] = Counter()
+        self.rows = 0
+        self.total = 0
+
+    def add(self, terms: Sequence[str]) -> None:
+        """Count one row of analysed ``terms``."""
+        self.rows += 1
+        self.total += len(terms)
+        self.frequencies.update(set(terms))
+
+    def statistics(self) -> list[tuple[str, int, float | None]]:
+        """``(term, rows holding it, None)`` per term (most rows first, then by term), then
+        ``('', rows, mean terms per row)`` for the corpus (the mean 0 for no row)."""
+        ordered = sorted(self.frequencies.items(), key=lambda item: (-item[1], item[0]))
+        return [(term, count, None) for term, count in ordered] + [
+            ("", self.rows, self.total / self.rows if self.rows else 0.0)
+        ]
+
+
 def term_statistics(documents: Iterable[Sequence[str]]) -> list[tuple[str, int, float | None]]:
     """A text column's BM25 statistics from each row's analysed terms: ``(term, rows holding
     it, None)`` per term, then ``('', rows, mean terms per row)`` for the corpus (the mean 0
     for no row), as :func:`~hotdata_retrieval.compile.postgres.text_statistics_table` holds
-    them.
+    them (:class:`TermCounts`).
 
     >>> term_statistics([("disk", "full", "disk"), ("disk",), ()])
     [('disk', 2, None), ('full', 1, None), ('', 3, 1.3333333333333333)]
     """
-    frequencies: Counter[str] = Counter()
-    rows = total = 0
+    counts = TermCounts()
     for terms in documents:
-        rows += 1
-        total += len(terms)
-        frequencies.update(set(terms))
-    ordered = sorted(frequencies.items(), key=lambda item: (-item[1], item[0]))
-    return [(term, count, None) for term, count in ordered] + [
-        ("", rows, total / rows if rows else 0.0)
-    ]
+        counts.add(terms)
+    return counts.statistics()
 
 
 IDENTIFIER_BYTES = 63
@@ -895,6 +923,42 @@ class PostgresEngine(SqlStoreEngine):
             for row in rows:
                 writer.write_row(row)
 
+    def _copy_batches(
+        self,
+        target: exp.Table,
+        columns: Sequence[str],
+        batches: Iterable[pa.RecordBatch],
+        dimensions: Mapping[str, int],
+    ) -> None:
+        """Write ``batches`` (record batches of ``columns``, in that order) into ``target`` by
+        one binary ``COPY`` (:func:`_copy_rows`), one batch's rows at a time; the vector
+        columns of ``dimensions`` (name: dimensions) in pgvector's binary format
+        (:func:`_pgvector_binary`). A binary ``COPY`` applies no cast, so each value is sent
+        as the type of its column, read from the server (the table's columns' type oids)."""
+        with self._connection.cursor() as cursor:
+            cursor.execute(
+                render(
+                    POSTGRES,
+                    exp.select(*(exp.column(_quoted(name)) for name in columns))
+                    .from_(target.copy())
+                    .limit(0),
+                )
+            )
+            oids = [column.type_code for column in cursor.description or ()]
+            for oid in {oid for name, oid in zip(columns, oids) if name in dimensions}:
+                cursor.adapters.register_dumper(None, _pgvector_dumper(oid))
+            with cursor.copy(_copy_rows(target.copy(), columns)) as writer:
+                writer.set_types(oids)
+                for batch in batches:
+                    values = [
+                        _pgvector_binary(batch.column(name), dimensions[name])
+                        if name in dimensions
+                        else _python_values(batch.column(name))
+                        for name in columns
+                    ]
+                    for row in zip(*values):
+                        writer.write_row(row)
+
     def columns_sql(self, table: str | TableName) -> str:
         """A query that lists ``table``'s columns and types, less the ``<column>__terms``
         columns its text indexes cover and the rows' numbers (``hdq__row``)."""
@@ -1020,10 +1084,13 @@ class PostgresEngine(SqlStoreEngine):
                 f"column '{ROW_COLUMN}' holds each row's number beside a text index on "
                 "PostgreSQL; rename it"
             )
-        statistics: dict[str, list[tuple[str, int, float | None]]] = {}
+        import pyarrow as pa
+
+        loaded = data.schema
         for column_name in text_columns:
-            data, analysed = with_terms_column(data, column_name, "PostgreSQL")
-            statistics[column_name] = term_statistics(t for t in analysed if t is not None)
+            terms = check_terms_column(loaded.names, column_name, "PostgreSQL")
+            loaded = loaded.append(pa.field(terms, pa.string()))
+        counts = {column_name: TermCounts() for column_name in text_columns}
         dimensions = {vector.name: vector.dimensions for vector in vectors}
         for column_name, size in dimensions.items():
             if size == 0:
@@ -1040,24 +1107,13 @@ class PostgresEngine(SqlStoreEngine):
                     field.type, _COLUMN_TYPES, "the PostgreSQL engine", field.name
                 ),
             )
-            for field in data.schema
+            for field in loaded
         ]
         target = table_node(table, table.schema)
         previous = self._describe(table)
         # every column of the table it replaces, so a column indexed by an earlier release
         # (no postings) loses its statistics table too
         previous_texts = previous.columns if previous is not None else ()
-
-        copy = render(
-            POSTGRES,
-            exp.Copy(
-                this=exp.Schema(
-                    this=target.copy(), expressions=[_quoted(name) for name in data.column_names]
-                ),
-                kind=True,
-                files=[exp.var("STDIN")],
-            ),
-        )
         try:
             with self._connection.transaction():
                 self._execute(drop_table(self.profile, target.copy()))
@@ -1065,14 +1121,16 @@ class PostgresEngine(SqlStoreEngine):
                 if text_columns:
                     for statement in add_row_column(table):
                         self._execute(statement)
-                with self._connection.cursor().copy(copy) as writer:
-                    for row in self.rows_of(data, dict.fromkeys(dimensions, _vector_text)):
-                        writer.write_row(row)
+                self._copy_batches(
+                    target, loaded.names, _with_terms(data, text_columns, counts), dimensions
+                )
                 for column_name in {*previous_texts, *text_columns}:
                     self._execute(drop_table(self.profile, _statistics_table(table, column_name)))
                     self._execute(drop_table(self.profile, _postings_table(table, column_name)))
-                for column_name, rows in statistics.items():
-                    self._write_statistics(_statistics_table(table, column_name), rows)
+                for column_name, counted in counts.items():
+                    self._write_statistics(
+                        _statistics_table(table, column_name), counted.statistics()
+                    )
                     self._execute(create_postings(table, column_name))
                     self._execute(postings_of_rows(table, column_name))
                     for statement in postings_keys(table, column_name):
@@ -1098,7 +1156,7 @@ class PostgresEngine(SqlStoreEngine):
                         )
                 self._execute(catalog_create(self.profile, table.schema))
                 self._execute(catalog_delete(self.profile, table.schema, table.name))
-                rows = catalog_rows(table.name, key_column, vectors, "vector", data.schema)
+                rows = catalog_rows(table.name, key_column, vectors, "vector", loaded)
                 if rows:
                     self._execute(catalog_insert(self.profile, table.schema, rows))
                 measured = [target, *(_postings_table(table, c) for c in text_columns)]
@@ -1130,21 +1188,26 @@ class PostgresEngine(SqlStoreEngine):
 
         key = self._key_of(described)
         keys = rows.column(key).to_pylist()
-        data = rows
-        added: dict[str, list[tuple[str, ...]]] = {}
-        for column in described.text_indexes:
-            added[column] = []
-            if column in rows.column_names:
-                data, analysed = with_terms_column(data, column, "PostgreSQL")
-                added[column] = [terms for terms in analysed if terms is not None]
-        vectors = {vector.name for vector in described.vectors} & set(data.column_names)
-        copy = _copy_rows(self.store_table(described.name), data.column_names)
+        texts = [column for column in described.text_indexes if column in rows.column_names]
+        names = [
+            *rows.column_names,
+            *(check_terms_column(rows.column_names, column, "PostgreSQL") for column in texts),
+        ]
+        added = {column: TermCounts() for column in described.text_indexes}
+        dimensions = {
+            vector.name: vector.dimensions
+            for vector in described.vectors
+            if vector.name in rows.column_names
+        }
         try:
             with self._connection.transaction():
                 _, removed = self._delete_keyed(described, keys)
-                with self._connection.cursor().copy(copy) as writer:
-                    for row in self.rows_of(data, dict.fromkeys(vectors, _vector_text)):
-                        writer.write_row(row)
+                self._copy_batches(
+                    self.store_table(described.name),
+                    names,
+                    _with_terms(rows, texts, added),
+                    dimensions,
+                )
                 for column in described.text_indexes:
                     for chunk in self._key_chunks(keys):
                         statement = postings_of_rows(
@@ -1164,19 +1227,19 @@ class PostgresEngine(SqlStoreEngine):
             with self._connection.transaction():
                 count, removed = self._delete_keyed(described, keys)
                 for column in described.text_indexes:
-                    self._change_statistics(described.name, column, [], removed[column])
+                    self._change_statistics(described.name, column, TermCounts(), removed[column])
         except psycopg.Error as error:
             raise EngineError(f"postgres: {error}".strip()) from None
         return count
 
     def _delete_keyed(
         self, described: StoreTable, keys: Sequence[Any]
-    ) -> tuple[int, dict[str, list[tuple[str, ...]]]]:
+    ) -> tuple[int, dict[str, TermCounts]]:
         """Delete the rows of ``keys`` and their postings in the open transaction: how many
-        there were, and the terms each text column of theirs held."""
+        there were, and the terms each text column of theirs held, counted."""
         key = self._key_of(described)
         texts = list(described.text_indexes)
-        removed: dict[str, list[tuple[str, ...]]] = {column: [] for column in texts}
+        removed = {column: TermCounts() for column in texts}
         target = self.store_table(described.name)
         count = 0
         for chunk in self._key_chunks(keys):
@@ -1192,7 +1255,7 @@ class PostgresEngine(SqlStoreEngine):
                 for row in self._query(statement, chunk)[1]:
                     for column, terms in zip(texts, row):
                         if terms is not None:
-                            removed[column].append(tuple(str(terms).split()))
+                            removed[column].add(str(terms).split())
                 for column in texts:
                     statement = delete_postings(
                         described.name, column, key_column=key, key_count=len(chunk)
@@ -1206,19 +1269,16 @@ class PostgresEngine(SqlStoreEngine):
         self,
         table: TableName,
         column: str,
-        added: Sequence[Sequence[str]],
-        removed: Sequence[Sequence[str]],
+        added: TermCounts,
+        removed: TermCounts,
     ) -> None:
         """Change text column ``column``'s statistics table by the rows' terms ``added`` and
-        ``removed`` (each row's terms): each term's row count, then the corpus row's count
+        ``removed`` (counted): each term's row count, then the corpus row's count
         and mean terms per row. The corpus's total of terms is read back exactly as the
         integer nearest ``count * mean`` (a double holds it to far better than one half), so
         repeated changes add no rounding error; the statistics equal a fresh load's."""
-        change: Counter[str] = Counter()
-        for terms in added:
-            change.update(set(terms))
-        for terms in removed:
-            change.subtract(set(terms))
+        change = Counter(added.frequencies)
+        change.subtract(removed.frequencies)
         deltas = [(term, count) for term, count in sorted(change.items()) if count]
         with self._connection.cursor() as cursor:
             if deltas:
@@ -1228,8 +1288,8 @@ class PostgresEngine(SqlStoreEngine):
             found = cursor.fetchone()
             rows, average = (0, 0.0) if found is None else (int(found[0]), float(found[1] or 0))
             total = round(rows * average)
-            rows += len(added) - len(removed)
-            total += sum(len(terms) for terms in added) - sum(len(terms) for terms in removed)
+            rows += added.rows - removed.rows
+            total += added.total - removed.total
             cursor.execute(corpus_update(table, column), (rows, total / rows if rows > 0 else 0.0))
 
     # -- searches --------------------------------------------------------------------------
@@ -1286,19 +1346,81 @@ class PostgresEngine(SqlStoreEngine):
         return "\n".join(row[0] for row in rows)
 
 
-def _vector_text(value: Any) -> str:
-    """A vector as pgvector's text input, ``[1.0,2.5]`` (each number exact)."""
-    return "[" + ",".join(repr(float(x)) for x in value) + "]"
+def _with_terms(
+    data: pa.Table, text_columns: Sequence[str], counts: Mapping[str, TermCounts]
+) -> Iterator[pa.RecordBatch]:
+    """``data``'s record batches (:func:`~hotdata_retrieval.engines.store.record_batches`),
+    each with every text column's terms column appended in ``text_columns`` order, its rows'
+    terms added to the column's ``counts`` as the batch is made: only one batch's terms are
+    Python values at once."""
+    for batch in record_batches(data):
+        for column in text_columns:
+            analysed = analysed_terms(batch.column(column))
+            counted = counts[column]
+            for terms in analysed:
+                if terms is not None:
+                    counted.add(terms)
+            batch = batch.append_column(terms_column(column), joined_terms(analysed))
+        yield batch
+
+
+def _pgvector_binary(vectors: pa.Array, dimensions: int) -> list[bytes | None]:
+    """Each vector of ``vectors`` (a list column of floats, each non-NULL vector of
+    ``dimensions`` numbers) in pgvector's binary format, ``None`` for a NULL: the dimensions
+    and a zero as big-endian 16-bit integers, then each number as a big-endian float32
+    (pgvector's ``vector_recv``/``vector_send``, ``src/vector.c``). A float64 number is
+    rounded to the nearest float32 (NumPy's cast, ties to even); the text input this
+    replaced (``strtof`` of the number's shortest decimal) agreed but on a float64 halfway
+    between two float32 numbers, which it could round away from even."""
+    import numpy as np
+
+    values = vectors.flatten().to_numpy(zero_copy_only=False)
+    with np.errstate(over="ignore"):  # past float32's range: inf, which pgvector refuses
+        block = values.astype(">f4").reshape(-1, dimensions)
+    header = struct.pack(">HH", dimensions, 0)
+    rows = iter(block)
+    valid = vectors.is_valid().to_pylist()
+    return [header + next(rows).tobytes() if one else None for one in valid]
+
+
+def _pgvector_dumper(oid: int) -> type:
+    """A psycopg binary dumper to pgvector's ``vector`` type (its ``oid`` in this database:
+    an extension's type has none fixed) of the bytes :func:`_pgvector_binary` made, passed
+    as they are; registered on a ``COPY``'s cursor only."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    class _PgvectorDumper(Dumper):
+        format = Format.BINARY
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj)
+
+    _PgvectorDumper.oid = oid
+    return _PgvectorDumper
+
+
+def _python_values(column: pa.Array) -> list[Any]:
+    """``column``'s values as Python objects for a binary ``COPY``; a timestamp with a time
+    zone as its UTC time without a zone, what the column holds (:class:`SqlStoreEngine`'s
+    ``rows_of``: the stores hold UTC instants in a timestamp without a zone)."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+        column = column.cast(pa.timestamp(column.type.unit))
+    values: list[Any] = column.to_pylist()
+    return values
 
 
 def _copy_rows(target: exp.Table, columns: Sequence[str]) -> str:
-    """``COPY <target> ("c1", ...) FROM STDIN``."""
+    """``COPY <target> ("c1", ...) FROM STDIN WITH (FORMAT BINARY)``."""
     return render(
         POSTGRES,
         exp.Copy(
             this=exp.Schema(this=target, expressions=[_quoted(name) for name in columns]),
             kind=True,
             files=[exp.var("STDIN")],
+            params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("BINARY"))],
         ),
     )
 

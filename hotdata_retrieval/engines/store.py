@@ -289,6 +289,43 @@ def check_rowid_column(columns: Sequence[str], text_columns: Sequence[str], engi
         )
 
 
+def check_terms_column(columns: Sequence[str], column: str, engine: str) -> str:
+    """The name of text column ``column``'s terms column
+    (:func:`~hotdata_retrieval.analysis.terms_column`), refused when ``columns`` (a table's
+    column names) already hold it.
+
+    Raises:
+        EngineError: ``columns`` already has a column of that name.
+    """
+    terms = terms_column(column)
+    if terms in columns:
+        raise EngineError(
+            f"column '{terms}' holds the analysed terms of text column '{column}' on "
+            f"{engine}; rename it"
+        )
+    return terms
+
+
+def analysed_terms(texts: pa.Array | pa.ChunkedArray) -> list[tuple[str, ...] | None]:
+    """Each text's analysed terms (:func:`~hotdata_retrieval.analysis.analyze_text`; ``None``
+    for a NULL text), read :data:`LOAD_BATCH_ROWS` texts at a time."""
+    import pyarrow as pa
+
+    table = pa.table({"text": texts})
+    return [
+        None if text is None else analyze_text(text)
+        for batch in record_batches(table)
+        for text in batch.column(0).to_pylist()
+    ]
+
+
+def joined_terms(analysed: Sequence[tuple[str, ...] | None]) -> pa.Array:
+    """A terms column's values: each row's terms joined by spaces, NULL for a NULL text."""
+    import pyarrow as pa
+
+    return pa.array([None if row is None else " ".join(row) for row in analysed], pa.string())
+
+
 def with_terms_column(
     data: pa.Table, column: str, engine: str
 ) -> tuple[pa.Table, list[tuple[str, ...] | None]]:
@@ -299,21 +336,9 @@ def with_terms_column(
     Raises:
         EngineError: ``data`` already has a column of that name.
     """
-    import pyarrow as pa
-
-    terms = terms_column(column)
-    if terms in data.column_names:
-        raise EngineError(
-            f"column '{terms}' holds the analysed terms of text column '{column}' on "
-            f"{engine}; rename it"
-        )
-    analysed = [
-        None if text is None else analyze_text(text)
-        for batch in record_batches(data.select([column]))
-        for text in batch.column(0).to_pylist()
-    ]
-    joined = pa.array([None if row is None else " ".join(row) for row in analysed], pa.string())
-    return data.append_column(terms, joined), analysed
+    terms = check_terms_column(data.column_names, column, engine)
+    analysed = analysed_terms(data.column(column))
+    return data.append_column(terms, joined_terms(analysed)), analysed
 
 
 def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
