@@ -11,6 +11,7 @@ import pyarrow as pa
 from hotdata_retrieval import NearestNeighborSearch, SearchPlan
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.engines.local.distance import float32_distances, float64_row_norms
+from hotdata_retrieval.engines.local.nearest import hnsw_keys
 
 VECTOR_TYPE = pa.list_(pa.float32())
 
@@ -123,3 +124,20 @@ def test_the_searchs_float32_distances_are_the_functions_rounding(tmp_path: Path
                     )  # type: ignore[arg-type]
                     assert plain[0].tolist() == rowids.tolist()
                     assert plain[1].tobytes() == distances.tobytes()
+
+
+def test_the_compiled_search_finds_the_wrappers_keys(tmp_path: Path) -> None:
+    """``hnsw_keys`` calls usearch's compiled ``search_many`` directly: the keys of
+    ``Index.search``, in its order, for every count up to past the table's rows."""
+    vectors = _vectors(200, seed=4)
+    with LocalEngine(tmp_path / "db") as engine:
+        engine.load_table("v", _table(vectors), vector_index="hnsw")
+        index = engine._loaded("v").vector_index("emb").hnsw
+        assert index is not None
+        for seed in range(5):
+            query = _vectors(1, seed=300 + seed)[0]
+            for count in (1, 10, 64, 250):
+                expected = index.search(query, count, threads=1).keys
+                found = hnsw_keys(index, query, count)
+                assert found.tolist() == expected.tolist()
+                assert len(found) == min(count, 200)
