@@ -119,6 +119,15 @@ def test_the_index_keeps_the_rows_the_mask_keeps(
     expected = passing_rows(predicate, data)
     assert rowids == np.flatnonzero(expected).tolist()
     assert share == pytest.approx(expected.mean())
+    # counted by binary search of each column's sorted sample: the same share
+    every = _every_row(data)
+
+    def ordered(column: str) -> np.ndarray:
+        values, present = every(column)
+        return np.sort(values[present])
+
+    counted = filter_query(predicate, bm25_index, data.schema, every, ordered)
+    assert counted is not None and counted.share == share
 
 
 @settings(max_examples=300, deadline=None)

@@ -29,7 +29,15 @@ are a range of the fast field, which tantivy scans beside the text's terms.
 The same reading evaluates the filter in NumPy over any rows (:meth:`TextFilter.keeps`):
 over the table's sample it estimates the filter's share, and over the hits of a prefix of
 the unfiltered order it tests a filter too wide to be a clause of the query (:class:`~
-hotdata_retrieval.engines.local.bm25.HitTest`); the queries are built only when used.
+hotdata_retrieval.engines.local.bm25.HitTest`); the queries and the rows' masks are built
+only when used. A comparison, ``BETWEEN``, ``IN`` list or ``IS NULL`` test (and its ``NOT``)
+counts the sampled rows it keeps by a binary search of the column's sorted sample
+(:data:`Ordered`) where one is given, with no mask of the sample, and a FALSE side's mask is
+built only under a ``NOT``, ``AND`` or ``OR`` that reads it: NumPy's fixed cost per operation
+on a mask of 2,048 rows was most of a new filter's translation. Measured on the filtered
+benchmark's table, the two translations interleaved in one process (medians of paired
+ratios): a new 1% range 0.76x, a new 10% range 0.80x, an equality 0.88x, an ``AND`` of a
+range and a comparison 0.77x (about 20 µs a translation after, 22 to 35 before).
 """
 
 from __future__ import annotations
@@ -61,6 +69,11 @@ Sample = Callable[[str], tuple[np.ndarray, np.ndarray]]
 NULL)."""
 
 
+Ordered = Callable[[str], np.ndarray]
+"""An integer column → its present (not NULL) values at the sampled rows of :data:`Sample`,
+sorted (of the sample's dtype)."""
+
+
 Query = Callable[[], tantivy.Query]
 """A tantivy query, built when called: a filter tested on a search's hits alone
 (:meth:`TextFilter.keeps`) builds none."""
@@ -68,12 +81,14 @@ Query = Callable[[], tantivy.Query]
 
 class _Side(NamedTuple):
     """The rows where a node is TRUE (or FALSE): as a query, over the rows read (the sample,
-    or a search's hits), and whether the query scans a fast field (a range or presence test;
-    an equality reads postings)."""
+    or a search's hits) as a mask built when called, whether the query scans a fast field
+    (a range or presence test; an equality reads postings), and how many of the sampled
+    rows they are, counted when called (``None``: not known without the mask)."""
 
     query: Query
-    sampled: np.ndarray
+    sampled: Callable[[], np.ndarray]
     scans: bool
+    counted: Callable[[], int] | None = None
 
 
 Pair = tuple[_Side, _Side] | None
@@ -176,16 +191,20 @@ class _TantivyFilter(PredicateVisitor[Pair]):
     """The predicate tree as :data:`Pair` queries over ``index``'s filter fields, for a table
     of ``schema``, evaluated too on the rows ``sample`` reads."""
 
-    def __init__(self, index: Bm25Index, schema: pa.Schema, sample: Sample) -> None:
+    def __init__(
+        self, index: Bm25Index, schema: pa.Schema, sample: Sample, ordered: Ordered | None = None
+    ) -> None:
         self.index = index
         self.schema = schema
         self.sample = sample
+        self.ordered = ordered
 
     def _field(self, column: str) -> tuple[str, tantivy.FieldType, tuple[int, int]] | None:
         """The field holding ``column``, its tantivy type and its range of values."""
-        if column not in self.schema.names:
+        position = self.schema.get_field_index(column)  # -1: no such column (or two)
+        if position < 0:
             return None
-        kind = self.schema.field(column).type
+        kind = self.schema.field(position).type
         if not pa.types.is_integer(kind) or not self.index.holds(column):
             return None
         if pa.types.is_uint64(kind):
@@ -205,12 +224,20 @@ class _TantivyFilter(PredicateVisitor[Pair]):
         if not self._integer(value, bounds):
             return None
         values, present = self.sample(column)
-        sampled = present & _COMPARE[operator](values, value)
+        compare = _COMPARE[operator]
+
+        def sampled() -> np.ndarray:
+            kept: np.ndarray = present & compare(values, value)
+            return kept
+
+        count = None if self.ordered is None else _counted(self.ordered(column), operator, value)
         schema = self.index.schema
         if operator is ComparisonOperator.EQUAL:
-            return _Side(_terms(schema, name, [value]), sampled, False)
+            return _Side(_terms(schema, name, [value]), sampled, False, count)
         if operator is ComparisonOperator.NOT_EQUAL:
-            return _Side(_but_not(_exists(name), _terms(schema, name, [value])), sampled, True)
+            return _Side(
+                _but_not(_exists(name), _terms(schema, name, [value])), sampled, True, count
+            )
         inclusive = operator in (
             ComparisonOperator.GREATER_OR_EQUAL,
             ComparisonOperator.LESS_OR_EQUAL,
@@ -219,7 +246,7 @@ class _TantivyFilter(PredicateVisitor[Pair]):
             query = _range(schema, name, kind, value, None, inclusive=inclusive)
         else:
             query = _range(schema, name, kind, None, value, inclusive=inclusive)
-        return _Side(query, sampled, True)
+        return _Side(query, sampled, True, count)
 
     def visit_comparison(self, node: Comparison) -> Pair:
         true = self._true(node.column, node.operator, node.value)
@@ -237,7 +264,11 @@ class _TantivyFilter(PredicateVisitor[Pair]):
             return None
         low, high = cast(int, node.low), cast(int, node.high)
         values, present = self.sample(node.column)
-        inside = (values >= low) & (values <= high)
+
+        def inside() -> np.ndarray:
+            found: np.ndarray = (values >= low) & (values <= high)
+            return found
+
         schema = self.index.schema
         coarse = self.index.coarse(node.column)
         scans = False
@@ -264,7 +295,15 @@ class _TantivyFilter(PredicateVisitor[Pair]):
         else:
             true, scans = _range(schema, name, kind, low, high), True
         false = _but_not(_exists(name), true)
-        return _Side(true, present & inside, scans), _Side(false, present & ~inside, True)
+        kept = outside = None
+        if self.ordered is not None:
+            ordered = self.ordered(node.column)
+            kept = _between(ordered, low, high)
+            outside = _rest(ordered.size, kept)
+        return (
+            _Side(true, lambda: present & inside(), scans, kept),
+            _Side(false, lambda: present & ~inside(), True, outside),
+        )
 
     def visit_in_list(self, node: InList) -> Pair:
         found = self._field(node.column)
@@ -272,27 +311,42 @@ class _TantivyFilter(PredicateVisitor[Pair]):
             return None
         name, _, bounds = found
         values, present = self.sample(node.column)
+        size = values.size
         if not node.values:  # IN () is FALSE for every row, NULLs too; NOT IN () TRUE
-            none = _Side(_no_document, np.zeros(values.size, dtype=bool), False)
-            every = _Side(_all_documents, np.ones(values.size, dtype=bool), False)
+            none = _Side(_no_document, lambda: np.zeros(size, dtype=bool), False, lambda: 0)
+            every = _Side(_all_documents, lambda: np.ones(size, dtype=bool), False, lambda: size)
             return (every, none) if node.negated else (none, every)
         if not all(self._integer(value, bounds) for value in node.values):
             return None
         listed = sorted(cast(set[int], set(node.values)))
         member = _terms(self.index.schema, name, listed)
-        inside = _member(values, np.array(listed, dtype=values.dtype))
-        kept = _Side(member, present & inside, False)
-        other = _Side(_but_not(_exists(name), member), present & ~inside, True)
+        members = np.array(listed, dtype=values.dtype)
+
+        def inside() -> np.ndarray:
+            return _member(values, members)
+
+        counted = outside = None
+        if self.ordered is not None:
+            ordered = self.ordered(node.column)
+            counted = _listed(ordered, members)
+            outside = _rest(ordered.size, counted)
+        kept = _Side(member, lambda: present & inside(), False, counted)
+        other = _Side(_but_not(_exists(name), member), lambda: present & ~inside(), True, outside)
         return (other, kept) if node.negated else (kept, other)
 
     def visit_is_null(self, node: IsNull) -> Pair:
         found = self._field(node.column)
         if found is None:
             return None
-        _, sampled = self.sample(node.column)
+        values, sampled = self.sample(node.column)
         exists = _exists(found[0])
-        present = _Side(exists, sampled, True)
-        absent = _Side(_but_not(_all_documents, exists), ~sampled, True)
+        known = missing = None
+        if self.ordered is not None:
+            ordered = self.ordered(node.column)
+            known = _rest(ordered.size, lambda: 0)
+            missing = _rest(values.size, known)
+        present = _Side(exists, lambda: sampled, True, known)
+        absent = _Side(_but_not(_all_documents, exists), lambda: ~sampled, True, missing)
         return (present, absent) if node.negated else (absent, present)
 
     def read_row(self, node: Any, form: PredicateForm, *args: Any) -> Pair:
@@ -339,11 +393,79 @@ def _member(values: np.ndarray, listed: np.ndarray) -> np.ndarray:
     return found
 
 
+def _counted(ordered: np.ndarray, operator: ComparisonOperator, value: int) -> Callable[[], int]:
+    """How many of the sorted values ``ordered`` compare with ``value`` as ``operator`` says
+    (two binary searches at most).
+
+    >>> ordered = np.array([1, 3, 3, 7])
+    >>> [_counted(ordered, ComparisonOperator(op), 3)() for op in ("=", "!=", "<", "<=", ">", ">=")]
+    [2, 2, 1, 3, 1, 3]
+    """
+
+    def count() -> int:
+        if operator in (ComparisonOperator.EQUAL, ComparisonOperator.NOT_EQUAL):
+            equal = int(np.searchsorted(ordered, value, side="right")) - int(
+                np.searchsorted(ordered, value, side="left")
+            )
+            return equal if operator is ComparisonOperator.EQUAL else ordered.size - equal
+        # the values below value (LESS, GREATER_OR_EQUAL) or through it (the other two)
+        if operator in _LEFT:
+            below = int(np.searchsorted(ordered, value, side="left"))
+        else:
+            below = int(np.searchsorted(ordered, value, side="right"))
+        return below if operator in _BELOW else ordered.size - below
+
+    return count
+
+
+_LEFT = (ComparisonOperator.LESS, ComparisonOperator.GREATER_OR_EQUAL)
+"""The comparisons whose count splits the sorted values before ``value``'s first equal."""
+_BELOW = (ComparisonOperator.LESS, ComparisonOperator.LESS_OR_EQUAL)
+"""The comparisons that keep the values before the split (the others, those after it)."""
+
+
+def _between(ordered: np.ndarray, low: int, high: int) -> Callable[[], int]:
+    """How many of the sorted values ``ordered`` lie in ``[low, high]`` (none if ``low >
+    high``).
+
+    >>> _between(np.array([1, 3, 3, 7]), 2, 7)(), _between(np.array([1, 3]), 3, 1)()
+    (3, 0)
+    """
+
+    def count() -> int:
+        if low > high:
+            return 0
+        return int(np.searchsorted(ordered, high, side="right")) - int(
+            np.searchsorted(ordered, low, side="left")
+        )
+
+    return count
+
+
+def _listed(ordered: np.ndarray, members: np.ndarray) -> Callable[[], int]:
+    """How many of the sorted values ``ordered`` are one of ``members`` (sorted, distinct).
+
+    >>> _listed(np.array([1, 3, 3, 7]), np.array([3, 4, 7]))()
+    3
+    """
+
+    def count() -> int:
+        through = np.searchsorted(ordered, members, side="right")
+        return int((through - np.searchsorted(ordered, members, side="left")).sum())
+
+    return count
+
+
+def _rest(size: int, count: Callable[[], int]) -> Callable[[], int]:
+    """``size`` minus what ``count`` counts."""
+    return lambda: size - count()
+
+
 def _every(sides: list[_Side]) -> _Side:
     """The rows in every one of ``sides``."""
     return _Side(
         _all_of([side.query for side in sides]),
-        np.logical_and.reduce([side.sampled for side in sides]),
+        lambda: np.logical_and.reduce([side.sampled() for side in sides]),
         any(side.scans for side in sides),
     )
 
@@ -352,7 +474,7 @@ def _some(sides: list[_Side]) -> _Side:
     """The rows in any of ``sides``."""
     return _Side(
         _any_of([side.query for side in sides]),
-        np.logical_or.reduce([side.sampled for side in sides]),
+        lambda: np.logical_or.reduce([side.sampled() for side in sides]),
         any(side.scans for side in sides),
     )
 
@@ -393,11 +515,15 @@ class TextFilter:
         built."""
         pair = self._translate(rows)
         assert pair is not None  # translated over the sample, so over any rows
-        return pair[0].sampled
+        return pair[0].sampled()
 
 
 def filter_query(
-    predicate: Predicate, index: Bm25Index, schema: pa.Schema, sample: Sample
+    predicate: Predicate,
+    index: Bm25Index,
+    schema: pa.Schema,
+    sample: Sample,
+    ordered: Ordered | None = None,
 ) -> TextFilter | None:
     """The documents of ``index`` whose rows ``predicate`` keeps (is TRUE for), as a tantivy
     query, with the share of the sampled rows it keeps; ``None`` when the filter is not one
@@ -409,14 +535,28 @@ def filter_query(
         schema: the table's Arrow schema (the columns' types).
         sample: the sampled rows' values of an integer column
             (:meth:`~hotdata_retrieval.engines.local.tables.LoadedTable.sampled`).
+        ordered: the sampled rows' present values of an integer column, sorted
+            (:meth:`~hotdata_retrieval.engines.local.tables.LoadedTable.sampled_order`): a
+            leaf then counts the rows it keeps by binary search, no mask built (the same
+            count).
     """
 
-    def translate(rows: Sample) -> Pair:
-        return _TantivyFilter(index, schema, rows).predicate(predicate)
+    def translate(rows: Sample, ordered: Ordered | None = None) -> Pair:
+        return _TantivyFilter(index, schema, rows, ordered).predicate(predicate)
 
-    pair = translate(sample)
+    pair = translate(sample, ordered)
     if pair is None:
         return None
     true = pair[0]
-    share = float(np.count_nonzero(true.sampled)) / max(1, true.sampled.size)
-    return TextFilter(translate, true, share)
+    if true.counted is None:
+        sampled = true.sampled()
+        return TextFilter(translate, true, int(np.count_nonzero(sampled)) / max(1, sampled.size))
+    size = sample(_a_column(predicate))[0].size  # every column's sample has this many rows
+    return TextFilter(translate, true, true.counted() / max(1, size))
+
+
+def _a_column(predicate: Predicate) -> str:
+    """A column ``predicate`` reads (its first leaf's, for the connectives translated)."""
+    while isinstance(predicate, (And, Or, Not)):
+        predicate = predicate.operand if isinstance(predicate, Not) else predicate.operands[0]
+    return cast(str, cast(Any, predicate).column)

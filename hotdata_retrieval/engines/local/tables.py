@@ -114,6 +114,7 @@ class LoadedTable:
     _last_filter: tuple[Predicate, tuple[Predicate, str] | None] | None = None
     _verdicts: dict[tuple[Predicate, str], list[bool | None]] = attrs.Factory(dict)
     _sampled: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
+    _sampled_order: dict[str, np.ndarray] = attrs.Factory(dict)
     _integers: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
     _text_filters: dict[tuple[tuple[Predicate, str], str], TextFilter | None] = attrs.Factory(dict)
     _checked_shapes: set[tuple[Any, ...]] = attrs.Factory(set)
@@ -234,6 +235,22 @@ class LoadedTable:
             self._sampled[column] = known
         return known
 
+    def sampled_order(self, column: str) -> np.ndarray:
+        """Integer column ``column``'s present values at the :meth:`sampled` rows, sorted
+        (read once): a filter's leaf counts the sampled rows it keeps by binary search
+        (:func:`~hotdata_retrieval.engines.local._text_filters.filter_query`).
+
+        Raises:
+            KeyError: the table has no column ``column``.
+        """
+        known = self._sampled_order.get(column)
+        if known is None:
+            values, present = self.sampled(column)
+            known = np.sort(values[present])
+            known.flags.writeable = False
+            self._sampled_order[column] = known
+        return known
+
     def integers(self, column: str) -> tuple[np.ndarray, np.ndarray]:
         """Integer column ``column``'s every row, as :meth:`sampled` reads its sample (read
         once: 9 bytes a row), for filters tested on a search's hits alone.
@@ -272,11 +289,13 @@ class LoadedTable:
         index = self.bm25[column]
         key = self._filter_key(predicate)
         if key is None:
-            return filter_query(predicate, index, self.data.schema, self.sampled)
+            return filter_query(
+                predicate, index, self.data.schema, self.sampled, self.sampled_order
+            )
         remembered = (key, column)
         if remembered in self._text_filters:
             return self._text_filters[remembered]
-        found = filter_query(predicate, index, self.data.schema, self.sampled)
+        found = filter_query(predicate, index, self.data.schema, self.sampled, self.sampled_order)
         if len(self._text_filters) >= FILTER_CACHE_ENTRIES:
             self._text_filters.clear()
         self._text_filters[remembered] = found
