@@ -579,46 +579,41 @@ def parse_filter(text: str) -> Predicate:
     return _translate(statements[0])
 
 
-def filter_sql(predicate: Predicate, *, integer_columns: frozenset[str] = frozenset()) -> str:
-    """``predicate`` as Hotdata-dialect SQL text (a ``WHERE`` condition): identifiers quoted
-    where needed, literals escaped, an empty ``IN`` list the constant it stands for. A column
-    of ``integer_columns`` compared with a number that is not an integer is cast to
-    ``DOUBLE`` first, as SQL engines compare them, for a reader that will not convert the
-    literal (LanceDB refuses ``id = 2.5`` on an integer column)."""
+def filter_sql(predicate: Predicate) -> str:
+    """``predicate`` as Hotdata-dialect SQL text (a ``WHERE`` condition), for a reader of
+    filter text (LanceDB): identifiers quoted where needed, literals escaped, an empty ``IN``
+    list the constant it stands for, and the smallest 64-bit integer written
+    ``(-9223372036854775807 - 1)``: LanceDB reads ``-9223372036854775808`` as the negation
+    of a number too large for a 64-bit integer, a float, which it refuses to compare with an
+    integer column.
+
+    >>> from hotdata_retrieval.plan.filters import Comparison
+    >>> filter_sql(Comparison(column="n", operator=">", value=-(2**63)))
+    'n > (-9223372036854775807 - 1)'
+    """
     from hotdata_retrieval.compile import get_dialect
     from hotdata_retrieval.compile.compiler import LiteralBinder, compiler_for
 
     profile = get_dialect("hotdata")
     compiler = compiler_for(profile, LiteralBinder(profile))
     tree = compiler.predicate(predicate)
-    if integer_columns:
-        tree = tree.transform(lambda node: _as_double(node, integer_columns), copy=False)
+    tree = tree.transform(_int64_min, copy=False)
     text: str = profile.sqlglot_dialect().generate(tree, copy=False)
     return text
 
 
-_NUMBER_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between)
+_INT64_MIN_MAGNITUDE = str(2**63)
 
 
-def _as_double(node: Any, integer_columns: frozenset[str]) -> Any:
-    """An integer column compared with a non-integer number, cast to ``DOUBLE``."""
-    if not isinstance(node, _NUMBER_COMPARISONS):
-        return node
-    column = node.this
-    if not isinstance(column, exp.Column) or column.name not in integer_columns:
-        return node
-    if isinstance(node, exp.In):
-        others = node.expressions
-    elif isinstance(node, exp.Between):
-        others = [node.args["low"], node.args["high"]]
-    else:
-        others = [node.expression]
-    if any(
-        isinstance(other, exp.Literal)
-        and not other.is_string
-        and any(mark in other.this.lower() for mark in (".", "e"))
-        for other in others
+def _int64_min(node: Any) -> Any:
+    """``-9223372036854775808`` as ``(-9223372036854775807 - 1)``, every other node as it
+    is."""
+    if not (
+        isinstance(node, exp.Neg)
+        and isinstance(node.this, exp.Literal)
+        and not node.this.is_string
+        and node.this.this == _INT64_MIN_MAGNITUDE
     ):
-        double = exp.DataType(this=exp.DataType.Type.USERDEFINED, kind="DOUBLE")
-        node.set("this", exp.Cast(this=column.copy(), to=double))
-    return node
+        return node
+    largest = exp.Neg(this=exp.Literal.number(2**63 - 1))
+    return exp.Paren(this=exp.Sub(this=largest, expression=exp.Literal.number(1)))

@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval.engines._integer_literals import exact_integer_predicate
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
@@ -37,6 +38,7 @@ from hotdata_retrieval.plan.filters import (
     PredicateVisitor,
     ValueRole,
     predicate_columns,
+    value_types,
 )
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import SearchPlan
@@ -638,6 +640,15 @@ def arrow_float32_columns(schema: Any) -> frozenset[str]:
     return frozenset(field.name for field in schema if pa.types.is_float32(field.type))
 
 
+def arrow_unsigned_columns(schema: Any) -> frozenset[str]:
+    """The columns of an Arrow schema holding unsigned integers, which range over 0 to
+    2**64 - 1 where a float compared with them is made an integer comparison
+    (:func:`with_typed_values`)."""
+    import pyarrow as pa
+
+    return frozenset(field.name for field in schema if pa.types.is_unsigned_integer(field.type))
+
+
 def float32_value(value: Any) -> Any:
     """A filter value compared with a float32 column, rounded to float32 first: a number
     (or number text) becomes the float64 that equals its nearest float32, which every engine
@@ -844,6 +855,7 @@ def with_typed_values(
     timestamp_columns: frozenset[str] = frozenset(),
     numbers: bool = True,
     float32_columns: frozenset[str] = frozenset(),
+    unsigned_columns: frozenset[str] = frozenset(),
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -866,9 +878,18 @@ def with_typed_values(
     gives a comparison with such a column one meaning, the column's own precision, whether
     it compares in float32 or in float64.
 
+    A float compared with an integer column (whatever ``numbers`` says) is replaced by the
+    exactly equivalent comparison with an integer
+    (:func:`~hotdata_retrieval.engines._integer_literals.exact_integer_predicate`), so every
+    engine compares the integer with the float's exact value: DataFusion and DuckDB would
+    compare in float64, where 2**53 + 1 equals 2.0**53. ``unsigned_columns`` name the
+    integer columns holding unsigned values (0 to 2**64 - 1); the others are read as signed
+    64-bit.
+
     Raises:
         PlanError: a datetime past midnight compared with a date column of such a store (the
-            comparison has no text spelling; compare with a date).
+            comparison has no text spelling; compare with a date); a float compared with an
+            unsigned column whose exact comparison needs an integer past INT64_MAX.
     """
     retyped = _RETYPED if numbers else _RETYPED_TEMPORAL
     columns = predicate_columns(predicate)
@@ -877,8 +898,13 @@ def with_typed_values(
         and columns.isdisjoint(date_columns)
         and columns.isdisjoint(timestamp_columns)
         and not any(kinds.get(column) in retyped for column in columns)
+        and not (
+            any(kinds.get(column) is ValueKind.INTEGER for column in columns)
+            and float in (value_types(predicate) or (float,))
+        )
     ):
         return predicate  # no value of it can change: the visit below would return it itself
+    integers = frozenset(column for column in columns if kinds.get(column) is ValueKind.INTEGER)
     if not numbers:
         kinds = {
             column: kind
@@ -890,6 +916,8 @@ def with_typed_values(
         date_columns=date_columns,
         timestamp_columns=timestamp_columns,
         float32_columns=float32_columns,
+        integer_columns=integers,
+        unsigned_columns=unsigned_columns,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -932,11 +960,15 @@ class _TypedValues(PredicateVisitor[Predicate]):
         date_columns: frozenset[str] = frozenset(),
         timestamp_columns: frozenset[str] = frozenset(),
         float32_columns: frozenset[str] = frozenset(),
+        integer_columns: frozenset[str] = frozenset(),
+        unsigned_columns: frozenset[str] = frozenset(),
     ) -> None:
         self.kinds = kinds
         self.date_columns = date_columns
         self.timestamp_columns = timestamp_columns
         self.float32_columns = float32_columns
+        self.integer_columns = integer_columns
+        self.unsigned_columns = unsigned_columns
 
     def _typed(self, column: str, value: Any) -> Any:
         if column in self.float32_columns:
@@ -954,9 +986,19 @@ class _TypedValues(PredicateVisitor[Predicate]):
 
     def read_row(self, node: Any, form: PredicateForm, *args: Any) -> Predicate:
         """A leaf whose values are compared with its column (its row's role), each value
-        typed; any other leaf as it is."""
+        typed, and on an integer column compared with integers only
+        (:func:`~hotdata_retrieval.engines._integer_literals.exact_integer_predicate`); any
+        other leaf as it is."""
         if form.role is not ValueRole.COMPARED:
             return node  # type: ignore[no-any-return]
+        typed_node = self._typed_values(node, form)
+        if node.column not in self.integer_columns:
+            return typed_node
+        return exact_integer_predicate(  # type: ignore[no-any-return]
+            typed_node, unsigned=node.column in self.unsigned_columns
+        )
+
+    def _typed_values(self, node: Any, form: PredicateForm) -> Predicate:
         changes: dict[str, Any] = {}
         for field, each in form.value_fields:
             value = getattr(node, field)

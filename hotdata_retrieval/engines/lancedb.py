@@ -72,10 +72,10 @@ from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
-    ValueKind,
     arrow_column_kinds,
     arrow_element_kinds,
     arrow_float32_columns,
+    arrow_unsigned_columns,
     arrow_value_kind,
     check_columns,
     check_filter_values,
@@ -143,19 +143,21 @@ loaded with (:func:`~hotdata_retrieval.engines.store.as_loaded`)."""
 _NAME = "lancedb"
 
 
-def lancedb_filter(predicate: Predicate, integer_columns: frozenset[str] = frozenset()) -> str:
+def lancedb_filter(predicate: Predicate) -> str:
     """``predicate`` as the ``where`` text LanceDB reads: DataFusion SQL, written by the
     Hotdata dialect's compiler (identifiers quoted where needed, literals escaped, an empty
-    ``IN`` list the constant it stands for). A column of ``integer_columns`` compared with a
-    number that is not an integer is cast to ``DOUBLE`` first, as SQL engines compare them
-    (LanceDB refuses to convert the literal to the column's type: ``id = 2.5``).
+    ``IN`` list the constant it stands for: :func:`~hotdata_retrieval.compile.filter_text.
+    filter_sql`). Its filter values are typed first (``with_typed_values``): LanceDB refuses
+    to convert a literal to a column's type where SQL engines convert it (``year > '2018'``,
+    ``id = 2.5`` on an integer column), and the library compares an integer column with a
+    float exactly (``engines/_integer_literals.py``).
 
     >>> from hotdata_retrieval.plan.filters import Comparison, InList
     >>> lancedb_filter(Comparison(column="order", operator=">", value=1)
     ...                & InList(column="lang", values=[]))
     '"order" > 1 AND false'
     """
-    return filter_sql(predicate, integer_columns=integer_columns)
+    return filter_sql(predicate)
 
 
 @attrs.frozen
@@ -711,10 +713,14 @@ class LancedbEngine(RoutesByIndexes):
         where = None
         if plan.filter is not None:
             kinds = arrow_column_kinds(opened.schema)
-            integers = frozenset(name for name, kind in kinds.items() if kind is ValueKind.INTEGER)
             floats = arrow_float32_columns(opened.schema)
-            typed = with_typed_values(plan.filter, kinds, float32_columns=floats)
-            where = lancedb_filter(typed, integers)
+            typed = with_typed_values(
+                plan.filter,
+                kinds,
+                float32_columns=floats,
+                unsigned_columns=arrow_unsigned_columns(opened.schema),
+            )
+            where = lancedb_filter(typed)
         key = plan.key_column
         if isinstance(branch, Bm25Search):
             # the library's terms, as a match query on the terms column: no character of the

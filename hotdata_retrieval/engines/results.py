@@ -635,6 +635,7 @@ def executed_plan(
     date_columns: frozenset[str] = frozenset(),
     timestamp_columns: frozenset[str] = frozenset(),
     float32_columns: frozenset[str] = frozenset(),
+    unsigned_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -656,17 +657,22 @@ def executed_plan(
         float32_columns: the columns holding 32-bit floats: each number compared with one
             is rounded to float32 first (``with_typed_values``), so ``f = 2.1`` holds for a
             float32 2.1 on every engine.
+        unsigned_columns: the integer columns holding unsigned values: with ``kinds``, a
+            float compared with an integer column is the exactly equivalent comparison with
+            an integer (``with_typed_values``), so ``n = 2.0**53`` keeps no row holding
+            2**53 + 1 on any engine; these columns range over 0 to 2**64 - 1, others over
+            signed 64-bit integers.
 
     Raises:
-        PlanError: a value such a store cannot compare with its column.
+        PlanError: a value such a store cannot compare with its column; a float whose exact
+            comparison with an unsigned column needs an integer past INT64_MAX.
     """
     cursor = plan.cursor
+    columns = (date_columns, timestamp_columns, float32_columns, unsigned_columns)
     if cursor is None:
-        return _executed_plan(plan, kinds, date_columns, timestamp_columns, float32_columns)
+        return _executed_plan(plan, kinds, *columns)
     # The executed plan ranks as the caller's; its cursor carries its own fingerprint.
-    executed = _executed_plan(
-        attrs.evolve(plan, after=None), kinds, date_columns, timestamp_columns, float32_columns
-    )
+    executed = _executed_plan(attrs.evolve(plan, after=None), kinds, *columns)
     token = attrs.evolve(cursor, fingerprint=ranking_fingerprint(executed)).token()
     return attrs.evolve(executed, after=token)
 
@@ -677,6 +683,7 @@ def _executed_plan(
     date_columns: frozenset[str],
     timestamp_columns: frozenset[str],
     float32_columns: frozenset[str] = frozenset(),
+    unsigned_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
@@ -700,6 +707,7 @@ def _executed_plan(
             timestamp_columns=timestamp_columns,
             numbers=False,
             float32_columns=float32_columns,
+            unsigned_columns=unsigned_columns,
         )
     include = plan.fusion is not None
     if (

@@ -902,9 +902,13 @@ class TurbopufferEngine(RoutesByIndexes):
         schema = self._schema(table)
         self._check(plan, table, schema)
         kinds = {name: _kind(declared) for name, declared in schema.types.items()}
-        executed = executed_plan(plan, kinds)
+        unsigned = frozenset(name for name, declared in schema.types.items() if declared == "uint")
+        executed = executed_plan(plan, kinds, unsigned_columns=unsigned)
         if executed.filter is not None:
-            executed = attrs.evolve(executed, filter=with_typed_values(executed.filter, kinds))
+            executed = attrs.evolve(
+                executed,
+                filter=with_typed_values(executed.filter, kinds, unsigned_columns=unsigned),
+            )
         # a text branch with no word matches nothing, as on every store: it is no query
         wordless = [isinstance(b, Bm25Search) and not b.words for b in executed.branches]
         body = turbopuffer_request(_with_words(executed, wordless))

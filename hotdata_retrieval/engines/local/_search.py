@@ -101,6 +101,7 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
             if len(loaded) == 1
             else frozenset().union(*(one.float32_columns() for one in loaded.values()))
         ),
+        unsigned_columns=frozenset().union(*(one.unsigned_columns() for one in loaded.values())),
     )
     single = executed.single_table
     if (

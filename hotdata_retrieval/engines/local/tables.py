@@ -31,6 +31,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_element_kinds,
     arrow_float32_columns,
     arrow_schema_of_text,
+    arrow_unsigned_columns,
     check_filter_values,
 )
 from hotdata_retrieval.engines.local import database
@@ -108,6 +109,7 @@ class LoadedTable:
     key_positions: dict[str | None, np.ndarray] = attrs.Factory(dict)
     _kinds: tuple[dict[str, ValueKind], dict[str, ValueKind]] | None = None
     _float32: frozenset[str] | None = None
+    _unsigned: frozenset[str] | None = None
     _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
     _filtered_lock: threading.Lock = attrs.Factory(threading.Lock)
     _numbers: dict[str, np.ndarray | None] = attrs.Factory(dict)
@@ -149,6 +151,13 @@ class LoadedTable:
         if self._float32 is None:
             self._float32 = arrow_float32_columns(self.data.schema)
         return self._float32
+
+    def unsigned_columns(self) -> frozenset[str]:
+        """The columns holding unsigned integers (:func:`~hotdata_retrieval.engines.checks.
+        arrow_unsigned_columns`, read once)."""
+        if self._unsigned is None:
+            self._unsigned = arrow_unsigned_columns(self.data.schema)
+        return self._unsigned
 
     def _read_kinds(self) -> tuple[dict[str, ValueKind], dict[str, ValueKind]]:
         if self._kinds is None:

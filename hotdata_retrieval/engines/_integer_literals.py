@@ -1,0 +1,196 @@
+"""An integer column compared with a floating-point literal, as the exact integer comparison.
+
+Engines disagree on ``n = 9007199254740992.0`` (2.0**53) over a BIGINT column holding
+2**53 + 1: DataFusion (the local engine, LanceDB, the Hotdata engine) and DuckDB compare in
+float64, where 2**53 + 1 rounds to 2**53 and the row is kept; SQLite compares the integer
+with the float's exact value, and keeps nothing; PostgreSQL reads the literal as
+``numeric`` and agrees with SQLite. Near the 64-bit ends it is worse: 2.0**63 is above every
+BIGINT, yet INT64_MAX in float64 *is* 2.0**63.
+
+The library gives every engine one meaning, the mathematical one: the integer compared with
+the float's exact value. It rewrites each such comparison, before any engine sees it, into
+an equivalent one with an integer literal, which every engine compares exactly:
+
+- ``n < 2.5`` is ``n <= 2``, ``n > 2.5`` is ``n >= 3``, ``n <= 2.0`` is ``n <= 2``;
+- ``n = 2.5`` holds for no integer and ``n != 2.5`` for every one: they become a comparison
+  that is FALSE (or TRUE) for every value of the column and still NULL for a NULL row
+  (``n < -9223372036854775808``, ``n >= -9223372036854775808``; from 0 for an unsigned
+  column), so ``NOT`` keeps SQL's three-valued logic;
+- a literal beyond the column's range (``n < 1e19`` on a signed 64-bit column) likewise;
+- ``BETWEEN`` and ``IN`` by the same rules (an ``IN`` value no integer equals is dropped, an
+  ``IN`` list left empty is the FALSE comparison, NULL for a NULL row, not ``IN ()``).
+
+An unsigned 64-bit column holds integers past the largest plan literal (INT64_MAX): a
+comparison whose exact form needs one (``u = 1e19``) is refused with a :class:`PlanError`
+naming it, where the engine would have answered in float64.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, cast
+
+from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.plan.filters import Between, Comparison, ComparisonOperator, InList
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
+_Inclusive = tuple[str, int] | bool
+"""A comparison normalised over the integers: ``("<=", k)``, ``(">=", k)``, ``("=", k)``,
+``("!=", k)``, or ``True``/``False`` for one that holds for every integer or for none."""
+
+
+def _over_integers(operator: ComparisonOperator, value: float | int) -> _Inclusive:
+    """``n <operator> value`` for every integer ``n``, as a comparison with an integer
+    (``floor`` and ``ceil`` of a finite float are exact)."""
+    integral = isinstance(value, int) or value.is_integer()
+    if operator is ComparisonOperator.EQUAL:
+        return ("=", int(value)) if integral else False
+    if operator is ComparisonOperator.NOT_EQUAL:
+        return ("!=", int(value)) if integral else True
+    if operator is ComparisonOperator.LESS:
+        return ("<=", math.ceil(value) - 1)
+    if operator is ComparisonOperator.LESS_OR_EQUAL:
+        return ("<=", math.floor(value))
+    if operator is ComparisonOperator.GREATER:
+        return (">=", math.floor(value) + 1)
+    return (">=", math.ceil(value))
+
+
+def _within(found: _Inclusive, low: int, high: int) -> _Inclusive:
+    """``found`` for an integer in ``[low, high]``: ``True`` or ``False`` where the column's
+    range decides it."""
+    if isinstance(found, bool):
+        return found
+    operator, bound = found
+    if operator == "<=":
+        return True if bound >= high else False if bound < low else found
+    if operator == ">=":
+        return True if bound <= low else False if bound > high else found
+    inside = low <= bound <= high
+    if operator == "=":
+        return found if inside else False
+    return found if inside else True
+
+
+def _spelled(column: str, found: tuple[str, int], given: Any) -> Comparison:
+    """The comparison with a literal in 64-bit signed range: ``n >= 2**63`` is spelled
+    ``n > INT64_MAX``, ``n <= k`` as ``n < k + 1`` when that fits.
+
+    Raises:
+        PlanError: no spelling fits (an unsigned column past INT64_MAX).
+    """
+    operator, bound = found
+    if INT64_MIN <= bound <= INT64_MAX:
+        return Comparison(column=column, operator=operator, value=bound)
+    if operator == ">=" and bound - 1 <= INT64_MAX:
+        return Comparison(column=column, operator=">", value=bound - 1)
+    raise PlanError(
+        f"filter compares unsigned integer column '{column}' with {given!r}, whose exact "
+        f"comparison ({column} {operator} {bound}) has no exact spelling with a 64-bit signed "
+        f"integer (at most {INT64_MAX}), the widest literal every engine compares exactly; "
+        "compare with a value at most that",
+        field="filter",
+        value=given,
+    )
+
+
+def _always(column: str, holds: bool, low: int) -> Comparison:
+    """A comparison that holds for every value of the column (or for none), NULL for a
+    NULL row, as the comparison it replaces."""
+    return Comparison(column=column, operator=">=" if holds else "<", value=low)
+
+
+def _range(unsigned: bool) -> tuple[int, int]:
+    return (0, UINT64_MAX) if unsigned else (INT64_MIN, INT64_MAX)
+
+
+def _is_float(value: Any) -> bool:
+    return type(value) is float
+
+
+def _number(value: Any) -> float | int | None:
+    """A bound as a number: a float, an integer, or integer text (which the column's checks
+    let through: ``'42'``); ``None`` for anything else."""
+    if type(value) in (float, int):
+        return value  # type: ignore[no-any-return]
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def exact_integer_predicate(node: Any, *, unsigned: bool = False) -> Any:
+    """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on an integer
+    column) with each floating-point literal replaced as the module docstring says, or
+    ``node`` itself when it holds none (or is another node).
+
+    Args:
+        node: the leaf.
+        unsigned: the column holds unsigned integers (0 to 2**64 - 1); else signed 64-bit
+            ones (a narrower column's values lie in that range too).
+
+    Raises:
+        PlanError: the exact comparison needs an integer past INT64_MAX (an unsigned
+            column), naming the column and the value.
+
+    >>> exact_integer_predicate(Comparison(column="n", operator="<", value=2.5)).value
+    2
+    >>> exact_integer_predicate(Comparison(column="n", operator="=", value=2.5)).operator.value
+    '<'
+    >>> exact_integer_predicate(Between(column="n", low=0.5, high=1e300))
+    Comparison(column='n', operator=<ComparisonOperator.GREATER_OR_EQUAL: '>='>, value=1)
+    """
+    low, high = _range(unsigned)
+    if isinstance(node, Comparison):
+        if not _is_float(node.value):
+            return node
+        found = _within(_over_integers(node.operator, cast(float, node.value)), low, high)
+        if isinstance(found, bool):
+            return _always(node.column, found, low)
+        return _spelled(node.column, found, node.value)
+    if isinstance(node, Between):
+        start_value, end_value = _number(node.low), _number(node.high)
+        if not (_is_float(node.low) or _is_float(node.high)):
+            return node
+        if start_value is None or end_value is None:
+            return node  # a bound of another kind: the column's checks refuse it
+        above = _within(_over_integers(ComparisonOperator.GREATER_OR_EQUAL, start_value), low, high)
+        below = _within(_over_integers(ComparisonOperator.LESS_OR_EQUAL, end_value), low, high)
+        if above is False or below is False:
+            return _always(node.column, False, low)
+        if above is True and below is True:
+            return _always(node.column, True, low)
+        if above is True:
+            assert not isinstance(below, bool)
+            return _spelled(node.column, below, node.high)
+        assert not isinstance(above, bool)
+        if below is True:
+            return _spelled(node.column, above, node.low)
+        assert not isinstance(below, bool)
+        if above[1] > below[1]:
+            return _always(node.column, False, low)
+        # both ends within the column's range, the low one at most the high one: the high
+        # one is spelled as it is or refused, and then so is the low one
+        end = _spelled(node.column, below, node.high)
+        return Between(column=node.column, low=above[1], high=end.value)
+    if isinstance(node, InList):
+        if not any(_is_float(value) for value in node.values):
+            return node
+        kept: list[Any] = []
+        for value in node.values:
+            if not _is_float(value):
+                kept.append(value)
+                continue
+            found = _within(_over_integers(ComparisonOperator.EQUAL, cast(float, value)), low, high)
+            if isinstance(found, bool):
+                continue  # equal to no value of the column
+            kept.append(_spelled(node.column, found, value).value)
+        if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
+            return _always(node.column, node.negated, low)
+        return InList(column=node.column, values=kept, negated=node.negated)
+    return node

@@ -1,0 +1,281 @@
+"""An integer column compared with a floating-point literal keeps exactly the rows the
+mathematically exact comparison keeps, on every engine: the local engine's native paths (the
+nearest-neighbour mask and the filter inside its BM25 index) and its statement on DataFusion,
+SQLite, DuckDB, PostgreSQL, LanceDB and turbopuffer through its fake API. DataFusion casts the
+column to float64 (so 2**53 + 1 equals 2.0**53 there) where SQLite compares exactly; the plan
+now says one thing everywhere. Values sit at 2**53 +- 1 and at both ends of 64 bits, literals
+are integral and not, inside and past the column's range; NULL rows follow SQL's
+three-valued logic (never kept, and ``NOT`` of an unknown comparison stays unknown).
+
+The reference is written here with exact rational arithmetic (:class:`fractions.Fraction`),
+not with the library's own truth.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterator
+from fractions import Fraction
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hotdata_retrieval import Bm25Search, NearestNeighborSearch, PlanError, SearchPlan, to_sql
+from hotdata_retrieval.engines.checks import arrow_value_kind
+from hotdata_retrieval.engines.results import executed_plan
+from hotdata_retrieval.plan.filters import Between, Comparison, InList, Not, Predicate
+from tests.parity.engines import ENGINE_PATHS, open_engine
+
+SIGNED: list[int | None] = [
+    None, 0, 1, -1, 2, 3, -2, -3,
+    2**53 - 1, 2**53, 2**53 + 1, 2**53 + 2, -(2**53) - 1, -(2**53),
+    2**62, 2**63 - 1, 2**63 - 2, 2**63 - 1024, -(2**63), -(2**63) + 1, None,
+]  # fmt: skip
+"""The values of column ``n`` (BIGINT on every store)."""
+
+UNSIGNED: list[int | None] = [
+    None, 0, 1, 2, 3, 2**53, 2**53 + 1, 2**63 - 1, 2**63, 2**63 + 1,
+    2**64 - 2048, 2**64 - 1, 10**19, None,
+]  # fmt: skip
+"""The values of an unsigned 64-bit column ``u``, on the engines that hold them (the SQL
+stores refuse an unsigned value past the largest signed one: test_unsigned_integers.py)."""
+
+LITERALS = [
+    2.0**53, 2.0**53 + 2, -(2.0**53), 2.5, -2.5, 0.5, -0.5, 0.0, 3.0,
+    2.0**63, -(2.0**63), 2.0**63 - 1024, 2.0**62, 1e19, -1e19, 1e300, -1e300, 5e-324,
+    2.0**64, 2.0**64 - 2048,
+]  # fmt: skip
+"""Integral floats at and past 2**53 and both 64-bit ends (2.0**63 is above INT64_MAX,
+-(2.0**63) is INT64_MIN itself), non-integral ones, and magnitudes no integer column holds."""
+
+OPERATORS = ["=", "!=", "<", "<=", ">", ">="]
+_PYTHON: dict[str, Callable[[Any, Any], bool]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+Truth = Callable[[int | None], "bool | None"]
+
+
+def _compare(op: str, literal: float) -> Truth:
+    exact = Fraction(literal)
+    return lambda value: None if value is None else _PYTHON[op](Fraction(value), exact)
+
+
+def _between(low: float, high: float) -> Truth:
+    return lambda value: (
+        None if value is None else Fraction(low) <= Fraction(value) <= Fraction(high)
+    )
+
+
+def _in(literals: list[float]) -> Truth:
+    def truth(value: int | None) -> bool | None:
+        if not literals:
+            return False
+        if value is None:
+            return None
+        return any(Fraction(value) == Fraction(literal) for literal in literals)
+
+    return truth
+
+
+def _not(truth: Truth) -> Truth:
+    return lambda value: None if truth(value) is None else not truth(value)
+
+
+def _cases() -> dict[str, tuple[Callable[[str], Predicate], Truth]]:
+    cases: dict[str, tuple[Callable[[str], Predicate], Truth]] = {}
+    for op in OPERATORS:
+        for literal in LITERALS:
+            cases[f"{op} {literal!r}"] = (
+                lambda column, op=op, literal=literal: Comparison(
+                    column=column, operator=op, value=literal
+                ),
+                _compare(op, literal),
+            )
+    ranges = [
+        (2.5, 2.0**53), (-2.5, 2.5), (0.5, 0.5), (3.0, 2.0**53 + 2), (2.0**53, 2.0**63),
+        (-(2.0**63), -(2.0**53)), (-1e19, 1e19), (2.0**63, 2.0**64), (2.5, 2.0),
+        (-1e300, 1e300), (2.0**63 - 1024, 2.0**64 - 2048),
+    ]  # fmt: skip
+    for low, high in ranges:
+        cases[f"between {low!r} and {high!r}"] = (
+            lambda column, low=low, high=high: Between(column=column, low=low, high=high),
+            _between(low, high),
+        )
+    lists = [
+        [2.0**53], [2.5, 0.5], [2.5, 3.0, 2.0**53 + 2], [2.0**63, -(2.0**63)], [1e19, 2.0**64],
+        [2.0**53, 2.0**53 + 2, 0.0, 1.0, 2.5, 2.0**62],
+    ]  # fmt: skip
+    for values in lists:
+        cases[f"in {values!r}"] = (
+            lambda column, values=values: InList(column=column, values=values),
+            _in(values),
+        )
+    return cases
+
+
+CASES = _cases()
+
+
+def _table() -> pa.Table:
+    rows = len(SIGNED)
+    unsigned = UNSIGNED + [None] * (rows - len(UNSIGNED))
+    return pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "body": ["crash report"] * rows,
+            "n": pa.array(SIGNED, pa.int64()),
+            "u": pa.array(unsigned, pa.uint64()),
+            "embedding": pa.array(
+                [[1.0, float(i)] for i in range(rows)], pa.list_(pa.float32(), 2)
+            ),
+        }
+    )
+
+
+UNSIGNED_ENGINES = ("local", "local statement", "lancedb", "turbopuffer")
+"""The engines holding an unsigned 64-bit value past the largest signed one."""
+
+
+@pytest.fixture(scope="module", params=ENGINE_PATHS)
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Any]]:
+    name = request.param
+    opened = open_engine(name, tmp_path_factory.mktemp(f"intlit-{name.replace(' ', '-')}"), request)
+    data = _table()
+    if name not in UNSIGNED_ENGINES:
+        data = data.drop_columns(["u"])
+    opened.load_table("docs", data, key_column="id", text_columns=["body"])
+    yield name, opened
+    opened.close()
+
+
+def _plans(predicate: Predicate) -> list[SearchPlan]:
+    rows = len(SIGNED)
+    nearest = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0])
+    text = Bm25Search(table="docs", column="body", query_text="crash")
+    return [SearchPlan(source=source, limit=rows, filter=predicate) for source in (nearest, text)]
+
+
+def _keys(name: str, engine: Any, plan: SearchPlan) -> set[int]:
+    if name == "local statement":  # the compiled statement itself, on DataFusion
+        schema = _table().schema
+        kinds = {field.name: arrow_value_kind(field.type) for field in schema}
+        unsigned = frozenset(
+            field.name for field in schema if pa.types.is_unsigned_integer(field.type)
+        )
+        statement = to_sql(executed_plan(plan, kinds, unsigned_columns=unsigned))
+        return {row["id"] for row in engine.sql(statement).to_pylist()}
+    return set(engine.search(plan).keys)
+
+
+def _reference(column: str, truth: Truth) -> set[int]:
+    values = SIGNED if column == "n" else UNSIGNED
+    return {key for key, value in enumerate(values) if truth(value) is True}
+
+
+def _unspellable(column: str, predicate: Predicate) -> bool:
+    """Whether the comparison may be refused: on the unsigned column, a literal in [2**63,
+    2**64), where the exact comparison may need an integer past the largest signed one,
+    which no plan literal is."""
+    values = getattr(predicate, "values", None) or [
+        getattr(predicate, name) for name in ("value", "low", "high") if hasattr(predicate, name)
+    ]
+    return column == "u" and any(2**63 <= Fraction(value) < 2**64 for value in values)
+
+
+def _check(name: str, engine: Any, column: str, case: str) -> None:
+    build, truth = CASES[case]
+    predicate = build(column)
+    for negated in (False, True):
+        used = Not(operand=predicate) if negated else predicate
+        expected = _reference(column, _not(truth) if negated else truth)
+        for plan in _plans(used):
+            try:
+                keys = _keys(name, engine, plan)
+            except PlanError as error:
+                assert _unspellable(column, predicate), error
+                assert "no exact spelling" in str(error)
+                continue
+            assert keys == expected, (name, column, negated, case)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_signed_column_keeps_the_exact_rows(engine: tuple[str, Any], case: str) -> None:
+    name, opened = engine
+    _check(name, opened, "n", case)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_an_unsigned_column_keeps_the_exact_rows(engine: tuple[str, Any], case: str) -> None:
+    name, opened = engine
+    if name not in UNSIGNED_ENGINES:
+        return  # the SQL stores hold no unsigned value past INT64_MAX (module docstring)
+    _check(name, opened, "u", case)
+
+
+def test_the_reference_is_not_trivial() -> None:
+    """The cases tell exact from float64 comparison: each named one keeps other rows than
+    the comparison in float64 would."""
+
+    def in_float(op: str, literal: float) -> set[int]:
+        return {
+            key
+            for key, value in enumerate(SIGNED)
+            if value is not None and _PYTHON[op](float(value), literal)
+        }
+
+    for op, literal in (("=", 2.0**53), (">=", 2.0**63), ("<", 2.0**63), ("<=", 2.0**53)):
+        assert _reference("n", _compare(op, literal)) != in_float(op, literal)
+    sizes = [len(_reference("n", truth)) for _, truth in CASES.values()]
+    assert 0 in sizes and len(SIGNED) - 2 in sizes
+    assert sum(0 < size < len(SIGNED) - 2 for size in sizes) > len(sizes) // 2
+
+
+@pytest.fixture(scope="module")
+def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    with LocalEngine(tmp_path_factory.mktemp("intlit-property")) as opened:
+        opened.load_table("docs", _table(), key_column="id", text_columns=["body"])
+        yield opened
+
+
+_NEAR = st.sampled_from([0, 2**53, 2**62, 2**63, -(2**63), 2**64]).flatmap(
+    lambda center: st.integers(min_value=-4096, max_value=4096).map(lambda d: center + d)
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    column=st.sampled_from(["n", "u"]),
+    op=st.sampled_from(OPERATORS),
+    literal=st.one_of(
+        _NEAR.map(float),
+        st.floats(allow_nan=False, allow_infinity=False),
+        _NEAR.map(lambda n: n + 0.5).map(float),
+    ),
+)
+def test_any_float_literal_keeps_the_exact_rows_on_the_local_engine(
+    local: Any, column: str, op: str, literal: float
+) -> None:
+    expected = _reference(column, _compare(op, literal))
+    predicate = Comparison(column=column, operator=op, value=literal)
+    for plan in _plans(predicate):
+        try:
+            keys = set(local.search(plan).keys)
+        except PlanError as error:
+            assert _unspellable(column, predicate), error
+            continue
+        assert keys == expected
