@@ -20,6 +20,7 @@ from hotdata_retrieval import (
 )
 from hotdata_retrieval.compile.turbopuffer import turbopuffer_request
 from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.local.distance import float32_distances
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex
 from hotdata_retrieval.lint import RULES, IndexCatalog, lint
 from hotdata_retrieval.plan.document import plan_from_document, plan_to_document
@@ -113,7 +114,7 @@ def test_exact_rows_on_an_hnsw_table_even_when_the_index_is_wrong(
         rowids = np.arange(self.rows)
         distances = self.exact(function, vector, rowids)
         order = np.argsort(-distances)[:k]
-        return rowids[order], distances[order]
+        return rowids[order], distances[order], float32_distances(distances[order])
 
     monkeypatch.setattr(VectorColumnIndex, "_hnsw_nearest", farthest)
     limit = 10
@@ -186,7 +187,11 @@ def test_an_exact_branch_of_a_fusion_ignores_a_broken_index(
 
     def nothing(self: VectorColumnIndex, function: str, vector: Any, k: int, tie_order: Any) -> Any:
         """A broken index: finds nothing."""
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+        return (
+            np.empty(0, dtype=np.int64),
+            np.empty(0, dtype=np.float64),
+            np.empty(0, dtype=np.float32),
+        )
 
     with LocalEngine(tmp_path / "plain") as plain:
         plain.load_table("docs", hnsw_engine.read_table("docs"), text_columns=["body"])
