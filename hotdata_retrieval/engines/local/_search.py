@@ -285,7 +285,8 @@ def check_plan(
     if shape is not None:
         ((table, one),) = loaded.items()
         if one.checked(shape):
-            _check_vectors(plan, table, one)
+            # the shape's columns are vectors of this table (checked when it passed)
+            _check_vectors(plan, table, one, kinds_checked=True)
             return kinds
     filtered = set(plan.filtered_tables())
     check_column_kinds(plan, kinds)
@@ -328,13 +329,16 @@ def _check_table(
         )
 
 
-def _check_vectors(plan: SearchPlan, table: TableName, loaded: LoadedTable) -> None:
+def _check_vectors(
+    plan: SearchPlan, table: TableName, loaded: LoadedTable, *, kinds_checked: bool = False
+) -> None:
     """Each nearest-neighbour branch searching ``table`` searches a vector column, with a
-    query vector of its length."""
+    query vector of its length (``kinds_checked``: the columns are known to hold vectors, a
+    plan of this shape having passed against this table: only the lengths are checked)."""
     for branch in plan.branches:
         if isinstance(branch, NearestNeighborSearch) and table in branch.table.members:
-            kind = loaded.data.schema.field(branch.column).type
-            if not is_vector_type(kind):
+            kind = None if kinds_checked else loaded.data.schema.field(branch.column).type
+            if kind is not None and not is_vector_type(kind):
                 raise EngineError(
                     f"column '{branch.column}' of table '{table}' holds {kind}, not "
                     "vectors (lists of floating-point numbers): a nearest-neighbour search needs a "

@@ -448,6 +448,12 @@ class LoadedTable:
         one branch (k = limit + offset) are then slices of one ranking, and a fusion's depth
         cut keeps the tied rows of lowest key, as the native ``hybrid_search`` does (R7).
         """
+        if key is not None:
+            # a column's order computed before (only a column's name is kept under its own):
+            # without pyarrow's list of column names, built anew on each read
+            known = self.key_positions.get(key)
+            if known is not None:
+                return known
         if key is None or key not in self.data.column_names:
             key = self.entry.key_column
         positions = self.key_positions.get(key)
