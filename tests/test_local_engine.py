@@ -414,6 +414,29 @@ def test_a_checked_shape_does_not_pass_a_filter_value_equal_in_python(
             engine.search(plan(refused))
 
 
+def test_a_checked_shape_without_values_still_checks_each_new_value(engine: LocalEngine) -> None:
+    # a plan whose shape without its filter's values passed skips every check but the
+    # values' own: a value of the same type that the column's type cannot read is refused
+    engine.load_table(
+        "counts",
+        pa.table({"id": [1, 2, 3], "body": ["fox", "fox", "den"], "n": [42, 7, 42]}),
+        text_columns=["body"],
+    )
+
+    def plan(value: Any) -> SearchPlan:
+        return SearchPlan(
+            source=Bm25Search(table="counts", column="body", query_text="fox"),
+            filter=Comparison(column="n", operator="=", value=value),
+        )
+
+    assert engine.search(plan("42")).keys == [1]
+    assert engine.search(plan("7")).keys == [2]  # another value, the same shape
+    for _ in range(2):
+        with pytest.raises(PlanError, match=r"'1\.5'"):
+            engine.search(plan("1.5"))
+    assert engine.search(plan(7)).keys == [2]
+
+
 def test_the_shapes_a_table_remembers_are_bounded(docs: LocalEngine) -> None:
     from hotdata_retrieval.engines.local.tables import CHECKED_SHAPES
 

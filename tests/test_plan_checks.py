@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from hotdata_retrieval import (
+    Between,
     Bm25Search,
+    Comparison,
     IsNull,
     NearestNeighborSearch,
     PlanError,
@@ -273,6 +275,41 @@ def test_a_plan_of_a_checked_shape_is_not_checked_again(monkeypatch: Any) -> Non
     assert plan.branches[0].query_text == "full"
     SearchPlan(source=Bm25Search(table="docs", column="body", query_text="full"), limit=6)
     assert calls == list(CHECKS)  # another limit: another shape
+
+
+def test_a_filter_of_a_checked_shape_with_other_values_is_not_checked_again(
+    monkeypatch: Any,
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(search, "_PLAN_CHECKS", _counting(calls))
+
+    def plan(predicate: Any) -> SearchPlan:
+        return SearchPlan(source=TEXT, filter=predicate)
+
+    plan(Between(column="year", low=1, high=5))
+    assert calls == list(CHECKS)
+    calls.clear()
+    plan(Between(column="year", low=7, high=9))
+    assert calls == []  # other values of the same types: no check reads them
+    for other in (
+        Between(column="year", low=7, high=9.5),  # another type
+        Between(column="month", low=7, high=9),  # another column
+        Comparison(column="year", operator="<", value=7),
+        ~Between(column="year", low=7, high=9),
+    ):
+        plan(other)
+        assert calls == list(CHECKS)
+        calls.clear()
+
+
+def test_a_filter_on_a_searched_vector_is_refused_after_other_values_passed() -> None:
+    SearchPlan(source=NEAREST, filter=Comparison(column="id", operator="=", value=1))
+    for value in (1, 2):
+        with pytest.raises(PlanError, match="is a searched vector column"):
+            SearchPlan(
+                source=NEAREST,
+                filter=Comparison(column=NEAREST.column, operator="=", value=value),
+            )
 
 
 @pytest.mark.parametrize("name", list(EXAMPLES))

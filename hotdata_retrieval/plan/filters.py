@@ -896,6 +896,60 @@ _LEAF_VALUE_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
 :func:`value_types`."""
 
 
+def filter_shape(predicate: Predicate) -> tuple[Any, ...] | None:
+    """``predicate`` without its values: each node's class and every field but its values
+    (columns, operators, flags), each value replaced by its type, connectives nested as
+    written; ``None`` for a node registered from outside whose fields this does not know.
+
+    Two filters of one shape read the same columns in the same way and differ only in their
+    values (of the same types): a check that reads no value passes or fails both (a plan's
+    own checks, :func:`~hotdata_retrieval.plan.search._run_plan_checks`).
+
+    >>> filter_shape(Comparison(column="a", operator="=", value=1)) == filter_shape(
+    ...     Comparison(column="a", operator="=", value=2))
+    True
+    >>> filter_shape(Comparison(column="a", operator="=", value=1)) == filter_shape(
+    ...     Comparison(column="a", operator="=", value=True))
+    False
+    """
+    kind = type(predicate)
+    if kind is And or kind is Or:
+        operands = []
+        for operand in predicate.operands:  # type: ignore[union-attr]
+            shape = filter_shape(operand)
+            if shape is None:
+                return None
+            operands.append(shape)
+        return (kind, tuple(operands))
+    if kind is Not:
+        shape = filter_shape(predicate.operand)  # type: ignore[union-attr]
+        return None if shape is None else (kind, shape)
+    fields = _SHAPE_FIELDS.get(kind)
+    if fields is None:
+        form = form_of(predicate)
+        if form is None or not form.leaf or not attrs.has(kind):
+            return None
+        valued = dict(form.value_fields)
+        fields = _SHAPE_FIELDS[kind] = tuple(
+            (field.name, valued.get(field.name)) for field in attrs.fields(kind)
+        )
+    found: list[Any] = [kind]
+    for name, each in fields:
+        value = getattr(predicate, name)
+        if each is None:
+            found.append(value)
+        elif each:
+            found.append(tuple(map(type, value)))
+        else:
+            found.append(type(value))
+    return tuple(found)
+
+
+_SHAPE_FIELDS: dict[type, tuple[tuple[str, bool | None], ...]] = {}
+"""Each leaf class's fields for :func:`filter_shape`, each with ``None`` (not a value),
+``False`` (a value) or ``True`` (a tuple of values), read once."""
+
+
 # -- the operator table --------------------------------------------------------------------
 
 

@@ -280,13 +280,23 @@ def check_plan(
     """
     kinds = {table: one.column_kinds() for table, one in loaded.items()}
     # A plan of a shape that passed against this one table passes again (the checks read
-    # no query, and an open table never changes), but for its query vectors' lengths.
+    # no query, and an open table never changes), but for its query vectors' lengths. Of
+    # a plan whose shape without its filter's values passed, only the filter's values are
+    # checked (no other check reads them): a filter never seen before checks no more.
     shape = plan.checked_shape if len(loaded) == 1 else None
+    unvalued = None if shape is None or plan.filter is None else plan.shape_without_values
     if shape is not None:
         ((table, one),) = loaded.items()
         if one.checked(shape):
             # the shape's columns are vectors of this table (checked when it passed)
             _check_vectors(plan, table, one, kinds_checked=True)
+            return kinds
+        if unvalued is not None and one.checked((_WITHOUT_VALUES, unvalued)):
+            assert plan.filter is not None
+            if table in plan.filtered_tables():
+                one.check_filter(plan.filter)
+            _check_vectors(plan, table, one)
+            one.passed(shape)
             return kinds
     filtered = set(plan.filtered_tables())
     check_column_kinds(plan, kinds)
@@ -295,7 +305,14 @@ def check_plan(
         _check_vectors(plan, table, one)
     if shape is not None:
         one.passed(shape)
+        if unvalued is not None:
+            one.passed((_WITHOUT_VALUES, unvalued))
     return kinds
+
+
+_WITHOUT_VALUES = "without values"
+"""Tags a plan's :attr:`~hotdata_retrieval.plan.search.SearchPlan.shape_without_values` among
+the shapes a table remembers, apart from full shapes."""
 
 
 def _check_table(
