@@ -6,6 +6,7 @@ with none."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -89,6 +90,30 @@ def test_a_filters_reading_as_sql_is_the_masks_own_answer(tmp_path: Path) -> Non
             assert loaded.filter_reads_as_sql(predicate) is expected
             assert loaded.filter_reads_as_sql(predicate) is expected
         assert not loaded.filter_reads_as_sql(InList(column="n", values=[1, 2.5]))
+
+
+def test_a_filters_reading_as_sql_is_remembered_by_the_types_of_its_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Filters that differ in their values alone are read once; another type of value is
+    another shape, read on its own."""
+    calls: list[object] = []
+    read = tables.reads_as_sql
+
+    def counted(predicate: Any, schema: pa.Schema) -> bool:
+        calls.append(predicate)
+        return read(predicate, schema)
+
+    monkeypatch.setattr(tables, "reads_as_sql", counted)
+    with _engine(tmp_path) as engine:
+        loaded = engine._loaded("t")
+        for value in (1, 7, 9):
+            assert loaded.filter_reads_as_sql(InList(column="n", values=[value, 2]))
+        assert len(calls) == 1
+        assert not loaded.filter_reads_as_sql(InList(column="n", values=[4, 2.5]))
+        assert loaded.filter_reads_as_sql(InList(column="n", values=[4.5, 2.5]))
+        assert not loaded.filter_reads_as_sql(InList(column="n", values=[3, 0.5]))
+        assert len(calls) == 3
 
 
 @pytest.mark.parametrize(
