@@ -229,6 +229,16 @@ def _filters(data: pa.Table) -> list[tuple[str, Predicate, np.ndarray]]:
             )
         )
     cases += [
+        (
+            "one-sided range 5%",
+            Comparison(column="shuffled", operator=">=", value=ENGINE_ROWS - ENGINE_ROWS // 20),
+            shuffled >= ENGINE_ROWS - ENGINE_ROWS // 20,
+        ),
+        (
+            "one-sided range 1%",
+            Comparison(column="shuffled", operator="<", value=ENGINE_ROWS // 100),
+            shuffled < ENGINE_ROWS // 100,
+        ),
         # ranges over many coarse buckets: the inner buckets whole, the two at the ends cut
         (
             "wide range keeping no row",
@@ -359,6 +369,8 @@ ROUTES = {
     "scattered range 5.0%": "where",
     "scattered range 10.0%": "where",
     "scattered range 30.0%": "test",
+    "one-sided range 5%": "where",
+    "one-sided range 1%": "where",
     "wide range keeping no row": "where",
     "wide range over NULLs": "where",
     "NOT a wide range over NULLs": "where",
@@ -394,6 +406,9 @@ filters are a row mask."""
         (Between(column="small", low=1, high=2), True),  # two values: their postings
         (Between(column="wide", low=0, high=3 * 2**56), True),  # four coarse buckets
         (Between(column="wide", low=0, high=2**62), False),  # a fast field's range
+        (Comparison(column="wide", operator="<", value=0), False),  # many coarse buckets
+        (Comparison(column="wide", operator=">", value=2**63 - 3), True),  # two values left
+        (Comparison(column="small", operator=">=", value=2), False),  # no coarse field
         (InList(column="small", values=(1, 2), negated=True), False),
         (IsNull(column="small"), False),
         (
