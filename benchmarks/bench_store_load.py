@@ -4,9 +4,10 @@ Run from the repository root::
 
     python benchmarks/bench_store_load.py [--rows 100000 300000] \
         [--engines sqlite duckdb postgres] [--source .] [--batch-rows N] \
-        [--label TEXT] [--write docs/benchmarks.md]
+        [--words 6] [--label TEXT] [--write docs/benchmarks.md]
 
-The table: ``id`` (int64 key), ``body`` (a short text, BM25-indexed, one row in 50 NULL) and
+The table: ``id`` (int64 key), ``body`` (``--words`` words a row drawn from eight, 6 by
+default, BM25-indexed, one row in 50 NULL) and
 ``embedding`` (384-d standard-normal float32 vectors, seeded; one row in 50 NULL). Each
 load runs in a fresh Python process (the library imported from ``--source``, so a checkout
 of an earlier commit can be measured side by side), which builds the table, records its
@@ -56,6 +57,7 @@ import numpy as np
 import pyarrow as pa
 
 rows, dimensions, engine_name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+words_a_row = int(sys.argv[6])
 generator = np.random.default_rng(7)
 vectors = generator.standard_normal((rows, dimensions), dtype=np.float32)
 missing = np.arange(rows) % 50 == 49
@@ -65,7 +67,7 @@ embedding = pa.ListArray.from_arrays(
     mask=pa.array(missing),
 )
 words = np.array(["disk", "full", "error", "retry", "cache", "index", "query", "shard"])
-picked = words[generator.integers(0, len(words), size=(rows, 6))]
+picked = words[generator.integers(0, len(words), size=(rows, words_a_row))]
 body = pa.array([None if gone else " ".join(row) for row, gone in zip(picked, missing)])
 data = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)), "body": body,
                  "embedding": embedding})
@@ -111,14 +113,23 @@ print(json.dumps(
 """
 
 
-def measure(engine: str, rows: int, source: Path, batch_rows: int = 0) -> dict[str, Any]:
+def measure(
+    engine: str, rows: int, source: Path, batch_rows: int = 0, words: int = 6
+) -> dict[str, Any]:
     """One load in a fresh process: its baseline and peak resident set size, in KiB
-    (``batch_rows``: the load's batch, 0 for the library's own).
+    (``batch_rows``: the load's batch, 0 for the library's own; ``words``: a text's words).
 
     Raises:
         RuntimeError: the child failed (its standard error attached).
     """
-    arguments = [str(rows), str(DIMENSIONS), engine, str(source.resolve()), str(batch_rows)]
+    arguments = [
+        str(rows),
+        str(DIMENSIONS),
+        engine,
+        str(source.resolve()),
+        str(batch_rows),
+        str(words),
+    ]
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, *arguments],
         capture_output=True,
@@ -131,7 +142,7 @@ def measure(engine: str, rows: int, source: Path, batch_rows: int = 0) -> dict[s
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     if result["stored"] != rows:
         raise RuntimeError(f"{engine} stored {result['stored']} rows of {rows}")
-    return {"engine": engine, "rows": rows, "batch_rows": batch_rows, **result}
+    return {"engine": engine, "rows": rows, "batch_rows": batch_rows, "words": words, **result}
 
 
 def _mib(kib: float) -> str:
@@ -147,7 +158,8 @@ def report(results: Sequence[dict[str, Any]], label: str, when: str, load: str) 
     )
     lines = [
         f"Peak memory of a store load, {label} ({when}; machine: {os.cpu_count()} cores, "
-        f"load average {load}; batch: {batch}):",
+        f"load average {load}; batch: {batch}; "
+        f"{results[0]['words'] if results else 6} words a text):",
         "",
         "| engine | rows | vectors (float32, MiB) | baseline (MiB) | peak (MiB) | "
         "peak - baseline (MiB) | load (s) |",
@@ -174,6 +186,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--batch-rows", type=int, default=0, help="set LOAD_BATCH_ROWS (0: the library's own)"
     )
+    parser.add_argument("--words", type=int, default=6, help="words in each row's text")
     parser.add_argument("--write", type=Path, default=None, help="append the table to this file")
     arguments = parser.parse_args(argv)
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
@@ -181,7 +194,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     results = []
     for rows in arguments.rows:
         for engine in arguments.engines:
-            results.append(measure(engine, rows, arguments.source, arguments.batch_rows))
+            results.append(
+                measure(engine, rows, arguments.source, arguments.batch_rows, arguments.words)
+            )
             print(json.dumps(results[-1]), flush=True)
     text = report(results, arguments.label, when, load)
     print(text)
