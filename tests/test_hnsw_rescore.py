@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from hotdata_retrieval import NearestNeighborSearch, SearchPlan
-from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.engines.local import LocalEngine, nearest
 from hotdata_retrieval.engines.local.distance import float32_distances, float64_row_norms
 from hotdata_retrieval.engines.local.nearest import hnsw_keys
 
@@ -126,9 +127,13 @@ def test_the_searchs_float32_distances_are_the_functions_rounding(tmp_path: Path
                     assert plain[1].tobytes() == distances.tobytes()
 
 
-def test_the_compiled_search_finds_the_wrappers_keys(tmp_path: Path) -> None:
+def test_the_compiled_search_finds_the_wrappers_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``hnsw_keys`` calls usearch's compiled ``search_many`` directly: the keys of
-    ``Index.search``, in its order, for every count up to past the table's rows."""
+    ``Index.search``, in its order, for every count up to past the table's rows; the
+    installed usearch's direct call is kept after the first search's comparison."""
+    monkeypatch.setattr(nearest, "_COMPILED_SEARCH_AGREES", None)
     vectors = _vectors(200, seed=4)
     with LocalEngine(tmp_path / "db") as engine:
         engine.load_table("v", _table(vectors), vector_index="hnsw")
@@ -141,3 +146,45 @@ def test_the_compiled_search_finds_the_wrappers_keys(tmp_path: Path) -> None:
                 found = hnsw_keys(index, query, count)
                 assert found.tolist() == expected.tolist()
                 assert len(found) == min(count, 200)
+    assert nearest._COMPILED_SEARCH_AGREES is True
+
+
+class _Answer:
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = keys
+
+
+class _Compiled:
+    """A compiled index whose ``search_many`` answers in another order than its wrapper."""
+
+    def search_many(self, queries: np.ndarray, count: int, exact: bool, threads: int) -> tuple:
+        keys = np.arange(count, dtype=np.uint64)[::-1].reshape(1, count)
+        return keys, None, np.array([count]), None
+
+
+class _Index:
+    _compiled = _Compiled()
+
+    def search(self, query: np.ndarray, count: int, threads: int) -> _Answer:
+        return _Answer(np.arange(count, dtype=np.uint64))
+
+
+class _Refusing(_Index):
+    class _compiled:
+        @staticmethod
+        def search_many(*arguments: object) -> tuple:
+            raise TypeError("search_many() takes other arguments")
+
+
+@pytest.mark.parametrize("index", [_Index(), _Refusing()])
+def test_a_compiled_search_answering_otherwise_is_not_used(
+    index: _Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another usearch whose ``search_many`` orders, names or answers otherwise: the first
+    search's comparison (or its error) turns the direct call off, and every answer is the
+    wrapper's."""
+    monkeypatch.setattr(nearest, "_COMPILED_SEARCH_AGREES", None)
+    query = np.zeros(4, dtype=np.float32)
+    for _ in range(3):
+        assert hnsw_keys(index, query, 5).tolist() == [0, 1, 2, 3, 4]
+    assert nearest._COMPILED_SEARCH_AGREES is False

@@ -892,16 +892,38 @@ def hnsw_keys(index: Any, query: np.ndarray, count: int) -> np.ndarray:
     2.x): ``Index.search``, its Python wrapper, checks the arguments with ``assert``, reshapes
     the query to a batch of one and wraps the result in two dataclasses, about 27k
     instructions a search at SciFact's 384 dimensions (valgrind callgrind) for the same keys
-    (``tests/test_hnsw_rescore.py`` compares them). ``(n,)`` uint64.
+    (``tests/test_hnsw_rescore.py`` compares them). ``search_many`` is not usearch's public
+    interface, so a process's first search asks both and keeps the direct call only when it
+    answers exactly as ``Index.search`` does (another usearch may order or name its
+    arguments otherwise). ``(n,)`` uint64.
     """
+    global _COMPILED_SEARCH_AGREES
     compiled = getattr(index, "_compiled", None)
     search_many = getattr(compiled, "search_many", None)
-    if search_many is None:
-        keys: np.ndarray = index.search(query, count, threads=1).keys
-        return keys
-    # positional: (queries, count, exact, threads)
-    found, _, counts, *_ = search_many(query.reshape(1, query.shape[0]), count, False, 1)
-    return found[0, : counts[0]]  # type: ignore[no-any-return]
+    if search_many is None or _COMPILED_SEARCH_AGREES is False:
+        return _wrapped_keys(index, query, count)
+    try:
+        # positional: (queries, count, exact, threads)
+        found, _, counts, *_ = search_many(query.reshape(1, query.shape[0]), count, False, 1)
+        keys: np.ndarray = found[0, : counts[0]]
+    except (TypeError, ValueError, IndexError):
+        _COMPILED_SEARCH_AGREES = False
+        return _wrapped_keys(index, query, count)
+    if _COMPILED_SEARCH_AGREES is None:
+        wrapped = _wrapped_keys(index, query, count)
+        _COMPILED_SEARCH_AGREES = bool(np.array_equal(keys, wrapped))
+        return wrapped
+    return keys
+
+
+def _wrapped_keys(index: Any, query: np.ndarray, count: int) -> np.ndarray:
+    keys: np.ndarray = index.search(query, count, threads=1).keys
+    return keys
+
+
+_COMPILED_SEARCH_AGREES: bool | None = None
+"""Whether usearch's compiled ``search_many`` answered a first search as ``Index.search``
+did (:func:`hnsw_keys`); ``None`` until a first search asks both."""
 
 
 def hnsw_storage(function: str, settings: HnswSettings | None = None) -> str:
