@@ -168,19 +168,11 @@ def _range(
     kind: tantivy.FieldType,
     low: int | None,
     high: int | None,
-    *,
-    inclusive: bool = True,
 ) -> Query:
-    """A range of field ``name``'s fast field (``None``: unbounded, which tantivy-py wants
-    inclusive), its bounds inclusive or not."""
+    """The inclusive range ``low`` to ``high`` of field ``name``'s fast field (``None``:
+    unbounded)."""
     return lambda: tantivy.Query.range_query(
-        schema,
-        name,
-        kind,
-        low,
-        high,
-        include_lower=inclusive or low is None,
-        include_upper=inclusive or high is None,
+        schema, name, kind, low, high, include_lower=True, include_upper=True
     )
 
 
