@@ -119,3 +119,31 @@ def test_a_fusion_of_another_kind_is_refused() -> None:
             limit=1,
             offset=0,
         )
+
+
+@pytest.mark.parametrize("rank_constant", [2**63 - 1, 2**63 - 3, 2**62 + 1, 2**53 + 1, 1e300])
+def test_a_huge_integer_rank_constant_fuses_as_the_reference(rank_constant: Any) -> None:
+    # an integer constant near or past INT64_MAX: NumPy's int64 sum would wrap (negative
+    # scores, reversed order) or refuse the constant; Python adds the integers exactly
+    rng = random.Random(7)
+    keys = list(range(20))
+    tie_order = np.arange(20)
+    fusion = ReciprocalRankFusion(
+        branches=[TEXT, NEAREST], rank_constant=rank_constant, weights=(1, 2)
+    )
+    ranked = [_branch(rng, keys, branch.higher_is_better, 12, 4) for branch in fusion.branches]
+    page = fuse(fusion, ranked, tie_order, limit=20, offset=0)
+    hits = reference_fusion(
+        fusion,
+        [rowids.tolist() for rowids, _ in ranked],
+        ranks=[
+            reference_ranks(raw.tolist(), higher_is_better=branch.higher_is_better)
+            for (_, raw), branch in zip(ranked, fusion.branches)
+        ],
+        scores=[raw.tolist() for _, raw in ranked],
+        limit=20,
+        offset=0,
+    )
+    assert page.rowids.tolist() == [hit.key for hit in hits]
+    assert [score.hex() for score in page.scores] == [hit.score.hex() for hit in hits]
+    assert all(score > 0 for score in page.scores)

@@ -59,6 +59,24 @@ def competition_ranks(scores: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(starts, positions, 0))
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def _denominators(rank_constant: float | int, ranks: np.ndarray) -> np.ndarray:
+    """``rank_constant + rank`` for each of ``ranks`` (int64), as the float64 Python divides
+    a weight by: the integer sum rounded once to float64 for an integer constant, else the
+    float sum. An integer constant whose sums would pass INT64_MAX (NumPy's int64 addition
+    wraps, and a constant past it cannot be an int64 at all: ``1e300`` is read as an
+    integer) is added in Python's integers, each sum then rounded as Python rounds it.
+
+    >>> _denominators(2**63 - 1, np.array([1, 2])).tolist() == [2.0**63, 2.0**63]
+    True
+    """
+    if isinstance(rank_constant, int) and ranks.size and rank_constant > _INT64_MAX - ranks.size:
+        return np.array([float(rank_constant + rank) for rank in ranks.tolist()], np.float64)
+    return rank_constant + ranks
+
+
 @attrs.frozen
 class FusedPage:
     """One page of a fusion, best first.
@@ -129,7 +147,7 @@ def fuse(
         ranks.append(branch_ranks)
         term = np.zeros(count, dtype=np.float64)
         if rrf:
-            term[places] = weights[index] / (rank_constant + branch_ranks)
+            term[places] = weights[index] / _denominators(rank_constant, branch_ranks)
         else:
             extent = extents[index]
             if extent is not None:
