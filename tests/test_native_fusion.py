@@ -121,8 +121,11 @@ def test_a_fusion_of_another_kind_is_refused() -> None:
         )
 
 
+@pytest.mark.parametrize("empty", [False, True])
 @pytest.mark.parametrize("rank_constant", [2**63 - 1, 2**63 - 3, 2**62 + 1, 2**53 + 1, 1e300])
-def test_a_huge_integer_rank_constant_fuses_as_the_reference(rank_constant: Any) -> None:
+def test_a_huge_integer_rank_constant_fuses_as_the_reference(
+    rank_constant: Any, empty: bool
+) -> None:
     # an integer constant near or past INT64_MAX: NumPy's int64 sum would wrap (negative
     # scores, reversed order) or refuse the constant; Python adds the integers exactly
     rng = random.Random(7)
@@ -131,7 +134,10 @@ def test_a_huge_integer_rank_constant_fuses_as_the_reference(rank_constant: Any)
     fusion = ReciprocalRankFusion(
         branches=[TEXT, NEAREST], rank_constant=rank_constant, weights=(1, 2)
     )
-    ranked = [_branch(rng, keys, branch.higher_is_better, 12, 4) for branch in fusion.branches]
+    ranked = [
+        _branch(rng, keys, branch.higher_is_better, 0 if empty and index else 12, 4)
+        for index, branch in enumerate(fusion.branches)
+    ]  # the second branch found nothing, when empty
     page = fuse(fusion, ranked, tie_order, limit=20, offset=0)
     hits = reference_fusion(
         fusion,

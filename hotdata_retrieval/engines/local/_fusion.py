@@ -72,7 +72,7 @@ def _denominators(rank_constant: float | int, ranks: np.ndarray) -> np.ndarray:
     >>> _denominators(2**63 - 1, np.array([1, 2])).tolist() == [2.0**63, 2.0**63]
     True
     """
-    if isinstance(rank_constant, int) and ranks.size and rank_constant > _INT64_MAX - ranks.size:
+    if isinstance(rank_constant, int) and rank_constant > _INT64_MAX - ranks.size:
         return np.array([float(rank_constant + rank) for rank in ranks.tolist()], np.float64)
     return rank_constant + ranks
 
