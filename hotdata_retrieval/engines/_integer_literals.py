@@ -23,6 +23,24 @@ an equivalent one with an integer literal, which every engine compares exactly:
 An unsigned 64-bit column holds integers past the largest plan literal (INT64_MAX): a
 comparison whose exact form needs one (``u = 1e19``) is refused with a :class:`PlanError`
 naming it, where the engine would have answered in float64.
+
+The mirror image, an integer literal compared with a **float64 column**, is compared exactly
+too (:func:`exact_float_predicate`): DataFusion, DuckDB and PostgreSQL cast the literal to
+float64 (``f = 9007199254740993`` holds for a stored 2.0**53 there), SQLite compares the
+float's exact value with the integer. An integer float64 holds exactly leaves the comparison
+as it is; one it does not (2**53 + 1, INT64_MAX) lies strictly between two neighbouring
+float64 values, the largest below it and the smallest above it, so:
+
+- ``f < 2**53 + 1`` and ``f <= 2**53 + 1`` are ``f <= 2.0**53``; ``f > 2**53 + 1`` and
+  ``f >= 2**53 + 1`` are ``f >= 2.0**53 + 2``;
+- ``f = 2**53 + 1`` holds for no float and ``f != 2**53 + 1`` for every one:
+  ``f < 0.0 AND f >= 0.0`` and ``f = 0.0 OR f != 0.0``, NULL for a NULL row. No single
+  comparison with a finite literal (a plan holds no other) is FALSE for every float: a
+  column may hold infinities and NaN, which DataFusion, DuckDB and PostgreSQL order above
+  every number and IEEE 754 (NumPy) with none; both forms answer alike for NaN either way.
+  (``f = 0.0 AND f != 0.0`` would not do: LanceDB folds it to FALSE, so its ``NOT`` keeps
+  NULL rows);
+- ``BETWEEN`` and ``IN`` by the same rules.
 """
 
 from __future__ import annotations
@@ -31,7 +49,15 @@ import math
 from typing import Any, cast
 
 from hotdata_retrieval.errors import PlanError
-from hotdata_retrieval.plan.filters import Between, Comparison, ComparisonOperator, InList
+from hotdata_retrieval.plan.filters import (
+    And,
+    Between,
+    Comparison,
+    ComparisonOperator,
+    InList,
+    Or,
+    Predicate,
+)
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -192,5 +218,84 @@ def exact_integer_predicate(node: Any, *, unsigned: bool = False) -> Any:
             kept.append(_spelled(node.column, found, value).value)
         if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
             return _always(node.column, node.negated, low)
+        return InList(column=node.column, values=kept, negated=node.negated)
+    return node
+
+
+def _float_neighbours(value: int) -> tuple[float, float] | None:
+    """The largest float64 below ``value`` and the smallest above it, or ``None`` when
+    float64 holds ``value`` itself (a plan's integer is 64-bit, in float64's range).
+
+    >>> _float_neighbours(2**53 + 1)
+    (9007199254740992.0, 9007199254740994.0)
+    >>> _float_neighbours(2**53) is None
+    True
+    """
+    nearest = float(value)
+    if int(nearest) == value:
+        return None
+    if nearest < value:
+        return nearest, math.nextafter(nearest, math.inf)
+    return math.nextafter(nearest, -math.inf), nearest
+
+
+def _inexact(value: Any) -> tuple[float, float] | None:
+    """:func:`_float_neighbours` of an integer literal, ``None`` for any other value."""
+    return _float_neighbours(value) if type(value) is int else None
+
+
+def _float_always(column: str, holds: bool) -> Predicate:
+    """A predicate TRUE (or FALSE) for every float the column holds, infinities and NaN
+    included, and NULL for a NULL row (module docstring)."""
+    if holds:
+        equal = Comparison(column=column, operator="=", value=0.0)
+        return Or(operands=(equal, Comparison(column=column, operator="!=", value=0.0)))
+    below = Comparison(column=column, operator="<", value=0.0)
+    return And(operands=(below, Comparison(column=column, operator=">=", value=0.0)))
+
+
+def exact_float_predicate(node: Any) -> Any:
+    """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on a float64
+    column) with each integer literal float64 does not hold replaced as the module docstring
+    says, or ``node`` itself when it holds none (or is another node).
+
+    >>> exact_float_predicate(Comparison(column="f", operator="<", value=2**53 + 1)).value
+    9007199254740992.0
+    >>> exact_float_predicate(Comparison(column="f", operator=">", value=2**63 - 1)).value
+    9.223372036854776e+18
+    >>> exact_float_predicate(Comparison(column="f", operator="=", value=2**53 + 1))
+    ... # doctest: +ELLIPSIS
+    And(operands=(Comparison(...'<'..., value=0.0), Comparison(...'>='..., value=0.0)))
+    >>> node = Comparison(column="f", operator="=", value=2**53)
+    >>> exact_float_predicate(node) is node
+    True
+    """
+    if isinstance(node, Comparison):
+        neighbours = _inexact(node.value)
+        if neighbours is None:
+            return node
+        below, above = neighbours
+        if node.operator is ComparisonOperator.EQUAL:
+            return _float_always(node.column, False)
+        if node.operator is ComparisonOperator.NOT_EQUAL:
+            return _float_always(node.column, True)
+        if node.operator in (ComparisonOperator.LESS, ComparisonOperator.LESS_OR_EQUAL):
+            return Comparison(column=node.column, operator="<=", value=below)
+        return Comparison(column=node.column, operator=">=", value=above)
+    if isinstance(node, Between):
+        start, end = _inexact(node.low), _inexact(node.high)
+        if start is None and end is None:
+            return node
+        return Between(
+            column=node.column,
+            low=node.low if start is None else start[1],
+            high=node.high if end is None else end[0],
+        )
+    if isinstance(node, InList):
+        if all(_inexact(value) is None for value in node.values):
+            return node
+        kept = [value for value in node.values if _inexact(value) is None]
+        if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
+            return _float_always(node.column, node.negated)
         return InList(column=node.column, values=kept, negated=node.negated)
     return node

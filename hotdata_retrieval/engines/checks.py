@@ -26,7 +26,10 @@ from typing import Any
 
 import attrs
 
-from hotdata_retrieval.engines._integer_literals import exact_integer_predicate
+from hotdata_retrieval.engines._integer_literals import (
+    exact_float_predicate,
+    exact_integer_predicate,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
@@ -640,6 +643,14 @@ def arrow_float32_columns(schema: Any) -> frozenset[str]:
     return frozenset(field.name for field in schema if pa.types.is_float32(field.type))
 
 
+def arrow_float64_columns(schema: Any) -> frozenset[str]:
+    """The columns of an Arrow schema holding 64-bit floating-point numbers, compared exactly
+    with an integer literal (:func:`with_typed_values`)."""
+    import pyarrow as pa
+
+    return frozenset(field.name for field in schema if pa.types.is_float64(field.type))
+
+
 def arrow_unsigned_columns(schema: Any) -> frozenset[str]:
     """The columns of an Arrow schema holding unsigned integers, which range over 0 to
     2**64 - 1 where a float compared with them is made an integer comparison
@@ -856,6 +867,7 @@ def with_typed_values(
     numbers: bool = True,
     float32_columns: frozenset[str] = frozenset(),
     unsigned_columns: frozenset[str] = frozenset(),
+    float64_columns: frozenset[str] = frozenset(),
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -886,6 +898,12 @@ def with_typed_values(
     integer columns holding unsigned values (0 to 2**64 - 1); the others are read as signed
     64-bit.
 
+    ``float64_columns`` name the columns holding 64-bit floats (not decimals, which compare
+    exactly on every engine): an integer compared with one that float64 does not hold
+    (2**53 + 1) is replaced likewise
+    (:func:`~hotdata_retrieval.engines._integer_literals.exact_float_predicate`), where
+    DataFusion, DuckDB and PostgreSQL would round it to float64; one float64 holds stays.
+
     Raises:
         PlanError: a datetime past midnight compared with a date column of such a store (the
             comparison has no text spelling; compare with a date); a float compared with an
@@ -893,15 +911,16 @@ def with_typed_values(
     """
     retyped = _RETYPED if numbers else _RETYPED_TEMPORAL
     columns = predicate_columns(predicate)
+    types = value_types(predicate) or (float, int)
     if (
         columns.isdisjoint(float32_columns)
         and columns.isdisjoint(date_columns)
         and columns.isdisjoint(timestamp_columns)
         and not any(kinds.get(column) in retyped for column in columns)
         and not (
-            any(kinds.get(column) is ValueKind.INTEGER for column in columns)
-            and float in (value_types(predicate) or (float,))
+            any(kinds.get(column) is ValueKind.INTEGER for column in columns) and float in types
         )
+        and not (int in types and not columns.isdisjoint(float64_columns))
     ):
         return predicate  # no value of it can change: the visit below would return it itself
     integers = frozenset(column for column in columns if kinds.get(column) is ValueKind.INTEGER)
@@ -918,6 +937,7 @@ def with_typed_values(
         float32_columns=float32_columns,
         integer_columns=integers,
         unsigned_columns=unsigned_columns,
+        float64_columns=float64_columns,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -962,6 +982,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
         float32_columns: frozenset[str] = frozenset(),
         integer_columns: frozenset[str] = frozenset(),
         unsigned_columns: frozenset[str] = frozenset(),
+        float64_columns: frozenset[str] = frozenset(),
     ) -> None:
         self.kinds = kinds
         self.date_columns = date_columns
@@ -969,6 +990,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
         self.float32_columns = float32_columns
         self.integer_columns = integer_columns
         self.unsigned_columns = unsigned_columns
+        self.float64_columns = float64_columns
 
     def _typed(self, column: str, value: Any) -> Any:
         if column in self.float32_columns:
@@ -987,11 +1009,14 @@ class _TypedValues(PredicateVisitor[Predicate]):
     def read_row(self, node: Any, form: PredicateForm, *args: Any) -> Predicate:
         """A leaf whose values are compared with its column (its row's role), each value
         typed, and on an integer column compared with integers only
-        (:func:`~hotdata_retrieval.engines._integer_literals.exact_integer_predicate`); any
-        other leaf as it is."""
+        (:func:`~hotdata_retrieval.engines._integer_literals.exact_integer_predicate`), on a
+        float64 column with floats only (``exact_float_predicate``); any other leaf as it
+        is."""
         if form.role is not ValueRole.COMPARED:
             return node  # type: ignore[no-any-return]
         typed_node = self._typed_values(node, form)
+        if node.column in self.float64_columns:
+            return exact_float_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column not in self.integer_columns:
             return typed_node
         return exact_integer_predicate(  # type: ignore[no-any-return]

@@ -75,6 +75,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_column_kinds,
     arrow_element_kinds,
     arrow_float32_columns,
+    arrow_float64_columns,
     arrow_unsigned_columns,
     arrow_value_kind,
     check_columns,
@@ -719,6 +720,7 @@ class LancedbEngine(RoutesByIndexes):
                 kinds,
                 float32_columns=floats,
                 unsigned_columns=arrow_unsigned_columns(opened.schema),
+                float64_columns=arrow_float64_columns(opened.schema),
             )
             where = lancedb_filter(typed)
         key = plan.key_column

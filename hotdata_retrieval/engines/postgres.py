@@ -122,6 +122,7 @@ from hotdata_retrieval.engines.store import (
     catalog_rows,
     check_terms_column,
     float32_columns,
+    float64_columns,
     joined_terms,
     read_catalog,
     record_batches,
@@ -1336,6 +1337,9 @@ class PostgresEngine(SqlStoreEngine):
                 merged_kinds(value_kinds(one) for one in described),
                 float32_columns=frozenset().union(
                     *(float32_columns(one, self.float32_type) for one in described)
+                ),
+                float64_columns=frozenset().union(
+                    *(float64_columns(one, self.float32_type) for one in described)
                 ),
             ),
             self.profile,

@@ -636,6 +636,7 @@ def executed_plan(
     timestamp_columns: frozenset[str] = frozenset(),
     float32_columns: frozenset[str] = frozenset(),
     unsigned_columns: frozenset[str] = frozenset(),
+    float64_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -662,13 +663,17 @@ def executed_plan(
             an integer (``with_typed_values``), so ``n = 2.0**53`` keeps no row holding
             2**53 + 1 on any engine; these columns range over 0 to 2**64 - 1, others over
             signed 64-bit integers.
+        float64_columns: the columns holding 64-bit floats: an integer compared with one that
+            float64 does not hold is the exactly equivalent comparison with a float
+            (``with_typed_values``), so ``f = 2**53 + 1`` keeps no row holding 2.0**53 on
+            any engine.
 
     Raises:
         PlanError: a value such a store cannot compare with its column; a float whose exact
             comparison with an unsigned column needs an integer past INT64_MAX.
     """
     cursor = plan.cursor
-    columns = (date_columns, timestamp_columns, float32_columns, unsigned_columns)
+    columns = (date_columns, timestamp_columns, float32_columns, unsigned_columns, float64_columns)
     if cursor is None:
         return _executed_plan(plan, kinds, *columns)
     # The executed plan ranks as the caller's; its cursor carries its own fingerprint.
@@ -684,6 +689,7 @@ def _executed_plan(
     timestamp_columns: frozenset[str],
     float32_columns: frozenset[str] = frozenset(),
     unsigned_columns: frozenset[str] = frozenset(),
+    float64_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
@@ -708,6 +714,7 @@ def _executed_plan(
             numbers=False,
             float32_columns=float32_columns,
             unsigned_columns=unsigned_columns,
+            float64_columns=float64_columns,
         )
     include = plan.fusion is not None
     if (

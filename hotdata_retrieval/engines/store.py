@@ -540,6 +540,20 @@ def float32_columns(described: StoreTable, float32_type: str | None) -> frozense
     )
 
 
+def float64_columns(described: StoreTable, float32_type: str | None) -> frozenset[str]:
+    """The columns of ``described`` declared with a 64-bit floating-point type: a float type
+    (``DOUBLE``, ``DOUBLE PRECISION``, SQLite's ``REAL``, which holds every float in 64 bits)
+    other than the store's 32-bit one ``float32_type``; never a decimal (``NUMERIC``,
+    ``DECIMAL``), which the stores compare with an integer exactly."""
+    return frozenset(
+        column
+        for column, declared in zip(described.columns, described.column_types)
+        if declared_value_kind(declared) is ValueKind.NUMBER
+        and any(name in declared.upper() for name in ("DOUB", "FLOA", "REAL"))
+        and (float32_type is None or declared.upper() != float32_type.upper())
+    )
+
+
 class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """The engine contract over a SQL store (module docstring). Subclasses implement the
     driver calls (:meth:`_query`, :meth:`_execute`, :meth:`_insert`) and the store's facts."""
@@ -776,17 +790,20 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         dates: set[str] = set()
         timestamps: set[str] = set()
         floats: set[str] = set()
+        doubles: set[str] = set()
         for one in described.values():
             one_dates, one_timestamps = self.text_temporal_columns(one)
             dates |= one_dates
             timestamps |= one_timestamps
             floats |= float32_columns(one, self.float32_type)
+            doubles |= float64_columns(one, self.float32_type)
         executed = executed_plan(
             plan,
             merged_kinds(value_kinds(one) for one in described.values()),
             date_columns=frozenset(dates),
             timestamp_columns=frozenset(timestamps),
             float32_columns=frozenset(floats),
+            float64_columns=frozenset(doubles),
         )
         statement = to_sql(executed, self.profile)
         names, rows = self._query(statement)

@@ -903,12 +903,14 @@ class TurbopufferEngine(RoutesByIndexes):
         self._check(plan, table, schema)
         kinds = {name: _kind(declared) for name, declared in schema.types.items()}
         unsigned = frozenset(name for name, declared in schema.types.items() if declared == "uint")
-        executed = executed_plan(plan, kinds, unsigned_columns=unsigned)
+        # turbopuffer's one floating-point attribute type is 64-bit
+        floats = frozenset(name for name, declared in schema.types.items() if declared == "float")
+        executed = executed_plan(plan, kinds, unsigned_columns=unsigned, float64_columns=floats)
         if executed.filter is not None:
-            executed = attrs.evolve(
-                executed,
-                filter=with_typed_values(executed.filter, kinds, unsigned_columns=unsigned),
+            typed = with_typed_values(
+                executed.filter, kinds, unsigned_columns=unsigned, float64_columns=floats
             )
+            executed = attrs.evolve(executed, filter=typed)
         # a text branch with no word matches nothing, as on every store: it is no query
         wordless = [isinstance(b, Bm25Search) and not b.words for b in executed.branches]
         body = turbopuffer_request(_with_words(executed, wordless))

@@ -102,6 +102,7 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
             else frozenset().union(*(one.float32_columns() for one in loaded.values()))
         ),
         unsigned_columns=frozenset().union(*(one.unsigned_columns() for one in loaded.values())),
+        float64_columns=frozenset().union(*(one.float64_columns() for one in loaded.values())),
     )
     single = executed.single_table
     if (

@@ -30,6 +30,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_column_kinds,
     arrow_element_kinds,
     arrow_float32_columns,
+    arrow_float64_columns,
     arrow_schema_of_text,
     arrow_unsigned_columns,
     check_filter_values,
@@ -110,6 +111,7 @@ class LoadedTable:
     _kinds: tuple[dict[str, ValueKind], dict[str, ValueKind]] | None = None
     _float32: frozenset[str] | None = None
     _unsigned: frozenset[str] | None = None
+    _float64: frozenset[str] | None = None
     _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
     _filtered_lock: threading.Lock = attrs.Factory(threading.Lock)
     _numbers: dict[str, np.ndarray | None] = attrs.Factory(dict)
@@ -159,6 +161,13 @@ class LoadedTable:
         if self._unsigned is None:
             self._unsigned = arrow_unsigned_columns(self.data.schema)
         return self._unsigned
+
+    def float64_columns(self) -> frozenset[str]:
+        """The columns holding 64-bit floats (:func:`~hotdata_retrieval.engines.checks.
+        arrow_float64_columns`, read once)."""
+        if self._float64 is None:
+            self._float64 = arrow_float64_columns(self.data.schema)
+        return self._float64
 
     def _read_kinds(self) -> tuple[dict[str, ValueKind], dict[str, ValueKind]]:
         if self._kinds is None:
