@@ -210,3 +210,23 @@ def test_highlights_mark_the_words_of_every_query(engine: LocalEngine) -> None:
         for start, end in hit.highlights["body"]["matches"]
     }
     assert {"login", "graph"} <= marked
+
+
+@pytest.mark.parametrize(
+    ("options", "done"),
+    [({"group_by": "body"}, "grouped"), ({"diversity": 0.5}, "reordered by diversity")],
+)
+def test_a_tool_whose_settings_group_or_diversify_offers_no_cursor(
+    engine: LocalEngine, options: dict[str, Any], done: str
+) -> None:
+    """A call cannot turn off the settings' grouping, nor their diversity on a search by
+    meaning, and no cursor continues such a ranking: ``after`` is not offered there, and
+    one sent anyway is refused naming what the settings do (not the plan's own check)."""
+    toolkit = SearchToolkit(engine, SearchSettings(table="docs", k=LIMIT, **options))
+    route = toolkit.semantic_route if "diversity" in options else toolkit.text_route
+    assert route is not None
+    offered = [option.name for option in toolkit.search_options(route)]
+    assert "after" not in offered
+    search = toolkit.search_semantic if "diversity" in options else toolkit.search_text
+    with pytest.raises(ToolError, match=rf"every search here is {done}"):
+        search(QUERY, after="abc")

@@ -985,15 +985,28 @@ def _after_sentence(_settings: SearchSettings, _route: SearchRoute) -> str:
     )
 
 
-def _continues(settings: SearchSettings, _route: SearchRoute) -> bool:
-    # a reranker in the settings reranks every search, and a reranked answer has no cursor
-    return settings.reranker is None
+def _uncontinued(settings: SearchSettings, route: SearchRoute) -> str | None:
+    """What the settings do to every search of ``route`` that no cursor continues (the
+    plan's cursor check, ``_check_cursor``), ``None`` when they leave it continuable: a
+    call cannot turn off the settings' reranker, grouping or diversity."""
+    if settings.reranker is not None:
+        return "reranked"
+    if settings.group_by is not None:
+        return "grouped"
+    if settings.diversity is not None and _compares_vectors(settings, route):
+        return "reordered by diversity"
+    return None
+
+
+def _continues(settings: SearchSettings, route: SearchRoute) -> bool:
+    return _uncontinued(settings, route) is None
 
 
 def _read_after(settings: SearchSettings, route: SearchRoute, value: Any, call: SearchCall) -> None:
-    if not _continues(settings, route):
+    done = _uncontinued(settings, route)
+    if done is not None:
         raise PlanError(  # each door words the advice with its own row count argument
-            "a cursor cannot continue a reranked ranking, and every search here is reranked",
+            f"a cursor cannot continue a {done} ranking, and every search here is {done}",
             field="after",
             value=value,
             mentions=("offset",),
