@@ -652,15 +652,12 @@ def arrow_float64_columns(schema: Any) -> frozenset[str]:
 
 
 def arrow_unsigned_columns(schema: Any) -> frozenset[str]:
-    """The columns of an Arrow schema holding unsigned 64-bit integers, which range over 0
-    to 2**64 - 1 where a float compared with them is made an integer comparison
-    (:func:`with_typed_values`). A narrower unsigned column is not one of them: its values
-    lie in the signed 64-bit range, where every exact comparison has an int64 spelling (else
-    ``u8 <= 1e19`` would be refused for want of the literal 10**19, where it holds for every
-    value)."""
+    """The columns of an Arrow schema holding unsigned integers, which range over 0 to
+    2**64 - 1 where a float compared with them is made an integer comparison
+    (:func:`with_typed_values`)."""
     import pyarrow as pa
 
-    return frozenset(field.name for field in schema if pa.types.is_uint64(field.type))
+    return frozenset(field.name for field in schema if pa.types.is_unsigned_integer(field.type))
 
 
 def float32_value(value: Any) -> Any:
