@@ -150,7 +150,9 @@ def _number(value: Any) -> float | int | None:
     return None
 
 
-def exact_integer_predicate(node: Any, *, unsigned: bool = False) -> Any:
+def exact_integer_predicate(
+    node: Any, *, unsigned: bool = False, bounds: tuple[int, int] | None = None
+) -> Any:
     """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on an integer
     column) with each floating-point literal replaced as the module docstring says, or
     ``node`` itself when it holds none (or is another node).
@@ -159,6 +161,9 @@ def exact_integer_predicate(node: Any, *, unsigned: bool = False) -> Any:
         node: the leaf.
         unsigned: the column holds unsigned integers (0 to 2**64 - 1); else signed 64-bit
             ones (a narrower column's values lie in that range too).
+        bounds: the least and greatest value the column's type holds, where known (a
+            narrower column: every literal made then fits its type, which LanceDB demands),
+            in place of the range ``unsigned`` gives.
 
     Raises:
         PlanError: the exact comparison needs an integer past INT64_MAX (an unsigned
@@ -171,7 +176,7 @@ def exact_integer_predicate(node: Any, *, unsigned: bool = False) -> Any:
     >>> exact_integer_predicate(Between(column="n", low=0.5, high=1e300))
     Comparison(column='n', operator=<ComparisonOperator.GREATER_OR_EQUAL: '>='>, value=1)
     """
-    low, high = _range(unsigned)
+    low, high = bounds if bounds is not None else _range(unsigned)
     if isinstance(node, Comparison):
         if not _is_float(node.value):
             return node

@@ -660,6 +660,30 @@ def arrow_unsigned_columns(schema: Any) -> frozenset[str]:
     return frozenset(field.name for field in schema if pa.types.is_unsigned_integer(field.type))
 
 
+def arrow_integer_ranges(schema: Any) -> dict[str, tuple[int, int]]:
+    """Each integer column of an Arrow schema narrower than 64 bits, with the least and
+    greatest value its type holds: a float compared with it is made an integer comparison
+    whose literal fits the type (:func:`with_typed_values`), which LanceDB demands (it
+    refuses ``n <= 300`` on an int8 column: "could not convert to literal of type").
+
+    >>> import pyarrow as pa
+    >>> arrow_integer_ranges(pa.schema([("a", pa.int8()), ("b", pa.uint16()), ("c", pa.int64())]))
+    {'a': (-128, 127), 'b': (0, 65535)}
+    """
+    import pyarrow as pa
+
+    ranges: dict[str, tuple[int, int]] = {}
+    for field in schema:
+        kind = field.type
+        if pa.types.is_integer(kind) and kind.bit_width < 64:
+            bits = kind.bit_width
+            if pa.types.is_unsigned_integer(kind):
+                ranges[field.name] = (0, 2**bits - 1)
+            else:
+                ranges[field.name] = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    return ranges
+
+
 def float32_value(value: Any) -> Any:
     """A filter value compared with a float32 column, rounded to float32 first: a number
     (or number text) becomes the float64 that equals its nearest float32, which every engine
@@ -868,6 +892,7 @@ def with_typed_values(
     float32_columns: frozenset[str] = frozenset(),
     unsigned_columns: frozenset[str] = frozenset(),
     float64_columns: frozenset[str] = frozenset(),
+    integer_ranges: Mapping[str, tuple[int, int]] | None = None,
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -896,7 +921,8 @@ def with_typed_values(
     engine compares the integer with the float's exact value: DataFusion and DuckDB would
     compare in float64, where 2**53 + 1 equals 2.0**53. ``unsigned_columns`` name the
     integer columns holding unsigned values (0 to 2**64 - 1); the others are read as signed
-    64-bit.
+    64-bit. ``integer_ranges`` give narrower integer columns their type's own range
+    (:func:`arrow_integer_ranges`), so each literal made fits the type.
 
     ``float64_columns`` name the columns holding 64-bit floats (not decimals, which compare
     exactly on every engine): an integer compared with one that float64 does not hold
@@ -938,6 +964,7 @@ def with_typed_values(
         integer_columns=integers,
         unsigned_columns=unsigned_columns,
         float64_columns=float64_columns,
+        integer_ranges=integer_ranges,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -983,6 +1010,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
         integer_columns: frozenset[str] = frozenset(),
         unsigned_columns: frozenset[str] = frozenset(),
         float64_columns: frozenset[str] = frozenset(),
+        integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     ) -> None:
         self.kinds = kinds
         self.date_columns = date_columns
@@ -991,6 +1019,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
         self.integer_columns = integer_columns
         self.unsigned_columns = unsigned_columns
         self.float64_columns = float64_columns
+        self.integer_ranges = integer_ranges or {}
 
     def _typed(self, column: str, value: Any) -> Any:
         if column in self.float32_columns:
@@ -1020,7 +1049,9 @@ class _TypedValues(PredicateVisitor[Predicate]):
         if node.column not in self.integer_columns:
             return typed_node
         return exact_integer_predicate(  # type: ignore[no-any-return]
-            typed_node, unsigned=node.column in self.unsigned_columns
+            typed_node,
+            unsigned=node.column in self.unsigned_columns,
+            bounds=self.integer_ranges.get(node.column),
         )
 
     def _typed_values(self, node: Any, form: PredicateForm) -> Predicate:

@@ -76,6 +76,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_element_kinds,
     arrow_float32_columns,
     arrow_float64_columns,
+    arrow_integer_ranges,
     arrow_unsigned_columns,
     arrow_value_kind,
     check_columns,
@@ -721,6 +722,7 @@ class LancedbEngine(RoutesByIndexes):
                 float32_columns=floats,
                 unsigned_columns=arrow_unsigned_columns(opened.schema),
                 float64_columns=arrow_float64_columns(opened.schema),
+                integer_ranges=arrow_integer_ranges(opened.schema),
             )
             where = lancedb_filter(typed)
         key = plan.key_column

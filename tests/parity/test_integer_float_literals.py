@@ -287,3 +287,51 @@ def test_any_float_literal_keeps_the_exact_rows_on_the_local_engine(
             assert _unspellable(column, predicate), error
             continue
         assert keys == expected
+
+
+NARROW = {"i8": pa.int8(), "u8": pa.uint8(), "i16": pa.int16(), "u32": pa.uint32()}
+"""Integer columns narrower than 64 bits, of both signs."""
+
+
+def test_a_narrow_column_on_lancedb_compares_a_float_past_its_type(tmp_path: Any) -> None:
+    """LanceDB refuses an integer literal its column's type cannot hold (``i8 <= 300``), so
+    a float compared with a narrow column is rewritten within the type's own range: a
+    literal past it (``i8 < 200.5``, ``u8 = 300.0``, ``u8 <= 1e19``) keeps every row or
+    none, as exact arithmetic says, never an engine error."""
+    from hotdata_retrieval.engines.lancedb import LancedbEngine
+
+    values: dict[str, list[int | None]] = {
+        "i8": [None, -128, -1, 0, 2, 127],
+        "u8": [None, 0, 1, 2, 255, 7],
+        "i16": [None, -32768, -3, 0, 3, 32767],
+        "u32": [None, 0, 1, 2, 2**32 - 1, 9],
+    }
+    rows = len(values["i8"])
+    data = pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "body": ["crash report"] * rows,
+            **{name: pa.array(values[name], kind) for name, kind in NARROW.items()},
+        }
+    )
+    literals = [200.5, 300.0, -300.5, 1000.0, 65536.5, -0.5, 2.5, 1e19, 2.0**63, -1e19]
+    opened = LancedbEngine(str(tmp_path / "lance"))
+    try:
+        opened.load_table("docs", data, key_column="id", text_columns=["body"])
+        for column in NARROW:
+            for op in OPERATORS:
+                for literal in literals:
+                    truth = _compare(op, literal)
+                    present = {key for key in range(rows) if values[column][key] is not None}
+                    expected = {key for key in present if truth(values[column][key])}
+                    predicate = Comparison(column=column, operator=op, value=literal)
+                    for negated in (False, True):
+                        plan = SearchPlan(
+                            source=Bm25Search(table="docs", column="body", query_text="crash"),
+                            limit=rows,
+                            filter=Not(operand=predicate) if negated else predicate,
+                        )
+                        kept = present - expected if negated else expected
+                        assert set(opened.search(plan).keys) == kept, (column, op, literal)
+    finally:
+        opened.close()
