@@ -637,6 +637,7 @@ def executed_plan(
     float32_columns: frozenset[str] = frozenset(),
     unsigned_columns: frozenset[str] = frozenset(),
     float64_columns: frozenset[str] = frozenset(),
+    integer_ranges: Mapping[str, tuple[int, int]] | None = None,
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -667,13 +668,22 @@ def executed_plan(
             float64 does not hold is the exactly equivalent comparison with a float
             (``with_typed_values``), so ``f = 2**53 + 1`` keeps no row holding 2.0**53 on
             any engine.
+        integer_ranges: narrower integer columns' own ranges (``with_typed_values``): a
+            float past a column's type keeps every row or none, never refused.
 
     Raises:
         PlanError: a value such a store cannot compare with its column; a float whose exact
             comparison with an unsigned column needs an integer past INT64_MAX.
     """
     cursor = plan.cursor
-    columns = (date_columns, timestamp_columns, float32_columns, unsigned_columns, float64_columns)
+    columns = (
+        date_columns,
+        timestamp_columns,
+        float32_columns,
+        unsigned_columns,
+        float64_columns,
+        integer_ranges,
+    )
     if cursor is None:
         return _executed_plan(plan, kinds, *columns)
     # The executed plan ranks as the caller's; its cursor carries its own fingerprint.
@@ -690,6 +700,7 @@ def _executed_plan(
     float32_columns: frozenset[str] = frozenset(),
     unsigned_columns: frozenset[str] = frozenset(),
     float64_columns: frozenset[str] = frozenset(),
+    integer_ranges: Mapping[str, tuple[int, int]] | None = None,
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
@@ -715,6 +726,7 @@ def _executed_plan(
             float32_columns=float32_columns,
             unsigned_columns=unsigned_columns,
             float64_columns=float64_columns,
+            integer_ranges=integer_ranges,
         )
     include = plan.fusion is not None
     if (

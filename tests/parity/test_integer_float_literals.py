@@ -335,3 +335,56 @@ def test_a_narrow_column_on_lancedb_compares_a_float_past_its_type(tmp_path: Any
                         assert set(opened.search(plan).keys) == kept, (column, op, literal)
     finally:
         opened.close()
+
+
+NARROW_UNSIGNED = {"u8": pa.uint8(), "u16": pa.uint16(), "u32": pa.uint32()}
+"""Unsigned columns narrower than 64 bits: every value in the signed 64-bit range."""
+
+
+def test_a_narrow_unsigned_column_compares_any_float_exactly(tmp_path: Any) -> None:
+    """A uint8, uint16 or uint32 column holds no value past INT64_MAX, so a float literal
+    past it (``1e19``, ``2.0**63``) keeps every row or none on the local engine (its native
+    text and nearest-neighbour paths): it is answered, never refused for want of an int64
+    spelling."""
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    values: dict[str, list[int | None]] = {
+        name: [None, 0, 1, 2, 2 ** (8 * kind.byte_width) - 1, 7]
+        for name, kind in NARROW_UNSIGNED.items()
+    }
+    rows = len(values["u8"])
+    data = pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "body": ["crash report"] * rows,
+            "embedding": pa.array(
+                [[1.0, float(i)] for i in range(rows)], pa.list_(pa.float32(), 2)
+            ),
+            **{name: pa.array(values[name], kind) for name, kind in NARROW_UNSIGNED.items()},
+        }
+    )
+    literals = [1e19, 2.0**63, 2.0**64, -1e19, 2.5, 255.5, 65535.0, 4294967295.5]
+    with LocalEngine(tmp_path / "narrow") as opened:
+        opened.load_table("docs", data, key_column="id", text_columns=["body"])
+        for column in NARROW_UNSIGNED:
+            for op in OPERATORS:
+                for literal in literals:
+                    truth = _compare(op, literal)
+                    expected = {key for key, value in enumerate(values[column]) if truth(value)}
+                    predicate = Comparison(column=column, operator=op, value=literal)
+                    for negated in (False, True):
+                        used = Not(operand=predicate) if negated else predicate
+                        kept = (
+                            {key for key in range(rows) if values[column][key] is not None}
+                            - expected
+                            if negated
+                            else expected
+                        )
+                        for source in (
+                            Bm25Search(table="docs", column="body", query_text="crash"),
+                            NearestNeighborSearch(
+                                table="docs", column="embedding", query_vector=[1.0, 0.0]
+                            ),
+                        ):
+                            plan = SearchPlan(source=source, limit=rows, filter=used)
+                            assert set(opened.search(plan).keys) == kept, (column, op, literal)

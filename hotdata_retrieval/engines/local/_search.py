@@ -103,6 +103,8 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         ),
         unsigned_columns=frozenset().union(*(one.unsigned_columns() for one in loaded.values())),
         float64_columns=frozenset().union(*(one.float64_columns() for one in loaded.values())),
+        # a narrower column's own range, for one table (tables may type a column otherwise)
+        integer_ranges=next(iter(loaded.values())).integer_ranges() if len(loaded) == 1 else None,
     )
     single = executed.single_table
     if (

@@ -31,6 +31,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_element_kinds,
     arrow_float32_columns,
     arrow_float64_columns,
+    arrow_integer_ranges,
     arrow_schema_of_text,
     arrow_unsigned_columns,
     check_filter_values,
@@ -111,6 +112,7 @@ class LoadedTable:
     _kinds: tuple[dict[str, ValueKind], dict[str, ValueKind]] | None = None
     _float32: frozenset[str] | None = None
     _unsigned: frozenset[str] | None = None
+    _ranges: dict[str, tuple[int, int]] | None = None
     _float64: frozenset[str] | None = None
     _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
     _filtered_lock: threading.Lock = attrs.Factory(threading.Lock)
@@ -161,6 +163,13 @@ class LoadedTable:
         if self._unsigned is None:
             self._unsigned = arrow_unsigned_columns(self.data.schema)
         return self._unsigned
+
+    def integer_ranges(self) -> dict[str, tuple[int, int]]:
+        """The narrower integer columns' ranges (:func:`~hotdata_retrieval.engines.checks.
+        arrow_integer_ranges`, read once)."""
+        if self._ranges is None:
+            self._ranges = arrow_integer_ranges(self.data.schema)
+        return self._ranges
 
     def float64_columns(self) -> frozenset[str]:
         """The columns holding 64-bit floats (:func:`~hotdata_retrieval.engines.checks.
