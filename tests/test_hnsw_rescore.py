@@ -188,3 +188,17 @@ def test_a_compiled_search_answering_otherwise_is_not_used(
     for _ in range(3):
         assert hnsw_keys(index, query, 5).tolist() == [0, 1, 2, 3, 4]
     assert nearest._COMPILED_SEARCH_AGREES is False
+
+
+def test_a_short_first_answer_does_not_settle_the_direct_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An answer of one key agrees in any order: the direct call is settled only by an
+    answer long enough to show its order, and a later long one that differs turns it off."""
+    monkeypatch.setattr(nearest, "_COMPILED_SEARCH_AGREES", None)
+    index = _Index()
+    query = np.zeros(4, dtype=np.float32)
+    assert hnsw_keys(index, query, 1).tolist() == [0]
+    assert nearest._COMPILED_SEARCH_AGREES is None
+    assert hnsw_keys(index, query, 9).tolist() == list(range(9))
+    assert nearest._COMPILED_SEARCH_AGREES is False

@@ -895,7 +895,8 @@ def hnsw_keys(index: Any, query: np.ndarray, count: int) -> np.ndarray:
     (``tests/test_hnsw_rescore.py`` compares them). ``search_many`` is not usearch's public
     interface, so a process's first search asks both and keeps the direct call only when it
     answers exactly as ``Index.search`` does (another usearch may order or name its
-    arguments otherwise). ``(n,)`` uint64.
+    arguments otherwise), asking both again until an answer of at least
+    :data:`_KEYS_TO_AGREE` keys agrees. ``(n,)`` uint64.
     """
     global _COMPILED_SEARCH_AGREES
     compiled = getattr(index, "_compiled", None)
@@ -911,7 +912,10 @@ def hnsw_keys(index: Any, query: np.ndarray, count: int) -> np.ndarray:
         return _wrapped_keys(index, query, count)
     if _COMPILED_SEARCH_AGREES is None:
         wrapped = _wrapped_keys(index, query, count)
-        _COMPILED_SEARCH_AGREES = bool(np.array_equal(keys, wrapped))
+        if not np.array_equal(keys, wrapped):
+            _COMPILED_SEARCH_AGREES = False
+        elif wrapped.size >= _KEYS_TO_AGREE:  # an order of one key proves little
+            _COMPILED_SEARCH_AGREES = True
         return wrapped
     return keys
 
@@ -920,6 +924,9 @@ def _wrapped_keys(index: Any, query: np.ndarray, count: int) -> np.ndarray:
     keys: np.ndarray = index.search(query, count, threads=1).keys
     return keys
 
+
+_KEYS_TO_AGREE = 8
+"""How many keys an answer of both calls must hold to settle that they agree."""
 
 _COMPILED_SEARCH_AGREES: bool | None = None
 """Whether usearch's compiled ``search_many`` answered a first search as ``Index.search``
