@@ -157,6 +157,42 @@ def test_the_vector_check_names_the_first_bad_row_of_any_batch(
     assert str(raised.value) == message
 
 
+@pytest.mark.parametrize(
+    ("row", "bad"), [(9, [1.0, 3.5e38, 2.0, 3.0]), (15, [1.0, 2.0, 3.0, -1e39])]
+)
+def test_the_vector_check_names_the_first_row_beyond_float32(
+    small_batches: None, row: int, bad: list[float]
+) -> None:
+    """A Float64 component finite in Float64 but beyond Float32's range, where every store
+    holds its vectors, is an infinity there: refused, naming the row, as the local engine's
+    load refuses it (tests/test_hostile_data.py)."""
+    vectors: list[list[float] | None] = [[float(i), 1.0, 2.0, 3.0] for i in range(ROWS)]
+    vectors[row] = bad
+    vectors[row + 1] = [1e39, 0.0, 0.0, 0.0]  # a later bad row is not named
+    message = (
+        f"row {row} of vector column 'embedding' holds a value beyond Float32's range "
+        f"(magnitude at most 3.40282e+38); vectors are stored as Float32, where it would be an "
+        f"infinity: {bad!r}"
+    )
+    with pytest.raises(HotdataRetrievalError) as raised:
+        store.vector_dimensions(_vectors_table(vectors, pa.list_(pa.float64())), "embedding")
+    assert str(raised.value) == message
+    vectors[row] = vectors[row + 1] = [3.4028234663852886e38, -1.0, 0.0, 0.0]  # the largest
+    assert (
+        store.vector_dimensions(_vectors_table(vectors, pa.list_(pa.float64())), "embedding") == 4
+    )
+
+
+def test_every_store_refuses_a_vector_beyond_float32_at_load(engine: Any) -> None:
+    rows = _rows(0, 5, seed=6)
+    rows[3]["embedding"] = [1.0, 1e39, 0.0, 2.0]
+    table = _table(rows).set_column(
+        2, "embedding", pa.array([row["embedding"] for row in rows], pa.list_(pa.float64()))
+    )
+    with pytest.raises(HotdataRetrievalError, match=r"row 3 .*beyond Float32's range"):
+        engine.load_table("beyond", table, key_column="id", text_columns=["body"])
+
+
 @pytest.mark.parametrize(("nulls", "other"), [(0, 14), (0, 2), (5, 6), (7, 16), (4, 5)])
 def test_the_vector_check_names_the_first_row_of_another_length(
     small_batches: None, nulls: int, other: int

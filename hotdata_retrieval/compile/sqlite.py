@@ -95,13 +95,11 @@ from hotdata_retrieval.compile.stores import StoreCompiler
 from hotdata_retrieval.plan.filters import ContainsAll, ContainsAny, EndsWith, StartsWith
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.plan.values import FLOAT32_MAX
 
 FULL_OUTER_JOIN_VERSION = (3, 39, 0)
 """The first SQLite version with ``RIGHT`` and ``FULL OUTER JOIN`` (SQLite release notes,
 3.39.0, 2022-06-25)."""
-
-FLOAT32_MAX = 3.4028234663852886e38
-"""The largest finite float32: a JSON component beyond it becomes infinite in ``vec_f32``."""
 
 _DISTANCE_FUNCTIONS: Mapping[DistanceMetric, str] = {
     DistanceMetric.COSINE: "vec_distance_cosine",

@@ -75,6 +75,7 @@ from hotdata_retrieval.plan.search import (
     NearestNeighborSearch,
     SearchPlan,
 )
+from hotdata_retrieval.plan.values import FLOAT32_MAX
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
@@ -405,7 +406,8 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
     compute functions (no row becomes a Python list unless its batch holds a bad vector).
 
     Raises:
-        EngineError: vectors of different lengths, an empty vector, or a non-finite component.
+        EngineError: vectors of different lengths, an empty vector, or a component that is
+            not finite or lies beyond Float32's range.
     """
     import pyarrow.compute as pc
 
@@ -464,8 +466,10 @@ def _first_other_length(sizes: Any, length: int) -> int | None:
 
 def _vectors_sound(vectors: Any, sizes: Any) -> bool:
     """Whether every non-NULL vector of ``vectors`` (a list array; ``sizes`` its lengths) is
-    non-empty with every component a finite number; ``False`` too when Arrow cannot tell
-    (a float type its ``is_finite`` does not take), so the caller looks row by row."""
+    non-empty with every component a finite number within Float32's range (every store
+    holds its vectors as Float32, where a larger Float64 value is an infinity); ``False``
+    too when Arrow cannot tell (a float type its ``is_finite`` does not take), so the caller
+    looks row by row."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -478,12 +482,17 @@ def _vectors_sound(vectors: Any, sizes: Any) -> bool:
         finite = pc.all(pc.is_finite(components)).as_py()
     except pa.ArrowNotImplementedError:
         return False
-    return finite is not False
+    if finite is False:
+        return False
+    if not pa.types.is_float64(components.type) or not len(components):
+        return True  # Float16 and Float32 values are within Float32's range
+    return bool(pc.max(pc.abs(components)).as_py() <= FLOAT32_MAX)
 
 
 def _raise_bad_vector(vectors: Any, column: str, start: int) -> None:
     """Raise for the first row of ``vectors`` (a batch whose first row is row ``start`` of
-    the table) that is not a vector of finite numbers; nothing when each row is one.
+    the table) that is not a vector of finite numbers within Float32's range; nothing when
+    each row is one.
 
     Raises:
         EngineError: naming the row and its first components.
@@ -495,6 +504,12 @@ def _raise_bad_vector(vectors: Any, column: str, start: int) -> None:
             raise EngineError(
                 f"row {position} of vector column '{column}' is not a vector of finite "
                 f"numbers: {value[:8]!r}"
+            )
+        if any(abs(x) > FLOAT32_MAX for x in value):
+            raise EngineError(
+                f"row {position} of vector column '{column}' holds a value beyond Float32's "
+                f"range (magnitude at most {FLOAT32_MAX:.6g}); vectors are stored as Float32, "
+                f"where it would be an infinity: {value[:8]!r}"
             )
 
 
