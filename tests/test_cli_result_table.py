@@ -136,7 +136,7 @@ def test_a_long_key_is_cut_and_leaves_room_for_the_text(tmp_path: Path) -> None:
     assert all(len(row[-1]) >= 10 and row[-1].startswith("printer jam") for row in rows)
 
 
-@pytest.mark.parametrize("columns", [30, 40])
+@pytest.mark.parametrize("columns", [10, 20, 30, 40])
 def test_a_narrow_terminal_keeps_the_numbers_whole(reviews: Path, columns: int) -> None:
     rows = body_rows(search(reviews, "-k", "2", columns=columns))
     assert [row[0] for row in rows] == ["1", "2"]

@@ -115,7 +115,8 @@ def demo(database: Path, limit: int, embedder: str, output_format: str, replace:
                             ranks=mode == "hybrid",
                             key_column=plan.key_column,
                             width=console.width,
-                        )
+                        ),
+                        crop=False,
                     )
             report.append(entry)
     elapsed = time.perf_counter() - started

@@ -193,7 +193,7 @@ def render_hits(
         for i, column in enumerate(columns)
     ]
     limits: list[int | None] = [None] * len(columns)
-    if width is not None and columns:
+    if width is not None:
         fixed = [
             min(
                 max([len(str(header.header)), *(len(cells[i]) for cells, _ in rows)]),
@@ -216,7 +216,14 @@ def render_hits(
                 explain_ranking=False,
                 contributions=contributions,
             )
-        limits = list(_fitted(natural, budget))
+        fitted = _fitted(natural, budget)
+        limits = list(fitted)
+        needed = sum(fixed) + sum(map(min, natural, fitted)) + 3 * every + 1
+        if needed > width:
+            # Wider than the terminal rather than a column squeezed to nothing (rich shares
+            # out an excess over every column, the position, key and score too): printed
+            # uncropped, the terminal wraps the lines and every value is still there.
+            table.width = needed
     for column, limit in zip(columns, limits):
         table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=limit)
     for cells, texts in rows:
@@ -666,7 +673,7 @@ def search(
     if not result.hits:
         click.echo("no results", err=True)
         return
-    console.print(hits)
+    console.print(hits, crop=False)
     if result.underfilled:
         click.echo(f"note: {result.underfilled}", err=True)
     for scan in result.vector_scans:
