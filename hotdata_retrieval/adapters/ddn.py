@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from hotdata_retrieval.adapters.envelope import EXPLANATION_KEY, HIGHLIGHTS_KEY
 from hotdata_retrieval.adapters.settings import (
     OptionKind,
     SearchOption,
@@ -275,7 +276,16 @@ class SearchDocuments:
             for o in routed.search_options(route)
             if o.name not in _ANSWERED_IN_METADATA
         }
-        fixed = {"id", "text", "score", "distance", *(f"{b}_rank" for b in self.branches)}
+        fixed = {
+            "id",
+            "text",
+            "score",
+            "distance",
+            *(f"{b}_rank" for b in self.branches),
+            EXPLANATION_FIELD,
+            HIGHLIGHTS_FIELD,
+            AFTER_FIELD,
+        }
         kinds = column_kinds(engine, self.table, list(settings.filter_columns))
         self.filters: dict[str, FilterArgument] = {}
         for column, kind in kinds.items():
@@ -722,7 +732,7 @@ _ANSWERED_IN_METADATA = frozenset({"facets"})
 """Options whose answer is the envelope's metadata (facet counts), which the function's answer
 — a list of hits — has no place for: not offered, rather than taken and dropped."""
 
-HIGHLIGHTS_FIELD = "highlights"
+HIGHLIGHTS_FIELD = HIGHLIGHTS_KEY
 """A hit's field holding its highlights (``SearchHit.highlights``), present when the call
 sets ``highlight``, null otherwise."""
 
@@ -731,7 +741,7 @@ AFTER_FIELD = "after"
 argument takes (:func:`~hotdata_retrieval.engines.results.hits_after`): a list of hits has no
 place for the page's own ``next_after``."""
 
-EXPLANATION_FIELD = "explanation"
+EXPLANATION_FIELD = EXPLANATION_KEY
 """A fused search hit's field saying what its score is made of (``SearchHit.explanation``),
 present when the call sets ``explain_scores``, null otherwise."""
 

@@ -123,6 +123,62 @@ def envelope(
     return {"metadata": header, "rows": [jsonable(dict(row)) for row in rows]}
 
 
+EXPLANATION_KEY = "explanation"
+"""The key of a row (a tool's row, a Document's or a node's metadata) holding what a fused
+score is made of (:meth:`~hotdata_retrieval.engines.results.SearchHit.explanation`)."""
+
+HIGHLIGHTS_KEY = "highlights"
+"""The key of a row holding its highlights
+(:attr:`~hotdata_retrieval.engines.results.SearchHit.highlights`)."""
+
+
+def added_keys(plan: Any) -> tuple[str, ...]:
+    """The keys a door adds to each row of ``plan``'s hits beside the row's columns:
+    :data:`EXPLANATION_KEY` when its hits explain their scores (``explain_scores``, or a
+    score formula's terms) and :data:`HIGHLIGHTS_KEY` when a highlight step runs.
+
+    >>> from hotdata_retrieval.plan import SearchPlan, Bm25Search, TableName
+    >>> added_keys(SearchPlan(source=Bm25Search(table=TableName.parse("t"), column="body",
+    ...     query_text="fox"), limit=3))
+    ()
+    """
+    from hotdata_retrieval.plan.steps import Highlight
+
+    keys = []
+    if plan.fusion is not None and (plan.explain_scores or plan.formula is not None):
+        keys.append(EXPLANATION_KEY)
+    if any(isinstance(step, Highlight) for step in plan.steps):
+        keys.append(HIGHLIGHTS_KEY)
+    return tuple(keys)
+
+
+def check_not_shadowed(columns: Iterable[str], added: Iterable[str], *, where: str) -> None:
+    """Refuse a row column named as a key the door adds to the same row, whose value would
+    silently replace the column's.
+
+    Args:
+        columns: the columns each row carries.
+        added: the keys the door writes beside them (:func:`added_keys` and its own).
+        where: who adds the keys where, for the message (``"this tool adds to each
+            row"``).
+
+    Raises:
+        PlanError: naming the first such column.
+    """
+    from hotdata_retrieval.errors import PlanError
+
+    taken = set(added)
+    for column in columns:
+        if column in taken:
+            raise PlanError(
+                f"column {column!r} has the name of a key {where}, whose value would "
+                "replace the column's; leave the column out, or search without the option "
+                "that adds the key",
+                field="columns",
+                value=column,
+            )
+
+
 def to_json(document: Mapping[str, Any]) -> str:
     """A result document as JSON text (the text a model reads); never ``NaN``."""
     return json.dumps(document, ensure_ascii=False, allow_nan=False, default=str)

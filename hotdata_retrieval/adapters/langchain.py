@@ -58,7 +58,14 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "the LangChain adapter needs langchain-core: pip install 'hotdata-retrieval[langchain]'"
     ) from error
 
-from hotdata_retrieval.adapters.envelope import jsonable, to_json
+from hotdata_retrieval.adapters.envelope import (
+    EXPLANATION_KEY,
+    HIGHLIGHTS_KEY,
+    added_keys,
+    check_not_shadowed,
+    jsonable,
+    to_json,
+)
 from hotdata_retrieval.adapters.settings import SearchSettings
 from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
 from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument, as_list
@@ -467,8 +474,13 @@ class HotdataRetriever(BaseRetriever):
         **kwargs: Any,
     ) -> list[Document]:
         plan = self.plan(query, k)
-        result = self.engine.search(plan)
         content = self._content_column(self._table_indexes())
+        keys = [plan.result_columns[0], *added_keys(plan)]
+        for name, branch in zip(plan.branch_names, plan.branches):
+            keys.extend(debug_columns(name, branch))
+        metadata = [column for column in plan.projection if column != content]
+        check_not_shadowed(metadata, keys, where="this retriever adds to each Document's metadata")
+        result = self.engine.search(plan)
         return [self._document(plan, content, hit) for hit in result]
 
     @staticmethod
@@ -482,9 +494,9 @@ class HotdataRetriever(BaseRetriever):
             metadata[rank_column] = hit.branches[name].rank
             metadata[raw_column] = hit.branches[name].raw_score
         if hit.explained:
-            metadata["explanation"] = hit.explanation()
+            metadata[EXPLANATION_KEY] = hit.explanation()
         if hit.highlights:
-            metadata["highlights"] = dict(hit.highlights)
+            metadata[HIGHLIGHTS_KEY] = dict(hit.highlights)
         text = hit.columns.get(content)
         return Document(
             id=None if hit.key is None else str(hit.key),

@@ -66,6 +66,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "the LlamaIndex adapter needs llama-index-core: pip install 'hotdata-retrieval[llamaindex]'"
     ) from error
 
+from hotdata_retrieval.adapters.envelope import EXPLANATION_KEY
 from hotdata_retrieval.adapters.settings import SearchSettings
 from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument, as_list
 from hotdata_retrieval.errors import PlanError, ToolError
@@ -378,7 +379,15 @@ class HotdataVectorStore(BasePydanticVectorStore):
         for hit in hits:
             node = self._node(hit.document)
             if hit.explanation is not None:
-                node.metadata["explanation"] = dict(hit.explanation)
+                if EXPLANATION_KEY in node.metadata:
+                    raise PlanError(
+                        f"node {hit.document.id!r} has metadata {EXPLANATION_KEY!r} of its "
+                        "own, which explain_scores would replace; query without "
+                        "explain_scores, or keep that metadata under another key",
+                        field="explain_scores",
+                        value=hit.document.id,
+                    )
+                node.metadata[EXPLANATION_KEY] = dict(hit.explanation)
             nodes.append(node)
         return VectorStoreQueryResult(
             nodes=nodes,

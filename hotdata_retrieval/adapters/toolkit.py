@@ -44,7 +44,14 @@ from hotdata_retrieval.adapters.bounded import (
     BoundedResult,
     read_bounded,
 )
-from hotdata_retrieval.adapters.envelope import ToolWarning, envelope
+from hotdata_retrieval.adapters.envelope import (
+    EXPLANATION_KEY,
+    HIGHLIGHTS_KEY,
+    ToolWarning,
+    added_keys,
+    check_not_shadowed,
+    envelope,
+)
 from hotdata_retrieval.adapters.settings import DEFAULT_K as DEFAULT_K
 from hotdata_retrieval.adapters.settings import DEFAULT_MAX_ROWS as DEFAULT_MAX_ROWS
 from hotdata_retrieval.adapters.settings import DEFAULT_NAME_PREFIX as DEFAULT_NAME_PREFIX
@@ -587,6 +594,7 @@ class SearchToolkit:
         *,
         include_branch_scores: bool = False,
         filters: Sequence[Predicate] = (),
+        row_keys: Sequence[str] | None = None,
     ) -> ToolSearch:
         """One search on ``route`` with a call's ``arguments`` (``query`` and the options of
         :meth:`search_options`, absent or ``None`` when not given), read by their rows: the
@@ -598,6 +606,10 @@ class SearchToolkit:
             include_branch_scores: the hits carry each branch's rank and raw score.
             filters: predicates a door adds (the DDN connector's equality arguments); all
                 must hold, with the settings' filter and the call's.
+            row_keys: for a door whose rows carry the plan's columns, the keys it writes
+                beside them (its ranking column); with those the hits add
+                (:func:`~hotdata_retrieval.adapters.envelope.added_keys`), none may name a
+                column, whose value it would replace (checked before the search runs).
 
         Raises:
             ToolError: the route is not available, or a bad argument (naming it).
@@ -618,12 +630,16 @@ class SearchToolkit:
             include_branch_scores=include_branch_scores,
             **fields,
         )
+        if row_keys is not None:
+            check_not_shadowed(
+                plan.projection, (*row_keys, *added_keys(plan)), where="this tool adds to each row"
+            )
         return ToolSearch(route=route, plan=plan, result=self.engine.search(plan), call=call)
 
     def _run_search(self, tool: str, route: SearchRoute | None, **arguments: Any) -> dict[str, Any]:
         if route is None:
             raise ToolError(f"{tool} is not available: table {self.table} cannot be searched")
-        found = self.search(route, arguments)
+        found = self.search(route, arguments, row_keys=(route.ranked_by,))
         plan, result, call = found.plan, found.result, found.call
         warnings = list(call.warnings)
         used = plan.limit
@@ -631,8 +647,8 @@ class SearchToolkit:
             {
                 **hit.columns,
                 route.ranked_by: hit.ranking_value,
-                **({"explanation": hit.explanation()} if hit.explained else {}),
-                **({"highlights": dict(hit.highlights)} if hit.highlights else {}),
+                **({EXPLANATION_KEY: hit.explanation()} if hit.explained else {}),
+                **({HIGHLIGHTS_KEY: dict(hit.highlights)} if hit.highlights else {}),
             }
             for hit in result
         ]
