@@ -120,3 +120,18 @@ def test_hdq_mcp_started_by_a_client_says_nothing(database: Path) -> None:
     assert finished.returncode == 0
     assert finished.stderr == b""
     assert finished.stdout == b""
+
+
+def test_hdq_mcp_with_its_standard_input_closed_says_so(database: Path) -> None:
+    finished = subprocess.run(
+        [sys.executable, "-m", "hotdata_retrieval", "mcp", "--database", str(database),
+         "--table", "docs"],
+        capture_output=True, text=True, timeout=TIMEOUT, check=False,
+        preexec_fn=lambda: os.close(0),  # the child closes its fd 0 before exec
+    )  # fmt: skip
+    assert "Traceback" not in finished.stderr
+    assert finished.returncode == 2
+    assert finished.stderr.splitlines()[0] == (
+        "hdq mcp: error: standard input is closed: an MCP client writes its requests there"
+    )
+    assert finished.stdout == ""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -94,6 +96,31 @@ def test_bytes_that_are_not_utf8_are_a_bad_value(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xff")))
     with pytest.raises(CommandError, match=r"^QUERY from stdin is not UTF-8 text"):
         text_argument("-", "QUERY")
+
+
+def test_a_closed_standard_input_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", None)  # what Python gives a process started with fd 0 shut
+    with pytest.raises(click.BadParameter) as raised:
+        read_input("-", "--plan")
+    assert raised.value.message == "cannot read stdin: standard input is closed"
+    assert raised.value.param_hint == "'--plan'"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["explain", "--plan", "-"], ["lint", "-"], ["search", "-", "--table", "t"]],
+)
+def test_a_command_given_a_closed_standard_input_says_so(
+    arguments: list[str], tmp_path: Path
+) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "hotdata_retrieval", *arguments],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+        preexec_fn=lambda: os.close(0),  # the child closes its fd 0 before exec
+    )  # fmt: skip
+    assert "Traceback" not in process.stderr
+    assert process.returncode == EXIT_USAGE
+    assert "cannot read stdin: standard input is closed" in process.stderr.splitlines()[0]
 
 
 def test_standard_input_is_read_once_per_command() -> None:

@@ -14,6 +14,7 @@ refuses ``-`` with the reason (the format of what it loads comes from the file's
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -70,8 +71,8 @@ def read_input(value: str | os.PathLike[str], name: str) -> str:
         name: the argument as the user typed it (``--plan``, ``PATH``), for messages.
 
     Raises:
-        click.BadParameter: the file cannot be read (a usage error, exit 2), naming ``name``
-            and the file.
+        click.BadParameter: the file (or standard input, also when it is closed) cannot be
+            read (a usage error, exit 2), naming ``name`` and the file.
         click.UsageError: standard input was already read by another argument.
         CommandError: the bytes are not UTF-8 (a bad value, exit 1), naming ``name`` and the
             file: ``--plan 'plan.json' is not UTF-8 text: invalid start byte``.
@@ -79,6 +80,8 @@ def read_input(value: str | os.PathLike[str], name: str) -> str:
     try:
         if is_stdin(value):
             _claim_stdin(name)
+            if sys.stdin is None:  # started with file descriptor 0 closed (``<&-``)
+                raise OSError(errno.EBADF, "standard input is closed")
             data = sys.stdin.buffer.read()
         else:
             with open(value, "rb") as handle:

@@ -204,6 +204,8 @@ def mcp(
     if k is not None and k > max_rows:
         raise click.BadParameter(f"{k} exceeds --max-rows ({max_rows})", param_hint="'-k'")
     require_extra("mcp", needed_by="this command")
+    if sys.stdin is None:  # started with file descriptor 0 closed (``<&-``)
+        raise click.UsageError("standard input is closed: an MCP client writes its requests there")
     shared = settings_fields(settings_params)
     embedder = None
     if engine_name in ENGINE_OPENERS:
