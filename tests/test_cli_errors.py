@@ -5,6 +5,7 @@ naming the user's options and arguments, never a plan's internal fields."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -319,3 +320,30 @@ def test_advice_naming_a_parameter_the_command_lacks_is_left_out() -> None:
     # a command that has the option keeps the advice, in its terms
     both = {"x_column": "--x", "knob": "--knob"}
     assert in_option_terms(error, both) == "--x is bad; pass --knob=True"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["explain", "--table", "docs", "--text-column", "body", "--query", "x"],
+        ["spec", "export", "cases"],
+        ["lint", "query.sql"],
+    ],
+)
+def test_a_closed_standard_output_is_an_error_not_output_lost(
+    arguments: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / "query.sql").write_text("SELECT 1\n")
+    process = subprocess.run(
+        [sys.executable, "-m", "hotdata_retrieval", *arguments],
+        stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False,
+        cwd=tmp_path, preexec_fn=lambda: os.close(1),  # the child closes its fd 1 before exec
+    )  # fmt: skip
+    assert "Traceback" not in process.stderr
+    assert process.returncode == EXIT_USAGE
+    command = " ".join(arguments[: 2 if arguments[0] == "spec" else 1])
+    assert process.stderr.splitlines()[0] == (
+        f"hdq {command}: error: standard output is closed (>&-): the command writes its "
+        "results there; redirect it to /dev/null to discard them"
+    )
+    assert not (tmp_path / "cases").exists()

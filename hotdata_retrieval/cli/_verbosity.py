@@ -32,6 +32,9 @@ from typing import Any
 
 import click
 
+from hotdata_retrieval.cli._errors import CommandError
+from hotdata_retrieval.cli.exit_codes import EXIT_USAGE
+
 LOGGER_NAME = "hotdata_retrieval"
 """The logger whose records ``--verbose`` shows (the library's modules log under it)."""
 
@@ -148,13 +151,20 @@ def _verbose(ctx: click.Context, _parameter: click.Parameter, value: int) -> Non
 
 
 def _with_verbosity(callback: Callable[..., Any]) -> Callable[..., Any]:
-    """``callback`` run with standard error as ``--quiet`` and ``--verbose`` ask. It runs once
-    the arguments are parsed, so a usage error is never silenced; an error the command raises
-    leaves the context (standard error restored) before it is shown."""
+    """``callback`` run with standard error as ``--quiet`` and ``--verbose`` ask, and refused
+    (a usage error) when standard output is closed. It runs once the arguments are parsed,
+    so a usage error is never silenced; an error the command raises leaves the context
+    (standard error restored) before it is shown."""
 
     @functools.wraps(callback)
     def run(*args: Any, **kwargs: Any) -> Any:
         ctx = click.get_current_context()
+        if sys.stdout is None:  # started with file descriptor 1 closed: output would be lost
+            raise CommandError(
+                "standard output is closed (>&-): the command writes its results there; "
+                "redirect it to /dev/null to discard them",
+                exit_code=EXIT_USAGE,
+            )
         commented = getattr(ctx.command, _SQL_COMMENTS, False)
         with contextlib.ExitStack() as stack:
             if ctx.meta.get(_QUIET) or (commented and kwargs.get("quiet") is True):
