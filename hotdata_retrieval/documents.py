@@ -47,7 +47,7 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
 )
 from hotdata_retrieval.plan.steps import steps_from_options
-from hotdata_retrieval.plan.values import check_positive_int
+from hotdata_retrieval.plan.values import check_positive_int, check_query_text
 from hotdata_retrieval.routing import (
     FusionChoice,
     SearchMode,
@@ -306,6 +306,20 @@ class DocumentStore:
             ) from None
         return [key for key, kept in zip(keys, passing) if kept]
 
+    def check_query(self, query: Any) -> str:
+        """``query`` if a search takes it as its text: a string with no NUL byte and no lone
+        surrogate, within :attr:`input_limits` (a blank one is allowed: a search by words
+        then matches nothing). The vector stores check a query before they embed it, so a
+        search by meaning refuses what a search by words refuses.
+
+        Raises:
+            PlanError: not a string, a NUL byte or a lone surrogate.
+            InputLimitError: over :attr:`input_limits`.
+        """
+        if isinstance(query, str):
+            self.input_limits.check_query(query)
+        return check_query_text(query, label="query_text", allow_blank=True)
+
     def relevance(self, distance: float) -> float:
         """A distance under the store's metric as a similarity, higher is better: the cosine
         similarity ``1 - d`` for cosine, ``1 - sqrt(d) / sqrt(2)`` for the squared Euclidean
@@ -423,8 +437,7 @@ class DocumentStore:
         explain_scores: bool = False,
     ) -> list[DocumentHit]:
         k = check_positive_int(k, label="k")
-        if isinstance(query, str):
-            self.input_limits.check_query(query)
+        self.check_query(query)
         if mode is SearchMode.HYBRID and k > DEFAULT_DEPTH:
             choice = FusionChoice.of(fusion) or FusionChoice()
             if "depth" not in choice.options:  # each branch must reach the page
@@ -478,7 +491,8 @@ class DocumentStore:
 
         Raises:
             PlanError: lists of different lengths, over :data:`MAX_DOCUMENTS_PER_CALL`, a
-                key that is not a non-empty string or is repeated, a text that is not text,
+                key that is not a non-empty string of valid Unicode or is repeated, a text
+                that is not text (or holds a lone surrogate),
                 metadata that is not a mapping of JSON values, or a filter column's value its
                 type cannot hold (each naming the document).
             EngineError: a vector the table cannot hold (another length, a value that is
@@ -539,6 +553,7 @@ class DocumentStore:
                     field="texts",
                     value=text,
                 )
+            _check_unicode(text, f"document {key!r}: its text", "texts", key)
             metadata = {} if metadata is None else metadata
             if not isinstance(metadata, Mapping):
                 raise PlanError(
@@ -547,6 +562,7 @@ class DocumentStore:
                     value=metadata,
                 )
             metadata_texts.append(_metadata_json(key, metadata))
+            _check_unicode(metadata_texts[-1], f"document {key!r}: its metadata", "metadatas", key)
             lowered: dict[str, Any] = {}
             for name, value in metadata.items():
                 folded = str(name).lower()
@@ -637,7 +653,38 @@ def _ids(value: Any) -> list[str]:
             raise PlanError(
                 f"an id must be a non-empty string, got {key!r}", field="ids", value=key
             )
+        _check_unicode(key, f"id {key!r}", "ids", key)
     return keys
+
+
+def _check_unicode(text: str, label: str, field: str, key: str) -> None:
+    """Refuse ``text`` that is not Unicode (a lone surrogate such as ``"\\ud800"``), which no
+    engine can store or compare: naming ``label`` and the position."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise PlanError(
+            f"{label} is not valid Unicode: a lone surrogate at position {error.start}",
+            field=field,
+            value=key,
+        ) from None
+
+
+def check_texts(texts: Sequence[Any]) -> None:
+    """Refuse documents' texts an ``add`` would refuse, before anything embeds them: each
+    must be a string of valid Unicode.
+
+    Raises:
+        PlanError: naming the first bad text by its position.
+    """
+    for position, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise PlanError(
+                f"texts[{position}] must be a string, got {type(text).__name__}",
+                field="texts",
+                value=text,
+            )
+        _check_unicode(text, f"texts[{position}]", "texts", text)
 
 
 def _metadata_json(key: str, metadata: Mapping[str, Any]) -> str:

@@ -68,7 +68,13 @@ from hotdata_retrieval.adapters.envelope import (
 )
 from hotdata_retrieval.adapters.settings import SearchSettings
 from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
-from hotdata_retrieval.documents import DocumentHit, DocumentStore, StoredDocument, as_list
+from hotdata_retrieval.documents import (
+    DocumentHit,
+    DocumentStore,
+    StoredDocument,
+    as_list,
+    check_texts,
+)
 from hotdata_retrieval.engines.base import Engine, query_embedder
 from hotdata_retrieval.engines.limits import InputLimits
 from hotdata_retrieval.engines.results import SearchHit
@@ -576,6 +582,7 @@ class HotdataVectorStore(VectorStore):
         """Embed ``texts`` and write them by id in one commit (an id the store holds is
         replaced); returns the ids (a new UUID4 for each id not given)."""
         texts = as_list(texts, "texts")
+        check_texts(texts)  # before the embedder reads them
         vectors = self.embedding.embed_documents(texts) if texts else []
         return self.store.add(ids, texts, vectors, metadatas)
 
@@ -601,8 +608,14 @@ class HotdataVectorStore(VectorStore):
     def similarity_search_with_score(
         self, query: str, k: int = 4, filter: Any = None, **kwargs: Any
     ) -> list[tuple[Document, float]]:
-        """The ``k`` nearest documents with their distances (lower is nearer)."""
-        vector = self.embedding.embed_query(query)
+        """The ``k`` nearest documents with their distances (lower is nearer).
+
+        Raises:
+            PlanError: a query a search by words would refuse (a NUL byte, a lone
+                surrogate), before it is embedded.
+            InputLimitError: a query over the store's ``input_limits``.
+        """
+        vector = self.embedding.embed_query(self.store.check_query(query))
         return self._with_distances(self.store.nearest(vector, k=k, filter=filter))
 
     def similarity_search_by_vector(
@@ -638,7 +651,7 @@ class HotdataVectorStore(VectorStore):
         """The ``k`` best documents by BM25 fused with nearness to the query's embedding
         (``fusion``: ``"rrf"``, default; ``"min_max"``; ``"dbsf"``; or ``{"method": ...,
         <option>: ...}``, ``docs/fusion.md``)."""
-        vector = self.embedding.embed_query(query)
+        vector = self.embedding.embed_query(self.store.check_query(query))
         hits = self.store.hybrid_search(query, vector, k=k, filter=filter, fusion=fusion)
         return [_langchain_document(hit.document) for hit in hits]
 
@@ -655,7 +668,7 @@ class HotdataVectorStore(VectorStore):
         (maximal marginal relevance, ``lambda_mult`` 1 for relevance only, 0 for diversity
         only): the plan's diversity step (:class:`~hotdata_retrieval.plan.steps.Diversity`),
         on every engine, over at most 1,000 candidates."""
-        vector = self.embedding.embed_query(query)
+        vector = self.embedding.embed_query(self.store.check_query(query))
         return self.max_marginal_relevance_search_by_vector(
             vector, k, fetch_k, lambda_mult, filter=filter
         )

@@ -543,12 +543,14 @@ class HotdataHybridRetriever(_StoreRetriever):
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         embedding = query_bundle.embedding
+        self._vector_store.store.check_query(query_bundle.query_str)  # before it is embedded
         if embedding is None:
             embedding = self._model().get_agg_embedding_from_queries(query_bundle.embedding_strs)
         return self._scored(self._vector_store.query(self._query(query_bundle, embedding)))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         embedding = query_bundle.embedding
+        self._vector_store.store.check_query(query_bundle.query_str)  # before it is embedded
         if embedding is None:
             embedding = await self._model().aget_agg_embedding_from_queries(
                 query_bundle.embedding_strs

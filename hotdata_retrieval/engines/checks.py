@@ -1115,9 +1115,10 @@ def checked_keys(keys: Any, kind: ValueKind, column: str, column_type: str) -> l
     takes its keys as given.
 
     Raises:
-        EngineError: ``keys`` is text or not a list; a key that is NULL or NaN, of another
-            kind than the column's, a non-integral or out-of-range number for an integer
-            column; naming the key, the column and its type. Nothing was read or changed.
+        EngineError: ``keys`` is text or not a list; a key that is NULL or NaN, text that
+            is not Unicode (a lone surrogate), of another kind than the column's, a
+            non-integral or out-of-range number for an integer column; naming the key, the
+            column and its type. Nothing was read or changed.
     """
     if isinstance(keys, (str, bytes)) or not hasattr(keys, "__len__"):
         raise EngineError(f"keys must be a list of keys, not {type(keys).__name__}")
@@ -1152,6 +1153,13 @@ def _key_value(key: Any, kind: ValueKind, column: str, column_type: str) -> Any:
 
     if key is None:
         raise refused("a key is never NULL")
+    if isinstance(key, str):
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise refused(
+                f"it is not Unicode text (a lone surrogate at position {error.start})"
+            ) from None
     number = isinstance(key, (numbers.Real, decimal.Decimal)) and not isinstance(
         key, (bool, _numpy_bool())
     )
