@@ -310,6 +310,23 @@ def test_tune_errors_are_one_line(
     assert "Traceback" not in err
 
 
+def test_an_output_that_cannot_be_written_is_refused_before_searching(
+    dataset: Path, database: Path, tmp_path: Path
+) -> None:
+    output = tmp_path / "missing" / "fusion.json"
+    code, out, err = run(
+        "tune", "--queries", str(dataset), "--qrels", str(dataset), "--database", str(database),
+        "--output", str(output), "--format", "json",
+    )  # fmt: skip
+    assert code == EXIT_USAGE
+    assert err.splitlines()[0] == (
+        f"hdq tune: error: Invalid value for '--output': cannot write {str(output)!r}: "
+        f"no directory {str(output.parent)!r}"
+    )
+    assert "searching" not in err  # refused before the work, not after it
+    assert out == ""
+
+
 def test_tune_without_a_database_is_a_usage_error(dataset: Path, tmp_path: Path) -> None:
     code, _, err = run(
         "tune", "--queries", str(dataset), "--qrels", str(dataset), "--database", str(tmp_path)

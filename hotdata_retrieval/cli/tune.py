@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,25 @@ def _shares(ctx: click.Context, param: click.Parameter, value: str | None) -> An
                 f"{share!r} is not a share between 0 and 1", ctx=ctx, param=param
             )
     return shares
+
+
+def _check_writable(output: Path) -> None:
+    """Refuse an ``--output`` that could not be written, before minutes of searching: its
+    directory missing or not writable (the file itself is written only at the end).
+
+    Raises:
+        click.BadParameter: naming the file and why.
+    """
+    directory = output.parent
+    if not directory.is_dir():
+        reason = f"no directory {str(directory)!r}"
+    elif not os.access(directory, os.W_OK | os.X_OK) or (
+        output.exists() and not os.access(output, os.W_OK)
+    ):
+        reason = "permission denied"
+    else:
+        return
+    raise click.BadParameter(f"cannot write {str(output)!r}: {reason}", param_hint="'--output'")
 
 
 @click.command("tune")
@@ -224,6 +244,7 @@ def tune(
         raise click.BadParameter("must be at least 1", param_hint="'--resamples'")
     if folds < 2:
         raise click.BadParameter(f"must be at least 2, got {folds}", param_hint="'--folds'")
+    _check_writable(output)
     if is_stdin(queries_path):
         queries = tuning.parse_queries(read_input(queries_path, "--queries"), _STDIN_NAME)
     else:
