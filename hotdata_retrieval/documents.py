@@ -39,7 +39,7 @@ from hotdata_retrieval.engines.results import returned_vector
 from hotdata_retrieval.errors import MissingCapabilityError, PlanError
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
 from hotdata_retrieval.plan.filters import Predicate, predicate_columns
-from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.names import TableName, fold_identifier
 from hotdata_retrieval.plan.search import (
     DEFAULT_DEPTH,
     DistanceMetric,
@@ -131,7 +131,8 @@ class DocumentStore:
     index), ``metadata_column`` (the metadata as JSON text), ``vector_column`` (float32
     list, of the first vectors' length) and each of ``filter_columns``, filled from the
     metadata key of its name (NULL where a document lacks it or, for a list column, holds an
-    empty list). Metadata keys are matched to filter columns case-insensitively.
+    empty list). Metadata keys are matched to filter columns as names are (case-insensitively,
+    accents however encoded: :func:`~hotdata_retrieval.plan.names.fold_identifier`).
 
     Args:
         engine: an engine with :data:`~hotdata_retrieval.engines.base.DOCUMENT_CAPABILITIES`
@@ -565,11 +566,11 @@ class DocumentStore:
             _check_unicode(metadata_texts[-1], f"document {key!r}: its metadata", "metadatas", key)
             lowered: dict[str, Any] = {}
             for name, value in metadata.items():
-                folded = str(name).lower()
+                folded = fold_identifier(str(name))
                 if folded in lowered and folded in self.filter_columns:
                     raise PlanError(
                         f"document {key!r}: metadata names filter column {folded!r} twice "
-                        "(keys differing only in case)",
+                        "(keys differing only in case or in how their accents are encoded)",
                         field="metadatas",
                         value=key,
                     )

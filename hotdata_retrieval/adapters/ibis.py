@@ -46,6 +46,7 @@ from hotdata_retrieval.compile import compile_plan, get_dialect
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import And, Predicate
+from hotdata_retrieval.plan.names import fold_identifier
 from hotdata_retrieval.plan.search import SearchPlan, debug_columns
 
 
@@ -90,15 +91,16 @@ def _written_name(table: ir.Table) -> list[str]:
 
 
 def _spellings(plan: SearchPlan, table: ir.Table) -> dict[str, str]:
-    """Each of ``table``'s columns the plan reads, as the plan writes it (lower-cased) to as
-    the ibis table spells it (``body`` to ``Body``).
+    """Each of ``table``'s columns the plan reads, as the plan writes it (lower-cased and
+    composed: :func:`~hotdata_retrieval.plan.names.fold_identifier`) to as the ibis table
+    spells it (``body`` to ``Body``).
 
     Raises:
         PlanError: two of the table's columns differ only in case and the plan reads one.
     """
     spelled: dict[str, list[str]] = {}
     for column in table.columns:
-        spelled.setdefault(column.lower(), []).append(column)
+        spelled.setdefault(fold_identifier(column), []).append(column)
     read = set(plan.projection) | {
         name for names in plan.table_columns().values() for name in names
     }

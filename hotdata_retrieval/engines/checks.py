@@ -235,7 +235,8 @@ def table_load(create: Any) -> Any:
 def column_names(schema: Any) -> list[str]:
     """The names of ``schema``'s columns as every engine stores them (lower-cased by
     :func:`~hotdata_retrieval.plan.names.normalize_identifier`), refusing two columns that
-    would be stored under one name: the same name twice, or names that differ only in case.
+    would be stored under one name: the same name twice, or names that differ only in case
+    or in Unicode form (``"cafe\u0301"`` and ``"caf\u00e9"``).
     Every engine's load and upsert read the rows' columns through this one check, so none
     fails on such rows with Arrow's own ``KeyError``.
 
@@ -261,8 +262,13 @@ def column_names(schema: Any) -> list[str]:
             raise EngineError(
                 f"column {original!r} appears twice in the rows; each column needs its own name"
             )
+        how = (
+            "only in case"
+            if earlier.lower() == original.lower()
+            else "only in case or in how their accents are encoded (Unicode NFC)"
+        )
         raise EngineError(
-            f"columns {earlier!r} and {original!r} differ only in case and would be "
+            f"columns {earlier!r} and {original!r} differ {how} and would be "
             f"stored as one column {name!r}; rename one of them"
         )
     return names

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -39,15 +40,31 @@ def is_bare_identifier(text: str) -> bool:
     return _BARE_IDENTIFIER.fullmatch(text) is not None
 
 
+def fold_identifier(text: str) -> str:
+    """``text`` as every engine stores a name: lower-cased, in Unicode's composed form (NFC),
+    so a name typed with a decomposed accent (``"cafe\u0301"``, as macOS file names and some
+    keyboards give it) is the name typed with the composed one (``"caf\u00e9"``): they look
+    alike, and without it a filter or a column list naming one missed the other.
+
+    >>> fold_identifier("Cafe\u0301") == fold_identifier("CAF\u00c9") == "caf\u00e9"
+    True
+    """
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).lower())
+
+
 def normalize_identifier(value: Any, *, label: str = "identifier") -> str:
-    """Validate one identifier and return it lower-cased, as the engine stores it.
+    """Validate one identifier and return it lower-cased and composed (NFC), as the engine
+    stores it (:func:`fold_identifier`).
 
     Args:
         value: the identifier as given (a column name, one part of a table name, ...).
         label: how to name the value in an error message, e.g. ``"column"``.
 
     Returns:
-        The lower-cased identifier. Whether it needs quoting is decided when rendering.
+        The lower-cased, composed identifier. Whether it needs quoting is decided when
+        rendering.
 
     Raises:
         PlanError: ``value`` is not a string, is empty, or holds a double quote, a NUL byte or
@@ -72,7 +89,7 @@ def normalize_identifier(value: Any, *, label: str = "identifier") -> str:
             f"{label} must not contain {problem}, got {value!r}", field=label, value=value
         )
     check_encodable(value, label=label)
-    normalized = value.lower()
+    normalized = fold_identifier(value)
     if type(value) is str:
         if len(_NORMALIZED) >= _NORMALIZED_MOST:
             _NORMALIZED.clear()
