@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -141,6 +142,38 @@ def test_load_a_parquet_file_and_filter(tmp_path: Path) -> None:
     hits = json.loads(out)["hits"]
     assert sorted(hit["key"] for hit in hits) == [1, 3]
     assert {hit["columns"]["lang"] for hit in hits} == {"en"}
+
+
+def _strict_json(text: str) -> Any:
+    """``text`` parsed as RFC 8259 JSON, which has no NaN or Infinity (Python's reader takes
+    them unless told otherwise)."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_search_json_writes_a_nan_or_infinite_value_as_null(tmp_path: Path) -> None:
+    path = tmp_path / "ratings.parquet"
+    ratings = [float("nan"), float("inf"), -float("inf"), 2.5]
+    pq.write_table(
+        pa.table({"id": [1, 2, 3, 4], "body": ["fox one", "fox two", "fox three", "fox four"],
+                  "rating": ratings}),
+        path,
+    )  # fmt: skip
+    database = str(tmp_path / "db")
+    code, _, err = run("load", str(path), "--database", database, "--no-embed")
+    assert code == EXIT_OK, err
+    code, out, err = run(
+        "search", "fox", "--table", "ratings", "--database", database, "--format", "json",
+        "--columns", "id,rating", "--facet", "rating",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    document = _strict_json(out)
+    by_key = {hit["key"]: hit["columns"]["rating"] for hit in document["hits"]}
+    assert by_key == {1: None, 2: None, 3: None, 4: 2.5}
+    assert {entry["value"] for entry in document["facets"]["rating"]} <= {None, 2.5}
 
 
 def test_table_output_is_readable(beir: Path, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -308,6 +309,25 @@ def _formula_json(text: str) -> Any:
         raise PlanError(
             "--formula is nested too deeply to read", field="formula", value=text[:80]
         ) from None
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` (a JSON document of dicts, lists and scalars) with every NaN or infinite
+    float as ``None``: JSON (RFC 8259) has no such numbers, and Python's writer would print
+    ``NaN`` and ``Infinity``, which strict readers (``jq``, JavaScript's ``JSON.parse``)
+    refuse. A table's float column may hold them; JavaScript's ``JSON.stringify`` writes
+    them as ``null`` too.
+
+    >>> json_safe({"a": [float("nan"), 1.5, -float("inf")], "b": (float("inf"), "x")})
+    {'a': [None, 1.5, None], 'b': [None, 'x']}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
 
 
 def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
@@ -632,7 +652,7 @@ def search(
             document["sql"] = result.sql
             if plan.steps:
                 document["steps"] = describe_steps(plan)
-        click.echo(json.dumps(document, indent=2, default=str))
+        click.echo(json.dumps(json_safe(document), indent=2, default=str, allow_nan=False))
         return
     console = make_console()
     shape: dict[str, Any] = {
