@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 from sqlglot import exp
@@ -232,13 +232,23 @@ def _query(query: Any) -> Any:
 
 
 def _vector(vector: Sequence[float]) -> Sequence[float]:
-    if len(vector) == 0:
+    if isinstance(vector, Sized) and not isinstance(vector, (str, bytes)) and len(vector) == 0:
         raise _fail("query vector must not be empty", "query_vector", [])
-    return vector
+    return check_query_vector(vector, label="query_vector")  # None, text, a generator, ...
+
+
+def _columns(columns: Any) -> list[str] | None:
+    """``columns`` as a list, refusing text (whose characters would be read as names: ``"id"``
+    became ``SELECT i, d``), a mapping and anything not iterable."""
+    if columns is None:
+        return None
+    if isinstance(columns, (str, bytes, Mapping)) or not isinstance(columns, Iterable):
+        raise _fail(f"columns must be a list of column names, got {columns!r}", "columns", columns)
+    return list(columns)
 
 
 def _metric(metric: Any) -> str:
-    if metric not in DISTANCE_FUNCTIONS:
+    if not isinstance(metric, str) or metric not in DISTANCE_FUNCTIONS:
         known = ", ".join(sorted(DISTANCE_FUNCTIONS))
         raise _fail(f"metric must be one of {known}, got {metric!r}", "metric", metric)
     return str(metric)
@@ -334,9 +344,8 @@ def bm25_search_sql(
     name = _table(table)
     searched = _bare(column, "column")
     limit = _k(k)
-    projection = _projection(
-        list(columns) if columns is not None else [searched], computed=SCORE_COLUMN
-    )
+    columns = _columns(columns)
+    projection = _projection(columns if columns is not None else [searched], computed=SCORE_COLUMN)
     if not projection and columns is not None and not list(columns):
         raise _fail("columns must not be empty", "columns", [])
     branch = Bm25Search(
@@ -373,8 +382,9 @@ def vector_search_sql(
     name = _table(table)
     searched = _bare(column, "column")
     limit = _k(k)
+    columns = _columns(columns)
     projection = _projection(
-        list(columns) if columns is not None else [searched], computed=DISTANCE_COLUMN
+        columns if columns is not None else [searched], computed=DISTANCE_COLUMN
     )
     if not projection:
         raise _fail(
@@ -425,8 +435,9 @@ def vector_distance_sql(
     searched = _bare(column, "column")
     limit = _k(k)
     chosen = _metric(metric)
+    columns = _columns(columns)
     projection = _projection(
-        list(columns) if columns is not None else [], computed=DISTANCE_COLUMN, dropped=[searched]
+        columns if columns is not None else [], computed=DISTANCE_COLUMN, dropped=[searched]
     )
     if not projection:
         raise _fail(
@@ -495,8 +506,9 @@ def hybrid_search_sql(
     limit = _k(k)
     constant = _k(rrf_k, "rrf_k")
     chosen = _metric(metric)
+    columns = _columns(columns)
     projection = _projection(
-        list(columns) if columns is not None else [key, text_column],
+        columns if columns is not None else [key, text_column],
         computed=SCORE_COLUMN,
         dropped=[vectors],
     )
