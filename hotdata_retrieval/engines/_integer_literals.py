@@ -20,6 +20,12 @@ an equivalent one with an integer literal, which every engine compares exactly:
 - ``BETWEEN`` and ``IN`` by the same rules (an ``IN`` value no integer equals is dropped, an
   ``IN`` list left empty is the FALSE comparison, NULL for a NULL row, not ``IN ()``).
 
+An engine that refuses an integer literal its column's type cannot hold (LanceDB refuses
+``i8 <= 300`` on an int8 column, "could not convert to literal of type", where every other
+engine keeps every non-NULL row) has each integer literal outside the column's range
+rewritten by the same rules (``fitted``): ``i8 <= 300`` is ``i8 >= -128``, ``u8 < -1`` is
+``u8 < 0``, ``i8 IN (2, 300)`` is ``i8 IN (2)``; one inside it stays.
+
 An unsigned 64-bit column holds integers past the largest plan literal (INT64_MAX): a
 comparison whose exact form needs one (``u = 1e19``) is refused with a :class:`PlanError`
 naming it, where the engine would have answered in float64.
@@ -151,7 +157,11 @@ def _number(value: Any) -> float | int | None:
 
 
 def exact_integer_predicate(
-    node: Any, *, unsigned: bool = False, bounds: tuple[int, int] | None = None
+    node: Any,
+    *,
+    unsigned: bool = False,
+    bounds: tuple[int, int] | None = None,
+    fitted: bool = False,
 ) -> Any:
     """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on an integer
     column) with each floating-point literal replaced as the module docstring says, or
@@ -164,6 +174,10 @@ def exact_integer_predicate(
         bounds: the least and greatest value the column's type holds, where known (a
             narrower column: every literal made then fits its type, which LanceDB demands),
             in place of the range ``unsigned`` gives.
+        fitted: an integer literal outside that range is replaced too, as a float there
+            would be (``i8 <= 300`` on an int8 column holds for every value: ``i8 >= -128``),
+            for an engine that refuses a literal its column's type cannot hold (LanceDB:
+            "could not convert to literal of type"); an integer inside it stays.
 
     Raises:
         PlanError: the exact comparison needs an integer past INT64_MAX (an unsigned
@@ -175,10 +189,21 @@ def exact_integer_predicate(
     '<'
     >>> exact_integer_predicate(Between(column="n", low=0.5, high=1e300))
     Comparison(column='n', operator=<ComparisonOperator.GREATER_OR_EQUAL: '>='>, value=1)
+    >>> node = InList(column="i8", values=[2, 300])
+    >>> exact_integer_predicate(node, bounds=(-128, 127), fitted=True).values
+    (2,)
     """
     low, high = bounds if bounds is not None else _range(unsigned)
+
+    def _rewritten(value: Any) -> bool:
+        """Whether ``value`` is a literal to replace: a float, or with ``fitted`` an integer
+        outside the column's range."""
+        if _is_float(value):
+            return True
+        return fitted and type(value) is int and not low <= value <= high
+
     if isinstance(node, Comparison):
-        if not _is_float(node.value):
+        if not _rewritten(node.value):
             return node
         found = _within(_over_integers(node.operator, cast(float, node.value)), low, high)
         if isinstance(found, bool):
@@ -186,7 +211,7 @@ def exact_integer_predicate(
         return _spelled(node.column, found, node.value)
     if isinstance(node, Between):
         start_value, end_value = _number(node.low), _number(node.high)
-        if not (_is_float(node.low) or _is_float(node.high)):
+        if not (_rewritten(node.low) or _rewritten(node.high)):
             return node
         if start_value is None or end_value is None:
             return node  # a bound of another kind: the column's checks refuse it
@@ -210,11 +235,11 @@ def exact_integer_predicate(
         end = _spelled(node.column, below, node.high)
         return Between(column=node.column, low=above[1], high=end.value)
     if isinstance(node, InList):
-        if not any(_is_float(value) for value in node.values):
+        if not any(_rewritten(value) for value in node.values):
             return node
         kept: list[Any] = []
         for value in node.values:
-            if not _is_float(value):
+            if not _rewritten(value):
                 kept.append(value)
                 continue
             found = _within(_over_integers(ComparisonOperator.EQUAL, cast(float, value)), low, high)

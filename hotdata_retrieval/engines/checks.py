@@ -899,6 +899,7 @@ def with_typed_values(
     unsigned_columns: frozenset[str] = frozenset(),
     float64_columns: frozenset[str] = frozenset(),
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
+    fit_integers: bool = False,
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -928,7 +929,10 @@ def with_typed_values(
     compare in float64, where 2**53 + 1 equals 2.0**53. ``unsigned_columns`` name the
     integer columns holding unsigned values (0 to 2**64 - 1); the others are read as signed
     64-bit. ``integer_ranges`` give narrower integer columns their type's own range
-    (:func:`arrow_integer_ranges`), so each literal made fits the type.
+    (:func:`arrow_integer_ranges`), so each literal made fits the type. ``fit_integers``
+    makes an integer literal outside its column's range (``i8 <= 300`` on an int8 column,
+    ``u < -1`` on an unsigned one) the comparison it is over that range, as a float there
+    would be, for an engine that refuses such a literal (LanceDB).
 
     ``float64_columns`` name the columns holding 64-bit floats (not decimals, which compare
     exactly on every engine): an integer compared with one that float64 does not hold
@@ -953,6 +957,11 @@ def with_typed_values(
             any(kinds.get(column) is ValueKind.INTEGER for column in columns) and float in types
         )
         and not (int in types and not columns.isdisjoint(float64_columns))
+        and not (
+            fit_integers
+            and int in types
+            and any(kinds.get(column) is ValueKind.INTEGER for column in columns)
+        )
     ):
         return predicate  # no value of it can change: the visit below would return it itself
     integers = frozenset(column for column in columns if kinds.get(column) is ValueKind.INTEGER)
@@ -971,6 +980,7 @@ def with_typed_values(
         unsigned_columns=unsigned_columns,
         float64_columns=float64_columns,
         integer_ranges=integer_ranges,
+        fit_integers=fit_integers,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -1017,6 +1027,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
         unsigned_columns: frozenset[str] = frozenset(),
         float64_columns: frozenset[str] = frozenset(),
         integer_ranges: Mapping[str, tuple[int, int]] | None = None,
+        fit_integers: bool = False,
     ) -> None:
         self.kinds = kinds
         self.date_columns = date_columns
@@ -1026,6 +1037,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
         self.unsigned_columns = unsigned_columns
         self.float64_columns = float64_columns
         self.integer_ranges = integer_ranges or {}
+        self.fit_integers = fit_integers
 
     def _typed(self, column: str, value: Any) -> Any:
         if column in self.float32_columns:
@@ -1058,6 +1070,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
             typed_node,
             unsigned=node.column in self.unsigned_columns,
             bounds=self.integer_ranges.get(node.column),
+            fitted=self.fit_integers,
         )
 
     def _typed_values(self, node: Any, form: PredicateForm) -> Predicate:

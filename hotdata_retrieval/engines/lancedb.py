@@ -151,8 +151,8 @@ def lancedb_filter(predicate: Predicate) -> str:
     ``IN`` list the constant it stands for: :func:`~hotdata_retrieval.compile.filter_text.
     filter_sql`). Its filter values are typed first (``with_typed_values``): LanceDB refuses
     to convert a literal to a column's type where SQL engines convert it (``year > '2018'``,
-    ``id = 2.5`` on an integer column), and the library compares an integer column with a
-    float exactly (``engines/_integer_literals.py``).
+    ``id = 2.5`` on an integer column, ``i8 <= 300`` on an int8 one), and the library compares
+    an integer column with a float exactly (``engines/_integer_literals.py``).
 
     >>> from hotdata_retrieval.plan.filters import Comparison, InList
     >>> lancedb_filter(Comparison(column="order", operator=">", value=1)
@@ -723,6 +723,7 @@ class LancedbEngine(RoutesByIndexes):
                 unsigned_columns=arrow_unsigned_columns(opened.schema),
                 float64_columns=arrow_float64_columns(opened.schema),
                 integer_ranges=arrow_integer_ranges(opened.schema),
+                fit_integers=True,
             )
             where = lancedb_filter(typed)
         key = plan.key_column

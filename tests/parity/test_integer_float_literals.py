@@ -135,6 +135,29 @@ def _unsigned(name: str) -> list[int | None]:
     return UNSIGNED if name in UNSIGNED_ENGINES else SIGNED_RANGE_UNSIGNED
 
 
+NARROW = {"i8": pa.int8(), "u8": pa.uint8(), "i16": pa.int16(), "u32": pa.uint32()}
+"""Integer columns narrower than 64 bits, of both signs."""
+
+
+def _narrow_values(kind: pa.DataType) -> list[int | None]:
+    """A narrow column's values, one a row: NULL at both ends, the type's own ends and a
+    few values near zero between."""
+    bits = kind.bit_width
+    low, high = (
+        (0, 2**bits - 1)
+        if pa.types.is_unsigned_integer(kind)
+        else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    )
+    inner = [low, high, low + 1, high - 1, 0, 1, 2, 3, 7]
+    if low < 0:
+        inner += [-1, -2, -3]
+    return [None, *(inner * 3)[: len(SIGNED) - 2], None]
+
+
+NARROW_VALUES = {name: _narrow_values(kind) for name, kind in NARROW.items()}
+"""The values of each narrow column, on every engine."""
+
+
 def _table(name: str = "local") -> pa.Table:
     rows = len(SIGNED)
     unsigned = _unsigned(name) + [None] * (rows - len(UNSIGNED))
@@ -144,6 +167,7 @@ def _table(name: str = "local") -> pa.Table:
             "body": ["crash report"] * rows,
             "n": pa.array(SIGNED, pa.int64()),
             "u": pa.array(unsigned, pa.uint64()),
+            **{column: pa.array(NARROW_VALUES[column], kind) for column, kind in NARROW.items()},
             "embedding": pa.array(
                 [[1.0, float(i)] for i in range(rows)], pa.list_(pa.float32(), 2)
             ),
@@ -187,7 +211,9 @@ def _keys(name: str, engine: Any, plan: SearchPlan) -> set[int]:
 
 
 def _reference(column: str, truth: Truth, name: str = "local") -> set[int]:
-    values = SIGNED if column == "n" else _unsigned(name)
+    values = (
+        SIGNED if column == "n" else NARROW_VALUES[column] if column in NARROW else _unsigned(name)
+    )
     return {key for key, value in enumerate(values) if truth(value) is True}
 
 
@@ -229,6 +255,87 @@ def test_an_unsigned_column_keeps_the_exact_rows(engine: tuple[str, Any], case: 
     integer past INT64_MAX is refused there with a PlanError (no plan literal is one)."""
     name, opened = engine
     _check(name, opened, "u", case)
+
+
+def _integer_cases() -> dict[str, tuple[Callable[[str], Predicate], Callable[[str], Truth]]]:
+    """Integer literals against a narrow column, each case's literals taken from the
+    column's type: inside its range, just past either end and far past it."""
+
+    def ends(column: str) -> tuple[int, int]:
+        values = [value for value in NARROW_VALUES[column] if value is not None]
+        return min(values), max(values)
+
+    literals: dict[str, Callable[[int, int], int]] = {
+        "low - 1": lambda low, high: low - 1,
+        "high + 1": lambda low, high: high + 1,
+        "-40000": lambda low, high: -40000,
+        "300": lambda low, high: 300,
+        "-1": lambda low, high: -1,
+        "INT64_MAX": lambda low, high: 2**63 - 1,
+        "INT64_MIN": lambda low, high: -(2**63),
+        "high": lambda low, high: high,
+        "2": lambda low, high: 2,
+    }
+    cases: dict[str, tuple[Callable[[str], Predicate], Callable[[str], Truth]]] = {}
+    for op in OPERATORS:
+        for label, pick in literals.items():
+            cases[f"{op} {label}"] = (
+                lambda column, op=op, pick=pick: Comparison(
+                    column=column, operator=op, value=pick(*ends(column))
+                ),
+                lambda column, op=op, pick=pick: _compare(op, pick(*ends(column))),
+            )
+    spans: list[tuple[str, str]] = [
+        ("-1", "300"), ("low - 1", "2"), ("2", "high + 1"), ("low - 1", "high + 1"),
+        ("INT64_MIN", "-1"), ("high + 1", "INT64_MAX"), ("300", "-40000"), ("-40000", "high"),
+    ]  # fmt: skip
+    for start, end in spans:
+        cases[f"between {start} and {end}"] = (
+            lambda column, start=start, end=end: Between(
+                column=column,
+                low=literals[start](*ends(column)),
+                high=literals[end](*ends(column)),
+            ),
+            lambda column, start=start, end=end: _between(
+                literals[start](*ends(column)), literals[end](*ends(column))
+            ),
+        )
+    members: list[list[str]] = [
+        ["2", "300"],
+        ["300", "-40000"],
+        ["low - 1", "high + 1", "high"],
+        ["-1", "high", "INT64_MAX"],
+    ]
+    for labels in members:
+        cases[f"in {labels}"] = (
+            lambda column, labels=labels: InList(
+                column=column, values=[literals[label](*ends(column)) for label in labels]
+            ),
+            lambda column, labels=labels: _in([literals[label](*ends(column)) for label in labels]),
+        )
+    return cases
+
+
+INTEGER_CASES = _integer_cases()
+
+
+@pytest.mark.parametrize("case", sorted(INTEGER_CASES))
+def test_a_narrow_column_keeps_the_exact_rows_for_an_integer_past_its_type(
+    engine: tuple[str, Any], case: str
+) -> None:
+    """An integer literal no value of a narrow column's type equals (``i8 <= 300``,
+    ``u8 < -1``, ``i16 > -40000``, an ``IN`` list or ``BETWEEN`` partly past the type) keeps
+    the rows exact arithmetic keeps, under ``NOT`` too, on every engine: LanceDB, which
+    refuses a literal its column's type cannot hold, is given the equivalent one within it."""
+    name, opened = engine
+    build, truth = INTEGER_CASES[case]
+    for column in NARROW:
+        predicate = build(column)
+        for negated in (False, True):
+            used = Not(operand=predicate) if negated else predicate
+            expected = _reference(column, _not(truth(column)) if negated else truth(column), name)
+            for plan in _plans(used):
+                assert _keys(name, opened, plan) == expected, (name, column, negated, case)
 
 
 def test_the_reference_is_not_trivial() -> None:
@@ -287,10 +394,6 @@ def test_any_float_literal_keeps_the_exact_rows_on_the_local_engine(
             assert _unspellable(column, predicate), error
             continue
         assert keys == expected
-
-
-NARROW = {"i8": pa.int8(), "u8": pa.uint8(), "i16": pa.int16(), "u32": pa.uint32()}
-"""Integer columns narrower than 64 bits, of both signs."""
 
 
 def test_a_narrow_column_on_lancedb_compares_a_float_past_its_type(tmp_path: Any) -> None:
