@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from hotdata_retrieval.cli import main
-from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
+from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK, EXIT_USAGE
 from hotdata_retrieval.engines.local.loading import read_source
 
 TITLES = ["Crash", "Login", "Sync", None]
@@ -136,6 +136,31 @@ def test_a_beir_directory_over_its_tables_names_them_all(tmp_path: Path) -> None
         refused.stderr
     )
     assert "--table" not in refused.stderr
+
+
+def test_table_with_a_beir_directory_is_refused_not_ignored(tmp_path: Path) -> None:
+    directory = tmp_path / "beir"
+    directory.mkdir()
+    write_jsonl(directory / "corpus.jsonl", [{"_id": "d1", "title": "t", "text": "red fox"}])
+    database = tmp_path / "db"
+    refused = invoke(
+        "load", str(directory), "--database", str(database), "--no-embed", "--table", "docs"
+    )
+    assert refused.exit_code == EXIT_USAGE
+    assert refused.stderr.splitlines()[0] == (
+        "hdq load: error: Invalid value for '--table': 'docs' names the table of a single "
+        "file; a BEIR directory loads the tables corpus, queries and qrels"
+    )
+    assert not database.exists()
+
+
+def test_an_empty_table_name_is_refused_not_replaced_by_the_stem(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "tickets.jsonl", [{"id": 1, "body": "red fox"}])
+    database = tmp_path / "db"
+    refused = invoke("load", str(source), "--database", str(database), "--no-embed", "--table", "")
+    assert refused.exit_code == EXIT_USAGE
+    assert "Invalid value for '--table': must not be empty" in refused.stderr.splitlines()[0]
+    assert not database.exists()
 
 
 @pytest.mark.parametrize(

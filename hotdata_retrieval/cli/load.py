@@ -457,6 +457,14 @@ def _load(
             ".csv, .parquet) or a BEIR directory's layout; save the data to a file first",
             param_hint="'SOURCE'",
         )
+    if table is not None and not table.strip():
+        raise click.BadParameter("must not be empty", param_hint="'--table'")
+    if table is not None and source.is_dir():
+        raise click.BadParameter(
+            f"{table!r} names the table of a single file; a BEIR directory loads the tables "
+            "corpus, queries and qrels",
+            param_hint="'--table'",
+        )
     if engine_name != "local":
         _load_into_store(
             engine_name,
