@@ -77,12 +77,17 @@ _NAME_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 and ``.`` (MCP specification 2025-11-25, "Tools", tool names)."""
 
 
+_INT64_MAX = 2**63 - 1
+
+
 def _count(label: str) -> Callable[[Any, Any, Any], None]:
     def check(_instance: Any, _attribute: Any, value: Any) -> None:
         if value is None and label == "k":
             return
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ToolError(f"{label} must be a whole number of at least 1, got {value!r}")
+        if value > _INT64_MAX:  # a search's depth and limit are signed 64-bit integers
+            raise ToolError(f"{label} must be at most {_INT64_MAX:,}, got {value!r}")
 
     return check
 
@@ -297,7 +302,7 @@ class SearchSettings:
                 raise ToolError("group_size is the rows kept per group; give group_by too")
             _check_group_size(self.group_size)
         try:
-            steps_from_options(
+            steps = steps_from_options(
                 diversity=self.diversity,
                 candidates=self.candidates,
                 rerank=self.reranker,
@@ -309,6 +314,21 @@ class SearchSettings:
             )
         except PlanError as error:
             raise ToolError(str(error)) from None
+        if self.group_by is not None and steps:
+            chosen = [
+                name
+                for name, value in (
+                    ("diversity", self.diversity),
+                    ("reranker", self.reranker),
+                    ("highlight", self.highlight or None),
+                )
+                if value is not None
+            ]
+            raise ToolError(
+                f"group_by groups every search, and {' and '.join(chosen)} run(s) on every "
+                "search's rows, but a grouped search's rows are groups: no search could be "
+                "answered; set group_by or those, not both"
+            )
 
     @classmethod
     def of(cls, settings: SearchSettings | None = None, /, **options: Any) -> SearchSettings:
