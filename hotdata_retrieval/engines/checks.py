@@ -690,6 +690,41 @@ def arrow_integer_ranges(schema: Any) -> dict[str, tuple[int, int]]:
     return ranges
 
 
+def merged_integer_ranges(schemas: Iterable[Any]) -> dict[str, tuple[int, int]]:
+    """Each integer column of several tables' Arrow schemas with the least and greatest
+    value any of its types holds (a 64-bit column's too: signed, -2**63 to 2**63 - 1;
+    unsigned, 0 to 2**64 - 1), for a plan over those tables: one filter compares the column
+    in every table, so a float is made an integer comparison that is exact in each
+    (:func:`with_typed_values`). A column signed in one table and unsigned in another ranges
+    over both, never over the unsigned range alone (which would make ``n != 2.5`` drop a
+    negative row).
+
+    >>> import pyarrow as pa
+    >>> merged_integer_ranges([pa.schema([("a", pa.int8()), ("b", pa.int64())]),
+    ...                        pa.schema([("a", pa.uint8()), ("b", pa.uint64())])])
+    {'a': (-128, 255), 'b': (-9223372036854775808, 18446744073709551615)}
+    """
+    import pyarrow as pa
+
+    merged: dict[str, tuple[int, int]] = {}
+    for schema in schemas:
+        narrow = arrow_integer_ranges(schema)
+        for field in schema:
+            if not pa.types.is_integer(field.type):
+                continue
+            if field.name in narrow:
+                low, high = narrow[field.name]
+            elif pa.types.is_unsigned_integer(field.type):
+                low, high = 0, 2**64 - 1
+            else:
+                low, high = -(2**63), 2**63 - 1
+            known = merged.get(field.name)
+            merged[field.name] = (
+                (low, high) if known is None else (min(known[0], low), max(known[1], high))
+            )
+    return merged
+
+
 def float32_value(value: Any) -> Any:
     """A filter value compared with a float32 column, rounded to float32 first: a number
     (or number text) becomes the float64 that equals its nearest float32, which every engine

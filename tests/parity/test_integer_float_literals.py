@@ -491,3 +491,139 @@ def test_a_narrow_unsigned_column_compares_any_float_exactly(tmp_path: Any) -> N
                         ):
                             plan = SearchPlan(source=source, limit=rows, filter=used)
                             assert set(opened.search(plan).keys) == kept, (column, op, literal)
+
+
+UNION_TYPES: list[tuple[pa.DataType, pa.DataType]] = [
+    (pa.uint8(), pa.uint8()),
+    (pa.uint8(), pa.int64()),
+    (pa.int8(), pa.uint8()),
+    (pa.uint16(), pa.uint32()),
+    (pa.int64(), pa.uint64()),
+    (pa.uint64(), pa.uint64()),
+]
+"""Column ``x``'s type in the two tables of a plan: narrow and 64-bit, of one sign and of
+both."""
+
+
+def _union_values(kind: pa.DataType) -> list[int | None]:
+    """Column ``x``'s values in a table where it has type ``kind``: its type's ends, a few
+    small values and NULL."""
+    bits = kind.bit_width
+    if pa.types.is_unsigned_integer(kind):
+        return [None, 0, 1, 2, 7, 2**bits - 1]
+    return [None, -(2 ** (bits - 1)), -3, -1, 2, 2 ** (bits - 1) - 1]
+
+
+@pytest.mark.parametrize("types", UNION_TYPES, ids=lambda pair: f"{pair[0]}-{pair[1]}")
+def test_a_plan_over_tables_compares_a_float_as_each_table_alone_does(
+    tmp_path: Any, types: tuple[pa.DataType, pa.DataType]
+) -> None:
+    """A plan over two tables whose column ``x`` has other integer types answers a float
+    literal (``x <= 1e19``, ``x != 2.5``, past a narrow type) exactly wherever a plan over
+    each table alone does, and is refused with the same PlanError where one of them is (an
+    unsigned 64-bit column and a literal whose exact form needs an integer past INT64_MAX).
+    A column signed in one table and unsigned in the other keeps its negative rows."""
+    from hotdata_retrieval import TableUnion
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    columns = {"a": _union_values(types[0]), "b": _union_values(types[1])}
+    offsets = {"a": 0, "b": 100}
+    literals = [1e19, -1e19, 2.0**63, 2.5, -0.5, 300.0, 65536.5, 2.0**64, 4294967295.0]
+    with LocalEngine(tmp_path / "union") as opened:
+        for table, kind in zip(columns, types):
+            rows = len(columns[table])
+            data = pa.table(
+                {
+                    "id": pa.array(range(offsets[table], offsets[table] + rows), pa.int64()),
+                    "body": ["crash report"] * rows,
+                    "x": pa.array(columns[table], kind),
+                }
+            )
+            opened.load_table(table, data, key_column="id", text_columns=["body"])
+
+        def answer(tables: list[str], predicate: Predicate) -> set[int] | PlanError:
+            table = TableUnion(tables) if len(tables) > 1 else tables[0]
+            source = Bm25Search(table=table, column="body", query_text="crash")
+            try:
+                return set(
+                    opened.search(SearchPlan(source=source, limit=20, filter=predicate)).keys
+                )
+            except PlanError as error:
+                assert "no exact spelling" in str(error) and error.field == "filter", error
+                return error
+
+        for op in OPERATORS:
+            for literal in literals:
+                truth = _compare(op, literal)
+                comparison = Comparison(column="x", operator=op, value=literal)
+                for negated in (False, True):
+                    predicate = Not(operand=comparison) if negated else comparison
+                    alone = [answer([table], predicate) for table in columns]
+                    together = answer(list(columns), predicate)
+                    case = (op, literal, negated)
+                    if any(isinstance(one, PlanError) for one in alone):
+                        assert isinstance(together, PlanError), case
+                        continue
+                    expected = {
+                        offsets[table] + row
+                        for table, values in columns.items()
+                        for row, value in enumerate(values)
+                        if value is not None and truth(value) is not negated
+                    }
+                    assert together == expected, case
+
+
+def test_turbopuffer_refuses_a_narrow_unsigned_column_as_the_uint64_it_holds(
+    tmp_path: Any,
+) -> None:
+    """turbopuffer has one unsigned attribute type, 64-bit: a uint8 column loaded there reads
+    back as uint64 and takes any such value at upsert, so a float whose exact comparison
+    needs an integer past INT64_MAX (``u8 <= 1e19``) has no exact form there, and is refused
+    with the PlanError the local engine gives for a uint64 column, word for word; a literal
+    with an exact form is answered as on the local engine's uint8 column."""
+    from hotdata_retrieval.engines.local import LocalEngine
+    from tests.turbopuffer_api import fake_backed_engine
+
+    values = [None, 0, 1, 2, 255, 7]
+
+    def data(kind: pa.DataType) -> pa.Table:
+        rows = len(values)
+        return pa.table(
+            {
+                "id": pa.array(range(rows), pa.int64()),
+                "body": ["crash report"] * rows,
+                "u8": pa.array(values, kind),
+            }
+        )
+
+    def outcome(engine: Any, predicate: Predicate) -> set[int] | str:
+        source = Bm25Search(table="docs", column="body", query_text="crash")
+        try:
+            return set(engine.search(SearchPlan(source=source, limit=10, filter=predicate)).keys)
+        except PlanError as error:
+            assert error.field == "filter" and "no exact spelling" in str(error), error
+            return str(error)
+
+    puffer = fake_backed_engine(tmp_path / "turbopuffer")
+    try:
+        puffer.load_table("docs", data(pa.uint8()), key_column="id", text_columns=["body"])
+        assert puffer.read_table("docs", ["u8"]).schema.field("u8").type == pa.uint64()
+        with (
+            LocalEngine(tmp_path / "wide") as wide,
+            LocalEngine(tmp_path / "narrow") as narrow,
+        ):
+            wide.load_table("docs", data(pa.uint64()), key_column="id", text_columns=["body"])
+            narrow.load_table("docs", data(pa.uint8()), key_column="id", text_columns=["body"])
+            kinds = set()
+            for op in OPERATORS:
+                for literal in (1e19, 2.0**63, 2.0**64 - 2048, 2.5, 300.0, -1e19):
+                    comparison = Comparison(column="u8", operator=op, value=literal)
+                    for predicate in (comparison, Not(operand=comparison)):
+                        on_puffer = outcome(puffer, predicate)
+                        kinds.add(type(on_puffer))
+                        assert on_puffer == outcome(wide, predicate), (op, literal)
+                        if not isinstance(on_puffer, str):
+                            assert on_puffer == outcome(narrow, predicate), (op, literal)
+            assert kinds == {set, str}  # some plans answered, some refused
+    finally:
+        puffer.close()

@@ -31,6 +31,7 @@ from hotdata_retrieval.engines.checks import (
     check_column_kinds,
     check_columns,
     is_vector_type,
+    merged_integer_ranges,
     merged_kinds,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -103,8 +104,13 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         ),
         unsigned_columns=frozenset().union(*(one.unsigned_columns() for one in loaded.values())),
         float64_columns=frozenset().union(*(one.float64_columns() for one in loaded.values())),
-        # a narrower column's own range, for one table (tables may type a column otherwise)
-        integer_ranges=next(iter(loaded.values())).integer_ranges() if len(loaded) == 1 else None,
+        # a narrower column's own range for one table; over several, each integer column's
+        # range across its types in all of them
+        integer_ranges=(
+            next(iter(loaded.values())).integer_ranges()
+            if len(loaded) == 1
+            else merged_integer_ranges(one.data.schema for one in loaded.values())
+        ),
     )
     single = executed.single_table
     if (
