@@ -319,7 +319,9 @@ class HotdataVectorStore(BasePydanticVectorStore):
             hits = self._store.hybrid_search(
                 self._text(query),
                 self._embedding(query),
-                k=query.hybrid_top_k or k,
+                k=k
+                if query.hybrid_top_k is None
+                else check_positive_int(query.hybrid_top_k, label="hybrid_top_k"),
                 filter=condition,
                 fusion=fusion,
                 explain_scores=explain,
@@ -402,12 +404,22 @@ class HotdataVectorStore(BasePydanticVectorStore):
         vectors, with the query's ``mmr_threshold`` or the call's (LlamaIndex's
         ``get_top_k_mmr_embeddings``)."""
         embedding = self._embedding(query)
-        k = query.similarity_top_k
+        k = check_positive_int(query.similarity_top_k, label="k")
         prefetch = options.get("mmr_prefetch_k")
         fetch = 4 * k if prefetch is None else check_positive_int(prefetch, label="mmr_prefetch_k")
         threshold = query.mmr_threshold
         if threshold is None:  # as VectorIndexRetriever passes it (vector_store_kwargs)
             threshold = options.get("mmr_threshold")
+        if threshold is not None and (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float))
+            or not 0.0 <= threshold <= 1.0  # NaN fails too
+        ):
+            raise PlanError(
+                f"mmr_threshold must be a number between 0 and 1, got {threshold!r}",
+                field="mmr_threshold",
+                value=threshold,
+            )
         hits = self._store.nearest(
             embedding, k=max(fetch, k), filter=condition, include_vectors=True
         )
