@@ -277,6 +277,30 @@ def test_tune_is_reproducible_and_prints_a_table(dataset: Path, database: Path) 
     assert "5-fold cross-validated difference" in " ".join(err.split())
 
 
+@pytest.mark.parametrize("columns", [20, 40, 60, 80])
+def test_a_narrow_terminal_keeps_every_number_of_the_table_whole(
+    dataset: Path, database: Path, columns: int
+) -> None:
+    arguments = [
+        "tune", "--queries", str(dataset / "queries.jsonl"),
+        "--qrels", str(dataset / "qrels" / "train.tsv"), "--database", str(database),
+        "--methods", "dbsf", "--alphas", "0.2", "--resamples", "50", "--seed", "7",
+        "--output", str(dataset.parent / "narrow.json"),
+    ]  # fmt: skip
+    _, document, _ = run(*arguments, "--format", "json")
+    settings = json.loads(document)["settings"]
+    result = CliRunner().invoke(main, arguments, env={"COLUMNS": str(columns)})
+    assert result.exit_code == EXIT_OK, result.stderr
+    table = result.stdout
+    assert "…" not in table
+    assert "rank_constant=60" in table
+    for setting in settings:  # each mean and its interval's ends, as the table writes them
+        for name in ("nDCG@10", "R@100"):
+            measure = setting[name]
+            for value in (measure["mean"], measure["low"], measure["high"]):
+                assert f"{value:.4f}" in table
+
+
 @pytest.mark.parametrize(
     ("arguments", "code", "message"),
     [

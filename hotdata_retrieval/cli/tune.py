@@ -67,6 +67,38 @@ _STDIN_NAME = "<stdin>"
 """How messages and the output name queries or qrels read from standard input."""
 
 
+def _keep_words_whole(table: Table, width: int) -> None:
+    """Size ``table``'s columns for ``width`` characters so that cells wrap only between
+    words, never cutting one (a number, a setting such as ``rank_constant=60``): each column
+    gets at least its longest word, then the room left is shared out equally, a column
+    needing less than its share getting its longest line. When the longest words alone do
+    not fit, the table takes the width they need (printed uncropped, a terminal wraps its
+    lines) rather than rich cutting numbers to ``0.…``."""
+    columns = table.columns
+    texts = [[str(column.header), *map(str, column.cells)] for column in columns]
+    least = [max(len(word) for text in cells for word in [*text.split(), ""]) for cells in texts]
+    natural = [max(len(text) for text in cells) for cells in texts]
+    rules = 3 * len(columns) + 1  # per column 2 of padding and 1 rule; 1 edge
+    widths = list(least)
+    spare = width - rules - sum(widths)
+    growing = [index for index in range(len(columns)) if widths[index] < natural[index]]
+    while spare > 0 and growing:  # an equal share each; a column needing less takes its need
+        share = spare // len(growing)
+        sated = [index for index in growing if natural[index] - widths[index] <= share]
+        if not sated:
+            for rank, index in enumerate(growing):
+                widths[index] += share + (rank < spare % len(growing))
+            break
+        for index in sated:
+            spare -= natural[index] - widths[index]
+            widths[index] = natural[index]
+        growing = [index for index in growing if index not in sated]
+    for column, chosen in zip(columns, widths):
+        column.width = chosen
+    if sum(widths) + rules > width:
+        table.width = sum(widths) + rules
+
+
 def _shares(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     """Click callback: ``--vector-shares`` as numbers, each a share between 0 and 1 (the
     weights are ``1 - S`` and ``S``).
@@ -432,7 +464,9 @@ def tune(
                 else _interval(difference.mean, difference.low, difference.high, signed=True)
             )
         listing.add_row(*cells)
-    make_console().print(listing)
+    console = make_console()
+    _keep_words_whole(listing, console.width)
+    console.print(listing, crop=False)
     cross = ", ".join(
         f"{name} {_interval(value.mean, value.low, value.high, signed=True)}"
         for name, value in choice.cross_validated.items()
