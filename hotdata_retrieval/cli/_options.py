@@ -80,6 +80,27 @@ def parse_number(ctx: click.Context, param: click.Parameter, value: str | None) 
         raise click.BadParameter(f"{value!r} is not a number", ctx=ctx, param=param) from None
 
 
+def parse_names(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """Click callback: a comma-separated list of column names (``--columns id,title``) as a
+    tuple, each stripped of blanks, or ``None``.
+
+    Raises:
+        click.BadParameter: a name is empty (``id,,title``, a trailing comma): exit 2,
+            naming the option and the value.
+    """
+    if value is None:
+        return None
+    names = tuple(item.strip() for item in value.split(","))
+    if not all(names):
+        raise click.BadParameter(
+            f"{value!r} holds an empty column name; give names separated by commas, such as "
+            "id,title",
+            ctx=ctx,
+            param=param,
+        )
+    return names
+
+
 def parse_numbers(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     """Click callback: a comma-separated list of numbers as a tuple, or ``None``.
 

@@ -32,6 +32,7 @@ from hotdata_retrieval.cli._options import (
     full_vectors_option,
     fusion_options,
     fusion_settings,
+    parse_names,
 )
 from hotdata_retrieval.cli._verbosity import logs_as_sql_comments
 from hotdata_retrieval.cli.exit_codes import EXIT_OK
@@ -129,12 +130,6 @@ class InvalidPlanError(CommandError):
     ``click.ClickException``) so that click prints it and exits with
     :data:`~hotdata_retrieval.cli.exit_codes.EXIT_INVALID_PLAN`.
     """
-
-
-def _parse_names(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
-    if value is None:
-        return None
-    return tuple(item.strip() for item in value.split(","))
 
 
 def _check_dialect(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -609,7 +604,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
 @click.option(
     "--columns",
     metavar="COL,COL,...",
-    callback=_parse_names,
+    callback=parse_names,
     help="Table columns to return, comma-separated. Default: the key column, then the text column.",
 )
 @click.option("--key-column", metavar="COLUMN", help="The table's unique key.  [default: id]")

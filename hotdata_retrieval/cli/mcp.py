@@ -41,6 +41,7 @@ from hotdata_retrieval.cli._engines import (
     table_embedder,
 )
 from hotdata_retrieval.cli._local import database_option, reports_errors
+from hotdata_retrieval.cli._options import parse_names
 from hotdata_retrieval.cli._settings import settings_fields, settings_options
 from hotdata_retrieval.engines.limits import (
     DEFAULT_MEMORY_BYTES,
@@ -180,6 +181,7 @@ def serve(engine: Any, settings: SearchSettings | None = None, /, **options: Any
 @click.option(
     "--columns",
     metavar="A,B",
+    callback=parse_names,
     help="The columns each search row carries (comma-separated; default: the key and the "
     "searched text).",
 )
@@ -197,7 +199,7 @@ def mcp(
     max_bytes: int,
     engine_name: str,
     embedder_choice: str | None,
-    columns: str | None,
+    columns: tuple[str, ...] | None,
     **settings_params: Any,
 ) -> None:
     """Serve TABLE's search and SQL tools to an MCP client over stdio."""
@@ -227,7 +229,7 @@ def mcp(
             max_rows=max_rows,
             name_prefix=name_prefix,
             embedder=embedder,
-            columns=None if columns is None else [c.strip() for c in columns.split(",")],
+            columns=None if columns is None else list(columns),
             sql=not no_sql,
             sql_limits=SqlLimits(
                 timeout_seconds=sql_timeout, memory_bytes=sql_memory * 1024 * 1024

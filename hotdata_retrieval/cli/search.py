@@ -30,6 +30,7 @@ from hotdata_retrieval.cli._options import (
     full_vectors_option,
     fusion_options,
     fusion_settings,
+    parse_names,
 )
 from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
@@ -456,7 +457,9 @@ def plan_table_search(
     metavar="SQL",
     help="A SQL condition such as \"lang = 'en'\" (repeatable; joined with AND).",
 )
-@click.option("--columns", metavar="A,B", help="Columns to return (comma-separated).")
+@click.option(
+    "--columns", metavar="A,B", callback=parse_names, help="Columns to return (comma-separated)."
+)
 @click.option("--text-column", metavar="COLUMN", help="The text column to search.")
 @click.option(
     "--query",
@@ -561,7 +564,7 @@ def search(
     limit: int,
     offset: int,
     filters: Sequence[str],
-    columns: str | None,
+    columns: tuple[str, ...] | None,
     text_column: str | None,
     queries: Sequence[str],
     group_by: str | None,
@@ -612,7 +615,7 @@ def search(
             limit=limit,
             offset=offset,
             filter=_filter(filters),
-            columns=None if columns is None else [c.strip() for c in columns.split(",")],
+            columns=None if columns is None else list(columns),
             text_column=text_column,
             explain_scores=explain_scores,
             queries=list(queries),
