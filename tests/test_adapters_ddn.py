@@ -399,6 +399,22 @@ def test_hdq_ddn_names_a_bad_filter_column_in_one_line(database: Path) -> None:
     assert "Traceback" not in refused.output
 
 
+def test_hdq_ddn_serve_on_a_port_in_use_says_so_in_one_line(database: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = CliRunner().invoke(
+            main,
+            ["ddn", "serve", "--table", "tickets", "--database", str(database),
+             "--port", str(port)],
+        )  # fmt: skip
+    assert refused.exit_code == 1
+    assert refused.stderr.splitlines() == [
+        f"hdq ddn serve: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]  # and no "serving ... on" line before it
+
+
 @pytest.mark.parametrize(
     ("bounds", "rows"), [({}, 1), ({"limit": 1}, 1), ({"limit": 0}, 0), ({"offset": 1}, 0)]
 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -156,11 +157,44 @@ def serve(
     )
     import uvicorn
 
-    click.echo(f"hdq ddn: serving search_documents over {table} on http://{host}:{port}", err=True)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="warning")
-    finally:
+        listener = _listen(host, port)
+    except BaseException:
         engine.close()
+        raise
+    bound = listener.getsockname()[1]  # the port the system chose for --port 0
+    click.echo(f"hdq ddn: serving search_documents over {table} on http://{host}:{bound}", err=True)
+    try:
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        server.run(sockets=[listener])
+    finally:
+        listener.close()
+        engine.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` and listening, as uvicorn would bind it, made here
+    so that a port in use or an unknown host is one error line (uvicorn logs its own line
+    and exits 3) and the address is said only once it is served.
+
+    Raises:
+        CommandError: the address cannot be bound, naming it and the reason.
+    """
+    try:
+        family, kind, protocol, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        listener = socket.socket(family, kind, protocol)
+    except OSError as error:
+        raise CommandError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(2048)  # uvicorn's default backlog
+    except OSError as error:
+        listener.close()
+        raise CommandError(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
+    return listener
 
 
 @ddn.command("metadata")
