@@ -22,11 +22,11 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval import Bm25Search, NearestNeighborSearch, SearchPlan, to_sql
+from hotdata_retrieval import SearchPlan
 from hotdata_retrieval.engines.checks import arrow_value_kind, with_typed_values
-from hotdata_retrieval.engines.results import executed_plan
 from hotdata_retrieval.plan.filters import Between, Comparison, InList, Not, Predicate
-from tests.parity.engines import ENGINE_PATHS, open_engine
+from tests.parity.engines import ENGINE_PATHS
+from tests.parity.literal_engines import literal_engine, literal_keys, literal_plans
 
 FLOATS: list[float | None] = [
     None, 0.0, 1.0, -1.0, 3.0, 0.5, 2.5,
@@ -139,30 +139,15 @@ def _table(name: str = "local") -> pa.Table:
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Any]]:
-    name = request.param
-    opened = open_engine(
-        name, tmp_path_factory.mktemp(f"floatlit-{name.replace(' ', '-')}"), request
-    )
-    opened.load_table("docs", _table(name), key_column="id", text_columns=["body"])
-    yield name, opened
-    opened.close()
+    yield from literal_engine(request, tmp_path_factory, "floatlit", _table)
 
 
 def _plans(predicate: Predicate) -> list[SearchPlan]:
-    rows = len(FLOATS)
-    nearest = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0])
-    text = Bm25Search(table="docs", column="body", query_text="crash")
-    return [SearchPlan(source=source, limit=rows, filter=predicate) for source in (nearest, text)]
+    return literal_plans(predicate, len(FLOATS))
 
 
 def _keys(name: str, engine: Any, plan: SearchPlan) -> set[int]:
-    if name == "local statement":  # the compiled statement itself, on DataFusion
-        schema = _table().schema
-        kinds = {field.name: arrow_value_kind(field.type) for field in schema}
-        floats = frozenset(field.name for field in schema if pa.types.is_float64(field.type))
-        statement = to_sql(executed_plan(plan, kinds, float64_columns=floats))
-        return {row["id"] for row in engine.sql(statement).to_pylist()}
-    return set(engine.search(plan).keys)
+    return literal_keys(name, engine, plan, _table().schema)
 
 
 def _reference(truth: Truth, name: str = "local") -> set[int]:

@@ -23,11 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hotdata_retrieval import Bm25Search, NearestNeighborSearch, PlanError, SearchPlan, to_sql
-from hotdata_retrieval.engines.checks import arrow_value_kind
-from hotdata_retrieval.engines.results import executed_plan
+from hotdata_retrieval import Bm25Search, NearestNeighborSearch, PlanError, SearchPlan
 from hotdata_retrieval.plan.filters import Between, Comparison, InList, Not, Predicate
-from tests.parity.engines import ENGINE_PATHS, open_engine
+from tests.parity.engines import ENGINE_PATHS
+from tests.parity.literal_engines import literal_engine, literal_keys, literal_plans
 
 SIGNED: list[int | None] = [
     None, 0, 1, -1, 2, 3, -2, -3,
@@ -183,31 +182,15 @@ UNSIGNED_ENGINES = ("local", "local statement", "lancedb", "turbopuffer")
 def engine(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, Any]]:
-    name = request.param
-    opened = open_engine(name, tmp_path_factory.mktemp(f"intlit-{name.replace(' ', '-')}"), request)
-    data = _table(name)
-    opened.load_table("docs", data, key_column="id", text_columns=["body"])
-    yield name, opened
-    opened.close()
+    yield from literal_engine(request, tmp_path_factory, "intlit", _table)
 
 
 def _plans(predicate: Predicate) -> list[SearchPlan]:
-    rows = len(SIGNED)
-    nearest = NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0])
-    text = Bm25Search(table="docs", column="body", query_text="crash")
-    return [SearchPlan(source=source, limit=rows, filter=predicate) for source in (nearest, text)]
+    return literal_plans(predicate, len(SIGNED))
 
 
 def _keys(name: str, engine: Any, plan: SearchPlan) -> set[int]:
-    if name == "local statement":  # the compiled statement itself, on DataFusion
-        schema = _table().schema
-        kinds = {field.name: arrow_value_kind(field.type) for field in schema}
-        unsigned = frozenset(
-            field.name for field in schema if pa.types.is_unsigned_integer(field.type)
-        )
-        statement = to_sql(executed_plan(plan, kinds, unsigned_columns=unsigned))
-        return {row["id"] for row in engine.sql(statement).to_pylist()}
-    return set(engine.search(plan).keys)
+    return literal_keys(name, engine, plan, _table().schema)
 
 
 def _reference(column: str, truth: Truth, name: str = "local") -> set[int]:
