@@ -1240,13 +1240,14 @@ def pydantic_fields(settings: SearchSettings, route: SearchRoute) -> dict[str, A
         description = schema.get("description")
         annotation: Any
         if option.kind is OptionKind.TEXT:
-            annotation = Annotated[
+            text = Annotated[
                 str,
-                Field(
-                    description=description,
-                    min_length=schema.get("minLength", 1),
-                    max_length=schema.get("maxLength"),
-                ),
+                Field(min_length=schema.get("minLength", 1), max_length=schema.get("maxLength")),
+            ]
+            # an optional one takes null as "not given", as every other optional argument does
+            # (an agent passes back an answer's null next_after as after)
+            annotation = Annotated[
+                text if option.required else text | None, Field(description=description)
             ]
         elif option.kind is OptionKind.COUNT:
             annotation = Annotated[
