@@ -353,3 +353,25 @@ def test_a_closed_standard_output_is_an_error_not_output_lost(
         "results there; redirect it to /dev/null to discard them"
     )
     assert not (tmp_path / "cases").exists()
+
+
+@pytest.mark.parametrize("what", ["source", "database"])
+def test_a_path_that_is_not_utf8_is_named_in_one_line(what: str, tmp_path: Path) -> None:
+    # A file name's bytes that are not UTF-8 reach Python as lone surrogates
+    # (surrogateescape), which pyarrow cannot open; said in one line, not a traceback.
+    good = tmp_path / "notes.jsonl"
+    good.write_text('{"id": 1, "body": "red fox"}\n')
+    odd = os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")
+    if what == "source":
+        Path(odd + ".jsonl").write_bytes(good.read_bytes())
+        arguments = ["load", odd + ".jsonl", "--database", str(tmp_path / "db")]
+        hint = "SOURCE"
+    else:
+        arguments = ["load", str(good), "--database", odd]
+        hint = "--database"
+    result = CliRunner().invoke(main, [*arguments, "--no-embed"])
+    assert "Traceback" not in result.output
+    assert result.exit_code == EXIT_USAGE
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"hdq load: error: Invalid value for '{hint}'")
+    assert "caf\\xe9" in first and "is not UTF-8" in first

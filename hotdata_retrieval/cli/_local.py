@@ -4,6 +4,7 @@ and turning library errors into one line on stderr (:mod:`hotdata_retrieval.cli.
 from __future__ import annotations
 
 import functools
+import os
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,10 +24,35 @@ DATABASE_ENVIRONMENT_VARIABLE = "HDQ_DATABASE"
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def utf8_path(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback: refuse a path whose name is not UTF-8 (its bytes reach Python as lone
+    surrogates, which pyarrow, reading every file and database, cannot encode), naming it
+    with its bytes escaped; other values (``None``, ``-``) pass.
+
+    Raises:
+        click.BadParameter: the path is not UTF-8 (exit 2).
+    """
+    if value is None:
+        return value
+    text = os.fspath(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(text).decode("utf-8", "backslashreplace")
+        raise click.BadParameter(
+            f"the path '{shown}' is not UTF-8 (pyarrow, which reads the files and the "
+            "database, opens only UTF-8 paths); rename it",
+            ctx=ctx,
+            param=param,
+        ) from None
+    return value
+
+
 def _database_option(description: str) -> Callable[[F], F]:
     return click.option(
         "--database",
         type=click.Path(path_type=Path),
+        callback=utf8_path,
         default=DEFAULT_DATABASE,
         envvar=DATABASE_ENVIRONMENT_VARIABLE,
         show_default=True,

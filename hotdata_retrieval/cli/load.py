@@ -19,6 +19,7 @@ from hotdata_retrieval.cli._local import (
     database_option,
     embedder_named,
     reports_errors,
+    utf8_path,
 )
 from hotdata_retrieval.engines.hnsw import (
     CONNECTIVITY_RANGE,
@@ -284,7 +285,11 @@ def _load_into_store(
 
 
 @click.command("load")
-@click.argument("source", type=click.Path(exists=True, allow_dash=True, path_type=Path))
+@click.argument(
+    "source",
+    type=click.Path(exists=True, allow_dash=True, path_type=Path),
+    callback=utf8_path,
+)
 @database_option
 @loadable_engine_option
 @click.option("--table", help="Table name for a single file.  [default: the file's stem]")
