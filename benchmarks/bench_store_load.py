@@ -10,10 +10,13 @@ The table: ``id`` (int64 key), ``body`` (``--words`` words a row drawn from eigh
 default, BM25-indexed, one row in 50 NULL) and
 ``embedding`` (384-d standard-normal float32 vectors, seeded; one row in 50 NULL). Each
 load runs in a fresh Python process (the library imported from ``--source``, so a checkout
-of an earlier commit can be measured side by side), which builds the table, records its
-resident set size (``VmRSS`` from ``/proc/self/status``: the baseline, the table held),
-calls ``load_table`` into a new database and records its peak resident set size
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``). Reported per engine and row count: the
+of an earlier commit can be measured side by side), which reads the table whole from an
+Arrow IPC file this script wrote (so nothing its construction freed is in the process),
+hands anything freed back to the system (glibc's ``malloc_trim``), resets the process's
+peak to its present size (``/proc/self/clear_refs``, 5), records its resident set size
+(``VmRSS`` from ``/proc/self/status``: the baseline, the table held), calls ``load_table``
+into a new database and records its peak resident set size since the reset (``VmHWM``): the
+load's own peak, not the table's construction's. Reported per engine and row count: the
 peak, the growth over the baseline (what the load itself held), and the vectors' float32
 size beside them. PostgreSQL runs on a throwaway ``pgserver`` server started by that process;
 only the client process is measured (the server is another process).
@@ -42,7 +45,7 @@ DIMENSIONS = 384
 ENGINES = ("sqlite", "duckdb", "postgres")
 
 _CHILD = r"""
-import json, resource, sys, tempfile, time
+import contextlib, ctypes, gc, json, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, sys.argv[4])  # the library of --source, before any installed one
@@ -53,32 +56,29 @@ assert Path(hotdata_retrieval.__file__).resolve().is_relative_to(Path(sys.argv[4
 if int(sys.argv[5]):
     store.LOAD_BATCH_ROWS = int(sys.argv[5])
 
-import numpy as np
 import pyarrow as pa
 
-rows, dimensions, engine_name = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-words_a_row = int(sys.argv[6])
-generator = np.random.default_rng(7)
-vectors = generator.standard_normal((rows, dimensions), dtype=np.float32)
-missing = np.arange(rows) % 50 == 49
-embedding = pa.ListArray.from_arrays(
-    pa.array(np.arange(0, (rows + 1) * dimensions, dimensions, dtype=np.int32)),
-    pa.array(vectors.reshape(-1)),
-    mask=pa.array(missing),
-)
-words = np.array(["disk", "full", "error", "retry", "cache", "index", "query", "shard"])
-picked = words[generator.integers(0, len(words), size=(rows, words_a_row))]
-body = pa.array([None if gone else " ".join(row) for row, gone in zip(picked, missing)])
-data = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)), "body": body,
-                 "embedding": embedding})
-del vectors, picked
+rows, engine_name, table_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+with pa.OSFile(table_file) as handle:
+    data = pa.ipc.open_file(handle).read_all()
 
 
-def resident_kib():
+def status_kib(field):
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
+    raise RuntimeError(f"no {field}")
+
+
+def settled_baseline_kib():
+    # The resident set once what building the table freed is handed back to the system
+    # (glibc's malloc_trim) and the peak is reset to it (clear_refs 5): the peak read after
+    # the load is then the load's own, not the table's construction's.
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    Path("/proc/self/clear_refs").write_text("5")
+    return status_kib("VmRSS")
 
 
 with tempfile.TemporaryDirectory() as directory:
@@ -97,15 +97,13 @@ with tempfile.TemporaryDirectory() as directory:
 
         def opened(stack):
             return PostgresEngine(stack.enter_context(throwaway_server()))
-    import contextlib
-
     with contextlib.ExitStack() as stack:
         engine = stack.enter_context(opened(stack))
-        baseline = resident_kib()
+        baseline = settled_baseline_kib()
         started = time.perf_counter()
         engine.load_table("docs", data, key_column="id", text_columns=["body"])
         seconds = time.perf_counter() - started
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        peak = status_kib("VmHWM")
         stored = engine.sql("SELECT count(*) AS n FROM docs").column(0)[0].as_py()
 print(json.dumps(
     {"baseline_kib": baseline, "peak_kib": peak, "stored": stored, "seconds": seconds}
@@ -113,23 +111,42 @@ print(json.dumps(
 """
 
 
+def write_table(path: Path, rows: int, words: int = 6) -> None:
+    """Write the benchmark's table of ``rows`` rows (``words`` words a text) to ``path`` as
+    an Arrow IPC file, which each measured process reads whole: its baseline then holds the
+    table and nothing its construction left behind."""
+    import numpy as np
+    import pyarrow as pa
+
+    generator = np.random.default_rng(7)
+    vectors = generator.standard_normal((rows, DIMENSIONS), dtype=np.float32)
+    missing = np.arange(rows) % 50 == 49
+    embedding = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, (rows + 1) * DIMENSIONS, DIMENSIONS, dtype=np.int32)),
+        pa.array(vectors.reshape(-1)),
+        mask=pa.array(missing),
+    )
+    vocabulary = np.array(["disk", "full", "error", "retry", "cache", "index", "query", "shard"])
+    picked = vocabulary[generator.integers(0, len(vocabulary), size=(rows, words))]
+    body = pa.array([None if gone else " ".join(row) for row, gone in zip(picked, missing)])
+    data = pa.table(
+        {"id": pa.array(np.arange(rows, dtype=np.int64)), "body": body, "embedding": embedding}
+    )
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, data.schema) as writer:
+        writer.write_table(data)
+
+
 def measure(
-    engine: str, rows: int, source: Path, batch_rows: int = 0, words: int = 6
+    engine: str, rows: int, source: Path, table_file: Path, batch_rows: int = 0
 ) -> dict[str, Any]:
-    """One load in a fresh process: its baseline and peak resident set size, in KiB
-    (``batch_rows``: the load's batch, 0 for the library's own; ``words``: a text's words).
+    """One load of ``table_file`` (``write_table``'s, ``rows`` rows) in a fresh process: its
+    baseline and peak resident set size, in KiB (``batch_rows``: the load's batch, 0 for the
+    library's own).
 
     Raises:
         RuntimeError: the child failed (its standard error attached).
     """
-    arguments = [
-        str(rows),
-        str(DIMENSIONS),
-        engine,
-        str(source.resolve()),
-        str(batch_rows),
-        str(words),
-    ]
+    arguments = [str(rows), engine, str(table_file), str(source.resolve()), str(batch_rows)]
     done = subprocess.run(
         [sys.executable, "-c", _CHILD, *arguments],
         capture_output=True,
@@ -142,7 +159,7 @@ def measure(
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     if result["stored"] != rows:
         raise RuntimeError(f"{engine} stored {result['stored']} rows of {rows}")
-    return {"engine": engine, "rows": rows, "batch_rows": batch_rows, "words": words, **result}
+    return {"engine": engine, "rows": rows, "batch_rows": batch_rows, **result}
 
 
 def _mib(kib: float) -> str:
@@ -192,12 +209,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     results = []
-    for rows in arguments.rows:
-        for engine in arguments.engines:
-            results.append(
-                measure(engine, rows, arguments.source, arguments.batch_rows, arguments.words)
-            )
-            print(json.dumps(results[-1]), flush=True)
+    with tempfile.TemporaryDirectory() as directory:
+        for rows in arguments.rows:
+            table_file = Path(directory) / f"table-{rows}.arrow"
+            write_table(table_file, rows, arguments.words)
+            for engine in arguments.engines:
+                result = measure(engine, rows, arguments.source, table_file, arguments.batch_rows)
+                results.append({**result, "words": arguments.words})
+                print(json.dumps(results[-1]), flush=True)
+            table_file.unlink()
     text = report(results, arguments.label, when, load)
     print(text)
     if arguments.write is not None:
