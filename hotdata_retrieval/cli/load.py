@@ -93,7 +93,8 @@ def likely_keys(data: pa.Table) -> list[str]:
     string column) or of an integer type; those named like a key first. Empty when the table
     has fewer than two rows (nothing to tell apart)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from hotdata_retrieval.engines._repeated_keys import repeated_key
 
     if data.num_rows < 2:
         return []
@@ -106,7 +107,7 @@ def likely_keys(data: pa.Table) -> list[str]:
             continue
         if column.null_count:
             continue
-        if pc.count_distinct(column).as_py() == data.num_rows:
+        if repeated_key(column) is None:
             found.append(name)
     return sorted(found, key=lambda name: not _KEY_LIKE_NAME.search(name))
 

@@ -41,6 +41,7 @@ from hotdata_retrieval.compile.statements import (
     table_node,
 )
 from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql, WorkerSql
+from hotdata_retrieval.engines._repeated_keys import repeated_key, sortable
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
@@ -514,21 +515,12 @@ def _raise_bad_vector(vectors: Any, column: str, start: int) -> None:
 
 
 def has_repeated_value(values: pa.ChunkedArray | pa.Array) -> bool:
-    """Whether ``values`` (a key column without NULL) holds one value twice: counted by
-    Arrow (``count_distinct``) for integers and strings; for any other type by Python
-    equality over its values (a float key's ``0.0`` and ``-0.0`` are one value)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    kind = values.type
-    if (
-        pa.types.is_integer(kind)
-        or pa.types.is_string(kind)
-        or pa.types.is_large_string(kind)
-        or pa.types.is_binary(kind)
-        or pa.types.is_large_binary(kind)
-    ):
-        return bool(pc.count_distinct(values, mode="all").as_py() != len(values))
+    """Whether ``values`` (a key column without NULL) holds one value twice: by sorting
+    (:func:`~hotdata_retrieval.engines._repeated_keys.repeated_key`) for numbers, text and
+    bytes; for any other type by Python equality over its values (a float key's ``0.0`` and
+    ``-0.0`` are one value either way)."""
+    if sortable(values.type):
+        return repeated_key(values) is not None
     return len(set(values.to_pylist())) != len(values)
 
 

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotdata_retrieval.analysis import TEXT_ANALYSIS
+from hotdata_retrieval.engines._repeated_keys import repeated_key, sortable
 from hotdata_retrieval.engines.checks import (
     ValueKind,
     arrow_column_kinds,
@@ -536,13 +537,17 @@ def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
             row = int(pc.index(nan, True).as_py())
             return f"holds NaN in row {row}; NaN equals no key, not even itself"
         values = pc.add(values, pa.scalar(0.0, values.type))  # -0.0 + 0.0 is 0.0
+    if sortable(values.type):
+        repeated = repeated_key(values)
+        if repeated is None:
+            return None
+        value, count = repeated
+        return f"is not unique: {value!r} appears {count} times"
     if pc.count_distinct(values).as_py() == len(values):
         return None
     counts = pc.value_counts(values)
-    repeated = counts.filter(pc.greater(counts.field("counts"), 1))[0]
-    return (
-        f"is not unique: {repeated['values'].as_py()!r} appears {repeated['counts'].as_py()} times"
-    )
+    first = counts.filter(pc.greater(counts.field("counts"), 1))[0]
+    return f"is not unique: {first['values'].as_py()!r} appears {first['counts'].as_py()} times"
 
 
 def read_rows(path: Path) -> pa.Table:

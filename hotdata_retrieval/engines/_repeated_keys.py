@@ -1,0 +1,78 @@
+"""Whether a key column holds one value twice, found by sorting rather than by hashing.
+
+Arrow's ``count_distinct`` builds a hash table of every key: about 280 bytes a 64-bit
+integer key and 370 a 36-character text key, at the peak of a load beside the table
+(measured with pyarrow 26's default pool at 300,000 keys), and 0.17 s and 0.70 s for
+300,000 shuffled integer and text keys. Sorting costs a copy of the column and, for text,
+8 bytes a row of sort indices (0.012 s and 0.078 s for the same keys), and a column
+already in ascending order, as most generated keys are, costs one comparison a row.
+
+Equality is NumPy's for numbers, which is SQL's ``=`` and Python's ``==``: ``-0.0`` and
+``0.0`` are one key and NaN equals nothing (callers refuse NaN keys before asking), and
+Arrow's for text and bytes (byte for byte).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+def sortable(kind: pa.DataType) -> bool:
+    """Whether :func:`repeated_key` reads keys of Arrow type ``kind`` (integers, floats,
+    text and bytes)."""
+    return bool(
+        pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_binary(kind)
+        or pa.types.is_large_binary(kind)
+    )
+
+
+def repeated_key(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:
+    """A value ``values`` holds more than once and how many rows hold it (the least such
+    value), or ``None`` when every value is distinct.
+
+    Args:
+        values: keys without NULL, of a type :func:`sortable` accepts.
+
+    Raises:
+        TypeError: ``values`` is of a type :func:`sortable` does not accept.
+    """
+    kind = values.type
+    if not sortable(kind):
+        raise TypeError(f"keys of type {kind} are not read by sorting")
+    if len(values) < 2:
+        return None
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return _repeated_number(values)
+    return _repeated_bytes(values)
+
+
+def _repeated_number(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:
+    numbers = values.to_numpy()
+    if bool(np.all(numbers[1:] > numbers[:-1])):
+        return None
+    ordered = np.sort(numbers)
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return None
+    value = ordered[int(np.argmax(same))]
+    found = value.item()
+    if isinstance(found, float):
+        found += 0.0  # -0.0 is named as 0.0, the key SQL and Python take it for
+    return found, int(np.count_nonzero(numbers == value))
+
+
+def _repeated_bytes(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:
+    ordered = values.take(pc.sort_indices(values))
+    same = pc.equal(ordered[1:], ordered[:-1])
+    if not pc.any(same).as_py():
+        return None
+    value = ordered[pc.index(same, True).as_py()]
+    return value.as_py(), int(pc.sum(pc.equal(values, value)).as_py())
