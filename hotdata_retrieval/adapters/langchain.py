@@ -66,7 +66,7 @@ from hotdata_retrieval.adapters.envelope import (
     jsonable,
     to_json,
 )
-from hotdata_retrieval.adapters.settings import SearchSettings
+from hotdata_retrieval.adapters.settings import SearchSettings, with_depth
 from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
 from hotdata_retrieval.documents import (
     DocumentHit,
@@ -81,7 +81,7 @@ from hotdata_retrieval.engines.results import SearchHit
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.filters import And
-from hotdata_retrieval.plan.search import SearchPlan, debug_columns
+from hotdata_retrieval.plan.search import DEFAULT_DEPTH, SearchPlan, debug_columns
 from hotdata_retrieval.plan.steps import MAX_STEP_CANDIDATES
 from hotdata_retrieval.plan.values import check_positive_int
 from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search, read_filter
@@ -464,6 +464,18 @@ class HotdataRetriever(BaseRetriever):
             rerank=self.reranker,
             top_n=self.top_n,
         )
+        limit = request.limit
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > DEFAULT_DEPTH:
+            # as the tools and the stores do: a fusion that names no depth ranks k
+            # candidates per branch, rather than refusing a k past the default depth
+            deeper = with_depth(request.fusion, limit)
+            if deeper is not request.fusion:
+                routed = self._route(indexes, attrs.evolve(request, limit=DEFAULT_DEPTH))
+                if routed.fusion is not None:
+                    request = attrs.evolve(request, fusion=deeper)
+        return self._route(indexes, request)
+
+    def _route(self, indexes: TableIndexes, request: SearchRequest) -> SearchPlan:
         if isinstance(self.engine, Engine):
             return self.engine.plan_search(request, embed_query=query_embedder(self.embedder))
         embedder = self.embedder

@@ -734,14 +734,18 @@ def _deep_enough(settings: SearchSettings, choice: FusionChoice | None) -> Fusio
     stay slices of one ranking whatever ``k`` each asks for."""
     if settings.max_rows <= DEFAULT_DEPTH:
         return choice
-    choice = choice or FusionChoice()
-    if choice.options.get("depth") is not None:
+    return with_depth(choice, settings.max_rows)
+
+
+def with_depth(choice: FusionChoice | None, depth: int) -> FusionChoice | None:
+    """``choice`` (``None``: the default fusion) ranking ``depth`` candidates per branch when
+    it names no depth and its method takes one; else ``choice`` itself (the same object)."""
+    chosen = choice or FusionChoice()
+    if chosen.options.get("depth") is not None:
         return choice
-    if "depth" not in [field.name for field in fusion_options(fusion_class(choice.method))]:
+    if "depth" not in [field.name for field in fusion_options(fusion_class(chosen.method))]:
         return choice
-    return FusionChoice(
-        method=choice.method, options={**choice.options, "depth": settings.max_rows}
-    )
+    return FusionChoice(method=chosen.method, options={**chosen.options, "depth": depth})
 
 
 # diversity -----------------------------------------------------------------------------------
