@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +332,16 @@ def test_a_search_that_finds_nothing_exits_0(beir: Path, tmp_path: Path, mode: s
     document = json.loads(out)
     assert document["hits"] == []
     assert document["table"] == "default.public.corpus"
+
+
+def test_the_readmes_progress_line_is_the_one_a_beir_load_writes(
+    beir: Path, tmp_path: Path
+) -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"`(embedding [\w.]+): \d+/\d+ \(\d+%\), \d+ s`", readme)
+    assert shown is not None
+    code, _, err = run(
+        "load", str(beir), "--database", str(tmp_path / "db"), "--embedder", "hashing"
+    )
+    assert code == EXIT_OK, err
+    assert re.search(re.escape(shown.group(1)) + r": \d+/\d+ \(\d+%\), \d+ s$", err, re.M), err
