@@ -149,11 +149,15 @@ class FilterArgument:
         return _SCALARS[self.kind][0]
 
     def check(self, value: Any) -> Any:
-        """``value`` if it fits the column's kind.
+        """``value`` if it fits the column's kind (for an integer column, a number without a
+        fraction as an ``int``: JSON's ``1.0`` is ``1``, as the ``top_k`` argument and every
+        tool's ``k`` read it).
 
         Raises:
             ConnectorError: a value of another type, naming the argument and the value.
         """
+        if self.kind is ValueKind.INTEGER:
+            value = whole_number(value)  # 1.0 is the integer 1, as top_k's 5.0 is 5
         fits = {
             ValueKind.TEXT: isinstance(value, str),
             ValueKind.TEMPORAL: isinstance(value, str),
