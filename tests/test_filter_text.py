@@ -315,6 +315,40 @@ def test_rejections_list_what_is_allowed() -> None:
         parse_filter("a LIKE 'x'")
 
 
+def test_a_compiled_null_guard_reads_back_as_what_it_guards() -> None:
+    """The compiler guards same-column groups the DataFusion dialect would fold regardless
+    of NULL (``compile/_null_guards.py``); the guard is exactly the guarded test, so it reads
+    back as it."""
+    contradiction = Not(operand=And(operands=(eq("n", "=", 1), eq("n", "!=", 1))))
+    assert "IS NULL AND NULL" in rendered(contradiction)
+    assert parse_filter(rendered(contradiction)) == contradiction
+    tautology = Or(
+        operands=(
+            InList(column="n", values=[1], negated=True),
+            InList(column="n", values=[2], negated=True),
+        )
+    )
+    assert "IS NULL OR NULL" in rendered(tautology)
+    assert parse_filter(rendered(tautology)) == tautology
+    assert parse_filter("a = 1 AND (a IS NOT NULL OR NULL)") == eq("a", "=", 1)
+    assert parse_filter("(a = 1 OR a = 2) OR (a IS NULL AND NULL)") == Or(
+        operands=(eq("a", "=", 1), eq("a", "=", 2))
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a = 1 AND (b IS NOT NULL OR NULL)",  # another column's guard would change a = 1
+        "(a = 1 OR a IS NULL) AND (a IS NOT NULL OR NULL)",  # TRUE for a NULL a
+        "a = 1 OR b = 2 OR (a IS NULL AND NULL)",  # b = 2 holds for a NULL a
+    ],
+)
+def test_a_null_guard_that_would_change_its_test_is_refused(text: str) -> None:
+    with pytest.raises(PlanError, match="a NULL guard must go with a test that is NULL"):
+        parse_filter(text)
+
+
 # -- properties ---------------------------------------------------------------------------
 
 

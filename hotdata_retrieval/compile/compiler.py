@@ -50,6 +50,7 @@ from typing import Any, Protocol, cast
 import attrs
 from sqlglot import exp
 
+from hotdata_retrieval.compile._null_guards import guarded_columns, spread
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.compile.nodes import (
     SearchNode,
@@ -497,6 +498,8 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         self.binder = binder
         self.empty_lists_as_written = empty_lists_as_written
         """Write an empty ``IN`` list as ``col IN ()`` instead of its constant (filter text)."""
+        self._negations = 0
+        """How many NOTs enclose the filter node being compiled (its NULL guards' sense)."""
 
     def generic_visit(self, node: Any, *args: Any) -> Any:
         """A plan node this compiler has no ``visit_<name>`` method for: a filter leaf with
@@ -1025,25 +1028,54 @@ class PlanCompiler(PredicateVisitor[exp.Expr]):
         )
 
     def visit_and(self, node: And) -> exp.Expr:
-        return self._connective(exp.And, node.operands)
+        return self._connective(exp.And, node.operands, And)
 
     def visit_or(self, node: Or) -> exp.Expr:
-        return self._connective(exp.Or, node.operands)
+        return self._connective(exp.Or, node.operands, Or)
 
     def visit_not(self, node: Not) -> exp.Expr:
-        return exp.Not(this=self._grouped(self.predicate(node.operand)))
+        self._negations += 1
+        try:
+            operand = self.predicate(node.operand)
+        finally:
+            self._negations -= 1
+        return exp.Not(this=self._grouped(operand))
 
     def _connective(
-        self, connective: type[exp.And] | type[exp.Or], operands: Sequence[Predicate]
+        self,
+        connective: type[exp.And] | type[exp.Or],
+        operands: Sequence[Predicate],
+        node: type[And] | type[Or],
     ) -> exp.Expr:
-        compiled = [
-            part if isinstance(part, connective) else self._grouped(part)
-            for part in map(self.predicate, operands)
-        ]
-        combined = compiled[0]
-        for operand in compiled[1:]:
+        negated = self._negations % 2 == 1
+        # an OR once its NOTs are pushed down: guard the operands that share a column
+        guarded = self.profile.guards_null_folds and (node is Or) != negated
+        if guarded:
+            operands = spread(node, tuple(operands))
+        compiled = [self.predicate(operand) for operand in operands]
+        if guarded:
+            columns = guarded_columns(tuple(operands))
+            compiled = [self._guarded(part, name, negated) for part, name in zip(compiled, columns)]
+        parts = [part if isinstance(part, connective) else self._grouped(part) for part in compiled]
+        combined = parts[0]
+        for operand in parts[1:]:
             combined = connective(this=combined, expression=operand)
         return combined
+
+    def _guarded(self, operand: exp.Expr, column_name: str | None, negated: bool) -> exp.Expr:
+        """A compiled operand as it is (``column_name`` ``None``), or with the NULL guard of
+        its sense (:mod:`._null_guards`): ``g AND (c IS NOT NULL OR NULL)``, or under an odd
+        number of NOTs ``g OR (c IS NULL AND NULL)``."""
+        if column_name is None:
+            return operand
+        is_null = exp.Is(this=column(column_name), expression=exp.Null())
+        if negated:
+            unknown = exp.Paren(this=exp.And(this=is_null, expression=exp.Null()))
+            kept = operand if isinstance(operand, exp.Or) else self._grouped(operand)
+            return exp.Or(this=kept, expression=unknown)
+        present = exp.Paren(this=exp.Or(this=exp.Not(this=is_null), expression=exp.Null()))
+        kept = operand if isinstance(operand, exp.And) else self._grouped(operand)
+        return exp.And(this=kept, expression=present)
 
     @staticmethod
     def _grouped(expression: exp.Expr) -> exp.Expr:

@@ -88,6 +88,11 @@ class DialectProfile:
             nearer).
         distance_metrics: (derived) the other way round: the metric each of those functions
             computes, by the function's lower-case name.
+        guards_null_folds: whether the engine's optimizer folds a same-column contradiction
+            or tautology (``x IN (1) AND x NOT IN (1)``) to FALSE or TRUE without regard to
+            NULL, so the compiler writes such a group with a NULL guard that keeps its
+            three-valued answer (:mod:`~hotdata_retrieval.compile._null_guards`: DataFusion
+            55, and LanceDB 0.40 over DataFusion 54).
     """
 
     name: str
@@ -99,6 +104,7 @@ class DialectProfile:
     supports_full_outer_join: bool = True
     native_hybrid_search: str | None = None
     full_text_query: Callable[[str], str] | None = None
+    guards_null_folds: bool = False
     text_search_function: str | None = attrs.field(init=False)
     semantic_search_function: str | None = attrs.field(init=False)
     semantic_distance_function: str | None = attrs.field(init=False)

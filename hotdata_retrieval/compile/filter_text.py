@@ -405,13 +405,60 @@ def _operands(node: exp.Connector, connective: type[exp.Connector]) -> list[exp.
     return operands
 
 
+def _guard_column(node: exp.Expr, connective: type[exp.Connector]) -> str | None:
+    """The column of a NULL guard the compiler writes (``compile/_null_guards.py``) as an
+    operand of a ``connective`` chain — ``(c IS NOT NULL OR NULL)`` in an AND chain, ``(c IS
+    NULL AND NULL)`` in an OR chain — else ``None``."""
+    node = _unparenthesized(node)
+    inner = exp.Or if connective is exp.And else exp.And
+    if type(node) is not inner or not isinstance(node.expression, exp.Null):
+        return None
+    test = node.this
+    negated = isinstance(test, exp.Not)
+    if negated:
+        test = test.this
+    if not isinstance(test, exp.Is) or not isinstance(test.expression, exp.Null):
+        return None
+    if negated == bool(test.args.get("negate")):  # IS NULL
+        return None if connective is exp.And else _column_name(test.this)
+    return _column_name(test.this) if connective is exp.And else None
+
+
+def _chain(node: exp.And | exp.Or) -> Predicate:
+    """An AND or OR chain; a compiled NULL guard among its operands is read as nothing, for
+    it leaves the rest as it is (``compile/_null_guards.py``), which the rest must show by
+    being NULL wherever the guarded column is."""
+    connective = type(node)
+    kind = And if connective is exp.And else Or
+    operands: list[exp.Expr] = []
+    guards: list[tuple[str, exp.Expr]] = []
+    for operand in _operands(node, connective):
+        column = _guard_column(operand, connective)
+        if column is None:
+            operands.append(operand)
+        else:
+            guards.append((column, operand))
+    if not guards:
+        return kind(operands=[_translate(operand) for operand in operands])
+    from hotdata_retrieval.compile._null_guards import strict_column
+
+    if not operands:
+        _unsupported(node, "a constant is not a condition; compare a column with it")
+    translated = [_translate(operand) for operand in operands]
+    guarded = translated[0] if len(translated) == 1 else kind(operands=translated)
+    for column, guard in guards:
+        if strict_column(guarded) != column:
+            _unsupported(
+                guard, f"a NULL guard must go with a test that is NULL wherever {column} is"
+            )
+    return guarded
+
+
 def _translate(node: exp.Expr) -> Predicate:
     if isinstance(node, exp.Paren):
         return _translate(node.this)
     if isinstance(node, (exp.And, exp.Or)):
-        connective = type(node)
-        operands = [_translate(operand) for operand in _operands(node, connective)]
-        return And(operands=operands) if connective is exp.And else Or(operands=operands)
+        return _chain(node)
     if isinstance(node, exp.Not):
         operand = node.this
         if isinstance(operand, exp.In):

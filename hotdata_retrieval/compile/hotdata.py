@@ -133,6 +133,7 @@ HOTDATA = register_dialect(
         vector_literal_open="ARRAY[",
         vector_literal_close="]",
         supports_full_outer_join=True,
+        guards_null_folds=True,
     )
 )
 """The Hotdata engine profile: the primary, default dialect."""
