@@ -30,9 +30,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hotdata_retrieval import Bm25Search, NearestNeighborSearch, SearchPlan, to_sql
-from hotdata_retrieval.engines.checks import arrow_value_kind
-from hotdata_retrieval.engines.results import executed_plan
 from hotdata_retrieval.plan.filters import (
     And,
     Between,
@@ -48,7 +45,8 @@ from hotdata_retrieval.plan.filters import (
     StartsWith,
     filter_depth,
 )
-from tests.parity.engines import ENGINE_PATHS, bodies_table, loaded_engine
+from tests.parity.engines import ENGINE_PATHS, bodies_table
+from tests.parity.literal_engines import literal_engine, literal_keys, literal_plans
 
 MAX_DEPTH = 3
 """The most AND/OR/NOT levels of a drawn tree (``filter_depth``)."""
@@ -306,9 +304,9 @@ def engine(
     """Each way a plan runs, the table loaded as ``docs`` (no list column on SQLite)."""
     name = request.param
     if name != "hotdata":
-        data = _table(lists=name != "sqlite")
-        for opened in loaded_engine(request, tmp_path_factory, "docs", data):
-            yield name, opened
+        yield from literal_engine(
+            request, tmp_path_factory, "random-filters", lambda path: _table(lists=path != "sqlite")
+        )
         return
     from hotdata_retrieval.engines.hotdata import HotdataEngine
     from hotdata_retrieval.engines.local import LocalEngine
@@ -325,29 +323,19 @@ def engine(
                 yield name, opened
 
 
-SOURCES = {
-    "nearest": NearestNeighborSearch(table="docs", column="embedding", query_vector=[1.0, 0.0]),
-    "text": Bm25Search(table="docs", column="body", query_text="crash"),
-}
-"""The plan's branch: a nearest-neighbour search (every row has a vector), or a text search
-every row's body matches; both return every row the filter keeps within the limit. The local
-engine answers a nearest-neighbour statement with its native masks (its fast path), and a text
-search's statement on DataFusion, so both reach each engine's every filter path."""
-
-
-def _plan(predicate: Predicate, source: str) -> SearchPlan:
-    return SearchPlan(source=SOURCES[source], limit=ROWS, filter=predicate)
+SOURCES = ("nearest", "text")
+"""The plan's branch (:func:`~tests.parity.literal_engines.literal_plans`): a nearest-neighbour
+search (every row has a vector), or a text search every row's body matches; both return every
+row the filter keeps. The local engine answers a nearest-neighbour statement with its native
+masks (its fast path) and a text search's statement on DataFusion, so the two reach each
+engine's every filter path."""
 
 
 def kept_keys(name: str, engine: Any, predicate: Predicate, source: str = "nearest") -> set[int]:
-    """The keys ``engine`` keeps for a plan of ``source`` filtered by ``predicate`` (``local
-    statement``: the compiled statement itself, run by the local engine)."""
-    plan = _plan(predicate, source)
-    if name == "local statement":
-        kinds = {field.name: arrow_value_kind(field.type) for field in _table(lists=True).schema}
-        rows = engine.sql(to_sql(executed_plan(plan, kinds))).to_pylist()
-        return {row["id"] for row in rows}
-    return set(engine.search(plan).keys)
+    """The keys engine path ``name`` keeps for a plan of ``source`` filtered by
+    ``predicate`` (``local statement``: the compiled statement, run by the local engine)."""
+    plan = literal_plans(predicate, ROWS)[SOURCES.index(source)]
+    return literal_keys(name, engine, plan, _table(lists=True).schema)
 
 
 _BUDGET = max(10, settings().max_examples // 6)
@@ -365,7 +353,7 @@ def test_a_random_filter_keeps_the_rows_of_three_valued_logic(
     # one or two columns a tree: its leaves meet on a column often
     columns = data.draw(st.lists(st.sampled_from(readable), min_size=1, max_size=2, unique=True))
     predicate = data.draw(filters(columns), label="filter")
-    source = data.draw(st.sampled_from(sorted(SOURCES)), label="source")
+    source = data.draw(st.sampled_from(SOURCES), label="source")
     assert kept_keys(name, opened, predicate, source) == reference_keys(predicate)
     # and its negation: a contradiction folded to FALSE keeps NULL rows only under NOT
     negation = Not(operand=predicate)
@@ -410,7 +398,7 @@ regard to NULL (``compile/_null_guards.py``): each kept the NULL rows of ``n`` (
 Hotdata engine's SQL) before the guard; the last two no engine folded."""
 
 
-@pytest.mark.parametrize("source", sorted(SOURCES))
+@pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("case", sorted(FOLDED))
 def test_a_folded_contradiction_or_tautology_keeps_no_null_row(
     engine: tuple[str, Any], case: str, source: str
