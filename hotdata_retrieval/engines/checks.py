@@ -690,6 +690,40 @@ def arrow_integer_ranges(schema: Any) -> dict[str, tuple[int, int]]:
     return ranges
 
 
+@attrs.frozen
+class ColumnFacts:
+    """The facts about an Arrow schema's columns that type a filter's values
+    (:func:`with_typed_values`), read together once (:func:`arrow_column_facts`).
+
+    Attributes:
+        float32: :func:`arrow_float32_columns`.
+        unsigned: :func:`arrow_unsigned_columns`.
+        float64: :func:`arrow_float64_columns`.
+        integer_ranges: :func:`arrow_integer_ranges` (the caller must not change it).
+    """
+
+    float32: frozenset[str]
+    unsigned: frozenset[str]
+    float64: frozenset[str]
+    integer_ranges: dict[str, tuple[int, int]]
+
+
+def arrow_column_facts(schema: Any) -> ColumnFacts:
+    """The :class:`ColumnFacts` of an Arrow schema.
+
+    >>> import pyarrow as pa
+    >>> arrow_column_facts(pa.schema([("a", pa.uint8()), ("f", pa.float32())]))
+    ColumnFacts(float32=frozenset({'f'}), unsigned=frozenset({'a'}), float64=frozenset(), \
+integer_ranges={'a': (0, 255)})
+    """
+    return ColumnFacts(
+        float32=arrow_float32_columns(schema),
+        unsigned=arrow_unsigned_columns(schema),
+        float64=arrow_float64_columns(schema),
+        integer_ranges=arrow_integer_ranges(schema),
+    )
+
+
 def merged_integer_ranges(schemas: Iterable[Any]) -> dict[str, tuple[int, int]]:
     """Each integer column of several tables' Arrow schemas with the least and greatest
     value any of its types holds (a 64-bit column's too: signed, -2**63 to 2**63 - 1;

@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.engines.checks import (
+    ColumnFacts,
     ValueKind,
     check_column_kinds,
     check_columns,
@@ -93,24 +94,25 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     """
     loaded = {table: engine._loaded(table) for table in plan.tables}
     kinds = check_plan(plan, loaded)
+    if len(loaded) == 1:
+        facts = next(iter(loaded.values())).column_facts()
+    else:
+        each = [one.column_facts() for one in loaded.values()]
+        facts = ColumnFacts(
+            float32=frozenset().union(*(one.float32 for one in each)),
+            unsigned=frozenset().union(*(one.unsigned for one in each)),
+            float64=frozenset().union(*(one.float64 for one in each)),
+            # each integer column's range across its types in all the tables
+            integer_ranges=merged_integer_ranges(one.data.schema for one in loaded.values()),
+        )
     executed = executed_plan(
         plan,
         # one table's own kinds as they are (read, never changed, by executed_plan)
         next(iter(kinds.values())) if len(kinds) == 1 else merged_kinds(kinds.values()),
-        float32_columns=(
-            next(iter(loaded.values())).float32_columns()
-            if len(loaded) == 1
-            else frozenset().union(*(one.float32_columns() for one in loaded.values()))
-        ),
-        unsigned_columns=frozenset().union(*(one.unsigned_columns() for one in loaded.values())),
-        float64_columns=frozenset().union(*(one.float64_columns() for one in loaded.values())),
-        # a narrower column's own range for one table; over several, each integer column's
-        # range across its types in all of them
-        integer_ranges=(
-            next(iter(loaded.values())).integer_ranges()
-            if len(loaded) == 1
-            else merged_integer_ranges(one.data.schema for one in loaded.values())
-        ),
+        float32_columns=facts.float32,
+        unsigned_columns=facts.unsigned,
+        float64_columns=facts.float64,
+        integer_ranges=facts.integer_ranges,
     )
     single = executed.single_table
     if (

@@ -27,14 +27,12 @@ import pyarrow.parquet as pq
 from hotdata_retrieval.analysis import TEXT_ANALYSIS
 from hotdata_retrieval.engines._repeated_keys import repeated_key, sortable
 from hotdata_retrieval.engines.checks import (
+    ColumnFacts,
     ValueKind,
+    arrow_column_facts,
     arrow_column_kinds,
     arrow_element_kinds,
-    arrow_float32_columns,
-    arrow_float64_columns,
-    arrow_integer_ranges,
     arrow_schema_of_text,
-    arrow_unsigned_columns,
     check_filter_values,
 )
 from hotdata_retrieval.engines.local import database
@@ -111,10 +109,7 @@ class LoadedTable:
     hnsw: dict[str, tuple[Any, str]] = attrs.Factory(dict)
     key_positions: dict[str | None, np.ndarray] = attrs.Factory(dict)
     _kinds: tuple[dict[str, ValueKind], dict[str, ValueKind]] | None = None
-    _float32: frozenset[str] | None = None
-    _unsigned: frozenset[str] | None = None
-    _ranges: dict[str, tuple[int, int]] | None = None
-    _float64: frozenset[str] | None = None
+    _facts: ColumnFacts | None = None
     _filtered: OrderedDict[tuple[Predicate, str], np.ndarray] = attrs.Factory(OrderedDict)
     _filtered_lock: threading.Lock = attrs.Factory(threading.Lock)
     _numbers: dict[str, np.ndarray | None] = attrs.Factory(dict)
@@ -151,33 +146,13 @@ class LoadedTable:
         arrow_element_kinds`, read once). The caller must not change the mapping."""
         return self._read_kinds()[1]
 
-    def float32_columns(self) -> frozenset[str]:
-        """The columns holding 32-bit floats (:func:`~hotdata_retrieval.engines.checks.
-        arrow_float32_columns`, read once)."""
-        if self._float32 is None:
-            self._float32 = arrow_float32_columns(self.data.schema)
-        return self._float32
-
-    def unsigned_columns(self) -> frozenset[str]:
-        """The columns holding unsigned integers (:func:`~hotdata_retrieval.engines.checks.
-        arrow_unsigned_columns`, read once)."""
-        if self._unsigned is None:
-            self._unsigned = arrow_unsigned_columns(self.data.schema)
-        return self._unsigned
-
-    def integer_ranges(self) -> dict[str, tuple[int, int]]:
-        """The narrower integer columns' ranges (:func:`~hotdata_retrieval.engines.checks.
-        arrow_integer_ranges`, read once)."""
-        if self._ranges is None:
-            self._ranges = arrow_integer_ranges(self.data.schema)
-        return self._ranges
-
-    def float64_columns(self) -> frozenset[str]:
-        """The columns holding 64-bit floats (:func:`~hotdata_retrieval.engines.checks.
-        arrow_float64_columns`, read once)."""
-        if self._float64 is None:
-            self._float64 = arrow_float64_columns(self.data.schema)
-        return self._float64
+    def column_facts(self) -> ColumnFacts:
+        """The columns' facts that type a filter's values (:func:`~hotdata_retrieval.engines.
+        checks.arrow_column_facts`, read once: an open table's schema never changes). The
+        caller must not change them."""
+        if self._facts is None:
+            self._facts = arrow_column_facts(self.data.schema)
+        return self._facts
 
     def _read_kinds(self) -> tuple[dict[str, ValueKind], dict[str, ValueKind]]:
         if self._kinds is None:
