@@ -375,3 +375,28 @@ def test_a_path_that_is_not_utf8_is_named_in_one_line(what: str, tmp_path: Path)
     first = result.stderr.splitlines()[0]
     assert first.startswith(f"hdq load: error: Invalid value for '{hint}'")
     assert "caf\\xe9" in first and "is not UTF-8" in first
+
+
+@pytest.mark.parametrize(
+    ("arguments", "target"),
+    [
+        (["lint", "{sql}"], "hotdata_retrieval.cli.lint._lint_file"),
+        (["explain", "--table", "docs", "--text-column", "b", "--query", "q"],
+         "hotdata_retrieval.cli.explain.to_sql"),
+    ],
+)  # fmt: skip
+def test_ctrl_c_exits_130_on_every_command(
+    arguments: list[str], target: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # hdq lint's exit 1 means findings: an interrupted run must not look like one.
+    sql = tmp_path / "q.sql"
+    sql.write_text("SELECT 1\n")
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(target, interrupted)
+    result = CliRunner().invoke(main, [part.format(sql=sql) for part in arguments])
+    assert result.exit_code == 130
+    assert result.stderr == "interrupted\n"
+    assert result.stdout == ""

@@ -28,7 +28,7 @@ from typing import IO, Any
 
 import click
 
-from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN
+from hotdata_retrieval.cli.exit_codes import EXIT_INTERRUPTED, EXIT_INVALID_PLAN
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 
 PROGRAM = "hdq"
@@ -262,6 +262,11 @@ class HdqGroup(click.Group):
             raise
         except click.ClickException as error:
             raise CommandError.from_click(error, ctx) from None
+        except KeyboardInterrupt:
+            # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it), not click's "Aborted!"
+            # and exit 1, which hdq lint uses for findings.
+            click.echo("interrupted", err=True)
+            raise SystemExit(EXIT_INTERRUPTED) from None
 
 
 class LazyHdqGroup(HdqGroup):

@@ -138,9 +138,6 @@ def reports_errors(
                 raise  # already in the format, with its own exit code
             except HotdataRetrievalError as error:
                 raise CommandError(in_option_terms(error, names)) from None
-            except KeyboardInterrupt:
-                click.echo("interrupted", err=True)
-                raise SystemExit(130) from None
 
         return wrapper  # type: ignore[return-value]
 

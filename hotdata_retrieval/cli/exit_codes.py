@@ -12,3 +12,7 @@ stderr names the bad value."""
 EXIT_USAGE = 2
 """The command line itself is wrong (an unknown or missing option, a malformed option value,
 options that cannot be combined): click's usage error."""
+
+EXIT_INTERRUPTED = 130
+"""The command was interrupted (Ctrl-C, SIGINT): 128 + the signal's number, as a shell reports
+a command a signal ended; ``interrupted`` on stderr."""
