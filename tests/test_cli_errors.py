@@ -400,3 +400,19 @@ def test_ctrl_c_exits_130_on_every_command(
     assert result.exit_code == 130
     assert result.stderr == "interrupted\n"
     assert result.stdout == ""
+
+
+def test_an_output_encoding_that_cannot_write_the_result_is_one_line(tmp_path: Path) -> None:
+    process = subprocess.run(
+        [sys.executable, "-m", "hotdata_retrieval", "explain", "--table", "docs",
+         "--text-column", "body", "--query", "na\u00efve \u2713"],
+        capture_output=True, check=False, cwd=tmp_path,
+        env={**os.environ, "PYTHONIOENCODING": "latin-1"},
+    )  # fmt: skip
+    stderr = process.stderr.decode("ascii")
+    assert "Traceback" not in stderr
+    assert process.returncode == EXIT_INVALID_PLAN
+    assert stderr.splitlines()[-1] == (
+        "hdq explain: error: the output's encoding, latin-1, cannot write U+2713: set "
+        "PYTHONIOENCODING=utf-8, or use a UTF-8 locale"
+    )

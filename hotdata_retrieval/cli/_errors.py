@@ -262,6 +262,18 @@ class HdqGroup(click.Group):
             raise
         except click.ClickException as error:
             raise CommandError.from_click(error, ctx) from None
+        except UnicodeEncodeError as error:
+            if error.encoding.replace("-", "").replace("_", "").lower() == "utf8":
+                raise  # not the output's encoding (a UTF-8 stream writes every character)
+            # PYTHONIOENCODING=ascii, a C locale's ASCII: one line, not a traceback. The
+            # output is not rewritten with replacements: SQL and JSON must stay exact.
+            character = error.object[error.start : error.end][:1]
+            raise CommandError(
+                f"the output's encoding, {error.encoding}, cannot write "
+                f"U+{ord(character):04X}: set PYTHONIOENCODING=utf-8, or use a UTF-8 locale",
+                command=command_name(ctx)
+                + "".join(f" {name}" for name in ctx.meta.get(_COMMAND_PATH, [])),
+            ) from None
         except KeyboardInterrupt:
             # Ctrl-C: exit 130 (128 + SIGINT, as a shell reports it), not click's "Aborted!"
             # and exit 1, which hdq lint uses for findings.
