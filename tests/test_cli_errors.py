@@ -416,3 +416,16 @@ def test_an_output_encoding_that_cannot_write_the_result_is_one_line(tmp_path: P
         "hdq explain: error: the output's encoding, latin-1, cannot write U+2713: set "
         "PYTHONIOENCODING=utf-8, or use a UTF-8 locale"
     )
+
+
+def test_a_cursor_with_an_offset_names_both_options(database: Path) -> None:
+    common = ["search", "fox", "--table", "notes", "--database", str(database), "-k", "1"]
+    first = CliRunner().invoke(main, [*common, "--format", "json"])
+    assert first.exit_code == 0, first.stderr
+    after = json.loads(first.stdout)["next_after"]
+    refused = CliRunner().invoke(main, [*common, "--after", after, "--offset", "1"])
+    assert refused.exit_code == EXIT_INVALID_PLAN
+    assert refused.stderr.splitlines()[0] == (
+        "hdq search: error: a cursor continues past the last row of a page, where --offset "
+        "would skip rows; pass --after or --offset, not both"
+    )

@@ -2526,10 +2526,10 @@ def _check_cursor(plan: SearchPlan) -> None:
         raise PlanError("a cursor continues after a row's key; pass key_column", field="key_column")
     if plan.offset:
         raise PlanError(
-            "a cursor continues after the last row of a page, where offset would skip rows",
+            "a cursor continues past the last row of a page, where offset would skip rows",
             field="offset",
             value=plan.offset,
-            mentions=("offset",),
+            mentions=("offset", "after"),
             advice="pass after or offset, not both",
         )
     unpaged: tuple[str, Any, str] | None = None
