@@ -70,6 +70,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
      "'--limit'"),
     ("search", ["", *SEARCH], 1, "QUERY must not be empty"),
     ("search", ["fox", *SEARCH, "-k", "0"], 1, "--limit must be >= 1"),
+    ("search", ["fox", *SEARCH, "--query", " "], 1, "--query must not be empty, got ' '"),
+    ("search", ["fox", *SEARCH, "--query", "!!!"], 1, "--query holds no word to search for"),
     ("search", ["fox", *SEARCH, "--columns", "id,,body"], 2,
      "Invalid value for '--columns': 'id,,body' holds an empty column name"),
     ("explain", ["--table", "docs", "--query", "q", "--text-column", "b", "--columns", "id,"], 2,

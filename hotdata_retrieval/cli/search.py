@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from hotdata_retrieval.cli._engines import (
     query_embedder_option,
     table_embedder,
 )
-from hotdata_retrieval.cli._errors import CommandError
+from hotdata_retrieval.cli._errors import CommandError, in_option_terms
 from hotdata_retrieval.cli._input import text_argument
 from hotdata_retrieval.cli._local import database_option, reports_errors
 from hotdata_retrieval.cli._options import (
@@ -331,6 +332,23 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+@contextlib.contextmanager
+def _naming_the_query(query: str, queries: Sequence[str]) -> Iterator[None]:
+    """Name ``--query`` rather than ``QUERY`` in a plan's error about a query text that only a
+    ``--query`` gave (every query text is the plan's ``query_text``).
+
+    Raises:
+        CommandError: such an error, worded with ``--query``.
+    """
+    try:
+        yield
+    except PlanError as error:
+        if error.field != "query_text" or error.value == query or error.value not in queries:
+            raise
+        worded = in_option_terms(error, {**OPTION_NAMES, "query_text": "--query"})
+        raise CommandError(worded) from None
+
+
 def _hit_json(hit: Any, ranked_by: str) -> dict[str, Any]:
     document = {
         "key": hit.key,
@@ -595,7 +613,7 @@ def search(
     """Search TABLE of the local database (or of the store --engine names) for QUERY and print
     the hits, best first. QUERY '-' reads the query from stdin."""
     query = text_argument(query, "QUERY")
-    with open_engine(engine_name, database) as engine:
+    with open_engine(engine_name, database) as engine, _naming_the_query(query, queries):
         indexes, plan = plan_table_search(
             engine,
             engine_name,
