@@ -26,7 +26,7 @@ from hotdata_retrieval.engines.checks import arrow_value_kind, checked_keys
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
-from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
+from hotdata_retrieval.engines.local.tables import LoadedTable, open_table, positive_zero
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 
@@ -361,16 +361,6 @@ def key_array(keys: Sequence[Any], kind: pa.DataType, column: str) -> pa.Array:
             f"key {bad!r} cannot be a value of key column '{column}' ({kind})"
         ) from None
     return positive_zero(values)
-
-
-def positive_zero(values: Any) -> Any:
-    """Float ``values`` with ``-0.0`` as ``0.0``, the one key they are (``key_problem``), so
-    Arrow's hash lookups match them; other types unchanged."""
-    import pyarrow.compute as pc
-
-    if pa.types.is_floating(values.type):
-        return pc.add(values, pa.scalar(0.0, values.type))
-    return values
 
 
 def _holds(value: Any, kind: pa.DataType) -> bool:

@@ -28,7 +28,7 @@ from hotdata_retrieval.engines.hnsw import (
 )
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import true_rows
-from hotdata_retrieval.engines.local.tables import key_problem
+from hotdata_retrieval.engines.local.tables import key_problem, positive_zero
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
@@ -179,9 +179,8 @@ def _positive_zeros(data: pa.Table) -> pa.Table:
     :func:`~hotdata_retrieval.plan.values.check_literal`). Vector columns are left as they
     are: a zero's sign changes no distance."""
     for position, field in enumerate(data.schema):
-        if pa.types.is_float32(field.type) or pa.types.is_float64(field.type):
-            column = pc.add(data.column(position), pa.scalar(0.0, field.type))
-            data = data.set_column(position, field, column)
+        if pa.types.is_floating(field.type):
+            data = data.set_column(position, field, positive_zero(data.column(position)))
     return data
 
 

@@ -18,7 +18,7 @@ from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import column_names, is_vector_type, rows_table, table_load
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
-from hotdata_retrieval.engines.local._catalog import OpenTables, key_array, positive_zero
+from hotdata_retrieval.engines.local._catalog import OpenTables, key_array
 from hotdata_retrieval.engines.local._embedding_cache import embed_column, is_embeddable
 from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, prepare
 from hotdata_retrieval.engines.local._session import check_registrable
@@ -35,7 +35,12 @@ from hotdata_retrieval.engines.local.database import (
 )
 from hotdata_retrieval.engines.local.distance import COSINE_DISTANCE
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
-from hotdata_retrieval.engines.local.tables import key_problem, open_table, read_rows
+from hotdata_retrieval.engines.local.tables import (
+    key_problem,
+    open_table,
+    positive_zero,
+    read_rows,
+)
 
 
 def load_tables(

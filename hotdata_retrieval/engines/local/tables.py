@@ -486,6 +486,18 @@ class LoadedTable:
         return known
 
 
+def positive_zero(values: Any) -> Any:
+    """Float ``values`` (an Arrow array or chunked array) with ``-0.0`` as ``0.0``, the one
+    key and one filter value they are (:func:`key_problem`), so Arrow's and DataFusion's hash
+    lookups match them; other types unchanged. Arrow adds no half-precision floats: those are
+    made zero-signed through Float32, which holds every Float16 value exactly."""
+    if pa.types.is_float16(values.type):
+        return positive_zero(values.cast(pa.float32())).cast(pa.float16())
+    if pa.types.is_floating(values.type):
+        return pc.add(values, pa.scalar(0.0, values.type))  # -0.0 + 0.0 is 0.0
+    return values
+
+
 def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
     """Why ``values`` cannot be a key column, or ``None`` when every row has a distinct,
     comparable key.
@@ -506,13 +518,14 @@ def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
         pa.types.is_dictionary(kind) and pa.types.is_nested(kind.value_type)
     ):
         return f"holds {kind} values; a key is a number, text, bytes or a date or time"
+    if pa.types.is_dictionary(kind):
+        values = values.dictionary_decode()  # Arrow counts no dictionary's distinct values
     if pa.types.is_floating(values.type):
         nan = pc.is_nan(values)
         if pc.any(nan).as_py():
             row = int(pc.index(nan, True).as_py())
             return f"holds NaN in row {row}; NaN equals no key, not even itself"
-        values = pc.add(values, pa.scalar(0.0, values.type))  # -0.0 + 0.0 is 0.0
-    if sortable(values.type):
+    if sortable(values.type):  # floats: -0.0 and 0.0 are one key (repeated_key)
         repeated = repeated_key(values)
         if repeated is None:
             return None
