@@ -14,16 +14,17 @@ Arrow's for text and bytes (byte for byte).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def sortable(kind: pa.DataType) -> bool:
     """Whether :func:`repeated_key` reads keys of Arrow type ``kind`` (integers, floats,
     text and bytes)."""
+    import pyarrow as pa
+
     return bool(
         pa.types.is_integer(kind)
         or pa.types.is_floating(kind)
@@ -44,6 +45,8 @@ def repeated_key(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:
     Raises:
         TypeError: ``values`` is of a type :func:`sortable` does not accept.
     """
+    import pyarrow as pa
+
     kind = values.type
     if not sortable(kind):
         raise TypeError(f"keys of type {kind} are not read by sorting")
@@ -55,6 +58,8 @@ def repeated_key(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:
 
 
 def _repeated_number(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:
+    import numpy as np
+
     numbers = values.to_numpy()
     if bool(np.all(numbers[1:] > numbers[:-1])):
         return None
@@ -70,6 +75,8 @@ def _repeated_number(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | No
 
 
 def _repeated_bytes(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:
+    import pyarrow.compute as pc
+
     ordered = values.take(pc.sort_indices(values))
     same = pc.equal(ordered[1:], ordered[:-1])
     if not pc.any(same).as_py():
