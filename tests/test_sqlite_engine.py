@@ -354,6 +354,54 @@ def test_json_storage_round_trips() -> None:
         )
 
 
+_VECTOR_TYPES = {
+    "list<float>": pa.list_(pa.float32()),
+    "list<double>": pa.list_(pa.float64()),
+    "large_list<double>": pa.large_list(pa.float64()),
+    "fixed_size_list<float, 3>": pa.list_(pa.float32(), 3),
+}
+
+
+@given(
+    vectors=st.lists(
+        st.none()
+        | st.lists(
+            st.floats(width=32, allow_nan=False, allow_infinity=False), min_size=3, max_size=3
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    kind=st.sampled_from(sorted(_VECTOR_TYPES)),
+    storage=st.sampled_from(["blob", "json"]),
+    chunk=st.integers(min_value=1, max_value=5),
+)
+def test_stored_vectors_are_each_rows_own_components(
+    vectors: list[list[float] | None], kind: str, storage: str, chunk: int
+) -> None:
+    # Vectors are written a column at a time; the reference is each row on its own: NumPy's
+    # float32 bytes (sqlite-vec's BLOB) or the JSON of its floats, NULL kept NULL, whatever
+    # the list type and however the table's chunks cut the rows.
+    column = pa.chunked_array(
+        [
+            pa.array(vectors[start : start + chunk], type=_VECTOR_TYPES[kind])
+            for start in range(0, len(vectors), chunk)
+        ]
+    )
+    table = pa.table({"id": list(range(len(vectors))), "v": column})
+    with SqliteEngine() as engine:
+        engine.load_table("t", table, vector_storage=storage)
+        stored = engine._connection.execute("SELECT v FROM t ORDER BY id").fetchall()
+    expected = [
+        None
+        if vector is None
+        else np.asarray(vector, dtype=np.float32).tobytes()
+        if storage == "blob"
+        else json.dumps([float(x) for x in vector])
+        for vector in column.to_pylist()
+    ]
+    assert [row[0] for row in stored] == expected
+
+
 def test_fts5_query_keeps_only_terms() -> None:
     # the local engine's analysis: 'the' and 'not' are stop words, terms are folded and stemmed
     assert fts5_query('the"b c') == '"b" OR "c"'

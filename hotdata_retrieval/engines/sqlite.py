@@ -101,6 +101,7 @@ from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 _SNAPSHOT_FILE = "snapshot.sqlite"
@@ -600,14 +601,49 @@ class SqliteEngine(SqlStoreEngine):
         return attrs.evolve(result, vector_scans=tuple(scans)) if scans else result
 
 
-def _as_blob(vector: Any) -> bytes:
+def _vector_rows(column: pa.Array) -> tuple[np.ndarray, list[int]]:
+    """A list column's components, flat, as float64 (widened exactly from any float type),
+    and where each row's begin: row ``i`` spans ``[starts[i], starts[i + 1])`` (a NULL row
+    spans nothing)."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    lengths = pc.fill_null(pc.list_value_length(column), 0).to_numpy(zero_copy_only=False)
+    starts = [0, *np.cumsum(lengths, dtype=np.int64).tolist()]
+    flat = column.flatten().to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+    return flat, starts
+
+
+def _as_blobs(column: pa.Array) -> list[bytes | None]:
+    """Each row's vector as float32 bytes (``NULL`` as ``None``), a column at a time: what
+    sqlite-vec reads as a ``float[N]`` BLOB. The components go through Arrow's buffers and
+    one NumPy cast, not Python floats one by one."""
     import numpy as np
 
-    return np.asarray(vector, dtype=np.float32).tobytes()
+    flat, starts = _vector_rows(column)
+    data = flat.astype(np.float32).tobytes()
+    valid = column.is_valid().to_pylist()
+    return [
+        data[4 * begin : 4 * end] if present else None
+        for present, begin, end in zip(valid, starts, starts[1:])
+    ]
 
 
-def _as_json(vector: Any) -> str:
-    return json.dumps([float(x) for x in vector])
+def _as_json_texts(column: pa.Array) -> list[str | None]:
+    """Each row's vector as JSON text of its components (``NULL`` as ``None``)."""
+    flat, starts = _vector_rows(column)
+    values = flat.tolist()
+    valid = column.is_valid().to_pylist()
+    return [
+        json.dumps(values[begin:end]) if present else None
+        for present, begin, end in zip(valid, starts, starts[1:])
+    ]
+
+
+def _iso_texts(column: pa.Array) -> list[str | None]:
+    """Each date or timestamp as the ISO text :func:`_iso_text` writes (``NULL`` as
+    ``None``)."""
+    return [None if value is None else _iso_text(value) for value in column.to_pylist()]
 
 
 def _iso_text(value: Any) -> str:
@@ -620,17 +656,20 @@ def _iso_text(value: Any) -> str:
     return str(value.isoformat())
 
 
-def _conversions(schema: pa.Schema, storage: Mapping[str, str]) -> dict[str, Callable[[Any], Any]]:
-    """How each column's values are written: a vector column as a float32 BLOB or JSON text
-    (its ``storage``), a date or timestamp as ISO text."""
+def _conversions(
+    schema: pa.Schema, storage: Mapping[str, str]
+) -> dict[str, Callable[[pa.Array], list[Any]]]:
+    """How each column's values are written, a column at a time (for
+    :meth:`~hotdata_retrieval.engines.store.SqlStoreEngine.rows_of`): a vector column as
+    float32 BLOBs or JSON text (its ``storage``), a date or timestamp as ISO text."""
     import pyarrow as pa
 
-    convert: dict[str, Callable[[Any], Any]] = {
-        column: _as_blob if kind == "blob" else _as_json for column, kind in storage.items()
+    convert: dict[str, Callable[[pa.Array], list[Any]]] = {
+        column: _as_blobs if kind == "blob" else _as_json_texts for column, kind in storage.items()
     }
     for field in schema:
         if field.name in convert:
             continue
         if pa.types.is_timestamp(field.type) or pa.types.is_date(field.type):
-            convert[field.name] = _iso_text
+            convert[field.name] = _iso_texts
     return convert

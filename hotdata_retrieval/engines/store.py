@@ -1344,14 +1344,15 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
 
     @staticmethod
     def rows_of(
-        data: pa.Table, convert: Mapping[str, Callable[[Any], Any]]
+        data: pa.Table, convert: Mapping[str, Callable[[pa.Array], list[Any]]]
     ) -> Iterator[tuple[Any, ...]]:
-        """``data``'s rows as tuples, each value of a column in ``convert`` passed through its
-        function (NULL stays ``None``). A timestamp with a time zone is given in UTC: the
-        stores hold UTC instants in a timestamp without a zone, and PostgreSQL drops the
-        offset of a value written to one ("Date/Time Types", §8.5.1.3: a zone in a literal
-        for ``timestamp without time zone`` is silently ignored), so a zone other than UTC
-        would shift it. Lazy: made :data:`LOAD_BATCH_ROWS` rows at a time
+        """``data``'s rows as tuples. A column in ``convert`` is made into Python values by its
+        function, given the batch's Arrow column and returning one value a row (NULL as
+        ``None``); the others by Arrow's ``to_pylist``. A timestamp with a time zone is
+        given in UTC: the stores hold UTC instants in a timestamp without a zone, and
+        PostgreSQL drops the offset of a value written to one ("Date/Time Types", §8.5.1.3:
+        a zone in a literal for ``timestamp without time zone`` is silently ignored), so a
+        zone other than UTC would shift it. Lazy: made :data:`LOAD_BATCH_ROWS` rows at a time
         (:func:`record_batches`), so only one batch's rows are Python values at once."""
         import pyarrow as pa
 
@@ -1361,9 +1362,6 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 column = batch.column(name)
                 if pa.types.is_timestamp(column.type) and column.type.tz is not None:
                     column = column.cast(pa.timestamp(column.type.unit, "UTC"))
-                values = column.to_pylist()
                 function = convert.get(name)
-                if function is not None:
-                    values = [None if value is None else function(value) for value in values]
-                columns.append(values)
+                columns.append(column.to_pylist() if function is None else function(column))
             yield from zip(*columns)
