@@ -47,7 +47,11 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
 )
 from hotdata_retrieval.plan.steps import steps_from_options
-from hotdata_retrieval.plan.values import check_positive_int, check_query_text
+from hotdata_retrieval.plan.values import (
+    check_encodable,
+    check_positive_int,
+    check_query_text,
+)
 from hotdata_retrieval.routing import (
     FusionChoice,
     SearchMode,
@@ -548,13 +552,7 @@ class DocumentStore:
         metadata_texts: list[str] = []
         filter_values: dict[str, list[Any]] = {name: [] for name in self.filter_columns}
         for key, text, metadata in zip(keys, texts, metadatas):
-            if not isinstance(text, str):
-                raise PlanError(
-                    f"document {key!r}: its text must be a string, got {type(text).__name__}",
-                    field="texts",
-                    value=text,
-                )
-            _check_unicode(text, f"document {key!r}: its text", "texts", key)
+            _check_text(text, f"document {key!r}: its text", key)
             metadata = {} if metadata is None else metadata
             if not isinstance(metadata, Mapping):
                 raise PlanError(
@@ -563,7 +561,12 @@ class DocumentStore:
                     value=metadata,
                 )
             metadata_texts.append(_metadata_json(key, metadata))
-            _check_unicode(metadata_texts[-1], f"document {key!r}: its metadata", "metadatas", key)
+            check_encodable(
+                metadata_texts[-1],
+                label=f"document {key!r}: its metadata",
+                field="metadatas",
+                reported=key,
+            )
             lowered: dict[str, Any] = {}
             for name, value in metadata.items():
                 folded = fold_identifier(str(name))
@@ -654,21 +657,19 @@ def _ids(value: Any) -> list[str]:
             raise PlanError(
                 f"an id must be a non-empty string, got {key!r}", field="ids", value=key
             )
-        _check_unicode(key, f"id {key!r}", "ids", key)
+        check_encodable(key, label=f"id {key!r}", field="ids")
     return keys
 
 
-def _check_unicode(text: str, label: str, field: str, key: str) -> None:
-    """Refuse ``text`` that is not Unicode (a lone surrogate such as ``"\\ud800"``), which no
-    engine can store or compare: naming ``label`` and the position."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
+def _check_text(text: Any, label: str, reported: Any) -> None:
+    """Refuse a document's text that is not a string of valid Unicode (a lone surrogate such
+    as ``"\\ud800"``), which no engine can store or compare, naming ``label``; the error's
+    value is the text when it is not a string, else ``reported``."""
+    if not isinstance(text, str):
         raise PlanError(
-            f"{label} is not valid Unicode: a lone surrogate at position {error.start}",
-            field=field,
-            value=key,
-        ) from None
+            f"{label} must be a string, got {type(text).__name__}", field="texts", value=text
+        )
+    check_encodable(text, label=label, field="texts", reported=reported)
 
 
 def check_texts(texts: Sequence[Any]) -> None:
@@ -679,13 +680,7 @@ def check_texts(texts: Sequence[Any]) -> None:
         PlanError: naming the first bad text by its position.
     """
     for position, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise PlanError(
-                f"texts[{position}] must be a string, got {type(text).__name__}",
-                field="texts",
-                value=text,
-            )
-        _check_unicode(text, f"texts[{position}]", "texts", text)
+        _check_text(text, f"texts[{position}]", text)
 
 
 def _metadata_json(key: str, metadata: Mapping[str, Any]) -> str:

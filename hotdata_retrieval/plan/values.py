@@ -159,19 +159,27 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     return number
 
 
-def check_encodable(value: str, *, label: str) -> None:
+def check_encodable(
+    value: str, *, label: str, field: str | None = None, reported: Any = None
+) -> None:
     """Reject text that cannot be sent as UTF-8 (a lone surrogate such as ``"\\ud800"``).
 
+    Args:
+        value: the text.
+        label: what the message calls it (``"query"``, ``"document 'a': its text"``).
+        field: the error's ``field``; ``label`` if not given.
+        reported: the error's ``value`` (a document's key, say); the text if not given.
+
     Raises:
-        PlanError: the text holds a lone surrogate.
+        PlanError: the text holds a lone surrogate, naming its position.
     """
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as error:
         raise PlanError(
             f"{label} is not valid Unicode: a lone surrogate at position {error.start}",
-            field=label,
-            value=value,
+            field=label if field is None else field,
+            value=value if reported is None else reported,
         ) from None
 
 
