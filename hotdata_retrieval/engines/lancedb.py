@@ -72,12 +72,9 @@ from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
+    arrow_column_facts,
     arrow_column_kinds,
     arrow_element_kinds,
-    arrow_float32_columns,
-    arrow_float64_columns,
-    arrow_integer_ranges,
-    arrow_unsigned_columns,
     arrow_value_kind,
     check_columns,
     check_filter_values,
@@ -714,15 +711,14 @@ class LancedbEngine(RoutesByIndexes):
         """The branch's best ``bound`` rows, ties kept by key (module docstring)."""
         where = None
         if plan.filter is not None:
-            kinds = arrow_column_kinds(opened.schema)
-            floats = arrow_float32_columns(opened.schema)
+            facts = arrow_column_facts(opened.schema)
             typed = with_typed_values(
                 plan.filter,
-                kinds,
-                float32_columns=floats,
-                unsigned_columns=arrow_unsigned_columns(opened.schema),
-                float64_columns=arrow_float64_columns(opened.schema),
-                integer_ranges=arrow_integer_ranges(opened.schema),
+                arrow_column_kinds(opened.schema),
+                float32_columns=facts.float32,
+                unsigned_columns=facts.unsigned,
+                float64_columns=facts.float64,
+                integer_ranges=facts.integer_ranges,
                 fit_integers=True,
             )
             where = lancedb_filter(typed)
