@@ -153,8 +153,9 @@ WITH "text_hits" AS (
     "id",
     CASE
       WHEN array_inner_product("docs"."embedding", "docs"."embedding") = 0
+      AND list_dot_product(CAST("docs"."embedding" AS DOUBLE[]), CAST("docs"."embedding" AS DOUBLE[])) = 0
       THEN 1.0
-      ELSE array_cosine_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+      ELSE CAST(array_cosine_distance("docs"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])) AS REAL)
     END AS "_distance"
   FROM "main"."docs"
   ORDER BY
@@ -172,7 +173,7 @@ WITH "text_hits" AS (
 ), "l2_hits" AS (
   SELECT
     "id",
-    POWER(array_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4])), 2) AS "_distance"
+    CAST(POWER(array_distance("docs"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL) AS "_distance"
   FROM "main"."docs"
   ORDER BY
     "_distance" ASC,

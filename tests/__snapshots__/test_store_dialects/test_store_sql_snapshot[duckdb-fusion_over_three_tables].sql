@@ -161,8 +161,9 @@ WITH "text_docs_hits" AS (
       "id",
       CASE
         WHEN array_inner_product("docs"."embedding", "docs"."embedding") = 0
+        AND list_dot_product(CAST("docs"."embedding" AS DOUBLE[]), CAST("docs"."embedding" AS DOUBLE[])) = 0
         THEN 1.0
-        ELSE array_cosine_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+        ELSE CAST(array_cosine_distance("docs"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])) AS REAL)
       END AS "_distance"
     FROM "main"."docs"
     WHERE
@@ -172,8 +173,12 @@ WITH "text_docs_hits" AS (
       "id",
       CASE
         WHEN array_inner_product("docs_archive"."embedding", "docs_archive"."embedding") = 0
+        AND list_dot_product(
+          CAST("docs_archive"."embedding" AS DOUBLE[]),
+          CAST("docs_archive"."embedding" AS DOUBLE[])
+        ) = 0
         THEN 1.0
-        ELSE array_cosine_distance("docs_archive"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+        ELSE CAST(array_cosine_distance("docs_archive"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])) AS REAL)
       END AS "_distance"
     FROM "main"."docs_archive"
     WHERE
@@ -196,8 +201,12 @@ WITH "text_docs_hits" AS (
     "id",
     CASE
       WHEN array_inner_product("docs_cues"."cue_embedding", "docs_cues"."cue_embedding") = 0
+      AND list_dot_product(
+        CAST("docs_cues"."cue_embedding" AS DOUBLE[]),
+        CAST("docs_cues"."cue_embedding" AS DOUBLE[])
+      ) = 0
       THEN 1.0
-      ELSE array_cosine_distance("docs_cues"."cue_embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]))
+      ELSE CAST(array_cosine_distance("docs_cues"."cue_embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])) AS REAL)
     END AS "_distance"
   FROM "main"."docs_cues"
   WHERE

@@ -1,6 +1,6 @@
 SELECT
   "id",
-  POWER(array_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4])), 2) AS "_distance"
+  CAST(POWER(array_distance("docs"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL) AS "_distance"
 FROM "main"."docs"
 WHERE
   "lang" = 'it''s'

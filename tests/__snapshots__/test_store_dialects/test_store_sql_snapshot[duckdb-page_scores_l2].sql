@@ -76,7 +76,7 @@ WITH "text_hits" AS (
 ), "nearest_hits" AS (
   SELECT
     "id",
-    POWER(array_distance("docs"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4])), 2) AS "_distance"
+    CAST(POWER(array_distance("docs"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL) AS "_distance"
   FROM "main"."docs"
   ORDER BY
     "_distance" ASC,
@@ -106,12 +106,18 @@ WITH "text_hits" AS (
 SELECT
   "base"."id",
   "base"."body",
-  COALESCE("fused"."nearest_distance", POWER(array_distance("base"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4])), 2)) AS "distance"
+  COALESCE(
+    "fused"."nearest_distance",
+    CAST(POWER(array_distance("base"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL)
+  ) AS "distance"
 FROM "fused"
 JOIN "main"."docs" AS "base"
   ON "base"."id" = "fused"."id"
 ORDER BY
   "fused"."score" DESC NULLS FIRST,
-  COALESCE("fused"."nearest_distance", POWER(array_distance("base"."embedding", CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4])), 2)) ASC,
+  COALESCE(
+    "fused"."nearest_distance",
+    CAST(POWER(array_distance("base"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL)
+  ) ASC,
   "fused"."id" ASC
 LIMIT 5
