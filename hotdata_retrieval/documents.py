@@ -189,9 +189,21 @@ class DocumentStore:
             )
         self.engine = engine
         self._exists = False
+        if input_limits is not None and not isinstance(input_limits, InputLimits):
+            raise PlanError(
+                f"input_limits must be an InputLimits, got {input_limits!r}",
+                field="input_limits",
+                value=input_limits,
+            )
         self.input_limits = input_limits or InputLimits()
         self.table = _identifier(table, "table")
         self.metric = DistanceMetric.parse(metric)
+        if vector_index is not None and not isinstance(vector_index, str):
+            raise PlanError(
+                f"vector_index must be an index kind's name such as 'hnsw', got {vector_index!r}",
+                field="vector_index",
+                value=vector_index,
+            )
         self.vector_index = vector_index
         self.id_column = _identifier(id_column, "id_column")
         self.text_column = _identifier(text_column, "text_column")
@@ -200,6 +212,13 @@ class DocumentStore:
         fixed = [self.id_column, self.text_column, self.metadata_column, self.vector_column]
         if len(set(fixed)) != len(fixed):
             raise PlanError(f"the store's columns must differ, got {fixed}", field="columns")
+        if filter_columns is not None and not isinstance(filter_columns, Mapping):
+            raise PlanError(
+                "filter_columns must map each column's name to its Arrow type "
+                f"({{'author': 'string'}}), got {filter_columns!r}",
+                field="filter_columns",
+                value=filter_columns,
+            )
         self.filter_columns: dict[str, Any] = {}
         for name, kind in (filter_columns or {}).items():
             column = _identifier(name, "filter column")

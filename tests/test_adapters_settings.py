@@ -19,6 +19,7 @@ from hotdata_retrieval.adapters import SEARCH_OPTIONS, SearchSettings, SearchToo
 from hotdata_retrieval.adapters.langchain import make_search_tools, make_text_search_tool
 from hotdata_retrieval.engines.limits import InputLimits
 from hotdata_retrieval.engines.local import LocalEngine
+from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import Comparison
 
 BODIES = ["red fox", "red car", "red sky", "red wine", "red rose", "blue fox"]
@@ -186,8 +187,6 @@ def test_the_settings_filter_reads_every_form() -> None:
 
 
 def test_the_retriever_reads_what_it_is_not_given_from_the_settings(engine: LocalEngine) -> None:
-    from pydantic import ValidationError
-
     from hotdata_retrieval.adapters.langchain import HotdataRetriever
 
     settings = SearchSettings(table="docs", k=10, filter="lang = 'en'", columns=["rating"])
@@ -199,7 +198,7 @@ def test_the_retriever_reads_what_it_is_not_given_from_the_settings(engine: Loca
     )
     assert all("rating" in document.metadata for document in documents)
     assert HotdataRetriever(engine=engine, settings=settings, k=1).k == 1  # given wins
-    with pytest.raises(ValidationError, match="give the table to search"):
+    with pytest.raises(PlanError, match="give the table to search"):
         HotdataRetriever(engine=engine)
 
 

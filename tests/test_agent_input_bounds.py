@@ -18,7 +18,6 @@ import pytest
 pytest.importorskip("mcp")
 
 from mcp import Client
-from pydantic import ValidationError
 
 from hotdata_retrieval.adapters import SearchToolkit, ToolError
 from hotdata_retrieval.adapters.langchain import HotdataRetriever, make_search_tools
@@ -150,7 +149,7 @@ def test_the_retriever_keeps_the_input_limits_and_a_strict_k(engine: LocalEngine
     for bad in (True, "3", 0):
         with pytest.raises(PlanError, match="limit must be"):
             retriever.invoke("fox", k=bad)
-        with pytest.raises(ValidationError):
+        with pytest.raises(PlanError, match="k must be"):
             HotdataRetriever(engine=engine, table="docs", k=bad)
     # The defaults: 128 words is a query, 129 is not.
     default = HotdataRetriever(engine=engine, table="docs", mode="text")

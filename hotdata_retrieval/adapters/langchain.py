@@ -66,7 +66,7 @@ from hotdata_retrieval.adapters.envelope import (
     jsonable,
     to_json,
 )
-from hotdata_retrieval.adapters.settings import SearchSettings, with_depth
+from hotdata_retrieval.adapters.settings import SearchSettings, setting_error, with_depth
 from hotdata_retrieval.adapters.toolkit import SearchToolkit, ToolError
 from hotdata_retrieval.documents import (
     DocumentHit,
@@ -330,11 +330,12 @@ class HotdataRetriever(BaseRetriever):
 
     Raises:
         InputLimitError: a query over ``input_limits`` (from ``invoke``).
-        PlanError: a ``k`` that is no whole number of at least 1 (``"3"`` and ``True`` are
-            not), a bad filter or fusion.
+        PlanError: a setting of the wrong type (``columns="x"``: a list is wanted), naming
+            it and its value; a ``k`` that is no whole number of at least 1 (``"3"`` and
+            ``True`` are not), a bad filter or fusion.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, strict=True)
 
     engine: Any
     settings: SearchSettings | None = None
@@ -358,6 +359,12 @@ class HotdataRetriever(BaseRetriever):
     reranker: Any = None
     top_n: int | None = None
 
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as error:
+            raise setting_error(error, data, door="HotdataRetriever") from None
+
     @model_validator(mode="after")
     def _read_settings(self) -> HotdataRetriever:
         """Fill the fields not given from :attr:`settings`; refuse a retriever with no
@@ -365,7 +372,7 @@ class HotdataRetriever(BaseRetriever):
         settings = self.settings
         if settings is None:
             if self.table is None:
-                raise ValueError("give the table to search, or settings holding it")
+                raise PlanError("give the table to search, or settings holding it", field="table")
             return self
         given = self.model_fields_set
         inherited = {

@@ -35,7 +35,7 @@ fusion of two retrievers (``QueryFusionRetriever``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 try:
@@ -194,6 +194,13 @@ class HotdataVectorStore(BasePydanticVectorStore):
         vector_index: str | None = None,
     ) -> None:
         super().__init__(stores_text=True)
+        if filter_columns is not None and not isinstance(filter_columns, Mapping):
+            raise PlanError(
+                "filter_columns must map each metadata key to its Arrow type "
+                f"({{'author': 'string'}}), got {filter_columns!r}",
+                field="filter_columns",
+                value=filter_columns,
+            )
         columns = {REF_DOC_ID: "string", **(filter_columns or {})}
         self._store = DocumentStore(
             engine, table, filter_columns=columns, metric=metric, vector_index=vector_index
@@ -456,6 +463,18 @@ class _StoreRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
     ) -> None:
         super().__init__(callback_manager=callback_manager)
+        if not isinstance(vector_store, HotdataVectorStore):
+            raise PlanError(
+                f"vector_store must be a HotdataVectorStore, got {vector_store!r}",
+                field="vector_store",
+                value=vector_store,
+            )
+        if filters is not None and not isinstance(filters, MetadataFilters):
+            raise PlanError(
+                f"filters must be LlamaIndex MetadataFilters, got {filters!r}",
+                field="filters",
+                value=filters,
+            )
         self._vector_store = vector_store
         self._similarity_top_k = check_positive_int(similarity_top_k, label="similarity_top_k")
         self._filters = filters
@@ -542,6 +561,10 @@ class HotdataHybridRetriever(_StoreRetriever):
             doc_ids=doc_ids,
             callback_manager=callback_manager,
         )
+        if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float))):
+            raise PlanError(
+                f"alpha must be a number from 0 to 1, got {alpha!r}", field="alpha", value=alpha
+            )
         self._embed_model = embed_model
         self._alpha = alpha
 

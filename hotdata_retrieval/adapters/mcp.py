@@ -361,11 +361,17 @@ def create_server(
 
     Raises:
         ImportError: the mcp SDK is not installed (the message says how to install it).
-        ToolError: a bad setting (``k``, ``max_rows``, ``max_bytes``, limits...).
+        ToolError: a bad setting (``k``, ``max_rows``, ``max_bytes``, limits...), ``name``
+            or ``log_level``.
         TypeError: an option that is no setting.
         HotdataRetrievalError: the engine does not know the table, or an option does not fit.
     """
     server_class = _sdk()
+    if not isinstance(name, str) or not name.strip():
+        raise ToolError(f"name must be the server's name (text), got {name!r}")
+    levels = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+    if log_level not in levels:
+        raise ToolError(f"log_level must be one of {', '.join(levels)}, got {log_level!r}")
     toolkit = SearchToolkit(engine, settings, **options)
     sql = toolkit.settings.sql
     server: MCPServer = server_class(

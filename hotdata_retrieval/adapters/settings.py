@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -92,16 +92,51 @@ def _count(label: str) -> Callable[[Any, Any, Any], None]:
     return check
 
 
+def _names_of(label: str) -> Callable[[Any], tuple[str, ...] | None]:
+    """A converter of ``label``: a column name or a list of them, as a tuple of names."""
+
+    def convert(value: Any) -> tuple[str, ...] | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return (value,)
+        if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+            raise ToolError(f"{label} must be a column name or a list of them, got {value!r}")
+        names = tuple(value)
+        for name in names:
+            if not isinstance(name, str):
+                raise ToolError(f"{label} must hold column names (text), got {name!r}")
+        return names
+
+    return convert
+
+
+_column_names = _names_of("columns")
+_filter_names = _names_of("filter_columns")
+
+
 def _names(value: Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return (value,)
-    return tuple(value)
+    return _column_names(value)
 
 
 def _filter_columns(value: Any) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(_names(value) or ()))
+    return tuple(dict.fromkeys(_filter_names(value) or ()))
+
+
+def _optional_text(label: str) -> Callable[[Any, Any, Any], None]:
+    def check(_instance: Any, _attribute: Any, value: Any) -> None:
+        if value is not None and not isinstance(value, str):
+            raise ToolError(f"{label} must be a column name (text), got {value!r}")
+
+    return check
+
+
+def _optional_count(label: str) -> Callable[[Any, Any, Any], None]:
+    def check(_instance: Any, _attribute: Any, value: Any) -> None:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ToolError(f"{label} must be a whole number, got {value!r}")
+
+    return check
 
 
 def _table(value: Any) -> TableName | str:
@@ -131,6 +166,8 @@ def _fusion(value: Any) -> FusionChoice | None:
 
 
 def _descriptions(value: Any) -> Mapping[str, str]:
+    if value is not None and not isinstance(value, Mapping):
+        raise ToolError(f"descriptions must map tool roles to text, got {value!r}")
     given = dict(value or {})
     for role, text in given.items():
         if role not in TOOL_ROLES:
@@ -255,17 +292,17 @@ class SearchSettings:
     k: int | None = attrs.field(default=None, validator=_count("k"))
     max_rows: int = attrs.field(default=DEFAULT_MAX_ROWS, validator=_count("max_rows"))
     columns: tuple[str, ...] | None = attrs.field(default=None, converter=_names)
-    text_column: str | None = None
-    vector_column: str | None = None
-    key_column: str | None = None
+    text_column: str | None = attrs.field(default=None, validator=_optional_text("text_column"))
+    vector_column: str | None = attrs.field(default=None, validator=_optional_text("vector_column"))
+    key_column: str | None = attrs.field(default=None, validator=_optional_text("key_column"))
     filter_columns: tuple[str, ...] = attrs.field(default=(), converter=_filter_columns)
     filter: Predicate | None = attrs.field(default=None, converter=_fixed_filter)
     fusion: FusionChoice | None = attrs.field(default=None, converter=_fusion)
     embedder: Any = None
     name_prefix: str = attrs.field(default=DEFAULT_NAME_PREFIX, validator=_name_prefix)
-    read_only: bool = True
-    semantic: bool = True
-    sql: bool = True
+    read_only: bool = attrs.field(default=True, validator=_instance_of(bool, "read_only"))
+    semantic: bool = attrs.field(default=True, validator=_instance_of(bool, "semantic"))
+    sql: bool = attrs.field(default=True, validator=_instance_of(bool, "sql"))
     sql_limits: SqlLimits = attrs.field(
         factory=SqlLimits,
         converter=_sql_limits,
@@ -282,17 +319,19 @@ class SearchSettings:
     )
     descriptions: Mapping[str, str] = attrs.field(factory=dict, converter=_descriptions)
     diversity: float | None = None
-    candidates: int | None = None
+    candidates: int | None = attrs.field(default=None, validator=_optional_count("candidates"))
     explain_scores: bool = attrs.field(
         default=False, validator=_instance_of(bool, "explain_scores")
     )
     group_by: str | None = attrs.field(default=None, converter=_group_column)
-    group_size: int | None = None
+    group_size: int | None = attrs.field(default=None, validator=_optional_count("group_size"))
     highlight: bool = attrs.field(default=False, validator=_instance_of(bool, "highlight"))
-    fragment_size: int | None = None
-    fragments: int | None = None
+    fragment_size: int | None = attrs.field(
+        default=None, validator=_optional_count("fragment_size")
+    )
+    fragments: int | None = attrs.field(default=None, validator=_optional_count("fragments"))
     reranker: Any = None
-    top_n: int | None = None
+    top_n: int | None = attrs.field(default=None, validator=_optional_count("top_n"))
 
     def __attrs_post_init__(self) -> None:
         if self.k is not None and self.k > self.max_rows:
@@ -1310,3 +1349,35 @@ def door_message(error: BaseException, *, count: str, most: int, parameters: Con
     return error.worded_for(
         parameters, {"offset": f"ask for more rows at once with {count} (up to {most})"}
     )
+
+
+def setting_error(error: Any, given: Mapping[str, Any], *, door: str) -> Exception:
+    """A door's pydantic ``ValidationError`` from its constructor as the library's typed
+    error: the error a validator of the door raised on purpose (a
+    :class:`~hotdata_retrieval.errors.HotdataRetrievalError`), else a
+    :class:`~hotdata_retrieval.errors.PlanError` naming the first bad setting and its value
+    as given (``given``: the constructor's keyword arguments).
+
+    >>> from pydantic import BaseModel, ValidationError
+    >>> class Door(BaseModel):
+    ...     columns: list[str] | None = None
+    >>> try:
+    ...     Door(columns="x")
+    ... except ValidationError as error:
+    ...     print(setting_error(error, {"columns": "x"}, door="Door"))
+    Door: columns must be a valid list, got 'x'
+    """
+    from hotdata_retrieval.errors import HotdataRetrievalError
+
+    problem = error.errors()[0]
+    raised = (problem.get("ctx") or {}).get("error")
+    if isinstance(raised, HotdataRetrievalError):
+        return raised
+    location = problem.get("loc") or ()
+    name = str(location[0]) if location else "arguments"
+    value = given.get(name, problem.get("input"))
+    wanted = re.sub(r"^(Input|Value) should be ", "", problem.get("msg", "invalid"))
+    if isinstance(raised, Exception):
+        wanted = str(raised)
+        return PlanError(f"{door}: {wanted}", field=name, value=value)
+    return PlanError(f"{door}: {name} must be {wanted}, got {value!r}", field=name, value=value)
