@@ -47,10 +47,21 @@ float64 values, the largest below it and the smallest above it, so:
   (``f = 0.0 AND f != 0.0`` would not do: LanceDB folds it to FALSE, so its ``NOT`` keeps
   NULL rows);
 - ``BETWEEN`` and ``IN`` by the same rules.
+
+A **date column of a store that holds dates as text** (SQLite, which compares them as text)
+compared with a timestamp is compared as every other engine compares it, the date read as
+midnight UTC of its day (:func:`exact_date_predicate`): the timestamp in UTC (an aware one
+converted, a naive one taken as UTC, as the engines run), then, as an integer against a float
+above, at midnight its date, past midnight a bound between two days (``day < '2020-01-01
+05:00'`` is ``day <= DATE '2020-01-01'``, ``day >= ...`` is ``day >= DATE '2020-01-02'``,
+``=`` no day and ``!=`` every one: ``day < d AND day >= d`` and ``day = d OR day != d``, NULL
+for a NULL row). Taken by its own date, ``day = '2020-01-01T00:00:00+01:00'`` kept the rows of
+2020-01-01 there, where every other engine compares the instant 2019-12-31 23:00 UTC.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
 from typing import Any, cast
 
@@ -274,14 +285,15 @@ def _inexact(value: Any) -> tuple[float, float] | None:
     return _float_neighbours(value) if type(value) is int else None
 
 
-def _float_always(column: str, holds: bool) -> Predicate:
+def _float_always(column: str, holds: bool, value: Any = 0.0) -> Predicate:
     """A predicate TRUE (or FALSE) for every float the column holds, infinities and NaN
-    included, and NULL for a NULL row (module docstring)."""
+    included, and NULL for a NULL row (module docstring); with ``value``, for every value of
+    its type (a date)."""
     if holds:
-        equal = Comparison(column=column, operator="=", value=0.0)
-        return Or(operands=(equal, Comparison(column=column, operator="!=", value=0.0)))
-    below = Comparison(column=column, operator="<", value=0.0)
-    return And(operands=(below, Comparison(column=column, operator=">=", value=0.0)))
+        equal = Comparison(column=column, operator="=", value=value)
+        return Or(operands=(equal, Comparison(column=column, operator="!=", value=value)))
+    below = Comparison(column=column, operator="<", value=value)
+    return And(operands=(below, Comparison(column=column, operator=">=", value=value)))
 
 
 def exact_float_predicate(node: Any) -> Any:
@@ -327,5 +339,83 @@ def exact_float_predicate(node: Any) -> Any:
         kept = [value for value in node.values if _inexact(value) is None]
         if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
             return _float_always(node.column, node.negated)
+        return InList(column=node.column, values=kept, negated=node.negated)
+    return node
+
+
+def _day_and_past(value: Any) -> tuple[datetime.date, bool] | None:
+    """A datetime literal as its UTC date and whether it is past midnight, ``None`` for any
+    other value."""
+    if not isinstance(value, datetime.datetime):
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return value.date(), value.time() != datetime.time(0)
+
+
+def _next_day(day: datetime.date) -> datetime.date | None:
+    return None if day == datetime.date.max else day + datetime.timedelta(days=1)
+
+
+def exact_date_predicate(node: Any) -> Any:
+    """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on a date
+    column) with each datetime literal replaced by dates as the module docstring says, or
+    ``node`` itself when it holds none (or is another node).
+
+    >>> moment = datetime.datetime(2020, 1, 1, 5)
+    >>> exact_date_predicate(Comparison(column="day", operator="<", value=moment)).value
+    datetime.date(2020, 1, 1)
+    >>> exact_date_predicate(Comparison(column="day", operator=">", value=moment)).value
+    datetime.date(2020, 1, 2)
+    >>> offset = datetime.timezone(datetime.timedelta(hours=1))
+    >>> midnight = datetime.datetime(2020, 1, 2, tzinfo=offset)
+    >>> exact_date_predicate(Comparison(column="day", operator="=", value=midnight))
+    ... # doctest: +ELLIPSIS
+    And(operands=(Comparison(...'<'..., value=datetime.date(2020, 1, 1)), Comparison(...)))
+    >>> exact_date_predicate(InList(column="day", values=[moment, datetime.date(2021, 6, 1)]))
+    ... # doctest: +ELLIPSIS
+    InList(column='day', values=(datetime.date(2021, 6, 1),), negated=False)
+    """
+    if isinstance(node, Comparison):
+        found = _day_and_past(node.value)
+        if found is None:
+            return node
+        day, past = found
+        if not past:
+            return Comparison(column=node.column, operator=node.operator, value=day)
+        if node.operator in (ComparisonOperator.EQUAL, ComparisonOperator.NOT_EQUAL):
+            return _float_always(node.column, node.operator is ComparisonOperator.NOT_EQUAL, day)
+        if node.operator in (ComparisonOperator.LESS, ComparisonOperator.LESS_OR_EQUAL):
+            return Comparison(column=node.column, operator="<=", value=day)
+        following = _next_day(day)
+        if following is None:
+            return _float_always(node.column, False, day)
+        return Comparison(column=node.column, operator=">=", value=following)
+    if isinstance(node, Between):
+        start, end = _day_and_past(node.low), _day_and_past(node.high)
+        if start is None and end is None:
+            return node
+        low: Any = node.low
+        if start is not None:
+            low = _next_day(start[0]) if start[1] else start[0]
+        high = node.high if end is None else end[0]
+        if low is None:  # past midnight of the last day: no day follows
+            return _float_always(node.column, False, high)
+        if isinstance(low, datetime.date) and isinstance(high, datetime.date) and low > high:
+            return _float_always(node.column, False, high)
+        return Between(column=node.column, low=low, high=high)
+    if isinstance(node, InList):
+        found_all = [_day_and_past(value) for value in node.values]
+        if all(found is None for found in found_all):
+            return node
+        kept = [
+            value if found is None else found[0]
+            for value, found in zip(node.values, found_all)
+            if found is None or not found[1]
+        ]
+        if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
+            first = found_all[0]
+            assert first is not None
+            return _float_always(node.column, node.negated, first[0])
         return InList(column=node.column, values=kept, negated=node.negated)
     return node

@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.engines._integer_literals import (
+    exact_date_predicate,
     exact_float_predicate,
     exact_integer_predicate,
 )
@@ -979,8 +980,11 @@ def with_typed_values(
     ``date_columns`` and ``timestamp_columns`` name the columns of a store that holds dates
     and timestamps as ISO text (SQLite), which compares them as text: each value is then
     written in its column's own spelling, so the text comparison is the comparison SQL
-    engines make (they read a date as midnight of that day) — a date for a timestamp column
-    becomes midnight of that day, a datetime at midnight for a date column that date.
+    engines make (they read a date as midnight UTC of that day) — a date for a timestamp
+    column becomes midnight of that day, a datetime for a date column the exactly equivalent
+    comparison with dates (:func:`~hotdata_retrieval.engines._integer_literals.
+    exact_date_predicate`: the datetime in UTC; ``day < '2020-01-01 05:00'`` is ``day <=
+    DATE '2020-01-01'``, ``day = '2020-01-01 05:00'`` holds for no day).
 
     ``numbers=False`` leaves text compared with a number column as text, for a SQL engine,
     which reads it as the column's own type (``'0.1'`` against a ``REAL`` column is the
@@ -1010,9 +1014,8 @@ def with_typed_values(
     DataFusion, DuckDB and PostgreSQL would round it to float64; one float64 holds stays.
 
     Raises:
-        PlanError: a datetime past midnight compared with a date column of such a store (the
-            comparison has no text spelling; compare with a date); a float compared with an
-            unsigned column whose exact comparison needs an integer past INT64_MAX.
+        PlanError: a float compared with an unsigned column whose exact comparison needs an
+            integer past INT64_MAX.
     """
     retyped = _RETYPED if numbers else _RETYPED_TEMPORAL
     columns = predicate_columns(predicate)
@@ -1055,19 +1058,11 @@ def with_typed_values(
     return rewritten
 
 
-def _in_spelling(column: str, value: Any, *, date: bool, timestamp: bool) -> Any:
+def _in_spelling(value: Any, *, timestamp: bool) -> Any:
+    """A date compared with a timestamp column of a store holding them as text, as midnight
+    of that day (a datetime for a date column: :func:`exact_date_predicate`)."""
     if timestamp and type(value) is datetime.date:
         return datetime.datetime(value.year, value.month, value.day)
-    if date and isinstance(value, datetime.datetime):
-        if value.time() != datetime.time(0):
-            raise PlanError(
-                f"filter compares date column '{column}' with {_spelled(value)}, a timestamp "
-                "past midnight, which this store cannot compare (it holds dates as text); "
-                "compare it with a date",
-                field="filter",
-                value=value,
-            )
-        return value.date()
     return value
 
 
@@ -1112,12 +1107,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
         if column in self.float32_columns:
             return float32_value(value)
         typed = _as_number(self.kinds.get(column, ValueKind.OTHER), value)
-        return _in_spelling(
-            column,
-            typed,
-            date=column in self.date_columns,
-            timestamp=column in self.timestamp_columns,
-        )
+        return _in_spelling(typed, timestamp=column in self.timestamp_columns)
 
     # A node whose values all stay as they are is returned itself, not rebuilt: each rebuild
     # validates the node again, and the plan around it is rebuilt only when a node changed.
@@ -1131,6 +1121,8 @@ class _TypedValues(PredicateVisitor[Predicate]):
         if form.role is not ValueRole.COMPARED:
             return node  # type: ignore[no-any-return]
         typed_node = self._typed_values(node, form)
+        if node.column in self.date_columns:
+            return exact_date_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column in self.float64_columns:
             return exact_float_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column not in self.integer_columns:
