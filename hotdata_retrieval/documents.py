@@ -34,6 +34,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.engines.base import DOCUMENT_CAPABILITIES, missing_capabilities
+from hotdata_retrieval.engines.checks import RESERVED_COLUMNS
 from hotdata_retrieval.engines.limits import InputLimits
 from hotdata_retrieval.engines.results import returned_vector
 from hotdata_retrieval.errors import MissingCapabilityError, PlanError
@@ -158,8 +159,10 @@ class DocumentStore:
     Raises:
         MissingCapabilityError: the engine lacks a capability the store needs (each named,
             with why).
-        PlanError: a bad name or type, a filter column named as another column, an unknown
-            metric.
+        PlanError: a bad name or type, a filter column named as another column, a column
+            named as one a search adds to its results
+            (:data:`~hotdata_retrieval.engines.checks.RESERVED_COLUMNS`: ``score``,
+            ``_distance``), an unknown metric.
     """
 
     def __init__(
@@ -230,6 +233,21 @@ class DocumentStore:
                     value=name,
                 )
             self.filter_columns[column] = _type(name, kind)
+        for label, column in (
+            ("id_column", self.id_column),
+            ("text_column", self.text_column),
+            ("metadata_column", self.metadata_column),
+            ("vector_column", self.vector_column),
+            *(("filter_columns", column) for column in self.filter_columns),
+        ):
+            if column in RESERVED_COLUMNS:
+                raise PlanError(
+                    f"{label}: column {column!r} is reserved: text and vector searches add a "
+                    f"column of that name to their results ({', '.join(RESERVED_COLUMNS)} are "
+                    "reserved); name it otherwise",
+                    field=label,
+                    value=column,
+                )
 
     # -- reading ---------------------------------------------------------------------------
 
