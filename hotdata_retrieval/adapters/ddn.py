@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from hotdata_retrieval._json import jsonable
 from hotdata_retrieval.adapters.envelope import EXPLANATION_KEY, HIGHLIGHTS_KEY
 from hotdata_retrieval.adapters.settings import (
     OptionKind,
@@ -588,7 +589,7 @@ class SearchDocuments:
             row[EXPLANATION_FIELD] = hit.explanation()
         if hit.highlights:  # likewise unless the call highlights
             row[HIGHLIGHTS_FIELD] = dict(hit.highlights)
-        return row
+        return jsonable(row)  # type: ignore[no-any-return]  # NaN as null, as every door
 
     def query(self, request: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The NDC ``QueryResponse`` for a ``QueryRequest`` (already parsed from JSON).

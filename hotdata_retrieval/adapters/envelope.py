@@ -21,23 +21,20 @@ Search tools add ``table``, ``k``, ``ranked_by`` (the ranking column) and ``orde
 ... )
 >>> document["metadata"]["warnings"][0]["code"]
 'k_clamped'
+>>> import datetime
 >>> print(to_json(envelope([{"when": datetime.date(2024, 1, 2)}], tool="sql"))[-33:])
 "rows": [{"when": "2024-01-02"}]}
 """
 
 from __future__ import annotations
 
-import base64
-import datetime
-import decimal
-import enum
 import json
-import math
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+
+from hotdata_retrieval._json import jsonable as jsonable  # re-exported: the envelope's values
 
 
 @attrs.frozen(kw_only=True)
@@ -57,40 +54,6 @@ class ToolWarning:
     def to_dict(self) -> dict[str, Any]:
         """The warning as plain JSON values."""
         return {"code": self.code, "severity": self.severity, "message": self.message}
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` as plain JSON values: dates and times in ISO 8601, decimals and UUIDs as
-    strings, bytes in base64, NaN and infinities as ``null``, tuples and arrays as lists.
-
-    >>> jsonable({"t": (1.5, float("nan")), "d": decimal.Decimal("2.50")})
-    {'t': [1.5, None], 'd': '2.50'}
-    """
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, enum.Enum):
-        return jsonable(value.value)
-    if isinstance(value, Mapping):
-        return {str(key): jsonable(item) for key, item in value.items()}
-    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
-        return value.isoformat()
-    if isinstance(value, datetime.timedelta):
-        return value.total_seconds()
-    if isinstance(value, (decimal.Decimal, uuid.UUID)):
-        return str(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    to_dict = getattr(value, "to_dict", None)
-    if callable(to_dict):
-        return jsonable(to_dict())
-    tolist = getattr(value, "tolist", None)  # NumPy scalars and arrays
-    if callable(tolist):
-        return jsonable(tolist())
-    if isinstance(value, Iterable):
-        return [jsonable(item) for item in value]
-    return str(value)
 
 
 def envelope(

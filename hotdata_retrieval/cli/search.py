@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hotdata_retrieval._console import make_console
+from hotdata_retrieval._json import jsonable
 from hotdata_retrieval.cli._engines import (
     engine_option,
     no_embedder_message,
@@ -311,25 +311,6 @@ def _formula_json(text: str) -> Any:
         raise PlanError(
             "--formula is nested too deeply to read", field="formula", value=text[:80]
         ) from None
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` (a JSON document of dicts, lists and scalars) with every NaN or infinite
-    float as ``None``: JSON (RFC 8259) has no such numbers, and Python's writer would print
-    ``NaN`` and ``Infinity``, which strict readers (``jq``, JavaScript's ``JSON.parse``)
-    refuse. A table's float column may hold them; JavaScript's ``JSON.stringify`` writes
-    them as ``null`` too.
-
-    >>> json_safe({"a": [float("nan"), 1.5, -float("inf")], "b": (float("inf"), "x")})
-    {'a': [None, 1.5, None], 'b': [None, 'x']}
-    """
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(item) for item in value]
-    return value
 
 
 @contextlib.contextmanager
@@ -673,7 +654,7 @@ def search(
             document["sql"] = result.sql
             if plan.steps:
                 document["steps"] = describe_steps(plan)
-        click.echo(json.dumps(json_safe(document), indent=2, default=str, allow_nan=False))
+        click.echo(json.dumps(jsonable(document), indent=2, allow_nan=False))
         return
     console = make_console()
     shape: dict[str, Any] = {
