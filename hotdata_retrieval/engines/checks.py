@@ -21,7 +21,7 @@ import datetime
 import enum
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -970,6 +970,7 @@ def with_typed_values(
     float64_columns: frozenset[str] = frozenset(),
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     fit_integers: bool = False,
+    element_kinds: Mapping[str, ValueKind] | None = None,
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -1013,13 +1014,25 @@ def with_typed_values(
     (:func:`~hotdata_retrieval.engines._integer_literals.exact_float_predicate`), where
     DataFusion, DuckDB and PostgreSQL would round it to float64; one float64 holds stays.
 
+    ``element_kinds`` (:func:`arrow_element_kinds`) give each list column's elements' kind:
+    text a list test looks for in a list of numbers (``contains_any(numbers, ['2020'])``) is
+    replaced by the number it reads as, whatever ``numbers`` says, as no SQL engine reads text
+    in an array literal as the column's elements (DuckDB: "Cannot deduce template type",
+    PostgreSQL: "operator does not exist: text = bigint").
+
     Raises:
         PlanError: a float compared with an unsigned column whose exact comparison needs an
             integer past INT64_MAX.
     """
     retyped = _RETYPED if numbers else _RETYPED_TEMPORAL
+    numbered = frozenset(
+        column
+        for column, kind in (element_kinds or {}).items()
+        if kind in (ValueKind.INTEGER, ValueKind.NUMBER)
+    )
     columns = predicate_columns(predicate)
-    types = value_types(predicate) or (float, int)
+    held = value_types(predicate)
+    types = held or (float, int)
     if (
         columns.isdisjoint(float32_columns)
         and columns.isdisjoint(date_columns)
@@ -1034,6 +1047,7 @@ def with_typed_values(
             and int in types
             and any(kinds.get(column) is ValueKind.INTEGER for column in columns)
         )
+        and not ((held is None or str in held) and not columns.isdisjoint(numbered))
     ):
         return predicate  # no value of it can change: the visit below would return it itself
     integers = frozenset(column for column in columns if kinds.get(column) is ValueKind.INTEGER)
@@ -1053,6 +1067,9 @@ def with_typed_values(
         float64_columns=float64_columns,
         integer_ranges=integer_ranges,
         fit_integers=fit_integers,
+        element_kinds={column: element_kinds[column] for column in numbered}
+        if element_kinds
+        else None,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -1092,8 +1109,10 @@ class _TypedValues(PredicateVisitor[Predicate]):
         float64_columns: frozenset[str] = frozenset(),
         integer_ranges: Mapping[str, tuple[int, int]] | None = None,
         fit_integers: bool = False,
+        element_kinds: Mapping[str, ValueKind] | None = None,
     ) -> None:
         self.kinds = kinds
+        self.element_kinds = element_kinds or {}
         self.date_columns = date_columns
         self.timestamp_columns = timestamp_columns
         self.float32_columns = float32_columns
@@ -1118,6 +1137,9 @@ class _TypedValues(PredicateVisitor[Predicate]):
         (:func:`~hotdata_retrieval.engines._integer_literals.exact_integer_predicate`), on a
         float64 column with floats only (``exact_float_predicate``); any other leaf as it
         is."""
+        if form.role is ValueRole.ELEMENT and node.column in self.element_kinds:
+            kind = self.element_kinds[node.column]
+            return self._typed_values(node, form, lambda _, value: _as_number(kind, value))
         if form.role is not ValueRole.COMPARED:
             return node  # type: ignore[no-any-return]
         typed_node = self._typed_values(node, form)
@@ -1134,16 +1156,24 @@ class _TypedValues(PredicateVisitor[Predicate]):
             fitted=self.fit_integers,
         )
 
-    def _typed_values(self, node: Any, form: PredicateForm) -> Predicate:
+    def _typed_values(
+        self,
+        node: Any,
+        form: PredicateForm,
+        typed_value: Callable[[str, Any], Any] | None = None,
+    ) -> Predicate:
+        """``node`` with each value typed by ``typed_value`` (column, value) (default: as a
+        value compared with the column)."""
+        typing = typed_value or self._typed
         changes: dict[str, Any] = {}
         for field, each in form.value_fields:
             value = getattr(node, field)
             if each:
-                typed = [self._typed(node.column, item) for item in value]
+                typed = [typing(node.column, item) for item in value]
                 if any(new is not old for new, old in zip(typed, value)):
                     changes[field] = typed
             else:
-                one = self._typed(node.column, value)
+                one = typing(node.column, value)
                 if one is not value:
                     changes[field] = one
         return attrs.evolve(node, **changes) if changes else node  # type: ignore[no-any-return]

@@ -638,6 +638,7 @@ def executed_plan(
     unsigned_columns: frozenset[str] = frozenset(),
     float64_columns: frozenset[str] = frozenset(),
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
+    element_kinds: Mapping[str, ValueKind] | None = None,
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -670,6 +671,8 @@ def executed_plan(
             any engine.
         integer_ranges: narrower integer columns' own ranges (``with_typed_values``): a
             float past a column's type keeps every row or none, never refused.
+        element_kinds: each list column's elements' kind (``with_typed_values``): text a
+            list test looks for in a list of numbers is the number it reads as.
 
     Raises:
         PlanError: a value such a store cannot compare with its column; a float whose exact
@@ -683,6 +686,7 @@ def executed_plan(
         unsigned_columns,
         float64_columns,
         integer_ranges,
+        element_kinds,
     )
     if cursor is None:
         return _executed_plan(plan, kinds, *columns)
@@ -701,6 +705,7 @@ def _executed_plan(
     unsigned_columns: frozenset[str] = frozenset(),
     float64_columns: frozenset[str] = frozenset(),
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
+    element_kinds: Mapping[str, ValueKind] | None = None,
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
@@ -727,6 +732,7 @@ def _executed_plan(
             unsigned_columns=unsigned_columns,
             float64_columns=float64_columns,
             integer_ranges=integer_ranges,
+            element_kinds=element_kinds,
         )
     include = plan.fusion is not None
     if (

@@ -45,6 +45,7 @@ from hotdata_retrieval.engines._repeated_keys import repeated_key, sortable
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    arrow_element_kinds,
     arrow_schema_of_text,
     check_column_kinds,
     check_columns,
@@ -534,6 +535,23 @@ def value_kinds(described: StoreTable) -> dict[str, ValueKind]:
     return kinds
 
 
+def element_kinds(described: StoreTable) -> dict[str, ValueKind]:
+    """Each list column's elements' kind: from the Arrow type the catalog recorded at load
+    (:func:`~hotdata_retrieval.engines.checks.arrow_element_kinds`), else from a declared
+    array type (DuckDB's ``BIGINT[]``); a column of neither is left out (not checked)."""
+    import pyarrow as pa
+
+    loaded = dict(described.loaded_types)
+    kinds: dict[str, ValueKind] = {}
+    for column, declared in zip(described.columns, described.column_types):
+        kind = loaded.get(column)
+        if kind is not None:
+            kinds.update(arrow_element_kinds(pa.schema([(column, kind)])))
+        elif declared.endswith("[]"):
+            kinds[column] = declared_value_kind(declared[:-2])
+    return kinds
+
+
 def float32_columns(described: StoreTable, float32_type: str | None) -> frozenset[str]:
     """The columns of ``described`` declared with the store's 32-bit float type
     ``float32_type`` (compared without regard to case: PostgreSQL reports ``real``); none
@@ -759,7 +777,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         for table, one in described.items():
             check_columns(plan, table, one.columns, value_kinds(one))
             if table in filtered:
-                check_filter_values(plan.filter, value_kinds(one))
+                check_filter_values(plan.filter, value_kinds(one), element_kinds(one))
             for branch in plan.branches:
                 if table not in branch.table.members:
                     continue
@@ -807,6 +825,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         executed = executed_plan(
             plan,
             merged_kinds(value_kinds(one) for one in described.values()),
+            element_kinds=merged_kinds(element_kinds(one) for one in described.values()),
             date_columns=frozenset(dates),
             timestamp_columns=frozenset(timestamps),
             float32_columns=frozenset(floats),
