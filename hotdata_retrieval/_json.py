@@ -1,4 +1,10 @@
-"""Table values as plain JSON values, one reading for every JSON the library writes."""
+"""Table values as plain JSON values and as text, one reading for every door.
+
+Binary values (``bytes``, an Arrow ``binary`` column) are written in base64 (RFC 4648's
+standard alphabet, padded) everywhere the library shows them: the JSON of the tools, the DDN
+connector and ``hdq search --format json``, the cells of ``hdq search``'s table and a
+LangChain Document's ``page_content``; never as Python's ``b'...'``.
+"""
 
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (decimal.Decimal, uuid.UUID)):
         return str(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(bytes(value)).decode("ascii")
+        return binary_text(value)
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return jsonable(to_dict())
@@ -50,4 +56,27 @@ def jsonable(value: Any) -> Any:
         return jsonable(tolist())
     if isinstance(value, Iterable):
         return [jsonable(item) for item in value]
+    return str(value)
+
+
+def binary_text(value: bytes | bytearray | memoryview) -> str:
+    """A binary value as the library shows it: base64 (RFC 4648, standard alphabet, padded).
+
+    >>> binary_text(b"\\x00\\xff")
+    'AP8='
+    """
+    return base64.b64encode(bytes(value)).decode("ascii")
+
+
+def as_text(value: Any) -> str:
+    """One value where text is wanted (a table cell, a Document's ``page_content``): ``None``
+    as ``""``, a binary value in base64 (:func:`binary_text`), anything else as ``str``.
+
+    >>> [as_text(None), as_text(b"hi"), as_text(1.5)]
+    ['', 'aGk=', '1.5']
+    """
+    if value is None:
+        return ""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return binary_text(value)
     return str(value)

@@ -58,6 +58,7 @@ except ImportError as error:  # pragma: no cover - exercised only without the ex
         "the LangChain adapter needs langchain-core: pip install 'hotdata-retrieval[langchain]'"
     ) from error
 
+from hotdata_retrieval._json import as_text
 from hotdata_retrieval.adapters.envelope import (
     EXPLANATION_KEY,
     HIGHLIGHTS_KEY,
@@ -525,7 +526,7 @@ class HotdataRetriever(BaseRetriever):
         text = hit.columns.get(content)
         return Document(
             id=None if hit.key is None else str(hit.key),
-            page_content="" if text is None else str(text),
+            page_content=as_text(text),  # a binary column in base64, as every door shows it
             metadata=jsonable(metadata),
         )
 

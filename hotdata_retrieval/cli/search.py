@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from hotdata_retrieval._console import make_console
-from hotdata_retrieval._json import jsonable
+from hotdata_retrieval._json import as_text, jsonable
 from hotdata_retrieval.cli._engines import (
     engine_option,
     no_embedder_message,
@@ -81,8 +81,7 @@ def _filter(texts: Sequence[str]) -> Predicate | None:
 
 
 def _preview(value: Any) -> str:
-    text = "" if value is None else str(value)
-    text = " ".join(text.split())
+    text = " ".join(as_text(value).split())
     if len(text) > _PREVIEW_CHARACTERS:
         return text[: _PREVIEW_CHARACTERS - 1] + "…"
     return text
