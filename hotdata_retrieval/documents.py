@@ -545,8 +545,9 @@ class DocumentStore:
             PlanError: lists of different lengths, over :data:`MAX_DOCUMENTS_PER_CALL`, a
                 key that is not a non-empty string of valid Unicode or is repeated, a text
                 that is not text (or holds a lone surrogate),
-                metadata that is not a mapping of JSON values, or a filter column's value its
-                type cannot hold (each naming the document).
+                metadata that is not a mapping of JSON values or nests more than
+                ``MAX_JSON_NESTING`` (64) levels, or a filter column's value its type cannot
+                hold (each naming the document).
             PlanError: under cosine distance, a non-zero vector whose squared norm is
                 outside :data:`COSINE_SQUARED_NORMS`, naming the document.
             EngineError: a vector the table cannot hold (another length, a value that is
@@ -737,7 +738,45 @@ def check_texts(texts: Sequence[Any]) -> None:
         _check_text(text, f"texts[{position}]", text)
 
 
+def _metadata_nesting(metadata: Mapping[str, Any], bound: int) -> int:
+    """How deep ``metadata``'s mappings and lists nest (the mapping itself is 1), counted
+    without recursion and only up to ``bound + 1`` (so a value that holds itself ends)."""
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(metadata, 1)]
+    while pending:
+        value, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if depth > bound:
+            break
+        if isinstance(value, Mapping):
+            pending.extend((item, depth + 1) for item in value.values() if _container(item))
+        else:
+            pending.extend((item, depth + 1) for item in value if _container(item))
+    return deepest
+
+
+def _container(value: Any) -> bool:
+    return isinstance(value, (Mapping, list, tuple))
+
+
 def _metadata_json(key: str, metadata: Mapping[str, Any]) -> str:
+    """``metadata`` as JSON text, at most ``MAX_JSON_NESTING`` levels deep: deeper metadata
+    raised ``RecursionError`` from ``json.dumps`` past about 1,000 levels, and a little less
+    was written and then raised it from ``json.loads`` in each read of the document made a
+    few hundred frames down the stack.
+
+    Raises:
+        PlanError: naming the document.
+    """
+    from hotdata_retrieval.engines.local.loading import MAX_JSON_NESTING
+
+    if _metadata_nesting(metadata, MAX_JSON_NESTING) > MAX_JSON_NESTING:
+        raise PlanError(
+            f"document {key!r}: its metadata is nested more than {MAX_JSON_NESTING} objects "
+            "and lists deep (MAX_JSON_NESTING); store flat values",
+            field="metadatas",
+            value=key,
+        )
     try:
         return json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
