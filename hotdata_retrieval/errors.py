@@ -15,6 +15,17 @@ class HotdataRetrievalError(Exception):
     """Base class of every error raised by ``hotdata_retrieval``."""
 
 
+def row_name(index: int) -> str:
+    """How every message names a row (of a table, of rows being loaded or written, of an
+    answer): ``row N`` counted from 1, as people count and as ``path:N`` names a file's
+    line, for the row at 0-based ``index``.
+
+    >>> row_name(0)
+    'row 1'
+    """
+    return f"row {index + 1}"
+
+
 class PlanError(HotdataRetrievalError, ValueError):
     """A retrieval plan (or one of its parts) would be invalid.
 

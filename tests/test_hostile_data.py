@@ -144,15 +144,15 @@ def test_hdq_search_on_an_empty_table_says_no_results(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("vectors", "message"),
     [
-        ([[1.0, 2.0], [1.0]], r"row 1 \(id = 'b'\) has 1 dimensions, row 0 \(id = 'a'\) has 2"),
-        ([[1.0, float("nan")], [1.0, 2.0]], r"row 0 \(id = 'a'\) holds NaN or an infinite"),
-        ([[1.0, 2.0], [float("inf"), 2.0]], r"row 1 \(id = 'b'\) holds NaN or an infinite"),
-        ([[1.0, 2.0], [-float("inf"), 2.0]], r"row 1 \(id = 'b'\) holds NaN or an infinite"),
-        ([[], [1.0]], r"row 0 \(id = 'a'\) holds an empty vector"),
+        ([[1.0, 2.0], [1.0]], r"row 2 \(id = 'b'\) has 1 dimensions, row 1 \(id = 'a'\) has 2"),
+        ([[1.0, float("nan")], [1.0, 2.0]], r"row 1 \(id = 'a'\) holds NaN or an infinite"),
+        ([[1.0, 2.0], [float("inf"), 2.0]], r"row 2 \(id = 'b'\) holds NaN or an infinite"),
+        ([[1.0, 2.0], [-float("inf"), 2.0]], r"row 2 \(id = 'b'\) holds NaN or an infinite"),
+        ([[], [1.0]], r"row 1 \(id = 'a'\) holds an empty vector"),
         # Finite in Float64, an infinity in Float32 (where the distance functions compute).
-        ([[1.0, 2.0], [1e39, 2.0]], r"row 1 \(id = 'b'\) holds a value beyond Float32's range"),
-        ([[1.0, 2.0], [2.0, -3.5e38]], r"row 1 \(id = 'b'\) holds a value beyond Float32's"),
-        ([[1.0, None], [1.0, 2.0]], r"row 0 \(id = 'a'\) holds a NULL component"),
+        ([[1.0, 2.0], [1e39, 2.0]], r"row 2 \(id = 'b'\) holds a value beyond Float32's range"),
+        ([[1.0, 2.0], [2.0, -3.5e38]], r"row 2 \(id = 'b'\) holds a value beyond Float32's"),
+        ([[1.0, None], [1.0, 2.0]], r"row 1 \(id = 'a'\) holds a NULL component"),
     ],
 )
 def test_a_stored_vector_that_makes_a_distance_undefined_is_refused_at_load(
@@ -167,11 +167,11 @@ def test_a_stored_vector_that_makes_a_distance_undefined_is_refused_at_load(
 @pytest.mark.parametrize(
     ("value_type", "bad", "message"),
     [
-        (pa.float32(), {11: [float("nan"), 1.0]}, r"row 11 \(id = 11\) holds NaN"),
-        (pa.float16(), {6: [1.0, float("inf")]}, r"row 6 \(id = 6\) holds NaN"),
-        (pa.float64(), {8: [1e39, 1.0]}, r"row 8 \(id = 8\) holds a value beyond"),
+        (pa.float32(), {11: [float("nan"), 1.0]}, r"row 12 \(id = 11\) holds NaN"),
+        (pa.float16(), {6: [1.0, float("inf")]}, r"row 7 \(id = 6\) holds NaN"),
+        (pa.float64(), {8: [1e39, 1.0]}, r"row 9 \(id = 8\) holds a value beyond"),
         # A NaN anywhere is reported before a value beyond Float32's range anywhere.
-        (pa.float64(), {3: [1e39, 1.0], 10: [float("nan"), 1.0]}, r"row 10 \(id = 10\) holds NaN"),
+        (pa.float64(), {3: [1e39, 1.0], 10: [float("nan"), 1.0]}, r"row 11 \(id = 10\) holds NaN"),
         (pa.int64(), {}, None),
         (pa.float32(), {}, None),
     ],
@@ -765,7 +765,7 @@ def test_the_retriever_and_tools_refuse_a_repeated_key(chunks: LocalEngine) -> N
         # SQL's = and Python's == take -0.0 and 0.0 for one key; Arrow's hash does not.
         ([0.0, -0.0, 1.0], r"key column 'id' is not unique: 0\.0 appears 2 times"),
         # NaN equals no key: the fusion would return its row once per branch.
-        ([2.0, float("nan"), 1.0], r"key column 'id' holds NaN in row 1"),
+        ([2.0, float("nan"), 1.0], r"key column 'id' holds NaN in row 2"),
     ],
 )
 def test_float_keys_that_sql_compares_differently_are_refused_at_load(

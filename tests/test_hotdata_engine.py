@@ -551,7 +551,7 @@ def test_result_table_keeps_duplicate_names_and_mixed_values() -> None:
     assert table.column_names == ["a", "a", "b", "c"]
     assert table.column(2).to_pylist() == [1.5, 2.0]
     assert table.column(3).to_pylist() == ["x", "7"]
-    with pytest.raises(EngineError, match="row 0"):
+    with pytest.raises(EngineError, match="row 1"):
         result_table(["a", "b"], [[1]])
 
 

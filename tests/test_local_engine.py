@@ -125,7 +125,7 @@ def test_dimension_mismatch_names_both_lengths(engine: LocalEngine) -> None:
         "vectors", pa.table({"id": [1], "v": pa.array([[1.0, 0.0]], type=pa.list_(pa.float32()))})
     )
     with pytest.raises(
-        EngineError, match=r"query vector length \(3\) must match row 0 dimensionality \(2\)"
+        EngineError, match=r"query vector length \(3\) must match row 1's dimensionality \(2\)"
     ):
         engine.sql("SELECT l2_distance(v, ARRAY[1.0, 2.0, 3.0]) FROM vectors")
 

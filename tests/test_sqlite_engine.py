@@ -332,7 +332,7 @@ def test_a_file_database_keeps_its_tables(tmp_path: Any) -> None:
 def test_load_refuses_vectors_of_two_lengths() -> None:
     with (
         SqliteEngine() as engine,
-        pytest.raises(EngineError, match="vector column 'v': row 1 has 2 dimensions, row 0 has 1"),
+        pytest.raises(EngineError, match="vector column 'v': row 2 has 2 dimensions, row 1 has 1"),
     ):
         engine.load_table("t", pa.table({"id": [1, 2], "v": [[1.0], [1.0, 2.0]]}))
 

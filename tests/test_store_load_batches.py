@@ -130,7 +130,7 @@ def test_an_upsert_over_several_batches_stores_the_rows_given(
 def test_a_bad_vector_in_a_late_batch_is_named_by_its_row(engine: Any, small_batches: None) -> None:
     rows = _rows(0, ROWS, seed=5)
     rows[13]["embedding"] = [1.0, float("nan"), 0.0, 2.0]
-    with pytest.raises(HotdataRetrievalError, match=r"row 13\b"):
+    with pytest.raises(HotdataRetrievalError, match=r"row 14\b"):
         engine.load_table("refused", _table(rows), key_column="id", text_columns=["body"])
 
 
@@ -151,7 +151,9 @@ def test_the_vector_check_names_the_first_bad_row_of_any_batch(
     ]
     vectors[row] = bad
     vectors[-1 if row != 16 else 0] = None
-    message = f"row {row} of vector column 'embedding' is not a vector of finite numbers: {bad!r}"
+    message = (
+        f"row {row + 1} of vector column 'embedding' is not a vector of finite numbers: {bad!r}"
+    )
     with pytest.raises(HotdataRetrievalError) as raised:
         store.vector_dimensions(_vectors_table(vectors, kind), "embedding")
     assert str(raised.value) == message
@@ -170,7 +172,7 @@ def test_the_vector_check_names_the_first_row_beyond_float32(
     vectors[row] = bad
     vectors[row + 1] = [1e39, 0.0, 0.0, 0.0]  # a later bad row is not named
     message = (
-        f"row {row} of vector column 'embedding' holds a value beyond Float32's range "
+        f"row {row + 1} of vector column 'embedding' holds a value beyond Float32's range "
         f"(magnitude at most 3.40282e+38); vectors are stored as Float32, where it would be an "
         f"infinity: {bad!r}"
     )
@@ -189,7 +191,7 @@ def test_every_store_refuses_a_vector_beyond_float32_at_load(engine: Any) -> Non
     table = _table(rows).set_column(
         2, "embedding", pa.array([row["embedding"] for row in rows], pa.list_(pa.float64()))
     )
-    with pytest.raises(HotdataRetrievalError, match=r"row 3 .*beyond Float32's range"):
+    with pytest.raises(HotdataRetrievalError, match=r"row 4 .*beyond Float32's range"):
         engine.load_table("beyond", table, key_column="id", text_columns=["body"])
 
 
@@ -205,7 +207,7 @@ def test_the_vector_check_names_the_first_row_of_another_length(
     vectors[-1] = [5.0, 6.0, 7.0]  # a later row of the same other length is not named
     table = _vectors_table(vectors, pa.list_(pa.float32()))
     message = (
-        f"vector column 'embedding': row {other} has 3 dimensions, row {nulls} has 4; "
+        f"vector column 'embedding': row {other + 1} has 3 dimensions, row {nulls + 1} has 4; "
         "a column's vectors share one length"
     )
     with pytest.raises(HotdataRetrievalError) as raised:
@@ -221,5 +223,5 @@ def test_the_vector_check_reads_a_fixed_size_column_with_nulls(small_batches: No
     assert store.vector_dimensions(_vectors_table(vectors, kind), "embedding") == 4
     assert store.vector_dimensions(_vectors_table([None] * 5, kind), "embedding") == 4
     vectors[13] = [1.0, float("nan"), 2.0, 3.0]
-    with pytest.raises(HotdataRetrievalError, match=r"^row 13 of vector column 'embedding'"):
+    with pytest.raises(HotdataRetrievalError, match=r"^row 14 of vector column 'embedding'"):
         store.vector_dimensions(_vectors_table(vectors, kind), "embedding")

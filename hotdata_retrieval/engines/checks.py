@@ -32,7 +32,7 @@ from hotdata_retrieval.engines._integer_literals import (
     exact_integer_predicate,
 )
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import PlanError, row_name
 from hotdata_retrieval.plan.filters import (
     And,
     Not,
@@ -303,7 +303,8 @@ def check_no_nul(data: Any) -> None:
             continue
         row = pc.index(pc.fill_null(found, False), True).as_py()
         raise EngineError(
-            f"column {field.name!r} holds the NUL character (U+0000) in row {row}: no engine "
+            f"column {field.name!r} holds the NUL character (U+0000) in {row_name(row)}: no "
+            "engine "
             "stores it (PostgreSQL text cannot hold it); remove or replace it before loading"
         )
 

@@ -60,7 +60,7 @@ from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
 from hotdata_retrieval.errors import HotdataApiError as HotdataApiError
 from hotdata_retrieval.errors import HotdataConfigError as HotdataConfigError
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import PlanError, row_name
 from hotdata_retrieval.indexes import (
     IndexCatalog,
     IndexEntry,
@@ -380,7 +380,8 @@ def result_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Ta
     for position, row in enumerate(rows):
         if len(row) != width:
             raise EngineError(
-                f"row {position} of the API's answer has {len(row)} values for {width} columns"
+                f"{row_name(position)} of the API's answer has {len(row)} values for {width} "
+                "columns"
             )
     arrays = [_column([row[index] for row in rows]) for index in range(width)]
     return pa.Table.from_arrays(arrays, names=names)

@@ -68,7 +68,7 @@ from hotdata_retrieval.engines.results import (
     returned_vector,
     search_result,
 )
-from hotdata_retrieval.errors import OutdatedIndexError, PlanError
+from hotdata_retrieval.errors import OutdatedIndexError, PlanError, row_name
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import (
@@ -427,8 +427,9 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
             row = _first_other_length(sizes, first[1])
             if row is not None:
                 raise EngineError(
-                    f"vector column '{column}': row {start + row} has {sizes[row].as_py()} "
-                    f"dimensions, row {first[0]} has {first[1]}; a column's vectors share one "
+                    f"vector column '{column}': {row_name(start + row)} has {sizes[row].as_py()} "
+                    f"dimensions, {row_name(first[0])} has {first[1]}; a column's vectors share "
+                    "one "
                     "length"
                 )
         start += batch.num_rows
@@ -453,7 +454,7 @@ def check_vector_length(rows: pa.Table, column: str, dimensions: int, table: Any
     if row is not None:
         raise EngineError(
             f"vector column '{column}' of table '{table}' holds vectors of {dimensions} "
-            f"dimensions; row {row} of the rows has {sizes[row].as_py()}"
+            f"dimensions; {row_name(row)} of the rows has {sizes[row].as_py()}"
         )
 
 
@@ -504,12 +505,12 @@ def _raise_bad_vector(vectors: Any, column: str, start: int) -> None:
             continue
         if not value or any(x is None or not math.isfinite(x) for x in value):
             raise EngineError(
-                f"row {position} of vector column '{column}' is not a vector of finite "
+                f"{row_name(position)} of vector column '{column}' is not a vector of finite "
                 f"numbers: {value[:8]!r}"
             )
         if any(abs(x) > FLOAT32_MAX for x in value):
             raise EngineError(
-                f"row {position} of vector column '{column}' holds a value beyond Float32's "
+                f"{row_name(position)} of vector column '{column}' holds a value beyond Float32's "
                 f"range (magnitude at most {FLOAT32_MAX:.6g}); vectors are stored as Float32, "
                 f"where it would be an infinity: {value[:8]!r}"
             )
@@ -1338,7 +1339,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 continue
             row = pc.index(past, True).as_py()
             raise EngineError(
-                f"column {field.name!r} holds {column[row].as_py()} in row {row}, past the "
+                f"column {field.name!r} holds {column[row].as_py()} in {row_name(row)}, past the "
                 f"largest integer the {self.engine_name} store holds ({_INT64_MAX}); store "
                 "such values as text"
             )

@@ -38,7 +38,7 @@ BODIES = [
     f"crash report {RUN} {LONGEST} {TOO_LONG}",
 ]
 
-NUL_MESSAGE = r"column 'body' holds the NUL character \(U\+0000\) in row 1: no engine stores it"
+NUL_MESSAGE = r"column 'body' holds the NUL character \(U\+0000\) in row 2: no engine stores it"
 
 
 @pytest.fixture(scope="module", params=STORE_ENGINES)

@@ -38,7 +38,7 @@ def _rows(keys: list[int], counts: list[int]) -> pa.Table:
 
 def _message(engine: Any, column: str, row: int, value: int) -> str:
     return (
-        f"column '{column}' holds {value} in row {row}, past the largest integer the "
+        f"column '{column}' holds {value} in row {row + 1}, past the largest integer the "
         f"{engine.parity_name} store holds \\({LARGEST}\\)"
     )
 

@@ -47,7 +47,7 @@ def test_a_vector_of_another_length_than_the_tables_is_refused_naming_its_row(
     with pytest.raises(
         EngineError,
         match=rf"vector column 'embedding' of table '\S*{TABLE}' holds vectors of 2 "
-        rf"dimensions; row {row} of the rows has 3$",
+        rf"dimensions; row {row + 1} of the rows has 3$",
     ):
         engine.upsert_rows(TABLE, _rows(vectors))
     found = engine.search(engine.plan_search(SearchRequest(table=TABLE, query="disk", mode="text")))

@@ -29,7 +29,7 @@ from hotdata_retrieval.engines.hnsw import (
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import true_rows
 from hotdata_retrieval.engines.local.tables import key_problem, positive_zero
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import PlanError, row_name
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
 from hotdata_retrieval.plan.values import FLOAT32_MAX
@@ -211,8 +211,8 @@ def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
 
     def name_row(row: int) -> str:
         if key is None:
-            return f"row {row}"
-        return f"row {row} ({key} = {data.column(key)[row].as_py()!r})"
+            return row_name(row)
+        return f"{row_name(row)} ({key} = {data.column(key)[row].as_py()!r})"
 
     empty = rows[lengths[rows] == 0]
     if empty.size:

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.errors import DimensionMismatchError as DimensionMismatchError
+from hotdata_retrieval.errors import row_name
 from hotdata_retrieval.plan.search import DistanceMetric
 
 
@@ -39,7 +40,8 @@ def vector_matrix(name: str, vectors: pa.Array, role: str) -> tuple[np.ndarray, 
     if present.size and (present != present[0]).any():
         row = int(np.flatnonzero(valid)[np.argmax(present != present[0])])
         raise DimensionMismatchError(
-            f"{name}: {role} row {row} has length {int(lengths[row])}, expected {int(present[0])}"
+            f"{name}: {role} {row_name(row)} has length {int(lengths[row])}, expected "
+            f"{int(present[0])}"
         )
     dimension = int(present[0]) if present.size else 0
     flat = pc.list_flatten(vectors).to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
@@ -78,7 +80,7 @@ def _pair(name: str, left: pa.Array, right: pa.Array) -> tuple[np.ndarray, np.nd
     if valid.any() and columns.shape[1] != queries.shape[1]:
         row = int(np.flatnonzero(valid)[0])
         raise DimensionMismatchError(
-            f"{name}: query vector length ({queries.shape[1]}) must match row {row} "
+            f"{name}: query vector length ({queries.shape[1]}) must match {row_name(row)}'s "
             f"dimensionality ({columns.shape[1]})"
         )
     return columns, queries, valid

@@ -57,6 +57,7 @@ from hotdata_retrieval.engines.local.distance import (
     float64_row_norms,
     query_norm,
 )
+from hotdata_retrieval.errors import row_name
 from hotdata_retrieval.plan.search import DistanceMetric
 
 _TOLERANCE = 1e-4
@@ -198,7 +199,8 @@ class VectorColumnIndex:
         if present.size and (lengths[present] != dimensions).any():
             row = int(present[np.argmax(lengths[present] != dimensions)])
             raise DimensionMismatchError(
-                f"vector column row {row} has length {int(lengths[row])}, expected {dimensions}"
+                f"vector column {row_name(row)} has length {int(lengths[row])}, expected "
+                f"{dimensions}"
             )
         self.rows = len(vectors)
         self.dimensions = dimensions

@@ -41,6 +41,7 @@ from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
 from hotdata_retrieval.engines.local.masks import passing_rows, reads_as_sql
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, open_hnsw
+from hotdata_retrieval.errors import row_name
 from hotdata_retrieval.plan.filters import Predicate, filter_shape
 
 logger = logging.getLogger(__name__)
@@ -524,7 +525,7 @@ def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
         nan = pc.is_nan(values)
         if pc.any(nan).as_py():
             row = int(pc.index(nan, True).as_py())
-            return f"holds NaN in row {row}; NaN equals no key, not even itself"
+            return f"holds NaN in {row_name(row)}; NaN equals no key, not even itself"
     if sortable(values.type):  # floats: -0.0 and 0.0 are one key (repeated_key)
         repeated = repeated_key(values)
         if repeated is None:
