@@ -1094,7 +1094,7 @@ def grouped_hits(plan: SearchPlan, ranked: Sequence[SearchHit]) -> tuple[SearchH
         value = hit.columns[group]
         if value is None:
             continue
-        kept = members.setdefault(value, [])
+        kept = members.setdefault(group_key(value), [])
         if len(kept) < plan.group_size:
             kept.append(hit)
     page = list(members.values())[plan.offset : plan.offset + plan.limit]
@@ -1130,7 +1130,27 @@ def _groups(plan: SearchPlan, hits: Sequence[SearchHit]) -> int:
     """The number of groups on a page of grouped ``plan``."""
     group = plan.group_by
     assert group is not None
-    return len({hit.columns[group] for hit in hits})
+    return len({group_key(hit.columns[group]) for hit in hits})
+
+
+_NAN_GROUP = object()
+"""The one group of every NaN value (:func:`group_key`)."""
+
+
+def group_key(value: Any) -> Any:
+    """``value`` as the key of its group, as SQL's ``PARTITION BY`` compares group values:
+    every NaN is one group (a float NaN equals nothing, not even another NaN, so as a dict
+    key each NaN row would start a group of its own), and -0.0 and 0.0 are one group, as
+    Python's ``==`` and ``hash`` already take them.
+
+    >>> group_key(float("nan")) is group_key(float("nan"))
+    True
+    >>> group_key(-0.0) == group_key(0.0) and group_key("a") == "a"
+    True
+    """
+    if isinstance(value, float) and value != value:
+        return _NAN_GROUP
+    return value
 
 
 def _underfilled(plan: SearchPlan, returned: int, groups: int | None = None) -> str | None:

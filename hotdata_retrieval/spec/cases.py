@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.compile import get_dialect, known_dialects, to_sql
+from hotdata_retrieval.engines.results import group_key
 from hotdata_retrieval.errors import CaseError as CaseError
 from hotdata_retrieval.errors import UnsupportedFeatureError
 from hotdata_retrieval.fusion import competition_ranks, reference_fusion
@@ -317,8 +318,11 @@ def expected_result(docs: Sequence[Doc], plan: SearchPlan, *, cte: bool = False)
         members: dict[Any, list[Any]] = {}
         for hit in hits:
             value = by_key[hit.key].values()[plan.group_by]
-            if value is not None and len(members.setdefault(value, [])) < plan.group_size:
-                members[value].append(hit)
+            if value is None:
+                continue
+            kept = members.setdefault(group_key(value), [])  # every NaN one group
+            if len(kept) < plan.group_size:
+                kept.append(hit)
         page = list(members.values())[plan.offset : plan.offset + plan.limit]
         hits = [hit for kept in page for hit in kept]
     distances = {
