@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.errors import PlanError
 
 
@@ -75,7 +76,8 @@ def maximal_marginal_relevance(
     for position, vector in enumerate(vectors):
         if len(vector) != len(query):
             raise PlanError(
-                f"candidate {position} has a vector of {len(vector)} dimensions, the query "
+                f"candidate {position} has a vector of {counted(len(vector), 'dimension')}, "
+                "the query "
                 f"{len(query)}",
                 field="vectors",
                 value=position,

@@ -38,6 +38,7 @@ from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.errors import KeyTypeError as KeyTypeError
 from hotdata_retrieval.errors import PlanError, UnsupportedFeatureError
 from hotdata_retrieval.plan.search import (
@@ -181,7 +182,8 @@ def reciprocal_rank_fusion(
         weights = [1.0] * len(ranked_lists)
     if len(weights) != len(ranked_lists):
         raise PlanError(
-            f"got {len(weights)} weights for {len(ranked_lists)} ranked lists",
+            f"got {counted(len(weights), 'weight')} for "
+            f"{counted(len(ranked_lists), 'ranked list')}",
             field="weights",
             value=weights,
         )
@@ -283,7 +285,8 @@ def _candidates(
         raise PlanError(f"limit and offset must be >= 0, got {limit!r}, {offset!r}", field="limit")
     if ranks is not None and len(ranks) != len(ranked_lists):
         raise PlanError(
-            f"got {len(ranks)} rank lists for {len(ranked_lists)} ranked lists",
+            f"got {counted(len(ranks), 'rank list')} for "
+            f"{counted(len(ranked_lists), 'ranked list')}",
             field="ranks",
             value=ranks,
         )
@@ -533,8 +536,9 @@ def _normalized_fusion(
     added in branch order with 0 for a missed branch."""
     if len(higher_is_better) != len(ranked_lists) or len(weights) != len(ranked_lists):
         raise PlanError(
-            f"got {len(weights)} weights and {len(higher_is_better)} score directions for "
-            f"{len(ranked_lists)} ranked lists",
+            f"got {counted(len(weights), 'weight')} and "
+            f"{counted(len(higher_is_better), 'score direction')} for "
+            f"{counted(len(ranked_lists), 'ranked list')}",
             field="weights",
             value=weights,
         )
@@ -716,7 +720,7 @@ def _check_ranks(ranks: Sequence[int], length: int, branch: int) -> None:
     ``1, 1, 2``)."""
     if len(ranks) != length:
         raise PlanError(
-            f"ranked list {branch} has {length} keys and {len(ranks)} ranks",
+            f"ranked list {branch} has {counted(length, 'key')} and {counted(len(ranks), 'rank')}",
             field="ranks",
             value=ranks,
         )

@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile.compiler import identifier, literal_node, table_reference
 from hotdata_retrieval.compile.dialect import DialectProfile, get_dialect
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
@@ -141,7 +142,7 @@ def vector_literal(
     vector = check_query_vector(values)
     if dimensions is not None and len(vector) != check_positive_int(dimensions, label="dimensions"):
         raise PlanError(
-            f"query vector has {len(vector)} dimensions; expected {dimensions}",
+            f"query vector has {counted(len(vector), 'dimension')}; expected {dimensions}",
             field="query_vector",
             value=len(vector),
         )

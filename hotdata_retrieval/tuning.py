@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.errors import TuningError as TuningError
 from hotdata_retrieval.fusion import FusedHit, rank_branch, reference_fusion
@@ -216,7 +217,7 @@ class Coverage:
         if missing:
             first = self.queries_without_text[0]
             lines.append(
-                f"{_counted(missing, 'judged query', 'judged queries')} "
+                f"{counted(missing, 'judged query', 'judged queries')} "
                 f"{'is' if missing == 1 else 'are'} not in the queries file (first: {first!r}) "
                 "and not measured"
             )
@@ -224,7 +225,7 @@ class Coverage:
         if unknown:
             query, document = self.unknown_documents[0]
             lines.append(
-                f"{_counted(unknown, 'judgment names a document', 'judgments name documents')} "
+                f"{counted(unknown, 'judgment names a document', 'judgments name documents')} "
                 f"the table lacks (first: {document!r} for query {query!r}); "
                 f"{self.relevant_unknown} of them relevant, which no setting can find"
             )
@@ -235,10 +236,6 @@ class Coverage:
                 "against every setting unnoticed"
             )
         return lines
-
-
-def _counted(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
 
 
 def judgment_coverage(

@@ -612,7 +612,7 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "weights count mismatch",
         document(fusion={"weights": [1, 1, 1]}),
-        r"^fusion: got 3 weights for 2 branches",
+        r"^fusion: weights holds 3 values for 2 branches",
     ),
     (
         "negative weight",

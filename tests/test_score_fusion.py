@@ -117,7 +117,7 @@ def test_min_max_weights_whose_sum_overflows_are_still_convex() -> None:
         ({"alpha": float("nan")}, r"^alpha must be finite, got nan$"),
         ({"alpha": True}, r"^alpha must be a number, got True$"),
         ({"alpha": 0.5, "weights": [1, 1]}, r"^give alpha or weights, not both"),
-        ({"weights": [1]}, r"^got 1 weights for 2 branches; give one weight per branch$"),
+        ({"weights": [1]}, r"^weights holds 1 value for 2 branches; give one weight per branch$"),
         ({"weights": [0, 0]}, r"^at least one weight must be > 0, got \(0, 0\)$"),
         ({"weights": [1, -1]}, r"^weight must be >= 0, got -1$"),
     ],

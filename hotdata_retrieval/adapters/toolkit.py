@@ -39,6 +39,7 @@ import attrs
 from sqlglot import exp
 
 from hotdata_retrieval._deadline import run_within
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.adapters.bounded import (
     DEFAULT_COUNT_LIMIT,
     BoundedResult,
@@ -831,24 +832,26 @@ class SearchToolkit:
         return self.engine.sql(sql).to_batches()
 
     def _truncation_warning(self, result: BoundedResult) -> ToolWarning:
-        count = f"{result.row_count}" if result.row_count_exact else f"at least {result.row_count}"
+        count = counted(result.row_count, "row")
+        if not result.row_count_exact:
+            count = f"at least {count}"
         shown = len(result.rows)
         if result.oversized_row_bytes is not None:
             message = (
-                f"the query produced {count} rows, and the first alone is about "
+                f"the query produced {count}, and the first alone is about "
                 f"{result.oversized_row_bytes:,} bytes, over this tool's reply ceiling of "
                 f"{self.max_bytes:,} bytes, so no row is shown. Select fewer or shorter "
                 "columns (for example substr(column, 1, 200))."
             )
         elif result.stopped_by == "max_bytes":
             message = (
-                f"the query produced {count} rows; only the first {shown} are shown, which "
+                f"the query produced {count}; only the first {shown} are shown, which "
                 f"fill this tool's reply ceiling of {self.max_bytes:,} bytes. Select fewer or "
                 "shorter columns, or aggregate in SQL."
             )
         else:
             message = (
-                f"the query produced {count} rows; only the first {shown} are shown. "
+                f"the query produced {count}; only the first {shown} are shown. "
                 "Aggregate or filter in SQL to answer about all of them."
             )
         return ToolWarning(code="rows_truncated", message=message)

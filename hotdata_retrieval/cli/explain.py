@@ -21,6 +21,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.cli._engines import ENGINE_DIALECTS, ENGINE_NAMES, query_embedder_option
 from hotdata_retrieval.cli._errors import CommandError, in_option_terms
 from hotdata_retrieval.cli._input import describe, is_stdin, read_input, text_argument
@@ -453,7 +454,7 @@ def _describe(branch: Branch) -> str:
         return f"semantic search over {branch.column} (the engine embeds the query)"
     return (
         f"{branch.metric.value} nearest-neighbour search over {branch.column} "
-        f"({len(branch.query_vector)} dimensions)"
+        f"({counted(len(branch.query_vector), 'dimension')})"
     )
 
 
@@ -483,9 +484,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     elif fusion is None and plan.facets:
         lines.append(f"-- fetches {plan.depth} candidate rows for the page and the facets")
     elif fusion is None and not plan.steps:
-        lines.append(
-            f"-- fetches limit + offset = {plan.depth} {'row' if plan.depth == 1 else 'rows'}"
-        )
+        lines.append(f"-- fetches limit + offset = {counted(plan.depth, 'row')}")
     elif fusion is None:
         pass
     elif isinstance(fusion, ReciprocalRankFusion):
@@ -525,7 +524,7 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
         ranking = plan.ranking_column if plan.fusion is None else "score"
         lines.append(
             f"-- continues after a cursor: rows ranked after {ranking} {cursor.value!r}, key "
-            f"{cursor.key!r} ({cursor.served} rows served before it)"
+            f"{cursor.key!r} ({counted(cursor.served, 'row')} served before it)"
         )
     if plan.group_by is not None:
         rows = "its best row" if plan.group_size == 1 else f"its best {plan.group_size} rows"

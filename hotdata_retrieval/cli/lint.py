@@ -32,6 +32,7 @@ from typing import Any, NoReturn
 import attrs
 import click
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import STDIN, is_stdin, read_input
 from hotdata_retrieval.errors import HotdataRetrievalError
@@ -190,9 +191,8 @@ def _local_catalog(path: str) -> IndexCatalog:
 def _summary(findings: list[Finding] | tuple[Finding, ...]) -> str:
     count = len(findings)
     fixable = sum(finding.fixable for finding in findings)
-    noun = "finding" if count == 1 else "findings"
     extra = f" ({fixable} fixable with --fix)" if fixable else ""
-    return f"{count} {noun}{extra}"
+    return f"{counted(count, 'finding')}{extra}"
 
 
 @attrs.frozen(kw_only=True)

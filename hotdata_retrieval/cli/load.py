@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.cli._engines import loadable_engine_option, open_store, shown_location
 from hotdata_retrieval.cli._errors import CommandError
 from hotdata_retrieval.cli._input import is_stdin
@@ -277,7 +278,7 @@ def _load_into_store(
         click.echo(json.dumps(document, indent=2))
         return
     for item in summary:
-        parts = [f"{item['table']}: {item['rows']} {'row' if item['rows'] == 1 else 'rows'}"]
+        parts = [f"{item['table']}: {counted(item['rows'], 'row')}"]
         if item["bm25_columns"]:
             parts.append(f"full-text index on {', '.join(item['bm25_columns'])}")
         if item["vector_columns"]:
@@ -581,7 +582,7 @@ def _load(
     for name in taken:
         click.echo(f"note: replaced the previous {name}", err=True)
     for item in summary:
-        parts = [f"{item['table']}: {item['rows']} {'row' if item['rows'] == 1 else 'rows'}"]
+        parts = [f"{item['table']}: {counted(item['rows'], 'row')}"]
         if item["bm25_columns"]:
             parts.append(f"BM25 on {', '.join(item['bm25_columns'])}")
         for vector in item["vector_columns"]:

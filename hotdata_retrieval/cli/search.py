@@ -15,6 +15,7 @@ from rich.table import Table
 
 from hotdata_retrieval._console import make_console
 from hotdata_retrieval._json import as_text, jsonable
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.cli._engines import (
     engine_option,
     no_embedder_message,
@@ -700,7 +701,8 @@ def search(
     for scan in result.vector_scans:
         if scan.skipped:
             click.echo(
-                f"note: {scan.branch}: {scan.skipped} of {scan.scanned} rows have a vector in "
+                f"note: {scan.branch}: {scan.skipped} of {counted(scan.scanned, 'row')} have "
+                "a vector in "
                 f"'{scan.column}' that cannot be used (malformed, non-finite or of another "
                 "dimension) and were left out",
                 err=True,

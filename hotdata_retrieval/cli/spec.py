@@ -21,6 +21,7 @@ from pathlib import Path
 
 import click
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.cli._errors import HdqGroup
 from hotdata_retrieval.cli._local import reports_errors
 from hotdata_retrieval.cli.exit_codes import EXIT_INVALID_PLAN, EXIT_OK
@@ -51,7 +52,7 @@ def export(directory: Path) -> None:
         raise click.ClickException(f"cannot write cases to {directory}: {error}") from None
     for path in written:
         click.echo(str(path))
-    click.echo(f"wrote {len(written)} cases and index.json to {directory}", err=True)
+    click.echo(f"wrote {counted(len(written), 'case')} and index.json to {directory}", err=True)
 
 
 def _engine_help() -> str:

@@ -6,6 +6,7 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.embed.errors import (
     EmbedderUnavailableError,
     EmbeddingInputError,
@@ -141,7 +142,8 @@ def _check_batch(
 
     if vectors.ndim != 2 or vectors.shape[0] != count:
         raise EmbeddingOutputError(
-            f"embedder {name!r} returned an array of shape {vectors.shape} for {count} texts "
+            f"embedder {name!r} returned an array of shape {vectors.shape} for "
+            f"{counted(count, 'text')} "
             f"(texts {start} to {start + count - 1})",
             embedder=name,
         )

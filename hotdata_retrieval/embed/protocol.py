@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Protocol, runtime_checkable
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.embed.errors import EmbeddingInputError, EmbeddingOutputError
 
 
@@ -139,7 +140,8 @@ def check_vectors(
     """
     if len(vectors) != count:
         raise EmbeddingOutputError(
-            f"embedder {embedder!r} returned {len(vectors)} vectors for {count} texts",
+            f"embedder {embedder!r} returned {counted(len(vectors), 'vector')} for "
+            f"{counted(count, 'text')}",
             embedder=embedder,
         )
     wrong_length = [i for i, vector in enumerate(vectors) if len(vector) != dimensions]

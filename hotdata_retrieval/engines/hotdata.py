@@ -51,6 +51,7 @@ import attrs
 
 from hotdata_retrieval._deadline import Pending
 from hotdata_retrieval._http import HttpCall, call_within
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import DialectProfile, to_sql
 from hotdata_retrieval.engines._managed_tables import ManagedTableRows
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
@@ -380,8 +381,8 @@ def result_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pa.Ta
     for position, row in enumerate(rows):
         if len(row) != width:
             raise EngineError(
-                f"{row_name(position)} of the API's answer has {len(row)} values for {width} "
-                "columns"
+                f"{row_name(position)} of the API's answer has {counted(len(row), 'value')} for "
+                f"{counted(width, 'column')}"
             )
     arrays = [_column([row[index] for row in rows]) for index in range(width)]
     return pa.Table.from_arrays(arrays, names=names)

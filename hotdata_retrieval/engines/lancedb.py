@@ -61,6 +61,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.analysis import (
     TERMS_SUFFIX,
     analyze_text,
@@ -697,7 +698,8 @@ class LancedbEngine(RoutesByIndexes):
                 size = getattr(opened.schema.field(branch.column).type, "list_size", None)
                 if size is not None and size != len(branch.query_vector):
                     raise PlanError(
-                        f"query vector has {len(branch.query_vector)} dimensions; column "
+                        f"query vector has {counted(len(branch.query_vector), 'dimension')}; "
+                        "column "
                         f"'{branch.column}' holds {size}",
                         field="query_vector",
                         value=len(branch.query_vector),

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from hotdata_retrieval import _words
 from hotdata_retrieval.engines.checks import ValueKind, check_side_table_key, with_typed_values
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
@@ -1157,7 +1158,7 @@ def _underfilled(plan: SearchPlan, returned: int, groups: int | None = None) -> 
     if groups is not None:
         if groups >= plan.limit:
             return None
-        found = _counted(groups, "group")
+        found = _words.counted(groups, "group")
         if returned == 0 and plan.offset > 0:
             return f"{found} for a limit of {plan.limit} at offset {plan.offset}"
         return (
@@ -1175,7 +1176,7 @@ def _underfilled(plan: SearchPlan, returned: int, groups: int | None = None) -> 
     if plan.filter is not None:
         passing = " and passes the filter" if one else " and pass the filter"
     bound = f"at most {total}" if beyond else f"only {total}"
-    page = f"{_counted(returned, 'row')} for a limit of {plan.limit}"
+    page = f"{_words.counted(returned, 'row')} for a limit of {plan.limit}"
     if beyond:
         page += f" at offset {plan.offset}"
     if plan.fusion is None:
@@ -1191,11 +1192,6 @@ def _underfilled(plan: SearchPlan, returned: int, groups: int | None = None) -> 
     return (
         f"{page}: the branches found {bound} {'candidate' if one else 'candidates'} in all{passing}"
     )
-
-
-def _counted(number: int, noun: str) -> str:
-    """``1 row``, ``2 rows``, ``0 rows``."""
-    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _restored_result(fields: dict[str, Any]) -> SearchResult:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.analysis import analyze_text, terms_column
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
@@ -427,10 +428,9 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
             row = _first_other_length(sizes, first[1])
             if row is not None:
                 raise EngineError(
-                    f"vector column '{column}': {row_name(start + row)} has {sizes[row].as_py()} "
-                    f"dimensions, {row_name(first[0])} has {first[1]}; a column's vectors share "
-                    "one "
-                    "length"
+                    f"vector column '{column}': {row_name(start + row)} has "
+                    f"{counted(sizes[row].as_py(), 'dimension')}, {row_name(first[0])} has "
+                    f"{first[1]}; a column's vectors share one length"
                 )
         start += batch.num_rows
     if first is not None:
@@ -453,8 +453,9 @@ def check_vector_length(rows: pa.Table, column: str, dimensions: int, table: Any
     row = _first_other_length(sizes, dimensions)
     if row is not None:
         raise EngineError(
-            f"vector column '{column}' of table '{table}' holds vectors of {dimensions} "
-            f"dimensions; {row_name(row)} of the rows has {sizes[row].as_py()}"
+            f"vector column '{column}' of table '{table}' holds vectors of "
+            f"{counted(dimensions, 'dimension')}; {row_name(row)} of the rows has "
+            f"{sizes[row].as_py()}"
         )
 
 
@@ -796,7 +797,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                         and vector.dimensions != len(branch.query_vector)
                     ):
                         raise PlanError(
-                            f"query vector has {len(branch.query_vector)} dimensions; column "
+                            f"query vector has "
+                            f"{counted(len(branch.query_vector), 'dimension')}; column "
                             f"'{branch.column}' holds {vector.dimensions}",
                             field="query_vector",
                             value=len(branch.query_vector),

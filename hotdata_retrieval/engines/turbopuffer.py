@@ -60,6 +60,7 @@ import attrs
 
 from hotdata_retrieval._deadline import Pending
 from hotdata_retrieval._http import HttpCall, call_within
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.compile.turbopuffer import (
     MAX_TOP_K,
@@ -860,7 +861,8 @@ class TurbopufferEngine(RoutesByIndexes):
                 size = declared[1 : declared.index("]")] if declared.startswith("[") else ""
                 if size.isdigit() and int(size) != len(branch.query_vector):
                     raise PlanError(
-                        f"query vector has {len(branch.query_vector)} dimensions; column "
+                        f"query vector has {counted(len(branch.query_vector), 'dimension')}; "
+                        "column "
                         f"'{branch.column}' holds {size}",
                         field="query_vector",
                         value=len(branch.query_vector),

@@ -27,6 +27,7 @@ from typing import Any, ClassVar, TypeVar
 
 import attrs
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan._cursor import Cursor, ranking_fingerprint, read_cursor
 from hotdata_retrieval.plan.filters import (
@@ -867,7 +868,8 @@ class ReciprocalRankFusion(Fusion):
             return
         if len(self.weights) != len(self.branches):
             raise PlanError(
-                f"got {len(self.weights)} weights for {len(self.branches)} branches; "
+                f"weights holds {counted(len(self.weights), 'value')} for "
+                f"{counted(len(self.branches), 'branch', 'branches')}; "
                 "give one weight per branch",
                 field="weights",
                 value=self.weights,
@@ -985,7 +987,8 @@ class NormalizedScoreFusion(Fusion):
         if self.weights is not None:
             if len(self.weights) != len(self.branches):
                 raise PlanError(
-                    f"got {len(self.weights)} weights for {len(self.branches)} branches; "
+                    f"weights holds {counted(len(self.weights), 'value')} for "
+                    f"{counted(len(self.branches), 'branch', 'branches')}; "
                     "give one weight per branch",
                     field="weights",
                     value=self.weights,

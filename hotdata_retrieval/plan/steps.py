@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.values import check_finite_number, check_positive_int
@@ -812,7 +813,8 @@ def check_steps(plan: SearchPlan) -> None:
             after, needed = plan.steps[index + 1].kind, inputs[index + 1]
             if left < needed:
                 raise PlanError(
-                    f"the {after} step reads {needed} rows, but the {step.kind} step before "
+                    f"the {after} step reads {counted(needed, 'row')}, but the {step.kind} "
+                    "step before "
                     f"it leaves {left}; give the {step.kind} step at least {needed} "
                     "candidates",
                     field="candidates",
@@ -870,6 +872,6 @@ def describe_steps(plan: SearchPlan) -> list[str]:
         return []
     lines = [f"statement: fetches {statement_rows(plan)} candidates (limit, offset 0)"]
     for number, (step, rows) in enumerate(zip(plan.steps, step_inputs(plan)), start=1):
-        lines.append(f"step {number}: {step.describe(plan)}; reads {rows} rows")
+        lines.append(f"step {number}: {step.describe(plan)}; reads {counted(rows, 'row')}")
     lines.append(f"page: offset {plan.offset}, limit {plan.limit}, of the steps' rows")
     return lines

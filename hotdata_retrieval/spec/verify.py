@@ -40,6 +40,7 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.compiler import native_hybrid_misfit
 from hotdata_retrieval.engines.registry import engine_kind, engine_kinds, kind_of_engine
@@ -231,7 +232,7 @@ class Report:
         declared = sum(bool(case.form_differences and case.declared) for case in self.cases)
         beyond = f", {inapplicable} not applicable on this engine" if inapplicable else ""
         lines.append(
-            f"{len(self.cases)} cases: {passed} passed, {failed} failed{beyond}; "
+            f"{counted(len(self.cases), 'case')}: {passed} passed, {failed} failed{beyond}; "
             f"forms agree row for row on {agree}, differ as declared on {declared}"
         )
         return "\n".join(lines)
@@ -243,9 +244,9 @@ _VERDICTS = {PASS: "PASS", FAIL: "FAIL", NOT_APPLICABLE: "N/A "}
 def _summary(result: FormResult) -> str:
     if result.status == PASS:
         against = f" ({result.note})" if result.note else ""
-        return f"{result.form}: {len(result.rows)} rows ok{against}"
+        return f"{result.form}: {counted(len(result.rows), 'row')} ok{against}"
     if result.status == FAIL:
-        return f"{result.form}: {len(result.differences)} differences"
+        return f"{result.form}: {counted(len(result.differences), 'difference')}"
     return f"{result.form}: {result.status} ({result.note})"
 
 
@@ -372,7 +373,7 @@ def _against(
 
     wanted = expected["rows"]
     if len(rows) != len(wanted):
-        differences.append(f"{len(rows)} rows, expected {len(wanted)}")
+        differences.append(f"{counted(len(rows), 'row')}, expected {len(wanted)}")
     key = plan.key_column
     assert key is not None  # spec cases are fusions, whose plans have a key
     for position, (row, want) in enumerate(zip(rows, wanted), start=1):
@@ -421,7 +422,9 @@ def _between_forms(
 
     differences = []
     if len(cte) != len(native):
-        differences.append(f"{len(cte)} rows (cte) vs {len(native)} rows (native)")
+        differences.append(
+            f"{counted(len(cte), 'row')} (cte) vs {counted(len(native), 'row')} (native)"
+        )
     for position, (left, right) in enumerate(zip(cte, native), start=1):
         unequal = [
             f"{column} {left.get(column)!r} vs {right.get(column)!r}"

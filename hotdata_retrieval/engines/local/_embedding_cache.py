@@ -58,6 +58,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.embed.protocol import is_embeddable as is_embeddable
 from hotdata_retrieval.engines.local import database
 
@@ -383,9 +384,7 @@ def embedding_label(table: str, column: str, hashes: Sequence[str | None], count
         return label
     distinct = len({value for value in hashes if value})
     new = "new " if count < distinct else ""
-    texts = "text" if count == 1 else "texts"
-    rows = "row" if len(hashes) == 1 else "rows"
-    return f"{label} ({count} {new}{texts} of {len(hashes)} {rows})"
+    return f"{label} ({counted(count, new + 'text')} of {counted(len(hashes), 'row')})"
 
 
 def embed_column(

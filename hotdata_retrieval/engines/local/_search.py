@@ -25,6 +25,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot import exp
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.engines.checks import (
     ColumnFacts,
@@ -378,7 +379,7 @@ def _check_vectors(
             dimensions = loaded.vector_dimensions(branch.column)
             if dimensions and dimensions != len(branch.query_vector):
                 raise PlanError(
-                    f"query vector has {len(branch.query_vector)} dimensions; column "
+                    f"query vector has {counted(len(branch.query_vector), 'dimension')}; column "
                     f"'{branch.column}' holds {dimensions}",
                     field="query_vector",
                     value=len(branch.query_vector),

@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.analysis import TEXT_ANALYSIS
 from hotdata_retrieval.engines._repeated_keys import repeated_key, sortable
 from hotdata_retrieval.engines.checks import (
@@ -513,7 +514,7 @@ def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
     if not len(values):
         return None
     if values.null_count:
-        return f"has {values.null_count} NULL values"
+        return f"has {counted(values.null_count, 'NULL value')}"
     kind = values.type
     if pa.types.is_nested(kind) or (
         pa.types.is_dictionary(kind) and pa.types.is_nested(kind.value_type)
@@ -711,8 +712,9 @@ def open_table(root: Path, entry: TableEntry, data: pa.Table | None = None) -> L
             ) from None
         if data.num_rows != entry.rows or tuple(data.column_names) != entry.columns:
             raise DatabaseError(
-                f"table '{entry.name}': {path} holds {data.num_rows} rows of "
-                f"{', '.join(data.column_names)}; the catalog records {entry.rows} rows of "
+                f"table '{entry.name}': {path} holds {counted(data.num_rows, 'row')} of "
+                f"{', '.join(data.column_names)}; the catalog records "
+                f"{counted(entry.rows, 'row')} of "
                 f"{', '.join(entry.columns)}"
             )
     hnsw: dict[str, tuple[Any, str]] = {}
