@@ -52,6 +52,11 @@ from hotdata_retrieval.plan.names import DEFAULT_CATALOG, DEFAULT_SCHEMA
 
 logger = logging.getLogger(__name__)
 
+MAX_LINT_CHARACTERS = 16 * 1024 * 1024
+"""The longest input ``hdq lint`` reads, in characters (16 MiB, about 250,000 one-line
+statements): a longer file is refused before it is parsed, naming its length and this limit,
+rather than linted for minutes (each statement costs about a millisecond)."""
+
 EXIT_CLEAN = 0
 """No findings (with ``--fix``: none left after fixing)."""
 
@@ -304,13 +309,19 @@ def _lint_file(source: str, options: _Options) -> _FileReport:
     """Lint (with ``--fix``: fix, and with ``--write``: rewrite) one input.
 
     Raises:
-        CommandError: the input cannot be read, is not UTF-8, does not parse, or cannot be
-            written (exit :data:`EXIT_ERROR`, the message naming the file).
+        CommandError: the input cannot be read, is not UTF-8, is longer than
+            :data:`MAX_LINT_CHARACTERS`, does not parse, or cannot be written (exit
+            :data:`EXIT_ERROR`, the message naming the file).
     """
     sql = _read_source(source)
     bom = _BOM if sql.startswith(_BOM) else ""  # kept on write; not part of the SQL
     sql = sql[len(bom) :]
     path = _display(source)
+    if len(sql) > MAX_LINT_CHARACTERS:
+        _fail(
+            f"{path}: {len(sql):,} characters; hdq lint reads at most {MAX_LINT_CHARACTERS:,} "
+            "characters per file: split it into smaller files"
+        )
     defaults = {
         "default_catalog": options.default_catalog,
         "default_schema": options.default_schema,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import attrs
 
@@ -15,6 +15,7 @@ from hotdata_retrieval.lint.parsing import (
     Positions,
     Statement,
     hidden_by_line_comments,
+    iter_statements,
     parse_statements,
 )
 from hotdata_retrieval.lint.rules import RULES, RULES_BY_CODE, Issue, Rule
@@ -44,10 +45,13 @@ def _analyses(
     default_catalog: str,
     default_schema: str,
     statements: Sequence[Statement] | None = None,
-) -> list[tuple[Statement, Analysis]]:
+) -> Iterator[tuple[Statement, Analysis]]:
+    """Each statement with its analysis, one at a time: without ``statements``, each is
+    parsed when the caller asks for it (:func:`iter_statements`), so linting a long file
+    holds one statement's tree and analysis in memory, not every one's."""
     positions = Positions(sql)
-    return [
-        (
+    for statement in iter_statements(sql) if statements is None else statements:
+        yield (
             statement,
             Analysis(
                 statement.tree,
@@ -60,8 +64,6 @@ def _analyses(
                 statement_end=statement.end,
             ),
         )
-        for statement in (parse_statements(sql) if statements is None else statements)
-    ]
 
 
 def _issues(analysis: Analysis, rules: Iterable[Rule]) -> list[Issue]:

@@ -904,6 +904,9 @@ class Analysis:
         its first key, not by a distance."""
         if self._rankings is None:
             found: list[DistanceRanking] = []
+            if not any(distance_metric(node) for node in self.find(exp.Anonymous)):
+                self._rankings = found  # no distance call: no sort key can rank by one
+                return found
             for select in self.selects:
                 for position, ordered in enumerate(order_keys(select)):
                     hit = self.distance_in(select, ordered.this)

@@ -303,6 +303,17 @@ def parse_statements(sql: str) -> list[Statement]:
     still count it. A ``--`` comment ends at a line feed only, as the engine reads it.
 
     Raises:
+        SqlParseError: as :func:`iter_statements`.
+    """
+    return list(iter_statements(sql))
+
+
+def iter_statements(sql: str) -> Iterator[Statement]:
+    """:func:`parse_statements` one statement at a time: the text is tokenized and split
+    first, and each statement parsed when it is asked for, so a caller that is done with a
+    statement before asking for the next holds one tree in memory, not the whole file's.
+
+    Raises:
         SqlParseError: the text does not tokenize or parse, or is nested too deeply for the
             parser; carries the parser's message and the offending token's line and column.
             When the text would parse with every ``--`` comment ending at a carriage return
@@ -310,7 +321,7 @@ def parse_statements(sql: str) -> list[Statement]:
             after such a comment as comment.
     """
     try:
-        return _parse_statements(sql)
+        yield from _parse_statements(sql)
     except RecursionError:
         raise SqlParseError("the SQL is nested too deeply to read") from None
     except SqlParseError as error:
@@ -339,7 +350,7 @@ def _parses_as_shown(sql: str) -> bool:
     return True
 
 
-def _parse_statements(sql: str) -> list[Statement]:
+def _parse_statements(sql: str) -> Iterator[Statement]:
     if sql.startswith(_BOM):  # same length, so every offset still points into ``sql``
         sql = " " + sql[1:]
     positions = Positions(sql)
@@ -357,7 +368,6 @@ def _parse_statements(sql: str) -> list[Statement]:
             statements_tokens.append((chunk, cuts, region_start, region_end))
     except TokenError as error:
         raise _token_error(error, sql, positions) from None
-    statements: list[Statement] = []
     for chunk, chunk_cuts, region_start, region_end in statements_tokens:
         for token in chunk:  # lines and columns as the parser reports them, from real offsets
             token.line, token.col = positions.line_column(token.start)
@@ -368,17 +378,14 @@ def _parse_statements(sql: str) -> list[Statement]:
                 continue
             if inside:
                 _restore_vectors(tree, inside)
-            statements.append(
-                Statement(
-                    tree=tree,
-                    start=chunk[0].start,
-                    end=chunk[-1].end + 1,
-                    region_start=region[0],
-                    region_end=region[1],
-                    tokens=tuple(chunk),
-                )
+            yield Statement(
+                tree=tree,
+                start=chunk[0].start,
+                end=chunk[-1].end + 1,
+                region_start=region[0],
+                region_end=region[1],
+                tokens=tuple(chunk),
             )
-    return statements
 
 
 _SHOWN_LINE_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
