@@ -97,7 +97,7 @@ def test_two_verbose_flags_show_debug_records(tmp_path: Path) -> None:
     search = ["search", "crash", "--table", "docs", "--database", str(database)]
     code, stdout, stderr = run(*search, "-vv")
     assert code == 0 and "crash" in stdout
-    assert "DEBUG: search of default.public.docs answered by the native path: 1 rows" in stderr
+    assert "DEBUG: search of default.public.docs answered by the native path: 1 row" in stderr
     code, _, stderr = run(*search, "-v")
     assert code == 0
     assert "DEBUG" not in stderr and "INFO: hdq search: finished in" in stderr

@@ -144,7 +144,7 @@ def test_hdq_search_on_an_empty_table_says_no_results(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("vectors", "message"),
     [
-        ([[1.0, 2.0], [1.0]], r"row 2 \(id = 'b'\) has 1 dimensions, row 1 \(id = 'a'\) has 2"),
+        ([[1.0, 2.0], [1.0]], r"row 2 \(id = 'b'\) has 1 dimension, row 1 \(id = 'a'\) has 2"),
         ([[1.0, float("nan")], [1.0, 2.0]], r"row 1 \(id = 'a'\) holds NaN or an infinite"),
         ([[1.0, 2.0], [float("inf"), 2.0]], r"row 2 \(id = 'b'\) holds NaN or an infinite"),
         ([[1.0, 2.0], [-float("inf"), 2.0]], r"row 2 \(id = 'b'\) holds NaN or an infinite"),

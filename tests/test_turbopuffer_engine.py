@@ -246,7 +246,7 @@ def test_what_the_namespace_cannot_hold_is_refused(fake: FakeTurbopufferApi) -> 
         short = NearestNeighborSearch(
             table="docs", column="embedding", query_vector=[1.0], metric="l2"
         )
-        with pytest.raises(PlanError, match="query vector has 1 dimensions"):
+        with pytest.raises(PlanError, match="query vector has 1 dimension;"):
             engine.search(SearchPlan(source=short))
         with pytest.raises(EngineError, match="no full-text index"):
             engine.search(

@@ -589,8 +589,8 @@ def fill_page_scores(
                 continue
             if len(vector) != len(query):
                 raise EngineError(
-                    f"a stored vector of column '{branch.column}' has {len(vector)} "
-                    f"dimensions, the query {len(query)}"
+                    f"a stored vector of column '{branch.column}' has "
+                    f"{_words.counted(len(vector), 'dimension')}, the query {len(query)}"
                 )
             distance = branch.metric.distance([_float32(value) for value in vector], query)
             row[raw_column] = _float32(distance)

@@ -12,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import (
     check_no_nul,
@@ -220,9 +221,9 @@ def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
     other = rows[lengths[rows] != lengths[rows[0]]]
     if other.size:
         raise EngineError(
-            f"column '{column}': {name_row(int(other[0]))} has {int(lengths[other[0]])} "
-            f"dimensions, {name_row(int(rows[0]))} has {int(lengths[rows[0]])}; every vector "
-            "of a column must have the same length"
+            f"column '{column}': {name_row(int(other[0]))} has "
+            f"{counted(int(lengths[other[0]]), 'dimension')}, {name_row(int(rows[0]))} has "
+            f"{int(lengths[rows[0]])}; every vector of a column must have the same length"
         )
     components = pc.list_flatten(values)
     if components.null_count:

@@ -134,7 +134,9 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     rows = None if single is None else native_rows(executed, loaded[single])
     if rows is not None:
         # The native path reads no SQL: the statement is rendered if the caller reads it.
-        logger.debug("search of %s answered by the native path: %d rows", single, len(rows))
+        logger.debug(
+            "search of %s answered by the native path: %s", single, counted(len(rows), "row")
+        )
         return search_result(plan, executed, rows, lambda: to_sql(executed, engine.profile))
     statement = to_sql(executed, engine.profile)
     # The tree, where the statement holds a nearest-neighbour shape to rewrite, a vector
