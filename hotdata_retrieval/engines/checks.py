@@ -309,6 +309,35 @@ def check_no_nul(data: Any) -> None:
         )
 
 
+def check_no_nan(data: Any, engine: str) -> None:
+    """Refuse a NaN in any floating-point column of ``data`` (an Arrow table; anything else
+    is left to the caller's own type check), for a store that cannot hold it: SQLite stores
+    a NaN REAL as NULL, and turbopuffer's JSON has no NaN, so a NaN loaded there became NULL
+    and the same plan kept other rows than on the stores that hold it (a NaN sorts above
+    every number in SQL: ``f > 1`` keeps it on the local engine, DuckDB, PostgreSQL and
+    LanceDB).
+
+    Raises:
+        EngineError: naming the column and the first row (counted from 1) holding NaN.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not isinstance(data, pa.Table):
+        return
+    for position, field in enumerate(data.schema):
+        if not pa.types.is_floating(field.type):
+            continue
+        found = pc.fill_null(pc.is_nan(data.column(position)), False)
+        if not pc.any(found).as_py():
+            continue
+        row = pc.index(found, True).as_py()
+        raise EngineError(
+            f"column {field.name!r} holds NaN in {row_name(row)}, which the {engine} store "
+            "cannot hold (it would read NULL); load NULL or a number instead"
+        )
+
+
 def check_columns(
     plan: SearchPlan,
     table: TableName,

@@ -137,6 +137,7 @@ class SqliteEngine(SqlStoreEngine):
     """
 
     engine_name = "sqlite"
+    holds_nan = False  # a NaN REAL is stored as NULL
     float32_type = _COLUMN_TYPES["float32"]
     read_types: ClassVar[Mapping[str, str]] = {
         "INTEGER": "int64",

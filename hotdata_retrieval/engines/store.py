@@ -51,6 +51,7 @@ from hotdata_retrieval.engines.checks import (
     check_column_kinds,
     check_columns,
     check_filter_values,
+    check_no_nan,
     check_no_nul,
     check_reserved_columns,
     checked_keys,
@@ -995,6 +996,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             check_reserved_columns(columns)
         check_no_nul(data)
         self.check_integer_range(data)
+        if not self.holds_nan:
+            check_no_nan(data, self.engine_name)
         metric = DistanceMetric.parse(vector_metric).value
         vectors = [
             StoreColumn(
@@ -1172,6 +1175,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         create = table_load(create)
         check_no_nul(rows)
         self.check_integer_range(rows)
+        if not self.holds_nan:
+            check_no_nan(rows, self.engine_name)
         table = self.table_name(name)
         if self._describe(table) is None:
             if create is None:
@@ -1312,6 +1317,10 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 for found in other.columns:
                     if fold(found) == fold(other_column):
                         yield column, other, found
+
+    holds_nan: ClassVar[bool] = True
+    """Whether a float column holds NaN (SQLite's reads it back as NULL, so its loads refuse
+    it: :func:`~hotdata_retrieval.engines.checks.check_no_nan`)."""
 
     own_schemas: ClassVar[frozenset[str]] = frozenset()
     """Schemas the engine writes its own tables into (none of the user's tables)."""

@@ -73,6 +73,7 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_columns,
     check_filter_values,
+    check_no_nan,
     check_no_nul,
     check_reserved_columns,
     checked_keys,
@@ -574,6 +575,7 @@ class TurbopufferEngine(RoutesByIndexes):
         if texts or vectors:
             check_reserved_columns(columns)
         check_no_nul(data)
+        check_no_nan(data, "turbopuffer")  # its JSON has no NaN
         metric = DistanceMetric.parse(vector_metric)
         metric_name = TURBOPUFFER_METRICS.get(metric)
         if metric_name is None:
@@ -768,6 +770,7 @@ class TurbopufferEngine(RoutesByIndexes):
         rows = rows_table(rows)
         create = table_load(create)
         check_no_nul(rows)
+        check_no_nan(rows, "turbopuffer")
         namespace = self.namespace(name)
         schema = self._found_schema(name)
         if schema is None:
