@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import pytest
@@ -128,6 +129,16 @@ def test_each_operator(text: str, expected: Predicate) -> None:
         ("x = (7)", 7),
         ("x = -9223372036854775808", -(2**63)),
         ("x = 9223372036854775807", 2**63 - 1),
+        ("x = DATE '2020-01-01'", datetime.date(2020, 1, 1)),
+        ("x = TIMESTAMP '2020-01-01 12:00:00'", datetime.datetime(2020, 1, 1, 12)),
+        (
+            """x = arrow_cast('2020-01-01 12:00:00', 'Timestamp(Nanosecond, Some("UTC"))')""",
+            datetime.datetime(2020, 1, 1, 12),
+        ),
+        (
+            """x = ARROW_CAST('2020-01-01 13:00:00+01:00', 'Timestamp(Nanosecond, Some("UTC"))')""",
+            datetime.datetime(2020, 1, 1, 12),
+        ),
     ],
 )
 def test_literals(text: str, value: Any) -> None:
@@ -356,6 +367,31 @@ def test_a_null_guard_that_would_change_its_test_is_refused(text: str) -> None:
 def test_compiled_filters_read_back(predicate: Predicate) -> None:
     # Equal values; the compiler may write an integral float as an integer literal.
     assert parse_filter(rendered(predicate)) == canonical(predicate)
+
+
+_offsets = st.integers(min_value=-14 * 60, max_value=14 * 60).map(
+    lambda minutes: datetime.timezone(datetime.timedelta(minutes=minutes))
+)
+_moments = {
+    "min_value": datetime.datetime(1900, 1, 1),
+    "max_value": datetime.datetime(2200, 1, 1),
+}
+temporals = st.one_of(
+    st.dates(),
+    st.datetimes(**_moments),
+    st.datetimes(**_moments, timezones=_offsets),
+)
+
+
+@given(temporals, st.sampled_from(["=", "<", ">="]))
+def test_a_compiled_date_or_timestamp_reads_back(value: Any, operator: str) -> None:
+    """The hotdata dialect writes a timestamp as a cast to a UTC instant (``arrow_cast``),
+    which filter text reads back as the datetime written (a plan holds a datetime with an
+    offset as the zone-less time in UTC)."""
+    back = parse_filter(rendered(eq("x", operator, value)))
+    assert isinstance(back, Comparison)
+    assert back == eq("x", operator, value)
+    assert type(back.value) is type(value)
 
 
 @given(literals)

@@ -23,7 +23,8 @@ The grammar is deliberately small, the same as the predicate tree's:
 Columns are bare names (double quotes allowed; stored lower-cased). Literals are
 single-quoted strings, integers, decimals (``1.5``, ``1e-3``), negative numbers, ``TRUE``,
 ``FALSE``, ``DATE '2024-03-01'`` and ``TIMESTAMP '2024-03-01 10:00:00'`` (or ``CAST('...' AS
-DATE)``, ``CAST('...' AS TIMESTAMP)``).
+DATE)``, ``CAST('...' AS TIMESTAMP)``, or ``arrow_cast('...', 'Timestamp(Nanosecond,
+Some("UTC"))')``, as the ``hotdata`` dialect writes a timestamp).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sqlglot.errors import ParseError, SqlglotError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from hotdata_retrieval.compile.compiler import SQL_SPELLINGS
+from hotdata_retrieval.compile.hotdata import UTC_TIMESTAMP_TYPE
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.plan.filters import (
     MAX_FILTER_DEPTH,
@@ -210,6 +212,8 @@ def _literal(node: exp.Expr, context: exp.Expr) -> LiteralValue:
         and node.to.this in _TEMPORAL_TYPES
     ):
         return _temporal(node)
+    if _is_utc_timestamp(node):
+        return _timestamp(node, str(node.expressions[0].this))
     if isinstance(node, exp.Boolean):
         return bool(node.this)
     if isinstance(node, exp.Null):
@@ -226,12 +230,31 @@ def _temporal(node: exp.Cast) -> LiteralValue:
     """``DATE '...'`` or ``TIMESTAMP '...'`` (a cast of a string) as a date or a datetime."""
     kind = node.to.this
     text = str(node.this.this)
+    if kind != exp.DataType.Type.DATE:
+        return _timestamp(node, text)
     try:
-        if kind == exp.DataType.Type.DATE:
-            return datetime.date.fromisoformat(text)
-        return datetime.datetime.fromisoformat(text)
+        return datetime.date.fromisoformat(text)
     except ValueError:
         _unsupported(node, f"{text!r} is not an ISO 8601 {kind.value.lower()}")
+
+
+def _is_utc_timestamp(node: exp.Expr) -> bool:
+    """Whether ``node`` is ``arrow_cast('<text>', '<UTC_TIMESTAMP_TYPE>')``."""
+    return (
+        isinstance(node, exp.Anonymous)
+        and str(node.this).lower() == "arrow_cast"
+        and len(node.expressions) == 2
+        and all(isinstance(part, exp.Literal) and part.is_string for part in node.expressions)
+        and str(node.expressions[1].this) == UTC_TIMESTAMP_TYPE
+    )
+
+
+def _timestamp(node: exp.Expr, text: str) -> datetime.datetime:
+    """ISO 8601 ``text`` (of the cast ``node``) as the datetime it names."""
+    try:
+        return datetime.datetime.fromisoformat(text)
+    except ValueError:
+        _unsupported(node, f"{text!r} is not an ISO 8601 timestamp")
 
 
 def _prefix_of(pattern: str, escape: str | None, node: exp.Expr) -> str:

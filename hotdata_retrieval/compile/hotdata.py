@@ -45,6 +45,7 @@ from hotdata_retrieval.compile.nodes import (
     SemanticDistance,
     SemanticSearch,
     TableFunction,
+    TemporalLiteral,
     TextSearch,
     VectorDistance,
 )
@@ -90,6 +91,7 @@ class Hotdata(Postgres):
         TRANSFORMS: ClassVar[dict[Any, Any]] = {
             **Postgres.Generator.TRANSFORMS,
             **COMPILER_TRANSFORMS,
+            TemporalLiteral: lambda generator, node: generator.sql(_utc_temporal(node)),
         }
         SEARCH_NODES: ClassVar[Mapping[type[SearchNode], Lowering]] = {
             TextSearch: TableFunction("bm25_search"),
@@ -124,6 +126,37 @@ class Hotdata(Postgres):
                 return f"({inner})"
             body = self.seg(self.indent(inner), sep="")
             return f"({body}{self.seg(')', sep='')}"
+
+
+UTC_TIMESTAMP_TYPE = 'Timestamp(Nanosecond, Some("UTC"))'
+"""The Arrow type a timestamp literal is cast to on the engine (``arrow_cast``), an instant
+in UTC; filter text reads such a cast back as the datetime it names
+(:func:`~hotdata_retrieval.compile.parse_filter`)."""
+
+
+def _utc_temporal(node: TemporalLiteral) -> exp.Expr:
+    """A date literal as ``CAST('<date>' AS DATE)``; a timestamp literal as the instant it
+    names, ``arrow_cast('<text>', 'Timestamp(Nanosecond, Some("UTC"))')``: a zone-less text
+    read in UTC, one with an offset at that offset.
+
+    ``CAST('<text>' AS TIMESTAMP)`` is a zone-less timestamp, which DataFusion compares with
+    a column of a time zone by reading it in the column's zone (``paris > TIMESTAMP
+    '2020-01-01 12:00:00'`` on an Arrow ``timestamp('ms', 'Europe/Paris')`` column keeps the
+    row at 12:00 UTC), where every other engine of the library reads it in UTC
+    (docs/plans.md, "Filter values and column types"). ``AT TIME ZONE 'UTC'`` would say the
+    same on DataFusion but LanceDB's filter reader refuses it ("is not supported SQL in
+    lance"), and a ``TIMESTAMP WITH TIME ZONE`` cast is zone-less on DataFusion and refused
+    by LanceDB ("Timezone not supported in timestamp"); ``arrow_cast`` to a UTC timestamp is
+    read alike by both (observed with datafusion 55 and lancedb's filter reader). A UTC
+    timestamp compares as the instant with a zone-less column too, reading that column in
+    UTC.
+    """
+    text = exp.Literal.string(str(node.this))
+    if str(node.args["kind"]) != "TIMESTAMP":
+        return exp.Cast(this=text, to=exp.DataType.build(exp.DataType.Type.DATE))
+    return exp.Anonymous(
+        this="arrow_cast", expressions=[text, exp.Literal.string(UTC_TIMESTAMP_TYPE)]
+    )
 
 
 HOTDATA = register_dialect(

@@ -16,7 +16,11 @@ Before: every path but SQLite answered a date column compared with a time past m
 (``day <= '2020-01-01T05:00'``) as the instant, SQLite refused it; and SQLite compared a date
 column with a time carrying an offset (``day = '2020-01-01T00:00:00+01:00'``) by its local
 date, keeping the rows of 2020-01-01, where every other path compares the instant,
-2019-12-31 23:00 UTC, and keeps none.
+2019-12-31 23:00 UTC, and keeps none. DataFusion (the local engine's statement and LanceDB)
+read a zone-less timestamp literal compared with a column of a time zone (``paris >
+'2020-01-01T12:00:00'``, ``paris`` in Europe/Paris) in the column's zone, keeping the row at
+12:00 UTC, where every other path reads it in UTC; a literal with an offset too, as the
+literal was cast to a zone-less timestamp first.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from tests.parity.engines import ENGINE_PATHS
 from tests.parity.literal_engines import literal_engine, literal_keys, literal_plans
 
 UTC = datetime.timezone.utc
+ONE_HOUR = datetime.timedelta(hours=1)
 ROWS = 6
 
 YEAR = [2019, 2020, 2021, None, 10, 300]
@@ -204,11 +209,39 @@ ANSWERED: dict[str, Predicate] = {
     "paris = '2020-01-01'": _compared("paris", "=", "2020-01-01"),
     "paris = date": _compared("paris", "=", datetime.date(2020, 1, 2)),
     "paris in (dates)": InList(column="paris", values=["2020-01-02", "2021-06-01T00:00:00Z"]),
+    "paris < '2020-01-01T12:00:00'": _compared("paris", "<", "2020-01-01T12:00:00"),
+    "paris <= '2020-01-01T12:00:00'": _compared("paris", "<=", "2020-01-01T12:00:00"),
+    "paris > '2020-01-01T12:00:00'": _compared("paris", ">", "2020-01-01T12:00:00"),
+    "paris >= '2020-01-01T12:00:00'": _compared("paris", ">=", "2020-01-01T12:00:00"),
+    "paris = '2020-01-01T12:00:00'": _compared("paris", "=", "2020-01-01T12:00:00"),
+    "paris != '2020-01-01T12:00:00'": _compared("paris", "!=", "2020-01-01T12:00:00"),
+    "paris = '2020-01-01 12:00'": _compared("paris", "=", "2020-01-01 12:00"),
+    "paris = '2020-01-01T13:00:00+01:00'": _compared("paris", "=", "2020-01-01T13:00:00+01:00"),
+    "paris > '2020-01-01T12:00:00Z'": _compared("paris", ">", "2020-01-01T12:00:00Z"),
+    "paris <= '2020-01-01T07:00:00-05:00'": _compared("paris", "<=", "2020-01-01T07:00:00-05:00"),
+    "paris = datetime": _compared("paris", "=", datetime.datetime(2020, 1, 1, 12)),
+    "paris = aware datetime": _compared(
+        "paris", "=", datetime.datetime(2020, 1, 1, 13, tzinfo=datetime.timezone(ONE_HOUR))
+    ),
+    "paris between '2019-12-31T23:00:00' and '2020-01-01T12:00:00'": Between(
+        column="paris", low="2019-12-31T23:00:00", high="2020-01-01T12:00:00"
+    ),
+    "paris between offsets": Between(
+        column="paris", low="2020-01-01T00:00:00+01:00", high="2020-01-01T13:00:00+01:00"
+    ),
+    "paris in ('2020-01-01T12:00:00', '2019-12-31T23:00')": InList(
+        column="paris", values=["2020-01-01T12:00:00", "2019-12-31T23:00"]
+    ),
+    "paris in (offsets)": InList(
+        column="paris", values=["2020-01-01T13:00:00+01:00", "2020-01-02T00:00:00+00:00"]
+    ),
+    "at > '2020-01-01T12:00:00'": _compared("at", ">", "2020-01-01T12:00:00"),
+    "at in ('2020-01-01T12:00:00')": InList(column="at", values=["2020-01-01T12:00:00"]),
 }
 """Filters every path answers as :func:`_holds` says (a NULL row is never kept, under
-``NOT`` either). Column ``paris`` holds the instants of ``at`` in a zone other than UTC: a date
-and ISO dates compare alike everywhere; a time of day does not yet (DataFusion, the local
-engine's statement and LanceDB, reads a zone-less timestamp literal in the column's zone)."""
+``NOT`` either). Column ``paris`` holds the instants of ``at`` in a zone other than UTC: a date,
+a time of day without an offset (a time in UTC) and one with an offset compare as the instant
+they name everywhere."""
 
 REFUSED: dict[str, tuple[Predicate, str]] = {
     "year = 'abc'": (
