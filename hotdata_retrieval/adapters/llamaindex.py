@@ -194,14 +194,12 @@ class HotdataVectorStore(BasePydanticVectorStore):
         vector_index: str | None = None,
     ) -> None:
         super().__init__(stores_text=True)
-        if filter_columns is not None and not isinstance(filter_columns, Mapping):
-            raise PlanError(
-                "filter_columns must map each metadata key to its Arrow type "
-                f"({{'author': 'string'}}), got {filter_columns!r}",
-                field="filter_columns",
-                value=filter_columns,
-            )
-        columns = {REF_DOC_ID: "string", **(filter_columns or {})}
+        # the store refuses filter_columns that are not a mapping, naming them
+        columns = (
+            {REF_DOC_ID: "string", **(filter_columns or {})}
+            if filter_columns is None or isinstance(filter_columns, Mapping)
+            else filter_columns
+        )
         self._store = DocumentStore(
             engine, table, filter_columns=columns, metric=metric, vector_index=vector_index
         )
