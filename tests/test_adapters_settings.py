@@ -69,7 +69,7 @@ def test_settings_are_frozen_and_checked_once() -> None:
             SearchSettings(table="docs", **{field: value})
     with pytest.raises(ToolError, match="name_prefix must be up to 64 letters"):
         SearchSettings(table="docs", name_prefix="a b")
-    with pytest.raises(ToolError, match="input_limits must be a InputLimits"):
+    with pytest.raises(ToolError, match="input_limits must be an InputLimits"):
         SearchSettings(table="docs", input_limits={"max_query_characters": 5})
     with pytest.raises(ToolError, match=r"fusion: unknown fusion method 'nope'"):
         SearchSettings(table="docs", fusion="nope")

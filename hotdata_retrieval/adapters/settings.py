@@ -204,7 +204,8 @@ def _check_group_size(value: Any) -> int:
 def _instance_of(kind: type, label: str) -> Callable[[Any, Any, Any], None]:
     def check(_instance: Any, _attribute: Any, value: Any) -> None:
         if value is not None and not isinstance(value, kind):
-            raise ToolError(f"{label} must be a {kind.__name__}, got {value!r}")
+            article = "an" if kind.__name__[0] in "AEIOU" else "a"
+            raise ToolError(f"{label} must be {article} {kind.__name__}, got {value!r}")
 
     return check
 

@@ -288,7 +288,7 @@ def check_no_nul(data: Any) -> None:
     caller's own type check, which names it.
 
     Raises:
-        EngineError: naming the column and the first row (counted from 0) holding it.
+        EngineError: naming the column and the first row (counted from 1) holding it.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
