@@ -3,6 +3,7 @@
 Run from the repository root::
 
     python benchmarks/bench_lint.py [--repeat N] [--dimensions D] [--show]
+    python benchmarks/bench_lint.py --long-file STATEMENTS
 
 The file is built from realistic queries, repeated until it is 200 lines long: the fused
 BM25 + nearest-neighbour statement the compiler emits (pretty-printed, about 50 lines), the
@@ -23,6 +24,10 @@ between BM25 and nearest-neighbour search (``--dimensions`` vectors), each branc
 statement, of ``--fusion-repeat`` runs for the others), and each ``lint`` is given as a ratio
 to the 2-branch statement's in the same run: linear growth is a ratio near the ratio of branch
 counts (512 for 1,024 branches). This script reports; it asserts nothing about time.
+
+``--long-file STATEMENTS`` measures only a long file instead: that many one-line statements
+(``SELECT id, body FROM docs WHERE id = N ORDER BY id LIMIT 5;``), ``lint`` run once on it,
+its seconds and the process's peak resident set size (``ru_maxrss``) printed.
 """
 
 from __future__ import annotations
@@ -193,6 +198,24 @@ def _median_ms(action: Callable[[], object], repeat: int) -> tuple[float, float]
     return timings[0] / 1e6, statistics.median(timings) / 1e6
 
 
+def _long_file(statements: int) -> None:
+    """Lint a file of ``statements`` one-line statements once: seconds and peak memory."""
+    import resource
+
+    sql = "".join(
+        f"SELECT id, body FROM docs WHERE id = {n} ORDER BY id LIMIT 5;\n"
+        for n in range(statements)
+    )
+    started = time.perf_counter()
+    findings = lint(sql)
+    seconds = time.perf_counter() - started
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"{statements:,} statements ({len(sql):,} characters): lint {seconds:.1f} s, "
+        f"{len(findings)} findings; peak resident set {peak_mib:,.0f} MiB"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=50, help="runs per measurement")
@@ -201,7 +224,17 @@ def main(argv: list[str] | None = None) -> None:
         "--fusion-repeat", type=int, default=3, help="runs per fused-statement measurement"
     )
     parser.add_argument("--show", action="store_true", help="print the SQL file and exit")
+    parser.add_argument(
+        "--long-file",
+        type=int,
+        default=0,
+        metavar="STATEMENTS",
+        help="time lint once on a file of this many one-line statements, and nothing else",
+    )
     options = parser.parse_args(argv)
+    if options.long_file:
+        _long_file(options.long_file)
+        return
 
     sql = build_file(options.dimensions)
     if options.show:
