@@ -57,7 +57,12 @@ from hotdata_retrieval.plan.filters import (
     like_prefix,
     predicate_forms,
 )
-from hotdata_retrieval.plan.values import LiteralValue
+from hotdata_retrieval.plan.values import (
+    ISO_FORMS,
+    LiteralValue,
+    parse_iso_date,
+    parse_iso_timestamp,
+)
 
 _READ_DIALECT = "hotdata"
 
@@ -232,10 +237,10 @@ def _temporal(node: exp.Cast) -> LiteralValue:
     text = str(node.this.this)
     if kind != exp.DataType.Type.DATE:
         return _timestamp(node, text)
-    try:
-        return datetime.date.fromisoformat(text)
-    except ValueError:
-        _unsupported(node, f"{text!r} is not an ISO 8601 {kind.value.lower()}")
+    day = parse_iso_date(text)
+    if day is None:
+        _unsupported(node, f"{text!r} is not an ISO 8601 date ({ISO_FORMS})")
+    return day
 
 
 def _is_utc_timestamp(node: exp.Expr) -> bool:
@@ -251,10 +256,10 @@ def _is_utc_timestamp(node: exp.Expr) -> bool:
 
 def _timestamp(node: exp.Expr, text: str) -> datetime.datetime:
     """ISO 8601 ``text`` (of the cast ``node``) as the datetime it names."""
-    try:
-        return datetime.datetime.fromisoformat(text)
-    except ValueError:
-        _unsupported(node, f"{text!r} is not an ISO 8601 timestamp")
+    moment = parse_iso_timestamp(text)
+    if moment is None:
+        _unsupported(node, f"{text!r} is not an ISO 8601 timestamp ({ISO_FORMS})")
+    return moment
 
 
 def _prefix_of(pattern: str, escape: str | None, node: exp.Expr) -> str:

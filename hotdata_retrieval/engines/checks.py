@@ -47,6 +47,7 @@ from hotdata_retrieval.plan.filters import (
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.plan.steps import Highlight
+from hotdata_retrieval.plan.values import ISO_FORMS, parse_iso_date, parse_iso_timestamp
 
 
 class ValueKind(enum.Enum):
@@ -866,13 +867,10 @@ number, DataFusion for one below)."""
 
 
 def _iso_temporal(text: str) -> datetime.date | datetime.datetime | None:
-    """ISO 8601 text as the date or timestamp it names, or ``None``."""
-    for parse in (datetime.date.fromisoformat, datetime.datetime.fromisoformat):
-        try:
-            return parse(text.strip())
-        except ValueError:
-            continue
-    return None
+    """ISO 8601 text in one of :data:`~hotdata_retrieval.plan.values.ISO_FORMS` as the date
+    or timestamp it names, or ``None``."""
+    stripped = text.strip()
+    return parse_iso_date(stripped) or parse_iso_timestamp(stripped)
 
 
 def _value_problem(kind: ValueKind, value: Any) -> str | None:
@@ -891,7 +889,7 @@ def _value_problem(kind: ValueKind, value: Any) -> str | None:
             return None
         return (
             f"{_spelled(value)}, which is not an ISO 8601 date or timestamp "
-            "(YYYY-MM-DD[ HH:MM:SS]); pass a date or a datetime"
+            f"({ISO_FORMS}); pass a date or a datetime"
         )
     if kind is ValueKind.TEXT and not isinstance(value, str):
         described = "a boolean" if isinstance(value, bool) else "a number"

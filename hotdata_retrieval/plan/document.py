@@ -96,7 +96,12 @@ from hotdata_retrieval.plan.search import (
     fusion_options,
 )
 from hotdata_retrieval.plan.steps import PlanStep, step_class, step_kinds, step_options
-from hotdata_retrieval.plan.values import json_type
+from hotdata_retrieval.plan.values import (
+    ISO_FORMS,
+    json_type,
+    parse_iso_date,
+    parse_iso_timestamp,
+)
 
 _PLAN_KEYS = (
     "table",
@@ -780,12 +785,14 @@ def _temporal(value: Mapping[str, Any], where: str) -> datetime.date | datetime.
     """``{"date": "YYYY-MM-DD"}`` or ``{"timestamp": "<ISO 8601>"}`` as the Python value."""
     kind = "date" if "date" in value else "timestamp"
     text = _string(value[kind], f"{where}.{kind}")
-    try:
-        if kind == "date":
-            return datetime.date.fromisoformat(text)
-        return datetime.datetime.fromisoformat(text)
-    except ValueError:
-        _fail(f"{where}.{kind}: {text!r} is not an ISO 8601 {kind}", field=where, value=text)
+    parsed = parse_iso_date(text) if kind == "date" else parse_iso_timestamp(text)
+    if parsed is None:
+        _fail(
+            f"{where}.{kind}: {text!r} is not an ISO 8601 {kind} ({ISO_FORMS})",
+            field=where,
+            value=text,
+        )
+    return parsed
 
 
 def literal_document(value: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import math
 import numbers
+import re
 from collections.abc import Mapping, Set
 from typing import Any
 
@@ -230,7 +231,8 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
 
     Raises:
         PlanError: ``None`` (use ``IsNull``), a NaN or infinite float, an integer outside
-            64 bits, a string with a NUL byte, or any other type.
+            64 bits, a string with a NUL byte, a datetime outside the years 1 to 9999 once
+            in UTC, or any other type.
     """
     if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:  # the common case, at once
         return value
@@ -254,10 +256,7 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         check_encodable(value, label=label)
         return str(value)
     if isinstance(value, datetime.datetime):
-        moment: datetime.datetime = value
-        if moment.tzinfo is not None and moment.utcoffset() is not None:
-            moment = moment.astimezone(datetime.timezone.utc)
-        return moment.replace(tzinfo=None)
+        return utc_moment(value, label=label).replace(tzinfo=None)
     if isinstance(value, datetime.date):
         return datetime.date(value.year, value.month, value.day)
     if value is None:
@@ -269,6 +268,100 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         field=label,
         value=value,
     )
+
+
+_ISO_DATE = r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+_ISO_DATE_TEXT = re.compile(_ISO_DATE, re.ASCII)
+_ISO_TIMESTAMP_TEXT = re.compile(
+    _ISO_DATE + r"(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,6}))?)?"
+    r"(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))?)?",
+    re.ASCII,
+)
+ISO_FORMS = (
+    "a date YYYY-MM-DD; a timestamp YYYY-MM-DD, or YYYY-MM-DD then T or a space, HH:MM, "
+    "HH:MM:SS or HH:MM:SS.f (1 to 6 fraction digits), then optionally Z or an offset +HH:MM "
+    "or -HH:MM"
+)
+"""The ISO 8601 forms a filter's date or timestamp text may take, the same on every Python
+version (``datetime.fromisoformat`` reads more from Python 3.11 on: ``20200101``,
+``2020-W01-1``, ``2020-01-01T05``, seven fraction digits)."""
+
+
+def parse_iso_date(text: str) -> datetime.date | None:
+    """ISO 8601 date text, exactly ``YYYY-MM-DD`` (:data:`ISO_FORMS`), as the date it
+    names; ``None`` for any other text, or a day no calendar has (``2021-02-29``).
+
+    >>> parse_iso_date("2024-03-01"), parse_iso_date("20240301")
+    (datetime.date(2024, 3, 1), None)
+    """
+    match = _ISO_DATE_TEXT.fullmatch(text)
+    if match is None:
+        return None
+    try:
+        return datetime.date(*map(int, match.groups()))
+    except ValueError:
+        return None
+
+
+def parse_iso_timestamp(text: str) -> datetime.datetime | None:
+    """ISO 8601 timestamp text in one of :data:`ISO_FORMS` as the datetime it names (with a
+    fixed-offset time zone for ``Z`` or an offset); ``None`` for any other text, or a
+    moment no calendar or clock has (``2024-03-01T24:00``, an offset of 24 hours or more).
+    The forms do not depend on the Python version, unlike ``datetime.fromisoformat``.
+
+    >>> parse_iso_timestamp("2024-03-01T05:00Z")
+    datetime.datetime(2024, 3, 1, 5, 0, tzinfo=datetime.timezone.utc)
+    >>> parse_iso_timestamp("2024-03-01T05"), parse_iso_timestamp("20240301T050000")
+    (None, None)
+    """
+    match = _ISO_TIMESTAMP_TEXT.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, utc, sign, zone_hours, zone_minutes = (
+        match.groups()
+    )
+    zone: datetime.tzinfo | None = None
+    if utc is not None:
+        zone = datetime.timezone.utc
+    elif sign is not None:
+        offset = datetime.timedelta(hours=int(zone_hours), minutes=int(zone_minutes))
+        if offset >= datetime.timedelta(hours=24) or int(zone_minutes) >= 60:
+            return None
+        zone = datetime.timezone(-offset if sign == "-" else offset)
+    try:
+        return datetime.datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour or 0),
+            int(minute or 0),
+            int(second or 0),
+            int((fraction or "0").ljust(6, "0")),
+            tzinfo=zone,
+        )
+    except ValueError:
+        return None
+
+
+def utc_moment(value: datetime.datetime, *, label: str = "value") -> datetime.datetime:
+    """A datetime as the UTC moment it names, without a time zone (one without a zone is
+    taken as UTC already and returned as it is).
+
+    Raises:
+        PlanError: the moment is outside the years 1 to 9999 once in UTC
+            (``datetime(1, 1, 1, tzinfo=+05:00)`` is in the year 0), naming the value.
+    """
+    if value.tzinfo is None or value.utcoffset() is None:
+        return value
+    try:
+        moment = value.astimezone(datetime.timezone.utc)
+    except OverflowError:
+        raise PlanError(
+            f"{label} {value.isoformat()!r} is outside the years 1 to 9999 once in UTC",
+            field=label,
+            value=value,
+        ) from None
+    return moment.replace(tzinfo=None)
 
 
 def check_flag(instance: Any, attribute: Any, value: Any) -> None:
