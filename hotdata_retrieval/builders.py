@@ -44,7 +44,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence, Sized
+from collections.abc import Mapping, Sequence, Sized
 from typing import Any
 
 from sqlglot import exp
@@ -64,7 +64,7 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
     VectorSearch,
 )
-from hotdata_retrieval.plan.values import check_encodable, check_query_vector
+from hotdata_retrieval.plan.values import check_column_names, check_encodable, check_query_vector
 from hotdata_retrieval.sql import (
     DEFAULT_FETCH_DEPTH,
     FETCH_DEPTH_MULTIPLIER,
@@ -238,13 +238,11 @@ def _vector(vector: Sequence[float]) -> Sequence[float]:
 
 
 def _columns(columns: Any) -> list[str] | None:
-    """``columns`` as a list, refusing text (whose characters would be read as names: ``"id"``
-    became ``SELECT i, d``), a mapping and anything not iterable."""
-    if columns is None:
-        return None
-    if isinstance(columns, (str, bytes, Mapping)) or not isinstance(columns, Iterable):
-        raise _fail(f"columns must be a list of column names, got {columns!r}", "columns", columns)
-    return list(columns)
+    """``columns`` as a list, by the one rule for names of columns
+    (:func:`~hotdata_retrieval.plan.values.check_column_names`): text is refused (its
+    characters would be read as names: ``"id"`` became ``SELECT i, d``)."""
+    names = check_column_names(columns, label="columns")
+    return None if names is None else list(names)
 
 
 def _metric(metric: Any) -> str:

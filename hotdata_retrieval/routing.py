@@ -70,7 +70,11 @@ from hotdata_retrieval.plan.search import (
     read_facets,
 )
 from hotdata_retrieval.plan.steps import Highlight, PlanStep, Rerank, steps_from_options
-from hotdata_retrieval.plan.values import check_cosine_query, check_positive_int
+from hotdata_retrieval.plan.values import (
+    check_column_names,
+    check_cosine_query,
+    check_positive_int,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -467,13 +471,7 @@ def _explain_flag(value: Any) -> bool:
 
 
 def _columns(value: Any) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise PlanError(
-            f"columns must be a list of column names, got {value!r}", field="columns", value=value
-        )
-    return tuple(value)
+    return check_column_names(value, label="columns")
 
 
 def _method_name(value: Any) -> Any:

@@ -51,6 +51,7 @@ try:
         PrivateAttr,
         ValidationError,
         create_model,
+        field_validator,
         model_validator,
     )
 except ImportError as error:  # pragma: no cover - exercised only without the extra
@@ -84,7 +85,7 @@ from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.filters import And
 from hotdata_retrieval.plan.search import DEFAULT_DEPTH, SearchPlan, debug_columns
 from hotdata_retrieval.plan.steps import MAX_STEP_CANDIDATES
-from hotdata_retrieval.plan.values import check_positive_int
+from hotdata_retrieval.plan.values import check_column_names, check_positive_int
 from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search, read_filter
 
 
@@ -299,7 +300,8 @@ class HotdataRetriever(BaseRetriever):
             ``nearest`` or ``hybrid``.
         text_column: the text column to search.
         content_column: the column that becomes ``page_content`` (default: the searched one).
-        columns: more columns to carry in ``metadata``.
+        columns: more columns to carry in ``metadata``: a list of names, read by the
+            settings' rule (:func:`~hotdata_retrieval.plan.values.check_column_names`).
         vector_column: the vector column a search by meaning uses (default: the route's).
         key_column: the table's unique key (default: what the engine reports).
         filter: applied before ranking: a predicate, a filter object such as ``{"lang":
@@ -365,6 +367,13 @@ class HotdataRetriever(BaseRetriever):
             super().__init__(**data)
         except ValidationError as error:
             raise setting_error(error, data, door="HotdataRetriever") from None
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _read_columns(cls, value: Any) -> list[str] | None:
+        """``columns`` by the settings' one rule (a list of names, never one text)."""
+        names = check_column_names(value, label="columns")
+        return None if names is None else list(names)
 
     @model_validator(mode="after")
     def _read_settings(self) -> HotdataRetriever:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -49,7 +49,7 @@ from hotdata_retrieval.plan.search import (
     read_facets,
 )
 from hotdata_retrieval.plan.steps import MAX_STEP_CANDIDATES, steps_from_options
-from hotdata_retrieval.plan.values import check_query_text
+from hotdata_retrieval.plan.values import check_column_names, check_query_text
 from hotdata_retrieval.routing import MAX_QUERIES, FusionChoice
 
 if TYPE_CHECKING:
@@ -93,20 +93,15 @@ def _count(label: str) -> Callable[[Any, Any, Any], None]:
 
 
 def _names_of(label: str) -> Callable[[Any], tuple[str, ...] | None]:
-    """A converter of ``label``: a column name or a list of them, as a tuple of names."""
+    """A converter of ``label`` by the one rule for names of columns
+    (:func:`~hotdata_retrieval.plan.values.check_column_names`), refusing with a
+    :class:`ToolError` as every other setting does."""
 
     def convert(value: Any) -> tuple[str, ...] | None:
-        if value is None:
-            return None
-        if isinstance(value, str):
-            return (value,)
-        if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
-            raise ToolError(f"{label} must be a column name or a list of them, got {value!r}")
-        names = tuple(value)
-        for name in names:
-            if not isinstance(name, str):
-                raise ToolError(f"{label} must hold column names (text), got {name!r}")
-        return names
+        try:
+            return check_column_names(value, label=label)
+        except PlanError as error:
+            raise ToolError(str(error)) from None
 
     return convert
 
@@ -235,11 +230,14 @@ class SearchSettings:
             ``max_rows`` when smaller; :attr:`default_k`). DDN's ``top_k`` default.
         max_rows: the ceiling on rows any tool returns (default 50); an agent's larger ``k``
             is reduced to it (DDN refuses a larger ``top_k``), longer SQL results cut to it.
-        columns: the columns a search row carries (default: the key and the searched text).
+        columns: the columns a search row carries, a list of names (default: the key and
+            the searched text); a single text is refused
+            (:func:`~hotdata_retrieval.plan.values.check_column_names`).
         text_column: the text column searched (default: the first searchable one).
         vector_column: the vector column a search by meaning uses (default: the route's).
         key_column: the table's unique key (default: what the engine reports).
-        filter_columns: DDN's typed equality arguments, one per column.
+        filter_columns: DDN's typed equality arguments, one per column: a list of names,
+            read as ``columns`` is.
         filter: applied to every search, with the call's own filter (both must hold): a
             predicate, a filter object or filter text (a tenant's rows, say).
         fusion: how a fused search combines its rankings when the call does not say: a
@@ -286,7 +284,8 @@ class SearchSettings:
 
     Raises:
         ToolError: a bad ``k``, ``max_rows``, ``max_bytes``, limit, ``name_prefix``,
-            ``filter``, ``fusion`` or description, or ``k`` above ``max_rows``.
+            ``columns``, ``filter_columns``, ``filter``, ``fusion`` or description, or
+            ``k`` above ``max_rows``.
     """
 
     table: TableName | str = attrs.field(converter=_table)

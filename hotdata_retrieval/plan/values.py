@@ -6,7 +6,7 @@ import datetime
 import math
 import numbers
 import re
-from collections.abc import Mapping, Set
+from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
 from hotdata_retrieval.errors import PlanError
@@ -158,6 +158,35 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     if number > _INT64_MAX:
         raise _outside_int64(label, value)
     return number
+
+
+def check_column_names(value: Any, *, label: str = "columns") -> tuple[str, ...] | None:
+    """The one rule for a value naming columns (a request's, a door's setting's and a
+    builder's ``columns``, DDN's ``filter_columns``): ``None``, or a list of column names
+    (any iterable of text but text, bytes or a mapping), as a tuple. A single text is
+    refused: it may be one name or several (``"id,body"``), and read as a list it would be
+    its characters (``"id"`` as ``i``, ``d``).
+
+    >>> check_column_names(["id", "body"])
+    ('id', 'body')
+
+    Raises:
+        PlanError: ``value`` is no list of names, or holds one that is not text; its
+            ``field`` is ``label`` and its ``value`` the value as given.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise PlanError(
+            f"{label} must be a list of column names, got {value!r}", field=label, value=value
+        )
+    names = tuple(value)
+    for name in names:
+        if not isinstance(name, str):
+            raise PlanError(
+                f"{label} must hold column names (text), got {name!r}", field=label, value=value
+            )
+    return names
 
 
 def check_encodable(
