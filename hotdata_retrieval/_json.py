@@ -17,6 +17,13 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+MAX_JSON_NESTING = 64
+"""The deepest a JSON value the library reads or writes may nest arrays and objects: a line
+of a loaded JSON file (pyarrow's JSON reader recurses per level and crashes the process on a
+line nested about 100,000 deep) and a document's metadata, stored as JSON text
+(:class:`~hotdata_retrieval.documents.DocumentStore`). No table column nests anywhere near
+this."""
+
 
 def jsonable(value: Any) -> Any:
     """``value`` as plain JSON values: dates and times in ISO 8601, decimals and UUIDs as

@@ -33,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from hotdata_retrieval._json import MAX_JSON_NESTING
 from hotdata_retrieval.engines.base import DOCUMENT_CAPABILITIES, missing_capabilities
 from hotdata_retrieval.engines.checks import RESERVED_COLUMNS
 from hotdata_retrieval.engines.limits import InputLimits
@@ -768,8 +769,6 @@ def _metadata_json(key: str, metadata: Mapping[str, Any]) -> str:
     Raises:
         PlanError: naming the document.
     """
-    from hotdata_retrieval.engines.local.loading import MAX_JSON_NESTING
-
     if _metadata_nesting(metadata, MAX_JSON_NESTING) > MAX_JSON_NESTING:
         raise PlanError(
             f"document {key!r}: its metadata is nested more than {MAX_JSON_NESTING} objects "

@@ -6,14 +6,17 @@ frames down the stack (a search from inside an agent framework's callbacks)."""
 
 from __future__ import annotations
 
+import ast
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import hotdata_retrieval
+from hotdata_retrieval._json import MAX_JSON_NESTING
 from hotdata_retrieval.documents import DocumentStore
-from hotdata_retrieval.engines.local.loading import MAX_JSON_NESTING
 from hotdata_retrieval.errors import PlanError
 from tests.document_engines import fresh_table, open_document_engine
 
@@ -67,3 +70,35 @@ def test_metadata_that_holds_itself_is_refused(engine: Any) -> None:
         store.add(["a"], ["text"], [[1.0, 0.0]], [cyclic])
     assert raised.value.field == "metadatas"
     assert len(store) == 0
+
+
+PACKAGE = Path(hotdata_retrieval.__file__).parent
+
+
+def _modules_defining(name: str) -> list[str]:
+    """The package's modules that assign ``name`` at their top level."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            if isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            if any(isinstance(target, ast.Name) and target.id == name for target in targets):
+                found.append(path.relative_to(PACKAGE).as_posix())
+    return found
+
+
+def _imported_modules(relative: str) -> set[str]:
+    tree = ast.parse((PACKAGE / relative).read_text(encoding="utf-8"))
+    return {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+
+
+def test_the_nesting_bound_is_defined_once_where_both_readers_import_it() -> None:
+    """The bound is one fact, in a module neither the document table nor the local engine's
+    loader owns: the document table does not reach into an engine's loader for it."""
+    assert _modules_defining("MAX_JSON_NESTING") == ["_json.py"]
+    assert "hotdata_retrieval.engines.local.loading" not in _imported_modules("documents.py")
+    assert {"hotdata_retrieval._json"} <= _imported_modules("documents.py")
+    assert {"hotdata_retrieval._json"} <= _imported_modules("engines/local/loading.py")

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 import pyarrow.json as pa_json
 
+from hotdata_retrieval._json import MAX_JSON_NESTING
 from hotdata_retrieval.engines.limits import DEFAULT_MAX_DECODED_BYTES
 from hotdata_retrieval.engines.local._parquet import BATCH_BYTES, read_parquet
 from hotdata_retrieval.errors import DecodedSizeError as DecodedSizeError
@@ -180,12 +181,6 @@ def _json_checked(path: Path, number: int, line: str) -> object:
         parse_constant=constant,
         object_pairs_hook=pairs,
     )
-
-
-MAX_JSON_NESTING = 64
-"""The deepest a JSON value in a loaded file may nest arrays and objects. pyarrow's JSON reader
-recurses per level and crashes the process on a line nested about 100,000 deep; no table
-column nests anywhere near this."""
 
 
 def _json_nesting(line: str) -> int:
