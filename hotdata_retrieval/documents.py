@@ -51,6 +51,7 @@ from hotdata_retrieval.plan.search import (
 from hotdata_retrieval.plan.steps import steps_from_options
 from hotdata_retrieval.plan.values import (
     check_encodable,
+    check_numbers,
     check_positive_int,
     check_query_text,
 )
@@ -820,6 +821,8 @@ def _vector_array(keys: list[str], vectors: list[Any], metric: DistanceMetric) -
             row = np.asarray(vector, dtype=np.float64)
         except (TypeError, ValueError):
             row = None
+        if row is not None and row.ndim == 1 and row.size:
+            check_numbers(vector, label=f"document {key!r}: its vector", field="vectors", value=key)
         if row is None or row.ndim != 1 or not row.size:
             raise PlanError(
                 f"document {key!r}: its vector must be a non-empty list of numbers, got "

@@ -26,6 +26,17 @@ def row_name(index: int) -> str:
     return f"row {index + 1}"
 
 
+def position_name(index: int, length: int) -> str:
+    """How every message names a component of a vector (or an item of a list) at 0-based
+    ``index`` in one of ``length``: ``position N of M``, counted from 1 as rows are
+    (:func:`row_name`), with the length so that no reader takes it for an offset.
+
+    >>> position_name(0, 3)
+    'position 1 of 3'
+    """
+    return f"position {index + 1} of {length}"
+
+
 class PlanError(HotdataRetrievalError, ValueError):
     """A retrieval plan (or one of its parts) would be invalid.
 

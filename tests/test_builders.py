@@ -251,10 +251,10 @@ def test_vector_literal_writes_each_number_as_its_repr(values: list[float]) -> N
     ("values", "words"),
     [
         ([], "a vector literal needs at least one value"),
-        ([1.0, float("nan")], "finite numbers; position 1 is nan"),
-        ([float("inf")], "finite numbers; position 0 is inf"),
+        ([1.0, float("nan")], "finite numbers; position 2 of 2 is nan"),
+        ([float("inf")], "finite numbers; position 1 of 1 is inf"),
         ([1e39], "Float32"),
-        (["a"], "sequence of numbers"),
+        (["a"], "position 1 of 1 is 'a', a text"),
     ],
 )
 def test_vector_literal_refuses_what_no_engine_reads(values: list[Any], words: str) -> None:

@@ -393,11 +393,11 @@ def test_vector_keeps_full_precision() -> None:
         ([*TEXT, "--offset", "-1"], r"^--offset must be >= 0, got -1$"),
         (
             ["--table", "docs", "--vector-column", "e", "--vector", "[0.5, NaN]"],
-            r"^--vector must hold finite numbers; position 1 is nan$",
+            r"^--vector must hold finite numbers; position 2 of 2 is nan$",
         ),
         (
             ["--table", "docs", "--vector-column", "e", "--vector", "[1, Infinity]"],
-            r"^--vector must hold finite numbers; position 1 is inf$",
+            r"^--vector must hold finite numbers; position 2 of 2 is inf$",
         ),
         (
             ["--table", "docs", "--vector-column", "e", "--vector", "[]"],
@@ -413,7 +413,11 @@ def test_vector_keeps_full_precision() -> None:
         ),
         (
             ["--table", "docs", "--vector-column", "e", "--vector", '[1, "2"]'],
-            r"^--vector: position 1 must be a number, got '2'$",
+            r"^--vector must hold numbers; position 2 of 2 is '2'$",
+        ),
+        (
+            ["--table", "docs", "--vector-column", "e", "--vector", "[true, false]"],
+            r"^--vector must hold numbers; position 1 of 2 is True$",
         ),
         ([*NEAREST, "--metric", "hamming"], r"^unknown --metric 'hamming'; expected one of cosine"),
         (

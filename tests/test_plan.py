@@ -162,12 +162,12 @@ def test_plans_are_frozen() -> None:
     ("vector", "message"),
     [
         ([], "must not be empty"),
-        ([0.1, math.nan], "position 1 is nan"),
-        ([math.inf], "position 0 is inf"),
-        ([-math.inf, 1.0], "position 0 is -inf"),
+        ([0.1, math.nan], "position 2 of 2 is nan"),
+        ([math.inf], "position 1 of 1 is inf"),
+        ([-math.inf, 1.0], "position 1 of 2 is -inf"),
         ("0.1,0.2", "sequence of numbers"),
         (None, "sequence of numbers"),
-        ([0.1, "x"], "sequence of numbers"),
+        ([0.1, "x"], "position 2 of 2 is 'x', a text"),
         ([[0.1]], "sequence of numbers"),
     ],
 )

@@ -564,17 +564,17 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "string in vector",
         document(branches=[dict(NEAREST, query_vector=[1, "2"])]),
-        r"^branches\[0\]: query_vector\[1\] must be a number, got string$",
+        r"^branches\[0\]: query_vector must hold numbers; position 2 of 2 is string '2'$",
     ),
     (
         "boolean in vector",
         document(branches=[dict(NEAREST, query_vector=[True])]),
-        r"^branches\[0\]: query_vector\[0\] must be a number, got boolean$",
+        r"^branches\[0\]: query_vector must hold numbers; position 1 of 1 is boolean True$",
     ),
     (
         "NaN in vector",
         document(branches=[dict(NEAREST, query_vector=[1.0, float("nan")])]),
-        r"^branches\[0\]: query_vector must hold finite numbers; position 1 is nan$",
+        r"^branches\[0\]: query_vector must hold finite numbers; position 2 of 2 is nan$",
     ),
     (
         "unknown metric",

@@ -40,7 +40,12 @@ from hotdata_retrieval.cli.exit_codes import EXIT_OK
 from hotdata_retrieval.compile import get_dialect, to_sql
 from hotdata_retrieval.compile.filter_text import parse_filter
 from hotdata_retrieval.compile.render import to_display_sql
-from hotdata_retrieval.errors import HotdataRetrievalError, PlanError, UnknownDialectError
+from hotdata_retrieval.errors import (
+    HotdataRetrievalError,
+    PlanError,
+    UnknownDialectError,
+    position_name,
+)
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.lint import format_finding
 from hotdata_retrieval.lint import lint as lint_sql
@@ -186,7 +191,7 @@ def _read_vector(text: str) -> list[int | float]:
     for position, item in enumerate(value):
         if isinstance(item, bool) or not isinstance(item, (int, float)):
             raise PlanError(
-                f"{source}: position {position} must be a number, got {item!r}",
+                f"{source} must hold numbers; {position_name(position, len(value))} is {item!r}",
                 field="query_vector",
                 value=item,
             )

@@ -45,7 +45,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import PlanError, position_name
 from hotdata_retrieval.plan._cursor import MAX_CURSOR_CHARACTERS
 from hotdata_retrieval.plan.filters import (
     MAX_FILTER_DEPTH,
@@ -872,7 +872,13 @@ def _branch(
         with _at(where):
             vector = _array(raw_vector, "query_vector")
             for position, item in enumerate(vector):
-                _number(item, f"query_vector[{position}]")
+                if isinstance(item, bool) or not isinstance(item, (int, float)):
+                    _fail(
+                        f"query_vector must hold numbers; {position_name(position, len(vector))}"
+                        f" is {json_type(item)} {item!r}",
+                        field="query_vector",
+                        value=item,
+                    )
             metric = branch.get("metric")
             if metric is not None and metric not in _METRIC_NAMES:
                 _fail(

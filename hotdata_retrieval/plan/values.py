@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping, Set
 from typing import Any
 
-from hotdata_retrieval.errors import PlanError
+from hotdata_retrieval.errors import PlanError, position_name
 
 LiteralValue = str | int | float | bool | datetime.date | datetime.datetime
 """A filter literal: text, integer, finite float, boolean, date or timestamp (a
@@ -52,12 +52,14 @@ def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[floa
 
     Accepts any iterable of real numbers (a list, a tuple, a NumPy array, ...). Values are kept
     at full precision; the renderer writes each with the shortest text that round-trips.
+    A boolean (Python's or NumPy's) or a text (``"1"``) is no number, though ``float`` reads
+    one: a vector of them is a caller's mistake, refused rather than read as 1.0 and 0.0.
 
     Raises:
-        PlanError: not a sequence of numbers, empty, holding NaN or an infinity, or a
-            number beyond Float32's range (the engines compute distances in Float32, where
-            it would be an infinity and every distance NaN); the message names the first bad
-            position.
+        PlanError: not a sequence of numbers (or holding a boolean or a text), empty,
+            holding NaN or an infinity, or a number beyond Float32's range (the engines
+            compute distances in Float32, where it would be an infinity and every distance
+            NaN); the message names the first bad position (``position N of M``, from 1).
     """
     if type(value) not in (list, tuple) and (  # the common types skip the ABC checks
         isinstance(value, (str, bytes, Mapping, Set)) or value is None
@@ -69,6 +71,15 @@ def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[floa
         )
     to_list = getattr(value, "tolist", None)
     items = to_list() if callable(to_list) else value
+    if not isinstance(items, (list, tuple)):
+        try:
+            items = list(items)
+        except TypeError:
+            raise PlanError(
+                f"{label} must be a sequence of numbers, got {value!r}", field=label, value=value
+            ) from None
+    if not set(map(type, items)) <= _PLAIN_NUMBERS:  # the common types skip the scan
+        check_numbers(items, label=label, value=value)
     try:
         vector = tuple(map(float, items))
     except OverflowError:
@@ -88,6 +99,53 @@ def check_query_vector(value: Any, *, label: str = "query_vector") -> tuple[floa
     return vector
 
 
+_PLAIN_NUMBERS = frozenset({float, int})
+"""The types of a query vector's components that need no further look."""
+
+
+def check_numbers(items: Any, *, label: str, field: str | None = None, value: Any = None) -> None:
+    """Refuse the first of ``items`` (a sequence, or a NumPy array of one dimension) that is
+    a boolean (Python's or NumPy's) or a text (``str``, ``bytes``, NumPy's text types),
+    which ``float`` and NumPy would read as a number although no vector means one.
+
+    Args:
+        items: the vector's components.
+        label: what the message calls the vector (``"query_vector"``).
+        field: the error's ``field``; ``label`` if not given.
+        value: the error's ``value`` (the vector, or a document's key).
+
+    Raises:
+        PlanError: naming the component's position (``position N of M``) and its value.
+    """
+    position = _first_non_number(items)
+    if position is not None:
+        item = items[position]
+        plain = item.tolist() if hasattr(item, "tolist") else item  # NumPy's as Python's
+        kind = "a boolean" if is_boolean(item) else "a text"
+        raise PlanError(
+            f"{label} must hold numbers; {position_name(position, len(items))} is "
+            f"{plain!r}, {kind}",
+            field=label if field is None else field,
+            value=value,
+        )
+
+
+def _first_non_number(items: Any) -> int | None:
+    """The 0-based position of the first of ``items`` (a sequence, or a NumPy array of
+    one dimension) that is a boolean (Python's or NumPy's) or a text (``str``, ``bytes``,
+    NumPy's text types), which ``float`` and NumPy would read as a number although no
+    vector means one; ``None`` when there is none.
+
+    """
+    kind = getattr(getattr(items, "dtype", None), "kind", None)
+    if kind is not None and kind in "fiu":
+        return None  # a NumPy array of numbers: no item to look at
+    for position, item in enumerate(items):
+        if is_boolean(item) or isinstance(item, (str, bytes)):
+            return position
+    return None
+
+
 def _check_components(vector: tuple[float, ...], *, label: str, value: Any) -> None:
     """Find the first component that is not finite or beyond Float32's range.
 
@@ -97,15 +155,16 @@ def _check_components(vector: tuple[float, ...], *, label: str, value: Any) -> N
     for position, component in enumerate(vector):
         if not math.isfinite(component):
             raise PlanError(
-                f"{label} must hold finite numbers; position {position} is {component!r}",
+                f"{label} must hold finite numbers; {position_name(position, len(vector))} "
+                f"is {component!r}",
                 field=label,
                 value=value,
             )
     for position, component in enumerate(vector):
         if abs(component) > FLOAT32_MAX:
             raise PlanError(
-                f"{label} must fit in Float32 (magnitude at most {FLOAT32_MAX:.6g}); position "
-                f"{position} is {component!r}",
+                f"{label} must fit in Float32 (magnitude at most {FLOAT32_MAX:.6g}); "
+                f"{position_name(position, len(vector))} is {component!r}",
                 field=label,
                 value=value,
             )
