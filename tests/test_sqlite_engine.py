@@ -238,6 +238,95 @@ def test_the_count_follows_the_filter(json_engine: SqliteEngine) -> None:
     assert (scan.scanned, scan.without_vector, scan.skipped) == (6, 0, 3)
 
 
+def _scan_counts(engine: SqliteEngine, query: list[float]) -> tuple[int, int, int]:
+    plan = SearchPlan(
+        source=NearestNeighborSearch(table="vectors", column="embedding", query_vector=query)
+    )
+    (scan,) = engine.search(plan).vector_scans
+    return scan.scanned, scan.without_vector, scan.skipped
+
+
+def _expected_counts(connection: Any, dimension: int) -> tuple[int, int, int]:
+    """The counts from the stored rows, read back and checked in Python: a BLOB of
+    ``dimension`` float32 values, or JSON text of as many finite float32 numbers."""
+    scanned = without = skipped = 0
+    for (value,) in connection.execute("SELECT embedding FROM vectors").fetchall():
+        scanned += 1
+        if value is None:
+            without += 1
+            continue
+        if isinstance(value, bytes):
+            skipped += len(value) != 4 * dimension
+            continue
+        try:
+            parsed = json.loads(value)
+        except (TypeError, ValueError):
+            skipped += 1
+            continue
+        usable = (
+            isinstance(parsed, list)
+            and len(parsed) == dimension
+            and all(
+                isinstance(item, (int, float))
+                and not isinstance(item, bool)
+                and abs(item) <= float(np.finfo(np.float32).max)
+                for item in parsed
+            )
+        )
+        skipped += not usable
+    return scanned, without, skipped
+
+
+def test_the_counts_follow_every_change_to_the_database(
+    json_engine: SqliteEngine, tmp_path: Any
+) -> None:
+    """The counts are kept between searches while the database is unchanged, and follow a
+    row the engine upserts or deletes, and a row changed through the same connection."""
+    connection = json_engine._connection
+    statements: list[str] = []
+    connection.set_trace_callback(statements.append)
+
+    def counted() -> int:
+        return sum('AS "scanned"' in statement for statement in statements)
+
+    for query in ([1.0, 0.0], [0.0, 1.0]):  # one dimension: the same counts, counted once
+        assert _scan_counts(json_engine, query) == _expected_counts(connection, 2)
+    assert counted() == 1
+    json_engine.upsert_rows(
+        "vectors",
+        pa.table(
+            {"id": [13], "lang": ["en"], "embedding": pa.array([None], pa.list_(pa.float64()))}
+        ),
+    )
+    assert _scan_counts(json_engine, [1.0, 0.0]) == _expected_counts(connection, 2)
+    json_engine.delete_rows("vectors", [1])
+    assert _scan_counts(json_engine, [1.0, 0.0]) == _expected_counts(connection, 2)
+    json_engine._execute("UPDATE vectors SET embedding = '[1.0, 2.0]' WHERE id = 4")
+    assert _scan_counts(json_engine, [1.0, 0.0]) == _expected_counts(connection, 2)
+    assert counted() == 4
+
+
+def test_the_counts_follow_a_change_by_another_connection(tmp_path: Any) -> None:
+    """Another process's change to the database file is seen (``PRAGMA data_version``)."""
+    import sqlite3
+
+    path = tmp_path / "store.sqlite"
+    engine = SqliteEngine(path)
+    try:
+        rows = pa.table({"id": [1, 2, 3], "embedding": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]})
+        engine.load_table("vectors", rows, vector_storage="json")
+        assert _scan_counts(engine, [1.0, 0.0]) == (3, 0, 0)
+        other = sqlite3.connect(path)
+        with other:
+            other.execute("UPDATE vectors SET embedding = NULL WHERE id = 1")
+            other.execute("UPDATE vectors SET embedding = '[1.0]' WHERE id = 2")
+        other.close()
+        assert _scan_counts(engine, [1.0, 0.0]) == _expected_counts(engine._connection, 2)
+        assert _scan_counts(engine, [1.0, 0.0]) == (3, 1, 1)
+    finally:
+        engine.close()
+
+
 def test_a_fusion_with_json_vectors_still_runs(json_engine: SqliteEngine) -> None:
     nearest = NearestNeighborSearch(table="vectors", column="embedding", query_vector=[0.0, 1.0])
     other = NearestNeighborSearch(

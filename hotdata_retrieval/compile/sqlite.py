@@ -257,9 +257,10 @@ def _text_search(node: TextSearch) -> exp.Expr:
     return exp.Subquery(this=filled)
 
 
-def _vector_valid(vector: exp.Expr, query: exp.Expr) -> exp.Expr:
+def _vector_valid(vector: exp.Expr, query: exp.Expr, dimension: exp.Expr | None = None) -> exp.Expr:
     """Whether a row's ``vector`` has a distance to ``query``: a float32 BLOB of the query's
-    length, or JSON text of an array of as many finite float32 numbers."""
+    length, or JSON text of an array of as many finite float32 numbers. ``dimension`` is the
+    query's length (default: ``vec_length(<query>)``)."""
 
     def call(name: str, *arguments: exp.Expr) -> exp.Expr:
         return exp.Anonymous(this=name, expressions=list(arguments))
@@ -267,7 +268,8 @@ def _vector_valid(vector: exp.Expr, query: exp.Expr) -> exp.Expr:
     def text(value: str) -> exp.Expr:
         return exp.Literal.string(value)
 
-    dimension = call("vec_length", query.copy())
+    if dimension is None:
+        dimension = call("vec_length", query.copy())
     blob = exp.and_(
         exp.EQ(this=call("typeof", vector.copy()), expression=text("blob")),
         exp.EQ(
@@ -536,7 +538,9 @@ def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.S
     branch of ``plan`` scanned and left out, for the engine to report.
 
     ``skipped`` counts malformed JSON, non-numbers, values beyond float32, another dimension
-    than the query's, and BLOBs of the wrong length.
+    than the query's, and BLOBs of the wrong length. The query's values are not in the
+    statement, only its dimension, so every query of one dimension under one filter has the
+    same statement (the engine keeps its counts while the database is unchanged).
 
     Raises:
         UnsupportedOnDialectError: as compiling the plan does.
@@ -544,6 +548,7 @@ def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.S
     compiler = SqliteCompiler(SQLITE, LiteralBinder(SQLITE))
     vector = column(branch.column, searched_table(branch).name)
     query = compiler.binder.vector(branch, "query_vector")
+    dimension = exp.Literal.number(len(branch.query_vector))
     present = exp.Not(this=exp.Is(this=vector.copy(), expression=exp.Null()))
 
     def count_when(condition: exp.Expr) -> exp.Expr:
@@ -554,7 +559,7 @@ def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.S
             )
         )
 
-    valid = _vector_valid(vector, query)
+    valid = _vector_valid(vector, query, dimension)
     tree = exp.Select(
         expressions=[
             exp.Alias(this=exp.Count(this=exp.Star()), alias=identifier("scanned")),
