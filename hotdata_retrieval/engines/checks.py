@@ -310,6 +310,31 @@ def check_no_nul(data: Any) -> None:
         )
 
 
+def check_no_null_type(data: Any) -> None:
+    """Refuse, at load, a column of Arrow's ``null`` type (``pa.null()``: a column with no
+    type, every value NULL, as Arrow types a column built from ``None`` alone), on every
+    engine alike: SQLite, DuckDB, PostgreSQL and turbopuffer have no column type for it, so
+    the local engine and LanceDB, which could hold one, refuse it too, and a table loads on
+    every engine or on none. ``data`` is an Arrow table; anything else is left to the
+    caller's own type check. An upsert into a loaded table takes such a column as NULLs of
+    the table's column type.
+
+    Raises:
+        EngineError: naming the first such column.
+    """
+    import pyarrow as pa
+
+    if not isinstance(data, pa.Table):
+        return
+    for field in data.schema:
+        if pa.types.is_null(field.type):
+            raise EngineError(
+                f"column {field.name!r} has Arrow type null (every value NULL, no type), "
+                "which no engine stores; cast it to the type its values will have before "
+                "loading (say data.set_column(..., pa.nulls(n, pa.string()))) or drop it"
+            )
+
+
 def check_no_nan(data: Any, engine: str) -> None:
     """Refuse a NaN in any floating-point column of ``data`` (an Arrow table; anything else
     is left to the caller's own type check), for a store that cannot hold it: SQLite stores

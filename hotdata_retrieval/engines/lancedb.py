@@ -80,6 +80,7 @@ from hotdata_retrieval.engines.checks import (
     check_columns,
     check_filter_values,
     check_no_nul,
+    check_no_null_type,
     check_reserved_columns,
     checked_keys,
     column_names,
@@ -415,6 +416,7 @@ class LancedbEngine(RoutesByIndexes):
             data, _ = with_terms_column(data, column, "LanceDB")
         if texts or vector_columns_of(data):
             check_reserved_columns(columns)
+        check_no_null_type(data)
         check_no_nul(data)
         metric = DistanceMetric.parse(vector_metric).value
         loaded = {

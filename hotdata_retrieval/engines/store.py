@@ -53,6 +53,7 @@ from hotdata_retrieval.engines.checks import (
     check_filter_values,
     check_no_nan,
     check_no_nul,
+    check_no_null_type,
     check_reserved_columns,
     checked_keys,
     column_names,
@@ -994,6 +995,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 )
         if texts or vector_columns_of(data):
             check_reserved_columns(columns)
+        check_no_null_type(data)
         check_no_nul(data)
         self.check_integer_range(data)
         if not self.holds_nan:

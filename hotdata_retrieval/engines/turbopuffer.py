@@ -75,6 +75,7 @@ from hotdata_retrieval.engines.checks import (
     check_filter_values,
     check_no_nan,
     check_no_nul,
+    check_no_null_type,
     check_reserved_columns,
     checked_keys,
     column_names,
@@ -574,6 +575,7 @@ class TurbopufferEngine(RoutesByIndexes):
         vectors = vector_columns_of(data)
         if texts or vectors:
             check_reserved_columns(columns)
+        check_no_null_type(data)
         check_no_nul(data)
         check_no_nan(data, "turbopuffer")  # its JSON has no NaN
         metric = DistanceMetric.parse(vector_metric)

@@ -153,3 +153,23 @@ def test_a_column_reads_back_with_the_type_and_values_it_was_loaded_with(
     expected = _expected(engine, pa.concat_tables([data.slice(0, 1), changed]))
     assert read.schema == expected.schema
     assert read.to_pylist() == expected.to_pylist()
+
+
+def test_a_column_of_the_null_type_is_refused_on_every_store(engine: Any) -> None:
+    """A column of Arrow's ``null`` type (every value NULL, no type) is refused at load on
+    every store with one message naming it: SQLite, DuckDB, PostgreSQL and turbopuffer have
+    no type for it. Before, the local engine and LanceDB loaded it (LanceDB then failed a
+    filter ``x = 1`` with its own error) where the others refused it, each in its own words.
+    An upsert into a loaded table takes such a column as NULLs of the table's type, on every
+    store alike."""
+    data = _table(pa.nulls(ROWS, pa.null()))
+    with pytest.raises(EngineError, match=r"^column 'x' has Arrow type null \(every value NULL"):
+        engine.load_table("column_types_null", data, key_column="id", text_columns=["body"])
+    with pytest.raises(EngineError, match="not found"):
+        engine.read_table("column_types_null", ["id"])
+    typed = _table(pa.array([1, None, 3], pa.int64()))
+    engine.load_table("column_types_null", typed, key_column="id", text_columns=["body"])
+    engine.upsert_rows("column_types_null", data.slice(0, 1))
+    read = engine.read_table("column_types_null", ["id", "x"]).sort_by("id")
+    assert read.column("x").to_pylist() == [None, None, 3]
+    assert read.schema.field("x").type == _expected(engine, typed).schema.field("x").type

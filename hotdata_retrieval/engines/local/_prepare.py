@@ -16,6 +16,7 @@ from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import (
     check_no_nul,
+    check_no_null_type,
     check_reserved_columns,
     column_names,
     is_vector_type,
@@ -108,6 +109,7 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
         or any(is_vector_type(field.type) for field in data.schema)
     ):
         check_reserved_columns(data.column_names)
+    check_no_null_type(data)
     check_no_nul(data)
     key = (
         None
