@@ -36,6 +36,7 @@ import attrs
 from hotdata_retrieval._json import MAX_JSON_NESTING
 from hotdata_retrieval.engines.base import DOCUMENT_CAPABILITIES, missing_capabilities
 from hotdata_retrieval.engines.checks import RESERVED_COLUMNS
+from hotdata_retrieval.engines.hnsw import unbuilt_vector_index, vector_index_kind
 from hotdata_retrieval.engines.limits import InputLimits
 from hotdata_retrieval.engines.results import returned_vector
 from hotdata_retrieval.errors import MissingCapabilityError, PlanError
@@ -160,8 +161,9 @@ class DocumentStore:
             ...).
         metric: the vectors' distance (``cosine``, default; ``l2``; ``dot``).
         vector_index: ``"hnsw"`` for an approximate index (default: exact search), on the
-            engines that build one (local, PostgreSQL, Hotdata; another refuses it at the
-            first add; turbopuffer indexes its vectors itself).
+            engines that build one (local, PostgreSQL, Hotdata: their ``vector_indexes``;
+            another refuses it here; turbopuffer indexes its vectors itself). A name that
+            is no :class:`~hotdata_retrieval.engines.hnsw.VectorIndexKind` is refused here too.
         id_column, text_column, metadata_column, vector_column: the columns' names.
         input_limits: the longest query text a search takes (default
             :class:`~hotdata_retrieval.engines.limits.InputLimits`: 4,096 characters, 128
@@ -173,7 +175,8 @@ class DocumentStore:
         PlanError: a bad name or type, a filter column named as another column, a column
             named as one a search adds to its results
             (:data:`~hotdata_retrieval.engines.checks.RESERVED_COLUMNS`: ``score``,
-            ``_distance``), an unknown metric.
+            ``_distance``), an unknown metric, a ``vector_index`` that is no index kind or
+            one the engine does not build.
     """
 
     def __init__(
@@ -212,13 +215,16 @@ class DocumentStore:
         self.input_limits = input_limits or InputLimits()
         self.table = _identifier(table, "table")
         self.metric = DistanceMetric.parse(metric)
-        if vector_index is not None and not isinstance(vector_index, str):
+        self.vector_index = vector_index_kind(vector_index)
+        builds = getattr(engine, "vector_indexes", None)  # an engine of the library says
+        if self.vector_index is not None and builds is not None and vector_index not in builds:
             raise PlanError(
-                f"vector_index must be an index kind's name such as 'hnsw', got {vector_index!r}",
+                unbuilt_vector_index(
+                    self.vector_index, getattr(engine, "engine_name", type(engine).__name__), builds
+                ),
                 field="vector_index",
                 value=vector_index,
             )
-        self.vector_index = vector_index
         self.id_column = _identifier(id_column, "id_column")
         self.text_column = _identifier(text_column, "text_column")
         self.metadata_column = _identifier(metadata_column, "metadata_column")

@@ -564,8 +564,9 @@ class HotdataVectorStore(VectorStore):
             ``PlanError`` naming it.
         metric: ``cosine`` (default), ``l2`` or ``dot``.
         vector_index: ``"hnsw"`` for an approximate index (default: exact search), on the
-            engines that build one (local, PostgreSQL, Hotdata; another refuses it at the
-            first add; turbopuffer indexes its vectors itself).
+            engines that build one (local, PostgreSQL, Hotdata; another refuses it when the
+            store is built, as it does a name that is no index kind; turbopuffer indexes its
+            vectors itself).
 
     Filters (``filter=`` on every search) are filter objects (``{"source": "a", "year":
     {"$gte": 2020}}``), filter text (``"year >= 2020"``) or predicates.

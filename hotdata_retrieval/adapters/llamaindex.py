@@ -169,8 +169,9 @@ class HotdataVectorStore(BasePydanticVectorStore):
             :meth:`~hotdata_retrieval.documents.DocumentStore.relevance`'s (cosine: the
             cosine similarity).
         vector_index: ``"hnsw"`` for an approximate index (default: exact search), on the
-            engines that build one (local, PostgreSQL, Hotdata; another refuses it at the
-            first add; turbopuffer indexes its vectors itself).
+            engines that build one (local, PostgreSQL, Hotdata; another refuses it when the
+            store is built, as it does a name that is no index kind; turbopuffer indexes its
+            vectors itself).
 
     Raises:
         MissingCapabilityError: the engine lacks a capability a document table needs (each

@@ -29,6 +29,7 @@ from hotdata_retrieval.engines.hnsw import (
     STORAGES,
     HnswSettings,
     HnswSettingsError,
+    VectorIndexKind,
 )
 from hotdata_retrieval.engines.limits import DEFAULT_MAX_DECODED_BYTES
 from hotdata_retrieval.extras import require_extra
@@ -313,7 +314,7 @@ def _load_into_store(
 @click.option("--no-embed", is_flag=True, help="Build BM25 indexes only; no vectors.")
 @click.option(
     "--vector-index",
-    type=click.Choice(["hnsw"]),
+    type=click.Choice([kind.value for kind in VectorIndexKind]),
     help="Also build an approximate (HNSW) index of each vector column: unfiltered "
     "nearest-neighbour queries use it, all others scan exactly. Needs the ann extra.  "
     "[default: exact search only]",

@@ -38,8 +38,13 @@ from hotdata_retrieval.engines.checks import (
     table_load,
 )
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.hnsw import VectorIndexKind, unbuilt_vector_index
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
+
+BUILT_VECTOR_INDEXES: tuple[str, ...] = (VectorIndexKind.HNSW.value,)
+"""The vector indexes a managed table is built with: a plain vector index of the table's
+metric (the Hotdata engine's ``vector_indexes``)."""
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -333,8 +338,10 @@ class ManagedTableRows:
                 "the Hotdata engine embeds no column here: give the vectors (a provider-backed "
                 "index embeds on the server, but cannot share its table with a BM25 index)"
             )
-        if create.vector_index not in (None, "hnsw"):
-            raise EngineError(f"vector_index must be 'hnsw' or None, got {create.vector_index!r}")
+        if create.vector_index is not None and create.vector_index not in BUILT_VECTOR_INDEXES:
+            raise EngineError(
+                unbuilt_vector_index(create.vector_index, "Hotdata", BUILT_VECTOR_INDEXES)
+            )
         if create.key_column is None:
             raise EngineError("a managed table written by key needs a key_column")
         key = normalize_identifier(create.key_column, label="key column")
@@ -358,7 +365,7 @@ class ManagedTableRows:
             (normalize_identifier(column, label="text column"), {"index_type": "bm25"})
             for column in create.text_columns
         ]
-        if create.vector_index == "hnsw":
+        if create.vector_index == VectorIndexKind.HNSW.value:
             metric = DistanceMetric.parse(create.vector_metric).value
             builds.extend(
                 (column, {"index_type": "vector", "metric": metric})

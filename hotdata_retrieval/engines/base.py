@@ -271,6 +271,12 @@ class RoutesByIndexes:
 
     routing_policy: ClassVar[RoutingPolicy]
 
+    vector_indexes: ClassVar[tuple[str, ...]] = ()
+    """The approximate vector indexes ``load_table`` (and a document table's first write)
+    builds, by :class:`~hotdata_retrieval.engines.hnsw.VectorIndexKind` name: none by default
+    (nearest-neighbour search is exact); the local, PostgreSQL and Hotdata engines build
+    ``hnsw``."""
+
     def indexes(self, table: str | TableName) -> TableIndexes:
         """What ``table`` can be searched by (see :meth:`Engine.indexes`)."""
         raise NotImplementedError

@@ -15,14 +15,66 @@ This module needs neither engine's dependencies.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
-from hotdata_retrieval.errors import EngineError
+from hotdata_retrieval.errors import EngineError, PlanError
 from hotdata_retrieval.errors import HnswSettingsError as HnswSettingsError
 from hotdata_retrieval.plan.search import DistanceMetric
+
+
+class VectorIndexKind(str, enum.Enum):
+    """The approximate vector indexes an engine may build for a table's vector columns
+    (``vector_index=`` of a load or a document table): the one registry of their names.
+    Without one, nearest-neighbour search is exact. Each engine says which it builds in its
+    ``vector_indexes`` (none on SQLite, DuckDB, LanceDB and turbopuffer, which indexes its
+    vectors itself)."""
+
+    HNSW = "hnsw"
+    """A hierarchical navigable small world graph (usearch on the local engine, pgvector on
+    PostgreSQL, the Hotdata engine's own): :mod:`hotdata_retrieval.engines.hnsw`."""
+
+
+def vector_index_kind(value: Any, *, label: str = "vector_index") -> str | None:
+    """``value`` as the name of a :class:`VectorIndexKind`, or ``None`` (exact search).
+
+    >>> vector_index_kind("hnsw")
+    'hnsw'
+
+    Raises:
+        PlanError: ``value`` names no kind, naming it and listing the kinds; its ``field``
+            is ``label``.
+    """
+    if value is None:
+        return None
+    known = [kind.value for kind in VectorIndexKind]
+    if not isinstance(value, str) or value not in known:
+        raise PlanError(
+            f"{label} must be a vector index kind ({', '.join(map(repr, known))}) or None "
+            f"for exact search, got {value!r}",
+            field=label,
+            value=value,
+        )
+    return value
+
+
+def unbuilt_vector_index(kind: str, engine: str, builds: Sequence[str]) -> str:
+    """The message refusing vector index ``kind`` on the engine named ``engine``, which
+    builds ``builds`` (its ``vector_indexes``): said when a document table is built and
+    again, by the engine, at a load.
+
+    >>> unbuilt_vector_index("hnsw", "sqlite", ())[:57]
+    "vector_index 'hnsw' is not one the sqlite engine builds ("
+    """
+    offered = ", ".join(repr(built) for built in builds) or "none"
+    return (
+        f"vector_index {kind!r} is not one the {engine} engine builds (it builds {offered}; "
+        "without one, nearest-neighbour search is exact)"
+    )
+
 
 CONNECTIVITY_RANGE = (2, 100)
 """The fewest and most neighbours a node links to on the upper layers (twice as many on the

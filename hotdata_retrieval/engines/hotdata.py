@@ -53,7 +53,7 @@ from hotdata_retrieval._deadline import Pending
 from hotdata_retrieval._http import HttpCall, call_within
 from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import DialectProfile, to_sql
-from hotdata_retrieval.engines._managed_tables import ManagedTableRows
+from hotdata_retrieval.engines._managed_tables import BUILT_VECTOR_INDEXES, ManagedTableRows
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.checks import planner_error_advice
 from hotdata_retrieval.engines.errors import EngineError as EngineError
@@ -757,6 +757,10 @@ class HotdataEngine(RoutesByIndexes, ManagedTableRows):
     ``models/query_request.py``, field ``dialect``; engine contract §5), and no read-only
     session or transaction is offered. A parser's check in this process is not a guard
     (``docs/adapters.md``, "Security model"), so SQL written by a model is not run here."""
+
+    vector_indexes: ClassVar[tuple[str, ...]] = BUILT_VECTOR_INDEXES
+    """A plain vector index of each vector column of a table this engine writes, with
+    ``vector_index="hnsw"`` (:mod:`~hotdata_retrieval.engines._managed_tables`)."""
 
     routing_policy: ClassVar[RoutingPolicy] = HOTDATA_ROUTING
     """How :meth:`plan_search` routes: hybrid fuses BM25 with a plain vector index only."""

@@ -110,7 +110,9 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
     HnswSettingsError,
+    VectorIndexKind,
     require_vectors_to_index,
+    unbuilt_vector_index,
 )
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan
@@ -1000,8 +1002,8 @@ class PostgresEngine(SqlStoreEngine):
                 :class:`~hotdata_retrieval.engines.hnsw.HnswSettings`, or a setting pgvector
                 cannot take (naming it).
         """
-        if vector_index not in (None, "hnsw"):
-            raise EngineError(f"vector_index must be 'hnsw' or None, got {vector_index!r}")
+        if vector_index is not None and vector_index not in self.vector_indexes:
+            raise EngineError(unbuilt_vector_index(vector_index, "postgres", self.vector_indexes))
         self._hnsw_settings = _pgvector_settings(hnsw_settings, vector_index)
         data = rows_table(data)
         if vector_index is not None:
@@ -1178,7 +1180,7 @@ class PostgresEngine(SqlStoreEngine):
     # -- rows changed by key --------------------------------------------------------------
 
     placeholder = "%s"
-    vector_indexes = ("hnsw",)
+    vector_indexes = (VectorIndexKind.HNSW.value,)
 
     def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
         """In one transaction: delete the rows of the keys ``rows`` holds (and their

@@ -64,6 +64,7 @@ from hotdata_retrieval.engines.checks import (
     table_load,
 )
 from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.engines.hnsw import unbuilt_vector_index
 from hotdata_retrieval.engines.limits import SqlLimits
 from hotdata_retrieval.engines.results import (
     SearchResult,
@@ -1023,10 +1024,6 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """The most keys one statement names (one placeholder each): SQLite takes 32,766
     parameters and PostgreSQL 65,535 per statement, so a long list is sent in parts."""
 
-    vector_indexes: ClassVar[tuple[str, ...]] = ()
-    """The approximate vector indexes ``load_table`` builds (``vector_index=``): none but
-    PostgreSQL's ``hnsw``."""
-
     def store_table(self, table: TableName) -> Any:
         """``table`` as the store names it (a sqlglot table: ``"<schema>"."<table>"``, the
         store's schema for the plan's ``public``)."""
@@ -1220,10 +1217,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             )
         vector_index = getattr(create, "vector_index", None)
         if vector_index is not None and vector_index not in self.vector_indexes:
-            offered = ", ".join(repr(kind) for kind in self.vector_indexes) or "none"
             raise EngineError(
-                f"vector_index {vector_index!r} is not one the {self.engine_name} engine "
-                f"builds (it builds {offered}; without one, nearest-neighbour search is exact)"
+                unbuilt_vector_index(vector_index, self.engine_name, self.vector_indexes)
             )
         options: dict[str, Any] = {}
         if vector_index is not None:

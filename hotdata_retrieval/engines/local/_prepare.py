@@ -26,6 +26,7 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
     HnswSettingsError,
+    VectorIndexKind,
     require_vectors_to_index,
 )
 from hotdata_retrieval.engines.local.loading import normalize_text_types
@@ -35,6 +36,10 @@ from hotdata_retrieval.errors import PlanError, row_name
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
 from hotdata_retrieval.plan.values import FLOAT32_MAX
+
+BUILT_VECTOR_INDEXES: tuple[str, ...] = tuple(kind.value for kind in VectorIndexKind)
+"""The vector indexes the local engine builds: every kind of the registry
+(:class:`~hotdata_retrieval.engines.hnsw.VectorIndexKind`; HNSW through usearch)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -141,10 +146,11 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
             value=settings,
         )
     if load.vector_index is not None:
-        if load.vector_index != "hnsw":
+        if load.vector_index not in BUILT_VECTOR_INDEXES:
+            built = ", ".join(repr(kind) for kind in BUILT_VECTOR_INDEXES)
             raise EngineError(
                 f"unknown vector index {load.vector_index!r}; the local engine builds "
-                "'hnsw' (or none: exact search)"
+                f"{built} (or none: exact search)"
             )
         require_vectors_to_index(
             table,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
 from hotdata_retrieval.engines.checks import check_no_nul
-from hotdata_retrieval.engines.local import _blas, _search, _storage
+from hotdata_retrieval.engines.local import _blas, _prepare, _search, _storage
 from hotdata_retrieval.engines.local._catalog import OpenTables, ReadsOpenTables
 from hotdata_retrieval.engines.local._functions import EngineFunctions
 from hotdata_retrieval.engines.local._prepare import TableLoad as TableLoad
@@ -73,8 +73,7 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
             (semantic search then needs one).
         catalog: the catalog name three-part references use (default ``default``).
         schema: the schema name (default ``public``).
-        lock_timeout: seconds a write waits for another process's write (``None``: as long as
-            it takes).
+        lock_timeout: seconds a write waits for another process's (``None``: as long as it takes).
         profile: the dialect profile :meth:`search` compiles plans with (default ``hotdata``);
             one made from it with another compiler carries a fusion defined outside the
             library (:func:`~hotdata_retrieval.engines.base.hotdata_profile`).
@@ -98,6 +97,7 @@ class LocalEngine(RoutesByIndexes, ReadsOpenTables):
     """The engine's native ``hybrid_search`` table function (``docs/spec/hybrid_search.md``):
     compile for a dialect whose profile names it to use it instead of the CTE form."""
 
+    vector_indexes: ClassVar[tuple[str, ...]] = _prepare.BUILT_VECTOR_INDEXES  # usearch's HNSW
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
     """How :meth:`plan_search` routes: every vector column here is engine-embedded and sits
     beside the BM25 index, so hybrid fuses BM25 with a caller-embedded search of it."""
