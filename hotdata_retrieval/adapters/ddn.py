@@ -410,7 +410,8 @@ class SearchDocuments:
                 "String",
                 True,
                 "Passed back as the `after` argument with the same query, the hits ranked "
-                "after this one; null when the ranking ends here or cannot be continued.",
+                "after this one; null on the last hit of an answer shorter than top_k (the "
+                "ranking has ended) and where the search cannot be continued.",
             )
         for column, argument in self.filters.items():
             fields[column] = (argument.scalar, True, f"The document's {column}.")

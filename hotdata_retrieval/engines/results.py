@@ -960,7 +960,8 @@ def _next_after(plan: SearchPlan, count: int, last: SearchHit | None) -> str | N
 def hits_after(plan: SearchPlan, hits: Sequence[SearchHit]) -> list[str | None]:
     """Per hit of ``plan``'s page ``hits``, the cursor token continuing the ranking after that
     hit (the plan's ``after=``): the last hit's is :func:`next_after`'s, ``None`` on a short
-    page (the ranking ended there); every hit's is ``None`` for a plan a cursor cannot
+    page (the ranking ended there; a full page's last hit has a token even when no row
+    follows, whose page is empty); every hit's is ``None`` for a plan a cursor cannot
     continue (no key, tie-breakers, groups or steps) and for a hit without a finite ranking
     value or with a key neither text nor a whole number. For a door whose answer is a list
     of hits, with no place for the page's own :attr:`SearchResult.next_after` (DDN)."""
