@@ -5,8 +5,9 @@ text's ``DATE '...'`` and ``TIMESTAMP '...'``, a plan document's ``{"date": ...}
 by ``engines/checks.py``, as every engine that knows its columns does).
 
 Before: each door read the text with ``datetime.fromisoformat``, which reads more forms from
-Python 3.11 on (``20200101``, ``2020-W01-1``, ``2020-01-01T05``, ``Z``, seven fraction
-digits), so what a plan could say depended on the Python running it. The reference here is
+Python 3.11 on (``20200101``, ``2020-W01-1``, ``2020-01-01T0506``, ``Z``, seven fraction
+digits) and some only before (``2020-01-01x05:06``, ``2020-01-01T05``), so what a plan could
+say depended on the Python running it. The reference here is
 the table below, written from the documented forms, not from the library's output.
 """
 
@@ -31,7 +32,8 @@ DATES = {
     "2020-01-01": datetime.date(2020, 1, 1),
     "0001-01-01": datetime.date(1, 1, 1),
     "9999-12-31": datetime.date(9999, 12, 31),
-    "20200101": None,  # Python 3.11+ reads the basic format, 3.10 does not
+    "20200101": datetime.date(2020, 1, 1),  # Python 3.11+ reads the basic format, 3.10 not
+    "2020-0101": None,  # half of each: 3.11+ reads it
     "2020-W01-1": None,  # an ISO week date: 3.11+ only
     "2020-001": None,  # an ordinal date
     "2020-1-1": None,
@@ -51,8 +53,9 @@ TIMESTAMPS = {
     "2020-01-01T05:06:07+02:00": datetime.datetime(2020, 1, 1, 5, 6, 7, tzinfo=PLUS_TWO),
     "2020-01-01T05:06-05:30": datetime.datetime(2020, 1, 1, 5, 6, tzinfo=MINUS_FIVE_THIRTY),
     "2020-01-01T05:06:07Z": datetime.datetime(2020, 1, 1, 5, 6, 7, tzinfo=UTC),
-    "20200101": None,
-    "20200101T050607": None,  # basic format: 3.11+ only
+    "20200101": datetime.datetime(2020, 1, 1),  # 3.11+ only
+    "20200101T05:06": datetime.datetime(2020, 1, 1, 5, 6),
+    "20200101T050607": None,  # basic time: 3.11+ only
     "2020-01-01T05": None,  # hour alone: 3.10 reads it
     "2020-01-01T0506": None,  # 3.11+ only
     "2020-01-01T05:06:07.1234567": None,  # seven fraction digits: 3.11+ only

@@ -358,7 +358,7 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
     )
 
 
-_ISO_DATE = r"([0-9]{4})-([0-9]{2})-([0-9]{2})"
+_ISO_DATE = r"([0-9]{4})(-?)([0-9]{2})\2([0-9]{2})"
 _ISO_DATE_TEXT = re.compile(_ISO_DATE, re.ASCII)
 _ISO_TIMESTAMP_TEXT = re.compile(
     _ISO_DATE + r"(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,6}))?)?"
@@ -366,27 +366,28 @@ _ISO_TIMESTAMP_TEXT = re.compile(
     re.ASCII,
 )
 ISO_FORMS = (
-    "a date YYYY-MM-DD; a timestamp YYYY-MM-DD, or YYYY-MM-DD then T or a space, HH:MM, "
-    "HH:MM:SS or HH:MM:SS.f (1 to 6 fraction digits), then optionally Z or an offset +HH:MM "
-    "or -HH:MM"
+    "a date YYYY-MM-DD or YYYYMMDD; a timestamp such a date, alone or then T or a space, "
+    "HH:MM, HH:MM:SS or HH:MM:SS.f (1 to 6 fraction digits), then optionally Z or an offset "
+    "+HH:MM or -HH:MM"
 )
 """The ISO 8601 forms a filter's date or timestamp text may take, the same on every Python
-version (``datetime.fromisoformat`` reads more from Python 3.11 on: ``20200101``,
-``2020-W01-1``, ``2020-01-01T05``, seven fraction digits)."""
+version (``datetime.fromisoformat`` reads more from Python 3.11 on, ``2020-W01-1``,
+``2020-01-01T05``, seven fraction digits, and ``20200101`` only from 3.11 on)."""
 
 
 def parse_iso_date(text: str) -> datetime.date | None:
-    """ISO 8601 date text, exactly ``YYYY-MM-DD`` (:data:`ISO_FORMS`), as the date it
-    names; ``None`` for any other text, or a day no calendar has (``2021-02-29``).
+    """ISO 8601 date text, ``YYYY-MM-DD`` or ``YYYYMMDD`` (:data:`ISO_FORMS`), as the date
+    it names; ``None`` for any other text, or a day no calendar has (``2021-02-29``).
 
-    >>> parse_iso_date("2024-03-01"), parse_iso_date("20240301")
-    (datetime.date(2024, 3, 1), None)
+    >>> parse_iso_date("2024-03-01"), parse_iso_date("20240301"), parse_iso_date("2024-0301")
+    (datetime.date(2024, 3, 1), datetime.date(2024, 3, 1), None)
     """
     match = _ISO_DATE_TEXT.fullmatch(text)
     if match is None:
         return None
+    year, _, month, day = match.groups()
     try:
-        return datetime.date(*map(int, match.groups()))
+        return datetime.date(int(year), int(month), int(day))
     except ValueError:
         return None
 
@@ -405,7 +406,7 @@ def parse_iso_timestamp(text: str) -> datetime.datetime | None:
     match = _ISO_TIMESTAMP_TEXT.fullmatch(text)
     if match is None:
         return None
-    year, month, day, hour, minute, second, fraction, utc, sign, zone_hours, zone_minutes = (
+    year, _, month, day, hour, minute, second, fraction, utc, sign, zone_hours, zone_minutes = (
         match.groups()
     )
     zone: datetime.tzinfo | None = None
