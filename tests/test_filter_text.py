@@ -136,6 +136,10 @@ def test_each_operator(text: str, expected: Predicate) -> None:
             datetime.datetime(2020, 1, 1, 12),
         ),
         (
+            """x = arrow_cast('2020-01-01 12:00:00', 'Timestamp(Microsecond, Some("UTC"))')""",
+            datetime.datetime(2020, 1, 1, 12),
+        ),
+        (
             """x = ARROW_CAST('2020-01-01 13:00:00+01:00', 'Timestamp(Nanosecond, Some("UTC"))')""",
             datetime.datetime(2020, 1, 1, 12),
         ),

@@ -23,8 +23,9 @@ The grammar is deliberately small, the same as the predicate tree's:
 Columns are bare names (double quotes allowed; stored lower-cased). Literals are
 single-quoted strings, integers, decimals (``1.5``, ``1e-3``), negative numbers, ``TRUE``,
 ``FALSE``, ``DATE '2024-03-01'`` and ``TIMESTAMP '2024-03-01 10:00:00'`` (or ``CAST('...' AS
-DATE)``, ``CAST('...' AS TIMESTAMP)``, or ``arrow_cast('...', 'Timestamp(Nanosecond,
-Some("UTC"))')``, as the ``hotdata`` dialect writes a timestamp).
+DATE)``, ``CAST('...' AS TIMESTAMP)``, or ``arrow_cast('...', 'Timestamp(Microsecond,
+Some("UTC"))')``, as the ``hotdata`` dialect writes a timestamp; ``Timestamp(Nanosecond,
+Some("UTC"))``, as it wrote one before, too).
 """
 
 from __future__ import annotations
@@ -243,6 +244,12 @@ def _temporal(node: exp.Cast) -> LiteralValue:
     return day
 
 
+_NANOSECOND_UTC_TIMESTAMP_TYPE = 'Timestamp(Nanosecond, Some("UTC"))'
+"""The Arrow type the ``hotdata`` dialect cast a timestamp literal to before it wrote
+microseconds (:data:`~hotdata_retrieval.compile.hotdata.UTC_TIMESTAMP_TYPE`): text written
+then still reads."""
+
+
 def _is_utc_timestamp(node: exp.Expr) -> bool:
     """Whether ``node`` is ``arrow_cast('<text>', '<UTC_TIMESTAMP_TYPE>')``."""
     return (
@@ -250,7 +257,7 @@ def _is_utc_timestamp(node: exp.Expr) -> bool:
         and str(node.this).lower() == "arrow_cast"
         and len(node.expressions) == 2
         and all(isinstance(part, exp.Literal) and part.is_string for part in node.expressions)
-        and str(node.expressions[1].this) == UTC_TIMESTAMP_TYPE
+        and str(node.expressions[1].this) in (UTC_TIMESTAMP_TYPE, _NANOSECOND_UTC_TIMESTAMP_TYPE)
     )
 
 

@@ -128,15 +128,17 @@ class Hotdata(Postgres):
             return f"({body}{self.seg(')', sep='')}"
 
 
-UTC_TIMESTAMP_TYPE = 'Timestamp(Nanosecond, Some("UTC"))'
+UTC_TIMESTAMP_TYPE = 'Timestamp(Microsecond, Some("UTC"))'
 """The Arrow type a timestamp literal is cast to on the engine (``arrow_cast``), an instant
 in UTC; filter text reads such a cast back as the datetime it names
-(:func:`~hotdata_retrieval.compile.parse_filter`)."""
+(:func:`~hotdata_retrieval.compile.parse_filter`). Microseconds, the precision of a Python
+``datetime``: they hold the years 1 to 9999, where nanoseconds hold 1677-09-21 to 2262-04-11
+only and DataFusion failed on a literal past them (``Cast error: Overflow``)."""
 
 
 def _utc_temporal(node: TemporalLiteral) -> exp.Expr:
     """A date literal as ``CAST('<date>' AS DATE)``; a timestamp literal as the instant it
-    names, ``arrow_cast('<text>', 'Timestamp(Nanosecond, Some("UTC"))')``: a zone-less text
+    names, ``arrow_cast('<text>', 'Timestamp(Microsecond, Some("UTC"))')``: a zone-less text
     read in UTC, one with an offset at that offset.
 
     ``CAST('<text>' AS TIMESTAMP)`` is a zone-less timestamp, which DataFusion compares with

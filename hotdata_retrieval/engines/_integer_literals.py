@@ -419,3 +419,75 @@ def exact_date_predicate(node: Any) -> Any:
             return _float_always(node.column, node.negated, first[0])
         return InList(column=node.column, values=kept, negated=node.negated)
     return node
+
+
+NANOSECOND_BELOW = datetime.datetime(1677, 9, 21, 0, 12, 43, 145224)
+"""A microsecond before the earliest instant a nanosecond timestamp holds (-2**63 ns from
+1970, 1677-09-21 00:12:43.145224192 UTC): every value of such a column is after it."""
+NANOSECOND_ABOVE = datetime.datetime(2262, 4, 11, 23, 47, 16, 854776)
+"""A microsecond after the latest instant a nanosecond timestamp holds (2**63 - 1 ns from
+1970, 2262-04-11 23:47:16.854775807 UTC): every value of such a column is before it."""
+_IN_NANOSECONDS = datetime.datetime(2000, 1, 1)
+"""An instant a nanosecond timestamp holds, the literal of the always-TRUE and always-FALSE
+forms."""
+
+
+def _past_nanoseconds(value: Any) -> int:
+    """-1 for a date or datetime (naive, UTC) before every instant of a nanosecond
+    timestamp column, 1 for one after them all, 0 otherwise (or another value)."""
+    if not isinstance(value, datetime.date):
+        return 0
+    if not isinstance(value, datetime.datetime):
+        value = datetime.datetime(value.year, value.month, value.day)
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return -1 if value <= NANOSECOND_BELOW else 1 if value >= NANOSECOND_ABOVE else 0
+
+
+_HOLDS_BELOW = frozenset({">", ">=", "!="})
+"""The operators that hold for every value when the literal is before them all."""
+_HOLDS_ABOVE = frozenset({"<", "<=", "!="})
+
+
+def nanosecond_timestamp_predicate(node: Any) -> Any:
+    """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on a timestamp
+    column of nanoseconds) with each date or datetime literal outside the years such a column
+    holds (:data:`NANOSECOND_BELOW`, :data:`NANOSECOND_ABOVE`) replaced by what it means:
+    ``ts > '1500-01-01'`` holds for every value, ``ts < '1500-01-01'`` for none, both still
+    NULL for a NULL row (the forms of the module docstring), ``BETWEEN`` loses a bound past
+    them, ``IN`` the values past them. DataFusion (the local engine, LanceDB) casts such a
+    literal to nanoseconds to compare it with the column and fails on the overflow (LanceDB
+    wrapped it around and answered wrongly). ``node`` itself when nothing changes.
+
+    >>> node = Comparison(column="ts", operator=">", value=datetime.date(1500, 1, 1))
+    >>> nanosecond_timestamp_predicate(node)  # doctest: +ELLIPSIS
+    Or(operands=(Comparison(...'='...), Comparison(...'!='...)))
+    >>> node = Comparison(column="ts", operator=">", value=datetime.date(2000, 1, 1))
+    >>> nanosecond_timestamp_predicate(node) is node
+    True
+    """
+    if isinstance(node, Comparison):
+        side = _past_nanoseconds(node.value)
+        if side == 0:
+            return node
+        holds = node.operator.value in (_HOLDS_BELOW if side < 0 else _HOLDS_ABOVE)
+        return _float_always(node.column, holds, _IN_NANOSECONDS)
+    if isinstance(node, Between):
+        low, high = _past_nanoseconds(node.low), _past_nanoseconds(node.high)
+        if low == 0 and high == 0:
+            return node
+        if low > 0 or high < 0:  # a range after every value, or before them all
+            return _float_always(node.column, False, _IN_NANOSECONDS)
+        if low < 0 and high > 0:
+            return _float_always(node.column, True, _IN_NANOSECONDS)
+        if low < 0:
+            return Comparison(column=node.column, operator="<=", value=node.high)
+        return Comparison(column=node.column, operator=">=", value=node.low)
+    if isinstance(node, InList):
+        kept = [value for value in node.values if _past_nanoseconds(value) == 0]
+        if len(kept) == len(node.values):
+            return node
+        if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
+            return _float_always(node.column, node.negated, _IN_NANOSECONDS)
+        return InList(column=node.column, values=kept, negated=node.negated)
+    return node

@@ -30,6 +30,7 @@ from hotdata_retrieval.engines._integer_literals import (
     exact_date_predicate,
     exact_float_predicate,
     exact_integer_predicate,
+    nanosecond_timestamp_predicate,
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError, row_name
@@ -757,12 +758,18 @@ class ColumnFacts:
         unsigned: :func:`arrow_unsigned_columns`.
         float64: :func:`arrow_float64_columns`.
         integer_ranges: :func:`arrow_integer_ranges` (the caller must not change it).
+        timestamps: the timestamp columns, a date compared with one read as midnight UTC
+            of that day (:func:`with_typed_values`).
+        nanoseconds: the timestamp columns of nanoseconds, whose literals past the years
+            they hold are folded (:func:`with_typed_values`).
     """
 
     float32: frozenset[str]
     unsigned: frozenset[str]
     float64: frozenset[str]
     integer_ranges: dict[str, tuple[int, int]]
+    timestamps: frozenset[str] = frozenset()
+    nanoseconds: frozenset[str] = frozenset()
 
 
 def arrow_column_facts(schema: Any) -> ColumnFacts:
@@ -771,13 +778,18 @@ def arrow_column_facts(schema: Any) -> ColumnFacts:
     >>> import pyarrow as pa
     >>> arrow_column_facts(pa.schema([("a", pa.uint8()), ("f", pa.float32())]))
     ColumnFacts(float32=frozenset({'f'}), unsigned=frozenset({'a'}), float64=frozenset(), \
-integer_ranges={'a': (0, 255)})
+integer_ranges={'a': (0, 255)}, timestamps=frozenset(), nanoseconds=frozenset())
     """
+    import pyarrow as pa
+
+    timestamps = [field for field in schema if pa.types.is_timestamp(field.type)]
     return ColumnFacts(
         float32=arrow_float32_columns(schema),
         unsigned=arrow_unsigned_columns(schema),
         float64=arrow_float64_columns(schema),
         integer_ranges=arrow_integer_ranges(schema),
+        timestamps=frozenset(field.name for field in timestamps),
+        nanoseconds=frozenset(field.name for field in timestamps if field.type.unit == "ns"),
     )
 
 
@@ -1024,6 +1036,7 @@ def with_typed_values(
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     fit_integers: bool = False,
     element_kinds: Mapping[str, ValueKind] | None = None,
+    nanosecond_columns: frozenset[str] = frozenset(),
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -1067,6 +1080,16 @@ def with_typed_values(
     (:func:`~hotdata_retrieval.engines._integer_literals.exact_float_predicate`), where
     DataFusion, DuckDB and PostgreSQL would round it to float64; one float64 holds stays.
 
+    ``nanosecond_columns`` name the timestamp columns of nanoseconds (an engine on
+    DataFusion, whose Arrow columns may be one): a date or datetime outside the years they
+    hold (1677-09-21 to 2262-04-11) is replaced by what it means there
+    (:func:`~hotdata_retrieval.engines._integer_literals.nanosecond_timestamp_predicate`:
+    ``ts > '1500-01-01'`` holds for every value, NULL for a NULL row), where DataFusion fails
+    to cast it to nanoseconds. ``timestamp_columns`` make a date compared with a timestamp
+    column midnight UTC of that day (as every engine reads it), for a store holding them as
+    text and for DataFusion, which casts a date to nanoseconds to compare it with a
+    timestamp of any unit.
+
     ``element_kinds`` (:func:`arrow_element_kinds`) give each list column's elements' kind:
     text a list test looks for in a list of numbers (``contains_any(numbers, ['2020'])``) is
     replaced by the number it reads as, whatever ``numbers`` says, as no SQL engine reads text
@@ -1090,6 +1113,7 @@ def with_typed_values(
         columns.isdisjoint(float32_columns)
         and columns.isdisjoint(date_columns)
         and columns.isdisjoint(timestamp_columns)
+        and columns.isdisjoint(nanosecond_columns)
         and not any(kinds.get(column) in retyped for column in columns)
         and not (
             any(kinds.get(column) is ValueKind.INTEGER for column in columns) and float in types
@@ -1123,6 +1147,7 @@ def with_typed_values(
         element_kinds={column: element_kinds[column] for column in numbered}
         if element_kinds
         else None,
+        nanosecond_columns=nanosecond_columns,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -1163,8 +1188,10 @@ class _TypedValues(PredicateVisitor[Predicate]):
         integer_ranges: Mapping[str, tuple[int, int]] | None = None,
         fit_integers: bool = False,
         element_kinds: Mapping[str, ValueKind] | None = None,
+        nanosecond_columns: frozenset[str] = frozenset(),
     ) -> None:
         self.kinds = kinds
+        self.nanosecond_columns = nanosecond_columns
         self.element_kinds = element_kinds or {}
         self.date_columns = date_columns
         self.timestamp_columns = timestamp_columns
@@ -1198,6 +1225,8 @@ class _TypedValues(PredicateVisitor[Predicate]):
         typed_node = self._typed_values(node, form)
         if node.column in self.date_columns:
             return exact_date_predicate(typed_node)  # type: ignore[no-any-return]
+        if node.column in self.nanosecond_columns:
+            return nanosecond_timestamp_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column in self.float64_columns:
             return exact_float_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column not in self.integer_columns:

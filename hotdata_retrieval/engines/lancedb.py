@@ -724,6 +724,8 @@ class LancedbEngine(RoutesByIndexes):
                 float64_columns=facts.float64,
                 integer_ranges=facts.integer_ranges,
                 fit_integers=True,
+                timestamp_columns=facts.timestamps,
+                nanosecond_columns=facts.nanoseconds,
             )
             where = lancedb_filter(typed)
         key = plan.key_column

@@ -640,6 +640,7 @@ def executed_plan(
     float64_columns: frozenset[str] = frozenset(),
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     element_kinds: Mapping[str, ValueKind] | None = None,
+    nanosecond_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -657,7 +658,9 @@ def executed_plan(
             compares ``'2024-03-01T05:00:00+02:00'`` as the instant it names, and a store that
             holds dates as text (SQLite) compares them in one spelling.
         date_columns: with ``timestamp_columns``, the date and timestamp columns of a store
-            that holds them as text (``with_typed_values``).
+            that holds them as text (``with_typed_values``); ``timestamp_columns`` also the
+            timestamp columns of an engine on DataFusion, a date compared with one being
+            midnight UTC of that day.
         float32_columns: the columns holding 32-bit floats: each number compared with one
             is rounded to float32 first (``with_typed_values``), so ``f = 2.1`` holds for a
             float32 2.1 on every engine.
@@ -674,6 +677,8 @@ def executed_plan(
             float past a column's type keeps every row or none, never refused.
         element_kinds: each list column's elements' kind (``with_typed_values``): text a
             list test looks for in a list of numbers is the number it reads as.
+        nanosecond_columns: the timestamp columns of nanoseconds (``with_typed_values``): a
+            literal past the years they hold keeps every row or none.
 
     Raises:
         PlanError: a value such a store cannot compare with its column; a float whose exact
@@ -688,6 +693,7 @@ def executed_plan(
         float64_columns,
         integer_ranges,
         element_kinds,
+        nanosecond_columns,
     )
     if cursor is None:
         return _executed_plan(plan, kinds, *columns)
@@ -707,6 +713,7 @@ def _executed_plan(
     float64_columns: frozenset[str] = frozenset(),
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     element_kinds: Mapping[str, ValueKind] | None = None,
+    nanosecond_columns: frozenset[str] = frozenset(),
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
@@ -734,6 +741,7 @@ def _executed_plan(
             float64_columns=float64_columns,
             integer_ranges=integer_ranges,
             element_kinds=element_kinds,
+            nanosecond_columns=nanosecond_columns,
         )
     include = plan.fusion is not None
     if (

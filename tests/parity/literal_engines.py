@@ -12,13 +12,7 @@ import pyarrow as pa
 import pytest
 
 from hotdata_retrieval import Bm25Search, NearestNeighborSearch, SearchPlan, to_sql
-from hotdata_retrieval.engines.checks import (
-    arrow_float32_columns,
-    arrow_float64_columns,
-    arrow_integer_ranges,
-    arrow_unsigned_columns,
-    arrow_value_kind,
-)
+from hotdata_retrieval.engines.checks import arrow_column_facts, arrow_value_kind
 from hotdata_retrieval.engines.results import executed_plan
 from hotdata_retrieval.plan.filters import Predicate
 from tests.parity.engines import open_engine
@@ -56,13 +50,16 @@ def literal_keys(name: str, engine: Any, plan: SearchPlan, schema: pa.Schema) ->
     local engine types it for one table), for any other path its search."""
     if name == "local statement":
         kinds = {field.name: arrow_value_kind(field.type) for field in schema}
+        facts = arrow_column_facts(schema)
         executed = executed_plan(
             plan,
             kinds,
-            float32_columns=arrow_float32_columns(schema),
-            unsigned_columns=arrow_unsigned_columns(schema),
-            float64_columns=arrow_float64_columns(schema),
-            integer_ranges=arrow_integer_ranges(schema),
+            float32_columns=facts.float32,
+            unsigned_columns=facts.unsigned,
+            float64_columns=facts.float64,
+            integer_ranges=facts.integer_ranges,
+            timestamp_columns=facts.timestamps,
+            nanosecond_columns=facts.nanoseconds,
         )
         return {row["id"] for row in engine.sql(to_sql(executed)).to_pylist()}
     return set(engine.search(plan).keys)

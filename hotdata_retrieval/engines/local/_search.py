@@ -105,6 +105,8 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
             float64=frozenset().union(*(one.float64 for one in each)),
             # each integer column's range across its types in all the tables
             integer_ranges=merged_integer_ranges(one.data.schema for one in loaded.values()),
+            timestamps=frozenset().union(*(one.timestamps for one in each)),
+            nanoseconds=frozenset().union(*(one.nanoseconds for one in each)),
         )
     executed = executed_plan(
         plan,
@@ -114,6 +116,8 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         unsigned_columns=facts.unsigned,
         float64_columns=facts.float64,
         integer_ranges=facts.integer_ranges,
+        timestamp_columns=facts.timestamps,
+        nanosecond_columns=facts.nanoseconds,
     )
     single = executed.single_table
     if (
