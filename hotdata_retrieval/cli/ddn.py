@@ -130,7 +130,13 @@ def ddn() -> None:
 @ddn.command("serve")
 @_connector_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
-@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="The port to listen on.",
+)
 @reports_errors
 def serve(
     table: str,
@@ -215,6 +221,7 @@ def _listen(host: str, port: int) -> socket.socket:
     type=click.Choice(["yaml", "json"]),
     default="yaml",
     show_default=True,
+    help="yaml: the HML as written to a DDN project; json: the same documents as JSON.",
 )
 @reports_errors
 def metadata(

@@ -29,7 +29,15 @@ DEMO_QUERY = "sync stopped working"
 
 @click.command("demo")
 @local_database_option
-@click.option("-k", "--limit", "limit", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option(
+    "-k",
+    "--limit",
+    "limit",
+    type=click.IntRange(min=1),
+    default=5,
+    show_default=True,
+    help="Hits shown per search and mode.",
+)
 @click.option(
     "--embedder",
     type=click.Choice(["default", "hashing"]),
@@ -43,6 +51,7 @@ DEMO_QUERY = "sync stopped working"
     type=click.Choice(["table", "json"]),
     default="table",
     show_default=True,
+    help="table: the hits side by side; json: one JSON document on stdout.",
 )
 @click.option(
     "--replace",

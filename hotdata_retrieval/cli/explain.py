@@ -655,7 +655,8 @@ def _notes(plan: SearchPlan, dialect: str) -> list[str]:
     type=click.Choice(["sql", "json"]),
     default="sql",
     show_default=True,
-    help="sql: the statement alone. json: {sql, plan, dialect, depth, result_columns}.",
+    help="sql: the statement alone. json: {sql, plan, dialect, depth, result_columns, "
+    "findings} (and prelude, with --prelude).",
 )
 @full_vectors_option
 @click.option(

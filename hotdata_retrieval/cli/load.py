@@ -354,7 +354,13 @@ def _load_into_store(
     show_default=True,
     help="default: the offline all-MiniLM-L6-v2 model; hashing: fast, no meaning (tests).",
 )
-@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=64,
+    show_default=True,
+    help="Texts embedded per call of the model.",
+)
 @click.option(
     "--max-decoded-size",
     "max_decoded_mib",
@@ -378,6 +384,7 @@ def _load_into_store(
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
+    help="text: a line per table; json: one JSON document on stdout.",
 )
 @reports_errors
 def load(

@@ -448,7 +448,9 @@ def plan_table_search(
     help="auto: hybrid when the table has BM25 and vectors, else what it has.",
 )
 @click.option("-k", "--limit", "limit", type=int, default=10, show_default=True, help="Top-k.")
-@click.option("--offset", type=int, default=0, show_default=True)
+@click.option(
+    "--offset", type=int, default=0, show_default=True, help="Rows skipped before the page."
+)
 @click.option(
     "--filter",
     "filters",
@@ -552,6 +554,7 @@ def plan_table_search(
     type=click.Choice(["table", "json"]),
     default="table",
     show_default=True,
+    help="table: the hits as a table; json: one JSON document on stdout.",
 )
 @reports_errors(options=OPTION_NAMES)
 def search(

@@ -228,6 +228,7 @@ def _check_writable(output: Path) -> None:
     type=click.Choice(["table", "json"]),
     default="table",
     show_default=True,
+    help="table: the settings as a table; json: one JSON document on stdout.",
 )
 @reports_errors(options=OPTION_NAMES)
 def tune(
