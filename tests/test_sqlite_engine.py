@@ -327,6 +327,35 @@ def test_the_counts_follow_a_change_by_another_connection(tmp_path: Any) -> None
         engine.close()
 
 
+def test_rows_are_found_by_their_key_through_an_index(engine: SqliteEngine) -> None:
+    """The key column is indexed (UNIQUE): the fused search's last join reads the base table
+    by it instead of building an automatic index of the whole table per search."""
+    indexed = [
+        info
+        for (_, name, unique, *_rest) in engine._connection.execute(
+            "SELECT * FROM pragma_index_list('docs')"
+        ).fetchall()
+        for info in engine._connection.execute(
+            "SELECT name FROM pragma_index_info(?)", (name,)
+        ).fetchall()
+        if unique
+    ]
+    assert indexed == [("id",)]
+    plan = SearchPlan(
+        source=ReciprocalRankFusion(
+            branches=[
+                Bm25Search(table="docs", column="body", query_text="upgrade"),
+                NearestNeighborSearch(table="docs", column="embedding", query_vector=[1, 0, 0]),
+            ]
+        ),
+        limit=3,
+    )
+    sql = engine.search(plan).sql
+    steps = [row[3] for row in engine._connection.execute("EXPLAIN QUERY PLAN " + sql)]
+    assert not [step for step in steps if "AUTOMATIC" in step], steps
+    assert [step for step in steps if step.startswith("SEARCH base USING") and "(id=?)" in step]
+
+
 def test_a_fusion_with_json_vectors_still_runs(json_engine: SqliteEngine) -> None:
     nearest = NearestNeighborSearch(table="vectors", column="embedding", query_vector=[0.0, 1.0])
     other = NearestNeighborSearch(

@@ -127,18 +127,32 @@ def render(profile: DialectProfile, tree: exp.Expr) -> str:
 
 
 def create_table(
-    profile: DialectProfile, table: exp.Table, columns: Sequence[tuple[str, str]]
+    profile: DialectProfile,
+    table: exp.Table,
+    columns: Sequence[tuple[str, str]],
+    *,
+    unique: str | None = None,
 ) -> str:
     """``CREATE TABLE <table> ("c1" T1, ...)``; ``columns`` as ``(name, type text)``, the type
     read by the store's sqlglot dialect (``FLOAT[4]``, ``vector(4)``, ``BLOB``); a name
     the dialect does not know is declared as written (SQLite's ``FLOAT32``, which its
-    affinity rules read as ``REAL`` and sqlglot would otherwise refuse)."""
+    affinity rules read as ``REAL`` and sqlglot would otherwise refuse). The column named
+    ``unique`` is declared ``UNIQUE``: the store keeps an index of it, under a name of its
+    own choosing that no table of the user's can take (SQLite's ``sqlite_autoindex_...``)."""
     dialect = profile.sqlglot_dialect
+
+    def constraints(name: str) -> list[exp.ColumnConstraint]:
+        if name != unique:
+            return []
+        return [exp.ColumnConstraint(kind=exp.UniqueColumnConstraint())]
+
     schema = exp.Schema(
         this=table,
         expressions=[
             exp.ColumnDef(
-                this=quoted(name), kind=exp.DataType.build(kind, dialect=dialect, udt=True)
+                this=quoted(name),
+                kind=exp.DataType.build(kind, dialect=dialect, udt=True),
+                constraints=constraints(name),
             )
             for name, kind in columns
         ],

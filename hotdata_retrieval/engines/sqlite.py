@@ -401,7 +401,9 @@ class SqliteEngine(SqlStoreEngine):
                 for statistics in terms_tables(table, column):
                     self._execute(drop_table(self.profile, statistics))
             self._execute(drop_table(self.profile, target.copy()))
-            self._execute(create_table(self.profile, target.copy(), columns))
+            # The key's index: the search's last join, upserts and deletes find a row by it
+            # (without it SQLite builds an automatic index of the whole table per search).
+            self._execute(create_table(self.profile, target.copy(), columns, unique=key_column))
             statement = insert_rows(self.profile, target.copy(), data.column_names, None)
             try:
                 self._connection.executemany(statement, self.rows_of(data, convert))
