@@ -491,3 +491,89 @@ def nanosecond_timestamp_predicate(node: Any) -> Any:
             return _float_always(node.column, node.negated, _IN_NANOSECONDS)
         return InList(column=node.column, values=kept, negated=node.negated)
     return node
+
+
+def _past_decimals(value: Any, bound: int) -> int:
+    """-1 for a number at or below ``-bound``, 1 for one at or above ``bound`` (past every
+    value of a decimal column whose magnitudes are below ``bound``), 0 otherwise (or another
+    value)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return -1 if value <= -bound else 1 if value >= bound else 0
+
+
+def _whole(value: Any, *, column: str, fitted: bool) -> Any:
+    """A number inside a decimal column's range as the literal every engine compares with
+    it: an integral float as the integer (LanceDB takes no float for a decimal column);
+    another float as it is, or, for an engine that takes none (``fitted``: LanceDB), a
+    :class:`PlanError`."""
+    if isinstance(value, bool) or not isinstance(value, float):
+        return value
+    if value.is_integer():
+        return int(value)
+    if fitted:
+        raise PlanError(
+            f"filter compares column '{column}', which holds decimal values, with {value!r}, "
+            "a number with a fraction, which LanceDB cannot compare with a decimal column; "
+            "compare it with a whole number or load the column as float64",
+            field="filter",
+            value=value,
+        )
+    return value
+
+
+def decimal_predicate(node: Any, whole_digits: int, *, fitted: bool = False) -> Any:
+    """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on a decimal
+    column holding ``whole_digits`` digits before the point: precision minus scale) with each
+    number past the column's range (a magnitude of at least ``10 ** whole_digits``) replaced
+    by what it means there, as a float past an integer column's range is (module docstring):
+    ``price < 1e30`` holds for every value, ``price = 1e30`` for none, NULL for a NULL row.
+    DataFusion (the local engine) casts such a literal to a decimal and fails on the
+    overflow; LanceDB refuses it. An integral float inside the range becomes the integer,
+    which LanceDB takes; with ``fitted`` (LanceDB), another float is a :class:`PlanError`
+    naming it. ``node`` itself when nothing changes.
+
+    >>> node = Comparison(column="price", operator="<", value=1e30)
+    >>> decimal_predicate(node, 8)  # doctest: +ELLIPSIS
+    Or(operands=(Comparison(...'='...), Comparison(...'!='...)))
+    >>> decimal_predicate(Comparison(column="price", operator="<", value=2.0), 8).value
+    2
+    """
+    bound = 10**whole_digits
+    if isinstance(node, Comparison):
+        side = _past_decimals(node.value, bound)
+        if side == 0:
+            value = _whole(node.value, column=node.column, fitted=fitted)
+            if value is node.value:
+                return node
+            return Comparison(column=node.column, operator=node.operator, value=value)
+        holds = node.operator.value in (_HOLDS_BELOW if side < 0 else _HOLDS_ABOVE)
+        return _float_always(node.column, holds, 0)
+    if isinstance(node, Between):
+        low, high = _past_decimals(node.low, bound), _past_decimals(node.high, bound)
+        if low > 0 or high < 0:
+            return _float_always(node.column, False, 0)
+        if low < 0 and high > 0:
+            return _float_always(node.column, True, 0)
+        if low < 0:
+            high_value = _whole(node.high, column=node.column, fitted=fitted)
+            return Comparison(column=node.column, operator="<=", value=high_value)
+        low_value = _whole(node.low, column=node.column, fitted=fitted)
+        if high > 0:
+            return Comparison(column=node.column, operator=">=", value=low_value)
+        high_value = _whole(node.high, column=node.column, fitted=fitted)
+        if low_value is node.low and high_value is node.high:
+            return node
+        return Between(column=node.column, low=low_value, high=high_value)
+    if isinstance(node, InList):
+        kept = [
+            _whole(value, column=node.column, fitted=fitted)
+            for value in node.values
+            if _past_decimals(value, bound) == 0
+        ]
+        if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
+            return _float_always(node.column, node.negated, 0)
+        if all(new is old for new, old in zip(kept, node.values)) and len(kept) == len(node.values):
+            return node
+        return InList(column=node.column, values=kept, negated=node.negated)
+    return node

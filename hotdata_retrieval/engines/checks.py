@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.engines._integer_literals import (
+    decimal_predicate,
     exact_date_predicate,
     exact_float_predicate,
     exact_integer_predicate,
@@ -762,6 +763,8 @@ class ColumnFacts:
             of that day (:func:`with_typed_values`).
         nanoseconds: the timestamp columns of nanoseconds, whose literals past the years
             they hold are folded (:func:`with_typed_values`).
+        decimals: each decimal column with the digits it holds before the point (precision
+            minus scale): a number past them is folded (:func:`with_typed_values`).
     """
 
     float32: frozenset[str]
@@ -770,6 +773,7 @@ class ColumnFacts:
     integer_ranges: dict[str, tuple[int, int]]
     timestamps: frozenset[str] = frozenset()
     nanoseconds: frozenset[str] = frozenset()
+    decimals: Mapping[str, int] = attrs.field(factory=dict)
 
 
 def arrow_column_facts(schema: Any) -> ColumnFacts:
@@ -778,7 +782,7 @@ def arrow_column_facts(schema: Any) -> ColumnFacts:
     >>> import pyarrow as pa
     >>> arrow_column_facts(pa.schema([("a", pa.uint8()), ("f", pa.float32())]))
     ColumnFacts(float32=frozenset({'f'}), unsigned=frozenset({'a'}), float64=frozenset(), \
-integer_ranges={'a': (0, 255)}, timestamps=frozenset(), nanoseconds=frozenset())
+integer_ranges={'a': (0, 255)}, timestamps=frozenset(), nanoseconds=frozenset(), decimals={})
     """
     import pyarrow as pa
 
@@ -790,6 +794,11 @@ integer_ranges={'a': (0, 255)}, timestamps=frozenset(), nanoseconds=frozenset())
         integer_ranges=arrow_integer_ranges(schema),
         timestamps=frozenset(field.name for field in timestamps),
         nanoseconds=frozenset(field.name for field in timestamps if field.type.unit == "ns"),
+        decimals={
+            field.name: field.type.precision - field.type.scale
+            for field in schema
+            if pa.types.is_decimal(field.type)
+        },
     )
 
 
@@ -1037,6 +1046,7 @@ def with_typed_values(
     fit_integers: bool = False,
     element_kinds: Mapping[str, ValueKind] | None = None,
     nanosecond_columns: frozenset[str] = frozenset(),
+    decimal_columns: Mapping[str, int] | None = None,
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -1090,6 +1100,14 @@ def with_typed_values(
     text and for DataFusion, which casts a date to nanoseconds to compare it with a
     timestamp of any unit.
 
+    ``decimal_columns`` give each decimal column the digits it holds before the point
+    (precision minus scale): a number past them (``price < 1e30`` on a ``decimal(10, 2)``
+    column) is replaced by what it means there, TRUE or FALSE for every value and NULL for a
+    NULL row (:func:`~hotdata_retrieval.engines._integer_literals.decimal_predicate`), where
+    DataFusion fails on the cast and LanceDB refuses it; an integral float inside them is the
+    integer, and with ``fit_integers`` (LanceDB, which compares a decimal column with no
+    float) another float is a ``PlanError``.
+
     ``element_kinds`` (:func:`arrow_element_kinds`) give each list column's elements' kind:
     text a list test looks for in a list of numbers (``contains_any(numbers, ['2020'])``) is
     replaced by the number it reads as, whatever ``numbers`` says, as no SQL engine reads text
@@ -1114,6 +1132,7 @@ def with_typed_values(
         and columns.isdisjoint(date_columns)
         and columns.isdisjoint(timestamp_columns)
         and columns.isdisjoint(nanosecond_columns)
+        and columns.isdisjoint(decimal_columns or ())
         and not any(kinds.get(column) in retyped for column in columns)
         and not (
             any(kinds.get(column) is ValueKind.INTEGER for column in columns) and float in types
@@ -1148,6 +1167,7 @@ def with_typed_values(
         if element_kinds
         else None,
         nanosecond_columns=nanosecond_columns,
+        decimal_columns=decimal_columns,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -1189,9 +1209,11 @@ class _TypedValues(PredicateVisitor[Predicate]):
         fit_integers: bool = False,
         element_kinds: Mapping[str, ValueKind] | None = None,
         nanosecond_columns: frozenset[str] = frozenset(),
+        decimal_columns: Mapping[str, int] | None = None,
     ) -> None:
         self.kinds = kinds
         self.nanosecond_columns = nanosecond_columns
+        self.decimal_columns = decimal_columns or {}
         self.element_kinds = element_kinds or {}
         self.date_columns = date_columns
         self.timestamp_columns = timestamp_columns
@@ -1227,6 +1249,10 @@ class _TypedValues(PredicateVisitor[Predicate]):
             return exact_date_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column in self.nanosecond_columns:
             return nanosecond_timestamp_predicate(typed_node)  # type: ignore[no-any-return]
+        if node.column in self.decimal_columns:
+            return decimal_predicate(  # type: ignore[no-any-return]
+                typed_node, self.decimal_columns[node.column], fitted=self.fit_integers
+            )
         if node.column in self.float64_columns:
             return exact_float_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column not in self.integer_columns:

@@ -726,6 +726,7 @@ class LancedbEngine(RoutesByIndexes):
                 fit_integers=True,
                 timestamp_columns=facts.timestamps,
                 nanosecond_columns=facts.nanoseconds,
+                decimal_columns=facts.decimals,
             )
             where = lancedb_filter(typed)
         key = plan.key_column

@@ -641,6 +641,7 @@ def executed_plan(
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     element_kinds: Mapping[str, ValueKind] | None = None,
     nanosecond_columns: frozenset[str] = frozenset(),
+    decimal_columns: Mapping[str, int] | None = None,
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -679,6 +680,8 @@ def executed_plan(
             list test looks for in a list of numbers is the number it reads as.
         nanosecond_columns: the timestamp columns of nanoseconds (``with_typed_values``): a
             literal past the years they hold keeps every row or none.
+        decimal_columns: each decimal column with the digits it holds before the point
+            (``with_typed_values``): a number past them keeps every row or none.
 
     Raises:
         PlanError: a value such a store cannot compare with its column; a float whose exact
@@ -694,6 +697,7 @@ def executed_plan(
         integer_ranges,
         element_kinds,
         nanosecond_columns,
+        decimal_columns,
     )
     if cursor is None:
         return _executed_plan(plan, kinds, *columns)
@@ -714,6 +718,7 @@ def _executed_plan(
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     element_kinds: Mapping[str, ValueKind] | None = None,
     nanosecond_columns: frozenset[str] = frozenset(),
+    decimal_columns: Mapping[str, int] | None = None,
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
@@ -742,6 +747,7 @@ def _executed_plan(
             integer_ranges=integer_ranges,
             element_kinds=element_kinds,
             nanosecond_columns=nanosecond_columns,
+            decimal_columns=decimal_columns,
         )
     include = plan.fusion is not None
     if (

@@ -60,6 +60,7 @@ def literal_keys(name: str, engine: Any, plan: SearchPlan, schema: pa.Schema) ->
             integer_ranges=facts.integer_ranges,
             timestamp_columns=facts.timestamps,
             nanosecond_columns=facts.nanoseconds,
+            decimal_columns=facts.decimals,
         )
         return {row["id"] for row in engine.sql(to_sql(executed)).to_pylist()}
     return set(engine.search(plan).keys)

@@ -85,6 +85,14 @@ _GENERATOR_DIALECT = HOTDATA.sqlglot_dialect()
 """Renders the statements the fast-path rewrite changed (one instance; it holds no state)."""
 
 
+def _merged_decimals(each: Any) -> dict[str, int]:
+    merged: dict[str, int] = {}
+    for decimals in each:
+        for column, digits in decimals.items():
+            merged[column] = max(digits, merged.get(column, digits))
+    return merged
+
+
 def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     """``plan``'s hits on ``engine`` (module docstring); ``SearchResult.sql`` is the compiled
     statement either way.
@@ -107,6 +115,9 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
             integer_ranges=merged_integer_ranges(one.data.schema for one in loaded.values()),
             timestamps=frozenset().union(*(one.timestamps for one in each)),
             nanoseconds=frozenset().union(*(one.nanoseconds for one in each)),
+            # each decimal column's widest range across the tables: a number is folded only
+            # where it is past the column's values in every table
+            decimals=_merged_decimals(one.decimals for one in each),
         )
     executed = executed_plan(
         plan,
@@ -118,6 +129,7 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         integer_ranges=facts.integer_ranges,
         timestamp_columns=facts.timestamps,
         nanosecond_columns=facts.nanoseconds,
+        decimal_columns=facts.decimals,
     )
     single = executed.single_table
     if (
