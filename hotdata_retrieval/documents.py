@@ -51,6 +51,7 @@ from hotdata_retrieval.plan.search import (
 )
 from hotdata_retrieval.plan.steps import steps_from_options
 from hotdata_retrieval.plan.values import (
+    check_cosine_norm,
     check_encodable,
     check_numbers,
     check_positive_int,
@@ -67,15 +68,6 @@ from hotdata_retrieval.routing import (
 MAX_DOCUMENTS_PER_CALL = 100_000
 """The most documents one ``add``, ``delete`` or ``get`` takes: every change rewrites the
 table's version, so a caller with more sends batches."""
-
-COSINE_SQUARED_NORMS = (2.0**-126, (2.0 - 2.0**-23) * 2.0**127)
-"""The squared norms (as float64 sums of the Float32 components' squares) a non-zero vector
-under cosine distance may have in a document table: Float32's smallest normal number and its
-largest, norms from about 1.1e-19 to 1.8e19. SQLite (sqlite-vec), PostgreSQL (pgvector) and
-LanceDB compute a cosine distance from Float32 squared norms, which past these bounds
-underflow to 0 or overflow: a row ``[1e-30, 1e-30]`` was at distance -inf from ``[1, 0]`` on
-SQLite and LanceDB and 0.0 on PostgreSQL, where it is 0.29
-(``tests/test_document_vector_norms.py``)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -420,7 +412,8 @@ class DocumentStore:
         Raises:
             PlanError: a bad ``k``, vector or filter (a column the store does not keep), a
                 vector of another length than the documents', under cosine a vector whose
-                squared norm is outside :data:`COSINE_SQUARED_NORMS`, a diversity or
+                squared norm is outside
+                :data:`~hotdata_retrieval.plan.values.COSINE_SQUARED_NORMS`, a diversity or
                 candidate count out of range.
         """
         k = check_positive_int(k, label="k")
@@ -557,7 +550,8 @@ class DocumentStore:
                 ``MAX_JSON_NESTING`` (64) levels, or a filter column's value its type cannot
                 hold (each naming the document).
             PlanError: under cosine distance, a non-zero vector whose squared norm is
-                outside :data:`COSINE_SQUARED_NORMS`, naming the document.
+                outside :data:`~hotdata_retrieval.plan.values.COSINE_SQUARED_NORMS`, naming
+                the document.
             EngineError: a vector the table cannot hold (another length, a value that is
                 not finite); nothing was written.
         """
@@ -673,18 +667,14 @@ class DocumentStore:
 
 def _probe(vector: Sequence[float], metric: DistanceMetric) -> NearestNeighborSearch:
     """A branch whose construction checks ``vector`` as a query vector (a table need not
-    exist to refuse a bad one), and for cosine its norm (:func:`check_cosine_norm`)."""
-    branch = NearestNeighborSearch(
+    exist to refuse a bad one), and for cosine its norm
+    (:func:`~hotdata_retrieval.plan.values.check_cosine_norm`)."""
+    return NearestNeighborSearch(
         table=TableName(catalog="default", schema="public", name="unused"),
         column="vector",
         query_vector=vector,
         metric=metric,
     )
-    if metric is DistanceMetric.COSINE:
-        check_cosine_norm(
-            branch.query_vector, label="the query vector", field="query_vector", reported=vector
-        )
-    return branch
 
 
 def as_list(value: Any, label: str) -> list[Any]:
@@ -792,29 +782,6 @@ def _metadata_json(key: str, metadata: Mapping[str, Any]) -> str:
             field="metadatas",
             value=key,
         ) from None
-
-
-def check_cosine_norm(vector: Any, *, label: str, field: str, reported: Any) -> None:
-    """Refuse a non-zero vector whose Float32 squared norm is outside
-    :data:`COSINE_SQUARED_NORMS`, where the stores' cosine distances are wrong.
-
-    Raises:
-        PlanError: naming ``label``, with ``field`` and ``reported`` as the error's value.
-    """
-    import numpy as np
-
-    row = np.asarray(vector, dtype=np.float32).astype(np.float64)
-    squared = float(np.dot(row, row))
-    low, high = COSINE_SQUARED_NORMS
-    if squared and not low <= squared <= high:
-        raise PlanError(
-            f"{label} has squared norm {squared:.6g}, which Float32 cannot hold as a normal "
-            f"number (from {low:.6g} to {high:.6g}), so the stores' cosine distances to it "
-            "are wrong; cosine distance does not depend on a vector's length: scale it "
-            "(divide by its norm)",
-            field=field,
-            value=reported,
-        )
 
 
 def _vector_array(keys: list[str], vectors: list[Any], metric: DistanceMetric) -> Any:

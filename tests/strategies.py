@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from typing import Any
 
@@ -26,6 +27,7 @@ from hotdata_retrieval import (
 from hotdata_retrieval.analysis import text_words
 from hotdata_retrieval.plan.filters import Between, EndsWith, StartsWith
 from hotdata_retrieval.plan.search import branch_names, is_vector_branch
+from hotdata_retrieval.plan.values import FLOAT32_MAX
 
 # Text a user might type: any unicode but NUL and lone surrogates, including quotes,
 # backslashes, comment markers, semicolons and newlines.
@@ -67,9 +69,14 @@ def _float32(value: float) -> float:
 
 
 def usable_for_cosine(vector: list[float]) -> list[float]:
-    """``vector``, or it with a first component of 1.0 when it is zero once rounded to
-    Float32 (``[1e-46, 0.0]``): cosine distance needs a non-zero query vector."""
-    return vector if any(_float32(component) for component in vector) else [1.0, *vector[1:]]
+    """``vector``, or one like it that cosine distance takes: its first component 1.0 when it
+    is zero once rounded to Float32 (``[1e-46, 0.0]``), and every other component within
+    1e18 when its Float32 squared norm is no normal Float32 number (``[1e-30]``, ``[1e20]``):
+    cosine distance needs a non-zero query vector whose squared norm Float32 holds."""
+    squared = math.fsum(_float32(component) ** 2 for component in vector)
+    if any(_float32(component) for component in vector) and 2.0**-126 <= squared <= FLOAT32_MAX:
+        return vector
+    return [1.0, *(max(-1e18, min(1e18, component)) for component in vector[1:])]
 
 
 vectors = st.lists(float32_range, min_size=1, max_size=8).map(usable_for_cosine)

@@ -362,7 +362,7 @@ def test_an_infinite_distance_runs_a_score_fusion_as_the_statement(
         }
     )
     with LocalEngine() as engine:
-        engine.load_table("t", data, text_columns=["body"])
+        engine.load_table("t", data, text_columns=["body"], vector_metric="l2")
         branches = [
             Bm25Search(table="t", column="body", query_text="fox"),
             NearestNeighborSearch(
@@ -495,6 +495,7 @@ def test_a_distance_too_small_for_float32_is_zero_on_every_path() -> None:
                     ),
                 }
             ),
+            vector_metric="dot",
         )
         tiny = NearestNeighborSearch(
             table="t", column="emb", query_vector=[1e-30, 0.0], metric="dot", name="a"

@@ -200,7 +200,12 @@ def test_a_zero_query_vector_is_refused_for_cosine_only(dimensions: int) -> None
     tiny = [1e-46, -(2.0**-150), *[0.0] * dimensions][:dimensions]
     with pytest.raises(PlanError, match="all zeros once converted to Float32"):
         NearestNeighborSearch(table="docs", column="embedding", query_vector=tiny)
-    smallest = [2.0**-149, *[0.0] * (dimensions - 1)]
+    # The smallest subnormal is no zero, but its square underflows Float32, where the
+    # stores' cosine distance computes: refused; the smallest normal squared norm is taken.
+    subnormal = [2.0**-149, *[0.0] * (dimensions - 1)]
+    with pytest.raises(PlanError, match="squared norm"):
+        NearestNeighborSearch(table="docs", column="embedding", query_vector=subnormal)
+    smallest = [2.0**-63, *[0.0] * (dimensions - 1)]
     assert NearestNeighborSearch(table="docs", column="embedding", query_vector=smallest)
     for metric in ("l2", "dot"):
         branch = NearestNeighborSearch(

@@ -20,8 +20,19 @@ def test_a_vector_that_is_zero_in_float32_is_made_usable_for_cosine(vector: list
 
 
 def test_a_vector_that_is_not_zero_in_float32_is_kept() -> None:
-    for vector in ([1e-45, 0.0], [0.0, -3.0], [1.5]):
+    for vector in ([2e-19, 0.0], [0.0, -3.0], [1.5], [1.8e19]):
         assert usable_for_cosine(vector) == vector
+
+
+@pytest.mark.parametrize(
+    ("vector", "usable"),
+    [([1e-45, 0.0], [1.0, 0.0]), ([1e-30, 1e20], [1.0, 1e18]), ([3e19, -3e19], [1.0, -1e18])],
+)
+def test_a_vector_whose_squared_norm_float32_cannot_hold_is_made_usable(
+    vector: list[float], usable: list[float]
+) -> None:
+    assert usable_for_cosine(vector) == usable
+    NearestNeighborSearch(table="t", column="v", query_vector=usable, metric="cosine")
 
 
 @settings(max_examples=200)

@@ -49,7 +49,14 @@ from hotdata_retrieval.plan.filters import (
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.plan.steps import Highlight
-from hotdata_retrieval.plan.values import ISO_FORMS, parse_iso_date, parse_iso_timestamp
+from hotdata_retrieval.plan.values import (
+    COSINE_SQUARED_NORMS,
+    ISO_FORMS,
+    cosine_norm_problem,
+    float32_squared_norms,
+    parse_iso_date,
+    parse_iso_timestamp,
+)
 
 
 class ValueKind(enum.Enum):
@@ -1430,3 +1437,45 @@ def _numpy_bool() -> type:
     except ImportError:  # pragma: no cover - NumPy comes with pyarrow
         return bool
     return numpy.bool_
+
+
+COSINE_CHECK_ROWS = 2_000
+"""Rows of a vector column :func:`check_cosine_norms` converts at once: its temporaries stay
+bounded whatever the column's size."""
+
+
+def check_cosine_norms(data: Any, column: str) -> None:
+    """Refuse a table's rows (``pyarrow.Table``) for a vector column ``column`` searched by
+    cosine distance when a non-NULL row's Float32 squared norm is non-zero and outside
+    :data:`~hotdata_retrieval.plan.values.COSINE_SQUARED_NORMS`: SQLite, PostgreSQL and
+    LanceDB compute that distance from Float32 squared norms and answered each their own
+    wrong distance, where the local engine and DuckDB compute in float64; every engine
+    refuses, so all agree. Run after the column's vectors are checked (non-empty, finite,
+    within Float32's range, one length).
+
+    Raises:
+        EngineError: naming the first such row (from 1), the column and the squared norm.
+    """
+    import numpy as np
+    import pyarrow.compute as pc
+
+    values = data.column(column)
+    for start in range(0, len(values), COSINE_CHECK_ROWS):
+        chunk = values.slice(start, COSINE_CHECK_ROWS).combine_chunks()
+        rows = np.flatnonzero(np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False)))
+        if not rows.size:
+            continue
+        present = chunk.take(rows)
+        components = pc.list_flatten(present).to_numpy(zero_copy_only=False)
+        squared = float32_squared_norms(components.reshape(rows.size, -1))
+        low, high = COSINE_SQUARED_NORMS
+        # a NaN or an infinity is left to the vector checks, which name it as such
+        finite = np.isfinite(squared) & (squared != 0)
+        outside = np.flatnonzero(finite & ((squared < low) | (squared > high)))
+        if outside.size:
+            place = int(outside[0])
+            problem = cosine_norm_problem(float(squared[place]))
+            raise EngineError(
+                f"{row_name(start + int(rows[place]))} of vector column '{column}' "
+                f"{problem} (the table is searched by cosine distance)"
+            )

@@ -78,6 +78,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_element_kinds,
     arrow_value_kind,
     check_columns,
+    check_cosine_norms,
     check_filter_values,
     check_no_nul,
     check_no_null_type,
@@ -429,6 +430,8 @@ class LancedbEngine(RoutesByIndexes):
                 raise EngineError(
                     f"vector column '{column}' holds no vector, so its length is unknown"
                 )
+            if metric == DistanceMetric.COSINE.value:
+                check_cosine_norms(data, column)
             vectors = pa.array(data.column(column).to_pylist(), pa.list_(pa.float32(), size))
             data = data.set_column(data.schema.get_field_index(column), column, vectors)
         metadata = {
@@ -644,6 +647,8 @@ class LancedbEngine(RoutesByIndexes):
                 size = getattr(field.type, "list_size", None)
                 if size is not None:
                     check_vector_length(rows, field.name, size, indexes.table)
+                    if indexes.vectors and indexes.vectors[0].metric == "cosine":
+                        check_cosine_norms(rows, field.name)
                 try:
                     arrays.append(pa.array(values.to_pylist(), field.type))
                 except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:

@@ -50,6 +50,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_schema_of_text,
     check_column_kinds,
     check_columns,
+    check_cosine_norms,
     check_filter_values,
     check_no_nan,
     check_no_nul,
@@ -1012,6 +1013,9 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             )
             for column in vector_columns_of(data)
         ]
+        if metric == DistanceMetric.COSINE.value:
+            for vector in vectors:
+                check_cosine_norms(data, vector.name)
         try:
             self._write_table(table, data, key_column=key, text_columns=texts, vectors=vectors)
         finally:
@@ -1257,6 +1261,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             if vector.name in columns and vector.dimensions:
                 check_vector_length(rows, vector.name, vector.dimensions, described.name)
                 vector_dimensions(rows, vector.name)  # no empty vector, no NaN
+                if vector.metric == DistanceMetric.COSINE.value:
+                    check_cosine_norms(rows, vector.name)
         return rows
 
     def delete_rows(self, name: str, keys: Sequence[Any]) -> int:

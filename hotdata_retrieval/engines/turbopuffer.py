@@ -72,6 +72,7 @@ from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_columns,
+    check_cosine_norms,
     check_filter_values,
     check_no_nan,
     check_no_nul,
@@ -594,6 +595,8 @@ class TurbopufferEngine(RoutesByIndexes):
                     raise EngineError(
                         f"vector column '{field.name}' holds no vector, so its length is unknown"
                     )
+                if metric is DistanceMetric.COSINE:
+                    check_cosine_norms(data, field.name)
                 schema[field.name] = {
                     "type": f"[{size}]f32",
                     "ann": {"distance_metric": metric_name},
@@ -813,6 +816,8 @@ class TurbopufferEngine(RoutesByIndexes):
             size = int(declared[1 : declared.index("]")])
             if column in columns:
                 check_vector_length(rows, column, size, self.table_name(name))
+                if _METRIC_OF_NAMESPACE.get(schema.metric or "") is DistanceMetric.COSINE:
+                    check_cosine_norms(rows, column)
         temporal = [n for n in columns if schema.types[n] == "datetime"]
         for start in range(0, rows.num_rows, WRITE_BATCH_ROWS):
             batch = rows.slice(start, WRITE_BATCH_ROWS)

@@ -47,6 +47,7 @@ from hotdata_retrieval.plan.names import (
 )
 from hotdata_retrieval.plan.steps import PlanStep, check_steps, coerce_steps
 from hotdata_retrieval.plan.values import (
+    check_cosine_norm,
     check_cosine_query,
     check_finite_number,
     check_flag,
@@ -622,6 +623,7 @@ class NearestNeighborSearch:
     def __attrs_post_init__(self) -> None:
         if self.metric is DistanceMetric.COSINE:
             check_cosine_query(self.query_vector)
+            check_cosine_norm(self.query_vector)
 
 
 Branch = Bm25Search | VectorSearch | NearestNeighborSearch

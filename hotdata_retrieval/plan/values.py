@@ -201,6 +201,73 @@ def check_cosine_query(vector: tuple[float, ...], *, label: str = "query_vector"
         )
 
 
+COSINE_SQUARED_NORMS = (2.0**-126, (2.0 - 2.0**-23) * 2.0**127)
+"""The squared norms (as float64 sums of the Float32 components' squares) a non-zero vector
+searched or stored under cosine distance may have: Float32's smallest normal number and its
+largest, norms from about 1.1e-19 to 1.8e19. SQLite (sqlite-vec), PostgreSQL (pgvector) and
+LanceDB compute a cosine distance from Float32 squared norms, which past these bounds
+underflow to 0 or overflow: a row ``[1e-30, 1e-30]`` was at distance -inf from ``[1, 0]`` on
+SQLite and LanceDB and 0.0 on PostgreSQL, where it is 0.29, while the local engine and DuckDB
+(float64) gave 0.29; a row ``[0, 1e-30]`` was left out on PostgreSQL and LanceDB. Every
+engine therefore refuses such a vector, as a query (:func:`check_cosine_norm`) and as a row
+of a table searched by cosine (``tests/parity/test_cosine_norm_bounds.py``)."""
+
+
+def float32_squared_norms(rows: Any) -> Any:
+    """Each row's squared norm as the stores' cosine distance sees it: the sum, in float64,
+    of the squares of its components once converted to Float32 (a component below about
+    1.4e-45 is zero there).
+
+    Args:
+        rows: a 2-D array-like of numbers (rows by components), within Float32's range.
+
+    Returns:
+        A 1-D NumPy float64 array, one squared norm per row.
+    """
+    import numpy as np
+
+    values = np.asarray(rows, dtype=np.float32).astype(np.float64)
+    return np.einsum("ij,ij->i", values, values)
+
+
+def cosine_norm_problem(squared: float) -> str | None:
+    """What is wrong with a vector of squared norm ``squared``
+    (:func:`float32_squared_norms`) under cosine distance, as the end of a sentence naming
+    it; ``None`` when it is zero or within :data:`COSINE_SQUARED_NORMS`."""
+    low, high = COSINE_SQUARED_NORMS
+    if not squared or low <= squared <= high:
+        return None
+    return (
+        f"has squared norm {squared:.6g}, which Float32 cannot hold as a normal number (from "
+        f"{low:.6g} to {high:.6g}), so the stores' cosine distances to it are wrong; cosine "
+        "distance does not depend on a vector's length: scale it (divide by its norm)"
+    )
+
+
+def check_cosine_norm(
+    vector: Any, *, label: str = "query_vector", field: str | None = None, reported: Any = None
+) -> None:
+    """Refuse a non-zero vector whose Float32 squared norm is outside
+    :data:`COSINE_SQUARED_NORMS`, where the stores' cosine distances are wrong.
+
+    Args:
+        vector: the vector's components (finite numbers within Float32's range).
+        label: what the message calls it.
+        field: the error's ``field``; ``label`` if not given.
+        reported: the error's ``value``; the vector if not given.
+
+    Raises:
+        PlanError: naming ``label``.
+    """
+    problem = cosine_norm_problem(float(float32_squared_norms([vector])[0]))
+    if problem is not None:
+        raise PlanError(
+            f"{label} {problem}",
+            field=label if field is None else field,
+            value=vector if reported is None else reported,
+        )
+
+
 def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     """Return ``value`` if it is an integer (not a bool) of at least ``minimum``.
 

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import (
+    check_cosine_norms,
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
@@ -87,6 +88,7 @@ class Prepared:
     embeds: tuple[str, ...]
     hnsw_function: str | None
     hnsw_settings: HnswSettings | None = None
+    vector_metric: str | None = None
 
 
 def prepare(load: TableLoad, embedder: Any) -> Prepared:
@@ -123,8 +125,17 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
     )
     if key is not None:
         _check_key(data, key)
-    for name in data.column_names:
+    try:
+        metric = DistanceMetric.parse(load.vector_metric)
+    except PlanError as error:
+        raise EngineError(str(error)) from None
+    caller_vectors = [
+        name for name in data.column_names if is_vector_type(data.schema.field(name).type)
+    ]
+    for name in caller_vectors:
         _check_vector_column(data, name, key)
+        if metric is DistanceMetric.COSINE:
+            check_cosine_norms(data, name)
     texts = tuple(normalize_identifier(c, label="text column") for c in load.text_columns)
     embeds = tuple(normalize_identifier(c, label="embed column") for c in load.embed_columns)
     for column in (*texts, *embeds):
@@ -162,10 +173,6 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
             raise EngineError(
                 "an HNSW index needs usearch: pip install 'hotdata-retrieval[ann]'"
             ) from None
-        try:
-            metric = DistanceMetric.parse(load.vector_metric)
-        except PlanError as error:
-            raise EngineError(str(error)) from None
         hnsw_function = HOTDATA.distance_function(metric)
         settings = settings or HnswSettings()
         settings.storage_for(metric)  # int8 storage is refused for L2 and dot product
@@ -177,6 +184,7 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
         embeds=embeds,
         hnsw_function=hnsw_function,
         hnsw_settings=settings,
+        vector_metric=metric.value if caller_vectors else None,
     )
 
 

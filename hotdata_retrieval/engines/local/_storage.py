@@ -15,7 +15,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from hotdata_retrieval.compile import HOTDATA
-from hotdata_retrieval.engines.checks import column_names, is_vector_type, rows_table, table_load
+from hotdata_retrieval.engines.checks import (
+    check_cosine_norms,
+    column_names,
+    is_vector_type,
+    rows_table,
+    table_load,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables, key_array
@@ -41,6 +47,7 @@ from hotdata_retrieval.engines.local.tables import (
     positive_zero,
     read_rows,
 )
+from hotdata_retrieval.plan.search import DistanceMetric
 
 
 def load_tables(
@@ -171,6 +178,10 @@ def change_rows(
         added = []
         if upsert is not None:
             added.append(_rows_for(upsert, data.schema, key, derived, str(table)))
+            if _caller_metric(entry) == DistanceMetric.COSINE.value:
+                for field in added[0].schema:  # named by their place among the rows given
+                    if is_vector_type(field.type):
+                        check_cosine_norms(added[0], field.name)
             replaced = pc.is_in(data.column(key), value_set=added[0].column(key).combine_chunks())
             present = replaced if present is None else pc.or_(present, replaced)
         kept = data if present is None else data.filter(pc.invert(present))
@@ -248,8 +259,11 @@ def _is_text(kind: pa.DataType) -> bool:
 
 
 def _caller_metric(entry: TableEntry) -> str:
-    """The metric the HNSW index of the table's caller-given vector column serves (the load's
-    ``vector_metric``), ``cosine`` when it has none."""
+    """The metric of the table's caller-given vector columns (the load's ``vector_metric``):
+    as the catalog records it, else (a catalog written before) the metric its HNSW index
+    serves, else ``cosine``."""
+    if entry.vector_metric is not None:
+        return entry.vector_metric
     embedded = {vector.name for vector in entry.vector_columns}
     for index in entry.ann_indexes:
         if index.column not in embedded:
@@ -339,6 +353,7 @@ def _write_version(
         ann_indexes=ann_indexes,
         hnsw_settings=item.hnsw_settings if ann_indexes else None,
         text_analysis=TEXT_ANALYSIS if item.texts else None,
+        vector_metric=item.vector_metric,
     )
     return entry, directory, data
 

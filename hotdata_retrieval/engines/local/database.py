@@ -113,6 +113,11 @@ class TableEntry:
     ``text_analysis`` is the :data:`~hotdata_retrieval.analysis.TEXT_ANALYSIS` its BM25
     indexes were built by; ``None`` without one, or when the catalog was written before it
     was recorded (by Lucene's English stop words).
+
+    ``vector_metric`` is the metric its caller-given vector columns are searched by (the
+    load's ``vector_metric``), which a row change checks the new rows against; ``None``
+    without such a column, or when the catalog was written before it was recorded (then the
+    metric of its HNSW index, else cosine).
     """
 
     name: str
@@ -125,6 +130,7 @@ class TableEntry:
     ann_indexes: tuple[AnnIndex, ...] = ()
     hnsw_settings: HnswSettings | None = None
     text_analysis: str | None = None
+    vector_metric: str | None = None
 
     def ann_index(self, column: str) -> AnnIndex | None:
         """The HNSW index of ``column``, if it has one."""
@@ -140,7 +146,7 @@ class TableEntry:
 
 def _entry_to_json(entry: TableEntry) -> dict[str, Any]:
     document = attrs.asdict(entry, recurse=True)
-    for optional in ("hnsw_settings", "text_analysis"):
+    for optional in ("hnsw_settings", "text_analysis", "vector_metric"):
         if document[optional] is None:
             del document[optional]  # as a catalog written before it was recorded
     return document
@@ -160,6 +166,7 @@ def _entry_from_json(data: Mapping[str, Any]) -> TableEntry:
         ann_indexes=tuple(AnnIndex(**index) for index in data.get("ann_indexes", ())),
         hnsw_settings=None if settings is None else HnswSettings.from_document(settings),
         text_analysis=data.get("text_analysis"),
+        vector_metric=data.get("vector_metric"),
     )
 
 

@@ -64,7 +64,11 @@ from hotdata_retrieval.plan.search import (
     DEFAULT_RANK_CONSTANT,
     DistanceMetric,
 )
-from hotdata_retrieval.plan.values import check_cosine_query, check_query_vector
+from hotdata_retrieval.plan.values import (
+    check_cosine_norm,
+    check_cosine_query,
+    check_query_vector,
+)
 
 if TYPE_CHECKING:
     from datafusion import Table
@@ -316,6 +320,7 @@ def parse_call(
     if query_vector is not None and metric is DistanceMetric.COSINE:
         try:
             check_cosine_query(query_vector, label="the query vector")
+            check_cosine_norm(query_vector, label="the query vector")
         except PlanError as error:
             _fail(str(error))
     return HybridSearchCall(
