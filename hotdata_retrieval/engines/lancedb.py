@@ -22,8 +22,9 @@ compiled statement reproduces:
   and counts only rows holding a term as documents;
 - a **nearest** branch is an exact scan (``bypass_vector_index``) by the plan's metric:
   ``cosine``, ``l2`` (LanceDB's ``l2`` is the squared Euclidean distance, as the Hotdata
-  engine's) or ``dot``, whose LanceDB distance ``1 - a·b`` is reported as ``-(a·b)``, the
-  Hotdata engine's ``negative_dot_product``. A zero stored vector is no candidate under
+  engine's) or ``dot``, whose LanceDB distance ``1 - a·b`` (Float32: a product below about
+  6e-8 is lost) only picks the candidates, each then reported as ``-(a·b)`` computed from its
+  vector, the Hotdata engine's ``negative_dot_product``. A zero stored vector is no candidate under
   ``cosine`` here (LanceDB leaves it out); the Hotdata engine gives it 1.0;
 - the plan's **filter** is translated — never pasted — into the ``where`` text LanceDB reads
   (DataFusion SQL, written by the Hotdata dialect's compiler from the predicate tree: quoted
@@ -751,8 +752,7 @@ class LancedbEngine(RoutesByIndexes):
                 "distance_type": metric.value,
                 "exact": True,
             }
-            # LanceDB's dot distance is 1 - a·b; the Hotdata engine's is -(a·b)
-            raw_name, sign, shift = "_distance", 1.0, -1.0 if metric is DistanceMetric.DOT else 0.0
+            raw_name, sign, shift = "_distance", 1.0, 0.0
         if where is not None:
             query["where"] = where
 
@@ -798,11 +798,18 @@ class LancedbEngine(RoutesByIndexes):
         if isinstance(branch, Bm25Search):
             rows = self._scored_matches(opened, branch, fetch, where is not None, columns)
         else:
+            # under dot, LanceDB's 1 - a·b in Float32 loses every product below about 6e-8
+            # to 1.0: the candidates (all tied at the cut included) are fetched with their
+            # vectors and their products computed again (_negative_dot_products)
+            dot = branch.metric is DistanceMetric.DOT
+            wanted = [*columns, branch.column] if dot and branch.column not in columns else None
             count = bound
-            rows = fetch(count)
+            rows = fetch(count, selected=wanted)
             while len(rows) == count and rows[bound - 1][raw_name] == rows[-1][raw_name]:
                 count *= 2
-                rows = fetch(count)
+                rows = fetch(count, selected=wanted)
+            if dot:
+                _negative_dot_products(rows, branch, raw_name, drop=wanted is not None)
         # Rows of a table without a key are told apart by their place in LanceDB's answer.
         scored = [
             (position if key is None else row[key], float(row[raw_name]) + shift, row)
@@ -1090,3 +1097,34 @@ def _vector_fields(schema: Any) -> list[str]:
         for field in schema
         if pa.types.is_fixed_size_list(field.type) and pa.types.is_floating(field.type.value_type)
     ]
+
+
+def _negative_dot_products(
+    rows: list[dict[str, Any]], branch: NearestNeighborSearch, raw_name: str, *, drop: bool
+) -> None:
+    """Set each row's ``raw_name`` to ``-(a·b)`` of its vector and the query, in float64
+    and then Float32 (the Hotdata engine's ``negative_dot_product`` and every other store's
+    result type), in place of LanceDB's ``1 - a·b`` in Float32: that answered 0 for a
+    product of -1e-30 (and 1e-30), where every other engine answers -1e-30, and tied rows
+    whose products differ. LanceDB orders by its own value, which rounding keeps in the
+    products' order, so the rows it returns (all tied at the cut fetched) hold the best
+    ones. ``drop``: the vector was fetched only for this and leaves the rows.
+
+    >>> rows = [{"v": [1e-30, 0.0], "_distance": 1.0}]
+    >>> branch = NearestNeighborSearch(
+    ...     table="t", column="v", query_vector=[-1.0, 0.0], metric="dot")
+    >>> _negative_dot_products(rows, branch, "_distance", drop=True); rows
+    [{'_distance': 1.0000000031710769e-30}]
+    """
+    import numpy as np
+
+    if not rows:
+        return
+    matrix = np.array([row[branch.column] for row in rows], dtype=np.float64)
+    query = np.array(branch.query_vector, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        products = (-(matrix @ query)).astype(np.float32) + np.float32(0.0)
+    for row, product in zip(rows, products.tolist()):
+        row[raw_name] = product
+        if drop:
+            del row[branch.column]
