@@ -1,7 +1,9 @@
-"""The engines, plans and answers the literal parity tests share
-(test_integer_float_literals.py, test_float_column_integer_literals.py): each engine path of
+"""The engines, tables, plans and answers the literal parity tests share
+(test_integer_float_literals.py, test_float_column_integer_literals.py,
+test_mismatched_literals.py, test_mismatched_list_elements.py): each engine path of
 :data:`~tests.parity.engines.ENGINE_PATHS` with one table ``docs`` loaded, a filter run
-under a nearest-neighbour and a text branch, and the keys each path keeps."""
+under a nearest-neighbour and a text branch, the keys each path keeps, and a filter every
+path refuses alike."""
 
 from __future__ import annotations
 
@@ -11,10 +13,15 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval import Bm25Search, NearestNeighborSearch, SearchPlan, to_sql
-from hotdata_retrieval.engines.checks import arrow_column_facts, arrow_value_kind
+from hotdata_retrieval import Bm25Search, NearestNeighborSearch, PlanError, SearchPlan, to_sql
+from hotdata_retrieval.engines.checks import (
+    arrow_column_facts,
+    arrow_element_kinds,
+    arrow_value_kind,
+    check_filter_values,
+)
 from hotdata_retrieval.engines.results import executed_plan
-from hotdata_retrieval.plan.filters import Predicate
+from hotdata_retrieval.plan.filters import Not, Predicate
 from tests.parity.engines import open_engine
 
 
@@ -64,3 +71,43 @@ def literal_keys(name: str, engine: Any, plan: SearchPlan, schema: pa.Schema) ->
         )
         return {row["id"] for row in engine.sql(to_sql(executed)).to_pylist()}
     return set(engine.search(plan).keys)
+
+
+def literal_table(rows: int, columns: dict[str, pa.Array]) -> pa.Table:
+    """Table ``docs`` of ``rows`` rows: key ``id`` 0..rows-1, ``body`` ``crash report`` (what
+    :func:`literal_plans`' text branch matches), ``columns``, and a 2-d float32
+    ``embedding`` ``[1, i]``."""
+    return pa.table(
+        {
+            "id": pa.array(range(rows), pa.int64()),
+            "body": ["crash report"] * rows,
+            **columns,
+            "embedding": pa.array(
+                [[1.0, float(i)] for i in range(rows)], pa.list_(pa.float32(), 2)
+            ),
+        }
+    )
+
+
+def checked_keys(name: str, engine: Any, plan: SearchPlan, schema: pa.Schema) -> set[int]:
+    """:func:`literal_keys`, with the filter's values first checked against ``schema``'s
+    columns on ``local statement``, as ``LocalEngine.search`` checks a plan before it
+    compiles."""
+    if name == "local statement":
+        kinds = {field.name: arrow_value_kind(field.type) for field in schema}
+        check_filter_values(plan.filter, kinds, arrow_element_kinds(schema))
+    return literal_keys(name, engine, plan, schema)
+
+
+def assert_refused_alike(
+    name: str, engine: Any, predicate: Predicate, rows: int, schema: pa.Schema, message: str
+) -> None:
+    """``predicate`` and its negation, under each of :func:`literal_plans`, are refused on
+    path ``name`` with a :class:`PlanError` on field ``filter`` whose message starts with
+    ``message``."""
+    for used in (predicate, Not(operand=predicate)):
+        for plan in literal_plans(used, rows):
+            with pytest.raises(PlanError) as caught:
+                checked_keys(name, engine, plan, schema)
+            assert caught.value.field == "filter"
+            assert str(caught.value).startswith(message), (name, used)
