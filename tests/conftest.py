@@ -1,4 +1,5 @@
-"""Shared test configuration: hypothesis profiles and the SQL snapshot extension."""
+"""Shared test configuration: hypothesis profiles, the SQL snapshot extension and the shared
+fixtures of tests/door_tables.py."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+pytest_plugins = ["tests.door_tables"]  # door_database, door_engine: the every-door value tests
 
 # Property budgets per profile: "dev" (the default) for a quick local run, "ci" for the
 # README's test command and CI (300 examples, so the whole suite finishes in minutes on two

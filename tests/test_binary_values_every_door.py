@@ -9,41 +9,24 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
-from click.testing import CliRunner
 
 from hotdata_retrieval.adapters.langchain import HotdataRetriever
 from hotdata_retrieval.adapters.langchain import make_search_tools as langchain_tools
 from hotdata_retrieval.adapters.llamaindex import make_search_tools as llamaindex_tools
-from hotdata_retrieval.cli import main
-from hotdata_retrieval.engines.local import LocalEngine
+from tests.door_tables import hdq_search, rows_by_key
 
 BLOBS = [b"\x00\xff\x10", b"hi there", b"\x80"]
 ROWS = {"id": [1, 2, 3], "body": ["red fox", "red car", "red sky"], "blob": BLOBS}
 EXPECTED = {key: base64.b64encode(blob).decode("ascii") for key, blob in zip(ROWS["id"], BLOBS)}
 
 
-@pytest.fixture(scope="module")
-def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("blobs")
-    with LocalEngine(directory) as engine:
-        engine.load_table("docs", pa.table(ROWS), text_columns=["body"])
-    return directory
+def _by_key(rows: list[dict[str, Any]]) -> dict[int, Any]:
+    return rows_by_key(rows, "blob")
 
 
-@pytest.fixture
-def engine(database: Path) -> Any:
-    engine = LocalEngine(database)
-    yield engine
-    engine.close()
-
-
-def _by_key(rows: list[dict[str, Any]], column: str = "blob") -> dict[int, Any]:
-    return {row["id"]: row[column] for row in rows}
-
-
-def test_the_tools_write_base64(engine: Any) -> None:
+def test_the_tools_write_base64(door_engine: Any) -> None:
+    engine = door_engine
     (search, sql) = langchain_tools(engine, table="docs", columns=["id", "body", "blob"])
     assert _by_key(json.loads(search.invoke({"query": "red"}))["rows"]) == EXPECTED
     text = sql.invoke({"sql": "SELECT id, blob FROM docs"})
@@ -52,19 +35,17 @@ def test_the_tools_write_base64(engine: Any) -> None:
     assert _by_key(json.loads(tool.call(query="red").content)["rows"]) == EXPECTED
 
 
-def test_the_langchain_retriever_s_content_is_base64(engine: Any) -> None:
+def test_the_langchain_retriever_s_content_is_base64(door_engine: Any) -> None:
     retriever = HotdataRetriever(
-        engine=engine, table="docs", mode="text", content_column="blob", columns=["blob"]
+        engine=door_engine, table="docs", mode="text", content_column="blob", columns=["blob"]
     )
     documents = retriever.invoke("red")
     assert {int(document.id): document.page_content for document in documents} == EXPECTED
 
 
 @pytest.mark.parametrize("output", ["json", "table"])
-def test_hdq_search_shows_base64(database: Path, output: str) -> None:
-    arguments = ["search", "red", "--table", "docs", "--database", str(database)]
-    found = CliRunner().invoke(main, [*arguments, "--columns", "id,blob", "--format", output])
-    assert found.exit_code == 0, found.output
+def test_hdq_search_shows_base64(door_database: Path, output: str) -> None:
+    found = hdq_search(door_database, "id,blob", output)
     if output == "json":
         hits = json.loads(found.stdout)["hits"]
         assert {hit["key"]: hit["columns"]["blob"] for hit in hits} == EXPECTED

@@ -10,9 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
-from click.testing import CliRunner
 from mcp import Client
 from starlette.testclient import TestClient
 
@@ -20,8 +18,7 @@ from hotdata_retrieval.adapters.ddn import FUNCTION_NAME, create_app
 from hotdata_retrieval.adapters.langchain import make_search_tools as langchain_tools
 from hotdata_retrieval.adapters.llamaindex import make_search_tools as llamaindex_tools
 from hotdata_retrieval.adapters.mcp import create_server
-from hotdata_retrieval.cli import main
-from hotdata_retrieval.engines.local import LocalEngine
+from tests.door_tables import hdq_search, rows_by_key
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +40,7 @@ def _strict(text: str) -> Any:
 
 
 def _by_key(rows: list[dict[str, Any]]) -> dict[int, Any]:
-    return {row["id"]: row["x"] for row in rows}
+    return rows_by_key(rows, "x")
 
 
 @pytest.fixture
@@ -51,23 +48,8 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("nan")
-    with LocalEngine(directory) as engine:
-        engine.load_table("docs", pa.table(ROWS), text_columns=["body"])
-    return directory
-
-
-@pytest.fixture
-def engine(database: Path) -> Any:
-    engine = LocalEngine(database)
-    yield engine
-    engine.close()
-
-
-async def test_the_mcp_tools_write_null(engine: Any) -> None:
-    server = create_server(engine, table="docs", columns=["id", "body", "x"])
+async def test_the_mcp_tools_write_null(door_engine: Any) -> None:
+    server = create_server(door_engine, table="docs", columns=["id", "body", "x"])
     async with Client(server) as client:
         found = await client.call_tool("hotdata_search_text", {"query": "red"})
         queried = await client.call_tool("hotdata_execute_sql", {"sql": "SELECT id, x FROM docs"})
@@ -76,15 +58,16 @@ async def test_the_mcp_tools_write_null(engine: Any) -> None:
         assert _by_key(_strict(result.content[0].text)["rows"]) == EXPECTED
 
 
-def test_the_langchain_and_llamaindex_tools_write_null(engine: Any) -> None:
+def test_the_langchain_and_llamaindex_tools_write_null(door_engine: Any) -> None:
+    engine = door_engine
     (search, _sql) = langchain_tools(engine, table="docs", columns=["id", "body", "x"])
     assert _by_key(_strict(search.invoke({"query": "red"}))["rows"]) == EXPECTED
     (tool, _sql_tool) = llamaindex_tools(engine, table="docs", columns=["id", "body", "x"])
     assert _by_key(_strict(tool.call(query="red").content)["rows"]) == EXPECTED
 
 
-def test_the_ddn_connector_writes_null(engine: Any) -> None:
-    client = TestClient(create_app(engine, table="docs", filter_columns=["x"]))
+def test_the_ddn_connector_writes_null(door_engine: Any) -> None:
+    client = TestClient(create_app(door_engine, table="docs", filter_columns=["x"]))
     answer = client.post(
         "/query",
         json={
@@ -99,9 +82,7 @@ def test_the_ddn_connector_writes_null(engine: Any) -> None:
     assert _by_key(row_set["rows"][0]["__value"]) == EXPECTED
 
 
-def test_hdq_search_writes_null(database: Path) -> None:
-    arguments = ["search", "red", "--table", "docs", "--database", str(database)]
-    found = CliRunner().invoke(main, [*arguments, "--columns", "id,x", "--format", "json"])
-    assert found.exit_code == 0, found.output
+def test_hdq_search_writes_null(door_database: Path) -> None:
+    found = hdq_search(door_database, "id,x", "json")
     hits = _strict(found.stdout)["hits"]
     assert {hit["key"]: hit["columns"]["x"] for hit in hits} == EXPECTED
