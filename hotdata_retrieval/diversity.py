@@ -76,9 +76,8 @@ def maximal_marginal_relevance(
     for position, vector in enumerate(vectors):
         if len(vector) != len(query):
             raise PlanError(
-                f"candidate {position} has a vector of {counted(len(vector), 'dimension')}, "
-                "the query "
-                f"{len(query)}",
+                f"candidate {position + 1} of {len(vectors)} has a vector of "
+                f"{counted(len(vector), 'dimension')}, the query {len(query)}",
                 field="vectors",
                 value=position,
             )

@@ -124,3 +124,14 @@ def _escaped(words: str) -> str:
     import re
 
     return re.escape(words)
+
+
+def test_a_candidate_of_another_length_is_counted_from_one() -> None:
+    from hotdata_retrieval.diversity import maximal_marginal_relevance
+
+    vectors = [[1.0, 0.0], [0.5, 0.5], [1.0]]
+    with pytest.raises(
+        PlanError, match=r"^candidate 3 of 3 has a vector of 1 dimension, "
+    ) as raised:
+        maximal_marginal_relevance([1.0, 0.0], vectors, mmr_lambda=0.5, count=2)
+    assert raised.value.value == 2  # the position into the list given, as the result's
