@@ -303,7 +303,9 @@ def test_a_relative_database_is_opened_as_an_absolute_path(
 def test_hdq_mcp_with_an_unknown_table_fails_in_one_line(database: Path) -> None:
     result = CliRunner().invoke(mcp, ["--database", str(database), "--table", "nope"])
     assert result.exit_code == 1
-    assert result.stderr.strip() == "hdq mcp: error: table 'default.public.nope' not found"
+    assert result.stderr.strip() == (
+        "hdq mcp: error: table 'default.public.nope' not found; tables: docs"
+    )
 
 
 def test_hdq_mcp_rejects_a_k_above_the_ceiling(database: Path) -> None:

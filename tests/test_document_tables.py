@@ -300,3 +300,33 @@ def test_postgres_statistics_after_changes_equal_a_fresh_loads(postgres_url: str
             for key, terms in analysed.items()
             for term in set(terms)
         )
+
+
+def _misspelled_table_doors(engine: Any, name: str) -> dict[str, Any]:
+    """The doors that read a table by name. The Hotdata engine's ``read_table`` is a SQL
+    query the server plans, so its error is the server's own, and is left out."""
+    plan = SearchPlan(source=Bm25Search(table=name, column="body", query_text="disk"))
+    doors = {
+        "search": lambda: engine.search(plan),
+        "indexes": lambda: engine.indexes(name),
+        "read_table": lambda: engine.read_table(name),
+    }
+    if engine.kind == "hotdata":
+        del doors["read_table"]
+    return doors
+
+
+def test_a_missing_table_is_named_beside_the_tables_there_are(engine: Any) -> None:
+    """A mistyped table name is an error listing the tables the engine holds, so the right
+    name is seen beside the wrong one; the reference is the engine's own ``tables``."""
+    name = fresh_table("tickets")
+    _create(engine, name, [_row("a", 1)])
+    held = sorted(engine.tables)
+    assert name in held
+    for door, call in _misspelled_table_doors(engine, name[1:]).items():
+        with pytest.raises(HotdataRetrievalError) as raised:
+            call()
+        message = str(raised.value)
+        assert f"{name[1:]}' not found" in message, (door, message)
+        listed = message.split("tables: ", 1)[1].split(" (and ")[0].split(", ")
+        assert listed == held[:20], (door, message)

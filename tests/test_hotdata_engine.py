@@ -295,9 +295,10 @@ def test_a_missing_table_or_column_is_a_typed_error(engine: HotdataEngine) -> No
                 columns=["id", "nope"],
             )
         )
-    with pytest.raises(HotdataApiError, match=r"table 'public\.nope' not found") as caught:
+    with pytest.raises(HotdataApiError, match=r"table 'default\.public\.nope' not found") as caught:
         engine.indexes("nope")
     assert caught.value.status == 404
+    assert str(caught.value).endswith("; tables: " + ", ".join(sorted(engine.tables)))
     with pytest.raises(EngineError, match="No field named nope"):
         engine.sql("SELECT nope FROM tickets")
 

@@ -34,6 +34,7 @@ from hotdata_retrieval.engines.checks import (
     checked_keys,
     column_names,
     declared_value_kind,
+    missing_table_error,
     rows_table,
     table_load,
 )
@@ -122,7 +123,7 @@ class ManagedTableRows:
             if (info.var_schema, info.table) == (table.schema, table.name)
         ]
         if not listed:
-            raise EngineError(f"table '{table}' not found in the database")
+            raise missing_table_error(table, self.tables, where=" in the database")
         types = {column.name: column.data_type for column in listed[0].columns or []}
         if listed[0].columns is not None and key not in types:
             raise EngineError(

@@ -373,6 +373,29 @@ def check_no_nan(data: Any, engine: str) -> None:
         )
 
 
+TABLES_LISTED = 20
+"""The most table names :func:`missing_table_error` lists; past it, how many more there are."""
+
+
+def missing_table_error(table: TableName, known: Iterable[str], *, where: str = "") -> EngineError:
+    """The error for a table the engine does not hold: ``table '<table>' not found<where>;
+    tables: a, b`` — the names the engine does hold (its default schema's, sorted; at most
+    :data:`TABLES_LISTED`, then how many more), so a mistyped name is seen beside the right
+    one, or ``it holds no tables`` when there are none. ``where`` is said after ``not found``
+    (`` in the SQLite database``).
+
+    >>> str(missing_table_error(TableName("default", "public", "tikets"), ["tickets", "docs"]))
+    "table 'default.public.tikets' not found; tables: docs, tickets"
+    """
+    names = sorted(known)
+    if not names:
+        return EngineError(f"table '{table}' not found{where}; it holds no tables")
+    listed = ", ".join(names[:TABLES_LISTED])
+    if len(names) > TABLES_LISTED:
+        listed += f" (and {len(names) - TABLES_LISTED} more)"
+    return EngineError(f"table '{table}' not found{where}; tables: {listed}")
+
+
 def check_columns(
     plan: SearchPlan,
     table: TableName,

@@ -55,7 +55,7 @@ from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import DialectProfile, to_sql
 from hotdata_retrieval.engines._managed_tables import BUILT_VECTOR_INDEXES, ManagedTableRows
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
-from hotdata_retrieval.engines.checks import planner_error_advice
+from hotdata_retrieval.engines.checks import missing_table_error, planner_error_advice
 from hotdata_retrieval.engines.errors import EngineError as EngineError
 from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
@@ -706,7 +706,9 @@ class HotdataEngine(RoutesByIndexes, ManagedTableRows):
         One ``GET /v1/connections/{connection_id}/tables/{schema}/{table}/indexes``.
 
         Raises:
-            HotdataApiError: the API refused the listing (no such table, for one).
+            HotdataApiError: the API refused the listing; no such table (status 404), named
+                beside the tables of the database's schema
+                (:func:`~hotdata_retrieval.engines.checks.missing_table_error`).
             HotdataConfigError: the table's catalog is not one the database answers to.
         """
         from hotdata.api.indexes_api import IndexesApi
@@ -714,14 +716,23 @@ class HotdataEngine(RoutesByIndexes, ManagedTableRows):
         name = self.table_name(table)
         connection = self._connection_for(name)
         try:
-            listing = self._requests.run(
-                lambda: IndexesApi(self._client.api).list_indexes(
-                    connection, name.schema, name.name
-                ),
-                what=f"the index listing of {name}",
-            )
-        except _client_failures() as error:
-            self._requests.raise_failure(error)
+            try:
+                listing = self._requests.run(
+                    lambda: IndexesApi(self._client.api).list_indexes(
+                        connection, name.schema, name.name
+                    ),
+                    what=f"the index listing of {name}",
+                )
+            except _client_failures() as error:
+                self._requests.raise_failure(error)
+        except HotdataApiError as failure:
+            if failure.status != 404 or (name.catalog, name.schema) != (self.catalog, self.schema):
+                raise
+            held = self.tables
+            if name.name in held:
+                raise
+            missing = missing_table_error(name, held, where=" in the database")
+            raise HotdataApiError(str(missing), status=404, code=failure.code) from None
         return IndexCatalog.from_index_records(name, _index_records(listing))
 
     def indexes(self, table: str | TableName, *, key_column: str = "id") -> TableIndexes:

@@ -86,6 +86,7 @@ from hotdata_retrieval.engines.checks import (
     check_reserved_columns,
     checked_keys,
     column_names,
+    missing_table_error,
     rows_table,
     table_load,
     with_typed_values,
@@ -275,7 +276,7 @@ class LancedbEngine(RoutesByIndexes):
         if (table.catalog, table.schema) != (self.default_catalog, self.default_schema):
             raise EngineError(f"table '{table}' not found: LanceDB tables have one-part names")
         if table.name not in self._table_names():
-            raise EngineError(f"table '{table}' not found in the LanceDB database")
+            raise missing_table_error(table, self.tables, where=" in the LanceDB database")
         try:
             opened = self._database.open_table(table.name)
             if _complete(opened):

@@ -61,6 +61,7 @@ from hotdata_retrieval.engines.checks import (
     declared_value_kind,
     is_vector_type,
     merged_kinds,
+    missing_table_error,
     rows_table,
     table_load,
 )
@@ -723,7 +724,9 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         name = self.table_name(table)
         described = self._describe(name)
         if described is None:
-            raise EngineError(f"table '{name}' not found in the {self.engine_name} database")
+            raise missing_table_error(
+                name, self.tables, where=f" in the {self.engine_name} database"
+            )
         return described
 
     def indexes(self, table: str | TableName) -> TableIndexes:

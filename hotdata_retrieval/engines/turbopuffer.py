@@ -80,6 +80,7 @@ from hotdata_retrieval.engines.checks import (
     check_reserved_columns,
     checked_keys,
     column_names,
+    missing_table_error,
     rows_table,
     table_load,
     with_typed_values,
@@ -476,9 +477,10 @@ class TurbopufferEngine(RoutesByIndexes):
     def _schema(self, table: str | TableName) -> _Schema:
         schema = self._found_schema(table)
         if schema is None:
-            raise EngineError(
-                f"table '{self.table_name(table)}' not found (no namespace "
-                f"{self.namespace(table)!r})"
+            raise missing_table_error(
+                self.table_name(table),
+                self.tables,
+                where=f" (no namespace {self.namespace(table)!r})",
             )
         return schema
 

@@ -22,7 +22,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from hotdata_retrieval.engines.checks import arrow_value_kind, checked_keys
+from hotdata_retrieval.engines.checks import (
+    arrow_value_kind,
+    checked_keys,
+    missing_table_error,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
@@ -296,7 +300,7 @@ class OpenTables:
                 raise EngineError(
                     f"table '{name}' cannot be read: {damage[1]}; load it again to repair it"
                 )
-        raise EngineError(f"table '{name}' not found")
+        raise missing_table_error(name, self.entries)
 
 
 class ReadsOpenTables:
