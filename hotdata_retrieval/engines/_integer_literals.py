@@ -62,6 +62,7 @@ for a NULL row). Taken by its own date, ``day = '2020-01-01T00:00:00+01:00'`` ke
 from __future__ import annotations
 
 import datetime
+import decimal
 import math
 from typing import Any, cast
 
@@ -494,12 +495,24 @@ def nanosecond_timestamp_predicate(node: Any) -> Any:
 
 
 def _past_decimals(value: Any, bound: int) -> int:
-    """-1 for a number at or below ``-bound``, 1 for one at or above ``bound`` (past every
-    value of a decimal column whose magnitudes are below ``bound``), 0 otherwise (or another
-    value)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """-1 for a number (or number text) at or below ``-bound``, 1 for one at or above
+    ``bound`` (past every value of a decimal column whose magnitudes are below ``bound``), 0
+    otherwise (or another value)."""
+    if isinstance(value, str):
+        value = _decimal_text(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float, decimal.Decimal)):
         return 0
     return -1 if value <= -bound else 1 if value >= bound else 0
+
+
+def _decimal_text(text: str) -> Any:
+    """Number text (checked: :func:`~hotdata_retrieval.engines.checks.check_filter_values`)
+    as a ``decimal.Decimal``; other text as it is."""
+    try:
+        number = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+        return text
+    return number if number.is_finite() else text
 
 
 def _whole(value: Any, *, column: str, fitted: bool) -> Any:
@@ -507,6 +520,12 @@ def _whole(value: Any, *, column: str, fitted: bool) -> Any:
     it: an integral float as the integer (LanceDB takes no float for a decimal column);
     another float as it is, or, for an engine that takes none (``fitted``: LanceDB), a
     :class:`PlanError`."""
+    if isinstance(value, str):  # DataFusion reads no exponent in text for a decimal column
+        number = _decimal_text(value)
+        if not isinstance(number, decimal.Decimal):
+            return value
+        plain = format(number, "f")
+        return value if plain == value else plain
     if isinstance(value, bool) or not isinstance(value, float):
         return value
     if value.is_integer():
@@ -531,7 +550,9 @@ def decimal_predicate(node: Any, whole_digits: int, *, fitted: bool = False) -> 
     DataFusion (the local engine) casts such a literal to a decimal and fails on the
     overflow; LanceDB refuses it. An integral float inside the range becomes the integer,
     which LanceDB takes; with ``fitted`` (LanceDB), another float is a :class:`PlanError`
-    naming it. ``node`` itself when nothing changes.
+    naming it. Number text inside the range is written without an exponent (``'1e3'`` is
+    ``'1000'``), which DataFusion does not read for a decimal column (``Cannot cast string
+    '1e3' to value of Decimal128(38, 10) type``). ``node`` itself when nothing changes.
 
     >>> node = Comparison(column="price", operator="<", value=1e30)
     >>> decimal_predicate(node, 8)  # doctest: +ELLIPSIS
