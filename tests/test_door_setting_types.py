@@ -20,6 +20,7 @@ from hotdata_retrieval.adapters.settings import SearchSettings
 from hotdata_retrieval.documents import DocumentStore
 from hotdata_retrieval.engines.local import LocalEngine
 from hotdata_retrieval.errors import HotdataRetrievalError
+from hotdata_retrieval.plan.names import TableName
 
 
 class _Embeddings:
@@ -136,3 +137,18 @@ def test_the_llamaindex_retrievers_name_a_wrongly_typed_setting(
 def test_the_mcp_server_names_a_wrongly_typed_setting(engine: Any, name: str, value: Any) -> None:
     with pytest.raises(HotdataRetrievalError, match=f"{name} must .*{re.escape(repr(value))}"):
         create_server(engine, table="docs", **{name: value})
+
+
+@pytest.mark.parametrize("table", ["docs", TableName.parse("docs")], ids=["text", "TableName"])
+def test_the_retriever_and_the_settings_take_a_table_alike(engine: Any, table: Any) -> None:
+    """A table named by text or as a :class:`TableName`: the settings take both, and so
+    does the retriever, which searches the same rows either way."""
+    settings = SearchSettings(table=table)
+    retriever = HotdataRetriever(engine=engine, table=table, k=2)
+    shared = HotdataRetriever(engine=engine, settings=settings, k=2)
+    assert [document.id for document in retriever.invoke("fox")] == [
+        document.id for document in shared.invoke("fox")
+    ]
+    for door in (lambda: SearchSettings(table=3), lambda: HotdataRetriever(engine=engine, table=3)):
+        with pytest.raises(HotdataRetrievalError, match=r"table must be .*3"):
+            door()

@@ -294,7 +294,8 @@ class HotdataRetriever(BaseRetriever):
             ``key_column``, ``fusion``, ``embedder``, ``input_limits``, ``diversity``,
             ``candidates``, ``explain_scores``), and its ``filter``
             holds beside this retriever's own.
-        table: the table to search (required without ``settings``).
+        table: the table to search, as text or a
+            :class:`~hotdata_retrieval.plan.names.TableName` (required without ``settings``).
         k: Documents returned (also accepted by ``invoke(query, k=...)``).
         mode: ``auto`` (default: fused when the table allows), ``text``, ``semantic``,
             ``nearest`` or ``hybrid``.
@@ -367,6 +368,13 @@ class HotdataRetriever(BaseRetriever):
             super().__init__(**data)
         except ValidationError as error:
             raise setting_error(error, data, door="HotdataRetriever") from None
+
+    @field_validator("table", mode="before")
+    @classmethod
+    def _read_table(cls, value: Any) -> str | None:
+        """``table`` by the settings' rule (a name of 1-3 parts, as text or a
+        :class:`~hotdata_retrieval.plan.names.TableName`), kept as its text."""
+        return None if value is None else str(SearchSettings(table=value).table)
 
     @field_validator("columns", mode="before")
     @classmethod
