@@ -7,7 +7,9 @@ subcommand, loaded as ``hdq --help`` loads them): an option added without ``help
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import click
 import pytest
@@ -61,3 +63,42 @@ def test_every_help_text_is_shown(path: tuple[str, ...]) -> None:
         if isinstance(parameter, click.Option) and not parameter.hidden and parameter.help:
             first_words = " ".join(parameter.help.split()[:3])
             assert first_words in flat, (parameter.opts, first_words)
+
+
+_DOCS = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+
+
+def _synopses() -> dict[str, str]:
+    """Each ``## `hdq X``` section of docs/cli.md: its first ``text`` block, the synopsis."""
+    text = _DOCS.read_text(encoding="utf-8")
+    found = {}
+    for section in re.finditer(r"^## `hdq (\w+)`\n(.*?)(?=^## |\Z)", text, re.S | re.M):
+        block = re.search(r"```text\n(.*?)```", section.group(2), re.S)
+        if block is not None:
+            found[section.group(1)] = block.group(1)
+    return found
+
+
+SYNOPSES = _synopses()
+DOCUMENTED = sorted(path for path in COMMANDS if path[1] in SYNOPSES)
+
+
+def test_the_documented_commands_are_found() -> None:
+    assert {"search", "load", "explain", "demo", "tune", "lint", "ddn"} <= set(SYNOPSES)
+
+
+@pytest.mark.parametrize("path", DOCUMENTED, ids=" ".join)
+def test_every_option_is_in_the_commands_synopsis(path: tuple[str, ...]) -> None:
+    """docs/cli.md's synopsis of each command names every option ``--help`` shows (but
+    ``--help``, ``--quiet`` and ``--verbose``, which every command takes, as the document
+    says once)."""
+    synopsis = SYNOPSES[path[1]]
+    missing = [
+        "/".join(parameter.opts)
+        for parameter in COMMANDS[path].params
+        if isinstance(parameter, click.Option)
+        and not parameter.hidden
+        and parameter.name not in ("help", "quiet", "verbose")
+        and not any(re.search(re.escape(name) + r"(?![\w-])", synopsis) for name in parameter.opts)
+    ]
+    assert missing == [], f"{' '.join(path)}: not in docs/cli.md's synopsis: {missing}"
