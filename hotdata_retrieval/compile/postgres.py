@@ -741,6 +741,24 @@ def add_row_column(table: TableName) -> list[str]:
     ]
 
 
+_KEY_INDEX = sqlglot.parse_one("ALTER TABLE :table ADD UNIQUE (:key)", read="postgres")
+
+
+def add_key_index(table: TableName, key_column: str) -> str:
+    """``ALTER TABLE <table> ADD UNIQUE ("<key>")``: the index by which a fused search's last
+    join, an upsert and a delete find a row by its key (without it PostgreSQL hashes the
+    whole table for every search). Run after the rows are written, so the index is built in
+    one pass; PostgreSQL names it (``<table>_<key>_key``, with a number added when a
+    relation of that name exists: PostgreSQL documentation, "ALTER TABLE" and "CREATE
+    TABLE", ``UNIQUE``)."""
+    target = exp.Table(this=_quoted(table.name), db=_quoted(table.schema))
+    return _render_postgres(
+        exp.replace_placeholders(
+            _KEY_INDEX.copy(), table=target, key=exp.column(_quoted(key_column))
+        )
+    )
+
+
 _CREATE_POSTINGS = sqlglot.parse_one(
     "CREATE TABLE :postings (term TEXT NOT NULL, row BIGINT NOT NULL, "
     "frequency INT NOT NULL, length INT NOT NULL)",

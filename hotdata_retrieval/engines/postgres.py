@@ -62,6 +62,7 @@ from hotdata_retrieval.compile.postgres import (
     POSTGRES,
     ROW_COLUMN,
     TEXT_INDEX_SCHEMA,
+    add_key_index,
     add_row_column,
     add_term_documents,
     allow_role_login,
@@ -1127,6 +1128,8 @@ class PostgresEngine(SqlStoreEngine):
                 self._copy_batches(
                     target, loaded.names, _with_terms(data, text_columns, counts), dimensions
                 )
+                if key_column is not None:
+                    self._execute(add_key_index(table, key_column))
                 for column_name in {*previous_texts, *text_columns}:
                     self._execute(drop_table(self.profile, _statistics_table(table, column_name)))
                     self._execute(drop_table(self.profile, _postings_table(table, column_name)))
