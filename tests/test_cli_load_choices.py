@@ -230,3 +230,40 @@ def test_a_file_without_text_says_so(tmp_path: Path) -> None:
     result = invoke("load", str(source), "--database", str(tmp_path / "db"), "--no-embed")
     assert result.exit_code == EXIT_OK
     assert "has no text column" in result.stderr
+
+
+def _empty_column_files(directory: Path) -> list[Path]:
+    """The same two rows with a column ``note`` that holds no value, in each file type."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    csv = directory / "empty.csv"
+    csv.write_text("id,body,note\n1,red fox,\n2,blue whale,\n", encoding="utf-8")
+    jsonl = write_jsonl(
+        directory / "empty.jsonl",
+        [{"id": 1, "body": "red fox", "note": None}, {"id": 2, "body": "blue whale", "note": None}],
+    )
+    parquet = directory / "empty.parquet"
+    pq.write_table(
+        pa.table({"id": [1, 2], "body": ["red fox", "blue whale"], "note": pa.nulls(2)}), parquet
+    )
+    return [csv, jsonl, parquet]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_a_column_without_a_value_loads_as_text(tmp_path: Path, suffix: str) -> None:
+    """A file's column with no value at all, which Arrow types ``null`` (and no engine
+    stores), is read as a text column of NULLs, so the file loads and the column filters."""
+    (source,) = [path for path in _empty_column_files(tmp_path) if path.suffix == suffix]
+    read = read_source(source).tables[source.stem]
+    assert read.schema.field("note").type == "string"
+    assert read.column("note").null_count == read.num_rows == 2
+    database = str(tmp_path / "db")
+    loaded = invoke("load", str(source), "--database", database, "--no-embed")
+    assert loaded.exit_code == EXIT_OK, loaded.stderr
+    found = invoke(
+        "search", "fox", "--table", "empty", "--database", database, "--format", "json",
+        "--filter", "note IS NULL",
+    )  # fmt: skip
+    assert found.exit_code == EXIT_OK, found.stderr
+    assert [hit["columns"]["body"] for hit in json.loads(found.stdout)["hits"]] == ["red fox"]

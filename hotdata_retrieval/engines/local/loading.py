@@ -740,6 +740,7 @@ def read_source(
             f"{location}: the file needs more memory to read than this machine has"
         ) from None
     _check_column_names(location, data)
+    data = _empty_columns_as_text(data)
     try:
         data = normalize_text_types(data)
     except (pa.ArrowInvalid, pa.ArrowCapacityError) as error:
@@ -827,6 +828,20 @@ def _beir_id(record: dict[str, object], path: Path, what: str) -> str:
     if value is None or isinstance(value, (dict, list)):
         raise LoadError(f"{path}: {what} has no '_id' (got {value!r})")
     return str(value)
+
+
+def _empty_columns_as_text(data: pa.Table) -> pa.Table:
+    """A file's column without a single value (an empty CSV column, a JSON field that is
+    ``null`` in every line, a Parquet column of the null type), which Arrow types ``null``,
+    read as text: the type a CSV field has, and one every engine stores (a column of the
+    null type is refused at load: :func:`hotdata_retrieval.engines.checks.
+    check_no_null_type`)."""
+    for position, field in enumerate(data.schema):
+        if pa.types.is_null(field.type):
+            data = data.set_column(
+                position, pa.field(field.name, pa.string()), pa.nulls(data.num_rows, pa.string())
+            )
+    return data
 
 
 def normalize_text_types(data: pa.Table) -> pa.Table:
