@@ -167,8 +167,9 @@ class DocumentStore:
         PlanError: a bad name or type, a filter column named as another column, a column
             named as one a search adds to its results
             (:data:`~hotdata_retrieval.engines.checks.RESERVED_COLUMNS`: ``score``,
-            ``_distance``), an unknown metric, a ``vector_index`` that is no index kind or
-            one the engine does not build.
+            ``_distance``), an unknown metric or one the engine does not compute (its
+            ``vector_metrics``: turbopuffer has no ``dot``), a ``vector_index`` that is no
+            index kind or one the engine does not build.
     """
 
     def __init__(
@@ -208,7 +209,16 @@ class DocumentStore:
         self.table = _identifier(table, "table")
         self.metric = DistanceMetric.parse(metric)
         self.vector_index = vector_index_kind(vector_index)
-        builds = getattr(engine, "vector_indexes", None)  # an engine of the library says
+        computes = getattr(engine, "vector_metrics", None)  # an engine of the library says
+        if computes is not None and self.metric.value not in computes:
+            raise PlanError(
+                f"metric {self.metric.value!r} is not one the "
+                f"{getattr(engine, 'engine_name', type(engine).__name__)} engine computes (it "
+                f"computes {', '.join(map(repr, computes))})",
+                field="metric",
+                value=metric,
+            )
+        builds = getattr(engine, "vector_indexes", None)
         if self.vector_index is not None and builds is not None and vector_index not in builds:
             raise PlanError(
                 unbuilt_vector_index(

@@ -18,7 +18,8 @@ from hotdata_retrieval.adapters.langchain import HotdataVectorStore as LangChain
 from hotdata_retrieval.adapters.llamaindex import HotdataVectorStore as LlamaIndexStore
 from hotdata_retrieval.documents import DocumentStore
 from hotdata_retrieval.engines.hnsw import VectorIndexKind
-from hotdata_retrieval.errors import EngineError, PlanError
+from hotdata_retrieval.errors import EngineError, HotdataRetrievalError, PlanError
+from hotdata_retrieval.plan.search import DistanceMetric
 from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
 
 
@@ -108,3 +109,43 @@ def test_the_first_add_would_have_refused_what_the_store_now_refuses(engine: Any
     )
     with pytest.raises((EngineError, PlanError)):
         engine.upsert_rows(table, rows, create=create)
+
+
+@pytest.mark.parametrize("metric", [metric.value for metric in DistanceMetric])
+@pytest.mark.parametrize("store", STORES)
+def test_a_metric_the_engine_cannot_compute_is_refused_when_the_store_is_built(
+    engine: Any, store: str, metric: str
+) -> None:
+    """As a kind of index: ``metric="dot"`` on turbopuffer, which has no dot distance, was
+    refused only at the first add. The reference is the engine's own load of a table of
+    that metric, made as a store's first add makes it: the store refuses exactly the
+    metrics that load refuses."""
+    import pyarrow as pa
+
+    from hotdata_retrieval.engines.local import TableLoad
+
+    rows = pa.table(
+        {
+            "id": ["a"],
+            "text": ["red fox"],
+            "embedding": pa.array([[1.0, 0.0]], pa.list_(pa.float32(), 2)),
+        }
+    )
+    loaded = fresh_table()
+    create = TableLoad(
+        name=loaded, data=rows, key_column="id", text_columns=("text",), vector_metric=metric
+    )
+    try:
+        engine.upsert_rows(loaded, rows, create=create)
+    except HotdataRetrievalError:
+        engine_refuses = True
+    else:
+        engine_refuses = False
+    table = fresh_table()
+    if not engine_refuses:
+        STORES[store](engine, table, metric=metric)
+        return
+    with pytest.raises(PlanError, match=f"metric {metric!r} is not one the .* engine") as caught:
+        STORES[store](engine, table, metric=metric)
+    assert caught.value.field == "metric"
+    assert table not in engine.tables

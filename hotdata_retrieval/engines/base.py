@@ -75,7 +75,7 @@ from hotdata_retrieval.engines.results import SearchResult
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.indexes import TableIndexes
 from hotdata_retrieval.plan.names import TableName
-from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.plan.search import DistanceMetric, SearchPlan
 from hotdata_retrieval.routing import RoutingPolicy, SearchRequest, plan_search, search_request
 
 if TYPE_CHECKING:
@@ -270,6 +270,11 @@ class RoutesByIndexes:
     pending indexes). Arguments and errors as :meth:`Engine.plan_search`."""
 
     routing_policy: ClassVar[RoutingPolicy]
+
+    vector_metrics: ClassVar[tuple[str, ...]] = tuple(metric.value for metric in DistanceMetric)
+    """The distances its vector search computes, by
+    :class:`~hotdata_retrieval.plan.search.DistanceMetric` name: every one but on
+    turbopuffer (no dot distance)."""
 
     vector_indexes: ClassVar[tuple[str, ...]] = ()
     """The approximate vector indexes ``load_table`` (and a document table's first write)

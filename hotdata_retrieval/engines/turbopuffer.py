@@ -371,6 +371,9 @@ class TurbopufferEngine(RoutesByIndexes):
 
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
     engine_name: ClassVar[str] = _NAME
+    vector_metrics: ClassVar[tuple[str, ...]] = tuple(
+        metric.value for metric in TURBOPUFFER_METRICS
+    )
     agent_sql_refusal: ClassVar[str] = "turbopuffer runs no SQL"
     """Why the agent tools offer no SQL tool on turbopuffer (:meth:`sql` always fails)."""
     default_catalog: ClassVar[str] = "default"
