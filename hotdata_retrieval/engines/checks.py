@@ -47,7 +47,7 @@ from hotdata_retrieval.plan.filters import (
     value_types,
 )
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
-from hotdata_retrieval.plan.search import SearchPlan
+from hotdata_retrieval.plan.search import DistanceMetric, SearchPlan
 from hotdata_retrieval.plan.steps import Highlight
 from hotdata_retrieval.plan.values import (
     COSINE_SQUARED_NORMS,
@@ -1467,9 +1467,10 @@ COSINE_CHECK_ROWS = 2_000
 bounded whatever the column's size."""
 
 
-def check_cosine_norms(data: Any, column: str) -> None:
+def check_cosine_norms(data: Any, column: str, metric: Any) -> None:
     """Refuse a table's rows (``pyarrow.Table``) for a vector column ``column`` searched by
-    cosine distance when a non-NULL row's Float32 squared norm is non-zero and outside
+    ``metric`` (a :class:`~hotdata_retrieval.plan.search.DistanceMetric` or its name; only
+    cosine is checked) when a non-NULL row's Float32 squared norm is non-zero and outside
     :data:`~hotdata_retrieval.plan.values.COSINE_SQUARED_NORMS`: SQLite, PostgreSQL and
     LanceDB compute that distance from Float32 squared norms and answered each their own
     wrong distance, where the local engine and DuckDB compute in float64; every engine
@@ -1482,6 +1483,8 @@ def check_cosine_norms(data: Any, column: str) -> None:
     import numpy as np
     import pyarrow.compute as pc
 
+    if DistanceMetric.parse(metric) is not DistanceMetric.COSINE:
+        return
     values = data.column(column)
     for start in range(0, len(values), COSINE_CHECK_ROWS):
         chunk = values.slice(start, COSINE_CHECK_ROWS).combine_chunks()

@@ -432,8 +432,7 @@ class LancedbEngine(RoutesByIndexes):
                 raise EngineError(
                     f"vector column '{column}' holds no vector, so its length is unknown"
                 )
-            if metric == DistanceMetric.COSINE.value:
-                check_cosine_norms(data, column)
+            check_cosine_norms(data, column, metric)
             vectors = pa.array(data.column(column).to_pylist(), pa.list_(pa.float32(), size))
             data = data.set_column(data.schema.get_field_index(column), column, vectors)
         metadata = {
@@ -649,8 +648,8 @@ class LancedbEngine(RoutesByIndexes):
                 size = getattr(field.type, "list_size", None)
                 if size is not None:
                     check_vector_length(rows, field.name, size, indexes.table)
-                    if indexes.vectors and indexes.vectors[0].metric == "cosine":
-                        check_cosine_norms(rows, field.name)
+                    if indexes.vectors:
+                        check_cosine_norms(rows, field.name, indexes.vectors[0].metric)
                 try:
                     arrays.append(pa.array(values.to_pylist(), field.type))
                 except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:

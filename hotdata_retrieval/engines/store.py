@@ -1016,9 +1016,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             )
             for column in vector_columns_of(data)
         ]
-        if metric == DistanceMetric.COSINE.value:
-            for vector in vectors:
-                check_cosine_norms(data, vector.name)
+        for vector in vectors:
+            check_cosine_norms(data, vector.name, metric)
         try:
             self._write_table(table, data, key_column=key, text_columns=texts, vectors=vectors)
         finally:
@@ -1264,8 +1263,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             if vector.name in columns and vector.dimensions:
                 check_vector_length(rows, vector.name, vector.dimensions, described.name)
                 vector_dimensions(rows, vector.name)  # no empty vector, no NaN
-                if vector.metric == DistanceMetric.COSINE.value:
-                    check_cosine_norms(rows, vector.name)
+                check_cosine_norms(rows, vector.name, vector.metric)
         return rows
 
     def delete_rows(self, name: str, keys: Sequence[Any]) -> int:

@@ -600,8 +600,7 @@ class TurbopufferEngine(RoutesByIndexes):
                     raise EngineError(
                         f"vector column '{field.name}' holds no vector, so its length is unknown"
                     )
-                if metric is DistanceMetric.COSINE:
-                    check_cosine_norms(data, field.name)
+                check_cosine_norms(data, field.name, metric)
                 schema[field.name] = {
                     "type": f"[{size}]f32",
                     "ann": {"distance_metric": metric_name},
@@ -821,8 +820,9 @@ class TurbopufferEngine(RoutesByIndexes):
             size = int(declared[1 : declared.index("]")])
             if column in columns:
                 check_vector_length(rows, column, size, self.table_name(name))
-                if _METRIC_OF_NAMESPACE.get(schema.metric or "") is DistanceMetric.COSINE:
-                    check_cosine_norms(rows, column)
+                searched_by = _METRIC_OF_NAMESPACE.get(schema.metric or "")
+                if searched_by is not None:
+                    check_cosine_norms(rows, column, searched_by)
         temporal = [n for n in columns if schema.types[n] == "datetime"]
         for start in range(0, rows.num_rows, WRITE_BATCH_ROWS):
             batch = rows.slice(start, WRITE_BATCH_ROWS)

@@ -134,8 +134,7 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
     ]
     for name in caller_vectors:
         _check_vector_column(data, name, key)
-        if metric is DistanceMetric.COSINE:
-            check_cosine_norms(data, name)
+        check_cosine_norms(data, name, metric)
     texts = tuple(normalize_identifier(c, label="text column") for c in load.text_columns)
     embeds = tuple(normalize_identifier(c, label="embed column") for c in load.embed_columns)
     for column in (*texts, *embeds):

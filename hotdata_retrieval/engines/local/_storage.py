@@ -47,7 +47,6 @@ from hotdata_retrieval.engines.local.tables import (
     positive_zero,
     read_rows,
 )
-from hotdata_retrieval.plan.search import DistanceMetric
 
 
 def load_tables(
@@ -178,10 +177,9 @@ def change_rows(
         added = []
         if upsert is not None:
             added.append(_rows_for(upsert, data.schema, key, derived, str(table)))
-            if _caller_metric(entry) == DistanceMetric.COSINE.value:
-                for field in added[0].schema:  # named by their place among the rows given
-                    if is_vector_type(field.type):
-                        check_cosine_norms(added[0], field.name)
+            for field in added[0].schema:  # named by their place among the rows given
+                if is_vector_type(field.type):
+                    check_cosine_norms(added[0], field.name, _caller_metric(entry))
             replaced = pc.is_in(data.column(key), value_set=added[0].column(key).combine_chunks())
             present = replaced if present is None else pc.or_(present, replaced)
         kept = data if present is None else data.filter(pc.invert(present))
