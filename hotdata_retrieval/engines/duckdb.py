@@ -572,7 +572,7 @@ class DuckdbEngine(SqlStoreEngine):
         key = self._key_of(described)
         target = self.store_table(described.name)
         staged = described.name.name + STAGED_SUFFIX
-        self._connection.register(_LOADING, rows)
+        self._connection.register(_LOADING, _without_half_floats(rows))
         try:
             self._execute("BEGIN TRANSACTION")
             try:
@@ -657,10 +657,37 @@ class DuckdbEngine(SqlStoreEngine):
 
 def _batch_reader(data: pa.Table) -> pa.RecordBatchReader:
     """``data`` as a reader of record batches of at most
-    :data:`~hotdata_retrieval.engines.store.LOAD_BATCH_ROWS` rows (one pass)."""
+    :data:`~hotdata_retrieval.engines.store.LOAD_BATCH_ROWS` rows (one pass), half floats
+    widened (:func:`_without_half_floats`)."""
     import pyarrow as pa
 
+    data = _without_half_floats(data)
     return pa.RecordBatchReader.from_batches(data.schema, store.record_batches(data))
+
+
+def _without_half_floats(data: pa.Table) -> pa.Table:
+    """``data`` with every half-precision float (a column, or a list's elements) widened to
+    float32, exactly: DuckDB's Arrow scan has no half-precision type (DuckDB 1.5.5 fails with
+    "Unsupported Internal Arrow Type e"), and its column is declared ``FLOAT``
+    (:data:`_COLUMN_TYPES`)."""
+    import pyarrow as pa
+
+    def widened(kind: pa.DataType) -> pa.DataType:
+        if pa.types.is_float16(kind):
+            return pa.float32()
+        if pa.types.is_fixed_size_list(kind):
+            return pa.list_(widened(kind.value_type), kind.list_size)
+        if pa.types.is_list(kind):
+            return pa.list_(widened(kind.value_type))
+        if pa.types.is_large_list(kind):
+            return pa.large_list(widened(kind.value_type))
+        return kind
+
+    schema = pa.schema(
+        [field.with_type(widened(field.type)) for field in data.schema],
+        metadata=data.schema.metadata,
+    )
+    return data if schema.equals(data.schema) else data.cast(schema)
 
 
 @attrs.frozen(kw_only=True)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -52,6 +53,7 @@ CASES: dict[str, pa.Array] = {
     "int32": pa.array([1, None, -7], pa.int32()),
     "uint64": pa.array([1, None, 2**63 - 1], pa.uint64()),
     "float32": pa.array([0.5, None, 1.25], pa.float32()),
+    "float16": pa.array(np.array([0.5, 0.0, -1.25], np.float16)),
     "timestamp[us, UTC], all NULL": pa.nulls(ROWS, pa.timestamp("us", tz="UTC")),
     "timestamp[us, UTC]": pa.array(MOMENTS, pa.timestamp("us", tz="UTC")),
     "timestamp[ms, Europe/Paris]": pa.array(MOMENTS, pa.timestamp("ms", tz="Europe/Paris")),
