@@ -12,7 +12,7 @@ from hotdata_retrieval.errors import HotdataRetrievalError
 from hotdata_retrieval.fusion import reciprocal_rank_fusion
 
 
-@pytest.mark.parametrize(("nulls", "words"), [(1, "1 NULL value$"), (2, "2 NULL values$")])
+@pytest.mark.parametrize(("nulls", "words"), [(1, "1 NULL value;"), (2, "2 NULL values;")])
 def test_a_key_column_s_nulls_are_counted(nulls: int, words: str) -> None:
     keys = [None] * nulls + [10, 11]
     with LocalEngine() as engine, pytest.raises(HotdataRetrievalError, match=words):

@@ -12,6 +12,7 @@ at a checkpoint (its index is keyed by rowid), PostgreSQL keeps BM25 statistics 
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import attrs
@@ -330,3 +331,35 @@ def test_a_missing_table_is_named_beside_the_tables_there_are(engine: Any) -> No
         assert f"{name[1:]}' not found" in message, (door, message)
         listed = message.split("tables: ", 1)[1].split(" (and ")[0].split(", ")
         assert listed == held[:20], (door, message)
+
+
+@pytest.mark.parametrize(
+    "keys", [["a", "b", "a", "a"], ["a", None, "b", None]], ids=["repeated", "null"]
+)
+@pytest.mark.parametrize("door", ["create", "upsert"])
+def test_keys_that_name_no_single_row_are_named_with_what_to_do(
+    engine: Any, keys: list[str | None], door: str
+) -> None:
+    """A key column holding a value twice, or NULL, is refused on every engine with the
+    same words: the value and how often it appears (or how many NULLs), counted here
+    independently, and what to do. An upsert changes no row."""
+    rows = [{**_row("x", position), "id": key} for position, key in enumerate(keys)]
+    nulls = keys.count(None)
+    if nulls:
+        why = f"has {nulls} NULL values"
+    else:
+        [(value, count)] = [(k, n) for k, n in Counter(keys).items() if n > 1]
+        why = f"is not unique: {value!r} appears {count} times"
+    name = fresh_table("keys")
+    if door == "upsert":
+        _create(engine, name, [_row("first", 0)])
+    with pytest.raises(HotdataRetrievalError) as raised:
+        if door == "create":
+            _create(engine, name, rows)
+        else:
+            engine.upsert_rows(name, _table(rows))
+    message = str(raised.value)
+    assert f"key column 'id' {why}; give each row a key of its own, not NULL" in message
+    assert message.endswith("or name another key column") == (door == "create"), message
+    if door == "upsert":
+        assert [row["id"] for row in _normalized(engine.read_table(name))] == ["first"]

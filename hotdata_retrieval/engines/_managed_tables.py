@@ -34,6 +34,7 @@ from hotdata_retrieval.engines.checks import (
     checked_keys,
     column_names,
     declared_value_kind,
+    key_column_error,
     missing_table_error,
     rows_table,
     table_load,
@@ -323,7 +324,7 @@ class ManagedTableRows:
             )
         keys = rows.column(key)
         if keys.null_count or len(set(keys.to_pylist())) != len(keys):
-            raise EngineError(f"key column '{key}' holds NULL or a value twice")
+            raise key_column_error(keys, key)
         if rows.num_rows:
             self._load(table, rows, mode="upsert", key=key)
         return table

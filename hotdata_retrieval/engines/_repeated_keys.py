@@ -83,3 +83,49 @@ def _repeated_bytes(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | Non
         return None
     value = ordered[pc.index(same, True).as_py()]
     return value.as_py(), int(pc.sum(pc.equal(values, value)).as_py())
+
+
+def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
+    """Why ``values`` cannot be a key column, or ``None`` when every row has a distinct,
+    comparable key.
+
+    Keys are compared as SQL's ``=`` and Python's ``==`` compare them — the fusion joins and
+    merges on them — so ``-0.0`` and ``0.0`` are one key (Arrow's hash would keep them apart),
+    and NaN, which equals no key (not even itself), is none: a search would return its row
+    once per branch.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from hotdata_retrieval._words import counted
+    from hotdata_retrieval.errors import row_name
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if not len(values):
+        return None
+    if values.null_count:
+        return f"has {counted(values.null_count, 'NULL value')}"
+    kind = values.type
+    if pa.types.is_nested(kind) or (
+        pa.types.is_dictionary(kind) and pa.types.is_nested(kind.value_type)
+    ):
+        return f"holds {kind} values; a key is a number, text, bytes or a date or time"
+    if pa.types.is_dictionary(kind):
+        values = values.dictionary_decode()  # Arrow counts no dictionary's distinct values
+    if pa.types.is_floating(values.type):
+        nan = pc.is_nan(values)
+        if pc.any(nan).as_py():
+            row = int(pc.index(nan, True).as_py())
+            return f"holds NaN in {row_name(row)}; NaN equals no key, not even itself"
+    if sortable(values.type):  # floats: -0.0 and 0.0 are one key (repeated_key)
+        repeated = repeated_key(values)
+        if repeated is None:
+            return None
+        value, count = repeated
+        return f"is not unique: {value!r} appears {count} times"
+    if pc.count_distinct(values).as_py() == len(values):
+        return None
+    counts = pc.value_counts(values)
+    first = counts.filter(pc.greater(counts.field("counts"), 1))[0]
+    return f"is not unique: {first['values'].as_py()!r} appears {first['counts'].as_py()} times"

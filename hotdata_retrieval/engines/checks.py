@@ -373,6 +373,41 @@ def check_no_nan(data: Any, engine: str) -> None:
         )
 
 
+KEY_ADVICE = "give each row a key of its own, not NULL"
+"""What to do about a key column :func:`key_column_error` refuses."""
+
+
+def key_column_error(keys: Any, key: str, *, loading: bool = False) -> EngineError:
+    """The error for a key column whose values do not name one row each: ``key column
+    '<key>' <why>; <what to do>``, the why from
+    :func:`~hotdata_retrieval.engines._repeated_keys.key_problem` (how many NULLs, or the
+    first value held twice and how often), so every engine names the same value. ``loading``:
+    the table is being made, so naming another key column is a remedy too.
+
+    >>> import pyarrow as pa
+    >>> str(key_column_error(pa.array([1, 2, 1]), "id"))
+    "key column 'id' is not unique: 1 appears 2 times; give each row a key of its own, not NULL"
+    """
+    from hotdata_retrieval.engines._repeated_keys import key_problem
+
+    problem = key_problem(keys) or "holds NULL or a value twice"
+    advice = f"{KEY_ADVICE}, or name another key column" if loading else KEY_ADVICE
+    return EngineError(f"key column '{key}' {problem}; {advice}")
+
+
+def check_key_column(keys: Any, key: str, *, loading: bool = False) -> None:
+    """``keys`` name one row each (no NULL, no value twice, no NaN, a comparable type:
+    :func:`~hotdata_retrieval.engines._repeated_keys.key_problem`).
+
+    Raises:
+        EngineError: :func:`key_column_error`'s.
+    """
+    from hotdata_retrieval.engines._repeated_keys import key_problem
+
+    if key_problem(keys) is not None:
+        raise key_column_error(keys, key, loading=loading)
+
+
 TABLES_LISTED = 20
 """The most table names :func:`missing_table_error` lists; past it, how many more there are."""
 
@@ -1355,7 +1390,7 @@ def checked_keys(keys: Any, kind: ValueKind, column: str, column_type: str) -> l
     engine.
 
     A key compares with the key column as ``==`` compares it (as keys compare everywhere,
-    :func:`~hotdata_retrieval.engines.local.tables.key_problem`), so between numbers a key is
+    :func:`~hotdata_retrieval.engines._repeated_keys.key_problem`), so between numbers a key is
     converted where that is exact: ``2.0`` is the integer key ``2``, ``2`` the floating-point
     key ``2.0``. Nothing else is converted: text is no number (``'3.0'`` would be ``3`` under
     SQLite's affinity and refused by PostgreSQL's cast, so it has no one meaning), a number

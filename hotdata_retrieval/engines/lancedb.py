@@ -86,6 +86,7 @@ from hotdata_retrieval.engines.checks import (
     check_reserved_columns,
     checked_keys,
     column_names,
+    key_column_error,
     missing_table_error,
     rows_table,
     table_load,
@@ -411,7 +412,7 @@ class LancedbEngine(RoutesByIndexes):
                 raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
             keys = data.column(key)
             if keys.null_count or has_repeated_value(keys):
-                raise EngineError(f"key column '{key}' holds NULL or a value twice")
+                raise key_column_error(keys, key, loading=True)
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
@@ -634,7 +635,7 @@ class LancedbEngine(RoutesByIndexes):
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
         if keys.null_count or has_repeated_value(keys):
-            raise EngineError(f"key column '{key}' holds NULL or a value twice")
+            raise key_column_error(keys, key)
         if not rows.num_rows:
             return indexes
         for column in indexes.bm25_columns:

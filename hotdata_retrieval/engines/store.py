@@ -60,6 +60,7 @@ from hotdata_retrieval.engines.checks import (
     column_names,
     declared_value_kind,
     is_vector_type,
+    key_column_error,
     merged_kinds,
     missing_table_error,
     rows_table,
@@ -981,10 +982,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             if key not in columns:
                 raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
             keys = data.column(key)
-            if keys.null_count:
-                raise EngineError(f"key column '{key}' holds NULL")
-            if has_repeated_value(keys):
-                raise EngineError(f"key column '{key}' holds a value twice")
+            if keys.null_count or has_repeated_value(keys):
+                raise key_column_error(keys, key, loading=True)
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns:
@@ -1254,10 +1253,8 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         if key not in columns:
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
-        if keys.null_count:
-            raise EngineError(f"key column '{key}' holds NULL")
-        if has_repeated_value(keys):
-            raise EngineError(f"key column '{key}' holds a value twice")
+        if keys.null_count or has_repeated_value(keys):
+            raise key_column_error(keys, key)
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         for vector in described.vectors:
             if vector.name in columns and vector.dimensions:

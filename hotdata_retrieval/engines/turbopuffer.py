@@ -80,6 +80,7 @@ from hotdata_retrieval.engines.checks import (
     check_reserved_columns,
     checked_keys,
     column_names,
+    key_column_error,
     missing_table_error,
     rows_table,
     table_load,
@@ -573,7 +574,7 @@ class TurbopufferEngine(RoutesByIndexes):
             raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
         keys = data.column(key)
         if keys.null_count or has_repeated_value(keys):
-            raise EngineError(f"key column '{key}' holds NULL or a value twice")
+            raise key_column_error(keys, key, loading=True)
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
@@ -813,7 +814,7 @@ class TurbopufferEngine(RoutesByIndexes):
             raise EngineError(f"the rows have no key column '{_KEY}'")
         keys = rows.column(_KEY)
         if keys.null_count or has_repeated_value(keys):
-            raise EngineError(f"key column '{_KEY}' holds NULL or a value twice")
+            raise key_column_error(keys, _KEY)
         self._checked_keys(schema, keys.to_pylist())  # a key of another kind: refused
         for column in schema.vectors():
             declared = schema.types[column]

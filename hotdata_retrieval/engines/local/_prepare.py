@@ -16,6 +16,7 @@ from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
+    check_key_column,
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
@@ -32,7 +33,7 @@ from hotdata_retrieval.engines.hnsw import (
 )
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import true_rows
-from hotdata_retrieval.engines.local.tables import key_problem, positive_zero
+from hotdata_retrieval.engines.local.tables import positive_zero
 from hotdata_retrieval.errors import PlanError, row_name
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
@@ -203,9 +204,7 @@ def _positive_zeros(data: pa.Table) -> pa.Table:
 def _check_key(data: pa.Table, key: str) -> None:
     if key not in data.column_names:
         raise EngineError(f"key column '{key}' not found; columns: {', '.join(data.column_names)}")
-    problem = key_problem(data.column(key))
-    if problem is not None:
-        raise EngineError(f"key column '{key}' {problem}")
+    check_key_column(data.column(key), key, loading=True)
 
 
 def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:

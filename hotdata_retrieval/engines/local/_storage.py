@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
+    check_key_column,
     column_names,
     is_vector_type,
     rows_table,
@@ -42,7 +43,6 @@ from hotdata_retrieval.engines.local.database import (
 from hotdata_retrieval.engines.local.distance import COSINE_DISTANCE
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
 from hotdata_retrieval.engines.local.tables import (
-    key_problem,
     open_table,
     positive_zero,
     read_rows,
@@ -246,9 +246,7 @@ def _rows_for(
                 f"written hold {rows.schema.field(field.name).type}: {error}"
             ) from None
     written = pa.Table.from_arrays(columns, schema=schema)
-    problem = key_problem(written.column(key))
-    if problem is not None:
-        raise EngineError(f"key column '{key}' of the rows written {problem}")
+    check_key_column(written.column(key), key)
     return written
 
 

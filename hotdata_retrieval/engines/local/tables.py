@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from hotdata_retrieval._words import counted
 from hotdata_retrieval.analysis import TEXT_ANALYSIS
-from hotdata_retrieval.engines._repeated_keys import repeated_key, sortable
+from hotdata_retrieval.engines._repeated_keys import key_problem
 from hotdata_retrieval.engines.checks import (
     ColumnFacts,
     ValueKind,
@@ -42,7 +42,6 @@ from hotdata_retrieval.engines.local.bm25 import Bm25Index
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
 from hotdata_retrieval.engines.local.masks import passing_rows, reads_as_sql
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, open_hnsw
-from hotdata_retrieval.errors import row_name
 from hotdata_retrieval.plan.filters import Predicate, filter_shape
 
 logger = logging.getLogger(__name__)
@@ -498,46 +497,6 @@ def positive_zero(values: Any) -> Any:
     if pa.types.is_floating(values.type):
         return pc.add(values, pa.scalar(0.0, values.type))  # -0.0 + 0.0 is 0.0
     return values
-
-
-def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
-    """Why ``values`` cannot be a key column, or ``None`` when every row has a distinct,
-    comparable key.
-
-    Keys are compared as SQL's ``=`` and Python's ``==`` compare them — the fusion joins and
-    merges on them — so ``-0.0`` and ``0.0`` are one key (Arrow's hash would keep them apart),
-    and NaN, which equals no key (not even itself), is none: a search would return its row
-    once per branch.
-    """
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    if not len(values):
-        return None
-    if values.null_count:
-        return f"has {counted(values.null_count, 'NULL value')}"
-    kind = values.type
-    if pa.types.is_nested(kind) or (
-        pa.types.is_dictionary(kind) and pa.types.is_nested(kind.value_type)
-    ):
-        return f"holds {kind} values; a key is a number, text, bytes or a date or time"
-    if pa.types.is_dictionary(kind):
-        values = values.dictionary_decode()  # Arrow counts no dictionary's distinct values
-    if pa.types.is_floating(values.type):
-        nan = pc.is_nan(values)
-        if pc.any(nan).as_py():
-            row = int(pc.index(nan, True).as_py())
-            return f"holds NaN in {row_name(row)}; NaN equals no key, not even itself"
-    if sortable(values.type):  # floats: -0.0 and 0.0 are one key (repeated_key)
-        repeated = repeated_key(values)
-        if repeated is None:
-            return None
-        value, count = repeated
-        return f"is not unique: {value!r} appears {count} times"
-    if pc.count_distinct(values).as_py() == len(values):
-        return None
-    counts = pc.value_counts(values)
-    first = counts.filter(pc.greater(counts.field("counts"), 1))[0]
-    return f"is not unique: {first['values'].as_py()!r} appears {first['counts'].as_py()} times"
 
 
 def read_rows(path: Path) -> pa.Table:
