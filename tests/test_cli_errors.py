@@ -96,6 +96,8 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("search", ["fox", *SEARCH, "--mode", "fuzzy"], 2, "'--mode'"),
     ("load", ["missing.jsonl"], 2, "'SOURCE'"),
     ("load", ["{bad}"], 1, "bad.jsonl"),
+    ("load", ["{directory}"], 1,
+     "is not a BEIR directory (no corpus.jsonl); to load one file, name it"),
     ("load", ["{good}", "--table", "fresh", "--text-column", "nope"], 1,
      "--text-column 'nope' is not a column of"),
     ("load", ["{good}", "--table", "fresh", "--embed-column", "nope"], 1,
@@ -127,11 +129,15 @@ def _arguments(command: str, arguments: list[str], database: Path, tmp_path: Pat
     good.write_text('{"id": 1, "title": "x", "body": "y"}\n')
     regular = tmp_path / "file"
     regular.write_text("x")
+    directory = tmp_path / "exports"
+    directory.mkdir(exist_ok=True)
+    (directory / "notes.csv").write_text("id,body\n1,x\n")
     replaced = [
         item.replace("{bad}", str(bad))
         .replace("{unparsable}", str(unparsable))
         .replace("{good}", str(good))
         .replace("{file}", str(regular))
+        .replace("{directory}", str(directory))
         for item in arguments
     ]
     needs_database = command in (

@@ -701,7 +701,10 @@ def read_source(
         raise LoadError(f"{location}: no such file or directory")
     if location.is_dir():
         if not (location / "corpus.jsonl").exists():
-            raise LoadError(f"{location}: a directory must be in BEIR layout (corpus.jsonl)")
+            raise LoadError(
+                f"{location} is not a BEIR directory (no corpus.jsonl); to load one file, "
+                "name it: a .jsonl, .csv or .parquet file"
+            )
         return _beir(location, _Budget(max_decoded_bytes, _refusal(location, max_decoded_bytes)))
     name = table or location.stem.replace("-", "_").replace(".", "_").lower()
     suffix = location.suffix.lower()
