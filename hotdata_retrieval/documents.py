@@ -56,6 +56,9 @@ from hotdata_retrieval.plan.values import (
     check_numbers,
     check_positive_int,
     check_query_text,
+    parse_iso_date,
+    parse_iso_timestamp,
+    utc_moment,
 )
 from hotdata_retrieval.routing import (
     FusionChoice,
@@ -252,6 +255,7 @@ class DocumentStore:
                     value=name,
                 )
             self.filter_columns[column] = _type(name, kind)
+        self._check_filter_types(engine)
         for label, column in (
             ("id_column", self.id_column),
             ("text_column", self.text_column),
@@ -267,6 +271,32 @@ class DocumentStore:
                     field=label,
                     value=column,
                 )
+
+    def _check_filter_types(self, engine: Any) -> None:
+        """Refuse, when the store is built, a filter column of a type the engine cannot
+        store (SQLite holds no list, turbopuffer no duration), which its first :meth:`add`
+        would otherwise refuse (``check_column_types``: every engine of the library has
+        it).
+
+        Raises:
+            PlanError: naming the column, its type and the engine.
+        """
+        check = getattr(engine, "check_column_types", None)
+        if check is None or not self.filter_columns:
+            return
+        import pyarrow as pa
+
+        from hotdata_retrieval.engines.errors import EngineError
+
+        for column, kind in self.filter_columns.items():
+            try:
+                check(pa.schema([pa.field(column, kind)]))
+            except EngineError as error:
+                raise PlanError(
+                    f"filter_columns: {error}",
+                    field="filter_columns",
+                    value=str(kind),
+                ) from None
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -827,6 +857,28 @@ def _vector_array(keys: list[str], vectors: list[Any], metric: DistanceMetric) -
     return pa.array(rows, pa.list_(pa.float32()))
 
 
+def _moment(text: str, kind: Any) -> Any:
+    """Metadata text for a date or timestamp filter column (JSON has no dates) as the value
+    it names, in the ISO forms filters read (:data:`~hotdata_retrieval.plan.values.
+    ISO_FORMS`): a date column takes a date; a timestamp column a timestamp or a date (its
+    midnight), one with an offset as its UTC moment, and one without as UTC for a column
+    with a time zone. Other text is returned as it is, for the column's check to refuse."""
+    import datetime
+
+    import pyarrow as pa
+
+    date = parse_iso_date(text)
+    if pa.types.is_date(kind):
+        return text if date is None else date
+    moment = parse_iso_timestamp(text)
+    if moment is None and date is not None:
+        moment = datetime.datetime(date.year, date.month, date.day)
+    if moment is None:
+        return text
+    moment = utc_moment(moment, label="metadata")
+    return moment if kind.tz is None else moment.replace(tzinfo=datetime.timezone.utc)
+
+
 def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> Any:
     import pyarrow as pa
 
@@ -854,6 +906,8 @@ def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> A
                 field="metadatas",
                 value=key,
             )
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
+        values = [_moment(value, kind) if isinstance(value, str) else value for value in values]
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
         # an empty list is no value, as a missing key is: ``$exists: false`` finds both
         values = [

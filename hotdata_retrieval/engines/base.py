@@ -282,6 +282,18 @@ class RoutesByIndexes:
     (nearest-neighbour search is exact); the local, PostgreSQL and Hotdata engines build
     ``hnsw``."""
 
+    def check_column_types(self, schema: Any) -> None:
+        """Refuse, before anything is written, a column of ``schema`` (a ``pyarrow.Schema``
+        of columns other than vectors) whose type the engine cannot store, as its load
+        would: what a document store's ``filter_columns`` are checked by when it is built.
+        Every type by default (the local, LanceDB and Hotdata engines); the SQL stores and
+        turbopuffer override it.
+
+        Raises:
+            EngineError: naming the first such column and its type.
+        """
+        del schema
+
     def indexes(self, table: str | TableName) -> TableIndexes:
         """What ``table`` can be searched by (see :meth:`Engine.indexes`)."""
         raise NotImplementedError

@@ -104,7 +104,6 @@ from hotdata_retrieval.engines.store import (
     catalog_rows,
     check_rowid_column,
     read_catalog,
-    store_column_type,
 )
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.plan.names import TableName
@@ -199,6 +198,8 @@ class DuckdbEngine(SqlStoreEngine):
     """
 
     engine_name = "duckdb"
+    column_types = _COLUMN_TYPES
+    store_label = "the DuckDB engine"
     float32_type = _COLUMN_TYPES["float32"]
     read_types: ClassVar[Mapping[str, str]] = {
         "BIGINT": "int64",
@@ -487,7 +488,7 @@ class DuckdbEngine(SqlStoreEngine):
                 field.name,
                 f"FLOAT[{dimensions[field.name]}]"
                 if field.name in dimensions
-                else store_column_type(field.type, _COLUMN_TYPES, "the DuckDB engine", field.name),
+                else self.store_column_type(field),
             )
             for field in data.schema
         ]

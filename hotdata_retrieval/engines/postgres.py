@@ -129,7 +129,6 @@ from hotdata_retrieval.engines.store import (
     joined_terms,
     read_catalog,
     record_batches,
-    store_column_type,
     value_kinds,
     vector_columns_of,
 )
@@ -501,6 +500,8 @@ class PostgresEngine(SqlStoreEngine):
     """
 
     engine_name = "postgres"
+    column_types = _COLUMN_TYPES
+    store_label = "the PostgreSQL engine"
     float32_type = _COLUMN_TYPES["float32"]
     read_types: ClassVar[Mapping[str, str]] = {
         "BIGINT": "int64",
@@ -1107,9 +1108,7 @@ class PostgresEngine(SqlStoreEngine):
                 field.name,
                 f"vector({dimensions[field.name]})"
                 if field.name in dimensions
-                else store_column_type(
-                    field.type, _COLUMN_TYPES, "the PostgreSQL engine", field.name
-                ),
+                else self.store_column_type(field),
             )
             for field in loaded
         ]

@@ -95,7 +95,6 @@ from hotdata_retrieval.engines.store import (
     catalog_rows,
     check_rowid_column,
     read_catalog,
-    store_column_type,
 )
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
@@ -143,6 +142,8 @@ class SqliteEngine(SqlStoreEngine):
 
     engine_name = "sqlite"
     holds_nan = False  # a NaN REAL is stored as NULL
+    column_types = _COLUMN_TYPES
+    store_label = "the SQLite engine"
     float32_type = _COLUMN_TYPES["float32"]
     read_types: ClassVar[Mapping[str, str]] = {
         "INTEGER": "int64",
@@ -383,7 +384,7 @@ class SqliteEngine(SqlStoreEngine):
                 field.name,
                 ("BLOB" if storage[field.name] == "blob" else "TEXT")
                 if field.name in storage
-                else store_column_type(field.type, _COLUMN_TYPES, "the SQLite engine", field.name),
+                else self.store_column_type(field),
             )
             for field in data.schema
         ]

@@ -598,6 +598,13 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     engine_name: ClassVar[str] = "store"
     """The engine's name in messages (``sqlite``, ``postgres``, ``duckdb``)."""
 
+    column_types: ClassVar[Mapping[str, str]] = {}
+    """The store's column type per kind of Arrow type (:func:`store_column_type`'s
+    ``names``)."""
+
+    store_label: ClassVar[str] = "the store"
+    """The engine as messages name it (``"the SQLite engine"``)."""
+
     float32_type: ClassVar[str | None] = None
     """The type the store declares a float32 column with (``None``: it has none): a number
     compared with a column of this type is rounded to float32 first
@@ -621,6 +628,21 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         """How many times a table was (re)loaded through this engine: what an agent SQL
         snapshot was made at (:meth:`_agent_sql_runner`)."""
         self._agent_sql = self._agent_sql_runner()
+
+    def store_column_type(self, field: pa.Field) -> str:
+        """The column type the store declares for ``field`` (:func:`store_column_type` with
+        :attr:`column_types`).
+
+        Raises:
+            EngineError: a type the store cannot hold, naming the column and the type.
+        """
+        return store_column_type(field.type, self.column_types, self.store_label, field.name)
+
+    def check_column_types(self, schema: pa.Schema) -> None:
+        """Refuse a column of ``schema`` the store cannot hold, as its load would
+        (:meth:`~hotdata_retrieval.engines.base.RoutesByIndexes.check_column_types`)."""
+        for field in schema:
+            self.store_column_type(field)
 
     # -- the driver ------------------------------------------------------------------------
 

@@ -380,6 +380,12 @@ class TurbopufferEngine(RoutesByIndexes):
     default_catalog: ClassVar[str] = "default"
     default_schema: ClassVar[str] = "public"
 
+    def check_column_types(self, schema: pa.Schema) -> None:
+        """Refuse a column of ``schema`` turbopuffer has no attribute type for, as a load
+        would (:func:`_attribute_type`)."""
+        for field in schema:
+            _attribute_type(field.name, field.type)
+
     def __init__(
         self,
         prefix: str = "",

@@ -1,0 +1,140 @@
+"""A document store's ``filter_columns`` of a type the engine cannot store are refused when
+the store is built, not at its first ``add`` (after the caller has embedded the documents):
+``list<string>`` on SQLite, ``duration[s]`` on the SQL stores and turbopuffer. The reference
+is the engine's own load of a table holding such a column, made as a store's first add makes
+it: the store refuses exactly the types that load refuses, on every engine a document table
+runs on, and a type it accepts is written and read back by its first add."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval.documents import DocumentStore
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
+
+VALUES: dict[str, Any] = {
+    "string": "en",
+    "int64": 7,
+    "float16": 0.5,
+    "bool": True,
+    "timestamp[us]": datetime.datetime(2026, 1, 2, 3, 4, 5),
+    "date32": datetime.date(2026, 1, 2),
+    "duration[s]": datetime.timedelta(seconds=5),
+    "list<string>": ["a", "b"],
+    "list<int64>": [1, 2],
+}
+"""Each filter column type the test declares, and a value of it."""
+
+IN_METADATA = {
+    "timestamp[us]": "2026-01-02T03:04:05",
+    "date32": "2026-01-02",
+    "duration[s]": 5,
+}
+"""The metadata (JSON) spelling of the values that are no JSON value."""
+
+
+@pytest.fixture(scope="module", params=DOCUMENT_ENGINES)
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    opened = open_document_engine(request.param, tmp_path_factory.mktemp(request.param), request)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module", params=[name for name in DOCUMENT_ENGINES if name != "hotdata"])
+def typed_engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    """Every document engine that knows its columns' types: the Hotdata engine's tables
+    send their filters to its DataFusion as written (docs/plans.md)."""
+    opened = open_document_engine(request.param, tmp_path_factory.mktemp(request.param), request)
+    yield opened
+    opened.close()
+
+
+def _arrow_type(name: str) -> pa.DataType:
+    if name.startswith("list<"):
+        return pa.list_(pa.type_for_alias(name[5:-1]))
+    return pa.type_for_alias(name)
+
+
+@pytest.mark.parametrize("kind", list(VALUES))
+def test_a_filter_column_the_engine_cannot_store_is_refused_when_the_store_is_built(
+    engine: Any, kind: str
+) -> None:
+    from hotdata_retrieval.engines.local import TableLoad
+
+    rows = pa.table(
+        {
+            "id": ["a"],
+            "text": ["red fox"],
+            "embedding": pa.array([[1.0, 0.0]], pa.list_(pa.float32(), 2)),
+            "f": pa.array([VALUES[kind]], _arrow_type(kind)),
+        }
+    )
+    loaded = fresh_table()
+    try:
+        engine.upsert_rows(
+            loaded, rows, create=TableLoad(name=loaded, data=rows, key_column="id",
+                                           text_columns=("text",))
+        )  # fmt: skip
+    except HotdataRetrievalError:
+        engine_refuses = True
+    else:
+        engine_refuses = False
+    table = fresh_table()
+    if engine_refuses:
+        with pytest.raises(PlanError, match=r"filter_columns: column 'f'") as caught:
+            DocumentStore(engine, table, filter_columns={"f": kind})
+        assert caught.value.field == "filter_columns"
+        assert table not in engine.tables
+        return
+    store = DocumentStore(engine, table, filter_columns={"f": kind})
+    store.add(["a"], ["red fox"], [[1.0, 0.0]], [{"f": IN_METADATA.get(kind, VALUES[kind])}])
+    assert [document.id for document in store.get(["a"])] == ["a"]
+
+
+@pytest.mark.parametrize("kind", ["timestamp[us]", "timestamp[us, tz=UTC]", "date32"])
+def test_metadata_text_fills_a_date_or_timestamp_filter_column(
+    typed_engine: Any, kind: str
+) -> None:
+    """JSON has no dates, so metadata spells them as ISO text: a timestamp with an offset is
+    its UTC moment and a date its midnight. The reference is Python's own ``datetime``."""
+    arrow_kind = (
+        pa.timestamp("us", tz="UTC") if kind == "timestamp[us, tz=UTC]" else _arrow_type(kind)
+    )
+    spelled = {
+        "a": "2026-01-02T05:04:05+02:00",
+        "b": "2026-01-02T04:00:00",
+        "c": "2026-01-03",
+        "d": None,
+    }
+    if kind == "date32":
+        spelled = {"a": "2026-01-01", "b": "2026-01-02", "c": "2026-01-03", "d": None}
+    store = DocumentStore(typed_engine, fresh_table(), filter_columns={"f": arrow_kind})
+    store.add(
+        list(spelled),
+        [f"red fox {key}" for key in spelled],
+        [[1.0, float(position)] for position in range(len(spelled))],
+        [{} if text is None else {"f": text} for text in spelled.values()],
+    )
+
+    def moment(text: str) -> datetime.datetime:
+        value = datetime.datetime.fromisoformat(text)
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value
+
+    bound = "2026-01-02T03:30:00" if kind != "date32" else "2026-01-02"
+    expected = sorted(
+        key for key, text in spelled.items() if text is not None and moment(text) < moment(bound)
+    )
+    found = store.ids_matching(f"f < {'DATE' if kind == 'date32' else 'TIMESTAMP'} '{bound}'")
+    assert sorted(found) == expected
