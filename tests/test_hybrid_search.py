@@ -36,7 +36,7 @@ VECTOR_TYPE = pa.list_(pa.float32())
 
 def _table(docs: list[Doc], **extra: list[Any]) -> pa.Table:
     columns: dict[str, Any] = {
-        "id": [doc.key for doc in docs],
+        "id": pa.array([doc.key for doc in docs], type=pa.int64()),
         "body": pa.array([doc.body for doc in docs], type=pa.string()),
         "category": pa.array([doc.category for doc in docs], type=pa.string()),
         "embedding": pa.array([doc.vector for doc in docs], type=VECTOR_TYPE),
