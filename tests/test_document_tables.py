@@ -363,3 +363,5 @@ def test_keys_that_name_no_single_row_are_named_with_what_to_do(
     assert message.endswith("or name another key column") == (door == "create"), message
     if door == "upsert":
         assert [row["id"] for row in _normalized(engine.read_table(name))] == ["first"]
+    else:  # nothing is left behind: no table, as before the call
+        assert name not in engine.tables

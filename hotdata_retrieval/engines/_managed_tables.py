@@ -31,10 +31,10 @@ from hotdata_retrieval.compile.compiler import table_reference
 from hotdata_retrieval.compile.statements import select_keyed_rows, select_page
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    check_key_column,
     checked_keys,
     column_names,
     declared_value_kind,
-    key_column_error,
     missing_table_error,
     rows_table,
     table_load,
@@ -317,14 +317,7 @@ class ManagedTableRows:
             return table
         columns = column_names(rows.schema)
         rows = rows.rename_columns(columns)
-        if key not in columns:
-            raise EngineError(
-                f"the rows have no key column '{key}' (a table not made by this engine is "
-                "keyed by 'id' unless key_column= names its key)"
-            )
-        keys = rows.column(key)
-        if keys.null_count or len(set(keys.to_pylist())) != len(keys):
-            raise key_column_error(keys, key)
+        _check_keys(rows, key)
         if rows.num_rows:
             self._load(table, rows, mode="upsert", key=key)
         return table
@@ -350,6 +343,7 @@ class ManagedTableRows:
         data = rows_table(create.data)
         columns = column_names(data.schema)
         data = data.rename_columns(columns)
+        _check_keys(data, key, loading=True)  # before the table is declared: none is left
         for column in vector_columns_of(data):  # float32 lists, as a vector index reads them
             position = data.schema.get_field_index(column)
             values = data.column(column).cast(pa.list_(pa.float32()))
@@ -410,3 +404,20 @@ class ManagedTableRows:
             return 0
         self._load(table, pa.table({key: found}), mode="delete", key=key)
         return len(found)
+
+
+def _check_keys(rows: Any, key: str, *, loading: bool = False) -> None:
+    """Refuse ``rows`` (a ``pyarrow.Table`` of normalized column names) without the key
+    column ``key``, or with keys that name no single row, before anything is sent
+    (``loading``: the table is being made).
+
+    Raises:
+        EngineError: naming the missing column, or the key and what to do
+            (:func:`~hotdata_retrieval.engines.checks.check_key_column`).
+    """
+    if key not in rows.column_names:
+        raise EngineError(
+            f"the rows have no key column '{key}' (a table not made by this engine is "
+            "keyed by 'id' unless key_column= names its key)"
+        )
+    check_key_column(rows.column(key), key, loading=loading)
