@@ -510,3 +510,13 @@ def test_whether_a_query_holds_a_word_is_what_its_words_say() -> None:
     texts += ["é", "ＣＡＦÉ", "\u0301", "--\u00b2--", "\u3000", "x\u200b", "\u2460", "_\u00aa_"]
     for text in texts:
         assert _has_words(text) is bool(text_words(text, fold_case=False)), repr(text)
+
+
+@pytest.mark.parametrize(("field", "minimum"), [("limit", 1), ("offset", 0)])
+def test_a_count_past_int64_names_the_range_from_its_minimum(field: str, minimum: int) -> None:
+    """A count too large for any engine names its whole range, from the count's own minimum
+    (not a signed integer's, which would list negative counts as allowed)."""
+    source = NearestNeighborSearch(table="t", column="v", query_vector=[1.0, 0.0])
+    with pytest.raises(PlanError) as raised:
+        SearchPlan(source=source, **{field: 2**63})
+    assert f"{field} must be from {minimum} to {2**63 - 1}" in str(raised.value)

@@ -282,7 +282,12 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     if number < minimum:
         raise PlanError(f"{label} must be >= {minimum}, got {value!r}", field=label, value=value)
     if number > _INT64_MAX:
-        raise _outside_int64(label, value)
+        raise PlanError(
+            f"{label} must be from {minimum} to {_INT64_MAX} (a signed 64-bit integer, the "
+            f"widest every engine holds), got {value!r}",
+            field=label,
+            value=value,
+        )
     return number
 
 
