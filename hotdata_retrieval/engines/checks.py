@@ -419,7 +419,8 @@ def missing_table_error(table: TableName, known: Iterable[str], *, where: str = 
     one, or ``it holds no tables`` when there are none. ``where`` is said after ``not found``
     (`` in the SQLite database``).
 
-    >>> str(missing_table_error(TableName("default", "public", "tikets"), ["tickets", "docs"]))
+    >>> tikets = TableName(catalog="default", schema="public", name="tikets")
+    >>> str(missing_table_error(tikets, ["tickets", "docs"]))
     "table 'default.public.tikets' not found; tables: docs, tickets"
     """
     names = sorted(known)

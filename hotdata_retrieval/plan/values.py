@@ -259,7 +259,14 @@ def check_cosine_norm(
     Raises:
         PlanError: naming ``label``.
     """
-    problem = cosine_norm_problem(float(float32_squared_norms([vector])[0]))
+    import array
+    import operator
+
+    # In Python, not NumPy: a plan is built in the core install, which has no NumPy. The
+    # squares of Float32 values are exact in float64; only the sum's last bit may differ
+    # from :func:`float32_squared_norms`'s.
+    components = array.array("f", vector)
+    problem = cosine_norm_problem(sum(map(operator.mul, components, components)))
     if problem is not None:
         raise PlanError(
             f"{label} {problem}",
