@@ -741,20 +741,34 @@ def add_row_column(table: TableName) -> list[str]:
     ]
 
 
-_KEY_INDEX = sqlglot.parse_one("ALTER TABLE :table ADD UNIQUE (:key)", read="postgres")
+_KEY_INDEX = sqlglot.parse_one("CREATE INDEX :name ON :table USING HASH (:key)", read="postgres")
+
+
+def key_index_name(table: str) -> str:
+    """The index on a table's key column, by which a fused search's last join, an upsert and
+    a delete find a row by its key.
+
+    >>> key_index_name("docs")
+    'docs__hdq__key'
+    """
+    return f"{table}__hdq__key"
 
 
 def add_key_index(table: TableName, key_column: str) -> str:
-    """``ALTER TABLE <table> ADD UNIQUE ("<key>")``: the index by which a fused search's last
-    join, an upsert and a delete find a row by its key (without it PostgreSQL hashes the
-    whole table for every search). Run after the rows are written, so the index is built in
-    one pass; PostgreSQL names it (``<table>_<key>_key``, with a number added when a
-    relation of that name exists: PostgreSQL documentation, "ALTER TABLE" and "CREATE
-    TABLE", ``UNIQUE``)."""
+    """``CREATE INDEX "<table>__hdq__key" ON <table> USING HASH ("<key>")``
+    (:func:`key_index_name`): without it PostgreSQL hashes the whole table for every fused
+    search's join back to its rows. A hash index, not a btree: it holds a key of any length
+    (a btree entry past about 2,700 bytes fails the load: PostgreSQL documentation, "B-Tree
+    Indexes", and "Hash Indexes" for equality lookups), and it is not ``UNIQUE``, which the
+    library's own key check already is. Run after the rows are written, so it is built in
+    one pass."""
     target = exp.Table(this=_quoted(table.name), db=_quoted(table.schema))
     return _render_postgres(
         exp.replace_placeholders(
-            _KEY_INDEX.copy(), table=target, key=exp.column(_quoted(key_column))
+            _KEY_INDEX.copy(),
+            name=_quoted(key_index_name(table.name)),
+            table=target,
+            key=exp.column(_quoted(key_column)),
         )
     )
 

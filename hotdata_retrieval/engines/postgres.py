@@ -75,6 +75,7 @@ from hotdata_retrieval.compile.postgres import (
     drop_role,
     grant,
     hnsw_index_name,
+    key_index_name,
     postings_keys,
     postings_of_rows,
     prune_terms,
@@ -408,6 +409,7 @@ def _check_name_lengths(
     columns: Sequence[str],
     text_columns: Sequence[str],
     vectors: Sequence[StoreColumn],
+    key_column: str | None = None,
 ) -> None:
     """Refuse, before anything is written, a table whose name, columns or the engine's names
     for its indexes and terms exceed :data:`IDENTIFIER_BYTES`.
@@ -434,6 +436,8 @@ def _check_name_lengths(
         )
     if text_columns:
         names.append((row_index_name(table.name), "the index of the rows' numbers"))
+    if key_column is not None:
+        names.append((key_index_name(table.name), f"the index of key column '{key_column}'"))
     names.extend(
         (hnsw_index_name(table.name, vector.name), f"the index of vector column '{vector.name}'")
         for vector in vectors
@@ -1082,7 +1086,7 @@ class PostgresEngine(SqlStoreEngine):
     ) -> None:
         import psycopg
 
-        _check_name_lengths(table, data.column_names, text_columns, vectors)
+        _check_name_lengths(table, data.column_names, text_columns, vectors, key_column)
         self._check_index_names(table, text_columns, vectors)
         if text_columns and ROW_COLUMN in data.column_names:
             raise EngineError(
