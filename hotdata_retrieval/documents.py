@@ -879,6 +879,41 @@ def _moment(text: str, kind: Any) -> Any:
     return moment if kind.tz is None else moment.replace(tzinfo=datetime.timezone.utc)
 
 
+_UNIT_MICROSECONDS = {"s": 1_000_000, "ms": 1_000}
+"""A timestamp unit coarser than Python's microseconds, and how many microseconds it holds."""
+
+
+def _checked_moment(name: str, kind: Any, key: str, value: Any) -> Any:
+    """A metadata value for a date or timestamp filter column, read by :func:`_moment`:
+    ``None``, or ISO text naming a moment the column holds exactly.
+
+    Raises:
+        PlanError: a value that is no text (a number would be read in the column's unit,
+            seconds or microseconds or days, silently), or a moment finer than the
+            column's unit (``'…00.5'`` in a column of seconds), naming the document.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise PlanError(
+            f"document {key!r}: metadata {name!r} is {value!r}; a {kind} filter column takes "
+            "ISO 8601 text (such as '2024-03-01' or '2024-03-01T05:00:00Z'), as JSON has no "
+            "dates",
+            field="metadatas",
+            value=key,
+        )
+    moment = _moment(value, kind)
+    step = _UNIT_MICROSECONDS.get(getattr(kind, "unit", ""), 1)
+    if hasattr(moment, "microsecond") and moment.microsecond % step:
+        raise PlanError(
+            f"document {key!r}: metadata {name!r} is {value!r}, finer than its filter column "
+            f"({kind}) holds",
+            field="metadatas",
+            value=key,
+        )
+    return moment
+
+
 def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> Any:
     import pyarrow as pa
 
@@ -907,7 +942,7 @@ def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> A
                 value=key,
             )
     if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
-        values = [_moment(value, kind) if isinstance(value, str) else value for value in values]
+        values = [_checked_moment(name, kind, key, value) for key, value in zip(keys, values)]
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
         # an empty list is no value, as a missing key is: ``$exists: false`` finds both
         values = [

@@ -138,3 +138,40 @@ def test_metadata_text_fills_a_date_or_timestamp_filter_column(
     )
     found = store.ids_matching(f"f < {'DATE' if kind == 'date32' else 'TIMESTAMP'} '{bound}'")
     assert sorted(found) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "words"),
+    [
+        (pa.timestamp("us"), 1704067200, "takes ISO 8601 text"),
+        (pa.timestamp("s"), 1704067200.0, "takes ISO 8601 text"),
+        (pa.date32(), 19723, "takes ISO 8601 text"),
+        (pa.timestamp("s"), "2024-01-02T00:00:00.5", "finer than its filter column"),
+        (pa.timestamp("ms"), "2024-01-02T00:00:00.0005", "finer than its filter column"),
+    ],
+)
+def test_metadata_a_date_or_timestamp_column_would_change_is_refused(
+    typed_engine: Any, kind: pa.DataType, value: Any, words: str
+) -> None:
+    """A number for a date or timestamp column would be read in the column's unit (seconds,
+    microseconds or days: 1704067200 is 2024 in seconds and 1970 in microseconds), and a
+    fraction finer than the column's unit would be cut: both are refused, naming the
+    document, and nothing is written."""
+    table = fresh_table()
+    store = DocumentStore(typed_engine, table, filter_columns={"f": kind})
+    with pytest.raises(PlanError, match=words) as caught:
+        store.add(["a"], ["red fox"], [[1.0, 0.0]], [{"f": value}])
+    assert caught.value.field == "metadatas" and caught.value.value == "a"
+    assert table not in typed_engine.tables
+
+
+def test_metadata_as_fine_as_its_column_is_kept() -> None:
+    """The fraction a column holds is kept to the microsecond (the reference: Python's
+    datetime of the same text)."""
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    with LocalEngine() as local:
+        store = DocumentStore(local, "fine", filter_columns={"f": pa.timestamp("us")})
+        store.add(["a"], ["red fox"], [[1.0, 0.0]], [{"f": "2024-01-02T00:00:00.123456"}])
+        stored = local.read_table("fine", ["f"]).column("f").to_pylist()
+    assert stored == [datetime.datetime(2024, 1, 2, 0, 0, 0, 123456)]
