@@ -1503,6 +1503,25 @@ COSINE_CHECK_ROWS = 2_000
 bounded whatever the column's size."""
 
 
+def null_vectors_as_lists(rows: Any, columns: Iterable[str]) -> Any:
+    """``rows`` (a ``pyarrow.Table`` written into a loaded table) with each of the vector
+    ``columns`` it holds as Arrow's ``null`` type (every value NULL, no type: what
+    ``pa.array([None])`` is) made a column of NULL float32 lists, so the vector checks and
+    the store's conversion read it as rows without a vector, as a missing column is read.
+    (A load refuses the null type: :func:`check_no_null_type`; an upsert takes it as NULLs
+    of the table's type, on every engine.)"""
+    import pyarrow as pa
+
+    for column in columns:
+        if column in rows.column_names:
+            position = rows.schema.get_field_index(column)
+            if pa.types.is_null(rows.schema.field(position).type):
+                rows = rows.set_column(
+                    position, column, pa.nulls(rows.num_rows, pa.list_(pa.float32()))
+                )
+    return rows
+
+
 def check_cosine_norms(data: Any, column: str, metric: Any) -> None:
     """Refuse a table's rows (``pyarrow.Table``) for a vector column ``column`` searched by
     ``metric`` (a :class:`~hotdata_retrieval.plan.search.DistanceMetric` or its name; only

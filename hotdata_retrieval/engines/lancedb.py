@@ -88,6 +88,7 @@ from hotdata_retrieval.engines.checks import (
     column_names,
     key_column_error,
     missing_table_error,
+    null_vectors_as_lists,
     rows_table,
     table_load,
     with_typed_values,
@@ -642,6 +643,9 @@ class LancedbEngine(RoutesByIndexes):
             if column in columns:
                 rows, _ = with_terms_column(rows, column, "LanceDB")
         schema = opened.schema
+        rows = null_vectors_as_lists(
+            rows, [field.name for field in schema if getattr(field.type, "list_size", None)]
+        )
         arrays = []
         for field in schema:
             if field.name in rows.column_names:

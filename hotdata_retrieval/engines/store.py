@@ -63,6 +63,7 @@ from hotdata_retrieval.engines.checks import (
     key_column_error,
     merged_kinds,
     missing_table_error,
+    null_vectors_as_lists,
     rows_table,
     table_load,
 )
@@ -1278,6 +1279,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         if keys.null_count or has_repeated_value(keys):
             raise key_column_error(keys, key)
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
+        rows = null_vectors_as_lists(rows, [vector.name for vector in described.vectors])
         for vector in described.vectors:
             if vector.name in columns and vector.dimensions:
                 check_vector_length(rows, vector.name, vector.dimensions, described.name)

@@ -82,6 +82,7 @@ from hotdata_retrieval.engines.checks import (
     column_names,
     key_column_error,
     missing_table_error,
+    null_vectors_as_lists,
     rows_table,
     table_load,
     with_typed_values,
@@ -822,6 +823,7 @@ class TurbopufferEngine(RoutesByIndexes):
         if keys.null_count or has_repeated_value(keys):
             raise key_column_error(keys, _KEY)
         self._checked_keys(schema, keys.to_pylist())  # a key of another kind: refused
+        rows = null_vectors_as_lists(rows, schema.vectors())
         for column in schema.vectors():
             declared = schema.types[column]
             size = int(declared[1 : declared.index("]")])

@@ -175,3 +175,27 @@ def test_a_column_of_the_null_type_is_refused_on_every_store(engine: Any) -> Non
     read = engine.read_table("column_types_null", ["id", "x"]).sort_by("id")
     assert read.column("x").to_pylist() == [None, None, 3]
     assert read.schema.field("x").type == _expected(engine, typed).schema.field("x").type
+
+
+@pytest.mark.parametrize("column", ["x", "embedding"])
+def test_an_upsert_takes_a_null_typed_column_as_nulls_on_every_store(
+    engine: Any, column: str
+) -> None:
+    """An upsert's column of Arrow's ``null`` type (``pa.array([None])``) is NULLs of the
+    table's type on every store, a vector column's too: the row reads back with NULL there
+    and its other given values, as a Python model of the change says."""
+    data = _table(pa.array([1, None, -7], pa.int32()))
+    name = f"null_upsert_{column}"
+    engine.load_table(name, data, key_column="id", text_columns=["body"])
+    given = {"id": pa.array([1], pa.int64()), "body": ["changed"], column: pa.nulls(1)}
+    engine.upsert_rows(name, pa.table(given))
+    read = engine.read_table(name, ["id", "body", column]).sort_by("id").to_pylist()
+    expected = [
+        {"id": key, "body": body, column: value}
+        for key, body, value in zip(
+            data.column("id").to_pylist(), data.column("body").to_pylist(),
+            data.column(column).to_pylist(),
+        )
+    ]  # fmt: skip
+    expected[1] = {"id": 1, "body": "changed", column: None}
+    assert read == expected

@@ -230,6 +230,9 @@ def _rows_for(
             columns.append(pa.nulls(rows.num_rows, type=field.type))
             continue
         given = rows.schema.field(field.name).type
+        if pa.types.is_null(given):  # every value NULL, no type: NULLs of the table's type
+            columns.append(pa.nulls(rows.num_rows, type=field.type))
+            continue
         if pa.types.is_dictionary(given):
             given = given.value_type
         if _is_text(given) != _is_text(field.type):
