@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hotdata_retrieval import TableName, TableNameError
@@ -95,10 +97,15 @@ part = st.text(
 
 
 @given(st.lists(part, min_size=1, max_size=3))
+@example(["\uf900"])  # a compatibility ideograph: NFC makes it another code point
 def test_normalization_is_idempotent(parts: list[str]) -> None:
     text = ".".join(f'"{p}"' for p in parts)
     name = TableName.parse(text)
     assert TableName.parse(str(name)) == name
     assert TableName.parse(name) is name
     assert all(p == p.lower() for p in name.parts)
-    assert name.name == parts[-1].lower()
+    # a name is stored lower-cased and composed (NFC): U+F900, a compatibility ideograph,
+    # is U+8C48 once composed
+    assert name.name == unicodedata.normalize(
+        "NFC", unicodedata.normalize("NFC", parts[-1]).lower()
+    )
