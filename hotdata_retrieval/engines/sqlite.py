@@ -170,6 +170,8 @@ class SqliteEngine(SqlStoreEngine):
         else:
             self._uri = f"file:{quote(str(Path(self.database).resolve()))}?mode=rwc"
         self._connection = _connect(self._uri, uri=True, shown=self.database)
+        self._scan_state: tuple[int, int, int] | None = None
+        self._scan_cache: dict[str, tuple[int, int, int]] = {}
         import sqlean
 
         super().__init__(sqlite_profile(sqlean.sqlite_version_info), embedder=embedder)
@@ -583,9 +585,6 @@ class SqliteEngine(SqlStoreEngine):
                 timestamps.add(name)
         return frozenset(dates), frozenset(timestamps)
 
-    _scan_state: tuple[int, int, int] | None = None
-    _scan_cache: dict[str, tuple[int, int, int]]
-
     def _scan_counts(self, statement: str) -> tuple[int, int, int]:
         """The rows :func:`vector_scan_sql`'s ``statement`` counts (scanned, without a
         vector, skipped), kept while the database is unchanged: a second full scan of the
@@ -601,7 +600,7 @@ class SqliteEngine(SqlStoreEngine):
             int(self._connection.total_changes),
             int(self._query("PRAGMA data_version")[1][0][0]),
         )
-        if state != self._scan_state or not hasattr(self, "_scan_cache"):
+        if state != self._scan_state:
             self._scan_state, self._scan_cache = state, {}
         counts = self._scan_cache.get(statement)
         if counts is None:
