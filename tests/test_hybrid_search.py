@@ -573,6 +573,10 @@ ERRORS = [
     (call_sql(offset=-1), r"hybrid_search: offset must be an integer >= 0, got -1"),
     (call_sql(3, depth=4, offset=2), r"hybrid_search: k \+ offset = 5 reaches past depth 4"),
     (
+        call_sql(2**63 - 1, offset=1),
+        r"hybrid_search: k \+ offset = 9223372036854775808 does not fit in 64 bits",
+    ),
+    (
         call_sql(rank_constant=0),
         "hybrid_search: rank_constant must be a finite number > 0, got 0",
     ),

@@ -70,6 +70,20 @@ def test_a_page_past_the_default_depth_is_a_plan_error_that_says_what_to_do() ->
     assert SearchPlan(source=fusion(depth=205), limit=5, offset=200).depth == 205
 
 
+@pytest.mark.parametrize("group_by", [None, "id"])
+def test_a_page_past_64_bits_names_the_limit_not_a_depth_no_search_could_take(
+    group_by: str | None,
+) -> None:
+    # limit + offset past a signed 64-bit integer: no depth holds it, so the advice is to
+    # lower the page, not to pass a depth that would itself be refused.
+    error = raises(
+        "limit",
+        lambda: SearchPlan(source=fusion(), limit=2**63 - 1, offset=1, group_by=group_by),
+    )
+    assert "does not fit in 64 bits (at most 9223372036854775807)" in str(error)
+    assert "depth >=" not in str(error)
+
+
 def test_explicit_depth_is_used() -> None:
     assert SearchPlan(source=fusion(depth=7), limit=5, offset=2).depth == 7
 

@@ -49,7 +49,7 @@ from hotdata_retrieval.plan.search import (
     read_facets,
 )
 from hotdata_retrieval.plan.steps import MAX_STEP_CANDIDATES, steps_from_options
-from hotdata_retrieval.plan.values import check_column_names, check_query_text
+from hotdata_retrieval.plan.values import INT64_MAX, check_column_names, check_query_text
 from hotdata_retrieval.routing import MAX_QUERIES, FusionChoice
 
 if TYPE_CHECKING:
@@ -77,17 +77,14 @@ _NAME_PREFIX = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 and ``.`` (MCP specification 2025-11-25, "Tools", tool names)."""
 
 
-_INT64_MAX = 2**63 - 1
-
-
 def _count(label: str) -> Callable[[Any, Any, Any], None]:
     def check(_instance: Any, _attribute: Any, value: Any) -> None:
         if value is None and label == "k":
             return
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ToolError(f"{label} must be a whole number of at least 1, got {value!r}")
-        if value > _INT64_MAX:  # a search's depth and limit are signed 64-bit integers
-            raise ToolError(f"{label} must be at most {_INT64_MAX:,}, got {value!r}")
+        if value > INT64_MAX:  # a search's depth and limit are signed 64-bit integers
+            raise ToolError(f"{label} must be at most {INT64_MAX:,}, got {value!r}")
 
     return check
 

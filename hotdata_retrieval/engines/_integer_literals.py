@@ -76,9 +76,8 @@ from hotdata_retrieval.plan.filters import (
     Or,
     Predicate,
 )
+from hotdata_retrieval.plan.values import INT64_MAX, INT64_MIN
 
-INT64_MIN = -(2**63)
-INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
 
 _Inclusive = tuple[str, int] | bool

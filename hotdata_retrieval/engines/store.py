@@ -85,7 +85,7 @@ from hotdata_retrieval.plan.search import (
     NearestNeighborSearch,
     SearchPlan,
 )
-from hotdata_retrieval.plan.values import FLOAT32_MAX
+from hotdata_retrieval.plan.values import FLOAT32_MAX, INT64_MAX
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
@@ -359,7 +359,6 @@ def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
     return tuple(field.name for field in data.schema if is_vector_type(field.type))
 
 
-_INT64_MAX = 2**63 - 1
 """The largest integer a SQL store's integer column holds (SQLite's ``INTEGER``, DuckDB's
 and PostgreSQL's ``BIGINT``: signed 64 bits)."""
 
@@ -1370,13 +1369,13 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             if not pa.types.is_uint64(field.type):
                 continue
             column = data.column(position)
-            past = pc.fill_null(pc.greater(column, pa.scalar(_INT64_MAX, pa.uint64())), False)
+            past = pc.fill_null(pc.greater(column, pa.scalar(INT64_MAX, pa.uint64())), False)
             if not pc.any(past).as_py():
                 continue
             row = pc.index(past, True).as_py()
             raise EngineError(
                 f"column {field.name!r} holds {column[row].as_py()} in {row_name(row)}, past the "
-                f"largest integer the {self.engine_name} store holds ({_INT64_MAX}); store "
+                f"largest integer the {self.engine_name} store holds ({INT64_MAX}); store "
                 "such values as text"
             )
 

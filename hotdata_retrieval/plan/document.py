@@ -97,6 +97,7 @@ from hotdata_retrieval.plan.search import (
 )
 from hotdata_retrieval.plan.steps import PlanStep, step_class, step_kinds, step_options
 from hotdata_retrieval.plan.values import (
+    INT64_MAX,
     ISO_FORMS,
     json_type,
     parse_iso_date,
@@ -174,8 +175,6 @@ def _predicate_shapes() -> str:
 _METRIC_NAMES = ("cosine", "l2", "dot", "euclidean", "ip", "inner_product")
 """Metric names a document may use (exactly, in lower case); the aliases map as in
 :meth:`DistanceMetric.parse`."""
-
-_INT64_MAX = 2**63 - 1
 
 
 # -- JSON Schema --------------------------------------------------------------------------
@@ -464,14 +463,14 @@ _BASE_SCHEMA: dict[str, Any] = {
         "limit": {
             "type": ["integer", "null"],
             "minimum": 1,
-            "maximum": _INT64_MAX,
+            "maximum": INT64_MAX,
             "default": 10,
             "description": "Rows returned (top-k), written without a fraction.",
         },
         "offset": {
             "type": ["integer", "null"],
             "minimum": 0,
-            "maximum": _INT64_MAX,
+            "maximum": INT64_MAX,
             "default": 0,
             "description": "Rows skipped before them.",
         },

@@ -23,7 +23,7 @@ import re
 import types
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 import attrs
 
@@ -47,6 +47,7 @@ from hotdata_retrieval.plan.names import (
 )
 from hotdata_retrieval.plan.steps import PlanStep, check_steps, coerce_steps
 from hotdata_retrieval.plan.values import (
+    INT64_MAX,
     check_cosine_norm,
     check_cosine_query,
     check_finite_number,
@@ -108,7 +109,6 @@ faceted statement computes; a faceted plan projects no column of these names."""
 
 _BRANCH_NAME = re.compile(r"[a-z][a-z0-9_]*")
 INTERNAL_COLUMNS = frozenset({"score", "_distance", "branch_rank"})
-_INT64_MAX = 2**63 - 1
 """Column names the compiled SQL uses for its own values; never a key column."""
 _RESERVED_BRANCH_NAMES = frozenset({"fused", "base"})
 
@@ -715,7 +715,7 @@ def _optional_depth(value: int | None) -> int | None:
 
 _DEPTH_SCHEMA: dict[str, Any] = {
     "anyOf": [
-        {"type": "integer", "minimum": 1, "maximum": _INT64_MAX},
+        {"type": "integer", "minimum": 1, "maximum": INT64_MAX},
         {"type": "null"},
     ],
     "description": "Candidates each branch ranks, at least limit + offset; null: 100, the "
@@ -2260,6 +2260,8 @@ def _check_page_within_depth(plan: SearchPlan) -> None:
     page_end = plan.limit + plan.offset
     if fusion is not None and plan.group_by is not None:
         needed = page_end * plan.group_size
+        if needed > INT64_MAX:
+            _refuse_depth_past_64_bits(plan, needed)
         if plan.depth < needed:
             given = "depth" if fusion.depth is not None else "the default depth"
             raise PlanError(
@@ -2272,6 +2274,8 @@ def _check_page_within_depth(plan: SearchPlan) -> None:
                 value=fusion.depth if fusion.depth is not None else plan.depth,
             )
     elif fusion is not None and plan.depth < page_end:
+        if page_end > INT64_MAX:
+            _refuse_depth_past_64_bits(plan, page_end)
         given = "depth" if fusion.depth is not None else "the default depth"
         raise PlanError(
             f"limit + offset = {page_end} reaches past {given} {plan.depth}: the fused "
@@ -2286,13 +2290,19 @@ def _check_page_within_depth(plan: SearchPlan) -> None:
 @_plan_check
 def _check_depth_fits_64_bits(plan: SearchPlan) -> None:
     """The candidates per branch fit in a signed 64-bit integer."""
-    if plan.depth > _INT64_MAX:
-        raise PlanError(
-            f"limit {plan.limit} and offset {plan.offset} need {plan.depth} candidates per "
-            "branch, which does not fit in 64 bits",
-            field="limit",
-            value=plan.limit,
-        )
+    if plan.depth > INT64_MAX:
+        _refuse_depth_past_64_bits(plan, plan.depth)
+
+
+def _refuse_depth_past_64_bits(plan: SearchPlan, needed: int) -> NoReturn:
+    """Refuse a page that needs ``needed`` candidates per branch, past a signed 64-bit
+    integer: no depth could hold it, so the error names ``limit``, not ``depth``."""
+    raise PlanError(
+        f"limit {plan.limit} and offset {plan.offset} need {needed} candidates per branch, "
+        f"which does not fit in 64 bits (at most {INT64_MAX}); lower the limit or the offset",
+        field="limit",
+        value=plan.limit,
+    )
 
 
 @_plan_check

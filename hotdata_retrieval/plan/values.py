@@ -16,8 +16,11 @@ LiteralValue = str | int | float | bool | datetime.date | datetime.datetime
 ``datetime.datetime``, kept without a time zone: one with a time zone is turned into UTC).
 ``NULL`` is tested with ``IsNull``."""
 
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+"""The smallest signed 64-bit integer: the least count, key or literal an engine holds."""
+INT64_MAX = 2**63 - 1
+"""The largest signed 64-bit integer: the most a count (``limit``, ``offset``, ``depth``) or
+an integer literal can be on every engine."""
 
 
 FLOAT32_MAX = 3.4028234663852886e38
@@ -288,9 +291,9 @@ def check_positive_int(value: Any, *, label: str, minimum: int = 1) -> int:
     number = int(value)  # a plain int: an int subclass's own repr never reaches the SQL
     if number < minimum:
         raise PlanError(f"{label} must be >= {minimum}, got {value!r}", field=label, value=value)
-    if number > _INT64_MAX:
+    if number > INT64_MAX:
         raise PlanError(
-            f"{label} must be from {minimum} to {_INT64_MAX} (a signed 64-bit integer, the "
+            f"{label} must be from {minimum} to {INT64_MAX} (a signed 64-bit integer, the "
             f"widest every engine holds), got {value!r}",
             field=label,
             value=value,
@@ -401,13 +404,13 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
             64 bits, a string with a NUL byte, a datetime outside the years 1 to 9999 once
             in UTC, or any other type.
     """
-    if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:  # the common case, at once
+    if type(value) is int and INT64_MIN <= value <= INT64_MAX:  # the common case, at once
         return value
     if is_boolean(value):
         return bool(value)
     if isinstance(value, numbers.Integral):
         number = int(value)  # plain int: a subclass's own repr never reaches the SQL
-        if not _INT64_MIN <= number <= _INT64_MAX:
+        if not INT64_MIN <= number <= INT64_MAX:
             raise _outside_int64(label, value)
         return number
     if isinstance(value, numbers.Real):
@@ -586,8 +589,7 @@ def _outside_int64(label: str, value: Any) -> PlanError:
     the widest every engine compares exactly (SQLite's INTEGER, PostgreSQL's ``bigint``), so
     a plan holds no wider one, also for an unsigned 64-bit column."""
     return PlanError(
-        f"{label} must fit in a signed 64-bit integer ({_INT64_MIN} to {_INT64_MAX}), "
-        f"got {value!r}",
+        f"{label} must fit in a signed 64-bit integer ({INT64_MIN} to {INT64_MAX}), got {value!r}",
         field=label,
         value=value,
     )

@@ -38,6 +38,7 @@ from hotdata_retrieval.plan.search import (
     NormalizedScoreFusion,
     ReciprocalRankFusion,
 )
+from hotdata_retrieval.plan.values import INT64_MAX
 
 
 def competition_ranks(scores: np.ndarray) -> np.ndarray:
@@ -59,9 +60,6 @@ def competition_ranks(scores: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(np.where(starts, positions, 0))
 
 
-_INT64_MAX = 2**63 - 1
-
-
 def _denominators(rank_constant: float | int, ranks: np.ndarray) -> np.ndarray:
     """``rank_constant + rank`` for each of ``ranks`` (int64), as the float64 Python divides
     a weight by: the integer sum rounded once to float64 for an integer constant, else the
@@ -72,7 +70,7 @@ def _denominators(rank_constant: float | int, ranks: np.ndarray) -> np.ndarray:
     >>> _denominators(2**63 - 1, np.array([1, 2])).tolist() == [2.0**63, 2.0**63]
     True
     """
-    if isinstance(rank_constant, int) and rank_constant > _INT64_MAX - ranks.size:
+    if isinstance(rank_constant, int) and rank_constant > INT64_MAX - ranks.size:
         return np.array([float(rank_constant + rank) for rank in ranks.tolist()], np.float64)
     return rank_constant + ranks
 

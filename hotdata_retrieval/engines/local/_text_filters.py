@@ -68,6 +68,7 @@ from hotdata_retrieval.plan.filters import (
     PredicateForm,
     PredicateVisitor,
 )
+from hotdata_retrieval.plan.values import INT64_MAX, INT64_MIN
 
 Sample = Callable[[str], tuple[np.ndarray, np.ndarray]]
 """An integer column → its values at the sampled rows and whether each is present (not
@@ -99,7 +100,7 @@ class _Side(NamedTuple):
 Pair = tuple[_Side, _Side] | None
 """(where a node is TRUE, where it is FALSE), or ``None``: not translated."""
 
-_I64 = (-(2**63), 2**63 - 1)
+_I64 = (INT64_MIN, INT64_MAX)
 _U64 = (0, 2**64 - 1)
 
 _OPPOSITE = {

@@ -65,6 +65,7 @@ from hotdata_retrieval.plan.search import (
     DistanceMetric,
 )
 from hotdata_retrieval.plan.values import (
+    INT64_MAX,
     check_cosine_norm,
     check_cosine_query,
     check_query_vector,
@@ -270,6 +271,11 @@ def parse_call(
     if "depth" in options:
         arguments["depth"] = _positive_int(options["depth"], "depth")
     depth = arguments.get("depth", DEFAULT_DEPTH)
+    if k + offset > INT64_MAX:
+        _fail(
+            f"k + offset = {k + offset} does not fit in 64 bits (at most {INT64_MAX}); lower "
+            "k or the offset"
+        )
     if depth < k + offset:
         given = "depth" if "depth" in options else "the default depth"
         _fail(

@@ -41,6 +41,7 @@ from hotdata_retrieval.engines.local._parquet import BATCH_BYTES, read_parquet
 from hotdata_retrieval.errors import DecodedSizeError as DecodedSizeError
 from hotdata_retrieval.errors import InvalidLimitError
 from hotdata_retrieval.errors import LoadError as LoadError
+from hotdata_retrieval.plan.values import INT64_MAX, INT64_MIN
 
 
 @attrs.frozen(kw_only=True)
@@ -128,14 +129,11 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
         raise LoadError(f"{path}: {error.strerror or error}") from None
 
 
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
-
 def _fits_int64(text: str) -> bool:
     """Whether the integer written as ``text`` fits 64 bits (decided from its digits first, so
     a 5,000-digit integer is never converted: Python refuses more than 4,300)."""
     digits = text.lstrip("+-").lstrip("0")
-    return len(digits) <= 19 and _INT64[0] <= int(text) <= _INT64[1]
+    return len(digits) <= 19 and INT64_MIN <= int(text) <= INT64_MAX
 
 
 def _json_checked(path: Path, number: int, line: str) -> object:
