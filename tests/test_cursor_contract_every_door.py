@@ -101,3 +101,21 @@ def test_every_door_s_token_continues_the_ranking(
         assert walked == everything, door
         # a full last page carries a token; the page it continues is empty and ends it
         assert pages == -(-MATCHING // k) + (MATCHING % k == 0), door
+
+
+@pytest.mark.parametrize("first", ["cli", "tools"])
+def test_a_token_from_hdq_search_and_one_from_the_tools_continue_each_other(
+    database: tuple[str, LocalEngine], first: str
+) -> None:
+    # The CLI refuses a query with no word and the tools answer it with no rows (allow_empty):
+    # a query with a word ranks the same either way, so either door continues the other's
+    # token, and the two pages are the first four rows of the one ranking.
+    path, engine = database
+    whole, _ = _tool(engine, 4)
+    if first == "cli":
+        keys, token = _cli(path, 2)
+        rest, _ = _tool(engine, 2, after=token)
+    else:
+        keys, token = _tool(engine, 2)
+        rest, _ = _cli(path, 2, after=token)
+    assert keys + rest == whole

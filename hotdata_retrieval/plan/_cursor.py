@@ -55,6 +55,12 @@ _PAGE_FIELDS = frozenset(
 """Plan document keys that change the page or what each row carries, not the ranking: a
 token stays valid across them."""
 
+_BRANCH_PAGE_FIELDS = frozenset({"allow_empty"})
+"""Branch document keys that never change a ranking a cursor continues: ``allow_empty`` only
+decides whether a query with no word is an empty branch or an error, and a query with a word
+ranks the same either way (so ``hdq search``, which refuses a query with no word, and the tool
+doors, which answer it, continue each other's tokens)."""
+
 
 @attrs.frozen(kw_only=True)
 class Cursor:
@@ -137,12 +143,16 @@ def _well_formed(document: dict[str, Any]) -> bool:
 
 def ranking_fingerprint(plan: SearchPlan) -> str:
     """16 hex digits of SHA-256 over the plan's JSON document less its page fields
-    (:data:`_PAGE_FIELDS`): equal for two plans exactly when their rankings are the same
+    (:data:`_PAGE_FIELDS`, and its branches' :data:`_BRANCH_PAGE_FIELDS`): equal for two plans exactly when their rankings are the same
     search, filter, fusion, key and tie-breakers."""
     from hotdata_retrieval.plan.document import plan_to_document
 
     document = {
         name: value for name, value in plan_to_document(plan).items() if name not in _PAGE_FIELDS
     }
+    document["branches"] = [
+        {name: value for name, value in branch.items() if name not in _BRANCH_PAGE_FIELDS}
+        for branch in document.get("branches", [])
+    ]
     text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
