@@ -143,8 +143,9 @@ def _well_formed(document: dict[str, Any]) -> bool:
 
 def ranking_fingerprint(plan: SearchPlan) -> str:
     """16 hex digits of SHA-256 over the plan's JSON document less its page fields
-    (:data:`_PAGE_FIELDS`, and its branches' :data:`_BRANCH_PAGE_FIELDS`): equal for two plans exactly when their rankings are the same
-    search, filter, fusion, key and tie-breakers."""
+    (:data:`_PAGE_FIELDS`, and its branches' :data:`_BRANCH_PAGE_FIELDS`): equal for two
+    plans exactly when their rankings are the same search, filter, fusion, key and
+    tie-breakers."""
     from hotdata_retrieval.plan.document import plan_to_document
 
     document = {
