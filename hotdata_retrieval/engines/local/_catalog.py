@@ -331,18 +331,33 @@ class ReadsOpenTables:
         return self._open.read_rows(table, keys, columns)
 
 
+def caller_metric(entry: TableEntry) -> str:
+    """The metric of the table's caller-given vector columns (the load's ``vector_metric``):
+    as the catalog records it, else (a catalog written before) the metric its HNSW index
+    serves, else ``cosine``."""
+    from hotdata_retrieval.compile import HOTDATA
+
+    if entry.vector_metric is not None:
+        return entry.vector_metric
+    embedded = {vector.name for vector in entry.vector_columns}
+    for index in entry.ann_indexes:
+        if index.column not in embedded:
+            for metric, function in HOTDATA.distance_functions.items():
+                if function == index.function:
+                    return metric.value
+    return "cosine"
+
+
 def _given_vectors(loaded: LoadedTable, embedded: set[str]) -> tuple[VectorIndex, ...]:
     """The vector columns the caller loaded (lists of floating-point numbers the engine did
-    not embed), as every store reports its vector columns: each searched by the metric of its
-    HNSW index when it has one, else cosine, with no source column (the caller embeds
-    queries)."""
+    not embed), as every store reports its vector columns: each searched by the metric it was
+    loaded for (:func:`caller_metric`; an HNSW index serves that metric), with no source
+    column (the caller embeds queries)."""
     from hotdata_retrieval.engines.checks import is_vector_type
-    from hotdata_retrieval.engines.local.hybrid import METRIC_FUNCTIONS
 
-    metric_of = {function: metric.value for metric, function in METRIC_FUNCTIONS.items()}
-    indexed = {ann.column: metric_of[ann.function] for ann in loaded.entry.ann_indexes}
+    metric = caller_metric(loaded.entry)
     return tuple(
-        VectorIndex(column=field.name, metric=indexed.get(field.name, "cosine"))
+        VectorIndex(column=field.name, metric=metric)
         for field in loaded.data.schema
         if is_vector_type(field.type) and field.name not in embedded
     )

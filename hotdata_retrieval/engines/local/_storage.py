@@ -14,7 +14,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hotdata_retrieval.compile import HOTDATA
 from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_key_column,
@@ -25,7 +24,7 @@ from hotdata_retrieval.engines.checks import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
-from hotdata_retrieval.engines.local._catalog import OpenTables, key_array
+from hotdata_retrieval.engines.local._catalog import OpenTables, caller_metric, key_array
 from hotdata_retrieval.engines.local._embedding_cache import embed_column, is_embeddable
 from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, prepare
 from hotdata_retrieval.engines.local._session import check_registrable
@@ -179,7 +178,7 @@ def change_rows(
             added.append(_rows_for(upsert, data.schema, key, derived, str(table)))
             for field in added[0].schema:  # named by their place among the rows given
                 if is_vector_type(field.type):
-                    check_cosine_norms(added[0], field.name, _caller_metric(entry))
+                    check_cosine_norms(added[0], field.name, caller_metric(entry))
             replaced = pc.is_in(data.column(key), value_set=added[0].column(key).combine_chunks())
             present = replaced if present is None else pc.or_(present, replaced)
         kept = data if present is None else data.filter(pc.invert(present))
@@ -190,7 +189,7 @@ def change_rows(
             text_columns=entry.text_indexes,
             embed_columns=tuple(vector.source_column for vector in entry.vector_columns),
             vector_index="hnsw" if entry.ann_indexes else None,
-            vector_metric=_caller_metric(entry),
+            vector_metric=caller_metric(entry),
             hnsw_settings=entry.hnsw_settings if entry.ann_indexes else None,
         )
         prepared = prepare(load, embedder)
@@ -255,21 +254,6 @@ def _rows_for(
 
 def _is_text(kind: pa.DataType) -> bool:
     return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
-
-
-def _caller_metric(entry: TableEntry) -> str:
-    """The metric of the table's caller-given vector columns (the load's ``vector_metric``):
-    as the catalog records it, else (a catalog written before) the metric its HNSW index
-    serves, else ``cosine``."""
-    if entry.vector_metric is not None:
-        return entry.vector_metric
-    embedded = {vector.name for vector in entry.vector_columns}
-    for index in entry.ann_indexes:
-        if index.column not in embedded:
-            for metric, function in HOTDATA.distance_functions.items():
-                if function == index.function:
-                    return metric.value
-    return "cosine"
 
 
 def drop_table(tables: OpenTables, name: str, *, lock_timeout: float | None) -> None:
