@@ -342,7 +342,7 @@ def _block_size(path: Path, fields: _JsonFields | None = None) -> int:
     return size
 
 
-def _check_csv(path: Path) -> tuple[list[str], int]:
+def _check_csv(path: Path) -> tuple[list[str], int, bool]:
     """Read ``path`` as CSV in strict mode (Python's ``csv``, which reads quoting as pyarrow
     does: a quote is special only at a field's start; ``\\n``, ``\\r\\n`` and ``\\r`` end
     lines): a quote left open is refused, naming the line it opened on, where pyarrow took the
@@ -350,7 +350,8 @@ def _check_csv(path: Path) -> tuple[list[str], int]:
     and a field longer than :data:`MAX_LINE_BYTES`.
 
     Returns:
-        The header row's fields (none for an empty file), and the rows after it.
+        The header row's fields (none for an empty file), the rows after it, and whether
+        any line holds more than whitespace.
 
     Raises:
         LoadError: naming the line.
@@ -361,12 +362,13 @@ def _check_csv(path: Path) -> tuple[list[str], int]:
         reader = csv.reader(handle, strict=True)
         header: list[str] | None = None
         rows = 0
+        written = False
         while True:
             start = reader.line_num + 1
             try:
                 fields = next(reader)
             except StopIteration:
-                return header or [], rows
+                return header or [], rows, written
             except csv.Error as error:
                 if "unexpected end of data" in str(error):
                     raise LoadError(
@@ -379,6 +381,7 @@ def _check_csv(path: Path) -> tuple[list[str], int]:
                     f"{path}:{start}: the row has {len(fields):,} fields; a row holds at most "
                     f"{MAX_COLUMNS:,} columns"
                 )
+            written = written or any(field.strip() for field in fields)
             if header is None:
                 header = fields
             elif fields:  # a blank line is no row
@@ -567,6 +570,8 @@ def _beir(directory: Path, budget: _Budget) -> Source:
             f"{corpus_path}, document {number:,}",
         )
     tables = {"corpus": corpus.table(str(corpus_path))}
+    if not tables["corpus"].num_rows:
+        raise _empty_file_error(corpus_path, corpus_path.suffix)
     queries_path = directory / "queries.jsonl"
     if queries_path.exists():
         queries = _Gathered(pa.schema([("id", text), ("text", text)]), budget)
@@ -620,7 +625,9 @@ def _read_csv(
         LoadError: naming the line.
     """
     block = _block_size(location)
-    header, rows = _check_csv(location)
+    header, rows, written = _check_csv(location)
+    if not written:
+        raise _empty_file_error(location, location.suffix.lower())
     bound = rows * max(len(header), 1) * 65 // 8 + location.stat().st_size
     if bound > limit:
         raise refuse(
@@ -660,6 +667,29 @@ def _read_csv(
     return data
 
 
+_EMPTY_FILE_NEEDS = {
+    ".jsonl": "one JSON object a line",
+    ".json": "one JSON object a line",
+    ".ndjson": "one JSON object a line",
+    ".csv": "a header line naming the columns",
+    ".parquet": "a Parquet file's schema and footer",
+}
+"""What a file of each suffix ``hdq load`` reads must hold at least, for
+:func:`_empty_file_error`."""
+
+
+def _empty_file_error(location: Path, suffix: str) -> LoadError:
+    """The refusal of a file holding nothing to load: no byte, or (a text file) only blank
+    lines; the same words for every format, naming the file and what it needs (pyarrow's
+    own words differ by format: ``Empty CSV file``, ``Empty JSON file``, ``Parquet file size
+    is 0 bytes``, and a JSON lines file of blank lines read as a table of no column)."""
+    what = "is empty" if location.stat().st_size == 0 else "holds only blank lines"
+    return LoadError(
+        f"{location}: the file {what}, so there is nothing to load; a {suffix} file needs "
+        f"{_EMPTY_FILE_NEEDS[suffix]}"
+    )
+
+
 def read_source(
     path: str | Path,
     *,
@@ -682,8 +712,9 @@ def read_source(
     Raises:
         DecodedSizeError: the file would hold more than ``max_decoded_bytes`` decoded (the
             message names the file, the bytes, the limit and how to raise it).
-        LoadError: a missing path, an unknown file type, or a malformed file (the message
-            names the file, and the line where there is one).
+        LoadError: a missing path, an unknown file type, an empty file (no byte, only blank
+            lines, a BEIR corpus of no document), or a malformed file (the message names the
+            file, and the line where there is one).
         InvalidLimitError: ``max_decoded_bytes`` is not a whole number of at least 1.
     """
     if (
@@ -707,10 +738,14 @@ def read_source(
     name = table or location.stem.replace("-", "_").replace(".", "_").lower()
     suffix = location.suffix.lower()
     refuse = _refusal(location, max_decoded_bytes)
+    if suffix in _EMPTY_FILE_NEEDS and location.stat().st_size == 0:
+        raise _empty_file_error(location, suffix)
     try:
         if suffix in (".jsonl", ".json", ".ndjson"):
             fields = _JsonFields(location)
             options = pa_json.ReadOptions(block_size=_block_size(location, fields))
+            if not fields.rows:
+                raise _empty_file_error(location, suffix)
             bound = fields.decoded_bound(location.stat().st_size)
             if bound > max_decoded_bytes:
                 raise refuse(
