@@ -371,11 +371,13 @@ class DocumentStore:
         """The keys of the documents ``filter`` keeps (a predicate, a filter object or filter
         text over the key and the filter columns), in the table's order; the rows are read
         from the table (``read_table``) and the filter is evaluated on them as a ``WHERE``
-        would.
+        would, its values read as a search reads them
+        (:func:`~hotdata_retrieval.engines.checks.arrow_typed_filter`: a timestamp text with
+        or without an offset is the instant it names on every engine).
 
         Raises:
-            PlanError: a filter that does not read, or reads a column the store does not
-                keep.
+            PlanError: a filter that does not read, reads a column the store does not
+                keep, or compares a column with a value of another type.
         """
         predicate = self._filter(filter)
         if predicate is None:
@@ -384,12 +386,16 @@ class DocumentStore:
             return []
         import pyarrow as pa
 
+        from hotdata_retrieval.engines.checks import arrow_typed_filter
         from hotdata_retrieval.engines.local.masks import passing_rows
 
         rows = self.engine.read_table(self.table, [self.id_column, *self.filter_columns])
         keys = rows.column(self.id_column).to_pylist()
+        # typed as a search types it: a timestamp text is the instant it names, whatever
+        # zone the column read back has (turbopuffer's are UTC, the local engine's as loaded)
+        typed = arrow_typed_filter(predicate, rows.schema)
         try:
-            passing = passing_rows(predicate, rows)
+            passing = passing_rows(typed, rows)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as error:
             raise PlanError(
                 f"filter compares a column with a value of another type: {error}",

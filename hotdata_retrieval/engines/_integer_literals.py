@@ -343,18 +343,82 @@ def exact_float_predicate(node: Any) -> Any:
     return node
 
 
-def _day_and_past(value: Any) -> tuple[datetime.date, bool] | None:
-    """A datetime literal as its UTC date and whether it is past midnight, ``None`` for any
-    other value."""
+def _day_and_past(value: Any) -> tuple[datetime.date, bool, datetime.date | None] | None:
+    """A datetime literal as its UTC date, whether it is past midnight and the next day
+    (``None`` after the last), ``None`` for any other value."""
     if not isinstance(value, datetime.datetime):
         return None
     if value.tzinfo is not None:
         value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    return value.date(), value.time() != datetime.time(0)
+    day = value.date()
+    return day, value.time() != datetime.time(0), _next_day(day)
 
 
 def _next_day(day: datetime.date) -> datetime.date | None:
     return None if day == datetime.date.max else day + datetime.timedelta(days=1)
+
+
+_Split = tuple[Any, bool, Any]
+"""A literal split on a column's grid of values: the grid value at or below it, whether the
+literal is past that value (between two grid values), and the next grid value (``None``
+when there is none)."""
+
+
+def _on_grid(node: Any, split: Any) -> Any:
+    """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList`) over a column
+    whose values lie on a grid (dates: every midnight; timestamps of seconds: every second),
+    each literal ``split`` splits (:data:`_Split`, ``None`` to leave it) replaced by grid
+    values, as the module docstring says for dates: on the grid, the grid value; between two,
+    ``<`` and ``<=`` as ``<=`` the one below, ``>`` and ``>=`` as ``>=`` the one above, ``=``
+    no value and ``!=`` every one (NULL for a NULL row), a ``BETWEEN`` bound moved inwards,
+    an ``IN`` value dropped. ``node`` itself when nothing changes."""
+    if isinstance(node, Comparison):
+        found = split(node.value)
+        if found is None:
+            return node
+        below, past, above = found
+        if not past:
+            return Comparison(column=node.column, operator=node.operator, value=below)
+        if node.operator in (ComparisonOperator.EQUAL, ComparisonOperator.NOT_EQUAL):
+            return _float_always(node.column, node.operator is ComparisonOperator.NOT_EQUAL, below)
+        if node.operator in (ComparisonOperator.LESS, ComparisonOperator.LESS_OR_EQUAL):
+            return Comparison(column=node.column, operator="<=", value=below)
+        if above is None:
+            return _float_always(node.column, False, below)
+        return Comparison(column=node.column, operator=">=", value=above)
+    if isinstance(node, Between):
+        start, end = split(node.low), split(node.high)
+        if start is None and end is None:
+            return node
+        low: Any = node.low
+        if start is not None:
+            low = start[2] if start[1] else start[0]
+        high = node.high if end is None else end[0]
+        if low is None:  # past the last grid value: none follows
+            return _float_always(node.column, False, high)
+        if (
+            isinstance(low, datetime.date)
+            and isinstance(high, datetime.date)
+            and type(low) is type(high)  # a date and a datetime do not compare
+            and low > high
+        ):
+            return _float_always(node.column, False, high)
+        return Between(column=node.column, low=low, high=high)
+    if isinstance(node, InList):
+        found_all = [split(value) for value in node.values]
+        if all(found is None for found in found_all):
+            return node
+        kept = [
+            value if found is None else found[0]
+            for value, found in zip(node.values, found_all)
+            if found is None or not found[1]
+        ]
+        if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
+            first = found_all[0]
+            assert first is not None
+            return _float_always(node.column, node.negated, first[0])
+        return InList(column=node.column, values=kept, negated=node.negated)
+    return node
 
 
 def exact_date_predicate(node: Any) -> Any:
@@ -376,49 +440,47 @@ def exact_date_predicate(node: Any) -> Any:
     ... # doctest: +ELLIPSIS
     InList(column='day', values=(datetime.date(2021, 6, 1),), negated=False)
     """
-    if isinstance(node, Comparison):
-        found = _day_and_past(node.value)
-        if found is None:
-            return node
-        day, past = found
+    return _on_grid(node, _day_and_past)
+
+
+def _coarse_split(step: int) -> Any:
+    """:data:`_Split` of a datetime literal (naive, UTC) on the grid of a timestamp column
+    of ``step`` microseconds (1,000,000 for seconds, 1,000 for milliseconds)."""
+
+    def split(value: Any) -> _Split | None:
+        if not isinstance(value, datetime.datetime):
+            return None
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        past = value.microsecond % step
         if not past:
-            return Comparison(column=node.column, operator=node.operator, value=day)
-        if node.operator in (ComparisonOperator.EQUAL, ComparisonOperator.NOT_EQUAL):
-            return _float_always(node.column, node.operator is ComparisonOperator.NOT_EQUAL, day)
-        if node.operator in (ComparisonOperator.LESS, ComparisonOperator.LESS_OR_EQUAL):
-            return Comparison(column=node.column, operator="<=", value=day)
-        following = _next_day(day)
-        if following is None:
-            return _float_always(node.column, False, day)
-        return Comparison(column=node.column, operator=">=", value=following)
-    if isinstance(node, Between):
-        start, end = _day_and_past(node.low), _day_and_past(node.high)
-        if start is None and end is None:
-            return node
-        low: Any = node.low
-        if start is not None:
-            low = _next_day(start[0]) if start[1] else start[0]
-        high = node.high if end is None else end[0]
-        if low is None:  # past midnight of the last day: no day follows
-            return _float_always(node.column, False, high)
-        if isinstance(low, datetime.date) and isinstance(high, datetime.date) and low > high:
-            return _float_always(node.column, False, high)
-        return Between(column=node.column, low=low, high=high)
-    if isinstance(node, InList):
-        found_all = [_day_and_past(value) for value in node.values]
-        if all(found is None for found in found_all):
-            return node
-        kept = [
-            value if found is None else found[0]
-            for value, found in zip(node.values, found_all)
-            if found is None or not found[1]
-        ]
-        if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
-            first = found_all[0]
-            assert first is not None
-            return _float_always(node.column, node.negated, first[0])
-        return InList(column=node.column, values=kept, negated=node.negated)
-    return node
+            return value, False, value
+        below = value - datetime.timedelta(microseconds=past)
+        try:
+            above: datetime.datetime | None = below + datetime.timedelta(microseconds=step)
+        except OverflowError:
+            above = None
+        return below, True, above
+
+    return split
+
+
+def coarse_timestamp_predicate(node: Any, step: int) -> Any:
+    """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on a timestamp
+    column of seconds or milliseconds, ``step`` microseconds apart) with each datetime
+    literal between two of the column's values replaced by the exactly equivalent comparison
+    with values on its grid, as a datetime against a date column is
+    (:func:`exact_date_predicate`): ``ts < '…23:00:00.000001'`` on a column of milliseconds
+    is ``ts <= '…23:00:00'``, ``ts = '…23:00:00.000001'`` holds for no value. LanceDB cuts
+    such a literal to the column's unit (``ts >= '…23:00:00.000001'`` kept the row at
+    23:00:00); every other engine compares it exactly. ``node`` itself when nothing changes.
+
+    >>> moment = datetime.datetime(2020, 1, 1, 5, 0, 0, 1)
+    >>> coarse_timestamp_predicate(Comparison(column="ts", operator=">=", value=moment), 1000)
+    ... # doctest: +ELLIPSIS
+    Comparison(..., value=datetime.datetime(2020, 1, 1, 5, 0, 0, 1000))
+    """
+    return _on_grid(node, _coarse_split(step))
 
 
 NANOSECOND_BELOW = datetime.datetime(1677, 9, 21, 0, 12, 43, 145224)

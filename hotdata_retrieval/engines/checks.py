@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from hotdata_retrieval.engines._integer_literals import (
+    coarse_timestamp_predicate,
     decimal_predicate,
     exact_date_predicate,
     exact_float_predicate,
@@ -831,6 +832,9 @@ class ColumnFacts:
             they hold are folded (:func:`with_typed_values`).
         decimals: each decimal column with the digits it holds before the point (precision
             minus scale): a number past them is folded (:func:`with_typed_values`).
+        coarse_timestamps: each timestamp column of seconds or milliseconds with the
+            microseconds between two of its values (1,000,000 or 1,000): a literal between
+            two is folded onto them for an engine that cuts it (:func:`with_typed_values`).
     """
 
     float32: frozenset[str]
@@ -840,6 +844,7 @@ class ColumnFacts:
     timestamps: frozenset[str] = frozenset()
     nanoseconds: frozenset[str] = frozenset()
     decimals: Mapping[str, int] = attrs.field(factory=dict)
+    coarse_timestamps: Mapping[str, int] = attrs.field(factory=dict)
 
 
 def arrow_column_facts(schema: Any) -> ColumnFacts:
@@ -848,7 +853,8 @@ def arrow_column_facts(schema: Any) -> ColumnFacts:
     >>> import pyarrow as pa
     >>> arrow_column_facts(pa.schema([("a", pa.uint8()), ("f", pa.float32())]))
     ColumnFacts(float32=frozenset({'f'}), unsigned=frozenset({'a'}), float64=frozenset(), \
-integer_ranges={'a': (0, 255)}, timestamps=frozenset(), nanoseconds=frozenset(), decimals={})
+integer_ranges={'a': (0, 255)}, timestamps=frozenset(), nanoseconds=frozenset(), decimals={}, \
+coarse_timestamps={})
     """
     import pyarrow as pa
 
@@ -865,6 +871,46 @@ integer_ranges={'a': (0, 255)}, timestamps=frozenset(), nanoseconds=frozenset(),
             for field in schema
             if pa.types.is_decimal(field.type)
         },
+        coarse_timestamps={
+            field.name: _UNIT_STEPS[field.type.unit]
+            for field in timestamps
+            if field.type.unit in _UNIT_STEPS
+        },
+    )
+
+
+_UNIT_STEPS = {"s": 1_000_000, "ms": 1_000}
+"""The microseconds between two values of a timestamp column of seconds or milliseconds."""
+
+
+def arrow_typed_filter(predicate: Predicate, schema: Any) -> Predicate:
+    """``predicate`` checked and typed for a table of Arrow ``schema`` as a search of it
+    types its filter (:func:`check_filter_values`, then :func:`with_typed_values` with the
+    schema's :func:`arrow_column_facts`, text compared with a number column left as text):
+    ISO 8601 text compared with a date or timestamp column is the date or UTC instant it
+    names, whatever zone the column has (``'2024-01-01T00:00:00+02:00'`` is 2023-12-31 22:00
+    UTC; text without a zone is UTC), and a number is compared exactly. A filter evaluated
+    over rows read from a table (the row mask,
+    :func:`~hotdata_retrieval.engines.local.masks.passing_rows`) then keeps the rows the
+    engine's search keeps.
+
+    Raises:
+        PlanError: a value its column cannot be compared with, naming both.
+    """
+    kinds = {field.name: arrow_value_kind(field.type) for field in schema}
+    check_filter_values(predicate, kinds, arrow_element_kinds(schema))
+    facts = arrow_column_facts(schema)
+    return with_typed_values(
+        predicate,
+        kinds,
+        numbers=False,
+        float32_columns=facts.float32,
+        unsigned_columns=facts.unsigned,
+        float64_columns=facts.float64,
+        integer_ranges=facts.integer_ranges,
+        timestamp_columns=facts.timestamps,
+        nanosecond_columns=facts.nanoseconds,
+        decimal_columns=facts.decimals,
     )
 
 
@@ -1113,6 +1159,7 @@ def with_typed_values(
     element_kinds: Mapping[str, ValueKind] | None = None,
     nanosecond_columns: frozenset[str] = frozenset(),
     decimal_columns: Mapping[str, int] | None = None,
+    coarse_timestamp_columns: Mapping[str, int] | None = None,
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -1174,6 +1221,12 @@ def with_typed_values(
     integer, and with ``fit_integers`` (LanceDB, which compares a decimal column with no
     float) another float is a ``PlanError``.
 
+    ``coarse_timestamp_columns`` give each timestamp column of seconds or milliseconds the
+    microseconds between two of its values (:attr:`ColumnFacts.coarse_timestamps`), for an
+    engine that cuts a finer literal to the column's unit (LanceDB): a datetime between two
+    values is replaced by the exactly equivalent comparison with values on the column's grid
+    (:func:`~hotdata_retrieval.engines._integer_literals.coarse_timestamp_predicate`).
+
     ``element_kinds`` (:func:`arrow_element_kinds`) give each list column's elements' kind:
     text a list test looks for in a list of numbers (``contains_any(numbers, ['2020'])``) is
     replaced by the number it reads as, whatever ``numbers`` says, as no SQL engine reads text
@@ -1199,6 +1252,7 @@ def with_typed_values(
         and columns.isdisjoint(timestamp_columns)
         and columns.isdisjoint(nanosecond_columns)
         and columns.isdisjoint(decimal_columns or ())
+        and columns.isdisjoint(coarse_timestamp_columns or ())
         and not any(kinds.get(column) in retyped for column in columns)
         and not (
             any(kinds.get(column) is ValueKind.INTEGER for column in columns) and float in types
@@ -1234,6 +1288,7 @@ def with_typed_values(
         else None,
         nanosecond_columns=nanosecond_columns,
         decimal_columns=decimal_columns,
+        coarse_timestamp_columns=coarse_timestamp_columns,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -1276,8 +1331,10 @@ class _TypedValues(PredicateVisitor[Predicate]):
         element_kinds: Mapping[str, ValueKind] | None = None,
         nanosecond_columns: frozenset[str] = frozenset(),
         decimal_columns: Mapping[str, int] | None = None,
+        coarse_timestamp_columns: Mapping[str, int] | None = None,
     ) -> None:
         self.kinds = kinds
+        self.coarse_timestamp_columns = coarse_timestamp_columns or {}
         self.nanosecond_columns = nanosecond_columns
         self.decimal_columns = decimal_columns or {}
         self.element_kinds = element_kinds or {}
@@ -1315,6 +1372,10 @@ class _TypedValues(PredicateVisitor[Predicate]):
             return exact_date_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column in self.nanosecond_columns:
             return nanosecond_timestamp_predicate(typed_node)  # type: ignore[no-any-return]
+        if node.column in self.coarse_timestamp_columns:
+            return coarse_timestamp_predicate(  # type: ignore[no-any-return]
+                typed_node, self.coarse_timestamp_columns[node.column]
+            )
         if node.column in self.decimal_columns:
             return decimal_predicate(  # type: ignore[no-any-return]
                 typed_node, self.decimal_columns[node.column], fitted=self.fit_integers

@@ -738,6 +738,7 @@ class LancedbEngine(RoutesByIndexes):
                 timestamp_columns=facts.timestamps,
                 nanosecond_columns=facts.nanoseconds,
                 decimal_columns=facts.decimals,
+                coarse_timestamp_columns=facts.coarse_timestamps,
             )
             where = lancedb_filter(typed)
         key = plan.key_column

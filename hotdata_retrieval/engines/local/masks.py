@@ -148,10 +148,14 @@ def _coerced(column: pa.ChunkedArray, value: Any) -> tuple[pa.ChunkedArray, pa.S
 def _temporal_pair(column: Any, scalar: pa.Scalar) -> tuple[Any, pa.Scalar]:
     """A date or timestamp column and literal in one type, as DataFusion coerces them: a
     date with a timestamp as timestamps (the date at midnight); a literal without a time
-    zone, which the plan holds in UTC, in the column's zone."""
+    zone, which the plan holds in UTC, in the column's zone. A column of seconds or
+    milliseconds is compared in microseconds, the literal's unit, so a literal between two
+    of its values is compared exactly (Arrow refuses to cast it to the coarser unit)."""
     if pa.types.is_timestamp(column.type):
         if pa.types.is_date(scalar.type):
             scalar = pa.scalar(datetime.datetime.combine(scalar.as_py(), datetime.time()))
+        if column.type.unit in ("s", "ms"):
+            column = pc.cast(column, pa.timestamp("us", column.type.tz))
         return column, scalar.cast(column.type)
     if pa.types.is_date(column.type) and pa.types.is_timestamp(scalar.type):
         return pc.cast(column, pa.timestamp("us")), scalar.cast(pa.timestamp("us"))
