@@ -16,6 +16,7 @@ from collections import Counter
 from typing import Any
 
 import attrs
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -364,4 +365,29 @@ def test_keys_that_name_no_single_row_are_named_with_what_to_do(
     if door == "upsert":
         assert [row["id"] for row in _normalized(engine.read_table(name))] == ["first"]
     else:  # nothing is left behind: no table, as before the call
+        assert name not in engine.tables
+
+
+@pytest.mark.parametrize("door", ["create", "upsert"])
+def test_a_vector_past_float32_is_named_before_anything_is_written(engine: Any, door: str) -> None:
+    """A component beyond Float32's largest finite value (``numpy.finfo``), which every engine
+    would store as an infinity, is refused naming Float32's range on every engine, the
+    Hotdata engine's managed tables too (before, its server was sent the rows and named the
+    value NaN or infinite): an upsert changes no row, a create leaves no table."""
+    largest = float(np.finfo(np.float32).max)
+    rows = [_row("a", 0), {**_row("b", 1), "embedding": [1.0, largest * 2, 0.0]}]
+    data = pa.table({**_table(rows).to_pydict(), "embedding": [r["embedding"] for r in rows]})
+    name = fresh_table("far")
+    if door == "upsert":
+        _create(engine, name, [_row("first", 0)])
+    with pytest.raises(HotdataRetrievalError) as raised:
+        if door == "create":
+            load = TableLoad(name=name, data=data, key_column="id", text_columns=("body",))
+            engine.upsert_rows(name, data, create=load)
+        else:
+            engine.upsert_rows(name, data)
+    assert "beyond Float32's range" in str(raised.value)
+    if door == "upsert":
+        assert [row["id"] for row in _normalized(engine.read_table(name))] == ["first"]
+    else:
         assert name not in engine.tables

@@ -318,6 +318,7 @@ class ManagedTableRows:
         columns = column_names(rows.schema)
         rows = rows.rename_columns(columns)
         _check_keys(rows, key)
+        _check_vectors(rows)
         if rows.num_rows:
             self._load(table, rows, mode="upsert", key=key)
         return table
@@ -344,6 +345,7 @@ class ManagedTableRows:
         columns = column_names(data.schema)
         data = data.rename_columns(columns)
         _check_keys(data, key, loading=True)  # before the table is declared: none is left
+        _check_vectors(data)
         for column in vector_columns_of(data):  # float32 lists, as a vector index reads them
             position = data.schema.get_field_index(column)
             values = data.column(column).cast(pa.list_(pa.float32()))
@@ -404,6 +406,22 @@ class ManagedTableRows:
             return 0
         self._load(table, pa.table({key: found}), mode="delete", key=key)
         return len(found)
+
+
+def _check_vectors(rows: Any) -> None:
+    """Refuse ``rows`` (a ``pyarrow.Table``) with a vector column (a list of floating-point
+    numbers) that holds an empty vector, vectors of different lengths, or a component NaN,
+    infinite or beyond Float32's range, before anything is sent: the rows are sent as
+    Float32 vectors, where a larger value is an infinity.
+
+    Raises:
+        EngineError: naming the column and the row
+            (:func:`~hotdata_retrieval.engines.store.vector_dimensions`).
+    """
+    from hotdata_retrieval.engines.store import vector_columns_of, vector_dimensions
+
+    for column in vector_columns_of(rows):
+        vector_dimensions(rows, column)
 
 
 def _check_keys(rows: Any, key: str, *, loading: bool = False) -> None:

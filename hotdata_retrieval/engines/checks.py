@@ -92,6 +92,34 @@ def is_vector_type(kind: Any) -> bool:
     ) and pa.types.is_floating(kind.value_type)
 
 
+def check_vector_rows_type(kind: Any, column: str, table: Any) -> None:
+    """Refuse rows written into vector column ``column`` of ``table`` whose Arrow type
+    ``kind`` is not a list of numbers (integers or floating-point numbers; Arrow's null type,
+    a column of NULLs only, passes): a list of booleans would be read as 0 and 1 on every
+    engine, where a query vector of booleans is refused
+    (:func:`~hotdata_retrieval.plan.values.check_query_vector`), and a table loaded with it
+    holds an array column, not vectors.
+
+    Raises:
+        EngineError: naming the column, the table and the rows' type.
+    """
+    import pyarrow as pa
+
+    if pa.types.is_null(kind):
+        return
+    listed = pa.types.is_list(kind) or pa.types.is_large_list(kind)
+    if (listed or pa.types.is_fixed_size_list(kind)) and (
+        pa.types.is_integer(kind.value_type)
+        or pa.types.is_floating(kind.value_type)
+        or pa.types.is_null(kind.value_type)
+    ):
+        return
+    raise EngineError(
+        f"vector column '{column}' of table '{table}' holds vectors of numbers; the rows "
+        f"written hold {kind}"
+    )
+
+
 def arrow_schema_of_text(text: str | bytes) -> Any:
     """The Arrow schema (``pyarrow.Schema``) serialised as ``text``: the base64 of an Arrow
     IPC schema message, as pyarrow writes a table's schema into a Parquet file's metadata

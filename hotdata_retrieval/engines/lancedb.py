@@ -106,7 +106,7 @@ from hotdata_retrieval.engines.store import (
     arrow_type_of_text,
     arrow_type_text,
     as_loaded,
-    check_vector_length,
+    check_written_vectors,
     has_repeated_value,
     vector_columns_of,
     with_terms_column,
@@ -652,7 +652,7 @@ class LancedbEngine(RoutesByIndexes):
                 values = rows.column(field.name)
                 size = getattr(field.type, "list_size", None)
                 if size is not None:
-                    check_vector_length(rows, field.name, size, indexes.table)
+                    check_written_vectors(rows, field.name, size, indexes.table)
                     if indexes.vectors:
                         check_cosine_norms(rows, field.name, indexes.vectors[0].metric)
                 try:

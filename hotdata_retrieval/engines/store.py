@@ -56,6 +56,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_vector_rows_type,
     checked_keys,
     column_names,
     declared_value_kind,
@@ -359,10 +360,6 @@ def vector_columns_of(data: pa.Table) -> tuple[str, ...]:
     return tuple(field.name for field in data.schema if is_vector_type(field.type))
 
 
-"""The largest integer a SQL store's integer column holds (SQLite's ``INTEGER``, DuckDB's
-and PostgreSQL's ``BIGINT``: signed 64 bits)."""
-
-
 def typed_nulls(array: pa.Array, alias: str | None) -> pa.Array:
     """``array`` (a column a store's driver read, typed by Arrow from its values), or, when
     no value typed it (no rows, or only NULLs: Arrow's ``null`` type), as many NULLs of type
@@ -445,16 +442,21 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
     return int(kind.list_size) if hasattr(kind, "list_size") else 0
 
 
-def check_vector_length(rows: pa.Table, column: str, dimensions: int, table: Any) -> None:
-    """Refuse rows written into ``table`` whose vector column ``column`` holds a vector of
-    another length than the table's ``dimensions``, naming the first such row of ``rows``
-    (NULLs pass), by Arrow compute functions.
+def check_written_vectors(rows: pa.Table, column: str, dimensions: int, table: Any) -> None:
+    """Refuse rows written into ``table`` whose vector column ``column`` is not a column of
+    numbers' lists (:func:`~hotdata_retrieval.engines.checks.check_vector_rows_type`), holds
+    a vector of another length than the table's ``dimensions`` (NULLs pass), or a vector
+    :func:`vector_dimensions` refuses (empty, a component NaN, infinite or beyond Float32's
+    range, where it would be stored as an infinity); by Arrow compute functions, naming the
+    first such row of ``rows``.
 
     Raises:
-        EngineError: naming the column, the table's length, the row and its length.
+        EngineError: naming the column, and the rows' type, or the table's length, the row
+            and its length, or the row and its values.
     """
     import pyarrow.compute as pc
 
+    check_vector_rows_type(rows.schema.field(column).type, column, table)
     sizes = pc.list_value_length(rows.column(column))
     row = _first_other_length(sizes, dimensions)
     if row is not None:
@@ -463,6 +465,7 @@ def check_vector_length(rows: pa.Table, column: str, dimensions: int, table: Any
             f"{counted(dimensions, 'dimension')}; {row_name(row)} of the rows has "
             f"{sizes[row].as_py()}"
         )
+    vector_dimensions(rows, column)
 
 
 def _first_other_length(sizes: Any, length: int) -> int | None:
@@ -1281,8 +1284,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         rows = null_vectors_as_lists(rows, [vector.name for vector in described.vectors])
         for vector in described.vectors:
             if vector.name in columns and vector.dimensions:
-                check_vector_length(rows, vector.name, vector.dimensions, described.name)
-                vector_dimensions(rows, vector.name)  # no empty vector, no NaN
+                check_written_vectors(rows, vector.name, vector.dimensions, described.name)
                 check_cosine_norms(rows, vector.name, vector.metric)
         return rows
 

@@ -98,7 +98,7 @@ from hotdata_retrieval.engines.results import (
     search_result,
 )
 from hotdata_retrieval.engines.store import (
-    check_vector_length,
+    check_written_vectors,
     has_repeated_value,
     vector_columns_of,
 )
@@ -828,7 +828,7 @@ class TurbopufferEngine(RoutesByIndexes):
             declared = schema.types[column]
             size = int(declared[1 : declared.index("]")])
             if column in columns:
-                check_vector_length(rows, column, size, self.table_name(name))
+                check_written_vectors(rows, column, size, self.table_name(name))
                 searched_by = _METRIC_OF_NAMESPACE.get(schema.metric or "")
                 if searched_by is not None:
                     check_cosine_norms(rows, column, searched_by)

@@ -13,6 +13,7 @@ engine), an empty time-zone-aware timestamp column without its zone (turbopuffer
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -199,3 +200,42 @@ def test_an_upsert_takes_a_null_typed_column_as_nulls_on_every_store(
     ]  # fmt: skip
     expected[1] = {"id": 1, "body": "changed", column: None}
     assert read == expected
+
+
+_BAD_VECTOR_ROWS = {
+    "booleans": pa.array([[True, False]], pa.list_(pa.bool_())),
+    "past Float32": pa.array([[1e39, 1.0]], pa.list_(pa.float64())),
+    "infinity": pa.array([[float("inf"), 1.0]], pa.list_(pa.float64())),
+}
+"""An upserted ``embedding`` no store may write: the message names what is wrong (Python's
+own reading: ``bool`` is not a number, ``abs(1e39)`` exceeds Float32's largest finite
+value)."""
+
+
+@pytest.mark.parametrize("case", list(_BAD_VECTOR_ROWS))
+def test_an_upsert_of_a_vector_no_store_can_hold_changes_nothing_on_every_store(
+    engine: Any, case: str
+) -> None:
+    """A list of booleans, or a component past Float32's range or infinite, written into a
+    vector column is refused by name on every store (before, a list of booleans was written
+    as 0 and 1 everywhere and LanceDB wrote 1e39 as an infinity), and the table reads back
+    as it was."""
+    name = f"bad_vector_{case.replace(' ', '_')}"
+    data = _table(pa.array([1, 2, 3], pa.int32()))
+    engine.load_table(name, data, key_column="id", text_columns=["body"])
+    before = engine.read_table(name, ["id", "body", "embedding"]).sort_by("id").to_pylist()
+    given = pa.table({"id": pa.array([1], pa.int64()), "embedding": _BAD_VECTOR_ROWS[case]})
+    with pytest.raises(EngineError) as raised:
+        engine.upsert_rows(name, given)
+    value = given.column("embedding")[0].as_py()
+    if value and isinstance(value[0], bool):
+        assert "holds vectors of numbers; the rows written hold list<" in str(raised.value)
+    elif value and abs(value[0]) > np.finfo(np.float32).max and math.isfinite(value[0]):
+        assert "beyond Float32's range" in str(raised.value)
+    else:
+        assert re.search(
+            "is not a vector of finite numbers|holds NaN or an infinite", str(raised.value)
+        )
+    assert "'embedding'" in str(raised.value)
+    after = engine.read_table(name, ["id", "body", "embedding"]).sort_by("id").to_pylist()
+    assert after == before

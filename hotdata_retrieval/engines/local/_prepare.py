@@ -134,7 +134,7 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
         name for name in data.column_names if is_vector_type(data.schema.field(name).type)
     ]
     for name in caller_vectors:
-        _check_vector_column(data, name, key)
+        check_vector_column(data, name, key)
         check_cosine_norms(data, name, metric)
     texts = tuple(normalize_identifier(c, label="text column") for c in load.text_columns)
     embeds = tuple(normalize_identifier(c, label="embed column") for c in load.embed_columns)
@@ -207,7 +207,7 @@ def _check_key(data: pa.Table, key: str) -> None:
     check_key_column(data.column(key), key, loading=True)
 
 
-def _check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
+def check_vector_column(data: pa.Table, column: str, key: str | None) -> None:
     """A vector column (a list of floating-point numbers) must hold, in every non-NULL row, a
     non-empty vector of finite numbers within Float32's range, none NULL, all of one length:
     otherwise a distance is undefined (NaN or infinity would rank first or last at random, a

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_key_column,
+    check_vector_rows_type,
     column_names,
     is_vector_type,
     rows_table,
@@ -26,7 +27,12 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables, caller_metric, key_array
 from hotdata_retrieval.engines.local._embedding_cache import embed_column, is_embeddable
-from hotdata_retrieval.engines.local._prepare import Prepared, TableLoad, prepare
+from hotdata_retrieval.engines.local._prepare import (
+    Prepared,
+    TableLoad,
+    check_vector_column,
+    prepare,
+)
 from hotdata_retrieval.engines.local._session import check_registrable
 from hotdata_retrieval.engines.local.bm25 import (
     TEXT_ANALYSIS,
@@ -234,6 +240,9 @@ def _rows_for(
             continue
         if pa.types.is_dictionary(given):
             given = given.value_type
+        if is_vector_type(field.type):
+            check_vector_rows_type(given, field.name, table)
+            check_vector_column(rows, field.name, key)  # before Float32 makes 1e39 infinite
         if _is_text(given) != _is_text(field.type):
             raise EngineError(
                 f"column '{field.name}' of table '{table}' holds {field.type}; the rows "
