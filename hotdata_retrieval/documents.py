@@ -56,6 +56,7 @@ from hotdata_retrieval.plan.values import (
     check_numbers,
     check_positive_int,
     check_query_text,
+    iso_text_problem,
     parse_iso_date,
     parse_iso_timestamp,
     utc_moment,
@@ -895,9 +896,13 @@ def _checked_moment(name: str, kind: Any, key: str, value: Any) -> Any:
 
     Raises:
         PlanError: a value that is no text (a number would be read in the column's unit,
-            seconds or microseconds or days, silently), or a moment finer than the
-            column's unit (``'…00.5'`` in a column of seconds), naming the document.
+            seconds or microseconds or days, silently), text in none of the ISO forms (a
+            fraction of more than six digits named as past the microseconds a timestamp
+            holds), or a moment finer than the column's unit (``'…00.5'`` in a column of
+            seconds), naming the document.
     """
+    import pyarrow as pa
+
     if value is None:
         return None
     if not isinstance(value, str):
@@ -909,6 +914,14 @@ def _checked_moment(name: str, kind: Any, key: str, value: Any) -> Any:
             value=key,
         )
     moment = _moment(value, kind)
+    if isinstance(moment, str):
+        kind_word = "date" if pa.types.is_date(kind) else "timestamp"
+        raise PlanError(
+            f"document {key!r}: metadata {name!r} is {value!r}, which its filter column "
+            f"({kind}) does not read: {iso_text_problem(value, kind_word)}",
+            field="metadatas",
+            value=key,
+        )
     step = _UNIT_MICROSECONDS.get(getattr(kind, "unit", ""), 1)
     if hasattr(moment, "microsecond") and moment.microsecond % step:
         raise PlanError(

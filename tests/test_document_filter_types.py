@@ -140,6 +140,12 @@ def test_metadata_text_fills_a_date_or_timestamp_filter_column(
     assert sorted(found) == expected
 
 
+_PAST_MICROSECONDS = (
+    r"its fraction of a second has {} digits, and a timestamp holds at most 6 \(microseconds\)"
+)
+"""What a refusal of a fraction of more than six digits says (the digits counted by hand)."""
+
+
 @pytest.mark.parametrize(
     ("kind", "value", "words"),
     [
@@ -148,6 +154,9 @@ def test_metadata_text_fills_a_date_or_timestamp_filter_column(
         (pa.date32(), 19723, "takes ISO 8601 text"),
         (pa.timestamp("s"), "2024-01-02T00:00:00.5", "finer than its filter column"),
         (pa.timestamp("ms"), "2024-01-02T00:00:00.0005", "finer than its filter column"),
+        (pa.timestamp("us"), "2024-01-02T00:00:00.1234567", _PAST_MICROSECONDS.format(7)),
+        (pa.timestamp("ns"), "2024-01-02T00:00:00.123456789Z", _PAST_MICROSECONDS.format(9)),
+        (pa.timestamp("s"), "2024-01-02T00:00:00.0000000", _PAST_MICROSECONDS.format(7)),
     ],
 )
 def test_metadata_a_date_or_timestamp_column_would_change_is_refused(
@@ -156,7 +165,9 @@ def test_metadata_a_date_or_timestamp_column_would_change_is_refused(
     """A number for a date or timestamp column would be read in the column's unit (seconds,
     microseconds or days: 1704067200 is 2024 in seconds and 1970 in microseconds), and a
     fraction finer than the column's unit would be cut: both are refused, naming the
-    document, and nothing is written."""
+    document, and nothing is written. A fraction of more than six digits is in no ISO form
+    a filter reads (a timestamp holds microseconds): its refusal names that limit, on a
+    column of nanoseconds too (before, it said only that the column could not hold it)."""
     table = fresh_table()
     store = DocumentStore(typed_engine, table, filter_columns={"f": kind})
     with pytest.raises(PlanError, match=words) as caught:

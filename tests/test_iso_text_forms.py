@@ -143,3 +143,27 @@ def test_an_aware_datetime_past_the_years_in_utc_is_a_plan_error(
     text = moment.isoformat()
     with pytest.raises(PlanError, match="outside the years 1 to 9999 once in UTC"):
         parse_filter(f"at > TIMESTAMP '{text}'")
+
+
+@pytest.mark.parametrize("fraction", ["1234567", "123456789", "0000000"])
+def test_a_fraction_past_microseconds_is_refused_naming_the_limit_on_every_door(
+    fraction: str,
+) -> None:
+    """A fraction of a second of more than six digits (nanoseconds, as other systems write
+    them) is in none of the ISO forms; every door that reads timestamp text says so by the
+    six-digit (microsecond) limit and the digits given, not only by the list of forms."""
+    text = f"2020-01-01T05:06:07.{fraction}Z"
+    limit = (
+        rf"its fraction of a second has {len(fraction)} digits, and a timestamp holds at most "
+        r"6 \(microseconds\)"
+    )
+    document = {
+        "branches": [{"kind": "text", "table": "t", "column": "body", "query_text": "x"}],
+        "filter": {"column": "at", "op": "<", "value": {"timestamp": text}},
+    }
+    with pytest.raises(PlanError, match=limit):
+        parse_filter(f"at < TIMESTAMP '{text}'")
+    with pytest.raises(PlanError, match=limit):
+        plan_from_document(document)
+    with pytest.raises(PlanError, match=limit):
+        check_filter_values(parse_filter(f"at < '{text}'"), {"at": ValueKind.TEMPORAL})

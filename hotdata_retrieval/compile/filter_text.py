@@ -59,8 +59,8 @@ from hotdata_retrieval.plan.filters import (
     predicate_forms,
 )
 from hotdata_retrieval.plan.values import (
-    ISO_FORMS,
     LiteralValue,
+    iso_text_problem,
     parse_iso_date,
     parse_iso_timestamp,
 )
@@ -240,7 +240,7 @@ def _temporal(node: exp.Cast) -> LiteralValue:
         return _timestamp(node, text)
     day = parse_iso_date(text)
     if day is None:
-        _unsupported(node, f"{text!r} is not an ISO 8601 date ({ISO_FORMS})")
+        _unsupported(node, f"{text!r} is {iso_text_problem(text, 'date')}")
     return day
 
 
@@ -265,7 +265,7 @@ def _timestamp(node: exp.Expr, text: str) -> datetime.datetime:
     """ISO 8601 ``text`` (of the cast ``node``) as the datetime it names."""
     moment = parse_iso_timestamp(text)
     if moment is None:
-        _unsupported(node, f"{text!r} is not an ISO 8601 timestamp ({ISO_FORMS})")
+        _unsupported(node, f"{text!r} is {iso_text_problem(text, 'timestamp')}")
     return moment
 
 

@@ -55,6 +55,7 @@ from hotdata_retrieval.plan.values import (
     ISO_FORMS,
     cosine_norm_problem,
     float32_squared_norms,
+    iso_text_problem,
     parse_iso_date,
     parse_iso_timestamp,
 )
@@ -1073,6 +1074,9 @@ def _value_problem(kind: ValueKind, value: Any) -> str | None:
     if kind is ValueKind.TEMPORAL:
         if isinstance(value, str) and _iso_temporal(value) is not None:
             return None
+        if isinstance(value, str):
+            problem = iso_text_problem(value, "date or timestamp")
+            return f"{_spelled(value)}, which is {problem}; pass a date or a datetime"
         return (
             f"{_spelled(value)}, which is not an ISO 8601 date or timestamp "
             f"({ISO_FORMS}); pass a date or a datetime"

@@ -98,7 +98,7 @@ from hotdata_retrieval.plan.search import (
 from hotdata_retrieval.plan.steps import PlanStep, step_class, step_kinds, step_options
 from hotdata_retrieval.plan.values import (
     INT64_MAX,
-    ISO_FORMS,
+    iso_text_problem,
     json_type,
     parse_iso_date,
     parse_iso_timestamp,
@@ -787,7 +787,7 @@ def _temporal(value: Mapping[str, Any], where: str) -> datetime.date | datetime.
     parsed = parse_iso_date(text) if kind == "date" else parse_iso_timestamp(text)
     if parsed is None:
         _fail(
-            f"{where}.{kind}: {text!r} is not an ISO 8601 {kind} ({ISO_FORMS})",
+            f"{where}.{kind}: {text!r} is {iso_text_problem(text, kind)}",
             field=where,
             value=text,
         )

@@ -440,21 +440,61 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
     )
 
 
+MAX_FRACTION_DIGITS = 6
+"""The most digits a timestamp's fraction of a second has in the ISO forms (:data:`ISO_FORMS`):
+microseconds, what Python's ``datetime`` holds and every engine's timestamp keeps (PostgreSQL's
+and DuckDB's timestamps are microseconds)."""
+
 _ISO_DATE = r"([0-9]{4})(-?)([0-9]{2})\2([0-9]{2})"
 _ISO_DATE_TEXT = re.compile(_ISO_DATE, re.ASCII)
 _ISO_TIMESTAMP_TEXT = re.compile(
-    _ISO_DATE + r"(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,6}))?)?"
+    _ISO_DATE
+    + r"(?:[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2})(?:\.([0-9]{1,"
+    + str(MAX_FRACTION_DIGITS)
+    + r"}))?)?"
     r"(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))?)?",
     re.ASCII,
 )
 ISO_FORMS = (
     "a date YYYY-MM-DD or YYYYMMDD; a timestamp such a date, alone or then T or a space, "
-    "HH:MM, HH:MM:SS or HH:MM:SS.f (1 to 6 fraction digits), then optionally Z or an offset "
-    "+HH:MM or -HH:MM"
+    f"HH:MM, HH:MM:SS or HH:MM:SS.f (1 to {MAX_FRACTION_DIGITS} fraction digits: "
+    "microseconds), then optionally Z or an offset +HH:MM or -HH:MM"
 )
 """The ISO 8601 forms a filter's date or timestamp text may take, the same on every Python
 version (``datetime.fromisoformat`` reads more from Python 3.11 on, ``2020-W01-1``,
 ``2020-01-01T05``, seven fraction digits, and ``20200101`` only from 3.11 on)."""
+
+
+_LONG_FRACTION_TEXT = re.compile(
+    _ISO_DATE
+    + r"[T ][0-9]{2}:[0-9]{2}:[0-9]{2}\.(?P<fraction>[0-9]{"
+    + str(MAX_FRACTION_DIGITS + 1)
+    + r",})(?:Z|[+-][0-9]{2}:[0-9]{2})?",
+    re.ASCII,
+)
+"""A timestamp of the ISO forms but for a fraction of a second longer than
+:data:`MAX_FRACTION_DIGITS` digits (nanoseconds, as other systems write)."""
+
+
+def iso_text_problem(text: str, kind: str) -> str:
+    """What ``text`` is not, for a refusal's message that names it first (``'…' is …``):
+    ``not an ISO 8601 <kind>`` (``kind``: ``"date"``, ``"timestamp"`` or ``"date or
+    timestamp"``) and the forms (:data:`ISO_FORMS`), and for a timestamp whose fraction of a
+    second has more than :data:`MAX_FRACTION_DIGITS` digits, that limit (microseconds) by
+    name.
+
+    >>> iso_text_problem("2024-03-01T05:00:00.1234567", "timestamp").split(",")[0]
+    'not an ISO 8601 timestamp; its fraction of a second has 7 digits'
+    """
+    problem = f"not an ISO 8601 {kind}"
+    long = _LONG_FRACTION_TEXT.fullmatch(text.strip())
+    if long is not None and kind != "date":
+        digits = len(long.group("fraction"))
+        problem += (
+            f"; its fraction of a second has {digits} digits, and a timestamp holds at most "
+            f"{MAX_FRACTION_DIGITS} (microseconds): round it to {MAX_FRACTION_DIGITS} digits"
+        )
+    return f"{problem} ({ISO_FORMS})"
 
 
 def parse_iso_date(text: str) -> datetime.date | None:
