@@ -257,10 +257,10 @@ def _text_search(node: TextSearch) -> exp.Expr:
     return exp.Subquery(this=filled)
 
 
-def _vector_valid(vector: exp.Expr, query: exp.Expr, dimension: exp.Expr | None = None) -> exp.Expr:
-    """Whether a row's ``vector`` has a distance to ``query``: a float32 BLOB of the query's
-    length, or JSON text of an array of as many finite float32 numbers. ``dimension`` is the
-    query's length (default: ``vec_length(<query>)``)."""
+def _vector_valid(vector: exp.Expr, dimension: exp.Expr) -> exp.Expr:
+    """Whether a row's ``vector`` has a distance to a query of ``dimension`` components (a
+    number, or ``vec_length(<query>)``): a float32 BLOB of that length, or JSON text of an
+    array of as many finite float32 numbers."""
 
     def call(name: str, *arguments: exp.Expr) -> exp.Expr:
         return exp.Anonymous(this=name, expressions=list(arguments))
@@ -268,8 +268,6 @@ def _vector_valid(vector: exp.Expr, query: exp.Expr, dimension: exp.Expr | None 
     def text(value: str) -> exp.Expr:
         return exp.Literal.string(value)
 
-    if dimension is None:
-        dimension = call("vec_length", query.copy())
     blob = exp.and_(
         exp.EQ(this=call("typeof", vector.copy()), expression=text("blob")),
         exp.EQ(
@@ -323,7 +321,8 @@ def _vector_distance(node: VectorDistance) -> exp.Expr:
         distance = exp.Coalesce(this=distance, expressions=[exp.Literal.number("1.0")])
     else:
         distance = exp.Anonymous(this="POWER", expressions=[distance, exp.Literal.number(2)])
-    return exp.Case(ifs=[exp.If(this=_vector_valid(vector, query), true=distance)])
+    dimension = exp.Anonymous(this="vec_length", expressions=[query.copy()])
+    return exp.Case(ifs=[exp.If(this=_vector_valid(vector, dimension), true=distance)])
 
 
 @attrs.frozen
@@ -547,7 +546,6 @@ def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.S
     """
     compiler = SqliteCompiler(SQLITE, LiteralBinder(SQLITE))
     vector = column(branch.column, searched_table(branch).name)
-    query = compiler.binder.vector(branch, "query_vector")
     dimension = exp.Literal.number(len(branch.query_vector))
     present = exp.Not(this=exp.Is(this=vector.copy(), expression=exp.Null()))
 
@@ -559,7 +557,7 @@ def vector_scan_select(plan: SearchPlan, branch: NearestNeighborSearch) -> exp.S
             )
         )
 
-    valid = _vector_valid(vector, query, dimension)
+    valid = _vector_valid(vector, dimension)
     tree = exp.Select(
         expressions=[
             exp.Alias(this=exp.Count(this=exp.Star()), alias=identifier("scanned")),
