@@ -41,6 +41,7 @@ from hotdata_retrieval.engines.checks import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import VectorIndexKind, unbuilt_vector_index
+from hotdata_retrieval.errors import HotdataApiError
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric
 
@@ -203,7 +204,9 @@ class ManagedTableRows:
                 made with here, else ``id``).
 
         Raises:
-            HotdataApiError: the engine's message (no such table or column).
+            EngineError: no such table, named beside the tables of the database's schema
+                (:func:`~hotdata_retrieval.engines.checks.missing_table_error`).
+            HotdataApiError: the engine's message (no such column).
         """
         name = self.table_name(table)
         key = self._key(name, key_column)
@@ -215,7 +218,13 @@ class ManagedTableRows:
             statement = select_page(
                 self.profile, table_reference(name), wanted, key, after=after, limit=READ_PAGE_ROWS
             )
-            result = self._execute(statement)
+            try:
+                result = self._execute(statement)
+            except HotdataApiError:
+                held = self.tables if after is None and name.schema == self.schema else None
+                if held is not None and name.name not in held:  # named, not the planner's
+                    raise missing_table_error(name, held, where=" in the database") from None
+                raise
             if not names:
                 names = list(result.columns)
             page = self._rows(result)
