@@ -9,7 +9,10 @@ already in ascending order, as most generated keys are, costs one comparison a r
 
 Equality is NumPy's for numbers, which is SQL's ``=`` and Python's ``==``: ``-0.0`` and
 ``0.0`` are one key and NaN equals nothing (callers refuse NaN keys before asking), and
-Arrow's for text and bytes (byte for byte).
+Arrow's for text and bytes (byte for byte). A date, time, timestamp or duration is compared
+as the integer Arrow holds it as (days, or counts of its unit): Python's own values cannot
+tell keys apart by less than a microsecond (``datetime.time`` has no nanoseconds), and
+two keys are one only when the store holds one value for both.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ if TYPE_CHECKING:
 
 def sortable(kind: pa.DataType) -> bool:
     """Whether :func:`repeated_key` reads keys of Arrow type ``kind`` (integers, floats,
-    text and bytes)."""
+    text, bytes, and dates, times, timestamps and durations by their integers)."""
     import pyarrow as pa
 
     return bool(
-        pa.types.is_integer(kind)
+        _temporal(kind)
+        or pa.types.is_integer(kind)
         or pa.types.is_floating(kind)
         or pa.types.is_string(kind)
         or pa.types.is_large_string(kind)
@@ -52,9 +56,46 @@ def repeated_key(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:
         raise TypeError(f"keys of type {kind} are not read by sorting")
     if len(values) < 2:
         return None
+    if _temporal(kind):
+        integers = pa.int32() if kind.bit_width == 32 else pa.int64()
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        repeated = _repeated_number(values.view(integers))
+        if repeated is None:
+            return None
+        value, count = repeated
+        return temporal_text(kind, value), count
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         return _repeated_number(values)
     return _repeated_bytes(values)
+
+
+def temporal_text(kind: pa.DataType, value: int) -> str:
+    """A date, time, timestamp or duration of Arrow type ``kind`` held as the integer
+    ``value``, written as Arrow writes it (``'1970-01-01 00:00:00.000000001'``, ``'00:00:01'``;
+    every digit of its unit, which Python's own types would cut to microseconds); a duration
+    or a value past the years Arrow writes as its integer and unit (``'1ns'``)."""
+    import pyarrow as pa
+
+    integers = pa.int32() if kind.bit_width == 32 else pa.int64()
+    if not pa.types.is_duration(kind):
+        text = pa.array([value], integers).view(kind).cast(pa.string())[0].as_py()
+        if not text.startswith("<"):  # "<value out of range: ...>"
+            return str(text)
+    return f"{value}{getattr(kind, 'unit', '')}"
+
+
+def _temporal(kind: pa.DataType) -> bool:
+    """Whether Arrow type ``kind`` is a date, time, timestamp or duration: one integer a
+    value (days, milliseconds, or counts of its unit)."""
+    import pyarrow as pa
+
+    return bool(
+        pa.types.is_date(kind)
+        or pa.types.is_time(kind)
+        or pa.types.is_timestamp(kind)
+        or pa.types.is_duration(kind)
+    )
 
 
 def _repeated_number(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | None:

@@ -81,12 +81,12 @@ from hotdata_retrieval.engines.checks import (
     check_columns,
     check_cosine_norms,
     check_filter_values,
+    check_key_column,
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
     checked_keys,
     column_names,
-    key_column_error,
     missing_table_error,
     null_vectors_as_lists,
     rows_table,
@@ -107,7 +107,6 @@ from hotdata_retrieval.engines.store import (
     arrow_type_text,
     as_loaded,
     check_written_vectors,
-    has_repeated_value,
     vector_columns_of,
     with_terms_column,
 )
@@ -412,8 +411,7 @@ class LancedbEngine(RoutesByIndexes):
             if key not in columns:
                 raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
             keys = data.column(key)
-            if keys.null_count or has_repeated_value(keys):
-                raise key_column_error(keys, key, loading=True)
+            check_key_column(keys, key, loading=True)
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
@@ -635,8 +633,7 @@ class LancedbEngine(RoutesByIndexes):
         if key not in columns:
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
-        if keys.null_count or has_repeated_value(keys):
-            raise key_column_error(keys, key)
+        check_key_column(keys, key)
         if not rows.num_rows:
             return indexes
         for column in indexes.bm25_columns:

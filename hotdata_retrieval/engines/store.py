@@ -42,7 +42,6 @@ from hotdata_retrieval.compile.statements import (
     table_node,
 )
 from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql, WorkerSql
-from hotdata_retrieval.engines._repeated_keys import repeated_key, sortable
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
@@ -52,6 +51,7 @@ from hotdata_retrieval.engines.checks import (
     check_columns,
     check_cosine_norms,
     check_filter_values,
+    check_key_column,
     check_no_nan,
     check_no_nul,
     check_no_null_type,
@@ -61,7 +61,6 @@ from hotdata_retrieval.engines.checks import (
     column_names,
     declared_value_kind,
     is_vector_type,
-    key_column_error,
     merged_kinds,
     missing_table_error,
     null_vectors_as_lists,
@@ -524,16 +523,6 @@ def _raise_bad_vector(vectors: Any, column: str, start: int) -> None:
                 f"range (magnitude at most {FLOAT32_MAX:.6g}); vectors are stored as Float32, "
                 f"where it would be an infinity: {value[:8]!r}"
             )
-
-
-def has_repeated_value(values: pa.ChunkedArray | pa.Array) -> bool:
-    """Whether ``values`` (a key column without NULL) holds one value twice: by sorting
-    (:func:`~hotdata_retrieval.engines._repeated_keys.repeated_key`) for numbers, text and
-    bytes; for any other type by Python equality over its values (a float key's ``0.0`` and
-    ``-0.0`` are one value either way)."""
-    if sortable(values.type):
-        return repeated_key(values) is not None
-    return len(set(values.to_pylist())) != len(values)
 
 
 def value_kinds(described: StoreTable) -> dict[str, ValueKind]:
@@ -1007,8 +996,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             if key not in columns:
                 raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
             keys = data.column(key)
-            if keys.null_count or has_repeated_value(keys):
-                raise key_column_error(keys, key, loading=True)
+            check_key_column(keys, key, loading=True)
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns:
@@ -1278,8 +1266,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         if key not in columns:
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
-        if keys.null_count or has_repeated_value(keys):
-            raise key_column_error(keys, key)
+        check_key_column(keys, key)
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, [vector.name for vector in described.vectors])
         for vector in described.vectors:

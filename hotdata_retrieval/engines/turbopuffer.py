@@ -74,13 +74,13 @@ from hotdata_retrieval.engines.checks import (
     check_columns,
     check_cosine_norms,
     check_filter_values,
+    check_key_column,
     check_no_nan,
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
     checked_keys,
     column_names,
-    key_column_error,
     missing_table_error,
     null_vectors_as_lists,
     rows_table,
@@ -99,7 +99,6 @@ from hotdata_retrieval.engines.results import (
 )
 from hotdata_retrieval.engines.store import (
     check_written_vectors,
-    has_repeated_value,
     vector_columns_of,
 )
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
@@ -580,8 +579,7 @@ class TurbopufferEngine(RoutesByIndexes):
         if key not in columns:
             raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
         keys = data.column(key)
-        if keys.null_count or has_repeated_value(keys):
-            raise key_column_error(keys, key, loading=True)
+        check_key_column(keys, key, loading=True)
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
@@ -820,8 +818,7 @@ class TurbopufferEngine(RoutesByIndexes):
         if _KEY not in columns:
             raise EngineError(f"the rows have no key column '{_KEY}'")
         keys = rows.column(_KEY)
-        if keys.null_count or has_repeated_value(keys):
-            raise key_column_error(keys, _KEY)
+        check_key_column(keys, _KEY)
         self._checked_keys(schema, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, schema.vectors())
         for column in schema.vectors():
