@@ -5,6 +5,7 @@ pinned by snapshots, and the hits equal the local engine's own search of the sam
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -352,3 +353,29 @@ def test_unsigned_attributes_past_the_signed_range_read_back(fake: FakeTurbopuff
             2**63,
             2**64 - 1,
         ]
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        pa.array([1, 2], pa.timestamp("us", "UTC")),
+        pa.array([1, 2], pa.timestamp("ns")),
+        pa.array([0.5, 1.5]),
+        pa.array([True, False]),
+        pa.array([datetime.date(2024, 1, 1), datetime.date(2024, 1, 2)]),
+    ],
+    ids=["zoned timestamp", "timestamp[ns]", "float", "boolean", "date"],
+)
+def test_a_key_no_document_id_can_be_is_refused_by_its_type(
+    fake: FakeTurbopufferApi, keys: pa.Array
+) -> None:
+    """turbopuffer's document ids are unsigned 64-bit integers, UUIDs or strings
+    (https://turbopuffer.com/docs/write): a timestamp, float, boolean or date key is refused
+    naming its type, before anything is sent (the fake failed on a timestamp id, a boolean
+    failed in Arrow's own conversion, and the service refuses such an id)."""
+    rows = pa.table({"id": keys, "body": ["disk full", "moon node"]})
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        message = re.escape(f"key column 'id' holds {keys.type} values")
+        with pytest.raises(EngineError, match=message):
+            engine.load_table("docs", rows, text_columns=["body"])
+    assert fake.requests == []

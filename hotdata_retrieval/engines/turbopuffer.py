@@ -228,6 +228,29 @@ def _attribute_type(name: str, kind: pa.DataType) -> str:
     raise EngineError(f"column {name!r}: turbopuffer has no attribute of type {kind}")
 
 
+def _check_id_type(kind: pa.DataType) -> None:
+    """Refuse a key column of Arrow type ``kind`` that is no document id: turbopuffer's ids
+    are unsigned 64-bit integers, UUIDs or strings (https://turbopuffer.com/docs/write,
+    "Document IDs"), so a timestamp, float or boolean key would be refused by the service,
+    or changed into another value, and is refused before anything is written.
+
+    Raises:
+        EngineError: naming the type and what to load instead.
+    """
+    import pyarrow as pa
+
+    value_type = kind.value_type if pa.types.is_dictionary(kind) else kind
+    if pa.types.is_integer(value_type) or pa.types.is_string(value_type):
+        return
+    if pa.types.is_large_string(value_type):
+        return
+    raise EngineError(
+        f"key column {_KEY!r} holds {kind} values; turbopuffer keys a document by an integer "
+        "or a string (its document ids are unsigned 64-bit integers, UUIDs or strings): "
+        "load the keys as text or integers"
+    )
+
+
 @attrs.frozen
 class _Schema:
     """A namespace's attributes: each one's type, the full-text ones, the vectors' metric."""
@@ -557,7 +580,8 @@ class TurbopufferEngine(RoutesByIndexes):
         (module docstring); ``vector_model`` is not kept (a namespace has no place for it).
 
         Raises:
-            EngineError: a key column other than ``id``, a duplicated or NULL key, a missing
+            EngineError: a key column other than ``id``, a duplicated or NULL key, a key of
+                a type no document id has (a timestamp, a float, a boolean), a missing
                 or non-text text column, vectors of different lengths or none, a column type
                 turbopuffer has no attribute for, or turbopuffer's own refusal.
             UnsupportedOnDialectError: the ``dot`` metric.
@@ -580,6 +604,7 @@ class TurbopufferEngine(RoutesByIndexes):
             raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
         keys = data.column(key)
         check_key_column(keys, key, loading=True)
+        _check_id_type(keys.type)
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
