@@ -568,3 +568,32 @@ def test_a_text_index_without_bm25_statistics_asks_for_a_new_load(tmp_path: Any)
             engine.search(plan)
         engine.load_table("docs", data, key_column="id", text_columns=["body"])
         assert engine.search(plan).keys == [1]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [pa.timestamp("us", "UTC"), pa.timestamp("ns"), pa.timestamp("ms", "Europe/Paris")],
+    ids=str,
+)
+def test_a_timestamp_key_finds_its_row_as_the_text_sqlite_holds(kind: pa.DataType) -> None:
+    """SQLite holds a timestamp as ISO text in UTC: a key is bound as that text, so an
+    upsert replaces its row, and ``read_rows`` and ``delete_rows`` find it. The driver's own
+    adapter wrote a zoned key with its offset (``+00:00``), which no stored text equals, so
+    the upsert failed on the key's unique index; it had none for pandas' ``Timestamp`` (the
+    keys of a nanosecond column), so every change by such a key failed."""
+    import datetime
+
+    units = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[kind.unit]
+    keys = pa.array([1_700_000_000 * units, 1_700_000_001 * units], pa.int64()).view(kind)
+    engine = SqliteEngine(":memory:")
+    engine.load_table("events", pa.table({"id": keys, "body": ["a", "b"]}), text_columns=["body"])
+    engine.upsert_rows("events", pa.table({"id": keys[1:], "body": ["replaced"]}))
+    assert engine.read_table("events").to_pylist() == [
+        {"id": keys[0].as_py(), "body": "a"},
+        {"id": keys[1].as_py(), "body": "replaced"},
+    ]
+    second = datetime.datetime(2023, 11, 14, 22, 13, 21, tzinfo=datetime.timezone.utc)
+    for given in (keys[1].as_py(), second, second.replace(tzinfo=None)):
+        assert engine.read_rows("events", [given]).column("body").to_pylist() == ["replaced"]
+    assert engine.delete_rows("events", [keys[0].as_py()]) == 1
+    assert engine.read_table("events", ["body"]).column("body").to_pylist() == ["replaced"]

@@ -434,7 +434,7 @@ class SqliteEngine(SqlStoreEngine):
         key = self._key_of(described)
         storage = {vector.name: vector.storage or "blob" for vector in described.vectors}
         convert = _conversions(rows.schema, storage)
-        keys = rows.column(key).to_pylist()
+        keys = self._stored_keys(described, rows.column(key).to_pylist())
         target = self.store_table(described.name)
         statement = insert_rows(self.profile, target.copy(), rows.column_names, None)
         self._execute("BEGIN IMMEDIATE")
@@ -571,6 +571,17 @@ class SqliteEngine(SqlStoreEngine):
                 raise EngineError(f"sqlite: {error}", sql=statement) from None
 
     # -- what SQLite reports beside the hits -----------------------------------------------
+
+    def _stored_keys(self, described: StoreTable, keys: list[Any]) -> list[Any]:
+        """``keys`` of a date or timestamp key column as the ISO text SQLite holds its values
+        in (:func:`_iso_text`: a zoned timestamp as its UTC instant, a timestamp of
+        nanoseconds as a ``datetime`` subclass), so that a statement finds their rows: the
+        driver's own adapter wrote a zoned key with its offset (``+00:00``), which no stored
+        text equals, and had none for pandas' ``Timestamp``; other keys as they are."""
+        dates, timestamps = self.text_temporal_columns(described)
+        if self._key_of(described) not in dates | timestamps:
+            return keys
+        return [_iso_text(key) if hasattr(key, "isoformat") else key for key in keys]
 
     def text_temporal_columns(self, described: StoreTable) -> tuple[frozenset[str], frozenset[str]]:
         """SQLite holds dates and timestamps as ISO text (``YYYY-MM-DD``, ``YYYY-MM-DD

@@ -1130,7 +1130,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         """
         described = self.describe(table)
         key = self._key_of(described)
-        keys = self._checked_keys(described, keys)
+        keys = self._stored_keys(described, self._checked_keys(described, keys))
         wanted = self._read_columns(described, columns)
         parts = []
         names: list[str] = wanted
@@ -1163,6 +1163,12 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         key = self._key_of(described)
         declared = dict(zip(described.columns, described.column_types)).get(key, "")
         return checked_keys(keys, declared_value_kind(declared), key, declared)
+
+    def _stored_keys(self, described: StoreTable, keys: list[Any]) -> list[Any]:
+        """``keys`` (checked: :meth:`_checked_keys`, or an upsert's rows' keys) as the
+        statements that find their rows bind them: as the store holds the key column's
+        values (default: as they are; SQLite's dates and timestamps as their ISO text)."""
+        return keys
 
     def _key_of(self, described: StoreTable) -> str:
         if described.key_column is None:
@@ -1291,7 +1297,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         if not distinct:
             return 0
         try:
-            return self._remove_rows(described, distinct)
+            return self._remove_rows(described, self._stored_keys(described, distinct))
         finally:
             self.generation += 1  # what agent SQL reads is made again
 
