@@ -231,3 +231,35 @@ def test_a_window_of_a_numpy_number_is_taken(tmp_path: Path) -> None:
     engine = LancedbEngine(tmp_path, old_versions_kept_seconds=np.int64(30))
     assert engine.old_versions_kept_seconds == 30.0
     assert type(engine.old_versions_kept_seconds) is float
+
+
+def test_an_upsert_keyed_by_zero_replaces_the_row_loaded_as_minus_zero(tmp_path: Path) -> None:
+    """``-0.0`` and ``0.0`` are one key (Python's and SQL's ``==``): LanceDB's own lookup
+    tells their bits apart, so the key is stored as ``0.0`` at load and upsert, and an
+    upsert of ``0.0`` replaced nothing and added a second row under the key."""
+    engine = LancedbEngine(tmp_path / "lance")
+    rows = pa.table({"id": pa.array([-0.0, 1.0]), "body": ["a", "b"]})
+    engine.load_table("floats", rows, text_columns=["body"])
+    engine.upsert_rows("floats", pa.table({"id": pa.array([0.0]), "body": ["replaced"]}))
+    engine.upsert_rows("floats", pa.table({"id": pa.array([-0.0]), "body": ["again"]}))
+    read = engine.read_table("floats").to_pylist()
+    assert sorted(read, key=lambda row: row["id"]) == [
+        {"id": 0.0, "body": "again"},
+        {"id": 1.0, "body": "b"},
+    ]
+    assert engine.delete_rows("floats", [0.0]) == 1
+
+
+@pytest.mark.parametrize("kind", [pa.time64("ns"), pa.timestamp("ns", "UTC")], ids=str)
+def test_an_upsert_keeps_the_nanoseconds_of_its_keys(tmp_path: Path, kind: pa.DataType) -> None:
+    """An upsert's rows are written through Arrow, not Python's values: ``datetime.time``
+    holds no nanoseconds, so an upserted ``time64[ns]`` key a nanosecond past midnight was
+    written as midnight, beside the row it should have replaced. The reference is Arrow's
+    integers."""
+    engine = LancedbEngine(tmp_path / "lance")
+    keys = pa.array([1, 2, 10**9], pa.int64()).view(kind)
+    engine.load_table("times", pa.table({"id": keys, "body": ["a", "b", "c"]}))
+    engine.upsert_rows("times", pa.table({"id": keys[1:2], "body": ["replaced"]}))
+    read = engine.read_table("times").sort_by("id")
+    assert read.column("id").combine_chunks().view(pa.int64()).to_pylist() == [1, 2, 10**9]
+    assert read.column("body").to_pylist() == ["a", "replaced", "c"]

@@ -126,6 +126,22 @@ def _repeated_bytes(values: pa.Array | pa.ChunkedArray) -> tuple[Any, int] | Non
     return value.as_py(), int(pc.sum(pc.equal(values, value)).as_py())
 
 
+def positive_zero(values: Any) -> Any:
+    """Float ``values`` (an Arrow array or chunked array) with ``-0.0`` as ``0.0``, the one
+    key and one filter value they are (:func:`key_problem`), so Arrow's, DataFusion's and
+    LanceDB's hash lookups match them; other types unchanged. Arrow adds no half-precision
+    floats: those are made zero-signed through Float32, which holds every Float16 value
+    exactly."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_float16(values.type):
+        return positive_zero(values.cast(pa.float32())).cast(pa.float16())
+    if pa.types.is_floating(values.type):
+        return pc.add(values, pa.scalar(0.0, values.type))  # -0.0 + 0.0 is 0.0
+    return values
+
+
 def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
     """Why ``values`` cannot be a key column, or ``None`` when every row has a distinct,
     comparable key.

@@ -72,6 +72,7 @@ from hotdata_retrieval.analysis import (
 )
 from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
+from hotdata_retrieval.engines._repeated_keys import positive_zero
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     arrow_column_facts,
@@ -412,6 +413,8 @@ class LancedbEngine(RoutesByIndexes):
                 raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
             keys = data.column(key)
             check_key_column(keys, key, loading=True)
+            # -0.0 is the key 0.0: LanceDB's own lookups (an upsert's) tell their bits apart
+            data = data.set_column(columns.index(key), key, positive_zero(keys))
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
@@ -477,9 +480,11 @@ class LancedbEngine(RoutesByIndexes):
                     f"be removed: {error}"
                 ) from None
 
-    def _kept_rows(self, opened: Any, key: str, keys: Sequence[Any]) -> pa.Table:
+    def _kept_rows(self, opened: Any, key: str, keys: Sequence[Any] | pa.Array) -> pa.Table:
         """The rows of ``opened`` (at the version searches read) whose key is not one of
-        ``keys``, in their order, with the table's schema and its metadata."""
+        ``keys`` (Python values, or an Arrow array of the key column's type: an upsert's,
+        whose nanoseconds Python's values would not hold), in their order, with the table's
+        schema and its metadata."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -487,9 +492,9 @@ class LancedbEngine(RoutesByIndexes):
             current = opened.to_arrow()
         except Exception as error:
             raise EngineError(f"lancedb: {error}") from None
-        named = pc.is_in(
-            current.column(key), value_set=pa.array(list(keys), current.schema.field(key).type)
-        )
+        kind = current.schema.field(key).type
+        given = keys if isinstance(keys, pa.Array) else pa.array(list(keys), kind)
+        named = pc.is_in(current.column(key), value_set=given)
         kept = current.filter(pc.invert(named))
         return pa.Table.from_arrays(kept.columns, schema=opened.schema)
 
@@ -634,6 +639,7 @@ class LancedbEngine(RoutesByIndexes):
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
         check_key_column(keys, key)
+        rows = rows.set_column(columns.index(key), key, positive_zero(keys))  # as at load
         if not rows.num_rows:
             return indexes
         for column in indexes.bm25_columns:
@@ -653,7 +659,11 @@ class LancedbEngine(RoutesByIndexes):
                     if indexes.vectors:
                         check_cosine_norms(rows, field.name, indexes.vectors[0].metric)
                 try:
-                    arrays.append(pa.array(values.to_pylist(), field.type))
+                    if pa.types.is_temporal(field.type) and pa.types.is_temporal(values.type):
+                        # by Arrow: Python's datetime.time and datetime hold no nanoseconds
+                        arrays.append(values.cast(field.type))
+                    else:
+                        arrays.append(pa.array(values.to_pylist(), field.type))
                 except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as error:
                     raise EngineError(
                         f"column '{field.name}' of table '{indexes.table}' ({field.type}) "
@@ -662,7 +672,7 @@ class LancedbEngine(RoutesByIndexes):
             else:
                 arrays.append(pa.nulls(rows.num_rows, field.type))
         data = pa.Table.from_arrays(arrays, schema=schema)
-        kept = self._kept_rows(opened, key, data.column(key).to_pylist())
+        kept = self._kept_rows(opened, key, data.column(key).combine_chunks())
         self._write(opened.name, pa.concat_tables([kept, data]), indexes.bm25_columns)
         return indexes
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from hotdata_retrieval.engines._repeated_keys import positive_zero
 from hotdata_retrieval.engines.checks import (
     arrow_value_kind,
     checked_keys,
@@ -30,7 +31,7 @@ from hotdata_retrieval.engines.checks import (
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
-from hotdata_retrieval.engines.local.tables import LoadedTable, open_table, positive_zero
+from hotdata_retrieval.engines.local.tables import LoadedTable, open_table
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex, reported_key
 from hotdata_retrieval.plan.names import TableName, normalize_identifier
 

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 
 from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import HOTDATA
+from hotdata_retrieval.engines._repeated_keys import positive_zero
 from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_key_column,
@@ -33,7 +34,6 @@ from hotdata_retrieval.engines.hnsw import (
 )
 from hotdata_retrieval.engines.local.loading import normalize_text_types
 from hotdata_retrieval.engines.local.masks import true_rows
-from hotdata_retrieval.engines.local.tables import positive_zero
 from hotdata_retrieval.errors import PlanError, row_name
 from hotdata_retrieval.plan.names import normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric

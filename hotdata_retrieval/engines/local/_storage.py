@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from hotdata_retrieval.engines._repeated_keys import positive_zero
 from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_key_column,
@@ -47,11 +48,7 @@ from hotdata_retrieval.engines.local.database import (
 )
 from hotdata_retrieval.engines.local.distance import COSINE_DISTANCE
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
-from hotdata_retrieval.engines.local.tables import (
-    open_table,
-    positive_zero,
-    read_rows,
-)
+from hotdata_retrieval.engines.local.tables import open_table, read_rows
 
 
 def load_tables(

@@ -487,18 +487,6 @@ class LoadedTable:
         return known
 
 
-def positive_zero(values: Any) -> Any:
-    """Float ``values`` (an Arrow array or chunked array) with ``-0.0`` as ``0.0``, the one
-    key and one filter value they are (:func:`key_problem`), so Arrow's and DataFusion's hash
-    lookups match them; other types unchanged. Arrow adds no half-precision floats: those are
-    made zero-signed through Float32, which holds every Float16 value exactly."""
-    if pa.types.is_float16(values.type):
-        return positive_zero(values.cast(pa.float32())).cast(pa.float16())
-    if pa.types.is_floating(values.type):
-        return pc.add(values, pa.scalar(0.0, values.type))  # -0.0 + 0.0 is 0.0
-    return values
-
-
 def read_rows(path: Path) -> pa.Table:
     """A version's rows, read from its Parquet file.
 
