@@ -593,7 +593,7 @@ def test_a_timestamp_key_finds_its_row_as_the_text_sqlite_holds(kind: pa.DataTyp
         {"id": keys[1].as_py(), "body": "replaced"},
     ]
     second = datetime.datetime(2023, 11, 14, 22, 13, 21, tzinfo=datetime.timezone.utc)
-    for given in (keys[1].as_py(), second, second.replace(tzinfo=None)):
-        assert engine.read_rows("events", [given]).column("body").to_pylist() == ["replaced"]
+    for key in (keys[1].as_py(), second, second.replace(tzinfo=None)):
+        assert engine.read_rows("events", [key]).column("body").to_pylist() == ["replaced"]
     assert engine.delete_rows("events", [keys[0].as_py()]) == 1
     assert engine.read_table("events", ["body"]).column("body").to_pylist() == ["replaced"]
