@@ -56,6 +56,7 @@ from hotdata_retrieval.compile.nodes import (
     SearchNode,
     SemanticDistance,
     SemanticSearch,
+    FLOAT_LITERAL,
     TemporalLiteral,
     TextSearch,
     UnsupportedOnDialectError,
@@ -199,6 +200,7 @@ def literal_node(value: Any) -> exp.Expr:
         return exp.Literal.string(value)
     if isinstance(value, float):
         magnitude = exp.Literal.number(repr(abs(value)))
+        magnitude.meta[FLOAT_LITERAL] = True  # a float, whatever the dialect reads the text as
         return exp.Neg(this=magnitude) if math.copysign(1.0, value) < 0 else magnitude
     if isinstance(value, datetime.datetime):
         return TemporalLiteral(this=value.isoformat(sep=" "), kind="TIMESTAMP")

@@ -67,6 +67,7 @@ from hotdata_retrieval.analysis import BM25_B, BM25_K1, indexed_text
 from hotdata_retrieval.compile.dialect import DialectProfile, register_dialect
 from hotdata_retrieval.compile.nodes import (
     COMPILER_TRANSFORMS,
+    FLOAT_LITERAL,
     Lowering,
     SearchNode,
     TextSearch,
@@ -268,6 +269,16 @@ class DuckdbDialect(DuckDB):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["identify"] = True
             super().__init__(*args, **kwargs)
+
+        def literal_sql(self, expression: exp.Literal) -> str:
+            """A literal; a float filter value (:data:`FLOAT_LITERAL`) with an exponent,
+            which DuckDB reads as a ``DOUBLE``: without one it reads a ``DECIMAL`` and
+            converts it to a double one unit in the last place off
+            (``0.09999999999999999`` became 0.1, so ``f <= 0.09999999999999999`` kept 0.1)."""
+            text = str(super().literal_sql(expression))
+            if expression.meta.get(FLOAT_LITERAL) and "e" not in text.lower():
+                return f"{text}e0"
+            return text
 
 
 class DuckdbCompiler(StoreCompiler):

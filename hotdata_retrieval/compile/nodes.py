@@ -69,6 +69,14 @@ class TemporalLiteral(exp.Expression):
     arg_types: ClassVar[dict[str, Any]] = {"this": True, "kind": True}
 
 
+FLOAT_LITERAL = "float_literal"
+"""The ``meta`` key marking a number literal the compiler wrote for a float filter value
+(:func:`~hotdata_retrieval.compile.compiler.literal_node`), for a dialect that reads such
+text as another type: DuckDB reads ``0.09999999999999999`` as a ``DECIMAL(18, 17)``, whose
+conversion to a double is 0.1, one unit in the last place off (its dialect writes the
+exponent, ``0.09999999999999999e0``, a ``DOUBLE``)."""
+
+
 def temporal_literal_sql(generator: Any, expression: TemporalLiteral) -> str:
     """Generator transform: ``CAST('<text>' AS DATE|TIMESTAMP)``, the typed literal."""
     cast = exp.Cast(
