@@ -507,6 +507,11 @@ def test_stored_vectors_are_each_rows_own_components(
     )
     table = pa.table({"id": list(range(len(vectors))), "v": column})
     with SqliteEngine() as engine:
+        if all(vector is None for vector in vectors) and kind.startswith(("list", "large")):
+            # no vector and a type of no length: no length to declare, on every engine
+            with pytest.raises(EngineError, match="its length is unknown"):
+                engine.load_table("t", table, vector_storage=storage, vector_metric="l2")
+            return
         # l2: any finite float32 vector is stored (cosine refuses norms it cannot compute)
         engine.load_table("t", table, vector_storage=storage, vector_metric="l2")
         stored = engine._connection.execute("SELECT v FROM t ORDER BY id").fetchall()

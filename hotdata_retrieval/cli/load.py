@@ -198,10 +198,8 @@ def _load_into_store(
     """``hdq load --engine <store>``: the same tables, text indexes and embeddings as the
     local engine's load, written to the store (a NULL, empty or whitespace-only text gets no
     vector)."""
-    import pyarrow as pa
 
-    from hotdata_retrieval.embed import is_embeddable
-    from hotdata_retrieval.engines.local._embedding_cache import embed_column
+    from hotdata_retrieval.engines.local._embedding_cache import embed_column, embedded_vectors
     from hotdata_retrieval.engines.local.loading import read_source
 
     if vector_index is not None and engine_name != "postgres":
@@ -241,12 +239,9 @@ def _load_into_store(
                     values = data.column(column).to_pylist()
                     # the user's embedding cache: texts any database embedded are not again
                     matrix = embed_column(None, model, name, column, values, True, batch_size)
-                    vectors: list[list[float] | None] = [
-                        vector.tolist() if is_embeddable(text) else None
-                        for text, vector in zip(values, matrix)
-                    ]
+                    # of the model's length, even when no text is embeddable
                     data = data.append_column(
-                        f"{column}_embedding", pa.array(vectors, pa.list_(pa.float32()))
+                        f"{column}_embedding", embedded_vectors(values, matrix)
                     )
                 options["vector_model"] = str(model.name)
             if searchable and vector_index is not None:

@@ -354,7 +354,7 @@ class ManagedTableRows:
         columns = column_names(data.schema)
         data = data.rename_columns(columns)
         _check_keys(data, key, loading=True)  # before the table is declared: none is left
-        _check_vectors(data)
+        _check_vectors(data, loading=True)
         for column in vector_columns_of(data):  # float32 lists, as a vector index reads them
             position = data.schema.get_field_index(column)
             values = data.column(column).cast(pa.list_(pa.float32()))
@@ -417,20 +417,26 @@ class ManagedTableRows:
         return len(found)
 
 
-def _check_vectors(rows: Any) -> None:
+def _check_vectors(rows: Any, *, loading: bool = False) -> None:
     """Refuse ``rows`` (a ``pyarrow.Table``) with a vector column (a list of floating-point
     numbers) that holds an empty vector, vectors of different lengths, or a component NaN,
     infinite or beyond Float32's range, before anything is sent: the rows are sent as
-    Float32 vectors, where a larger value is an infinity.
+    Float32 vectors, where a larger value is an infinity. ``loading``: the rows make the
+    table, and a vector column of no vector whose type gives no length is refused too, as on
+    every engine (:func:`~hotdata_retrieval.engines.store.loaded_vector_dimensions`).
 
     Raises:
         EngineError: naming the column and the row
             (:func:`~hotdata_retrieval.engines.store.vector_dimensions`).
     """
-    from hotdata_retrieval.engines.store import vector_columns_of, vector_dimensions
+    from hotdata_retrieval.engines.store import (
+        loaded_vector_dimensions,
+        vector_columns_of,
+        vector_dimensions,
+    )
 
     for column in vector_columns_of(rows):
-        vector_dimensions(rows, column)
+        (loaded_vector_dimensions if loading else vector_dimensions)(rows, column)
 
 
 def _check_keys(rows: Any, key: str, *, loading: bool = False) -> None:

@@ -477,12 +477,6 @@ class DuckdbEngine(SqlStoreEngine):
     ) -> None:
         check_rowid_column(data.column_names, text_columns, "DuckDB")
         dimensions = {vector.name: vector.dimensions for vector in vectors}
-        for name, size in dimensions.items():
-            if size == 0:
-                raise EngineError(
-                    f"vector column '{name}' holds no vector, so its length (FLOAT[n]) is "
-                    "unknown; load at least one row with a vector"
-                )
         columns = [
             (
                 field.name,

@@ -392,7 +392,7 @@ class LancedbEngine(RoutesByIndexes):
         """
         import pyarrow as pa
 
-        from hotdata_retrieval.engines.store import vector_dimensions
+        from hotdata_retrieval.engines.store import loaded_vector_dimensions
 
         data = rows_table(data)
         table = self.table_name(name)
@@ -430,11 +430,7 @@ class LancedbEngine(RoutesByIndexes):
             for column in vector_columns_of(data)
         }
         for column in vector_columns_of(data):
-            size = vector_dimensions(data, column)
-            if size == 0:
-                raise EngineError(
-                    f"vector column '{column}' holds no vector, so its length is unknown"
-                )
+            size = loaded_vector_dimensions(data, column)
             check_cosine_norms(data, column, metric)
             vectors = pa.array(data.column(column).to_pylist(), pa.list_(pa.float32(), size))
             data = data.set_column(data.schema.get_field_index(column), column, vectors)
@@ -459,7 +455,13 @@ class LancedbEngine(RoutesByIndexes):
         metadata[_STATISTICS_METADATA] = json.dumps(statistics).encode()
         data = data.replace_schema_metadata(metadata)
         try:
-            opened = self._database.create_table(name, data, mode="overwrite")
+            # LanceDB (0.40) takes a NULL vector of a fixed-size list column of 10 or more
+            # floats for one of the wrong length and refuses it ("variable length vectors");
+            # "null" keeps it NULL. Every other bad vector (another length, NaN) was refused
+            # before (vector_dimensions), so nothing else is changed.
+            opened = self._database.create_table(
+                name, data, mode="overwrite", on_bad_vectors="null"
+            )
             for column in texts:
                 opened.create_index(terms_column(column), config=_text_analysis(), replace=True)
         except Exception as error:

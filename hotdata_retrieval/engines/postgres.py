@@ -1101,12 +1101,6 @@ class PostgresEngine(SqlStoreEngine):
             loaded = loaded.append(pa.field(terms, pa.string()))
         counts = {column_name: TermCounts() for column_name in text_columns}
         dimensions = {vector.name: vector.dimensions for vector in vectors}
-        for column_name, size in dimensions.items():
-            if size == 0:
-                raise EngineError(
-                    f"vector column '{column_name}' holds no vector, so its length (vector(n)) "
-                    "is unknown; load at least one row with a vector"
-                )
         columns = [
             (
                 field.name,

@@ -441,6 +441,30 @@ def vector_dimensions(data: pa.Table, column: str) -> int:
     return int(kind.list_size) if hasattr(kind, "list_size") else 0
 
 
+def loaded_vector_dimensions(data: pa.Table, column: str) -> int:
+    """The length of vector column ``column`` of a table being loaded
+    (:func:`vector_dimensions`), which every engine declares the column with (DuckDB's
+    ``FLOAT[n]``, pgvector's ``vector(n)``, LanceDB's fixed-size list, turbopuffer's
+    ``[n]f32``, the local engine's and SQLite's recorded length), so a column that holds no
+    vector and whose type gives no length (a variable list of NULLs only) is refused on
+    every engine alike. A fixed-size list column (``pa.list_(pa.float32(), n)``) of NULLs
+    loads: its type gives ``n`` (``hdq load`` writes embeddings so, an all-empty text column
+    embedding to NULLs).
+
+    Raises:
+        EngineError: naming the column, as :func:`vector_dimensions` does, or saying its
+            length is unknown.
+    """
+    size = vector_dimensions(data, column)
+    if size == 0:
+        raise EngineError(
+            f"vector column '{column}' holds no vector, so its length is unknown; load at "
+            "least one row with a vector, or type the column as a fixed-size list "
+            "(pa.list_(pa.float32(), n))"
+        )
+    return size
+
+
 def check_written_vectors(rows: pa.Table, column: str, dimensions: int, table: Any) -> None:
     """Refuse rows written into ``table`` whose vector column ``column`` is not a column of
     numbers' lists (:func:`~hotdata_retrieval.engines.checks.check_vector_rows_type`), holds
@@ -1021,7 +1045,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         vectors = [
             StoreColumn(
                 name=column,
-                dimensions=vector_dimensions(data, column),
+                dimensions=loaded_vector_dimensions(data, column),
                 metric=metric,
                 storage=vector_storage or "",
                 model=vector_model or "",

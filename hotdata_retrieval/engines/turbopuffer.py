@@ -588,7 +588,7 @@ class TurbopufferEngine(RoutesByIndexes):
         """
         import pyarrow as pa
 
-        from hotdata_retrieval.engines.store import vector_dimensions
+        from hotdata_retrieval.engines.store import loaded_vector_dimensions
 
         data = rows_table(data)
         namespace = self.namespace(name)
@@ -626,11 +626,7 @@ class TurbopufferEngine(RoutesByIndexes):
         schema: dict[str, Any] = {}
         for field in data.schema:
             if field.name in vectors:
-                size = vector_dimensions(data, field.name)
-                if size == 0:
-                    raise EngineError(
-                        f"vector column '{field.name}' holds no vector, so its length is unknown"
-                    )
+                size = loaded_vector_dimensions(data, field.name)
                 check_cosine_norms(data, field.name, metric)
                 schema[field.name] = {
                     "type": f"[{size}]f32",

@@ -10,10 +10,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
-from tests.parity.corpus import DIMENSIONS, corpus_table, empty_table
+from tests.parity.corpus import corpus_table, empty_table
 
 
 def _local(directory: Path) -> Any:
@@ -39,13 +38,7 @@ def _duckdb(directory: Path) -> Any:
 
     engine = DuckdbEngine(directory / "store.duckdb")
     engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
-    # FLOAT[n] needs n: an empty table's vector column says it in its type
-    empty = empty_table()
-    fixed = pa.list_(pa.float32(), DIMENSIONS)
-    empty = empty.set_column(
-        empty.schema.get_field_index("embedding"), "embedding", pa.array([], fixed)
-    )
-    engine.load_table("empty", empty, key_column="id", text_columns=["body"])
+    engine.load_table("empty", empty_table(), key_column="id", text_columns=["body"])
     return engine
 
 
@@ -54,12 +47,7 @@ def _postgres(url: str) -> Any:
 
     engine = PostgresEngine(url)
     engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
-    empty = empty_table()
-    fixed = pa.list_(pa.float32(), DIMENSIONS)
-    empty = empty.set_column(
-        empty.schema.get_field_index("embedding"), "embedding", pa.array([], fixed)
-    )
-    engine.load_table("empty", empty, key_column="id", text_columns=["body"])
+    engine.load_table("empty", empty_table(), key_column="id", text_columns=["body"])
     return engine
 
 
@@ -68,12 +56,7 @@ def _lancedb(directory: Path) -> Any:
 
     engine = LancedbEngine(directory / "lance")
     engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
-    empty = empty_table()
-    fixed = pa.list_(pa.float32(), DIMENSIONS)
-    empty = empty.set_column(
-        empty.schema.get_field_index("embedding"), "embedding", pa.array([], fixed)
-    )
-    engine.load_table("empty", empty, key_column="id", text_columns=["body"])
+    engine.load_table("empty", empty_table(), key_column="id", text_columns=["body"])
     return engine
 
 
@@ -82,12 +65,7 @@ def _turbopuffer(directory: Path) -> Any:
 
     engine = fake_backed_engine(directory / "turbopuffer")
     engine.load_table("docs", corpus_table(), key_column="id", text_columns=["body"])
-    empty = empty_table()
-    fixed = pa.list_(pa.float32(), DIMENSIONS)
-    empty = empty.set_column(
-        empty.schema.get_field_index("embedding"), "embedding", pa.array([], fixed)
-    )
-    engine.load_table("empty", empty, key_column="id", text_columns=["body"])
+    engine.load_table("empty", empty_table(), key_column="id", text_columns=["body"])
     return engine
 
 

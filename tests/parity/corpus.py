@@ -87,8 +87,12 @@ def corpus_table() -> pa.Table:
 
 
 def empty_table() -> pa.Table:
-    """``empty``: the corpus's columns, no row."""
-    return corpus_table().slice(0, 0)
+    """``empty``: the corpus's columns, no row; its ``embedding`` a fixed-size list of
+    :data:`DIMENSIONS`, the length every engine declares a vector column with and no row
+    gives (a variable list column of no vector is refused at load, on every engine)."""
+    empty = corpus_table().slice(0, 0)
+    fixed = pa.array([], pa.list_(pa.float32(), DIMENSIONS))
+    return empty.set_column(empty.schema.get_field_index("embedding"), "embedding", fixed)
 
 
 def row(key: int) -> dict[str, Any]:

@@ -451,3 +451,16 @@ def embed_column(
         if value:
             matrix[row] = cached[value]
     return matrix
+
+
+def embedded_vectors(texts: Sequence[Any], matrix: np.ndarray) -> pa.FixedSizeListArray:
+    """The vector column of ``texts`` embedded as ``matrix`` (:func:`embed_column`'s, one
+    row a text): float32 vectors of the embedder's length, NULL where a text is not
+    embeddable (:func:`~hotdata_retrieval.embed.is_embeddable`). A fixed-size list, so the
+    column's type keeps its length when no text is embeddable (every text empty or NULL):
+    every engine's load reads the length from it
+    (:func:`~hotdata_retrieval.engines.store.loaded_vector_dimensions`)."""
+    missing = pa.array([not is_embeddable(text) for text in texts], type=pa.bool_())
+    return pa.FixedSizeListArray.from_arrays(
+        pa.array(matrix.reshape(-1), type=pa.float32()), matrix.shape[1], mask=missing
+    )

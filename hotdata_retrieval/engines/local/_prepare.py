@@ -136,6 +136,10 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
     for name in caller_vectors:
         check_vector_column(data, name, key)
         check_cosine_norms(data, name, metric)
+        if data.column(name).null_count == data.num_rows:  # no vector: its type says the length
+            from hotdata_retrieval.engines.store import loaded_vector_dimensions
+
+            loaded_vector_dimensions(data, name)
     texts = tuple(normalize_identifier(c, label="text column") for c in load.text_columns)
     embeds = tuple(normalize_identifier(c, label="embed column") for c in load.embed_columns)
     for column in (*texts, *embeds):

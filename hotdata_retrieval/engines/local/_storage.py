@@ -27,7 +27,10 @@ from hotdata_retrieval.engines.checks import (
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._catalog import OpenTables, caller_metric, key_array
-from hotdata_retrieval.engines.local._embedding_cache import embed_column, is_embeddable
+from hotdata_retrieval.engines.local._embedding_cache import (
+    embed_column,
+    embedded_vectors,
+)
 from hotdata_retrieval.engines.local._prepare import (
     Prepared,
     TableLoad,
@@ -299,10 +302,7 @@ def _write_version(
         vector_name = f"{column}_embedding"
         texts = data.column(column).to_pylist()
         matrix = embed_column(root, embedder, item.name, column, texts, progress, batch_size)
-        missing = pa.array([not is_embeddable(text) for text in texts], type=pa.bool_())
-        array = pa.FixedSizeListArray.from_arrays(
-            pa.array(matrix.reshape(-1), type=pa.float32()), matrix.shape[1], mask=missing
-        ).cast(pa.list_(pa.float32()))
+        array = embedded_vectors(texts, matrix).cast(pa.list_(pa.float32()))
         if vector_name in data.column_names:
             data = data.drop_columns([vector_name])
         data = data.append_column(vector_name, array)
