@@ -32,10 +32,12 @@ CATALOG_COLUMNS: tuple[tuple[str, str], ...] = (
     ("storage", "TEXT"),
     ("model", "TEXT"),
 )
-"""``(name, type)`` of the catalog's columns. ``role`` is ``key`` or ``vector``; ``storage``
-is how a vector column holds its vectors (a store-specific word: ``blob``, ``json``,
-``vector``, ``array``); ``model`` names the embedder that made a vector column's vectors,
-when the library embedded them."""
+"""``(name, type)`` of the catalog's columns. ``role`` is ``key``, ``vector``, ``arrow_type``
+(``storage``: the column's Arrow type as loaded) or ``vector_norms`` (``storage``: the rows of
+a vector column a cosine search cannot rank, :mod:`hotdata_retrieval.engines._vector_norms`);
+``storage`` of a ``vector`` row is how the column holds its vectors (a store-specific word:
+``blob``, ``json``, ``vector``, ``array``); ``model`` names the embedder that made a vector
+column's vectors, when the library embedded them."""
 
 
 def quoted(name: str) -> exp.Identifier:
@@ -196,14 +198,20 @@ def catalog_create(profile: DialectProfile, schema: str | None) -> str:
     return render(profile, tree)
 
 
-def catalog_delete(profile: DialectProfile, schema: str | None, table: str) -> str:
-    """``DELETE FROM <catalog> WHERE table_name = '<table>'``."""
-    tree = exp.Delete(
-        this=table_node(CATALOG_TABLE, schema),
-        where=exp.Where(
-            this=exp.EQ(this=exp.column(quoted("table_name")), expression=exp.Literal.string(table))
-        ),
+def catalog_delete(
+    profile: DialectProfile, schema: str | None, table: str, role: str | None = None
+) -> str:
+    """``DELETE FROM <catalog> WHERE table_name = '<table>'`` (``AND role = '<role>'`` with
+    ``role``: only the table's rows of that role)."""
+    condition: exp.Expr = exp.EQ(
+        this=exp.column(quoted("table_name")), expression=exp.Literal.string(table)
     )
+    if role is not None:
+        condition = exp.and_(
+            condition,
+            exp.EQ(this=exp.column(quoted("role")), expression=exp.Literal.string(role)),
+        )
+    tree = exp.Delete(this=table_node(CATALOG_TABLE, schema), where=exp.Where(this=condition))
     return render(profile, tree)
 
 

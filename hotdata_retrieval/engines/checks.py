@@ -34,6 +34,7 @@ from hotdata_retrieval.engines._integer_literals import (
     exact_integer_predicate,
     nanosecond_timestamp_predicate,
 )
+from hotdata_retrieval.engines._vector_norms import outside_positions
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError, row_name
 from hotdata_retrieval.plan.filters import (
@@ -51,7 +52,6 @@ from hotdata_retrieval.plan.names import TableName, normalize_identifier
 from hotdata_retrieval.plan.search import DistanceMetric, SearchPlan
 from hotdata_retrieval.plan.steps import Highlight
 from hotdata_retrieval.plan.values import (
-    COSINE_SQUARED_NORMS,
     ISO_FORMS,
     cosine_norm_problem,
     float32_squared_norms,
@@ -1591,11 +1591,6 @@ def _numpy_bool() -> type:
     return numpy.bool_
 
 
-COSINE_CHECK_ROWS = 2_000
-"""Rows of a vector column :func:`check_cosine_norms` converts at once: its temporaries stay
-bounded whatever the column's size."""
-
-
 def null_vectors_as_lists(rows: Any, columns: Iterable[str]) -> Any:
     """``rows`` (a ``pyarrow.Table`` written into a loaded table) with each of the vector
     ``columns`` it holds as Arrow's ``null`` type (every value NULL, no type: what
@@ -1628,28 +1623,14 @@ def check_cosine_norms(data: Any, column: str, metric: Any) -> None:
     Raises:
         EngineError: naming the first such row (from 1), the column and the squared norm.
     """
-    import numpy as np
-    import pyarrow.compute as pc
-
     if DistanceMetric.parse(metric) is not DistanceMetric.COSINE:
         return
-    values = data.column(column)
-    for start in range(0, len(values), COSINE_CHECK_ROWS):
-        chunk = values.slice(start, COSINE_CHECK_ROWS).combine_chunks()
-        rows = np.flatnonzero(np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False)))
-        if not rows.size:
-            continue
-        present = chunk.take(rows)
-        components = pc.list_flatten(present).to_numpy(zero_copy_only=False)
-        squared = float32_squared_norms(components.reshape(rows.size, -1))
-        low, high = COSINE_SQUARED_NORMS
-        # a NaN or an infinity is left to the vector checks, which name it as such
-        finite = np.isfinite(squared) & (squared != 0)
-        outside = np.flatnonzero(finite & ((squared < low) | (squared > high)))
-        if outside.size:
-            place = int(outside[0])
-            problem = cosine_norm_problem(float(squared[place]))
-            raise EngineError(
-                f"{row_name(start + int(rows[place]))} of vector column '{column}' "
-                f"{problem} (the table is searched by cosine distance)"
-            )
+    positions = outside_positions(data.column(column))
+    if len(positions):
+        place = int(positions[0])
+        squared = float32_squared_norms([data.column(column)[place].as_py()])
+        problem = cosine_norm_problem(float(squared[0]))
+        raise EngineError(
+            f"{row_name(place)} of vector column '{column}' {problem} (the table is searched "
+            "by cosine distance)"
+        )

@@ -520,13 +520,15 @@ class DuckdbEngine(SqlStoreEngine):
         text_columns: Sequence[str],
         *,
         catalog: Sequence[Any] | None,
+        norms: Sequence[Sequence[Any]] | None = None,
     ) -> None:
         """In one transaction: drop ``previous`` (the table now named ``table``, if any) and
         its text indexes, rename the committed staged table (``<table>__hdq_loading``) to
         ``table`` (its rowids kept), build the text indexes of ``text_columns`` over it and,
         unless ``catalog`` is ``None`` (the catalog rows unchanged), write ``catalog`` as the
-        table's catalog rows. On any failure the transaction is rolled back and the staged
-        table dropped: ``previous`` stays as it was."""
+        table's catalog rows, and ``norms`` as its rows of role ``vector_norms``
+        (:meth:`_norms_statements`). On any failure the transaction is rolled back and the
+        staged table dropped: ``previous`` stays as it was."""
         schema = "main" if table.schema == "public" else table.schema
         staged = attrs.evolve(table, name=table.name + STAGED_SUFFIX)
         self._execute("BEGIN TRANSACTION")
@@ -543,6 +545,8 @@ class DuckdbEngine(SqlStoreEngine):
                 self._execute(catalog_delete(self.profile, "main", table.name))
                 if catalog:
                     self._execute(catalog_insert(self.profile, "main", catalog))
+            for statement in self._norms_statements(table, "main", norms):
+                self._execute(statement)
             self._execute("COMMIT")
         except BaseException:
             self._roll_back()
@@ -555,7 +559,9 @@ class DuckdbEngine(SqlStoreEngine):
         with contextlib.suppress(EngineError):
             self._execute("ROLLBACK")
 
-    def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
+    def _replace_rows(
+        self, described: StoreTable, rows: pa.Table, norms: Sequence[Sequence[Any]] | None
+    ) -> None:
         """Replace the rows of the keys ``rows`` holds with ``rows`` (registered as an Arrow
         table) and add the others. A table without a text index changes in place, in one
         transaction. A table with one changes as a load does (module docstring): the rows it
@@ -563,7 +569,8 @@ class DuckdbEngine(SqlStoreEngine):
         transaction swaps them in with their text indexes built again (:meth:`_swap_in`), so
         a change stopped anywhere leaves the old rows with their index or the new rows with
         theirs, and the rowids run from 0 without a gap (what the agent SQL snapshot needs,
-        :meth:`_agent_snapshot`)."""
+        :meth:`_agent_snapshot`). ``norms`` is written to the catalog in the transaction
+        that makes the change seen."""
         key = self._key_of(described)
         target = self.store_table(described.name)
         staged = described.name.name + STAGED_SUFFIX
@@ -580,6 +587,9 @@ class DuckdbEngine(SqlStoreEngine):
                 self._execute(
                     insert_rows_from(self.profile, target.copy(), rows.column_names, _LOADING)
                 )
+                if not described.text_indexes:
+                    for statement in self._norms_statements(described.name, "main", norms):
+                        self._execute(statement)
                 self._execute("COMMIT")
             except BaseException:
                 self._roll_back()
@@ -587,12 +597,17 @@ class DuckdbEngine(SqlStoreEngine):
         finally:
             self._connection.unregister(_LOADING)
         if described.text_indexes:
-            self._swap_in(described.name, described, described.text_indexes, catalog=None)
+            self._swap_in(
+                described.name, described, described.text_indexes, catalog=None, norms=norms
+            )
 
-    def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
+    def _remove_rows(
+        self, described: StoreTable, keys: Sequence[Any], norms: Sequence[Sequence[Any]] | None
+    ) -> int:
         """Delete the rows of ``keys`` (registered as an Arrow table): in place, in one
         transaction, from a table without a text index; from a table with one, as
-        :meth:`_replace_rows` does, its kept rows staged and swapped in with their indexes."""
+        :meth:`_replace_rows` does, its kept rows staged and swapped in with their indexes.
+        ``norms`` is written to the catalog in the transaction that makes the change seen."""
         import pyarrow as pa
 
         key = self._key_of(described)
@@ -613,6 +628,8 @@ class DuckdbEngine(SqlStoreEngine):
                             self.profile, self.store_table(described.name), key, _LOADING
                         )
                     )
+                    for statement in self._norms_statements(described.name, "main", norms):
+                        self._execute(statement)
                 self._execute("COMMIT")
             except BaseException:
                 self._roll_back()
@@ -620,7 +637,9 @@ class DuckdbEngine(SqlStoreEngine):
         finally:
             self._connection.unregister(_LOADING)
         if described.text_indexes:
-            self._swap_in(described.name, described, described.text_indexes, catalog=None)
+            self._swap_in(
+                described.name, described, described.text_indexes, catalog=None, norms=norms
+            )
         return removed
 
     def _staged_node(self, table: TableName) -> Any:

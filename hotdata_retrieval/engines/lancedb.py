@@ -73,6 +73,12 @@ from hotdata_retrieval.analysis import (
 from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.engines._repeated_keys import positive_zero
+from hotdata_retrieval.engines._vector_norms import (
+    OutsideNorms,
+    check_cosine_search,
+    outside_norms,
+    recorded_norms,
+)
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     arrow_column_facts,
@@ -141,6 +147,10 @@ _STATISTICS_METADATA = b"hdq.text_statistics"
 """Each text column's corpus statistics, as a JSON object: the column's name to ``[rows with
 text, their terms in all]`` (NULL is no document), written with every version of the rows
 (:meth:`LancedbEngine._write`), so the mean length of the documented BM25 is the table's."""
+_NORMS_METADATA = b"hdq.vector_norms"
+"""Each vector column's rows a cosine search cannot rank, as a JSON object of the column's
+name to :meth:`~hotdata_retrieval.engines._vector_norms.OutsideNorms.to_text`, computed from
+every row of each version :meth:`LancedbEngine._write` commits."""
 _TYPES_METADATA = b"hdq.loaded_types"
 """Each vector column's Arrow type as loaded, as a JSON object of the column's name to
 :func:`~hotdata_retrieval.engines.store.arrow_type_text`: the engine stores vectors as the
@@ -453,6 +463,13 @@ class LancedbEngine(RoutesByIndexes):
         statistics = {column: _corpus_of(data.column(terms_column(column))) for column in texts}
         metadata = dict(data.schema.metadata or {})
         metadata[_STATISTICS_METADATA] = json.dumps(statistics).encode()
+        key = metadata.get(_KEY_METADATA)
+        metric = metadata.get(_METRIC_METADATA, b"cosine").decode()
+        norms = {
+            column: recorded_norms(data, column, key.decode() if key else None, metric).to_text()
+            for column in _vector_fields(data.schema)
+        }
+        metadata[_NORMS_METADATA] = json.dumps(norms).encode()
         data = data.replace_schema_metadata(metadata)
         try:
             # LanceDB (0.40) takes a NULL vector of a fixed-size list column of 10 or more
@@ -701,6 +718,35 @@ class LancedbEngine(RoutesByIndexes):
 
     # -- searches --------------------------------------------------------------------------
 
+    def _check_cosine_search(self, plan: SearchPlan, table: TableName, opened: Any) -> None:
+        """Refuse a cosine search of a vector column of ``table`` that holds a row a cosine
+        search cannot rank (:func:`~hotdata_retrieval.engines._vector_norms.
+        check_cosine_search`), as the version's metadata records it; a version an earlier
+        release wrote records none: its rows are read, unless it was loaded for cosine.
+
+        Raises:
+            EngineError: naming the table, the column and the row's key.
+        """
+        metadata = opened.schema.metadata or {}
+        metric = metadata.get(_METRIC_METADATA, b"cosine").decode()
+        recorded = metadata.get(_NORMS_METADATA)
+        texts = json.loads(recorded) if recorded is not None else None
+
+        def record(column: str) -> OutsideNorms | None:
+            if texts is not None and column not in texts:
+                return None
+            if texts is not None:
+                found = OutsideNorms.from_text(texts[column])
+                if found.known:
+                    return found
+            elif metric == DistanceMetric.COSINE.value:
+                return None
+            key = self.indexes(table).key_column
+            read = self.read_table(table, [column] if key is None else [key, column])
+            return outside_norms(read, column, key)
+
+        check_cosine_search(plan, table, record, metric)
+
     def _check(self, plan: SearchPlan, table: TableName, opened: Any) -> None:
         check_columns(plan, table, opened.schema.names, arrow_column_kinds(opened.schema))
         check_filter_values(
@@ -708,6 +754,7 @@ class LancedbEngine(RoutesByIndexes):
             arrow_column_kinds(opened.schema),
             arrow_element_kinds(opened.schema),
         )
+        self._check_cosine_search(plan, table, opened)
         text_indexed = set(self.indexes(table).bm25_columns)
         for branch in plan.branches:
             if isinstance(branch, Bm25Search):

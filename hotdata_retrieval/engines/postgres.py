@@ -1182,11 +1182,14 @@ class PostgresEngine(SqlStoreEngine):
     placeholder = "%s"
     vector_indexes = (VectorIndexKind.HNSW.value,)
 
-    def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
+    def _replace_rows(
+        self, described: StoreTable, rows: pa.Table, norms: Sequence[Sequence[Any]] | None
+    ) -> None:
         """In one transaction: delete the rows of the keys ``rows`` holds (and their
         postings), ``COPY`` in ``rows`` with each text column's terms, write the new rows'
-        postings, and change each text column's statistics table by the terms removed and
-        added (the HNSW index is the server's to keep)."""
+        postings, change each text column's statistics table by the terms removed and
+        added (the HNSW index is the server's to keep), and write ``norms`` to the
+        catalog."""
         import psycopg
 
         key = self._key_of(described)
@@ -1218,12 +1221,18 @@ class PostgresEngine(SqlStoreEngine):
                         )
                         self._connection.execute(statement, chunk)
                     self._change_statistics(described.name, column, added[column], removed[column])
+                for statement in self._norms_statements(
+                    described.name, described.name.schema, norms
+                ):
+                    self._execute(statement)
         except psycopg.Error as error:
             raise EngineError(f"postgres: {error}".strip()) from None
 
-    def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
-        """Delete the rows of ``keys`` and take their terms out of each text column's
-        statistics, in one transaction."""
+    def _remove_rows(
+        self, described: StoreTable, keys: Sequence[Any], norms: Sequence[Sequence[Any]] | None
+    ) -> int:
+        """Delete the rows of ``keys``, take their terms out of each text column's
+        statistics and write ``norms`` to the catalog, in one transaction."""
         import psycopg
 
         try:
@@ -1231,6 +1240,10 @@ class PostgresEngine(SqlStoreEngine):
                 count, removed = self._delete_keyed(described, keys)
                 for column in described.text_indexes:
                     self._change_statistics(described.name, column, TermCounts(), removed[column])
+                for statement in self._norms_statements(
+                    described.name, described.name.schema, norms
+                ):
+                    self._execute(statement)
         except psycopg.Error as error:
             raise EngineError(f"postgres: {error}".strip()) from None
         return count

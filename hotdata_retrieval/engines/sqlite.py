@@ -428,9 +428,12 @@ class SqliteEngine(SqlStoreEngine):
             self._execute("ROLLBACK")
             raise
 
-    def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
+    def _replace_rows(
+        self, described: StoreTable, rows: pa.Table, norms: Sequence[Sequence[Any]] | None
+    ) -> None:
         """Delete the rows of the keys ``rows`` holds and their FTS5 entries, insert ``rows``
-        and index their text, in one transaction (``BEGIN IMMEDIATE``)."""
+        and index their text, and write ``norms`` to the catalog, in one transaction
+        (``BEGIN IMMEDIATE``)."""
         key = self._key_of(described)
         storage = {vector.name: vector.storage or "blob" for vector in described.vectors}
         convert = _conversions(rows.schema, storage)
@@ -446,16 +449,27 @@ class SqliteEngine(SqlStoreEngine):
                 raise EngineError(f"sqlite: {error}", sql=statement) from None
             for column in described.text_indexes:
                 self._index_keyed(described, column, keys)
+            for statement in self._norms_statements(
+                described.name, sqlite_schema(described.name), norms
+            ):
+                self._execute(statement)
             self._execute("COMMIT")
         except BaseException:
             self._execute("ROLLBACK")
             raise
 
-    def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
-        """Delete the rows of ``keys`` and their FTS5 entries in one transaction."""
+    def _remove_rows(
+        self, described: StoreTable, keys: Sequence[Any], norms: Sequence[Sequence[Any]] | None
+    ) -> int:
+        """Delete the rows of ``keys`` and their FTS5 entries, and write ``norms`` to the
+        catalog, in one transaction."""
         self._execute("BEGIN IMMEDIATE")
         try:
             removed = self._delete_keyed(described, keys)
+            for statement in self._norms_statements(
+                described.name, sqlite_schema(described.name), norms
+            ):
+                self._execute(statement)
             self._execute("COMMIT")
         except BaseException:
             self._execute("ROLLBACK")

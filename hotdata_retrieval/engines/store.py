@@ -36,12 +36,21 @@ from hotdata_retrieval.compile import to_sql
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.compile.statements import (
     CATALOG_TABLE,
+    catalog_delete,
+    catalog_insert,
     columns_query,
     readable_table,
     select_rows,
     table_node,
 )
 from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql, WorkerSql
+from hotdata_retrieval.engines._vector_norms import (
+    OutsideNorms,
+    check_cosine_search,
+    outside_keys,
+    outside_norms,
+    recorded_norms,
+)
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
     ValueKind,
@@ -163,6 +172,8 @@ class StoreColumn:
         metric: the metric searches of it use by default (and its index serves).
         storage: how the store holds the vectors (store-specific: ``blob``, ``json``, ...).
         model: the embedder that made the vectors (its ``name``), or empty.
+        outside_norms: its rows a cosine search cannot rank, as the catalog records them
+            (role :data:`NORMS_ROLE`); ``None`` for a table an earlier release loaded.
     """
 
     name: str
@@ -170,6 +181,15 @@ class StoreColumn:
     metric: str = "cosine"
     storage: str = ""
     model: str = ""
+    outside_norms: OutsideNorms | None = None
+
+    def norms_record(self) -> OutsideNorms | None:
+        """The record a cosine search of the column reads and a change of its rows evolves:
+        :attr:`outside_norms`; for a table an earlier release loaded, none when it was
+        loaded for cosine (its rows were refused at load), else one that does not know."""
+        if self.outside_norms is not None:
+            return self.outside_norms
+        return None if self.metric == DistanceMetric.COSINE.value else OutsideNorms(complete=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -208,6 +228,22 @@ TYPE_ROLE = "arrow_type"
 """The catalog role of a row recording a column's Arrow type as loaded (its ``storage``
 holds :func:`arrow_type_text`): what the store's own column type cannot say (an array of
 empty lists' element type, a fixed-size vector, a 32-bit integer, a timestamp's zone)."""
+
+
+NORMS_ROLE = "vector_norms"
+"""The catalog role of a row recording a vector column's rows a cosine search cannot rank
+(its ``storage`` holds :meth:`~hotdata_retrieval.engines._vector_norms.OutsideNorms.
+to_text`), written with the table and changed with its rows in the same transaction."""
+
+
+def norms_rows(table: str, vectors: Sequence[StoreColumn]) -> list[tuple[Any, ...]]:
+    """The catalog rows (role :data:`NORMS_ROLE`) of ``vectors``' records (a column without
+    one has none)."""
+    return [
+        (table, v.name, NORMS_ROLE, None, None, v.outside_norms.to_text(), None)
+        for v in vectors
+        if v.outside_norms is not None
+    ]
 
 
 def arrow_type_text(kind: pa.DataType) -> str:
@@ -254,19 +290,24 @@ def catalog_rows(
         (table, field.name, TYPE_ROLE, None, None, arrow_type_text(field.type), None)
         for field in loaded or ()
     )
+    rows.extend(norms_rows(table, vectors))
     return rows
 
 
 def read_catalog(
     rows: Iterable[Sequence[Any]],
 ) -> tuple[str | None, tuple[StoreColumn, ...], tuple[tuple[str, pa.DataType], ...]]:
-    """The key column, the vector columns and the columns' loaded Arrow types recorded in
-    catalog ``rows`` (a type the text of which is unreadable is left out)."""
+    """The key column, the vector columns (with their records of role :data:`NORMS_ROLE`)
+    and the columns' loaded Arrow types recorded in catalog ``rows`` (a type the text of
+    which is unreadable is left out)."""
     key: str | None = None
     vectors: list[StoreColumn] = []
     types: list[tuple[str, pa.DataType]] = []
+    norms: dict[str, OutsideNorms] = {}
     for _, column, role, dimensions, metric, storage, model in rows:
-        if role == TYPE_ROLE:
+        if role == NORMS_ROLE:
+            norms[column] = OutsideNorms.from_text(storage)
+        elif role == TYPE_ROLE:
             kind = arrow_type_of_text(storage or "")
             if kind is not None:
                 types.append((column, kind))
@@ -282,6 +323,7 @@ def read_catalog(
                     model=model or "",
                 )
             )
+    vectors = [attrs.evolve(v, outside_norms=norms.get(v.name)) for v in vectors]
     return key, tuple(vectors), tuple(types)
 
 
@@ -724,15 +766,21 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         indexes on ``text_columns``, its vector indexes, its catalog rows."""
 
     @abc.abstractmethod
-    def _replace_rows(self, described: StoreTable, rows: pa.Table) -> None:
+    def _replace_rows(
+        self, described: StoreTable, rows: pa.Table, norms: Sequence[Sequence[Any]] | None
+    ) -> None:
         """Replace, in one transaction, the rows of ``described`` whose key ``rows`` holds
         with ``rows`` and add the others (checked: the table's columns, unique keys),
-        keeping the full-text indexes in step."""
+        keeping the full-text indexes in step and writing ``norms``
+        (:meth:`_norms_statements`)."""
 
     @abc.abstractmethod
-    def _remove_rows(self, described: StoreTable, keys: Sequence[Any]) -> int:
+    def _remove_rows(
+        self, described: StoreTable, keys: Sequence[Any], norms: Sequence[Sequence[Any]] | None
+    ) -> int:
         """Remove, in one transaction, the rows of ``described`` keyed by ``keys`` (distinct),
-        keeping the full-text indexes in step; how many there were."""
+        keeping the full-text indexes in step and writing ``norms``
+        (:meth:`_norms_statements`); how many there were."""
 
     def close(self) -> None:
         """Release the connections (the agent SQL session's or worker's too)."""
@@ -824,6 +872,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         filtered = set(plan.filtered_tables())
         for table, one in described.items():
             check_columns(plan, table, one.columns, value_kinds(one))
+            self._check_cosine_search(plan, one)
             if table in filtered:
                 check_filter_values(plan.filter, value_kinds(one), element_kinds(one))
             for branch in plan.branches:
@@ -850,6 +899,29 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                             value=len(branch.query_vector),
                         )
         return described
+
+    def _check_cosine_search(self, plan: SearchPlan, described: StoreTable) -> None:
+        """Refuse a cosine search of a vector column of ``described`` that holds a row a
+        cosine search cannot rank (:func:`~hotdata_retrieval.engines._vector_norms.
+        check_cosine_search`): as the catalog records it, or, where the record does not
+        know, as the column's rows read now say.
+
+        Raises:
+            EngineError: naming the table, the column and the row's key.
+        """
+        vectors = {vector.name: vector for vector in described.vectors}
+
+        def record(column: str) -> OutsideNorms | None:
+            vector = vectors.get(column)
+            found = None if vector is None else vector.norms_record()
+            if found is None or found.known:
+                return found
+            key = described.key_column
+            read = self.read_table(described.name, [column] if key is None else [key, column])
+            return outside_norms(read, column, key)
+
+        metrics = sorted({vector.metric for vector in described.vectors})
+        check_cosine_search(plan, described.name, record, " or ".join(metrics))
 
     def search(self, plan: SearchPlan) -> SearchResult:
         """Check ``plan`` against its table, compile it for the store's dialect, run it, and
@@ -1054,6 +1126,10 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         ]
         for vector in vectors:
             check_cosine_norms(data, vector.name, metric)
+        vectors = [
+            attrs.evolve(vector, outside_norms=recorded_norms(data, vector.name, key, metric))
+            for vector in vectors
+        ]
         try:
             self._write_table(table, data, key_column=key, text_columns=texts, vectors=vectors)
         finally:
@@ -1237,8 +1313,15 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         key = self._key_of(described)
         rows = self._checked_rows(described, rows, key)
         if rows.num_rows:
+            written = rows.column(key).to_pylist()
+            norms = self._changed_norms(
+                described,
+                lambda record, column: record.after_change(
+                    written, outside_keys(rows, column, key)
+                ),
+            )
             try:
-                self._replace_rows(described, rows)
+                self._replace_rows(described, rows, norms)
             finally:
                 self.generation += 1  # what agent SQL reads is made again
         return described
@@ -1320,10 +1403,45 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         distinct = self._checked_keys(described, keys)
         if not distinct:
             return 0
+        norms = self._changed_norms(
+            described, lambda record, _: record.after_change((), (), removed=distinct)
+        )
         try:
-            return self._remove_rows(described, self._stored_keys(described, distinct))
+            return self._remove_rows(described, self._stored_keys(described, distinct), norms)
         finally:
             self.generation += 1  # what agent SQL reads is made again
+
+    def _changed_norms(
+        self, described: StoreTable, change: Callable[[OutsideNorms, str], OutsideNorms]
+    ) -> list[tuple[Any, ...]] | None:
+        """The catalog rows (role :data:`NORMS_ROLE`) of ``described``'s vector columns once
+        a change of its rows is made, each record evolved by ``change`` (given the record and
+        the column); ``None`` when no record changes (the rows are left as they are). A
+        column loaded for cosine keeps its record (none, from an earlier release; else an
+        empty one): its rows are refused at load and upsert."""
+        vectors = []
+        changed = False
+        for vector in described.vectors:
+            record = vector.norms_record()
+            if record is not None and vector.metric != DistanceMetric.COSINE.value:
+                evolved = change(record, vector.name)
+                changed = changed or evolved != vector.outside_norms
+                vector = attrs.evolve(vector, outside_norms=evolved)
+            vectors.append(vector)
+        return norms_rows(described.name.name, vectors) if changed else None
+
+    def _norms_statements(
+        self, table: TableName, schema: str, norms: Sequence[Sequence[Any]] | None
+    ) -> list[str]:
+        """The statements that write ``norms`` (:meth:`_changed_norms`) as ``table``'s
+        catalog rows of role :data:`NORMS_ROLE`, in catalog schema ``schema``: none for
+        ``None``. A store runs them in the transaction that changes the rows."""
+        if norms is None:
+            return []
+        statements = [catalog_delete(self.profile, schema, table.name, NORMS_ROLE)]
+        if norms:
+            statements.append(catalog_insert(self.profile, schema, norms))
+        return statements
 
     def _key_chunks(self, keys: Sequence[Any]) -> Iterator[list[Any]]:
         """``keys`` in parts of at most :data:`KEYS_PER_STATEMENT`."""

@@ -332,31 +332,15 @@ class ReadsOpenTables:
         return self._open.read_rows(table, keys, columns)
 
 
-def caller_metric(entry: TableEntry) -> str:
-    """The metric of the table's caller-given vector columns (the load's ``vector_metric``):
-    as the catalog records it, else (a catalog written before) the metric its HNSW index
-    serves, else ``cosine``."""
-    from hotdata_retrieval.compile import HOTDATA
-
-    if entry.vector_metric is not None:
-        return entry.vector_metric
-    embedded = {vector.name for vector in entry.vector_columns}
-    for index in entry.ann_indexes:
-        if index.column not in embedded:
-            for metric, function in HOTDATA.distance_functions.items():
-                if function == index.function:
-                    return metric.value
-    return "cosine"
-
-
 def _given_vectors(loaded: LoadedTable, embedded: set[str]) -> tuple[VectorIndex, ...]:
     """The vector columns the caller loaded (lists of floating-point numbers the engine did
     not embed), as every store reports its vector columns: each searched by the metric it was
-    loaded for (:func:`caller_metric`; an HNSW index serves that metric), with no source
+    loaded for (:attr:`~hotdata_retrieval.engines.local.database.TableEntry.caller_metric`;
+    an HNSW index serves that metric), with no source
     column (the caller embeds queries)."""
     from hotdata_retrieval.engines.checks import is_vector_type
 
-    metric = caller_metric(loaded.entry)
+    metric = loaded.entry.caller_metric
     return tuple(
         VectorIndex(column=field.name, metric=metric)
         for field in loaded.data.schema

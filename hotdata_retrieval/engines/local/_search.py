@@ -391,6 +391,7 @@ def _check_vectors(
                     "vectors (lists of floating-point numbers): a nearest-neighbour search needs a "
                     "vector column"
                 )
+            loaded.check_cosine_search(plan, table)
             # The column's own length, whoever made its vectors (the engine's embedder or the
             # caller): every path below (native, fast path, HNSW, DataFusion) would otherwise
             # fail in a distance kernel, each with its own message.

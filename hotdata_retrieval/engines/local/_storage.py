@@ -26,7 +26,7 @@ from hotdata_retrieval.engines.checks import (
 )
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.local import database
-from hotdata_retrieval.engines.local._catalog import OpenTables, caller_metric, key_array
+from hotdata_retrieval.engines.local._catalog import OpenTables, key_array
 from hotdata_retrieval.engines.local._embedding_cache import (
     embed_column,
     embedded_vectors,
@@ -51,7 +51,7 @@ from hotdata_retrieval.engines.local.database import (
 )
 from hotdata_retrieval.engines.local.distance import COSINE_DISTANCE
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, build_hnsw
-from hotdata_retrieval.engines.local.tables import open_table, read_rows
+from hotdata_retrieval.engines.local.tables import open_table, read_rows, recorded_vector_norms
 
 
 def load_tables(
@@ -184,7 +184,7 @@ def change_rows(
             added.append(_rows_for(upsert, data.schema, key, derived, str(table)))
             for field in added[0].schema:  # named by their place among the rows given
                 if is_vector_type(field.type):
-                    check_cosine_norms(added[0], field.name, caller_metric(entry))
+                    check_cosine_norms(added[0], field.name, entry.caller_metric)
             replaced = pc.is_in(data.column(key), value_set=added[0].column(key).combine_chunks())
             present = replaced if present is None else pc.or_(present, replaced)
         kept = data if present is None else data.filter(pc.invert(present))
@@ -195,7 +195,7 @@ def change_rows(
             text_columns=entry.text_indexes,
             embed_columns=tuple(vector.source_column for vector in entry.vector_columns),
             vector_index="hnsw" if entry.ann_indexes else None,
-            vector_metric=caller_metric(entry),
+            vector_metric=entry.caller_metric,
             hnsw_settings=entry.hnsw_settings if entry.ann_indexes else None,
         )
         prepared = prepare(load, embedder)
@@ -331,6 +331,7 @@ def _write_version(
             f"cannot write table {item.name!r} to {directory}: {message}; nothing was "
             "committed, the previous version is intact"
         ) from None
+    embedded = {vector.name for vector in vectors}
     entry = TableEntry(
         name=item.name,
         version=directory.name[:16],
@@ -343,6 +344,7 @@ def _write_version(
         hnsw_settings=item.hnsw_settings if ann_indexes else None,
         text_analysis=TEXT_ANALYSIS if item.texts else None,
         vector_metric=item.vector_metric,
+        vector_norms=recorded_vector_norms(data, item.key, item.vector_metric, embedded),
     )
     return entry, directory, data
 

@@ -118,6 +118,12 @@ class TableEntry:
     load's ``vector_metric``), which a row change checks the new rows against; ``None``
     without such a column, or when the catalog was written before it was recorded (then the
     metric of its HNSW index, else cosine).
+
+    ``vector_norms`` records, for each caller-given vector column, its rows whose Float32
+    squared norm is non-zero and no normal Float32 number, which a cosine search of the
+    column is refused for (:class:`~hotdata_retrieval.engines._vector_norms.OutsideNorms`,
+    as its JSON text), computed from every row of the version; ``None`` when the catalog
+    was written before it was recorded (a cosine search then reads the column).
     """
 
     name: str
@@ -131,6 +137,24 @@ class TableEntry:
     hnsw_settings: HnswSettings | None = None
     text_analysis: str | None = None
     vector_metric: str | None = None
+    vector_norms: tuple[tuple[str, str], ...] | None = None
+
+    @property
+    def caller_metric(self) -> str:
+        """The metric of the table's caller-given vector columns (the load's
+        ``vector_metric``): :attr:`vector_metric`, else (a catalog written before it was
+        recorded) the metric its HNSW index of such a column serves, else ``cosine``."""
+        from hotdata_retrieval.compile import HOTDATA
+
+        if self.vector_metric is not None:
+            return self.vector_metric
+        embedded = {vector.name for vector in self.vector_columns}
+        for index in self.ann_indexes:
+            if index.column not in embedded:
+                for metric, function in HOTDATA.distance_functions.items():
+                    if function == index.function:
+                        return metric.value
+        return "cosine"
 
     def ann_index(self, column: str) -> AnnIndex | None:
         """The HNSW index of ``column``, if it has one."""
@@ -146,15 +170,18 @@ class TableEntry:
 
 def _entry_to_json(entry: TableEntry) -> dict[str, Any]:
     document = attrs.asdict(entry, recurse=True)
-    for optional in ("hnsw_settings", "text_analysis", "vector_metric"):
+    for optional in ("hnsw_settings", "text_analysis", "vector_metric", "vector_norms"):
         if document[optional] is None:
             del document[optional]  # as a catalog written before it was recorded
+    if entry.vector_norms is not None:
+        document["vector_norms"] = dict(entry.vector_norms)
     return document
 
 
 def _entry_from_json(data: Mapping[str, Any]) -> TableEntry:
     vectors = tuple(VectorColumn(**vector) for vector in data.get("vector_columns", ()))
     settings = data.get("hnsw_settings")
+    norms = data.get("vector_norms")
     return TableEntry(
         name=data["name"],
         version=data["version"],
@@ -167,6 +194,7 @@ def _entry_from_json(data: Mapping[str, Any]) -> TableEntry:
         hnsw_settings=None if settings is None else HnswSettings.from_document(settings),
         text_analysis=data.get("text_analysis"),
         vector_metric=data.get("vector_metric"),
+        vector_norms=None if norms is None else tuple((str(c), str(t)) for c, t in norms.items()),
     )
 
 

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -27,6 +27,12 @@ import pyarrow.parquet as pq
 from hotdata_retrieval._words import counted
 from hotdata_retrieval.analysis import TEXT_ANALYSIS
 from hotdata_retrieval.engines._repeated_keys import key_problem
+from hotdata_retrieval.engines._vector_norms import (
+    OutsideNorms,
+    check_cosine_search,
+    outside_norms,
+    recorded_norms,
+)
 from hotdata_retrieval.engines.checks import (
     ColumnFacts,
     ValueKind,
@@ -35,6 +41,7 @@ from hotdata_retrieval.engines.checks import (
     arrow_element_kinds,
     arrow_schema_of_text,
     check_filter_values,
+    is_vector_type,
 )
 from hotdata_retrieval.engines.local import database
 from hotdata_retrieval.engines.local._text_filters import TextFilter, filter_query
@@ -43,6 +50,10 @@ from hotdata_retrieval.engines.local.database import DatabaseError, TableEntry
 from hotdata_retrieval.engines.local.masks import passing_rows, reads_as_sql
 from hotdata_retrieval.engines.local.nearest import VectorColumnIndex, open_hnsw
 from hotdata_retrieval.plan.filters import Predicate, filter_shape
+
+if TYPE_CHECKING:
+    from hotdata_retrieval.plan.names import TableName
+    from hotdata_retrieval.plan.search import SearchPlan
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +92,21 @@ def _reraise_unless_damage(error: BaseException) -> None:
 CHECKED_SHAPES = 256
 """The most plan shapes one open table remembers as passing the engine's checks against it
 (:meth:`LoadedTable.passed`)."""
+
+
+def recorded_vector_norms(
+    data: pa.Table, key: str | None, metric: str | None, embedded: set[str]
+) -> tuple[tuple[str, str], ...]:
+    """A table version's :attr:`~hotdata_retrieval.engines.local.database.TableEntry.
+    vector_norms`, from ``data`` (every row; ``key`` its key column, ``metric`` its caller
+    vector columns' metric): each vector column the engine did not embed (``embedded``) with
+    its record's text (:func:`~hotdata_retrieval.engines._vector_norms.recorded_norms`), which
+    :meth:`LoadedTable.outside_norms` reads."""
+    return tuple(
+        (field.name, recorded_norms(data, field.name, key, metric).to_text())
+        for field in data.schema
+        if is_vector_type(field.type) and field.name not in embedded
+    )
 
 
 @attrs.define
@@ -122,6 +148,34 @@ class LoadedTable:
     _integers: dict[str, tuple[np.ndarray, np.ndarray]] = attrs.Factory(dict)
     _text_filters: dict[tuple[tuple[Predicate, str], str], TextFilter | None] = attrs.Factory(dict)
     _checked_shapes: set[tuple[Any, ...]] = attrs.Factory(set)
+    _norms: dict[str, OutsideNorms | None] = attrs.Factory(dict)
+
+    def check_cosine_search(self, plan: SearchPlan, table: TableName) -> None:
+        """Refuse a cosine search of a vector column of this table that holds a row a cosine
+        search cannot rank (:func:`~hotdata_retrieval.engines._vector_norms.
+        check_cosine_search`, the rows as :meth:`outside_norms` says).
+
+        Raises:
+            EngineError: naming the table, the column and the row's key.
+        """
+        check_cosine_search(plan, table, self.outside_norms, self.entry.caller_metric)
+
+    def outside_norms(self, column: str) -> OutsideNorms | None:
+        """The rows of vector column ``column`` a cosine search cannot rank
+        (:class:`~hotdata_retrieval.engines._vector_norms.OutsideNorms`), as the version's
+        catalog entry records them (computed from the rows when it does not know: a catalog
+        written before it was recorded); ``None`` for a column the engine embedded (searched
+        by cosine, its vectors the embedder's). Once per column."""
+        if column in self._norms:
+            return self._norms[column]
+        recorded = dict(self.entry.vector_norms or ())
+        record: OutsideNorms | None = None
+        if column not in {vector.name for vector in self.entry.vector_columns}:
+            record = OutsideNorms.from_text(recorded.get(column))
+            if not record.known:
+                record = outside_norms(self.data, column, self.entry.key_column)
+        self._norms[column] = record
+        return record
 
     def checked(self, shape: tuple[Any, ...]) -> bool:
         """Whether a plan of ``shape`` (:attr:`~hotdata_retrieval.plan.search.SearchPlan.

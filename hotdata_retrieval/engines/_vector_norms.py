@@ -1,0 +1,224 @@
+"""Which rows of a vector column a cosine search cannot rank, recorded with each table version.
+
+SQLite (sqlite-vec), PostgreSQL (pgvector) and LanceDB compute a cosine distance from Float32
+squared norms, so a non-zero row whose squared norm is no normal Float32 number
+(:data:`~hotdata_retrieval.plan.values.COSINE_SQUARED_NORMS`) gets each store's own wrong
+distance: ``[1e-30, 1e-30]``, loaded for ``l2``, was at -inf from ``[1, 0]`` on SQLite and
+LanceDB and at 0.0 on PostgreSQL, where NumPy's float64 gives 0.29. A table loaded for cosine
+refuses such rows (:func:`~hotdata_retrieval.engines.checks.check_cosine_norms`); a table
+loaded for ``l2`` or ``dot`` takes them, as those metrics rank them right, and records them
+here (:class:`OutsideNorms`), per vector column, with every version it writes: a cosine
+search of a column that holds one is refused on every engine (:func:`check_cosine_search`),
+naming the table, the column and the row's key.
+
+Where each engine keeps the record: the local engine and LanceDB write every row of a table
+version, so they compute it from all of them (the local engine's catalog entry, LanceDB's
+schema metadata); SQLite, DuckDB and PostgreSQL change rows in place, so their catalog row is
+changed with the rows, in the same transaction, from the rows written and the keys removed
+(:meth:`OutsideNorms.after_change`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import attrs
+
+from hotdata_retrieval.engines.errors import EngineError
+from hotdata_retrieval.errors import row_name
+from hotdata_retrieval.plan.names import TableName
+from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.plan.values import COSINE_SQUARED_NORMS, float32_squared_norms
+
+KEPT_ROWS = 16
+"""The most rows of one column :class:`OutsideNorms` names: a message needs one, and a record
+naming a few keeps the table's refusal known when some of them are changed (past these, the
+record says only that more may exist, and a cosine search reads the column once more)."""
+
+CHECKED_ROWS = 2_000
+"""Rows of a vector column :func:`outside_positions` converts at once: its temporaries stay
+bounded whatever the column's size."""
+
+
+def _json_key(value: Any) -> Any:
+    """A key as the record keeps it: a JSON value (a key JSON cannot hold, as its text), so
+    keys compare alike once written and read back."""
+    return json.loads(json.dumps(value, default=str))
+
+
+@attrs.frozen(kw_only=True)
+class OutsideNorms:
+    """The rows of one vector column whose Float32 squared norm is non-zero and no normal
+    Float32 number (module docstring).
+
+    Attributes:
+        keys: such rows' keys (JSON values: the key column's values, a key JSON cannot hold
+            as its text), or, for a table loaded without a key (``by_row``), their row
+            numbers counted from 1; at most :data:`KEPT_ROWS`.
+        complete: whether ``keys`` are every such row. An incomplete record with keys names
+            rows that are such; one without keys knows nothing (more rows were such than it
+            kept, and those it kept were changed; or an earlier release wrote the table), so
+            the column is read again when a cosine search needs to know.
+        by_row: ``keys`` are row numbers (the table has no key column).
+    """
+
+    keys: tuple[Any, ...] = ()
+    complete: bool = True
+    by_row: bool = False
+
+    @property
+    def known(self) -> bool:
+        """Whether the record tells, without reading the column, if a cosine search of it is
+        refused."""
+        return bool(self.keys) or self.complete
+
+    def to_text(self) -> str:
+        """The record as JSON text (what a catalog keeps)."""
+        return json.dumps(
+            {"keys": list(self.keys), "complete": self.complete, "by_row": self.by_row},
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_text(cls, text: str | bytes | None) -> OutsideNorms:
+        """The record :meth:`to_text` wrote as ``text``; an unknown record
+        (``complete=False``, no keys) for ``None`` or text it did not write."""
+        try:
+            document = json.loads(text or "null")
+            return cls(
+                keys=tuple(document["keys"]),
+                complete=document["complete"] is True,
+                by_row=document["by_row"] is True,
+            )
+        except (TypeError, ValueError, KeyError):
+            return cls(complete=False)
+
+    def after_change(
+        self, written: Iterable[Any], outside: Iterable[Any], removed: Iterable[Any] = ()
+    ) -> OutsideNorms:
+        """The record once rows keyed ``written`` are replaced or added (of which those keyed
+        ``outside`` are such rows) and rows keyed ``removed`` are deleted: the keys it kept
+        less the rows changed, then the new such rows (at most :data:`KEPT_ROWS`; past them,
+        incomplete)."""
+        changed = {_json_key(key) for key in (*written, *removed)}
+        kept = [key for key in self.keys if key not in changed]
+        added = [_json_key(key) for key in outside]
+        keys = [*kept, *added]
+        return OutsideNorms(
+            keys=tuple(keys[:KEPT_ROWS]),
+            complete=self.complete and len(keys) <= KEPT_ROWS,
+        )
+
+    def first(self) -> str:
+        """How a message names the first row the record keeps: ``key 7``, ``row 3``."""
+        if self.by_row:
+            return row_name(int(self.keys[0]) - 1)
+        return f"key {self.keys[0]!r}"
+
+
+def outside_positions(values: Any) -> Any:
+    """The 0-based positions of the rows of ``values`` (a vector column: a ``pyarrow``
+    array or chunked array of lists of numbers within Float32's range) whose Float32
+    squared norm (:func:`~hotdata_retrieval.plan.values.float32_squared_norms`) is non-zero
+    and outside :data:`~hotdata_retrieval.plan.values.COSINE_SQUARED_NORMS`, ascending, as a
+    NumPy int64 array; a NULL row, and a norm that is NaN or infinite (the vector checks name
+    those), are none of them. Read :data:`CHECKED_ROWS` rows at a time."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    low, high = COSINE_SQUARED_NORMS
+    found = []
+    for start in range(0, len(values), CHECKED_ROWS):
+        chunk = values.slice(start, CHECKED_ROWS)
+        if hasattr(chunk, "combine_chunks"):
+            chunk = chunk.combine_chunks()
+        rows = np.flatnonzero(np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False)))
+        if not rows.size:
+            continue
+        components = pc.list_flatten(chunk.take(rows)).to_numpy(zero_copy_only=False)
+        squared = float32_squared_norms(components.reshape(rows.size, -1))
+        finite = np.isfinite(squared) & (squared != 0)
+        outside = np.flatnonzero(finite & ((squared < low) | (squared > high)))
+        found.append(start + rows[outside])
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def outside_norms(data: Any, column: str, key_column: str | None) -> OutsideNorms:
+    """The record of vector column ``column`` of ``data`` (a ``pyarrow.Table``: every row of
+    a table version), its rows named by ``key_column`` (``None``: by row number)."""
+    positions = outside_positions(data.column(column))
+    named = positions[:KEPT_ROWS]
+    if key_column is None:
+        keys = tuple(int(position) + 1 for position in named)
+    else:
+        keys = tuple(_json_key(key) for key in data.column(key_column).take(named).to_pylist())
+    return OutsideNorms(keys=keys, complete=len(positions) <= KEPT_ROWS, by_row=key_column is None)
+
+
+def recorded_norms(data: Any, column: str, key_column: str | None, metric: Any) -> OutsideNorms:
+    """The record a table version written with ``data`` (every row) keeps for vector column
+    ``column``, loaded for ``metric`` (a :class:`~hotdata_retrieval.plan.search.
+    DistanceMetric` or its name; ``None``: cosine): :func:`outside_norms`, but for cosine an
+    empty one, read from no row: a table loaded for cosine refuses such rows
+    (:func:`~hotdata_retrieval.engines.checks.check_cosine_norms`), which its load or change
+    has checked."""
+    if metric is None or DistanceMetric.parse(metric) is DistanceMetric.COSINE:
+        return OutsideNorms(by_row=key_column is None)
+    return outside_norms(data, column, key_column)
+
+
+def outside_keys(rows: Any, column: str, key_column: str) -> list[Any]:
+    """The keys (``key_column``'s values) of the rows of ``rows`` (a ``pyarrow.Table``
+    written into a table) whose vector in ``column`` is such a row; none when ``rows`` has
+    no such column."""
+    if column not in rows.column_names:
+        return []
+    positions = outside_positions(rows.column(column))
+    return list(rows.column(key_column).take(positions).to_pylist()) if len(positions) else []
+
+
+def check_cosine_search(
+    plan: SearchPlan,
+    table: TableName,
+    record: Callable[[str], OutsideNorms | None],
+    metric: str,
+) -> None:
+    """Refuse ``plan`` when one of its cosine nearest-neighbour branches searches a vector
+    column of ``table`` that holds a row whose Float32 squared norm is non-zero and no
+    normal Float32 number.
+
+    Args:
+        plan: the plan, checked against ``table`` (one of its tables).
+        table: the table.
+        record: the record of a column of ``table``, one that knows
+            (:attr:`OutsideNorms.known`: the engine reads the column for one that does
+            not); ``None`` for a column a cosine search may rank (a column the engine
+            embedded, one loaded for cosine by an earlier release, whose rows were
+            refused at load) or no vector column (other checks name it).
+        metric: the metric ``table``'s vector columns were loaded with, for the message.
+
+    Raises:
+        EngineError: naming the table, the column, the row (its key, or its number in a
+            table without a key) and the column's metric.
+    """
+    for branch in plan.branches:
+        if not (
+            isinstance(branch, NearestNeighborSearch)
+            and branch.metric is DistanceMetric.COSINE
+            and table in branch.table.members
+        ):
+            continue
+        found = record(branch.column)
+        if found is not None and found.keys:
+            low, high = COSINE_SQUARED_NORMS
+            raise EngineError(
+                f"vector column '{branch.column}' of table '{table}' holds a vector whose "
+                f"Float32 squared norm is non-zero and outside {low:.6g} to {high:.6g} (no "
+                f"normal Float32 number), at {found.first()}: SQLite, PostgreSQL and LanceDB "
+                "compute cosine distance from Float32 squared norms and rank such a row "
+                "wrong, so no engine searches the column by cosine; search it by "
+                f"{metric}, the metric it was loaded with, or divide that vector by its norm "
+                "and write it again"
+            )

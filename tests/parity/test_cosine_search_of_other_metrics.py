@@ -1,0 +1,234 @@
+"""A table loaded for ``l2`` or ``dot`` takes rows whose Float32 squared norm is non-zero and
+no normal Float32 number (those metrics rank them right), but a cosine search of it cannot
+rank them: ``[1e-30, 1e-30]`` loaded for ``l2`` was at -inf from ``[1, 0]`` on SQLite and
+LanceDB and at 0.0 on PostgreSQL, where NumPy's float64 cosine distance is 0.29. Every engine
+records such rows with each table version and refuses a cosine search of a column holding
+one (an ``EngineError`` naming the table, the column and the row's key), as a table loaded
+for cosine refuses the rows themselves (``test_cosine_norm_bounds.py``); turbopuffer refuses
+any cosine search of a namespace loaded for another metric. Which rows are such is read by
+NumPy, apart from the library, and every search the engines answer is checked against
+NumPy's float64 distances, after loads, upserts and deletes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from hotdata_retrieval import EngineError, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.errors import UnsupportedOnDialectError
+from tests.parity.engines import STORE_ENGINES, empty_engine
+
+GOOD = [[1.0, 0.0], [0.6, 0.8], [1e-18, 3e-19], [2.0, -1.0]]
+"""Rows every cosine search ranks: unit, small but normal once squared in Float32, and
+larger."""
+
+OUTSIDE = [[1e-30, 1e-30], [0.0, 1e-30], [1e20, 0.0], [3e19, -3e19], [2e-45, 0.0]]
+"""Non-zero rows whose Float32 squared norm underflows or overflows."""
+
+QUERY = [1.0, 0.25]
+METRICS = ["l2", "dot"]
+
+
+def _outside(rows: list[list[float]]) -> list[int]:
+    """The 0-based positions of the non-zero rows whose squared norm, summed in float64 from
+    their Float32 components, is no normal Float32 number (NumPy's bounds, apart from the
+    library's)."""
+    low, high = float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)
+    found = []
+    for position, row in enumerate(rows):
+        components = np.array(row, dtype=np.float32).astype(np.float64)
+        squared = float(np.sum(components * components))
+        if squared and not low <= squared <= high:
+            found.append(position)
+    return found
+
+
+def _distances(metric: str, rows: list[list[float]]) -> np.ndarray:
+    """Each row's distance to :data:`QUERY` in NumPy's float64 (cosine: one minus the
+    cosine; l2: squared Euclidean; dot: the negative inner product)."""
+    stored = np.array(rows, dtype=np.float32).astype(np.float64)
+    query = np.array(QUERY)
+    if metric == "l2":
+        return np.asarray(((stored - query) ** 2).sum(axis=1))
+    if metric == "dot":
+        return np.asarray(-(stored @ query))
+    return np.asarray(
+        1.0 - (stored @ query) / (np.linalg.norm(stored, axis=1) * np.linalg.norm(query))
+    )
+
+
+def _table(rows: dict[int, list[float]]) -> pa.Table:
+    return pa.table(
+        {
+            "id": list(rows),
+            "body": ["row"] * len(rows),
+            "embedding": pa.array(list(rows.values()), pa.list_(pa.float32(), 2)),
+        }
+    )
+
+
+def _search(engine: Any, table: str, metric: str, limit: int) -> Any:
+    return engine.search(
+        SearchPlan(
+            source=NearestNeighborSearch(
+                table=table, column="embedding", query_vector=QUERY, metric=metric
+            ),
+            limit=limit,
+        )
+    )
+
+
+def _check_answers(engine: Any, table: str, metric: str, rows: dict[int, list[float]]) -> None:
+    """A search of ``table`` by ``metric`` is refused where NumPy finds a row a cosine
+    search cannot rank (naming its key) and otherwise ranks ``rows`` as NumPy's float64
+    distances do."""
+    keys = list(rows)
+    vectors = list(rows.values())
+    outside = {keys[position] for position in _outside(vectors)}
+    if metric == "cosine" and engine.parity_name == "turbopuffer":
+        with pytest.raises(UnsupportedOnDialectError, match="a namespace has one distance"):
+            _search(engine, table, metric, len(rows))
+        return
+    if metric == "cosine" and outside:
+        with pytest.raises(EngineError, match=r"^vector column 'embedding' of table ") as raised:
+            _search(engine, table, metric, len(rows))
+        message = str(raised.value)
+        assert f"'default.public.{table}'" in message
+        named = int(message.split(", at key ", 1)[1].split(":", 1)[0])
+        assert named in outside
+        return
+    if (engine.parity_name, metric) == ("sqlite", "dot"):
+        with pytest.raises(UnsupportedOnDialectError):  # sqlite-vec has no inner product
+            _search(engine, table, metric, len(rows))
+        return
+    distances = _distances(metric, vectors)
+    if metric != "cosine" and not np.all(np.abs(distances) <= np.finfo(np.float32).max):
+        return  # a distance past Float32's, the distances' type: not this module's matter
+    hits = _search(engine, table, metric, len(rows))
+    expected = dict(zip(keys, distances, strict=True))
+    assert sorted(hit.key for hit in hits) == sorted(keys)
+    for hit in hits:
+        assert hit.distance == pytest.approx(expected[hit.key], rel=1e-5, abs=1e-6)
+    assert [hit.key for hit in hits] == sorted(keys, key=lambda key: (expected[key], key))
+
+
+@pytest.fixture(scope="module", params=STORE_ENGINES)
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    yield from empty_engine(request, tmp_path_factory)
+
+
+def _load(
+    engine: Any, table: str, rows: dict[int, list[float]], metric: str, texts: bool = False
+) -> bool:
+    """Load ``rows`` as ``table`` for ``metric`` (``texts``: with a full-text index of
+    ``body``, which DuckDB changes by a table swapped in); ``False`` where the engine
+    computes no such metric (turbopuffer's dot), which it refuses at load."""
+    if metric not in engine.vector_metrics:
+        with pytest.raises(UnsupportedOnDialectError):
+            engine.load_table(table, _table(rows), vector_metric=metric)
+        return False
+    engine.load_table(
+        table,
+        _table(rows),
+        key_column="id",
+        text_columns=["body"] if texts else [],
+        vector_metric=metric,
+    )
+    return True
+
+
+def test_the_reference_finds_the_rows() -> None:
+    assert _outside(GOOD) == []
+    assert _outside(OUTSIDE) == list(range(len(OUTSIDE)))
+
+
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("vector", OUTSIDE)
+def test_a_cosine_search_of_such_a_row_is_refused_naming_its_key(
+    engine: Any, metric: str, vector: list[float]
+) -> None:
+    rows = {key: row for key, row in enumerate([*GOOD[:2], vector, *GOOD[2:]])}
+    if not _load(engine, "loaded", rows, metric):
+        return
+    _check_answers(engine, "loaded", "cosine", rows)
+    _check_answers(engine, "loaded", metric, rows)  # its own metric ranks it
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_a_table_without_such_rows_is_searched_by_cosine(engine: Any, metric: str) -> None:
+    rows = dict(enumerate(GOOD))
+    if not _load(engine, "normal", rows, metric):
+        return
+    _check_answers(engine, "normal", "cosine", rows)
+
+
+@pytest.mark.parametrize("texts", [False, True], ids=["no-text-index", "text-index"])
+@pytest.mark.parametrize("metric", METRICS)
+def test_upserts_and_deletes_keep_the_refusal_in_step(
+    engine: Any, metric: str, texts: bool
+) -> None:
+    rows = dict(enumerate(GOOD))
+    if not _load(engine, "changed", rows, metric, texts):
+        return
+    steps: list[tuple[str, Any]] = [
+        ("upsert", {10: OUTSIDE[0], 11: [0.5, 0.5]}),  # a row added
+        ("upsert", {10: [0.3, 0.1]}),  # replaced by a normal one
+        ("upsert", {1: OUTSIDE[2]}),  # a normal row replaced by one
+        ("delete", [1]),  # deleted
+        ("upsert", {12: OUTSIDE[1], 13: OUTSIDE[4]}),
+        ("delete", [12]),  # one of two deleted
+        ("upsert", {13: [0.0, 2.0]}),
+    ]
+    for action, change in steps:
+        if action == "upsert":
+            engine.upsert_rows("changed", _table(change))
+            rows.update(change)
+        else:
+            engine.delete_rows("changed", change)
+            for key in change:
+                rows.pop(key)
+        _check_answers(engine, "changed", "cosine", rows)
+        _check_answers(engine, "changed", metric, rows)
+
+
+def test_more_such_rows_than_a_record_names(engine: Any) -> None:
+    """Past the rows a record names (16), the record knows there are more; once every row it
+    named is changed, the rows are read again: the refusal holds while one is left."""
+    many = {100 + number: [1e-30 * (number + 1), 0.0] for number in range(40)}
+    rows = {**dict(enumerate(GOOD)), **many}
+    if not _load(engine, "many", rows, "l2"):
+        return
+    for start in range(0, 40, 8):  # replaced eight at a time, in key order
+        replaced = {100 + number: [1.0, float(number)] for number in range(start, start + 8)}
+        engine.upsert_rows("many", _table(replaced))
+        rows.update(replaced)
+        _check_answers(engine, "many", "cosine", rows)
+    assert _outside(list(rows.values())) == []
+
+
+def test_a_table_without_a_key_names_the_row(engine: Any) -> None:
+    rows = [*GOOD, OUTSIDE[0]]
+    if engine.parity_name == "turbopuffer":
+        return  # a namespace needs a key (test_turbopuffer_engine.py)
+    engine.load_table(
+        "keyless",
+        pa.table({"embedding": pa.array(rows, pa.list_(pa.float32(), 2))}),
+        key_column=None,
+        vector_metric="l2",
+    )
+    with pytest.raises(EngineError, match=f", at row {_outside(rows)[0] + 1}: "):
+        engine.search(
+            SearchPlan(
+                source=NearestNeighborSearch(
+                    table="keyless", column="embedding", query_vector=QUERY, metric="cosine"
+                ),
+                limit=3,
+                key_column=None,
+            )
+        )
