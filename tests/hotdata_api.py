@@ -117,6 +117,15 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+def _json_values(column: pa.ChunkedArray) -> list[Any]:
+    """``column``'s values for a JSON answer: a time of day as Arrow writes it, every digit
+    of its unit (Python's ``datetime.time`` has no nanoseconds, so ``to_pylist`` would give
+    two keys a nanosecond apart one text); others as ``to_pylist`` gives them."""
+    if pa.types.is_time(column.type):
+        return column.cast(pa.string()).to_pylist()
+    return column.to_pylist()
+
+
 class FakeHotdataApi:
     """The fake API over ``engine``; the engine's tables are the primary database's
     ``default.public`` tables.
@@ -763,7 +772,7 @@ class FakeHotdataApi:
             except HotdataRetrievalError as error:
                 raise _ApiError(400, "BAD_REQUEST", str(error)) from None
         columns = list(table.column_names)
-        values = [table.column(i).to_pylist() for i in range(table.num_columns)]
+        values = [_json_values(table.column(i)) for i in range(table.num_columns)]
         rows = [list(row) for row in zip(*values)] if values else []
         count = len(rows)
         with self._lock:

@@ -64,6 +64,11 @@ KEYS_PER_STATEMENT = 500
 DEFAULT_KEY = "id"
 """A table's key when it was not made by this engine (the control plane lists no keys)."""
 
+TIMESTAMP_UNIT = "ns"
+"""The finest Arrow time unit a managed table keeps a timestamp key in: its rows are loaded
+from a Parquet upload, which pyarrow writes in format 2.6, holding a timestamp's nanoseconds
+(``check_key_column``)."""
+
 
 class ManagedTableRows:
     """``tables``, ``read_table``, ``read_rows``, ``upsert_rows`` and ``delete_rows`` of the
@@ -453,4 +458,10 @@ def _check_keys(rows: Any, key: str, *, loading: bool = False) -> None:
             f"the rows have no key column '{key}' (a table not made by this engine is "
             "keyed by 'id' unless key_column= names its key)"
         )
-    check_key_column(rows.column(key), key, loading=loading)
+    check_key_column(
+        rows.column(key),
+        key,
+        loading=loading,
+        timestamp_unit=TIMESTAMP_UNIT,
+        store="the Hotdata engine",
+    )

@@ -85,6 +85,35 @@ def temporal_text(kind: pa.DataType, value: int) -> str:
     return f"{value}{getattr(kind, 'unit', '')}"
 
 
+UNITS_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+"""How many of each Arrow time unit a second holds."""
+
+
+def finer_timestamp(values: pa.Array | pa.ChunkedArray, unit: str) -> tuple[int, str] | None:
+    """The first timestamp of ``values`` that is not a whole number of ``unit`` (an Arrow
+    time unit: ``s``, ``ms``, ``us``, ``ns``), as its row (counted from 0) and its text
+    (:func:`temporal_text`); ``None`` when every value is one, or ``values`` are no
+    timestamps or of a unit no finer than ``unit``. NULLs are none."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = values.type
+    if not pa.types.is_timestamp(kind):
+        return None
+    step = UNITS_PER_SECOND[kind.unit] // UNITS_PER_SECOND[unit]
+    if step <= 1:
+        return None
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    integers = pc.fill_null(values.view(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    finer = np.flatnonzero(np.remainder(integers, step) != 0)
+    if not finer.size:
+        return None
+    row = int(finer[0])
+    return row, temporal_text(kind, int(integers[row]))
+
+
 def _temporal(kind: pa.DataType) -> bool:
     """Whether Arrow type ``kind`` is a date, time, timestamp or duration: one integer a
     value (days, milliseconds, or counts of its unit)."""

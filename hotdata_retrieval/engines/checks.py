@@ -425,17 +425,47 @@ def key_column_error(keys: Any, key: str, *, loading: bool = False) -> EngineErr
     return EngineError(f"key column '{key}' {problem}; {advice}")
 
 
-def check_key_column(keys: Any, key: str, *, loading: bool = False) -> None:
+UNIT_NAMES = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
+"""Each Arrow time unit's name in a message."""
+
+
+def check_key_column(
+    keys: Any,
+    key: str,
+    *,
+    loading: bool = False,
+    timestamp_unit: str = "ns",
+    store: str = "the store",
+) -> None:
     """``keys`` name one row each (no NULL, no value twice, no NaN, a comparable type:
-    :func:`~hotdata_retrieval.engines._repeated_keys.key_problem`).
+    :func:`~hotdata_retrieval.engines._repeated_keys.key_problem`), and the store keeps each
+    as it is given: a timestamp key is a whole number of ``timestamp_unit``, the finest unit
+    ``store`` (its name in the message, ``"the DuckDB engine"``) keeps a timestamp in (an
+    Arrow time unit; the default, nanoseconds, is Arrow's finest, which the local engine and
+    LanceDB keep). A store rounds a finer key to its unit, so keys apart by less would be one
+    key there: DuckDB and PostgreSQL kept two rows under one key, and an upsert then added a
+    row or replaced both.
 
     Raises:
-        EngineError: :func:`key_column_error`'s.
+        EngineError: :func:`key_column_error`'s; a timestamp key finer than
+            ``timestamp_unit``, naming the column, the first such key and its row.
     """
-    from hotdata_retrieval.engines._repeated_keys import key_problem
+    from hotdata_retrieval.engines._repeated_keys import finer_timestamp, key_problem
 
     if key_problem(keys) is not None:
         raise key_column_error(keys, key, loading=loading)
+    finer = finer_timestamp(keys, timestamp_unit)
+    if finer is None:
+        return
+    row, text = finer
+    unit = UNIT_NAMES[timestamp_unit]
+    advice = f"round the keys to {unit} (cast the column to timestamp[{timestamp_unit}])"
+    if loading:
+        advice += " or name another key column"
+    raise EngineError(
+        f"key column '{key}' holds {text!r} in {row_name(row)}, finer than {store} keeps a "
+        f"timestamp ({unit}): keys apart by less would be one key there; {advice}"
+    )
 
 
 TABLES_LISTED = 20

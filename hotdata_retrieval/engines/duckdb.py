@@ -200,6 +200,9 @@ class DuckdbEngine(SqlStoreEngine):
     engine_name = "duckdb"
     column_types = _COLUMN_TYPES
     store_label = "the DuckDB engine"
+    timestamp_unit = "us"
+    """DuckDB's ``TIMESTAMP`` holds microseconds (DuckDB documentation, "Timestamp Types":
+    ``TIMESTAMP`` is "time of day with microsecond precision"); a nanosecond key is rounded."""
     float32_type = _COLUMN_TYPES["float32"]
     read_types: ClassVar[Mapping[str, str]] = {
         "BIGINT": "int64",

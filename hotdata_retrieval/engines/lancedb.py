@@ -226,6 +226,10 @@ class LancedbEngine(RoutesByIndexes):
     """Why the agent tools offer no SQL tool on LanceDB (:meth:`sql` always fails)."""
     default_catalog: ClassVar[str] = "default"
     default_schema: ClassVar[str] = "public"
+    timestamp_unit: ClassVar[str] = "ns"
+    """The finest Arrow time unit LanceDB keeps a timestamp in: its files hold the Arrow type
+    loaded, nanoseconds included, and its upserts match them
+    (:func:`~hotdata_retrieval.engines.checks.check_key_column`)."""
 
     def __init__(
         self,
@@ -422,7 +426,7 @@ class LancedbEngine(RoutesByIndexes):
             if key not in columns:
                 raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
             keys = data.column(key)
-            check_key_column(keys, key, loading=True)
+            check_key_column(keys, key, loading=True, timestamp_unit=self.timestamp_unit)
             # -0.0 is the key 0.0: LanceDB's own lookups (an upsert's) tell their bits apart
             data = data.set_column(columns.index(key), key, positive_zero(keys))
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
@@ -657,7 +661,7 @@ class LancedbEngine(RoutesByIndexes):
         if key not in columns:
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
-        check_key_column(keys, key)
+        check_key_column(keys, key, timestamp_unit=self.timestamp_unit)
         rows = rows.set_column(columns.index(key), key, positive_zero(keys))  # as at load
         if not rows.num_rows:
             return indexes

@@ -506,6 +506,9 @@ class PostgresEngine(SqlStoreEngine):
     engine_name = "postgres"
     column_types = _COLUMN_TYPES
     store_label = "the PostgreSQL engine"
+    timestamp_unit = "us"
+    """PostgreSQL's ``timestamp`` has a resolution of one microsecond (PostgreSQL
+    documentation, "Date/Time Types", table 8.9); a nanosecond key is rounded."""
     float32_type = _COLUMN_TYPES["float32"]
     read_types: ClassVar[Mapping[str, str]] = {
         "BIGINT": "int64",

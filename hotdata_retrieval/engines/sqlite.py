@@ -144,6 +144,10 @@ class SqliteEngine(SqlStoreEngine):
     holds_nan = False  # a NaN REAL is stored as NULL
     column_types = _COLUMN_TYPES
     store_label = "the SQLite engine"
+    timestamp_unit = "us"
+    """SQLite holds a timestamp as ISO text and it reads back as microseconds
+    (:func:`~hotdata_retrieval.engines.store.as_loaded`): a key of nanoseconds would be text
+    that reads back as no timestamp."""
     float32_type = _COLUMN_TYPES["float32"]
     read_types: ClassVar[Mapping[str, str]] = {
         "INTEGER": "int64",

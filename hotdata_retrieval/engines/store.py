@@ -1092,7 +1092,13 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             if key not in columns:
                 raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
             keys = data.column(key)
-            check_key_column(keys, key, loading=True)
+            check_key_column(
+                keys,
+                key,
+                loading=True,
+                timestamp_unit=self.timestamp_unit,
+                store=self.store_label,
+            )
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns:
@@ -1379,7 +1385,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         if key not in columns:
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
-        check_key_column(keys, key)
+        check_key_column(keys, key, timestamp_unit=self.timestamp_unit, store=self.store_label)
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, [vector.name for vector in described.vectors])
         for vector in described.vectors:
@@ -1482,6 +1488,12 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     holds_nan: ClassVar[bool] = True
     """Whether a float column holds NaN (SQLite's reads it back as NULL, so its loads refuse
     it: :func:`~hotdata_retrieval.engines.checks.check_no_nan`)."""
+
+    timestamp_unit: ClassVar[str] = "us"
+    """The finest Arrow time unit the store keeps a timestamp in: a timestamp key finer than
+    it is refused at load and upsert
+    (:func:`~hotdata_retrieval.engines.checks.check_key_column`), as the store would round
+    it and take keys apart by less for one."""
 
     own_schemas: ClassVar[frozenset[str]] = frozenset()
     """Schemas the engine writes its own tables into (none of the user's tables)."""

@@ -1,0 +1,267 @@
+"""Keys a store would round or confuse, on every engine and every door that writes rows.
+
+A key names one row: keys Python tells apart stay apart on every store that loads them, and
+an upsert of a key the table holds replaces its row. A store that would round or merge such
+keys refuses them at load and upsert with an ``EngineError`` naming the key column and a
+key it would change (DuckDB's and PostgreSQL's ``TIMESTAMP`` hold microseconds, SQLite's
+timestamp text reads back as microseconds); a key of a type the store has no column or no
+document id for is refused naming the type; keys the store holds exactly load. The faults
+seen before: DuckDB and PostgreSQL kept two rows under one timestamp key a nanosecond apart
+(an upsert then added a row, or replaced both), SQLite loaded them and its ``read_table``
+failed, a ``time64`` key was refused as "NULL or a value twice", LanceDB's upsert of ``0.0``
+added a row beside the key ``-0.0``, SQLite's upsert of a zoned timestamp key failed on its
+own unique index, and turbopuffer's fake API failed on a timestamp document id (the service
+takes integers, UUIDs and strings only).
+
+The reference is Python's own view of the keys: the integers Arrow holds a timestamp or a
+time of day as (Python's ``datetime`` has no nanoseconds), floats by ``==`` (``-0.0`` is
+``0.0``), text by its code points.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from hotdata_retrieval.cli import main
+from hotdata_retrieval.documents import DocumentStore
+from hotdata_retrieval.engines.local import TableLoad
+from hotdata_retrieval.errors import EngineError
+from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
+
+NANOSECONDS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+"""How many nanoseconds each Arrow time unit holds."""
+
+BASE = 1_700_000_000 * 10**9
+"""An instant in nanoseconds (2023-11-14 22:13:20 UTC)."""
+
+EVERY_ENGINE = frozenset(DOCUMENT_ENGINES)
+NANOSECOND_STORES = frozenset({"local", "lancedb", "hotdata"})
+"""Engines that keep a timestamp's nanoseconds (Arrow and Parquet files)."""
+TIMESTAMP_KEYS = EVERY_ENGINE - {"turbopuffer"}
+"""Engines that key a table by a timestamp: turbopuffer's document ids are unsigned
+integers, UUIDs or strings (https://turbopuffer.com/docs/write)."""
+TIME_COLUMNS = frozenset({"local", "lancedb", "hotdata"})
+"""Engines with a column type for a time of day (the SQL stores map none, turbopuffer has
+no such attribute)."""
+
+
+@attrs.frozen
+class Case:
+    """Keys of one Arrow type: ``given`` (integers for a temporal type: Arrow's own values),
+    the key an upsert names again (``upserted``, another spelling of one of them for floats),
+    and the engines that must load them."""
+
+    kind: pa.DataType
+    given: list[Any]
+    upserted: Any
+    loads_on: frozenset[str]
+
+    def keys(self) -> pa.Array:
+        if pa.types.is_temporal(self.kind):
+            integers = pa.int32() if self.kind.bit_width == 32 else pa.int64()
+            return pa.array(self.given, integers).view(self.kind)
+        return pa.array(self.given, self.kind)
+
+    def upserted_keys(self) -> pa.Array:
+        return attrs.evolve(self, given=[self.upserted]).keys()
+
+    def texts(self) -> list[str]:
+        """Each key as Arrow writes it, as a message naming a key may give it."""
+        if pa.types.is_temporal(self.kind):
+            return [str(text) for text in self.keys().cast(pa.string()).to_pylist()]
+        return [repr(key) for key in self.given]
+
+
+CASES = {
+    "timestamp[ns] a nanosecond apart": Case(
+        pa.timestamp("ns"), [BASE, BASE + 1, BASE + 1000], BASE + 1, NANOSECOND_STORES
+    ),
+    "zoned timestamp[ns] a nanosecond apart": Case(
+        pa.timestamp("ns", "UTC"), [BASE, BASE + 1, BASE + 1000], BASE + 1, NANOSECOND_STORES
+    ),
+    "timestamp[ns] of whole microseconds": Case(
+        pa.timestamp("ns"), [BASE, BASE + 1000, BASE + 2000], BASE + 1000, TIMESTAMP_KEYS
+    ),
+    "zoned timestamp[us]": Case(
+        pa.timestamp("us", "UTC"),
+        [BASE // 1000, BASE // 1000 + 1, BASE // 1000 + 2],
+        BASE // 1000 + 1,
+        TIMESTAMP_KEYS,
+    ),
+    "timestamp[s]": Case(pa.timestamp("s"), [1, 2, 3], 2, TIMESTAMP_KEYS),
+    "time64[ns] a nanosecond apart": Case(pa.time64("ns"), [1, 2, 10**9], 2, TIME_COLUMNS),
+    "time64[us]": Case(pa.time64("us"), [1, 2, 10**6], 2, TIME_COLUMNS),
+    "float -0.0 and 0.0": Case(pa.float64(), [-0.0, 1.0, 2.5], 0.0, EVERY_ENGINE - {"turbopuffer"}),
+    "text by code points": Case(
+        pa.string(), ["a", "a ", "A", "\u00e9", "e\u0301"], "a ", EVERY_ENGINE
+    ),
+}
+
+
+@pytest.fixture(scope="module", params=DOCUMENT_ENGINES)
+def engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Any]:
+    opened = open_document_engine(request.param, tmp_path_factory.mktemp(request.param), request)
+    opened.parity_name = request.param
+    yield opened
+    opened.close()
+
+
+def _load(engine: Any, name: str, data: pa.Table) -> None:
+    """``data`` as table ``name`` keyed by ``id``: ``load_table``, or on the Hotdata engine
+    (managed tables, written by key only) an upsert that makes the table."""
+    if engine.parity_name == "hotdata":
+        made = TableLoad(name=name, data=data, key_column="id", text_columns=["body"])
+        engine.upsert_rows(name, data, create=made)
+    else:
+        engine.load_table(name, data, key_column="id", text_columns=["body"])
+
+
+def _reference(case: Case, values: list[Any]) -> list[Any]:
+    """``values`` as Python tells keys apart (module docstring), sorted."""
+    if pa.types.is_floating(case.kind):
+        return sorted(value + 0.0 for value in values)  # -0.0 is the key 0.0
+    return sorted(values)
+
+
+def _read_keys(case: Case, column: pa.ChunkedArray) -> list[Any]:
+    """A key column an engine read back, as :func:`_reference` writes keys: a temporal key
+    as the integer of ``case.kind`` it holds (the Hotdata engine reads temporal values as
+    the API's ISO text: parsed with every digit)."""
+    kind = case.kind
+    if not pa.types.is_temporal(kind):
+        return _reference(case, column.to_pylist())
+    if pa.types.is_string(column.type):
+        return sorted(_parsed(kind, text) for text in column.to_pylist())
+    integers = pa.int32() if kind.bit_width == 32 else pa.int64()
+    return sorted(column.cast(kind).combine_chunks().view(integers).to_pylist())
+
+
+def _parsed(kind: pa.DataType, text: str) -> int:
+    import pandas as pd
+
+    if pa.types.is_time(kind):
+        hours, minutes, seconds = text.split(":")
+        whole, _, fraction = seconds.partition(".")
+        nanoseconds = (int(hours) * 3600 + int(minutes) * 60 + int(whole)) * 10**9
+        nanoseconds += int((fraction or "0").ljust(9, "0"))
+    else:
+        nanoseconds = int(pd.Timestamp(text).value)  # a zoned text's UTC instant
+    return nanoseconds // NANOSECONDS[kind.unit]
+
+
+@pytest.mark.parametrize("case_name", sorted(CASES))
+def test_keys_stay_apart_or_are_refused_by_name(engine: Any, case_name: str) -> None:
+    case = CASES[case_name]
+    name = fresh_table("keys")
+    data = pa.table({"id": case.keys(), "body": [f"row {i}" for i in range(len(case.given))]})
+    loads = engine.parity_name in case.loads_on
+    try:
+        _load(engine, name, data)
+    except EngineError as error:
+        message = str(error)
+        assert not loads, message
+        assert "'id'" in message, message
+        named = [str(case.kind), *case.texts()]
+        assert any(text in message for text in named), message
+        assert name not in engine.tables
+        return
+    assert loads, f"{engine.parity_name} loaded keys it cannot hold: {case_name}"
+    expected = _reference(case, data.column("id").to_pylist())
+    if pa.types.is_temporal(case.kind):
+        expected = sorted(case.given)
+    assert _read_keys(case, engine.read_table(name, ["id"]).column("id")) == expected
+    engine.upsert_rows(name, pa.table({"id": case.upserted_keys(), "body": ["replaced"]}))
+    read = engine.read_table(name, ["id", "body"])
+    assert _read_keys(case, read.column("id")) == expected  # replaced, not added
+    assert read.column("body").to_pylist().count("replaced") == 1
+
+
+def test_an_upsert_of_keys_the_store_would_round_is_refused(engine: Any) -> None:
+    """A table loaded with keys the store holds refuses an upsert whose keys it would round,
+    naming the key, and its rows are unchanged."""
+    case = CASES["timestamp[ns] of whole microseconds"]
+    if engine.parity_name not in case.loads_on:
+        return  # the load itself is refused (test_keys_stay_apart_or_are_refused_by_name)
+    name = fresh_table("upsert_keys")
+    data = pa.table({"id": case.keys(), "body": ["a", "b", "c"]})
+    _load(engine, name, data)
+    finer = attrs.evolve(case, given=[BASE + 1, BASE + 1000])
+    rows = pa.table({"id": finer.keys(), "body": ["x", "y"]})
+    if engine.parity_name in NANOSECOND_STORES:
+        engine.upsert_rows(name, rows)
+        expected = sorted({*case.given, BASE + 1})
+    else:
+        with pytest.raises(EngineError, match=r"key column 'id' holds '2023-11-14 22:13:20\.0+1'"):
+            engine.upsert_rows(name, rows)
+        expected = sorted(case.given)
+    assert _read_keys(case, engine.read_table(name, ["id"]).column("id")) == expected
+
+
+def test_nan_is_no_key_on_any_engine(engine: Any) -> None:
+    """NaN equals no key, not even itself: refused at load on every engine (DuckDB,
+    PostgreSQL and LanceDB loaded it)."""
+    data = pa.table({"id": pa.array([float("nan"), 1.0]), "body": ["a", "b"]})
+    with pytest.raises(EngineError, match=r"'id'.*(NaN|double)"):
+        _load(engine, fresh_table("nan_keys"), data)
+
+
+def test_a_document_store_keeps_text_ids_apart(engine: Any) -> None:
+    """``DocumentStore.add`` writes by key: ids differing in a trailing space, in case or in
+    how an accent is encoded are other documents, and adding one again replaces it."""
+    ids = ["a", "a ", "A", "\u00e9", "e\u0301"]
+    store = DocumentStore(
+        engine,
+        fresh_table("document_keys"),
+        vector_index="hnsw" if engine.parity_name == "hotdata" else None,
+    )
+    vectors = [[1.0, float(position)] for position in range(len(ids))]
+    store.add(ids, [f"text {position}" for position in range(len(ids))], vectors)
+    store.add(["a "], ["replaced"], [[1.0, 9.0]])
+    found = {document.id: document.text for document in store.get(ids)}
+    assert sorted(found) == sorted(set(ids))
+    assert found["a "] == "replaced"
+    assert len(store) == len(set(ids))
+
+
+LOADED_BY_HDQ = ["local", "sqlite", "duckdb", "lancedb"]
+
+
+@pytest.mark.parametrize("engine_name", LOADED_BY_HDQ)
+def test_hdq_load_refuses_keys_its_store_would_round(engine_name: str, tmp_path: Path) -> None:
+    """``hdq load`` of a Parquet file keyed by timestamps a nanosecond apart: loaded with
+    every key on a store that keeps nanoseconds, refused with the key named (exit status
+    not 0, nothing loaded) on one that would round them."""
+    case = CASES["timestamp[ns] a nanosecond apart"]
+    source = tmp_path / "events.parquet"
+    pq.write_table(pa.table({"id": case.keys(), "body": ["a b", "c d", "e f"]}), source)
+    database = tmp_path / ("store" if engine_name == "local" else f"store.{engine_name}")
+    arguments = ["load", str(source), "--engine", engine_name, "--database", str(database)]
+    result = CliRunner().invoke(main, [*arguments, "--key-column", "id", "--no-embed", "-q"])
+    if engine_name in NANOSECOND_STORES:
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code != 0
+    assert "key column 'id' holds '2023-11-14 22:13:20.000000001'" in result.stderr
+
+
+def test_the_cases_cover_each_kind() -> None:
+    """Every temporal case's keys are distinct as Arrow holds them (the reference's premise),
+    and two of them fall within one microsecond where the case says so."""
+    for name, case in CASES.items():
+        assert len(set(case.given)) == len(case.given), name
+    apart = [case for name, case in CASES.items() if name.endswith("a nanosecond apart")]
+    assert apart
+    for case in apart:
+        pairs = itertools.combinations(case.given, 2)
+        assert any(abs(a - b) < 1000 for a, b in pairs)
