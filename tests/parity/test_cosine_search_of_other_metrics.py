@@ -11,6 +11,7 @@ NumPy's float64 distances, after loads, upserts and deletes."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -232,3 +233,48 @@ def test_a_table_without_a_key_names_the_row(engine: Any) -> None:
                 key_column=None,
             )
         )
+
+
+def _forget_records(engine: Any, table: str) -> Any:
+    """``engine`` as an earlier release left ``table``, loaded with no record of its rows:
+    the local engine's catalog entry without ``vector_norms`` (opened again, so nothing
+    is cached), a SQL store's catalog without its ``vector_norms`` rows; ``None`` for
+    LanceDB and turbopuffer, whose test of this is elsewhere or moot (LanceDB writes its
+    record into every version's schema, turbopuffer refuses every such search)."""
+    if engine.parity_name == "local":
+        from hotdata_retrieval.engines.local import LocalEngine
+
+        path = engine.root / "catalog.json"
+        catalog = json.loads(path.read_text(encoding="utf-8"))
+        del catalog["tables"][table]["vector_norms"]
+        path.write_text(json.dumps(catalog), encoding="utf-8")
+        return LocalEngine(engine.root)
+    if engine.parity_name in ("sqlite", "duckdb", "postgres"):
+        name = engine.table_name(table)
+        schema = "public" if engine.parity_name == "postgres" else "main"
+        for statement in engine._norms_statements(name, schema, []):
+            engine._execute(statement)
+        assert all(vector.outside_norms is None for vector in engine.describe(table).vectors)
+        return engine
+    return None
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_a_table_an_earlier_release_loaded_is_read_again(engine: Any, metric: str) -> None:
+    rows = {key: row for key, row in enumerate([*GOOD, OUTSIDE[0]])}
+    if not _load(engine, "earlier", rows, metric):
+        return
+    opened = _forget_records(engine, "earlier")
+    if opened is None:
+        return
+    opened.parity_name = engine.parity_name
+    try:
+        _check_answers(opened, "earlier", "cosine", rows)
+        replaced = {len(GOOD): [0.5, 0.5]}
+        opened.upsert_rows("earlier", _table(replaced))
+        rows.update(replaced)
+        _check_answers(opened, "earlier", "cosine", rows)
+        _check_answers(opened, "earlier", metric, rows)
+    finally:
+        if opened is not engine:
+            opened.close()
