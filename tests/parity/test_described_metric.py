@@ -124,3 +124,32 @@ def test_hdq_explain_plans_the_loaded_metric(tmp_path: Path) -> None:
     assert result.exit_code == EXIT_OK, result.stderr
     explained = json.loads(result.stdout)
     assert "l2_distance(" in explained["sql"] and "cosine_distance(" not in explained["sql"]
+
+
+def test_hdq_lint_reads_the_loaded_metric(tmp_path: Path) -> None:
+    """``hdq lint --local-db`` checks a distance function against the metric the table's
+    vector column was loaded with: ``cosine_distance`` over a column loaded for ``l2`` is
+    the metric-mismatch finding, ``l2_distance`` none."""
+    from hotdata_retrieval.cli.lint import lint
+    from hotdata_retrieval.engines.local import LocalEngine
+
+    database = tmp_path / "db"
+    with LocalEngine(database) as engine:
+        engine.load_table(
+            "docs", _table(ROWS), key_column="id", text_columns=["body"], vector_metric="l2"
+        )
+    printed = CliRunner().invoke(lint, ["--local-db", str(database), "--print-catalog"])
+    assert printed.exit_code == EXIT_OK, printed.stderr
+    vectors = [
+        index for index in json.loads(printed.stdout)["indexes"] if index["kind"] == "vector"
+    ]
+    assert [(index["columns"], index["metric"]) for index in vectors] == [(["embedding"], "l2")]
+    findings = {}
+    for function in ("l2_distance", "cosine_distance"):
+        sql = (
+            f"SELECT id, {function}(embedding, ARRAY[2.0, 1.0]) AS _distance "
+            "FROM default.public.docs ORDER BY _distance LIMIT 3"
+        )
+        result = CliRunner().invoke(lint, ["-", "--local-db", str(database)], input=sql)
+        findings[function] = "does not match the l2 index" in result.stdout
+    assert findings == {"l2_distance": False, "cosine_distance": True}
