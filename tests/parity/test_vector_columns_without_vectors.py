@@ -72,3 +72,16 @@ def test_a_fixed_size_column_of_null_vectors_loads_alike(engine: Any, nulls: int
     assert list(engine.search(plan).keys) == [
         row for row, vector in enumerate(vectors) if vector is not None
     ]
+
+
+def test_a_table_whose_rows_are_all_deleted_keeps_its_vector_column(engine: Any) -> None:
+    """The refusal is of a table being made: a loaded table of variable-length vectors whose
+    rows are all deleted (the local engine rewrites it, of no row) stays, empty, on every
+    store, and takes rows of its length again."""
+    vectors = [[1.0, float(row)] for row in range(ROWS)]
+    data = _table(pa.array(vectors, pa.list_(pa.float32())))
+    engine.load_table("all_deleted", data, key_column="id", text_columns=["body"])
+    assert engine.delete_rows("all_deleted", list(range(ROWS))) == ROWS
+    assert engine.read_table("all_deleted", ["id"]).num_rows == 0
+    engine.upsert_rows("all_deleted", data.slice(0, 1))
+    assert engine.read_table("all_deleted", ["id"]).column("id").to_pylist() == [0]

@@ -136,10 +136,6 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
     for name in caller_vectors:
         check_vector_column(data, name, key)
         check_cosine_norms(data, name, metric)
-        if data.column(name).null_count == data.num_rows:  # no vector: its type says the length
-            from hotdata_retrieval.engines.store import loaded_vector_dimensions
-
-            loaded_vector_dimensions(data, name)
     texts = tuple(normalize_identifier(c, label="text column") for c in load.text_columns)
     embeds = tuple(normalize_identifier(c, label="embed column") for c in load.embed_columns)
     for column in (*texts, *embeds):
@@ -190,6 +186,23 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
         hnsw_settings=settings,
         vector_metric=metric.value if caller_vectors else None,
     )
+
+
+def check_vector_lengths(prepared: Prepared) -> None:
+    """Refuse a table being made (a load, a first write) with a vector column of the
+    caller's that holds no vector and whose type gives no length, as every engine refuses
+    it (:func:`~hotdata_retrieval.engines.store.loaded_vector_dimensions`). Not a table
+    rewritten by a row change: one whose rows were all deleted keeps its recorded length.
+
+    Raises:
+        EngineError: naming the column.
+    """
+    data = prepared.data
+    for field in data.schema:
+        if is_vector_type(field.type) and data.column(field.name).null_count == data.num_rows:
+            from hotdata_retrieval.engines.store import loaded_vector_dimensions
+
+            loaded_vector_dimensions(data, field.name)
 
 
 def _positive_zeros(data: pa.Table) -> pa.Table:

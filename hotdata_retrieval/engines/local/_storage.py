@@ -35,6 +35,7 @@ from hotdata_retrieval.engines.local._prepare import (
     Prepared,
     TableLoad,
     check_vector_column,
+    check_vector_lengths,
     prepare,
 )
 from hotdata_retrieval.engines.local._session import check_registrable
@@ -72,6 +73,8 @@ def load_tables(
             lock past ``lock_timeout``; nothing was committed.
     """
     prepared = [prepare(load, embedder) for load in loads]
+    for item in prepared:
+        check_vector_lengths(item)
     names = [item.name for item in prepared]
     repeated = next((name for name in names if names.count(name) > 1), None)
     if repeated is not None:
@@ -162,6 +165,7 @@ def change_rows(
                 hnsw_settings=create.hnsw_settings,
             )
             prepared = prepare(load, embedder)
+            check_vector_lengths(prepared)
             created = _commit_versions(tables, [prepared], {table.name: None}, embedder, False, 64)
             return created[0], 0
         if not here or entry is None:
