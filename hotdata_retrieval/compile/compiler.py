@@ -53,10 +53,10 @@ from sqlglot import exp
 from hotdata_retrieval.compile._null_guards import guarded_columns, spread
 from hotdata_retrieval.compile.dialect import DialectProfile
 from hotdata_retrieval.compile.nodes import (
+    FLOAT_LITERAL,
     SearchNode,
     SemanticDistance,
     SemanticSearch,
-    FLOAT_LITERAL,
     TemporalLiteral,
     TextSearch,
     UnsupportedOnDialectError,

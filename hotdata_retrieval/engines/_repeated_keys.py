@@ -114,6 +114,32 @@ def finer_timestamp(values: pa.Array | pa.ChunkedArray, unit: str) -> tuple[int,
     return row, temporal_text(kind, int(integers[row]))
 
 
+DAY_MILLISECONDS = 86_400_000
+"""The milliseconds of a day: every ``date64`` value is a multiple of it (Arrow's
+specification, ``Schema.fbs``: "evenly divisible by 86400000")."""
+
+
+def partial_day(values: pa.Array | pa.ChunkedArray) -> tuple[int, str] | None:
+    """The first ``date64`` value of ``values`` that is not a whole day (a time of day in
+    milliseconds, which Arrow builds though its specification forbids it), as its row
+    (counted from 0) and the moment it names (``'1970-01-01 00:00:00.001'``); ``None`` when
+    every value is one, or ``values`` are no ``date64``. NULLs are none."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_date64(values.type):
+        return None
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    integers = pc.fill_null(values.view(pa.int64()), 0).to_numpy(zero_copy_only=False)
+    partial = np.flatnonzero(np.remainder(integers, DAY_MILLISECONDS) != 0)
+    if not partial.size:
+        return None
+    row = int(partial[0])
+    return row, temporal_text(pa.timestamp("ms"), int(integers[row]))
+
+
 def _temporal(kind: pa.DataType) -> bool:
     """Whether Arrow type ``kind`` is a date, time, timestamp or duration: one integer a
     value (days, milliseconds, or counts of its unit)."""

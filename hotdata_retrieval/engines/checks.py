@@ -444,16 +444,34 @@ def check_key_column(
     Arrow time unit; the default, nanoseconds, is Arrow's finest, which the local engine and
     LanceDB keep). A store rounds a finer key to its unit, so keys apart by less would be one
     key there: DuckDB and PostgreSQL kept two rows under one key, and an upsert then added a
-    row or replaced both.
+    row or replaced both. A ``date64`` key is a whole day on every engine, as Arrow's
+    specification has it: the SQL stores keep one as SQL's ``DATE`` and the local engine as
+    Parquet's date, so keys of one day would be one key there.
 
     Raises:
-        EngineError: :func:`key_column_error`'s; a timestamp key finer than
-            ``timestamp_unit``, naming the column, the first such key and its row.
+        EngineError: :func:`key_column_error`'s; a ``date64`` key that is not a whole day; a
+            timestamp key finer than ``timestamp_unit``; naming the column, the first such
+            key and its row.
     """
-    from hotdata_retrieval.engines._repeated_keys import finer_timestamp, key_problem
+    from hotdata_retrieval.engines._repeated_keys import (
+        finer_timestamp,
+        key_problem,
+        partial_day,
+    )
 
     if key_problem(keys) is not None:
         raise key_column_error(keys, key, loading=loading)
+    within = partial_day(keys)
+    if within is not None:
+        row, moment = within
+        advice = "load such keys as timestamp[ms]"
+        if loading:
+            advice += " or name another key column"
+        raise EngineError(
+            f"key column '{key}' holds the date64 {moment!r} in {row_name(row)}, which is not "
+            "a whole day (Arrow's date64 is one; the SQL stores and the local engine keep it "
+            f"as its day, so keys of one day would be one key); {advice}"
+        )
     finer = finer_timestamp(keys, timestamp_unit)
     if finer is None:
         return

@@ -40,6 +40,9 @@ from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_
 NANOSECONDS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 """How many nanoseconds each Arrow time unit holds."""
 
+DAY = 86_400_000
+"""A day in milliseconds, a ``date64``'s unit."""
+
 BASE = 1_700_000_000 * 10**9
 """An instant in nanoseconds (2023-11-14 22:13:20 UTC)."""
 
@@ -47,7 +50,7 @@ EVERY_ENGINE = frozenset(DOCUMENT_ENGINES)
 NANOSECOND_STORES = frozenset({"local", "lancedb", "hotdata"})
 """Engines that keep a timestamp's nanoseconds (Arrow and Parquet files)."""
 TIMESTAMP_KEYS = EVERY_ENGINE - {"turbopuffer"}
-"""Engines that key a table by a timestamp: turbopuffer's document ids are unsigned
+"""Engines that key a table by a date or a timestamp: turbopuffer's document ids are unsigned
 integers, UUIDs or strings (https://turbopuffer.com/docs/write)."""
 TIME_COLUMNS = frozenset({"local", "lancedb", "hotdata"})
 """Engines with a column type for a time of day (the SQL stores map none, turbopuffer has
@@ -100,6 +103,8 @@ CASES = {
     "timestamp[s]": Case(pa.timestamp("s"), [1, 2, 3], 2, TIMESTAMP_KEYS),
     "time64[ns] a nanosecond apart": Case(pa.time64("ns"), [1, 2, 10**9], 2, TIME_COLUMNS),
     "time64[us]": Case(pa.time64("us"), [1, 2, 10**6], 2, TIME_COLUMNS),
+    "date64 of whole days": Case(pa.date64(), [0, DAY, 2 * DAY], DAY, TIMESTAMP_KEYS),
+    "date64 within one day": Case(pa.date64(), [0, 1, DAY], 1, frozenset()),
     "float -0.0 and 0.0": Case(pa.float64(), [-0.0, 1.0, 2.5], 0.0, EVERY_ENGINE - {"turbopuffer"}),
     "text by code points": Case(
         pa.string(), ["a", "a ", "A", "\u00e9", "e\u0301"], "a ", EVERY_ENGINE
@@ -157,7 +162,7 @@ def _parsed(kind: pa.DataType, text: str) -> int:
         nanoseconds += int((fraction or "0").ljust(9, "0"))
     else:
         nanoseconds = int(pd.Timestamp(text).value)  # a zoned text's UTC instant
-    return nanoseconds // NANOSECONDS[kind.unit]
+    return nanoseconds // NANOSECONDS[getattr(kind, "unit", "ms")]  # date64: milliseconds
 
 
 @pytest.mark.parametrize("case_name", sorted(CASES))
