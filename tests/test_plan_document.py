@@ -722,8 +722,8 @@ ERRORS: list[tuple[str, Any, str]] = [
     (
         "object value",
         single(filter={"column": "a", "op": "=", "value": {}}),
-        r'^filter: value must be a string, number, boolean, \{"date": \.\.\.\} or '
-        r'\{"timestamp": \.\.\.\}, got object$',
+        r'^filter: value must be a string, number, boolean, \{"date": \.\.\.\}, '
+        r'\{"timestamp": \.\.\.\} or \{"decimal": \.\.\.\}, got object$',
     ),
     (
         "huge integer",

@@ -43,6 +43,7 @@ Hotdata dialect spells them:
 from __future__ import annotations
 
 import datetime
+import decimal
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
@@ -106,6 +107,7 @@ from hotdata_retrieval.plan.search import (
     bound_columns,
     debug_columns,
 )
+from hotdata_retrieval.plan.values import decimal_digits
 from hotdata_retrieval.plan.visitor import visit_name_of
 
 RANK_COLUMN = "branch_rank"
@@ -194,10 +196,19 @@ def literal_node(value: Any) -> exp.Expr:
 
     A float is written with the shortest text that round-trips (``repr``), so it stays a
     float in SQL: ``exp.convert`` would write ``-2.9e16`` as the integer
-    ``-29121896746011604``.
+    ``-29121896746011604``. A ``decimal.Decimal`` is written exactly, as a cast of its text
+    to the narrowest ``DECIMAL(p, s)`` holding it (``CAST('1.59' AS DECIMAL(3, 2))``): a bare
+    ``1.59`` is a float on DataFusion, which LanceDB compares with no decimal column, and which
+    DataFusion reads against one as ``Decimal(30, 15)``, rounding past 15 digits.
     """
     if isinstance(value, str):
         return exp.Literal.string(value)
+    if isinstance(value, decimal.Decimal):
+        precision, scale = decimal_digits(value)
+        return exp.Cast(
+            this=exp.Literal.string(format(value, "f")),
+            to=exp.DataType.build(f"DECIMAL({precision}, {scale})"),
+        )
     if isinstance(value, float):
         magnitude = exp.Literal.number(repr(abs(value)))
         magnitude.meta[FLOAT_LITERAL] = True  # a float, whatever the dialect reads the text as

@@ -21,16 +21,20 @@ The grammar is deliberately small, the same as the predicate tree's:
 - ``AND``, ``OR``, ``NOT`` and parentheses, with SQL's precedence (NOT, then AND, then OR).
 
 Columns are bare names (double quotes allowed; stored lower-cased). Literals are
-single-quoted strings, integers, decimals (``1.5``, ``1e-3``), negative numbers, ``TRUE``,
-``FALSE``, ``DATE '2024-03-01'`` and ``TIMESTAMP '2024-03-01 10:00:00'`` (or ``CAST('...' AS
-DATE)``, ``CAST('...' AS TIMESTAMP)``, or ``arrow_cast('...', 'Timestamp(Microsecond,
-Some("UTC"))')``, as the ``hotdata`` dialect writes a timestamp; ``Timestamp(Nanosecond,
-Some("UTC"))``, as it wrote one before, too).
+single-quoted strings, integers, decimals (``1.5``, ``1e-3``: a float, or, when no float's
+shortest text names the number written, ``1.5000000000000000000001``, the exact
+``decimal.Decimal``), negative numbers, ``TRUE``, ``FALSE``, ``CAST('1.59' AS DECIMAL(3, 2))``
+(a ``decimal.Decimal``, as the compiler writes one), ``DATE '2024-03-01'`` and ``TIMESTAMP
+'2024-03-01 10:00:00'`` (or ``CAST('...' AS DATE)``, ``CAST('...' AS TIMESTAMP)``, or
+``arrow_cast('...', 'Timestamp(Microsecond, Some("UTC"))')``, as the ``hotdata`` dialect
+writes a timestamp; ``Timestamp(Nanosecond, Some("UTC"))``, as it wrote one before, too).
 """
 
 from __future__ import annotations
 
 import datetime
+import decimal
+import math
 import re
 from typing import Any, NoReturn
 
@@ -201,10 +205,10 @@ def _literal(node: exp.Expr, context: exp.Expr) -> LiteralValue:
         node = _unparenthesized(node.this)
     if isinstance(node, exp.Literal) and not node.is_string:
         text = str(node.this)
-        number: int | float
+        number: int | float | decimal.Decimal
         try:
-            number = int(text) if _INTEGER.fullmatch(text) else float(text)
-        except ValueError:
+            number = int(text) if _INTEGER.fullmatch(text) else _fraction(text)
+        except (ValueError, decimal.InvalidOperation):
             _unsupported(node, "this number cannot be read")
         return -number if negative else number
     if negative:
@@ -218,6 +222,16 @@ def _literal(node: exp.Expr, context: exp.Expr) -> LiteralValue:
         and node.to.this in _TEMPORAL_TYPES
     ):
         return _temporal(node)
+    if (
+        isinstance(node, exp.Cast)
+        and isinstance(node.this, exp.Literal)
+        and node.this.is_string
+        and node.to.this is exp.DataType.Type.DECIMAL
+    ):
+        try:
+            return decimal.Decimal(str(node.this.this))
+        except decimal.InvalidOperation:
+            _unsupported(node, "this decimal cannot be read")
     if _is_utc_timestamp(node):
         return _timestamp(node, str(node.expressions[0].this))
     if isinstance(node, exp.Boolean):
@@ -227,6 +241,21 @@ def _literal(node: exp.Expr, context: exp.Expr) -> LiteralValue:
     if isinstance(node, exp.Column):
         _unsupported(context, "a column may only be compared with a literal, not a column")
     _unsupported(node, f"{_describe(node)} is not a literal")
+
+
+def _fraction(text: str) -> float | decimal.Decimal:
+    """A number with a fraction or an exponent as the float whose shortest text names the
+    same number (``0.1``, ``1e-3``), or, when no float's does
+    (``1.5000000000000000000001``), as the exact ``decimal.Decimal`` it writes: a float
+    would silently be another number (docs/plans.md, "Filter values and column types").
+
+    Raises:
+        ValueError, decimal.InvalidOperation: not a number.
+    """
+    number = float(text)
+    if not math.isfinite(number) or decimal.Decimal(repr(number)) != decimal.Decimal(text):
+        return decimal.Decimal(text)
+    return number
 
 
 _TEMPORAL_TYPES = (exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP, exp.DataType.Type.DATETIME)

@@ -29,6 +29,7 @@ What the body keeps from the plan, and what turbopuffer cannot express:
 from __future__ import annotations
 
 import datetime
+import decimal
 from typing import Any
 
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
@@ -118,7 +119,11 @@ def _any(parts: list[list[Any] | None]) -> list[Any] | None:
 
 def _value(value: Any) -> Any:
     """A filter value as turbopuffer reads it: a date or a timestamp as ISO 8601 text (its
-    datetime attributes take that form), anything else as itself."""
+    datetime attributes take that form), a decimal as the float it is (turbopuffer holds no
+    decimal attribute; the engine compares a decimal with a float attribute exactly before
+    the request is made: ``exact_float_predicate``), anything else as itself."""
+    if isinstance(value, decimal.Decimal):
+        return float(value)
     if isinstance(value, datetime.datetime):
         return value.isoformat()
     if isinstance(value, datetime.date):

@@ -85,10 +85,10 @@ _Inclusive = tuple[str, int] | bool
 ``("!=", k)``, or ``True``/``False`` for one that holds for every integer or for none."""
 
 
-def _over_integers(operator: ComparisonOperator, value: float | int) -> _Inclusive:
+def _over_integers(operator: ComparisonOperator, value: Any) -> _Inclusive:
     """``n <operator> value`` for every integer ``n``, as a comparison with an integer
     (``floor`` and ``ceil`` of a finite float are exact)."""
-    integral = isinstance(value, int) or value.is_integer()
+    integral = isinstance(value, int) or value == math.floor(value)
     if operator is ComparisonOperator.EQUAL:
         return ("=", int(value)) if integral else False
     if operator is ComparisonOperator.NOT_EQUAL:
@@ -151,14 +151,16 @@ def _range(unsigned: bool) -> tuple[int, int]:
 
 
 def _is_float(value: Any) -> bool:
-    return type(value) is float
+    """Whether ``value`` is a literal an integer column is compared with exactly by a
+    rewrite: a float or a ``decimal.Decimal``."""
+    return type(value) is float or type(value) is decimal.Decimal
 
 
-def _number(value: Any) -> float | int | None:
-    """A bound as a number: a float, an integer, or integer text (which the column's checks
-    let through: ``'42'``); ``None`` for anything else."""
-    if type(value) in (float, int):
-        return value  # type: ignore[no-any-return]
+def _number(value: Any) -> Any:
+    """A bound as a number: a float, a decimal, an integer, or integer text (which the
+    column's checks let through: ``'42'``); ``None`` for anything else."""
+    if type(value) in (float, int, decimal.Decimal):
+        return value
     if isinstance(value, str):
         try:
             return int(value)
@@ -280,9 +282,38 @@ def _float_neighbours(value: int) -> tuple[float, float] | None:
     return math.nextafter(nearest, -math.inf), nearest
 
 
+def _decimal_float_neighbours(value: decimal.Decimal) -> tuple[float, float] | None:
+    """The largest float64 below a decimal and the smallest above it, or ``None`` when
+    float64 holds it exactly (a decimal literal has at most 38 digits, within float64's
+    range).
+
+    >>> _decimal_float_neighbours(decimal.Decimal("0.1"))
+    (0.09999999999999999, 0.1)
+    >>> _decimal_float_neighbours(decimal.Decimal("0.5")) is None
+    True
+    """
+    nearest = float(value)
+    exact = decimal.Decimal(nearest)
+    if exact == value:
+        return None
+    if exact < value:
+        return nearest, math.nextafter(nearest, math.inf)
+    return math.nextafter(nearest, -math.inf), nearest
+
+
 def _inexact(value: Any) -> tuple[float, float] | None:
-    """:func:`_float_neighbours` of an integer literal, ``None`` for any other value."""
-    return _float_neighbours(value) if type(value) is int else None
+    """:func:`_float_neighbours` of an integer literal, :func:`_decimal_float_neighbours`
+    of a decimal one, ``None`` for any other value."""
+    if type(value) is int:
+        return _float_neighbours(value)
+    if type(value) is decimal.Decimal:
+        return _decimal_float_neighbours(value)
+    return None
+
+
+def _as_float(value: Any) -> Any:
+    """A decimal literal float64 holds exactly as that float; any other value as it is."""
+    return float(value) if type(value) is decimal.Decimal else value
 
 
 def _float_always(column: str, holds: bool, value: Any = 0.0) -> Predicate:
@@ -315,7 +346,10 @@ def exact_float_predicate(node: Any) -> Any:
     if isinstance(node, Comparison):
         neighbours = _inexact(node.value)
         if neighbours is None:
-            return node
+            value = _as_float(node.value)
+            if value is node.value:
+                return node
+            return Comparison(column=node.column, operator=node.operator, value=value)
         below, above = neighbours
         if node.operator is ComparisonOperator.EQUAL:
             return _float_always(node.column, False)
@@ -326,17 +360,17 @@ def exact_float_predicate(node: Any) -> Any:
         return Comparison(column=node.column, operator=">=", value=above)
     if isinstance(node, Between):
         start, end = _inexact(node.low), _inexact(node.high)
-        if start is None and end is None:
+        low = _as_float(node.low) if start is None else start[1]
+        high = _as_float(node.high) if end is None else end[0]
+        if low is node.low and high is node.high:
             return node
-        return Between(
-            column=node.column,
-            low=node.low if start is None else start[1],
-            high=node.high if end is None else end[0],
-        )
+        return Between(column=node.column, low=low, high=high)
     if isinstance(node, InList):
-        if all(_inexact(value) is None for value in node.values):
+        if all(type(value) not in (int, decimal.Decimal) for value in node.values):
             return node
-        kept = [value for value in node.values if _inexact(value) is None]
+        kept = [_as_float(value) for value in node.values if _inexact(value) is None]
+        if len(kept) == len(node.values) and all(new is old for new, old in zip(kept, node.values)):
+            return node
         if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
             return _float_always(node.column, node.negated)
         return InList(column=node.column, values=kept, negated=node.negated)
@@ -362,6 +396,17 @@ _Split = tuple[Any, bool, Any]
 """A literal split on a column's grid of values: the grid value at or below it, whether the
 literal is past that value (between two grid values), and the next grid value (``None``
 when there is none)."""
+
+
+def _ordered_after(low: Any, high: Any) -> bool:
+    """Whether ``low`` is after ``high``, both dates, both datetimes or both numbers (a
+    date and a datetime, or text, do not compare: ``False``)."""
+    numbers = (int, decimal.Decimal)
+    if type(low) in numbers and type(high) in numbers:
+        return bool(low > high)
+    if type(low) is type(high) and isinstance(low, datetime.date):
+        return bool(low > high)
+    return False
 
 
 def _on_grid(node: Any, split: Any) -> Any:
@@ -396,12 +441,7 @@ def _on_grid(node: Any, split: Any) -> Any:
         high = node.high if end is None else end[0]
         if low is None:  # past the last grid value: none follows
             return _float_always(node.column, False, high)
-        if (
-            isinstance(low, datetime.date)
-            and isinstance(high, datetime.date)
-            and type(low) is type(high)  # a date and a datetime do not compare
-            and low > high
-        ):
+        if _ordered_after(low, high):
             return _float_always(node.column, False, high)
         return Between(column=node.column, low=low, high=high)
     if isinstance(node, InList):
@@ -555,80 +595,118 @@ def nanosecond_timestamp_predicate(node: Any) -> Any:
     return node
 
 
+def _exact_decimal(value: Any) -> decimal.Decimal | None:
+    """A number as the exact decimal it means against a decimal column (docs/plans.md,
+    "Filter values and column types"): a float as the decimal its shortest text writes
+    (``0.1`` is 0.1, not the binary fraction 0.1000000000000000055…), an integer, a
+    ``decimal.Decimal`` and number text (checked:
+    :func:`~hotdata_retrieval.engines.checks.check_filter_values`) as the number they write;
+    ``None`` for any other value.
+
+    >>> _exact_decimal(0.1), _exact_decimal("1e3"), _exact_decimal(True)
+    (Decimal('0.1'), Decimal('1E+3'), None)
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return decimal.Decimal(repr(value)) if math.isfinite(value) else None
+    if isinstance(value, (int, decimal.Decimal)):
+        return decimal.Decimal(value)
+    if isinstance(value, str):
+        try:
+            number = decimal.Decimal(value)
+        except decimal.InvalidOperation:
+            return None
+        return number if number.is_finite() else None
+    return None
+
+
 def _past_decimals(value: Any, bound: int) -> int:
     """-1 for a number (or number text) at or below ``-bound``, 1 for one at or above
     ``bound`` (past every value of a decimal column whose magnitudes are below ``bound``), 0
     otherwise (or another value)."""
-    if isinstance(value, str):
-        value = _decimal_text(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float, decimal.Decimal)):
+    number = _exact_decimal(value)
+    if number is None:
         return 0
-    return -1 if value <= -bound else 1 if value >= bound else 0
+    return -1 if number <= -bound else 1 if number >= bound else 0
 
 
-def _decimal_text(text: str) -> Any:
-    """Number text (checked: :func:`~hotdata_retrieval.engines.checks.check_filter_values`)
-    as a ``decimal.Decimal``; other text as it is."""
-    try:
-        number = decimal.Decimal(text)
-    except decimal.InvalidOperation:
-        return text
-    return number if number.is_finite() else text
+def _written(number: decimal.Decimal) -> int | decimal.Decimal:
+    """A decimal on a column's grid as the literal written for it: a whole number as the
+    integer (which LanceDB takes for a decimal column), any other as the decimal, which the
+    compiler writes as an exact ``DECIMAL`` cast."""
+    whole = number.to_integral_value()
+    return int(whole) if whole == number else number
 
 
-def _whole(value: Any, *, column: str, fitted: bool) -> Any:
-    """A number inside a decimal column's range as the literal every engine compares with
-    it: an integral float as the integer (LanceDB takes no float for a decimal column);
-    another float as it is, or, for an engine that takes none (``fitted``: LanceDB), a
-    :class:`PlanError`."""
-    if isinstance(value, str):  # DataFusion reads no exponent in text for a decimal column
-        number = _decimal_text(value)
-        if not isinstance(number, decimal.Decimal):
-            return value
-        plain = format(number, "f")
-        return value if plain == value else plain
-    if isinstance(value, bool) or not isinstance(value, float):
-        return value
-    if value.is_integer():
-        return int(value)
-    if fitted:
-        raise PlanError(
-            f"filter compares column '{column}', which holds decimal values, with {value!r}, "
-            "a number with a fraction, which LanceDB cannot compare with a decimal column; "
-            "compare it with a whole number or load the column as float64",
-            field="filter",
-            value=value,
-        )
-    return value
+def _decimal_split(scale: int) -> Any:
+    """:data:`_Split` of a number on the grid of a decimal column of ``scale`` digits after
+    the point (``10 ** -scale`` apart)."""
+    step = decimal.Decimal(1).scaleb(-scale)
+    context = decimal.Context(prec=200)  # a plan's numbers are far narrower: no rounding
+
+    def split(value: Any) -> _Split | None:
+        number = _exact_decimal(value)
+        if number is None:
+            return None
+        below = number.quantize(step, rounding=decimal.ROUND_FLOOR, context=context)
+        if below == number:
+            written = _written(below)
+            return written, False, written
+        return _written(below), True, _written(below + step)
+
+    return split
 
 
-def decimal_predicate(node: Any, whole_digits: int, *, fitted: bool = False) -> Any:
+def decimal_predicate(node: Any, whole_digits: int, scale: int = 0) -> Any:
     """``node`` (a :class:`Comparison`, :class:`Between` or :class:`InList` on a decimal
-    column holding ``whole_digits`` digits before the point: precision minus scale) with each
-    number past the column's range (a magnitude of at least ``10 ** whole_digits``) replaced
-    by what it means there, as a float past an integer column's range is (module docstring):
-    ``price < 1e30`` holds for every value, ``price = 1e30`` for none, NULL for a NULL row.
-    DataFusion (the local engine) casts such a literal to a decimal and fails on the
-    overflow; LanceDB refuses it. An integral float inside the range becomes the integer,
-    which LanceDB takes; with ``fitted`` (LanceDB), another float is a :class:`PlanError`
-    naming it. Number text inside the range is written without an exponent (``'1e3'`` is
-    ``'1000'``), which DataFusion does not read for a decimal column (``Cannot cast string
-    '1e3' to value of Decimal128(38, 10) type``). ``node`` itself when nothing changes.
+    column holding ``whole_digits`` digits before the point and ``scale`` after it:
+    ``decimal(p, s)`` holds ``p - s`` and ``s``) compared exactly, the one rule every engine
+    follows: each number is the exact decimal it writes (:func:`_exact_decimal`: a float by
+    its shortest text, so ``price >= 0.1`` keeps 0.10; a ``decimal.Decimal`` and number text
+    exactly, so ``price = Decimal('1.5000000000000000000001')`` keeps no 1.50).
+
+    - A number past the column's range (a magnitude of at least ``10 ** whole_digits``) is
+      replaced by what it means there, as a float past an integer column's range is (module
+      docstring): ``price < 1e30`` holds for every value, ``price = 1e30`` for none, NULL for
+      a NULL row. DataFusion (the local engine) casts such a literal to a decimal and fails
+      on the overflow; LanceDB refuses it.
+    - A number with more digits after the point than the column holds lies between two of
+      its values and is replaced as a datetime between two days of a date column is
+      (:func:`exact_date_predicate`): ``price < 1.505`` is ``price <= 1.50``, ``price >
+      1.505`` is ``price >= 1.51``, ``price = 1.505`` holds for no value.
+    - Every other number is written on the column's grid: a whole number as the integer, any
+      other as a ``decimal.Decimal``, which the compiler writes as an exact ``DECIMAL`` cast
+      (``CAST('1.59' AS DECIMAL(3, 2))``). DataFusion read a float against a decimal column
+      as ``Decimal(30, 15)`` and number text as ``Decimal(38, 10)``, rounding past them;
+      LanceDB refused a float and text ("could not convert to literal of type").
+
+    ``node`` itself when nothing changes.
 
     >>> node = Comparison(column="price", operator="<", value=1e30)
-    >>> decimal_predicate(node, 8)  # doctest: +ELLIPSIS
+    >>> decimal_predicate(node, 8, 2)  # doctest: +ELLIPSIS
     Or(operands=(Comparison(...'='...), Comparison(...'!='...)))
-    >>> decimal_predicate(Comparison(column="price", operator="<", value=2.0), 8).value
+    >>> decimal_predicate(Comparison(column="price", operator="<", value=2.0), 8, 2).value
     2
+    >>> decimal_predicate(Comparison(column="price", operator=">=", value=0.1), 8, 2).value
+    Decimal('0.10')
+    >>> decimal_predicate(Comparison(column="price", operator="<", value=1.505), 8, 2)
+    ... # doctest: +ELLIPSIS
+    Comparison(...'<='..., value=Decimal('1.50'))
     """
     bound = 10**whole_digits
+    on_grid = _on_grid(_inside_decimals(node, bound), _decimal_split(scale))
+    # a value moved onto the grid may reach the range's end (99999999.995 up to 10**8)
+    return _inside_decimals(on_grid, bound)
+
+
+def _inside_decimals(node: Any, bound: int) -> Any:
+    """``node`` with each number past a decimal column's range (a magnitude of at least
+    ``bound``) replaced by what it means there (:func:`decimal_predicate`)."""
     if isinstance(node, Comparison):
         side = _past_decimals(node.value, bound)
         if side == 0:
-            value = _whole(node.value, column=node.column, fitted=fitted)
-            if value is node.value:
-                return node
-            return Comparison(column=node.column, operator=node.operator, value=value)
+            return node
         holds = node.operator.value in (_HOLDS_BELOW if side < 0 else _HOLDS_ABOVE)
         return _float_always(node.column, holds, 0)
     if isinstance(node, Between):
@@ -638,24 +716,15 @@ def decimal_predicate(node: Any, whole_digits: int, *, fitted: bool = False) -> 
         if low < 0 and high > 0:
             return _float_always(node.column, True, 0)
         if low < 0:
-            high_value = _whole(node.high, column=node.column, fitted=fitted)
-            return Comparison(column=node.column, operator="<=", value=high_value)
-        low_value = _whole(node.low, column=node.column, fitted=fitted)
+            return Comparison(column=node.column, operator="<=", value=node.high)
         if high > 0:
-            return Comparison(column=node.column, operator=">=", value=low_value)
-        high_value = _whole(node.high, column=node.column, fitted=fitted)
-        if low_value is node.low and high_value is node.high:
-            return node
-        return Between(column=node.column, low=low_value, high=high_value)
+            return Comparison(column=node.column, operator=">=", value=node.low)
+        return node
     if isinstance(node, InList):
-        kept = [
-            _whole(value, column=node.column, fitted=fitted)
-            for value in node.values
-            if _past_decimals(value, bound) == 0
-        ]
+        kept = [value for value in node.values if _past_decimals(value, bound) == 0]
+        if len(kept) == len(node.values):
+            return node
         if not kept:  # NULL for a NULL row, as the list's test: not IN (), which is FALSE
             return _float_always(node.column, node.negated, 0)
-        if all(new is old for new, old in zip(kept, node.values)) and len(kept) == len(node.values):
-            return node
         return InList(column=node.column, values=kept, negated=node.negated)
     return node

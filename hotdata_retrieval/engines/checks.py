@@ -18,6 +18,7 @@ them is the same everywhere, so the checks and their messages live here:
 from __future__ import annotations
 
 import datetime
+import decimal
 import enum
 import math
 import re
@@ -908,7 +909,8 @@ class ColumnFacts:
         nanoseconds: the timestamp columns of nanoseconds, whose literals past the years
             they hold are folded (:func:`with_typed_values`).
         decimals: each decimal column with the digits it holds before the point (precision
-            minus scale): a number past them is folded (:func:`with_typed_values`).
+            minus scale) and after it (scale): a number is compared with it exactly
+            (:func:`with_typed_values`).
         coarse_timestamps: each timestamp column of seconds or milliseconds with the
             microseconds between two of its values (1,000,000 or 1,000): a literal between
             two is folded onto them for an engine that cuts it (:func:`with_typed_values`).
@@ -920,7 +922,7 @@ class ColumnFacts:
     integer_ranges: dict[str, tuple[int, int]]
     timestamps: frozenset[str] = frozenset()
     nanoseconds: frozenset[str] = frozenset()
-    decimals: Mapping[str, int] = attrs.field(factory=dict)
+    decimals: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
     coarse_timestamps: Mapping[str, int] = attrs.field(factory=dict)
 
 
@@ -944,7 +946,7 @@ coarse_timestamps={})
         timestamps=frozenset(field.name for field in timestamps),
         nanoseconds=frozenset(field.name for field in timestamps if field.type.unit == "ns"),
         decimals={
-            field.name: field.type.precision - field.type.scale
+            field.name: (field.type.precision - field.type.scale, field.type.scale)
             for field in schema
             if pa.types.is_decimal(field.type)
         },
@@ -1042,7 +1044,7 @@ def float32_value(value: Any) -> Any:
     """
     import numpy as np
 
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, decimal.Decimal)):
         return value
     try:
         number = float(value)
@@ -1238,7 +1240,7 @@ def with_typed_values(
     fit_integers: bool = False,
     element_kinds: Mapping[str, ValueKind] | None = None,
     nanosecond_columns: frozenset[str] = frozenset(),
-    decimal_columns: Mapping[str, int] | None = None,
+    decimal_columns: Mapping[str, tuple[int, int]] | None = None,
     coarse_timestamp_columns: Mapping[str, int] | None = None,
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
@@ -1294,12 +1296,18 @@ def with_typed_values(
     timestamp of any unit.
 
     ``decimal_columns`` give each decimal column the digits it holds before the point
-    (precision minus scale): a number past them (``price < 1e30`` on a ``decimal(10, 2)``
-    column) is replaced by what it means there, TRUE or FALSE for every value and NULL for a
-    NULL row (:func:`~hotdata_retrieval.engines._integer_literals.decimal_predicate`), where
-    DataFusion fails on the cast and LanceDB refuses it; an integral float inside them is the
-    integer, and with ``fit_integers`` (LanceDB, which compares a decimal column with no
-    float) another float is a ``PlanError``.
+    (precision minus scale) and after it (scale): each number compared with one is compared
+    exactly, a float as the decimal its shortest text writes (``price >= 0.1`` keeps 0.10), a
+    ``decimal.Decimal`` and number text as written
+    (:func:`~hotdata_retrieval.engines._integer_literals.decimal_predicate`): one past the
+    column's range (``price < 1e30`` on a ``decimal(10, 2)`` column) is TRUE or FALSE for
+    every value and NULL for a NULL row, one between two of its values (``price < 1.505``)
+    the equivalent comparison with them (``price <= 1.50``), any other written on the
+    column's grid as an integer or an exact decimal.
+
+    A ``decimal.Decimal`` compared with another number column is compared exactly too: with
+    an integer column as a float is, with a float64 one as an integer float64 does not hold
+    is (the float itself when float64 holds it), with a float32 one rounded to float32.
 
     ``coarse_timestamp_columns`` give each timestamp column of seconds or milliseconds the
     microseconds between two of its values (:attr:`ColumnFacts.coarse_timestamps`), for an
@@ -1327,7 +1335,8 @@ def with_typed_values(
     held = value_types(predicate)
     types = held or (float, int)
     if (
-        columns.isdisjoint(float32_columns)
+        decimal.Decimal not in types
+        and columns.isdisjoint(float32_columns)
         and columns.isdisjoint(date_columns)
         and columns.isdisjoint(timestamp_columns)
         and columns.isdisjoint(nanosecond_columns)
@@ -1410,7 +1419,7 @@ class _TypedValues(PredicateVisitor[Predicate]):
         fit_integers: bool = False,
         element_kinds: Mapping[str, ValueKind] | None = None,
         nanosecond_columns: frozenset[str] = frozenset(),
-        decimal_columns: Mapping[str, int] | None = None,
+        decimal_columns: Mapping[str, tuple[int, int]] | None = None,
         coarse_timestamp_columns: Mapping[str, int] | None = None,
     ) -> None:
         self.kinds = kinds
@@ -1428,6 +1437,8 @@ class _TypedValues(PredicateVisitor[Predicate]):
         self.fit_integers = fit_integers
 
     def _typed(self, column: str, value: Any) -> Any:
+        if column in self.decimal_columns:
+            return value  # read exactly, text too (decimal_predicate), never as a float
         if column in self.float32_columns:
             return float32_value(value)
         typed = _as_number(self.kinds.get(column, ValueKind.OTHER), value)
@@ -1457,9 +1468,8 @@ class _TypedValues(PredicateVisitor[Predicate]):
                 typed_node, self.coarse_timestamp_columns[node.column]
             )
         if node.column in self.decimal_columns:
-            return decimal_predicate(  # type: ignore[no-any-return]
-                typed_node, self.decimal_columns[node.column], fitted=self.fit_integers
-            )
+            whole_digits, scale = self.decimal_columns[node.column]
+            return decimal_predicate(typed_node, whole_digits, scale)  # type: ignore[no-any-return]
         if node.column in self.float64_columns:
             return exact_float_predicate(typed_node)  # type: ignore[no-any-return]
         if node.column not in self.integer_columns:

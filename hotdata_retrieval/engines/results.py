@@ -641,7 +641,7 @@ def executed_plan(
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     element_kinds: Mapping[str, ValueKind] | None = None,
     nanosecond_columns: frozenset[str] = frozenset(),
-    decimal_columns: Mapping[str, int] | None = None,
+    decimal_columns: Mapping[str, tuple[int, int]] | None = None,
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -680,8 +680,9 @@ def executed_plan(
             list test looks for in a list of numbers is the number it reads as.
         nanosecond_columns: the timestamp columns of nanoseconds (``with_typed_values``): a
             literal past the years they hold keeps every row or none.
-        decimal_columns: each decimal column with the digits it holds before the point
-            (``with_typed_values``): a number past them keeps every row or none.
+        decimal_columns: each decimal column with the digits it holds before and after the
+            point (``with_typed_values``): a number is compared with it exactly, a float as
+            the decimal its shortest text writes.
 
     Raises:
         PlanError: a value such a store cannot compare with its column; a float whose exact
@@ -718,7 +719,7 @@ def _executed_plan(
     integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     element_kinds: Mapping[str, ValueKind] | None = None,
     nanosecond_columns: frozenset[str] = frozenset(),
-    decimal_columns: Mapping[str, int] | None = None,
+    decimal_columns: Mapping[str, tuple[int, int]] | None = None,
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection

@@ -40,7 +40,9 @@ from __future__ import annotations
 
 import copy
 import datetime
+import decimal
 import enum
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -201,10 +203,17 @@ _LITERAL: dict[str, Any] = {
             "required": ["timestamp"],
             "additionalProperties": False,
         },
+        {
+            "type": "object",
+            "properties": {"decimal": {"type": "string"}},
+            "required": ["decimal"],
+            "additionalProperties": False,
+        },
     ],
-    "description": 'A filter literal: text, a number, a boolean, {"date": "YYYY-MM-DD"} or '
+    "description": 'A filter literal: text, a number, a boolean, {"date": "YYYY-MM-DD"}, '
     '{"timestamp": "YYYY-MM-DDTHH:MM:SS[.ffffff][+HH:MM]"} (one with an offset is read '
-    "in UTC). NULL is tested with is_null, never compared.",
+    'in UTC) or {"decimal": "1.59"} (an exact decimal, at most 38 digits). NULL is tested '
+    "with is_null, never compared.",
 }
 
 _QUERY_TEXT: dict[str, Any] = {
@@ -770,14 +779,33 @@ def _literal(value: Any, where: str) -> Any:
         )
     if isinstance(value, Mapping) and len(value) == 1 and ("date" in value or "timestamp" in value):
         return _temporal(value, where)
+    if isinstance(value, Mapping) and len(value) == 1 and "decimal" in value:
+        return _decimal(value["decimal"], f"{where}.decimal")
     if not isinstance(value, (str, int, float)):
         _fail(
-            f'{where} must be a string, number, boolean, {{"date": ...}} or '
-            f'{{"timestamp": ...}}, got {json_type(value)}',
+            f'{where} must be a string, number, boolean, {{"date": ...}}, '
+            f'{{"timestamp": ...}} or {{"decimal": ...}}, got {json_type(value)}',
             field=where,
             value=value,
         )
     return value
+
+
+_DECIMAL_TEXT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?", re.ASCII)
+"""A decimal as a plan document writes it: digits, a point and digits, no exponent."""
+
+
+def _decimal(value: Any, where: str) -> decimal.Decimal:
+    """``{"decimal": "1.59"}``'s text as the exact ``decimal.Decimal`` (JSON's numbers are
+    floats to most readers)."""
+    text = _string(value, where)
+    if not _DECIMAL_TEXT.fullmatch(text):
+        _fail(
+            f"{where}: {text!r} is not a decimal (digits, optionally a point and digits)",
+            field=where,
+            value=text,
+        )
+    return decimal.Decimal(text)
 
 
 def _temporal(value: Mapping[str, Any], where: str) -> datetime.date | datetime.datetime:
@@ -796,11 +824,16 @@ def _temporal(value: Mapping[str, Any], where: str) -> datetime.date | datetime.
 
 def literal_document(value: Any) -> Any:
     """A filter literal as a plan document writes it: a date as ``{"date": ...}``, a
-    timestamp as ``{"timestamp": ...}``, anything else as itself.
+    timestamp as ``{"timestamp": ...}``, a decimal as ``{"decimal": ...}`` (its digits,
+    without an exponent), anything else as itself.
 
     >>> literal_document(datetime.date(2024, 3, 1))
     {'date': '2024-03-01'}
+    >>> literal_document(decimal.Decimal("1.50"))
+    {'decimal': '1.50'}
     """
+    if isinstance(value, decimal.Decimal):
+        return {"decimal": format(value, "f")}
     if isinstance(value, datetime.datetime):
         return {"timestamp": value.isoformat()}
     if isinstance(value, datetime.date):

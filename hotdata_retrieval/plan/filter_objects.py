@@ -31,6 +31,7 @@ predicate tree's (``MAX_FILTER_DEPTH``, ``MAX_FILTER_TERMS``).
 from __future__ import annotations
 
 import datetime
+import decimal
 import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -159,10 +160,12 @@ def _fail(message: str, where: str, value: Any) -> PlanError:
 def _scalar(value: Any, where: str) -> Any:
     if value is None:
         raise _fail('null is no value; test for NULL with {"$exists": false}', where, value)
-    if isinstance(value, (str, numbers.Real, datetime.date)) or is_boolean(value):
+    if isinstance(value, (str, numbers.Real, decimal.Decimal, datetime.date)) or is_boolean(value):
         return value  # NumPy's numbers and booleans too: the filter's nodes read them
     raise _fail(
-        f"expected text, a number or a boolean, got {json_type_phrase(value)}", where, value
+        f"expected text, a number or a boolean, got {json_type_phrase(value)}",
+        where,
+        value,
     )
 
 

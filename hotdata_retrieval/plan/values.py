@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import decimal
 import math
 import numbers
 import re
@@ -11,10 +12,16 @@ from typing import Any
 
 from hotdata_retrieval.errors import PlanError, position_name
 
-LiteralValue = str | int | float | bool | datetime.date | datetime.datetime
-"""A filter literal: text, integer, finite float, boolean, date or timestamp (a
-``datetime.datetime``, kept without a time zone: one with a time zone is turned into UTC).
-``NULL`` is tested with ``IsNull``."""
+LiteralValue = str | int | float | decimal.Decimal | bool | datetime.date | datetime.datetime
+"""A filter literal: text, integer, finite float, finite ``decimal.Decimal`` (exact, of at most
+:data:`DECIMAL_DIGITS` digits), boolean, date or timestamp (a ``datetime.datetime``, kept
+without a time zone: one with a time zone is turned into UTC). ``NULL`` is tested with
+``IsNull``."""
+
+DECIMAL_DIGITS = 38
+"""The most digits a decimal literal holds, before and after the point together: Arrow's
+and DataFusion's ``Decimal128`` precision, the widest decimal every engine holding a decimal
+column (the local engine, LanceDB) compares."""
 
 INT64_MIN = -(2**63)
 """The smallest signed 64-bit integer: the least count, key or literal an engine holds."""
@@ -399,10 +406,15 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
     A ``datetime.datetime`` with a time zone is returned in UTC without one (engines compare
     timestamps without a zone); a ``date`` stays a date.
 
+    A ``decimal.Decimal`` is kept exact (``-0`` as ``0``): compared with a decimal column it
+    is the number it writes, on every engine (docs/plans.md, "Filter values and column
+    types").
+
     Raises:
-        PlanError: ``None`` (use ``IsNull``), a NaN or infinite float, an integer outside
-            64 bits, a string with a NUL byte, a datetime outside the years 1 to 9999 once
-            in UTC, or any other type.
+        PlanError: ``None`` (use ``IsNull``), a NaN or infinite float or decimal, a decimal
+            of more than :data:`DECIMAL_DIGITS` digits, an integer outside 64 bits, a string
+            with a NUL byte, a datetime outside the years 1 to 9999 once in UTC, or any
+            other type.
     """
     if type(value) is int and INT64_MIN <= value <= INT64_MAX:  # the common case, at once
         return value
@@ -413,6 +425,8 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         if not INT64_MIN <= number <= INT64_MAX:
             raise _outside_int64(label, value)
         return number
+    if isinstance(value, decimal.Decimal):
+        return _checked_decimal(value, label)
     if isinstance(value, numbers.Real):
         real = float(value)
         if not math.isfinite(real):
@@ -434,7 +448,8 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
             f"{label} must not be None; test for NULL with IsNull", field=label, value=value
         )
     raise PlanError(
-        f"{label} must be a string, integer, float, boolean, date or datetime, got {value!r}",
+        f"{label} must be a string, integer, float, decimal, boolean, date or datetime, got "
+        f"{value!r}",
         field=label,
         value=value,
     )
@@ -444,6 +459,38 @@ MAX_FRACTION_DIGITS = 6
 """The most digits a timestamp's fraction of a second has in the ISO forms (:data:`ISO_FORMS`):
 microseconds, what Python's ``datetime`` holds and every engine's timestamp keeps (PostgreSQL's
 and DuckDB's timestamps are microseconds)."""
+
+
+def decimal_digits(value: decimal.Decimal) -> tuple[int, int]:
+    """The precision and scale of the narrowest SQL ``DECIMAL(p, s)`` holding ``value`` (a
+    finite decimal) exactly: its digits before the point and after it together, and after it.
+
+    >>> decimal_digits(decimal.Decimal("1.50")), decimal_digits(decimal.Decimal("-0.001"))
+    ((3, 2), (3, 3))
+    >>> decimal_digits(decimal.Decimal("1E+3"))
+    (4, 0)
+    """
+    _, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # a finite decimal
+    scale = max(0, -exponent)
+    whole = max(0, len(digits) + exponent)
+    return max(1, whole + scale), scale
+
+
+def _checked_decimal(value: decimal.Decimal, label: str) -> decimal.Decimal:
+    if not value.is_finite():
+        raise PlanError(f"{label} must be finite, got {value!r}", field=label, value=value)
+    precision, _ = decimal_digits(value)
+    if precision > DECIMAL_DIGITS:
+        raise PlanError(
+            f"{label} must have at most {DECIMAL_DIGITS} digits (a Decimal128, the widest "
+            f"decimal the engines compare), got {value!r} of {precision}",
+            field=label,
+            value=value,
+        )
+    plain = decimal.Decimal(value)  # a plain Decimal: a subclass's own text never reaches SQL
+    return abs(plain) if plain.is_zero() else plain
+
 
 _ISO_DATE = r"([0-9]{4})(-?)([0-9]{2})\2([0-9]{2})"
 _ISO_DATE_TEXT = re.compile(_ISO_DATE, re.ASCII)

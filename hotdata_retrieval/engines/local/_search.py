@@ -85,11 +85,15 @@ _GENERATOR_DIALECT = HOTDATA.sqlglot_dialect()
 """Renders the statements the fast-path rewrite changed (one instance; it holds no state)."""
 
 
-def _merged_decimals(each: Any) -> dict[str, int]:
-    merged: dict[str, int] = {}
+def _merged_decimals(each: Any) -> dict[str, tuple[int, int]]:
+    """Each decimal column's digits before and after the point across several tables: the
+    most of each (a number is folded only where it is past the column's values in every
+    table, and onto the finest grid, which holds every table's values)."""
+    merged: dict[str, tuple[int, int]] = {}
     for decimals in each:
-        for column, digits in decimals.items():
-            merged[column] = max(digits, merged.get(column, digits))
+        for column, (whole, scale) in decimals.items():
+            known = merged.get(column, (whole, scale))
+            merged[column] = (max(whole, known[0]), max(scale, known[1]))
     return merged
 
 
