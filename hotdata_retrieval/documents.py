@@ -277,13 +277,27 @@ class DocumentStore:
         """Refuse, when the store is built, a filter column of a type the engine cannot
         store (SQLite holds no list, turbopuffer no duration), which its first :meth:`add`
         would otherwise refuse (``check_column_types``: every engine of the library has
-        it).
+        it); and, on every engine with one message, a type no filter can use: one no engine
+        stores (``null``, ``list<null>``, a struct of no field) or a struct or map
+        (:func:`~hotdata_retrieval.engines.checks.filter_column_problem`).
 
         Raises:
             PlanError: naming the column, its type and the engine.
         """
+        if not self.filter_columns:
+            return
+        from hotdata_retrieval.engines.checks import filter_column_problem
+
+        for column, kind in self.filter_columns.items():
+            problem = filter_column_problem(kind)
+            if problem is not None:
+                raise PlanError(
+                    f"filter_columns: column {column!r} {problem}",
+                    field="filter_columns",
+                    value=str(kind),
+                )
         check = getattr(engine, "check_column_types", None)
-        if check is None or not self.filter_columns:
+        if check is None:
             return
         import pyarrow as pa
 

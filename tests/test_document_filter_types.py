@@ -186,3 +186,38 @@ def test_metadata_as_fine_as_its_column_is_kept() -> None:
         store.add(["a"], ["red fox"], [[1.0, 0.0]], [{"f": "2024-01-02T00:00:00.123456"}])
         stored = local.read_table("fine", ["f"]).column("f").to_pylist()
     assert stored == [datetime.datetime(2024, 1, 2, 0, 0, 0, 123456)]
+
+
+UNUSABLE: dict[str, pa.DataType] = {
+    "null": pa.null(),
+    "list<null>": pa.list_(pa.null()),
+    "list<list<null>>": pa.list_(pa.list_(pa.null())),
+    "struct<>": pa.struct([]),
+    "struct<a: int64>": pa.struct([("a", pa.int64())]),
+    "list<struct<a: string>>": pa.list_(pa.struct([("a", pa.string())])),
+    "map<string, int64>": pa.map_(pa.string(), pa.int64()),
+}
+"""Filter column types no engine can filter on: no engine stores the first four (Arrow's null
+type inside, a struct of no field), and a filter compares a column's values, never a field of
+a struct or map (SQLite, DuckDB, PostgreSQL and turbopuffer hold none; the local engine and
+LanceDB hold them but have no filter of one)."""
+
+
+@pytest.mark.parametrize("kind", list(UNUSABLE))
+def test_a_filter_column_no_filter_can_use_is_refused_alike_when_the_store_is_built(
+    engine: Any, kind: str
+) -> None:
+    """Refused on every engine with one message, the engine's name in none of it (before,
+    the local engine and LanceDB took ``null``, ``list<null>`` and structs, their first add
+    then refused the null type with the load's error and Parquet's for ``struct<>``, or wrote
+    a column no filter could use); nothing is created."""
+    table = fresh_table()
+    arrow_kind = UNUSABLE[kind]
+    with pytest.raises(PlanError) as caught:
+        DocumentStore(engine, table, filter_columns={"f": arrow_kind})
+    message = str(caught.value)
+    assert message.startswith(f"filter_columns: column 'f' has Arrow type {arrow_kind}")
+    engines = ("sqlite", "duckdb", "postgres", "lancedb", "turbopuffer", "local engine")
+    assert not any(word in message.lower() for word in engines)
+    assert caught.value.field == "filter_columns"
+    assert table not in engine.tables

@@ -32,6 +32,7 @@ from hotdata_retrieval.compile.statements import select_keyed_rows, select_page
 from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_key_column,
+    check_no_null_type,
     checked_keys,
     column_names,
     declared_value_kind,
@@ -359,6 +360,7 @@ class ManagedTableRows:
         columns = column_names(data.schema)
         data = data.rename_columns(columns)
         _check_keys(data, key, loading=True)  # before the table is declared: none is left
+        check_no_null_type(data)  # a column no engine stores, refused as on every engine
         _check_vectors(data, loading=True)
         for column in vector_columns_of(data):  # float32 lists, as a vector index reads them
             position = data.schema.get_field_index(column)

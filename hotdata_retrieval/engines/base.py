@@ -286,13 +286,19 @@ class RoutesByIndexes:
         """Refuse, before anything is written, a column of ``schema`` (a ``pyarrow.Schema``
         of columns other than vectors) whose type the engine cannot store, as its load
         would: what a document store's ``filter_columns`` are checked by when it is built.
-        Every type by default (the local, LanceDB and Hotdata engines); the SQL stores and
-        turbopuffer override it.
+        By default (the local, LanceDB and Hotdata engines) the types every load refuses
+        (:func:`~hotdata_retrieval.engines.checks.check_no_null_type`: ``null``,
+        ``list<null>``, a struct of no field); the SQL stores and turbopuffer override it
+        with the types they hold.
 
         Raises:
             EngineError: naming the first such column and its type.
         """
-        del schema
+        import pyarrow as pa
+
+        from hotdata_retrieval.engines.checks import check_no_null_type
+
+        check_no_null_type(schema.empty_table() if isinstance(schema, pa.Schema) else schema)
 
     def indexes(self, table: str | TableName) -> TableIndexes:
         """What ``table`` can be searched by (see :meth:`Engine.indexes`)."""

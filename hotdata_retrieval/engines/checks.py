@@ -22,7 +22,7 @@ import decimal
 import enum
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -350,29 +350,97 @@ def check_no_nul(data: Any) -> None:
         )
 
 
+def _nested_types(kind: Any) -> Iterator[Any]:
+    """``kind`` (a ``pyarrow.DataType``) and every type inside it, outermost first: a list's
+    element, a struct's fields, a map's keys and items, a dictionary's values."""
+    import pyarrow as pa
+
+    yield kind
+    if pa.types.is_dictionary(kind):
+        yield from _nested_types(kind.value_type)
+    elif pa.types.is_map(kind):
+        yield from _nested_types(kind.key_type)
+        yield from _nested_types(kind.item_type)
+    elif pa.types.is_struct(kind):
+        for position in range(kind.num_fields):
+            yield from _nested_types(kind.field(position).type)
+    elif hasattr(kind, "value_type"):  # lists of every kind
+        yield from _nested_types(kind.value_type)
+
+
+def untyped_column_problem(kind: Any) -> str | None:
+    """Why no engine stores a column of Arrow type ``kind``, or ``None``: Arrow's ``null``
+    type at any depth (``null``: every value NULL, as Arrow types a column built from
+    ``None`` alone; ``list<null>``: every list empty or of NULLs, as it types a JSON field
+    that is ``[]`` on every line), or a struct of no field at any depth (``struct<>``: a JSON
+    field that is ``{}`` on every line). SQLite, DuckDB, PostgreSQL and turbopuffer have no
+    column type for either, Parquet (the local engine's files) cannot write a struct of no
+    field, and the local engine and LanceDB, which could hold the rest, refuse them too, so
+    a table loads on every engine or on none."""
+    import pyarrow as pa
+
+    if pa.types.is_null(kind):
+        return (
+            "has Arrow type null (every value NULL, no type), which no engine stores; cast it "
+            "to the type its values will have before loading (say "
+            "data.set_column(..., pa.nulls(n, pa.string()))) or drop it"
+        )
+    for inner in _nested_types(kind):
+        if pa.types.is_null(inner):
+            return (
+                f"has Arrow type {kind}, whose values hold Arrow's null type (every list "
+                "empty or of NULLs: no element type), which no engine stores; cast it to the "
+                "type its values will have before loading (say pa.list_(pa.string())) or "
+                "drop it"
+            )
+        if pa.types.is_struct(inner) and inner.num_fields == 0:
+            return (
+                f"has Arrow type {kind}, a struct of no field (an object with no key), which "
+                "no engine stores; drop it or give it a field"
+            )
+    return None
+
+
+def filter_column_problem(kind: Any) -> str | None:
+    """Why a :class:`~hotdata_retrieval.documents.DocumentStore` cannot filter on a column of
+    Arrow type ``kind``, on any engine, or ``None``: a type no engine stores
+    (:func:`untyped_column_problem`), or a struct or map, itself or as a list's element,
+    whose values no filter compares (a filter names a column, not a field inside one:
+    SQLite, DuckDB, PostgreSQL and turbopuffer hold no struct, and the local engine and
+    LanceDB, which do, have no filter of one)."""
+    import pyarrow as pa
+
+    problem = untyped_column_problem(kind)
+    if problem is not None:
+        return problem
+    element = kind.value_type if pa.types.is_list(kind) or pa.types.is_large_list(kind) else kind
+    if pa.types.is_struct(element) or pa.types.is_map(element):
+        return (
+            f"has Arrow type {kind}, whose values are nested fields no filter compares (a "
+            "filter names a column); declare each field you filter on as a filter column "
+            "of its own"
+        )
+    return None
+
+
 def check_no_null_type(data: Any) -> None:
-    """Refuse, at load, a column of Arrow's ``null`` type (``pa.null()``: a column with no
-    type, every value NULL, as Arrow types a column built from ``None`` alone), on every
-    engine alike: SQLite, DuckDB, PostgreSQL and turbopuffer have no column type for it, so
-    the local engine and LanceDB, which could hold one, refuse it too, and a table loads on
-    every engine or on none. ``data`` is an Arrow table; anything else is left to the
-    caller's own type check. An upsert into a loaded table takes such a column as NULLs of
-    the table's column type.
+    """Refuse, at load, a column no engine stores (:func:`untyped_column_problem`: Arrow's
+    ``null`` type at any depth, ``null`` or ``list<null>``, or a struct of no field), on
+    every engine alike, with one message. ``data`` is an Arrow table; anything else is left
+    to the caller's own type check. An upsert into a loaded table takes a column of the
+    ``null`` type as NULLs of the table's column type.
 
     Raises:
-        EngineError: naming the first such column.
+        EngineError: naming the first such column and its type.
     """
     import pyarrow as pa
 
     if not isinstance(data, pa.Table):
         return
     for field in data.schema:
-        if pa.types.is_null(field.type):
-            raise EngineError(
-                f"column {field.name!r} has Arrow type null (every value NULL, no type), "
-                "which no engine stores; cast it to the type its values will have before "
-                "loading (say data.set_column(..., pa.nulls(n, pa.string()))) or drop it"
-            )
+        problem = untyped_column_problem(field.type)
+        if problem is not None:
+            raise EngineError(f"column {field.name!r} {problem}")
 
 
 def check_no_nan(data: Any, engine: str) -> None:

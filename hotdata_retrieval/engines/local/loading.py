@@ -776,7 +776,7 @@ def read_source(
             f"{location}: the file needs more memory to read than this machine has"
         ) from None
     _check_column_names(location, data)
-    data = _empty_columns_as_text(data)
+    data = _empty_columns_as_text(location, data)
     try:
         data = normalize_text_types(data)
     except (pa.ArrowInvalid, pa.ArrowCapacityError) as error:
@@ -866,18 +866,61 @@ def _beir_id(record: dict[str, object], path: Path, what: str) -> str:
     return str(value)
 
 
-def _empty_columns_as_text(data: pa.Table) -> pa.Table:
-    """A file's column without a single value (an empty CSV column, a JSON field that is
-    ``null`` in every line, a Parquet column of the null type), which Arrow types ``null``,
-    read as text: the type a CSV field has, and one every engine stores (a column of the
-    null type is refused at load: :func:`hotdata_retrieval.engines.checks.
-    check_no_null_type`)."""
+def _empty_columns_as_text(path: Path, data: pa.Table) -> pa.Table:
+    """A file's column without a single value, which Arrow types ``null``, read as text, at
+    any depth: an empty CSV column, a JSON field that is ``null`` on every line, a Parquet
+    column of the null type read as ``string``; a JSON field that is ``[]`` (or a list of
+    ``null``) on every line, which Arrow types ``list<null>``, as ``list<string>``; a field of
+    objects whose key is ``null`` on every line, a struct of that key as text. Text is the
+    type a CSV field has and the one a value with no type reads as, so a list of no element
+    loads as a list of strings: on every engine that stores lists (SQLite stores none, and
+    refuses it as it refuses any list column). A column of Arrow's null type at any depth is
+    refused at load on every engine
+    (:func:`hotdata_retrieval.engines.checks.check_no_null_type`).
+
+    Raises:
+        LoadError: a field that is an object of no key (``{}``) on every line, at any
+            depth, which Arrow types ``struct<>`` and no engine stores (Parquet cannot write
+            it), naming the file and the column.
+    """
     for position, field in enumerate(data.schema):
-        if pa.types.is_null(field.type):
+        typed = _null_as_text(field.type)
+        if typed is None:
+            raise LoadError(
+                f"{path}: column {field.name!r} ({field.type}) holds objects of no key "
+                "({}) on every line: a column of no field, which no engine stores; drop it "
+                "or give its objects a key"
+            )
+        if typed != field.type:
             data = data.set_column(
-                position, pa.field(field.name, pa.string()), pa.nulls(data.num_rows, pa.string())
+                position, pa.field(field.name, typed), data.column(position).cast(typed)
             )
     return data
+
+
+def _null_as_text(kind: pa.DataType) -> pa.DataType | None:
+    """``kind`` with Arrow's null type, at any depth, made ``string``; ``None`` for a type
+    holding a struct of no field."""
+    if pa.types.is_null(kind):
+        return pa.string()
+    if pa.types.is_struct(kind):
+        if kind.num_fields == 0:
+            return None
+        fields = []
+        for position in range(kind.num_fields):
+            child = kind.field(position)
+            typed = _null_as_text(child.type)
+            if typed is None:
+                return None
+            fields.append(child.with_type(typed))
+        return pa.struct(fields)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        element = _null_as_text(kind.value_type)
+        if element is None:
+            return None
+        field = kind.value_field.with_type(element)
+        return pa.list_(field) if pa.types.is_list(kind) else pa.large_list(field)
+    return kind
 
 
 def normalize_text_types(data: pa.Table) -> pa.Table:
