@@ -947,6 +947,52 @@ def _checked_moment(name: str, kind: Any, key: str, value: Any) -> Any:
     return moment
 
 
+def _checked_decimal(name: str, kind: Any, key: str, value: Any) -> Any:
+    """A metadata value for a decimal filter column as the exact decimal it writes, by the
+    rule filters follow (docs/plans.md, "Filter values and column types"): a float as the
+    decimal its shortest text writes (``0.1`` is 0.1), an integer and number text
+    (``"1.59"``, JSON having no exact decimal) as written; ``None`` stays.
+
+    Raises:
+        PlanError: a boolean or other text, or a number the column does not hold exactly
+            (more digits after the point than its scale, ``0.105`` in ``decimal(10, 2)``,
+            or past its range), naming the document.
+    """
+    import decimal
+
+    if value is None:
+        return None
+    number: decimal.Decimal | None = None
+    if isinstance(value, float):
+        number = decimal.Decimal(repr(value))
+    elif isinstance(value, (int, decimal.Decimal, str)) and not isinstance(value, bool):
+        try:
+            number = decimal.Decimal(value)
+        except decimal.InvalidOperation:
+            number = None
+    if number is None or not number.is_finite():
+        raise PlanError(
+            f"document {key!r}: metadata {name!r} is {value!r}, not a number its filter "
+            f"column ({kind}) holds",
+            field="metadatas",
+            value=key,
+        )
+    step = decimal.Decimal(1).scaleb(-kind.scale)
+    context = decimal.Context(prec=200)  # within the range checked first: no rounding
+    if (
+        abs(number) >= 10 ** (kind.precision - kind.scale)
+        or number.quantize(step, context=context) != number
+    ):
+        raise PlanError(
+            f"document {key!r}: metadata {name!r} is {value!r}, which its filter column "
+            f"({kind}) does not hold exactly (at most {kind.precision - kind.scale} digits "
+            f"before the point and {kind.scale} after it)",
+            field="metadatas",
+            value=key,
+        )
+    return number
+
+
 def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> Any:
     import pyarrow as pa
 
@@ -976,6 +1022,8 @@ def _filter_array(name: str, kind: Any, keys: list[str], values: list[Any]) -> A
             )
     if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
         values = [_checked_moment(name, kind, key, value) for key, value in zip(keys, values)]
+    if pa.types.is_decimal(kind):
+        values = [_checked_decimal(name, kind, key, value) for key, value in zip(keys, values)]
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
         # an empty list is no value, as a missing key is: ``$exists: false`` finds both
         values = [
