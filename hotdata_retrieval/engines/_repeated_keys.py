@@ -197,6 +197,35 @@ def positive_zero(values: Any) -> Any:
     return values
 
 
+def key_in(values: Any, keys: Any) -> Any:
+    """Which of ``values`` (a key column: an Arrow array or chunked array) is one of
+    ``keys`` (an Arrow array), as keys compare (:func:`key_problem`), as a boolean array:
+    ``-0.0`` is ``0.0``, a dictionary's keys are its values, and half-precision floats are
+    compared through Float32 (Arrow's ``is_in`` has no kernel for them, and refused a
+    dictionary set beside decoded values).
+
+    >>> import pyarrow as pa
+    >>> key_in(pa.array([-0.0, 1.0], pa.float16()), pa.array([0.0], pa.float16())).to_pylist()
+    [True, False]
+    """
+    import pyarrow.compute as pc
+
+    return pc.is_in(_comparable(values), value_set=_comparable(keys))
+
+
+def _comparable(values: Any) -> Any:
+    """Key ``values`` as :func:`key_in` compares them."""
+    import pyarrow as pa
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    if pa.types.is_float16(values.type):
+        values = values.cast(pa.float32())
+    return positive_zero(values)
+
+
 def key_problem(values: pa.Array | pa.ChunkedArray) -> str | None:
     """Why ``values`` cannot be a key column, or ``None`` when every row has a distinct,
     comparable key.

@@ -72,7 +72,7 @@ from hotdata_retrieval.analysis import (
 )
 from hotdata_retrieval.compile.filter_text import filter_sql
 from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
-from hotdata_retrieval.engines._repeated_keys import positive_zero
+from hotdata_retrieval.engines._repeated_keys import key_in, positive_zero
 from hotdata_retrieval.engines._vector_norms import (
     OutsideNorms,
     check_cosine_search,
@@ -517,7 +517,7 @@ class LancedbEngine(RoutesByIndexes):
             raise EngineError(f"lancedb: {error}") from None
         kind = current.schema.field(key).type
         given = keys if isinstance(keys, pa.Array) else pa.array(list(keys), kind)
-        named = pc.is_in(current.column(key), value_set=given)
+        named = key_in(current.column(key), given)
         kept = current.filter(pc.invert(named))
         return pa.Table.from_arrays(kept.columns, schema=opened.schema)
 

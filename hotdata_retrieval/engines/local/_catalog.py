@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hotdata_retrieval.engines._repeated_keys import positive_zero
+from hotdata_retrieval.engines._repeated_keys import key_in, positive_zero
 from hotdata_retrieval.engines.checks import (
     arrow_value_kind,
     checked_keys,
@@ -270,7 +270,6 @@ class OpenTables:
             EngineError: no such table, no key column, a column it does not have, a key its
                 key column cannot hold.
         """
-        import pyarrow.compute as pc
 
         loaded = self.loaded(reference)
         key = loaded.entry.key_column
@@ -281,7 +280,7 @@ class OpenTables:
         data = loaded.data
         selected = self.read(reference, columns) if columns is not None else data
         wanted = key_array(keys, data.schema.field(key).type, key)
-        return selected.filter(pc.is_in(data.column(key), value_set=wanted))
+        return selected.filter(key_in(data.column(key), wanted))
 
     def loaded(self, reference: str | TableName) -> LoadedTable:
         """The open table ``reference`` names, opened now if it is not open yet

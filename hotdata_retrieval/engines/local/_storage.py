@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from hotdata_retrieval.engines._repeated_keys import positive_zero
+from hotdata_retrieval.engines._repeated_keys import key_in, positive_zero
 from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_key_column,
@@ -181,7 +181,7 @@ def change_rows(
         derived = [vector.name for vector in entry.vector_columns]
         data = data.drop_columns([column for column in derived if column in data.column_names])
         removed = key_array(delete, data.schema.field(key).type, key)
-        present = pc.is_in(data.column(key), value_set=removed) if len(removed) else None
+        present = key_in(data.column(key), removed) if len(removed) else None
         deleted = int(pc.sum(present).as_py() or 0) if present is not None else 0
         added = []
         if upsert is not None:
@@ -189,7 +189,7 @@ def change_rows(
             for field in added[0].schema:  # named by their place among the rows given
                 if is_vector_type(field.type):
                     check_cosine_norms(added[0], field.name, entry.caller_metric)
-            replaced = pc.is_in(data.column(key), value_set=added[0].column(key).combine_chunks())
+            replaced = key_in(data.column(key), added[0].column(key))
             present = replaced if present is None else pc.or_(present, replaced)
         kept = data if present is None else data.filter(pc.invert(present))
         load = TableLoad(
