@@ -30,7 +30,8 @@ How each search is written, and why:
   vector written once as ``CAST(CAST([...] AS FLOAT[n]) AS DOUBLE[n])`` (rounded to
   Float32, as every engine reads it, then widened): DuckDB widens the row's ``FLOAT[n]``
   to bind the ``DOUBLE`` overload, so each distance is computed in float64 and cast to
-  ``FLOAT``, as the local engine computes its Float32 distances. On ``FLOAT[n]`` arguments
+  ``FLOAT``, as the local engine computes its Float32 distances (past Float32's range, an
+  infinity, as on the other engines, where DuckDB's own cast fails). On ``FLOAT[n]`` arguments
   ``array_cosine_distance`` multiplies the two squared norms in float32, which overflows or
   underflows for a row and a query both far from unit length (1.0 for a row of norm 1.7e19
   against a query of norm 2; 0.0 or 2.0 against a query of norm 1e-18), where float64 holds
@@ -218,6 +219,36 @@ def _float(value: exp.Expr) -> exp.Expr:
     return exp.Cast(this=value, to=exp.DataType.build("FLOAT"))
 
 
+def _unbounded_float(value: exp.Expr, vector: exp.Expr, metric: DistanceMetric) -> exp.Expr:
+    """``value`` (a float64 l2 or dot distance of the row's ``vector``; a cosine distance
+    lies within 0 and 2) rounded to ``FLOAT`` as IEEE 754 rounds it, a value past Float32's
+    range to an infinity of its sign, as every other engine's Float32 distance is (an l2
+    distance between rows of components near 1e20). DuckDB's cast refuses such a value
+    ("Conversion Error"), and its ``TRY_CAST`` gives NULL, so the value is
+    ``COALESCE(TRY_CAST(<value> AS FLOAT), <infinity>)``: for l2, whose distance is never
+    negative, ``CASE WHEN <vector> IS NOT NULL THEN +inf END`` (a row without a vector keeps
+    its NULL), at no cost measured; for dot, ``+inf * SIGN(<value>)``, which costs a dot
+    search's exact scan about 1.15x (DuckDB evaluates it on every row: 50,000 rows of 384
+    dimensions, one thread, 54 against 47 ms CPU, median of 9 alternated runs)."""
+    infinity = exp.Cast(this=exp.Literal.string("inf"), to=exp.DataType.build("FLOAT"))
+    if metric is DistanceMetric.L2:
+        past: exp.Expr = exp.Case(
+            ifs=[
+                exp.If(
+                    this=exp.Not(this=exp.Is(this=vector.copy(), expression=exp.Null())),
+                    true=infinity,
+                )
+            ]
+        )
+    else:
+        past = exp.Mul(
+            this=infinity, expression=exp.Anonymous(this="SIGN", expressions=[value.copy()])
+        )
+    return exp.Coalesce(
+        this=exp.TryCast(this=value, to=exp.DataType.build("FLOAT")), expressions=[past]
+    )
+
+
 def _vector_distance(node: VectorDistance) -> exp.Expr:
     """The distance in float64 (the query is ``DOUBLE[n]``, the row widened to bind), cast
     to ``FLOAT`` (module docstring)."""
@@ -248,7 +279,7 @@ def _vector_distance(node: VectorDistance) -> exp.Expr:
         )
     if metric is DistanceMetric.L2:
         distance = exp.Anonymous(this="POWER", expressions=[distance, exp.Literal.number(2)])
-    return _float(distance)
+    return _unbounded_float(distance, vector, metric)
 
 
 class DuckdbDialect(DuckDB):

@@ -76,7 +76,10 @@ WITH "text_hits" AS (
 ), "nearest_hits" AS (
   SELECT
     "id",
-    CAST(POWER(array_distance("docs"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL) AS "_distance"
+    COALESCE(
+      TRY_CAST(POWER(array_distance("docs"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL),
+      CASE WHEN NOT "docs"."embedding" IS NULL THEN CAST('inf' AS REAL) END
+    ) AS "_distance"
   FROM "main"."docs"
   ORDER BY
     "_distance" ASC,
@@ -108,7 +111,10 @@ SELECT
   "base"."body",
   COALESCE(
     "fused"."nearest_distance",
-    CAST(POWER(array_distance("base"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL)
+    COALESCE(
+      TRY_CAST(POWER(array_distance("base"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL),
+      CASE WHEN NOT "base"."embedding" IS NULL THEN CAST('inf' AS REAL) END
+    )
   ) AS "distance"
 FROM "fused"
 JOIN "main"."docs" AS "base"
@@ -117,7 +123,10 @@ ORDER BY
   "fused"."score" DESC NULLS FIRST,
   COALESCE(
     "fused"."nearest_distance",
-    CAST(POWER(array_distance("base"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL)
+    COALESCE(
+      TRY_CAST(POWER(array_distance("base"."embedding", CAST(CAST([0.12, -0.5, 0.33, 1e-05] AS FLOAT[4]) AS DOUBLE[4])), 2) AS REAL),
+      CASE WHEN NOT "base"."embedding" IS NULL THEN CAST('inf' AS REAL) END
+    )
   ) ASC,
   "fused"."id" ASC
 LIMIT 5
