@@ -25,6 +25,8 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hotdata_retrieval.documents import DocumentStore
 from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
@@ -130,3 +132,50 @@ def test_a_filter_object_reads_a_timestamp_literal_as_one_instant(store: Documen
         assert sorted(store.ids_matching(found)) == expected, name
         hits = store.nearest([1.0, 0.0], k=len(STORED), filter=found)
         assert sorted(hit.document.id for hit in hits) == expected, name
+
+
+_MOMENTS = st.builds(
+    lambda minutes, micro: (
+        datetime.datetime(2023, 12, 31, 21)
+        + datetime.timedelta(minutes=minutes, microseconds=micro)
+    ),
+    st.integers(min_value=-60, max_value=6 * 60),
+    st.sampled_from([0, 0, 1, 999, 500_000]),
+)
+"""Instants around the stored ones, on and between a millisecond column's values."""
+_ZONES = st.one_of(
+    st.none(),
+    st.just("Z"),
+    st.integers(min_value=-14 * 4, max_value=14 * 4).map(
+        lambda quarters: (
+            f"{'-' if quarters < 0 else '+'}{abs(quarters) // 4:02d}:{abs(quarters) % 4 * 15:02d}"
+        )
+    ),
+)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    moment=_MOMENTS,
+    zone=_ZONES,
+    separator=st.sampled_from("T "),
+    symbol=st.sampled_from(list(OPERATORS)),
+)
+def test_any_timestamp_literal_is_one_instant_on_every_path(
+    store: DocumentStore, moment: datetime.datetime, zone: str | None, separator: str, symbol: str
+) -> None:
+    """Whatever instant, offset and spelling a literal has, ``ids_matching`` and ``nearest``
+    keep the documents Python's comparison of the UTC instants keeps."""
+    shown = moment.isoformat(sep=separator)
+    if zone == "Z":
+        shown += "Z"
+    elif zone is not None:
+        # the same instant written in that zone
+        offset = datetime.timedelta(hours=int(zone[1:3]), minutes=int(zone[4:6]))
+        local = moment + (offset if zone[0] == "+" else -offset)
+        shown = local.isoformat(sep=separator) + zone
+    text = f"ts {symbol} '{shown}'"
+    expected = _expected(symbol, shown, negated=False)
+    assert sorted(store.ids_matching(text)) == expected, text
+    hits = store.nearest([1.0, 0.0], k=len(STORED), filter=text)
+    assert sorted(hit.document.id for hit in hits) == expected, text
