@@ -980,7 +980,7 @@ def _checked_decimal(name: str, kind: Any, key: str, value: Any) -> Any:
     step = decimal.Decimal(1).scaleb(-kind.scale)
     context = decimal.Context(prec=200)  # within the range checked first: no rounding
     if (
-        abs(number) >= 10 ** (kind.precision - kind.scale)
+        number.copy_abs() >= 10 ** (kind.precision - kind.scale)
         or number.quantize(step, context=context) != number
     ):
         raise PlanError(

@@ -24,8 +24,10 @@ from hotdata_retrieval import NearestNeighborSearch, PlanError, SearchPlan, to_s
 from hotdata_retrieval.compile import get_dialect, known_dialects
 from hotdata_retrieval.compile.filter_text import filter_sql, parse_filter
 from hotdata_retrieval.compile.turbopuffer import turbopuffer_filter
+from hotdata_retrieval.engines._integer_literals import decimal_predicate
 from hotdata_retrieval.plan.document import plan_from_document, plan_json_schema, plan_to_document
 from hotdata_retrieval.plan.filters import Between, Comparison, InList, Predicate
+from hotdata_retrieval.plan.values import decimal_digits
 from hotdata_retrieval.routing import read_filter
 
 D = decimal.Decimal
@@ -72,6 +74,20 @@ def test_filter_text_reads_a_number_no_float_is_as_the_decimal_it_writes() -> No
     floats = read_filter("price BETWEEN 0.1 AND 1e-3")
     assert isinstance(floats, Between) and (floats.low, floats.high) == (0.1, 0.001)
     assert type(floats.low) is float
+
+
+def test_a_decimal_of_38_digits_keeps_every_digit() -> None:
+    """Python's decimal arithmetic rounds to 28 digits by default: negating filter text's
+    number or stepping to a column's next value must not."""
+    negative = read_filter("price = -1234567890123456789.1234567890123456789")
+    assert isinstance(negative, Comparison)
+    assert negative.value == D("-1234567890123456789.1234567890123456789")
+    between = D("12345678901234567.123456789012345678905")  # 38 digits, 21 after the point
+    assert decimal_digits(between) == (38, 21)
+    node = decimal_predicate(Comparison(column="fine", operator=">", value=between), 18, 20)
+    above = between.quantize(D(1).scaleb(-20), rounding=decimal.ROUND_CEILING,
+                             context=decimal.Context(prec=50))  # fmt: skip
+    assert isinstance(node, Comparison) and node.operator.value == ">=" and node.value == above
 
 
 def test_a_filter_object_takes_a_decimal_as_it_is() -> None:

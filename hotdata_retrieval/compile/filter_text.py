@@ -210,7 +210,10 @@ def _literal(node: exp.Expr, context: exp.Expr) -> LiteralValue:
             number = int(text) if _INTEGER.fullmatch(text) else _fraction(text)
         except (ValueError, decimal.InvalidOperation):
             _unsupported(node, "this number cannot be read")
-        return -number if negative else number
+        if not negative:
+            return number
+        # copy_negate: a decimal's unary minus rounds to the context's 28 digits
+        return number.copy_negate() if isinstance(number, decimal.Decimal) else -number
     if negative:
         _unsupported(context, "only a number can be negative")
     if isinstance(node, exp.Literal):

@@ -653,7 +653,7 @@ def _decimal_split(scale: int) -> Any:
         if below == number:
             written = _written(below)
             return written, False, written
-        return _written(below), True, _written(below + step)
+        return _written(below), True, _written(context.add(below, step))
 
     return split
 
