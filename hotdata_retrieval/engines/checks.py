@@ -555,6 +555,39 @@ def check_key_column(
     )
 
 
+def check_keys_kept(keys: Any, kind: Any, key: str, table: str) -> None:
+    """An upsert's ``keys`` (an Arrow array or chunked array) are values the table's key
+    column, of Arrow type ``kind``, holds as they are: a floating-point key of more
+    precision than the column's (``0.1`` as a double into a ``float32`` column) would be
+    rounded to another key, so the SQL stores deleted no row for it and then stored a second
+    row under the rounded key, and the local engine and LanceDB replaced the rounded key's
+    row with one the caller did not name. Keys of other types are checked by the store's
+    own conversion (an integer out of range, a finer timestamp).
+
+    Raises:
+        EngineError: naming the column, the first such key, its row and what it would be.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    given = keys.type
+    if not (pa.types.is_floating(given) and pa.types.is_floating(kind)):
+        return
+    if kind.bit_width >= given.bit_width:
+        return
+    values = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    rounded = values.cast(kind, safe=False).cast(given)
+    changed = pc.fill_null(pc.not_equal(rounded, values), False)
+    if not pc.any(changed).as_py():
+        return
+    row = int(pc.index(changed, True).as_py())
+    raise EngineError(
+        f"key column '{key}' holds {values[row].as_py()!r} in {row_name(row)}, which the "
+        f"float{kind.bit_width} key column of table '{table}' would round to "
+        f"{rounded[row].as_py()!r}, another key; give the keys as float{kind.bit_width} values"
+    )
+
+
 TABLES_LISTED = 20
 """The most table names :func:`missing_table_error` lists; past it, how many more there are."""
 

@@ -89,6 +89,7 @@ from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_filter_values,
     check_key_column,
+    check_keys_kept,
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
@@ -662,6 +663,7 @@ class LancedbEngine(RoutesByIndexes):
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
         check_key_column(keys, key, timestamp_unit=self.timestamp_unit)
+        check_keys_kept(keys, opened.schema.field(key).type, key, str(indexes.table))
         rows = rows.set_column(columns.index(key), key, positive_zero(keys))  # as at load
         if not rows.num_rows:
             return indexes

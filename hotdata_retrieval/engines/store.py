@@ -61,6 +61,7 @@ from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_filter_values,
     check_key_column,
+    check_keys_kept,
     check_no_nan,
     check_no_nul,
     check_no_null_type,
@@ -1386,6 +1387,9 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             raise EngineError(f"the rows have no key column '{key}'")
         keys = rows.column(key)
         check_key_column(keys, key, timestamp_unit=self.timestamp_unit, store=self.store_label)
+        loaded = dict(described.loaded_types).get(key)
+        if loaded is not None:
+            check_keys_kept(keys, loaded, key, str(described.name))
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, [vector.name for vector in described.vectors])
         for vector in described.vectors:

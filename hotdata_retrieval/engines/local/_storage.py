@@ -18,6 +18,7 @@ from hotdata_retrieval.engines._repeated_keys import key_in, positive_zero
 from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_key_column,
+    check_keys_kept,
     check_vector_rows_type,
     column_names,
     is_vector_type,
@@ -252,6 +253,8 @@ def _rows_for(
                 f"column '{field.name}' of table '{table}' holds {field.type}; the rows "
                 f"written hold {given}, which is not converted"
             )
+        if field.name == key:
+            check_keys_kept(rows.column(key), field.type, key, table)
         try:
             column = rows.column(field.name).cast(field.type)
             columns.append(positive_zero(column) if field.name == key else column)
