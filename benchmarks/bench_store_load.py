@@ -22,7 +22,7 @@ size beside them. PostgreSQL runs on a throwaway ``pgserver`` server started by 
 only the client process is measured (the server is another process).
 
 Target (issue "a million rows"): a load holds memory that grows with its batch
-(:data:`~hotdata_retrieval.engines.store.LOAD_BATCH_ROWS` rows), not with the table, so the
+(:data:`~hotdata_retrieval.engines.checks.LOAD_BATCH_ROWS` rows), not with the table, so the
 growth over the baseline stays about flat from 100,000 to 300,000 rows.
 
 This script reports; it asserts nothing.
@@ -50,11 +50,11 @@ from pathlib import Path
 
 sys.path.insert(0, sys.argv[4])  # the library of --source, before any installed one
 import hotdata_retrieval
-from hotdata_retrieval.engines import store
+from hotdata_retrieval.engines import checks
 
 assert Path(hotdata_retrieval.__file__).resolve().is_relative_to(Path(sys.argv[4]).resolve())
 if int(sys.argv[5]):
-    store.LOAD_BATCH_ROWS = int(sys.argv[5])
+    checks.LOAD_BATCH_ROWS = int(sys.argv[5])
 
 import pyarrow as pa
 

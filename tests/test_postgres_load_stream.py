@@ -1,6 +1,6 @@
 """A PostgreSQL load analyses and sends its rows one batch at a time and counts the BM25
 statistics as it goes: the texts are analysed at most
-:data:`~hotdata_retrieval.engines.store.LOAD_BATCH_ROWS` at a time, and the statistics table
+:data:`~hotdata_retrieval.engines.checks.LOAD_BATCH_ROWS` at a time, and the statistics table
 equals an independent count over every row's terms (``analyze_text``, outside the engine).
 The rows go by binary ``COPY``: float64 vectors are stored as their nearest float32 (NumPy's
 cast, round to nearest with ties to even), a timestamp with a time zone as its UTC time.
@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from hotdata_retrieval.analysis import analyze_text
 from hotdata_retrieval.compile.postgres import TEXT_INDEX_SCHEMA, text_statistics_table
-from hotdata_retrieval.engines import postgres, store
+from hotdata_retrieval.engines import checks, postgres
 from hotdata_retrieval.engines.postgres import PostgresEngine
 
 BATCH_ROWS = 3
@@ -65,7 +65,7 @@ def _statistics(url: str, table: str, column: str) -> dict[str, tuple[int, float
 def test_the_statistics_equal_a_count_over_every_row(
     engine: PostgresEngine, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store, "LOAD_BATCH_ROWS", BATCH_ROWS)
+    monkeypatch.setattr(checks, "LOAD_BATCH_ROWS", BATCH_ROWS)
     analysed: list[int] = []
     analyse = postgres.analysed_terms
 
@@ -94,7 +94,7 @@ def test_the_statistics_equal_a_count_over_every_row(
 def test_an_upsert_counts_the_statistics_of_a_fresh_load(
     engine: PostgresEngine, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store, "LOAD_BATCH_ROWS", BATCH_ROWS)
+    monkeypatch.setattr(checks, "LOAD_BATCH_ROWS", BATCH_ROWS)
     texts = _texts(20)
     first, changed = _name(), _name()
     engine.load_table(

@@ -1,7 +1,7 @@
 """A load and an upsert that span several record batches store exactly the rows given, on
 every store engine.
 
-The stores write (and check) a table :data:`~hotdata_retrieval.engines.store.LOAD_BATCH_ROWS`
+The stores write (and check) a table :data:`~hotdata_retrieval.engines.checks.LOAD_BATCH_ROWS`
 rows at a time; here that constant is set to 3 so that 17 rows make six batches, the last one
 short. The reference is the input itself: the rows read back (``read_table``) equal the rows
 loaded, float32 vectors bit for bit, NULL vectors and NULL texts kept NULL. The BM25 ranking of
@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from hotdata_retrieval import Bm25Search, SearchPlan
-from hotdata_retrieval.engines import store
+from hotdata_retrieval.engines import checks
 from hotdata_retrieval.errors import HotdataRetrievalError
 from tests.parity.engines import STORE_ENGINES, open_engine
 
@@ -38,7 +38,7 @@ def engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store, "LOAD_BATCH_ROWS", BATCH_ROWS)
+    monkeypatch.setattr(checks, "LOAD_BATCH_ROWS", BATCH_ROWS)
 
 
 def _rows(first: int, count: int, seed: int) -> list[dict[str, Any]]:
@@ -104,9 +104,9 @@ def test_a_load_over_several_batches_stores_the_rows_given(
 
 def test_a_batched_load_ranks_as_one_batch(engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = _rows(0, ROWS, seed=2)
-    monkeypatch.setattr(store, "LOAD_BATCH_ROWS", ROWS)
+    monkeypatch.setattr(checks, "LOAD_BATCH_ROWS", ROWS)
     engine.load_table("whole", _table(rows), key_column="id", text_columns=["body"])
-    monkeypatch.setattr(store, "LOAD_BATCH_ROWS", BATCH_ROWS)
+    monkeypatch.setattr(checks, "LOAD_BATCH_ROWS", BATCH_ROWS)
     engine.load_table("pieces", _table(rows), key_column="id", text_columns=["body"])
     for query in ("disk", "error upgrade", "refund slow page", "login full"):
         whole, pieces = _ranking(engine, "whole", query), _ranking(engine, "pieces", query)
@@ -155,7 +155,7 @@ def test_the_vector_check_names_the_first_bad_row_of_any_batch(
         f"row {row + 1} of vector column 'embedding' is not a vector of finite numbers: {bad!r}"
     )
     with pytest.raises(HotdataRetrievalError) as raised:
-        store.vector_dimensions(_vectors_table(vectors, kind), "embedding")
+        checks.vector_dimensions(_vectors_table(vectors, kind), "embedding")
     assert str(raised.value) == message
 
 
@@ -177,11 +177,11 @@ def test_the_vector_check_names_the_first_row_beyond_float32(
         f"infinity: {bad!r}"
     )
     with pytest.raises(HotdataRetrievalError) as raised:
-        store.vector_dimensions(_vectors_table(vectors, pa.list_(pa.float64())), "embedding")
+        checks.vector_dimensions(_vectors_table(vectors, pa.list_(pa.float64())), "embedding")
     assert str(raised.value) == message
     vectors[row] = vectors[row + 1] = [3.4028234663852886e38, -1.0, 0.0, 0.0]  # the largest
     assert (
-        store.vector_dimensions(_vectors_table(vectors, pa.list_(pa.float64())), "embedding") == 4
+        checks.vector_dimensions(_vectors_table(vectors, pa.list_(pa.float64())), "embedding") == 4
     )
 
 
@@ -211,7 +211,7 @@ def test_the_vector_check_names_the_first_row_of_another_length(
         "a column's vectors share one length"
     )
     with pytest.raises(HotdataRetrievalError) as raised:
-        store.vector_dimensions(table, "embedding")
+        checks.vector_dimensions(table, "embedding")
     assert str(raised.value) == message
 
 
@@ -220,8 +220,8 @@ def test_the_vector_check_reads_a_fixed_size_column_with_nulls(small_batches: No
     vectors: list[list[float | None] | None] = [
         None if i % 3 == 0 else [1.0, 2.0, float(i), 4.0] for i in range(ROWS)
     ]
-    assert store.vector_dimensions(_vectors_table(vectors, kind), "embedding") == 4
-    assert store.vector_dimensions(_vectors_table([None] * 5, kind), "embedding") == 4
+    assert checks.vector_dimensions(_vectors_table(vectors, kind), "embedding") == 4
+    assert checks.vector_dimensions(_vectors_table([None] * 5, kind), "embedding") == 4
     vectors[13] = [1.0, float("nan"), 2.0, 3.0]
     with pytest.raises(HotdataRetrievalError, match=r"^row 14 of vector column 'embedding'"):
-        store.vector_dimensions(_vectors_table(vectors, kind), "embedding")
+        checks.vector_dimensions(_vectors_table(vectors, kind), "embedding")

@@ -430,16 +430,15 @@ def _check_vectors(rows: Any, *, loading: bool = False) -> None:
     infinite or beyond Float32's range, before anything is sent: the rows are sent as
     Float32 vectors, where a larger value is an infinity. ``loading``: the rows make the
     table, and a vector column of no vector whose type gives no length is refused too, as on
-    every engine (:func:`~hotdata_retrieval.engines.store.loaded_vector_dimensions`).
+    every engine (:func:`~hotdata_retrieval.engines.checks.loaded_vector_dimensions`).
 
     Raises:
         EngineError: naming the column and the row
-            (:func:`~hotdata_retrieval.engines.store.vector_dimensions`).
+            (:func:`~hotdata_retrieval.engines.checks.vector_dimensions`).
     """
+    from hotdata_retrieval.engines.checks import loaded_vector_dimensions, vector_dimensions
     from hotdata_retrieval.engines.store import (
-        loaded_vector_dimensions,
         vector_columns_of,
-        vector_dimensions,
     )
 
     for column in vector_columns_of(rows):

@@ -86,7 +86,7 @@ from hotdata_retrieval.compile.statements import (
     insert_rows_from,
     table_node,
 )
-from hotdata_retrieval.engines import store
+from hotdata_retrieval.engines import checks
 from hotdata_retrieval.engines._agent_sql import (
     RefusedStatementError,
     SnapshotDirectory,
@@ -674,12 +674,12 @@ class DuckdbEngine(SqlStoreEngine):
 
 def _batch_reader(data: pa.Table) -> pa.RecordBatchReader:
     """``data`` as a reader of record batches of at most
-    :data:`~hotdata_retrieval.engines.store.LOAD_BATCH_ROWS` rows (one pass), half floats
+    :data:`~hotdata_retrieval.engines.checks.LOAD_BATCH_ROWS` rows (one pass), half floats
     widened (:func:`_without_half_floats`)."""
     import pyarrow as pa
 
     data = _without_half_floats(data)
-    return pa.RecordBatchReader.from_batches(data.schema, store.record_batches(data))
+    return pa.RecordBatchReader.from_batches(data.schema, checks.record_batches(data))
 
 
 def _without_half_floats(data: pa.Table) -> pa.Table:

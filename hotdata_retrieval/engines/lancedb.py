@@ -93,6 +93,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_written_vectors,
     checked_keys,
     column_names,
     missing_table_error,
@@ -114,7 +115,6 @@ from hotdata_retrieval.engines.store import (
     arrow_type_of_text,
     arrow_type_text,
     as_loaded,
-    check_written_vectors,
     vector_columns_of,
     with_terms_column,
 )
@@ -407,7 +407,7 @@ class LancedbEngine(RoutesByIndexes):
         """
         import pyarrow as pa
 
-        from hotdata_retrieval.engines.store import loaded_vector_dimensions
+        from hotdata_retrieval.engines.checks import loaded_vector_dimensions
 
         data = rows_table(data)
         table = self.table_name(name)

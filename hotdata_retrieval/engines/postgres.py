@@ -107,7 +107,7 @@ from hotdata_retrieval.engines._agent_sql import (
     first_line,
     rows_batch,
 )
-from hotdata_retrieval.engines.checks import merged_kinds, rows_table
+from hotdata_retrieval.engines.checks import merged_kinds, record_batches, rows_table
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
@@ -129,7 +129,6 @@ from hotdata_retrieval.engines.store import (
     float64_columns,
     joined_terms,
     read_catalog,
-    record_batches,
     value_kinds,
     vector_columns_of,
 )
@@ -1371,7 +1370,7 @@ class PostgresEngine(SqlStoreEngine):
 def _with_terms(
     data: pa.Table, text_columns: Sequence[str], counts: Mapping[str, TermCounts]
 ) -> Iterator[pa.RecordBatch]:
-    """``data``'s record batches (:func:`~hotdata_retrieval.engines.store.record_batches`),
+    """``data``'s record batches (:func:`~hotdata_retrieval.engines.checks.record_batches`),
     each with every text column's terms column appended in ``text_columns`` order, its rows'
     terms added to the column's ``counts`` as the batch is made: only one batch's terms are
     Python values at once."""

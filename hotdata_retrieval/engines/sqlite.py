@@ -70,7 +70,7 @@ from hotdata_retrieval.compile.statements import (
     select_rows,
     table_node,
 )
-from hotdata_retrieval.engines import store
+from hotdata_retrieval.engines import checks
 from hotdata_retrieval.engines._agent_sql import (
     RefusedStatementError,
     SnapshotDirectory,
@@ -537,13 +537,13 @@ class SqliteEngine(SqlStoreEngine):
         """Fill the column's contentless FTS5 table and its BM25 statistics from each
         non-NULL row's rowid and its terms by the library's analysis
         (:func:`~hotdata_retrieval.analysis.analyze_text`), read and indexed
-        :data:`~hotdata_retrieval.engines.store.LOAD_BATCH_ROWS` rows at a time."""
+        :data:`~hotdata_retrieval.engines.checks.LOAD_BATCH_ROWS` rows at a time."""
         import sqlean
 
         statement = text_rows_select(table, column)
         try:
             cursor = self._connection.execute(statement)
-            while rows := cursor.fetchmany(store.LOAD_BATCH_ROWS):
+            while rows := cursor.fetchmany(checks.LOAD_BATCH_ROWS):
                 entries = [(int(rowid), analyze_text(str(text))) for rowid, text in rows]
                 self._change_terms(table, column, entries, added=True)
         except sqlean.Error as error:

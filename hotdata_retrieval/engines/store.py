@@ -24,7 +24,6 @@ comes from the compile layer (the store's dialect module and
 from __future__ import annotations
 
 import abc
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -66,14 +65,16 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
-    check_vector_rows_type,
+    check_written_vectors,
     checked_keys,
     column_names,
     declared_value_kind,
     is_vector_type,
+    loaded_vector_dimensions,
     merged_kinds,
     missing_table_error,
     null_vectors_as_lists,
+    record_batches,
     rows_table,
     table_load,
 )
@@ -95,30 +96,13 @@ from hotdata_retrieval.plan.search import (
     NearestNeighborSearch,
     SearchPlan,
 )
-from hotdata_retrieval.plan.values import FLOAT32_MAX, INT64_MAX
+from hotdata_retrieval.plan.values import INT64_MAX
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     import pyarrow as pa
-
-
-LOAD_BATCH_ROWS = 2_000
-"""The most rows a store's load or upsert turns into Python values at once: the rows are
-written (``executemany``, ``COPY``) and their vectors checked one Arrow record batch of at
-most this many rows at a time, so the memory a load holds beyond its Arrow table grows with
-this, not with the table. Chosen by ``benchmarks/bench_store_load.py --batch-rows`` (SQLite,
-100,000 rows of 384-d float32 vectors; docs/benchmarks.md, "Peak memory of a store load"):
-the load held 49, 67, 116, 197 and 890 MiB over its table at 500, 2,000, 5,000, 10,000 and
-50,000 rows a batch, and its time (7 to 16 s on a busy machine) did not tell the sizes apart
-beyond 500 (16 s)."""
-
-
-def record_batches(data: pa.Table) -> Iterator[pa.RecordBatch]:
-    """``data`` as record batches of at most :data:`LOAD_BATCH_ROWS` rows, in row order
-    (views of its buffers: nothing is copied)."""
-    yield from data.to_batches(max_chunksize=LOAD_BATCH_ROWS)
 
 
 def store_column_type(kind: pa.DataType, names: Mapping[str, str], engine: str, column: str) -> str:
@@ -446,150 +430,6 @@ def as_loaded(array: pa.Array, loaded: pa.DataType | None, column: str) -> pa.Ar
             f"column '{column}' holds values of type {array.type}, which do not read as "
             f"{loaded}, the type it was loaded with: {error}"
         ) from None
-
-
-def vector_dimensions(data: pa.Table, column: str) -> int:
-    """The one length of the non-NULL vectors of ``column`` (with none, the list size of a
-    fixed-size list column, else 0). Read :data:`LOAD_BATCH_ROWS` rows at a time, by Arrow
-    compute functions (no row becomes a Python list unless its batch holds a bad vector).
-
-    Raises:
-        EngineError: vectors of different lengths, an empty vector, or a component that is
-            not finite or lies beyond Float32's range.
-    """
-    import pyarrow.compute as pc
-
-    first: tuple[int, int] | None = None  # (row, length) of the first non-NULL vector
-    start = 0
-    for batch in record_batches(data.select([column])):
-        vectors = batch.column(0)
-        sizes = pc.list_value_length(vectors)
-        if not _vectors_sound(vectors, sizes):
-            _raise_bad_vector(vectors, column, start)
-        if first is None and sizes.null_count < len(sizes):
-            row = pc.index(pc.is_valid(sizes), True).as_py()
-            first = (start + row, sizes[row].as_py())
-        if first is not None:
-            row = _first_other_length(sizes, first[1])
-            if row is not None:
-                raise EngineError(
-                    f"vector column '{column}': {row_name(start + row)} has "
-                    f"{counted(sizes[row].as_py(), 'dimension')}, {row_name(first[0])} has "
-                    f"{first[1]}; a column's vectors share one length"
-                )
-        start += batch.num_rows
-    if first is not None:
-        return first[1]
-    kind = data.schema.field(column).type
-    return int(kind.list_size) if hasattr(kind, "list_size") else 0
-
-
-def loaded_vector_dimensions(data: pa.Table, column: str) -> int:
-    """The length of vector column ``column`` of a table being loaded
-    (:func:`vector_dimensions`), which every engine declares the column with (DuckDB's
-    ``FLOAT[n]``, pgvector's ``vector(n)``, LanceDB's fixed-size list, turbopuffer's
-    ``[n]f32``, the local engine's and SQLite's recorded length), so a column that holds no
-    vector and whose type gives no length (a variable list of NULLs only) is refused on
-    every engine alike. A fixed-size list column (``pa.list_(pa.float32(), n)``) of NULLs
-    loads: its type gives ``n`` (``hdq load`` writes embeddings so, an all-empty text column
-    embedding to NULLs).
-
-    Raises:
-        EngineError: naming the column, as :func:`vector_dimensions` does, or saying its
-            length is unknown.
-    """
-    size = vector_dimensions(data, column)
-    if size == 0:
-        raise EngineError(
-            f"vector column '{column}' holds no vector, so its length is unknown; load at "
-            "least one row with a vector, or type the column as a fixed-size list "
-            "(pa.list_(pa.float32(), n))"
-        )
-    return size
-
-
-def check_written_vectors(rows: pa.Table, column: str, dimensions: int, table: Any) -> None:
-    """Refuse rows written into ``table`` whose vector column ``column`` is not a column of
-    numbers' lists (:func:`~hotdata_retrieval.engines.checks.check_vector_rows_type`), holds
-    a vector of another length than the table's ``dimensions`` (NULLs pass), or a vector
-    :func:`vector_dimensions` refuses (empty, a component NaN, infinite or beyond Float32's
-    range, where it would be stored as an infinity); by Arrow compute functions, naming the
-    first such row of ``rows``.
-
-    Raises:
-        EngineError: naming the column, and the rows' type, or the table's length, the row
-            and its length, or the row and its values.
-    """
-    import pyarrow.compute as pc
-
-    check_vector_rows_type(rows.schema.field(column).type, column, table)
-    sizes = pc.list_value_length(rows.column(column))
-    row = _first_other_length(sizes, dimensions)
-    if row is not None:
-        raise EngineError(
-            f"vector column '{column}' of table '{table}' holds vectors of "
-            f"{counted(dimensions, 'dimension')}; {row_name(row)} of the rows has "
-            f"{sizes[row].as_py()}"
-        )
-    vector_dimensions(rows, column)
-
-
-def _first_other_length(sizes: Any, length: int) -> int | None:
-    """The position of the first of ``sizes`` (vector lengths, NULL for a NULL row) that is
-    not ``length``, or ``None``."""
-    import pyarrow.compute as pc
-
-    other = pc.fill_null(pc.not_equal(sizes, length), False)
-    return pc.index(other, True).as_py() if pc.any(other).as_py() else None
-
-
-def _vectors_sound(vectors: Any, sizes: Any) -> bool:
-    """Whether every non-NULL vector of ``vectors`` (a list array; ``sizes`` its lengths) is
-    non-empty with every component a finite number within Float32's range (every store
-    holds its vectors as Float32, where a larger Float64 value is an infinity); ``False``
-    too when Arrow cannot tell (a float type its ``is_finite`` does not take), so the caller
-    looks row by row."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if pc.any(pc.equal(sizes, 0)).as_py():
-        return False
-    components = vectors.flatten()  # the non-NULL rows' components only
-    if components.null_count:
-        return False
-    try:
-        finite = pc.all(pc.is_finite(components)).as_py()
-    except pa.ArrowNotImplementedError:
-        return False
-    if finite is False:
-        return False
-    if not pa.types.is_float64(components.type) or not len(components):
-        return True  # Float16 and Float32 values are within Float32's range
-    return bool(pc.max(pc.abs(components)).as_py() <= FLOAT32_MAX)
-
-
-def _raise_bad_vector(vectors: Any, column: str, start: int) -> None:
-    """Raise for the first row of ``vectors`` (a batch whose first row is row ``start`` of
-    the table) that is not a vector of finite numbers within Float32's range; nothing when
-    each row is one.
-
-    Raises:
-        EngineError: naming the row and its first components.
-    """
-    for position, value in enumerate(vectors.to_pylist(), start):
-        if value is None:
-            continue
-        if not value or any(x is None or not math.isfinite(x) for x in value):
-            raise EngineError(
-                f"{row_name(position)} of vector column '{column}' is not a vector of finite "
-                f"numbers: {value[:8]!r}"
-            )
-        if any(abs(x) > FLOAT32_MAX for x in value):
-            raise EngineError(
-                f"{row_name(position)} of vector column '{column}' holds a value beyond Float32's "
-                f"range (magnitude at most {FLOAT32_MAX:.6g}); vectors are stored as Float32, "
-                f"where it would be an infinity: {value[:8]!r}"
-            )
 
 
 def value_kinds(described: StoreTable) -> dict[str, ValueKind]:

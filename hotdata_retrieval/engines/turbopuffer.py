@@ -79,6 +79,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_written_vectors,
     checked_keys,
     column_names,
     missing_table_error,
@@ -98,7 +99,6 @@ from hotdata_retrieval.engines.results import (
     search_result,
 )
 from hotdata_retrieval.engines.store import (
-    check_written_vectors,
     vector_columns_of,
 )
 from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
@@ -588,7 +588,7 @@ class TurbopufferEngine(RoutesByIndexes):
         """
         import pyarrow as pa
 
-        from hotdata_retrieval.engines.store import loaded_vector_dimensions
+        from hotdata_retrieval.engines.checks import loaded_vector_dimensions
 
         data = rows_table(data)
         namespace = self.namespace(name)

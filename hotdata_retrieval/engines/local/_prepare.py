@@ -191,7 +191,7 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
 def check_vector_lengths(prepared: Prepared) -> None:
     """Refuse a table being made (a load, a first write) with a vector column of the
     caller's that holds no vector and whose type gives no length, as every engine refuses
-    it (:func:`~hotdata_retrieval.engines.store.loaded_vector_dimensions`). Not a table
+    it (:func:`~hotdata_retrieval.engines.checks.loaded_vector_dimensions`). Not a table
     rewritten by a row change: one whose rows were all deleted keeps its recorded length.
 
     Raises:
@@ -200,7 +200,7 @@ def check_vector_lengths(prepared: Prepared) -> None:
     data = prepared.data
     for field in data.schema:
         if is_vector_type(field.type) and data.column(field.name).null_count == data.num_rows:
-            from hotdata_retrieval.engines.store import loaded_vector_dimensions
+            from hotdata_retrieval.engines.checks import loaded_vector_dimensions
 
             loaded_vector_dimensions(data, field.name)
 
