@@ -311,7 +311,7 @@ def test_concurrent_first_adds_keep_every_document(tmp_path) -> None:
         (lambda s: s.max_marginal_relevance_search("red", lambda_mult=float("nan")), "lambda"),
         (lambda s: s.max_marginal_relevance_search("red", lambda_mult=5), "lambda_mult"),
         (lambda s: s.text_search("red " * 5000), "max_query"),
-        (lambda s: s.store.ids_matching({"year": "soon"}), "another type"),
+        (lambda s: s.store.ids_matching({"year": "soon"}), "with 'soon', which is not an integer"),
     ],
 )
 def test_more_bad_input_is_refused_and_changes_nothing(store, call, words) -> None:

@@ -98,21 +98,30 @@ class _Spy:
 
 def statement_result(engine: LocalEngine, plan: SearchPlan) -> SearchResult:
     """The plan's compiled statement run on DataFusion, as typed hits: the plan the engine
-    executes, its filter values typed by the tables' columns (a number compared with a
-    float32 column rounded to float32, as every engine compares it)."""
+    executes, its filter values typed by the tables' columns as the engine types them (a
+    number compared with a float32 column rounded to float32, with a decimal column as the
+    decimal it writes: docs/plans.md)."""
     from hotdata_retrieval.compile import HOTDATA, compile_plan
     from hotdata_retrieval.compile.statements import render
-    from hotdata_retrieval.engines.checks import arrow_float32_columns, merged_kinds
+    from hotdata_retrieval.engines.checks import (
+        arrow_column_facts,
+        arrow_float32_columns,
+        merged_kinds,
+    )
     from hotdata_retrieval.engines.local._search import check_plan, unbound_table_searches
     from hotdata_retrieval.engines.local.fastpath import restore_tie_breaks
 
     loaded = {table: engine._loaded(table) for table in plan.tables}
+    decimals: dict[str, tuple[int, int]] = {}
+    for one in loaded.values():
+        decimals.update(arrow_column_facts(one.data.schema).decimals)
     executed = executed_plan(
         plan,
         merged_kinds(check_plan(plan, loaded).values()),
         float32_columns=frozenset().union(
             *(arrow_float32_columns(one.data.schema) for one in loaded.values())
         ),
+        decimal_columns=decimals,
     )
     # The statement as the engine runs it row by row: the key tie-break a nearest branch
     # leaves out for an index's sake put back, so tied rows come in key order (their order
