@@ -36,14 +36,23 @@ from tests.strategies import usable_for_cosine
 VECTOR_TYPE = pa.list_(pa.float32())
 
 
-def _table(vectors: list[list[float] | None], categories: list[str] | None = None) -> pa.Table:
+def _table(
+    vectors: list[list[float] | None],
+    categories: list[str] | None = None,
+    *,
+    dimensions: int | None = None,
+) -> pa.Table:
+    """Rows keyed 0, 1, ... with ``vectors`` in ``emb``: a list column, or with
+    ``dimensions`` a fixed-size one (a table whose every vector is NULL needs its length)."""
     count = len(vectors)
     return pa.table(
         {
             "id": list(range(count)),
             "body": [f"fox {i % 4}" for i in range(count)],
             "category": categories or ["a" if i % 3 else "b" for i in range(count)],
-            "emb": pa.array(vectors, VECTOR_TYPE),
+            "emb": pa.array(
+                vectors, VECTOR_TYPE if dimensions is None else pa.list_(pa.float32(), dimensions)
+            ),
         }
     )
 
@@ -96,7 +105,7 @@ def test_the_native_answer_equals_the_distance_functions(
     if metric == "cosine" and not any(query):
         query = [1.0, *query[1:]]
     with LocalEngine() as engine:
-        engine.load_table("t", _table(vectors))
+        engine.load_table("t", _table(vectors, dimensions=len(query)))
         plan = SearchPlan(
             source=NearestNeighborSearch(
                 table="t", column="emb", query_vector=query, metric=metric
@@ -133,6 +142,14 @@ about 1e-19), among ordinary ones: all finite in Float32, so a load for l2 or do
 them."""
 
 
+def _no_normal_squared_norm(vector: list[float] | None) -> bool:
+    if vector is None:
+        return False
+    squared = float((np.asarray(vector, np.float32).astype(np.float64) ** 2).sum())
+    limits = np.finfo(np.float32)
+    return squared != 0 and not float(limits.tiny) <= squared <= float(limits.max)
+
+
 @settings(max_examples=120, deadline=None)
 @given(
     vectors=st.lists(
@@ -160,11 +177,16 @@ def test_vectors_of_extreme_magnitude_rank_as_the_distance_functions_do(
     nearest = NearestNeighborSearch(table="t", column="emb", query_vector=query, metric=metric)
     with LocalEngine() as engine:
         # loaded for l2, as a table searched by cosine refuses rows of no normal Float32
-        # squared norm; a plan may still search it by cosine, which the engine answers
-        engine.load_table("t", _table(vectors), vector_metric="l2")
-        hits = engine.search(
-            SearchPlan(source=nearest, limit=limit, offset=offset, filter=where, columns=["id"])
-        )
+        # squared norm; a cosine search of the table is refused while it holds one (NumPy's
+        # reading: a non-zero float64 sum of the Float32 components' squares outside
+        # Float32's normal numbers), and answered otherwise
+        engine.load_table("t", _table(vectors, dimensions=len(query)), vector_metric="l2")
+        page = SearchPlan(source=nearest, limit=limit, offset=offset, filter=where, columns=["id"])
+        if metric == "cosine" and any(map(_no_normal_squared_norm, vectors)):
+            with pytest.raises(EngineError, match="no engine searches the column by cosine"):
+                engine.search(page)
+            return
+        hits = engine.search(page)
         # The reference: every row's distance by the row-by-row distance function, ordered by
         # (Float32 distance, rowid) in Python; rows without a vector are no candidates.
         every = SearchPlan(source=nearest, limit=len(vectors), filter=where, columns=["id"])
