@@ -408,7 +408,7 @@ def test_concatenated_pages_are_the_unpaged_ranking(
             "id": list(range(count)),
             "body": pa.array(bodies, pa.string()),
             "category": ["a" if i % 3 else "b" for i in range(count)],
-            "emb": pa.array(stored, pa.list_(pa.float32())),
+            "emb": pa.array(stored, pa.list_(pa.float32(), 2)),  # typed: NULLs only may come
         }
     )
     text = Bm25Search(table="p", column="body", query_text="fox")
