@@ -51,6 +51,7 @@ from hotdata_retrieval.plan.search import (
 )
 from hotdata_retrieval.plan.steps import steps_from_options
 from hotdata_retrieval.plan.values import (
+    NUMBER_TEXT,
     check_cosine_norm,
     check_encodable,
     check_numbers,
@@ -965,11 +966,10 @@ def _checked_decimal(name: str, kind: Any, key: str, value: Any) -> Any:
     number: decimal.Decimal | None = None
     if isinstance(value, float):
         number = decimal.Decimal(repr(value))
-    elif isinstance(value, (int, decimal.Decimal, str)) and not isinstance(value, bool):
-        try:
-            number = decimal.Decimal(value)
-        except decimal.InvalidOperation:
-            number = None
+    elif isinstance(value, (int, decimal.Decimal)) and not isinstance(value, bool):
+        number = decimal.Decimal(value)
+    elif isinstance(value, str) and NUMBER_TEXT.fullmatch(value):
+        number = decimal.Decimal(value)  # the filter rule's number text: ASCII digits only
     if number is None or not number.is_finite():
         raise PlanError(
             f"document {key!r}: metadata {name!r} is {value!r}, not a number its filter "

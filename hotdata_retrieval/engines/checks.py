@@ -56,6 +56,7 @@ from hotdata_retrieval.plan.steps import Highlight
 from hotdata_retrieval.plan.values import (
     FLOAT32_MAX,
     ISO_FORMS,
+    NUMBER_TEXT,
     cosine_norm_problem,
     float32_squared_norms,
     iso_text_problem,
@@ -1203,10 +1204,6 @@ def check_filter_values(
 _INTEGER_TEXT = re.compile(r"-?[0-9]{1,19}", re.ASCII)
 """An integer as DataFusion and Arrow both read it into a 64-bit column (Arrow refuses a
 leading ``+``)."""
-_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-"""A finite number in decimal or exponent notation. Not ``'inf'`` or ``'nan'``: engines read
-them differently (LanceDB not at all; SQLite and DuckDB take ``'-nan'`` for a NaN above every
-number, DataFusion for one below)."""
 
 
 def _iso_temporal(text: str) -> datetime.date | datetime.datetime | None:
@@ -1246,7 +1243,7 @@ def _value_problem(kind: ValueKind, value: Any) -> str | None:
         if isinstance(value, str):
             integer = kind is ValueKind.INTEGER
             if (
-                not (_INTEGER_TEXT if integer else _NUMBER_TEXT).fullmatch(value)
+                not (_INTEGER_TEXT if integer else NUMBER_TEXT).fullmatch(value)
                 or (integer and not -(2**63) <= int(value) < 2**63)
                 or (not integer and not math.isfinite(float(value)))
             ):

@@ -30,6 +30,15 @@ INT64_MAX = 2**63 - 1
 an integer literal can be on every engine."""
 
 
+NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+"""Text that names a finite number, as a filter value compared with a number column and as
+metadata for a decimal filter column: ASCII digits in decimal or exponent notation, nothing
+around them (Python's ``Decimal`` and ``float`` also read white space, underscores and other
+scripts' digits). Not ``'inf'`` or ``'nan'``: engines read them differently (LanceDB not at
+all; SQLite and DuckDB take ``'-nan'`` for a NaN above every number, DataFusion for one
+below)."""
+
+
 FLOAT32_MAX = 3.4028234663852886e38
 """The largest finite Float32 (IEEE 754 binary32)."""
 
