@@ -492,8 +492,9 @@ def _checked_decimal(value: decimal.Decimal, label: str) -> decimal.Decimal:
     precision, _ = decimal_digits(value)
     if precision > DECIMAL_DIGITS:
         raise PlanError(
-            f"{label} must have at most {DECIMAL_DIGITS} digits (a Decimal128, the widest "
-            f"decimal the engines compare), got {value!r} of {precision}",
+            f"{label} must have at most {DECIMAL_DIGITS} digits written out in full (a "
+            f"Decimal128, the widest decimal the engines compare), got {value!r}, which has "
+            f"{precision} written out",
             field=label,
             value=value,
         )

@@ -887,8 +887,8 @@ def _empty_columns_as_text(path: Path, data: pa.Table) -> pa.Table:
         typed = _null_as_text(field.type)
         if typed is None:
             raise LoadError(
-                f"{path}: column {field.name!r} ({field.type}) holds objects of no key "
-                "({}) on every line: a column of no field, which no engine stores; drop it "
+                f"{path}: column {field.name!r} ({field.type}) holds only objects of no "
+                "key ({}) or nulls: a column of no field, which no engine stores; drop it "
                 "or give its objects a key"
             )
         if typed != field.type:
