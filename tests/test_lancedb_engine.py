@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import attrs
 import pyarrow as pa
 import pytest
 
@@ -13,6 +14,7 @@ from hotdata_retrieval import (
     Comparison,
     InList,
     NearestNeighborSearch,
+    ReciprocalRankFusion,
     SearchPlan,
     UnsupportedFeatureError,
     VectorSearch,
@@ -79,6 +81,27 @@ def test_dot_is_the_negative_inner_product(engine: LancedbEngine) -> None:
     result = engine.search(plan)
     assert result.keys == [3, 1, 2]
     assert [hit.distance for hit in result] == pytest.approx([-3.0, -2.0, -1.0])
+
+
+@pytest.mark.parametrize(("limit", "offset"), [(2**63 - 1, 0), (2**32, 0), (2**63 - 2, 1)])
+def test_a_page_of_more_rows_than_lancedb_takes_is_the_whole_ranking(
+    engine: LancedbEngine, limit: int, offset: int
+) -> None:
+    """LanceDB refuses a query limit of 2**32 or more; a page that large is the ranking a
+    page of every row gives, from the offset on (with a fusion too, whose depth is as
+    large)."""
+    nearest = NearestNeighborSearch(table="docs", column="v", query_vector=[1.0, 0.2])
+    every = engine.search(SearchPlan(source=nearest, limit=3)).keys
+    assert (
+        engine.search(SearchPlan(source=nearest, limit=limit, offset=offset)).keys
+        == (every[offset:])
+    )
+    fused = ReciprocalRankFusion(
+        branches=[Bm25Search(table="docs", column="body", query_text="error"), nearest],
+        depth=limit + offset,
+    )
+    whole = engine.search(SearchPlan(source=attrs.evolve(fused, depth=3), limit=3)).keys
+    assert engine.search(SearchPlan(source=fused, limit=3)).keys == whole
 
 
 def test_there_is_no_sql(engine: LancedbEngine) -> None:

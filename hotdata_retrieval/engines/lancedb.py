@@ -856,9 +856,10 @@ class LancedbEngine(RoutesByIndexes):
                 search = search.where(where, prefilter=True)
             try:
                 chosen = search.select([*(columns if selected is None else selected), raw_name])
+                limited = chosen.limit(min(count, _MOST_ROWS_ASKED))
                 if arrow:
-                    return chosen.limit(count).to_arrow()
-                rows: list[dict[str, Any]] = chosen.limit(count).to_list()
+                    return limited.to_arrow()
+                rows: list[dict[str, Any]] = limited.to_list()
             except Exception as error:
                 raise EngineError(f"lancedb: {error}", sql=json.dumps(query)) from None
             return rows
@@ -1141,6 +1142,12 @@ def _complete(opened: Any) -> bool:
         return True
     wanted = {terms_column(column) for column in json.loads(named)}
     return wanted <= set(_text_indexed(opened))
+
+
+_MOST_ROWS_ASKED = 2**32 - 1
+"""The most rows a LanceDB query is asked for: a limit of 2**32 or more fails in LanceDB
+("out of range integral type conversion attempted", lancedb 0.40), while a search's page may
+reach 2**63 - 1 rows; no table holds more rows than this, so the answer is the same."""
 
 
 def _as_loaded(schema: Any, data: pa.Table) -> pa.Table:
