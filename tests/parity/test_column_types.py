@@ -206,6 +206,8 @@ _BAD_VECTOR_ROWS = {
     "booleans": pa.array([[True, False]], pa.list_(pa.bool_())),
     "past Float32": pa.array([[1e39, 1.0]], pa.list_(pa.float64())),
     "infinity": pa.array([[float("inf"), 1.0]], pa.list_(pa.float64())),
+    "NaN": pa.array([[float("nan"), 1.0]], pa.list_(pa.float64())),
+    "three components": pa.array([[1.0, 2.0, 3.0]], pa.list_(pa.float64())),
 }
 """An upserted ``embedding`` no store may write: the message names what is wrong (Python's
 own reading: ``bool`` is not a number, ``abs(1e39)`` exceeds Float32's largest finite
@@ -216,10 +218,11 @@ value)."""
 def test_an_upsert_of_a_vector_no_store_can_hold_changes_nothing_on_every_store(
     engine: Any, case: str
 ) -> None:
-    """A list of booleans, or a component past Float32's range or infinite, written into a
-    vector column is refused by name on every store (before, a list of booleans was written
-    as 0 and 1 everywhere and LanceDB wrote 1e39 as an infinity), and the table reads back
-    as it was."""
+    """A list of booleans, a component past Float32's range, infinite or NaN, or a vector of
+    another length written into a vector column is refused in one wording on every store
+    (before, a list of booleans was written as 0 and 1 everywhere, LanceDB wrote 1e39 as an
+    infinity, and the local engine had words of its own), and the table reads back as it
+    was."""
     name = f"bad_vector_{case.replace(' ', '_')}"
     data = _table(pa.array([1, 2, 3], pa.int32()))
     engine.load_table(name, data, key_column="id", text_columns=["body"])
@@ -228,14 +231,16 @@ def test_an_upsert_of_a_vector_no_store_can_hold_changes_nothing_on_every_store(
     with pytest.raises(EngineError) as raised:
         engine.upsert_rows(name, given)
     value = given.column("embedding")[0].as_py()
-    if value and isinstance(value[0], bool):
-        assert "holds vectors of numbers; the rows written hold list<" in str(raised.value)
-    elif value and abs(value[0]) > np.finfo(np.float32).max and math.isfinite(value[0]):
-        assert "beyond Float32's range" in str(raised.value)
+    message = str(raised.value)  # one wording on every store
+    if isinstance(value[0], bool):
+        assert "holds vectors of numbers; the rows written hold list<" in message
+    elif len(value) != data.column("embedding").type.list_size:
+        assert f"holds vectors of 2 dimensions; row 1 of the rows has {len(value)}" in message
+    elif not all(map(math.isfinite, value)):
+        assert "row 1 of vector column 'embedding' is not a vector of finite numbers" in message
     else:
-        assert re.search(
-            "is not a vector of finite numbers|holds NaN or an infinite", str(raised.value)
-        )
+        assert abs(value[0]) > np.finfo(np.float32).max
+        assert "beyond Float32's range" in message
     assert "'embedding'" in str(raised.value)
     after = engine.read_table(name, ["id", "body", "embedding"]).sort_by("id").to_pylist()
     assert after == before

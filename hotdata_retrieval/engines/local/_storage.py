@@ -20,6 +20,7 @@ from hotdata_retrieval.engines.checks import (
     check_key_column,
     check_keys_kept,
     check_vector_rows_type,
+    check_written_vectors,
     column_names,
     is_vector_type,
     rows_table,
@@ -245,9 +246,13 @@ def _rows_for(
             continue
         if pa.types.is_dictionary(given):
             given = given.value_type
-        if is_vector_type(field.type):
+        size = getattr(field.type, "list_size", None)
+        if is_vector_type(field.type) and size is not None:
+            # the stores' checks and words, before Float32 makes 1e39 infinite
+            check_written_vectors(rows, field.name, size, table)
+        elif is_vector_type(field.type):
             check_vector_rows_type(given, field.name, table)
-            check_vector_column(rows, field.name, key)  # before Float32 makes 1e39 infinite
+            check_vector_column(rows, field.name, key)
         if _is_text(given) != _is_text(field.type):
             raise EngineError(
                 f"column '{field.name}' of table '{table}' holds {field.type}; the rows "
