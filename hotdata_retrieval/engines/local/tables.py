@@ -526,7 +526,10 @@ class LoadedTable:
             if key is None or key not in self.data.column_names:
                 positions = np.arange(self.data.num_rows, dtype=np.int64)
             else:
-                ranks = pc.rank(self.data.column(key), sort_keys="ascending", tiebreaker="first")
+                values = self.data.column(key)
+                if pa.types.is_float16(values.type):  # Arrow ranks no float16: float32 holds it
+                    values = values.cast(pa.float32())
+                ranks = pc.rank(values, sort_keys="ascending", tiebreaker="first")
                 positions = np.asarray(ranks.to_numpy(), dtype=np.int64)
             self.key_positions[key] = positions
         return positions
