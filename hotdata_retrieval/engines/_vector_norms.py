@@ -43,8 +43,37 @@ bounded whatever the column's size."""
 
 
 def _json_key(value: Any) -> Any:
-    """A key as the record keeps it: a JSON value (a key JSON cannot hold, as its text), so
-    keys compare alike once written and read back."""
+    """A key as the record keeps it: the value the table holds, as every engine finds a row
+    by key, as a JSON value (a key JSON cannot hold, as its text), so keys compare alike
+    once written and read back, however a change spells them.
+
+    Every engine compares keys by value, not by their text: a timestamp is its instant (a
+    zoned one in UTC, and a naive one taken as UTC: SQLite's ISO text, DuckDB's, PostgreSQL's
+    and the local engine's comparisons all find ``2020-01-02 02:00+02:00`` and ``2020-01-02
+    00:00`` as the row keyed ``2020-01-02 00:00 UTC``), so it is kept as its naive UTC ISO
+    text; a NumPy scalar (a float16 key) is its Python value; -0.0 is the key 0.0; a
+    ``Decimal`` is its number (an integral one its integer, one a float holds exactly that
+    float), so ``2``, ``2.0`` and ``Decimal('2.00')`` are one key."""
+    import datetime
+    import decimal
+
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+        return value.isoformat(sep=" ")
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        if value == value.to_integral_value():
+            value = int(value)
+        elif decimal.Decimal(float(value)) == value:
+            value = float(value)
+        else:
+            value = str(value.normalize())
+    if isinstance(value, float):
+        value += 0.0  # -0.0 is the key 0.0
     return json.loads(json.dumps(value, default=str))
 
 
