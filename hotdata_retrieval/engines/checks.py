@@ -563,35 +563,160 @@ def check_key_column(
 
 def check_keys_kept(keys: Any, kind: Any, key: str, table: str) -> None:
     """An upsert's ``keys`` (an Arrow array or chunked array) are values the table's key
-    column, of Arrow type ``kind``, holds as they are: a floating-point key of more
-    precision than the column's (``0.1`` as a double into a ``float32`` column) would be
-    rounded to another key, so the SQL stores deleted no row for it and then stored a second
-    row under the rounded key, and the local engine and LanceDB replaced the rounded key's
-    row with one the caller did not name. Keys of other types are checked by the store's
-    own conversion (an integer out of range, a finer timestamp).
+    column, of Arrow type ``kind``, holds as they are (:func:`key_change`, the check
+    :func:`checked_keys` makes of the keys a read or a delete names): a key the column's
+    type would round (the double ``0.1`` or the integer ``16777217`` into a ``float32``
+    column, a timestamp finer than the column's unit) would be another key there, so the SQL
+    stores deleted no row for it and then stored a second row under the rounded key (or
+    replaced the other row), and the local engine and LanceDB replaced the rounded key's row
+    with one the caller did not name; an integer outside a narrow integer column's range
+    cannot be held at all (the SQL stores wrote it, and each read of the table then failed).
 
     Raises:
-        EngineError: naming the column, the first such key, its row and what it would be.
+        EngineError: naming the column, its type, the first such key, its row and why.
+    """
+    import pyarrow as pa
+
+    values = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
+    change = key_change(values, kind)
+    if change is None:
+        return
+    row, reason = change
+    raise EngineError(
+        f"key column '{key}' ({kind}) of table '{table}' cannot hold the key "
+        f"{_python_value(values[row])!r} in {row_name(row)}: {reason}; nothing was written"
+    )
+
+
+def check_values_held(rows: Any, kinds: Mapping[str, Any], table: str) -> None:
+    """Every integer of ``rows`` (an Arrow table written into table ``table``) is within
+    the range of its column's Arrow type (``kinds``, by column name: the types the table was
+    loaded with): the SQL stores declare a narrow integer column (``int8``, ``int32``) with a
+    wider SQL type, so they wrote ``300`` into an ``int8`` column and each read of the table
+    then failed; the local engine and LanceDB refuse it, as Arrow's cast does.
+
+    Raises:
+        EngineError: naming the column, its type, the first such value and its row.
+    """
+    import pyarrow as pa
+
+    for name in rows.column_names:
+        kind = kinds.get(name)
+        if kind is None or not pa.types.is_integer(kind):
+            continue
+        column = rows.column(name)
+        values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
+            continue
+        outside = _outside_range(values, kind)
+        if outside is None:
+            continue
+        row, reason = outside
+        raise EngineError(
+            f"column '{name}' of table '{table}' holds {kind} values: the rows written hold "
+            f"{_python_value(values[row])!r} in {row_name(row)}: {reason}; nothing was written"
+        )
+
+
+def _python_value(scalar: Any) -> Any:
+    """An Arrow scalar as Python gives it, a timestamp's nanoseconds kept (pandas')."""
+    try:
+        return scalar.as_py()
+    except ValueError:  # nanoseconds Python's datetime cannot hold
+        return scalar.as_py(coerce_temporal_nanoseconds=True)
+
+
+def integer_range(kind: Any) -> tuple[int, int]:
+    """The integers Arrow integer type ``kind`` holds, as ``[low, high)``."""
+    width = kind.bit_width
+    if kind.id in _UNSIGNED_IDS():
+        return 0, 2**width
+    return -(2 ** (width - 1)), 2 ** (width - 1)
+
+
+def _UNSIGNED_IDS() -> set[int]:
+    import pyarrow as pa
+
+    return {pa.uint8().id, pa.uint16().id, pa.uint32().id, pa.uint64().id}
+
+
+def _outside_range(values: Any, kind: Any) -> tuple[int, str] | None:
+    """The first row of ``values`` (an Arrow array of numbers) outside the range of integer
+    type ``kind``, and the reason a message gives; ``None`` if there is none."""
+    import pyarrow.compute as pc
+
+    low, high = integer_range(kind)
+    least, most = pc.min_max(values).values()
+    if least.as_py() is None or (low <= least.as_py() and most.as_py() < high):
+        return None
+    for row, value in enumerate(values.to_pylist()):
+        if value is not None and not low <= value < high:
+            return row, f"it is outside the column's range [{low}, {high})"
+    return None  # pragma: no cover - min_max found one
+
+
+def key_change(values: Any, kind: Any) -> tuple[int, str] | None:
+    """The first of ``values`` (an Arrow array of keys) that a key column of Arrow type
+    ``kind`` would not hold as it is, and why (a reason a message ends with); ``None`` when
+    the column holds each exactly, as Python's ``==`` and NumPy's value in ``kind`` agree.
+    An integer outside an integer column's range cannot be held; a number or a date or time
+    the column's type would round (``0.1`` or ``16777217`` in ``float32``, a timestamp finer
+    than the column's unit, a datetime within a day in a ``date32`` column) would be another
+    key. Keys of kinds Arrow does not convert between (text into a number column, say) are
+    left to the caller's own check.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    given = keys.type
-    if not (pa.types.is_floating(given) and pa.types.is_floating(kind)):
-        return
-    if kind.bit_width >= given.bit_width:
-        return
-    values = keys.combine_chunks() if isinstance(keys, pa.ChunkedArray) else keys
-    rounded = values.cast(kind, safe=False).cast(given)
-    changed = pc.fill_null(pc.not_equal(rounded, values), False)
+    given = values.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if pa.types.is_dictionary(given):
+        values = values.dictionary_decode()
+        given = values.type
+    if given == kind:
+        return None
+    numbers = pa.types.is_integer(given) or pa.types.is_floating(given)
+    if pa.types.is_integer(kind) and numbers:
+        outside = _outside_range(values, kind)
+        if outside is not None:
+            return outside
+    elif not (
+        (pa.types.is_floating(kind) and numbers)
+        or (pa.types.is_temporal(kind) and pa.types.is_temporal(given))
+    ):
+        return None
+    try:
+        held = values.cast(kind, safe=False)
+        back = held.cast(given, safe=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        return None
+    changed = pc.not_equal(back, values)
+    if pa.types.is_floating(given):  # NaN is refused as a key elsewhere, never here
+        changed = pc.and_(changed, pc.invert(pc.and_(pc.is_nan(back), pc.is_nan(values))))
+    changed = pc.fill_null(changed, False)
     if not pc.any(changed).as_py():
-        return
+        return None
     row = int(pc.index(changed, True).as_py())
-    raise EngineError(
-        f"key column '{key}' holds {values[row].as_py()!r} in {row_name(row)}, which the "
-        f"float{kind.bit_width} key column of table '{table}' would round to "
-        f"{rounded[row].as_py()!r}, another key; give the keys as float{kind.bit_width} values"
-    )
+    return row, (f"the column would hold it as {_python_value(held[row])!r}, another key")
+
+
+def _key_array(keys: list[Any]) -> Any:
+    """Checked Python ``keys`` as an Arrow array of the type Arrow gives them, a timestamp
+    in nanoseconds (a pandas ``Timestamp``'s are kept); ``None`` when Arrow gives them no
+    one type."""
+    import pyarrow as pa
+
+    try:
+        values = pa.array(keys)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError):
+        return None
+    if pa.types.is_timestamp(values.type):
+        try:
+            return pa.array(keys, pa.timestamp("ns", values.type.tz))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return values  # outside nanoseconds' years: microseconds are every digit
+    return values
 
 
 TABLES_LISTED = 20
@@ -1638,7 +1763,9 @@ def _spelled(value: Any) -> str:
     return repr(value)
 
 
-def checked_keys(keys: Any, kind: ValueKind, column: str, column_type: str) -> list[Any]:
+def checked_keys(
+    keys: Any, kind: ValueKind, column: str, column_type: str, arrow_type: Any = None
+) -> list[Any]:
     """The distinct ``keys`` a row change or read names (first occurrence first), each as a
     value of key column ``column`` (its :class:`ValueKind` ``kind``; ``column_type`` as the
     store names it), checked before anything is read or changed, the one rule of every
@@ -1650,17 +1777,31 @@ def checked_keys(keys: Any, kind: ValueKind, column: str, column_type: str) -> l
     key ``2.0``. Nothing else is converted: text is no number (``'3.0'`` would be ``3`` under
     SQLite's affinity and refused by PostgreSQL's cast, so it has no one meaning), a number
     is no text, a boolean no number, and text no date. A column of another kind (bytes, say)
-    takes its keys as given.
+    takes its keys as given. Given the key column's Arrow type ``arrow_type`` (the type the
+    table was loaded with), a key that type would change is refused (:func:`key_change`,
+    the check an upsert's keys get): an integer outside a narrow integer column's range, a
+    number or a date or time the column would round to another key, which a store would
+    otherwise find (and delete) in the rounded key's place, or not find.
 
     Raises:
         EngineError: ``keys`` is text or not a list; a key that is NULL or NaN, text that
             is not Unicode (a lone surrogate), of another kind than the column's, a
-            non-integral or out-of-range number for an integer column; naming the key, the
-            column and its type. Nothing was read or changed.
+            non-integral or out-of-range number for an integer column, one ``arrow_type``
+            would change; naming the key, the column and its type. Nothing was read or
+            changed.
     """
     if isinstance(keys, (str, bytes)) or not hasattr(keys, "__len__"):
         raise EngineError(f"keys must be a list of keys, not {type(keys).__name__}")
     converted = [_key_value(key, kind, column, column_type) for key in keys]
+    if arrow_type is not None and converted:
+        values = _key_array(converted)
+        change = None if values is None else key_change(values, arrow_type)
+        if change is not None:
+            row, reason = change
+            raise EngineError(
+                f"key {list(keys)[row]!r} cannot be a value of key column '{column}' "
+                f"({column_type}): {reason}; nothing was read or changed"
+            )
     # Python's True == 1 == 1.0 (one hash): a boolean and a number are other keys of a column
     # of no known kind, where neither was converted
     distinct: dict[tuple[bool, Any], Any] = {}

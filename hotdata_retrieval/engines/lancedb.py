@@ -578,7 +578,7 @@ class LancedbEngine(RoutesByIndexes):
         """
         key = self._key_column(opened)
         kind = opened.schema.field(key).type
-        return checked_keys(keys, arrow_value_kind(kind), key, str(kind))
+        return checked_keys(keys, arrow_value_kind(kind), key, str(kind), kind)
 
     def _key_filter(self, opened: Any, keys: Sequence[Any]) -> str:
         """The ``where`` text keeping the rows of ``keys``."""

@@ -65,6 +65,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_values_held,
     check_written_vectors,
     checked_keys,
     column_names,
@@ -1109,7 +1110,22 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         """
         key = self._key_of(described)
         declared = dict(zip(described.columns, described.column_types)).get(key, "")
-        return checked_keys(keys, declared_value_kind(declared), key, declared)
+        held = self._held_key_type(described, key)
+        return checked_keys(keys, declared_value_kind(declared), key, declared, held)
+
+    def _held_key_type(self, described: StoreTable, key: str) -> Any:
+        """The Arrow type whose values ``described``'s key column ``key`` holds exactly: the
+        type it was loaded with (the catalog's), a timestamp no finer than
+        :attr:`timestamp_unit`; ``None`` for a table loaded without one."""
+        import pyarrow as pa
+
+        loaded = dict(described.loaded_types).get(key)
+        if loaded is None or not pa.types.is_timestamp(loaded):
+            return loaded
+        units = ["s", "ms", "us", "ns"]
+        if units.index(loaded.unit) > units.index(self.timestamp_unit):
+            return pa.timestamp(self.timestamp_unit, loaded.tz)
+        return loaded
 
     def _stored_keys(self, described: StoreTable, keys: list[Any]) -> list[Any]:
         """``keys`` (checked: :meth:`_checked_keys`, or an upsert's rows' keys) as the
@@ -1230,6 +1246,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         loaded = dict(described.loaded_types).get(key)
         if loaded is not None:
             check_keys_kept(keys, loaded, key, str(described.name))
+        check_values_held(rows, dict(described.loaded_types), str(described.name))
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, [vector.name for vector in described.vectors])
         for vector in described.vectors:

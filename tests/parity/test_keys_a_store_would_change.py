@@ -309,3 +309,154 @@ def test_the_cases_cover_each_kind() -> None:
     for case in apart:
         pairs = itertools.combinations(case.given, 2)
         assert any(abs(a - b) < 1000 for a, b in pairs)
+
+
+@attrs.frozen
+class Probe:
+    """A key column of Arrow type ``kind`` loaded with ``loaded`` (Python values), and a key
+    ``probe`` a read, a delete or an upsert names, which the column may not hold as it is."""
+
+    kind: pa.DataType
+    loaded: list[Any]
+    probe: Any
+
+    def held(self) -> bool:
+        """The reference: NumPy's view of whether the column's type holds ``probe`` exactly
+        (its value in the type equals it), or for an integer type, within its range."""
+        import numpy as np
+
+        kind = self.kind
+        if pa.types.is_integer(kind):
+            limits = np.iinfo(kind.to_pandas_dtype())
+            return bool(limits.min <= self.probe <= limits.max)
+        if pa.types.is_floating(kind):  # NumPy's value, back as a Python float
+            return float(kind.to_pandas_dtype()(self.probe)) == self.probe
+        import pandas as pd
+
+        nanoseconds = pd.Timestamp(self.probe).value  # every digit of the instant
+        unit = 86_400 * 10**9 if pa.types.is_date(kind) else NANOSECONDS[kind.unit]
+        return nanoseconds % unit == 0
+
+
+def _probes() -> dict[str, Probe]:
+    import datetime
+
+    import pandas as pd
+
+    moment = datetime.datetime(2020, 1, 2, 3, 4, 5, 6)
+    second = moment.replace(microsecond=0)
+    return {
+        "float32 probed by the double 0.1": Probe(pa.float32(), [0.5, 0.1], 0.1),
+        "float32 probed past 2**24": Probe(pa.float32(), [0.5, 16777216.0], 16777217),
+        "timestamp[us] probed a nanosecond later": Probe(
+            pa.timestamp("us"),
+            [moment, moment.replace(year=2021)],
+            pd.Timestamp(moment) + pd.Timedelta(1, "ns"),
+        ),
+        "timestamp[s] probed a microsecond later": Probe(
+            pa.timestamp("s"), [second, second.replace(year=2021)], second.replace(microsecond=1)
+        ),
+        "date32 probed at noon": Probe(
+            pa.date32(),
+            [datetime.date(2020, 1, 2), datetime.date(2021, 1, 2)],
+            datetime.datetime(2020, 1, 2, 12),
+        ),
+        "int32 probed past its range": Probe(pa.int32(), [2, 3], 2**32 + 2),
+        "int32 probed within its range": Probe(pa.int32(), [2, 3], 3),
+        "float32 probed by a double it holds": Probe(pa.float32(), [0.5, 0.1], 0.5),
+    }
+
+
+PROBES = _probes()
+PROBED_ENGINES = EVERY_ENGINE - {"turbopuffer", "hotdata"}
+"""Engines whose reads, deletes and upserts by key are checked against the key column's
+type here."""
+
+
+def _probed_table(engine: Any, probe: Probe) -> tuple[str, pa.Table] | None:
+    """A fresh table keyed by ``probe.loaded``, loaded on ``engine`` and read back; ``None``
+    where the engine keys no table by such keys (refused at load: the cases above)."""
+    if engine.parity_name not in PROBED_ENGINES:
+        return None
+    name = fresh_table("probed")
+    data = pa.table({"id": pa.array(probe.loaded, probe.kind), "body": ["a b", "c d"]})
+    if engine.parity_name == "turbopuffer" and not pa.types.is_integer(probe.kind):
+        return None  # no such document ids
+    _load(engine, name, data)
+    return name, engine.read_table(name, ["id", "body"])
+
+
+def _sorted_rows(table: pa.Table) -> list[dict[str, Any]]:
+    return sorted(table.to_pylist(), key=lambda row: str(row["id"]))
+
+
+@pytest.mark.parametrize("probe_name", sorted(PROBES))
+def test_a_key_the_column_would_change_is_refused_by_read_and_delete(
+    engine: Any, probe_name: str
+) -> None:
+    """``read_rows`` and ``delete_rows`` of a key the key column's type holds find its row;
+    of one the type would change (round, cut, or not hold) they are refused, naming the key
+    column, on every engine, and no row is deleted (local and LanceDB deleted the rounded
+    key's row, SQLite found nothing, DuckDB either; LanceDB's read and delete disagreed, and
+    an int32 key out of range reached Arrow's and Lance's own errors)."""
+    probe = PROBES[probe_name]
+    made = _probed_table(engine, probe)
+    if made is None:
+        return
+    name, before = made
+    if probe.held():
+        assert engine.read_rows(name, [probe.probe], ["id"]).num_rows == 1
+        assert engine.delete_rows(name, [probe.probe]) == 1
+        assert engine.read_table(name, ["id"]).num_rows == 1
+        return
+    with pytest.raises(EngineError, match=r"key column 'id'.*nothing was read or changed"):
+        engine.read_rows(name, [probe.probe], ["id"])
+    with pytest.raises(EngineError, match=r"key column 'id'.*nothing was read or changed"):
+        engine.delete_rows(name, [probe.probe])
+    assert _sorted_rows(engine.read_table(name, ["id", "body"])) == _sorted_rows(before)
+
+
+@pytest.mark.parametrize("probe_name", sorted(PROBES))
+def test_an_upsert_key_the_column_would_change_is_refused(engine: Any, probe_name: str) -> None:
+    """``upsert_rows`` keyed by a key the key column's type holds replaces its row; keyed by
+    one the type would change it is refused naming the key column, and the rows are as
+    they were (SQLite kept two rows under one float32 key and an int32 key out of range
+    that no read could then read back, DuckDB replaced the other row)."""
+    probe = PROBES[probe_name]
+    made = _probed_table(engine, probe)
+    if made is None:
+        return
+    name, before = made
+    keys = pa.array([probe.probe])
+    if pa.types.is_timestamp(keys.type):  # Arrow's own inference keeps microseconds
+        keys = pa.array([probe.probe], pa.timestamp("ns"))
+    rows = pa.table({"id": keys, "body": ["replaced"]})
+    if probe.held():
+        engine.upsert_rows(name, rows)
+        read = engine.read_table(name, ["id", "body"])
+        assert read.num_rows == 2
+        assert read.column("body").to_pylist().count("replaced") == 1
+        return
+    with pytest.raises(EngineError, match=r"'id'"):
+        engine.upsert_rows(name, rows)
+    assert _sorted_rows(engine.read_table(name, ["id", "body"])) == _sorted_rows(before)
+
+
+def test_an_upsert_value_its_column_cannot_hold_is_refused(engine: Any) -> None:
+    """An ``int8`` column holds no ``300`` (NumPy's ``int8`` range is the reference): the
+    upsert is refused naming the column and the value on every engine, and the table reads
+    as before (the SQL stores wrote it, and each read of the table then failed)."""
+    import numpy as np
+
+    if engine.parity_name not in PROBED_ENGINES:
+        return
+    value = 300
+    assert not np.iinfo(np.int8).min <= value <= np.iinfo(np.int8).max
+    name = fresh_table("int8_values")
+    data = pa.table({"id": [1, 2], "body": ["a b", "c d"], "level": pa.array([1, 2], pa.int8())})
+    _load(engine, name, data)
+    before = engine.read_table(name, ["id", "level"])
+    rows = pa.table({"id": [2], "body": ["e f"], "level": pa.array([value], pa.int64())})
+    with pytest.raises(HotdataRetrievalError, match=r"level.*300|300.*level"):
+        engine.upsert_rows(name, rows)
+    assert _sorted_rows(engine.read_table(name, ["id", "level"])) == _sorted_rows(before)

@@ -355,7 +355,7 @@ def key_array(keys: Sequence[Any], kind: pa.DataType, column: str) -> pa.Array:
         EngineError: a key of another kind than the column's, NULL or NaN, or one the
             column's type cannot hold (naming it).
     """
-    checked = checked_keys(keys, arrow_value_kind(kind), column, str(kind))
+    checked = checked_keys(keys, arrow_value_kind(kind), column, str(kind), kind)
     try:
         values = pa.array(checked, type=kind)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
