@@ -71,6 +71,29 @@ from a Parquet upload, which pyarrow writes in format 2.6, holding a timestamp's
 (``check_key_column``)."""
 
 
+def _arrow_number_type(declared: str | None) -> Any:
+    """The Arrow number type a column's type name (as the Hotdata API lists it: Arrow's
+    Rust crate's display, ``Int32``, ``Float32``) names, whose values the column holds
+    exactly; ``None`` for any other type (text, a timestamp: its keys are refused by the
+    API's key rules, or checked by kind)."""
+    import pyarrow as pa
+
+    numbers = {
+        "Int8": pa.int8(),
+        "Int16": pa.int16(),
+        "Int32": pa.int32(),
+        "Int64": pa.int64(),
+        "UInt8": pa.uint8(),
+        "UInt16": pa.uint16(),
+        "UInt32": pa.uint32(),
+        "UInt64": pa.uint64(),
+        "Float16": pa.float16(),
+        "Float32": pa.float32(),
+        "Float64": pa.float64(),
+    }
+    return numbers.get(declared or "")
+
+
 class ManagedTableRows:
     """``tables``, ``read_table``, ``read_rows``, ``upsert_rows`` and ``delete_rows`` of the
     Hotdata engine (module docstring)."""
@@ -140,7 +163,8 @@ class ManagedTableRows:
                 f"{', '.join(types)}"
             )
         declared = types.get(key)
-        return checked_keys(keys, declared_value_kind(declared), key, declared or "untyped")
+        held = _arrow_number_type(declared)
+        return checked_keys(keys, declared_value_kind(declared), key, declared or "untyped", held)
 
     def _managed(self, table: str | TableName) -> TableName:
         name = self.table_name(table)
