@@ -857,6 +857,16 @@ def _check_text_alone_takes(request: SearchRequest, branches: Sequence[Branch]) 
     )
 
 
+def semantic_search_mode(embeds_here: bool) -> SearchMode:
+    """The mode a door (``hdq search --mode semantic``, the tools' semantic search) plans a
+    search by meaning with, so that every door builds the one plan for it and a cursor
+    from one continues in another (its fingerprint is the plan's): ``nearest`` when the
+    door embeds the query itself (``embeds_here``: it holds the embedder of the model that
+    wrote the column, or was given the query's vector), ``semantic`` otherwise, which lets
+    the engine embed where it can (a column it embedded)."""
+    return SearchMode.NEAREST if embeds_here else SearchMode.SEMANTIC
+
+
 def plan_branches(source: Branch | Fusion) -> tuple[Branch, ...]:
     """The branches of a plan's source: a fusion's, or the one branch."""
     return source.branches if isinstance(source, Fusion) else (source,)

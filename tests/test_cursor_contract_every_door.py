@@ -22,6 +22,7 @@ from hotdata_retrieval.adapters.ddn import AFTER_FIELD, SearchDocuments
 from hotdata_retrieval.adapters.toolkit import SearchToolkit
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.cli.exit_codes import EXIT_OK
+from hotdata_retrieval.embed import HashingEmbedder
 from hotdata_retrieval.engines.local import LocalEngine
 
 BODIES = [f"fox {'fox ' * index}den {index}" for index in range(5)] + ["owl", "owl nest"]
@@ -118,4 +119,59 @@ def test_a_token_from_hdq_search_and_one_from_the_tools_continue_each_other(
     else:
         keys, token = _tool(engine, 2)
         rest, _ = _cli(path, 2, after=token)
+    assert keys + rest == whole
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, LocalEngine]]:
+    """A local database whose ``body`` the engine embedded (the hashing embedder, which
+    downloads nothing), searched by meaning."""
+    path = str(tmp_path_factory.mktemp("cursor-contract-semantic") / "db")
+    with LocalEngine(path, embedder=HashingEmbedder()) as engine:
+        engine.load_table(
+            "docs",
+            pa.table({"id": list(range(len(BODIES))), "body": BODIES}),
+            text_columns=["body"],
+            embed_columns=["body"],
+        )
+        yield path, engine
+
+
+def _semantic_tool(
+    engine: LocalEngine, k: int, after: str | None = None
+) -> tuple[list[Any], str | None]:
+    envelope = SearchToolkit(engine, table="docs").search_semantic(query="fox", k=k, after=after)
+    return [row["id"] for row in envelope["rows"]], envelope["metadata"]["next_after"]
+
+
+def _semantic_cli(path: str, k: int, after: str | None = None) -> tuple[list[Any], str | None]:
+    result = CliRunner().invoke(
+        main,
+        [
+            "search", "fox", "--table", "docs", "--database", path, "--format", "json",
+            "--mode", "semantic", "-k", str(k), *(["--after", after] if after else []),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == EXIT_OK, result.stderr
+    document = json.loads(result.stdout)
+    return [hit["key"] for hit in document["hits"]], document["next_after"]
+
+
+@pytest.mark.parametrize("first", ["cli", "tools"])
+def test_a_semantic_token_from_hdq_search_and_one_from_the_tools_continue_each_other(
+    embedded: tuple[str, LocalEngine], first: str
+) -> None:
+    # hdq search --mode semantic and the tools' semantic search rank the same rows by the
+    # same model (the engine's): either door continues the other's token, and the two pages
+    # are the first four rows of the one ranking, as one page of four has them.
+    path, engine = embedded
+    whole, _ = _semantic_cli(path, 4)
+    assert whole == _semantic_tool(engine, 4)[0]
+    if first == "cli":
+        keys, token = _semantic_cli(path, 2)
+        rest, _ = _semantic_tool(engine, 2, after=token)
+    else:
+        keys, token = _semantic_tool(engine, 2)
+        rest, _ = _semantic_cli(path, 2, after=token)
+    assert token is not None
     assert keys + rest == whole

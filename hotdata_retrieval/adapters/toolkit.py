@@ -79,7 +79,7 @@ from hotdata_retrieval.plan.filters import Predicate
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import Bm25Search, SearchPlan, VectorSearch
 from hotdata_retrieval.plan.values import check_encodable
-from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search
+from hotdata_retrieval.routing import SearchMode, SearchRequest, plan_search, semantic_search_mode
 
 logger = logging.getLogger(__name__)
 
@@ -291,7 +291,7 @@ class SearchToolkit:
         if indexes.vectors:
             # With an embedder at hand the query is embedded here (the same model wrote the
             # column); without one, the route lets the engine embed where it can.
-            semantic = SearchMode.NEAREST if self.embedder is not None else SearchMode.SEMANTIC
+            semantic = semantic_search_mode(self.embedder is not None)
             try:
                 self.semantic_route = self._route(semantic)
             except PlanError:  # e.g. only a vector index whose queries need an embedder

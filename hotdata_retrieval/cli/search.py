@@ -39,7 +39,13 @@ from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
 from hotdata_retrieval.plan.filters import And, Predicate
 from hotdata_retrieval.plan.search import SearchPlan
 from hotdata_retrieval.plan.steps import describe_steps
-from hotdata_retrieval.routing import FusionChoice, SearchMode, SearchRequest, TableIndexes
+from hotdata_retrieval.routing import (
+    FusionChoice,
+    SearchMode,
+    SearchRequest,
+    TableIndexes,
+    semantic_search_mode,
+)
 
 OPTION_NAMES: dict[str, str] = {
     "query_text": "QUERY",
@@ -422,7 +428,9 @@ def plan_table_search(
         **request,
     )
     try:
-        plan = engine.plan_search(search_request, embed_query=embed_query)
+        plan = _semantic_as_the_tools_plan_it(engine, search_request, embed_query, embedder)
+        if plan is None:
+            plan = engine.plan_search(search_request, embed_query=embed_query)
     except PlanError as error:
         if error.field == "embedder" and embedder is None and embed_query is None:
             raise CommandError(
@@ -433,6 +441,33 @@ def plan_table_search(
         # The option came from the file: name the file, not a flag of the same name.
         raise PlanError(str(error), field="fusion_file", value=error.value) from None
     return indexes, plan
+
+
+def _semantic_as_the_tools_plan_it(
+    engine: Any,
+    request: SearchRequest,
+    embed_query: Callable[[str], Sequence[float]] | None,
+    embedder: Any,
+) -> SearchPlan | None:
+    """The plan of a ``semantic`` ``request`` as the tools' semantic search builds it
+    (:func:`~hotdata_retrieval.routing.semantic_search_mode`): with the query embedded here
+    (by ``embed_query``, or ``embedder``, the table's model), a nearest-neighbour search of
+    the column's vectors, which ranks as the engine's own embedding of the query does, so a
+    cursor of either door continues in the other; ``None`` for another mode, with nothing
+    to embed the query here, or where the engine has no such plan (a vector index only the
+    engine's embedding searches), which the mode's own route then plans."""
+    if request.mode is not SearchMode.SEMANTIC:
+        return None
+    chosen = semantic_search_mode(embedder is not None or embed_query is not None)
+    if chosen is SearchMode.SEMANTIC:
+        return None
+    try:
+        plan: SearchPlan = engine.plan_search(
+            attrs.evolve(request, mode=chosen), embed_query=embed_query
+        )
+    except PlanError:
+        return None
+    return plan
 
 
 @click.command("search")
