@@ -63,7 +63,10 @@ def _json_key(value: Any) -> Any:
         value = value.item()
     if isinstance(value, datetime.datetime):
         if value.tzinfo is not None:
-            value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+            try:
+                value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+            except OverflowError:  # an instant before year 1 or past 9999 in UTC: as given
+                return value.isoformat(sep=" ")
         return value.isoformat(sep=" ")
     if isinstance(value, decimal.Decimal) and value.is_finite():
         if value == value.to_integral_value():

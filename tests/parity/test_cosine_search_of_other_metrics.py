@@ -20,8 +20,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hotdata_retrieval import EngineError, NearestNeighborSearch, SearchPlan
+from hotdata_retrieval.engines._vector_norms import _json_key
 from hotdata_retrieval.errors import UnsupportedOnDialectError
 from tests.parity.engines import STORE_ENGINES, empty_engine
 
@@ -373,3 +376,40 @@ def test_a_change_naming_a_key_spelled_otherwise_changes_the_record(
     hits = _search(engine, table, "cosine", 5)
     expected = sorted(_distances("cosine", remaining))
     assert [hit.distance for hit in hits] == pytest.approx(expected, rel=1e-5, abs=1e-6)
+
+
+_OFFSETS = st.builds(
+    dt.timezone, st.timedeltas(min_value=-dt.timedelta(hours=23), max_value=dt.timedelta(hours=23))
+)
+
+
+@given(
+    instant=st.datetimes(min_value=dt.datetime(2, 1, 1), max_value=dt.datetime(9998, 1, 1)),
+    first=_OFFSETS,
+    second=_OFFSETS,
+)
+def test_a_record_keeps_one_key_for_every_spelling_of_an_instant(
+    instant: dt.datetime, first: dt.tzinfo, second: dt.tzinfo
+) -> None:
+    """Two spellings Python's ``==`` finds one instant (each engine's comparison of keys:
+    the deletes above) are one key of a record, and so is the naive UTC wall time."""
+    zoned = instant.replace(tzinfo=UTC)
+    spellings = [zoned.astimezone(first), zoned.astimezone(second), instant]
+    assert spellings[0] == spellings[1] == zoned
+    assert len({_json_key(spelling) for spelling in spellings}) == 1  # as the record compares
+
+
+@given(number=st.integers(min_value=-(2**53), max_value=2**53), scale=st.integers(0, 6))
+def test_a_record_keeps_one_key_for_every_spelling_of_a_number(number: int, scale: int) -> None:
+    spellings = [
+        number,
+        float(number),
+        np.float64(number),
+        Decimal(number).quantize(Decimal(1).scaleb(-scale)),
+    ]
+    if number == 0:
+        spellings += [-0.0, np.float64(-0.0)]
+    if abs(number) <= 2048:  # float16 holds these integers exactly
+        spellings.append(np.float16(number))
+    assert all(spelling == number for spelling in spellings)
+    assert len({_json_key(spelling) for spelling in spellings}) == 1  # as the record compares
