@@ -589,33 +589,68 @@ def check_keys_kept(keys: Any, kind: Any, key: str, table: str) -> None:
 
 
 def check_values_held(rows: Any, kinds: Mapping[str, Any], table: str) -> None:
-    """Every integer of ``rows`` (an Arrow table written into table ``table``) is within
-    the range of its column's Arrow type (``kinds``, by column name: the types the table was
-    loaded with): the SQL stores declare a narrow integer column (``int8``, ``int32``) with a
-    wider SQL type, so they wrote ``300`` into an ``int8`` column and each read of the table
-    then failed; the local engine and LanceDB refuse it, as Arrow's cast does.
+    """Every number, date and time of ``rows`` (an Arrow table written into table ``table``)
+    is a value of its column's Arrow type (``kinds``, by column name: the types the table
+    holds, as it was loaded), as Arrow's checked cast has it, and no finite number becomes
+    infinite there (:func:`value_change`). The SQL stores declare narrow columns with wider
+    SQL types, so they wrote ``300`` into an ``int8`` column or a microsecond into a
+    ``timestamp[s]`` one, and each read of the table then failed; every engine wrote ``1e300``
+    into a ``float32`` column as infinity (DuckDB refused it in its own words).
 
     Raises:
-        EngineError: naming the column, its type, the first such value and its row.
+        EngineError: naming the column, its type, the first such value, its row and why.
     """
     import pyarrow as pa
 
     for name in rows.column_names:
         kind = kinds.get(name)
-        if kind is None or not pa.types.is_integer(kind):
+        if kind is None:
             continue
         column = rows.column(name)
         values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-        if not (pa.types.is_integer(values.type) or pa.types.is_floating(values.type)):
+        change = value_change(values, kind)
+        if change is None:
             continue
-        outside = _outside_range(values, kind)
-        if outside is None:
-            continue
-        row, reason = outside
+        row, reason = change
         raise EngineError(
             f"column '{name}' of table '{table}' holds {kind} values: the rows written hold "
             f"{_python_value(values[row])!r} in {row_name(row)}: {reason}; nothing was written"
         )
+
+
+def value_change(values: Any, kind: Any) -> tuple[int, str] | None:
+    """The first of ``values`` (an Arrow array written into a column) that a column of Arrow
+    type ``kind`` cannot hold, and why; ``None`` when it holds each. An integer outside an
+    integer column's range, a fraction for an integer column, an integer a floating-point
+    column would round, a finite number it would make infinite, and a date or time finer
+    than the column's unit (Arrow's checked cast refuses each but the infinite number, which
+    it makes); a double a ``float32`` column rounds is its nearest value, as Arrow has it.
+    Values of kinds Arrow does not convert between are left to the store's own check.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    given = values.type
+    if pa.types.is_dictionary(given):
+        values = values.dictionary_decode()
+        given = values.type
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    if given == kind:
+        return None
+    if pa.types.is_floating(kind) and pa.types.is_floating(given):
+        if kind.bit_width >= given.bit_width:
+            return None
+        try:
+            held = values.cast(kind, safe=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        overflow = pc.fill_null(pc.and_(pc.is_finite(values), pc.invert(pc.is_finite(held))), False)
+        if not pc.any(overflow).as_py():
+            return None
+        row = int(pc.index(overflow, True).as_py())
+        return row, f"the column would hold it as {held[row].as_py()!r}"
+    return key_change(values, kind)
 
 
 def _python_value(scalar: Any) -> Any:

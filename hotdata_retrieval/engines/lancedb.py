@@ -93,6 +93,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_values_held,
     check_written_vectors,
     checked_keys,
     column_names,
@@ -664,6 +665,8 @@ class LancedbEngine(RoutesByIndexes):
         keys = rows.column(key)
         check_key_column(keys, key, timestamp_unit=self.timestamp_unit)
         check_keys_kept(keys, opened.schema.field(key).type, key, str(indexes.table))
+        held = {field.name: field.type for field in opened.schema}
+        check_values_held(rows, held, str(indexes.table))
         rows = rows.set_column(columns.index(key), key, positive_zero(keys))  # as at load
         if not rows.num_rows:
             return indexes

@@ -472,3 +472,54 @@ def test_an_upsert_value_its_column_cannot_hold_is_refused(engine: Any) -> None:
     with pytest.raises(HotdataRetrievalError, match=r"level.*300|300.*level"):
         engine.upsert_rows(name, rows)
     assert _sorted_rows(engine.read_table(name, ["id", "level"])) == _sorted_rows(before)
+
+
+VALUE_CASES = {
+    "float32 written 1e300": (pa.float32(), [0.5, 1.5], pa.array([1e300])),
+    "timestamp[s] written a microsecond past a second": (
+        pa.timestamp("s"),
+        [BASE // 10**9, BASE // 10**9 + 1],
+        pa.array([BASE // 1000 + 1], pa.int64()).view(pa.timestamp("us")),
+    ),
+}
+"""A non-key column's Arrow type, the values loaded (integers of a temporal type: Arrow's
+own values) and a value an upsert writes into it."""
+
+
+def _value_held(kind: pa.DataType, written: pa.Array) -> bool:
+    """The reference: a ``float32`` column holds a finite double as a finite float32 (NumPy's
+    value of it), a temporal column a value that is a whole number of its unit (pandas'
+    nanoseconds of it)."""
+    import numpy as np
+
+    if pa.types.is_floating(kind):
+        with np.errstate(over="ignore"):
+            return bool(np.isfinite(kind.to_pandas_dtype()(written[0].as_py())))
+    nanoseconds = written.cast(pa.timestamp("ns")).view(pa.int64())[0].as_py()
+    return nanoseconds % NANOSECONDS[kind.unit] == 0
+
+
+@pytest.mark.parametrize("case_name", sorted(VALUE_CASES))
+def test_an_upsert_value_its_non_key_column_cannot_hold_is_refused(
+    engine: Any, case_name: str
+) -> None:
+    """A value its column cannot hold (a double past Float32's largest finite value, a
+    timestamp finer than the column's unit) is refused naming the column on every engine
+    with such a column, and the table reads as before: local, SQLite, PostgreSQL and LanceDB
+    wrote ``1e300`` into a ``float32`` column as infinity (DuckDB refused it in its own
+    words), and the SQL stores wrote the microsecond, after which each read failed."""
+    kind, loaded, written = VALUE_CASES[case_name]
+    if engine.parity_name == "turbopuffer":
+        return  # 64-bit numbers and no timestamp[s] attribute: nothing narrower to hold
+    if engine.parity_name == "hotdata" and pa.types.is_temporal(kind):
+        return  # the engine reads temporal values as the API's text
+    name = fresh_table("held_values")
+    values = pa.array(loaded, pa.int64()).view(kind) if pa.types.is_temporal(kind) else loaded
+    data = pa.table({"id": [1, 2], "body": ["a b", "c d"], "level": pa.array(values, kind)})
+    _load(engine, name, data)
+    before = engine.read_table(name, ["id", "level"])
+    rows = pa.table({"id": [2], "body": ["e f"], "level": written})
+    assert not _value_held(kind, written)
+    with pytest.raises(HotdataRetrievalError, match=r"'level'"):
+        engine.upsert_rows(name, rows)
+    assert _sorted_rows(engine.read_table(name, ["id", "level"])) == _sorted_rows(before)

@@ -19,6 +19,7 @@ from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_key_column,
     check_keys_kept,
+    check_values_held,
     check_vector_rows_type,
     check_written_vectors,
     column_names,
@@ -235,6 +236,9 @@ def _rows_for(
             )
     if key not in names:
         raise EngineError(f"rows written to table '{table}' need its key column '{key}'")
+    check_values_held(
+        rows, {field.name: field.type for field in schema if field.name != key}, table
+    )
     columns = []
     for field in schema:
         if field.name not in names:
