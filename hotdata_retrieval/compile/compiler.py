@@ -207,7 +207,14 @@ def literal_node(value: Any) -> exp.Expr:
         precision, scale = decimal_digits(value)
         return exp.Cast(
             this=exp.Literal.string(format(value, "f")),
-            to=exp.DataType.build(f"DECIMAL({precision}, {scale})"),
+            to=exp.DataType(  # built, not parsed: a search parses no SQL
+                this=exp.DataType.Type.DECIMAL,
+                expressions=[
+                    exp.DataTypeParam(this=exp.Literal.number(precision)),
+                    exp.DataTypeParam(this=exp.Literal.number(scale)),
+                ],
+                nested=False,
+            ),
         )
     if isinstance(value, float):
         magnitude = exp.Literal.number(repr(abs(value)))
