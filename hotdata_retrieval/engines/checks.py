@@ -736,6 +736,26 @@ def key_change(values: Any, kind: Any) -> tuple[int, str] | None:
     return row, (f"the column would hold it as {_python_value(held[row])!r}, another key")
 
 
+def _as_column_dates(values: Any, kind: Any, keys: list[Any]) -> list[Any]:
+    """``keys`` (checked, held exactly by Arrow type ``kind``; ``values`` their Arrow array)
+    as the column's own kind of value where one is a date and the other a timestamp: a
+    midnight ``datetime`` key of a ``date32`` column is its ``date``, a ``date`` key of a
+    timestamp column its midnight, so every store binds the value it holds (SQLite compares
+    its date text with the key's text, and found no row for the other spelling)."""
+    import pyarrow as pa
+
+    if values is None or not (pa.types.is_temporal(kind) and pa.types.is_temporal(values.type)):
+        return keys
+    if pa.types.is_time(kind) or pa.types.is_time(values.type):
+        return keys
+    if pa.types.is_date(kind) == pa.types.is_date(values.type):
+        return keys
+    try:
+        return list(values.cast(kind).to_pylist())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
+        return keys
+
+
 def _key_array(keys: list[Any]) -> Any:
     """Checked Python ``keys`` as an Arrow array of the type Arrow gives them, a timestamp
     in nanoseconds (a pandas ``Timestamp``'s are kept); ``None`` when Arrow gives them no
@@ -1837,6 +1857,7 @@ def checked_keys(
                 f"key {list(keys)[row]!r} cannot be a value of key column '{column}' "
                 f"({column_type}): {reason}; nothing was read or changed"
             )
+        converted = _as_column_dates(values, arrow_type, converted)
     # Python's True == 1 == 1.0 (one hash): a boolean and a number are other keys of a column
     # of no known kind, where neither was converted
     distinct: dict[tuple[bool, Any], Any] = {}

@@ -487,6 +487,27 @@ def float64_columns(described: StoreTable, float32_type: str | None) -> frozense
     )
 
 
+def _dates_as_loaded(rows: Any, kinds: Mapping[str, Any]) -> Any:
+    """``rows`` (checked: :func:`~hotdata_retrieval.engines.checks.check_values_held`) with
+    each column of dates written into a timestamp column, or of timestamps into a date
+    column, cast to its column's loaded type, as the local engine and LanceDB cast them:
+    SQLite wrote a midnight timestamp into a date column as timestamp text (each read then
+    failed) and kept a date key beside its midnight's, and PostgreSQL's writer failed on
+    the other kind."""
+    import pyarrow as pa
+
+    for position, name in enumerate(rows.column_names):
+        kind = kinds.get(name)
+        given = rows.schema.field(position).type
+        if kind is None or not (pa.types.is_temporal(kind) and pa.types.is_temporal(given)):
+            continue
+        if pa.types.is_time(kind) or pa.types.is_time(given):
+            continue
+        if pa.types.is_date(kind) != pa.types.is_date(given):
+            rows = rows.set_column(position, name, rows.column(position).cast(kind))
+    return rows
+
+
 class SqlStoreEngine(RoutesByIndexes, abc.ABC):
     """The engine contract over a SQL store (module docstring). Subclasses implement the
     driver calls (:meth:`_query`, :meth:`_execute`, :meth:`_insert`) and the store's facts."""
@@ -1247,6 +1268,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         if loaded is not None:
             check_keys_kept(keys, loaded, key, str(described.name))
         check_values_held(rows, dict(described.loaded_types), str(described.name))
+        rows = _dates_as_loaded(rows, dict(described.loaded_types))
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, [vector.name for vector in described.vectors])
         for vector in described.vectors:

@@ -361,6 +361,14 @@ def _probes() -> dict[str, Probe]:
             [datetime.date(2020, 1, 2), datetime.date(2021, 1, 2)],
             datetime.datetime(2020, 1, 2, 12),
         ),
+        "date32 probed at its midnight": Probe(
+            pa.date32(),
+            [datetime.date(2020, 1, 2), datetime.date(2021, 1, 2)],
+            datetime.datetime(2020, 1, 2),
+        ),
+        "timestamp[s] probed by a date": Probe(
+            pa.timestamp("s"), [second, second.replace(hour=0, minute=0, second=0)], second.date()
+        ),
         "int32 probed past its range": Probe(pa.int32(), [2, 3], 2**32 + 2),
         "int32 probed within its range": Probe(pa.int32(), [2, 3], 3),
         "float32 probed by a double it holds": Probe(pa.float32(), [0.5, 0.1], 0.5),
@@ -392,6 +400,19 @@ def _held_type(engine: Any, kind: pa.DataType) -> pa.DataType:
     return kind
 
 
+def _same_key(held: Any, probe: Any) -> bool:
+    """The reference's equality: Python's ``==``, and for dates and timestamps pandas' one
+    instant (a ``date`` is its midnight: Python's ``==`` calls a date and a datetime unequal
+    whatever their values)."""
+    import datetime
+
+    import pandas as pd
+
+    if isinstance(held, datetime.date) and isinstance(probe, datetime.date):
+        return bool(pd.Timestamp(held) == pd.Timestamp(probe))
+    return bool(held == probe)
+
+
 def _sorted_rows(table: pa.Table) -> list[dict[str, Any]]:
     return sorted(table.to_pylist(), key=lambda row: str(row["id"]))
 
@@ -411,7 +432,7 @@ def test_a_key_the_column_would_change_is_refused_by_read_and_delete(
         return
     name, before = made
     if probe.held(_held_type(engine, probe.kind)):  # found where Python's == finds it
-        present = sum(row["id"] == probe.probe for row in before.to_pylist())
+        present = sum(_same_key(row["id"], probe.probe) for row in before.to_pylist())
         assert engine.read_rows(name, [probe.probe], ["id"]).num_rows == present
         assert engine.delete_rows(name, [probe.probe]) == present
         assert engine.read_table(name, ["id"]).num_rows == before.num_rows - present
@@ -439,7 +460,7 @@ def test_an_upsert_key_the_column_would_change_is_refused(engine: Any, probe_nam
         keys = pa.array([probe.probe], pa.timestamp("ns"))
     rows = pa.table({"id": keys, "body": ["replaced"]})
     if probe.held(_held_type(engine, probe.kind)):  # replaces the row Python's == finds
-        present = sum(row["id"] == probe.probe for row in before.to_pylist())
+        present = sum(_same_key(row["id"], probe.probe) for row in before.to_pylist())
         engine.upsert_rows(name, rows)
         read = engine.read_table(name, ["id", "body"])
         assert read.num_rows == before.num_rows + 1 - present
