@@ -94,9 +94,7 @@ def finer_timestamp(values: pa.Array | pa.ChunkedArray, unit: str) -> tuple[int,
     time unit: ``s``, ``ms``, ``us``, ``ns``), as its row (counted from 0) and its text
     (:func:`temporal_text`); ``None`` when every value is one, or ``values`` are no
     timestamps or of a unit no finer than ``unit``. NULLs are none."""
-    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     kind = values.type
     if not pa.types.is_timestamp(kind):
@@ -104,14 +102,25 @@ def finer_timestamp(values: pa.Array | pa.ChunkedArray, unit: str) -> tuple[int,
     step = UNITS_PER_SECOND[kind.unit] // UNITS_PER_SECOND[unit]
     if step <= 1:
         return None
+    found = _first_not_multiple(values, step)
+    return None if found is None else (found[0], temporal_text(kind, found[1]))
+
+
+def _first_not_multiple(values: pa.Array | pa.ChunkedArray, step: int) -> tuple[int, int] | None:
+    """The row (counted from 0) and integer of the first of ``values`` (a 64-bit temporal
+    array, read as Arrow's integers) that is not a multiple of ``step``; NULLs are none."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
     integers = pc.fill_null(values.view(pa.int64()), 0).to_numpy(zero_copy_only=False)
-    finer = np.flatnonzero(np.remainder(integers, step) != 0)
-    if not finer.size:
+    found = np.flatnonzero(np.remainder(integers, step) != 0)
+    if not found.size:
         return None
-    row = int(finer[0])
-    return row, temporal_text(kind, int(integers[row]))
+    row = int(found[0])
+    return row, int(integers[row])
 
 
 DAY_MILLISECONDS = 86_400_000
@@ -124,20 +133,12 @@ def partial_day(values: pa.Array | pa.ChunkedArray) -> tuple[int, str] | None:
     milliseconds, which Arrow builds though its specification forbids it), as its row
     (counted from 0) and the moment it names (``'1970-01-01 00:00:00.001'``); ``None`` when
     every value is one, or ``values`` are no ``date64``. NULLs are none."""
-    import numpy as np
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if not pa.types.is_date64(values.type):
         return None
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    integers = pc.fill_null(values.view(pa.int64()), 0).to_numpy(zero_copy_only=False)
-    partial = np.flatnonzero(np.remainder(integers, DAY_MILLISECONDS) != 0)
-    if not partial.size:
-        return None
-    row = int(partial[0])
-    return row, temporal_text(pa.timestamp("ms"), int(integers[row]))
+    found = _first_not_multiple(values, DAY_MILLISECONDS)
+    return None if found is None else (found[0], temporal_text(pa.timestamp("ms"), found[1]))
 
 
 def _temporal(kind: pa.DataType) -> bool:
