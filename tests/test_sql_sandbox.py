@@ -269,6 +269,20 @@ def test_the_memory_limit_stops_a_query_and_the_next_one_runs(engine: LocalEngin
     assert toolkit.execute_sql("SELECT count(*) AS n FROM range(1000)")["rows"] == [{"n": 1000}]
 
 
+def test_a_fresh_workers_first_statement_is_charged_only_for_itself(engine: LocalEngine) -> None:
+    # The killed statement leaves no worker, so the next one starts fresh: DataFusion's runtime
+    # and kernels, started on a first statement (about 28 MiB), belong to its size at rest.
+    limits = SqlLimits(memory_bytes=8 * 1024 * 1024)
+    toolkit = SearchToolkit(engine, table="docs", sql_limits=limits)
+    for _ in range(2):
+        with pytest.raises(ToolError, match="memory limit of 8,388,608 bytes"):
+            toolkit.execute_sql(
+                "SELECT string_agg(CAST(value AS VARCHAR), ',') FROM range(50000000)"
+            )
+        rows = toolkit.execute_sql("SELECT count(*) AS n, max(value) AS top FROM range(1000)")
+        assert rows["rows"] == [{"n": 1000, "top": 999}]
+
+
 def test_a_long_query_does_not_hold_up_other_calls(engine: LocalEngine) -> None:
     limits = SqlLimits(timeout_seconds=3, allow_recursive_queries=True)
     toolkit = SearchToolkit(engine, table="docs", sql_limits=limits)

@@ -89,6 +89,16 @@ class WorkerSession(abc.ABC):
             EngineError: the engine's own message, on one line.
         """
 
+    def warm_up(self) -> None:  # noqa: B027 - a session may have nothing to start
+        """Do, once after opening, what the engine does lazily on its first statement (start
+        its runtime, load its kernels), so that the worker's size at rest, which the memory
+        limit is counted from, holds it and the first statement is charged for what it adds
+        only. Called before the worker reports it is ready.
+
+        Raises:
+            Exception: anything; its message is the opening's error.
+        """
+
     @property
     def broken(self) -> bool:
         """Whether the session cannot run another statement (the worker then exits, and the
@@ -171,6 +181,7 @@ def _serve(connection: Connection, opener: SessionOpener) -> None:
 
     try:
         session = opener.open()
+        session.warm_up()
     except Exception as error:
         connection.send(("failed", f"{type(error).__name__}: {error}"))
         return
