@@ -12,6 +12,7 @@ import pytest
 
 from hotdata_retrieval import Comparison, InList, IsNull, Not, Or, PlanError
 from hotdata_retrieval.engines.checks import (
+    ColumnFacts,
     ValueKind,
     _TypedValues,
     arrow_value_kind,
@@ -286,10 +287,14 @@ _KINDS = {
 @pytest.mark.parametrize("numbers", [True, False])
 @pytest.mark.parametrize(
     "columns",
-    [{}, {"float32_columns": frozenset({"x"})}, {"date_columns": frozenset({"t"})}],
+    [
+        ColumnFacts(),
+        ColumnFacts(float32=frozenset({"x"})),
+        ColumnFacts(text_dates=frozenset({"t"})),
+    ],
 )
 def test_typed_values_skip_a_filter_they_cannot_change(
-    predicate: Any, numbers: bool, columns: dict[str, frozenset[str]]
+    predicate: Any, numbers: bool, columns: ColumnFacts
 ) -> None:
     """A filter none of whose columns can have a value retyped is returned itself without
     a visit; any other is what the visit of every node gives."""
@@ -298,7 +303,7 @@ def test_typed_values_skip_a_filter_they_cannot_change(
         for column, kind in _KINDS.items()
         if numbers or kind not in (ValueKind.INTEGER, ValueKind.NUMBER)
     }
-    expected = _TypedValues(kinds, **columns).visit(predicate)
-    found = with_typed_values(predicate, _KINDS, numbers=numbers, **columns)
+    expected = _TypedValues(kinds, columns).visit(predicate)
+    found = with_typed_values(predicate, _KINDS, columns, numbers=numbers)
     assert found == expected and repr(found) == repr(expected)
     assert (found is predicate) is (expected is predicate)

@@ -104,6 +104,7 @@ def statement_result(engine: LocalEngine, plan: SearchPlan) -> SearchResult:
     from hotdata_retrieval.compile import HOTDATA, compile_plan
     from hotdata_retrieval.compile.statements import render
     from hotdata_retrieval.engines.checks import (
+        ColumnFacts,
         arrow_column_facts,
         arrow_float32_columns,
         merged_kinds,
@@ -118,10 +119,12 @@ def statement_result(engine: LocalEngine, plan: SearchPlan) -> SearchResult:
     executed = executed_plan(
         plan,
         merged_kinds(check_plan(plan, loaded).values()),
-        float32_columns=frozenset().union(
-            *(arrow_float32_columns(one.data.schema) for one in loaded.values())
+        ColumnFacts(
+            float32=frozenset().union(
+                *(arrow_float32_columns(one.data.schema) for one in loaded.values())
+            ),
+            decimals=decimals,
         ),
-        decimal_columns=decimals,
     )
     # The statement as the engine runs it row by row: the key tie-break a nearest branch
     # leaves out for an index's sake put back, so tied rows come in key order (their order

@@ -1183,34 +1183,50 @@ def arrow_integer_ranges(schema: Any) -> dict[str, tuple[int, int]]:
 
 @attrs.frozen
 class ColumnFacts:
-    """The facts about an Arrow schema's columns that type a filter's values
-    (:func:`with_typed_values`), read together once (:func:`arrow_column_facts`).
+    """The facts about a table's columns that type a filter's values
+    (:func:`with_typed_values`): read together once from an Arrow schema
+    (:func:`arrow_column_facts`), or gathered by a store from what it recorded. A fact left
+    at its default is one the engine does not need.
 
     Attributes:
-        float32: :func:`arrow_float32_columns`.
-        unsigned: :func:`arrow_unsigned_columns`.
-        float64: :func:`arrow_float64_columns`.
-        integer_ranges: :func:`arrow_integer_ranges` (the caller must not change it).
+        float32: the columns holding 32-bit floats (:func:`arrow_float32_columns`): each
+            number compared with one is rounded to float32 first (:func:`float32_value`).
+        unsigned: the integer columns holding unsigned values, 0 to 2**64 - 1
+            (:func:`arrow_unsigned_columns`); other integer columns are signed 64-bit.
+        float64: the columns holding 64-bit floats, not decimals
+            (:func:`arrow_float64_columns`).
+        integer_ranges: narrower integer columns' own ranges (:func:`arrow_integer_ranges`;
+            the caller must not change it).
         timestamps: the timestamp columns, a date compared with one read as midnight UTC
-            of that day (:func:`with_typed_values`).
+            of that day; for a store holding timestamps as ISO text (SQLite), those columns.
         nanoseconds: the timestamp columns of nanoseconds, whose literals past the years
-            they hold are folded (:func:`with_typed_values`).
+            they hold are folded.
         decimals: each decimal column with the digits it holds before the point (precision
-            minus scale) and after it (scale): a number is compared with it exactly
-            (:func:`with_typed_values`).
+            minus scale) and after it (scale): a number is compared with it exactly.
         coarse_timestamps: each timestamp column of seconds or milliseconds with the
             microseconds between two of its values (1,000,000 or 1,000): a literal between
-            two is folded onto them for an engine that cuts it (:func:`with_typed_values`).
+            two is folded onto them for an engine that cuts it.
+        text_dates: the date columns of a store that holds dates as ISO text (SQLite): each
+            value is written in the column's own spelling.
+        element_kinds: each list column's elements' kind (:func:`arrow_element_kinds`): text
+            a list test looks for in a list of numbers is the number it reads as.
+            :func:`arrow_column_facts` leaves it empty: the stores that need it give it.
     """
 
-    float32: frozenset[str]
-    unsigned: frozenset[str]
-    float64: frozenset[str]
-    integer_ranges: dict[str, tuple[int, int]]
+    float32: frozenset[str] = frozenset()
+    unsigned: frozenset[str] = frozenset()
+    float64: frozenset[str] = frozenset()
+    integer_ranges: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
     timestamps: frozenset[str] = frozenset()
     nanoseconds: frozenset[str] = frozenset()
     decimals: Mapping[str, tuple[int, int]] = attrs.field(factory=dict)
     coarse_timestamps: Mapping[str, int] = attrs.field(factory=dict)
+    text_dates: frozenset[str] = frozenset()
+    element_kinds: Mapping[str, ValueKind] = attrs.field(factory=dict)
+
+
+NO_COLUMN_FACTS = ColumnFacts()
+"""No fact about any column: a filter's values typed by the columns' kinds alone."""
 
 
 def arrow_column_facts(schema: Any) -> ColumnFacts:
@@ -1220,7 +1236,7 @@ def arrow_column_facts(schema: Any) -> ColumnFacts:
     >>> arrow_column_facts(pa.schema([("a", pa.uint8()), ("f", pa.float32())]))
     ColumnFacts(float32=frozenset({'f'}), unsigned=frozenset({'a'}), float64=frozenset(), \
 integer_ranges={'a': (0, 255)}, timestamps=frozenset(), nanoseconds=frozenset(), decimals={}, \
-coarse_timestamps={})
+coarse_timestamps={}, text_dates=frozenset(), element_kinds={})
     """
     import pyarrow as pa
 
@@ -1265,19 +1281,8 @@ def arrow_typed_filter(predicate: Predicate, schema: Any) -> Predicate:
     """
     kinds = {field.name: arrow_value_kind(field.type) for field in schema}
     check_filter_values(predicate, kinds, arrow_element_kinds(schema))
-    facts = arrow_column_facts(schema)
-    return with_typed_values(
-        predicate,
-        kinds,
-        numbers=False,
-        float32_columns=facts.float32,
-        unsigned_columns=facts.unsigned,
-        float64_columns=facts.float64,
-        integer_ranges=facts.integer_ranges,
-        timestamp_columns=facts.timestamps,
-        nanosecond_columns=facts.nanoseconds,
-        decimal_columns=facts.decimals,
-    )
+    facts = attrs.evolve(arrow_column_facts(schema), coarse_timestamps={})
+    return with_typed_values(predicate, kinds, facts, numbers=False)
 
 
 def merged_integer_ranges(schemas: Iterable[Any]) -> dict[str, tuple[int, int]]:
@@ -1512,19 +1517,10 @@ _RETYPED_TEMPORAL = frozenset({ValueKind.TEMPORAL})
 def with_typed_values(
     predicate: Predicate,
     kinds: Mapping[str, ValueKind],
+    facts: ColumnFacts = NO_COLUMN_FACTS,
     *,
-    date_columns: frozenset[str] = frozenset(),
-    timestamp_columns: frozenset[str] = frozenset(),
     numbers: bool = True,
-    float32_columns: frozenset[str] = frozenset(),
-    unsigned_columns: frozenset[str] = frozenset(),
-    float64_columns: frozenset[str] = frozenset(),
-    integer_ranges: Mapping[str, tuple[int, int]] | None = None,
     fit_integers: bool = False,
-    element_kinds: Mapping[str, ValueKind] | None = None,
-    nanosecond_columns: frozenset[str] = frozenset(),
-    decimal_columns: Mapping[str, tuple[int, int]] | None = None,
-    coarse_timestamp_columns: Mapping[str, int] | None = None,
 ) -> Predicate:
     """``predicate`` with each text value compared with a number column replaced by the
     number it reads as (an ``int`` for an integer column, a ``float`` for another), and each
@@ -1532,7 +1528,7 @@ def with_typed_values(
     for an engine that does not convert text as SQL engines do (LanceDB refuses ``year >
     '2018'``). Other text stays text. Check the values first (:func:`check_filter_values`).
 
-    ``date_columns`` and ``timestamp_columns`` name the columns of a store that holds dates
+    ``facts.text_dates`` and ``facts.timestamps`` name the columns of a store that holds dates
     and timestamps as ISO text (SQLite), which compares them as text: each value is then
     written in its column's own spelling, so the text comparison is the comparison SQL
     engines make (they read a date as midnight UTC of that day) — a date for a timestamp
@@ -1545,7 +1541,7 @@ def with_typed_values(
     which reads it as the column's own type (``'0.1'`` against a ``REAL`` column is the
     32-bit 0.1, where a Python float would be the 64-bit one and match nothing).
 
-    ``float32_columns`` name the columns holding 32-bit floats: each number (or number text)
+    ``facts.float32`` name the columns holding 32-bit floats: each number (or number text)
     compared with one is rounded to float32 first (:func:`float32_value`), so every engine
     gives a comparison with such a column one meaning, the column's own precision, whether
     it compares in float32 or in float64.
@@ -1554,31 +1550,31 @@ def with_typed_values(
     exactly equivalent comparison with an integer
     (:func:`~hotdata_retrieval.engines._integer_literals.exact_integer_predicate`), so every
     engine compares the integer with the float's exact value: DataFusion and DuckDB would
-    compare in float64, where 2**53 + 1 equals 2.0**53. ``unsigned_columns`` name the
+    compare in float64, where 2**53 + 1 equals 2.0**53. ``facts.unsigned`` name the
     integer columns holding unsigned values (0 to 2**64 - 1); the others are read as signed
-    64-bit. ``integer_ranges`` give narrower integer columns their type's own range
+    64-bit. ``facts.integer_ranges`` give narrower integer columns their type's own range
     (:func:`arrow_integer_ranges`), so each literal made fits the type. ``fit_integers``
     makes an integer literal outside its column's range (``i8 <= 300`` on an int8 column,
     ``u < -1`` on an unsigned one) the comparison it is over that range, as a float there
     would be, for an engine that refuses such a literal (LanceDB).
 
-    ``float64_columns`` name the columns holding 64-bit floats (not decimals, which compare
+    ``facts.float64`` name the columns holding 64-bit floats (not decimals, which compare
     exactly on every engine): an integer compared with one that float64 does not hold
     (2**53 + 1) is replaced likewise
     (:func:`~hotdata_retrieval.engines._integer_literals.exact_float_predicate`), where
     DataFusion, DuckDB and PostgreSQL would round it to float64; one float64 holds stays.
 
-    ``nanosecond_columns`` name the timestamp columns of nanoseconds (an engine on
+    ``facts.nanoseconds`` name the timestamp columns of nanoseconds (an engine on
     DataFusion, whose Arrow columns may be one): a date or datetime outside the years they
     hold (1677-09-21 to 2262-04-11) is replaced by what it means there
     (:func:`~hotdata_retrieval.engines._integer_literals.nanosecond_timestamp_predicate`:
     ``ts > '1500-01-01'`` holds for every value, NULL for a NULL row), where DataFusion fails
-    to cast it to nanoseconds. ``timestamp_columns`` make a date compared with a timestamp
+    to cast it to nanoseconds. ``facts.timestamps`` make a date compared with a timestamp
     column midnight UTC of that day (as every engine reads it), for a store holding them as
     text and for DataFusion, which casts a date to nanoseconds to compare it with a
     timestamp of any unit.
 
-    ``decimal_columns`` give each decimal column the digits it holds before the point
+    ``facts.decimals`` give each decimal column the digits it holds before the point
     (precision minus scale) and after it (scale): each number compared with one is compared
     exactly, a float as the decimal its shortest text writes (``price >= 0.1`` keeps 0.10), a
     ``decimal.Decimal`` and number text as written
@@ -1592,13 +1588,13 @@ def with_typed_values(
     an integer column as a float is, with a float64 one as an integer float64 does not hold
     is (the float itself when float64 holds it), with a float32 one rounded to float32.
 
-    ``coarse_timestamp_columns`` give each timestamp column of seconds or milliseconds the
+    ``facts.coarse_timestamps`` give each timestamp column of seconds or milliseconds the
     microseconds between two of its values (:attr:`ColumnFacts.coarse_timestamps`), for an
     engine that cuts a finer literal to the column's unit (LanceDB): a datetime between two
     values is replaced by the exactly equivalent comparison with values on the column's grid
     (:func:`~hotdata_retrieval.engines._integer_literals.coarse_timestamp_predicate`).
 
-    ``element_kinds`` (:func:`arrow_element_kinds`) give each list column's elements' kind:
+    ``facts.element_kinds`` (:func:`arrow_element_kinds`) give each list column's elements' kind:
     text a list test looks for in a list of numbers (``contains_any(numbers, ['2020'])``) is
     replaced by the number it reads as, whatever ``numbers`` says, as no SQL engine reads text
     in an array literal as the column's elements (DuckDB: "Cannot deduce template type",
@@ -1609,9 +1605,10 @@ def with_typed_values(
             integer past INT64_MAX.
     """
     retyped = _RETYPED if numbers else _RETYPED_TEMPORAL
+    element_kinds = facts.element_kinds
     numbered = frozenset(
         column
-        for column, kind in (element_kinds or {}).items()
+        for column, kind in element_kinds.items()
         if kind in (ValueKind.INTEGER, ValueKind.NUMBER)
     )
     columns = predicate_columns(predicate)
@@ -1619,17 +1616,17 @@ def with_typed_values(
     types = held or (float, int)
     if (
         decimal.Decimal not in types
-        and columns.isdisjoint(float32_columns)
-        and columns.isdisjoint(date_columns)
-        and columns.isdisjoint(timestamp_columns)
-        and columns.isdisjoint(nanosecond_columns)
-        and columns.isdisjoint(decimal_columns or ())
-        and columns.isdisjoint(coarse_timestamp_columns or ())
+        and columns.isdisjoint(facts.float32)
+        and columns.isdisjoint(facts.text_dates)
+        and columns.isdisjoint(facts.timestamps)
+        and columns.isdisjoint(facts.nanoseconds)
+        and columns.isdisjoint(facts.decimals)
+        and columns.isdisjoint(facts.coarse_timestamps)
         and not any(kinds.get(column) in retyped for column in columns)
         and not (
             any(kinds.get(column) is ValueKind.INTEGER for column in columns) and float in types
         )
-        and not (int in types and not columns.isdisjoint(float64_columns))
+        and not (int in types and not columns.isdisjoint(facts.float64))
         and not (
             fit_integers
             and int in types
@@ -1647,20 +1644,9 @@ def with_typed_values(
         }
     visitor = _TypedValues(
         kinds,
-        date_columns=date_columns,
-        timestamp_columns=timestamp_columns,
-        float32_columns=float32_columns,
+        attrs.evolve(facts, element_kinds={column: element_kinds[column] for column in numbered}),
         integer_columns=integers,
-        unsigned_columns=unsigned_columns,
-        float64_columns=float64_columns,
-        integer_ranges=integer_ranges,
         fit_integers=fit_integers,
-        element_kinds={column: element_kinds[column] for column in numbered}
-        if element_kinds
-        else None,
-        nanosecond_columns=nanosecond_columns,
-        decimal_columns=decimal_columns,
-        coarse_timestamp_columns=coarse_timestamp_columns,
     )
     rewritten: Predicate = visitor.visit(predicate)
     return rewritten
@@ -1691,32 +1677,23 @@ class _TypedValues(PredicateVisitor[Predicate]):
     def __init__(
         self,
         kinds: Mapping[str, ValueKind],
+        facts: ColumnFacts,
         *,
-        date_columns: frozenset[str] = frozenset(),
-        timestamp_columns: frozenset[str] = frozenset(),
-        float32_columns: frozenset[str] = frozenset(),
         integer_columns: frozenset[str] = frozenset(),
-        unsigned_columns: frozenset[str] = frozenset(),
-        float64_columns: frozenset[str] = frozenset(),
-        integer_ranges: Mapping[str, tuple[int, int]] | None = None,
         fit_integers: bool = False,
-        element_kinds: Mapping[str, ValueKind] | None = None,
-        nanosecond_columns: frozenset[str] = frozenset(),
-        decimal_columns: Mapping[str, tuple[int, int]] | None = None,
-        coarse_timestamp_columns: Mapping[str, int] | None = None,
     ) -> None:
         self.kinds = kinds
-        self.coarse_timestamp_columns = coarse_timestamp_columns or {}
-        self.nanosecond_columns = nanosecond_columns
-        self.decimal_columns = decimal_columns or {}
-        self.element_kinds = element_kinds or {}
-        self.date_columns = date_columns
-        self.timestamp_columns = timestamp_columns
-        self.float32_columns = float32_columns
+        self.coarse_timestamp_columns = facts.coarse_timestamps
+        self.nanosecond_columns = facts.nanoseconds
+        self.decimal_columns = facts.decimals
+        self.element_kinds = facts.element_kinds
+        self.date_columns = facts.text_dates
+        self.timestamp_columns = facts.timestamps
+        self.float32_columns = facts.float32
         self.integer_columns = integer_columns
-        self.unsigned_columns = unsigned_columns
-        self.float64_columns = float64_columns
-        self.integer_ranges = integer_ranges or {}
+        self.unsigned_columns = facts.unsigned
+        self.float64_columns = facts.float64
+        self.integer_ranges = facts.integer_ranges
         self.fit_integers = fit_integers
 
     def _typed(self, column: str, value: Any) -> Any:

@@ -791,19 +791,11 @@ class LancedbEngine(RoutesByIndexes):
         """The branch's best ``bound`` rows, ties kept by key (module docstring)."""
         where = None
         if plan.filter is not None:
-            facts = arrow_column_facts(opened.schema)
             typed = with_typed_values(
                 plan.filter,
                 arrow_column_kinds(opened.schema),
-                float32_columns=facts.float32,
-                unsigned_columns=facts.unsigned,
-                float64_columns=facts.float64,
-                integer_ranges=facts.integer_ranges,
+                arrow_column_facts(opened.schema),
                 fit_integers=True,
-                timestamp_columns=facts.timestamps,
-                nanosecond_columns=facts.nanoseconds,
-                decimal_columns=facts.decimals,
-                coarse_timestamp_columns=facts.coarse_timestamps,
             )
             where = lancedb_filter(typed)
         key = plan.key_column

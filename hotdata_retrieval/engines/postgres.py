@@ -107,7 +107,7 @@ from hotdata_retrieval.engines._agent_sql import (
     first_line,
     rows_batch,
 )
-from hotdata_retrieval.engines.checks import merged_kinds, record_batches, rows_table
+from hotdata_retrieval.engines.checks import ColumnFacts, merged_kinds, record_batches, rows_table
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
     HnswSettings,
@@ -1352,11 +1352,13 @@ class PostgresEngine(SqlStoreEngine):
             executed_plan(
                 plan,
                 merged_kinds(value_kinds(one) for one in described),
-                float32_columns=frozenset().union(
-                    *(float32_columns(one, self.float32_type) for one in described)
-                ),
-                float64_columns=frozenset().union(
-                    *(float64_columns(one, self.float32_type) for one in described)
+                ColumnFacts(
+                    float32=frozenset().union(
+                        *(float32_columns(one, self.float32_type) for one in described)
+                    ),
+                    float64=frozenset().union(
+                        *(float64_columns(one, self.float32_type) for one in described)
+                    ),
                 ),
             ),
             self.profile,

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from hotdata_retrieval import _words
-from hotdata_retrieval.engines.checks import ValueKind, check_side_table_key, with_typed_values
+from hotdata_retrieval.engines.checks import (
+    NO_COLUMN_FACTS,
+    ColumnFacts,
+    ValueKind,
+    check_side_table_key,
+    with_typed_values,
+)
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import PlanError
 from hotdata_retrieval.extras import missing_extra, require_extra
@@ -632,16 +638,7 @@ def returned_vector(value: Any) -> list[float] | None:
 def executed_plan(
     plan: SearchPlan,
     kinds: Mapping[str, ValueKind] | None = None,
-    *,
-    date_columns: frozenset[str] = frozenset(),
-    timestamp_columns: frozenset[str] = frozenset(),
-    float32_columns: frozenset[str] = frozenset(),
-    unsigned_columns: frozenset[str] = frozenset(),
-    float64_columns: frozenset[str] = frozenset(),
-    integer_ranges: Mapping[str, tuple[int, int]] | None = None,
-    element_kinds: Mapping[str, ValueKind] | None = None,
-    nanosecond_columns: frozenset[str] = frozenset(),
-    decimal_columns: Mapping[str, tuple[int, int]] | None = None,
+    facts: ColumnFacts = NO_COLUMN_FACTS,
 ) -> SearchPlan:
     """The plan an engine runs for :meth:`search`: ``plan``'s statement (without its steps,
     fetching their candidates: :func:`~hotdata_retrieval.plan.steps.statement_plan`) with
@@ -658,68 +655,31 @@ def executed_plan(
             column stays text, which SQL reads as the column's own type), so every engine
             compares ``'2024-03-01T05:00:00+02:00'`` as the instant it names, and a store that
             holds dates as text (SQLite) compares them in one spelling.
-        date_columns: with ``timestamp_columns``, the date and timestamp columns of a store
-            that holds them as text (``with_typed_values``); ``timestamp_columns`` also the
-            timestamp columns of an engine on DataFusion, a date compared with one being
-            midnight UTC of that day.
-        float32_columns: the columns holding 32-bit floats: each number compared with one
-            is rounded to float32 first (``with_typed_values``), so ``f = 2.1`` holds for a
-            float32 2.1 on every engine.
-        unsigned_columns: the integer columns holding unsigned values: with ``kinds``, a
-            float compared with an integer column is the exactly equivalent comparison with
-            an integer (``with_typed_values``), so ``n = 2.0**53`` keeps no row holding
-            2**53 + 1 on any engine; these columns range over 0 to 2**64 - 1, others over
-            signed 64-bit integers.
-        float64_columns: the columns holding 64-bit floats: an integer compared with one that
-            float64 does not hold is the exactly equivalent comparison with a float
-            (``with_typed_values``), so ``f = 2**53 + 1`` keeps no row holding 2.0**53 on
-            any engine.
-        integer_ranges: narrower integer columns' own ranges (``with_typed_values``): a
-            float past a column's type keeps every row or none, never refused.
-        element_kinds: each list column's elements' kind (``with_typed_values``): text a
-            list test looks for in a list of numbers is the number it reads as.
-        nanosecond_columns: the timestamp columns of nanoseconds (``with_typed_values``): a
-            literal past the years they hold keeps every row or none.
-        decimal_columns: each decimal column with the digits it holds before and after the
-            point (``with_typed_values``): a number is compared with it exactly, a float as
-            the decimal its shortest text writes.
+        facts: what the engine knows of the columns besides their kinds
+            (:class:`~hotdata_retrieval.engines.checks.ColumnFacts`), used with ``kinds``
+            only: each number compared with a float32 column is rounded to float32, so
+            ``f = 2.1`` holds for a float32 2.1 on every engine; a float compared with an
+            integer column, or an integer float64 does not hold compared with a float64
+            column, is the exactly equivalent comparison, so ``n = 2.0**53`` keeps no row
+            holding 2**53 + 1 on any engine; a literal past a column's range (its integer
+            type's, nanoseconds' years, a decimal's digits) keeps every row or none; a number
+            compared with a decimal column is compared exactly.
 
     Raises:
         PlanError: a value such a store cannot compare with its column; a float whose exact
             comparison with an unsigned column needs an integer past INT64_MAX.
     """
     cursor = plan.cursor
-    columns = (
-        date_columns,
-        timestamp_columns,
-        float32_columns,
-        unsigned_columns,
-        float64_columns,
-        integer_ranges,
-        element_kinds,
-        nanosecond_columns,
-        decimal_columns,
-    )
     if cursor is None:
-        return _executed_plan(plan, kinds, *columns)
+        return _executed_plan(plan, kinds, facts)
     # The executed plan ranks as the caller's; its cursor carries its own fingerprint.
-    executed = _executed_plan(attrs.evolve(plan, after=None), kinds, *columns)
+    executed = _executed_plan(attrs.evolve(plan, after=None), kinds, facts)
     token = attrs.evolve(cursor, fingerprint=ranking_fingerprint(executed)).token()
     return attrs.evolve(executed, after=token)
 
 
 def _executed_plan(
-    plan: SearchPlan,
-    kinds: Mapping[str, ValueKind] | None,
-    date_columns: frozenset[str],
-    timestamp_columns: frozenset[str],
-    float32_columns: frozenset[str] = frozenset(),
-    unsigned_columns: frozenset[str] = frozenset(),
-    float64_columns: frozenset[str] = frozenset(),
-    integer_ranges: Mapping[str, tuple[int, int]] | None = None,
-    element_kinds: Mapping[str, ValueKind] | None = None,
-    nanosecond_columns: frozenset[str] = frozenset(),
-    decimal_columns: Mapping[str, tuple[int, int]] | None = None,
+    plan: SearchPlan, kinds: Mapping[str, ValueKind] | None, facts: ColumnFacts
 ) -> SearchPlan:
     plan = _default_names(statement_plan(plan))
     requested = plan.projection
@@ -736,20 +696,7 @@ def _executed_plan(
     # the branch scores together; without the branch scores when they collide with a column.
     changes: dict[str, Any] = {"columns": columns}
     if kinds is not None and plan.filter is not None:
-        changes["filter"] = with_typed_values(
-            plan.filter,
-            kinds,
-            date_columns=date_columns,
-            timestamp_columns=timestamp_columns,
-            numbers=False,
-            float32_columns=float32_columns,
-            unsigned_columns=unsigned_columns,
-            float64_columns=float64_columns,
-            integer_ranges=integer_ranges,
-            element_kinds=element_kinds,
-            nanosecond_columns=nanosecond_columns,
-            decimal_columns=decimal_columns,
-        )
+        changes["filter"] = with_typed_values(plan.filter, kinds, facts, numbers=False)
     include = plan.fusion is not None
     if (
         columns == plan.columns

@@ -52,6 +52,7 @@ from hotdata_retrieval.engines._vector_norms import (
 )
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
+    ColumnFacts,
     ValueKind,
     arrow_element_kinds,
     arrow_schema_of_text,
@@ -809,11 +810,13 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         executed = executed_plan(
             plan,
             merged_kinds(value_kinds(one) for one in described.values()),
-            element_kinds=merged_kinds(element_kinds(one) for one in described.values()),
-            date_columns=frozenset(dates),
-            timestamp_columns=frozenset(timestamps),
-            float32_columns=frozenset(floats),
-            float64_columns=frozenset(doubles),
+            ColumnFacts(
+                float32=frozenset(floats),
+                float64=frozenset(doubles),
+                timestamps=frozenset(timestamps),
+                text_dates=frozenset(dates),
+                element_kinds=merged_kinds(element_kinds(one) for one in described.values()),
+            ),
         )
         statement = to_sql(executed, self.profile)
         names, rows = self._query(statement)

@@ -70,6 +70,7 @@ from hotdata_retrieval.compile.turbopuffer import (
 )
 from hotdata_retrieval.engines.base import RoutesByIndexes
 from hotdata_retrieval.engines.checks import (
+    ColumnFacts,
     ValueKind,
     check_columns,
     check_cosine_norms,
@@ -949,12 +950,12 @@ class TurbopufferEngine(RoutesByIndexes):
         unsigned = frozenset(name for name, declared in schema.types.items() if declared == "uint")
         # turbopuffer's one floating-point attribute type is 64-bit
         floats = frozenset(name for name, declared in schema.types.items() if declared == "float")
-        executed = executed_plan(plan, kinds, unsigned_columns=unsigned, float64_columns=floats)
+        facts = ColumnFacts(unsigned=unsigned, float64=floats)
+        executed = executed_plan(plan, kinds, facts)
         if executed.filter is not None:
-            typed = with_typed_values(
-                executed.filter, kinds, unsigned_columns=unsigned, float64_columns=floats
+            executed = attrs.evolve(
+                executed, filter=with_typed_values(executed.filter, kinds, facts)
             )
-            executed = attrs.evolve(executed, filter=typed)
         # a text branch with no word matches nothing, as on every store: it is no query
         wordless = [isinstance(b, Bm25Search) and not b.words for b in executed.branches]
         body = turbopuffer_request(_with_words(executed, wordless))

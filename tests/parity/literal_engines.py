@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pytest
 
@@ -57,18 +58,8 @@ def literal_keys(name: str, engine: Any, plan: SearchPlan, schema: pa.Schema) ->
     local engine types it for one table), for any other path its search."""
     if name == "local statement":
         kinds = {field.name: arrow_value_kind(field.type) for field in schema}
-        facts = arrow_column_facts(schema)
-        executed = executed_plan(
-            plan,
-            kinds,
-            float32_columns=facts.float32,
-            unsigned_columns=facts.unsigned,
-            float64_columns=facts.float64,
-            integer_ranges=facts.integer_ranges,
-            timestamp_columns=facts.timestamps,
-            nanosecond_columns=facts.nanoseconds,
-            decimal_columns=facts.decimals,
-        )
+        facts = attrs.evolve(arrow_column_facts(schema), coarse_timestamps={})
+        executed = executed_plan(plan, kinds, facts)
         return {row["id"] for row in engine.sql(to_sql(executed)).to_pylist()}
     return set(engine.search(plan).keys)
 

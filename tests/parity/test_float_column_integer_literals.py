@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 
 from hotdata_retrieval import SearchPlan
-from hotdata_retrieval.engines.checks import arrow_value_kind, with_typed_values
+from hotdata_retrieval.engines.checks import ColumnFacts, arrow_value_kind, with_typed_values
 from hotdata_retrieval.plan.filters import Between, Comparison, InList, Not, Predicate
 from tests.parity.engines import ENGINE_PATHS
 from tests.parity.literal_engines import literal_engine, literal_keys, literal_plans
@@ -198,5 +198,7 @@ def test_an_integer_float64_holds_leaves_the_plan_as_it_is(literal: int) -> None
         Between(column="f", low=literal, high=2**62),
         InList(column="f", values=[literal, 0]),
     ):
-        typed = with_typed_values(predicate, kinds, numbers=False, float64_columns=frozenset("f"))
+        typed = with_typed_values(
+            predicate, kinds, ColumnFacts(float64=frozenset("f")), numbers=False
+        )
         assert typed is predicate

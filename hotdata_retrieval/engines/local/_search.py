@@ -21,6 +21,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+import attrs
 import pyarrow as pa
 import sqlglot
 from sqlglot import exp
@@ -127,13 +128,8 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         plan,
         # one table's own kinds as they are (read, never changed, by executed_plan)
         next(iter(kinds.values())) if len(kinds) == 1 else merged_kinds(kinds.values()),
-        float32_columns=facts.float32,
-        unsigned_columns=facts.unsigned,
-        float64_columns=facts.float64,
-        integer_ranges=facts.integer_ranges,
-        timestamp_columns=facts.timestamps,
-        nanosecond_columns=facts.nanoseconds,
-        decimal_columns=facts.decimals,
+        # the fold onto a coarse timestamp's grid is for an engine that cuts a finer literal
+        attrs.evolve(facts, coarse_timestamps={}) if facts.coarse_timestamps else facts,
     )
     single = executed.single_table
     if (
