@@ -886,7 +886,22 @@ _ARROW_TYPE_NAMES = {
 }
 
 
+_RUST_UNITS = {"s": "Second", "ms": "Millisecond", "us": "Microsecond", "ns": "Nanosecond"}
+
+
 def _arrow_type_name(kind: pa.DataType) -> str:
-    """``kind``'s name as Arrow's Rust crate displays it (the service is DataFusion); a type
-    not listed keeps pyarrow's name."""
+    """``kind``'s name as Arrow's Rust crate displays it (the service is DataFusion; the
+    SDK's ``ColumnProfileInfo.data_type`` gives ``Timestamp(Microsecond, Some("UTC"))`` as
+    an example); a type not listed keeps pyarrow's name."""
+    if pa.types.is_timestamp(kind):
+        zone = "None" if kind.tz is None else f'Some("{kind.tz}")'
+        return f"Timestamp({_RUST_UNITS[kind.unit]}, {zone})"
+    if pa.types.is_time(kind):
+        return f"Time{kind.bit_width}({_RUST_UNITS[kind.unit]})"
+    if pa.types.is_date64(kind):
+        return "Date64"
+    if pa.types.is_decimal(kind):
+        return f"Decimal{kind.bit_width}({kind.precision}, {kind.scale})"
+    if kind == pa.float16():
+        return "Float16"
     return _ARROW_TYPE_NAMES.get(kind, str(kind))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 from sqlglot import exp
 
 from hotdata_retrieval.compile.dialect import DialectProfile
@@ -363,9 +364,27 @@ def insert_rows_from(
     return render(profile, tree)
 
 
+@attrs.frozen
+class CastText:
+    """A value written as ``text`` and cast to the engine's type ``type_name``, named as the
+    engine names it: a date, time or timestamp key compared with its column as a value of
+    the column's own type, every digit kept (a timestamp of nanoseconds too), which
+    :func:`value_literal` writes as DataFusion's ``arrow_cast('<text>', '<type_name>')``
+    (the Hotdata API lists a column's type in that form: ``Timestamp(Nanosecond, None)``,
+    ``Date32``).
+
+    >>> from hotdata_retrieval.compile import HOTDATA
+    >>> HOTDATA.sqlglot_dialect().generate(value_literal(CastText("2020-01-02", "Date32")))
+    "arrow_cast('2020-01-02', 'Date32')"
+    """
+
+    text: str
+    type_name: str
+
+
 def value_literal(value: Any) -> exp.Expr:
-    """``value`` (text, a whole or real number, a boolean) as a sqlglot literal, for an
-    engine that takes no driver placeholders (the Hotdata API).
+    """``value`` (text, a whole or real number, a boolean, or a :class:`CastText`) as a
+    sqlglot literal, for an engine that takes no driver placeholders (the Hotdata API).
 
     Raises:
         PlanError: a value of another kind, or a number that is not finite.
@@ -374,6 +393,11 @@ def value_literal(value: Any) -> exp.Expr:
 
     from hotdata_retrieval.errors import PlanError
 
+    if isinstance(value, CastText):
+        return exp.Anonymous(
+            this="arrow_cast",
+            expressions=[exp.Literal.string(value.text), exp.Literal.string(value.type_name)],
+        )
     if isinstance(value, bool):
         return exp.Boolean(this=value)
     if isinstance(value, str):
@@ -381,7 +405,9 @@ def value_literal(value: Any) -> exp.Expr:
     if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
         return exp.Literal.number(repr(value))
     raise PlanError(
-        f"a key must be text, a number or a boolean, got {value!r}", field="keys", value=value
+        f"a key must be text, a number, a boolean or a typed value, got {value!r}",
+        field="keys",
+        value=value,
     )
 
 

@@ -21,14 +21,16 @@ is the one it was made with here, else ``id`` (``key_column=`` names another).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hotdata_retrieval.compile.compiler import table_reference
-from hotdata_retrieval.compile.statements import select_keyed_rows, select_page
+from hotdata_retrieval.compile.statements import CastText, select_keyed_rows, select_page
 from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_key_column,
@@ -71,27 +73,201 @@ from a Parquet upload, which pyarrow writes in format 2.6, holding a timestamp's
 (``check_key_column``)."""
 
 
-def _arrow_number_type(declared: str | None) -> Any:
-    """The Arrow number type a column's type name (as the Hotdata API lists it: Arrow's
-    Rust crate's display, ``Int32``, ``Float32``) names, whose values the column holds
-    exactly; ``None`` for any other type (text, a timestamp: its keys are refused by the
-    API's key rules, or checked by kind)."""
+_SCALAR_TYPES = (
+    "Int8",
+    "Int16",
+    "Int32",
+    "Int64",
+    "UInt8",
+    "UInt16",
+    "UInt32",
+    "UInt64",
+    "Float16",
+    "Float32",
+    "Float64",
+    "Boolean",
+    "Utf8",
+    "LargeUtf8",
+    "Date32",
+    "Date64",
+)
+_TIME_UNITS = {"Second": "s", "Millisecond": "ms", "Microsecond": "us", "Nanosecond": "ns"}
+_UNIT = "(Second|Millisecond|Microsecond|Nanosecond)"
+_TIMESTAMP_NAME = re.compile(rf'Timestamp\({_UNIT}, (?:None|Some\("([^"]*)"\))\)')
+_TIME_NAME = re.compile(rf"Time(32|64)\({_UNIT}\)")
+_DECIMAL_NAME = re.compile(r"Decimal(128|256)\(([0-9]+), (-?[0-9]+)\)")
+_OFFSET = re.compile(r"(Z|[+-][0-9]{2}(:?[0-9]{2})?)$", re.IGNORECASE)
+
+
+def listed_arrow_type(declared: str | None) -> Any:
+    """The Arrow type (``pyarrow.DataType``) a column's type name names, as the Hotdata API
+    lists it: Arrow's Rust crate's display of the type (``Int32``, ``Utf8``,
+    ``Timestamp(Microsecond, Some("UTC"))``, ``Date32``, ``Time64(Nanosecond)``,
+    ``Decimal128(10, 2)``: the API's ``ColumnProfileInfo.data_type``, hotdata 0.12.0);
+    ``None`` for a type not read here (lists, structs, binary).
+
+    >>> listed_arrow_type('Timestamp(Nanosecond, Some("UTC"))')
+    TimestampType(timestamp[ns, tz=UTC])
+    >>> listed_arrow_type("Decimal128(10, 2)")
+    Decimal128Type(decimal128(10, 2))
+    >>> listed_arrow_type("List(Float32)") is None
+    True
+    """
     import pyarrow as pa
 
-    numbers = {
-        "Int8": pa.int8(),
-        "Int16": pa.int16(),
-        "Int32": pa.int32(),
-        "Int64": pa.int64(),
-        "UInt8": pa.uint8(),
-        "UInt16": pa.uint16(),
-        "UInt32": pa.uint32(),
-        "UInt64": pa.uint64(),
-        "Float16": pa.float16(),
-        "Float32": pa.float32(),
-        "Float64": pa.float64(),
-    }
-    return numbers.get(declared or "")
+    name = (declared or "").strip()
+    if name in _SCALAR_TYPES:
+        scalar = {"Boolean": "bool_", "Utf8": "string", "LargeUtf8": "large_string"}
+        return getattr(pa, scalar.get(name, name.lower()))()
+    timestamp = _TIMESTAMP_NAME.fullmatch(name)
+    if timestamp is not None:
+        return pa.timestamp(_TIME_UNITS[timestamp.group(1)], timestamp.group(2))
+    time = _TIME_NAME.fullmatch(name)
+    if time is not None:
+        kind = pa.time32 if time.group(1) == "32" else pa.time64
+        try:
+            return kind(_TIME_UNITS[time.group(2)])
+        except ValueError:  # a unit that width does not hold
+            return None
+    decimal = _DECIMAL_NAME.fullmatch(name)
+    if decimal is not None:
+        kind = pa.decimal128 if decimal.group(1) == "128" else pa.decimal256
+        try:
+            return kind(int(decimal.group(2)), int(decimal.group(3)))
+        except ValueError:
+            return None
+    return None
+
+
+def _key_type(declared: str | None) -> Any:
+    """The Arrow type a key of a column of type name ``declared`` is checked against
+    (:func:`~hotdata_retrieval.engines.checks.checked_keys`): a number's or a date's, time's
+    or timestamp's; ``None`` for any other type."""
+    import pyarrow as pa
+
+    kind = listed_arrow_type(declared)
+    if kind is None or not (
+        pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_temporal(kind)
+    ):
+        return None
+    return kind
+
+
+def key_literals(keys: Sequence[Any], declared: str | None) -> list[Any]:
+    """Checked ``keys`` of a key column of type name ``declared`` as the values a statement
+    compares the column with: a date, time or timestamp as its text cast to the column's own
+    type (:class:`~hotdata_retrieval.compile.statements.CastText`, every digit kept, a zoned
+    column's instants in UTC); other keys as they are.
+
+    >>> import datetime
+    >>> key_literals([datetime.date(2020, 1, 2)], "Date32")
+    [CastText(text='2020-01-02', type_name='Date32')]
+    """
+    import pyarrow as pa
+
+    kind = listed_arrow_type(declared)
+    if not keys or kind is None or not pa.types.is_temporal(kind):
+        return list(keys)
+    values = pa.array(list(keys))
+    if pa.types.is_timestamp(values.type):  # a pandas Timestamp's nanoseconds kept
+        with contextlib.suppress(pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            values = pa.array(list(keys), pa.timestamp("ns", values.type.tz))
+    values = values.cast(kind, safe=False)  # checked: the column holds each exactly
+    if pa.types.is_timestamp(kind) and kind.tz is not None:
+        values = values.cast(pa.timestamp(kind.unit, "UTC"))
+    elif pa.types.is_date(kind):
+        values = values.cast(pa.date32())
+    texts = values.cast(pa.string()).to_pylist()
+    return [CastText(str(text), str(declared)) for text in texts]
+
+
+def _parsed_timestamps(texts: list[Any], kind: Any) -> Any:
+    """ISO 8601 ``texts`` as an array of timestamp type ``kind``; a text without an offset
+    is a time in UTC, as everywhere in the library."""
+    import pyarrow as pa
+
+    spelled = [
+        None if text is None else (text if _OFFSET.search(text[10:]) else f"{text}Z")
+        for text in texts
+    ]
+    array = pa.array(spelled, pa.string())
+    try:
+        instants = array.cast(pa.timestamp("ns", "UTC"))  # every digit of a nanosecond
+    except pa.ArrowInvalid:
+        instants = array.cast(pa.timestamp("us", "UTC"))  # years nanoseconds do not hold
+    return instants.cast(pa.timestamp(kind.unit, "UTC")).cast(kind)
+
+
+def _parsed_times(texts: list[Any], kind: Any) -> Any:
+    """``HH:MM:SS[.fraction]`` ``texts`` as an array of time type ``kind``."""
+    import pyarrow as pa
+
+    per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[kind.unit]
+    counts: list[int | None] = []
+    for text in texts:
+        if text is None:
+            counts.append(None)
+            continue
+        hours, minutes, seconds = text.split(":")
+        whole, _, fraction = seconds.partition(".")
+        digits = len(str(per_second)) - 1
+        if fraction.rstrip("0")[digits:]:
+            raise ValueError(f"{text!r} is finer than the column's unit")
+        counts.append(
+            (int(hours) * 3600 + int(minutes) * 60 + int(whole)) * per_second
+            + int((fraction[:digits] or "0").ljust(digits, "0") or "0")
+        )
+    integers = pa.int32() if kind.bit_width == 32 else pa.int64()
+    return pa.array(counts, integers).view(kind)
+
+
+def typed_column(values: list[Any], kind: Any, column: str, declared: str) -> Any:
+    """A column of the API's answer (its JSON ``values``) as an array of its listed Arrow
+    type ``kind`` (:func:`listed_arrow_type`): a timestamp, date or time read from its ISO
+    text, a decimal from its text or number, exactly; ``None`` where the values are not of
+    the JSON kind that type is sent as (the column is then read by its values).
+
+    Raises:
+        EngineError: a value of that kind that does not read as a value of the type.
+    """
+    import decimal
+
+    import pyarrow as pa
+
+    present = [value for value in values if value is not None]
+    temporal = pa.types.is_temporal(kind)
+    if temporal and not all(isinstance(value, str) for value in present):
+        return None
+    try:
+        if pa.types.is_timestamp(kind):
+            return _parsed_timestamps(values, kind)
+        if pa.types.is_date(kind):
+            return pa.array(values, pa.string()).cast(pa.date32()).cast(kind)
+        if pa.types.is_time(kind):
+            return _parsed_times(values, kind)
+        if pa.types.is_decimal(kind):
+            if any(isinstance(value, bool) for value in present):
+                return None
+            return pa.array(
+                [None if value is None else decimal.Decimal(str(value)) for value in values],
+                kind,
+            )
+        return pa.array(values, kind)
+    except (
+        pa.ArrowInvalid,
+        pa.ArrowTypeError,
+        pa.ArrowNotImplementedError,
+        ValueError,
+        TypeError,
+        OverflowError,
+        decimal.InvalidOperation,
+    ) as error:
+        if not temporal and not pa.types.is_decimal(kind):
+            return None  # read by its values, as a statement's answer is
+        raise EngineError(
+            f"column '{column}' ({declared}) of the API's answer holds a value that is not "
+            f"one of its type: {error}"
+        ) from None
 
 
 class ManagedTableRows:
@@ -124,24 +300,22 @@ class ManagedTableRows:
             return normalize_identifier(key_column, label="key column")
         return self._keys.get(table, DEFAULT_KEY)
 
-    def _checked_keys(self, table: TableName, key: str, keys: Any) -> list[Any]:
-        """The distinct ``keys`` as values of ``table``'s key column ``key``, the one rule of
-        every engine (:func:`~hotdata_retrieval.engines.checks.checked_keys`), its type as the
-        control plane lists the table's columns (one ``GET /v1/information_schema`` with
-        ``include_columns``: an Arrow type's name, such as ``Int64`` or ``Utf8``). A column
-        listed without a type takes keys of any kind.
+    def _listed_columns(self, table: TableName) -> dict[str, str] | None:
+        """Each column of ``table`` with its type's name, as the control plane lists it (one
+        ``GET /v1/information_schema`` with ``include_columns``: an Arrow type's name, such
+        as ``Int64``, ``Utf8`` or ``Timestamp(Microsecond, Some("UTC"))``); ``None`` when
+        the table is listed without its columns.
 
         Raises:
-            EngineError: ``keys`` is no list; no such table; no column ``key``; a key the
-                column cannot hold. Nothing was read or changed.
+            EngineError: no such table, named beside the tables of the database's schema.
+            HotdataApiError: the API refused the listing.
         """
         from hotdata.api.information_schema_api import InformationSchemaApi
 
-        if isinstance(keys, (str, bytes)) or not hasattr(keys, "__len__"):
-            return checked_keys(keys, ValueKind.OTHER, key, "")  # refuses them
+        connection = self._connection_for(table)
         listing = self._call(
             lambda: InformationSchemaApi(self._client.api).information_schema(
-                connection_id=self._database.default_connection_id,
+                connection_id=connection,
                 var_schema=table.schema,
                 table=table.name,
                 include_columns=True,
@@ -155,16 +329,42 @@ class ManagedTableRows:
         ]
         if not listed:
             raise missing_table_error(table, self.tables, where=" in the database")
-        types = {column.name: column.data_type for column in listed[0].columns or []}
-        if listed[0].columns is not None and key not in types:
+        if listed[0].columns is None:
+            return None
+        return {column.name: column.data_type for column in listed[0].columns}
+
+    def _connection_for(self, table: TableName) -> str:
+        raise NotImplementedError
+
+    def _checked_keys(
+        self, table: TableName, key: str, keys: Any
+    ) -> tuple[list[Any], dict[str, str]]:
+        """The distinct ``keys`` as values of ``table``'s key column ``key``, the one rule of
+        every engine (:func:`~hotdata_retrieval.engines.checks.checked_keys`), its type as the
+        control plane lists the table's columns (:meth:`_listed_columns`), and those columns'
+        types (empty when they are not listed). A column listed without a type takes keys of
+        any kind.
+
+        Raises:
+            EngineError: ``keys`` is no list; no such table; no column ``key``; a key the
+                column cannot hold. Nothing was read or changed.
+        """
+        if isinstance(keys, (str, bytes)) or not hasattr(keys, "__len__"):
+            return checked_keys(keys, ValueKind.OTHER, key, ""), {}  # refuses them
+        types = self._listed_columns(table)
+        if types is not None and key not in types:
             raise EngineError(
                 f"table '{table}' has no key column '{key}' (a table not made by this engine "
                 "is keyed by 'id' unless key_column= names its key); columns: "
                 f"{', '.join(types)}"
             )
+        types = types or {}
         declared = types.get(key)
-        held = _arrow_number_type(declared)
-        return checked_keys(keys, declared_value_kind(declared), key, declared or "untyped", held)
+        held = _key_type(declared)
+        checked = checked_keys(
+            keys, declared_value_kind(declared), key, declared or "untyped", held
+        )
+        return checked, types
 
     def _managed(self, table: str | TableName) -> TableName:
         name = self.table_name(table)
@@ -214,10 +414,28 @@ class ManagedTableRows:
     def _rows(self, result: QueryResult) -> list[dict[str, Any]]:
         return [dict(zip(result.columns, row)) for row in result.rows]
 
-    def _arrow(self, columns: Sequence[str], rows: list[dict[str, Any]]) -> pa.Table:
+    def _arrow(
+        self,
+        columns: Sequence[str],
+        rows: list[dict[str, Any]],
+        types: Mapping[str, str] | None = None,
+    ) -> pa.Table:
+        """``rows`` (the API's JSON values) as an Arrow table of ``columns``, each column of
+        a listed type (``types``, by name: :meth:`_listed_columns`) of that type
+        (:func:`typed_column`), the others typed by their values."""
         from hotdata_retrieval.engines.hotdata import result_table
 
-        return result_table(list(columns), [[row.get(c) for c in columns] for row in rows])
+        table = result_table(list(columns), [[row.get(c) for c in columns] for row in rows])
+        for position, name in enumerate(table.column_names):
+            declared = (types or {}).get(name)
+            kind = listed_arrow_type(declared)
+            if kind is None or table.schema.field(position).type == kind:
+                continue
+            values = [row.get(name) for row in rows]
+            typed = typed_column(values, kind, name, str(declared))
+            if typed is not None:
+                table = table.set_column(position, name, typed)
+        return table
 
     def read_table(
         self,
@@ -227,7 +445,9 @@ class ManagedTableRows:
         key_column: str | None = None,
     ) -> pa.Table:
         """Every row of ``table`` (``columns`` of them; default every column) in key order,
-        :data:`READ_PAGE_ROWS` per statement.
+        :data:`READ_PAGE_ROWS` per statement, each column of the type the control plane
+        lists it with (:meth:`_listed_columns`: a timestamp is a timestamp of its unit and
+        zone, a decimal a decimal), a type not read here (a list) typed by its values.
 
         Args:
             key_column: the key the pages are ordered by (default: the one the table was
@@ -240,6 +460,7 @@ class ManagedTableRows:
         """
         name = self.table_name(table)
         key = self._key(name, key_column)
+        types = self._listed_columns(name) or {}
         wanted = None if columns is None else list(dict.fromkeys([key, *columns]))
         rows: list[dict[str, Any]] = []
         after = None
@@ -261,8 +482,24 @@ class ManagedTableRows:
             rows.extend(page)
             if len(page) < READ_PAGE_ROWS:
                 break
-            after = page[-1][key]
-        return self._arrow(names, rows)
+            after = self._page_key(page[-1][key], key, types)
+        return self._arrow(names, rows, types)
+
+    def _page_key(self, value: Any, key: str, types: Mapping[str, str]) -> Any:
+        """The last key of a page (a JSON value) as the next page's statement compares the
+        key column with: a date, time or timestamp as a value of the column's type."""
+        declared = types.get(key)
+        kind = listed_arrow_type(declared)
+        if value is None or kind is None:
+            return value
+        import pyarrow as pa
+
+        if not pa.types.is_temporal(kind):
+            return value
+        typed = typed_column([value], kind, key, str(declared))
+        if typed is None:
+            return value
+        return key_literals(typed.to_pylist(), declared)[0]
 
     def read_rows(
         self,
@@ -273,33 +510,44 @@ class ManagedTableRows:
         key_column: str | None = None,
     ) -> pa.Table:
         """The rows of ``table`` keyed by ``keys`` (``columns`` of them), in no set order; an
-        unknown key is left out. One statement per :data:`KEYS_PER_STATEMENT` keys.
+        unknown key is left out. One statement per :data:`KEYS_PER_STATEMENT` keys. A date,
+        time or timestamp key is compared as a value of the key column's own type, and the
+        columns are of their listed types (:meth:`read_table`).
 
         Raises:
-            EngineError: no such table, or a key of another kind than the key column's
+            EngineError: no such table, or a key of another kind than the key column's, or
+                one its type would change
                 (:func:`~hotdata_retrieval.engines.checks.checked_keys`), before anything is
                 read.
             HotdataApiError: the engine's message (a column it does not have).
         """
         name = self.table_name(table)
         key = self._key(name, key_column)
-        return self._read_keyed(name, key, self._checked_keys(name, key, keys), columns)
+        distinct, types = self._checked_keys(name, key, keys)
+        return self._read_keyed(name, key, distinct, columns, types)
 
     def _read_keyed(
-        self, name: TableName, key: str, distinct: list[Any], columns: Sequence[str] | None
+        self,
+        name: TableName,
+        key: str,
+        distinct: list[Any],
+        columns: Sequence[str] | None,
+        types: Mapping[str, str],
     ) -> pa.Table:
-        """The rows of ``name`` keyed by the checked keys ``distinct``."""
+        """The rows of ``name`` keyed by the checked keys ``distinct``, ``name``'s columns of
+        the types ``types`` lists."""
         names = list(columns) if columns is not None else []
         wanted = None if columns is None else list(dict.fromkeys([key, *names]))
+        literals = key_literals(distinct, types.get(key))
         rows: list[dict[str, Any]] = []
-        for start in range(0, len(distinct), KEYS_PER_STATEMENT):
-            chunk = distinct[start : start + KEYS_PER_STATEMENT]
+        for start in range(0, len(literals), KEYS_PER_STATEMENT):
+            chunk = literals[start : start + KEYS_PER_STATEMENT]
             statement = select_keyed_rows(self.profile, table_reference(name), wanted, key, chunk)
             result = self._execute(statement)
             if not names:
                 names = list(result.columns)
             rows.extend(self._rows(result))
-        return self._arrow(names or [key], rows)
+        return self._arrow(names or [key], rows, types)
 
     def _load(self, table: TableName, data: pa.Table, *, mode: str, key: str | None) -> Any:
         """One load of ``data`` into managed table ``table`` (written to a parquet file in
@@ -438,11 +686,11 @@ class ManagedTableRows:
 
         table = self._managed(name)
         key = self._key(table, key_column)
-        distinct = self._checked_keys(table, key, keys)
+        distinct, types = self._checked_keys(table, key, keys)
         if not distinct:
             return 0
-        found = self._read_keyed(table, key, distinct, [key]).column(key).to_pylist()
-        if not found:
+        found = self._read_keyed(table, key, distinct, [key], types).column(key)
+        if not len(found):
             return 0
         self._load(table, pa.table({key: found}), mode="delete", key=key)
         return len(found)
