@@ -1,9 +1,10 @@
-"""A document store's decimal filter column (on the engines that hold one: the local engine
-and LanceDB) is filled from metadata and filtered by the rule every filter follows: a float
-is the decimal its shortest text writes (``0.1`` is 0.1), an integer, a ``decimal.Decimal``
-and number text are exact. ``ids_matching`` (the filter evaluated in Arrow over the rows read
-back) and ``nearest`` (the engine's search) keep the documents the reference keeps: Python's
-``decimal.Decimal`` of each metadata value, compared exactly with the literal's decimal.
+"""A document store's decimal filter column (on the engines that hold one: the local engine,
+LanceDB and the Hotdata engine) is filled from metadata and filtered by the rule every filter
+follows: a float is the decimal its shortest text writes (``0.1`` is 0.1), an integer, a
+``decimal.Decimal`` and number text are exact. ``ids_matching`` (the filter evaluated in
+Arrow over the rows read back) and ``nearest`` (the engine's search) keep the documents the
+reference keeps: Python's ``decimal.Decimal`` of each metadata value, compared exactly with
+the literal's decimal.
 
 Before: no metadata with a fraction filled such a column (``0.1`` and ``"0.10"`` were both
 "which its filter column (decimal128(10, 2)) cannot hold"). A value the column does not hold
@@ -42,7 +43,7 @@ def _exact(value: Any) -> D:
     return D(repr(value)) if isinstance(value, float) else D(value)
 
 
-@pytest.fixture(scope="module", params=["local", "lancedb"])
+@pytest.fixture(scope="module", params=["local", "lancedb", "hotdata"])
 def store(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[DocumentStore]:

@@ -2,8 +2,7 @@
 ``ids_matching`` (the filter evaluated in Arrow over the rows it reads back) and its
 ``nearest`` (the engine's own search: SQL, LanceDB's filter, turbopuffer's request), on every
 engine a document table runs on, whatever zone the column holds. Text with an offset or
-``Z`` is the instant it names; text without one, and a date (its midnight), is UTC. (The
-Hotdata engine knows no column types and sends its filter as written: docs/plans.md.) The
+``Z`` is the instant it names; text without one, and a date (its midnight), is UTC. The
 reference is Python's ``datetime``: each stored moment and each literal as an aware UTC
 instant, compared.
 
@@ -13,7 +12,9 @@ as its column's own kind: on the local engine's zone-less column it refused
 turbopuffer, whose columns read back in UTC, it refused ``'2024-01-01T00:00:00'`` and
 ``'2024-01-01'``, which ``nearest`` answered. A literal finer than a column of milliseconds
 (``'…23:00:00.000001Z'``) failed the row mask's cast, and LanceDB cut it to the column's unit
-(``ts >= '…23:00:00.000001'`` kept the row at 23:00:00).
+(``ts >= '…23:00:00.000001'`` kept the row at 23:00:00). The Hotdata engine, which did not
+know its columns' types, sent each filter as written: its engine refused
+``ts >= '2024-01-01T00:00:00+02:00'`` on a zone-less column, which ``ids_matching`` answered.
 """
 
 from __future__ import annotations
@@ -62,8 +63,6 @@ OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     ">=": operator.ge,
 }
 
-TYPED_ENGINES = [name for name in DOCUMENT_ENGINES if name != "hotdata"]
-"""The document engines that know their columns' types."""
 
 COLUMN_TYPES = {
     "naive": pa.timestamp("us"),
@@ -90,7 +89,7 @@ def _expected(symbol: str, literal: str, negated: bool) -> list[str]:
 
 @pytest.fixture(
     scope="module",
-    params=[(engine, zone) for engine in TYPED_ENGINES for zone in COLUMN_TYPES],
+    params=[(engine, zone) for engine in DOCUMENT_ENGINES for zone in COLUMN_TYPES],
     ids=lambda param: f"{param[0]}-{param[1]}",
 )
 def store(

@@ -22,7 +22,7 @@ import decimal
 import enum
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -1283,6 +1283,42 @@ def arrow_typed_filter(predicate: Predicate, schema: Any) -> Predicate:
     check_filter_values(predicate, kinds, arrow_element_kinds(schema))
     facts = attrs.evolve(arrow_column_facts(schema), coarse_timestamps={})
     return with_typed_values(predicate, kinds, facts, numbers=False)
+
+
+def merged_column_facts(
+    schemas: Sequence[Any], each: Sequence[ColumnFacts] | None = None
+) -> ColumnFacts:
+    """The :class:`ColumnFacts` of a plan over several tables of Arrow ``schemas`` (in
+    order; ``each``: their facts, when known already): each set of columns the union of the
+    tables' sets, each integer column's range across its types in all the tables
+    (:func:`merged_integer_ranges`) and each decimal column's widest digits before and after
+    the point across them (a number is folded only where it is past the column's values in
+    every table, and onto the finest grid, which holds every table's values). One table's
+    facts are its own; several tables' leave out coarse timestamps (an engine that folds a
+    literal onto a column's grid searches one table) and text-held dates.
+
+    >>> import pyarrow as pa
+    >>> merged_column_facts([pa.schema([("p", pa.decimal128(5, 2))]),
+    ...                      pa.schema([("p", pa.decimal128(4, 3))])]).decimals
+    {'p': (3, 3)}
+    """
+    facts = list(each) if each is not None else [arrow_column_facts(one) for one in schemas]
+    if len(facts) == 1:
+        return facts[0]
+    decimals: dict[str, tuple[int, int]] = {}
+    for one in facts:
+        for column, (whole, scale) in one.decimals.items():
+            known = decimals.get(column, (whole, scale))
+            decimals[column] = (max(whole, known[0]), max(scale, known[1]))
+    return ColumnFacts(
+        float32=frozenset().union(*(one.float32 for one in facts)),
+        unsigned=frozenset().union(*(one.unsigned for one in facts)),
+        float64=frozenset().union(*(one.float64 for one in facts)),
+        integer_ranges=merged_integer_ranges(schemas),
+        timestamps=frozenset().union(*(one.timestamps for one in facts)),
+        nanoseconds=frozenset().union(*(one.nanoseconds for one in facts)),
+        decimals=decimals,
+    )
 
 
 def merged_integer_ranges(schemas: Iterable[Any]) -> dict[str, tuple[int, int]]:

@@ -53,9 +53,20 @@ from hotdata_retrieval._deadline import Pending
 from hotdata_retrieval._http import HttpCall, call_within
 from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import DialectProfile, to_sql
-from hotdata_retrieval.engines._managed_tables import BUILT_VECTOR_INDEXES, ManagedTableRows
+from hotdata_retrieval.engines._managed_tables import (
+    BUILT_VECTOR_INDEXES,
+    ManagedTableRows,
+    listed_arrow_type,
+)
 from hotdata_retrieval.engines.base import RoutesByIndexes, hotdata_profile
-from hotdata_retrieval.engines.checks import missing_table_error, planner_error_advice
+from hotdata_retrieval.engines.checks import (
+    check_filter_values,
+    declared_value_kind,
+    merged_column_facts,
+    merged_kinds,
+    missing_table_error,
+    planner_error_advice,
+)
 from hotdata_retrieval.engines.errors import EngineError as EngineError
 from hotdata_retrieval.engines.limits import ResponseLimits
 from hotdata_retrieval.engines.results import SearchResult, executed_plan, search_result
@@ -823,6 +834,54 @@ class HotdataEngine(RoutesByIndexes, ManagedTableRows):
         result = self._execute(text)
         return result_table(result.columns, result.rows)
 
+    def _executed_plan(self, plan: SearchPlan) -> SearchPlan:
+        """:func:`~hotdata_retrieval.engines.results.executed_plan` of ``plan``, its filter
+        checked and typed against its tables' columns as the control plane lists them
+        (:meth:`_listed_columns`, one request per table, made only for a plan with a
+        filter), as every engine that knows its columns types a filter (the local engine's
+        facts, :func:`~hotdata_retrieval.engines.checks.merged_column_facts`): ISO text is
+        the instant it names whatever zone the column has, a number is compared exactly
+        with an integer, float or decimal column. A table the listing does not hold, or
+        lists without its columns, leaves the filter as written (the engine answers).
+
+        Raises:
+            PlanError: a value its column cannot be compared with
+                (:func:`~hotdata_retrieval.engines.checks.check_filter_values`).
+            HotdataApiError: the API refused a listing.
+        """
+        import pyarrow as pa
+
+        if plan.filter is None:
+            return executed_plan(plan)
+        listed: list[dict[str, str]] = []
+        for table in plan.tables:
+            try:
+                columns = self._listed_columns(self.table_name(table))
+            except (EngineError, HotdataConfigError):  # no such table: the engine's answer
+                return executed_plan(plan)
+            if columns is None:
+                return executed_plan(plan)
+            listed.append(columns)
+        each = [
+            {name: declared_value_kind(declared) for name, declared in columns.items()}
+            for columns in listed
+        ]
+        kinds = each[0] if len(each) == 1 else merged_kinds(each)
+        schemas = [
+            pa.schema(
+                [
+                    (name, kind)
+                    for name, declared in columns.items()
+                    if (kind := listed_arrow_type(declared)) is not None
+                ]
+            )
+            for columns in listed
+        ]
+        check_filter_values(plan.filter, kinds)
+        facts = merged_column_facts(schemas)
+        # DataFusion compares a literal finer than a coarse timestamp column exactly: no fold
+        return executed_plan(plan, kinds, attrs.evolve(facts, coarse_timestamps={}))
+
     def search(self, plan: SearchPlan) -> SearchResult:
         """Compile ``plan`` to one statement, run it, and return typed hits, best first.
 
@@ -835,7 +894,7 @@ class HotdataEngine(RoutesByIndexes, ManagedTableRows):
                 side table lacks the rows' columns (pass ``rows_from``): its message, with
                 the argument (:func:`~hotdata_retrieval.engines.checks.planner_error_advice`).
         """
-        executed = executed_plan(plan)
+        executed = self._executed_plan(plan)
         statement = to_sql(executed, self.profile)
         try:
             result = self._execute(statement)

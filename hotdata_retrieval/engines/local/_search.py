@@ -29,12 +29,11 @@ from sqlglot import exp
 from hotdata_retrieval._words import counted
 from hotdata_retrieval.compile import HOTDATA, compile_plan, to_sql
 from hotdata_retrieval.engines.checks import (
-    ColumnFacts,
     ValueKind,
     check_column_kinds,
     check_columns,
     is_vector_type,
-    merged_integer_ranges,
+    merged_column_facts,
     merged_kinds,
 )
 from hotdata_retrieval.engines.errors import EngineError
@@ -86,18 +85,6 @@ _GENERATOR_DIALECT = HOTDATA.sqlglot_dialect()
 """Renders the statements the fast-path rewrite changed (one instance; it holds no state)."""
 
 
-def _merged_decimals(each: Any) -> dict[str, tuple[int, int]]:
-    """Each decimal column's digits before and after the point across several tables: the
-    most of each (a number is folded only where it is past the column's values in every
-    table, and onto the finest grid, which holds every table's values)."""
-    merged: dict[str, tuple[int, int]] = {}
-    for decimals in each:
-        for column, (whole, scale) in decimals.items():
-            known = merged.get(column, (whole, scale))
-            merged[column] = (max(whole, known[0]), max(scale, known[1]))
-    return merged
-
-
 def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     """``plan``'s hits on ``engine`` (module docstring); ``SearchResult.sql`` is the compiled
     statement either way.
@@ -108,22 +95,10 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
     """
     loaded = {table: engine._loaded(table) for table in plan.tables}
     kinds = check_plan(plan, loaded)
-    if len(loaded) == 1:
-        facts = next(iter(loaded.values())).column_facts()
-    else:
-        each = [one.column_facts() for one in loaded.values()]
-        facts = ColumnFacts(
-            float32=frozenset().union(*(one.float32 for one in each)),
-            unsigned=frozenset().union(*(one.unsigned for one in each)),
-            float64=frozenset().union(*(one.float64 for one in each)),
-            # each integer column's range across its types in all the tables
-            integer_ranges=merged_integer_ranges(one.data.schema for one in loaded.values()),
-            timestamps=frozenset().union(*(one.timestamps for one in each)),
-            nanoseconds=frozenset().union(*(one.nanoseconds for one in each)),
-            # each decimal column's widest range across the tables: a number is folded only
-            # where it is past the column's values in every table
-            decimals=_merged_decimals(one.decimals for one in each),
-        )
+    facts = merged_column_facts(
+        [one.data.schema for one in loaded.values()],
+        [one.column_facts() for one in loaded.values()],
+    )
     executed = executed_plan(
         plan,
         # one table's own kinds as they are (read, never changed, by executed_plan)
