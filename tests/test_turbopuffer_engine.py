@@ -379,3 +379,44 @@ def test_a_key_no_document_id_can_be_is_refused_by_its_type(
         with pytest.raises(EngineError, match=message):
             engine.load_table("docs", rows, text_columns=["body"])
     assert fake.requests == []
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        pa.array([3, -1, 2], pa.int64()),
+        pa.array([3, -(2**63), 2], pa.int64()),
+        pa.array([3, -7, 2], pa.int8()),
+        pa.array([3, -1, 2], pa.int64()).dictionary_encode(),
+    ],
+    ids=["int64 -1", "int64 min", "int8", "dictionary"],
+)
+def test_an_integer_key_no_document_id_can_be_is_refused_naming_it(
+    fake: FakeTurbopufferApi, keys: pa.Array
+) -> None:
+    """turbopuffer's integer document ids are unsigned 64-bit integers
+    (https://turbopuffer.com/docs/write): a negative integer key is refused at load and at
+    upsert naming the value and its row, before anything is sent (the fake, like the
+    service, refuses such an id; it loaded before)."""
+    bad = pa.table({"id": keys, "body": ["disk full", "moon node", "login"]})
+    value = keys.to_pylist()[1]
+    message = re.escape(f"key column 'id' holds {value!r} in row 2; integer keys cannot be")
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        with pytest.raises(EngineError, match=message):
+            engine.load_table("docs", bad, text_columns=["body"])
+        assert fake.requests == []
+        good = pa.table({"id": pa.array([1], keys.type), "body": ["disk"]})
+        engine.load_table("docs", good, text_columns=["body"])
+        writes = len(fake.bodies("POST", "/namespaces/docs"))
+        with pytest.raises(EngineError, match=message):
+            engine.upsert_rows("docs", bad)
+        assert len(fake.bodies("POST", "/namespaces/docs")) == writes
+        assert engine.read_table("docs", ["id"]).column(0).to_pylist() == [1]
+
+
+def test_unsigned_keys_up_to_the_largest_document_id_load(fake: FakeTurbopufferApi) -> None:
+    """The ids' whole range loads: 0 and 2**64 - 1 (uint64) are document ids."""
+    rows = pa.table({"id": pa.array([0, 2**64 - 1], pa.uint64()), "body": ["a b", "c d"]})
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        engine.load_table("docs", rows, text_columns=["body"])
+        assert engine.read_table("docs", ["id"]).column(0).to_pylist() == [0, 2**64 - 1]

@@ -242,6 +242,18 @@ def _predicate(node: Any, rows: Mapping[Any, Mapping[str, Any]]) -> Predicate:
     raise _ApiError(400, f"the fake has no filter operator {operator!r}")
 
 
+def _check_document_id(key: Any) -> None:
+    """Refuse what is no document id: "Document IDs are unsigned 64-bit integers, 128-bit
+    UUIDs, or strings" (https://turbopuffer.com/docs/write), so an integer below 0 or past
+    2**64 - 1, a float or a boolean is refused as the service refuses it."""
+    if isinstance(key, str):
+        return
+    if isinstance(key, bool) or not isinstance(key, int) or not 0 <= key <= 2**64 - 1:
+        raise _ApiError(
+            400, f"invalid document id {key!r}: ids are unsigned 64-bit integers, UUIDs or strings"
+        )
+
+
 class FakeTurbopufferApi:
     """The fake API; namespaces live as tables of a :class:`LocalEngine` in ``directory``.
 
@@ -397,6 +409,8 @@ class FakeTurbopufferApi:
         elif body.get("schema"):
             namespace.schema.update(body["schema"])
         columns = body.get("upsert_columns") or {}
+        for key in [*(columns.get("id") or []), *(body.get("deletes") or [])]:
+            _check_document_id(key)
         upserted: list[Any] = []
         if columns:
             lengths = {len(values) for values in columns.values()}

@@ -102,7 +102,7 @@ from hotdata_retrieval.engines.results import (
 from hotdata_retrieval.engines.store import (
     vector_columns_of,
 )
-from hotdata_retrieval.errors import HotdataRetrievalError, PlanError
+from hotdata_retrieval.errors import HotdataRetrievalError, PlanError, row_name
 from hotdata_retrieval.extras import require_extra
 from hotdata_retrieval.fusion import fill_bounds, rank_branch, reference_fusion
 from hotdata_retrieval.indexes import TableIndexes, VectorIndex
@@ -229,26 +229,50 @@ def _attribute_type(name: str, kind: pa.DataType) -> str:
     raise EngineError(f"column {name!r}: turbopuffer has no attribute of type {kind}")
 
 
-def _check_id_type(kind: pa.DataType) -> None:
-    """Refuse a key column of Arrow type ``kind`` that is no document id: turbopuffer's ids
-    are unsigned 64-bit integers, UUIDs or strings (https://turbopuffer.com/docs/write,
-    "Document IDs"), so a timestamp, float or boolean key would be refused by the service,
-    or changed into another value, and is refused before anything is written.
+MAX_DOCUMENT_ID = 2**64 - 1
+"""The largest integer document id: turbopuffer's integer ids are unsigned 64-bit integers
+(https://turbopuffer.com/docs/write, "Document IDs")."""
+
+
+def _check_ids(keys: Any) -> None:
+    """Refuse a key column (an Arrow array or chunked array) whose values are no document
+    ids: turbopuffer's ids are unsigned 64-bit integers, UUIDs or strings
+    (https://turbopuffer.com/docs/write, "Document IDs"), so a timestamp, float or boolean
+    key would be refused by the service, or changed into another value, and an integer key
+    below 0 (or past :data:`MAX_DOCUMENT_ID`) names no document; each is refused before
+    anything is written.
 
     Raises:
-        EngineError: naming the type and what to load instead.
+        EngineError: naming the type and what to load instead, or the first integer key out
+            of the ids' range, its row and the range.
     """
     import pyarrow as pa
+    import pyarrow.compute as pc
 
+    kind = keys.type
     value_type = kind.value_type if pa.types.is_dictionary(kind) else kind
-    if pa.types.is_integer(value_type) or pa.types.is_string(value_type):
+    if pa.types.is_string(value_type) or pa.types.is_large_string(value_type):
         return
-    if pa.types.is_large_string(value_type):
+    if not pa.types.is_integer(value_type):
+        raise EngineError(
+            f"key column {_KEY!r} holds {kind} values; turbopuffer keys a document by an "
+            "integer or a string (its document ids are unsigned 64-bit integers, UUIDs or "
+            "strings): load the keys as text or integers"
+        )
+    if pa.types.is_dictionary(kind):
+        keys = keys.cast(value_type)
+    if pa.types.is_unsigned_integer(value_type):
+        return  # every value is an id: uint64 holds 0 to 2**64 - 1
+    outside = pc.fill_null(pc.less(keys, 0), False)
+    if not pc.any(outside).as_py():
         return
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    row = int(pc.index(outside, True).as_py())
     raise EngineError(
-        f"key column {_KEY!r} holds {kind} values; turbopuffer keys a document by an integer "
-        "or a string (its document ids are unsigned 64-bit integers, UUIDs or strings): "
-        "load the keys as text or integers"
+        f"key column {_KEY!r} holds {keys[row].as_py()!r} in {row_name(row)}; integer keys "
+        f"cannot be document ids outside 0 to {MAX_DOCUMENT_ID} (turbopuffer's integer ids "
+        "are unsigned 64-bit integers): load non-negative keys, or the keys as text"
     )
 
 
@@ -582,7 +606,8 @@ class TurbopufferEngine(RoutesByIndexes):
 
         Raises:
             EngineError: a key column other than ``id``, a duplicated or NULL key, a key of
-                a type no document id has (a timestamp, a float, a boolean), a missing
+                a type no document id has (a timestamp, a float, a boolean), a negative
+                integer key (:func:`_check_ids`), a missing
                 or non-text text column, vectors of different lengths or none, a column type
                 turbopuffer has no attribute for, or turbopuffer's own refusal.
             UnsupportedOnDialectError: the ``dot`` metric.
@@ -605,7 +630,7 @@ class TurbopufferEngine(RoutesByIndexes):
             raise EngineError(f"key column '{key}' not found; columns: {', '.join(columns)}")
         keys = data.column(key)
         check_key_column(keys, key, loading=True)
-        _check_id_type(keys.type)
+        _check_ids(keys)
         texts = [normalize_identifier(column, label="text column") for column in text_columns]
         for column in texts:
             if column not in columns or not pa.types.is_string(data.schema.field(column).type):
@@ -801,7 +826,8 @@ class TurbopufferEngine(RoutesByIndexes):
 
         Raises:
             EngineError: no such table (and no ``create``); an attribute the namespace lacks,
-                no ``id``, a NULL or repeated key, a vector of another length than the
+                no ``id``, a NULL or repeated key, a key no document id can be
+                (:func:`_check_ids`), a vector of another length than the
                 attribute's, turbopuffer's own refusal.
         """
         rows = rows_table(rows)
@@ -841,6 +867,7 @@ class TurbopufferEngine(RoutesByIndexes):
             raise EngineError(f"the rows have no key column '{_KEY}'")
         keys = rows.column(_KEY)
         check_key_column(keys, _KEY)
+        _check_ids(keys)
         self._checked_keys(schema, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, schema.vectors())
         for column in schema.vectors():
