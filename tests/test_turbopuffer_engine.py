@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pyarrow as pa
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -420,3 +421,92 @@ def test_unsigned_keys_up_to_the_largest_document_id_load(fake: FakeTurbopufferA
     with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
         engine.load_table("docs", rows, text_columns=["body"])
         assert engine.read_table("docs", ["id"]).column(0).to_pylist() == [0, 2**64 - 1]
+
+
+_RFC3339_UTC = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
+
+
+def _datetime_texts(node: Any, columns: set[str]) -> list[Any]:
+    """The operands of filter leaves on ``columns`` anywhere in ``node`` (a filter array)."""
+    if not isinstance(node, list) or not node:
+        return []
+    if node[0] in ("And", "Or"):
+        return [text for part in node[1] for text in _datetime_texts(part, columns)]
+    if node[0] == "Not":
+        return _datetime_texts(node[1], columns)
+    column, _, operand = node
+    if column not in columns or operand is None:
+        return []
+    return list(operand) if isinstance(operand, list) else [operand]
+
+
+@pytest.mark.parametrize("zone", [None, "UTC", "+05:30"], ids=["naive", "utc", "offset"])
+def test_timestamps_and_dates_are_sent_as_rfc_3339_in_utc(
+    fake: FakeTurbopufferApi, zone: str | None
+) -> None:
+    """turbopuffer converts a ``datetime`` text to UTC "if the time zone is specified"
+    (https://turbopuffer.com/docs/schema) and states no instant for one without a zone, so
+    every timestamp and date is written and compared as RFC 3339 text in UTC with ``Z``
+    (timestamps without a zone are UTC, as on every engine; a date is its midnight). Before,
+    a naive timestamp and a date went as ISO text without a zone, which the fake now refuses.
+    The hits are compared with the rows' own instants filtered in Python."""
+    base = datetime.datetime(2026, 3, 1, 12, 0, 0, 250000)
+    moments = [base + datetime.timedelta(hours=7 * key) for key in range(6)]
+    days = [datetime.date(2026, 3, 1 + key) for key in range(6)]
+    kind = pa.timestamp("us", tz=zone)
+    rows = pa.table(
+        {
+            "id": list(range(1, 7)),
+            "body": ["disk full"] * 6,
+            "at": pa.array(moments, pa.timestamp("us")).cast(kind)
+            if zone is None
+            else pa.array([m.replace(tzinfo=datetime.timezone.utc) for m in moments], kind),
+            "day": pa.array(days, pa.date32()),
+            "seen": pa.array([[moment, None] for moment in moments], pa.list_(pa.timestamp("us"))),
+        }
+    )
+    cut = base + datetime.timedelta(hours=13)
+    cut_day = datetime.date(2026, 3, 4)
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        engine.load_table("docs", rows, text_columns=["body"])
+        plan = SearchPlan(
+            source=Bm25Search(table="docs", column="body", query_text="disk"),
+            filter=Comparison(column="at", operator=">=", value=cut)
+            & Comparison(column="day", operator="<", value=cut_day),
+            key_column="id",
+            limit=10,
+        )
+        hits = engine.search(attrs.evolve(plan, columns=["id", "seen"])).hits
+        keys = sorted(hit.key for hit in hits)
+        seen = {
+            hit.key: [moment, None] for hit in hits for moment in moments[hit.key - 1 : hit.key]
+        }
+        assert {
+            hit.key: [m if m is None else m.replace(tzinfo=None) for m in hit.columns["seen"]]
+            for hit in hits
+        } == seen
+        engine.upsert_rows("docs", rows.slice(0, 2))
+        read = engine.read_table("docs", ["id", "at"]).column("at").to_pylist()
+        lists = engine.read_table("docs", ["seen"]).column("seen").to_pylist()
+    expected = sorted(
+        key
+        for key, moment, day in zip(range(1, 7), moments, days)
+        if moment >= cut and day < cut_day
+    )
+    assert keys == expected
+    assert [moment.replace(tzinfo=None) for moment in read] == moments
+    assert [[m if m is None else m.replace(tzinfo=None) for m in v] for v in lists] == [
+        [moment, None] for moment in moments
+    ]
+    sent = []
+    for body in fake.bodies("POST", "/namespaces/docs"):
+        sent += [
+            text
+            for name in ("at", "day")
+            for text in (body.get("upsert_columns") or {}).get(name, [])
+        ]
+    for body in fake.bodies("POST", "/namespaces/docs/query"):
+        for query in body.get("queries", [body]):
+            sent += _datetime_texts(query.get("filters"), {"at", "day"})
+    assert len(sent) > 12
+    assert all(_RFC3339_UTC.fullmatch(text) for text in sent), sent

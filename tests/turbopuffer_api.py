@@ -108,6 +108,57 @@ def _arrow_type(declared: str) -> pa.DataType:
     }[declared]
 
 
+_DATETIME_TEXT = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?"
+    r"(Z|[+-][0-9]{2}:[0-9]{2})",
+    re.ASCII,
+)
+"""The text of a ``datetime`` value the fake takes: turbopuffer reads "an ISO 8601 formatted
+string with a mandatory date and optional time and time zone" and converts it "to UTC (if
+the time zone is specified)" (https://turbopuffer.com/docs/schema). The instant of a text
+without a zone is not stated there, so the fake refuses one rather than guess it: a date and
+a time, then ``Z`` or an offset (RFC 3339 ``date-time``)."""
+
+
+def _datetime(value: Any) -> datetime.datetime:
+    """The instant a ``datetime`` value names (:data:`_DATETIME_TEXT`), in UTC.
+
+    Raises:
+        _ApiError: any other value, with 400.
+    """
+    if not isinstance(value, str) or _DATETIME_TEXT.fullmatch(value) is None:
+        raise _ApiError(
+            400, f"invalid datetime {value!r}: an ISO 8601 date and time with a time zone"
+        )
+    fraction = re.search(r"\.([0-9]+)", value)
+    if fraction is not None:  # Python reads at most six digits: microseconds
+        value = value.replace(fraction.group(0), "." + fraction.group(1)[:6].ljust(6, "0"))
+    try:
+        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(
+            datetime.timezone.utc
+        )
+    except ValueError:
+        raise _ApiError(400, f"invalid datetime {value!r}: no such date or time") from None
+
+
+def _operand(declared: str | None, operand: Any) -> Any:
+    """A filter operand against an attribute of type ``declared``: a ``datetime`` one's text
+    (an ``In`` list's, a ``[]datetime`` one's elements) read as :func:`_datetime` reads it,
+    anything else as itself."""
+    if declared not in ("datetime", "[]datetime") or operand is None:
+        return operand
+    if isinstance(operand, list):
+        return [_datetime(value) for value in operand]
+    return _datetime(operand)
+
+
+def _datetime_out(value: Any) -> Any:
+    """A value as the answer holds it: a datetime (a list's elements) as RFC 3339 text."""
+    if isinstance(value, list):
+        return [_datetime_out(element) for element in value]
+    return value.isoformat() if isinstance(value, datetime.datetime) else value
+
+
 def _vector(value: Any) -> Any:
     if isinstance(value, str):
         packed = base64.b64decode(value, validate=True)
@@ -194,14 +245,16 @@ def _glob(column: str, pattern: Any, rows: Mapping[Any, Mapping[str, Any]]) -> I
     )
 
 
-def _predicate(node: Any, rows: Mapping[Any, Mapping[str, Any]]) -> Predicate:
+def _predicate(
+    node: Any, rows: Mapping[Any, Mapping[str, Any]], schema: Mapping[str, Mapping[str, Any]]
+) -> Predicate:
     """A turbopuffer filter as a predicate TRUE exactly where turbopuffer keeps a document
     of ``rows`` (two-valued: null compared like a value; a glob read over the rows
     themselves)."""
     if not isinstance(node, list) or not node:
         raise _ApiError(400, f"invalid filter {node!r}")
     if node[0] in ("And", "Or"):
-        parts = [_predicate(part, rows) for part in node[1]]
+        parts = [_predicate(part, rows, schema) for part in node[1]]
         if not parts:
             raise _ApiError(400, f"empty {node[0]} filter")
         combined = parts[0]
@@ -209,8 +262,10 @@ def _predicate(node: Any, rows: Mapping[Any, Mapping[str, Any]]) -> Predicate:
             combined = (combined & part) if node[0] == "And" else (combined | part)
         return combined
     if node[0] == "Not":
-        return ~_predicate(node[1], rows)
+        return ~_predicate(node[1], rows, schema)
     column, operator, operand = node
+    if operator not in ("Glob", "NotGlob"):
+        operand = _operand(schema.get(column, {}).get("type"), operand)
     present = IsNull(column=column, negated=True)
     missing = IsNull(column=column)
     if operator in ("Eq", "NotEq") and operand is None:
@@ -451,7 +506,12 @@ class FakeTurbopufferApi:
                 # the client sends a vector as base64 little-endian float32 (lib/vector.py)
                 values = [_vector(value) for value in values]
             if pa.types.is_timestamp(field.type):
-                values = [None if v is None else datetime.datetime.fromisoformat(v) for v in values]
+                values = [None if v is None else _datetime(v) for v in values]
+            elif pa.types.is_list(field.type) and pa.types.is_timestamp(field.type.value_type):
+                values = [
+                    None if v is None else [None if t is None else _datetime(t) for t in v]
+                    for v in values
+                ]
             arrays.append(pa.array(values, field.type))
         table = pa.Table.from_arrays(arrays, schema=schema)
         text = [n for n, c in namespace.schema.items() if c.get("full_text_search")]
@@ -499,7 +559,9 @@ class FakeTurbopufferApi:
         table = self.engine.read_table(namespace.table)
         keep = [True] * table.num_rows
         if query.get("filters") is not None:
-            keep = list(passing_rows(_predicate(query["filters"], namespace.rows), table))
+            keep = list(
+                passing_rows(_predicate(query["filters"], namespace.rows, namespace.schema), table)
+            )
         keys = [key for key, kept in zip(table.column("id").to_pylist(), keep) if kept]
         documents = [namespace.rows[key] for key in keys]
         documents.sort(
@@ -551,7 +613,7 @@ class FakeTurbopufferApi:
             source=branch,
             filter=None
             if query.get("filters") is None
-            else _predicate(query["filters"], namespace.rows),
+            else _predicate(query["filters"], namespace.rows, namespace.schema),
             limit=query["top_k"],
             columns=["id", *(name for name in include if name != ranked_vector)],
             key_column="id",
@@ -567,7 +629,7 @@ class FakeTurbopufferApi:
             out = {"id": hit.key, "$dist": dist}
             for name in include:
                 value = hit.columns.get(name)
-                out[name] = value.isoformat() if isinstance(value, datetime.datetime) else value
+                out[name] = _datetime_out(value)
             rows.append(out)
         return rows
 

@@ -117,17 +117,44 @@ def _any(parts: list[list[Any] | None]) -> list[Any] | None:
     return kept[0] if len(kept) == 1 else ["Or", kept]
 
 
+def datetime_text(value: datetime.date) -> str:
+    """A date or a timestamp as the text a turbopuffer ``datetime`` attribute takes, written
+    and compared: RFC 3339 ``date-time`` in UTC with an explicit ``Z``
+    (``2026-01-02T03:04:05Z``, ``2026-01-02T03:04:05.123456Z``). turbopuffer reads "an ISO
+    8601 formatted string with a mandatory date and optional time and time zone" and converts
+    it "to UTC (if the time zone is specified)" (https://turbopuffer.com/docs/schema,
+    ``datetime``); the instant of a text without a zone is not stated there, so a zone is
+    always written. A timestamp without a zone is taken as UTC, as every engine takes it
+    (:func:`~hotdata_retrieval.plan.values.utc_moment`), one with a zone as its instant, a
+    date as its midnight in UTC (as every engine takes a date key's midnight).
+
+    Raises:
+        PlanError: a zoned timestamp outside the years 1 to 9999 once in UTC.
+
+    >>> datetime_text(datetime.date(2026, 1, 2))
+    '2026-01-02T00:00:00Z'
+    >>> zone = datetime.timezone(datetime.timedelta(hours=2))
+    >>> datetime_text(datetime.datetime(2026, 1, 2, 1, 30, 0, 500, tzinfo=zone))
+    '2026-01-01T23:30:00.000500Z'
+    """
+    from hotdata_retrieval.plan.values import utc_moment
+
+    if not isinstance(value, datetime.datetime):
+        value = datetime.datetime.combine(value, datetime.time())
+    moment = utc_moment(value)
+    spec = "microseconds" if moment.microsecond else "seconds"
+    return f"{moment.isoformat(timespec=spec)}Z"
+
+
 def _value(value: Any) -> Any:
-    """A filter value as turbopuffer reads it: a date or a timestamp as ISO 8601 text (its
-    datetime attributes take that form), a decimal as the float it is (turbopuffer holds no
+    """A filter value as turbopuffer reads it: a date or a timestamp as RFC 3339 text in UTC
+    (:func:`datetime_text`), a decimal as the float it is (turbopuffer holds no
     decimal attribute; the engine compares a decimal with a float attribute exactly before
     the request is made: ``exact_float_predicate``), anything else as itself."""
     if isinstance(value, decimal.Decimal):
         return float(value)
-    if isinstance(value, datetime.datetime):
-        return value.isoformat()
     if isinstance(value, datetime.date):
-        return value.isoformat()
+        return datetime_text(value)
     return value
 
 

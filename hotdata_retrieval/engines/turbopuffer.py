@@ -65,6 +65,7 @@ from hotdata_retrieval.compile.nodes import UnsupportedOnDialectError
 from hotdata_retrieval.compile.turbopuffer import (
     MAX_TOP_K,
     TURBOPUFFER_METRICS,
+    datetime_text,
     rows_request,
     turbopuffer_request,
 )
@@ -140,6 +141,8 @@ _KEY = "id"
 _DISTANCE = "$dist"
 _REDACTED = "<redacted API key>"
 _METRIC_OF_NAMESPACE = {value: key for key, value in TURBOPUFFER_METRICS.items()}
+_TEMPORAL = frozenset({"datetime", "[]datetime"})
+"""The attribute types whose values (a list's elements) go and come as datetime text."""
 
 FULL_TEXT_SEARCH = {
     "language": "english",
@@ -673,7 +676,7 @@ class TurbopufferEngine(RoutesByIndexes):
             missing_ok=True,
         )
         names = data.schema.names
-        temporal = [n for n in names if schema[n]["type"] == "datetime"]
+        temporal = [n for n in names if schema[n]["type"] in _TEMPORAL]
         for start in range(0, max(data.num_rows, 1), WRITE_BATCH_ROWS):
             batch = data.slice(start, WRITE_BATCH_ROWS)
             upsert = {column: batch.column(column).to_pylist() for column in names}
@@ -774,7 +777,7 @@ class TurbopufferEngine(RoutesByIndexes):
                 if len(page) < body["top_k"]:
                     break
                 after = page[-1][_KEY]
-        temporal = {n for n, declared in schema.types.items() if declared == "datetime"}
+        temporal = {n for n, declared in schema.types.items() if declared in _TEMPORAL}
         columns_out = {}
         for name in wanted:
             values = [row.get(name) for row in rows]
@@ -878,7 +881,7 @@ class TurbopufferEngine(RoutesByIndexes):
                 searched_by = _METRIC_OF_NAMESPACE.get(schema.metric or "")
                 if searched_by is not None:
                     check_cosine_norms(rows, column, searched_by)
-        temporal = [n for n in columns if schema.types[n] == "datetime"]
+        temporal = [n for n in columns if schema.types[n] in _TEMPORAL]
         for start in range(0, rows.num_rows, WRITE_BATCH_ROWS):
             batch = rows.slice(start, WRITE_BATCH_ROWS)
             upsert = {column: batch.column(column).to_pylist() for column in columns}
@@ -988,7 +991,7 @@ class TurbopufferEngine(RoutesByIndexes):
         body = turbopuffer_request(_with_words(executed, wordless))
         body = dict(body, queries=[q for q, skip in zip(body["queries"], wordless) if not skip])
         namespace = self.namespace(table)
-        temporal = frozenset(n for n, declared in schema.types.items() if declared == "datetime")
+        temporal = frozenset(n for n, declared in schema.types.items() if declared in _TEMPORAL)
         # one row past each bound shows whether the cut splits rows of one score; while the
         # last row asked for ties with the row at the bound, ask for twice as many
         bounds = [query["top_k"] for query in body["queries"]]
@@ -1107,15 +1110,20 @@ def _ranked(
 
 
 def _iso(value: Any) -> Any:
-    """A date or timestamp as the ISO 8601 text a turbopuffer ``datetime`` takes."""
-    if isinstance(value, datetime.datetime):
-        return value.isoformat()
+    """A date or timestamp (a list's elements) as the RFC 3339 text in UTC a turbopuffer
+    ``datetime`` takes (:func:`~hotdata_retrieval.compile.turbopuffer.datetime_text`);
+    anything else as itself."""
+    if isinstance(value, list):
+        return [_iso(element) for element in value]
     if isinstance(value, datetime.date):
-        return datetime.datetime.combine(value, datetime.time()).isoformat()
+        return datetime_text(value)
     return value
 
 
 def _from_iso(value: Any) -> Any:
+    """A ``datetime`` attribute's text (a list's elements) as the datetime it names."""
+    if isinstance(value, list):
+        return [_from_iso(element) for element in value]
     if isinstance(value, str):
         return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
     return value
