@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 import pyarrow as pa
 import pytest
 from syrupy.assertion import SnapshotAssertion
@@ -510,3 +511,65 @@ def test_timestamps_and_dates_are_sent_as_rfc_3339_in_utc(
             sent += _datetime_texts(query.get("filters"), {"at", "day"})
     assert len(sent) > 12
     assert all(_RFC3339_UTC.fullmatch(text) for text in sent), sent
+
+
+def _l2_rows(*vectors: list[float]) -> pa.Table:
+    return pa.table(
+        {
+            "id": list(range(1, len(vectors) + 1)),
+            "v": pa.array(list(vectors), pa.list_(pa.float32(), 2)),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("vectors", "row"),
+    [
+        ([[1.0, 0.5], [1e20, 0.0]], 2),  # its squared norm, 1e40, is past Float32
+        ([[1.5e19, 0.0], [1.0, 0.5]], 1),  # 2.25e38 is not, but its distance from -x is
+        ([[1.0, 0.5], [5e18, 5e18]], 2),  # 5e37, a little past the limit
+    ],
+)
+def test_an_l2_row_whose_distance_could_pass_float32_is_refused(
+    fake: FakeTurbopufferApi, vectors: list[list[float]], row: int
+) -> None:
+    """The other engines rank a row at an infinite l2 distance once it is past Float32, but
+    turbopuffer answers in JSON, which holds no infinity: the fake's ``Infinity`` failed in
+    the client's strict JSON parser. A row of an l2 table whose squared norm could make one
+    (above ``FLOAT32_MAX / 8``) is refused at load and at upsert naming it and its squared
+    norm, as NumPy computes it in float64, before anything is written."""
+    squared = float(np.square(np.array(vectors[row - 1], np.float32).astype(np.float64)).sum())
+    assert squared > float(np.finfo(np.float32).max) / 8  # the case is past the limit
+    message = re.escape(f"row {row} of vector column 'v' has the squared norm {squared:.6g}")
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        with pytest.raises(EngineError, match=message):
+            engine.load_table("near", _l2_rows(*vectors), vector_metric="l2")
+        assert fake.requests == []
+        engine.load_table("near", _l2_rows([1.0, 0.5]), vector_metric="l2")
+        with pytest.raises(EngineError, match=message):
+            engine.upsert_rows("near", _l2_rows(*vectors))
+        assert engine.read_table("near", ["id"]).column(0).to_pylist() == [1]
+
+
+def test_l2_distances_up_to_the_limit_are_finite_and_exact(fake: FakeTurbopufferApi) -> None:
+    """Rows and queries whose squared norms are at most ``FLOAT32_MAX / 8`` load and rank,
+    the farthest pair (opposite vectors of the largest norm) included, at NumPy's float64
+    distance rounded to Float32; a query past the limit is refused as a plan error."""
+    largest = float(np.sqrt(float(np.finfo(np.float32).max) / 8)) * (1 - 1e-6)
+    vectors = [[largest, 0.0], [0.0, -largest], [1.0, 2.0], [-largest * 0.6, largest * 0.8]]
+    query = [-largest, 0.0]
+    rows = np.array(vectors, np.float32).astype(np.float64)
+    exact = ((rows - np.array(query, np.float32).astype(np.float64)) ** 2).sum(axis=1)
+    expected = sorted(
+        zip(range(1, 5), [float(np.float32(value)) for value in exact]),
+        key=lambda pair: (pair[1], pair[0]),
+    )
+    assert all(np.isfinite(distance) for _, distance in expected)
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        engine.load_table("near", _l2_rows(*vectors), vector_metric="l2")
+        branch = NearestNeighborSearch(table="near", column="v", query_vector=query, metric="l2")
+        hits = engine.search(SearchPlan(source=branch, key_column="id", limit=4)).hits
+        assert [(hit.key, hit.distance) for hit in hits] == expected
+        far = attrs.evolve(branch, query_vector=[1e19, 0.0])
+        with pytest.raises(PlanError, match=r"query vector has the squared norm 1e\+38"):
+            engine.search(SearchPlan(source=far, key_column="id", limit=4))

@@ -669,7 +669,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, payload)
 
     def _send(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
+        try:  # JSON holds no infinity or NaN (RFC 8259, section 6): a service cannot send one
+            data = json.dumps(payload, allow_nan=False).encode()
+        except ValueError:
+            status = 500
+            payload = {"status": "error", "error": "the answer holds a number JSON cannot hold"}
+            data = json.dumps(payload).encode()
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

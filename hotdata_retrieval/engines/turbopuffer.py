@@ -86,6 +86,7 @@ from hotdata_retrieval.engines.checks import (
     column_names,
     missing_table_error,
     null_vectors_as_lists,
+    record_batches,
     rows_table,
     table_load,
     with_typed_values,
@@ -116,6 +117,7 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
     debug_columns,
 )
+from hotdata_retrieval.plan.values import FLOAT32_MAX, float32_squared_norms
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
@@ -277,6 +279,67 @@ def _check_ids(keys: Any) -> None:
         f"cannot be document ids outside 0 to {MAX_DOCUMENT_ID} (turbopuffer's integer ids "
         "are unsigned 64-bit integers): load non-negative keys, or the keys as text"
     )
+
+
+L2_SQUARED_NORM_LIMIT = FLOAT32_MAX / 8
+"""The largest squared norm (in float64, of the Float32 components) a row or a query vector
+of a namespace searched by ``euclidean_squared`` may have, about 4.3e37 (a norm of about
+6.5e18). The other engines rank a row whose l2 distance is past Float32 at an infinite
+distance (``tests/parity/test_distance_past_float32.py``), but turbopuffer answers in JSON,
+which holds no infinity (RFC 8259, section 6: "Numeric values that cannot be represented in
+the grammar below (such as Infinity and NaN) are not permitted"), and what the service sends
+for such a distance is not documented (its distance is defined as ``sum((x - y)^2)``,
+https://turbopuffer.com/docs/query); the client reads its answers with a strict JSON parser,
+which refused the fake's ``Infinity``. So no such distance is let arise: with both squared
+norms at most this, the squared distance is at most ``(|x| + |q|)² <= 4 · FLOAT32_MAX / 8``,
+half of Float32's largest number, which leaves room for Float32's rounding of the sum."""
+
+
+def _check_l2_norms(data: Any, column: str) -> None:
+    """Refuse the rows of ``data`` (a ``pyarrow.Table``, vectors already checked: one length,
+    finite, within Float32's range) whose vector in ``column`` has a squared norm above
+    :data:`L2_SQUARED_NORM_LIMIT` (the namespace is searched by ``euclidean_squared``).
+
+    Raises:
+        EngineError: naming the first such row (from 1), the column and its squared norm.
+    """
+    import numpy as np
+    import pyarrow.compute as pc
+
+    start = 0
+    for batch in record_batches(data.select([column])):
+        vectors = batch.column(0)
+        valid = np.flatnonzero(np.asarray(vectors.is_valid().to_numpy(zero_copy_only=False)))
+        if valid.size:
+            components = pc.list_flatten(vectors.take(valid)).to_numpy(zero_copy_only=False)
+            squared = float32_squared_norms(components.reshape(valid.size, -1))
+            over = np.flatnonzero(squared > L2_SQUARED_NORM_LIMIT)
+            if over.size:
+                raise EngineError(
+                    f"{row_name(start + int(valid[over[0]]))} of vector column '{column}' has "
+                    f"the squared norm {float(squared[over[0]]):.6g}, above "
+                    f"{L2_SQUARED_NORM_LIMIT:.6g}: an l2 distance from it could be past "
+                    "Float32's range, an infinity turbopuffer's JSON answer cannot hold "
+                    "(the table is searched by l2 distance); scale the vectors down"
+                )
+        start += batch.num_rows
+
+
+def _check_l2_query(branch: NearestNeighborSearch) -> None:
+    """Refuse an l2 query vector whose squared norm is above :data:`L2_SQUARED_NORM_LIMIT`.
+
+    Raises:
+        PlanError: naming the squared norm, ``field="query_vector"``.
+    """
+    squared = float(float32_squared_norms([branch.query_vector])[0])
+    if squared > L2_SQUARED_NORM_LIMIT:
+        raise PlanError(
+            f"query vector has the squared norm {squared:.6g}, above "
+            f"{L2_SQUARED_NORM_LIMIT:.6g}: an l2 distance from it could be past Float32's "
+            "range, an infinity turbopuffer's JSON answer cannot hold; scale it down",
+            field="query_vector",
+            value=squared,
+        )
 
 
 @attrs.frozen
@@ -610,7 +673,8 @@ class TurbopufferEngine(RoutesByIndexes):
         Raises:
             EngineError: a key column other than ``id``, a duplicated or NULL key, a key of
                 a type no document id has (a timestamp, a float, a boolean), a negative
-                integer key (:func:`_check_ids`), a missing
+                integer key (:func:`_check_ids`), a vector of an l2 table whose squared
+                norm is above :data:`L2_SQUARED_NORM_LIMIT`, a missing
                 or non-text text column, vectors of different lengths or none, a column type
                 turbopuffer has no attribute for, or turbopuffer's own refusal.
             UnsupportedOnDialectError: the ``dot`` metric.
@@ -657,6 +721,8 @@ class TurbopufferEngine(RoutesByIndexes):
             if field.name in vectors:
                 size = loaded_vector_dimensions(data, field.name)
                 check_cosine_norms(data, field.name, metric)
+                if metric is DistanceMetric.L2:
+                    _check_l2_norms(data, field.name)
                 schema[field.name] = {
                     "type": f"[{size}]f32",
                     "ann": {"distance_metric": metric_name},
@@ -830,7 +896,8 @@ class TurbopufferEngine(RoutesByIndexes):
         Raises:
             EngineError: no such table (and no ``create``); an attribute the namespace lacks,
                 no ``id``, a NULL or repeated key, a key no document id can be
-                (:func:`_check_ids`), a vector of another length than the
+                (:func:`_check_ids`), a vector of an l2 table whose squared norm is above
+                :data:`L2_SQUARED_NORM_LIMIT`, a vector of another length than the
                 attribute's, turbopuffer's own refusal.
         """
         rows = rows_table(rows)
@@ -881,6 +948,8 @@ class TurbopufferEngine(RoutesByIndexes):
                 searched_by = _METRIC_OF_NAMESPACE.get(schema.metric or "")
                 if searched_by is not None:
                     check_cosine_norms(rows, column, searched_by)
+                if searched_by is DistanceMetric.L2:
+                    _check_l2_norms(rows, column)
         temporal = [n for n in columns if schema.types[n] in _TEMPORAL]
         for start in range(0, rows.num_rows, WRITE_BATCH_ROWS):
             batch = rows.slice(start, WRITE_BATCH_ROWS)
@@ -947,6 +1016,8 @@ class TurbopufferEngine(RoutesByIndexes):
                         f"{schema.metric} (a namespace has one distance metric)",
                         _NAME,
                     )
+                if branch.metric is DistanceMetric.L2:
+                    _check_l2_query(branch)
 
     def _ask(self, namespace: str, body: dict[str, Any]) -> list[list[dict[str, Any]]]:
         """The rows of each query of ``body``, as plain dictionaries."""
@@ -963,6 +1034,8 @@ class TurbopufferEngine(RoutesByIndexes):
         Raises:
             EngineError: a missing table, column or full-text index, a metric other than the
                 namespace's, or turbopuffer's own error.
+            PlanError: an l2 query vector whose squared norm is above
+                :data:`L2_SQUARED_NORM_LIMIT`.
             UnsupportedOnDialectError: what turbopuffer cannot express
                 (:func:`~hotdata_retrieval.compile.turbopuffer.turbopuffer_request`).
         """

@@ -7,7 +7,8 @@ DuckDB computes its distances in float64 and casts them to ``FLOAT``, which it r
 The reference is NumPy: the float64 distance of the Float32 vectors, rounded to Float32 as
 IEEE 754 rounds it (``numpy.float32``, an infinity past the range); a row without a vector
 is never a hit. turbopuffer is not here:
-its answers are JSON, which holds no infinity."""
+its answers are JSON, which holds no infinity, so it refuses the rows and queries of an l2
+table that could make such a distance (``tests/test_turbopuffer_engine.py``)."""
 
 from __future__ import annotations
 
