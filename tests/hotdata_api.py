@@ -904,4 +904,10 @@ def _arrow_type_name(kind: pa.DataType) -> str:
         return f"Decimal{kind.bit_width}({kind.precision}, {kind.scale})"
     if kind == pa.float16():
         return "Float16"
+    if pa.types.is_fixed_size_list(kind):
+        return f"FixedSizeList({kind.list_size} x {_arrow_type_name(kind.value_type)})"
+    if pa.types.is_large_list(kind):
+        return f"LargeList({_arrow_type_name(kind.value_type)})"
+    if pa.types.is_list(kind):
+        return f"List({_arrow_type_name(kind.value_type)})"
     return _ARROW_TYPE_NAMES.get(kind, str(kind))
