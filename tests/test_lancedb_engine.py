@@ -286,3 +286,33 @@ def test_an_upsert_keeps_the_nanoseconds_of_its_keys(tmp_path: Path, kind: pa.Da
     read = engine.read_table("times").sort_by("id")
     assert read.column("id").combine_chunks().view(pa.int64()).to_pylist() == [1, 2, 10**9]
     assert read.column("body").to_pylist() == ["a", "replaced", "c"]
+
+
+@pytest.mark.parametrize("query", [[1e20, 1e20, 0.0], [1.0, 1.0, 2.0], [1e-20, 0.0, 0.0]])
+def test_a_dot_search_of_a_version_without_the_largest_norm_is_ranked_exactly(
+    engine: LancedbEngine, query: list[float]
+) -> None:
+    """A table version an earlier release wrote records no largest norm, so whether
+    LanceDB's Float32 products can overflow is unknown: the search is ranked on the client,
+    each row at its exact product rounded to Float32 (the parity module's reference), as a
+    version that records it is."""
+    from tests.parity.test_dot_products_past_float32 import DOT_ROWS, _exact_dot_reference
+
+    rows = pa.table(
+        {
+            "id": list(range(1, len(DOT_ROWS) + 2)),
+            "v": pa.array([*DOT_ROWS.tolist(), None], pa.list_(pa.float32(), 3)),
+        }
+    )
+    engine.load_table("dots", rows, key_column="id", vector_metric="dot")
+    branch = NearestNeighborSearch(table="dots", column="v", query_vector=query, metric="dot")
+    plan = SearchPlan(source=branch, key_column="id", limit=len(DOT_ROWS) + 1)
+    recorded = [(hit.key, hit.distance) for hit in engine.search(plan).hits]
+    written = engine._database.open_table("dots").to_arrow()
+    metadata = dict(written.schema.metadata or {})
+    assert metadata.pop(b"hdq.vector_largest_norms")
+    engine._database.create_table(
+        "dots", written.replace_schema_metadata(metadata), mode="overwrite"
+    )
+    earlier = [(hit.key, hit.distance) for hit in engine.search(plan).hits]
+    assert recorded == earlier == _exact_dot_reference(query)

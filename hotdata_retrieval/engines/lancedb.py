@@ -24,7 +24,11 @@ compiled statement reproduces:
   ``cosine``, ``l2`` (LanceDB's ``l2`` is the squared Euclidean distance, as the Hotdata
   engine's) or ``dot``, whose LanceDB distance ``1 - a·b`` (Float32: a product below about
   6e-8 is lost) only picks the candidates, each then reported as ``-(a·b)`` computed from its
-  vector, the Hotdata engine's ``negative_dot_product``. A zero stored vector is no candidate under
+  vector, the Hotdata engine's ``negative_dot_product``. Where LanceDB's Float32 products of
+  the query can overflow (the table's largest norm times the query's past half of Float32's
+  largest number, :func:`_products_fit`; ``inf - inf`` is NaN there, a row LanceDB leaves
+  out), the rows are read by a plain scan and ranked on the client by those products
+  instead. A zero stored vector is no candidate under
   ``cosine`` here (LanceDB leaves it out); the Hotdata engine gives it 1.0;
 - the plan's **filter** is translated — never pasted — into the ``where`` text LanceDB reads
   (DataFusion SQL, written by the Hotdata dialect's compiler from the predicate tree: quoted
@@ -99,6 +103,7 @@ from hotdata_retrieval.engines.checks import (
     column_names,
     missing_table_error,
     null_vectors_as_lists,
+    record_batches,
     rows_table,
     table_load,
     with_typed_values,
@@ -134,6 +139,7 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
     debug_columns,
 )
+from hotdata_retrieval.plan.values import FLOAT32_MAX, float32_squared_norms
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
@@ -153,6 +159,11 @@ _NORMS_METADATA = b"hdq.vector_norms"
 """Each vector column's rows a cosine search cannot rank, as a JSON object of the column's
 name to :meth:`~hotdata_retrieval.engines._vector_norms.OutsideNorms.to_text`, computed from
 every row of each version :meth:`LancedbEngine._write` commits."""
+_LARGEST_NORMS_METADATA = b"hdq.vector_largest_norms"
+"""Each vector column's largest norm (float64, of the Float32 components; 0 with no vector),
+as a JSON object of the column's name to it, computed from every row of each version
+:meth:`LancedbEngine._write` commits: whether LanceDB's Float32 dot products of a query can
+overflow (:func:`_products_fit`)."""
 _TYPES_METADATA = b"hdq.loaded_types"
 """Each vector column's Arrow type as loaded, as a JSON object of the column's name to
 :func:`~hotdata_retrieval.engines.store.arrow_type_text`: the engine stores vectors as the
@@ -476,6 +487,8 @@ class LancedbEngine(RoutesByIndexes):
             for column in _vector_fields(data.schema)
         }
         metadata[_NORMS_METADATA] = json.dumps(norms).encode()
+        largest = {column: _largest_norm(data, column) for column in _vector_fields(data.schema)}
+        metadata[_LARGEST_NORMS_METADATA] = json.dumps(largest).encode()
         data = data.replace_schema_metadata(metadata)
         try:
             # LanceDB (0.40) takes a NULL vector of a fixed-size list column of 10 or more
@@ -867,11 +880,14 @@ class LancedbEngine(RoutesByIndexes):
             # vectors and their products computed again (_negative_dot_products)
             dot = branch.metric is DistanceMetric.DOT
             wanted = [*columns, branch.column] if dot and branch.column not in columns else None
-            count = bound
-            rows = fetch(count, selected=wanted)
-            while len(rows) == count and rows[bound - 1][raw_name] == rows[-1][raw_name]:
-                count *= 2
+            if dot and not _products_fit(opened, branch):
+                rows = _scanned_rows(opened, branch, where, wanted or columns)
+            else:
+                count = bound
                 rows = fetch(count, selected=wanted)
+                while len(rows) == count and rows[bound - 1][raw_name] == rows[-1][raw_name]:
+                    count *= 2
+                    rows = fetch(count, selected=wanted)
             if dot:
                 _negative_dot_products(rows, branch, raw_name, drop=wanted is not None)
         # Rows of a table without a key are told apart by their place in LanceDB's answer.
@@ -1169,6 +1185,70 @@ def _vector_fields(schema: Any) -> list[str]:
     ]
 
 
+def _largest_norm(data: Any, column: str) -> float:
+    """The largest norm of the vectors of ``column`` of ``data`` (a ``pyarrow.Table``), in
+    float64 of their Float32 components; 0.0 with no vector. Read
+    :data:`~hotdata_retrieval.engines.checks.LOAD_BATCH_ROWS` rows at a time."""
+    import math
+
+    import numpy as np
+    import pyarrow.compute as pc
+
+    largest = 0.0
+    for batch in record_batches(data.select([column])):
+        vectors = batch.column(0)
+        valid = np.flatnonzero(np.asarray(vectors.is_valid().to_numpy(zero_copy_only=False)))
+        if valid.size:
+            components = pc.list_flatten(vectors.take(valid)).to_numpy(zero_copy_only=False)
+            squared = float32_squared_norms(components.reshape(valid.size, -1))
+            largest = max(largest, float(squared.max()))
+    return math.sqrt(largest)
+
+
+def _products_fit(opened: Any, branch: NearestNeighborSearch) -> bool:
+    """Whether LanceDB's dot products of ``branch``'s query with every row of ``opened``
+    stay within Float32, so its ``1 - a·b`` orders the rows as their products do: each
+    partial sum of ``a·q`` is at most ``|a| |q|`` (Cauchy-Schwarz), so the table's largest
+    norm (:data:`_LARGEST_NORMS_METADATA`) times the query's at most half of Float32's
+    largest number (room for the rounding of the sum) is enough. Past that, LanceDB's Float32
+    products overflow: ``[-3e38, 3e38]`` from ``[1e20, 1e20]`` was ``inf - inf``, NaN, and
+    LanceDB left the row out, where every other engine ranks it at its float64 product, 0.
+    ``False`` too for a version that records no largest norm (an earlier release wrote it)."""
+    import math
+
+    recorded = json.loads((opened.schema.metadata or {}).get(_LARGEST_NORMS_METADATA, b"{}"))
+    largest = recorded.get(branch.column)
+    if not isinstance(largest, (int, float)):
+        return False
+    query = math.sqrt(float(float32_squared_norms([branch.query_vector])[0]))
+    return largest * query <= FLOAT32_MAX / 2
+
+
+def _scanned_rows(
+    opened: Any, branch: NearestNeighborSearch, where: str | None, columns: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Every row of ``opened`` with a vector in ``branch``'s column that passes ``where``,
+    with ``columns`` (the vector column among them), read by a plain scan, not LanceDB's
+    vector search: a dot search whose Float32 products can overflow (:func:`_products_fit`)
+    is ranked on the client, each row at its float64 product
+    (:func:`_negative_dot_products`).
+
+    Raises:
+        EngineError: LanceDB's own error.
+    """
+    total = int(opened.count_rows())
+    if not total:
+        return []
+    try:
+        search = opened.search()
+        if where is not None:
+            search = search.where(where)
+        rows: list[dict[str, Any]] = search.select(list(columns)).limit(total).to_list()
+    except Exception as error:
+        raise EngineError(f"lancedb: {error}") from None
+    return [row for row in rows if row[branch.column] is not None]
+
+
 def _negative_dot_products(
     rows: list[dict[str, Any]], branch: NearestNeighborSearch, raw_name: str, *, drop: bool
 ) -> None:
@@ -1191,9 +1271,13 @@ def _negative_dot_products(
     if not rows:
         return
     matrix = np.array([row[branch.column] for row in rows], dtype=np.float64)
-    query = np.array(branch.query_vector, dtype=np.float64)
+    # the query read as Float32, as every store reads it, and the sum taken as the local
+    # engine's kernel takes it (einsum, not BLAS: a fused multiply-add left 1.8e42 of
+    # -3e38·1e20 + 3e38·1e20, where the exact sum of those Float32 products is 0)
+    query = np.array(branch.query_vector, dtype=np.float32).astype(np.float64)
     with np.errstate(over="ignore"):
-        products = (-(matrix @ query)).astype(np.float32) + np.float32(0.0)
+        exact = -np.einsum("ij,ij->i", matrix, np.broadcast_to(query, matrix.shape))
+        products = exact.astype(np.float32) + np.float32(0.0)
     for row, product in zip(rows, products.tolist()):
         row[raw_name] = product
         if drop:
