@@ -35,6 +35,7 @@ from hotdata_retrieval.engines.checks import (
     ValueKind,
     check_key_column,
     check_no_null_type,
+    check_temporal_values_kept,
     checked_keys,
     column_names,
     declared_value_kind,
@@ -719,12 +720,14 @@ def _check_vectors(rows: Any, *, loading: bool = False) -> None:
 
 def _check_keys(rows: Any, key: str, *, loading: bool = False) -> None:
     """Refuse ``rows`` (a ``pyarrow.Table`` of normalized column names) without the key
-    column ``key``, or with keys that name no single row, before anything is sent
-    (``loading``: the table is being made).
+    column ``key``, with keys that name no single row, or with a timestamp or ``date64``
+    value the table would not keep as it is, before anything is sent (``loading``: the
+    table is being made).
 
     Raises:
         EngineError: naming the missing column, or the key and what to do
-            (:func:`~hotdata_retrieval.engines.checks.check_key_column`).
+            (:func:`~hotdata_retrieval.engines.checks.check_key_column`), or the column and
+            the value (:func:`~hotdata_retrieval.engines.checks.check_temporal_values_kept`).
     """
     if key not in rows.column_names:
         raise EngineError(
@@ -738,3 +741,4 @@ def _check_keys(rows: Any, key: str, *, loading: bool = False) -> None:
         timestamp_unit=TIMESTAMP_UNIT,
         store="the Hotdata engine",
     )
+    check_temporal_values_kept(rows, timestamp_unit=TIMESTAMP_UNIT, store="the Hotdata engine")

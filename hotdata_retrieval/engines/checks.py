@@ -561,6 +561,93 @@ def check_key_column(
     )
 
 
+def check_temporal_values_kept(
+    data: Any, *, timestamp_unit: str = "ns", store: str = "the store"
+) -> None:
+    """Every timestamp and ``date64`` value of ``data`` (an Arrow table: the rows a load or
+    an upsert writes; anything else is left to the caller's own type check), in any column,
+    key or not, a list's elements and a dictionary's values included, is one the store
+    keeps as it is: a timestamp is a whole number of ``timestamp_unit`` (an Arrow time unit:
+    the finest ``store``, named so in the message, keeps; nanoseconds, Arrow's finest, for
+    the local engine, LanceDB and the Hotdata engine) and a ``date64`` a whole day (Arrow's
+    specification has it so). A store changed any other value silently: DuckDB and
+    PostgreSQL rounded a nanosecond timestamp to its microsecond, every engine kept a
+    ``date64`` within a day as its day, and SQLite wrote the nanosecond text, after which
+    each read of the table failed. A finer-typed column whose values are whole numbers of
+    the store's unit loads and reads back equal. A key column is checked first by
+    :func:`check_key_column`, whose message says what a rounded key would do.
+
+    Raises:
+        EngineError: naming the column, the first such value (every digit of its unit) and
+            its row, and the store's unit; nothing is written.
+    """
+    import pyarrow as pa
+
+    from hotdata_retrieval.engines._repeated_keys import finer_timestamp, partial_day
+
+    if not isinstance(data, pa.Table):
+        return
+    for position, field in enumerate(data.schema):
+        flat = _temporal_elements(data.column(position))
+        if flat is None:
+            continue
+        values, rows = flat
+        within = partial_day(values)
+        if within is not None:
+            element, moment = within
+            raise EngineError(
+                f"column {field.name!r} holds the date64 {moment!r} in "
+                f"{row_name(rows(element))}, which is not a whole day (Arrow's date64 is one; "
+                "every engine keeps it as its day, so the time of day would be lost); load "
+                "such values as timestamp[ms]; nothing was written"
+            )
+        finer = finer_timestamp(values, timestamp_unit)
+        if finer is None:
+            continue
+        element, text = finer
+        unit = UNIT_NAMES[timestamp_unit]
+        raise EngineError(
+            f"column {field.name!r} holds {text!r} in {row_name(rows(element))}, finer than "
+            f"{store} keeps a timestamp ({unit}): it would be stored as another value; round "
+            f"the values to {unit} (cast the column to timestamp[{timestamp_unit}]); nothing "
+            "was written"
+        )
+
+
+def _temporal_elements(column: Any) -> tuple[Any, Callable[[int], int]] | None:
+    """The timestamp or ``date64`` values of ``column`` (an Arrow chunked array or array)
+    as one flat array, and the row (counted from 0) each position of it is in: the column
+    itself, a dictionary's values by row, or a list's elements (at any depth); ``None`` for
+    a column holding neither."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    parents: list[Any] = []
+    while True:
+        kind = values.type
+        if pa.types.is_dictionary(kind):
+            values = values.dictionary_decode()
+        elif (
+            pa.types.is_list(kind)
+            or pa.types.is_large_list(kind)
+            or pa.types.is_fixed_size_list(kind)
+        ):
+            parents.append(pc.list_parent_indices(values).to_numpy(zero_copy_only=False))
+            values = pc.list_flatten(values)
+        else:
+            break
+    if not (pa.types.is_timestamp(values.type) or pa.types.is_date64(values.type)):
+        return None
+
+    def row(element: int) -> int:
+        for indices in reversed(parents):
+            element = int(indices[element])
+        return element
+
+    return values, row
+
+
 def check_keys_kept(keys: Any, kind: Any, key: str, table: str) -> None:
     """An upsert's ``keys`` (an Arrow array or chunked array) are values the table's key
     column, of Arrow type ``kind``, holds as they are (:func:`key_change`, the check

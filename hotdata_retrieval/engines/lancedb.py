@@ -97,6 +97,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_temporal_values_kept,
     check_values_held,
     check_written_vectors,
     checked_keys,
@@ -451,6 +452,9 @@ class LancedbEngine(RoutesByIndexes):
             check_reserved_columns(columns)
         check_no_null_type(data)
         check_no_nul(data)
+        check_temporal_values_kept(
+            data, timestamp_unit=self.timestamp_unit, store="the LanceDB engine"
+        )
         metric = DistanceMetric.parse(vector_metric).value
         loaded = {
             column: arrow_type_text(data.schema.field(column).type)
@@ -680,6 +684,9 @@ class LancedbEngine(RoutesByIndexes):
         check_keys_kept(keys, opened.schema.field(key).type, key, str(indexes.table))
         held = {field.name: field.type for field in opened.schema}
         check_values_held(rows, held, str(indexes.table))
+        check_temporal_values_kept(
+            rows, timestamp_unit=self.timestamp_unit, store="the LanceDB engine"
+        )
         rows = rows.set_column(columns.index(key), key, positive_zero(keys))  # as at load
         if not rows.num_rows:
             return indexes

@@ -66,6 +66,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_temporal_values_kept,
     check_values_held,
     check_written_vectors,
     checked_keys,
@@ -985,6 +986,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         self.check_integer_range(data)
         if not self.holds_nan:
             check_no_nan(data, self.engine_name)
+        check_temporal_values_kept(data, timestamp_unit=self.timestamp_unit, store=self.store_label)
         metric = DistanceMetric.parse(vector_metric).value
         vectors = [
             StoreColumn(
@@ -1271,6 +1273,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         if loaded is not None:
             check_keys_kept(keys, loaded, key, str(described.name))
         check_values_held(rows, dict(described.loaded_types), str(described.name))
+        check_temporal_values_kept(rows, timestamp_unit=self.timestamp_unit, store=self.store_label)
         rows = _dates_as_loaded(rows, dict(described.loaded_types))
         self._checked_keys(described, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, [vector.name for vector in described.vectors])

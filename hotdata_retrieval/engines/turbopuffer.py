@@ -81,6 +81,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_temporal_values_kept,
     check_written_vectors,
     checked_keys,
     column_names,
@@ -486,6 +487,11 @@ class TurbopufferEngine(RoutesByIndexes):
 
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
     engine_name: ClassVar[str] = _NAME
+    timestamp_unit: ClassVar[str] = "us"
+    """The finest Arrow time unit a ``datetime`` attribute is written and read back in here
+    (its ISO text, read as a UTC ``timestamp[us]``: :func:`_read_type`), so a finer
+    timestamp is refused at load and upsert
+    (:func:`~hotdata_retrieval.engines.checks.check_temporal_values_kept`)."""
     vector_metrics: ClassVar[tuple[str, ...]] = tuple(
         metric.value for metric in TURBOPUFFER_METRICS
     )
@@ -708,6 +714,9 @@ class TurbopufferEngine(RoutesByIndexes):
         check_no_null_type(data)
         check_no_nul(data)
         check_no_nan(data, "turbopuffer")  # its JSON has no NaN
+        check_temporal_values_kept(
+            data, timestamp_unit=self.timestamp_unit, store="the turbopuffer engine"
+        )
         metric = DistanceMetric.parse(vector_metric)
         metric_name = TURBOPUFFER_METRICS.get(metric)
         if metric_name is None:
@@ -938,6 +947,9 @@ class TurbopufferEngine(RoutesByIndexes):
         keys = rows.column(_KEY)
         check_key_column(keys, _KEY)
         _check_ids(keys)
+        check_temporal_values_kept(
+            rows, timestamp_unit=self.timestamp_unit, store="the turbopuffer engine"
+        )
         self._checked_keys(schema, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, schema.vectors())
         for column in schema.vectors():

@@ -21,6 +21,7 @@ from hotdata_retrieval.engines.checks import (
     check_no_nul,
     check_no_null_type,
     check_reserved_columns,
+    check_temporal_values_kept,
     column_names,
     is_vector_type,
     rows_table,
@@ -126,6 +127,7 @@ def prepare(load: TableLoad, embedder: Any) -> Prepared:
     )
     if key is not None:
         _check_key(data, key)
+    check_temporal_values_kept(data, store="the local engine")
     try:
         metric = DistanceMetric.parse(load.vector_metric)
     except PlanError as error:

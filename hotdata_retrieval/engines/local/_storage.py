@@ -19,6 +19,7 @@ from hotdata_retrieval.engines.checks import (
     check_cosine_norms,
     check_key_column,
     check_keys_kept,
+    check_temporal_values_kept,
     check_values_held,
     check_vector_rows_type,
     check_written_vectors,
@@ -274,6 +275,7 @@ def _rows_for(
             ) from None
     written = pa.Table.from_arrays(columns, schema=schema)
     check_key_column(written.column(key), key)
+    check_temporal_values_kept(written, store="the local engine")
     return written
 
 
