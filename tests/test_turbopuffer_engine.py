@@ -5,6 +5,7 @@ pinned by snapshots, and the hits equal the local engine's own search of the sam
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -573,3 +574,22 @@ def test_l2_distances_up_to_the_limit_are_finite_and_exact(fake: FakeTurbopuffer
         far = attrs.evolve(branch, query_vector=[1e19, 0.0])
         with pytest.raises(PlanError, match=r"query vector has the squared norm 1e\+38"):
             engine.search(SearchPlan(source=far, key_column="id", limit=4))
+
+
+def test_a_negative_key_names_no_document_in_reads_and_deletes(
+    fake: FakeTurbopufferApi,
+) -> None:
+    """No document has a negative integer id (a load or upsert refuses one), so a read or
+    delete naming one treats it as an unknown key, as every engine does, and sends it nowhere
+    (the fake, like the service, refuses such an id: the delete failed with a 400)."""
+    rows = pa.table({"id": [1, 2, 3], "body": ["a", "b", "c"]})
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        engine.load_table("docs", rows, text_columns=["body"])
+        assert engine.delete_rows("docs", [-1, 2, -(2**63)]) == 1
+        assert engine.read_rows("docs", [-5, 1, 3]).to_pylist() == [
+            {"id": 1, "body": "a"},
+            {"id": 3, "body": "c"},
+        ]
+        assert engine.delete_rows("docs", [-1]) == 0
+    sent = json.dumps([request.body for request in fake.requests])
+    assert "-1" not in sent and "-5" not in sent

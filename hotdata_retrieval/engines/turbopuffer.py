@@ -886,13 +886,19 @@ class TurbopufferEngine(RoutesByIndexes):
     @staticmethod
     def _checked_keys(schema: _Schema, keys: Any) -> list[Any]:
         """The distinct ``keys`` as values of the namespace's ``id``, by its turbopuffer type
-        (:func:`~hotdata_retrieval.engines.checks.checked_keys`).
+        (:func:`~hotdata_retrieval.engines.checks.checked_keys`), less the negative integers
+        of an ``int`` id, which name no document.
 
         Raises:
             EngineError: a key of another kind than the ids', NULL or NaN.
         """
         declared = schema.types.get(_KEY, "")
-        return checked_keys(keys, _kind(declared), _KEY, declared)
+        checked = checked_keys(keys, _kind(declared), _KEY, declared)
+        if declared != "int":
+            return checked
+        # a negative integer names no document (no load or upsert writes one: _check_ids),
+        # and the service refuses it as an id: it is an unknown key, left out
+        return [key for key in checked if key >= 0]
 
     def upsert_rows(self, name: str, rows: pa.Table, *, create: Any = None) -> TableIndexes:
         """Write ``rows`` (Arrow: ``id`` and any of the namespace's attributes, a missing one
