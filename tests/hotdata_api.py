@@ -467,11 +467,20 @@ class FakeHotdataApi:
 
     def _store(self, table: str, data: pa.Table) -> None:
         """``data`` as the local table ``table``: keyed by its declared key, its BM25
-        indexes on the columns a ``bm25`` index was built on."""
+        indexes on the columns a ``bm25`` index was built on. The server keeps vectors of
+        any norm, where the local engine refuses at load, under cosine, one whose squared
+        norm no Float32 holds: the local table is loaded for ``l2``, which takes them (the
+        statements the fake runs name their distance function)."""
         key = (self._declared.get(table) or [None])[0]
         if key is None and table in self.engine.tables:
             key = self.engine.tables[table].key_column
-        self.engine.load_table(table, data, key_column=key, text_columns=self._bm25_columns(table))
+        self.engine.load_table(
+            table,
+            data,
+            key_column=key,
+            text_columns=self._bm25_columns(table),
+            vector_metric="l2",
+        )
 
     def _declare_table(self, database_id: str, schema: str, body: Any) -> dict[str, Any]:
         self._database(database_id)
@@ -588,7 +597,11 @@ class FakeHotdataApi:
         if self.engine.tables[table].key_column != key[0]:
             # the local table is keyed otherwise: key it by the load's key
             self.engine.load_table(
-                table, current, key_column=key[0], text_columns=self._bm25_columns(table)
+                table,
+                current,
+                key_column=key[0],
+                text_columns=self._bm25_columns(table),
+                vector_metric="l2",
             )
         keys = data.column(key[0]).to_pylist()
         if mode == "delete":

@@ -33,6 +33,7 @@ from hotdata_retrieval.compile.compiler import table_reference
 from hotdata_retrieval.compile.statements import CastText, select_keyed_rows, select_page
 from hotdata_retrieval.engines.checks import (
     ValueKind,
+    check_cosine_norms,
     check_key_column,
     check_no_null_type,
     check_temporal_values_kept,
@@ -639,6 +640,8 @@ class ManagedTableRows:
             position = data.schema.get_field_index(column)
             values = data.column(column).cast(pa.list_(pa.float32()))
             data = data.set_column(position, column, values)
+        for column in vector_columns_of(data):  # before the table is declared: none is left
+            check_cosine_norms(data, column, create.vector_metric)
         self._call(
             lambda: self._client.add_managed_table(
                 self._database, table.name, schema=table.schema, key=[key]
