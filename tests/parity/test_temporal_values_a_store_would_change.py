@@ -191,8 +191,6 @@ def test_a_document_store_keeps_a_metadata_moment_to_the_microsecond(engine: Any
     """``DocumentStore.add`` writes a timestamp filter column's metadata through the
     engine's upsert (the check included): a moment a microsecond past a second, the finest
     its ISO text names, is kept on every store and reads back equal."""
-    if engine.parity_name == "hotdata":
-        return  # its filter columns are text to the engine (docs/plans.md)
     table = fresh_table("temporal_documents")
     store = DocumentStore(engine, table, filter_columns={"at": "timestamp[us]"})
     written = Case(pa.timestamp("us"), [BASE // 1000 + 1])
