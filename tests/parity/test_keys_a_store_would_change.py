@@ -11,7 +11,8 @@ seen before: DuckDB and PostgreSQL kept two rows under one timestamp key a nanos
 failed, a ``time64`` key was refused as "NULL or a value twice", LanceDB's upsert of ``0.0``
 added a row beside the key ``-0.0``, SQLite's upsert of a zoned timestamp key failed on its
 own unique index, and turbopuffer's fake API failed on a timestamp document id (the service
-takes integers, UUIDs and strings only).
+takes integers, UUIDs and strings only). A timestamp key in another zone than its column's
+(or none) names its instant, a zone-less one read as UTC, on every engine alike.
 
 The reference is Python's own view of the keys: the integers Arrow holds a timestamp or a
 time of day as (Python's ``datetime`` has no nanoseconds), floats by ``==`` (``-0.0`` is
@@ -526,3 +527,97 @@ def test_an_upsert_value_its_non_key_column_cannot_hold_is_refused(
     with pytest.raises(HotdataRetrievalError, match=r"'level'"):
         engine.upsert_rows(name, rows)
     assert _sorted_rows(engine.read_table(name, ["id", "level"])) == _sorted_rows(before)
+
+
+def _zone_probes() -> dict[str, tuple[pa.DataType, Any]]:
+    """A key column's Arrow type and a key naming one of its instants in another spelling
+    (another offset or zone, naive for a zoned column, aware for a naive one, pandas'), or,
+    for the ``wall clock`` probes, the loaded value's wall-clock time in another offset: an
+    instant the table does not hold."""
+    import datetime
+
+    import pandas as pd
+
+    utc = datetime.timezone.utc
+    plus_two = datetime.timezone(datetime.timedelta(hours=2))
+    moment = datetime.datetime(2020, 1, 2, 3, 4, 5)
+    aware = moment.replace(tzinfo=utc)
+    return {
+        "UTC column, naive key": (pa.timestamp("us", "UTC"), moment),
+        "UTC column, key at +02:00": (pa.timestamp("us", "UTC"), aware.astimezone(plus_two)),
+        "Paris column, naive key": (pa.timestamp("ms", "Europe/Paris"), moment),
+        "Paris column, key at -05:00": (
+            pa.timestamp("ms", "Europe/Paris"),
+            aware.astimezone(datetime.timezone(datetime.timedelta(hours=-5))),
+        ),
+        "nanosecond UTC column, pandas key at +02:00": (
+            pa.timestamp("ns", "UTC"),
+            pd.Timestamp(aware).tz_convert("+02:00"),
+        ),
+        "naive column, key at +02:00": (pa.timestamp("us"), aware.astimezone(plus_two)),
+        "naive column, UTC key": (pa.timestamp("s"), aware),
+        "naive column, wall clock at +02:00": (pa.timestamp("us"), moment.replace(tzinfo=plus_two)),
+        "UTC column, wall clock at +02:00": (
+            pa.timestamp("us", "UTC"),
+            moment.replace(tzinfo=plus_two),
+        ),
+    }
+
+
+ZONE_PROBES = _zone_probes()
+
+
+def _instant_nanoseconds(value: Any) -> int:
+    """The reference: pandas' nanoseconds of the instant ``value`` names, one without a zone
+    taken as UTC (as filters take a timestamp literal: docs/plans.md)."""
+    import pandas as pd
+
+    moment = pd.Timestamp(value)
+    if moment.tzinfo is None:
+        moment = moment.tz_localize("UTC")
+    return int(moment.value)
+
+
+@pytest.mark.parametrize("probe_name", sorted(ZONE_PROBES))
+def test_a_key_in_another_zone_names_its_instant(engine: Any, probe_name: str) -> None:
+    """A timestamp key names an instant on every engine, in reads, deletes and upserts
+    alike, whatever zone the key column or the key holds: an aware key is its instant, and
+    a key or a column without a zone is read as UTC, as a filter's timestamp literal is. A
+    key naming another instant (the loaded wall-clock time in another offset) finds no row,
+    deletes none and is added by an upsert. The reference is pandas' instants."""
+    import datetime
+
+    if engine.parity_name in ("turbopuffer", "hotdata"):
+        return  # no timestamp keys (turbopuffer's ids), or temporal values read as text
+    kind, probe = ZONE_PROBES[probe_name]
+    loaded = [
+        datetime.datetime(2020, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
+        datetime.datetime(2021, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc),
+    ]
+    keys = pa.array(loaded, pa.timestamp("us", "UTC")).cast(kind)  # naive: the UTC clock
+    present = sum(
+        _instant_nanoseconds(key) == _instant_nanoseconds(probe) for key in keys.to_pylist()
+    )
+    instants = sorted(_instant_nanoseconds(key) for key in keys.to_pylist())
+
+    def fresh() -> str:
+        name = fresh_table("zoned_keys")
+        _load(engine, name, pa.table({"id": keys, "body": ["a b", "c d"]}))
+        return name
+
+    def read_instants(name: str) -> list[int]:
+        column = engine.read_table(name, ["id"]).column("id")
+        return sorted(_instant_nanoseconds(value) for value in column.to_pylist())
+
+    name = fresh()
+    assert engine.read_rows(name, [probe], ["id"]).num_rows == present
+    assert engine.delete_rows(name, [probe]) == present
+    assert engine.read_table(name, ["id"]).num_rows == len(loaded) - present
+    name = fresh()
+    given = pa.array([probe])  # Arrow's type of it: its own zone, or none
+    engine.upsert_rows(name, pa.table({"id": given, "body": ["replaced"]}))
+    expected = sorted({*instants, _instant_nanoseconds(probe)})
+    assert read_instants(name) == expected
+    bodies = engine.read_table(name, ["body"]).column("body").to_pylist()
+    assert bodies.count("replaced") == 1
+    assert len(bodies) == len(expected)
