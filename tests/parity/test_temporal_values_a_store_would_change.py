@@ -187,6 +187,29 @@ def test_a_value_the_store_would_change_is_refused_at_upsert(engine: Any, offset
     assert _read_nanoseconds(read.column("at")) == expected
 
 
+def test_a_list_element_the_store_would_change_is_refused(engine: Any) -> None:
+    """A list of timestamps is checked element by element: one a nanosecond past a second,
+    in the list of the second row, is refused naming it and that row where the store keeps
+    no nanoseconds (DuckDB and PostgreSQL rounded it), and loads and reads back equal
+    where it does."""
+    import pandas as pd
+
+    name = fresh_table("temporal_lists")
+    elements = [[BASE], [BASE + 10**9, BASE + 1]]
+    kind = pa.list_(pa.timestamp("ns"))
+    values = pa.array(elements, pa.list_(pa.int64())).cast(kind)
+    data = pa.table({"id": [1, 2], "body": ["a b", "c d"], "at": values})
+    if STORE_UNITS[engine.parity_name] != "ns":
+        changed = str(pa.array([BASE + 1], pa.int64()).view(pa.timestamp("ns"))[0])
+        with pytest.raises(EngineError, match=rf"column 'at' holds '{changed}' in row 2\b"):
+            _load(engine, name, data)
+        assert name not in engine.tables
+        return
+    _load(engine, name, data)
+    read = engine.read_table(name, ["id", "at"]).sort_by("id").column("at").to_pylist()
+    assert [[int(pd.Timestamp(value).value) for value in row] for row in read] == elements
+
+
 def test_a_document_store_keeps_a_metadata_moment_to_the_microsecond(engine: Any) -> None:
     """``DocumentStore.add`` writes a timestamp filter column's metadata through the
     engine's upsert (the check included): a moment a microsecond past a second, the finest
