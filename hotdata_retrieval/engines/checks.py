@@ -588,7 +588,7 @@ def check_temporal_values_kept(
     if not isinstance(data, pa.Table):
         return
     for position, field in enumerate(data.schema):
-        flat = _temporal_elements(data.column(position))
+        flat = _temporal_elements(data.column(position), timestamp_unit)
         if flat is None:
             continue
         values, rows = flat
@@ -614,31 +614,35 @@ def check_temporal_values_kept(
         )
 
 
-def _temporal_elements(column: Any) -> tuple[Any, Callable[[int], int]] | None:
+def _temporal_elements(column: Any, unit: str) -> tuple[Any, Callable[[int], int]] | None:
     """The timestamp or ``date64`` values of ``column`` (an Arrow chunked array or array)
     as one flat array, and the row (counted from 0) each position of it is in: the column
     itself, a dictionary's values by row, or a list's elements (at any depth); ``None`` for
-    a column holding neither."""
+    a column holding neither, or timestamps no finer than ``unit`` (an Arrow time unit),
+    which every store keeps as they are."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from hotdata_retrieval.engines._repeated_keys import UNITS_PER_SECOND
+
+    inner = column.type
+    while pa.types.is_dictionary(inner) or _is_list_type(inner):
+        inner = inner.value_type
+    if not (pa.types.is_timestamp(inner) or pa.types.is_date64(inner)):
+        return None  # read by its type alone: a vector or text column is not copied
+    if pa.types.is_timestamp(inner) and UNITS_PER_SECOND[inner.unit] <= UNITS_PER_SECOND[unit]:
+        return None
     values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     parents: list[Any] = []
     while True:
         kind = values.type
         if pa.types.is_dictionary(kind):
             values = values.dictionary_decode()
-        elif (
-            pa.types.is_list(kind)
-            or pa.types.is_large_list(kind)
-            or pa.types.is_fixed_size_list(kind)
-        ):
+        elif _is_list_type(kind):
             parents.append(pc.list_parent_indices(values).to_numpy(zero_copy_only=False))
             values = pc.list_flatten(values)
         else:
             break
-    if not (pa.types.is_timestamp(values.type) or pa.types.is_date64(values.type)):
-        return None
 
     def row(element: int) -> int:
         for indices in reversed(parents):
@@ -646,6 +650,15 @@ def _temporal_elements(column: Any) -> tuple[Any, Callable[[int], int]] | None:
         return element
 
     return values, row
+
+
+def _is_list_type(kind: Any) -> bool:
+    """Whether Arrow type ``kind`` is a list, a large list or a fixed-size list."""
+    import pyarrow as pa
+
+    return bool(
+        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    )
 
 
 def check_keys_kept(keys: Any, kind: Any, key: str, table: str) -> None:
