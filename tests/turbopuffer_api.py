@@ -141,6 +141,14 @@ def _datetime(value: Any) -> datetime.datetime:
         raise _ApiError(400, f"invalid datetime {value!r}: no such date or time") from None
 
 
+def _stored_datetime(value: Any) -> datetime.datetime:
+    """A written ``datetime`` value (:func:`_datetime`) as the service keeps it: "a 64-bit
+    integer representing milliseconds since the epoch" (https://turbopuffer.com/docs/schema),
+    a finer fraction cut off."""
+    moment = _datetime(value)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
 def _operand(declared: str | None, operand: Any) -> Any:
     """A filter operand against an attribute of type ``declared``: a ``datetime`` one's text
     (an ``In`` list's, a ``[]datetime`` one's elements) read as :func:`_datetime` reads it,
@@ -506,10 +514,10 @@ class FakeTurbopufferApi:
                 # the client sends a vector as base64 little-endian float32 (lib/vector.py)
                 values = [_vector(value) for value in values]
             if pa.types.is_timestamp(field.type):
-                values = [None if v is None else _datetime(v) for v in values]
+                values = [None if v is None else _stored_datetime(v) for v in values]
             elif pa.types.is_list(field.type) and pa.types.is_timestamp(field.type.value_type):
                 values = [
-                    None if v is None else [None if t is None else _datetime(t) for t in v]
+                    None if v is None else [None if t is None else _stored_datetime(t) for t in v]
                     for v in values
                 ]
             arrays.append(pa.array(values, field.type))

@@ -487,11 +487,12 @@ class TurbopufferEngine(RoutesByIndexes):
 
     routing_policy: ClassVar[RoutingPolicy] = LOCAL_ROUTING
     engine_name: ClassVar[str] = _NAME
-    timestamp_unit: ClassVar[str] = "us"
-    """The finest Arrow time unit a ``datetime`` attribute is written and read back in here
-    (its ISO text, read as a UTC ``timestamp[us]``: :func:`_read_type`), so a finer
-    timestamp is refused at load and upsert
-    (:func:`~hotdata_retrieval.engines.checks.check_temporal_values_kept`)."""
+    timestamp_unit: ClassVar[str] = "ms"
+    """The finest Arrow time unit a ``datetime`` attribute keeps: turbopuffer stores one as
+    "a 64-bit integer representing milliseconds since the epoch"
+    (https://turbopuffer.com/docs/schema), so a finer timestamp is refused at load and upsert
+    (:func:`~hotdata_retrieval.engines.checks.check_temporal_values_kept`) rather than cut;
+    it reads back as a UTC ``timestamp[us]`` (:func:`_read_type`)."""
     vector_metrics: ClassVar[tuple[str, ...]] = tuple(
         metric.value for metric in TURBOPUFFER_METRICS
     )

@@ -64,7 +64,7 @@ def _columns() -> dict[str, list[Any]]:
     moments = [
         None
         if key % 6 == 0
-        else datetime.datetime(2024, 1, 1, 9) + datetime.timedelta(hours=key * 7, microseconds=key)
+        else datetime.datetime(2024, 1, 1, 9) + datetime.timedelta(hours=key * 7, milliseconds=key)
         for key in keys
     ]
     vectors = generator.standard_normal((ROWS, 4)).astype(np.float32)
@@ -129,7 +129,7 @@ FILTERS: dict[str, Predicate] = {
         ),
     ),
     "timestamp to the microsecond": Comparison(
-        column="at", operator=">", value=datetime.datetime(2024, 1, 1, 16, 0, 0, 1)
+        column="at", operator=">", value=datetime.datetime(2024, 1, 1, 16, 0, 0, 999)
     ),
     "timestamp from ISO text": Comparison(column="at", operator=">", value="2024-01-06 12:00:00"),
     "timestamp from ISO text with T": Comparison(
