@@ -514,6 +514,54 @@ def test_timestamps_and_dates_are_sent_as_rfc_3339_in_utc(
     assert all(_RFC3339_UTC.fullmatch(text) for text in sent), sent
 
 
+@pytest.mark.parametrize("operator", ["<", "<=", "=", "!=", ">=", ">"])
+@pytest.mark.parametrize("offset", [-1, 0, 1, 999])
+def test_a_literal_finer_than_milliseconds_is_sent_on_their_grid(
+    fake: FakeTurbopufferApi, operator: str, offset: int
+) -> None:
+    """A ``datetime`` attribute keeps milliseconds (https://turbopuffer.com/docs/schema) and
+    the service's comparison of a finer literal with one is not documented, so a literal
+    between two milliseconds is sent as the exactly equivalent comparison on their grid: the
+    hits are Python's comparison of the rows' instants with the literal as written, and
+    every instant sent is a whole millisecond."""
+    base = datetime.datetime(2026, 3, 1, 12, 0, 0)
+    moments = [base + datetime.timedelta(milliseconds=key) for key in range(6)]
+    literal = moments[2] + datetime.timedelta(microseconds=offset)
+    rows = pa.table(
+        {
+            "id": list(range(1, 7)),
+            "body": ["disk full"] * 6,
+            "at": pa.array(moments, pa.timestamp("ms")),
+        }
+    )
+    compare = {
+        "<": lambda a, b: a < b,
+        "<=": lambda a, b: a <= b,
+        "=": lambda a, b: a == b,
+        "!=": lambda a, b: a != b,
+        ">=": lambda a, b: a >= b,
+        ">": lambda a, b: a > b,
+    }[operator]
+    with TurbopufferEngine(api_key=fake.api_key, base_url=fake.url) as engine:
+        engine.load_table("docs", rows, text_columns=["body"])
+        plan = SearchPlan(
+            source=Bm25Search(table="docs", column="body", query_text="disk"),
+            filter=Comparison(column="at", operator=operator, value=literal),
+            key_column="id",
+            limit=10,
+        )
+        keys = sorted(engine.search(plan).keys)
+    assert keys == [key for key, moment in zip(range(1, 7), moments) if compare(moment, literal)]
+    sent = [
+        text
+        for body in fake.bodies("POST", "/namespaces/docs/query")
+        for query in body.get("queries", [body])
+        for text in _datetime_texts(query.get("filters"), {"at"})
+    ]
+    instants = [datetime.datetime.fromisoformat(text.replace("Z", "+00:00")) for text in sent]
+    assert all(instant.microsecond % 1000 == 0 for instant in instants), sent
+
+
 def _l2_rows(*vectors: list[float]) -> pa.Table:
     return pa.table(
         {

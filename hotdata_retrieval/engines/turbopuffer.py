@@ -1072,7 +1072,11 @@ class TurbopufferEngine(RoutesByIndexes):
         unsigned = frozenset(name for name, declared in schema.types.items() if declared == "uint")
         # turbopuffer's one floating-point attribute type is 64-bit
         floats = frozenset(name for name, declared in schema.types.items() if declared == "float")
-        facts = ColumnFacts(unsigned=unsigned, float64=floats)
+        # a datetime attribute keeps milliseconds, and how the service compares a finer
+        # literal with one is not documented: the literal is folded onto its milliseconds
+        # (the exactly equivalent comparison), so none is sent
+        moments = {name: 1000 for name, declared in schema.types.items() if declared == "datetime"}
+        facts = ColumnFacts(unsigned=unsigned, float64=floats, coarse_timestamps=moments)
         executed = executed_plan(plan, kinds, facts)
         if executed.filter is not None:
             executed = attrs.evolve(
