@@ -167,9 +167,25 @@ def test_only_a_list_of_floats_is_a_vector_column_on_the_local_engine(
         ("Dictionary(Int32, Utf8)", ValueKind.TEXT),
         ("Dictionary(UInt16, Int64)", ValueKind.INTEGER),
         ("List(Int64)", ValueKind.LIST),
-        ('List(Field { name: "item", data_type: Float32, nullable: true })', ValueKind.LIST),
+        # a list of floating-point numbers is a vector whatever its lengths, as on every
+        # engine (is_vector_type, DuckDB's DOUBLE[]); one of structs holding floats is not
+        ('List(Field { name: "item", data_type: Float32, nullable: true })', ValueKind.VECTOR),
+        ("List(Float64)", ValueKind.VECTOR),
+        ("LargeList(Float16)", ValueKind.VECTOR),
         ("FixedSizeList(384 x Float32)", ValueKind.VECTOR),
+        (
+            'FixedSizeList(Field { name: "item", data_type: Float32, nullable: true }, 3)',
+            ValueKind.VECTOR,
+        ),
         ("FixedSizeList(4 x Int32)", ValueKind.LIST),
+        ('List(Struct("a": Float64))', ValueKind.LIST),
+        ('FixedSizeList(2 x Struct("a": Float32))', ValueKind.LIST),
+        (
+            'List(Field { name: "item", data_type: Struct([Field { name: "f", '
+            "data_type: Float32 }]) })",
+            ValueKind.LIST,
+        ),
+        ("List(Utf8)", ValueKind.LIST),
         ('Struct("a": Int64, "b": Utf8)', ValueKind.OTHER),
         ('Map(Field { name: "entries", data_type: Struct(...) }, false)', ValueKind.OTHER),
         # DuckDB's nested types

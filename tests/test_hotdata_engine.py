@@ -585,3 +585,28 @@ def test_a_profile_must_write_the_hotdata_dialect(fake: FakeHotdataApi) -> None:
         engine = HotdataEngine(client, database, profile="hotdata")
         plan = SearchPlan(source=Bm25Search(table="tickets", column="body", query_text="login"))
         assert engine.search(plan).sql == to_sql(executed_plan(plan))
+
+
+def test_a_list_test_of_a_vector_column_is_refused_as_on_the_local_engine(
+    fake: FakeHotdataApi, engine: HotdataEngine, local: LocalEngine
+) -> None:
+    """A column the API lists as ``List(Float32)`` (a list of floating-point numbers of any
+    lengths) is a vector column, as Arrow's type is on every engine (``is_vector_type``):
+    ``contains_any`` over it is refused by the local engine and by the Hotdata engine alike,
+    with the same message and before any statement is sent (before, the Hotdata engine read
+    the listed name as a plain list and sent the filter)."""
+    from hotdata_retrieval.plan.filters import ContainsAny
+
+    plan = SearchPlan(
+        source=Bm25Search(table="tickets", column="body", query_text="login"),
+        filter=ContainsAny(column="embedding", values=[0.5]),
+        key_column="id",
+        limit=3,
+    )
+    with pytest.raises(PlanError) as on_local:
+        local.search(plan)
+    with fake.counting() as counts, pytest.raises(PlanError) as on_hotdata:
+        engine.search(plan)
+    assert "POST /v1/query" not in counts, counts
+    assert str(on_hotdata.value) == str(on_local.value)
+    assert "holds vector values" in str(on_local.value)

@@ -174,6 +174,12 @@ _DECLARED_TEXT = ("CHAR", "TEXT", "CLOB", "STRING", "UTF8")  # Utf8: Arrow's, as
 _DECLARED_NUMBER = ("REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL")
 _ARROW_LISTS = ("LIST(", "LARGELIST(", "FIXEDSIZELIST(", "LISTVIEW(", "LARGELISTVIEW(")
 _ARROW_OTHER = ("STRUCT(", "MAP(", "UNION(", "RUNENDENCODED(")
+_ARROW_FLOAT_ELEMENTS = re.compile(
+    r"[A-Z]*LIST[A-Z]*\((?:\d+ X |FIELD \{[^{}]*?DATA_TYPE: )?FLOAT(?:16|32|64)\b"
+)
+"""An Arrow list type's name (upper-cased) whose elements are floating-point numbers, as
+Arrow's Rust crate displays it: ``List(Float32)``, ``FixedSizeList(384 x Float32)``, or with
+the element's field, ``List(Field { name: "item", data_type: Float32, ... })``."""
 
 
 def declared_value_kind(declared: str | None) -> ValueKind:
@@ -192,9 +198,8 @@ def declared_value_kind(declared: str | None) -> ValueKind:
     if name.startswith("DICTIONARY(") and "," in name:  # Arrow's Dictionary(Int32, Utf8)
         return declared_value_kind(name[len("DICTIONARY(") :].split(",", 1)[1].strip()[:-1])
     if name.startswith(_ARROW_LISTS):  # Arrow's List(Int64), FixedSizeList(384 x Float32)
-        if name.startswith("FIXEDSIZELIST(") and any(part in name for part in ("FLOA", "DOUB")):
-            return ValueKind.VECTOR
-        return ValueKind.LIST
+        # a list of floating-point numbers is a vector, whatever its lengths (is_vector_type)
+        return ValueKind.VECTOR if _ARROW_FLOAT_ELEMENTS.match(name) else ValueKind.LIST
     if name.startswith(_ARROW_OTHER):  # Struct(...), Map(...): fields, not one value
         return ValueKind.OTHER
     if name == "ARRAY":  # PostgreSQL's information_schema name of every array type
