@@ -323,3 +323,55 @@ def test_a_column_named_like_the_row_numbers_is_refused(engine: PostgresEngine) 
         engine.load_table("numbered", data, key_column="id", text_columns=["body"])
     engine.load_table("numbered", data, key_column="id")  # no text index: an ordinary column
     assert engine.describe("numbered").columns == ("id", "body", "hdq__row")
+
+
+def test_the_largest_norm_bounds_a_dot_search_after_each_change(engine: PostgresEngine) -> None:
+    """pgvector sums ``<#>`` in Float32, so a dot search whose query's norm times the
+    column's largest norm is past half of Float32's largest number is refused: the catalog's
+    largest norm is raised by an upsert and left by a delete (an upper bound), and a table
+    loaded before it was recorded has its column read. The bound is computed here from the
+    rows, apart from the library."""
+    from hotdata_retrieval.compile.statements import catalog_delete
+    from hotdata_retrieval.engines.store import LARGEST_NORM_ROLE
+    from hotdata_retrieval.errors import PlanError
+
+    vector_type = pa.list_(pa.float32(), 2)
+    small = pa.table({"id": [1, 2], "v": pa.array([[1.0, 0.0], [0.0, 1.0]], vector_type)})
+    large = pa.table({"id": [3], "v": pa.array([[-3e38, 3e38]], vector_type)})
+    query = [1e38, 0.0]
+    bound = float(np.finfo(np.float32).max) / 2
+
+    def fits(rows: list[list[float]]) -> bool:
+        norms = np.linalg.norm(np.array(rows, dtype=np.float32).astype(np.float64), axis=1)
+        return float(norms.max()) * float(np.linalg.norm(query)) <= bound
+
+    plan = SearchPlan(
+        source=NearestNeighborSearch(
+            table="dot_norms", column="v", query_vector=query, metric="dot"
+        ),
+        key_column="id",
+    )
+    refused = r"query_vector \(norm 1e\+38\) .* vector column 'v' .* sums the products in Float32"
+    engine.load_table("dot_norms", small, key_column="id", vector_metric="dot")
+    assert fits(small.column("v").to_pylist())
+    assert engine.search(plan).keys == [1, 2]
+    engine.upsert_rows("dot_norms", large)
+    assert not fits([*small.column("v").to_pylist(), *large.column("v").to_pylist()])
+    with pytest.raises(PlanError, match=refused):
+        engine.search(plan)
+    engine.delete_rows("dot_norms", [3])
+    with pytest.raises(PlanError, match=refused):  # the bound a delete leaves
+        engine.check_plan(plan)
+    engine.load_table("dot_norms", small, key_column="id", vector_metric="dot")
+    assert engine.search(plan).keys == [1, 2]
+
+    def forgotten(rows: pa.Table) -> None:  # as a table an earlier release loaded
+        engine.load_table("dot_norms", rows, key_column="id", vector_metric="dot")
+        engine._execute(catalog_delete(engine.profile, "public", "dot_norms", LARGEST_NORM_ROLE))
+        assert engine.describe("dot_norms").vectors[0].largest_norm is None
+
+    forgotten(small)
+    assert engine.search(plan).keys == [1, 2]
+    forgotten(pa.concat_tables([small, large]))
+    with pytest.raises(PlanError, match=refused):
+        engine.search(plan)

@@ -16,6 +16,12 @@ version, so they compute it from all of them (the local engine's catalog entry, 
 schema metadata); SQLite, DuckDB and PostgreSQL change rows in place, so their catalog row is
 changed with the rows, in the same transaction, from the rows written and the keys removed
 (:meth:`OutsideNorms.after_change`).
+
+Beside it each version records every vector column's largest norm (:func:`largest_norm`;
+SQLite, DuckDB and PostgreSQL raise it with each upsert and leave it on a delete, an upper
+bound): a store summing a dot product in Float32 (pgvector's ``<#>``, LanceDB's ``dot``)
+overflows past :data:`DOT_PRODUCTS_BOUND` (:func:`dot_products_fit`), where LanceDB ranks on
+the client and PostgreSQL refuses the query (:func:`check_dot_search`).
 """
 
 from __future__ import annotations
@@ -30,7 +36,11 @@ from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.errors import row_name
 from hotdata_retrieval.plan.names import TableName
 from hotdata_retrieval.plan.search import DistanceMetric, NearestNeighborSearch, SearchPlan
-from hotdata_retrieval.plan.values import COSINE_SQUARED_NORMS, float32_squared_norms
+from hotdata_retrieval.plan.values import (
+    COSINE_SQUARED_NORMS,
+    FLOAT32_MAX,
+    float32_squared_norms,
+)
 
 KEPT_ROWS = 16
 """The most rows of one column :class:`OutsideNorms` names: a message needs one, and a record
@@ -254,3 +264,92 @@ def check_cosine_search(
                 f"{metric}, the metric it was loaded with, or divide that vector by its norm "
                 "and write it again"
             )
+
+
+def largest_norm(values: Any) -> float:
+    """The largest norm of the vectors of ``values`` (a vector column: a ``pyarrow`` array
+    or chunked array of lists of numbers within Float32's range), in float64 of their
+    Float32 components (:func:`~hotdata_retrieval.plan.values.float32_squared_norms`); 0.0
+    with no vector. Read :data:`CHECKED_ROWS` rows at a time."""
+    import math
+
+    import numpy as np
+    import pyarrow.compute as pc
+
+    largest = 0.0
+    for start in range(0, len(values), CHECKED_ROWS):
+        chunk = values.slice(start, CHECKED_ROWS)
+        if hasattr(chunk, "combine_chunks"):
+            chunk = chunk.combine_chunks()
+        rows = np.flatnonzero(np.asarray(chunk.is_valid().to_numpy(zero_copy_only=False)))
+        if rows.size:
+            components = pc.list_flatten(chunk.take(rows)).to_numpy(zero_copy_only=False)
+            squared = float32_squared_norms(components.reshape(rows.size, -1))
+            largest = max(largest, float(squared.max()))
+    return math.sqrt(largest)
+
+
+DOT_PRODUCTS_BOUND = FLOAT32_MAX / 2
+"""The most a column's largest norm times a query's norm may be for a store that sums a dot
+product in Float32 (pgvector's ``<#>``, LanceDB's ``dot``) to sum it without overflow: each
+partial sum of ``a·q`` is at most ``|a| |q|`` (Cauchy-Schwarz), and half of Float32's
+largest number leaves room for the rounding of the sum."""
+
+
+def dot_products_fit(largest: float | None, query_vector: Any) -> bool:
+    """Whether every Float32 partial sum of the dot product of ``query_vector`` (numbers)
+    with the vectors of a column whose largest norm is ``largest`` (:func:`largest_norm`;
+    ``None``: not known) stays within Float32: ``largest`` times the query's norm at most
+    :data:`DOT_PRODUCTS_BOUND`. ``False`` for a ``largest`` not known.
+
+    >>> dot_products_fit(1.0, [1e38, 0.0]), dot_products_fit(3.0, [1e38, 0.0])
+    (True, False)
+    """
+    import math
+
+    if largest is None:
+        return False
+    query = math.sqrt(float(float32_squared_norms([list(query_vector)])[0]))
+    return largest * query <= DOT_PRODUCTS_BOUND
+
+
+def check_dot_search(
+    plan: SearchPlan, table: TableName, largest: Callable[[str], float | None], store: str
+) -> None:
+    """Refuse ``plan`` when one of its dot nearest-neighbour branches searches a vector
+    column of ``table`` whose products with its query vector a store summing them in Float32
+    can overflow (:func:`dot_products_fit`).
+
+    Args:
+        plan: the plan, checked against ``table`` (one of its tables).
+        table: the table.
+        largest: the largest norm of a column of ``table`` (:func:`largest_norm`), as its
+            record keeps it or its rows read now give it; ``None`` for no vector column
+            (other checks name it).
+        store: the store and why it overflows, for the message.
+
+    Raises:
+        PlanError: naming the query vector, the column, the bound and the store.
+    """
+    from hotdata_retrieval.errors import PlanError
+
+    for branch in plan.branches:
+        if not (
+            isinstance(branch, NearestNeighborSearch)
+            and branch.metric is DistanceMetric.DOT
+            and table in branch.table.members
+        ):
+            continue
+        norm = largest(branch.column)
+        if norm is None or dot_products_fit(norm, branch.query_vector):
+            continue
+        query = float(float32_squared_norms([list(branch.query_vector)])[0]) ** 0.5
+        raise PlanError(
+            f"query_vector (norm {query:.6g}) times the largest norm of vector column "
+            f"'{branch.column}' of table '{table}' ({norm:.6g}) is past {DOT_PRODUCTS_BOUND:.6g} "
+            f"(half of Float32's largest number): {store}, so a dot product of it can overflow "
+            "(inf - inf is NaN, a partial sum past Float32 is infinite) and rank a row wrong; "
+            "scale the query vector down",
+            field="query_vector",
+            value=branch.query_vector,
+        )

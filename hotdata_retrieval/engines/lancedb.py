@@ -80,6 +80,8 @@ from hotdata_retrieval.engines._repeated_keys import key_in, positive_zero
 from hotdata_retrieval.engines._vector_norms import (
     OutsideNorms,
     check_cosine_search,
+    dot_products_fit,
+    largest_norm,
     outside_norms,
     recorded_norms,
 )
@@ -104,7 +106,6 @@ from hotdata_retrieval.engines.checks import (
     column_names,
     missing_table_error,
     null_vectors_as_lists,
-    record_batches,
     rows_table,
     table_load,
     with_typed_values,
@@ -140,7 +141,6 @@ from hotdata_retrieval.plan.search import (
     SearchPlan,
     debug_columns,
 )
-from hotdata_retrieval.plan.values import FLOAT32_MAX, float32_squared_norms
 from hotdata_retrieval.routing import LOCAL_ROUTING, RoutingPolicy
 
 if TYPE_CHECKING:
@@ -491,7 +491,9 @@ class LancedbEngine(RoutesByIndexes):
             for column in _vector_fields(data.schema)
         }
         metadata[_NORMS_METADATA] = json.dumps(norms).encode()
-        largest = {column: _largest_norm(data, column) for column in _vector_fields(data.schema)}
+        largest = {
+            column: largest_norm(data.column(column)) for column in _vector_fields(data.schema)
+        }
         metadata[_LARGEST_NORMS_METADATA] = json.dumps(largest).encode()
         data = data.replace_schema_metadata(metadata)
         try:
@@ -1192,43 +1194,20 @@ def _vector_fields(schema: Any) -> list[str]:
     ]
 
 
-def _largest_norm(data: Any, column: str) -> float:
-    """The largest norm of the vectors of ``column`` of ``data`` (a ``pyarrow.Table``), in
-    float64 of their Float32 components; 0.0 with no vector. Read
-    :data:`~hotdata_retrieval.engines.checks.LOAD_BATCH_ROWS` rows at a time."""
-    import math
-
-    import numpy as np
-    import pyarrow.compute as pc
-
-    largest = 0.0
-    for batch in record_batches(data.select([column])):
-        vectors = batch.column(0)
-        valid = np.flatnonzero(np.asarray(vectors.is_valid().to_numpy(zero_copy_only=False)))
-        if valid.size:
-            components = pc.list_flatten(vectors.take(valid)).to_numpy(zero_copy_only=False)
-            squared = float32_squared_norms(components.reshape(valid.size, -1))
-            largest = max(largest, float(squared.max()))
-    return math.sqrt(largest)
-
-
 def _products_fit(opened: Any, branch: NearestNeighborSearch) -> bool:
     """Whether LanceDB's dot products of ``branch``'s query with every row of ``opened``
-    stay within Float32, so its ``1 - a·b`` orders the rows as their products do: each
-    partial sum of ``a·q`` is at most ``|a| |q|`` (Cauchy-Schwarz), so the table's largest
-    norm (:data:`_LARGEST_NORMS_METADATA`) times the query's at most half of Float32's
-    largest number (room for the rounding of the sum) is enough. Past that, LanceDB's Float32
-    products overflow: ``[-3e38, 3e38]`` from ``[1e20, 1e20]`` was ``inf - inf``, NaN, and
-    LanceDB left the row out, where every other engine ranks it at its float64 product, 0.
-    ``False`` too for a version that records no largest norm (an earlier release wrote it)."""
-    import math
-
+    stay within Float32, so its ``1 - a·b`` orders the rows as their products do: the
+    table's largest norm (:data:`_LARGEST_NORMS_METADATA`) and the query's, by
+    :func:`~hotdata_retrieval.engines._vector_norms.dot_products_fit`. Past that, LanceDB's
+    Float32 products overflow: ``[-3e38, 3e38]`` from ``[1e20, 1e20]`` was ``inf - inf``,
+    NaN, and LanceDB left the row out, where every other engine ranks it at its float64
+    product, 0. ``False`` too for a version that records no largest norm (an earlier release
+    wrote it)."""
     recorded = json.loads((opened.schema.metadata or {}).get(_LARGEST_NORMS_METADATA, b"{}"))
     largest = recorded.get(branch.column)
     if not isinstance(largest, (int, float)):
         return False
-    query = math.sqrt(float(float32_squared_norms([branch.query_vector])[0]))
-    return largest * query <= FLOAT32_MAX / 2
+    return dot_products_fit(float(largest), branch.query_vector)
 
 
 def _scanned_rows(

@@ -32,11 +32,23 @@ An HNSW index scan returns at most ``hnsw.ef_search`` rows (default 40; pgvector
 each branch must rank (``limit + offset``, or the fusion's depth) when that is more; past
 pgvector's largest ``ef_search`` (1000) the statement runs without index scans (exact).
 Before, a top-60, a page at offset 50 or a fused branch of depth 100 stopped at 40 rows.
+
+pgvector's ``<#>`` sums a dot product in Float32 (pgvector ``src/vector.c``,
+``VectorInnerProduct``: ``float distance``, ``distance += ax[i] * bx[i]``), so a product whose
+partial sums pass Float32's range is wrong: from ``[1e20, 1e20, 0]`` the row ``[-3e38, 3e38,
+0]`` came back at NaN (``inf - inf``; its product is 0), and from ``[1, 1, 2]`` the row
+``[3e38, 3e38, -3e38]`` came back first, at -inf (its product is 0). The catalog records each
+vector column's largest norm (:attr:`~hotdata_retrieval.engines.store.StoreColumn.
+largest_norm`), and a dot search whose query's norm times it is past half of Float32's
+largest number (:func:`~hotdata_retrieval.engines._vector_norms.dot_products_fit`, LanceDB's
+bound too) is refused (:meth:`PostgresEngine.check_plan`), naming the query vector; a table
+loaded before the record existed has its column read for it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import secrets
@@ -107,6 +119,7 @@ from hotdata_retrieval.engines._agent_sql import (
     first_line,
     rows_batch,
 )
+from hotdata_retrieval.engines._vector_norms import check_dot_search
 from hotdata_retrieval.engines.checks import ColumnFacts, merged_kinds, record_batches, rows_table
 from hotdata_retrieval.engines.errors import EngineError
 from hotdata_retrieval.engines.hnsw import (
@@ -1311,6 +1324,27 @@ class PostgresEngine(SqlStoreEngine):
             cursor.execute(corpus_update(table, column), (rows, total / rows if rows > 0 else 0.0))
 
     # -- searches --------------------------------------------------------------------------
+
+    def check_plan(self, plan: SearchPlan) -> dict[TableName, StoreTable]:
+        """As :meth:`SqlStoreEngine.check_plan`, and refuse a dot search whose products
+        pgvector's ``<#>`` can overflow (module docstring): the column's largest norm
+        (:attr:`~hotdata_retrieval.engines.store.StoreColumn.largest_norm`) times the query's
+        past :data:`~hotdata_retrieval.engines._vector_norms.DOT_PRODUCTS_BOUND`.
+
+        Raises:
+            PlanError: such a query vector, naming it, the column and the bound; and as
+                :meth:`SqlStoreEngine.check_plan`.
+        """
+        described = super().check_plan(plan)
+        for table, one in described.items():
+            check_dot_search(
+                plan,
+                table,
+                functools.partial(self._largest_norm, one),
+                "pgvector's <#> sums the products in Float32 (pgvector src/vector.c, "
+                "VectorInnerProduct: float distance += ax[i] * bx[i])",
+            )
+        return described
 
     def search(self, plan: SearchPlan) -> SearchResult:
         """As :meth:`SqlStoreEngine.search`; a plan with a filter and a nearest branch runs

@@ -24,6 +24,7 @@ comes from the compile layer (the store's dialect module and
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -46,6 +47,7 @@ from hotdata_retrieval.engines._agent_sql import ClosedSession, ClosedSql, Worke
 from hotdata_retrieval.engines._vector_norms import (
     OutsideNorms,
     check_cosine_search,
+    largest_norm,
     outside_keys,
     outside_norms,
     recorded_norms,
@@ -162,6 +164,12 @@ class StoreColumn:
         model: the embedder that made the vectors (its ``name``), or empty.
         outside_norms: its rows a cosine search cannot rank, as the catalog records them
             (role :data:`NORMS_ROLE`); ``None`` for a table an earlier release loaded.
+        largest_norm: at least the largest norm of its vectors (float64, of their Float32
+            components: :func:`~hotdata_retrieval.engines._vector_norms.largest_norm`), as
+            the catalog records it (role :data:`LARGEST_NORM_ROLE`): exact at load, raised
+            by each upsert to the rows it writes, left by a delete; ``None`` for a table an
+            earlier release loaded. A store summing dot products in Float32 (pgvector)
+            refuses a query vector whose products with the column can overflow.
     """
 
     name: str
@@ -170,6 +178,7 @@ class StoreColumn:
     storage: str = ""
     model: str = ""
     outside_norms: OutsideNorms | None = None
+    largest_norm: float | None = None
 
     def norms_record(self) -> OutsideNorms | None:
         """The record a cosine search of the column reads and a change of its rows evolves:
@@ -224,13 +233,29 @@ NORMS_ROLE = "vector_norms"
 to_text`), written with the table and changed with its rows in the same transaction."""
 
 
+LARGEST_NORM_ROLE = "vector_largest_norm"
+"""The catalog role of a row recording a vector column's largest norm
+(:attr:`StoreColumn.largest_norm`, its ``storage`` the number's ``repr``), written with the
+table and raised with its rows in the same transaction, as :data:`NORMS_ROLE`'s."""
+
+NORMS_ROLES = (NORMS_ROLE, LARGEST_NORM_ROLE)
+"""The roles of the catalog rows :func:`norms_rows` writes, changed with a table's rows."""
+
+
 def norms_rows(table: str, vectors: Sequence[StoreColumn]) -> list[tuple[Any, ...]]:
-    """The catalog rows (role :data:`NORMS_ROLE`) of ``vectors``' records (a column without
+    """The catalog rows (roles :data:`NORMS_ROLES`) of ``vectors``' records (a column without
     one has none)."""
     return [
-        (table, v.name, NORMS_ROLE, None, None, v.outside_norms.to_text(), None)
-        for v in vectors
-        if v.outside_norms is not None
+        *(
+            (table, v.name, NORMS_ROLE, None, None, v.outside_norms.to_text(), None)
+            for v in vectors
+            if v.outside_norms is not None
+        ),
+        *(
+            (table, v.name, LARGEST_NORM_ROLE, None, None, repr(v.largest_norm), None)
+            for v in vectors
+            if v.largest_norm is not None
+        ),
     ]
 
 
@@ -285,16 +310,20 @@ def catalog_rows(
 def read_catalog(
     rows: Iterable[Sequence[Any]],
 ) -> tuple[str | None, tuple[StoreColumn, ...], tuple[tuple[str, pa.DataType], ...]]:
-    """The key column, the vector columns (with their records of role :data:`NORMS_ROLE`)
-    and the columns' loaded Arrow types recorded in catalog ``rows`` (a type the text of
-    which is unreadable is left out)."""
+    """The key column, the vector columns (with their records of roles :data:`NORMS_ROLES`)
+    and the columns' loaded Arrow types recorded in catalog ``rows`` (a type or a norm the
+    text of which is unreadable is left out)."""
     key: str | None = None
     vectors: list[StoreColumn] = []
     types: list[tuple[str, pa.DataType]] = []
     norms: dict[str, OutsideNorms] = {}
+    largest: dict[str, float] = {}
     for _, column, role, dimensions, metric, storage, model in rows:
         if role == NORMS_ROLE:
             norms[column] = OutsideNorms.from_text(storage)
+        elif role == LARGEST_NORM_ROLE:
+            with contextlib.suppress(TypeError, ValueError):
+                largest[column] = float(storage)
         elif role == TYPE_ROLE:
             kind = arrow_type_of_text(storage or "")
             if kind is not None:
@@ -311,7 +340,10 @@ def read_catalog(
                     model=model or "",
                 )
             )
-    vectors = [attrs.evolve(v, outside_norms=norms.get(v.name)) for v in vectors]
+    vectors = [
+        attrs.evolve(v, outside_norms=norms.get(v.name), largest_norm=largest.get(v.name))
+        for v in vectors
+    ]
     return key, tuple(vectors), tuple(types)
 
 
@@ -788,6 +820,18 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         metrics = sorted({vector.metric for vector in described.vectors})
         check_cosine_search(plan, described.name, record, " or ".join(metrics))
 
+    def _largest_norm(self, described: StoreTable, column: str) -> float | None:
+        """The largest norm of vector column ``column`` of ``described``
+        (:attr:`StoreColumn.largest_norm`): as the catalog records it, or, for a table an
+        earlier release loaded, as the column's rows read now give it; ``None`` for no
+        vector column of that name."""
+        vector = next((v for v in described.vectors if v.name == column), None)
+        if vector is None:
+            return None
+        if vector.largest_norm is not None:
+            return vector.largest_norm
+        return largest_norm(self.read_table(described.name, [column]).column(column))
+
     def search(self, plan: SearchPlan) -> SearchResult:
         """Check ``plan`` against its table, compile it for the store's dialect, run it, and
         return typed hits, best first (:func:`~hotdata_retrieval.engines.results.
@@ -1001,7 +1045,11 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         for vector in vectors:
             check_cosine_norms(data, vector.name, metric)
         vectors = [
-            attrs.evolve(vector, outside_norms=recorded_norms(data, vector.name, key, metric))
+            attrs.evolve(
+                vector,
+                outside_norms=recorded_norms(data, vector.name, key, metric),
+                largest_norm=largest_norm(data.column(vector.name)),
+            )
             for vector in vectors
         ]
         try:
@@ -1208,6 +1256,7 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 lambda record, column: record.after_change(
                     written, outside_keys(rows, column, key)
                 ),
+                rows,
             )
             try:
                 self._replace_rows(described, rows, norms)
@@ -1307,13 +1356,18 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
             self.generation += 1  # what agent SQL reads is made again
 
     def _changed_norms(
-        self, described: StoreTable, change: Callable[[OutsideNorms, str], OutsideNorms]
+        self,
+        described: StoreTable,
+        change: Callable[[OutsideNorms, str], OutsideNorms],
+        written: pa.Table | None = None,
     ) -> list[tuple[Any, ...]] | None:
-        """The catalog rows (role :data:`NORMS_ROLE`) of ``described``'s vector columns once
-        a change of its rows is made, each record evolved by ``change`` (given the record and
-        the column); ``None`` when no record changes (the rows are left as they are). A
-        column loaded for cosine keeps its record (none, from an earlier release; else an
-        empty one): its rows are refused at load and upsert."""
+        """The catalog rows (roles :data:`NORMS_ROLES`) of ``described``'s vector columns
+        once a change of its rows is made, each record evolved by ``change`` (given the
+        record and the column) and each largest norm raised to the largest of the rows
+        ``written`` (none: rows removed, which leave it an upper bound); ``None`` when no
+        record changes (the rows are left as they are). A column loaded for cosine keeps its
+        record of outside norms (none, from an earlier release; else an empty one): its rows
+        are refused at load and upsert."""
         vectors = []
         changed = False
         for vector in described.vectors:
@@ -1322,6 +1376,14 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
                 evolved = change(record, vector.name)
                 changed = changed or evolved != vector.outside_norms
                 vector = attrs.evolve(vector, outside_norms=evolved)
+            if (
+                vector.largest_norm is not None
+                and written is not None
+                and vector.name in written.column_names
+            ):
+                raised = max(vector.largest_norm, largest_norm(written.column(vector.name)))
+                changed = changed or raised != vector.largest_norm
+                vector = attrs.evolve(vector, largest_norm=raised)
             vectors.append(vector)
         return norms_rows(described.name.name, vectors) if changed else None
 
@@ -1329,11 +1391,13 @@ class SqlStoreEngine(RoutesByIndexes, abc.ABC):
         self, table: TableName, schema: str, norms: Sequence[Sequence[Any]] | None
     ) -> list[str]:
         """The statements that write ``norms`` (:meth:`_changed_norms`) as ``table``'s
-        catalog rows of role :data:`NORMS_ROLE`, in catalog schema ``schema``: none for
+        catalog rows of roles :data:`NORMS_ROLES`, in catalog schema ``schema``: none for
         ``None``. A store runs them in the transaction that changes the rows."""
         if norms is None:
             return []
-        statements = [catalog_delete(self.profile, schema, table.name, NORMS_ROLE)]
+        statements = [
+            catalog_delete(self.profile, schema, table.name, role) for role in NORMS_ROLES
+        ]
         if norms:
             statements.append(catalog_insert(self.profile, schema, norms))
         return statements

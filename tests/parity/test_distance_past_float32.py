@@ -6,7 +6,10 @@ DuckDB computes its distances in float64 and casts them to ``FLOAT``, which it r
 
 The reference is NumPy: the float64 distance of the Float32 vectors, rounded to Float32 as
 IEEE 754 rounds it (``numpy.float32``, an infinity past the range); a row without a vector
-is never a hit. turbopuffer is not here:
+is never a hit. PostgreSQL refuses the dot query: pgvector sums ``<#>`` in Float32, so a
+query whose norm times the column's largest norm is past half of Float32's largest number
+(here 1e40) could be ranked wrong (``tests/parity/test_dot_products_past_float32.py``), and
+is refused by name. turbopuffer is not here:
 its answers are JSON, which holds no infinity, so it refuses the rows and queries of an l2
 table that could make such a distance (``tests/test_turbopuffer_engine.py``)."""
 
@@ -20,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval.errors import UnsupportedOnDialectError
+from hotdata_retrieval.errors import PlanError, UnsupportedOnDialectError
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 from tests.parity.engines import empty_engine
 
@@ -29,6 +32,8 @@ QUERIES = {"l2": [1.0, 0.25], "dot": [1e20, 0.25]}
 ENGINES = ["local", "sqlite", "duckdb", "postgres", "lancedb"]
 WITHOUT_DOT = {"sqlite"}
 """sqlite-vec has cosine and l2 only: a dot search is refused by name there."""
+FLOAT32_DOT_SUMS = {"postgres"}
+"""Stores summing a dot product in Float32, which refuse a query whose sums may overflow."""
 
 
 @pytest.fixture(scope="module", params=ENGINES)
@@ -66,6 +71,13 @@ def test_a_distance_past_float32_is_an_infinity_on_every_engine(engine: Any, met
     plan = SearchPlan(source=branch, key_column="id", limit=3)  # row 3 has no vector: no hit
     if metric == "dot" and engine.parity_name in WITHOUT_DOT:
         with pytest.raises(UnsupportedOnDialectError, match="the dot distance"):
+            engine.search(plan)
+        return
+    if metric == "dot" and engine.parity_name in FLOAT32_DOT_SUMS:
+        query = np.array(QUERIES[metric], dtype=np.float32).astype(np.float64)
+        largest = float(np.linalg.norm(ROWS.astype(np.float64), axis=1).max())
+        assert largest * float(np.linalg.norm(query)) > float(np.finfo(np.float32).max) / 2
+        with pytest.raises(PlanError, match=r"query_vector .* sums the products in Float32"):
             engine.search(plan)
         return
     result = engine.search(plan)

@@ -7,8 +7,13 @@ float64 product rounded to Float32, as the exact sum of the Float32 products giv
 search whose products can overflow there is ranked on the client
 (``lancedb._products_fit``).
 
-PostgreSQL is not here: pgvector's ``<#>`` sums in Float32 too (NaN and -inf for those rows),
-which this module does not yet hold it to. turbopuffer has no dot metric."""
+PostgreSQL's pgvector sums ``<#>`` in Float32 too (pgvector ``src/vector.c``,
+``VectorInnerProduct``): it gave that row NaN and ranked that one first at -inf. So it
+refuses, naming the query vector, a dot search whose Float32 partial sums can overflow: the
+column's largest norm (recorded at load and raised by each upsert) times the query's past
+half of Float32's largest number, as :func:`_may_overflow` computes from the rows apart from
+the library; a query within it (the small one) is ranked as every other engine ranks it.
+turbopuffer has no dot metric."""
 
 from __future__ import annotations
 
@@ -22,14 +27,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from hotdata_retrieval.errors import UnsupportedOnDialectError
+from hotdata_retrieval.errors import PlanError, UnsupportedOnDialectError
 from hotdata_retrieval.plan.filters import Comparison
 from hotdata_retrieval.plan.search import NearestNeighborSearch, SearchPlan
 from tests.parity.engines import empty_engine
 
-ENGINES = ["local", "sqlite", "duckdb", "lancedb"]
+ENGINES = ["local", "sqlite", "duckdb", "lancedb", "postgres"]
 WITHOUT_DOT = {"sqlite"}
 """sqlite-vec has cosine and l2 only: a dot search is refused by name there."""
+FLOAT32_SUMS = {"postgres"}
+"""Stores summing a dot product in Float32 that refuse a query whose sums may overflow."""
 
 
 @pytest.fixture(scope="module", params=ENGINES)
@@ -50,6 +57,15 @@ DOT_ROWS = np.array(
     dtype=np.float32,
 )
 DOT_QUERIES = [[1e20, 1e20, 0.0], [1.0, 1.0, 2.0], [1e-20, 0.0, 0.0]]
+
+
+def _may_overflow(rows: np.ndarray, query: list[float]) -> bool:
+    """Whether a Float32 partial sum of ``query``'s product with a row of ``rows`` may pass
+    half of Float32's largest number: the largest row norm times the query's (Cauchy-Schwarz
+    bounds every partial sum by it), in float64 of the Float32 components."""
+    query64 = np.array(query, dtype=np.float32).astype(np.float64)
+    largest = float(np.max(np.linalg.norm(rows.astype(np.float64), axis=1)))
+    return largest * float(np.linalg.norm(query64)) > float(np.finfo(np.float32).max) / 2
 
 
 def _exact_dot_reference(query: list[float]) -> list[tuple[int, float]]:
@@ -89,6 +105,12 @@ def test_a_dot_product_float32_cannot_sum_is_ranked_at_its_exact_value(
     if engine.parity_name in WITHOUT_DOT:
         with pytest.raises(UnsupportedOnDialectError, match="the dot distance"):
             engine.search(plan)
+        return
+    if engine.parity_name in FLOAT32_SUMS and _may_overflow(DOT_ROWS, query):
+        with pytest.raises(PlanError, match=r"query_vector .* sums the products in Float32"):
+            engine.search(plan)
+        with pytest.raises(PlanError, match="scale the query vector down"):
+            engine.check_plan(plan)
         return
     answer = [(hit.key, hit.distance) for hit in engine.search(plan).hits]
     assert answer == _exact_dot_reference(query)
