@@ -423,7 +423,8 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         PlanError: ``None`` (use ``IsNull``), a NaN or infinite float or decimal, a decimal
             of more than :data:`DECIMAL_DIGITS` digits, an integer outside 64 bits, a string
             with a NUL byte, a datetime outside the years 1 to 9999 once in UTC, or any
-            other type.
+            other type, or a datetime of nanoseconds (a pandas ``Timestamp``) that is not a
+            whole microsecond.
     """
     if type(value) is int and INT64_MIN <= value <= INT64_MAX:  # the common case, at once
         return value
@@ -449,6 +450,17 @@ def check_literal(value: Any, *, label: str = "value") -> LiteralValue:
         check_encodable(value, label=label)
         return str(value)
     if isinstance(value, datetime.datetime):
+        # a datetime subclass of nanoseconds (pandas' Timestamp): every engine compared it
+        # at its microsecond, silently, so a finer one is refused as finer text is
+        nanoseconds = getattr(value, "nanosecond", 0)
+        if nanoseconds:
+            raise PlanError(
+                f"{label} {value!r} is {nanoseconds} nanoseconds past a microsecond, and a "
+                "timestamp value holds at most microseconds: round it to microseconds "
+                "(pandas: Timestamp.floor('us'))",
+                field=label,
+                value=value,
+            )
         return utc_moment(value, label=label).replace(tzinfo=None)
     if isinstance(value, datetime.date):
         return datetime.date(value.year, value.month, value.day)
