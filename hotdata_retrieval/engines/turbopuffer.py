@@ -718,6 +718,7 @@ class TurbopufferEngine(RoutesByIndexes):
         check_temporal_values_kept(
             data, timestamp_unit=self.timestamp_unit, store="the turbopuffer engine"
         )
+        _check_datetime_years(data)
         metric = DistanceMetric.parse(vector_metric)
         metric_name = TURBOPUFFER_METRICS.get(metric)
         if metric_name is None:
@@ -755,7 +756,7 @@ class TurbopufferEngine(RoutesByIndexes):
         temporal = [n for n in names if schema[n]["type"] in _TEMPORAL]
         for start in range(0, max(data.num_rows, 1), WRITE_BATCH_ROWS):
             batch = data.slice(start, WRITE_BATCH_ROWS)
-            upsert = {column: batch.column(column).to_pylist() for column in names}
+            upsert = {column: _written_values(batch.column(column)) for column in names}
             for column in temporal:
                 upsert[column] = [_iso(value) for value in upsert[column]]
             first = start == 0
@@ -957,6 +958,7 @@ class TurbopufferEngine(RoutesByIndexes):
         check_temporal_values_kept(
             rows, timestamp_unit=self.timestamp_unit, store="the turbopuffer engine"
         )
+        _check_datetime_years(rows)
         self._checked_keys(schema, keys.to_pylist())  # a key of another kind: refused
         rows = null_vectors_as_lists(rows, schema.vectors())
         for column in schema.vectors():
@@ -972,7 +974,7 @@ class TurbopufferEngine(RoutesByIndexes):
         temporal = [n for n in columns if schema.types[n] in _TEMPORAL]
         for start in range(0, rows.num_rows, WRITE_BATCH_ROWS):
             batch = rows.slice(start, WRITE_BATCH_ROWS)
-            upsert = {column: batch.column(column).to_pylist() for column in columns}
+            upsert = {column: _written_values(batch.column(column)) for column in columns}
             for column in temporal:
                 upsert[column] = [_iso(value) for value in upsert[column]]
             self._requests.run(
@@ -1203,6 +1205,87 @@ def _ranked(
             row[column] = _from_iso(row[column])
         stored[key] = row
     return [item[0] for item in scored], [item[1] for item in scored], stored
+
+
+_DAYS_FROM_YEAR_1 = 719_162
+"""The days from 0001-01-01 to 1970-01-01, the epoch of Arrow's dates and timestamps."""
+_SECONDS_PAST_9999 = 253_402_300_800
+"""The seconds from 1970-01-01 to 10000-01-01: the first instant past the years a
+``datetime`` (and the RFC 3339 text written from one) holds."""
+
+
+def _check_datetime_years(data: Any) -> None:
+    """Refuse a date or timestamp of ``data`` (a ``pyarrow.Table``: rows a load or an upsert
+    writes; a list's elements and a dictionary's values included) whose instant in UTC is
+    outside the years 1 to 9999: a ``datetime`` attribute is written as RFC 3339 text
+    (:func:`~hotdata_retrieval.compile.turbopuffer.datetime_text`), whose year has four
+    digits, and Python's ``datetime`` holds no other (pyarrow raised OverflowError).
+
+    Raises:
+        EngineError: naming the column, the first such value as Arrow writes it, and its row;
+            nothing is written.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from hotdata_retrieval.engines._repeated_keys import UNITS_PER_SECOND, temporal_text
+
+    for position, field in enumerate(data.schema):
+        values = data.column(position)
+        values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+        parents: list[Any] = []
+        while True:
+            kind = values.type
+            if pa.types.is_dictionary(kind):
+                values = values.dictionary_decode()
+            elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+                parents.append(pc.list_parent_indices(values).to_numpy(zero_copy_only=False))
+                values = pc.list_flatten(values)
+            else:
+                break
+        if pa.types.is_timestamp(kind):
+            per_second = UNITS_PER_SECOND[kind.unit]
+            low, high = -_DAYS_FROM_YEAR_1 * 86_400 * per_second, _SECONDS_PAST_9999 * per_second
+        elif pa.types.is_date32(kind):
+            low, high = -_DAYS_FROM_YEAR_1, _SECONDS_PAST_9999 // 86_400
+        elif pa.types.is_date64(kind):
+            low, high = -_DAYS_FROM_YEAR_1 * 86_400_000, _SECONDS_PAST_9999 * 1000
+        else:
+            continue
+        integers = pa.int32() if pa.types.is_date32(kind) else pa.int64()
+        counts = pc.fill_null(values.view(integers), 0).to_numpy(zero_copy_only=False)
+        outside = np.flatnonzero((counts < low) | (counts >= high))
+        if not outside.size:
+            continue
+        element = int(outside[0])
+        row = element
+        for indices in reversed(parents):
+            row = int(indices[row])
+        raise EngineError(
+            f"column {field.name!r} holds {temporal_text(kind, int(counts[element]))!r} in "
+            f"{row_name(row)}, outside the years 1 to 9999 in UTC: a turbopuffer datetime is "
+            "written as RFC 3339 text, whose year has four digits; nothing was written"
+        )
+
+
+def _written_values(values: Any) -> list[Any]:
+    """A column of a batch (an Arrow array or chunked array) as the Python values a write
+    sends, a zoned timestamp (a list's elements too) read in UTC: the instant is the same,
+    and its wall time in its own zone may be past the years a ``datetime`` holds
+    (``9999-12-31 23:00 UTC`` is in the year 10000 at ``Pacific/Kiritimati``)."""
+    import pyarrow as pa
+
+    kind = values.type
+    if pa.types.is_timestamp(kind) and kind.tz is not None:
+        values = values.cast(pa.timestamp(kind.unit, "UTC"))
+    elif (pa.types.is_list(kind) or pa.types.is_large_list(kind)) and (
+        pa.types.is_timestamp(kind.value_type) and kind.value_type.tz is not None
+    ):
+        utc = pa.timestamp(kind.value_type.unit, "UTC")
+        values = values.cast(pa.large_list(utc) if pa.types.is_large_list(kind) else pa.list_(utc))
+    listed: list[Any] = values.to_pylist()
+    return listed
 
 
 def _iso(value: Any) -> Any:
