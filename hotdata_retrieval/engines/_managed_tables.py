@@ -99,6 +99,8 @@ _TIMESTAMP_NAME = re.compile(rf'Timestamp\({_UNIT}, (?:None|Some\("([^"]*)"\))\)
 _TIME_NAME = re.compile(rf"Time(32|64)\({_UNIT}\)")
 _DECIMAL_NAME = re.compile(r"Decimal(128|256)\(([0-9]+), (-?[0-9]+)\)")
 _OFFSET = re.compile(r"(Z|[+-][0-9]{2}(:?[0-9]{2})?)$", re.IGNORECASE)
+_OFFSET_SECONDS = re.compile(r"([+-])([0-9]{2}):([0-9]{2}):([0-9]{2})$")
+"""An offset of seconds, as Python's ``isoformat`` writes a local mean time's."""
 
 
 def listed_arrow_type(declared: str | None) -> Any:
@@ -185,18 +187,35 @@ def key_literals(keys: Sequence[Any], declared: str | None) -> list[Any]:
 
 def _parsed_timestamps(texts: list[Any], kind: Any) -> Any:
     """ISO 8601 ``texts`` as an array of timestamp type ``kind``; a text without an offset
-    is a time in UTC, as everywhere in the library."""
+    is a time in UTC, as everywhere in the library. An offset of seconds (``-04:56:02``,
+    a zone's local mean time before its standard time, as Python writes it), which Arrow
+    does not read, is applied here."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    spelled = [
-        None if text is None else (text if _OFFSET.search(text[10:]) else f"{text}Z")
-        for text in texts
-    ]
+    spelled: list[str | None] = []
+    offsets: list[int] = []
+    for text in texts:
+        seconds = None if text is None else _OFFSET_SECONDS.search(text[10:])
+        if seconds is not None:
+            sign = -1 if seconds.group(1) == "-" else 1
+            hours, minutes, rest = (int(seconds.group(part)) for part in (2, 3, 4))
+            offsets.append(sign * (hours * 3600 + minutes * 60 + rest))
+            spelled.append(f"{text[: 10 + seconds.start()]}Z")
+            continue
+        offsets.append(0)
+        spelled.append(
+            None if text is None else (text if _OFFSET.search(text[10:]) else f"{text}Z")
+        )
     array = pa.array(spelled, pa.string())
     try:
         instants = array.cast(pa.timestamp("ns", "UTC"))  # every digit of a nanosecond
     except pa.ArrowInvalid:
         instants = array.cast(pa.timestamp("us", "UTC"))  # years nanoseconds do not hold
+    if any(offsets):
+        unit = instants.type.unit
+        shifts = pa.array(offsets, pa.int64()).cast(pa.duration("s")).cast(pa.duration(unit))
+        instants = pc.subtract_checked(instants, shifts)
     return instants.cast(pa.timestamp(kind.unit, "UTC")).cast(kind)
 
 
