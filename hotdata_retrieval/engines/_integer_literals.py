@@ -513,8 +513,9 @@ def coarse_timestamp_predicate(node: Any, step: int) -> Any:
     (:func:`exact_date_predicate`): ``ts < '…23:00:00.000001'`` on a column of milliseconds
     is ``ts <= '…23:00:00'``, ``ts = '…23:00:00.000001'`` holds for no value. LanceDB cuts
     such a literal to the column's unit (``ts >= '…23:00:00.000001'`` kept the row at
-    23:00:00), and turbopuffer does not document how it compares one with the milliseconds
-    it keeps; every other engine compares it exactly. ``node`` itself when nothing changes.
+    23:00:00), DataFusion (the local engine's statement, the Hotdata engine) casts it to the
+    column's unit, cutting it likewise, and turbopuffer does not document how it compares one
+    with the milliseconds it keeps. ``node`` itself when nothing changes.
 
     >>> moment = datetime.datetime(2020, 1, 1, 5, 0, 0, 1)
     >>> coarse_timestamp_predicate(Comparison(column="ts", operator=">=", value=moment), 1000)

@@ -1399,8 +1399,10 @@ def merged_column_facts(
     (:func:`merged_integer_ranges`) and each decimal column's widest digits before and after
     the point across them (a number is folded only where it is past the column's values in
     every table, and onto the finest grid, which holds every table's values). One table's
-    facts are its own; several tables' leave out coarse timestamps (an engine that folds a
-    literal onto a column's grid searches one table) and text-held dates.
+    facts are its own; several tables' keep a coarse timestamp column only where it is one
+    of the same unit in every table (a literal folded onto that grid is exact in each; a
+    column of seconds in one table and microseconds in another is left out), and leave out
+    text-held dates.
 
     >>> import pyarrow as pa
     >>> merged_column_facts([pa.schema([("p", pa.decimal128(5, 2))]),
@@ -1423,6 +1425,11 @@ def merged_column_facts(
         timestamps=frozenset().union(*(one.timestamps for one in facts)),
         nanoseconds=frozenset().union(*(one.nanoseconds for one in facts)),
         decimals=decimals,
+        coarse_timestamps={
+            column: step
+            for column, step in facts[0].coarse_timestamps.items()
+            if all(one.coarse_timestamps.get(column) == step for one in facts[1:])
+        },
     )
 
 

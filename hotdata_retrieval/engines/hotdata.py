@@ -878,9 +878,9 @@ class HotdataEngine(RoutesByIndexes, ManagedTableRows):
             for columns in listed
         ]
         check_filter_values(plan.filter, kinds)
-        facts = merged_column_facts(schemas)
-        # DataFusion compares a literal finer than a coarse timestamp column exactly: no fold
-        return executed_plan(plan, kinds, attrs.evolve(facts, coarse_timestamps={}))
+        # a literal finer than a coarse timestamp column is folded onto its grid: DataFusion
+        # casts it to the column's unit, cutting it (ms = '….250001' kept the row at .250)
+        return executed_plan(plan, kinds, merged_column_facts(schemas))
 
     def search(self, plan: SearchPlan) -> SearchResult:
         """Compile ``plan`` to one statement, run it, and return typed hits, best first.

@@ -21,7 +21,6 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-import attrs
 import pyarrow as pa
 import sqlglot
 from sqlglot import exp
@@ -103,8 +102,9 @@ def search(engine: SearchHost, plan: SearchPlan) -> SearchResult:
         plan,
         # one table's own kinds as they are (read, never changed, by executed_plan)
         next(iter(kinds.values())) if len(kinds) == 1 else merged_kinds(kinds.values()),
-        # the fold onto a coarse timestamp's grid is for an engine that cuts a finer literal
-        attrs.evolve(facts, coarse_timestamps={}) if facts.coarse_timestamps else facts,
+        # a literal finer than a coarse timestamp column is folded onto its grid: DataFusion
+        # casts it to the column's unit, cutting it (ms = '….250001' kept the row at .250)
+        facts,
     )
     single = executed.single_table
     if (
