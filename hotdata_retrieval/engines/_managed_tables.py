@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -141,6 +142,59 @@ def listed_arrow_type(declared: str | None) -> Any:
         except ValueError:
             return None
     return None
+
+
+_LIST_NAME = re.compile(
+    r"(Large)?List\((?:Field \{ name: \"[^\"]*\", data_type: )?(.*?)(?:, nullable: .*\})?\)"
+)
+"""A list's type name as the API lists it, ``List(Timestamp(Microsecond, None))`` or with the
+element's field, ``List(Field { name: "item", data_type: Date32, nullable: true, ... })``."""
+
+
+def listed_temporal_list(declared: str | None) -> Any:
+    """The Arrow list type (``pyarrow.DataType``) a list column's type name names when its
+    elements are dates, times or timestamps (:func:`listed_arrow_type` reads the element);
+    ``None`` for any other type, whose answer is typed by its values.
+
+    >>> listed_temporal_list("List(Timestamp(Millisecond, None))")
+    ListType(list<item: timestamp[ms]>)
+    >>> listed_temporal_list("List(Int64)") is None
+    True
+    """
+    import pyarrow as pa
+
+    match = _LIST_NAME.fullmatch((declared or "").strip())
+    if match is None:
+        return None
+    element = listed_arrow_type(match.group(2))
+    if element is None or not pa.types.is_temporal(element):
+        return None
+    return pa.large_list(element) if match.group(1) else pa.list_(element)
+
+
+def _typed_list_column(values: list[Any], kind: Any, column: str, declared: str) -> Any:
+    """A list column of the API's answer (each value a JSON list or ``None``) as an array of
+    the list type ``kind`` (:func:`listed_temporal_list`), its elements read as
+    :func:`typed_column` reads a column; ``None`` where a value is not a list or an element is
+    not the JSON kind its type is sent as."""
+    import pyarrow as pa
+
+    if not all(value is None or isinstance(value, list) for value in values):
+        return None
+    offsets = [0]
+    for value in values:
+        offsets.append(offsets[-1] + len(value or ()))
+    flat = [element for value in values for element in value or ()]
+    elements = typed_column(flat, kind.value_type, column, declared)
+    if elements is None:
+        return None
+    mask = pa.array([value is None for value in values])
+    make = pa.LargeListArray if pa.types.is_large_list(kind) else pa.ListArray
+    return make.from_arrays(
+        pa.array(offsets, pa.int64() if make is pa.LargeListArray else pa.int32()),
+        elements,
+        mask=mask,
+    )
 
 
 def _key_type(declared: str | None) -> Any:
@@ -444,16 +498,21 @@ class ManagedTableRows:
         """``rows`` (the API's JSON values) as an Arrow table of ``columns``, each column of
         a listed type (``types``, by name: :meth:`_listed_columns`) of that type
         (:func:`typed_column`), the others typed by their values."""
+        import pyarrow as pa
+
         from hotdata_retrieval.engines.hotdata import result_table
 
         table = result_table(list(columns), [[row.get(c) for c in columns] for row in rows])
         for position, name in enumerate(table.column_names):
             declared = (types or {}).get(name)
-            kind = listed_arrow_type(declared)
+            kind = listed_arrow_type(declared) or listed_temporal_list(declared)
             if kind is None or table.schema.field(position).type == kind:
                 continue
             values = [row.get(name) for row in rows]
-            typed = typed_column(values, kind, name, str(declared))
+            if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+                typed = _typed_list_column(values, kind, name, str(declared))
+            else:
+                typed = typed_column(values, kind, name, str(declared))
             if typed is not None:
                 table = table.set_column(position, name, typed)
         return table
@@ -573,11 +632,9 @@ class ManagedTableRows:
     def _load(self, table: TableName, data: pa.Table, *, mode: str, key: str | None) -> Any:
         """One load of ``data`` into managed table ``table`` (written to a parquet file in
         a temporary directory, uploaded and loaded by the framework)."""
-        import pyarrow.parquet as pq
-
         with tempfile.TemporaryDirectory(prefix="hdq-load-") as directory:
             path = Path(directory) / f"{table.name}.parquet"
-            pq.write_table(data, path)
+            _parquet_file(data, table, path)
             return self._call(
                 lambda: self._client.load_managed_table(
                     self._database,
@@ -661,6 +718,7 @@ class ManagedTableRows:
             data = data.set_column(position, column, values)
         for column in vector_columns_of(data):  # before the table is declared: none is left
             check_cosine_norms(data, column, create.vector_metric)
+        _parquet_file(data.schema.empty_table(), table, io.BytesIO())  # none left, as above
         self._call(
             lambda: self._client.add_managed_table(
                 self._database, table.name, schema=table.schema, key=[key]
@@ -717,6 +775,26 @@ class ManagedTableRows:
             return 0
         self._load(table, pa.table({key: found}), mode="delete", key=key)
         return len(found)
+
+
+def _parquet_file(data: Any, table: TableName, where: Any) -> None:
+    """Write ``data`` as the Parquet file a load uploads, to ``where`` (a path or a binary
+    file).
+
+    Raises:
+        EngineError: a column of a type Parquet has no form of (a decimal of negative scale),
+            naming the table; nothing was sent.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pq.write_table(data, where)
+    except (pa.ArrowException, OSError) as error:
+        raise EngineError(
+            f"cannot write the rows for {table} as the Parquet file a load uploads: {error}; "
+            "nothing was sent"
+        ) from None
 
 
 def _check_vectors(rows: Any, *, loading: bool = False) -> None:
