@@ -48,3 +48,16 @@ def open_document_engine(name: str, directory: Path, request: pytest.FixtureRequ
     )
     engine.fake = api
     return engine
+
+
+def load_by_key(engine: Any, name: str, data: Any, **load: Any) -> None:
+    """``data`` (a ``pyarrow.Table``) as table ``name`` keyed by its ``id`` column, with
+    ``body`` its text column unless ``load`` says otherwise: ``load_table``, or on the
+    Hotdata engine (managed tables, written by key only) an upsert that makes the table."""
+    from hotdata_retrieval.engines.local import TableLoad
+
+    load = {"key_column": "id", "text_columns": ["body"], **load}
+    if hasattr(engine, "load_table"):
+        engine.load_table(name, data, **load)
+    else:
+        engine.upsert_rows(name, data, create=TableLoad(name=name, data=data, **load))

@@ -21,8 +21,7 @@ import pyarrow as pa
 import pytest
 
 from hotdata_retrieval.engines.errors import EngineError
-from hotdata_retrieval.engines.local import TableLoad
-from tests.document_engines import fresh_table, open_document_engine
+from tests.document_engines import fresh_table, load_by_key, open_document_engine
 
 UTC = datetime.timezone.utc
 
@@ -38,14 +37,6 @@ def engines(
     yield opened
     for engine in opened.values():
         engine.close()
-
-
-def _write(engine: Any, name: str, data: pa.Table) -> None:
-    made = TableLoad(name=name, data=data, key_column="id", text_columns=["body"])
-    if hasattr(engine, "load_table"):
-        engine.load_table(name, data, key_column="id", text_columns=["body"])
-    else:
-        engine.upsert_rows(name, data, create=made)
 
 
 @pytest.mark.parametrize(
@@ -71,7 +62,7 @@ def test_a_list_of_moments_reads_back_as_on_the_local_engine(
     read = {}
     for name, engine in engines.items():
         table = fresh_table("moment_lists")
-        _write(engine, table, data)
+        load_by_key(engine, table, data)
         read[name] = engine.read_table(table, ["id", "at"]).sort_by("id").column("at")
     assert read["local"].type == kind
     assert read["hotdata"].type == read["local"].type
@@ -91,5 +82,5 @@ def test_a_type_parquet_cannot_write_is_refused_before_the_table_is_declared(
         }
     )
     with pytest.raises(EngineError, match=r"as the Parquet file a load uploads: .*Scale"):
-        _write(engine, table, data)
+        load_by_key(engine, table, data)
     assert table not in engine.tables

@@ -626,17 +626,37 @@ def _temporal_elements(column: Any, unit: str) -> tuple[Any, Callable[[int], int
     a column holding neither, or timestamps no finer than ``unit`` (an Arrow time unit),
     which every store keeps as they are."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     from hotdata_retrieval.engines._repeated_keys import UNITS_PER_SECOND
 
-    inner = column.type
-    while pa.types.is_dictionary(inner) or _is_list_type(inner):
-        inner = inner.value_type
+    inner = leaf_type(column.type)
     if not (pa.types.is_timestamp(inner) or pa.types.is_date64(inner)):
         return None  # read by its type alone: a vector or text column is not copied
     if pa.types.is_timestamp(inner) and UNITS_PER_SECOND[inner.unit] <= UNITS_PER_SECOND[unit]:
         return None
+    return leaf_values(column)
+
+
+def leaf_type(kind: Any) -> Any:
+    """The Arrow type of the values a column of type ``kind`` holds at its leaves: a
+    dictionary's values' type, a list's (large, fixed-size) elements' type, at any depth;
+    ``kind`` itself for any other type."""
+    import pyarrow as pa
+
+    while pa.types.is_dictionary(kind) or _is_list_type(kind):
+        kind = kind.value_type
+    return kind
+
+
+def leaf_values(column: Any) -> tuple[Any, Callable[[int], int]]:
+    """The values ``column`` (an Arrow chunked array or array) holds at its leaves as one
+    flat array of :func:`leaf_type` (a dictionary decoded, a list's elements at any depth,
+    NULL lists holding none), and the row (counted from 0) each position of it is in. A
+    copy: read the column's type first (:func:`leaf_type`) to skip a column that needs no
+    reading."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     values = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     parents: list[Any] = []
     while True:

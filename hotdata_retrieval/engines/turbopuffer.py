@@ -85,6 +85,8 @@ from hotdata_retrieval.engines.checks import (
     check_written_vectors,
     checked_keys,
     column_names,
+    leaf_type,
+    leaf_values,
     missing_table_error,
     null_vectors_as_lists,
     record_batches,
@@ -1232,18 +1234,7 @@ def _check_datetime_years(data: Any) -> None:
     from hotdata_retrieval.engines._repeated_keys import UNITS_PER_SECOND, temporal_text
 
     for position, field in enumerate(data.schema):
-        values = data.column(position)
-        values = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
-        parents: list[Any] = []
-        while True:
-            kind = values.type
-            if pa.types.is_dictionary(kind):
-                values = values.dictionary_decode()
-            elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
-                parents.append(pc.list_parent_indices(values).to_numpy(zero_copy_only=False))
-                values = pc.list_flatten(values)
-            else:
-                break
+        kind = leaf_type(field.type)
         if pa.types.is_timestamp(kind):
             per_second = UNITS_PER_SECOND[kind.unit]
             low, high = -_DAYS_FROM_YEAR_1 * 86_400 * per_second, _SECONDS_PAST_9999 * per_second
@@ -1252,16 +1243,15 @@ def _check_datetime_years(data: Any) -> None:
         elif pa.types.is_date64(kind):
             low, high = -_DAYS_FROM_YEAR_1 * 86_400_000, _SECONDS_PAST_9999 * 1000
         else:
-            continue
+            continue  # read by its type alone: a vector or text column is not copied
+        values, row_of = leaf_values(data.column(position))
         integers = pa.int32() if pa.types.is_date32(kind) else pa.int64()
         counts = pc.fill_null(values.view(integers), 0).to_numpy(zero_copy_only=False)
         outside = np.flatnonzero((counts < low) | (counts >= high))
         if not outside.size:
             continue
         element = int(outside[0])
-        row = element
-        for indices in reversed(parents):
-            row = int(indices[row])
+        row = row_of(element)
         raise EngineError(
             f"column {field.name!r} holds {temporal_text(kind, int(counts[element]))!r} in "
             f"{row_name(row)}, outside the years 1 to 9999 in UTC: a turbopuffer datetime is "

@@ -34,9 +34,8 @@ from click.testing import CliRunner
 
 from hotdata_retrieval.cli import main
 from hotdata_retrieval.documents import DocumentStore
-from hotdata_retrieval.engines.local import TableLoad
 from hotdata_retrieval.errors import EngineError, HotdataRetrievalError
-from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
+from tests.document_engines import DOCUMENT_ENGINES, fresh_table, load_by_key, open_document_engine
 
 NANOSECONDS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 """How many nanoseconds each Arrow time unit holds."""
@@ -132,16 +131,6 @@ def engine(
     opened.close()
 
 
-def _load(engine: Any, name: str, data: pa.Table) -> None:
-    """``data`` as table ``name`` keyed by ``id``: ``load_table``, or on the Hotdata engine
-    (managed tables, written by key only) an upsert that makes the table."""
-    if engine.parity_name == "hotdata":
-        made = TableLoad(name=name, data=data, key_column="id", text_columns=["body"])
-        engine.upsert_rows(name, data, create=made)
-    else:
-        engine.load_table(name, data, key_column="id", text_columns=["body"])
-
-
 def _reference(case: Case, values: list[Any]) -> list[Any]:
     """``values`` as Python tells keys apart (module docstring), sorted."""
     if pa.types.is_floating(case.kind):
@@ -168,7 +157,7 @@ def test_keys_stay_apart_or_are_refused_by_name(engine: Any, case_name: str) -> 
     data = pa.table({"id": case.keys(), "body": [f"row {i}" for i in range(len(case.given))]})
     loads = engine.parity_name in case.loads_on
     try:
-        _load(engine, name, data)
+        load_by_key(engine, name, data)
     except EngineError as error:
         message = str(error)
         assert not loads, message
@@ -201,7 +190,7 @@ def test_an_upsert_of_keys_the_store_would_round_is_refused(engine: Any) -> None
         return  # the load itself is refused (test_keys_stay_apart_or_are_refused_by_name)
     name = fresh_table("upsert_keys")
     data = pa.table({"id": case.keys(), "body": ["a", "b", "c"]})
-    _load(engine, name, data)
+    load_by_key(engine, name, data)
     finer = attrs.evolve(case, given=[BASE + 1, BASE + 1000])
     rows = pa.table({"id": finer.keys(), "body": ["x", "y"]})
     if engine.parity_name in NANOSECOND_STORES:
@@ -226,7 +215,7 @@ def test_an_upsert_key_the_key_column_would_round_is_refused(engine: Any) -> Non
         return  # no float document ids: refused at load (the float cases above)
     name = fresh_table("float32_keys")
     keys = pa.array([0.1, 0.5], pa.float32())
-    _load(engine, name, pa.table({"id": keys, "body": ["a", "b"]}))
+    load_by_key(engine, name, pa.table({"id": keys, "body": ["a", "b"]}))
     assert float(np.float32(0.1)) != 0.1  # the reference: two keys to Python
     rows = pa.table({"id": pa.array([0.1]), "body": ["replaced"]})
     with pytest.raises(HotdataRetrievalError, match=r"'id'.*0\.1\b"):
@@ -244,7 +233,7 @@ def test_nan_is_no_key_on_any_engine(engine: Any) -> None:
     PostgreSQL and LanceDB loaded it)."""
     data = pa.table({"id": pa.array([float("nan"), 1.0]), "body": ["a", "b"]})
     with pytest.raises(EngineError, match=r"'id'.*(NaN|double)"):
-        _load(engine, fresh_table("nan_keys"), data)
+        load_by_key(engine, fresh_table("nan_keys"), data)
 
 
 def test_a_document_store_keeps_text_ids_apart(engine: Any) -> None:
@@ -372,7 +361,7 @@ def _probed_table(engine: Any, probe: Probe) -> tuple[str, pa.Table] | None:
     data = pa.table({"id": pa.array(probe.loaded, probe.kind), "body": ["a b", "c d"]})
     if engine.parity_name == "turbopuffer" and not pa.types.is_integer(probe.kind):
         return None  # no such document ids
-    _load(engine, name, data)
+    load_by_key(engine, name, data)
     return name, engine.read_table(name, ["id", "body"])
 
 
@@ -467,7 +456,7 @@ def test_an_upsert_value_its_column_cannot_hold_is_refused(engine: Any) -> None:
     value = 300
     name = fresh_table("int8_values")
     data = pa.table({"id": [1, 2], "body": ["a b", "c d"], "level": pa.array([1, 2], pa.int8())})
-    _load(engine, name, data)
+    load_by_key(engine, name, data)
     before = engine.read_table(name, ["id", "level"])
     limits = np.iinfo(_held_type(engine, pa.int8()).to_pandas_dtype())
     rows = pa.table({"id": [2], "body": ["e f"], "level": pa.array([value], pa.int64())})
@@ -520,7 +509,7 @@ def test_an_upsert_value_its_non_key_column_cannot_hold_is_refused(
     name = fresh_table("held_values")
     values = pa.array(loaded, pa.int64()).view(kind) if pa.types.is_temporal(kind) else loaded
     data = pa.table({"id": [1, 2], "body": ["a b", "c d"], "level": pa.array(values, kind)})
-    _load(engine, name, data)
+    load_by_key(engine, name, data)
     before = engine.read_table(name, ["id", "level"])
     rows = pa.table({"id": [2], "body": ["e f"], "level": written})
     assert not _value_held(kind, written)
@@ -602,7 +591,7 @@ def test_a_key_in_another_zone_names_its_instant(engine: Any, probe_name: str) -
 
     def fresh() -> str:
         name = fresh_table("zoned_keys")
-        _load(engine, name, pa.table({"id": keys, "body": ["a b", "c d"]}))
+        load_by_key(engine, name, pa.table({"id": keys, "body": ["a b", "c d"]}))
         return name
 
     def read_instants(name: str) -> list[int]:

@@ -34,9 +34,8 @@ from hypothesis import strategies as st
 
 from hotdata_retrieval.documents import DocumentStore
 from hotdata_retrieval.engines.checks import check_temporal_values_kept
-from hotdata_retrieval.engines.local import TableLoad
 from hotdata_retrieval.errors import EngineError
-from tests.document_engines import DOCUMENT_ENGINES, fresh_table, open_document_engine
+from tests.document_engines import DOCUMENT_ENGINES, fresh_table, load_by_key, open_document_engine
 
 NANOSECONDS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 """How many nanoseconds each Arrow time unit holds."""
@@ -122,16 +121,6 @@ def engine(
     opened.close()
 
 
-def _load(engine: Any, name: str, data: pa.Table) -> None:
-    """``data`` as table ``name`` keyed by ``id``: ``load_table``, or on the Hotdata engine
-    (managed tables, written by key only) an upsert that makes the table."""
-    if engine.parity_name == "hotdata":
-        made = TableLoad(name=name, data=data, key_column="id", text_columns=["body"])
-        engine.upsert_rows(name, data, create=made)
-    else:
-        engine.load_table(name, data, key_column="id", text_columns=["body"])
-
-
 def _read_nanoseconds(column: pa.ChunkedArray) -> list[int | None]:
     """A temporal column an engine read back, by row, as the nanoseconds of each instant
     (pandas'): the Hotdata engine reads temporal values as the API's ISO text."""
@@ -152,13 +141,13 @@ def test_a_value_the_store_would_change_is_refused_at_load(engine: Any, case_nam
     data = pa.table({"id": [1, 2], "body": ["a b", "c d"], "at": case.values()})
     if not case.kept_by(engine.parity_name):
         with pytest.raises(EngineError) as refused:
-            _load(engine, name, data)
+            load_by_key(engine, name, data)
         message = str(refused.value)
         assert "column 'at'" in message, message
         assert repr(case.first_changed(engine.parity_name)) in message, message
         assert name not in engine.tables
         return
-    _load(engine, name, data)
+    load_by_key(engine, name, data)
     read = engine.read_table(name, ["id", "at"]).sort_by("id")
     assert _read_nanoseconds(read.column("at")) == case.nanoseconds()
 
@@ -170,7 +159,9 @@ def test_a_value_the_store_would_change_is_refused_at_upsert(engine: Any, offset
     refuses it naming the column and the value where it does not, the rows unchanged."""
     name = fresh_table("temporal_upserts")
     loaded = Case(pa.timestamp("ns"), [BASE, BASE + 10**9])
-    _load(engine, name, pa.table({"id": [1, 2], "body": ["a b", "c d"], "at": loaded.values()}))
+    load_by_key(
+        engine, name, pa.table({"id": [1, 2], "body": ["a b", "c d"], "at": loaded.values()})
+    )
     before = _by_id(engine.read_table(name, ["id", "body", "at"]))
     written = Case(pa.timestamp("ns"), [BASE + offset])
     rows = pa.table({"id": [2], "body": ["e f"], "at": written.values()})
@@ -203,10 +194,10 @@ def test_a_list_element_the_store_would_change_is_refused(engine: Any) -> None:
     if STORE_UNITS[engine.parity_name] != "ns":
         changed = str(pa.array([BASE + 1], pa.int64()).view(pa.timestamp("ns"))[0])
         with pytest.raises(EngineError, match=rf"column 'at' holds '{changed}' in row 2\b"):
-            _load(engine, name, data)
+            load_by_key(engine, name, data)
         assert name not in engine.tables
         return
-    _load(engine, name, data)
+    load_by_key(engine, name, data)
     read = engine.read_table(name, ["id", "at"]).sort_by("id").column("at").to_pylist()
     assert [[int(pd.Timestamp(value).value) for value in row] for row in read] == elements
 
